@@ -1,0 +1,158 @@
+/* Subcommand dispatch and help. Each subcommand's help says what it does, what it reads, what it
+ * prints and what its exit status means, so `vslint help collect` answers an admin's questions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/cli.h"
+#include "daemon/config.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"collect", cmd_collect, "poll every configured vCenter once into the database",
+     "Usage: vslint collect -c FILE [--vcenter NAME] [-v]\n"
+     "\n"
+     "Connects to each [vcenter NAME] of the configuration, logs in, reads the inventory the\n"
+     "checks need (datastores, datastore clusters, distributed switches, hosts with their\n"
+     "vmknics, iSCSI adapters and LUNs, VMs with their disks and controllers) and stores it in\n"
+     "the SQLite database as one snapshot per vCenter. Prints, per vCenter, what it stored and\n"
+     "how long it took. A vCenter that fails keeps its previous snapshot.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (required)\n"
+     "      --vcenter NAME  poll only this vCenter\n"
+     "  -v, --verbose       log each request's progress to stderr\n"
+     "\n"
+     "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n"},
+    {"inventory", cmd_inventory, "print the stored inventory",
+     "Usage: vslint inventory -c FILE [--format text|json] [--vcenter NAME]\n"
+     "\n"
+     "Prints what the last successful poll of each vCenter stored, without contacting vCenter:\n"
+     "datastores (capacity, free, type, VM count), hosts (vmknics and MTU, iSCSI adapters with\n"
+     "DelayedAck per adapter and target, LUNs with multipath policy, IOPS limit and paths) and\n"
+     "VMs (disks with format and size, controllers).\n"
+     "\n"
+     "  -c, --config FILE     configuration file (for the database path)\n"
+     "  -f, --format FORMAT   text (default) or json (shape in docs/inventory.md)\n"
+     "      --vcenter NAME    only this vCenter\n"
+     "\n"
+     "Exit status: 0 printed, 2 error.\n"},
+    {"config-check", cmd_config_check, "validate a configuration file",
+     "Usage: vslint config-check -c FILE\n"
+     "\n"
+     "Reads the configuration and prints \"configuration OK\", or one line per problem in the\n"
+     "form FILE:LINE: [section] key: problem. Checks that password files are readable but never\n"
+     "prints a password.\n"
+     "\n"
+     "Exit status: 0 valid, 2 invalid.\n"},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char overview[] =
+    "vslint: lint VMware vSphere storage against vendor best practices.\n"
+    "\n"
+    "Usage: vslint COMMAND [OPTIONS]\n"
+    "       vslint help COMMAND\n"
+    "\n"
+    "Commands:\n";
+
+static const char config_help[] =
+    "\n"
+    "Configuration (INI), e.g. /etc/vslint/vslint.conf:\n"
+    "  [database]\n"
+    "  path = /var/lib/vslint/vslint.db\n"
+    "\n"
+    "  [vcenter prod]\n"
+    "  url = https://vcenter.example.com/sdk\n"
+    "  user = svc-vslint@vsphere.local\n"
+    "  password_file = /etc/vslint/prod.password   ; or password_env = VSLINT_PROD_PASSWORD\n"
+    "  ca_file = /etc/vslint/vcenter-ca.pem         ; default: the system trust store\n"
+    "  ; insecure = true                            ; skip TLS verification (not recommended)\n"
+    "\n"
+    "Passwords are never accepted on the command line. See README.md for every key.\n";
+
+void vsl_usage(const char *cmd, FILE *f)
+{
+    if (cmd) {
+        for (size_t i = 0; i < NCOMMANDS; i++) {
+            if (!strcmp(commands[i].name, cmd)) {
+                fputs(commands[i].help, f);
+                return;
+            }
+        }
+    }
+    fputs(overview, f);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-14s %s\n", "help", "show the help of a command");
+    fputs(config_help, f);
+}
+
+int vsl_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        vsl_usage(NULL, stderr);
+        return VSL_EXIT_FAIL;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        vsl_usage(NULL, stdout);
+        return VSL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("vslint 0.1.0\n");
+        return VSL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help")) {
+        if (argc > 2) {
+            for (size_t i = 0; i < NCOMMANDS; i++) {
+                if (!strcmp(commands[i].name, argv[2])) {
+                    fputs(commands[i].help, stdout);
+                    return VSL_EXIT_OK;
+                }
+            }
+            fprintf(stderr, "vslint: no command '%s'\n", argv[2]);
+            return VSL_EXIT_FAIL;
+        }
+        vsl_usage(NULL, stdout);
+        return VSL_EXIT_OK;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (!strcmp(commands[i].name, cmd)) {
+            for (int a = 2; a < argc; a++) {
+                if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+                    fputs(commands[i].help, stdout);
+                    return VSL_EXIT_OK;
+                }
+            }
+            return commands[i].run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "vslint: unknown command '%s' (try 'vslint --help')\n", cmd);
+    return VSL_EXIT_FAIL;
+}
+
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg)
+{
+    struct vsl_buf errors;
+    int r;
+
+    *cfg = NULL;
+    if (!path) {
+        fprintf(stderr, "vslint: error: no configuration given: use -c FILE (see 'vslint --help')\n");
+        return -VSL_ECONFIG;
+    }
+    vsl_buf_init(&errors, 1 << 20);
+    r = vsl_config_load(path, cfg, &errors);
+    if (r < 0)
+        fprintf(stderr, "%s", errors.data ? errors.data : "vslint: cannot read configuration\n");
+    vsl_buf_free(&errors);
+    return r;
+}

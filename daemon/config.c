@@ -1,0 +1,392 @@
+/* The configuration loader. Options are rows of a table (section kind, key, type, bounds);
+ * the libinih handler looks each key up there, so unknown keys and bad values name their line. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+
+#include "daemon/config.h"
+#include "util/err.h"
+
+enum opt_type { OPT_STR, OPT_URL, OPT_BOOL, OPT_INT, OPT_ENVNAME };
+enum sect_kind { SECT_DATABASE, SECT_VCENTER };
+
+struct opt {
+    enum sect_kind sect;
+    const char *key;
+    enum opt_type type;
+    size_t offset; /* into struct vsl_config or struct vsl_vcenter_conf */
+    long min, max;
+    const char *help;
+};
+
+#define VC(field) offsetof(struct vsl_vcenter_conf, field)
+#define CF(field) offsetof(struct vsl_config, field)
+
+static const struct opt options[] = {
+    {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "SQLite file"},
+    {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, "SDK URL, https://host/sdk"},
+    {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, "user name"},
+    {SECT_VCENTER, "password_file", OPT_STR, VC(password_file), 0, 0, "file holding the password"},
+    {SECT_VCENTER, "password_env", OPT_ENVNAME, VC(password_env), 0, 0, "variable holding it"},
+    {SECT_VCENTER, "ca_file", OPT_STR, VC(ca_file), 0, 0, "PEM CA bundle"},
+    {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "skip TLS verification"},
+    {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "seconds between polls"},
+    {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "seconds per request"},
+    {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "objects per page"},
+};
+
+struct loader {
+    const char *path;
+    FILE *f;
+    int line;
+    struct vsl_config *cfg;
+    struct vsl_buf *errors;
+    int nerr;
+    char *cur_section; /* the last section name seen, to detect a new [vcenter] */
+    int new_section;   /* the reader saw a "[...]" line since the last key */
+    int section_line;  /* the line of the last "[...]" */
+    int skip_section;  /* the current [vcenter] header was bad: ignore its keys */
+};
+
+static void problem(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void problem(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (key)
+        vsl_buf_printf(ld->errors, "%s:%d: [%s] %s: %s\n", ld->path, ld->line, section, key, msg);
+    else
+        vsl_buf_printf(ld->errors, "%s:%d: [%s]: %s\n", ld->path, ld->line, section, msg);
+    ld->nerr++;
+}
+
+/* inih calls this for each line; counting here gives the handler its line number. */
+static char *reader(char *str, int num, void *stream)
+{
+    struct loader *ld = stream;
+
+    if (!fgets(str, num, ld->f))
+        return NULL;
+    ld->line++;
+    size_t n = strlen(str);
+    if (n == (size_t)num - 1 && str[n - 1] != '\n' && !feof(ld->f)) {
+        int c;
+        vsl_buf_printf(ld->errors, "%s:%d: line longer than %d characters\n", ld->path, ld->line,
+                       num - 2);
+        ld->nerr++;
+        while ((c = fgetc(ld->f)) != EOF && c != '\n')
+            ;
+        str[0] = '\0';
+    }
+    /* inih does not report section lines; a repeated [vcenter X] must still be seen. */
+    const char *p = str;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '[') {
+        ld->new_section = 1;
+        ld->section_line = ld->line;
+    }
+    return str;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(v, yes[i])) {
+            *out = 1;
+            return 0;
+        }
+        if (!strcasecmp(v, no[i])) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int parse_long(const char *v, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end != '\0' || n < min || n > max)
+        return -EINVAL;
+    *out = n;
+    return 0;
+}
+
+static struct vsl_vcenter_conf *new_vcenter(struct loader *ld, const char *name)
+{
+    struct vsl_config *cfg = ld->cfg;
+    struct vsl_vcenter_conf *v = realloc(cfg->vcenters, (cfg->n_vcenters + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    cfg->vcenters = v;
+    v = &cfg->vcenters[cfg->n_vcenters++];
+    memset(v, 0, sizeof(*v));
+    v->name = strdup(name);
+    v->interval_s = 300;
+    v->timeout_s = 60;
+    v->max_objects = 500;
+    v->line = ld->section_line;
+    return v->name ? v : NULL;
+}
+
+static int valid_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9') &&
+            !strchr("-_.", *s))
+            return 0;
+    return 1;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *value)
+{
+    struct loader *ld = user;
+    enum sect_kind kind;
+    void *base;
+
+    if (!strcmp(section, "database")) {
+        kind = SECT_DATABASE;
+        base = ld->cfg;
+    } else if (!strncmp(section, "vcenter ", 8) || !strcmp(section, "vcenter")) {
+        const char *name = section[7] ? section + 8 : "";
+        while (*name == ' ')
+            name++;
+        kind = SECT_VCENTER;
+        if (ld->skip_section && !ld->new_section)
+            return 1;
+        if (!ld->cur_section || strcmp(ld->cur_section, section) || ld->new_section) {
+            int key_line = ld->line;
+            ld->new_section = 0;
+            ld->line = ld->section_line; /* section problems point at the [...] line */
+            int bad = !valid_name(name);
+            if (bad) {
+                problem(ld, section, NULL,
+                        "a vCenter section is written [vcenter NAME], NAME of letters, digits, "
+                        "'-', '_' or '.'");
+            }
+            for (size_t i = 0; i < ld->cfg->n_vcenters && !bad; i++) {
+                if (!strcmp(ld->cfg->vcenters[i].name, name)) {
+                    problem(ld, section, NULL, "vCenter '%s' is already defined on line %d", name,
+                            ld->cfg->vcenters[i].line);
+                    bad = 1;
+                }
+            }
+            ld->line = key_line;
+            if (bad) {
+                /* Keep the later keys of this section from being reported one by one. */
+                free(ld->cur_section);
+                ld->cur_section = NULL;
+                ld->skip_section = 1;
+                return 1;
+            }
+            ld->skip_section = 0;
+            free(ld->cur_section);
+            ld->cur_section = strdup(section);
+            if (!ld->cur_section || !new_vcenter(ld, name))
+                return 0;
+        }
+        base = &ld->cfg->vcenters[ld->cfg->n_vcenters - 1];
+    } else {
+        problem(ld, section, NULL, "unknown section (expected [database] or [vcenter NAME])");
+        return 1;
+    }
+
+    const struct opt *o = NULL;
+    for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+        if (options[i].sect == kind && !strcmp(options[i].key, key)) {
+            o = &options[i];
+            break;
+        }
+    }
+    if (!o) {
+        struct vsl_buf known;
+        vsl_buf_init(&known, 1024);
+        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+            if (options[i].sect == kind)
+                vsl_buf_printf(&known, "%s%s", known.len ? ", " : "", options[i].key);
+        problem(ld, section, key, "unknown key (known keys: %s)", known.data ? known.data : "");
+        vsl_buf_free(&known);
+        return 1;
+    }
+
+    char *field = (char *)base + o->offset;
+    switch (o->type) {
+    case OPT_URL:
+        if (strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
+            problem(ld, section, key, "'%s' is not an http:// or https:// URL", value);
+            return 1;
+        }
+        /* fall through */
+    case OPT_ENVNAME:
+    case OPT_STR: {
+        if (!*value) {
+            problem(ld, section, key, "empty value");
+            return 1;
+        }
+        if (o->type == OPT_ENVNAME && !valid_name(value)) {
+            problem(ld, section, key, "'%s' is not an environment variable name", value);
+            return 1;
+        }
+        char **s = (char **)field;
+        free(*s);
+        *s = strdup(value);
+        return *s != NULL;
+    }
+    case OPT_BOOL:
+        if (parse_bool(value, (int *)field) < 0)
+            problem(ld, section, key, "'%s' is not true or false", value);
+        return 1;
+    case OPT_INT: {
+        long n;
+        if (parse_long(value, o->min, o->max, &n) < 0)
+            problem(ld, section, key, "'%s' is not a whole number from %ld to %ld", value, o->min,
+                    o->max);
+        else
+            *(int *)field = (int)n;
+        return 1;
+    }
+    }
+    return 1;
+}
+
+static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
+{
+    char section[256];
+    int saved = ld->line;
+
+    snprintf(section, sizeof(section), "vcenter %s", v->name);
+    ld->line = v->line;
+    if (!v->url)
+        problem(ld, section, "url", "missing (e.g. url = https://vcenter.example.com/sdk)");
+    if (!v->user)
+        problem(ld, section, "user", "missing");
+    if (!v->password_file && !v->password_env)
+        problem(ld, section, "password_file", "missing: set password_file= or password_env=");
+    if (v->password_file && v->password_env)
+        problem(ld, section, "password_env", "set password_file= or password_env=, not both");
+    if (v->insecure && v->ca_file)
+        problem(ld, section, "insecure", "insecure=true and ca_file= contradict each other");
+    ld->line = saved;
+}
+
+int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors)
+{
+    struct loader ld = {.path = path, .errors = errors};
+    int r;
+
+    *out = NULL;
+    ld.f = fopen(path, "re");
+    if (!ld.f) {
+        vsl_buf_printf(errors, "%s: cannot open: %s\n", path, strerror(errno));
+        return -VSL_ECONFIG;
+    }
+    ld.cfg = calloc(1, sizeof(*ld.cfg));
+    if (!ld.cfg) {
+        fclose(ld.f);
+        return -ENOMEM;
+    }
+    ld.cfg->path = strdup(path);
+    r = ini_parse_stream(reader, &ld, handler, &ld);
+    fclose(ld.f);
+    free(ld.cur_section);
+    if (r > 0 && ld.nerr == 0) {
+        /* inih rejected the line itself (no '=' or ']'), before any handler ran. */
+        vsl_buf_printf(errors, "%s:%d: not a 'key = value' or '[section]' line\n", path, r);
+        ld.nerr++;
+    } else if (r < 0) {
+        vsl_buf_printf(errors, "%s: out of memory while reading\n", path);
+        ld.nerr++;
+    }
+    if (!ld.cfg->db_path)
+        ld.cfg->db_path = strdup(VSL_DEFAULT_DB_PATH);
+    if (ld.cfg->n_vcenters == 0) {
+        vsl_buf_printf(errors, "%s: no [vcenter NAME] section: nothing to poll\n", path);
+        ld.nerr++;
+    }
+    for (size_t i = 0; i < ld.cfg->n_vcenters; i++)
+        check_vcenter(&ld, &ld.cfg->vcenters[i]);
+    if (ld.nerr) {
+        vsl_config_free(ld.cfg);
+        return -VSL_ECONFIG;
+    }
+    *out = ld.cfg;
+    return 0;
+}
+
+void vsl_config_free(struct vsl_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+        struct vsl_vcenter_conf *v = &cfg->vcenters[i];
+        free(v->name);
+        free(v->url);
+        free(v->user);
+        free(v->password_file);
+        free(v->password_env);
+        free(v->ca_file);
+    }
+    free(cfg->vcenters);
+    free(cfg->db_path);
+    free(cfg->path);
+    free(cfg);
+}
+
+void vsl_config_wipe(char *secret)
+{
+    if (!secret)
+        return;
+    volatile char *p = secret;
+    while (*p)
+        *p++ = '\0';
+    free(secret);
+}
+
+int vsl_config_password(const struct vsl_vcenter_conf *vc, char **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (vc->password_env) {
+        const char *v = getenv(vc->password_env);
+        if (!v || !*v) {
+            snprintf(err, errlen, "environment variable %s (password_env) is not set",
+                     vc->password_env);
+            return -VSL_ECONFIG;
+        }
+        *out = strdup(v);
+        return *out ? 0 : -ENOMEM;
+    }
+    int r = vsl_read_file(vc->password_file, 4096, out);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot read password_file %s: %s", vc->password_file,
+                 vsl_strerror(r));
+        return r;
+    }
+    if (!**out) {
+        snprintf(err, errlen, "password_file %s is empty", vc->password_file);
+        vsl_config_wipe(*out);
+        *out = NULL;
+        return -VSL_ECONFIG;
+    }
+    return 0;
+}

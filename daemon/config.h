@@ -1,0 +1,43 @@
+/* vslint's INI configuration: one declarative table of options per section kind, and a loader
+ * that reports every bad line as "FILE:LINE: [section] key: problem". */
+#ifndef VSL_CONFIG_H
+#define VSL_CONFIG_H
+
+#include <stddef.h>
+
+#include "util/buf.h"
+
+#define VSL_DEFAULT_DB_PATH "/var/lib/vslint/vslint.db"
+
+struct vsl_vcenter_conf {
+    char *name;          /* from "[vcenter NAME]"; owned */
+    char *url;           /* https://vcenter.example.com/sdk; owned */
+    char *user;          /* owned */
+    char *password_file; /* owned, may be NULL */
+    char *password_env;  /* owned, may be NULL */
+    char *ca_file;       /* owned, may be NULL: system trust store */
+    int insecure;        /* 1 only when the user wrote insecure=true */
+    int interval_s;      /* poll interval for `vslint serve` */
+    int timeout_s;       /* per-request timeout */
+    int max_objects;     /* RetrievePropertiesEx page size asked for */
+    int line;            /* where the section starts, for messages */
+};
+
+struct vsl_config {
+    char *path;    /* the file it was read from; owned */
+    char *db_path; /* owned */
+    struct vsl_vcenter_conf *vcenters; /* owned array */
+    size_t n_vcenters;
+};
+
+/* Reads path. On a bad file returns -VSL_ECONFIG and appends one line per problem to errors
+ * (which the caller initialises and frees); *out is then NULL. */
+int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors);
+void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
+
+/* Reads the vCenter's password from password_file or password_env. *out is malloc'd, owned
+ * by the caller, who should wipe it (vsl_config_wipe) after use. On error writes why to err. */
+int vsl_config_password(const struct vsl_vcenter_conf *vc, char **out, char *err, size_t errlen);
+void vsl_config_wipe(char *secret); /* zeroes and frees; NULL is a no-op */
+
+#endif

@@ -1,0 +1,115 @@
+/* vsl_poll(): the glue between vsphere/ and db/. The password is read just before login and
+ * wiped right after; it never reaches a log line, the database or an error message. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/poll.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "vsphere/collect.h"
+#include "vsphere/session.h"
+
+int64_t vsl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t vsl_monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int login(struct vim_client *c, const struct vsl_vcenter_conf *vc, char *err, size_t len)
+{
+    char *password = NULL;
+    int r = vsl_config_password(vc, &password, err, len);
+
+    if (r < 0)
+        return r;
+    r = vim_login(c, vc->user, password);
+    vsl_config_wipe(password);
+    if (r < 0)
+        snprintf(err, len, "%s", vim_client_error(c));
+    return r;
+}
+
+static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vcenter_conf *vc,
+                        struct vsl_poll_result *res)
+{
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    int r = db_snapshot_begin(db, vc->name, vc->url, &snap, &sink);
+
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                 vsl_strerror(r));
+        return r;
+    }
+    r = vim_collect(c, &sink);
+    if (r < 0) {
+        db_snapshot_abort(snap);
+        snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
+        return r;
+    }
+    r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
+    if (r < 0)
+        snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
+                 vsl_strerror(r));
+    return r;
+}
+
+int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
+{
+    struct vim_opts opts = {
+        .url = vc->url,
+        .ca_file = vc->ca_file,
+        .insecure = vc->insecure,
+        .timeout_s = vc->timeout_s,
+        .max_objects = vc->max_objects,
+    };
+    struct vim_client *c = NULL;
+    int64_t t0 = vsl_monotonic_ms();
+    int r;
+
+    memset(res, 0, sizeof(*res));
+    res->started_ms = vsl_now_ms();
+    r = vim_client_new(&opts, &c);
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
+        goto out;
+    }
+    r = vim_connect(c);
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
+        goto out;
+    }
+    r = login(c, vc, res->error, sizeof(res->error));
+    if (r < 0)
+        goto out;
+    r = collect_once(db, c, vc, res);
+    if (r == -VSL_ENOAUTH) {
+        log_info("vcenter %s: session expired during the poll; logging in again", vc->name);
+        r = login(c, vc, res->error, sizeof(res->error));
+        if (r == 0)
+            r = collect_once(db, c, vc, res);
+    }
+    if (r == 0)
+        vim_logout(c);
+out:
+    res->duration_ms = vsl_monotonic_ms() - t0;
+    if (c) {
+        res->requests = c->stats.requests;
+        res->bytes_wire = c->stats.bytes_wire;
+        res->bytes_xml = c->stats.bytes_xml;
+    }
+    res->ok = r == 0;
+    if (r < 0)
+        db_poll_failed(db, vc->name, vc->url, res->started_ms, vsl_now_ms(), res->error);
+    vim_client_free(c);
+    return r;
+}

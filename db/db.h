@@ -1,0 +1,68 @@
+/* The SQLite store: schema migrations, one-transaction poll snapshots, and read queries.
+ * Every inventory row is keyed by (vcenter, moref); several vCenters live side by side. */
+#ifndef DB_DB_H
+#define DB_DB_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vsphere/inventory.h"
+
+struct db;          /* an open database; one per thread */
+struct db_snapshot; /* a poll being written */
+
+/* Object types counted per poll, in the order vslint prints them. */
+enum db_kind {
+    DB_DATASTORE,
+    DB_STORAGE_POD,
+    DB_VM,
+    DB_VDISK,
+    DB_SNAPSHOT,
+    DB_HOST,
+    DB_VNIC,
+    DB_VSWITCH,
+    DB_DVSWITCH,
+    DB_ISCSI_HBA,
+    DB_ISCSI_TARGET,
+    DB_LUN,
+    DB_LUN_PATH,
+    DB_NKINDS
+};
+
+/* Returns the plural name used in output ("datastores", "vms", ...). */
+const char *db_kind_name(enum db_kind k);
+
+/* Opens (creating if needed) the database at path: WAL mode, foreign keys on, busy timeout,
+ * migrations applied up to the current schema version. *out is owned by the caller
+ * (db_close). On error, *errmsg (may be NULL) receives a malloc'd message the caller frees. */
+int db_open(const char *path, struct db **out, char **errmsg);
+void db_close(struct db *db); /* NULL is a no-op */
+
+/* The schema version this build writes (PRAGMA user_version). */
+int db_schema_version(void);
+
+/* Starts writing a new snapshot of vcenter: opens a transaction and removes that vCenter's
+ * previous inventory inside it. Fills *sink with callbacks that insert rows. Nothing is
+ * visible to readers until db_snapshot_commit(). *out is freed by commit or abort. */
+int db_snapshot_begin(struct db *db, const char *vcenter, const char *url,
+                      struct db_snapshot **out, struct vim_sink *sink);
+/* Records the poll as successful (started/finished in unix milliseconds), commits, frees snap.
+ * counts (may be NULL) receives the number of rows stored per kind. */
+int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,
+                       int64_t counts[DB_NKINDS]);
+/* Rolls back: the previous snapshot of that vCenter stays as it was. Frees snap. */
+void db_snapshot_abort(struct db_snapshot *snap);
+
+/* Records a failed poll (the inventory is untouched). */
+int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t started_ms,
+                   int64_t finished_ms, const char *error);
+
+/* Builds the stored inventory as JSON (shape in docs/inventory.md). vcenter NULL = all.
+ * *out is a new reference the caller owns. */
+int db_inventory_json(struct db *db, const char *vcenter, json_t **out);
+
+/* Writes a human-readable rendering of an inventory JSON document (from db_inventory_json). */
+int db_inventory_text(const json_t *inv, FILE *f);
+
+#endif

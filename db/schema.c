@@ -1,0 +1,288 @@
+/* The schema as a list of migrations keyed by PRAGMA user_version.
+ * A schema change is a new entry at the end of migrations[]; entries already shipped never change.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db-private.h"
+#include "db/db.h"
+#include "util/err.h"
+#include "util/log.h"
+
+/* Inventory tables: every row starts with the vCenter it came from and its key includes it, so
+ * several vCenters live side by side and a snapshot replaces exactly one vCenter's rows.
+ * WITHOUT ROWID because every key is a composite of short strings: the row lives in the key's
+ * b-tree instead of twice. There are deliberately no foreign keys between inventory tables:
+ * the collector emits rows in whatever order vCenter answers, and a dangling reference from a
+ * confused server must not cost the whole poll. */
+static const char migration1[] =
+    "CREATE TABLE vcenters ("
+    "  name TEXT PRIMARY KEY NOT NULL,"
+    "  url TEXT,"
+    "  last_poll_id INTEGER REFERENCES polls(id),"
+    "  last_success_ms INTEGER,"
+    "  last_error TEXT"
+    ");"
+    "CREATE TABLE polls ("
+    "  id INTEGER PRIMARY KEY,"
+    "  vcenter TEXT NOT NULL,"
+    "  url TEXT,"
+    "  started_ms INTEGER NOT NULL,"
+    "  finished_ms INTEGER NOT NULL,"
+    "  ok INTEGER NOT NULL,"
+    "  error TEXT,"
+    "  counts_json TEXT"
+    ");"
+    "CREATE INDEX polls_vcenter ON polls(vcenter, id);"
+
+    "CREATE TABLE datastores ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, type TEXT, url TEXT, parent TEXT,"
+    "  capacity INTEGER, free_space INTEGER, uncommitted INTEGER, accessible INTEGER,"
+    "  maintenance_mode TEXT, vmfs_major INTEGER, nas_remote_host TEXT, vm_count INTEGER,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE storage_pods ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, capacity INTEGER,"
+    "  free_space INTEGER,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE vms ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, hw_version TEXT, template INTEGER,"
+    "  power_state TEXT, ft_state TEXT, host TEXT,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE vm_datastores ("
+    "  vcenter TEXT NOT NULL, vm TEXT NOT NULL, datastore TEXT NOT NULL,"
+    "  PRIMARY KEY (vcenter, vm, datastore)) WITHOUT ROWID;"
+    /* The checks ask "which VMs sit on datastore X": index the reverse direction too. */
+    "CREATE INDEX vm_datastores_ds ON vm_datastores(vcenter, datastore);"
+    "CREATE TABLE controllers ("
+    "  vcenter TEXT NOT NULL, vm TEXT NOT NULL, key INTEGER NOT NULL, type TEXT,"
+    "  shared_bus TEXT, bus_number INTEGER,"
+    "  PRIMARY KEY (vcenter, vm, key)) WITHOUT ROWID;"
+    "CREATE TABLE vdisks ("
+    "  vcenter TEXT NOT NULL, vm TEXT NOT NULL, key INTEGER NOT NULL, label TEXT,"
+    "  file_name TEXT, datastore TEXT, capacity_bytes INTEGER, format TEXT,"
+    "  controller_key INTEGER, unit_number INTEGER,"
+    "  PRIMARY KEY (vcenter, vm, key)) WITHOUT ROWID;"
+    "CREATE INDEX vdisks_ds ON vdisks(vcenter, datastore);"
+    /* A snapshot has no identifier in what the collector reads; two snapshots with the same
+     * name, time and depth on one VM are the same one. created may be unknown (NULL), which is
+     * why this one table keeps its rowid: its key columns may hold NULL. */
+    "CREATE TABLE snapshots ("
+    "  vcenter TEXT NOT NULL, vm TEXT NOT NULL, name TEXT NOT NULL, created INTEGER,"
+    "  depth INTEGER,"
+    "  PRIMARY KEY (vcenter, vm, name, created, depth));"
+    "CREATE TABLE hosts ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, parent TEXT,"
+    "  connection_state TEXT,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE host_options ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, key TEXT NOT NULL, value TEXT,"
+    "  PRIMARY KEY (vcenter, host, key)) WITHOUT ROWID;"
+    "CREATE TABLE vnics ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, device TEXT NOT NULL, portgroup TEXT,"
+    "  dvs_uuid TEXT, dvs_portgroup TEXT, mtu INTEGER, ip TEXT,"
+    "  PRIMARY KEY (vcenter, host, device)) WITHOUT ROWID;"
+    "CREATE TABLE vswitches ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, name TEXT NOT NULL, mtu INTEGER,"
+    "  PRIMARY KEY (vcenter, host, name)) WITHOUT ROWID;"
+    "CREATE TABLE portgroups ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, name TEXT NOT NULL, vswitch TEXT,"
+    "  PRIMARY KEY (vcenter, host, name)) WITHOUT ROWID;"
+    "CREATE TABLE dvswitches ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, uuid TEXT, max_mtu INTEGER,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE iscsi_hbas ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, device TEXT NOT NULL, iscsi_name TEXT,"
+    "  model TEXT,"
+    "  PRIMARY KEY (vcenter, host, device)) WITHOUT ROWID;"
+    /* target is "address:port" (just "address" when the port is unknown): the same string
+     * iscsi_options names a target by, and never NULL, so it can be part of the key. */
+    "CREATE TABLE iscsi_targets ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+    "  target TEXT NOT NULL, address TEXT, port INTEGER, iscsi_name TEXT,"
+    "  PRIMARY KEY (vcenter, host, hba, kind, target)) WITHOUT ROWID;"
+    /* kind and target are '' for the adapter's own options, so the key has no NULLs. */
+    "CREATE TABLE iscsi_options ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+    "  target TEXT NOT NULL, key TEXT NOT NULL, value TEXT, inherited INTEGER,"
+    "  PRIMARY KEY (vcenter, host, hba, kind, target, key)) WITHOUT ROWID;"
+    "CREATE TABLE iscsi_bindings ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, vnic TEXT NOT NULL,"
+    "  PRIMARY KEY (vcenter, host, hba, vnic)) WITHOUT ROWID;"
+    "CREATE TABLE luns ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, canonical_name TEXT NOT NULL, key TEXT,"
+    "  display_name TEXT, vendor TEXT, model TEXT, lun_type TEXT, local INTEGER, psp TEXT,"
+    "  satp TEXT,"
+    "  PRIMARY KEY (vcenter, host, canonical_name)) WITHOUT ROWID;"
+    "CREATE TABLE lun_paths ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, lun TEXT NOT NULL, name TEXT NOT NULL,"
+    "  state TEXT, adapter TEXT,"
+    "  PRIMARY KEY (vcenter, host, lun, name)) WITHOUT ROWID;"
+    "CREATE TABLE nmp_devices ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, device TEXT NOT NULL, psp TEXT,"
+    "  psp_config TEXT, iops INTEGER,"
+    "  PRIMARY KEY (vcenter, host, device)) WITHOUT ROWID;"
+    /* object is '' when a gap is about the vCenter as a whole. */
+    "CREATE TABLE gaps ("
+    "  vcenter TEXT NOT NULL, object TEXT NOT NULL, what TEXT NOT NULL, error TEXT,"
+    "  PRIMARY KEY (vcenter, object, what)) WITHOUT ROWID;"
+
+    /* Findings outlive snapshots: their history is what "new" and "fixed" are computed from,
+     * so they are keyed by a fingerprint, not by poll. */
+    "CREATE TABLE findings ("
+    "  fingerprint TEXT PRIMARY KEY NOT NULL,"
+    "  check_id TEXT NOT NULL,"
+    "  vcenter TEXT NOT NULL,"
+    "  object_type TEXT,"
+    "  object_moref TEXT,"
+    "  object_name TEXT,"
+    "  detail TEXT,"
+    "  severity TEXT NOT NULL,"
+    "  status TEXT NOT NULL,"
+    "  message TEXT,"
+    "  evidence_json TEXT,"
+    "  first_seen_ms INTEGER NOT NULL,"
+    "  last_seen_ms INTEGER NOT NULL,"
+    "  resolved_at_ms INTEGER"
+    ");"
+    "CREATE INDEX findings_status ON findings(status, severity);"
+    "CREATE INDEX findings_vcenter ON findings(vcenter, check_id);";
+
+/* migrations[i] takes the schema from user_version i to i + 1. */
+static const char *const migrations[] = {
+    migration1,
+};
+
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static const char *const table_names[T_NTABLES] = {
+    [T_DATASTORE] = "datastores",
+    [T_STORAGE_POD] = "storage_pods",
+    [T_VM] = "vms",
+    [T_VM_DATASTORE] = "vm_datastores",
+    [T_CONTROLLER] = "controllers",
+    [T_VDISK] = "vdisks",
+    [T_SNAPSHOT] = "snapshots",
+    [T_HOST] = "hosts",
+    [T_HOST_OPTION] = "host_options",
+    [T_VNIC] = "vnics",
+    [T_VSWITCH] = "vswitches",
+    [T_PORTGROUP] = "portgroups",
+    [T_DVSWITCH] = "dvswitches",
+    [T_ISCSI_HBA] = "iscsi_hbas",
+    [T_ISCSI_TARGET] = "iscsi_targets",
+    [T_ISCSI_OPTION] = "iscsi_options",
+    [T_ISCSI_BINDING] = "iscsi_bindings",
+    [T_LUN] = "luns",
+    [T_LUN_PATH] = "lun_paths",
+    [T_NMP_DEVICE] = "nmp_devices",
+    [T_GAP] = "gaps",
+};
+
+const char *db_table_name(enum db_table t)
+{
+    assert(t >= 0 && t < T_NTABLES);
+    return table_names[t];
+}
+
+int db_schema_version(void)
+{
+    return NMIGRATIONS;
+}
+
+static void set_errmsg(char **errmsg, const char *what, sqlite3 *h)
+{
+    char msg[512];
+
+    if (!errmsg)
+        return;
+    snprintf(msg, sizeof(msg), "%s: %s", what, sqlite3_errmsg(h));
+    free(*errmsg);
+    *errmsg = strdup(msg);
+}
+
+static int user_version(sqlite3 *h, int *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_migrate(sqlite3 *h, char **errmsg)
+{
+    char sql[64];
+    int version = 0;
+    int rc, r;
+
+    /* The version is read inside the write transaction, so two processes opening a new file at
+     * once cannot both apply the same migration: the second waits, then sees the new version. */
+    for (;;) {
+        rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            set_errmsg(errmsg, "cannot start migration", h);
+            return db_err(rc);
+        }
+        rc = user_version(h, &version);
+        if (rc != SQLITE_OK) {
+            set_errmsg(errmsg, "cannot read schema version", h);
+            r = db_err(rc);
+            goto fail;
+        }
+        if (version < 0 || version > NMIGRATIONS) {
+            /* A newer vslint wrote this file; running old code on it could corrupt it. */
+            if (errmsg) {
+                char msg[160];
+                snprintf(msg, sizeof(msg),
+                         "database schema version %d is not one this vslint knows (0-%d)", version,
+                         NMIGRATIONS);
+                free(*errmsg);
+                *errmsg = strdup(msg);
+            }
+            r = -VSL_EDB;
+            goto fail;
+        }
+        if (version == NMIGRATIONS)
+            break;
+        /* Static DDL, no input: sqlite3_exec is the simple way to run a script of statements. */
+        rc = sqlite3_exec(h, migrations[version], NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            char what[64];
+            snprintf(what, sizeof(what), "schema migration %d failed", version + 1);
+            set_errmsg(errmsg, what, h);
+            r = db_err(rc);
+            goto fail;
+        }
+        /* PRAGMA takes no bound parameters; the value is our own integer, not input. */
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
+        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            set_errmsg(errmsg, "cannot record schema version", h);
+            r = db_err(rc);
+            goto fail;
+        }
+        log_debug("db: migrated schema to version %d", version + 1);
+    }
+    rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        set_errmsg(errmsg, "cannot finish migration", h);
+        r = db_err(rc);
+        goto fail;
+    }
+    return 0;
+
+fail:
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    return r;
+}

@@ -1,0 +1,121 @@
+"""Helpers for integration tests: start the vCenter simulator harness, write a vslint
+configuration, run the vslint binary. Standard library only."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+VSLINT = os.environ.get('VSLINT', 'build/vslint')
+VCSIM = os.environ.get('VCSIM', 'build/tests/sim/vcsim-vslint')
+PASSWORD = 'vslint-secret'
+USER = 'vslint'
+
+
+class Sim:
+    """A running simulator: scenario, URL, and (with truth=True) the JSON it says it holds."""
+
+    def __init__(self, scenario='violations', page_size=100, tls=False, workdir=None,
+                 extra=()):
+        self.workdir = workdir or tempfile.mkdtemp(prefix='vslint-sim-')
+        self.truth_path = os.path.join(self.workdir, 'truth-%s.json' % os.getpid())
+        self.cert_path = os.path.join(self.workdir, 'sim-cert.pem') if tls else None
+        args = [VCSIM, '-scenario', scenario, '-page-size', str(page_size),
+                '-truth', self.truth_path, '-stop-after-seconds', '900']
+        if tls:
+            args += ['-tls', '-cert-out', self.cert_path]
+        args += list(extra)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith('http'):
+            err = self.proc.stderr.read()
+            raise RuntimeError('simulator did not start: %r %s' % (self.url, err[-2000:]))
+
+    def truth(self):
+        import json
+        with open(self.truth_path) as f:
+            return json.load(f)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Workspace:
+    """A temporary directory with a password file, a config and a database path."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix='vslint-it-')
+        self.db = os.path.join(self.dir, 'vslint.db')
+        self.conf = os.path.join(self.dir, 'vslint.conf')
+
+    def password_file(self, password=PASSWORD, name='password'):
+        path = os.path.join(self.dir, name)
+        with open(path, 'w') as f:
+            f.write(password + '\n')
+        os.chmod(path, 0o600)
+        return path
+
+    def write_config(self, vcenters, extra=''):
+        """vcenters: list of dicts with name, url and any other keys of [vcenter NAME]."""
+        lines = ['[database]', 'path = %s' % self.db, '']
+        for vc in vcenters:
+            lines.append('[vcenter %s]' % vc['name'])
+            for k, v in vc.items():
+                if k != 'name':
+                    lines.append('%s = %s' % (k, v))
+            lines.append('')
+        with open(self.conf, 'w') as f:
+            f.write('\n'.join(lines) + extra)
+        return self.conf
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def vslint(*args, env=None, timeout=600):
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run([VSLINT] + list(args), capture_output=True, text=True,
+                          timeout=timeout, env=full_env)
+
+
+class Failures:
+    """Collects mismatches so one run reports all of them, then fails once."""
+
+    def __init__(self, name):
+        self.name = name
+        self.items = []
+        self.checked = 0
+
+    def eq(self, what, got, want):
+        self.checked += 1
+        if got != want:
+            self.items.append('%s: got %r, want %r' % (what, got, want))
+
+    def true(self, what, cond):
+        self.checked += 1
+        if not cond:
+            self.items.append(what)
+
+    def finish(self):
+        if self.items:
+            print('%s: %d of %d checks failed:' % (self.name, len(self.items), self.checked))
+            for i in self.items[:200]:
+                print('  ' + i)
+            raise SystemExit(1)
+        print('%s: %d checks passed' % (self.name, self.checked))

@@ -1,0 +1,957 @@
+package main
+
+// Inventory builder: clusters and hosts are created through the simulator's
+// own API (in process); datastores, VMs, LUNs, iSCSI and network details
+// are planted directly on the objects in simulator.Map, under
+// simulator.Map.WithLock, before the server starts. Creating VMs directly
+// (instead of CreateVM_Task) keeps 20,000 VMs fast and makes every planted
+// property exactly what the scenario says.
+
+import (
+	"context"
+	"crypto/sha1"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/simulator/esx"
+	"github.com/vmware/govmomi/simulator/vpx"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// GiB is the unit for every size in the scenarios.
+const GiB = int64(1) << 30
+
+// TiB is 1024 GiB.
+const TiB = 1024 * GiB
+
+func vpxServiceContent() types.ServiceContent { return vpx.ServiceContent }
+
+type world struct {
+	ctx     context.Context
+	c       *vim25.Client
+	dc      *simulator.Datacenter
+	folders *object.DatacenterFolders
+	now     time.Time
+
+	clusters   map[string]*simulator.ClusterComputeResource
+	hosts      map[string]*simulator.HostSystem
+	datastores map[string]*simulator.Datastore
+	pods       map[string]*simulator.StoragePod
+	dvs        map[string]*simulator.DistributedVirtualSwitch
+	vms        map[string]*simulator.VirtualMachine
+
+	lunSeq  int
+	hostLun map[types.ManagedObjectReference]int
+	ipSeq   int
+}
+
+func newWorld(ctx context.Context, m *simulator.Model) (*world, error) {
+	c, err := vim25.NewClient(ctx, m.Service)
+	if err != nil {
+		return nil, err
+	}
+	w := &world{
+		ctx: ctx, c: c, now: time.Now().UTC().Truncate(time.Second),
+		clusters:   map[string]*simulator.ClusterComputeResource{},
+		hosts:      map[string]*simulator.HostSystem{},
+		datastores: map[string]*simulator.Datastore{},
+		pods:       map[string]*simulator.StoragePod{},
+		dvs:        map[string]*simulator.DistributedVirtualSwitch{},
+		vms:        map[string]*simulator.VirtualMachine{},
+		hostLun:    map[types.ManagedObjectReference]int{},
+	}
+	dcs := simulator.Map.All("Datacenter")
+	if len(dcs) != 1 {
+		return nil, fmt.Errorf("expected 1 datacenter, got %d", len(dcs))
+	}
+	w.dc = dcs[0].(*simulator.Datacenter)
+	w.folders, err = object.NewDatacenter(c, w.dc.Self).Folders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func lock(obj mo.Reference, f func()) { simulator.Map.WithLock(obj, f) }
+
+// ---- clusters and hosts ----
+
+func (w *world) addCluster(name string) *simulator.ClusterComputeResource {
+	cl, err := w.folders.HostFolder.CreateCluster(w.ctx, name, types.ClusterConfigSpecEx{})
+	must(err)
+	obj := simulator.Map.Get(cl.Reference()).(*simulator.ClusterComputeResource)
+	w.clusters[name] = obj
+	return obj
+}
+
+// hostOpts are per-host facts; zero value = compliant defaults.
+type hostOpts struct {
+	enableBlockDelete int64 // VMFS3.EnableBlockDelete
+	refuseEsxcli      bool
+}
+
+func (w *world) addHost(cluster *simulator.ClusterComputeResource, name string, o hostOpts) *simulator.HostSystem {
+	cl := object.NewClusterComputeResource(w.c, cluster.Self)
+	task, err := cl.AddHost(w.ctx, types.HostConnectSpec{HostName: name, Force: true}, true, nil, nil)
+	must(err)
+	info, err := task.WaitForResult(w.ctx, nil)
+	must(err)
+	h := simulator.Map.Get(info.Result.(types.ManagedObjectReference)).(*simulator.HostSystem)
+	w.hosts[name] = h
+	x := extraFor(h.Self)
+	x.refuseEsxcli = o.refuseEsxcli
+
+	lock(h, func() {
+		// Own OptionManager with its own copies of the settings (the stock
+		// hosts share the pointers of esx.Setting).
+		var settings []types.BaseOptionValue
+		for _, s := range esx.Setting {
+			v := *s.GetOptionValue()
+			settings = append(settings, &v)
+		}
+		settings = append(settings, &types.OptionValue{Key: "VMFS3.EnableBlockDelete", Value: o.enableBlockDelete})
+		om := simulator.NewOptionManager(nil, settings).(*simulator.OptionManager)
+		om.Self = types.ManagedObjectReference{Type: "OptionManager", Value: "EsxHostAdvSettings-" + h.Self.Value}
+		omRef := simulator.Map.Put(om).Reference()
+		h.ConfigManager.AdvancedOption = &omRef
+
+		im := &IscsiManager{host: h.Self, Bound: map[string][]string{}}
+		im.Self = types.ManagedObjectReference{Type: "IscsiManager", Value: "iscsiManager-" + h.Self.Value}
+		imRef := simulator.Map.Put(im).Reference()
+		h.ConfigManager.IscsiManager = &imRef
+
+		// Storage: keep the local mpx. boot disk (localDisk true, FIXED),
+		// drop the local CD-ROM and the block HBA vmhba64, add two FC HBAs.
+		sd := h.Config.StorageDevice
+		var luns []types.BaseScsiLun
+		keep := map[string]bool{}
+		for _, l := range sd.ScsiLun {
+			if d, ok := l.(*types.HostScsiDisk); ok {
+				luns = append(luns, d)
+				keep[d.Key] = true
+			}
+		}
+		sd.ScsiLun = luns
+		var mp []types.HostMultipathInfoLogicalUnit
+		for _, l := range sd.MultipathInfo.Lun {
+			if keep[l.Lun] {
+				mp = append(mp, l)
+			}
+		}
+		sd.MultipathInfo.Lun = mp
+		var hbas []types.BaseHostHostBusAdapter
+		for _, a := range sd.HostBusAdapter {
+			if a.GetHostHostBusAdapter().Device != "vmhba64" {
+				hbas = append(hbas, a)
+			}
+		}
+		for i, dev := range []string{"vmhba2", "vmhba3"} {
+			hbas = append(hbas, &types.HostFibreChannelHba{
+				HostHostBusAdapter: types.HostHostBusAdapter{
+					Key: "key-vim.host.FibreChannelHba-" + dev, Device: dev, Bus: int32(3 + i),
+					Status: "online", Model: "QLogic ISP2532-based 8Gb Fibre Channel to PCI Express HBA",
+					Driver: "qlnativefc", Pci: fmt.Sprintf("0000:0%d:00.0", 3+i), StorageProtocol: "scsi",
+				},
+				PortWorldWideName: 0x2100001b32000000 + int64(len(w.hosts))*16 + int64(i),
+				NodeWorldWideName: 0x2000001b32000000 + int64(len(w.hosts))*16 + int64(i),
+				PortType:          "fabric",
+				Speed:             8,
+			})
+		}
+		sd.HostBusAdapter = hbas
+	})
+	return h
+}
+
+// ---- LUNs ----
+
+type pathSpec struct {
+	state string // active, standby, dead
+}
+
+type lunSpec struct {
+	canonical string
+	vendor    string
+	model     string
+	policy    string // VMW_PSP_RR, VMW_PSP_MRU, VMW_PSP_FIXED
+	satp      string
+	iops      int // RR IOPS limit as esxcli reports it
+	paths     []string
+	sizeGiB   int64
+}
+
+// sanLun is a compliant SAN LUN: RR, iops=1, two active paths.
+func sanLun(canonical string, sizeGiB int64) lunSpec {
+	return lunSpec{canonical: canonical, vendor: "DGC", model: "VRAID", policy: "VMW_PSP_RR",
+		satp: "VMW_SATP_ALUA", iops: 1, paths: []string{"active", "active"}, sizeGiB: sizeGiB}
+}
+
+func (w *world) newNaa() string {
+	w.lunSeq++
+	return fmt.Sprintf("naa.60060160a0b00000%016x", 0x1000+w.lunSeq)
+}
+
+func isIscsiHost(h *simulator.HostSystem) bool {
+	for _, a := range h.Config.StorageDevice.HostBusAdapter {
+		if _, ok := a.(*types.HostInternetScsiHba); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
+	lock(h, func() {
+		w.hostLun[h.Self]++
+		n := w.hostLun[h.Self]
+		sum := sha1.Sum([]byte(l.canonical))
+		id := fmt.Sprintf("0200%02x0000%x", n, sum[:12])
+		key := "key-vim.host.ScsiDisk-" + id
+		sd := h.Config.StorageDevice
+		display := fmt.Sprintf("%s Fibre Channel Disk (%s)", l.vendor, l.canonical)
+		adapters := []string{"vmhba2:C0", "vmhba3:C0"}
+		adapterKeys := []string{"key-vim.host.FibreChannelHba-vmhba2", "key-vim.host.FibreChannelHba-vmhba3"}
+		if isIscsiHost(h) {
+			display = fmt.Sprintf("%s iSCSI Disk (%s)", l.vendor, l.canonical)
+			adapters = []string{"vmhba64:C0", "vmhba64:C1"}
+			adapterKeys = []string{"key-vim.host.InternetScsiHba-vmhba64", "key-vim.host.InternetScsiHba-vmhba64"}
+		}
+		disk := &types.HostScsiDisk{
+			ScsiLun: types.ScsiLun{
+				HostDevice:       types.HostDevice{DeviceName: "/vmfs/devices/disks/" + l.canonical, DeviceType: "disk"},
+				Key:              key,
+				Uuid:             id,
+				CanonicalName:    l.canonical,
+				DisplayName:      display,
+				LunType:          "disk",
+				Vendor:           l.vendor,
+				Model:            l.model,
+				Revision:         "0001",
+				ScsiLevel:        6,
+				OperationalState: []string{"ok"},
+				Capabilities:     &types.ScsiLunCapabilities{UpdateDisplayNameSupported: true},
+				Descriptor: []types.ScsiLunDescriptor{
+					{Quality: "highQuality", Id: l.canonical},
+					{Quality: "highQuality", Id: "vml." + id},
+				},
+			},
+			Capacity:   types.HostDiskDimensionsLba{BlockSize: 512, Block: l.sizeGiB * GiB / 512},
+			DevicePath: "/vmfs/devices/disks/" + l.canonical,
+			Ssd:        types.NewBool(false),
+			LocalDisk:  types.NewBool(false),
+		}
+		sd.ScsiLun = append(sd.ScsiLun, disk)
+		lu := types.HostMultipathInfoLogicalUnit{
+			Key:                    "key-vim.host.MultipathInfo.LogicalUnit-" + id,
+			Id:                     id,
+			Lun:                    key,
+			StorageArrayTypePolicy: &types.HostMultipathInfoLogicalUnitStorageArrayTypePolicy{Policy: l.satp},
+		}
+		for i, st := range l.paths {
+			name := fmt.Sprintf("%s:T0:L%d", adapters[i%2], n)
+			if i >= 2 {
+				name = fmt.Sprintf("%s:T%d:L%d", adapters[i%2], i/2, n)
+			}
+			lu.Path = append(lu.Path, types.HostMultipathInfoPath{
+				Key:           "key-vim.host.MultipathInfo.Path-" + name,
+				Name:          name,
+				PathState:     st,
+				State:         st,
+				IsWorkingPath: types.NewBool(st == "active"),
+				Adapter:       adapterKeys[i%2],
+				Lun:           lu.Key,
+			})
+		}
+		if l.policy == "VMW_PSP_FIXED" {
+			lu.Policy = &types.HostMultipathInfoFixedLogicalUnitPolicy{
+				HostMultipathInfoLogicalUnitPolicy: types.HostMultipathInfoLogicalUnitPolicy{Policy: l.policy},
+				Prefer:                             lu.Path[0].Name,
+			}
+		} else {
+			lu.Policy = &types.HostMultipathInfoLogicalUnitPolicy{Policy: l.policy}
+		}
+		sd.MultipathInfo.Lun = append(sd.MultipathInfo.Lun, lu)
+		if l.policy == "VMW_PSP_RR" {
+			extraFor(h.Self).iops[l.canonical] = l.iops
+		}
+	})
+}
+
+// lunView joins ScsiLun and multipath info for one device.
+type lunView struct {
+	canonical, displayName, policy, satp string
+	local                                bool
+	paths                                []struct{ name, state string }
+}
+
+func (l lunView) pathNames() []string {
+	var s []string
+	for _, p := range l.paths {
+		s = append(s, p.name)
+	}
+	if len(s) == 0 {
+		s = append(s, "")
+	}
+	return s
+}
+
+func hostLuns(h *simulator.HostSystem) []lunView {
+	var out []lunView
+	if h.Config == nil || h.Config.StorageDevice == nil {
+		return nil
+	}
+	sd := h.Config.StorageDevice
+	byKey := map[string]*types.HostScsiDisk{}
+	for _, l := range sd.ScsiLun {
+		if d, ok := l.(*types.HostScsiDisk); ok {
+			byKey[d.Key] = d
+		}
+	}
+	if sd.MultipathInfo == nil {
+		return nil
+	}
+	for _, lu := range sd.MultipathInfo.Lun {
+		d := byKey[lu.Lun]
+		if d == nil {
+			continue
+		}
+		v := lunView{canonical: d.CanonicalName, displayName: d.DisplayName, local: d.LocalDisk != nil && *d.LocalDisk}
+		if lu.Policy != nil {
+			v.policy = lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy
+		}
+		if lu.StorageArrayTypePolicy != nil {
+			v.satp = lu.StorageArrayTypePolicy.Policy
+		}
+		for _, p := range lu.Path {
+			v.paths = append(v.paths, struct{ name, state string }{p.Name, p.PathState})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// ---- iSCSI and network ----
+
+type targetSpec struct {
+	address    string
+	port       int32
+	iqn        string // static targets only
+	delayedAck *bool  // nil: inherit from the adapter
+}
+
+type iscsiSpec struct {
+	delayedAck    bool
+	sendTargets   []targetSpec
+	staticTargets []targetSpec
+	vnicMTU       int32
+	vswitchMTU    int32                               // standard vSwitch "vSwitch-iscsi"
+	dvs           *simulator.DistributedVirtualSwitch // when set, vmk1 is on this DVS instead
+}
+
+func paramDelayedAck(v bool, inherited bool) types.HostInternetScsiHbaParamValue {
+	return types.HostInternetScsiHbaParamValue{
+		OptionValue: types.OptionValue{Key: "DelayedAck", Value: v},
+		IsInherited: types.NewBool(inherited),
+	}
+}
+
+func targetOptions(t targetSpec, adapter bool) []types.HostInternetScsiHbaParamValue {
+	loginTimeout := types.HostInternetScsiHbaParamValue{
+		OptionValue: types.OptionValue{Key: "LoginTimeout", Value: int32(5)},
+		IsInherited: types.NewBool(true),
+	}
+	if t.delayedAck == nil {
+		return []types.HostInternetScsiHbaParamValue{loginTimeout, paramDelayedAck(adapter, true)}
+	}
+	return []types.HostInternetScsiHbaParamValue{loginTimeout, paramDelayedAck(*t.delayedAck, false)}
+}
+
+// addIscsi gives the host a software iSCSI adapter vmhba64 bound to vmk1.
+// Call before addLun so the host's SAN paths go through vmhba64.
+func (w *world) addIscsi(h *simulator.HostSystem, s iscsiSpec) {
+	w.ipSeq++
+	ip := fmt.Sprintf("10.0.1.%d", w.ipSeq)
+	var dvsUUID, dvsName string
+	if s.dvs != nil {
+		dvsUUID, dvsName = s.dvs.Uuid, s.dvs.Name
+	}
+	lock(h, func() {
+		hba := &types.HostInternetScsiHba{
+			HostHostBusAdapter: types.HostHostBusAdapter{
+				Key: "key-vim.host.InternetScsiHba-vmhba64", Device: "vmhba64", Bus: 0,
+				Status: "online", Model: "iSCSI Software Adapter", Driver: "iscsi_vmk", StorageProtocol: "scsi",
+			},
+			IsSoftwareBased:       true,
+			CanBeDisabled:         types.NewBool(true),
+			NetworkBindingSupport: types.HostInternetScsiHbaNetworkBindingSupportTypeOptional,
+			DiscoveryCapabilities: types.HostInternetScsiHbaDiscoveryCapabilities{
+				SendTargetsDiscoverySettable: true, StaticTargetDiscoverySettable: true,
+			},
+			DiscoveryProperties: types.HostInternetScsiHbaDiscoveryProperties{
+				SendTargetsDiscoveryEnabled: true, StaticTargetDiscoveryEnabled: true,
+			},
+			AuthenticationProperties: types.HostInternetScsiHbaAuthenticationProperties{ChapAuthEnabled: false},
+			IpCapabilities:           types.HostInternetScsiHbaIPCapabilities{},
+			IpProperties:             types.HostInternetScsiHbaIPProperties{DhcpConfigurationEnabled: false},
+			AdvancedOptions: []types.HostInternetScsiHbaParamValue{
+				{OptionValue: types.OptionValue{Key: "LoginTimeout", Value: int32(5)}, IsInherited: types.NewBool(false)},
+				paramDelayedAck(s.delayedAck, false),
+			},
+			IScsiName: "iqn.1998-01.com.vmware:" + h.Name,
+		}
+		for _, t := range s.sendTargets {
+			hba.ConfiguredSendTarget = append(hba.ConfiguredSendTarget, types.HostInternetScsiHbaSendTarget{
+				Address: t.address, Port: t.port, AdvancedOptions: targetOptions(t, s.delayedAck),
+				Parent: "vmhba64",
+			})
+		}
+		for _, t := range s.staticTargets {
+			hba.ConfiguredStaticTarget = append(hba.ConfiguredStaticTarget, types.HostInternetScsiHbaStaticTarget{
+				Address: t.address, Port: t.port, IScsiName: t.iqn, DiscoveryMethod: "staticMethod",
+				AdvancedOptions: targetOptions(t, s.delayedAck), Parent: "vmhba64",
+			})
+		}
+		sd := h.Config.StorageDevice
+		sd.HostBusAdapter = append(sd.HostBusAdapter, hba)
+
+		net := h.Config.Network
+		vnic := types.HostVirtualNic{
+			Device: "vmk1",
+			Key:    "key-vim.host.VirtualNic-vmk1",
+			Spec: types.HostVirtualNicSpec{
+				Ip:  &types.HostIpConfig{Dhcp: false, IpAddress: ip, SubnetMask: "255.255.255.0"},
+				Mac: fmt.Sprintf("00:50:56:6a:%02x:%02x", w.ipSeq/256, w.ipSeq%256),
+				Mtu: s.vnicMTU,
+			},
+		}
+		if s.dvs == nil {
+			swKey := "key-vim.host.VirtualSwitch-vSwitch-iscsi"
+			pgKey := "key-vim.host.PortGroup-iSCSI-1"
+			net.Vswitch = append(net.Vswitch, types.HostVirtualSwitch{
+				Name: "vSwitch-iscsi", Key: swKey, NumPorts: 128, NumPortsAvailable: 120,
+				Mtu: s.vswitchMTU, Portgroup: []string{pgKey},
+				Spec: types.HostVirtualSwitchSpec{NumPorts: 128, Mtu: s.vswitchMTU},
+			})
+			net.Portgroup = append(net.Portgroup, types.HostPortGroup{
+				Key: pgKey, Vswitch: swKey,
+				Spec: types.HostPortGroupSpec{Name: "iSCSI-1", VswitchName: "vSwitch-iscsi"},
+			})
+			vnic.Portgroup = "iSCSI-1"
+			vnic.Spec.Portgroup = "iSCSI-1"
+		} else {
+			vnic.Spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{
+				SwitchUuid: dvsUUID, PortgroupKey: "dvportgroup-iscsi-" + dvsName, PortKey: fmt.Sprintf("%d", 100+w.ipSeq),
+			}
+		}
+		net.Vnic = append(net.Vnic, vnic)
+	})
+	im := simulator.Map.Get(*h.ConfigManager.IscsiManager).(*IscsiManager)
+	im.Bound["vmhba64"] = []string{"vmk1"}
+}
+
+func (w *world) addDVS(name string, maxMtu int32, members []*simulator.HostSystem) *simulator.DistributedVirtualSwitch {
+	var spec types.DVSCreateSpec
+	spec.ConfigSpec = &types.VMwareDVSConfigSpec{DVSConfigSpec: types.DVSConfigSpec{Name: name}, MaxMtu: maxMtu}
+	task, err := w.folders.NetworkFolder.CreateDVS(w.ctx, spec)
+	must(err)
+	info, err := task.WaitForResult(w.ctx, nil)
+	must(err)
+	ref := info.Result.(types.ManagedObjectReference)
+	if len(members) > 0 {
+		cs := &types.DVSConfigSpec{}
+		for _, h := range members {
+			cs.Host = append(cs.Host, types.DistributedVirtualSwitchHostMemberConfigSpec{
+				Operation: string(types.ConfigSpecOperationAdd), Host: h.Self,
+			})
+		}
+		t, err := object.NewDistributedVirtualSwitch(w.c, ref).Reconfigure(w.ctx, cs)
+		must(err)
+		must(t.Wait(w.ctx))
+	}
+	d := simulator.Map.Get(ref).(*simulator.DistributedVirtualSwitch)
+	lock(d, func() {
+		if cfg, ok := d.Config.(*types.VMwareDVSConfigInfo); ok {
+			cfg.MaxMtu = maxMtu
+		}
+	})
+	w.dvs[name] = d
+	return d
+}
+
+// ---- datastores and datastore clusters ----
+
+type dsSpec struct {
+	name           string
+	nfs            bool
+	vmfsMajor      int32 // 5 or 6 (default 6)
+	capacity       int64
+	free           int64
+	uncommitted    int64
+	hosts          []*simulator.HostSystem // mounted on
+	lunHosts       []*simulator.HostSystem // hosts that see the backing LUN (default: hosts)
+	pod            *simulator.StoragePod
+	remoteHost     string
+	remotePathBase string
+}
+
+// pct returns p percent of c, exactly for the sizes used here.
+func pct(c int64, p int64) int64 { return c / 100 * p }
+
+func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
+	ds := &simulator.Datastore{}
+	ds.Name = s.name
+	ds.Self.Type = "Datastore"
+	simulator.Map.Put(ds) // assigns datastore-N
+	sum := sha1.Sum([]byte(s.name))
+	uuid := fmt.Sprintf("%x-%x-%x-%x", sum[0:4], sum[4:8], sum[8:10], sum[10:16])
+	url := "ds:///vmfs/volumes/" + uuid + "/"
+	now := w.now
+
+	lock(ds, func() {
+		var info types.BaseDatastoreInfo
+		typ := "VMFS"
+		base := types.DatastoreInfo{
+			Name: s.name, Url: url, FreeSpace: s.free, MaxFileSize: 62 * TiB,
+			MaxVirtualDiskCapacity: 62 * TiB, MaxMemoryFileSize: 62 * TiB, Timestamp: &now,
+			ContainerId: uuid,
+		}
+		if s.nfs {
+			typ = "NFS"
+			host := s.remoteHost
+			if host == "" {
+				host = "nfs01.example.com"
+			}
+			info = &types.NasDatastoreInfo{
+				DatastoreInfo: base,
+				Nas: &types.HostNasVolume{
+					HostFileSystemVolume: types.HostFileSystemVolume{Type: "NFS", Name: s.name, Capacity: s.capacity},
+					RemoteHost:           host,
+					RemotePath:           "/export/" + s.name,
+					SecurityType:         "AUTH_SYS",
+				},
+			}
+		} else {
+			major := s.vmfsMajor
+			if major == 0 {
+				major = 6
+			}
+			version := "6.82"
+			if major == 5 {
+				version = "5.81"
+			}
+			naa := w.newNaa()
+			info = &types.VmfsDatastoreInfo{
+				DatastoreInfo:          base,
+				MaxPhysicalRDMFileSize: 64 * TiB,
+				MaxVirtualRDMFileSize:  62 * TiB,
+				Vmfs: &types.HostVmfsVolume{
+					HostFileSystemVolume: types.HostFileSystemVolume{Type: "VMFS", Name: s.name, Capacity: s.capacity},
+					BlockSizeMb:          1,
+					MaxBlocks:            63963136,
+					MajorVersion:         major,
+					Version:              version,
+					Uuid:                 uuid,
+					Extent:               []types.HostScsiDiskPartition{{DiskName: naa, Partition: 1}},
+					Local:                types.NewBool(false),
+					Ssd:                  types.NewBool(false),
+				},
+			}
+			lunHosts := s.lunHosts
+			if lunHosts == nil {
+				lunHosts = s.hosts
+			}
+			for _, h := range lunHosts {
+				w.addLun(h, sanLun(naa, s.capacity/GiB+1))
+			}
+		}
+		ds.Info = info
+		ds.Summary = types.DatastoreSummary{
+			Datastore: &ds.Self, Name: s.name, Url: url, Capacity: s.capacity, FreeSpace: s.free,
+			Uncommitted: s.uncommitted, Accessible: true, MultipleHostAccess: types.NewBool(len(s.hosts) > 1),
+			Type: typ, MaintenanceMode: string(types.DatastoreSummaryMaintenanceModeStateNormal),
+		}
+		ds.Capability = types.DatastoreCapability{
+			DirectoryHierarchySupported: true, RawDiskMappingsSupported: !s.nfs,
+			PerFileThinProvisioningSupported: true, StorageIORMSupported: types.NewBool(true),
+			NativeSnapshotSupported: types.NewBool(false), TopLevelDirectoryCreateSupported: types.NewBool(true),
+			SeSparseSupported: types.NewBool(true),
+		}
+		browser := &simulator.HostDatastoreBrowser{}
+		browser.Datastore = []types.ManagedObjectReference{ds.Self}
+		ds.Browser = simulator.Map.Put(browser).Reference()
+		for _, h := range s.hosts {
+			ds.Host = append(ds.Host, types.DatastoreHostMount{
+				Key: h.Self,
+				MountInfo: types.HostMountInfo{Path: "/vmfs/volumes/" + uuid, AccessMode: "readWrite",
+					Mounted: types.NewBool(true), Accessible: types.NewBool(true)},
+			})
+		}
+	})
+	for _, h := range s.hosts {
+		lock(h, func() { h.Datastore = append(h.Datastore, ds.Self) })
+		if p, ok := simulator.Map.Get(*h.Parent).(*simulator.ClusterComputeResource); ok {
+			lock(p, func() {
+				for _, r := range p.Datastore {
+					if r == ds.Self {
+						return
+					}
+				}
+				p.Datastore = append(p.Datastore, ds.Self)
+			})
+		}
+	}
+	lock(w.dc, func() { w.dc.Datastore = append(w.dc.Datastore, ds.Self) })
+	if s.pod != nil {
+		pod := s.pod
+		lock(pod, func() {
+			pod.ChildEntity = append(pod.ChildEntity, ds.Self)
+			pod.Summary.Capacity += s.capacity
+			pod.Summary.FreeSpace += s.free
+		})
+		ds.Parent = &pod.Self
+	} else {
+		f := simulator.Map.Get(w.folders.DatastoreFolder.Reference()).(*simulator.Folder)
+		lock(f, func() { f.ChildEntity = append(f.ChildEntity, ds.Self) })
+		ds.Parent = &f.Self
+	}
+	w.datastores[s.name] = ds
+	return ds
+}
+
+func (w *world) addPod(name string) *simulator.StoragePod {
+	p, err := w.folders.DatastoreFolder.CreateStoragePod(w.ctx, name)
+	must(err)
+	pod := simulator.Map.Get(p.Reference()).(*simulator.StoragePod)
+	lock(pod, func() { pod.Summary.Name = name })
+	w.pods[name] = pod
+	return pod
+}
+
+// ---- virtual machines ----
+
+type diskSpec struct {
+	ds     *simulator.Datastore
+	gib    int64
+	format string // thin, lazyzeroedthick, eagerzeroedthick, rdm
+	ctrl   int    // index into vmSpec.controllers
+}
+
+type ctrlSpec struct {
+	kind      string // pvscsi, lsilogic, lsilogicsas
+	sharedBus types.VirtualSCSISharing
+}
+
+type snapSpec struct {
+	name     string
+	age      time.Duration
+	children []snapSpec
+}
+
+type vmSpec struct {
+	name        string
+	host        *simulator.HostSystem
+	template    bool
+	poweredOff  bool
+	hwVersion   string // default vmx-13
+	ftState     types.VirtualMachineFaultToleranceState
+	controllers []ctrlSpec // default one PVSCSI, noSharing
+	disks       []diskSpec
+	snapshots   []snapSpec
+}
+
+func defaultDisk(ds *simulator.Datastore) []diskSpec {
+	return []diskSpec{{ds: ds, gib: 40, format: "lazyzeroedthick"}}
+}
+
+func newController(i int, c ctrlSpec) types.BaseVirtualDevice {
+	share := c.sharedBus
+	if share == "" {
+		share = types.VirtualSCSISharingNoSharing
+	}
+	unit := int32(3 + i)
+	base := types.VirtualSCSIController{
+		VirtualController: types.VirtualController{
+			VirtualDevice: types.VirtualDevice{
+				Key:           int32(1000 + i),
+				DeviceInfo:    &types.Description{Label: fmt.Sprintf("SCSI controller %d", i)},
+				ControllerKey: 100,
+				UnitNumber:    &unit,
+			},
+			BusNumber: int32(i),
+		},
+		HotAddRemove:       types.NewBool(true),
+		SharedBus:          share,
+		ScsiCtlrUnitNumber: 7,
+	}
+	switch c.kind {
+	case "lsilogic":
+		base.DeviceInfo.GetDescription().Summary = "LSI Logic"
+		return &types.VirtualLsiLogicController{VirtualSCSIController: base}
+	case "lsilogicsas":
+		base.DeviceInfo.GetDescription().Summary = "LSI Logic SAS"
+		return &types.VirtualLsiLogicSASController{VirtualSCSIController: base}
+	default:
+		base.DeviceInfo.GetDescription().Summary = "VMware paravirtual SCSI"
+		return &types.ParaVirtualSCSIController{VirtualSCSIController: base}
+	}
+}
+
+func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
+	if s.hwVersion == "" {
+		s.hwVersion = "vmx-13"
+	}
+	if s.ftState == "" {
+		s.ftState = types.VirtualMachineFaultToleranceStateNotConfigured
+	}
+	if len(s.controllers) == 0 {
+		s.controllers = []ctrlSpec{{kind: "pvscsi"}}
+	}
+	homeDs := s.disks[0].ds
+
+	vm := &simulator.VirtualMachine{}
+	vm.Name = s.name
+	vm.Self.Type = "VirtualMachine"
+	folder := simulator.Map.Get(w.folders.VmFolder.Reference()).(*simulator.Folder)
+	simulator.Map.PutEntity(folder, vm)
+	lock(folder, func() { folder.ChildEntity = append(folder.ChildEntity, vm.Self) })
+
+	sum := sha1.Sum([]byte(s.name))
+	uuid := fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+	iuuid := fmt.Sprintf("50%x-%x-%x-%x-%x", sum[1:4], sum[5:7], sum[7:9], sum[11:13], sum[14:20])
+	vmx := fmt.Sprintf("[%s] %s/%s.vmx", homeDs.Name, s.name, s.name)
+
+	pci := &types.VirtualPCIController{VirtualController: types.VirtualController{
+		VirtualDevice: types.VirtualDevice{Key: 100, DeviceInfo: &types.Description{Label: "PCI controller 0", Summary: "PCI controller 0"}},
+	}}
+	devices := []types.BaseVirtualDevice{pci}
+	var ctrls []*types.VirtualSCSIController
+	for i, c := range s.controllers {
+		d := newController(i, c)
+		devices = append(devices, d)
+		pci.Device = append(pci.Device, d.GetVirtualDevice().Key)
+		ctrls = append(ctrls, d.(types.BaseVirtualSCSIController).GetVirtualSCSIController())
+	}
+	var committed, uncommitted int64
+	dsSeen := map[types.ManagedObjectReference]bool{homeDs.Self: true}
+	dsRefs := []types.ManagedObjectReference{homeDs.Self}
+	units := make([]int32, len(ctrls))
+	for i, d := range s.disks {
+		ctrl := ctrls[d.ctrl]
+		unit := units[d.ctrl]
+		if unit == 7 {
+			unit++
+		}
+		units[d.ctrl] = unit + 1
+		file := fmt.Sprintf("[%s] %s/%s.vmdk", d.ds.Name, s.name, s.name)
+		if i > 0 {
+			file = fmt.Sprintf("[%s] %s/%s_%d.vmdk", d.ds.Name, s.name, s.name, i)
+		}
+		fb := types.VirtualDeviceFileBackingInfo{FileName: file, Datastore: &d.ds.Self}
+		var backing types.BaseVirtualDeviceBackingInfo
+		switch d.format {
+		case "rdm":
+			fb.FileName = fmt.Sprintf("[%s] %s/%s_rdm%d.vmdk", d.ds.Name, s.name, s.name, i)
+			backing = &types.VirtualDiskRawDiskMappingVer1BackingInfo{
+				VirtualDeviceFileBackingInfo: fb,
+				LunUuid:                      fmt.Sprintf("0200%02x0000%x", i, sum[:12]),
+				DeviceName:                   "vml.0200" + fmt.Sprintf("%x", sum[:12]),
+				CompatibilityMode:            "physicalMode",
+				DiskMode:                     "independent_persistent",
+				Uuid:                         uuid,
+			}
+		default:
+			fb2 := &types.VirtualDiskFlatVer2BackingInfo{
+				VirtualDeviceFileBackingInfo: fb,
+				DiskMode:                     "persistent",
+				Split:                        types.NewBool(false),
+				WriteThrough:                 types.NewBool(false),
+				ThinProvisioned:              types.NewBool(d.format == "thin"),
+				EagerlyScrub:                 types.NewBool(d.format == "eagerzeroedthick"),
+				Uuid:                         fmt.Sprintf("6000C29%x", sum[i%8:i%8+12]),
+			}
+			backing = fb2
+		}
+		bytes := d.gib * GiB
+		if d.format == "thin" {
+			committed += bytes / 4
+			uncommitted += bytes - bytes/4
+		} else if d.format != "rdm" {
+			committed += bytes
+		}
+		u := unit
+		disk := &types.VirtualDisk{
+			VirtualDevice: types.VirtualDevice{
+				Key:           int32(2000 + 16*d.ctrl + int(unit)),
+				DeviceInfo:    &types.Description{Label: fmt.Sprintf("Hard disk %d", i+1), Summary: fmt.Sprintf("%d KB", bytes/1024)},
+				Backing:       backing,
+				ControllerKey: ctrl.Key,
+				UnitNumber:    &u,
+			},
+			CapacityInKB:    bytes / 1024,
+			CapacityInBytes: bytes,
+		}
+		ctrl.Device = append(ctrl.Device, disk.Key)
+		devices = append(devices, disk)
+		if !dsSeen[d.ds.Self] {
+			dsSeen[d.ds.Self] = true
+			dsRefs = append(dsRefs, d.ds.Self)
+		}
+	}
+
+	power := types.VirtualMachinePowerStatePoweredOn
+	if s.poweredOff || s.template {
+		power = types.VirtualMachinePowerStatePoweredOff
+	}
+	hostRef := s.host.Self
+	cluster := simulator.Map.Get(*s.host.Parent).(*simulator.ClusterComputeResource)
+	pool := simulator.Map.Get(*cluster.ResourcePool).(*simulator.ResourcePool)
+
+	lock(vm, func() {
+		vm.Config = &types.VirtualMachineConfigInfo{
+			ChangeVersion: w.now.Format(time.RFC3339Nano),
+			Modified:      w.now,
+			Name:          s.name,
+			GuestFullName: "Other 3.x or later Linux (64-bit)",
+			Version:       s.hwVersion,
+			Uuid:          uuid,
+			InstanceUuid:  iuuid,
+			Template:      s.template,
+			GuestId:       "other3xLinux64Guest",
+			Files: types.VirtualMachineFileInfo{
+				VmPathName:        vmx,
+				SnapshotDirectory: fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
+				SuspendDirectory:  fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
+				LogDirectory:      fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
+			},
+			Hardware: types.VirtualHardware{NumCPU: 2, NumCoresPerSocket: 1, MemoryMB: 4096, Device: devices},
+		}
+		vm.Runtime = types.VirtualMachineRuntimeInfo{
+			Host:                &hostRef,
+			ConnectionState:     types.VirtualMachineConnectionStateConnected,
+			PowerState:          power,
+			FaultToleranceState: s.ftState,
+			MaxCpuUsage:         4600,
+			MaxMemoryUsage:      4096,
+		}
+		if power == types.VirtualMachinePowerStatePoweredOn {
+			bt := w.now.Add(-72 * time.Hour)
+			vm.Runtime.BootTime = &bt
+		}
+		vm.Guest = &types.GuestInfo{ToolsStatus: types.VirtualMachineToolsStatusToolsOk, GuestState: "running"}
+		if power != types.VirtualMachinePowerStatePoweredOn {
+			vm.Guest = &types.GuestInfo{ToolsStatus: types.VirtualMachineToolsStatusToolsNotRunning, GuestState: "notRunning"}
+		}
+		vm.Summary = types.VirtualMachineSummary{
+			Vm:      &vm.Self,
+			Runtime: vm.Runtime,
+			Guest:   &types.VirtualMachineGuestSummary{GuestId: "other3xLinux64Guest", ToolsStatus: vm.Guest.ToolsStatus},
+			Config: types.VirtualMachineConfigSummary{
+				Name: s.name, Template: s.template, VmPathName: vmx, MemorySizeMB: 4096, NumCpu: 2,
+				NumVirtualDisks: int32(len(s.disks)), Uuid: uuid, InstanceUuid: iuuid,
+				GuestId: "other3xLinux64Guest", GuestFullName: "Other 3.x or later Linux (64-bit)",
+				HwVersion: s.hwVersion,
+			},
+			Storage: &types.VirtualMachineStorageSummary{Committed: committed, Uncommitted: uncommitted, Unshared: committed, Timestamp: w.now},
+			QuickStats: types.VirtualMachineQuickStats{
+				GuestHeartbeatStatus: types.ManagedEntityStatusGreen,
+			},
+			OverallStatus: types.ManagedEntityStatusGreen,
+		}
+		vm.Datastore = dsRefs
+		if !s.template {
+			vm.ResourcePool = &pool.Self
+		}
+		vm.Storage = &types.VirtualMachineStorageInfo{Timestamp: w.now}
+		vm.Layout = &types.VirtualMachineFileLayout{}
+		vm.LayoutEx = &types.VirtualMachineFileLayoutEx{Timestamp: w.now}
+		vm.Summary.Config.Product = nil
+		if len(s.snapshots) > 0 {
+			w.plantSnapshots(vm, s.snapshots)
+		}
+	})
+	if !s.template {
+		lock(pool, func() { pool.Vm = append(pool.Vm, vm.Self) })
+	}
+	lock(s.host, func() { s.host.Vm = append(s.host.Vm, vm.Self) })
+	for _, r := range dsRefs {
+		ds := simulator.Map.Get(r).(*simulator.Datastore)
+		lock(ds, func() { ds.Vm = append(ds.Vm, vm.Self) })
+	}
+	w.vms[s.name] = vm
+	return vm
+}
+
+func (w *world) plantSnapshots(vm *simulator.VirtualMachine, roots []snapSpec) {
+	var current *types.ManagedObjectReference
+	id := int32(0)
+	var build func(s snapSpec) types.VirtualMachineSnapshotTree
+	build = func(s snapSpec) types.VirtualMachineSnapshotTree {
+		id++
+		snap := &simulator.VirtualMachineSnapshot{}
+		snap.Self.Type = "VirtualMachineSnapshot"
+		snap.Vm = vm.Self
+		ref := simulator.Map.Put(snap).Reference()
+		current = &ref
+		t := types.VirtualMachineSnapshotTree{
+			Snapshot: ref, Vm: vm.Self, Name: s.name, Description: "planted by vcsim-vslint",
+			Id: id, CreateTime: w.now.Add(-s.age), State: vm.Runtime.PowerState,
+			Quiesced: false, ReplaySupported: types.NewBool(false),
+		}
+		for _, c := range s.children {
+			t.ChildSnapshotList = append(t.ChildSnapshotList, build(c))
+		}
+		return t
+	}
+	info := &types.VirtualMachineSnapshotInfo{}
+	for _, r := range roots {
+		t := build(r)
+		info.RootSnapshotList = append(info.RootSnapshotList, t)
+		vm.RootSnapshot = append(vm.RootSnapshot, t.Snapshot)
+	}
+	info.CurrentSnapshot = current
+	vm.Snapshot = info
+}
+
+// chain returns a linear chain of n snapshots, all of the given age.
+func chain(prefix string, n int, age time.Duration) []snapSpec {
+	if n == 0 {
+		return nil
+	}
+	return []snapSpec{{name: fmt.Sprintf("%s-%d", prefix, 1), age: age + time.Duration(n)*time.Minute,
+		children: rename(chain(prefix, n-1, age), prefix, 2)}}
+}
+
+func rename(s []snapSpec, prefix string, start int) []snapSpec {
+	for i := range s {
+		s[i].name = fmt.Sprintf("%s-%d", prefix, start)
+		s[i].children = rename(s[i].children, prefix, start+1)
+	}
+	return s
+}
+
+func hostsOf(w *world, names ...string) []*simulator.HostSystem {
+	var out []*simulator.HostSystem
+	for _, n := range names {
+		h := w.hosts[n]
+		if h == nil {
+			panic("unknown host " + n)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func boolp(b bool) *bool { return &b }
+
+var _ = strings.TrimSpace

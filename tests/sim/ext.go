@@ -1,0 +1,352 @@
+package main
+
+// Managed objects and methods the stock simulator does not have:
+//
+//   - IscsiManager (one per host) answering QueryBoundVnics;
+//   - HostSystem.RetrieveManagedMethodExecuter and
+//     ReflectManagedMethodExecuter.ExecuteSoap, i.e. esxcli through vCenter,
+//     answering vim.EsxCLI.storage.nmp.device.list;
+//   - a Datastore.RefreshDatastore that keeps planted sizes (the stock one
+//     overwrites capacity/freeSpace with the temp directory's statfs).
+//
+// Methods on HostSystem and Datastore cannot be added without replacing
+// those objects in the map with another Go type, which breaks the many
+// `.(*simulator.HostSystem)` assertions inside the simulator. Instead the
+// HTTP handler in front of /sdk rewrites the `_this` of those few requests
+// to a companion object (type VslintHostExt / VslintDatastoreExt, same
+// moref value) that implements the method. Session checks, SOAP decoding,
+// faults and encoding stay the stock simulator's.
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io/ioutil"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// ---- IscsiManager ----
+
+// IscsiManager is a per-host iSCSI manager. Bound maps an HBA device
+// (vmhba64) to the vmknics bound to it.
+type IscsiManager struct {
+	mo.IscsiManager
+	host  types.ManagedObjectReference
+	Bound map[string][]string
+}
+
+// QueryBoundVnics answers with one IscsiPortInfo per bound vmknic.
+func (m *IscsiManager) QueryBoundVnics(ctx *simulator.Context, req *types.QueryBoundVnics) soap.HasFault {
+	body := &methods.QueryBoundVnicsBody{}
+	h, _ := simulator.Map.Get(m.host).(*simulator.HostSystem)
+	vnics, ok := m.Bound[req.IScsiHbaName]
+	if !ok || h == nil {
+		body.Fault_ = simulator.Fault("iSCSI HBA not found: "+req.IScsiHbaName,
+			&types.NotFound{})
+		return body
+	}
+	res := &types.QueryBoundVnicsResponse{}
+	for _, dev := range vnics {
+		info := types.IscsiPortInfo{VnicDevice: dev, PathStatus: "active"}
+		if h.Config != nil && h.Config.Network != nil {
+			for i := range h.Config.Network.Vnic {
+				v := h.Config.Network.Vnic[i]
+				if v.Device != dev {
+					continue
+				}
+				info.Vnic = &v
+				info.PortgroupName = v.Portgroup
+				if v.Spec.DistributedVirtualPort != nil {
+					info.SwitchUuid = v.Spec.DistributedVirtualPort.SwitchUuid
+					info.PortgroupKey = v.Spec.DistributedVirtualPort.PortgroupKey
+				}
+				for _, pg := range h.Config.Network.Portgroup {
+					if pg.Spec.Name == v.Portgroup {
+						info.SwitchName = pg.Spec.VswitchName
+					}
+				}
+			}
+		}
+		res.Returnval = append(res.Returnval, info)
+	}
+	body.Res = res
+	return body
+}
+
+// ---- esxcli over vCenter ----
+
+// The request/response shapes of the internal (non-public) API, as the
+// vSphere Web Services SDK and govmomi's own internal package define them.
+
+type RetrieveManagedMethodExecuterRequest struct {
+	This types.ManagedObjectReference `xml:"_this"`
+}
+
+type RetrieveManagedMethodExecuterResponse struct {
+	Returnval *types.ManagedObjectReference `xml:"returnval,omitempty"`
+}
+
+type retrieveManagedMethodExecuterBody struct {
+	Res    *RetrieveManagedMethodExecuterResponse
+	Fault_ *soap.Fault
+}
+
+func (b *retrieveManagedMethodExecuterBody) Fault() *soap.Fault { return b.Fault_ }
+
+type ReflectManagedMethodExecuterSoapArgument struct {
+	types.DynamicData
+
+	Name string `xml:"name"`
+	Val  string `xml:"val"`
+}
+
+type ExecuteSoapRequest struct {
+	This     types.ManagedObjectReference               `xml:"_this"`
+	Moid     string                                     `xml:"moid"`
+	Version  string                                     `xml:"version"`
+	Method   string                                     `xml:"method"`
+	Argument []ReflectManagedMethodExecuterSoapArgument `xml:"argument,omitempty"`
+}
+
+type ReflectManagedMethodExecuterSoapFault struct {
+	types.DynamicData
+
+	FaultMsg    string `xml:"faultMsg"`
+	FaultDetail string `xml:"faultDetail,omitempty"`
+}
+
+type ReflectManagedMethodExecuterSoapResult struct {
+	types.DynamicData
+
+	Response string                                 `xml:"response,omitempty"`
+	Fault    *ReflectManagedMethodExecuterSoapFault `xml:"fault,omitempty"`
+}
+
+type ExecuteSoapResponse struct {
+	Returnval *ReflectManagedMethodExecuterSoapResult `xml:"returnval,omitempty"`
+}
+
+type executeSoapBody struct {
+	Res    *ExecuteSoapResponse
+	Fault_ *soap.Fault
+}
+
+func (b *executeSoapBody) Fault() *soap.Fault { return b.Fault_ }
+
+func init() {
+	types.Add("RetrieveManagedMethodExecuter", reflect.TypeOf((*RetrieveManagedMethodExecuterRequest)(nil)).Elem())
+	types.Add("ExecuteSoap", reflect.TypeOf((*ExecuteSoapRequest)(nil)).Elem())
+	types.Add("ReflectManagedMethodExecuterSoapArgument", reflect.TypeOf((*ReflectManagedMethodExecuterSoapArgument)(nil)).Elem())
+}
+
+// hostExtra is what the harness knows about a host beyond mo.HostSystem.
+type hostExtra struct {
+	// iops is the Round Robin IOPS limit per canonical name (RR LUNs only).
+	iops map[string]int
+	// refuseEsxcli makes ExecuteSoap fail with a fault.
+	refuseEsxcli bool
+}
+
+var hostExtras = map[types.ManagedObjectReference]*hostExtra{}
+
+func extraFor(host types.ManagedObjectReference) *hostExtra {
+	x := hostExtras[host]
+	if x == nil {
+		x = &hostExtra{iops: map[string]int{}}
+		hostExtras[host] = x
+	}
+	return x
+}
+
+// VslintHostExt carries the HostSystem methods the stock host lacks.
+type VslintHostExt struct {
+	Self types.ManagedObjectReference
+	host types.ManagedObjectReference
+}
+
+func (h *VslintHostExt) Reference() types.ManagedObjectReference { return h.Self }
+
+// RetrieveManagedMethodExecuter returns the host's executer.
+func (h *VslintHostExt) RetrieveManagedMethodExecuter(ctx *simulator.Context, req *RetrieveManagedMethodExecuterRequest) soap.HasFault {
+	ref := types.ManagedObjectReference{Type: "ReflectManagedMethodExecuter", Value: "ha-mme-" + h.host.Value}
+	return &retrieveManagedMethodExecuterBody{Res: &RetrieveManagedMethodExecuterResponse{Returnval: &ref}}
+}
+
+// ManagedMethodExecuter answers ExecuteSoap for one host.
+type ManagedMethodExecuter struct {
+	Self types.ManagedObjectReference
+	host types.ManagedObjectReference
+}
+
+func (e *ManagedMethodExecuter) Reference() types.ManagedObjectReference { return e.Self }
+
+const (
+	nmpDeviceMoid   = "ha-cli-handler-storage-nmp-device"
+	nmpDeviceMethod = "vim.EsxCLI.storage.nmp.device.list"
+)
+
+// ExecuteSoap implements vim.EsxCLI.storage.nmp.device.list.
+func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *ExecuteSoapRequest) soap.HasFault {
+	body := &executeSoapBody{}
+	x := extraFor(e.host)
+	if x.refuseEsxcli {
+		body.Fault_ = simulator.Fault("Permission to perform this operation was denied.",
+			&types.NoPermission{Object: e.host, PrivilegeId: "Host.Config.Settings"})
+		return body
+	}
+	if req.Moid != nmpDeviceMoid || req.Method != nmpDeviceMethod {
+		body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
+			Fault: &ReflectManagedMethodExecuterSoapFault{
+				FaultMsg: fmt.Sprintf("Unknown method %s on %s", req.Method, req.Moid),
+			},
+		}}
+		return body
+	}
+	h, _ := simulator.Map.Get(e.host).(*simulator.HostSystem)
+	if h == nil {
+		body.Fault_ = simulator.Fault("", &types.ManagedObjectNotFound{Obj: e.host})
+		return body
+	}
+	body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
+		Response: nmpDeviceList(h, x),
+	}}
+	return body
+}
+
+// nmpDeviceList renders the esxcli answer from the host's multipath info:
+// one DataObject per SAN (non-local) LUN.
+func nmpDeviceList(h *simulator.HostSystem, x *hostExtra) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="ArrayOfDataObject">` + "\n")
+	for _, l := range hostLuns(h) {
+		if l.local {
+			continue
+		}
+		esc := html.EscapeString
+		cfg := ""
+		switch l.policy {
+		case "VMW_PSP_RR":
+			iops, ok := x.iops[l.canonical]
+			if !ok {
+				iops = 1000
+			}
+			cfg = fmt.Sprintf("{policy=rr,iops=%d,bytes=10485760,useANO=0; lastPathIndex=0: NumIOsPending=0,numBytesPending=0}", iops)
+		case "VMW_PSP_FIXED":
+			cfg = "{preferred=" + l.pathNames()[0] + ";current=" + l.pathNames()[0] + "}"
+		case "VMW_PSP_MRU":
+			cfg = "Current Path=" + l.pathNames()[0]
+		}
+		var working []string
+		for _, p := range l.paths {
+			if p.state == "active" {
+				working = append(working, p.name)
+			}
+		}
+		b.WriteString(`<DataObject xsi:type="VimEsxCLIstoragenmpdevicelistNMPDevice">`)
+		b.WriteString("<Device>" + esc(l.canonical) + "</Device>")
+		b.WriteString("<DeviceDisplayName>" + esc(l.displayName) + "</DeviceDisplayName>")
+		b.WriteString("<IsBootUSBDevice>false</IsBootUSBDevice>")
+		b.WriteString("<IsLocalSASDevice>false</IsLocalSASDevice>")
+		b.WriteString("<IsUSB>false</IsUSB>")
+		b.WriteString("<PathSelectionPolicy>" + esc(l.policy) + "</PathSelectionPolicy>")
+		b.WriteString("<PathSelectionPolicyDeviceConfig>" + esc(cfg) + "</PathSelectionPolicyDeviceConfig>")
+		b.WriteString("<PathSelectionPolicyDeviceCustomConfig></PathSelectionPolicyDeviceCustomConfig>")
+		b.WriteString("<StorageArrayType>" + esc(l.satp) + "</StorageArrayType>")
+		b.WriteString("<StorageArrayTypeDeviceConfig>{implicit_support=on; explicit_support=off; explicit_allow=on; alua_followover=on; action_OnRetryErrors=off;}</StorageArrayTypeDeviceConfig>")
+		b.WriteString("<WorkingPaths>" + esc(strings.Join(working, ", ")) + "</WorkingPaths>")
+		b.WriteString("</DataObject>\n")
+	}
+	b.WriteString("</obj>")
+	return b.String()
+}
+
+// ---- Datastore.RefreshDatastore ----
+
+// VslintDatastoreExt keeps planted datastore values on RefreshDatastore.
+type VslintDatastoreExt struct {
+	Self types.ManagedObjectReference
+}
+
+func (d *VslintDatastoreExt) Reference() types.ManagedObjectReference { return d.Self }
+
+// RefreshDatastore succeeds without touching capacity or free space.
+func (d *VslintDatastoreExt) RefreshDatastore(ctx *simulator.Context, req *types.RefreshDatastore) soap.HasFault {
+	return &methods.RefreshDatastoreBody{Res: &types.RefreshDatastoreResponse{}}
+}
+
+// ---- HTTP rewrite ----
+
+var thisRe = regexp.MustCompile(`(<(?:[A-Za-z0-9_]+:)?_this\b[^>]*\btype=")(HostSystem|Datastore)("[^>]*>)`)
+
+// rewriteThis points _this of the emulated methods at the companion object.
+func rewriteThis(body []byte) []byte {
+	var to string
+	switch {
+	case bytes.Contains(body, []byte("RetrieveManagedMethodExecuter")):
+		to = "VslintHostExt"
+	case bytes.Contains(body, []byte("RefreshDatastore")):
+		to = "VslintDatastoreExt"
+	default:
+		return body
+	}
+	return thisRe.ReplaceAllFunc(body, func(m []byte) []byte {
+		sub := thisRe.FindSubmatch(m)
+		if (to == "VslintHostExt" && string(sub[2]) != "HostSystem") ||
+			(to == "VslintDatastoreExt" && string(sub[2]) != "Datastore") {
+			return m
+		}
+		return []byte(string(sub[1]) + to + string(sub[3]))
+	})
+}
+
+func wrapSDK(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
+			body, err := ioutil.ReadAll(r.Body)
+			_ = r.Body.Close()
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			body = rewriteThis(body)
+			r.Body = ioutil.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// registerCompanions adds the companion objects for every host and
+// datastore, and the per-host executer.
+func registerCompanions() {
+	for _, e := range simulator.Map.All("HostSystem") {
+		ref := e.Reference()
+		simulator.Map.Put(&VslintHostExt{Self: types.ManagedObjectReference{Type: "VslintHostExt", Value: ref.Value}, host: ref})
+		simulator.Map.Put(&ManagedMethodExecuter{Self: types.ManagedObjectReference{Type: "ReflectManagedMethodExecuter", Value: "ha-mme-" + ref.Value}, host: ref})
+	}
+	for _, e := range simulator.Map.All("Datastore") {
+		ref := e.Reference()
+		simulator.Map.Put(&VslintDatastoreExt{Self: types.ManagedObjectReference{Type: "VslintDatastoreExt", Value: ref.Value}})
+	}
+}
+
+// sortedKeys is a small helper for deterministic output.
+func sortedKeys(m map[string][]string) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}

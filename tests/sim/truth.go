@@ -1,0 +1,370 @@
+package main
+
+// The truth document: what the simulator holds, computed by walking
+// simulator.Map after planting (not from scenario constants), so that
+// integration tests can compare it with what vslint stored.
+
+import (
+	"encoding/json"
+	"io/ioutil"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+type truthDelayedAck struct {
+	Value     string `json:"value"`
+	Inherited bool   `json:"inherited"`
+}
+
+type truthTarget struct {
+	Kind       string          `json:"kind"`
+	Address    string          `json:"address"`
+	Port       int32           `json:"port"`
+	IscsiName  string          `json:"iscsi_name"`
+	DelayedAck truthDelayedAck `json:"delayed_ack"`
+}
+
+type truthHBA struct {
+	Device     string          `json:"device"`
+	IscsiName  string          `json:"iscsi_name"`
+	DelayedAck truthDelayedAck `json:"delayed_ack"`
+	Targets    []truthTarget   `json:"targets"`
+	BoundVnics []string        `json:"bound_vnics"`
+}
+
+type truthPath struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+type truthLun struct {
+	CanonicalName string      `json:"canonical_name"`
+	Local         bool        `json:"local"`
+	Policy        string      `json:"policy"`
+	Satp          string      `json:"satp"`
+	IopsLimit     *int        `json:"iops_limit"`
+	Paths         []truthPath `json:"paths"`
+}
+
+type truthVnic struct {
+	Device    string  `json:"device"`
+	Mtu       int32   `json:"mtu"`
+	Portgroup string  `json:"portgroup"`
+	DvsUUID   *string `json:"dvs_uuid"`
+}
+
+type truthVswitch struct {
+	Name string `json:"name"`
+	Mtu  int32  `json:"mtu"`
+}
+
+type truthHost struct {
+	Moref             string         `json:"moref"`
+	Name              string         `json:"name"`
+	EnableBlockDelete *int64         `json:"enable_block_delete"`
+	Vnics             []truthVnic    `json:"vnics"`
+	Vswitches         []truthVswitch `json:"vswitches"`
+	IscsiHBAs         []truthHBA     `json:"iscsi_hbas"`
+	Luns              []truthLun     `json:"luns"`
+}
+
+type truthDatastore struct {
+	Moref       string `json:"moref"`
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Capacity    int64  `json:"capacity"`
+	FreeSpace   int64  `json:"free_space"`
+	Uncommitted int64  `json:"uncommitted"`
+	VmfsMajor   int32  `json:"vmfs_major"`
+	Parent      string `json:"parent"`
+	VMCount     int    `json:"vm_count"`
+}
+
+type truthPod struct {
+	Moref      string   `json:"moref"`
+	Name       string   `json:"name"`
+	Capacity   int64    `json:"capacity"`
+	FreeSpace  int64    `json:"free_space"`
+	Datastores []string `json:"datastores"`
+}
+
+type truthDVS struct {
+	Moref  string `json:"moref"`
+	Name   string `json:"name"`
+	UUID   string `json:"uuid"`
+	MaxMtu int32  `json:"max_mtu"`
+}
+
+type truthSnapshot struct {
+	Name       string `json:"name"`
+	CreateTime string `json:"create_time"`
+	Depth      int    `json:"depth"`
+}
+
+type truthController struct {
+	Key       int32  `json:"key"`
+	Type      string `json:"type"`
+	SharedBus string `json:"shared_bus"`
+}
+
+type truthDisk struct {
+	Key           int32  `json:"key"`
+	Label         string `json:"label"`
+	FileName      string `json:"file_name"`
+	Datastore     string `json:"datastore"`
+	CapacityBytes int64  `json:"capacity_bytes"`
+	Format        string `json:"format"`
+	ControllerKey int32  `json:"controller_key"`
+}
+
+type truthVM struct {
+	Moref       string            `json:"moref"`
+	Name        string            `json:"name"`
+	Template    bool              `json:"template"`
+	PowerState  string            `json:"power_state"`
+	HwVersion   string            `json:"hw_version"`
+	FtState     string            `json:"ft_state"`
+	Host        string            `json:"host"`
+	Snapshots   []truthSnapshot   `json:"snapshots"`
+	Controllers []truthController `json:"controllers"`
+	Disks       []truthDisk       `json:"disks"`
+}
+
+type truth struct {
+	Counts       map[string]int   `json:"counts"`
+	Datastores   []truthDatastore `json:"datastores"`
+	StoragePods  []truthPod       `json:"storage_pods"`
+	Hosts        []truthHost      `json:"hosts"`
+	DVSwitches   []truthDVS       `json:"dvswitches"`
+	VMs          []truthVM        `json:"vms"`
+	Scenario     string           `json:"scenario"`
+	GeneratedUTC string           `json:"generated_utc"`
+}
+
+func all(kind string) []mo.Entity {
+	es := simulator.Map.All(kind)
+	sort.Slice(es, func(i, j int) bool { return es[i].Entity().Name < es[j].Entity().Name })
+	return es
+}
+
+func delayedAck(opts []types.HostInternetScsiHbaParamValue) truthDelayedAck {
+	for _, o := range opts {
+		if o.Key == "DelayedAck" {
+			v := "false"
+			if b, ok := o.Value.(bool); ok && b {
+				v = "true"
+			}
+			return truthDelayedAck{Value: v, Inherited: o.IsInherited != nil && *o.IsInherited}
+		}
+	}
+	return truthDelayedAck{Value: "", Inherited: true}
+}
+
+func hostTruth(h *simulator.HostSystem) truthHost {
+	t := truthHost{Moref: h.Self.Value, Name: h.Name, Vnics: []truthVnic{}, Vswitches: []truthVswitch{},
+		IscsiHBAs: []truthHBA{}, Luns: []truthLun{}}
+	if h.ConfigManager.AdvancedOption != nil {
+		if om, ok := simulator.Map.Get(*h.ConfigManager.AdvancedOption).(*simulator.OptionManager); ok {
+			for _, s := range om.Setting {
+				o := s.GetOptionValue()
+				if o.Key == "VMFS3.EnableBlockDelete" {
+					if v, ok := o.Value.(int64); ok {
+						t.EnableBlockDelete = &v
+					}
+				}
+			}
+		}
+	}
+	net := h.Config.Network
+	for _, v := range net.Vnic {
+		tv := truthVnic{Device: v.Device, Mtu: v.Spec.Mtu, Portgroup: v.Portgroup}
+		if v.Spec.DistributedVirtualPort != nil {
+			u := v.Spec.DistributedVirtualPort.SwitchUuid
+			tv.DvsUUID = &u
+		}
+		t.Vnics = append(t.Vnics, tv)
+	}
+	for _, s := range net.Vswitch {
+		t.Vswitches = append(t.Vswitches, truthVswitch{Name: s.Name, Mtu: s.Mtu})
+	}
+	var bound map[string][]string
+	if h.ConfigManager.IscsiManager != nil {
+		if im, ok := simulator.Map.Get(*h.ConfigManager.IscsiManager).(*IscsiManager); ok {
+			bound = im.Bound
+		}
+	}
+	for _, a := range h.Config.StorageDevice.HostBusAdapter {
+		hba, ok := a.(*types.HostInternetScsiHba)
+		if !ok {
+			continue
+		}
+		th := truthHBA{Device: hba.Device, IscsiName: hba.IScsiName, DelayedAck: delayedAck(hba.AdvancedOptions),
+			Targets: []truthTarget{}, BoundVnics: append([]string{}, bound[hba.Device]...)}
+		for _, s := range hba.ConfiguredSendTarget {
+			th.Targets = append(th.Targets, truthTarget{Kind: "send", Address: s.Address, Port: s.Port,
+				DelayedAck: delayedAck(s.AdvancedOptions)})
+		}
+		for _, s := range hba.ConfiguredStaticTarget {
+			th.Targets = append(th.Targets, truthTarget{Kind: "static", Address: s.Address, Port: s.Port,
+				IscsiName: s.IScsiName, DelayedAck: delayedAck(s.AdvancedOptions)})
+		}
+		t.IscsiHBAs = append(t.IscsiHBAs, th)
+	}
+	x := extraFor(h.Self)
+	for _, l := range hostLuns(h) {
+		tl := truthLun{CanonicalName: l.canonical, Local: l.local, Policy: l.policy, Satp: l.satp, Paths: []truthPath{}}
+		if iops, ok := x.iops[l.canonical]; ok && !x.refuseEsxcli && !l.local && l.policy == "VMW_PSP_RR" {
+			v := iops
+			tl.IopsLimit = &v
+		}
+		for _, p := range l.paths {
+			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state})
+		}
+		t.Luns = append(t.Luns, tl)
+	}
+	return t
+}
+
+func diskFormat(b types.BaseVirtualDeviceBackingInfo) string {
+	switch x := b.(type) {
+	case *types.VirtualDiskFlatVer2BackingInfo:
+		if x.ThinProvisioned != nil && *x.ThinProvisioned {
+			return "thin"
+		}
+		if x.EagerlyScrub != nil && *x.EagerlyScrub {
+			return "eagerzeroedthick"
+		}
+		return "lazyzeroedthick"
+	case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
+		return "rdm"
+	}
+	return "other"
+}
+
+func vmTruth(vm *simulator.VirtualMachine) truthVM {
+	t := truthVM{Moref: vm.Self.Value, Name: vm.Name, PowerState: string(vm.Runtime.PowerState),
+		FtState: string(vm.Summary.Runtime.FaultToleranceState), Snapshots: []truthSnapshot{},
+		Controllers: []truthController{}, Disks: []truthDisk{}}
+	if vm.Runtime.Host != nil {
+		t.Host = vm.Runtime.Host.Value
+	}
+	if vm.Config != nil {
+		t.Template = vm.Config.Template
+		t.HwVersion = vm.Config.Version
+		for _, d := range vm.Config.Hardware.Device {
+			if c, ok := d.(types.BaseVirtualSCSIController); ok {
+				sc := c.GetVirtualSCSIController()
+				t.Controllers = append(t.Controllers, truthController{Key: sc.Key,
+					Type: reflect.TypeOf(d).Elem().Name(), SharedBus: string(sc.SharedBus)})
+			}
+			if disk, ok := d.(*types.VirtualDisk); ok {
+				td := truthDisk{Key: disk.Key, CapacityBytes: disk.CapacityInBytes, Format: diskFormat(disk.Backing),
+					ControllerKey: disk.ControllerKey}
+				if disk.DeviceInfo != nil {
+					td.Label = disk.DeviceInfo.GetDescription().Label
+				}
+				if fb, ok := disk.Backing.(types.BaseVirtualDeviceFileBackingInfo); ok {
+					f := fb.GetVirtualDeviceFileBackingInfo()
+					td.FileName = f.FileName
+					if f.Datastore != nil {
+						td.Datastore = f.Datastore.Value
+					}
+				}
+				t.Disks = append(t.Disks, td)
+			}
+		}
+	}
+	if vm.Snapshot != nil {
+		var walk func(list []types.VirtualMachineSnapshotTree, depth int)
+		walk = func(list []types.VirtualMachineSnapshotTree, depth int) {
+			for _, s := range list {
+				t.Snapshots = append(t.Snapshots, truthSnapshot{Name: s.Name,
+					CreateTime: s.CreateTime.UTC().Format(time.RFC3339), Depth: depth})
+				walk(s.ChildSnapshotList, depth+1)
+			}
+		}
+		walk(vm.Snapshot.RootSnapshotList, 1)
+	}
+	return t
+}
+
+func buildTruth(scenario string) *truth {
+	t := &truth{Counts: map[string]int{}, Datastores: []truthDatastore{}, StoragePods: []truthPod{},
+		Hosts: []truthHost{}, DVSwitches: []truthDVS{}, VMs: []truthVM{}, Scenario: scenario,
+		GeneratedUTC: time.Now().UTC().Format(time.RFC3339)}
+	for _, e := range all("Datastore") {
+		ds := e.(*simulator.Datastore)
+		td := truthDatastore{Moref: ds.Self.Value, Name: ds.Name, Type: ds.Summary.Type, Capacity: ds.Summary.Capacity,
+			FreeSpace: ds.Summary.FreeSpace, Uncommitted: ds.Summary.Uncommitted, VMCount: len(ds.Vm)}
+		if v, ok := ds.Info.(*types.VmfsDatastoreInfo); ok && v.Vmfs != nil {
+			td.VmfsMajor = v.Vmfs.MajorVersion
+		}
+		if ds.Parent != nil {
+			td.Parent = ds.Parent.Value
+		}
+		t.Datastores = append(t.Datastores, td)
+	}
+	for _, e := range all("StoragePod") {
+		p := e.(*simulator.StoragePod)
+		tp := truthPod{Moref: p.Self.Value, Name: p.Name, Datastores: []string{}}
+		if p.Summary != nil {
+			tp.Capacity, tp.FreeSpace = p.Summary.Capacity, p.Summary.FreeSpace
+		}
+		for _, c := range p.ChildEntity {
+			tp.Datastores = append(tp.Datastores, c.Value)
+		}
+		t.StoragePods = append(t.StoragePods, tp)
+	}
+	for _, e := range all("HostSystem") {
+		t.Hosts = append(t.Hosts, hostTruth(e.(*simulator.HostSystem)))
+	}
+	for _, e := range all("DistributedVirtualSwitch") {
+		d := e.(*simulator.DistributedVirtualSwitch)
+		td := truthDVS{Moref: d.Self.Value, Name: d.Name, UUID: d.Uuid}
+		if c, ok := d.Config.(*types.VMwareDVSConfigInfo); ok {
+			td.MaxMtu = c.MaxMtu
+		}
+		t.DVSwitches = append(t.DVSwitches, td)
+	}
+	for _, e := range all("VirtualMachine") {
+		t.VMs = append(t.VMs, vmTruth(e.(*simulator.VirtualMachine)))
+	}
+	c := t.Counts
+	c["datastore"] = len(t.Datastores)
+	c["storage_pod"] = len(t.StoragePods)
+	c["vm"] = len(t.VMs)
+	c["host"] = len(t.Hosts)
+	c["dvswitch"] = len(t.DVSwitches)
+	for _, h := range t.Hosts {
+		c["iscsi_hba"] += len(h.IscsiHBAs)
+		c["lun"] += len(h.Luns)
+		c["vnic"] += len(h.Vnics)
+		for _, l := range h.Luns {
+			c["lun_path"] += len(l.Paths)
+		}
+	}
+	for _, v := range t.VMs {
+		c["vdisk"] += len(v.Disks)
+	}
+	return t
+}
+
+func writeTruth(path, scenario string) error {
+	b, err := json.MarshalIndent(buildTruth(scenario), "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := ioutil.WriteFile(tmp, append(b, '\n'), 0644); err != nil {
+		return err
+	}
+	return renameFile(tmp, path)
+}
+
+var _ = strings.TrimSpace

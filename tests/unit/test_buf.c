@@ -1,0 +1,86 @@
+/* Unit tests for util/buf: bounded appends, XML escaping, whole-file reads. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+static void test_limit(void **state)
+{
+    struct vsl_buf b;
+    vsl_buf_init(&b, 8);
+    assert_int_equal(vsl_buf_addstr(&b, "12345678"), 0);
+    assert_int_equal(vsl_buf_addstr(&b, "9"), -VSL_ETOOBIG);
+    assert_string_equal(b.data, "12345678"); /* a refused append changes nothing */
+    vsl_buf_free(&b);
+}
+
+static void test_xml_escape(void **state)
+{
+    static const struct {
+        const char *in, *want;
+    } rows[] = {
+        {"plain", "plain"},
+        {"a&b", "a&amp;b"},
+        {"<pw>\"'", "&lt;pw&gt;&quot;&apos;"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct vsl_buf b;
+        vsl_buf_init(&b, 1024);
+        assert_int_equal(vsl_buf_addxml(&b, rows[i].in), 0);
+        char *s = vsl_buf_take(&b);
+        assert_string_equal(s, rows[i].want);
+        free(s);
+    }
+}
+
+static void test_printf_large(void **state)
+{
+    struct vsl_buf b;
+    char big[2000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    vsl_buf_init(&b, 4096);
+    assert_int_equal(vsl_buf_printf(&b, "[%s]", big), 0);
+    assert_int_equal(b.len, 2001);
+    assert_int_equal(vsl_buf_printf(&b, "%s%s", big, big), -VSL_ETOOBIG);
+    vsl_buf_free(&b);
+}
+
+static void test_read_file(void **state)
+{
+    char path[] = "/tmp/vslint-test-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "s3cret\n", 7), 7);
+    close(fd);
+    char *s = NULL;
+    assert_int_equal(vsl_read_file(path, 100, &s), 0);
+    assert_string_equal(s, "s3cret"); /* one trailing newline stripped */
+    free(s);
+    assert_int_equal(vsl_read_file(path, 3, &s), -VSL_ETOOBIG);
+    assert_null(s);
+    unlink(path);
+    assert_int_equal(vsl_read_file(path, 100, &s), -ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_xml_escape),
+        cmocka_unit_test(test_printf_large),
+        cmocka_unit_test(test_read_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,135 @@
+/* Unit tests for daemon/config: every bad line is reported with file, line and key; good
+ * files load with their defaults. Table-driven: {ini text, expected problem or NULL}. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+#include "util/err.h"
+
+#define GOOD_VC "[vcenter prod]\nurl = https://vc.example.com/sdk\nuser = u\npassword_env = PW\n"
+
+static const struct {
+    const char *ini;
+    const char *want; /* substring of the error text, NULL when the file must load */
+} rows[] = {
+    {GOOD_VC, NULL},
+    {"[database]\npath = /tmp/x.db\n" GOOD_VC, NULL},
+    {GOOD_VC "pasword = x\n", ":5: [vcenter prod] pasword: unknown key"},
+    {GOOD_VC "insecure = maybe\n", ":5: [vcenter prod] insecure: 'maybe' is not true or false"},
+    {GOOD_VC "interval = 5\n", ":5: [vcenter prod] interval: '5' is not a whole number from 10"},
+    {GOOD_VC "interval = 60s\n", "interval: '60s' is not a whole number"},
+    {"[vcenter prod]\nurl = vc.example.com\nuser = u\npassword_env = PW\n",
+     ":2: [vcenter prod] url: 'vc.example.com' is not an http:// or https:// URL"},
+    {"[vcenter prod]\nurl = https://vc/sdk\npassword_env = PW\n", "[vcenter prod] user: missing"},
+    {"[vcenter prod]\nurl = https://vc/sdk\nuser = u\n", "password_file: missing"},
+    {"[vcenter prod]\nurl = https://vc/sdk\nuser = u\npassword_env = PW\npassword_file = /x\n",
+     "not both"},
+    {GOOD_VC "ca_file = /ca.pem\ninsecure = true\n", "contradict"},
+    {"[database]\npath = /tmp/x.db\n", "no [vcenter NAME] section"},
+    {"[databse]\npath = x\n" GOOD_VC, ":2: [databse]: unknown section"},
+    {GOOD_VC "[vcenter prod]\nuser = v\n", "vCenter 'prod' is already defined on line 1"},
+    {"[vcenter bad name!]\nurl = https://x/sdk\n", "[vcenter bad name!]: a vCenter section"},
+    {GOOD_VC "this line has no equals sign\n", ":5: not a 'key = value'"},
+    {GOOD_VC "password_env = not a name\n", "is not an environment variable name"},
+};
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/vslint-conf-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *path = write_tmp(rows[i].ini);
+        struct vsl_config *cfg = NULL;
+        struct vsl_buf errors;
+        vsl_buf_init(&errors, 65536);
+        int r = vsl_config_load(path, &cfg, &errors);
+        if (!rows[i].want) {
+            if (r != 0)
+                fail_msg("row %zu: unexpected errors: %s", i, errors.data);
+            assert_non_null(cfg);
+        } else {
+            if (r != -VSL_ECONFIG || cfg)
+                fail_msg("row %zu: loaded although it should fail with '%s'", i, rows[i].want);
+            if (!errors.data || !strstr(errors.data, rows[i].want))
+                fail_msg("row %zu: want '%s' in '%s'", i, rows[i].want,
+                         errors.data ? errors.data : "");
+            assert_non_null(strstr(errors.data, path)); /* the file is named */
+        }
+        vsl_config_free(cfg);
+        vsl_buf_free(&errors);
+        unlink(path);
+        free(path);
+    }
+}
+
+static void test_defaults_and_values(void **state)
+{
+    char *path = write_tmp("[database]\npath = /tmp/v.db\n" GOOD_VC "insecure = yes\n"
+                           "interval = 120\n\n[vcenter lab-2]\nurl = http://127.0.0.1:1/sdk\n"
+                           "user = admin\npassword_file = /etc/pw\n");
+    struct vsl_config *cfg = NULL;
+    struct vsl_buf errors;
+    vsl_buf_init(&errors, 65536);
+    assert_int_equal(vsl_config_load(path, &cfg, &errors), 0);
+    assert_string_equal(cfg->db_path, "/tmp/v.db");
+    assert_int_equal(cfg->n_vcenters, 2);
+    assert_string_equal(cfg->vcenters[0].name, "prod");
+    assert_int_equal(cfg->vcenters[0].insecure, 1);
+    assert_int_equal(cfg->vcenters[0].interval_s, 120);
+    assert_string_equal(cfg->vcenters[1].name, "lab-2");
+    assert_int_equal(cfg->vcenters[1].insecure, 0); /* verification is on unless asked */
+    assert_int_equal(cfg->vcenters[1].interval_s, 300);
+    assert_int_equal(cfg->vcenters[1].max_objects, 500);
+    vsl_config_free(cfg);
+    vsl_buf_free(&errors);
+    unlink(path);
+    free(path);
+}
+
+static void test_password_sources(void **state)
+{
+    struct vsl_vcenter_conf vc = {.name = "x", .password_env = "VSLINT_TEST_PW"};
+    char err[256], *pw = NULL;
+    unsetenv("VSLINT_TEST_PW");
+    assert_int_equal(vsl_config_password(&vc, &pw, err, sizeof(err)), -VSL_ECONFIG);
+    assert_non_null(strstr(err, "VSLINT_TEST_PW"));
+    setenv("VSLINT_TEST_PW", "p&ss<word>", 1);
+    assert_int_equal(vsl_config_password(&vc, &pw, err, sizeof(err)), 0);
+    assert_string_equal(pw, "p&ss<word>");
+    vsl_config_wipe(pw);
+
+    char *path = write_tmp("");
+    struct vsl_vcenter_conf vf = {.name = "y", .password_file = path};
+    assert_int_equal(vsl_config_password(&vf, &pw, err, sizeof(err)), -VSL_ECONFIG);
+    assert_non_null(strstr(err, "is empty"));
+    unlink(path);
+    assert_true(vsl_config_password(&vf, &pw, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "cannot read password_file"));
+    free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_defaults_and_values),
+        cmocka_unit_test(test_password_sources),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,790 @@
+/* Unit tests for db/: schema and migrations, one-transaction snapshots, several vCenters side by
+ * side, and the inventory read back as JSON and text, against a real SQLite file in /tmp. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "util/err.h"
+
+#define GIB (1024LL * 1024 * 1024)
+
+struct fx {
+    char dir[64];
+    char path[128];
+};
+
+static int setup(void **state)
+{
+    struct fx *fx = calloc(1, sizeof(*fx));
+
+    if (!fx)
+        return -1;
+    snprintf(fx->dir, sizeof(fx->dir), "/tmp/vslint-test-db-XXXXXX");
+    if (!mkdtemp(fx->dir)) {
+        free(fx);
+        return -1;
+    }
+    snprintf(fx->path, sizeof(fx->path), "%s/vslint.db", fx->dir);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    struct fx *fx = *state;
+    char p[160];
+    size_t i;
+
+    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", fx->path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static struct db *open_db(const struct fx *fx)
+{
+    struct db *db = NULL;
+    char *err = NULL;
+    int r = db_open(fx->path, &db, &err);
+
+    if (r < 0)
+        fail_msg("db_open: %s (%s)", err ? err : "?", vsl_strerror(r));
+    free(err);
+    return db;
+}
+
+/* Runs a query returning one integer on a separate raw connection; arg (may be NULL) is ?1. */
+static int64_t raw_int_arg(const char *path, const char *sql, const char *arg)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -12345;
+
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    if (arg)
+        assert_int_equal(sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+static int64_t raw_int(const char *path, const char *sql)
+{
+    return raw_int_arg(path, sql, NULL);
+}
+
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* What fill() writes; the variations tests need. */
+struct estate {
+    const char *ds1_name;
+    int64_t ds1_free;
+    int with_nfs; /* include datastore ds-2 */
+};
+
+/* Writes a small estate of vCenter-looking rows: at least one row of every kind, plus a couple
+ * of duplicates a confused server might send. */
+static void fill(const struct vim_sink *s, const struct estate *e)
+{
+    void *c = s->ctx;
+
+    const struct vim_datastore ds1 = {.moref = "datastore-1",
+                                      .name = e->ds1_name,
+                                      .type = "VMFS",
+                                      .url = "ds:///vmfs/1/",
+                                      .parent = "group-p1",
+                                      .capacity = 500 * GIB,
+                                      .free_space = e->ds1_free,
+                                      .uncommitted = VIM_UNKNOWN,
+                                      .accessible = 1,
+                                      .maintenance_mode = "normal",
+                                      .vmfs_major = 6,
+                                      .nas_remote_host = NULL,
+                                      .vm_count = 1};
+    const struct vim_datastore ds2 = {.moref = "datastore-2",
+                                      .name = "nfs01",
+                                      .type = "NFS",
+                                      .url = "ds:///nfs/2/",
+                                      .parent = "group-s4",
+                                      .capacity = 1024 * GIB,
+                                      .free_space = 800 * GIB,
+                                      .uncommitted = 10 * GIB,
+                                      .accessible = 0,
+                                      .maintenance_mode = "normal",
+                                      .vmfs_major = 0,
+                                      .nas_remote_host = "filer01",
+                                      .vm_count = 0};
+    assert_int_equal(s->datastore(c, &ds1), 0);
+    assert_int_equal(s->datastore(c, &ds1), 0); /* duplicate: stored once */
+    if (e->with_nfs)
+        assert_int_equal(s->datastore(c, &ds2), 0);
+    const struct vim_datastore nokey = {.name = "no moref", .capacity = 1};
+    assert_int_equal(s->datastore(c, &nokey), 0); /* skipped, poll goes on */
+
+    const struct vim_storage_pod pod = {"group-p1", "pod-gold", 500 * GIB, 100 * GIB};
+    assert_int_equal(s->storage_pod(c, &pod), 0);
+
+    const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
+    assert_int_equal(s->dvswitch(c, &dvs), 0);
+
+    const struct vim_host host = {"host-10", "esx01.lab", "domain-c7", "connected"};
+    assert_int_equal(s->host(c, &host), 0);
+    const struct vim_host_option hopt = {"host-10", "VMFS3.EnableBlockDelete", "1"};
+    assert_int_equal(s->host_option(c, &hopt), 0);
+    const struct vim_vswitch vsw = {"host-10", "vSwitch1", 1500};
+    assert_int_equal(s->vswitch(c, &vsw), 0);
+    const struct vim_portgroup pg = {"host-10", "iSCSI-A", "vSwitch1"};
+    assert_int_equal(s->portgroup(c, &pg), 0);
+    const struct vim_vnic vmk1 = {"host-10", "vmk1", "iSCSI-A", NULL, NULL, 9000, "10.0.0.11"};
+    const struct vim_vnic vmk2 = {"host-10",       "vmk2", NULL,       "50 2b 7e",
+                                  "dvportgroup-5", 1500,   "10.0.1.11"};
+    assert_int_equal(s->vnic(c, &vmk1), 0);
+    assert_int_equal(s->vnic(c, &vmk2), 0);
+
+    const struct vim_iscsi_hba hba = {"host-10", "vmhba64", "iqn.1998-01.com.vmware:esx01",
+                                      "iSCSI Software Adapter"};
+    assert_int_equal(s->iscsi_hba(c, &hba), 0);
+    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL};
+    const struct vim_iscsi_target t2 = {"host-10",  "vmhba64", "static",
+                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1"};
+    assert_int_equal(s->iscsi_target(c, &t1), 0);
+    assert_int_equal(s->iscsi_target(c, &t2), 0);
+    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
+                                           "DelayedAck", "false",   0};
+    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
+                                          "DelayedAck", "false",   1};
+    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
+                                          "DelayedAck", "true",    0};
+    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
+    const struct vim_iscsi_binding bind = {"host-10", "vmhba64", "vmk1"};
+    assert_int_equal(s->iscsi_binding(c, &bind), 0);
+
+    const struct vim_lun rr = {"host-10",      "key-vim.host.ScsiDisk-1",
+                               "naa.600a0001", "ARRAY LUN 1",
+                               "NETAPP",       "LUN C-Mode",
+                               "disk",         0,
+                               "VMW_PSP_RR",   "VMW_SATP_ALUA"};
+    const struct vim_lun mru = {"host-10",      "key-vim.host.ScsiDisk-2",
+                                "naa.600a0002", "ARRAY LUN 2",
+                                "NETAPP",       "LUN C-Mode",
+                                "disk",         VIM_UNKNOWN,
+                                "VMW_PSP_MRU",  "VMW_SATP_ALUA"};
+    assert_int_equal(s->lun(c, &rr), 0);
+    assert_int_equal(s->lun(c, &mru), 0);
+    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
+                                    "vmhba64"};
+    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
+                                    "vmhba64"};
+    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
+                                    "vmhba64"};
+    assert_int_equal(s->lun_path(c, &p1), 0);
+    assert_int_equal(s->lun_path(c, &p2), 0);
+    assert_int_equal(s->lun_path(c, &p3), 0);
+    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
+                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
+    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
+    assert_int_equal(s->nmp_device(c, &n1), 0);
+    assert_int_equal(s->nmp_device(c, &n2), 0);
+    const struct vim_gap gap = {"host-10", "iscsi-bindings", "QueryBoundVnics: NotSupported"};
+    assert_int_equal(s->gap(c, &gap), 0);
+    const struct vim_gap vcgap = {NULL, "dvswitches", "permission denied"};
+    assert_int_equal(s->gap(c, &vcgap), 0);
+
+    const struct vim_vm vm = {"vm-42",     "web01",         "vmx-13", 0,
+                              "poweredOn", "notConfigured", "host-10"};
+    assert_int_equal(s->vm(c, &vm), 0);
+    const struct vim_vm_datastore vmds = {"vm-42", "datastore-1"};
+    assert_int_equal(s->vm_datastore(c, &vmds), 0);
+    const struct vim_controller ctl = {"vm-42", 1000, "ParaVirtualSCSIController", "noSharing", 0};
+    assert_int_equal(s->controller(c, &ctl), 0);
+    const struct vim_vdisk d1 = {"vm-42",
+                                 2000,
+                                 "Hard disk 1",
+                                 "[LocalDS_0] web01/web01.vmdk",
+                                 "datastore-1",
+                                 40 * GIB,
+                                 "thin",
+                                 1000,
+                                 0};
+    const struct vim_vdisk d2 = {"vm-42",
+                                 2001,
+                                 "Hard disk 2",
+                                 "[LocalDS_0] web01/web01_1.vmdk",
+                                 "datastore-1",
+                                 100 * GIB,
+                                 "eagerzeroedthick",
+                                 1000,
+                                 1};
+    assert_int_equal(s->vdisk(c, &d1), 0);
+    assert_int_equal(s->vdisk(c, &d2), 0);
+    assert_int_equal(s->vdisk(c, &d2), 0); /* duplicate */
+    const struct vim_snapshot s1 = {"vm-42", "before patch", 1700000000, 1};
+    const struct vim_snapshot s2 = {"vm-42", "after patch", 1700086400, 2};
+    assert_int_equal(s->snapshot(c, &s1), 0);
+    assert_int_equal(s->snapshot(c, &s2), 0);
+}
+
+static const struct estate default_estate = {"LocalDS_0", 100 * GIB, 1};
+
+static void snapshot(struct db *db, const char *vc, const struct estate *e, int64_t counts[])
+{
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+
+    assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
+    fill(&sink, e);
+    assert_int_equal(db_snapshot_commit(snap, 1700000000000LL, 1700000012345LL, counts), 0);
+}
+
+/* Looks up a value by a small path: "key", "key[3]" or "key[field=value]", joined by '/'. */
+static json_t *jpath(json_t *j, const char *path)
+{
+    char buf[256], *save = NULL, *seg;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (seg = strtok_r(buf, "/", &save); seg && j; seg = strtok_r(NULL, "/", &save)) {
+        char *br = strchr(seg, '[');
+        if (br) {
+            *br++ = '\0';
+            br[strlen(br) - 1] = '\0';
+        }
+        if (*seg)
+            j = json_object_get(j, seg);
+        if (br && j) {
+            char *eq = strchr(br, '=');
+            if (!eq) {
+                j = json_array_get(j, strtoul(br, NULL, 10));
+            } else {
+                json_t *el, *found = NULL;
+                size_t i;
+                *eq++ = '\0';
+                json_array_foreach(j, i, el)
+                {
+                    const char *v = json_string_value(json_object_get(el, br));
+                    if (v && strcmp(v, eq) == 0)
+                        found = el;
+                }
+                j = found;
+            }
+        }
+    }
+    return j;
+}
+
+static void assert_jpath(json_t *root, const char *path, const char *want)
+{
+    json_error_t err;
+    json_t *w = json_loads(want, JSON_DECODE_ANY, &err);
+    json_t *got = jpath(root, path);
+
+    if (!w)
+        fail_msg("bad want %s", want);
+    if (!got || !json_equal(got, w)) {
+        char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        json_decref(w);
+        fail_msg("%s: got %s, want %s", path, g ? g : "(missing)", want);
+    }
+    json_decref(w);
+}
+
+static json_t *inventory(struct db *db, const char *vc)
+{
+    json_t *j = NULL;
+
+    assert_int_equal(db_inventory_json(db, vc, &j), 0);
+    assert_non_null(j);
+    return j;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_open_creates_schema(void **state)
+{
+    static const char *const tables[] = {
+        "vcenters",      "polls",         "datastores",    "storage_pods",   "vms",
+        "vm_datastores", "controllers",   "vdisks",        "snapshots",      "hosts",
+        "host_options",  "vnics",         "vswitches",     "portgroups",     "dvswitches",
+        "iscsi_hbas",    "iscsi_targets", "iscsi_options", "iscsi_bindings", "luns",
+        "lun_paths",     "nmp_devices",   "gaps",          "findings"};
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    size_t i;
+
+    assert_true(db_schema_version() >= 1);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        if (raw_int_arg(fx->path,
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                        tables[i]) != 1)
+            fail_msg("table %s missing", tables[i]);
+    }
+    /* WAL is a property of the file: a fresh connection sees it. */
+    {
+        sqlite3 *h;
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+    }
+    /* A new database has no vCenters yet, and says so as an empty list. */
+    json_t *j = inventory(db, NULL);
+    assert_int_equal(json_array_size(json_object_get(j, "vcenters")), 0);
+    json_decref(j);
+    db_close(db);
+    db_close(NULL);
+}
+
+static void test_reopen_is_idempotent(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    json_t *j;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    db_close(db);
+    db = open_db(fx);
+    db_close(db);
+    db = open_db(fx);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    j = inventory(db, NULL);
+    assert_jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    json_decref(j);
+    db_close(db);
+}
+
+static void test_roundtrip_json(void **state)
+{
+    /* What a user of `vslint inventory --json` and the checks rely on, field by field. */
+    static const struct {
+        const char *path, *want;
+    } cases[] = {
+        {"name", "\"vc-a\""},
+        {"url", "\"https://vc.example/sdk\""},
+        {"last_poll/duration_ms", "12345"},
+        {"last_poll/ok", "true"},
+        {"last_poll/error", "null"},
+        {"datastores[moref=datastore-1]/capacity", "536870912000"},
+        {"datastores[moref=datastore-1]/free_space", "107374182400"},
+        {"datastores[moref=datastore-1]/uncommitted", "null"},
+        {"datastores[moref=datastore-1]/accessible", "true"},
+        {"datastores[moref=datastore-1]/vmfs_major", "6"},
+        {"datastores[moref=datastore-1]/storage_pod", "\"pod-gold\""},
+        {"datastores[moref=datastore-2]/accessible", "false"},
+        {"datastores[moref=datastore-2]/nas_remote_host", "\"filer01\""},
+        {"datastores[moref=datastore-2]/storage_pod", "null"},
+        {"datastores[0]/name", "\"LocalDS_0\""}, /* sorted by name */
+        {"datastores[1]/name", "\"nfs01\""},
+        {"storage_pods[0]/datastores", "[\"datastore-1\"]"},
+        {"dvswitches[0]/max_mtu", "9000"},
+        {"hosts[name=esx01.lab]/options/VMFS3.EnableBlockDelete", "\"1\""},
+        {"hosts[0]/vswitches[0]", "{\"name\":\"vSwitch1\",\"mtu\":1500}"},
+        {"hosts[0]/vnics[device=vmk1]/mtu", "9000"},
+        {"hosts[0]/vnics[device=vmk1]/vswitch", "\"vSwitch1\""},
+        {"hosts[0]/vnics[device=vmk2]/vswitch", "null"},
+        {"hosts[0]/vnics[device=vmk2]/dvs_uuid", "\"50 2b 7e\""},
+        {"hosts[0]/iscsi_hbas[0]/bound_vnics", "[\"vmk1\"]"},
+        {"hosts[0]/iscsi_hbas[0]/options",
+         "[{\"key\":\"DelayedAck\",\"value\":\"false\",\"inherited\":false}]"},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=send]/options[0]/inherited", "true"},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=static]/options[0]/inherited", "false"},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=static]/options[0]/value", "\"true\""},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=static]/iscsi_name",
+         "\"iqn.2001-05.com.array:tgt1\""},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=send]/port", "3260"},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/iops_limit", "1"},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/local", "false"},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/policy", "\"VMW_PSP_RR\""},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/paths[name=vmhba64:C1:T0:L1]/state",
+         "\"dead\""},
+        {"hosts[0]/luns[canonical_name=naa.600a0002]/iops_limit", "null"},
+        {"hosts[0]/luns[canonical_name=naa.600a0002]/psp_config", "null"},
+        {"hosts[0]/luns[canonical_name=naa.600a0002]/local", "null"},
+        {"hosts[0]/gaps[0]/what", "\"iscsi-bindings\""},
+        {"gaps[0]/what", "\"dvswitches\""},
+        {"vms[name=web01]/template", "false"},
+        {"vms[0]/datastores", "[\"datastore-1\"]"},
+        {"vms[0]/controllers[0]/type", "\"ParaVirtualSCSIController\""},
+        {"vms[0]/disks[label=Hard disk 1]/format", "\"thin\""},
+        {"vms[0]/disks[label=Hard disk 2]/format", "\"eagerzeroedthick\""},
+        {"vms[0]/disks[label=Hard disk 2]/capacity_bytes", "107374182400"},
+        {"vms[0]/snapshots[0]", "{\"name\":\"before patch\",\"created\":1700000000,\"depth\":1}"},
+    };
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    json_t *j, *vc;
+    size_t i;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    j = inventory(db, "vc-a");
+    vc = jpath(j, "vcenters[0]");
+    assert_non_null(vc);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_jpath(vc, cases[i].path, cases[i].want);
+    /* Duplicates from the server are stored once, and the row without a moref is not stored. */
+    assert_int_equal(json_array_size(json_object_get(vc, "datastores")), 2);
+    assert_int_equal(json_array_size(jpath(vc, "vms[0]/disks")), 2);
+    json_decref(j);
+    db_close(db);
+}
+
+static void test_commit_counts(void **state)
+{
+    static const int64_t want[DB_NKINDS] = {
+        [DB_DATASTORE] = 2, [DB_STORAGE_POD] = 1, [DB_VM] = 1,           [DB_VDISK] = 2,
+        [DB_SNAPSHOT] = 2,  [DB_HOST] = 1,        [DB_VNIC] = 2,         [DB_VSWITCH] = 1,
+        [DB_DVSWITCH] = 1,  [DB_ISCSI_HBA] = 1,   [DB_ISCSI_TARGET] = 2, [DB_LUN] = 2,
+        [DB_LUN_PATH] = 3,
+    };
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    int64_t counts[DB_NKINDS];
+    char *cj;
+    int k;
+
+    memset(counts, 0xff, sizeof(counts));
+    snapshot(db, "vc-a", &default_estate, counts);
+    for (k = 0; k < DB_NKINDS; k++) {
+        if (counts[k] != want[k])
+            fail_msg("%s: got %lld, want %lld", db_kind_name(k), (long long)counts[k],
+                     (long long)want[k]);
+    }
+    assert_string_equal(db_kind_name(DB_LUN_PATH), "lun_paths");
+    assert_string_equal(db_kind_name(DB_NKINDS), "unknown");
+    /* The same counts are in the poll record. */
+    {
+        sqlite3 *h;
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h, "SELECT counts_json FROM polls", -1, &st, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        cj = strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+    }
+    json_t *pc = json_loads(cj, 0, NULL);
+    assert_non_null(pc);
+    assert_int_equal(json_integer_value(json_object_get(pc, "datastores")), 2);
+    assert_int_equal(json_integer_value(json_object_get(pc, "lun_paths")), 3);
+    json_decref(pc);
+    free(cj);
+    db_close(db);
+}
+
+static void test_vcenters_side_by_side(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    const struct estate b = {"B_DS", 7 * GIB, 1};
+    const struct estate a2 = {"LocalDS_0_renamed", 50 * GIB, 0};
+    json_t *j;
+
+    /* Both vCenters use the same morefs, as real ones do. */
+    snapshot(db, "vc-a", &default_estate, NULL);
+    snapshot(db, "vc-b", &b, NULL);
+    j = inventory(db, NULL);
+    assert_int_equal(json_array_size(json_object_get(j, "vcenters")), 2);
+    assert_jpath(j, "vcenters[0]/name", "\"vc-a\"");
+    assert_jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    assert_jpath(j, "vcenters[name=vc-b]/datastores[moref=datastore-1]/name", "\"B_DS\"");
+    json_decref(j);
+
+    /* A's second poll replaces A's rows: datastore-2 is gone from A, and B keeps its own. */
+    snapshot(db, "vc-a", &a2, NULL);
+    j = inventory(db, NULL);
+    assert_jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-1]/free_space", "53687091200");
+    assert_null(jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-2]"));
+    assert_int_equal(json_array_size(jpath(j, "vcenters[name=vc-a]/datastores")), 1);
+    assert_jpath(j, "vcenters[name=vc-b]/datastores[moref=datastore-2]/name", "\"nfs01\"");
+    assert_jpath(j, "vcenters[name=vc-b]/datastores[moref=datastore-1]/free_space", "7516192768");
+    assert_int_equal(json_array_size(jpath(j, "vcenters[name=vc-b]/vms[0]/disks")), 2);
+    json_decref(j);
+
+    /* Asking for one vCenter gives only that one; an unknown one is an error, not an empty
+     * answer that looks like an empty estate. */
+    j = inventory(db, "vc-b");
+    assert_int_equal(json_array_size(json_object_get(j, "vcenters")), 1);
+    assert_jpath(j, "vcenters[0]/name", "\"vc-b\"");
+    json_decref(j);
+    j = NULL;
+    assert_int_equal(db_inventory_json(db, "vc-nope", &j), -VSL_ENOTFOUND);
+    assert_null(j);
+    db_close(db);
+}
+
+static void test_abort_keeps_previous(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = open_db(fx), *reader = open_db(fx);
+    const struct estate other = {"Other", 1 * GIB, 0};
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    json_t *j;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    assert_int_equal(db_snapshot_begin(db, "vc-a", NULL, &snap, &sink), 0);
+    fill(&sink, &other);
+    /* Meanwhile another connection (the API) still reads the whole previous snapshot. */
+    j = inventory(reader, "vc-a");
+    assert_jpath(j, "vcenters[0]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    assert_int_equal(json_array_size(jpath(j, "vcenters[0]/datastores")), 2);
+    json_decref(j);
+    db_snapshot_abort(snap);
+    db_snapshot_abort(NULL);
+
+    j = inventory(db, "vc-a");
+    assert_jpath(j, "vcenters[0]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    assert_jpath(j, "vcenters[0]/datastores[moref=datastore-2]/name", "\"nfs01\"");
+    assert_jpath(j, "vcenters[0]/url", "\"https://vc.example/sdk\"");
+    json_decref(j);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM polls"), 1);
+    db_close(reader);
+    db_close(db);
+}
+
+static void test_poll_failed_keeps_inventory(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    json_t *j;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    assert_int_equal(
+        db_poll_failed(db, "vc-a", NULL, 1700000100000LL, 1700000130000LL, "connection refused"),
+        0);
+    j = inventory(db, "vc-a");
+    assert_jpath(j, "vcenters[0]/last_poll/ok", "false");
+    assert_jpath(j, "vcenters[0]/last_poll/error", "\"connection refused\"");
+    assert_jpath(j, "vcenters[0]/last_poll/duration_ms", "30000");
+    assert_jpath(j, "vcenters[0]/url", "\"https://vc.example/sdk\"");
+    assert_jpath(j, "vcenters[0]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    json_decref(j);
+    assert_int_equal(raw_int(fx->path, "SELECT last_success_ms FROM vcenters"), 1700000012345LL);
+
+    /* A vCenter that never answered is listed, with no inventory. */
+    assert_int_equal(db_poll_failed(db, "vc-new", "https://new/sdk", 1, 2, "TLS error"), 0);
+    j = inventory(db, "vc-new");
+    assert_jpath(j, "vcenters[0]/datastores", "[]");
+    assert_jpath(j, "vcenters[0]/last_poll/ok", "false");
+    json_decref(j);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM vcenters WHERE name = 'vc-new'"
+                                       " AND last_success_ms IS NULL"),
+                     1);
+    db_close(db);
+}
+
+static void test_interrupted_transaction(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    sqlite3 *h;
+    pid_t pid;
+    int status;
+    json_t *j;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    db_close(db);
+
+    /* A connection that began a write and went away without committing. */
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "BEGIN; DELETE FROM datastores WHERE vcenter = 'vc-a';"
+                                  " INSERT INTO datastores (vcenter, moref, name)"
+                                  " VALUES ('vc-a', 'datastore-99', 'half');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+
+    /* A poller killed mid-snapshot: the process dies with rows written and no COMMIT. */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct db *cdb = NULL;
+        struct db_snapshot *snap = NULL;
+        struct vim_sink sink;
+        const struct estate e = {"half-written", 1, 0};
+        if (db_open(fx->path, &cdb, NULL) < 0 ||
+            db_snapshot_begin(cdb, "vc-a", NULL, &snap, &sink) < 0)
+            _exit(1);
+        fill(&sink, &e);
+        _exit(0); /* like kill -9: no rollback, no close */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    db = open_db(fx);
+    j = inventory(db, "vc-a");
+    assert_jpath(j, "vcenters[0]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
+    assert_int_equal(json_array_size(jpath(j, "vcenters[0]/datastores")), 2);
+    assert_null(jpath(j, "vcenters[0]/datastores[moref=datastore-99]"));
+    json_decref(j);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM pragma_integrity_check"
+                                       " WHERE integrity_check = 'ok'"),
+                     1);
+    /* And the next poll writes normally. */
+    snapshot(db, "vc-a", &default_estate, NULL);
+    db_close(db);
+}
+
+static void test_migrates_old_database(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db;
+
+    /* A database file from before vslint had a schema: valid SQLite, user_version 0, no tables. */
+    raw_exec(fx->path, "PRAGMA user_version = 0; CREATE TABLE t(x); DROP TABLE t;");
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 0);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM sqlite_master"), 0);
+    db = open_db(fx);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(
+        raw_int(fx->path, "SELECT count(*) FROM sqlite_master WHERE name = 'findings'"), 1);
+    snapshot(db, "vc-a", &default_estate, NULL);
+    db_close(db);
+}
+
+static void test_open_refuses_bad_files(void **state)
+{
+    struct fx *fx = *state;
+    struct db *db = (struct db *)1;
+    char *err = NULL;
+    FILE *f;
+
+    /* A schema from a newer vslint: refuse rather than write into it. */
+    raw_exec(fx->path, "PRAGMA user_version = 999");
+    assert_true(db_open(fx->path, &db, &err) < 0);
+    assert_null(db);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "999"));
+    free(err);
+    err = NULL;
+    teardown(state);
+    setup(state);
+    fx = *state;
+
+    /* Not a database at all. */
+    f = fopen(fx->path, "w");
+    assert_non_null(f);
+    fputs("this is not an SQLite database, it is a configuration file by mistake\n", f);
+    for (int i = 0; i < 100; i++)
+        fputs("padding padding padding padding padding padding padding padding\n", f);
+    fclose(f);
+    assert_int_equal(db_open(fx->path, &db, &err), -VSL_EDB);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "not a database"));
+    free(err);
+
+    /* A directory that does not exist. */
+    err = NULL;
+    assert_true(db_open("/nonexistent-vslint-dir/x.db", &db, &err) < 0);
+    assert_non_null(err);
+    free(err);
+}
+
+static void test_text_rendering(void **state)
+{
+    static const char *const want[] = {
+        "vCenter vc-a",
+        "last poll: 2023-11-14T22:13:20Z, took 12.3 s, ok",
+        "LocalDS_0",
+        "pod-gold",
+        "INACCESSIBLE",
+        "vmknic vmk1     MTU 9000  iSCSI-A / vSwitch1",
+        "DVS DSwitch-iSCSI / dvportgroup-5",
+        "DelayedAck false (inherited)",
+        "DelayedAck true",
+        "naa.600a0001",
+        "1/2 active, dead: vmhba64:C1:T0:L1",
+        "unknown",
+        "not read: iscsi-bindings",
+        "eagerzeroedthick",
+        "ParaVirtualSCSIController",
+    };
+    struct fx *fx = *state;
+    struct db *db = open_db(fx);
+    const struct estate longname = {
+        "a-datastore-name-that-goes-on-and-on-and-on-well-past-any-reasonable-column-width-"
+        "and-then-some-more-just-to-be-sure-it-overflows",
+        100 * GIB, 1};
+    char *text = NULL, *line, *save = NULL;
+    size_t len = 0, i;
+    json_t *j;
+    FILE *f;
+
+    snapshot(db, "vc-a", &default_estate, NULL);
+    snapshot(db, "vc-b", &longname, NULL);
+    j = inventory(db, NULL);
+    f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(db_inventory_text(j, f), 0);
+    fclose(f);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        if (!strstr(text, want[i]))
+            fail_msg("text lacks \"%s\":\n%s", want[i], text);
+    }
+    /* A disk shows its datastore by name, not moref. */
+    assert_non_null(strstr(text, "thin             LocalDS_0"));
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strlen(line) >= 120)
+            fail_msg("line too long (%zu): %s", strlen(line), line);
+    }
+    free(text);
+    json_decref(j);
+
+    j = json_object();
+    assert_int_equal(db_inventory_text(j, stdout), -EINVAL);
+    json_decref(j);
+    db_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_open_creates_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_is_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vcenters_side_by_side, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_keeps_previous, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_poll_failed_keeps_inventory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_old_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_rendering, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

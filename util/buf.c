@@ -1,0 +1,142 @@
+/* vsl_buf: bounded growable buffer, and a bounded whole-file reader.
+ * Every append is checked; the limit protects the daemon from a hostile or broken peer. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+void vsl_buf_init(struct vsl_buf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max;
+}
+
+int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n)
+{
+    if (n > b->max || b->len > b->max - n)
+        return -VSL_ETOOBIG;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d)
+            return -ENOMEM;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int vsl_buf_addstr(struct vsl_buf *b, const char *s)
+{
+    return vsl_buf_add(b, s, strlen(s));
+}
+
+int vsl_buf_addxml(struct vsl_buf *b, const char *s)
+{
+    int r = 0;
+
+    for (; *s && r == 0; s++) {
+        switch (*s) {
+        case '&': r = vsl_buf_addstr(b, "&amp;"); break;
+        case '<': r = vsl_buf_addstr(b, "&lt;"); break;
+        case '>': r = vsl_buf_addstr(b, "&gt;"); break;
+        case '"': r = vsl_buf_addstr(b, "&quot;"); break;
+        case '\'': r = vsl_buf_addstr(b, "&apos;"); break;
+        default: r = vsl_buf_add(b, s, 1); break;
+        }
+    }
+    return r;
+}
+
+int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -EINVAL;
+    if ((size_t)n < sizeof(small))
+        return vsl_buf_add(b, small, (size_t)n);
+
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return -ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int r = vsl_buf_add(b, big, (size_t)n);
+    free(big);
+    return r;
+}
+
+void vsl_buf_reset(struct vsl_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void vsl_buf_free(struct vsl_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *vsl_buf_take(struct vsl_buf *b)
+{
+    char *s = b->data ? b->data : strdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return s;
+}
+
+int vsl_read_file(const char *path, size_t max, char **out)
+{
+    struct vsl_buf b;
+    char chunk[4096];
+    size_t n;
+    int r = 0;
+    FILE *f = fopen(path, "re");
+
+    *out = NULL;
+    if (!f)
+        return -errno;
+    vsl_buf_init(&b, max);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        r = vsl_buf_add(&b, chunk, n);
+        if (r < 0)
+            goto out;
+    }
+    if (ferror(f)) {
+        r = -EIO;
+        goto out;
+    }
+    if (b.len > 0 && b.data[b.len - 1] == '\n')
+        b.data[--b.len] = '\0';
+    if (b.len > 0 && b.data[b.len - 1] == '\r')
+        b.data[--b.len] = '\0';
+    *out = vsl_buf_take(&b);
+    if (!*out)
+        r = -ENOMEM;
+out:
+    if (r < 0)
+        vsl_buf_free(&b);
+    fclose(f);
+    return r;
+}

@@ -1,0 +1,29 @@
+/* A growable byte buffer with a hard maximum, for everything that holds remote input
+ * (curl's dynbuf idea: an append past the limit fails with VSL_ETOOBIG and frees nothing). */
+#ifndef VSL_BUF_H
+#define VSL_BUF_H
+
+#include <stddef.h>
+
+struct vsl_buf {
+    char *data; /* owned; NUL-terminated when len > 0 */
+    size_t len;
+    size_t cap;
+    size_t max; /* hard limit on len */
+};
+
+void vsl_buf_init(struct vsl_buf *b, size_t max);
+int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n);
+int vsl_buf_addstr(struct vsl_buf *b, const char *s);
+/* Appends s with XML's five special characters escaped. */
+int vsl_buf_addxml(struct vsl_buf *b, const char *s);
+int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vsl_buf_reset(struct vsl_buf *b);
+void vsl_buf_free(struct vsl_buf *b);
+/* Returns a string the caller owns (never NULL on success: "" for an empty buffer). */
+char *vsl_buf_take(struct vsl_buf *b);
+
+/* Reads a whole small file (at most max bytes), strips one trailing newline. Caller frees *out. */
+int vsl_read_file(const char *path, size_t max, char **out);
+
+#endif

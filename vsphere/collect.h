@@ -1,0 +1,15 @@
+/* One poll of one vCenter: read every type the checks need through container views and the
+ * paged property collector, then the per-host extras, and emit rows to a sink. */
+#ifndef VIM_COLLECT_H
+#define VIM_COLLECT_H
+
+#include "vsphere/inventory.h"
+#include "vsphere/soap.h"
+
+/* The client must be connected and logged in. Returns 0 or a negative error with
+ * vim_client_error() set. -VSL_ENOAUTH means: log in again and run the whole poll again.
+ * A host that refuses a per-host call (esxcli, options, bindings) is not an error: it is
+ * reported as a gap row and the poll goes on. */
+int vim_collect(struct vim_client *c, struct vim_sink *sink);
+
+#endif

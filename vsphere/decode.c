@@ -1,0 +1,583 @@
+/* Decoders for Datastore, StoragePod, DistributedVirtualSwitch, HostSystem and VirtualMachine
+ * properties, and for the per-host follow-up answers. Polymorphic values switch on xsi:type. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "vsphere/decode.h"
+#include "vsphere/session.h"
+
+const char *const vim_datastore_paths[] = {"name", "summary", "info", "vm", "parent", NULL};
+const char *const vim_storage_pod_paths[] = {"name", "summary", NULL};
+const char *const vim_dvswitch_paths[] = {"name", "uuid", "config", NULL};
+const char *const vim_host_paths[] = {"name",
+                                      "parent",
+                                      "runtime.connectionState",
+                                      "config.network.vnic",
+                                      "config.network.vswitch",
+                                      "config.network.portgroup",
+                                      "config.storageDevice.hostBusAdapter",
+                                      "config.storageDevice.scsiLun",
+                                      "config.storageDevice.multipathInfo",
+                                      "configManager.advancedOption",
+                                      "configManager.iscsiManager",
+                                      NULL};
+const char *const vim_vm_paths[] = {"name",
+                                    "config.hardware.device",
+                                    "config.version",
+                                    "config.template",
+                                    "runtime.powerState",
+                                    "runtime.host",
+                                    "summary.runtime.faultToleranceState",
+                                    "snapshot",
+                                    "datastore",
+                                    NULL};
+
+#define EMIT(d, fn, row) ((d)->sink->fn ? (d)->sink->fn((d)->sink->ctx, (row)) : 0)
+#define SINK(s, fn, row) ((s)->fn ? (s)->fn((s)->ctx, (row)) : 0)
+
+static int count_children(xmlNode *n)
+{
+    int k = 0;
+    for (xmlNode *c = vim_first_elem(n); c; c = vim_next_elem(c))
+        k++;
+    return k;
+}
+
+int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    char tbuf[128];
+    xmlNode *summary = vim_prop(objects, "summary");
+    xmlNode *info = vim_prop(objects, "info");
+    const char *itype = vim_xsi_type(info, tbuf, sizeof(tbuf));
+    struct vim_datastore ds = {
+        .moref = moref,
+        .name = vim_text(vim_prop(objects, "name")),
+        .type = vim_path_text(summary, "type"),
+        .url = vim_path_text(summary, "url"),
+        .parent = vim_text(vim_prop(objects, "parent")),
+        .capacity = vim_path_int(summary, "capacity", VIM_UNKNOWN),
+        .free_space = vim_path_int(summary, "freeSpace", VIM_UNKNOWN),
+        .uncommitted = vim_path_int(summary, "uncommitted", VIM_UNKNOWN),
+        .accessible = vim_path_bool(summary, "accessible", 1),
+        .maintenance_mode = vim_path_text(summary, "maintenanceMode"),
+        .vm_count = count_children(vim_prop(objects, "vm")),
+    };
+    if (!ds.name)
+        ds.name = vim_path_text(summary, "name");
+    if (itype && !strcmp(itype, "VmfsDatastoreInfo"))
+        ds.vmfs_major = (int)vim_path_int(info, "vmfs/majorVersion", 0);
+    else if (itype && !strcmp(itype, "NasDatastoreInfo"))
+        ds.nas_remote_host = vim_path_text(info, "nas/remoteHost");
+    if (!ds.name)
+        return 0; /* nothing usable: an object deleted while we read it */
+    return EMIT(d, datastore, &ds);
+}
+
+int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    xmlNode *summary = vim_prop(objects, "summary");
+    struct vim_storage_pod sp = {
+        .moref = moref,
+        .name = vim_text(vim_prop(objects, "name")),
+        .capacity = vim_path_int(summary, "capacity", VIM_UNKNOWN),
+        .free_space = vim_path_int(summary, "freeSpace", VIM_UNKNOWN),
+    };
+    if (!sp.name)
+        return 0;
+    return EMIT(d, storage_pod, &sp);
+}
+
+int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    xmlNode *config = vim_prop(objects, "config");
+    struct vim_dvswitch dv = {
+        .moref = moref,
+        .name = vim_text(vim_prop(objects, "name")),
+        .uuid = vim_text(vim_prop(objects, "uuid")),
+        .max_mtu = (int)vim_path_int(config, "maxMtu", VIM_UNKNOWN),
+    };
+    if (!dv.uuid)
+        dv.uuid = vim_path_text(config, "uuid");
+    if (!dv.name)
+        return 0;
+    return EMIT(d, dvswitch, &dv);
+}
+
+/* Adapter-level or target-level HostInternetScsiHbaParamValue list. */
+static int emit_iscsi_options(struct vim_decoder *d, const char *host, const char *hba,
+                              const char *kind, const char *target, xmlNode *owner)
+{
+    for (xmlNode *o = vim_child(owner, "advancedOptions"); o; o = vim_next(o, "advancedOptions")) {
+        struct vim_iscsi_option opt = {
+            .host = host,
+            .hba = hba,
+            .kind = kind,
+            .target = target,
+            .key = vim_path_text(o, "key"),
+            .value = vim_path_text(o, "value"),
+            .inherited = vim_path_bool(o, "isInherited", 0),
+        };
+        if (!opt.key)
+            continue;
+        int r = EMIT(d, iscsi_option, &opt);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int emit_iscsi_targets(struct vim_decoder *d, const char *host, const char *hba,
+                              xmlNode *adapter, const char *elem, const char *kind)
+{
+    for (xmlNode *t = vim_child(adapter, elem); t; t = vim_next(t, elem)) {
+        struct vim_iscsi_target tg = {
+            .host = host,
+            .hba = hba,
+            .kind = kind,
+            .address = vim_path_text(t, "address"),
+            .port = (int)vim_path_int(t, "port", 3260),
+            .iscsi_name = vim_path_text(t, "iScsiName"),
+        };
+        char target[300];
+        int r;
+
+        if (!tg.address)
+            continue;
+        r = EMIT(d, iscsi_target, &tg);
+        if (r < 0)
+            return r;
+        snprintf(target, sizeof(target), "%s:%d", tg.address, tg.port);
+        r = emit_iscsi_options(d, host, hba, kind, target, t);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int add_string(char ***v, size_t *n, const char *s)
+{
+    char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+    if (!nv)
+        return -ENOMEM;
+    *v = nv;
+    nv[*n] = strdup(s);
+    if (!nv[*n])
+        return -ENOMEM;
+    (*n)++;
+    return 0;
+}
+
+static int decode_hbas(struct vim_decoder *d, struct vim_host_work *w, xmlNode *val)
+{
+    char tbuf[128];
+
+    for (xmlNode *a = vim_first_elem(val); a; a = vim_next_elem(a)) {
+        const char *type = vim_xsi_type(a, tbuf, sizeof(tbuf));
+        if (!type || strcmp(type, "HostInternetScsiHba"))
+            continue;
+        struct vim_iscsi_hba hba = {
+            .host = w->moref,
+            .device = vim_path_text(a, "device"),
+            .iscsi_name = vim_path_text(a, "iScsiName"),
+            .model = vim_path_text(a, "model"),
+        };
+        if (!hba.device)
+            continue;
+        int r = EMIT(d, iscsi_hba, &hba);
+        if (r == 0)
+            r = add_string(&w->hbas, &w->n_hbas, hba.device);
+        if (r == 0)
+            r = emit_iscsi_options(d, w->moref, hba.device, NULL, NULL, a);
+        if (r == 0)
+            r = emit_iscsi_targets(d, w->moref, hba.device, a, "configuredSendTarget", "send");
+        if (r == 0)
+            r = emit_iscsi_targets(d, w->moref, hba.device, a, "configuredStaticTarget", "static");
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int decode_network(struct vim_decoder *d, const char *host, xmlNode *objects)
+{
+    int r;
+
+    for (xmlNode *v = vim_first_elem(vim_prop(objects, "config.network.vswitch")); v;
+         v = vim_next_elem(v)) {
+        struct vim_vswitch vs = {
+            .host = host,
+            .name = vim_path_text(v, "name"),
+            .mtu = (int)vim_path_int(v, "mtu", vim_path_int(v, "spec/mtu", 1500)),
+        };
+        if (vs.name && (r = EMIT(d, vswitch, &vs)) < 0)
+            return r;
+    }
+    for (xmlNode *p = vim_first_elem(vim_prop(objects, "config.network.portgroup")); p;
+         p = vim_next_elem(p)) {
+        struct vim_portgroup pg = {
+            .host = host,
+            .name = vim_path_text(p, "spec/name"),
+            .vswitch = vim_path_text(p, "spec/vswitchName"),
+        };
+        if (pg.name && (r = EMIT(d, portgroup, &pg)) < 0)
+            return r;
+    }
+    for (xmlNode *n = vim_first_elem(vim_prop(objects, "config.network.vnic")); n;
+         n = vim_next_elem(n)) {
+        xmlNode *spec = vim_child(n, "spec");
+        struct vim_vnic vn = {
+            .host = host,
+            .device = vim_path_text(n, "device"),
+            .portgroup = vim_path_text(n, "portgroup"),
+            .dvs_uuid = vim_path_text(spec, "distributedVirtualPort/switchUuid"),
+            .dvs_portgroup = vim_path_text(spec, "distributedVirtualPort/portgroupKey"),
+            .mtu = (int)vim_path_int(spec, "mtu", 1500),
+            .ip = vim_path_text(spec, "ip/ipAddress"),
+        };
+        if (vn.portgroup && !*vn.portgroup)
+            vn.portgroup = NULL;
+        if (vn.device && (r = EMIT(d, vnic, &vn)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* ScsiLun keys map to canonical names; multipathInfo refers to LUNs by key. */
+struct lun_key {
+    const char *key, *name;
+    int local;
+    xmlNode *node;
+};
+
+static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, xmlNode *objects)
+{
+    xmlNode *luns = vim_prop(objects, "config.storageDevice.scsiLun");
+    xmlNode *mp = vim_prop(objects, "config.storageDevice.multipathInfo");
+    struct lun_key *keys = NULL;
+    size_t n = 0, cap = 0;
+    char tbuf[128];
+    int r = 0;
+
+    for (xmlNode *l = vim_first_elem(luns); l; l = vim_next_elem(l)) {
+        const char *key = vim_path_text(l, "key");
+        const char *name = vim_path_text(l, "canonicalName");
+        if (!key || !name)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct lun_key *nk = realloc(keys, cap * sizeof(*keys));
+            if (!nk) {
+                r = -ENOMEM;
+                goto out;
+            }
+            keys = nk;
+        }
+        const char *type = vim_xsi_type(l, tbuf, sizeof(tbuf));
+        int local = VIM_UNKNOWN;
+        if (vim_child(l, "localDisk"))
+            local = vim_path_bool(l, "localDisk", 0);
+        else if (type && !strcmp(type, "HostScsiDisk"))
+            local = 0;
+        keys[n++] = (struct lun_key){.key = key, .name = name, .local = local, .node = l};
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* Find this LUN's multipath entry for policy and paths. */
+        xmlNode *mlun = NULL;
+        for (xmlNode *m = vim_child(mp, "lun"); m; m = vim_next(m, "lun")) {
+            const char *lk = vim_path_text(m, "lun");
+            if (lk && !strcmp(lk, keys[i].key)) {
+                mlun = m;
+                break;
+            }
+        }
+        struct vim_lun lun = {
+            .host = w->moref,
+            .key = keys[i].key,
+            .canonical_name = keys[i].name,
+            .display_name = vim_path_text(keys[i].node, "displayName"),
+            .vendor = vim_path_text(keys[i].node, "vendor"),
+            .model = vim_path_text(keys[i].node, "model"),
+            .lun_type = vim_path_text(keys[i].node, "lunType"),
+            .local = keys[i].local,
+            .psp = vim_path_text(mlun, "policy/policy"),
+            .satp = vim_path_text(mlun, "storageArrayTypePolicy/policy"),
+        };
+        if (lun.local == 0)
+            w->san_luns++;
+        r = EMIT(d, lun, &lun);
+        if (r < 0)
+            goto out;
+        for (xmlNode *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
+            struct vim_lun_path path = {
+                .host = w->moref,
+                .lun = keys[i].name,
+                .name = vim_path_text(p, "name"),
+                .state = vim_path_text(p, "pathState"),
+                .adapter = vim_path_text(p, "adapter"),
+            };
+            if (!path.state)
+                path.state = vim_path_text(p, "state");
+            if (!path.name)
+                path.name = vim_path_text(p, "key");
+            if (path.name && (r = EMIT(d, lun_path, &path)) < 0)
+                goto out;
+        }
+    }
+out:
+    free(keys);
+    return r;
+}
+
+int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    struct vim_host h = {
+        .moref = moref,
+        .name = vim_text(vim_prop(objects, "name")),
+        .parent = vim_text(vim_prop(objects, "parent")),
+        .connection_state = vim_text(vim_prop(objects, "runtime.connectionState")),
+    };
+    int r;
+
+    if (!h.name)
+        return 0;
+    struct vim_host_work *nw = realloc(d->hosts, (d->n_hosts + 1) * sizeof(*nw));
+    if (!nw)
+        return -ENOMEM;
+    d->hosts = nw;
+    struct vim_host_work *w = &d->hosts[d->n_hosts++];
+    memset(w, 0, sizeof(*w));
+    const char *om = vim_text(vim_prop(objects, "configManager.advancedOption"));
+    const char *im = vim_text(vim_prop(objects, "configManager.iscsiManager"));
+    w->moref = strdup(moref);
+    w->name = strdup(h.name);
+    w->option_manager = om ? strdup(om) : NULL;
+    w->iscsi_manager = im ? strdup(im) : NULL;
+    if (!w->moref || !w->name || (om && !w->option_manager) || (im && !w->iscsi_manager))
+        return -ENOMEM;
+
+    r = EMIT(d, host, &h);
+    if (r == 0)
+        r = decode_network(d, moref, objects);
+    if (r == 0)
+        r = decode_hbas(d, w, vim_prop(objects, "config.storageDevice.hostBusAdapter"));
+    if (r == 0)
+        r = decode_storage(d, w, objects);
+    return r;
+}
+
+/* The on-disk format of a VirtualDisk backing, as vSphere's UI names it. */
+static const char *disk_format(xmlNode *backing, const char *btype)
+{
+    if (!btype)
+        return "other";
+    if (!strcmp(btype, "VirtualDiskRawDiskMappingVer1BackingInfo")) {
+        const char *mode = vim_path_text(backing, "compatibilityMode");
+        return mode && !strcmp(mode, "physicalMode") ? "rdm-physical" : "rdm-virtual";
+    }
+    if (!strcmp(btype, "VirtualDiskFlatVer2BackingInfo") ||
+        !strcmp(btype, "VirtualDiskFlatVer1BackingInfo")) {
+        if (vim_path_bool(backing, "thinProvisioned", 0))
+            return "thin";
+        if (vim_path_bool(backing, "eagerlyScrub", 0))
+            return "eagerzeroedthick";
+        return "lazyzeroedthick";
+    }
+    if (!strcmp(btype, "VirtualDiskSeSparseBackingInfo") ||
+        !strcmp(btype, "VirtualDiskSparseVer2BackingInfo"))
+        return "thin";
+    return "other";
+}
+
+static int is_controller(const char *type)
+{
+    size_t n = strlen(type);
+    return n > 10 && !strcmp(type + n - 10, "Controller") && strcmp(type, "VirtualPCIController") &&
+           strcmp(type, "VirtualPS2Controller") && strcmp(type, "VirtualSIOController") &&
+           strcmp(type, "VirtualUSBController") && strcmp(type, "VirtualUSBXHCIController");
+}
+
+static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *devices)
+{
+    char tbuf[128], bbuf[128];
+    int r;
+
+    for (xmlNode *dev = vim_first_elem(devices); dev; dev = vim_next_elem(dev)) {
+        const char *type = vim_xsi_type(dev, tbuf, sizeof(tbuf));
+        if (!type)
+            continue;
+        if (!strcmp(type, "VirtualDisk")) {
+            xmlNode *backing = vim_child(dev, "backing");
+            const char *btype = vim_xsi_type(backing, bbuf, sizeof(bbuf));
+            int64_t cap = vim_path_int(dev, "capacityInBytes", VIM_UNKNOWN);
+            if (cap == VIM_UNKNOWN) {
+                int64_t kb = vim_path_int(dev, "capacityInKB", VIM_UNKNOWN);
+                cap = kb == VIM_UNKNOWN ? VIM_UNKNOWN : kb * 1024;
+            }
+            struct vim_vdisk disk = {
+                .vm = vm,
+                .key = (int)vim_path_int(dev, "key", VIM_UNKNOWN),
+                .label = vim_path_text(dev, "deviceInfo/label"),
+                .file_name = vim_path_text(backing, "fileName"),
+                .datastore = vim_path_text(backing, "datastore"),
+                .capacity_bytes = cap,
+                .format = disk_format(backing, btype),
+                .controller_key = (int)vim_path_int(dev, "controllerKey", VIM_UNKNOWN),
+                .unit_number = (int)vim_path_int(dev, "unitNumber", VIM_UNKNOWN),
+            };
+            if ((r = EMIT(d, vdisk, &disk)) < 0)
+                return r;
+        } else if (is_controller(type)) {
+            struct vim_controller ctl = {
+                .vm = vm,
+                .key = (int)vim_path_int(dev, "key", VIM_UNKNOWN),
+                .type = type,
+                .shared_bus = vim_path_text(dev, "sharedBus"),
+                .bus_number = (int)vim_path_int(dev, "busNumber", VIM_UNKNOWN),
+            };
+            if ((r = EMIT(d, controller, &ctl)) < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+static int decode_snapshots(struct vim_decoder *d, const char *vm, xmlNode *list, int depth)
+{
+    int r;
+
+    if (depth > 512)
+        return 0; /* a deeper chain than vSphere allows: stop rather than recurse forever */
+    for (; list; list = vim_next(list, vim_name_is(list, "rootSnapshotList")
+                                               ? "rootSnapshotList"
+                                               : "childSnapshotList")) {
+        struct vim_snapshot s = {.vm = vm, .name = vim_path_text(list, "name"), .depth = depth};
+        if (vim_parse_time(vim_path_text(list, "createTime"), &s.created) < 0)
+            s.created = VIM_UNKNOWN;
+        if ((r = EMIT(d, snapshot, &s)) < 0)
+            return r;
+        r = decode_snapshots(d, vm, vim_child(list, "childSnapshotList"), depth + 1);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    struct vim_vm vm = {
+        .moref = moref,
+        .name = vim_text(vim_prop(objects, "name")),
+        .hw_version = vim_text(vim_prop(objects, "config.version")),
+        .template = vim_path_bool(vim_prop(objects, "config.template"), "", 0),
+        .power_state = vim_text(vim_prop(objects, "runtime.powerState")),
+        .ft_state = vim_text(vim_prop(objects, "summary.runtime.faultToleranceState")),
+        .host = vim_text(vim_prop(objects, "runtime.host")),
+    };
+    int r;
+
+    if (!vm.name)
+        return 0;
+    if ((r = EMIT(d, vm, &vm)) < 0)
+        return r;
+    for (xmlNode *ds = vim_first_elem(vim_prop(objects, "datastore")); ds; ds = vim_next_elem(ds)) {
+        struct vim_vm_datastore row = {.vm = moref, .datastore = vim_text(ds)};
+        if (row.datastore && (r = EMIT(d, vm_datastore, &row)) < 0)
+            return r;
+    }
+    r = decode_devices(d, moref, vim_prop(objects, "config.hardware.device"));
+    if (r == 0)
+        r = decode_snapshots(d, moref,
+                             vim_child(vim_prop(objects, "snapshot"), "rootSnapshotList"), 1);
+    return r;
+}
+
+int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *response)
+{
+    for (xmlNode *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
+        struct vim_host_option opt = {
+            .host = host,
+            .key = vim_path_text(o, "key"),
+            .value = vim_path_text(o, "value"),
+        };
+        int r;
+        if (opt.key && (r = SINK(sink, host_option, &opt)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *hba,
+                           xmlNode *response)
+{
+    for (xmlNode *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
+        struct vim_iscsi_binding b = {.host = host, .hba = hba, .vnic = vim_path_text(o, "vnicDevice")};
+        int r;
+        if (b.vnic && (r = SINK(sink, iscsi_binding, &b)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+int vim_parse_rr_iops(const char *config)
+{
+    const char *p;
+
+    if (!config)
+        return VIM_UNKNOWN;
+    for (p = strstr(config, "iops="); p; p = strstr(p + 1, "iops=")) {
+        /* "iops=" must start a field, not end another name. */
+        if (p != config && p[-1] != '{' && p[-1] != ',' && p[-1] != ' ')
+            continue;
+        char *end;
+        errno = 0;
+        long v = strtol(p + 5, &end, 10);
+        if (errno || end == p + 5 || v < 0 || v > 0x7fffffff)
+            return VIM_UNKNOWN;
+        return (int)v;
+    }
+    return VIM_UNKNOWN;
+}
+
+int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len)
+{
+    struct vim_xml *x = NULL;
+    int r = vim_xml_parse_all(doc, len, 0, NULL, NULL, &x);
+
+    if (r < 0)
+        goto out;
+    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+    for (xmlNode *o = vim_first_elem(root); o; o = vim_next_elem(o)) {
+        struct vim_nmp_device dev = {
+            .host = host,
+            .device = vim_path_text(o, "Device"),
+            .psp = vim_path_text(o, "PathSelectionPolicy"),
+            .psp_config = vim_path_text(o, "PathSelectionPolicyDeviceConfig"),
+        };
+        dev.iops = vim_parse_rr_iops(dev.psp_config);
+        if (dev.device && (r = SINK(sink, nmp_device, &dev)) < 0)
+            goto out;
+    }
+out:
+    vim_xml_free(x);
+    return r;
+}
+
+void vim_decoder_free(struct vim_decoder *d)
+{
+    for (size_t i = 0; i < d->n_hosts; i++) {
+        struct vim_host_work *w = &d->hosts[i];
+        free(w->moref);
+        free(w->name);
+        free(w->option_manager);
+        free(w->iscsi_manager);
+        for (size_t j = 0; j < w->n_hbas; j++)
+            free(w->hbas[j]);
+        free(w->hbas);
+    }
+    free(d->hosts);
+    d->hosts = NULL;
+    d->n_hosts = 0;
+}

@@ -1,0 +1,52 @@
+/* Decoders: one <objects> element (an ObjectContent) of a known type in, typed rows out to the
+ * sink. Pure functions of the XML, so unit tests feed them captured responses. */
+#ifndef VIM_DECODE_H
+#define VIM_DECODE_H
+
+#include <stddef.h>
+
+#include "vsphere/inventory.h"
+#include "vsphere/xml.h"
+
+/* What a host's properties say must be asked next, in per-host calls. */
+struct vim_host_work {
+    char *moref, *name;    /* owned */
+    char *option_manager;  /* configManager.advancedOption, owned, may be NULL */
+    char *iscsi_manager;   /* configManager.iscsiManager, owned, may be NULL */
+    char **hbas;           /* iSCSI adapter devices, owned */
+    size_t n_hbas;
+    int san_luns;          /* number of non-local LUNs: esxcli is only worth asking if > 0 */
+};
+
+struct vim_decoder {
+    struct vim_sink *sink;
+    struct vim_host_work *hosts; /* owned, grows as hosts are decoded */
+    size_t n_hosts;
+};
+
+/* The property paths each type is read with (NULL-terminated). */
+extern const char *const vim_datastore_paths[];
+extern const char *const vim_storage_pod_paths[];
+extern const char *const vim_dvswitch_paths[];
+extern const char *const vim_host_paths[];
+extern const char *const vim_vm_paths[];
+
+int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects);
+
+/* QueryOptions returnval list -> host_option rows. */
+int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *response);
+/* QueryBoundVnics returnval list -> iscsi_binding rows. */
+int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *hba,
+                           xmlNode *response);
+/* The esxcli "storage nmp device list" answer (the unescaped inner document) -> nmp_device rows. */
+int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len);
+/* Parses "{policy=rr,iops=1,bytes=...}" and returns iops, or VIM_UNKNOWN. */
+int vim_parse_rr_iops(const char *config);
+
+void vim_decoder_free(struct vim_decoder *d); /* frees the host work list */
+
+#endif

@@ -1,0 +1,185 @@
+/* The typed rows the collector emits, one struct per inventory table, and the sink that takes them.
+ * Strings are borrowed: valid only for the duration of the sink call; the sink copies what it keeps. */
+#ifndef VIM_INVENTORY_H
+#define VIM_INVENTORY_H
+
+#include <stdint.h>
+
+/* Unknown numeric values are VIM_UNKNOWN; unknown strings are NULL. */
+#define VIM_UNKNOWN (-1)
+
+struct vim_datastore {
+    const char *moref, *name;
+    const char *type;   /* summary.type: VMFS, NFS, NFS41, vsan, VVOL, OTHER */
+    const char *url;    /* summary.url */
+    const char *parent; /* moref of the folder or StoragePod that holds it */
+    int64_t capacity, free_space, uncommitted; /* bytes; uncommitted may be VIM_UNKNOWN */
+    int accessible;                            /* 0/1 */
+    const char *maintenance_mode;              /* "normal", "inMaintenance", ... or NULL */
+    int vmfs_major;              /* VmfsDatastoreInfo.vmfs.majorVersion, 0 if not VMFS */
+    const char *nas_remote_host; /* NasDatastoreInfo.nas.remoteHost, or NULL */
+    int vm_count;                /* number of entries in Datastore.vm */
+};
+
+struct vim_storage_pod {
+    const char *moref, *name;
+    int64_t capacity, free_space;
+};
+
+struct vim_vm {
+    const char *moref, *name;
+    const char *hw_version;  /* config.version, e.g. "vmx-13" */
+    int template;            /* config.template */
+    const char *power_state; /* poweredOn, poweredOff, suspended */
+    const char *ft_state;    /* summary.runtime.faultToleranceState: notConfigured, running, ... */
+    const char *host;        /* runtime.host moref */
+};
+
+struct vim_vm_datastore { /* one row per entry of VirtualMachine.datastore */
+    const char *vm, *datastore;
+};
+
+struct vim_controller {
+    const char *vm;
+    int key;
+    const char *type;       /* xsi:type, e.g. ParaVirtualSCSIController, VirtualLsiLogicController */
+    const char *shared_bus; /* noSharing, virtualSharing, physicalSharing; NULL if not SCSI */
+    int bus_number;
+};
+
+struct vim_vdisk {
+    const char *vm;
+    int key;
+    const char *label, *file_name;
+    const char *datastore; /* backing.datastore moref */
+    int64_t capacity_bytes;
+    const char *format; /* "thin", "lazyzeroedthick", "eagerzeroedthick", "rdm-physical",
+                           "rdm-virtual", or "other" */
+    int controller_key, unit_number;
+};
+
+struct vim_snapshot {
+    const char *vm, *name;
+    int64_t created; /* unix seconds */
+    int depth;       /* 1 for a root snapshot */
+};
+
+struct vim_host {
+    const char *moref, *name;
+    const char *parent;           /* moref of the cluster or compute resource */
+    const char *connection_state; /* runtime.connectionState */
+};
+
+struct vim_host_option { /* advanced options read from the host's OptionManager */
+    const char *host, *key, *value;
+};
+
+struct vim_vnic {
+    const char *host, *device; /* vmk1 */
+    const char *portgroup;     /* standard portgroup name, or NULL when on a DVS */
+    const char *dvs_uuid;      /* spec.distributedVirtualPort.switchUuid, or NULL */
+    const char *dvs_portgroup; /* spec.distributedVirtualPort.portgroupKey, or NULL */
+    int mtu;
+    const char *ip;
+};
+
+struct vim_vswitch {
+    const char *host, *name;
+    int mtu;
+};
+
+struct vim_portgroup {
+    const char *host, *name, *vswitch;
+};
+
+struct vim_dvswitch {
+    const char *moref, *name, *uuid;
+    int max_mtu; /* VMwareDVSConfigInfo.maxMtu, VIM_UNKNOWN if absent */
+};
+
+struct vim_iscsi_hba {
+    const char *host, *device; /* vmhba64 */
+    const char *iscsi_name, *model;
+};
+
+struct vim_iscsi_target {
+    const char *host, *hba;
+    const char *kind; /* "send" or "static" */
+    const char *address;
+    int port;
+    const char *iscsi_name; /* static targets only */
+};
+
+/* An advanced option of an iSCSI adapter (target == NULL) or of one of its targets
+ * (target = "address:port", kind = "send"/"static"). */
+struct vim_iscsi_option {
+    const char *host, *hba;
+    const char *kind, *target;
+    const char *key, *value;
+    int inherited; /* 0/1 */
+};
+
+struct vim_iscsi_binding { /* a vmknic bound to an iSCSI adapter (QueryBoundVnics) */
+    const char *host, *hba, *vnic;
+};
+
+struct vim_lun {
+    const char *host;
+    const char *key; /* ScsiLun.key */
+    const char *canonical_name, *display_name, *vendor, *model;
+    const char *lun_type; /* disk, cdrom, ... */
+    int local;            /* localDisk: 0/1, VIM_UNKNOWN if not reported */
+    const char *psp;      /* multipathInfo policy, e.g. VMW_PSP_RR */
+    const char *satp;     /* storageArrayTypePolicy */
+};
+
+struct vim_lun_path {
+    const char *host, *lun; /* lun = canonical name */
+    const char *name;       /* vmhba64:C0:T0:L1 */
+    const char *state;      /* active, standby, disabled, dead, unknown */
+    const char *adapter;
+};
+
+/* Per-device NMP configuration read with esxcli through vCenter (Round Robin IOPS limit). */
+struct vim_nmp_device {
+    const char *host, *device; /* canonical name */
+    const char *psp;
+    const char *psp_config; /* PathSelectionPolicyDeviceConfig as printed */
+    int iops;               /* parsed iops=N, VIM_UNKNOWN if absent */
+};
+
+/* What a poll could not read although it tried (e.g. a host refused esxcli). */
+struct vim_gap {
+    const char *object; /* moref */
+    const char *what;   /* "esxcli", "options", "iscsi-bindings" */
+    const char *error;  /* human readable */
+};
+
+/* The row sink. Every callback returns 0 or a negative error code, which aborts the poll.
+ * db/ implements one that writes a snapshot in a transaction. */
+struct vim_sink {
+    void *ctx;
+    int (*datastore)(void *ctx, const struct vim_datastore *);
+    int (*storage_pod)(void *ctx, const struct vim_storage_pod *);
+    int (*vm)(void *ctx, const struct vim_vm *);
+    int (*vm_datastore)(void *ctx, const struct vim_vm_datastore *);
+    int (*controller)(void *ctx, const struct vim_controller *);
+    int (*vdisk)(void *ctx, const struct vim_vdisk *);
+    int (*snapshot)(void *ctx, const struct vim_snapshot *);
+    int (*host)(void *ctx, const struct vim_host *);
+    int (*host_option)(void *ctx, const struct vim_host_option *);
+    int (*vnic)(void *ctx, const struct vim_vnic *);
+    int (*vswitch)(void *ctx, const struct vim_vswitch *);
+    int (*portgroup)(void *ctx, const struct vim_portgroup *);
+    int (*dvswitch)(void *ctx, const struct vim_dvswitch *);
+    int (*iscsi_hba)(void *ctx, const struct vim_iscsi_hba *);
+    int (*iscsi_target)(void *ctx, const struct vim_iscsi_target *);
+    int (*iscsi_option)(void *ctx, const struct vim_iscsi_option *);
+    int (*iscsi_binding)(void *ctx, const struct vim_iscsi_binding *);
+    int (*lun)(void *ctx, const struct vim_lun *);
+    int (*lun_path)(void *ctx, const struct vim_lun_path *);
+    int (*nmp_device)(void *ctx, const struct vim_nmp_device *);
+    int (*gap)(void *ctx, const struct vim_gap *);
+};
+
+#endif

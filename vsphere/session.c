@@ -1,0 +1,373 @@
+/* Session handling and the paged property collector. Objects are decoded one at a time as their
+ * XML closes; the token of a page is remembered and followed with ContinueRetrievePropertiesEx. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "vsphere/session.h"
+
+#define MAX_VERSIONS_XML (64u << 10)
+
+int vim_add_moref(struct vsl_buf *b, const char *tag, const char *type, const char *moref)
+{
+    int r = vsl_buf_printf(b, "<%s type=\"", tag);
+    if (r == 0)
+        r = vsl_buf_addxml(b, type);
+    if (r == 0)
+        r = vsl_buf_addstr(b, "\">");
+    if (r == 0)
+        r = vsl_buf_addxml(b, moref);
+    if (r == 0)
+        r = vsl_buf_printf(b, "</%s>", tag);
+    return r;
+}
+
+static char *dup_text(xmlNode *n, const char *path)
+{
+    const char *s = vim_path_text(n, path);
+    return s ? strdup(s) : NULL;
+}
+
+/* Picks the newest urn:vim25 version from vimServiceVersions.xml; keeps the default otherwise. */
+static void read_versions(struct vim_client *c)
+{
+    char *text = NULL;
+    struct vim_xml *x = NULL;
+
+    if (vim_get(c, "/vimServiceVersions.xml", &text, MAX_VERSIONS_XML) < 0)
+        goto out;
+    if (vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x) < 0)
+        goto out;
+    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+    for (xmlNode *ns = vim_child(root, "namespace"); ns; ns = vim_next(ns, "namespace")) {
+        const char *name = vim_path_text(ns, "name");
+        const char *version = vim_path_text(ns, "version");
+        if (name && version && !strcmp(name, "urn:vim25")) {
+            char action[128];
+            snprintf(action, sizeof(action), "\"urn:vim25/%s\"", version);
+            free(c->soap_action);
+            c->soap_action = strdup(action);
+            free(c->api_version);
+            c->api_version = strdup(version);
+            break;
+        }
+    }
+out:
+    vim_xml_free(x);
+    free(text);
+}
+
+int vim_connect(struct vim_client *c)
+{
+    struct vim_xml *x = NULL;
+    int r;
+
+    read_versions(c);
+    r = vim_call(c,
+                 "<RetrieveServiceContent><_this type=\"ServiceInstance\">ServiceInstance</_this>"
+                 "</RetrieveServiceContent>",
+                 0, NULL, NULL, &x);
+    if (r < 0)
+        return r;
+    xmlNode *rv = vim_child(vim_response(x), "returnval");
+    c->root_folder = dup_text(rv, "rootFolder");
+    c->property_collector = dup_text(rv, "propertyCollector");
+    c->view_manager = dup_text(rv, "viewManager");
+    c->session_manager = dup_text(rv, "sessionManager");
+    c->about = dup_text(rv, "about/fullName");
+    vim_xml_free(x);
+    if (!c->root_folder || !c->property_collector || !c->view_manager || !c->session_manager) {
+        snprintf(c->err, sizeof(c->err),
+                 "%s: the service content lacks rootFolder, propertyCollector, viewManager or "
+                 "sessionManager: is this a vCenter SDK URL?",
+                 c->url);
+        return -VSL_EPROTO;
+    }
+    return 0;
+}
+
+int vim_login(struct vim_client *c, const char *user, const char *password)
+{
+    struct vsl_buf b;
+    int r;
+
+    vsl_buf_init(&b, 64 << 10);
+    r = vsl_buf_addstr(&b, "<Login>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "SessionManager", c->session_manager);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "<userName>");
+    if (r == 0)
+        r = vsl_buf_addxml(&b, user);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</userName><password>");
+    if (r == 0)
+        r = vsl_buf_addxml(&b, password);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</password></Login>");
+    if (r == 0)
+        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
+    if (b.data)
+        memset(b.data, 0, b.cap);
+    vsl_buf_free(&b);
+    if (r == -VSL_ELOGIN) {
+        snprintf(c->err, sizeof(c->err), "%s: login rejected for user '%s' (%s)", c->url, user,
+                 c->fault);
+    }
+    return r;
+}
+
+int vim_logout(struct vim_client *c)
+{
+    struct vsl_buf b;
+    int r;
+
+    if (!c->session_manager)
+        return 0;
+    vsl_buf_init(&b, 4096);
+    r = vsl_buf_addstr(&b, "<Logout>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "SessionManager", c->session_manager);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</Logout>");
+    if (r == 0)
+        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
+    vsl_buf_free(&b);
+    return r;
+}
+
+int vim_create_view(struct vim_client *c, const char *type, char **view)
+{
+    struct vsl_buf b;
+    struct vim_xml *x = NULL;
+    int r;
+
+    *view = NULL;
+    vsl_buf_init(&b, 4096);
+    r = vsl_buf_addstr(&b, "<CreateContainerView>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "ViewManager", c->view_manager);
+    if (r == 0)
+        r = vim_add_moref(&b, "container", "Folder", c->root_folder);
+    if (r == 0)
+        r = vsl_buf_printf(&b, "<type>%s</type><recursive>true</recursive></CreateContainerView>",
+                           type);
+    if (r == 0)
+        r = vim_call(c, b.data, 0, NULL, NULL, &x);
+    vsl_buf_free(&b);
+    if (r < 0)
+        return r;
+    *view = dup_text(vim_response(x), "returnval");
+    vim_xml_free(x);
+    if (!*view) {
+        snprintf(c->err, sizeof(c->err), "%s: CreateContainerView returned no view", c->url);
+        return -VSL_EPROTO;
+    }
+    return 0;
+}
+
+int vim_destroy_view(struct vim_client *c, const char *view)
+{
+    struct vsl_buf b;
+    int r;
+
+    vsl_buf_init(&b, 4096);
+    r = vsl_buf_addstr(&b, "<DestroyView>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "ContainerView", view);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</DestroyView>");
+    if (r == 0)
+        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
+    vsl_buf_free(&b);
+    return r;
+}
+
+xmlNode *vim_prop(xmlNode *objects, const char *name)
+{
+    for (xmlNode *p = vim_child(objects, "propSet"); p; p = vim_next(p, "propSet")) {
+        const char *n = vim_path_text(p, "name");
+        if (n && !strcmp(n, name))
+            return vim_child(p, "val");
+    }
+    return NULL;
+}
+
+struct page {
+    struct vim_client *c;
+    vim_object_fn fn;
+    void *ctx;
+    char *token; /* owned */
+    long objects;
+};
+
+/* A missingSet entry with a NotAuthenticated fault means the session expired mid-read. */
+static int check_missing(struct page *pg, xmlNode *objects)
+{
+    char tbuf[128];
+
+    for (xmlNode *m = vim_child(objects, "missingSet"); m; m = vim_next(m, "missingSet")) {
+        const char *type = vim_xsi_type(vim_path(m, "fault/fault"), tbuf, sizeof(tbuf));
+        if (type && !strcmp(type, "NotAuthenticated")) {
+            snprintf(pg->c->err, sizeof(pg->c->err), "%s: session expired during a read",
+                     pg->c->url);
+            return -VSL_ENOAUTH;
+        }
+    }
+    return 0;
+}
+
+static int on_page_elem(void *ctx, xmlNode *n)
+{
+    struct page *pg = ctx;
+
+    if (!vim_name_is(n->parent, "returnval"))
+        return 0;
+    if (vim_name_is(n, "token")) {
+        free(pg->token);
+        pg->token = vim_text(n) ? strdup(vim_text(n)) : NULL;
+        return 1;
+    }
+    if (!vim_name_is(n, "objects"))
+        return 1;
+    int r = check_missing(pg, n);
+    if (r < 0)
+        return r;
+    const char *moref = vim_path_text(n, "obj");
+    if (!moref)
+        return 1;
+    pg->objects++;
+    r = pg->fn(pg->ctx, moref, n);
+    return r < 0 ? r : 1;
+}
+
+/* Best effort: the error that made us cancel stays the one reported. */
+static int cancel_token(struct vim_client *c, const char *token)
+{
+    struct vsl_buf b;
+    char err[sizeof(c->err)], fault[sizeof(c->fault)];
+    int r;
+
+    memcpy(err, c->err, sizeof(err));
+    memcpy(fault, c->fault, sizeof(fault));
+
+    vsl_buf_init(&b, 4096);
+    r = vsl_buf_addstr(&b, "<CancelRetrievePropertiesEx>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "<token>");
+    if (r == 0)
+        r = vsl_buf_addxml(&b, token);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</token></CancelRetrievePropertiesEx>");
+    if (r == 0)
+        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
+    vsl_buf_free(&b);
+    memcpy(c->err, err, sizeof(err));
+    memcpy(c->fault, fault, sizeof(fault));
+    return r;
+}
+
+/* Runs RetrievePropertiesEx with the given objectSet XML, then follows tokens. */
+static int retrieve(struct vim_client *c, const char *type, const char *object_set,
+                    const char *const *paths, vim_object_fn fn, void *ctx)
+{
+    struct page pg = {.c = c, .fn = fn, .ctx = ctx};
+    struct vsl_buf b;
+    int r;
+
+    vsl_buf_init(&b, 1u << 20);
+    r = vsl_buf_addstr(&b, "<RetrievePropertiesEx>");
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
+    if (r == 0)
+        r = vsl_buf_printf(&b, "<specSet><propSet><type>%s</type>", type);
+    for (size_t i = 0; paths[i] && r == 0; i++)
+        r = vsl_buf_printf(&b, "<pathSet>%s</pathSet>", paths[i]);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "</propSet>");
+    if (r == 0)
+        r = vsl_buf_addstr(&b, object_set);
+    if (r == 0)
+        r = vsl_buf_printf(&b, "</specSet><options><maxObjects>%d</maxObjects></options>"
+                               "</RetrievePropertiesEx>",
+                           c->opts.max_objects > 0 ? c->opts.max_objects : 500);
+    if (r < 0)
+        goto out;
+    r = vim_call(c, b.data, 5, on_page_elem, &pg, NULL);
+    while (r == 0 && pg.token) {
+        char *token = pg.token;
+        pg.token = NULL;
+        vsl_buf_reset(&b);
+        r = vsl_buf_addstr(&b, "<ContinueRetrievePropertiesEx>");
+        if (r == 0)
+            r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
+        if (r == 0)
+            r = vsl_buf_addstr(&b, "<token>");
+        if (r == 0)
+            r = vsl_buf_addxml(&b, token);
+        if (r == 0)
+            r = vsl_buf_addstr(&b, "</token></ContinueRetrievePropertiesEx>");
+        if (r == 0)
+            r = vim_call(c, b.data, 5, on_page_elem, &pg, NULL);
+        if (r < 0 && r != -VSL_ENOAUTH && pg.token == NULL) {
+            /* A vanished token or an aborted page: tell the server we are done with it. */
+            cancel_token(c, token);
+        }
+        free(token);
+    }
+    if (r < 0 && pg.token)
+        cancel_token(c, pg.token);
+    log_debug("%s: read %ld %s objects", c->url, pg.objects, type);
+out:
+    free(pg.token);
+    vsl_buf_free(&b);
+    return r;
+}
+
+int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
+                      const char *const *paths, vim_object_fn fn, void *ctx)
+{
+    struct vsl_buf os;
+    int r;
+
+    vsl_buf_init(&os, 8192);
+    r = vsl_buf_addstr(&os, "<objectSet>");
+    if (r == 0)
+        r = vim_add_moref(&os, "obj", "ContainerView", view);
+    if (r == 0)
+        r = vsl_buf_addstr(&os, "<skip>true</skip><selectSet xsi:type=\"TraversalSpec\">"
+                                "<name>view</name><type>ContainerView</type><path>view</path>"
+                                "<skip>false</skip></selectSet></objectSet>");
+    if (r == 0)
+        r = retrieve(c, type, os.data, paths, fn, ctx);
+    vsl_buf_free(&os);
+    return r;
+}
+
+int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
+                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx)
+{
+    struct vsl_buf os;
+    int r = 0;
+
+    if (n == 0)
+        return 0;
+    vsl_buf_init(&os, 1u << 20);
+    for (size_t i = 0; i < n && r == 0; i++) {
+        r = vsl_buf_addstr(&os, "<objectSet>");
+        if (r == 0)
+            r = vim_add_moref(&os, "obj", type, morefs[i]);
+        if (r == 0)
+            r = vsl_buf_addstr(&os, "<skip>false</skip></objectSet>");
+    }
+    if (r == 0)
+        r = retrieve(c, type, os.data, paths, fn, ctx);
+    vsl_buf_free(&os);
+    return r;
+}

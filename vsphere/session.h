@@ -1,0 +1,36 @@
+/* vCenter session and property collector: service content, login/logout, container views, and
+ * RetrievePropertiesEx with ContinueRetrievePropertiesEx paging, objects streamed to a callback. */
+#ifndef VIM_SESSION_H
+#define VIM_SESSION_H
+
+#include "vsphere/soap.h"
+
+/* Reads /sdk/vimServiceVersions.xml (for the SOAPAction) and the ServiceInstance content. */
+int vim_connect(struct vim_client *c);
+/* SessionManager.Login. The password is not kept. -VSL_ELOGIN when rejected. */
+int vim_login(struct vim_client *c, const char *user, const char *password);
+int vim_logout(struct vim_client *c);
+
+/* ViewManager.CreateContainerView on the root folder, recursive. *view is malloc'd. */
+int vim_create_view(struct vim_client *c, const char *type, char **view);
+int vim_destroy_view(struct vim_client *c, const char *view);
+
+/* Called once per ObjectContent: moref and the <objects> element (propSet children). Returns 0
+ * or a negative error, which stops the retrieval (the server-side result is cancelled). */
+typedef int (*vim_object_fn)(void *ctx, const char *moref, xmlNode *objects);
+
+/* Reads paths of every object of type in view, page by page. */
+int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
+                      const char *const *paths, vim_object_fn fn, void *ctx);
+/* Reads paths of the listed objects (all of one type) in one paged call. */
+int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
+                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx);
+
+/* The propSet value of name inside an <objects> element, or NULL. */
+xmlNode *vim_prop(xmlNode *objects, const char *name);
+
+/* Appends <tag type="TYPE">moref</tag>. */
+struct vsl_buf;
+int vim_add_moref(struct vsl_buf *b, const char *tag, const char *type, const char *moref);
+
+#endif

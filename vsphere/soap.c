@@ -1,0 +1,312 @@
+/* HTTP transport and SOAP framing for vCenter: POST envelopes with libcurl, stream the answer
+ * into the XML parser, turn curl errors, HTTP statuses and SOAP faults into one clear line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "vsphere/soap.h"
+
+#define ENVELOPE_HEAD                                                                              \
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"                                                   \
+    "<soapenv:Envelope xmlns:soapenv=\"http://schemas.xmlsoap.org/soap/envelope/\" "               \
+    "xmlns:xsd=\"http://www.w3.org/2001/XMLSchema\" "                                              \
+    "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xmlns=\"urn:vim25\"><soapenv:Body>"
+#define ENVELOPE_TAIL "</soapenv:Body></soapenv:Envelope>"
+
+/* Requests are built by us; 1 MiB is far more than the largest (a property spec). */
+#define MAX_REQUEST (1u << 20)
+/* One managed object's XML (a host with thousands of LUNs) stays far below this. */
+#define MAX_OBJECT (64u << 20)
+
+static int curl_global_done;
+
+int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
+{
+    struct vim_client *c;
+
+    *out = NULL;
+    if (!curl_global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return -ENOMEM;
+        curl_global_done = 1;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->opts = *opts;
+    c->url = strdup(opts->url);
+    c->soap_action = strdup("\"urn:vim25\"");
+    c->curl = curl_easy_init();
+    if (!c->url || !c->soap_action || !c->curl) {
+        vim_client_free(c);
+        return -ENOMEM;
+    }
+    CURL *h = c->curl;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "vslint/0.1");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(opts->timeout_s > 0 ? opts->timeout_s : 60));
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (opts->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, opts->ca_file);
+    if (opts->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+    *out = c;
+    return 0;
+}
+
+void vim_client_free(struct vim_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    curl_slist_free_all(c->headers);
+    free(c->url);
+    free(c->soap_action);
+    free(c->api_version);
+    free(c->root_folder);
+    free(c->property_collector);
+    free(c->view_manager);
+    free(c->session_manager);
+    free(c->about);
+    free(c);
+}
+
+const char *vim_client_error(const struct vim_client *c)
+{
+    return c->err[0] ? c->err : "no error";
+}
+
+struct transfer {
+    struct vim_client *c;
+    struct vim_xml *xml; /* NULL: collect into buf instead */
+    struct vsl_buf *buf;
+    int err;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *user)
+{
+    struct transfer *t = user;
+    size_t len = size * n;
+
+    t->c->stats.bytes_xml += (int64_t)len;
+    int r = t->xml ? vim_xml_feed(t->xml, p, len) : vsl_buf_add(t->buf, p, len);
+    if (r < 0) {
+        t->err = r;
+        return 0; /* aborts the transfer */
+    }
+    return len;
+}
+
+/* Turns a failed transfer into one line an administrator can act on. */
+static int transport_error(struct vim_client *c, CURLcode cc, const char *detail)
+{
+    const char *why = detail && *detail ? detail : curl_easy_strerror(cc);
+
+    switch (cc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+        snprintf(c->err, sizeof(c->err),
+                 "%s: TLS certificate not trusted (%s); set ca_file= to the CA that signed the "
+                 "vCenter certificate, or insecure=true to skip verification",
+                 c->url, why);
+        return -VSL_ETLS;
+    case CURLE_SSL_CONNECT_ERROR:
+        snprintf(c->err, sizeof(c->err), "%s: TLS handshake failed (%s)", c->url, why);
+        return -VSL_ETLS;
+    case CURLE_OPERATION_TIMEDOUT:
+        snprintf(c->err, sizeof(c->err), "%s: timed out (%s)", c->url, why);
+        return -VSL_ENET;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+        snprintf(c->err, sizeof(c->err), "%s: cannot connect (%s)", c->url, why);
+        return -VSL_ENET;
+    default:
+        snprintf(c->err, sizeof(c->err), "%s: request failed (%s)", c->url, why);
+        return -VSL_ENET;
+    }
+}
+
+static int perform(struct vim_client *c, const char *url, struct transfer *t, long *status)
+{
+    char detail[CURL_ERROR_SIZE] = "";
+    CURL *h = c->curl;
+
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
+    CURLcode cc = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    c->stats.requests++;
+    curl_off_t dl = 0;
+    if (curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &dl) == CURLE_OK)
+        c->stats.bytes_wire += dl;
+    *status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    if (cc == CURLE_WRITE_ERROR && t->err)
+        return t->err;
+    if (cc != CURLE_OK)
+        return transport_error(c, cc, detail);
+    return 0;
+}
+
+xmlNode *vim_response(struct vim_xml *x)
+{
+    xmlDoc *doc = x ? vim_xml_doc(x) : NULL;
+    xmlNode *env = doc ? xmlDocGetRootElement(doc) : NULL;
+    return vim_first_elem(vim_child(env, "Body"));
+}
+
+/* Maps a soapenv:Fault to an error code and fills c->fault and c->err. */
+static int fault_error(struct vim_client *c, xmlNode *fault)
+{
+    char tbuf[128];
+    const char *str = vim_path_text(fault, "faultstring");
+    xmlNode *detail = vim_first_elem(vim_child(fault, "detail"));
+    const char *type = vim_xsi_type(detail, tbuf, sizeof(tbuf));
+
+    if (!type && detail) {
+        /* <InvalidLoginFault> without xsi:type: drop the "Fault" suffix. */
+        snprintf(tbuf, sizeof(tbuf), "%s", (const char *)detail->name);
+        size_t n = strlen(tbuf);
+        if (n > 5 && !strcmp(tbuf + n - 5, "Fault"))
+            tbuf[n - 5] = '\0';
+        type = tbuf;
+    }
+    snprintf(c->fault, sizeof(c->fault), "%s", type ? type : "unknown");
+    snprintf(c->err, sizeof(c->err), "%s: %s fault: %s", c->url, c->fault,
+             str ? str : "(no message)");
+    if (!strcmp(c->fault, "InvalidLogin"))
+        return -VSL_ELOGIN;
+    if (!strcmp(c->fault, "NotAuthenticated"))
+        return -VSL_ENOAUTH;
+    if (!strcmp(c->fault, "ManagedObjectNotFound"))
+        return -VSL_ENOTFOUND;
+    return -VSL_EFAULT;
+}
+
+int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+             struct vim_xml **out)
+{
+    struct vsl_buf req;
+    struct transfer t = {.c = c};
+    long status = 0;
+    int r;
+
+    if (out)
+        *out = NULL;
+    c->err[0] = '\0';
+    c->fault[0] = '\0';
+    vsl_buf_init(&req, MAX_REQUEST);
+    r = vsl_buf_addstr(&req, ENVELOPE_HEAD);
+    if (r == 0)
+        r = vsl_buf_addstr(&req, body);
+    if (r == 0)
+        r = vsl_buf_addstr(&req, ENVELOPE_TAIL);
+    if (r < 0) {
+        snprintf(c->err, sizeof(c->err), "request too large");
+        goto out;
+    }
+    r = vim_xml_new(&t.xml, emit_depth, fn, ctx, MAX_OBJECT);
+    if (r < 0)
+        goto out;
+
+    char action[160];
+    snprintf(action, sizeof(action), "SOAPAction: %s", c->soap_action);
+    curl_slist_free_all(c->headers);
+    c->headers = curl_slist_append(NULL, "Content-Type: text/xml; charset=utf-8");
+    c->headers = curl_slist_append(c->headers, action);
+    c->headers = curl_slist_append(c->headers, "Expect:");
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+    curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req.data);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
+
+    r = perform(c, c->url, &t, &status);
+    if (r == -VSL_EXML || r == -VSL_ETOOBIG) {
+        snprintf(c->err, sizeof(c->err), "%s: bad response: %s", c->url, vim_xml_error(t.xml));
+        goto out;
+    }
+    if (r < 0) {
+        if (!c->err[0])
+            snprintf(c->err, sizeof(c->err), "%s: %s", c->url, vsl_strerror(r));
+        goto out;
+    }
+    r = vim_xml_finish(t.xml);
+    if (r < 0) {
+        if (status != 200)
+            snprintf(c->err, sizeof(c->err), "%s: HTTP %ld with a body that is not SOAP (%s)",
+                     c->url, status, vim_xml_error(t.xml));
+        else
+            snprintf(c->err, sizeof(c->err), "%s: malformed XML in response: %s", c->url,
+                     vim_xml_error(t.xml));
+        r = status != 200 ? -VSL_EHTTP : r;
+        goto out;
+    }
+    xmlNode *resp = vim_response(t.xml);
+    if (vim_name_is(resp, "Fault")) {
+        r = fault_error(c, resp);
+        goto out;
+    }
+    if (status != 200 || !resp) {
+        snprintf(c->err, sizeof(c->err), "%s: HTTP %ld without a SOAP response", c->url, status);
+        r = -VSL_EHTTP;
+        goto out;
+    }
+    if (out) {
+        *out = t.xml;
+        t.xml = NULL;
+    }
+out:
+    vim_xml_free(t.xml);
+    /* The request may have carried the password (Login): do not leave it in freed memory. */
+    if (req.data)
+        memset(req.data, 0, req.cap);
+    vsl_buf_free(&req);
+    return r;
+}
+
+int vim_get(struct vim_client *c, const char *path, char **out, size_t max)
+{
+    struct vsl_buf buf;
+    struct transfer t = {.c = c, .buf = &buf};
+    char url[2048];
+    long status;
+    int r;
+
+    *out = NULL;
+    c->err[0] = '\0';
+    snprintf(url, sizeof(url), "%s%s", c->url, path);
+    vsl_buf_init(&buf, max);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+    r = perform(c, url, &t, &status);
+    if (r == 0 && status != 200) {
+        snprintf(c->err, sizeof(c->err), "%s: HTTP %ld", url, status);
+        r = -VSL_EHTTP;
+    } else if (r == -VSL_ETOOBIG) {
+        snprintf(c->err, sizeof(c->err), "%s: response larger than %zu bytes", url, max);
+    }
+    if (r == 0)
+        *out = vsl_buf_take(&buf);
+    vsl_buf_free(&buf);
+    return r;
+}

@@ -1,0 +1,56 @@
+/* The vSphere SOAP client: one libcurl handle per vCenter, the session cookie, envelopes, faults.
+ * Every call streams its response through vim_xml; errors leave a one-line reason in the client. */
+#ifndef VIM_SOAP_H
+#define VIM_SOAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vsphere/xml.h"
+
+struct vim_opts {
+    const char *url;     /* https://host/sdk */
+    const char *ca_file; /* NULL: the system trust store */
+    int insecure;        /* 1: skip certificate and host name verification */
+    int timeout_s;       /* whole-request timeout */
+    int max_objects;     /* RetrievePropertiesEx page size to ask for */
+};
+
+struct vim_stats {
+    int64_t requests;
+    int64_t bytes_wire; /* bytes received (compressed size when gzip was used) */
+    int64_t bytes_xml;  /* bytes of XML parsed */
+};
+
+struct vim_client {
+    void *curl;              /* CURL * */
+    void *headers;           /* struct curl_slist * */
+    char *url;               /* owned */
+    char *soap_action;       /* owned, "urn:vim25/6.7" */
+    char *api_version;       /* owned, "6.7" */
+    struct vim_opts opts;    /* strings borrowed from the caller's configuration */
+    char err[1024];          /* the last error, one line, for humans */
+    char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
+    struct vim_stats stats;
+    /* Service content (owned strings). */
+    char *root_folder, *property_collector, *view_manager, *session_manager, *about;
+};
+
+int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
+void vim_client_free(struct vim_client *c); /* NULL is a no-op */
+const char *vim_client_error(const struct vim_client *c);
+
+/* Sends body (the inside of soapenv:Body, already escaped) and parses the answer. Elements at
+ * emit_depth go to fn as they close (see vim_xml). On success *out (may be NULL) receives the
+ * parser, whose vim_xml_doc() holds the rest of the response; the caller frees it.
+ * A SOAP fault returns -VSL_EFAULT (or -VSL_ELOGIN / -VSL_ENOAUTH) with c->fault set. */
+int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+             struct vim_xml **out);
+
+/* The first element inside soapenv:Body of a parsed response (e.g. LoginResponse). */
+xmlNode *vim_response(struct vim_xml *x);
+
+/* Plain GET of a path under the SDK URL into a bounded buffer (vimServiceVersions.xml). */
+int vim_get(struct vim_client *c, const char *path, char **out, size_t max);
+
+#endif

@@ -1,0 +1,327 @@
+/* The streaming parser behind every SOAP call, and the DOM helpers the decoders use.
+ * libxml2's SAX2 handlers build the tree; our endElementNs hook detaches finished objects. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libxml/parser.h>
+#include <libxml/SAX2.h>
+
+#include "util/err.h"
+#include "vsphere/xml.h"
+
+struct vim_xml {
+    xmlParserCtxtPtr ctxt;
+    int emit_depth;
+    vim_xml_emit_fn fn;
+    void *ctx;
+    size_t pending, max_pending;
+    int err; /* first error from a callback or a limit */
+    char msg[512];
+};
+
+static void end_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                        const xmlChar *uri)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    struct vim_xml *x = ctxt->_private;
+    xmlNode *cur = ctxt->node;
+    int depth = ctxt->nodeNr;
+
+    xmlSAX2EndElementNs(ctx, localname, prefix, uri);
+    if (x->err || !cur || depth != x->emit_depth || !x->fn)
+        return;
+    int r = x->fn(x->ctx, cur);
+    if (r < 0) {
+        x->err = r;
+        snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(r));
+        xmlStopParser(ctxt);
+        return;
+    }
+    if (r > 0) {
+        xmlUnlinkNode(cur);
+        xmlFreeNode(cur);
+        x->pending = 0;
+    }
+}
+
+/* Parse errors are read back with xmlCtxtGetLastError(); libxml2 must not print them. */
+static void quiet_error(void *ctx, const xmlError *err)
+{
+    (void)ctx;
+    (void)err;
+}
+
+int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+                size_t max_pending)
+{
+    xmlSAXHandler sax;
+    struct vim_xml *x = calloc(1, sizeof(*x));
+
+    *out = NULL;
+    if (!x)
+        return -ENOMEM;
+    memset(&sax, 0, sizeof(sax));
+    xmlSAXVersion(&sax, 2);
+    sax.endElementNs = end_element;
+    sax.serror = (xmlStructuredErrorFunc)quiet_error;
+    sax.error = NULL;
+    sax.warning = NULL;
+    /* No external entities, no network, no DTD loading: the input is remote. */
+    x->ctxt = xmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL);
+    if (!x->ctxt) {
+        free(x);
+        return -ENOMEM;
+    }
+    xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
+    x->ctxt->_private = x;
+    x->emit_depth = emit_depth;
+    x->fn = fn;
+    x->ctx = ctx;
+    x->max_pending = max_pending;
+    *out = x;
+    return 0;
+}
+
+static int parse_error(struct vim_xml *x)
+{
+    if (x->err)
+        return x->err;
+    const xmlError *e = xmlCtxtGetLastError(x->ctxt);
+    char *nl;
+    snprintf(x->msg, sizeof(x->msg), "line %d: %s", e ? e->line : 0,
+             e && e->message ? e->message : "parse error");
+    if ((nl = strchr(x->msg, '\n')))
+        *nl = '\0';
+    x->err = -VSL_EXML;
+    return x->err;
+}
+
+int vim_xml_feed(struct vim_xml *x, const char *data, size_t len)
+{
+    if (x->err)
+        return x->err;
+    while (len > 0) {
+        /* Feed in bounded chunks so the pending-byte limit is checked often. */
+        size_t n = len > 65536 ? 65536 : len;
+        x->pending += n;
+        if (x->max_pending && x->pending > x->max_pending) {
+            snprintf(x->msg, sizeof(x->msg), "a single object exceeds %zu bytes", x->max_pending);
+            x->err = -VSL_ETOOBIG;
+            return x->err;
+        }
+        if (xmlParseChunk(x->ctxt, data, (int)n, 0) != 0 || x->err)
+            return parse_error(x);
+        data += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int vim_xml_finish(struct vim_xml *x)
+{
+    if (x->err)
+        return x->err;
+    if (xmlParseChunk(x->ctxt, NULL, 0, 1) != 0 || x->err || !x->ctxt->wellFormed)
+        return parse_error(x);
+    if (!x->ctxt->myDoc || !xmlDocGetRootElement(x->ctxt->myDoc)) {
+        snprintf(x->msg, sizeof(x->msg), "empty document");
+        x->err = -VSL_EXML;
+        return x->err;
+    }
+    return 0;
+}
+
+xmlDoc *vim_xml_doc(struct vim_xml *x)
+{
+    return x->ctxt->myDoc;
+}
+
+const char *vim_xml_error(struct vim_xml *x)
+{
+    return x->msg[0] ? x->msg : "no error";
+}
+
+void vim_xml_free(struct vim_xml *x)
+{
+    if (!x)
+        return;
+    if (x->ctxt->myDoc)
+        xmlFreeDoc(x->ctxt->myDoc);
+    xmlFreeParserCtxt(x->ctxt);
+    free(x);
+}
+
+int vim_xml_parse_all(const char *data, size_t len, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+                      struct vim_xml **out)
+{
+    int r = vim_xml_new(out, emit_depth, fn, ctx, 0);
+    if (r < 0)
+        return r;
+    r = vim_xml_feed(*out, data, len);
+    if (r == 0)
+        r = vim_xml_finish(*out);
+    return r;
+}
+
+int vim_name_is(const xmlNode *n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
+}
+
+xmlNode *vim_first_elem(const xmlNode *parent)
+{
+    if (!parent)
+        return NULL;
+    for (xmlNode *c = parent->children; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            return c;
+    return NULL;
+}
+
+xmlNode *vim_next_elem(const xmlNode *node)
+{
+    if (!node)
+        return NULL;
+    for (xmlNode *c = node->next; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            return c;
+    return NULL;
+}
+
+xmlNode *vim_child(const xmlNode *parent, const char *name)
+{
+    if (!parent)
+        return NULL;
+    for (xmlNode *c = parent->children; c; c = c->next)
+        if (vim_name_is(c, name))
+            return c;
+    return NULL;
+}
+
+xmlNode *vim_next(const xmlNode *node, const char *name)
+{
+    if (!node)
+        return NULL;
+    for (xmlNode *c = node->next; c; c = c->next)
+        if (vim_name_is(c, name))
+            return c;
+    return NULL;
+}
+
+xmlNode *vim_path(const xmlNode *n, const char *path)
+{
+    char part[128];
+
+    while (n && *path) {
+        const char *slash = strchr(path, '/');
+        size_t len = slash ? (size_t)(slash - path) : strlen(path);
+        if (len >= sizeof(part))
+            return NULL;
+        memcpy(part, path, len);
+        part[len] = '\0';
+        n = vim_child(n, part);
+        path += len + (slash ? 1 : 0);
+    }
+    return (xmlNode *)n;
+}
+
+const char *vim_text(const xmlNode *n)
+{
+    if (!n)
+        return NULL;
+    xmlNode *t = n->children;
+    if (!t)
+        return NULL;
+    /* Adjacent text nodes can appear around entity references: merge them once. */
+    while (t->next && t->type == XML_TEXT_NODE && t->next->type == XML_TEXT_NODE)
+        if (!xmlTextMerge(t, t->next))
+            break;
+    if (t->type != XML_TEXT_NODE && t->type != XML_CDATA_SECTION_NODE)
+        return NULL;
+    return (const char *)t->content;
+}
+
+const char *vim_path_text(const xmlNode *n, const char *path)
+{
+    return vim_text(vim_path(n, path));
+}
+
+int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt)
+{
+    const char *s = vim_path_text(n, path);
+    char *end;
+
+    if (!s)
+        return dflt;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return dflt;
+    return v;
+}
+
+int vim_path_bool(const xmlNode *n, const char *path, int dflt)
+{
+    const char *s = vim_path_text(n, path);
+
+    if (!s)
+        return dflt;
+    if (!strcmp(s, "true") || !strcmp(s, "1"))
+        return 1;
+    if (!strcmp(s, "false") || !strcmp(s, "0"))
+        return 0;
+    return dflt;
+}
+
+const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len)
+{
+    if (!n || n->type != XML_ELEMENT_NODE)
+        return NULL;
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+        if (strcmp((const char *)a->name, "type") || !a->ns || !a->ns->href ||
+            strcmp((const char *)a->ns->href, VIM_XSI_NS))
+            continue;
+        const char *v = a->children ? (const char *)a->children->content : NULL;
+        if (!v)
+            return NULL;
+        const char *colon = strchr(v, ':');
+        snprintf(buf, len, "%s", colon ? colon + 1 : v);
+        return buf;
+    }
+    return NULL;
+}
+
+int vim_parse_time(const char *s, int64_t *out)
+{
+    struct tm tm;
+    int y, mo, d, h, mi, sec;
+    int n = 0;
+
+    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+        return -EINVAL;
+    s += n;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            ;
+    long off = 0;
+    if (*s == '+' || *s == '-') {
+        int oh, om;
+        if (sscanf(s + 1, "%2d:%2d", &oh, &om) != 2)
+            return -EINVAL;
+        off = (oh * 3600L + om * 60L) * (*s == '-' ? -1 : 1);
+    } else if (*s != 'Z' && *s != '\0') {
+        return -EINVAL;
+    }
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    *out = (int64_t)timegm(&tm) - off;
+    return 0;
+}
