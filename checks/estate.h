@@ -1,0 +1,164 @@
+/* The estate: one vCenter's stored snapshot as plain C structs, loaded from db/ in one read
+ * transaction (db_estate_load) and handed to every check. Checks never see SQL or SOAP. */
+#ifndef CHK_ESTATE_H
+#define CHK_ESTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Unknown numbers are EST_UNKNOWN (-1); unknown strings are NULL. Indexes into the estate's
+ * arrays are size_t with EST_NONE for "no such object". All strings and arrays are owned by
+ * the estate and freed by est_free(). */
+#define EST_UNKNOWN (-1)
+#define EST_NONE ((size_t)-1)
+
+struct est_pod {
+    const char *moref, *name;
+    int64_t capacity, free_space; /* bytes, as vCenter sums them for the datastore cluster */
+};
+
+struct est_datastore {
+    const char *moref, *name, *type; /* type: VMFS, NFS, NFS41, vsan, VVOL, OTHER */
+    int64_t capacity, free_space;
+    int64_t uncommitted; /* EST_UNKNOWN when vCenter did not report it */
+    int accessible;      /* 0/1 */
+    int vmfs_major;      /* 0 when not VMFS */
+    size_t pod;          /* index into estate.pods, EST_NONE when not in a datastore cluster */
+    int vm_count;        /* Datastore.vm entries, templates included */
+};
+
+struct est_dvswitch {
+    const char *moref, *name, *uuid;
+    int max_mtu; /* EST_UNKNOWN if not reported */
+};
+
+struct est_vswitch {
+    const char *name;
+    int mtu;
+};
+
+struct est_vnic {
+    const char *device; /* vmk1 */
+    int mtu;
+    const char *portgroup; /* standard portgroup, or NULL */
+    size_t vswitch;        /* index into host.vswitches via the portgroup, or EST_NONE */
+    size_t dvswitch;       /* index into estate.dvswitches by uuid, or EST_NONE */
+    const char *dvs_uuid;  /* as reported, even when the DVS itself was not found */
+};
+
+struct est_option { /* an iSCSI advanced option, adapter or target level */
+    const char *key, *value;
+    int inherited; /* 0/1 */
+};
+
+struct est_iscsi_target {
+    const char *kind; /* "send" or "static" */
+    const char *address;
+    int port;
+    const char *iscsi_name;
+    struct est_option *options;
+    size_t n_options;
+};
+
+struct est_iscsi_hba {
+    const char *device, *iscsi_name;
+    struct est_option *options; /* adapter level */
+    size_t n_options;
+    struct est_iscsi_target *targets;
+    size_t n_targets;
+    size_t *bound_vnics; /* indexes into host.vnics */
+    size_t n_bound_vnics;
+};
+
+struct est_path {
+    const char *name, *state; /* state: active, standby, disabled, dead, unknown */
+};
+
+struct est_lun {
+    const char *canonical_name, *display_name, *vendor, *model, *lun_type;
+    int local;              /* 0/1, EST_UNKNOWN */
+    const char *psp, *satp; /* VMW_PSP_RR, VMW_SATP_ALUA */
+    int iops_limit;         /* Round Robin IOPS limit from esxcli, EST_UNKNOWN */
+    const char *psp_config; /* esxcli PathSelectionPolicyDeviceConfig, or NULL */
+    struct est_path *paths;
+    size_t n_paths;
+};
+
+struct est_gap {
+    const char *what, *error; /* e.g. "esxcli", "host refused ..." */
+};
+
+struct est_host {
+    const char *moref, *name, *parent, *connection_state;
+    int enable_block_delete; /* VMFS3.EnableBlockDelete 0/1, EST_UNKNOWN */
+    struct est_vswitch *vswitches;
+    size_t n_vswitches;
+    struct est_vnic *vnics;
+    size_t n_vnics;
+    struct est_iscsi_hba *iscsi_hbas;
+    size_t n_iscsi_hbas;
+    struct est_lun *luns;
+    size_t n_luns;
+    struct est_gap *gaps;
+    size_t n_gaps;
+};
+
+struct est_controller {
+    int key;
+    const char *type;       /* ParaVirtualSCSIController, VirtualLsiLogicController, ... */
+    const char *shared_bus; /* noSharing, virtualSharing, physicalSharing, or NULL */
+};
+
+struct est_disk {
+    int key;
+    const char *label, *file_name;
+    size_t datastore; /* index into estate.datastores, EST_NONE if unknown */
+    int64_t capacity_bytes;
+    const char *format; /* thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual,
+                           other */
+    size_t controller;  /* index into vm.controllers, EST_NONE */
+};
+
+struct est_snapshot {
+    const char *name;
+    int64_t created; /* unix seconds, EST_UNKNOWN */
+    int depth;       /* 1 = root */
+};
+
+struct est_vm {
+    const char *moref, *name;
+    int template;
+    const char *power_state, *ft_state;
+    int hw_version; /* the number of "vmx-13", EST_UNKNOWN */
+    size_t host;    /* index into estate.hosts, EST_NONE */
+    size_t *datastores; /* indexes into estate.datastores */
+    size_t n_datastores;
+    struct est_controller *controllers;
+    size_t n_controllers;
+    struct est_disk *disks;
+    size_t n_disks;
+    struct est_snapshot *snapshots;
+    size_t n_snapshots;
+};
+
+struct estate {
+    const char *vcenter;      /* the configuration's name */
+    int64_t polled_ms;        /* when the snapshot was taken (last successful poll) */
+    struct est_pod *pods;
+    size_t n_pods;
+    struct est_datastore *datastores;
+    size_t n_datastores;
+    struct est_dvswitch *dvswitches;
+    size_t n_dvswitches;
+    struct est_host *hosts;
+    size_t n_hosts;
+    struct est_vm *vms;
+    size_t n_vms;
+    void *arena; /* owner of every string and array above */
+};
+
+/* Lookups (linear or hashed; NULL when absent). */
+const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key);
+void est_free(struct estate *e); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what vslint needs to build, run its demo and run its tests, from Debian's packages.
+# Run as root (or with sudo) on Debian 12. Idempotent.
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then
+    exec sudo "$0" "$@"
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends \
+    build-essential meson ninja-build pkg-config \
+    libcurl4-openssl-dev libxml2-dev libsqlite3-dev libinih-dev libjansson-dev \
+    libmicrohttpd-dev libcmocka-dev \
+    golang-go golang-github-vmware-govmomi-dev \
+    python3 sqlite3 curl ca-certificates openssl
