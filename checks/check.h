@@ -41,6 +41,9 @@ struct check {
  * Asking for a name the check does not declare is a programming error (assert). */
 double chk_param(const struct chk_ctx *ctx, const char *name);
 
+/* The time of this run (unix seconds), for age-based rules. */
+int64_t chk_now(const struct chk_ctx *ctx);
+
 /* What a check reports about one object. */
 struct chk_emit {
     enum chk_severity severity;

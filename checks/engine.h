@@ -61,6 +61,14 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
                 struct chk_results *out, char *err, size_t errlen);
 void chk_results_free(struct chk_results *r);
 
+/* Runs one check with the given settings (NULL = defaults) and appends its findings to out,
+ * overrides and waivers applied as in chk_run_all (waivers: none here). For tests. */
+int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
+                int64_t now, struct chk_results *out);
+
+/* Default settings of c (enabled, no override, default parameters). */
+void chk_settings_default(const struct check *c, struct chk_settings *s);
+
 /* The fingerprint of (check, vcenter, moref, detail): stable across runs and versions. */
 void chk_fingerprint(const char *check, const char *vcenter, const char *moref, const char *detail,
                      char out[17]);

@@ -43,6 +43,38 @@ static const struct command commands[] = {
      "      --vcenter NAME    only this vCenter\n"
      "\n"
      "Exit status: 0 printed, 2 error.\n"},
+    {"check", cmd_check, "poll, run the checks and print findings (for people and CI)",
+     "Usage: vslint check -c FILE [--format text|json|junit|sarif] [--fail-on LEVEL]\n"
+     "                    [--offline] [--vcenter NAME] [-o FILE]\n"
+     "\n"
+     "Polls each configured vCenter (as `vslint collect` does), runs every enabled check over\n"
+     "the stored snapshot, records the findings' history in the database (first seen, last\n"
+     "seen, resolved) and prints the open findings. Waived findings are printed as waived.\n"
+     "\n"
+     "  -c, --config FILE     configuration file (required)\n"
+     "  -f, --format FORMAT   text (default), json, junit (JUnit XML) or sarif (SARIF 2.1.0)\n"
+     "      --fail-on LEVEL   info, warning (default), critical or never: the lowest severity\n"
+     "                        that makes the exit status 1\n"
+     "      --offline         do not poll: check the last stored snapshot\n"
+     "      --vcenter NAME    only this vCenter\n"
+     "  -o, --output FILE     write the report to FILE instead of standard output\n"
+     "  -v, --verbose         log progress to stderr\n"
+     "\n"
+     "Checks are configured in [check ID] sections (enabled, severity, thresholds; see\n"
+     "`vslint checks`) and silenced per object by [waiver] sections:\n"
+     "  [waiver]\n"
+     "  check = datastore-size\n"
+     "  object = ds-archive-*        ; fnmatch pattern on the object name\n"
+     "  reason = archive tier, sized by the backup vendor\n"
+     "  expires = 2027-06-30         ; after this day the finding counts again\n"
+     "\n"
+     "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
+     "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+    {"checks", cmd_checks, "list the catalogue of checks",
+     "Usage: vslint checks [--format text|json]\n"
+     "\n"
+     "Lists every check: id, default severity, why it matters, the source document and\n"
+     "section it comes from, the fix, and its parameters with defaults and allowed ranges.\n"},
     {"config-check", cmd_config_check, "validate a configuration file",
      "Usage: vslint config-check -c FILE\n"
      "\n"

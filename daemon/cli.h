@@ -9,6 +9,8 @@ int vsl_main(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_config_check(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_checks(int argc, char **argv);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

@@ -9,14 +9,15 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <ini.h>
 
 #include "daemon/config.h"
 #include "util/err.h"
 
-enum opt_type { OPT_STR, OPT_URL, OPT_BOOL, OPT_INT, OPT_ENVNAME };
-enum sect_kind { SECT_DATABASE, SECT_VCENTER };
+enum opt_type { OPT_STR, OPT_URL, OPT_BOOL, OPT_INT, OPT_ENVNAME, OPT_LISTEN, OPT_AUTH };
+enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_SERVER };
 
 struct opt {
     enum sect_kind sect;
@@ -29,9 +30,17 @@ struct opt {
 
 #define VC(field) offsetof(struct vsl_vcenter_conf, field)
 #define CF(field) offsetof(struct vsl_config, field)
+#define SV(field) (offsetof(struct vsl_config, server) + offsetof(struct vsl_server_conf, field))
 
 static const struct opt options[] = {
     {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "SQLite file"},
+    {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "address:port to serve HTTP on"},
+    {SECT_SERVER, "token_file", OPT_STR, SV(token_file), 0, 0, "file holding the bearer token"},
+    {SECT_SERVER, "auth", OPT_AUTH, SV(auth_all), 0, 0, "writes (default) or all"},
+    {SECT_SERVER, "tls_cert", OPT_STR, SV(tls_cert), 0, 0, "PEM certificate for HTTPS"},
+    {SECT_SERVER, "tls_key", OPT_STR, SV(tls_key), 0, 0, "PEM private key for HTTPS"},
+    {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "connections"},
+    {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "idle seconds"},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, "SDK URL, https://host/sdk"},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, "user name"},
     {SECT_VCENTER, "password_file", OPT_STR, VC(password_file), 0, 0, "file holding the password"},
@@ -159,6 +168,159 @@ static int valid_name(const char *s)
     return 1;
 }
 
+/* [check ID]: enabled=, severity=, and the check's own numeric parameters. */
+static int check_key(struct loader *ld, const char *section, const char *id, const char *key,
+                     const char *value)
+{
+    size_t idx;
+    const struct check *c = NULL;
+
+    for (idx = 0; idx < chk_registry_len; idx++) {
+        if (!strcmp(chk_registry[idx]->id, id)) {
+            c = chk_registry[idx];
+            break;
+        }
+    }
+    if (!c) {
+        int saved = ld->line;
+        ld->line = ld->section_line;
+        problem(ld, section, NULL, "no check '%s' (vslint checks lists them)", id);
+        ld->line = saved;
+        return 1;
+    }
+    struct chk_settings *st = &ld->cfg->checks.settings[idx];
+    if (!strcmp(key, "enabled")) {
+        if (parse_bool(value, &st->enabled) < 0)
+            problem(ld, section, key, "'%s' is not true or false", value);
+        return 1;
+    }
+    if (!strcmp(key, "severity")) {
+        enum chk_severity sev;
+        if (chk_severity_parse(value, &sev) < 0)
+            problem(ld, section, key, "'%s' is not info, warning or critical", value);
+        else
+            st->severity_override = (int)sev;
+        return 1;
+    }
+    for (size_t i = 0; c->params && c->params[i].name; i++) {
+        const struct chk_param *p = &c->params[i];
+        if (strcmp(p->name, key))
+            continue;
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || v < p->min || v > p->max)
+            problem(ld, section, key, "'%s' is not a number from %g to %g%s%s", value, p->min,
+                    p->max, p->unit ? " " : "", p->unit ? p->unit : "");
+        else
+            st->params[i] = v;
+        return 1;
+    }
+    struct vsl_buf known;
+    vsl_buf_init(&known, 1024);
+    vsl_buf_addstr(&known, "enabled, severity");
+    for (size_t i = 0; c->params && c->params[i].name; i++)
+        vsl_buf_printf(&known, ", %s", c->params[i].name);
+    problem(ld, section, key, "unknown key (known keys: %s)", known.data);
+    vsl_buf_free(&known);
+    return 1;
+}
+
+/* Parses YYYY-MM-DD into the last second of that day, UTC. */
+static int parse_date(const char *s, int64_t *out)
+{
+    struct tm tm;
+    int y, m, d, n = 0;
+
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || s[n] || m < 1 || m > 12 || d < 1 ||
+        d > 31)
+        return -EINVAL;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = m - 1;
+    tm.tm_mday = d;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -EINVAL;
+    struct tm back;
+    gmtime_r(&t, &back);
+    if (back.tm_mday != d) /* 2027-02-30 */
+        return -EINVAL;
+    *out = (int64_t)t + 86399;
+    return 0;
+}
+
+static struct chk_waiver *cur_waiver(struct loader *ld)
+{
+    struct chk_config *cc = &ld->cfg->checks;
+    if (ld->new_section || cc->n_waivers == 0) {
+        struct chk_waiver *w = realloc(cc->waivers, (cc->n_waivers + 1) * sizeof(*w));
+        if (!w)
+            return NULL;
+        cc->waivers = w;
+        w = &cc->waivers[cc->n_waivers++];
+        memset(w, 0, sizeof(*w));
+        w->line = ld->section_line;
+        w->expires = -1;
+        ld->new_section = 0;
+    }
+    return &cc->waivers[cc->n_waivers - 1];
+}
+
+/* [waiver]: check=, object=, reason=, expires=, and optionally vcenter=. */
+static int waiver_key(struct loader *ld, const char *section, const char *key, const char *value)
+{
+    struct chk_waiver *w = cur_waiver(ld);
+    char **field = NULL;
+
+    if (!w)
+        return 0;
+    if (!strcmp(key, "check")) {
+        if (!chk_find(value)) {
+            problem(ld, section, key, "no check '%s' (vslint checks lists them)", value);
+            return 1;
+        }
+        field = &w->check;
+    } else if (!strcmp(key, "object")) {
+        field = &w->object;
+    } else if (!strcmp(key, "reason")) {
+        field = &w->reason;
+    } else if (!strcmp(key, "vcenter")) {
+        field = &w->vcenter;
+    } else if (!strcmp(key, "expires")) {
+        if (parse_date(value, &w->expires) < 0) {
+            problem(ld, section, key, "'%s' is not a date written YYYY-MM-DD", value);
+            return 1;
+        }
+        field = &w->expires_text;
+    } else {
+        problem(ld, section, key, "unknown key (known keys: check, object, reason, expires, vcenter)");
+        return 1;
+    }
+    if (!*value) {
+        problem(ld, section, key, "empty value");
+        return 1;
+    }
+    free(*field);
+    *field = strdup(value);
+    return *field != NULL;
+}
+
+static void check_waiver(struct loader *ld, struct chk_waiver *w)
+{
+    int saved = ld->line;
+    ld->line = w->line;
+    if (!w->check)
+        problem(ld, "waiver", "check", "missing: which check does this waiver silence?");
+    if (!w->object)
+        problem(ld, "waiver", "object", "missing: a name or pattern such as ds-lab-*");
+    if (!w->reason)
+        problem(ld, "waiver", "reason", "missing: say why, it is shown with the finding");
+    if (!w->expires_text)
+        problem(ld, "waiver", "expires", "missing: waivers must expire (YYYY-MM-DD)");
+    ld->line = saved;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
     struct loader *ld = user;
@@ -168,6 +330,11 @@ static int handler(void *user, const char *section, const char *key, const char 
     if (!strcmp(section, "database")) {
         kind = SECT_DATABASE;
         base = ld->cfg;
+    } else if (!strcmp(section, "server")) {
+        kind = SECT_SERVER;
+        base = ld->cfg;
+        if (!ld->cfg->server.line)
+            ld->cfg->server.line = ld->section_line;
     } else if (!strncmp(section, "vcenter ", 8) || !strcmp(section, "vcenter")) {
         const char *name = section[7] ? section + 8 : "";
         while (*name == ' ')
@@ -207,8 +374,13 @@ static int handler(void *user, const char *section, const char *key, const char 
                 return 0;
         }
         base = &ld->cfg->vcenters[ld->cfg->n_vcenters - 1];
+    } else if (!strncmp(section, "check ", 6)) {
+        return check_key(ld, section, section + 6, key, value);
+    } else if (!strcmp(section, "waiver")) {
+        return waiver_key(ld, section, key, value);
     } else {
-        problem(ld, section, NULL, "unknown section (expected [database] or [vcenter NAME])");
+        problem(ld, section, NULL, "unknown section (expected [database], [server], "
+                                   "[vcenter NAME], [check ID] or [waiver])");
         return 1;
     }
 
@@ -253,6 +425,28 @@ static int handler(void *user, const char *section, const char *key, const char 
         *s = strdup(value);
         return *s != NULL;
     }
+    case OPT_LISTEN: {
+        const char *colon = strrchr(value, ':');
+        long port;
+        if (!colon || colon == value || parse_long(colon + 1, 1, 65535, &port) < 0 ||
+            (value[0] == '[' && colon[-1] != ']')) {
+            problem(ld, section, key, "'%s' is not ADDRESS:PORT (e.g. 127.0.0.1:8080 or [::1]:8080)",
+                    value);
+            return 1;
+        }
+        char **sp = (char **)field;
+        free(*sp);
+        *sp = strdup(value);
+        return *sp != NULL;
+    }
+    case OPT_AUTH:
+        if (!strcmp(value, "all"))
+            *(int *)field = 1;
+        else if (!strcmp(value, "writes"))
+            *(int *)field = 0;
+        else
+            problem(ld, section, key, "'%s' is not writes or all", value);
+        return 1;
     case OPT_BOOL:
         if (parse_bool(value, (int *)field) < 0)
             problem(ld, section, key, "'%s' is not true or false", value);
@@ -268,6 +462,25 @@ static int handler(void *user, const char *section, const char *key, const char 
     }
     }
     return 1;
+}
+
+static void check_server(struct loader *ld, struct vsl_server_conf *s)
+{
+    int saved = ld->line;
+
+    if (!s->listen)
+        s->listen = strdup("127.0.0.1:8080");
+    if (!s->max_connections)
+        s->max_connections = 64;
+    if (!s->timeout_s)
+        s->timeout_s = 30;
+    ld->line = s->line;
+    if (!!s->tls_cert != !!s->tls_key)
+        problem(ld, "server", s->tls_cert ? "tls_key" : "tls_cert",
+                "missing: HTTPS needs both tls_cert= and tls_key=");
+    if (s->auth_all && !s->token_file)
+        problem(ld, "server", "token_file", "missing: auth = all needs a token_file=");
+    ld->line = saved;
 }
 
 static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
@@ -307,6 +520,11 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         return -ENOMEM;
     }
     ld.cfg->path = strdup(path);
+    if (chk_config_init(&ld.cfg->checks) < 0) {
+        fclose(ld.f);
+        vsl_config_free(ld.cfg);
+        return -ENOMEM;
+    }
     r = ini_parse_stream(reader, &ld, handler, &ld);
     fclose(ld.f);
     free(ld.cur_section);
@@ -320,12 +538,15 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     }
     if (!ld.cfg->db_path)
         ld.cfg->db_path = strdup(VSL_DEFAULT_DB_PATH);
+    check_server(&ld, &ld.cfg->server);
     if (ld.cfg->n_vcenters == 0) {
         vsl_buf_printf(errors, "%s: no [vcenter NAME] section: nothing to poll\n", path);
         ld.nerr++;
     }
     for (size_t i = 0; i < ld.cfg->n_vcenters; i++)
         check_vcenter(&ld, &ld.cfg->vcenters[i]);
+    for (size_t i = 0; i < ld.cfg->checks.n_waivers; i++)
+        check_waiver(&ld, &ld.cfg->checks.waivers[i]);
     if (ld.nerr) {
         vsl_config_free(ld.cfg);
         return -VSL_ECONFIG;
@@ -348,6 +569,11 @@ void vsl_config_free(struct vsl_config *cfg)
         free(v->ca_file);
     }
     free(cfg->vcenters);
+    chk_config_free(&cfg->checks);
+    free(cfg->server.listen);
+    free(cfg->server.token_file);
+    free(cfg->server.tls_cert);
+    free(cfg->server.tls_key);
     free(cfg->db_path);
     free(cfg->path);
     free(cfg);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "checks/engine.h"
 #include "util/buf.h"
 
 #define VSL_DEFAULT_DB_PATH "/var/lib/vslint/vslint.db"
@@ -23,11 +24,23 @@ struct vsl_vcenter_conf {
     int line;            /* where the section starts, for messages */
 };
 
+struct vsl_server_conf {
+    char *listen;     /* "127.0.0.1:8080" (default), "[::1]:8080", "0.0.0.0:8443"; owned */
+    char *token_file; /* bearer token for POST (and for everything with auth = all); owned */
+    int auth_all;     /* auth = all: the token is required for every request but /healthz */
+    char *tls_cert, *tls_key; /* PEM files; both or neither; owned */
+    int max_connections;      /* default 64 */
+    int timeout_s;            /* idle connection timeout, default 30 */
+    int line;
+};
+
 struct vsl_config {
     char *path;    /* the file it was read from; owned */
     char *db_path; /* owned */
     struct vsl_vcenter_conf *vcenters; /* owned array */
     size_t n_vcenters;
+    struct chk_config checks; /* [check ID] settings and [waiver] sections; owned */
+    struct vsl_server_conf server; /* [server] */
 };
 
 /* Reads path. On a bad file returns -VSL_ECONFIG and appends one line per problem to errors

@@ -150,9 +150,24 @@ static const char migration1[] =
     "CREATE INDEX findings_status ON findings(status, severity);"
     "CREATE INDEX findings_vcenter ON findings(vcenter, check_id);";
 
+/* What the findings API shows and sorts by without looking anything up elsewhere: the check's
+ * title as it was when the finding was recorded (a check renamed or removed later still reads
+ * sensibly), and the waiver that silenced it. severity_order is the sort key "critical first":
+ * a virtual column costs no space, keeps one spelling of the ranking, and lets one index serve
+ * both the order and the keyset pagination of db_findings_query(). */
+static const char migration2[] =
+    "ALTER TABLE findings ADD COLUMN title TEXT;"
+    "ALTER TABLE findings ADD COLUMN waiver_reason TEXT;"
+    "ALTER TABLE findings ADD COLUMN waiver_expires TEXT;"
+    "ALTER TABLE findings ADD COLUMN severity_order INTEGER GENERATED ALWAYS AS"
+    "  (CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END) VIRTUAL;"
+    "CREATE INDEX findings_order"
+    "  ON findings(severity_order, check_id, vcenter, object_name, fingerprint);";
+
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
     migration1,
+    migration2,
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -13,3 +13,7 @@ apt-get install -y -q --no-install-recommends \
     libmicrohttpd-dev libcmocka-dev \
     golang-go golang-github-vmware-govmomi-dev \
     python3 sqlite3 curl ca-certificates openssl
+# Node.js runs the independent validators of the test suite; keep a newer one if present.
+if ! command -v npm >/dev/null 2>&1; then
+    apt-get install -y -q --no-install-recommends nodejs npm
+fi

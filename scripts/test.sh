@@ -9,6 +9,14 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 fi
 dir=${BUILD_DIR:-build}
+# The independent validators (JUnit parser, SARIF schema, ...) come from npm.
+if [ ! -d tests/tools/node_modules ] || [ tests/tools/package.json -nt tests/tools/node_modules ]; then
+    (cd tests/tools && npm install --no-audit --no-fund --loglevel=error) || {
+        echo "npm install in tests/tools failed"
+        echo "0 passed, 1 failed"
+        exit 1
+    }
+fi
 if ! scripts/build.sh; then
     echo "build failed"
     echo "0 passed, 1 failed"

@@ -119,3 +119,60 @@ class Failures:
                 print('  ' + i)
             raise SystemExit(1)
         print('%s: %d checks passed' % (self.name, self.checked))
+
+
+class VimClient:
+    """A minimal SOAP client for tests that change the simulated estate the way an admin
+    would (e.g. delete a VM's snapshots), independent of vslint's own client."""
+
+    ENV = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope '
+           'xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" '
+           'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns="urn:vim25">'
+           '<soapenv:Body>%s</soapenv:Body></soapenv:Envelope>')
+
+    def __init__(self, url, user=USER, password=PASSWORD):
+        import http.cookiejar
+        import ssl
+        import urllib.request
+        self.url = url
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+            urllib.request.HTTPSHandler(context=ctx))
+        self.call('<Login><_this type="SessionManager">SessionManager</_this>'
+                  '<userName>%s</userName><password>%s</password></Login>' % (user, password))
+
+    def call(self, body):
+        import urllib.error
+        import urllib.request
+        req = urllib.request.Request(self.url, data=(self.ENV % body).encode(),
+                                     headers={'Content-Type': 'text/xml; charset=utf-8',
+                                              'SOAPAction': '"urn:vim25/6.5"'})
+        try:
+            return self.opener.open(req, timeout=60).read().decode()
+        except urllib.error.HTTPError as e:
+            raise RuntimeError('SOAP fault: ' + e.read().decode()[:2000])
+
+    def wait_task(self, task):
+        import re
+        import time
+        for _ in range(100):
+            resp = self.call('<RetrievePropertiesEx><_this type="PropertyCollector">'
+                             'propertyCollector</_this><specSet><propSet><type>Task</type>'
+                             '<pathSet>info.state</pathSet></propSet><objectSet>'
+                             '<obj type="Task">%s</obj></objectSet></specSet><options/>'
+                             '</RetrievePropertiesEx>' % task)
+            state = re.search(r'<val[^>]*>(\w+)</val>', resp)
+            if state and state.group(1) in ('success', 'error'):
+                return state.group(1)
+            time.sleep(0.1)
+        return 'timeout'
+
+    def remove_all_snapshots(self, vm_moref):
+        import re
+        resp = self.call('<RemoveAllSnapshots_Task><_this type="VirtualMachine">%s</_this>'
+                         '</RemoveAllSnapshots_Task>' % vm_moref)
+        task = re.search(r'<returnval type="Task">([^<]+)<', resp).group(1)
+        return self.wait_task(task)

@@ -39,6 +39,26 @@ static const struct {
     {"[vcenter bad name!]\nurl = https://x/sdk\n", "[vcenter bad name!]: a vCenter section"},
     {GOOD_VC "this line has no equals sign\n", ":5: not a 'key = value'"},
     {GOOD_VC "password_env = not a name\n", "is not an environment variable name"},
+    {GOOD_VC "[check snapshots]\nenabled = false\n", NULL},
+    {GOOD_VC "[check snapshots]\nseverity = critical\n", NULL},
+    {GOOD_VC "[check snapshot]\nenabled = false\n", ":5: [check snapshot]: no check 'snapshot'"},
+    {GOOD_VC "[check snapshots]\nseverity = high\n",
+     ":6: [check snapshots] severity: 'high' is not info, warning or critical"},
+    {GOOD_VC "[check snapshots]\nenable = false\n", "enable: unknown key (known keys: enabled"},
+    {GOOD_VC "[check datastore-free-space]\nwarn_free_pct = 150\n",
+     "warn_free_pct: '150' is not a number from"},
+    {GOOD_VC "[check datastore-free-space]\nwarn_free_pct = 25\n", NULL},
+    {GOOD_VC "[waiver]\ncheck = snapshots\nobject = vm-*\nreason = r\nexpires = 2027-01-31\n",
+     NULL},
+    {GOOD_VC "[waiver]\ncheck = snapshots\nobject = vm-*\nreason = r\n",
+     ":5: [waiver] expires: missing"},
+    {GOOD_VC "[waiver]\ncheck = snapshots\nobject = vm-*\nreason = r\nexpires = 2027-02-30\n",
+     ":9: [waiver] expires: '2027-02-30' is not a date"},
+    {GOOD_VC "[waiver]\ncheck = nosuch\nobject = x\nreason = r\nexpires = 2027-01-01\n",
+     ":6: [waiver] check: no check 'nosuch'"},
+    {GOOD_VC "[waiver]\ncheck = snapshots\nobject = a\nreason = r\nexpires = 2027-01-01\n"
+             "[waiver]\ncheck = snapshots\nreason = r\nexpires = 2027-01-01\n",
+     ":10: [waiver] object: missing"},
 };
 
 static char *write_tmp(const char *text)
@@ -102,6 +122,37 @@ static void test_defaults_and_values(void **state)
     free(path);
 }
 
+static void test_checks_and_waivers(void **state)
+{
+    char *path = write_tmp(GOOD_VC "[check snapshots]\nenabled = no\n[check thin-overcommit]\n"
+                                   "severity = critical\n[waiver]\ncheck = snapshots\n"
+                                   "object = vm-*\nreason = backup window\n"
+                                   "expires = 2027-01-31\n[waiver]\ncheck = datastore-size\n"
+                                   "object = ds-1\nreason = r\nexpires = 2026-12-01\n"
+                                   "vcenter = prod\n");
+    struct vsl_config *cfg = NULL;
+    struct vsl_buf errors;
+    vsl_buf_init(&errors, 65536);
+    if (vsl_config_load(path, &cfg, &errors) < 0)
+        fail_msg("%s", errors.data);
+    for (size_t i = 0; i < chk_registry_len; i++) {
+        const char *id = chk_registry[i]->id;
+        assert_int_equal(cfg->checks.settings[i].enabled, strcmp(id, "snapshots") != 0);
+        assert_int_equal(cfg->checks.settings[i].severity_override,
+                         strcmp(id, "thin-overcommit") ? -1 : CHK_CRITICAL);
+    }
+    assert_int_equal(cfg->checks.n_waivers, 2);
+    assert_string_equal(cfg->checks.waivers[0].object, "vm-*");
+    assert_string_equal(cfg->checks.waivers[0].reason, "backup window");
+    assert_int_equal(cfg->checks.waivers[0].expires, 1801439999); /* 2027-01-31T23:59:59Z */
+    assert_int_equal(cfg->checks.waivers[0].line, 9);
+    assert_string_equal(cfg->checks.waivers[1].vcenter, "prod");
+    vsl_config_free(cfg);
+    vsl_buf_free(&errors);
+    unlink(path);
+    free(path);
+}
+
 static void test_password_sources(void **state)
 {
     struct vsl_vcenter_conf vc = {.name = "x", .password_env = "VSLINT_TEST_PW"};
@@ -129,6 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_defaults_and_values),
+        cmocka_unit_test(test_checks_and_waivers),
         cmocka_unit_test(test_password_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,109 @@
+/* What the files of api/ share: the request being answered, the respond helpers every handler
+ * uses, and the handlers the route table names. */
+#ifndef API_PRIVATE_H
+#define API_PRIVATE_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "api/api.h"
+#include "db/db.h"
+#include "util/buf.h"
+
+#define API_MAX_BODY     (16 * 1024) /* request bodies: POST /polls takes none */
+#define API_MAX_HEADERS  (32 * 1024) /* per-connection memory: request line and headers */
+#define API_MAX_ARG      512         /* one query parameter's value */
+#define API_DEFAULT_PAGE 100
+#define API_MAX_PAGE     1000
+
+struct api_server {
+    struct MHD_Daemon *mhd;
+    struct api_hooks hooks;
+    char *db_path;  /* owned */
+    char *token;    /* owned, NULL: writes refused */
+    size_t token_len;
+    int auth_all;
+    char *cert_pem, *key_pem; /* owned; libmicrohttpd reads them for its whole life */
+    pthread_key_t db_key;     /* each HTTP thread's struct db */
+    int db_key_made;
+};
+
+struct api_req {
+    struct api_server *srv;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    const char *path_arg; /* what follows a route ending in '/', e.g. the fingerprint */
+    struct vsl_buf body;
+    int too_big;
+    /* Why a parameter was refused, for api_fail(). */
+    unsigned fail_status;
+    const char *fail_code;
+    char fail_msg[512];
+};
+
+typedef enum MHD_Result (*api_handler)(struct api_req *r);
+
+/* Responders. Each queues a response and returns what the access handler must return. */
+/* Sends body (a reference this function steals) with status and Content-Type JSON. */
+enum MHD_Result api_respond_json(struct api_req *r, unsigned status, json_t *body);
+/* Sends body with 200 and an ETag over its bytes; 304 when If-None-Match names it. */
+enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body);
+/* Sends {"error":{"code","message"}}. */
+enum MHD_Result api_respond_error(struct api_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Sends text (owned, malloc'd) of len bytes with the given Content-Type. */
+enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
+                                 char *text, size_t len);
+/* Sends the error a parameter check recorded with api_bad(). */
+enum MHD_Result api_fail(struct api_req *r);
+/* Answers a database error as 500 (logged once). */
+enum MHD_Result api_db_error(struct api_req *r, const char *what, int err);
+
+/* Records "parameter NAME: why" as a 400 for api_fail(); returns -1. */
+int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Query parameters. api_args_allowed() refuses any parameter not in names (NULL-ended) and any
+ * value longer than API_MAX_ARG. 0 or -1 (api_bad called). */
+int api_args_allowed(struct api_req *r, const char *const *names);
+const char *api_arg(struct api_req *r, const char *name); /* NULL when absent or empty */
+/* limit= as 1..API_MAX_PAGE, API_DEFAULT_PAGE when absent. 0 or -1. */
+int api_arg_limit(struct api_req *r, int *limit);
+/* The URL of the next page: this request's path and parameters with cursor= replaced.
+ * Returns a malloc'd string or NULL when out of memory. */
+char *api_next_url(struct api_req *r, const char *cursor);
+
+/* This thread's database connection, opened on first use; NULL (and 500 sent is up to the
+ * caller) when it cannot be opened. */
+struct db *api_db(struct api_req *r);
+
+/* Unix milliseconds as "2026-01-31T12:00:00Z" in buf (at least 32 bytes); "" for 0. */
+const char *api_iso_time(int64_t ms, char *buf, size_t size);
+
+/* The daemon's view of every vCenter; *out malloc'd. 0 or a negative error. */
+int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n);
+
+/* The check catalogue as `vslint checks --format json` prints it: {"checks":[...]}. */
+json_t *api_checks_json(void);
+
+/* Handlers (api/handlers.c, api/inventory.c, api/summary.c, api/metrics.c). */
+enum MHD_Result api_h_healthz(struct api_req *r);
+enum MHD_Result api_h_readyz(struct api_req *r);
+enum MHD_Result api_h_findings(struct api_req *r);
+enum MHD_Result api_h_finding(struct api_req *r);
+enum MHD_Result api_h_checks(struct api_req *r);
+enum MHD_Result api_h_polls(struct api_req *r);
+enum MHD_Result api_h_summary(struct api_req *r);
+enum MHD_Result api_h_datastores(struct api_req *r);
+enum MHD_Result api_h_hosts(struct api_req *r);
+enum MHD_Result api_h_vms(struct api_req *r);
+enum MHD_Result api_h_metrics(struct api_req *r);
+
+/* The score over unwaived, unresolved findings and the objects checked (api/summary.c). */
+int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);
+/* Counts the stored datastores, hosts and VMs (of vcenter, or all). 0 or a negative error. */
+int api_object_count(struct db *db, const char *vcenter, int64_t *objects);
+
+#endif

@@ -1,0 +1,56 @@
+/* vslint's HTTP server: the JSON API under /api/v1, /metrics, /healthz and /readyz, on
+ * libmicrohttpd with a thread pool. It reads the database and asks the daemon, through hooks,
+ * for the pollers' state; it never polls or runs a check itself. */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the daemon knows about one vCenter's polling, copied out under its lock. */
+struct api_vcenter_status {
+    char name[128];
+    char url[512];
+    int polled_once;    /* a first poll has finished, successfully or not */
+    int polling;        /* a poll is in flight */
+    int last_ok;        /* the last finished poll succeeded */
+    int stale;          /* the served snapshot is older than the last poll attempt */
+    int64_t last_started_ms, last_finished_ms, last_duration_ms; /* 0: never */
+    int64_t last_success_ms; /* 0: never */
+    int64_t next_poll_ms;    /* wall clock of the next scheduled poll, 0: none */
+    int backoff_s;           /* the current retry delay when failing, 0 when healthy */
+    int failures;            /* consecutive failed polls */
+    char error[1024];        /* of the last poll, "" when it succeeded */
+};
+
+struct api_hooks {
+    void *ctx;
+    /* Fills *out (malloc'd, the caller frees) with one entry per configured vCenter, in
+     * configuration order. 0 or a negative error. Called from HTTP threads. */
+    int (*status)(void *ctx, struct api_vcenter_status **out, size_t *n);
+    /* Wakes the poller of vcenter (NULL: of every vCenter) to poll now. 0, or -VSL_ENOTFOUND
+     * when no such vCenter is configured. */
+    int (*poll_now)(void *ctx, const char *vcenter);
+};
+
+struct api_opts {
+    const char *listen;  /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8443" */
+    const char *db_path; /* each HTTP thread opens its own connection */
+    const char *token;   /* bearer token, or NULL: then POST is refused (403) */
+    int auth_all;        /* the token is needed for everything but /healthz */
+    const char *tls_cert_file, *tls_key_file; /* both or NULL: HTTPS */
+    int max_connections;
+    int timeout_s;
+    int threads; /* HTTP worker threads */
+};
+
+struct api_server;
+
+/* Binds and starts serving. On error writes one line to err and returns a negative error.
+ * *out is owned by the caller (api_stop). The strings in o are copied. */
+int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_server **out,
+              char *err, size_t errlen);
+/* Stops accepting, finishes the threads, closes their databases, frees s. NULL is a no-op. */
+void api_stop(struct api_server *s);
+
+#endif

@@ -1,0 +1,180 @@
+/* The small handlers: /healthz, /readyz, the findings list and one finding, the check
+ * catalogue and POST /api/v1/polls. Each validates its parameters, asks db/ or the daemon,
+ * and answers through the respond helpers. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api-private.h"
+#include "checks/check.h"
+#include "db/findings.h"
+#include "util/err.h"
+
+enum MHD_Result api_h_healthz(struct api_req *r)
+{
+    return api_respond_json(r, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
+}
+
+/* Ready once every configured vCenter has finished its first poll, whatever its outcome:
+ * until then the findings would be incomplete, not wrong. */
+enum MHD_Result api_h_readyz(struct api_req *r)
+{
+    struct api_vcenter_status *st = NULL;
+    size_t n = 0;
+    char waiting[1024] = "";
+    int rc = api_status(r, &st, &n);
+
+    if (rc < 0)
+        return api_db_error(r, "reading the pollers' state", rc);
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(waiting);
+        if (!st[i].polled_once)
+            snprintf(waiting + used, sizeof(waiting) - used, "%s%s", used ? ", " : "",
+                     st[i].name);
+    }
+    free(st);
+    if (waiting[0])
+        return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "not_ready",
+                                 "waiting for the first poll of: %s", waiting);
+    return api_respond_json(r, MHD_HTTP_OK, json_pack("{s:s}", "status", "ready"));
+}
+
+static int check_enum(struct api_req *r, const char *name, const char *v,
+                      const char *const *allowed, const char *list)
+{
+    if (!v)
+        return 0;
+    for (size_t i = 0; allowed[i]; i++)
+        if (!strcmp(v, allowed[i]))
+            return 0;
+    return api_bad(r, name, "'%s' is not one of %s", v, list);
+}
+
+enum MHD_Result api_h_findings(struct api_req *r)
+{
+    static const char *const names[] = {"severity", "check", "vcenter", "object",
+                                        "status",   "limit", "cursor",  NULL};
+    static const char *const severities[] = {"info", "warning", "critical", NULL};
+    static const char *const statuses[] = {"new", "open", "waived", "resolved", NULL};
+    struct db_findings_filter f = {0};
+    json_t *list = NULL;
+    int64_t total = 0;
+    char *next = NULL, *next_url = NULL;
+    struct db *db;
+    int rc;
+
+    f.severity = api_arg(r, "severity");
+    f.check = api_arg(r, "check");
+    f.vcenter = api_arg(r, "vcenter");
+    f.object = api_arg(r, "object");
+    f.status = api_arg(r, "status");
+    f.cursor = api_arg(r, "cursor");
+    if (api_args_allowed(r, names) < 0 ||
+        check_enum(r, "severity", f.severity, severities, "info, warning, critical") < 0 ||
+        check_enum(r, "status", f.status, statuses, "new, open, waived, resolved") < 0 ||
+        api_arg_limit(r, &f.limit) < 0)
+        return api_fail(r);
+    if (f.check && !chk_find(f.check))
+        return api_bad(r, "check", "no check '%s' (see /api/v1/checks)", f.check), api_fail(r);
+    if (!(db = api_db(r)))
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    rc = db_findings_query(db, &f, &list, &total, &next);
+    if (rc == -EINVAL)
+        return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
+    if (rc < 0)
+        return api_db_error(r, "querying findings", rc);
+    if (next && !(next_url = api_next_url(r, next))) {
+        free(next);
+        json_decref(list);
+        return MHD_NO;
+    }
+    free(next);
+    json_t *body = json_pack("{s:o,s:I}", "findings", list, "total", (json_int_t)total);
+    if (body && next_url)
+        json_object_set_new(body, "next", json_string(next_url));
+    free(next_url);
+    return api_respond_json_etag(r, body);
+}
+
+enum MHD_Result api_h_finding(struct api_req *r)
+{
+    json_t *f = NULL;
+    struct db *db;
+    int rc;
+
+    if (api_args_allowed(r, NULL) < 0)
+        return api_fail(r);
+    if (strlen(r->path_arg) > 64)
+        return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no such finding");
+    if (!(db = api_db(r)))
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    rc = db_finding_get(db, r->path_arg, &f);
+    if (rc == -VSL_ENOTFOUND)
+        return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no finding %s",
+                                 r->path_arg);
+    if (rc < 0)
+        return api_db_error(r, "reading a finding", rc);
+    return api_respond_json_etag(r, f);
+}
+
+json_t *api_checks_json(void)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < chk_registry_len; i++) {
+        const struct check *ck = chk_registry[i];
+        json_t *params = json_array();
+        for (size_t p = 0; ck->params && ck->params[p].name; p++) {
+            const struct chk_param *pm = &ck->params[p];
+            json_array_append_new(params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name",
+                                                    pm->name, "default", pm->dflt, "min",
+                                                    pm->min, "max", pm->max, "unit",
+                                                    pm->unit ? pm->unit : "", "help",
+                                                    pm->help ? pm->help : ""));
+        }
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
+                           "severity", chk_severity_name(ck->severity), "rationale",
+                           ck->rationale, "reference", ck->reference, "remediation",
+                           ck->remediation, "parameters", params));
+    }
+    return arr ? json_pack("{s:o}", "checks", arr) : NULL;
+}
+
+enum MHD_Result api_h_checks(struct api_req *r)
+{
+    if (api_args_allowed(r, NULL) < 0)
+        return api_fail(r);
+    return api_respond_json_etag(r, api_checks_json());
+}
+
+/* Poll now: wakes the pollers and answers at once; the polls run in the background. */
+enum MHD_Result api_h_polls(struct api_req *r)
+{
+    static const char *const names[] = {"vcenter", NULL};
+    const char *vc = api_arg(r, "vcenter");
+    struct api_vcenter_status *st = NULL;
+    size_t n = 0;
+    json_t *queued;
+    int rc;
+
+    if (api_args_allowed(r, names) < 0)
+        return api_fail(r);
+    if (!r->srv->hooks.poll_now)
+        return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+                                 "this server does not poll");
+    rc = r->srv->hooks.poll_now(r->srv->hooks.ctx, vc);
+    if (rc == -VSL_ENOTFOUND)
+        return api_bad(r, "vcenter", "no [vcenter %s] is configured", vc), api_fail(r);
+    if (rc < 0)
+        return api_db_error(r, "waking the pollers", rc);
+    queued = json_array();
+    if (vc) {
+        json_array_append_new(queued, json_string(vc));
+    } else if (api_status(r, &st, &n) == 0) {
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(queued, json_string(st[i].name));
+    }
+    free(st);
+    return api_respond_json(r, MHD_HTTP_ACCEPTED, json_pack("{s:o}", "queued", queued));
+}

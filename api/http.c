@@ -1,0 +1,687 @@
+/* The libmicrohttpd side of the API: listening socket, thread pool and limits, the route
+ * table, bearer-token checks, query parameters and the few respond helpers every handler uses. */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api-private.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define METHODS_GET "GET, HEAD"
+
+enum auth { AUTH_READ, AUTH_NEVER, AUTH_WRITE };
+
+struct route {
+    const char *path;   /* exact, or a prefix when it ends in '/' */
+    const char *method; /* "GET" routes answer HEAD too */
+    api_handler handler;
+    enum auth auth;
+};
+
+static const struct route routes[] = {
+    {"/healthz", "GET", api_h_healthz, AUTH_NEVER},
+    {"/readyz", "GET", api_h_readyz, AUTH_READ},
+    {"/metrics", "GET", api_h_metrics, AUTH_READ},
+    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ},
+    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ},
+    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ},
+    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ},
+    {"/api/v1/inventory/datastores", "GET", api_h_datastores, AUTH_READ},
+    {"/api/v1/inventory/hosts", "GET", api_h_hosts, AUTH_READ},
+    {"/api/v1/inventory/vms", "GET", api_h_vms, AUTH_READ},
+    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE},
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* ---- respond helpers ----------------------------------------------------------------------- */
+
+static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Response *resp)
+{
+    enum MHD_Result ret;
+
+    if (!resp)
+        return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
+    ret = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
+                                 char *text, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"vslint\"");
+    return queue(r, status, resp);
+}
+
+static char *dump(json_t *body, size_t *len)
+{
+    char *s = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
+enum MHD_Result api_respond_json(struct api_req *r, unsigned status, json_t *body)
+{
+    size_t len;
+    char *s = body ? dump(body, &len) : NULL;
+
+    json_decref(body);
+    if (!s)
+        return MHD_NO;
+    return api_respond_text(r, status, "application/json", s, len);
+}
+
+/* Whether an If-None-Match list ("a", W/"b", *) names etag. */
+static int etag_matches(const char *inm, const char *etag)
+{
+    size_t n = strlen(etag);
+
+    for (const char *p = inm; *p;) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        if (*p == '*')
+            return 1;
+        if (!strncmp(p, "W/", 2))
+            p += 2;
+        if (!strncmp(p, etag, n) && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
+            return 1;
+        while (*p && *p != ',')
+            p++;
+    }
+    return 0;
+}
+
+/* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
+ * whoever wrote the database (this daemon or a `vslint check` run beside it). */
+enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
+{
+    struct MHD_Response *resp;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    char etag[24];
+    size_t len;
+    char *s = body ? dump(body, &len) : NULL;
+    const char *inm;
+
+    json_decref(body);
+    if (!s)
+        return MHD_NO;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(etag, sizeof(etag), "\"%016llx\"", (unsigned long long)h);
+    inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    if (inm && etag_matches(inm, etag)) {
+        free(s);
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (resp)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+        return queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+    }
+    resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+    return queue(r, MHD_HTTP_OK, resp);
+}
+
+static enum MHD_Result respond_verror(struct api_req *r, unsigned status, const char *code,
+                                      const char *fmt, va_list ap)
+{
+    char msg[1024];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    return api_respond_json(r, status,
+                            json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg));
+}
+
+enum MHD_Result api_respond_error(struct api_req *r, unsigned status, const char *code,
+                                  const char *fmt, ...)
+{
+    va_list ap;
+    enum MHD_Result ret;
+
+    va_start(ap, fmt);
+    ret = respond_verror(r, status, code, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    char why[400];
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    r->fail_status = MHD_HTTP_BAD_REQUEST;
+    r->fail_code = "bad_parameter";
+    snprintf(r->fail_msg, sizeof(r->fail_msg), "parameter %s: %s", name, why);
+    return -1;
+}
+
+enum MHD_Result api_fail(struct api_req *r)
+{
+    return api_respond_error(r, r->fail_status ? r->fail_status : MHD_HTTP_BAD_REQUEST,
+                             r->fail_code ? r->fail_code : "bad_request", "%s", r->fail_msg);
+}
+
+enum MHD_Result api_db_error(struct api_req *r, const char *what, int err)
+{
+    log_warnx("http: %s %s: %s: %s", r->method, r->path, what, vsl_strerror(err));
+    return api_respond_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s: %s", what,
+                             vsl_strerror(err));
+}
+
+/* ---- query parameters ---------------------------------------------------------------------- */
+
+struct arg_check {
+    struct api_req *r;
+    const char *const *names;
+    int bad;
+};
+
+static enum MHD_Result check_one_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    struct arg_check *c = cls;
+    size_t i;
+
+    for (i = 0; c->names && c->names[i]; i++)
+        if (!strcmp(c->names[i], key))
+            break;
+    if (!c->names || !c->names[i]) {
+        c->bad = api_bad(c->r, key, "unknown parameter");
+        return MHD_NO;
+    }
+    if (value && strlen(value) > API_MAX_ARG) {
+        c->bad = api_bad(c->r, key, "longer than %d bytes", API_MAX_ARG);
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+int api_args_allowed(struct api_req *r, const char *const *names)
+{
+    struct arg_check c = {r, names, 0};
+
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_one_arg, &c);
+    return c.bad;
+}
+
+const char *api_arg(struct api_req *r, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+
+    return v && *v ? v : NULL;
+}
+
+int api_arg_limit(struct api_req *r, int *limit)
+{
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
+    char *end;
+    long n;
+
+    *limit = API_DEFAULT_PAGE;
+    if (!v)
+        return 0;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n < 1 || n > API_MAX_PAGE)
+        return api_bad(r, "limit", "'%s' is not a whole number from 1 to %d", v, API_MAX_PAGE);
+    *limit = (int)n;
+    return 0;
+}
+
+static int url_encode(struct vsl_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    int rc = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p && rc == 0; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~", *p)) {
+            rc = vsl_buf_add(b, p, 1);
+        } else {
+            const char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            rc = vsl_buf_add(b, e, 3);
+        }
+    }
+    return rc;
+}
+
+struct next_ctx {
+    struct vsl_buf *b;
+    int rc;
+};
+
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    struct next_ctx *c = cls;
+
+    if (!strcmp(key, "cursor"))
+        return MHD_YES;
+    if (c->rc == 0)
+        c->rc = url_encode(c->b, key);
+    if (c->rc == 0)
+        c->rc = vsl_buf_addstr(c->b, "=");
+    if (c->rc == 0 && value)
+        c->rc = url_encode(c->b, value);
+    if (c->rc == 0)
+        c->rc = vsl_buf_addstr(c->b, "&");
+    return MHD_YES;
+}
+
+char *api_next_url(struct api_req *r, const char *cursor)
+{
+    struct vsl_buf b;
+    struct next_ctx c = {&b, 0};
+
+    vsl_buf_init(&b, 64 * 1024);
+    c.rc = vsl_buf_addstr(&b, r->path);
+    if (c.rc == 0)
+        c.rc = vsl_buf_addstr(&b, "?");
+    if (c.rc == 0)
+        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &c);
+    if (c.rc == 0)
+        c.rc = vsl_buf_addstr(&b, "cursor=");
+    if (c.rc == 0)
+        c.rc = url_encode(&b, cursor);
+    if (c.rc < 0) {
+        vsl_buf_free(&b);
+        return NULL;
+    }
+    return vsl_buf_take(&b);
+}
+
+/* ---- per-thread database and daemon state -------------------------------------------------- */
+
+static void close_thread_db(void *p)
+{
+    db_close(p);
+}
+
+struct db *api_db(struct api_req *r)
+{
+    struct db *db = pthread_getspecific(r->srv->db_key);
+    char *msg = NULL;
+
+    if (db)
+        return db;
+    if (db_open(r->srv->db_path, &db, &msg) < 0) {
+        log_warnx("http: cannot open database %s: %s", r->srv->db_path, msg ? msg : "error");
+        free(msg);
+        return NULL;
+    }
+    pthread_setspecific(r->srv->db_key, db);
+    return db;
+}
+
+int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!r->srv->hooks.status)
+        return 0;
+    return r->srv->hooks.status(r->srv->hooks.ctx, out, n);
+}
+
+const char *api_iso_time(int64_t ms, char *buf, size_t size)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    buf[0] = '\0';
+    if (ms > 0 && gmtime_r(&t, &tm))
+        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+/* Compares in time that depends only on the configured token's length, so a caller cannot
+ * learn the token a byte at a time from response times. */
+static int token_ok(const struct api_server *s, const char *given)
+{
+    size_t glen = strlen(given);
+    unsigned char d = glen != s->token_len;
+
+    for (size_t i = 0; i < s->token_len; i++)
+        d |= (unsigned char)((i < glen ? given[i] : 0) ^ s->token[i]);
+    return d == 0;
+}
+
+/* 0 when allowed; otherwise the response has been queued into *ret. */
+static int authorize(struct api_req *r, enum auth need, enum MHD_Result *ret)
+{
+    const char *h;
+
+    if (need == AUTH_NEVER || (need == AUTH_READ && !r->srv->auth_all))
+        return 0;
+    if (!r->srv->token) {
+        *ret = api_respond_error(r, MHD_HTTP_FORBIDDEN, "forbidden",
+                                 "this server accepts no writes: set token_file= in [server]");
+        return -1;
+    }
+    h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        h += 7;
+        while (*h == ' ')
+            h++;
+        if (token_ok(r->srv, h))
+            return 0;
+        *ret = api_respond_error(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+                                 "the bearer token is not valid");
+        return -1;
+    }
+    *ret = api_respond_error(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+                             "this request needs an Authorization: Bearer token");
+    return -1;
+}
+
+static int path_matches(const struct route *rt, const char *path, const char **arg)
+{
+    size_t n = strlen(rt->path);
+
+    if (rt->path[n - 1] == '/') {
+        if (strncmp(path, rt->path, n) || !path[n] || strchr(path + n, '/'))
+            return 0;
+        *arg = path + n;
+        return 1;
+    }
+    *arg = NULL;
+    return !strcmp(path, rt->path);
+}
+
+static enum MHD_Result dispatch(struct api_req *r)
+{
+    const struct route *found = NULL;
+    char allow[64] = "";
+    enum MHD_Result ret;
+    int is_get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+
+    /* With auth = all nothing but /healthz is visible without the token, not even which
+     * routes exist. */
+    if (strcmp(r->path, "/healthz") && authorize(r, AUTH_READ, &ret) < 0)
+        return ret;
+    for (size_t i = 0; i < NROUTES; i++) {
+        const char *arg;
+        if (!path_matches(&routes[i], r->path, &arg))
+            continue;
+        const char *m = !strcmp(routes[i].method, "GET") ? METHODS_GET : routes[i].method;
+        snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+                 allow[0] ? ", " : "", m);
+        if ((!strcmp(routes[i].method, "GET") && is_get) || !strcmp(routes[i].method, r->method)) {
+            found = &routes[i];
+            r->path_arg = arg;
+        }
+    }
+    if (!found && !allow[0])
+        return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no such resource: %s",
+                                 r->path);
+    if (!found) {
+        struct MHD_Response *resp;
+        size_t len;
+        char *text;
+        json_t *body = json_pack("{s:{s:s,s:s+}}", "error", "code", "method_not_allowed",
+                                 "message", "this resource takes only ", allow);
+        text = body ? dump(body, &len) : NULL;
+        json_decref(body);
+        if (!text)
+            return MHD_NO;
+        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+            free(text);
+            return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+        return queue(r, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+    }
+    if (found->auth == AUTH_WRITE && authorize(r, AUTH_WRITE, &ret) < 0)
+        return ret;
+    return found->handler(r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct api_req *r = *con_cls;
+
+    if (!r) {
+        const char *cl;
+        r = calloc(1, sizeof(*r));
+        if (!r)
+            return MHD_NO;
+        r->srv = cls;
+        r->conn = conn;
+        r->method = method;
+        r->path = url;
+        vsl_buf_init(&r->body, API_MAX_BODY);
+        *con_cls = r;
+        cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
+            r->too_big = 1;
+            return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
+                                     "request bodies are limited to %d bytes", API_MAX_BODY);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!r->too_big && vsl_buf_add(&r->body, upload_data, *upload_data_size) < 0)
+            r->too_big = 1; /* chunked and over the limit: drain it, answer 413 at the end */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_big)
+        return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
+                                 "request bodies are limited to %d bytes", API_MAX_BODY);
+    return dispatch(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct api_req *r = *con_cls;
+
+    if (!r)
+        return;
+    vsl_buf_free(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    size_t n;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = strlen(msg);
+    while (n && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    log_warnx("http: %s", msg);
+}
+
+/* ---- start and stop ------------------------------------------------------------------------ */
+
+/* Binds the listening socket ourselves, so a port in use or a bad address is reported in one
+ * clear line instead of libmicrohttpd's generic start failure. */
+static int listen_on(const char *listen_addr, int *fd_out, int *ipv6, char *err, size_t errlen)
+{
+    char host[256];
+    const char *colon = strrchr(listen_addr, ':');
+    struct addrinfo hints = {0}, *ai = NULL;
+    size_t hl;
+    int fd = -1, one = 1, rc;
+
+    if (!colon || (size_t)(colon - listen_addr) >= sizeof(host)) {
+        snprintf(err, errlen, "listen = %s: not ADDRESS:PORT", listen_addr);
+        return -EINVAL;
+    }
+    hl = (size_t)(colon - listen_addr);
+    memcpy(host, listen_addr, hl);
+    host[hl] = '\0';
+    if (host[0] == '[' && hl >= 2 && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+    if (rc != 0) {
+        snprintf(err, errlen, "listen = %s: %s", listen_addr, gai_strerror(rc));
+        return -EINVAL;
+    }
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot listen on %s: %s", listen_addr, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return rc;
+    }
+    *ipv6 = ai->ai_family == AF_INET6;
+    freeaddrinfo(ai);
+    *fd_out = fd;
+    return 0;
+}
+
+static int read_pem(const char *path, char **out, char *err, size_t errlen)
+{
+    int r = vsl_read_file(path, 1 << 20, out);
+
+    if (r < 0)
+        snprintf(err, errlen, "cannot read %s: %s", path, vsl_strerror(r));
+    return r;
+}
+
+int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_server **out,
+              char *err, size_t errlen)
+{
+    struct api_server *s = calloc(1, sizeof(*s));
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    int fd = -1, ipv6 = 0, r = -ENOMEM;
+
+    assert(o && o->listen && o->db_path && out);
+    *out = NULL;
+    if (!s)
+        goto fail;
+    if (h)
+        s->hooks = *h;
+    s->auth_all = o->auth_all;
+    s->db_path = strdup(o->db_path);
+    if (!s->db_path)
+        goto fail;
+    if (o->token) {
+        s->token = strdup(o->token);
+        if (!s->token)
+            goto fail;
+        s->token_len = strlen(s->token);
+    }
+    if (pthread_key_create(&s->db_key, close_thread_db) != 0)
+        goto fail;
+    s->db_key_made = 1;
+    if (o->tls_cert_file) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            snprintf(err, errlen, "this libmicrohttpd was built without TLS: cannot serve HTTPS");
+            r = -ENOTSUP;
+            goto fail;
+        }
+        if ((r = read_pem(o->tls_cert_file, &s->cert_pem, err, errlen)) < 0 ||
+            (r = read_pem(o->tls_key_file, &s->key_pem, err, errlen)) < 0)
+            goto fail;
+        flags |= MHD_USE_TLS;
+    }
+    r = listen_on(o->listen, &fd, &ipv6, err, errlen);
+    if (r < 0)
+        goto fail;
+    if (ipv6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem tls_opts[] = {
+        {s->cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    s->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads > 0 ? o->threads : 4),
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+        MHD_OPTION_ARRAY, tls_opts,
+        MHD_OPTION_END);
+    if (!s->mhd) {
+        close(fd);
+        snprintf(err, errlen, "cannot start the HTTP server on %s%s", o->listen,
+                 s->cert_pem ? " (check tls_cert= and tls_key=)" : "");
+        r = -VSL_ECONFIG;
+        goto fail;
+    }
+    *out = s;
+    return 0;
+
+fail:
+    if (r == -ENOMEM && err[0] == '\0')
+        snprintf(err, errlen, "out of memory");
+    api_stop(s);
+    return r;
+}
+
+void api_stop(struct api_server *s)
+{
+    if (!s)
+        return;
+    if (s->mhd)
+        MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
+    if (s->db_key_made)
+        pthread_key_delete(s->db_key);
+    if (s->token) {
+        explicit_bzero(s->token, s->token_len);
+        free(s->token);
+    }
+    free(s->cert_pem);
+    if (s->key_pem) {
+        explicit_bzero(s->key_pem, strlen(s->key_pem));
+        free(s->key_pem);
+    }
+    free(s->db_path);
+    free(s);
+}

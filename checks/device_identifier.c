@@ -1,0 +1,77 @@
+/* device-identifier: SAN LUNs are identified by a proper NAA, EUI-64 or T10 name; a "sym."
+ * name means the Symmetrix port lacks the SPC-2 bit (003). One finding per (host, LUN). */
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/check.h"
+
+static const char *const good_prefixes[] = {"naa.", "eui.", "t10.", NULL};
+
+static int well_named(const char *canonical)
+{
+    for (size_t i = 0; good_prefixes[i]; i++)
+        if (!strncmp(canonical, good_prefixes[i], strlen(good_prefixes[i])))
+            return 1;
+    return 0;
+}
+
+static int run(struct chk_ctx *ctx, const struct estate *e)
+{
+    for (size_t hi = 0; hi < e->n_hosts; hi++) {
+        const struct est_host *h = &e->hosts[hi];
+        const char *hname = h->name ? h->name : h->moref;
+        for (size_t li = 0; li < h->n_luns; li++) {
+            const struct est_lun *l = &h->luns[li];
+            char name[512], msg[1024], prefix[16];
+            /* Local devices (mpx. boot disks, CD-ROMs) have no SAN identity to get right;
+             * a device whose locality is unknown is skipped rather than guessed at. */
+            if (l->local != 0 || !l->canonical_name || well_named(l->canonical_name))
+                continue;
+            size_t n = strcspn(l->canonical_name, ".");
+            snprintf(prefix, sizeof(prefix), "%.*s", (int)(n < 8 ? n : 8), l->canonical_name);
+            snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
+            snprintf(msg, sizeof(msg),
+                     "%s is identified as \"%s.\" instead of by its NAA/EUI/T10 name; on EMC "
+                     "Symmetrix this means the SPC-2 bit is not set on the front-end port, so "
+                     "hosts may see the device as a different LUN and VMFS creation can fail",
+                     name, prefix);
+            json_t *ev =
+                json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", hname, "device",
+                          l->canonical_name, "prefix", prefix, "vendor", l->vendor, "model",
+                          l->model, "satp", l->satp, "expected_prefixes", "naa.", "eui.", "t10.");
+            int r = chk_emit(ctx, &(struct chk_emit){
+                                      .severity = CHK_WARNING,
+                                      .object_type = "lun",
+                                      .object_moref = h->moref,
+                                      .object_name = name,
+                                      .detail = l->canonical_name,
+                                      .message = msg,
+                                      .evidence = ev,
+                                  });
+            if (r < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+const struct check chk_device_identifier = {
+    .id = "device-identifier",
+    .title = "SAN LUNs carry a proper NAA/EUI/T10 identifier",
+    .severity = CHK_WARNING,
+    .rationale =
+        "A SAN device that ESXi names \"sym.<id>\" (or anything but naa., eui. or t10.) is not "
+        "reporting its Network Authority Address: on EMC Symmetrix/DMX the SPC-2 bit is unset "
+        "on a front-end port, the same device shows up as a new LUN through that port, and VMFS "
+        "creation can fail. Only non-local devices are checked; local mpx. devices and devices "
+        "whose locality is unknown are skipped.",
+    .reference = "003_c6252f56ada835be.txt (\"SPC-2 set or not?\"; EMC H4116)",
+    .remediation =
+        "Have the storage team set the SPC-2 (and related) director bits on the Symmetrix "
+        "front-end ports or initiator group for these hosts (EMC white paper H4116, \"Enabling "
+        "SPC-2 compliancy\"; EMC Storage Viewer shows the setting), then rescan with `esxcli "
+        "storage core adapter rescan --all` and confirm the device is listed as naa.* by "
+        "`esxcli storage core device list`.",
+    .params = NULL,
+    .run = run,
+};

@@ -1,0 +1,27 @@
+/* The estate's arena: every string and array of a struct estate comes from here and goes away
+ * with est_free(). For db/estate.c, which builds estates; checks only read them. */
+#ifndef CHK_ESTATE_ARENA_H
+#define CHK_ESTATE_ARENA_H
+
+#include <stddef.h>
+
+#include "checks/estate.h"
+
+/* A new, empty estate of vcenter (copied) with its own arena. NULL when out of memory.
+ * Owned by the caller (est_free). */
+struct estate *est_new(const char *vcenter);
+
+/* n zeroed bytes aligned for any type, owned by e's arena. NULL when out of memory (or n is 0);
+ * the arena then remembers the failure (est_failed). */
+void *est_alloc(struct estate *e, size_t n);
+
+/* A copy of s (of its first n bytes for est_strndup) owned by e's arena. NULL for NULL, and
+ * when out of memory (remembered, see est_failed). */
+const char *est_strdup(struct estate *e, const char *s);
+const char *est_strndup(struct estate *e, const char *s, size_t n);
+
+/* Nonzero once an allocation of e has failed. Builders copy many strings, a NULL from each of
+ * which is also a legal "unknown": they check this once at the end instead of after each. */
+int est_failed(const struct estate *e);
+
+#endif

@@ -1,0 +1,176 @@
+/* The estate's memory and lookups: a chunked bump allocator that owns every string and array
+ * of an estate, so a 20,000-VM snapshot is a few hundred allocations and one est_free(). */
+#include <assert.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/estate-arena.h"
+#include "checks/estate.h"
+
+/* Chunks start small, so the estate of a test or a small site costs a few KiB, and double up
+ * to a cap, so a large one needs few of them. */
+#define CHUNK_FIRST ((size_t)4096)
+#define CHUNK_MAX   ((size_t)256 * 1024)
+
+struct chunk {
+    struct chunk *next;
+    size_t used, size; /* bytes of data */
+    max_align_t data[]; /* the element type only gives data the strictest alignment */
+};
+
+struct arena {
+    struct chunk *head; /* the chunk being filled; the others are full or dedicated */
+    size_t next_size;
+    int failed;
+};
+
+static struct chunk *chunk_new(size_t size)
+{
+    struct chunk *c;
+
+    if (size > SIZE_MAX - sizeof(*c))
+        return NULL;
+    /* calloc: what est_alloc hands out is zeroed, and bump memory is never handed out twice. */
+    c = calloc(1, sizeof(*c) + size);
+    if (c)
+        c->size = size;
+    return c;
+}
+
+void *est_alloc(struct estate *e, size_t n)
+{
+    const size_t align = alignof(max_align_t);
+    struct arena *a;
+    struct chunk *c;
+    void *p;
+
+    assert(e && e->arena);
+    a = e->arena;
+    if (n == 0)
+        return NULL;
+    if (n > SIZE_MAX - align) {
+        a->failed = 1;
+        return NULL;
+    }
+    n = (n + align - 1) & ~(align - 1);
+    c = a->head;
+    if (c && c->size - c->used >= n) {
+        p = (char *)c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    if (n > a->next_size / 4) {
+        /* A large array (20,000 VMs) gets a chunk of its own, linked behind the current one so
+         * the room left in that one is not wasted. */
+        c = chunk_new(n);
+        if (!c) {
+            a->failed = 1;
+            return NULL;
+        }
+        c->used = n;
+        if (a->head) {
+            c->next = a->head->next;
+            a->head->next = c;
+        } else {
+            a->head = c;
+        }
+        return c->data;
+    }
+    c = chunk_new(a->next_size);
+    if (!c) {
+        a->failed = 1;
+        return NULL;
+    }
+    if (a->next_size < CHUNK_MAX)
+        a->next_size *= 2;
+    c->next = a->head;
+    a->head = c;
+    c->used = n;
+    return c->data;
+}
+
+const char *est_strndup(struct estate *e, const char *s, size_t n)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    if (n == SIZE_MAX) {
+        ((struct arena *)e->arena)->failed = 1;
+        return NULL;
+    }
+    d = est_alloc(e, n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+const char *est_strdup(struct estate *e, const char *s)
+{
+    return s ? est_strndup(e, s, strlen(s)) : NULL;
+}
+
+int est_failed(const struct estate *e)
+{
+    return ((const struct arena *)e->arena)->failed;
+}
+
+struct estate *est_new(const char *vcenter)
+{
+    struct arena *a = calloc(1, sizeof(*a));
+    struct estate tmp = {.arena = a};
+    struct estate *e;
+
+    assert(vcenter);
+    if (!a)
+        return NULL;
+    a->next_size = CHUNK_FIRST;
+    /* The estate itself lives in its arena: est_free() is then one walk over the chunks. */
+    e = est_alloc(&tmp, sizeof(*e));
+    if (!e) {
+        est_free(&tmp);
+        return NULL;
+    }
+    e->arena = a;
+    e->vcenter = est_strdup(e, vcenter);
+    if (!e->vcenter) {
+        est_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void est_free(struct estate *e)
+{
+    struct arena *a;
+    struct chunk *c, *next;
+
+    if (!e)
+        return;
+    a = e->arena; /* read before e, which may sit in one of the chunks, goes away */
+    if (!a)
+        return;
+    for (c = a->head; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key)
+{
+    size_t i;
+
+    assert(key);
+    /* An adapter or target has a handful of options: a scan beats building anything. */
+    for (i = 0; i < n; i++) {
+        if (opts[i].key && strcmp(opts[i].key, key) == 0)
+            return &opts[i];
+    }
+    return NULL;
+}

@@ -1,0 +1,181 @@
+/* iscsi-jumbo-frames: every vmknic bound to an iSCSI adapter carries MTU 9000, and the vSwitch
+ * or distributed switch behind it is at least as large (000 §3.4.1). One finding per vmknic. */
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/check.h"
+
+static const struct chk_param params[] = {
+    {"mtu", 9000, 1280, 9000, "bytes",
+     "MTU every iSCSI-bound vmknic should carry (jumbo frames end to end)"},
+    {0},
+};
+
+/* The switch a vmknic sits on, as far as the snapshot knows it. */
+struct uplink {
+    const char *type; /* "vswitch", "dvs", or NULL when unknown */
+    const char *name;
+    int mtu;             /* EST_UNKNOWN when not known */
+    const char *unknown; /* why the switch MTU is unknown, or NULL */
+};
+
+static struct uplink find_uplink(const struct estate *e, const struct est_host *h,
+                                 const struct est_vnic *v)
+{
+    struct uplink u = {NULL, NULL, EST_UNKNOWN, NULL};
+
+    if (v->dvs_uuid || v->dvswitch != EST_NONE) {
+        u.type = "dvs";
+        if (v->dvswitch == EST_NONE || v->dvswitch >= e->n_dvswitches) {
+            u.name = v->dvs_uuid;
+            u.unknown = "the distributed switch of this vmknic is not in the inventory";
+            return u;
+        }
+        const struct est_dvswitch *d = &e->dvswitches[v->dvswitch];
+        u.name = d->name;
+        u.mtu = d->max_mtu;
+        if (u.mtu == EST_UNKNOWN)
+            u.unknown = "the distributed switch does not report maxMtu";
+        return u;
+    }
+    if (v->vswitch != EST_NONE && v->vswitch < h->n_vswitches) {
+        u.type = "vswitch";
+        u.name = h->vswitches[v->vswitch].name;
+        u.mtu = h->vswitches[v->vswitch].mtu;
+        if (u.mtu == EST_UNKNOWN || u.mtu <= 0) {
+            u.mtu = EST_UNKNOWN;
+            u.unknown = "the vSwitch does not report its MTU";
+        }
+        return u;
+    }
+    u.unknown = v->portgroup
+                    ? "the portgroup's vSwitch is not in the inventory"
+                    : "the vmknic has neither a standard portgroup nor a distributed switch";
+    return u;
+}
+
+/* The iSCSI adapters vmknic index vi is bound to, as a JSON array (empty when none). */
+static json_t *bound_adapters(const struct est_host *h, size_t vi)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < h->n_iscsi_hbas; i++) {
+        const struct est_iscsi_hba *b = &h->iscsi_hbas[i];
+        for (size_t j = 0; j < b->n_bound_vnics; j++) {
+            if (b->bound_vnics[j] == vi) {
+                json_array_append_new(a, json_string(b->device ? b->device : "?"));
+                break;
+            }
+        }
+    }
+    return a;
+}
+
+static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct est_host *h,
+                      size_t vi, int want)
+{
+    const struct est_vnic *v = &h->vnics[vi];
+    struct uplink u;
+    char name[256], msg[768], adapters[128] = "";
+    json_t *bound, *ev;
+    int low_vnic, low_switch;
+    size_t i;
+    json_t *x;
+
+    /* Without the vmknic's own MTU neither rule can be evaluated: skip it. */
+    if (v->mtu == EST_UNKNOWN || v->mtu <= 0)
+        return 0;
+    u = find_uplink(e, h, v);
+    low_vnic = v->mtu < want;
+    low_switch = u.mtu != EST_UNKNOWN && u.mtu < v->mtu;
+    if (!low_vnic && !low_switch)
+        return 0;
+
+    bound = bound_adapters(h, vi);
+    json_array_foreach(bound, i, x)
+    {
+        size_t n = strlen(adapters);
+        snprintf(adapters + n, sizeof(adapters) - n, "%s%s", i ? ", " : "", json_string_value(x));
+    }
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?}", "host", h->name ? h->name : "?",
+                   "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu", want, "bound_to",
+                   bound, "portgroup", v->portgroup, "switch_type", u.type);
+    if (ev) {
+        json_object_set_new(ev, "switch_name", u.name ? json_string(u.name) : json_null());
+        json_object_set_new(ev, "switch_mtu",
+                            u.mtu != EST_UNKNOWN ? json_integer(u.mtu) : json_null());
+        if (u.unknown)
+            json_object_set_new(ev, "switch_mtu_unknown", json_string(u.unknown));
+        json_object_set_new(ev, "vmknic_below_required", json_boolean(low_vnic));
+        json_object_set_new(ev, "switch_below_vmknic", json_boolean(low_switch));
+    }
+
+    snprintf(name, sizeof(name), "%s %s", h->name ? h->name : h->moref, v->device);
+    if (low_switch)
+        snprintf(msg, sizeof(msg),
+                 "%s (iSCSI-bound to %s) sends %d-byte frames but its %s %s carries only MTU %d:"
+                 " larger frames are dropped%s",
+                 name, adapters, v->mtu, !strcmp(u.type, "dvs") ? "distributed switch" : "vSwitch",
+                 u.name ? u.name : "?", u.mtu,
+                 low_vnic ? "; the vmknic is also below the guide's MTU" : "");
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s (iSCSI-bound to %s) has MTU %d; the guide wants jumbo frames, MTU %d, on every"
+                 " iSCSI vmknic, switch and array port",
+                 name, adapters, v->mtu, want);
+    return chk_emit(ctx, &(struct chk_emit){
+                             .severity = low_switch ? CHK_CRITICAL : CHK_WARNING,
+                             .object_type = "vmknic",
+                             .object_moref = h->moref,
+                             .object_name = name,
+                             .detail = v->device,
+                             .message = msg,
+                             .evidence = ev,
+                         });
+}
+
+static int run(struct chk_ctx *ctx, const struct estate *e)
+{
+    int want = (int)chk_param(ctx, "mtu");
+
+    for (size_t hi = 0; hi < e->n_hosts; hi++) {
+        const struct est_host *h = &e->hosts[hi];
+        for (size_t vi = 0; vi < h->n_vnics; vi++) {
+            int bound = 0;
+            for (size_t i = 0; i < h->n_iscsi_hbas && !bound; i++)
+                for (size_t j = 0; j < h->iscsi_hbas[i].n_bound_vnics && !bound; j++)
+                    bound = h->iscsi_hbas[i].bound_vnics[j] == vi;
+            if (!bound || !h->vnics[vi].device)
+                continue;
+            int r = check_vnic(ctx, e, h, vi, want);
+            if (r < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+const struct check chk_iscsi_jumbo_frames = {
+    .id = "iscsi-jumbo-frames",
+    .title = "iSCSI vmknics use jumbo frames end to end",
+    .severity = CHK_CRITICAL,
+    .rationale =
+        "Large blocks move more efficiently over iSCSI with MTU 9000 on the array, every host "
+        "and every switch in the path. An iSCSI-bound vmknic below MTU 9000 is a warning; a "
+        "vmknic whose vSwitch or distributed switch has a smaller MTU than the vmknic itself is "
+        "critical, because the larger frames are dropped. Only vmknics bound to an iSCSI "
+        "adapter (port binding, QueryBoundVnics) are checked: a host whose bindings could not "
+        "be read is skipped, a vmknic whose MTU is unknown is skipped, and when "
+        "the switch MTU is unknown only the vmknic's own MTU is judged (the evidence says why). "
+        "Physical switches and array ports are outside vCenter's view.",
+    .reference = "000_5bd48962a767ee9e.txt §3.4.1",
+    .remediation =
+        "Set MTU 9000 on the vSwitch and the vmknic: `esxcli network vswitch standard set "
+        "--vswitch-name=<vSwitch> --mtu=9000` then `esxcli network ip interface set "
+        "--interface-name=<vmk> --mtu=9000`; for a distributed switch raise its MTU (Edit "
+        "Settings > Advanced > MTU, or PowerCLI `Get-VDSwitch <name> | Set-VDSwitch -Mtu 9000`) "
+        "before the vmknic's. Enable jumbo frames on every physical switch port and array port "
+        "in the iSCSI path, then verify with `vmkping -I <vmk> -d -s 8972 <array portal>`.",
+    .params = params,
+    .run = run,
+};

@@ -1,0 +1,78 @@
+/* Check thin-overcommit: datastores whose thin disks could grow past their capacity by more than
+ * a set margin, i.e. (capacity - free + uncommitted) / capacity above 150 %. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "checks/check.h"
+
+static const struct chk_param params[] = {
+    {"max_overcommit_pct", 150, 0, 100000, "%",
+     "warning when provisioned space (used + uncommitted) exceeds this share of capacity"},
+    {0},
+};
+
+static int run(struct chk_ctx *ctx, const struct estate *e)
+{
+    double max_pct = chk_param(ctx, "max_overcommit_pct");
+    int rc;
+
+    for (size_t i = 0; i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        const char *name = d->name ? d->name : d->moref;
+        char msg[512];
+
+        if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
+            continue;
+        /* vCenter leaves summary.uncommitted out when it is 0, so unknown counts as 0. */
+        int64_t unc = d->uncommitted > 0 ? d->uncommitted : 0;
+        double cap = (double)d->capacity;
+        double provisioned = (double)(d->capacity - d->free_space) + (double)unc;
+        /* Compare provisioned * 100 with max * capacity rather than a rounded ratio. */
+        if (!(provisioned * 100.0 > max_pct * cap))
+            continue;
+        double pct = provisioned * 100.0 / cap;
+        snprintf(
+            msg, sizeof(msg),
+            "%s is %.0f %% provisioned (%.1f GB used + %.1f GB uncommitted on %.1f GB); if its "
+            "thin disks fill up the datastore runs out of space (threshold %g %%)",
+            name, pct, (double)(d->capacity - d->free_space) / 1e9, unc / 1e9, cap / 1e9, max_pct);
+        json_t *ev =
+            json_pack("{s:I, s:I, s:I, s:b, s:f, s:f}", "capacity_bytes", (json_int_t)d->capacity,
+                      "free_bytes", (json_int_t)d->free_space, "uncommitted_bytes", (json_int_t)unc,
+                      "uncommitted_reported", d->uncommitted >= 0, "provisioned_pct", pct,
+                      "max_overcommit_pct", max_pct);
+        if (!ev)
+            return -ENOMEM;
+        rc = chk_emit(ctx, &(struct chk_emit){
+                               .severity = CHK_WARNING,
+                               .object_type = "datastore",
+                               .object_moref = d->moref,
+                               .object_name = name,
+                               .message = msg,
+                               .evidence = ev,
+                           });
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+const struct check chk_thin_overcommit = {
+    .id = "thin-overcommit",
+    .title = "Datastore overcommitted by thin provisioning",
+    .severity = CHK_WARNING,
+    .rationale =
+        "Thin disks only take space as guests write, so a datastore can promise more than it "
+        "holds; when they fill up, VMs stop on out-of-space errors. Yellow Bricks advises alarms "
+        "on the level of overcommitment. Provisioned space is capacity - free + uncommitted; "
+        "vCenter omits summary.uncommitted when it is 0, so a missing value counts as 0. "
+        "Inaccessible datastores and unknown capacity or free space are skipped.",
+    .reference = "003_c6252f56ada835be.txt (Performance: Thin Provisioning: overcommitment alarms)",
+    .remediation =
+        "Move thin-provisioned VMs to datastores with room (PowerCLI: Move-VM -VM <vm> "
+        "-Datastore <other-ds>), grow the datastore, or inflate disks that must not run out "
+        "(vmkfstools --inflatedisk <disk>.vmdk). Set a vCenter alarm on datastore usage and "
+        "overcommitment.",
+    .params = params,
+    .run = run,
+};

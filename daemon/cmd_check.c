@@ -1,0 +1,251 @@
+/* `vslint check` (poll, run the checks, record history, print findings, exit by --fail-on)
+ * and `vslint checks` (the catalogue with rationale, reference, remediation and parameters). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checks/engine.h"
+#include "daemon/cli.h"
+#include "daemon/config.h"
+#include "daemon/evaluate.h"
+#include "daemon/poll.h"
+#include "daemon/report.h"
+#include "db/findings.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+
+static int fail_on_parse(const char *s, int *out)
+{
+    enum chk_severity sev;
+    if (!strcmp(s, "never")) {
+        *out = 3;
+        return 0;
+    }
+    if (chk_severity_parse(s, &sev) < 0)
+        return -EINVAL;
+    *out = (int)sev;
+    return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"format", required_argument, NULL, 'f'},
+        {"fail-on", required_argument, NULL, 'F'},
+        {"offline", no_argument, NULL, 'O'},
+        {"vcenter", required_argument, NULL, 'V'},
+        {"output", required_argument, NULL, 'o'},
+        {"verbose", no_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *path = NULL, *only = NULL, *outpath = NULL;
+    enum vsl_format fmt = VSL_FMT_TEXT;
+    int fail_on = CHK_WARNING, offline = 0, verbose = 0, c, rc = VSL_EXIT_FAIL, failed = 0;
+    struct vsl_config *cfg = NULL;
+    struct db *db = NULL;
+    char *dberr = NULL;
+    json_t *all = json_array(), *expired = json_array(), *summary = NULL;
+    struct vsl_buf errors;
+    FILE *out = stdout;
+
+    vsl_buf_init(&errors, 1 << 20);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:f:o:v", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': path = optarg; break;
+        case 'f':
+            if (vsl_format_parse(optarg, &fmt) < 0) {
+                fprintf(stderr, "vslint: error: --format must be text, json, junit or sarif, "
+                                "not '%s'\n", optarg);
+                goto out;
+            }
+            break;
+        case 'F':
+            if (fail_on_parse(optarg, &fail_on) < 0) {
+                fprintf(stderr, "vslint: error: --fail-on must be info, warning, critical or "
+                                "never, not '%s'\n", optarg);
+                goto out;
+            }
+            break;
+        case 'O': offline = 1; break;
+        case 'V': only = optarg; break;
+        case 'o': outpath = optarg; break;
+        case 'v': verbose = 1; break;
+        default: vsl_usage("check", stderr); goto out;
+        }
+    }
+    log_init(verbose, 0);
+    if (vsl_cli_load_config(path, &cfg) < 0)
+        goto out;
+    if (db_open(cfg->db_path, &db, &dberr) < 0) {
+        log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");
+        goto out;
+    }
+    int64_t now_ms = vsl_now_ms();
+    size_t matched = 0;
+    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+        const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
+        if (only && strcmp(only, vc->name))
+            continue;
+        matched++;
+        if (!offline) {
+            struct vsl_poll_result res;
+            if (vsl_poll(db, vc, &res) < 0) {
+                log_warnx("vcenter %s: poll failed: %s", vc->name, res.error);
+                vsl_buf_printf(&errors, "vcenter %s: poll failed: %s\n", vc->name, res.error);
+                failed++;
+                continue; /* its previous findings stay as they were */
+            }
+        }
+        if (vsl_evaluate(db, cfg, vc->name, now_ms, expired, &errors) < 0) {
+            failed++;
+            continue;
+        }
+        struct db_findings_filter flt = {.vcenter = vc->name};
+        json_t *page = NULL;
+        int64_t total = 0;
+        char *next = NULL;
+        if (db_findings_query(db, &flt, &page, &total, &next) < 0) {
+            vsl_buf_printf(&errors, "vcenter %s: cannot read findings\n", vc->name);
+            failed++;
+            continue;
+        }
+        json_array_extend(all, page);
+        json_decref(page);
+        free(next);
+    }
+    if (only && !matched) {
+        log_warnx("no [vcenter %s] in %s", only, cfg->path);
+        goto out;
+    }
+    if (offline && errors.len)
+        fputs(errors.data, stderr);
+    if (db_findings_summary(db, only, &summary) < 0)
+        summary = json_object();
+    json_object_set(summary, "expired_waivers", expired);
+    {
+        /* Findings this run resolved: resolved_at == this run. */
+        struct db_findings_filter flt = {.vcenter = only, .status = "resolved"};
+        json_t *res = NULL;
+        int64_t total = 0;
+        char *next = NULL;
+        json_int_t n = 0;
+        if (db_findings_query(db, &flt, &res, &total, &next) == 0) {
+            char stamp[32];
+            time_t t = (time_t)(now_ms / 1000);
+            strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+            size_t i;
+            json_t *fd;
+            json_array_foreach(res, i, fd) {
+                const char *ra = json_string_value(json_object_get(fd, "resolved_at"));
+                if (ra && !strcmp(ra, stamp))
+                    n++;
+            }
+        }
+        json_decref(res);
+        free(next);
+        json_object_set_new(summary, "resolved_this_run", json_integer(n));
+    }
+    if (outpath && !(out = fopen(outpath, "we"))) {
+        log_warn("cannot write %s", outpath);
+        goto out;
+    }
+    struct vsl_report rep = {
+        .findings = all, .summary = summary, .fail_on = fail_on, .errors = errors.data};
+    if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
+        log_warnx("cannot write the report");
+        goto out;
+    }
+    if (failed) {
+        rc = VSL_EXIT_FAIL;
+        goto out;
+    }
+    rc = VSL_EXIT_OK;
+    size_t i;
+    json_t *fd;
+    json_array_foreach(all, i, fd) {
+        const char *st = json_string_value(json_object_get(fd, "status"));
+        if (st && !strcmp(st, "waived"))
+            continue;
+        if (vsl_finding_severity(fd) >= fail_on)
+            rc = VSL_EXIT_FINDINGS;
+    }
+out:
+    if (out && out != stdout)
+        fclose(out);
+    free(dberr);
+    json_decref(all);
+    json_decref(expired);
+    json_decref(summary);
+    vsl_buf_free(&errors);
+    db_close(db);
+    vsl_config_free(cfg);
+    return rc;
+}
+
+int cmd_checks(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *format = "text";
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
+        if (c != 'f') {
+            vsl_usage("checks", stderr);
+            return VSL_EXIT_FAIL;
+        }
+        format = optarg;
+    }
+    if (!strcmp(format, "json")) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < chk_registry_len; i++) {
+            const struct check *ck = chk_registry[i];
+            json_t *params = json_array();
+            for (size_t p = 0; ck->params && ck->params[p].name; p++)
+                json_array_append_new(
+                    params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name", ck->params[p].name,
+                                      "default", ck->params[p].dflt, "min", ck->params[p].min,
+                                      "max", ck->params[p].max, "unit",
+                                      ck->params[p].unit ? ck->params[p].unit : "", "help",
+                                      ck->params[p].help ? ck->params[p].help : ""));
+            json_array_append_new(
+                arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
+                               "severity", chk_severity_name(ck->severity), "rationale",
+                               ck->rationale, "reference", ck->reference, "remediation",
+                               ck->remediation, "parameters", params));
+        }
+        json_t *doc = json_pack("{s:o}", "checks", arr);
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(doc);
+        return VSL_EXIT_OK;
+    }
+    if (strcmp(format, "text")) {
+        fprintf(stderr, "vslint: error: --format must be text or json\n");
+        return VSL_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < chk_registry_len; i++) {
+        const struct check *ck = chk_registry[i];
+        printf("%s  (%s)\n  %s\n", ck->id, chk_severity_name(ck->severity), ck->title);
+        printf("  Why: %s\n  Source: %s\n  Fix: %s\n", ck->rationale, ck->reference,
+               ck->remediation);
+        for (size_t p = 0; ck->params && ck->params[p].name; p++)
+            printf("  [check %s] %s = %g %s  (%g-%g) %s\n", ck->id, ck->params[p].name,
+                   ck->params[p].dflt, ck->params[p].unit ? ck->params[p].unit : "",
+                   ck->params[p].min, ck->params[p].max,
+                   ck->params[p].help ? ck->params[p].help : "");
+        printf("\n");
+    }
+    printf("Every check also takes enabled = true|false and severity = info|warning|critical in "
+           "its [check ID] section.\n");
+    return VSL_EXIT_OK;
+}

@@ -1,0 +1,25 @@
+/* Renders findings for `vslint check`: text for people, JSON for scripts, JUnit XML and SARIF
+ * 2.1.0 for CI systems. The findings come from db_findings_query() (one shape everywhere). */
+#ifndef VSL_REPORT_H
+#define VSL_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+enum vsl_format { VSL_FMT_TEXT, VSL_FMT_JSON, VSL_FMT_JUNIT, VSL_FMT_SARIF };
+
+int vsl_format_parse(const char *s, enum vsl_format *out);
+
+struct vsl_report {
+    json_t *findings;   /* array, borrowed */
+    json_t *summary;    /* object, borrowed */
+    int fail_on;        /* severity index (0 info .. 2 critical), or 3 = never */
+    const char *errors; /* run errors, one per line, or NULL */
+};
+
+int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
+
+/* Severity index of a finding JSON ("info" 0, "warning" 1, "critical" 2). */
+int vsl_finding_severity(const json_t *finding);
+
+#endif

@@ -1,0 +1,27 @@
+/* Read queries the HTTP API needs beyond db.h and findings.h: the stored inventory one page
+ * at a time, so a daemon serving 20,000 VMs never builds the whole document in memory. */
+#ifndef DB_API_H
+#define DB_API_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "db/db.h"
+
+enum db_api_kind { DB_API_DATASTORES, DB_API_HOSTS, DB_API_VMS };
+
+struct db_api_page {
+    const char *vcenter; /* exact, or NULL for every vCenter */
+    int limit;           /* rows per page; 0 = all */
+    const char *cursor;  /* opaque, from a previous page's *next, or NULL */
+};
+
+/* One page of datastores, hosts or VMs in (vcenter, name, moref) order, as a JSON array of
+ * flat objects (fields of docs/inventory.md plus "vcenter"; hosts carry counts of their
+ * vnics, iSCSI adapters and LUNs, VMs their disks). *items is a new reference the caller
+ * owns; *total counts every row matching vcenter; *next (malloc'd, caller frees) is NULL on
+ * the last page. -EINVAL for a cursor this function did not make. */
+int db_api_inventory_page(struct db *db, enum db_api_kind kind, const struct db_api_page *p,
+                          json_t **items, int64_t *total, char **next);
+
+#endif

@@ -1,0 +1,673 @@
+/* Findings and their history: recording one evaluation (first_seen, last_seen, resolved_at by
+ * fingerprint), and reading them back filtered, keyset-paginated and summarised for the API. */
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checks/engine.h"
+#include "db/db-private.h"
+#include "db/findings.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+
+/* Every query returns the columns of a finding in this order (see finding_json). */
+#define FINDING_COLUMNS                                                                            \
+    "SELECT fingerprint, check_id, title, severity, status, vcenter, object_type, object_moref,"  \
+    " object_name, detail, message, evidence_json, first_seen_ms, last_seen_ms, resolved_at_ms,"  \
+    " waiver_reason, waiver_expires, severity_order FROM findings"
+
+enum {
+    C_FINGERPRINT,
+    C_CHECK,
+    C_TITLE,
+    C_SEVERITY,
+    C_STATUS,
+    C_VCENTER,
+    C_OBJ_TYPE,
+    C_OBJ_MOREF,
+    C_OBJ_NAME,
+    C_DETAIL,
+    C_MESSAGE,
+    C_EVIDENCE,
+    C_FIRST_SEEN,
+    C_LAST_SEEN,
+    C_RESOLVED_AT,
+    C_WAIVER_REASON,
+    C_WAIVER_EXPIRES,
+    C_SEVERITY_ORDER,
+};
+
+/* The sort order of db_findings_query, which is also the index findings_order (migration 2):
+ * the keyset of a cursor is these five columns of the last row of a page. */
+#define ORDER_BY " ORDER BY severity_order, check_id, vcenter, object_name, fingerprint"
+#define AFTER_CURSOR                                                                               \
+    " AND (severity_order, check_id, vcenter, object_name, fingerprint) >"                         \
+    " (:c_order, :c_check, :c_vcenter, :c_name, :c_fingerprint)"
+
+#define MAX_CURSOR 4096 /* hex digits; a real cursor is a few hundred */
+#define MAX_SQL    2048
+
+/* status filter -> condition. NULL (the default) is everything not resolved. "new" is open and
+ * seen for the first time in the latest evaluation: every unresolved finding's last_seen is its
+ * vCenter's latest evaluation, so first_seen == last_seen says exactly that. */
+static const struct {
+    const char *name, *sql;
+} status_filters[] = {
+    {"new", " AND status = 'open' AND first_seen_ms = last_seen_ms"},
+    {"open", " AND status = 'open'"},
+    {"waived", " AND status = 'waived'"},
+    {"resolved", " AND status = 'resolved'"},
+};
+static const char unresolved_sql[] = " AND status <> 'resolved'";
+
+/* A SQLite failure as a project error, with the message at debug level for whoever handles it. */
+static int fail_db(struct db *db, int rc, const char *what)
+{
+    int r = db_err(rc);
+
+    log_debug("db: %s: %s", what, sqlite3_errmsg(db->h));
+    return r ? r : -VSL_EDB;
+}
+
+static int bind_str(sqlite3_stmt *st, int i, const char *s)
+{
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+/* Binds s to the named parameter if the statement has it (the SQL is built from fragments). */
+static int bind_named(sqlite3_stmt *st, const char *name, const char *s)
+{
+    int i = sqlite3_bind_parameter_index(st, name);
+
+    return i ? bind_str(st, i, s) : SQLITE_OK;
+}
+
+/* ---- recording ---------------------------------------------------------------------------- */
+
+/* A finding seen again keeps its first_seen, unless it had been resolved: then it is a new
+ * occurrence and starts over. SET expressions see the row as it was before the update. */
+static const char upsert_sql[] =
+    "INSERT INTO findings (fingerprint, check_id, title, vcenter, object_type, object_moref,"
+    " object_name, detail, severity, status, message, evidence_json, waiver_reason,"
+    " waiver_expires, first_seen_ms, last_seen_ms, resolved_at_ms)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, NULL)"
+    " ON CONFLICT (fingerprint) DO UPDATE SET check_id = excluded.check_id,"
+    " title = excluded.title, vcenter = excluded.vcenter, object_type = excluded.object_type,"
+    " object_moref = excluded.object_moref, object_name = excluded.object_name,"
+    " detail = excluded.detail, severity = excluded.severity, status = excluded.status,"
+    " message = excluded.message, evidence_json = excluded.evidence_json,"
+    " waiver_reason = excluded.waiver_reason, waiver_expires = excluded.waiver_expires,"
+    " first_seen_ms = CASE WHEN status = 'resolved' THEN excluded.first_seen_ms"
+    " ELSE first_seen_ms END,"
+    " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL";
+
+/* What this evaluation did not see again is fixed. Every finding it saw has last_seen = now. */
+static const char resolve_sql[] =
+    "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2"
+    " WHERE vcenter = ?1 AND status <> 'resolved' AND last_seen_ms <> ?2";
+
+static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_finding *f,
+                  int64_t now_ms)
+{
+    const struct chk_waiver *w = f->waiver;
+    char *evidence = NULL;
+    int rc;
+
+    assert(f->check && f->check->id);
+    assert(!f->vcenter || strcmp(f->vcenter, vcenter) == 0);
+    evidence = f->evidence ? json_dumps(f->evidence, JSON_COMPACT) : strdup("{}");
+    if (!evidence)
+        return SQLITE_NOMEM;
+    rc = bind_str(st, 1, f->fingerprint);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 2, f->check->id);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 3, f->check->title);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 4, vcenter);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 5, f->object_type);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 6, f->object_moref);
+    /* Never NULL: the name is part of the sort key, and a row-value comparison with NULL
+     * would drop the row from every page after the first. */
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 7, f->object_name ? f->object_name : "");
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 8, f->detail);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 9, chk_severity_name(f->severity));
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 10, w ? "waived" : "open");
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 11, f->message);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 12, evidence);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 13, w ? w->reason : NULL);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 14, w ? w->expires_text : NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 15, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    free(evidence);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
+                       int64_t now_ms)
+{
+    sqlite3_stmt *ins = NULL, *res_st = NULL;
+    size_t i;
+    int rc, r = 0;
+
+    assert(db && vcenter && res);
+    assert(!db->in_snapshot);
+    /* IMMEDIATE: take the write lock now (waiting out a poll's commit) rather than fail on
+     * the first insert. */
+    rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return fail_db(db, rc, "recording findings");
+    rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &res_st, NULL);
+    for (i = 0; i < res->n && rc == SQLITE_OK; i++)
+        rc = upsert(ins, vcenter, &res->items[i], now_ms);
+    if (rc == SQLITE_OK)
+        rc = bind_str(res_st, 1, vcenter);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(res_st, 2, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(res_st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        r = fail_db(db, rc, "recording findings");
+        if (sqlite3_get_autocommit(db->h) == 0)
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_finalize(ins);
+    sqlite3_finalize(res_st);
+    return r;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* A text column as JSON: null for NULL, and for text jansson refuses (not UTF-8). */
+static json_t *jtext(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    json_t *v = s ? json_stringn(s, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+
+    return v ? v : json_null();
+}
+
+/* Unix milliseconds as ISO-8601 UTC ("2026-11-29T19:22:45Z"); null for NULL. */
+static json_t *jtime(sqlite3_stmt *st, int i)
+{
+    time_t t;
+    struct tm tm;
+    char buf[32];
+
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return json_null();
+    t = (time_t)(sqlite3_column_int64(st, i) / 1000);
+    if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        return json_null();
+    return json_string(buf);
+}
+
+/* The stored evidence, parsed back; {} if it is missing or was damaged. */
+static json_t *jevidence(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    json_t *v = s ? json_loads(s, 0, NULL) : NULL;
+
+    return v ? v : json_object();
+}
+
+/* The reported status: an open finding first seen in the latest evaluation is "new". */
+static const char *status_of(sqlite3_stmt *st)
+{
+    const char *s = (const char *)sqlite3_column_text(st, C_STATUS);
+
+    if (s && strcmp(s, "open") == 0 &&
+        sqlite3_column_int64(st, C_FIRST_SEEN) == sqlite3_column_int64(st, C_LAST_SEEN))
+        return "new";
+    return s ? s : "open";
+}
+
+/* The current row of a FINDING_COLUMNS statement in the shape of db/findings.h. NULL only when
+ * out of memory. */
+static json_t *finding_json(sqlite3_stmt *st)
+{
+    json_t *o = json_object(), *obj = json_object(), *w = json_null();
+
+    if (!o || !obj)
+        goto fail;
+    if (sqlite3_column_type(st, C_WAIVER_REASON) != SQLITE_NULL) {
+        w = json_object();
+        if (!w || json_object_set_new(w, "reason", jtext(st, C_WAIVER_REASON)) ||
+            json_object_set_new(w, "expires", jtext(st, C_WAIVER_EXPIRES)))
+            goto fail;
+    }
+    if (json_object_set_new(obj, "type", jtext(st, C_OBJ_TYPE)) ||
+        json_object_set_new(obj, "moref", jtext(st, C_OBJ_MOREF)) ||
+        json_object_set_new(obj, "name", jtext(st, C_OBJ_NAME)))
+        goto fail;
+    if (json_object_set_new(o, "fingerprint", jtext(st, C_FINGERPRINT)) ||
+        json_object_set_new(o, "check", jtext(st, C_CHECK)) ||
+        json_object_set_new(o, "title", jtext(st, C_TITLE)) ||
+        json_object_set_new(o, "severity", jtext(st, C_SEVERITY)) ||
+        json_object_set_new(o, "status", json_string(status_of(st))) ||
+        json_object_set_new(o, "vcenter", jtext(st, C_VCENTER)) ||
+        json_object_set_new(o, "object", obj) ||
+        json_object_set_new(o, "detail", jtext(st, C_DETAIL)) ||
+        json_object_set_new(o, "message", jtext(st, C_MESSAGE)) ||
+        json_object_set_new(o, "evidence", jevidence(st, C_EVIDENCE)) ||
+        json_object_set_new(o, "first_seen", jtime(st, C_FIRST_SEEN)) ||
+        json_object_set_new(o, "last_seen", jtime(st, C_LAST_SEEN)) ||
+        json_object_set_new(o, "resolved_at", jtime(st, C_RESOLVED_AT)) ||
+        json_object_set_new(o, "waiver", w)) {
+        /* set_new has taken obj and w whether or not it succeeded */
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+
+fail:
+    json_decref(w);
+    json_decref(obj);
+    json_decref(o);
+    return NULL;
+}
+
+/* ---- cursors ------------------------------------------------------------------------------ */
+
+#define CURSOR_FIELDS 5
+
+/* The sort key of the last row of a page: severity order, check, vCenter, object name and
+ * fingerprint. Self-contained, so a page stays correct even if the row it ended on has since
+ * changed or gone. */
+struct cursor {
+    char buf[MAX_CURSOR / 2 + 1];
+    const char *field[CURSOR_FIELDS]; /* into buf */
+    int order;                        /* field[0] parsed */
+};
+
+/* The key of the current row, NUL-separated, in hex: opaque and safe in a URL as it is. */
+static char *cursor_encode(sqlite3_stmt *st)
+{
+    static const char digits[] = "0123456789abcdef";
+    static const int cols[CURSOR_FIELDS] = {C_SEVERITY_ORDER, C_CHECK, C_VCENTER, C_OBJ_NAME,
+                                            C_FINGERPRINT};
+    struct vsl_buf hex;
+    int i, r = 0;
+
+    vsl_buf_init(&hex, MAX_CURSOR);
+    for (i = 0; i < CURSOR_FIELDS && r == 0; i++) {
+        const unsigned char *p = sqlite3_column_text(st, cols[i]);
+        if (i > 0)
+            r = vsl_buf_add(&hex, "00", 2);
+        for (; r == 0 && p && *p; p++) {
+            const char h[2] = {digits[*p >> 4], digits[*p & 0xf]};
+            r = vsl_buf_add(&hex, h, 2);
+        }
+    }
+    if (r < 0) {
+        vsl_buf_free(&hex);
+        return NULL;
+    }
+    return vsl_buf_take(&hex);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Parses a cursor. -EINVAL for anything that is not one cursor_encode made: it comes from a
+ * URL, so from anyone. */
+static int cursor_decode(const char *s, struct cursor *c)
+{
+    size_t i, n = strlen(s), nf = 1;
+    char *end;
+    long order;
+
+    if (n == 0 || n % 2 || n > MAX_CURSOR)
+        return -EINVAL;
+    c->field[0] = c->buf;
+    for (i = 0; i < n / 2; i++) {
+        const int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        c->buf[i] = (char)(hi << 4 | lo);
+        if (c->buf[i] == '\0') {
+            if (nf == CURSOR_FIELDS)
+                return -EINVAL;
+            c->field[nf++] = c->buf + i + 1;
+        }
+    }
+    c->buf[n / 2] = '\0';
+    if (nf != CURSOR_FIELDS)
+        return -EINVAL;
+    errno = 0;
+    order = strtol(c->field[0], &end, 10);
+    if (errno || end == c->field[0] || *end || order < 0 || order > CHK_CRITICAL)
+        return -EINVAL;
+    c->order = (int)order;
+    return 0;
+}
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+/* Appends the WHERE conditions of f to sql. Only constant fragments go in; every value is a
+ * bound parameter. -EINVAL for a severity or status the API does not know. */
+static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *sev_order)
+{
+    const char *status = unresolved_sql;
+    enum chk_severity sev;
+    size_t i;
+    int r = 0;
+
+    *sev_order = -1;
+    if (f->severity) {
+        if (chk_severity_parse(f->severity, &sev) < 0)
+            return -EINVAL;
+        *sev_order = CHK_CRITICAL - (int)sev; /* "that severity and above" */
+    }
+    if (f->status) {
+        for (status = NULL, i = 0; i < sizeof(status_filters) / sizeof(status_filters[0]); i++) {
+            if (strcmp(f->status, status_filters[i].name) == 0)
+                status = status_filters[i].sql;
+        }
+        if (!status)
+            return -EINVAL;
+    }
+    r = vsl_buf_addstr(sql, " WHERE 1");
+    if (r == 0)
+        r = vsl_buf_addstr(sql, status);
+    if (r == 0 && f->vcenter)
+        r = vsl_buf_addstr(sql, " AND vcenter = :vcenter");
+    if (r == 0 && f->check)
+        r = vsl_buf_addstr(sql, " AND check_id = :check");
+    if (r == 0 && f->severity)
+        r = vsl_buf_addstr(sql, " AND severity_order <= :sev_order");
+    /* lower() folds ASCII only, which is what host and datastore names are in practice. */
+    if (r == 0 && f->object)
+        r = vsl_buf_addstr(sql, " AND instr(lower(object_name), lower(:object)) > 0");
+    return r;
+}
+
+/* Binds f's values, and the cursor's if the statement has them (c may be NULL). */
+static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int sev_order,
+                       const struct cursor *c)
+{
+    static const char *const key_params[CURSOR_FIELDS] = {
+        ":c_order", ":c_check", ":c_vcenter", ":c_name", ":c_fingerprint"};
+    int rc, i;
+
+    rc = bind_named(st, ":vcenter", f->vcenter);
+    if (rc == SQLITE_OK)
+        rc = bind_named(st, ":check", f->check);
+    if (rc == SQLITE_OK)
+        rc = bind_named(st, ":object", f->object);
+    if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":sev_order")))
+        rc = sqlite3_bind_int(st, i, sev_order);
+    if (c && rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, key_params[0])))
+        rc = sqlite3_bind_int(st, i, c->order);
+    for (i = 1; c && i < CURSOR_FIELDS && rc == SQLITE_OK; i++)
+        rc = bind_named(st, key_params[i], c->field[i]);
+    return rc;
+}
+
+static int prepare(struct db *db, const struct vsl_buf *sql, sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(db->h, sql->data, (int)sql->len, st, NULL);
+
+    return rc == SQLITE_OK ? 0 : fail_db(db, rc, sql->data);
+}
+
+int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
+                      int64_t *total, char **next)
+{
+    struct vsl_buf count_sql, page_sql;
+    sqlite3_stmt *cst = NULL, *pst = NULL;
+    struct cursor *cur = NULL;
+    json_t *list = NULL, *el;
+    int sev_order, rc, r, in_tx = 0, n = 0;
+
+    assert(db && f && out && total && next);
+    *out = NULL;
+    *total = 0;
+    *next = NULL;
+    vsl_buf_init(&count_sql, MAX_SQL);
+    vsl_buf_init(&page_sql, MAX_SQL);
+    if (f->limit < 0)
+        return -EINVAL;
+    if (f->cursor) {
+        cur = malloc(sizeof(*cur));
+        if (!cur)
+            return -ENOMEM;
+        r = cursor_decode(f->cursor, cur);
+        if (r < 0) {
+            free(cur);
+            return r;
+        }
+    }
+    r = vsl_buf_addstr(&count_sql, "SELECT count(*) FROM findings");
+    if (r == 0)
+        r = where(&count_sql, f, &sev_order);
+    if (r == 0)
+        r = vsl_buf_addstr(&page_sql, FINDING_COLUMNS);
+    if (r == 0)
+        r = where(&page_sql, f, &sev_order);
+    if (r == 0 && cur)
+        r = vsl_buf_addstr(&page_sql, AFTER_CURSOR);
+    /* One row more than asked for says whether there is a next page. */
+    if (r == 0)
+        r = vsl_buf_addstr(&page_sql, ORDER_BY " LIMIT :limit");
+    if (r < 0)
+        goto out;
+    list = json_array();
+    if (!list) {
+        r = -ENOMEM;
+        goto out;
+    }
+
+    /* The count and the page come from one read transaction, so they agree. */
+    rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        r = fail_db(db, rc, "querying findings");
+        goto out;
+    }
+    in_tx = 1;
+    r = prepare(db, &count_sql, &cst);
+    if (r == 0)
+        r = prepare(db, &page_sql, &pst);
+    if (r < 0)
+        goto out;
+    rc = bind_filter(cst, f, sev_order, NULL);
+    if (rc == SQLITE_OK)
+        rc = bind_filter(pst, f, sev_order, cur);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(pst, sqlite3_bind_parameter_index(pst, ":limit"),
+                                f->limit > 0 ? (int64_t)f->limit + 1 : -1);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(cst);
+    if (rc != SQLITE_ROW) {
+        r = fail_db(db, rc, "counting findings");
+        goto out;
+    }
+    *total = sqlite3_column_int64(cst, 0);
+    while ((rc = sqlite3_step(pst)) == SQLITE_ROW) {
+        if (f->limit > 0 && n == f->limit)
+            break; /* the extra row: there is a next page */
+        el = finding_json(pst);
+        if (!el || json_array_append_new(list, el) < 0) {
+            r = -ENOMEM;
+            goto out;
+        }
+        n++;
+        if (f->limit > 0 && n == f->limit) {
+            free(*next);
+            *next = cursor_encode(pst);
+            if (!*next) {
+                r = -ENOMEM;
+                goto out;
+            }
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        r = fail_db(db, rc, "querying findings");
+        goto out;
+    }
+    if (rc == SQLITE_DONE) {
+        free(*next); /* the last page ended exactly at the limit */
+        *next = NULL;
+    }
+    *out = list;
+    list = NULL;
+    r = 0;
+out:
+    if (r < 0) {
+        free(*next);
+        *next = NULL;
+        *total = 0;
+    }
+    sqlite3_finalize(cst);
+    sqlite3_finalize(pst);
+    if (in_tx)
+        sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+    json_decref(list);
+    free(cur);
+    vsl_buf_free(&count_sql);
+    vsl_buf_free(&page_sql);
+    return r;
+}
+
+int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, r;
+
+    assert(db && fingerprint && out);
+    *out = NULL;
+    rc = sqlite3_prepare_v2(db->h, FINDING_COLUMNS " WHERE fingerprint = ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 1, fingerprint);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = finding_json(st);
+        r = *out ? 0 : -ENOMEM;
+    } else if (rc == SQLITE_DONE) {
+        r = -VSL_ENOTFOUND;
+    } else {
+        r = fail_db(db, rc, "reading a finding");
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+/* {"critical":0,"warning":0,"info":0}, in that order. */
+static json_t *severity_counts(void)
+{
+    return json_pack("{sIsIsI}", "critical", (json_int_t)0, "warning", (json_int_t)0, "info",
+                     (json_int_t)0);
+}
+
+/* Adds n to the integer o[key]; a key o does not have (a severity this build does not know)
+ * is left alone. */
+static void add(json_t *o, const char *key, json_int_t n)
+{
+    json_t *v = key ? json_object_get(o, key) : NULL;
+
+    if (v)
+        json_integer_set(v, json_integer_value(v) + n);
+}
+
+int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
+{
+    const struct db_findings_filter f = {.vcenter = vcenter};
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    json_t *o, *by_sev, *by_status, *by_check, *c;
+    int sev_order, rc, r;
+
+    assert(db && out);
+    *out = NULL;
+    vsl_buf_init(&sql, MAX_SQL);
+    o = json_pack("{sIsoso}", "total", (json_int_t)0, "by_severity", severity_counts(),
+                  "by_status", json_pack("{sIsIsI}", "new", (json_int_t)0, "open", (json_int_t)0,
+                                         "waived", (json_int_t)0));
+    if (!o || json_object_set_new(o, "by_check", json_object()) < 0) {
+        r = -ENOMEM;
+        goto out;
+    }
+    by_sev = json_object_get(o, "by_severity");
+    by_status = json_object_get(o, "by_status");
+    by_check = json_object_get(o, "by_check");
+    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, first_seen_ms = last_seen_ms,"
+                             " count(*) FROM findings");
+    if (r == 0)
+        r = where(&sql, &f, &sev_order);
+    if (r == 0)
+        r = vsl_buf_addstr(&sql, " GROUP BY 1, 2, 3, 4 ORDER BY 1");
+    if (r == 0)
+        r = prepare(db, &sql, &st);
+    if (r < 0)
+        goto out;
+    rc = bind_filter(st, &f, sev_order, NULL);
+    if (rc != SQLITE_OK) {
+        r = fail_db(db, rc, "summarising findings");
+        goto out;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *check = (const char *)sqlite3_column_text(st, 0);
+        const char *sev = (const char *)sqlite3_column_text(st, 1);
+        const char *status = (const char *)sqlite3_column_text(st, 2);
+        const json_int_t n = sqlite3_column_int64(st, 4);
+
+        /* Waived findings are not failures: they count in by_status only. "open" includes
+         * "new", as the status filter of db_findings_query does. */
+        if (status && strcmp(status, "waived") == 0) {
+            add(by_status, "waived", n);
+            continue;
+        }
+        add(o, "total", n);
+        add(by_status, "open", n);
+        if (sqlite3_column_int(st, 3))
+            add(by_status, "new", n);
+        add(by_sev, sev, n);
+        c = json_object_get(by_check, check ? check : "");
+        if (!c && json_object_set_new(by_check, check ? check : "", severity_counts()) < 0) {
+            r = -ENOMEM;
+            goto out;
+        }
+        add(json_object_get(by_check, check ? check : ""), sev, n);
+    }
+    if (rc != SQLITE_DONE) {
+        r = fail_db(db, rc, "summarising findings");
+        goto out;
+    }
+    *out = o;
+    o = NULL;
+out:
+    sqlite3_finalize(st);
+    json_decref(o);
+    vsl_buf_free(&sql);
+    return r;
+}

@@ -1,0 +1,58 @@
+/* The check side of the database: load a vCenter's snapshot as an estate for the checks, record
+ * a run's findings with their history (first_seen, last_seen, resolved_at), and query them. */
+#ifndef DB_FINDINGS_H
+#define DB_FINDINGS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "checks/engine.h"
+#include "checks/estate.h"
+#include "db/db.h"
+
+/* Loads the last successful snapshot of vcenter. -VSL_ENOTFOUND if it has none. *out is owned
+ * by the caller (est_free). Reads inside one transaction: never half a poll. */
+int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
+
+/* Names of every vCenter with a stored snapshot, sorted. *names (and each string) malloc'd. */
+int db_vcenter_names(struct db *db, char ***names, size_t *n);
+
+/* Records one evaluation of vcenter at now_ms, in one transaction:
+ * - each finding is inserted or updated by fingerprint: first_seen kept (set to now for a new
+ *   one, or for one that had been resolved and came back), last_seen = now, resolved_at NULL,
+ *   severity, message, evidence, waiver updated; status "waived" when f->waiver, else "open";
+ * - every other unresolved finding of that vCenter gets resolved_at = now, status "resolved". */
+int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
+                       int64_t now_ms);
+
+struct db_findings_filter {
+    const char *vcenter;  /* exact, or NULL */
+    const char *check;    /* exact check id, or NULL */
+    const char *severity; /* "info", "warning", "critical": that severity and above; or NULL */
+    const char *status;   /* "new", "open" (includes new), "waived", "resolved", or NULL =
+                             everything not resolved */
+    const char *object;   /* substring of the object name (case-insensitive), or NULL */
+    int limit;            /* 0 = no limit */
+    const char *cursor;   /* opaque, from a previous page's *next, or NULL */
+};
+
+/* Findings matching f as a JSON array, ordered by severity (critical first), check, vCenter,
+ * object name, fingerprint. Each element:
+ *   {"fingerprint","check","title","severity","status" (new|open|waived|resolved),"vcenter",
+ *    "object":{"type","moref","name"},"detail","message","evidence":{...},
+ *    "first_seen","last_seen","resolved_at" (ISO-8601 UTC strings, resolved_at null if open),
+ *    "waiver": {"reason","expires"} or null}
+ * *total = the number of findings matching f without limit/cursor. *next (malloc'd, may be NULL
+ * when no more) = the cursor of the following page. Bad cursor: -EINVAL. */
+int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
+                      int64_t *total, char **next);
+
+/* One finding by fingerprint (any status), same shape; -VSL_ENOTFOUND if absent. */
+int db_finding_get(struct db *db, const char *fingerprint, json_t **out);
+
+/* Counts of unresolved findings: {"total","by_severity":{"critical","warning","info"},
+ * "by_status":{"new","open","waived"},"by_check":{"<id>":{"critical","warning","info"}}};
+ * waived findings are counted in by_status only. vcenter NULL = all. */
+int db_findings_summary(struct db *db, const char *vcenter, json_t **out);
+
+#endif

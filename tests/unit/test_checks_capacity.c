@@ -1,0 +1,823 @@
+/* Unit tests for the capacity and VM-layout checks (datastore-free-space, datastore-size,
+ * vms-per-datastore, thin-overcommit, snapshots, pvscsi-controller) on hand-built estates. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "checks/engine.h"
+
+extern const struct check chk_datastore_free_space;
+extern const struct check chk_datastore_size;
+extern const struct check chk_vms_per_datastore;
+extern const struct check chk_thin_overcommit;
+extern const struct check chk_snapshots;
+extern const struct check chk_pvscsi_controller;
+
+#define GIB  ((int64_t)1 << 30)
+#define TIB  (1024 * GIB)
+#define DAY  ((int64_t)86400)
+#define NOW  ((int64_t)1700000000)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define NONE (-1) /* "no finding" in a want column */
+
+/* ---- helpers ---- */
+
+static struct chk_results run(const struct check *c, const struct chk_settings *s,
+                              const struct estate *e)
+{
+    struct chk_results r = {0};
+    assert_int_equal(chk_run_one(c, s, e, NOW, &r), 0);
+    return r;
+}
+
+static const struct chk_finding *find(const struct chk_results *r, const char *name)
+{
+    const struct chk_finding *hit = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!strcmp(r->items[i].object_name, name)) {
+            if (hit)
+                fail_msg("two findings for %s", name);
+            hit = &r->items[i];
+        }
+    }
+    return hit;
+}
+
+/* Asserts the severity of name's finding, or that there is none (want == NONE). */
+static void want_sev(const struct chk_results *r, const char *name, int want)
+{
+    const struct chk_finding *f = find(r, name);
+    if (want == NONE) {
+        if (f)
+            fail_msg("%s flagged %s (%s), want no finding", name, chk_severity_name(f->severity),
+                     f->message);
+        return;
+    }
+    if (!f)
+        fail_msg("%s not flagged, want %s", name, chk_severity_name((enum chk_severity)want));
+    if ((int)f->severity != want)
+        fail_msg("%s flagged %s, want %s (%s)", name, chk_severity_name(f->severity),
+                 chk_severity_name((enum chk_severity)want), f->message);
+    assert_non_null(f->message);
+    assert_true(f->message[0] != '\0');
+}
+
+static double ev_num(const struct chk_finding *f, const char *key)
+{
+    json_t *v = json_object_get(f->evidence, key);
+    if (!json_is_number(v))
+        fail_msg("%s: evidence has no number %s", f->object_name, key);
+    return json_number_value(v);
+}
+
+static int ev_bool(const struct chk_finding *f, const char *key)
+{
+    json_t *v = json_object_get(f->evidence, key);
+    if (!json_is_boolean(v))
+        fail_msg("%s: evidence has no boolean %s", f->object_name, key);
+    return json_is_true(v);
+}
+
+static const char *ev_str(const struct chk_finding *f, const char *key)
+{
+    json_t *v = json_object_get(f->evidence, key);
+    if (!json_is_string(v))
+        fail_msg("%s: evidence has no string %s", f->object_name, key);
+    return json_string_value(v);
+}
+
+/* Settings of c with parameter name set to value. */
+static struct chk_settings with_param(const struct check *c, const char *name, double value)
+{
+    struct chk_settings s;
+    chk_settings_default(c, &s);
+    for (size_t i = 0; c->params[i].name; i++) {
+        if (!strcmp(c->params[i].name, name)) {
+            s.params[i] = value;
+            return s;
+        }
+    }
+    fail_msg("%s has no parameter %s", c->id, name);
+    return s;
+}
+
+/* ---- catalogue metadata ---- */
+
+static void test_metadata(void **state)
+{
+    static const struct {
+        const struct check *c;
+        const char *id;
+        enum chk_severity sev;
+    } rows[] = {
+        {&chk_datastore_free_space, "datastore-free-space", CHK_CRITICAL},
+        {&chk_datastore_size, "datastore-size", CHK_CRITICAL},
+        {&chk_vms_per_datastore, "vms-per-datastore", CHK_CRITICAL},
+        {&chk_thin_overcommit, "thin-overcommit", CHK_WARNING},
+        {&chk_snapshots, "snapshots", CHK_WARNING},
+        {&chk_pvscsi_controller, "pvscsi-controller", CHK_INFO},
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        const struct check *c = rows[i].c;
+        assert_string_equal(c->id, rows[i].id);
+        assert_int_equal(c->severity, rows[i].sev);
+        assert_ptr_equal(chk_find(rows[i].id), c);
+        assert_non_null(strstr(c->reference, "_") && strstr(c->reference, ".txt"));
+        assert_true(strlen(c->title) > 5 && strlen(c->rationale) > 40 &&
+                    strlen(c->remediation) > 20);
+        size_t n = 0;
+        for (; c->params[n].name; n++) {
+            assert_true(c->params[n].min <= c->params[n].dflt);
+            assert_true(c->params[n].dflt <= c->params[n].max);
+            assert_non_null(c->params[n].unit);
+        }
+        assert_true(n >= 1 && n <= CHK_MAX_PARAMS);
+    }
+}
+
+/* ---- datastore-free-space ---- */
+
+#define DS(nm, cap, fr)                                                                            \
+    {                                                                                              \
+        .moref = "m-" nm, .name = nm, .type = "VMFS", .capacity = (cap), .free_space = (fr),       \
+        .uncommitted = EST_UNKNOWN, .accessible = 1, .vmfs_major = 6, .pod = EST_NONE              \
+    }
+
+static void test_free_space(void **state)
+{
+    const int64_t c = 600 * GIB;
+    struct est_datastore ds[] = {
+        DS("warn-20", c, c / 100 * 20),
+        DS("crit-8", c, c / 100 * 8),
+        DS("snap-3", c, c / 100 * 3),
+        DS("ok-40", c, c / 100 * 40),
+        DS("at-30", c, c / 100 * 30), /* 30 % is not below 30 % */
+        DS("at-10", c, c / 100 * 10), /* not below 10 %: warning */
+        DS("at-5", c, c / 100 * 5),   /* not below 5 %: critical without the snapshot text */
+        DS("just-under-30", c, c / 100 * 30 - 1),
+        DS("zero-free", c, 0),
+        DS("cap-zero", 0, 0),
+        DS("cap-unknown", EST_UNKNOWN, 1),
+        DS("free-unknown", c, EST_UNKNOWN),
+        DS("gone", c, c / 100), /* inaccessible: sizes cannot be trusted */
+        DS("nfs-20", c, c / 100 * 20),
+    };
+    ds[12].accessible = 0;
+    ds[13].type = "NFS";
+    ds[13].vmfs_major = 0;
+    struct est_pod pods[] = {
+        {.moref = "p1", .name = "pod-low", .capacity = 1200 * GIB, .free_space = 180 * GIB},
+        {.moref = "p2", .name = "pod-ok", .capacity = 1200 * GIB, .free_space = 600 * GIB},
+        {.moref = "p3", .name = "pod-unknown", .capacity = EST_UNKNOWN, .free_space = EST_UNKNOWN},
+        {.moref = "p4", .name = "pod-crit", .capacity = 1200 * GIB, .free_space = 24 * GIB},
+    };
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .pods = pods, .n_pods = N(pods)};
+    static const struct {
+        const char *name;
+        int sev;
+        const char *level;
+    } want[] = {
+        {"warn-20", CHK_WARNING, "warning"},
+        {"crit-8", CHK_CRITICAL, "critical"},
+        {"snap-3", CHK_CRITICAL, "snapshots_at_risk"},
+        {"ok-40", NONE, NULL},
+        {"at-30", NONE, NULL},
+        {"at-10", CHK_WARNING, "warning"},
+        {"at-5", CHK_CRITICAL, "critical"},
+        {"just-under-30", CHK_WARNING, "warning"},
+        {"zero-free", CHK_CRITICAL, "snapshots_at_risk"},
+        {"cap-zero", NONE, NULL},
+        {"cap-unknown", NONE, NULL},
+        {"free-unknown", NONE, NULL},
+        {"gone", NONE, NULL},
+        {"nfs-20", CHK_WARNING, "warning"},
+        {"pod-low", CHK_WARNING, "warning"},
+        {"pod-ok", NONE, NULL},
+        {"pod-unknown", NONE, NULL},
+        {"pod-crit", CHK_CRITICAL, "snapshots_at_risk"},
+    };
+    struct chk_results r = run(&chk_datastore_free_space, NULL, &e);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        want_sev(&r, want[i].name, want[i].sev);
+        if (want[i].sev == NONE)
+            continue;
+        flagged++;
+        assert_string_equal(ev_str(find(&r, want[i].name), "level"), want[i].level);
+    }
+    assert_int_equal(r.n, flagged);
+
+    const struct chk_finding *f = find(&r, "snap-3");
+    assert_string_equal(f->object_type, "datastore");
+    assert_string_equal(f->object_moref, "m-snap-3");
+    assert_null(f->detail);
+    assert_non_null(strstr(f->message, "snapshots and replication at risk"));
+    assert_true(fabs(ev_num(f, "free_pct") - 3.0) < 1e-9);
+    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), c);
+    assert_int_equal((int64_t)ev_num(f, "free_bytes"), c / 100 * 3);
+    assert_true(ev_num(f, "snap_free_pct") == 5 && ev_num(f, "crit_free_pct") == 10 &&
+                ev_num(f, "warn_free_pct") == 30);
+    assert_null(strstr(find(&r, "at-5")->message, "snapshots and replication at risk"));
+
+    f = find(&r, "pod-low");
+    assert_string_equal(f->object_type, "storage_pod");
+    assert_string_equal(f->object_moref, "p1");
+    assert_true(fabs(ev_num(f, "free_pct") - 15.0) < 1e-9);
+    chk_results_free(&r);
+
+    /* Thresholds come from the configuration. */
+    struct chk_settings s = with_param(&chk_datastore_free_space, "warn_free_pct", 45);
+    r = run(&chk_datastore_free_space, &s, &e);
+    want_sev(&r, "ok-40", CHK_WARNING);
+    assert_true(ev_num(find(&r, "ok-40"), "warn_free_pct") == 45);
+    want_sev(&r, "at-30", CHK_WARNING);
+    want_sev(&r, "pod-ok", NONE);
+    chk_results_free(&r);
+
+    s = with_param(&chk_datastore_free_space, "snap_free_pct", 0);
+    r = run(&chk_datastore_free_space, &s, &e);
+    want_sev(&r, "snap-3", CHK_CRITICAL);
+    assert_string_equal(ev_str(find(&r, "snap-3"), "level"), "critical");
+    chk_results_free(&r);
+
+    /* A severity override applies to every finding. */
+    chk_settings_default(&chk_datastore_free_space, &s);
+    s.severity_override = CHK_INFO;
+    r = run(&chk_datastore_free_space, &s, &e);
+    want_sev(&r, "snap-3", CHK_INFO);
+    chk_results_free(&r);
+}
+
+/* ---- datastore-size ---- */
+
+static void test_size(void **state)
+{
+    struct est_datastore ds[] = {
+        DS("ok-600gib", 600 * GIB, 300 * GIB),
+        DS("at-500", 500000000000, 1),
+        DS("under-500", 499999999999, 1),
+        DS("at-750", 750000000000, 1),
+        DS("over-750", 750000000001, 1),
+        DS("small-200gib", 200 * GIB, 100 * GIB),
+        DS("huge-70tib", 70 * TIB, 35 * TIB),
+        DS("at-64tib", 64 * TIB, 1),                 /* VMware's maximum itself: only the band */
+        DS("exempt", 1200 * GIB, 600 * GIB),         /* holds a 900 GiB disk */
+        DS("big-other-ds", 1200 * GIB, 600 * GIB),   /* its VM's big disk lives elsewhere */
+        DS("big-rdm", 1200 * GIB, 600 * GIB),        /* only an RDM mapping file */
+        DS("big-unknown-ds", 1200 * GIB, 600 * GIB), /* big disk with unknown datastore */
+        DS("nfs-small", 200 * GIB, 100 * GIB),
+        DS("type-unknown", 200 * GIB, 100 * GIB),
+        DS("gone", 200 * GIB, 100 * GIB),
+        DS("cap-unknown", EST_UNKNOWN, EST_UNKNOWN),
+        DS("huge-with-bigdisk", 70 * TIB, 35 * TIB), /* the exemption is for the band only */
+        DS("at-750-bigdisk", 1200 * GIB, 1),         /* a disk of exactly 750 GB: no exemption */
+    };
+    ds[12].type = "NFS";
+    ds[13].type = NULL;
+    ds[14].accessible = 0;
+    enum { EXEMPT = 8, OTHER = 9, RDM = 10, UNK = 11, HUGE_BIG = 16, AT750 = 17, SMALL = 5 };
+
+    struct est_disk d_exempt[] = {{.key = 2000,
+                                   .datastore = EXEMPT,
+                                   .capacity_bytes = 900 * GIB,
+                                   .format = "lazyzeroedthick",
+                                   .controller = EST_NONE}};
+    struct est_disk d_other[] = {{.key = 2000,
+                                  .datastore = OTHER,
+                                  .capacity_bytes = 40 * GIB,
+                                  .format = "thin",
+                                  .controller = EST_NONE},
+                                 {.key = 2001,
+                                  .datastore = SMALL,
+                                  .capacity_bytes = 900 * GIB,
+                                  .format = "thin",
+                                  .controller = EST_NONE}};
+    struct est_disk d_rdm[] = {{.key = 2000,
+                                .datastore = RDM,
+                                .capacity_bytes = 40 * GIB,
+                                .format = "thin",
+                                .controller = EST_NONE},
+                               {.key = 2001,
+                                .datastore = RDM,
+                                .capacity_bytes = 2 * TIB,
+                                .format = "rdm-physical",
+                                .controller = EST_NONE}};
+    struct est_disk d_unk[] = {{.key = 2000,
+                                .datastore = EST_NONE,
+                                .capacity_bytes = 900 * GIB,
+                                .format = "thin",
+                                .controller = EST_NONE}};
+    struct est_disk d_huge[] = {{.key = 2000,
+                                 .datastore = HUGE_BIG,
+                                 .capacity_bytes = 10 * TIB,
+                                 .format = "thin",
+                                 .controller = EST_NONE}};
+    struct est_disk d_750[] = {{.key = 2000,
+                                .datastore = AT750,
+                                .capacity_bytes = 750000000000,
+                                .format = "thin",
+                                .controller = EST_NONE}};
+    size_t l_exempt[] = {EXEMPT}, l_other[] = {OTHER, SMALL}, l_rdm[] = {RDM}, l_unk[] = {UNK},
+           l_huge[] = {HUGE_BIG}, l_750[] = {AT750};
+    struct est_vm vms[] = {
+        {.moref = "vm-1",
+         .name = "vm-bigdisk",
+         .datastores = l_exempt,
+         .n_datastores = 1,
+         .disks = d_exempt,
+         .n_disks = 1,
+         .host = EST_NONE},
+        {.moref = "vm-2",
+         .name = "vm-split",
+         .datastores = l_other,
+         .n_datastores = 2,
+         .disks = d_other,
+         .n_disks = 2,
+         .host = EST_NONE},
+        {.moref = "vm-3",
+         .name = "vm-rdm",
+         .datastores = l_rdm,
+         .n_datastores = 1,
+         .disks = d_rdm,
+         .n_disks = 2,
+         .host = EST_NONE},
+        {.moref = "vm-4",
+         .name = "vm-unk",
+         .datastores = l_unk,
+         .n_datastores = 1,
+         .disks = d_unk,
+         .n_disks = 1,
+         .host = EST_NONE},
+        {.moref = "vm-5",
+         .name = "vm-huge",
+         .datastores = l_huge,
+         .n_datastores = 1,
+         .disks = d_huge,
+         .n_disks = 1,
+         .host = EST_NONE},
+        {.moref = "vm-6",
+         .name = "vm-750",
+         .datastores = l_750,
+         .n_datastores = 1,
+         .disks = d_750,
+         .n_disks = 1,
+         .host = EST_NONE},
+    };
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
+    static const struct {
+        const char *name;
+        int sev;
+        const char *level;
+    } want[] = {
+        {"ok-600gib", NONE, NULL},
+        {"at-500", NONE, NULL},
+        {"under-500", CHK_WARNING, "below_band"},
+        {"at-750", NONE, NULL},
+        {"over-750", CHK_WARNING, "above_band"},
+        {"small-200gib", CHK_WARNING, "below_band"},
+        {"huge-70tib", CHK_CRITICAL, "above_maximum"},
+        {"at-64tib", CHK_WARNING, "above_band"},
+        {"exempt", NONE, NULL},
+        {"big-other-ds", CHK_WARNING, "above_band"},
+        {"big-rdm", CHK_WARNING, "above_band"},
+        {"big-unknown-ds", NONE, NULL},
+        {"nfs-small", NONE, NULL},
+        {"type-unknown", NONE, NULL},
+        {"gone", NONE, NULL},
+        {"cap-unknown", NONE, NULL},
+        {"huge-with-bigdisk", CHK_CRITICAL, "above_maximum"},
+        {"at-750-bigdisk", CHK_WARNING, "above_band"},
+    };
+    struct chk_results r = run(&chk_datastore_size, NULL, &e);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        want_sev(&r, want[i].name, want[i].sev);
+        if (want[i].sev == NONE)
+            continue;
+        flagged++;
+        assert_string_equal(ev_str(find(&r, want[i].name), "level"), want[i].level);
+        assert_string_equal(find(&r, want[i].name)->object_type, "datastore");
+    }
+    assert_int_equal(r.n, flagged);
+
+    const struct chk_finding *f = find(&r, "small-200gib");
+    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 200 * GIB);
+    assert_true(ev_num(f, "min_gb") == 500 && ev_num(f, "max_gb") == 750);
+    assert_non_null(strstr(f->message, "214.7 GB"));
+    /* The small datastore also holds vm-split's 900 GiB disk: reported, yet it stays flagged. */
+    assert_int_equal((int64_t)ev_num(f, "largest_disk_bytes"), 900 * GIB);
+    f = find(&r, "huge-70tib");
+    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 70 * TIB);
+    assert_true(ev_num(f, "max_size_tib") == 64);
+    chk_results_free(&r);
+
+    /* Overrides: a 100-1300 GB band accepts the 200 GiB and the 1200 GiB (1288 GB) datastores. */
+    struct chk_settings s = with_param(&chk_datastore_size, "min_gb", 100);
+    s.params[1] = 1300; /* max_gb */
+    assert_string_equal(chk_datastore_size.params[1].name, "max_gb");
+    r = run(&chk_datastore_size, &s, &e);
+    want_sev(&r, "small-200gib", NONE);
+    want_sev(&r, "big-other-ds", NONE);
+    want_sev(&r, "huge-70tib", CHK_CRITICAL);
+    chk_results_free(&r);
+
+    s = with_param(&chk_datastore_size, "max_size_tib", 80);
+    r = run(&chk_datastore_size, &s, &e);
+    want_sev(&r, "huge-70tib", CHK_WARNING);
+    want_sev(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
+    chk_results_free(&r);
+}
+
+/* ---- vms-per-datastore ---- */
+
+static void test_vms_per_datastore(void **state)
+{
+    struct est_datastore ds[] = {
+        DS("ds-26", 600 * GIB, 300 * GIB),         /* 26 powered-on VMs: warning */
+        DS("ds-25-tmpl", 600 * GIB, 300 * GIB),    /* 25 VMs + 10 templates: silent */
+        DS("ds-vsan", 600 * GIB, 300 * GIB),       /* 30 VMs, vSAN: skipped */
+        DS("ds-2049-on", 600 * GIB, 300 * GIB),    /* 2049 powered on: critical */
+        DS("ds-2049-mixed", 600 * GIB, 300 * GIB), /* 2048 on + 1 off: warning only */
+        DS("ds-nfs-30", 600 * GIB, 300 * GIB),     /* NFS counts too */
+        DS("ds-empty", 600 * GIB, 300 * GIB),
+        DS("ds-nfs-2049-on", 600 * GIB, 300 * GIB), /* the 2048 maximum is VMFS's: warning */
+    };
+    ds[2].type = "vsan";
+    ds[5].type = "NFS";
+    ds[7].type = "NFS";
+    /* (datastore, VMs, templates, powered on of the VMs) */
+    static const struct {
+        size_t ds;
+        int vms, templates, on;
+    } plan[] = {{0, 26, 0, 26},     {1, 25, 10, 25}, {2, 30, 0, 30},    {3, 2049, 0, 2049},
+                {4, 2049, 0, 2048}, {5, 30, 0, 0},   {7, 2049, 0, 2049}};
+    size_t total = 0;
+    for (size_t i = 0; i < N(plan); i++)
+        total += (size_t)(plan[i].vms + plan[i].templates);
+    struct est_vm *vms = calloc(total, sizeof(*vms));
+    size_t *lists = calloc(total * 2, sizeof(*lists));
+    assert_non_null(vms);
+    assert_non_null(lists);
+    size_t n = 0;
+    for (size_t i = 0; i < N(plan); i++) {
+        for (int k = 0; k < plan[i].vms + plan[i].templates; k++, n++) {
+            vms[n].moref = "vm";
+            vms[n].name = "vm";
+            vms[n].template = k >= plan[i].vms;
+            vms[n].power_state = k < plan[i].on ? "poweredOn" : "poweredOff";
+            vms[n].host = EST_NONE;
+            /* Every VM lists its datastore twice (home and disk): it counts once. */
+            lists[2 * n] = lists[2 * n + 1] = plan[i].ds;
+            vms[n].datastores = &lists[2 * n];
+            vms[n].n_datastores = 2;
+        }
+    }
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = n};
+
+    struct chk_results r = run(&chk_vms_per_datastore, NULL, &e);
+    want_sev(&r, "ds-26", CHK_WARNING);
+    want_sev(&r, "ds-25-tmpl", NONE);
+    want_sev(&r, "ds-vsan", NONE);
+    want_sev(&r, "ds-2049-on", CHK_CRITICAL);
+    want_sev(&r, "ds-2049-mixed", CHK_WARNING);
+    want_sev(&r, "ds-nfs-30", CHK_WARNING);
+    want_sev(&r, "ds-empty", NONE);
+    want_sev(&r, "ds-nfs-2049-on", CHK_WARNING);
+    assert_int_equal(r.n, 5);
+    const struct chk_finding *f = find(&r, "ds-26");
+    assert_int_equal((int)ev_num(f, "vms"), 26);
+    assert_int_equal((int)ev_num(f, "powered_on"), 26);
+    assert_int_equal((int)ev_num(f, "max_vms"), 25);
+    assert_non_null(strstr(f->message, "26 VMs"));
+    f = find(&r, "ds-2049-on");
+    assert_int_equal((int)ev_num(f, "powered_on"), 2049);
+    assert_int_equal((int)ev_num(f, "max_powered_on"), 2048);
+    f = find(&r, "ds-2049-mixed");
+    assert_int_equal((int)ev_num(f, "powered_on"), 2048);
+    chk_results_free(&r);
+
+    /* The templates of ds-25-tmpl are counted apart, never as VMs. */
+    struct chk_settings s = with_param(&chk_vms_per_datastore, "max_vms", 24);
+    r = run(&chk_vms_per_datastore, &s, &e);
+    want_sev(&r, "ds-25-tmpl", CHK_WARNING);
+    f = find(&r, "ds-25-tmpl");
+    assert_int_equal((int)ev_num(f, "vms"), 25);
+    assert_int_equal((int)ev_num(f, "templates_excluded"), 10);
+    chk_results_free(&r);
+
+    s = with_param(&chk_vms_per_datastore, "max_vms", 30);
+    r = run(&chk_vms_per_datastore, &s, &e);
+    want_sev(&r, "ds-26", NONE);
+    want_sev(&r, "ds-nfs-30", NONE);
+    chk_results_free(&r);
+
+    free(vms);
+    free(lists);
+}
+
+/* ---- thin-overcommit ---- */
+
+static void test_thin_overcommit(void **state)
+{
+    const int64_t c = 600 * GIB;
+    struct est_datastore ds[] = {
+        DS("over-167", c, c / 2),    DS("ok-67", c, c / 2),
+        DS("at-150", c, c / 2),      DS("just-over-150", c, c / 2),
+        DS("unc-unknown", c, c / 2), DS("gone", c, c / 2),
+        DS("cap-zero", 0, 0),        DS("free-unknown", c, EST_UNKNOWN),
+    };
+    ds[0].uncommitted = 700 * GIB;
+    ds[1].uncommitted = 100 * GIB;
+    ds[2].uncommitted = c; /* (600 - 300 + 600) / 600 = 150 %: not above */
+    ds[3].uncommitted = c + 1;
+    ds[5].uncommitted = 10 * TIB;
+    ds[5].accessible = 0;
+    ds[7].uncommitted = 10 * TIB;
+    struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
+
+    struct chk_results r = run(&chk_thin_overcommit, NULL, &e);
+    want_sev(&r, "over-167", CHK_WARNING);
+    want_sev(&r, "ok-67", NONE);
+    want_sev(&r, "at-150", NONE);
+    want_sev(&r, "just-over-150", CHK_WARNING);
+    want_sev(&r, "unc-unknown", NONE);
+    want_sev(&r, "gone", NONE);
+    want_sev(&r, "cap-zero", NONE);
+    want_sev(&r, "free-unknown", NONE);
+    assert_int_equal(r.n, 2);
+    const struct chk_finding *f = find(&r, "over-167");
+    assert_string_equal(f->object_type, "datastore");
+    assert_true(fabs(ev_num(f, "provisioned_pct") - 1000.0 / 6.0) < 1e-6);
+    assert_int_equal((int64_t)ev_num(f, "uncommitted_bytes"), 700 * GIB);
+    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), c);
+    assert_int_equal((int64_t)ev_num(f, "free_bytes"), c / 2);
+    assert_true(ev_num(f, "max_overcommit_pct") == 150);
+    assert_true(ev_bool(f, "uncommitted_reported"));
+    chk_results_free(&r);
+
+    /* Unknown uncommitted counts as 0 (vCenter omits a zero). */
+    struct chk_settings s = with_param(&chk_thin_overcommit, "max_overcommit_pct", 40);
+    r = run(&chk_thin_overcommit, &s, &e);
+    want_sev(&r, "unc-unknown", CHK_WARNING);
+    f = find(&r, "unc-unknown");
+    assert_int_equal((int64_t)ev_num(f, "uncommitted_bytes"), 0);
+    assert_false(ev_bool(f, "uncommitted_reported"));
+    assert_true(fabs(ev_num(f, "provisioned_pct") - 50.0) < 1e-9);
+    want_sev(&r, "ok-67", CHK_WARNING);
+    chk_results_free(&r);
+
+    s = with_param(&chk_thin_overcommit, "max_overcommit_pct", 170);
+    r = run(&chk_thin_overcommit, &s, &e);
+    want_sev(&r, "over-167", NONE);
+    chk_results_free(&r);
+}
+
+/* ---- snapshots ---- */
+
+static void test_snapshots(void **state)
+{
+    struct est_snapshot s_old[] = {{"old-1", NOW - 10 * DAY, 1}};
+    struct est_snapshot s_chain[] = {{"chain-1", NOW - DAY - 240, 1},
+                                     {"chain-2", NOW - DAY - 180, 2},
+                                     {"chain-3", NOW - DAY - 120, 3},
+                                     {"chain-4", NOW - DAY - 60, 4}};
+    struct est_snapshot s_both[] = {{"b-1", NOW - 9 * DAY, 1},
+                                    {"b-2", NOW - 8 * DAY, 2},
+                                    {"b-3", NOW - DAY, 3},
+                                    {"b-4", NOW - DAY, 4}};
+    struct est_snapshot s_ok[] = {{"ok-1", NOW - DAY, 1}};
+    struct est_snapshot s_at7[] = {{"at-7", NOW - 7 * DAY, 1}};
+    struct est_snapshot s_past7[] = {{"past-7", NOW - 7 * DAY - 1, 1}};
+    struct est_snapshot s_depth3[] = {
+        {"d-1", NOW - DAY, 1}, {"d-2", NOW - DAY, 2}, {"d-3", NOW - DAY, 3}};
+    /* Two branches of depth 2 each: 4 snapshots, but no chain deeper than 3. */
+    struct est_snapshot s_tree[] = {{"t-1", NOW - DAY, 1},
+                                    {"t-2a", NOW - DAY, 2},
+                                    {"t-2b", NOW - DAY, 2},
+                                    {"t-3", NOW - DAY, 3}};
+    struct est_snapshot s_unk[] = {{"u-1", EST_UNKNOWN, 1}};
+    struct est_snapshot s_unk_deep[] = {{"ud-1", EST_UNKNOWN, 1},
+                                        {"ud-2", EST_UNKNOWN, 2},
+                                        {"ud-3", EST_UNKNOWN, 3},
+                                        {"ud-4", EST_UNKNOWN, 4}};
+#define VM(nm, snaps)                                                                              \
+    {                                                                                              \
+        .moref = "m-" nm, .name = nm, .power_state = "poweredOn", .host = EST_NONE,                \
+        .snapshots = snaps, .n_snapshots = N(snaps)                                                \
+    }
+    struct est_vm vms[] = {
+        VM("vm-snap-old", s_old),
+        VM("vm-snap-chain", s_chain),
+        VM("vm-both", s_both),
+        VM("vm-snap-ok", s_ok),
+        VM("vm-at-7", s_at7),
+        VM("vm-past-7", s_past7),
+        VM("vm-depth-3", s_depth3),
+        VM("vm-tree", s_tree),
+        VM("vm-unk", s_unk),
+        VM("vm-unk-deep", s_unk_deep),
+        {.moref = "m-none", .name = "vm-none", .host = EST_NONE},
+    };
+#undef VM
+    struct estate e = {.vcenter = "vc", .vms = vms, .n_vms = N(vms)};
+    static const struct {
+        const char *name;
+        int sev, old, deep;
+    } want[] = {
+        {"vm-snap-old", CHK_WARNING, 1, 0},
+        {"vm-snap-chain", CHK_WARNING, 0, 1},
+        {"vm-both", CHK_WARNING, 1, 1},
+        {"vm-snap-ok", NONE, 0, 0},
+        {"vm-at-7", NONE, 0, 0},
+        {"vm-past-7", CHK_WARNING, 1, 0},
+        {"vm-depth-3", NONE, 0, 0},
+        {"vm-tree", NONE, 0, 0},
+        {"vm-unk", NONE, 0, 0},
+        {"vm-unk-deep", CHK_WARNING, 0, 1},
+        {"vm-none", NONE, 0, 0},
+    };
+    struct chk_results r = run(&chk_snapshots, NULL, &e);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        want_sev(&r, want[i].name, want[i].sev);
+        if (want[i].sev == NONE)
+            continue;
+        flagged++;
+        const struct chk_finding *f = find(&r, want[i].name);
+        assert_string_equal(f->object_type, "vm");
+        assert_int_equal(ev_bool(f, "too_old"), want[i].old);
+        assert_int_equal(ev_bool(f, "too_deep"), want[i].deep);
+    }
+    assert_int_equal(r.n, flagged);
+
+    const struct chk_finding *f = find(&r, "vm-snap-old");
+    assert_string_equal(f->object_moref, "m-vm-snap-old");
+    assert_true(fabs(ev_num(f, "oldest_age_days") - 10.0) < 1e-9);
+    assert_string_equal(ev_str(f, "oldest_name"), "old-1");
+    assert_true(ev_num(f, "max_age_days") == 7);
+    assert_non_null(strstr(f->message, "old-1"));
+
+    f = find(&r, "vm-snap-chain");
+    assert_int_equal((int)ev_num(f, "max_depth"), 4);
+    assert_int_equal((int)ev_num(f, "snapshots"), 4);
+    assert_true(ev_num(f, "max_chain_depth") == 3);
+
+    f = find(&r, "vm-both"); /* one finding with both facts */
+    assert_int_equal((int)ev_num(f, "max_depth"), 4);
+    assert_int_equal((int)ev_num(f, "older_than_threshold"), 2);
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "old_snapshots")), 2);
+    assert_true(fabs(ev_num(f, "oldest_age_days") - 9.0) < 1e-9);
+    assert_non_null(strstr(f->message, "b-1"));
+    assert_non_null(strstr(f->message, "4 deep"));
+
+    f = find(&r, "vm-unk-deep");
+    assert_int_equal((int)ev_num(f, "unknown_age"), 4);
+    assert_true(json_is_null(json_object_get(f->evidence, "oldest_age_days")) ||
+                !json_object_get(f->evidence, "oldest_age_days"));
+    chk_results_free(&r);
+
+    /* Half a day: every VM with an aged snapshot is flagged. */
+    struct chk_settings s = with_param(&chk_snapshots, "max_age_days", 0.5);
+    r = run(&chk_snapshots, &s, &e);
+    want_sev(&r, "vm-snap-ok", CHK_WARNING);
+    want_sev(&r, "vm-tree", CHK_WARNING);
+    want_sev(&r, "vm-unk", NONE);
+    chk_results_free(&r);
+
+    s = with_param(&chk_snapshots, "max_chain_depth", 4);
+    r = run(&chk_snapshots, &s, &e);
+    want_sev(&r, "vm-snap-chain", NONE);
+    want_sev(&r, "vm-unk-deep", NONE);
+    want_sev(&r, "vm-both", CHK_WARNING);
+    assert_false(ev_bool(find(&r, "vm-both"), "too_deep"));
+    chk_results_free(&r);
+}
+
+/* ---- pvscsi-controller ---- */
+
+static void test_pvscsi(void **state)
+{
+    struct est_controller lsi[] = {{1000, "VirtualLsiLogicController", "noSharing"}};
+    struct est_controller sas[] = {{1000, "VirtualLsiLogicSASController", "noSharing"}};
+    struct est_controller pv[] = {{1000, "ParaVirtualSCSIController", "noSharing"}};
+    struct est_controller mixed[] = {{1000, "ParaVirtualSCSIController", "noSharing"},
+                                     {1001, "VirtualLsiLogicController", "noSharing"}};
+    struct est_controller unk[] = {{1000, NULL, NULL}};
+#define DISK(cap, ctl)                                                                             \
+    {                                                                                              \
+        .key = 2000, .datastore = EST_NONE, .capacity_bytes = (cap), .format = "lazyzeroedthick",  \
+        .controller = (ctl)                                                                        \
+    }
+    struct est_disk four0[] = {DISK(40 * GIB, 0), DISK(40 * GIB, 0), DISK(40 * GIB, 0),
+                               DISK(40 * GIB, 0)};
+    struct est_disk three0[] = {DISK(100 * GIB, 0), DISK(100 * GIB, 0), DISK(100 * GIB, 0)};
+    struct est_disk big800[] = {DISK(800 * GIB, 0)};
+    struct est_disk at750[] = {DISK(375000000000, 0), DISK(375000000000, 0)};
+    struct est_disk over750[] = {DISK(375000000000, 0), DISK(375000000001, 0)};
+    struct est_disk four_mixed[] = {DISK(40 * GIB, 0), DISK(40 * GIB, 0), DISK(40 * GIB, 0),
+                                    DISK(40 * GIB, 1)};
+    struct est_disk four_none[] = {DISK(40 * GIB, EST_NONE), DISK(40 * GIB, EST_NONE),
+                                   DISK(40 * GIB, EST_NONE), DISK(40 * GIB, EST_NONE)};
+    struct est_disk big_unknown_cap[] = {DISK(EST_UNKNOWN, 0), DISK(800 * GIB, 0)};
+    struct est_disk small_unknown_cap[] = {DISK(EST_UNKNOWN, 0), DISK(40 * GIB, 0)};
+#undef DISK
+#define VM(nm, ctl, dsk)                                                                           \
+    {                                                                                              \
+        .moref = "m-" nm, .name = nm, .power_state = "poweredOn", .host = EST_NONE,                \
+        .controllers = ctl, .n_controllers = N(ctl), .disks = dsk, .n_disks = N(dsk)               \
+    }
+    struct est_vm vms[] = {
+        VM("vm-many-disks-lsi", lsi, four0),
+        VM("vm-many-disks-pvscsi", pv, four0),
+        VM("vm-big-lsi", sas, big800),
+        VM("vm-bigdisk", pv, big800),
+        VM("vm-three-lsi", lsi, three0),
+        VM("vm-at-750", lsi, at750),
+        VM("vm-over-750", lsi, over750),
+        VM("vm-mixed", mixed, four_mixed),
+        VM("vm-ctl-unknown", pv, four_none),
+        VM("vm-type-unknown", unk, four0),
+        VM("tmpl-many-lsi", lsi, four0),
+        VM("vm-cap-unknown", lsi, big_unknown_cap),
+        VM("vm-small-cap-unknown", lsi, small_unknown_cap),
+    };
+#undef VM
+    vms[10].template = 1;
+    struct estate e = {.vcenter = "vc", .vms = vms, .n_vms = N(vms)};
+    static const struct {
+        const char *name;
+        int sev;
+    } want[] = {
+        {"vm-many-disks-lsi", CHK_INFO}, {"vm-many-disks-pvscsi", NONE},
+        {"vm-big-lsi", CHK_INFO},        {"vm-bigdisk", NONE},
+        {"vm-three-lsi", NONE},          {"vm-at-750", NONE},
+        {"vm-over-750", CHK_INFO},       {"vm-mixed", CHK_INFO},
+        {"vm-ctl-unknown", NONE},        {"vm-type-unknown", NONE},
+        {"tmpl-many-lsi", NONE},         {"vm-cap-unknown", CHK_INFO},
+        {"vm-small-cap-unknown", NONE},
+    };
+    struct chk_results r = run(&chk_pvscsi_controller, NULL, &e);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        want_sev(&r, want[i].name, want[i].sev);
+        if (want[i].sev != NONE)
+            flagged++;
+    }
+    assert_int_equal(r.n, flagged);
+
+    const struct chk_finding *f = find(&r, "vm-many-disks-lsi");
+    assert_string_equal(f->object_type, "vm");
+    assert_int_equal((int)ev_num(f, "disks"), 4);
+    assert_int_equal((int)ev_num(f, "disks_not_on_pvscsi"), 4);
+    assert_int_equal((int64_t)ev_num(f, "total_disk_bytes"), 160 * GIB);
+    json_t *types = json_object_get(f->evidence, "controller_types");
+    assert_int_equal(json_array_size(types), 1);
+    assert_string_equal(json_string_value(json_array_get(types, 0)), "VirtualLsiLogicController");
+    assert_non_null(strstr(f->message, "VirtualLsiLogicController"));
+
+    f = find(&r, "vm-big-lsi");
+    assert_int_equal((int64_t)ev_num(f, "total_disk_bytes"), 800 * GIB);
+    assert_true(ev_num(f, "max_disk_gb") == 750 && ev_num(f, "max_disks") == 3);
+    f = find(&r, "vm-mixed");
+    assert_int_equal((int)ev_num(f, "disks_not_on_pvscsi"), 1);
+    f = find(&r, "vm-cap-unknown");
+    assert_int_equal((int)ev_num(f, "unknown_capacity_disks"), 1);
+    chk_results_free(&r);
+
+    struct chk_settings s = with_param(&chk_pvscsi_controller, "max_disks", 4);
+    r = run(&chk_pvscsi_controller, &s, &e);
+    want_sev(&r, "vm-many-disks-lsi", NONE);
+    want_sev(&r, "vm-mixed", NONE);
+    want_sev(&r, "vm-big-lsi", CHK_INFO);
+    chk_results_free(&r);
+
+    s = with_param(&chk_pvscsi_controller, "max_disk_gb", 200);
+    r = run(&chk_pvscsi_controller, &s, &e);
+    want_sev(&r, "vm-three-lsi", CHK_INFO); /* 322 GB */
+    chk_results_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_free_space),
+        cmocka_unit_test(test_size),
+        cmocka_unit_test(test_vms_per_datastore),
+        cmocka_unit_test(test_thin_overcommit),
+        cmocka_unit_test(test_snapshots),
+        cmocka_unit_test(test_pvscsi),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

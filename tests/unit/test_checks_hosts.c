@@ -1,0 +1,892 @@
+/* Unit tests for the host, network and SAN checks: iscsi-jumbo-frames, iscsi-delayed-ack,
+ * vdisk-format, multipath-policy, multipath-redundancy, device-identifier. Each table row is one
+ * hand-built object and the finding it must (or must not) raise. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "checks/engine.h"
+#include "checks/estate.h"
+
+#define NONE (-1) /* "no finding" in a want column */
+#define NOW  ((int64_t)1750000000)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+extern const struct check chk_iscsi_jumbo_frames, chk_iscsi_delayed_ack, chk_vdisk_format,
+    chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier;
+
+/* The finding on object name (and detail, when given), or NULL. Fails on duplicates. */
+static const struct chk_finding *find(const struct chk_results *r, const char *name,
+                                      const char *detail)
+{
+    const struct chk_finding *hit = NULL;
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct chk_finding *f = &r->items[i];
+        if (strcmp(f->object_name, name) || (detail && (!f->detail || strcmp(f->detail, detail))))
+            continue;
+        if (hit)
+            fail_msg("two findings on %s", name);
+        hit = f;
+    }
+    return hit;
+}
+
+static void expect(const struct chk_results *r, const char *name, int want)
+{
+    const struct chk_finding *f = find(r, name, NULL);
+
+    if (want == NONE) {
+        if (f)
+            fail_msg("%s: unexpected %s finding: %s", name, chk_severity_name(f->severity),
+                     f->message);
+        return;
+    }
+    if (!f)
+        fail_msg("%s: no finding, want %s", name, chk_severity_name((enum chk_severity)want));
+    if ((int)f->severity != want)
+        fail_msg("%s: severity %s, want %s (%s)", name, chk_severity_name(f->severity),
+                 chk_severity_name((enum chk_severity)want), f->message);
+}
+
+static json_int_t ev_int(const struct chk_finding *f, const char *key)
+{
+    json_t *v = json_object_get(f->evidence, key);
+    if (!json_is_integer(v))
+        fail_msg("%s: evidence %s is not an integer", f->object_name, key);
+    return json_integer_value(v);
+}
+
+static const char *ev_str(const struct chk_finding *f, const char *key)
+{
+    json_t *v = json_object_get(f->evidence, key);
+    if (!json_is_string(v))
+        fail_msg("%s: evidence %s is not a string", f->object_name, key);
+    return json_string_value(v);
+}
+
+static void set_param(const struct check *c, struct chk_settings *s, const char *name, double v)
+{
+    for (size_t i = 0; c->params && c->params[i].name; i++) {
+        if (!strcmp(c->params[i].name, name)) {
+            s->params[i] = v;
+            return;
+        }
+    }
+    fail_msg("%s has no parameter %s", c->id, name);
+}
+
+/* The catalogue's metadata is what users read: every check must carry all of it. */
+static void test_metadata(void **state)
+{
+    const struct check *all[] = {&chk_iscsi_jumbo_frames,   &chk_iscsi_delayed_ack,
+                                 &chk_vdisk_format,         &chk_multipath_policy,
+                                 &chk_multipath_redundancy, &chk_device_identifier};
+    const char *ids[] = {"iscsi-jumbo-frames", "iscsi-delayed-ack",    "vdisk-format",
+                         "multipath-policy",   "multipath-redundancy", "device-identifier"};
+    for (size_t i = 0; i < N(all); i++) {
+        assert_string_equal(all[i]->id, ids[i]);
+        assert_ptr_equal(chk_find(ids[i]), all[i]);
+        assert_non_null(all[i]->title);
+        assert_true(strlen(all[i]->rationale) > 40);
+        assert_true(strstr(all[i]->reference, ".txt") != NULL);
+        assert_true(strstr(all[i]->remediation, "esxcli") != NULL);
+    }
+    assert_true(strstr(chk_multipath_policy.remediation,
+                       "esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 "
+                       "--device=<naa>") != NULL);
+    assert_true(strstr(chk_iscsi_delayed_ack.remediation,
+                       "esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck "
+                       "--value=false") != NULL);
+    assert_true(strstr(chk_iscsi_delayed_ack.reference, "1002598") != NULL);
+}
+
+/* ---- iscsi-jumbo-frames ------------------------------------------------------------------ */
+
+enum sw { SW_VSWITCH, SW_DVS, SW_DVS_MISSING, SW_NONE };
+
+static const struct jumbo_row {
+    const char *host;
+    int vnic_mtu;
+    enum sw sw;
+    int switch_mtu;
+    int bound;
+    int want;
+} jumbo_rows[] = {
+    {"ok-9000-on-9000", 9000, SW_VSWITCH, 9000, 1, NONE},
+    {"vnic-1500", 1500, SW_VSWITCH, 9000, 1, CHK_WARNING},
+    {"vnic-8999", 8999, SW_VSWITCH, 9000, 1, CHK_WARNING}, /* one below the threshold */
+    {"vswitch-1500", 9000, SW_VSWITCH, 1500, 1, CHK_CRITICAL},
+    {"vswitch-8999", 9000, SW_VSWITCH, 8999, 1, CHK_CRITICAL},
+    {"both-1500", 1500, SW_VSWITCH, 1500, 1, CHK_WARNING}, /* switch not below the vmknic */
+    {"vnic-1500-switch-1400", 1500, SW_VSWITCH, 1400, 1, CHK_CRITICAL},
+    {"dvs-1500", 9000, SW_DVS, 1500, 1, CHK_CRITICAL},
+    {"dvs-9000", 9000, SW_DVS, 9000, 1, NONE},
+    {"dvs-unknown-mtu", 9000, SW_DVS, EST_UNKNOWN, 1, NONE},
+    {"dvs-missing", 9000, SW_DVS_MISSING, 0, 1, NONE},
+    {"dvs-missing-vnic-1500", 1500, SW_DVS_MISSING, 0, 1, CHK_WARNING},
+    {"no-switch-vnic-1500", 1500, SW_NONE, 0, 1, CHK_WARNING},
+    {"not-bound", 1500, SW_VSWITCH, 1500, 0, NONE}, /* vmk0 management, not iSCSI */
+    {"vnic-mtu-unknown", EST_UNKNOWN, SW_VSWITCH, 1500, 1, NONE},
+};
+
+/* Storage for one host per row. */
+struct jumbo_world {
+    struct est_host hosts[N(jumbo_rows)];
+    struct est_vswitch vswitches[N(jumbo_rows)];
+    struct est_vnic vnics[N(jumbo_rows)];
+    struct est_iscsi_hba hbas[N(jumbo_rows)];
+    size_t bound[N(jumbo_rows)][2];
+    struct est_dvswitch dvs[N(jumbo_rows)];
+    char names[N(jumbo_rows)][64];
+    struct estate e;
+};
+
+static void jumbo_build(struct jumbo_world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->e.vcenter = "vc";
+    w->e.hosts = w->hosts;
+    w->e.n_hosts = N(jumbo_rows);
+    w->e.dvswitches = w->dvs;
+    for (size_t i = 0; i < N(jumbo_rows); i++) {
+        const struct jumbo_row *row = &jumbo_rows[i];
+        struct est_host *h = &w->hosts[i];
+        struct est_vnic *v = &w->vnics[i];
+
+        snprintf(w->names[i], sizeof(w->names[i]), "host-%zu", i);
+        h->moref = w->names[i];
+        h->name = row->host;
+        h->enable_block_delete = 1;
+        w->vswitches[i] = (struct est_vswitch){"vSwitch-iscsi", row->switch_mtu};
+        h->vswitches = &w->vswitches[i];
+        h->n_vswitches = 1;
+        *v = (struct est_vnic){
+            .device = "vmk1", .mtu = row->vnic_mtu, .vswitch = EST_NONE, .dvswitch = EST_NONE};
+        if (row->sw == SW_VSWITCH) {
+            v->portgroup = "iSCSI-1";
+            v->vswitch = 0;
+        } else if (row->sw == SW_DVS) {
+            w->dvs[w->e.n_dvswitches] =
+                (struct est_dvswitch){"dvs-m", "dvs-iscsi", "uuid-1", row->switch_mtu};
+            v->dvswitch = w->e.n_dvswitches++;
+            v->dvs_uuid = "uuid-1";
+        } else if (row->sw == SW_DVS_MISSING) {
+            v->dvs_uuid = "uuid-gone";
+        }
+        h->vnics = v;
+        h->n_vnics = 1;
+        w->hbas[i].device = "vmhba64";
+        if (row->bound) {
+            w->bound[i][0] = 0;
+            w->hbas[i].bound_vnics = w->bound[i];
+            w->hbas[i].n_bound_vnics = 1;
+        }
+        h->iscsi_hbas = &w->hbas[i];
+        h->n_iscsi_hbas = 1;
+    }
+}
+
+static void test_jumbo_table(void **state)
+{
+    static struct jumbo_world w;
+    struct chk_results r = {0};
+    size_t want_n = 0;
+    char name[128];
+
+    jumbo_build(&w);
+    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW, &r), 0);
+    for (size_t i = 0; i < N(jumbo_rows); i++) {
+        snprintf(name, sizeof(name), "%s vmk1", jumbo_rows[i].host);
+        expect(&r, name, jumbo_rows[i].want);
+        want_n += jumbo_rows[i].want != NONE;
+    }
+    assert_int_equal(r.n, want_n);
+
+    /* Evidence: the measured MTUs, the threshold, the switch, the adapter. */
+    const struct chk_finding *f = find(&r, "vswitch-1500 vmk1", "vmk1");
+    assert_non_null(f);
+    assert_string_equal(f->object_type, "vmknic");
+    assert_string_equal(f->object_moref, "host-3");
+    assert_int_equal(ev_int(f, "vmknic_mtu"), 9000);
+    assert_int_equal(ev_int(f, "switch_mtu"), 1500);
+    assert_int_equal(ev_int(f, "required_mtu"), 9000);
+    assert_string_equal(ev_str(f, "switch_name"), "vSwitch-iscsi");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "bound_to"), 0)), "vmhba64");
+    assert_true(strstr(f->message, "1500") && strstr(f->message, "9000"));
+    f = find(&r, "dvs-1500 vmk1", NULL);
+    assert_string_equal(ev_str(f, "switch_type"), "dvs");
+    assert_string_equal(ev_str(f, "switch_name"), "dvs-iscsi");
+    f = find(&r, "vnic-1500-switch-1400 vmk1", NULL);
+    assert_true(json_is_true(json_object_get(f->evidence, "vmknic_below_required")));
+    assert_true(json_is_true(json_object_get(f->evidence, "switch_below_vmknic")));
+    f = find(&r, "dvs-missing-vnic-1500 vmk1", NULL);
+    assert_true(json_is_null(json_object_get(f->evidence, "switch_mtu")));
+    assert_non_null(json_object_get(f->evidence, "switch_mtu_unknown"));
+    chk_results_free(&r);
+}
+
+static void test_jumbo_param_and_override(void **state)
+{
+    static struct jumbo_world w;
+    struct chk_settings s;
+    struct chk_results r = {0};
+
+    jumbo_build(&w);
+    chk_settings_default(&chk_iscsi_jumbo_frames, &s);
+    set_param(&chk_iscsi_jumbo_frames, &s, "mtu", 1500);
+    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, &s, &w.e, NOW, &r), 0);
+    expect(&r, "vnic-1500 vmk1", NONE); /* 1500 is now enough */
+    expect(&r, "both-1500 vmk1", NONE);
+    expect(&r, "vswitch-1500 vmk1", CHK_CRITICAL); /* the drop rule has no threshold */
+    expect(&r, "vnic-1500-switch-1400 vmk1", CHK_CRITICAL);
+    chk_results_free(&r);
+
+    chk_settings_default(&chk_iscsi_jumbo_frames, &s);
+    s.severity_override = CHK_INFO;
+    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, &s, &w.e, NOW, &r), 0);
+    expect(&r, "vswitch-1500 vmk1", CHK_INFO);
+    chk_results_free(&r);
+}
+
+/* A vmknic bound to two adapters is one finding, naming both. */
+static void test_jumbo_two_adapters(void **state)
+{
+    struct est_vswitch vs = {"vSwitch1", 9000};
+    struct est_vnic v[2] = {
+        {.device = "vmk0",
+         .mtu = 1500,
+         .portgroup = "Management",
+         .vswitch = 0,
+         .dvswitch = EST_NONE},
+        {.device = "vmk1", .mtu = 1500, .portgroup = "iSCSI", .vswitch = 0, .dvswitch = EST_NONE},
+    };
+    size_t b[1] = {1};
+    struct est_iscsi_hba hba[2] = {{.device = "vmhba64", .bound_vnics = b, .n_bound_vnics = 1},
+                                   {.device = "vmhba65", .bound_vnics = b, .n_bound_vnics = 1}};
+    struct est_host h = {.moref = "host-1",
+                         .name = "esx",
+                         .vswitches = &vs,
+                         .n_vswitches = 1,
+                         .vnics = v,
+                         .n_vnics = 2,
+                         .iscsi_hbas = hba,
+                         .n_iscsi_hbas = 2};
+    struct estate e = {.vcenter = "vc", .hosts = &h, .n_hosts = 1};
+    struct chk_results r = {0};
+
+    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, NULL, &e, NOW, &r), 0);
+    assert_int_equal(r.n, 1);
+    expect(&r, "esx vmk1", CHK_WARNING);
+    assert_int_equal(json_array_size(json_object_get(r.items[0].evidence, "bound_to")), 2);
+    assert_true(strstr(r.items[0].message, "vmhba64, vmhba65") != NULL);
+    chk_results_free(&r);
+}
+
+/* ---- iscsi-delayed-ack ------------------------------------------------------------------- */
+
+#define OPT(v, inh)                                                                                \
+    {                                                                                              \
+        .key = "DelayedAck", .value = (v), .inherited = (inh)                                      \
+    }
+
+static void test_delayed_ack(void **state)
+{
+    static struct est_option login[] = {{.key = "LoginTimeout", .value = "5"}};
+    /* esx-a: adapter true, both targets inherit (as in the violations scenario). */
+    static struct est_option a_opt[] = {{.key = "LoginTimeout", .value = "5"}, OPT("true", 0)};
+    static struct est_option inh_true[] = {OPT("true", 1)};
+    static struct est_iscsi_target a_t[] = {
+        {.kind = "send", .address = "10.0.1.20", .port = 3260, .options = inh_true, .n_options = 1},
+        {.kind = "static",
+         .address = "10.0.1.21",
+         .port = 3260,
+         .iscsi_name = "iqn.a0",
+         .options = inh_true,
+         .n_options = 1},
+    };
+    /* esx-b: adapter false; send target sets true itself; static inherits false. */
+    static struct est_option f_opt[] = {OPT("false", 0)};
+    static struct est_option own_true[] = {OPT("true", 0)};
+    static struct est_option inh_false[] = {OPT("false", 1)};
+    static struct est_iscsi_target b_t[] = {
+        {.kind = "send", .address = "10.0.0.20", .port = 3260, .options = own_true, .n_options = 1},
+        {.kind = "static",
+         .address = "10.0.0.21",
+         .port = 3260,
+         .iscsi_name = "iqn.b0",
+         .options = inh_false,
+         .n_options = 1},
+    };
+    /* esx-c: adapter false, a target whose stale inherited value says true: it follows the
+     * adapter (false), and a target without any DelayedAck option (inherits). */
+    static struct est_iscsi_target c_t[] = {
+        {.kind = "send", .address = "10.0.2.20", .port = 3260, .options = inh_true, .n_options = 1},
+        {.kind = "send", .address = "10.0.2.21", .port = 3260, .options = login, .n_options = 1},
+    };
+    /* esx-d: adapter true and a target that sets true itself (two findings), and one that
+     * sets false itself (not inheriting, not covered). Value spelled "1". */
+    static struct est_option one[] = {OPT("1", 0)};
+    static struct est_option own_false[] = {OPT("false", 0)};
+    static struct est_iscsi_target d_t[] = {
+        {.kind = "static",
+         .address = "10.0.3.20",
+         .port = 3261,
+         .iscsi_name = "iqn.d0",
+         .options = own_true,
+         .n_options = 1},
+        {.kind = "send",
+         .address = "10.0.3.21",
+         .port = 3260,
+         .options = own_false,
+         .n_options = 1},
+        {.kind = "send", .address = "10.0.3.22", .port = 3260, .options = inh_true, .n_options = 1},
+    };
+    /* esx-e: adapter value unknown (option missing): not reported, its inheriting target not
+     * either; a target with its own true is; a send and a static target on the same portal,
+     * both true, are one finding. */
+    static struct est_iscsi_target e_t[] = {
+        {.kind = "send", .address = "10.0.4.20", .port = 3260, .options = inh_true, .n_options = 1},
+        {.kind = "send", .address = "10.0.4.21", .port = 3260, .options = own_true, .n_options = 1},
+        {.kind = "static",
+         .address = "10.0.4.21",
+         .port = 3260,
+         .iscsi_name = "iqn.e0",
+         .options = own_true,
+         .n_options = 1},
+    };
+    static struct est_option garbage[] = {OPT("maybe", 0)};
+    static struct est_iscsi_hba hba[] = {
+        {.device = "vmhba64", .options = a_opt, .n_options = 2, .targets = a_t, .n_targets = 2},
+        {.device = "vmhba64", .options = f_opt, .n_options = 1, .targets = b_t, .n_targets = 2},
+        {.device = "vmhba64", .options = f_opt, .n_options = 1, .targets = c_t, .n_targets = 2},
+        {.device = "vmhba64", .options = one, .n_options = 1, .targets = d_t, .n_targets = 3},
+        {.device = "vmhba64", .options = login, .n_options = 1, .targets = e_t, .n_targets = 3},
+        {.device = "vmhba65", .options = garbage, .n_options = 1},
+    };
+    static struct est_host hosts[] = {
+        {.moref = "host-a", .name = "esx-a", .iscsi_hbas = &hba[0], .n_iscsi_hbas = 1},
+        {.moref = "host-b", .name = "esx-b", .iscsi_hbas = &hba[1], .n_iscsi_hbas = 1},
+        {.moref = "host-c", .name = "esx-c", .iscsi_hbas = &hba[2], .n_iscsi_hbas = 1},
+        {.moref = "host-d", .name = "esx-d", .iscsi_hbas = &hba[3], .n_iscsi_hbas = 1},
+        {.moref = "host-e", .name = "esx-e", .iscsi_hbas = &hba[4], .n_iscsi_hbas = 2},
+    };
+    struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
+    static const struct {
+        const char *name, *type, *detail;
+    } want[] = {
+        {"esx-a vmhba64", "iscsi_hba", "vmhba64"},
+        {"esx-b vmhba64 10.0.0.20:3260", "iscsi_target", "vmhba64/10.0.0.20:3260"},
+        {"esx-d vmhba64", "iscsi_hba", "vmhba64"},
+        {"esx-d vmhba64 10.0.3.20:3261", "iscsi_target", "vmhba64/10.0.3.20:3261"},
+        {"esx-e vmhba64 10.0.4.21:3260", "iscsi_target", "vmhba64/10.0.4.21:3260"},
+    };
+    struct chk_results r = {0};
+
+    assert_int_equal(chk_run_one(&chk_iscsi_delayed_ack, NULL, &e, NOW, &r), 0);
+    for (size_t i = 0; i < N(want); i++) {
+        const struct chk_finding *f = find(&r, want[i].name, want[i].detail);
+        if (!f)
+            fail_msg("no finding on %s", want[i].name);
+        assert_int_equal(f->severity, CHK_WARNING);
+        assert_string_equal(f->object_type, want[i].type);
+        assert_true(strstr(f->message, "esxcli iscsi") != NULL);
+    }
+    assert_int_equal(r.n, N(want));
+
+    /* The adapter finding lists the targets it covers; not the one that sets its own false. */
+    const struct chk_finding *f = find(&r, "esx-a vmhba64", NULL);
+    json_t *inh = json_object_get(f->evidence, "targets_inheriting");
+    assert_int_equal(json_array_size(inh), 2);
+    assert_string_equal(json_string_value(json_array_get(inh, 0)), "10.0.1.20:3260");
+    assert_string_equal(json_string_value(json_array_get(inh, 1)), "10.0.1.21:3260");
+    assert_true(json_is_true(json_object_get(f->evidence, "delayed_ack")));
+    assert_string_equal(ev_str(f, "command"), "esxcli iscsi adapter param set --adapter=vmhba64 "
+                                              "--key=DelayedAck --value=false");
+    f = find(&r, "esx-d vmhba64", "vmhba64");
+    inh = json_object_get(f->evidence, "targets_inheriting");
+    assert_int_equal(json_array_size(inh), 1);
+    assert_string_equal(json_string_value(json_array_get(inh, 0)), "10.0.3.22:3260");
+
+    f = find(&r, "esx-b vmhba64 10.0.0.20:3260", NULL);
+    assert_true(json_is_false(json_object_get(f->evidence, "adapter_delayed_ack")));
+    assert_true(strstr(ev_str(f, "command"), "sendtarget param set --adapter=vmhba64 "
+                                             "--address=10.0.0.20:3260 --key=DelayedAck "
+                                             "--value=false") != NULL);
+    f = find(&r, "esx-d vmhba64 10.0.3.20:3261", NULL);
+    assert_true(strstr(ev_str(f, "command"), "target portal param set --adapter=vmhba64 "
+                                             "--address=10.0.3.20:3261 --name=iqn.d0") != NULL);
+    f = find(&r, "esx-e vmhba64 10.0.4.21:3260", NULL);
+    assert_true(json_is_null(json_object_get(f->evidence, "adapter_delayed_ack")));
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "kinds")), 2);
+    chk_results_free(&r);
+}
+
+/* ---- vdisk-format ------------------------------------------------------------------------ */
+
+enum { DS_VMFS6, DS_VMFS5, DS_NFS };
+enum { H_EBD1, H_EBD0, H_EBDUNK };
+
+static const struct vd_row {
+    const char *vm;
+    const char *ft;     /* NULL = unknown */
+    const char *shared; /* the controller's sharedBus */
+    const char *format;
+    int hw, ds, host, template;
+    int want;
+} vd_rows[] = {
+    {"ft-lazy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, CHK_CRITICAL},
+    {"ft-thin", "needSecondary", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 0, CHK_CRITICAL},
+    {"ft-eager", "running", "noSharing", "eagerzeroedthick", 13, DS_VMFS6, H_EBD1, 0, NONE},
+    {"ft-notconfigured", "notConfigured", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0,
+     NONE},
+    {"ft-unknown", NULL, "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, NONE},
+    {"ft-format-unknown", "running", "noSharing", NULL, 13, DS_VMFS6, H_EBD1, 0, NONE},
+    {"mscs-phys-thin", "notConfigured", "physicalSharing", "thin", 13, DS_VMFS6, H_EBD1, 0,
+     CHK_CRITICAL},
+    {"mscs-virt-lazy", "notConfigured", "virtualSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1,
+     0, CHK_CRITICAL},
+    {"mscs-eager", "notConfigured", "physicalSharing", "eagerzeroedthick", 13, DS_VMFS6, H_EBD1, 0,
+     NONE},
+    {"mscs-rdm", "notConfigured", "physicalSharing", "rdm-physical", 13, DS_VMFS6, H_EBD1, 0, NONE},
+    {"thin-vmfs6", "notConfigured", "noSharing", "thin", 10, DS_VMFS6, H_EBD0, 0, NONE},
+    {"thin-nfs", "notConfigured", "noSharing", "thin", 10, DS_NFS, H_EBD0, 0, NONE},
+    {"reclaim-old-noebd", "notConfigured", "noSharing", "thin", 10, DS_VMFS5, H_EBD0, 0, CHK_INFO},
+    {"reclaim-new-noebd", "notConfigured", "noSharing", "thin", 13, DS_VMFS5, H_EBD0, 0, CHK_INFO},
+    {"reclaim-old-ebd", "notConfigured", "noSharing", "thin", 10, DS_VMFS5, H_EBD1, 0, CHK_INFO},
+    {"reclaim-11-ebd", "notConfigured", "noSharing", "thin", 11, DS_VMFS5, H_EBD1, 0, NONE},
+    {"reclaim-hw-unknown", "notConfigured", "noSharing", "thin", EST_UNKNOWN, DS_VMFS5, H_EBD0, 0,
+     CHK_INFO},
+    {"reclaim-ebd-unknown", "notConfigured", "noSharing", "thin", 13, DS_VMFS5, H_EBDUNK, 0, NONE},
+    {"reclaim-both-unknown", "notConfigured", "noSharing", "thin", EST_UNKNOWN, DS_VMFS5, H_EBDUNK,
+     0, NONE},
+    {"lazy-vmfs5-old", "notConfigured", "noSharing", "lazyzeroedthick", 10, DS_VMFS5, H_EBD0, 0,
+     NONE},
+    {"template-thin-vmfs5", "notConfigured", "noSharing", "thin", 10, DS_VMFS5, H_EBD0, 1, NONE},
+    {"ft-lazy-on-vmfs5", "running", "noSharing", "lazyzeroedthick", 10, DS_VMFS5, H_EBD0, 0,
+     CHK_CRITICAL},
+};
+
+struct vd_world {
+    struct est_datastore ds[3];
+    struct est_host hosts[3];
+    struct est_vm vms[N(vd_rows) + 1];
+    struct est_controller ctl[N(vd_rows) + 1][2];
+    struct est_disk disks[N(vd_rows) + 1][2];
+    char morefs[N(vd_rows) + 1][32];
+    struct estate e;
+};
+
+static void vd_build(struct vd_world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->ds[DS_VMFS6] = (struct est_datastore){
+        .moref = "ds-6", .name = "ds-vmfs6", .type = "VMFS", .vmfs_major = 6, .pod = EST_NONE};
+    w->ds[DS_VMFS5] = (struct est_datastore){
+        .moref = "ds-5", .name = "ds-vmfs5", .type = "VMFS", .vmfs_major = 5, .pod = EST_NONE};
+    w->ds[DS_NFS] =
+        (struct est_datastore){.moref = "ds-n", .name = "ds-nfs", .type = "NFS", .pod = EST_NONE};
+    w->hosts[H_EBD1] =
+        (struct est_host){.moref = "h1", .name = "esx-ebd1", .enable_block_delete = 1};
+    w->hosts[H_EBD0] =
+        (struct est_host){.moref = "h0", .name = "esx-ebd0", .enable_block_delete = 0};
+    w->hosts[H_EBDUNK] =
+        (struct est_host){.moref = "hu", .name = "esx-ebdunk", .enable_block_delete = EST_UNKNOWN};
+    for (size_t i = 0; i < N(vd_rows); i++) {
+        const struct vd_row *row = &vd_rows[i];
+        struct est_vm *vm = &w->vms[i];
+        snprintf(w->morefs[i], sizeof(w->morefs[i]), "vm-%zu", i);
+        w->ctl[i][0] = (struct est_controller){1000, "ParaVirtualSCSIController", row->shared};
+        w->disks[i][0] = (struct est_disk){.key = 2000,
+                                           .label = "Hard disk 1",
+                                           .file_name = "[ds] vm/vm.vmdk",
+                                           .datastore = (size_t)row->ds,
+                                           .capacity_bytes = 40000000000,
+                                           .format = row->format,
+                                           .controller = 0};
+        *vm = (struct est_vm){.moref = w->morefs[i],
+                              .name = row->vm,
+                              .template = row->template,
+                              .power_state = "poweredOn",
+                              .ft_state = row->ft,
+                              .hw_version = row->hw,
+                              .host = (size_t)row->host,
+                              .controllers = w->ctl[i],
+                              .n_controllers = 1,
+                              .disks = w->disks[i],
+                              .n_disks = 1};
+    }
+    /* An MSCS node: thin boot disk on its own noSharing controller on VMFS6 (fine), shared
+     * data disk lazy-zeroed on the physicalSharing controller (critical, and only that one). */
+    size_t m = N(vd_rows);
+    snprintf(w->morefs[m], sizeof(w->morefs[m]), "vm-mscs-node");
+    w->ctl[m][0] = (struct est_controller){1000, "ParaVirtualSCSIController", "noSharing"};
+    w->ctl[m][1] = (struct est_controller){1001, "VirtualLsiLogicSASController", "physicalSharing"};
+    w->disks[m][0] = (struct est_disk){.key = 2000,
+                                       .label = "Hard disk 1",
+                                       .datastore = DS_VMFS6,
+                                       .capacity_bytes = 40000000000,
+                                       .format = "thin",
+                                       .controller = 0};
+    w->disks[m][1] = (struct est_disk){.key = 2016,
+                                       .label = "Hard disk 2",
+                                       .datastore = DS_VMFS6,
+                                       .capacity_bytes = 10000000000,
+                                       .format = "lazyzeroedthick",
+                                       .controller = 1};
+    w->vms[m] = (struct est_vm){.moref = w->morefs[m],
+                                .name = "mscs-node",
+                                .ft_state = NULL,
+                                .hw_version = 13,
+                                .host = H_EBD1,
+                                .controllers = w->ctl[m],
+                                .n_controllers = 2,
+                                .disks = w->disks[m],
+                                .n_disks = 2};
+    w->e = (struct estate){.vcenter = "vc",
+                           .datastores = w->ds,
+                           .n_datastores = 3,
+                           .hosts = w->hosts,
+                           .n_hosts = 3,
+                           .vms = w->vms,
+                           .n_vms = N(vd_rows) + 1};
+}
+
+static void test_vdisk_table(void **state)
+{
+    static struct vd_world w;
+    struct chk_results r = {0};
+    size_t want_n = 1; /* mscs-node */
+
+    vd_build(&w);
+    assert_int_equal(chk_run_one(&chk_vdisk_format, NULL, &w.e, NOW, &r), 0);
+    for (size_t i = 0; i < N(vd_rows); i++) {
+        expect(&r, vd_rows[i].vm, vd_rows[i].want);
+        want_n += vd_rows[i].want != NONE;
+    }
+    expect(&r, "mscs-node", CHK_CRITICAL);
+    assert_int_equal(r.n, want_n);
+
+    const struct chk_finding *f = find(&r, "mscs-node", NULL);
+    assert_string_equal(f->object_type, "vm");
+    assert_null(f->detail);
+    json_t *bad = json_object_get(f->evidence, "disks_not_eager_zeroed");
+    assert_int_equal(json_array_size(bad), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(bad, 0), "label")),
+                        "Hard disk 2");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(bad, 0), "reason")),
+                        "physicalSharing");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "shared_controllers")), 1);
+
+    f = find(&r, "ft-lazy", NULL);
+    assert_string_equal(ev_str(f, "ft_state"), "running");
+    assert_true(strstr(f->message, "Fault Tolerance") != NULL);
+
+    f = find(&r, "reclaim-old-noebd", NULL);
+    json_t *thin = json_object_get(f->evidence, "thin_disks_without_guest_reclaim");
+    assert_int_equal(json_array_size(thin), 1);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(thin, 0), "reasons")), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(thin, 0), "datastore")),
+                        "ds-vmfs5");
+    assert_int_equal(ev_int(f, "hw_version"), 10);
+    assert_int_equal(ev_int(f, "enable_block_delete"), 0);
+    assert_int_equal(ev_int(f, "min_hw_version"), 11);
+    assert_true(strstr(f->message, "ds-vmfs5") != NULL);
+
+    /* The FT VM on VMFS5 is one critical finding that also carries the reclaim facts. */
+    f = find(&r, "ft-lazy-on-vmfs5", NULL);
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "disks_not_eager_zeroed")), 1);
+    chk_results_free(&r);
+}
+
+static void test_vdisk_param(void **state)
+{
+    static struct vd_world w;
+    struct chk_settings s;
+    struct chk_results r = {0};
+
+    vd_build(&w);
+    chk_settings_default(&chk_vdisk_format, &s);
+    set_param(&chk_vdisk_format, &s, "min_hw_version", 14);
+    assert_int_equal(chk_run_one(&chk_vdisk_format, &s, &w.e, NOW, &r), 0);
+    expect(&r, "reclaim-11-ebd", CHK_INFO);      /* vmx-11 is now too old */
+    expect(&r, "reclaim-ebd-unknown", CHK_INFO); /* vmx-13 < 14 decides without EBD */
+    expect(&r, "thin-vmfs6", NONE);              /* VMFS6 has no hardware requirement */
+    chk_results_free(&r);
+
+    set_param(&chk_vdisk_format, &s, "min_hw_version", 10);
+    assert_int_equal(chk_run_one(&chk_vdisk_format, &s, &w.e, NOW, &r), 0);
+    expect(&r, "reclaim-old-ebd", NONE); /* vmx-10 is enough now, EBD=1 */
+    expect(&r, "reclaim-old-noebd", CHK_INFO);
+    chk_results_free(&r);
+}
+
+/* ---- LUN checks -------------------------------------------------------------------------- */
+
+static struct est_path p_aa[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}};
+static struct est_path p_a[] = {{"vmhba2:C0:T0:L1", "active"}};
+static struct est_path p_ad[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "dead"}};
+static struct est_path p_as[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "standby"}};
+static struct est_path p_adis[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "disabled"}};
+static struct est_path p_au[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "unknown"}};
+static struct est_path p_aaa[] = {
+    {"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}, {"vmhba2:C0:T1:L1", "active"}};
+static struct est_path p_aad[] = {
+    {"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}, {"vmhba2:C0:T1:L1", "dead"}};
+static struct est_path p_dd[] = {{"vmhba2:C0:T0:L1", "dead"}, {"vmhba3:C0:T0:L1", "dead"}};
+
+#define PATHS(p) p, N(p)
+#define RRCFG(n) "{policy=rr,iops=" #n ",bytes=10485760,useANO=0; lastPathIndex=0}"
+
+/* One LUN per row, on host "esx" (host 0) or on "esx-noesxcli" (host 1, an esxcli gap). */
+static const struct lun_row {
+    const char *canonical;
+    int local;
+    const char *psp;
+    int iops;
+    const char *cfg;
+    struct est_path *paths;
+    size_t n_paths;
+    int host;
+    int want_policy, want_redundancy, want_ident;
+} lun_rows[] = {
+    {"naa.a3-rr1", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, NONE},
+    {"naa.a1-mru", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+    {"naa.fixed", 0, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+    {"naa.a2-rr1000", 0, "VMW_PSP_RR", 1000, RRCFG(1000), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+    {"naa.rr2", 0, "VMW_PSP_RR", 2, RRCFG(2), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+    {"naa.rr-unknown", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_INFO, NONE, NONE},
+    {"naa.b1-noesxcli", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 1, CHK_INFO, NONE, NONE},
+    {"naa.rr-bytes", 0, "VMW_PSP_RR", 1, "{policy=bytes,iops=1,bytes=10485760,useANO=0}",
+     PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+    {"naa.rr-iops-type", 0, "VMW_PSP_RR", 1, "{policy=iops,iops=1,bytes=10485760,useANO=0}",
+     PATHS(p_aa), 0, NONE, NONE, NONE},
+    {"naa.a4-onepath", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_a), 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.mru-onepath", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE, CHK_CRITICAL,
+     NONE},
+    {"naa.a5-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_ad), 0, NONE, CHK_CRITICAL, NONE},
+    /* Still two live paths, but a dead one means a failed component: critical. */
+    {"naa.two-live-one-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aad), 0, NONE, CHK_CRITICAL,
+     NONE},
+    {"naa.all-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_dd), 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.standby", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_as), 0, CHK_WARNING, NONE, NONE},
+    {"naa.disabled", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_adis), 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.unknown-state", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_au), 0, NONE, NONE, NONE},
+    {"naa.three", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aaa), 0, NONE, NONE, NONE},
+    {"naa.nopaths", 0, "VMW_PSP_RR", 1, RRCFG(1), NULL, 0, 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.no-multipath-info", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, NONE},
+    {"sym.000192601234533031323334", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE,
+     CHK_WARNING},
+    {"vml.0200000000", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, CHK_WARNING},
+    {"eui.0011223344556677", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, NONE},
+    {"t10.NVMe____Dell_Express_Flash", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE,
+     NONE},
+    /* Local boot disk on FIXED with one path: not SAN, no check may flag it. */
+    {"mpx.vmhba0:C0:T0:L0", 1, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE, NONE, NONE},
+    /* Locality unknown: skipped by all three rather than guessed. */
+    {"sym.unknown-locality", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_ad), 0, NONE,
+     NONE, NONE},
+};
+
+struct lun_world {
+    struct est_lun luns[2][N(lun_rows)];
+    struct est_gap gap;
+    struct est_host hosts[2];
+    struct estate e;
+};
+
+static void lun_build(struct lun_world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->hosts[0] = (struct est_host){.moref = "host-1", .name = "esx"};
+    w->hosts[1] = (struct est_host){.moref = "host-2", .name = "esx-noesxcli"};
+    w->gap = (struct est_gap){"esxcli", "esxcli on host esx-noesxcli failed: NoPermission"};
+    w->hosts[1].gaps = &w->gap;
+    w->hosts[1].n_gaps = 1;
+    for (size_t i = 0; i < N(lun_rows); i++) {
+        const struct lun_row *row = &lun_rows[i];
+        struct est_host *h = &w->hosts[row->host];
+        struct est_lun *l = &w->luns[row->host][h->n_luns++];
+        *l = (struct est_lun){.canonical_name = row->canonical,
+                              .vendor = "DGC     ",
+                              .model = "VRAID",
+                              .lun_type = "disk",
+                              .local = row->local,
+                              .psp = row->psp,
+                              .satp = "VMW_SATP_ALUA",
+                              .iops_limit = row->iops,
+                              .psp_config = row->cfg,
+                              .paths = row->paths,
+                              .n_paths = row->n_paths};
+        h->luns = w->luns[row->host];
+    }
+    w->e = (struct estate){.vcenter = "vc", .hosts = w->hosts, .n_hosts = 2};
+}
+
+static void lun_expect(const struct check *c, const struct chk_settings *s, size_t want_col)
+{
+    static struct lun_world w;
+    struct chk_results r = {0};
+    size_t want_n = 0;
+    char name[256];
+
+    lun_build(&w);
+    assert_int_equal(chk_run_one(c, s, &w.e, NOW, &r), 0);
+    for (size_t i = 0; i < N(lun_rows); i++) {
+        const struct lun_row *row = &lun_rows[i];
+        int want = want_col == 0   ? row->want_policy
+                   : want_col == 1 ? row->want_redundancy
+                                   : row->want_ident;
+        snprintf(name, sizeof(name), "%s %s", row->host ? "esx-noesxcli" : "esx", row->canonical);
+        expect(&r, name, want);
+        want_n += want != NONE;
+        const struct chk_finding *f = find(&r, name, row->canonical);
+        if (f) {
+            assert_string_equal(f->object_type, "lun");
+            assert_string_equal(f->object_moref, row->host ? "host-2" : "host-1");
+        }
+    }
+    assert_int_equal(r.n, want_n);
+    chk_results_free(&r);
+}
+
+static void test_multipath_policy_table(void **state)
+{
+    lun_expect(&chk_multipath_policy, NULL, 0);
+}
+
+static void test_multipath_redundancy_table(void **state)
+{
+    lun_expect(&chk_multipath_redundancy, NULL, 1);
+}
+
+static void test_device_identifier_table(void **state)
+{
+    lun_expect(&chk_device_identifier, NULL, 2);
+}
+
+static void test_multipath_policy_evidence(void **state)
+{
+    static struct lun_world w;
+    struct chk_results r = {0};
+    struct chk_settings s;
+
+    lun_build(&w);
+    assert_int_equal(chk_run_one(&chk_multipath_policy, NULL, &w.e, NOW, &r), 0);
+    const struct chk_finding *f = find(&r, "esx naa.a1-mru", NULL);
+    assert_string_equal(ev_str(f, "psp"), "VMW_PSP_MRU");
+    assert_int_equal(ev_int(f, "paths"), 2);
+    json_t *cmds = json_object_get(f->evidence, "commands");
+    assert_string_equal(json_string_value(json_array_get(cmds, 0)),
+                        "esxcli storage nmp device set --device=naa.a1-mru --psp=VMW_PSP_RR");
+    assert_string_equal(json_string_value(json_array_get(cmds, 1)),
+                        "esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 "
+                        "--device=naa.a1-mru");
+    assert_string_equal(json_string_value(json_array_get(cmds, 2)),
+                        "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
+                        "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
+
+    f = find(&r, "esx naa.a2-rr1000", NULL);
+    assert_int_equal(ev_int(f, "iops_limit"), 1000);
+    assert_int_equal(ev_int(f, "recommended_iops"), 1);
+    assert_true(strstr(f->message, "1000") != NULL);
+    /* Already on RR: no "device set --psp" command. */
+    assert_true(
+        strstr(json_string_value(json_array_get(json_object_get(f->evidence, "commands"), 0)),
+               "roundrobin deviceconfig set") != NULL);
+
+    f = find(&r, "esx-noesxcli naa.b1-noesxcli", NULL);
+    assert_true(json_is_null(json_object_get(f->evidence, "iops_limit")));
+    assert_string_equal(ev_str(f, "iops_limit_unknown"),
+                        "esxcli on host esx-noesxcli failed: NoPermission");
+    assert_true(strstr(f->message, "unknown") != NULL);
+    f = find(&r, "esx naa.rr-unknown", NULL);
+    assert_string_equal(ev_str(f, "iops_limit_unknown"), "no PathSelectionPolicyDeviceConfig");
+    f = find(&r, "esx naa.rr-bytes", NULL);
+    assert_string_equal(ev_str(f, "limit_type"), "bytes");
+    chk_results_free(&r);
+
+    /* iops = 10 accepts 1..10 (004's 5-10 range) and still flags 1000. */
+    chk_settings_default(&chk_multipath_policy, &s);
+    set_param(&chk_multipath_policy, &s, "iops", 10);
+    assert_int_equal(chk_run_one(&chk_multipath_policy, &s, &w.e, NOW, &r), 0);
+    expect(&r, "esx naa.rr2", NONE);
+    expect(&r, "esx naa.a2-rr1000", CHK_WARNING);
+    f = find(&r, "esx naa.a2-rr1000", NULL);
+    assert_int_equal(ev_int(f, "recommended_iops"), 10);
+    chk_results_free(&r);
+}
+
+static void test_multipath_redundancy_evidence_and_param(void **state)
+{
+    static struct lun_world w;
+    struct chk_results r = {0};
+    struct chk_settings s;
+
+    lun_build(&w);
+    assert_int_equal(chk_run_one(&chk_multipath_redundancy, NULL, &w.e, NOW, &r), 0);
+    const struct chk_finding *f = find(&r, "esx naa.a5-dead", NULL);
+    assert_int_equal(ev_int(f, "paths_total"), 2);
+    assert_int_equal(ev_int(f, "paths_dead"), 1);
+    assert_int_equal(ev_int(f, "paths_usable"), 1);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "dead_paths"), 0)),
+        "vmhba3:C0:T0:L1");
+    assert_true(strstr(f->message, "dead") != NULL);
+    f = find(&r, "esx naa.a4-onepath", NULL);
+    assert_int_equal(ev_int(f, "paths_usable"), 1);
+    assert_int_equal(ev_int(f, "min_paths"), 2);
+    f = find(&r, "esx naa.disabled", NULL);
+    assert_int_equal(ev_int(f, "paths_disabled"), 1);
+    chk_results_free(&r);
+
+    chk_settings_default(&chk_multipath_redundancy, &s);
+    set_param(&chk_multipath_redundancy, &s, "min_paths", 3);
+    assert_int_equal(chk_run_one(&chk_multipath_redundancy, &s, &w.e, NOW, &r), 0);
+    expect(&r, "esx naa.three", NONE);           /* exactly 3 */
+    expect(&r, "esx naa.a3-rr1", CHK_CRITICAL);  /* 2 < 3 */
+    expect(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
+    chk_results_free(&r);
+}
+
+static void test_device_identifier_evidence(void **state)
+{
+    static struct lun_world w;
+    struct chk_results r = {0};
+
+    lun_build(&w);
+    assert_int_equal(chk_run_one(&chk_device_identifier, NULL, &w.e, NOW, &r), 0);
+    const struct chk_finding *f =
+        find(&r, "esx sym.000192601234533031323334", "sym.000192601234533031323334");
+    assert_non_null(f);
+    assert_string_equal(ev_str(f, "prefix"), "sym");
+    assert_true(strstr(f->message, "SPC-2") != NULL);
+    chk_results_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_jumbo_table),
+        cmocka_unit_test(test_jumbo_param_and_override),
+        cmocka_unit_test(test_jumbo_two_adapters),
+        cmocka_unit_test(test_delayed_ack),
+        cmocka_unit_test(test_vdisk_table),
+        cmocka_unit_test(test_vdisk_param),
+        cmocka_unit_test(test_multipath_policy_table),
+        cmocka_unit_test(test_multipath_redundancy_table),
+        cmocka_unit_test(test_device_identifier_table),
+        cmocka_unit_test(test_multipath_policy_evidence),
+        cmocka_unit_test(test_multipath_redundancy_evidence_and_param),
+        cmocka_unit_test(test_device_identifier_evidence),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

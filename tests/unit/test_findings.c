@@ -1,0 +1,798 @@
+/* Unit tests for the check side of db/: a snapshot loaded back as an estate with its references
+ * resolved, and findings with their history, filters, pagination and summary, on a real file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checks/engine.h"
+#include "db/findings.h"
+#include "util/err.h"
+
+#define GIB (1024LL * 1024 * 1024)
+
+/* Three evaluations a day apart; what the API must print for each. */
+#define T1     1795970565000LL
+#define T2     1796056965000LL
+#define T3     1796143365000LL
+#define T1_ISO "2026-11-29T16:42:45Z"
+#define T2_ISO "2026-11-30T16:42:45Z"
+#define T3_ISO "2026-12-01T16:42:45Z"
+
+struct fx {
+    char dir[64];
+    char path[128];
+    struct db *db;
+};
+
+static int setup(void **state)
+{
+    struct fx *fx = calloc(1, sizeof(*fx));
+    char *err = NULL;
+
+    if (!fx)
+        return -1;
+    snprintf(fx->dir, sizeof(fx->dir), "/tmp/vslint-test-findings-XXXXXX");
+    if (!mkdtemp(fx->dir)) {
+        free(fx);
+        return -1;
+    }
+    snprintf(fx->path, sizeof(fx->path), "%s/vslint.db", fx->dir);
+    if (db_open(fx->path, &fx->db, &err) < 0) {
+        fprintf(stderr, "db_open: %s\n", err ? err : "?");
+        free(err);
+        rmdir(fx->dir);
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    struct fx *fx = *state;
+    char p[160];
+    size_t i;
+
+    db_close(fx->db);
+    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", fx->path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* ---- the estate ----------------------------------------------------------------------------- */
+
+/* One vCenter's snapshot with every kind of reference the loader resolves, each with a twin
+ * that must stay unresolved. name_suffix tells two vCenters' otherwise identical rows apart. */
+static void fill(const struct vim_sink *s, const char *sfx)
+{
+    void *c = s->ctx;
+    char ds1[32], vm1[32];
+
+    snprintf(ds1, sizeof(ds1), "LocalDS_0%s", sfx);
+    snprintf(vm1, sizeof(vm1), "web01%s", sfx);
+
+    const struct vim_storage_pod pod = {"group-p1", "pod-gold", 500 * GIB, 100 * GIB};
+    assert_int_equal(s->storage_pod(c, &pod), 0);
+    const struct vim_datastore d1 = {.moref = "datastore-1", .name = ds1, .type = "VMFS",
+                                     .parent = "group-p1", .capacity = 500 * GIB,
+                                     .free_space = 100 * GIB, .uncommitted = VIM_UNKNOWN,
+                                     .accessible = 1, .vmfs_major = 6, .vm_count = 1};
+    const struct vim_datastore d2 = {.moref = "datastore-2", .name = "nfs01", .type = "NFS",
+                                     .parent = "group-s4", .capacity = 1024 * GIB,
+                                     .free_space = 800 * GIB, .uncommitted = 10 * GIB,
+                                     .accessible = 0, .vmfs_major = 0, .vm_count = 0};
+    assert_int_equal(s->datastore(c, &d2), 0);
+    assert_int_equal(s->datastore(c, &d1), 0);
+    const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
+    assert_int_equal(s->dvswitch(c, &dvs), 0);
+
+    /* Hosts in an order unlike their moref order, so bsearch over names would go wrong. */
+    const struct vim_host h10 = {"host-10", "esx01", "domain-c7", "connected"};
+    const struct vim_host h11 = {"host-11", "esx00", "domain-c7", "connected"};
+    const struct vim_host h9 = {"host-9", "esx02", "domain-c7", "connected"};
+    assert_int_equal(s->host(c, &h10), 0);
+    assert_int_equal(s->host(c, &h11), 0);
+    assert_int_equal(s->host(c, &h9), 0);
+    const struct vim_host_option bd10 = {"host-10", "VMFS3.EnableBlockDelete", "1"};
+    const struct vim_host_option bd11 = {"host-11", "VMFS3.EnableBlockDelete", "0"};
+    const struct vim_host_option bd9 = {"host-9", "VMFS3.EnableBlockDelete", "yes please"};
+    const struct vim_host_option other = {"host-10", "Disk.MaxIOSize", "32767"};
+    assert_int_equal(s->host_option(c, &bd10), 0);
+    assert_int_equal(s->host_option(c, &bd11), 0);
+    assert_int_equal(s->host_option(c, &bd9), 0);
+    assert_int_equal(s->host_option(c, &other), 0);
+
+    const struct vim_vswitch vs0 = {"host-10", "vSwitch0", 1500};
+    const struct vim_vswitch vs1 = {"host-10", "vSwitch1", 9000};
+    const struct vim_vswitch vs1_other = {"host-11", "vSwitch1", 1500};
+    assert_int_equal(s->vswitch(c, &vs0), 0);
+    assert_int_equal(s->vswitch(c, &vs1), 0);
+    assert_int_equal(s->vswitch(c, &vs1_other), 0);
+    const struct vim_portgroup pg = {"host-10", "iSCSI-A", "vSwitch1"};
+    assert_int_equal(s->portgroup(c, &pg), 0);
+    const struct vim_vnic vmk0 = {"host-10", "vmk0", "Management", NULL, NULL, 1500, "10.0.9.1"};
+    const struct vim_vnic vmk1 = {"host-10", "vmk1", "iSCSI-A", NULL, NULL, 9000, "10.0.0.11"};
+    const struct vim_vnic vmk2 = {"host-10", "vmk2", NULL, "50 2b 7e", "dvportgroup-5", 1500,
+                                  "10.0.1.11"};
+    const struct vim_vnic vmk10 = {"host-10", "vmk10", NULL, "ff ff", "dvportgroup-6", 9000,
+                                   "10.0.2.11"};
+    assert_int_equal(s->vnic(c, &vmk10), 0);
+    assert_int_equal(s->vnic(c, &vmk2), 0);
+    assert_int_equal(s->vnic(c, &vmk1), 0);
+    assert_int_equal(s->vnic(c, &vmk0), 0);
+
+    const struct vim_iscsi_hba hba = {"host-10", "vmhba64", "iqn.1998-01.com.vmware:esx01",
+                                      "iSCSI Software Adapter"};
+    assert_int_equal(s->iscsi_hba(c, &hba), 0);
+    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL};
+    const struct vim_iscsi_target t2 = {"host-10", "vmhba64", "static", "10.0.0.2", 3260,
+                                        "iqn.2001-05.com.array:tgt1"};
+    assert_int_equal(s->iscsi_target(c, &t1), 0);
+    assert_int_equal(s->iscsi_target(c, &t2), 0);
+    const struct vim_iscsi_option o_hba = {"host-10", "vmhba64", NULL, NULL, "DelayedAck",
+                                           "false", 0};
+    const struct vim_iscsi_option o_t1 = {"host-10", "vmhba64", "send", "10.0.0.1:3260",
+                                          "DelayedAck", "false", 1};
+    const struct vim_iscsi_option o_t2 = {"host-10", "vmhba64", "static", "10.0.0.2:3260",
+                                          "DelayedAck", "true", 0};
+    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
+    const struct vim_iscsi_binding b1 = {"host-10", "vmhba64", "vmk1"};
+    const struct vim_iscsi_binding b_gone = {"host-10", "vmhba64", "vmk99"};
+    assert_int_equal(s->iscsi_binding(c, &b1), 0);
+    assert_int_equal(s->iscsi_binding(c, &b_gone), 0);
+
+    const struct vim_lun rr = {"host-10", "k1", "naa.600a0001", "LUN 1", "NETAPP", "LUN C-Mode",
+                               "disk", 0, "VMW_PSP_RR", "VMW_SATP_ALUA"};
+    const struct vim_lun mru = {"host-10", "k2", "naa.600a0002", "LUN 2", "NETAPP", "LUN C-Mode",
+                                "disk", VIM_UNKNOWN, "VMW_PSP_MRU", "VMW_SATP_ALUA"};
+    const struct vim_lun other_host = {"host-11", "k1", "naa.600a0001", "LUN 1", "NETAPP",
+                                       "LUN C-Mode", "disk", 0, "VMW_PSP_RR", "VMW_SATP_ALUA"};
+    assert_int_equal(s->lun(c, &mru), 0);
+    assert_int_equal(s->lun(c, &rr), 0);
+    assert_int_equal(s->lun(c, &other_host), 0);
+    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
+                                    "vmhba64"};
+    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
+                                    "vmhba64"};
+    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
+                                    "vmhba64"};
+    assert_int_equal(s->lun_path(c, &p1), 0);
+    assert_int_equal(s->lun_path(c, &p2), 0);
+    assert_int_equal(s->lun_path(c, &p3), 0);
+    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
+                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
+    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
+    /* host-11's LUN of the same name has no esxcli row: its limit stays unknown. */
+    assert_int_equal(s->nmp_device(c, &n1), 0);
+    assert_int_equal(s->nmp_device(c, &n2), 0);
+    const struct vim_gap gap = {"host-11", "esxcli", "host refused esxcli"};
+    const struct vim_gap vcgap = {NULL, "dvswitches", "permission denied"};
+    assert_int_equal(s->gap(c, &gap), 0);
+    assert_int_equal(s->gap(c, &vcgap), 0);
+
+    const struct vim_vm m1 = {"vm-42", vm1, "vmx-13", 0, "poweredOn", "notConfigured", "host-10"};
+    const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404"};
+    assert_int_equal(s->vm(c, &m1), 0);
+    assert_int_equal(s->vm(c, &m2), 0);
+    const struct vim_vm_datastore vd1 = {"vm-42", "datastore-1"};
+    const struct vim_vm_datastore vd2 = {"vm-42", "datastore-2"};
+    const struct vim_vm_datastore vd_gone = {"vm-42", "datastore-404"};
+    assert_int_equal(s->vm_datastore(c, &vd2), 0);
+    assert_int_equal(s->vm_datastore(c, &vd_gone), 0);
+    assert_int_equal(s->vm_datastore(c, &vd1), 0);
+    const struct vim_controller pv = {"vm-42", 1000, "ParaVirtualSCSIController", "noSharing", 0};
+    const struct vim_controller lsi = {"vm-42", 1001, "VirtualLsiLogicSASController",
+                                       "physicalSharing", 1};
+    assert_int_equal(s->controller(c, &lsi), 0);
+    assert_int_equal(s->controller(c, &pv), 0);
+    const struct vim_vdisk k1 = {"vm-42", 2000, "Hard disk 1", "[x] web01/web01.vmdk",
+                                 "datastore-1", 40 * GIB, "thin", 1000, 0};
+    const struct vim_vdisk k2 = {"vm-42", 2001, "Hard disk 2", "[nfs01] web01/web01_1.vmdk",
+                                 "datastore-2", 100 * GIB, "eagerzeroedthick", 1001, 0};
+    const struct vim_vdisk k3 = {"vm-42", 2002, "Hard disk 3", "[gone] web01/web01_2.vmdk",
+                                 "datastore-404", 1 * GIB, "lazyzeroedthick", 1099, 0};
+    assert_int_equal(s->vdisk(c, &k3), 0);
+    assert_int_equal(s->vdisk(c, &k1), 0);
+    assert_int_equal(s->vdisk(c, &k2), 0);
+    const struct vim_snapshot s1 = {"vm-42", "before patch", 1700000000, 1};
+    const struct vim_snapshot s2 = {"vm-42", "after patch", VIM_UNKNOWN, 2};
+    assert_int_equal(s->snapshot(c, &s2), 0);
+    assert_int_equal(s->snapshot(c, &s1), 0);
+}
+
+static void snapshot(struct db *db, const char *vc, const char *sfx)
+{
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+
+    assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
+    fill(&sink, sfx);
+    assert_int_equal(db_snapshot_commit(snap, T1 - 60000, T1, NULL), 0);
+}
+
+static const struct est_host *host_named(const struct estate *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_hosts; i++)
+        if (strcmp(e->hosts[i].name, name) == 0)
+            return &e->hosts[i];
+    fail_msg("no host %s", name);
+    return NULL;
+}
+
+static const struct est_vnic *vnic_named(const struct est_host *h, const char *dev)
+{
+    for (size_t i = 0; i < h->n_vnics; i++)
+        if (strcmp(h->vnics[i].device, dev) == 0)
+            return &h->vnics[i];
+    fail_msg("no vnic %s", dev);
+    return NULL;
+}
+
+static void test_estate_roundtrip(void **state)
+{
+    struct fx *fx = *state;
+    struct estate *e = NULL;
+
+    snapshot(fx->db, "vc-a", "");
+    snapshot(fx->db, "vc-b", "-b"); /* same morefs elsewhere: must not leak into vc-a */
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+    assert_string_equal(e->vcenter, "vc-a");
+    assert_int_equal(e->polled_ms, T1);
+
+    /* Datastores by name; pod membership through datastore.parent. */
+    assert_int_equal(e->n_pods, 1);
+    assert_int_equal(e->n_datastores, 2);
+    assert_string_equal(e->datastores[0].name, "LocalDS_0");
+    assert_int_equal(e->datastores[0].pod, 0);
+    assert_string_equal(e->pods[e->datastores[0].pod].name, "pod-gold");
+    assert_true(e->datastores[1].pod == EST_NONE);
+    assert_int_equal(e->datastores[0].uncommitted, EST_UNKNOWN);
+    assert_int_equal(e->datastores[1].uncommitted, 10 * GIB);
+    assert_int_equal(e->datastores[1].accessible, 0);
+
+    /* Hosts by name; EnableBlockDelete parsed, unparseable and absent are unknown. */
+    assert_int_equal(e->n_hosts, 3);
+    assert_string_equal(e->hosts[0].name, "esx00");
+    const struct est_host *h = host_named(e, "esx01");
+    assert_int_equal(h->enable_block_delete, 1);
+    assert_int_equal(host_named(e, "esx00")->enable_block_delete, 0);
+    assert_int_equal(host_named(e, "esx02")->enable_block_delete, EST_UNKNOWN);
+
+    /* vmknics: vSwitch through the port group, DVS through its uuid, vmk2 before vmk10. */
+    assert_int_equal(h->n_vswitches, 2);
+    assert_int_equal(h->n_vnics, 4);
+    assert_string_equal(h->vnics[2].device, "vmk2");
+    assert_string_equal(h->vnics[3].device, "vmk10");
+    const struct est_vnic *vmk1 = vnic_named(h, "vmk1");
+    assert_true(vmk1->vswitch != EST_NONE);
+    assert_int_equal(h->vswitches[vmk1->vswitch].mtu, 9000);
+    assert_true(vmk1->dvswitch == EST_NONE);
+    assert_true(vnic_named(h, "vmk0")->vswitch == EST_NONE); /* port group not reported */
+    const struct est_vnic *vmk2 = vnic_named(h, "vmk2");
+    assert_true(vmk2->dvswitch != EST_NONE);
+    assert_int_equal(e->dvswitches[vmk2->dvswitch].max_mtu, 9000);
+    const struct est_vnic *vmk10 = vnic_named(h, "vmk10");
+    assert_true(vmk10->dvswitch == EST_NONE);
+    assert_string_equal(vmk10->dvs_uuid, "ff ff");
+
+    /* iSCSI: the bound vmknic by index (the missing one left out), options at both levels. */
+    assert_int_equal(h->n_iscsi_hbas, 1);
+    const struct est_iscsi_hba *a = &h->iscsi_hbas[0];
+    assert_int_equal(a->n_bound_vnics, 1);
+    assert_string_equal(h->vnics[a->bound_vnics[0]].device, "vmk1");
+    assert_int_equal(h->vnics[a->bound_vnics[0]].mtu, 9000);
+    assert_string_equal(est_option(a->options, a->n_options, "DelayedAck")->value, "false");
+    assert_null(est_option(a->options, a->n_options, "LoginTimeout"));
+    assert_int_equal(a->n_targets, 2);
+    assert_string_equal(a->targets[0].kind, "send");
+    assert_int_equal(a->targets[0].port, 3260);
+    assert_int_equal(a->targets[0].options[0].inherited, 1);
+    assert_string_equal(a->targets[1].kind, "static");
+    assert_string_equal(a->targets[1].iscsi_name, "iqn.2001-05.com.array:tgt1");
+    assert_string_equal(
+        est_option(a->targets[1].options, a->targets[1].n_options, "DelayedAck")->value, "true");
+
+    /* LUNs by canonical name; the IOPS limit from esxcli, unknown where it gave none. */
+    assert_int_equal(h->n_luns, 2);
+    assert_string_equal(h->luns[0].canonical_name, "naa.600a0001");
+    assert_int_equal(h->luns[0].iops_limit, 1);
+    assert_non_null(strstr(h->luns[0].psp_config, "iops=1"));
+    assert_int_equal(h->luns[0].local, 0);
+    assert_int_equal(h->luns[0].n_paths, 2);
+    assert_string_equal(h->luns[0].paths[1].state, "dead");
+    assert_int_equal(h->luns[1].iops_limit, EST_UNKNOWN);
+    assert_int_equal(h->luns[1].local, EST_UNKNOWN);
+    assert_null(h->luns[1].psp_config);
+    const struct est_host *h11 = host_named(e, "esx00");
+    assert_int_equal(h11->n_luns, 1);
+    assert_int_equal(h11->luns[0].iops_limit, EST_UNKNOWN);
+    assert_int_equal(h11->n_gaps, 1);
+    assert_string_equal(h11->gaps[0].what, "esxcli");
+    assert_int_equal(h->n_gaps, 0);
+
+    /* VMs by name: host, datastores (the unknown one left out), controllers, disks. */
+    assert_int_equal(e->n_vms, 2);
+    const struct est_vm *app = &e->vms[0], *web = &e->vms[1];
+    assert_string_equal(app->name, "app00");
+    assert_int_equal(app->hw_version, EST_UNKNOWN);
+    assert_true(app->host == EST_NONE);
+    assert_int_equal(app->template, 1);
+    assert_null(app->ft_state);
+    assert_string_equal(web->name, "web01");
+    assert_int_equal(web->hw_version, 13);
+    assert_string_equal(e->hosts[web->host].name, "esx01");
+    assert_int_equal(web->n_datastores, 2);
+    assert_string_equal(e->datastores[web->datastores[0]].name, "LocalDS_0");
+    assert_string_equal(e->datastores[web->datastores[1]].name, "nfs01");
+    assert_int_equal(web->n_controllers, 2);
+    assert_int_equal(web->n_disks, 3);
+    assert_string_equal(e->datastores[web->disks[0].datastore].name, "LocalDS_0");
+    assert_string_equal(web->controllers[web->disks[0].controller].type,
+                        "ParaVirtualSCSIController");
+    assert_string_equal(e->datastores[web->disks[1].datastore].name, "nfs01");
+    assert_string_equal(web->controllers[web->disks[1].controller].shared_bus, "physicalSharing");
+    assert_int_equal(web->disks[1].capacity_bytes, 100 * GIB);
+    assert_string_equal(web->disks[1].format, "eagerzeroedthick");
+    assert_true(web->disks[2].datastore == EST_NONE);
+    assert_true(web->disks[2].controller == EST_NONE);
+    assert_int_equal(web->n_snapshots, 2);
+    assert_int_equal(web->snapshots[0].depth, 1);
+    assert_int_equal(web->snapshots[0].created, 1700000000);
+    assert_int_equal(web->snapshots[1].created, EST_UNKNOWN);
+    est_free(e);
+
+    assert_int_equal(db_estate_load(fx->db, "vc-b", &e), 0);
+    assert_string_equal(e->datastores[0].name, "LocalDS_0-b");
+    assert_string_equal(e->vms[1].name, "web01-b");
+    est_free(e);
+    est_free(NULL);
+}
+
+static void test_estate_not_found(void **state)
+{
+    struct fx *fx = *state;
+    struct estate *e = (struct estate *)1;
+    char **names = NULL;
+    size_t n = 99;
+
+    assert_int_equal(db_vcenter_names(fx->db, &names, &n), 0);
+    assert_int_equal(n, 0);
+    free(names);
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), -VSL_ENOTFOUND);
+    assert_null(e);
+    /* A vCenter that never answered has no snapshot to check. */
+    assert_int_equal(db_poll_failed(fx->db, "vc-down", NULL, T1, T1, "connection refused"), 0);
+    assert_int_equal(db_estate_load(fx->db, "vc-down", &e), -VSL_ENOTFOUND);
+    snapshot(fx->db, "vc-z", "");
+    snapshot(fx->db, "vc-a", "");
+    assert_int_equal(db_vcenter_names(fx->db, &names, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "vc-a");
+    assert_string_equal(names[1], "vc-z");
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* ---- findings ------------------------------------------------------------------------------- */
+
+static const struct check free_space = {.id = "datastore-free-space",
+                                        .title = "Datastore free space",
+                                        .severity = CHK_CRITICAL};
+static const struct check snapshots = {
+    .id = "snapshots", .title = "Old or deep snapshots", .severity = CHK_WARNING};
+
+static const struct chk_waiver waiver = {.check = "snapshots",
+                                         .object = "web*",
+                                         .reason = "backup window, CHG-1234",
+                                         .expires_text = "2027-01-31"};
+
+/* A finding as a test writes it; message doubles as its label in expected orders. */
+struct spec {
+    const char *label;
+    const struct check *check;
+    const char *vcenter, *moref, *name;
+    enum chk_severity severity;
+    const struct chk_waiver *waiver;
+};
+
+static const struct spec F1 = {"F1", &free_space, "vc-a", "datastore-1", "LocalDS_0", CHK_CRITICAL, NULL};
+static const struct spec F2 = {"F2", &free_space, "vc-a", "datastore-2", "nfs01", CHK_WARNING, NULL};
+static const struct spec F3 = {"F3", &snapshots, "vc-a", "vm-42", "web01", CHK_WARNING, &waiver};
+static const struct spec F4 = {"F4", &snapshots, "vc-b", "vm-7", "localds_9", CHK_INFO, NULL};
+static const struct spec F5 = {"F5", &free_space, "vc-b", "datastore-1", "LocalDS_0", CHK_WARNING, NULL};
+
+/* Records one evaluation of vc holding the findings in specs (NULL-terminated). */
+static void evaluate(struct db *db, const char *vc, int64_t now, const struct spec *const *specs)
+{
+    struct chk_finding items[8];
+    struct chk_results res = {.items = items};
+
+    memset(items, 0, sizeof(items));
+    for (; *specs; specs++) {
+        const struct spec *s = *specs;
+        struct chk_finding *f = &items[res.n++];
+
+        assert_true(res.n <= 8);
+        chk_fingerprint(s->check->id, s->vcenter, s->moref, NULL, f->fingerprint);
+        f->check = s->check;
+        f->vcenter = s->vcenter;
+        f->severity = s->severity;
+        f->object_type = (char *)"datastore";
+        f->object_moref = (char *)s->moref;
+        f->object_name = (char *)s->name;
+        f->message = (char *)s->label;
+        f->evidence = json_pack("{sssi}", "label", s->label, "free_pct", 7);
+        f->waiver = s->waiver;
+    }
+    assert_int_equal(db_findings_record(db, vc, &res, now), 0);
+    for (size_t i = 0; i < res.n; i++)
+        json_decref(items[i].evidence);
+}
+
+/* The labels of a page of findings, comma-separated. */
+static const char *labels(const json_t *list, char *buf, size_t size)
+{
+    const json_t *f;
+    size_t i, len = 0;
+
+    buf[0] = '\0';
+    json_array_foreach(list, i, f)
+    {
+        int w = snprintf(buf + len, size - len, "%s%s", i ? "," : "",
+                         json_string_value(json_object_get(f, "message")));
+        assert_true(w > 0 && (size_t)w < size - len);
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+/* Runs the query and returns its labels; *total and the next cursor (freed unless asked for). */
+static const char *query(struct db *db, const struct db_findings_filter *f, char *buf, size_t size,
+                         int64_t *total, char **next)
+{
+    json_t *list = NULL;
+    char *nx = NULL;
+    int64_t t = -1;
+
+    assert_int_equal(db_findings_query(db, f, &list, &t, &nx), 0);
+    assert_true(json_is_array(list));
+    labels(list, buf, size);
+    json_decref(list);
+    if (total)
+        *total = t;
+    if (next)
+        *next = nx;
+    else
+        free(nx);
+    return buf;
+}
+
+static json_t *get(struct db *db, const struct spec *s)
+{
+    char fp[17];
+    json_t *j = NULL;
+
+    chk_fingerprint(s->check->id, s->vcenter, s->moref, NULL, fp);
+    assert_int_equal(db_finding_get(db, fp, &j), 0);
+    return j;
+}
+
+static void assert_str(const json_t *o, const char *key, const char *want)
+{
+    const json_t *v = json_object_get(o, key);
+
+    if (!want) {
+        if (!json_is_null(v))
+            fail_msg("%s: want null", key);
+        return;
+    }
+    if (!json_is_string(v) || strcmp(json_string_value(v), want) != 0)
+        fail_msg("%s: got %s, want %s", key, json_is_string(v) ? json_string_value(v) : "?", want);
+}
+
+static void test_history(void **state)
+{
+    const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
+    struct fx *fx = *state;
+    const struct db_findings_filter all = {0}, fresh = {.status = "new"},
+                                    fixed = {.status = "resolved"};
+    char buf[256];
+    json_t *a, *b;
+
+    evaluate(fx->db, "vc-a", T1, run_ab);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F1,F2");
+
+    /* B is fixed by the next evaluation; A is still there and no longer new. */
+    evaluate(fx->db, "vc-a", T2, run_a);
+    a = get(fx->db, &F1);
+    b = get(fx->db, &F2);
+    assert_str(a, "status", "open");
+    assert_str(a, "first_seen", T1_ISO);
+    assert_str(a, "last_seen", T2_ISO);
+    assert_str(a, "resolved_at", NULL);
+    assert_str(b, "status", "resolved");
+    assert_str(b, "first_seen", T1_ISO);
+    assert_str(b, "last_seen", T1_ISO);
+    assert_str(b, "resolved_at", T2_ISO);
+    json_decref(a);
+    json_decref(b);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
+    assert_string_equal(query(fx->db, &all, buf, sizeof(buf), NULL, NULL), "F1");
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "F2");
+
+    /* B comes back: a new occurrence, open again, first seen now. */
+    evaluate(fx->db, "vc-a", T3, run_ab);
+    a = get(fx->db, &F1);
+    b = get(fx->db, &F2);
+    assert_str(a, "status", "open");
+    assert_str(a, "first_seen", T1_ISO);
+    assert_str(b, "status", "new");
+    assert_str(b, "first_seen", T3_ISO);
+    assert_str(b, "last_seen", T3_ISO);
+    assert_str(b, "resolved_at", NULL);
+    json_decref(a);
+    json_decref(b);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F2");
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+}
+
+static void test_finding_shape(void **state)
+{
+    const struct spec *const run[] = {&F1, &F3, NULL};
+    struct fx *fx = *state;
+    json_t *j, *want;
+    char fp[17];
+
+    evaluate(fx->db, "vc-a", T1, run);
+    j = get(fx->db, &F3);
+    chk_fingerprint("snapshots", "vc-a", "vm-42", NULL, fp);
+    assert_str(j, "fingerprint", fp);
+    assert_str(j, "check", "snapshots");
+    assert_str(j, "title", "Old or deep snapshots");
+    assert_str(j, "severity", "warning");
+    assert_str(j, "status", "waived");
+    assert_str(j, "vcenter", "vc-a");
+    assert_str(j, "detail", NULL);
+    assert_str(json_object_get(j, "object"), "type", "datastore");
+    assert_str(json_object_get(j, "object"), "moref", "vm-42");
+    assert_str(json_object_get(j, "object"), "name", "web01");
+    assert_str(json_object_get(j, "waiver"), "reason", "backup window, CHG-1234");
+    assert_str(json_object_get(j, "waiver"), "expires", "2027-01-31");
+    want = json_pack("{sssi}", "label", "F3", "free_pct", 7);
+    assert_true(json_equal(json_object_get(j, "evidence"), want));
+    json_decref(want);
+    json_decref(j);
+
+    j = get(fx->db, &F1);
+    assert_str(j, "status", "new");
+    assert_true(json_is_null(json_object_get(j, "waiver")));
+    json_decref(j);
+
+    assert_int_equal(db_finding_get(fx->db, "0123456789abcdef", &j), -VSL_ENOTFOUND);
+    assert_null(j);
+}
+
+/* vc-a evaluated twice (F1, F2, F3 waived), vc-b once, later (F4, F5). */
+static void five_findings(struct db *db)
+{
+    const struct spec *const a[] = {&F1, &F2, &F3, NULL}, *const b[] = {&F4, &F5, NULL};
+
+    evaluate(db, "vc-a", T1, a);
+    evaluate(db, "vc-a", T2, a);
+    evaluate(db, "vc-b", T2, b);
+}
+
+static void test_filters(void **state)
+{
+    static const struct {
+        struct db_findings_filter f;
+        const char *want;
+    } cases[] = {
+        /* critical first, then check, vCenter, object name */
+        {{0}, "F1,F2,F5,F3,F4"},
+        {{.severity = "critical"}, "F1"},
+        {{.severity = "warning"}, "F1,F2,F5,F3"},
+        {{.severity = "info"}, "F1,F2,F5,F3,F4"},
+        {{.check = "snapshots"}, "F3,F4"},
+        {{.check = "no-such-check"}, ""},
+        {{.vcenter = "vc-b"}, "F5,F4"},
+        {{.object = "LOCALds"}, "F1,F5,F4"},
+        {{.object = "%"}, ""}, /* not a pattern */
+        {{.vcenter = "vc-a", .check = "datastore-free-space", .severity = "warning"}, "F1,F2"},
+        {{.status = "new"}, "F5,F4"},
+        {{.status = "open"}, "F1,F2,F5,F4"},
+        {{.status = "waived"}, "F3"},
+        {{.status = "resolved"}, ""},
+        {{.status = "waived", .severity = "critical"}, ""},
+    };
+    static const struct db_findings_filter bad[] = {
+        {.severity = "fatal"}, {.status = "closed"}, {.severity = "Warning"}, {.limit = -1}};
+    struct fx *fx = *state;
+    char buf[256];
+    int64_t total;
+    json_t *list = (json_t *)1;
+    char *next = (char *)1;
+    size_t i;
+
+    five_findings(fx->db);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        query(fx->db, &cases[i].f, buf, sizeof(buf), &total, NULL);
+        if (strcmp(buf, cases[i].want) != 0)
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, buf, cases[i].want);
+        assert_int_equal(total, cases[i].want[0] ? (int64_t)(strlen(cases[i].want) + 1) / 3 : 0);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(db_findings_query(fx->db, &bad[i], &list, &total, &next), -EINVAL);
+        assert_null(list);
+        assert_null(next);
+    }
+}
+
+static void test_pagination(void **state)
+{
+    struct fx *fx = *state;
+    struct db_findings_filter f = {.limit = 2};
+    char page[64], all[256] = "", *next = NULL;
+    int64_t total;
+    int pages = 0;
+
+    five_findings(fx->db);
+    do {
+        f.cursor = next;
+        query(fx->db, &f, page, sizeof(page), &total, &next);
+        free((char *)f.cursor);
+        assert_int_equal(total, 5); /* without limit or cursor */
+        if (pages++)
+            strncat(all, ",", sizeof(all) - strlen(all) - 1);
+        strncat(all, page, sizeof(all) - strlen(all) - 1);
+        assert_true(pages <= 3);
+    } while (next);
+    assert_int_equal(pages, 3);
+    assert_string_equal(all, "F1,F2,F5,F3,F4");
+
+    /* A page that ends exactly at the last finding has no next. */
+    f = (struct db_findings_filter){.limit = 5};
+    assert_string_equal(query(fx->db, &f, page, sizeof(page), &total, &next), "F1,F2,F5,F3,F4");
+    assert_null(next);
+
+    /* Filters and cursor together: the cursor continues within the filter. */
+    f = (struct db_findings_filter){.limit = 1, .object = "localds"};
+    assert_string_equal(query(fx->db, &f, page, sizeof(page), &total, &next), "F1");
+    assert_int_equal(total, 3);
+    f.cursor = next;
+    assert_string_equal(query(fx->db, &f, page, sizeof(page), &total, &next), "F5");
+    free((char *)f.cursor);
+    free(next);
+}
+
+static void test_bad_cursor(void **state)
+{
+    static const char *const bad[] = {
+        "",
+        "zz",
+        "abc",           /* odd length */
+        "ABCD",          /* upper case is not what we hand out */
+        "41",            /* "A": one field */
+        "390061006200630064", /* "9\0a\0b\0c\0d": no such severity order */
+        "3100610062006300640065", /* six fields */
+        "780061006200630064",     /* order "x" */
+    };
+    struct fx *fx = *state;
+    struct db_findings_filter f = {.limit = 2};
+    json_t *list = NULL;
+    int64_t total;
+    char *next = NULL;
+    size_t i;
+
+    five_findings(fx->db);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        f.cursor = bad[i];
+        if (db_findings_query(fx->db, &f, &list, &total, &next) != -EINVAL)
+            fail_msg("cursor \"%s\" accepted", bad[i]);
+        assert_null(list);
+        assert_null(next);
+    }
+    /* A well-formed cursor past everything is an empty last page, not an error. */
+    f.cursor = "3200ffff00ffff00ffff00ffff";
+    assert_int_equal(db_findings_query(fx->db, &f, &list, &total, &next), 0);
+    assert_int_equal(json_array_size(list), 0);
+    assert_int_equal(total, 5);
+    assert_null(next);
+    json_decref(list);
+}
+
+static void test_vcenters_apart(void **state)
+{
+    const struct spec *const a[] = {&F1, NULL}, *const b[] = {&F5, NULL}, *const none[] = {NULL};
+    struct fx *fx = *state;
+    const struct db_findings_filter unresolved = {0}, fixed = {.status = "resolved"};
+    char buf[64];
+    json_t *j;
+
+    evaluate(fx->db, "vc-a", T1, a);
+    evaluate(fx->db, "vc-b", T1, b);
+    /* The same object on another vCenter is another finding. */
+    assert_string_equal(query(fx->db, &unresolved, buf, sizeof(buf), NULL, NULL), "F1,F5");
+    /* vc-b is clean now; vc-a was not evaluated and keeps its finding. */
+    evaluate(fx->db, "vc-b", T2, none);
+    assert_string_equal(query(fx->db, &unresolved, buf, sizeof(buf), NULL, NULL), "F1");
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "F5");
+    j = get(fx->db, &F1);
+    assert_str(j, "status", "new");
+    json_decref(j);
+}
+
+static void test_summary(void **state)
+{
+    struct fx *fx = *state;
+    json_t *s = NULL, *want;
+    const struct spec *const a[] = {&F1, &F3, NULL};
+
+    assert_int_equal(db_findings_summary(fx->db, NULL, &s), 0);
+    want = json_loads("{\"total\":0,\"by_severity\":{\"critical\":0,\"warning\":0,\"info\":0},"
+                      "\"by_status\":{\"new\":0,\"open\":0,\"waived\":0},\"by_check\":{}}",
+                      0, NULL);
+    assert_true(json_equal(s, want));
+    json_decref(s);
+    json_decref(want);
+
+    five_findings(fx->db);
+    /* vc-a again without F2: F2 resolved, not counted. */
+    evaluate(fx->db, "vc-a", T3, a);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &s), 0);
+    want = json_loads(
+        "{\"total\":3,\"by_severity\":{\"critical\":1,\"warning\":1,\"info\":1},"
+        "\"by_status\":{\"new\":2,\"open\":3,\"waived\":1},"
+        "\"by_check\":{\"datastore-free-space\":{\"critical\":1,\"warning\":1,\"info\":0},"
+        "\"snapshots\":{\"critical\":0,\"warning\":0,\"info\":1}}}",
+        0, NULL);
+    if (!json_equal(s, want)) {
+        char *got = json_dumps(s, JSON_COMPACT);
+        fail_msg("summary: %s", got);
+    }
+    json_decref(s);
+    json_decref(want);
+
+    assert_int_equal(db_findings_summary(fx->db, "vc-a", &s), 0);
+    assert_int_equal(json_integer_value(json_object_get(s, "total")), 1);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(s, "by_status"), "waived")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "by_status"), "new")),
+                     0);
+    json_decref(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_estate_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estate_not_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finding_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_cursor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vcenters_apart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

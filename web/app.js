@@ -1,0 +1,497 @@
+/* vslint dashboard: reads the JSON API (/api/v1/...) and renders the summary, the findings with
+ * their filters, the per-vCenter poll status and the datastore fill chart. No framework and no
+ * external resources: the page is served by vslint itself, often on an isolated network. */
+'use strict';
+
+(function () {
+  const REFRESH_MS = 30000;
+  const PAGE = 100;
+  const TOKEN_KEY = 'vslint-token';
+  const FILTERS = ['severity', 'check', 'vcenter', 'status', 'object'];
+
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    checks: null,          // id -> catalogue entry (/api/v1/checks)
+    findings: [],          // rows shown, in API order
+    next: null,            // the API's link to the following page, or null
+    expanded: new Set(),   // fingerprints whose details are open; kept across refreshes
+    seq: 0,                // drops answers to findings requests that a newer one replaced
+    thresholds: { warn: 30, crit: 10 },
+    timer: null,
+  };
+
+  /* ---------- API access ---------- */
+
+  class AuthError extends Error {}
+
+  function token() {
+    try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return ''; }
+  }
+
+  async function api(path, options) {
+    const opts = Object.assign({ headers: {} }, options || {});
+    opts.headers = Object.assign({ Accept: 'application/json' }, opts.headers);
+    const t = token();
+    if (t) opts.headers.Authorization = 'Bearer ' + t;
+    // "no-cache" revalidates with the server's ETag: a 304 is cheap, stale data is never shown.
+    opts.cache = 'no-cache';
+    const resp = await fetch(path, opts);
+    if (resp.status === 401) {
+      showTokenForm(t ? 'The token was rejected.' : '');
+      throw new AuthError('this server needs a bearer token');
+    }
+    let body = null;
+    const text = await resp.text();
+    if (text) {
+      try { body = JSON.parse(text); } catch (e) { body = null; }
+    }
+    if (!resp.ok) {
+      const err = body && body.error;
+      throw new Error(path.split('?')[0] + ': ' + (err && err.message ? err.message : 'HTTP ' + resp.status));
+    }
+    return body;
+  }
+
+  /* ---------- small helpers ---------- */
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'class') node.className = v;
+      else if (k === 'text') node.textContent = v;
+      else node.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      node.append(c instanceof Node ? c : String(c));
+    }
+    return node;
+  }
+
+  function toDate(v) {
+    if (v === null || v === undefined || v === '') return null;
+    const d = typeof v === 'number' ? new Date(v < 1e11 ? v * 1000 : v) : new Date(v);
+    return isNaN(d.getTime()) ? null : d;
+  }
+
+  function pad(n) { return String(n).padStart(2, '0'); }
+
+  function fmtTime(v) {
+    const d = toDate(v);
+    if (!d) return '–';
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes());
+  }
+
+  function fmtAgo(v) {
+    const d = toDate(v);
+    if (!d) return '';
+    const s = Math.round((Date.now() - d.getTime()) / 1000);
+    const abs = Math.abs(s);
+    const txt = abs < 60 ? abs + ' s' : abs < 3600 ? Math.round(abs / 60) + ' min' :
+      abs < 172800 ? Math.round(abs / 3600) + ' h' : Math.round(abs / 86400) + ' days';
+    return s >= 0 ? txt + ' ago' : 'in ' + txt;
+  }
+
+  function timeEl(v) {
+    const d = toDate(v);
+    if (!d) return document.createTextNode('–');
+    return el('time', { datetime: d.toISOString(), title: fmtAgo(v) }, fmtTime(v));
+  }
+
+  function fmtDuration(ms) {
+    if (ms === null || ms === undefined || isNaN(ms)) return '–';
+    return ms < 1000 ? Math.round(ms) + ' ms' : (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + ' s';
+  }
+
+  function fmtBytes(b) {
+    if (b === null || b === undefined) return '?';
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+    let i = 0;
+    while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+    return (b >= 100 || i === 0 ? Math.round(b) : b.toFixed(1)) + ' ' + units[i];
+  }
+
+  function first(obj, ...keys) {
+    for (const k of keys) if (obj && obj[k] !== undefined && obj[k] !== null) return obj[k];
+    return null;
+  }
+
+  function setBanner(text, kind) {
+    const b = $('status');
+    b.hidden = !text;
+    b.textContent = text || '';
+    b.className = 'banner' + (kind ? ' ' + kind : '');
+  }
+
+  /* ---------- token ---------- */
+
+  function showTokenForm(message) {
+    const form = $('token-form');
+    if (form.hidden) {
+      form.hidden = false;
+      $('token').focus();
+    }
+    setBanner(message || 'Enter the bearer token to continue.', 'error');
+  }
+
+  function useToken(ev) {
+    ev.preventDefault();
+    const v = $('token').value.trim();
+    if (!v) return;
+    try { sessionStorage.setItem(TOKEN_KEY, v); } catch (e) { /* private mode: lost on reload */ }
+    $('token').value = '';
+    $('token-form').hidden = true;
+    setBanner('');
+    refresh();
+  }
+
+  function forgetToken() {
+    try { sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* nothing stored */ }
+    $('token').value = '';
+  }
+
+  /* ---------- filters (mirrored in the URL fragment, so a view can be bookmarked) ---------- */
+
+  function filters() {
+    const f = {};
+    for (const k of FILTERS) {
+      const v = $('f-' + k).value.trim();
+      if (v) f[k] = v;
+    }
+    return f;
+  }
+
+  function readHash() {
+    const p = new URLSearchParams(location.hash.replace(/^#/, ''));
+    for (const k of FILTERS) {
+      const v = p.get(k) || '';
+      const input = $('f-' + k);
+      if (input.tagName === 'SELECT' && v && ![...input.options].some((o) => o.value === v)) {
+        input.append(el('option', { value: v }, v)); // a check or vCenter not loaded yet
+      }
+      input.value = v;
+    }
+  }
+
+  function writeHash() {
+    const q = new URLSearchParams(filters()).toString();
+    history.replaceState(null, '', q ? '#' + q : location.pathname + location.search);
+  }
+
+  function fillSelect(select, values) {
+    const keep = select.value;
+    const have = new Set([...select.options].map((o) => o.value));
+    for (const [value, label] of values) {
+      if (!have.has(value)) select.append(el('option', { value }, label));
+    }
+    select.value = keep;
+  }
+
+  /* ---------- summary ---------- */
+
+  function renderSummary(s) {
+    const sev = s.by_severity || s.severity || {};
+    const st = s.by_status || s.status || {};
+    const set = (id, v) => { $(id).textContent = v === null || v === undefined ? '–' : String(v); };
+    set('t-critical', first(sev, 'critical') ?? 0);
+    set('t-warning', first(sev, 'warning') ?? 0);
+    set('t-info', first(sev, 'info') ?? 0);
+    set('t-new', first(st, 'new') ?? first(s, 'new') ?? 0);
+    set('t-waived', first(st, 'waived') ?? first(s, 'waived') ?? 0);
+    let score = first(s, 'score');
+    if (score && typeof score === 'object') score = first(score, 'value', 'score');
+    set('t-score', score === null ? '–' : Math.round(score));
+    const tile = document.querySelector('[data-tile="score"]');
+    tile.classList.remove('good', 'fair', 'poor');
+    if (score !== null) tile.classList.add(score >= 90 ? 'good' : score >= 70 ? 'fair' : 'poor');
+    renderVcenters(vcenterList(s));
+  }
+
+  // The per-vCenter status as a list of {name, ...}, whether the API gives a list or a map.
+  function vcenterList(s) {
+    const v = s.vcenters || [];
+    if (Array.isArray(v)) return v;
+    return Object.entries(v).map(([name, o]) => Object.assign({ name }, o));
+  }
+
+  function renderVcenters(list) {
+    const tbody = $('vcenters').querySelector('tbody');
+    tbody.replaceChildren();
+    fillSelect($('f-vcenter'), list.map((v) => [v.name, v.name]));
+    if (!list.length) {
+      tbody.append(el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'No vCenter configured.')));
+      return;
+    }
+    for (const v of list) {
+      // Field names as docs/openapi.yaml has them; a nested last_poll (docs/inventory.md's
+      // shape) is read too.
+      const lp = v.last_poll || {};
+      const started = first(v, 'last_started', 'last_poll_started') ?? first(lp, 'started', 'started_ms');
+      const finished = first(v, 'last_finished', 'last_poll_finished') ?? first(lp, 'finished', 'finished_ms');
+      const duration = first(v, 'last_duration_ms', 'duration_ms') ?? first(lp, 'duration_ms');
+      const error = first(v, 'error', 'last_error') ?? first(lp, 'error');
+      const ok = first(v, 'last_ok', 'ok') ?? first(lp, 'ok');
+      const polled = first(v, 'polled_once') ?? (started !== null || finished !== null);
+      let status;
+      if (v.stale === true) status = el('span', { class: 'state stale' }, 'stale');
+      else if (!polled) status = el('span', { class: 'state pending' }, 'first poll pending');
+      else if (ok === false) status = el('span', { class: 'state stale' }, 'failed');
+      else status = el('span', { class: 'state ok' }, 'ok');
+      const statusCell = el('td', {}, status);
+      if (v.polling) statusCell.append(el('span', { class: 'muted' }, ' · polling now'));
+      if (error) statusCell.append(el('div', { class: 'err' }, error));
+      if (v.failures > 0) {
+        statusCell.append(el('div', { class: 'muted' }, v.failures + ' failed in a row' +
+          (v.backoff_s ? ', retrying every ' + fmtDuration(v.backoff_s * 1000) : '')));
+      }
+      tbody.append(el('tr', { 'data-vcenter': v.name, 'data-stale': v.stale === true ? 'true' : 'false' },
+        el('th', { scope: 'row' }, v.name, v.url ? el('div', { class: 'muted' }, v.url) : null),
+        statusCell,
+        el('td', { class: 'nowrap' }, timeEl(finished ?? started)),
+        el('td', { class: 'nowrap' }, fmtDuration(duration)),
+        el('td', { class: 'nowrap' }, timeEl(first(v, 'last_success', 'last_success_ms'))),
+        el('td', { class: 'nowrap' }, timeEl(first(v, 'next_poll', 'next_poll_ms')))));
+    }
+  }
+
+  /* ---------- findings ---------- */
+
+  async function loadChecks() {
+    if (state.checks) return;
+    const doc = await api('/api/v1/checks');
+    state.checks = {};
+    for (const c of doc.checks || []) state.checks[c.id] = c;
+    fillSelect($('f-check'), (doc.checks || []).map((c) => [c.id, c.id]));
+    const fs = state.checks['datastore-free-space'];
+    for (const p of (fs && fs.parameters) || []) {
+      if (p.name === 'warn_free_pct') state.thresholds.warn = p.default;
+      if (p.name === 'crit_free_pct') state.thresholds.crit = p.default;
+    }
+  }
+
+  async function loadFindings(opts) {
+    const seq = ++state.seq;
+    let path;
+    if (opts && opts.more) {
+      path = state.next;
+    } else {
+      // A refresh keeps as many rows as were shown, so "show more" is not undone every 30 s.
+      const limit = Math.min(1000, Math.max(PAGE, state.findings.length));
+      const q = new URLSearchParams(Object.assign(filters(), { limit: String(limit) }));
+      path = '/api/v1/findings?' + q.toString();
+    }
+    const doc = await api(path);
+    if (seq !== state.seq) return; // the filters changed while this was in flight
+    const rows = doc.findings || [];
+    state.findings = opts && opts.more ? state.findings.concat(rows) : rows;
+    state.next = doc.next || null;
+    renderFindings(doc.total);
+  }
+
+  function renderFindings(total) {
+    const tbody = $('findings').querySelector('tbody');
+    tbody.replaceChildren();
+    for (const f of state.findings) {
+      const open = state.expanded.has(f.fingerprint);
+      const detailId = 'd-' + f.fingerprint;
+      const obj = f.object || {};
+      const check = (state.checks && state.checks[f.check]) || {};
+      const btn = el('button', {
+        type: 'button', class: 'expand', 'aria-expanded': open ? 'true' : 'false',
+        'aria-controls': detailId, 'aria-label': 'Details for ' + (obj.name || f.check),
+      }, el('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'));
+      const row = el('tr', { class: 'finding', 'data-fingerprint': f.fingerprint, 'data-severity': f.severity },
+        el('td', {}, btn),
+        el('td', {}, el('span', { class: 'sev ' + f.severity }, f.severity)),
+        el('td', { class: 'nowrap', title: f.title || check.title || '' }, f.check),
+        el('td', { class: 'obj' }, obj.name || obj.moref || '', obj.type ? el('div', { class: 'muted' }, obj.type) : null),
+        el('td', { class: 'nowrap' }, f.vcenter || ''),
+        el('td', { class: 'msg' }, f.message || ''),
+        el('td', { class: 'nowrap' }, f.status || '', f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null),
+        el('td', { class: 'nowrap' }, timeEl(f.first_seen)));
+      const detail = el('tr', { class: 'detail', id: detailId }, el('td', { colspan: 8 }, renderDetail(f, check)));
+      detail.hidden = !open;
+      btn.addEventListener('click', (ev) => { ev.stopPropagation(); toggle(f.fingerprint, btn, detail); });
+      row.addEventListener('click', (ev) => {
+        if (!window.getSelection().toString()) toggle(f.fingerprint, btn, detail);
+      });
+      tbody.append(row, detail);
+    }
+    const n = state.findings.length;
+    const tot = typeof total === 'number' ? total : n;
+    $('count').textContent = n === tot ? '(' + tot + ')' : '(showing ' + n + ' of ' + tot + ')';
+    $('empty').hidden = n > 0;
+    $('more').hidden = !state.next;
+  }
+
+  function toggle(fp, btn, detail) {
+    const open = btn.getAttribute('aria-expanded') !== 'true';
+    btn.setAttribute('aria-expanded', open ? 'true' : 'false');
+    detail.hidden = !open;
+    if (open) state.expanded.add(fp); else state.expanded.delete(fp);
+  }
+
+  function renderDetail(f, check) {
+    const dl = el('dl');
+    const item = (term, ...value) => {
+      if (value.every((v) => v === null || v === undefined || v === '')) return;
+      dl.append(el('dt', {}, term), el('dd', {}, ...value));
+    };
+    item('Check', (f.title || check.title || f.check) + ' (' + f.check + ')');
+    item('Why', check.rationale);
+    item('Remediation', check.remediation ? el('pre', { class: 'remediation' }, check.remediation) : null);
+    item('Reference', check.reference);
+    const ev = f.evidence && typeof f.evidence === 'object' ? Object.entries(f.evidence) : [];
+    if (ev.length) {
+      item('Evidence', el('ul', { class: 'evidence' }, ...ev.map(([k, v]) =>
+        el('li', {}, el('code', {}, k), ': ', typeof v === 'object' ? JSON.stringify(v) : String(v)))));
+    }
+    if (f.waiver) item('Waiver', (f.waiver.reason || '') + (f.waiver.expires ? ' (expires ' + f.waiver.expires + ')' : ''));
+    item('Object', [f.object && f.object.type, f.object && f.object.moref].filter(Boolean).join(' ') +
+      (f.detail ? ' · ' + f.detail : ''));
+    item('Seen', timeEl(f.first_seen), ' → ', timeEl(f.last_seen),
+      f.resolved_at ? el('span', {}, ', resolved ', timeEl(f.resolved_at)) : null);
+    item('Fingerprint', el('code', {}, f.fingerprint));
+    return dl;
+  }
+
+  /* ---------- datastore fill chart ---------- */
+
+  async function loadDatastores() {
+    // The configured thresholds travel in the evidence of datastore-free-space findings; the
+    // catalogue's defaults apply when there is none.
+    try {
+      const fs = await api('/api/v1/findings?check=datastore-free-space&limit=1');
+      const ev = fs && fs.findings && fs.findings[0] && fs.findings[0].evidence;
+      if (ev && typeof ev.warn_free_pct === 'number') state.thresholds.warn = ev.warn_free_pct;
+      if (ev && typeof ev.crit_free_pct === 'number') state.thresholds.crit = ev.crit_free_pct;
+    } catch (e) {
+      if (e instanceof AuthError) throw e;
+    }
+    const all = [];
+    let path = '/api/v1/inventory/datastores?limit=1000';
+    for (let pages = 0; path && pages < 50; pages++) {
+      const doc = await api(path);
+      all.push(...(doc.datastores || []));
+      path = doc.next || null;
+    }
+    renderDatastores(all);
+  }
+
+  function renderDatastores(list) {
+    const { warn, crit } = state.thresholds;
+    const chart = $('ds-chart');
+    $('ds-legend').replaceChildren('Used capacity; the bar turns ',
+      el('span', { class: 'key warning', 'aria-hidden': 'true' }), 'amber below ' + warn + ' % free and ',
+      el('span', { class: 'key critical', 'aria-hidden': 'true' }), 'red below ' + crit + ' % free. Fullest first.');
+    if (!list.length) {
+      chart.replaceChildren(el('p', { class: 'muted' }, 'No datastores stored yet.'));
+      return;
+    }
+    const multi = new Set(list.map((d) => d.vcenter)).size > 1;
+    const rows = list.map((d) => {
+      const cap = d.capacity, free = d.free_space;
+      const known = typeof cap === 'number' && cap > 0 && typeof free === 'number';
+      const freePct = known ? (free * 100) / cap : null;
+      const level = !known ? 'ok' : free * 100 < crit * cap ? 'critical' : free * 100 < warn * cap ? 'warning' : 'ok';
+      return { d, cap, free, freePct, level, label: d.name + (multi && d.vcenter ? ' (' + d.vcenter + ')' : '') };
+    }).sort((a, b) => (a.freePct ?? 101) - (b.freePct ?? 101) || a.label.localeCompare(b.label));
+
+    // One row per datastore: name, a bar (CSS, so it reflows in a narrow window) with the two
+    // thresholds marked, and the figures. role="meter" lets a screen reader read the fill.
+    const ol = el('ol', { class: 'bars' });
+    for (const r of rows) {
+      const usedPct = r.freePct === null ? 0 : Math.max(0, Math.min(100, 100 - r.freePct));
+      const figures = r.freePct === null ? 'capacity unknown' :
+        fmtBytes(r.cap - r.free) + ' of ' + fmtBytes(r.cap) + ' used, ' + r.freePct.toFixed(1) + ' % free';
+      const used = el('div', { class: 'used ' + r.level });
+      used.style.width = usedPct.toFixed(2) + '%';
+      const track = el('div', {
+        class: 'track', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': 100,
+        'aria-valuenow': usedPct.toFixed(1), 'aria-label': r.label + ' used',
+        'aria-valuetext': figures,
+      }, used);
+      for (const t of [warn, crit]) {
+        const mark = el('div', { class: 'mark', 'aria-hidden': 'true' });
+        mark.style.left = (100 - t) + '%';
+        track.append(mark);
+      }
+      ol.append(el('li', { 'data-datastore': r.d.name, 'data-level': r.level, title: r.label + ': ' + figures },
+        el('span', { class: 'name' }, r.label, r.d.accessible === false ? el('span', { class: 'err' }, ' inaccessible') : null),
+        track,
+        el('span', { class: 'figures' }, figures)));
+    }
+    chart.replaceChildren(ol);
+  }
+
+  /* ---------- refresh loop ---------- */
+
+  async function refresh() {
+    $('refresh').disabled = true;
+    const jobs = [
+      api('/api/v1/summary').then(renderSummary),
+      loadChecks().then(() => loadFindings()),
+      loadDatastores(),
+    ];
+    const results = await Promise.allSettled(jobs);
+    $('refresh').disabled = false;
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
+    if (failed.some((e) => e instanceof AuthError)) return; // the token form says it
+    if (failed.length) {
+      setBanner('Could not load everything: ' + failed.map((e) => e.message).join('; '), 'error');
+    } else if ($('status').classList.contains('error')) {
+      setBanner('');
+    }
+    $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
+  }
+
+  function schedule() {
+    clearInterval(state.timer);
+    state.timer = setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
+  }
+
+  async function pollNow() {
+    const btn = $('poll-now');
+    btn.disabled = true;
+    try {
+      const doc = await api('/api/v1/polls', { method: 'POST' });
+      const names = (doc && (doc.queued || doc.vcenters)) || [];
+      setBanner('Poll queued' + (names.length ? ' for ' + names.map((v) => v.name || v).join(', ') : '') +
+        '; the page refreshes when it is done.', 'ok');
+      setTimeout(refresh, 5000);
+    } catch (e) {
+      if (!(e instanceof AuthError)) setBanner(e.message, 'error');
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  function refilter() {
+    writeHash();
+    state.findings = [];
+    loadFindings().catch((e) => { if (!(e instanceof AuthError)) setBanner(e.message, 'error'); });
+  }
+
+  function init() {
+    readHash();
+    let debounce = null;
+    $('filters').addEventListener('change', (ev) => { if (ev.target.id !== 'f-object') refilter(); });
+    $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); refilter(); });
+    $('f-object').addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(refilter, 250); });
+    $('filters').addEventListener('reset', () => setTimeout(refilter, 0));
+    $('more').addEventListener('click', () => loadFindings({ more: true }).catch((e) => setBanner(e.message, 'error')));
+    $('refresh').addEventListener('click', () => { refresh(); schedule(); });
+    $('poll-now').addEventListener('click', pollNow);
+    $('token-form').addEventListener('submit', useToken);
+    $('token-forget').addEventListener('click', forgetToken);
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
+    window.addEventListener('hashchange', () => { readHash(); refilter(); });
+    refresh();
+    schedule();
+  }
+
+  init();
+})();
