@@ -41,8 +41,9 @@ echo "== vCenter simulator ($scenario) at $url"
 echo "== vslint collect -c .demo/vslint.conf"
 build/vslint collect -c "$demo/vslint.conf"
 echo
-echo "== vslint inventory -c .demo/vslint.conf (first lines)"
-build/vslint inventory -c "$demo/vslint.conf" | head -40
+echo "== vslint inventory -c .demo/vslint.conf (first lines; all of it in .demo/inventory.txt)"
+build/vslint inventory -c "$demo/vslint.conf" >"$demo/inventory.txt"
+head -40 "$demo/inventory.txt"
 echo
 echo "== vslint check -c .demo/vslint.conf --offline"
 build/vslint check -c "$demo/vslint.conf" --offline --fail-on never
