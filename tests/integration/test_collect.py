@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """vslint collect against the simulator's `violations` scenario: what vslint stores must equal
 what the simulator holds (its -truth dump, computed from its own object map), with the
-simulator's page size at 100 and forced down to 5 to prove ContinueRetrievePropertiesEx paging.
+simulator's page size at 100 and forced down to 5 to prove ContinueRetrievePropertiesEx paging,
+and once more with the session expiring in the middle of a paged read (re-login, full poll).
 The password must appear in no output and no file vslint wrote."""
 import glob
 import json
@@ -147,11 +148,13 @@ def compare(f, truth, inv):
              sorted((s['name'], s['depth']) for s in t['snapshots']))
 
 
-def run(page_size):
-    f = Failures('collect violations page-size %d' % page_size)
+def run(page_size, expire_after=0):
+    f = Failures('collect violations page-size %d%s' % (
+        page_size, ', session expired on read %d' % expire_after if expire_after else ''))
     ws = Workspace()
+    extra = ['-expire-session-after', str(expire_after)] if expire_after else []
     try:
-        with Sim('violations', page_size=page_size) as sim:
+        with Sim('violations', page_size=page_size, extra=extra) as sim:
             pw = ws.password_file()
             conf = ws.write_config([{'name': 'sim', 'url': sim.url, 'user': USER,
                                      'password_file': pw, 'max_objects': 1000}])
@@ -159,6 +162,9 @@ def run(page_size):
             f.eq('collect exit status (stderr: %s)' % res.stderr.strip(), res.returncode, 0)
             f.true('collect prints what it stored: %r' % res.stdout,
                    res.stdout.startswith('vcenter sim: stored in '))
+            if expire_after:
+                f.true('the re-login is logged: %r' % res.stderr,
+                       'session expired during the poll; logging in again' in res.stderr)
             truth = sim.truth()
             f.true('collect reports the VM count: %r' % res.stdout,
                    ' %d vms' % truth['counts']['vm'] in res.stdout)
@@ -183,3 +189,6 @@ def run(page_size):
 if __name__ == '__main__':
     run(100)
     run(5)
+    # The session expires in the middle of the paged VM read: vslint logs in again and
+    # stores the same, complete inventory.
+    run(5, expire_after=20)

@@ -12,7 +12,9 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
@@ -20,6 +22,30 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 )
+
+// expireAfterReads is the -expire-session-after flag: on that numbered
+// RetrievePropertiesEx/ContinueRetrievePropertiesEx call (counted over the
+// whole run, 0 = never) the caller's session is terminated and the call
+// fails with NotAuthenticated, as when a real vCenter's session times out in
+// the middle of a paged read. It happens once.
+var expireAfterReads int64
+
+var reads int64
+
+// expireNow reports whether this read is the one that expires the session,
+// and if so terminates the session of ctx.
+func expireNow(ctx *simulator.Context) *soap.Fault {
+	if expireAfterReads <= 0 || atomic.AddInt64(&reads, 1) != expireAfterReads {
+		return nil
+	}
+	// TerminateSession refuses the caller's own session, so ask as someone else.
+	other := &simulator.Context{Session: &simulator.Session{}}
+	other.Session.Key = "vcsim-vslint-expirer"
+	ctx.Map.SessionManager().TerminateSession(other,
+		&types.TerminateSession{SessionId: []string{ctx.Session.Key}})
+	log.Printf("session %s expired on read %d (-expire-session-after)", ctx.Session.Key, expireAfterReads)
+	return simulator.Fault("The session is not authenticated.", &types.NotAuthenticated{})
+}
 
 // serverPageSize is the -page-size flag: the server-side cap on objects per
 // page (0 = no cap).
@@ -74,6 +100,9 @@ func invalidToken(token string) *soap.Fault {
 // RetrievePropertiesEx returns at most the effective page size objects and a
 // token when more remain.
 func (pc *PagingCollector) RetrievePropertiesEx(ctx *simulator.Context, r *types.RetrievePropertiesEx) soap.HasFault {
+	if f := expireNow(ctx); f != nil {
+		return &methods.RetrievePropertiesExBody{Fault_: f}
+	}
 	res := pc.PropertyCollector.RetrievePropertiesEx(ctx, r)
 	body, ok := res.(*methods.RetrievePropertiesExBody)
 	if !ok || body.Fault_ != nil || body.Res == nil || body.Res.Returnval == nil {
@@ -92,6 +121,10 @@ func (pc *PagingCollector) RetrievePropertiesEx(ctx *simulator.Context, r *types
 // ContinueRetrievePropertiesEx returns the next page for a token.
 func (pc *PagingCollector) ContinueRetrievePropertiesEx(ctx *simulator.Context, r *types.ContinueRetrievePropertiesEx) soap.HasFault {
 	body := &methods.ContinueRetrievePropertiesExBody{}
+	if f := expireNow(ctx); f != nil {
+		body.Fault_ = f
+		return body
+	}
 	pages.Lock()
 	p, ok := pages.pending[r.Token]
 	if !ok {

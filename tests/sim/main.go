@@ -36,6 +36,7 @@ func main() {
 	user := flag.String("user", "vslint", "the only user name that may log in")
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
+	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
@@ -50,6 +51,7 @@ func main() {
 		password = strings.TrimRight(string(b), "\r\n")
 	}
 	serverPageSize = *pageSize
+	expireAfterReads = *expireAfter
 
 	kind, n, err := parseScenario(*scenario)
 	if err != nil {

@@ -16,6 +16,7 @@
 #include "util/err.h"
 #include "vsphere/decode.h"
 #include "vsphere/session.h"
+#include "vsphere/soap.h"
 #include "vsphere/xml.h"
 
 #define DATA SOURCE_ROOT "/tests/unit/data/"
@@ -307,6 +308,39 @@ static void test_esxcli(void **state)
     want_row("nmp host=host-x device=naa.60060160a0b0000000000000000000a3 ", "iops=1", NULL);
 }
 
+static int r_hopt(void *c, const struct vim_host_option *o)
+{
+    row("option host=%s key=%s value=%s", o->host, o->key, S(o->value));
+    return 0;
+}
+static int r_bind(void *c, const struct vim_iscsi_binding *b)
+{
+    row("binding host=%s hba=%s vnic=%s", b->host, b->hba, b->vnic);
+    return 0;
+}
+
+/* The per-host follow-up answers: QueryOptions and QueryBoundVnics on esx-iscsi-a. */
+static void test_host_followups(void **state)
+{
+    struct vim_sink s = {.host_option = r_hopt, .iscsi_binding = r_bind};
+    struct vim_xml *x = NULL;
+    char *text;
+
+    vsl_buf_reset(&rows);
+    text = slurp("query-options.xml");
+    assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
+    assert_int_equal(vim_decode_options(&s, "host-a", vim_response(x)), 0);
+    vim_xml_free(x);
+    free(text);
+    text = slurp("bound-vnics.xml");
+    assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
+    assert_int_equal(vim_decode_bound_vnics(&s, "host-a", "vmhba64", vim_response(x)), 0);
+    vim_xml_free(x);
+    free(text);
+    want_row("option host=host-a key=VMFS3.EnableBlockDelete ", "value=1", NULL);
+    want_row("binding host=host-a hba=vmhba64 vnic=vmk1", NULL);
+}
+
 static void test_rr_iops(void **state)
 {
     static const struct {
@@ -393,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_datastores), cmocka_unit_test(test_hosts),
         cmocka_unit_test(test_vms),        cmocka_unit_test(test_esxcli),
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

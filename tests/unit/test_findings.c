@@ -88,14 +88,26 @@ static void fill(const struct vim_sink *s, const char *sfx)
 
     const struct vim_storage_pod pod = {"group-p1", "pod-gold", 500 * GIB, 100 * GIB};
     assert_int_equal(s->storage_pod(c, &pod), 0);
-    const struct vim_datastore d1 = {.moref = "datastore-1", .name = ds1, .type = "VMFS",
-                                     .parent = "group-p1", .capacity = 500 * GIB,
-                                     .free_space = 100 * GIB, .uncommitted = VIM_UNKNOWN,
-                                     .accessible = 1, .vmfs_major = 6, .vm_count = 1};
-    const struct vim_datastore d2 = {.moref = "datastore-2", .name = "nfs01", .type = "NFS",
-                                     .parent = "group-s4", .capacity = 1024 * GIB,
-                                     .free_space = 800 * GIB, .uncommitted = 10 * GIB,
-                                     .accessible = 0, .vmfs_major = 0, .vm_count = 0};
+    const struct vim_datastore d1 = {.moref = "datastore-1",
+                                     .name = ds1,
+                                     .type = "VMFS",
+                                     .parent = "group-p1",
+                                     .capacity = 500 * GIB,
+                                     .free_space = 100 * GIB,
+                                     .uncommitted = VIM_UNKNOWN,
+                                     .accessible = 1,
+                                     .vmfs_major = 6,
+                                     .vm_count = 1};
+    const struct vim_datastore d2 = {.moref = "datastore-2",
+                                     .name = "nfs01",
+                                     .type = "NFS",
+                                     .parent = "group-s4",
+                                     .capacity = 1024 * GIB,
+                                     .free_space = 800 * GIB,
+                                     .uncommitted = 10 * GIB,
+                                     .accessible = 0,
+                                     .vmfs_major = 0,
+                                     .vm_count = 0};
     assert_int_equal(s->datastore(c, &d2), 0);
     assert_int_equal(s->datastore(c, &d1), 0);
     const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
@@ -127,10 +139,10 @@ static void fill(const struct vim_sink *s, const char *sfx)
     assert_int_equal(s->portgroup(c, &pg), 0);
     const struct vim_vnic vmk0 = {"host-10", "vmk0", "Management", NULL, NULL, 1500, "10.0.9.1"};
     const struct vim_vnic vmk1 = {"host-10", "vmk1", "iSCSI-A", NULL, NULL, 9000, "10.0.0.11"};
-    const struct vim_vnic vmk2 = {"host-10", "vmk2", NULL, "50 2b 7e", "dvportgroup-5", 1500,
-                                  "10.0.1.11"};
-    const struct vim_vnic vmk10 = {"host-10", "vmk10", NULL, "ff ff", "dvportgroup-6", 9000,
-                                   "10.0.2.11"};
+    const struct vim_vnic vmk2 = {"host-10",       "vmk2", NULL,       "50 2b 7e",
+                                  "dvportgroup-5", 1500,   "10.0.1.11"};
+    const struct vim_vnic vmk10 = {"host-10",       "vmk10", NULL,       "ff ff",
+                                   "dvportgroup-6", 9000,    "10.0.2.11"};
     assert_int_equal(s->vnic(c, &vmk10), 0);
     assert_int_equal(s->vnic(c, &vmk2), 0);
     assert_int_equal(s->vnic(c, &vmk1), 0);
@@ -140,16 +152,16 @@ static void fill(const struct vim_sink *s, const char *sfx)
                                       "iSCSI Software Adapter"};
     assert_int_equal(s->iscsi_hba(c, &hba), 0);
     const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL};
-    const struct vim_iscsi_target t2 = {"host-10", "vmhba64", "static", "10.0.0.2", 3260,
-                                        "iqn.2001-05.com.array:tgt1"};
+    const struct vim_iscsi_target t2 = {"host-10",  "vmhba64", "static",
+                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1"};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
-    const struct vim_iscsi_option o_hba = {"host-10", "vmhba64", NULL, NULL, "DelayedAck",
-                                           "false", 0};
-    const struct vim_iscsi_option o_t1 = {"host-10", "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false", 1};
-    const struct vim_iscsi_option o_t2 = {"host-10", "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true", 0};
+    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
+                                           "DelayedAck", "false",   0};
+    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
+                                          "DelayedAck", "false",   1};
+    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
+                                          "DelayedAck", "true",    0};
     assert_int_equal(s->iscsi_option(c, &o_hba), 0);
     assert_int_equal(s->iscsi_option(c, &o_t1), 0);
     assert_int_equal(s->iscsi_option(c, &o_t2), 0);
@@ -158,12 +170,15 @@ static void fill(const struct vim_sink *s, const char *sfx)
     assert_int_equal(s->iscsi_binding(c, &b1), 0);
     assert_int_equal(s->iscsi_binding(c, &b_gone), 0);
 
-    const struct vim_lun rr = {"host-10", "k1", "naa.600a0001", "LUN 1", "NETAPP", "LUN C-Mode",
-                               "disk", 0, "VMW_PSP_RR", "VMW_SATP_ALUA"};
-    const struct vim_lun mru = {"host-10", "k2", "naa.600a0002", "LUN 2", "NETAPP", "LUN C-Mode",
-                                "disk", VIM_UNKNOWN, "VMW_PSP_MRU", "VMW_SATP_ALUA"};
-    const struct vim_lun other_host = {"host-11", "k1", "naa.600a0001", "LUN 1", "NETAPP",
-                                       "LUN C-Mode", "disk", 0, "VMW_PSP_RR", "VMW_SATP_ALUA"};
+    const struct vim_lun rr = {"host-10",    "k1",           "naa.600a0001", "LUN 1",
+                               "NETAPP",     "LUN C-Mode",   "disk",         0,
+                               "VMW_PSP_RR", "VMW_SATP_ALUA"};
+    const struct vim_lun mru = {"host-10",     "k2",           "naa.600a0002", "LUN 2",
+                                "NETAPP",      "LUN C-Mode",   "disk",         VIM_UNKNOWN,
+                                "VMW_PSP_MRU", "VMW_SATP_ALUA"};
+    const struct vim_lun other_host = {"host-11",    "k1",           "naa.600a0001", "LUN 1",
+                                       "NETAPP",     "LUN C-Mode",   "disk",         0,
+                                       "VMW_PSP_RR", "VMW_SATP_ALUA"};
     assert_int_equal(s->lun(c, &mru), 0);
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &other_host), 0);
@@ -202,12 +217,27 @@ static void fill(const struct vim_sink *s, const char *sfx)
                                        "physicalSharing", 1};
     assert_int_equal(s->controller(c, &lsi), 0);
     assert_int_equal(s->controller(c, &pv), 0);
-    const struct vim_vdisk k1 = {"vm-42", 2000, "Hard disk 1", "[x] web01/web01.vmdk",
-                                 "datastore-1", 40 * GIB, "thin", 1000, 0};
-    const struct vim_vdisk k2 = {"vm-42", 2001, "Hard disk 2", "[nfs01] web01/web01_1.vmdk",
-                                 "datastore-2", 100 * GIB, "eagerzeroedthick", 1001, 0};
-    const struct vim_vdisk k3 = {"vm-42", 2002, "Hard disk 3", "[gone] web01/web01_2.vmdk",
-                                 "datastore-404", 1 * GIB, "lazyzeroedthick", 1099, 0};
+    const struct vim_vdisk k1 = {
+        "vm-42", 2000, "Hard disk 1", "[x] web01/web01.vmdk", "datastore-1", 40 * GIB, "thin",
+        1000,    0};
+    const struct vim_vdisk k2 = {"vm-42",
+                                 2001,
+                                 "Hard disk 2",
+                                 "[nfs01] web01/web01_1.vmdk",
+                                 "datastore-2",
+                                 100 * GIB,
+                                 "eagerzeroedthick",
+                                 1001,
+                                 0};
+    const struct vim_vdisk k3 = {"vm-42",
+                                 2002,
+                                 "Hard disk 3",
+                                 "[gone] web01/web01_2.vmdk",
+                                 "datastore-404",
+                                 1 * GIB,
+                                 "lazyzeroedthick",
+                                 1099,
+                                 0};
     assert_int_equal(s->vdisk(c, &k3), 0);
     assert_int_equal(s->vdisk(c, &k1), 0);
     assert_int_equal(s->vdisk(c, &k2), 0);
@@ -393,9 +423,8 @@ static void test_estate_not_found(void **state)
 
 /* ---- findings ------------------------------------------------------------------------------- */
 
-static const struct check free_space = {.id = "datastore-free-space",
-                                        .title = "Datastore free space",
-                                        .severity = CHK_CRITICAL};
+static const struct check free_space = {
+    .id = "datastore-free-space", .title = "Datastore free space", .severity = CHK_CRITICAL};
 static const struct check snapshots = {
     .id = "snapshots", .title = "Old or deep snapshots", .severity = CHK_WARNING};
 
@@ -413,11 +442,14 @@ struct spec {
     const struct chk_waiver *waiver;
 };
 
-static const struct spec F1 = {"F1", &free_space, "vc-a", "datastore-1", "LocalDS_0", CHK_CRITICAL, NULL};
-static const struct spec F2 = {"F2", &free_space, "vc-a", "datastore-2", "nfs01", CHK_WARNING, NULL};
+static const struct spec F1 = {"F1",        &free_space,  "vc-a", "datastore-1",
+                               "LocalDS_0", CHK_CRITICAL, NULL};
+static const struct spec F2 = {"F2",    &free_space, "vc-a", "datastore-2",
+                               "nfs01", CHK_WARNING, NULL};
 static const struct spec F3 = {"F3", &snapshots, "vc-a", "vm-42", "web01", CHK_WARNING, &waiver};
 static const struct spec F4 = {"F4", &snapshots, "vc-b", "vm-7", "localds_9", CHK_INFO, NULL};
-static const struct spec F5 = {"F5", &free_space, "vc-b", "datastore-1", "LocalDS_0", CHK_WARNING, NULL};
+static const struct spec F5 = {"F5",        &free_space, "vc-b", "datastore-1",
+                               "LocalDS_0", CHK_WARNING, NULL};
 
 /* Records one evaluation of vc holding the findings in specs (NULL-terminated). */
 static void evaluate(struct db *db, const char *vc, int64_t now, const struct spec *const *specs)
@@ -688,10 +720,10 @@ static void test_bad_cursor(void **state)
     static const char *const bad[] = {
         "",
         "zz",
-        "abc",           /* odd length */
-        "ABCD",          /* upper case is not what we hand out */
-        "41",            /* "A": one field */
-        "390061006200630064", /* "9\0a\0b\0c\0d": no such severity order */
+        "abc",                    /* odd length */
+        "ABCD",                   /* upper case is not what we hand out */
+        "41",                     /* "A": one field */
+        "390061006200630064",     /* "9\0a\0b\0c\0d": no such severity order */
         "3100610062006300640065", /* six fields */
         "780061006200630064",     /* order "x" */
     };
@@ -773,8 +805,8 @@ static void test_summary(void **state)
 
     assert_int_equal(db_findings_summary(fx->db, "vc-a", &s), 0);
     assert_int_equal(json_integer_value(json_object_get(s, "total")), 1);
-    assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(s, "by_status"), "waived")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "by_status"), "waived")),
+                     1);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "by_status"), "new")),
                      0);
     json_decref(s);

@@ -70,6 +70,17 @@ def main():
             hosts = dict((n, m) for m, n in re.findall(
                 r'<obj type="HostSystem">([^<]+)</obj><propSet><name>name</name><val[^>]*>'
                 r'([^<]+)<', resp))
+    # Per-host follow-ups on esx-iscsi-a: its EnableBlockDelete option and bound vmknics.
+    hostxml = open(os.path.join(out, 'host.xml')).read()
+    block = hostxml[hostxml.index('>%s<' % hosts['esx-iscsi-a']):]
+    om = re.search(r'advancedOption</name><val[^>]*>([^<]+)<', block).group(1)
+    im = re.search(r'iscsiManager</name><val[^>]*>([^<]+)<', block).group(1)
+    with open(os.path.join(out, 'query-options.xml'), 'w') as f:
+        f.write(call('<QueryOptions><_this type="OptionManager">%s</_this><name>'
+                     'VMFS3.EnableBlockDelete</name></QueryOptions>' % om))
+    with open(os.path.join(out, 'bound-vnics.xml'), 'w') as f:
+        f.write(call('<QueryBoundVnics><_this type="IscsiManager">%s</_this><iScsiHbaName>'
+                     'vmhba64</iScsiHbaName></QueryBoundVnics>' % im))
     # esxcli storage nmp device list on the host with the planted multipath policies.
     mme = re.search(r'<returnval type="ReflectManagedMethodExecuter">([^<]+)<', call(
         '<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
