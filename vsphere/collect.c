@@ -80,63 +80,53 @@ static int fatal_error(int r)
 
 static int read_options(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
 {
-    struct vsl_buf b;
+    struct vsl_buf args;
     int r = 0;
 
     if (!w->option_manager)
         return gap(sink, w->moref, "options", "the host has no advanced option manager");
-    vsl_buf_init(&b, 8192);
+    vsl_buf_init(&args, 8192);
     for (size_t i = 0; host_option_names[i] && r == 0; i++) {
         struct vim_xml *x = NULL;
-        vsl_buf_reset(&b);
-        r = vsl_buf_addstr(&b, "<QueryOptions>");
+        vsl_buf_reset(&args);
+        r = vim_add_elem(&args, "name", host_option_names[i]);
         if (r == 0)
-            r = vim_add_moref(&b, "_this", "OptionManager", w->option_manager);
-        if (r == 0)
-            r = vsl_buf_printf(&b, "<name>%s</name></QueryOptions>", host_option_names[i]);
-        if (r == 0)
-            r = vim_call(c, b.data, 0, NULL, NULL, &x);
+            r = vim_invoke(c, "QueryOptions", "OptionManager", w->option_manager, args.data, 0,
+                           NULL, NULL, &x);
         if (r == 0)
             r = vim_decode_options(sink, w->moref, vim_response(x));
         else if (!fatal_error(r))
             r = gap(sink, w->moref, "options", vim_client_error(c));
         vim_xml_free(x);
     }
-    vsl_buf_free(&b);
+    vsl_buf_free(&args);
     return r;
 }
 
 static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
 {
-    struct vsl_buf b;
+    struct vsl_buf args;
     int r = 0;
 
     if (w->n_hbas == 0)
         return 0;
     if (!w->iscsi_manager)
         return gap(sink, w->moref, "iscsi-bindings", "the host has no iSCSI manager");
-    vsl_buf_init(&b, 8192);
+    vsl_buf_init(&args, 8192);
     for (size_t i = 0; i < w->n_hbas && r == 0; i++) {
         struct vim_xml *x = NULL;
-        vsl_buf_reset(&b);
-        r = vsl_buf_addstr(&b, "<QueryBoundVnics>");
+        vsl_buf_reset(&args);
+        r = vim_add_elem(&args, "iScsiHbaName", w->hbas[i]);
         if (r == 0)
-            r = vim_add_moref(&b, "_this", "IscsiManager", w->iscsi_manager);
-        if (r == 0)
-            r = vsl_buf_addstr(&b, "<iScsiHbaName>");
-        if (r == 0)
-            r = vsl_buf_addxml(&b, w->hbas[i]);
-        if (r == 0)
-            r = vsl_buf_addstr(&b, "</iScsiHbaName></QueryBoundVnics>");
-        if (r == 0)
-            r = vim_call(c, b.data, 0, NULL, NULL, &x);
+            r = vim_invoke(c, "QueryBoundVnics", "IscsiManager", w->iscsi_manager, args.data, 0,
+                           NULL, NULL, &x);
         if (r == 0)
             r = vim_decode_bound_vnics(sink, w->moref, w->hbas[i], vim_response(x));
         else if (!fatal_error(r))
             r = gap(sink, w->moref, "iscsi-bindings", vim_client_error(c));
         vim_xml_free(x);
     }
-    vsl_buf_free(&b);
+    vsl_buf_free(&args);
     return r;
 }
 
@@ -144,21 +134,14 @@ static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim
  * host gives every device's PSP configuration, including the Round Robin IOPS limit. */
 static int read_esxcli(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
 {
-    struct vsl_buf b;
     struct vim_xml *x = NULL;
     char *mme = NULL;
     int r;
 
     if (w->san_luns == 0)
         return 0;
-    vsl_buf_init(&b, 8192);
-    r = vsl_buf_addstr(&b, "<RetrieveManagedMethodExecuter>");
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", "HostSystem", w->moref);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</RetrieveManagedMethodExecuter>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, &x);
+    r = vim_invoke(c, "RetrieveManagedMethodExecuter", "HostSystem", w->moref, NULL, 0, NULL,
+                   NULL, &x);
     if (r < 0)
         goto out;
     const char *m = vim_path_text(vim_response(x), "returnval");
@@ -170,16 +153,15 @@ static int read_esxcli(struct vim_client *c, struct vim_sink *sink, struct vim_h
     mme = strdup(m);
     vim_xml_free(x);
     x = NULL;
-    vsl_buf_reset(&b);
-    r = vsl_buf_addstr(&b, "<ExecuteSoap>");
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", "ReflectManagedMethodExecuter", mme);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "<moid>ha-cli-handler-storage-nmp-device</moid>"
-                               "<version>urn:vim25/5.0</version>"
-                               "<method>vim.EsxCLI.storage.nmp.device.list</method></ExecuteSoap>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, &x);
+    if (!mme) {
+        r = -ENOMEM;
+        goto out;
+    }
+    r = vim_invoke(c, "ExecuteSoap", "ReflectManagedMethodExecuter", mme,
+                   "<moid>ha-cli-handler-storage-nmp-device</moid>"
+                   "<version>urn:vim25/5.0</version>"
+                   "<method>vim.EsxCLI.storage.nmp.device.list</method>",
+                   0, NULL, NULL, &x);
     if (r < 0)
         goto out;
     xmlNode *rv = vim_child(vim_response(x), "returnval");
@@ -199,7 +181,6 @@ out:
         r = gap(sink, w->moref, "esxcli", vim_client_error(c));
     vim_xml_free(x);
     free(mme);
-    vsl_buf_free(&b);
     return r;
 }
 

@@ -26,6 +26,41 @@ int vim_add_moref(struct vsl_buf *b, const char *tag, const char *type, const ch
     return r;
 }
 
+int vim_add_elem(struct vsl_buf *b, const char *tag, const char *text)
+{
+    int r = vsl_buf_printf(b, "<%s>", tag);
+    if (r == 0)
+        r = vsl_buf_addxml(b, text);
+    if (r == 0)
+        r = vsl_buf_printf(b, "</%s>", tag);
+    return r;
+}
+
+int vim_invoke(struct vim_client *c, const char *method, const char *type, const char *moref,
+               const char *args, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+               struct vim_xml **out)
+{
+    struct vsl_buf b;
+    int r;
+
+    vsl_buf_init(&b, 1u << 20);
+    r = vsl_buf_printf(&b, "<%s>", method);
+    if (r == 0)
+        r = vim_add_moref(&b, "_this", type, moref);
+    if (r == 0 && args)
+        r = vsl_buf_addstr(&b, args);
+    if (r == 0)
+        r = vsl_buf_printf(&b, "</%s>", method);
+    if (r == 0)
+        r = vim_call(c, b.data, emit_depth, fn, ctx, out);
+    else
+        snprintf(c->err, sizeof(c->err), "%s: %s request too large", c->url, method);
+    if (b.data)
+        memset(b.data, 0, b.cap);
+    vsl_buf_free(&b);
+    return r;
+}
+
 static char *dup_text(xmlNode *n, const char *path)
 {
     const char *s = vim_path_text(n, path);
@@ -92,28 +127,19 @@ int vim_connect(struct vim_client *c)
 
 int vim_login(struct vim_client *c, const char *user, const char *password)
 {
-    struct vsl_buf b;
+    struct vsl_buf args;
     int r;
 
-    vsl_buf_init(&b, 64 << 10);
-    r = vsl_buf_addstr(&b, "<Login>");
+    vsl_buf_init(&args, 64 << 10);
+    r = vim_add_elem(&args, "userName", user);
     if (r == 0)
-        r = vim_add_moref(&b, "_this", "SessionManager", c->session_manager);
+        r = vim_add_elem(&args, "password", password);
     if (r == 0)
-        r = vsl_buf_addstr(&b, "<userName>");
-    if (r == 0)
-        r = vsl_buf_addxml(&b, user);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</userName><password>");
-    if (r == 0)
-        r = vsl_buf_addxml(&b, password);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</password></Login>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
-    if (b.data)
-        memset(b.data, 0, b.cap);
-    vsl_buf_free(&b);
+        r = vim_invoke(c, "Login", "SessionManager", c->session_manager, args.data, 0, NULL, NULL,
+                       NULL);
+    if (args.data)
+        memset(args.data, 0, args.cap);
+    vsl_buf_free(&args);
     if (r == -VSL_ELOGIN) {
         snprintf(c->err, sizeof(c->err), "%s: login rejected for user '%s' (%s)", c->url, user,
                  c->fault);
@@ -123,42 +149,28 @@ int vim_login(struct vim_client *c, const char *user, const char *password)
 
 int vim_logout(struct vim_client *c)
 {
-    struct vsl_buf b;
-    int r;
-
     if (!c->session_manager)
         return 0;
-    vsl_buf_init(&b, 4096);
-    r = vsl_buf_addstr(&b, "<Logout>");
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", "SessionManager", c->session_manager);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</Logout>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
-    vsl_buf_free(&b);
-    return r;
+    return vim_invoke(c, "Logout", "SessionManager", c->session_manager, NULL, 0, NULL, NULL, NULL);
 }
 
 int vim_create_view(struct vim_client *c, const char *type, char **view)
 {
-    struct vsl_buf b;
+    struct vsl_buf args;
     struct vim_xml *x = NULL;
     int r;
 
     *view = NULL;
-    vsl_buf_init(&b, 4096);
-    r = vsl_buf_addstr(&b, "<CreateContainerView>");
+    vsl_buf_init(&args, 4096);
+    r = vim_add_moref(&args, "container", "Folder", c->root_folder);
     if (r == 0)
-        r = vim_add_moref(&b, "_this", "ViewManager", c->view_manager);
+        r = vim_add_elem(&args, "type", type);
     if (r == 0)
-        r = vim_add_moref(&b, "container", "Folder", c->root_folder);
+        r = vsl_buf_addstr(&args, "<recursive>true</recursive>");
     if (r == 0)
-        r = vsl_buf_printf(&b, "<type>%s</type><recursive>true</recursive></CreateContainerView>",
-                           type);
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, &x);
-    vsl_buf_free(&b);
+        r = vim_invoke(c, "CreateContainerView", "ViewManager", c->view_manager, args.data, 0,
+                       NULL, NULL, &x);
+    vsl_buf_free(&args);
     if (r < 0)
         return r;
     *view = dup_text(vim_response(x), "returnval");
@@ -172,19 +184,7 @@ int vim_create_view(struct vim_client *c, const char *type, char **view)
 
 int vim_destroy_view(struct vim_client *c, const char *view)
 {
-    struct vsl_buf b;
-    int r;
-
-    vsl_buf_init(&b, 4096);
-    r = vsl_buf_addstr(&b, "<DestroyView>");
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", "ContainerView", view);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</DestroyView>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
-    vsl_buf_free(&b);
-    return r;
+    return vim_invoke(c, "DestroyView", "ContainerView", view, NULL, 0, NULL, NULL, NULL);
 }
 
 xmlNode *vim_prop(xmlNode *objects, const char *name)
@@ -248,26 +248,18 @@ static int on_page_elem(void *ctx, xmlNode *n)
 /* Best effort: the error that made us cancel stays the one reported. */
 static int cancel_token(struct vim_client *c, const char *token)
 {
-    struct vsl_buf b;
+    struct vsl_buf args;
     char err[sizeof(c->err)], fault[sizeof(c->fault)];
     int r;
 
     memcpy(err, c->err, sizeof(err));
     memcpy(fault, c->fault, sizeof(fault));
-
-    vsl_buf_init(&b, 4096);
-    r = vsl_buf_addstr(&b, "<CancelRetrievePropertiesEx>");
+    vsl_buf_init(&args, 4096);
+    r = vim_add_elem(&args, "token", token);
     if (r == 0)
-        r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "<token>");
-    if (r == 0)
-        r = vsl_buf_addxml(&b, token);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "</token></CancelRetrievePropertiesEx>");
-    if (r == 0)
-        r = vim_call(c, b.data, 0, NULL, NULL, NULL);
-    vsl_buf_free(&b);
+        r = vim_invoke(c, "CancelRetrievePropertiesEx", "PropertyCollector",
+                       c->property_collector, args.data, 0, NULL, NULL, NULL);
+    vsl_buf_free(&args);
     memcpy(c->err, err, sizeof(err));
     memcpy(c->fault, fault, sizeof(fault));
     return r;
@@ -282,11 +274,7 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     int r;
 
     vsl_buf_init(&b, 1u << 20);
-    r = vsl_buf_addstr(&b, "<RetrievePropertiesEx>");
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
-    if (r == 0)
-        r = vsl_buf_printf(&b, "<specSet><propSet><type>%s</type>", type);
+    r = vsl_buf_printf(&b, "<specSet><propSet><type>%s</type>", type);
     for (size_t i = 0; paths[i] && r == 0; i++)
         r = vsl_buf_printf(&b, "<pathSet>%s</pathSet>", paths[i]);
     if (r == 0)
@@ -294,27 +282,19 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     if (r == 0)
         r = vsl_buf_addstr(&b, object_set);
     if (r == 0)
-        r = vsl_buf_printf(&b, "</specSet><options><maxObjects>%d</maxObjects></options>"
-                               "</RetrievePropertiesEx>",
+        r = vsl_buf_printf(&b, "</specSet><options><maxObjects>%d</maxObjects></options>",
                            c->opts.max_objects > 0 ? c->opts.max_objects : 500);
-    if (r < 0)
-        goto out;
-    r = vim_call(c, b.data, 5, on_page_elem, &pg, NULL);
+    if (r == 0)
+        r = vim_invoke(c, "RetrievePropertiesEx", "PropertyCollector", c->property_collector,
+                       b.data, 5, on_page_elem, &pg, NULL);
     while (r == 0 && pg.token) {
         char *token = pg.token;
         pg.token = NULL;
         vsl_buf_reset(&b);
-        r = vsl_buf_addstr(&b, "<ContinueRetrievePropertiesEx>");
+        r = vim_add_elem(&b, "token", token);
         if (r == 0)
-            r = vim_add_moref(&b, "_this", "PropertyCollector", c->property_collector);
-        if (r == 0)
-            r = vsl_buf_addstr(&b, "<token>");
-        if (r == 0)
-            r = vsl_buf_addxml(&b, token);
-        if (r == 0)
-            r = vsl_buf_addstr(&b, "</token></ContinueRetrievePropertiesEx>");
-        if (r == 0)
-            r = vim_call(c, b.data, 5, on_page_elem, &pg, NULL);
+            r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
+                           c->property_collector, b.data, 5, on_page_elem, &pg, NULL);
         if (r < 0 && r != -VSL_ENOAUTH && pg.token == NULL) {
             /* A vanished token or an aborted page: tell the server we are done with it. */
             cancel_token(c, token);
@@ -324,7 +304,6 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     if (r < 0 && pg.token)
         cancel_token(c, pg.token);
     log_debug("%s: read %ld %s objects", c->url, pg.objects, type);
-out:
     free(pg.token);
     vsl_buf_free(&b);
     return r;

@@ -32,5 +32,15 @@ xmlNode *vim_prop(xmlNode *objects, const char *name);
 /* Appends <tag type="TYPE">moref</tag>. */
 struct vsl_buf;
 int vim_add_moref(struct vsl_buf *b, const char *tag, const char *type, const char *moref);
+/* Appends <tag>text</tag> with text escaped. */
+int vim_add_elem(struct vsl_buf *b, const char *tag, const char *text);
+
+/* Calls method on the managed object (type, moref): <method><_this ...>moref</_this>ARGS
+ * </method>, args being ready XML (NULL for none). Elements at emit_depth stream to fn as in
+ * vim_call(); *out (may be NULL) receives the parsed answer. The request is wiped after use,
+ * since it may hold a password. */
+int vim_invoke(struct vim_client *c, const char *method, const char *type, const char *moref,
+               const char *args, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+               struct vim_xml **out);
 
 #endif
