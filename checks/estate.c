@@ -17,7 +17,7 @@
 
 struct chunk {
     struct chunk *next;
-    size_t used, size; /* bytes of data */
+    size_t used, size;  /* bytes of data */
     max_align_t data[]; /* the element type only gives data the strictest alignment */
 };
 
