@@ -129,27 +129,17 @@ int cmd_check(int argc, char **argv)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);
     {
-        /* Findings this run resolved: resolved_at == this run. */
-        struct db_findings_filter flt = {.vcenter = only, .status = "resolved"};
+        /* Findings this run resolved: their resolved_at is this run's time. */
+        struct db_findings_filter flt = {
+            .vcenter = only, .status = "resolved", .resolved_at_ms = now_ms, .limit = 1};
         json_t *res = NULL;
         int64_t total = 0;
         char *next = NULL;
-        json_int_t n = 0;
-        if (db_findings_query(db, &flt, &res, &total, &next) == 0) {
-            char stamp[32];
-            time_t t = (time_t)(now_ms / 1000);
-            strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-            size_t i;
-            json_t *fd;
-            json_array_foreach(res, i, fd) {
-                const char *ra = json_string_value(json_object_get(fd, "resolved_at"));
-                if (ra && !strcmp(ra, stamp))
-                    n++;
-            }
-        }
+        if (db_findings_query(db, &flt, &res, &total, &next) < 0)
+            total = 0;
         json_decref(res);
         free(next);
-        json_object_set_new(summary, "resolved_this_run", json_integer(n));
+        json_object_set_new(summary, "resolved_this_run", json_integer(total));
     }
     if (outpath && !(out = fopen(outpath, "we"))) {
         log_warn("cannot write %s", outpath);

@@ -415,6 +415,8 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
     /* lower() folds ASCII only, which is what host and datastore names are in practice. */
     if (r == 0 && f->object)
         r = vsl_buf_addstr(sql, " AND instr(lower(object_name), lower(:object)) > 0");
+    if (r == 0 && f->resolved_at_ms)
+        r = vsl_buf_addstr(sql, " AND resolved_at_ms = :resolved_at");
     return r;
 }
 
@@ -433,6 +435,8 @@ static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int
         rc = bind_named(st, ":object", f->object);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":sev_order")))
         rc = sqlite3_bind_int(st, i, sev_order);
+    if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":resolved_at")))
+        rc = sqlite3_bind_int64(st, i, f->resolved_at_ms);
     if (c && rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, key_params[0])))
         rc = sqlite3_bind_int(st, i, c->order);
     for (i = 1; c && i < CURSOR_FIELDS && rc == SQLITE_OK; i++)

@@ -32,6 +32,7 @@ struct db_findings_filter {
     const char *status;   /* "new", "open" (includes new), "waived", "resolved", or NULL =
                              everything not resolved */
     const char *object;   /* substring of the object name (case-insensitive), or NULL */
+    int64_t resolved_at_ms; /* 0, or only findings resolved at exactly this time (one run) */
     int limit;            /* 0 = no limit */
     const char *cursor;   /* opaque, from a previous page's *next, or NULL */
 };
