@@ -174,3 +174,8 @@ const struct est_option *est_option(const struct est_option *opts, size_t n, con
     }
     return NULL;
 }
+
+const char *est_host_name(const struct est_host *h)
+{
+    return h->name ? h->name : h->moref;
+}

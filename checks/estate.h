@@ -157,6 +157,9 @@ struct estate {
     void *arena; /* owner of every string and array above */
 };
 
+/* What to call a host in a message: its name, or its moref when the name is unknown. */
+const char *est_host_name(const struct est_host *h);
+
 /* Lookups (linear or hashed; NULL when absent). */
 const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key);
 void est_free(struct estate *e); /* NULL is a no-op */

@@ -110,7 +110,7 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
         json_object_set_new(ev, "switch_below_vmknic", json_boolean(low_switch));
     }
 
-    snprintf(name, sizeof(name), "%s %s", h->name ? h->name : h->moref, v->device);
+    snprintf(name, sizeof(name), "%s %s", est_host_name(h), v->device);
     if (low_switch)
         snprintf(msg, sizeof(msg),
                  "%s (iSCSI-bound to %s) sends %d-byte frames but its %s %s carries only MTU %d:"

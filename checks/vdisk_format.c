@@ -76,7 +76,7 @@ static json_t *reclaim_blockers(const struct estate *e, const struct est_vm *vm,
     }
     if (ebd != EST_UNKNOWN && ebd != 1) {
         snprintf(buf, sizeof(buf), "VMFS3.EnableBlockDelete is %d on host %s", ebd,
-                 h->name ? h->name : h->moref);
+                 est_host_name(h));
         json_array_append_new(why, json_string(buf));
     }
     if (json_array_size(why) == 0) {
