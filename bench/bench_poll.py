@@ -48,6 +48,7 @@ class Floor:
         req = urllib.request.Request(self.url, data=(ENV % body).encode(), headers={
             'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': '"urn:vim25/6.5"'})
         parts = []
+        head = b''
         tail = b''
         try:
             r = self.opener.open(req)
@@ -61,9 +62,12 @@ class Floor:
                 self.bytes += len(chunk)
                 if keep_all:
                     parts.append(chunk)
+                if len(head) < 4096:
+                    head += chunk[:4096]
                 tail = chunk[-4096:]
         self.requests += 1
-        return (b''.join(parts) if keep_all else tail).decode('utf-8', 'replace')
+        # The token may come before or after the objects: keep both ends.
+        return (b''.join(parts) if keep_all else head + tail).decode('utf-8', 'replace')
 
     def run(self):
         p = paths()
