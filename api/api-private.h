@@ -56,6 +56,10 @@ enum MHD_Result api_respond_error(struct api_req *r, unsigned status, const char
 /* Sends text (owned, malloc'd) of len bytes with the given Content-Type. */
 enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
                                  char *text, size_t len);
+/* Sends a page {"<key>":items,"total":N,"next":URL} (next omitted on the last page) with an
+ * ETag. Steals items and next (a cursor from db/, malloc'd, may be NULL). */
+enum MHD_Result api_respond_page(struct api_req *r, const char *key, json_t *items,
+                                 int64_t total, char *next);
 /* Sends the error a parameter check recorded with api_bad(). */
 enum MHD_Result api_fail(struct api_req *r);
 /* Answers a database error as 500 (logged once). */
@@ -103,7 +107,8 @@ enum MHD_Result api_h_metrics(struct api_req *r);
 
 /* The score over unwaived, unresolved findings and the objects checked (api/summary.c). */
 int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);
-/* Counts the stored datastores, hosts and VMs (of vcenter, or all). 0 or a negative error. */
-int api_object_count(struct db *db, const char *vcenter, int64_t *objects);
+/* db_findings_summary() of vcenter (NULL: all), the stored object counts and the score.
+ * *counts is a new reference. 0 or a negative error. */
+int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs[3], int *score);
 
 #endif

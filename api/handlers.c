@@ -59,7 +59,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
     struct db_findings_filter f = {0};
     json_t *list = NULL;
     int64_t total = 0;
-    char *next = NULL, *next_url = NULL;
+    char *next = NULL;
     struct db *db;
     int rc;
 
@@ -83,17 +83,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
         return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
     if (rc < 0)
         return api_db_error(r, "querying findings", rc);
-    if (next && !(next_url = api_next_url(r, next))) {
-        free(next);
-        json_decref(list);
-        return MHD_NO;
-    }
-    free(next);
-    json_t *body = json_pack("{s:o,s:I}", "findings", list, "total", (json_int_t)total);
-    if (body && next_url)
-        json_object_set_new(body, "next", json_string(next_url));
-    free(next_url);
-    return api_respond_json_etag(r, body);
+    return api_respond_page(r, "findings", list, total, next);
 }
 
 enum MHD_Result api_h_finding(struct api_req *r)

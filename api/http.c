@@ -17,6 +17,7 @@
 #include "api/api-private.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "web/assets.h"
 
 #define METHODS_GET "GET, HEAD"
 
@@ -187,6 +188,25 @@ int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
     r->fail_code = "bad_parameter";
     snprintf(r->fail_msg, sizeof(r->fail_msg), "parameter %s: %s", name, why);
     return -1;
+}
+
+enum MHD_Result api_respond_page(struct api_req *r, const char *key, json_t *items,
+                                 int64_t total, char *next)
+{
+    char *url = next ? api_next_url(r, next) : NULL;
+    json_t *body;
+
+    if (next && !url) {
+        free(next);
+        json_decref(items);
+        return MHD_NO;
+    }
+    free(next);
+    body = json_pack("{s:o,s:I}", key, items, "total", (json_int_t)total);
+    if (body && url)
+        json_object_set_new(body, "next", json_string(url));
+    free(url);
+    return api_respond_json_etag(r, body);
 }
 
 enum MHD_Result api_fail(struct api_req *r)
@@ -423,6 +443,30 @@ static int path_matches(const struct route *rt, const char *path, const char **a
     return !strcmp(path, rt->path);
 }
 
+/* One of the dashboard's embedded files (web/assets.h), with its build-time ETag. */
+static enum MHD_Result respond_asset(struct api_req *r, const struct api_asset *a)
+{
+    const char *inm =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    int fresh = inm && etag_matches(inm, a->etag);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        fresh ? 0 : a->len, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
+
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (!fresh) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+        MHD_add_response_header(resp, "Content-Security-Policy",
+                                "default-src 'self'; img-src 'self' data:; "
+                                "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    }
+    return queue(r, fresh ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, resp);
+}
+
 static enum MHD_Result dispatch(struct api_req *r)
 {
     const struct route *found = NULL;
@@ -430,6 +474,11 @@ static enum MHD_Result dispatch(struct api_req *r)
     enum MHD_Result ret;
     int is_get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
 
+    /* The dashboard's files hold no data, and a browser cannot send a token when it navigates
+     * to "/": they are served to anyone, even with auth = all; the page's API calls carry it. */
+    const struct api_asset *asset = is_get ? api_asset_find(r->path) : NULL;
+    if (asset)
+        return respond_asset(r, asset);
     /* With auth = all nothing but /healthz is visible without the token, not even which
      * routes exist. */
     if (strcmp(r->path, "/healthz") && authorize(r, AUTH_READ, &ret) < 0)
@@ -639,13 +688,14 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         {MHD_OPTION_END, 0, NULL},
     };
     s->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        flags, 0, NULL, NULL, on_request, s,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or early messages miss it */
+        MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads > 0 ? o->threads : 4),
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
         MHD_OPTION_ARRAY, tls_opts,
         MHD_OPTION_END);
     if (!s->mhd) {

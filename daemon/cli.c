@@ -5,6 +5,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/serve.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -70,6 +71,35 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
      "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+    {"serve", cmd_serve, "run the daemon: poll on schedule, run the checks, serve the HTTP API",
+     "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
+     "\n"
+     "Runs in the foreground until SIGTERM. Polls each [vcenter NAME] every interval= seconds\n"
+     "(one thread per vCenter), runs the checks after each poll and records the findings'\n"
+     "history, and serves them over HTTP on [server] listen= (default 127.0.0.1:8080):\n"
+     "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
+     "  /api/v1/inventory/{datastores,hosts,vms}, POST /api/v1/polls (poll now),\n"
+     "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
+     "The API is described in docs/openapi.yaml.\n"
+     "\n"
+     "A vCenter whose poll fails is retried after its interval, then twice that, and so on up\n"
+     "to 8 x interval or one hour; its last good snapshot keeps being served, marked stale\n"
+     "with the error, until a poll succeeds again.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (required)\n"
+     "      --log WHERE     stderr (default), or syslog / journal: through syslog(3), which\n"
+     "                      journald reads with each line's priority (use under systemd)\n"
+     "  -v, --verbose       log debug lines too\n"
+     "\n"
+     "[server] keys: listen = ADDRESS:PORT, token_file = FILE (bearer token, at least 16\n"
+     "characters, needed for POST; POST is refused without one), auth = writes|all (all: the\n"
+     "token is needed for everything but /healthz), tls_cert = / tls_key = PEM files (HTTPS),\n"
+     "max_connections = 64, timeout = 30 (idle seconds).\n"
+     "\n"
+     "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
+     "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
+     "\n"
+     "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
     {"checks", cmd_checks, "list the catalogue of checks",
      "Usage: vslint checks [--format text|json]\n"
      "\n"

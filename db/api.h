@@ -24,4 +24,17 @@ struct db_api_page {
 int db_api_inventory_page(struct db *db, enum db_api_kind kind, const struct db_api_page *p,
                           json_t **items, int64_t *total, char **next);
 
+/* Counts the stored datastores, hosts and VMs of vcenter (NULL: all), in that order. */
+int db_api_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
+
+/* What the database remembers of a vCenter's polling, so a restarted daemon reports the age of
+ * the snapshot it serves before its own first poll. All zero/empty when never polled. */
+struct db_api_vcenter_state {
+    int64_t last_success_ms;
+    int64_t last_started_ms, last_finished_ms;
+    int last_ok;
+    char error[1024];
+};
+int db_api_vcenter_state(struct db *db, const char *vcenter, struct db_api_vcenter_state *out);
+
 #endif

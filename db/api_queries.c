@@ -3,6 +3,7 @@
  * to the page, not to the estate. */
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +90,7 @@ static int cursor_decode(const char *s, json_t **key)
         }
         raw[i] = (char)(hi << 4 | lo);
     }
-    k = json_loadb(raw, n / 2, JSON_DISALLOW_NUL, NULL);
+    k = json_loadb(raw, n / 2, 0, NULL);
     free(raw);
     if (!json_is_array(k) || json_array_size(k) != 3 || !json_is_string(json_array_get(k, 0)) ||
         !json_is_string(json_array_get(k, 1)) || !json_is_string(json_array_get(k, 2))) {
@@ -201,4 +202,56 @@ out:
     json_decref(key);
     json_decref(list);
     return r;
+}
+
+int db_api_vcenter_state(struct db *db, const char *vcenter, struct db_api_vcenter_state *out)
+{
+    static const char sql[] =
+        "SELECT v.last_success_ms, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
+        " LEFT JOIN polls p ON p.id = v.last_poll_id WHERE v.name = ?1";
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(db && vcenter && out);
+    memset(out, 0, sizeof(*out));
+    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *err = sqlite3_column_text(st, 4);
+        out->last_success_ms = sqlite3_column_int64(st, 0);
+        out->last_started_ms = sqlite3_column_int64(st, 1);
+        out->last_finished_ms = sqlite3_column_int64(st, 2);
+        out->last_ok = sqlite3_column_int(st, 3);
+        snprintf(out->error, sizeof(out->error), "%s", err ? (const char *)err : "");
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
+}
+
+int db_api_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1),"
+        " (SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1),"
+        " (SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1)";
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(db && counts);
+    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = bind_common(st, vcenter);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        for (int i = 0; i < 3; i++)
+            counts[i] = sqlite3_column_int64(st, i);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
 }

@@ -17,3 +17,8 @@ apt-get install -y -q --no-install-recommends \
 if ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -q --no-install-recommends nodejs npm
 fi
+# Headless Chromium for the dashboard's browser test (tests/e2e), driven by playwright-core.
+apt-get install -y -q --no-install-recommends chromium
+# promtool (Debian ships it in prometheus) checks /metrics in tests/integration/test_api.py;
+# that test fails without it.
+apt-get install -y -q --no-install-recommends prometheus

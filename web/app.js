@@ -113,11 +113,6 @@
     return (b >= 100 || i === 0 ? Math.round(b) : b.toFixed(1)) + ' ' + units[i];
   }
 
-  function first(obj, ...keys) {
-    for (const k of keys) if (obj && obj[k] !== undefined && obj[k] !== null) return obj[k];
-    return null;
-  }
-
   function setBanner(text, kind) {
     const b = $('status');
     b.hidden = !text;
@@ -191,29 +186,29 @@
 
   /* ---------- summary ---------- */
 
+  // GET /api/v1/summary (docs/openapi.yaml, Summary): {"score", "objects", "findings":
+  // {"total", "by_severity", "by_status", "by_check"}, "vcenters": [VcenterStatus]}.
   function renderSummary(s) {
-    const sev = s.by_severity || s.severity || {};
-    const st = s.by_status || s.status || {};
-    const set = (id, v) => { $(id).textContent = v === null || v === undefined ? '–' : String(v); };
-    set('t-critical', first(sev, 'critical') ?? 0);
-    set('t-warning', first(sev, 'warning') ?? 0);
-    set('t-info', first(sev, 'info') ?? 0);
-    set('t-new', first(st, 'new') ?? first(s, 'new') ?? 0);
-    set('t-waived', first(st, 'waived') ?? first(s, 'waived') ?? 0);
-    let score = first(s, 'score');
-    if (score && typeof score === 'object') score = first(score, 'value', 'score');
-    set('t-score', score === null ? '–' : Math.round(score));
+    const counts = s.findings || {};
+    const sev = counts.by_severity || {};
+    const st = counts.by_status || {};
+    const set = (id, v) => { $(id).textContent = String(v ?? 0); };
+    set('t-critical', sev.critical);
+    set('t-warning', sev.warning);
+    set('t-info', sev.info);
+    set('t-new', st.new);
+    set('t-waived', st.waived);
+    const score = typeof s.score === 'number' ? s.score : null;
+    $('t-score').textContent = score === null ? '–' : String(score);
     const tile = document.querySelector('[data-tile="score"]');
     tile.classList.remove('good', 'fair', 'poor');
     if (score !== null) tile.classList.add(score >= 90 ? 'good' : score >= 70 ? 'fair' : 'poor');
-    renderVcenters(vcenterList(s));
-  }
-
-  // The per-vCenter status as a list of {name, ...}, whether the API gives a list or a map.
-  function vcenterList(s) {
-    const v = s.vcenters || [];
-    if (Array.isArray(v)) return v;
-    return Object.entries(v).map(([name, o]) => Object.assign({ name }, o));
+    const o = s.objects;
+    if (o) {
+      $('t-score-hint').textContent = 'of 100, over ' + (o.datastores + o.hosts + o.vms) + ' objects';
+      $('t-score-hint').title = o.datastores + ' datastores, ' + o.hosts + ' hosts, ' + o.vms + ' VMs';
+    }
+    renderVcenters(s.vcenters || []);
   }
 
   function renderVcenters(list) {
@@ -225,34 +220,26 @@
       return;
     }
     for (const v of list) {
-      // Field names as docs/openapi.yaml has them; a nested last_poll (docs/inventory.md's
-      // shape) is read too.
-      const lp = v.last_poll || {};
-      const started = first(v, 'last_started', 'last_poll_started') ?? first(lp, 'started', 'started_ms');
-      const finished = first(v, 'last_finished', 'last_poll_finished') ?? first(lp, 'finished', 'finished_ms');
-      const duration = first(v, 'last_duration_ms', 'duration_ms') ?? first(lp, 'duration_ms');
-      const error = first(v, 'error', 'last_error') ?? first(lp, 'error');
-      const ok = first(v, 'last_ok', 'ok') ?? first(lp, 'ok');
-      const polled = first(v, 'polled_once') ?? (started !== null || finished !== null);
+      const lp = v.last_poll; // null until this process has finished a poll of it
       let status;
-      if (v.stale === true) status = el('span', { class: 'state stale' }, 'stale');
-      else if (!polled) status = el('span', { class: 'state pending' }, 'first poll pending');
-      else if (ok === false) status = el('span', { class: 'state stale' }, 'failed');
+      if (v.stale) status = el('span', { class: 'state stale' }, 'stale');
+      else if (!v.polled_once || !lp) status = el('span', { class: 'state pending' }, 'first poll pending');
+      else if (!lp.ok) status = el('span', { class: 'state stale' }, 'failed');
       else status = el('span', { class: 'state ok' }, 'ok');
-      const statusCell = el('td', {}, status);
+      const statusCell = el('td', { 'data-label': 'Status' }, status);
       if (v.polling) statusCell.append(el('span', { class: 'muted' }, ' · polling now'));
-      if (error) statusCell.append(el('div', { class: 'err' }, error));
-      if (v.failures > 0) {
-        statusCell.append(el('div', { class: 'muted' }, v.failures + ' failed in a row' +
-          (v.backoff_s ? ', retrying every ' + fmtDuration(v.backoff_s * 1000) : '')));
+      if (v.error) statusCell.append(el('div', { class: 'err' }, v.error));
+      if (v.consecutive_failures > 0) {
+        statusCell.append(el('div', { class: 'muted' }, v.consecutive_failures + ' failed in a row' +
+          (v.backoff_s ? ', next try in up to ' + fmtDuration(v.backoff_s * 1000) : '')));
       }
-      tbody.append(el('tr', { 'data-vcenter': v.name, 'data-stale': v.stale === true ? 'true' : 'false' },
+      tbody.append(el('tr', { 'data-vcenter': v.name, 'data-stale': v.stale ? 'true' : 'false' },
         el('th', { scope: 'row' }, v.name, v.url ? el('div', { class: 'muted' }, v.url) : null),
         statusCell,
-        el('td', { class: 'nowrap' }, timeEl(finished ?? started)),
-        el('td', { class: 'nowrap' }, fmtDuration(duration)),
-        el('td', { class: 'nowrap' }, timeEl(first(v, 'last_success', 'last_success_ms'))),
-        el('td', { class: 'nowrap' }, timeEl(first(v, 'next_poll', 'next_poll_ms')))));
+        el('td', { class: 'nowrap', 'data-label': 'Last poll' }, timeEl(lp && (lp.finished || lp.started))),
+        el('td', { class: 'nowrap', 'data-label': 'Duration' }, fmtDuration(lp && lp.duration_ms)),
+        el('td', { class: 'nowrap', 'data-label': 'Last success' }, timeEl(v.last_success)),
+        el('td', { class: 'nowrap', 'data-label': 'Next poll' }, timeEl(v.next_poll))));
     }
   }
 
@@ -292,6 +279,10 @@
 
   function renderFindings(total) {
     const tbody = $('findings').querySelector('tbody');
+    // A refresh rebuilds the rows: put the keyboard focus back on the same finding's button.
+    const focused = document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest('#findings tr.finding');
+    const refocus = focused ? focused.dataset.fingerprint : null;
     tbody.replaceChildren();
     for (const f of state.findings) {
       const open = state.expanded.has(f.fingerprint);
@@ -303,14 +294,17 @@
         'aria-controls': detailId, 'aria-label': 'Details for ' + (obj.name || f.check),
       }, el('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'));
       const row = el('tr', { class: 'finding', 'data-fingerprint': f.fingerprint, 'data-severity': f.severity },
-        el('td', {}, btn),
-        el('td', {}, el('span', { class: 'sev ' + f.severity }, f.severity)),
-        el('td', { class: 'nowrap', title: f.title || check.title || '' }, f.check),
-        el('td', { class: 'obj' }, obj.name || obj.moref || '', obj.type ? el('div', { class: 'muted' }, obj.type) : null),
-        el('td', { class: 'nowrap' }, f.vcenter || ''),
-        el('td', { class: 'msg' }, f.message || ''),
-        el('td', { class: 'nowrap' }, f.status || '', f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null),
-        el('td', { class: 'nowrap' }, timeEl(f.first_seen)));
+        // data-label names the column in the narrow (one card per finding) layout.
+        el('td', { class: 'btn' }, btn),
+        el('td', { 'data-label': 'Severity' }, el('span', { class: 'sev ' + f.severity }, f.severity)),
+        el('td', { class: 'nowrap', 'data-label': 'Check', title: f.title || check.title || '' }, f.check),
+        el('td', { class: 'obj', 'data-label': 'Object' }, obj.name || obj.moref || '',
+          obj.type ? el('div', { class: 'muted' }, obj.type) : null),
+        el('td', { class: 'nowrap', 'data-label': 'vCenter' }, f.vcenter || ''),
+        el('td', { class: 'msg', 'data-label': 'Message' }, f.message || ''),
+        el('td', { class: 'nowrap', 'data-label': 'Status' }, f.status || '',
+          f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null),
+        el('td', { class: 'nowrap', 'data-label': 'First seen' }, timeEl(f.first_seen)));
       const detail = el('tr', { class: 'detail', id: detailId }, el('td', { colspan: 8 }, renderDetail(f, check)));
       detail.hidden = !open;
       btn.addEventListener('click', (ev) => { ev.stopPropagation(); toggle(f.fingerprint, btn, detail); });
@@ -318,6 +312,10 @@
         if (!window.getSelection().toString()) toggle(f.fingerprint, btn, detail);
       });
       tbody.append(row, detail);
+    }
+    if (refocus) {
+      const b = tbody.querySelector('tr.finding[data-fingerprint="' + CSS.escape(refocus) + '"] button.expand');
+      if (b) b.focus();
     }
     const n = state.findings.length;
     const tot = typeof total === 'number' ? total : n;
@@ -458,8 +456,8 @@
     btn.disabled = true;
     try {
       const doc = await api('/api/v1/polls', { method: 'POST' });
-      const names = (doc && (doc.queued || doc.vcenters)) || [];
-      setBanner('Poll queued' + (names.length ? ' for ' + names.map((v) => v.name || v).join(', ') : '') +
+      const names = (doc && doc.queued) || [];
+      setBanner('Poll queued' + (names.length ? ' for ' + names.join(', ') : '') +
         '; the page refreshes when it is done.', 'ok');
       setTimeout(refresh, 5000);
     } catch (e) {

@@ -1,0 +1,226 @@
+/* /metrics in the Prometheus text exposition format 0.0.4: open findings by check and
+ * severity, the score, each vCenter's last poll, and datastore capacity and free space. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api-private.h"
+#include "checks/check.h"
+#include "db/api.h"
+#include "db/findings.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define MAX_METRICS (8 << 20) /* 200 datastores take a few tens of KiB */
+
+/* Label values escape backslash, double quote and newline, as the format requires. */
+static int label(struct vsl_buf *b, const char *v)
+{
+    int rc = 0;
+
+    for (const char *p = v ? v : ""; *p && rc == 0; p++) {
+        if (*p == '\\')
+            rc = vsl_buf_addstr(b, "\\\\");
+        else if (*p == '"')
+            rc = vsl_buf_addstr(b, "\\\"");
+        else if (*p == '\n')
+            rc = vsl_buf_addstr(b, "\\n");
+        else
+            rc = vsl_buf_add(b, p, 1);
+    }
+    return rc;
+}
+
+static int head(struct vsl_buf *b, const char *name, const char *help)
+{
+    return vsl_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static int findings(struct vsl_buf *b, const json_t *counts)
+{
+    static const char *const sev[] = {"critical", "warning", "info"};
+    const json_t *by_check = json_object_get(counts, "by_check");
+    const json_t *by_status = json_object_get(counts, "by_status");
+    int rc = head(b, "vslint_findings", "Open (unresolved, unwaived) findings by check and severity.");
+
+    /* Every check and severity, zeros included, so a series never vanishes when fixed. */
+    for (size_t i = 0; rc == 0 && i < chk_registry_len; i++) {
+        const json_t *c = json_object_get(by_check, chk_registry[i]->id);
+        for (size_t s = 0; rc == 0 && s < 3; s++)
+            rc = vsl_buf_printf(b, "vslint_findings{check=\"%s\",severity=\"%s\"} %lld\n",
+                                chk_registry[i]->id, sev[s],
+                                (long long)json_integer_value(json_object_get(c, sev[s])));
+    }
+    if (rc == 0)
+        rc = head(b, "vslint_findings_waived", "Unresolved findings silenced by a waiver.");
+    if (rc == 0)
+        rc = vsl_buf_printf(b, "vslint_findings_waived %lld\n",
+                            (long long)json_integer_value(json_object_get(by_status, "waived")));
+    return rc;
+}
+
+/* One gauge with one sample per vCenter; has(s) leaves a vCenter out (a value it never had). */
+static int per_vcenter(struct vsl_buf *b, const char *name, const char *help,
+                       const struct api_vcenter_status *st, size_t n,
+                       double (*value)(const struct api_vcenter_status *, int64_t now, int *has),
+                       int64_t now)
+{
+    int rc = head(b, name, help);
+
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int has = 1;
+        double v = value(&st[i], now, &has);
+        if (!has)
+            continue;
+        rc = vsl_buf_printf(b, "%s{vcenter=\"", name);
+        if (rc == 0)
+            rc = label(b, st[i].name);
+        if (rc == 0)
+            rc = vsl_buf_printf(b, "\"} %.17g\n", v);
+    }
+    return rc;
+}
+
+static double v_duration(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    *has = s->last_finished_ms != 0;
+    return (double)s->last_duration_ms / 1000.0;
+}
+
+static double v_success(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    *has = s->last_finished_ms != 0;
+    return s->last_ok;
+}
+
+static double v_stale(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    return s->stale;
+}
+
+static double v_age(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    *has = s->last_success_ms != 0;
+    return (double)(now - s->last_success_ms) / 1000.0;
+}
+
+static double v_last_success(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    *has = s->last_success_ms != 0;
+    return (double)s->last_success_ms / 1000.0;
+}
+
+static double v_failures(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    return s->failures;
+}
+
+static int datastores(struct vsl_buf *b, struct db *db)
+{
+    static const struct {
+        const char *name, *help, *field;
+    } gauges[] = {
+        {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes.", "capacity"},
+        {"vslint_datastore_free_bytes", "Datastore free space in bytes.", "free_space"},
+    };
+    struct db_api_page p = {0};
+    json_t *items = NULL, *ds;
+    int64_t total;
+    char *next = NULL;
+    size_t i;
+    int rc = db_api_inventory_page(db, DB_API_DATASTORES, &p, &items, &total, &next);
+
+    free(next);
+    for (size_t g = 0; rc == 0 && g < 2; g++) {
+        rc = head(b, gauges[g].name, gauges[g].help);
+        json_array_foreach(items, i, ds) {
+            const json_t *v = json_object_get(ds, gauges[g].field);
+            if (rc < 0)
+                break;
+            if (!json_is_integer(v))
+                continue; /* vCenter did not report it */
+            rc = vsl_buf_printf(b, "%s{vcenter=\"", gauges[g].name);
+            if (rc == 0)
+                rc = label(b, json_string_value(json_object_get(ds, "vcenter")));
+            if (rc == 0)
+                rc = vsl_buf_addstr(b, "\",datastore=\"");
+            if (rc == 0)
+                rc = label(b, json_string_value(json_object_get(ds, "name")));
+            if (rc == 0)
+                rc = vsl_buf_addstr(b, "\",moref=\"");
+            if (rc == 0)
+                rc = label(b, json_string_value(json_object_get(ds, "moref")));
+            if (rc == 0)
+                rc = vsl_buf_printf(b, "\"} %lld\n", (long long)json_integer_value(v));
+        }
+    }
+    json_decref(items);
+    return rc;
+}
+
+enum MHD_Result api_h_metrics(struct api_req *r)
+{
+    struct api_vcenter_status *st = NULL;
+    size_t n = 0;
+    int64_t objs[3] = {0};
+    json_t *counts = NULL;
+    struct vsl_buf b;
+    struct db *db;
+    int rc, score = 0;
+
+    if (api_args_allowed(r, NULL) < 0)
+        return api_fail(r);
+    if (!(db = api_db(r)))
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    vsl_buf_init(&b, MAX_METRICS);
+    rc = api_counts(db, NULL, &counts, objs, &score);
+    if (rc == 0)
+        rc = api_status(r, &st, &n);
+    if (rc < 0) {
+        json_decref(counts);
+        vsl_buf_free(&b);
+        return api_db_error(r, "collecting metrics", rc);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    rc = findings(&b, counts);
+    if (rc == 0)
+        rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
+    if (rc == 0)
+        rc = vsl_buf_printf(&b, "vslint_score %d\n", score);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_poll_duration_seconds",
+                         "Duration of the last poll of each vCenter.", st, n, v_duration, now);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_poll_success",
+                         "Whether the last poll of each vCenter succeeded (1) or failed (0).", st,
+                         n, v_success, now);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_poll_stale",
+                         "1 when the served snapshot of a vCenter is older than its last poll.",
+                         st, n, v_stale, now);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_poll_consecutive_failures",
+                         "Failed polls of each vCenter since its last success.", st, n,
+                         v_failures, now);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_last_success_age_seconds",
+                         "Seconds since the last successful poll of each vCenter.", st, n, v_age,
+                         now);
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_last_success_timestamp_seconds",
+                         "Unix time of the last successful poll of each vCenter.", st, n,
+                         v_last_success, now);
+    if (rc == 0)
+        rc = datastores(&b, db);
+    free(st);
+    json_decref(counts);
+    if (rc < 0) {
+        vsl_buf_free(&b);
+        return api_db_error(r, "collecting metrics", rc);
+    }
+    size_t len = b.len;
+    return api_respond_text(r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+                            vsl_buf_take(&b), len);
+}

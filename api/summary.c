@@ -1,0 +1,107 @@
+/* /api/v1/summary: counts of open findings, the score, and each vCenter's polling state
+ * (last poll, duration, staleness, error) as the daemon's pollers see it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api-private.h"
+#include "db/api.h"
+#include "db/findings.h"
+#include "util/err.h"
+
+/* 100 minus the weighted open, unwaived findings per object checked: a critical weighs 10, a
+ * warning 3, an info 1, and an estate with one critical finding on every object scores 0.
+ * score = round(100 * (1 - min(1, (10 C + 3 W + I) / (10 N)))), N = datastores + hosts + VMs
+ * stored (at least 1). Per object, so a large estate is not punished for being large. */
+int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects)
+{
+    double penalty = 10.0 * (double)critical + 3.0 * (double)warning + (double)info;
+    double ratio = penalty / (10.0 * (double)(objects > 0 ? objects : 1));
+
+    if (ratio > 1.0)
+        ratio = 1.0;
+    return (int)lround(100.0 * (1.0 - ratio));
+}
+
+int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs[3], int *score)
+{
+    int rc = db_findings_summary(db, vcenter, counts);
+
+    if (rc == 0)
+        rc = db_api_object_counts(db, vcenter, objs);
+    if (rc < 0) {
+        json_decref(*counts);
+        *counts = NULL;
+        return rc;
+    }
+    const json_t *sev = json_object_get(*counts, "by_severity");
+    *score = api_score(json_integer_value(json_object_get(sev, "critical")),
+                       json_integer_value(json_object_get(sev, "warning")),
+                       json_integer_value(json_object_get(sev, "info")),
+                       objs[0] + objs[1] + objs[2]);
+    return 0;
+}
+
+static json_t *vcenter_json(const struct api_vcenter_status *s)
+{
+    char t[32], t2[32];
+    json_t *o = json_pack("{s:s,s:s,s:b,s:b,s:b,s:i,s:i}", "name", s->name, "url", s->url,
+                          "polled_once", s->polled_once, "polling", s->polling, "stale",
+                          s->stale, "backoff_s", s->backoff_s, "consecutive_failures",
+                          s->failures);
+
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "error", s->error[0] ? json_string(s->error) : json_null());
+    if (s->last_finished_ms)
+        json_object_set_new(
+            o, "last_poll",
+            json_pack("{s:s,s:s,s:I,s:b}", "started",
+                      api_iso_time(s->last_started_ms, t, sizeof(t)), "finished",
+                      api_iso_time(s->last_finished_ms, t2, sizeof(t2)), "duration_ms",
+                      (json_int_t)s->last_duration_ms, "ok", s->last_ok));
+    else
+        json_object_set_new(o, "last_poll", json_null());
+    json_object_set_new(o, "last_success",
+                        s->last_success_ms ? json_string(api_iso_time(s->last_success_ms, t,
+                                                                      sizeof(t)))
+                                           : json_null());
+    json_object_set_new(o, "next_poll",
+                        s->next_poll_ms ? json_string(api_iso_time(s->next_poll_ms, t, sizeof(t)))
+                                        : json_null());
+    return o;
+}
+
+enum MHD_Result api_h_summary(struct api_req *r)
+{
+    static const char *const names[] = {"vcenter", NULL};
+    const char *only = api_arg(r, "vcenter");
+    struct api_vcenter_status *st = NULL;
+    size_t n = 0;
+    int64_t objs[3] = {0};
+    json_t *counts = NULL, *list, *body;
+    struct db *db;
+    int rc, score;
+
+    if (api_args_allowed(r, names) < 0)
+        return api_fail(r);
+    if (!(db = api_db(r)))
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    rc = api_counts(db, only, &counts, objs, &score);
+    if (rc < 0)
+        return api_db_error(r, "summarising findings", rc);
+    rc = api_status(r, &st, &n);
+    if (rc < 0) {
+        json_decref(counts);
+        return api_db_error(r, "reading the pollers' state", rc);
+    }
+    list = json_array();
+    for (size_t i = 0; i < n; i++)
+        if (!only || !strcmp(only, st[i].name))
+            json_array_append_new(list, vcenter_json(&st[i]));
+    free(st);
+    body = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o}", "score", score, "objects", "datastores",
+                     (json_int_t)objs[0], "hosts", (json_int_t)objs[1], "vms",
+                     (json_int_t)objs[2], "findings", counts, "vcenters", list);
+    return api_respond_json_etag(r, body);
+}

@@ -1,0 +1,521 @@
+/* The daemon: a poller thread per vCenter (each with its own database connection), a status
+ * table under one mutex that the HTTP threads copy from, and the main thread waiting for
+ * signals. A failing vCenter backs off and its last good snapshot keeps being served. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "daemon/cli.h"
+#include "daemon/config.h"
+#include "daemon/evaluate.h"
+#include "daemon/poll.h"
+#include "daemon/serve.h"
+#include "db/api.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define MAX_BACKOFF_S  3600
+#define STOP_GRACE_MS  30000 /* how long SIGTERM waits for a poll in flight */
+#define HTTP_THREADS   4
+
+struct serve;
+
+struct poller {
+    struct serve *sv;
+    const struct vsl_vcenter_conf *vc; /* in sv->cfg */
+    struct api_vcenter_status st;      /* under sv->mu */
+    int64_t next_mono_ms;              /* when to poll next (monotonic) */
+    int want_poll;                     /* POST /polls asked */
+    int reevaluate;                    /* after a reload: run the new checks on the snapshot */
+    int stop;
+    int running;                       /* the thread has not finished */
+    pthread_t thread;
+};
+
+struct serve {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* wakes pollers (poll now, stop) and the stopper (a poller ended) */
+    struct vsl_config *cfg; /* owned; the pollers read it until they are joined */
+    struct poller *pollers; /* owned, cfg->n_vcenters entries */
+    size_t n;
+    struct api_server *api;
+    char *token; /* owned, wiped on free */
+};
+
+int vsl_backoff_s(int interval_s, int failures)
+{
+    long cap = 8L * interval_s < MAX_BACKOFF_S ? 8L * interval_s : MAX_BACKOFF_S;
+    long d = interval_s;
+
+    if (cap < interval_s)
+        cap = interval_s;
+    for (int i = 1; i < failures && d < cap; i++)
+        d *= 2;
+    return (int)(d < cap ? d : cap);
+}
+
+static void deadline(struct timespec *ts, int64_t mono_ms)
+{
+    ts->tv_sec = (time_t)(mono_ms / 1000);
+    ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
+}
+
+/* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock. */
+static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
+{
+    struct vsl_buf errors;
+    int r;
+
+    vsl_buf_init(&errors, 64 * 1024);
+    r = vsl_evaluate(db, p->sv->cfg, p->vc->name, vsl_now_ms(), NULL, &errors);
+    if (r < 0 && r != -VSL_ENOTFOUND && errors.len) {
+        char *nl = strchr(errors.data, '\n');
+        if (nl)
+            *nl = '\0';
+        log_warnx("%s", errors.data);
+        snprintf(err, errlen, "checks: %s", errors.data);
+    }
+    vsl_buf_free(&errors);
+}
+
+static void poll_once(struct poller *p, struct db *db)
+{
+    struct serve *sv = p->sv;
+    struct vsl_poll_result res;
+    char everr[1024] = "";
+    int64_t now;
+
+    vsl_poll(db, p->vc, &res);
+    if (res.ok)
+        evaluate(p, db, everr, sizeof(everr));
+    now = vsl_now_ms();
+    pthread_mutex_lock(&sv->mu);
+    struct api_vcenter_status *s = &p->st;
+    s->polling = 0;
+    s->polled_once = 1;
+    s->last_started_ms = res.started_ms;
+    s->last_finished_ms = now;
+    s->last_duration_ms = res.duration_ms;
+    s->last_ok = res.ok;
+    if (res.ok) {
+        if (s->failures)
+            log_info("vcenter %s: polling again after %d failed polls", p->vc->name,
+                     s->failures);
+        s->last_success_ms = now;
+        s->failures = 0;
+        s->backoff_s = 0;
+        s->stale = 0;
+        snprintf(s->error, sizeof(s->error), "%s", everr);
+        p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
+    } else {
+        s->failures++;
+        s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
+        s->stale = 1;
+        snprintf(s->error, sizeof(s->error), "%s", res.error);
+        p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+        log_warnx("vcenter %s: poll failed: %s; serving the snapshot of %s, retrying in %d s",
+                  p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
+                  s->backoff_s);
+    }
+    s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
+    pthread_mutex_unlock(&sv->mu);
+}
+
+static void *poller_main(void *arg)
+{
+    struct poller *p = arg;
+    struct serve *sv = p->sv;
+    struct db *db = NULL;
+    char *msg = NULL;
+
+    if (db_open(sv->cfg->db_path, &db, &msg) < 0) {
+        log_warnx("vcenter %s: cannot open database %s: %s", p->vc->name, sv->cfg->db_path,
+                  msg ? msg : "error");
+        free(msg);
+        pthread_mutex_lock(&sv->mu);
+        p->st.polled_once = 1;
+        p->st.stale = 1;
+        snprintf(p->st.error, sizeof(p->st.error), "cannot open the database");
+        goto out;
+    }
+    if (p->reevaluate) {
+        char err[1024] = "";
+        evaluate(p, db, err, sizeof(err));
+    }
+    pthread_mutex_lock(&sv->mu);
+    for (;;) {
+        while (!p->stop && !p->want_poll && vsl_monotonic_ms() < p->next_mono_ms) {
+            struct timespec ts;
+            deadline(&ts, p->next_mono_ms);
+            pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+        }
+        if (p->stop)
+            break;
+        p->want_poll = 0;
+        p->st.polling = 1;
+        pthread_mutex_unlock(&sv->mu);
+        log_debug("vcenter %s: polling", p->vc->name);
+        poll_once(p, db);
+        pthread_mutex_lock(&sv->mu);
+    }
+out:
+    p->running = 0;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    db_close(db);
+    return NULL;
+}
+
+/* ---- hooks the HTTP threads call ----------------------------------------------------------- */
+
+static int hook_status(void *ctx, struct api_vcenter_status **out, size_t *n)
+{
+    struct serve *sv = ctx;
+
+    pthread_mutex_lock(&sv->mu);
+    *n = sv->n;
+    *out = calloc(sv->n ? sv->n : 1, sizeof(**out));
+    for (size_t i = 0; *out && i < sv->n; i++)
+        (*out)[i] = sv->pollers[i].st;
+    pthread_mutex_unlock(&sv->mu);
+    return *out ? 0 : -ENOMEM;
+}
+
+static int hook_poll_now(void *ctx, const char *vcenter)
+{
+    struct serve *sv = ctx;
+    int found = 0;
+
+    pthread_mutex_lock(&sv->mu);
+    for (size_t i = 0; i < sv->n; i++) {
+        if (vcenter && strcmp(vcenter, sv->pollers[i].vc->name))
+            continue;
+        sv->pollers[i].want_poll = 1;
+        found = 1;
+    }
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    return found ? 0 : -VSL_ENOTFOUND;
+}
+
+/* ---- start, reload, stop ------------------------------------------------------------------- */
+
+/* Makes pollers for cfg, carrying over the state of vCenters that old (may be NULL) had under
+ * the same name and URL. Does not start them. */
+static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct poller *old,
+                        size_t nold, struct poller **out)
+{
+    struct poller *ps = calloc(cfg->n_vcenters ? cfg->n_vcenters : 1, sizeof(*ps));
+    struct db *db = NULL;
+    char *msg = NULL;
+
+    if (!ps)
+        return -ENOMEM;
+    if (!old && db_open(cfg->db_path, &db, &msg) < 0) {
+        log_warnx("cannot open database %s: %s", cfg->db_path, msg ? msg : "error");
+        free(msg);
+        free(ps);
+        return -VSL_EDB;
+    }
+    int64_t now_mono = vsl_monotonic_ms();
+    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+        struct poller *p = &ps[i];
+        const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
+        p->sv = sv;
+        p->vc = vc;
+        p->next_mono_ms = now_mono; /* a new vCenter polls at once */
+        for (size_t j = 0; j < nold; j++) {
+            if (strcmp(old[j].vc->name, vc->name) || strcmp(old[j].vc->url, vc->url))
+                continue;
+            p->st = old[j].st;
+            p->st.polling = 0;
+            p->next_mono_ms = old[j].next_mono_ms;
+            p->want_poll = old[j].want_poll;
+            p->reevaluate = old[j].st.last_success_ms != 0;
+        }
+        if (db) {
+            /* A restart: remember what the database knows, so staleness and the snapshot's
+             * age are right before the first poll of this process. */
+            struct db_api_vcenter_state dst;
+            if (db_api_vcenter_state(db, vc->name, &dst) == 0) {
+                p->st.last_success_ms = dst.last_success_ms;
+                p->st.stale = dst.last_finished_ms && !dst.last_ok;
+            }
+        }
+        snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
+        snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
+    }
+    db_close(db);
+    *out = ps;
+    return 0;
+}
+
+static int start_pollers(struct serve *sv)
+{
+    for (size_t i = 0; i < sv->n; i++) {
+        struct poller *p = &sv->pollers[i];
+        p->running = 1;
+        if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
+            p->running = 0;
+            log_warnx("vcenter %s: cannot start its poller thread", p->vc->name);
+            return -EAGAIN;
+        }
+    }
+    return 0;
+}
+
+/* Asks every poller to stop and waits until grace_ms passed (0: forever). Returns the number
+ * still running (a poll in flight that did not finish in time). */
+static size_t stop_pollers(struct serve *sv, int64_t grace_ms)
+{
+    int64_t until = vsl_monotonic_ms() + grace_ms;
+    size_t running;
+
+    pthread_mutex_lock(&sv->mu);
+    for (size_t i = 0; i < sv->n; i++)
+        sv->pollers[i].stop = 1;
+    pthread_cond_broadcast(&sv->cv);
+    for (;;) {
+        running = 0;
+        for (size_t i = 0; i < sv->n; i++)
+            running += sv->pollers[i].running;
+        if (!running || (grace_ms && vsl_monotonic_ms() >= until))
+            break;
+        if (grace_ms) {
+            struct timespec ts;
+            deadline(&ts, until);
+            pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+        } else {
+            pthread_cond_wait(&sv->cv, &sv->mu);
+        }
+    }
+    pthread_mutex_unlock(&sv->mu);
+    if (!running)
+        for (size_t i = 0; i < sv->n; i++)
+            if (sv->pollers[i].thread)
+                pthread_join(sv->pollers[i].thread, NULL);
+    return running;
+}
+
+static int read_token(const struct vsl_config *cfg, char **out)
+{
+    int r;
+
+    *out = NULL;
+    if (!cfg->server.token_file)
+        return 0;
+    r = vsl_read_file(cfg->server.token_file, 4096, out);
+    if (r < 0) {
+        log_warnx("[server] token_file %s: cannot read: %s", cfg->server.token_file,
+                  vsl_strerror(r));
+        return r;
+    }
+    if (strlen(*out) < 16) {
+        log_warnx("[server] token_file %s: the token must be at least 16 characters",
+                  cfg->server.token_file);
+        vsl_config_wipe(*out);
+        *out = NULL;
+        return -VSL_ECONFIG;
+    }
+    return 0;
+}
+
+static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token)
+{
+    struct api_opts o = {
+        .listen = cfg->server.listen,
+        .db_path = cfg->db_path,
+        .token = token,
+        .auth_all = cfg->server.auth_all,
+        .tls_cert_file = cfg->server.tls_cert,
+        .tls_key_file = cfg->server.tls_key,
+        .max_connections = cfg->server.max_connections,
+        .timeout_s = cfg->server.timeout_s,
+        .threads = HTTP_THREADS,
+    };
+    struct api_hooks h = {.ctx = sv, .status = hook_status, .poll_now = hook_poll_now};
+    char err[512] = "";
+    int r = api_start(&o, &h, &sv->api, err, sizeof(err));
+
+    if (r < 0)
+        log_warnx("%s", err);
+    else
+        log_info("serving http%s://%s/ (%zu vCenter%s)", cfg->server.tls_cert ? "s" : "",
+                 cfg->server.listen, cfg->n_vcenters, cfg->n_vcenters == 1 ? "" : "s");
+    return r;
+}
+
+static int streq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int same_server(const struct vsl_config *a, const struct vsl_config *b, const char *ta,
+                       const char *tb)
+{
+    const struct vsl_server_conf *x = &a->server, *y = &b->server;
+
+    return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
+           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) &&
+           x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
+           streq(a->db_path, b->db_path);
+}
+
+/* SIGHUP: read and validate the file again; on any problem keep running as before. */
+static void reload(struct serve *sv)
+{
+    struct vsl_config *cfg = NULL;
+    struct poller *ps = NULL;
+    struct vsl_buf errors;
+    char *token = NULL;
+
+    vsl_buf_init(&errors, 64 * 1024);
+    if (vsl_config_load(sv->cfg->path, &cfg, &errors) < 0) {
+        char *nl = errors.data ? strchr(errors.data, '\n') : NULL;
+        if (nl)
+            *nl = '\0';
+        log_warnx("reload: %s; keeping the running configuration",
+                  errors.data ? errors.data : "cannot read the configuration");
+        goto out;
+    }
+    if (read_token(cfg, &token) < 0) {
+        log_warnx("reload: keeping the running configuration");
+        goto out;
+    }
+    if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0)
+        goto out;
+    /* Finish the polls in flight under the old configuration, then switch. */
+    stop_pollers(sv, 0);
+    if (!same_server(sv->cfg, cfg, sv->token, token)) {
+        api_stop(sv->api);
+        sv->api = NULL;
+        if (start_api(sv, cfg, token) < 0) {
+            log_warnx("reload: the new [server] does not start; serving the old one");
+            if (start_api(sv, sv->cfg, sv->token) < 0)
+                log_warnx("reload: the old [server] does not start either: not serving HTTP");
+            vsl_config_wipe(token);
+            token = NULL;
+        } else {
+            vsl_config_wipe(sv->token);
+            sv->token = token;
+            token = NULL;
+        }
+    }
+    pthread_mutex_lock(&sv->mu);
+    struct poller *old = sv->pollers;
+    struct vsl_config *oldcfg = sv->cfg;
+    sv->pollers = ps;
+    sv->n = cfg->n_vcenters;
+    sv->cfg = cfg;
+    pthread_mutex_unlock(&sv->mu);
+    ps = NULL;
+    cfg = NULL;
+    free(old);
+    vsl_config_free(oldcfg);
+    start_pollers(sv);
+    log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
+out:
+    vsl_config_wipe(token);
+    free(ps);
+    vsl_config_free(cfg);
+    vsl_buf_free(&errors);
+}
+
+static const char serve_usage[] = "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n";
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"log", required_argument, NULL, 'l'},
+        {"verbose", no_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    struct serve sv = {0};
+    const char *path = NULL, *logto = "stderr";
+    int c, verbose = 0, rc = VSL_EXIT_FAIL, sig;
+    sigset_t set;
+    pthread_condattr_t ca;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': path = optarg; break;
+        case 'l': logto = optarg; break;
+        case 'v': verbose = 1; break;
+        default: fputs(serve_usage, stderr); return VSL_EXIT_FAIL;
+        }
+    }
+    if (strcmp(logto, "stderr") && strcmp(logto, "syslog") && strcmp(logto, "journal")) {
+        fprintf(stderr, "vslint: error: --log must be stderr, syslog or journal, not '%s'\n",
+                logto);
+        return VSL_EXIT_FAIL;
+    }
+    if (vsl_cli_load_config(path, &sv.cfg) < 0)
+        return VSL_EXIT_FAIL;
+    /* journald reads syslog(3)'s socket and keeps each line's priority; stderr would lose it. */
+    log_init(verbose, strcmp(logto, "stderr") != 0);
+
+    /* Signals are taken by sigwait() in this thread only: block them before any thread starts
+     * so every thread inherits the mask. */
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    pthread_mutex_init(&sv.mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sv.cv, &ca);
+    pthread_condattr_destroy(&ca);
+
+    if (read_token(sv.cfg, &sv.token) < 0)
+        goto out;
+    if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
+        goto out;
+    sv.n = sv.cfg->n_vcenters;
+    if (start_api(&sv, sv.cfg, sv.token) < 0)
+        goto out;
+    if (!sv.cfg->server.token_file)
+        log_info("no [server] token_file: POST /api/v1/polls is refused");
+    if (start_pollers(&sv) < 0)
+        goto stop;
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            log_info("SIGHUP: reloading %s", sv.cfg->path);
+            reload(&sv);
+            continue;
+        }
+        log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        break;
+    }
+    rc = VSL_EXIT_OK;
+stop:
+    api_stop(sv.api);
+    sv.api = NULL;
+    if (stop_pollers(&sv, STOP_GRACE_MS)) {
+        /* A poll still in flight writes inside one transaction: leaving now loses only that
+         * poll, and SQLite rolls it back on the next open. */
+        log_warnx("a poll did not finish within %d s; exiting without it", STOP_GRACE_MS / 1000);
+        _exit(rc);
+    }
+out:
+    api_stop(sv.api);
+    free(sv.pollers);
+    vsl_config_wipe(sv.token);
+    vsl_config_free(sv.cfg);
+    pthread_cond_destroy(&sv.cv);
+    pthread_mutex_destroy(&sv.mu);
+    return rc;
+}

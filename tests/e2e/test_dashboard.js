@@ -1,0 +1,399 @@
+#!/usr/bin/env node
+/* Browser test of the dashboard: starts the vCenter simulator (scenario "violations") and the
+ * real `vslint serve`, opens the page in headless Chromium (Debian's, driven by playwright-core)
+ * and checks what an administrator sees: the tiles, the planted findings, a filter, a row's
+ * remediation, the datastore chart, the token prompt, a narrow window. Saves screenshots.
+ *
+ * Environment (set by tests/e2e/meson.build): VSLINT, VCSIM, SOURCE_ROOT, E2E_SCREENSHOT;
+ * CHROMIUM overrides /usr/bin/chromium. Exit 0 when every check passed, 1 otherwise. */
+'use strict';
+
+const assert = require('assert');
+const { spawn } = require('child_process');
+const crypto = require('crypto');
+const fs = require('fs');
+const net = require('net');
+const os = require('os');
+const path = require('path');
+const readline = require('readline');
+
+const ROOT = process.env.SOURCE_ROOT || path.resolve(__dirname, '../..');
+const VSLINT = process.env.VSLINT || path.join(ROOT, 'build/vslint');
+const VCSIM = process.env.VCSIM || path.join(ROOT, 'build/tests/sim/vcsim-vslint');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOT = process.env.E2E_SCREENSHOT || path.join(ROOT, 'build/e2e-dashboard.png');
+const DEADLINE_MS = 240000;
+
+/* ---------- a list of checks that reports every mismatch, then fails once ---------- */
+
+const failures = [];
+let checked = 0;
+function check(what, cond, detail) {
+  checked++;
+  if (!cond) failures.push(what + (detail !== undefined ? ': ' + detail : ''));
+}
+function eq(what, got, want) {
+  check(what, got === want, 'got ' + JSON.stringify(got) + ', want ' + JSON.stringify(want));
+}
+
+/* ---------- processes ---------- */
+
+const children = [];
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vslint-e2e-'));
+
+function startSim() {
+  const proc = spawn(VCSIM, ['-scenario', 'violations', '-page-size', '100',
+    '-stop-after-seconds', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(proc);
+  let err = '';
+  proc.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+  return new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: proc.stdout });
+    rl.once('line', (line) => {
+      if (line.startsWith('http')) resolve({ proc, url: line.trim() });
+      else reject(new Error('simulator printed ' + JSON.stringify(line) + ': ' + err));
+    });
+    proc.once('exit', (code) => reject(new Error('simulator exited ' + code + ': ' + err)));
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function writeFile(name, text, mode) {
+  const p = path.join(work, name);
+  fs.writeFileSync(p, text, { mode: mode || 0o644 });
+  return p;
+}
+
+/* vslint serve on a fresh port; resolves once /readyz answers 200. */
+async function startServe(name, conf, token) {
+  const log = path.join(work, name + '.log');
+  const out = fs.openSync(log, 'w');
+  const proc = spawn(VSLINT, ['serve', '-c', conf], { stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  children.push(proc);
+  const base = 'http://' + /^listen = (.*)$/m.exec(fs.readFileSync(conf, 'utf8'))[1];
+  const headers = token ? { Authorization: 'Bearer ' + token } : {};
+  const until = Date.now() + 120000;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) break;
+    try {
+      const r = await fetch(base + '/readyz', { headers });
+      if (r.status === 200) return { proc, base, log };
+    } catch (e) { /* not listening yet */ }
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  throw new Error('vslint serve (' + name + ') never became ready; its log:\n' + tail(log));
+}
+
+function tail(file) {
+  try { return fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n'); } catch (e) { return ''; }
+}
+
+function stop(proc, timeoutMs) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+    const t = setTimeout(() => proc.kill('SIGKILL'), timeoutMs || 20000);
+    proc.once('exit', (code, sig) => { clearTimeout(t); resolve(sig ? sig : code); });
+    proc.kill('SIGTERM');
+  });
+}
+
+async function getJSON(base, p, token) {
+  const r = await fetch(base + p, { headers: token ? { Authorization: 'Bearer ' + token } : {} });
+  assert.strictEqual(r.status, 200, p + ' answered ' + r.status);
+  return r.json();
+}
+
+/* ---------- the browser ---------- */
+
+function loadPlaywright() {
+  const dir = path.join(ROOT, 'tests/tools/node_modules/playwright-core');
+  if (!fs.existsSync(dir)) {
+    throw new Error('playwright-core is not installed: run `npm install` in tests/tools ' +
+      '(scripts/test.sh does)');
+  }
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(CHROMIUM + ' is missing: apt-get install chromium (scripts/install-deps.sh)');
+  }
+  return require(dir);
+}
+
+async function launch(chromium) {
+  const profile = fs.mkdtempSync(path.join(work, 'chromium-'));
+  // A persistent context is a fresh --user-data-dir that playwright-core manages; the flags
+  // keep Chromium from reaching out to the network on its own.
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/* Every JavaScript error, console error and failed request on the page is a failure. */
+function watch(page, label) {
+  page.on('pageerror', (e) => check(label + ': no JavaScript error', false, e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') check(label + ': no console error', false, m.text());
+  });
+  page.on('requestfailed', (r) => check(label + ': request ' + r.url() + ' succeeds', false,
+    r.failure() && r.failure().errorText));
+}
+
+async function loaded(page, atLeast) {
+  await page.waitForFunction((n) => Number(document.body.dataset.loaded || 0) >= n, atLeast || 1,
+    { timeout: 30000 });
+}
+
+/* The findings table as a user reads it: one object per visible row. */
+function rows(page) {
+  return page.$$eval('#findings tbody tr.finding', (trs) => trs.map((tr) => ({
+    severity: tr.children[1].innerText.trim(),
+    check: tr.children[2].innerText.trim(),
+    object: tr.children[3].firstChild ? tr.children[3].firstChild.textContent.trim() : '',
+    visible: tr.offsetParent !== null,
+  })));
+}
+
+async function dashboard(page, base, api) {
+  const { summary, checks, crit, all } = api;
+  const resp = await page.goto(base + '/');
+  if (!resp || resp.status() !== 200) {
+    throw new Error('GET / answered ' + (resp && resp.status()) + ': vslint serve does not serve ' +
+      'the dashboard (web/assets.h: api_asset_find)');
+  }
+  eq('GET / content type', resp.headers()['content-type'], 'text/html; charset=utf-8');
+  await loaded(page);
+
+  // Tiles: the figures the API gives, as text on the page.
+  const sev = summary.findings.by_severity;
+  eq('critical tile', await page.textContent('#t-critical'), String(sev.critical));
+  eq('warning tile', await page.textContent('#t-warning'), String(sev.warning));
+  eq('info tile', await page.textContent('#t-info'), String(sev.info));
+  eq('new tile', await page.textContent('#t-new'), String(summary.findings.by_status.new));
+  eq('waived tile', await page.textContent('#t-waived'), String(summary.findings.by_status.waived));
+  eq('score tile', await page.textContent('#t-score'), String(summary.score));
+  check('some critical findings are planted', sev.critical > 0 && sev.warning > 0);
+
+  // vCenter status.
+  const vc = await page.$eval('#vcenters tbody tr[data-vcenter="lab"]', (tr) => tr.innerText);
+  check('vCenter "lab" is listed as ok', /\bok\b/.test(vc), vc);
+  check('vCenter "lab" shows its last poll time', /\d{4}-\d\d-\d\d \d\d:\d\d/.test(vc), vc);
+
+  // The planted findings, unfiltered.
+  let r = await rows(page);
+  eq('rows shown without filter', r.length, Math.min(all.total, 100));
+  eq('count heading', (await page.textContent('#count')).trim(), '(' + all.total + ')');
+  const crowded = r.find((x) => x.object === 'ds-crowded');
+  check('ds-crowded is listed', !!crowded, JSON.stringify(r.map((x) => x.object)));
+  if (crowded) {
+    eq('ds-crowded check', crowded.check, 'vms-per-datastore');
+    eq('ds-crowded severity', crowded.severity, 'warning');
+  }
+  const fcrit = r.find((x) => x.object === 'ds-free-crit');
+  check('ds-free-crit is listed', !!fcrit);
+  if (fcrit) {
+    eq('ds-free-crit check', fcrit.check, 'datastore-free-space');
+    eq('ds-free-crit severity', fcrit.severity, 'critical');
+  }
+  check('the compliant twin ds-free-ok has no finding', !r.some((x) => x.object === 'ds-free-ok'));
+
+  // Datastore chart: bars coloured by the free-space thresholds, fullest first.
+  const bars = await page.$$eval('#ds-chart li', (lis) => lis.map((li) => {
+    const used = li.querySelector('.used');
+    return {
+      name: li.dataset.datastore, level: li.dataset.level,
+      colour: getComputedStyle(used).backgroundColor,
+      fill: used.getBoundingClientRect().width / li.querySelector('.track').getBoundingClientRect().width,
+    };
+  }));
+  const bar = (n) => bars.find((b) => b.name === n) || {};
+  eq('ds-free-crit bar level', bar('ds-free-crit').level, 'critical');
+  eq('ds-free-warn bar level', bar('ds-free-warn').level, 'warning');
+  eq('ds-free-ok bar level', bar('ds-free-ok').level, 'ok');
+  check('ds-free-crit bar is 92 % full', Math.abs((bar('ds-free-crit').fill || 0) - 0.92) < 0.01,
+    bar('ds-free-crit').fill);
+  const badge = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
+  eq('ds-free-crit bar has the critical colour', bar('ds-free-crit').colour, badge);
+  check('warning and ok bars differ in colour', bar('ds-free-warn').colour !== bar('ds-free-ok').colour &&
+    bar('ds-free-warn').colour !== badge);
+  const fullest = bars.length ? bars[0].name : '';
+  eq('the fullest datastore comes first', fullest, 'ds-free-snaprisk');
+
+  // Filter: severity critical, chosen in the form.
+  await page.selectOption('#f-severity', 'critical');
+  await page.waitForFunction((n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
+    crit.total, { timeout: 15000 }).catch(() => {});
+  r = await rows(page);
+  eq('rows after severity=critical', r.length, crit.total);
+  check('only critical rows after the filter', r.every((x) => x.severity === 'critical'),
+    JSON.stringify(r.map((x) => x.severity)));
+  check('the planted warning ds-crowded is gone', !r.some((x) => x.object === 'ds-crowded'));
+  check('ds-free-crit is still there', r.some((x) => x.object === 'ds-free-crit'));
+  check('the filter is in the URL', page.url().includes('severity=critical'), page.url());
+
+  // Expand ds-free-crit with the keyboard and read its remediation.
+  const btn = page.locator('#findings tbody tr.finding', { hasText: 'ds-free-crit' }).locator('button.expand');
+  await btn.focus();
+  await page.keyboard.press('Enter');
+  eq('expand button says expanded', await btn.getAttribute('aria-expanded'), 'true');
+  const detailId = await btn.getAttribute('aria-controls');
+  const detail = page.locator('#' + detailId);
+  check('details row is visible', await detail.isVisible());
+  const remediation = checks.checks.find((c) => c.id === 'datastore-free-space').remediation;
+  const shown = (await detail.locator('pre.remediation').innerText()).replace(/\s+/g, ' ').trim();
+  eq('remediation shown for ds-free-crit', shown, remediation.replace(/\s+/g, ' ').trim());
+  const dtext = await detail.innerText();
+  check('rationale shown', dtext.includes(checks.checks.find((c) => c.id === 'datastore-free-space')
+    .rationale.slice(0, 40)));
+  check('evidence shown', /free_pct/.test(dtext), dtext.slice(0, 300));
+
+  await page.screenshot({ path: SHOT, fullPage: true });
+  console.log('screenshot: ' + SHOT);
+
+  // Object search (with the severity filter cleared).
+  await page.selectOption('#f-severity', '');
+  await page.fill('#f-object', 'crowd');
+  await page.waitForFunction(() => {
+    const t = document.querySelectorAll('#findings tbody tr.finding');
+    return t.length === 1 && t[0].innerText.includes('ds-crowded');
+  }, null, { timeout: 15000 }).catch(() => {});
+  r = await rows(page);
+  eq('object search "crowd"', JSON.stringify(r.map((x) => x.object)), '["ds-crowded"]');
+  await page.click('#filters button[type="reset"]');
+
+  // "Poll now" needs the token: the page asks for it, refuses a wrong one, accepts the right one.
+  await page.click('#poll-now');
+  await page.waitForSelector('#token-form:not([hidden])', { timeout: 10000 }).catch(() => {});
+  check('the token field appears after a 401', await page.isVisible('#token'));
+  await page.fill('#token', 'not-the-token');
+  await page.click('#token-form button[type="submit"]');
+  await loaded(page, 2);
+  await page.click('#poll-now');
+  await page.waitForFunction(() => /rejected/.test(document.getElementById('status').textContent),
+    null, { timeout: 10000 }).catch(() => {});
+  check('a wrong token is reported', /rejected/.test(await page.textContent('#status')),
+    await page.textContent('#status'));
+  await page.fill('#token', api.token);
+  await page.click('#token-form button[type="submit"]');
+  await page.click('#poll-now');
+  await page.waitForFunction(() => /Poll queued/.test(document.getElementById('status').textContent),
+    null, { timeout: 10000 }).catch(() => {});
+  const banner = await page.textContent('#status');
+  check('poll accepted with the token', /Poll queued for lab/.test(banner), banner);
+}
+
+async function narrow(ctx, base) {
+  const page = await ctx.newPage();
+  watch(page, 'narrow');
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.goto(base + '/');
+  await loaded(page);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  check('no sideways scrolling at 390 px', width <= 390, width + ' px wide');
+  const shot = SHOT.replace(/\.png$/, '-narrow.png');
+  await page.screenshot({ path: shot, fullPage: false });
+  console.log('screenshot: ' + shot);
+  await page.close();
+}
+
+/* With [server] auth = all, the page itself still loads (it holds no data), asks for the token
+ * and then shows the findings. */
+async function authAll(ctx, base, token, total) {
+  const page = await ctx.newPage();
+  watch(page, 'auth=all');
+  page.removeAllListeners('console'); // the 401s it provokes are logged by Chromium as errors
+  const resp = await page.goto(base + '/');
+  eq('auth=all: the page loads without a token', resp && resp.status(), 200);
+  await page.waitForSelector('#token-form:not([hidden])', { timeout: 15000 }).catch(() => {});
+  check('auth=all: the token field appears', await page.isVisible('#token'));
+  await page.fill('#token', token);
+  await page.click('#token-form button[type="submit"]');
+  await page.waitForFunction((n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
+    Math.min(total, 100), { timeout: 15000 }).catch(() => {});
+  eq('auth=all: findings shown after the token', (await rows(page)).length, Math.min(total, 100));
+  await page.close();
+}
+
+async function main() {
+  const watchdog = setTimeout(() => {
+    console.error('e2e: gave up after ' + DEADLINE_MS / 1000 + ' s');
+    cleanup().then(() => process.exit(1));
+  }, DEADLINE_MS);
+  const { chromium } = loadPlaywright();
+  const sim = await startSim();
+  const token = crypto.randomBytes(24).toString('hex');
+  const tokenFile = writeFile('token', token + '\n', 0o600);
+  const pw = writeFile('password', 'vslint-secret\n', 0o600);
+  const config = (port, extra) => [
+    '[database]', 'path = ' + path.join(work, 'vslint.db'), '',
+    '[vcenter lab]', 'url = ' + sim.url, 'user = vslint', 'password_file = ' + pw,
+    'interval = 300', '',
+    '[server]', 'listen = 127.0.0.1:' + port, 'token_file = ' + tokenFile, extra || '', ''].join('\n');
+
+  const conf = writeFile('vslint.conf', config(await freePort()));
+  const serve = await startServe('serve', conf);
+  const api = {
+    token,
+    summary: await getJSON(serve.base, '/api/v1/summary'),
+    checks: await getJSON(serve.base, '/api/v1/checks'),
+    crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
+    all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
+  };
+  const ctx = await launch(chromium);
+  try {
+    const page = await ctx.newPage();
+    watch(page, 'dashboard');
+    // The 401s of "poll now" are expected here; Chromium logs each as a console error.
+    page.removeAllListeners('console');
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/401/.test(m.text())) check('dashboard: no console error', false, m.text());
+    });
+    await dashboard(page, serve.base, api);
+    await page.close();
+    await narrow(ctx, serve.base);
+
+    eq('vslint serve exits 0 on SIGTERM', await stop(serve.proc), 0);
+    const confAll = writeFile('vslint-all.conf', config(await freePort(), 'auth = all'));
+    const serveAll = await startServe('serve-all', confAll, token);
+    await authAll(ctx, serveAll.base, token, api.all.total);
+    await stop(serveAll.proc);
+  } finally {
+    await ctx.close();
+  }
+  clearTimeout(watchdog);
+}
+
+async function cleanup() {
+  for (const p of children) await stop(p, 5000);
+  if (!failures.length && !process.env.E2E_KEEP) fs.rmSync(work, { recursive: true, force: true });
+}
+
+main().then(async () => {
+  await cleanup();
+  if (failures.length) {
+    console.log('e2e dashboard: ' + failures.length + ' of ' + checked + ' checks failed:');
+    for (const f of failures) console.log('  ' + f);
+    console.log('work directory kept: ' + work);
+    process.exit(1);
+  }
+  console.log('e2e dashboard: ' + checked + ' checks passed');
+}, async (e) => {
+  console.error('e2e dashboard: ' + (e && e.stack ? e.stack : e));
+  for (const f of failures) console.log('  ' + f);
+  failures.push('aborted');
+  await cleanup();
+  console.log('work directory kept: ' + work);
+  process.exit(1);
+});

@@ -1,0 +1,164 @@
+"""Helpers for the HTTP API tests: start `vslint serve` on a free port, wait for /readyz, make
+requests with urllib and (optionally) record every answer for the OpenAPI contract check.
+Standard library only."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from simlib import VSLINT
+
+TOKEN = 'test-token-0123456789abcdef'
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def server_section(port, token_file=None, auth_all=False):
+    lines = ['[server]', 'listen = 127.0.0.1:%d' % port]
+    if token_file:
+        lines.append('token_file = %s' % token_file)
+    if auth_all:
+        lines.append('auth = all')
+    return '\n'.join(lines) + '\n'
+
+
+def write_token(ws, token=TOKEN):
+    path = os.path.join(ws.dir, 'token')
+    with open(path, 'w') as f:
+        f.write(token + '\n')
+    os.chmod(path, 0o600)
+    return path
+
+
+class Answer:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = {k.lower(): v for k, v in headers.items()}
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Serve:
+    """A running `vslint serve -c conf`; its stderr goes to a log file in the workspace."""
+
+    def __init__(self, conf, port, workdir, record=None, tls=False):
+        self.port = port
+        self.base = '%s://127.0.0.1:%d' % ('https' if tls else 'http', port)
+        self.ctx = None
+        if tls:
+            import ssl
+            self.ctx = ssl.create_default_context()
+            self.ctx.check_hostname = False
+            self.ctx.verify_mode = ssl.CERT_NONE
+        self.log_path = os.path.join(workdir, 'serve-%d.log' % port)
+        self.log = open(self.log_path, 'w')
+        self.record = record  # a list that every answer is appended to, or None
+        self.proc = subprocess.Popen([VSLINT, 'serve', '-c', conf], stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def wait_up(self, timeout=30, token=None):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('vslint serve exited %s: %s' % (self.proc.returncode,
+                                                                   self.logs()[-2000:]))
+            try:
+                if self.get('/healthz', token=token).status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError('vslint serve did not answer /healthz: ' + self.logs()[-2000:])
+
+    def wait_ready(self, timeout=60, token=None):
+        deadline = time.time() + timeout
+        self.wait_up(timeout, token)
+        while time.time() < deadline:
+            if self.get('/readyz', token=token).status == 200:
+                return
+            time.sleep(0.1)
+        raise RuntimeError('vslint serve not ready: ' + self.logs()[-2000:])
+
+    def logs(self):
+        if not self.log.closed:
+            self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def request(self, method, path, token=None, headers=None, data=None):
+        h = dict(headers or {})
+        if token:
+            h['Authorization'] = 'Bearer ' + token
+        req = urllib.request.Request(self.base + path, method=method, headers=h, data=data)
+        try:
+            with urllib.request.urlopen(req, timeout=30, context=self.ctx) as r:
+                a = Answer(r.status, dict(r.headers), r.read().decode())
+        except urllib.error.HTTPError as e:
+            a = Answer(e.code, dict(e.headers), e.read().decode())
+        if self.record is not None:
+            self.record.append({'method': method, 'path': path, 'headers': h,
+                                'status': a.status, 'response_headers': a.headers,
+                                'body': a.body})
+        return a
+
+    def get(self, path, **kw):
+        return self.request('GET', path, **kw)
+
+    def post(self, path, **kw):
+        return self.request('POST', path, data=kw.pop('data', b''), **kw)
+
+    def summary(self, token=None):
+        return self.get('/api/v1/summary', token=token).json()
+
+    def vcenter(self, name, token=None):
+        for v in self.summary(token)['vcenters']:
+            if v['name'] == name:
+                return v
+        return None
+
+    def poll_and_wait(self, name, token=TOKEN, timeout=60):
+        """POST /polls for one vCenter and wait until a poll that started after it finished.
+        Returns that vCenter's status."""
+        # Times have second resolution: after a second's pause, a poll started at or after t0
+        # can only be one this request caused.
+        time.sleep(1.05)
+        t0 = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+        a = self.post('/api/v1/polls?vcenter=' + name, token=token)
+        if a.status != 202:
+            raise RuntimeError('POST /polls: %s %s' % (a.status, a.body))
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            v = self.vcenter(name, token)
+            lp = v.get('last_poll') or {}
+            if not v['polling'] and lp.get('started', '') >= t0:
+                return v
+            time.sleep(0.1)
+        raise RuntimeError('no poll of %s finished: %s' % (name, self.logs()[-2000:]))
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=40):
+        """SIGTERM; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return 'killed after %d s' % timeout
+        self.log.close()
+        return self.proc.returncode
