@@ -11,7 +11,7 @@ fi
 dir=${BUILD_DIR:-build}
 # The independent validators (JUnit parser, SARIF schema, ...) come from npm.
 if [ ! -d tests/tools/node_modules ] || [ tests/tools/package.json -nt tests/tools/node_modules ]; then
-    (cd tests/tools && npm install --no-audit --no-fund --loglevel=error) || {
+    (cd tests/tools && npm ci --no-audit --no-fund --loglevel=error) || {
         echo "npm install in tests/tools failed"
         echo "0 passed, 1 failed"
         exit 1
