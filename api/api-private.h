@@ -89,8 +89,6 @@ const char *api_iso_time(int64_t ms, char *buf, size_t size);
 /* The daemon's view of every vCenter; *out malloc'd. 0 or a negative error. */
 int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n);
 
-/* The check catalogue as `vslint checks --format json` prints it: {"checks":[...]}. */
-json_t *api_checks_json(void);
 
 /* Handlers (api/handlers.c, api/inventory.c, api/summary.c, api/metrics.c). */
 enum MHD_Result api_h_healthz(struct api_req *r);

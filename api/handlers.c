@@ -107,35 +107,11 @@ enum MHD_Result api_h_finding(struct api_req *r)
     return api_respond_json_etag(r, f);
 }
 
-json_t *api_checks_json(void)
-{
-    json_t *arr = json_array();
-
-    for (size_t i = 0; arr && i < chk_registry_len; i++) {
-        const struct check *ck = chk_registry[i];
-        json_t *params = json_array();
-        for (size_t p = 0; ck->params && ck->params[p].name; p++) {
-            const struct chk_param *pm = &ck->params[p];
-            json_array_append_new(params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name",
-                                                    pm->name, "default", pm->dflt, "min",
-                                                    pm->min, "max", pm->max, "unit",
-                                                    pm->unit ? pm->unit : "", "help",
-                                                    pm->help ? pm->help : ""));
-        }
-        json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
-                           "severity", chk_severity_name(ck->severity), "rationale",
-                           ck->rationale, "reference", ck->reference, "remediation",
-                           ck->remediation, "parameters", params));
-    }
-    return arr ? json_pack("{s:o}", "checks", arr) : NULL;
-}
-
 enum MHD_Result api_h_checks(struct api_req *r)
 {
     if (api_args_allowed(r, NULL) < 0)
         return api_fail(r);
-    return api_respond_json_etag(r, api_checks_json());
+    return api_respond_json_etag(r, chk_catalogue_json());
 }
 
 /* Poll now: wakes the pollers and answers at once; the polls run in the background. */

@@ -62,5 +62,7 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
 extern const struct check *const chk_registry[];
 extern const size_t chk_registry_len;
 const struct check *chk_find(const char *id);
+/* The catalogue as a JSON document (a new reference, NULL on ENOMEM). */
+json_t *chk_catalogue_json(void);
 
 #endif

@@ -2,6 +2,8 @@
  * Adding a check is adding its file and one line here (and to meson.build). */
 #include <string.h>
 
+#include <jansson.h>
+
 #include "checks/check.h"
 
 extern const struct check chk_datastore_free_space;
@@ -32,4 +34,31 @@ const struct check *chk_find(const char *id)
         if (!strcmp(chk_registry[i]->id, id))
             return chk_registry[i];
     return NULL;
+}
+
+/* The catalogue as JSON, {"checks":[{id, title, severity, rationale, reference, remediation,
+ * parameters:[{name, default, min, max, unit, help}]}]}: `vslint checks --format json` and
+ * GET /api/v1/checks print the same document. */
+json_t *chk_catalogue_json(void)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < chk_registry_len; i++) {
+        const struct check *ck = chk_registry[i];
+        json_t *params = json_array();
+        for (size_t p = 0; ck->params && ck->params[p].name; p++) {
+            const struct chk_param *pm = &ck->params[p];
+            json_array_append_new(params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name",
+                                                    pm->name, "default", pm->dflt, "min",
+                                                    pm->min, "max", pm->max, "unit",
+                                                    pm->unit ? pm->unit : "", "help",
+                                                    pm->help ? pm->help : ""));
+        }
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
+                           "severity", chk_severity_name(ck->severity), "rationale",
+                           ck->rationale, "reference", ck->reference, "remediation",
+                           ck->remediation, "parameters", params));
+    }
+    return arr ? json_pack("{s:o}", "checks", arr) : NULL;
 }

@@ -196,25 +196,11 @@ int cmd_checks(int argc, char **argv)
         format = optarg;
     }
     if (!strcmp(format, "json")) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < chk_registry_len; i++) {
-            const struct check *ck = chk_registry[i];
-            json_t *params = json_array();
-            for (size_t p = 0; ck->params && ck->params[p].name; p++)
-                json_array_append_new(
-                    params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name", ck->params[p].name,
-                                      "default", ck->params[p].dflt, "min", ck->params[p].min,
-                                      "max", ck->params[p].max, "unit",
-                                      ck->params[p].unit ? ck->params[p].unit : "", "help",
-                                      ck->params[p].help ? ck->params[p].help : ""));
-            json_array_append_new(
-                arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
-                               "severity", chk_severity_name(ck->severity), "rationale",
-                               ck->rationale, "reference", ck->reference, "remediation",
-                               ck->remediation, "parameters", params));
+        json_t *doc = chk_catalogue_json();
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
+            json_decref(doc);
+            return VSL_EXIT_FAIL;
         }
-        json_t *doc = json_pack("{s:o}", "checks", arr);
-        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);
         json_decref(doc);
         return VSL_EXIT_OK;
