@@ -71,6 +71,16 @@ static int gap(struct vim_sink *sink, const char *object, const char *what, cons
     return sink->gap ? sink->gap(sink->ctx, &g) : 0;
 }
 
+/* The client's last error without the leading "URL: ": a gap belongs to one vCenter already. */
+static const char *host_error(const struct vim_client *c)
+{
+    const char *e = vim_client_error(c);
+    size_t n = strlen(c->url);
+    if (!strncmp(e, c->url, n) && e[n] == ':' && e[n + 1] == ' ')
+        return e + n + 2;
+    return e;
+}
+
 /* Errors that end the poll; anything else (a fault about one host) becomes a gap. */
 static int fatal_error(int r)
 {
@@ -96,7 +106,7 @@ static int read_options(struct vim_client *c, struct vim_sink *sink, struct vim_
         if (r == 0)
             r = vim_decode_options(sink, w->moref, vim_response(x));
         else if (!fatal_error(r))
-            r = gap(sink, w->moref, "options", vim_client_error(c));
+            r = gap(sink, w->moref, "options", host_error(c));
         vim_xml_free(x);
     }
     vsl_buf_free(&args);
@@ -123,7 +133,7 @@ static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim
         if (r == 0)
             r = vim_decode_bound_vnics(sink, w->moref, w->hbas[i], vim_response(x));
         else if (!fatal_error(r))
-            r = gap(sink, w->moref, "iscsi-bindings", vim_client_error(c));
+            r = gap(sink, w->moref, "iscsi-bindings", host_error(c));
         vim_xml_free(x);
     }
     vsl_buf_free(&args);
@@ -178,7 +188,7 @@ static int read_esxcli(struct vim_client *c, struct vim_sink *sink, struct vim_h
         snprintf(c->err, sizeof(c->err), "esxcli on host %s returned malformed XML", w->name);
 out:
     if (r < 0 && !fatal_error(r))
-        r = gap(sink, w->moref, "esxcli", vim_client_error(c));
+        r = gap(sink, w->moref, "esxcli", host_error(c));
     vim_xml_free(x);
     free(mme);
     return r;

@@ -22,11 +22,15 @@ import (
 	"fmt"
 	"html"
 	"io/ioutil"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
@@ -310,6 +314,93 @@ func rewriteThis(body []byte) []byte {
 	})
 }
 
+// faultKind and faultRead are the -fault flag (KIND:N): the Nth property
+// read (RetrievePropertiesEx or ContinueRetrievePropertiesEx, counted over the
+// run) is answered badly, once, the way a broken network or server would:
+//
+//	truncate   the first half of the answer, then the connection closes
+//	malformed  the whole answer with one element's start tag broken
+//	drop       the connection closes before the request is handled (as when a
+//	           server closes an idle keep-alive connection just as a request
+//	           arrives): a client that retries on a fresh connection loses nothing
+//	http500    HTTP 500 with an HTML error page instead of SOAP
+var (
+	faultKind  string
+	faultRead  int64
+	faultReads int64
+)
+
+func parseFault(s string) error {
+	if s == "" {
+		return nil
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return fmt.Errorf("-fault %q: want KIND:N", s)
+	}
+	n, err := strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil || n < 1 {
+		return fmt.Errorf("-fault %q: N must be a positive number", s)
+	}
+	switch s[:i] {
+	case "truncate", "malformed", "drop", "http500":
+	default:
+		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop or http500", s)
+	}
+	faultKind, faultRead = s[:i], n
+	return nil
+}
+
+// injectFault answers r badly if it is the read -fault names; false otherwise.
+func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) bool {
+	if faultKind == "" || !(bytes.Contains(body, []byte("RetrievePropertiesEx")) ||
+		bytes.Contains(body, []byte("ContinueRetrievePropertiesEx"))) ||
+		atomic.AddInt64(&faultReads, 1) != faultRead {
+		return false
+	}
+	log.Printf("injecting fault %s on property read %d", faultKind, faultRead)
+	if faultKind == "drop" {
+		hijack(w, nil, 0)
+		return true
+	}
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	out := rec.Body.Bytes()
+	switch faultKind {
+	case "truncate":
+		hijack(w, out[:len(out)/2], len(out))
+	case "malformed":
+		bad := bytes.Replace(out, []byte("<propSet>"), []byte("<propSet<"), 1)
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(bad)
+	case "http500":
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("<html><body><h1>500 Internal Server Error</h1></body></html>"))
+	}
+	return true
+}
+
+// hijack takes the connection over, writes an HTTP header announcing length
+// bytes and then only write (nothing at all when write is nil), and closes it.
+func hijack(w http.ResponseWriter, write []byte, length int) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if write != nil {
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: %d\r\n\r\n", length)
+		_, _ = buf.Write(write)
+		_ = buf.Flush()
+	}
+	_ = conn.Close()
+}
+
 func wrapSDK(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
@@ -322,6 +413,9 @@ func wrapSDK(next http.Handler) http.Handler {
 			body = rewriteThis(body)
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
+			if injectFault(w, r, body, next) {
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -37,6 +37,7 @@ func main() {
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
+	fault := flag.String("fault", "", "KIND:N: answer the Nth property read badly, once (truncate, malformed, drop, http500)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
@@ -52,6 +53,9 @@ func main() {
 	}
 	serverPageSize = *pageSize
 	expireAfterReads = *expireAfter
+	if err := parseFault(*fault); err != nil {
+		log.Fatal(err)
+	}
 
 	kind, n, err := parseScenario(*scenario)
 	if err != nil {
