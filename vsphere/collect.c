@@ -1,9 +1,12 @@
 /* The poll: views for StoragePod, Datastore, DistributedVirtualSwitch, HostSystem and
- * VirtualMachine, each read in pages; then per host QueryOptions, QueryBoundVnics and esxcli. */
+ * VirtualMachine, each read in pages; then per host QueryOptions, QueryBoundVnics and esxcli,
+ * on a few connections in parallel that share the session. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/buf.h"
 #include "util/err.h"
@@ -88,32 +91,56 @@ static int fatal_error(int r)
            r == -VSL_ETOOBIG;
 }
 
-static int read_options(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
+/* The per-host reads run on HOST_READERS connections in parallel: against a remote vCenter
+ * they are hundreds of round trips (three per host), which one connection would pay in turn. */
+#define HOST_READERS 4
+
+/* One reader: its own connection, the shared sink, and the lock that serialises every sink
+ * call (the sink writes one SQLite transaction and is not thread-safe). */
+struct host_reader {
+    struct vim_client *c;
+    struct vim_sink *sink;
+    pthread_mutex_t *lock;
+};
+
+static int locked_gap(struct host_reader *hr, const char *object, const char *what,
+                      const char *error)
+{
+    pthread_mutex_lock(hr->lock);
+    int r = gap(hr->sink, object, what, error);
+    pthread_mutex_unlock(hr->lock);
+    return r;
+}
+
+static int read_options(struct host_reader *hr, struct vim_host_work *w)
 {
     struct vsl_buf args;
     int r = 0;
 
     if (!w->option_manager)
-        return gap(sink, w->moref, "options", "the host has no advanced option manager");
+        return locked_gap(hr, w->moref, "options", "the host has no advanced option manager");
     vsl_buf_init(&args, 8192);
     for (size_t i = 0; host_option_names[i] && r == 0; i++) {
         struct vim_xml *x = NULL;
         vsl_buf_reset(&args);
         r = vim_add_elem(&args, "name", host_option_names[i]);
         if (r == 0)
-            r = vim_invoke(c, "QueryOptions", "OptionManager", w->option_manager, args.data, 0,
-                           NULL, NULL, &x);
-        if (r == 0)
-            r = vim_decode_options(sink, w->moref, vim_response(x));
-        else if (!fatal_error(r))
-            r = gap(sink, w->moref, "options", host_error(c));
+            r = vim_invoke(hr->c, "QueryOptions", "OptionManager", w->option_manager, args.data,
+                           0, NULL, NULL, &x);
+        if (r == 0) {
+            pthread_mutex_lock(hr->lock);
+            r = vim_decode_options(hr->sink, w->moref, vim_response(x));
+            pthread_mutex_unlock(hr->lock);
+        } else if (!fatal_error(r)) {
+            r = locked_gap(hr, w->moref, "options", host_error(hr->c));
+        }
         vim_xml_free(x);
     }
     vsl_buf_free(&args);
     return r;
 }
 
-static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
+static int read_bindings(struct host_reader *hr, struct vim_host_work *w)
 {
     struct vsl_buf args;
     int r = 0;
@@ -121,19 +148,22 @@ static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim
     if (w->n_hbas == 0)
         return 0;
     if (!w->iscsi_manager)
-        return gap(sink, w->moref, "iscsi-bindings", "the host has no iSCSI manager");
+        return locked_gap(hr, w->moref, "iscsi-bindings", "the host has no iSCSI manager");
     vsl_buf_init(&args, 8192);
     for (size_t i = 0; i < w->n_hbas && r == 0; i++) {
         struct vim_xml *x = NULL;
         vsl_buf_reset(&args);
         r = vim_add_elem(&args, "iScsiHbaName", w->hbas[i]);
         if (r == 0)
-            r = vim_invoke(c, "QueryBoundVnics", "IscsiManager", w->iscsi_manager, args.data, 0,
-                           NULL, NULL, &x);
-        if (r == 0)
-            r = vim_decode_bound_vnics(sink, w->moref, w->hbas[i], vim_response(x));
-        else if (!fatal_error(r))
-            r = gap(sink, w->moref, "iscsi-bindings", host_error(c));
+            r = vim_invoke(hr->c, "QueryBoundVnics", "IscsiManager", w->iscsi_manager,
+                           args.data, 0, NULL, NULL, &x);
+        if (r == 0) {
+            pthread_mutex_lock(hr->lock);
+            r = vim_decode_bound_vnics(hr->sink, w->moref, w->hbas[i], vim_response(x));
+            pthread_mutex_unlock(hr->lock);
+        } else if (!fatal_error(r)) {
+            r = locked_gap(hr, w->moref, "iscsi-bindings", host_error(hr->c));
+        }
         vim_xml_free(x);
     }
     vsl_buf_free(&args);
@@ -142,8 +172,9 @@ static int read_bindings(struct vim_client *c, struct vim_sink *sink, struct vim
 
 /* esxcli storage nmp device list, through vCenter's managed method executer: one call per
  * host gives every device's PSP configuration, including the Round Robin IOPS limit. */
-static int read_esxcli(struct vim_client *c, struct vim_sink *sink, struct vim_host_work *w)
+static int read_esxcli(struct host_reader *hr, struct vim_host_work *w)
 {
+    struct vim_client *c = hr->c;
     struct vim_xml *x = NULL;
     char *mme = NULL;
     int r;
@@ -183,15 +214,124 @@ static int read_esxcli(struct vim_client *c, struct vim_sink *sink, struct vim_h
         r = -VSL_EFAULT;
         goto out;
     }
-    r = vim_decode_nmp_devices(sink, w->moref, resp, strlen(resp));
+    pthread_mutex_lock(hr->lock);
+    r = vim_decode_nmp_devices(hr->sink, w->moref, resp, strlen(resp));
+    pthread_mutex_unlock(hr->lock);
     if (r == -VSL_EXML)
         snprintf(c->err, sizeof(c->err), "esxcli on host %s returned malformed XML", w->name);
 out:
     if (r < 0 && !fatal_error(r))
-        r = gap(sink, w->moref, "esxcli", host_error(c));
+        r = locked_gap(hr, w->moref, "esxcli", host_error(c));
     vim_xml_free(x);
     free(mme);
     return r;
+}
+
+static int read_host(struct host_reader *hr, struct vim_host_work *w)
+{
+    int r = read_options(hr, w);
+    if (r == 0)
+        r = read_bindings(hr, w);
+    if (r == 0)
+        r = read_esxcli(hr, w);
+    return r;
+}
+
+/* The work list shared by the readers. */
+struct host_pool {
+    pthread_mutex_t lock; /* guards next, err, errmsg and every sink call */
+    struct vim_decoder *d;
+    struct vim_sink *sink;
+    size_t next;
+    int err; /* the first error that ends the poll */
+    char errmsg[sizeof(((struct vim_client *)0)->err)];
+};
+
+static void pool_fail(struct host_pool *p, int r, const char *msg)
+{
+    pthread_mutex_lock(&p->lock);
+    if (!p->err) {
+        p->err = r;
+        snprintf(p->errmsg, sizeof(p->errmsg), "%s", msg);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+struct worker {
+    struct host_pool *pool;
+    struct vim_client *c; /* this worker's connection, cloned by the main thread */
+};
+
+static void *host_worker(void *arg)
+{
+    struct worker *wk = arg;
+    struct host_pool *p = wk->pool;
+    struct vim_client *c = wk->c;
+    int r;
+
+    struct host_reader hr = {.c = c, .sink = p->sink, .lock = &p->lock};
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        struct vim_host_work *w = p->err || p->next >= p->d->n_hosts ? NULL
+                                                                      : &p->d->hosts[p->next++];
+        pthread_mutex_unlock(&p->lock);
+        if (!w)
+            break;
+        r = read_host(&hr, w);
+        if (r < 0) {
+            pool_fail(p, r, vim_client_error(c));
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Runs the per-host reads of every decoded host, in parallel where there are several. */
+static int read_hosts(struct vim_client *c, struct vim_decoder *d, struct vim_sink *sink)
+{
+    struct host_pool p = {.d = d, .sink = sink};
+    pthread_t tid[HOST_READERS];
+    struct worker wk[HOST_READERS];
+    size_t n = d->n_hosts < HOST_READERS ? d->n_hosts : HOST_READERS, started = 0;
+
+    if (n == 0)
+        return 0;
+    pthread_mutex_init(&p.lock, NULL);
+    /* Connections are cloned here, not in the threads: a curl handle (c's cookie jar) must
+     * not be used from two threads at once. */
+    for (; started < n; started++) {
+        wk[started] = (struct worker){.pool = &p};
+        if (vim_client_clone(c, &wk[started].c) < 0)
+            break;
+        if (pthread_create(&tid[started], NULL, host_worker, &wk[started]) != 0) {
+            vim_client_free(wk[started].c);
+            break;
+        }
+    }
+    if (started == 0) {
+        /* No thread to be had: read on the main connection, one host after another. */
+        struct host_reader hr = {.c = c, .sink = sink, .lock = &p.lock};
+        for (size_t i = 0; i < d->n_hosts && p.err == 0; i++)
+            p.err = read_host(&hr, &d->hosts[i]);
+    }
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(tid[i], NULL);
+        c->stats.requests += wk[i].c->stats.requests;
+        c->stats.bytes_wire += wk[i].c->stats.bytes_wire;
+        c->stats.bytes_xml += wk[i].c->stats.bytes_xml;
+        vim_client_free(wk[i].c);
+    }
+    pthread_mutex_destroy(&p.lock);
+    if (p.err && started > 0)
+        snprintf(c->err, sizeof(c->err), "%s", p.errmsg);
+    return p.err;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int vim_collect(struct vim_client *c, struct vim_sink *sink)
@@ -199,18 +339,14 @@ int vim_collect(struct vim_client *c, struct vim_sink *sink)
     struct vim_decoder d = {.sink = sink};
     int r = 0;
 
+    double t0 = now_s();
     for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]) && r == 0; i++)
         r = read_type(c, &d, &reads[i]);
-    for (size_t i = 0; i < d.n_hosts && r == 0; i++) {
-        struct vim_host_work *w = &d.hosts[i];
-        if (w->option_manager || w->n_hbas || w->san_luns)
-            log_debug("%s: host %s: extra reads", c->url, w->name);
-        r = read_options(c, sink, w);
-        if (r == 0)
-            r = read_bindings(c, sink, w);
-        if (r == 0)
-            r = read_esxcli(c, sink, w);
-    }
+    double t1 = now_s();
+    if (r == 0)
+        r = read_hosts(c, &d, sink);
+    log_debug("%s: objects read in %.3f s, per-host reads of %zu hosts in %.3f s", c->url,
+              t1 - t0, d.n_hosts, now_s() - t1);
     vim_decoder_free(&d);
     return r;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <libxml/parser.h>
 
 #include "util/buf.h"
 #include "util/err.h"
@@ -32,8 +33,10 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
 
     *out = NULL;
     if (!curl_global_done) {
+        /* Both libraries want their global set-up done once, before any thread uses them. */
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
             return -ENOMEM;
+        xmlInitParser();
         curl_global_done = 1;
     }
     c = calloc(1, sizeof(*c));
@@ -68,6 +71,31 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     }
     *out = c;
     return 0;
+}
+
+int vim_client_clone(const struct vim_client *c, struct vim_client **out)
+{
+    struct curl_slist *cookies = NULL;
+    struct vim_client *n = NULL;
+    int r = vim_client_new(&c->opts, &n);
+
+    *out = NULL;
+    if (r < 0)
+        return r;
+    free(n->soap_action);
+    n->soap_action = strdup(c->soap_action);
+    if (!n->soap_action)
+        goto nomem;
+    if (curl_easy_getinfo(c->curl, CURLINFO_COOKIELIST, &cookies) != CURLE_OK)
+        goto nomem;
+    for (struct curl_slist *k = cookies; k; k = k->next)
+        curl_easy_setopt(n->curl, CURLOPT_COOKIELIST, k->data);
+    curl_slist_free_all(cookies);
+    *out = n;
+    return 0;
+nomem:
+    vim_client_free(n);
+    return -ENOMEM;
 }
 
 void vim_client_free(struct vim_client *c)

@@ -38,6 +38,9 @@ struct vim_client {
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
 void vim_client_free(struct vim_client *c); /* NULL is a no-op */
+/* A second connection to the same vCenter sharing c's session (its cookie) and SOAPAction,
+ * for requests made in parallel; no service content. *out is owned by the caller. */
+int vim_client_clone(const struct vim_client *c, struct vim_client **out);
 const char *vim_client_error(const struct vim_client *c);
 
 /* Sends body (the inside of soapenv:Body, already escaped) and parses the answer. Elements at
