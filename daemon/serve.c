@@ -389,10 +389,17 @@ static void reload(struct serve *sv)
         log_warnx("reload: keeping the running configuration");
         goto out;
     }
-    if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0)
-        goto out;
-    /* Finish the polls in flight under the old configuration, then switch. */
+    /* Finish the polls in flight under the old configuration, then carry their state over:
+     * copied while a poller still ran, a poll's result could be lost (or read half-written). */
     stop_pollers(sv, 0);
+    if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
+        pthread_mutex_lock(&sv->mu);
+        for (size_t i = 0; i < sv->n; i++)
+            sv->pollers[i].stop = 0;
+        pthread_mutex_unlock(&sv->mu);
+        start_pollers(sv);
+        goto out;
+    }
     if (!same_server(sv->cfg, cfg, sv->token, token)) {
         api_stop(sv->api);
         sv->api = NULL;
