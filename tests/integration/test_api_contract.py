@@ -82,7 +82,11 @@ def main():
             finally:
                 f.eq('serve exit status', srv.stop(), 0)
         statuses = sorted({r['status'] for r in record})
-        f.eq('statuses exercised', statuses, [200, 202, 304, 400, 401, 404, 405, 413])
+        # Every status the document describes for these routes must have been seen; a 503 from
+        # /readyz may be seen too when the first poll is slow (e.g. under AddressSanitizer).
+        wanted = [200, 202, 304, 400, 401, 404, 405, 413]
+        f.true('statuses exercised: %s, want at least %s' % (statuses, wanted),
+               set(wanted) <= set(statuses) and set(statuses) <= set(wanted) | {503})
         answers = os.path.join(ws.dir, 'answers.jsonl')
         with open(answers, 'w') as fh:
             for r in record:
