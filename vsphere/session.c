@@ -1,6 +1,7 @@
 /* Session handling and the paged property collector. Objects are decoded one at a time as their
  * XML closes; the token of a page is remembered and followed with ContinueRetrievePropertiesEx. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,20 @@ int vim_add_elem(struct vsl_buf *b, const char *tag, const char *text)
     return r;
 }
 
+/* Writes <method><_this type="TYPE">moref</_this>ARGS</method> into b. */
+static int build_invoke(struct vsl_buf *b, const char *method, const char *type,
+                        const char *moref, const char *args)
+{
+    int r = vsl_buf_printf(b, "<%s>", method);
+    if (r == 0)
+        r = vim_add_moref(b, "_this", type, moref);
+    if (r == 0 && args)
+        r = vsl_buf_addstr(b, args);
+    if (r == 0)
+        r = vsl_buf_printf(b, "</%s>", method);
+    return r;
+}
+
 int vim_invoke(struct vim_client *c, const char *method, const char *type, const char *moref,
                const char *args, int emit_depth, vim_xml_emit_fn fn, void *ctx,
                struct vim_xml **out)
@@ -44,13 +59,7 @@ int vim_invoke(struct vim_client *c, const char *method, const char *type, const
     int r;
 
     vsl_buf_init(&b, 1u << 20);
-    r = vsl_buf_printf(&b, "<%s>", method);
-    if (r == 0)
-        r = vim_add_moref(&b, "_this", type, moref);
-    if (r == 0 && args)
-        r = vsl_buf_addstr(&b, args);
-    if (r == 0)
-        r = vsl_buf_printf(&b, "</%s>", method);
+    r = build_invoke(&b, method, type, moref, args);
     if (r == 0)
         r = vim_call(c, b.data, emit_depth, fn, ctx, out);
     else
@@ -197,13 +206,91 @@ xmlNode *vim_prop(xmlNode *objects, const char *name)
     return NULL;
 }
 
+/* The next page, fetched on a second connection while the current one is parsed: a
+ * RetrieveResult carries its token before its objects, so the server can build page N+1 while
+ * this side decodes and stores page N. The answer is buffered whole, which bounds memory by
+ * the page size (max_objects), not by the size of the estate. */
+#define MAX_PAGE (512u << 20)
+
+struct prefetch {
+    struct vim_client *c;  /* the second connection; NULL: fetch pages in turn instead */
+    const char *collector; /* the PropertyCollector moref, borrowed */
+    pthread_t tid;
+    int running;           /* a thread was started and not yet joined */
+    char *token;           /* the token it continues; owned */
+    struct vsl_buf answer; /* the raw answer */
+    long status;
+    int err;
+};
+
 struct page {
     struct vim_client *c;
     vim_object_fn fn;
     void *ctx;
     char *token; /* owned */
     long objects;
+    struct prefetch pf;
 };
+
+static int build_continue(struct vsl_buf *b, const char *collector, const char *token)
+{
+    struct vsl_buf args;
+    int r;
+
+    vsl_buf_init(&args, 64 << 10);
+    r = vim_add_elem(&args, "token", token);
+    if (r == 0)
+        r = build_invoke(b, "ContinueRetrievePropertiesEx", "PropertyCollector", collector,
+                         args.data);
+    vsl_buf_free(&args);
+    return r;
+}
+
+static void *prefetch_main(void *arg)
+{
+    struct prefetch *pf = arg;
+    struct vsl_buf body;
+
+    vsl_buf_init(&body, 1u << 20);
+    pf->err = build_continue(&body, pf->collector, pf->token);
+    if (pf->err == 0)
+        pf->err = vim_fetch(pf->c, body.data, &pf->answer, &pf->status);
+    vsl_buf_free(&body);
+    return NULL;
+}
+
+/* Starts fetching the page after token; on any failure the page is simply fetched later. */
+static void prefetch_start(struct prefetch *pf, const char *token)
+{
+    if (!pf->c || pf->running || !(pf->token = strdup(token)))
+        return;
+    vsl_buf_init(&pf->answer, MAX_PAGE);
+    pf->err = 0;
+    pf->status = 0;
+    if (pthread_create(&pf->tid, NULL, prefetch_main, pf) == 0) {
+        pf->running = 1;
+        return;
+    }
+    free(pf->token);
+    pf->token = NULL;
+}
+
+/* Waits for a running prefetch. */
+static void prefetch_join(struct prefetch *pf)
+{
+    if (pf->running) {
+        pthread_join(pf->tid, NULL);
+        pf->running = 0;
+    }
+}
+
+static void prefetch_clear(struct prefetch *pf)
+{
+    prefetch_join(pf);
+    free(pf->token);
+    pf->token = NULL;
+    vsl_buf_free(&pf->answer);
+}
 
 /* A missingSet entry with a NotAuthenticated fault means the session expired mid-read. */
 static int check_missing(struct page *pg, xmlNode *objects)
@@ -230,6 +317,8 @@ static int on_page_elem(void *ctx, xmlNode *n)
     if (vim_name_is(n, "token")) {
         free(pg->token);
         pg->token = vim_text(n) ? strdup(vim_text(n)) : NULL;
+        if (pg->token)
+            prefetch_start(&pg->pf, pg->token);
         return 1;
     }
     if (!vim_name_is(n, "objects"))
@@ -265,6 +354,43 @@ static int cancel_token(struct vim_client *c, const char *token)
     return r;
 }
 
+/* The page after token: the prefetched answer when there is one, else fetched now. */
+static int next_page(struct page *pg, const char *token)
+{
+    struct vim_client *c = pg->c;
+    struct prefetch *pf = &pg->pf;
+    int r;
+
+    prefetch_join(pf);
+    if (!pf->token || strcmp(pf->token, token)) {
+        struct vsl_buf args;
+        vsl_buf_init(&args, 64 << 10);
+        r = vim_add_elem(&args, "token", token);
+        if (r == 0)
+            r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
+                           c->property_collector, args.data, 5, on_page_elem, pg, NULL);
+        vsl_buf_free(&args);
+        return r;
+    }
+    /* Take the answer out first: parsing it may start the next prefetch. */
+    struct vsl_buf answer = pf->answer;
+    long status = pf->status;
+    int err = pf->err;
+    vsl_buf_init(&pf->answer, MAX_PAGE);
+    free(pf->token);
+    pf->token = NULL;
+    if (err < 0) {
+        memcpy(c->err, pf->c->err, sizeof(c->err));
+        memcpy(c->fault, pf->c->fault, sizeof(c->fault));
+        r = err;
+    } else {
+        r = vim_parse_answer(c, answer.data ? answer.data : "", answer.len, status, 5,
+                             on_page_elem, pg, NULL);
+    }
+    vsl_buf_free(&answer);
+    return r;
+}
+
 /* Runs RetrievePropertiesEx with the given objectSet XML, then follows tokens. */
 static int retrieve(struct vim_client *c, const char *type, const char *object_set,
                     const char *const *paths, vim_object_fn fn, void *ctx)
@@ -273,6 +399,11 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     struct vsl_buf b;
     int r;
 
+    /* The second connection shares the session; without it pages are fetched in turn. */
+    if (vim_client_clone(c, &pg.pf.c) < 0)
+        pg.pf.c = NULL;
+    pg.pf.collector = c->property_collector;
+    vsl_buf_init(&pg.pf.answer, MAX_PAGE);
     vsl_buf_init(&b, 1u << 20);
     r = vsl_buf_printf(&b, "<specSet><propSet><type>%s</type>", type);
     for (size_t i = 0; paths[i] && r == 0; i++)
@@ -290,20 +421,23 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     while (r == 0 && pg.token) {
         char *token = pg.token;
         pg.token = NULL;
-        vsl_buf_reset(&b);
-        r = vim_add_elem(&b, "token", token);
-        if (r == 0)
-            r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
-                           c->property_collector, b.data, 5, on_page_elem, &pg, NULL);
+        r = next_page(&pg, token);
         if (r < 0 && r != -VSL_ENOAUTH && pg.token == NULL) {
             /* A vanished token or an aborted page: tell the server we are done with it. */
             cancel_token(c, token);
         }
         free(token);
     }
+    prefetch_clear(&pg.pf);
     if (r < 0 && pg.token)
         cancel_token(c, pg.token);
     log_debug("%s: read %ld %s objects", c->url, pg.objects, type);
+    if (pg.pf.c) {
+        c->stats.requests += pg.pf.c->stats.requests;
+        c->stats.bytes_wire += pg.pf.c->stats.bytes_wire;
+        c->stats.bytes_xml += pg.pf.c->stats.bytes_xml;
+        vim_client_free(pg.pf.c);
+    }
     free(pg.token);
     vsl_buf_free(&b);
     return r;
@@ -323,28 +457,6 @@ int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
         r = vsl_buf_addstr(&os, "<skip>true</skip><selectSet xsi:type=\"TraversalSpec\">"
                                 "<name>view</name><type>ContainerView</type><path>view</path>"
                                 "<skip>false</skip></selectSet></objectSet>");
-    if (r == 0)
-        r = retrieve(c, type, os.data, paths, fn, ctx);
-    vsl_buf_free(&os);
-    return r;
-}
-
-int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
-                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx)
-{
-    struct vsl_buf os;
-    int r = 0;
-
-    if (n == 0)
-        return 0;
-    vsl_buf_init(&os, 1u << 20);
-    for (size_t i = 0; i < n && r == 0; i++) {
-        r = vsl_buf_addstr(&os, "<objectSet>");
-        if (r == 0)
-            r = vim_add_moref(&os, "obj", type, morefs[i]);
-        if (r == 0)
-            r = vsl_buf_addstr(&os, "<skip>false</skip></objectSet>");
-    }
     if (r == 0)
         r = retrieve(c, type, os.data, paths, fn, ctx);
     vsl_buf_free(&os);

@@ -19,12 +19,10 @@ int vim_destroy_view(struct vim_client *c, const char *view);
  * or a negative error, which stops the retrieval (the server-side result is cancelled). */
 typedef int (*vim_object_fn)(void *ctx, const char *moref, xmlNode *objects);
 
-/* Reads paths of every object of type in view, page by page. */
+/* Reads paths of every object of type in view, page by page: each next page is fetched on a
+ * second connection while the current one is decoded. */
 int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
                       const char *const *paths, vim_object_fn fn, void *ctx);
-/* Reads paths of the listed objects (all of one type) in one paged call. */
-int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
-                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx);
 
 /* The propSet value of name inside an <objects> element, or NULL. */
 xmlNode *vim_prop(xmlNode *objects, const char *name);

@@ -231,18 +231,17 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
     return -VSL_EFAULT;
 }
 
-int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emit_fn fn, void *ctx,
-             struct vim_xml **out)
+/* POSTs the envelope around body; the answer goes to t (a parser, or a buffer). The request
+ * buffer is wiped afterwards: a Login request carries the password. */
+static int post(struct vim_client *c, const char *body, struct transfer *t, long *status)
 {
     struct vsl_buf req;
-    struct transfer t = {.c = c};
-    long status = 0;
+    char action[160];
     int r;
 
-    if (out)
-        *out = NULL;
     c->err[0] = '\0';
     c->fault[0] = '\0';
+    *status = 0;
     vsl_buf_init(&req, MAX_REQUEST);
     r = vsl_buf_addstr(&req, ENVELOPE_HEAD);
     if (r == 0)
@@ -250,14 +249,9 @@ int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emi
     if (r == 0)
         r = vsl_buf_addstr(&req, ENVELOPE_TAIL);
     if (r < 0) {
-        snprintf(c->err, sizeof(c->err), "request too large");
+        snprintf(c->err, sizeof(c->err), "%s: request too large", c->url);
         goto out;
     }
-    r = vim_xml_new(&t.xml, emit_depth, fn, ctx, MAX_OBJECT);
-    if (r < 0)
-        goto out;
-
-    char action[160];
     snprintf(action, sizeof(action), "SOAPAction: %s", c->soap_action);
     curl_slist_free_all(c->headers);
     c->headers = curl_slist_append(NULL, "Content-Type: text/xml; charset=utf-8");
@@ -267,49 +261,101 @@ int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emi
     curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req.data);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
-
-    r = perform(c, c->url, &t, &status);
-    if (r == -VSL_EXML || r == -VSL_ETOOBIG) {
-        snprintf(c->err, sizeof(c->err), "%s: bad response: %s", c->url, vim_xml_error(t.xml));
-        goto out;
-    }
-    if (r < 0) {
-        if (!c->err[0])
-            snprintf(c->err, sizeof(c->err), "%s: %s", c->url, vsl_strerror(r));
-        goto out;
-    }
-    r = vim_xml_finish(t.xml);
-    if (r < 0) {
-        if (status != 200)
-            snprintf(c->err, sizeof(c->err), "%s: HTTP %ld with a body that is not SOAP (%s)",
-                     c->url, status, vim_xml_error(t.xml));
-        else
-            snprintf(c->err, sizeof(c->err), "%s: malformed XML in response: %s", c->url,
-                     vim_xml_error(t.xml));
-        r = status != 200 ? -VSL_EHTTP : r;
-        goto out;
-    }
-    xmlNode *resp = vim_response(t.xml);
-    if (vim_name_is(resp, "Fault")) {
-        r = fault_error(c, resp);
-        goto out;
-    }
-    if (status != 200 || !resp) {
-        snprintf(c->err, sizeof(c->err), "%s: HTTP %ld without a SOAP response", c->url, status);
-        r = -VSL_EHTTP;
-        goto out;
-    }
-    if (out) {
-        *out = t.xml;
-        t.xml = NULL;
-    }
+    r = perform(c, c->url, t, status);
 out:
-    vim_xml_free(t.xml);
-    /* The request may have carried the password (Login): do not leave it in freed memory. */
     if (req.data)
         memset(req.data, 0, req.cap);
     vsl_buf_free(&req);
     return r;
+}
+
+/* Interprets an answer parsed by x (whatever the transfer said, in r): a SOAP fault, an HTTP
+ * status without SOAP, malformed XML. On success *out (may be NULL) takes x. */
+static int interpret(struct vim_client *c, struct vim_xml *x, long status, int r,
+                     struct vim_xml **out)
+{
+    if (r == -VSL_EXML || r == -VSL_ETOOBIG) {
+        snprintf(c->err, sizeof(c->err), "%s: bad response: %s", c->url, vim_xml_error(x));
+        goto fail;
+    }
+    if (r < 0) {
+        if (!c->err[0])
+            snprintf(c->err, sizeof(c->err), "%s: %s", c->url, vsl_strerror(r));
+        goto fail;
+    }
+    r = vim_xml_finish(x);
+    if (r < 0) {
+        if (status != 200)
+            snprintf(c->err, sizeof(c->err), "%s: HTTP %ld with a body that is not SOAP (%s)",
+                     c->url, status, vim_xml_error(x));
+        else
+            snprintf(c->err, sizeof(c->err), "%s: malformed XML in response: %s", c->url,
+                     vim_xml_error(x));
+        r = status != 200 ? -VSL_EHTTP : r;
+        goto fail;
+    }
+    xmlNode *resp = vim_response(x);
+    if (vim_name_is(resp, "Fault")) {
+        r = fault_error(c, resp);
+        goto fail;
+    }
+    if (status != 200 || !resp) {
+        snprintf(c->err, sizeof(c->err), "%s: HTTP %ld without a SOAP response", c->url, status);
+        r = -VSL_EHTTP;
+        goto fail;
+    }
+    if (out)
+        *out = x;
+    else
+        vim_xml_free(x);
+    return 0;
+fail:
+    vim_xml_free(x);
+    return r;
+}
+
+int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+             struct vim_xml **out)
+{
+    struct transfer t = {.c = c};
+    long status = 0;
+    int r;
+
+    if (out)
+        *out = NULL;
+    r = vim_xml_new(&t.xml, emit_depth, fn, ctx, MAX_OBJECT);
+    if (r < 0)
+        return r;
+    r = post(c, body, &t, &status);
+    return interpret(c, t.xml, status, r, out);
+}
+
+int vim_fetch(struct vim_client *c, const char *body, struct vsl_buf *answer, long *status)
+{
+    struct transfer t = {.c = c, .buf = answer};
+    int r = post(c, body, &t, status);
+    if (r == -VSL_ETOOBIG)
+        snprintf(c->err, sizeof(c->err),
+                 "%s: one page of the answer exceeds %zu bytes; lower max_objects", c->url,
+                 answer->max);
+    return r;
+}
+
+int vim_parse_answer(struct vim_client *c, const char *data, size_t len, long status,
+                     int emit_depth, vim_xml_emit_fn fn, void *ctx, struct vim_xml **out)
+{
+    struct vim_xml *x = NULL;
+    int r;
+
+    if (out)
+        *out = NULL;
+    c->err[0] = '\0';
+    c->fault[0] = '\0';
+    r = vim_xml_new(&x, emit_depth, fn, ctx, MAX_OBJECT);
+    if (r < 0)
+        return r;
+    r = vim_xml_feed(x, data, len);
+    return interpret(c, x, status, r, out);
 }
 
 int vim_get(struct vim_client *c, const char *path, char **out, size_t max)

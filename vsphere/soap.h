@@ -50,6 +50,15 @@ const char *vim_client_error(const struct vim_client *c);
 int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emit_fn fn, void *ctx,
              struct vim_xml **out);
 
+/* The two halves of vim_call(), for an answer fetched on one thread and parsed on another:
+ * vim_fetch() POSTs body and collects the raw answer in answer (bounded by answer->max) with
+ * its HTTP status; vim_parse_answer() parses it exactly as vim_call() would have (faults,
+ * statuses, malformed XML), reporting errors in c. */
+struct vsl_buf;
+int vim_fetch(struct vim_client *c, const char *body, struct vsl_buf *answer, long *status);
+int vim_parse_answer(struct vim_client *c, const char *data, size_t len, long status,
+                     int emit_depth, vim_xml_emit_fn fn, void *ctx, struct vim_xml **out);
+
 /* The first element inside soapenv:Body of a parsed response (e.g. LoginResponse). */
 xmlNode *vim_response(struct vim_xml *x);
 

@@ -70,7 +70,10 @@ def main():
 
         # A connection closed before the server handled the request (an idle keep-alive
         # connection closing under us): the request is retried and the poll is complete.
-        with Sim('violations', page_size=5, extra=['-fault', 'drop:3']) as sim:
+        # The second RetrievePropertiesEx (the Datastore view) goes over the connection that
+        # logged in, so it is a reused one, as in that race.
+        with Sim('violations', page_size=5,
+                 extra=['-fault', 'drop:2:RetrievePropertiesEx']) as sim:
             conf = ws.write_config([{'name': 'lab', 'url': sim.url, 'user': USER,
                                      'password_file': pw}])
             res = vslint('collect', '-c', conf)

@@ -314,9 +314,10 @@ func rewriteThis(body []byte) []byte {
 	})
 }
 
-// faultKind and faultRead are the -fault flag (KIND:N): the Nth property
-// read (RetrievePropertiesEx or ContinueRetrievePropertiesEx, counted over the
-// run) is answered badly, once, the way a broken network or server would:
+// faultKind and faultRead are the -fault flag (KIND:N or KIND:N:METHOD): the
+// Nth property read (RetrievePropertiesEx or ContinueRetrievePropertiesEx,
+// or only METHOD when given, counted over the run) is answered badly, once,
+// the way a broken network or server would:
 //
 //	truncate   the first half of the answer, then the connection closes
 //	malformed  the whole answer with one element's start tag broken
@@ -325,37 +326,52 @@ func rewriteThis(body []byte) []byte {
 //	           arrives): a client that retries on a fresh connection loses nothing
 //	http500    HTTP 500 with an HTML error page instead of SOAP
 var (
-	faultKind  string
-	faultRead  int64
-	faultReads int64
+	faultKind   string
+	faultRead   int64
+	faultMethod string // "" = both methods
+	faultReads  int64
 )
 
 func parseFault(s string) error {
 	if s == "" {
 		return nil
 	}
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return fmt.Errorf("-fault %q: want KIND:N", s)
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return fmt.Errorf("-fault %q: want KIND:N or KIND:N:METHOD", s)
 	}
-	n, err := strconv.ParseInt(s[i+1:], 10, 64)
+	n, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || n < 1 {
 		return fmt.Errorf("-fault %q: N must be a positive number", s)
 	}
-	switch s[:i] {
+	switch parts[0] {
 	case "truncate", "malformed", "drop", "http500":
 	default:
 		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop or http500", s)
 	}
-	faultKind, faultRead = s[:i], n
+	if len(parts) == 3 {
+		switch parts[2] {
+		case "RetrievePropertiesEx", "ContinueRetrievePropertiesEx":
+		default:
+			return fmt.Errorf("-fault %q: METHOD is RetrievePropertiesEx or ContinueRetrievePropertiesEx", s)
+		}
+		faultMethod = parts[2]
+	}
+	faultKind, faultRead = parts[0], n
 	return nil
 }
 
 // injectFault answers r badly if it is the read -fault names; false otherwise.
 func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) bool {
-	if faultKind == "" || !(bytes.Contains(body, []byte("RetrievePropertiesEx")) ||
-		bytes.Contains(body, []byte("ContinueRetrievePropertiesEx"))) ||
-		atomic.AddInt64(&faultReads, 1) != faultRead {
+	cont := bytes.Contains(body, []byte("ContinueRetrievePropertiesEx"))
+	first := !cont && bytes.Contains(body, []byte("RetrievePropertiesEx"))
+	switch {
+	case faultKind == "", !first && !cont,
+		faultMethod == "RetrievePropertiesEx" && !first,
+		faultMethod == "ContinueRetrievePropertiesEx" && !cont:
+		return false
+	}
+	if atomic.AddInt64(&faultReads, 1) != faultRead {
 		return false
 	}
 	log.Printf("injecting fault %s on property read %d", faultKind, faultRead)
