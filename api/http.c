@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api/api-private.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "web/assets.h"
@@ -160,6 +161,7 @@ static enum MHD_Result respond_verror(struct api_req *r, unsigned status, const 
     char msg[1024];
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsl_utf8_fix(msg); /* it may quote the request, and be cut mid-character */
     return api_respond_json(r, status,
                             json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg));
 }

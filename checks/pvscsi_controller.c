@@ -1,6 +1,7 @@
 /* Check pvscsi-controller: VMs with many or large disks (more than 3, or more than 750 GB in all)
  * that keep some of them on a controller other than VMware Paravirtual SCSI. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,8 +41,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (vm->template == 1 || !vm->n_disks)
             continue;
         for (size_t k = 0; k < vm->n_disks; k++) {
-            if (vm->disks[k].capacity_bytes >= 0)
-                total += vm->disks[k].capacity_bytes;
+            int64_t cap = vm->disks[k].capacity_bytes;
+            if (cap >= 0)
+                /* Saturate: sizes come from vCenter, and a sum past int64 is undefined. */
+                total = cap > INT64_MAX - total ? INT64_MAX : total + cap;
             else
                 n_unknown_cap++;
         }

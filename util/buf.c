@@ -106,6 +106,53 @@ char *vsl_buf_take(struct vsl_buf *b)
     return s;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at
+ * most U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    size_t n;
+    unsigned min;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    unsigned cp = c & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void vsl_utf8_fix(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = utf8_len(p);
+        if (n == 0) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 int vsl_read_file(const char *path, size_t max, char **out)
 {
     struct vsl_buf b;

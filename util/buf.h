@@ -23,6 +23,11 @@ void vsl_buf_free(struct vsl_buf *b);
 /* Returns a string the caller owns (never NULL on success: "" for an empty buffer). */
 char *vsl_buf_take(struct vsl_buf *b);
 
+/* Makes s valid UTF-8 in place: each byte that does not start or continue a well-formed
+ * sequence becomes '?', so text built from remote input can go into JSON (which jansson
+ * rejects otherwise), even when snprintf cut a character in two. */
+void vsl_utf8_fix(char *s);
+
 /* Reads a whole small file (at most max bytes), strips one trailing newline. Caller frees *out. */
 int vsl_read_file(const char *path, size_t max, char **out);
 

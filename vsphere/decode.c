@@ -1,6 +1,7 @@
 /* Decoders for Datastore, StoragePod, DistributedVirtualSwitch, HostSystem and VirtualMachine
  * properties, and for the per-host follow-up answers. Polymorphic values switch on xsi:type. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,7 +415,8 @@ static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *device
             int64_t cap = vim_path_int(dev, "capacityInBytes", VIM_UNKNOWN);
             if (cap == VIM_UNKNOWN) {
                 int64_t kb = vim_path_int(dev, "capacityInKB", VIM_UNKNOWN);
-                cap = kb == VIM_UNKNOWN ? VIM_UNKNOWN : kb * 1024;
+                /* A size no disk can have (negative, or past int64 in bytes) is unknown. */
+                cap = kb < 0 || kb > INT64_MAX / 1024 ? VIM_UNKNOWN : kb * 1024;
             }
             struct vim_vdisk disk = {
                 .vm = vm,

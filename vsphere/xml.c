@@ -44,6 +44,12 @@ static void end_element(void *ctx, const xmlChar *localname, const xmlChar *pref
         xmlUnlinkNode(cur);
         xmlFreeNode(cur);
         x->pending = 0;
+        /* libxml2 appends text to the parent's last text node at offset nodelen, which it
+         * tracks for the node it built last. With cur gone, an earlier text node can be last
+         * again and that offset is stale: nodemem = 0 makes it concatenate the slow, safe way
+         * (found by tests/fuzz/fuzz_soap under AddressSanitizer). */
+        ctxt->nodelen = 0;
+        ctxt->nodemem = 0;
     }
 }
 

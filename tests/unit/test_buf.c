@@ -57,6 +57,27 @@ static void test_printf_large(void **state)
     vsl_buf_free(&b);
 }
 
+static void test_utf8_fix(void **state)
+{
+    static const struct {
+        const char *in, *want;
+    } rows[] = {
+        {"plain ascii", "plain ascii"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"%\xff=1", "%?=1"},                 /* a byte that starts nothing */
+        {"cut \xe2\x82", "cut ??"},          /* a character cut by snprintf */
+        {"\xc0\xaf", "??"},                  /* overlong '/' */
+        {"\xed\xa0\x80", "???"},             /* a UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", "????"},        /* past U+10FFFF */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *s = strdup(rows[i].in);
+        vsl_utf8_fix(s);
+        assert_string_equal(s, rows[i].want);
+        free(s);
+    }
+}
+
 static void test_read_file(void **state)
 {
     char path[] = "/tmp/vslint-test-XXXXXX";
@@ -80,6 +101,7 @@ int main(void)
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_xml_escape),
         cmocka_unit_test(test_printf_large),
+        cmocka_unit_test(test_utf8_fix),
         cmocka_unit_test(test_read_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
