@@ -96,7 +96,6 @@ int cmd_check(int argc, char **argv)
         if (!offline) {
             struct vsl_poll_result res;
             if (vsl_poll(db, vc, &res) < 0) {
-                log_warnx("vcenter %s: poll failed: %s", vc->name, res.error);
                 vsl_buf_printf(&errors, "vcenter %s: poll failed: %s\n", vc->name, res.error);
                 failed++;
                 continue; /* its previous findings stay as they were */
@@ -123,8 +122,15 @@ int cmd_check(int argc, char **argv)
         log_warnx("no [vcenter %s] in %s", only, cfg->path);
         goto out;
     }
-    if (offline && errors.len)
-        fputs(errors.data, stderr);
+    /* What went wrong goes to stderr, one line each, whatever the format on stdout. */
+    if (errors.len) {
+        for (char *line = errors.data, *nl; *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            *nl = '\0';
+            log_warnx("%s", line);
+            *nl = '\n';
+        }
+    }
     if (db_findings_summary(db, only, &summary) < 0)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);

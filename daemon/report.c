@@ -88,7 +88,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
     json_t *expired = json_object_get(r->summary, "expired_waivers");
     json_array_foreach(expired, i, fd) fprintf(f, "note: %s\n", json_string_value(fd));
     if (r->errors && *r->errors)
-        fprintf(f, "errors:\n%s", r->errors);
+        fprintf(f, "The run was incomplete: see the errors on standard error.\n");
     return 0;
 }
 
