@@ -56,6 +56,10 @@ def main():
         res = vslint('collect', '-c', conf)
         one_error(f, 'unreachable', res, 'cannot connect')
         f.true('unreachable names the URL', 'http://127.0.0.1:1/sdk' in res.stderr)
+        # vslint check in a pipeline: the run failed (2), the reason on stderr, JSON intact.
+        res = vslint('check', '-c', conf, '--format', 'json')
+        one_error(f, 'check, unreachable', res, 'vcenter gone: poll failed')
+        f.true('check, unreachable: stdout is still JSON', res.stdout.lstrip().startswith('{'))
 
         with Sim('clean', tls=True) as sim:
             f.true('TLS simulator URL is https: ' + sim.url, sim.url.startswith('https://'))
