@@ -60,6 +60,14 @@ static void quiet_error(void *ctx, const xmlError *err)
     (void)err;
 }
 
+/* libxml2's "generic" errors (e.g. "encoding error : input conversion failed") bypass the
+ * parser context; its error globals are per thread, so this is set for every parser made. */
+static void quiet_generic(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
+}
+
 int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *ctx,
                 size_t max_pending)
 {
@@ -69,6 +77,7 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     *out = NULL;
     if (!x)
         return -ENOMEM;
+    xmlSetGenericErrorFunc(NULL, quiet_generic);
     memset(&sax, 0, sizeof(sax));
     xmlSAXVersion(&sax, 2);
     sax.endElementNs = end_element;

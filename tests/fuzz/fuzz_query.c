@@ -1,0 +1,411 @@
+/* Fuzz target for the HTTP API's parameter handling. The checks of api/ (api_arg_limit,
+ * check_enum, api_args_allowed) read their values from a libmicrohttpd connection, so they are
+ * reached the only way they can be: a real server (api_start) on a loopback port, over a
+ * database filled once from the captured vCenter answers in tests/unit/data/ and the checks'
+ * findings. The cursors' decoders (static in db/findings.c and db/api_queries.c) are also
+ * driven directly through db_findings_query() and db_api_inventory_page().
+ *
+ * Input: byte 0 even: direct database queries. byte 1 is the limit; the rest is up to six
+ * '\n'-separated fields: vcenter, check, severity, status, object, cursor (empty = absent).
+ * A page must never be refused with anything but -EINVAL, and a cursor the server issued must
+ * always be accepted back.
+ * byte 0 odd: one HTTP request. byte 1 picks the route (and bit 7 adds the bearer token); the
+ * rest is appended to the route's path, bytes that cannot go in a request line %-encoded (so
+ * "?limit=0&cursor=zz" is a query). The answer must be a status below 500: a dropped connection
+ * or a 5xx is a crash. FUZZ_QUERY_TRACE=1 prints each request line and its status. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "api/api-private.h"
+#include "checks/engine.h"
+#include "db/api.h"
+#include "db/findings.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "vsphere/decode.h"
+#include "vsphere/session.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define DATA  SOURCE_ROOT "/tests/unit/data/"
+#define TOKEN "fuzz-token-0123456789"
+#define T1    1795970565000LL /* 2026-11-29T16:42:45Z */
+#define T2    (T1 + 86400000LL)
+
+static struct {
+    int ready; /* 1 set up, -1 setup failed */
+    char dir[64], path[128];
+    struct db *db;
+    struct api_server *srv;
+    unsigned short port;
+} fx;
+
+static void fatal_setup(const char *what, const char *why)
+{
+    fprintf(stderr, "fuzz_query: setup: %s: %s\n", what, why ? why : "failed");
+    abort();
+}
+
+/* ---- setup: a database with two vCenters' inventory and findings of every status ----------- */
+
+struct feed {
+    struct vim_decoder d;
+    int (*decode)(struct vim_decoder *, const char *, xmlNode *);
+};
+
+static int on_elem(void *ctx, xmlNode *n)
+{
+    struct feed *f = ctx;
+    const char *moref = vim_path_text(n, "obj");
+
+    if (!vim_name_is(n, "objects") || !moref)
+        return 0;
+    int r = f->decode(&f->d, moref, n);
+    return r < 0 ? r : 1;
+}
+
+static void load_file(struct vim_sink *sink, const char *name,
+                      int (*decode)(struct vim_decoder *, const char *, xmlNode *))
+{
+    struct feed f = {.d = {.sink = sink}, .decode = decode};
+    struct vim_xml *x = NULL;
+    char path[512], *text = NULL;
+    int r;
+
+    snprintf(path, sizeof(path), DATA "%s", name);
+    if ((r = vsl_read_file(path, 64u << 20, &text)) < 0)
+        fatal_setup(path, vsl_strerror(r));
+    if (vim_xml_parse_all(text, strlen(text), 5, on_elem, &f, &x) < 0)
+        fatal_setup(path, vim_xml_error(x));
+    vim_xml_free(x);
+    vim_decoder_free(&f.d);
+    free(text);
+}
+
+static void fill_vcenter(const char *vcenter)
+{
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    struct estate *e = NULL;
+    struct chk_config cfg;
+    struct chk_results res = {0};
+    char err[512] = "";
+    int r;
+
+    if ((r = db_snapshot_begin(fx.db, vcenter, "https://vc.example/sdk", &snap, &sink)) < 0)
+        fatal_setup("db_snapshot_begin", vsl_strerror(r));
+    load_file(&sink, "storage_pod.xml", vim_decode_storage_pod);
+    load_file(&sink, "datastore.xml", vim_decode_datastore);
+    load_file(&sink, "dvswitch.xml", vim_decode_dvswitch);
+    load_file(&sink, "host.xml", vim_decode_host);
+    load_file(&sink, "vm.xml", vim_decode_vm);
+    if ((r = db_snapshot_commit(snap, T1 - 1000, T1, NULL)) < 0)
+        fatal_setup("db_snapshot_commit", vsl_strerror(r));
+
+    if (chk_config_init(&cfg) < 0)
+        fatal_setup("chk_config_init", NULL);
+    /* One waiver, so some findings are "waived". */
+    cfg.waivers = calloc(1, sizeof(*cfg.waivers));
+    if (!cfg.waivers)
+        fatal_setup("calloc", NULL);
+    cfg.n_waivers = 1;
+    cfg.waivers[0] = (struct chk_waiver){.check = strdup("datastore-size"),
+                                         .object = strdup("*"),
+                                         .reason = strdup("fuzz"),
+                                         .expires_text = strdup("2099-12-31"),
+                                         .expires = 4102444799LL};
+    if ((r = db_estate_load(fx.db, vcenter, &e)) < 0)
+        fatal_setup("db_estate_load", vsl_strerror(r));
+    if ((r = chk_run_all(&cfg, e, T1 / 1000, &res, err, sizeof(err))) < 0)
+        fatal_setup("chk_run_all", err);
+    if (res.n < 4)
+        fatal_setup("chk_run_all", "too few findings in the captured estate");
+    /* Recorded twice, the second time without half of them: those are "resolved". */
+    if ((r = db_findings_record(fx.db, vcenter, &res, T1)) < 0)
+        fatal_setup("db_findings_record", vsl_strerror(r));
+    size_t all = res.n;
+    res.n = all / 2;
+    r = db_findings_record(fx.db, vcenter, &res, T2);
+    res.n = all;
+    if (r < 0)
+        fatal_setup("db_findings_record", vsl_strerror(r));
+    chk_results_free(&res);
+    est_free(e);
+    chk_config_free(&cfg);
+}
+
+static int hook_status(void *ctx, struct api_vcenter_status **out, size_t *n)
+{
+    static const char *const names[] = {"vc1", "vc2"};
+
+    *out = calloc(2, sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    for (size_t i = 0; i < 2; i++) {
+        snprintf((*out)[i].name, sizeof((*out)[i].name), "%s", names[i]);
+        snprintf((*out)[i].url, sizeof((*out)[i].url), "https://%s.example/sdk", names[i]);
+        (*out)[i].polled_once = 1;
+        (*out)[i].last_ok = i == 0;
+        (*out)[i].last_finished_ms = (*out)[i].last_started_ms = T2;
+        (*out)[i].last_success_ms = T1;
+        snprintf((*out)[i].error, sizeof((*out)[i].error), "%s", i ? "connection refused" : "");
+    }
+    *n = 2;
+    return 0;
+}
+
+static int hook_poll_now(void *ctx, const char *vcenter)
+{
+    return !vcenter || !strcmp(vcenter, "vc1") || !strcmp(vcenter, "vc2") ? 0 : -VSL_ENOTFOUND;
+}
+
+static void teardown(void)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char p[160];
+
+    api_stop(fx.srv);
+    db_close(fx.db);
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", fx.path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(fx.dir);
+}
+
+static void setup(void)
+{
+    static const struct api_hooks hooks = {.status = hook_status, .poll_now = hook_poll_now};
+    char *msg = NULL, err[512] = "";
+    int r;
+
+    snprintf(fx.dir, sizeof(fx.dir), "/tmp/vslint-fuzz-query-XXXXXX");
+    if (!mkdtemp(fx.dir))
+        fatal_setup("mkdtemp", strerror(errno));
+    snprintf(fx.path, sizeof(fx.path), "%s/vslint.db", fx.dir);
+    if (db_open(fx.path, &fx.db, &msg) < 0)
+        fatal_setup("db_open", msg);
+    atexit(teardown);
+    fill_vcenter("vc1");
+    fill_vcenter("vc2");
+
+    const struct api_opts o = {.listen = "127.0.0.1:0",
+                               .db_path = fx.path,
+                               .token = TOKEN,
+                               .max_connections = 16,
+                               .timeout_s = 10,
+                               .threads = 2};
+    if ((r = api_start(&o, &hooks, &fx.srv, err, sizeof(err))) < 0)
+        fatal_setup("api_start", err);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(fx.srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    if (!info || !info->port)
+        fatal_setup("MHD_DAEMON_INFO_BIND_PORT", NULL);
+    fx.port = info->port;
+    fx.ready = 1;
+}
+
+/* ---- direct: the cursor decoders and filters of db/ ----------------------------------------- */
+
+static void need(int ok, const char *what, int rc)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz_query: %s (rc %d: %s)\n", what, rc, vsl_strerror(rc));
+        abort();
+    }
+}
+
+static void direct(const uint8_t *data, size_t size)
+{
+    char *fields[6] = {NULL}, *text = malloc(size > 2 ? size - 1 : 1);
+    size_t nf = 0;
+
+    if (!text)
+        return;
+    memcpy(text, data + 2, size > 2 ? size - 2 : 0);
+    text[size > 2 ? size - 2 : 0] = '\0';
+    for (char *p = text; p && nf < 6; nf++) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        fields[nf] = *p ? p : NULL;
+        p = nl ? nl + 1 : NULL;
+    }
+
+    struct db_findings_filter f = {.vcenter = fields[0],
+                                   .check = fields[1],
+                                   .severity = fields[2],
+                                   .status = fields[3],
+                                   .object = fields[4],
+                                   .limit = data[1],
+                                   .cursor = fields[5]};
+    char *next = NULL;
+    json_t *list = NULL;
+    int64_t total;
+    int rc = db_findings_query(fx.db, &f, &list, &total, &next);
+    need(rc == 0 || rc == -EINVAL, "db_findings_query failed", rc);
+    /* Follow the server's own cursors a few pages: each must be taken back. */
+    for (int page = 0; rc == 0 && page < 3; page++) {
+        need(!f.limit || json_array_size(list) <= (size_t)f.limit, "page over the limit", 0);
+        json_decref(list);
+        list = NULL;
+        if (!next)
+            break;
+        char *cur = next;
+        next = NULL;
+        f.cursor = cur;
+        rc = db_findings_query(fx.db, &f, &list, &total, &next);
+        need(rc == 0, "db_findings_query refused its own cursor", rc);
+        free(cur);
+    }
+    json_decref(list);
+    free(next);
+
+    struct db_api_page p = {.vcenter = fields[0], .limit = data[1], .cursor = fields[5]};
+    enum db_api_kind kind = (enum db_api_kind)(data[0] / 2 % 3);
+    list = NULL;
+    next = NULL;
+    rc = db_api_inventory_page(fx.db, kind, &p, &list, &total, &next);
+    need(rc == 0 || rc == -EINVAL, "db_api_inventory_page failed", rc);
+    for (int page = 0; rc == 0 && page < 3; page++) {
+        need(!p.limit || json_array_size(list) <= (size_t)p.limit, "page over the limit", 0);
+        json_decref(list);
+        list = NULL;
+        if (!next)
+            break;
+        char *cur = next;
+        next = NULL;
+        p.cursor = cur;
+        rc = db_api_inventory_page(fx.db, kind, &p, &list, &total, &next);
+        need(rc == 0, "db_api_inventory_page refused its own cursor", rc);
+        free(cur);
+    }
+    json_decref(list);
+    free(next);
+    free(text);
+}
+
+/* ---- HTTP: the handlers' parameter checks, through libmicrohttpd ---------------------------- */
+
+static const struct {
+    const char *method, *path;
+} routes[] = {
+    {"GET", "/api/v1/findings"},
+    {"GET", "/api/v1/findings/"},
+    {"GET", "/api/v1/inventory/datastores"},
+    {"GET", "/api/v1/inventory/hosts"},
+    {"GET", "/api/v1/inventory/vms"},
+    {"GET", "/api/v1/summary"},
+    {"GET", "/api/v1/checks"},
+    {"POST", "/api/v1/polls"},
+    {"GET", "/metrics"},
+    {"GET", "/readyz"},
+    {"GET", "/healthz"},
+    {"HEAD", "/api/v1/findings"},
+    {"GET", "/"},
+    {"GET", "/api/v1/inventory/"},
+    {"DELETE", "/api/v1/findings"},
+    {"GET", "/api/v1/findings"},
+};
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void http(const uint8_t *data, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    struct vsl_buf req;
+    char resp[512];
+    size_t got = 0;
+    int fd = -1;
+
+    vsl_buf_init(&req, 256 * 1024);
+    const int ri = data[1] % (sizeof(routes) / sizeof(routes[0]));
+    int rc = vsl_buf_printf(&req, "%s %s", routes[ri].method, routes[ri].path);
+    for (size_t i = 2; i < size && rc == 0; i++) {
+        const uint8_t c = data[i];
+        if (c <= 0x20 || c >= 0x7f || c == '#') {
+            const char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            rc = vsl_buf_add(&req, e, 3);
+        } else {
+            rc = vsl_buf_add(&req, &c, 1);
+        }
+    }
+    if (rc == 0)
+        rc = vsl_buf_printf(&req, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s\r\n",
+                            data[1] & 0x80 ? "Authorization: Bearer " TOKEN "\r\n" : "");
+    if (rc < 0)
+        goto out;
+
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(fx.port)};
+    struct timeval tv = {.tv_sec = 20};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        fprintf(stderr, "fuzz_query: connect: %s\n", strerror(errno));
+        abort();
+    }
+    if (send_all(fd, req.data, req.len) < 0)
+        goto out; /* the server may answer and close before reading it all */
+    /* Only the status line matters; read to the end so the server finishes the request. */
+    for (;;) {
+        char buf[4096];
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            fprintf(stderr, "fuzz_query: no answer within 20 s to: %.200s\n", req.data);
+            abort();
+        }
+        if (n <= 0)
+            break;
+        if (got < sizeof(resp) - 1) {
+            size_t k = (size_t)n < sizeof(resp) - 1 - got ? (size_t)n : sizeof(resp) - 1 - got;
+            memcpy(resp + got, buf, k);
+            got += k;
+        }
+    }
+    resp[got] = '\0';
+    int status = 0;
+    if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1 || status < 200 || status >= 500) {
+        fprintf(stderr, "fuzz_query: answer '%.60s' to request: %.300s\n", resp, req.data);
+        abort();
+    }
+    if (getenv("FUZZ_QUERY_TRACE"))
+        fprintf(stderr, "%d %.*s\n", status, (int)strcspn(req.data, "\r"), req.data);
+out:
+    if (fd >= 0)
+        close(fd);
+    vsl_buf_free(&req);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!fx.ready)
+        setup();
+    if (size < 2)
+        return 0;
+    if (data[0] % 2 == 0)
+        direct(data, size);
+    else
+        http(data, size);
+    return 0;
+}
