@@ -176,3 +176,23 @@ class VimClient:
                          '</RemoveAllSnapshots_Task>' % vm_moref)
         task = re.search(r'<returnval type="Task">([^<]+)<', resp).group(1)
         return self.wait_task(task)
+
+
+def run_check(f, what, conf, *extra):
+    """`vslint check --format json --fail-on never` (plus extra); its findings, or [] after
+    recording in f why there are none (exit status, JSON)."""
+    import json
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never', *extra)
+    f.eq('%s: exit status (%s)' % (what, res.stderr.strip()[-500:]), res.returncode, 0)
+    if res.returncode != 0:
+        return []
+    try:
+        return json.loads(res.stdout)['findings']
+    except (ValueError, KeyError) as e:
+        f.true('%s: JSON output: %s: %r' % (what, e, res.stdout[:300]), False)
+        return []
+
+
+def of(findings, check):
+    """The findings of one check, by object name."""
+    return {x['object']['name']: x for x in findings if x['check'] == check}

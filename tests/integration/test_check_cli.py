@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, VimClient, vslint, USER  # noqa: E402
+from simlib import Sim, Workspace, Failures, VimClient, vslint, USER, of  # noqa: E402
 
 TOOLS = os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'tests', 'tools')
 
@@ -25,10 +25,6 @@ def node(script, path):
 
 def findings(res):
     return json.loads(res.stdout)['findings']
-
-
-def keyed(fs, check):
-    return {f['object']['name']: f for f in fs if f['check'] == check}
 
 
 def main():
@@ -57,7 +53,7 @@ def main():
             f.true('every finding is new on the first run',
                    all(x['status'] == 'new' for x in base))
             f.true('ds-free-warn flagged as warning',
-                   keyed(base, 'datastore-free-space').get('ds-free-warn', {}).get('severity') == 'warning')
+                   of(base, 'datastore-free-space').get('ds-free-warn', {}).get('severity') == 'warning')
             for level, want in (('info', 1), ('warning', 1), ('critical', 1)):
                 res = vslint('check', '-c', conf, '--offline', '--fail-on', level)
                 f.eq('--fail-on %s exit status' % level, res.returncode, want)
@@ -102,18 +98,18 @@ def main():
             f.eq('override config is valid (%s)' % res.stderr.strip(), res.returncode, 0)
             res = vslint('check', '-c', conf, '--offline', '--format', 'json', '--fail-on', 'never')
             over = findings(res)
-            free = keyed(over, 'datastore-free-space')
+            free = of(over, 'datastore-free-space')
             f.true('warn_free_pct=15 silences ds-free-warn (20%% free): %s' % sorted(free),
                    'ds-free-warn' not in free)
             f.true('warn_free_pct=15 still flags ds-free-crit', 'ds-free-crit' in free)
-            thin = keyed(over, 'thin-overcommit')
+            thin = of(over, 'thin-overcommit')
             f.eq('severity override', thin.get('ds-overcommit', {}).get('severity'), 'critical')
             f.eq('disabled check', [x for x in over if x['check'] == 'snapshots'], [])
-            crowd = keyed(over, 'vms-per-datastore').get('ds-crowded', {})
+            crowd = of(over, 'vms-per-datastore').get('ds-crowded', {})
             f.eq('active waiver -> waived', crowd.get('status'), 'waived')
             f.eq('waiver reason shown', (crowd.get('waiver') or {}).get('reason'),
                  'migration to the new array in progress')
-            small = keyed(over, 'datastore-size').get('ds-size-small', {})
+            small = of(over, 'datastore-size').get('ds-size-small', {})
             f.true('expired waiver does not apply: %r' % small.get('status'),
                    small.get('status') in ('open', 'new'))
             text = vslint('check', '-c', conf, '--offline', '--fail-on', 'never').stdout

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, USER  # noqa: E402
+from simlib import Sim, Workspace, Failures, vslint, USER, run_check, of  # noqa: E402
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
@@ -57,22 +57,6 @@ TWINS = {
     'pvscsi-controller': ['vm-many-disks-pvscsi', 'vm-bigdisk', 'vm-thin-overcommit',
                           'tmpl-busy-01'],
 }
-
-
-def run_check(f, what, conf, *extra):
-    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never', *extra)
-    f.eq('%s: exit status (%s)' % (what, res.stderr.strip()[-500:]), res.returncode, 0)
-    if res.returncode != 0:
-        return []
-    try:
-        return json.loads(res.stdout)['findings']
-    except (ValueError, KeyError) as e:
-        f.true('%s: JSON output: %s: %r' % (what, e, res.stdout[:300]), False)
-        return []
-
-
-def of(findings, check):
-    return {x['object']['name']: x for x in findings if x['check'] == check}
 
 
 def near(a, b, eps=0.01):
