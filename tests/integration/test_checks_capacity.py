@@ -5,7 +5,6 @@ flags exactly the planted violations of tests/sim/scenario_violations.go's heade
 that spec, not from vslint's output) with the planted severities and measured values, and none
 of the compliant twins; on `clean` none of them flags anything; a [check ID] threshold in the
 configuration changes what is flagged."""
-import json
 import os
 import sys
 
