@@ -69,7 +69,7 @@ int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *obje
     if (!ds.name)
         ds.name = vim_path_text(summary, "name");
     if (itype && !strcmp(itype, "VmfsDatastoreInfo"))
-        ds.vmfs_major = (int)vim_path_int(info, "vmfs/majorVersion", 0);
+        ds.vmfs_major = vim_path_int32(info, "vmfs/majorVersion", 0);
     else if (itype && !strcmp(itype, "NasDatastoreInfo"))
         ds.nas_remote_host = vim_path_text(info, "nas/remoteHost");
     if (!ds.name)
@@ -98,7 +98,7 @@ int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objec
         .moref = moref,
         .name = vim_text(vim_prop(objects, "name")),
         .uuid = vim_text(vim_prop(objects, "uuid")),
-        .max_mtu = (int)vim_path_int(config, "maxMtu", VIM_UNKNOWN),
+        .max_mtu = vim_path_int32(config, "maxMtu", VIM_UNKNOWN),
     };
     if (!dv.uuid)
         dv.uuid = vim_path_text(config, "uuid");
@@ -139,7 +139,7 @@ static int emit_iscsi_targets(struct vim_decoder *d, const char *host, const cha
             .hba = hba,
             .kind = kind,
             .address = vim_path_text(t, "address"),
-            .port = (int)vim_path_int(t, "port", 3260),
+            .port = vim_path_int32(t, "port", 3260),
             .iscsi_name = vim_path_text(t, "iScsiName"),
         };
         char target[300];
@@ -211,7 +211,7 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
         struct vim_vswitch vs = {
             .host = host,
             .name = vim_path_text(v, "name"),
-            .mtu = (int)vim_path_int(v, "mtu", vim_path_int(v, "spec/mtu", 1500)),
+            .mtu = vim_path_int32(v, "mtu", vim_path_int32(v, "spec/mtu", 1500)),
         };
         if (vs.name && (r = EMIT(d, vswitch, &vs)) < 0)
             return r;
@@ -235,7 +235,7 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
             .portgroup = vim_path_text(n, "portgroup"),
             .dvs_uuid = vim_path_text(spec, "distributedVirtualPort/switchUuid"),
             .dvs_portgroup = vim_path_text(spec, "distributedVirtualPort/portgroupKey"),
-            .mtu = (int)vim_path_int(spec, "mtu", 1500),
+            .mtu = vim_path_int32(spec, "mtu", 1500),
             .ip = vim_path_text(spec, "ip/ipAddress"),
         };
         if (vn.portgroup && !*vn.portgroup)
@@ -420,24 +420,24 @@ static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *device
             }
             struct vim_vdisk disk = {
                 .vm = vm,
-                .key = (int)vim_path_int(dev, "key", VIM_UNKNOWN),
+                .key = vim_path_int32(dev, "key", VIM_UNKNOWN),
                 .label = vim_path_text(dev, "deviceInfo/label"),
                 .file_name = vim_path_text(backing, "fileName"),
                 .datastore = vim_path_text(backing, "datastore"),
                 .capacity_bytes = cap,
                 .format = disk_format(backing, btype),
-                .controller_key = (int)vim_path_int(dev, "controllerKey", VIM_UNKNOWN),
-                .unit_number = (int)vim_path_int(dev, "unitNumber", VIM_UNKNOWN),
+                .controller_key = vim_path_int32(dev, "controllerKey", VIM_UNKNOWN),
+                .unit_number = vim_path_int32(dev, "unitNumber", VIM_UNKNOWN),
             };
             if ((r = EMIT(d, vdisk, &disk)) < 0)
                 return r;
         } else if (is_controller(type)) {
             struct vim_controller ctl = {
                 .vm = vm,
-                .key = (int)vim_path_int(dev, "key", VIM_UNKNOWN),
+                .key = vim_path_int32(dev, "key", VIM_UNKNOWN),
                 .type = type,
                 .shared_bus = vim_path_text(dev, "sharedBus"),
-                .bus_number = (int)vim_path_int(dev, "busNumber", VIM_UNKNOWN),
+                .bus_number = vim_path_int32(dev, "busNumber", VIM_UNKNOWN),
             };
             if ((r = EMIT(d, controller, &ctl)) < 0)
                 return r;

@@ -1,6 +1,7 @@
 /* The streaming parser behind every SOAP call, and the DOM helpers the decoders use.
  * libxml2's SAX2 handlers build the tree; our endElementNs hook detaches finished objects. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,12 @@ int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt)
     if (errno || end == s || *end)
         return dflt;
     return v;
+}
+
+int vim_path_int32(const xmlNode *n, const char *path, int dflt)
+{
+    int64_t v = vim_path_int(n, path, dflt);
+    return v < INT_MIN || v > INT_MAX ? dflt : (int)v;
 }
 
 int vim_path_bool(const xmlNode *n, const char *path, int dflt)

@@ -44,6 +44,8 @@ xmlNode *vim_path(const xmlNode *n, const char *path); /* "spec/ip/ipAddress" */
 const char *vim_text(const xmlNode *n);
 const char *vim_path_text(const xmlNode *n, const char *path);
 int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt);
+/* The same for an int field (keys, MTUs, ports): a value outside int's range is dflt too. */
+int vim_path_int32(const xmlNode *n, const char *path, int dflt);
 /* 1 for "true"/"1", 0 for "false"/"0", dflt otherwise. */
 int vim_path_bool(const xmlNode *n, const char *path, int dflt);
 /* Local part of the xsi:type attribute (matched by namespace URI, any prefix), or NULL. */
