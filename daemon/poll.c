@@ -92,11 +92,15 @@ int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_r
     if (r < 0)
         goto out;
     r = collect_once(db, c, vc, res);
+    /* Once: a second expiry or interruption in a row is reported, not chased. */
     if (r == -VSL_ENOAUTH) {
         log_info("vcenter %s: session expired during the poll; logging in again", vc->name);
         r = login(c, vc, res->error, sizeof(res->error));
         if (r == 0)
             r = collect_once(db, c, vc, res);
+    } else if (r == -VSL_ERETRY) {
+        log_info("vcenter %s: %s; polling again", vc->name, vim_client_error(c));
+        r = collect_once(db, c, vc, res);
     }
     if (r == 0)
         vim_logout(c);

@@ -17,6 +17,7 @@ static const char *const messages[] = {
     [VSL_EDB - VSL_EBASE] = "database error",
     [VSL_EPROTO - VSL_EBASE] = "protocol error",
     [VSL_ENOTFOUND - VSL_EBASE] = "not found",
+    [VSL_ERETRY - VSL_EBASE] = "interrupted read, to be retried",
 };
 
 const char *vsl_strerror(int err)

@@ -354,6 +354,20 @@ static int cancel_token(struct vim_client *c, const char *token)
     return r;
 }
 
+/* A ContinueRetrievePropertiesEx that went over a replaced connection may have been handled
+ * twice: the answer is then the page after the one that was lost with the old connection.
+ * Nothing in the answer tells, so the poll is run again rather than stored with a hole. */
+static int page_lost(struct vim_client *c, const struct vim_client *via)
+{
+    if (!via->reconnected)
+        return 0;
+    snprintf(c->err, sizeof(c->err),
+             "%s: the connection was re-established during a paged read; a page may have been "
+             "lost",
+             c->url);
+    return -VSL_ERETRY;
+}
+
 /* The page after token: the prefetched answer when there is one, else fetched now. */
 static int next_page(struct page *pg, const char *token)
 {
@@ -370,7 +384,7 @@ static int next_page(struct page *pg, const char *token)
             r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
                            c->property_collector, args.data, 5, on_page_elem, pg, NULL);
         vsl_buf_free(&args);
-        return r;
+        return r == 0 ? page_lost(c, c) : r;
     }
     /* Take the answer out first: parsing it may start the next prefetch. */
     struct vsl_buf answer = pf->answer;
@@ -386,6 +400,8 @@ static int next_page(struct page *pg, const char *token)
     } else {
         r = vim_parse_answer(c, answer.data ? answer.data : "", answer.len, status, 5,
                              on_page_elem, pg, NULL);
+        if (r == 0)
+            r = page_lost(c, pf->c);
     }
     vsl_buf_free(&answer);
     return r;

@@ -183,6 +183,12 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
     CURLcode cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    /* A new connection after the first request means curl replaced a dead one, and it may
+     * have re-sent a request the server had already handled (curl retries a request whose
+     * reused connection died before any answer): the caller decides whether that matters. */
+    long connects = 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+    c->reconnected = c->stats.requests > 0 && connects > 0;
     c->stats.requests++;
     curl_off_t dl = 0;
     if (curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &dl) == CURLE_OK)

@@ -32,6 +32,7 @@ struct vim_client {
     char err[1024];          /* the last error, one line, for humans */
     char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
     struct vim_stats stats;
+    int reconnected;         /* the last request went over a new connection after an old one */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
 };

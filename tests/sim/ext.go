@@ -325,6 +325,9 @@ func rewriteThis(body []byte) []byte {
 //	           server closes an idle keep-alive connection just as a request
 //	           arrives): a client that retries on a fresh connection loses nothing
 //	http500    HTTP 500 with an HTML error page instead of SOAP
+//	lose       the request is handled (a paged result moves on), then the
+//	           connection closes without an answer: a client that re-sends
+//	           the request gets the page after the lost one
 var (
 	faultKind   string
 	faultRead   int64
@@ -345,9 +348,9 @@ func parseFault(s string) error {
 		return fmt.Errorf("-fault %q: N must be a positive number", s)
 	}
 	switch parts[0] {
-	case "truncate", "malformed", "drop", "http500":
+	case "truncate", "malformed", "drop", "http500", "lose":
 	default:
-		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop or http500", s)
+		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500 or lose", s)
 	}
 	if len(parts) == 3 {
 		switch parts[2] {
@@ -383,6 +386,8 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 	next.ServeHTTP(rec, r)
 	out := rec.Body.Bytes()
 	switch faultKind {
+	case "lose":
+		hijack(w, nil, 0)
 	case "truncate":
 		hijack(w, out[:len(out)/2], len(out))
 	case "malformed":

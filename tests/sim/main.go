@@ -37,7 +37,7 @@ func main() {
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
-	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500)")
+	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500, lose)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
