@@ -138,6 +138,19 @@ static const char config_help[] =
     "  ca_file = /etc/vslint/vcenter-ca.pem         ; default: the system trust store\n"
     "  ; insecure = true                            ; skip TLS verification (not recommended)\n"
     "\n"
+    "  [server]                                     ; for vslint serve\n"
+    "  listen = 127.0.0.1:8080\n"
+    "  token_file = /etc/vslint/token               ; bearer token for POST /api/v1/polls\n"
+    "\n"
+    "  [check vms-per-datastore]                    ; thresholds: see vslint checks\n"
+    "  max_vms = 30\n"
+    "\n"
+    "  [waiver]                                     ; report a finding as waived until a date\n"
+    "  check = datastore-size\n"
+    "  object = ds-archive-*\n"
+    "  reason = archive tier\n"
+    "  expires = 2027-06-30\n"
+    "\n"
     "Passwords are never accepted on the command line. See README.md for every key.\n";
 
 void vsl_usage(const char *cmd, FILE *f)
