@@ -115,11 +115,15 @@ class Floor:
                 mme = re.search(r'>([^<]+)</returnval>', self.call(
                     '<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
                     '</RetrieveManagedMethodExecuter>' % moref))
-                if mme:
-                    self.call('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s</_this>'
-                              '<moid>ha-cli-handler-storage-nmp-device</moid><version>'
-                              'urn:vim25/5.0</version><method>vim.EsxCLI.storage.nmp.device.list'
-                              '</method></ExecuteSoap>' % mme.group(1))
+                for moid, method in (('ha-cli-handler-storage-nmp-device',
+                                      'vim.EsxCLI.storage.nmp.device.list'),
+                                     ('ha-cli-handler-storage-nmp-satp-rule',
+                                      'vim.EsxCLI.storage.nmp.satp.rule.list')):
+                    if mme:
+                        self.call('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s'
+                                  '</_this><moid>%s</moid><version>urn:vim25/5.0</version>'
+                                  '<method>%s</method></ExecuteSoap>' % (mme.group(1), moid,
+                                                                          method))
         return self
 
 
@@ -184,7 +188,7 @@ def main():
                                             vt, ', '.join('%.2f' % x for x in vts)))
         print('%-44s %.2fx' % ('  ratio to the floor (target <= 1.25x)', vt / ft))
         print('%-44s %.1f MB  (target < 64 MB)' % ('  vslint peak RSS', max(rss) / 1024))
-        print('%-44s %.2f s' % ('vslint check --offline (load, 12 checks, record)', ct))
+        print('%-44s %.2f s' % ('vslint check --offline (load, all checks, record)', ct))
     finally:
         sim.terminate()
         sim.wait()

@@ -179,3 +179,31 @@ const char *est_host_name(const struct est_host *h)
 {
     return h->name ? h->name : h->moref;
 }
+
+const struct est_gap *est_gap(const struct est_host *h, const char *what)
+{
+    assert(what);
+    for (size_t i = 0; i < h->n_gaps; i++)
+        if (h->gaps[i].what && !strcmp(h->gaps[i].what, what))
+            return &h->gaps[i];
+    return NULL;
+}
+
+void est_trimmed(const char *s, char *out, size_t size)
+{
+    size_t n;
+
+    assert(out && size > 0);
+    out[0] = '\0';
+    if (!s)
+        return;
+    while (*s == ' ')
+        s++;
+    n = strlen(s);
+    while (n && s[n - 1] == ' ')
+        n--;
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}

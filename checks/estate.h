@@ -84,6 +84,15 @@ struct est_lun {
     size_t n_paths;
 };
 
+/* A SATP claim rule (esxcli storage nmp satp rule list): devices the SATP claims whose vendor
+ * and model match get the rule's PSP with its options. NULL vendor/model: any; NULL psp: the
+ * rule sets none; NULL psp_options: none. */
+struct est_satp_rule {
+    const char *satp, *vendor, *model;
+    const char *psp, *psp_options; /* VMW_PSP_RR, "iops=1" */
+    const char *rule_group;        /* "system" or "user" */
+};
+
 struct est_gap {
     const char *what, *error; /* e.g. "esxcli", "host refused ..." */
 };
@@ -99,7 +108,12 @@ struct est_host {
     size_t n_iscsi_hbas;
     struct est_lun *luns;
     size_t n_luns;
-    struct est_gap *gaps;
+    /* Read with esxcli on hosts with SAN LUNs. A host always lists its system rules, so none
+     * at all means not read: an "esxcli" gap, no SAN LUN when polled, or a snapshot taken
+     * before vslint read them. */
+    struct est_satp_rule *satp_rules;
+    size_t n_satp_rules;
+    struct est_gap *gaps; /* what the poll could not read on this host ("esxcli", ...) */
     size_t n_gaps;
 };
 
@@ -162,6 +176,12 @@ const char *est_host_name(const struct est_host *h);
 
 /* Lookups (linear or hashed; NULL when absent). */
 const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key);
+/* The host's gap about what ("esxcli", "options", ...), or NULL when that read worked. */
+const struct est_gap *est_gap(const struct est_host *h, const char *what);
+
+/* Copies s without leading and trailing blanks into out (SCSI inquiry strings, a LUN's vendor
+ * and model, are space-padded); "" for NULL; cut to size - 1 characters. */
+void est_trimmed(const char *s, char *out, size_t size);
 void est_free(struct estate *e); /* NULL is a no-op */
 
 #endif

@@ -31,33 +31,6 @@ static void limit_type(const char *config, char *out, size_t size)
     }
 }
 
-static const struct est_gap *find_gap(const struct est_host *h, const char *what)
-{
-    for (size_t i = 0; i < h->n_gaps; i++)
-        if (h->gaps[i].what && !strcmp(h->gaps[i].what, what))
-            return &h->gaps[i];
-    return NULL;
-}
-
-/* s without leading and trailing blanks (SCSI inquiry strings are space-padded). */
-static void trimmed(const char *s, char *out, size_t size)
-{
-    size_t n;
-
-    out[0] = '\0';
-    if (!s)
-        return;
-    while (*s == ' ')
-        s++;
-    n = strlen(s);
-    while (n && s[n - 1] == ' ')
-        n--;
-    if (n >= size)
-        n = size - 1;
-    memcpy(out, s, n);
-    out[n] = '\0';
-}
-
 static json_t *commands(const struct est_lun *l, int iops, int set_psp)
 {
     char buf[512], vendor[64], model[64];
@@ -73,8 +46,8 @@ static json_t *commands(const struct est_lun *l, int iops, int set_psp)
              "--device=%s",
              iops, l->canonical_name);
     json_array_append_new(a, json_string(buf));
-    trimmed(l->vendor, vendor, sizeof(vendor));
-    trimmed(l->model, model, sizeof(model));
+    est_trimmed(l->vendor, vendor, sizeof(vendor));
+    est_trimmed(l->model, model, sizeof(model));
     if (l->satp && vendor[0]) {
         /* The claim rule makes LUNs presented later come up right (000 §3.3, 001). */
         if (model[0])
@@ -118,7 +91,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  name, type, want);
     } else if (l->iops_limit == EST_UNKNOWN) {
         sev = CHK_INFO;
-        gap = find_gap(h, "esxcli");
+        gap = est_gap(h, "esxcli");
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin but its IOPS limit is unknown (%s); the guide recommends "
                  "an IOPS limit of %d",

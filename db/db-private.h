@@ -27,6 +27,7 @@ enum db_table {
     T_LUN,
     T_LUN_PATH,
     T_NMP_DEVICE,
+    T_SATP_RULE,
     T_GAP,
     T_NTABLES
 };

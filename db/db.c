@@ -18,7 +18,8 @@ struct db_snapshot {
 };
 
 /* INSERT OR REPLACE: a confused server that sends the same key twice costs one row, not the
- * poll. ?1 is always the vCenter; the rest follow the row struct. */
+ * poll (satp_rules has no key: a rule sent twice is two rows, which changes no answer).
+ * ?1 is always the vCenter; the rest follow the row struct. */
 static const char *const insert_sql[T_NTABLES] = {
     [T_DATASTORE] = "INSERT OR REPLACE INTO datastores (vcenter, moref, name, type, url, parent,"
                     " capacity, free_space, uncommitted, accessible, maintenance_mode, vmfs_major,"
@@ -64,6 +65,8 @@ static const char *const insert_sql[T_NTABLES] = {
                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [T_NMP_DEVICE] = "INSERT OR REPLACE INTO nmp_devices (vcenter, host, device, psp, psp_config,"
                      " iops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [T_SATP_RULE] = "INSERT INTO satp_rules (vcenter, host, satp, vendor, model, psp, psp_options,"
+                    " rule_group) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [T_GAP] = "INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES (?1, ?2, ?3, ?4)",
 };
 
@@ -376,6 +379,13 @@ static int put_nmp_device(void *ctx, const struct vim_nmp_device *d)
     return insert(ctx, T_NMP_DEVICE, v, NVALS(v), 2);
 }
 
+static int put_satp_rule(void *ctx, const struct vim_satp_rule *r)
+{
+    const struct val v[] = {S(r->host), S(r->satp),        S(r->vendor),    S(r->model),
+                            S(r->psp),  S(r->psp_options), S(r->rule_group)};
+    return insert(ctx, T_SATP_RULE, v, NVALS(v), 2);
+}
+
 static int put_gap(void *ctx, const struct vim_gap *g)
 {
     /* A gap about no particular object is about the vCenter itself: object ''. */
@@ -533,6 +543,7 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
         .lun = put_lun,
         .lun_path = put_lun_path,
         .nmp_device = put_nmp_device,
+        .satp_rule = put_satp_rule,
         .gap = put_gap,
     };
     *out = snap;

@@ -400,6 +400,19 @@ static int path_row(struct load *L, sqlite3_stmt *st, void *item)
     return 0;
 }
 
+static int satp_rule_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_satp_rule *r = item;
+
+    r->satp = col_str(L, st, 1);
+    r->vendor = col_str(L, st, 2);
+    r->model = col_str(L, st, 3);
+    r->psp = col_str(L, st, 4);
+    r->psp_options = col_str(L, st, 5);
+    r->rule_group = col_str(L, st, 6);
+    return 0;
+}
+
 static int gap_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_gap *g = item;
@@ -552,6 +565,14 @@ static void attach_luns(struct load *L, void *parent, void *items, size_t n)
 
     h->luns = items;
     h->n_luns = n;
+}
+
+static void attach_satp_rules(struct load *L, void *parent, void *items, size_t n)
+{
+    struct est_host *h = parent;
+
+    h->satp_rules = items;
+    h->n_satp_rules = n;
 }
 
 static void attach_gaps(struct load *L, void *parent, void *items, size_t n)
@@ -740,6 +761,14 @@ static const struct table tables[] = {
      .parent = lun_parent,
      .row = path_row,
      .attach = attach_paths},
+    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group FROM satp_rules"
+            " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
+            " psp_options",
+     .nkey = 1,
+     .elem = sizeof(struct est_satp_rule),
+     .parent = host_parent,
+     .row = satp_rule_row,
+     .attach = attach_satp_rules},
     /* Only gaps about a host have a place in the estate; the rest find no parent. */
     {.sql = "SELECT object, what, error FROM gaps WHERE vcenter = ?1 ORDER BY object, what",
      .nkey = 1,

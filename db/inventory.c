@@ -81,8 +81,8 @@ static const struct field dvs_fields[] = {
 static const struct field host_fields[] = {
     {"moref", F_STR}, {"name", F_STR}, {"parent", F_STR}, {"connection_state", F_STR}};
 static const struct member host_members[] = {{"options", 1},    {"vswitches", 0}, {"vnics", 0},
-                                             {"iscsi_hbas", 0}, {"luns", 0},      {"gaps", 0},
-                                             {NULL, 0}};
+                                             {"iscsi_hbas", 0}, {"luns", 0},      {"satp_rules", 0},
+                                             {"gaps", 0},       {NULL, 0}};
 
 static const struct field kv_fields[] = {{"key", F_STR}, {"value", F_STR}};
 
@@ -116,6 +116,10 @@ static const struct field lun_fields[] = {
 static const struct member lun_members[] = {{"paths", 0}, {NULL, 0}};
 
 static const struct field path_fields[] = {{"name", F_STR}, {"state", F_STR}, {"adapter", F_STR}};
+
+static const struct field satp_rule_fields[] = {{"satp", F_STR},        {"vendor", F_STR},
+                                                {"model", F_STR},       {"psp", F_STR},
+                                                {"psp_options", F_STR}, {"rule_group", F_STR}};
 
 static const struct field gap_fields[] = {{"object", F_STR}, {"what", F_STR}, {"error", F_STR}};
 
@@ -305,6 +309,17 @@ static const struct loader loaders[] = {
      .first = 2,
      .fields = path_fields,
      .nfields = NF(path_fields),
+     .reg = R_NONE},
+    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group FROM satp_rules"
+            " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
+            " psp_options",
+     .parent = R_HOST,
+     .pkey = {0},
+     .npkey = 1,
+     .member = "satp_rules",
+     .first = 1,
+     .fields = satp_rule_fields,
+     .nfields = NF(satp_rule_fields),
      .reg = R_NONE},
     {.sql = "SELECT object, object, what, error FROM gaps WHERE vcenter = ?1 ORDER BY object, what",
      .parent = R_HOST,
@@ -865,6 +880,28 @@ static void text_luns(const json_t *h, FILE *f)
     }
 }
 
+/* The user's claim rules in full; the system rules (dozens, the same on every host of a
+ * release) only counted. */
+static void text_satp_rules(const json_t *h, FILE *f)
+{
+    const json_t *rules = json_object_get(h, "satp_rules"), *r;
+    size_t i, system = 0;
+
+    if (json_array_size(rules) == 0)
+        return;
+    json_array_foreach(rules, i, r)
+    {
+        if (strcmp(str(r, "rule_group"), "system") == 0) {
+            system++;
+            continue;
+        }
+        line(f, "      claim rule (%s): %s vendor %s model %s -> %s %s", str(r, "rule_group"),
+             str(r, "satp"), str(r, "vendor"), str(r, "model"), str(r, "psp"),
+             str(r, "psp_options"));
+    }
+    line(f, "      %zu system claim rules", system);
+}
+
 static void text_hosts(const json_t *vc, FILE *f)
 {
     const json_t *hosts = json_object_get(vc, "hosts"), *h, *g, *d;
@@ -886,6 +923,7 @@ static void text_hosts(const json_t *vc, FILE *f)
         text_vnics(h, dvs_by_uuid, f);
         text_iscsi(h, f);
         text_luns(h, f);
+        text_satp_rules(h, f);
         json_array_foreach(json_object_get(h, "gaps"), j, g)
         {
             line(f, "      not read: %s: %s", str(g, "what"), str(g, "error"));

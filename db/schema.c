@@ -172,11 +172,22 @@ static const char migration3[] =
     "CREATE INDEX findings_summary"
     "  ON findings(status, check_id, severity, vcenter, first_seen_ms, last_seen_ms);";
 
+/* SATP claim rules per host (esxcli storage nmp satp rule list), for satp-claim-rule. A rule
+ * may leave vendor, model, PSP and options empty (NULL: "any", "none"), so the key cannot be
+ * a WITHOUT ROWID primary key (nor a unique one: NULLs are distinct); the rows are only ever
+ * read per host. */
+static const char migration4[] =
+    "CREATE TABLE satp_rules ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, satp TEXT NOT NULL, vendor TEXT, model TEXT,"
+    "  psp TEXT, psp_options TEXT, rule_group TEXT);"
+    "CREATE INDEX satp_rules_host ON satp_rules(vcenter, host);";
+
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
     migration1,
     migration2,
     migration3,
+    migration4,
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -202,6 +213,7 @@ static const char *const table_names[T_NTABLES] = {
     [T_LUN] = "luns",
     [T_LUN_PATH] = "lun_paths",
     [T_NMP_DEVICE] = "nmp_devices",
+    [T_SATP_RULE] = "satp_rules",
     [T_GAP] = "gaps",
 };
 

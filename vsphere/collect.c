@@ -92,7 +92,7 @@ static int fatal_error(int r)
 }
 
 /* The per-host reads run on HOST_READERS connections in parallel: against a remote vCenter
- * they are hundreds of round trips (three per host), which one connection would pay in turn. */
+ * they are hundreds of round trips (several per host), which one connection would pay in turn. */
 #define HOST_READERS 4
 
 /* One reader: its own connection, the shared sink, and the lock that serialises every sink
@@ -170,8 +170,63 @@ static int read_bindings(struct host_reader *hr, struct vim_host_work *w)
     return r;
 }
 
-/* esxcli storage nmp device list, through vCenter's managed method executer: one call per
- * host gives every device's PSP configuration, including the Round Robin IOPS limit. */
+/* The esxcli commands read per host with SAN LUNs, through vCenter's managed method executer:
+ * each is one call per host, not per device. "device list" gives every device's PSP
+ * configuration (the Round Robin IOPS limit), "satp rule list" the claim rules that decide
+ * the PSP of LUNs presented later. */
+struct esxcli_cmd {
+    const char *name; /* as typed after "esxcli", for messages */
+    const char *moid, *method;
+    int (*decode)(struct vim_sink *sink, const char *host, const char *doc, size_t len);
+};
+
+static const struct esxcli_cmd esxcli_cmds[] = {
+    {"storage nmp device list", "ha-cli-handler-storage-nmp-device",
+     "vim.EsxCLI.storage.nmp.device.list", vim_decode_nmp_devices},
+    {"storage nmp satp rule list", "ha-cli-handler-storage-nmp-satp-rule",
+     "vim.EsxCLI.storage.nmp.satp.rule.list", vim_decode_satp_rules},
+};
+
+/* Runs one esxcli command on the executer mme and hands its answer (an escaped XML document in
+ * returnval/response) to the command's decoder. */
+static int execute_soap(struct host_reader *hr, struct vim_host_work *w, const char *mme,
+                        const struct esxcli_cmd *cmd)
+{
+    struct vim_client *c = hr->c;
+    struct vim_xml *x = NULL;
+    char args[256];
+    int r;
+
+    /* Our own constants, not input. */
+    snprintf(args, sizeof(args),
+             "<moid>%s</moid><version>urn:vim25/5.0</version><method>%s</method>", cmd->moid,
+             cmd->method);
+    r = vim_invoke(c, "ExecuteSoap", "ReflectManagedMethodExecuter", mme, args, 0, NULL, NULL, &x);
+    if (r < 0)
+        goto out;
+    xmlNode *rv = vim_child(vim_response(x), "returnval");
+    const char *resp = vim_path_text(rv, "response");
+    if (!resp) {
+        const char *msg = vim_path_text(rv, "fault/faultMsg");
+        snprintf(c->err, sizeof(c->err), "esxcli %s on host %s failed: %s", cmd->name, w->name,
+                 msg ? msg : "no response");
+        r = -VSL_EFAULT;
+        goto out;
+    }
+    pthread_mutex_lock(hr->lock);
+    r = cmd->decode(hr->sink, w->moref, resp, strlen(resp));
+    pthread_mutex_unlock(hr->lock);
+    if (r == -VSL_EXML)
+        snprintf(c->err, sizeof(c->err), "esxcli %s on host %s returned malformed XML", cmd->name,
+                 w->name);
+out:
+    vim_xml_free(x);
+    return r;
+}
+
+/* Every esxcli command of esxcli_cmds on one host, on one executer. The first failure ends
+ * the host's esxcli reads and becomes its "esxcli" gap: a host that refuses one command refuses
+ * them all, and the checks treat whatever esxcli would have told as unknown. */
 static int read_esxcli(struct host_reader *hr, struct vim_host_work *w)
 {
     struct vim_client *c = hr->c;
@@ -192,33 +247,12 @@ static int read_esxcli(struct host_reader *hr, struct vim_host_work *w)
         goto out;
     }
     mme = strdup(m);
-    vim_xml_free(x);
-    x = NULL;
     if (!mme) {
         r = -ENOMEM;
         goto out;
     }
-    r = vim_invoke(c, "ExecuteSoap", "ReflectManagedMethodExecuter", mme,
-                   "<moid>ha-cli-handler-storage-nmp-device</moid>"
-                   "<version>urn:vim25/5.0</version>"
-                   "<method>vim.EsxCLI.storage.nmp.device.list</method>",
-                   0, NULL, NULL, &x);
-    if (r < 0)
-        goto out;
-    xmlNode *rv = vim_child(vim_response(x), "returnval");
-    const char *resp = vim_path_text(rv, "response");
-    if (!resp) {
-        const char *msg = vim_path_text(rv, "fault/faultMsg");
-        snprintf(c->err, sizeof(c->err), "esxcli on host %s failed: %s", w->name,
-                 msg ? msg : "no response");
-        r = -VSL_EFAULT;
-        goto out;
-    }
-    pthread_mutex_lock(hr->lock);
-    r = vim_decode_nmp_devices(hr->sink, w->moref, resp, strlen(resp));
-    pthread_mutex_unlock(hr->lock);
-    if (r == -VSL_EXML)
-        snprintf(c->err, sizeof(c->err), "esxcli on host %s returned malformed XML", w->name);
+    for (size_t i = 0; i < sizeof(esxcli_cmds) / sizeof(esxcli_cmds[0]) && r == 0; i++)
+        r = execute_soap(hr, w, mme, &esxcli_cmds[i]);
 out:
     if (r < 0 && !fatal_error(r))
         r = locked_gap(hr, w->moref, "esxcli", host_error(c));

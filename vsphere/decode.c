@@ -567,6 +567,42 @@ out:
     return r;
 }
 
+/* An esxcli field as a rule means it: NULL when empty or blank ("any vendor", "no options"). */
+static const char *rule_field(xmlNode *o, const char *name)
+{
+    const char *s = vim_path_text(o, name);
+
+    if (!s || !s[strspn(s, " \t\r\n")])
+        return NULL;
+    return s;
+}
+
+int vim_decode_satp_rules(struct vim_sink *sink, const char *host, const char *doc, size_t len)
+{
+    struct vim_xml *x = NULL;
+    int r = vim_xml_parse_all(doc, len, 0, NULL, NULL, &x);
+
+    if (r < 0)
+        goto out;
+    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+    for (xmlNode *o = vim_first_elem(root); o; o = vim_next_elem(o)) {
+        struct vim_satp_rule rule = {
+            .host = host,
+            .satp = rule_field(o, "Name"),
+            .vendor = rule_field(o, "Vendor"),
+            .model = rule_field(o, "Model"),
+            .psp = rule_field(o, "DefaultPSP"),
+            .psp_options = rule_field(o, "PSPOptions"),
+            .rule_group = rule_field(o, "RuleGroup"),
+        };
+        if (rule.satp && (r = SINK(sink, satp_rule, &rule)) < 0)
+            goto out;
+    }
+out:
+    vim_xml_free(x);
+    return r;
+}
+
 void vim_decoder_free(struct vim_decoder *d)
 {
     for (size_t i = 0; i < d->n_hosts; i++) {

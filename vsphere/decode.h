@@ -44,6 +44,9 @@ int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *
                            xmlNode *response);
 /* The esxcli "storage nmp device list" answer (the unescaped inner document) -> nmp_device rows. */
 int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len);
+/* The esxcli "storage nmp satp rule list" answer (the unescaped inner document) -> satp_rule
+ * rows. Empty fields (esxcli prints "" for "any") become NULL. */
+int vim_decode_satp_rules(struct vim_sink *sink, const char *host, const char *doc, size_t len);
 /* Parses "{policy=rr,iops=1,bytes=...}" and returns iops, or VIM_UNKNOWN. */
 int vim_parse_rr_iops(const char *config);
 

@@ -148,6 +148,18 @@ struct vim_nmp_device {
     int iops;               /* parsed iops=N, VIM_UNKNOWN if absent */
 };
 
+/* A SATP claim rule read with esxcli through vCenter ("storage nmp satp rule list"): which
+ * PSP, with which options, devices that SATP claims get by default. NULL = the rule does not
+ * name one (matches any vendor/model; no PSP of its own; no options). */
+struct vim_satp_rule {
+    const char *host;
+    const char *satp; /* Name: VMW_SATP_ALUA, VMW_SATP_SYMM, ... */
+    const char *vendor, *model;
+    const char *psp;         /* DefaultPSP, e.g. VMW_PSP_RR */
+    const char *psp_options; /* PSPOptions, e.g. "iops=1" */
+    const char *rule_group;  /* "system" or "user" */
+};
+
 /* What a poll could not read although it tried (e.g. a host refused esxcli). */
 struct vim_gap {
     const char *object; /* moref */
@@ -179,6 +191,7 @@ struct vim_sink {
     int (*lun)(void *ctx, const struct vim_lun *);
     int (*lun_path)(void *ctx, const struct vim_lun_path *);
     int (*nmp_device)(void *ctx, const struct vim_nmp_device *);
+    int (*satp_rule)(void *ctx, const struct vim_satp_rule *);
     int (*gap)(void *ctx, const struct vim_gap *);
 };
 

@@ -4,7 +4,8 @@
  * Input: byte 0 picks what the document is (selector % 8):
  *   0..4  a RetrievePropertiesEx answer; each <objects> goes to the datastore, host, VM,
  *         storage pod or dvSwitch decoder (emit depth 5, as the collector)
- *   5     the esxcli "storage nmp device list" inner document (vim_decode_nmp_devices)
+ *   5     an esxcli inner document, given to both esxcli decoders: "storage nmp device list"
+ *         (vim_decode_nmp_devices) and "storage nmp satp rule list" (vim_decode_satp_rules)
  *   6     a QueryOptions / QueryBoundVnics answer (emit depth 0, vim_response)
  *   7     a RetrievePropertiesEx answer with every <objects> given to all five decoders
  * byte 1 shapes the feeding: bits 0-1 the number of chunk boundaries (0-3), placed by a hash
@@ -176,6 +177,13 @@ static int r_nmp(void *c, const struct vim_nmp_device *d)
     return 0;
 }
 
+static int r_satp(void *c, const struct vim_satp_rule *r)
+{
+    need(r->host), need(r->satp), s(r->vendor), s(r->model), s(r->psp), s(r->psp_options),
+        s(r->rule_group);
+    return 0;
+}
+
 static int r_gap(void *c, const struct vim_gap *g)
 {
     s(g->object), s(g->what), s(g->error);
@@ -203,6 +211,7 @@ static struct vim_sink sink = {
     .lun = r_lun,
     .lun_path = r_path,
     .nmp_device = r_nmp,
+    .satp_rule = r_satp,
     .gap = r_gap,
 };
 
@@ -311,6 +320,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (sel == 5) {
         vim_decode_nmp_devices(&sink, "host-1", doc, len);
+        vim_decode_satp_rules(&sink, "host-1", doc, len);
         return 0;
     }
     if (sel == 6) {

@@ -22,6 +22,7 @@ SEEDS = [
     ('query-options.xml', 6, None),
     ('bound-vnics.xml', 6, None),
     ('vm.xml', 7, [4]),
+    ('esxcli-satp-rules.xml', 5, None),
 ]
 
 

@@ -120,6 +120,20 @@ def compare(f, truth, inv):
                 f.eq('%s %s' % (what, k), l[k], tl[k])
             f.eq(what + ' paths', sorted((p['name'], p['state']) for p in l['paths']),
                  sorted((p['name'], p['state']) for p in tl['paths']))
+        # SATP claim rules: every one the host's esxcli lists, system and user, fields it
+        # leaves empty stored as null; asked only of hosts with SAN LUNs, and nothing stored
+        # for a host that refuses esxcli (the truth lists none for it).
+        rule_keys = ('satp', 'vendor', 'model', 'psp', 'psp_options', 'rule_group')
+        want_rules = [tuple(r[k] or None for k in rule_keys) for r in t['satp_rules']]
+        if not any(not tl['local'] for tl in t['luns']):
+            want_rules = []
+        order = lambda r: tuple(x or '' for x in r)  # noqa: E731
+        f.eq('host %s satp rules' % hn,
+             sorted((tuple(r[k] for k in rule_keys) for r in g['satp_rules']), key=order),
+             sorted(want_rules, key=order))
+    f.true('satp rules were compared (esx-san-1 has user rules)',
+           any(r['rule_group'] == 'user' for t in truth['hosts'] if t['name'] == 'esx-san-1'
+               for r in t['satp_rules']))
 
     got_vms = by(vc['vms'], 'moref')
     for t in truth['vms']:

@@ -111,6 +111,9 @@ func (w *world) addHost(cluster *simulator.ClusterComputeResource, name string, 
 	w.hosts[name] = h
 	x := extraFor(h.Self)
 	x.refuseEsxcli = o.refuseEsxcli
+	// Compliant by default: a user claim rule giving the DGC ALUA LUNs of
+	// sanLun Round Robin with iops=1.
+	x.userRules = []satpRule{dgcRule()}
 
 	lock(h, func() {
 		// Own OptionManager with its own copies of the settings (the stock
@@ -189,6 +192,12 @@ type lunSpec struct {
 	iops      int // RR IOPS limit as esxcli reports it
 	paths     []string
 	sizeGiB   int64
+}
+
+// dgcRule is the user claim rule that makes sanLun LUNs presented later
+// come up on Round Robin with iops=1.
+func dgcRule() satpRule {
+	return satpRule{satp: "VMW_SATP_ALUA", vendor: "DGC", group: "user", psp: "VMW_PSP_RR", pspOptions: "iops=1"}
 }
 
 // sanLun is a compliant SAN LUN: RR, iops=1, two active paths.

@@ -5,7 +5,8 @@ package main
 //   - IscsiManager (one per host) answering QueryBoundVnics;
 //   - HostSystem.RetrieveManagedMethodExecuter and
 //     ReflectManagedMethodExecuter.ExecuteSoap, i.e. esxcli through vCenter,
-//     answering vim.EsxCLI.storage.nmp.device.list;
+//     answering vim.EsxCLI.storage.nmp.device.list and
+//     vim.EsxCLI.storage.nmp.satp.rule.list;
 //   - a Datastore.RefreshDatastore that keeps planted sizes (the stock one
 //     overwrites capacity/freeSpace with the temp directory's statfs).
 //
@@ -159,6 +160,9 @@ type hostExtra struct {
 	iops map[string]int
 	// refuseEsxcli makes ExecuteSoap fail with a fault.
 	refuseEsxcli bool
+	// userRules are the host's SATP claim rules of RuleGroup "user"
+	// (esxcli storage nmp satp rule add); the system ones are systemRules.
+	userRules []satpRule
 }
 
 var hostExtras = map[types.ManagedObjectReference]*hostExtra{}
@@ -197,9 +201,12 @@ func (e *ManagedMethodExecuter) Reference() types.ManagedObjectReference { retur
 const (
 	nmpDeviceMoid   = "ha-cli-handler-storage-nmp-device"
 	nmpDeviceMethod = "vim.EsxCLI.storage.nmp.device.list"
+	satpRuleMoid    = "ha-cli-handler-storage-nmp-satp-rule"
+	satpRuleMethod  = "vim.EsxCLI.storage.nmp.satp.rule.list"
 )
 
-// ExecuteSoap implements vim.EsxCLI.storage.nmp.device.list.
+// ExecuteSoap implements vim.EsxCLI.storage.nmp.device.list and
+// vim.EsxCLI.storage.nmp.satp.rule.list.
 func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *ExecuteSoapRequest) soap.HasFault {
 	body := &executeSoapBody{}
 	x := extraFor(e.host)
@@ -208,7 +215,9 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 			&types.NoPermission{Object: e.host, PrivilegeId: "Host.Config.Settings"})
 		return body
 	}
-	if req.Moid != nmpDeviceMoid || req.Method != nmpDeviceMethod {
+	nmp := req.Moid == nmpDeviceMoid && req.Method == nmpDeviceMethod
+	rules := req.Moid == satpRuleMoid && req.Method == satpRuleMethod
+	if !nmp && !rules {
 		body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
 			Fault: &ReflectManagedMethodExecuterSoapFault{
 				FaultMsg: fmt.Sprintf("Unknown method %s on %s", req.Method, req.Moid),
@@ -221,10 +230,71 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 		body.Fault_ = simulator.Fault("", &types.ManagedObjectNotFound{Obj: e.host})
 		return body
 	}
+	resp := ""
+	if nmp {
+		resp = nmpDeviceList(h, x)
+	} else {
+		resp = satpRuleList(x)
+	}
 	body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
-		Response: nmpDeviceList(h, x),
+		Response: resp,
 	}}
 	return body
+}
+
+// satpRule is one SATP claim rule as esxcli lists it.
+type satpRule struct {
+	satp, device, vendor, model, driver, transport, options string
+	group, claimOptions, psp, pspOptions, description       string
+}
+
+// systemRules are a few of the claim rules every ESXi 6.7 host ships with
+// (RuleGroup "system"): none gives DGC or EMC LUNs Round Robin with iops=1;
+// the ALUA rule without a vendor sets MRU, the PURE one is another vendor's.
+var systemRules = []satpRule{
+	{satp: "VMW_SATP_ALUA", group: "system", claimOptions: "tpgs_on", psp: "VMW_PSP_MRU",
+		description: "Any array with ALUA support"},
+	{satp: "VMW_SATP_ALUA", vendor: "PURE", model: "FlashArray", group: "system", psp: "VMW_PSP_RR",
+		pspOptions: "iops=1", description: "PURE FlashArray IO Operation Limit Rule"},
+	{satp: "VMW_SATP_ALUA_CX", vendor: "DGC", group: "system", claimOptions: "tpgs_on",
+		description: "CLARiiON array in ALUA mode"},
+	{satp: "VMW_SATP_CX", vendor: "DGC", group: "system", claimOptions: "tpgs_off",
+		description: "All non-ALUA Clariion Arrays"},
+	{satp: "VMW_SATP_SYMM", vendor: "EMC", model: "SYMMETRIX", group: "system",
+		description: "EMC Symmetrix"},
+	{satp: "VMW_SATP_DEFAULT_AA", vendor: "IBM", model: "^2810XIV*", group: "system",
+		claimOptions: "tpgs_off", psp: "VMW_PSP_RR", description: "IBM 2810XIV"},
+	{satp: "VMW_SATP_DEFAULT_AA", transport: "fc", group: "system", description: "Fibre Channel Devices"},
+	{satp: "VMW_SATP_LOCAL", transport: "usb", group: "system", description: "USB Devices"},
+}
+
+// hostRules is what the host's esxcli lists: its user rules, then the
+// system ones.
+func hostRules(x *hostExtra) []satpRule {
+	return append(append([]satpRule{}, x.userRules...), systemRules...)
+}
+
+// satpRuleList renders the esxcli answer: one DataObject per claim rule,
+// every field present (empty when the rule does not set it).
+func satpRuleList(x *hostExtra) string {
+	var b strings.Builder
+	esc := html.EscapeString
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="ArrayOfDataObject">` + "\n")
+	for _, r := range hostRules(x) {
+		b.WriteString(`<DataObject xsi:type="VimEsxCLIstoragenmpsatprulelistSatpRule">`)
+		for _, f := range []struct{ name, value string }{
+			{"ClaimOptions", r.claimOptions}, {"DefaultPSP", r.psp}, {"Description", r.description},
+			{"Device", r.device}, {"Driver", r.driver}, {"Model", r.model}, {"Name", r.satp},
+			{"Options", r.options}, {"PSPOptions", r.pspOptions}, {"RuleGroup", r.group},
+			{"Transport", r.transport}, {"Vendor", r.vendor},
+		} {
+			b.WriteString("<" + f.name + ">" + esc(f.value) + "</" + f.name + ">")
+		}
+		b.WriteString("</DataObject>\n")
+	}
+	b.WriteString("</obj>")
+	return b.String()
 }
 
 // nmpDeviceList renders the esxcli answer from the host's multipath info:

@@ -27,6 +27,9 @@ import (
 //     LUN, visible on every host: VMW_PSP_RR, iops=1 (esxcli), VMW_SATP_ALUA,
 //     2 active paths (vmhba2/vmhba3, or vmhba64:C0/C1 on esx-iscsi-clean),
 //     vendor DGC, localDisk false.
+//   - SATP claim rules (esxcli storage nmp satp rule list): every host has
+//     the user rule VMW_SATP_ALUA, vendor DGC, VMW_PSP_RR, PSP options
+//     iops=1 (000 §3.3), besides the system rules of ext.go's systemRules.
 //   - esx-iscsi-clean: software iSCSI vmhba64 (iqn.1998-01.com.vmware:esx-iscsi-clean),
 //     adapter DelayedAck false; send target 10.0.0.10:3260 and static target
 //     10.0.0.11:3260 both inherit (DelayedAck false, isInherited true);

@@ -106,6 +106,24 @@ import (
 //	                             SATP VMW_SATP_SYMM -> warning
 //	TWIN      the naa. LUNs; the local mpx.vmhba0:C0:T0:L0 boot disk is localDisk=true (not SAN)
 //
+// satp-claim-rule (every host answers esxcli storage nmp satp rule list with
+// the system rules of ext.go's systemRules, none of which gives DGC or EMC
+// LUNs Round Robin with iops=1, plus its user rules; a lab host's user rule
+// is, as in clean, VMW_SATP_ALUA vendor DGC, VMW_PSP_RR, PSP options iops=1,
+// unless noted)
+//
+//	VIOLATION esx-san-1          user rules: VMW_SATP_ALUA vendor DGC VMW_PSP_RR with no PSP
+//	                             options (Round Robin at the default 1000 I/Os), and
+//	                             VMW_SATP_SYMM vendor EMC model SYMMETRIX VMW_PSP_RR iops=1
+//	                             (001's rule) -> warning for VMW_SATP_ALUA/DGC (LUNs
+//	                             ...a1-...a5 and the lab datastores' LUNs); the
+//	                             sym.000192601234533031323334 LUN (VMW_SATP_SYMM, EMC,
+//	                             SYMMETRIX) is covered by the SYMM rule: no finding for
+//	                             VMW_SATP_SYMM/EMC
+//	TWIN      esx-iscsi-a, esx-iscsi-b, esx-iscsi-dvs, esx-noblockdelete (ALUA/DGC LUNs,
+//	                             the DGC rule), and every clean host
+//	SKIPPED   esx-san-noesxcli   refuses esxcli: its rules are unknown, no finding
+//
 // pvscsi-controller
 //
 //	VIOLATION vm-many-disks-lsi  4 x 40 GiB lazyzeroedthick on VirtualLsiLogicController,
@@ -137,6 +155,11 @@ func buildViolations(w *world) {
 		w.addHost(cl, n, hostOpts{enableBlockDelete: 1, refuseEsxcli: n == "esx-san-noesxcli"})
 	}
 	w.addHost(cl, "esx-noblockdelete", hostOpts{enableBlockDelete: 0})
+	// satp-claim-rule: esx-san-1's DGC rule sets Round Robin but no IOPS limit.
+	noIops := dgcRule()
+	noIops.pspOptions = ""
+	extraFor(w.hosts["esx-san-1"].Self).userRules = []satpRule{noIops,
+		{satp: "VMW_SATP_SYMM", vendor: "EMC", model: "SYMMETRIX", group: "user", psp: "VMW_PSP_RR", pspOptions: "iops=1"}}
 
 	// iSCSI before any LUN, so SAN paths go through vmhba64 on these hosts.
 	w.addIscsi(w.hosts["esx-iscsi-a"], iscsiSpec{

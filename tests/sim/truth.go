@@ -52,6 +52,16 @@ type truthLun struct {
 	Paths         []truthPath `json:"paths"`
 }
 
+// truthSatpRule is a claim rule as esxcli lists it; "" = not set.
+type truthSatpRule struct {
+	Satp       string `json:"satp"`
+	Vendor     string `json:"vendor"`
+	Model      string `json:"model"`
+	Psp        string `json:"psp"`
+	PspOptions string `json:"psp_options"`
+	RuleGroup  string `json:"rule_group"`
+}
+
 type truthVnic struct {
 	Device    string  `json:"device"`
 	Mtu       int32   `json:"mtu"`
@@ -72,6 +82,9 @@ type truthHost struct {
 	Vswitches         []truthVswitch `json:"vswitches"`
 	IscsiHBAs         []truthHBA     `json:"iscsi_hbas"`
 	Luns              []truthLun     `json:"luns"`
+	// SatpRules is what the host's esxcli lists (empty when it refuses
+	// esxcli); vslint asks only hosts with SAN LUNs.
+	SatpRules []truthSatpRule `json:"satp_rules"`
 }
 
 type truthDatastore struct {
@@ -227,6 +240,13 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state})
 		}
 		t.Luns = append(t.Luns, tl)
+	}
+	t.SatpRules = []truthSatpRule{}
+	if !x.refuseEsxcli {
+		for _, r := range hostRules(x) {
+			t.SatpRules = append(t.SatpRules, truthSatpRule{Satp: r.satp, Vendor: r.vendor, Model: r.model,
+				Psp: r.psp, PspOptions: r.pspOptions, RuleGroup: r.group})
+		}
 	}
 	return t
 }

@@ -215,6 +215,14 @@ static void fill(const struct vim_sink *s, const struct estate *e)
     const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
     assert_int_equal(s->nmp_device(c, &n1), 0);
     assert_int_equal(s->nmp_device(c, &n2), 0);
+    const struct vim_satp_rule sr1 = {"host-10",    "VMW_SATP_ALUA", "NETAPP", NULL,
+                                      "VMW_PSP_RR", "iops=1",        "user"};
+    const struct vim_satp_rule sr2 = {"host-10", "VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU",
+                                      NULL,      "system"};
+    const struct vim_satp_rule nosatp = {"host-10", NULL, "NETAPP", NULL, NULL, NULL, "user"};
+    assert_int_equal(s->satp_rule(c, &sr1), 0);
+    assert_int_equal(s->satp_rule(c, &sr2), 0);
+    assert_int_equal(s->satp_rule(c, &nosatp), 0); /* skipped, poll goes on */
     const struct vim_gap gap = {"host-10", "iscsi-bindings", "QueryBoundVnics: NotSupported"};
     assert_int_equal(s->gap(c, &gap), 0);
     const struct vim_gap vcgap = {NULL, "dvswitches", "permission denied"};
@@ -335,7 +343,7 @@ static void test_open_creates_schema(void **state)
         "vm_datastores", "controllers",   "vdisks",        "snapshots",      "hosts",
         "host_options",  "vnics",         "vswitches",     "portgroups",     "dvswitches",
         "iscsi_hbas",    "iscsi_targets", "iscsi_options", "iscsi_bindings", "luns",
-        "lun_paths",     "nmp_devices",   "gaps",          "findings"};
+        "lun_paths",     "nmp_devices",   "satp_rules",    "gaps",           "findings"};
     struct fx *fx = *state;
     struct db *db = open_db(fx);
     size_t i;
@@ -432,6 +440,13 @@ static void test_roundtrip_json(void **state)
         {"hosts[0]/luns[canonical_name=naa.600a0002]/iops_limit", "null"},
         {"hosts[0]/luns[canonical_name=naa.600a0002]/psp_config", "null"},
         {"hosts[0]/luns[canonical_name=naa.600a0002]/local", "null"},
+        /* Sorted by SATP, then vendor (no vendor first); unset fields are null. */
+        {"hosts[0]/satp_rules[0]",
+         "{\"satp\":\"VMW_SATP_ALUA\",\"vendor\":null,\"model\":null,\"psp\":\"VMW_PSP_MRU\","
+         "\"psp_options\":null,\"rule_group\":\"system\"}"},
+        {"hosts[0]/satp_rules[1]",
+         "{\"satp\":\"VMW_SATP_ALUA\",\"vendor\":\"NETAPP\",\"model\":null,"
+         "\"psp\":\"VMW_PSP_RR\",\"psp_options\":\"iops=1\",\"rule_group\":\"user\"}"},
         {"hosts[0]/gaps[0]/what", "\"iscsi-bindings\""},
         {"gaps[0]/what", "\"dvswitches\""},
         {"vms[name=web01]/template", "false"},
@@ -456,6 +471,7 @@ static void test_roundtrip_json(void **state)
     /* Duplicates from the server are stored once, and the row without a moref is not stored. */
     assert_int_equal(json_array_size(json_object_get(vc, "datastores")), 2);
     assert_int_equal(json_array_size(jpath(vc, "vms[0]/disks")), 2);
+    assert_int_equal(json_array_size(jpath(vc, "hosts[0]/satp_rules")), 2);
     json_decref(j);
     db_close(db);
 }
@@ -729,6 +745,8 @@ static void test_text_rendering(void **state)
         "naa.600a0001",
         "1/2 active, dead: vmhba64:C1:T0:L1",
         "unknown",
+        "claim rule (user): VMW_SATP_ALUA vendor NETAPP model - -> VMW_PSP_RR iops=1",
+        "1 system claim rules",
         "not read: iscsi-bindings",
         "eagerzeroedthick",
         "ParaVirtualSCSIController",

@@ -121,11 +121,18 @@ static int r_nmp(void *c, const struct vim_nmp_device *n)
     return 0;
 }
 
+static int r_satp(void *c, const struct vim_satp_rule *r)
+{
+    row("satp host=%s satp=%s vendor=%s model=%s psp=%s options=%s group=%s", r->host, r->satp,
+        S(r->vendor), S(r->model), S(r->psp), S(r->psp_options), S(r->rule_group));
+    return 0;
+}
+
 static struct vim_sink sink = {
     .datastore = r_ds, .storage_pod = r_pod, .vm = r_vm, .controller = r_ctl, .vdisk = r_disk,
     .snapshot = r_snap, .host = r_host, .vnic = r_vnic, .vswitch = r_vswitch, .dvswitch = r_dvs,
     .iscsi_hba = r_hba, .iscsi_option = r_iopt, .lun = r_lun, .lun_path = r_path,
-    .nmp_device = r_nmp,
+    .nmp_device = r_nmp, .satp_rule = r_satp,
 };
 
 struct feed {
@@ -308,6 +315,53 @@ static void test_esxcli(void **state)
     want_row("nmp host=host-x device=naa.60060160a0b0000000000000000000a3 ", "iops=1", NULL);
 }
 
+/* esx-san-1's claim rules (scenario_violations.go, satp-claim-rule): its two user rules, then
+ * the system rules, every one; fields esxcli leaves empty are NULL ("any", "none"). */
+static void test_esxcli_satp_rules(void **state)
+{
+    static const char want[] =
+        "satp host=host-x satp=VMW_SATP_ALUA vendor=DGC model=- psp=VMW_PSP_RR options=- "
+        "group=user\n"
+        "satp host=host-x satp=VMW_SATP_SYMM vendor=EMC model=SYMMETRIX psp=VMW_PSP_RR "
+        "options=iops=1 group=user\n"
+        "satp host=host-x satp=VMW_SATP_ALUA vendor=- model=- psp=VMW_PSP_MRU options=- "
+        "group=system\n"
+        "satp host=host-x satp=VMW_SATP_ALUA vendor=PURE model=FlashArray psp=VMW_PSP_RR "
+        "options=iops=1 group=system\n"
+        "satp host=host-x satp=VMW_SATP_ALUA_CX vendor=DGC model=- psp=- options=- "
+        "group=system\n"
+        "satp host=host-x satp=VMW_SATP_CX vendor=DGC model=- psp=- options=- group=system\n"
+        "satp host=host-x satp=VMW_SATP_SYMM vendor=EMC model=SYMMETRIX psp=- options=- "
+        "group=system\n"
+        "satp host=host-x satp=VMW_SATP_DEFAULT_AA vendor=IBM model=^2810XIV* psp=VMW_PSP_RR "
+        "options=- group=system\n"
+        "satp host=host-x satp=VMW_SATP_DEFAULT_AA vendor=- model=- psp=- options=- "
+        "group=system\n"
+        "satp host=host-x satp=VMW_SATP_LOCAL vendor=- model=- psp=- options=- group=system\n";
+    /* Blank fields are "any" too; a rule without a SATP name is no rule; a document that
+     * does not parse is an error the collector turns into an esxcli gap. */
+    static const char odd[] =
+        "<obj xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+        "xsi:type=\"ArrayOfDataObject\"><DataObject><Name>VMW_SATP_X</Name><Vendor>  </Vendor>"
+        "<PSPOptions>iops=1</PSPOptions></DataObject><DataObject><Name></Name>"
+        "<DefaultPSP>VMW_PSP_RR</DefaultPSP></DataObject><DataObject/></obj>";
+    char *doc = slurp("esxcli-satp-rules.xml");
+
+    vsl_buf_reset(&rows);
+    assert_int_equal(vim_decode_satp_rules(&sink, "host-x", doc, strlen(doc)), 0);
+    assert_non_null(rows.data);
+    assert_string_equal(rows.data, want);
+
+    vsl_buf_reset(&rows);
+    assert_int_equal(vim_decode_satp_rules(&sink, "host-y", odd, sizeof(odd) - 1), 0);
+    assert_string_equal(rows.data, "satp host=host-y satp=VMW_SATP_X vendor=- model=- psp=- "
+                                   "options=iops=1 group=-\n");
+
+    vsl_buf_reset(&rows);
+    assert_int_equal(vim_decode_satp_rules(&sink, "host-z", doc, strlen(doc) / 2), -VSL_EXML);
+    free(doc);
+}
+
 static int r_hopt(void *c, const struct vim_host_option *o)
 {
     row("option host=%s key=%s value=%s", o->host, o->key, S(o->value));
@@ -426,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_datastores), cmocka_unit_test(test_hosts),
         cmocka_unit_test(test_vms),        cmocka_unit_test(test_esxcli),
+        cmocka_unit_test(test_esxcli_satp_rules),
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),

@@ -197,6 +197,13 @@ static void fill(const struct vim_sink *s, const char *sfx)
     /* host-11's LUN of the same name has no esxcli row: its limit stays unknown. */
     assert_int_equal(s->nmp_device(c, &n1), 0);
     assert_int_equal(s->nmp_device(c, &n2), 0);
+    /* host-10's claim rules, given out of order; host-11 (esxcli refused) has none. */
+    const struct vim_satp_rule r1 = {"host-10",    "VMW_SATP_SYMM", "EMC", "SYMMETRIX",
+                                     "VMW_PSP_RR", "iops=1",        "user"};
+    const struct vim_satp_rule r2 = {"host-10", "VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU",
+                                     NULL,      "system"};
+    assert_int_equal(s->satp_rule(c, &r1), 0);
+    assert_int_equal(s->satp_rule(c, &r2), 0);
     const struct vim_gap gap = {"host-11", "esxcli", "host refused esxcli"};
     const struct vim_gap vcgap = {NULL, "dvswitches", "permission denied"};
     assert_int_equal(s->gap(c, &gap), 0);
@@ -356,6 +363,17 @@ static void test_estate_roundtrip(void **state)
     assert_int_equal(h11->n_gaps, 1);
     assert_string_equal(h11->gaps[0].what, "esxcli");
     assert_int_equal(h->n_gaps, 0);
+    assert_int_equal(h->n_satp_rules, 2);
+    assert_string_equal(h->satp_rules[0].satp, "VMW_SATP_ALUA");
+    assert_null(h->satp_rules[0].vendor);
+    assert_null(h->satp_rules[0].psp_options);
+    assert_string_equal(h->satp_rules[0].rule_group, "system");
+    assert_string_equal(h->satp_rules[1].satp, "VMW_SATP_SYMM");
+    assert_string_equal(h->satp_rules[1].model, "SYMMETRIX");
+    assert_string_equal(h->satp_rules[1].psp, "VMW_PSP_RR");
+    assert_string_equal(h->satp_rules[1].psp_options, "iops=1");
+    assert_int_equal(h11->n_satp_rules, 0);
+    assert_null(h11->satp_rules);
 
     /* VMs by name: host, datastores (the unknown one left out), controllers, disks. */
     assert_int_equal(e->n_vms, 2);

@@ -4,7 +4,8 @@
 Usage: capture.py URL USER PASSWORD OUTDIR
 Writes one file per object type (RetrievePropertiesEx answers, all pages concatenated as
 separate files NAME-pageN.xml) with exactly the property paths vsphere/decode.c asks for,
-plus one QueryOptions, QueryBoundVnics and esxcli ExecuteSoap answer. Rerun it after changing
+plus one QueryOptions, QueryBoundVnics and two esxcli ExecuteSoap answers (storage nmp device
+list, storage nmp satp rule list). Rerun it after changing
 the paths in decode.c or the simulator scenario, and commit the files.
 """
 import http.cookiejar
@@ -85,14 +86,20 @@ def main():
     mme = re.search(r'<returnval type="ReflectManagedMethodExecuter">([^<]+)<', call(
         '<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
         '</RetrieveManagedMethodExecuter>' % hosts['esx-san-1'])).group(1)
-    resp = call('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s</_this>'
-                '<moid>ha-cli-handler-storage-nmp-device</moid><version>urn:vim25/5.0</version>'
-                '<method>vim.EsxCLI.storage.nmp.device.list</method></ExecuteSoap>' % mme)
-    inner = re.search(r'<response>(.*)</response>', resp, re.S).group(1)
     import html
-    with open(os.path.join(out, 'esxcli-nmp.xml'), 'w') as f:
-        f.write(html.unescape(inner))
-    print('esxcli', len(inner), 'bytes')
+    # The same host's SATP claim rules (its user rules planted for satp-claim-rule).
+    for moid, method, name in (
+            ('ha-cli-handler-storage-nmp-device', 'vim.EsxCLI.storage.nmp.device.list',
+             'esxcli-nmp.xml'),
+            ('ha-cli-handler-storage-nmp-satp-rule', 'vim.EsxCLI.storage.nmp.satp.rule.list',
+             'esxcli-satp-rules.xml')):
+        resp = call('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s</_this>'
+                    '<moid>%s</moid><version>urn:vim25/5.0</version>'
+                    '<method>%s</method></ExecuteSoap>' % (mme, moid, method))
+        inner = re.search(r'<response>(.*)</response>', resp, re.S).group(1)
+        with open(os.path.join(out, name), 'w') as f:
+            f.write(html.unescape(inner))
+        print(name, len(inner), 'bytes')
 
 
 if __name__ == '__main__':
