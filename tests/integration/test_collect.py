@@ -2,10 +2,12 @@
 """vslint collect against the simulator's `violations` scenario: what vslint stores must equal
 what the simulator holds (its -truth dump, computed from its own object map), with the
 simulator's page size at 100 and forced down to 5 to prove ContinueRetrievePropertiesEx paging,
-and once more with the session expiring in the middle of a paged read (re-login, full poll).
+once more with the session expiring in the middle of a paged read (re-login, full poll), and
+with gzip-compressed answers.
 The password must appear in no output and no file vslint wrote."""
 import glob
 import json
+import re
 import os
 import sys
 
@@ -162,18 +164,28 @@ def compare(f, truth, inv):
              sorted((s['name'], s['depth']) for s in t['snapshots']))
 
 
-def run(page_size, expire_after=0):
-    f = Failures('collect violations page-size %d%s' % (
-        page_size, ', session expired on read %d' % expire_after if expire_after else ''))
+def run(page_size, expire_after=0, gzip=False):
+    f = Failures('collect violations page-size %d%s%s' % (
+        page_size, ', session expired on read %d' % expire_after if expire_after else '',
+        ', gzip' if gzip else ''))
     ws = Workspace()
     extra = ['-expire-session-after', str(expire_after)] if expire_after else []
+    if gzip:
+        extra.append('-gzip')
     try:
         with Sim('violations', page_size=page_size, extra=extra) as sim:
             pw = ws.password_file()
             conf = ws.write_config([{'name': 'sim', 'url': sim.url, 'user': USER,
                                      'password_file': pw, 'max_objects': 1000}])
-            res = vslint('collect', '-c', conf)
-            f.eq('collect exit status (stderr: %s)' % res.stderr.strip(), res.returncode, 0)
+            res = vslint('collect', '-c', conf, *(['-v'] if gzip else []))
+            f.eq('collect exit status (stderr: %s)' % res.stderr.strip()[-500:], res.returncode, 0)
+            if gzip:
+                # -v reports both sizes: compressed on the wire, the XML after decoding.
+                m = re.search(r'(\d+) bytes on the wire, (\d+) bytes of XML', res.stderr)
+                f.true('gzip: sizes reported', m is not None)
+                if m:
+                    f.true('gzip: the answers came compressed (%s wire, %s XML)' % m.groups(),
+                           int(m.group(1)) * 4 < int(m.group(2)))
             f.true('collect prints what it stored: %r' % res.stdout,
                    res.stdout.startswith('vcenter sim: stored in '))
             if expire_after:
@@ -206,3 +218,5 @@ if __name__ == '__main__':
     # The session expires in the middle of the paged VM read: vslint logs in again and
     # stores the same, complete inventory.
     run(5, expire_after=20)
+    # vCenter compresses its answers when asked (vslint always asks).
+    run(100, gzip=True)

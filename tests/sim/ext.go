@@ -20,6 +20,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"html"
 	"io/ioutil"
@@ -492,8 +493,39 @@ func hijack(w http.ResponseWriter, write []byte, length int) {
 	_ = conn.Close()
 }
 
+// gzipAnswers is the -gzip flag: SOAP answers are gzip-compressed for clients
+// that send Accept-Encoding: gzip, as vCenter does.
+var gzipAnswers bool
+
+type gzipResponseWriter struct {
+	http.ResponseWriter
+	gz *gzip.Writer
+}
+
+func (g gzipResponseWriter) WriteHeader(code int) {
+	g.Header().Del("Content-Length")
+	g.Header().Set("Content-Encoding", "gzip")
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g gzipResponseWriter) Write(b []byte) (int, error) { return g.gz.Write(b) }
+
+func wantsGzip(r *http.Request) bool {
+	for _, v := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if strings.TrimSpace(strings.SplitN(v, ";", 2)[0]) == "gzip" {
+			return true
+		}
+	}
+	return false
+}
+
 func wrapSDK(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gzipAnswers && wantsGzip(r) {
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			w = gzipResponseWriter{ResponseWriter: w, gz: gz}
+		}
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
 			body, err := ioutil.ReadAll(r.Body)
 			_ = r.Body.Close()

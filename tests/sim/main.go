@@ -37,6 +37,7 @@ func main() {
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
+	gz := flag.Bool("gzip", false, "gzip-compress SOAP answers for clients that accept it, as vCenter does")
 	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500, lose)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
@@ -53,6 +54,7 @@ func main() {
 	}
 	serverPageSize = *pageSize
 	expireAfterReads = *expireAfter
+	gzipAnswers = *gz
 	if err := parseFault(*fault); err != nil {
 		log.Fatal(err)
 	}
