@@ -82,7 +82,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
          * judged. Both are skipped rather than guessed. */
         if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, "datastore", d->moref, d->name ? d->name : d->moref, d->capacity,
+        if ((rc = evaluate(ctx, "datastore", d->moref, d->name, d->capacity,
                            d->free_space)) < 0)
             return rc;
     }
@@ -90,7 +90,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         const struct est_pod *p = &e->pods[i];
         if (p->capacity <= 0 || p->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, "storage_pod", p->moref, p->name ? p->name : p->moref, p->capacity,
+        if ((rc = evaluate(ctx, "storage_pod", p->moref, p->name, p->capacity,
                            p->free_space)) < 0)
             return rc;
     }

@@ -74,7 +74,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         return -ENOMEM;
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
-        const char *name = d->name ? d->name : d->moref;
+        const char *name = d->name;
         double cap = (double)d->capacity;
         enum chk_severity sev;
         const char *level;

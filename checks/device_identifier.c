@@ -19,7 +19,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t hi = 0; hi < e->n_hosts; hi++) {
         const struct est_host *h = &e->hosts[hi];
-        const char *hname = est_host_name(h);
+        const char *hname = h->name;
         for (size_t li = 0; li < h->n_luns; li++) {
             const struct est_lun *l = &h->luns[li];
             char name[512], msg[1024], prefix[16];

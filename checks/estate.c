@@ -175,11 +175,6 @@ const struct est_option *est_option(const struct est_option *opts, size_t n, con
     return NULL;
 }
 
-const char *est_host_name(const struct est_host *h)
-{
-    return h->name ? h->name : h->moref;
-}
-
 const struct est_gap *est_gap(const struct est_host *h, const char *what)
 {
     assert(what);

@@ -6,9 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Unknown numbers are EST_UNKNOWN (-1); unknown strings are NULL. Indexes into the estate's
- * arrays are size_t with EST_NONE for "no such object". All strings and arrays are owned by
- * the estate and freed by est_free(). */
+/* Unknown numbers are EST_UNKNOWN (-1); unknown strings are NULL, except the name of a pod,
+ * datastore, DVS, host or VM, which is never NULL (its moref when vCenter gave none).
+ * Indexes into the estate's arrays are size_t with EST_NONE for "no such object". All strings
+ * and arrays are owned by the estate and freed by est_free(). */
 #define EST_UNKNOWN (-1)
 #define EST_NONE ((size_t)-1)
 
@@ -170,9 +171,6 @@ struct estate {
     size_t n_vms;
     void *arena; /* owner of every string and array above */
 };
-
-/* What to call a host in a message: its name, or its moref when the name is unknown. */
-const char *est_host_name(const struct est_host *h);
 
 /* Lookups (linear or hashed; NULL when absent). */
 const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key);

@@ -61,7 +61,7 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
              "esxcli iscsi adapter param set --adapter=%s --key=DelayedAck "
              "--value=false",
              b->device);
-    snprintf(name, sizeof(name), "%s %s", est_host_name(h), b->device);
+    snprintf(name, sizeof(name), "%s %s", h->name, b->device);
     if (json_array_size(inheriting))
         snprintf(msg, sizeof(msg),
                  "%s has DelayedAck enabled, and %zu target(s) inherit it; VMware (KB 1002598) "
@@ -72,7 +72,7 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
                  "%s has DelayedAck enabled; VMware (KB 1002598) and the array vendor recommend "
                  "disabling it: %s",
                  name, cmd);
-    ev = json_pack("{s:s, s:s, s:b, s:b, s:o, s:s}", "host", est_host_name(h), "adapter", b->device,
+    ev = json_pack("{s:s, s:s, s:b, s:b, s:o, s:s}", "host", h->name, "adapter", b->device,
                    "delayed_ack", 1, "recommended", 0, "targets_inheriting", inheriting, "command",
                    cmd);
     return chk_emit(ctx, &(struct chk_emit){
@@ -121,13 +121,13 @@ static int report_target(struct chk_ctx *ctx, const struct est_host *h,
                  "esxcli iscsi adapter discovery sendtarget param set --adapter=%s "
                  "--address=%s --key=DelayedAck --value=false",
                  b->device, portal);
-    snprintf(name, sizeof(name), "%s %s %s", est_host_name(h), b->device, portal);
+    snprintf(name, sizeof(name), "%s %s %s", h->name, b->device, portal);
     snprintf(detail, sizeof(detail), "%s/%s", b->device, portal);
     snprintf(msg, sizeof(msg),
              "%s (%s target) sets DelayedAck to true itself, not inherited from the adapter; "
              "VMware (KB 1002598) and the array vendor recommend disabling it: %s",
              name, t->kind && !strcmp(t->kind, "static") ? "static" : "send", cmd);
-    ev = json_pack("{s:s, s:s, s:s, s:o, s:b, s:b, s:b, s:s}", "host", est_host_name(h), "adapter",
+    ev = json_pack("{s:s, s:s, s:s, s:o, s:b, s:b, s:b, s:s}", "host", h->name, "adapter",
                    b->device, "target", portal, "kinds", kinds, "delayed_ack", 1, "inherited", 0,
                    "recommended", 0, "command", cmd);
     if (ev) {

@@ -97,7 +97,7 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
         size_t n = strlen(adapters);
         snprintf(adapters + n, sizeof(adapters) - n, "%s%s", i ? ", " : "", json_string_value(x));
     }
-    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?}", "host", h->name ? h->name : "?",
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?}", "host", h->name,
                    "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu", want, "bound_to",
                    bound, "portgroup", v->portgroup, "switch_type", u.type);
     if (ev) {
@@ -110,7 +110,7 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
         json_object_set_new(ev, "switch_below_vmknic", json_boolean(low_switch));
     }
 
-    snprintf(name, sizeof(name), "%s %s", est_host_name(h), v->device);
+    snprintf(name, sizeof(name), "%s %s", h->name, v->device);
     if (low_switch)
         snprintf(msg, sizeof(msg),
                  "%s (iSCSI-bound to %s) sends %d-byte frames but its %s %s carries only MTU %d:"

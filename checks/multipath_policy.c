@@ -68,7 +68,7 @@ static json_t *commands(const struct est_lun *l, int iops, int set_psp)
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                      int want)
 {
-    const char *hname = est_host_name(h);
+    const char *hname = h->name;
     char name[512], msg[1024], type[32];
     enum chk_severity sev;
     const struct est_gap *gap = NULL;

@@ -13,7 +13,7 @@ static const struct chk_param params[] = {
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                      int min_paths)
 {
-    const char *hname = est_host_name(h);
+    const char *hname = h->name;
     size_t live = 0, dead = 0, disabled = 0, unknown = 0;
     char name[512], msg[1024];
     json_t *paths, *dead_names, *ev;

@@ -80,7 +80,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  "%s has %zu disk%s (%.1f GB in all); %d %s on %s%s, not ParaVirtual "
                  "SCSI, which gives deeper queues and less CPU per I/O (thresholds: more than %g "
                  "disks or %g GB)",
-                 vm->name ? vm->name : vm->moref, vm->n_disks, vm->n_disks == 1 ? "" : "s",
+                 vm->name, vm->n_disks, vm->n_disks == 1 ? "" : "s",
                  total / 1e9, n_other, n_other == 1 ? "is" : "are", first,
                  json_array_size(types) > 1 ? " and others" : "", max_disks, max_gb);
         json_t *ev =
@@ -95,7 +95,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                                .severity = CHK_INFO,
                                .object_type = "vm",
                                .object_moref = vm->moref,
-                               .object_name = vm->name ? vm->name : vm->moref,
+                               .object_name = vm->name,
                                .message = msg,
                                .evidence = ev,
                            });

@@ -158,7 +158,7 @@ static json_t *rule_json(const struct est_satp_rule *r)
 static int check_group(struct chk_ctx *ctx, const struct est_host *h, const struct lun_ref *refs,
                        size_t n, int want)
 {
-    const char *hname = est_host_name(h), *satp = refs[0].l->satp, *vendor = refs[0].vendor;
+    const char *hname = h->name, *satp = refs[0].l->satp, *vendor = refs[0].vendor;
     json_t *luns = json_array(), *models = json_array(), *cmds = json_array();
     json_t *rules = json_array(), *ev = NULL;
     char msg[1024], detail[2 * FIELD + 8], from[FIELD + 16] = "";

@@ -62,7 +62,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             snprintf(part_deep, sizeof(part_deep), " a snapshot chain %d deep (threshold %g)",
                      depth, max_depth);
         snprintf(msg, sizeof(msg), "%s has%s%s%s; delete or consolidate snapshots",
-                 vm->name ? vm->name : vm->moref, part_old, n_old && deep ? " and" : "", part_deep);
+                 vm->name, part_old, n_old && deep ? " and" : "", part_deep);
 
         json_t *ev =
             json_pack("{s:i, s:i, s:i, s:o, s:s?, s:o?, s:i, s:b, s:b, s:f, s:f}", "snapshots",
@@ -77,7 +77,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                                .severity = CHK_WARNING,
                                .object_type = "vm",
                                .object_moref = vm->moref,
-                               .object_name = vm->name ? vm->name : vm->moref,
+                               .object_name = vm->name,
                                .message = msg,
                                .evidence = ev,
                            });

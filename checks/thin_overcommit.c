@@ -18,7 +18,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
-        const char *name = d->name ? d->name : d->moref;
+        const char *name = d->name;
         char msg[512];
 
         if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)

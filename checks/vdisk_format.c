@@ -76,7 +76,7 @@ static json_t *reclaim_blockers(const struct estate *e, const struct est_vm *vm,
     }
     if (ebd != EST_UNKNOWN && ebd != 1) {
         snprintf(buf, sizeof(buf), "VMFS3.EnableBlockDelete is %d on host %s", ebd,
-                 est_host_name(h));
+                 h->name);
         json_array_append_new(why, json_string(buf));
     }
     if (json_array_size(why) == 0) {
@@ -93,7 +93,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
     int ft = vm->ft_state && strcmp(vm->ft_state, "notConfigured") != 0;
     json_t *eager = json_array(), *reclaim = json_array(), *not_judged = json_array();
     json_t *reclaim_unknown = json_array();
-    const char *vname = vm->name ? vm->name : vm->moref;
+    const char *vname = vm->name;
     const char *first_bad = NULL, *first_fmt = NULL, *first_reason = NULL;
     const char *first_thin_ds = NULL;
     char first_thin_why[512] = "";

@@ -57,7 +57,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
-        const char *name = d->name ? d->name : d->moref;
+        const char *name = d->name;
         enum chk_severity sev;
         char msg[512];
 

@@ -117,6 +117,14 @@ static const char *col_str(struct load *L, sqlite3_stmt *st, int i)
     return s ? est_strndup(L->e, s, (size_t)sqlite3_column_bytes(st, i)) : NULL;
 }
 
+/* An object's name, or its moref when the snapshot has none: checks always have something to
+ * call an object in a message, without each of them falling back on its own. */
+static const char *col_name(struct load *L, sqlite3_stmt *st, int i, const char *moref)
+{
+    const char *s = col_str(L, st, i);
+    return s ? s : moref;
+}
+
 static int64_t col_i64(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? EST_UNKNOWN : sqlite3_column_int64(st, i);
@@ -231,7 +239,7 @@ static int pod_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_pod *p = item;
 
     p->moref = col_str(L, st, 0);
-    p->name = col_str(L, st, 1);
+    p->name = col_name(L, st, 1, p->moref);
     p->capacity = col_i64(st, 2);
     p->free_space = col_i64(st, 3);
     return refs_add(&L->pods, p->moref, row_index(L, sizeof(*p)));
@@ -242,7 +250,7 @@ static int datastore_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_datastore *d = item;
 
     d->moref = col_str(L, st, 0);
-    d->name = col_str(L, st, 1);
+    d->name = col_name(L, st, 1, d->moref);
     d->type = col_str(L, st, 2);
     d->capacity = col_i64(st, 3);
     d->free_space = col_i64(st, 4);
@@ -260,7 +268,7 @@ static int dvswitch_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_dvswitch *d = item;
 
     d->moref = col_str(L, st, 0);
-    d->name = col_str(L, st, 1);
+    d->name = col_name(L, st, 1, d->moref);
     d->uuid = col_str(L, st, 2);
     d->max_mtu = col_int(st, 3);
     return refs_add(&L->dvs_by_uuid, d->uuid, row_index(L, sizeof(*d)));
@@ -271,7 +279,7 @@ static int host_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_host *h = item;
 
     h->moref = col_str(L, st, 0);
-    h->name = col_str(L, st, 1);
+    h->name = col_name(L, st, 1, h->moref);
     h->parent = col_str(L, st, 2);
     h->connection_state = col_str(L, st, 3);
     h->enable_block_delete = EST_UNKNOWN; /* until host_options says otherwise */
@@ -437,7 +445,7 @@ static int vm_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_vm *m = item;
 
     m->moref = col_str(L, st, 0);
-    m->name = col_str(L, st, 1);
+    m->name = col_name(L, st, 1, m->moref);
     m->template = col_int(st, 2);
     m->power_state = col_str(L, st, 3);
     m->ft_state = col_str(L, st, 4);
