@@ -52,10 +52,14 @@ static int check_enum(struct api_req *r, const char *name, const char *v,
 
 enum MHD_Result api_h_findings(struct api_req *r)
 {
-    static const char *const names[] = {"severity", "check", "vcenter", "object",
-                                        "status",   "limit", "cursor",  NULL};
+    static const char *const names[] = {"severity", "check",      "vcenter",    "object",
+                                        "host",     "status",     "unverified", "resolution",
+                                        "limit",    "cursor",     NULL};
     static const char *const severities[] = {"info", "warning", "critical", NULL};
     static const char *const statuses[] = {"new", "open", "waived", "resolved", NULL};
+    static const char *const booleans[] = {"true", "false", NULL};
+    static const char *const resolutions[] = {"fixed", "disabled", NULL};
+    const char *unverified;
     struct db_findings_filter f = {0};
     json_t *list = NULL;
     int64_t total = 0;
@@ -67,13 +71,20 @@ enum MHD_Result api_h_findings(struct api_req *r)
     f.check = api_arg(r, "check");
     f.vcenter = api_arg(r, "vcenter");
     f.object = api_arg(r, "object");
+    f.host = api_arg(r, "host");
     f.status = api_arg(r, "status");
+    f.resolution = api_arg(r, "resolution");
     f.cursor = api_arg(r, "cursor");
+    unverified = api_arg(r, "unverified");
     if (api_args_allowed(r, names) < 0 ||
         check_enum(r, "severity", f.severity, severities, "info, warning, critical") < 0 ||
         check_enum(r, "status", f.status, statuses, "new, open, waived, resolved") < 0 ||
+        check_enum(r, "unverified", unverified, booleans, "true, false") < 0 ||
+        check_enum(r, "resolution", f.resolution, resolutions, "fixed, disabled") < 0 ||
         api_arg_limit(r, &f.limit) < 0)
         return api_fail(r);
+    if (unverified)
+        f.unverified = strcmp(unverified, "true") == 0 ? 1 : -1;
     if (f.check && !chk_find(f.check))
         return api_bad(r, "check", "no check '%s' (see /api/v1/checks)", f.check), api_fail(r);
     if (!(db = api_db(r)))

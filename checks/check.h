@@ -25,6 +25,20 @@ struct chk_param {
 
 struct chk_ctx; /* one run of one check over one estate; see chk_emit() */
 
+/* What a check reads besides what every successful poll brings (vCenter's own view of
+ * datastores, VMs and hosts). The engine uses it to keep findings honest: where an input a
+ * check needs was not read this poll, that check's findings there are neither judged nor
+ * resolved, but kept as they were and marked unverified (see chk_run_all). */
+enum chk_needs {
+    CHK_NEEDS_HOST = 1 << 0,           /* the host's configuration (storage, network): the host
+                                          must be connected, or vCenter's copy is stale */
+    CHK_NEEDS_ESXCLI = 1 << 1,         /* esxcli reads through vCenter (the "esxcli" gap) */
+    CHK_NEEDS_OPTIONS = 1 << 2,        /* the host's advanced options ("options") */
+    CHK_NEEDS_ISCSI_BINDINGS = 1 << 3, /* iSCSI port bindings ("iscsi-bindings") */
+    CHK_NEEDS_DATASTORE = 1 << 4,      /* a datastore's capacity figures: it must be
+                                          accessible, or they are stale */
+};
+
 struct check {
     const char *id;    /* kebab-case, stable forever: configs, waivers, pipelines name it */
     const char *title; /* one line */
@@ -33,6 +47,7 @@ struct check {
     const char *reference;      /* "000_5bd48962a767ee9e.txt §3.5.1", KB numbers */
     const char *remediation;    /* the concrete fix, with the esxcli/PowerCLI command */
     const struct chk_param *params; /* terminated by an entry with name == NULL; may be NULL */
+    unsigned needs;                 /* enum chk_needs flags */
     /* Reads e and calls chk_emit() once per finding. Returns 0 or a negative error. */
     int (*run)(struct chk_ctx *ctx, const struct estate *e);
 };
@@ -44,12 +59,16 @@ double chk_param(const struct chk_ctx *ctx, const char *name);
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 
-/* What a check reports about one object. */
+/* What a check reports about one object: a managed object (datastore, storage_pod, host, vm),
+ * or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba, iscsi_target),
+ * named by itself and by its host. */
 struct chk_emit {
     enum chk_severity severity;
-    const char *object_type;  /* "datastore", "storage_pod", "host", "vm", "lun", "iscsi_hba", ... */
-    const char *object_moref; /* the managed object (for a LUN or adapter: its host's moref) */
-    const char *object_name;  /* what a human calls it: "ds-crowded", "esx01 naa.6006..." */
+    const char *object_type;  /* "datastore", "storage_pod", "host", "vm", "lun", "vmknic", ... */
+    const char *object_moref; /* the managed object; NULL for a part of a host */
+    const char *object_name;  /* what a human calls it: "ds-crowded", "naa.6006...", "vmk1" */
+    const struct est_host *host; /* the host of a part of a host, or the host a host finding is
+                                    about; NULL otherwise */
     const char *detail;       /* distinguishes several findings on one object ("vmhba64/10.0.0.20:3260"), or NULL */
     const char *message;      /* a sentence a human can act on */
     json_t *evidence;         /* measured values and thresholds; reference stolen (may be NULL) */

@@ -117,5 +117,6 @@ const struct check chk_datastore_free_space = {
         "datastore cluster, add a datastore to it (Move-Datastore -Datastore <ds> -Destination "
         "<pod>).",
     .params = params,
+    .needs = CHK_NEEDS_DATASTORE,
     .run = run,
 };

@@ -154,5 +154,6 @@ const struct check chk_datastore_size = {
         "Capacity, or vmkfstools --growfs). Where your estate needs other sizes, set min_gb and "
         "max_gb in [check datastore-size].",
     .params = params,
+    .needs = CHK_NEEDS_DATASTORE,
     .run = run,
 };

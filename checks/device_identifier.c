@@ -42,8 +42,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             int r = chk_emit(ctx, &(struct chk_emit){
                                       .severity = CHK_WARNING,
                                       .object_type = "lun",
-                                      .object_moref = h->moref,
-                                      .object_name = name,
+                                      .object_name = l->canonical_name,
+                                      .host = h,
                                       .detail = l->canonical_name,
                                       .message = msg,
                                       .evidence = ev,
@@ -73,5 +73,6 @@ const struct check chk_device_identifier = {
         "storage core adapter rescan --all` and confirm the device is listed as naa.* by "
         "`esxcli storage core device list`.",
     .params = NULL,
+    .needs = CHK_NEEDS_HOST,
     .run = run,
 };

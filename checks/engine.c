@@ -76,9 +76,14 @@ static char *dup_or_null(const char *s)
 int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
 {
     struct chk_results *r = ctx->out;
+    const char *host_moref = f->host ? f->host->moref : NULL;
     int err = 0;
 
-    assert(f->object_moref && f->object_name && f->message);
+    assert(f->object_name && f->message && (f->object_moref || host_moref));
+    /* A check that could not build its evidence ran out of memory; an empty {} would pass for
+     * a finding without measurements. */
+    if (!f->evidence)
+        return -ENOMEM;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 64;
         struct chk_finding *items = realloc(r->items, cap * sizeof(*items));
@@ -99,14 +104,19 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
     out->object_type = dup_or_null(f->object_type);
     out->object_moref = dup_or_null(f->object_moref);
     out->object_name = dup_or_null(f->object_name);
+    out->host_moref = dup_or_null(host_moref);
+    out->host_name = dup_or_null(f->host ? f->host->name : NULL);
     out->detail = dup_or_null(f->detail);
     out->message = dup_or_null(f->message);
-    out->evidence = f->evidence ? f->evidence : json_object();
-    if (!out->object_moref || !out->object_name || !out->message || !out->evidence ||
+    out->evidence = f->evidence;
+    if (!out->object_name || !out->message || (f->object_moref && !out->object_moref) ||
+        (host_moref && (!out->host_moref || !out->host_name)) ||
         (f->object_type && !out->object_type) || (f->detail && !out->detail))
         err = -ENOMEM;
-    chk_fingerprint(ctx->check->id, ctx->estate->vcenter, f->object_moref, f->detail,
-                    out->fingerprint);
+    /* A part of a host is fingerprinted by its host's moref and its detail (the LUN's
+     * canonical name, the adapter's device...), as findings always were: history survives. */
+    chk_fingerprint(ctx->check->id, ctx->estate->vcenter,
+                    f->object_moref ? f->object_moref : host_moref, f->detail, out->fingerprint);
     r->n++; /* counted even on ENOMEM so chk_results_free releases what was copied */
     return err;
 }
@@ -151,6 +161,8 @@ static void finding_free(struct chk_finding *f)
     free(f->object_type);
     free(f->object_moref);
     free(f->object_name);
+    free(f->host_moref);
+    free(f->host_name);
     free(f->detail);
     free(f->message);
     json_decref(f->evidence);
@@ -162,34 +174,189 @@ void chk_results_free(struct chk_results *r)
         finding_free(&r->items[i]);
     free(r->items);
     free(r->expired);
+    free(r->completed);
+    free(r->disabled);
+    for (size_t i = 0; i < r->n_unverified; i++) {
+        free(r->unverified[i].moref);
+        free(r->unverified[i].reason);
+    }
+    free(r->unverified);
     memset(r, 0, sizeof(*r));
 }
 
+int chk_host_current(const struct est_host *h)
+{
+    const char *s = h->connection_state;
+
+    return !s || strcmp(s, "connected") == 0;
+}
+
+/* ---- what could not be verified ------------------------------------------------------------ */
+
+static int add_unverified(struct chk_results *r, const struct check *c, const char *moref,
+                          const char *reason)
+{
+    struct chk_unverified *u = realloc(r->unverified, (r->n_unverified + 1) * sizeof(*u));
+
+    if (!u)
+        return -ENOMEM;
+    r->unverified = u;
+    u = &u[r->n_unverified];
+    u->check = c;
+    u->moref = dup_or_null(moref);
+    u->reason = strdup(reason);
+    if ((moref && !u->moref) || !u->reason) {
+        free(u->moref);
+        free(u->reason);
+        return -ENOMEM;
+    }
+    r->n_unverified++;
+    return 0;
+}
+
+/* The gap names of the inputs in enum chk_needs, as the collector records them. */
+static const struct {
+    unsigned need;
+    const char *gap;
+    const char *what; /* for the reason */
+} gap_needs[] = {
+    {CHK_NEEDS_ESXCLI, "esxcli", "esxcli"},
+    {CHK_NEEDS_OPTIONS, "options", "the advanced options"},
+    {CHK_NEEDS_ISCSI_BINDINGS, "iscsi-bindings", "the iSCSI port bindings"},
+};
+
+/* Records where check c could not judge e: hosts and datastores whose inputs it needs were
+ * not read in the poll that made e. */
+static int note_unverifiable(struct chk_results *r, const struct check *c, const struct estate *e)
+{
+    char reason[1024];
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < e->n_hosts; i++) {
+        const struct est_host *h = &e->hosts[i];
+        if ((c->needs & CHK_NEEDS_HOST) && !chk_host_current(h)) {
+            snprintf(reason, sizeof(reason),
+                     "host %s is %s: vCenter holds only its last known configuration", h->name,
+                     h->connection_state);
+            rc = add_unverified(r, c, h->moref, reason);
+            continue;
+        }
+        for (size_t k = 0; rc == 0 && k < sizeof(gap_needs) / sizeof(gap_needs[0]); k++) {
+            const struct est_gap *g;
+            if (!(c->needs & gap_needs[k].need) || !(g = est_gap(h, gap_needs[k].gap)))
+                continue;
+            snprintf(reason, sizeof(reason), "%s could not be read on host %s: %s",
+                     gap_needs[k].what, h->name, g->error ? g->error : "unknown error");
+            rc = add_unverified(r, c, h->moref, reason);
+        }
+    }
+    for (size_t i = 0; rc == 0 && (c->needs & CHK_NEEDS_DATASTORE) && i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        if (d->accessible != 0)
+            continue;
+        snprintf(reason, sizeof(reason),
+                 "datastore %s is inaccessible: its capacity figures in vCenter are stale",
+                 d->name);
+        rc = add_unverified(r, c, d->moref, reason);
+    }
+    return rc;
+}
+
+/* Whether finding f of a check that needs what it needs stands on stale configuration: on a
+ * disconnected host, or about an inaccessible datastore. */
+static int stale(const struct check *c, const struct estate *e, const struct chk_finding *f)
+{
+    for (size_t i = 0; (c->needs & CHK_NEEDS_HOST) && f->host_moref && i < e->n_hosts; i++)
+        if (!chk_host_current(&e->hosts[i]) && strcmp(e->hosts[i].moref, f->host_moref) == 0)
+            return 1;
+    for (size_t i = 0; (c->needs & CHK_NEEDS_DATASTORE) && f->object_moref && i < e->n_datastores;
+         i++)
+        if (e->datastores[i].accessible == 0 &&
+            strcmp(e->datastores[i].moref, f->object_moref) == 0)
+            return 1;
+    return 0;
+}
+
+/* Removes the findings from index first on that stand on stale configuration (stale()). */
+static void drop_stale(struct chk_results *r, size_t first, const struct check *c,
+                       const struct estate *e)
+{
+    size_t k = first;
+
+    for (size_t i = first; i < r->n; i++) {
+        if (stale(c, e, &r->items[i]))
+            finding_free(&r->items[i]);
+        else
+            r->items[k++] = r->items[i];
+    }
+    r->n = k;
+}
+
+static int add_check(const struct check ***list, size_t *n, const struct check *c)
+{
+    const struct check **l = realloc(*list, (*n + 1) * sizeof(*l));
+
+    if (!l)
+        return -ENOMEM;
+    l[(*n)++] = c;
+    *list = l;
+    return 0;
+}
+
+/* Runs c and records what the run could and could not verify. Returns the check's error, if
+ * any; *failed says whether it was the check (rather than bookkeeping) that failed. */
 static int run_check(const struct check *c, const struct chk_settings *s, const struct estate *e,
-                     int64_t now, struct chk_results *out)
+                     int64_t now, struct chk_results *out, int *failed)
 {
     struct chk_ctx ctx = {.check = c, .settings = s, .estate = e, .now = now, .out = out};
-    return c->run(&ctx, e);
+    size_t before = out->n;
+    int r = c->run(&ctx, e), rr;
+
+    *failed = r < 0;
+    if (c->needs & (CHK_NEEDS_HOST | CHK_NEEDS_DATASTORE))
+        drop_stale(out, before, c, e);
+    if (r < 0) {
+        char reason[512];
+        snprintf(reason, sizeof(reason), "check %s failed: %s", c->id, vsl_strerror(r));
+        rr = add_unverified(out, c, NULL, reason);
+        return rr < 0 ? rr : r;
+    }
+    rr = note_unverifiable(out, c, e);
+    return rr < 0 ? rr : add_check(&out->completed, &out->n_completed, c);
 }
 
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
                 int64_t now, struct chk_results *out)
 {
     struct chk_settings dflt;
+    int failed;
+
     if (!s) {
         chk_settings_default(c, &dflt);
         s = &dflt;
     }
-    return run_check(c, s, e, now, out);
+    return run_check(c, s, e, now, out, &failed);
 }
 
+/* A waiver's object pattern matches the object's name, or for a part of a host also "HOST
+ * NAME" (e.g. "esx-lab-* naa.6006*"), which is how such findings were named before they
+ * carried their host apart: waivers written then keep working. */
 static int waiver_matches(const struct chk_waiver *w, const struct chk_finding *f)
 {
+    char both[1024];
+
     if (strcmp(w->check, f->check->id))
         return 0;
     if (w->vcenter && strcmp(w->vcenter, f->vcenter))
         return 0;
-    return fnmatch(w->object, f->object_name, 0) == 0;
+    if (fnmatch(w->object, f->object_name, 0) == 0)
+        return 1;
+    if (!f->host_name || f->object_moref)
+        return 0;
+    if ((size_t)snprintf(both, sizeof(both), "%s %s", f->host_name, f->object_name) >=
+        sizeof(both))
+        return 0;
+    return fnmatch(w->object, both, 0) == 0;
 }
 
 static int note_expired(struct chk_results *r, const struct chk_waiver *w)
@@ -212,17 +379,24 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
 
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
-        if (!cfg->settings[i].enabled)
+        if (!cfg->settings[i].enabled) {
+            if (add_check(&out->disabled, &out->n_disabled, c) < 0 && !first)
+                first = -ENOMEM;
             continue;
+        }
         size_t before = out->n;
-        int r = run_check(c, &cfg->settings[i], e, now, out);
+        int failed, r = run_check(c, &cfg->settings[i], e, now, out, &failed);
         if (r < 0) {
             if (!first) {
                 first = r;
-                snprintf(err, errlen, "check %s failed on vCenter %s: %s", c->id, e->vcenter,
-                         vsl_strerror(r));
+                if (failed)
+                    snprintf(err, errlen, "check %s failed on vCenter %s: %s", c->id,
+                             e->vcenter, vsl_strerror(r));
+                else
+                    snprintf(err, errlen, "vCenter %s: %s", e->vcenter, vsl_strerror(r));
             }
-            continue;
+            if (!failed)
+                continue;
         }
         for (size_t k = before; k < out->n; k++) {
             struct chk_finding *f = &out->items[k];

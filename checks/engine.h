@@ -43,28 +43,59 @@ struct chk_finding {
     const char *vcenter; /* borrowed from the estate */
     enum chk_severity severity; /* after the override */
     char *object_type, *object_moref, *object_name, *detail, *message; /* owned */
+    char *host_moref, *host_name; /* owned; NULL unless the finding is on or about a host */
     json_t *evidence; /* owned reference, never NULL (an empty object at least) */
     const struct chk_waiver *waiver; /* the active waiver that covers it, or NULL */
+};
+
+/* Where a check could not judge this run, so its earlier findings there must be kept as they
+ * were (neither refreshed nor resolved) and shown as unverified: the check failed (moref NULL:
+ * all its findings), or an input it needs was not read for one object (a host with a gap, a
+ * disconnected host, an inaccessible datastore: moref is that object's). */
+struct chk_unverified {
+    const struct check *check;
+    char *moref;  /* owned; NULL: every finding of the check on this vCenter */
+    char *reason; /* owned; what could not be read, and why, in one line */
 };
 
 struct chk_results {
     struct chk_finding *items; /* owned */
     size_t n, cap;
+    /* The checks that ran to completion: a finding of theirs that was not emitted again and is
+     * not covered by an unverified scope was really seen fixed. */
+    const struct check **completed; /* owned array */
+    size_t n_completed;
+    /* The checks the configuration disables: their findings are closed as "disabled", not as
+     * fixed. A finding of any other check that did not complete is kept as unverified. */
+    const struct check **disabled; /* owned array */
+    size_t n_disabled;
+    struct chk_unverified *unverified; /* owned */
+    size_t n_unverified;
     /* Waivers that matched a finding but had expired (for a hint in the output). */
     const struct chk_waiver **expired;
     size_t n_expired;
 };
 
 /* Runs every enabled check over e at time now (unix seconds) and appends to out. A check that
- * fails is reported in err (one line) and the run goes on; returns the first error. */
+ * fails is reported in err (one line) and the run goes on; returns the first error.
+ * The engine also decides what could not be verified (out->unverified): a check that failed,
+ * and for each check the objects whose inputs it needs were not read this poll (see
+ * enum chk_needs). Findings on a disconnected host or an inaccessible datastore are dropped
+ * from a check that needs them: stale configuration is not judged. The checks that finished
+ * are listed in out->completed. */
 int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t now,
                 struct chk_results *out, char *err, size_t errlen);
 void chk_results_free(struct chk_results *r);
 
 /* Runs one check with the given settings (NULL = defaults) and appends its findings to out,
- * overrides and waivers applied as in chk_run_all (waivers: none here). For tests. */
+ * overrides, unverified scopes and dropped stale findings as in chk_run_all (waivers: none
+ * here). For tests. */
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
                 int64_t now, struct chk_results *out);
+
+/* Whether a host's configuration as vCenter holds it is current: connected (or the state is
+ * unknown). A disconnected or not-responding host keeps its last configuration in vCenter. */
+int chk_host_current(const struct est_host *h);
 
 /* Default settings of c (enabled, no override, default parameters). */
 void chk_settings_default(const struct check *c, struct chk_settings *s);

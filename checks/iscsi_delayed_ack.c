@@ -78,8 +78,8 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = CHK_WARNING,
                              .object_type = "iscsi_hba",
-                             .object_moref = h->moref,
-                             .object_name = name,
+                             .object_name = b->device,
+                             .host = h,
                              .detail = b->device,
                              .message = msg,
                              .evidence = ev,
@@ -92,7 +92,7 @@ static int report_target(struct chk_ctx *ctx, const struct est_host *h,
                          const struct est_iscsi_hba *b, size_t ti, int adapter_value)
 {
     const struct est_iscsi_target *t = &b->targets[ti];
-    char portal[300], name[600], detail[400], msg[1400], cmd[700];
+    char portal[300], name[600], target[400], detail[400], msg[1400], cmd[700];
     json_t *kinds = json_array(), *ev;
     int inherits;
 
@@ -122,6 +122,7 @@ static int report_target(struct chk_ctx *ctx, const struct est_host *h,
                  "--address=%s --key=DelayedAck --value=false",
                  b->device, portal);
     snprintf(name, sizeof(name), "%s %s %s", h->name, b->device, portal);
+    snprintf(target, sizeof(target), "%s %s", b->device, portal);
     snprintf(detail, sizeof(detail), "%s/%s", b->device, portal);
     snprintf(msg, sizeof(msg),
              "%s (%s target) sets DelayedAck to true itself, not inherited from the adapter; "
@@ -140,8 +141,8 @@ static int report_target(struct chk_ctx *ctx, const struct est_host *h,
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = CHK_WARNING,
                              .object_type = "iscsi_target",
-                             .object_moref = h->moref,
-                             .object_name = name,
+                             .object_name = target,
+                             .host = h,
                              .detail = detail,
                              .message = msg,
                              .evidence = ev,
@@ -200,5 +201,6 @@ const struct check chk_iscsi_delayed_ack = {
         "Advanced Options / Targets > Advanced, clear DelayedAck). The change takes effect "
         "after the iSCSI sessions are re-established; KB 1002598 asks for a host reboot.",
     .params = NULL,
+    .needs = CHK_NEEDS_HOST,
     .run = run,
 };

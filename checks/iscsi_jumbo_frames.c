@@ -126,8 +126,8 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = low_switch ? CHK_CRITICAL : CHK_WARNING,
                              .object_type = "vmknic",
-                             .object_moref = h->moref,
-                             .object_name = name,
+                             .object_name = v->device,
+                             .host = h,
                              .detail = v->device,
                              .message = msg,
                              .evidence = ev,
@@ -177,5 +177,6 @@ const struct check chk_iscsi_jumbo_frames = {
         "before the vmknic's. Enable jumbo frames on every physical switch port and array port "
         "in the iSCSI path, then verify with `vmkping -I <vmk> -d -s 8972 <array portal>`.",
     .params = params,
+    .needs = CHK_NEEDS_HOST | CHK_NEEDS_ISCSI_BINDINGS,
     .run = run,
 };

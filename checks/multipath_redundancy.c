@@ -62,8 +62,8 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = CHK_CRITICAL,
                              .object_type = "lun",
-                             .object_moref = h->moref,
-                             .object_name = name,
+                             .object_name = l->canonical_name,
+                             .host = h,
                              .detail = l->canonical_name,
                              .message = msg,
                              .evidence = ev,
@@ -109,5 +109,6 @@ const struct check chk_multipath_redundancy = {
         "a disabled path with `esxcli storage core path set --state=active --path=<path>`, then "
         "`esxcli storage core adapter rescan --all`.",
     .params = params,
+    .needs = CHK_NEEDS_HOST,
     .run = run,
 };

@@ -214,6 +214,7 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
                              .object_type = "host",
                              .object_moref = h->moref,
                              .object_name = hname,
+                             .host = h,
                              .detail = detail,
                              .message = msg,
                              .evidence = ev,
@@ -300,5 +301,6 @@ const struct check chk_satp_claim_rule = {
         "presented keep their policy until reclaimed or the host reboots (multipath-policy "
         "reports those).",
     .params = params,
+    .needs = CHK_NEEDS_HOST | CHK_NEEDS_ESXCLI,
     .run = run,
 };

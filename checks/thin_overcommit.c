@@ -74,5 +74,6 @@ const struct check chk_thin_overcommit = {
         "(vmkfstools --inflatedisk <disk>.vmdk). Set a vCenter alarm on datastore usage and "
         "overcommitment.",
     .params = params,
+    .needs = CHK_NEEDS_DATASTORE,
     .run = run,
 };

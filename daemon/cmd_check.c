@@ -135,9 +135,12 @@ int cmd_check(int argc, char **argv)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);
     {
-        /* Findings this run resolved: their resolved_at is this run's time. */
-        struct db_findings_filter flt = {
-            .vcenter = only, .status = "resolved", .resolved_at_ms = now_ms, .limit = 1};
+        /* Findings this run saw fixed: their resolved_at is this run's time. */
+        struct db_findings_filter flt = {.vcenter = only,
+                                         .status = "resolved",
+                                         .resolution = "fixed",
+                                         .resolved_at_ms = now_ms,
+                                         .limit = 1};
         json_t *res = NULL;
         int64_t total = 0;
         char *next = NULL;

@@ -47,31 +47,104 @@ static void upper(char *dst, const char *s, size_t n)
     dst[i] = '\0';
 }
 
+/* The name of a finding's object as a human says it: a part of a host (a LUN, a vmknic, an
+ * adapter, which has no moref) is "HOST PART". */
+static void display_name(const json_t *fd, char *out, size_t size)
+{
+    const json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
+
+    if (json_is_object(host) && !json_is_string(json_object_get(obj, "moref")))
+        snprintf(out, size, "%s %s", str(host, "name"), str(obj, "name"));
+    else
+        snprintf(out, size, "%s", str(obj, "name"));
+}
+
+/* " [new]", " [unverified since 2026-11-30T06:00:00Z: esxcli could not be read ...]" */
+static void text_marks(FILE *f, const json_t *fd)
+{
+    const json_t *u = json_object_get(fd, "unverified");
+
+    if (json_is_object(u))
+        fprintf(f, "  [unverified since %s: %s]", str(u, "since"), str(u, "reason"));
+    else if (!strcmp(str(fd, "status"), "new"))
+        fputs("  [new]", f);
+}
+
+/* Whether a and b are findings of one check about one LUN (on different hosts). */
+static int same_lun(const json_t *a, const json_t *b)
+{
+    const json_t *oa = json_object_get(a, "object"), *ob = json_object_get(b, "object");
+
+    return a && b && !strcmp(str(oa, "type"), "lun") && !strcmp(str(ob, "type"), "lun") &&
+           !strcmp(str(oa, "name"), str(ob, "name")) && !strcmp(str(a, "check"), str(b, "check")) &&
+           !strcmp(str(a, "vcenter"), str(b, "vcenter")) &&
+           vsl_finding_severity(a) == vsl_finding_severity(b) && is_waived(a) == is_waived(b);
+}
+
+/* The unwaived findings of one severity. Findings of one check on one LUN seen from several
+ * hosts (one finding per host) are printed under one line naming the LUN. */
+static void text_severity(FILE *f, const json_t *all, int sev, int *count, int *news)
+{
+    size_t i, n = json_array_size(all);
+    const json_t *prev = NULL;
+    char u[16];
+
+    for (i = 0; i < n; i++) {
+        const json_t *fd = json_array_get(all, i);
+        if (vsl_finding_severity(fd) != sev || is_waived(fd))
+            continue;
+        upper(u, str(fd, "severity"), sizeof(u));
+        (*count)++;
+        *news += !strcmp(str(fd, "status"), "new") && !json_is_object(json_object_get(fd, "unverified"));
+        /* A run of one LUN starts when the next matching finding is the same LUN. */
+        const json_t *next = NULL;
+        for (size_t k = i + 1; k < n && !next; k++) {
+            const json_t *c = json_array_get(all, k);
+            if (vsl_finding_severity(c) == sev && !is_waived(c))
+                next = c;
+        }
+        if (!same_lun(prev, fd) && same_lun(fd, next)) {
+            size_t hosts = 1;
+            for (size_t k = i + 1; k < n; k++) {
+                const json_t *c = json_array_get(all, k);
+                if (vsl_finding_severity(c) != sev || is_waived(c))
+                    continue;
+                if (!same_lun(fd, c))
+                    break;
+                hosts++;
+            }
+            fprintf(f, "%-8s  %-22s %s: LUN %s, on %zu hosts:\n", u, str(fd, "check"),
+                    str(fd, "vcenter"), str(json_object_get(fd, "object"), "name"), hosts);
+        }
+        if (same_lun(prev, fd) || same_lun(fd, next))
+            fprintf(f, "          %-22s   %s", "", str(fd, "message"));
+        else
+            fprintf(f, "%-8s  %-22s %s: %s", u, str(fd, "check"), str(fd, "vcenter"),
+                    str(fd, "message"));
+        text_marks(f, fd);
+        fputc('\n', f);
+        prev = fd;
+    }
+}
+
 static int write_text(FILE *f, const struct vsl_report *r)
 {
     size_t i, n = json_array_size(r->findings);
     json_t *fd;
-    int by_sev[3] = {0, 0, 0}, waived = 0, news = 0;
+    int by_sev[3] = {0, 0, 0}, waived = 0, news = 0, unverified = 0;
 
-    for (int sev = 2; sev >= 0; sev--) {
-        json_array_foreach(r->findings, i, fd) {
-            if (vsl_finding_severity(fd) != sev || is_waived(fd))
-                continue;
-            char u[16];
-            upper(u, str(fd, "severity"), sizeof(u));
-            int is_new = !strcmp(str(fd, "status"), "new");
-            fprintf(f, "%-8s  %-22s %s: %s%s\n", u, str(fd, "check"), str(fd, "vcenter"),
-                    str(fd, "message"), is_new ? "  [new]" : "");
-            by_sev[sev]++;
-            news += is_new;
-        }
-    }
+    for (int sev = 2; sev >= 0; sev--)
+        text_severity(f, r->findings, sev, &by_sev[sev], &news);
     json_array_foreach(r->findings, i, fd) {
+        if (json_is_object(json_object_get(fd, "unverified")))
+            unverified++;
         if (!is_waived(fd))
             continue;
         json_t *w = json_object_get(fd, "waiver");
-        fprintf(f, "WAIVED    %-22s %s: %s  (waived until %s: %s)\n", str(fd, "check"),
+        fprintf(f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", str(fd, "check"),
                 str(fd, "vcenter"), str(fd, "message"), str(w, "expires"), str(w, "reason"));
+        text_marks(f, fd);
+        fputc('\n', f);
         waived++;
     }
     if (n)
@@ -84,6 +157,8 @@ static int write_text(FILE *f, const struct vsl_report *r)
     json_t *resolved = json_object_get(r->summary, "resolved_this_run");
     if (json_integer_value(resolved) > 0)
         fprintf(f, "; %lld resolved", (long long)json_integer_value(resolved));
+    if (unverified)
+        fprintf(f, "; %d could not be verified this run (kept as last seen)", unverified);
     fprintf(f, ".\n");
     json_t *expired = json_object_get(r->summary, "expired_waivers");
     json_array_foreach(expired, i, fd) fprintf(f, "note: %s\n", json_string_value(fd));
@@ -155,11 +230,12 @@ static int write_junit(FILE *f, const struct vsl_report *r)
         json_array_foreach(r->findings, i, fd) {
             if (strcmp(str(fd, "check"), ck->id))
                 continue;
-            json_t *obj = json_object_get(fd, "object");
+            char name[1024];
+            display_name(fd, name, sizeof(name));
             fprintf(f, "    <testcase classname=\"%s\" name=\"", ck->id);
             xml_text(f, str(fd, "vcenter"));
             fputc('/', f);
-            xml_text(f, str(obj, "name"));
+            xml_text(f, name);
             fprintf(f, "\">\n");
             if (is_waived(fd)) {
                 json_t *w = json_object_get(fd, "waiver");
@@ -178,6 +254,14 @@ static int write_junit(FILE *f, const struct vsl_report *r)
                 fprintf(f, "      <system-out>%s: ", str(fd, "severity"));
                 xml_text(f, str(fd, "message"));
                 fprintf(f, "</system-out>\n");
+            }
+            const json_t *u = json_object_get(fd, "unverified");
+            if (json_is_object(u)) {
+                fprintf(f, "      <system-err>unverified since ");
+                xml_text(f, str(u, "since"));
+                fprintf(f, ": ");
+                xml_text(f, str(u, "reason"));
+                fprintf(f, "</system-err>\n");
             }
             fprintf(f, "    </testcase>\n");
         }
@@ -213,20 +297,29 @@ static int write_sarif(FILE *f, const struct vsl_report *r)
         for (size_t c = 0; c < chk_registry_len; c++)
             if (!strcmp(chk_registry[c]->id, id))
                 idx = (int)c;
-        json_t *obj = json_object_get(fd, "object");
-        char fq[1024];
-        snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),
-                 str(obj, "moref"));
+        json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
+        char fq[1024], name[1024];
+        display_name(fd, name, sizeof(name));
+        /* A part of a host has no moref: it is found under its host. */
+        if (json_is_string(json_object_get(obj, "moref")))
+            snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),
+                     str(obj, "moref"));
+        else
+            snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", str(fd, "vcenter"), str(host, "moref"),
+                     str(obj, "type"), str(obj, "name"));
         json_t *res = json_pack(
             "{s:s,s:i,s:s,s:{s:s},s:[{s:[{s:s,s:s,s:s}]}],s:{s:s},s:{s:s,s:s,s:O*}}", "ruleId",
             id, "ruleIndex", idx, "level", sarif_level(vsl_finding_severity(fd)), "message",
             "text", str(fd, "message"), "locations", "logicalLocations", "name",
-            str(obj, "name"), "fullyQualifiedName", fq, "kind", "resource",
+            name, "fullyQualifiedName", fq, "kind", "resource",
             "partialFingerprints", "vslintFingerprint/v1", str(fd, "fingerprint"), "properties",
             "vcenter", str(fd, "vcenter"), "status", str(fd, "status"), "evidence",
             json_object_get(fd, "evidence"));
         if (!res)
             continue;
+        json_t *u = json_object_get(fd, "unverified");
+        if (json_is_object(u))
+            json_object_set(json_object_get(res, "properties"), "unverified", u);
         if (is_waived(fd)) {
             json_t *w = json_object_get(fd, "waiver");
             char just[1024];

@@ -19,7 +19,8 @@
 #define FINDING_COLUMNS                                                                            \
     "SELECT fingerprint, check_id, title, severity, status, vcenter, object_type, object_moref,"   \
     " object_name, detail, message, evidence_json, first_seen_ms, last_seen_ms, resolved_at_ms,"   \
-    " waiver_reason, waiver_expires, severity_order FROM findings"
+    " waiver_reason, waiver_expires, severity_order, host_moref, host_name,"                  \
+    " unverified_since_ms, unverified_reason, resolution FROM findings"
 
 enum {
     C_FINGERPRINT,
@@ -40,6 +41,11 @@ enum {
     C_WAIVER_REASON,
     C_WAIVER_EXPIRES,
     C_SEVERITY_ORDER,
+    C_HOST_MOREF,
+    C_HOST_NAME,
+    C_UNVERIFIED_SINCE,
+    C_UNVERIFIED_REASON,
+    C_RESOLUTION,
 };
 
 /* The sort order of db_findings_query, which is also the index findings_order (migration 2):
@@ -55,11 +61,13 @@ enum {
 
 /* status filter -> condition. NULL (the default) is everything not resolved. "new" is open and
  * seen for the first time in the latest evaluation: every unresolved finding's last_seen is its
- * vCenter's latest evaluation, so first_seen == last_seen says exactly that. */
+ * vCenter's latest evaluation unless that evaluation could not verify it (then it is marked
+ * unverified), so first_seen == last_seen on a verified finding says exactly that. */
+#define NEW_SQL "first_seen_ms = last_seen_ms AND unverified_since_ms IS NULL"
 static const struct {
     const char *name, *sql;
 } status_filters[] = {
-    {"new", "status = 'open' AND first_seen_ms = last_seen_ms"},
+    {"new", "status = 'open' AND " NEW_SQL},
     {"open", "status = 'open'"},
     {"waived", "status = 'waived'"},
     {"resolved", "status = 'resolved'"},
@@ -93,12 +101,14 @@ static int bind_named(sqlite3_stmt *st, const char *name, const char *s)
 /* ---- recording ---------------------------------------------------------------------------- */
 
 /* A finding seen again keeps its first_seen, unless it had been resolved: then it is a new
- * occurrence and starts over. SET expressions see the row as it was before the update. */
+ * occurrence and starts over. Seen again, it is verified: whatever said otherwise is cleared.
+ * SET expressions see the row as it was before the update. */
 static const char upsert_sql[] =
     "INSERT INTO findings (fingerprint, check_id, title, vcenter, object_type, object_moref,"
     " object_name, detail, severity, status, message, evidence_json, waiver_reason,"
-    " waiver_expires, first_seen_ms, last_seen_ms, resolved_at_ms)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, NULL)"
+    " waiver_expires, first_seen_ms, last_seen_ms, resolved_at_ms, host_moref, host_name)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, NULL, ?16,"
+    " ?17)"
     " ON CONFLICT (fingerprint) DO UPDATE SET check_id = excluded.check_id,"
     " title = excluded.title, vcenter = excluded.vcenter, object_type = excluded.object_type,"
     " object_moref = excluded.object_moref, object_name = excluded.object_name,"
@@ -107,12 +117,24 @@ static const char upsert_sql[] =
     " waiver_reason = excluded.waiver_reason, waiver_expires = excluded.waiver_expires,"
     " first_seen_ms = CASE WHEN status = 'resolved' THEN excluded.first_seen_ms"
     " ELSE first_seen_ms END,"
-    " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL";
+    " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL,"
+    " host_moref = excluded.host_moref, host_name = excluded.host_name,"
+    " unverified_since_ms = NULL, unverified_reason = NULL, resolution = NULL";
 
-/* What this evaluation did not see again is fixed. Every finding it saw has last_seen = now. */
+/* The unresolved findings of a vCenter this evaluation did not emit (every one it emitted has
+ * last_seen = now): each is either fixed, or could not be verified this time. */
+static const char missing_sql[] =
+    "SELECT fingerprint, check_id, host_moref, object_moref FROM findings"
+    " WHERE vcenter = ?1 AND status IN ('open', 'waived') AND last_seen_ms <> ?2";
+
+/* Kept as it was; the first unverified evaluation is remembered as "since". */
+static const char unverify_sql[] =
+    "UPDATE findings SET unverified_since_ms = coalesce(unverified_since_ms, ?2),"
+    " unverified_reason = ?3 WHERE fingerprint = ?1";
+
 static const char resolve_sql[] =
-    "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2"
-    " WHERE vcenter = ?1 AND status <> 'resolved' AND last_seen_ms <> ?2";
+    "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3,"
+    " unverified_since_ms = NULL, unverified_reason = NULL WHERE fingerprint = ?1";
 
 static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_finding *f,
                   int64_t now_ms)
@@ -121,9 +143,9 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_findin
     char *evidence = NULL;
     int rc;
 
-    assert(f->check && f->check->id);
+    assert(f->check && f->check->id && f->evidence);
     assert(!f->vcenter || strcmp(f->vcenter, vcenter) == 0);
-    evidence = f->evidence ? json_dumps(f->evidence, JSON_COMPACT) : strdup("{}");
+    evidence = json_dumps(f->evidence, JSON_COMPACT);
     if (!evidence)
         return SQLITE_NOMEM;
     rc = bind_str(st, 1, f->fingerprint);
@@ -158,6 +180,10 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_findin
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 15, now_ms);
     if (rc == SQLITE_OK)
+        rc = bind_str(st, 16, f->host_moref);
+    if (rc == SQLITE_OK)
+        rc = bind_str(st, 17, f->host_name);
+    if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -165,10 +191,111 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_findin
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+static int has_check(const struct check *const *list, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i]->id, id) == 0)
+            return 1;
+    return 0;
+}
+
+/* What becomes of an unresolved finding of check id on host/object (either may be NULL) that
+ * this evaluation did not emit: NULL = kept, unverified, *reason saying why (into buf); else
+ * resolved, and the resolution: "fixed" when its check completed and read all it needs there,
+ * "disabled" when the configuration turned its check off. A check that did not complete for
+ * any other reason (it failed, or it no longer exists) proves nothing. */
+static const char *verdict(const struct chk_results *res, const char *id, const char *host,
+                           const char *object, char *buf, size_t size, const char **reason)
+{
+    for (size_t i = 0; i < res->n_unverified; i++) {
+        const struct chk_unverified *u = &res->unverified[i];
+        if (strcmp(u->check->id, id) == 0 &&
+            (!u->moref || (host && strcmp(u->moref, host) == 0) ||
+             (object && strcmp(u->moref, object) == 0))) {
+            *reason = u->reason;
+            return NULL;
+        }
+    }
+    if (has_check(res->completed, res->n_completed, id))
+        return "fixed";
+    if (has_check(res->disabled, res->n_disabled, id))
+        return "disabled";
+    snprintf(buf, size, "check %s did not run to completion", id);
+    *reason = buf;
+    return NULL;
+}
+
+/* The unresolved findings of vcenter not emitted at now_ms, resolved or marked unverified. The
+ * rows are read first and updated after: SQLite does not promise what a statement still
+ * stepping sees of updates to its own table. */
+static int settle_missing(struct db *db, const char *vcenter, const struct chk_results *res,
+                          int64_t now_ms)
+{
+    sqlite3_stmt *sel = NULL, *unv = NULL, *fix = NULL;
+    struct missing {
+        char fingerprint[17];
+        const char *resolution, *reason;
+        char buf[160];
+    } *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+
+    rc = sqlite3_prepare_v2(db->h, missing_sql, -1, &sel, NULL);
+    if (rc == SQLITE_OK)
+        rc = bind_str(sel, 1, vcenter);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(sel, 2, now_ms);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
+        const char *fp = (const char *)sqlite3_column_text(sel, 0);
+        const char *id = (const char *)sqlite3_column_text(sel, 1);
+        rc = SQLITE_OK;
+        if (!fp || !id || strlen(fp) >= sizeof(rows->fingerprint))
+            continue; /* not a row this code wrote */
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            struct missing *m = realloc(rows, ncap * sizeof(*m));
+            if (!m) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            rows = m;
+            cap = ncap;
+        }
+        struct missing *m = &rows[n++];
+        memcpy(m->fingerprint, fp, strlen(fp) + 1);
+        m->reason = NULL;
+        m->resolution = verdict(res, id, (const char *)sqlite3_column_text(sel, 2),
+                                (const char *)sqlite3_column_text(sel, 3), m->buf,
+                                sizeof(m->buf), &m->reason);
+    }
+    if (rc == SQLITE_DONE)
+        rc = SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->h, unverify_sql, -1, &unv, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &fix, NULL);
+    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        sqlite3_stmt *st = rows[i].resolution ? fix : unv;
+        rc = bind_str(st, 1, rows[i].fingerprint);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 2, now_ms);
+        if (rc == SQLITE_OK)
+            rc = bind_str(st, 3, rows[i].resolution ? rows[i].resolution : rows[i].reason);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(unv);
+    sqlite3_finalize(fix);
+    free(rows);
+    return rc;
+}
+
 int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
                        int64_t now_ms)
 {
-    sqlite3_stmt *ins = NULL, *res_st = NULL;
+    sqlite3_stmt *ins = NULL;
     size_t i;
     int rc, r = 0;
 
@@ -180,16 +307,10 @@ int db_findings_record(struct db *db, const char *vcenter, const struct chk_resu
     if (rc != SQLITE_OK)
         return fail_db(db, rc, "recording findings");
     rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &res_st, NULL);
     for (i = 0; i < res->n && rc == SQLITE_OK; i++)
         rc = upsert(ins, vcenter, &res->items[i], now_ms);
     if (rc == SQLITE_OK)
-        rc = bind_str(res_st, 1, vcenter);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(res_st, 2, now_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(res_st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
+        rc = settle_missing(db, vcenter, res, now_ms);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
@@ -198,7 +319,6 @@ int db_findings_record(struct db *db, const char *vcenter, const struct chk_resu
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_finalize(ins);
-    sqlite3_finalize(res_st);
     return r;
 }
 
@@ -243,9 +363,27 @@ static const char *status_of(sqlite3_stmt *st)
     const char *s = (const char *)sqlite3_column_text(st, C_STATUS);
 
     if (s && strcmp(s, "open") == 0 &&
-        sqlite3_column_int64(st, C_FIRST_SEEN) == sqlite3_column_int64(st, C_LAST_SEEN))
+        sqlite3_column_int64(st, C_FIRST_SEEN) == sqlite3_column_int64(st, C_LAST_SEEN) &&
+        sqlite3_column_type(st, C_UNVERIFIED_SINCE) == SQLITE_NULL)
         return "new";
     return s ? s : "open";
+}
+
+/* {"moref": ..., "name": ...} of the host a finding is on or about, or null. */
+static json_t *jhost(sqlite3_stmt *st)
+{
+    if (sqlite3_column_type(st, C_HOST_MOREF) == SQLITE_NULL)
+        return json_null();
+    return json_pack("{s:o,s:o}", "moref", jtext(st, C_HOST_MOREF), "name", jtext(st, C_HOST_NAME));
+}
+
+/* {"since": ..., "reason": ...} when the latest evaluation could not verify it, or null. */
+static json_t *junverified(sqlite3_stmt *st)
+{
+    if (sqlite3_column_type(st, C_UNVERIFIED_SINCE) == SQLITE_NULL)
+        return json_null();
+    return json_pack("{s:o,s:o}", "since", jtime(st, C_UNVERIFIED_SINCE), "reason",
+                     jtext(st, C_UNVERIFIED_REASON));
 }
 
 /* The current row of a FINDING_COLUMNS statement in the shape of db/findings.h. NULL only when
@@ -273,12 +411,15 @@ static json_t *finding_json(sqlite3_stmt *st)
         json_object_set_new(o, "status", json_string(status_of(st))) ||
         json_object_set_new(o, "vcenter", jtext(st, C_VCENTER)) ||
         json_object_set_new(o, "object", obj) ||
+        json_object_set_new(o, "host", jhost(st)) ||
         json_object_set_new(o, "detail", jtext(st, C_DETAIL)) ||
         json_object_set_new(o, "message", jtext(st, C_MESSAGE)) ||
         json_object_set_new(o, "evidence", jevidence(st, C_EVIDENCE)) ||
         json_object_set_new(o, "first_seen", jtime(st, C_FIRST_SEEN)) ||
         json_object_set_new(o, "last_seen", jtime(st, C_LAST_SEEN)) ||
+        json_object_set_new(o, "unverified", junverified(st)) ||
         json_object_set_new(o, "resolved_at", jtime(st, C_RESOLVED_AT)) ||
+        json_object_set_new(o, "resolution", jtext(st, C_RESOLUTION)) ||
         json_object_set_new(o, "waiver", w)) {
         /* set_new has taken obj and w whether or not it succeeded */
         json_decref(o);
@@ -415,6 +556,14 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
     /* lower() folds ASCII only, which is what host and datastore names are in practice. */
     if (r == 0 && f->object)
         r = vsl_buf_addstr(sql, " AND instr(lower(object_name), lower(:object)) > 0");
+    if (r == 0 && f->host)
+        r = vsl_buf_addstr(sql, " AND instr(lower(host_name), lower(:host)) > 0");
+    if (r == 0 && f->unverified > 0)
+        r = vsl_buf_addstr(sql, " AND unverified_since_ms IS NOT NULL");
+    if (r == 0 && f->unverified < 0)
+        r = vsl_buf_addstr(sql, " AND unverified_since_ms IS NULL");
+    if (r == 0 && f->resolution)
+        r = vsl_buf_addstr(sql, " AND resolution = :resolution");
     if (r == 0 && f->resolved_at_ms)
         r = vsl_buf_addstr(sql, " AND resolved_at_ms = :resolved_at");
     return r;
@@ -433,6 +582,10 @@ static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int
         rc = bind_named(st, ":check", f->check);
     if (rc == SQLITE_OK)
         rc = bind_named(st, ":object", f->object);
+    if (rc == SQLITE_OK)
+        rc = bind_named(st, ":host", f->host);
+    if (rc == SQLITE_OK)
+        rc = bind_named(st, ":resolution", f->resolution);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":sev_order")))
         rc = sqlite3_bind_int(st, i, sev_order);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":resolved_at")))
@@ -514,7 +667,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
      * filter is tested row by row either way, so there the walk, which stops early, wins. */
     r = vsl_buf_addstr(&page_sql, FINDING_COLUMNS);
     if (r == 0)
-        r = where(&page_sql, f, &sev_order, *total > SORT_MAX || f->object);
+        r = where(&page_sql, f, &sev_order, *total > SORT_MAX || f->object || f->host);
     if (r == 0 && cur)
         r = vsl_buf_addstr(&page_sql, AFTER_CURSOR);
     /* One row more than asked for says whether there is a next page. */
@@ -631,8 +784,8 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
     *out = NULL;
     vsl_buf_init(&sql, MAX_SQL);
     o = json_pack("{sIsoso}", "total", (json_int_t)0, "by_severity", severity_counts(), "by_status",
-                  json_pack("{sIsIsI}", "new", (json_int_t)0, "open", (json_int_t)0, "waived",
-                            (json_int_t)0));
+                  json_pack("{sIsIsIsI}", "new", (json_int_t)0, "open", (json_int_t)0, "waived",
+                            (json_int_t)0, "unverified", (json_int_t)0));
     if (!o || json_object_set_new(o, "by_check", json_object()) < 0) {
         r = -ENOMEM;
         goto out;
@@ -640,8 +793,8 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
     by_sev = json_object_get(o, "by_severity");
     by_status = json_object_get(o, "by_status");
     by_check = json_object_get(o, "by_check");
-    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status,"
-                             " sum(first_seen_ms = last_seen_ms), count(*) FROM findings");
+    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, sum(" NEW_SQL "), count(*),"
+                             " count(unverified_since_ms) FROM findings");
     if (r == 0)
         r = where(&sql, &f, &sev_order, 0);
     if (r == 0)
@@ -670,6 +823,7 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
         add(o, "total", n);
         add(by_status, "open", n);
         add(by_status, "new", sqlite3_column_int64(st, 3));
+        add(by_status, "unverified", sqlite3_column_int64(st, 5));
         add(by_sev, sev, n);
         c = json_object_get(by_check, check ? check : "");
         if (!c && json_object_set_new(by_check, check ? check : "", severity_counts()) < 0) {

@@ -20,8 +20,13 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n);
 /* Records one evaluation of vcenter at now_ms, in one transaction:
  * - each finding is inserted or updated by fingerprint: first_seen kept (set to now for a new
  *   one, or for one that had been resolved and came back), last_seen = now, resolved_at NULL,
- *   severity, message, evidence, waiver updated; status "waived" when f->waiver, else "open";
- * - every other unresolved finding of that vCenter gets resolved_at = now, status "resolved". */
+ *   severity, message, evidence, waiver, host updated, unverified cleared; status "waived" when
+ *   f->waiver, else "open";
+ * - every other unresolved finding of that vCenter is resolved (resolved_at = now, status
+ *   "resolved", resolution "fixed") only when its check completed and no unverified scope of
+ *   res covers its host or object; closed as "disabled" when its check is disabled; otherwise
+ *   kept exactly as it was (first_seen, last_seen, severity, message) with unverified_since
+ *   (the first such evaluation) and unverified_reason set. */
 int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
                        int64_t now_ms);
 
@@ -32,6 +37,10 @@ struct db_findings_filter {
     const char *status;   /* "new", "open" (includes new), "waived", "resolved", or NULL =
                              everything not resolved */
     const char *object;   /* substring of the object name (case-insensitive), or NULL */
+    const char *host;     /* substring of the host name (case-insensitive), or NULL */
+    int unverified;       /* 1: only findings the latest evaluation could not verify; -1: only
+                             verified ones; 0: both */
+    const char *resolution; /* "fixed", "disabled", or NULL: any */
     int64_t resolved_at_ms; /* 0, or only findings resolved at exactly this time (one run) */
     int limit;            /* 0 = no limit */
     const char *cursor;   /* opaque, from a previous page's *next, or NULL */
@@ -40,8 +49,11 @@ struct db_findings_filter {
 /* Findings matching f as a JSON array, ordered by severity (critical first), check, vCenter,
  * object name, fingerprint. Each element:
  *   {"fingerprint","check","title","severity","status" (new|open|waived|resolved),"vcenter",
- *    "object":{"type","moref","name"},"detail","message","evidence":{...},
- *    "first_seen","last_seen","resolved_at" (ISO-8601 UTC strings, resolved_at null if open),
+ *    "object":{"type","moref" (null for a part of a host),"name"},
+ *    "host":{"moref","name"} or null,"detail","message","evidence":{...},
+ *    "first_seen","last_seen" (ISO-8601 UTC strings),
+ *    "unverified": {"since","reason"} or null (the latest evaluation could not verify it),
+ *    "resolved_at" (null if open),"resolution" ("fixed", "disabled" or null),
  *    "waiver": {"reason","expires"} or null}
  * *total = the number of findings matching f without limit/cursor. *next (malloc'd, may be NULL
  * when no more) = the cursor of the following page. Bad cursor: -EINVAL. */
@@ -52,7 +64,8 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out);
 
 /* Counts of unresolved findings: {"total","by_severity":{"critical","warning","info"},
- * "by_status":{"new","open","waived"},"by_check":{"<id>":{"critical","warning","info"}}};
+ * "by_status":{"new","open","waived","unverified"},"by_check":{"<id>":{"critical","warning",
+ * "info"}}}; "unverified" counts the open ones the latest evaluation could not verify;
  * waived findings are counted in by_status only. vcenter NULL = all. */
 int db_findings_summary(struct db *db, const char *vcenter, json_t **out);
 

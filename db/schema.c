@@ -182,12 +182,37 @@ static const char migration4[] =
     "  psp TEXT, psp_options TEXT, rule_group TEXT);"
     "CREATE INDEX satp_rules_host ON satp_rules(vcenter, host);";
 
+/* Honest history. A finding on a part of a host (a LUN, a vmknic, an adapter) carries the host
+ * apart from the part: until now object_moref was the host's and object_name "HOST PART"; the
+ * rows written so were split here (at the first blank: host names are DNS names). A finding the
+ * latest run could not verify (its check failed, or an input it needs was not read) keeps its
+ * state and says since when and why; a resolved one says how (fixed: seen fixed; disabled: its
+ * check was turned off). The summary index gains unverified_since_ms, which "new" now reads. */
+static const char migration5[] =
+    "ALTER TABLE findings ADD COLUMN host_moref TEXT;"
+    "ALTER TABLE findings ADD COLUMN host_name TEXT;"
+    "ALTER TABLE findings ADD COLUMN unverified_since_ms INTEGER;"
+    "ALTER TABLE findings ADD COLUMN unverified_reason TEXT;"
+    "ALTER TABLE findings ADD COLUMN resolution TEXT;"
+    "UPDATE findings SET host_moref = object_moref,"
+    "  host_name = substr(object_name, 1, instr(object_name, ' ') - 1),"
+    "  object_name = substr(object_name, instr(object_name, ' ') + 1), object_moref = NULL"
+    "  WHERE object_type IN ('lun', 'vmknic', 'iscsi_hba', 'iscsi_target')"
+    "  AND instr(object_name, ' ') > 0;"
+    "UPDATE findings SET host_moref = object_moref, host_name = object_name"
+    "  WHERE object_type = 'host';"
+    "UPDATE findings SET resolution = 'fixed' WHERE status = 'resolved';"
+    "DROP INDEX findings_summary;"
+    "CREATE INDEX findings_summary ON findings(status, check_id, severity, vcenter,"
+    "  first_seen_ms, last_seen_ms, unverified_since_ms);";
+
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
     migration1,
     migration2,
     migration3,
     migration4,
+    migration5,
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -7,7 +7,7 @@
   const REFRESH_MS = 30000;
   const PAGE = 100;
   const TOKEN_KEY = 'vslint-token';
-  const FILTERS = ['severity', 'check', 'vcenter', 'status', 'object'];
+  const FILTERS = ['severity', 'check', 'vcenter', 'status', 'unverified', 'object', 'host'];
 
   const $ = (id) => document.getElementById(id);
   const state = {
@@ -198,6 +198,7 @@
     set('t-info', sev.info);
     set('t-new', st.new);
     set('t-waived', st.waived);
+    set('t-unverified', st.unverified);
     const score = typeof s.score === 'number' ? s.score : null;
     $('t-score').textContent = score === null ? '–' : String(score);
     const tile = document.querySelector('[data-tile="score"]');
@@ -299,11 +300,15 @@
         el('td', { 'data-label': 'Severity' }, el('span', { class: 'sev ' + f.severity }, f.severity)),
         el('td', { class: 'nowrap', 'data-label': 'Check', title: f.title || check.title || '' }, f.check),
         el('td', { class: 'obj', 'data-label': 'Object' }, obj.name || obj.moref || '',
-          obj.type ? el('div', { class: 'muted' }, obj.type) : null),
+          obj.type ? el('div', { class: 'muted' }, obj.type +
+            (f.host && !obj.moref ? ' on ' + (f.host.name || f.host.moref) : '')) : null),
         el('td', { class: 'nowrap', 'data-label': 'vCenter' }, f.vcenter || ''),
         el('td', { class: 'msg', 'data-label': 'Message' }, f.message || ''),
         el('td', { class: 'nowrap', 'data-label': 'Status' }, f.status || '',
-          f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null),
+          f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null,
+          // Kept as last seen: the latest poll could not read what it needs (details say why).
+          f.unverified ? el('div', { class: 'unverified', title: f.unverified.reason || '' },
+            'unverified since ', timeEl(f.unverified.since)) : null),
         el('td', { class: 'nowrap', 'data-label': 'First seen' }, timeEl(f.first_seen)));
       const detail = el('tr', { class: 'detail', id: detailId }, el('td', { colspan: 8 }, renderDetail(f, check)));
       detail.hidden = !open;
@@ -346,11 +351,17 @@
       item('Evidence', el('ul', { class: 'evidence' }, ...ev.map(([k, v]) =>
         el('li', {}, el('code', {}, k), ': ', typeof v === 'object' ? JSON.stringify(v) : String(v)))));
     }
+    if (f.unverified) {
+      item('Not verified', 'since ', timeEl(f.unverified.since), ': ' + (f.unverified.reason || '') +
+        '. The finding is kept as it was last seen until this can be read again.');
+    }
     if (f.waiver) item('Waiver', (f.waiver.reason || '') + (f.waiver.expires ? ' (expires ' + f.waiver.expires + ')' : ''));
-    item('Object', [f.object && f.object.type, f.object && f.object.moref].filter(Boolean).join(' ') +
+    item('Object', [f.object && f.object.type, f.object && (f.object.moref || f.object.name)].filter(Boolean).join(' ') +
       (f.detail ? ' · ' + f.detail : ''));
+    if (f.host) item('Host', (f.host.name || '') + ' (' + f.host.moref + ')');
     item('Seen', timeEl(f.first_seen), ' → ', timeEl(f.last_seen),
-      f.resolved_at ? el('span', {}, ', resolved ', timeEl(f.resolved_at)) : null);
+      f.resolved_at ? el('span', {}, ', resolved ', timeEl(f.resolved_at),
+        f.resolution === 'disabled' ? ' (its check was disabled)' : '') : null);
     item('Fingerprint', el('code', {}, f.fingerprint));
     return dl;
   }

@@ -193,6 +193,15 @@ def run_check(f, what, conf, *extra):
         return []
 
 
+def display_name(x):
+    """A finding's object as a human names it: a part of a host (a LUN, a vmknic, an adapter,
+    which has no moref of its own) is "HOST PART"."""
+    host = x.get('host')
+    if host and not x['object'].get('moref'):
+        return '%s %s' % (host['name'], x['object']['name'])
+    return x['object']['name']
+
+
 def of(findings, check):
-    """The findings of one check, by object name."""
-    return {x['object']['name']: x for x in findings if x['check'] == check}
+    """The findings of one check, by display_name()."""
+    return {display_name(x): x for x in findings if x['check'] == check}

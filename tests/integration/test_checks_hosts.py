@@ -44,8 +44,8 @@ WANT = {
     'multipath-policy': {
         'esx-san-1 ' + naa('a1'): ('lun', 'warning', naa('a1')),          # VMW_PSP_MRU
         'esx-san-1 ' + naa('a2'): ('lun', 'warning', naa('a2')),          # RR iops=1000
-        # RR, esxcli refused: IOPS limit unknown, reported as info, never guessed
-        'esx-san-noesxcli ' + naa('b1'): ('lun', 'info', naa('b1')),
+        # (RR on esx-san-noesxcli, esxcli refused: the IOPS limit is unknown and never guessed;
+        # host-coverage reports the host instead, see check_coverage)
     },
     'multipath-redundancy': {
         'esx-san-1 ' + naa('a4'): ('lun', 'critical', naa('a4')),         # 1 active path
@@ -69,7 +69,7 @@ TWINS = {
                      'vm-clean-03', 'tmpl-busy-01'],
     'multipath-policy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a4'),
                          'esx-san-1 ' + naa('a5'), 'esx-san-1 ' + SYM, 'esx-san-1 ' + MPX,
-                         'esx-san-noesxcli ' + MPX],
+                         'esx-san-noesxcli ' + MPX, 'esx-san-noesxcli ' + naa('b1')],
     'multipath-redundancy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a1'),
                              'esx-san-1 ' + MPX, 'esx-san-noesxcli ' + naa('b1')],
     'device-identifier': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + MPX],
@@ -90,7 +90,13 @@ def check_violations(f, fs):
         for name, x in got.items():
             f.true('%s: %s has a message' % (check, name), bool(x.get('message')))
             f.true('%s: %s is open' % (check, name), x.get('status') in ('new', 'open'))
-            f.true('%s: %s has a moref' % (check, name), bool(x['object'].get('moref')))
+            # A managed object by its moref, a part of a host (LUN, vmknic...) by its host's.
+            f.true('%s: %s has a moref' % (check, name),
+                   bool(x['object'].get('moref') or (x.get('host') or {}).get('moref')))
+            if x['object']['type'] in ('lun', 'vmknic', 'iscsi_hba', 'iscsi_target'):
+                f.eq('%s: %s is named by itself' % (check, name), x['object']['name'],
+                     name.split(' ', 1)[1])
+                f.eq('%s: %s has no moref of its own' % (check, name), x['object']['moref'], None)
 
     ev = {c: {n: x['evidence'] for n, x in of(fs, c).items()} for c in CHECKS}
 
@@ -171,6 +177,23 @@ def check_violations(f, fs):
              ('sym', 'EMC', 'SYMMETRIX'))
 
 
+def check_coverage(f, fs):
+    """The host that refused esxcli is reported once, as info, naming the checks it affects;
+    every other host was read in full."""
+    got = of(fs, 'host-coverage')
+    f.eq('host-coverage: flagged hosts', {n: x['severity'] for n, x in got.items()},
+         {'esx-san-noesxcli': 'info'})
+    x = got.get('esx-san-noesxcli')
+    if x:
+        f.eq('host-coverage: the refused read', [g['what'] for g in x['evidence']['gaps']],
+             ['esxcli'])
+        f.true('host-coverage: the host\'s error is given: %r' % x['message'],
+               'NoPermission' in x['message'])
+        f.eq('host-coverage: checks not verified', x['evidence']['checks_not_verified'],
+             ['multipath-policy', 'satp-claim-rule'])
+        f.eq('host-coverage: the finding names its host', x['host']['name'], 'esx-san-noesxcli')
+
+
 def main():
     f = Failures('host, network and SAN checks')
     ws = Workspace()
@@ -187,7 +210,9 @@ def main():
         with Sim('violations') as sim:
             vc = {'name': 'lab', 'url': sim.url, 'user': USER, 'password_file': pw}
             conf = ws.write_config([vc])
-            check_violations(f, run_check(f, 'violations', conf))
+            fs = run_check(f, 'violations', conf)
+            check_violations(f, fs)
+            check_coverage(f, fs)
 
             # Thresholds from [check ID] (on the stored snapshot: no second poll needed).
             conf = ws.write_config([vc], '\n'.join([
@@ -201,7 +226,7 @@ def main():
                  {'esx-iscsi-b vmk1': 'critical', 'esx-iscsi-dvs vmk1': 'critical'})
             f.eq('iops = 1000: multipath-policy flags',
                  {n: x['severity'] for n, x in of(fs, 'multipath-policy').items()},
-                 {'esx-san-1 ' + naa('a1'): 'warning', 'esx-san-noesxcli ' + naa('b1'): 'info'})
+                 {'esx-san-1 ' + naa('a1'): 'warning'})
             f.eq('min_paths = 1: multipath-redundancy flags (the dead path still counts)',
                  sorted(of(fs, 'multipath-redundancy')), ['esx-san-1 ' + naa('a5')])
             # vmx-14 needed on VMFS5: vm-reclaim-old stays info; VMFS6 thin VMs stay silent.

@@ -211,7 +211,7 @@ const (
 func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *ExecuteSoapRequest) soap.HasFault {
 	body := &executeSoapBody{}
 	x := extraFor(e.host)
-	if x.refuseEsxcli {
+	if refusesEsxcli(e.host) {
 		body.Fault_ = simulator.Fault("Permission to perform this operation was denied.",
 			&types.NoPermission{Object: e.host, PrivilegeId: "Host.Config.Settings"})
 		return body
@@ -521,6 +521,10 @@ func wantsGzip(r *http.Request) bool {
 
 func wrapSDK(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, controlPrefix) {
+			serveControl(w, r)
+			return
+		}
 		if gzipAnswers && wantsGzip(r) {
 			gz := gzip.NewWriter(w)
 			defer gz.Close()

@@ -29,7 +29,11 @@ static const struct chk_finding *find(const struct chk_results *r, const char *n
 
     for (size_t i = 0; i < r->n; i++) {
         const struct chk_finding *f = &r->items[i];
-        if (strcmp(f->object_name, name) || (detail && (!f->detail || strcmp(f->detail, detail))))
+        char full[512];
+        /* A part of a host (LUN, vmknic, adapter) is named "HOST PART" in the tables. */
+        snprintf(full, sizeof(full), "%s%s%s", f->host_name && !f->object_moref ? f->host_name : "",
+                 f->host_name && !f->object_moref ? " " : "", f->object_name);
+        if (strcmp(full, name) || (detail && (!f->detail || strcmp(f->detail, detail))))
             continue;
         if (hit)
             fail_msg("two findings on %s", name);
@@ -213,7 +217,10 @@ static void test_jumbo_table(void **state)
     const struct chk_finding *f = find(&r, "vswitch-1500 vmk1", "vmk1");
     assert_non_null(f);
     assert_string_equal(f->object_type, "vmknic");
-    assert_string_equal(f->object_moref, "host-3");
+    assert_null(f->object_moref); /* a part of a host: named by itself and its host */
+    assert_string_equal(f->object_name, "vmk1");
+    assert_string_equal(f->host_moref, "host-3");
+    assert_string_equal(f->host_name, "vswitch-1500");
     assert_int_equal(ev_int(f, "vmknic_mtu"), 9000);
     assert_int_equal(ev_int(f, "switch_mtu"), 1500);
     assert_int_equal(ev_int(f, "required_mtu"), 9000);
@@ -663,7 +670,9 @@ static const struct lun_row {
     {"naa.a2-rr1000", 0, "VMW_PSP_RR", 1000, RRCFG(1000), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
     {"naa.rr2", 0, "VMW_PSP_RR", 2, RRCFG(2), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
     {"naa.rr-unknown", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_INFO, NONE, NONE},
-    {"naa.b1-noesxcli", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 1, CHK_INFO, NONE, NONE},
+    /* Round Robin with the limit unread (esxcli refused): no claim either way, the host is
+     * left unverified for the check (test_multipath_policy_evidence). */
+    {"naa.b1-noesxcli", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 1, NONE, NONE, NONE},
     {"naa.rr-bytes", 0, "VMW_PSP_RR", 1, "{policy=bytes,iops=1,bytes=10485760,useANO=0}",
      PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
     {"naa.rr-iops-type", 0, "VMW_PSP_RR", 1, "{policy=iops,iops=1,bytes=10485760,useANO=0}",
@@ -750,7 +759,7 @@ static void lun_expect(const struct check *c, const struct chk_settings *s, size
         const struct chk_finding *f = find(&r, name, row->canonical);
         if (f) {
             assert_string_equal(f->object_type, "lun");
-            assert_string_equal(f->object_moref, row->host ? "host-2" : "host-1");
+            assert_string_equal(f->host_moref, row->host ? "host-2" : "host-1");
         }
     }
     assert_int_equal(r.n, want_n);
@@ -802,11 +811,14 @@ static void test_multipath_policy_evidence(void **state)
         strstr(json_string_value(json_array_get(json_object_get(f->evidence, "commands"), 0)),
                "roundrobin deviceconfig set") != NULL);
 
-    f = find(&r, "esx-noesxcli naa.b1-noesxcli", NULL);
-    assert_true(json_is_null(json_object_get(f->evidence, "iops_limit")));
-    assert_string_equal(ev_str(f, "iops_limit_unknown"),
-                        "esxcli on host esx-noesxcli failed: NoPermission");
-    assert_true(strstr(f->message, "unknown") != NULL);
+    /* The host that refused esxcli is not judged on the limit: no finding, and the engine
+     * records that the check could not verify that host, with the host's error. */
+    assert_null(find(&r, "esx-noesxcli naa.b1-noesxcli", NULL));
+    assert_int_equal(r.n_unverified, 1);
+    assert_ptr_equal(r.unverified[0].check, &chk_multipath_policy);
+    assert_string_equal(r.unverified[0].moref, "host-2");
+    assert_string_equal(r.unverified[0].reason, "esxcli could not be read on host esx-noesxcli: "
+                                                "esxcli on host esx-noesxcli failed: NoPermission");
     f = find(&r, "esx naa.rr-unknown", NULL);
     assert_string_equal(ev_str(f, "iops_limit_unknown"), "no PathSelectionPolicyDeviceConfig");
     f = find(&r, "esx naa.rr-bytes", NULL);

@@ -473,7 +473,9 @@ static const struct spec F5 = {"F5",        &free_space, "vc-b", "datastore-1",
 static void evaluate(struct db *db, const char *vc, int64_t now, const struct spec *const *specs)
 {
     struct chk_finding items[8];
-    struct chk_results res = {.items = items};
+    /* Both checks ran to completion and read everything: what they did not emit is fixed. */
+    const struct check *completed[] = {&free_space, &snapshots};
+    struct chk_results res = {.items = items, .completed = completed, .n_completed = 2};
 
     memset(items, 0, sizeof(items));
     for (; *specs; specs++) {
@@ -798,7 +800,7 @@ static void test_summary(void **state)
 
     assert_int_equal(db_findings_summary(fx->db, NULL, &s), 0);
     want = json_loads("{\"total\":0,\"by_severity\":{\"critical\":0,\"warning\":0,\"info\":0},"
-                      "\"by_status\":{\"new\":0,\"open\":0,\"waived\":0},\"by_check\":{}}",
+                      "\"by_status\":{\"new\":0,\"open\":0,\"waived\":0,\"unverified\":0},\"by_check\":{}}",
                       0, NULL);
     assert_true(json_equal(s, want));
     json_decref(s);
@@ -810,7 +812,7 @@ static void test_summary(void **state)
     assert_int_equal(db_findings_summary(fx->db, NULL, &s), 0);
     want = json_loads(
         "{\"total\":3,\"by_severity\":{\"critical\":1,\"warning\":1,\"info\":1},"
-        "\"by_status\":{\"new\":2,\"open\":3,\"waived\":1},"
+        "\"by_status\":{\"new\":2,\"open\":3,\"waived\":1,\"unverified\":0},"
         "\"by_check\":{\"datastore-free-space\":{\"critical\":1,\"warning\":1,\"info\":0},"
         "\"snapshots\":{\"critical\":0,\"warning\":0,\"info\":1}}}",
         0, NULL);
@@ -830,6 +832,217 @@ static void test_summary(void **state)
     json_decref(s);
 }
 
+/* ---- honest history: the engine's verdicts recorded in the store ---------------------------- */
+
+/* A check whose run the test steers: it emits a finding on every host named in flaky_emit
+ * (its LUN naa.1, which the test names like the host, to sort by), then fails when flaky_fail
+ * is set. */
+static const char *flaky_emit[4];
+static int flaky_fail;
+
+static int flaky_run(struct chk_ctx *ctx, const struct estate *e)
+{
+    for (size_t i = 0; i < e->n_hosts; i++) {
+        for (size_t k = 0; k < 4 && flaky_emit[k]; k++) {
+            if (strcmp(flaky_emit[k], e->hosts[i].name))
+                continue;
+            int r = chk_emit(ctx, &(struct chk_emit){.severity = CHK_WARNING,
+                                                     .object_type = "lun",
+                                                     .object_name = e->hosts[i].name,
+                                                     .host = &e->hosts[i],
+                                                     .detail = "naa.1",
+                                                     .message = e->hosts[i].name,
+                                                     .evidence = json_object()});
+            if (r < 0)
+                return r;
+        }
+    }
+    return flaky_fail ? -EIO : 0;
+}
+
+static const struct check flaky = {.id = "flaky",
+                                   .title = "A check that can fail",
+                                   .severity = CHK_WARNING,
+                                   .needs = CHK_NEEDS_HOST | CHK_NEEDS_ESXCLI,
+                                   .run = flaky_run};
+
+static struct est_gap esxcli_refused = {"esxcli", "NoPermission fault: denied"};
+
+/* Three hosts: esx1 and esx2 connected, esx3 in the state given; esx2 has an esxcli gap when
+ * gap is set. */
+static void three_hosts(struct estate *e, struct est_host h[3], const char *esx3_state, int gap)
+{
+    memset(e, 0, sizeof(*e));
+    memset(h, 0, 3 * sizeof(*h));
+    h[0] = (struct est_host){.moref = "host-1", .name = "esx1", .connection_state = "connected"};
+    h[1] = (struct est_host){.moref = "host-2", .name = "esx2", .connection_state = "connected"};
+    h[2] = (struct est_host){.moref = "host-3", .name = "esx3", .connection_state = esx3_state};
+    if (gap) {
+        h[1].gaps = &esxcli_refused;
+        h[1].n_gaps = 1;
+    }
+    e->vcenter = "vc-a";
+    e->hosts = h;
+    e->n_hosts = 3;
+}
+
+/* One engine run of flaky over e, recorded at now. Returns the run's status. */
+static int run_flaky(struct db *db, const struct estate *e, int64_t now)
+{
+    struct chk_results res = {0};
+    int r = chk_run_one(&flaky, NULL, e, now / 1000, &res);
+
+    assert_int_equal(db_findings_record(db, "vc-a", &res, now), 0);
+    chk_results_free(&res);
+    return r;
+}
+
+static json_t *get_on(struct db *db, const char *host_moref)
+{
+    char fp[17];
+    json_t *j = NULL;
+
+    chk_fingerprint("flaky", "vc-a", host_moref, "naa.1", fp);
+    assert_int_equal(db_finding_get(db, fp, &j), 0);
+    return j;
+}
+
+static const char *unverified_reason(const json_t *f)
+{
+    return json_string_value(json_object_get(json_object_get(f, "unverified"), "reason"));
+}
+
+static void test_check_error_keeps_history(void **state)
+{
+    struct fx *fx = *state;
+    const struct db_findings_filter fixed = {.status = "resolved"};
+    struct estate e;
+    struct est_host h[3];
+    char buf[256];
+    json_t *a, *b;
+
+    three_hosts(&e, h, "connected", 0);
+    flaky_emit[0] = "esx1";
+    flaky_emit[1] = "esx2";
+    flaky_emit[2] = NULL;
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(fx->db, &e, T1), 0);
+
+    /* The check emits esx1's finding, then fails before esx2's: esx2's is not fixed, it is
+     * unverified, with its first and last sightings as they were. */
+    flaky_emit[1] = NULL;
+    flaky_fail = 1;
+    assert_int_equal(run_flaky(fx->db, &e, T2), -EIO);
+    a = get_on(fx->db, "host-1");
+    b = get_on(fx->db, "host-2");
+    assert_str(a, "status", "open");
+    assert_str(a, "last_seen", T2_ISO);
+    assert_true(json_is_null(json_object_get(a, "unverified")));
+    assert_str(b, "status", "open");
+    assert_str(b, "first_seen", T1_ISO);
+    assert_str(b, "last_seen", T1_ISO);
+    assert_str(b, "resolved_at", NULL);
+    assert_str(json_object_get(b, "unverified"), "since", T2_ISO);
+    assert_string_equal(unverified_reason(b), "check flaky failed: Input/output error");
+    assert_str(json_object_get(b, "host"), "name", "esx2");
+    assert_true(json_is_null(json_object_get(json_object_get(b, "object"), "moref")));
+    assert_str(json_object_get(b, "object"), "type", "lun");
+    json_decref(a);
+    json_decref(b);
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+
+    /* Failing again: still unverified since the first failure. */
+    assert_int_equal(run_flaky(fx->db, &e, T3), -EIO);
+    b = get_on(fx->db, "host-2");
+    assert_str(json_object_get(b, "unverified"), "since", T2_ISO);
+    assert_str(b, "first_seen", T1_ISO);
+    json_decref(b);
+
+    /* The check completes without it: now it is seen fixed. */
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(fx->db, &e, T3 + 1000), 0);
+    b = get_on(fx->db, "host-2");
+    assert_str(b, "status", "resolved");
+    assert_str(b, "resolution", "fixed");
+    assert_true(json_is_null(json_object_get(b, "unverified")));
+    json_decref(b);
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "esx2");
+}
+
+static void test_unread_inputs_keep_history(void **state)
+{
+    struct fx *fx = *state;
+    const struct db_findings_filter fixed = {.status = "resolved"},
+                                    unverified = {.unverified = 1}, fresh = {.status = "new"},
+                                    on_esx3 = {.host = "ESX3"};
+    struct estate e;
+    struct est_host h[3];
+    char buf[256];
+    json_t *j, *s = NULL;
+
+    three_hosts(&e, h, "connected", 0);
+    flaky_emit[0] = "esx1";
+    flaky_emit[1] = "esx2";
+    flaky_emit[2] = "esx3";
+    flaky_emit[3] = NULL;
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(fx->db, &e, T1), 0);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "esx1,esx2,esx3");
+    assert_string_equal(query(fx->db, &on_esx3, buf, sizeof(buf), NULL, NULL), "esx3");
+
+    /* Next poll: esx2 refused esxcli, esx3 stopped responding, and the check (which needs
+     * both) emits nothing anywhere. Only esx1 was really read: only its finding is fixed. */
+    three_hosts(&e, h, "notResponding", 1);
+    flaky_emit[0] = NULL;
+    assert_int_equal(run_flaky(fx->db, &e, T2), 0);
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "esx1");
+    assert_string_equal(query(fx->db, &unverified, buf, sizeof(buf), NULL, NULL), "esx2,esx3");
+    /* Unverified findings are not "new", though first and last seen are the same poll. */
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
+    j = get_on(fx->db, "host-2");
+    assert_str(j, "first_seen", T1_ISO);
+    assert_str(j, "status", "open");
+    assert_string_equal(unverified_reason(j), "esxcli could not be read on host esx2: "
+                                              "NoPermission fault: denied");
+    json_decref(j);
+    j = get_on(fx->db, "host-3");
+    assert_string_equal(unverified_reason(j), "host esx3 is notResponding: vCenter holds only its "
+                                              "last known configuration");
+    json_decref(j);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &s), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(s, "by_status"), "unverified")), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(s, "by_status"), "new")),
+                     0);
+    json_decref(s);
+
+    /* A not-responding host is not judged on its stale configuration even when the check
+     * would emit there: the finding is dropped from the run and the old one kept. */
+    flaky_emit[0] = "esx3";
+    assert_int_equal(run_flaky(fx->db, &e, T3), 0);
+    j = get_on(fx->db, "host-3");
+    assert_str(j, "last_seen", T1_ISO);
+    assert_str(json_object_get(j, "unverified"), "since", T2_ISO);
+    json_decref(j);
+}
+
+static void test_disabled_check_is_not_fixed(void **state)
+{
+    struct fx *fx = *state;
+    const struct db_findings_filter fixed = {.status = "resolved", .resolution = "fixed"},
+                                    disabled = {.status = "resolved", .resolution = "disabled"};
+    const struct spec *const run[] = {&F1, NULL};
+    const struct check *off[] = {&free_space};
+    struct chk_results res = {.disabled = off, .n_disabled = 1};
+    char buf[256];
+
+    evaluate(fx->db, "vc-a", T1, run);
+    /* The configuration turns datastore-free-space off: its finding is closed, as disabled. */
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &res, T2), 0);
+    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+    assert_string_equal(query(fx->db, &disabled, buf, sizeof(buf), NULL, NULL), "F1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +1055,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_cursor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vcenters_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_error_keeps_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unread_inputs_keep_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disabled_check_is_not_fixed, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
