@@ -56,6 +56,13 @@ struct check {
  * Asking for a name the check does not declare is a programming error (assert). */
 double chk_param(const struct chk_ctx *ctx, const char *name);
 
+/* Bytes as the vSphere Client prints them: binary units named GB and TB (1 GB = 2^30 bytes,
+ * so a LUN created as "750 GB" prints "750 GB"), at most two decimals, trailing zeros
+ * dropped: "599.75 GB", "70 TB", "512 MB". Returns buf. */
+#define CHK_GIB 1073741824.0
+#define CHK_TIB 1099511627776.0
+const char *chk_size(int64_t bytes, char *buf, size_t size);
+
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 

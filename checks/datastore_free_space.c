@@ -27,31 +27,34 @@ static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, co
     double free_pct = free100 / cap;
     enum chk_severity sev;
     const char *level;
-    char msg[512];
+    char msg[512], fr[32], ca[32];
     /* Name the kind for a datastore cluster: admins do not expect one in a datastore list. */
     const char *what = strcmp(type, "storage_pod") ? "" : "datastore cluster ";
+
+    chk_size(free_space, fr, sizeof(fr));
+    chk_size(capacity, ca, sizeof(ca));
 
     if (free100 < snap * cap) {
         sev = CHK_CRITICAL;
         level = "snapshots_at_risk";
         snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%.1f GB of %.1f GB): snapshots and replication at risk "
-                 "below %g %%; free space or add capacity now (threshold %g %%)",
-                 what, name, free_pct, free_space / 1e9, capacity / 1e9, snap, snap);
+                 "%s%s has %.1f %% free (%s of %s): snapshots and replication at risk below %g %%; "
+                 "free space or add capacity now (threshold %g %%)",
+                 what, name, free_pct, fr, ca, snap, snap);
     } else if (free100 < crit * cap) {
         sev = CHK_CRITICAL;
         level = "critical";
         snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%.1f GB of %.1f GB); the guide says to keep at least "
-                 "%g %% free (threshold %g %%)",
-                 what, name, free_pct, free_space / 1e9, capacity / 1e9, crit, crit);
+                 "%s%s has %.1f %% free (%s of %s); the guide says to keep at least %g %% free "
+                 "(threshold %g %%)",
+                 what, name, free_pct, fr, ca, crit, crit);
     } else if (free100 < warn * cap) {
         sev = CHK_WARNING;
         level = "warning";
         snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%.1f GB of %.1f GB); the guide alerts below %g %% free "
-                 "(threshold %g %%)",
-                 what, name, free_pct, free_space / 1e9, capacity / 1e9, warn, warn);
+                 "%s%s has %.1f %% free (%s of %s); the guide alerts below %g %% free (threshold "
+                 "%g %%)",
+                 what, name, free_pct, fr, ca, warn, warn);
     } else {
         return 0;
     }

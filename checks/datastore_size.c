@@ -1,8 +1,9 @@
 /* Check datastore-size: VMFS datastores outside the guide's 500-750 GB band, or above VMware's
- * 64 TB maximum; a datastore that holds a virtual disk larger than the band is exempt from the
- * band. */
+ * 64 TB maximum, in the binary units vSphere shows (a LUN created as "750 GB" is 750 GiB); a
+ * datastore on which one VM keeps more disk than the band is exempt from the band. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,54 +11,71 @@
 
 static const struct chk_param params[] = {
     {"min_gb", 500, 0, 1e6, "GB",
-     "warning when a VMFS datastore is smaller than this (10^9 bytes)"},
+     "warning when a VMFS datastore is smaller than this (GB as vSphere shows them: 2^30 bytes)"},
     {"max_gb", 750, 0, 1e6, "GB",
-     "warning when a VMFS datastore is larger than this, unless it holds a virtual disk larger "
-     "than this"},
-    {"max_size_tib", 64, 0, 1024, "TiB",
-     "critical above VMware's maximum datastore size (the guide's \"64 TB\" is the VMFS limit, "
-     "64 TiB = 2^46 bytes)"},
+     "warning when a VMFS datastore is larger than this (2^30-byte GB), unless a VM's disks on "
+     "it total more than this"},
+    {"max_size_tib", 64, 0, 1024, "TB",
+     "critical above VMware's maximum datastore size (64 TB as vSphere counts it, 2^46 bytes)"},
     {0},
 };
 
 struct largest {
-    int64_t bytes;  /* the largest virtual disk on the datastore, 0 when none */
-    const char *vm; /* the VM that owns it */
+    int64_t bytes;  /* the most disk one VM keeps on the datastore, 0 when none */
+    const char *vm; /* that VM */
 };
 
-/* Raises big[ds] to disk d of vm when d is larger. */
-static void note_disk(struct largest *big, size_t ds, const struct est_vm *vm,
-                      const struct est_disk *d)
+/* For every datastore, the VM whose virtual disks on it add up to the most, and that sum. RDMs
+ * keep their data on a LUN, not on the datastore (only the mapping file lives there), so they
+ * do not count. A disk whose datastore is unknown counts for every datastore its VM uses. */
+static struct largest *largest_vms(const struct estate *e)
 {
-    if (d->capacity_bytes > big[ds].bytes) {
-        big[ds].bytes = d->capacity_bytes;
-        big[ds].vm = vm->name;
-    }
-}
+    size_t n = e->n_datastores ? e->n_datastores : 1;
+    struct largest *big = calloc(n, sizeof(*big));
+    int64_t *sum = calloc(n, sizeof(*sum)); /* this VM's bytes per datastore */
+    size_t *touched = calloc(n, sizeof(*touched));
 
-/* For every datastore, the largest virtual disk stored on it. RDMs keep their data on a LUN, not
- * on the datastore (only the mapping file lives there), so they do not count. A disk whose
- * datastore is unknown counts for every datastore its VM uses. */
-static struct largest *largest_disks(const struct estate *e)
-{
-    struct largest *big = calloc(e->n_datastores ? e->n_datastores : 1, sizeof(*big));
-    if (!big)
-        return NULL;
+    if (!big || !sum || !touched) {
+        free(big);
+        big = NULL;
+        goto out;
+    }
     for (size_t v = 0; v < e->n_vms; v++) {
         const struct est_vm *vm = &e->vms[v];
+        size_t nt = 0;
         for (size_t k = 0; k < vm->n_disks; k++) {
             const struct est_disk *d = &vm->disks[k];
             if (d->capacity_bytes <= 0 || (d->format && !strncmp(d->format, "rdm", 3)))
                 continue;
-            if (d->datastore != EST_NONE && d->datastore < e->n_datastores) {
-                note_disk(big, d->datastore, vm, d);
-                continue;
+            const size_t *where = &d->datastore;
+            size_t n_where = 1;
+            if (d->datastore == EST_NONE || d->datastore >= e->n_datastores) {
+                where = vm->datastores;
+                n_where = vm->n_datastores;
             }
-            for (size_t j = 0; j < vm->n_datastores; j++)
-                if (vm->datastores[j] < e->n_datastores)
-                    note_disk(big, vm->datastores[j], vm, d);
+            for (size_t j = 0; j < n_where; j++) {
+                size_t ds = where[j];
+                if (ds >= e->n_datastores)
+                    continue;
+                if (sum[ds] == 0)
+                    touched[nt++] = ds;
+                /* Saturating: a confused server's sizes must not wrap. */
+                sum[ds] = d->capacity_bytes > INT64_MAX - sum[ds] ? INT64_MAX
+                                                                  : sum[ds] + d->capacity_bytes;
+            }
+        }
+        for (size_t t = 0; t < nt; t++) {
+            size_t ds = touched[t];
+            if (sum[ds] > big[ds].bytes) {
+                big[ds].bytes = sum[ds];
+                big[ds].vm = vm->name;
+            }
+            sum[ds] = 0;
         }
     }
+out:
+    free(sum);
+    free(touched);
     return big;
 }
 
@@ -66,9 +84,9 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     double min_gb = chk_param(ctx, "min_gb");
     double max_gb = chk_param(ctx, "max_gb");
     double max_tib = chk_param(ctx, "max_size_tib");
-    double min_b = min_gb * 1e9, max_b = max_gb * 1e9, limit_b = max_tib * 1099511627776.0;
+    double min_b = min_gb * CHK_GIB, max_b = max_gb * CHK_GIB, limit_b = max_tib * CHK_TIB;
     int rc = 0;
-    struct largest *big = largest_disks(e);
+    struct largest *big = largest_vms(e);
 
     if (!big)
         return -ENOMEM;
@@ -78,43 +96,45 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         double cap = (double)d->capacity;
         enum chk_severity sev;
         const char *level;
-        char msg[512];
+        char msg[512], size[32];
 
         /* Section 3.5 sizes LUNs: VMFS only. NFS, vSAN and VVol datastores have no LUN of
          * their own, and the guide's NFS section gives no size. Unknown sizes are skipped. */
         if (!d->type || strcmp(d->type, "VMFS") || d->accessible != 1 || d->capacity <= 0)
             continue;
+        chk_size(d->capacity, size, sizeof(size));
         if (cap > limit_b) {
             sev = CHK_CRITICAL;
             level = "above_maximum";
             snprintf(msg, sizeof(msg),
-                     "%s is %.2f TB (%.2f TiB), above VMware's maximum datastore size of %g TiB; "
-                     "split it into datastores of %g-%g GB",
-                     name, cap / 1e12, cap / 1099511627776.0, max_tib, min_gb, max_gb);
+                     "%s is %s, above VMware's maximum datastore size of %g TB; split it into "
+                     "datastores of %g-%g GB",
+                     name, size, max_tib, min_gb, max_gb);
         } else if (cap > max_b) {
             if (big[i].bytes > max_b)
-                continue; /* holds a disk larger than the band: the guide exempts it */
+                continue; /* a VM keeps more than the band on it: the guide exempts it */
             sev = CHK_WARNING;
             level = "above_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %.1f GB, above the guide's %g-%g GB datastore size (threshold %g GB), "
-                     "and holds no virtual disk larger than %g GB that would need it",
-                     name, cap / 1e9, min_gb, max_gb, max_gb, max_gb);
+                     "%s is %s, above the guide's %g-%g GB datastore size (threshold %g GB), and "
+                     "no VM keeps more than %g GB of disks on it that would need it",
+                     name, size, min_gb, max_gb, max_gb, max_gb);
         } else if (cap < min_b) {
             sev = CHK_WARNING;
             level = "below_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %.1f GB, below the guide's %g-%g GB datastore size (threshold %g GB)",
-                     name, cap / 1e9, min_gb, max_gb, min_gb);
+                     "%s is %s, below the guide's %g-%g GB datastore size (threshold %g GB)", name,
+                     size, min_gb, max_gb, min_gb);
         } else {
             continue;
         }
 
-        json_t *ev =
-            json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:s?, s:s}", "capacity_bytes",
-                      (json_int_t)d->capacity, "capacity_gb", cap / 1e9, "min_gb", min_gb, "max_gb",
-                      max_gb, "max_size_tib", max_tib, "largest_disk_bytes",
-                      (json_int_t)big[i].bytes, "largest_disk_vm", big[i].vm, "level", level);
+        json_t *ev = json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:s?, s:s, s:s}", "capacity_bytes",
+                               (json_int_t)d->capacity, "capacity_gb", cap / CHK_GIB, "min_gb",
+                               min_gb, "max_gb", max_gb, "max_size_tib", max_tib,
+                               "largest_vm_disks_bytes", (json_int_t)big[i].bytes, "largest_vm",
+                               big[i].vm, "units", "GB = 2^30 bytes, as vSphere shows them",
+                               "level", level);
         if (!ev) {
             rc = -ENOMEM;
             break;
@@ -141,8 +161,10 @@ const struct check chk_datastore_size = {
     .rationale =
         "The guide sizes LUNs and their VMFS datastores at 500-750 GB so that each holds a "
         "manageable number of VMs (10-15 with 40 GB disks) and I/O contention stays low; VMware "
-        "supports at most 64 TB (64 TiB) per datastore. A datastore that holds a virtual disk "
-        "larger than the band is exempt from the upper bound, as the guide says large disks need "
+        "supports at most 64 TB per datastore. Sizes are judged and printed as vSphere shows "
+        "them, in binary units (1 GB = 2^30 bytes: a LUN created as 750 GB is inside the band). "
+        "A datastore on which one VM keeps more virtual disk than the band (one large disk, or "
+        "several that add up) is exempt from the upper bound, as the guide says large disks need "
         "large datastores (RDMs do not count: their data is on their own LUN). Only VMFS "
         "datastores are judged: the sizing is LUN sizing, and the guide gives no size for NFS, "
         "vSAN or VVol datastores. Inaccessible datastores and unknown capacities are skipped.",

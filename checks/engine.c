@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,35 @@ double chk_param(const struct chk_ctx *ctx, const char *name)
             return ctx->settings->params[i];
     assert(!"a check asked for a parameter it does not declare");
     return 0;
+}
+
+const char *chk_size(int64_t bytes, char *buf, size_t size)
+{
+    static const struct {
+        double unit;
+        const char *name;
+    } units[] = {{CHK_TIB, "TB"}, {CHK_GIB, "GB"}, {1048576.0, "MB"}, {1024.0, "KB"}};
+    double v = (double)bytes;
+    const char *name = "bytes";
+    size_t n;
+
+    assert(buf && size > 0);
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (fabs(v) >= units[i].unit) {
+            v /= units[i].unit;
+            name = units[i].name;
+            break;
+        }
+    }
+    snprintf(buf, size, "%.2f", v);
+    /* "750.00" -> "750", "599.50" -> "599.5" */
+    n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '0')
+        buf[--n] = '\0';
+    if (n > 0 && buf[n - 1] == '.')
+        buf[--n] = '\0';
+    snprintf(buf + n, size - n, " %s", name);
+    return buf;
 }
 
 int64_t chk_now(const struct chk_ctx *ctx)

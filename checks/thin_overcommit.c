@@ -19,7 +19,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
         const char *name = d->name;
-        char msg[512];
+        char msg[512], used[32], uncommitted[32], size[32];
 
         if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
             continue;
@@ -31,11 +31,12 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (!(provisioned * 100.0 > max_pct * cap))
             continue;
         double pct = provisioned * 100.0 / cap;
-        snprintf(
-            msg, sizeof(msg),
-            "%s is %.0f %% provisioned (%.1f GB used + %.1f GB uncommitted on %.1f GB); if its "
-            "thin disks fill up the datastore runs out of space (threshold %g %%)",
-            name, pct, (double)(d->capacity - d->free_space) / 1e9, unc / 1e9, cap / 1e9, max_pct);
+        snprintf(msg, sizeof(msg),
+                 "%s is %.0f %% provisioned (%s used + %s uncommitted on %s); if its thin disks "
+                 "fill up the datastore runs out of space (threshold %g %%)",
+                 name, pct, chk_size(d->capacity - d->free_space, used, sizeof(used)),
+                 chk_size(unc, uncommitted, sizeof(uncommitted)),
+                 chk_size(d->capacity, size, sizeof(size)), max_pct);
         json_t *ev =
             json_pack("{s:I, s:I, s:I, s:b, s:f, s:f}", "capacity_bytes", (json_int_t)d->capacity,
                       "free_bytes", (json_int_t)d->free_space, "uncommitted_bytes", (json_int_t)unc,

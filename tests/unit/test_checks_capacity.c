@@ -257,16 +257,35 @@ static void test_free_space(void **state)
     chk_results_free(&r);
 }
 
+/* ---- sizes as vSphere prints them ---- */
+
+static void test_size_text(void **state)
+{
+    static const struct {
+        int64_t bytes;
+        const char *want;
+    } rows[] = {
+        {750 * GIB, "750 GB"},          {750000000000, "698.49 GB"}, {600 * GIB / 4 * 3, "450 GB"},
+        {GIB * 1199 / 2, "599.5 GB"},   {70 * TIB, "70 TB"},         {TIB + TIB / 4, "1.25 TB"},
+        {512 * 1048576LL, "512 MB"},    {1023, "1023 bytes"},        {0, "0 bytes"},
+    };
+    char buf[32];
+
+    for (size_t i = 0; i < N(rows); i++)
+        assert_string_equal(chk_size(rows[i].bytes, buf, sizeof(buf)), rows[i].want);
+}
+
 /* ---- datastore-size ---- */
 
 static void test_size(void **state)
 {
     struct est_datastore ds[] = {
+        /* The band is in GB as vSphere shows them (2^30 bytes). */
         DS("ok-600gib", 600 * GIB, 300 * GIB),
-        DS("at-500", 500000000000, 1),
-        DS("under-500", 499999999999, 1),
-        DS("at-750", 750000000000, 1),
-        DS("over-750", 750000000001, 1),
+        DS("at-500", 500 * GIB, 1),
+        DS("under-500", 500 * GIB - 1, 1),
+        DS("at-750", 750 * GIB, 1),
+        DS("over-750", 750 * GIB + 1, 1),
         DS("small-200gib", 200 * GIB, 100 * GIB),
         DS("huge-70tib", 70 * TIB, 35 * TIB),
         DS("at-64tib", 64 * TIB, 1),                 /* VMware's maximum itself: only the band */
@@ -280,11 +299,27 @@ static void test_size(void **state)
         DS("cap-unknown", EST_UNKNOWN, EST_UNKNOWN),
         DS("huge-with-bigdisk", 70 * TIB, 35 * TIB), /* the exemption is for the band only */
         DS("at-750-bigdisk", 1200 * GIB, 1),         /* a disk of exactly 750 GB: no exemption */
+        DS("dec-500", 500000000000, 1),              /* "500 GB" in 10^9 bytes: 465.66 GB */
+        DS("dec-750", 750000000000, 1),              /* 698.49 GB: inside */
+        DS("two-400s", 1000 * GIB, 1),               /* one VM, two 400 GB disks: exempt */
+        DS("one-400-a", 1000 * GIB, 1),              /* that VM's twin: 400 GB here... */
+        DS("one-400-b", 1000 * GIB, 1),              /* ...and 400 GB there: not exempt */
     };
     ds[12].type = "NFS";
     ds[13].type = NULL;
     ds[14].accessible = 0;
-    enum { EXEMPT = 8, OTHER = 9, RDM = 10, UNK = 11, HUGE_BIG = 16, AT750 = 17, SMALL = 5 };
+    enum {
+        EXEMPT = 8,
+        OTHER = 9,
+        RDM = 10,
+        UNK = 11,
+        HUGE_BIG = 16,
+        AT750 = 17,
+        SMALL = 5,
+        TWO400 = 20,
+        A400 = 21,
+        B400 = 22
+    };
 
     struct est_disk d_exempt[] = {{.key = 2000,
                                    .datastore = EXEMPT,
@@ -323,11 +358,17 @@ static void test_size(void **state)
                                  .controller = EST_NONE}};
     struct est_disk d_750[] = {{.key = 2000,
                                 .datastore = AT750,
-                                .capacity_bytes = 750000000000,
+                                .capacity_bytes = 750 * GIB,
                                 .format = "thin",
                                 .controller = EST_NONE}};
+    struct est_disk d_two[] = {
+        {.key = 2000, .datastore = TWO400, .capacity_bytes = 400 * GIB, .controller = EST_NONE},
+        {.key = 2001, .datastore = TWO400, .capacity_bytes = 400 * GIB, .controller = EST_NONE}};
+    struct est_disk d_apart[] = {
+        {.key = 2000, .datastore = A400, .capacity_bytes = 400 * GIB, .controller = EST_NONE},
+        {.key = 2001, .datastore = B400, .capacity_bytes = 400 * GIB, .controller = EST_NONE}};
     size_t l_exempt[] = {EXEMPT}, l_other[] = {OTHER, SMALL}, l_rdm[] = {RDM}, l_unk[] = {UNK},
-           l_huge[] = {HUGE_BIG}, l_750[] = {AT750};
+           l_huge[] = {HUGE_BIG}, l_750[] = {AT750}, l_two[] = {TWO400}, l_apart[] = {A400, B400};
     struct est_vm vms[] = {
         {.moref = "vm-1",
          .name = "vm-bigdisk",
@@ -371,6 +412,20 @@ static void test_size(void **state)
          .disks = d_750,
          .n_disks = 1,
          .host = EST_NONE},
+        {.moref = "vm-7",
+         .name = "vm-two-400",
+         .datastores = l_two,
+         .n_datastores = 1,
+         .disks = d_two,
+         .n_disks = 2,
+         .host = EST_NONE},
+        {.moref = "vm-8",
+         .name = "vm-400-apart",
+         .datastores = l_apart,
+         .n_datastores = 2,
+         .disks = d_apart,
+         .n_disks = 2,
+         .host = EST_NONE},
     };
     struct estate e = {
         .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
@@ -397,6 +452,11 @@ static void test_size(void **state)
         {"cap-unknown", NONE, NULL},
         {"huge-with-bigdisk", CHK_CRITICAL, "above_maximum"},
         {"at-750-bigdisk", CHK_WARNING, "above_band"},
+        {"dec-500", CHK_WARNING, "below_band"},
+        {"dec-750", NONE, NULL},
+        {"two-400s", NONE, NULL},
+        {"one-400-a", CHK_WARNING, "above_band"},
+        {"one-400-b", CHK_WARNING, "above_band"},
     };
     struct chk_results r = run(&chk_datastore_size, NULL, &e);
     size_t flagged = 0;
@@ -413,9 +473,13 @@ static void test_size(void **state)
     const struct chk_finding *f = find(&r, "small-200gib");
     assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 200 * GIB);
     assert_true(ev_num(f, "min_gb") == 500 && ev_num(f, "max_gb") == 750);
-    assert_non_null(strstr(f->message, "214.7 GB"));
+    assert_non_null(strstr(f->message, "is 200 GB,")); /* as vSphere prints it */
     /* The small datastore also holds vm-split's 900 GiB disk: reported, yet it stays flagged. */
-    assert_int_equal((int64_t)ev_num(f, "largest_disk_bytes"), 900 * GIB);
+    assert_int_equal((int64_t)ev_num(f, "largest_vm_disks_bytes"), 900 * GIB);
+    assert_string_equal(ev_str(f, "largest_vm"), "vm-split");
+    f = find(&r, "one-400-a");
+    assert_int_equal((int64_t)ev_num(f, "largest_vm_disks_bytes"), 400 * GIB);
+    assert_non_null(strstr(f->message, "is 1000 GB,"));
     f = find(&r, "huge-70tib");
     assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 70 * TIB);
     assert_true(ev_num(f, "max_size_tib") == 64);
@@ -813,6 +877,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_free_space),
+        cmocka_unit_test(test_size_text),
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_vms_per_datastore),
         cmocka_unit_test(test_thin_overcommit),
