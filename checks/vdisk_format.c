@@ -87,6 +87,19 @@ static json_t *reclaim_blockers(const struct estate *e, const struct est_vm *vm,
     return why;
 }
 
+/* Whether the admin chose d's format: on VMFS (or an unknown datastore, which is not guessed
+ * away). On NFS the server decides (thin unless a VAAI-NAS plugin reserves space), on vSAN and
+ * VVol the storage policy does: no rule about formats applies there. */
+static int format_chosen(const struct estate *e, const struct est_disk *d)
+{
+    const struct est_datastore *ds;
+
+    if (d->datastore == EST_NONE || d->datastore >= e->n_datastores)
+        return 1;
+    ds = &e->datastores[d->datastore];
+    return !ds->type || strcmp(ds->type, "VMFS") == 0;
+}
+
 static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct est_vm *vm,
                     int min_hw)
 {
@@ -105,6 +118,8 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
         const char *sb = shared_bus(vm, d);
         int unknown = 0;
 
+        if (!format_chosen(e, d))
+            continue;
         if (ft || sb) {
             if (is_eager_candidate(d->format)) {
                 json_t *j = disk_json(e, d);
@@ -230,7 +245,9 @@ const struct check chk_vdisk_format = {
     .rationale =
         "Microsoft Cluster Service (a SCSI controller in physicalSharing or virtualSharing) and "
         "VMware Fault Tolerance need eager-zeroed thick disks: a thin or lazy-zeroed disk on an "
-        "FT VM, or on a shared controller, is critical (RDMs are not judged). Thin disks are "
+        "FT VM, or on a shared controller, is critical (RDMs are not judged). Formats are judged "
+        "only on VMFS, where the admin chooses them: on NFS the NAS decides, on vSAN and VVol "
+        "the storage policy does. Thin disks are "
         "fine on VMFS6, but on VMFS5 the guest can only reclaim space when the VM is hardware "
         "vmx-11 or later and the host has VMFS3.EnableBlockDelete=1; a thin disk on VMFS5 "
         "missing either is reported as info. Unknown facts are not guessed: a disk whose "

@@ -479,6 +479,10 @@ static const struct vd_row {
     {"template-thin-vmfs5", "notConfigured", "noSharing", "thin", 10, DS_VMFS5, H_EBD0, 1, NONE},
     {"ft-lazy-on-vmfs5", "running", "noSharing", "lazyzeroedthick", 10, DS_VMFS5, H_EBD0, 0,
      CHK_CRITICAL},
+    /* On NFS the NAS, not the admin, decides the format: no format rule applies there. */
+    {"ft-thin-on-nfs", "running", "noSharing", "thin", 13, DS_NFS, H_EBD1, 0, NONE},
+    {"mscs-lazy-on-nfs", "notConfigured", "physicalSharing", "lazyzeroedthick", 13, DS_NFS, H_EBD1,
+     0, NONE},
 };
 
 struct vd_world {
