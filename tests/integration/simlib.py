@@ -212,6 +212,13 @@ def of(findings, check):
     return {x['object']['name']: x for x in findings if x['check'] == check}
 
 
+def finding(findings, check, name):
+    """The finding of check on the object name, which must be there."""
+    x = of(findings, check).get(name)
+    assert x is not None, '%s not flagged by %s' % (name, check)
+    return x
+
+
 def rows_of(table):
     """The rows of a {check: {object name: want}} table as (check, name, want), or of a
     {check: [object names]} table as (check, name): for pytest.mark.parametrize."""

@@ -6,7 +6,7 @@ of the compliant twins; on `clean` none of them flags anything; a [check ID] thr
 configuration changes what is flagged."""
 import pytest
 
-from simlib import ids_of, of, rows_of
+from simlib import finding, ids_of, of, rows_of
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
@@ -103,8 +103,7 @@ def test_flags_exactly_the_planted(lab, check):
 
 @pytest.mark.parametrize('check,name,want', rows_of(WANT), ids=ids_of(rows_of(WANT)))
 def test_planted_violation_flagged(lab, check, name, want):
-    x = of(lab.findings, check).get(name)
-    assert x is not None, '%s not flagged by %s' % (name, check)
+    x = finding(lab.findings, check, name)
     assert (x['object']['type'], x['severity']) == want
 
 
@@ -116,16 +115,15 @@ def test_compliant_twin_silent(lab, check, name):
 
 @pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
 def test_evidence(lab, check, name, want):
-    x = of(lab.findings, check).get(name)
-    assert x is not None, '%s not flagged by %s' % (name, check)
-    assert {k: x['evidence'].get(k) for k in want} == want
+    e = finding(lab.findings, check, name)['evidence']
+    assert {k: e.get(k) for k in want} == want
 
 
 @pytest.mark.parametrize('name,at_risk', [('ds-free-snaprisk', True), ('ds-pod-low-2', False)],
                          ids=['3 % free', 'exactly 5 % free'])
 def test_free_space_snapshot_risk(lab, name, at_risk):
     """Below 5 % free the message says snapshots and replication are at risk; at 5 % not."""
-    x = of(lab.findings, 'datastore-free-space')[name]
+    x = finding(lab.findings, 'datastore-free-space', name)
     assert ('snapshots and replication at risk' in x['message']) == at_risk, x['message']
 
 

@@ -6,7 +6,7 @@ measured values, and none of the compliant twins; on `clean` none of them flags 
 [check ID] threshold in the configuration changes what is flagged."""
 import pytest
 
-from simlib import ids_of, of, rows_of
+from simlib import finding, ids_of, of, rows_of
 
 CHECKS = ('iscsi-jumbo-frames', 'iscsi-delayed-ack', 'vdisk-format', 'multipath-policy',
           'multipath-redundancy', 'device-identifier')
@@ -131,12 +131,6 @@ EVIDENCE = {
 }
 
 
-def evidence(findings, check, name):
-    x = of(findings, check).get(name)
-    assert x is not None, '%s not flagged by %s' % (name, check)
-    return x['evidence']
-
-
 def test_clean_estate_is_silent(clean):
     assert [(x['check'], x['object']['name']) for x in clean.findings if x['check'] in CHECKS] == []
 
@@ -156,8 +150,7 @@ def test_flags_exactly_the_planted(lab, check):
 
 @pytest.mark.parametrize('check,name,want', rows_of(WANT), ids=ids_of(rows_of(WANT)))
 def test_planted_violation_flagged(lab, check, name, want):
-    x = of(lab.findings, check).get(name)
-    assert x is not None, '%s not flagged by %s' % (name, check)
+    x = finding(lab.findings, check, name)
     assert (x['object']['type'], x['severity'], x.get('detail')) == want
 
 
@@ -169,31 +162,31 @@ def test_compliant_twin_silent(lab, check, name):
 
 @pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
 def test_evidence(lab, check, name, want):
-    e = evidence(lab.findings, check, name)
+    e = finding(lab.findings, check, name)['evidence']
     assert {k: e.get(k) for k in want} == want
 
 
 def test_delayed_ack_adapter_covers_inheriting_targets(lab):
-    e = evidence(lab.findings, 'iscsi-delayed-ack', 'esx-iscsi-a vmhba64')
+    e = finding(lab.findings, 'iscsi-delayed-ack', 'esx-iscsi-a vmhba64')['evidence']
     assert sorted(e.get('targets_inheriting') or []) == ['10.0.1.20:3260', '10.0.1.21:3260']
 
 
 @pytest.mark.parametrize('vm,reason,fmt', [('vm-ft-lazy', 'fault tolerance', 'lazyzeroedthick'),
                                            ('vm-mscs-thin', 'physicalSharing', 'thin')])
 def test_vdisk_not_eager_zeroed(lab, vm, reason, fmt):
-    bad = evidence(lab.findings, 'vdisk-format', vm).get('disks_not_eager_zeroed') or []
+    bad = finding(lab.findings, 'vdisk-format', vm)['evidence'].get('disks_not_eager_zeroed') or []
     assert [(d.get('format'), d.get('reason')) for d in bad] == [(fmt, reason)]
 
 
 def test_vdisk_thin_without_guest_reclaim(lab):
-    thin = evidence(lab.findings, 'vdisk-format', 'vm-reclaim-old').get(
+    thin = finding(lab.findings, 'vdisk-format', 'vm-reclaim-old')['evidence'].get(
         'thin_disks_without_guest_reclaim') or []
     assert [d.get('datastore') for d in thin] == ['ds-vmfs5']
     assert (len(thin[0].get('reasons', [])) if thin else 0) == 2
 
 
 def test_unknown_iops_limit_carries_the_host_error(lab):
-    e = evidence(lab.findings, 'multipath-policy', 'esx-san-noesxcli ' + naa('b1'))
+    e = finding(lab.findings, 'multipath-policy', 'esx-san-noesxcli ' + naa('b1'))['evidence']
     assert e.get('iops_limit_unknown')
     assert e.get('iops_limit_unknown') != 'no PathSelectionPolicyDeviceConfig'
 

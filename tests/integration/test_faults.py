@@ -60,16 +60,22 @@ def poll_copy(previous, ws, *flags, scenario='violations', page_size=5):
     return sim, ws.write_config([dict(est.vc, url=sim.url)])
 
 
+def collect_faulty(previous, ws, fault):
+    """`vslint collect` of a copy of the previous snapshot from the violations scenario
+    answering with -fault fault: (the finished process, the configuration)."""
+    sim, conf = poll_copy(previous, ws, '-fault', fault)
+    try:
+        return vslint('collect', '-c', conf), conf
+    finally:
+        sim.stop()
+
+
 @pytest.fixture(scope='module')
 def bad_answers(previous, new_workspace):
     """kind -> what a poll answered badly left behind (collected once per kind, on first use)."""
     class Outcomes(dict):
         def __missing__(self, kind):
-            sim, conf = poll_copy(previous, new_workspace(), '-fault', '%s:3' % kind)
-            try:
-                res = vslint('collect', '-c', conf)
-            finally:
-                sim.stop()
+            res, conf = collect_faulty(previous, new_workspace(), '%s:3' % kind)
             self[kind] = SimpleNamespace(conf=conf, res=res)
             return self[kind]
     return Outcomes()
@@ -107,11 +113,7 @@ def test_dropped_connection_retried(previous, workspace):
     closing under us): the request is retried and the poll is complete. The second
     RetrievePropertiesEx (the Datastore view) goes over the connection that logged in, so it is
     a reused one, as in that race."""
-    sim, conf = poll_copy(previous, workspace, '-fault', 'drop:2:RetrievePropertiesEx')
-    try:
-        res = vslint('collect', '-c', conf)
-    finally:
-        sim.stop()
+    res, conf = collect_faulty(previous, workspace, 'drop:2:RetrievePropertiesEx')
     assert res.returncode == 0, res.stderr.strip()
     assert ' %d datastores' % previous.counts['datastore'] in res.stdout, res.stdout.strip()
     assert inventory(conf) == previous.inventory
@@ -122,11 +124,7 @@ def test_lost_page_polled_again(previous, workspace):
     answer; curl re-sends it on a new connection and gets the page after the lost one. vslint
     sees the reconnection, does not store a snapshot with a hole, and polls again. (The 3rd
     Continue is the 2nd on the prefetch connection of the Datastore read: reused.)"""
-    sim, conf = poll_copy(previous, workspace, '-fault', 'lose:3:ContinueRetrievePropertiesEx')
-    try:
-        res = vslint('collect', '-c', conf)
-    finally:
-        sim.stop()
+    res, conf = collect_faulty(previous, workspace, 'lose:3:ContinueRetrievePropertiesEx')
     assert res.returncode == 0, res.stderr.strip()
     assert 'a page may have been lost; polling again' in res.stderr, res.stderr
     assert ' %d datastores' % previous.counts['datastore'] in res.stdout, res.stdout.strip()
