@@ -109,40 +109,6 @@ static struct chk_settings with_param(const struct check *c, const char *name, d
     return s;
 }
 
-/* ---- catalogue metadata ---- */
-
-static void test_metadata(void **state)
-{
-    static const struct {
-        const struct check *c;
-        const char *id;
-        enum chk_severity sev;
-    } rows[] = {
-        {&chk_datastore_free_space, "datastore-free-space", CHK_CRITICAL},
-        {&chk_datastore_size, "datastore-size", CHK_CRITICAL},
-        {&chk_vms_per_datastore, "vms-per-datastore", CHK_CRITICAL},
-        {&chk_thin_overcommit, "thin-overcommit", CHK_WARNING},
-        {&chk_snapshots, "snapshots", CHK_WARNING},
-        {&chk_pvscsi_controller, "pvscsi-controller", CHK_INFO},
-    };
-    for (size_t i = 0; i < N(rows); i++) {
-        const struct check *c = rows[i].c;
-        assert_string_equal(c->id, rows[i].id);
-        assert_int_equal(c->severity, rows[i].sev);
-        assert_ptr_equal(chk_find(rows[i].id), c);
-        assert_non_null(strstr(c->reference, "_") && strstr(c->reference, ".txt"));
-        assert_true(strlen(c->title) > 5 && strlen(c->rationale) > 40 &&
-                    strlen(c->remediation) > 20);
-        size_t n = 0;
-        for (; c->params[n].name; n++) {
-            assert_true(c->params[n].min <= c->params[n].dflt);
-            assert_true(c->params[n].dflt <= c->params[n].max);
-            assert_non_null(c->params[n].unit);
-        }
-        assert_true(n >= 1 && n <= CHK_MAX_PARAMS);
-    }
-}
-
 /* ---- datastore-free-space ---- */
 
 #define DS(nm, cap, fr)                                                                            \
@@ -811,7 +777,6 @@ static void test_pvscsi(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_free_space),
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_vms_per_datastore),

@@ -82,31 +82,6 @@ static void set_param(const struct check *c, struct chk_settings *s, const char 
     fail_msg("%s has no parameter %s", c->id, name);
 }
 
-/* The catalogue's metadata is what users read: every check must carry all of it. */
-static void test_metadata(void **state)
-{
-    const struct check *all[] = {&chk_iscsi_jumbo_frames,   &chk_iscsi_delayed_ack,
-                                 &chk_vdisk_format,         &chk_multipath_policy,
-                                 &chk_multipath_redundancy, &chk_device_identifier};
-    const char *ids[] = {"iscsi-jumbo-frames", "iscsi-delayed-ack",    "vdisk-format",
-                         "multipath-policy",   "multipath-redundancy", "device-identifier"};
-    for (size_t i = 0; i < N(all); i++) {
-        assert_string_equal(all[i]->id, ids[i]);
-        assert_ptr_equal(chk_find(ids[i]), all[i]);
-        assert_non_null(all[i]->title);
-        assert_true(strlen(all[i]->rationale) > 40);
-        assert_true(strstr(all[i]->reference, ".txt") != NULL);
-        assert_true(strstr(all[i]->remediation, "esxcli") != NULL);
-    }
-    assert_true(strstr(chk_multipath_policy.remediation,
-                       "esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 "
-                       "--device=<naa>") != NULL);
-    assert_true(strstr(chk_iscsi_delayed_ack.remediation,
-                       "esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck "
-                       "--value=false") != NULL);
-    assert_true(strstr(chk_iscsi_delayed_ack.reference, "1002598") != NULL);
-}
-
 /* ---- iscsi-jumbo-frames ------------------------------------------------------------------ */
 
 enum sw { SW_VSWITCH, SW_DVS, SW_DVS_MISSING, SW_NONE };
@@ -874,7 +849,6 @@ static void test_device_identifier_evidence(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_jumbo_table),
         cmocka_unit_test(test_jumbo_param_and_override),
         cmocka_unit_test(test_jumbo_two_adapters),

@@ -237,27 +237,6 @@ static const char *ev_item(const struct chk_finding *f, const char *key, size_t 
     return json_string_value(json_array_get(json_object_get(f->evidence, key), i));
 }
 
-static void test_metadata(void **state)
-{
-    const struct check *c = &chk_satp_claim_rule;
-
-    assert_string_equal(c->id, "satp-claim-rule");
-    assert_ptr_equal(chk_find("satp-claim-rule"), c);
-    /* Appended: the ids before it keep their places. */
-    assert_ptr_equal(chk_registry[chk_registry_len - 1], c);
-    assert_int_equal(c->severity, CHK_WARNING);
-    assert_true(strlen(c->rationale) > 40);
-    assert_string_equal(c->reference, "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt");
-    assert_non_null(strstr(c->remediation, "esxcli storage nmp satp rule add -s "
-                                           "\"VMW_SATP_ALUA_CX\" -V \"DGC\" -P \"VMW_PSP_RR\" "
-                                           "-O \"iops=1\""));
-    assert_non_null(strstr(c->remediation, "esxcli storage nmp satp rule add -s \"VMW_SATP_SYMM\" "
-                                           "-V \"EMC\" -M \"SYMMETRIX\" -P \"VMW_PSP_RR\" -O "
-                                           "\"iops=1\""));
-    assert_string_equal(c->params[0].name, "iops");
-    assert_true(c->params[0].dflt == 1);
-}
-
 static void test_table(void **state)
 {
     static struct world w;
@@ -396,7 +375,6 @@ static void test_param(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_evidence),
         cmocka_unit_test(test_param),
