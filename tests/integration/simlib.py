@@ -219,6 +219,18 @@ def finding(findings, check, name):
     return x
 
 
+def silent(findings, check, name):
+    """Asserts that check did not flag the object name (a compliant twin)."""
+    x = of(findings, check).get(name)
+    assert x is None, 'compliant %s flagged: %s' % (name, x['message'])
+
+
+def evidence_has(findings, check, name, want):
+    """Asserts that the evidence of check's finding on name holds want's keys and values."""
+    e = finding(findings, check, name)['evidence']
+    assert {k: e.get(k) for k in want} == want
+
+
 def rows_of(table):
     """The rows of a {check: {object name: want}} table as (check, name, want), or of a
     {check: [object names]} table as (check, name): for pytest.mark.parametrize."""
