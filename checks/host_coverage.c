@@ -105,8 +105,10 @@ const struct check chk_host_coverage = {
         "leaves those facts unknown (info). vslint never guesses: findings about such a host "
         "are kept as they were, marked unverified, until it can be read again; this finding "
         "says why, and which checks are affected.",
-    .reference = "vslint's own rule (DESIGN.md: a finding is resolved only when its inputs were "
-                 "read); no seed practice",
+    /* Not a practice of its own: it reports where the host practices of the guide could not
+     * be verified, which no finding may paper over. */
+    .reference = "000_5bd48962a767ee9e.txt §3.1-§3.4 (the host practices that could not be "
+                 "verified on it)",
     .remediation =
         "Disconnected or not responding: reconnect the host (vSphere Client: the host > "
         "Connection > Connect; PowerCLI `Set-VMHost -VMHost <host> -State Connected`), check its "

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test suite (unit, integration) against a fresh build and prints one closing line
-# "N passed, N failed". Exit status 0 only when nothing failed.
+# Runs every test suite (unit, integration, e2e) against a fresh build and prints one closing
+# line "N passed, N failed" (", N skipped" when some were) counting test cases: cmocka cases,
+# pytest cases, the browser test's steps and each replayed fuzz input, from the JUnit XML each
+# test writes to BUILD/test-results (tests/results.py). Exit status 0 only when nothing failed.
 # SANITIZE=1 builds into build-asan with AddressSanitizer and UndefinedBehaviorSanitizer.
+# Arguments go to `meson test` (e.g. --suite unit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${SANITIZE:-0}" = 1 ]; then
@@ -22,19 +25,10 @@ if ! scripts/build.sh; then
     echo "0 passed, 1 failed"
     exit 1
 fi
+# Results of an earlier run must not be counted again.
+rm -rf "$dir/test-results" "$dir/meson-logs/testlog.json"
+mkdir -p "$dir/test-results"
 meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
 status=$?
-python3 - "$dir/meson-logs/testlog.json" <<'PY'
-import json, sys
-passed = failed = skipped = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line)['result']
-    if r in ('OK', 'EXPECTEDFAIL'):
-        passed += 1
-    elif r == 'SKIP':
-        skipped += 1
-    else:
-        failed += 1
-print('%d passed, %d failed' % (passed, failed) + (', %d skipped' % skipped if skipped else ''))
-PY
+python3 tests/results.py "$dir/meson-logs/testlog.json" "$dir/test-results" || status=1
 exit $status

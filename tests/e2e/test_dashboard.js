@@ -4,8 +4,13 @@
  * and checks what an administrator sees: the tiles, the planted findings, a filter, a row's
  * remediation, the datastore chart, the token prompt, a narrow window. Saves screenshots.
  *
+ * The checks are grouped into named steps, the test's cases: a step fails when one of its
+ * checks fails or it throws (then the steps after it are skipped). Each page's JavaScript
+ * errors, console errors and failed requests are a case of their own.
+ *
  * Environment (set by tests/e2e/meson.build): VSLINT, VCSIM, SOURCE_ROOT, E2E_SCREENSHOT;
- * CHROMIUM overrides /usr/bin/chromium. Exit 0 when every check passed, 1 otherwise. */
+ * E2E_RESULTS, a file for the cases as JUnit XML; CHROMIUM overrides /usr/bin/chromium.
+ * Exit 0 when every case passed, 1 otherwise. */
 'use strict';
 
 const assert = require('assert');
@@ -24,16 +29,69 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOT = process.env.E2E_SCREENSHOT || path.join(ROOT, 'build/e2e-dashboard.png');
 const DEADLINE_MS = 240000;
 
-/* ---------- a list of checks that reports every mismatch, then fails once ---------- */
+/* ---------- cases: named steps of checks, each reporting every mismatch ---------- */
 
-const failures = [];
-let checked = 0;
-function check(what, cond, detail) {
-  checked++;
-  if (!cond) failures.push(what + (detail !== undefined ? ': ' + detail : ''));
+const cases = [];
+let current = null; /* the case of the step running */
+let aborted = null; /* the name of the step that threw: the steps after it are skipped */
+
+function newCase(name) {
+  const c = { name, failures: [], checked: 0, skipped: null };
+  cases.push(c);
+  return c;
+}
+
+/* A check of the step running, or of the case `into` (a page's error watch). */
+function check(what, cond, detail, into) {
+  const c = into || current || newCase('checks outside any step');
+  c.checked++;
+  if (!cond) c.failures.push(what + (detail !== undefined ? ': ' + detail : ''));
 }
 function eq(what, got, want) {
   check(what, got === want, 'got ' + JSON.stringify(got) + ', want ' + JSON.stringify(want));
+}
+
+async function step(name, fn) {
+  const c = newCase(name);
+  if (aborted) {
+    c.skipped = 'not run: step "' + aborted + '" did not finish';
+    return;
+  }
+  current = c;
+  try {
+    await fn();
+  } catch (e) {
+    c.failures.push('aborted: ' + (e && e.stack ? e.stack : e));
+    aborted = name;
+  } finally {
+    current = null;
+  }
+}
+
+const failed = () => cases.filter((c) => !c.skipped && c.failures.length);
+
+/* The cases as JUnit XML in E2E_RESULTS (when set), for scripts/test.sh to count. */
+function writeResults() {
+  const file = process.env.E2E_RESULTS;
+  if (!file) return;
+  const esc = (s) => String(s).replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]|\x1b\[[0-9;]*m/g, '')
+    .replace(/[<>&"]/g, (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[ch]);
+  const skipped = cases.filter((c) => c.skipped).length;
+  const out = ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites>',
+    '  <testsuite name="test_dashboard.js" tests="' + cases.length + '" failures="' +
+    failed().length + '" skipped="' + skipped + '">'];
+  for (const c of cases) {
+    out.push('    <testcase classname="e2e.dashboard" name="' + esc(c.name) + '">');
+    if (c.skipped) out.push('      <skipped message="' + esc(c.skipped) + '"/>');
+    else if (c.failures.length) {
+      out.push('      <failure message="' + esc(c.failures[0].split('\n')[0]) + '">' +
+        esc(c.failures.join('\n')) + '</failure>');
+    }
+    out.push('    </testcase>');
+  }
+  out.push('  </testsuite>', '</testsuites>', '');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, out.join('\n'));
 }
 
 /* ---------- processes ---------- */
@@ -141,14 +199,18 @@ async function launch(chromium) {
   });
 }
 
-/* Every JavaScript error, console error and failed request on the page is a failure. */
-function watch(page, label) {
-  page.on('pageerror', (e) => check(label + ': no JavaScript error', false, e.message));
+/* Every JavaScript error, console error (but those matching `expected`) and failed request on
+ * the page is a failure of the page's own case. */
+function watch(page, label, expected) {
+  const c = newCase(label + ': no JavaScript error, console error or failed request');
+  page.on('pageerror', (e) => check(label + ': no JavaScript error', false, e.message, c));
   page.on('console', (m) => {
-    if (m.type() === 'error') check(label + ': no console error', false, m.text());
+    if (m.type() === 'error' && !(expected && expected.test(m.text()))) {
+      check(label + ': no console error', false, m.text(), c);
+    }
   });
   page.on('requestfailed', (r) => check(label + ': request ' + r.url() + ' succeeds', false,
-    r.failure() && r.failure().errorText));
+    r.failure() && r.failure().errorText, c));
 }
 
 async function loaded(page, atLeast) {
@@ -166,145 +228,171 @@ function rows(page) {
   })));
 }
 
+/* The dashboard as an administrator uses it, step by step, on one page. */
 async function dashboard(page, base, api) {
   const { summary, checks, crit, all } = api;
-  const resp = await page.goto(base + '/');
-  if (!resp || resp.status() !== 200) {
-    throw new Error('GET / answered ' + (resp && resp.status()) + ': vslint serve does not serve ' +
-      'the dashboard (web/assets.h: api_asset_find)');
-  }
-  eq('GET / content type', resp.headers()['content-type'], 'text/html; charset=utf-8');
-  await loaded(page);
 
-  // Tiles: the figures the API gives, as text on the page.
-  const sev = summary.findings.by_severity;
-  eq('critical tile', await page.textContent('#t-critical'), String(sev.critical));
-  eq('warning tile', await page.textContent('#t-warning'), String(sev.warning));
-  eq('info tile', await page.textContent('#t-info'), String(sev.info));
-  eq('new tile', await page.textContent('#t-new'), String(summary.findings.by_status.new));
-  eq('waived tile', await page.textContent('#t-waived'), String(summary.findings.by_status.waived));
-  eq('score tile', await page.textContent('#t-score'), String(summary.score));
-  check('some critical findings are planted', sev.critical > 0 && sev.warning > 0);
+  await step('GET / serves the dashboard', async () => {
+    const resp = await page.goto(base + '/');
+    if (!resp || resp.status() !== 200) {
+      throw new Error('GET / answered ' + (resp && resp.status()) + ': vslint serve does not ' +
+        'serve the dashboard (web/assets.h: api_asset_find)');
+    }
+    eq('GET / content type', resp.headers()['content-type'], 'text/html; charset=utf-8');
+    await loaded(page);
+  });
 
-  // vCenter status.
-  const vc = await page.$eval('#vcenters tbody tr[data-vcenter="lab"]', (tr) => tr.innerText);
-  check('vCenter "lab" is listed as ok', /\bok\b/.test(vc), vc);
-  check('vCenter "lab" shows its last poll time', /\d{4}-\d\d-\d\d \d\d:\d\d/.test(vc), vc);
+  await step('the tiles show the figures of the API', async () => {
+    const sev = summary.findings.by_severity;
+    eq('critical tile', await page.textContent('#t-critical'), String(sev.critical));
+    eq('warning tile', await page.textContent('#t-warning'), String(sev.warning));
+    eq('info tile', await page.textContent('#t-info'), String(sev.info));
+    eq('new tile', await page.textContent('#t-new'), String(summary.findings.by_status.new));
+    eq('waived tile', await page.textContent('#t-waived'),
+      String(summary.findings.by_status.waived));
+    eq('score tile', await page.textContent('#t-score'), String(summary.score));
+    check('some critical findings are planted', sev.critical > 0 && sev.warning > 0);
+  });
 
-  // The planted findings, unfiltered.
-  let r = await rows(page);
-  eq('rows shown without filter', r.length, Math.min(all.total, 100));
-  eq('count heading', (await page.textContent('#count')).trim(), '(' + all.total + ')');
-  const crowded = r.find((x) => x.object === 'ds-crowded');
-  check('ds-crowded is listed', !!crowded, JSON.stringify(r.map((x) => x.object)));
-  if (crowded) {
-    eq('ds-crowded check', crowded.check, 'vms-per-datastore');
-    eq('ds-crowded severity', crowded.severity, 'warning');
-  }
-  const fcrit = r.find((x) => x.object === 'ds-free-crit');
-  check('ds-free-crit is listed', !!fcrit);
-  if (fcrit) {
-    eq('ds-free-crit check', fcrit.check, 'datastore-free-space');
-    eq('ds-free-crit severity', fcrit.severity, 'critical');
-  }
-  check('the compliant twin ds-free-ok has no finding', !r.some((x) => x.object === 'ds-free-ok'));
+  await step('the vCenter is listed as ok with its last poll', async () => {
+    const vc = await page.$eval('#vcenters tbody tr[data-vcenter="lab"]', (tr) => tr.innerText);
+    check('vCenter "lab" is listed as ok', /\bok\b/.test(vc), vc);
+    check('vCenter "lab" shows its last poll time', /\d{4}-\d\d-\d\d \d\d:\d\d/.test(vc), vc);
+  });
 
-  // Datastore chart: bars coloured by the free-space thresholds, fullest first.
-  const bars = await page.$$eval('#ds-chart li', (lis) => lis.map((li) => {
-    const used = li.querySelector('.used');
-    return {
-      name: li.dataset.datastore, level: li.dataset.level,
-      colour: getComputedStyle(used).backgroundColor,
-      fill: used.getBoundingClientRect().width / li.querySelector('.track').getBoundingClientRect().width,
-    };
-  }));
-  const bar = (n) => bars.find((b) => b.name === n) || {};
-  eq('ds-free-crit bar level', bar('ds-free-crit').level, 'critical');
-  eq('ds-free-warn bar level', bar('ds-free-warn').level, 'warning');
-  eq('ds-free-ok bar level', bar('ds-free-ok').level, 'ok');
-  check('ds-free-crit bar is 92 % full', Math.abs((bar('ds-free-crit').fill || 0) - 0.92) < 0.01,
-    bar('ds-free-crit').fill);
-  const badge = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
-  eq('ds-free-crit bar has the critical colour', bar('ds-free-crit').colour, badge);
-  check('warning and ok bars differ in colour', bar('ds-free-warn').colour !== bar('ds-free-ok').colour &&
-    bar('ds-free-warn').colour !== badge);
-  const fullest = bars.length ? bars[0].name : '';
-  eq('the fullest datastore comes first', fullest, 'ds-free-snaprisk');
+  await step('the planted findings are listed and the compliant twin is not', async () => {
+    const r = await rows(page);
+    eq('rows shown without filter', r.length, Math.min(all.total, 100));
+    eq('count heading', (await page.textContent('#count')).trim(), '(' + all.total + ')');
+    const crowded = r.find((x) => x.object === 'ds-crowded');
+    check('ds-crowded is listed', !!crowded, JSON.stringify(r.map((x) => x.object)));
+    if (crowded) {
+      eq('ds-crowded check', crowded.check, 'vms-per-datastore');
+      eq('ds-crowded severity', crowded.severity, 'warning');
+    }
+    const fcrit = r.find((x) => x.object === 'ds-free-crit');
+    check('ds-free-crit is listed', !!fcrit);
+    if (fcrit) {
+      eq('ds-free-crit check', fcrit.check, 'datastore-free-space');
+      eq('ds-free-crit severity', fcrit.severity, 'critical');
+    }
+    check('the compliant twin ds-free-ok has no finding',
+      !r.some((x) => x.object === 'ds-free-ok'));
+  });
 
-  // Filter: severity critical, chosen in the form.
-  await page.selectOption('#f-severity', 'critical');
-  await page.waitForFunction((n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
-    crit.total, { timeout: 15000 }).catch(() => {});
-  r = await rows(page);
-  eq('rows after severity=critical', r.length, crit.total);
-  check('only critical rows after the filter', r.every((x) => x.severity === 'critical'),
-    JSON.stringify(r.map((x) => x.severity)));
-  check('the planted warning ds-crowded is gone', !r.some((x) => x.object === 'ds-crowded'));
-  check('ds-free-crit is still there', r.some((x) => x.object === 'ds-free-crit'));
-  check('the filter is in the URL', page.url().includes('severity=critical'), page.url());
+  await step('the datastore chart colours bars by free space, fullest first', async () => {
+    const bars = await page.$$eval('#ds-chart li', (lis) => lis.map((li) => {
+      const used = li.querySelector('.used');
+      return {
+        name: li.dataset.datastore, level: li.dataset.level,
+        colour: getComputedStyle(used).backgroundColor,
+        fill: used.getBoundingClientRect().width /
+          li.querySelector('.track').getBoundingClientRect().width,
+      };
+    }));
+    const bar = (n) => bars.find((b) => b.name === n) || {};
+    eq('ds-free-crit bar level', bar('ds-free-crit').level, 'critical');
+    eq('ds-free-warn bar level', bar('ds-free-warn').level, 'warning');
+    eq('ds-free-ok bar level', bar('ds-free-ok').level, 'ok');
+    check('ds-free-crit bar is 92 % full',
+      Math.abs((bar('ds-free-crit').fill || 0) - 0.92) < 0.01, bar('ds-free-crit').fill);
+    const badge = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
+    eq('ds-free-crit bar has the critical colour', bar('ds-free-crit').colour, badge);
+    check('warning and ok bars differ in colour',
+      bar('ds-free-warn').colour !== bar('ds-free-ok').colour &&
+      bar('ds-free-warn').colour !== badge);
+    const fullest = bars.length ? bars[0].name : '';
+    eq('the fullest datastore comes first', fullest, 'ds-free-snaprisk');
+  });
 
-  // Expand ds-free-crit with the keyboard and read its remediation.
-  const btn = page.locator('#findings tbody tr.finding', { hasText: 'ds-free-crit' }).locator('button.expand');
-  await btn.focus();
-  await page.keyboard.press('Enter');
-  eq('expand button says expanded', await btn.getAttribute('aria-expanded'), 'true');
-  const detailId = await btn.getAttribute('aria-controls');
-  const detail = page.locator('#' + detailId);
-  check('details row is visible', await detail.isVisible());
-  const remediation = checks.checks.find((c) => c.id === 'datastore-free-space').remediation;
-  const shown = (await detail.locator('pre.remediation').innerText()).replace(/\s+/g, ' ').trim();
-  eq('remediation shown for ds-free-crit', shown, remediation.replace(/\s+/g, ' ').trim());
-  const dtext = await detail.innerText();
-  check('rationale shown', dtext.includes(checks.checks.find((c) => c.id === 'datastore-free-space')
-    .rationale.slice(0, 40)));
-  check('evidence shown', /free_pct/.test(dtext), dtext.slice(0, 300));
+  await step('the severity filter shows the critical findings only', async () => {
+    await page.selectOption('#f-severity', 'critical');
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
+      crit.total, { timeout: 15000 }).catch(() => {});
+    const r = await rows(page);
+    eq('rows after severity=critical', r.length, crit.total);
+    check('only critical rows after the filter', r.every((x) => x.severity === 'critical'),
+      JSON.stringify(r.map((x) => x.severity)));
+    check('the planted warning ds-crowded is gone', !r.some((x) => x.object === 'ds-crowded'));
+    check('ds-free-crit is still there', r.some((x) => x.object === 'ds-free-crit'));
+    check('the filter is in the URL', page.url().includes('severity=critical'), page.url());
+  });
 
-  await page.screenshot({ path: SHOT, fullPage: true });
-  console.log('screenshot: ' + SHOT);
+  await step('a finding opened with the keyboard shows remediation, rationale and evidence',
+    async () => {
+      const btn = page.locator('#findings tbody tr.finding', { hasText: 'ds-free-crit' })
+        .locator('button.expand');
+      await btn.focus();
+      await page.keyboard.press('Enter');
+      eq('expand button says expanded', await btn.getAttribute('aria-expanded'), 'true');
+      const detailId = await btn.getAttribute('aria-controls');
+      const detail = page.locator('#' + detailId);
+      check('details row is visible', await detail.isVisible());
+      const dfs = checks.checks.find((c) => c.id === 'datastore-free-space');
+      const shown = (await detail.locator('pre.remediation').innerText()).replace(/\s+/g, ' ')
+        .trim();
+      eq('remediation shown for ds-free-crit', shown, dfs.remediation.replace(/\s+/g, ' ')
+        .trim());
+      const dtext = await detail.innerText();
+      check('rationale shown', dtext.includes(dfs.rationale.slice(0, 40)));
+      check('evidence shown', /free_pct/.test(dtext), dtext.slice(0, 300));
 
-  // Object search (with the severity filter cleared).
-  await page.selectOption('#f-severity', '');
-  await page.fill('#f-object', 'crowd');
-  await page.waitForFunction(() => {
-    const t = document.querySelectorAll('#findings tbody tr.finding');
-    return t.length === 1 && t[0].innerText.includes('ds-crowded');
-  }, null, { timeout: 15000 }).catch(() => {});
-  r = await rows(page);
-  eq('object search "crowd"', JSON.stringify(r.map((x) => x.object)), '["ds-crowded"]');
-  await page.click('#filters button[type="reset"]');
+      await page.screenshot({ path: SHOT, fullPage: true });
+      console.log('screenshot: ' + SHOT);
+    });
 
-  // "Poll now" needs the token: the page asks for it, refuses a wrong one, accepts the right one.
-  await page.click('#poll-now');
-  await page.waitForSelector('#token-form:not([hidden])', { timeout: 10000 }).catch(() => {});
-  check('the token field appears after a 401', await page.isVisible('#token'));
-  await page.fill('#token', 'not-the-token');
-  await page.click('#token-form button[type="submit"]');
-  await loaded(page, 2);
-  await page.click('#poll-now');
-  await page.waitForFunction(() => /rejected/.test(document.getElementById('status').textContent),
-    null, { timeout: 10000 }).catch(() => {});
-  check('a wrong token is reported', /rejected/.test(await page.textContent('#status')),
-    await page.textContent('#status'));
-  await page.fill('#token', api.token);
-  await page.click('#token-form button[type="submit"]');
-  await page.click('#poll-now');
-  await page.waitForFunction(() => /Poll queued/.test(document.getElementById('status').textContent),
-    null, { timeout: 10000 }).catch(() => {});
-  const banner = await page.textContent('#status');
-  check('poll accepted with the token', /Poll queued for lab/.test(banner), banner);
+  await step('the object search finds ds-crowded', async () => {
+    await page.selectOption('#f-severity', '');
+    await page.fill('#f-object', 'crowd');
+    await page.waitForFunction(() => {
+      const t = document.querySelectorAll('#findings tbody tr.finding');
+      return t.length === 1 && t[0].innerText.includes('ds-crowded');
+    }, null, { timeout: 15000 }).catch(() => {});
+    const r = await rows(page);
+    eq('object search "crowd"', JSON.stringify(r.map((x) => x.object)), '["ds-crowded"]');
+    await page.click('#filters button[type="reset"]');
+  });
+
+  await step('"Poll now" asks for the token, refuses a wrong one, accepts the right one',
+    async () => {
+      await page.click('#poll-now');
+      await page.waitForSelector('#token-form:not([hidden])', { timeout: 10000 })
+        .catch(() => {});
+      check('the token field appears after a 401', await page.isVisible('#token'));
+      await page.fill('#token', 'not-the-token');
+      await page.click('#token-form button[type="submit"]');
+      await loaded(page, 2);
+      await page.click('#poll-now');
+      await page.waitForFunction(
+        () => /rejected/.test(document.getElementById('status').textContent),
+        null, { timeout: 10000 }).catch(() => {});
+      check('a wrong token is reported', /rejected/.test(await page.textContent('#status')),
+        await page.textContent('#status'));
+      await page.fill('#token', api.token);
+      await page.click('#token-form button[type="submit"]');
+      await page.click('#poll-now');
+      await page.waitForFunction(
+        () => /Poll queued/.test(document.getElementById('status').textContent),
+        null, { timeout: 10000 }).catch(() => {});
+      const banner = await page.textContent('#status');
+      check('poll accepted with the token', /Poll queued for lab/.test(banner), banner);
+    });
 }
 
 async function narrow(ctx, base) {
   const page = await ctx.newPage();
   watch(page, 'narrow');
-  await page.setViewportSize({ width: 390, height: 800 });
-  await page.goto(base + '/');
-  await loaded(page);
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  check('no sideways scrolling at 390 px', width <= 390, width + ' px wide');
-  const shot = SHOT.replace(/\.png$/, '-narrow.png');
-  await page.screenshot({ path: shot, fullPage: false });
-  console.log('screenshot: ' + shot);
+  await step('at 390 px wide the page does not scroll sideways', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(base + '/');
+    await loaded(page);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check('no sideways scrolling at 390 px', width <= 390, width + ' px wide');
+    const shot = SHOT.replace(/\.png$/, '-narrow.png');
+    await page.screenshot({ path: shot, fullPage: false });
+    console.log('screenshot: ' + shot);
+  });
   await page.close();
 }
 
@@ -312,88 +400,110 @@ async function narrow(ctx, base) {
  * and then shows the findings. */
 async function authAll(ctx, base, token, total) {
   const page = await ctx.newPage();
-  watch(page, 'auth=all');
-  page.removeAllListeners('console'); // the 401s it provokes are logged by Chromium as errors
-  const resp = await page.goto(base + '/');
-  eq('auth=all: the page loads without a token', resp && resp.status(), 200);
-  await page.waitForSelector('#token-form:not([hidden])', { timeout: 15000 }).catch(() => {});
-  check('auth=all: the token field appears', await page.isVisible('#token'));
-  await page.fill('#token', token);
-  await page.click('#token-form button[type="submit"]');
-  await page.waitForFunction((n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
-    Math.min(total, 100), { timeout: 15000 }).catch(() => {});
-  eq('auth=all: findings shown after the token', (await rows(page)).length, Math.min(total, 100));
+  // The 401s it provokes are logged by Chromium as console errors.
+  watch(page, 'auth=all', /./);
+  await step('with auth = all the page asks for the token, then shows the findings', async () => {
+    const resp = await page.goto(base + '/');
+    eq('auth=all: the page loads without a token', resp && resp.status(), 200);
+    await page.waitForSelector('#token-form:not([hidden])', { timeout: 15000 }).catch(() => {});
+    check('auth=all: the token field appears', await page.isVisible('#token'));
+    await page.fill('#token', token);
+    await page.click('#token-form button[type="submit"]');
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
+      Math.min(total, 100), { timeout: 15000 }).catch(() => {});
+    eq('auth=all: findings shown after the token', (await rows(page)).length,
+      Math.min(total, 100));
+  });
   await page.close();
 }
 
 async function main() {
-  const watchdog = setTimeout(() => {
-    console.error('e2e: gave up after ' + DEADLINE_MS / 1000 + ' s');
-    cleanup().then(() => process.exit(1));
-  }, DEADLINE_MS);
-  const { chromium } = loadPlaywright();
-  const sim = await startSim();
-  const token = crypto.randomBytes(24).toString('hex');
-  const tokenFile = writeFile('token', token + '\n', 0o600);
-  const pw = writeFile('password', 'vslint-secret\n', 0o600);
-  const config = (port, extra) => [
-    '[database]', 'path = ' + path.join(work, 'vslint.db'), '',
-    '[vcenter lab]', 'url = ' + sim.url, 'user = vslint', 'password_file = ' + pw,
-    'interval = 300', '',
-    '[server]', 'listen = 127.0.0.1:' + port, 'token_file = ' + tokenFile, extra || '', ''].join('\n');
-
-  const conf = writeFile('vslint.conf', config(await freePort()));
-  const serve = await startServe('serve', conf);
-  const api = {
-    token,
-    summary: await getJSON(serve.base, '/api/v1/summary'),
-    checks: await getJSON(serve.base, '/api/v1/checks'),
-    crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
-    all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
-  };
-  const ctx = await launch(chromium);
+  let sim, token, config, serve, api, ctx;
+  await step('the simulator, vslint serve and Chromium start', async () => {
+    const { chromium } = loadPlaywright();
+    sim = await startSim();
+    token = crypto.randomBytes(24).toString('hex');
+    const tokenFile = writeFile('token', token + '\n', 0o600);
+    const pw = writeFile('password', 'vslint-secret\n', 0o600);
+    config = (port, extra) => [
+      '[database]', 'path = ' + path.join(work, 'vslint.db'), '',
+      '[vcenter lab]', 'url = ' + sim.url, 'user = vslint', 'password_file = ' + pw,
+      'interval = 300', '',
+      '[server]', 'listen = 127.0.0.1:' + port, 'token_file = ' + tokenFile, extra || '', '']
+      .join('\n');
+    const conf = writeFile('vslint.conf', config(await freePort()));
+    serve = await startServe('serve', conf);
+    api = {
+      token,
+      summary: await getJSON(serve.base, '/api/v1/summary'),
+      checks: await getJSON(serve.base, '/api/v1/checks'),
+      crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
+      all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
+    };
+    ctx = await launch(chromium);
+  });
+  if (!ctx) return;
   try {
     const page = await ctx.newPage();
-    watch(page, 'dashboard');
     // The 401s of "poll now" are expected here; Chromium logs each as a console error.
-    page.removeAllListeners('console');
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !/401/.test(m.text())) check('dashboard: no console error', false, m.text());
-    });
+    watch(page, 'dashboard', /401/);
     await dashboard(page, serve.base, api);
     await page.close();
     await narrow(ctx, serve.base);
 
-    eq('vslint serve exits 0 on SIGTERM', await stop(serve.proc), 0);
-    const confAll = writeFile('vslint-all.conf', config(await freePort(), 'auth = all'));
-    const serveAll = await startServe('serve-all', confAll, token);
-    await authAll(ctx, serveAll.base, token, api.all.total);
-    await stop(serveAll.proc);
+    await step('vslint serve exits 0 on SIGTERM', async () => {
+      eq('vslint serve exits 0 on SIGTERM', await stop(serve.proc), 0);
+    });
+    let serveAll;
+    await step('vslint serve with auth = all starts', async () => {
+      const confAll = writeFile('vslint-all.conf', config(await freePort(), 'auth = all'));
+      serveAll = await startServe('serve-all', confAll, token);
+    });
+    if (serveAll) {
+      await authAll(ctx, serveAll.base, token, api.all.total);
+      await stop(serveAll.proc);
+    }
   } finally {
     await ctx.close();
   }
-  clearTimeout(watchdog);
 }
 
 async function cleanup() {
   for (const p of children) await stop(p, 5000);
-  if (!failures.length && !process.env.E2E_KEEP) fs.rmSync(work, { recursive: true, force: true });
+  if (!failed().length && !process.env.E2E_KEEP) fs.rmSync(work, { recursive: true, force: true });
 }
 
-main().then(async () => {
-  await cleanup();
-  if (failures.length) {
-    console.log('e2e dashboard: ' + failures.length + ' of ' + checked + ' checks failed:');
-    for (const f of failures) console.log('  ' + f);
+/* Writes the results, prints the failed cases and exits. */
+function finish() {
+  writeResults();
+  const bad = failed();
+  const checked = cases.reduce((n, c) => n + c.checked, 0);
+  if (bad.length) {
+    console.log('e2e dashboard: ' + bad.length + ' of ' + cases.length + ' cases failed:');
+    for (const c of bad) {
+      console.log('  ' + c.name + ':');
+      for (const f of c.failures) console.log('    ' + f);
+    }
     console.log('work directory kept: ' + work);
     process.exit(1);
   }
-  console.log('e2e dashboard: ' + checked + ' checks passed');
-}, async (e) => {
-  console.error('e2e dashboard: ' + (e && e.stack ? e.stack : e));
-  for (const f of failures) console.log('  ' + f);
-  failures.push('aborted');
+  console.log('e2e dashboard: ' + cases.length + ' cases (' + checked + ' checks) passed');
+}
+
+const watchdog = setTimeout(() => {
+  (current || newCase('the test finishes in time')).failures.push(
+    'gave up after ' + DEADLINE_MS / 1000 + ' s');
+  cleanup().then(finish);
+}, DEADLINE_MS);
+
+main().then(async () => {
+  clearTimeout(watchdog);
   await cleanup();
-  console.log('work directory kept: ' + work);
-  process.exit(1);
+  finish();
+}, async (e) => {
+  clearTimeout(watchdog);
+  newCase('the test runs to its end').failures.push(e && e.stack ? e.stack : String(e));
+  await cleanup();
+  finish();
 });

@@ -1,6 +1,9 @@
 /* A main() for the fuzz targets without libFuzzer: runs LLVMFuzzerTestOneInput over every file
  * named on the command line or found in a named directory, so every build replays the seed
- * corpora and the saved crashes (meson suite "unit"). A target that crashes fails the test. */
+ * corpora and the saved crashes (meson suite "unit"). A target that crashes fails the test.
+ * With --junit FILE, each input replayed is a passed case of a JUnit report written at the end:
+ * a crash leaves no report (the test runner counts that as a failure) and the input's name as
+ * the last "replay:" line on stdout. */
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +15,32 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_INPUT_SIZE (16u << 20)
+
+static FILE *junit;        /* the report being written (FILE.tmp until the end), or NULL */
+static const char *target; /* the report's suite: this program's name */
+
+static void xml_attr(const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':
+            fputs("&amp;", junit);
+            break;
+        case '<':
+            fputs("&lt;", junit);
+            break;
+        case '>':
+            fputs("&gt;", junit);
+            break;
+        case '"':
+            fputs("&quot;", junit);
+            break;
+        default:
+            if ((unsigned char)*s >= 0x20)
+                fputc(*s, junit);
+        }
+    }
+}
 
 static int run_file(const char *path)
 {
@@ -35,8 +64,18 @@ static int run_file(const char *path)
         goto fail;
     }
     fclose(f);
+    printf("replay: %s\n", path);
+    fflush(stdout);
     LLVMFuzzerTestOneInput(data, len);
     free(data);
+    if (junit) {
+        const char *name = strrchr(path, '/');
+        fputs("    <testcase classname=\"", junit);
+        xml_attr(target);
+        fputs("\" name=\"", junit);
+        xml_attr(name ? name + 1 : path);
+        fputs("\"/>\n", junit);
+    }
     return 0;
 fail:
     if (f)
@@ -87,11 +126,44 @@ static int run_dir(const char *dir)
     return ran;
 }
 
+/* Opens FILE.tmp for the report; junit_close() renames it to FILE once every input ran. */
+static int junit_open(const char *file, char *tmp, size_t size)
+{
+    if ((size_t)snprintf(tmp, size, "%s.tmp", file) >= size || !(junit = fopen(tmp, "w"))) {
+        perror(file);
+        return -1;
+    }
+    fprintf(junit,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
+    xml_attr(target);
+    fputs("\">\n", junit);
+    return 0;
+}
+
+static int junit_close(const char *file, const char *tmp)
+{
+    fputs("  </testsuite>\n</testsuites>\n", junit);
+    if (fclose(junit) != 0 || rename(tmp, file) < 0) {
+        perror(file);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int total = 0;
+    const char *report = NULL;
+    char tmp[4096];
+    int total = 0, first = 1;
 
-    for (int i = 1; i < argc; i++) {
+    target = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (argc > 2 && !strcmp(argv[1], "--junit")) {
+        report = argv[2];
+        first = 3;
+        if (junit_open(report, tmp, sizeof(tmp)) < 0)
+            return 1;
+    }
+    for (int i = first; i < argc; i++) {
         struct stat st;
         int ran;
         if (stat(argv[i], &st) < 0) {
@@ -104,6 +176,8 @@ int main(int argc, char **argv)
         total += ran;
     }
     printf("%d inputs replayed\n", total);
+    if (report && junit_close(report, tmp) < 0)
+        return 1;
     /* No input at all means a wrong path, not a pass. */
     return total > 0 ? 0 : 1;
 }

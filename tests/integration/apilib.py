@@ -1,6 +1,7 @@
 """Helpers for the HTTP API tests: start `vslint serve` on a free port, wait for /readyz, make
 requests with urllib and (optionally) record every answer for the OpenAPI contract check.
 Standard library only."""
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,9 @@ import urllib.request
 from simlib import VSLINT
 
 TOKEN = 'test-token-0123456789abcdef'
+# The waiver the API tests configure: ds-size-small is a lab tier.
+WAIVER = ('\n[waiver]\ncheck = datastore-size\nobject = ds-size-small\n'
+          'reason = lab tier\nexpires = 2099-12-31\n')
 
 
 def free_port():
@@ -54,6 +58,7 @@ class Serve:
     """A running `vslint serve -c conf`; its stderr goes to a log file in the workspace."""
 
     def __init__(self, conf, port, workdir, record=None, tls=False):
+        self.conf = conf
         self.port = port
         self.base = '%s://127.0.0.1:%d' % ('https' if tls else 'http', port)
         self.ctx = None
@@ -162,3 +167,24 @@ class Serve:
                 return 'killed after %d s' % timeout
         self.log.close()
         return self.proc.returncode
+
+
+@contextlib.contextmanager
+def serving(ws, vcenters, extra='', auth_all=False, tls=None, record=None, ready=True):
+    """`vslint serve` of vcenters (sections for ws.write_config) with a token file on a free
+    port, [server] tls_cert and tls_key from tls (a pair of paths) and extra appended. Yields
+    the Serve once /readyz answers 200 (with ready=False, once /healthz does); SIGTERM after."""
+    port = free_port()
+    server = server_section(port, write_token(ws), auth_all=auth_all)
+    if tls:
+        server += 'tls_cert = %s\ntls_key = %s\n' % tls
+    srv = Serve(ws.write_config(vcenters, extra=server + extra), port, ws.dir, record=record,
+                tls=bool(tls))
+    try:
+        if ready:
+            srv.wait_ready(token=TOKEN if auth_all else None)
+        else:
+            srv.wait_up()
+        yield srv
+    finally:
+        srv.stop()

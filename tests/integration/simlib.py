@@ -1,8 +1,11 @@
 """Helpers for integration tests: start the vCenter simulator harness, write a vslint
-configuration, run the vslint binary. Standard library only."""
+configuration, run the vslint binary, poll an estate. Standard library only; conftest.py makes
+fixtures of them."""
+import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 
@@ -69,8 +72,10 @@ class Workspace:
         os.chmod(path, 0o600)
         return path
 
-    def write_config(self, vcenters, extra=''):
-        """vcenters: list of dicts with name, url and any other keys of [vcenter NAME]."""
+    def write_config(self, vcenters, extra='', name='vslint.conf'):
+        """vcenters: list of dicts with name, url and any other keys of [vcenter NAME]; the
+        file is the workspace's configuration (self.conf) unless another name is given."""
+        path = os.path.join(self.dir, name)
         lines = ['[database]', 'path = %s' % self.db, '']
         for vc in vcenters:
             lines.append('[vcenter %s]' % vc['name'])
@@ -78,9 +83,9 @@ class Workspace:
                 if k != 'name':
                     lines.append('%s = %s' % (k, v))
             lines.append('')
-        with open(self.conf, 'w') as f:
+        with open(path, 'w') as f:
             f.write('\n'.join(lines) + extra)
-        return self.conf
+        return path
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -94,31 +99,55 @@ def vslint(*args, env=None, timeout=600):
                           timeout=timeout, env=full_env)
 
 
-class Failures:
-    """Collects mismatches so one run reports all of them, then fails once."""
+def run_ok(*args, **kw):
+    """vslint ARGS, which must exit 0; the finished process."""
+    res = vslint(*args, **kw)
+    assert res.returncode == 0, 'vslint %s: exit status %d: %s' % (
+        args[0], res.returncode, res.stderr.strip()[-500:])
+    return res
 
-    def __init__(self, name):
-        self.name = name
-        self.items = []
-        self.checked = 0
 
-    def eq(self, what, got, want):
-        self.checked += 1
-        if got != want:
-            self.items.append('%s: got %r, want %r' % (what, got, want))
+def vcenter(ws, url, name='lab', **keys):
+    """A [vcenter NAME] section for Workspace.write_config: the URL, the simulator's user and a
+    password file in ws, and any other keys."""
+    return dict(name=name, url=url, user=USER, password_file=ws.password_file(), **keys)
 
-    def true(self, what, cond):
-        self.checked += 1
-        if not cond:
-            self.items.append(what)
 
-    def finish(self):
-        if self.items:
-            print('%s: %d of %d checks failed:' % (self.name, len(self.items), self.checked))
-            for i in self.items[:200]:
-                print('  ' + i)
-            raise SystemExit(1)
-        print('%s: %d checks passed' % (self.name, self.checked))
+class Estate:
+    """One vCenter of a running simulator, configured in a workspace with the right password:
+    the vslint commands a test runs on it."""
+
+    def __init__(self, sim, ws, name='lab'):
+        self.sim = sim
+        self.ws = ws
+        self.vc = vcenter(ws, sim.url, name)
+        self.conf = ws.write_config([self.vc])
+
+    def config(self, extra, name='extra.conf'):
+        """Another configuration of the same vCenter and database, with extra appended."""
+        return self.ws.write_config([self.vc], extra, name=name)
+
+    def check(self, *extra, conf=None):
+        """`vslint check --format json --fail-on never` (plus extra), which must exit 0: the
+        findings."""
+        res = run_ok('check', '-c', conf or self.conf, '--format', 'json', '--fail-on', 'never',
+                     *extra)
+        return json.loads(res.stdout)['findings']
+
+    def inventory(self):
+        """`vslint inventory --format json`: the stored inventory."""
+        return json.loads(run_ok('inventory', '-c', self.conf, '--format', 'json').stdout)
+
+    def copy(self, ws):
+        """The same vCenter over a copy of this estate's database in ws, for a test that writes
+        to it (another configuration's `check --offline` records history)."""
+        src, dst = sqlite3.connect(self.ws.db), sqlite3.connect(ws.db)
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
+        return Estate(self.sim, ws, self.vc['name'])
 
 
 class VimClient:
@@ -178,21 +207,6 @@ class VimClient:
         return self.wait_task(task)
 
 
-def run_check(f, what, conf, *extra):
-    """`vslint check --format json --fail-on never` (plus extra); its findings, or [] after
-    recording in f why there are none (exit status, JSON)."""
-    import json
-    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never', *extra)
-    f.eq('%s: exit status (%s)' % (what, res.stderr.strip()[-500:]), res.returncode, 0)
-    if res.returncode != 0:
-        return []
-    try:
-        return json.loads(res.stdout)['findings']
-    except (ValueError, KeyError) as e:
-        f.true('%s: JSON output: %s: %r' % (what, e, res.stdout[:300]), False)
-        return []
-
-
 def display_name(x):
     """A finding's object as a human names it: a part of a host (a LUN, a vmknic, an adapter,
     which has no moref of its own) is "HOST PART"."""
@@ -205,3 +219,34 @@ def display_name(x):
 def of(findings, check):
     """The findings of one check, by display_name()."""
     return {display_name(x): x for x in findings if x['check'] == check}
+
+
+def finding(findings, check, name):
+    """The finding of check on the object name, which must be there."""
+    x = of(findings, check).get(name)
+    assert x is not None, '%s not flagged by %s' % (name, check)
+    return x
+
+
+def silent(findings, check, name):
+    """Asserts that check did not flag the object name (a compliant twin)."""
+    x = of(findings, check).get(name)
+    assert x is None, 'compliant %s flagged: %s' % (name, x['message'])
+
+
+def evidence_has(findings, check, name, want):
+    """Asserts that the evidence of check's finding on name holds want's keys and values."""
+    e = finding(findings, check, name)['evidence']
+    assert {k: e.get(k) for k in want} == want
+
+
+def rows_of(table):
+    """The rows of a {check: {object name: want}} table as (check, name, want), or of a
+    {check: [object names]} table as (check, name): for pytest.mark.parametrize."""
+    return [(check, name, v[name]) if isinstance(v, dict) else (check, name)
+            for check, v in table.items() for name in v]
+
+
+def ids_of(rows):
+    """"check:object" names of rows_of()'s rows, so a failing case names what it is about."""
+    return ['%s:%s' % r[:2] for r in rows]

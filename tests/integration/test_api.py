@@ -1,30 +1,41 @@
-#!/usr/bin/env python3
 """`vslint serve` over real HTTP against the simulator's violations estate: every endpoint,
 the findings filters, walking `next` to the end (every finding exactly once), ETag and 304,
 the bearer token, JSON errors for bad parameters, unknown routes and wrong methods, a 413 for
 a big body, /metrics accepted by promtool, the inventory pages, SIGHUP reloading a [check]
 setting (and refusing a broken file), and SIGTERM exiting 0."""
 import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, USER  # noqa: E402
-from apilib import Serve, TOKEN, free_port, server_section, write_token  # noqa: E402
+import pytest
+
+from apilib import TOKEN, WAIVER, serving
+from simlib import run_ok, vcenter
+
+@pytest.fixture(scope='module')
+def srv(violations_sim, module_workspace):
+    """vslint serve of the violations estate (one waiver, a token file), once polled. What the
+    first poll left is read at once, before any test asks for another poll."""
+    with serving(module_workspace, [vcenter(module_workspace, violations_sim.url)], WAIVER) as s:
+        s.first = s.get('/api/v1/findings?limit=1000').json()
+        s.first_new = s.get('/api/v1/findings?status=new').json()
+        yield s
 
 
-def walk(srv, first, key, f, what):
-    """Follows next links; returns every item and the pages' totals."""
+@pytest.fixture(scope='module')
+def allf(srv):
+    """Every finding after the first poll."""
+    return srv.first['findings']
+
+
+def walk(srv, first, key):
+    """Follows next links; returns every item, the pages' totals and the number of pages."""
     items, totals, url, pages = [], set(), first, 0
     while url and pages < 200:
         a = srv.get(url)
-        f.eq('%s page %s status' % (what, url), a.status, 200)
-        if a.status != 200:
-            break
+        assert a.status == 200, 'page %s' % url
         d = a.json()
         items += d[key]
         totals.add(d['total'])
@@ -33,261 +44,341 @@ def walk(srv, first, key, f, what):
     return items, totals, pages
 
 
-def findings_checks(srv, f):
-    base = srv.get('/api/v1/findings?limit=1000').json()
-    allf = base['findings']
-    f.true('violations estate has findings', len(allf) > 10)
-    f.eq('total = findings on one page', base['total'], len(allf))
-    f.true('no next on the only page', 'next' not in base)
-    # Critical first.
+def fingerprints(findings):
+    return sorted(x['fingerprint'] for x in findings)
+
+
+def test_healthz(srv):
+    assert srv.get('/healthz').json() == {'status': 'ok'}
+
+
+def test_readyz_once_polled(srv):
+    assert srv.get('/readyz').status == 200
+
+
+# ---- findings -------------------------------------------------------------------------------
+
+def test_findings_on_one_page(srv, allf):
+    assert len(allf) > 10, 'the violations estate has findings'
+    assert srv.first['total'] == len(allf)
+    assert 'next' not in srv.first, 'a next link on the only page'
+
+
+def test_findings_critical_first(allf):
     order = {'critical': 0, 'warning': 1, 'info': 2}
     sev = [order[x['severity']] for x in allf]
-    f.eq('findings are ordered critical first', sev, sorted(sev))
+    assert sev == sorted(sev)
 
-    # Walk small pages: every finding exactly once, total steady.
-    items, totals, pages = walk(srv, '/api/v1/findings?limit=7', 'findings', f, 'limit=7')
+
+def test_walk_small_pages(srv, allf):
+    """Every finding exactly once, the total steady."""
+    items, totals, pages = walk(srv, '/api/v1/findings?limit=7', 'findings')
     fps = [x['fingerprint'] for x in items]
-    f.eq('walk: every finding once', sorted(fps), sorted(x['fingerprint'] for x in allf))
-    f.eq('walk: no duplicates', len(fps), len(set(fps)))
-    f.eq('walk: total on every page', totals, {len(allf)})
-    f.eq('walk: pages', pages, (len(allf) + 6) // 7)
+    assert sorted(fps) == fingerprints(allf)
+    assert len(fps) == len(set(fps)), 'duplicates'
+    assert totals == {len(allf)}
+    assert pages == (len(allf) + 6) // 7
 
-    # Filters compose with paging and keep the filter in next.
-    items, totals, _ = walk(srv, '/api/v1/findings?severity=critical&limit=3', 'findings', f,
-                            'critical')
-    want = sorted(x['fingerprint'] for x in allf if x['severity'] == 'critical')
-    f.eq('severity=critical walk', sorted(x['fingerprint'] for x in items), want)
+
+def test_filter_keeps_to_its_pages(srv, allf):
+    """Filters compose with paging and keep the filter in next."""
+    items, _, _ = walk(srv, '/api/v1/findings?severity=critical&limit=3', 'findings')
+    assert fingerprints(items) == fingerprints(x for x in allf if x['severity'] == 'critical')
+
+
+def test_severity_means_that_level_and_above(srv, allf):
     a = srv.get('/api/v1/findings?severity=warning').json()['findings']
-    f.eq('severity=warning means warning and above',
-         sorted(x['fingerprint'] for x in a),
-         sorted(x['fingerprint'] for x in allf if x['severity'] in ('warning', 'critical')))
-    a = srv.get('/api/v1/findings?check=datastore-free-space').json()['findings']
-    f.true('check filter', a and all(x['check'] == 'datastore-free-space' for x in a))
-    f.eq('check filter count', len(a), len([x for x in allf if x['check'] == 'datastore-free-space']))
-    a = srv.get('/api/v1/findings?object=FREE-CRIT').json()['findings']
-    f.eq('object substring, case-insensitive', sorted({x['object']['name'] for x in a}),
-         ['ds-free-crit'])
-    a = srv.get('/api/v1/findings?vcenter=lab').json()
-    f.eq('vcenter=lab total', a['total'], len(allf))
-    a = srv.get('/api/v1/findings?vcenter=other').json()
-    f.eq('vcenter=other total', a['total'], 0)
-    a = srv.get('/api/v1/findings?status=new').json()
-    f.eq('every unwaived finding is new after the first poll', a['total'],
-         len([x for x in allf if x['status'] != 'waived']))
-    a = srv.get('/api/v1/findings?status=waived').json()
-    f.eq('waived: the configured waiver', [x['object']['name'] for x in a['findings']],
-         ['ds-size-small'])
-    f.true('waived shows the reason', a['findings'] and
-           a['findings'][0]['waiver']['reason'] == 'lab tier')
+    assert fingerprints(a) == fingerprints(x for x in allf
+                                           if x['severity'] in ('warning', 'critical'))
 
-    # One finding.
+
+def test_check_filter(srv, allf):
+    a = srv.get('/api/v1/findings?check=datastore-free-space').json()['findings']
+    assert a and all(x['check'] == 'datastore-free-space' for x in a)
+    assert len(a) == len([x for x in allf if x['check'] == 'datastore-free-space'])
+
+
+def test_object_filter(srv):
+    """A substring of the name, case-insensitive."""
+    a = srv.get('/api/v1/findings?object=FREE-CRIT').json()['findings']
+    assert sorted({x['object']['name'] for x in a}) == ['ds-free-crit']
+
+
+def test_vcenter_filter(srv, allf):
+    assert srv.get('/api/v1/findings?vcenter=lab').json()['total'] == len(allf)
+    assert srv.get('/api/v1/findings?vcenter=other').json()['total'] == 0
+
+
+def test_status_new_after_first_poll(srv, allf):
+    """Every unwaived finding is new after the first poll."""
+    assert srv.first_new['total'] == len([x for x in allf if x['status'] != 'waived'])
+
+
+def test_status_waived(srv):
+    a = srv.get('/api/v1/findings?status=waived').json()
+    assert [x['object']['name'] for x in a['findings']] == ['ds-size-small']
+    assert a['findings'] and a['findings'][0]['waiver']['reason'] == 'lab tier'
+
+
+def test_finding_by_fingerprint(srv, allf):
     one = allf[0]
     a = srv.get('/api/v1/findings/' + one['fingerprint'])
-    f.eq('finding by fingerprint', (a.status, a.json().get('fingerprint')), (200, one['fingerprint']))
-    a = srv.get('/api/v1/findings/ffffffffffffffff')
-    f.eq('unknown fingerprint', (a.status, a.json()['error']['code']), (404, 'not_found'))
+    assert (a.status, a.json().get('fingerprint')) == (200, one['fingerprint'])
 
-    # ETag / 304.
+
+def test_unknown_fingerprint(srv):
+    a = srv.get('/api/v1/findings/ffffffffffffffff')
+    assert (a.status, a.json()['error']['code']) == (404, 'not_found')
+
+
+def test_etag_304(srv):
     a = srv.get('/api/v1/findings?severity=critical')
     etag = a.headers.get('etag')
-    f.true('findings carry an ETag', bool(etag))
+    assert etag, 'findings carry no ETag'
     b = srv.get('/api/v1/findings?severity=critical', headers={'If-None-Match': etag})
-    f.eq('If-None-Match with the same ETag: 304', (b.status, b.body), (304, ''))
+    assert (b.status, b.body) == (304, '')
+
+
+def test_etag_of_another_answer(srv):
+    etag = srv.get('/api/v1/findings?severity=critical').headers.get('etag')
     b = srv.get('/api/v1/findings?severity=warning', headers={'If-None-Match': etag})
-    f.eq('another answer: 200, not 304', b.status, 200)
-    return allf
+    assert b.status == 200
 
 
-def errors_checks(srv, f):
-    cases = [
-        ('/api/v1/findings?severity=urgent', 400, 'severity'),
-        ('/api/v1/findings?limit=-1', 400, 'limit'),
-        ('/api/v1/findings?limit=1001', 400, 'limit'),
-        ('/api/v1/findings?limit=ten', 400, 'limit'),
-        ('/api/v1/findings?cursor=garbage', 400, 'cursor'),
-        ('/api/v1/findings?cursor=00ff', 400, 'cursor'),
-        ('/api/v1/findings?status=gone', 400, 'status'),
-        ('/api/v1/findings?check=no-such-check', 400, 'check'),
-        ('/api/v1/findings?sevrity=critical', 400, 'sevrity'),
-        ('/api/v1/inventory/vms?cursor=5B5D', 400, 'cursor'),
-        ('/api/v1/inventory/vms?limit=0', 400, 'limit'),
-        ('/api/v1/nothing', 404, None),
-        ('/api/v2/findings', 404, None),
-        ('/static/nothing.js', 404, None),
-    ]
-    for path, status, param in cases:
-        a = srv.get(path)
-        f.eq('%s status' % path, a.status, status)
-        try:
-            err = a.json()['error']
-        except (ValueError, KeyError):
-            f.true('%s: error JSON, got %r' % (path, a.body[:200]), False)
-            continue
-        f.true('%s: error code and message' % path, bool(err.get('code')) and bool(err.get('message')))
-        if param:
-            f.true('%s names parameter %s: %r' % (path, param, err['message']),
-                   ('parameter %s' % param) in err['message'])
-    # The dashboard is served at / (embedded from web/), the API stays JSON.
+# ---- errors ---------------------------------------------------------------------------------
+
+ERRORS = [
+    ('/api/v1/findings?severity=urgent', 400, 'severity'),
+    ('/api/v1/findings?limit=-1', 400, 'limit'),
+    ('/api/v1/findings?limit=1001', 400, 'limit'),
+    ('/api/v1/findings?limit=ten', 400, 'limit'),
+    ('/api/v1/findings?cursor=garbage', 400, 'cursor'),
+    ('/api/v1/findings?cursor=00ff', 400, 'cursor'),
+    ('/api/v1/findings?status=gone', 400, 'status'),
+    ('/api/v1/findings?check=no-such-check', 400, 'check'),
+    ('/api/v1/findings?sevrity=critical', 400, 'sevrity'),
+    ('/api/v1/inventory/vms?cursor=5B5D', 400, 'cursor'),
+    ('/api/v1/inventory/vms?limit=0', 400, 'limit'),
+    ('/api/v1/nothing', 404, None),
+    ('/api/v2/findings', 404, None),
+    ('/static/nothing.js', 404, None),
+]
+
+
+@pytest.mark.parametrize('path,status,param', ERRORS, ids=[e[0] for e in ERRORS])
+def test_json_error(srv, path, status, param):
+    a = srv.get(path)
+    assert a.status == status
+    try:
+        err = a.json()['error']
+    except (ValueError, KeyError):
+        pytest.fail('no error JSON: %r' % a.body[:200])
+    assert err.get('code') and err.get('message'), err
+    if param:
+        assert ('parameter %s' % param) in err['message'], err['message']
+
+
+def test_dashboard_served(srv):
+    """The dashboard is served at / (embedded from web/), the API stays JSON."""
     a = srv.get('/')
-    f.eq('/ serves the dashboard', (a.status, (a.headers.get('content-type') or '').split(';')[0]),
-         (200, 'text/html'))
-    f.true('/ is the vslint page', '<title>vslint</title>' in a.body)
+    assert (a.status, (a.headers.get('content-type') or '').split(';')[0]) == (200, 'text/html')
+    assert '<title>vslint</title>' in a.body
+
+
+def test_wrong_method(srv):
     a = srv.request('DELETE', '/api/v1/findings')
-    f.eq('DELETE findings: 405', a.status, 405)
-    f.eq('405 Allow header', a.headers.get('allow'), 'GET, HEAD')
-    f.eq('405 code', a.json()['error']['code'], 'method_not_allowed')
+    assert a.status == 405
+    assert a.headers.get('allow') == 'GET, HEAD'
+    assert a.json()['error']['code'] == 'method_not_allowed'
+
+
+def test_get_polls(srv):
     a = srv.get('/api/v1/polls')
-    f.eq('GET polls: 405', (a.status, a.headers.get('allow')), (405, 'POST'))
+    assert (a.status, a.headers.get('allow')) == (405, 'POST')
+
+
+def test_big_body(srv):
     a = srv.post('/api/v1/polls', token=TOKEN, data=b'x' * 100000)
-    f.eq('100 kB body: 413', a.status, 413)
-    f.eq('413 code', a.json()['error']['code'] if a.body else None, 'payload_too_large')
+    assert a.status == 413
+    assert (a.json()['error']['code'] if a.body else None) == 'payload_too_large'
+
+
+def test_huge_header(srv):
     a = srv.get('/healthz', headers={'X-Big': 'y' * 60000})
-    f.true('60 kB header refused with 4xx (got %s)' % a.status, 400 <= a.status < 500)
-    f.eq('server still answers after a huge header', srv.get('/healthz').status, 200)
+    assert 400 <= a.status < 500, 'a 60 kB header answered %s' % a.status
+    assert srv.get('/healthz').status == 200, 'the server no longer answers'
 
 
-def auth_checks(srv, f):
+# ---- the token ------------------------------------------------------------------------------
+
+def test_post_without_token(srv):
     a = srv.post('/api/v1/polls')
-    f.eq('POST without token: 401', a.status, 401)
-    f.eq('401 error code', a.json()['error']['code'], 'unauthorized')
-    f.true('401 WWW-Authenticate', a.headers.get('www-authenticate', '').startswith('Bearer'))
-    a = srv.post('/api/v1/polls', token='wrong-token-wrong-token')
-    f.eq('POST with a wrong token: 401', a.status, 401)
+    assert a.status == 401
+    assert a.json()['error']['code'] == 'unauthorized'
+    assert a.headers.get('www-authenticate', '').startswith('Bearer')
+
+
+def test_post_with_wrong_token(srv):
+    assert srv.post('/api/v1/polls', token='wrong-token-wrong-token').status == 401
+
+
+def test_post_with_token(srv):
     a = srv.post('/api/v1/polls', token=TOKEN)
-    f.eq('POST with the token: 202', (a.status, a.json()), (202, {'queued': ['lab']}))
-    a = srv.post('/api/v1/polls?vcenter=nope', token=TOKEN)
-    f.eq('POST polls for an unknown vCenter: 400', a.status, 400)
-    f.eq('reads need no token by default', srv.get('/api/v1/summary').status, 200)
-    f.true('the token is never logged', TOKEN not in srv.logs())
+    assert (a.status, a.json()) == (202, {'queued': ['lab']})
 
 
-def inventory_checks(srv, sim, f):
-    truth = sim.truth() if os.path.exists(sim.truth_path) else None
-    for kind in ('datastores', 'hosts', 'vms'):
-        full = srv.get('/api/v1/inventory/%s?limit=1000' % kind).json()
-        items, totals, _ = walk(srv, '/api/v1/inventory/%s?limit=5' % kind, kind, f, kind)
-        f.true('%s: some' % kind, len(full[kind]) > 0)
-        f.eq('%s: walk = one big page' % kind, items, full[kind])
-        f.eq('%s: total' % kind, totals, {len(full[kind])})
-        keys = [(x['vcenter'], x['name'] or '', x['moref']) for x in items]
-        f.eq('%s: sorted by vcenter, name, moref' % kind, keys, sorted(keys))
+def test_post_polls_unknown_vcenter(srv):
+    assert srv.post('/api/v1/polls?vcenter=nope', token=TOKEN).status == 400
+
+
+def test_reads_need_no_token(srv):
+    assert srv.get('/api/v1/summary').status == 200
+
+
+def test_token_never_logged(srv):
+    assert TOKEN not in srv.logs()
+
+
+# ---- inventory ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('kind', ['datastores', 'hosts', 'vms'])
+def test_inventory_pages(srv, kind):
+    full = srv.get('/api/v1/inventory/%s?limit=1000' % kind).json()
+    items, totals, _ = walk(srv, '/api/v1/inventory/%s?limit=5' % kind, kind)
+    assert len(full[kind]) > 0
+    assert items == full[kind], 'walking pages of 5 differs from one big page'
+    assert totals == {len(full[kind])}
+    keys = [(x['vcenter'], x['name'] or '', x['moref']) for x in items]
+    assert keys == sorted(keys), 'not sorted by vcenter, name, moref'
+
+
+def test_vms_carry_disks(srv):
     vms = srv.get('/api/v1/inventory/vms?limit=1000').json()['vms']
-    f.true('VMs carry their disks', any(v['disks'] for v in vms))
-    ds = {d['name']: d for d in srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']}
-    f.true('ds-free-crit stored with capacity and free space',
-           ds.get('ds-free-crit', {}).get('capacity', 0) > ds.get('ds-free-crit', {}).get('free_space', 0) > 0)
+    assert any(v['disks'] for v in vms)
 
 
-def metrics_checks(srv, allf, f):
+def test_datastore_sizes(srv):
+    ds = {d['name']: d for d in
+          srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']}
+    crit = ds.get('ds-free-crit', {})
+    assert crit.get('capacity', 0) > crit.get('free_space', 0) > 0, crit
+
+
+# ---- /metrics -------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def metrics(srv):
     a = srv.get('/metrics')
-    f.eq('/metrics status', a.status, 200)
-    f.true('/metrics content type', a.headers.get('content-type', '').startswith('text/plain; version=0.0.4'))
-    promtool = shutil.which('promtool')
-    f.true('promtool is installed (Debian package prometheus; scripts/install-deps.sh)', bool(promtool))
-    if promtool:
-        p = subprocess.run([promtool, 'check', 'metrics'], input=a.body, capture_output=True,
-                           text=True, timeout=60)
-        f.eq('promtool check metrics (%s)' % (p.stdout + p.stderr)[:500], p.returncode, 0)
-    samples = {}
+    a.samples = {}
     for line in a.body.splitlines():
         if line and not line.startswith('#'):
             name, value = line.rsplit(' ', 1)
-            samples[name] = float(value)
+            a.samples[name] = float(value)
+    return a
+
+
+def test_metrics_answer(metrics):
+    assert metrics.status == 200
+    assert metrics.headers.get('content-type', '').startswith('text/plain; version=0.0.4')
+
+
+def test_promtool_accepts_metrics(metrics):
+    promtool = shutil.which('promtool')
+    assert promtool, 'promtool is missing (Debian package prometheus; scripts/install-deps.sh)'
+    p = subprocess.run([promtool, 'check', 'metrics'], input=metrics.body, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, (p.stdout + p.stderr)[:500]
+
+
+def test_findings_metric(metrics, allf):
     crit = len([x for x in allf if x['severity'] == 'critical' and x['status'] != 'waived'
                 and x['check'] == 'datastore-free-space'])
-    f.eq('findings metric for datastore-free-space critical',
-         samples.get('vslint_findings{check="datastore-free-space",severity="critical"}'), float(crit))
-    f.eq('poll success of lab', samples.get('vslint_poll_success{vcenter="lab"}'), 1.0)
-    f.true('age of last success present', 'vslint_last_success_age_seconds{vcenter="lab"}' in samples)
-    f.true('datastore free bytes of ds-free-crit',
-           any(k.startswith('vslint_datastore_free_bytes{vcenter="lab",datastore="ds-free-crit"')
-               for k in samples))
-    f.true('datastore capacity bytes', any(k.startswith('vslint_datastore_capacity_bytes{') for k in samples))
+    assert metrics.samples.get(
+        'vslint_findings{check="datastore-free-space",severity="critical"}') == float(crit)
 
 
-def main():
-    f = Failures('api')
-    ws = Workspace()
-    srv = None
-    try:
-        pw = ws.password_file()
-        token_file = write_token(ws)
-        port = free_port()
-        with Sim('violations') as sim:
-            vc = {'name': 'lab', 'url': sim.url, 'user': USER, 'password_file': pw}
-            waiver = ('\n[waiver]\ncheck = datastore-size\nobject = ds-size-small\n'
-                      'reason = lab tier\nexpires = 2099-12-31\n')
-            server = server_section(port, token_file)
-            conf = ws.write_config([vc], extra=server + waiver)
-            srv = Serve(conf, port, ws.dir)
-            srv.wait_ready()
-            f.eq('/healthz', srv.get('/healthz').json(), {'status': 'ok'})
-            f.eq('/readyz once polled', srv.get('/readyz').status, 200)
-
-            allf = findings_checks(srv, f)
-            errors_checks(srv, f)
-            auth_checks(srv, f)
-            inventory_checks(srv, sim, f)
-            metrics_checks(srv, allf, f)
-
-            # The catalogue is the CLI's.
-            cli = json.loads(vslint('checks', '--format', 'json').stdout)
-            f.eq('/api/v1/checks = vslint checks --format json', srv.get('/api/v1/checks').json(), cli)
-
-            # Summary: counts agree with the findings, the score follows its formula.
-            s = srv.summary()
-            sev = s['findings']['by_severity']
-            unwaived = [x for x in allf if x['status'] != 'waived']
-            f.eq('summary by severity', sev,
-                 {k: len([x for x in unwaived if x['severity'] == k])
-                  for k in ('critical', 'warning', 'info')})
-            n = sum(s['objects'].values())
-            want = round(100 * (1 - min(1, (10 * sev['critical'] + 3 * sev['warning'] + sev['info'])
-                                        / (10 * max(n, 1)))))
-            f.eq('score formula', s['score'], want)
-            f.true('score below 100 on the violations estate', s['score'] < 100)
-            lab = s['vcenters'][0]
-            f.eq('summary vCenter', (lab['name'], lab['stale'], lab['error'], lab['polled_once']),
-                 ('lab', False, None, True))
-            f.true('summary last poll duration', lab['last_poll']['duration_ms'] >= 0)
-
-            # SIGHUP: a broken file is refused and the server goes on as before.
-            with open(conf) as fh:
-                good = fh.read()
-            with open(conf, 'w') as fh:
-                fh.write(good + '\n[check vms-per-datastore]\nmax_vms = banana\n')
-            srv.signal(signal.SIGHUP)
-            time.sleep(1.0)
-            f.true('bad reload logged with the key: ' + srv.logs()[-500:],
-                   'max_vms' in srv.logs() and 'keeping the running configuration' in srv.logs())
-            f.eq('server still answers after a bad reload', srv.get('/api/v1/summary').status, 200)
-
-            # SIGHUP with a real change: disable datastore-free-space; after the reload and a
-            # poll its findings are resolved.
-            with open(conf, 'w') as fh:
-                fh.write(good + '\n[check datastore-free-space]\nenabled = false\n')
-            srv.signal(signal.SIGHUP)
-            deadline = time.time() + 20
-            while time.time() < deadline and 'reloaded' not in srv.logs():
-                time.sleep(0.1)
-            f.true('reload logged', 'reloaded' in srv.logs())
-            srv.poll_and_wait('lab')
-            a = srv.get('/api/v1/findings?check=datastore-free-space').json()
-            f.eq('after reload + poll: datastore-free-space has no open finding', a['total'], 0)
-            a = srv.get('/api/v1/findings?check=datastore-free-space&status=resolved').json()
-            f.true('... and its findings are resolved', a['total'] > 0)
-            f.true('other checks still report', srv.get('/api/v1/findings').json()['total'] > 0)
-
-            rc = srv.stop()
-            f.eq('SIGTERM: exit status 0', rc, 0)
-            f.true('SIGTERM logged', 'stopping' in srv.logs())
-            srv = None
-    finally:
-        if srv:
-            srv.stop()
-        ws.cleanup()
-    f.finish()
+def test_poll_metrics(metrics):
+    assert metrics.samples.get('vslint_poll_success{vcenter="lab"}') == 1.0
+    assert 'vslint_last_success_age_seconds{vcenter="lab"}' in metrics.samples
 
 
-if __name__ == '__main__':
-    main()
+def test_datastore_metrics(metrics):
+    assert any(k.startswith('vslint_datastore_free_bytes{vcenter="lab",datastore="ds-free-crit"')
+               for k in metrics.samples)
+    assert any(k.startswith('vslint_datastore_capacity_bytes{') for k in metrics.samples)
+
+
+# ---- catalogue and summary ------------------------------------------------------------------
+
+def test_catalogue_is_the_cli_one(srv):
+    assert srv.get('/api/v1/checks').json() == json.loads(
+        run_ok('checks', '--format', 'json').stdout)
+
+
+def test_summary_counts(srv, allf):
+    """The summary's counts agree with the findings."""
+    unwaived = [x for x in allf if x['status'] != 'waived']
+    assert srv.summary()['findings']['by_severity'] == \
+        {k: len([x for x in unwaived if x['severity'] == k])
+         for k in ('critical', 'warning', 'info')}
+
+
+def test_score(srv):
+    """The score follows its formula, and is below 100 on the violations estate."""
+    s = srv.summary()
+    sev = s['findings']['by_severity']
+    n = sum(s['objects'].values())
+    assert s['score'] == round(100 * (1 - min(1, (10 * sev['critical'] + 3 * sev['warning'] +
+                                                  sev['info']) / (10 * max(n, 1)))))
+    assert s['score'] < 100
+
+
+def test_summary_vcenter(srv):
+    lab = srv.summary()['vcenters'][0]
+    assert (lab['name'], lab['stale'], lab['error'], lab['polled_once']) == \
+        ('lab', False, None, True)
+    assert lab['last_poll']['duration_ms'] >= 0
+
+
+# ---- SIGHUP and SIGTERM, on a server of their own -------------------------------------------
+
+@pytest.fixture(scope='module')
+def reloading(violations_sim, new_workspace):
+    ws = new_workspace()
+    with serving(ws, [vcenter(ws, violations_sim.url)], WAIVER) as s:
+        with open(s.conf) as fh:
+            s.good = fh.read()
+        yield s
+
+
+def test_bad_reload_refused(reloading):
+    """SIGHUP with a broken file: refused, logged with the key; the server goes on as before."""
+    with open(reloading.conf, 'w') as fh:
+        fh.write(reloading.good + '\n[check vms-per-datastore]\nmax_vms = banana\n')
+    reloading.signal(signal.SIGHUP)
+    time.sleep(1.0)
+    logs = reloading.logs()
+    assert 'max_vms' in logs and 'keeping the running configuration' in logs, logs[-500:]
+    assert reloading.get('/api/v1/summary').status == 200
+
+
+def test_reload_applies_change(reloading):
+    """SIGHUP with a real change: datastore-free-space disabled; after the reload and a poll
+    its findings are resolved."""
+    with open(reloading.conf, 'w') as fh:
+        fh.write(reloading.good + '\n[check datastore-free-space]\nenabled = false\n')
+    reloading.signal(signal.SIGHUP)
+    deadline = time.time() + 20
+    while time.time() < deadline and 'reloaded' not in reloading.logs():
+        time.sleep(0.1)
+    assert 'reloaded' in reloading.logs(), 'reload not logged'
+    reloading.poll_and_wait('lab')
+    assert reloading.get('/api/v1/findings?check=datastore-free-space').json()['total'] == 0
+    assert reloading.get('/api/v1/findings?check=datastore-free-space&status=resolved').json()[
+        'total'] > 0
+    assert reloading.get('/api/v1/findings').json()['total'] > 0, 'other checks stopped'
+
+
+def test_sigterm(reloading):
+    assert reloading.stop() == 0
+    assert 'stopping' in reloading.logs()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The API keeps to docs/openapi.yaml: drive a running `vslint serve` through every operation
 (successes, pages, 304s and each documented error), record every answer, and have independent
 npm tools (@seriousme/openapi-schema-validator for the document, openapi-backend for the
@@ -6,11 +5,11 @@ answers) check them. A deliberately wrong answer must be caught, so this test ca
 import json
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, USER  # noqa: E402
-from apilib import Serve, TOKEN, free_port, server_section, write_token  # noqa: E402
+import pytest
+
+from apilib import TOKEN, WAIVER, serving
+from simlib import vcenter
 
 ROOT = os.environ.get('SOURCE_ROOT', '.')
 TOOLS = os.path.join(ROOT, 'tests', 'tools')
@@ -62,61 +61,58 @@ def exercise(srv):
     srv.request('DELETE', '/api/v1/findings')
 
 
-def main():
-    f = Failures('api contract')
-    ws = Workspace()
-    try:
-        pw = ws.password_file()
-        port = free_port()
-        record = []
-        with Sim('violations') as sim:
-            waiver = ('\n[waiver]\ncheck = datastore-size\nobject = ds-size-small\n'
-                      'reason = lab tier\nexpires = 2099-12-31\n')
-            conf = ws.write_config([{'name': 'lab', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}],
-                                   extra=server_section(port, write_token(ws)) + waiver)
-            srv = Serve(conf, port, ws.dir, record=record)
-            try:
-                srv.wait_ready()
-                exercise(srv)
-            finally:
-                f.eq('serve exit status', srv.stop(), 0)
-        statuses = sorted({r['status'] for r in record})
-        # Every status the document describes for these routes must have been seen; a 503 from
-        # /readyz may be seen too when the first poll is slow (e.g. under AddressSanitizer).
-        wanted = [200, 202, 304, 400, 401, 404, 405, 413]
-        f.true('statuses exercised: %s, want at least %s' % (statuses, wanted),
-               set(wanted) <= set(statuses) and set(statuses) <= set(wanted) | {503})
-        answers = os.path.join(ws.dir, 'answers.jsonl')
-        with open(answers, 'w') as fh:
-            for r in record:
-                fh.write(json.dumps(r) + '\n')
-        p = validate(answers)
-        f.eq('every answer matches docs/openapi.yaml:\n' + p.stdout[-4000:] + p.stderr[-2000:],
-             p.returncode, 0)
-        f.true('validator counted the answers: ' + p.stdout[-200:],
-               ('%d answers checked' % len(record)) in p.stdout)
-
-        # The validator must catch drift: an undocumented field, a wrong type, an undocumented
-        # status.
-        for name, mutate in (
-                ('extra field', lambda b: dict(b, surprise=1)),
-                ('wrong type', lambda b: dict(b, total='many'))):
-            bad = [dict(r) for r in record if r['path'].startswith('/api/v1/findings?limit=5')]
-            bad[0]['body'] = json.dumps(mutate(json.loads(bad[0]['body'])))
-            with open(answers, 'w') as fh:
-                fh.write(json.dumps(bad[0]) + '\n')
-            p = validate(answers)
-            f.eq('validator rejects an answer with a %s (%s)' % (name, p.stdout[-300:]),
-                 p.returncode, 1)
-        bad = dict(record[0], status=418)
-        with open(answers, 'w') as fh:
-            fh.write(json.dumps(bad) + '\n')
-        f.eq('validator rejects an undocumented status', validate(answers).returncode, 1)
-    finally:
-        ws.cleanup()
-    f.finish()
+@pytest.fixture(scope='module')
+def recorded(violations_sim, module_workspace):
+    """Every answer of a server driven through every operation, and its exit status."""
+    ws = module_workspace
+    record = []
+    with serving(ws, [vcenter(ws, violations_sim.url)], WAIVER, record=record) as srv:
+        exercise(srv)
+        srv.exit_status = srv.stop()
+    return srv, record
 
 
-if __name__ == '__main__':
-    main()
+def write_answers(path, answers):
+    with open(path, 'w') as fh:
+        for r in answers:
+            fh.write(json.dumps(r) + '\n')
+    return path
+
+
+def test_serve_exit_status(recorded):
+    assert recorded[0].exit_status == 0
+
+
+def test_statuses_exercised(recorded):
+    """Every status the document describes for these routes must have been seen; a 503 from
+    /readyz may be seen too when the first poll is slow (e.g. under AddressSanitizer)."""
+    statuses = sorted({r['status'] for r in recorded[1]})
+    wanted = [200, 202, 304, 400, 401, 404, 405, 413]
+    assert set(wanted) <= set(statuses) and set(statuses) <= set(wanted) | {503}, statuses
+
+
+def test_every_answer_matches_openapi(recorded, tmp_path):
+    p = validate(write_answers(tmp_path / 'answers.jsonl', recorded[1]))
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert ('%d answers checked' % len(recorded[1])) in p.stdout, \
+        'the validator did not count the answers: ' + p.stdout[-200:]
+
+
+# The validator must catch drift: an undocumented field, a wrong type, an undocumented status.
+DRIFT = {
+    'extra field': lambda b: dict(b, surprise=1),
+    'wrong type': lambda b: dict(b, total='many'),
+}
+
+
+@pytest.mark.parametrize('name', DRIFT)
+def test_validator_rejects_drift(recorded, tmp_path, name):
+    bad = [dict(r) for r in recorded[1] if r['path'].startswith('/api/v1/findings?limit=5')]
+    bad[0]['body'] = json.dumps(DRIFT[name](json.loads(bad[0]['body'])))
+    p = validate(write_answers(tmp_path / 'answers.jsonl', bad[:1]))
+    assert p.returncode == 1, p.stdout[-300:]
+
+
+def test_validator_rejects_undocumented_status(recorded, tmp_path):
+    bad = dict(recorded[1][0], status=418)
+    assert validate(write_answers(tmp_path / 'answers.jsonl', [bad])).returncode == 1

@@ -1,15 +1,12 @@
-#!/usr/bin/env python3
 """The capacity and VM-layout checks (datastore-free-space, datastore-size, vms-per-datastore,
 thin-overcommit, snapshots, pvscsi-controller) against the simulator: on `violations` each
 flags exactly the planted violations of tests/sim/scenario_violations.go's header (written from
 that spec, not from vslint's output) with the planted severities and measured values, and none
 of the compliant twins; on `clean` none of them flags anything; a [check ID] threshold in the
 configuration changes what is flagged."""
-import os
-import sys
+import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, USER, run_check, of  # noqa: E402
+from simlib import evidence_has, finding, ids_of, of, rows_of, silent
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
@@ -58,125 +55,105 @@ TWINS = {
 }
 
 
-def near(a, b, eps=0.01):
-    return isinstance(a, (int, float)) and abs(a - b) <= eps
+# check -> {object name: evidence}: what the spec plants, as the finding's evidence reports it.
+EVIDENCE = {
+    'datastore-free-space': {
+        'ds-free-snaprisk': {'free_pct': pytest.approx(3.0, abs=0.01),
+                             'capacity_bytes': 600 * GIB},
+        'pod-free-low': {'free_pct': pytest.approx(15.0, abs=0.01),
+                         'capacity_bytes': 1200 * GIB, 'free_bytes': 180 * GIB},
+    },
+    'datastore-size': {
+        'ds-size-small': {'capacity_bytes': 200 * GIB},
+        'ds-size-huge': {'capacity_bytes': 70 * 1024 * GIB},
+    },
+    'vms-per-datastore': {
+        'ds-crowded': {'vms': 30, 'powered_on': 30},
+    },
+    'thin-overcommit': {
+        'ds-overcommit': {'provisioned_pct': pytest.approx(1000 / 6, abs=0.01),
+                          'uncommitted_bytes': 700 * GIB},
+    },
+    'snapshots': {
+        'vm-snap-old': {'too_old': True, 'too_deep': False,
+                        'oldest_age_days': pytest.approx(10.0, abs=0.05), 'oldest_name': 'old-1'},
+        'vm-snap-chain': {'too_old': False, 'too_deep': True, 'max_depth': 4},
+    },
+    'pvscsi-controller': {
+        'vm-many-disks-lsi': {'disks': 4, 'disks_not_on_pvscsi': 4,
+                              'controller_types': ['VirtualLsiLogicController']},
+        'vm-big-lsi': {'total_disk_bytes': 800 * GIB,
+                       'controller_types': ['VirtualLsiLogicSASController']},
+    },
+}
 
 
-def check_violations(f, fs):
-    for check in CHECKS:
-        got = of(fs, check)
-        f.eq('%s: flagged objects' % check,
-             {n: (x['object']['type'], x['severity']) for n, x in got.items()}, WANT[check])
-        for name in TWINS[check]:
-            f.true('%s: compliant %s flagged: %s' % (check, name, got.get(name, {}).get('message')),
-                   name not in got)
-        for name, x in got.items():
-            f.true('%s: %s has a message' % (check, name), bool(x.get('message')))
-            f.true('%s: %s is open' % (check, name), x.get('status') in ('new', 'open'))
-
-    ev = {c: {n: x['evidence'] for n, x in of(fs, c).items()} for c in CHECKS}
-    free = ev['datastore-free-space']
-    if 'ds-free-snaprisk' in free:
-        x = of(fs, 'datastore-free-space')['ds-free-snaprisk']
-        f.true('ds-free-snaprisk message says snapshots at risk: ' + x['message'],
-               'snapshots and replication at risk' in x['message'])
-        f.true('ds-free-snaprisk free_pct 3: %r' % free['ds-free-snaprisk'].get('free_pct'),
-               near(free['ds-free-snaprisk'].get('free_pct'), 3.0))
-        f.eq('ds-free-snaprisk capacity', free['ds-free-snaprisk'].get('capacity_bytes'),
-             600 * GIB)
-    if 'ds-pod-low-2' in free:
-        x = of(fs, 'datastore-free-space')['ds-pod-low-2']
-        f.true('ds-pod-low-2 (exactly 5 %) is not "at risk": ' + x['message'],
-               'snapshots and replication at risk' not in x['message'])
-    if 'pod-free-low' in free:
-        f.true('pod-free-low free_pct 15: %r' % free['pod-free-low'].get('free_pct'),
-               near(free['pod-free-low'].get('free_pct'), 15.0))
-        f.eq('pod-free-low capacity', free['pod-free-low'].get('capacity_bytes'), 1200 * GIB)
-        f.eq('pod-free-low free', free['pod-free-low'].get('free_bytes'), 180 * GIB)
-
-    size = ev['datastore-size']
-    if 'ds-size-small' in size:
-        f.eq('ds-size-small capacity', size['ds-size-small'].get('capacity_bytes'), 200 * GIB)
-    if 'ds-size-huge' in size:
-        f.eq('ds-size-huge capacity', size['ds-size-huge'].get('capacity_bytes'), 70 * 1024 * GIB)
-
-    vms = ev['vms-per-datastore']
-    if 'ds-crowded' in vms:
-        f.eq('ds-crowded VMs', vms['ds-crowded'].get('vms'), 30)
-        f.eq('ds-crowded powered on', vms['ds-crowded'].get('powered_on'), 30)
-
-    thin = ev['thin-overcommit']
-    if 'ds-overcommit' in thin:
-        f.true('ds-overcommit provisioned 166.7 %%: %r' % thin['ds-overcommit'].get('provisioned_pct'),
-               near(thin['ds-overcommit'].get('provisioned_pct'), 1000 / 6))
-        f.eq('ds-overcommit uncommitted', thin['ds-overcommit'].get('uncommitted_bytes'), 700 * GIB)
-
-    snap = ev['snapshots']
-    if 'vm-snap-old' in snap:
-        e = snap['vm-snap-old']
-        f.eq('vm-snap-old too_old/too_deep', (e.get('too_old'), e.get('too_deep')), (True, False))
-        f.true('vm-snap-old age 10 days: %r' % e.get('oldest_age_days'),
-               near(e.get('oldest_age_days'), 10.0, 0.05))
-        f.eq('vm-snap-old oldest', e.get('oldest_name'), 'old-1')
-    if 'vm-snap-chain' in snap:
-        e = snap['vm-snap-chain']
-        f.eq('vm-snap-chain too_old/too_deep', (e.get('too_old'), e.get('too_deep')), (False, True))
-        f.eq('vm-snap-chain depth', e.get('max_depth'), 4)
-
-    pv = ev['pvscsi-controller']
-    if 'vm-many-disks-lsi' in pv:
-        e = pv['vm-many-disks-lsi']
-        f.eq('vm-many-disks-lsi disks', (e.get('disks'), e.get('disks_not_on_pvscsi')), (4, 4))
-        f.eq('vm-many-disks-lsi controllers', e.get('controller_types'),
-             ['VirtualLsiLogicController'])
-    if 'vm-big-lsi' in pv:
-        e = pv['vm-big-lsi']
-        f.eq('vm-big-lsi total', e.get('total_disk_bytes'), 800 * GIB)
-        f.eq('vm-big-lsi controllers', e.get('controller_types'),
-             ['VirtualLsiLogicSASController'])
+def test_clean_estate_is_silent(clean):
+    assert [(x['check'], x['object']['name']) for x in clean.findings if x['check'] in CHECKS] == []
 
 
-def main():
-    f = Failures('capacity checks')
-    ws = Workspace()
-    try:
-        pw = ws.password_file()
-        with Sim('clean') as sim:
-            conf = ws.write_config([{'name': 'clean', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}])
-            fs = run_check(f, 'clean', conf)
-            f.eq('clean: findings of the capacity checks',
-                 [(x['check'], x['object']['name']) for x in fs if x['check'] in CHECKS], [])
-
-        os.unlink(ws.db)
-        with Sim('violations') as sim:
-            vc = {'name': 'lab', 'url': sim.url, 'user': USER, 'password_file': pw}
-            conf = ws.write_config([vc])
-            check_violations(f, run_check(f, 'violations', conf))
-
-            # Thresholds from [check ID] (on the stored snapshot: no second poll needed).
-            conf = ws.write_config([vc], '\n'.join([
-                '', '[check vms-per-datastore]', 'max_vms = 19', '',
-                '[check datastore-size]', 'min_gb = 100', '',
-                '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
-                '[check datastore-free-space]', 'warn_free_pct = 45', '']))
-            fs = run_check(f, 'overrides', conf, '--offline')
-            busy = of(fs, 'vms-per-datastore').get('ds-busy-ok')
-            f.true('max_vms = 19 flags ds-busy-ok', busy is not None)
-            if busy:
-                f.eq('ds-busy-ok counts 20 VMs, not its 10 templates', busy['evidence'].get('vms'), 20)
-                f.eq('ds-busy-ok max_vms', busy['evidence'].get('max_vms'), 19)
-            f.eq('min_gb = 100: datastore-size flags', sorted(of(fs, 'datastore-size')),
-                 ['ds-size-huge'])
-            f.eq('snapshots at 12 days / depth 4', sorted(of(fs, 'snapshots')), [])
-            free = of(fs, 'datastore-free-space')
-            f.eq('warn_free_pct = 45: ds-free-ok (40 %) is a warning',
-                 free.get('ds-free-ok', {}).get('severity'), 'warning')
-            f.true('warn_free_pct = 45: ds-clean-01 (50 %) stays silent', 'ds-clean-01' not in free)
-    finally:
-        ws.cleanup()
-    f.finish()
+@pytest.mark.parametrize('check', CHECKS)
+def test_flags_exactly_the_planted(lab, check):
+    got = of(lab.findings, check)
+    assert {n: (x['object']['type'], x['severity']) for n, x in got.items()} == WANT[check]
+    for name, x in got.items():
+        assert x.get('message'), name + ' has no message'
+        assert x.get('status') in ('new', 'open'), name
 
 
-if __name__ == '__main__':
-    main()
+@pytest.mark.parametrize('check,name,want', rows_of(WANT), ids=ids_of(rows_of(WANT)))
+def test_planted_violation_flagged(lab, check, name, want):
+    x = finding(lab.findings, check, name)
+    assert (x['object']['type'], x['severity']) == want
+
+
+@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
+def test_compliant_twin_silent(lab, check, name):
+    silent(lab.findings, check, name)
+
+
+@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
+def test_evidence(lab, check, name, want):
+    evidence_has(lab.findings, check, name, want)
+
+
+@pytest.mark.parametrize('name,at_risk', [('ds-free-snaprisk', True), ('ds-pod-low-2', False)],
+                         ids=['3 % free', 'exactly 5 % free'])
+def test_free_space_snapshot_risk(lab, name, at_risk):
+    """Below 5 % free the message says snapshots and replication are at risk; at 5 % not."""
+    x = finding(lab.findings, 'datastore-free-space', name)
+    assert ('snapshots and replication at risk' in x['message']) == at_risk, x['message']
+
+
+@pytest.fixture(scope='module')
+def overridden(lab, module_workspace):
+    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
+    est = lab.copy(module_workspace)
+    conf = est.config('\n'.join([
+        '', '[check vms-per-datastore]', 'max_vms = 19', '',
+        '[check datastore-size]', 'min_gb = 100', '',
+        '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
+        '[check datastore-free-space]', 'warn_free_pct = 45', '']))
+    return est.check('--offline', conf=conf)
+
+
+def test_max_vms_override(overridden):
+    busy = of(overridden, 'vms-per-datastore').get('ds-busy-ok')
+    assert busy is not None, 'max_vms = 19 does not flag ds-busy-ok'
+    # ds-busy-ok counts 20 VMs, not its 10 templates.
+    assert (busy['evidence'].get('vms'), busy['evidence'].get('max_vms')) == (20, 19)
+
+
+def test_min_gb_override(overridden):
+    assert sorted(of(overridden, 'datastore-size')) == ['ds-size-huge']
+
+
+def test_snapshot_thresholds_override(overridden):
+    """At 12 days and a depth of 4 neither planted snapshot VM is flagged."""
+    assert sorted(of(overridden, 'snapshots')) == []
+
+
+def test_warn_free_pct_override(overridden):
+    free = of(overridden, 'datastore-free-space')
+    assert free.get('ds-free-ok', {}).get('severity') == 'warning', 'ds-free-ok has 40 % free'
+    assert 'ds-clean-01' not in free, 'ds-clean-01 has 50 % free'

@@ -1,15 +1,12 @@
-#!/usr/bin/env python3
 """The host, network and SAN checks (iscsi-jumbo-frames, iscsi-delayed-ack, vdisk-format,
 multipath-policy, multipath-redundancy, device-identifier) against the simulator: on
 `violations` each flags exactly the planted violations of tests/sim/scenario_violations.go's
 header (written from that spec, not from vslint's output) with the planted severities and
 measured values, and none of the compliant twins; on `clean` none of them flags anything; a
 [check ID] threshold in the configuration changes what is flagged."""
-import os
-import sys
+import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, USER, run_check, of  # noqa: E402
+from simlib import evidence_has, finding, ids_of, of, rows_of, silent
 
 CHECKS = ('iscsi-jumbo-frames', 'iscsi-delayed-ack', 'vdisk-format', 'multipath-policy',
           'multipath-redundancy', 'device-identifier')
@@ -45,7 +42,7 @@ WANT = {
         'esx-san-1 ' + naa('a1'): ('lun', 'warning', naa('a1')),          # VMW_PSP_MRU
         'esx-san-1 ' + naa('a2'): ('lun', 'warning', naa('a2')),          # RR iops=1000
         # (RR on esx-san-noesxcli, esxcli refused: the IOPS limit is unknown and never guessed;
-        # host-coverage reports the host instead, see check_coverage)
+        # host-coverage reports the host instead, see test_host_coverage)
     },
     'multipath-redundancy': {
         'esx-san-1 ' + naa('a4'): ('lun', 'critical', naa('a4')),         # 1 active path
@@ -76,167 +73,160 @@ TWINS = {
 }
 
 
-def check_violations(f, fs):
-    for check in CHECKS:
-        got = of(fs, check)
-        f.eq('%s: flagged objects' % check,
-             {n: (x['object']['type'], x['severity'], x.get('detail')) for n, x in got.items()},
-             WANT[check])
-        f.eq('%s: one finding per object' % check,
-             len([x for x in fs if x['check'] == check]), len(got))
-        for name in TWINS[check]:
-            f.true('%s: compliant %s flagged: %s' % (check, name, got.get(name, {}).get('message')),
-                   name not in got)
-        for name, x in got.items():
-            f.true('%s: %s has a message' % (check, name), bool(x.get('message')))
-            f.true('%s: %s is open' % (check, name), x.get('status') in ('new', 'open'))
-            # A managed object by its moref, a part of a host (LUN, vmknic...) by its host's.
-            f.true('%s: %s has a moref' % (check, name),
-                   bool(x['object'].get('moref') or (x.get('host') or {}).get('moref')))
-            if x['object']['type'] in ('lun', 'vmknic', 'iscsi_hba', 'iscsi_target'):
-                f.eq('%s: %s is named by itself' % (check, name), x['object']['name'],
-                     name.split(' ', 1)[1])
-                f.eq('%s: %s has no moref of its own' % (check, name), x['object']['moref'], None)
 
-    ev = {c: {n: x['evidence'] for n, x in of(fs, c).items()} for c in CHECKS}
+class Has:
+    """Equal to a list or string that contains item: evidence holding one of several commands."""
 
-    jumbo = ev['iscsi-jumbo-frames']
-    for host, vnic, sw, swtype, swname in (('esx-iscsi-a', 1500, 9000, 'vswitch', 'vSwitch-iscsi'),
-                                           ('esx-iscsi-b', 9000, 1500, 'vswitch', 'vSwitch-iscsi'),
-                                           ('esx-iscsi-dvs', 9000, 1500, 'dvs', 'dvs-iscsi')):
-        e = jumbo.get(host + ' vmk1')
-        if e:
-            f.eq('%s vmk1 MTUs' % host, (e.get('vmknic_mtu'), e.get('switch_mtu')), (vnic, sw))
-            f.eq('%s vmk1 switch' % host, (e.get('switch_type'), e.get('switch_name')),
-                 (swtype, swname))
-            f.eq('%s vmk1 bound to' % host, e.get('bound_to'), ['vmhba64'])
-            f.eq('%s vmk1 threshold' % host, e.get('required_mtu'), 9000)
+    def __init__(self, item):
+        self.item = item
 
-    dack = ev['iscsi-delayed-ack']
-    e = dack.get('esx-iscsi-a vmhba64')
-    if e:
-        f.eq('esx-iscsi-a vmhba64 targets_inheriting', sorted(e.get('targets_inheriting') or []),
-             ['10.0.1.20:3260', '10.0.1.21:3260'])
-        f.eq('esx-iscsi-a vmhba64 command', e.get('command'),
-             'esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck --value=false')
-    e = dack.get('esx-iscsi-b vmhba64 10.0.0.20:3260')
-    if e:
-        f.eq('esx-iscsi-b target adapter value', e.get('adapter_delayed_ack'), False)
-        f.true('esx-iscsi-b target command names --address: %r' % e.get('command'),
-               '--address=10.0.0.20:3260' in (e.get('command') or ''))
+    def __eq__(self, other):
+        return isinstance(other, (list, str)) and self.item in other
 
-    vd = ev['vdisk-format']
-    for vm, reason, fmt in (('vm-ft-lazy', 'fault tolerance', 'lazyzeroedthick'),
-                            ('vm-mscs-thin', 'physicalSharing', 'thin')):
-        e = vd.get(vm)
-        if e:
-            bad = e.get('disks_not_eager_zeroed') or []
-            f.eq('%s offending disks' % vm, [(d.get('format'), d.get('reason')) for d in bad],
-                 [(fmt, reason)])
-    e = vd.get('vm-reclaim-old')
-    if e:
-        f.eq('vm-reclaim-old hw/EnableBlockDelete', (e.get('hw_version'),
-                                                     e.get('enable_block_delete')), (10, 0))
-        thin = e.get('thin_disks_without_guest_reclaim') or []
-        f.eq('vm-reclaim-old thin disks', [d.get('datastore') for d in thin], ['ds-vmfs5'])
-        f.eq('vm-reclaim-old reasons', len(thin[0].get('reasons', [])) if thin else 0, 2)
-
-    mp = ev['multipath-policy']
-    e = mp.get('esx-san-1 ' + naa('a1'))
-    if e:
-        f.eq('a1 psp', e.get('psp'), 'VMW_PSP_MRU')
-        f.true('a1 commands set RR: %r' % e.get('commands'),
-               'esxcli storage nmp device set --device=%s --psp=VMW_PSP_RR' % naa('a1')
-               in (e.get('commands') or []))
-    e = mp.get('esx-san-1 ' + naa('a2'))
-    if e:
-        f.eq('a2 iops limit / threshold', (e.get('iops_limit'), e.get('recommended_iops')), (1000, 1))
-        f.true('a2 commands set iops=1: %r' % e.get('commands'),
-               'esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 '
-               '--device=%s' % naa('a2') in (e.get('commands') or []))
-    e = mp.get('esx-san-noesxcli ' + naa('b1'))
-    if e:
-        f.eq('b1 iops limit is unknown, not guessed', e.get('iops_limit'), None)
-        f.true('b1 evidence carries the host error: %r' % e.get('iops_limit_unknown'),
-               bool(e.get('iops_limit_unknown')) and
-               e.get('iops_limit_unknown') != 'no PathSelectionPolicyDeviceConfig')
-
-    red = ev['multipath-redundancy']
-    e = red.get('esx-san-1 ' + naa('a4'))
-    if e:
-        f.eq('a4 paths total/usable/dead', (e.get('paths_total'), e.get('paths_usable'),
-                                            e.get('paths_dead')), (1, 1, 0))
-    e = red.get('esx-san-1 ' + naa('a5'))
-    if e:
-        f.eq('a5 paths total/usable/dead', (e.get('paths_total'), e.get('paths_usable'),
-                                            e.get('paths_dead')), (2, 1, 1))
-
-    e = ev['device-identifier'].get('esx-san-1 ' + SYM)
-    if e:
-        f.eq('sym. LUN prefix/vendor/model', (e.get('prefix'), e.get('vendor'), e.get('model')),
-             ('sym', 'EMC', 'SYMMETRIX'))
+    def __repr__(self):
+        return 'Has(%r)' % (self.item,)
 
 
-def check_coverage(f, fs):
-    """The host that refused esxcli is reported once, as info, naming the checks it affects;
-    every other host was read in full."""
-    got = of(fs, 'host-coverage')
-    f.eq('host-coverage: flagged hosts', {n: x['severity'] for n, x in got.items()},
-         {'esx-san-noesxcli': 'info'})
-    x = got.get('esx-san-noesxcli')
-    if x:
-        f.eq('host-coverage: the refused read', [g['what'] for g in x['evidence']['gaps']],
-             ['esxcli'])
-        f.true('host-coverage: the host\'s error is given: %r' % x['message'],
-               'NoPermission' in x['message'])
-        f.eq('host-coverage: checks not verified', x['evidence']['checks_not_verified'],
-             ['multipath-policy', 'satp-claim-rule'])
-        f.eq('host-coverage: the finding names its host', x['host']['name'], 'esx-san-noesxcli')
+def jumbo(vnic, sw, swtype, swname):
+    return {'vmknic_mtu': vnic, 'switch_mtu': sw, 'switch_type': swtype, 'switch_name': swname,
+            'bound_to': ['vmhba64'], 'required_mtu': 9000}
 
 
-def main():
-    f = Failures('host, network and SAN checks')
-    ws = Workspace()
-    try:
-        pw = ws.password_file()
-        with Sim('clean') as sim:
-            conf = ws.write_config([{'name': 'clean', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}])
-            fs = run_check(f, 'clean', conf)
-            f.eq('clean: findings of the host/SAN checks',
-                 [(x['check'], x['object']['name']) for x in fs if x['check'] in CHECKS], [])
-
-        os.unlink(ws.db)
-        with Sim('violations') as sim:
-            vc = {'name': 'lab', 'url': sim.url, 'user': USER, 'password_file': pw}
-            conf = ws.write_config([vc])
-            fs = run_check(f, 'violations', conf)
-            check_violations(f, fs)
-            check_coverage(f, fs)
-
-            # Thresholds from [check ID] (on the stored snapshot: no second poll needed).
-            conf = ws.write_config([vc], '\n'.join([
-                '', '[check iscsi-jumbo-frames]', 'mtu = 1500', '',
-                '[check multipath-policy]', 'iops = 1000', '',
-                '[check multipath-redundancy]', 'min_paths = 1', '',
-                '[check vdisk-format]', 'min_hw_version = 14', '']))
-            fs = run_check(f, 'overrides', conf, '--offline')
-            f.eq('mtu = 1500: iscsi-jumbo-frames flags',
-                 {n: x['severity'] for n, x in of(fs, 'iscsi-jumbo-frames').items()},
-                 {'esx-iscsi-b vmk1': 'critical', 'esx-iscsi-dvs vmk1': 'critical'})
-            f.eq('iops = 1000: multipath-policy flags',
-                 {n: x['severity'] for n, x in of(fs, 'multipath-policy').items()},
-                 {'esx-san-1 ' + naa('a1'): 'warning'})
-            f.eq('min_paths = 1: multipath-redundancy flags (the dead path still counts)',
-                 sorted(of(fs, 'multipath-redundancy')), ['esx-san-1 ' + naa('a5')])
-            # vmx-14 needed on VMFS5: vm-reclaim-old stays info; VMFS6 thin VMs stay silent.
-            f.eq('min_hw_version = 14: vdisk-format flags',
-                 {n: x['severity'] for n, x in of(fs, 'vdisk-format').items()},
-                 {'vm-ft-lazy': 'critical', 'vm-mscs-thin': 'critical', 'vm-reclaim-old': 'info'})
-    finally:
-        ws.cleanup()
-    f.finish()
+# check -> {object name: evidence}: what the spec plants, as the finding's evidence reports it.
+EVIDENCE = {
+    'iscsi-jumbo-frames': {
+        'esx-iscsi-a vmk1': jumbo(1500, 9000, 'vswitch', 'vSwitch-iscsi'),
+        'esx-iscsi-b vmk1': jumbo(9000, 1500, 'vswitch', 'vSwitch-iscsi'),
+        'esx-iscsi-dvs vmk1': jumbo(9000, 1500, 'dvs', 'dvs-iscsi'),
+    },
+    'iscsi-delayed-ack': {
+        'esx-iscsi-a vmhba64': {
+            'command': 'esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck '
+                       '--value=false'},
+        'esx-iscsi-b vmhba64 10.0.0.20:3260': {'adapter_delayed_ack': False,
+                                               'command': Has('--address=10.0.0.20:3260')},
+    },
+    'vdisk-format': {
+        'vm-reclaim-old': {'hw_version': 10, 'enable_block_delete': 0},
+    },
+    'multipath-policy': {
+        'esx-san-1 ' + naa('a1'): {
+            'psp': 'VMW_PSP_MRU',
+            'commands': Has('esxcli storage nmp device set --device=%s --psp=VMW_PSP_RR'
+                            % naa('a1'))},
+        'esx-san-1 ' + naa('a2'): {
+            'iops_limit': 1000, 'recommended_iops': 1,
+            'commands': Has('esxcli storage nmp psp roundrobin deviceconfig set --type=iops '
+                            '--iops=1 --device=%s' % naa('a2'))},
+    },
+    'multipath-redundancy': {
+        'esx-san-1 ' + naa('a4'): {'paths_total': 1, 'paths_usable': 1, 'paths_dead': 0},
+        'esx-san-1 ' + naa('a5'): {'paths_total': 2, 'paths_usable': 1, 'paths_dead': 1},
+    },
+    'device-identifier': {
+        'esx-san-1 ' + SYM: {'prefix': 'sym', 'vendor': 'EMC', 'model': 'SYMMETRIX'},
+    },
+}
 
 
-if __name__ == '__main__':
-    main()
+def test_clean_estate_is_silent(clean):
+    assert [(x['check'], x['object']['name']) for x in clean.findings if x['check'] in CHECKS] == []
+
+
+@pytest.mark.parametrize('check', CHECKS)
+def test_flags_exactly_the_planted(lab, check):
+    got = of(lab.findings, check)
+    assert {n: (x['object']['type'], x['severity'], x.get('detail'))
+            for n, x in got.items()} == WANT[check]
+    assert len([x for x in lab.findings if x['check'] == check]) == len(got), \
+        'more than one finding for an object'
+    for name, x in got.items():
+        assert x.get('message'), name + ' has no message'
+        assert x.get('status') in ('new', 'open'), name
+        # A managed object by its moref, a part of a host (LUN, vmknic...) by its host's.
+        assert x['object'].get('moref') or (x.get('host') or {}).get('moref'), \
+            name + ' has no moref'
+        if x['object']['type'] in ('lun', 'vmknic', 'iscsi_hba', 'iscsi_target'):
+            assert x['object']['name'] == name.split(' ', 1)[1], name + ' is not named by itself'
+            assert x['object']['moref'] is None, name + ' has a moref of its own'
+            assert x['host']['name'] == name.split(' ', 1)[0], name + ' names another host'
+
+
+@pytest.mark.parametrize('check,name,want', rows_of(WANT), ids=ids_of(rows_of(WANT)))
+def test_planted_violation_flagged(lab, check, name, want):
+    x = finding(lab.findings, check, name)
+    assert (x['object']['type'], x['severity'], x.get('detail')) == want
+
+
+@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
+def test_compliant_twin_silent(lab, check, name):
+    silent(lab.findings, check, name)
+
+
+@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
+def test_evidence(lab, check, name, want):
+    evidence_has(lab.findings, check, name, want)
+
+
+def test_delayed_ack_adapter_covers_inheriting_targets(lab):
+    e = finding(lab.findings, 'iscsi-delayed-ack', 'esx-iscsi-a vmhba64')['evidence']
+    assert sorted(e.get('targets_inheriting') or []) == ['10.0.1.20:3260', '10.0.1.21:3260']
+
+
+@pytest.mark.parametrize('vm,reason,fmt', [('vm-ft-lazy', 'fault tolerance', 'lazyzeroedthick'),
+                                           ('vm-mscs-thin', 'physicalSharing', 'thin')])
+def test_vdisk_not_eager_zeroed(lab, vm, reason, fmt):
+    bad = finding(lab.findings, 'vdisk-format', vm)['evidence'].get('disks_not_eager_zeroed') or []
+    assert [(d.get('format'), d.get('reason')) for d in bad] == [(fmt, reason)]
+
+
+def test_vdisk_thin_without_guest_reclaim(lab):
+    thin = finding(lab.findings, 'vdisk-format', 'vm-reclaim-old')['evidence'].get(
+        'thin_disks_without_guest_reclaim') or []
+    assert [d.get('datastore') for d in thin] == ['ds-vmfs5']
+    assert (len(thin[0].get('reasons', [])) if thin else 0) == 2
+
+
+def test_host_coverage(lab):
+    """The host that refused esxcli is reported once, as info, with its error and the checks
+    it affects; every other host was read in full."""
+    got = of(lab.findings, 'host-coverage')
+    assert {n: x['severity'] for n, x in got.items()} == {'esx-san-noesxcli': 'info'}
+    x = got['esx-san-noesxcli']
+    assert [g['what'] for g in x['evidence']['gaps']] == ['esxcli']
+    assert 'NoPermission' in x['message']
+    assert x['evidence']['checks_not_verified'] == ['multipath-policy', 'satp-claim-rule']
+    assert x['host']['name'] == 'esx-san-noesxcli'
+
+
+@pytest.fixture(scope='module')
+def overridden(lab, module_workspace):
+    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
+    est = lab.copy(module_workspace)
+    conf = est.config('\n'.join([
+        '', '[check iscsi-jumbo-frames]', 'mtu = 1500', '',
+        '[check multipath-policy]', 'iops = 1000', '',
+        '[check multipath-redundancy]', 'min_paths = 1', '',
+        '[check vdisk-format]', 'min_hw_version = 14', '']))
+    return est.check('--offline', conf=conf)
+
+
+def test_mtu_override(overridden):
+    assert {n: x['severity'] for n, x in of(overridden, 'iscsi-jumbo-frames').items()} == \
+        {'esx-iscsi-b vmk1': 'critical', 'esx-iscsi-dvs vmk1': 'critical'}
+
+
+def test_iops_override(overridden):
+    assert {n: x['severity'] for n, x in of(overridden, 'multipath-policy').items()} == \
+        {'esx-san-1 ' + naa('a1'): 'warning'}
+
+
+def test_min_paths_override(overridden):
+    """The dead path still counts."""
+    assert sorted(of(overridden, 'multipath-redundancy')) == ['esx-san-1 ' + naa('a5')]
+
+
+def test_min_hw_version_override(overridden):
+    """vmx-14 needed on VMFS5: vm-reclaim-old stays info; VMFS6 thin VMs stay silent."""
+    assert {n: x['severity'] for n, x in of(overridden, 'vdisk-format').items()} == \
+        {'vm-ft-lazy': 'critical', 'vm-mscs-thin': 'critical', 'vm-reclaim-old': 'info'}

@@ -1,15 +1,9 @@
-#!/usr/bin/env python3
 """satp-claim-rule against the simulator: on `violations` it flags exactly what the header of
 tests/sim/scenario_violations.go plants (esx-san-1, whose DGC rule sets Round Robin without an
 IOPS limit) with the planted evidence, and none of the twins (the other lab hosts with the DGC
 rule, esx-san-1's own VMAX LUN under 001's rule, esx-san-noesxcli whose rules are unknown); on
 `clean` it flags nothing; [check satp-claim-rule] iops changes what is flagged."""
-import json
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, USER, run_check  # noqa: E402
+import pytest
 
 CHECK = 'satp-claim-rule'
 NAA = 'naa.60060160a0b0' + '0' * 18
@@ -21,90 +15,124 @@ def flagged(fs):
     return {(x['object']['name'], x['detail']): x for x in fs if x['check'] == CHECK}
 
 
-def check_violations(f, fs, truth, inv):
-    got = flagged(fs)
-    f.eq('violations: flagged (host, SATP/vendor)', sorted(got), [('esx-san-1', 'VMW_SATP_ALUA/DGC')])
-    x = got.get(('esx-san-1', 'VMW_SATP_ALUA/DGC'))
-    if not x:
-        return
-    moref = {h['name']: h['moref'] for h in truth['hosts']}['esx-san-1']
-    f.eq('object', x['object'], {'type': 'host', 'moref': moref, 'name': 'esx-san-1'})
-    f.eq('severity', x['severity'], 'warning')
-    f.eq('message', x['message'],
-         'host esx-san-1 has no SATP claim rule giving VMW_SATP_ALUA LUNs from DGC Round Robin '
-         'with iops=1; LUNs presented later will get the default policy')
-    ev = x['evidence']
-    f.eq('evidence satp/vendor', (ev['satp'], ev['vendor']), ('VMW_SATP_ALUA', 'DGC'))
-    # Every SAN LUN of esx-san-1 but the VMAX one is an ALUA DGC LUN without a rule.
-    san = sorted(l['canonical_name'] for l in
-                 {h['name']: h for h in truth['hosts']}['esx-san-1']['luns'] if not l['local'])
+PLANTED = ('esx-san-1', 'VMW_SATP_ALUA/DGC')
+# Lab hosts with the DGC rule that gives Round Robin with iops=1, or without SAN LUNs.
+TWINS = ('esx-iscsi-a', 'esx-iscsi-b', 'esx-iscsi-dvs', 'esx-noblockdelete', 'esx-clean-01',
+         'esx-iscsi-clean')
+
+
+@pytest.fixture(scope='module')
+def planted(lab):
+    x = flagged(lab.findings).get(PLANTED)
+    assert x is not None, '%s %s not flagged' % PLANTED
+    return x
+
+
+@pytest.fixture(scope='module')
+def truth_hosts(violations_sim):
+    return {h['name']: h for h in violations_sim.truth()['hosts']}
+
+
+@pytest.fixture(scope='module')
+def stored_hosts(lab):
+    return {h['name']: h for h in lab.inventory()['vcenters'][0]['hosts']}
+
+
+def test_clean_estate_is_silent(clean):
+    assert sorted(flagged(clean.findings)) == []
+
+
+def test_clean_estate_rules_stored(clean):
+    """Every host of the clean estate has its rules stored."""
+    assert all(h['satp_rules'] for h in clean.inventory()['vcenters'][0]['hosts'])
+
+
+def test_flags_exactly_the_planted(lab):
+    assert sorted(flagged(lab.findings)) == [PLANTED]
+
+
+def test_object(planted, truth_hosts):
+    assert planted['object'] == {'type': 'host', 'moref': truth_hosts['esx-san-1']['moref'],
+                                 'name': 'esx-san-1'}
+
+
+def test_severity(planted):
+    assert planted['severity'] == 'warning'
+
+
+def test_message(planted):
+    assert planted['message'] == (
+        'host esx-san-1 has no SATP claim rule giving VMW_SATP_ALUA LUNs from DGC Round Robin '
+        'with iops=1; LUNs presented later will get the default policy')
+
+
+def test_evidence_satp_vendor(planted):
+    ev = planted['evidence']
+    assert (ev['satp'], ev['vendor']) == ('VMW_SATP_ALUA', 'DGC')
+
+
+def test_evidence_luns(planted, truth_hosts):
+    """Every SAN LUN of esx-san-1 but the VMAX one is an ALUA DGC LUN without a rule."""
+    ev = planted['evidence']
+    san = sorted(l['canonical_name'] for l in truth_hosts['esx-san-1']['luns'] if not l['local'])
     want_luns = [n for n in san if n != SYM]
-    f.true('the planted LUNs a1..a5 are among them',
-           all(NAA + s in want_luns for s in ('a1', 'a2', 'a3', 'a4', 'a5')))
-    f.eq('evidence luns_total', ev['luns_total'], len(want_luns))
-    f.eq('evidence luns_uncovered', ev['luns_uncovered'], len(want_luns))
-    f.eq('evidence luns (first 25)', ev['luns'], want_luns[:25])
-    f.eq('evidence commands', ev['commands'],
-         ['esxcli storage nmp satp rule add -s "VMW_SATP_ALUA" -V "DGC" -M "VRAID" '
-          '-P "VMW_PSP_RR" -O "iops=1"'])
-    # The rules that apply and fall short: the system ALUA rule (MRU) and the planted user
-    # rule (Round Robin, no options).
-    f.eq('evidence rules',
-         sorted((r['rule_group'], r['vendor'], r['psp'], r['psp_options']) for r in ev['rules']),
-         [('system', None, 'VMW_PSP_MRU', None), ('user', 'DGC', 'VMW_PSP_RR', None)])
-
-    # Twins, named so a failure says which one went wrong.
-    for host in ('esx-iscsi-a', 'esx-iscsi-b', 'esx-iscsi-dvs', 'esx-noblockdelete',
-                 'esx-clean-01', 'esx-iscsi-clean'):
-        f.eq('twin %s: findings' % host, [d for (h, d) in got if h == host], [])
-    f.true("esx-san-1's VMAX LUN (001's rule) is not flagged",
-           ('esx-san-1', 'VMW_SATP_SYMM/EMC') not in got)
-    # esx-san-noesxcli is silent because its rules are unknown, not because it has a rule.
-    hosts = {h['name']: h for h in inv['vcenters'][0]['hosts']}
-    nx = hosts['esx-san-noesxcli']
-    f.eq('esx-san-noesxcli: no finding', [d for (h, d) in got if h == 'esx-san-noesxcli'], [])
-    f.eq('esx-san-noesxcli: no rules stored', nx['satp_rules'], [])
-    f.eq('esx-san-noesxcli: its esxcli gap', [g['what'] for g in nx['gaps']], ['esxcli'])
-    f.true('esx-san-1: its user rules are stored',
-           sum(r['rule_group'] == 'user' for r in hosts['esx-san-1']['satp_rules']) == 2)
+    assert all(NAA + s in want_luns for s in ('a1', 'a2', 'a3', 'a4', 'a5')), \
+        'the planted LUNs a1..a5 are among them'
+    assert ev['luns_total'] == len(want_luns)
+    assert ev['luns_uncovered'] == len(want_luns)
+    assert ev['luns'] == want_luns[:25]
 
 
-def main():
-    f = Failures('satp-claim-rule')
-    ws = Workspace()
-    try:
-        pw = ws.password_file()
-        with Sim('clean') as sim:
-            conf = ws.write_config([{'name': 'clean', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}])
-            fs = run_check(f, 'clean', conf)
-            f.eq('clean: findings', sorted(flagged(fs)), [])
-            inv = json.loads(vslint('inventory', '-c', conf, '--format', 'json').stdout)
-            f.true('clean: every host has its rules stored',
-                   all(h['satp_rules'] for h in inv['vcenters'][0]['hosts']))
-
-        os.unlink(ws.db)
-        with Sim('violations') as sim:
-            vc = {'name': 'lab', 'url': sim.url, 'user': USER, 'password_file': pw}
-            conf = ws.write_config([vc])
-            fs = run_check(f, 'violations', conf)
-            inv = json.loads(vslint('inventory', '-c', conf, '--format', 'json').stdout)
-            check_violations(f, fs, sim.truth(), inv)
-
-            # iops = 1000 accepts Round Robin's default, which esx-san-1's rule leaves.
-            conf = ws.write_config([vc], '\n[check satp-claim-rule]\niops = 1000\n')
-            fs = run_check(f, 'iops = 1000', conf, '--offline')
-            f.eq('iops = 1000: flagged', sorted(flagged(fs)), [])
-            # Turned off like any other check.
-            conf = ws.write_config([vc], '\n[check satp-claim-rule]\nenabled = false\n')
-            fs = run_check(f, 'enabled = false', conf, '--offline')
-            f.eq('enabled = false: flagged', sorted(flagged(fs)), [])
-            f.true('enabled = false: the other checks still run',
-                   any(x['check'] == 'multipath-policy' for x in fs))
-    finally:
-        ws.cleanup()
-    f.finish()
+def test_evidence_commands(planted):
+    assert planted['evidence']['commands'] == [
+        'esxcli storage nmp satp rule add -s "VMW_SATP_ALUA" -V "DGC" -M "VRAID" '
+        '-P "VMW_PSP_RR" -O "iops=1"']
 
 
-if __name__ == '__main__':
-    main()
+def test_evidence_rules(planted):
+    """The rules that apply and fall short: the system ALUA rule (MRU) and the planted user rule
+    (Round Robin, no options)."""
+    assert sorted((r['rule_group'], r['vendor'], r['psp'], r['psp_options'])
+                  for r in planted['evidence']['rules']) == \
+        [('system', None, 'VMW_PSP_MRU', None), ('user', 'DGC', 'VMW_PSP_RR', None)]
+
+
+@pytest.mark.parametrize('host', TWINS)
+def test_twin_silent(lab, host):
+    assert [d for (h, d) in flagged(lab.findings) if h == host] == []
+
+
+def test_vmax_lun_under_its_rule_silent(lab):
+    """esx-san-1's VMAX LUN is covered by 001's rule."""
+    assert ('esx-san-1', 'VMW_SATP_SYMM/EMC') not in flagged(lab.findings)
+
+
+def test_host_refusing_esxcli(lab, stored_hosts):
+    """esx-san-noesxcli is silent because its rules are unknown, not because it has a rule."""
+    nx = stored_hosts['esx-san-noesxcli']
+    assert [d for (h, d) in flagged(lab.findings) if h == 'esx-san-noesxcli'] == []
+    assert nx['satp_rules'] == []
+    assert [g['what'] for g in nx['gaps']] == ['esxcli']
+
+
+def test_user_rules_stored(stored_hosts):
+    assert sum(r['rule_group'] == 'user' for r in stored_hosts['esx-san-1']['satp_rules']) == 2
+
+
+@pytest.fixture
+def copied(lab, workspace):
+    return lab.copy(workspace)
+
+
+def test_iops_override(copied):
+    """iops = 1000 accepts Round Robin's default, which esx-san-1's rule leaves."""
+    fs = copied.check('--offline', conf=copied.config('\n[check satp-claim-rule]\niops = 1000\n'))
+    assert sorted(flagged(fs)) == []
+
+
+def test_disabled(copied):
+    """Turned off like any other check; the other checks still run."""
+    fs = copied.check('--offline',
+                      conf=copied.config('\n[check satp-claim-rule]\nenabled = false\n'))
+    assert sorted(flagged(fs)) == []
+    assert any(x['check'] == 'multipath-policy' for x in fs)

@@ -1,103 +1,132 @@
-#!/usr/bin/env python3
 """What an administrator sees when things go wrong: a wrong password, an unreachable URL, an
 untrusted certificate and a broken configuration each give one clear error line on stderr and
 exit status 2; the password is never printed; a trusted CA or an explicit insecure=true works."""
 import glob
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from simlib import Sim, Workspace, Failures, vslint, PASSWORD, USER  # noqa: E402
+import pytest
+
+from simlib import PASSWORD, USER, Sim, vslint
 
 WRONG = 'not-the-password-42'
 
 
-def error_lines(res):
-    return [l for l in res.stderr.splitlines() if l.strip()]
+def one_error(res, must_contain):
+    """Exit status 2 and one line on stderr, which says must_contain."""
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    assert must_contain in lines[0], lines
 
 
-def one_error(f, what, res, must_contain):
-    lines = error_lines(res)
-    f.eq(what + ': exit status', res.returncode, 2)
-    f.eq(what + ': error lines (%r)' % lines, len(lines), 1)
-    f.true(what + ': %r should contain %r' % (lines, must_contain),
-           bool(lines) and must_contain in lines[0])
+def config(ws, url, **keys):
+    return ws.write_config([dict(name=keys.pop('name', 'lab'), url=url, user=USER, **keys)])
 
 
-def main():
-    f = Failures('errors')
-    ws = Workspace()
-    try:
-        with Sim('clean', tls=False) as sim:
-            # A wrong password: the fault is named, the password is not.
-            pw = ws.password_file(WRONG, 'wrong')
-            conf = ws.write_config([{'name': 'lab', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}])
-            res = vslint('collect', '-c', conf)
-            one_error(f, 'wrong password', res, "login rejected for user 'vslint'")
-            f.true('wrong password names the vCenter', 'vcenter lab' in res.stderr)
-            f.true('wrong password leaks', WRONG not in res.stdout + res.stderr)
-            for path in glob.glob(ws.dir + '/vslint.db*'):
-                with open(path, 'rb') as fh:
-                    f.true('password stored in ' + path, WRONG.encode() not in fh.read())
-
-            # The right password from the environment works.
-            conf = ws.write_config([{'name': 'lab', 'url': sim.url, 'user': USER,
-                                     'password_env': 'VSLINT_TEST_PW'}])
-            res = vslint('collect', '-c', conf, env={'VSLINT_TEST_PW': PASSWORD})
-            f.eq('password_env collect (%s)' % res.stderr.strip(), res.returncode, 0)
-            res = vslint('collect', '-c', conf, env={'VSLINT_TEST_PW': ''})
-            one_error(f, 'password_env unset', res, 'VSLINT_TEST_PW')
-
-        # Nothing listens on port 1.
-        pw = ws.password_file()
-        conf = ws.write_config([{'name': 'gone', 'url': 'http://127.0.0.1:1/sdk', 'user': USER,
-                                 'password_file': pw, 'timeout': 10}])
-        res = vslint('collect', '-c', conf)
-        one_error(f, 'unreachable', res, 'cannot connect')
-        f.true('unreachable names the URL', 'http://127.0.0.1:1/sdk' in res.stderr)
-        # vslint check in a pipeline: the run failed (2), the reason on stderr, JSON intact.
-        res = vslint('check', '-c', conf, '--format', 'json')
-        one_error(f, 'check, unreachable', res, 'vcenter gone: poll failed')
-        f.true('check, unreachable: stdout is still JSON', res.stdout.lstrip().startswith('{'))
-
-        with Sim('clean', tls=True) as sim:
-            f.true('TLS simulator URL is https: ' + sim.url, sim.url.startswith('https://'))
-            conf = ws.write_config([{'name': 'tls', 'url': sim.url, 'user': USER,
-                                     'password_file': pw}])
-            res = vslint('collect', '-c', conf)
-            one_error(f, 'untrusted certificate', res, 'TLS certificate not trusted')
-            f.true('untrusted certificate suggests ca_file', 'ca_file=' in res.stderr)
-
-            conf = ws.write_config([{'name': 'tls', 'url': sim.url, 'user': USER,
-                                     'password_file': pw, 'ca_file': sim.cert_path}])
-            res = vslint('collect', '-c', conf)
-            f.eq('trusted with ca_file (%s)' % res.stderr.strip(), res.returncode, 0)
-
-            conf = ws.write_config([{'name': 'tls', 'url': sim.url, 'user': USER,
-                                     'password_file': pw, 'insecure': 'true'}])
-            res = vslint('collect', '-c', conf)
-            f.eq('insecure=true (%s)' % res.stderr.strip(), res.returncode, 0)
-
-        # A broken configuration names file, line and key, and polls nothing.
-        conf = ws.write_config([{'name': 'x', 'url': 'https://vc/sdk', 'user': USER,
-                                 'password_file': pw, 'insecure': 'perhaps'}])
-        res = vslint('collect', '-c', conf)
-        one_error(f, 'bad config', res, conf + ':8: [vcenter x] insecure: ')
-        res = vslint('config-check', '-c', conf)
-        f.eq('config-check bad status', res.returncode, 2)
-        conf = ws.write_config([{'name': 'x', 'url': 'https://vc/sdk', 'user': USER,
-                                 'password_file': pw}])
-        res = vslint('config-check', '-c', conf)
-        f.eq('config-check good', (res.returncode, res.stdout), (0, 'configuration OK\n'))
-        res = vslint('collect')
-        one_error(f, 'no -c', res, 'use -c FILE')
-        res = vslint('collect', '--help')
-        f.true('collect --help explains -c', res.returncode == 0 and '--config' in res.stdout)
-    finally:
-        ws.cleanup()
-    f.finish()
+@pytest.fixture(scope='module')
+def tls_sim():
+    with Sim('clean', tls=True) as sim:
+        yield sim
 
 
-if __name__ == '__main__':
-    main()
+def test_wrong_password(clean_sim, workspace):
+    """The fault is named, and the vCenter; the password is not."""
+    res = vslint('collect', '-c', config(workspace, clean_sim.url,
+                                         password_file=workspace.password_file(WRONG, 'wrong')))
+    one_error(res, "login rejected for user 'vslint'")
+    assert 'vcenter lab' in res.stderr
+    assert WRONG not in res.stdout + res.stderr
+
+
+def test_wrong_password_not_stored(clean_sim, workspace):
+    vslint('collect', '-c', config(workspace, clean_sim.url,
+                                   password_file=workspace.password_file(WRONG, 'wrong')))
+    for path in glob.glob(workspace.dir + '/vslint.db*'):
+        with open(path, 'rb') as fh:
+            assert WRONG.encode() not in fh.read(), path
+
+
+def test_password_env(clean_sim, workspace):
+    res = vslint('collect', '-c', config(workspace, clean_sim.url, password_env='VSLINT_TEST_PW'),
+                 env={'VSLINT_TEST_PW': PASSWORD})
+    assert res.returncode == 0, res.stderr.strip()
+
+
+def test_password_env_unset(clean_sim, workspace):
+    res = vslint('collect', '-c', config(workspace, clean_sim.url, password_env='VSLINT_TEST_PW'),
+                 env={'VSLINT_TEST_PW': ''})
+    one_error(res, 'VSLINT_TEST_PW')
+
+
+@pytest.fixture
+def unreachable(workspace):
+    """Nothing listens on port 1."""
+    return config(workspace, 'http://127.0.0.1:1/sdk', name='gone', timeout=10,
+                  password_file=workspace.password_file())
+
+
+def test_unreachable(unreachable):
+    res = vslint('collect', '-c', unreachable)
+    one_error(res, 'cannot connect')
+    assert 'http://127.0.0.1:1/sdk' in res.stderr, 'the URL is not named'
+
+
+def test_check_unreachable(unreachable):
+    """vslint check in a pipeline: the run failed (2), the reason on stderr, JSON intact."""
+    res = vslint('check', '-c', unreachable, '--format', 'json')
+    one_error(res, 'vcenter gone: poll failed')
+    assert res.stdout.lstrip().startswith('{'), res.stdout
+
+
+def test_tls_simulator_is_https(tls_sim):
+    assert tls_sim.url.startswith('https://'), tls_sim.url
+
+
+def test_untrusted_certificate(tls_sim, workspace):
+    res = vslint('collect', '-c', config(workspace, tls_sim.url, name='tls',
+                                         password_file=workspace.password_file()))
+    one_error(res, 'TLS certificate not trusted')
+    assert 'ca_file=' in res.stderr, 'no ca_file suggested'
+
+
+def test_trusted_with_ca_file(tls_sim, workspace):
+    res = vslint('collect', '-c', config(workspace, tls_sim.url, name='tls',
+                                         password_file=workspace.password_file(),
+                                         ca_file=tls_sim.cert_path))
+    assert res.returncode == 0, res.stderr.strip()
+
+
+def test_insecure_true(tls_sim, workspace):
+    res = vslint('collect', '-c', config(workspace, tls_sim.url, name='tls',
+                                         password_file=workspace.password_file(),
+                                         insecure='true'))
+    assert res.returncode == 0, res.stderr.strip()
+
+
+@pytest.fixture
+def bad_config(workspace):
+    return config(workspace, 'https://vc/sdk', name='x', password_file=workspace.password_file(),
+                  insecure='perhaps')
+
+
+def test_bad_config_names_file_line_and_key(bad_config):
+    """A broken configuration names file, line and key, and polls nothing."""
+    one_error(vslint('collect', '-c', bad_config), bad_config + ':8: [vcenter x] insecure: ')
+
+
+def test_config_check_bad(bad_config):
+    assert vslint('config-check', '-c', bad_config).returncode == 2
+
+
+def test_config_check_good(workspace):
+    res = vslint('config-check', '-c', config(workspace, 'https://vc/sdk', name='x',
+                                              password_file=workspace.password_file()))
+    assert (res.returncode, res.stdout) == (0, 'configuration OK\n')
+
+
+def test_collect_without_config():
+    one_error(vslint('collect'), 'use -c FILE')
+
+
+def test_collect_help():
+    res = vslint('collect', '--help')
+    assert res.returncode == 0 and '--config' in res.stdout, 'collect --help does not explain -c'

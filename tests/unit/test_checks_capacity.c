@@ -13,6 +13,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
+#include "testlib.h"
 
 extern const struct check chk_datastore_free_space;
 extern const struct check chk_datastore_size;
@@ -21,127 +22,10 @@ extern const struct check chk_thin_overcommit;
 extern const struct check chk_snapshots;
 extern const struct check chk_pvscsi_controller;
 
-#define GIB  ((int64_t)1 << 30)
-#define TIB  (1024 * GIB)
-#define DAY  ((int64_t)86400)
-#define NOW  ((int64_t)1700000000)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define NONE (-1) /* "no finding" in a want column */
-
-/* ---- helpers ---- */
-
-static struct chk_results run(const struct check *c, const struct chk_settings *s,
-                              const struct estate *e)
-{
-    struct chk_results r = {0};
-    assert_int_equal(chk_run_one(c, s, e, NOW, &r), 0);
-    return r;
-}
-
-static const struct chk_finding *find(const struct chk_results *r, const char *name)
-{
-    const struct chk_finding *hit = NULL;
-    for (size_t i = 0; i < r->n; i++) {
-        if (!strcmp(r->items[i].object_name, name)) {
-            if (hit)
-                fail_msg("two findings for %s", name);
-            hit = &r->items[i];
-        }
-    }
-    return hit;
-}
-
-/* Asserts the severity of name's finding, or that there is none (want == NONE). */
-static void want_sev(const struct chk_results *r, const char *name, int want)
-{
-    const struct chk_finding *f = find(r, name);
-    if (want == NONE) {
-        if (f)
-            fail_msg("%s flagged %s (%s), want no finding", name, chk_severity_name(f->severity),
-                     f->message);
-        return;
-    }
-    if (!f)
-        fail_msg("%s not flagged, want %s", name, chk_severity_name((enum chk_severity)want));
-    if ((int)f->severity != want)
-        fail_msg("%s flagged %s, want %s (%s)", name, chk_severity_name(f->severity),
-                 chk_severity_name((enum chk_severity)want), f->message);
-    assert_non_null(f->message);
-    assert_true(f->message[0] != '\0');
-}
-
-static double ev_num(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_number(v))
-        fail_msg("%s: evidence has no number %s", f->object_name, key);
-    return json_number_value(v);
-}
-
-static int ev_bool(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_boolean(v))
-        fail_msg("%s: evidence has no boolean %s", f->object_name, key);
-    return json_is_true(v);
-}
-
-static const char *ev_str(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_string(v))
-        fail_msg("%s: evidence has no string %s", f->object_name, key);
-    return json_string_value(v);
-}
-
-/* Settings of c with parameter name set to value. */
-static struct chk_settings with_param(const struct check *c, const char *name, double value)
-{
-    struct chk_settings s;
-    chk_settings_default(c, &s);
-    for (size_t i = 0; c->params[i].name; i++) {
-        if (!strcmp(c->params[i].name, name)) {
-            s.params[i] = value;
-            return s;
-        }
-    }
-    fail_msg("%s has no parameter %s", c->id, name);
-    return s;
-}
-
-/* ---- catalogue metadata ---- */
-
-static void test_metadata(void **state)
-{
-    static const struct {
-        const struct check *c;
-        const char *id;
-        enum chk_severity sev;
-    } rows[] = {
-        {&chk_datastore_free_space, "datastore-free-space", CHK_CRITICAL},
-        {&chk_datastore_size, "datastore-size", CHK_CRITICAL},
-        {&chk_vms_per_datastore, "vms-per-datastore", CHK_CRITICAL},
-        {&chk_thin_overcommit, "thin-overcommit", CHK_WARNING},
-        {&chk_snapshots, "snapshots", CHK_WARNING},
-        {&chk_pvscsi_controller, "pvscsi-controller", CHK_INFO},
-    };
-    for (size_t i = 0; i < N(rows); i++) {
-        const struct check *c = rows[i].c;
-        assert_string_equal(c->id, rows[i].id);
-        assert_int_equal(c->severity, rows[i].sev);
-        assert_ptr_equal(chk_find(rows[i].id), c);
-        assert_non_null(strstr(c->reference, "_") && strstr(c->reference, ".txt"));
-        assert_true(strlen(c->title) > 5 && strlen(c->rationale) > 40 &&
-                    strlen(c->remediation) > 20);
-        size_t n = 0;
-        for (; c->params[n].name; n++) {
-            assert_true(c->params[n].min <= c->params[n].dflt);
-            assert_true(c->params[n].dflt <= c->params[n].max);
-            assert_non_null(c->params[n].unit);
-        }
-        assert_true(n >= 1 && n <= CHK_MAX_PARAMS);
-    }
-}
+#define GIB ((int64_t)1 << 30)
+#define TIB (1024 * GIB)
+#define DAY ((int64_t)86400)
+#define NOW ((int64_t)1700000000)
 
 /* ---- datastore-free-space ---- */
 
@@ -205,55 +89,55 @@ static void test_free_space(void **state)
         {"pod-unknown", NONE, NULL},
         {"pod-crit", CHK_CRITICAL, "snapshots_at_risk"},
     };
-    struct chk_results r = run(&chk_datastore_free_space, NULL, &e);
+    struct chk_results r = tl_run(&chk_datastore_free_space, NULL, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
-        want_sev(&r, want[i].name, want[i].sev);
+        tl_want(&r, want[i].name, want[i].sev);
         if (want[i].sev == NONE)
             continue;
         flagged++;
-        assert_string_equal(ev_str(find(&r, want[i].name), "level"), want[i].level);
+        assert_string_equal(tl_ev_str(tl_find(&r, want[i].name, NULL), "level"), want[i].level);
     }
     assert_int_equal(r.n, flagged);
 
-    const struct chk_finding *f = find(&r, "snap-3");
+    const struct chk_finding *f = tl_find(&r, "snap-3", NULL);
     assert_string_equal(f->object_type, "datastore");
     assert_string_equal(f->object_moref, "m-snap-3");
     assert_null(f->detail);
     assert_non_null(strstr(f->message, "snapshots and replication at risk"));
-    assert_true(fabs(ev_num(f, "free_pct") - 3.0) < 1e-9);
-    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), c);
-    assert_int_equal((int64_t)ev_num(f, "free_bytes"), c / 100 * 3);
-    assert_true(ev_num(f, "snap_free_pct") == 5 && ev_num(f, "crit_free_pct") == 10 &&
-                ev_num(f, "warn_free_pct") == 30);
-    assert_null(strstr(find(&r, "at-5")->message, "snapshots and replication at risk"));
+    assert_true(fabs(tl_ev_num(f, "free_pct") - 3.0) < 1e-9);
+    assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), c);
+    assert_int_equal((int64_t)tl_ev_num(f, "free_bytes"), c / 100 * 3);
+    assert_true(tl_ev_num(f, "snap_free_pct") == 5 && tl_ev_num(f, "crit_free_pct") == 10 &&
+                tl_ev_num(f, "warn_free_pct") == 30);
+    assert_null(strstr(tl_find(&r, "at-5", NULL)->message, "snapshots and replication at risk"));
 
-    f = find(&r, "pod-low");
+    f = tl_find(&r, "pod-low", NULL);
     assert_string_equal(f->object_type, "storage_pod");
     assert_string_equal(f->object_moref, "p1");
-    assert_true(fabs(ev_num(f, "free_pct") - 15.0) < 1e-9);
+    assert_true(fabs(tl_ev_num(f, "free_pct") - 15.0) < 1e-9);
     chk_results_free(&r);
 
     /* Thresholds come from the configuration. */
-    struct chk_settings s = with_param(&chk_datastore_free_space, "warn_free_pct", 45);
-    r = run(&chk_datastore_free_space, &s, &e);
-    want_sev(&r, "ok-40", CHK_WARNING);
-    assert_true(ev_num(find(&r, "ok-40"), "warn_free_pct") == 45);
-    want_sev(&r, "at-30", CHK_WARNING);
-    want_sev(&r, "pod-ok", NONE);
+    struct chk_settings s = tl_with_param(&chk_datastore_free_space, "warn_free_pct", 45);
+    r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
+    tl_want(&r, "ok-40", CHK_WARNING);
+    assert_true(tl_ev_num(tl_find(&r, "ok-40", NULL), "warn_free_pct") == 45);
+    tl_want(&r, "at-30", CHK_WARNING);
+    tl_want(&r, "pod-ok", NONE);
     chk_results_free(&r);
 
-    s = with_param(&chk_datastore_free_space, "snap_free_pct", 0);
-    r = run(&chk_datastore_free_space, &s, &e);
-    want_sev(&r, "snap-3", CHK_CRITICAL);
-    assert_string_equal(ev_str(find(&r, "snap-3"), "level"), "critical");
+    s = tl_with_param(&chk_datastore_free_space, "snap_free_pct", 0);
+    r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
+    tl_want(&r, "snap-3", CHK_CRITICAL);
+    assert_string_equal(tl_ev_str(tl_find(&r, "snap-3", NULL), "level"), "critical");
     chk_results_free(&r);
 
     /* A severity override applies to every finding. */
     chk_settings_default(&chk_datastore_free_space, &s);
     s.severity_override = CHK_INFO;
-    r = run(&chk_datastore_free_space, &s, &e);
-    want_sev(&r, "snap-3", CHK_INFO);
+    r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
+    tl_want(&r, "snap-3", CHK_INFO);
     chk_results_free(&r);
 }
 
@@ -458,47 +342,47 @@ static void test_size(void **state)
         {"one-400-a", CHK_WARNING, "above_band"},
         {"one-400-b", CHK_WARNING, "above_band"},
     };
-    struct chk_results r = run(&chk_datastore_size, NULL, &e);
+    struct chk_results r = tl_run(&chk_datastore_size, NULL, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
-        want_sev(&r, want[i].name, want[i].sev);
+        tl_want(&r, want[i].name, want[i].sev);
         if (want[i].sev == NONE)
             continue;
         flagged++;
-        assert_string_equal(ev_str(find(&r, want[i].name), "level"), want[i].level);
-        assert_string_equal(find(&r, want[i].name)->object_type, "datastore");
+        assert_string_equal(tl_ev_str(tl_find(&r, want[i].name, NULL), "level"), want[i].level);
+        assert_string_equal(tl_find(&r, want[i].name, NULL)->object_type, "datastore");
     }
     assert_int_equal(r.n, flagged);
 
-    const struct chk_finding *f = find(&r, "small-200gib");
-    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 200 * GIB);
-    assert_true(ev_num(f, "min_gb") == 500 && ev_num(f, "max_gb") == 750);
+    const struct chk_finding *f = tl_find(&r, "small-200gib", NULL);
+    assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), 200 * GIB);
+    assert_true(tl_ev_num(f, "min_gb") == 500 && tl_ev_num(f, "max_gb") == 750);
     assert_non_null(strstr(f->message, "is 200 GB,")); /* as vSphere prints it */
     /* The small datastore also holds vm-split's 900 GiB disk: reported, yet it stays flagged. */
-    assert_int_equal((int64_t)ev_num(f, "largest_vm_disks_bytes"), 900 * GIB);
-    assert_string_equal(ev_str(f, "largest_vm"), "vm-split");
-    f = find(&r, "one-400-a");
-    assert_int_equal((int64_t)ev_num(f, "largest_vm_disks_bytes"), 400 * GIB);
+    assert_int_equal((int64_t)tl_ev_num(f, "largest_vm_disks_bytes"), 900 * GIB);
+    assert_string_equal(tl_ev_str(f, "largest_vm"), "vm-split");
+    f = tl_find(&r, "one-400-a", NULL);
+    assert_int_equal((int64_t)tl_ev_num(f, "largest_vm_disks_bytes"), 400 * GIB);
     assert_non_null(strstr(f->message, "is 1000 GB,"));
-    f = find(&r, "huge-70tib");
-    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), 70 * TIB);
-    assert_true(ev_num(f, "max_size_tib") == 64);
+    f = tl_find(&r, "huge-70tib", NULL);
+    assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), 70 * TIB);
+    assert_true(tl_ev_num(f, "max_size_tib") == 64);
     chk_results_free(&r);
 
     /* Overrides: a 100-1300 GB band accepts the 200 GiB and the 1200 GiB (1288 GB) datastores. */
-    struct chk_settings s = with_param(&chk_datastore_size, "min_gb", 100);
+    struct chk_settings s = tl_with_param(&chk_datastore_size, "min_gb", 100);
     s.params[1] = 1300; /* max_gb */
     assert_string_equal(chk_datastore_size.params[1].name, "max_gb");
-    r = run(&chk_datastore_size, &s, &e);
-    want_sev(&r, "small-200gib", NONE);
-    want_sev(&r, "big-other-ds", NONE);
-    want_sev(&r, "huge-70tib", CHK_CRITICAL);
+    r = tl_run(&chk_datastore_size, &s, &e, NOW);
+    tl_want(&r, "small-200gib", NONE);
+    tl_want(&r, "big-other-ds", NONE);
+    tl_want(&r, "huge-70tib", CHK_CRITICAL);
     chk_results_free(&r);
 
-    s = with_param(&chk_datastore_size, "max_size_tib", 80);
-    r = run(&chk_datastore_size, &s, &e);
-    want_sev(&r, "huge-70tib", CHK_WARNING);
-    want_sev(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
+    s = tl_with_param(&chk_datastore_size, "max_size_tib", 80);
+    r = tl_run(&chk_datastore_size, &s, &e, NOW);
+    tl_want(&r, "huge-70tib", CHK_WARNING);
+    tl_want(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
     chk_results_free(&r);
 }
 
@@ -549,41 +433,41 @@ static void test_vms_per_datastore(void **state)
     struct estate e = {
         .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = n};
 
-    struct chk_results r = run(&chk_vms_per_datastore, NULL, &e);
-    want_sev(&r, "ds-26", CHK_WARNING);
-    want_sev(&r, "ds-25-tmpl", NONE);
-    want_sev(&r, "ds-vsan", NONE);
-    want_sev(&r, "ds-2049-on", CHK_CRITICAL);
-    want_sev(&r, "ds-2049-mixed", CHK_WARNING);
-    want_sev(&r, "ds-nfs-30", CHK_WARNING);
-    want_sev(&r, "ds-empty", NONE);
-    want_sev(&r, "ds-nfs-2049-on", CHK_WARNING);
+    struct chk_results r = tl_run(&chk_vms_per_datastore, NULL, &e, NOW);
+    tl_want(&r, "ds-26", CHK_WARNING);
+    tl_want(&r, "ds-25-tmpl", NONE);
+    tl_want(&r, "ds-vsan", NONE);
+    tl_want(&r, "ds-2049-on", CHK_CRITICAL);
+    tl_want(&r, "ds-2049-mixed", CHK_WARNING);
+    tl_want(&r, "ds-nfs-30", CHK_WARNING);
+    tl_want(&r, "ds-empty", NONE);
+    tl_want(&r, "ds-nfs-2049-on", CHK_WARNING);
     assert_int_equal(r.n, 5);
-    const struct chk_finding *f = find(&r, "ds-26");
-    assert_int_equal((int)ev_num(f, "vms"), 26);
-    assert_int_equal((int)ev_num(f, "powered_on"), 26);
-    assert_int_equal((int)ev_num(f, "max_vms"), 25);
+    const struct chk_finding *f = tl_find(&r, "ds-26", NULL);
+    assert_int_equal((int)tl_ev_num(f, "vms"), 26);
+    assert_int_equal((int)tl_ev_num(f, "powered_on"), 26);
+    assert_int_equal((int)tl_ev_num(f, "max_vms"), 25);
     assert_non_null(strstr(f->message, "26 VMs"));
-    f = find(&r, "ds-2049-on");
-    assert_int_equal((int)ev_num(f, "powered_on"), 2049);
-    assert_int_equal((int)ev_num(f, "max_powered_on"), 2048);
-    f = find(&r, "ds-2049-mixed");
-    assert_int_equal((int)ev_num(f, "powered_on"), 2048);
+    f = tl_find(&r, "ds-2049-on", NULL);
+    assert_int_equal((int)tl_ev_num(f, "powered_on"), 2049);
+    assert_int_equal((int)tl_ev_num(f, "max_powered_on"), 2048);
+    f = tl_find(&r, "ds-2049-mixed", NULL);
+    assert_int_equal((int)tl_ev_num(f, "powered_on"), 2048);
     chk_results_free(&r);
 
     /* The templates of ds-25-tmpl are counted apart, never as VMs. */
-    struct chk_settings s = with_param(&chk_vms_per_datastore, "max_vms", 24);
-    r = run(&chk_vms_per_datastore, &s, &e);
-    want_sev(&r, "ds-25-tmpl", CHK_WARNING);
-    f = find(&r, "ds-25-tmpl");
-    assert_int_equal((int)ev_num(f, "vms"), 25);
-    assert_int_equal((int)ev_num(f, "templates_excluded"), 10);
+    struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 24);
+    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    tl_want(&r, "ds-25-tmpl", CHK_WARNING);
+    f = tl_find(&r, "ds-25-tmpl", NULL);
+    assert_int_equal((int)tl_ev_num(f, "vms"), 25);
+    assert_int_equal((int)tl_ev_num(f, "templates_excluded"), 10);
     chk_results_free(&r);
 
-    s = with_param(&chk_vms_per_datastore, "max_vms", 30);
-    r = run(&chk_vms_per_datastore, &s, &e);
-    want_sev(&r, "ds-26", NONE);
-    want_sev(&r, "ds-nfs-30", NONE);
+    s = tl_with_param(&chk_vms_per_datastore, "max_vms", 30);
+    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    tl_want(&r, "ds-26", NONE);
+    tl_want(&r, "ds-nfs-30", NONE);
     chk_results_free(&r);
 
     free(vms);
@@ -610,40 +494,40 @@ static void test_thin_overcommit(void **state)
     ds[7].uncommitted = 10 * TIB;
     struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
 
-    struct chk_results r = run(&chk_thin_overcommit, NULL, &e);
-    want_sev(&r, "over-167", CHK_WARNING);
-    want_sev(&r, "ok-67", NONE);
-    want_sev(&r, "at-150", NONE);
-    want_sev(&r, "just-over-150", CHK_WARNING);
-    want_sev(&r, "unc-unknown", NONE);
-    want_sev(&r, "gone", NONE);
-    want_sev(&r, "cap-zero", NONE);
-    want_sev(&r, "free-unknown", NONE);
+    struct chk_results r = tl_run(&chk_thin_overcommit, NULL, &e, NOW);
+    tl_want(&r, "over-167", CHK_WARNING);
+    tl_want(&r, "ok-67", NONE);
+    tl_want(&r, "at-150", NONE);
+    tl_want(&r, "just-over-150", CHK_WARNING);
+    tl_want(&r, "unc-unknown", NONE);
+    tl_want(&r, "gone", NONE);
+    tl_want(&r, "cap-zero", NONE);
+    tl_want(&r, "free-unknown", NONE);
     assert_int_equal(r.n, 2);
-    const struct chk_finding *f = find(&r, "over-167");
+    const struct chk_finding *f = tl_find(&r, "over-167", NULL);
     assert_string_equal(f->object_type, "datastore");
-    assert_true(fabs(ev_num(f, "provisioned_pct") - 1000.0 / 6.0) < 1e-6);
-    assert_int_equal((int64_t)ev_num(f, "uncommitted_bytes"), 700 * GIB);
-    assert_int_equal((int64_t)ev_num(f, "capacity_bytes"), c);
-    assert_int_equal((int64_t)ev_num(f, "free_bytes"), c / 2);
-    assert_true(ev_num(f, "max_overcommit_pct") == 150);
-    assert_true(ev_bool(f, "uncommitted_reported"));
+    assert_true(fabs(tl_ev_num(f, "provisioned_pct") - 1000.0 / 6.0) < 1e-6);
+    assert_int_equal((int64_t)tl_ev_num(f, "uncommitted_bytes"), 700 * GIB);
+    assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), c);
+    assert_int_equal((int64_t)tl_ev_num(f, "free_bytes"), c / 2);
+    assert_true(tl_ev_num(f, "max_overcommit_pct") == 150);
+    assert_true(tl_ev_bool(f, "uncommitted_reported"));
     chk_results_free(&r);
 
     /* Unknown uncommitted counts as 0 (vCenter omits a zero). */
-    struct chk_settings s = with_param(&chk_thin_overcommit, "max_overcommit_pct", 40);
-    r = run(&chk_thin_overcommit, &s, &e);
-    want_sev(&r, "unc-unknown", CHK_WARNING);
-    f = find(&r, "unc-unknown");
-    assert_int_equal((int64_t)ev_num(f, "uncommitted_bytes"), 0);
-    assert_false(ev_bool(f, "uncommitted_reported"));
-    assert_true(fabs(ev_num(f, "provisioned_pct") - 50.0) < 1e-9);
-    want_sev(&r, "ok-67", CHK_WARNING);
+    struct chk_settings s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 40);
+    r = tl_run(&chk_thin_overcommit, &s, &e, NOW);
+    tl_want(&r, "unc-unknown", CHK_WARNING);
+    f = tl_find(&r, "unc-unknown", NULL);
+    assert_int_equal((int64_t)tl_ev_num(f, "uncommitted_bytes"), 0);
+    assert_false(tl_ev_bool(f, "uncommitted_reported"));
+    assert_true(fabs(tl_ev_num(f, "provisioned_pct") - 50.0) < 1e-9);
+    tl_want(&r, "ok-67", CHK_WARNING);
     chk_results_free(&r);
 
-    s = with_param(&chk_thin_overcommit, "max_overcommit_pct", 170);
-    r = run(&chk_thin_overcommit, &s, &e);
-    want_sev(&r, "over-167", NONE);
+    s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 170);
+    r = tl_run(&chk_thin_overcommit, &s, &e, NOW);
+    tl_want(&r, "over-167", NONE);
     chk_results_free(&r);
 }
 
@@ -711,60 +595,60 @@ static void test_snapshots(void **state)
         {"vm-unk-deep", CHK_WARNING, 0, 1},
         {"vm-none", NONE, 0, 0},
     };
-    struct chk_results r = run(&chk_snapshots, NULL, &e);
+    struct chk_results r = tl_run(&chk_snapshots, NULL, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
-        want_sev(&r, want[i].name, want[i].sev);
+        tl_want(&r, want[i].name, want[i].sev);
         if (want[i].sev == NONE)
             continue;
         flagged++;
-        const struct chk_finding *f = find(&r, want[i].name);
+        const struct chk_finding *f = tl_find(&r, want[i].name, NULL);
         assert_string_equal(f->object_type, "vm");
-        assert_int_equal(ev_bool(f, "too_old"), want[i].old);
-        assert_int_equal(ev_bool(f, "too_deep"), want[i].deep);
+        assert_int_equal(tl_ev_bool(f, "too_old"), want[i].old);
+        assert_int_equal(tl_ev_bool(f, "too_deep"), want[i].deep);
     }
     assert_int_equal(r.n, flagged);
 
-    const struct chk_finding *f = find(&r, "vm-snap-old");
+    const struct chk_finding *f = tl_find(&r, "vm-snap-old", NULL);
     assert_string_equal(f->object_moref, "m-vm-snap-old");
-    assert_true(fabs(ev_num(f, "oldest_age_days") - 10.0) < 1e-9);
-    assert_string_equal(ev_str(f, "oldest_name"), "old-1");
-    assert_true(ev_num(f, "max_age_days") == 7);
+    assert_true(fabs(tl_ev_num(f, "oldest_age_days") - 10.0) < 1e-9);
+    assert_string_equal(tl_ev_str(f, "oldest_name"), "old-1");
+    assert_true(tl_ev_num(f, "max_age_days") == 7);
     assert_non_null(strstr(f->message, "old-1"));
 
-    f = find(&r, "vm-snap-chain");
-    assert_int_equal((int)ev_num(f, "max_depth"), 4);
-    assert_int_equal((int)ev_num(f, "snapshots"), 4);
-    assert_true(ev_num(f, "max_chain_depth") == 3);
+    f = tl_find(&r, "vm-snap-chain", NULL);
+    assert_int_equal((int)tl_ev_num(f, "max_depth"), 4);
+    assert_int_equal((int)tl_ev_num(f, "snapshots"), 4);
+    assert_true(tl_ev_num(f, "max_chain_depth") == 3);
 
-    f = find(&r, "vm-both"); /* one finding with both facts */
-    assert_int_equal((int)ev_num(f, "max_depth"), 4);
-    assert_int_equal((int)ev_num(f, "older_than_threshold"), 2);
+    f = tl_find(&r, "vm-both", NULL); /* one finding with both facts */
+    assert_int_equal((int)tl_ev_num(f, "max_depth"), 4);
+    assert_int_equal((int)tl_ev_num(f, "older_than_threshold"), 2);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "old_snapshots")), 2);
-    assert_true(fabs(ev_num(f, "oldest_age_days") - 9.0) < 1e-9);
+    assert_true(fabs(tl_ev_num(f, "oldest_age_days") - 9.0) < 1e-9);
     assert_non_null(strstr(f->message, "b-1"));
     assert_non_null(strstr(f->message, "4 deep"));
 
-    f = find(&r, "vm-unk-deep");
-    assert_int_equal((int)ev_num(f, "unknown_age"), 4);
+    f = tl_find(&r, "vm-unk-deep", NULL);
+    assert_int_equal((int)tl_ev_num(f, "unknown_age"), 4);
     assert_true(json_is_null(json_object_get(f->evidence, "oldest_age_days")) ||
                 !json_object_get(f->evidence, "oldest_age_days"));
     chk_results_free(&r);
 
     /* Half a day: every VM with an aged snapshot is flagged. */
-    struct chk_settings s = with_param(&chk_snapshots, "max_age_days", 0.5);
-    r = run(&chk_snapshots, &s, &e);
-    want_sev(&r, "vm-snap-ok", CHK_WARNING);
-    want_sev(&r, "vm-tree", CHK_WARNING);
-    want_sev(&r, "vm-unk", NONE);
+    struct chk_settings s = tl_with_param(&chk_snapshots, "max_age_days", 0.5);
+    r = tl_run(&chk_snapshots, &s, &e, NOW);
+    tl_want(&r, "vm-snap-ok", CHK_WARNING);
+    tl_want(&r, "vm-tree", CHK_WARNING);
+    tl_want(&r, "vm-unk", NONE);
     chk_results_free(&r);
 
-    s = with_param(&chk_snapshots, "max_chain_depth", 4);
-    r = run(&chk_snapshots, &s, &e);
-    want_sev(&r, "vm-snap-chain", NONE);
-    want_sev(&r, "vm-unk-deep", NONE);
-    want_sev(&r, "vm-both", CHK_WARNING);
-    assert_false(ev_bool(find(&r, "vm-both"), "too_deep"));
+    s = tl_with_param(&chk_snapshots, "max_chain_depth", 4);
+    r = tl_run(&chk_snapshots, &s, &e, NOW);
+    tl_want(&r, "vm-snap-chain", NONE);
+    tl_want(&r, "vm-unk-deep", NONE);
+    tl_want(&r, "vm-both", CHK_WARNING);
+    assert_false(tl_ev_bool(tl_find(&r, "vm-both", NULL), "too_deep"));
     chk_results_free(&r);
 }
 
@@ -831,57 +715,53 @@ static void test_pvscsi(void **state)
         {"tmpl-many-lsi", NONE},         {"vm-cap-unknown", CHK_INFO},
         {"vm-small-cap-unknown", NONE},
     };
-    struct chk_results r = run(&chk_pvscsi_controller, NULL, &e);
+    struct chk_results r = tl_run(&chk_pvscsi_controller, NULL, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
-        want_sev(&r, want[i].name, want[i].sev);
+        tl_want(&r, want[i].name, want[i].sev);
         if (want[i].sev != NONE)
             flagged++;
     }
     assert_int_equal(r.n, flagged);
 
-    const struct chk_finding *f = find(&r, "vm-many-disks-lsi");
+    const struct chk_finding *f = tl_find(&r, "vm-many-disks-lsi", NULL);
     assert_string_equal(f->object_type, "vm");
-    assert_int_equal((int)ev_num(f, "disks"), 4);
-    assert_int_equal((int)ev_num(f, "disks_not_on_pvscsi"), 4);
-    assert_int_equal((int64_t)ev_num(f, "total_disk_bytes"), 160 * GIB);
+    assert_int_equal((int)tl_ev_num(f, "disks"), 4);
+    assert_int_equal((int)tl_ev_num(f, "disks_not_on_pvscsi"), 4);
+    assert_int_equal((int64_t)tl_ev_num(f, "total_disk_bytes"), 160 * GIB);
     json_t *types = json_object_get(f->evidence, "controller_types");
     assert_int_equal(json_array_size(types), 1);
     assert_string_equal(json_string_value(json_array_get(types, 0)), "VirtualLsiLogicController");
     assert_non_null(strstr(f->message, "VirtualLsiLogicController"));
 
-    f = find(&r, "vm-big-lsi");
-    assert_int_equal((int64_t)ev_num(f, "total_disk_bytes"), 800 * GIB);
-    assert_true(ev_num(f, "max_disk_gb") == 750 && ev_num(f, "max_disks") == 3);
-    f = find(&r, "vm-mixed");
-    assert_int_equal((int)ev_num(f, "disks_not_on_pvscsi"), 1);
-    f = find(&r, "vm-cap-unknown");
-    assert_int_equal((int)ev_num(f, "unknown_capacity_disks"), 1);
+    f = tl_find(&r, "vm-big-lsi", NULL);
+    assert_int_equal((int64_t)tl_ev_num(f, "total_disk_bytes"), 800 * GIB);
+    assert_true(tl_ev_num(f, "max_disk_gb") == 750 && tl_ev_num(f, "max_disks") == 3);
+    f = tl_find(&r, "vm-mixed", NULL);
+    assert_int_equal((int)tl_ev_num(f, "disks_not_on_pvscsi"), 1);
+    f = tl_find(&r, "vm-cap-unknown", NULL);
+    assert_int_equal((int)tl_ev_num(f, "unknown_capacity_disks"), 1);
     chk_results_free(&r);
 
-    struct chk_settings s = with_param(&chk_pvscsi_controller, "max_disks", 4);
-    r = run(&chk_pvscsi_controller, &s, &e);
-    want_sev(&r, "vm-many-disks-lsi", NONE);
-    want_sev(&r, "vm-mixed", NONE);
-    want_sev(&r, "vm-big-lsi", CHK_INFO);
+    struct chk_settings s = tl_with_param(&chk_pvscsi_controller, "max_disks", 4);
+    r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
+    tl_want(&r, "vm-many-disks-lsi", NONE);
+    tl_want(&r, "vm-mixed", NONE);
+    tl_want(&r, "vm-big-lsi", CHK_INFO);
     chk_results_free(&r);
 
-    s = with_param(&chk_pvscsi_controller, "max_disk_gb", 200);
-    r = run(&chk_pvscsi_controller, &s, &e);
-    want_sev(&r, "vm-three-lsi", CHK_INFO); /* 322 GB */
+    s = tl_with_param(&chk_pvscsi_controller, "max_disk_gb", 200);
+    r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
+    tl_want(&r, "vm-three-lsi", CHK_INFO); /* 322 GB */
     chk_results_free(&r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
-        cmocka_unit_test(test_free_space),
-        cmocka_unit_test(test_size_text),
-        cmocka_unit_test(test_size),
-        cmocka_unit_test(test_vms_per_datastore),
-        cmocka_unit_test(test_thin_overcommit),
-        cmocka_unit_test(test_snapshots),
+        cmocka_unit_test(test_free_space),        cmocka_unit_test(test_size_text),
+        cmocka_unit_test(test_size),              cmocka_unit_test(test_vms_per_datastore),
+        cmocka_unit_test(test_thin_overcommit),   cmocka_unit_test(test_snapshots),
         cmocka_unit_test(test_pvscsi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,103 +13,12 @@
 #include "checks/check.h"
 #include "checks/engine.h"
 #include "checks/estate.h"
+#include "testlib.h"
 
-#define NONE (-1) /* "no finding" in a want column */
-#define NOW  ((int64_t)1750000000)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define NOW ((int64_t)1750000000)
 
 extern const struct check chk_iscsi_jumbo_frames, chk_iscsi_delayed_ack, chk_vdisk_format,
     chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier;
-
-/* The finding on object name (and detail, when given), or NULL. Fails on duplicates. */
-static const struct chk_finding *find(const struct chk_results *r, const char *name,
-                                      const char *detail)
-{
-    const struct chk_finding *hit = NULL;
-
-    for (size_t i = 0; i < r->n; i++) {
-        const struct chk_finding *f = &r->items[i];
-        char full[512];
-        /* A part of a host (LUN, vmknic, adapter) is named "HOST PART" in the tables. */
-        snprintf(full, sizeof(full), "%s%s%s", f->host_name && !f->object_moref ? f->host_name : "",
-                 f->host_name && !f->object_moref ? " " : "", f->object_name);
-        if (strcmp(full, name) || (detail && (!f->detail || strcmp(f->detail, detail))))
-            continue;
-        if (hit)
-            fail_msg("two findings on %s", name);
-        hit = f;
-    }
-    return hit;
-}
-
-static void expect(const struct chk_results *r, const char *name, int want)
-{
-    const struct chk_finding *f = find(r, name, NULL);
-
-    if (want == NONE) {
-        if (f)
-            fail_msg("%s: unexpected %s finding: %s", name, chk_severity_name(f->severity),
-                     f->message);
-        return;
-    }
-    if (!f)
-        fail_msg("%s: no finding, want %s", name, chk_severity_name((enum chk_severity)want));
-    if ((int)f->severity != want)
-        fail_msg("%s: severity %s, want %s (%s)", name, chk_severity_name(f->severity),
-                 chk_severity_name((enum chk_severity)want), f->message);
-}
-
-static json_int_t ev_int(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_integer(v))
-        fail_msg("%s: evidence %s is not an integer", f->object_name, key);
-    return json_integer_value(v);
-}
-
-static const char *ev_str(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_string(v))
-        fail_msg("%s: evidence %s is not a string", f->object_name, key);
-    return json_string_value(v);
-}
-
-static void set_param(const struct check *c, struct chk_settings *s, const char *name, double v)
-{
-    for (size_t i = 0; c->params && c->params[i].name; i++) {
-        if (!strcmp(c->params[i].name, name)) {
-            s->params[i] = v;
-            return;
-        }
-    }
-    fail_msg("%s has no parameter %s", c->id, name);
-}
-
-/* The catalogue's metadata is what users read: every check must carry all of it. */
-static void test_metadata(void **state)
-{
-    const struct check *all[] = {&chk_iscsi_jumbo_frames,   &chk_iscsi_delayed_ack,
-                                 &chk_vdisk_format,         &chk_multipath_policy,
-                                 &chk_multipath_redundancy, &chk_device_identifier};
-    const char *ids[] = {"iscsi-jumbo-frames", "iscsi-delayed-ack",    "vdisk-format",
-                         "multipath-policy",   "multipath-redundancy", "device-identifier"};
-    for (size_t i = 0; i < N(all); i++) {
-        assert_string_equal(all[i]->id, ids[i]);
-        assert_ptr_equal(chk_find(ids[i]), all[i]);
-        assert_non_null(all[i]->title);
-        assert_true(strlen(all[i]->rationale) > 40);
-        assert_true(strstr(all[i]->reference, ".txt") != NULL);
-        assert_true(strstr(all[i]->remediation, "esxcli") != NULL);
-    }
-    assert_true(strstr(chk_multipath_policy.remediation,
-                       "esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 "
-                       "--device=<naa>") != NULL);
-    assert_true(strstr(chk_iscsi_delayed_ack.remediation,
-                       "esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck "
-                       "--value=false") != NULL);
-    assert_true(strstr(chk_iscsi_delayed_ack.reference, "1002598") != NULL);
-}
 
 /* ---- iscsi-jumbo-frames ------------------------------------------------------------------ */
 
@@ -205,36 +114,36 @@ static void test_jumbo_table(void **state)
     char name[128];
 
     jumbo_build(&w);
-    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW, &r), 0);
+    r = tl_run(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(jumbo_rows); i++) {
         snprintf(name, sizeof(name), "%s vmk1", jumbo_rows[i].host);
-        expect(&r, name, jumbo_rows[i].want);
+        tl_want(&r, name, jumbo_rows[i].want);
         want_n += jumbo_rows[i].want != NONE;
     }
     assert_int_equal(r.n, want_n);
 
     /* Evidence: the measured MTUs, the threshold, the switch, the adapter. */
-    const struct chk_finding *f = find(&r, "vswitch-1500 vmk1", "vmk1");
+    const struct chk_finding *f = tl_find(&r, "vswitch-1500 vmk1", "vmk1");
     assert_non_null(f);
     assert_string_equal(f->object_type, "vmknic");
     assert_null(f->object_moref); /* a part of a host: named by itself and its host */
     assert_string_equal(f->object_name, "vmk1");
     assert_string_equal(f->host_moref, "host-3");
     assert_string_equal(f->host_name, "vswitch-1500");
-    assert_int_equal(ev_int(f, "vmknic_mtu"), 9000);
-    assert_int_equal(ev_int(f, "switch_mtu"), 1500);
-    assert_int_equal(ev_int(f, "required_mtu"), 9000);
-    assert_string_equal(ev_str(f, "switch_name"), "vSwitch-iscsi");
+    assert_int_equal(tl_ev_int(f, "vmknic_mtu"), 9000);
+    assert_int_equal(tl_ev_int(f, "switch_mtu"), 1500);
+    assert_int_equal(tl_ev_int(f, "required_mtu"), 9000);
+    assert_string_equal(tl_ev_str(f, "switch_name"), "vSwitch-iscsi");
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(f->evidence, "bound_to"), 0)), "vmhba64");
     assert_true(strstr(f->message, "1500") && strstr(f->message, "9000"));
-    f = find(&r, "dvs-1500 vmk1", NULL);
-    assert_string_equal(ev_str(f, "switch_type"), "dvs");
-    assert_string_equal(ev_str(f, "switch_name"), "dvs-iscsi");
-    f = find(&r, "vnic-1500-switch-1400 vmk1", NULL);
+    f = tl_find(&r, "dvs-1500 vmk1", NULL);
+    assert_string_equal(tl_ev_str(f, "switch_type"), "dvs");
+    assert_string_equal(tl_ev_str(f, "switch_name"), "dvs-iscsi");
+    f = tl_find(&r, "vnic-1500-switch-1400 vmk1", NULL);
     assert_true(json_is_true(json_object_get(f->evidence, "vmknic_below_required")));
     assert_true(json_is_true(json_object_get(f->evidence, "switch_below_vmknic")));
-    f = find(&r, "dvs-missing-vnic-1500 vmk1", NULL);
+    f = tl_find(&r, "dvs-missing-vnic-1500 vmk1", NULL);
     assert_true(json_is_null(json_object_get(f->evidence, "switch_mtu")));
     assert_non_null(json_object_get(f->evidence, "switch_mtu_unknown"));
     chk_results_free(&r);
@@ -248,18 +157,18 @@ static void test_jumbo_param_and_override(void **state)
 
     jumbo_build(&w);
     chk_settings_default(&chk_iscsi_jumbo_frames, &s);
-    set_param(&chk_iscsi_jumbo_frames, &s, "mtu", 1500);
-    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, &s, &w.e, NOW, &r), 0);
-    expect(&r, "vnic-1500 vmk1", NONE); /* 1500 is now enough */
-    expect(&r, "both-1500 vmk1", NONE);
-    expect(&r, "vswitch-1500 vmk1", CHK_CRITICAL); /* the drop rule has no threshold */
-    expect(&r, "vnic-1500-switch-1400 vmk1", CHK_CRITICAL);
+    tl_set_param(&chk_iscsi_jumbo_frames, &s, "mtu", 1500);
+    r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
+    tl_want(&r, "vnic-1500 vmk1", NONE); /* 1500 is now enough */
+    tl_want(&r, "both-1500 vmk1", NONE);
+    tl_want(&r, "vswitch-1500 vmk1", CHK_CRITICAL); /* the drop rule has no threshold */
+    tl_want(&r, "vnic-1500-switch-1400 vmk1", CHK_CRITICAL);
     chk_results_free(&r);
 
     chk_settings_default(&chk_iscsi_jumbo_frames, &s);
     s.severity_override = CHK_INFO;
-    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, &s, &w.e, NOW, &r), 0);
-    expect(&r, "vswitch-1500 vmk1", CHK_INFO);
+    r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
+    tl_want(&r, "vswitch-1500 vmk1", CHK_INFO);
     chk_results_free(&r);
 }
 
@@ -289,9 +198,9 @@ static void test_jumbo_two_adapters(void **state)
     struct estate e = {.vcenter = "vc", .hosts = &h, .n_hosts = 1};
     struct chk_results r = {0};
 
-    assert_int_equal(chk_run_one(&chk_iscsi_jumbo_frames, NULL, &e, NOW, &r), 0);
+    r = tl_run(&chk_iscsi_jumbo_frames, NULL, &e, NOW);
     assert_int_equal(r.n, 1);
-    expect(&r, "esx vmk1", CHK_WARNING);
+    tl_want(&r, "esx vmk1", CHK_WARNING);
     assert_int_equal(json_array_size(json_object_get(r.items[0].evidence, "bound_to")), 2);
     assert_true(strstr(r.items[0].message, "vmhba64, vmhba65") != NULL);
     chk_results_free(&r);
@@ -397,9 +306,9 @@ static void test_delayed_ack(void **state)
     };
     struct chk_results r = {0};
 
-    assert_int_equal(chk_run_one(&chk_iscsi_delayed_ack, NULL, &e, NOW, &r), 0);
+    r = tl_run(&chk_iscsi_delayed_ack, NULL, &e, NOW);
     for (size_t i = 0; i < N(want); i++) {
-        const struct chk_finding *f = find(&r, want[i].name, want[i].detail);
+        const struct chk_finding *f = tl_find(&r, want[i].name, want[i].detail);
         if (!f)
             fail_msg("no finding on %s", want[i].name);
         assert_int_equal(f->severity, CHK_WARNING);
@@ -409,28 +318,28 @@ static void test_delayed_ack(void **state)
     assert_int_equal(r.n, N(want));
 
     /* The adapter finding lists the targets it covers; not the one that sets its own false. */
-    const struct chk_finding *f = find(&r, "esx-a vmhba64", NULL);
+    const struct chk_finding *f = tl_find(&r, "esx-a vmhba64", NULL);
     json_t *inh = json_object_get(f->evidence, "targets_inheriting");
     assert_int_equal(json_array_size(inh), 2);
     assert_string_equal(json_string_value(json_array_get(inh, 0)), "10.0.1.20:3260");
     assert_string_equal(json_string_value(json_array_get(inh, 1)), "10.0.1.21:3260");
     assert_true(json_is_true(json_object_get(f->evidence, "delayed_ack")));
-    assert_string_equal(ev_str(f, "command"), "esxcli iscsi adapter param set --adapter=vmhba64 "
-                                              "--key=DelayedAck --value=false");
-    f = find(&r, "esx-d vmhba64", "vmhba64");
+    assert_string_equal(tl_ev_str(f, "command"), "esxcli iscsi adapter param set --adapter=vmhba64 "
+                                                 "--key=DelayedAck --value=false");
+    f = tl_find(&r, "esx-d vmhba64", "vmhba64");
     inh = json_object_get(f->evidence, "targets_inheriting");
     assert_int_equal(json_array_size(inh), 1);
     assert_string_equal(json_string_value(json_array_get(inh, 0)), "10.0.3.22:3260");
 
-    f = find(&r, "esx-b vmhba64 10.0.0.20:3260", NULL);
+    f = tl_find(&r, "esx-b vmhba64 10.0.0.20:3260", NULL);
     assert_true(json_is_false(json_object_get(f->evidence, "adapter_delayed_ack")));
-    assert_true(strstr(ev_str(f, "command"), "sendtarget param set --adapter=vmhba64 "
-                                             "--address=10.0.0.20:3260 --key=DelayedAck "
-                                             "--value=false") != NULL);
-    f = find(&r, "esx-d vmhba64 10.0.3.20:3261", NULL);
-    assert_true(strstr(ev_str(f, "command"), "target portal param set --adapter=vmhba64 "
-                                             "--address=10.0.3.20:3261 --name=iqn.d0") != NULL);
-    f = find(&r, "esx-e vmhba64 10.0.4.21:3260", NULL);
+    assert_true(strstr(tl_ev_str(f, "command"), "sendtarget param set --adapter=vmhba64 "
+                                                "--address=10.0.0.20:3260 --key=DelayedAck "
+                                                "--value=false") != NULL);
+    f = tl_find(&r, "esx-d vmhba64 10.0.3.20:3261", NULL);
+    assert_true(strstr(tl_ev_str(f, "command"), "target portal param set --adapter=vmhba64 "
+                                                "--address=10.0.3.20:3261 --name=iqn.d0") != NULL);
+    f = tl_find(&r, "esx-e vmhba64 10.0.4.21:3260", NULL);
     assert_true(json_is_null(json_object_get(f->evidence, "adapter_delayed_ack")));
     assert_int_equal(json_array_size(json_object_get(f->evidence, "kinds")), 2);
     chk_results_free(&r);
@@ -577,15 +486,15 @@ static void test_vdisk_table(void **state)
     size_t want_n = 1; /* mscs-node */
 
     vd_build(&w);
-    assert_int_equal(chk_run_one(&chk_vdisk_format, NULL, &w.e, NOW, &r), 0);
+    r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(vd_rows); i++) {
-        expect(&r, vd_rows[i].vm, vd_rows[i].want);
+        tl_want(&r, vd_rows[i].vm, vd_rows[i].want);
         want_n += vd_rows[i].want != NONE;
     }
-    expect(&r, "mscs-node", CHK_CRITICAL);
+    tl_want(&r, "mscs-node", CHK_CRITICAL);
     assert_int_equal(r.n, want_n);
 
-    const struct chk_finding *f = find(&r, "mscs-node", NULL);
+    const struct chk_finding *f = tl_find(&r, "mscs-node", NULL);
     assert_string_equal(f->object_type, "vm");
     assert_null(f->detail);
     json_t *bad = json_object_get(f->evidence, "disks_not_eager_zeroed");
@@ -596,23 +505,23 @@ static void test_vdisk_table(void **state)
                         "physicalSharing");
     assert_int_equal(json_array_size(json_object_get(f->evidence, "shared_controllers")), 1);
 
-    f = find(&r, "ft-lazy", NULL);
-    assert_string_equal(ev_str(f, "ft_state"), "running");
+    f = tl_find(&r, "ft-lazy", NULL);
+    assert_string_equal(tl_ev_str(f, "ft_state"), "running");
     assert_true(strstr(f->message, "Fault Tolerance") != NULL);
 
-    f = find(&r, "reclaim-old-noebd", NULL);
+    f = tl_find(&r, "reclaim-old-noebd", NULL);
     json_t *thin = json_object_get(f->evidence, "thin_disks_without_guest_reclaim");
     assert_int_equal(json_array_size(thin), 1);
     assert_int_equal(json_array_size(json_object_get(json_array_get(thin, 0), "reasons")), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(thin, 0), "datastore")),
                         "ds-vmfs5");
-    assert_int_equal(ev_int(f, "hw_version"), 10);
-    assert_int_equal(ev_int(f, "enable_block_delete"), 0);
-    assert_int_equal(ev_int(f, "min_hw_version"), 11);
+    assert_int_equal(tl_ev_int(f, "hw_version"), 10);
+    assert_int_equal(tl_ev_int(f, "enable_block_delete"), 0);
+    assert_int_equal(tl_ev_int(f, "min_hw_version"), 11);
     assert_true(strstr(f->message, "ds-vmfs5") != NULL);
 
     /* The FT VM on VMFS5 is one critical finding that also carries the reclaim facts. */
-    f = find(&r, "ft-lazy-on-vmfs5", NULL);
+    f = tl_find(&r, "ft-lazy-on-vmfs5", NULL);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "disks_not_eager_zeroed")), 1);
     chk_results_free(&r);
 }
@@ -625,17 +534,17 @@ static void test_vdisk_param(void **state)
 
     vd_build(&w);
     chk_settings_default(&chk_vdisk_format, &s);
-    set_param(&chk_vdisk_format, &s, "min_hw_version", 14);
-    assert_int_equal(chk_run_one(&chk_vdisk_format, &s, &w.e, NOW, &r), 0);
-    expect(&r, "reclaim-11-ebd", CHK_INFO);      /* vmx-11 is now too old */
-    expect(&r, "reclaim-ebd-unknown", CHK_INFO); /* vmx-13 < 14 decides without EBD */
-    expect(&r, "thin-vmfs6", NONE);              /* VMFS6 has no hardware requirement */
+    tl_set_param(&chk_vdisk_format, &s, "min_hw_version", 14);
+    r = tl_run(&chk_vdisk_format, &s, &w.e, NOW);
+    tl_want(&r, "reclaim-11-ebd", CHK_INFO);      /* vmx-11 is now too old */
+    tl_want(&r, "reclaim-ebd-unknown", CHK_INFO); /* vmx-13 < 14 decides without EBD */
+    tl_want(&r, "thin-vmfs6", NONE);              /* VMFS6 has no hardware requirement */
     chk_results_free(&r);
 
-    set_param(&chk_vdisk_format, &s, "min_hw_version", 10);
-    assert_int_equal(chk_run_one(&chk_vdisk_format, &s, &w.e, NOW, &r), 0);
-    expect(&r, "reclaim-old-ebd", NONE); /* vmx-10 is enough now, EBD=1 */
-    expect(&r, "reclaim-old-noebd", CHK_INFO);
+    tl_set_param(&chk_vdisk_format, &s, "min_hw_version", 10);
+    r = tl_run(&chk_vdisk_format, &s, &w.e, NOW);
+    tl_want(&r, "reclaim-old-ebd", NONE); /* vmx-10 is enough now, EBD=1 */
+    tl_want(&r, "reclaim-old-noebd", CHK_INFO);
     chk_results_free(&r);
 }
 
@@ -751,16 +660,16 @@ static void lun_expect(const struct check *c, const struct chk_settings *s, size
     char name[256];
 
     lun_build(&w);
-    assert_int_equal(chk_run_one(c, s, &w.e, NOW, &r), 0);
+    r = tl_run(c, s, &w.e, NOW);
     for (size_t i = 0; i < N(lun_rows); i++) {
         const struct lun_row *row = &lun_rows[i];
         int want = want_col == 0   ? row->want_policy
                    : want_col == 1 ? row->want_redundancy
                                    : row->want_ident;
         snprintf(name, sizeof(name), "%s %s", row->host ? "esx-noesxcli" : "esx", row->canonical);
-        expect(&r, name, want);
+        tl_want(&r, name, want);
         want_n += want != NONE;
-        const struct chk_finding *f = find(&r, name, row->canonical);
+        const struct chk_finding *f = tl_find(&r, name, row->canonical);
         if (f) {
             assert_string_equal(f->object_type, "lun");
             assert_string_equal(f->host_moref, row->host ? "host-2" : "host-1");
@@ -792,10 +701,10 @@ static void test_multipath_policy_evidence(void **state)
     struct chk_settings s;
 
     lun_build(&w);
-    assert_int_equal(chk_run_one(&chk_multipath_policy, NULL, &w.e, NOW, &r), 0);
-    const struct chk_finding *f = find(&r, "esx naa.a1-mru", NULL);
-    assert_string_equal(ev_str(f, "psp"), "VMW_PSP_MRU");
-    assert_int_equal(ev_int(f, "paths"), 2);
+    r = tl_run(&chk_multipath_policy, NULL, &w.e, NOW);
+    const struct chk_finding *f = tl_find(&r, "esx naa.a1-mru", NULL);
+    assert_string_equal(tl_ev_str(f, "psp"), "VMW_PSP_MRU");
+    assert_int_equal(tl_ev_int(f, "paths"), 2);
     json_t *cmds = json_object_get(f->evidence, "commands");
     assert_string_equal(json_string_value(json_array_get(cmds, 0)),
                         "esxcli storage nmp device set --device=naa.a1-mru --psp=VMW_PSP_RR");
@@ -806,9 +715,9 @@ static void test_multipath_policy_evidence(void **state)
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
                         "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
-    f = find(&r, "esx naa.a2-rr1000", NULL);
-    assert_int_equal(ev_int(f, "iops_limit"), 1000);
-    assert_int_equal(ev_int(f, "recommended_iops"), 1);
+    f = tl_find(&r, "esx naa.a2-rr1000", NULL);
+    assert_int_equal(tl_ev_int(f, "iops_limit"), 1000);
+    assert_int_equal(tl_ev_int(f, "recommended_iops"), 1);
     assert_true(strstr(f->message, "1000") != NULL);
     /* Already on RR: no "device set --psp" command. */
     assert_true(
@@ -817,26 +726,26 @@ static void test_multipath_policy_evidence(void **state)
 
     /* The host that refused esxcli is not judged on the limit: no finding, and the engine
      * records that the check could not verify that host, with the host's error. */
-    assert_null(find(&r, "esx-noesxcli naa.b1-noesxcli", NULL));
+    assert_null(tl_find(&r, "esx-noesxcli naa.b1-noesxcli", NULL));
     assert_int_equal(r.n_unverified, 1);
     assert_ptr_equal(r.unverified[0].check, &chk_multipath_policy);
     assert_string_equal(r.unverified[0].moref, "host-2");
     assert_string_equal(r.unverified[0].reason, "esxcli could not be read on host esx-noesxcli: "
                                                 "esxcli on host esx-noesxcli failed: NoPermission");
-    f = find(&r, "esx naa.rr-unknown", NULL);
-    assert_string_equal(ev_str(f, "iops_limit_unknown"), "no PathSelectionPolicyDeviceConfig");
-    f = find(&r, "esx naa.rr-bytes", NULL);
-    assert_string_equal(ev_str(f, "limit_type"), "bytes");
+    f = tl_find(&r, "esx naa.rr-unknown", NULL);
+    assert_string_equal(tl_ev_str(f, "iops_limit_unknown"), "no PathSelectionPolicyDeviceConfig");
+    f = tl_find(&r, "esx naa.rr-bytes", NULL);
+    assert_string_equal(tl_ev_str(f, "limit_type"), "bytes");
     chk_results_free(&r);
 
     /* iops = 10 accepts 1..10 (004's 5-10 range) and still flags 1000. */
     chk_settings_default(&chk_multipath_policy, &s);
-    set_param(&chk_multipath_policy, &s, "iops", 10);
-    assert_int_equal(chk_run_one(&chk_multipath_policy, &s, &w.e, NOW, &r), 0);
-    expect(&r, "esx naa.rr2", NONE);
-    expect(&r, "esx naa.a2-rr1000", CHK_WARNING);
-    f = find(&r, "esx naa.a2-rr1000", NULL);
-    assert_int_equal(ev_int(f, "recommended_iops"), 10);
+    tl_set_param(&chk_multipath_policy, &s, "iops", 10);
+    r = tl_run(&chk_multipath_policy, &s, &w.e, NOW);
+    tl_want(&r, "esx naa.rr2", NONE);
+    tl_want(&r, "esx naa.a2-rr1000", CHK_WARNING);
+    f = tl_find(&r, "esx naa.a2-rr1000", NULL);
+    assert_int_equal(tl_ev_int(f, "recommended_iops"), 10);
     chk_results_free(&r);
 }
 
@@ -847,28 +756,28 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     struct chk_settings s;
 
     lun_build(&w);
-    assert_int_equal(chk_run_one(&chk_multipath_redundancy, NULL, &w.e, NOW, &r), 0);
-    const struct chk_finding *f = find(&r, "esx naa.a5-dead", NULL);
-    assert_int_equal(ev_int(f, "paths_total"), 2);
-    assert_int_equal(ev_int(f, "paths_dead"), 1);
-    assert_int_equal(ev_int(f, "paths_usable"), 1);
+    r = tl_run(&chk_multipath_redundancy, NULL, &w.e, NOW);
+    const struct chk_finding *f = tl_find(&r, "esx naa.a5-dead", NULL);
+    assert_int_equal(tl_ev_int(f, "paths_total"), 2);
+    assert_int_equal(tl_ev_int(f, "paths_dead"), 1);
+    assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(f->evidence, "dead_paths"), 0)),
         "vmhba3:C0:T0:L1");
     assert_true(strstr(f->message, "dead") != NULL);
-    f = find(&r, "esx naa.a4-onepath", NULL);
-    assert_int_equal(ev_int(f, "paths_usable"), 1);
-    assert_int_equal(ev_int(f, "min_paths"), 2);
-    f = find(&r, "esx naa.disabled", NULL);
-    assert_int_equal(ev_int(f, "paths_disabled"), 1);
+    f = tl_find(&r, "esx naa.a4-onepath", NULL);
+    assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
+    assert_int_equal(tl_ev_int(f, "min_paths"), 2);
+    f = tl_find(&r, "esx naa.disabled", NULL);
+    assert_int_equal(tl_ev_int(f, "paths_disabled"), 1);
     chk_results_free(&r);
 
     chk_settings_default(&chk_multipath_redundancy, &s);
-    set_param(&chk_multipath_redundancy, &s, "min_paths", 3);
-    assert_int_equal(chk_run_one(&chk_multipath_redundancy, &s, &w.e, NOW, &r), 0);
-    expect(&r, "esx naa.three", NONE);           /* exactly 3 */
-    expect(&r, "esx naa.a3-rr1", CHK_CRITICAL);  /* 2 < 3 */
-    expect(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
+    tl_set_param(&chk_multipath_redundancy, &s, "min_paths", 3);
+    r = tl_run(&chk_multipath_redundancy, &s, &w.e, NOW);
+    tl_want(&r, "esx naa.three", NONE);           /* exactly 3 */
+    tl_want(&r, "esx naa.a3-rr1", CHK_CRITICAL);  /* 2 < 3 */
+    tl_want(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
     chk_results_free(&r);
 }
 
@@ -878,11 +787,11 @@ static void test_device_identifier_evidence(void **state)
     struct chk_results r = {0};
 
     lun_build(&w);
-    assert_int_equal(chk_run_one(&chk_device_identifier, NULL, &w.e, NOW, &r), 0);
+    r = tl_run(&chk_device_identifier, NULL, &w.e, NOW);
     const struct chk_finding *f =
-        find(&r, "esx sym.000192601234533031323334", "sym.000192601234533031323334");
+        tl_find(&r, "esx sym.000192601234533031323334", "sym.000192601234533031323334");
     assert_non_null(f);
-    assert_string_equal(ev_str(f, "prefix"), "sym");
+    assert_string_equal(tl_ev_str(f, "prefix"), "sym");
     assert_true(strstr(f->message, "SPC-2") != NULL);
     chk_results_free(&r);
 }
@@ -890,7 +799,6 @@ static void test_device_identifier_evidence(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_jumbo_table),
         cmocka_unit_test(test_jumbo_param_and_override),
         cmocka_unit_test(test_jumbo_two_adapters),

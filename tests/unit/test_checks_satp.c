@@ -12,9 +12,9 @@
 #include "checks/check.h"
 #include "checks/engine.h"
 #include "checks/estate.h"
+#include "testlib.h"
 
-#define NOW  ((int64_t)1750000000)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define NOW ((int64_t)1750000000)
 
 extern const struct check chk_satp_claim_rule;
 
@@ -207,53 +207,9 @@ static void build(struct world *w)
     w->e = (struct estate){.vcenter = "vc", .hosts = w->hosts, .n_hosts = N(rows)};
 }
 
-static const struct chk_finding *find(const struct chk_results *r, const char *host,
-                                      const char *detail)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (!strcmp(r->items[i].object_name, host) && !strcmp(r->items[i].detail, detail))
-            return &r->items[i];
-    return NULL;
-}
-
-static const char *ev_str(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_string(v))
-        fail_msg("%s: evidence %s is not a string", f->object_name, key);
-    return json_string_value(v);
-}
-
-static json_int_t ev_int(const struct chk_finding *f, const char *key)
-{
-    json_t *v = json_object_get(f->evidence, key);
-    if (!json_is_integer(v))
-        fail_msg("%s: evidence %s is not an integer", f->object_name, key);
-    return json_integer_value(v);
-}
-
 static const char *ev_item(const struct chk_finding *f, const char *key, size_t i)
 {
     return json_string_value(json_array_get(json_object_get(f->evidence, key), i));
-}
-
-static void test_metadata(void **state)
-{
-    const struct check *c = &chk_satp_claim_rule;
-
-    assert_string_equal(c->id, "satp-claim-rule");
-    assert_ptr_equal(chk_find("satp-claim-rule"), c);
-    assert_int_equal(c->severity, CHK_WARNING);
-    assert_true(strlen(c->rationale) > 40);
-    assert_string_equal(c->reference, "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt");
-    assert_non_null(strstr(c->remediation, "esxcli storage nmp satp rule add -s "
-                                           "\"VMW_SATP_ALUA_CX\" -V \"DGC\" -P \"VMW_PSP_RR\" "
-                                           "-O \"iops=1\""));
-    assert_non_null(strstr(c->remediation, "esxcli storage nmp satp rule add -s \"VMW_SATP_SYMM\" "
-                                           "-V \"EMC\" -M \"SYMMETRIX\" -P \"VMW_PSP_RR\" -O "
-                                           "\"iops=1\""));
-    assert_string_equal(c->params[0].name, "iops");
-    assert_true(c->params[0].dflt == 1);
 }
 
 static void test_table(void **state)
@@ -263,7 +219,7 @@ static void test_table(void **state)
     size_t want_n = 0;
 
     build(&w);
-    assert_int_equal(chk_run_one(&chk_satp_claim_rule, NULL, &w.e, NOW, &r), 0);
+    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(rows); i++) {
         const struct host_row *row = &rows[i];
         size_t got = 0, k = 0;
@@ -293,19 +249,19 @@ static void test_evidence(void **state)
     struct chk_results r = {0};
 
     build(&w);
-    assert_int_equal(chk_run_one(&chk_satp_claim_rule, NULL, &w.e, NOW, &r), 0);
+    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
 
-    const struct chk_finding *f = find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
+    const struct chk_finding *f = tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
     assert_non_null(f);
     assert_string_equal(f->message,
                         "host rr-no-options has no SATP claim rule giving VMW_SATP_ALUA LUNs from "
                         "DGC Round Robin with iops=1; LUNs presented later will get the default "
                         "policy");
-    assert_string_equal(ev_str(f, "satp"), "VMW_SATP_ALUA");
-    assert_string_equal(ev_str(f, "vendor"), "DGC"); /* trimmed */
+    assert_string_equal(tl_ev_str(f, "satp"), "VMW_SATP_ALUA");
+    assert_string_equal(tl_ev_str(f, "vendor"), "DGC"); /* trimmed */
     assert_string_equal(ev_item(f, "luns", 0), "naa.1");
-    assert_int_equal(ev_int(f, "recommended_iops"), 1);
-    assert_string_equal(ev_str(f, "recommended_psp"), "VMW_PSP_RR");
+    assert_int_equal(tl_ev_int(f, "recommended_iops"), 1);
+    assert_string_equal(tl_ev_str(f, "recommended_psp"), "VMW_PSP_RR");
     /* The rules that apply but fall short, as the host has them. */
     json_t *rules = json_object_get(f->evidence, "rules");
     assert_int_equal(json_array_size(rules), 2);
@@ -318,10 +274,10 @@ static void test_evidence(void **state)
                         "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
     /* Two LUNs, one uncovered: only it, its model and its command. */
-    f = find(&r, "one-model-covered", "VMW_SATP_ALUA/DGC");
+    f = tl_find(&r, "one-model-covered", "VMW_SATP_ALUA/DGC");
     assert_non_null(f);
-    assert_int_equal(ev_int(f, "luns_total"), 2);
-    assert_int_equal(ev_int(f, "luns_uncovered"), 1);
+    assert_int_equal(tl_ev_int(f, "luns_total"), 2);
+    assert_int_equal(tl_ev_int(f, "luns_uncovered"), 1);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "luns")), 1);
     assert_string_equal(ev_item(f, "luns", 0), "naa.2");
     assert_string_equal(ev_item(f, "models", 0), "UNITY");
@@ -335,14 +291,14 @@ static void test_evidence(void **state)
                         "\"UNITY\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
     /* 001's own rule for the VMAX LUN. */
-    f = find(&r, "two-arrays-one-rule", "VMW_SATP_SYMM/EMC");
+    f = tl_find(&r, "two-arrays-one-rule", "VMW_SATP_SYMM/EMC");
     assert_non_null(f);
     assert_string_equal(ev_item(f, "commands", 0),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_SYMM\" -V \"EMC\" -M "
                         "\"SYMMETRIX\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
     /* No vendor: no "from", no -V. */
-    f = find(&r, "vendor-unknown", "VMW_SATP_ALUA/");
+    f = tl_find(&r, "vendor-unknown", "VMW_SATP_ALUA/");
     assert_non_null(f);
     assert_true(json_is_null(json_object_get(f->evidence, "vendor")));
     assert_null(strstr(f->message, " from "));
@@ -351,12 +307,12 @@ static void test_evidence(void **state)
                         "\"VMW_PSP_RR\" -O \"iops=1\"");
 
     /* The fingerprint follows (host, SATP, vendor): two arrays on one host, two findings. */
-    const struct chk_finding *a = find(&r, "two-arrays-no-rule", "VMW_SATP_ALUA/DGC");
-    const struct chk_finding *b = find(&r, "two-arrays-no-rule", "VMW_SATP_SYMM/EMC");
+    const struct chk_finding *a = tl_find(&r, "two-arrays-no-rule", "VMW_SATP_ALUA/DGC");
+    const struct chk_finding *b = tl_find(&r, "two-arrays-no-rule", "VMW_SATP_SYMM/EMC");
     assert_non_null(a);
     assert_non_null(b);
     assert_string_not_equal(a->fingerprint, b->fingerprint);
-    assert_int_equal(ev_int(a, "luns_total"), 2);
+    assert_int_equal(tl_ev_int(a, "luns_total"), 2);
     chk_results_free(&r);
 }
 
@@ -371,30 +327,29 @@ static void test_param(void **state)
     build(&w);
     chk_settings_default(&chk_satp_claim_rule, &s);
     s.params[0] = 10;
-    assert_int_equal(chk_run_one(&chk_satp_claim_rule, &s, &w.e, NOW, &r), 0);
-    assert_null(find(&r, "rr-iops-2", "VMW_SATP_ALUA/DGC"));
-    assert_non_null(find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
-    const struct chk_finding *f = find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
+    r = tl_run(&chk_satp_claim_rule, &s, &w.e, NOW);
+    assert_null(tl_find(&r, "rr-iops-2", "VMW_SATP_ALUA/DGC"));
+    assert_non_null(tl_find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
+    const struct chk_finding *f = tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
     assert_non_null(f);
     assert_non_null(strstr(f->message, "Round Robin with iops=10;"));
-    assert_int_equal(ev_int(f, "recommended_iops"), 10);
+    assert_int_equal(tl_ev_int(f, "recommended_iops"), 10);
     assert_non_null(strstr(ev_item(f, "commands", 0), "-O \"iops=10\""));
     chk_results_free(&r);
 
     /* iops = 1000 accepts Round Robin's default, which a rule without options leaves. */
     s.params[0] = 1000;
-    assert_int_equal(chk_run_one(&chk_satp_claim_rule, &s, &w.e, NOW, &r), 0);
-    assert_null(find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC"));
-    assert_null(find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
-    assert_non_null(find(&r, "rr-latency", "VMW_SATP_ALUA/DGC"));
-    assert_non_null(find(&r, "system-rules-only", "VMW_SATP_ALUA/DGC"));
+    r = tl_run(&chk_satp_claim_rule, &s, &w.e, NOW);
+    assert_null(tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC"));
+    assert_null(tl_find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
+    assert_non_null(tl_find(&r, "rr-latency", "VMW_SATP_ALUA/DGC"));
+    assert_non_null(tl_find(&r, "system-rules-only", "VMW_SATP_ALUA/DGC"));
     chk_results_free(&r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_evidence),
         cmocka_unit_test(test_param),

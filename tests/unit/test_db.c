@@ -17,49 +17,13 @@
 
 #include "db/db.h"
 #include "util/err.h"
+#include "testlib.h"
 
 #define GIB (1024LL * 1024 * 1024)
 
-struct fx {
-    char dir[64];
-    char path[128];
-};
-
-static int setup(void **state)
-{
-    struct fx *fx = calloc(1, sizeof(*fx));
-
-    if (!fx)
-        return -1;
-    snprintf(fx->dir, sizeof(fx->dir), "/tmp/vslint-test-db-XXXXXX");
-    if (!mkdtemp(fx->dir)) {
-        free(fx);
-        return -1;
-    }
-    snprintf(fx->path, sizeof(fx->path), "%s/vslint.db", fx->dir);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-    struct fx *fx = *state;
-    char p[160];
-    size_t i;
-
-    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", fx->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(fx->dir);
-    free(fx);
-    return 0;
-}
-
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static struct db *open_db(const struct fx *fx)
+static struct db *open_db(const struct tl_dbfile *fx)
 {
     struct db *db = NULL;
     char *err = NULL;
@@ -104,7 +68,7 @@ static void raw_exec(const char *path, const char *sql)
 }
 
 /* What fill() writes; the variations tests need. */
-struct estate {
+struct variant {
     const char *ds1_name;
     int64_t ds1_free;
     int with_nfs; /* include datastore ds-2 */
@@ -112,8 +76,9 @@ struct estate {
 
 /* Writes a small estate of vCenter-looking rows: at least one row of every kind, plus a couple
  * of duplicates a confused server might send. */
-static void fill(const struct vim_sink *s, const struct estate *e)
+static void fill(const struct vim_sink *s, const void *arg)
 {
+    const struct variant *e = arg;
     void *c = s->ctx;
 
     const struct vim_datastore ds1 = {.moref = "datastore-1",
@@ -262,16 +227,11 @@ static void fill(const struct vim_sink *s, const struct estate *e)
     assert_int_equal(s->snapshot(c, &s2), 0);
 }
 
-static const struct estate default_estate = {"LocalDS_0", 100 * GIB, 1};
+static const struct variant default_estate = {"LocalDS_0", 100 * GIB, 1};
 
-static void snapshot(struct db *db, const char *vc, const struct estate *e, int64_t counts[])
+static void snapshot(struct db *db, const char *vc, const struct variant *e, int64_t counts[])
 {
-    struct db_snapshot *snap = NULL;
-    struct vim_sink sink;
-
-    assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
-    fill(&sink, e);
-    assert_int_equal(db_snapshot_commit(snap, 1700000000000LL, 1700000012345LL, counts), 0);
+    tl_snapshot(db, vc, fill, e, 1700000000000LL, 1700000012345LL, counts);
 }
 
 /* Looks up a value by a small path: "key", "key[3]" or "key[field=value]", joined by '/'. */
@@ -344,7 +304,7 @@ static void test_open_creates_schema(void **state)
         "host_options",  "vnics",         "vswitches",     "portgroups",     "dvswitches",
         "iscsi_hbas",    "iscsi_targets", "iscsi_options", "iscsi_bindings", "luns",
         "lun_paths",     "nmp_devices",   "satp_rules",    "gaps",           "findings"};
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     size_t i;
 
@@ -377,7 +337,7 @@ static void test_open_creates_schema(void **state)
 
 static void test_reopen_is_idempotent(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     json_t *j;
 
@@ -457,7 +417,7 @@ static void test_roundtrip_json(void **state)
         {"vms[0]/disks[label=Hard disk 2]/capacity_bytes", "107374182400"},
         {"vms[0]/snapshots[0]", "{\"name\":\"before patch\",\"created\":1700000000,\"depth\":1}"},
     };
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     json_t *j, *vc;
     size_t i;
@@ -484,7 +444,7 @@ static void test_commit_counts(void **state)
         [DB_DVSWITCH] = 1,  [DB_ISCSI_HBA] = 1,   [DB_ISCSI_TARGET] = 2, [DB_LUN] = 2,
         [DB_LUN_PATH] = 3,
     };
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     int64_t counts[DB_NKINDS];
     char *cj;
@@ -522,10 +482,10 @@ static void test_commit_counts(void **state)
 
 static void test_vcenters_side_by_side(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
-    const struct estate b = {"B_DS", 7 * GIB, 1};
-    const struct estate a2 = {"LocalDS_0_renamed", 50 * GIB, 0};
+    const struct variant b = {"B_DS", 7 * GIB, 1};
+    const struct variant a2 = {"LocalDS_0_renamed", 50 * GIB, 0};
     json_t *j;
 
     /* Both vCenters use the same morefs, as real ones do. */
@@ -563,9 +523,9 @@ static void test_vcenters_side_by_side(void **state)
 
 static void test_abort_keeps_previous(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx), *reader = open_db(fx);
-    const struct estate other = {"Other", 1 * GIB, 0};
+    const struct variant other = {"Other", 1 * GIB, 0};
     struct db_snapshot *snap = NULL;
     struct vim_sink sink;
     json_t *j;
@@ -593,7 +553,7 @@ static void test_abort_keeps_previous(void **state)
 
 static void test_poll_failed_keeps_inventory(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     json_t *j;
 
@@ -624,7 +584,7 @@ static void test_poll_failed_keeps_inventory(void **state)
 
 static void test_interrupted_transaction(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     sqlite3 *h;
     pid_t pid;
@@ -651,7 +611,7 @@ static void test_interrupted_transaction(void **state)
         struct db *cdb = NULL;
         struct db_snapshot *snap = NULL;
         struct vim_sink sink;
-        const struct estate e = {"half-written", 1, 0};
+        const struct variant e = {"half-written", 1, 0};
         if (db_open(fx->path, &cdb, NULL) < 0 ||
             db_snapshot_begin(cdb, "vc-a", NULL, &snap, &sink) < 0)
             _exit(1);
@@ -677,7 +637,7 @@ static void test_interrupted_transaction(void **state)
 
 static void test_migrates_old_database(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db;
 
     /* A database file from before vslint had a schema: valid SQLite, user_version 0, no tables. */
@@ -694,7 +654,7 @@ static void test_migrates_old_database(void **state)
 
 static void test_open_refuses_bad_files(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = (struct db *)1;
     char *err = NULL;
     FILE *f;
@@ -707,8 +667,8 @@ static void test_open_refuses_bad_files(void **state)
     assert_non_null(strstr(err, "999"));
     free(err);
     err = NULL;
-    teardown(state);
-    setup(state);
+    tl_db_teardown(state);
+    tl_db_setup(state);
     fx = *state;
 
     /* Not a database at all. */
@@ -751,9 +711,9 @@ static void test_text_rendering(void **state)
         "eagerzeroedthick",
         "ParaVirtualSCSIController",
     };
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
-    const struct estate longname = {
+    const struct variant longname = {
         "a-datastore-name-that-goes-on-and-on-and-on-well-past-any-reasonable-column-width-"
         "and-then-some-more-just-to-be-sure-it-overflows",
         100 * GIB, 1};
@@ -791,17 +751,18 @@ static void test_text_rendering(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_creates_schema, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reopen_is_idempotent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_roundtrip_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_commit_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_side_by_side, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_abort_keeps_previous, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_poll_failed_keeps_inventory, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_interrupted_transaction, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migrates_old_database, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_text_rendering, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_creates_schema, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip_json, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_commit_counts, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_abort_keeps_previous, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_poll_failed_keeps_inventory, tl_db_setup,
+                                        tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_transaction, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_old_database, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_text_rendering, tl_db_setup, tl_db_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include "checks/engine.h"
 #include "db/findings.h"
 #include "util/err.h"
+#include "testlib.h"
 
 #define GIB (1024LL * 1024 * 1024)
 
@@ -27,59 +28,13 @@
 #define T2_ISO "2026-11-30T16:42:45Z"
 #define T3_ISO "2026-12-01T16:42:45Z"
 
-struct fx {
-    char dir[64];
-    char path[128];
-    struct db *db;
-};
-
-static int setup(void **state)
-{
-    struct fx *fx = calloc(1, sizeof(*fx));
-    char *err = NULL;
-
-    if (!fx)
-        return -1;
-    snprintf(fx->dir, sizeof(fx->dir), "/tmp/vslint-test-findings-XXXXXX");
-    if (!mkdtemp(fx->dir)) {
-        free(fx);
-        return -1;
-    }
-    snprintf(fx->path, sizeof(fx->path), "%s/vslint.db", fx->dir);
-    if (db_open(fx->path, &fx->db, &err) < 0) {
-        fprintf(stderr, "db_open: %s\n", err ? err : "?");
-        free(err);
-        rmdir(fx->dir);
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-    struct fx *fx = *state;
-    char p[160];
-    size_t i;
-
-    db_close(fx->db);
-    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", fx->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(fx->dir);
-    free(fx);
-    return 0;
-}
-
 /* ---- the estate ----------------------------------------------------------------------------- */
 
 /* One vCenter's snapshot with every kind of reference the loader resolves, each with a twin
  * that must stay unresolved. name_suffix tells two vCenters' otherwise identical rows apart. */
-static void fill(const struct vim_sink *s, const char *sfx)
+static void fill(const struct vim_sink *s, const void *arg)
 {
+    const char *sfx = arg;
     void *c = s->ctx;
     char ds1[32], vm1[32];
 
@@ -256,12 +211,7 @@ static void fill(const struct vim_sink *s, const char *sfx)
 
 static void snapshot(struct db *db, const char *vc, const char *sfx)
 {
-    struct db_snapshot *snap = NULL;
-    struct vim_sink sink;
-
-    assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
-    fill(&sink, sfx);
-    assert_int_equal(db_snapshot_commit(snap, T1 - 60000, T1, NULL), 0);
+    tl_snapshot(db, vc, fill, sfx, T1 - 60000, T1, NULL);
 }
 
 static const struct est_host *host_named(const struct estate *e, const char *name)
@@ -284,7 +234,7 @@ static const struct est_vnic *vnic_named(const struct est_host *h, const char *d
 
 static void test_estate_roundtrip(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct estate *e = NULL;
 
     snapshot(fx->db, "vc-a", "");
@@ -415,7 +365,7 @@ static void test_estate_roundtrip(void **state)
 
 static void test_estate_not_found(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct estate *e = (struct estate *)1;
     char **names = NULL;
     size_t n = 99;
@@ -563,7 +513,7 @@ static void assert_str(const json_t *o, const char *key, const char *want)
 static void test_history(void **state)
 {
     const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     const struct db_findings_filter all = {0}, fresh = {.status = "new"},
                                     fixed = {.status = "resolved"};
     char buf[256];
@@ -609,7 +559,7 @@ static void test_history(void **state)
 static void test_finding_shape(void **state)
 {
     const struct spec *const run[] = {&F1, &F3, NULL};
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     json_t *j, *want;
     char fp[17];
 
@@ -677,7 +627,7 @@ static void test_filters(void **state)
     };
     static const struct db_findings_filter bad[] = {
         {.severity = "fatal"}, {.status = "closed"}, {.severity = "Warning"}, {.limit = -1}};
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     char buf[256];
     int64_t total;
     json_t *list = (json_t *)1;
@@ -700,7 +650,7 @@ static void test_filters(void **state)
 
 static void test_pagination(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db_findings_filter f = {.limit = 2};
     char page[64], all[256] = "", *next = NULL;
     int64_t total;
@@ -747,7 +697,7 @@ static void test_bad_cursor(void **state)
         "3100610062006300640065", /* six fields */
         "780061006200630064",     /* order "x" */
     };
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct db_findings_filter f = {.limit = 2};
     json_t *list = NULL;
     int64_t total;
@@ -774,7 +724,7 @@ static void test_bad_cursor(void **state)
 static void test_vcenters_apart(void **state)
 {
     const struct spec *const a[] = {&F1, NULL}, *const b[] = {&F5, NULL}, *const none[] = {NULL};
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     const struct db_findings_filter unresolved = {0}, fixed = {.status = "resolved"};
     char buf[64];
     json_t *j;
@@ -794,7 +744,7 @@ static void test_vcenters_apart(void **state)
 
 static void test_summary(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     json_t *s = NULL, *want;
     const struct spec *const a[] = {&F1, &F3, NULL};
 
@@ -914,7 +864,7 @@ static const char *unverified_reason(const json_t *f)
 
 static void test_check_error_keeps_history(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"};
     struct estate e;
     struct est_host h[3];
@@ -971,7 +921,7 @@ static void test_check_error_keeps_history(void **state)
 
 static void test_unread_inputs_keep_history(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"},
                                     unverified = {.unverified = 1}, fresh = {.status = "new"},
                                     on_esx3 = {.host = "ESX3"};
@@ -1028,7 +978,7 @@ static void test_unread_inputs_keep_history(void **state)
 
 static void test_disabled_check_is_not_fixed(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved", .resolution = "fixed"},
                                     disabled = {.status = "resolved", .resolution = "disabled"};
     const struct spec *const run[] = {&F1, NULL};
@@ -1046,18 +996,21 @@ static void test_disabled_check_is_not_fixed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_estate_roundtrip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_estate_not_found, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_history, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_finding_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_cursor, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_apart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_error_keeps_history, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unread_inputs_keep_history, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disabled_check_is_not_fixed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_estate_not_found, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_history, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_finding_shape, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_filters, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_pagination, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_cursor, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_vcenters_apart, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_summary, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_check_error_keeps_history, tl_db_setup_open,
+                                        tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_unread_inputs_keep_history, tl_db_setup_open,
+                                        tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_disabled_check_is_not_fixed, tl_db_setup_open,
+                                        tl_db_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

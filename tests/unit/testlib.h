@@ -1,0 +1,69 @@
+/* Helpers the unit tests share: running one check and reading its findings (test_checks_*.c),
+ * and a database file in a temporary directory filled through a snapshot sink (test_db.c,
+ * test_findings.c). They fail the running cmocka test; link tests/unit/testlib.c. */
+#ifndef TESTLIB_H
+#define TESTLIB_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checks/check.h"
+#include "checks/engine.h"
+#include "db/db.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define NONE (-1) /* "no finding" in a want column */
+
+/* ---- checks ---- */
+
+/* The findings of c over e at now (unix seconds) with settings s (NULL: the defaults); the
+ * run must succeed. The caller frees them with chk_results_free(). */
+struct chk_results tl_run(const struct check *c, const struct chk_settings *s,
+                          const struct estate *e, int64_t now);
+
+/* The finding on object name with detail (NULL: any detail), or NULL. Two fail the test. */
+/* The finding on name (a part of a host: "HOST PART"), and detail when given. */
+const struct chk_finding *tl_find(const struct chk_results *r, const char *name,
+                                  const char *detail);
+
+/* Asserts that name has one finding, of severity want and with a message, or none (NONE). */
+void tl_want(const struct chk_results *r, const char *name, int want);
+
+/* The evidence's value at key, which must be of that type. */
+double tl_ev_num(const struct chk_finding *f, const char *key);
+json_int_t tl_ev_int(const struct chk_finding *f, const char *key);
+int tl_ev_bool(const struct chk_finding *f, const char *key);
+const char *tl_ev_str(const struct chk_finding *f, const char *key);
+
+/* Sets c's parameter name in s; c must have it. */
+void tl_set_param(const struct check *c, struct chk_settings *s, const char *name, double value);
+/* c's default settings with parameter name set to value. */
+struct chk_settings tl_with_param(const struct check *c, const char *name, double value);
+
+/* ---- the database ---- */
+
+/* The state of a test run with tl_db_setup/tl_db_setup_open and tl_db_teardown. */
+struct tl_dbfile {
+    char dir[64];   /* a new directory in /tmp */
+    char path[128]; /* dir/vslint.db */
+    struct db *db;  /* open with tl_db_setup_open, else NULL */
+};
+
+/* cmocka setup functions: *state becomes a struct tl_dbfile; the file is not created
+ * (tl_db_setup) or opened with db_open (tl_db_setup_open). */
+int tl_db_setup(void **state);
+int tl_db_setup_open(void **state);
+/* Closes the database, removes the file, its WAL, shared-memory and journal files, the
+ * directory, and frees the state. */
+int tl_db_teardown(void **state);
+
+/* Writes rows through a snapshot's sink. */
+typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
+
+/* Writes one snapshot of vCenter vc (https://vc.example/sdk) with fill(sink, arg) and commits it
+ * as a poll from started_ms to finished_ms; counts (may be NULL) as db_snapshot_commit(). */
+void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,
+                 int64_t started_ms, int64_t finished_ms, int64_t counts[DB_NKINDS]);
+
+#endif
