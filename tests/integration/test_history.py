@@ -2,15 +2,14 @@
 Polls the simulator twice with a host's esxcli refused (or the host not responding) the second
 time, and checks that the host's findings stay open with their first_seen, marked unverified
 with the reason, that nothing is reported resolved, and that they are verified again once the
-host can be read. Runs under pytest, or as a plain script."""
+host can be read. (A check that fails half-way: tests/unit/test_findings.c.)"""
 import json
-import os
-import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simlib import Sim, Workspace, vslint  # noqa: E402
+import pytest
+
+from simlib import Estate, run_ok
 
 HOST = 'esx-san-1'
 # The host-level findings of the violations scenario on esx-san-1, by (check, object name).
@@ -39,9 +38,7 @@ def control(sim, **params):
 
 def check(conf):
     """One `vslint check` (a poll, then the checks): findings and summary."""
-    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
-    assert res.returncode == 0, res.stderr
-    doc = json.loads(res.stdout)
+    doc = json.loads(run_ok('check', '-c', conf, '--format', 'json', '--fail-on', 'never').stdout)
     return doc['findings'], doc['summary']
 
 
@@ -56,16 +53,10 @@ def coverage(findings):
             if x['check'] == 'host-coverage' and x['object']['name'] == HOST]
 
 
-class Estate:
-    def __init__(self):
-        self.sim = Sim('violations')
-        self.ws = Workspace()
-        self.conf = self.ws.write_config([{'name': 'lab', 'url': self.sim.url, 'user': 'vslint',
-                                           'password_file': self.ws.password_file()}])
-
-    def close(self):
-        self.sim.stop()
-        self.ws.cleanup()
+@pytest.fixture
+def est(start_sim, workspace):
+    """A violations estate of this test's own: the tests change it."""
+    return Estate(start_sim('violations'), workspace)
 
 
 def unverified_then_verified(est, change, undo, reason_has, needs):
@@ -126,50 +117,25 @@ def unverified_then_verified(est, change, undo, reason_has, needs):
     assert not coverage(fourth)
 
 
-def test_esxcli_refused_keeps_findings_unverified():
-    est = Estate()
-    try:
-        unverified_then_verified(est, {'esxcli': 'refuse'}, {'esxcli': 'allow'}, 'NoPermission',
-                                 NEED_ESXCLI)
-    finally:
-        est.close()
+def test_esxcli_refused_keeps_findings_unverified(est):
+    unverified_then_verified(est, {'esxcli': 'refuse'}, {'esxcli': 'allow'}, 'NoPermission',
+                             NEED_ESXCLI)
 
 
-def test_host_not_responding_is_not_judged():
-    est = Estate()
-    try:
-        unverified_then_verified(est, {'connection': 'notResponding'},
-                                 {'connection': 'connected'}, 'notResponding', ON_HOST)
-    finally:
-        est.close()
+def test_host_not_responding_is_not_judged(est):
+    unverified_then_verified(est, {'connection': 'notResponding'}, {'connection': 'connected'},
+                             'notResponding', ON_HOST)
 
 
-def test_disconnected_host_gets_one_finding():
-    est = Estate()
-    try:
-        control(est.sim, name=HOST, connection='disconnected')
-        findings, _ = check(est.conf)
-        # Not judged on its stale configuration: none of its host-level findings appear...
-        assert on_host(findings) == {}
-        # ...and it gets one finding of its own, a warning naming the checks it escapes.
-        cov = coverage(findings)
-        assert len(cov) == 1
-        assert cov[0]['severity'] == 'warning'
-        assert 'disconnected' in cov[0]['message']
-        assert 'multipath-redundancy' in cov[0]['evidence']['checks_not_verified']
-        assert cov[0]['host']['name'] == HOST
-    finally:
-        est.close()
-
-
-if __name__ == '__main__':
-    failed = 0
-    for name, fn in sorted(globals().items()):
-        if name.startswith('test_') and callable(fn):
-            try:
-                fn()
-                print('ok   %s' % name)
-            except Exception as e:  # report every case, then fail once
-                failed += 1
-                print('FAIL %s: %r' % (name, e))
-    sys.exit(1 if failed else 0)
+def test_disconnected_host_gets_one_finding(est):
+    control(est.sim, name=HOST, connection='disconnected')
+    findings, _ = check(est.conf)
+    # Not judged on its stale configuration: none of its host-level findings appear...
+    assert on_host(findings) == {}
+    # ...and it gets one finding of its own, a warning naming the checks it escapes.
+    cov = coverage(findings)
+    assert len(cov) == 1
+    assert cov[0]['severity'] == 'warning'
+    assert 'disconnected' in cov[0]['message']
+    assert 'multipath-redundancy' in cov[0]['evidence']['checks_not_verified']
+    assert cov[0]['host']['name'] == HOST
