@@ -19,6 +19,7 @@ extern const struct check chk_pvscsi_controller;
 extern const struct check chk_snapshots;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_satp_claim_rule;
+extern const struct check chk_vmfs_version;
 
 const struct check *const chk_registry[] = {
     &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
@@ -26,6 +27,7 @@ const struct check *const chk_registry[] = {
     &chk_multipath_policy,     &chk_multipath_redundancy, &chk_device_identifier,
     &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
     &chk_satp_claim_rule,
+    &chk_vmfs_version,
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);

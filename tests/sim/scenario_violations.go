@@ -147,6 +147,12 @@ import (
 //	TWIN      ds-thin-ok         600 GiB, 50% free, uncommitted 100 GiB: 67%; holds vm-reclaim-ok
 //
 // Other lab datastores, all compliant: ds-lab-01, ds-lab-02, ds-lab-03.
+//
+// vmfs-version (every VMFS datastore above is VMFS6 unless noted)
+//
+//	VIOLATION ds-vmfs5           VMFS5 (from vdisk-format) -> warning
+//	VIOLATION ds-vmfs3           VMFS3 (version 3.60), 600 GiB, 50% free, lab hosts -> critical
+//	TWIN      every VMFS6 datastore; ds-nfs-clean is NFS (skipped)
 func buildViolations(w *world) {
 	buildClean(w)
 
@@ -278,4 +284,7 @@ func buildViolations(w *world) {
 		snapshots: []snapSpec{{name: "ok-1", age: day}}})
 	// thin-overcommit
 	w.addVM(vmSpec{name: "vm-thin-overcommit", host: san1, disks: disk(over, 1000, "thin")})
+	// vmfs-version
+	vmfs3 := w.addDatastore(dsSpec{name: "ds-vmfs3", vmfsMajor: 3, capacity: c, free: pct(c, 50), hosts: lab})
+	lock(vmfs3, func() { vmfs3.Info.(*types.VmfsDatastoreInfo).Vmfs.Version = "3.60" })
 }
