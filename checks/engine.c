@@ -16,6 +16,7 @@ struct chk_ctx {
     const struct estate *estate;
     int64_t now;
     struct chk_results *out;
+    const struct chk_config *cfg; /* the whole configuration, NULL in chk_run_one */
 };
 
 static const char *const severity_names[] = {"info", "warning", "critical"};
@@ -165,11 +166,32 @@ void chk_results_free(struct chk_results *r)
     memset(r, 0, sizeof(*r));
 }
 
-static int run_check(const struct check *c, const struct chk_settings *s, const struct estate *e,
-                     int64_t now, struct chk_results *out)
+static int run_check(const struct chk_config *cfg, const struct check *c,
+                     const struct chk_settings *s, const struct estate *e, int64_t now,
+                     struct chk_results *out)
 {
-    struct chk_ctx ctx = {.check = c, .settings = s, .estate = e, .now = now, .out = out};
+    struct chk_ctx ctx = {
+        .check = c, .settings = s, .estate = e, .now = now, .out = out, .cfg = cfg};
     return c->run(&ctx, e);
+}
+
+double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name)
+{
+    const struct check *c = NULL;
+    size_t ci = 0;
+
+    for (; ci < chk_registry_len; ci++) {
+        if (!strcmp(chk_registry[ci]->id, check_id)) {
+            c = chk_registry[ci];
+            break;
+        }
+    }
+    assert(c && "a check asked for the parameter of a check that does not exist");
+    for (size_t i = 0; c && c->params && c->params[i].name; i++)
+        if (!strcmp(c->params[i].name, name))
+            return ctx->cfg ? ctx->cfg->settings[ci].params[i] : c->params[i].dflt;
+    assert(!"a check asked for a parameter another check does not declare");
+    return 0;
 }
 
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
@@ -180,7 +202,7 @@ int chk_run_one(const struct check *c, const struct chk_settings *s, const struc
         chk_settings_default(c, &dflt);
         s = &dflt;
     }
-    return run_check(c, s, e, now, out);
+    return run_check(NULL, c, s, e, now, out);
 }
 
 static int waiver_matches(const struct chk_waiver *w, const struct chk_finding *f)
@@ -215,7 +237,7 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
         if (!cfg->settings[i].enabled)
             continue;
         size_t before = out->n;
-        int r = run_check(c, &cfg->settings[i], e, now, out);
+        int r = run_check(cfg, c, &cfg->settings[i], e, now, out);
         if (r < 0) {
             if (!first) {
                 first = r;

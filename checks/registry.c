@@ -20,6 +20,7 @@ extern const struct check chk_snapshots;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_satp_claim_rule;
 extern const struct check chk_vmfs_version;
+extern const struct check chk_datastore_alarms;
 
 const struct check *const chk_registry[] = {
     &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
@@ -28,6 +29,7 @@ const struct check *const chk_registry[] = {
     &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
     &chk_satp_claim_rule,
     &chk_vmfs_version,
+    &chk_datastore_alarms,
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);
