@@ -180,7 +180,8 @@ static const struct row {
     {"no conditions (a state alarm)", {{"a", "group-d1", 1, {{0}}}}, "no_alarm", U, U, 1},
 };
 
-/* An estate of the tree, the datastores and a row's alarms; storage owned by the caller. */
+/* An estate of the tree, the datastores and the alarms as (up to three, ended by one without a
+ * name); storage owned by the caller. */
 struct world {
     struct estate e;
     struct est_datastore ds[NDS];
@@ -373,7 +374,8 @@ static void test_unknown(void **state)
  * critical below 5 % let an alarm at 80 % / 95 % used pass. */
 static void test_follows_free_space(void **state)
 {
-    static const struct alarm_spec lax[] = {{"lax", "group-d1", 1, {USAGE(8000, 9500)}}};
+    /* build() reads up to three: the rest are the terminator. */
+    static const struct alarm_spec lax[3] = {{"lax", "group-d1", 1, {USAGE(8000, 9500)}}};
     struct chk_config cfg;
     struct world w;
     struct chk_results r = {0};
