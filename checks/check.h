@@ -63,6 +63,11 @@ double chk_param(const struct chk_ctx *ctx, const char *name);
 #define CHK_TIB 1099511627776.0
 const char *chk_size(int64_t bytes, char *buf, size_t size);
 
+/* The value of another check's parameter in this run's configuration (its default when the run
+ * has none, as in chk_run_one), for a check whose rule follows another's thresholds. Naming a
+ * check or parameter that does not exist is a programming error (assert). */
+double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name);
+
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 

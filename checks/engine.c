@@ -17,6 +17,7 @@ struct chk_ctx {
     const struct estate *estate;
     int64_t now;
     struct chk_results *out;
+    const struct chk_config *cfg; /* the whole configuration, NULL in chk_run_one */
 };
 
 static const char *const severity_names[] = {"info", "warning", "critical"};
@@ -335,10 +336,12 @@ static int add_check(const struct check ***list, size_t *n, const struct check *
 
 /* Runs c and records what the run could and could not verify. Returns the check's error, if
  * any; *failed says whether it was the check (rather than bookkeeping) that failed. */
-static int run_check(const struct check *c, const struct chk_settings *s, const struct estate *e,
-                     int64_t now, struct chk_results *out, int *failed)
+static int run_check(const struct chk_config *cfg, const struct check *c,
+                     const struct chk_settings *s, const struct estate *e, int64_t now,
+                     struct chk_results *out, int *failed)
 {
-    struct chk_ctx ctx = {.check = c, .settings = s, .estate = e, .now = now, .out = out};
+    struct chk_ctx ctx = {
+        .check = c, .settings = s, .estate = e, .now = now, .out = out, .cfg = cfg};
     size_t before = out->n;
     int r = c->run(&ctx, e), rr;
 
@@ -355,6 +358,25 @@ static int run_check(const struct check *c, const struct chk_settings *s, const 
     return rr < 0 ? rr : add_check(&out->completed, &out->n_completed, c);
 }
 
+double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name)
+{
+    const struct check *c = NULL;
+    size_t ci = 0;
+
+    for (; ci < chk_registry_len; ci++) {
+        if (!strcmp(chk_registry[ci]->id, check_id)) {
+            c = chk_registry[ci];
+            break;
+        }
+    }
+    assert(c && "a check asked for the parameter of a check that does not exist");
+    for (size_t i = 0; c && c->params && c->params[i].name; i++)
+        if (!strcmp(c->params[i].name, name))
+            return ctx->cfg ? ctx->cfg->settings[ci].params[i] : c->params[i].dflt;
+    assert(!"a check asked for a parameter another check does not declare");
+    return 0;
+}
+
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
                 int64_t now, struct chk_results *out)
 {
@@ -365,7 +387,7 @@ int chk_run_one(const struct check *c, const struct chk_settings *s, const struc
         chk_settings_default(c, &dflt);
         s = &dflt;
     }
-    return run_check(c, s, e, now, out, &failed);
+    return run_check(NULL, c, s, e, now, out, &failed);
 }
 
 /* A waiver's object pattern matches the object's name, or for a part of a host also "HOST
@@ -415,7 +437,7 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
             continue;
         }
         size_t before = out->n;
-        int failed, r = run_check(c, &cfg->settings[i], e, now, out, &failed);
+        int failed, r = run_check(cfg, c, &cfg->settings[i], e, now, out, &failed);
         if (r < 0) {
             if (!first) {
                 first = r;

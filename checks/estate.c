@@ -175,13 +175,18 @@ const struct est_option *est_option(const struct est_option *opts, size_t n, con
     return NULL;
 }
 
-const struct est_gap *est_gap(const struct est_host *h, const char *what)
+static const struct est_gap *find_gap(const struct est_gap *gaps, size_t n, const char *what)
 {
     assert(what);
-    for (size_t i = 0; i < h->n_gaps; i++)
-        if (h->gaps[i].what && !strcmp(h->gaps[i].what, what))
-            return &h->gaps[i];
+    for (size_t i = 0; i < n; i++)
+        if (gaps[i].what && !strcmp(gaps[i].what, what))
+            return &gaps[i];
     return NULL;
+}
+
+const struct est_gap *est_gap(const struct est_host *h, const char *what)
+{
+    return find_gap(h->gaps, h->n_gaps, what);
 }
 
 void est_trimmed(const char *s, char *out, size_t size)
@@ -201,4 +206,22 @@ void est_trimmed(const char *s, char *out, size_t size)
         n = size - 1;
     memcpy(out, s, n);
     out[n] = '\0';
+}
+
+static int entity_cmp(const void *key, const void *item)
+{
+    const struct est_entity *en = item;
+    return strcmp(key, en->moref ? en->moref : "");
+}
+
+const struct est_entity *est_entity(const struct estate *e, const char *moref)
+{
+    if (!moref || e->n_entities == 0)
+        return NULL;
+    return bsearch(moref, e->entities, e->n_entities, sizeof(*e->entities), entity_cmp);
+}
+
+const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what)
+{
+    return find_gap(e->gaps, e->n_gaps, what);
 }

@@ -26,6 +26,7 @@ struct est_datastore {
     int vmfs_major;      /* 0 when not VMFS */
     size_t pod;          /* index into estate.pods, EST_NONE when not in a datastore cluster */
     int vm_count;        /* Datastore.vm entries, templates included */
+    const char *parent;  /* moref of its folder or datastore cluster (see est_entity), or NULL */
 };
 
 struct est_dvswitch {
@@ -156,6 +157,34 @@ struct est_vm {
     size_t n_snapshots;
 };
 
+/* A container above datastores: a folder (one that can hold datastores, datastore clusters or
+ * datacenters), a datacenter or a datastore cluster. A datastore's chain of parents, through
+ * these, ends at the root folder, which is named as a parent but has no entry of its own. */
+struct est_entity {
+    const char *moref, *type, *name; /* type: Folder, Datacenter, StoragePod */
+    const char *parent;              /* moref, NULL at the top */
+};
+
+/* A metric condition that raises its alarm on its own (the expression itself, or a member of
+ * an OrAlarmExpression). yellow and red are the thresholds in vCenter's unit, hundredths of a
+ * percent for a usage counter (7500 = 75 %), EST_UNKNOWN when unset. */
+struct est_alarm_metric {
+    const char *object_type; /* Datastore, HostSystem, ... */
+    int counter_id;
+    const char *counter; /* group.name.rollup of counter_id, NULL when not resolved */
+    const char *op;      /* isAbove, isBelow */
+    int yellow, red;
+};
+
+/* An alarm definition; it covers the entity it is defined on and everything below it. */
+struct est_alarm {
+    const char *moref, *name, *system_name;
+    int enabled;                      /* 0/1, EST_UNKNOWN */
+    const char *entity, *entity_type; /* where it is defined */
+    struct est_alarm_metric *metrics;
+    size_t n_metrics;
+};
+
 struct estate {
     const char *vcenter;      /* the configuration's name */
     int64_t polled_ms;        /* when the snapshot was taken (last successful poll) */
@@ -170,12 +199,27 @@ struct estate {
     struct est_vm *vms;
     size_t n_vms;
     void *arena; /* owner of every string and array above */
+    /* Sorted by moref (est_entity() looks them up). */
+    struct est_entity *entities;
+    size_t n_entities;
+    /* Every alarm definition of the vCenter when alarms_read is 1; when it is 0 the snapshot
+     * does not say (an "alarms" gap in gaps says why, or it predates vslint reading alarms). */
+    struct est_alarm *alarms;
+    size_t n_alarms;
+    int alarms_read;
+    struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
+    size_t n_gaps;
 };
 
 /* Lookups (linear or hashed; NULL when absent). */
 const struct est_option *est_option(const struct est_option *opts, size_t n, const char *key);
 /* The host's gap about what ("esxcli", "options", ...), or NULL when that read worked. */
 const struct est_gap *est_gap(const struct est_host *h, const char *what);
+
+/* The container with moref, or NULL. */
+const struct est_entity *est_entity(const struct estate *e, const char *moref);
+/* The vCenter's own gap about what ("alarms"), or NULL. */
+const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 
 /* Copies s without leading and trailing blanks into out (SCSI inquiry strings, a LUN's vendor
  * and model, are space-padded); "" for NULL; cut to size - 1 characters. */

@@ -20,13 +20,16 @@ extern const struct check chk_snapshots;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_satp_claim_rule;
 extern const struct check chk_host_coverage;
+extern const struct check chk_vmfs_version;
+extern const struct check chk_datastore_alarms;
 
 const struct check *const chk_registry[] = {
     &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
     &chk_iscsi_jumbo_frames,   &chk_iscsi_delayed_ack,    &chk_vdisk_format,
     &chk_multipath_policy,     &chk_multipath_redundancy, &chk_device_identifier,
     &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
-    &chk_satp_claim_rule,      &chk_host_coverage,
+    &chk_satp_claim_rule,      &chk_host_coverage,        &chk_vmfs_version,
+    &chk_datastore_alarms,
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);

@@ -29,6 +29,11 @@ enum db_table {
     T_NMP_DEVICE,
     T_SATP_RULE,
     T_GAP,
+    T_ENTITY,
+    T_ALARM_MANAGER,
+    T_ALARM,
+    T_ALARM_METRIC,
+    T_PERF_COUNTER,
     T_NTABLES
 };
 

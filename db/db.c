@@ -68,6 +68,16 @@ static const char *const insert_sql[T_NTABLES] = {
     [T_SATP_RULE] = "INSERT INTO satp_rules (vcenter, host, satp, vendor, model, psp, psp_options,"
                     " rule_group) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [T_GAP] = "INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES (?1, ?2, ?3, ?4)",
+    [T_ENTITY] = "INSERT OR REPLACE INTO entities (vcenter, moref, type, name, parent)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [T_ALARM_MANAGER] = "INSERT OR REPLACE INTO alarm_managers (vcenter, moref) VALUES (?1, ?2)",
+    [T_ALARM] = "INSERT OR REPLACE INTO alarms (vcenter, moref, name, system_name, enabled,"
+                " entity, entity_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [T_ALARM_METRIC] = "INSERT OR REPLACE INTO alarm_metrics (vcenter, alarm, pos, object_type,"
+                       " counter_id, operator, yellow, red)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [T_PERF_COUNTER] = "INSERT OR REPLACE INTO perf_counters (vcenter, counter_id, name, unit)"
+                       " VALUES (?1, ?2, ?3, ?4)",
 };
 
 /* The table each counted kind is counted in. */
@@ -393,6 +403,38 @@ static int put_gap(void *ctx, const struct vim_gap *g)
     return insert(ctx, T_GAP, v, NVALS(v), 2);
 }
 
+static int put_entity(void *ctx, const struct vim_entity *e)
+{
+    const struct val v[] = {S(e->moref), S(e->type), S(e->name), S(e->parent)};
+    return insert(ctx, T_ENTITY, v, NVALS(v), 1);
+}
+
+static int put_alarm_manager(void *ctx, const struct vim_alarm_manager *m)
+{
+    const struct val v[] = {S(m->moref)};
+    return insert(ctx, T_ALARM_MANAGER, v, NVALS(v), 1);
+}
+
+static int put_alarm(void *ctx, const struct vim_alarm *a)
+{
+    const struct val v[] = {S(a->moref),   S(a->name),   S(a->system_name),
+                            I(a->enabled), S(a->entity), S(a->entity_type)};
+    return insert(ctx, T_ALARM, v, NVALS(v), 1);
+}
+
+static int put_alarm_metric(void *ctx, const struct vim_alarm_metric *m)
+{
+    const struct val v[] = {S(m->alarm), I(m->pos),    S(m->object_type), I(m->counter_id),
+                            S(m->op),    I(m->yellow), I(m->red)};
+    return insert(ctx, T_ALARM_METRIC, v, NVALS(v), 1);
+}
+
+static int put_perf_counter(void *ctx, const struct vim_perf_counter *p)
+{
+    const struct val v[] = {I(p->key), S(p->name), S(p->unit)};
+    return insert(ctx, T_PERF_COUNTER, v, NVALS(v), 0);
+}
+
 int db_open(const char *path, struct db **out, char **errmsg)
 {
     struct db *db;
@@ -545,6 +587,11 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
         .nmp_device = put_nmp_device,
         .satp_rule = put_satp_rule,
         .gap = put_gap,
+        .entity = put_entity,
+        .alarm_manager = put_alarm_manager,
+        .alarm = put_alarm,
+        .alarm_metric = put_alarm_metric,
+        .perf_counter = put_perf_counter,
     };
     *out = snap;
     return 0;

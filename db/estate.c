@@ -33,6 +33,7 @@ struct refs {
 struct load {
     struct estate *e;
     struct refs pods, datastores, dvs_by_uuid, hosts, vms;
+    struct refs alarms;
     /* The rows of the run being read: the children of one parent, which the ORDER BY of every
      * child query keeps consecutive. When the run ends they are copied into the arena as the
      * parent's array, exactly sized, so nothing is reallocated inside the arena. */
@@ -260,6 +261,7 @@ static int datastore_row(struct load *L, sqlite3_stmt *st, void *item)
     /* The parent is a folder unless the datastore sits in a datastore cluster. */
     d->pod = refs_find(&L->pods, text(st, 8));
     d->vm_count = col_int(st, 9);
+    d->parent = col_str(L, st, 8);
     return refs_add(&L->datastores, d->moref, row_index(L, sizeof(*d)));
 }
 
@@ -504,6 +506,86 @@ static int snapshot_row(struct load *L, sqlite3_stmt *st, void *item)
     s->created = col_i64(st, 2);
     s->depth = col_int(st, 3);
     return 0;
+}
+
+/* ---- alarms and the containers above datastores ---------------------------------------- */
+
+static void *alarm_parent(struct load *L, sqlite3_stmt *st)
+{
+    size_t i = refs_find(&L->alarms, text(st, 0));
+
+    return i == EST_NONE ? NULL : &L->e->alarms[i];
+}
+
+static int entity_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_entity *en = item;
+
+    en->moref = col_str(L, st, 0);
+    en->type = col_str(L, st, 1);
+    en->name = col_str(L, st, 2);
+    en->parent = col_str(L, st, 3);
+    return 0;
+}
+
+static int alarm_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_alarm *a = item;
+
+    a->moref = col_str(L, st, 0);
+    a->name = col_name(L, st, 1, a->moref);
+    a->system_name = col_str(L, st, 2);
+    a->enabled = col_int(st, 3);
+    a->entity = col_str(L, st, 4);
+    a->entity_type = col_str(L, st, 5);
+    return refs_add(&L->alarms, a->moref, row_index(L, sizeof(*a)));
+}
+
+static int alarm_metric_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_alarm_metric *m = item;
+
+    m->object_type = col_str(L, st, 1);
+    m->counter_id = col_int(st, 2);
+    m->counter = col_str(L, st, 3);
+    m->op = col_str(L, st, 4);
+    m->yellow = col_int(st, 5);
+    m->red = col_int(st, 6);
+    return 0;
+}
+
+/* Sets a field of the estate and keeps no row. */
+static int alarm_manager_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    L->e->alarms_read = 1;
+    return 1;
+}
+
+static void attach_entities(struct load *L, void *parent, void *items, size_t n)
+{
+    L->e->entities = items;
+    L->e->n_entities = n;
+}
+
+static void attach_alarms(struct load *L, void *parent, void *items, size_t n)
+{
+    L->e->alarms = items;
+    L->e->n_alarms = n;
+    refs_sort(&L->alarms);
+}
+
+static void attach_alarm_metrics(struct load *L, void *parent, void *items, size_t n)
+{
+    struct est_alarm *a = parent;
+
+    a->metrics = items;
+    a->n_metrics = n;
+}
+
+static void attach_vcenter_gaps(struct load *L, void *parent, void *items, size_t n)
+{
+    L->e->gaps = items;
+    L->e->n_gaps = n;
 }
 
 /* ---- attaching runs ----------------------------------------------------------------------- */
@@ -819,6 +901,38 @@ static const struct table tables[] = {
      .parent = vm_parent,
      .row = snapshot_row,
      .attach = attach_snapshots},
+    /* Sorted by moref: est_entity() searches them. */
+    {.sql = "SELECT moref, type, name, parent FROM entities WHERE vcenter = ?1 ORDER BY moref",
+     .elem = sizeof(struct est_entity),
+     .parent = estate_parent,
+     .row = entity_row,
+     .attach = attach_entities},
+    {.sql = "SELECT moref, name, system_name, enabled, entity, entity_type FROM alarms"
+            " WHERE vcenter = ?1 ORDER BY name, moref",
+     .elem = sizeof(struct est_alarm),
+     .parent = estate_parent,
+     .row = alarm_row,
+     .attach = attach_alarms},
+    /* A condition names its counter by id; the id's name is what says what it watches. */
+    {.sql = "SELECT m.alarm, m.object_type, m.counter_id, p.name, m.operator, m.yellow, m.red"
+            " FROM alarm_metrics m LEFT JOIN perf_counters p"
+            " ON p.vcenter = m.vcenter AND p.counter_id = m.counter_id"
+            " WHERE m.vcenter = ?1 ORDER BY m.alarm, m.pos",
+     .nkey = 1,
+     .elem = sizeof(struct est_alarm_metric),
+     .parent = alarm_parent,
+     .row = alarm_metric_row,
+     .attach = attach_alarm_metrics},
+    {.sql = "SELECT moref FROM alarm_managers WHERE vcenter = ?1",
+     .parent = estate_parent,
+     .row = alarm_manager_row},
+    /* Gaps about the vCenter itself; those about a host went to the host above. */
+    {.sql = "SELECT object, what, error FROM gaps WHERE vcenter = ?1 AND object = ''"
+            " ORDER BY what",
+     .elem = sizeof(struct est_gap),
+     .parent = estate_parent,
+     .row = gap_row,
+     .attach = attach_vcenter_gaps},
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
@@ -989,6 +1103,7 @@ out:
     free(L.dvs_by_uuid.v);
     free(L.hosts.v);
     free(L.vms.v);
+    free(L.alarms.v);
     vsl_buf_free(&L.rows);
     vsl_buf_free(&L.key);
     vsl_buf_free(&L.row_key);

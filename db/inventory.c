@@ -15,7 +15,7 @@
 
 /* Objects that later rows attach to, looked up by their key columns joined with KEY_SEP.
  * A registry is a json object used as a hash table; it is never printed. */
-enum reg { R_NONE = -1, R_POD, R_HOST, R_HBA, R_TARGET, R_LUN, R_VM, R_NREG };
+enum reg { R_NONE = -1, R_POD, R_HOST, R_HBA, R_TARGET, R_LUN, R_VM, R_ALARM, R_NREG };
 
 enum ftype { F_STR, F_INT, F_BOOL, F_SKIP };
 
@@ -145,6 +145,18 @@ static const struct field disk_fields[] = {{"key", F_INT},
 
 static const struct field snapshot_fields[] = {
     {"name", F_STR}, {"created", F_INT}, {"depth", F_INT}};
+
+static const struct field entity_fields[] = {
+    {"moref", F_STR}, {"type", F_STR}, {"name", F_STR}, {"parent", F_STR}};
+
+static const struct field alarm_fields[] = {
+    {"moref", F_STR},  {"name", F_STR},        {"system_name", F_STR}, {"enabled", F_BOOL},
+    {"entity", F_STR}, {"entity_type", F_STR}, {"entity_name", F_STR}};
+static const struct member alarm_members[] = {{"metrics", 0}, {NULL, 0}};
+
+static const struct field alarm_metric_fields[] = {
+    {"object_type", F_STR}, {"counter_id", F_INT}, {"counter", F_STR}, {"unit", F_STR},
+    {"operator", F_STR},    {"yellow", F_INT},     {"red", F_INT}};
 
 /* In order: a loader's parents are always loaded by an earlier one. Device names sort by
  * length first so vmk2 comes before vmk10. */
@@ -383,14 +395,56 @@ static const struct loader loaders[] = {
      .fields = snapshot_fields,
      .nfields = NF(snapshot_fields),
      .reg = R_NONE},
+    {.sql = "SELECT moref, type, name, parent FROM entities WHERE vcenter = ?1"
+            " ORDER BY name, moref",
+     .parent = R_NONE,
+     .member = "entities",
+     .fields = entity_fields,
+     .nfields = NF(entity_fields),
+     .reg = R_NONE},
+    {.sql = "SELECT moref FROM alarm_managers WHERE vcenter = ?1 ORDER BY moref",
+     .parent = R_NONE,
+     .member = "alarm_managers",
+     .mode = M_SCALAR,
+     .fields = moref_field,
+     .nfields = 1,
+     .reg = R_NONE},
+    /* The entity an alarm is defined on, by name, wherever the snapshot has one. */
+    {.sql = "SELECT a.moref, a.name, a.system_name, a.enabled, a.entity, a.entity_type,"
+            " coalesce(e.name, d.name, h.name, v.name) FROM alarms a"
+            " LEFT JOIN entities e ON e.vcenter = a.vcenter AND e.moref = a.entity"
+            " LEFT JOIN datastores d ON d.vcenter = a.vcenter AND d.moref = a.entity"
+            " LEFT JOIN hosts h ON h.vcenter = a.vcenter AND h.moref = a.entity"
+            " LEFT JOIN vms v ON v.vcenter = a.vcenter AND v.moref = a.entity"
+            " WHERE a.vcenter = ?1 ORDER BY a.name, a.moref",
+     .parent = R_NONE,
+     .member = "alarms",
+     .fields = alarm_fields,
+     .nfields = NF(alarm_fields),
+     .reg = R_ALARM,
+     .rkey = {0},
+     .nrkey = 1,
+     .members = alarm_members},
+    {.sql = "SELECT m.alarm, m.object_type, m.counter_id, p.name, p.unit, m.operator, m.yellow,"
+            " m.red FROM alarm_metrics m LEFT JOIN perf_counters p"
+            " ON p.vcenter = m.vcenter AND p.counter_id = m.counter_id"
+            " WHERE m.vcenter = ?1 ORDER BY m.alarm, m.pos",
+     .parent = R_ALARM,
+     .pkey = {0},
+     .npkey = 1,
+     .member = "metrics",
+     .first = 1,
+     .fields = alarm_metric_fields,
+     .nfields = NF(alarm_metric_fields),
+     .reg = R_NONE},
 };
 
 #define NLOADERS NF(loaders)
 
 /* The vCenter object's members, in output order, before the loaders fill them. */
 static const struct member vcenter_members[] = {
-    {"datastores", 0}, {"storage_pods", 0}, {"dvswitches", 0}, {"hosts", 0},
-    {"vms", 0},        {"gaps", 0},         {NULL, 0}};
+    {"datastores", 0}, {"storage_pods", 0}, {"dvswitches", 0},     {"hosts", 0},  {"vms", 0},
+    {"gaps", 0},       {"entities", 0},     {"alarm_managers", 0}, {"alarms", 0}, {NULL, 0}};
 
 /* A column as JSON. Text that is not valid UTF-8 (jansson refuses it) becomes null rather
  * than failing the whole dump. Returns NULL only when out of memory. */
@@ -972,6 +1026,45 @@ static void text_vms(const json_t *vc, FILE *f)
     json_decref(ds_names);
 }
 
+/* A threshold in hundredths of a percent, as "75 %", or "-" when unset. */
+static const char *hundredths(const json_t *v, char *buf, size_t size)
+{
+    if (!json_is_integer(v))
+        return "-";
+    snprintf(buf, size, "%g %%", (double)json_integer_value(v) / 100.0);
+    return buf;
+}
+
+/* The alarms with a datastore condition (a vCenter has a hundred others), one line per
+ * condition; the rest only counted. */
+static void text_alarms(const json_t *vc, FILE *f)
+{
+    const json_t *alarms = json_object_get(vc, "alarms"), *a, *m;
+    size_t i, j;
+
+    if (json_array_size(json_object_get(vc, "alarm_managers")) == 0) {
+        line(f, "  Alarms: not read");
+        return;
+    }
+    line(f, "  Alarms (%zu), those with a datastore condition:", json_array_size(alarms));
+    json_array_foreach(alarms, i, a)
+    {
+        json_array_foreach(json_object_get(a, "metrics"), j, m)
+        {
+            char y[32], r[32];
+            if (strcmp(str(m, "object_type"), "Datastore") != 0)
+                continue;
+            line(f, "    %-32.32s %-8s on %s: %s %s yellow %s red %s", str(a, "name"),
+                 json_is_true(json_object_get(a, "enabled")) ? "enabled" : "DISABLED",
+                 json_is_string(json_object_get(a, "entity_name")) ? str(a, "entity_name")
+                                                                   : str(a, "entity"),
+                 str(m, "counter"), str(m, "operator"),
+                 hundredths(json_object_get(m, "yellow"), y, sizeof(y)),
+                 hundredths(json_object_get(m, "red"), r, sizeof(r)));
+        }
+    }
+}
+
 int db_inventory_text(const json_t *inv, FILE *f)
 {
     const json_t *vc, *g;
@@ -994,6 +1087,7 @@ int db_inventory_text(const json_t *inv, FILE *f)
         text_datastores(vc, f);
         text_hosts(vc, f);
         text_vms(vc, f);
+        text_alarms(vc, f);
     }
     if (fflush(f) != 0 || ferror(f)) {
         int e = errno;

@@ -206,6 +206,32 @@ static const char migration5[] =
     "CREATE INDEX findings_summary ON findings(status, check_id, severity, vcenter,"
     "  first_seen_ms, last_seen_ms, unverified_since_ms);";
 
+/* Alarms, for datastore-alarms: which alarm definitions exist, where each is defined (it covers
+ * that entity and everything below it), and their metric conditions with the counters those
+ * name; plus the containers above datastores (folders, datacenters, datastore clusters) that
+ * link a datastore to the alarms defined further up. perf_counters holds only the counters an
+ * alarm names: counterIds differ from one vCenter to another, so a condition is known by the
+ * counter's name. A vCenter's alarm_managers row says its alarms were read in full in that
+ * snapshot; without it (a gap, or a snapshot older than this migration) they are unknown. */
+static const char migration6[] =
+    "CREATE TABLE entities ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, type TEXT, name TEXT, parent TEXT,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE alarm_managers ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE alarms ("
+    "  vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT, system_name TEXT,"
+    "  enabled INTEGER, entity TEXT, entity_type TEXT,"
+    "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+    "CREATE TABLE alarm_metrics ("
+    "  vcenter TEXT NOT NULL, alarm TEXT NOT NULL, pos INTEGER NOT NULL, object_type TEXT,"
+    "  counter_id INTEGER, operator TEXT, yellow INTEGER, red INTEGER,"
+    "  PRIMARY KEY (vcenter, alarm, pos)) WITHOUT ROWID;"
+    "CREATE TABLE perf_counters ("
+    "  vcenter TEXT NOT NULL, counter_id INTEGER NOT NULL, name TEXT, unit TEXT,"
+    "  PRIMARY KEY (vcenter, counter_id)) WITHOUT ROWID;";
+
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
     migration1,
@@ -213,6 +239,7 @@ static const char *const migrations[] = {
     migration3,
     migration4,
     migration5,
+    migration6,
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -240,6 +267,11 @@ static const char *const table_names[T_NTABLES] = {
     [T_NMP_DEVICE] = "nmp_devices",
     [T_SATP_RULE] = "satp_rules",
     [T_GAP] = "gaps",
+    [T_ENTITY] = "entities",
+    [T_ALARM_MANAGER] = "alarm_managers",
+    [T_ALARM] = "alarms",
+    [T_ALARM_METRIC] = "alarm_metrics",
+    [T_PERF_COUNTER] = "perf_counters",
 };
 
 const char *db_table_name(enum db_table t)

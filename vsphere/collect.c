@@ -11,6 +11,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "vsphere/alarms.h"
 #include "vsphere/collect.h"
 #include "vsphere/decode.h"
 #include "vsphere/session.h"
@@ -32,6 +33,10 @@ static const struct type_read reads[] = {
     {"DistributedVirtualSwitch", vim_dvswitch_paths, vim_decode_dvswitch},
     {"HostSystem", vim_host_paths, vim_decode_host},
     {"VirtualMachine", vim_vm_paths, vim_decode_vm},
+    /* The containers above datastores, for the alarms that cover them (vsphere/alarms.c). */
+    {"Folder", vim_folder_paths, vim_decode_folder},
+    {"Datacenter", vim_datacenter_paths, vim_decode_datacenter},
+    {"StoragePod", vim_pod_parent_paths, vim_decode_pod_parent},
 };
 
 struct read_ctx {
@@ -381,6 +386,18 @@ int vim_collect(struct vim_client *c, struct vim_sink *sink)
         r = read_hosts(c, &d, sink);
     log_debug("%s: objects read in %.3f s, per-host reads of %zu hosts in %.3f s", c->url,
               t1 - t0, d.n_hosts, now_s() - t1);
+    if (r == 0)
+        r = vim_collect_alarms(c, sink);
     vim_decoder_free(&d);
     return r;
+}
+
+int vim_poll_fatal(int r)
+{
+    return fatal_error(r);
+}
+
+const char *vim_gap_error(const struct vim_client *c)
+{
+    return host_error(c);
 }

@@ -12,4 +12,10 @@
  * reported as a gap row and the poll goes on. */
 int vim_collect(struct vim_client *c, struct vim_sink *sink);
 
+/* Whether error r ends a poll (session lost, network, TLS, memory, an answer too big); any
+ * other failure of a read is a gap in the snapshot. */
+int vim_poll_fatal(int r);
+/* The client's last error without its leading "URL: ", as a gap's text. */
+const char *vim_gap_error(const struct vim_client *c);
+
 #endif

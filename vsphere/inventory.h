@@ -167,6 +167,51 @@ struct vim_gap {
     const char *error;  /* human readable */
 };
 
+/* A container a datastore can sit in, directly or further up: a Folder that holds datastores,
+ * datastore clusters or datacenters, a Datacenter, or a StoragePod. Enough of the inventory
+ * tree to know which alarms cover a datastore (an alarm covers the entity it is defined on and
+ * everything below it). */
+struct vim_entity {
+    const char *moref;
+    const char *type; /* Folder, Datacenter, StoragePod */
+    const char *name;
+    const char *parent; /* moref of the entity above it; NULL at the root folder */
+};
+
+/* The AlarmManager whose alarms the poll read in full (GetAlarm without an entity, then every
+ * alarm's info, then the performance counters their metric conditions name). Its row says
+ * "the alarms below are all of them"; without it the alarms are unknown. */
+struct vim_alarm_manager {
+    const char *moref;
+};
+
+/* An alarm definition (Alarm.info). */
+struct vim_alarm {
+    const char *moref, *name;
+    const char *system_name;          /* e.g. alarm.DatastoreDiskUsageAlarm, or NULL */
+    int enabled;                      /* 0/1 */
+    const char *entity, *entity_type; /* where it is defined: it covers that entity and below */
+};
+
+/* A MetricAlarmExpression of an alarm that raises on its own: the alarm's expression itself,
+ * or a member of an OrAlarmExpression (nested Ors too). Conditions inside an
+ * AndAlarmExpression are not emitted: they raise nothing alone. */
+struct vim_alarm_metric {
+    const char *alarm;
+    int pos;                 /* 0, 1, ... in the order of the expression */
+    const char *object_type; /* MetricAlarmExpression.type: Datastore, HostSystem, ... */
+    int counter_id;          /* metric.counterId (resolve with vim_perf_counter rows) */
+    const char *op;          /* isAbove, isBelow */
+    int yellow, red;         /* thresholds (percentages in hundredths), VIM_UNKNOWN when unset */
+};
+
+/* A performance counter named by an alarm metric (PerformanceManager.perfCounter). */
+struct vim_perf_counter {
+    int key;          /* the counterId, which differs from one vCenter to another */
+    const char *name; /* group.name.rollup, e.g. "disk.used.latest" */
+    const char *unit; /* unitInfo key, e.g. "percent", "kiloBytes" */
+};
+
 /* The row sink. Every callback returns 0 or a negative error code, which aborts the poll.
  * db/ implements one that writes a snapshot in a transaction. */
 struct vim_sink {
@@ -193,6 +238,12 @@ struct vim_sink {
     int (*nmp_device)(void *ctx, const struct vim_nmp_device *);
     int (*satp_rule)(void *ctx, const struct vim_satp_rule *);
     int (*gap)(void *ctx, const struct vim_gap *);
+    /* Alarms and where they apply (vsphere/alarms.c). */
+    int (*entity)(void *ctx, const struct vim_entity *);
+    int (*alarm_manager)(void *ctx, const struct vim_alarm_manager *);
+    int (*alarm)(void *ctx, const struct vim_alarm *);
+    int (*alarm_metric)(void *ctx, const struct vim_alarm_metric *);
+    int (*perf_counter)(void *ctx, const struct vim_perf_counter *);
 };
 
 #endif

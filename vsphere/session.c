@@ -123,6 +123,8 @@ int vim_connect(struct vim_client *c)
     c->view_manager = dup_text(rv, "viewManager");
     c->session_manager = dup_text(rv, "sessionManager");
     c->about = dup_text(rv, "about/fullName");
+    c->alarm_manager = dup_text(rv, "alarmManager");
+    c->perf_manager = dup_text(rv, "perfManager");
     vim_xml_free(x);
     if (!c->root_folder || !c->property_collector || !c->view_manager || !c->session_manager) {
         snprintf(c->err, sizeof(c->err),
@@ -474,6 +476,28 @@ int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
                                 "<name>view</name><type>ContainerView</type><path>view</path>"
                                 "<skip>false</skip></selectSet></objectSet>");
     if (r == 0)
+        r = retrieve(c, type, os.data, paths, fn, ctx);
+    vsl_buf_free(&os);
+    return r;
+}
+
+int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
+                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx)
+{
+    struct vsl_buf os;
+    int r = 0;
+
+    vsl_buf_init(&os, 1u << 20);
+    for (size_t i = 0; i < n && r == 0; i++) {
+        r = vsl_buf_addstr(&os, "<objectSet>");
+        if (r == 0)
+            r = vim_add_moref(&os, "obj", type, morefs[i]);
+        if (r == 0)
+            r = vsl_buf_addstr(&os, "<skip>false</skip></objectSet>");
+    }
+    if (r < 0)
+        snprintf(c->err, sizeof(c->err), "%s: too many %s objects to read at once", c->url, type);
+    else if (n > 0)
         r = retrieve(c, type, os.data, paths, fn, ctx);
     vsl_buf_free(&os);
     return r;

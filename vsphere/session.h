@@ -24,6 +24,11 @@ typedef int (*vim_object_fn)(void *ctx, const char *moref, xmlNode *objects);
 int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
                       const char *const *paths, vim_object_fn fn, void *ctx);
 
+/* Reads paths of the n objects of type named by morefs (no view), paged like
+ * vim_retrieve_view. An object the server cannot read comes to fn with a missingSet. */
+int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
+                         size_t n, const char *const *paths, vim_object_fn fn, void *ctx);
+
 /* The propSet value of name inside an <objects> element, or NULL. */
 xmlNode *vim_prop(xmlNode *objects, const char *name);
 

@@ -35,6 +35,8 @@ struct vim_client {
     int reconnected;         /* the last request went over a new connection after an old one */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
+    /* Also from the service content, NULL when the server has none (an ESXi host). */
+    char *alarm_manager, *perf_manager;
 };
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);

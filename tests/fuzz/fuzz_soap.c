@@ -7,7 +7,8 @@
  *   5     an esxcli inner document, given to both esxcli decoders: "storage nmp device list"
  *         (vim_decode_nmp_devices) and "storage nmp satp rule list" (vim_decode_satp_rules)
  *   6     a QueryOptions / QueryBoundVnics answer (emit depth 0, vim_response)
- *   7     a RetrievePropertiesEx answer with every <objects> given to all five decoders
+ *   7     a RetrievePropertiesEx answer with every <objects> given to all five decoders, and to
+ *         the alarm read's (containers, an Alarm's info, PerformanceManager.perfCounter)
  * byte 1 shapes the feeding: bits 0-1 the number of chunk boundaries (0-3), placed by a hash
  * of the byte and the length; bit 2 a small pending-byte limit so -VSL_ETOOBIG is reached.
  * The rest is the document; it is also handed, NUL-terminated, to vim_parse_time() and
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "vsphere/alarms.h"
 #include "vsphere/decode.h"
 #include "vsphere/session.h"
 #include "vsphere/soap.h"
@@ -190,6 +192,31 @@ static int r_gap(void *c, const struct vim_gap *g)
     return 0;
 }
 
+static int r_entity(void *c, const struct vim_entity *e)
+{
+    need(e->moref), need(e->type), s(e->name), s(e->parent);
+    return 0;
+}
+
+static int r_alarm(void *c, const struct vim_alarm *a)
+{
+    need(a->moref), s(a->name), s(a->system_name), n(a->enabled), s(a->entity), s(a->entity_type);
+    return 0;
+}
+
+static int r_metric(void *c, const struct vim_alarm_metric *m)
+{
+    need(m->alarm), n(m->pos), s(m->object_type), n(m->counter_id), s(m->op), n(m->yellow),
+        n(m->red);
+    return 0;
+}
+
+static int r_counter(void *c, const struct vim_perf_counter *p)
+{
+    n(p->key), need(p->name), s(p->unit);
+    return 0;
+}
+
 static struct vim_sink sink = {
     .datastore = r_ds,
     .storage_pod = r_pod,
@@ -213,12 +240,33 @@ static struct vim_sink sink = {
     .nmp_device = r_nmp,
     .satp_rule = r_satp,
     .gap = r_gap,
+    .entity = r_entity,
+    .alarm = r_alarm,
+    .alarm_metric = r_metric,
+    .perf_counter = r_counter,
 };
 
 typedef int (*decode_fn)(struct vim_decoder *d, const char *moref, xmlNode *objects);
 
-static const decode_fn decoders[] = {vim_decode_datastore, vim_decode_host, vim_decode_vm,
-                                     vim_decode_storage_pod, vim_decode_dvswitch};
+/* An Alarm's info, and a perfCounter list naming every counter the alarm's conditions use. */
+static int decode_alarm(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    struct vim_alarm_read ar = {.sink = d->sink};
+    int r = vim_decode_alarm(&ar, moref, objects);
+
+    s(ar.why);
+    n((int64_t)ar.unreadable);
+    if (r == 0)
+        r = vim_decode_perf_counters(d->sink, vim_prop(objects, "perfCounter"), ar.counters,
+                                     ar.n_counters);
+    vim_alarm_read_free(&ar);
+    return r;
+}
+
+static const decode_fn decoders[] = {
+    vim_decode_datastore,   vim_decode_host,       vim_decode_vm,
+    vim_decode_storage_pod, vim_decode_dvswitch,   vim_decode_folder,
+    vim_decode_datacenter,  vim_decode_pod_parent, decode_alarm};
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
 
 struct feed {

@@ -23,6 +23,9 @@ SEEDS = [
     ('bound-vnics.xml', 6, None),
     ('vm.xml', 7, [4]),
     ('esxcli-satp-rules.xml', 5, None),
+    # Alarms: an Or with a state member, an And, a yellow-only one; containers.
+    ('alarms.xml', 7, [3, 5, 9]),
+    ('folders.xml', 7, [0, 2, 7]),
 ]
 
 

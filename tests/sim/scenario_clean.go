@@ -40,6 +40,11 @@ import (
 //     40 GiB disk; formats cycle lazyzeroedthick, eagerzeroedthick, thin
 //     (NFS VMs are thin). vm-clean-05 has one snapshot "before-patch" 1 day old.
 //     vm-clean-12 additionally has a 10 GiB physical-mode RDM disk.
+//   - Alarms (alarms.go): at the root folder, vCenter's default "Datastore
+//     usage on disk" (alarm.DatastoreDiskUsageAlarm), enabled, set to
+//     disk.used.latest isAbove yellow 7000 red 9000 (70 % / 90 % used), so
+//     it covers every datastore at datastore-free-space's thresholds; and
+//     "Host connection and power state", a host state alarm.
 func buildClean(w *world) {
 	cl := w.addCluster("cluster-clean")
 	for _, n := range []string{"esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean"} {
@@ -84,4 +89,5 @@ func buildClean(w *world) {
 		}
 		w.addVM(s)
 	}
+	plantCleanAlarms(w)
 }

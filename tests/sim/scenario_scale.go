@@ -22,6 +22,8 @@ import (
 //   - VMs vm-000001..: one 40 GiB thin disk on PVSCSI, vmx-13, powered on,
 //     spread round robin over the hosts and the datastores of the host's
 //     cluster.
+//   - the alarms of clean (alarms.go plantCleanAlarms): the default datastore
+//     usage alarm at the root, at 70 % / 90 %, and a host alarm.
 func buildScale(w *world, n int) {
 	if n < 1 {
 		n = 1
@@ -69,4 +71,5 @@ func buildScale(w *world, n int) {
 		ds := dss[(i/len(all))%len(dss)]
 		w.addVM(vmSpec{name: fmt.Sprintf("vm-%06d", i+1), host: h, disks: []diskSpec{{ds: ds, gib: 40, format: "thin"}}})
 	}
+	plantCleanAlarms(w)
 }

@@ -147,6 +147,37 @@ import (
 //	TWIN      ds-thin-ok         600 GiB, 50% free, uncommitted 100 GiB: 67%; holds vm-reclaim-ok
 //
 // Other lab datastores, all compliant: ds-lab-01, ds-lab-02, ds-lab-03.
+//
+// vmfs-version (every VMFS datastore above is VMFS6 unless noted)
+//
+//	VIOLATION ds-vmfs5           VMFS5 (from vdisk-format) -> warning
+//	VIOLATION ds-vmfs3           VMFS3 (version 3.60), 600 GiB, 50% free, lab hosts -> critical
+//	TWIN      every VMFS6 datastore; ds-nfs-clean is NFS (skipped)
+//
+// datastore-alarms (alarms.go; "usage" = disk.used.latest, type Datastore,
+// isAbove, thresholds in hundredths of a percent; vslint wants yellow by 70 %
+// and red by 90 %, datastore-free-space's 30 % / 10 % free)
+//
+//	root folder: clean's "Datastore usage on disk" set back to vCenter's
+//	             default usage 7500/8500 and DISABLED; the host alarm stays
+//	DC0:         "Datastore usage (DC0)" usage 7000/9000, enabled: covers every
+//	             datastore above -> TWIN (all silent)
+//	Datacenter DC-remote (under the root folder); its datastores are VMFS6,
+//	600 GiB, 50% free, mounted on no host, in its datastore folder unless noted:
+//	VIOLATION ds-alarm-disabled     only the root's disabled alarm covers it -> warning
+//	VIOLATION ds-alarm-high         in folder fld-alarm-high, whose "Datastore usage (lax)"
+//	                                is Or(usage 8000/9500, state summary.accessible) -> warning
+//	                                (warns at 80 %, red at 95 %)
+//	VIOLATION ds-alarm-provisioned  its own alarm "Datastore overcommitment" watches
+//	                                disk.provisioned.latest 7000/9000: not usage -> warning
+//	VIOLATION ds-alarm-and          its own alarm is And(usage 7000/9000, a state): never
+//	                                fires on usage alone -> warning
+//	TWIN      ds-alarm-folder-ok    in folder fld-alarm-ok ("Datastore usage (remote)" 7000/9000)
+//	TWIN      ds-alarm-nested-ok    in fld-alarm-ok/fld-alarm-ok-sub (inherits it)
+//	TWIN      ds-alarm-own-ok       its own alarm, usage 6500/8500
+//	TWIN      ds-alarm-pod-ok       in datastore cluster pod-alarm, whose alarm is 7000/9000
+//	TWIN      ds-alarm-split        two alarms of its own: yellow-only 7000 and red-only 9000
+//	With -refuse-alarms, GetAlarm faults (NoPermission): an "alarms" gap, no finding.
 func buildViolations(w *world) {
 	buildClean(w)
 
@@ -278,4 +309,9 @@ func buildViolations(w *world) {
 		snapshots: []snapSpec{{name: "ok-1", age: day}}})
 	// thin-overcommit
 	w.addVM(vmSpec{name: "vm-thin-overcommit", host: san1, disks: disk(over, 1000, "thin")})
+	// vmfs-version
+	vmfs3 := w.addDatastore(dsSpec{name: "ds-vmfs3", vmfsMajor: 3, capacity: c, free: pct(c, 50), hosts: lab})
+	lock(vmfs3, func() { vmfs3.Info.(*types.VmfsDatastoreInfo).Vmfs.Version = "3.60" })
+	// datastore-alarms
+	plantViolationAlarms(w)
 }

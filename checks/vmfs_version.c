@@ -1,0 +1,90 @@
+/* Check vmfs-version: VMFS datastores older than VMFS6. VMFS6 reclaims freed blocks on thin LUNs
+ * by itself (automatic UNMAP) and passes in-guest reclaim through (000 §3.7.2); VMFS3 is no
+ * longer supported by ESXi at all. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checks/check.h"
+
+static const struct chk_param params[] = {
+    {"min_version", 6, 5, 6, "VMFS major version",
+     "VMFS datastores below this major version are flagged (VMFS3 always is: unsupported)"},
+    {0},
+};
+
+static int run(struct chk_ctx *ctx, const struct estate *e)
+{
+    const int want = (int)chk_param(ctx, "min_version");
+
+    for (size_t i = 0; i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        enum chk_severity sev;
+        const char *why;
+        char msg[512];
+
+        /* NFS, vSAN and vVol datastores have no VMFS version; a VMFS datastore whose info did
+         * not say (an inaccessible one may not) is unknown, not old. */
+        if (!d->type || strcmp(d->type, "VMFS") != 0 || d->vmfs_major <= 0)
+            continue;
+        if (d->vmfs_major <= 3) {
+            sev = CHK_CRITICAL;
+            why = "ESXi no longer supports it: hosts of 6.7 and later upgrade it to VMFS5 when "
+                  "they mount it and leave it unmounted when that fails";
+        } else if (d->vmfs_major < want) {
+            sev = CHK_WARNING;
+            why = "it does not reclaim freed space on a thin LUN by itself (no automatic UNMAP)";
+        } else {
+            continue;
+        }
+        snprintf(msg, sizeof(msg),
+                 "%s is VMFS%d: %s; move its VMs to a new VMFS%d datastore (an existing one "
+                 "cannot be converted in place)",
+                 d->name, d->vmfs_major, why, want);
+        json_t *ev =
+            json_pack("{s:i, s:i, s:b, s:b}", "vmfs_major", d->vmfs_major, "min_version", want,
+                      "supported", d->vmfs_major > 3, "automatic_unmap", d->vmfs_major >= 6);
+        if (!ev)
+            return -ENOMEM;
+        int r = chk_emit(ctx, &(struct chk_emit){
+                                  .severity = sev,
+                                  .object_type = "datastore",
+                                  .object_moref = d->moref,
+                                  .object_name = d->name,
+                                  .message = msg,
+                                  .evidence = ev,
+                              });
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+const struct check chk_vmfs_version = {
+    .id = "vmfs-version",
+    .title = "VMFS datastores are VMFS6",
+    .severity = CHK_CRITICAL,
+    .rationale =
+        "The Unity guide's space reclamation (§3.7.2) works best on VMFS6: it returns the blocks "
+        "of deleted or moved files to a thin LUN by itself (automatic UNMAP) and passes a "
+        "guest's reclaim to the array, where VMFS5 needs EnableBlockDelete, hardware version 11 "
+        "and manual esxcli storage vmfs unmap runs, so a thin pool fills with space the "
+        "datastore no longer uses. A VMFS5 datastore is a warning. VMFS3 is critical: ESXi no "
+        "longer supports it (6.7 and later upgrade it to VMFS5 when mounting it, and leave it "
+        "unmounted if that fails). Applies to VMFS datastores whose major version vCenter "
+        "reported; NFS, vSAN and vVol datastores, and VMFS ones of unknown version, are skipped.",
+    .reference = "000_5bd48962a767ee9e.txt §3.7.2 (in-guest space reclamation: VMFS6, or VMFS5 "
+                 "with EnableBlockDelete); vSphere Storage guide, \"Upgrading VMFS Datastores\"",
+    .remediation =
+        "VMFS5 cannot be upgraded to VMFS6 in place: create a new VMFS6 datastore (vSphere Client: "
+        "New Datastore > VMFS > VMFS 6; PowerCLI: New-Datastore -VMHost <host> -Name <new> -Path "
+        "<naa.id> -Vmfs -FileSystemVersion 6), move the VMs with Storage vMotion (Get-VM "
+        "-Datastore <old> | Move-VM -Datastore <new>), then unmount and delete the old one and "
+        "reuse its LUN. PowerCLI's Update-VmfsDatastore (VMware.VimAutomation.StorageUtility) "
+        "does these steps through a temporary datastore. Hosts must run ESXi 6.5 or later to "
+        "mount VMFS6. Until then, reclaim a VMFS5 datastore by hand: esxcli storage vmfs unmap "
+        "-l <datastore>. A VMFS3 datastore: upgrade it (right-click > Upgrade to VMFS5) or "
+        "evacuate it now, then move to VMFS6 as above.",
+    .params = params,
+    .run = run,
+};

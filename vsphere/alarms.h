@@ -1,0 +1,47 @@
+/* Alarms and the part of the inventory tree they apply through: the containers above datastores
+ * (folders, datacenters, datastore clusters), every alarm definition of the AlarmManager, and the
+ * performance counters their metric conditions watch. */
+#ifndef VIM_ALARMS_H
+#define VIM_ALARMS_H
+
+#include <stddef.h>
+
+#include "vsphere/decode.h"
+#include "vsphere/inventory.h"
+#include "vsphere/soap.h"
+
+/* The property paths of the containers (read through views, like the other types). */
+extern const char *const vim_folder_paths[];
+extern const char *const vim_datacenter_paths[];
+extern const char *const vim_pod_parent_paths[];
+
+/* One container in, one entity row out. A folder that can hold neither datastores, datastore
+ * clusters nor datacenters (a VM, host or network folder) is left out: no datastore is below it. */
+int vim_decode_folder(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_datacenter(struct vim_decoder *d, const char *moref, xmlNode *objects);
+int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, xmlNode *objects);
+
+/* What decoding the alarms gathers besides the rows it emits. */
+struct vim_alarm_read {
+    struct vim_sink *sink;
+    int *counters; /* the distinct counterIds the emitted metric rows name, owned */
+    size_t n_counters, cap;
+    size_t unreadable; /* alarms whose info the server did not give */
+    char why[128];     /* the fault of the first of them */
+};
+
+/* One Alarm object (its "info") in, an alarm row and its metric rows out. An object without
+ * info (a missingSet) is counted in ar->unreadable instead. */
+int vim_decode_alarm(struct vim_alarm_read *ar, const char *moref, xmlNode *objects);
+/* A PerformanceManager.perfCounter value (PerfCounterInfo elements) in, perf_counter rows out
+ * for the counters whose key is among ids (all of them when ids is NULL). */
+int vim_decode_perf_counters(struct vim_sink *sink, xmlNode *list, const int *ids, size_t n);
+void vim_alarm_read_free(struct vim_alarm_read *ar);
+
+/* Reads every alarm of the client's AlarmManager and the counters they name into sink, then
+ * the alarm_manager row that says the list is complete. A server without an AlarmManager, or
+ * one that refuses any of these reads, gets an "alarms" gap about the vCenter (object "")
+ * instead of that row, and the poll goes on; only errors that end a poll are returned. */
+int vim_collect_alarms(struct vim_client *c, struct vim_sink *sink);
+
+#endif
