@@ -55,7 +55,11 @@ static const struct opt options[] = {
     {SECT_SERVER, "tls_cert", OPT_FILE, SV(tls_cert), 0, 0, "PEM certificate for HTTPS"},
     {SECT_SERVER, "tls_key", OPT_SECRET, SV(tls_key), 1, 0, "PEM private key for HTTPS"},
     {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "connections"},
+    {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000,
+     "connections from one client address"},
     {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "idle seconds"},
+    {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600,
+     "seconds for a request to arrive whole"},
     {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1,
      "refuse secret files others can read"},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, "SDK URL, https://host/sdk"},
@@ -661,6 +665,10 @@ static void check_server(struct loader *ld, struct vsl_server_conf *s)
         s->max_connections = 64;
     if (!s->timeout_s)
         s->timeout_s = 30;
+    if (!s->max_per_address)
+        s->max_per_address = 16;
+    if (!s->header_timeout_s)
+        s->header_timeout_s = 10;
     ld->line = s->line;
     if (!!s->tls_cert != !!s->tls_key)
         problem(ld, "server", s->tls_cert ? "tls_key" : "tls_cert",

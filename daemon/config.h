@@ -32,6 +32,8 @@ struct vsl_server_conf {
     char *tls_cert, *tls_key; /* PEM files; both or neither; owned */
     int max_connections;      /* default 64 */
     int timeout_s;            /* idle connection timeout, default 30 */
+    int max_per_address;      /* connections from one client address, default 16 */
+    int header_timeout_s;     /* a request must arrive whole within this, default 10 */
     int strict_permissions;   /* secret files others can read are errors, not warnings */
     int line;
 };

@@ -349,7 +349,9 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .tls_cert_file = cfg->server.tls_cert,
         .tls_key_file = cfg->server.tls_key,
         .max_connections = cfg->server.max_connections,
+        .max_per_address = cfg->server.max_per_address,
         .timeout_s = cfg->server.timeout_s,
+        .header_timeout_s = cfg->server.header_timeout_s,
         .threads = HTTP_THREADS,
     };
     struct api_hooks h = {.ctx = sv, .status = hook_status, .poll_now = hook_poll_now};
@@ -377,6 +379,8 @@ static int same_server(const struct vsl_config *a, const struct vsl_config *b, c
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
            streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
+           x->max_per_address == y->max_per_address &&
+           x->header_timeout_s == y->header_timeout_s &&
            streq(a->db_path, b->db_path);
 }
 
