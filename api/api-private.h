@@ -8,17 +8,50 @@
 #include <pthread.h>
 
 #include "api/api.h"
+#include "api/head.h"
 #include "db/db.h"
 #include "util/buf.h"
 
-#define API_MAX_BODY     (16 * 1024) /* request bodies: POST /polls takes none */
 #define API_MAX_HEADERS  (32 * 1024) /* per-connection memory: request line and headers */
 #define API_MAX_ARG      512         /* one query parameter's value */
+/* HTTPS (GnuTLS priority string): TLS 1.2 and 1.3 only; AEAD ciphers only (AES-GCM,
+ * ChaCha20-Poly1305: no CBC, RC4 or 3DES); key exchange with forward secrecy only (ECDHE; no
+ * static RSA); the server's order of preference wins. README.md says the same. */
+#define API_TLS_PRIORITIES                                                                     \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:"         \
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
 #define API_DEFAULT_PAGE 100
 #define API_MAX_PAGE     1000
 
+/* The front door (api/gate.c): accepts, limits per address, checks plain-HTTP request heads
+ * and bounds the time a request may take to arrive. */
+struct api_gate;
+struct api_gate_opts {
+    int listen_fd; /* borrowed */
+    int tls;       /* HTTPS: heads are encrypted, libmicrohttpd checks them */
+    unsigned max_connections, max_per_address;
+    int head_timeout_s;
+};
+int api_gate_new(const struct api_gate_opts *o, struct api_gate **out);
+int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd); /* starts accepting */
+void api_gate_stop(struct api_gate *g);                         /* stops accepting */
+void api_gate_free(struct api_gate *g); /* after MHD_stop_daemon; NULL is a no-op */
+/* MHD_OPTION_NOTIFY_CONNECTION with g as its closure. */
+void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                                enum MHD_ConnectionNotificationCode code);
+/* The request on conn arrived whole (its answer is queued) / was answered: the next one's
+ * deadline starts. */
+void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn);
+void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
+/* One short line about a refused request, rate-limited (10 a minute). */
+void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 struct api_server {
     struct MHD_Daemon *mhd;
+    struct api_gate *gate;
+    int listen_fd;
+    int tls;
     struct api_hooks hooks;
     char *db_path;  /* owned */
     char *token;    /* owned, NULL: writes refused */
@@ -37,6 +70,8 @@ struct api_req {
     const char *path_arg; /* what follows a route ending in '/', e.g. the fingerprint */
     struct vsl_buf body;
     int too_big;
+    int started;    /* the access handler has seen this request */
+    int nul_in_url; /* %00 in the raw URL, which libmicrohttpd would silently cut */
     /* Why a parameter was refused, for api_fail(). */
     unsigned fail_status;
     const char *fail_code;

@@ -40,7 +40,9 @@ struct api_opts {
     int auth_all;        /* the token is needed for everything but /healthz */
     const char *tls_cert_file, *tls_key_file; /* both or NULL: HTTPS */
     int max_connections;
-    int timeout_s;
+    int max_per_address; /* simultaneous connections from one client address */
+    int timeout_s;       /* idle seconds while a request or answer is in flight */
+    int header_timeout_s; /* a request must arrive whole within this */
     int threads; /* HTTP worker threads */
 };
 
@@ -50,6 +52,8 @@ struct api_server;
  * *out is owned by the caller (api_stop). The strings in o are copied. */
 int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_server **out,
               char *err, size_t errlen);
+/* The TCP port s listens on (the one the system chose for port 0), or -1. */
+int api_port(const struct api_server *s);
 /* Stops accepting, finishes the threads, closes their databases, frees s. NULL is a no-op. */
 void api_stop(struct api_server *s);
 

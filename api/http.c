@@ -55,6 +55,13 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
 
     if (!resp)
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
+    /* Over plain HTTP every request comes in through the front door (api/gate.c), which checks
+     * its head before libmicrohttpd parses it; a kept-alive connection's next request would
+     * skip that check. Over HTTPS the front door cannot read heads, and a TLS handshake per
+     * request would cost more than it protects. */
+    if (!r->srv->tls)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    api_gate_request_received(r->srv->gate, r->conn);
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -524,6 +531,20 @@ static enum MHD_Result dispatch(struct api_req *r)
     return found->handler(r);
 }
 
+/* Sees the URL before libmicrohttpd decodes it (and cuts it at a %00): the request's state
+ * starts here. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct api_req *r = calloc(1, sizeof(*r));
+
+    if (r) {
+        for (const char *p = uri; (p = strchr(p, '%')) != NULL; p++)
+            if (p[1] == '0' && p[2] == '0')
+                r->nul_in_url = 1;
+    }
+    return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -531,17 +552,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     struct api_req *r = *con_cls;
 
-    if (!r) {
+    if (!r)
+        return MHD_NO; /* on_uri ran out of memory */
+    if (!r->started) {
         const char *cl;
-        r = calloc(1, sizeof(*r));
-        if (!r)
-            return MHD_NO;
+        r->started = 1;
         r->srv = cls;
         r->conn = conn;
         r->method = method;
         r->path = url;
         vsl_buf_init(&r->body, API_MAX_BODY);
-        *con_cls = r;
+        /* The front door checks these for plain HTTP; over HTTPS only libmicrohttpd sees the
+         * head, and it lets both through. */
+        if (r->nul_in_url)
+            return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                     "the URL holds a NUL byte (%%00)");
+        if (!strcmp(version, MHD_HTTP_VERSION_1_1) &&
+            !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+            return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                     "an HTTP/1.1 request needs a Host header");
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
             r->too_big = 1;
@@ -566,24 +595,39 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct api_req *r = *con_cls;
+    struct api_server *s = cls;
 
+    api_gate_request_done(s->gate, conn);
     if (!r)
         return;
-    vsl_buf_free(&r->body);
+    if (r->started)
+        vsl_buf_free(&r->body);
     free(r);
     *con_cls = NULL;
 }
 
+/* libmicrohttpd's own messages, one short line each and rate-limited: a malformed request it
+ * answers itself would otherwise log two lines with its HTML page in them. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    struct api_server *s = cls;
     char msg[512];
     size_t n;
+    char *html;
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    html = strstr(msg, " (`<html>");
+    if (!html)
+        html = strstr(msg, " ('<html>");
+    if (html)
+        memcpy(html, ").", 3);
     n = strlen(msg);
-    while (n && msg[n - 1] == '\n')
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
         msg[--n] = '\0';
-    log_warnx("http: %s", msg);
+    if (s->gate)
+        api_gate_log_request(s->gate, "http: %s", msg);
+    else
+        log_warnx("http: %s", msg);
 }
 
 /* ---- start and stop ------------------------------------------------------------------------ */
@@ -646,13 +690,17 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
               char *err, size_t errlen)
 {
     struct api_server *s = calloc(1, sizeof(*s));
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    /* The front door (api/gate.c) accepts and hands connections over: no listening socket of
+     * libmicrohttpd's own, and ITC so that a handed-over connection is seen at once. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     int fd = -1, ipv6 = 0, r = -ENOMEM;
 
     assert(o && o->listen && o->db_path && out);
     *out = NULL;
     if (!s)
         goto fail;
+    s->listen_fd = -1;
     if (h)
         s->hooks = *h;
     s->auth_all = o->auth_all;
@@ -682,29 +730,49 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     r = listen_on(o->listen, &fd, &ipv6, err, errlen);
     if (r < 0)
         goto fail;
+    s->listen_fd = fd;
+    s->tls = s->cert_pem != NULL;
     if (ipv6)
         flags |= MHD_USE_IPv6;
+    struct api_gate_opts go = {
+        .listen_fd = fd,
+        .tls = s->tls,
+        .max_connections = (unsigned)(o->max_connections > 0 ? o->max_connections : 64),
+        .max_per_address = (unsigned)(o->max_per_address > 0 ? o->max_per_address : 16),
+        .head_timeout_s = o->header_timeout_s > 0 ? o->header_timeout_s : 10,
+    };
+    r = api_gate_new(&go, &s->gate);
+    if (r < 0)
+        goto fail;
     struct MHD_OptionItem tls_opts[] = {
         {s->cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert_pem},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)API_TLS_PRIORITIES},
         {MHD_OPTION_END, 0, NULL},
     };
     s->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or early messages miss it */
-        MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads > 0 ? o->threads : 4),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+        /* The front door keeps to max_connections; this only backs it up (libmicrohttpd
+         * splits its limit between its threads, and counts a closing connection a while). */
+        MHD_OPTION_CONNECTION_LIMIT, 2 * go.max_connections + 16,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, api_gate_notify_connection, s->gate,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_ARRAY, tls_opts,
         MHD_OPTION_END);
     if (!s->mhd) {
-        close(fd);
         snprintf(err, errlen, "cannot start the HTTP server on %s%s", o->listen,
                  s->cert_pem ? " (check tls_cert= and tls_key=)" : "");
         r = -VSL_ECONFIG;
+        goto fail;
+    }
+    r = api_gate_run(s->gate, s->mhd);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot start the HTTP server's accepting thread");
         goto fail;
     }
     *out = s;
@@ -717,12 +785,28 @@ fail:
     return r;
 }
 
+int api_port(const struct api_server *s)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+
+    if (getsockname(s->listen_fd, (struct sockaddr *)&sa, &len) < 0)
+        return -1;
+    if (sa.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&sa)->sin_port);
+}
+
 void api_stop(struct api_server *s)
 {
     if (!s)
         return;
+    api_gate_stop(s->gate); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
+    api_gate_free(s->gate);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
     if (s->db_key_made)
         pthread_key_delete(s->db_key);
     if (s->token) {

@@ -93,8 +93,11 @@ static const struct command commands[] = {
      "\n"
      "[server] keys: listen = ADDRESS:PORT, token_file = FILE (bearer token, at least 16\n"
      "characters, needed for POST; POST is refused without one), auth = writes|all (all: the\n"
-     "token is needed for everything but /healthz), tls_cert = / tls_key = PEM files (HTTPS),\n"
-     "max_connections = 64, timeout = 30 (idle seconds).\n"
+     "token is needed for everything but /healthz), tls_cert = / tls_key = PEM files (HTTPS,\n"
+     "TLS 1.2 and 1.3 only), max_connections = 64, max_connections_per_address = 16,\n"
+     "header_timeout = 10 (seconds for a request to arrive whole), timeout = 30 (idle\n"
+     "seconds), strict_permissions = false (true: refuse secret files others can read).\n"
+     "Malformed requests get a JSON error and one short log line (at most 10 a minute).\n"
      "\n"
      "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
      "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
@@ -109,8 +112,11 @@ static const struct command commands[] = {
      "Usage: vslint config-check -c FILE\n"
      "\n"
      "Reads the configuration and prints \"configuration OK\", or one line per problem in the\n"
-     "form FILE:LINE: [section] key: problem. Checks that password files are readable but never\n"
-     "prints a password.\n"
+     "form FILE:LINE: [section] key: problem (the first 20, then how many more). Checks that\n"
+     "password files, ca_file, tls_cert, tls_key and token_file are readable and that listen=\n"
+     "is a numeric address, but never prints a password. Warnings (insecure = true; a token,\n"
+     "password or key file others can read) go to stderr as FILE:LINE: [section] key: warning:\n"
+     "...; with [server] strict_permissions = true such files are problems.\n"
      "\n"
      "Exit status: 0 valid, 2 invalid.\n"},
 };
@@ -136,6 +142,7 @@ static const char config_help[] =
     "  user = svc-vslint@vsphere.local\n"
     "  password_file = /etc/vslint/prod.password   ; or password_env = VSLINT_PROD_PASSWORD\n"
     "  ca_file = /etc/vslint/vcenter-ca.pem         ; default: the system trust store\n"
+    "  ; thumbprint = SHA256:AA:BB:...              ; or pin a self-signed certificate\n"
     "  ; insecure = true                            ; skip TLS verification (not recommended)\n"
     "\n"
     "  [server]                                     ; for vslint serve\n"
@@ -214,7 +221,7 @@ int vsl_main(int argc, char **argv)
     return VSL_EXIT_FAIL;
 }
 
-int vsl_cli_load_config(const char *path, struct vsl_config **cfg)
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings)
 {
     struct vsl_buf errors;
     int r;
@@ -228,6 +235,8 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg)
     r = vsl_config_load(path, cfg, &errors);
     if (r < 0)
         fprintf(stderr, "%s", errors.data ? errors.data : "vslint: cannot read configuration\n");
+    else if (print_warnings && (*cfg)->warnings)
+        fprintf(stderr, "%s", (*cfg)->warnings);
     vsl_buf_free(&errors);
     return r;
 }

@@ -21,7 +21,8 @@ void vsl_usage(const char *cmd, FILE *f);
 
 
 struct vsl_config;
-/* Loads the configuration named by -c, printing every problem to stderr. 0 or -VSL_ECONFIG. */
-int vsl_cli_load_config(const char *path, struct vsl_config **cfg);
+/* Loads the configuration named by -c, printing every problem to stderr, and its warnings
+ * too when print_warnings (the daemon logs them itself). 0 or -VSL_ECONFIG. */
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings);
 
 #endif

@@ -80,7 +80,7 @@ int cmd_check(int argc, char **argv)
         }
     }
     log_init(verbose, 0);
-    if (vsl_cli_load_config(path, &cfg) < 0)
+    if (vsl_cli_load_config(path, &cfg, 1) < 0)
         goto out;
     if (db_open(cfg->db_path, &db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");

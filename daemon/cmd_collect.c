@@ -37,7 +37,7 @@ int cmd_collect(int argc, char **argv)
         }
     }
     log_init(verbose, 0);
-    if (vsl_cli_load_config(path, &cfg) < 0)
+    if (vsl_cli_load_config(path, &cfg, 1) < 0)
         return VSL_EXIT_FAIL;
     if (db_open(cfg->db_path, &db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");
@@ -91,7 +91,7 @@ int cmd_config_check(int argc, char **argv)
         }
         path = optarg;
     }
-    if (vsl_cli_load_config(path, &cfg) < 0)
+    if (vsl_cli_load_config(path, &cfg, 1) < 0)
         return VSL_EXIT_FAIL;
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
         char *pw = NULL, err[512];

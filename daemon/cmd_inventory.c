@@ -38,7 +38,7 @@ int cmd_inventory(int argc, char **argv)
         log_warnx("--format must be text or json, not '%s'", format);
         return VSL_EXIT_FAIL;
     }
-    if (vsl_cli_load_config(path, &cfg) < 0)
+    if (vsl_cli_load_config(path, &cfg, 1) < 0)
         return VSL_EXIT_FAIL;
     if (db_open(cfg->db_path, &db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");

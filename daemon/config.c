@@ -1,5 +1,6 @@
 /* The configuration loader. Options are rows of a table (section kind, key, type, bounds);
  * the libinih handler looks each key up there, so unknown keys and bad values name their line. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,12 +12,26 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <stdbool.h>
+#include <unistd.h>
+
 #include <ini.h>
 
 #include "daemon/config.h"
 #include "util/err.h"
 
-enum opt_type { OPT_STR, OPT_URL, OPT_BOOL, OPT_INT, OPT_ENVNAME, OPT_LISTEN, OPT_AUTH };
+enum opt_type {
+    OPT_STR, OPT_URL, OPT_BOOL, OPT_INT, OPT_ENVNAME, OPT_LISTEN, OPT_AUTH,
+    OPT_FILE,       /* a path that must be readable now, not at the first poll */
+    OPT_SECRET,     /* a path to a secret: warned about when others can read it */
+    OPT_THUMBPRINT, /* SHA256:AA:BB:... of a certificate */
+};
+
+/* A line may hold a long value (a path, a pinned thumbprint, a waiver's reason); beyond this it
+ * is an error, so a stray binary file cannot make the loader allocate without bound. */
+#define MAX_LINE 65536
+/* Problems listed in full; past this one summary line says how many more there were. */
+#define MAX_SHOWN 20
 enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_SERVER };
 
 struct opt {
@@ -35,38 +50,76 @@ struct opt {
 static const struct opt options[] = {
     {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "SQLite file"},
     {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "address:port to serve HTTP on"},
-    {SECT_SERVER, "token_file", OPT_STR, SV(token_file), 0, 0, "file holding the bearer token"},
+    {SECT_SERVER, "token_file", OPT_SECRET, SV(token_file), 1, 0, "file holding the bearer token"},
     {SECT_SERVER, "auth", OPT_AUTH, SV(auth_all), 0, 0, "writes (default) or all"},
-    {SECT_SERVER, "tls_cert", OPT_STR, SV(tls_cert), 0, 0, "PEM certificate for HTTPS"},
-    {SECT_SERVER, "tls_key", OPT_STR, SV(tls_key), 0, 0, "PEM private key for HTTPS"},
+    {SECT_SERVER, "tls_cert", OPT_FILE, SV(tls_cert), 0, 0, "PEM certificate for HTTPS"},
+    {SECT_SERVER, "tls_key", OPT_SECRET, SV(tls_key), 1, 0, "PEM private key for HTTPS"},
     {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "connections"},
+    {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000,
+     "connections from one client address"},
     {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "idle seconds"},
+    {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600,
+     "seconds for a request to arrive whole"},
+    {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1,
+     "refuse secret files others can read"},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, "SDK URL, https://host/sdk"},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, "user name"},
-    {SECT_VCENTER, "password_file", OPT_STR, VC(password_file), 0, 0, "file holding the password"},
+    {SECT_VCENTER, "password_file", OPT_SECRET, VC(password_file), 0, 0, "file holding the password"},
     {SECT_VCENTER, "password_env", OPT_ENVNAME, VC(password_env), 0, 0, "variable holding it"},
-    {SECT_VCENTER, "ca_file", OPT_STR, VC(ca_file), 0, 0, "PEM CA bundle"},
+    {SECT_VCENTER, "ca_file", OPT_FILE, VC(ca_file), 0, 0, "PEM CA bundle"},
+    {SECT_VCENTER, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, "pinned certificate"},
     {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "skip TLS verification"},
     {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "seconds between polls"},
     {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "seconds per request"},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "objects per page"},
 };
 
+/* A secret file named by the configuration, judged once the whole file (and so
+ * strict_permissions, wherever it stands) has been read. */
+struct secret {
+    char section[160];
+    const char *key;
+    char *path; /* owned */
+    int line;
+};
+
 struct loader {
     const char *path;
     FILE *f;
     int line;
+    int at_bol;        /* the reader's next chunk starts a new line */
+    size_t line_len;   /* bytes of the current line read so far */
+    int bad_line;      /* a line already reported (too long, NUL byte): its key is ignored */
     struct vsl_config *cfg;
     struct vsl_buf *errors;
+    struct vsl_buf warnings;
     int nerr;
+    struct secret *secrets; /* owned */
+    size_t n_secrets;
     char *cur_section; /* the last section name seen, to detect a new [vcenter] */
     int new_section;   /* the reader saw a "[...]" line since the last key */
     int section_line;  /* the line of the last "[...]" */
     int skip_section;  /* the current [vcenter] header was bad: ignore its keys */
 };
 
+static void report(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void problem(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Every problem goes through here: a file of garbage gives MAX_SHOWN lines and a count, not a
+ * screenful per line. */
+static void report(struct loader *ld, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (++ld->nerr > MAX_SHOWN)
+        return;
+    va_start(ap, fmt);
+    char line[1024];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    vsl_buf_addstr(ld->errors, line);
+}
 
 static void problem(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
 {
@@ -77,37 +130,57 @@ static void problem(struct loader *ld, const char *section, const char *key, con
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (key)
-        vsl_buf_printf(ld->errors, "%s:%d: [%s] %s: %s\n", ld->path, ld->line, section, key, msg);
+        report(ld, "%s:%d: [%s] %s: %s\n", ld->path, ld->line, section, key, msg);
     else
-        vsl_buf_printf(ld->errors, "%s:%d: [%s]: %s\n", ld->path, ld->line, section, msg);
-    ld->nerr++;
+        report(ld, "%s:%d: [%s]: %s\n", ld->path, ld->line, section, msg);
 }
 
-/* inih calls this for each line; counting here gives the handler its line number. */
+/* inih calls this for each line, and again for the rest of a line longer than its buffer (which
+ * it doubles up to ini_max_line); counting lines here gives the handler its line number. */
 static char *reader(char *str, int num, void *stream)
 {
     struct loader *ld = stream;
+    int c = EOF, n = 0, nul = 0;
 
-    if (!fgets(str, num, ld->f))
-        return NULL;
-    ld->line++;
-    size_t n = strlen(str);
-    if (n == (size_t)num - 1 && str[n - 1] != '\n' && !feof(ld->f)) {
-        int c;
-        vsl_buf_printf(ld->errors, "%s:%d: line longer than %d characters\n", ld->path, ld->line,
-                       num - 2);
-        ld->nerr++;
-        while ((c = fgetc(ld->f)) != EOF && c != '\n')
-            ;
-        str[0] = '\0';
+    while (n < num - 1 && (c = getc(ld->f)) != EOF) {
+        if (c == '\0') {
+            nul = 1;
+            c = ' ';
+        }
+        str[n++] = (char)c;
+        if (c == '\n')
+            break;
     }
-    /* inih does not report section lines; a repeated [vcenter X] must still be seen. */
-    const char *p = str;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == '[') {
-        ld->new_section = 1;
-        ld->section_line = ld->line;
+    if (n == 0)
+        return NULL;
+    str[n] = '\0';
+    if (ld->at_bol) {
+        ld->line++;
+        ld->line_len = 0;
+        /* inih does not report section lines; a repeated [vcenter X] must still be seen. */
+        const char *p = str;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '[') {
+            ld->new_section = 1;
+            ld->section_line = ld->line;
+        }
+    }
+    ld->line_len += (size_t)n;
+    ld->at_bol = str[n - 1] == '\n';
+    if (nul && ld->bad_line != ld->line) {
+        report(ld, "%s:%d: a NUL byte in the line (a value cannot hold one)\n", ld->path,
+               ld->line);
+        ld->bad_line = ld->line;
+    }
+    if (!ld->at_bol && ld->line_len >= MAX_LINE - 1) {
+        if (ld->bad_line != ld->line)
+            report(ld, "%s:%d: line longer than %d characters\n", ld->path, ld->line,
+                   MAX_LINE - 2);
+        ld->bad_line = ld->line;
+        while ((c = getc(ld->f)) != EOF && c != '\n')
+            ;
+        ld->at_bol = 1;
     }
     return str;
 }
@@ -321,11 +394,99 @@ static void check_waiver(struct loader *ld, struct chk_waiver *w)
     ld->line = saved;
 }
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* "SHA256:AA:BB:..." (the prefix and the colons may be left out, hex in either case) into
+ * the canonical upper-case, colon-separated form in out (at least 96 bytes). *sha1 tells a
+ * 20-byte (SHA-1) thumbprint, the form older vSphere tools print, for a clearer message. */
+static int parse_thumbprint(const char *v, char *out, size_t outlen, int *sha1)
+{
+    unsigned char d[32];
+    size_t n = 0;
+
+    *sha1 = 0;
+    if (!strncasecmp(v, "SHA256:", 7))
+        v += 7;
+    while (*v) {
+        if (*v == ':' && n > 0)
+            v++;
+        int hi = hexval(v[0]), lo = hi < 0 ? -1 : hexval(v[1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        if (n == sizeof(d))
+            return -EINVAL;
+        d[n++] = (unsigned char)(hi << 4 | lo);
+        v += 2;
+    }
+    if (n == 20)
+        *sha1 = 1;
+    if (n != sizeof(d) || outlen < 96)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 3 * i, 4, "%02X%s", d[i], i + 1 < n ? ":" : "");
+    return 0;
+}
+
+/* ADDRESS:PORT with a numeric IPv4 address, [IPv6] or localhost: what cannot be bound is said
+ * by config-check, not found out when the daemon starts. */
+static int valid_listen(const char *value)
+{
+    const char *colon = strrchr(value, ':');
+    char host[128];
+    unsigned char addr[16];
+    long port;
+    size_t hl;
+
+    if (!colon || colon == value || parse_long(colon + 1, 1, 65535, &port) < 0)
+        return 0;
+    hl = (size_t)(colon - value);
+    if (value[0] == '[') {
+        if (hl < 3 || value[hl - 1] != ']' || hl - 2 >= sizeof(host))
+            return 0;
+        memcpy(host, value + 1, hl - 2);
+        host[hl - 2] = '\0';
+        return inet_pton(AF_INET6, host, addr) == 1;
+    }
+    if (hl >= sizeof(host))
+        return 0;
+    memcpy(host, value, hl);
+    host[hl] = '\0';
+    return !strcmp(host, "localhost") || inet_pton(AF_INET, host, addr) == 1;
+}
+
+static void add_secret(struct loader *ld, const char *section, const char *key, const char *path)
+{
+    struct secret *s = realloc(ld->secrets, (ld->n_secrets + 1) * sizeof(*s));
+
+    if (!s)
+        return;
+    ld->secrets = s;
+    s = &s[ld->n_secrets];
+    snprintf(s->section, sizeof(s->section), "%s", section);
+    s->key = key;
+    s->line = ld->line;
+    s->path = strdup(path);
+    if (s->path)
+        ld->n_secrets++;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
     struct loader *ld = user;
     enum sect_kind kind;
     void *base;
+
+    if (ld->bad_line == ld->line)
+        return 1; /* already reported: a cut or NUL-bearing value must not be used */
 
     if (!strcmp(section, "database")) {
         kind = SECT_DATABASE;
@@ -404,6 +565,36 @@ static int handler(void *user, const char *section, const char *key, const char 
 
     char *field = (char *)base + o->offset;
     switch (o->type) {
+    case OPT_FILE:
+    case OPT_SECRET:
+        if (!*value) {
+            problem(ld, section, key, "empty value");
+            return 1;
+        }
+        if ((o->type == OPT_FILE || o->min) && access(value, R_OK) < 0) {
+            problem(ld, section, key, "cannot read %s: %s", value, strerror(errno));
+            return 1;
+        }
+        if (o->type == OPT_SECRET)
+            add_secret(ld, section, o->key, value);
+        goto store;
+    case OPT_THUMBPRINT: {
+        char canon[96];
+        int sha1;
+        if (parse_thumbprint(value, canon, sizeof(canon), &sha1) < 0) {
+            problem(ld, section, key,
+                    sha1 ? "'%s' is a SHA-1 thumbprint: give the SHA-256 one "
+                           "(openssl x509 -noout -fingerprint -sha256 -in CERT)"
+                         : "'%s' is not a SHA-256 fingerprint written SHA256:AA:BB:... "
+                           "(32 hex bytes)",
+                    value);
+            return 1;
+        }
+        char **tp = (char **)field;
+        free(*tp);
+        *tp = strdup(canon);
+        return *tp != NULL;
+    }
     case OPT_URL:
         if (strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
             problem(ld, section, key, "'%s' is not an http:// or https:// URL", value);
@@ -420,17 +611,17 @@ static int handler(void *user, const char *section, const char *key, const char 
             problem(ld, section, key, "'%s' is not an environment variable name", value);
             return 1;
         }
+    store:;
         char **s = (char **)field;
         free(*s);
         *s = strdup(value);
         return *s != NULL;
     }
     case OPT_LISTEN: {
-        const char *colon = strrchr(value, ':');
-        long port;
-        if (!colon || colon == value || parse_long(colon + 1, 1, 65535, &port) < 0 ||
-            (value[0] == '[' && colon[-1] != ']')) {
-            problem(ld, section, key, "'%s' is not ADDRESS:PORT (e.g. 127.0.0.1:8080 or [::1]:8080)",
+        if (!valid_listen(value)) {
+            problem(ld, section, key,
+                    "'%s' is not ADDRESS:PORT with a numeric IPv4 address, [IPv6] address or "
+                    "localhost (e.g. 127.0.0.1:8080, 0.0.0.0:8443 or [::1]:8080)",
                     value);
             return 1;
         }
@@ -474,6 +665,10 @@ static void check_server(struct loader *ld, struct vsl_server_conf *s)
         s->max_connections = 64;
     if (!s->timeout_s)
         s->timeout_s = 30;
+    if (!s->max_per_address)
+        s->max_per_address = 16;
+    if (!s->header_timeout_s)
+        s->header_timeout_s = 10;
     ld->line = s->line;
     if (!!s->tls_cert != !!s->tls_key)
         problem(ld, "server", s->tls_cert ? "tls_key" : "tls_cert",
@@ -500,12 +695,58 @@ static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
         problem(ld, section, "password_env", "set password_file= or password_env=, not both");
     if (v->insecure && v->ca_file)
         problem(ld, section, "insecure", "insecure=true and ca_file= contradict each other");
+    if (v->thumbprint && (v->insecure || v->ca_file))
+        problem(ld, section, "thumbprint",
+                "a pinned thumbprint replaces ca_file= and insecure=: set only one of them");
+    if (v->insecure && !v->thumbprint)
+        vsl_buf_printf(&ld->warnings,
+                       "%s:%d: [%s] insecure: warning: the vCenter certificate and host name are not "
+                       "verified, so anyone on the path can read the password; pin the "
+                       "certificate with thumbprint = SHA256:... instead\n",
+                       ld->path, v->line, section);
+    ld->line = saved;
+}
+
+/* A secret readable by others is a warning, or an error with strict_permissions. Readable by
+ * the group is accepted when that group is this process's own (the service's group, as with
+ * root:vslint 0640 in dist/vslint.service), not any group. */
+static void check_secrets(struct loader *ld)
+{
+    int strict = ld->cfg->server.strict_permissions;
+    int saved = ld->line;
+
+    for (size_t i = 0; i < ld->n_secrets; i++) {
+        const struct secret *s = &ld->secrets[i];
+        struct stat st;
+        const char *who;
+        if (stat(s->path, &st) < 0)
+            continue; /* not there: reading it reports that, with its own message */
+        if (st.st_mode & S_IROTH)
+            who = "everyone";
+        else if ((st.st_mode & S_IRGRP) && st.st_gid != getegid())
+            who = "its group";
+        else
+            continue;
+        if (strict) {
+            ld->line = s->line;
+            problem(ld, s->section, s->key,
+                    "%s is readable by %s (mode %04o) and strict_permissions is on: "
+                    "chmod 600 it",
+                    s->path, who, (unsigned)(st.st_mode & 07777));
+        } else {
+            vsl_buf_printf(&ld->warnings,
+                           "%s:%d: [%s] %s: warning: %s is readable by %s (mode %04o): "
+                           "chmod 600 it\n",
+                           ld->path, s->line, s->section, s->key, s->path, who,
+                           (unsigned)(st.st_mode & 07777));
+        }
+    }
     ld->line = saved;
 }
 
 int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors)
 {
-    struct loader ld = {.path = path, .errors = errors};
+    struct loader ld = {.path = path, .errors = errors, .at_bol = 1};
     int r;
 
     *out = NULL;
@@ -525,16 +766,20 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         vsl_config_free(ld.cfg);
         return -ENOMEM;
     }
+    vsl_buf_init(&ld.warnings, 64 * 1024);
+    /* Debian's inih reads a line into a buffer of ini_max_line bytes (200 unless told): let it
+     * grow the buffer instead, so long values (paths, reasons, thumbprints) are read whole. */
+    ini_use_stack = false;
+    ini_allow_realloc = true;
+    ini_max_line = MAX_LINE;
     r = ini_parse_stream(reader, &ld, handler, &ld);
     fclose(ld.f);
     free(ld.cur_section);
     if (r > 0 && ld.nerr == 0) {
         /* inih rejected the line itself (no '=' or ']'), before any handler ran. */
-        vsl_buf_printf(errors, "%s:%d: not a 'key = value' or '[section]' line\n", path, r);
-        ld.nerr++;
+        report(&ld, "%s:%d: not a 'key = value' or '[section]' line\n", path, r);
     } else if (r < 0) {
-        vsl_buf_printf(errors, "%s: out of memory while reading\n", path);
-        ld.nerr++;
+        report(&ld, "%s: out of memory while reading\n", path);
     }
     if (!ld.cfg->db_path)
         ld.cfg->db_path = strdup(VSL_DEFAULT_DB_PATH);
@@ -547,10 +792,19 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         check_vcenter(&ld, &ld.cfg->vcenters[i]);
     for (size_t i = 0; i < ld.cfg->checks.n_waivers; i++)
         check_waiver(&ld, &ld.cfg->checks.waivers[i]);
+    check_secrets(&ld);
+    for (size_t i = 0; i < ld.n_secrets; i++)
+        free(ld.secrets[i].path);
+    free(ld.secrets);
+    if (ld.nerr > MAX_SHOWN)
+        vsl_buf_printf(errors, "%s: and %d more problems\n", path, ld.nerr - MAX_SHOWN);
     if (ld.nerr) {
+        vsl_buf_free(&ld.warnings);
         vsl_config_free(ld.cfg);
         return -VSL_ECONFIG;
     }
+    ld.cfg->warnings = ld.warnings.len ? vsl_buf_take(&ld.warnings) : NULL;
+    vsl_buf_free(&ld.warnings);
     *out = ld.cfg;
     return 0;
 }
@@ -567,6 +821,7 @@ void vsl_config_free(struct vsl_config *cfg)
         free(v->password_file);
         free(v->password_env);
         free(v->ca_file);
+        free(v->thumbprint);
     }
     free(cfg->vcenters);
     chk_config_free(&cfg->checks);
@@ -576,6 +831,7 @@ void vsl_config_free(struct vsl_config *cfg)
     free(cfg->server.tls_key);
     free(cfg->db_path);
     free(cfg->path);
+    free(cfg->warnings);
     free(cfg);
 }
 

@@ -17,6 +17,7 @@ struct vsl_vcenter_conf {
     char *password_file; /* owned, may be NULL */
     char *password_env;  /* owned, may be NULL */
     char *ca_file;       /* owned, may be NULL: system trust store */
+    char *thumbprint;    /* owned, may be NULL: "AA:BB:..." SHA-256 of the pinned certificate */
     int insecure;        /* 1 only when the user wrote insecure=true */
     int interval_s;      /* poll interval for `vslint serve` */
     int timeout_s;       /* per-request timeout */
@@ -31,6 +32,9 @@ struct vsl_server_conf {
     char *tls_cert, *tls_key; /* PEM files; both or neither; owned */
     int max_connections;      /* default 64 */
     int timeout_s;            /* idle connection timeout, default 30 */
+    int max_per_address;      /* connections from one client address, default 16 */
+    int header_timeout_s;     /* a request must arrive whole within this, default 10 */
+    int strict_permissions;   /* secret files others can read are errors, not warnings */
     int line;
 };
 
@@ -41,10 +45,13 @@ struct vsl_config {
     size_t n_vcenters;
     struct chk_config checks; /* [check ID] settings and [waiver] sections; owned */
     struct vsl_server_conf server; /* [server] */
+    char *warnings; /* owned, NULL when none: "FILE:LINE: [section] key: ..." lines */
 };
 
 /* Reads path. On a bad file returns -VSL_ECONFIG and appends one line per problem to errors
- * (which the caller initialises and frees); *out is then NULL. */
+ * (which the caller initialises and frees; after 20 problems one line counts the rest); *out
+ * is then NULL. What is allowed but unwise (insecure=true, a secret file others can read)
+ * is left in (*out)->warnings for the caller to print or log. */
 int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors);
 void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
 

@@ -1,5 +1,6 @@
 /* vsl_poll(): the glue between vsphere/ and db/. The password is read just before login and
  * wiped right after; it never reaches a log line, the database or an error message. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +70,7 @@ int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_r
         .url = vc->url,
         .ca_file = vc->ca_file,
         .insecure = vc->insecure,
+        .thumbprint = vc->thumbprint,
         .timeout_s = vc->timeout_s,
         .max_objects = vc->max_objects,
     };
@@ -79,6 +81,12 @@ int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_r
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     r = vim_client_new(&opts, &c);
+    if (r == -ENOTSUP) {
+        snprintf(res->error, sizeof(res->error),
+                 "thumbprint= needs libcurl built with OpenSSL (libcurl4-openssl): this one "
+                 "cannot pin a certificate");
+        goto out;
+    }
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
         goto out;

@@ -327,6 +327,18 @@ static int read_token(const struct vsl_config *cfg, char **out)
     return 0;
 }
 
+/* What the configuration allows but warns about (insecure=true, a secret others can read):
+ * logged at every start and reload, not only by config-check. */
+static void log_config_warnings(const struct vsl_config *cfg)
+{
+    for (const char *p = cfg->warnings; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        log_warnx("%.*s", n, p);
+        p += n + (nl != NULL);
+    }
+}
+
 static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token)
 {
     struct api_opts o = {
@@ -337,7 +349,9 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .tls_cert_file = cfg->server.tls_cert,
         .tls_key_file = cfg->server.tls_key,
         .max_connections = cfg->server.max_connections,
+        .max_per_address = cfg->server.max_per_address,
         .timeout_s = cfg->server.timeout_s,
+        .header_timeout_s = cfg->server.header_timeout_s,
         .threads = HTTP_THREADS,
     };
     struct api_hooks h = {.ctx = sv, .status = hook_status, .poll_now = hook_poll_now};
@@ -365,6 +379,8 @@ static int same_server(const struct vsl_config *a, const struct vsl_config *b, c
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
            streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
+           x->max_per_address == y->max_per_address &&
+           x->header_timeout_s == y->header_timeout_s &&
            streq(a->db_path, b->db_path);
 }
 
@@ -385,6 +401,7 @@ static void reload(struct serve *sv)
                   errors.data ? errors.data : "cannot read the configuration");
         goto out;
     }
+    log_config_warnings(cfg);
     if (read_token(cfg, &token) < 0) {
         log_warnx("reload: keeping the running configuration");
         goto out;
@@ -465,7 +482,7 @@ int cmd_serve(int argc, char **argv)
                 logto);
         return VSL_EXIT_FAIL;
     }
-    if (vsl_cli_load_config(path, &sv.cfg) < 0)
+    if (vsl_cli_load_config(path, &sv.cfg, 0) < 0)
         return VSL_EXIT_FAIL;
     /* journald reads syslog(3)'s socket and keeps each line's priority; stderr would lose it. */
     log_init(verbose, strcmp(logto, "stderr") != 0);
@@ -485,6 +502,7 @@ int cmd_serve(int argc, char **argv)
     pthread_cond_init(&sv.cv, &ca);
     pthread_condattr_destroy(&ca);
 
+    log_config_warnings(sv.cfg);
     if (read_token(sv.cfg, &sv.token) < 0)
         goto out;
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)

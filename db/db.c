@@ -2,9 +2,12 @@
  * through statements prepared once per connection, and the poll history in the polls table. */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db/db-private.h"
 #include "db/db.h"
@@ -435,6 +438,20 @@ static int put_perf_counter(void *ctx, const struct vim_perf_counter *p)
     return insert(ctx, T_PERF_COUNTER, v, NVALS(v), 0);
 }
 
+/* The database holds the estate's names and layout: it is created 0600 whatever the umask
+ * (SQLite gives its -wal and -shm files the database file's mode). An existing file keeps the
+ * mode its owner chose. */
+static void create_private(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    if (fd < 0)
+        return; /* there already, or not creatable: sqlite3_open_v2 says which */
+    if (fchmod(fd, 0600) < 0)
+        log_debug("db: %s: chmod 0600: %s", path, strerror(errno));
+    close(fd);
+}
+
 int db_open(const char *path, struct db **out, char **errmsg)
 {
     struct db *db;
@@ -448,6 +465,7 @@ int db_open(const char *path, struct db **out, char **errmsg)
     db = calloc(1, sizeof(*db));
     if (!db)
         return -ENOMEM;
+    create_private(path);
     rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         set_errmsg(errmsg, path, db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));

@@ -12,6 +12,10 @@ struct vim_opts {
     const char *url;     /* https://host/sdk */
     const char *ca_file; /* NULL: the system trust store */
     int insecure;        /* 1: skip certificate and host name verification */
+    /* "AA:BB:..." (32 bytes), or NULL: the SHA-256 fingerprint of the DER certificate vCenter
+     * must present (govc's and `openssl x509 -fingerprint -sha256` form). Replaces the CA and
+     * host name checks: the pinned certificate is trusted, any other refused. */
+    const char *thumbprint;
     int timeout_s;       /* whole-request timeout */
     int max_objects;     /* RetrievePropertiesEx page size to ask for */
 };
@@ -33,6 +37,8 @@ struct vim_client {
     char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
     struct vim_stats stats;
     int reconnected;         /* the last request went over a new connection after an old one */
+    unsigned char pin[32];   /* opts.thumbprint as bytes */
+    char pin_seen[96];       /* the fingerprint the server showed when it did not match */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
     /* Also from the service content, NULL when the server has none (an ESXi host). */

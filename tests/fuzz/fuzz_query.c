@@ -206,10 +206,9 @@ static void setup(void)
                                .threads = 2};
     if ((r = api_start(&o, &hooks, &fx.srv, err, sizeof(err))) < 0)
         fatal_setup("api_start", err);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(fx.srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    if (!info || !info->port)
-        fatal_setup("MHD_DAEMON_INFO_BIND_PORT", NULL);
-    fx.port = info->port;
+    if ((r = api_port(fx.srv)) <= 0)
+        fatal_setup("api_port", NULL);
+    fx.port = (unsigned short)r;
     fx.ready = 1;
 }
 

@@ -9,12 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/config.h"
 #include "util/err.h"
 
 #define GOOD_VC "[vcenter prod]\nurl = https://vc.example.com/sdk\nuser = u\npassword_env = PW\n"
+
+#define R50 "a reason long enough that a line holding it passes 200 characters, "
+#define LONG_REASON R50 R50 R50 R50 R50 R50 "the old limit"
+#define TP32                                                                                   \
+    "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89"
 
 static const struct {
     const char *ini;
@@ -32,7 +38,7 @@ static const struct {
     {"[vcenter prod]\nurl = https://vc/sdk\nuser = u\n", "password_file: missing"},
     {"[vcenter prod]\nurl = https://vc/sdk\nuser = u\npassword_env = PW\npassword_file = /x\n",
      "not both"},
-    {GOOD_VC "ca_file = /ca.pem\ninsecure = true\n", "contradict"},
+    {GOOD_VC "ca_file = /dev/null\ninsecure = true\n", "contradict"},
     {"[database]\npath = /tmp/x.db\n", "no [vcenter NAME] section"},
     {"[databse]\npath = x\n" GOOD_VC, ":2: [databse]: unknown section"},
     {GOOD_VC "[vcenter prod]\nuser = v\n", "vCenter 'prod' is already defined on line 1"},
@@ -59,16 +65,41 @@ static const struct {
     {GOOD_VC "[waiver]\ncheck = snapshots\nobject = a\nreason = r\nexpires = 2027-01-01\n"
              "[waiver]\ncheck = snapshots\nreason = r\nexpires = 2027-01-01\n",
      ":10: [waiver] object: missing"},
+    /* Long values are read whole (inih's default line is 200 bytes). */
+    {GOOD_VC "[waiver]\ncheck = snapshots\nobject = vm-*\nreason = " LONG_REASON
+             "\nexpires = 2027-01-31\n",
+     NULL},
+    {GOOD_VC "ca_file = /nonexistent/ca.pem\n",
+     ":5: [vcenter prod] ca_file: cannot read /nonexistent/ca.pem: No such file"},
+    {"[server]\nlisten = 1.2.3:80\n" GOOD_VC, ":2: [server] listen: '1.2.3:80' is not ADDRESS:PORT"},
+    {"[server]\nlisten = localhost:8080\n" GOOD_VC, NULL},
+    {"[server]\nlisten = ::1:8080\n" GOOD_VC, "listen: '::1:8080' is not ADDRESS:PORT"},
+    {"[server]\nlisten = [::1]:8080\n" GOOD_VC, NULL},
+    {GOOD_VC "thumbprint = SHA256:" TP32 "\n", NULL},
+    {GOOD_VC "thumbprint = " TP32 "\n", NULL},
+    {GOOD_VC "thumbprint = SHA256:" TP32 ":00\n", "is not a SHA-256 fingerprint"},
+    {GOOD_VC "thumbprint = AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\n",
+     "is a SHA-1 thumbprint"},
+    {GOOD_VC "thumbprint = " TP32 "\ninsecure = true\n", "set only one of them"},
+    {GOOD_VC "a1 = 1\na2 = 1\na3 = 1\na4 = 1\na5 = 1\na6 = 1\na7 = 1\na8 = 1\na9 = 1\n"
+             "b1 = 1\nb2 = 1\nb3 = 1\nb4 = 1\nb5 = 1\nb6 = 1\nb7 = 1\nb8 = 1\nb9 = 1\n"
+             "c1 = 1\nc2 = 1\nc3 = 1\nc4 = 1\nc5 = 1\n",
+     ": and 3 more problems\n"},
 };
 
-static char *write_tmp(const char *text)
+static char *write_tmp_len(const char *text, size_t len)
 {
     char *path = strdup("/tmp/vslint-conf-XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
     close(fd);
     return path;
+}
+
+static char *write_tmp(const char *text)
+{
+    return write_tmp_len(text, strlen(text));
 }
 
 static void test_table(void **state)
@@ -175,6 +206,66 @@ static void test_password_sources(void **state)
     free(path);
 }
 
+/* A NUL byte cannot be written in a table row's string: the value would silently end there. */
+static void test_nul_byte(void **state)
+{
+    static const char ini[] = GOOD_VC "user = a\0b\n";
+    char *path = write_tmp_len(ini, sizeof(ini) - 1);
+    struct vsl_config *cfg = NULL;
+    struct vsl_buf errors;
+
+    vsl_buf_init(&errors, 65536);
+    assert_int_equal(vsl_config_load(path, &cfg, &errors), -VSL_ECONFIG);
+    assert_null(cfg);
+    assert_non_null(strstr(errors.data, ":5: a NUL byte in the line"));
+    vsl_buf_free(&errors);
+    unlink(path);
+    free(path);
+}
+
+/* Secret files others can read: a warning, or with strict_permissions an error. */
+static void test_secret_permissions(void **state)
+{
+    char *pw = write_tmp("secret\n");
+    char ini[1024];
+    struct vsl_config *cfg = NULL;
+    struct vsl_buf errors;
+
+    chmod(pw, 0644);
+    snprintf(ini, sizeof(ini),
+             "[vcenter prod]\nurl = https://vc/sdk\nuser = u\npassword_file = %s\n", pw);
+    char *path = write_tmp(ini);
+    vsl_buf_init(&errors, 65536);
+    assert_int_equal(vsl_config_load(path, &cfg, &errors), 0);
+    assert_non_null(cfg->warnings);
+    assert_non_null(strstr(cfg->warnings, ":4: [vcenter prod] password_file: warning: "));
+    assert_non_null(strstr(cfg->warnings, "readable by everyone (mode 0644)"));
+    vsl_config_free(cfg);
+    unlink(path);
+    free(path);
+
+    snprintf(ini, sizeof(ini),
+             "[vcenter prod]\nurl = https://vc/sdk\nuser = u\npassword_file = %s\n"
+             "[server]\nstrict_permissions = true\n", pw);
+    path = write_tmp(ini);
+    assert_int_equal(vsl_config_load(path, &cfg, &errors), -VSL_ECONFIG);
+    assert_non_null(strstr(errors.data, ":4: [vcenter prod] password_file: "));
+    assert_non_null(strstr(errors.data, "strict_permissions is on"));
+    unlink(path);
+    free(path);
+
+    chmod(pw, 0600);
+    path = write_tmp(ini);
+    assert_int_equal(vsl_config_load(path, &cfg, &errors), 0);
+    assert_null(cfg->warnings);
+    vsl_config_free(cfg);
+    vsl_buf_free(&errors);
+    unlink(path);
+    free(path);
+    unlink(pw);
+    free(pw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +273,8 @@ int main(void)
         cmocka_unit_test(test_defaults_and_values),
         cmocka_unit_test(test_checks_and_waivers),
         cmocka_unit_test(test_password_sources),
+        cmocka_unit_test(test_nul_byte),
+        cmocka_unit_test(test_secret_permissions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

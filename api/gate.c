@@ -1,0 +1,649 @@
+/* The front door of the HTTP server: one thread accepts every connection, counts them per client
+ * address, and holds a plain-HTTP connection until its request head has arrived whole (peeked,
+ * so libmicrohttpd still reads it), within a deadline. A head that libmicrohttpd would answer
+ * with its own HTML page, or mishandle, is answered here in JSON; good ones are handed over with
+ * MHD_add_connection(). The same thread shuts connections whose next request does not arrive
+ * whole in time, which libmicrohttpd's idle timeout alone allows (a header line every few
+ * seconds keeps it forever). */
+#define _GNU_SOURCE /* accept4, pipe2, POLLRDHUP */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api-private.h"
+#include "util/log.h"
+
+#define ACCEPT_BATCH 64
+#define QUIET_MS     50   /* a socket peeked without progress is left alone this long */
+#define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
+#define MAX_LINGER   256
+
+/* Connections per client address; IPv4 addresses are kept as IPv4-mapped IPv6. */
+struct addr_count {
+    unsigned char a[16];
+    unsigned n;
+};
+
+/* A connection the front door still holds. */
+struct pending {
+    int fd;
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    unsigned char a[16];
+    int64_t since_ms;
+    int64_t quiet_until_ms;
+    size_t peeked;
+};
+
+/* A connection libmicrohttpd holds (its socket_context), for the request deadline. */
+struct tracked {
+    struct tracked *prev, *next;
+    int fd;
+    unsigned char a[16];
+    int waiting;      /* for (the rest of) a request: the deadline runs */
+    int64_t since_ms; /* when the wait started */
+    int shut;
+};
+
+struct ratelimit {
+    int64_t window_ms;
+    int lines;
+    int suppressed;
+};
+
+struct api_gate {
+    struct MHD_Daemon *mhd; /* borrowed: set by api_gate_run */
+    struct api_gate_opts o;
+    pthread_t thread;
+    int running;
+    int wake[2];
+
+    pthread_mutex_t mu; /* counts and tracked: MHD's threads open and close connections */
+    struct addr_count *counts;
+    size_t n_counts;
+    unsigned total;
+    struct tracked *tracked;
+
+    struct pending *pend; /* the gate thread's own */
+    size_t n_pend;
+    /* Answered with an error and half-closed: read until the client closes (or LINGER_MS),
+     * because closing a socket with unread bytes resets it and can destroy the answer. */
+    struct linger_fd {
+        int fd;
+        int64_t until_ms;
+    } linger[MAX_LINGER];
+    size_t n_linger;
+    char buf[API_MAX_HEAD + 1];
+    struct ratelimit rl_limits, rl_requests;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* At most 10 lines per minute for each kind; the next line after a quiet spell counts the
+ * ones left out. A flood of bad requests costs a few log lines, not one each. */
+static void rl_log(struct ratelimit *rl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rl_log(struct ratelimit *rl, const char *fmt, ...)
+{
+    int64_t now = mono_ms();
+    char msg[400];
+    va_list ap;
+
+    if (now - rl->window_ms >= 60000) {
+        rl->window_ms = now;
+        rl->lines = 0;
+    }
+    if (rl->lines >= 10) {
+        rl->suppressed++;
+        return;
+    }
+    rl->lines++;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (rl->suppressed)
+        log_warnx("%s (and %d more like it left out of the log)", msg, rl->suppressed);
+    else
+        log_warnx("%s", msg);
+    rl->suppressed = 0;
+}
+
+void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* Called from libmicrohttpd's threads too: the limiter is under the lock. */
+    pthread_mutex_lock(&g->mu);
+    rl_log(&g->rl_requests, "%s", msg);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
+{
+    memset(a, 0, 16);
+    if (sa->ss_family == AF_INET6) {
+        memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    } else if (sa->ss_family == AF_INET) {
+        a[10] = a[11] = 0xff;
+        memcpy(a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    }
+}
+
+static void addr_text(const unsigned char a[16], char *out, size_t len)
+{
+    static const unsigned char v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+    if (!memcmp(a, v4, 12))
+        inet_ntop(AF_INET, a + 12, out, (socklen_t)len);
+    else
+        inet_ntop(AF_INET6, a, out, (socklen_t)len);
+}
+
+/* Under g->mu. */
+static struct addr_count *count_of(struct api_gate *g, const unsigned char a[16], int make)
+{
+    for (size_t i = 0; i < g->n_counts; i++)
+        if (!memcmp(g->counts[i].a, a, 16))
+            return &g->counts[i];
+    if (!make)
+        return NULL;
+    struct addr_count *c = realloc(g->counts, (g->n_counts + 1) * sizeof(*c));
+    if (!c)
+        return NULL;
+    g->counts = c;
+    c = &c[g->n_counts++];
+    memcpy(c->a, a, 16);
+    c->n = 0;
+    return c;
+}
+
+/* Under g->mu. */
+static void release(struct api_gate *g, const unsigned char a[16])
+{
+    struct addr_count *c = count_of(g, a, 0);
+
+    if (g->total)
+        g->total--;
+    if (c && c->n && --c->n == 0) {
+        *c = g->counts[--g->n_counts];
+    }
+}
+
+/* ---- answers ------------------------------------------------------------------------------- */
+
+static const char *reason(unsigned status)
+{
+    switch (status) {
+    case 400: return "Bad Request";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Error";
+    }
+}
+
+static void drain(int fd)
+{
+    char sink[4096];
+
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+        ;
+}
+
+/* Half-closes fd and keeps reading it a while (see struct linger_fd). */
+static void linger_close(struct api_gate *g, int fd)
+{
+    shutdown(fd, SHUT_WR);
+    drain(fd);
+    if (g->n_linger == MAX_LINGER) {
+        close(fd);
+        return;
+    }
+    g->linger[g->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
+}
+
+/* Writes a complete JSON error answer and closes (lingering). */
+static void answer_and_close(struct api_gate *g, int fd, unsigned status, const char *code,
+                             const char *msg)
+{
+    char body[512], resp[1024];
+    int blen, rlen;
+
+    /* Messages are fixed texts of api/head.c and this file: nothing to escape. */
+    blen = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
+                    msg);
+    rlen = snprintf(resp, sizeof(resp),
+                    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+                    "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n"
+                    "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
+                    status, reason(status), blen, body);
+    if (rlen > 0 && (size_t)rlen < sizeof(resp))
+        (void)!send(fd, resp, (size_t)rlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+    linger_close(g, fd);
+}
+
+/* ---- the pending connections --------------------------------------------------------------- */
+
+static void drop_pending(struct api_gate *g, size_t i, int close_fd)
+{
+    struct pending *p = &g->pend[i];
+
+    if (close_fd)
+        close(p->fd);
+    pthread_mutex_lock(&g->mu);
+    release(g, p->a);
+    pthread_mutex_unlock(&g->mu);
+    g->pend[i] = g->pend[--g->n_pend];
+}
+
+static void hand_over(struct api_gate *g, size_t i)
+{
+    struct pending p = g->pend[i];
+    int one = 1;
+
+    setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+    /* libmicrohttpd counts it from here on (api_gate_notify_connection). */
+    drop_pending(g, i, 0);
+    if (MHD_add_connection(g->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
+        char who[64];
+        addr_text(p.a, who, sizeof(who));
+        rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
+    }
+}
+
+static void refuse(struct api_gate *g, size_t i, unsigned status, const char *code,
+                   const char *msg)
+{
+    char who[64];
+
+    addr_text(g->pend[i].a, who, sizeof(who));
+    api_gate_log_request(g, "http: %s: %u %s", who, status, msg);
+    answer_and_close(g, g->pend[i].fd, status, code, msg);
+    drop_pending(g, i, 0);
+}
+
+/* Looks at what arrived on pending connection i. Returns 1 when it left the list. */
+static int examine(struct api_gate *g, size_t i, short revents)
+{
+    struct pending *p = &g->pend[i];
+    struct api_head h;
+    ssize_t n = recv(p->fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+    char who[64];
+
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        drop_pending(g, i, 1); /* closed before sending a request: nothing to say */
+        return 1;
+    }
+    if (g->o.tls) {
+        /* A TLS handshake starts with a handshake record (22); libmicrohttpd takes it from
+         * there. Plain HTTP sent to the HTTPS port is told so. */
+        if (g->buf[0] == 0x16) {
+            hand_over(g, i);
+        } else if (g->buf[0] >= 'A' && g->buf[0] <= 'Z') {
+            refuse(g, i, 400, "bad_request", "this server speaks HTTPS");
+        } else {
+            addr_text(p->a, who, sizeof(who));
+            api_gate_log_request(g, "http: %s: not TLS: connection closed", who);
+            drop_pending(g, i, 1);
+        }
+        return 1;
+    }
+    switch (api_head_check(g->buf, (size_t)n, &h)) {
+    case API_HEAD_OK:
+        hand_over(g, i);
+        return 1;
+    case API_HEAD_REFUSE:
+        refuse(g, i, h.status, h.code, h.message);
+        return 1;
+    case API_HEAD_GARBAGE:
+        addr_text(p->a, who, sizeof(who));
+        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
+        drop_pending(g, i, 1);
+        return 1;
+    default:
+        break;
+    }
+    if (revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+        drop_pending(g, i, 1); /* half a head, then nothing more can come */
+        return 1;
+    }
+    /* Until more arrives, poll() must not report the bytes already peeked again. */
+    if ((size_t)n == p->peeked)
+        p->quiet_until_ms = mono_ms() + QUIET_MS;
+    p->peeked = (size_t)n;
+    int lowat = (int)n + 1;
+    setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+    return 0;
+}
+
+static void accept_some(struct api_gate *g)
+{
+    for (int k = 0; k < ACCEPT_BATCH; k++) {
+        struct pending p = {0};
+        p.salen = sizeof(p.sa);
+        p.fd = accept4(g->o.listen_fd, (struct sockaddr *)&p.sa, &p.salen,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (p.fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting");
+            return;
+        }
+        addr_key(&p.sa, p.a);
+        p.since_ms = mono_ms();
+        pthread_mutex_lock(&g->mu);
+        struct addr_count *c = count_of(g, p.a, 1);
+        unsigned status = 0;
+        if (g->total >= g->o.max_connections)
+            status = 503;
+        else if (!c || c->n >= g->o.max_per_address)
+            status = 429;
+        if (!status) {
+            c->n++;
+            g->total++;
+        } else if (c && c->n == 0) {
+            *c = g->counts[--g->n_counts];
+        }
+        pthread_mutex_unlock(&g->mu);
+        if (status) {
+            char who[64];
+            addr_text(p.a, who, sizeof(who));
+            if (status == 429)
+                rl_log(&g->rl_limits,
+                       "http: %s: more than %u connections from this address "
+                       "(max_connections_per_address): refusing more",
+                       who, g->o.max_per_address);
+            else
+                rl_log(&g->rl_limits, "http: %u connections (max_connections): refusing %s",
+                       g->o.max_connections, who);
+            answer_and_close(g, p.fd, status,
+                             status == 429 ? "too_many_connections" : "busy",
+                             status == 429 ? "too many connections from your address"
+                                           : "the server is at its connection limit");
+            continue;
+        }
+        g->pend[g->n_pend++] = p;
+    }
+}
+
+/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time. */
+static void reap(struct api_gate *g, int64_t now)
+{
+    int64_t limit = (int64_t)g->o.head_timeout_s * 1000;
+    int n = 0;
+    char who[64] = "";
+
+    pthread_mutex_lock(&g->mu);
+    for (struct tracked *t = g->tracked; t; t = t->next) {
+        if (t->waiting && !t->shut && now - t->since_ms > limit) {
+            /* Under the lock the socket is still open: libmicrohttpd tells us (CLOSED)
+             * before it closes it. shutdown() makes its next read see the end. */
+            shutdown(t->fd, SHUT_RDWR);
+            t->shut = 1;
+            if (!n++)
+                addr_text(t->a, who, sizeof(who));
+        }
+    }
+    if (n)
+        rl_log(&g->rl_limits,
+               "http: closed %d connection%s (%s%s) whose request did not arrive whole within "
+               "%d s (header_timeout)",
+               n, n == 1 ? "" : "s", who, n > 1 ? ", ..." : "", g->o.head_timeout_s);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void *gate_main(void *arg)
+{
+    struct api_gate *g = arg;
+    struct pollfd *pfd = calloc(g->o.max_connections + MAX_LINGER + 2, sizeof(*pfd));
+    size_t *idx = calloc(g->o.max_connections + MAX_LINGER + 2, sizeof(*idx));
+    int64_t last_reap = 0;
+
+    if (!pfd || !idx) {
+        log_warnx("http: out of memory: not accepting connections");
+        goto out;
+    }
+    for (;;) {
+        int64_t now = mono_ms(), limit = (int64_t)g->o.head_timeout_s * 1000;
+        int timeout = 1000;
+        nfds_t n = 2;
+
+        /* Requests that did not arrive in time: 408 and closed. */
+        for (size_t i = 0; i < g->n_pend;) {
+            if (now - g->pend[i].since_ms > limit) {
+                refuse(g, i, 408, "request_timeout",
+                       "the request did not arrive whole within header_timeout");
+                continue;
+            }
+            i++;
+        }
+        if (now - last_reap >= 1000) {
+            reap(g, now);
+            last_reap = now;
+        }
+        for (size_t i = 0; i < g->n_linger;) {
+            if (now >= g->linger[i].until_ms) {
+                close(g->linger[i].fd);
+                g->linger[i] = g->linger[--g->n_linger];
+                continue;
+            }
+            if (g->linger[i].until_ms - now < timeout)
+                timeout = (int)(g->linger[i].until_ms - now);
+            i++;
+        }
+        pfd[0] = (struct pollfd){.fd = g->wake[0], .events = POLLIN};
+        pfd[1] = (struct pollfd){.fd = g->o.listen_fd, .events = POLLIN};
+        for (size_t i = 0; i < g->n_pend; i++) {
+            int64_t left = g->pend[i].since_ms + limit - now + 1;
+            if (left < timeout)
+                timeout = left > 0 ? (int)left : 0;
+            if (g->pend[i].quiet_until_ms > now) {
+                if (g->pend[i].quiet_until_ms - now < timeout)
+                    timeout = (int)(g->pend[i].quiet_until_ms - now);
+                continue;
+            }
+            pfd[n] = (struct pollfd){.fd = g->pend[i].fd, .events = POLLIN | POLLRDHUP};
+            idx[n++] = i;
+        }
+        nfds_t first_linger = n;
+        for (size_t i = 0; i < g->n_linger; i++)
+            pfd[n++] = (struct pollfd){.fd = g->linger[i].fd, .events = POLLIN};
+        if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+            log_warn("http: poll");
+            break;
+        }
+        if (pfd[0].revents)
+            break;
+        /* Walk backwards: a removal moves the last entry into the freed slot. */
+        for (nfds_t k = n; k-- > first_linger;) {
+            size_t i = k - first_linger;
+            char sink[4096];
+            ssize_t got;
+            if (!pfd[k].revents)
+                continue;
+            while ((got = recv(g->linger[i].fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+                ;
+            if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                close(g->linger[i].fd);
+                g->linger[i] = g->linger[--g->n_linger];
+            }
+        }
+        for (nfds_t k = first_linger; k-- > 2;)
+            if (pfd[k].revents)
+                examine(g, idx[k], pfd[k].revents);
+        if (pfd[1].revents & POLLIN)
+            accept_some(g);
+    }
+out:
+    free(pfd);
+    free(idx);
+    return NULL;
+}
+
+/* ---- what libmicrohttpd tells ------------------------------------------------------------- */
+
+void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                                enum MHD_ConnectionNotificationCode code)
+{
+    struct api_gate *g = cls;
+    struct tracked *t = *socket_context;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        struct sockaddr_storage sa = {0};
+        t = calloc(1, sizeof(*t));
+        if (!t || !fd || !ci || !ci->client_addr) {
+            free(t);
+            return;
+        }
+        memcpy(&sa, ci->client_addr,
+               ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                      : sizeof(struct sockaddr_in));
+        addr_key(&sa, t->a);
+        t->fd = fd->connect_fd;
+        t->waiting = 1;
+        t->since_ms = mono_ms();
+        pthread_mutex_lock(&g->mu);
+        struct addr_count *c = count_of(g, t->a, 1);
+        if (c)
+            c->n++;
+        g->total++;
+        t->next = g->tracked;
+        if (g->tracked)
+            g->tracked->prev = t;
+        g->tracked = t;
+        pthread_mutex_unlock(&g->mu);
+        *socket_context = t;
+        return;
+    }
+    if (!t)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        g->tracked = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    release(g, t->a);
+    pthread_mutex_unlock(&g->mu);
+    free(t);
+    *socket_context = NULL;
+}
+
+static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct tracked *t = ci ? ci->socket_context : NULL;
+
+    if (!t)
+        return;
+    pthread_mutex_lock(&g->mu);
+    t->waiting = waiting;
+    t->since_ms = mono_ms();
+    pthread_mutex_unlock(&g->mu);
+}
+
+void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn)
+{
+    set_waiting(g, conn, 0);
+}
+
+void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn)
+{
+    set_waiting(g, conn, 1);
+}
+
+/* ---- start and stop ------------------------------------------------------------------------ */
+
+int api_gate_new(const struct api_gate_opts *o, struct api_gate **out)
+{
+    struct api_gate *g = calloc(1, sizeof(*g));
+
+    *out = NULL;
+    if (!g)
+        return -ENOMEM;
+    g->o = *o;
+    g->wake[0] = g->wake[1] = -1;
+    /* accept_some() takes what is there and goes back to poll(). */
+    int fl = fcntl(o->listen_fd, F_GETFL);
+    if (fl < 0 || fcntl(o->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        free(g);
+        return -errno;
+    }
+    g->pend = calloc(o->max_connections + 1, sizeof(*g->pend));
+    if (!g->pend || pipe2(g->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        free(g->pend);
+        free(g);
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&g->mu, NULL);
+    *out = g;
+    return 0;
+}
+
+int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd)
+{
+    g->mhd = mhd;
+    if (pthread_create(&g->thread, NULL, gate_main, g) != 0)
+        return -EAGAIN;
+    g->running = 1;
+    return 0;
+}
+
+void api_gate_stop(struct api_gate *g)
+{
+    if (!g || !g->running)
+        return;
+    (void)!write(g->wake[1], "x", 1);
+    pthread_join(g->thread, NULL);
+    g->running = 0;
+    while (g->n_pend)
+        drop_pending(g, g->n_pend - 1, 1);
+    while (g->n_linger)
+        close(g->linger[--g->n_linger].fd);
+}
+
+void api_gate_free(struct api_gate *g)
+{
+    if (!g)
+        return;
+    api_gate_stop(g);
+    close(g->wake[0]);
+    close(g->wake[1]);
+    pthread_mutex_destroy(&g->mu);
+    /* libmicrohttpd has stopped: every tracked connection was closed and freed. */
+    free(g->counts);
+    free(g->pend);
+    free(g);
+}

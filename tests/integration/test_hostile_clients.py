@@ -1,0 +1,324 @@
+"""Hostile and broken clients against the real `vslint serve`, over real sockets: a client
+holding 100 idle connections does not keep another address out; a request trickled a header
+line at a time is cut at header_timeout; every malformed request gets one JSON answer at once
+(or, when it is not HTTP at all, a closed connection) and one short log line, rate-limited;
+HTTPS speaks TLS 1.2 and 1.3 with AEAD ciphers only. Runs under pytest, or as a plain script."""
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from simlib import Workspace, USER  # noqa: E402
+from apilib import Serve, free_port  # noqa: E402
+
+
+def start(ws, server_extra='', tls=False):
+    """`vslint serve` with one unreachable vCenter (the API does not need one polled)."""
+    port = free_port()
+    pw = ws.password_file()
+    lines = ['[database]', 'path = ' + ws.db, '', '[vcenter lab]',
+             'url = https://127.0.0.1:1/sdk', 'user = ' + USER, 'password_file = ' + pw,
+             'interval = 3600', '', '[server]', 'listen = 127.0.0.1:%d' % port]
+    if tls:
+        cert, key = os.path.join(ws.dir, 'cert.pem'), os.path.join(ws.dir, 'key.pem')
+        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
+                        'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days',
+                        '2', '-keyout', key, '-out', cert], check=True, capture_output=True)
+        os.chmod(key, 0o600)
+        lines += ['tls_cert = ' + cert, 'tls_key = ' + key]
+    with open(ws.conf, 'w') as f:
+        f.write('\n'.join(lines) + '\n' + server_extra)
+    srv = Serve(ws.conf, port, ws.dir, tls=tls)
+    srv.wait_up()
+    return srv
+
+
+def connect(port, source='127.0.0.1'):
+    s = socket.socket()
+    s.bind((source, 0))
+    s.connect(('127.0.0.1', port))
+    return s
+
+
+def exchange(port, data, timeout=5, source='127.0.0.1'):
+    """Sends data, reads until the server closes; (answer bytes, seconds, how it ended)."""
+    s = connect(port, source)
+    s.settimeout(timeout)
+    t0 = time.time()
+    out, end = b'', 'closed'
+    try:
+        s.sendall(data)
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        end = 'timeout'
+    except (ConnectionResetError, BrokenPipeError):
+        end = 'reset'
+    s.close()
+    return out, time.time() - t0, end
+
+
+def parse(answer):
+    """(status, headers dict, body, number of status lines in the answer)."""
+    head, _, body = answer.partition(b'\r\n\r\n')
+    lines = head.decode('latin1').split('\r\n')
+    status = int(lines[0].split()[1])
+    headers = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(':')
+        headers[k.strip().lower()] = v.strip()
+    return status, headers, body, len(re.findall(rb'(?:^|\r\n)HTTP/1\.\d \d{3} ', answer))
+
+
+def get(port, path='/healthz', source='127.0.0.1'):
+    return exchange(port, b'GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path.encode(), source=source)
+
+
+MALFORMED = [
+    # (what, request bytes, status, error code)
+    ('huge headers', b'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ' + b'a' * 40000 + b'\r\n\r\n',
+     431, 'headers_too_large'),
+    ('long URL', b'GET /healthz?' + b'a' * 40000 + b' HTTP/1.1\r\nHost: x\r\n\r\n',
+     414, 'uri_too_long'),
+    ('chunked body', b'POST /api/v1/polls HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n'
+                     b'\r\nzz\r\nabc\r\n0\r\n\r\n', 411, 'length_required'),
+    ('HTTP/2.0', b'GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n', 505, 'http_version_not_supported'),
+    ('bad version', b'GET /healthz HTTP/x.y\r\nHost: x\r\n\r\n', 400, 'bad_request'),
+    ('Content-Length -5', b'POST /api/v1/polls HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n',
+     400, 'bad_request'),
+    ('Content-Length overflow', b'POST /api/v1/polls HTTP/1.1\r\nHost: x\r\nContent-Length: '
+                                b'99999999999999999999999\r\n\r\n', 413, 'payload_too_large'),
+    ('450 parameters', b'GET /api/v1/findings?' +
+     b'&'.join(b'check=multipath-policy%d' % i for i in range(450)) +
+     b' HTTP/1.1\r\nHost: x\r\n\r\n', 414, 'uri_too_long'),
+    ('450 short parameters', b'GET /api/v1/findings?' + b'&'.join(b'c=%d' % i for i in range(450))
+     + b' HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request'),
+    ('%00 in the path', b'GET /healthz%00.html HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request'),
+    ('%00 in a parameter', b'GET /api/v1/findings?check=snapshots%00x HTTP/1.1\r\nHost: x\r\n\r\n',
+     400, 'bad_request'),
+    ('HTTP/1.1 without Host', b'GET /healthz HTTP/1.1\r\n\r\n', 400, 'bad_request'),
+]
+
+
+def test_malformed_requests_get_one_json_answer_at_once():
+    ws = Workspace()
+    srv = start(ws)
+    try:
+        for what, req, want_status, want_code in MALFORMED:
+            out, secs, _ = exchange(srv.port, req)
+            assert out, '%s: no answer' % what
+            status, headers, body, nstatus = parse(out)
+            assert status == want_status, '%s: %r' % (what, out[:300])
+            assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
+            assert headers.get('content-type') == 'application/json', (what, headers)
+            assert int(headers['content-length']) == len(body), (what, headers, body)
+            assert json.loads(body)['error']['code'] == want_code, (what, body)
+            assert secs < 2, '%s: answered after %.1f s' % (what, secs)
+        # A well-formed request still works, and says the connection closes.
+        out, _, _ = get(srv.port)
+        status, headers, body, _ = parse(out)
+        assert (status, json.loads(body)) == (200, {'status': 'ok'})
+        assert headers.get('connection') == 'close'
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+def test_binary_garbage_is_closed():
+    ws = Workspace()
+    srv = start(ws)
+    try:
+        out, secs, end = exchange(srv.port, b'\x16\x03\x01\x02\x00\x01\x00' + bytes(range(256)))
+        assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
+        out, secs, end = exchange(srv.port, b'\x00\xff\xfe')
+        assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+def test_log_has_one_short_line_per_bad_request_and_is_rate_limited():
+    ws = Workspace()
+    srv = start(ws)
+    try:
+        for what, req, _, _ in MALFORMED[:5]:
+            exchange(srv.port, req)
+        time.sleep(0.3)
+        http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
+        assert len(http_lines) == 5, http_lines
+        assert all(len(l) < 200 and '<html' not in l for l in http_lines), http_lines
+        assert ' 431 ' in http_lines[0] and '127.0.0.1' in http_lines[0], http_lines[0]
+        # A flood: at most 10 lines a minute, then one line counting what was left out.
+        for _ in range(40):
+            exchange(srv.port, MALFORMED[3][1])
+        time.sleep(0.3)
+        http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
+        assert len(http_lines) == 10, http_lines
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+def test_another_address_is_served_while_one_holds_100_connections():
+    ws = Workspace()
+    srv = start(ws)
+    held = []
+    try:
+        for i in range(100):
+            s = connect(srv.port)
+            if i % 2:
+                s.sendall(b'GET /healthz HTTP/1.1\r\n')  # a head that never ends
+            held.append(s)
+        time.sleep(0.5)
+        t0 = time.time()
+        out, secs, _ = get(srv.port, '/api/v1/summary', source='127.0.0.2')
+        assert out and parse(out)[0] == 200, out[:300]
+        assert secs < 2, 'answered after %.1f s' % secs
+        # The flooding address itself is told, in JSON.
+        out, _, _ = get(srv.port)
+        status, headers, body, _ = parse(out)
+        assert status == 429 and json.loads(body)['error']['code'] == 'too_many_connections'
+        assert headers['content-type'] == 'application/json'
+        time.sleep(0.3)
+        limit_lines = [l for l in srv.logs().splitlines() if 'max_connections_per_address' in l]
+        assert 1 <= len(limit_lines) <= 10, limit_lines
+        assert time.time() - t0 < 5
+    finally:
+        for s in held:
+            s.close()
+        srv.stop()
+        ws.cleanup()
+
+
+def test_trickled_request_is_cut_at_header_timeout():
+    ws = Workspace()
+    srv = start(ws, 'header_timeout = 2\ntimeout = 30\n')
+    try:
+        s = connect(srv.port)
+        s.settimeout(0.2)
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+        t0, out = time.time(), b''
+        while time.time() - t0 < 8:
+            try:
+                s.sendall(b'X-Slow: 1\r\n')  # one header line every 0.5 s: never idle
+                d = s.recv(65536)
+                if not d:
+                    break
+                out += d
+            except socket.timeout:
+                pass
+            except (ConnectionResetError, BrokenPipeError):
+                break
+            time.sleep(0.3)
+        secs = time.time() - t0
+        s.close()
+        assert 1.5 < secs < 4.5, 'connection held %.1f s' % secs
+        status, headers, body, _ = parse(out)
+        assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+def tls_context(version=None, ciphers=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    # Debian's OpenSSL refuses TLS 1.0/1.1 on the client side at its default security level;
+    # level 0 lets this client offer them, so that it is the server that refuses.
+    ctx.set_ciphers(ciphers or 'DEFAULT:@SECLEVEL=0')
+    if version:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)  # TLSv1, TLSv1_1
+            ctx.minimum_version = ctx.maximum_version = version
+    return ctx
+
+
+def tls_handshake(port, ctx):
+    """The negotiated (version, cipher), or the error."""
+    raw = socket.create_connection(('127.0.0.1', port), timeout=5)
+    try:
+        with ctx.wrap_socket(raw, server_hostname='localhost') as s:
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n')
+            answer = s.recv(4096)
+            return s.version(), s.cipher()[0], answer
+    except (ssl.SSLError, ConnectionResetError, OSError) as e:
+        return None, str(e), b''
+    finally:
+        raw.close()
+
+
+def test_https_speaks_tls12_and_tls13_only():
+    ws = Workspace()
+    srv = start(ws, tls=True)
+    try:
+        for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            got, why, _ = tls_handshake(srv.port, tls_context(v))
+            assert got is None, '%s accepted (%s)' % (v, why)
+        for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            got, cipher, answer = tls_handshake(srv.port, tls_context(v))
+            assert got == {ssl.TLSVersion.TLSv1_2: 'TLSv1.2',
+                           ssl.TLSVersion.TLSv1_3: 'TLSv1.3'}[v], (v, cipher)
+            assert b' 200 ' in answer.split(b'\r\n')[0], answer[:200]
+            assert 'GCM' in cipher or 'CHACHA20' in cipher, cipher
+        # TLS 1.2 with only CBC ciphers offered: refused.
+        got, why, _ = tls_handshake(srv.port, tls_context(ssl.TLSVersion.TLSv1_2,
+                                                          'ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0'))
+        assert got is None, 'CBC cipher accepted'
+        # Plain HTTP to the HTTPS port is told so.
+        out, _, _ = get(srv.port)
+        status, headers, body, _ = parse(out)
+        assert status == 400 and 'HTTPS' in json.loads(body)['error']['message'], out
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+def test_https_request_trickled_after_the_handshake_is_cut():
+    ws = Workspace()
+    srv = start(ws, 'header_timeout = 2\n', tls=True)
+    try:
+        raw = socket.create_connection(('127.0.0.1', srv.port), timeout=5)
+        s = tls_context().wrap_socket(raw, server_hostname='localhost')
+        s.settimeout(0.3)
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n')
+        t0 = time.time()
+        closed = False
+        while time.time() - t0 < 8 and not closed:
+            try:
+                s.sendall(b'X-Slow: 1\r\n')
+                if s.recv(4096) == b'':
+                    closed = True
+            except socket.timeout:
+                pass
+            except (ssl.SSLError, OSError):
+                closed = True
+            time.sleep(0.3)
+        secs = time.time() - t0
+        s.close()
+        assert closed and 1.5 < secs < 5, 'held %.1f s' % secs
+    finally:
+        srv.stop()
+        ws.cleanup()
+
+
+if __name__ == '__main__':
+    failed = 0
+    for name, fn in sorted(globals().items()):
+        if name.startswith('test_') and callable(fn):
+            try:
+                fn()
+                print('ok   %s' % name)
+            except Exception as e:  # report every case, then fail once
+                failed += 1
+                print('FAIL %s: %r' % (name, e))
+    sys.exit(1 if failed else 0)
