@@ -11,22 +11,62 @@
  * Indexes into the estate's arrays are size_t with EST_NONE for "no such object". All strings
  * and arrays are owned by the estate and freed by est_free(). */
 #define EST_UNKNOWN (-1)
-#define EST_NONE ((size_t)-1)
+#define EST_NONE    ((size_t)-1)
 
 struct est_pod {
     const char *moref, *name;
     int64_t capacity, free_space; /* bytes, as vCenter sums them for the datastore cluster */
 };
 
+/* Where the host LUN lists have the device of an extent: which host, and which of its LUNs. */
+struct est_lun_ref {
+    size_t host; /* index into estate.hosts */
+    size_t lun;  /* index into that host's luns */
+};
+
+/* One extent of a VMFS volume (VmfsDatastoreInfo.vmfs.extent[], a HostScsiDiskPartition). */
+struct est_extent {
+    const char *disk_name; /* the device's canonical name (naa., eui., t10., mpx.); NULL if not
+                              reported */
+    int partition;         /* partition number on that device, EST_UNKNOWN */
+    /* The LUN behind the extent on each host that mounts the datastore and lists the device
+     * (mpx. names are per host, so only mounting hosts are asked). Empty when no mounting
+     * host lists it, e.g. the hosts' storage was not read. */
+    struct est_lun_ref *luns;
+    size_t n_luns;
+};
+
+/* A host that mounts a datastore (Datastore.host). */
+struct est_mount {
+    size_t host;             /* index into estate.hosts; hosts the snapshot lacks are left out */
+    int mounted, accessible; /* mountInfo.mounted / .accessible 0/1, EST_UNKNOWN */
+    const char *access_mode; /* "readWrite", "readOnly", or NULL */
+};
+
 struct est_datastore {
     const char *moref, *name, *type; /* type: VMFS, NFS, NFS41, vsan, VVOL, OTHER */
-    int64_t capacity, free_space;
-    int64_t uncommitted; /* EST_UNKNOWN when vCenter did not report it */
-    int accessible;      /* 0/1 */
-    int vmfs_major;      /* 0 when not VMFS */
-    size_t pod;          /* index into estate.pods, EST_NONE when not in a datastore cluster */
-    int vm_count;        /* Datastore.vm entries, templates included */
-    const char *parent;  /* moref of its folder or datastore cluster (see est_entity), or NULL */
+    int64_t capacity, free_space;    /* bytes (capacity 750 GiB = 805306368000) */
+    int64_t uncommitted;             /* EST_UNKNOWN when vCenter did not report it */
+    int accessible;                  /* 0/1 */
+    int vmfs_major;                  /* 0 when not VMFS */
+    size_t pod;         /* index into estate.pods, EST_NONE when not in a datastore cluster */
+    int vm_count;       /* Datastore.vm entries, templates included: every VM with any file
+                           there, an ISO image or a disk as much as its configuration; see
+                           est_vm.config_datastore for where a VM lives */
+    const char *parent; /* moref of its folder or datastore cluster (see est_entity), or NULL */
+    /* VMFS only (NULL / EST_UNKNOWN otherwise, or when vCenter did not say): */
+    const char *vmfs_version;    /* vmfs.version, e.g. "6.82" */
+    int vmfs_local;              /* vmfs.local: 1 for a volume on one host's local disk (a boot
+                                    datastore, "datastore1"), 0 for a shared one */
+    int vmfs_ssd;                /* vmfs.ssd 0/1 */
+    const char *unmap_priority;  /* vmfs.unmapPriority (VMFS6 space reclamation): "none" (off) or
+                                    "low"; NULL on VMFS5, which has no automatic unmap */
+    const char *nas_remote_host; /* NFS: the server (nas.remoteHost), else NULL */
+    struct est_extent *extents;  /* VMFS: every extent, head extent first; more than one is a
+                                    spanned volume */
+    size_t n_extents;
+    struct est_mount *mounts; /* the hosts that mount it, in host moref order */
+    size_t n_mounts;
 };
 
 struct est_dvswitch {
@@ -57,7 +97,15 @@ struct est_iscsi_target {
     const char *kind; /* "send" or "static" */
     const char *address;
     int port;
-    const char *iscsi_name;
+    const char *iscsi_name; /* static targets: the target's IQN (an array may present one IQN
+                               per volume, so many static targets share an address and port) */
+    /* Static targets: how it was found (staticMethod, sendTargetMethod, slpMethod, isnsMethod,
+     * unknownMethod) and what it inherits settings from as vCenter names it (the adapter's
+     * device, or the send target's "address:port"); NULL when not reported. */
+    const char *discovery_method, *parent;
+    size_t send_target; /* a static target whose parent is one of this adapter's send targets:
+                           that target's index in hba.targets (its options are what this one
+                           inherits); else EST_NONE */
     struct est_option *options;
     size_t n_options;
 };
@@ -72,16 +120,40 @@ struct est_iscsi_hba {
     size_t n_bound_vnics;
 };
 
+/* Any host bus adapter (config.storageDevice.hostBusAdapter). */
+struct est_hba {
+    const char *device; /* vmhba2 */
+    /* The adapter's xsi:type. Local controllers: HostBlockHba (IDE/SATA/AHCI, USB),
+     * HostParallelScsiHba (SCSI/RAID, e.g. pvscsi, lsi_mr3), HostSerialAttachedHba (SAS),
+     * HostPcieHba (local NVMe). SAN: HostFibreChannelHba, HostFibreChannelOverEthernetHba,
+     * HostInternetScsiHba, HostRdmaHba (NVMe over RDMA). NULL if vCenter sent none. */
+    const char *type;
+    const char *driver, *model; /* "qlnativefc", "QLogic ISP2532 ..."; NULL if not reported */
+};
+
 struct est_path {
-    const char *name, *state; /* state: active, standby, disabled, dead, unknown */
+    const char *name;    /* vmhba2:C0:T1:L5 */
+    const char *state;   /* pathState as vCenter sends it: active, standby, disabled, dead, off,
+                            unknown */
+    const char *adapter; /* the adapter's device (vmhba2), NULL if not reported */
+    size_t hba;          /* index into host.hbas, EST_NONE when the host does not list it */
 };
 
 struct est_lun {
     const char *canonical_name, *display_name, *vendor, *model, *lun_type;
-    int local;              /* 0/1, EST_UNKNOWN */
-    const char *psp, *satp; /* VMW_PSP_RR, VMW_SATP_ALUA */
+    int local;              /* localDisk 0/1; EST_UNKNOWN when the host did not say (look at
+                               the paths' adapters and the SATP, e.g. VMW_SATP_LOCAL) */
+    const char *psp, *satp; /* VMW_PSP_RR, VMW_SATP_ALUA; HPP policies: LB-RR, FIXED, ... */
     int iops_limit;         /* Round Robin IOPS limit from esxcli, EST_UNKNOWN */
     const char *psp_config; /* esxcli PathSelectionPolicyDeviceConfig, or NULL */
+    /* The xsi:type of multipathInfo's policy: HostMultipathInfoLogicalUnitPolicy,
+     * HostMultipathInfoFixedLogicalUnitPolicy, HostMultipathInfoHppLogicalUnitPolicy. */
+    const char *policy_type;
+    /* The multipathing plug-in that owns the device: "NMP", "HPP" (NVMe and the high-
+     * performance plug-in), or a third party's name such as "PowerPath"; NULL when unknown.
+     * Only NMP and HPP devices are in multipathInfo: for any other plug-in psp, satp and
+     * policy_type are NULL and the paths are not reported (n_paths 0 means unknown there). */
+    const char *multipath_plugin;
     struct est_path *paths;
     size_t n_paths;
 };
@@ -93,6 +165,11 @@ struct est_satp_rule {
     const char *satp, *vendor, *model;
     const char *psp, *psp_options; /* VMW_PSP_RR, "iops=1" */
     const char *rule_group;        /* "system" or "user" */
+    /* NULL: the rule does not restrict by it. A rule with a device claims only that canonical
+     * name; with a driver, only devices behind adapters of that driver (lsi_mr3); with a
+     * transport, only that transport (fc, iscsi, sas, usb, ...). claim_options ("tpgs_on")
+     * restrict too; options are the SATP's own; description is free text. */
+    const char *device, *driver, *transport, *claim_options, *options, *description;
 };
 
 struct est_gap {
@@ -106,6 +183,8 @@ struct est_host {
     size_t n_vswitches;
     struct est_vnic *vnics;
     size_t n_vnics;
+    struct est_hba *hbas; /* every adapter, of any type, in device order (vmhba2 before vmhba10) */
+    size_t n_hbas;
     struct est_iscsi_hba *iscsi_hbas;
     size_t n_iscsi_hbas;
     struct est_lun *luns;
@@ -147,7 +226,15 @@ struct est_vm {
     const char *power_state, *ft_state;
     int hw_version; /* the number of "vmx-13", EST_UNKNOWN */
     size_t host;    /* index into estate.hosts, EST_NONE */
-    size_t *datastores; /* indexes into estate.datastores */
+    /* Where the VM's configuration (.vmx) lives: summary.config.vmPathName as vCenter gave it,
+     * "[datastore name] dir/vm.vmx", or NULL; and that datastore, resolved by name (preferring
+     * one of the VM's own datastores when names repeat across datacenters), EST_NONE when
+     * unknown. */
+    const char *vm_path_name;
+    size_t config_datastore;
+    /* VirtualMachine.datastore: every datastore holding any of the VM's files (configuration,
+     * disks, a mounted ISO image), indexes into estate.datastores */
+    size_t *datastores;
     size_t n_datastores;
     struct est_controller *controllers;
     size_t n_controllers;
@@ -186,8 +273,8 @@ struct est_alarm {
 };
 
 struct estate {
-    const char *vcenter;      /* the configuration's name */
-    int64_t polled_ms;        /* when the snapshot was taken (last successful poll) */
+    const char *vcenter; /* the configuration's name */
+    int64_t polled_ms;   /* when the snapshot was taken (last successful poll) */
     struct est_pod *pods;
     size_t n_pods;
     struct est_datastore *datastores;

@@ -8,6 +8,8 @@
 /* The inventory tables a snapshot writes, in the order their statements are cached. */
 enum db_table {
     T_DATASTORE,
+    T_DATASTORE_EXTENT,
+    T_DATASTORE_HOST,
     T_STORAGE_POD,
     T_VM,
     T_VM_DATASTORE,
@@ -20,6 +22,7 @@ enum db_table {
     T_VSWITCH,
     T_PORTGROUP,
     T_DVSWITCH,
+    T_HBA,
     T_ISCSI_HBA,
     T_ISCSI_TARGET,
     T_ISCSI_OPTION,

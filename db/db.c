@@ -26,12 +26,17 @@ struct db_snapshot {
 static const char *const insert_sql[T_NTABLES] = {
     [T_DATASTORE] = "INSERT OR REPLACE INTO datastores (vcenter, moref, name, type, url, parent,"
                     " capacity, free_space, uncommitted, accessible, maintenance_mode, vmfs_major,"
-                    " nas_remote_host, vm_count)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                    " nas_remote_host, vm_count, vmfs_version, vmfs_local, vmfs_ssd,"
+                    " unmap_priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                    " ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    [T_DATASTORE_EXTENT] = "INSERT OR REPLACE INTO datastore_extents (vcenter, datastore,"
+                           " position, disk_name, partition) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [T_DATASTORE_HOST] = "INSERT OR REPLACE INTO datastore_hosts (vcenter, datastore, host,"
+                         " mounted, accessible, access_mode) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [T_STORAGE_POD] = "INSERT OR REPLACE INTO storage_pods (vcenter, moref, name, capacity,"
                       " free_space) VALUES (?1, ?2, ?3, ?4, ?5)",
     [T_VM] = "INSERT OR REPLACE INTO vms (vcenter, moref, name, hw_version, template, power_state,"
-             " ft_state, host) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             " ft_state, host, vm_path_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [T_VM_DATASTORE] = "INSERT OR REPLACE INTO vm_datastores (vcenter, vm, datastore)"
                        " VALUES (?1, ?2, ?3)",
     [T_CONTROLLER] = "INSERT OR REPLACE INTO controllers (vcenter, vm, key, type, shared_bus,"
@@ -53,23 +58,28 @@ static const char *const insert_sql[T_NTABLES] = {
                     " VALUES (?1, ?2, ?3, ?4)",
     [T_DVSWITCH] = "INSERT OR REPLACE INTO dvswitches (vcenter, moref, name, uuid, max_mtu)"
                    " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [T_HBA] = "INSERT OR REPLACE INTO hbas (vcenter, host, device, type, driver, model, status)"
+              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [T_ISCSI_HBA] = "INSERT OR REPLACE INTO iscsi_hbas (vcenter, host, device, iscsi_name, model)"
                     " VALUES (?1, ?2, ?3, ?4, ?5)",
     [T_ISCSI_TARGET] = "INSERT OR REPLACE INTO iscsi_targets (vcenter, host, hba, kind, target,"
-                       " address, port, iscsi_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                       " iscsi_name, address, port, discovery_method, parent)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [T_ISCSI_OPTION] = "INSERT OR REPLACE INTO iscsi_options (vcenter, host, hba, kind, target,"
-                       " key, value, inherited) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                       " iscsi_name, key, value, inherited)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [T_ISCSI_BINDING] = "INSERT OR REPLACE INTO iscsi_bindings (vcenter, host, hba, vnic)"
                         " VALUES (?1, ?2, ?3, ?4)",
     [T_LUN] = "INSERT OR REPLACE INTO luns (vcenter, host, canonical_name, key, display_name,"
-              " vendor, model, lun_type, local, psp, satp)"
-              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+              " vendor, model, lun_type, local, psp, satp, policy_type, multipath_plugin)"
+              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [T_LUN_PATH] = "INSERT OR REPLACE INTO lun_paths (vcenter, host, lun, name, state, adapter)"
                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [T_NMP_DEVICE] = "INSERT OR REPLACE INTO nmp_devices (vcenter, host, device, psp, psp_config,"
                      " iops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [T_SATP_RULE] = "INSERT INTO satp_rules (vcenter, host, satp, vendor, model, psp, psp_options,"
-                    " rule_group) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    " rule_group, device, driver, transport, claim_options, options, description)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [T_GAP] = "INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES (?1, ?2, ?3, ?4)",
     [T_ENTITY] = "INSERT OR REPLACE INTO entities (vcenter, moref, type, name, parent)"
                  " VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -231,15 +241,30 @@ static int insert(struct db_snapshot *snap, enum db_table t, const struct val *v
 static int put_datastore(void *ctx, const struct vim_datastore *d)
 {
     const struct val v[] = {
-        S(d->moref),      S(d->name),
-        S(d->type),       S(d->url),
-        S(d->parent),     I(d->capacity),
-        I(d->free_space), I(d->uncommitted),
-        I(d->accessible), S(d->maintenance_mode),
-        I(d->vmfs_major), S(d->nas_remote_host),
-        I(d->vm_count),
+        S(d->moref),          S(d->name),
+        S(d->type),           S(d->url),
+        S(d->parent),         I(d->capacity),
+        I(d->free_space),     I(d->uncommitted),
+        I(d->accessible),     S(d->maintenance_mode),
+        I(d->vmfs_major),     S(d->nas_remote_host),
+        I(d->vm_count),       S(d->vmfs_version),
+        I(d->vmfs_local),     I(d->vmfs_ssd),
+        S(d->unmap_priority),
     };
     return insert(ctx, T_DATASTORE, v, NVALS(v), 1);
+}
+
+static int put_datastore_extent(void *ctx, const struct vim_datastore_extent *x)
+{
+    const struct val v[] = {S(x->datastore), I(x->position), S(x->disk_name), I(x->partition)};
+    return insert(ctx, T_DATASTORE_EXTENT, v, NVALS(v), 1);
+}
+
+static int put_datastore_host(void *ctx, const struct vim_datastore_host *m)
+{
+    const struct val v[] = {S(m->datastore), S(m->host), I(m->mounted), I(m->accessible),
+                            S(m->access_mode)};
+    return insert(ctx, T_DATASTORE_HOST, v, NVALS(v), 2);
 }
 
 static int put_storage_pod(void *ctx, const struct vim_storage_pod *p)
@@ -252,7 +277,7 @@ static int put_vm(void *ctx, const struct vim_vm *m)
 {
     const struct val v[] = {
         S(m->moref),       S(m->name),     S(m->hw_version), I(m->template),
-        S(m->power_state), S(m->ft_state), S(m->host),
+        S(m->power_state), S(m->ft_state), S(m->host),       S(m->vm_path_name),
     };
     return insert(ctx, T_VM, v, NVALS(v), 1);
 }
@@ -326,6 +351,13 @@ static int put_dvswitch(void *ctx, const struct vim_dvswitch *d)
     return insert(ctx, T_DVSWITCH, v, NVALS(v), 1);
 }
 
+static int put_hba(void *ctx, const struct vim_hba *h)
+{
+    const struct val v[] = {S(h->host),   S(h->device), S(h->type),
+                            S(h->driver), S(h->model),  S(h->status)};
+    return insert(ctx, T_HBA, v, NVALS(v), 2);
+}
+
 static int put_iscsi_hba(void *ctx, const struct vim_iscsi_hba *h)
 {
     const struct val v[] = {S(h->host), S(h->device), S(h->iscsi_name), S(h->model)};
@@ -348,21 +380,37 @@ static int put_iscsi_target(void *ctx, const struct vim_iscsi_target *t)
         if (n >= 0 && (size_t)n < sizeof(target))
             tp = target;
     }
+    /* A send target has no IQN: '' keeps the key free of NULLs. */
     const struct val v[] = {
-        S(t->host), S(t->hba), S(t->kind), S(tp), S(t->address), I(t->port), S(t->iscsi_name),
+        S(t->host),
+        S(t->hba),
+        S(t->kind),
+        S(tp),
+        S(t->iscsi_name ? t->iscsi_name : ""),
+        S(t->address),
+        I(t->port),
+        S(t->discovery_method),
+        S(t->parent),
     };
     return insert(ctx, T_ISCSI_TARGET, v, NVALS(v), 4);
 }
 
 static int put_iscsi_option(void *ctx, const struct vim_iscsi_option *o)
 {
-    /* Adapter-level options store '' for kind and target so the key holds no NULL. */
+    /* Adapter-level options store '' for kind, target and IQN so the key holds no NULL; so do
+     * send targets for the IQN. */
     const int adapter = o->target == NULL;
     const struct val v[] = {
-        S(o->host), S(o->hba),   S(adapter ? "" : o->kind), S(adapter ? "" : o->target),
-        S(o->key),  S(o->value), I(o->inherited),
+        S(o->host),
+        S(o->hba),
+        S(adapter ? "" : o->kind),
+        S(adapter ? "" : o->target),
+        S(adapter || !o->target_iqn ? "" : o->target_iqn),
+        S(o->key),
+        S(o->value),
+        I(o->inherited),
     };
-    return insert(ctx, T_ISCSI_OPTION, v, NVALS(v), 5);
+    return insert(ctx, T_ISCSI_OPTION, v, NVALS(v), 6);
 }
 
 static int put_iscsi_binding(void *ctx, const struct vim_iscsi_binding *b)
@@ -374,8 +422,9 @@ static int put_iscsi_binding(void *ctx, const struct vim_iscsi_binding *b)
 static int put_lun(void *ctx, const struct vim_lun *l)
 {
     const struct val v[] = {
-        S(l->host),  S(l->canonical_name), S(l->key),   S(l->display_name), S(l->vendor),
-        S(l->model), S(l->lun_type),       I(l->local), S(l->psp),          S(l->satp),
+        S(l->host),   S(l->canonical_name), S(l->key),         S(l->display_name),
+        S(l->vendor), S(l->model),          S(l->lun_type),    I(l->local),
+        S(l->psp),    S(l->satp),           S(l->policy_type), S(l->multipath_plugin),
     };
     return insert(ctx, T_LUN, v, NVALS(v), 2);
 }
@@ -394,8 +443,10 @@ static int put_nmp_device(void *ctx, const struct vim_nmp_device *d)
 
 static int put_satp_rule(void *ctx, const struct vim_satp_rule *r)
 {
-    const struct val v[] = {S(r->host), S(r->satp),        S(r->vendor),    S(r->model),
-                            S(r->psp),  S(r->psp_options), S(r->rule_group)};
+    const struct val v[] = {S(r->host),       S(r->satp),        S(r->vendor),        S(r->model),
+                            S(r->psp),        S(r->psp_options), S(r->rule_group),    S(r->device),
+                            S(r->driver),     S(r->transport),   S(r->claim_options), S(r->options),
+                            S(r->description)};
     return insert(ctx, T_SATP_RULE, v, NVALS(v), 2);
 }
 
@@ -584,6 +635,8 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
     *sink = (struct vim_sink){
         .ctx = snap,
         .datastore = put_datastore,
+        .datastore_extent = put_datastore_extent,
+        .datastore_host = put_datastore_host,
         .storage_pod = put_storage_pod,
         .vm = put_vm,
         .vm_datastore = put_vm_datastore,
@@ -596,6 +649,7 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
         .vswitch = put_vswitch,
         .portgroup = put_portgroup,
         .dvswitch = put_dvswitch,
+        .hba = put_hba,
         .iscsi_hba = put_iscsi_hba,
         .iscsi_target = put_iscsi_target,
         .iscsi_option = put_iscsi_option,

@@ -14,26 +14,18 @@
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/keymap.h"
 #include "util/log.h"
-
-/* A top-level object's key (moref, or a DVS uuid) and its index in the estate's array, kept
- * sorted by key so every reference a child row makes is one bsearch: O(n log n) for the
- * whole estate instead of a query or a scan per reference. */
-struct ref {
-    const char *key; /* arena-owned */
-    size_t i;
-};
-
-struct refs {
-    struct ref *v; /* owned */
-    size_t n, cap;
-};
 
 /* The state of one db_estate_load. */
 struct load {
     struct estate *e;
-    struct refs pods, datastores, dvs_by_uuid, hosts, vms;
-    struct refs alarms;
+    /* A top-level object's key (moref, a DVS uuid, a datastore's name) maps to its index in the
+     * estate's array, sorted by key so every reference a child row makes is one bsearch:
+     * O(n log n) for the whole estate instead of a query or a scan per reference. Keys are
+     * arena-owned. */
+    struct vsl_keymap pods, datastores, ds_by_name, dvs_by_uuid, hosts, vms;
+    struct vsl_keymap alarms;
     /* The rows of the run being read: the children of one parent, which the ORDER BY of every
      * child query keeps consecutive. When the run ends they are copied into the arena as the
      * parent's array, exactly sized, so nothing is reallocated inside the arena. */
@@ -64,42 +56,33 @@ struct table {
 
 /* ---- references --------------------------------------------------------------------------- */
 
-static int refs_add(struct refs *r, const char *key, size_t i)
+static int refs_add(struct vsl_keymap *r, const char *key, size_t i)
 {
-    if (!key)
-        return 0; /* an object without that key cannot be referred to by it */
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct ref *v = realloc(r->v, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        r->v = v;
-        r->cap = cap;
-    }
-    r->v[r->n++] = (struct ref){key, i};
-    return 0;
+    return vsl_keymap_add(r, key, i);
 }
 
-static int ref_cmp(const void *a, const void *b)
+static void refs_sort(struct vsl_keymap *r)
 {
-    return strcmp(((const struct ref *)a)->key, ((const struct ref *)b)->key);
-}
-
-static void refs_sort(struct refs *r)
-{
-    if (r->n > 1)
-        qsort(r->v, r->n, sizeof(*r->v), ref_cmp);
+    vsl_keymap_sort(r);
 }
 
 /* The index of the object with key, EST_NONE when there is none (or key is NULL). */
-static size_t refs_find(const struct refs *r, const char *key)
+static size_t refs_find(const struct vsl_keymap *r, const char *key)
 {
-    const struct ref k = {key, 0}, *found;
+    const struct vsl_keymap_entry *e = vsl_keymap_get(r, key);
 
-    if (!key || r->n == 0)
+    return e ? (size_t)e->val : EST_NONE;
+}
+
+/* The index of the one object whose key is the len bytes at key; EST_NONE when none has it, or
+ * when several do (datastore names repeat across datacenters). */
+static size_t refs_find_unique(const struct vsl_keymap *r, const char *key, size_t len)
+{
+    const struct vsl_keymap_entry *e = vsl_keymap_find(r, key, len);
+
+    if (!e || (e + 1 < r->v + r->n && strcmp(e[1].key, e->key) == 0))
         return EST_NONE;
-    found = bsearch(&k, r->v, r->n, sizeof(*r->v), ref_cmp);
-    return found ? found->i : EST_NONE;
+    return (size_t)e->val;
 }
 
 /* ---- columns ------------------------------------------------------------------------------ */
@@ -169,6 +152,13 @@ static void *host_parent(struct load *L, sqlite3_stmt *st)
     return L->host;
 }
 
+static void *datastore_parent(struct load *L, sqlite3_stmt *st)
+{
+    size_t i = refs_find(&L->datastores, text(st, 0));
+
+    return i == EST_NONE ? NULL : &L->e->datastores[i];
+}
+
 static void *vm_parent(struct load *L, sqlite3_stmt *st)
 {
     size_t i = refs_find(&L->vms, text(st, 0));
@@ -191,18 +181,19 @@ static void *hba_parent(struct load *L, sqlite3_stmt *st)
     return L->hba;
 }
 
-/* Columns 0-1 name the adapter, 2 the kind, 4-5 the target's address and port. */
+/* Columns 0-1 name the adapter, 2 the kind, 4 the IQN ('' for none), 5-6 the target's address
+ * and port. */
 static void *target_parent(struct load *L, sqlite3_stmt *st)
 {
     struct est_iscsi_hba *a = hba_parent(L, st);
-    const char *kind = text(st, 2), *addr = text(st, 4);
-    const int port = col_int(st, 5);
+    const char *kind = text(st, 2), *iqn = text(st, 4), *addr = text(st, 5);
+    const int port = col_int(st, 6);
     size_t i;
 
-    for (i = 0; a && kind && addr && i < a->n_targets; i++) {
+    for (i = 0; a && kind && addr && iqn && i < a->n_targets; i++) {
         const struct est_iscsi_target *t = &a->targets[i];
         if (t->port == port && t->kind && strcmp(t->kind, kind) == 0 && t->address &&
-            strcmp(t->address, addr) == 0)
+            strcmp(t->address, addr) == 0 && strcmp(t->iscsi_name ? t->iscsi_name : "", iqn) == 0)
             return &a->targets[i];
     }
     return NULL;
@@ -262,6 +253,14 @@ static int datastore_row(struct load *L, sqlite3_stmt *st, void *item)
     d->pod = refs_find(&L->pods, text(st, 8));
     d->vm_count = col_int(st, 9);
     d->parent = col_str(L, st, 8);
+    d->vmfs_version = col_str(L, st, 10);
+    d->vmfs_local = col_int(st, 11);
+    d->vmfs_ssd = col_int(st, 12);
+    d->unmap_priority = col_str(L, st, 13);
+    d->nas_remote_host = col_str(L, st, 14);
+    /* VMs name the datastore of their configuration file by name ("[name] dir/vm.vmx"). */
+    if (text(st, 1) && refs_add(&L->ds_by_name, d->name, row_index(L, sizeof(*d))) < 0)
+        return -ENOMEM;
     return refs_add(&L->datastores, d->moref, row_index(L, sizeof(*d)));
 }
 
@@ -326,6 +325,67 @@ static int vnic_row(struct load *L, sqlite3_stmt *st, void *item)
     return 0;
 }
 
+/* A host that mounts the datastore; one the snapshot does not hold is left out. */
+static int mount_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_mount *m = item;
+
+    m->host = refs_find(&L->hosts, text(st, 1));
+    m->mounted = col_int(st, 2);
+    m->accessible = col_int(st, 3);
+    m->access_mode = col_str(L, st, 4);
+    return m->host == EST_NONE;
+}
+
+static int lun_cmp(const void *key, const void *lun);
+
+/* An extent, and the LUN behind it on each mounting host that lists its device. */
+static int extent_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    const struct est_datastore *d = L->parent;
+    struct est_extent *x = item;
+    size_t i, n = 0;
+
+    x->disk_name = col_str(L, st, 1);
+    x->partition = col_int(st, 2);
+    for (int pass = 0; pass < 2 && x->disk_name; pass++) {
+        /* Pass 0 counts, pass 1 fills the array sized by pass 0. */
+        if (pass == 1) {
+            if (n == 0)
+                break;
+            x->luns = est_alloc(L->e, n * sizeof(*x->luns));
+            if (!x->luns)
+                return -ENOMEM;
+            x->n_luns = n;
+            n = 0;
+        }
+        for (i = 0; i < d->n_mounts; i++) {
+            const struct est_host *h = &L->e->hosts[d->mounts[i].host];
+            const struct est_lun *l =
+                h->n_luns ? bsearch(x->disk_name, h->luns, h->n_luns, sizeof(*h->luns), lun_cmp)
+                          : NULL;
+            if (!l)
+                continue;
+            if (pass == 1)
+                x->luns[n] = (struct est_lun_ref){d->mounts[i].host, (size_t)(l - h->luns)};
+            n++;
+        }
+    }
+    return 0;
+}
+
+/* Any adapter of the host. */
+static int any_hba_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_hba *a = item;
+
+    a->device = col_str(L, st, 1);
+    a->type = col_str(L, st, 2);
+    a->driver = col_str(L, st, 3);
+    a->model = col_str(L, st, 4);
+    return 0;
+}
+
 static int hba_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_iscsi_hba *a = item;
@@ -351,7 +411,7 @@ static int hba_option_row(struct load *L, sqlite3_stmt *st, void *item)
 
 static int target_option_row(struct load *L, sqlite3_stmt *st, void *item)
 {
-    option_fill(L, st, 6, item);
+    option_fill(L, st, 7, item);
     return 0;
 }
 
@@ -363,6 +423,9 @@ static int target_row(struct load *L, sqlite3_stmt *st, void *item)
     t->address = col_str(L, st, 4);
     t->port = col_int(st, 5);
     t->iscsi_name = col_str(L, st, 6);
+    t->discovery_method = col_str(L, st, 7);
+    t->parent = col_str(L, st, 8);
+    t->send_target = EST_NONE; /* attach_targets links it */
     return 0;
 }
 
@@ -398,15 +461,25 @@ static int lun_row(struct load *L, sqlite3_stmt *st, void *item)
     l->satp = col_str(L, st, 8);
     l->iops_limit = col_int(st, 9);
     l->psp_config = col_str(L, st, 10);
+    l->policy_type = col_str(L, st, 11);
+    l->multipath_plugin = col_str(L, st, 12);
     return 0;
 }
 
 static int path_row(struct load *L, sqlite3_stmt *st, void *item)
 {
+    const struct est_host *h = L->host;
     struct est_path *p = item;
+    size_t i;
 
     p->name = col_str(L, st, 2);
     p->state = col_str(L, st, 3);
+    p->adapter = col_str(L, st, 4);
+    p->hba = EST_NONE;
+    for (i = 0; p->adapter && i < h->n_hbas; i++) {
+        if (h->hbas[i].device && strcmp(h->hbas[i].device, p->adapter) == 0)
+            p->hba = i;
+    }
     return 0;
 }
 
@@ -420,6 +493,12 @@ static int satp_rule_row(struct load *L, sqlite3_stmt *st, void *item)
     r->psp = col_str(L, st, 4);
     r->psp_options = col_str(L, st, 5);
     r->rule_group = col_str(L, st, 6);
+    r->device = col_str(L, st, 7);
+    r->driver = col_str(L, st, 8);
+    r->transport = col_str(L, st, 9);
+    r->claim_options = col_str(L, st, 10);
+    r->options = col_str(L, st, 11);
+    r->description = col_str(L, st, 12);
     return 0;
 }
 
@@ -442,6 +521,30 @@ static int hw_version(const char *s)
     return parse_int(s + sizeof(prefix) - 1);
 }
 
+/* The datastore a "[name] dir/vm.vmx" path names: one of own (the VM's datastores) with that
+ * name, else the only datastore with that name; EST_NONE when none (or several) has it. A name
+ * may itself hold "]", so every "]" is tried as the end of the name, the shortest first. */
+static size_t datastore_of_path(const struct load *L, const char *path, const size_t *own,
+                                size_t n_own)
+{
+    const char *name = path ? path + 1 : NULL, *end;
+
+    if (!path || path[0] != '[')
+        return EST_NONE;
+    for (end = strchr(name, ']'); end; end = strchr(end + 1, ']')) {
+        const size_t len = (size_t)(end - name);
+        for (size_t i = 0; i < n_own; i++) {
+            const char *n = L->e->datastores[own[i]].name;
+            if (strncmp(n, name, len) == 0 && n[len] == '\0')
+                return own[i];
+        }
+        const size_t i = refs_find_unique(&L->ds_by_name, name, len);
+        if (i != EST_NONE)
+            return i;
+    }
+    return EST_NONE;
+}
+
 static int vm_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_vm *m = item;
@@ -453,6 +556,8 @@ static int vm_row(struct load *L, sqlite3_stmt *st, void *item)
     m->ft_state = col_str(L, st, 4);
     m->hw_version = hw_version(text(st, 5));
     m->host = refs_find(&L->hosts, text(st, 6));
+    m->vm_path_name = col_str(L, st, 7);
+    m->config_datastore = datastore_of_path(L, m->vm_path_name, NULL, 0);
     return refs_add(&L->vms, m->moref, row_index(L, sizeof(*m)));
 }
 
@@ -602,6 +707,23 @@ static void attach_datastores(struct load *L, void *parent, void *items, size_t 
     L->e->datastores = items;
     L->e->n_datastores = n;
     refs_sort(&L->datastores);
+    refs_sort(&L->ds_by_name);
+}
+
+static void attach_mounts(struct load *L, void *parent, void *items, size_t n)
+{
+    struct est_datastore *d = parent;
+
+    d->mounts = items;
+    d->n_mounts = n;
+}
+
+static void attach_extents(struct load *L, void *parent, void *items, size_t n)
+{
+    struct est_datastore *d = parent;
+
+    d->extents = items;
+    d->n_extents = n;
 }
 
 static void attach_dvswitches(struct load *L, void *parent, void *items, size_t n)
@@ -639,6 +761,14 @@ static void attach_vnics(struct load *L, void *parent, void *items, size_t n)
 
     h->vnics = items;
     h->n_vnics = n;
+}
+
+static void attach_any_hbas(struct load *L, void *parent, void *items, size_t n)
+{
+    struct est_host *h = parent;
+
+    h->hbas = items;
+    h->n_hbas = n;
 }
 
 static void attach_hbas(struct load *L, void *parent, void *items, size_t n)
@@ -681,12 +811,35 @@ static void attach_hba_options(struct load *L, void *parent, void *items, size_t
     a->n_options = n;
 }
 
+/* Whether static target t names send target s as its parent: "address:port", or the bare
+ * address of a send target on the default port. */
+static int parent_is(const struct est_iscsi_target *t, const struct est_iscsi_target *s)
+{
+    const size_t n = s->address ? strlen(s->address) : 0;
+
+    if (!t->parent || !n || strncmp(t->parent, s->address, n) != 0)
+        return 0;
+    if (t->parent[n] == '\0')
+        return s->port == 3260;
+    return t->parent[n] == ':' && parse_int(t->parent + n + 1) == s->port;
+}
+
 static void attach_targets(struct load *L, void *parent, void *items, size_t n)
 {
     struct est_iscsi_hba *a = parent;
+    struct est_iscsi_target *t = items;
 
     a->targets = items;
     a->n_targets = n;
+    /* A static target found by a send target inherits from it: link the two. */
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].kind || strcmp(t[i].kind, "static") != 0)
+            continue;
+        for (size_t j = 0; j < n && t[i].send_target == EST_NONE; j++) {
+            if (t[j].kind && strcmp(t[j].kind, "send") == 0 && parent_is(&t[i], &t[j]))
+                t[i].send_target = j;
+        }
+    }
 }
 
 static void attach_bindings(struct load *L, void *parent, void *items, size_t n)
@@ -719,6 +872,8 @@ static void attach_vm_datastores(struct load *L, void *parent, void *items, size
 
     m->datastores = items;
     m->n_datastores = n;
+    /* Of two datastores with the VM's configuration datastore name, the VM's own is it. */
+    m->config_datastore = datastore_of_path(L, m->vm_path_name, items, n);
 }
 
 static void attach_controllers(struct load *L, void *parent, void *items, size_t n)
@@ -757,7 +912,8 @@ static const struct table tables[] = {
      .row = pod_row,
      .attach = attach_pods},
     {.sql = "SELECT moref, name, type, capacity, free_space, uncommitted, accessible, vmfs_major,"
-            " parent, vm_count FROM datastores WHERE vcenter = ?1 ORDER BY name, moref",
+            " parent, vm_count, vmfs_version, vmfs_local, vmfs_ssd, unmap_priority,"
+            " nas_remote_host FROM datastores WHERE vcenter = ?1 ORDER BY name, moref",
      .elem = sizeof(struct est_datastore),
      .parent = estate_parent,
      .row = datastore_row,
@@ -794,6 +950,13 @@ static const struct table tables[] = {
      .parent = host_parent,
      .row = vnic_row,
      .attach = attach_vnics},
+    {.sql = "SELECT host, device, type, driver, model FROM hbas WHERE vcenter = ?1"
+            " ORDER BY host, length(device), device",
+     .nkey = 1,
+     .elem = sizeof(struct est_hba),
+     .parent = host_parent,
+     .row = any_hba_row,
+     .attach = attach_any_hbas},
     {.sql = "SELECT host, device, iscsi_name FROM iscsi_hbas WHERE vcenter = ?1"
             " ORDER BY host, length(device), device",
      .nkey = 1,
@@ -808,21 +971,23 @@ static const struct table tables[] = {
      .parent = hba_parent,
      .row = hba_option_row,
      .attach = attach_hba_options},
-    {.sql = "SELECT host, hba, kind, target, address, port, iscsi_name FROM iscsi_targets"
-            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port, target",
+    {.sql = "SELECT host, hba, kind, target, address, port, nullif(iscsi_name, ''),"
+            " discovery_method, parent FROM iscsi_targets"
+            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port, target, iscsi_name",
      .nkey = 2,
      .elem = sizeof(struct est_iscsi_target),
      .parent = hba_parent,
      .row = target_row,
      .attach = attach_targets},
-    /* Options name their target by its "address:port" key; the join gives the address and
-     * port the loaded target is matched by. */
-    {.sql = "SELECT o.host, o.hba, o.kind, o.target, t.address, t.port, o.key, o.value,"
-            " o.inherited FROM iscsi_options o JOIN iscsi_targets t"
+    /* Options name their target by its "address:port" key and IQN; the join gives the address
+     * and port the loaded target is matched by. */
+    {.sql = "SELECT o.host, o.hba, o.kind, o.target, o.iscsi_name, t.address, t.port, o.key,"
+            " o.value, o.inherited FROM iscsi_options o JOIN iscsi_targets t"
             " ON t.vcenter = o.vcenter AND t.host = o.host AND t.hba = o.hba AND t.kind = o.kind"
-            " AND t.target = o.target WHERE o.vcenter = ?1 AND o.target <> ''"
-            " ORDER BY o.host, o.hba, o.kind, o.target, o.key",
-     .nkey = 4,
+            " AND t.target = o.target AND t.iscsi_name = o.iscsi_name"
+            " WHERE o.vcenter = ?1 AND o.target <> ''"
+            " ORDER BY o.host, o.hba, o.kind, o.target, o.iscsi_name, o.key",
+     .nkey = 5,
      .elem = sizeof(struct est_option),
      .parent = target_parent,
      .row = target_option_row,
@@ -836,7 +1001,8 @@ static const struct table tables[] = {
      .attach = attach_bindings},
     /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name. */
     {.sql = "SELECT l.host, l.canonical_name, l.display_name, l.vendor, l.model, l.lun_type,"
-            " l.local, l.psp, l.satp, n.iops, n.psp_config FROM luns l LEFT JOIN nmp_devices n"
+            " l.local, l.psp, l.satp, n.iops, n.psp_config, l.policy_type, l.multipath_plugin"
+            " FROM luns l LEFT JOIN nmp_devices n"
             " ON n.vcenter = l.vcenter AND n.host = l.host AND n.device = l.canonical_name"
             " WHERE l.vcenter = ?1 ORDER BY l.host, l.canonical_name",
      .nkey = 1,
@@ -844,16 +1010,17 @@ static const struct table tables[] = {
      .parent = host_parent,
      .row = lun_row,
      .attach = attach_luns},
-    {.sql = "SELECT host, lun, name, state FROM lun_paths WHERE vcenter = ?1"
+    {.sql = "SELECT host, lun, name, state, adapter FROM lun_paths WHERE vcenter = ?1"
             " ORDER BY host, lun, name",
      .nkey = 2,
      .elem = sizeof(struct est_path),
      .parent = lun_parent,
      .row = path_row,
      .attach = attach_paths},
-    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group FROM satp_rules"
+    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group, device, driver,"
+            " transport, claim_options, options, description FROM satp_rules"
             " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
-            " psp_options",
+            " psp_options, device, driver, transport, claim_options, options",
      .nkey = 1,
      .elem = sizeof(struct est_satp_rule),
      .parent = host_parent,
@@ -866,8 +1033,24 @@ static const struct table tables[] = {
      .parent = host_parent,
      .row = gap_row,
      .attach = attach_gaps},
-    {.sql = "SELECT moref, name, template, power_state, ft_state, hw_version, host FROM vms"
-            " WHERE vcenter = ?1 ORDER BY name, moref",
+    /* After the hosts and their LUNs: a mount names a host, an extent a LUN on the mounting
+     * hosts, so mounts come before extents. */
+    {.sql = "SELECT datastore, host, mounted, accessible, access_mode FROM datastore_hosts"
+            " WHERE vcenter = ?1 ORDER BY datastore, host",
+     .nkey = 1,
+     .elem = sizeof(struct est_mount),
+     .parent = datastore_parent,
+     .row = mount_row,
+     .attach = attach_mounts},
+    {.sql = "SELECT datastore, disk_name, partition FROM datastore_extents WHERE vcenter = ?1"
+            " ORDER BY datastore, position",
+     .nkey = 1,
+     .elem = sizeof(struct est_extent),
+     .parent = datastore_parent,
+     .row = extent_row,
+     .attach = attach_extents},
+    {.sql = "SELECT moref, name, template, power_state, ft_state, hw_version, host, vm_path_name"
+            " FROM vms WHERE vcenter = ?1 ORDER BY name, moref",
      .elem = sizeof(struct est_vm),
      .parent = estate_parent,
      .row = vm_row,
@@ -1098,12 +1281,13 @@ out:
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     est_free(L.e);
-    free(L.pods.v);
-    free(L.datastores.v);
-    free(L.dvs_by_uuid.v);
-    free(L.hosts.v);
-    free(L.vms.v);
-    free(L.alarms.v);
+    vsl_keymap_free(&L.pods);
+    vsl_keymap_free(&L.datastores);
+    vsl_keymap_free(&L.ds_by_name);
+    vsl_keymap_free(&L.dvs_by_uuid);
+    vsl_keymap_free(&L.hosts);
+    vsl_keymap_free(&L.vms);
+    vsl_keymap_free(&L.alarms);
     vsl_buf_free(&L.rows);
     vsl_buf_free(&L.key);
     vsl_buf_free(&L.row_key);

@@ -15,7 +15,7 @@
 
 /* Objects that later rows attach to, looked up by their key columns joined with KEY_SEP.
  * A registry is a json object used as a hash table; it is never printed. */
-enum reg { R_NONE = -1, R_POD, R_HOST, R_HBA, R_TARGET, R_LUN, R_VM, R_ALARM, R_NREG };
+enum reg { R_NONE = -1, R_POD, R_DATASTORE, R_HOST, R_HBA, R_TARGET, R_LUN, R_VM, R_ALARM, R_NREG };
 
 enum ftype { F_STR, F_INT, F_BOOL, F_SKIP };
 
@@ -37,7 +37,7 @@ struct member {
 struct loader {
     const char *sql; /* ?1 = vcenter */
     enum reg parent; /* R_NONE: the parent is the vCenter object */
-    int pkey[4];     /* columns naming the parent in its registry */
+    int pkey[5];     /* columns naming the parent in its registry */
     int npkey;
     const char *member; /* where in the parent the row goes */
     enum mode mode;
@@ -45,7 +45,7 @@ struct loader {
     const struct field *fields;
     int nfields;
     enum reg reg; /* registry the row's object is entered in, R_NONE for none */
-    int rkey[4];
+    int rkey[5];
     int nrkey;
     const struct member *members; /* what each row object starts with, NULL-terminated */
     const char *orphans; /* vCenter member for rows whose parent is unknown, or NULL: drop */
@@ -71,7 +71,17 @@ static const struct field ds_fields[] = {{"moref", F_STR},
                                          {"nas_remote_host", F_STR},
                                          {"parent", F_STR},
                                          {"storage_pod", F_STR},
-                                         {"vm_count", F_INT}};
+                                         {"vm_count", F_INT},
+                                         {"vmfs_version", F_STR},
+                                         {"vmfs_local", F_BOOL},
+                                         {"vmfs_ssd", F_BOOL},
+                                         {"unmap_priority", F_STR}};
+static const struct member ds_members[] = {{"extents", 0}, {"hosts", 0}, {NULL, 0}};
+
+static const struct field extent_fields[] = {{"disk_name", F_STR}, {"partition", F_INT}};
+
+static const struct field mount_fields[] = {
+    {"host", F_STR}, {"mounted", F_BOOL}, {"accessible", F_BOOL}, {"access_mode", F_STR}};
 
 static const struct field moref_field[] = {{"moref", F_STR}};
 
@@ -80,9 +90,12 @@ static const struct field dvs_fields[] = {
 
 static const struct field host_fields[] = {
     {"moref", F_STR}, {"name", F_STR}, {"parent", F_STR}, {"connection_state", F_STR}};
-static const struct member host_members[] = {{"options", 1},    {"vswitches", 0}, {"vnics", 0},
-                                             {"iscsi_hbas", 0}, {"luns", 0},      {"satp_rules", 0},
-                                             {"gaps", 0},       {NULL, 0}};
+static const struct member host_members[] = {{"options", 1},    {"vswitches", 0},  {"vnics", 0},
+                                             {"hbas", 0},       {"iscsi_hbas", 0}, {"luns", 0},
+                                             {"satp_rules", 0}, {"gaps", 0},       {NULL, 0}};
+
+static const struct field any_hba_fields[] = {
+    {"device", F_STR}, {"type", F_STR}, {"driver", F_STR}, {"model", F_STR}, {"status", F_STR}};
 
 static const struct field kv_fields[] = {{"key", F_STR}, {"value", F_STR}};
 
@@ -99,33 +112,33 @@ static const struct member hba_members[] = {
 
 static const struct field vnic_name_field[] = {{"vnic", F_STR}};
 
-static const struct field target_fields[] = {{"kind", F_STR},
-                                             {"target", F_SKIP},
-                                             {"address", F_STR},
-                                             {"port", F_INT},
-                                             {"iscsi_name", F_STR}};
+static const struct field target_fields[] = {
+    {"kind", F_STR},       {"target", F_SKIP},          {"address", F_STR}, {"port", F_INT},
+    {"iscsi_name", F_STR}, {"discovery_method", F_STR}, {"parent", F_STR}};
 static const struct member target_members[] = {{"options", 0}, {NULL, 0}};
 
 static const struct field iscsi_option_fields[] = {
     {"key", F_STR}, {"value", F_STR}, {"inherited", F_BOOL}};
 
 static const struct field lun_fields[] = {
-    {"canonical_name", F_STR}, {"display_name", F_STR}, {"vendor", F_STR}, {"model", F_STR},
-    {"lun_type", F_STR},       {"local", F_BOOL},       {"policy", F_STR}, {"satp", F_STR},
-    {"iops_limit", F_INT},     {"psp_config", F_STR}};
+    {"canonical_name", F_STR}, {"display_name", F_STR}, {"vendor", F_STR},
+    {"model", F_STR},          {"lun_type", F_STR},     {"local", F_BOOL},
+    {"policy", F_STR},         {"satp", F_STR},         {"iops_limit", F_INT},
+    {"psp_config", F_STR},     {"policy_type", F_STR},  {"multipath_plugin", F_STR}};
 static const struct member lun_members[] = {{"paths", 0}, {NULL, 0}};
 
 static const struct field path_fields[] = {{"name", F_STR}, {"state", F_STR}, {"adapter", F_STR}};
 
-static const struct field satp_rule_fields[] = {{"satp", F_STR},        {"vendor", F_STR},
-                                                {"model", F_STR},       {"psp", F_STR},
-                                                {"psp_options", F_STR}, {"rule_group", F_STR}};
+static const struct field satp_rule_fields[] = {
+    {"satp", F_STR},        {"vendor", F_STR},        {"model", F_STR},   {"psp", F_STR},
+    {"psp_options", F_STR}, {"rule_group", F_STR},    {"device", F_STR},  {"driver", F_STR},
+    {"transport", F_STR},   {"claim_options", F_STR}, {"options", F_STR}, {"description", F_STR}};
 
 static const struct field gap_fields[] = {{"object", F_STR}, {"what", F_STR}, {"error", F_STR}};
 
 static const struct field vm_fields[] = {
     {"moref", F_STR},      {"name", F_STR},     {"template", F_BOOL}, {"power_state", F_STR},
-    {"hw_version", F_STR}, {"ft_state", F_STR}, {"host", F_STR}};
+    {"hw_version", F_STR}, {"ft_state", F_STR}, {"host", F_STR},      {"vm_path_name", F_STR}};
 static const struct member vm_members[] = {
     {"datastores", 0}, {"controllers", 0}, {"disks", 0}, {"snapshots", 0}, {NULL, 0}};
 
@@ -173,13 +186,37 @@ static const struct loader loaders[] = {
      .members = pod_members},
     {.sql = "SELECT d.moref, d.name, d.type, d.url, d.capacity, d.free_space, d.uncommitted,"
             " d.accessible, d.maintenance_mode, d.vmfs_major, d.nas_remote_host, d.parent,"
-            " p.name, d.vm_count FROM datastores d LEFT JOIN storage_pods p"
+            " p.name, d.vm_count, d.vmfs_version, d.vmfs_local, d.vmfs_ssd, d.unmap_priority"
+            " FROM datastores d LEFT JOIN storage_pods p"
             " ON p.vcenter = d.vcenter AND p.moref = d.parent"
             " WHERE d.vcenter = ?1 ORDER BY d.name, d.moref",
      .parent = R_NONE,
      .member = "datastores",
      .fields = ds_fields,
      .nfields = NF(ds_fields),
+     .reg = R_DATASTORE,
+     .rkey = {0},
+     .nrkey = 1,
+     .members = ds_members},
+    {.sql = "SELECT datastore, disk_name, partition FROM datastore_extents WHERE vcenter = ?1"
+            " ORDER BY datastore, position",
+     .parent = R_DATASTORE,
+     .pkey = {0},
+     .npkey = 1,
+     .member = "extents",
+     .first = 1,
+     .fields = extent_fields,
+     .nfields = NF(extent_fields),
+     .reg = R_NONE},
+    {.sql = "SELECT datastore, host, mounted, accessible, access_mode FROM datastore_hosts"
+            " WHERE vcenter = ?1 ORDER BY datastore, host",
+     .parent = R_DATASTORE,
+     .pkey = {0},
+     .npkey = 1,
+     .member = "hosts",
+     .first = 1,
+     .fields = mount_fields,
+     .nfields = NF(mount_fields),
      .reg = R_NONE},
     {.sql = "SELECT parent, moref FROM datastores WHERE vcenter = ?1 AND parent IS NOT NULL"
             " ORDER BY name, moref",
@@ -240,6 +277,16 @@ static const struct loader loaders[] = {
      .fields = vnic_fields,
      .nfields = NF(vnic_fields),
      .reg = R_NONE},
+    {.sql = "SELECT host, device, type, driver, model, status FROM hbas WHERE vcenter = ?1"
+            " ORDER BY host, length(device), device",
+     .parent = R_HOST,
+     .pkey = {0},
+     .npkey = 1,
+     .member = "hbas",
+     .first = 1,
+     .fields = any_hba_fields,
+     .nfields = NF(any_hba_fields),
+     .reg = R_NONE},
     {.sql = "SELECT host, device, iscsi_name, model FROM iscsi_hbas WHERE vcenter = ?1"
             " ORDER BY host, length(device), device",
      .parent = R_HOST,
@@ -264,8 +311,10 @@ static const struct loader loaders[] = {
      .fields = vnic_name_field,
      .nfields = 1,
      .reg = R_NONE},
-    {.sql = "SELECT host, hba, kind, target, address, port, iscsi_name FROM iscsi_targets"
-            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port",
+    /* iscsi_name is '' for send targets in the table (it is part of the key): null here. */
+    {.sql = "SELECT host, hba, kind, target, address, port, nullif(iscsi_name, ''),"
+            " discovery_method, parent, iscsi_name FROM iscsi_targets"
+            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port, iscsi_name",
      .parent = R_HBA,
      .pkey = {0, 1},
      .npkey = 2,
@@ -274,8 +323,8 @@ static const struct loader loaders[] = {
      .fields = target_fields,
      .nfields = NF(target_fields),
      .reg = R_TARGET,
-     .rkey = {0, 1, 2, 3},
-     .nrkey = 4,
+     .rkey = {0, 1, 2, 3, 9},
+     .nrkey = 5,
      .members = target_members},
     {.sql = "SELECT host, hba, key, value, inherited FROM iscsi_options"
             " WHERE vcenter = ?1 AND target = '' ORDER BY host, hba, key",
@@ -287,18 +336,20 @@ static const struct loader loaders[] = {
      .fields = iscsi_option_fields,
      .nfields = NF(iscsi_option_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, hba, kind, target, key, value, inherited FROM iscsi_options"
-            " WHERE vcenter = ?1 AND target <> '' ORDER BY host, hba, kind, target, key",
+    {.sql =
+         "SELECT host, hba, kind, target, iscsi_name, key, value, inherited FROM iscsi_options"
+         " WHERE vcenter = ?1 AND target <> '' ORDER BY host, hba, kind, target, iscsi_name, key",
      .parent = R_TARGET,
-     .pkey = {0, 1, 2, 3},
-     .npkey = 4,
+     .pkey = {0, 1, 2, 3, 4},
+     .npkey = 5,
      .member = "options",
-     .first = 4,
+     .first = 5,
      .fields = iscsi_option_fields,
      .nfields = NF(iscsi_option_fields),
      .reg = R_NONE},
     {.sql = "SELECT l.host, l.canonical_name, l.display_name, l.vendor, l.model, l.lun_type,"
-            " l.local, l.psp, l.satp, n.iops, n.psp_config FROM luns l LEFT JOIN nmp_devices n"
+            " l.local, l.psp, l.satp, n.iops, n.psp_config, l.policy_type, l.multipath_plugin"
+            " FROM luns l LEFT JOIN nmp_devices n"
             " ON n.vcenter = l.vcenter AND n.host = l.host AND n.device = l.canonical_name"
             " WHERE l.vcenter = ?1 ORDER BY l.host, l.canonical_name",
      .parent = R_HOST,
@@ -322,9 +373,10 @@ static const struct loader loaders[] = {
      .fields = path_fields,
      .nfields = NF(path_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group FROM satp_rules"
+    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group, device, driver,"
+            " transport, claim_options, options, description FROM satp_rules"
             " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
-            " psp_options",
+            " psp_options, device, driver, transport, claim_options, options",
      .parent = R_HOST,
      .pkey = {0},
      .npkey = 1,
@@ -343,8 +395,8 @@ static const struct loader loaders[] = {
      .nfields = NF(gap_fields),
      .reg = R_NONE,
      .orphans = "gaps"},
-    {.sql = "SELECT moref, name, template, power_state, hw_version, ft_state, host FROM vms"
-            " WHERE vcenter = ?1 ORDER BY name, moref",
+    {.sql = "SELECT moref, name, template, power_state, hw_version, ft_state, host, vm_path_name"
+            " FROM vms WHERE vcenter = ?1 ORDER BY name, moref",
      .parent = R_NONE,
      .member = "vms",
      .fields = vm_fields,

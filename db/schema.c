@@ -232,6 +232,64 @@ static const char migration6[] =
     "  vcenter TEXT NOT NULL, counter_id INTEGER NOT NULL, name TEXT, unit TEXT,"
     "  PRIMARY KEY (vcenter, counter_id)) WITHOUT ROWID;";
 
+/* What real estates need besides: the extents of multi-extent VMFS volumes and whether a volume
+ * is local (a host's boot disk), the hosts that mount each datastore, the file a VM's
+ * configuration lives in, every host bus adapter (a local controller is not a SAN), how a LUN
+ * is multipathed (the policy's type and the owning plug-in), how a static iSCSI target was
+ * discovered, and the rest of a SATP claim rule (device, driver, transport, options).
+ *
+ * iscsi_targets and iscsi_options get the target's IQN in their keys: arrays that present one
+ * IQN per volume put many static targets on one address:port, which the old keys collapsed
+ * into one row. SQLite cannot change a primary key, so both tables are rebuilt and the
+ * previous snapshot copied over (send targets and adapter options have IQN ''). */
+static const char migration7[] =
+    "ALTER TABLE datastores ADD COLUMN vmfs_version TEXT;"
+    "ALTER TABLE datastores ADD COLUMN vmfs_local INTEGER;"
+    "ALTER TABLE datastores ADD COLUMN vmfs_ssd INTEGER;"
+    "ALTER TABLE datastores ADD COLUMN unmap_priority TEXT;"
+    "CREATE TABLE datastore_extents ("
+    "  vcenter TEXT NOT NULL, datastore TEXT NOT NULL, position INTEGER NOT NULL,"
+    "  disk_name TEXT, partition INTEGER,"
+    "  PRIMARY KEY (vcenter, datastore, position)) WITHOUT ROWID;"
+    "CREATE TABLE datastore_hosts ("
+    "  vcenter TEXT NOT NULL, datastore TEXT NOT NULL, host TEXT NOT NULL, mounted INTEGER,"
+    "  accessible INTEGER, access_mode TEXT,"
+    "  PRIMARY KEY (vcenter, datastore, host)) WITHOUT ROWID;"
+    "ALTER TABLE vms ADD COLUMN vm_path_name TEXT;"
+    "CREATE TABLE hbas ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, device TEXT NOT NULL, type TEXT, driver TEXT,"
+    "  model TEXT, status TEXT,"
+    "  PRIMARY KEY (vcenter, host, device)) WITHOUT ROWID;"
+    "ALTER TABLE luns ADD COLUMN policy_type TEXT;"
+    "ALTER TABLE luns ADD COLUMN multipath_plugin TEXT;"
+    "CREATE TABLE iscsi_targets_7 ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+    "  target TEXT NOT NULL, iscsi_name TEXT NOT NULL, address TEXT, port INTEGER,"
+    "  discovery_method TEXT, parent TEXT,"
+    "  PRIMARY KEY (vcenter, host, hba, kind, target, iscsi_name)) WITHOUT ROWID;"
+    "INSERT INTO iscsi_targets_7 (vcenter, host, hba, kind, target, iscsi_name, address, port)"
+    "  SELECT vcenter, host, hba, kind, target, coalesce(iscsi_name, ''), address, port"
+    "  FROM iscsi_targets;"
+    "CREATE TABLE iscsi_options_7 ("
+    "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+    "  target TEXT NOT NULL, iscsi_name TEXT NOT NULL, key TEXT NOT NULL, value TEXT,"
+    "  inherited INTEGER,"
+    "  PRIMARY KEY (vcenter, host, hba, kind, target, iscsi_name, key)) WITHOUT ROWID;"
+    "INSERT INTO iscsi_options_7 SELECT o.vcenter, o.host, o.hba, o.kind, o.target,"
+    "  coalesce(t.iscsi_name, ''), o.key, o.value, o.inherited FROM iscsi_options o"
+    "  LEFT JOIN iscsi_targets t ON t.vcenter = o.vcenter AND t.host = o.host"
+    "  AND t.hba = o.hba AND t.kind = o.kind AND t.target = o.target;"
+    "DROP TABLE iscsi_targets;"
+    "DROP TABLE iscsi_options;"
+    "ALTER TABLE iscsi_targets_7 RENAME TO iscsi_targets;"
+    "ALTER TABLE iscsi_options_7 RENAME TO iscsi_options;"
+    "ALTER TABLE satp_rules ADD COLUMN device TEXT;"
+    "ALTER TABLE satp_rules ADD COLUMN driver TEXT;"
+    "ALTER TABLE satp_rules ADD COLUMN transport TEXT;"
+    "ALTER TABLE satp_rules ADD COLUMN claim_options TEXT;"
+    "ALTER TABLE satp_rules ADD COLUMN options TEXT;"
+    "ALTER TABLE satp_rules ADD COLUMN description TEXT;";
+
 /* migrations[i] takes the schema from user_version i to i + 1. */
 static const char *const migrations[] = {
     migration1,
@@ -240,12 +298,15 @@ static const char *const migrations[] = {
     migration4,
     migration5,
     migration6,
+    migration7,
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 static const char *const table_names[T_NTABLES] = {
     [T_DATASTORE] = "datastores",
+    [T_DATASTORE_EXTENT] = "datastore_extents",
+    [T_DATASTORE_HOST] = "datastore_hosts",
     [T_STORAGE_POD] = "storage_pods",
     [T_VM] = "vms",
     [T_VM_DATASTORE] = "vm_datastores",
@@ -258,6 +319,7 @@ static const char *const table_names[T_NTABLES] = {
     [T_VSWITCH] = "vswitches",
     [T_PORTGROUP] = "portgroups",
     [T_DVSWITCH] = "dvswitches",
+    [T_HBA] = "hbas",
     [T_ISCSI_HBA] = "iscsi_hbas",
     [T_ISCSI_TARGET] = "iscsi_targets",
     [T_ISCSI_OPTION] = "iscsi_options",

@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/keymap.h"
 #include "vsphere/decode.h"
 #include "vsphere/session.h"
 
-const char *const vim_datastore_paths[] = {"name", "summary", "info", "vm", "parent", NULL};
+const char *const vim_datastore_paths[] = {"name", "summary", "info", "vm", "parent", "host", NULL};
 const char *const vim_storage_pod_paths[] = {"name", "summary", NULL};
 const char *const vim_dvswitch_paths[] = {"name", "uuid", "config", NULL};
 const char *const vim_host_paths[] = {"name",
@@ -22,6 +23,8 @@ const char *const vim_host_paths[] = {"name",
                                       "config.storageDevice.hostBusAdapter",
                                       "config.storageDevice.scsiLun",
                                       "config.storageDevice.multipathInfo",
+                                      "config.storageDevice.plugStoreTopology.device",
+                                      "config.storageDevice.plugStoreTopology.plugin",
                                       "configManager.advancedOption",
                                       "configManager.iscsiManager",
                                       NULL};
@@ -34,6 +37,7 @@ const char *const vim_vm_paths[] = {"name",
                                     "summary.runtime.faultToleranceState",
                                     "snapshot",
                                     "datastore",
+                                    "summary.config.vmPathName",
                                     NULL};
 
 #define EMIT(d, fn, row) ((d)->sink->fn ? (d)->sink->fn((d)->sink->ctx, (row)) : 0)
@@ -47,11 +51,56 @@ static int count_children(xmlNode *n)
     return k;
 }
 
+/* A boolean property vCenter may leave out: VIM_UNKNOWN then, never a guess. */
+static int opt_bool(const xmlNode *n, const char *path)
+{
+    return vim_path_bool(n, path, VIM_UNKNOWN);
+}
+
+/* VmfsDatastoreInfo.vmfs.extent[]: every partition the volume spans, head extent first. */
+static int emit_extents(struct vim_decoder *d, const char *moref, xmlNode *vmfs)
+{
+    int pos = 0, r;
+
+    for (xmlNode *e = vim_child(vmfs, "extent"); e; e = vim_next(e, "extent"), pos++) {
+        struct vim_datastore_extent x = {
+            .datastore = moref,
+            .position = pos,
+            .disk_name = vim_path_text(e, "diskName"),
+            .partition = vim_path_int32(e, "partition", VIM_UNKNOWN),
+        };
+        if ((r = EMIT(d, datastore_extent, &x)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Datastore.host: the hosts that mount it, and whether it is mounted and accessible there. */
+static int emit_mounts(struct vim_decoder *d, const char *moref, xmlNode *hosts)
+{
+    int r;
+
+    for (xmlNode *m = vim_first_elem(hosts); m; m = vim_next_elem(m)) {
+        xmlNode *info = vim_child(m, "mountInfo");
+        struct vim_datastore_host x = {
+            .datastore = moref,
+            .host = vim_path_text(m, "key"),
+            .mounted = opt_bool(info, "mounted"),
+            .accessible = opt_bool(info, "accessible"),
+            .access_mode = vim_path_text(info, "accessMode"),
+        };
+        if (x.host && (r = EMIT(d, datastore_host, &x)) < 0)
+            return r;
+    }
+    return 0;
+}
+
 int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *objects)
 {
     char tbuf[128];
     xmlNode *summary = vim_prop(objects, "summary");
     xmlNode *info = vim_prop(objects, "info");
+    xmlNode *vmfs = NULL;
     const char *itype = vim_xsi_type(info, tbuf, sizeof(tbuf));
     struct vim_datastore ds = {
         .moref = moref,
@@ -65,16 +114,31 @@ int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *obje
         .accessible = vim_path_bool(summary, "accessible", 1),
         .maintenance_mode = vim_path_text(summary, "maintenanceMode"),
         .vm_count = count_children(vim_prop(objects, "vm")),
+        .vmfs_local = VIM_UNKNOWN,
+        .vmfs_ssd = VIM_UNKNOWN,
     };
+    int r;
+
     if (!ds.name)
         ds.name = vim_path_text(summary, "name");
-    if (itype && !strcmp(itype, "VmfsDatastoreInfo"))
-        ds.vmfs_major = vim_path_int32(info, "vmfs/majorVersion", 0);
-    else if (itype && !strcmp(itype, "NasDatastoreInfo"))
+    if (itype && !strcmp(itype, "VmfsDatastoreInfo")) {
+        vmfs = vim_child(info, "vmfs");
+        ds.vmfs_major = vim_path_int32(vmfs, "majorVersion", 0);
+        ds.vmfs_version = vim_path_text(vmfs, "version");
+        ds.vmfs_local = opt_bool(vmfs, "local");
+        ds.vmfs_ssd = opt_bool(vmfs, "ssd");
+        ds.unmap_priority = vim_path_text(vmfs, "unmapPriority");
+    } else if (itype && !strcmp(itype, "NasDatastoreInfo")) {
         ds.nas_remote_host = vim_path_text(info, "nas/remoteHost");
+    }
     if (!ds.name)
         return 0; /* nothing usable: an object deleted while we read it */
-    return EMIT(d, datastore, &ds);
+    r = EMIT(d, datastore, &ds);
+    if (r == 0)
+        r = emit_extents(d, moref, vmfs);
+    if (r == 0)
+        r = emit_mounts(d, moref, vim_prop(objects, "host"));
+    return r;
 }
 
 int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *objects)
@@ -107,16 +171,22 @@ int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objec
     return EMIT(d, dvswitch, &dv);
 }
 
-/* Adapter-level or target-level HostInternetScsiHbaParamValue list. */
-static int emit_iscsi_options(struct vim_decoder *d, const char *host, const char *hba,
-                              const char *kind, const char *target, xmlNode *owner)
+/* Adapter-level (target NULL) or target-level HostInternetScsiHbaParamValue list. */
+static int emit_iscsi_options(struct vim_decoder *d, const struct vim_iscsi_target *target,
+                              const char *host, const char *hba, xmlNode *owner)
 {
+    char name[300];
+
+    /* Options name their target as iscsi_targets does: "address:port" and the IQN. */
+    if (target)
+        snprintf(name, sizeof(name), "%s:%d", target->address, target->port);
     for (xmlNode *o = vim_child(owner, "advancedOptions"); o; o = vim_next(o, "advancedOptions")) {
         struct vim_iscsi_option opt = {
             .host = host,
             .hba = hba,
-            .kind = kind,
-            .target = target,
+            .kind = target ? target->kind : NULL,
+            .target = target ? name : NULL,
+            .target_iqn = target ? target->iscsi_name : NULL,
             .key = vim_path_text(o, "key"),
             .value = vim_path_text(o, "value"),
             .inherited = vim_path_bool(o, "isInherited", 0),
@@ -141,8 +211,9 @@ static int emit_iscsi_targets(struct vim_decoder *d, const char *host, const cha
             .address = vim_path_text(t, "address"),
             .port = vim_path_int32(t, "port", 3260),
             .iscsi_name = vim_path_text(t, "iScsiName"),
+            .discovery_method = vim_path_text(t, "discoveryMethod"),
+            .parent = vim_path_text(t, "parent"),
         };
-        char target[300];
         int r;
 
         if (!tg.address)
@@ -150,8 +221,7 @@ static int emit_iscsi_targets(struct vim_decoder *d, const char *host, const cha
         r = EMIT(d, iscsi_target, &tg);
         if (r < 0)
             return r;
-        snprintf(target, sizeof(target), "%s:%d", tg.address, tg.port);
-        r = emit_iscsi_options(d, host, hba, kind, target, t);
+        r = emit_iscsi_options(d, &tg, host, hba, t);
         if (r < 0)
             return r;
     }
@@ -171,27 +241,40 @@ static int add_string(char ***v, size_t *n, const char *s)
     return 0;
 }
 
+/* Every adapter of config.storageDevice.hostBusAdapter (its type tells a local controller from
+ * a SAN one), and the iSCSI specifics of the iSCSI ones. */
 static int decode_hbas(struct vim_decoder *d, struct vim_host_work *w, xmlNode *val)
 {
     char tbuf[128];
+    int r;
 
     for (xmlNode *a = vim_first_elem(val); a; a = vim_next_elem(a)) {
         const char *type = vim_xsi_type(a, tbuf, sizeof(tbuf));
+        struct vim_hba any = {
+            .host = w->moref,
+            .device = vim_path_text(a, "device"),
+            .type = type,
+            .driver = vim_path_text(a, "driver"),
+            .model = vim_path_text(a, "model"),
+            .status = vim_path_text(a, "status"),
+        };
+        if (!any.device)
+            continue;
+        if ((r = EMIT(d, hba, &any)) < 0)
+            return r;
         if (!type || strcmp(type, "HostInternetScsiHba"))
             continue;
         struct vim_iscsi_hba hba = {
             .host = w->moref,
-            .device = vim_path_text(a, "device"),
+            .device = any.device,
             .iscsi_name = vim_path_text(a, "iScsiName"),
-            .model = vim_path_text(a, "model"),
+            .model = any.model,
         };
-        if (!hba.device)
-            continue;
-        int r = EMIT(d, iscsi_hba, &hba);
+        r = EMIT(d, iscsi_hba, &hba);
         if (r == 0)
             r = add_string(&w->hbas, &w->n_hbas, hba.device);
         if (r == 0)
-            r = emit_iscsi_options(d, w->moref, hba.device, NULL, NULL, a);
+            r = emit_iscsi_options(d, NULL, w->moref, hba.device, a);
         if (r == 0)
             r = emit_iscsi_targets(d, w->moref, hba.device, a, "configuredSendTarget", "send");
         if (r == 0)
@@ -246,89 +329,142 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
     return 0;
 }
 
-/* ScsiLun keys map to canonical names; multipathInfo refers to LUNs by key. */
-struct lun_key {
-    const char *key, *name;
-    int local;
-    xmlNode *node;
+/* What the host says about its devices besides the ScsiLun list, keyed for lookups. */
+struct storage_maps {
+    struct vsl_keymap mp;     /* ScsiLun key -> multipathInfo lun element (xmlNode *) */
+    struct vsl_keymap device; /* ScsiLun key -> plugStoreTopology device key (const char *) */
+    struct vsl_keymap claim;  /* plugStoreTopology device key -> plug-in name (const char *) */
 };
 
+/* The value of key in m as a pointer, NULL when absent. */
+static const void *lookup(const struct vsl_keymap *m, const char *key)
+{
+    const struct vsl_keymap_entry *e = vsl_keymap_get(m, key);
+    return e ? (const void *)e->val : NULL;
+}
+
+static int storage_maps_build(struct storage_maps *m, xmlNode *objects)
+{
+    xmlNode *mp = vim_prop(objects, "config.storageDevice.multipathInfo");
+    xmlNode *devs = vim_prop(objects, "config.storageDevice.plugStoreTopology.device");
+    xmlNode *plugins = vim_prop(objects, "config.storageDevice.plugStoreTopology.plugin");
+    int r = 0;
+
+    for (xmlNode *l = vim_child(mp, "lun"); l && r == 0; l = vim_next(l, "lun"))
+        r = vsl_keymap_add(&m->mp, vim_path_text(l, "lun"), (uintptr_t)l);
+    for (xmlNode *dv = vim_first_elem(devs); dv && r == 0; dv = vim_next_elem(dv))
+        r = vsl_keymap_add(&m->device, vim_path_text(dv, "lun"),
+                           (uintptr_t)vim_path_text(dv, "key"));
+    for (xmlNode *p = vim_first_elem(plugins); p && r == 0; p = vim_next_elem(p)) {
+        const char *name = vim_path_text(p, "name");
+        for (xmlNode *dv = vim_child(p, "device"); dv && r == 0; dv = vim_next(dv, "device"))
+            r = vsl_keymap_add(&m->claim, vim_text(dv), (uintptr_t)name);
+    }
+    vsl_keymap_sort(&m->mp);
+    vsl_keymap_sort(&m->device);
+    vsl_keymap_sort(&m->claim);
+    return r;
+}
+
+static void storage_maps_free(struct storage_maps *m)
+{
+    vsl_keymap_free(&m->mp);
+    vsl_keymap_free(&m->device);
+    vsl_keymap_free(&m->claim);
+}
+
+/* The multipathing plug-in that owns a device: the one plugStoreTopology says claims it; else
+ * what its multipathInfo policy implies (only NMP's policies are VMW_PSP_*, only HPP's have the
+ * HPP type); else unknown. Devices of third-party plug-ins (PowerPath) are not in
+ * multipathInfo at all, so only the topology can name those. */
+static const char *multipath_plugin(const char *claimed, const char *policy_type, const char *psp)
+{
+    if (claimed)
+        return claimed;
+    if (policy_type && !strcmp(policy_type, "HostMultipathInfoHppLogicalUnitPolicy"))
+        return "HPP";
+    if (psp && !strncmp(psp, "VMW_PSP_", 8))
+        return "NMP";
+    return NULL;
+}
+
+/* A path names its adapter by key (key-vim.host.FibreChannelHba-vmhba2); the adapter list
+ * gives its device name, which is how everything else names an adapter. */
+static const char *adapter_device(xmlNode *hbas, const char *key)
+{
+    if (!key)
+        return NULL;
+    for (xmlNode *a = vim_first_elem(hbas); a; a = vim_next_elem(a)) {
+        const char *k = vim_path_text(a, "key"), *dev = vim_path_text(a, "device");
+        if (k && dev && !strcmp(k, key))
+            return dev;
+    }
+    return key;
+}
+
+static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, xmlNode *mlun,
+                      xmlNode *hbas)
+{
+    int r;
+
+    for (xmlNode *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
+        struct vim_lun_path path = {
+            .host = host,
+            .lun = lun,
+            .name = vim_path_text(p, "name"),
+            .state = vim_path_text(p, "pathState"),
+            .adapter = adapter_device(hbas, vim_path_text(p, "adapter")),
+        };
+        if (!path.state)
+            path.state = vim_path_text(p, "state");
+        if (!path.name)
+            path.name = vim_path_text(p, "key");
+        if (path.name && (r = EMIT(d, lun_path, &path)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Every ScsiLun of the host, with its multipath policy and paths (multipathInfo lists the
+ * devices of NMP and HPP) and the plug-in that owns it. */
 static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, xmlNode *objects)
 {
     xmlNode *luns = vim_prop(objects, "config.storageDevice.scsiLun");
-    xmlNode *mp = vim_prop(objects, "config.storageDevice.multipathInfo");
-    struct lun_key *keys = NULL;
-    size_t n = 0, cap = 0;
+    xmlNode *hbas = vim_prop(objects, "config.storageDevice.hostBusAdapter");
+    struct storage_maps maps = {0};
     char tbuf[128];
-    int r = 0;
+    int r = storage_maps_build(&maps, objects);
 
-    for (xmlNode *l = vim_first_elem(luns); l; l = vim_next_elem(l)) {
+    for (xmlNode *l = vim_first_elem(luns); l && r == 0; l = vim_next_elem(l)) {
         const char *key = vim_path_text(l, "key");
-        const char *name = vim_path_text(l, "canonicalName");
-        if (!key || !name)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct lun_key *nk = realloc(keys, cap * sizeof(*keys));
-            if (!nk) {
-                r = -ENOMEM;
-                goto out;
-            }
-            keys = nk;
-        }
-        const char *type = vim_xsi_type(l, tbuf, sizeof(tbuf));
-        int local = VIM_UNKNOWN;
-        if (vim_child(l, "localDisk"))
-            local = vim_path_bool(l, "localDisk", 0);
-        else if (type && !strcmp(type, "HostScsiDisk"))
-            local = 0;
-        keys[n++] = (struct lun_key){.key = key, .name = name, .local = local, .node = l};
-    }
-    for (size_t i = 0; i < n; i++) {
-        /* Find this LUN's multipath entry for policy and paths. */
-        xmlNode *mlun = NULL;
-        for (xmlNode *m = vim_child(mp, "lun"); m; m = vim_next(m, "lun")) {
-            const char *lk = vim_path_text(m, "lun");
-            if (lk && !strcmp(lk, keys[i].key)) {
-                mlun = m;
-                break;
-            }
-        }
+        xmlNode *mlun = (xmlNode *)lookup(&maps.mp, key);
+        xmlNode *policy = vim_child(mlun, "policy");
         struct vim_lun lun = {
             .host = w->moref,
-            .key = keys[i].key,
-            .canonical_name = keys[i].name,
-            .display_name = vim_path_text(keys[i].node, "displayName"),
-            .vendor = vim_path_text(keys[i].node, "vendor"),
-            .model = vim_path_text(keys[i].node, "model"),
-            .lun_type = vim_path_text(keys[i].node, "lunType"),
-            .local = keys[i].local,
-            .psp = vim_path_text(mlun, "policy/policy"),
+            .key = key,
+            .canonical_name = vim_path_text(l, "canonicalName"),
+            .display_name = vim_path_text(l, "displayName"),
+            .vendor = vim_path_text(l, "vendor"),
+            .model = vim_path_text(l, "model"),
+            .lun_type = vim_path_text(l, "lunType"),
+            /* Only what the host says: a disk that does not answer localDisk is of unknown
+             * locality, whatever its adapter (checks may weigh the adapter and SATP). */
+            .local = opt_bool(l, "localDisk"),
+            .psp = vim_path_text(policy, "policy"),
             .satp = vim_path_text(mlun, "storageArrayTypePolicy/policy"),
+            .policy_type = vim_xsi_type(policy, tbuf, sizeof(tbuf)),
         };
+        if (!key || !lun.canonical_name)
+            continue;
+        lun.multipath_plugin = multipath_plugin(lookup(&maps.claim, lookup(&maps.device, key)),
+                                                lun.policy_type, lun.psp);
         if (lun.local == 0)
             w->san_luns++;
         r = EMIT(d, lun, &lun);
-        if (r < 0)
-            goto out;
-        for (xmlNode *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
-            struct vim_lun_path path = {
-                .host = w->moref,
-                .lun = keys[i].name,
-                .name = vim_path_text(p, "name"),
-                .state = vim_path_text(p, "pathState"),
-                .adapter = vim_path_text(p, "adapter"),
-            };
-            if (!path.state)
-                path.state = vim_path_text(p, "state");
-            if (!path.name)
-                path.name = vim_path_text(p, "key");
-            if (path.name && (r = EMIT(d, lun_path, &path)) < 0)
-                goto out;
-        }
+        if (r == 0)
+            r = emit_paths(d, w->moref, lun.canonical_name, mlun, hbas);
     }
-out:
-    free(keys);
+    storage_maps_free(&maps);
     return r;
 }
 
@@ -452,9 +588,9 @@ static int decode_snapshots(struct vim_decoder *d, const char *vm, xmlNode *list
 
     if (depth > 512)
         return 0; /* a deeper chain than vSphere allows: stop rather than recurse forever */
-    for (; list; list = vim_next(list, vim_name_is(list, "rootSnapshotList")
-                                               ? "rootSnapshotList"
-                                               : "childSnapshotList")) {
+    for (; list;
+         list = vim_next(list, vim_name_is(list, "rootSnapshotList") ? "rootSnapshotList"
+                                                                     : "childSnapshotList")) {
         struct vim_snapshot s = {.vm = vm, .name = vim_path_text(list, "name"), .depth = depth};
         if (vim_parse_time(vim_path_text(list, "createTime"), &s.created) < 0)
             s.created = VIM_UNKNOWN;
@@ -477,6 +613,7 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
         .power_state = vim_text(vim_prop(objects, "runtime.powerState")),
         .ft_state = vim_text(vim_prop(objects, "summary.runtime.faultToleranceState")),
         .host = vim_text(vim_prop(objects, "runtime.host")),
+        .vm_path_name = vim_text(vim_prop(objects, "summary.config.vmPathName")),
     };
     int r;
 
@@ -491,8 +628,8 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
     }
     r = decode_devices(d, moref, vim_prop(objects, "config.hardware.device"));
     if (r == 0)
-        r = decode_snapshots(d, moref,
-                             vim_child(vim_prop(objects, "snapshot"), "rootSnapshotList"), 1);
+        r = decode_snapshots(d, moref, vim_child(vim_prop(objects, "snapshot"), "rootSnapshotList"),
+                             1);
     return r;
 }
 
@@ -515,7 +652,8 @@ int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *
                            xmlNode *response)
 {
     for (xmlNode *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
-        struct vim_iscsi_binding b = {.host = host, .hba = hba, .vnic = vim_path_text(o, "vnicDevice")};
+        struct vim_iscsi_binding b = {
+            .host = host, .hba = hba, .vnic = vim_path_text(o, "vnicDevice")};
         int r;
         if (b.vnic && (r = SINK(sink, iscsi_binding, &b)) < 0)
             return r;
@@ -594,6 +732,12 @@ int vim_decode_satp_rules(struct vim_sink *sink, const char *host, const char *d
             .psp = rule_field(o, "DefaultPSP"),
             .psp_options = rule_field(o, "PSPOptions"),
             .rule_group = rule_field(o, "RuleGroup"),
+            .device = rule_field(o, "Device"),
+            .driver = rule_field(o, "Driver"),
+            .transport = rule_field(o, "Transport"),
+            .claim_options = rule_field(o, "ClaimOptions"),
+            .options = rule_field(o, "Options"),
+            .description = rule_field(o, "Description"),
         };
         if (rule.satp && (r = SINK(sink, satp_rule, &rule)) < 0)
             goto out;

@@ -1,5 +1,6 @@
 /* The typed rows the collector emits, one struct per inventory table, and the sink that takes them.
- * Strings are borrowed: valid only for the duration of the sink call; the sink copies what it keeps. */
+ * Strings are borrowed: valid only for the duration of the sink call; the sink copies what it
+ * keeps. */
 #ifndef VIM_INVENTORY_H
 #define VIM_INVENTORY_H
 
@@ -19,6 +20,27 @@ struct vim_datastore {
     int vmfs_major;              /* VmfsDatastoreInfo.vmfs.majorVersion, 0 if not VMFS */
     const char *nas_remote_host; /* NasDatastoreInfo.nas.remoteHost, or NULL */
     int vm_count;                /* number of entries in Datastore.vm */
+    /* VmfsDatastoreInfo.vmfs; NULL / VIM_UNKNOWN when not VMFS or not reported. */
+    const char *vmfs_version;   /* vmfs.version, e.g. "6.82" */
+    int vmfs_local;             /* vmfs.local 0/1: a volume on a host's local disk */
+    int vmfs_ssd;               /* vmfs.ssd 0/1 */
+    const char *unmap_priority; /* vmfs.unmapPriority (VMFS6): "none", "low" */
+};
+
+/* One entry of VmfsDatastoreInfo.vmfs.extent[] (a HostScsiDiskPartition), in vCenter's order:
+ * position 0 is the head extent. */
+struct vim_datastore_extent {
+    const char *datastore;
+    int position;
+    const char *disk_name; /* the device's canonical name, e.g. naa.600... */
+    int partition;
+};
+
+/* One entry of Datastore.host (DatastoreHostMount): a host that mounts the datastore. */
+struct vim_datastore_host {
+    const char *datastore, *host; /* host moref */
+    int mounted, accessible;      /* mountInfo.mounted / .accessible 0/1, VIM_UNKNOWN */
+    const char *access_mode;      /* mountInfo.accessMode: readWrite, readOnly */
 };
 
 struct vim_storage_pod {
@@ -28,11 +50,12 @@ struct vim_storage_pod {
 
 struct vim_vm {
     const char *moref, *name;
-    const char *hw_version;  /* config.version, e.g. "vmx-13" */
-    int template;            /* config.template */
-    const char *power_state; /* poweredOn, poweredOff, suspended */
-    const char *ft_state;    /* summary.runtime.faultToleranceState: notConfigured, running, ... */
-    const char *host;        /* runtime.host moref */
+    const char *hw_version;   /* config.version, e.g. "vmx-13" */
+    int template;             /* config.template */
+    const char *power_state;  /* poweredOn, poweredOff, suspended */
+    const char *ft_state;     /* summary.runtime.faultToleranceState: notConfigured, running, ... */
+    const char *host;         /* runtime.host moref */
+    const char *vm_path_name; /* summary.config.vmPathName: "[datastore name] dir/vm.vmx" */
 };
 
 struct vim_vm_datastore { /* one row per entry of VirtualMachine.datastore */
@@ -42,7 +65,7 @@ struct vim_vm_datastore { /* one row per entry of VirtualMachine.datastore */
 struct vim_controller {
     const char *vm;
     int key;
-    const char *type;       /* xsi:type, e.g. ParaVirtualSCSIController, VirtualLsiLogicController */
+    const char *type; /* xsi:type, e.g. ParaVirtualSCSIController, VirtualLsiLogicController */
     const char *shared_bus; /* noSharing, virtualSharing, physicalSharing; NULL if not SCSI */
     int bus_number;
 };
@@ -97,6 +120,14 @@ struct vim_dvswitch {
     int max_mtu; /* VMwareDVSConfigInfo.maxMtu, VIM_UNKNOWN if absent */
 };
 
+/* Any entry of config.storageDevice.hostBusAdapter, whatever its type. */
+struct vim_hba {
+    const char *host, *device; /* vmhba2 */
+    const char *type;          /* xsi:type: HostFibreChannelHba, HostInternetScsiHba, HostBlockHba,
+                                  HostParallelScsiHba, HostSerialAttachedHba, HostPcieHba, ... */
+    const char *driver, *model, *status;
+};
+
 struct vim_iscsi_hba {
     const char *host, *device; /* vmhba64 */
     const char *iscsi_name, *model;
@@ -107,16 +138,21 @@ struct vim_iscsi_target {
     const char *kind; /* "send" or "static" */
     const char *address;
     int port;
-    const char *iscsi_name; /* static targets only */
+    const char *iscsi_name;       /* static targets only */
+    const char *discovery_method; /* static targets: staticMethod, sendTargetMethod, ... */
+    const char *parent; /* static targets: the adapter device or the "address:port" of the send
+                           target it was discovered by (inherits settings from), or NULL */
 };
 
 /* An advanced option of an iSCSI adapter (target == NULL) or of one of its targets
- * (target = "address:port", kind = "send"/"static"). */
+ * (target = "address:port", kind = "send"/"static", target_iqn = the static target's IQN:
+ * arrays that present one IQN per volume put many static targets on one address:port). */
 struct vim_iscsi_option {
     const char *host, *hba;
     const char *kind, *target;
     const char *key, *value;
-    int inherited; /* 0/1 */
+    int inherited;          /* 0/1 */
+    const char *target_iqn; /* static targets only, else NULL */
 };
 
 struct vim_iscsi_binding { /* a vmknic bound to an iSCSI adapter (QueryBoundVnics) */
@@ -131,13 +167,20 @@ struct vim_lun {
     int local;            /* localDisk: 0/1, VIM_UNKNOWN if not reported */
     const char *psp;      /* multipathInfo policy, e.g. VMW_PSP_RR */
     const char *satp;     /* storageArrayTypePolicy */
+    /* The xsi:type of the multipathInfo policy element: HostMultipathInfoLogicalUnitPolicy,
+     * ...FixedLogicalUnitPolicy, ...HppLogicalUnitPolicy; NULL when the LUN has none. */
+    const char *policy_type;
+    /* The plug-in that owns the device: the plugStoreTopology plugin that claims it ("NMP",
+     * "HPP", "PowerPath", ...), else "HPP" for an HPP policy and "NMP" for a VMW_PSP_ one;
+     * NULL when nothing says. */
+    const char *multipath_plugin;
 };
 
 struct vim_lun_path {
     const char *host, *lun; /* lun = canonical name */
     const char *name;       /* vmhba64:C0:T0:L1 */
-    const char *state;      /* active, standby, disabled, dead, unknown */
-    const char *adapter;
+    const char *state;      /* pathState as sent: active, standby, disabled, dead, off, unknown */
+    const char *adapter;    /* the adapter's device (vmhba2), or its key when not listed */
 };
 
 /* Per-device NMP configuration read with esxcli through vCenter (Round Robin IOPS limit). */
@@ -158,6 +201,10 @@ struct vim_satp_rule {
     const char *psp;         /* DefaultPSP, e.g. VMW_PSP_RR */
     const char *psp_options; /* PSPOptions, e.g. "iops=1" */
     const char *rule_group;  /* "system" or "user" */
+    /* What else the rule matches on, or sets: a rule with a device, driver or transport only
+     * claims devices with that canonical name, driver (lsi_mr3) or transport (fc, iscsi, sas,
+     * usb, ...). claim_options: "tpgs_on"; options: SATP options; description: free text. */
+    const char *device, *driver, *transport, *claim_options, *options, *description;
 };
 
 /* What a poll could not read although it tried (e.g. a host refused esxcli). */
@@ -217,6 +264,8 @@ struct vim_perf_counter {
 struct vim_sink {
     void *ctx;
     int (*datastore)(void *ctx, const struct vim_datastore *);
+    int (*datastore_extent)(void *ctx, const struct vim_datastore_extent *);
+    int (*datastore_host)(void *ctx, const struct vim_datastore_host *);
     int (*storage_pod)(void *ctx, const struct vim_storage_pod *);
     int (*vm)(void *ctx, const struct vim_vm *);
     int (*vm_datastore)(void *ctx, const struct vim_vm_datastore *);
@@ -229,6 +278,7 @@ struct vim_sink {
     int (*vswitch)(void *ctx, const struct vim_vswitch *);
     int (*portgroup)(void *ctx, const struct vim_portgroup *);
     int (*dvswitch)(void *ctx, const struct vim_dvswitch *);
+    int (*hba)(void *ctx, const struct vim_hba *);
     int (*iscsi_hba)(void *ctx, const struct vim_iscsi_hba *);
     int (*iscsi_target)(void *ctx, const struct vim_iscsi_target *);
     int (*iscsi_option)(void *ctx, const struct vim_iscsi_option *);

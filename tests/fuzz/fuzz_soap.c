@@ -56,6 +56,19 @@ static int r_ds(void *c, const struct vim_datastore *d)
     need(d->moref), need(d->name), s(d->type), s(d->url), s(d->parent);
     n(d->capacity), n(d->free_space), n(d->uncommitted), n(d->accessible);
     s(d->maintenance_mode), n(d->vmfs_major), s(d->nas_remote_host), n(d->vm_count);
+    s(d->vmfs_version), n(d->vmfs_local), n(d->vmfs_ssd), s(d->unmap_priority);
+    return 0;
+}
+
+static int r_extent(void *c, const struct vim_datastore_extent *x)
+{
+    need(x->datastore), n(x->position), s(x->disk_name), n(x->partition);
+    return 0;
+}
+
+static int r_mount(void *c, const struct vim_datastore_host *m)
+{
+    need(m->datastore), need(m->host), n(m->mounted), n(m->accessible), s(m->access_mode);
     return 0;
 }
 
@@ -68,7 +81,7 @@ static int r_pod(void *c, const struct vim_storage_pod *p)
 static int r_vm(void *c, const struct vim_vm *v)
 {
     need(v->moref), need(v->name), s(v->hw_version), n(v->template), s(v->power_state);
-    s(v->ft_state), s(v->host);
+    s(v->ft_state), s(v->host), s(v->vm_path_name);
     return 0;
 }
 
@@ -134,6 +147,12 @@ static int r_dvs(void *c, const struct vim_dvswitch *d)
     return 0;
 }
 
+static int r_any_hba(void *c, const struct vim_hba *h)
+{
+    need(h->host), need(h->device), s(h->type), s(h->driver), s(h->model), s(h->status);
+    return 0;
+}
+
 static int r_hba(void *c, const struct vim_iscsi_hba *h)
 {
     need(h->host), need(h->device), s(h->iscsi_name), s(h->model);
@@ -143,14 +162,14 @@ static int r_hba(void *c, const struct vim_iscsi_hba *h)
 static int r_target(void *c, const struct vim_iscsi_target *t)
 {
     need(t->host), need(t->hba), need(t->kind), need(t->address), n(t->port);
-    s(t->iscsi_name);
+    s(t->iscsi_name), s(t->discovery_method), s(t->parent);
     return 0;
 }
 
 static int r_iopt(void *c, const struct vim_iscsi_option *o)
 {
     need(o->host), need(o->hba), s(o->kind), s(o->target), need(o->key), s(o->value);
-    n(o->inherited);
+    n(o->inherited), s(o->target_iqn);
     return 0;
 }
 
@@ -164,6 +183,7 @@ static int r_lun(void *c, const struct vim_lun *l)
 {
     need(l->host), need(l->key), need(l->canonical_name), s(l->display_name), s(l->vendor);
     s(l->model), s(l->lun_type), n(l->local), s(l->psp), s(l->satp);
+    s(l->policy_type), s(l->multipath_plugin);
     return 0;
 }
 
@@ -182,7 +202,8 @@ static int r_nmp(void *c, const struct vim_nmp_device *d)
 static int r_satp(void *c, const struct vim_satp_rule *r)
 {
     need(r->host), need(r->satp), s(r->vendor), s(r->model), s(r->psp), s(r->psp_options),
-        s(r->rule_group);
+        s(r->rule_group), s(r->device), s(r->driver), s(r->transport), s(r->claim_options),
+        s(r->options), s(r->description);
     return 0;
 }
 
@@ -219,6 +240,8 @@ static int r_counter(void *c, const struct vim_perf_counter *p)
 
 static struct vim_sink sink = {
     .datastore = r_ds,
+    .datastore_extent = r_extent,
+    .datastore_host = r_mount,
     .storage_pod = r_pod,
     .vm = r_vm,
     .vm_datastore = r_vm_ds,
@@ -231,6 +254,7 @@ static struct vim_sink sink = {
     .vswitch = r_vswitch,
     .portgroup = r_pg,
     .dvswitch = r_dvs,
+    .hba = r_any_hba,
     .iscsi_hba = r_hba,
     .iscsi_target = r_target,
     .iscsi_option = r_iopt,

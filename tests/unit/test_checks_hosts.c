@@ -550,17 +550,23 @@ static void test_vdisk_param(void **state)
 
 /* ---- LUN checks -------------------------------------------------------------------------- */
 
-static struct est_path p_aa[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}};
-static struct est_path p_a[] = {{"vmhba2:C0:T0:L1", "active"}};
-static struct est_path p_ad[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "dead"}};
-static struct est_path p_as[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "standby"}};
-static struct est_path p_adis[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "disabled"}};
-static struct est_path p_au[] = {{"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "unknown"}};
+/* A path through an adapter the host does not list. */
+#define P(n, s)                                                                                    \
+    {                                                                                              \
+        .name = n, .state = s, .hba = EST_NONE                                                     \
+    }
+
+static struct est_path p_aa[] = {P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "active")};
+static struct est_path p_a[] = {P("vmhba2:C0:T0:L1", "active")};
+static struct est_path p_ad[] = {P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "dead")};
+static struct est_path p_as[] = {P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "standby")};
+static struct est_path p_adis[] = {P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "disabled")};
+static struct est_path p_au[] = {P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "unknown")};
 static struct est_path p_aaa[] = {
-    {"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}, {"vmhba2:C0:T1:L1", "active"}};
+    P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "active"), P("vmhba2:C0:T1:L1", "active")};
 static struct est_path p_aad[] = {
-    {"vmhba2:C0:T0:L1", "active"}, {"vmhba3:C0:T0:L1", "active"}, {"vmhba2:C0:T1:L1", "dead"}};
-static struct est_path p_dd[] = {{"vmhba2:C0:T0:L1", "dead"}, {"vmhba3:C0:T0:L1", "dead"}};
+    P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "active"), P("vmhba2:C0:T1:L1", "dead")};
+static struct est_path p_dd[] = {P("vmhba2:C0:T0:L1", "dead"), P("vmhba3:C0:T0:L1", "dead")};
 
 #define PATHS(p) p, N(p)
 #define RRCFG(n) "{policy=rr,iops=" #n ",bytes=10485760,useANO=0; lastPathIndex=0}"

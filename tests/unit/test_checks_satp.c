@@ -37,23 +37,16 @@ struct lun_spec {
         name, 0, "VMW_SATP_SYMM", "EMC     ", "SYMMETRIX       "                                   \
     }
 
-/* Rules: satp, vendor, model, psp, psp_options, rule_group. */
-#define SYS_ALUA                                                                                   \
+/* Rules: satp, vendor, model, psp, psp_options, rule_group (not restricted by device, driver,
+ * transport or claim options). */
+#define RULE(s, v, m, p, o, g)                                                                     \
     {                                                                                              \
-        "VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU", NULL, "system"                                 \
+        .satp = s, .vendor = v, .model = m, .psp = p, .psp_options = o, .rule_group = g            \
     }
-#define SYS_PURE                                                                                   \
-    {                                                                                              \
-        "VMW_SATP_ALUA", "PURE", "FlashArray", "VMW_PSP_RR", "iops=1", "system"                    \
-    }
-#define SYS_SYMM                                                                                   \
-    {                                                                                              \
-        "VMW_SATP_SYMM", "EMC", "SYMMETRIX", NULL, NULL, "system"                                  \
-    }
-#define USER_DGC(o)                                                                                \
-    {                                                                                              \
-        "VMW_SATP_ALUA", "DGC", NULL, "VMW_PSP_RR", o, "user"                                      \
-    }
+#define SYS_ALUA RULE("VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU", NULL, "system")
+#define SYS_PURE RULE("VMW_SATP_ALUA", "PURE", "FlashArray", "VMW_PSP_RR", "iops=1", "system")
+#define SYS_SYMM RULE("VMW_SATP_SYMM", "EMC", "SYMMETRIX", NULL, NULL, "system")
+#define USER_DGC(o) RULE("VMW_SATP_ALUA", "DGC", NULL, "VMW_PSP_RR", o, "user")
 
 static const struct host_row {
     const char *host;
@@ -85,36 +78,36 @@ static const struct host_row {
     {"rr-maxiops", {DGC("naa.1")}, {SYS_ALUA, USER_DGC("maxiops=1")}, 0, {"VMW_SATP_ALUA/DGC"}},
     {"mru-iops-1",
      {DGC("naa.1")},
-     {SYS_ALUA, {"VMW_SATP_ALUA", "DGC", NULL, "VMW_PSP_MRU", "iops=1", "user"}},
+     {SYS_ALUA, RULE("VMW_SATP_ALUA", "DGC", NULL, "VMW_PSP_MRU", "iops=1", "user")},
      0,
      {"VMW_SATP_ALUA/DGC"}},
     /* The right PSP for another vendor (PURE) or another SATP (Unity's ALUA_CX rule). */
     {"other-vendor", {DGC("naa.1")}, {SYS_ALUA, SYS_PURE}, 0, {"VMW_SATP_ALUA/DGC"}},
     {"other-satp",
      {DGC("naa.1")},
-     {SYS_ALUA, {"VMW_SATP_ALUA_CX", "DGC", NULL, "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_ALUA, RULE("VMW_SATP_ALUA_CX", "DGC", NULL, "VMW_PSP_RR", "iops=1", "user")},
      0,
      {"VMW_SATP_ALUA/DGC"}},
     /* A rule naming no vendor covers every vendor of its SATP. */
     {"any-vendor",
      {DGC("naa.1")},
-     {SYS_ALUA, {"VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_ALUA, RULE("VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_RR", "iops=1", "user")},
      0,
      {NULL}},
     /* 001's VMAX rule, with vendor and model. */
     {"symm-model",
      {SYMM("naa.6000097")},
-     {SYS_SYMM, {"VMW_SATP_SYMM", "EMC", "SYMMETRIX", "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_SYMM, RULE("VMW_SATP_SYMM", "EMC", "SYMMETRIX", "VMW_PSP_RR", "iops=1", "user")},
      0,
      {NULL}},
     {"symm-other-model",
      {SYMM("naa.6000097")},
-     {SYS_SYMM, {"VMW_SATP_SYMM", "EMC", "VMAX", "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_SYMM, RULE("VMW_SATP_SYMM", "EMC", "VMAX", "VMW_PSP_RR", "iops=1", "user")},
      0,
      {"VMW_SATP_SYMM/EMC"}},
     {"symm-model-prefix",
      {SYMM("naa.6000097")},
-     {SYS_SYMM, {"VMW_SATP_SYMM", "EMC", "^SYMM*", "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_SYMM, RULE("VMW_SATP_SYMM", "EMC", "^SYMM*", "VMW_PSP_RR", "iops=1", "user")},
      0,
      {NULL}},
     /* Two arrays: one finding per (SATP, vendor) left without a rule, in SATP order. */
@@ -157,7 +150,7 @@ static const struct host_row {
     /* One of two models covered: the finding is about the other. */
     {"one-model-covered",
      {DGC("naa.1"), {"naa.2", 0, "VMW_SATP_ALUA", "DGC", "UNITY"}},
-     {SYS_ALUA, {"VMW_SATP_ALUA", "DGC", "VRAID", "VMW_PSP_RR", "iops=1", "user"}},
+     {SYS_ALUA, RULE("VMW_SATP_ALUA", "DGC", "VRAID", "VMW_PSP_RR", "iops=1", "user")},
      0,
      {"VMW_SATP_ALUA/DGC"}},
 };

@@ -106,7 +106,9 @@ static void fill(const struct vim_sink *s, const void *arg)
                                       .maintenance_mode = "normal",
                                       .vmfs_major = 0,
                                       .nas_remote_host = "filer01",
-                                      .vm_count = 0};
+                                      .vm_count = 0,
+                                      .vmfs_local = VIM_UNKNOWN,
+                                      .vmfs_ssd = VIM_UNKNOWN};
     assert_int_equal(s->datastore(c, &ds1), 0);
     assert_int_equal(s->datastore(c, &ds1), 0); /* duplicate: stored once */
     if (e->with_nfs)
@@ -137,17 +139,20 @@ static void fill(const struct vim_sink *s, const void *arg)
     const struct vim_iscsi_hba hba = {"host-10", "vmhba64", "iqn.1998-01.com.vmware:esx01",
                                       "iSCSI Software Adapter"};
     assert_int_equal(s->iscsi_hba(c, &hba), 0);
-    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL};
+    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1",
+                                        3260,      NULL,      NULL,   NULL};
     const struct vim_iscsi_target t2 = {"host-10",  "vmhba64", "static",
-                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1"};
+                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1",
+                                        "staticMethod", "vmhba64"};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
     const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
-                                           "DelayedAck", "false",   0};
+                                           "DelayedAck", "false",   0,    NULL};
     const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false",   1};
+                                          "DelayedAck", "false",   1,      NULL};
     const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true",    0};
+                                          "DelayedAck", "true",    0,
+                                          "iqn.2001-05.com.array:tgt1"};
     assert_int_equal(s->iscsi_option(c, &o_hba), 0);
     assert_int_equal(s->iscsi_option(c, &o_t1), 0);
     assert_int_equal(s->iscsi_option(c, &o_t2), 0);
@@ -158,12 +163,14 @@ static void fill(const struct vim_sink *s, const void *arg)
                                "naa.600a0001", "ARRAY LUN 1",
                                "NETAPP",       "LUN C-Mode",
                                "disk",         0,
-                               "VMW_PSP_RR",   "VMW_SATP_ALUA"};
+                               "VMW_PSP_RR",   "VMW_SATP_ALUA",
+                               "HostMultipathInfoLogicalUnitPolicy", "NMP"};
     const struct vim_lun mru = {"host-10",      "key-vim.host.ScsiDisk-2",
                                 "naa.600a0002", "ARRAY LUN 2",
                                 "NETAPP",       "LUN C-Mode",
                                 "disk",         VIM_UNKNOWN,
-                                "VMW_PSP_MRU",  "VMW_SATP_ALUA"};
+                                "VMW_PSP_MRU",  "VMW_SATP_ALUA",
+                                "HostMultipathInfoLogicalUnitPolicy", "NMP"};
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &mru), 0);
     const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
@@ -180,11 +187,14 @@ static void fill(const struct vim_sink *s, const void *arg)
     const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
     assert_int_equal(s->nmp_device(c, &n1), 0);
     assert_int_equal(s->nmp_device(c, &n2), 0);
-    const struct vim_satp_rule sr1 = {"host-10",    "VMW_SATP_ALUA", "NETAPP", NULL,
-                                      "VMW_PSP_RR", "iops=1",        "user"};
+    const struct vim_satp_rule sr1 = {"host-10", "VMW_SATP_ALUA", "NETAPP", NULL, "VMW_PSP_RR",
+                                      "iops=1",  "user",          NULL,     NULL, NULL,
+                                      NULL,      NULL,            NULL};
     const struct vim_satp_rule sr2 = {"host-10", "VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU",
-                                      NULL,      "system"};
-    const struct vim_satp_rule nosatp = {"host-10", NULL, "NETAPP", NULL, NULL, NULL, "user"};
+                                      NULL,      "system",        NULL, NULL, NULL,
+                                      "tpgs_on", NULL,            "Any array with ALUA support"};
+    const struct vim_satp_rule nosatp = {"host-10", NULL, "NETAPP", NULL, NULL, NULL, "user",
+                                         NULL,      NULL, NULL,     NULL, NULL, NULL};
     assert_int_equal(s->satp_rule(c, &sr1), 0);
     assert_int_equal(s->satp_rule(c, &sr2), 0);
     assert_int_equal(s->satp_rule(c, &nosatp), 0); /* skipped, poll goes on */
@@ -194,7 +204,8 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->gap(c, &vcgap), 0);
 
     const struct vim_vm vm = {"vm-42",     "web01",         "vmx-13", 0,
-                              "poweredOn", "notConfigured", "host-10"};
+                              "poweredOn", "notConfigured", "host-10",
+                              "[LocalDS_0] web01/web01.vmx"};
     assert_int_equal(s->vm(c, &vm), 0);
     const struct vim_vm_datastore vmds = {"vm-42", "datastore-1"};
     assert_int_equal(s->vm_datastore(c, &vmds), 0);
@@ -303,7 +314,8 @@ static void test_open_creates_schema(void **state)
         "vm_datastores", "controllers",   "vdisks",        "snapshots",      "hosts",
         "host_options",  "vnics",         "vswitches",     "portgroups",     "dvswitches",
         "iscsi_hbas",    "iscsi_targets", "iscsi_options", "iscsi_bindings", "luns",
-        "lun_paths",     "nmp_devices",   "satp_rules",    "gaps",           "findings"};
+        "lun_paths",     "nmp_devices",   "satp_rules",    "gaps",           "findings",
+        "datastore_extents", "datastore_hosts", "hbas"};
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
     size_t i;
@@ -403,10 +415,24 @@ static void test_roundtrip_json(void **state)
         /* Sorted by SATP, then vendor (no vendor first); unset fields are null. */
         {"hosts[0]/satp_rules[0]",
          "{\"satp\":\"VMW_SATP_ALUA\",\"vendor\":null,\"model\":null,\"psp\":\"VMW_PSP_MRU\","
-         "\"psp_options\":null,\"rule_group\":\"system\"}"},
+         "\"psp_options\":null,\"rule_group\":\"system\",\"device\":null,\"driver\":null,"
+         "\"transport\":null,\"claim_options\":\"tpgs_on\",\"options\":null,"
+         "\"description\":\"Any array with ALUA support\"}"},
         {"hosts[0]/satp_rules[1]",
          "{\"satp\":\"VMW_SATP_ALUA\",\"vendor\":\"NETAPP\",\"model\":null,"
-         "\"psp\":\"VMW_PSP_RR\",\"psp_options\":\"iops=1\",\"rule_group\":\"user\"}"},
+         "\"psp\":\"VMW_PSP_RR\",\"psp_options\":\"iops=1\",\"rule_group\":\"user\","
+         "\"device\":null,\"driver\":null,\"transport\":null,\"claim_options\":null,"
+         "\"options\":null,\"description\":null}"},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/policy_type",
+         "\"HostMultipathInfoLogicalUnitPolicy\""},
+        {"hosts[0]/luns[canonical_name=naa.600a0001]/multipath_plugin", "\"NMP\""},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=static]/discovery_method", "\"staticMethod\""},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=static]/parent", "\"vmhba64\""},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=send]/iscsi_name", "null"},
+        {"hosts[0]/iscsi_hbas[0]/targets[kind=send]/discovery_method", "null"},
+        {"vms[0]/vm_path_name", "\"[LocalDS_0] web01/web01.vmx\""},
+        {"datastores[moref=datastore-2]/vmfs_local", "null"},
+        {"datastores[moref=datastore-2]/extents", "[]"},
         {"hosts[0]/gaps[0]/what", "\"iscsi-bindings\""},
         {"gaps[0]/what", "\"dvswitches\""},
         {"vms[name=web01]/template", "false"},
@@ -652,6 +678,63 @@ static void test_migrates_old_database(void **state)
     db_close(db);
 }
 
+/* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
+ * already stored survives, static targets keep their IQN and options name it too. Only the
+ * tables migration 7 touches exist here, as version 6 left them. */
+static void test_migration7_keeps_iscsi(void **state)
+{
+    struct tl_dbfile *fx = *state;
+    struct db *db;
+
+    raw_exec(fx->path,
+             "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL,"
+             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+             "CREATE TABLE vms (vcenter TEXT NOT NULL, moref TEXT NOT NULL,"
+             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+             "CREATE TABLE luns (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
+             "  canonical_name TEXT NOT NULL,"
+             "  PRIMARY KEY (vcenter, host, canonical_name)) WITHOUT ROWID;"
+             "CREATE TABLE satp_rules (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
+             "  satp TEXT NOT NULL);"
+             "CREATE TABLE iscsi_targets ("
+             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+             "  target TEXT NOT NULL, address TEXT, port INTEGER, iscsi_name TEXT,"
+             "  PRIMARY KEY (vcenter, host, hba, kind, target)) WITHOUT ROWID;"
+             "CREATE TABLE iscsi_options ("
+             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
+             "  target TEXT NOT NULL, key TEXT NOT NULL, value TEXT, inherited INTEGER,"
+             "  PRIMARY KEY (vcenter, host, hba, kind, target, key)) WITHOUT ROWID;"
+             "INSERT INTO iscsi_targets VALUES"
+             "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', '10.0.0.1', 3260, NULL),"
+             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', '10.0.0.2', 3260,"
+             "   'iqn.2001-05.com.array:tgt1');"
+             "INSERT INTO iscsi_options VALUES"
+             "  ('vc-a', 'host-1', 'vmhba64', '', '', 'DelayedAck', 'false', 0),"
+             "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', 'DelayedAck', 'true', 0),"
+             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);"
+             "PRAGMA user_version = 6;");
+    db = open_db(fx);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_targets WHERE kind = 'send'"
+                                       " AND iscsi_name = '' AND port = 3260"),
+                     1);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_targets WHERE kind = 'static'"
+                                       " AND iscsi_name = 'iqn.2001-05.com.array:tgt1'"
+                                       " AND address = '10.0.0.2' AND parent IS NULL"),
+                     1);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_options WHERE kind = 'static'"
+                                       " AND iscsi_name = 'iqn.2001-05.com.array:tgt1'"
+                                       " AND value = 'true' AND inherited = 1"),
+                     1);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_options WHERE iscsi_name = ''"),
+                     2);
+    assert_int_equal(
+        raw_int(fx->path, "SELECT count(*) FROM pragma_table_info('satp_rules')"
+                          " WHERE name IN ('device', 'driver', 'transport', 'claim_options')"),
+        4);
+    db_close(db);
+}
+
 static void test_open_refuses_bad_files(void **state)
 {
     struct tl_dbfile *fx = *state;
@@ -761,6 +844,7 @@ int main(void)
                                         tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_interrupted_transaction, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_old_database, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_text_rendering, tl_db_setup, tl_db_teardown),
     };

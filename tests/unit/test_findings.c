@@ -106,17 +106,20 @@ static void fill(const struct vim_sink *s, const void *arg)
     const struct vim_iscsi_hba hba = {"host-10", "vmhba64", "iqn.1998-01.com.vmware:esx01",
                                       "iSCSI Software Adapter"};
     assert_int_equal(s->iscsi_hba(c, &hba), 0);
-    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL};
+    const struct vim_iscsi_target t1 = {"host-10", "vmhba64", "send", "10.0.0.1", 3260, NULL,
+                                        NULL,      NULL};
     const struct vim_iscsi_target t2 = {"host-10",  "vmhba64", "static",
-                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1"};
+                                        "10.0.0.2", 3260,      "iqn.2001-05.com.array:tgt1",
+                                        NULL,       NULL};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
     const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
-                                           "DelayedAck", "false",   0};
+                                           "DelayedAck", "false",   0,    NULL};
     const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false",   1};
+                                          "DelayedAck", "false",   1,      NULL};
     const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true",    0};
+                                          "DelayedAck", "true",    0,
+                                          "iqn.2001-05.com.array:tgt1"};
     assert_int_equal(s->iscsi_option(c, &o_hba), 0);
     assert_int_equal(s->iscsi_option(c, &o_t1), 0);
     assert_int_equal(s->iscsi_option(c, &o_t2), 0);
@@ -127,13 +130,13 @@ static void fill(const struct vim_sink *s, const void *arg)
 
     const struct vim_lun rr = {"host-10",    "k1",           "naa.600a0001", "LUN 1",
                                "NETAPP",     "LUN C-Mode",   "disk",         0,
-                               "VMW_PSP_RR", "VMW_SATP_ALUA"};
+                               "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL};
     const struct vim_lun mru = {"host-10",     "k2",           "naa.600a0002", "LUN 2",
                                 "NETAPP",      "LUN C-Mode",   "disk",         VIM_UNKNOWN,
-                                "VMW_PSP_MRU", "VMW_SATP_ALUA"};
+                                "VMW_PSP_MRU", "VMW_SATP_ALUA", NULL, NULL};
     const struct vim_lun other_host = {"host-11",    "k1",           "naa.600a0001", "LUN 1",
                                        "NETAPP",     "LUN C-Mode",   "disk",         0,
-                                       "VMW_PSP_RR", "VMW_SATP_ALUA"};
+                                       "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL};
     assert_int_equal(s->lun(c, &mru), 0);
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &other_host), 0);
@@ -154,9 +157,12 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->nmp_device(c, &n2), 0);
     /* host-10's claim rules, given out of order; host-11 (esxcli refused) has none. */
     const struct vim_satp_rule r1 = {"host-10",    "VMW_SATP_SYMM", "EMC", "SYMMETRIX",
-                                     "VMW_PSP_RR", "iops=1",        "user"};
+                                     "VMW_PSP_RR", "iops=1",        "user", NULL,
+                                     NULL,         NULL,            NULL,   NULL,
+                                     NULL};
     const struct vim_satp_rule r2 = {"host-10", "VMW_SATP_ALUA", NULL, NULL, "VMW_PSP_MRU",
-                                     NULL,      "system"};
+                                     NULL,      "system",      NULL, NULL, NULL,
+                                     NULL,      NULL,          NULL};
     assert_int_equal(s->satp_rule(c, &r1), 0);
     assert_int_equal(s->satp_rule(c, &r2), 0);
     const struct vim_gap gap = {"host-11", "esxcli", "host refused esxcli"};
@@ -164,8 +170,10 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->gap(c, &gap), 0);
     assert_int_equal(s->gap(c, &vcgap), 0);
 
-    const struct vim_vm m1 = {"vm-42", vm1, "vmx-13", 0, "poweredOn", "notConfigured", "host-10"};
-    const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404"};
+    const struct vim_vm m1 = {"vm-42", vm1, "vmx-13", 0, "poweredOn", "notConfigured", "host-10",
+                              NULL};
+    const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404",
+                              NULL};
     assert_int_equal(s->vm(c, &m1), 0);
     assert_int_equal(s->vm(c, &m2), 0);
     const struct vim_vm_datastore vd1 = {"vm-42", "datastore-1"};

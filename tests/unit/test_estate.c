@@ -1,0 +1,548 @@
+/* Unit tests for what db_estate_load() gives the checks of a real estate: datastore extents and
+ * the LUNs behind them, mounts, where a VM's configuration lives, every host bus adapter, the
+ * adapter of each path, the multipathing plug-in, static iSCSI targets found by a send target,
+ * and the scope of SATP claim rules. Rows go in through the snapshot sink, as a poll writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/estate.h"
+#include "db/db.h"
+#include "db/findings.h"
+#include "util/err.h"
+
+#include "testlib.h"
+
+#define GIB (1024LL * 1024 * 1024)
+
+/* ---- the snapshot --------------------------------------------------------------------------- */
+
+static void ds(const struct vim_sink *s, const char *moref, const char *name, const char *type,
+               int local)
+{
+    const struct vim_datastore d = {.moref = moref,
+                                    .name = name,
+                                    .type = type,
+                                    .capacity = 750 * GIB,
+                                    .free_space = 300 * GIB,
+                                    .uncommitted = VIM_UNKNOWN,
+                                    .accessible = 1,
+                                    .vmfs_major = strcmp(type, "VMFS") ? 0 : 6,
+                                    .vmfs_version = strcmp(type, "VMFS") ? NULL : "6.82",
+                                    .vmfs_local = strcmp(type, "VMFS") ? VIM_UNKNOWN : local,
+                                    .vmfs_ssd = strcmp(type, "VMFS") ? VIM_UNKNOWN : local,
+                                    .unmap_priority = strcmp(type, "VMFS") ? NULL : "low",
+                                    .nas_remote_host = strcmp(type, "NFS") ? NULL : "filer01"};
+    assert_int_equal(s->datastore(s->ctx, &d), 0);
+}
+
+static void extent(const struct vim_sink *s, const char *dsm, int pos, const char *disk, int part)
+{
+    const struct vim_datastore_extent x = {dsm, pos, disk, part};
+    assert_int_equal(s->datastore_extent(s->ctx, &x), 0);
+}
+
+static void mount(const struct vim_sink *s, const char *dsm, const char *host, int accessible)
+{
+    const struct vim_datastore_host m = {dsm, host, 1, accessible, "readWrite"};
+    assert_int_equal(s->datastore_host(s->ctx, &m), 0);
+}
+
+static void host(const struct vim_sink *s, const char *moref, const char *name)
+{
+    const struct vim_host h = {moref, name, "domain-c7", "connected"};
+    assert_int_equal(s->host(s->ctx, &h), 0);
+}
+
+static void hba(const struct vim_sink *s, const char *h, const char *dev, const char *type,
+                const char *driver)
+{
+    const struct vim_hba a = {h, dev, type, driver, "a model", "online"};
+    assert_int_equal(s->hba(s->ctx, &a), 0);
+}
+
+static void lun(const struct vim_sink *s, const char *h, const char *name, int local,
+                const char *psp, const char *satp, const char *ptype, const char *plugin)
+{
+    const struct vim_lun l = {.host = h,
+                              .key = name,
+                              .canonical_name = name,
+                              .lun_type = "disk",
+                              .local = local,
+                              .psp = psp,
+                              .satp = satp,
+                              .policy_type = ptype,
+                              .multipath_plugin = plugin};
+    assert_int_equal(s->lun(s->ctx, &l), 0);
+}
+
+static void path(const struct vim_sink *s, const char *h, const char *l, const char *name,
+                 const char *state, const char *adapter)
+{
+    const struct vim_lun_path p = {h, l, name, state, adapter};
+    assert_int_equal(s->lun_path(s->ctx, &p), 0);
+}
+
+static void target(const struct vim_sink *s, const char *kind, const char *addr, const char *iqn,
+                   const char *method, const char *parent, const char *delayed_ack, int inherited)
+{
+    const struct vim_iscsi_target t = {.host = "host-1",
+                                       .hba = "vmhba64",
+                                       .kind = kind,
+                                       .address = addr,
+                                       .port = 3260,
+                                       .iscsi_name = iqn,
+                                       .discovery_method = method,
+                                       .parent = parent};
+    char name[64];
+    snprintf(name, sizeof(name), "%s:3260", addr);
+    const struct vim_iscsi_option o = {.host = "host-1",
+                                       .hba = "vmhba64",
+                                       .kind = kind,
+                                       .target = name,
+                                       .target_iqn = iqn,
+                                       .key = "DelayedAck",
+                                       .value = delayed_ack,
+                                       .inherited = inherited};
+    assert_int_equal(s->iscsi_target(s->ctx, &t), 0);
+    assert_int_equal(s->iscsi_option(s->ctx, &o), 0);
+}
+
+static void vm(const struct vim_sink *s, const char *moref, const char *path_name,
+               const char *ds1, const char *ds2)
+{
+    const struct vim_vm m = {.moref = moref,
+                             .name = moref,
+                             .hw_version = "vmx-13",
+                             .power_state = "poweredOn",
+                             .host = "host-1",
+                             .vm_path_name = path_name};
+    assert_int_equal(s->vm(s->ctx, &m), 0);
+    for (const char *d = ds1; d; d = d == ds1 ? ds2 : NULL) {
+        const struct vim_vm_datastore vd = {moref, d};
+        assert_int_equal(s->vm_datastore(s->ctx, &vd), 0);
+    }
+}
+
+/* esx-1 mounts everything; esx-2 mounts the spanned and the NFS datastore and sees only the first
+ * extent's LUN; both have their own mpx.vmhba0:C0:T0:L0 boot disk. */
+static void fill(const struct vim_sink *s, const void *arg)
+{
+    ds(s, "datastore-1", "ds-span", "VMFS", 0);
+    extent(s, "datastore-1", 0, "naa.600a0001", 1);
+    extent(s, "datastore-1", 1, "naa.600a0002", 1);
+    mount(s, "datastore-1", "host-1", 1);
+    mount(s, "datastore-1", "host-2", 0);
+    mount(s, "datastore-1", "host-99", 1); /* a host this snapshot lacks */
+    ds(s, "datastore-2", "datastore1 (esx-1)", "VMFS", 1);
+    extent(s, "datastore-2", 0, "mpx.vmhba0:C0:T0:L0", 3);
+    mount(s, "datastore-2", "host-1", 1);
+    ds(s, "datastore-3", "nfs-a", "NFS", 0);
+    mount(s, "datastore-3", "host-1", 1);
+    mount(s, "datastore-3", "host-2", 1);
+    /* Two datacenters, one name; and a name holding "]". */
+    ds(s, "datastore-4", "dup", "VMFS", 0);
+    ds(s, "datastore-5", "dup", "VMFS", 0);
+    ds(s, "datastore-6", "ds [x] odd", "VMFS", 0);
+
+    host(s, "host-1", "esx-1");
+    host(s, "host-2", "esx-2");
+    hba(s, "host-1", "vmhba0", "HostParallelScsiHba", "pvscsi");
+    hba(s, "host-1", "vmhba2", "HostFibreChannelHba", "qlnativefc");
+    hba(s, "host-1", "vmhba10", "HostPcieHba", "nvme_pcie");
+    hba(s, "host-1", "vmhba64", "HostInternetScsiHba", "iscsi_vmk");
+    lun(s, "host-1", "naa.600a0001", 0, "VMW_PSP_RR", "VMW_SATP_ALUA",
+        "HostMultipathInfoLogicalUnitPolicy", "NMP");
+    lun(s, "host-1", "naa.600a0002", 0, "VMW_PSP_RR", "VMW_SATP_ALUA",
+        "HostMultipathInfoLogicalUnitPolicy", "NMP");
+    lun(s, "host-1", "mpx.vmhba0:C0:T0:L0", VIM_UNKNOWN, "VMW_PSP_FIXED", "VMW_SATP_LOCAL",
+        "HostMultipathInfoFixedLogicalUnitPolicy", "NMP");
+    lun(s, "host-1", "eui.0025388b91c3a1b2", 1, "LB-RR", NULL,
+        "HostMultipathInfoHppLogicalUnitPolicy", "HPP");
+    lun(s, "host-1", "naa.6000097000019760", 0, NULL, NULL, NULL, "PowerPath");
+    path(s, "host-1", "naa.600a0001", "vmhba2:C0:T0:L1", "active", "vmhba2");
+    path(s, "host-1", "naa.600a0001", "vmhba2:C0:T1:L1", "standby", "vmhba2");
+    path(s, "host-1", "naa.600a0001", "vmhba9:C0:T0:L1", "off", "vmhba9");
+    path(s, "host-1", "mpx.vmhba0:C0:T0:L0", "vmhba0:C0:T0:L0", "active", "vmhba0");
+    path(s, "host-1", "eui.0025388b91c3a1b2", "vmhba10:C0:T0:L0", "active", "vmhba10");
+    lun(s, "host-2", "naa.600a0001", 0, "VMW_PSP_RR", "VMW_SATP_ALUA",
+        "HostMultipathInfoLogicalUnitPolicy", "NMP");
+    lun(s, "host-2", "mpx.vmhba0:C0:T0:L0", 1, "VMW_PSP_FIXED", "VMW_SATP_LOCAL",
+        "HostMultipathInfoFixedLogicalUnitPolicy", "NMP");
+
+    const struct vim_iscsi_hba ih = {"host-1", "vmhba64", "iqn.1998-01.com.vmware:esx-1",
+                                     "iSCSI Software Adapter"};
+    assert_int_equal(s->iscsi_hba(s->ctx, &ih), 0);
+    /* One portal, one IQN per volume, both found by the send target on that portal; a third
+     * static target configured by hand; a send target on the default port named by address. */
+    target(s, "send", "10.0.5.10", NULL, NULL, NULL, "true", 0);
+    target(s, "static", "10.0.5.10", "iqn.2001-05.com.equallogic:vol1", "sendTargetMethod",
+           "10.0.5.10:3260", "true", 1);
+    target(s, "static", "10.0.5.10", "iqn.2001-05.com.equallogic:vol2", "sendTargetMethod",
+           "10.0.5.10:3260", "false", 0);
+    target(s, "static", "10.0.5.11", "iqn.2001-05.com.equallogic:vol3", "staticMethod", "vmhba64",
+           "false", 1);
+    target(s, "send", "10.0.6.10", NULL, NULL, NULL, "false", 1);
+    target(s, "static", "10.0.6.10", "iqn.2001-05.com.equallogic:vol4", "sendTargetMethod",
+           "10.0.6.10", "false", 1);
+
+    const struct vim_satp_rule rule = {.host = "host-1",
+                                       .satp = "VMW_SATP_ALUA",
+                                       .psp = "VMW_PSP_RR",
+                                       .psp_options = "iops=1",
+                                       .rule_group = "user",
+                                       .device = "naa.600a0001",
+                                       .transport = "fc",
+                                       .claim_options = "tpgs_on",
+                                       .description = "one device"};
+    const struct vim_satp_rule drv = {.host = "host-1",
+                                      .satp = "VMW_SATP_LOCAL",
+                                      .rule_group = "user",
+                                      .driver = "lsi_mr3",
+                                      .options = "enable_ssd"};
+    assert_int_equal(s->satp_rule(s->ctx, &rule), 0);
+    assert_int_equal(s->satp_rule(s->ctx, &drv), 0);
+
+    vm(s, "vm-1", "[ds-span] vm-1/vm-1.vmx", "datastore-1", "datastore-3"); /* ISO on nfs-a */
+    vm(s, "vm-2", "[dup] vm-2/vm-2.vmx", "datastore-5", NULL);
+    vm(s, "vm-3", "[dup] vm-3/vm-3.vmx", NULL, NULL);
+    vm(s, "vm-4", "[ds [x] odd] vm-4/vm-4.vmx", "datastore-6", NULL);
+    vm(s, "vm-5", "[gone] vm-5/vm-5.vmx", "datastore-1", NULL);
+    vm(s, "vm-6", NULL, "datastore-1", NULL);
+    vm(s, "vm-7", "vm-7.vmx", NULL, NULL);
+    vm(s, "vm-8", "[ds-span]", NULL, NULL);
+}
+
+/* A database holding fill()'s snapshot of vCenter vc-a, and its estate. */
+struct fx {
+    struct tl_dbfile *file;
+    struct db *db; /* file->db */
+    struct estate *e;
+};
+
+static int setup(void **state)
+{
+    struct tl_dbfile *file;
+    struct fx *fx;
+
+    if (tl_db_setup_open(state) < 0)
+        return -1;
+    file = *state;
+    fx = calloc(1, sizeof(*fx));
+    if (!fx)
+        return -1;
+    fx->file = file;
+    fx->db = file->db;
+    tl_snapshot(file->db, "vc-a", fill, NULL, 1, 2, NULL);
+    if (db_estate_load(file->db, "vc-a", &fx->e) < 0)
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *fx = *state;
+
+    est_free(fx->e);
+    *state = fx->file;
+    free(fx);
+    return tl_db_teardown(state);
+}
+
+/* ---- lookups -------------------------------------------------------------------------------- */
+
+static size_t ds_index(const struct estate *e, const char *moref)
+{
+    for (size_t i = 0; i < e->n_datastores; i++)
+        if (!strcmp(e->datastores[i].moref, moref))
+            return i;
+    fail_msg("no datastore %s", moref);
+    return EST_NONE;
+}
+
+static size_t host_index(const struct estate *e, const char *moref)
+{
+    for (size_t i = 0; i < e->n_hosts; i++)
+        if (!strcmp(e->hosts[i].moref, moref))
+            return i;
+    fail_msg("no host %s", moref);
+    return EST_NONE;
+}
+
+static const struct est_lun *lun_of(const struct est_host *h, const char *name)
+{
+    for (size_t i = 0; i < h->n_luns; i++)
+        if (!strcmp(h->luns[i].canonical_name, name))
+            return &h->luns[i];
+    fail_msg("no LUN %s on %s", name, h->name);
+    return NULL;
+}
+
+static const struct est_vm *vm_of(const struct estate *e, const char *moref)
+{
+    for (size_t i = 0; i < e->n_vms; i++)
+        if (!strcmp(e->vms[i].moref, moref))
+            return &e->vms[i];
+    fail_msg("no VM %s", moref);
+    return NULL;
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void test_datastores(void **state)
+{
+    const struct estate *e = ((struct fx *)*state)->e;
+    const size_t h1 = host_index(e, "host-1"), h2 = host_index(e, "host-2");
+    const struct est_datastore *span = &e->datastores[ds_index(e, "datastore-1")];
+    const struct est_datastore *boot = &e->datastores[ds_index(e, "datastore-2")];
+    const struct est_datastore *nfs = &e->datastores[ds_index(e, "datastore-3")];
+
+    assert_string_equal(span->vmfs_version, "6.82");
+    assert_int_equal(span->vmfs_local, 0);
+    assert_string_equal(span->unmap_priority, "low");
+    assert_null(span->nas_remote_host);
+    /* Both extents, head first; the second extent's LUN only where a mounting host lists it. */
+    assert_int_equal(span->n_extents, 2);
+    assert_string_equal(span->extents[0].disk_name, "naa.600a0001");
+    assert_int_equal(span->extents[0].partition, 1);
+    assert_int_equal(span->extents[0].n_luns, 2);
+    assert_int_equal(span->extents[0].luns[0].host, h1);
+    assert_ptr_equal(&e->hosts[h1].luns[span->extents[0].luns[0].lun],
+                     lun_of(&e->hosts[h1], "naa.600a0001"));
+    assert_int_equal(span->extents[0].luns[1].host, h2);
+    assert_ptr_equal(&e->hosts[h2].luns[span->extents[0].luns[1].lun],
+                     lun_of(&e->hosts[h2], "naa.600a0001"));
+    assert_string_equal(span->extents[1].disk_name, "naa.600a0002");
+    assert_int_equal(span->extents[1].n_luns, 1);
+    assert_int_equal(span->extents[1].luns[0].host, h1);
+    /* Mounts in host order; the host the snapshot lacks is left out. */
+    assert_int_equal(span->n_mounts, 2);
+    assert_int_equal(span->mounts[0].host, h1);
+    assert_int_equal(span->mounts[0].accessible, 1);
+    assert_int_equal(span->mounts[1].host, h2);
+    assert_int_equal(span->mounts[1].accessible, 0);
+    assert_string_equal(span->mounts[1].access_mode, "readWrite");
+
+    /* The boot datastore's mpx. device is esx-1's: esx-2 has one of that name too, and does
+     * not mount it. */
+    assert_int_equal(boot->vmfs_local, 1);
+    assert_int_equal(boot->vmfs_ssd, 1);
+    assert_int_equal(boot->n_extents, 1);
+    assert_int_equal(boot->extents[0].partition, 3);
+    assert_int_equal(boot->extents[0].n_luns, 1);
+    assert_int_equal(boot->extents[0].luns[0].host, h1);
+
+    assert_int_equal(nfs->vmfs_local, EST_UNKNOWN);
+    assert_null(nfs->vmfs_version);
+    assert_null(nfs->unmap_priority);
+    assert_string_equal(nfs->nas_remote_host, "filer01");
+    assert_int_equal(nfs->n_extents, 0);
+    assert_int_equal(nfs->n_mounts, 2);
+}
+
+static void test_vm_config_datastore(void **state)
+{
+    const struct estate *e = ((struct fx *)*state)->e;
+    static const struct {
+        const char *vm, *want; /* want: datastore moref, NULL for none */
+    } t[] = {
+        {"vm-1", "datastore-1"}, /* lists nfs-a too (its ISO): the configuration is on ds-span */
+        {"vm-2", "datastore-5"}, /* "dup" twice in the estate: its own datastore decides */
+        {"vm-3", NULL},          /* "dup" twice, and no datastore of its own: unknown */
+        {"vm-4", "datastore-6"}, /* a name holding "]" */
+        {"vm-5", NULL},          /* a datastore the snapshot lacks */
+        {"vm-6", NULL},          /* no path at all */
+        {"vm-7", NULL},          /* not "[name] path" */
+        {"vm-8", "datastore-1"}, /* nothing after the name still names it */
+    };
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const struct est_vm *m = vm_of(e, t[i].vm);
+        if (!t[i].want) {
+            if (m->config_datastore != EST_NONE)
+                fail_msg("%s: config datastore %s, want none", t[i].vm,
+                         e->datastores[m->config_datastore].moref);
+            continue;
+        }
+        if (m->config_datastore != ds_index(e, t[i].want))
+            fail_msg("%s: config datastore %zu, want %s", t[i].vm, m->config_datastore, t[i].want);
+    }
+    assert_string_equal(vm_of(e, "vm-1")->vm_path_name, "[ds-span] vm-1/vm-1.vmx");
+    assert_int_equal(vm_of(e, "vm-1")->n_datastores, 2);
+    assert_null(vm_of(e, "vm-6")->vm_path_name);
+}
+
+static void test_adapters_paths_plugins(void **state)
+{
+    const struct estate *e = ((struct fx *)*state)->e;
+    const struct est_host *h = &e->hosts[host_index(e, "host-1")];
+    const struct est_lun *l;
+
+    /* Every adapter, in device order (vmhba10 after vmhba2). */
+    assert_int_equal(h->n_hbas, 4);
+    assert_string_equal(h->hbas[0].device, "vmhba0");
+    assert_string_equal(h->hbas[0].type, "HostParallelScsiHba");
+    assert_string_equal(h->hbas[0].driver, "pvscsi");
+    assert_string_equal(h->hbas[1].device, "vmhba2");
+    assert_string_equal(h->hbas[2].device, "vmhba10");
+    assert_string_equal(h->hbas[2].type, "HostPcieHba");
+    assert_string_equal(h->hbas[3].type, "HostInternetScsiHba");
+
+    l = lun_of(h, "naa.600a0001");
+    assert_string_equal(l->multipath_plugin, "NMP");
+    assert_string_equal(l->policy_type, "HostMultipathInfoLogicalUnitPolicy");
+    assert_int_equal(l->n_paths, 3);
+    /* Paths keep the state vCenter sent and name their adapter; one the host does not list
+     * has no index. */
+    for (size_t i = 0; i < l->n_paths; i++) {
+        const struct est_path *p = &l->paths[i];
+        if (!strcmp(p->name, "vmhba9:C0:T0:L1")) {
+            assert_string_equal(p->state, "off");
+            assert_string_equal(p->adapter, "vmhba9");
+            assert_int_equal(p->hba, EST_NONE);
+        } else {
+            assert_string_equal(p->adapter, "vmhba2");
+            assert_int_equal(p->hba, 1);
+        }
+    }
+    l = lun_of(h, "mpx.vmhba0:C0:T0:L0");
+    assert_int_equal(l->local, EST_UNKNOWN);
+    assert_string_equal(l->satp, "VMW_SATP_LOCAL");
+    assert_string_equal(h->hbas[l->paths[0].hba].type, "HostParallelScsiHba");
+    l = lun_of(h, "eui.0025388b91c3a1b2");
+    assert_string_equal(l->multipath_plugin, "HPP");
+    assert_string_equal(l->policy_type, "HostMultipathInfoHppLogicalUnitPolicy");
+    assert_null(l->satp);
+    assert_int_equal(l->paths[0].hba, 2);
+    l = lun_of(h, "naa.6000097000019760");
+    assert_string_equal(l->multipath_plugin, "PowerPath");
+    assert_null(l->psp);
+    assert_int_equal(l->n_paths, 0);
+}
+
+static const struct est_iscsi_target *target_of(const struct est_iscsi_hba *a, const char *kind,
+                                                const char *addr, const char *iqn)
+{
+    for (size_t i = 0; i < a->n_targets; i++) {
+        const struct est_iscsi_target *t = &a->targets[i];
+        if (!strcmp(t->kind, kind) && !strcmp(t->address, addr) &&
+            (iqn ? t->iscsi_name && !strcmp(t->iscsi_name, iqn) : !t->iscsi_name))
+            return t;
+    }
+    fail_msg("no %s target %s %s", kind, addr, iqn ? iqn : "");
+    return NULL;
+}
+
+static void test_iscsi_targets(void **state)
+{
+    const struct estate *e = ((struct fx *)*state)->e;
+    const struct est_iscsi_hba *a = &e->hosts[host_index(e, "host-1")].iscsi_hbas[0];
+    const struct est_iscsi_target *send = target_of(a, "send", "10.0.5.10", NULL);
+    const struct est_iscsi_target *v1, *v2, *v3, *v4;
+
+    /* One IQN per volume on one portal: every static target is its own, with its own options. */
+    assert_int_equal(a->n_targets, 6);
+    v1 = target_of(a, "static", "10.0.5.10", "iqn.2001-05.com.equallogic:vol1");
+    v2 = target_of(a, "static", "10.0.5.10", "iqn.2001-05.com.equallogic:vol2");
+    v3 = target_of(a, "static", "10.0.5.11", "iqn.2001-05.com.equallogic:vol3");
+    v4 = target_of(a, "static", "10.0.6.10", "iqn.2001-05.com.equallogic:vol4");
+    assert_int_equal(v1->n_options, 1);
+    assert_string_equal(v1->options[0].value, "true");
+    assert_int_equal(v1->options[0].inherited, 1);
+    assert_int_equal(v2->n_options, 1);
+    assert_string_equal(v2->options[0].value, "false");
+    assert_int_equal(v2->options[0].inherited, 0);
+    assert_int_equal(send->n_options, 1);
+    assert_string_equal(send->options[0].value, "true");
+
+    /* Found by the send target: linked to it, so inheritance can follow. */
+    assert_string_equal(v1->discovery_method, "sendTargetMethod");
+    assert_string_equal(v1->parent, "10.0.5.10:3260");
+    assert_ptr_equal(&a->targets[v1->send_target], send);
+    assert_ptr_equal(&a->targets[v2->send_target], send);
+    assert_ptr_equal(&a->targets[v4->send_target], target_of(a, "send", "10.0.6.10", NULL));
+    assert_string_equal(v3->parent, "vmhba64");
+    assert_int_equal(v3->send_target, EST_NONE);
+    assert_int_equal(send->send_target, EST_NONE);
+}
+
+static void test_satp_rule_scope(void **state)
+{
+    const struct estate *e = ((struct fx *)*state)->e;
+    const struct est_host *h = &e->hosts[host_index(e, "host-1")];
+
+    assert_int_equal(h->n_satp_rules, 2);
+    /* Sorted by SATP: ALUA, then LOCAL. */
+    assert_string_equal(h->satp_rules[0].device, "naa.600a0001");
+    assert_string_equal(h->satp_rules[0].transport, "fc");
+    assert_string_equal(h->satp_rules[0].claim_options, "tpgs_on");
+    assert_string_equal(h->satp_rules[0].description, "one device");
+    assert_null(h->satp_rules[0].driver);
+    assert_string_equal(h->satp_rules[1].driver, "lsi_mr3");
+    assert_string_equal(h->satp_rules[1].options, "enable_ssd");
+    assert_null(h->satp_rules[1].device);
+}
+
+/* The inventory document shows the same: the two static targets of one portal apart, each with
+ * its options, and the new fields. */
+static void test_inventory_json(void **state)
+{
+    struct fx *fx = *state;
+    json_t *j = NULL, *vc, *ds1 = NULL, *t, *h;
+    size_t i, statics = 0;
+
+    assert_int_equal(db_inventory_json(fx->db, "vc-a", &j), 0);
+    vc = json_array_get(json_object_get(j, "vcenters"), 0);
+    json_array_foreach(json_object_get(vc, "datastores"), i, ds1)
+    {
+        if (!strcmp(json_string_value(json_object_get(ds1, "moref")), "datastore-1"))
+            break;
+    }
+    assert_int_equal(json_array_size(json_object_get(ds1, "extents")), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(ds1, "extents"), 1),
+                                          "disk_name")),
+        "naa.600a0002");
+    assert_int_equal(json_array_size(json_object_get(ds1, "hosts")), 3);
+    assert_true(json_is_false(json_object_get(ds1, "vmfs_local")));
+    assert_string_equal(json_string_value(json_object_get(ds1, "unmap_priority")), "low");
+    h = json_array_get(json_object_get(vc, "hosts"), 0);
+    assert_int_equal(json_array_size(json_object_get(h, "hbas")), 4);
+    json_array_foreach(
+        json_object_get(json_array_get(json_object_get(h, "iscsi_hbas"), 0), "targets"), i, t)
+    {
+        const char *iqn = json_string_value(json_object_get(t, "iscsi_name"));
+        if (!iqn || strncmp(iqn, "iqn.2001-05.com.equallogic:vol", 30) != 0 ||
+            strcmp(json_string_value(json_object_get(t, "address")), "10.0.5.10") != 0)
+            continue;
+        statics++;
+        assert_int_equal(json_array_size(json_object_get(t, "options")), 1);
+        assert_string_equal(json_string_value(json_object_get(
+                                json_array_get(json_object_get(t, "options"), 0), "value")),
+                            iqn[30] == '1' ? "true" : "false");
+        assert_string_equal(json_string_value(json_object_get(t, "parent")), "10.0.5.10:3260");
+    }
+    assert_int_equal(statics, 2);
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_datastores, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vm_config_datastore, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adapters_paths_plugins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_iscsi_targets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_satp_rule_scope, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inventory_json, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
