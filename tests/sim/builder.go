@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -173,8 +174,110 @@ func (w *world) addHost(cluster *simulator.ClusterComputeResource, name string, 
 			})
 		}
 		sd.HostBusAdapter = hbas
+		sd.PlugStoreTopology = ownTopology(sd.PlugStoreTopology, keep)
 	})
 	return h
+}
+
+// ownTopology returns a copy of the stock plug-in topology (which every host
+// shares) holding only the devices of the LUNs kept, so that each host's
+// devices can be claimed by their plug-ins without touching the others'.
+func ownTopology(pst *types.HostPlugStoreTopology, keep map[string]bool) *types.HostPlugStoreTopology {
+	c := &types.HostPlugStoreTopology{}
+	if pst == nil {
+		return c
+	}
+	c.Adapter = append(c.Adapter, pst.Adapter...)
+	c.Target = append(c.Target, pst.Target...)
+	devs := map[string]bool{}
+	for _, d := range pst.Device {
+		if keep[d.Lun] {
+			d.Path = append([]string(nil), d.Path...)
+			c.Device = append(c.Device, d)
+			devs[d.Key] = true
+		}
+	}
+	for _, p := range pst.Path {
+		if devs[p.Device] {
+			c.Path = append(c.Path, p)
+		}
+	}
+	for _, pl := range pst.Plugin {
+		var kept []string
+		for _, d := range pl.Device {
+			if devs[d] {
+				kept = append(kept, d)
+			}
+		}
+		pl.Device = kept
+		pl.ClaimedPath = append([]string(nil), pl.ClaimedPath...)
+		c.Plugin = append(c.Plugin, pl)
+	}
+	return c
+}
+
+// claim records in the host's plug-in topology that plugin (NMP, HPP,
+// PowerPath, ...) owns the device of ScsiLun lunKey, reached by paths.
+func claim(sd *types.HostStorageDeviceInfo, plugin, id, lunKey string, paths []types.HostMultipathInfoPath) {
+	pst := sd.PlugStoreTopology
+	dev := types.HostPlugStoreTopologyDevice{Key: "key-vim.host.PlugStoreTopology.Device-" + id, Lun: lunKey}
+	for _, p := range paths {
+		pk := "key-vim.host.PlugStoreTopology.Path-" + p.Name
+		dev.Path = append(dev.Path, pk)
+		pst.Path = append(pst.Path, types.HostPlugStoreTopologyPath{Key: pk, Name: p.Name, Device: dev.Key,
+			Adapter: "key-vim.host.PlugStoreTopology.Adapter-" + strings.SplitN(p.Name, ":", 2)[0]})
+	}
+	pst.Device = append(pst.Device, dev)
+	for i := range pst.Plugin {
+		if pst.Plugin[i].Name == plugin {
+			pst.Plugin[i].Device = append(pst.Plugin[i].Device, dev.Key)
+			pst.Plugin[i].ClaimedPath = append(pst.Plugin[i].ClaimedPath, dev.Path...)
+			return
+		}
+	}
+	pst.Plugin = append(pst.Plugin, types.HostPlugStoreTopologyPlugin{
+		Key: "key-vim.host.PlugStoreTopology.Plugin-" + plugin, Name: plugin,
+		Device: []string{dev.Key}, ClaimedPath: dev.Path})
+}
+
+// claimedBy is the plug-in the host's topology says owns the device of
+// ScsiLun lunKey, or "".
+func claimedBy(sd *types.HostStorageDeviceInfo, lunKey string) string {
+	pst := sd.PlugStoreTopology
+	if pst == nil {
+		return ""
+	}
+	for _, d := range pst.Device {
+		if d.Lun != lunKey {
+			continue
+		}
+		for _, p := range pst.Plugin {
+			for _, k := range p.Device {
+				if k == d.Key {
+					return p.Name
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// addHBA gives the host one more adapter (a local SAS or NVMe controller).
+func addHBA(h *simulator.HostSystem, a types.BaseHostHostBusAdapter) {
+	lock(h, func() {
+		sd := h.Config.StorageDevice
+		sd.HostBusAdapter = append(sd.HostBusAdapter, a)
+	})
+}
+
+// hbaKey is the key of the host's adapter with that device name.
+func hbaKey(sd *types.HostStorageDeviceInfo, device string) string {
+	for _, a := range sd.HostBusAdapter {
+		if hba := a.GetHostHostBusAdapter(); hba.Device == device {
+			return hba.Key
+		}
+	}
+	panic("no adapter " + device)
 }
 
 // ---- LUNs ----
@@ -187,11 +290,21 @@ type lunSpec struct {
 	canonical string
 	vendor    string
 	model     string
-	policy    string // VMW_PSP_RR, VMW_PSP_MRU, VMW_PSP_FIXED
+	policy    string // VMW_PSP_RR, VMW_PSP_MRU, VMW_PSP_FIXED; HPP: LB-RR, FIXED, ...
 	satp      string
 	iops      int // RR IOPS limit as esxcli reports it
 	paths     []string
 	sizeGiB   int64
+	// adapters, when set, is the adapter device of each path (vmhba2);
+	// otherwise paths alternate over the host's two SAN adapters.
+	adapters []string
+	// plugin owns the device: "" is NMP; "HPP" gives an HPP policy and no
+	// SATP; any other (PowerPath) keeps the device out of multipathInfo,
+	// which lists only NMP and HPP devices.
+	plugin      string
+	local       bool // localDisk true
+	noLocalDisk bool // leave localDisk out, as some hosts do
+	ssd         bool
 }
 
 // dgcRule is the user claim rule that makes sanLun LUNs presented later
@@ -236,6 +349,9 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 			adapters = []string{"vmhba64:C0", "vmhba64:C1"}
 			adapterKeys = []string{"key-vim.host.InternetScsiHba-vmhba64", "key-vim.host.InternetScsiHba-vmhba64"}
 		}
+		if l.local {
+			display = fmt.Sprintf("Local %s Disk (%s)", strings.TrimSpace(l.vendor), l.canonical)
+		}
 		disk := &types.HostScsiDisk{
 			ScsiLun: types.ScsiLun{
 				HostDevice:       types.HostDevice{DeviceName: "/vmfs/devices/disks/" + l.canonical, DeviceType: "disk"},
@@ -257,8 +373,11 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 			},
 			Capacity:   types.HostDiskDimensionsLba{BlockSize: 512, Block: l.sizeGiB * GiB / 512},
 			DevicePath: "/vmfs/devices/disks/" + l.canonical,
-			Ssd:        types.NewBool(false),
-			LocalDisk:  types.NewBool(false),
+			Ssd:        types.NewBool(l.ssd),
+			LocalDisk:  types.NewBool(l.local),
+		}
+		if l.noLocalDisk {
+			disk.LocalDisk = nil
 		}
 		sd.ScsiLun = append(sd.ScsiLun, disk)
 		lu := types.HostMultipathInfoLogicalUnit{
@@ -267,10 +386,18 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 			Lun:                    key,
 			StorageArrayTypePolicy: &types.HostMultipathInfoLogicalUnitStorageArrayTypePolicy{Policy: l.satp},
 		}
+		perAdapter := map[string]int{}
 		for i, st := range l.paths {
 			name := fmt.Sprintf("%s:T0:L%d", adapters[i%2], n)
 			if i >= 2 {
 				name = fmt.Sprintf("%s:T%d:L%d", adapters[i%2], i/2, n)
+			}
+			akey := adapterKeys[i%2]
+			if l.adapters != nil {
+				dev := l.adapters[i]
+				name = fmt.Sprintf("%s:C0:T%d:L%d", dev, perAdapter[dev], n)
+				perAdapter[dev]++
+				akey = hbaKey(sd, dev)
 			}
 			lu.Path = append(lu.Path, types.HostMultipathInfoPath{
 				Key:           "key-vim.host.MultipathInfo.Path-" + name,
@@ -278,9 +405,25 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 				PathState:     st,
 				State:         st,
 				IsWorkingPath: types.NewBool(st == "active"),
-				Adapter:       adapterKeys[i%2],
+				Adapter:       akey,
 				Lun:           lu.Key,
 			})
+		}
+		switch l.plugin {
+		case "":
+			claim(sd, "NMP", id, key, lu.Path)
+		case "HPP":
+			claim(sd, "HPP", id, key, lu.Path)
+			lu.StorageArrayTypePolicy = nil
+			lu.Policy = &types.HostMultipathInfoHppLogicalUnitPolicy{
+				HostMultipathInfoLogicalUnitPolicy: types.HostMultipathInfoLogicalUnitPolicy{Policy: l.policy},
+			}
+			sd.MultipathInfo.Lun = append(sd.MultipathInfo.Lun, lu)
+			return
+		default:
+			// A third-party plug-in's device: in scsiLun and the topology only.
+			claim(sd, l.plugin, id, key, lu.Path)
+			return
 		}
 		if l.policy == "VMW_PSP_FIXED" {
 			lu.Policy = &types.HostMultipathInfoFixedLogicalUnitPolicy{
@@ -297,11 +440,14 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 	})
 }
 
-// lunView joins ScsiLun and multipath info for one device.
+// lunView joins ScsiLun, multipath info and the plug-in topology for one
+// device.
 type lunView struct {
 	canonical, displayName, policy, satp string
+	policyType, plugin                   string
 	local                                bool
-	paths                                []struct{ name, state string }
+	localDisk                            *bool
+	paths                                []struct{ name, state, adapter string }
 }
 
 func (l lunView) pathNames() []string {
@@ -327,25 +473,47 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 			byKey[d.Key] = d
 		}
 	}
-	if sd.MultipathInfo == nil {
-		return nil
+	devices := map[string]string{} // adapter key -> device
+	for _, a := range sd.HostBusAdapter {
+		hba := a.GetHostHostBusAdapter()
+		devices[hba.Key] = hba.Device
 	}
-	for _, lu := range sd.MultipathInfo.Lun {
-		d := byKey[lu.Lun]
-		if d == nil {
-			continue
+	view := func(d *types.HostScsiDisk) lunView {
+		return lunView{canonical: d.CanonicalName, displayName: d.DisplayName,
+			local: d.LocalDisk != nil && *d.LocalDisk, localDisk: d.LocalDisk, plugin: claimedBy(sd, d.Key)}
+	}
+	listed := map[string]bool{}
+	if sd.MultipathInfo != nil {
+		for _, lu := range sd.MultipathInfo.Lun {
+			d := byKey[lu.Lun]
+			if d == nil {
+				continue
+			}
+			listed[d.Key] = true
+			v := view(d)
+			if lu.Policy != nil {
+				v.policy = lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy
+				v.policyType = reflect.TypeOf(lu.Policy).Elem().Name()
+			}
+			if v.plugin == "" && v.policyType == "HostMultipathInfoHppLogicalUnitPolicy" {
+				v.plugin = "HPP"
+			} else if v.plugin == "" {
+				v.plugin = "NMP"
+			}
+			if lu.StorageArrayTypePolicy != nil {
+				v.satp = lu.StorageArrayTypePolicy.Policy
+			}
+			for _, p := range lu.Path {
+				v.paths = append(v.paths, struct{ name, state, adapter string }{p.Name, p.PathState, devices[p.Adapter]})
+			}
+			out = append(out, v)
 		}
-		v := lunView{canonical: d.CanonicalName, displayName: d.DisplayName, local: d.LocalDisk != nil && *d.LocalDisk}
-		if lu.Policy != nil {
-			v.policy = lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy
+	}
+	// Devices of other plug-ins (PowerPath) are not in multipathInfo.
+	for _, l := range sd.ScsiLun {
+		if d, ok := l.(*types.HostScsiDisk); ok && !listed[d.Key] {
+			out = append(out, view(d))
 		}
-		if lu.StorageArrayTypePolicy != nil {
-			v.satp = lu.StorageArrayTypePolicy.Policy
-		}
-		for _, p := range lu.Path {
-			v.paths = append(v.paths, struct{ name, state string }{p.Name, p.PathState})
-		}
-		out = append(out, v)
 	}
 	return out
 }
@@ -356,7 +524,10 @@ type targetSpec struct {
 	address    string
 	port       int32
 	iqn        string // static targets only
-	delayedAck *bool  // nil: inherit from the adapter
+	delayedAck *bool  // nil: inherit from the adapter, or from the parent send target
+	// Static targets: discoveryMethod (default staticMethod) and parent
+	// (default the adapter): a send target's "address:port" when found by it.
+	method, parent string
 }
 
 type iscsiSpec struct {
@@ -426,9 +597,19 @@ func (w *world) addIscsi(h *simulator.HostSystem, s iscsiSpec) {
 			})
 		}
 		for _, t := range s.staticTargets {
+			method, parent, inherit := "staticMethod", "vmhba64", s.delayedAck
+			if t.parent != "" {
+				method, parent = t.method, t.parent
+			}
+			// What a target found by a send target inherits is the send target's.
+			for _, st := range s.sendTargets {
+				if fmt.Sprintf("%s:%d", st.address, st.port) == parent && st.delayedAck != nil {
+					inherit = *st.delayedAck
+				}
+			}
 			hba.ConfiguredStaticTarget = append(hba.ConfiguredStaticTarget, types.HostInternetScsiHbaStaticTarget{
-				Address: t.address, Port: t.port, IScsiName: t.iqn, DiscoveryMethod: "staticMethod",
-				AdvancedOptions: targetOptions(t, s.delayedAck), Parent: "vmhba64",
+				Address: t.address, Port: t.port, IScsiName: t.iqn, DiscoveryMethod: method,
+				AdvancedOptions: targetOptions(t, inherit), Parent: parent,
 			})
 		}
 		sd := h.Config.StorageDevice
@@ -503,7 +684,13 @@ func (w *world) addDVS(name string, maxMtu int32, members []*simulator.HostSyste
 type dsSpec struct {
 	name           string
 	nfs            bool
-	vmfsMajor      int32 // 5 or 6 (default 6)
+	kind           string                // "" (VMFS, or NFS with nfs), "vsan" or "vvol"
+	vmfsMajor      int32                 // 5 or 6 (default 6)
+	extents        int                   // VMFS: extents, each on its own new SAN LUN (default 1)
+	localDisk      string                // VMFS on this local device of its one host instead (vmfs.local)
+	unmapPriority  string                // VMFS6 vmfs.unmapPriority ("none", "low"); default unset
+	ssd            bool                  // vmfs.ssd
+	inaccessibleOn *simulator.HostSystem // a mounting host where it is not accessible
 	capacity       int64
 	free           int64
 	uncommitted    int64
@@ -535,7 +722,17 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			MaxVirtualDiskCapacity: 62 * TiB, MaxMemoryFileSize: 62 * TiB, Timestamp: &now,
 			ContainerId: uuid,
 		}
-		if s.nfs {
+		switch {
+		case s.kind == "vsan":
+			typ = "vsan"
+			info = &types.VsanDatastoreInfo{DatastoreInfo: base, MembershipUuid: uuid}
+		case s.kind == "vvol":
+			typ = "VVOL"
+			info = &types.VvolDatastoreInfo{DatastoreInfo: base, VvolDS: &types.HostVvolVolume{
+				HostFileSystemVolume: types.HostFileSystemVolume{Type: "VVOL", Name: s.name, Capacity: s.capacity},
+				ScId:                 "vvol:" + uuid,
+			}}
+		case s.nfs:
 			typ = "NFS"
 			host := s.remoteHost
 			if host == "" {
@@ -550,7 +747,7 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 					SecurityType:         "AUTH_SYS",
 				},
 			}
-		} else {
+		default:
 			major := s.vmfsMajor
 			if major == 0 {
 				major = 6
@@ -559,7 +756,13 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			if major == 5 {
 				version = "5.81"
 			}
-			naa := w.newNaa()
+			var extents []types.HostScsiDiskPartition
+			if s.localDisk != "" {
+				extents = append(extents, types.HostScsiDiskPartition{DiskName: s.localDisk, Partition: 3})
+			}
+			for i := 0; s.localDisk == "" && (i == 0 || i < s.extents); i++ {
+				extents = append(extents, types.HostScsiDiskPartition{DiskName: w.newNaa(), Partition: 1})
+			}
 			info = &types.VmfsDatastoreInfo{
 				DatastoreInfo:          base,
 				MaxPhysicalRDMFileSize: 64 * TiB,
@@ -571,9 +774,10 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 					MajorVersion:         major,
 					Version:              version,
 					Uuid:                 uuid,
-					Extent:               []types.HostScsiDiskPartition{{DiskName: naa, Partition: 1}},
-					Local:                types.NewBool(false),
-					Ssd:                  types.NewBool(false),
+					Extent:               extents,
+					Local:                types.NewBool(s.localDisk != ""),
+					Ssd:                  types.NewBool(s.ssd),
+					UnmapPriority:        s.unmapPriority,
 				},
 			}
 			lunHosts := s.lunHosts
@@ -581,7 +785,11 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 				lunHosts = s.hosts
 			}
 			for _, h := range lunHosts {
-				w.addLun(h, sanLun(naa, s.capacity/GiB+1))
+				for _, e := range extents {
+					if s.localDisk == "" {
+						w.addLun(h, sanLun(e.DiskName, s.capacity/GiB/int64(len(extents))+1))
+					}
+				}
 			}
 		}
 		ds.Info = info
@@ -603,7 +811,7 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			ds.Host = append(ds.Host, types.DatastoreHostMount{
 				Key: h.Self,
 				MountInfo: types.HostMountInfo{Path: "/vmfs/volumes/" + uuid, AccessMode: "readWrite",
-					Mounted: types.NewBool(true), Accessible: types.NewBool(true)},
+					Mounted: types.NewBool(true), Accessible: types.NewBool(h != s.inaccessibleOn)},
 			})
 		}
 	})
@@ -677,6 +885,7 @@ type vmSpec struct {
 	controllers []ctrlSpec // default one PVSCSI, noSharing
 	disks       []diskSpec
 	snapshots   []snapSpec
+	iso         *simulator.Datastore // a CD-ROM with an ISO image from this datastore
 }
 
 func defaultDisk(ds *simulator.Datastore) []diskSpec {
@@ -815,6 +1024,30 @@ func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
 		if !dsSeen[d.ds.Self] {
 			dsSeen[d.ds.Self] = true
 			dsRefs = append(dsRefs, d.ds.Self)
+		}
+	}
+
+	if s.iso != nil {
+		// An IDE CD-ROM drive with an ISO image: VirtualMachine.datastore lists its datastore.
+		unit := int32(0)
+		ide := &types.VirtualIDEController{VirtualController: types.VirtualController{
+			VirtualDevice: types.VirtualDevice{Key: 200, DeviceInfo: &types.Description{Label: "IDE 0", Summary: "IDE 0"}},
+			Device:        []int32{3000},
+		}}
+		iso := fmt.Sprintf("[%s] iso/linux.iso", s.iso.Name)
+		cd := &types.VirtualCdrom{VirtualDevice: types.VirtualDevice{
+			Key:        3000,
+			DeviceInfo: &types.Description{Label: "CD/DVD drive 1", Summary: "ISO " + iso},
+			Backing: &types.VirtualCdromIsoBackingInfo{VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{
+				FileName: iso, Datastore: &s.iso.Self}},
+			Connectable:   &types.VirtualDeviceConnectInfo{StartConnected: true, Connected: true, Status: "ok"},
+			ControllerKey: 200,
+			UnitNumber:    &unit,
+		}}
+		devices = append(devices, ide, cd)
+		if !dsSeen[s.iso.Self] {
+			dsSeen[s.iso.Self] = true
+			dsRefs = append(dsRefs, s.iso.Self)
 		}
 	}
 

@@ -305,8 +305,8 @@ func nmpDeviceList(h *simulator.HostSystem, x *hostExtra) string {
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="ArrayOfDataObject">` + "\n")
 	for _, l := range hostLuns(h) {
-		if l.local {
-			continue
+		if l.local || l.plugin != "NMP" {
+			continue // esxcli's nmp namespace lists only NMP's devices
 		}
 		esc := html.EscapeString
 		cfg := ""

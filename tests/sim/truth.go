@@ -23,11 +23,21 @@ type truthDelayedAck struct {
 }
 
 type truthTarget struct {
-	Kind       string          `json:"kind"`
-	Address    string          `json:"address"`
-	Port       int32           `json:"port"`
-	IscsiName  string          `json:"iscsi_name"`
-	DelayedAck truthDelayedAck `json:"delayed_ack"`
+	Kind            string          `json:"kind"`
+	Address         string          `json:"address"`
+	Port            int32           `json:"port"`
+	IscsiName       string          `json:"iscsi_name"`
+	DiscoveryMethod string          `json:"discovery_method"` // static targets; "" otherwise
+	Parent          string          `json:"parent"`           // what it inherits from, or ""
+	DelayedAck      truthDelayedAck `json:"delayed_ack"`
+}
+
+// truthAnyHBA is any host bus adapter; Type is its vim25 type name.
+type truthAnyHBA struct {
+	Device string `json:"device"`
+	Type   string `json:"type"`
+	Driver string `json:"driver"`
+	Model  string `json:"model"`
 }
 
 type truthHBA struct {
@@ -39,17 +49,24 @@ type truthHBA struct {
 }
 
 type truthPath struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
+	Name    string `json:"name"`
+	State   string `json:"state"`
+	Adapter string `json:"adapter"` // the adapter's device
 }
 
 type truthLun struct {
-	CanonicalName string      `json:"canonical_name"`
-	Local         bool        `json:"local"`
-	Policy        string      `json:"policy"`
-	Satp          string      `json:"satp"`
-	IopsLimit     *int        `json:"iops_limit"`
-	Paths         []truthPath `json:"paths"`
+	CanonicalName string `json:"canonical_name"`
+	Local         bool   `json:"local"`
+	// LocalDisk is ScsiLun.localDisk as sent: null when the host leaves it out.
+	LocalDisk *bool  `json:"local_disk"`
+	Policy    string `json:"policy"`
+	Satp      string `json:"satp"`
+	// PolicyType is the multipathInfo policy's type, "" for a device that is
+	// not in multipathInfo; MultipathPlugin is the plug-in that owns it.
+	PolicyType      string      `json:"policy_type"`
+	MultipathPlugin string      `json:"multipath_plugin"`
+	IopsLimit       *int        `json:"iops_limit"`
+	Paths           []truthPath `json:"paths"`
 }
 
 // truthSatpRule is a claim rule as esxcli lists it; "" = not set.
@@ -60,6 +77,13 @@ type truthSatpRule struct {
 	Psp        string `json:"psp"`
 	PspOptions string `json:"psp_options"`
 	RuleGroup  string `json:"rule_group"`
+	// What else the rule matches on, or sets ("" = nothing).
+	Device       string `json:"device"`
+	Driver       string `json:"driver"`
+	Transport    string `json:"transport"`
+	ClaimOptions string `json:"claim_options"`
+	Options      string `json:"options"`
+	Description  string `json:"description"`
 }
 
 type truthVnic struct {
@@ -80,11 +104,23 @@ type truthHost struct {
 	EnableBlockDelete *int64         `json:"enable_block_delete"`
 	Vnics             []truthVnic    `json:"vnics"`
 	Vswitches         []truthVswitch `json:"vswitches"`
+	HBAs              []truthAnyHBA  `json:"hbas"`
 	IscsiHBAs         []truthHBA     `json:"iscsi_hbas"`
 	Luns              []truthLun     `json:"luns"`
 	// SatpRules is what the host's esxcli lists (empty when it refuses
 	// esxcli); vslint asks only hosts with SAN LUNs.
 	SatpRules []truthSatpRule `json:"satp_rules"`
+}
+
+type truthExtent struct {
+	DiskName  string `json:"disk_name"`
+	Partition int32  `json:"partition"`
+}
+
+type truthMount struct {
+	Host       string `json:"host"`
+	Mounted    *bool  `json:"mounted"`
+	Accessible *bool  `json:"accessible"`
 }
 
 type truthDatastore struct {
@@ -97,6 +133,13 @@ type truthDatastore struct {
 	VmfsMajor   int32  `json:"vmfs_major"`
 	Parent      string `json:"parent"`
 	VMCount     int    `json:"vm_count"`
+	// VMFS only (null / "" / empty otherwise).
+	VmfsVersion   string        `json:"vmfs_version"`
+	VmfsLocal     *bool         `json:"vmfs_local"`
+	VmfsSsd       *bool         `json:"vmfs_ssd"`
+	UnmapPriority string        `json:"unmap_priority"`
+	Extents       []truthExtent `json:"extents"`
+	Hosts         []truthMount  `json:"hosts"`
 }
 
 type truthPod struct {
@@ -147,6 +190,8 @@ type truthVM struct {
 	Snapshots   []truthSnapshot   `json:"snapshots"`
 	Controllers []truthController `json:"controllers"`
 	Disks       []truthDisk       `json:"disks"`
+	VMPathName  string            `json:"vm_path_name"`
+	Datastores  []string          `json:"datastores"` // VirtualMachine.datastore morefs
 }
 
 type truth struct {
@@ -181,7 +226,7 @@ func delayedAck(opts []types.HostInternetScsiHbaParamValue) truthDelayedAck {
 
 func hostTruth(h *simulator.HostSystem) truthHost {
 	t := truthHost{Moref: h.Self.Value, Name: h.Name, Vnics: []truthVnic{}, Vswitches: []truthVswitch{},
-		IscsiHBAs: []truthHBA{}, Luns: []truthLun{}}
+		HBAs: []truthAnyHBA{}, IscsiHBAs: []truthHBA{}, Luns: []truthLun{}}
 	if h.ConfigManager.AdvancedOption != nil {
 		if om, ok := simulator.Map.Get(*h.ConfigManager.AdvancedOption).(*simulator.OptionManager); ok {
 			for _, s := range om.Setting {
@@ -213,6 +258,11 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 		}
 	}
 	for _, a := range h.Config.StorageDevice.HostBusAdapter {
+		b := a.GetHostHostBusAdapter()
+		t.HBAs = append(t.HBAs, truthAnyHBA{Device: b.Device, Type: reflect.TypeOf(a).Elem().Name(),
+			Driver: b.Driver, Model: b.Model})
+	}
+	for _, a := range h.Config.StorageDevice.HostBusAdapter {
 		hba, ok := a.(*types.HostInternetScsiHba)
 		if !ok {
 			continue
@@ -220,24 +270,26 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 		th := truthHBA{Device: hba.Device, IscsiName: hba.IScsiName, DelayedAck: delayedAck(hba.AdvancedOptions),
 			Targets: []truthTarget{}, BoundVnics: append([]string{}, bound[hba.Device]...)}
 		for _, s := range hba.ConfiguredSendTarget {
-			th.Targets = append(th.Targets, truthTarget{Kind: "send", Address: s.Address, Port: s.Port,
+			th.Targets = append(th.Targets, truthTarget{Kind: "send", Address: s.Address, Port: s.Port, Parent: s.Parent,
 				DelayedAck: delayedAck(s.AdvancedOptions)})
 		}
 		for _, s := range hba.ConfiguredStaticTarget {
 			th.Targets = append(th.Targets, truthTarget{Kind: "static", Address: s.Address, Port: s.Port,
-				IscsiName: s.IScsiName, DelayedAck: delayedAck(s.AdvancedOptions)})
+				IscsiName: s.IScsiName, DiscoveryMethod: s.DiscoveryMethod, Parent: s.Parent,
+				DelayedAck: delayedAck(s.AdvancedOptions)})
 		}
 		t.IscsiHBAs = append(t.IscsiHBAs, th)
 	}
 	x := extraFor(h.Self)
 	for _, l := range hostLuns(h) {
-		tl := truthLun{CanonicalName: l.canonical, Local: l.local, Policy: l.policy, Satp: l.satp, Paths: []truthPath{}}
+		tl := truthLun{CanonicalName: l.canonical, Local: l.local, LocalDisk: l.localDisk, Policy: l.policy,
+			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{}}
 		if iops, ok := x.iops[l.canonical]; ok && !x.refuseEsxcli && !l.local && l.policy == "VMW_PSP_RR" {
 			v := iops
 			tl.IopsLimit = &v
 		}
 		for _, p := range l.paths {
-			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state})
+			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter})
 		}
 		t.Luns = append(t.Luns, tl)
 	}
@@ -245,7 +297,9 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 	if !x.refuseEsxcli {
 		for _, r := range hostRules(x) {
 			t.SatpRules = append(t.SatpRules, truthSatpRule{Satp: r.satp, Vendor: r.vendor, Model: r.model,
-				Psp: r.psp, PspOptions: r.pspOptions, RuleGroup: r.group})
+				Psp: r.psp, PspOptions: r.pspOptions, RuleGroup: r.group, Device: r.device, Driver: r.driver,
+				Transport: r.transport, ClaimOptions: r.claimOptions, Options: r.options,
+				Description: r.description})
 		}
 	}
 	return t
@@ -270,7 +324,11 @@ func diskFormat(b types.BaseVirtualDeviceBackingInfo) string {
 func vmTruth(vm *simulator.VirtualMachine) truthVM {
 	t := truthVM{Moref: vm.Self.Value, Name: vm.Name, PowerState: string(vm.Runtime.PowerState),
 		FtState: string(vm.Summary.Runtime.FaultToleranceState), Snapshots: []truthSnapshot{},
-		Controllers: []truthController{}, Disks: []truthDisk{}}
+		Controllers: []truthController{}, Disks: []truthDisk{}, VMPathName: vm.Summary.Config.VmPathName,
+		Datastores: []string{}}
+	for _, d := range vm.Datastore {
+		t.Datastores = append(t.Datastores, d.Value)
+	}
 	if vm.Runtime.Host != nil {
 		t.Host = vm.Runtime.Host.Value
 	}
@@ -321,9 +379,19 @@ func buildTruth(scenario string) *truth {
 	for _, e := range all("Datastore") {
 		ds := e.(*simulator.Datastore)
 		td := truthDatastore{Moref: ds.Self.Value, Name: ds.Name, Type: ds.Summary.Type, Capacity: ds.Summary.Capacity,
-			FreeSpace: ds.Summary.FreeSpace, Uncommitted: ds.Summary.Uncommitted, VMCount: len(ds.Vm)}
+			FreeSpace: ds.Summary.FreeSpace, Uncommitted: ds.Summary.Uncommitted, VMCount: len(ds.Vm),
+			Extents: []truthExtent{}, Hosts: []truthMount{}}
 		if v, ok := ds.Info.(*types.VmfsDatastoreInfo); ok && v.Vmfs != nil {
 			td.VmfsMajor = v.Vmfs.MajorVersion
+			td.VmfsVersion, td.UnmapPriority = v.Vmfs.Version, v.Vmfs.UnmapPriority
+			td.VmfsLocal, td.VmfsSsd = v.Vmfs.Local, v.Vmfs.Ssd
+			for _, e := range v.Vmfs.Extent {
+				td.Extents = append(td.Extents, truthExtent{DiskName: e.DiskName, Partition: e.Partition})
+			}
+		}
+		for _, m := range ds.Host {
+			td.Hosts = append(td.Hosts, truthMount{Host: m.Key.Value, Mounted: m.MountInfo.Mounted,
+				Accessible: m.MountInfo.Accessible})
 		}
 		if ds.Parent != nil {
 			td.Parent = ds.Parent.Value
