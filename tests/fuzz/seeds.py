@@ -26,6 +26,12 @@ SEEDS = [
     # Alarms: an Or with a state member, an And, a yellow-only one; containers.
     ('alarms.xml', 7, [3, 5, 9]),
     ('folders.xml', 7, [0, 2, 7]),
+    # edges: a spanned, a local boot and an oddly named datastore; the host with local SAS,
+    # NVMe under HPP, a PowerPath device and ALUA standby paths; a VM with an ISO image.
+    ('edges-datastore.xml', 0, [4, 6, 23]),
+    ('edges-host.xml', 1, [4]),
+    ('edges-vm.xml', 2, [16, 47]),
+    ('edges-esxcli-satp-rules.xml', 5, None),
 ]
 
 

@@ -1,6 +1,7 @@
 /* Unit tests for the SOAP decoders, fed with responses captured from the simulator's
- * `violations` scenario (tests/unit/data/, made by capture.py). Each assertion is a fact the
- * scenario plants (tests/sim/scenario_violations.go), found in the rows the decoders emit. */
+ * `violations` and `edges` scenarios (tests/unit/data/, made by capture.py). Each assertion is
+ * a fact the scenario plants (tests/sim/scenario_violations.go, scenario_edges.go), found in
+ * the rows the decoders emit. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,7 +20,8 @@
 #include "vsphere/soap.h"
 #include "vsphere/xml.h"
 
-#define DATA SOURCE_ROOT "/tests/unit/data/"
+#include "testlib.h"
+
 
 static struct vsl_buf rows; /* one line per emitted row */
 
@@ -39,9 +41,22 @@ static void row(const char *fmt, ...)
 static int r_ds(void *c, const struct vim_datastore *d)
 {
     row("datastore %s name=%s type=%s capacity=%lld free=%lld uncommitted=%lld vmfs=%d vms=%d "
-        "parent=%s",
+        "parent=%s version=%s local=%d ssd=%d unmap=%s",
         d->moref, d->name, S(d->type), (long long)d->capacity, (long long)d->free_space,
-        (long long)d->uncommitted, d->vmfs_major, d->vm_count, S(d->parent));
+        (long long)d->uncommitted, d->vmfs_major, d->vm_count, S(d->parent), S(d->vmfs_version),
+        d->vmfs_local, d->vmfs_ssd, S(d->unmap_priority));
+    return 0;
+}
+static int r_extent(void *c, const struct vim_datastore_extent *x)
+{
+    row("extent ds=%s pos=%d disk=%s partition=%d", x->datastore, x->position, S(x->disk_name),
+        x->partition);
+    return 0;
+}
+static int r_mount(void *c, const struct vim_datastore_host *m)
+{
+    row("mount ds=%s host=%s mounted=%d accessible=%d mode=%s", m->datastore, m->host, m->mounted,
+        m->accessible, S(m->access_mode));
     return 0;
 }
 static int r_pod(void *c, const struct vim_storage_pod *p)
@@ -52,8 +67,13 @@ static int r_pod(void *c, const struct vim_storage_pod *p)
 }
 static int r_vm(void *c, const struct vim_vm *v)
 {
-    row("vm %s name=%s hw=%s template=%d power=%s ft=%s", v->moref, v->name, S(v->hw_version),
-        v->template, S(v->power_state), S(v->ft_state));
+    row("vm %s name=%s hw=%s template=%d power=%s ft=%s path=%s", v->moref, v->name,
+        S(v->hw_version), v->template, S(v->power_state), S(v->ft_state), S(v->vm_path_name));
+    return 0;
+}
+static int r_vmds(void *c, const struct vim_vm_datastore *v)
+{
+    row("vmds vm=%s ds=%s", v->vm, v->datastore);
     return 0;
 }
 static int r_ctl(void *c, const struct vim_controller *x)
@@ -94,6 +114,17 @@ static int r_dvs(void *c, const struct vim_dvswitch *d)
     row("dvs %s name=%s max_mtu=%d", d->moref, d->name, d->max_mtu);
     return 0;
 }
+static int r_any_hba(void *c, const struct vim_hba *h)
+{
+    row("hba host=%s device=%s type=%s driver=%s", h->host, h->device, S(h->type), S(h->driver));
+    return 0;
+}
+static int r_target(void *c, const struct vim_iscsi_target *t)
+{
+    row("target host=%s hba=%s kind=%s address=%s:%d iqn=%s method=%s parent=%s", t->host, t->hba,
+        t->kind, t->address, t->port, S(t->iscsi_name), S(t->discovery_method), S(t->parent));
+    return 0;
+}
 static int r_hba(void *c, const struct vim_iscsi_hba *h)
 {
     row("iscsi host=%s device=%s", h->host, h->device);
@@ -101,18 +132,21 @@ static int r_hba(void *c, const struct vim_iscsi_hba *h)
 }
 static int r_iopt(void *c, const struct vim_iscsi_option *o)
 {
-    row("iscsi-option host=%s hba=%s target=%s key=%s value=%s inherited=%d", o->host, o->hba,
-        S(o->target), o->key, S(o->value), o->inherited);
+    row("iscsi-option host=%s hba=%s target=%s key=%s value=%s inherited=%d iqn=%s", o->host,
+        o->hba, S(o->target), o->key, S(o->value), o->inherited, S(o->target_iqn));
     return 0;
 }
 static int r_lun(void *c, const struct vim_lun *l)
 {
-    row("lun host=%s name=%s local=%d psp=%s", l->host, l->canonical_name, l->local, S(l->psp));
+    row("lun host=%s name=%s local=%d psp=%s satp=%s type=%s plugin=%s", l->host,
+        l->canonical_name, l->local, S(l->psp), S(l->satp), S(l->policy_type),
+        S(l->multipath_plugin));
     return 0;
 }
 static int r_path(void *c, const struct vim_lun_path *p)
 {
-    row("path host=%s lun=%s state=%s", p->host, p->lun, S(p->state));
+    row("path host=%s lun=%s state=%s adapter=%s name=%s", p->host, p->lun, S(p->state),
+        S(p->adapter), p->name);
     return 0;
 }
 static int r_nmp(void *c, const struct vim_nmp_device *n)
@@ -129,56 +163,27 @@ static int r_satp(void *c, const struct vim_satp_rule *r)
 }
 
 static struct vim_sink sink = {
-    .datastore = r_ds, .storage_pod = r_pod, .vm = r_vm, .controller = r_ctl, .vdisk = r_disk,
+    .datastore = r_ds, .datastore_extent = r_extent, .datastore_host = r_mount,
+    .vm_datastore = r_vmds, .hba = r_any_hba, .iscsi_target = r_target,
+    .storage_pod = r_pod, .vm = r_vm, .controller = r_ctl, .vdisk = r_disk,
     .snapshot = r_snap, .host = r_host, .vnic = r_vnic, .vswitch = r_vswitch, .dvswitch = r_dvs,
     .iscsi_hba = r_hba, .iscsi_option = r_iopt, .lun = r_lun, .lun_path = r_path,
     .nmp_device = r_nmp, .satp_rule = r_satp,
 };
 
-struct feed {
-    struct vim_decoder d;
-    int (*decode)(struct vim_decoder *, const char *, xmlNode *);
-};
-
-static int on_elem(void *ctx, xmlNode *n)
-{
-    struct feed *f = ctx;
-    if (!vim_name_is(n, "objects"))
-        return 0;
-    int r = f->decode(&f->d, vim_path_text(n, "obj"), n);
-    return r < 0 ? r : 1;
-}
-
-static char *slurp(const char *name)
-{
-    char *s = NULL, path[512];
-    snprintf(path, sizeof(path), DATA "%s", name);
-    int r = vsl_read_file(path, 64u << 20, &s);
-    if (r < 0)
-        fail_msg("cannot read %s: %s", path, vsl_strerror(r));
-    return s;
-}
-
 /* Decodes a captured RetrievePropertiesEx answer into rows. */
-static void decode_file(const char *name, int (*decode)(struct vim_decoder *, const char *, xmlNode *))
+static void decode_file(const char *name, tl_decode_fn *decode)
 {
-    struct feed f = {.d = {.sink = &sink}, .decode = decode};
-    struct vim_xml *x = NULL;
-    char *text = slurp(name);
-    int r = vim_xml_parse_all(text, strlen(text), 5, on_elem, &f, &x);
-    if (r < 0)
-        fail_msg("%s: %s", name, vim_xml_error(x));
-    vim_xml_free(x);
-    vim_decoder_free(&f.d);
-    free(text);
+    tl_data_decode(&sink, name, decode);
 }
 
-/* Asserts a row starting with prefix exists and contains every fragment. */
-static void want_row(const char *prefix, ...)
+/* The number of rows starting with prefix that contain every fragment (a NULL-terminated
+ * list in ap). */
+static int vcount_rows(const char *prefix, va_list ap)
 {
-    va_list ap;
-    const char *p = rows.data;
-    while (p && (p = strstr(p, prefix))) {
+    int n = 0;
+
+    for (const char *p = rows.data; p && (p = strstr(p, prefix));) {
         if (p != rows.data && p[-1] != '\n') {
             p++;
             continue;
@@ -189,16 +194,36 @@ static void want_row(const char *prefix, ...)
         snprintf(line, sizeof(line), "%.*s", (int)len, p);
         int ok = 1;
         const char *frag;
-        va_start(ap, prefix);
-        while ((frag = va_arg(ap, const char *)))
+        va_list frags;
+        va_copy(frags, ap);
+        while ((frag = va_arg(frags, const char *)))
             if (!strstr(line, frag))
                 ok = 0;
-        va_end(ap);
-        if (ok)
-            return;
+        va_end(frags);
+        n += ok;
         p += len;
     }
-    fail_msg("no row '%s ...' with the wanted values", prefix);
+    return n;
+}
+
+static int count_rows(const char *prefix, ...)
+{
+    va_list ap;
+    va_start(ap, prefix);
+    int n = vcount_rows(prefix, ap);
+    va_end(ap);
+    return n;
+}
+
+/* Asserts a row starting with prefix exists and contains every fragment. */
+static void want_row(const char *prefix, ...)
+{
+    va_list ap;
+    va_start(ap, prefix);
+    int n = vcount_rows(prefix, ap);
+    va_end(ap);
+    if (n == 0)
+        fail_msg("no row '%s ...' with the wanted values", prefix);
 }
 
 /* The moref of the host or VM row whose name is name. */
@@ -308,7 +333,7 @@ static void test_vms(void **state)
 static void test_esxcli(void **state)
 {
     vsl_buf_reset(&rows);
-    char *doc = slurp("esxcli-nmp.xml");
+    char *doc = tl_data_read("esxcli-nmp.xml");
     assert_int_equal(vim_decode_nmp_devices(&sink, "host-x", doc, strlen(doc)), 0);
     free(doc);
     want_row("nmp host=host-x device=naa.60060160a0b0000000000000000000a2 ", "iops=1000", NULL);
@@ -345,7 +370,7 @@ static void test_esxcli_satp_rules(void **state)
         "xsi:type=\"ArrayOfDataObject\"><DataObject><Name>VMW_SATP_X</Name><Vendor>  </Vendor>"
         "<PSPOptions>iops=1</PSPOptions></DataObject><DataObject><Name></Name>"
         "<DefaultPSP>VMW_PSP_RR</DefaultPSP></DataObject><DataObject/></obj>";
-    char *doc = slurp("esxcli-satp-rules.xml");
+    char *doc = tl_data_read("esxcli-satp-rules.xml");
 
     vsl_buf_reset(&rows);
     assert_int_equal(vim_decode_satp_rules(&sink, "host-x", doc, strlen(doc)), 0);
@@ -360,6 +385,152 @@ static void test_esxcli_satp_rules(void **state)
     vsl_buf_reset(&rows);
     assert_int_equal(vim_decode_satp_rules(&sink, "host-z", doc, strlen(doc) / 2), -VSL_EXML);
     free(doc);
+}
+
+/* ---- the "edges" scenario (tests/sim/scenario_edges.go) ---------------------------------- */
+
+#define ODD "\"Prod\" & <Ops> 'Ñandú'"
+
+static void test_edges_datastores(void **state)
+{
+    vsl_buf_reset(&rows);
+    decode_file("edges-datastore.xml", vim_decode_datastore);
+    const char *span = moref_of("datastore", "ds-edge-span");
+    const char *boot = moref_of("datastore", "datastore1 (esx-edge-01)");
+
+    /* Every extent of a spanned volume, head first; the local boot volume's on its mpx. disk. */
+    want_row("datastore ", "name=ds-edge-span ", "vmfs=6", "version=6.82", "local=0", NULL);
+    assert_int_equal(count_rows(fmt("extent ds=%s ", span), "partition=1", NULL), 2);
+    want_row(fmt("extent ds=%s pos=0 disk=naa.", span), NULL);
+    want_row(fmt("extent ds=%s pos=1 disk=naa.", span), NULL);
+    want_row("datastore ", "name=datastore1 (esx-edge-01) ", "local=1", NULL);
+    want_row(fmt("extent ds=%s pos=0 disk=mpx.vmhba0:C0:T0:L0 partition=3", boot), NULL);
+    assert_int_equal(count_rows(fmt("mount ds=%s ", boot), NULL), 1);
+    want_row("datastore ", "name=ds-edge-vmfs5 ", "vmfs=5", "version=5.81", "unmap=-", NULL);
+    want_row("datastore ", "name=ds-edge-unmap-none ", "unmap=none", "ssd=0", NULL);
+    want_row("datastore ", "name=ds-edge-unmap-low ", "unmap=low", "ssd=1", NULL);
+    /* Binary units, exactly. */
+    want_row("datastore ", "name=ds-edge-750 ", fmt("capacity=%lld ", 750 * GIB), NULL);
+    want_row("datastore ", "name=ds-edge-760 ", fmt("capacity=%lld ", 760 * GIB), NULL);
+    want_row("datastore ", "name=ds-edge-499 ", fmt("capacity=%lld ", 499 * GIB), NULL);
+    want_row("datastore ", "name=ds-edge-500 ", fmt("capacity=%lld ", 500 * GIB), NULL);
+    /* Not VMFS: no VMFS facts, whatever the info type. */
+    want_row("datastore ", "name=ds-edge-nfs ", "type=NFS ", "vmfs=0", "local=-1", NULL);
+    want_row("datastore ", "name=ds-edge-vsan ", "type=vsan ", "vmfs=0", "version=-", NULL);
+    want_row("datastore ", "name=ds-edge-vvol ", "type=VVOL ", "vmfs=0", "local=-1", NULL);
+    want_row(fmt("mount ds=%s ", moref_of("datastore", "ds-edge-apd")), "accessible=0", NULL);
+    assert_int_equal(count_rows("mount ", "accessible=0", NULL), 1);
+    want_row("datastore ", "name=ds-edge-iso ", "vms=30 ", NULL);
+    want_row("datastore ", "name=ds " ODD " ", "type=VMFS", NULL);
+}
+
+static void test_edges_hosts(void **state)
+{
+    vsl_buf_reset(&rows);
+    decode_file("edges-host.xml", vim_decode_host);
+    const char *h = moref_of("host", "esx-edge-01");
+    const char *i = moref_of("host", "esx-edge-iscsi");
+
+    moref_of("host", "esx " ODD);
+    /* Every adapter, by type. */
+    want_row(fmt("hba host=%s device=vmhba0 ", h), "type=HostParallelScsiHba", "driver=pvscsi",
+             NULL);
+    want_row(fmt("hba host=%s device=vmhba1 ", h), "type=HostBlockHba", NULL);
+    want_row(fmt("hba host=%s device=vmhba2 ", h), "type=HostFibreChannelHba", NULL);
+    want_row(fmt("hba host=%s device=vmhba4 ", h), "type=HostSerialAttachedHba",
+             "driver=lsi_msgpt3", NULL);
+    want_row(fmt("hba host=%s device=vmhba5 ", h), "type=HostPcieHba", "driver=nvme_pcie", NULL);
+    want_row(fmt("hba host=%s device=vmhba64 ", i), "type=HostInternetScsiHba", NULL);
+    /* The boot disk: local, one path on the local adapter, VMW_SATP_LOCAL. */
+    want_row(fmt("lun host=%s name=mpx.vmhba0:C0:T0:L0 ", h), "local=1", "satp=VMW_SATP_LOCAL",
+             "plugin=NMP", NULL);
+    assert_int_equal(count_rows(fmt("path host=%s lun=mpx.vmhba0:C0:T0:L0 ", h), NULL), 1);
+    want_row(fmt("path host=%s lun=mpx.vmhba0:C0:T0:L0 ", h), "adapter=vmhba0 ", NULL);
+    /* No localDisk answer: unknown, not SAN. */
+    want_row(fmt("lun host=%s name=naa.5000c500a1b2c3d4 ", h), "local=-1", "satp=VMW_SATP_LOCAL",
+             NULL);
+    want_row(fmt("path host=%s lun=naa.5000c500a1b2c3d4 ", h), "adapter=vmhba4 ", NULL);
+    want_row(fmt("lun host=%s name=eui.0025388b91c3a1b2 ", h), "psp=LB-RR", "satp=-",
+             "type=HostMultipathInfoHppLogicalUnitPolicy", "plugin=HPP", NULL);
+    want_row(fmt("lun host=%s name=naa.60000970000197601234533030303441 ", h), "local=0",
+             "psp=-", "type=-", "plugin=PowerPath", NULL);
+    assert_int_equal(count_rows(fmt("path host=%s lun=naa.60000970000197601234533030303441 ", h),
+                                NULL),
+                     0);
+    /* ALUA: 2 active and 2 standby over two adapters; its twin, both paths on one. */
+    const char *c1 = "naa.600601600000000000000000000000c1", *c2 = "naa.600601600000000000000000000000c2";
+    want_row(fmt("lun host=%s name=%s ", h, c1), "type=HostMultipathInfoLogicalUnitPolicy",
+             "plugin=NMP", NULL);
+    assert_int_equal(count_rows(fmt("path host=%s lun=%s ", h, c1), "state=active", NULL), 2);
+    assert_int_equal(count_rows(fmt("path host=%s lun=%s ", h, c1), "state=standby", NULL), 2);
+    assert_int_equal(count_rows(fmt("path host=%s lun=%s ", h, c1), "adapter=vmhba3 ", NULL), 2);
+    assert_int_equal(count_rows(fmt("path host=%s lun=%s ", h, c2), "adapter=vmhba2 ", NULL), 2);
+    want_row(fmt("path host=%s lun=naa.600601600000000000000000000000c3 ", h), "state=off",
+             "adapter=vmhba3 ", NULL);
+    /* One portal, one IQN per volume: three static targets, found by the send target. */
+    assert_int_equal(count_rows(fmt("target host=%s hba=vmhba64 kind=static address=10.0.5.10:3260 ",
+                                    i),
+                                "method=sendTargetMethod", "parent=10.0.5.10:3260", NULL),
+                     3);
+    for (int v = 1; v <= 3; v++) {
+        const char *iqn = fmt("iqn=iqn.2001-05.com.equallogic:0-8a0906-edge-vol%d", v);
+        want_row(fmt("target host=%s hba=vmhba64 kind=static ", i), iqn, NULL);
+        want_row(fmt("iscsi-option host=%s hba=vmhba64 target=10.0.5.10:3260 key=DelayedAck ", i),
+                 "value=true", "inherited=1", iqn, NULL);
+    }
+    want_row(fmt("target host=%s hba=vmhba64 kind=static address=10.0.5.20:3260 ", i),
+             "method=staticMethod", "parent=vmhba64", NULL);
+    want_row(fmt("iscsi-option host=%s hba=vmhba64 target=10.0.5.10:3260 key=DelayedAck ", i),
+             "value=true", "inherited=0", "iqn=-", NULL);
+}
+
+static void test_edges_vms(void **state)
+{
+    vsl_buf_reset(&rows);
+    decode_file("edges-datastore.xml", vim_decode_datastore);
+    decode_file("edges-vm.xml", vim_decode_vm);
+    const char *home = moref_of("vm", "vm-edge-home-01");
+
+    want_row(fmt("vm %s ", home), "path=[ds-edge-26vms] vm-edge-home-01/vm-edge-home-01.vmx", NULL);
+    /* VirtualMachine.datastore lists the ISO's datastore too. */
+    want_row(fmt("vmds vm=%s ds=%s", home, moref_of("datastore", "ds-edge-26vms")), NULL);
+    want_row(fmt("vmds vm=%s ds=%s", home, moref_of("datastore", "ds-edge-iso")), NULL);
+    want_row(fmt("vmds vm=%s ", moref_of("vm", "vm-edge-noiso")), NULL);
+    assert_int_equal(count_rows(fmt("vmds vm=%s ", moref_of("vm", "vm-edge-noiso")), NULL), 1);
+    assert_int_equal(count_rows("vm ", "path=[ds-edge-iso]", NULL), 0);
+    assert_int_equal(count_rows("vm ", "path=[ds-edge-26vms] ", NULL), 26);
+    want_row(fmt("vm %s ", moref_of("vm", "vm " ODD)), "path=[ds " ODD "] vm " ODD "/vm " ODD ".vmx",
+             NULL);
+    assert_int_equal(count_rows(fmt("disk vm=%s ", moref_of("vm", "vm-edge-bigdisks")),
+                                fmt("capacity=%lld ", 400 * GIB), NULL),
+                     2);
+}
+
+static int r_rule_scope(void *c, const struct vim_satp_rule *r)
+{
+    row("rule satp=%s group=%s device=%s driver=%s transport=%s claim=%s options=%s desc=%s",
+        r->satp, S(r->rule_group), S(r->device), S(r->driver), S(r->transport),
+        S(r->claim_options), S(r->options), S(r->description));
+    return 0;
+}
+
+/* esx-edge-01's claim rules, scoped by device, driver and transport. */
+static void test_edges_satp_rules(void **state)
+{
+    struct vim_sink s = {.satp_rule = r_rule_scope};
+    char *doc = tl_data_read("edges-esxcli-satp-rules.xml");
+
+    vsl_buf_reset(&rows);
+    assert_int_equal(vim_decode_satp_rules(&s, "host-x", doc, strlen(doc)), 0);
+    free(doc);
+    want_row("rule satp=VMW_SATP_ALUA group=user device=naa.600601600000000000000000000000c1 ",
+             "driver=- transport=- claim=- options=- desc=one device", NULL);
+    want_row("rule satp=VMW_SATP_LOCAL group=user device=- driver=lsi_msgpt3 ", "transport=-",
+             NULL);
+    want_row("rule satp=VMW_SATP_ALUA group=user device=- driver=- transport=fc ",
+             "claim=tpgs_on options=reset_on_attempted_reserve desc=ALUA over FC", NULL);
+    want_row("rule satp=VMW_SATP_LOCAL group=system ", "transport=usb", NULL);
+    want_row("rule satp=VMW_SATP_ALUA group=system device=- ", "claim=tpgs_on", NULL);
 }
 
 static int r_hopt(void *c, const struct vim_host_option *o)
@@ -381,12 +552,12 @@ static void test_host_followups(void **state)
     char *text;
 
     vsl_buf_reset(&rows);
-    text = slurp("query-options.xml");
+    text = tl_data_read("query-options.xml");
     assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
     assert_int_equal(vim_decode_options(&s, "host-a", vim_response(x)), 0);
     vim_xml_free(x);
     free(text);
-    text = slurp("bound-vnics.xml");
+    text = tl_data_read("bound-vnics.xml");
     assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
     assert_int_equal(vim_decode_bound_vnics(&s, "host-a", "vmhba64", vim_response(x)), 0);
     vim_xml_free(x);
@@ -417,12 +588,12 @@ static void test_rr_iops(void **state)
  * of objects before the break have already been handed over (the caller rolls back). */
 static void test_malformed(void **state)
 {
-    char *text = slurp("datastore.xml");
+    char *text = tl_data_read("datastore.xml");
     size_t len = strlen(text);
-    struct feed f = {.d = {.sink = &sink}, .decode = vim_decode_datastore};
+    struct tl_feed f = {.d = {.sink = &sink}, .decode = vim_decode_datastore};
     struct vim_xml *x = NULL;
 
-    assert_int_equal(vim_xml_parse_all(text, len / 2, 5, on_elem, &f, &x), -VSL_EXML);
+    assert_int_equal(vim_xml_parse_all(text, len / 2, 5, tl_feed_objects, &f, &x), -VSL_EXML);
     assert_non_null(strstr(vim_xml_error(x), "line "));
     vim_xml_free(x);
 
@@ -430,7 +601,7 @@ static void test_malformed(void **state)
     char *p = strstr(bad, "<propSet>");
     assert_non_null(p);
     memcpy(p, "<propSet<", 9);
-    assert_int_equal(vim_xml_parse_all(bad, len, 5, on_elem, &f, &x), -VSL_EXML);
+    assert_int_equal(vim_xml_parse_all(bad, len, 5, tl_feed_objects, &f, &x), -VSL_EXML);
     vim_xml_free(x);
     vim_decoder_free(&f.d);
     free(bad);
@@ -484,6 +655,8 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
+        cmocka_unit_test(test_edges_datastores), cmocka_unit_test(test_edges_hosts),
+        cmocka_unit_test(test_edges_vms),        cmocka_unit_test(test_edges_satp_rules),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* Unit tests for what db_estate_load() gives the checks of a real estate: datastore extents and
  * the LUNs behind them, mounts, where a VM's configuration lives, every host bus adapter, the
  * adapter of each path, the multipathing plug-in, static iSCSI targets found by a send target,
- * and the scope of SATP claim rules. Rows go in through the snapshot sink, as a poll writes. */
+ * and the scope of SATP claim rules. Rows go in through the snapshot sink, as a poll writes:
+ * hand-made ones, and the simulator's `edges` scenario as captured in tests/unit/data/. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -534,6 +535,144 @@ static void test_inventory_json(void **state)
     json_decref(j);
 }
 
+/* ---- the captured "edges" scenario ----------------------------------------------------------- */
+
+static const struct est_datastore *ds_named(const struct estate *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_datastores; i++)
+        if (!strcmp(e->datastores[i].name, name))
+            return &e->datastores[i];
+    fail_msg("no datastore %s", name);
+    return NULL;
+}
+
+static const struct est_host *host_named(const struct estate *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_hosts; i++)
+        if (!strcmp(e->hosts[i].name, name))
+            return &e->hosts[i];
+    fail_msg("no host %s", name);
+    return NULL;
+}
+
+#define ODD "\"Prod\" & <Ops> 'Ñandú'"
+
+/* The simulator's edges estate, from its SOAP through the decoders and SQLite into the estate:
+ * every planted fact of scenario_edges.go the checks will need, resolved. */
+static void test_edges_capture(void **state)
+{
+    struct fx *fx = *state;
+    struct db_snapshot *snap = NULL;
+    struct estate *e = NULL;
+    struct vim_sink sink;
+    size_t i, on_iso = 0, on_homes = 0;
+
+    assert_int_equal(db_snapshot_begin(fx->db, "vc-edges", NULL, &snap, &sink), 0);
+    tl_data_decode(&sink, "edges-datastore.xml", vim_decode_datastore);
+    tl_data_decode(&sink, "edges-host.xml", vim_decode_host);
+    tl_data_decode(&sink, "edges-vm.xml", vim_decode_vm);
+    assert_int_equal(db_snapshot_commit(snap, 1, 2, NULL), 0);
+    assert_int_equal(db_estate_load(fx->db, "vc-edges", &e), 0);
+    const struct est_host *h1 = host_named(e, "esx-edge-01");
+    const size_t i1 = (size_t)(h1 - e->hosts), i2 = (size_t)(host_named(e, "esx-edge-02") - e->hosts);
+
+    /* The spanned volume: both extents, each LUN found on both mounting hosts. */
+    const struct est_datastore *span = ds_named(e, "ds-edge-span");
+    assert_int_equal(span->n_extents, 2);
+    for (i = 0; i < 2; i++) {
+        const struct est_extent *x = &span->extents[i];
+        assert_int_equal(x->n_luns, 2);
+        assert_int_equal(x->luns[0].host + x->luns[1].host, i1 + i2);
+        assert_string_equal(e->hosts[x->luns[0].host].luns[x->luns[0].lun].canonical_name,
+                            x->disk_name);
+    }
+    assert_int_equal(ds_named(e, "ds-edge-single")->n_extents, 1);
+
+    /* The boot datastore: local, on esx-edge-01's own mpx. disk, behind a local adapter. */
+    const struct est_datastore *boot = ds_named(e, "datastore1 (esx-edge-01)");
+    assert_int_equal(boot->vmfs_local, 1);
+    assert_int_equal(boot->n_mounts, 1);
+    assert_int_equal(boot->extents[0].n_luns, 1);
+    assert_int_equal(boot->extents[0].luns[0].host, i1);
+    const struct est_lun *mpx = &h1->luns[boot->extents[0].luns[0].lun];
+    assert_string_equal(mpx->canonical_name, "mpx.vmhba0:C0:T0:L0");
+    assert_string_equal(mpx->satp, "VMW_SATP_LOCAL");
+    assert_int_equal(mpx->n_paths, 1);
+    assert_string_equal(h1->hbas[mpx->paths[0].hba].type, "HostParallelScsiHba");
+    assert_int_equal(ds_named(e, "ds-edge-single")->vmfs_local, 0);
+
+    /* Devices: the local SAS disk that does not say it is local, NVMe under HPP, PowerPath. */
+    const struct est_lun *sas = lun_of(h1, "naa.5000c500a1b2c3d4");
+    assert_int_equal(sas->local, EST_UNKNOWN);
+    assert_int_equal(sas->n_paths, 1);
+    assert_string_equal(h1->hbas[sas->paths[0].hba].type, "HostSerialAttachedHba");
+    assert_string_equal(h1->hbas[sas->paths[0].hba].driver, "lsi_msgpt3");
+    const struct est_lun *nvme = lun_of(h1, "eui.0025388b91c3a1b2");
+    assert_string_equal(nvme->multipath_plugin, "HPP");
+    assert_string_equal(h1->hbas[nvme->paths[0].hba].type, "HostPcieHba");
+    assert_string_equal(lun_of(h1, "naa.60000970000197601234533030303441")->multipath_plugin,
+                        "PowerPath");
+    const struct est_lun *c1 = lun_of(h1, "naa.600601600000000000000000000000c1");
+    const struct est_lun *c2 = lun_of(h1, "naa.600601600000000000000000000000c2");
+    assert_int_equal(c1->n_paths, 4);
+    assert_int_not_equal(c1->paths[0].hba, EST_NONE);
+    size_t hba_a = c1->paths[0].hba, other = 0, standby = 0;
+    for (i = 0; i < c1->n_paths; i++) {
+        other += c1->paths[i].hba != hba_a;
+        standby += !strcmp(c1->paths[i].state, "standby");
+    }
+    assert_int_equal(other, 2);
+    assert_int_equal(standby, 2);
+    assert_int_equal(c2->n_paths, 2);
+    assert_int_equal(c2->paths[0].hba, c2->paths[1].hba);
+
+    /* Where the VMs live: 26 configurations on ds-edge-26vms, none on ds-edge-iso, although
+     * 30 VMs list it (their ISO image). */
+    const size_t iso = (size_t)(ds_named(e, "ds-edge-iso") - e->datastores);
+    const size_t homes = (size_t)(ds_named(e, "ds-edge-26vms") - e->datastores);
+    for (i = 0; i < e->n_vms; i++) {
+        on_iso += e->vms[i].config_datastore == iso;
+        on_homes += e->vms[i].config_datastore == homes;
+        assert_int_not_equal(e->vms[i].config_datastore, EST_NONE);
+    }
+    assert_int_equal(on_iso, 0);
+    assert_int_equal(on_homes, 26);
+    assert_int_equal(e->datastores[iso].vm_count, 30);
+    assert_int_equal(ds_named(e, "ds-edge-750")->capacity, 750 * GIB);
+
+    /* The odd names, resolved like any other. */
+    const struct est_datastore *odd = ds_named(e, "ds " ODD);
+    const struct est_vm *oddvm = NULL;
+    for (i = 0; i < e->n_vms; i++)
+        if (!strcmp(e->vms[i].name, "vm " ODD))
+            oddvm = &e->vms[i];
+    assert_non_null(oddvm);
+    assert_ptr_equal(&e->datastores[oddvm->config_datastore], odd);
+    assert_string_equal(e->hosts[oddvm->host].name, "esx " ODD);
+
+    /* The iSCSI array: three static targets on one portal, each linked to the send target
+     * whose DelayedAck they inherit. */
+    const struct est_iscsi_hba *a = &host_named(e, "esx-edge-iscsi")->iscsi_hbas[0];
+    size_t linked = 0;
+    for (i = 0; i < a->n_targets; i++) {
+        const struct est_iscsi_target *t = &a->targets[i];
+        if (t->send_target == EST_NONE)
+            continue;
+        linked++;
+        assert_string_equal(t->address, "10.0.5.10");
+        const struct est_iscsi_target *send = &a->targets[t->send_target];
+        const struct est_option *own = est_option(send->options, send->n_options, "DelayedAck");
+        const struct est_option *got = est_option(t->options, t->n_options, "DelayedAck");
+        assert_string_equal(send->kind, "send");
+        assert_string_equal(own->value, "true");
+        assert_int_equal(own->inherited, 0);
+        assert_string_equal(got->value, "true");
+        assert_int_equal(got->inherited, 1);
+    }
+    assert_int_equal(linked, 3);
+    est_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +682,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_iscsi_targets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_satp_rule_scope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inventory_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edges_capture, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
-/* Helpers the unit tests share (testlib.h): running a check and reading its findings, and a
- * temporary database filled through a snapshot sink. Failures end the running cmocka test. */
+/* Helpers the unit tests share (testlib.h): running a check and reading its findings, a
+ * temporary database filled through a snapshot sink, and captured simulator answers decoded.
+ * Failures end the running cmocka test. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,6 +13,9 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "vsphere/xml.h"
 
 /* ---- checks ---- */
 
@@ -174,4 +178,40 @@ void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *ar
     assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
     fill(&sink, arg);
     assert_int_equal(db_snapshot_commit(snap, started_ms, finished_ms, counts), 0);
+}
+
+/* ---- captured simulator answers ---- */
+
+int tl_feed_objects(void *ctx, xmlNode *node)
+{
+    struct tl_feed *f = ctx;
+
+    if (!vim_name_is(node, "objects"))
+        return 0;
+    int r = f->decode(&f->d, vim_path_text(node, "obj"), node);
+    return r < 0 ? r : 1;
+}
+
+char *tl_data_read(const char *name)
+{
+    char *s = NULL, path[512];
+
+    snprintf(path, sizeof(path), SOURCE_ROOT "/tests/unit/data/%s", name);
+    int r = vsl_read_file(path, 64u << 20, &s);
+    if (r < 0)
+        fail_msg("cannot read %s: %s", path, vsl_strerror(r));
+    return s;
+}
+
+void tl_data_decode(struct vim_sink *sink, const char *name, tl_decode_fn *decode)
+{
+    struct tl_feed f = {.d = {.sink = sink}, .decode = decode};
+    struct vim_xml *x = NULL;
+    char *text = tl_data_read(name);
+
+    if (vim_xml_parse_all(text, strlen(text), 5, tl_feed_objects, &f, &x) < 0)
+        fail_msg("%s: %s", name, vim_xml_error(x));
+    vim_xml_free(x);
+    vim_decoder_free(&f.d);
+    free(text);
 }

@@ -1,6 +1,7 @@
 /* Helpers the unit tests share: running one check and reading its findings (test_checks_*.c),
- * and a database file in a temporary directory filled through a snapshot sink (test_db.c,
- * test_findings.c). They fail the running cmocka test; link tests/unit/testlib.c. */
+ * a database file in a temporary directory filled through a snapshot sink (test_db.c,
+ * test_findings.c, test_estate.c), and the simulator's answers captured in tests/unit/data/
+ * (test_decode.c, test_estate.c). They fail the running cmocka test; link tests/unit/testlib.c. */
 #ifndef TESTLIB_H
 #define TESTLIB_H
 
@@ -11,6 +12,7 @@
 #include "checks/check.h"
 #include "checks/engine.h"
 #include "db/db.h"
+#include "vsphere/decode.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define NONE (-1) /* "no finding" in a want column */
@@ -65,5 +67,25 @@ typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
  * as a poll from started_ms to finished_ms; counts (may be NULL) as db_snapshot_commit(). */
 void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,
                  int64_t started_ms, int64_t finished_ms, int64_t counts[DB_NKINDS]);
+
+/* ---- captured simulator answers (tests/unit/data/, made by capture.py) ---- */
+
+typedef int tl_decode_fn(struct vim_decoder *d, const char *moref, xmlNode *objects);
+
+/* What tl_feed_objects decodes with: a decoder (its sink set) and the type's decode function. */
+struct tl_feed {
+    struct vim_decoder d;
+    tl_decode_fn *decode;
+};
+
+/* A vim_xml_emit_fn for a RetrievePropertiesEx answer (emit depth 5): every <objects> (one
+ * managed object) to ctx, a struct tl_feed, as the collector hands them over. */
+int tl_feed_objects(void *ctx, xmlNode *node);
+
+/* The file tests/unit/data/NAME, NUL-terminated; the caller frees it. */
+char *tl_data_read(const char *name);
+
+/* Decodes the captured RetrievePropertiesEx answer tests/unit/data/NAME into sink. */
+void tl_data_decode(struct vim_sink *sink, const char *name, tl_decode_fn *decode);
 
 #endif

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Captures the raw SOAP responses the unit tests decode, from a running simulator.
 
-Usage: capture.py URL USER PASSWORD OUTDIR
+Usage: capture.py URL USER PASSWORD OUTDIR [SCENARIO]
 Writes one file per object type (RetrievePropertiesEx answers, all pages concatenated as
 separate files NAME-pageN.xml) with exactly the property paths vsphere/decode.c asks for,
 plus one QueryOptions, QueryBoundVnics and two esxcli ExecuteSoap answers (storage nmp device
-list, storage nmp satp rule list). Rerun it after changing
+list, storage nmp satp rule list). SCENARIO is the simulator's: "violations" (the default)
+writes datastore.xml, ...; "edges" writes edges-datastore.xml, edges-host.xml, edges-vm.xml
+and the claim rules of esx-edge-01 (edges-esxcli-satp-rules.xml). Rerun it after changing
 the paths in decode.c or the simulator scenario, and commit the files.
 """
 import http.cookiejar
@@ -32,6 +34,8 @@ def load_paths():
 
 def main():
     url, user, password, out = sys.argv[1:5]
+    scenario = sys.argv[5] if len(sys.argv) > 5 else 'violations'
+    prefix = '' if scenario == 'violations' else scenario + '-'
     load_paths()
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
@@ -51,6 +55,8 @@ def main():
     types = {'storage_pod': 'StoragePod', 'datastore': 'Datastore',
              'dvswitch': 'DistributedVirtualSwitch', 'host': 'HostSystem',
              'vm': 'VirtualMachine'}
+    if prefix:
+        types = {k: v for k, v in types.items() if k in ('datastore', 'host', 'vm')}
     for key, vtype in types.items():
         view = re.search(r'<returnval type="ContainerView">([^<]+)<', call(
             '<CreateContainerView><_this type="ViewManager">ViewManager</_this>'
@@ -64,13 +70,16 @@ def main():
                     '</type><path>view</path><skip>false</skip></selectSet></objectSet>'
                     '</specSet><options><maxObjects>1000</maxObjects></options>'
                     '</RetrievePropertiesEx>' % (vtype, paths, view))
-        with open(os.path.join(out, key + '.xml'), 'w') as f:
+        with open(os.path.join(out, prefix + key + '.xml'), 'w') as f:
             f.write(resp)
         print(key, len(resp), 'bytes')
         if key == 'host':
             hosts = dict((n, m) for m, n in re.findall(
                 r'<obj type="HostSystem">([^<]+)</obj><propSet><name>name</name><val[^>]*>'
                 r'([^<]+)<', resp))
+    if prefix:
+        capture_rules(call, out, prefix, hosts['esx-edge-01'])
+        return
     # Per-host follow-ups on esx-iscsi-a: its EnableBlockDelete option and bound vmknics.
     hostxml = open(os.path.join(out, 'host.xml')).read()
     block = hostxml[hostxml.index('>%s<' % hosts['esx-iscsi-a']):]
@@ -100,6 +109,21 @@ def main():
         with open(os.path.join(out, name), 'w') as f:
             f.write(html.unescape(inner))
         print(name, len(inner), 'bytes')
+
+
+def capture_rules(call, out, prefix, host):
+    """The esxcli claim rules of one host, unescaped."""
+    import html
+    mme = re.search(r'<returnval type="ReflectManagedMethodExecuter">([^<]+)<', call(
+        '<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
+        '</RetrieveManagedMethodExecuter>' % host)).group(1)
+    resp = call('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s</_this>'
+                '<moid>ha-cli-handler-storage-nmp-satp-rule</moid><version>urn:vim25/5.0'
+                '</version><method>vim.EsxCLI.storage.nmp.satp.rule.list</method></ExecuteSoap>'
+                % mme)
+    inner = re.search(r'<response>(.*)</response>', resp, re.S).group(1)
+    with open(os.path.join(out, prefix + 'esxcli-satp-rules.xml'), 'w') as f:
+        f.write(html.unescape(inner))
 
 
 if __name__ == '__main__':
