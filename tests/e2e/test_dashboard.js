@@ -280,6 +280,21 @@ async function dashboard(page, base, api) {
       !r.some((x) => x.object === 'ds-free-ok'));
   });
 
+  await step('a name with blanks, & < > " \' and non-ASCII letters shows unchanged', async () => {
+    const odd = 'ds "Q3" & <Ops> \'Ñandú\'';
+    const r = await rows(page);
+    const row = r.find((x) => x.object === odd);
+    check('the odd-named datastore is listed as written', !!row,
+      JSON.stringify(r.map((x) => x.object).filter((o) => /Q3/.test(o))));
+    if (row) eq('its check', row.check, 'datastore-free-space');
+    const bar = await page.$$eval('#ds-chart li', (lis, n) =>
+      lis.filter((li) => li.dataset.datastore === n).map((li) => li.textContent), odd);
+    check('its bar in the chart names it as written', bar.length === 1 && bar[0].includes(odd),
+      JSON.stringify(bar));
+    // Markup in a name is text, never markup: no element was made of "<Ops>".
+    eq('no <ops> element', await page.$$eval('ops', (e) => e.length), 0);
+  });
+
   await step('the datastore chart colours bars by free space, fullest first', async () => {
     const bars = await page.$$eval('#ds-chart li', (lis) => lis.map((li) => {
       const used = li.querySelector('.used');

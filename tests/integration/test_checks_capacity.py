@@ -16,6 +16,7 @@ CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-o
 WANT = {
     'datastore-free-space': {
         'ds-free-warn': ('datastore', 'warning'),          # 20 % free
+        'ds "Q3" & <Ops> \'Ñandú\'': ('datastore', 'warning'),  # 22 % free, an odd name
         'ds-free-crit': ('datastore', 'critical'),         # 8 % free
         'ds-free-snaprisk': ('datastore', 'critical'),     # 3 % free
         'pod-free-low': ('storage_pod', 'warning'),        # 180 of 1200 GiB = 15 %

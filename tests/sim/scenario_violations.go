@@ -31,6 +31,9 @@ import (
 // datastore-free-space
 //
 //	VIOLATION ds-free-warn       600 GiB, 20% free  -> warning
+//	VIOLATION ds "Q3" & <Ops> 'Ñandú'  600 GiB, 22% free -> warning: a name with blanks,
+//	                             & < > " ' and non-ASCII letters, which every output must
+//	                             carry unchanged
 //	VIOLATION ds-free-crit       600 GiB,  8% free  -> critical
 //	VIOLATION ds-free-snaprisk   600 GiB,  3% free  -> critical "snapshots and replication at risk"
 //	TWIN      ds-free-ok         600 GiB, 40% free  (holds vm-snap-old, vm-snap-chain, vm-snap-ok)
@@ -240,6 +243,7 @@ func buildViolations(w *world) {
 	}
 	// datastore-free-space
 	ds("ds-free-warn", c, pct(c, 20), 0)
+	ds(`ds "Q3" & <Ops> 'Ñandú'`, c, pct(c, 22), 0)
 	ds("ds-free-crit", c, pct(c, 8), 0)
 	ds("ds-free-snaprisk", c, pct(c, 3), 0)
 	freeOK := ds("ds-free-ok", c, pct(c, 40), 0)
