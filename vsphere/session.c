@@ -358,10 +358,12 @@ static int cancel_token(struct vim_client *c, const char *token)
 
 /* A ContinueRetrievePropertiesEx that went over a replaced connection may have been handled
  * twice: the answer is then the page after the one that was lost with the old connection.
- * Nothing in the answer tells, so the poll is run again rather than stored with a hole. */
-static int page_lost(struct vim_client *c, const struct vim_client *via)
+ * Nothing in the answer tells, so the poll is run again rather than stored with a hole.
+ * reconnected is the flag of the transfer that brought the answer, read before anything else
+ * can run on that connection. */
+static int page_lost(struct vim_client *c, int reconnected)
 {
-    if (!via->reconnected)
+    if (!reconnected)
         return 0;
     snprintf(c->err, sizeof(c->err),
              "%s: the connection was re-established during a paged read; a page may have been "
@@ -386,12 +388,14 @@ static int next_page(struct page *pg, const char *token)
             r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
                            c->property_collector, args.data, 5, on_page_elem, pg, NULL);
         vsl_buf_free(&args);
-        return r == 0 ? page_lost(c, c) : r;
+        return r == 0 ? page_lost(c, c->reconnected) : r;
     }
-    /* Take the answer out first: parsing it may start the next prefetch. */
+    /* Take the answer and how it came out first: parsing it may start the next prefetch, which
+     * reuses the buffer and sets the connection's reconnected flag for its own transfer (a
+     * page lost to a replaced connection went unnoticed that way, one poll in a few dozen). */
     struct vsl_buf answer = pf->answer;
     long status = pf->status;
-    int err = pf->err;
+    int err = pf->err, reconnected = pf->c->reconnected;
     vsl_buf_init(&pf->answer, MAX_PAGE);
     free(pf->token);
     pf->token = NULL;
@@ -403,7 +407,7 @@ static int next_page(struct page *pg, const char *token)
         r = vim_parse_answer(c, answer.data ? answer.data : "", answer.len, status, 5,
                              on_page_elem, pg, NULL);
         if (r == 0)
-            r = page_lost(c, pf->c);
+            r = page_lost(c, reconnected);
     }
     vsl_buf_free(&answer);
     return r;
