@@ -96,7 +96,7 @@ int cmd_check(int argc, char **argv)
         if (!offline) {
             struct vsl_poll_result res;
             if (vsl_poll(db, vc, &res) < 0) {
-                vsl_buf_printf(&errors, "vcenter %s: poll failed: %s\n", vc->name, res.error);
+                vsl_buf_line(&errors, "vcenter %s: poll failed: %s", vc->name, res.error);
                 failed++;
                 continue; /* its previous findings stay as they were */
             }
@@ -110,7 +110,7 @@ int cmd_check(int argc, char **argv)
         int64_t total = 0;
         char *next = NULL;
         if (db_findings_query(db, &flt, &page, &total, &next) < 0) {
-            vsl_buf_printf(&errors, "vcenter %s: cannot read findings\n", vc->name);
+            vsl_buf_line(&errors, "vcenter %s: cannot read findings", vc->name);
             failed++;
             continue;
         }

@@ -118,7 +118,8 @@ static void report(struct loader *ld, const char *fmt, ...)
     char line[1024];
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    vsl_buf_addstr(ld->errors, line);
+    line[strcspn(line, "\n")] = '\0';
+    vsl_buf_line(ld->errors, "%s", line);
 }
 
 static void problem(struct loader *ld, const char *section, const char *key, const char *fmt, ...)
@@ -291,9 +292,9 @@ static int check_key(struct loader *ld, const char *section, const char *id, con
     }
     struct vsl_buf known;
     vsl_buf_init(&known, 1024);
-    vsl_buf_addstr(&known, "enabled, severity");
-    for (size_t i = 0; c->params && c->params[i].name; i++)
-        vsl_buf_printf(&known, ", %s", c->params[i].name);
+    int r = vsl_buf_addstr(&known, "enabled, severity");
+    for (size_t i = 0; r == 0 && c->params && c->params[i].name; i++)
+        r = vsl_buf_printf(&known, ", %s", c->params[i].name);
     problem(ld, section, key, "unknown key (known keys: %s)", known.data);
     vsl_buf_free(&known);
     return 1;
@@ -555,9 +556,10 @@ static int handler(void *user, const char *section, const char *key, const char 
     if (!o) {
         struct vsl_buf known;
         vsl_buf_init(&known, 1024);
-        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+        int r = 0;
+        for (size_t i = 0; r == 0 && i < sizeof(options) / sizeof(options[0]); i++)
             if (options[i].sect == kind)
-                vsl_buf_printf(&known, "%s%s", known.len ? ", " : "", options[i].key);
+                r = vsl_buf_printf(&known, "%s%s", known.len ? ", " : "", options[i].key);
         problem(ld, section, key, "unknown key (known keys: %s)", known.data ? known.data : "");
         vsl_buf_free(&known);
         return 1;
@@ -699,10 +701,10 @@ static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
         problem(ld, section, "thumbprint",
                 "a pinned thumbprint replaces ca_file= and insecure=: set only one of them");
     if (v->insecure && !v->thumbprint)
-        vsl_buf_printf(&ld->warnings,
+        vsl_buf_line(&ld->warnings,
                        "%s:%d: [%s] insecure: warning: the vCenter certificate and host name are not "
                        "verified, so anyone on the path can read the password; pin the "
-                       "certificate with thumbprint = SHA256:... instead\n",
+                       "certificate with thumbprint = SHA256:... instead",
                        ld->path, v->line, section);
     ld->line = saved;
 }
@@ -734,9 +736,9 @@ static void check_secrets(struct loader *ld)
                     "chmod 600 it",
                     s->path, who, (unsigned)(st.st_mode & 07777));
         } else {
-            vsl_buf_printf(&ld->warnings,
+            vsl_buf_line(&ld->warnings,
                            "%s:%d: [%s] %s: warning: %s is readable by %s (mode %04o): "
-                           "chmod 600 it\n",
+                           "chmod 600 it",
                            ld->path, s->line, s->section, s->key, s->path, who,
                            (unsigned)(st.st_mode & 07777));
         }
@@ -752,7 +754,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     *out = NULL;
     ld.f = fopen(path, "re");
     if (!ld.f) {
-        vsl_buf_printf(errors, "%s: cannot open: %s\n", path, strerror(errno));
+        vsl_buf_line(errors, "%s: cannot open: %s", path, strerror(errno));
         return -VSL_ECONFIG;
     }
     ld.cfg = calloc(1, sizeof(*ld.cfg));
@@ -785,7 +787,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         ld.cfg->db_path = strdup(VSL_DEFAULT_DB_PATH);
     check_server(&ld, &ld.cfg->server);
     if (ld.cfg->n_vcenters == 0) {
-        vsl_buf_printf(errors, "%s: no [vcenter NAME] section: nothing to poll\n", path);
+        vsl_buf_line(errors, "%s: no [vcenter NAME] section: nothing to poll", path);
         ld.nerr++;
     }
     for (size_t i = 0; i < ld.cfg->n_vcenters; i++)
@@ -797,7 +799,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         free(ld.secrets[i].path);
     free(ld.secrets);
     if (ld.nerr > MAX_SHOWN)
-        vsl_buf_printf(errors, "%s: and %d more problems\n", path, ld.nerr - MAX_SHOWN);
+        vsl_buf_line(errors, "%s: and %d more problems", path, ld.nerr - MAX_SHOWN);
     if (ld.nerr) {
         vsl_buf_free(&ld.warnings);
         vsl_config_free(ld.cfg);

@@ -17,21 +17,21 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
     int r = db_estate_load(db, vcenter, &e);
 
     if (r == -VSL_ENOTFOUND) {
-        vsl_buf_printf(errors, "vcenter %s: no inventory stored yet (it has never been polled "
-                               "successfully)\n", vcenter);
+        vsl_buf_line(errors, "vcenter %s: no inventory stored yet (it has never been polled "
+                               "successfully)", vcenter);
         return r;
     }
     if (r < 0) {
-        vsl_buf_printf(errors, "vcenter %s: cannot load the inventory: %s\n", vcenter,
+        vsl_buf_line(errors, "vcenter %s: cannot load the inventory: %s", vcenter,
                        vsl_strerror(r));
         return r;
     }
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
-        vsl_buf_printf(errors, "%s\n", err);
+        vsl_buf_line(errors, "%s", err);
     int w = db_findings_record(db, vcenter, &res, now_ms);
     if (w < 0) {
-        vsl_buf_printf(errors, "vcenter %s: cannot record findings: %s\n", vcenter,
+        vsl_buf_line(errors, "vcenter %s: cannot record findings: %s", vcenter,
                        vsl_strerror(w));
         r = r < 0 ? r : w;
     }

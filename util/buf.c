@@ -59,28 +59,67 @@ int vsl_buf_addxml(struct vsl_buf *b, const char *s)
     return r;
 }
 
-int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
+static int add_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
 {
     char small[512];
-    va_list ap;
+    va_list again;
     int n;
 
-    va_start(ap, fmt);
+    va_copy(again, ap);
     n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return -EINVAL;
-    if ((size_t)n < sizeof(small))
-        return vsl_buf_add(b, small, (size_t)n);
-
+    if (n < 0 || (size_t)n < sizeof(small)) {
+        va_end(again);
+        return n < 0 ? -EINVAL : vsl_buf_add(b, small, (size_t)n);
+    }
     char *big = malloc((size_t)n + 1);
-    if (!big)
-        return -ENOMEM;
+    int r = -ENOMEM;
+    if (big) {
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        r = vsl_buf_add(b, big, (size_t)n);
+        free(big);
+    }
+    va_end(again);
+    return r;
+}
+
+int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    r = add_vprintf(b, fmt, ap);
     va_end(ap);
-    int r = vsl_buf_add(b, big, (size_t)n);
-    free(big);
+    return r;
+}
+
+#define LEFT_OUT "(further messages left out: too many)\n"
+
+int vsl_buf_line(struct vsl_buf *b, const char *fmt, ...)
+{
+    const size_t n = sizeof(LEFT_OUT) - 1;
+    va_list ap;
+    int r;
+
+    va_start(ap, fmt);
+    r = add_vprintf(b, fmt, ap);
+    va_end(ap);
+    if (r == 0)
+        r = vsl_buf_add(b, "\n", 1);
+    if (r == 0)
+        return 0;
+    /* Whatever of the line got in goes, and the list says once that it is incomplete; the
+     * marker may pass max by its own length, so it always fits. */
+    while (b->len > 0 && b->data[b->len - 1] != '\n')
+        b->len--;
+    if (b->data)
+        b->data[b->len] = '\0';
+    if (b->len >= n && memcmp(b->data + b->len - n, LEFT_OUT, n) == 0)
+        return r;
+    if (b->len + n > b->max)
+        b->max = b->len + n;
+    if (vsl_buf_add(b, LEFT_OUT, n) < 0)
+        return -ENOMEM; /* not even room for the marker */
     return r;
 }
 

@@ -13,11 +13,19 @@ struct vsl_buf {
 };
 
 void vsl_buf_init(struct vsl_buf *b, size_t max);
-int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n);
-int vsl_buf_addstr(struct vsl_buf *b, const char *s);
+/* The appends fail (-VSL_ETOOBIG past max, -ENOMEM) without changing b: a caller that goes on
+ * regardless builds a truncated document, so the result must be looked at. */
+#define VSL_MUST_CHECK __attribute__((warn_unused_result))
+VSL_MUST_CHECK int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n);
+VSL_MUST_CHECK int vsl_buf_addstr(struct vsl_buf *b, const char *s);
 /* Appends s with XML's five special characters escaped. */
-int vsl_buf_addxml(struct vsl_buf *b, const char *s);
-int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+VSL_MUST_CHECK int vsl_buf_addxml(struct vsl_buf *b, const char *s);
+VSL_MUST_CHECK int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends one line of a list of messages (fmt, then a newline). A line that does not fit is
+ * not cut half-way: the list ends instead, once, with a line saying that further messages were
+ * left out. Returns 0, or the error that left this line out (for callers that count). */
+int vsl_buf_line(struct vsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vsl_buf_reset(struct vsl_buf *b);
 void vsl_buf_free(struct vsl_buf *b);
 /* Returns a string the caller owns (never NULL on success: "" for an empty buffer). */

@@ -198,16 +198,6 @@ int vim_destroy_view(struct vim_client *c, const char *view)
     return vim_invoke(c, "DestroyView", "ContainerView", view, NULL, 0, NULL, NULL, NULL);
 }
 
-xmlNode *vim_prop(xmlNode *objects, const char *name)
-{
-    for (xmlNode *p = vim_child(objects, "propSet"); p; p = vim_next(p, "propSet")) {
-        const char *n = vim_path_text(p, "name");
-        if (n && !strcmp(n, name))
-            return vim_child(p, "val");
-    }
-    return NULL;
-}
-
 /* The next page, fetched on a second connection while the current one is parsed: a
  * RetrieveResult carries its token before its objects, so the server can build page N+1 while
  * this side decodes and stores page N. The answer is buffered whole, which bounds memory by

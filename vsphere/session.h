@@ -29,9 +29,6 @@ int vim_retrieve_view(struct vim_client *c, const char *view, const char *type,
 int vim_retrieve_objects(struct vim_client *c, const char *type, const char *const *morefs,
                          size_t n, const char *const *paths, vim_object_fn fn, void *ctx);
 
-/* The propSet value of name inside an <objects> element, or NULL. */
-xmlNode *vim_prop(xmlNode *objects, const char *name);
-
 /* Appends <tag type="TYPE">moref</tag>. */
 struct vsl_buf;
 int vim_add_moref(struct vsl_buf *b, const char *tag, const char *type, const char *moref);

@@ -347,3 +347,13 @@ int vim_parse_time(const char *s, int64_t *out)
     *out = (int64_t)timegm(&tm) - off;
     return 0;
 }
+
+xmlNode *vim_prop(const xmlNode *objects, const char *name)
+{
+    for (xmlNode *p = vim_child(objects, "propSet"); p; p = vim_next(p, "propSet")) {
+        const char *n = vim_path_text(p, "name");
+        if (n && !strcmp(n, name))
+            return vim_child(p, "val");
+    }
+    return NULL;
+}

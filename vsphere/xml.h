@@ -43,6 +43,10 @@ xmlNode *vim_path(const xmlNode *n, const char *path); /* "spec/ip/ipAddress" */
 /* The element's text (borrowed from the tree) or NULL if it has none. */
 const char *vim_text(const xmlNode *n);
 const char *vim_path_text(const xmlNode *n, const char *path);
+
+/* The value (<val>) of the property name in an <objects> element of a RetrieveResult: the
+ * <propSet> whose <name> is name. NULL when the object has no such property. */
+xmlNode *vim_prop(const xmlNode *objects, const char *name);
 int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt);
 /* The same for an int field (keys, MTUs, ports): a value outside int's range is dflt too. */
 int vim_path_int32(const xmlNode *n, const char *path, int dflt);

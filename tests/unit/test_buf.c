@@ -57,6 +57,23 @@ static void test_printf_large(void **state)
     vsl_buf_free(&b);
 }
 
+/* A list of messages that runs out of room ends with one line saying so, never with half a
+ * line; the lines before stay whole. */
+static void test_lines(void **state)
+{
+    struct vsl_buf b;
+
+    vsl_buf_init(&b, 40);
+    assert_int_equal(vsl_buf_line(&b, "first %d", 1), 0);
+    assert_int_equal(vsl_buf_line(&b, "second %s", "line"), 0);
+    assert_string_equal(b.data, "first 1\nsecond line\n");
+    assert_true(vsl_buf_line(&b, "a third line that does not fit at all") < 0);
+    assert_string_equal(b.data, "first 1\nsecond line\n(further messages left out: too many)\n");
+    assert_true(vsl_buf_line(&b, "fourth") < 0); /* said once */
+    assert_string_equal(b.data, "first 1\nsecond line\n(further messages left out: too many)\n");
+    vsl_buf_free(&b);
+}
+
 static void test_utf8_fix(void **state)
 {
     static const struct {
@@ -101,6 +118,7 @@ int main(void)
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_xml_escape),
         cmocka_unit_test(test_printf_large),
+        cmocka_unit_test(test_lines),
         cmocka_unit_test(test_utf8_fix),
         cmocka_unit_test(test_read_file),
     };
