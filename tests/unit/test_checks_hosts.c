@@ -223,6 +223,7 @@ static void test_delayed_ack(void **state)
     static struct est_iscsi_target a_t[] = {
         {.kind = "send", .address = "10.0.1.20", .port = 3260, .options = inh_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.1.21",
          .port = 3260,
          .iscsi_name = "iqn.a0",
@@ -236,6 +237,7 @@ static void test_delayed_ack(void **state)
     static struct est_iscsi_target b_t[] = {
         {.kind = "send", .address = "10.0.0.20", .port = 3260, .options = own_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.0.21",
          .port = 3260,
          .iscsi_name = "iqn.b0",
@@ -254,6 +256,7 @@ static void test_delayed_ack(void **state)
     static struct est_option own_false[] = {OPT("false", 0)};
     static struct est_iscsi_target d_t[] = {
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.3.20",
          .port = 3261,
          .iscsi_name = "iqn.d0",
@@ -273,6 +276,7 @@ static void test_delayed_ack(void **state)
         {.kind = "send", .address = "10.0.4.20", .port = 3260, .options = inh_true, .n_options = 1},
         {.kind = "send", .address = "10.0.4.21", .port = 3260, .options = own_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.4.21",
          .port = 3260,
          .iscsi_name = "iqn.e0",
@@ -343,6 +347,156 @@ static void test_delayed_ack(void **state)
     f = tl_find(&r, "esx-e vmhba64 10.0.4.21:3260", NULL);
     assert_true(json_is_null(json_object_get(f->evidence, "adapter_delayed_ack")));
     assert_int_equal(json_array_size(json_object_get(f->evidence, "kinds")), 2);
+    chk_results_free(&r);
+}
+
+/* Targets found by a send target inherit from it, not from the adapter; an array presenting
+ * one IQN per volume on one portal is one finding that names every IQN, each with its own
+ * command. Each host is one row: its adapter value, its targets, the findings it must raise. */
+#define STATIC_VIA(addr, iqn, opts, via)                                                           \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
+        .n_options = 1, .discovery_method = "sendTargetMethod", .send_target = via                 \
+    }
+#define SEND(addr, opts)                                                                           \
+    {                                                                                              \
+        .kind = "send", .address = addr, .port = 3260, .options = opts, .n_options = 1,            \
+        .send_target = EST_NONE                                                                    \
+    }
+#define STATIC(addr, iqn, opts)                                                                    \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
+        .n_options = 1, .discovery_method = "staticMethod", .send_target = EST_NONE                \
+    }
+#define VOL "iqn.2001-05.com.equallogic:0-8a0906-vol"
+
+static struct est_option st_true[] = {OPT("true", 0)}, st_false[] = {OPT("false", 0)},
+                         st_inh_true[] = {OPT("true", 1)}, st_inh_false[] = {OPT("false", 1)};
+
+static void test_delayed_ack_send_targets(void **state)
+{
+    /* esx-f: adapter false; the send target sets true; three volumes found by it inherit it
+     * (planted); a static target of its own on another portal inherits false (twin). */
+    static struct est_iscsi_target f_t[] = {
+        SEND("10.0.5.10", st_true),
+        STATIC_VIA("10.0.5.10", VOL "1", st_inh_true, 0),
+        STATIC_VIA("10.0.5.10", VOL "2", st_inh_true, 0),
+        STATIC_VIA("10.0.5.10", VOL "3", st_inh_true, 0),
+        STATIC("10.0.5.20", "iqn.cx.a0", st_inh_false),
+    };
+    /* esx-g: adapter true; the send target sets false, so the volumes it found are false
+     * whatever their stale inherited value says (twin); a static target of the adapter's
+     * follows the adapter. */
+    static struct est_iscsi_target g_t[] = {
+        SEND("10.0.6.10", st_false),
+        STATIC_VIA("10.0.6.10", VOL "1", st_inh_true, 0),
+        STATIC_VIA("10.0.6.10", VOL "2", st_inh_false, 0),
+        STATIC("10.0.6.20", "iqn.cx.g0", st_inh_true),
+    };
+    /* esx-h: adapter true; the send target inherits, so the volume it found follows the
+     * adapter through it: both are the adapter finding's. */
+    static struct est_iscsi_target h_t[] = {
+        SEND("10.0.7.10", st_inh_true),
+        STATIC_VIA("10.0.7.10", VOL "1", st_inh_true, 0),
+    };
+    /* esx-i: adapter false; the send target (true) found a volume on another portal: two
+     * portals, two findings; the volume's names the send target's command first. */
+    static struct est_iscsi_target i_t[] = {
+        SEND("10.0.8.10", st_true),
+        STATIC_VIA("10.0.8.11", VOL "1", st_inh_true, 0),
+    };
+    /* esx-j: adapter false; one volume sets true itself on the send target's portal, whose
+     * send target is false: one finding, that volume alone. */
+    static struct est_iscsi_target j_t[] = {
+        SEND("10.0.9.10", st_false),
+        STATIC_VIA("10.0.9.10", VOL "1", st_true, 0),
+        STATIC_VIA("10.0.9.10", VOL "2", st_inh_false, 0),
+    };
+    static struct est_option a_true[] = {OPT("true", 0)}, a_false[] = {OPT("false", 0)};
+    static struct est_iscsi_hba hba[] = {
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = f_t, .n_targets = 5},
+        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = g_t, .n_targets = 4},
+        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = h_t, .n_targets = 2},
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = i_t, .n_targets = 2},
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = j_t, .n_targets = 3},
+    };
+    static struct est_host hosts[] = {
+        {.moref = "host-f", .name = "esx-f", .iscsi_hbas = &hba[0], .n_iscsi_hbas = 1},
+        {.moref = "host-g", .name = "esx-g", .iscsi_hbas = &hba[1], .n_iscsi_hbas = 1},
+        {.moref = "host-h", .name = "esx-h", .iscsi_hbas = &hba[2], .n_iscsi_hbas = 1},
+        {.moref = "host-i", .name = "esx-i", .iscsi_hbas = &hba[3], .n_iscsi_hbas = 1},
+        {.moref = "host-j", .name = "esx-j", .iscsi_hbas = &hba[4], .n_iscsi_hbas = 1},
+    };
+    static const struct {
+        const char *name;
+        size_t targets; /* in the evidence */
+    } want[] = {
+        {"esx-f vmhba64 10.0.5.10:3260", 4},
+        {"esx-g vmhba64", 1},
+        {"esx-h vmhba64", 2},
+        {"esx-i vmhba64 10.0.8.10:3260", 1},
+        {"esx-i vmhba64 10.0.8.11:3260", 1},
+        {"esx-j vmhba64 10.0.9.10:3260", 1},
+    };
+    struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
+    struct chk_results r = tl_run(&chk_iscsi_delayed_ack, NULL, &e, NOW);
+
+    for (size_t i = 0; i < N(want); i++) {
+        const struct chk_finding *f = tl_find(&r, want[i].name, NULL);
+        if (!f)
+            fail_msg("no finding on %s", want[i].name);
+        const char *key = strcmp(f->object_type, "iscsi_hba") ? "targets" : "targets_inheriting";
+        assert_int_equal(json_array_size(json_object_get(f->evidence, key)), want[i].targets);
+    }
+    assert_int_equal(r.n, N(want));
+
+    /* One portal, every IQN named, each with its own command; the send target's first. */
+    const struct chk_finding *f = tl_find(&r, "esx-f vmhba64 10.0.5.10:3260", NULL);
+    assert_string_equal(f->detail, "vmhba64/10.0.5.10:3260"); /* the portal's, as before */
+    json_t *cmds = json_object_get(f->evidence, "commands");
+    assert_int_equal(json_array_size(cmds), 4);
+    assert_string_equal(json_string_value(json_array_get(cmds, 0)),
+                        "esxcli iscsi adapter discovery sendtarget param set --adapter=vmhba64 "
+                        "--address=10.0.5.10:3260 --key=DelayedAck --value=false");
+    for (int v = 1; v <= 3; v++) {
+        char iqn[64], cmd[256];
+        snprintf(iqn, sizeof(iqn), VOL "%d", v);
+        snprintf(cmd, sizeof(cmd),
+                 "esxcli iscsi adapter target portal param set --adapter=vmhba64 "
+                 "--address=10.0.5.10:3260 --name=%s --key=DelayedAck --value=false",
+                 iqn);
+        assert_non_null(strstr(f->message, iqn));
+        assert_string_equal(json_string_value(json_array_get(cmds, v)), cmd);
+        json_t *t = json_array_get(json_object_get(f->evidence, "targets"), (size_t)v);
+        assert_string_equal(json_string_value(json_object_get(t, "iscsi_name")), iqn);
+        assert_string_equal(json_string_value(json_object_get(t, "delayed_ack_from")),
+                            "send target 10.0.5.10:3260");
+    }
+    assert_string_equal(tl_ev_str(f, "command"), json_string_value(json_array_get(cmds, 0)));
+    assert_true(tl_ev_bool(f, "inherited"));
+
+    /* The adapter finding covers only the targets that follow it. */
+    f = tl_find(&r, "esx-g vmhba64", "vmhba64");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "targets_inheriting"), 0)),
+        "10.0.6.20:3260");
+    f = tl_find(&r, "esx-h vmhba64", "vmhba64");
+    json_t *inh = json_object_get(f->evidence, "inheriting");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(inh, 1), "iscsi_name")),
+                        VOL "1");
+
+    /* A volume on another portal than its send target: named, the send target's fix first. */
+    f = tl_find(&r, "esx-i vmhba64 10.0.8.11:3260", NULL);
+    assert_non_null(strstr(f->message, VOL "1"));
+    assert_non_null(strstr(f->message, "sendtarget param set --adapter=vmhba64 "
+                                       "--address=10.0.8.10:3260"));
+    assert_string_equal(tl_ev_str(f, "iscsi_name"), VOL "1");
+
+    /* Its own true, on a portal whose send target is false: that volume alone. */
+    f = tl_find(&r, "esx-j vmhba64 10.0.9.10:3260", NULL);
+    assert_string_equal(tl_ev_str(f, "iscsi_name"), VOL "1");
+    assert_false(tl_ev_bool(f, "inherited"));
+    assert_non_null(strstr(f->message, "sets DelayedAck to true itself"));
     chk_results_free(&r);
 }
 
@@ -1118,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_jumbo_param_and_override),
         cmocka_unit_test(test_jumbo_two_adapters),
         cmocka_unit_test(test_delayed_ack),
+        cmocka_unit_test(test_delayed_ack_send_targets),
         cmocka_unit_test(test_vdisk_table),
         cmocka_unit_test(test_vdisk_param),
         cmocka_unit_test(test_multipath_policy_table),
