@@ -89,6 +89,15 @@ struct chk_emit {
 /* Records a finding. The run applies severity overrides and waivers afterwards. */
 int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
 
+/* Records a finding about LUN l of host h: object "lun", named by its canonical name, which is
+ * its detail too, so that the finding's history follows the LUN (one finding per LUN per host
+ * and check). */
+int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
+                 enum chk_severity severity, const char *message, json_t *evidence);
+
+/* Appends the string s to the JSON array a of strings unless a holds it already. */
+void chk_append_unique(json_t *a, const char *s);
+
 /* The registry: every built-in check, in catalogue order. */
 extern const struct check *const chk_registry[];
 extern const size_t chk_registry_len;

@@ -17,40 +17,31 @@ static int well_named(const char *canonical)
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    for (size_t hi = 0; hi < e->n_hosts; hi++) {
-        const struct est_host *h = &e->hosts[hi];
-        const char *hname = h->name;
-        for (size_t li = 0; li < h->n_luns; li++) {
-            const struct est_lun *l = &h->luns[li];
-            char name[512], msg[1024], prefix[16];
-            /* Local devices (mpx. boot disks, CD-ROMs) have no SAN identity to get right;
-             * a device whose locality is unknown is skipped rather than guessed at. */
-            if (l->local != 0 || !l->canonical_name || well_named(l->canonical_name))
-                continue;
-            size_t n = strcspn(l->canonical_name, ".");
-            snprintf(prefix, sizeof(prefix), "%.*s", (int)(n < 8 ? n : 8), l->canonical_name);
-            snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
-            snprintf(msg, sizeof(msg),
-                     "%s is identified as \"%s.\" instead of by its NAA/EUI/T10 name; on EMC "
-                     "Symmetrix this means the SPC-2 bit is not set on the front-end port, so "
-                     "hosts may see the device as a different LUN and VMFS creation can fail",
-                     name, prefix);
-            json_t *ev =
-                json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", hname, "device",
-                          l->canonical_name, "prefix", prefix, "vendor", l->vendor, "model",
-                          l->model, "satp", l->satp, "expected_prefixes", "naa.", "eui.", "t10.");
-            int r = chk_emit(ctx, &(struct chk_emit){
-                                      .severity = CHK_WARNING,
-                                      .object_type = "lun",
-                                      .object_name = l->canonical_name,
-                                      .host = h,
-                                      .detail = l->canonical_name,
-                                      .message = msg,
-                                      .evidence = ev,
-                                  });
-            if (r < 0)
-                return r;
-        }
+    const struct est_host *h;
+    const struct est_lun *l;
+
+    /* SAN LUNs of any plug-in (the name is the array's doing, not the plug-in's); local
+     * devices (mpx. boot disks, local SAS and NVMe) have no SAN identity to get right, and a
+     * device whose locality is unknown is skipped rather than guessed at (est_host_san_lun). */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        char name[512], msg[1024], prefix[16];
+        if (well_named(l->canonical_name))
+            continue;
+        size_t n = strcspn(l->canonical_name, ".");
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)(n < 8 ? n : 8), l->canonical_name);
+        snprintf(name, sizeof(name), "%s %s", h->name, l->canonical_name);
+        snprintf(msg, sizeof(msg),
+                 "%s is identified as \"%s.\" instead of by its NAA/EUI/T10 name; on EMC "
+                 "Symmetrix this means the SPC-2 bit is not set on the front-end port, so "
+                 "hosts may see the device as a different LUN and VMFS creation can fail",
+                 name, prefix);
+        json_t *ev =
+            json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", h->name, "device",
+                      l->canonical_name, "prefix", prefix, "vendor", l->vendor, "model", l->model,
+                      "satp", l->satp, "expected_prefixes", "naa.", "eui.", "t10.");
+        int r = chk_emit_lun(ctx, h, l, CHK_WARNING, msg, ev);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -63,8 +54,9 @@ const struct check chk_device_identifier = {
         "A SAN device that ESXi names \"sym.<id>\" (or anything but naa., eui. or t10.) is not "
         "reporting its Network Authority Address: on EMC Symmetrix/DMX the SPC-2 bit is unset "
         "on a front-end port, the same device shows up as a new LUN through that port, and VMFS "
-        "creation can fail. Only non-local devices are checked; local mpx. devices and devices "
-        "whose locality is unknown are skipped.",
+        "creation can fail. SAN devices of any multipathing plug-in are checked (NMP, HPP, "
+        "PowerPath: the name is the array's); local devices (localDisk, VMW_SATP_LOCAL, or one "
+        "path through a local controller) and devices whose locality is unknown are skipped.",
     .reference = "003_c6252f56ada835be.txt (\"SPC-2 set or not?\"; EMC H4116)",
     .remediation =
         "Have the storage team set the SPC-2 (and related) director bits on the Symmetrix "

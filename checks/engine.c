@@ -152,6 +152,33 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
     return err;
 }
 
+int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
+                 enum chk_severity severity, const char *message, json_t *evidence)
+{
+    return chk_emit(ctx, &(struct chk_emit){
+                             .severity = severity,
+                             .object_type = "lun",
+                             .object_name = l->canonical_name,
+                             .host = h,
+                             .detail = l->canonical_name,
+                             .message = message,
+                             .evidence = evidence,
+                         });
+}
+
+void chk_append_unique(json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(a, i, v)
+    {
+        if (!strcmp(json_string_value(v), s))
+            return;
+    }
+    json_array_append_new(a, json_string(s));
+}
+
 void chk_settings_default(const struct check *c, struct chk_settings *s)
 {
     memset(s, 0, sizeof(*s));

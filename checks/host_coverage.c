@@ -1,7 +1,8 @@
 /* host-coverage: hosts vslint could not fully check. A disconnected or not-responding host is
- * not judged on the configuration vCenter last saw, and a host whose per-host reads failed
- * leaves some facts unknown; either way the admin is told, once per host, rather than left to
- * read silence as compliance. */
+ * not judged on the configuration vCenter last saw, a host whose per-host reads failed leaves
+ * some facts unknown, and SAN devices of another multipathing plug-in than NMP are outside
+ * NMP's practices (a third party's paths are not even reported); either way the admin is told,
+ * once per host, rather than left to read silence as compliance. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static json_t *checks_needing(unsigned mask)
     return a;
 }
 
-static int check_host(struct chk_ctx *ctx, const struct est_host *h)
+static int report_gaps(struct chk_ctx *ctx, const struct est_host *h)
 {
     char msg[1024], list[512] = "";
     unsigned missing = 0;
@@ -83,10 +84,81 @@ static int check_host(struct chk_ctx *ctx, const struct est_host *h)
                          });
 }
 
+/* Devices named in one message; the evidence names them all. */
+#define MSG_DEVICES 4
+
+/* SAN devices another multipathing plug-in than NMP owns: NMP's practices (Round Robin with its
+ * IOPS limit, SATP claim rules) do not apply to them, and a third party's plug-in (PowerPath)
+ * does not report its paths to vCenter, so their redundancy cannot be judged either. Said once
+ * per host, so that silence about them is not read as compliance. */
+static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
+{
+    char msg[1024], list[512] = "";
+    size_t n = 0, blind = 0, len = 0;
+    const struct est_lun *l;
+    json_t *devices = json_array(), *not_verified = json_array(), *ev;
+
+    if (!devices || !not_verified) {
+        json_decref(devices);
+        json_decref(not_verified);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; (l = est_host_san_lun(h, &i)); i++) {
+        enum est_plugin p = est_lun_plugin(l);
+        const char *plugin = l->multipath_plugin ? l->multipath_plugin : "HPP";
+        if (p != EST_PLUGIN_HPP && p != EST_PLUGIN_OTHER)
+            continue;
+        json_array_append_new(devices,
+                              json_pack("{s:s, s:s, s:s?, s:i, s:b}", "device", l->canonical_name,
+                                        "plugin", plugin, "policy", l->psp, "paths",
+                                        (int)l->n_paths, "paths_reported", p == EST_PLUGIN_HPP));
+        blind += p == EST_PLUGIN_OTHER;
+        if (n++ < MSG_DEVICES && len < sizeof(list)) {
+            snprintf(list + len, sizeof(list) - len, "%s%s by %s", len ? ", " : "",
+                     l->canonical_name, plugin);
+            len += strlen(list + len);
+        }
+    }
+    if (n == 0) {
+        json_decref(devices);
+        json_decref(not_verified);
+        return 0;
+    }
+    if (n > MSG_DEVICES && len < sizeof(list))
+        snprintf(list + len, sizeof(list) - len, " and %zu more", n - MSG_DEVICES);
+    if (blind)
+        json_array_append_new(not_verified, json_string("multipath-redundancy"));
+    snprintf(msg, sizeof(msg),
+             "host %s: %zu SAN device(s) are claimed by another multipathing plug-in than NMP "
+             "(%s): NMP's practices (Round Robin with an IOPS limit, SATP claim rules) do not "
+             "apply to them and were not judged%s",
+             h->name, n, list,
+             blind ? "; vCenter does not report a third-party plug-in's paths, so their "
+                     "redundancy was not judged either"
+                   : "");
+    ev = json_pack("{s:s, s:o, s:[ss], s:o}", "host", h->name, "devices", devices,
+                   "checks_not_applicable", "multipath-policy", "satp-claim-rule",
+                   "checks_not_verified", not_verified);
+    return chk_emit(ctx, &(struct chk_emit){
+                             .severity = CHK_INFO,
+                             .object_type = "host",
+                             .object_moref = h->moref,
+                             .object_name = h->name,
+                             .host = h,
+                             .detail = "plug-ins",
+                             .message = msg,
+                             .evidence = ev,
+                         });
+}
+
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t i = 0; i < e->n_hosts; i++) {
-        int r = check_host(ctx, &e->hosts[i]);
+        const struct est_host *h = &e->hosts[i];
+        int r = report_gaps(ctx, h);
+        /* A disconnected host's devices are as stale as the rest of it: its warning says so. */
+        if (r == 0 && chk_host_current(h))
+            r = report_plugins(ctx, h);
         if (r < 0)
             return r;
     }
@@ -104,7 +176,11 @@ const struct check chk_host_coverage = {
         "and a host that refused a per-host read (esxcli, advanced options, iSCSI bindings) "
         "leaves those facts unknown (info). vslint never guesses: findings about such a host "
         "are kept as they were, marked unverified, until it can be read again; this finding "
-        "says why, and which checks are affected.",
+        "says why, and which checks are affected. A host with SAN devices claimed by another "
+        "multipathing plug-in than NMP (HPP for NVMe, or a third party's such as PowerPath) "
+        "gets one info finding naming them: NMP's practices (multipath-policy, "
+        "satp-claim-rule) do not apply there, and a third-party plug-in's paths are not "
+        "reported to vCenter, so multipath-redundancy cannot judge them either.",
     /* Not a practice of its own: it reports where the host practices of the guide could not
      * be verified, which no finding may paper over. */
     .reference = "000_5bd48962a767ee9e.txt §3.1-§3.4 (the host practices that could not be "
@@ -115,6 +191,9 @@ const struct check chk_host_coverage = {
         "management network and restart its agents (`/etc/init.d/hostd restart; "
         "/etc/init.d/vpxa restart`). A refused read: give the vslint account a role that can "
         "read the host's configuration and run esxcli through vCenter on it (`Get-EsxCli -V2 "
-        "-VMHost <host>` as that account must work), then poll again.",
+        "-VMHost <host>` as that account must work), then poll again. Devices of another "
+        "plug-in: nothing to change in vSphere; check them with the plug-in's own tools "
+        "(`esxcli storage hpp device list`, `esxcli storage hpp path list`; PowerPath's "
+        "`rpowermt display dev=all host=<host>`).",
     .run = run,
 };

@@ -125,34 +125,27 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                                 json_string("no PathSelectionPolicyDeviceConfig"));
         json_object_set_new(ev, "commands", commands(l, want, !rr));
     }
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = sev,
-                             .object_type = "lun",
-                             .object_name = l->canonical_name,
-                             .host = h,
-                             .detail = l->canonical_name,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_lun(ctx, h, l, sev, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     int want = (int)chk_param(ctx, "iops");
+    const struct est_host *h;
+    const struct est_lun *l;
 
-    for (size_t hi = 0; hi < e->n_hosts; hi++) {
-        const struct est_host *h = &e->hosts[hi];
-        for (size_t li = 0; li < h->n_luns; li++) {
-            const struct est_lun *l = &h->luns[li];
-            /* SAN only: local devices (and devices whose locality is unknown) are skipped, as
-             * are single-path LUNs, where the PSP changes nothing (multipath-redundancy
-             * reports those), and LUNs without a reported PSP. */
-            if (l->local != 0 || l->n_paths < 2 || !l->psp || !l->canonical_name)
-                continue;
-            int r = check_lun(ctx, h, l, want);
-            if (r < 0)
-                return r;
-        }
+    /* SAN LUNs only (est_host_san_lun: local devices and devices whose locality is unknown are
+     * skipped), claimed by NMP: Round Robin and its IOPS limit are NMP settings, and an
+     * `esxcli storage nmp` fix cannot apply to an HPP or PowerPath device (host-coverage says
+     * which devices were left to their own plug-in). Single-path LUNs are skipped too, where
+     * the PSP changes nothing (multipath-redundancy reports those), as are LUNs without a
+     * reported PSP. */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        if (est_lun_plugin(l) != EST_PLUGIN_NMP || l->n_paths < 2 || !l->psp)
+            continue;
+        int r = check_lun(ctx, h, l, want);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -164,13 +157,18 @@ const struct check chk_multipath_policy = {
     .rationale =
         "Round Robin with the default limit of 1000 I/Os per path keeps one path busy at a time; "
         "an IOPS limit of 1 spreads I/O over all paths (Dell EMC measured 11-15% more IOPS on "
-        "Unity, a VMAX user 4x the throughput). A SAN LUN (not local, at least two paths) not "
-        "on VMW_PSP_RR, or on Round Robin with an IOPS limit above the threshold or switching by "
+        "Unity, a VMAX user 4x the throughput). A SAN LUN claimed by NMP, with at least two "
+        "paths, not on VMW_PSP_RR, or on Round Robin with an IOPS limit above the threshold or "
+        "switching by "
         "bytes or latency, is a warning. The IOPS limit comes from esxcli: where esxcli "
         "reported no limit for a Round Robin device, it is reported as info \"IOPS limit "
         "unknown\"; where the host refused esxcli, the limit is not guessed: host-coverage "
         "reports the host, and an earlier finding on the LUN is kept, marked unverified. Set "
-        "`iops` to 10 to accept the 5-10 range one seed found as good.",
+        "`iops` to 10 to accept the 5-10 range one seed found as good. Round Robin and its "
+        "IOPS limit are NMP's: devices of HPP (NVMe) and of third-party plug-ins (PowerPath) "
+        "are not judged by them (host-coverage names those devices), nor are local devices "
+        "(localDisk, VMW_SATP_LOCAL, or one path through a local controller), devices whose "
+        "locality is unknown, and single-path LUNs, where the policy changes nothing.",
     .reference = "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt; "
                  "004_f5959e3b697954a0.txt; VMware KB \"Adjusting Round Robin IOPS limit from "
                  "default 1000 to 1\"",

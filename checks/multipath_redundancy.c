@@ -1,91 +1,172 @@
-/* multipath-redundancy: every SAN LUN has at least two usable paths and none dead, so one HBA,
- * fabric or storage port can fail without losing the LUN (000 §3.1.1). One finding per LUN. */
+/* multipath-redundancy: every SAN LUN has at least two usable paths, through at least two
+ * adapters, and none dead, so one HBA, fabric or storage port can fail without losing the LUN
+ * (000 §3.1.1). One finding per LUN. */
 #include <stdio.h>
 #include <string.h>
 
 #include "checks/check.h"
 
 static const struct chk_param params[] = {
-    {"min_paths", 2, 1, 64, "paths", "fewest usable paths a SAN LUN may have"},
+    {"min_paths", 2, 1, 64, "paths",
+     "fewest usable paths a SAN LUN may have; they must also go through this many adapters, "
+     "up to two"},
     {0},
 };
 
+/* What a path's state says: usable (active, or an ALUA standby path, which takes over when
+ * the active ones fail), dead (failed), disabled (switched off by an administrator: "disabled"
+ * or "off"), or unknown (given the benefit of the doubt: not known to be down). */
+enum use { USABLE, DEAD, DISABLED, UNKNOWN };
+
+static enum use path_use(const char *s)
+{
+    if (s && (!strcmp(s, "active") || !strcmp(s, "standby")))
+        return USABLE;
+    if (s && !strcmp(s, "dead"))
+        return DEAD;
+    if (s && (!strcmp(s, "disabled") || !strcmp(s, "off")))
+        return DISABLED;
+    return UNKNOWN;
+}
+
+/* The adapter a path's redundancy rests on, or NULL when that cannot be told: the host does
+ * not list the adapter, or it is a software iSCSI adapter (or an iSCSI adapter whose driver is
+ * unknown), one adapter for every NIC of its bound vmkernel ports, so that its redundancy lies
+ * in the bindings and NIC teaming, which this check does not see. */
+static const struct est_hba *path_adapter(const struct est_host *h, const struct est_path *p)
+{
+    const struct est_hba *a = est_path_hba(h, p);
+
+    if (!a || !a->device)
+        return NULL;
+    if (a->type && !strcmp(a->type, "HostInternetScsiHba") &&
+        (!a->driver || !strcmp(a->driver, "iscsi_vmk")))
+        return NULL;
+    return a;
+}
+
+/* What a user runs to see and fix the paths: commands of the plug-in that owns the device
+ * (NMP's `esxcli storage nmp` does not know HPP's devices), then the ones every plug-in shares. */
+static json_t *commands(const struct est_lun *l, enum est_plugin plugin)
+{
+    char buf[512];
+    json_t *a = json_array();
+
+    if (plugin == EST_PLUGIN_HPP) {
+        snprintf(buf, sizeof(buf), "esxcli storage hpp path list --device=%s", l->canonical_name);
+        json_array_append_new(a, json_string(buf));
+        json_array_append_new(a, json_string("esxcli nvme controller list"));
+    } else {
+        snprintf(buf, sizeof(buf), "esxcli storage nmp path list --device=%s", l->canonical_name);
+        json_array_append_new(a, json_string(buf));
+    }
+    for (size_t i = 0; i < l->n_paths; i++) {
+        if (path_use(l->paths[i].state) != DISABLED || !l->paths[i].name)
+            continue;
+        snprintf(buf, sizeof(buf), "esxcli storage core path set --state=active --path=%s",
+                 l->paths[i].name);
+        json_array_append_new(a, json_string(buf));
+    }
+    json_array_append_new(a, json_string("esxcli storage core adapter rescan --all"));
+    return a;
+}
+
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
-                     int min_paths)
+                     enum est_plugin plugin, int min_paths)
 {
     const char *hname = h->name;
-    size_t live = 0, dead = 0, disabled = 0, unknown = 0;
+    size_t count[UNKNOWN + 1] = {0}, standby = 0, no_adapter = 0;
+    /* Two paths through one adapter are one failure away from none: the adapters must differ
+     * too, as many as min_paths asks for, up to two (one per fabric). */
+    size_t min_adapters = min_paths < 2 ? (size_t)min_paths : 2;
     char name[512], msg[1024];
-    json_t *paths, *dead_names, *ev;
+    json_t *paths = json_array(), *dead_names = json_array(), *adapters = json_array(), *ev;
 
-    for (size_t i = 0; i < l->n_paths; i++) {
-        const char *s = l->paths[i].state;
-        if (s && (!strcmp(s, "active") || !strcmp(s, "standby")))
-            live++;
-        else if (s && !strcmp(s, "dead"))
-            dead++;
-        else if (s && !strcmp(s, "disabled"))
-            disabled++;
-        else
-            unknown++;
-    }
-    /* A path in an unknown state is given the benefit of the doubt for the count (it is not
-     * known to be down); it is listed in the evidence. */
-    if (dead == 0 && live + unknown >= (size_t)min_paths)
-        return 0;
-
-    paths = json_array();
-    dead_names = json_array();
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        json_array_append_new(paths, json_pack("{s:s?, s:s?}", "name", p->name, "state", p->state));
-        if (p->state && !strcmp(p->state, "dead") && p->name)
+        const struct est_hba *a = path_adapter(h, p);
+        enum use u = path_use(p->state);
+
+        count[u]++;
+        standby += p->state && !strcmp(p->state, "standby");
+        json_array_append_new(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
+                                               p->state, "adapter", p->adapter));
+        if (u == DEAD && p->name)
             json_array_append_new(dead_names, json_string(p->name));
+        if (u == USABLE || u == UNKNOWN) {
+            if (a)
+                chk_append_unique(adapters, a->device);
+            else
+                no_adapter++;
+        }
     }
+    size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
+    size_t n_adapters = json_array_size(adapters);
+    /* A path in an unknown state, or whose adapter cannot be told, is given the benefit of the
+     * doubt (it is not known to be down, or to share an adapter); it is listed in the
+     * evidence. */
+    int few_paths = usable + unknown < (size_t)min_paths;
+    int one_adapter = n_adapters + no_adapter < min_adapters;
+    if (dead == 0 && !few_paths && !one_adapter) {
+        json_decref(paths);
+        json_decref(dead_names);
+        json_decref(adapters);
+        return 0;
+    }
+
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
     if (dead)
         snprintf(msg, sizeof(msg),
                  "%s has %zu dead path(s) (%s%s) of %zu; %zu usable: check cabling, zoning and "
                  "the storage ports, then rescan",
                  name, dead, json_string_value(json_array_get(dead_names, 0)),
-                 dead > 1 ? ", ..." : "", l->n_paths, live);
+                 dead > 1 ? ", ..." : "", l->n_paths, usable);
+    else if (few_paths)
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu usable path(s) of %zu%s; a SAN LUN needs at least %d (two fabrics, "
+                 "both storage processors) so one failure does not cut it off",
+                 name, usable + unknown, l->n_paths,
+                 count[DISABLED] ? " (the others disabled or off)" : "", min_paths);
     else
         snprintf(msg, sizeof(msg),
-                 "%s has %zu usable path(s) of %zu; a SAN LUN needs at least %d (two fabrics, "
-                 "both storage processors) so one failure does not cut it off",
-                 name, live + unknown, l->n_paths, min_paths);
-    ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?}", "host", hname,
-                   "device", l->canonical_name, "paths_total", (int)l->n_paths, "paths_usable",
-                   (int)live, "paths_dead", (int)dead, "paths_disabled", (int)disabled,
-                   "paths_unknown", (int)unknown, "min_paths", min_paths, "paths", paths,
-                   "dead_paths", dead_names, "psp", l->psp);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_CRITICAL,
-                             .object_type = "lun",
-                             .object_name = l->canonical_name,
-                             .host = h,
-                             .detail = l->canonical_name,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+                 "%s has %zu usable path(s), all through one adapter (%s): one failed HBA, cable "
+                 "or switch port cuts it off; a SAN LUN needs paths through at least %zu "
+                 "adapters (one per fabric)",
+                 name, usable + unknown, json_string_value(json_array_get(adapters, 0)),
+                 min_adapters);
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i}",
+                   "host", hname, "device", l->canonical_name, "paths_total", (int)l->n_paths,
+                   "paths_usable", (int)usable, "paths_standby", (int)standby, "paths_dead",
+                   (int)dead, "paths_disabled", (int)count[DISABLED], "paths_unknown", (int)unknown,
+                   "min_paths", min_paths, "paths", paths, "dead_paths", dead_names, "psp", l->psp,
+                   "adapters", adapters, "adapters_unknown", (int)no_adapter, "min_adapters",
+                   (int)min_adapters);
+    if (ev) {
+        json_object_set_new(ev, "multipath_plugin",
+                            l->multipath_plugin ? json_string(l->multipath_plugin) : json_null());
+        json_object_set_new(ev, "commands", commands(l, plugin));
+    }
+    return chk_emit_lun(ctx, h, l, CHK_CRITICAL, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     int min_paths = (int)chk_param(ctx, "min_paths");
+    const struct est_host *h;
+    const struct est_lun *l;
 
-    for (size_t hi = 0; hi < e->n_hosts; hi++) {
-        const struct est_host *h = &e->hosts[hi];
-        for (size_t li = 0; li < h->n_luns; li++) {
-            const struct est_lun *l = &h->luns[li];
-            /* SAN only (local == 0; unknown locality is skipped). A LUN with neither paths
-             * nor a PSP has no multipath information at all: nothing to judge. */
-            if (l->local != 0 || !l->canonical_name || (l->n_paths == 0 && !l->psp))
-                continue;
-            int r = check_lun(ctx, h, l, min_paths);
-            if (r < 0)
-                return r;
-        }
+    /* SAN LUNs only (est_host_san_lun: local devices and devices whose locality is unknown
+     * are skipped). Paths are judged wherever vCenter reports them: NMP's and HPP's. A third
+     * party's plug-in (PowerPath) keeps its paths to itself, so its devices are not judged
+     * (host-coverage names them), and neither is a LUN with neither paths nor a PSP, which has
+     * no multipath information at all. */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        enum est_plugin plugin = est_lun_plugin(l);
+        if (plugin == EST_PLUGIN_OTHER || (l->n_paths == 0 && !l->psp))
+            continue;
+        int r = check_lun(ctx, h, l, plugin, min_paths);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -97,17 +178,26 @@ const struct check chk_multipath_redundancy = {
     .rationale =
         "For resiliency the guide zones every host into two fabrics, each with half of the "
         "host's ports and half of each storage processor's ports, so every SAN LUN has several "
-        "paths. A SAN LUN (not local) with fewer than two usable paths (active or standby; a "
-        "disabled path does not count, one in an unknown state is given the benefit of the "
-        "doubt), or with any dead path, is one failure away from an outage: critical. LUNs "
-        "whose locality or multipath information is unknown are skipped.",
+        "paths through more than one HBA. A SAN LUN with any dead path, with fewer than two "
+        "usable paths (active, or ALUA standby, which takes over on a failure; a disabled or "
+        "off path does not count, one in an unknown state is given the benefit of the doubt), "
+        "or whose usable paths all go through one adapter, is one failure away from an outage: "
+        "critical. Paths are judged for NMP and HPP (NVMe) devices alike; PowerPath and other "
+        "third-party plug-ins do not report their paths to vCenter, so their devices are not "
+        "judged. Local devices and LUNs whose locality is unknown are skipped. The software "
+        "iSCSI adapter is one adapter for all its NICs: its redundancy lies in its port "
+        "bindings, so its paths are not judged on adapters.",
     .reference = "000_5bd48962a767ee9e.txt §3.1.1",
     .remediation =
-        "List the paths with `esxcli storage core path list --device=<naa>` (or `esxcli storage "
-        "nmp device list --device=<naa>`), fix the failed HBA, cable, zone or storage port (one "
-        "zone per initiator with ports of both storage processors, in two fabrics), re-enable "
-        "a disabled path with `esxcli storage core path set --state=active --path=<path>`, then "
-        "`esxcli storage core adapter rescan --all`.",
+        "List the paths with `esxcli storage core path list --device=<device>` (NMP: `esxcli "
+        "storage nmp path list --device=<naa>`; HPP: `esxcli storage hpp path list "
+        "--device=<eui>` and the NVMe controllers with `esxcli nvme controller list`), fix the "
+        "failed HBA, cable, zone or storage port (one zone per initiator with ports of both "
+        "storage processors, in two fabrics, each host HBA in its own fabric; for NVMe over "
+        "fabrics reconnect the controller with `esxcli nvme fabrics connect`), re-enable a "
+        "disabled path with `esxcli storage core path set --state=active --path=<path>`, then "
+        "`esxcli storage core adapter rescan --all`. The evidence gives the commands for the "
+        "LUN's plug-in.",
     .params = params,
     .needs = CHK_NEEDS_HOST,
     .run = run,

@@ -110,6 +110,10 @@ import (
 //	host      esx "Prod" & <Ops> 'Ñandú'  (mounts the datastore below)
 //	datastore ds "Prod" & <Ops> 'Ñandú'   (on esx-edge-01 and that host)
 //	VM        vm "Prod" & <Ops> 'Ñandú'   (on that host and datastore)
+//
+// Hosts esx-edge-iscsi-b, esx-edge-nvmeof and esx-edge-rules, and what the
+// host checks make of all of the above: scenario_edges_hosts.go (its
+// header is their spec).
 func buildEdges(w *world) {
 	buildClean(w)
 
@@ -228,4 +232,6 @@ func buildEdges(w *world) {
 	}
 	w.addVM(vmSpec{name: "vm-edge-noiso", host: e1, disks: disk(four, 8, "lazyzeroedthick")})
 	w.addVM(vmSpec{name: "vm " + odd, host: oddHost, disks: disk(oddDs, 8, "lazyzeroedthick")})
+
+	plantEdgesHosts(w)
 }

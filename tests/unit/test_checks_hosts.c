@@ -1,6 +1,7 @@
 /* Unit tests for the host, network and SAN checks: iscsi-jumbo-frames, iscsi-delayed-ack,
- * vdisk-format, multipath-policy, multipath-redundancy, device-identifier. Each table row is one
- * hand-built object and the finding it must (or must not) raise. */
+ * vdisk-format, multipath-policy, multipath-redundancy, device-identifier, and host-coverage's
+ * devices of other plug-ins. Each table row is one hand-built object and the finding it must
+ * (or must not) raise. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,7 +19,7 @@
 #define NOW ((int64_t)1750000000)
 
 extern const struct check chk_iscsi_jumbo_frames, chk_iscsi_delayed_ack, chk_vdisk_format,
-    chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier;
+    chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier, chk_host_coverage;
 
 /* ---- iscsi-jumbo-frames ------------------------------------------------------------------ */
 
@@ -222,6 +223,7 @@ static void test_delayed_ack(void **state)
     static struct est_iscsi_target a_t[] = {
         {.kind = "send", .address = "10.0.1.20", .port = 3260, .options = inh_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.1.21",
          .port = 3260,
          .iscsi_name = "iqn.a0",
@@ -235,6 +237,7 @@ static void test_delayed_ack(void **state)
     static struct est_iscsi_target b_t[] = {
         {.kind = "send", .address = "10.0.0.20", .port = 3260, .options = own_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.0.21",
          .port = 3260,
          .iscsi_name = "iqn.b0",
@@ -253,6 +256,7 @@ static void test_delayed_ack(void **state)
     static struct est_option own_false[] = {OPT("false", 0)};
     static struct est_iscsi_target d_t[] = {
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.3.20",
          .port = 3261,
          .iscsi_name = "iqn.d0",
@@ -272,6 +276,7 @@ static void test_delayed_ack(void **state)
         {.kind = "send", .address = "10.0.4.20", .port = 3260, .options = inh_true, .n_options = 1},
         {.kind = "send", .address = "10.0.4.21", .port = 3260, .options = own_true, .n_options = 1},
         {.kind = "static",
+         .send_target = EST_NONE,
          .address = "10.0.4.21",
          .port = 3260,
          .iscsi_name = "iqn.e0",
@@ -342,6 +347,156 @@ static void test_delayed_ack(void **state)
     f = tl_find(&r, "esx-e vmhba64 10.0.4.21:3260", NULL);
     assert_true(json_is_null(json_object_get(f->evidence, "adapter_delayed_ack")));
     assert_int_equal(json_array_size(json_object_get(f->evidence, "kinds")), 2);
+    chk_results_free(&r);
+}
+
+/* Targets found by a send target inherit from it, not from the adapter; an array presenting
+ * one IQN per volume on one portal is one finding that names every IQN, each with its own
+ * command. Each host is one row: its adapter value, its targets, the findings it must raise. */
+#define STATIC_VIA(addr, iqn, opts, via)                                                           \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
+        .n_options = 1, .discovery_method = "sendTargetMethod", .send_target = via                 \
+    }
+#define SEND(addr, opts)                                                                           \
+    {                                                                                              \
+        .kind = "send", .address = addr, .port = 3260, .options = opts, .n_options = 1,            \
+        .send_target = EST_NONE                                                                    \
+    }
+#define STATIC(addr, iqn, opts)                                                                    \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
+        .n_options = 1, .discovery_method = "staticMethod", .send_target = EST_NONE                \
+    }
+#define VOL "iqn.2001-05.com.equallogic:0-8a0906-vol"
+
+static struct est_option st_true[] = {OPT("true", 0)}, st_false[] = {OPT("false", 0)},
+                         st_inh_true[] = {OPT("true", 1)}, st_inh_false[] = {OPT("false", 1)};
+
+static void test_delayed_ack_send_targets(void **state)
+{
+    /* esx-f: adapter false; the send target sets true; three volumes found by it inherit it
+     * (planted); a static target of its own on another portal inherits false (twin). */
+    static struct est_iscsi_target f_t[] = {
+        SEND("10.0.5.10", st_true),
+        STATIC_VIA("10.0.5.10", VOL "1", st_inh_true, 0),
+        STATIC_VIA("10.0.5.10", VOL "2", st_inh_true, 0),
+        STATIC_VIA("10.0.5.10", VOL "3", st_inh_true, 0),
+        STATIC("10.0.5.20", "iqn.cx.a0", st_inh_false),
+    };
+    /* esx-g: adapter true; the send target sets false, so the volumes it found are false
+     * whatever their stale inherited value says (twin); a static target of the adapter's
+     * follows the adapter. */
+    static struct est_iscsi_target g_t[] = {
+        SEND("10.0.6.10", st_false),
+        STATIC_VIA("10.0.6.10", VOL "1", st_inh_true, 0),
+        STATIC_VIA("10.0.6.10", VOL "2", st_inh_false, 0),
+        STATIC("10.0.6.20", "iqn.cx.g0", st_inh_true),
+    };
+    /* esx-h: adapter true; the send target inherits, so the volume it found follows the
+     * adapter through it: both are the adapter finding's. */
+    static struct est_iscsi_target h_t[] = {
+        SEND("10.0.7.10", st_inh_true),
+        STATIC_VIA("10.0.7.10", VOL "1", st_inh_true, 0),
+    };
+    /* esx-i: adapter false; the send target (true) found a volume on another portal: two
+     * portals, two findings; the volume's names the send target's command first. */
+    static struct est_iscsi_target i_t[] = {
+        SEND("10.0.8.10", st_true),
+        STATIC_VIA("10.0.8.11", VOL "1", st_inh_true, 0),
+    };
+    /* esx-j: adapter false; one volume sets true itself on the send target's portal, whose
+     * send target is false: one finding, that volume alone. */
+    static struct est_iscsi_target j_t[] = {
+        SEND("10.0.9.10", st_false),
+        STATIC_VIA("10.0.9.10", VOL "1", st_true, 0),
+        STATIC_VIA("10.0.9.10", VOL "2", st_inh_false, 0),
+    };
+    static struct est_option a_true[] = {OPT("true", 0)}, a_false[] = {OPT("false", 0)};
+    static struct est_iscsi_hba hba[] = {
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = f_t, .n_targets = 5},
+        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = g_t, .n_targets = 4},
+        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = h_t, .n_targets = 2},
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = i_t, .n_targets = 2},
+        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = j_t, .n_targets = 3},
+    };
+    static struct est_host hosts[] = {
+        {.moref = "host-f", .name = "esx-f", .iscsi_hbas = &hba[0], .n_iscsi_hbas = 1},
+        {.moref = "host-g", .name = "esx-g", .iscsi_hbas = &hba[1], .n_iscsi_hbas = 1},
+        {.moref = "host-h", .name = "esx-h", .iscsi_hbas = &hba[2], .n_iscsi_hbas = 1},
+        {.moref = "host-i", .name = "esx-i", .iscsi_hbas = &hba[3], .n_iscsi_hbas = 1},
+        {.moref = "host-j", .name = "esx-j", .iscsi_hbas = &hba[4], .n_iscsi_hbas = 1},
+    };
+    static const struct {
+        const char *name;
+        size_t targets; /* in the evidence */
+    } want[] = {
+        {"esx-f vmhba64 10.0.5.10:3260", 4},
+        {"esx-g vmhba64", 1},
+        {"esx-h vmhba64", 2},
+        {"esx-i vmhba64 10.0.8.10:3260", 1},
+        {"esx-i vmhba64 10.0.8.11:3260", 1},
+        {"esx-j vmhba64 10.0.9.10:3260", 1},
+    };
+    struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
+    struct chk_results r = tl_run(&chk_iscsi_delayed_ack, NULL, &e, NOW);
+
+    for (size_t i = 0; i < N(want); i++) {
+        const struct chk_finding *f = tl_find(&r, want[i].name, NULL);
+        if (!f)
+            fail_msg("no finding on %s", want[i].name);
+        const char *key = strcmp(f->object_type, "iscsi_hba") ? "targets" : "targets_inheriting";
+        assert_int_equal(json_array_size(json_object_get(f->evidence, key)), want[i].targets);
+    }
+    assert_int_equal(r.n, N(want));
+
+    /* One portal, every IQN named, each with its own command; the send target's first. */
+    const struct chk_finding *f = tl_find(&r, "esx-f vmhba64 10.0.5.10:3260", NULL);
+    assert_string_equal(f->detail, "vmhba64/10.0.5.10:3260"); /* the portal's, as before */
+    json_t *cmds = json_object_get(f->evidence, "commands");
+    assert_int_equal(json_array_size(cmds), 4);
+    assert_string_equal(json_string_value(json_array_get(cmds, 0)),
+                        "esxcli iscsi adapter discovery sendtarget param set --adapter=vmhba64 "
+                        "--address=10.0.5.10:3260 --key=DelayedAck --value=false");
+    for (int v = 1; v <= 3; v++) {
+        char iqn[64], cmd[256];
+        snprintf(iqn, sizeof(iqn), VOL "%d", v);
+        snprintf(cmd, sizeof(cmd),
+                 "esxcli iscsi adapter target portal param set --adapter=vmhba64 "
+                 "--address=10.0.5.10:3260 --name=%s --key=DelayedAck --value=false",
+                 iqn);
+        assert_non_null(strstr(f->message, iqn));
+        assert_string_equal(json_string_value(json_array_get(cmds, v)), cmd);
+        json_t *t = json_array_get(json_object_get(f->evidence, "targets"), (size_t)v);
+        assert_string_equal(json_string_value(json_object_get(t, "iscsi_name")), iqn);
+        assert_string_equal(json_string_value(json_object_get(t, "delayed_ack_from")),
+                            "send target 10.0.5.10:3260");
+    }
+    assert_string_equal(tl_ev_str(f, "command"), json_string_value(json_array_get(cmds, 0)));
+    assert_true(tl_ev_bool(f, "inherited"));
+
+    /* The adapter finding covers only the targets that follow it. */
+    f = tl_find(&r, "esx-g vmhba64", "vmhba64");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "targets_inheriting"), 0)),
+        "10.0.6.20:3260");
+    f = tl_find(&r, "esx-h vmhba64", "vmhba64");
+    json_t *inh = json_object_get(f->evidence, "inheriting");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(inh, 1), "iscsi_name")),
+                        VOL "1");
+
+    /* A volume on another portal than its send target: named, the send target's fix first. */
+    f = tl_find(&r, "esx-i vmhba64 10.0.8.11:3260", NULL);
+    assert_non_null(strstr(f->message, VOL "1"));
+    assert_non_null(strstr(f->message, "sendtarget param set --adapter=vmhba64 "
+                                       "--address=10.0.8.10:3260"));
+    assert_string_equal(tl_ev_str(f, "iscsi_name"), VOL "1");
+
+    /* Its own true, on a portal whose send target is false: that volume alone. */
+    f = tl_find(&r, "esx-j vmhba64 10.0.9.10:3260", NULL);
+    assert_string_equal(tl_ev_str(f, "iscsi_name"), VOL "1");
+    assert_false(tl_ev_bool(f, "inherited"));
+    assert_non_null(strstr(f->message, "sets DelayedAck to true itself"));
     chk_results_free(&r);
 }
 
@@ -568,7 +723,57 @@ static struct est_path p_aad[] = {
     P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "active"), P("vmhba2:C0:T1:L1", "dead")};
 static struct est_path p_dd[] = {P("vmhba2:C0:T0:L1", "dead"), P("vmhba3:C0:T0:L1", "dead")};
 
+/* esx's adapters: what est_lun_locality() and the adapter rule of multipath-redundancy read. */
+static struct est_hba lun_hbas[] = {
+    {"vmhba0", "HostParallelScsiHba", "pvscsi", NULL},
+    {"vmhba2", "HostFibreChannelHba", "qlnativefc", NULL},
+    {"vmhba3", "HostFibreChannelHba", "qlnativefc", NULL},
+    {"vmhba4", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    {"vmhba5", "HostPcieHba", "nvme_pcie", NULL},
+    {"vmhba6", "HostRdmaHba", "nvmerdma", NULL},
+    {"vmhba7", "HostRdmaHba", "nvmerdma", NULL},
+    {"vmhba8", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    {"vmhba64", "HostInternetScsiHba", "iscsi_vmk", NULL}, /* software iSCSI */
+    {"vmhba65", "HostInternetScsiHba", "bnx2i", NULL},     /* dependent hardware iSCSI */
+};
+enum { RAID0, FC2, FC3, SAS4, NVME5, RDMA6, RDMA7, SAS8, SWISCSI, HWISCSI };
+
+/* A path through adapter i of lun_hbas, to target t. */
+#define PA(dev, i, t, s)                                                                           \
+    {                                                                                              \
+        .name = dev ":C0:T" #t ":L1", .state = s, .adapter = dev, .hba = i                         \
+    }
+
+static struct est_path pa_one_raid[] = {PA("vmhba0", RAID0, 0, "active")};
+static struct est_path pa_one_sas[] = {PA("vmhba4", SAS4, 0, "active")};
+static struct est_path pa_two_sas[] = {PA("vmhba4", SAS4, 0, "active"),
+                                       PA("vmhba8", SAS8, 0, "active")};
+static struct est_path pa_fc[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "active")};
+static struct est_path pa_one_fc[] = {PA("vmhba2", FC2, 0, "active")};
+static struct est_path pa_rdma[] = {PA("vmhba6", RDMA6, 0, "active"),
+                                    PA("vmhba7", RDMA7, 0, "active")};
+static struct est_path pa_one_rdma[] = {PA("vmhba6", RDMA6, 0, "active")};
+static struct est_path pa_one_nvme[] = {PA("vmhba5", NVME5, 0, "active")};
+static struct est_path pa_alua[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "active"),
+                                    PA("vmhba2", FC2, 1, "standby"),
+                                    PA("vmhba3", FC3, 1, "standby")};
+static struct est_path pa_one_hba[] = {PA("vmhba2", FC2, 0, "active"),
+                                       PA("vmhba2", FC2, 1, "active")};
+static struct est_path pa_off[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "off")};
+static struct est_path pa_standby_one_hba[] = {PA("vmhba2", FC2, 0, "active"),
+                                               PA("vmhba2", FC2, 1, "standby")};
+static struct est_path pa_standby_only[] = {PA("vmhba2", FC2, 0, "standby"),
+                                            PA("vmhba3", FC3, 0, "standby")};
+static struct est_path pa_sw_iscsi[] = {PA("vmhba64", SWISCSI, 0, "active"),
+                                        PA("vmhba64", SWISCSI, 1, "active")};
+static struct est_path pa_hw_iscsi[] = {PA("vmhba65", HWISCSI, 0, "active"),
+                                        PA("vmhba65", HWISCSI, 1, "active")};
+static struct est_path pa_unlisted[] = {
+    PA("vmhba2", FC2, 0, "active"),
+    {.name = "vmhba9:C0:T0:L1", .state = "active", .adapter = "vmhba9", .hba = EST_NONE}};
+
 #define PATHS(p) p, N(p)
+#define HPP_TYPE "HostMultipathInfoHppLogicalUnitPolicy"
 #define RRCFG(n) "{policy=rr,iops=" #n ",bytes=10485760,useANO=0; lastPathIndex=0}"
 
 /* One LUN per row, on host "esx" (host 0) or on "esx-noesxcli" (host 1, an esxcli gap). */
@@ -623,8 +828,146 @@ static const struct lun_row {
      NONE, NONE},
 };
 
+/* Rows that need more than a lun_row says: a SATP of their own, the plug-in, an HPP policy type
+ * (NULL: VMW_SATP_ALUA, and NMP by that SATP, as in a snapshot taken before vslint read the
+ * plug-ins). They are on host "esx", whose adapters are lun_hbas. */
+static const struct san_row {
+    struct lun_row r;
+    const char *satp, *plugin, *policy_type;
+} san_rows[] = {
+    /* Local, whatever else the device looks like: VMW_SATP_LOCAL (even where localDisk says
+     * false), or no localDisk answer and one path through a local controller (as SAN, the
+     * mpx. name and the single path would have been flagged). */
+    {{"naa.sas-local-unanswered", EST_UNKNOWN, "VMW_PSP_FIXED", EST_UNKNOWN, NULL,
+      PATHS(pa_one_sas), 0, NONE, NONE, NONE},
+     "VMW_SATP_LOCAL",
+     NULL,
+     NULL},
+    {{"naa.satp-local-says-remote", 0, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(pa_one_sas), 0,
+      NONE, NONE, NONE},
+     "VMW_SATP_LOCAL",
+     NULL,
+     NULL},
+    {{"mpx.vmhba0:C2:T0:L0", EST_UNKNOWN, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(pa_one_raid), 0,
+      NONE, NONE, NONE},
+     "VMW_SATP_DEFAULT_AA",
+     NULL,
+     NULL},
+    /* No answer, two paths through local SAS controllers: maybe a shared SAS array; not
+     * guessed (on MRU, so multipath-policy would say so if it were judged). */
+    {{"naa.sas-two-paths-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL,
+      PATHS(pa_two_sas), 0, NONE, NONE, NONE},
+     NULL,
+     NULL,
+     NULL},
+    /* No answer, every path through a Fibre Channel adapter: SAN. */
+    {{"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0,
+      CHK_WARNING, NONE, CHK_WARNING},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.fc-one-path-unanswered", EST_UNKNOWN, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_fc), 0,
+      NONE, CHK_CRITICAL, NONE},
+     NULL,
+     NULL,
+     NULL},
+
+    /* Plug-ins: HPP's paths are judged, its policy is not NMP's to judge; PowerPath reports
+     * neither (its SPC-2 name is still the array's). A local NVMe disk is local. */
+    {{"eui.hpp-san-two", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_rdma), 0, NONE, NONE, NONE},
+     NULL,
+     "HPP",
+     HPP_TYPE},
+    {{"eui.hpp-san-one", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_rdma), 0, NONE, CHK_CRITICAL,
+      NONE},
+     NULL,
+     "HPP",
+     HPP_TYPE},
+    {{"naa.hpp-inferred", 0, "FIXED", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, NONE, NONE, NONE},
+     NULL,
+     NULL,
+     HPP_TYPE},
+    {{"naa.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, NONE},
+     NULL,
+     "PowerPath",
+     NULL},
+    {{"sym.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, CHK_WARNING},
+     NULL,
+     "PowerPath",
+     NULL},
+    {{"eui.hpp-local", 1, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_nvme), 0, NONE, NONE, NONE},
+     NULL,
+     "HPP",
+     HPP_TYPE},
+    {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, CHK_WARNING, NONE,
+      NONE},
+     NULL,
+     "NMP",
+     NULL},
+
+    /* Standby is usable, off is not; two paths through one adapter are not redundant. */
+    {{"naa.alua-standby", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_alua), 0, NONE, NONE, NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.standby-only", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_only), 0, NONE, NONE,
+      NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_hba), 0, NONE, CHK_CRITICAL, NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.active-off", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_off), 0, NONE, CHK_CRITICAL, NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.standby-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_one_hba), 0, NONE,
+      CHK_CRITICAL, NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.hw-iscsi-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_hw_iscsi), 0, NONE,
+      CHK_CRITICAL, NONE},
+     NULL,
+     NULL,
+     NULL},
+    /* The software iSCSI adapter carries every bound NIC: its paths' adapter says nothing of
+     * their redundancy. A path through an adapter the host does not list may be another. */
+    {{"naa.sw-iscsi", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_sw_iscsi), 0, NONE, NONE, NONE},
+     NULL,
+     NULL,
+     NULL},
+    {{"naa.adapter-unlisted", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_unlisted), 0, NONE, NONE,
+      NONE},
+     NULL,
+     NULL,
+     NULL},
+};
+
+#define N_ROWS (N(lun_rows) + N(san_rows))
+
+/* Row i of both tables, as a san_row (a lun_rows one with no more to say). */
+static struct san_row row_at(size_t i)
+{
+    if (i < N(lun_rows))
+        return (struct san_row){.r = lun_rows[i]};
+    return san_rows[i - N(lun_rows)];
+}
+
+/* A row's SATP: its own, none for a device of another plug-in than NMP, else ALUA. */
+static const char *row_satp(const struct san_row *row)
+{
+    if (row->satp)
+        return row->satp;
+    if ((row->plugin && strcmp(row->plugin, "NMP")) || row->policy_type)
+        return NULL;
+    return "VMW_SATP_ALUA";
+}
+
 struct lun_world {
-    struct est_lun luns[2][N(lun_rows)];
+    struct est_lun luns[2][N_ROWS];
     struct est_gap gap;
     struct est_host hosts[2];
     struct estate e;
@@ -633,13 +976,15 @@ struct lun_world {
 static void lun_build(struct lun_world *w)
 {
     memset(w, 0, sizeof(*w));
-    w->hosts[0] = (struct est_host){.moref = "host-1", .name = "esx"};
+    w->hosts[0] = (struct est_host){
+        .moref = "host-1", .name = "esx", .hbas = lun_hbas, .n_hbas = N(lun_hbas)};
     w->hosts[1] = (struct est_host){.moref = "host-2", .name = "esx-noesxcli"};
     w->gap = (struct est_gap){"esxcli", "esxcli on host esx-noesxcli failed: NoPermission"};
     w->hosts[1].gaps = &w->gap;
     w->hosts[1].n_gaps = 1;
-    for (size_t i = 0; i < N(lun_rows); i++) {
-        const struct lun_row *row = &lun_rows[i];
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const struct san_row x = row_at(i);
+        const struct lun_row *row = &x.r;
         struct est_host *h = &w->hosts[row->host];
         struct est_lun *l = &w->luns[row->host][h->n_luns++];
         *l = (struct est_lun){.canonical_name = row->canonical,
@@ -648,7 +993,9 @@ static void lun_build(struct lun_world *w)
                               .lun_type = "disk",
                               .local = row->local,
                               .psp = row->psp,
-                              .satp = "VMW_SATP_ALUA",
+                              .satp = row_satp(&x),
+                              .multipath_plugin = x.plugin,
+                              .policy_type = x.policy_type,
                               .iops_limit = row->iops,
                               .psp_config = row->cfg,
                               .paths = row->paths,
@@ -667,8 +1014,9 @@ static void lun_expect(const struct check *c, const struct chk_settings *s, size
 
     lun_build(&w);
     r = tl_run(c, s, &w.e, NOW);
-    for (size_t i = 0; i < N(lun_rows); i++) {
-        const struct lun_row *row = &lun_rows[i];
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const struct san_row x = row_at(i);
+        const struct lun_row *row = &x.r;
         int want = want_col == 0   ? row->want_policy
                    : want_col == 1 ? row->want_redundancy
                                    : row->want_ident;
@@ -776,6 +1124,45 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     assert_int_equal(tl_ev_int(f, "min_paths"), 2);
     f = tl_find(&r, "esx naa.disabled", NULL);
     assert_int_equal(tl_ev_int(f, "paths_disabled"), 1);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "commands"), 0)),
+        "esxcli storage nmp path list --device=naa.disabled");
+
+    /* Two paths, one adapter: named in the message, counted in the evidence. */
+    f = tl_find(&r, "esx naa.one-hba", NULL);
+    assert_non_null(strstr(f->message, "all through one adapter (vmhba2)"));
+    assert_int_equal(tl_ev_int(f, "paths_usable"), 2);
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "adapters")), 1);
+    assert_int_equal(tl_ev_int(f, "min_adapters"), 2);
+    assert_int_equal(tl_ev_int(f, "adapters_unknown"), 0);
+    f = tl_find(&r, "esx naa.standby-one-hba", NULL);
+    assert_int_equal(tl_ev_int(f, "paths_standby"), 1);
+    assert_int_equal(tl_ev_int(f, "paths_usable"), 2);
+    /* Off is not usable; the command turns it back on. */
+    f = tl_find(&r, "esx naa.active-off", NULL);
+    assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
+    assert_int_equal(tl_ev_int(f, "paths_disabled"), 1);
+    json_t *cmds = json_object_get(f->evidence, "commands");
+    assert_string_equal(json_string_value(json_array_get(cmds, 1)),
+                        "esxcli storage core path set --state=active --path=vmhba3:C0:T0:L1");
+    /* HPP's paths get HPP's commands, never `esxcli storage nmp`. */
+    f = tl_find(&r, "esx eui.hpp-san-one", NULL);
+    assert_string_equal(tl_ev_str(f, "multipath_plugin"), "HPP");
+    cmds = json_object_get(f->evidence, "commands");
+    assert_string_equal(json_string_value(json_array_get(cmds, 0)),
+                        "esxcli storage hpp path list --device=eui.hpp-san-one");
+    for (size_t i = 0; i < json_array_size(cmds); i++)
+        assert_null(strstr(json_string_value(json_array_get(cmds, i)), "nmp"));
+    chk_results_free(&r);
+
+    /* A LUN allowed one path is allowed one adapter. */
+    chk_settings_default(&chk_multipath_redundancy, &s);
+    tl_set_param(&chk_multipath_redundancy, &s, "min_paths", 1);
+    r = tl_run(&chk_multipath_redundancy, &s, &w.e, NOW);
+    tl_want(&r, "esx naa.one-hba", NONE);
+    tl_want(&r, "esx naa.hw-iscsi-one-hba", NONE);
+    tl_want(&r, "esx naa.active-off", NONE);
+    tl_want(&r, "esx naa.a5-dead", CHK_CRITICAL); /* dead is dead */
     chk_results_free(&r);
 
     chk_settings_default(&chk_multipath_redundancy, &s);
@@ -784,6 +1171,8 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     tl_want(&r, "esx naa.three", NONE);           /* exactly 3 */
     tl_want(&r, "esx naa.a3-rr1", CHK_CRITICAL);  /* 2 < 3 */
     tl_want(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
+    tl_want(&r, "esx naa.alua-standby", NONE);    /* four usable over two adapters */
+    tl_want(&r, "esx naa.one-hba", CHK_CRITICAL);
     chk_results_free(&r);
 }
 
@@ -802,6 +1191,80 @@ static void test_device_identifier_evidence(void **state)
     chk_results_free(&r);
 }
 
+/* ---- host-coverage: devices of another plug-in than NMP ---------------------------------- */
+
+static void test_host_coverage_plugins(void **state)
+{
+    static struct est_lun pp_luns[] = {
+        {.canonical_name = "naa.pp1", .local = 0, .multipath_plugin = "PowerPath"},
+        {.canonical_name = "eui.hpp1",
+         .local = 0,
+         .multipath_plugin = "HPP",
+         .psp = "LB-RR",
+         .paths = pa_rdma,
+         .n_paths = 2},
+        /* Local NVMe under HPP, and NMP's own: not named. */
+        {.canonical_name = "eui.local", .local = 1, .multipath_plugin = "HPP"},
+        {.canonical_name = "naa.nmp", .local = 0, .multipath_plugin = "NMP", .satp = "X"},
+    };
+    static struct est_lun hpp_luns[] = {
+        {.canonical_name = "eui.hpp2", .local = 0, .multipath_plugin = "HPP", .psp = "LB-RR"},
+    };
+    static struct est_host hosts[] = {
+        {.moref = "h-pp",
+         .name = "esx-pp",
+         .connection_state = "connected",
+         .luns = pp_luns,
+         .n_luns = 4},
+        {.moref = "h-hpp",
+         .name = "esx-hpp",
+         .connection_state = "connected",
+         .luns = hpp_luns,
+         .n_luns = 1},
+        /* Disconnected: its warning says everything; its devices are stale. */
+        {.moref = "h-off",
+         .name = "esx-off",
+         .connection_state = "disconnected",
+         .luns = pp_luns,
+         .n_luns = 1},
+        {.moref = "h-nmp",
+         .name = "esx-nmp",
+         .connection_state = "connected",
+         .luns = &pp_luns[3],
+         .n_luns = 1},
+    };
+    struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
+    struct chk_results r = tl_run(&chk_host_coverage, NULL, &e, NOW);
+
+    assert_int_equal(r.n, 3);
+    const struct chk_finding *f = tl_find(&r, "esx-pp", "plug-ins");
+    assert_non_null(f);
+    assert_int_equal(f->severity, CHK_INFO);
+    assert_non_null(strstr(f->message, "naa.pp1 by PowerPath, eui.hpp1 by HPP"));
+    assert_non_null(strstr(f->message, "redundancy was not judged"));
+    json_t *dev = json_object_get(f->evidence, "devices");
+    assert_int_equal(json_array_size(dev), 2);
+    assert_false(json_is_true(json_object_get(json_array_get(dev, 0), "paths_reported")));
+    assert_true(json_is_true(json_object_get(json_array_get(dev, 1), "paths_reported")));
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(f->evidence, "checks_not_verified"), 0)),
+        "multipath-redundancy");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "checks_not_applicable")), 2);
+
+    /* HPP alone: its paths were judged; only NMP's practices do not apply. */
+    f = tl_find(&r, "esx-hpp", "plug-ins");
+    assert_non_null(f);
+    assert_null(strstr(f->message, "redundancy"));
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "checks_not_verified")), 0);
+
+    f = tl_find(&r, "esx-off", NULL);
+    assert_non_null(f);
+    assert_null(f->detail);
+    assert_int_equal(f->severity, CHK_WARNING);
+    assert_null(tl_find(&r, "esx-nmp", NULL));
+    chk_results_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -809,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_jumbo_param_and_override),
         cmocka_unit_test(test_jumbo_two_adapters),
         cmocka_unit_test(test_delayed_ack),
+        cmocka_unit_test(test_delayed_ack_send_targets),
         cmocka_unit_test(test_vdisk_table),
         cmocka_unit_test(test_vdisk_param),
         cmocka_unit_test(test_multipath_policy_table),
@@ -817,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_multipath_policy_evidence),
         cmocka_unit_test(test_multipath_redundancy_evidence_and_param),
         cmocka_unit_test(test_device_identifier_evidence),
+        cmocka_unit_test(test_host_coverage_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

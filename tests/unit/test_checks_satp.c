@@ -340,12 +340,246 @@ static void test_param(void **state)
     chk_results_free(&r);
 }
 
+/* ---- scoped rules: device, driver, transport, claim options ------------------------------- */
+
+static struct est_hba scope_hbas[] = {
+    {"vmhba2", "HostFibreChannelHba", "qlnativefc", NULL},
+    {"vmhba3", "HostFibreChannelHba", "qlnativefc", NULL},
+    {"vmhba4", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    {"vmhba6", "HostFibreChannelHba", "lpfc", NULL},
+    {"vmhba7", "HostFibreChannelHba", "lpfc", NULL},
+    {"vmhba8", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    {"vmhba64", "HostInternetScsiHba", "iscsi_vmk", NULL},
+};
+
+#define SP(dev, i)                                                                                 \
+    {                                                                                              \
+        .name = dev ":C0:T0:L1", .state = "active", .adapter = dev, .hba = i                       \
+    }
+/* The paths of a LUN, by the adapters they go through. */
+static struct est_path via_fc[] = {SP("vmhba2", 0), SP("vmhba3", 1)};
+static struct est_path via_lpfc[] = {SP("vmhba6", 3), SP("vmhba7", 4)};
+static struct est_path via_mixed[] = {SP("vmhba2", 0), SP("vmhba6", 3)};
+static struct est_path via_iscsi[] = {SP("vmhba64", 6)};
+static struct est_path via_sas[] = {SP("vmhba4", 2), SP("vmhba8", 5)};
+static struct est_path via_unlisted[] = {
+    {.name = "vmhba9:C0:T0:L1", .state = "active", .adapter = "vmhba9", .hba = EST_NONE}};
+enum via { FC, LPFC, MIXED, ISCSI, SAS, UNLISTED };
+static const struct {
+    struct est_path *paths;
+    size_t n;
+} vias[] = {{via_fc, 2},    {via_lpfc, 2}, {via_mixed, 2},
+            {via_iscsi, 1}, {via_sas, 2},  {via_unlisted, 1}};
+
+struct scope_lun {
+    const char *canonical, *satp, *vendor, *model;
+    enum via via;
+};
+#define SCOPED(s, v, dev, drv, tr, co)                                                             \
+    {                                                                                              \
+        .satp = s, .vendor = v, .psp = "VMW_PSP_RR", .psp_options = "iops=1",                      \
+        .rule_group = "user", .device = dev, .driver = drv, .transport = tr, .claim_options = co   \
+    }
+
+static const struct scope_row {
+    const char *host;
+    struct scope_lun luns[MAXL];
+    struct est_satp_rule rules[MAXR];
+    const char *want;         /* the one finding's detail, or NULL */
+    const char *luns_want[3]; /* its uncovered LUNs */
+    const char *unknown_want; /* a LUN whose coverage cannot be told, or NULL */
+} scope_rows[] = {
+    /* A rule for one device covers that device. */
+    {"device",
+     {{"naa.d1", "VMW_SATP_ALUA", "DGC", "VRAID", FC},
+      {"naa.d2", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", NULL, "naa.d1", NULL, NULL, NULL)},
+     "VMW_SATP_ALUA/DGC",
+     {"naa.d2"},
+     NULL},
+    {"device-all",
+     {{"naa.d1", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", NULL, "naa.d1", NULL, NULL, NULL)},
+     NULL,
+     {NULL},
+     NULL},
+    /* A driver's rule covers LUNs behind adapters of that driver; one path through another
+     * driver's adapter cannot be told. */
+    {"driver",
+     {{"naa.s1", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", LPFC},
+      {"naa.s2", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", FC},
+      {"naa.s3", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", MIXED}},
+     {SYS_SYMM, SCOPED("VMW_SATP_SYMM", "EMC", NULL, "lpfc", NULL, NULL)},
+     "VMW_SATP_SYMM/EMC",
+     {"naa.s2"},
+     "naa.s3"},
+    /* A transport's rule: iSCSI adapters are iscsi, FC ones fc, SAS ones sas. */
+    {"transport",
+     {{"naa.t1", "VMW_SATP_ALUA", "DGC", "VRAID", ISCSI},
+      {"naa.t2", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "iscsi", NULL)},
+     "VMW_SATP_ALUA/DGC",
+     {"naa.t2"},
+     NULL},
+    {"transport-sas",
+     {{"naa.t3", "VMW_SATP_ALUA", "DGC", "VRAID", SAS}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "sas", NULL)},
+     NULL,
+     {NULL},
+     NULL},
+    /* Adapters the host does not list, and independent hardware iSCSI's "iscsivendor", which
+     * an adapter's type does not tell apart: not reported, not counted covered. */
+    {"transport-unlisted",
+     {{"naa.t4", "VMW_SATP_ALUA", "DGC", "VRAID", UNLISTED}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "fc", NULL)},
+     NULL,
+     {NULL},
+     NULL},
+    {"transport-iscsivendor",
+     {{"naa.t5", "VMW_SATP_ALUA", "DGC", "VRAID", ISCSI}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "iscsivendor", NULL)},
+     NULL,
+     {NULL},
+     NULL},
+    /* Claim options: tpgs_on is ALUA devices (an ALUA SATP), tpgs_off the others. */
+    {"tpgs-on-alua",
+     {{"naa.c1", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, NULL, "tpgs_on")},
+     NULL,
+     {NULL},
+     NULL},
+    {"tpgs-on-not-alua",
+     {{"naa.h1", "VMW_SATP_DEFAULT_AA", "HITACHI", "OPEN-V", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_DEFAULT_AA", "HITACHI", NULL, NULL, NULL, "tpgs_on")},
+     "VMW_SATP_DEFAULT_AA/HITACHI",
+     {"naa.h1"},
+     NULL},
+    {"tpgs-off-not-alua",
+     {{"naa.h1", "VMW_SATP_DEFAULT_AA", "HITACHI", "OPEN-V", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_DEFAULT_AA", "HITACHI", NULL, NULL, NULL, "tpgs_off")},
+     NULL,
+     {NULL},
+     NULL},
+    {"tpgs-off-alua",
+     {{"naa.c2", "VMW_SATP_ALUA_CX", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA_CX", "DGC", NULL, NULL, NULL, "tpgs_off")},
+     "VMW_SATP_ALUA_CX/DGC",
+     {"naa.c2"},
+     NULL},
+    {"claim-option-unknown",
+     {{"naa.c3", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, NULL, "tpgs_maybe")},
+     NULL,
+     {NULL},
+     NULL},
+};
+
+struct scope_world {
+    struct est_lun luns[N(scope_rows)][MAXL];
+    struct est_satp_rule rules[N(scope_rows)][MAXR];
+    struct est_host hosts[N(scope_rows)];
+    char morefs[N(scope_rows)][16];
+    struct estate e;
+};
+
+static void scope_build(struct scope_world *w)
+{
+    memset(w, 0, sizeof(*w));
+    for (size_t i = 0; i < N(scope_rows); i++) {
+        const struct scope_row *row = &scope_rows[i];
+        struct est_host *h = &w->hosts[i];
+        snprintf(w->morefs[i], sizeof(w->morefs[i]), "host-%zu", i);
+        *h = (struct est_host){.moref = w->morefs[i],
+                               .name = row->host,
+                               .hbas = scope_hbas,
+                               .n_hbas = N(scope_hbas),
+                               .luns = w->luns[i],
+                               .satp_rules = w->rules[i]};
+        for (size_t l = 0; l < MAXL && row->luns[l].canonical; l++) {
+            const struct scope_lun *sl = &row->luns[l];
+            w->luns[i][h->n_luns++] = (struct est_lun){.canonical_name = sl->canonical,
+                                                       .vendor = sl->vendor,
+                                                       .model = sl->model,
+                                                       .lun_type = "disk",
+                                                       .local = 0,
+                                                       .psp = "VMW_PSP_RR",
+                                                       .satp = sl->satp,
+                                                       .iops_limit = 1,
+                                                       .multipath_plugin = "NMP",
+                                                       .paths = vias[sl->via].paths,
+                                                       .n_paths = vias[sl->via].n};
+        }
+        for (size_t r = 0; r < MAXR && row->rules[r].satp; r++)
+            w->rules[i][h->n_satp_rules++] = row->rules[r];
+    }
+    w->e = (struct estate){.vcenter = "vc", .hosts = w->hosts, .n_hosts = N(scope_rows)};
+}
+
+static void test_scoped_rules(void **state)
+{
+    static struct scope_world w;
+    struct chk_results r = {0};
+    size_t want_n = 0;
+
+    scope_build(&w);
+    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
+    for (size_t i = 0; i < N(scope_rows); i++) {
+        const struct scope_row *row = &scope_rows[i];
+        for (size_t j = 0; j < r.n; j++)
+            if (!strcmp(r.items[j].object_name, row->host) &&
+                (!row->want || strcmp(r.items[j].detail, row->want)))
+                fail_msg("%s: unexpected finding %s: %s", row->host, r.items[j].detail,
+                         r.items[j].message);
+        if (!row->want)
+            continue;
+        want_n++;
+        const struct chk_finding *f = tl_find(&r, row->host, row->want);
+        if (!f)
+            fail_msg("%s: no finding %s", row->host, row->want);
+        json_t *luns = json_object_get(f->evidence, "luns");
+        size_t k = 0;
+        for (; k < 3 && row->luns_want[k]; k++)
+            assert_string_equal(ev_item(f, "luns", k), row->luns_want[k]);
+        assert_int_equal(json_array_size(luns), k);
+        json_t *unsure = json_object_get(f->evidence, "luns_scope_unknown");
+        assert_int_equal(json_array_size(unsure), row->unknown_want ? 1 : 0);
+        if (row->unknown_want)
+            assert_string_equal(ev_item(f, "luns_scope_unknown", 0), row->unknown_want);
+    }
+    assert_int_equal(r.n, want_n);
+
+    /* The rule that would have covered the LUN is named with its scope and what it leaves out;
+     * the fix is a rule without one. */
+    const struct chk_finding *f = tl_find(&r, "device", "VMW_SATP_ALUA/DGC");
+    assert_string_equal(f->message,
+                        "host device has no SATP claim rule giving VMW_SATP_ALUA LUNs from DGC "
+                        "Round Robin with iops=1 (the rule that does is scoped to device naa.d1); "
+                        "LUNs presented later will get the default policy");
+    json_t *scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
+    assert_string_equal(json_string_value(json_object_get(scoped, "scope")), "device naa.d1");
+    assert_string_equal(json_string_value(json_object_get(scoped, "device")), "naa.d1");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(scoped, "leaves_out"), 0)),
+                        "naa.d2");
+    assert_string_equal(ev_item(f, "commands", 0),
+                        "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
+                        "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
+    f = tl_find(&r, "driver", "VMW_SATP_SYMM/EMC");
+    scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
+    assert_string_equal(json_string_value(json_object_get(scoped, "scope")), "driver lpfc");
+    f = tl_find(&r, "tpgs-on-not-alua", NULL);
+    scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
+    assert_string_equal(json_string_value(json_object_get(scoped, "scope")),
+                        "claim option tpgs_on");
+    chk_results_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_evidence),
         cmocka_unit_test(test_param),
+        cmocka_unit_test(test_scoped_rules),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -670,6 +670,51 @@ static void test_edges_capture(void **state)
         assert_int_equal(got->inherited, 1);
     }
     assert_int_equal(linked, 3);
+
+    /* What the multipathing checks judge (est_lun_locality, est_lun_plugin): the boot disk,
+     * the local SAS disk that does not say it is local (VMW_SATP_LOCAL, one path through a SAS
+     * controller) and the local NVMe disk are local; PowerPath's device and the ALUA LUNs are
+     * SAN, and est_host_san_lun visits those alone. */
+    static const struct {
+        const char *name;
+        enum est_locality where;
+        enum est_plugin plugin;
+    } kinds[] = {
+        {"mpx.vmhba0:C0:T0:L0", EST_LOC_LOCAL, EST_PLUGIN_NMP},
+        {"naa.5000c500a1b2c3d4", EST_LOC_LOCAL, EST_PLUGIN_NMP},
+        {"eui.0025388b91c3a1b2", EST_LOC_LOCAL, EST_PLUGIN_HPP},
+        {"naa.60000970000197601234533030303441", EST_LOC_SAN, EST_PLUGIN_OTHER},
+        {"naa.600601600000000000000000000000c1", EST_LOC_SAN, EST_PLUGIN_NMP},
+        {"naa.600601600000000000000000000000c3", EST_LOC_SAN, EST_PLUGIN_NMP},
+    };
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct est_lun *l = lun_of(h1, kinds[i].name);
+        if (est_lun_locality(h1, l) != kinds[i].where || est_lun_plugin(l) != kinds[i].plugin)
+            fail_msg("%s: locality %d plug-in %d", kinds[i].name, est_lun_locality(h1, l),
+                     est_lun_plugin(l));
+    }
+    const struct est_lun *l;
+    size_t visited = 0, san = 0;
+    for (i = 0; i < h1->n_luns; i++)
+        san += est_lun_locality(h1, &h1->luns[i]) == EST_LOC_SAN;
+    for (i = 0; (l = est_host_san_lun(h1, &i)); i++) {
+        assert_int_equal(est_lun_locality(h1, l), EST_LOC_SAN);
+        visited++;
+    }
+    assert_int_equal(visited, san);
+    assert_int_equal(san, h1->n_luns - 3);
+    /* Over the whole estate: every host's, host by host. */
+    const struct est_host *at, *prev = e->hosts;
+    size_t all = 0, want_all = 0;
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &at)); all++) {
+        assert_true(at >= prev && l >= at->luns && l < at->luns + at->n_luns);
+        prev = at;
+    }
+    for (size_t hi = 0; hi < e->n_hosts; hi++)
+        for (i = 0; est_host_san_lun(&e->hosts[hi], &i); i++)
+            want_all++;
+    assert_int_equal(all, want_all);
+    assert_true(all > san);
     est_free(e);
 }
 
