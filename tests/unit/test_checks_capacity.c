@@ -1,5 +1,6 @@
 /* Unit tests for the capacity and VM-layout checks (datastore-free-space, datastore-size,
- * vms-per-datastore, thin-overcommit, snapshots, pvscsi-controller) on hand-built estates. */
+ * vms-per-datastore, thin-overcommit, snapshots, pvscsi-controller) on hand-built estates, and
+ * the LUNs every datastore check names (with vmfs-version). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@ extern const struct check chk_vms_per_datastore;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_snapshots;
 extern const struct check chk_pvscsi_controller;
+extern const struct check chk_vmfs_version;
 
 #define GIB ((int64_t)1 << 30)
 #define TIB (1024 * GIB)
@@ -188,7 +190,13 @@ static void test_size(void **state)
         DS("two-400s", 1000 * GIB, 1),               /* one VM, two 400 GB disks: exempt */
         DS("one-400-a", 1000 * GIB, 1),              /* that VM's twin: 400 GB here... */
         DS("one-400-b", 1000 * GIB, 1),              /* ...and 400 GB there: not exempt */
+        DS("local-boot", 120 * GIB, 60 * GIB),       /* vmfs.local: a host's boot disk */
+        DS("local-unknown", 120 * GIB, 60 * GIB),    /* locality not reported: judged */
+        DS("local-no", 120 * GIB, 60 * GIB),         /* shared (vmfs.local false) */
     };
+    ds[23].vmfs_local = 1;
+    ds[24].vmfs_local = EST_UNKNOWN;
+    ds[25].vmfs_local = 0;
     ds[12].type = "NFS";
     ds[13].type = NULL;
     ds[14].accessible = 0;
@@ -341,6 +349,9 @@ static void test_size(void **state)
         {"two-400s", NONE, NULL},
         {"one-400-a", CHK_WARNING, "above_band"},
         {"one-400-b", CHK_WARNING, "above_band"},
+        {"local-boot", NONE, NULL},
+        {"local-unknown", CHK_WARNING, "below_band"},
+        {"local-no", CHK_WARNING, "below_band"},
     };
     struct chk_results r = tl_run(&chk_datastore_size, NULL, &e, NOW);
     size_t flagged = 0;
@@ -384,6 +395,96 @@ static void test_size(void **state)
     tl_want(&r, "huge-70tib", CHK_WARNING);
     tl_want(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
     chk_results_free(&r);
+}
+
+/* ---- the LUNs a datastore finding names (chk_ev_extents) ---- */
+
+static void test_extents_evidence(void **state)
+{
+    struct est_extent two[] = {{.disk_name = "naa.a", .partition = 1},
+                               {.disk_name = "naa.b", .partition = 1}};
+    struct est_extent dup[] = {{.disk_name = "naa.c", .partition = 1},
+                               {.disk_name = "naa.c", .partition = 2}};
+    struct est_extent nameless[] = {{.disk_name = NULL, .partition = 1},
+                                    {.disk_name = "naa.d", .partition = 1}};
+    struct est_extent one[] = {{.disk_name = "naa.e", .partition = 1}};
+    /* All 1200 GiB (above the size band), 50 % free (below a 60 % warning), 50 % provisioned
+     * (above a 10 % overcommit limit), VMFS5 (below vmfs-version's 6): every check fires. */
+    struct est_datastore ds[] = {
+        DS("span", 1200 * GIB, 600 * GIB),     DS("dup", 1200 * GIB, 600 * GIB),
+        DS("nameless", 1200 * GIB, 600 * GIB), DS("one", 1200 * GIB, 600 * GIB),
+        DS("unreported", 1200 * GIB, 600 * GIB), DS("nfs", 1200 * GIB, 600 * GIB),
+    };
+    struct est_extent *ext[] = {two, dup, nameless, one, NULL, NULL};
+    size_t n_ext[] = {N(two), N(dup), N(nameless), N(one), 0, 0};
+    for (size_t i = 0; i < N(ds); i++) {
+        ds[i].vmfs_major = 5;
+        ds[i].extents = ext[i];
+        ds[i].n_extents = n_ext[i];
+    }
+    ds[5].type = "NFS";
+    ds[5].vmfs_major = 0;
+    struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
+    /* "": a finding without "extents"; NULL: no finding at all. */
+    static const struct {
+        const char *ds, *want[4]; /* datastore-free-space, -size, thin-overcommit, vmfs-version */
+    } rows[] = {
+        {"span", {"naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b"}},
+        {"dup", {"naa.c", "naa.c", "naa.c", "naa.c"}},
+        {"nameless", {"naa.d", "naa.d", "naa.d", "naa.d"}},
+        {"one", {"naa.e", "naa.e", "naa.e", "naa.e"}},
+        {"unreported", {"", "", "", ""}},
+        {"nfs", {"", NULL, "", NULL}},
+    };
+    const struct check *checks[] = {&chk_datastore_free_space, &chk_datastore_size,
+                                    &chk_thin_overcommit, &chk_vmfs_version};
+    struct chk_settings set[] = {
+        tl_with_param(&chk_datastore_free_space, "warn_free_pct", 60),
+        tl_with_param(&chk_datastore_size, "max_gb", 750),
+        tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 10),
+        tl_with_param(&chk_vmfs_version, "min_version", 6),
+    };
+
+    for (size_t c = 0; c < N(checks); c++) {
+        struct chk_results r = tl_run(checks[c], &set[c], &e, NOW);
+        for (size_t i = 0; i < N(rows); i++) {
+            const char *want = rows[i].want[c];
+            const struct chk_finding *f = tl_find(&r, rows[i].ds, NULL);
+            char got[128] = "";
+            if (!want) {
+                assert_null(f);
+                continue;
+            }
+            assert_non_null(f);
+            json_t *x = json_object_get(f->evidence, "extents");
+            if (!*want) {
+                assert_null(x);
+                continue;
+            }
+            assert_true(json_is_array(x));
+            for (size_t k = 0; k < json_array_size(x); k++) {
+                size_t n = strlen(got);
+                snprintf(got + n, sizeof(got) - n, "%s%s", k ? "," : "",
+                         json_string_value(json_array_get(x, k)));
+            }
+            if (strcmp(got, want))
+                fail_msg("%s on %s: extents %s, want %s", checks[c]->id, rows[i].ds, got, want);
+        }
+        chk_results_free(&r);
+    }
+
+    /* A datastore cluster has no LUN of its own: its free-space finding names none. */
+    struct est_pod pod = {.moref = "pod-1", .name = "pod", .capacity = 100, .free_space = 1};
+    struct estate ep = {.vcenter = "vc", .pods = &pod, .n_pods = 1};
+    struct chk_results r = tl_run(&chk_datastore_free_space, NULL, &ep, NOW);
+    assert_null(json_object_get(tl_find(&r, "pod", NULL)->evidence, "extents"));
+    chk_results_free(&r);
+
+    /* The helper takes no evidence as out of memory, and keeps what it is given. */
+    assert_null(chk_ev_extents(NULL, &ds[0]));
+    json_t *ev = chk_ev_extents(json_pack("{s:i}", "k", 1), &ds[4]);
+    assert_int_equal(json_object_size(ev), 1);
+    json_decref(ev);
 }
 
 /* ---- vms-per-datastore ---- */
@@ -762,7 +863,7 @@ int main(void)
         cmocka_unit_test(test_free_space),        cmocka_unit_test(test_size_text),
         cmocka_unit_test(test_size),              cmocka_unit_test(test_vms_per_datastore),
         cmocka_unit_test(test_thin_overcommit),   cmocka_unit_test(test_snapshots),
-        cmocka_unit_test(test_pvscsi),
+        cmocka_unit_test(test_pvscsi),            cmocka_unit_test(test_extents_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
