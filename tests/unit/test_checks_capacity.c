@@ -525,10 +525,11 @@ static void test_vms_per_datastore(void **state)
             vms[n].template = k >= plan[i].vms;
             vms[n].power_state = k < plan[i].on ? "poweredOn" : "poweredOff";
             vms[n].host = EST_NONE;
-            /* Every VM lists its datastore twice (home and disk): it counts once. */
+            /* Every VM lives on its datastore and lists it twice: it counts once. */
             lists[2 * n] = lists[2 * n + 1] = plan[i].ds;
             vms[n].datastores = &lists[2 * n];
             vms[n].n_datastores = 2;
+            vms[n].config_datastore = plan[i].ds;
         }
     }
     struct estate e = {
@@ -573,6 +574,109 @@ static void test_vms_per_datastore(void **state)
 
     free(vms);
     free(lists);
+}
+
+/* Where a VM counts: on the datastores of its configuration and of its virtual disks, once
+ * each; not where it only has an ISO image (VirtualMachine.datastore) or an RDM's mapping file. */
+static void test_vms_where_they_live(void **state)
+{
+    enum { A, B, C, ISO, D, E, F, NDS };
+    struct est_datastore ds[] = {
+        DS("ds-a", 600 * GIB, 300 * GIB),   DS("ds-b", 600 * GIB, 300 * GIB),
+        DS("ds-c", 600 * GIB, 300 * GIB),   DS("ds-iso", 600 * GIB, 300 * GIB),
+        DS("ds-d", 600 * GIB, 300 * GIB),   DS("ds-e", 600 * GIB, 300 * GIB),
+        DS("ds-f", 600 * GIB, 300 * GIB),
+    };
+    assert_int_equal(N(ds), NDS);
+#define DISK(where, fmt)                                                                               {                                                                                                      .key = 2000, .datastore = (where), .capacity_bytes = GIB, .format = (fmt),                         .controller = EST_NONE                                                                         }
+    struct est_disk d_home[] = {DISK(A, "thin")}, d_split[] = {DISK(B, "thin")},
+                    d_iso[] = {DISK(C, "lazyzeroedthick")},
+                    d_rdm[] = {DISK(C, "thin"), DISK(D, "rdm-physical")},
+                    d_cfg_unknown[] = {DISK(E, "thin")}, d_disk_unknown[] = {DISK(EST_NONE, "thin")},
+                    d_twice[] = {DISK(A, "thin"), DISK(A, "eagerzeroedthick")},
+                    d_tmpl[] = {DISK(A, "thin")}, d_off[] = {DISK(B, "thin")};
+#undef DISK
+    size_t l_iso[] = {C, ISO}, l_rdm[] = {C, D}, l_off[] = {B, ISO};
+    static const struct {
+        const char *name;
+        size_t config;
+        int template;
+        const char *power;
+    } vm_rows[] = {
+        {"vm-home", A, 0, "poweredOn"},          /* A */
+        {"vm-split", A, 0, "poweredOn"},         /* A (configuration), B (disk) */
+        {"vm-iso", C, 0, "poweredOn"},           /* C; an ISO image on ds-iso */
+        {"vm-rdm", C, 0, "poweredOn"},           /* C; an RDM mapping file on ds-d */
+        {"vm-cfg-unknown", EST_NONE, 0, "poweredOn"}, /* E, by its disk */
+        {"vm-disk-unknown", F, 0, "poweredOn"},  /* F, by its configuration */
+        {"vm-twice", A, 0, "poweredOn"},         /* A, once */
+        {"tmpl", A, 1, "poweredOff"},            /* a template on A: apart */
+        {"vm-off", B, 0, "poweredOff"},          /* B, off; an ISO image on ds-iso */
+    };
+    struct est_disk *disks[] = {d_home, d_split,   d_iso,  d_rdm, d_cfg_unknown,
+                                d_disk_unknown, d_twice, d_tmpl, d_off};
+    size_t n_disks[] = {1, 1, 1, 2, 1, 1, 2, 1, 1};
+    struct est_vm vms[N(vm_rows)];
+    memset(vms, 0, sizeof(vms));
+    for (size_t i = 0; i < N(vm_rows); i++) {
+        vms[i] = (struct est_vm){.moref = vm_rows[i].name,
+                                 .name = vm_rows[i].name,
+                                 .template = vm_rows[i].template,
+                                 .power_state = vm_rows[i].power,
+                                 .host = EST_NONE,
+                                 .config_datastore = vm_rows[i].config,
+                                 .disks = disks[i],
+                                 .n_disks = n_disks[i]};
+    }
+    vms[2].datastores = l_iso;
+    vms[2].n_datastores = N(l_iso);
+    vms[3].datastores = l_rdm;
+    vms[3].n_datastores = N(l_rdm);
+    vms[8].datastores = l_off;
+    vms[8].n_datastores = N(l_off);
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
+    /* With max_vms 0 every datastore a VM lives on is flagged, with its counts. */
+    static const struct {
+        const char *ds;
+        int vms, on, templates, other; /* vms -1: no finding */
+    } want[] = {
+        {"ds-a", 3, 3, 1, 0},  /* vm-home, vm-split, vm-twice */
+        {"ds-b", 2, 1, 0, 0},  /* vm-split (disk), vm-off */
+        {"ds-c", 2, 2, 0, 0},  /* vm-iso, vm-rdm */
+        {"ds-iso", -1, 0, 0, 0}, /* two VMs mount an ISO image from it: nobody lives there */
+        {"ds-d", -1, 0, 0, 0},   /* only an RDM mapping file */
+        {"ds-e", 1, 1, 0, 0},
+        {"ds-f", 1, 1, 0, 0},
+    };
+    struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 0);
+    struct chk_results r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        tl_want(&r, want[i].ds, want[i].vms < 0 ? NONE : CHK_WARNING);
+        if (want[i].vms < 0)
+            continue;
+        flagged++;
+        const struct chk_finding *f = tl_find(&r, want[i].ds, NULL);
+        if (tl_ev_int(f, "vms") != want[i].vms || tl_ev_int(f, "powered_on") != want[i].on ||
+            tl_ev_int(f, "templates_excluded") != want[i].templates ||
+            tl_ev_int(f, "vms_with_other_files_only") != want[i].other)
+            fail_msg("%s: vms %lld on %lld templates %lld other %lld", want[i].ds,
+                     (long long)tl_ev_int(f, "vms"), (long long)tl_ev_int(f, "powered_on"),
+                     (long long)tl_ev_int(f, "templates_excluded"),
+                     (long long)tl_ev_int(f, "vms_with_other_files_only"));
+    }
+    assert_int_equal(r.n, flagged);
+    chk_results_free(&r);
+
+    /* The ISO datastore's evidence, when it is flagged for another reason, says who mounts it. */
+    vms[2].config_datastore = ISO; /* vm-iso now lives there */
+    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    const struct chk_finding *f = tl_find(&r, "ds-iso", NULL);
+    assert_non_null(f);
+    assert_int_equal(tl_ev_int(f, "vms"), 1);
+    assert_int_equal(tl_ev_int(f, "vms_with_other_files_only"), 1); /* vm-off's ISO image */
+    chk_results_free(&r);
 }
 
 /* ---- thin-overcommit ---- */
@@ -864,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_size),              cmocka_unit_test(test_vms_per_datastore),
         cmocka_unit_test(test_thin_overcommit),   cmocka_unit_test(test_snapshots),
         cmocka_unit_test(test_pvscsi),            cmocka_unit_test(test_extents_evidence),
+        cmocka_unit_test(test_vms_where_they_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
