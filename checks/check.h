@@ -96,6 +96,10 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
  * (ev is released then), so a check writes ev = chk_ev_extents(json_pack(...), d). */
 json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
 
+/* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
+ * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
+json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
+
 /* The registry: every built-in check, in catalogue order. */
 extern const struct check *const chk_registry[];
 extern const size_t chk_registry_len;

@@ -1,5 +1,6 @@
 /* Evidence that several checks give alike: the LUNs behind a datastore, so a finding about a
- * spanned VMFS volume names every device it lives on, not only the head extent. */
+ * spanned VMFS volume names every device it lives on, not only the head extent; and a virtual
+ * disk as a finding about its VM or host lists it. */
 #include <string.h>
 
 #include "checks/check.h"
@@ -39,4 +40,19 @@ fail:
     json_decref(names);
     json_decref(ev);
     return NULL;
+}
+
+json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
+{
+    const char *ds = d->datastore < e->n_datastores ? e->datastores[d->datastore].name : NULL;
+    json_t *j = json_pack("{s:s?, s:s?, s:s?, s:s?}", "label", d->label, "file_name",
+                          d->file_name, "format", d->format, "datastore", ds);
+
+    /* "s?" packs NULL as null: a disk's unknown datastore is said, not left out. */
+    if (j && d->capacity_bytes != EST_UNKNOWN &&
+        json_object_set_new(j, "capacity_bytes", json_integer(d->capacity_bytes)) < 0) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
 }

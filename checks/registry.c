@@ -22,6 +22,7 @@ extern const struct check chk_satp_claim_rule;
 extern const struct check chk_host_coverage;
 extern const struct check chk_vmfs_version;
 extern const struct check chk_datastore_alarms;
+extern const struct check chk_space_reclaim;
 
 const struct check *const chk_registry[] = {
     &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
@@ -30,6 +31,7 @@ const struct check *const chk_registry[] = {
     &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
     &chk_satp_claim_rule,      &chk_host_coverage,        &chk_vmfs_version,
     &chk_datastore_alarms,
+    &chk_space_reclaim,
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);
