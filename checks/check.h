@@ -71,9 +71,9 @@ double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const cha
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 
-/* What a check reports about one object: a managed object (datastore, storage_pod, host, vm),
- * or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba, iscsi_target),
- * named by itself and by its host. */
+/* What a check reports about one object: a managed object (datastore, storage_pod, host, vm,
+ * cluster), or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba,
+ * iscsi_target), named by itself and by its host. */
 struct chk_emit {
     enum chk_severity severity;
     const char *object_type;  /* "datastore", "storage_pod", "host", "vm", "lun", "vmknic", ... */

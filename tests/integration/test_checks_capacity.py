@@ -1,5 +1,6 @@
 """The capacity and VM-layout checks (datastore-free-space, datastore-size, vms-per-datastore,
-thin-overcommit, snapshots, pvscsi-controller, space-reclaim) against the simulator: on `violations` each
+thin-overcommit, snapshots, pvscsi-controller, space-reclaim, nfs-server-redundancy) against
+the simulator: on `violations` each
 flags exactly the planted violations of tests/sim/scenario_violations.go's header (written from
 that spec, not from vslint's output) with the planted severities and measured values, and none
 of the compliant twins; on `clean` none of them flags anything; a [check ID] threshold in the
@@ -10,7 +11,7 @@ from simlib import evidence_has, finding, ids_of, of, rows_of, silent
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
-          'snapshots', 'pvscsi-controller', 'space-reclaim')
+          'snapshots', 'pvscsi-controller', 'space-reclaim', 'nfs-server-redundancy')
 
 # check -> {object name: (object type, severity)}: the planted violations, from the spec.
 WANT = {
@@ -45,6 +46,9 @@ WANT = {
         'esx-noblockdelete': ('host', 'warning'),          # EnableBlockDelete=0, thin on VMFS5
         'vm-reclaim-old': ('vm', 'info'),                  # vmx-10, thin on VMFS5
     },
+    'nfs-server-redundancy': {
+        'cluster-lab': ('cluster', 'warning'),             # two NFS datastores, one server
+    },
 }
 
 # Compliant twins and near misses named in the spec that must stay silent (also implied by the
@@ -59,6 +63,7 @@ TWINS = {
                           'tmpl-busy-01'],
     'space-reclaim': ['ds-unmap-low', 'ds-thin-ok', 'ds-vmfs5', 'ds-nfs-clean', 'vm-reclaim-ok',
                       'vm-reclaim-ebd', 'vm-thin-overcommit', 'esx-san-1', 'esx-clean-01'],
+    'nfs-server-redundancy': ['cluster-clean'],             # nfs01 and nfs02
 }
 
 
@@ -99,6 +104,9 @@ EVIDENCE = {
         'esx-noblockdelete': {'enable_block_delete': 0, 'recommended': 1},
         'vm-reclaim-old': {'hw_version': 10, 'min_hw_version': 11, 'enable_block_delete': 0,
                            'host': 'esx-noblockdelete'},
+    },
+    'nfs-server-redundancy': {
+        'cluster-lab': {'nas_server': 'nas-lab.example.com', 'nas_servers': 1},
     },
 }
 
@@ -154,6 +162,13 @@ def test_reclaim_host_lists_its_vms(lab):
     assert (x.get('host') or {}).get('name') == 'esx-noblockdelete'
 
 
+def test_nfs_cluster_names_its_datastores(lab):
+    x = finding(lab.findings, 'nfs-server-redundancy', 'cluster-lab')
+    assert x['object'].get('moref')
+    assert sorted(d.get('name') for d in x['evidence'].get('datastores', [])) == \
+        ['ds-nfs-lab-1', 'ds-nfs-lab-2']
+
+
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
     """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
@@ -163,7 +178,8 @@ def overridden(lab, module_workspace):
         '[check datastore-size]', 'min_gb = 100', '',
         '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
         '[check datastore-free-space]', 'warn_free_pct = 45', '',
-        '[check space-reclaim]', 'min_hw_version = 14', '']))
+        '[check space-reclaim]', 'min_hw_version = 14', '',
+        '[check nfs-server-redundancy]', 'min_datastores = 3', '']))
     return est.check('--offline', conf=conf)
 
 
@@ -195,3 +211,8 @@ def test_min_hw_version_override(overridden):
     assert {n: x['severity'] for n, x in of(overridden, 'space-reclaim').items()} == \
         {'ds-unmap-none': 'warning', 'esx-noblockdelete': 'warning', 'vm-reclaim-old': 'info',
          'vm-reclaim-ebd': 'info'}
+
+
+def test_min_datastores_override(overridden):
+    """Only clusters with three NFS datastores or more are judged: cluster-lab has two."""
+    assert of(overridden, 'nfs-server-redundancy') == {}

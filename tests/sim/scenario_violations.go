@@ -169,6 +169,14 @@ import (
 //	TWIN      vm-reclaim-ebd     vmx-13, thin 40 GiB on ds-vmfs5, on esx-san-1
 //	                             (EnableBlockDelete=1): neither it nor its host
 //
+// nfs-server-redundancy (000 §3.8; NFS datastores 600 GiB, 50% free)
+//
+//	VIOLATION cluster-lab        ds-nfs-lab-1 and ds-nfs-lab-2, both from
+//	                             nas-lab.example.com, mounted on the lab hosts -> warning
+//	TWIN      cluster-clean      ds-nfs-clean (nfs01.example.com) and ds-nfs-clean-b
+//	                             (nfs02.example.com), mounted on the clean hosts
+//	                             (in the clean scenario, ds-nfs-clean alone: silent too)
+//
 // datastore-alarms (alarms.go; "usage" = disk.used.latest, type Datastore,
 // isAbove, thresholds in hundredths of a percent; vslint wants yellow by 70 %
 // and red by 90 %, datastore-free-space's 30 % / 10 % free)
@@ -331,6 +339,13 @@ func buildViolations(w *world) {
 	w.addDatastore(dsSpec{name: "ds-unmap-none", unmapPriority: "none", capacity: c, free: pct(c, 50), hosts: lab})
 	w.addDatastore(dsSpec{name: "ds-unmap-low", unmapPriority: "low", capacity: c, free: pct(c, 50), hosts: lab})
 	w.addVM(vmSpec{name: "vm-reclaim-ebd", host: san1, disks: disk(vmfs5, 40, "thin")})
+	// nfs-server-redundancy
+	for _, n := range []string{"ds-nfs-lab-1", "ds-nfs-lab-2"} {
+		w.addDatastore(dsSpec{name: n, nfs: true, remoteHost: "nas-lab.example.com", capacity: c,
+			free: pct(c, 50), hosts: lab})
+	}
+	w.addDatastore(dsSpec{name: "ds-nfs-clean-b", nfs: true, remoteHost: "nfs02.example.com", capacity: c,
+		free: pct(c, 50), hosts: hostsOf(w, "esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean")})
 	// datastore-alarms
 	plantViolationAlarms(w)
 }
