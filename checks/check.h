@@ -89,7 +89,7 @@ struct chk_emit {
 /* Records a finding. The run applies severity overrides and waivers afterwards. */
 int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
 
-/* Adds "extents" to a datastore finding's evidence ev: the canonical names of the devices of
+/* Adds "extents" to a datastore finding's evidence ev (every datastore check does): the canonical names of the devices of
  * every extent of d (a spanned VMFS volume has several), head extent first, each once. A
  * datastore without extents (NFS, vSAN, vVol, or a VMFS one whose extents were not reported)
  * gets none. Takes ev's reference and returns it, or NULL when ev is NULL or memory runs out

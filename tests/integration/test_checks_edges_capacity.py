@@ -124,7 +124,8 @@ def lowered(edges, module_workspace):
     return est.check('--offline', conf=conf)
 
 
-@pytest.mark.parametrize('check', ['datastore-free-space', 'thin-overcommit'])
+@pytest.mark.parametrize('check', ['datastore-free-space', 'thin-overcommit',
+                                   'vms-per-datastore'])
 def test_spanned_volume_names_both_luns(edges, lowered, check):
     assert len(extents_of(edges, 'ds-edge-span')) == 2
     x = finding(lowered, check, 'ds-edge-span')
@@ -137,7 +138,8 @@ def test_spanned_volume_names_both_luns(edges, lowered, check):
 
 @pytest.mark.parametrize('check,name', [('datastore-size', 'ds-edge-span'),
                                         ('vmfs-version', 'ds-edge-vmfs5'),
-                                        ('space-reclaim', 'ds-edge-unmap-none')])
+                                        ('space-reclaim', 'ds-edge-unmap-none'),
+                                        ('vms-per-datastore', 'ds-edge-26vms')])
 def test_datastore_finding_names_its_luns(edges, check, name):
     assert finding(edges.findings, check, name)['evidence'].get('extents') == \
         extents_of(edges, name)

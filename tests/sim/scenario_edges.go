@@ -147,6 +147,9 @@ import (
 //	     a VM finding for vm-edge-thin5-b (vmx-10); TWIN the other VMs
 //	vm-edge-old5-ebd    on esx-edge-01 (EnableBlockDelete=1), vmx-10, thin on
 //	                    ds-edge-vmfs5 -> a VM finding; TWIN esx-edge-01
+//	vm-edge-span, vm-edge-single  live on ds-edge-span and ds-edge-single (so
+//	                    that vms-per-datastore, with max_vms 0, names the LUNs
+//	                    of both)
 //
 //	cluster-edges       mounts one NFS datastore (ds-edge-nfs): TWIN, one
 //	                    datastore is on one server whatever you do
@@ -300,6 +303,9 @@ func plantEdgesCapacity(w *world, ds func(dsSpec) *simulator.Datastore,
 	w.addVM(vmSpec{name: "vm-edge-local6", host: noebd, hwVersion: "vmx-10", disks: disk(local, 20, "thin")})
 	w.addVM(vmSpec{name: "vm-edge-old5-ebd", host: e1, hwVersion: "vmx-10",
 		disks: disk(w.datastores["ds-edge-vmfs5"], 20, "thin")})
+	for _, n := range []string{"span", "single"} {
+		w.addVM(vmSpec{name: "vm-edge-" + n, host: e1, disks: disk(w.datastores["ds-edge-"+n], 8, "lazyzeroedthick")})
+	}
 
 	nas1 := w.addHost(w.addCluster("cluster-edges-nas1"), "esx-edge-nas1", hostOpts{enableBlockDelete: 1})
 	nas2 := w.addHost(w.addCluster("cluster-edges-nas2"), "esx-edge-nas2", hostOpts{enableBlockDelete: 1})

@@ -424,25 +424,35 @@ static void test_extents_evidence(void **state)
     }
     ds[5].type = "NFS";
     ds[5].vmfs_major = 0;
-    struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
+    /* One small VM lives on each (vms-per-datastore with max_vms 0). */
+    struct est_vm vms[N(ds)];
+    memset(vms, 0, sizeof(vms));
+    for (size_t i = 0; i < N(ds); i++)
+        vms[i] = (struct est_vm){.moref = "vm", .name = "vm", .power_state = "poweredOn",
+                                 .host = EST_NONE, .config_datastore = i};
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
     /* "": a finding without "extents"; NULL: no finding at all. */
     static const struct {
-        const char *ds, *want[4]; /* datastore-free-space, -size, thin-overcommit, vmfs-version */
+        /* datastore-free-space, -size, thin-overcommit, vmfs-version, vms-per-datastore */
+        const char *ds, *want[5];
     } rows[] = {
-        {"span", {"naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b"}},
-        {"dup", {"naa.c", "naa.c", "naa.c", "naa.c"}},
-        {"nameless", {"naa.d", "naa.d", "naa.d", "naa.d"}},
-        {"one", {"naa.e", "naa.e", "naa.e", "naa.e"}},
-        {"unreported", {"", "", "", ""}},
-        {"nfs", {"", NULL, "", NULL}},
+        {"span", {"naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b"}},
+        {"dup", {"naa.c", "naa.c", "naa.c", "naa.c", "naa.c"}},
+        {"nameless", {"naa.d", "naa.d", "naa.d", "naa.d", "naa.d"}},
+        {"one", {"naa.e", "naa.e", "naa.e", "naa.e", "naa.e"}},
+        {"unreported", {"", "", "", "", ""}},
+        {"nfs", {"", NULL, "", NULL, ""}},
     };
     const struct check *checks[] = {&chk_datastore_free_space, &chk_datastore_size,
-                                    &chk_thin_overcommit, &chk_vmfs_version};
+                                    &chk_thin_overcommit, &chk_vmfs_version,
+                                    &chk_vms_per_datastore};
     struct chk_settings set[] = {
         tl_with_param(&chk_datastore_free_space, "warn_free_pct", 60),
         tl_with_param(&chk_datastore_size, "max_gb", 750),
         tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 10),
         tl_with_param(&chk_vmfs_version, "min_version", 6),
+        tl_with_param(&chk_vms_per_datastore, "max_vms", 0),
     };
 
     for (size_t c = 0; c < N(checks); c++) {
