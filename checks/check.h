@@ -71,9 +71,9 @@ double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const cha
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 
-/* What a check reports about one object: a managed object (datastore, storage_pod, host, vm),
- * or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba, iscsi_target),
- * named by itself and by its host. */
+/* What a check reports about one object: a managed object (datastore, storage_pod, host, vm,
+ * cluster), or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba,
+ * iscsi_target), named by itself and by its host. */
 struct chk_emit {
     enum chk_severity severity;
     const char *object_type;  /* "datastore", "storage_pod", "host", "vm", "lun", "vmknic", ... */
@@ -97,6 +97,16 @@ int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est
 
 /* Appends the string s to the JSON array a of strings unless a holds it already. */
 void chk_append_unique(json_t *a, const char *s);
+/* Adds "extents" to a datastore finding's evidence ev (every datastore check does): the canonical names of the devices of
+ * every extent of d (a spanned VMFS volume has several), head extent first, each once. A
+ * datastore without extents (NFS, vSAN, vVol, or a VMFS one whose extents were not reported)
+ * gets none. Takes ev's reference and returns it, or NULL when ev is NULL or memory runs out
+ * (ev is released then), so a check writes ev = chk_ev_extents(json_pack(...), d). */
+json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
+
+/* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
+ * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
+json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
 
 /* The registry: every built-in check, in catalogue order. */
 extern const struct check *const chk_registry[];

@@ -212,7 +212,7 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
                            "warn_pct", pct_json(v->warn_at), "red_pct", pct_json(v->crit_at),
                            "alarms", alarms ? alarms : json_array(), "not_usage_alarms",
                            others_json(e, d, o), "path", path_json(e, chain, depth));
-    if (!ev)
+    if (!(ev = chk_ev_extents(ev, d)))
         return -ENOMEM;
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = CHK_WARNING,

@@ -14,9 +14,10 @@ static const struct chk_param params[] = {
     {0},
 };
 
-/* One object (datastore or datastore cluster) with known capacity and free space. */
+/* One object (datastore or datastore cluster) with known capacity and free space; d is the
+ * datastore (whose LUNs the evidence names), NULL for a datastore cluster. */
 static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, const char *name,
-                    int64_t capacity, int64_t free_space)
+                    int64_t capacity, int64_t free_space, const struct est_datastore *d)
 {
     double warn = chk_param(ctx, "warn_free_pct");
     double crit = chk_param(ctx, "crit_free_pct");
@@ -63,6 +64,8 @@ static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, co
         json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:s}", "capacity_bytes", (json_int_t)capacity,
                   "free_bytes", (json_int_t)free_space, "free_pct", free_pct, "warn_free_pct", warn,
                   "crit_free_pct", crit, "snap_free_pct", snap, "level", level);
+    if (d)
+        ev = chk_ev_extents(ev, d);
     if (!ev)
         return -ENOMEM;
     return chk_emit(ctx, &(struct chk_emit){
@@ -85,16 +88,16 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
          * judged. Both are skipped rather than guessed. */
         if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, "datastore", d->moref, d->name, d->capacity,
-                           d->free_space)) < 0)
+        if ((rc = evaluate(ctx, "datastore", d->moref, d->name, d->capacity, d->free_space,
+                           d)) < 0)
             return rc;
     }
     for (size_t i = 0; i < e->n_pods; i++) {
         const struct est_pod *p = &e->pods[i];
         if (p->capacity <= 0 || p->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, "storage_pod", p->moref, p->name, p->capacity,
-                           p->free_space)) < 0)
+        if ((rc = evaluate(ctx, "storage_pod", p->moref, p->name, p->capacity, p->free_space,
+                           NULL)) < 0)
             return rc;
     }
     return 0;

@@ -99,8 +99,11 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         char msg[512], size[32];
 
         /* Section 3.5 sizes LUNs: VMFS only. NFS, vSAN and VVol datastores have no LUN of
-         * their own, and the guide's NFS section gives no size. Unknown sizes are skipped. */
-        if (!d->type || strcmp(d->type, "VMFS") || d->accessible != 1 || d->capacity <= 0)
+         * their own, and the guide's NFS section gives no size. A local VMFS volume (a host's
+         * boot disk, "datastore1") is the size of that disk, no array LUN anyone sized, and
+         * holds no shared VMs. Unknown sizes are skipped. */
+        if (!d->type || strcmp(d->type, "VMFS") || d->vmfs_local == 1 || d->accessible != 1 ||
+            d->capacity <= 0)
             continue;
         chk_size(d->capacity, size, sizeof(size));
         if (cap > limit_b) {
@@ -129,12 +132,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             continue;
         }
 
-        json_t *ev = json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:s?, s:s, s:s}", "capacity_bytes",
-                               (json_int_t)d->capacity, "capacity_gb", cap / CHK_GIB, "min_gb",
-                               min_gb, "max_gb", max_gb, "max_size_tib", max_tib,
-                               "largest_vm_disks_bytes", (json_int_t)big[i].bytes, "largest_vm",
-                               big[i].vm, "units", "GB = 2^30 bytes, as vSphere shows them",
-                               "level", level);
+        json_t *ev = chk_ev_extents(
+            json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:s?, s:s, s:s}", "capacity_bytes",
+                      (json_int_t)d->capacity, "capacity_gb", cap / CHK_GIB, "min_gb", min_gb,
+                      "max_gb", max_gb, "max_size_tib", max_tib, "largest_vm_disks_bytes",
+                      (json_int_t)big[i].bytes, "largest_vm", big[i].vm, "units",
+                      "GB = 2^30 bytes, as vSphere shows them", "level", level),
+            d);
         if (!ev) {
             rc = -ENOMEM;
             break;
@@ -167,7 +171,10 @@ const struct check chk_datastore_size = {
         "several that add up) is exempt from the upper bound, as the guide says large disks need "
         "large datastores (RDMs do not count: their data is on their own LUN). Only VMFS "
         "datastores are judged: the sizing is LUN sizing, and the guide gives no size for NFS, "
-        "vSAN or VVol datastores. Inaccessible datastores and unknown capacities are skipped.",
+        "vSAN or VVol datastores. A local VMFS datastore (a host's boot disk, vmfs.local) is "
+        "skipped too: its size is the disk's, not a LUN's anyone chose. A spanned VMFS volume is "
+        "judged by its whole capacity, and its finding names every LUN it spans (extents). "
+        "Inaccessible datastores and unknown capacities are skipped.",
     .reference = "000_5bd48962a767ee9e.txt §3.5.1 (LUN size)",
     .remediation =
         "Provision new LUNs of 500-750 GB and move VMs there with Storage vMotion (PowerCLI: "

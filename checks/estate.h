@@ -246,9 +246,11 @@ struct est_vm {
 
 /* A container above datastores: a folder (one that can hold datastores, datastore clusters or
  * datacenters), a datacenter or a datastore cluster. A datastore's chain of parents, through
- * these, ends at the root folder, which is named as a parent but has no entry of its own. */
+ * these, ends at the root folder, which is named as a parent but has no entry of its own.
+ * Also a cluster of hosts (a host's parent), whose own parent, a host folder, is not stored. */
 struct est_entity {
-    const char *moref, *type, *name; /* type: Folder, Datacenter, StoragePod */
+    const char *moref, *type, *name; /* type: Folder, Datacenter, StoragePod,
+                                        ClusterComputeResource */
     const char *parent;              /* moref, NULL at the top */
 };
 

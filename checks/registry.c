@@ -22,6 +22,8 @@ extern const struct check chk_satp_claim_rule;
 extern const struct check chk_host_coverage;
 extern const struct check chk_vmfs_version;
 extern const struct check chk_datastore_alarms;
+extern const struct check chk_space_reclaim;
+extern const struct check chk_nfs_server_redundancy;
 
 const struct check *const chk_registry[] = {
     &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
@@ -30,6 +32,8 @@ const struct check *const chk_registry[] = {
     &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
     &chk_satp_claim_rule,      &chk_host_coverage,        &chk_vmfs_version,
     &chk_datastore_alarms,
+    &chk_space_reclaim,
+    &chk_nfs_server_redundancy,
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);

@@ -37,11 +37,12 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  name, pct, chk_size(d->capacity - d->free_space, used, sizeof(used)),
                  chk_size(unc, uncommitted, sizeof(uncommitted)),
                  chk_size(d->capacity, size, sizeof(size)), max_pct);
-        json_t *ev =
+        json_t *ev = chk_ev_extents(
             json_pack("{s:I, s:I, s:I, s:b, s:f, s:f}", "capacity_bytes", (json_int_t)d->capacity,
                       "free_bytes", (json_int_t)d->free_space, "uncommitted_bytes", (json_int_t)unc,
                       "uncommitted_reported", d->uncommitted >= 0, "provisioned_pct", pct,
-                      "max_overcommit_pct", max_pct);
+                      "max_overcommit_pct", max_pct),
+            d);
         if (!ev)
             return -ENOMEM;
         rc = chk_emit(ctx, &(struct chk_emit){
@@ -67,7 +68,9 @@ const struct check chk_thin_overcommit = {
         "holds; when they fill up, VMs stop on out-of-space errors. Yellow Bricks advises alarms "
         "on the level of overcommitment. Provisioned space is capacity - free + uncommitted; "
         "vCenter omits summary.uncommitted when it is 0, so a missing value counts as 0. "
-        "Inaccessible datastores and unknown capacity or free space are skipped.",
+        "Applies to every datastore type (a thin disk can overcommit NFS as well as VMFS); a "
+        "finding names every LUN the datastore spans (extents). Inaccessible datastores and "
+        "unknown capacity or free space are skipped.",
     .reference = "003_c6252f56ada835be.txt (Performance: Thin Provisioning: overcommitment alarms)",
     .remediation =
         "Move thin-provisioned VMs to datastores with room (PowerCLI: Move-VM -VM <vm> "

@@ -41,9 +41,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  "%s is VMFS%d: %s; move its VMs to a new VMFS%d datastore (an existing one "
                  "cannot be converted in place)",
                  d->name, d->vmfs_major, why, want);
-        json_t *ev =
+        json_t *ev = chk_ev_extents(
             json_pack("{s:i, s:i, s:b, s:b}", "vmfs_major", d->vmfs_major, "min_version", want,
-                      "supported", d->vmfs_major > 3, "automatic_unmap", d->vmfs_major >= 6);
+                      "supported", d->vmfs_major > 3, "automatic_unmap", d->vmfs_major >= 6),
+            d);
         if (!ev)
             return -ENOMEM;
         int r = chk_emit(ctx, &(struct chk_emit){
@@ -72,7 +73,9 @@ const struct check chk_vmfs_version = {
         "datastore no longer uses. A VMFS5 datastore is a warning. VMFS3 is critical: ESXi no "
         "longer supports it (6.7 and later upgrade it to VMFS5 when mounting it, and leave it "
         "unmounted if that fails). Applies to VMFS datastores whose major version vCenter "
-        "reported; NFS, vSAN and vVol datastores, and VMFS ones of unknown version, are skipped.",
+        "reported, local ones included; NFS, vSAN "
+        "and vVol datastores, and VMFS ones of unknown version, are skipped. A finding names "
+        "every LUN the volume spans (extents).",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (in-guest space reclamation: VMFS6, or VMFS5 "
                  "with EnableBlockDelete); vSphere Storage guide, \"Upgrading VMFS Datastores\"",
     .remediation =

@@ -1,6 +1,8 @@
 /* Check vms-per-datastore: datastores holding more VMs than the guide's target of 15-25, or more
- * powered-on VMs than VMware's maximum of 2048 per VMFS datastore. */
+ * powered-on VMs than VMware's maximum of 2048 per VMFS datastore. A VM is on a datastore when it
+ * lives there: its configuration or one of its virtual disks, not an ISO image it mounts. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +13,74 @@ static const struct chk_param params[] = {
     {"max_vms", 25, 0, 100000, "VMs",
      "warning when a datastore holds more VMs than this (templates excluded)"},
     {"max_powered_on", 2048, 0, 100000, "VMs",
-     "critical when a datastore holds more powered-on VMs than this"},
+     "critical when a VMFS datastore holds more powered-on VMs than this"},
     {0},
 };
 
 struct count {
     int vms, powered_on, templates;
+    int other_files_only; /* VMs (not templates) with only other files there, e.g. an ISO image */
+    size_t last_vm;       /* the last VM counted here, so a VM counts once per datastore */
+    size_t last_other;    /* the same for other_files_only */
 };
 
-/* Whether vm lists datastore index ds before position j (a VM counts once per datastore). */
-static int seen_before(const struct est_vm *vm, size_t j)
+static int is_rdm(const struct est_disk *d)
 {
-    for (size_t k = 0; k < j; k++)
-        if (vm->datastores[k] == vm->datastores[j])
+    return d->format && !strncmp(d->format, "rdm", 3);
+}
+
+/* Whether vm lives on datastore ds (see count_vms). */
+static int lives_on(const struct est_vm *vm, size_t ds)
+{
+    if (vm->config_datastore == ds)
+        return 1;
+    for (size_t k = 0; k < vm->n_disks; k++)
+        if (vm->disks[k].datastore == ds && !is_rdm(&vm->disks[k]))
             return 1;
     return 0;
+}
+
+/* Counts vm (index v) on datastore ds unless it was counted there already. */
+static void count_on(struct count *n, size_t n_ds, size_t ds, const struct est_vm *vm, size_t v)
+{
+    if (ds >= n_ds || n[ds].last_vm == v)
+        return;
+    n[ds].last_vm = v;
+    if (vm->template == 1) {
+        n[ds].templates++;
+        return;
+    }
+    n[ds].vms++;
+    if (vm->power_state && !strcmp(vm->power_state, "poweredOn"))
+        n[ds].powered_on++;
+}
+
+/* Where each VM lives: the datastore of its configuration (.vmx) and of each virtual disk. An
+ * RDM's data is on its own LUN (only a small mapping file is on the datastore), and an ISO image
+ * or any other file in VirtualMachine.datastore is not the VM's I/O: neither counts. What is
+ * unknown (a disk's or the configuration's datastore) is not guessed. */
+static void count_vms(const struct estate *e, struct count *n)
+{
+    for (size_t i = 0; i < e->n_datastores; i++)
+        n[i].last_vm = n[i].last_other = SIZE_MAX;
+    for (size_t v = 0; v < e->n_vms; v++) {
+        const struct est_vm *vm = &e->vms[v];
+        count_on(n, e->n_datastores, vm->config_datastore, vm, v);
+        for (size_t k = 0; k < vm->n_disks; k++)
+            if (!is_rdm(&vm->disks[k]))
+                count_on(n, e->n_datastores, vm->disks[k].datastore, vm, v);
+    }
+    /* The VMs that list a datastore without living there, for the evidence. */
+    for (size_t v = 0; v < e->n_vms; v++) {
+        const struct est_vm *vm = &e->vms[v];
+        for (size_t j = 0; vm->template != 1 && j < vm->n_datastores; j++) {
+            size_t ds = vm->datastores[j];
+            if (ds < e->n_datastores && n[ds].last_other != v && !lives_on(vm, ds)) {
+                n[ds].last_other = v;
+                n[ds].other_files_only++;
+            }
+        }
+    }
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
@@ -37,35 +92,18 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
     if (!n)
         return -ENOMEM;
-    /* A VM is on a datastore when the datastore is in its datastore list (its home or any of
-     * its disks), which is what vCenter's Datastore.vm reports too. */
-    for (size_t v = 0; v < e->n_vms; v++) {
-        const struct est_vm *vm = &e->vms[v];
-        for (size_t j = 0; j < vm->n_datastores; j++) {
-            size_t ds = vm->datastores[j];
-            if (ds >= e->n_datastores || seen_before(vm, j))
-                continue;
-            if (vm->template == 1) {
-                n[ds].templates++;
-                continue;
-            }
-            n[ds].vms++;
-            if (vm->power_state && !strcmp(vm->power_state, "poweredOn"))
-                n[ds].powered_on++;
-        }
-    }
-
+    count_vms(e, n);
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
         const char *name = d->name;
         enum chk_severity sev;
         char msg[512];
 
-        /* A vSAN or VVol datastore spans a whole cluster or storage container, not the one LUN
-         * or export the guide sizes: skip them. */
+        /* A vSAN or VVol datastore spans a whole cluster or storage container and places each
+         * object by policy, not on the one LUN or export the guide counts VMs on: skip them. */
         if (d->type && (!strcmp(d->type, "vsan") || !strcmp(d->type, "VVOL")))
             continue;
-        /* VMware's 2048 is a VMFS limit; on other datastores only the density target holds. */
+        /* VMware's 2048 is a VMFS limit; on NFS only the density target holds. */
         if (n[i].powered_on > max_on && d->type && !strcmp(d->type, "VMFS")) {
             sev = CHK_CRITICAL;
             snprintf(msg, sizeof(msg),
@@ -80,9 +118,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         } else {
             continue;
         }
-        json_t *ev = json_pack("{s:i, s:i, s:i, s:f, s:f}", "vms", n[i].vms, "powered_on",
-                               n[i].powered_on, "templates_excluded", n[i].templates, "max_vms",
-                               max_vms, "max_powered_on", max_on);
+        json_t *ev = chk_ev_extents(
+            json_pack("{s:i, s:i, s:i, s:i, s:s, s:f, s:f}", "vms", n[i].vms, "powered_on",
+                      n[i].powered_on, "templates_excluded", n[i].templates,
+                      "vms_with_other_files_only", n[i].other_files_only, "counted",
+                      "VMs whose configuration or a virtual disk is on the datastore", "max_vms",
+                      max_vms, "max_powered_on", max_on),
+            d);
         if (!ev) {
             rc = -ENOMEM;
             break;
@@ -109,11 +151,14 @@ const struct check chk_vms_per_datastore = {
     .rationale =
         "Fewer VMs per datastore means less I/O contention on its LUN and more consistent "
         "performance: the guide targets 15-25 VMs per datastore, and VMware supports at most "
-        "2048 powered-on VMs per VMFS datastore (critical on VMFS only). A VM counts on every "
-        "datastore in its datastore "
-        "list; templates are not counted. vSAN and VVol datastores are skipped: they are not one "
-        "LUN or export. Adjust max_vms to your estate's I/O and capacity needs, as the guide "
-        "itself advises.",
+        "2048 powered-on VMs per VMFS datastore (critical on VMFS only). A VM counts on a "
+        "datastore when it lives there: its configuration (.vmx) or one of its virtual disks is "
+        "there. An ISO image mounted from a datastore, or an RDM's mapping file (its data is on "
+        "its own LUN), puts no VM I/O on it and does not count; templates are not counted. "
+        "Applies to VMFS and NFS datastores (an NFS export's VMs contend for it as a LUN's do; "
+        "the 2048 maximum is VMFS's). vSAN and VVol datastores are skipped: they place objects "
+        "by policy across many devices, not on one LUN or export. Adjust max_vms to your "
+        "estate's I/O and capacity needs, as the guide itself advises.",
     .reference = "000_5bd48962a767ee9e.txt §3.5.2 (virtual machines per datastore)",
     .remediation =
         "Move VMs to less crowded datastores with Storage vMotion (PowerCLI: Move-VM -VM <vm> "

@@ -1,6 +1,7 @@
 /* The alarm read: containers above datastores (so a check knows which alarms cover which
- * datastore), AlarmManager.GetAlarm and each alarm's info, and the counters of their metric
- * conditions from PerformanceManager.perfCounter, since counterIds differ per vCenter. */
+ * datastore) and the clusters hosts sit in (so a finding can name one), AlarmManager.GetAlarm
+ * and each alarm's info, and the counters of their metric conditions from
+ * PerformanceManager.perfCounter, since counterIds differ per vCenter. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 const char *const vim_folder_paths[] = {"name", "parent", "childType", NULL};
 const char *const vim_datacenter_paths[] = {"name", "parent", NULL};
 const char *const vim_pod_parent_paths[] = {"name", "parent", NULL};
+const char *const vim_cluster_paths[] = {"name", "parent", NULL};
 
 #define SINK(s, fn, row) ((s)->fn ? (s)->fn((s)->ctx, (row)) : 0)
 
@@ -66,6 +68,11 @@ int vim_decode_datacenter(struct vim_decoder *d, const char *moref, xmlNode *obj
 int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, xmlNode *objects)
 {
     return emit_entity(d, moref, objects, "StoragePod");
+}
+
+int vim_decode_cluster(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    return emit_entity(d, moref, objects, "ClusterComputeResource");
 }
 
 /* ---- alarm definitions ------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /* Alarms and the part of the inventory tree they apply through: the containers above datastores
  * (folders, datacenters, datastore clusters), every alarm definition of the AlarmManager, and the
- * performance counters their metric conditions watch. */
+ * performance counters their metric conditions watch; and the clusters hosts sit in. */
 #ifndef VIM_ALARMS_H
 #define VIM_ALARMS_H
 
@@ -14,12 +14,16 @@
 extern const char *const vim_folder_paths[];
 extern const char *const vim_datacenter_paths[];
 extern const char *const vim_pod_parent_paths[];
+extern const char *const vim_cluster_paths[];
 
 /* One container in, one entity row out. A folder that can hold neither datastores, datastore
  * clusters nor datacenters (a VM, host or network folder) is left out: no datastore is below it. */
 int vim_decode_folder(struct vim_decoder *d, const char *moref, xmlNode *objects);
 int vim_decode_datacenter(struct vim_decoder *d, const char *moref, xmlNode *objects);
 int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, xmlNode *objects);
+/* A ClusterComputeResource in, an entity row out (type "ClusterComputeResource"): what a host's
+ * parent names when the host is in a cluster, so a finding about a cluster can name it. */
+int vim_decode_cluster(struct vim_decoder *d, const char *moref, xmlNode *objects);
 
 /* What decoding the alarms gathers besides the rows it emits. */
 struct vim_alarm_read {

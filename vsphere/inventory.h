@@ -217,10 +217,11 @@ struct vim_gap {
 /* A container a datastore can sit in, directly or further up: a Folder that holds datastores,
  * datastore clusters or datacenters, a Datacenter, or a StoragePod. Enough of the inventory
  * tree to know which alarms cover a datastore (an alarm covers the entity it is defined on and
- * everything below it). */
+ * everything below it). Also the clusters (ClusterComputeResource) that hosts sit in, so that a
+ * finding about a cluster can name it; their parent is a host folder, which is not stored. */
 struct vim_entity {
     const char *moref;
-    const char *type; /* Folder, Datacenter, StoragePod */
+    const char *type; /* Folder, Datacenter, StoragePod, ClusterComputeResource */
     const char *name;
     const char *parent; /* moref of the entity above it; NULL at the root folder */
 };

@@ -1,5 +1,6 @@
 """The capacity and VM-layout checks (datastore-free-space, datastore-size, vms-per-datastore,
-thin-overcommit, snapshots, pvscsi-controller) against the simulator: on `violations` each
+thin-overcommit, snapshots, pvscsi-controller, space-reclaim, nfs-server-redundancy) against
+the simulator: on `violations` each
 flags exactly the planted violations of tests/sim/scenario_violations.go's header (written from
 that spec, not from vslint's output) with the planted severities and measured values, and none
 of the compliant twins; on `clean` none of them flags anything; a [check ID] threshold in the
@@ -10,7 +11,7 @@ from simlib import evidence_has, finding, ids_of, of, rows_of, silent
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
-          'snapshots', 'pvscsi-controller')
+          'snapshots', 'pvscsi-controller', 'space-reclaim', 'nfs-server-redundancy')
 
 # check -> {object name: (object type, severity)}: the planted violations, from the spec.
 WANT = {
@@ -41,6 +42,14 @@ WANT = {
         'vm-many-disks-lsi': ('vm', 'info'),               # 4 disks on LSI Logic
         'vm-big-lsi': ('vm', 'info'),                      # 800 GiB on LSI Logic SAS
     },
+    'space-reclaim': {
+        'ds-unmap-none': ('datastore', 'warning'),         # VMFS6, automatic UNMAP off
+        'esx-noblockdelete': ('host', 'warning'),          # EnableBlockDelete=0, thin on VMFS5
+        'vm-reclaim-old': ('vm', 'info'),                  # vmx-10, thin on VMFS5
+    },
+    'nfs-server-redundancy': {
+        'cluster-lab': ('cluster', 'warning'),             # two NFS datastores, one server
+    },
 }
 
 # Compliant twins and near misses named in the spec that must stay silent (also implied by the
@@ -53,6 +62,9 @@ TWINS = {
     'snapshots': ['vm-snap-ok', 'vm-clean-05'],
     'pvscsi-controller': ['vm-many-disks-pvscsi', 'vm-bigdisk', 'vm-thin-overcommit',
                           'tmpl-busy-01'],
+    'space-reclaim': ['ds-unmap-low', 'ds-thin-ok', 'ds-vmfs5', 'ds-nfs-clean', 'vm-reclaim-ok',
+                      'vm-reclaim-ebd', 'vm-thin-overcommit', 'esx-san-1', 'esx-clean-01'],
+    'nfs-server-redundancy': ['cluster-clean'],             # nfs01 and nfs02
 }
 
 
@@ -85,6 +97,17 @@ EVIDENCE = {
                               'controller_types': ['VirtualLsiLogicController']},
         'vm-big-lsi': {'total_disk_bytes': 800 * GIB,
                        'controller_types': ['VirtualLsiLogicSASController']},
+    },
+    'space-reclaim': {
+        'ds-unmap-none': {'unmap_priority': 'none', 'vmfs_major': 6,
+                          'command': 'esxcli storage vmfs reclaim config set '
+                                     '--volume-label=ds-unmap-none --reclaim-priority=low'},
+        'esx-noblockdelete': {'enable_block_delete': 0, 'recommended': 1},
+        'vm-reclaim-old': {'hw_version': 10, 'min_hw_version': 11, 'enable_block_delete': 0,
+                           'host': 'esx-noblockdelete'},
+    },
+    'nfs-server-redundancy': {
+        'cluster-lab': {'nas_server': 'nas-lab.example.com', 'nas_servers': 1},
     },
 }
 
@@ -126,6 +149,27 @@ def test_free_space_snapshot_risk(lab, name, at_risk):
     assert ('snapshots and replication at risk' in x['message']) == at_risk, x['message']
 
 
+def test_reclaim_host_lists_its_vms(lab):
+    """One finding for the host, naming the VM and VMFS5 disk its setting stops (not the VM's
+    VMFS6 disk elsewhere), and the VM's own finding for its hardware: both of vm-reclaim-old's
+    reasons."""
+    vms = finding(lab.findings, 'space-reclaim', 'esx-noblockdelete')['evidence'].get('vms') or []
+    assert [(v.get('vm'), [d.get('datastore') for d in v.get('disks', [])]) for v in vms] == \
+        [('vm-reclaim-old', ['ds-vmfs5'])]
+    thin = finding(lab.findings, 'space-reclaim', 'vm-reclaim-old')['evidence'].get(
+        'thin_disks_on_vmfs5') or []
+    assert [d.get('datastore') for d in thin] == ['ds-vmfs5']
+    x = finding(lab.findings, 'space-reclaim', 'esx-noblockdelete')
+    assert (x.get('host') or {}).get('name') == 'esx-noblockdelete'
+
+
+def test_nfs_cluster_names_its_datastores(lab):
+    x = finding(lab.findings, 'nfs-server-redundancy', 'cluster-lab')
+    assert x['object'].get('moref')
+    assert sorted(d.get('name') for d in x['evidence'].get('datastores', [])) == \
+        ['ds-nfs-lab-1', 'ds-nfs-lab-2']
+
+
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
     """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
@@ -134,7 +178,9 @@ def overridden(lab, module_workspace):
         '', '[check vms-per-datastore]', 'max_vms = 19', '',
         '[check datastore-size]', 'min_gb = 100', '',
         '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
-        '[check datastore-free-space]', 'warn_free_pct = 45', '']))
+        '[check datastore-free-space]', 'warn_free_pct = 45', '',
+        '[check space-reclaim]', 'min_hw_version = 14', '',
+        '[check nfs-server-redundancy]', 'min_datastores = 3', '']))
     return est.check('--offline', conf=conf)
 
 
@@ -158,3 +204,16 @@ def test_warn_free_pct_override(overridden):
     free = of(overridden, 'datastore-free-space')
     assert free.get('ds-free-ok', {}).get('severity') == 'warning', 'ds-free-ok has 40 % free'
     assert 'ds-clean-01' not in free, 'ds-clean-01 has 50 % free'
+
+
+def test_min_hw_version_override(overridden):
+    """vmx-14 needed on VMFS5: vm-reclaim-old stays info and vm-reclaim-ebd (vmx-13) joins it;
+    VMFS6 thin VMs stay silent; the host and datastore findings do not depend on it."""
+    assert {n: x['severity'] for n, x in of(overridden, 'space-reclaim').items()} == \
+        {'ds-unmap-none': 'warning', 'esx-noblockdelete': 'warning', 'vm-reclaim-old': 'info',
+         'vm-reclaim-ebd': 'info'}
+
+
+def test_min_datastores_override(overridden):
+    """Only clusters with three NFS datastores or more are judged: cluster-lab has two."""
+    assert of(overridden, 'nfs-server-redundancy') == {}

@@ -36,7 +36,6 @@ WANT = {
     'vdisk-format': {
         'vm-ft-lazy': ('vm', 'critical', None),      # FT running, lazyzeroedthick
         'vm-mscs-thin': ('vm', 'critical', None),    # physicalSharing, thin
-        'vm-reclaim-old': ('vm', 'info', None),      # thin, vmx-10, VMFS5, EnableBlockDelete=0
     },
     'multipath-policy': {
         'esx-san-1 ' + naa('a1'): ('lun', 'warning', naa('a1')),          # VMW_PSP_MRU
@@ -62,8 +61,9 @@ TWINS = {
                           'esx-iscsi-b vmhba64', 'esx-iscsi-b vmhba64 10.0.0.21:3260',
                           'esx-iscsi-dvs vmhba64', 'esx-iscsi-dvs vmhba64 10.0.2.20:3260',
                           'esx-iscsi-clean vmhba64'],
+    # vm-reclaim-old: thin on VMFS5 without FT or a shared bus (reclaim is space-reclaim's)
     'vdisk-format': ['vm-ft-eager', 'vm-mscs-eager', 'vm-reclaim-ok', 'vm-thin-overcommit',
-                     'vm-clean-03', 'tmpl-busy-01'],
+                     'vm-clean-03', 'tmpl-busy-01', 'vm-reclaim-old'],
     'multipath-policy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a4'),
                          'esx-san-1 ' + naa('a5'), 'esx-san-1 ' + SYM, 'esx-san-1 ' + MPX,
                          'esx-san-noesxcli ' + MPX, 'esx-san-noesxcli ' + naa('b1')],
@@ -105,9 +105,6 @@ EVIDENCE = {
                        '--value=false'},
         'esx-iscsi-b vmhba64 10.0.0.20:3260': {'adapter_delayed_ack': False,
                                                'command': Has('--address=10.0.0.20:3260')},
-    },
-    'vdisk-format': {
-        'vm-reclaim-old': {'hw_version': 10, 'enable_block_delete': 0},
     },
     'multipath-policy': {
         'esx-san-1 ' + naa('a1'): {
@@ -180,13 +177,6 @@ def test_vdisk_not_eager_zeroed(lab, vm, reason, fmt):
     assert [(d.get('format'), d.get('reason')) for d in bad] == [(fmt, reason)]
 
 
-def test_vdisk_thin_without_guest_reclaim(lab):
-    thin = finding(lab.findings, 'vdisk-format', 'vm-reclaim-old')['evidence'].get(
-        'thin_disks_without_guest_reclaim') or []
-    assert [d.get('datastore') for d in thin] == ['ds-vmfs5']
-    assert (len(thin[0].get('reasons', [])) if thin else 0) == 2
-
-
 def test_host_coverage(lab):
     """The host that refused esxcli is reported once, as info, with its error and the checks
     it affects; every other host was read in full."""
@@ -206,8 +196,7 @@ def overridden(lab, module_workspace):
     conf = est.config('\n'.join([
         '', '[check iscsi-jumbo-frames]', 'mtu = 1500', '',
         '[check multipath-policy]', 'iops = 1000', '',
-        '[check multipath-redundancy]', 'min_paths = 1', '',
-        '[check vdisk-format]', 'min_hw_version = 14', '']))
+        '[check multipath-redundancy]', 'min_paths = 1', '']))
     return est.check('--offline', conf=conf)
 
 
@@ -225,8 +214,3 @@ def test_min_paths_override(overridden):
     """The dead path still counts."""
     assert sorted(of(overridden, 'multipath-redundancy')) == ['esx-san-1 ' + naa('a5')]
 
-
-def test_min_hw_version_override(overridden):
-    """vmx-14 needed on VMFS5: vm-reclaim-old stays info; VMFS6 thin VMs stay silent."""
-    assert {n: x['severity'] for n, x in of(overridden, 'vdisk-format').items()} == \
-        {'vm-ft-lazy': 'critical', 'vm-mscs-thin': 'critical', 'vm-reclaim-old': 'info'}

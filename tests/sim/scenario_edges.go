@@ -114,6 +114,57 @@ import (
 // Hosts esx-edge-iscsi-b, esx-edge-nvmeof and esx-edge-rules, and what the
 // host checks make of all of the above: scenario_edges_hosts.go (its
 // header is their spec).
+//
+// Capacity, placement and space checks on the datastores above (the checks'
+// applies-to/skips rules, docs/findings.md):
+//
+//	datastore-size      ds-edge-499, ds-edge-760 and ds-edge-span (1200 GiB
+//	                    over 2 LUNs: its finding names both) are flagged;
+//	                    TWIN ds-edge-500, ds-edge-750, ds-edge-1000 (exempt:
+//	                    vm-edge-bigdisks keeps 800 GiB there), datastore1
+//	                    (esx-edge-01) (local boot volume: not judged), the
+//	                    NFS, vSAN and vVol ones (no LUN size)
+//	vms-per-datastore   ds-edge-26vms flagged (26 VMs live there); TWIN
+//	                    ds-edge-iso (30 VMs only mount an ISO image from it),
+//	                    ds-edge-4vms; NFS is judged, vSAN and vVol are not
+//	space-reclaim       ds-edge-unmap-none flagged; TWIN ds-edge-unmap-low,
+//	                    ds-edge-single (unmapPriority not reported)
+//
+// Added for space-reclaim and nfs-server-redundancy (sizes as above):
+//
+//	esx-edge-noebd      in cluster-edges, EnableBlockDelete=0; mounts only:
+//	  ds-edge-reclaim5  VMFS5 (its own LUN, on esx-edge-noebd only)
+//	  ds-edge-reclaim6  VMFS6, unmapPriority low (likewise)
+//	  datastore1 (esx-edge-noebd)  local boot VMFS6 on its mpx.vmhba0:C0:T0:L0,
+//	                    120 GiB, unmapPriority "none": not judged (no array
+//	                    pool; TWIN of ds-edge-unmap-none), nor by datastore-size
+//	  VMs on esx-edge-noebd:
+//	    vm-edge-thin5-a   vmx-13, thin on ds-edge-reclaim5 and thin on
+//	                      ds-edge-reclaim6
+//	    vm-edge-thin5-b   vmx-10, thin on ds-edge-reclaim5
+//	    tmpl-edge-thin5   template, vmx-10, thin on ds-edge-reclaim5
+//	    vm-edge-lazy5     vmx-10, lazyzeroedthick on ds-edge-reclaim5
+//	    vm-edge-thin6     vmx-10, thin on ds-edge-reclaim6
+//	    vm-edge-local6    vmx-10, thin on datastore1 (esx-edge-noebd)
+//	  -> ONE space-reclaim finding for esx-edge-noebd listing exactly
+//	     vm-edge-thin5-a (its ds-edge-reclaim5 disk only) and vm-edge-thin5-b;
+//	     a VM finding for vm-edge-thin5-b (vmx-10); TWIN the other VMs
+//	vm-edge-old5-ebd    on esx-edge-01 (EnableBlockDelete=1), vmx-10, thin on
+//	                    ds-edge-vmfs5 -> a VM finding; TWIN esx-edge-01
+//	vm-edge-span, vm-edge-single  live on ds-edge-span and ds-edge-single (so
+//	                    that vms-per-datastore, with max_vms 0, names the LUNs
+//	                    of both)
+//
+//	cluster-edges       mounts one NFS datastore (ds-edge-nfs): TWIN, one
+//	                    datastore is on one server whatever you do
+//	cluster-edges-nas1  host esx-edge-nas1 mounts ds-edge-nas1-a
+//	                    (nas-a.example.com), ds-edge-nas1-b (NAS-A.EXAMPLE.COM,
+//	                    the same server spelt otherwise) and ds-edge-nas-shared
+//	                    (nas-a.example.com) -> one warning for the cluster,
+//	                    naming the three
+//	TWIN cluster-edges-nas2  host esx-edge-nas2 mounts ds-edge-nas-shared
+//	                    (nas-a) and ds-edge-nas2-b (nas-b.example.com): two
+//	                    servers
 func buildEdges(w *world) {
 	buildClean(w)
 
@@ -234,4 +285,41 @@ func buildEdges(w *world) {
 	w.addVM(vmSpec{name: "vm " + odd, host: oddHost, disks: disk(oddDs, 8, "lazyzeroedthick")})
 
 	plantEdgesHosts(w)
+	plantEdgesCapacity(w, ds, disk)
+}
+
+// plantEdgesCapacity plants what space-reclaim and nfs-server-redundancy
+// need (the header's "Added for" part); ds and disk are buildEdges' helpers.
+func plantEdgesCapacity(w *world, ds func(dsSpec) *simulator.Datastore,
+	disk func(*simulator.Datastore, int64, string) []diskSpec) {
+	e1 := w.hosts["esx-edge-01"]
+	noebd := w.addHost(w.clusters["cluster-edges"], "esx-edge-noebd", hostOpts{enableBlockDelete: 0})
+	only := []*simulator.HostSystem{noebd}
+	r5 := ds(dsSpec{name: "ds-edge-reclaim5", vmfsMajor: 5, hosts: only})
+	r6 := ds(dsSpec{name: "ds-edge-reclaim6", unmapPriority: "low", hosts: only})
+	local := ds(dsSpec{name: "datastore1 (esx-edge-noebd)", localDisk: "mpx.vmhba0:C0:T0:L0",
+		capacity: 120 * GiB, unmapPriority: "none", hosts: only})
+	w.addVM(vmSpec{name: "vm-edge-thin5-a", host: noebd, disks: []diskSpec{
+		{ds: r5, gib: 20, format: "thin"}, {ds: r6, gib: 20, format: "thin"}}})
+	w.addVM(vmSpec{name: "vm-edge-thin5-b", host: noebd, hwVersion: "vmx-10", disks: disk(r5, 20, "thin")})
+	w.addVM(vmSpec{name: "tmpl-edge-thin5", host: noebd, hwVersion: "vmx-10", template: true,
+		disks: disk(r5, 20, "thin")})
+	w.addVM(vmSpec{name: "vm-edge-lazy5", host: noebd, hwVersion: "vmx-10", disks: disk(r5, 20, "lazyzeroedthick")})
+	w.addVM(vmSpec{name: "vm-edge-thin6", host: noebd, hwVersion: "vmx-10", disks: disk(r6, 20, "thin")})
+	w.addVM(vmSpec{name: "vm-edge-local6", host: noebd, hwVersion: "vmx-10", disks: disk(local, 20, "thin")})
+	w.addVM(vmSpec{name: "vm-edge-old5-ebd", host: e1, hwVersion: "vmx-10",
+		disks: disk(w.datastores["ds-edge-vmfs5"], 20, "thin")})
+	for _, n := range []string{"span", "single"} {
+		w.addVM(vmSpec{name: "vm-edge-" + n, host: e1, disks: disk(w.datastores["ds-edge-"+n], 8, "lazyzeroedthick")})
+	}
+
+	nas1 := w.addHost(w.addCluster("cluster-edges-nas1"), "esx-edge-nas1", hostOpts{enableBlockDelete: 1})
+	nas2 := w.addHost(w.addCluster("cluster-edges-nas2"), "esx-edge-nas2", hostOpts{enableBlockDelete: 1})
+	nfs := func(name, server string, hosts ...*simulator.HostSystem) {
+		ds(dsSpec{name: name, nfs: true, remoteHost: server, hosts: hosts})
+	}
+	nfs("ds-edge-nas1-a", "nas-a.example.com", nas1)
+	nfs("ds-edge-nas1-b", "NAS-A.EXAMPLE.COM", nas1)
+	nfs("ds-edge-nas-shared", "nas-a.example.com", nas1, nas2)
+	nfs("ds-edge-nas2-b", "nas-b.example.com", nas2)
 }

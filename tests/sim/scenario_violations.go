@@ -84,8 +84,9 @@ import (
 //	TWIN      vm-ft-eager        running, eagerzeroedthick
 //	VIOLATION vm-mscs-thin       SCSI controller sharedBus physicalSharing, thin -> critical
 //	TWIN      vm-mscs-eager      physicalSharing, eagerzeroedthick
-//	VIOLATION vm-reclaim-old     thin, vmx-10, on ds-vmfs5 (VMFS5, 600 GiB, 50% free),
-//	                             host esx-noblockdelete (EnableBlockDelete=0) -> info
+//	TWIN      vm-reclaim-old     thin, vmx-10, on ds-vmfs5 (VMFS5, 600 GiB, 50% free),
+//	                             host esx-noblockdelete (EnableBlockDelete=0): no FT, no
+//	                             shared bus (its reclaim is space-reclaim's)
 //	TWIN      vm-reclaim-ok      thin, vmx-13, on ds-thin-ok (VMFS6), host esx-noblockdelete
 //	(ft/mscs VMs live on ds-lab-01)
 //
@@ -156,6 +157,28 @@ import (
 //	VIOLATION ds-vmfs5           VMFS5 (from vdisk-format) -> warning
 //	VIOLATION ds-vmfs3           VMFS3 (version 3.60), 600 GiB, 50% free, lab hosts -> critical
 //	TWIN      every VMFS6 datastore; ds-nfs-clean is NFS (skipped)
+//
+// space-reclaim (000 §3.7.2; VMFS6 datastores leave unmapPriority unset,
+// i.e. not reported, unless noted)
+//
+//	VIOLATION ds-unmap-none      VMFS6, unmapPriority "none", 600 GiB, 50% free, lab
+//	                             hosts -> warning (automatic space reclamation off)
+//	TWIN      ds-unmap-low       VMFS6, unmapPriority "low"
+//	VIOLATION esx-noblockdelete  EnableBlockDelete=0, runs vm-reclaim-old (thin on VMFS5
+//	                             ds-vmfs5) -> one warning for the host, listing
+//	                             vm-reclaim-old only (vm-reclaim-ok's thin disk is on VMFS6)
+//	VIOLATION vm-reclaim-old     vmx-10 with a thin disk on VMFS5 -> info
+//	TWIN      vm-reclaim-ok      vmx-13, thin on VMFS6 (on esx-noblockdelete)
+//	TWIN      vm-reclaim-ebd     vmx-13, thin 40 GiB on ds-vmfs5, on esx-san-1
+//	                             (EnableBlockDelete=1): neither it nor its host
+//
+// nfs-server-redundancy (000 §3.8; NFS datastores 600 GiB, 50% free)
+//
+//	VIOLATION cluster-lab        ds-nfs-lab-1 and ds-nfs-lab-2, both from
+//	                             nas-lab.example.com, mounted on the lab hosts -> warning
+//	TWIN      cluster-clean      ds-nfs-clean (nfs01.example.com) and ds-nfs-clean-b
+//	                             (nfs02.example.com), mounted on the clean hosts
+//	                             (in the clean scenario, ds-nfs-clean alone: silent too)
 //
 // datastore-alarms (alarms.go; "usage" = disk.used.latest, type Datastore,
 // isAbove, thresholds in hundredths of a percent; vslint wants yellow by 70 %
@@ -316,6 +339,17 @@ func buildViolations(w *world) {
 	// vmfs-version
 	vmfs3 := w.addDatastore(dsSpec{name: "ds-vmfs3", vmfsMajor: 3, capacity: c, free: pct(c, 50), hosts: lab})
 	lock(vmfs3, func() { vmfs3.Info.(*types.VmfsDatastoreInfo).Vmfs.Version = "3.60" })
+	// space-reclaim
+	w.addDatastore(dsSpec{name: "ds-unmap-none", unmapPriority: "none", capacity: c, free: pct(c, 50), hosts: lab})
+	w.addDatastore(dsSpec{name: "ds-unmap-low", unmapPriority: "low", capacity: c, free: pct(c, 50), hosts: lab})
+	w.addVM(vmSpec{name: "vm-reclaim-ebd", host: san1, disks: disk(vmfs5, 40, "thin")})
+	// nfs-server-redundancy
+	for _, n := range []string{"ds-nfs-lab-1", "ds-nfs-lab-2"} {
+		w.addDatastore(dsSpec{name: n, nfs: true, remoteHost: "nas-lab.example.com", capacity: c,
+			free: pct(c, 50), hosts: lab})
+	}
+	w.addDatastore(dsSpec{name: "ds-nfs-clean-b", nfs: true, remoteHost: "nfs02.example.com", capacity: c,
+		free: pct(c, 50), hosts: hostsOf(w, "esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean")})
 	// datastore-alarms
 	plantViolationAlarms(w)
 }

@@ -125,6 +125,10 @@ static int on_dc(void *ctx, const char *moref, xmlNode *o)
 {
     return vim_decode_datacenter(ctx, moref, o);
 }
+static int on_cluster(void *ctx, const char *moref, xmlNode *o)
+{
+    return vim_decode_cluster(ctx, moref, o);
+}
 static int on_alarm(void *ctx, const char *moref, xmlNode *o)
 {
     return vim_decode_alarm(ctx, moref, o);
@@ -189,6 +193,19 @@ static void test_containers(void **state)
     assert_null(strstr(rows.data, "name=vm "));
     assert_null(strstr(rows.data, "name=host "));
     assert_null(strstr(rows.data, "name=network "));
+    vsl_buf_free(&rows);
+}
+
+/* Clusters are stored by name with their parent (a host folder, not stored), so a finding about
+ * a cluster (nfs-server-redundancy) can name the cluster a host's parent is. */
+static void test_clusters(void **state)
+{
+    struct vim_decoder d = {.sink = &text_sink};
+
+    vsl_buf_init(&rows, 1 << 20);
+    feed_file("clusters.xml", on_cluster, &d);
+    WANT("entity ClusterComputeResource name=cluster-clean parent=folder-4");
+    WANT("entity ClusterComputeResource name=cluster-lab parent=folder-4");
     vsl_buf_free(&rows);
 }
 
@@ -434,6 +451,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_containers),
+        cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_alarm_definitions),
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test_setup_teardown(test_estate, setup, teardown),

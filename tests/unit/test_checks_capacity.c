@@ -1,5 +1,6 @@
 /* Unit tests for the capacity and VM-layout checks (datastore-free-space, datastore-size,
- * vms-per-datastore, thin-overcommit, snapshots, pvscsi-controller) on hand-built estates. */
+ * vms-per-datastore, thin-overcommit, snapshots, pvscsi-controller) on hand-built estates, and
+ * the LUNs every datastore check names (with vmfs-version). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@ extern const struct check chk_vms_per_datastore;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_snapshots;
 extern const struct check chk_pvscsi_controller;
+extern const struct check chk_vmfs_version;
 
 #define GIB ((int64_t)1 << 30)
 #define TIB (1024 * GIB)
@@ -188,7 +190,13 @@ static void test_size(void **state)
         DS("two-400s", 1000 * GIB, 1),               /* one VM, two 400 GB disks: exempt */
         DS("one-400-a", 1000 * GIB, 1),              /* that VM's twin: 400 GB here... */
         DS("one-400-b", 1000 * GIB, 1),              /* ...and 400 GB there: not exempt */
+        DS("local-boot", 120 * GIB, 60 * GIB),       /* vmfs.local: a host's boot disk */
+        DS("local-unknown", 120 * GIB, 60 * GIB),    /* locality not reported: judged */
+        DS("local-no", 120 * GIB, 60 * GIB),         /* shared (vmfs.local false) */
     };
+    ds[23].vmfs_local = 1;
+    ds[24].vmfs_local = EST_UNKNOWN;
+    ds[25].vmfs_local = 0;
     ds[12].type = "NFS";
     ds[13].type = NULL;
     ds[14].accessible = 0;
@@ -341,6 +349,9 @@ static void test_size(void **state)
         {"two-400s", NONE, NULL},
         {"one-400-a", CHK_WARNING, "above_band"},
         {"one-400-b", CHK_WARNING, "above_band"},
+        {"local-boot", NONE, NULL},
+        {"local-unknown", CHK_WARNING, "below_band"},
+        {"local-no", CHK_WARNING, "below_band"},
     };
     struct chk_results r = tl_run(&chk_datastore_size, NULL, &e, NOW);
     size_t flagged = 0;
@@ -386,6 +397,106 @@ static void test_size(void **state)
     chk_results_free(&r);
 }
 
+/* ---- the LUNs a datastore finding names (chk_ev_extents) ---- */
+
+static void test_extents_evidence(void **state)
+{
+    struct est_extent two[] = {{.disk_name = "naa.a", .partition = 1},
+                               {.disk_name = "naa.b", .partition = 1}};
+    struct est_extent dup[] = {{.disk_name = "naa.c", .partition = 1},
+                               {.disk_name = "naa.c", .partition = 2}};
+    struct est_extent nameless[] = {{.disk_name = NULL, .partition = 1},
+                                    {.disk_name = "naa.d", .partition = 1}};
+    struct est_extent one[] = {{.disk_name = "naa.e", .partition = 1}};
+    /* All 1200 GiB (above the size band), 50 % free (below a 60 % warning), 50 % provisioned
+     * (above a 10 % overcommit limit), VMFS5 (below vmfs-version's 6): every check fires. */
+    struct est_datastore ds[] = {
+        DS("span", 1200 * GIB, 600 * GIB),     DS("dup", 1200 * GIB, 600 * GIB),
+        DS("nameless", 1200 * GIB, 600 * GIB), DS("one", 1200 * GIB, 600 * GIB),
+        DS("unreported", 1200 * GIB, 600 * GIB), DS("nfs", 1200 * GIB, 600 * GIB),
+    };
+    struct est_extent *ext[] = {two, dup, nameless, one, NULL, NULL};
+    size_t n_ext[] = {N(two), N(dup), N(nameless), N(one), 0, 0};
+    for (size_t i = 0; i < N(ds); i++) {
+        ds[i].vmfs_major = 5;
+        ds[i].extents = ext[i];
+        ds[i].n_extents = n_ext[i];
+    }
+    ds[5].type = "NFS";
+    ds[5].vmfs_major = 0;
+    /* One small VM lives on each (vms-per-datastore with max_vms 0). */
+    struct est_vm vms[N(ds)];
+    memset(vms, 0, sizeof(vms));
+    for (size_t i = 0; i < N(ds); i++)
+        vms[i] = (struct est_vm){.moref = "vm", .name = "vm", .power_state = "poweredOn",
+                                 .host = EST_NONE, .config_datastore = i};
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
+    /* "": a finding without "extents"; NULL: no finding at all. */
+    static const struct {
+        /* datastore-free-space, -size, thin-overcommit, vmfs-version, vms-per-datastore */
+        const char *ds, *want[5];
+    } rows[] = {
+        {"span", {"naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b", "naa.a,naa.b"}},
+        {"dup", {"naa.c", "naa.c", "naa.c", "naa.c", "naa.c"}},
+        {"nameless", {"naa.d", "naa.d", "naa.d", "naa.d", "naa.d"}},
+        {"one", {"naa.e", "naa.e", "naa.e", "naa.e", "naa.e"}},
+        {"unreported", {"", "", "", "", ""}},
+        {"nfs", {"", NULL, "", NULL, ""}},
+    };
+    const struct check *checks[] = {&chk_datastore_free_space, &chk_datastore_size,
+                                    &chk_thin_overcommit, &chk_vmfs_version,
+                                    &chk_vms_per_datastore};
+    struct chk_settings set[] = {
+        tl_with_param(&chk_datastore_free_space, "warn_free_pct", 60),
+        tl_with_param(&chk_datastore_size, "max_gb", 750),
+        tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 10),
+        tl_with_param(&chk_vmfs_version, "min_version", 6),
+        tl_with_param(&chk_vms_per_datastore, "max_vms", 0),
+    };
+
+    for (size_t c = 0; c < N(checks); c++) {
+        struct chk_results r = tl_run(checks[c], &set[c], &e, NOW);
+        for (size_t i = 0; i < N(rows); i++) {
+            const char *want = rows[i].want[c];
+            const struct chk_finding *f = tl_find(&r, rows[i].ds, NULL);
+            char got[128] = "";
+            if (!want) {
+                assert_null(f);
+                continue;
+            }
+            assert_non_null(f);
+            json_t *x = json_object_get(f->evidence, "extents");
+            if (!*want) {
+                assert_null(x);
+                continue;
+            }
+            assert_true(json_is_array(x));
+            for (size_t k = 0; k < json_array_size(x); k++) {
+                size_t n = strlen(got);
+                snprintf(got + n, sizeof(got) - n, "%s%s", k ? "," : "",
+                         json_string_value(json_array_get(x, k)));
+            }
+            if (strcmp(got, want))
+                fail_msg("%s on %s: extents %s, want %s", checks[c]->id, rows[i].ds, got, want);
+        }
+        chk_results_free(&r);
+    }
+
+    /* A datastore cluster has no LUN of its own: its free-space finding names none. */
+    struct est_pod pod = {.moref = "pod-1", .name = "pod", .capacity = 100, .free_space = 1};
+    struct estate ep = {.vcenter = "vc", .pods = &pod, .n_pods = 1};
+    struct chk_results r = tl_run(&chk_datastore_free_space, NULL, &ep, NOW);
+    assert_null(json_object_get(tl_find(&r, "pod", NULL)->evidence, "extents"));
+    chk_results_free(&r);
+
+    /* The helper takes no evidence as out of memory, and keeps what it is given. */
+    assert_null(chk_ev_extents(NULL, &ds[0]));
+    json_t *ev = chk_ev_extents(json_pack("{s:i}", "k", 1), &ds[4]);
+    assert_int_equal(json_object_size(ev), 1);
+    json_decref(ev);
+}
+
 /* ---- vms-per-datastore ---- */
 
 static void test_vms_per_datastore(void **state)
@@ -424,10 +535,11 @@ static void test_vms_per_datastore(void **state)
             vms[n].template = k >= plan[i].vms;
             vms[n].power_state = k < plan[i].on ? "poweredOn" : "poweredOff";
             vms[n].host = EST_NONE;
-            /* Every VM lists its datastore twice (home and disk): it counts once. */
+            /* Every VM lives on its datastore and lists it twice: it counts once. */
             lists[2 * n] = lists[2 * n + 1] = plan[i].ds;
             vms[n].datastores = &lists[2 * n];
             vms[n].n_datastores = 2;
+            vms[n].config_datastore = plan[i].ds;
         }
     }
     struct estate e = {
@@ -472,6 +584,109 @@ static void test_vms_per_datastore(void **state)
 
     free(vms);
     free(lists);
+}
+
+/* Where a VM counts: on the datastores of its configuration and of its virtual disks, once
+ * each; not where it only has an ISO image (VirtualMachine.datastore) or an RDM's mapping file. */
+static void test_vms_where_they_live(void **state)
+{
+    enum { A, B, C, ISO, D, E, F, NDS };
+    struct est_datastore ds[] = {
+        DS("ds-a", 600 * GIB, 300 * GIB),   DS("ds-b", 600 * GIB, 300 * GIB),
+        DS("ds-c", 600 * GIB, 300 * GIB),   DS("ds-iso", 600 * GIB, 300 * GIB),
+        DS("ds-d", 600 * GIB, 300 * GIB),   DS("ds-e", 600 * GIB, 300 * GIB),
+        DS("ds-f", 600 * GIB, 300 * GIB),
+    };
+    assert_int_equal(N(ds), NDS);
+#define DISK(where, fmt)                                                                               {                                                                                                      .key = 2000, .datastore = (where), .capacity_bytes = GIB, .format = (fmt),                         .controller = EST_NONE                                                                         }
+    struct est_disk d_home[] = {DISK(A, "thin")}, d_split[] = {DISK(B, "thin")},
+                    d_iso[] = {DISK(C, "lazyzeroedthick")},
+                    d_rdm[] = {DISK(C, "thin"), DISK(D, "rdm-physical")},
+                    d_cfg_unknown[] = {DISK(E, "thin")}, d_disk_unknown[] = {DISK(EST_NONE, "thin")},
+                    d_twice[] = {DISK(A, "thin"), DISK(A, "eagerzeroedthick")},
+                    d_tmpl[] = {DISK(A, "thin")}, d_off[] = {DISK(B, "thin")};
+#undef DISK
+    size_t l_iso[] = {C, ISO}, l_rdm[] = {C, D}, l_off[] = {B, ISO};
+    static const struct {
+        const char *name;
+        size_t config;
+        int template;
+        const char *power;
+    } vm_rows[] = {
+        {"vm-home", A, 0, "poweredOn"},          /* A */
+        {"vm-split", A, 0, "poweredOn"},         /* A (configuration), B (disk) */
+        {"vm-iso", C, 0, "poweredOn"},           /* C; an ISO image on ds-iso */
+        {"vm-rdm", C, 0, "poweredOn"},           /* C; an RDM mapping file on ds-d */
+        {"vm-cfg-unknown", EST_NONE, 0, "poweredOn"}, /* E, by its disk */
+        {"vm-disk-unknown", F, 0, "poweredOn"},  /* F, by its configuration */
+        {"vm-twice", A, 0, "poweredOn"},         /* A, once */
+        {"tmpl", A, 1, "poweredOff"},            /* a template on A: apart */
+        {"vm-off", B, 0, "poweredOff"},          /* B, off; an ISO image on ds-iso */
+    };
+    struct est_disk *disks[] = {d_home, d_split,   d_iso,  d_rdm, d_cfg_unknown,
+                                d_disk_unknown, d_twice, d_tmpl, d_off};
+    size_t n_disks[] = {1, 1, 1, 2, 1, 1, 2, 1, 1};
+    struct est_vm vms[N(vm_rows)];
+    memset(vms, 0, sizeof(vms));
+    for (size_t i = 0; i < N(vm_rows); i++) {
+        vms[i] = (struct est_vm){.moref = vm_rows[i].name,
+                                 .name = vm_rows[i].name,
+                                 .template = vm_rows[i].template,
+                                 .power_state = vm_rows[i].power,
+                                 .host = EST_NONE,
+                                 .config_datastore = vm_rows[i].config,
+                                 .disks = disks[i],
+                                 .n_disks = n_disks[i]};
+    }
+    vms[2].datastores = l_iso;
+    vms[2].n_datastores = N(l_iso);
+    vms[3].datastores = l_rdm;
+    vms[3].n_datastores = N(l_rdm);
+    vms[8].datastores = l_off;
+    vms[8].n_datastores = N(l_off);
+    struct estate e = {
+        .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
+    /* With max_vms 0 every datastore a VM lives on is flagged, with its counts. */
+    static const struct {
+        const char *ds;
+        int vms, on, templates, other; /* vms -1: no finding */
+    } want[] = {
+        {"ds-a", 3, 3, 1, 0},  /* vm-home, vm-split, vm-twice */
+        {"ds-b", 2, 1, 0, 0},  /* vm-split (disk), vm-off */
+        {"ds-c", 2, 2, 0, 0},  /* vm-iso, vm-rdm */
+        {"ds-iso", -1, 0, 0, 0}, /* two VMs mount an ISO image from it: nobody lives there */
+        {"ds-d", -1, 0, 0, 0},   /* only an RDM mapping file */
+        {"ds-e", 1, 1, 0, 0},
+        {"ds-f", 1, 1, 0, 0},
+    };
+    struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 0);
+    struct chk_results r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    size_t flagged = 0;
+    for (size_t i = 0; i < N(want); i++) {
+        tl_want(&r, want[i].ds, want[i].vms < 0 ? NONE : CHK_WARNING);
+        if (want[i].vms < 0)
+            continue;
+        flagged++;
+        const struct chk_finding *f = tl_find(&r, want[i].ds, NULL);
+        if (tl_ev_int(f, "vms") != want[i].vms || tl_ev_int(f, "powered_on") != want[i].on ||
+            tl_ev_int(f, "templates_excluded") != want[i].templates ||
+            tl_ev_int(f, "vms_with_other_files_only") != want[i].other)
+            fail_msg("%s: vms %lld on %lld templates %lld other %lld", want[i].ds,
+                     (long long)tl_ev_int(f, "vms"), (long long)tl_ev_int(f, "powered_on"),
+                     (long long)tl_ev_int(f, "templates_excluded"),
+                     (long long)tl_ev_int(f, "vms_with_other_files_only"));
+    }
+    assert_int_equal(r.n, flagged);
+    chk_results_free(&r);
+
+    /* The ISO datastore's evidence, when it is flagged for another reason, says who mounts it. */
+    vms[2].config_datastore = ISO; /* vm-iso now lives there */
+    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    const struct chk_finding *f = tl_find(&r, "ds-iso", NULL);
+    assert_non_null(f);
+    assert_int_equal(tl_ev_int(f, "vms"), 1);
+    assert_int_equal(tl_ev_int(f, "vms_with_other_files_only"), 1); /* vm-off's ISO image */
+    chk_results_free(&r);
 }
 
 /* ---- thin-overcommit ---- */
@@ -762,7 +977,8 @@ int main(void)
         cmocka_unit_test(test_free_space),        cmocka_unit_test(test_size_text),
         cmocka_unit_test(test_size),              cmocka_unit_test(test_vms_per_datastore),
         cmocka_unit_test(test_thin_overcommit),   cmocka_unit_test(test_snapshots),
-        cmocka_unit_test(test_pvscsi),
+        cmocka_unit_test(test_pvscsi),            cmocka_unit_test(test_extents_evidence),
+        cmocka_unit_test(test_vms_where_they_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -295,11 +295,18 @@ static void test_evidence(void **state)
     };
     struct world w;
     struct chk_results r = {0};
+    struct est_extent span[] = {{.disk_name = "naa.a", .partition = 1},
+                                {.disk_name = "naa.b", .partition = 1}};
 
     build(&w, lax);
+    w.ds[DS_SUB].extents = span; /* a spanned volume: its finding names both LUNs */
+    w.ds[DS_SUB].n_extents = N(span);
     assert_int_equal(chk_run_one(&chk_datastore_alarms, NULL, &w.e, NOW, &r), 0);
     const struct chk_finding *f = find(&r, "ds-sub");
     assert_non_null(f);
+    json_t *ext = json_object_get(f->evidence, "extents");
+    assert_int_equal(json_array_size(ext), 2);
+    assert_string_equal(json_string_value(json_array_get(ext, 1)), "naa.b");
     assert_string_equal(f->message,
                         "the datastore usage alarms covering ds-sub warn at 80 % used and go red "
                         "at 95 %; they should by 70 % and 90 % (datastore-free-space warns below "

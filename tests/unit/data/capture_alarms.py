@@ -2,9 +2,9 @@
 """Captures the SOAP answers test_alarms.c decodes, from a simulator running `violations`.
 
 Usage: capture_alarms.py URL USER PASSWORD OUTDIR
-Writes alarms.xml (GetAlarm, then RetrievePropertiesEx of every Alarm's info), folders.xml and
-datacenters.xml (the containers through a view, with the paths vsphere/alarms.c asks for) and
-perf-counters.xml (PerformanceManager.perfCounter). Rerun it after changing the alarms of the
+Writes alarms.xml (GetAlarm, then RetrievePropertiesEx of every Alarm's info), folders.xml,
+datacenters.xml and clusters.xml (the containers and clusters through a view, with the paths
+vsphere/alarms.c asks for) and perf-counters.xml (PerformanceManager.perfCounter). Rerun it after changing the alarms of the
 scenario or those paths, and commit the files.
 """
 import http.cookiejar
@@ -55,7 +55,8 @@ def main():
                             '<pathSet>info</pathSet></propSet>%s</specSet><options/>'
                             '</RetrievePropertiesEx>' % (PC, sets)))
     for vtype, name, file in (('Folder', 'folder', 'folders.xml'),
-                              ('Datacenter', 'datacenter', 'datacenters.xml')):
+                              ('Datacenter', 'datacenter', 'datacenters.xml'),
+                              ('ClusterComputeResource', 'cluster', 'clusters.xml')):
         view = re.search(r'<returnval type="ContainerView">([^<]+)<', call(
             '<CreateContainerView><_this type="ViewManager">ViewManager</_this>'
             '<container type="Folder">group-d1</container><type>%s</type>'
