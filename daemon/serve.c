@@ -259,6 +259,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         }
         snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
+        p->st.interval_s = vc->interval_s;
     }
     db_close(db);
     *out = ps;
