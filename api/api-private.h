@@ -137,6 +137,7 @@ enum MHD_Result api_h_datastores(struct api_req *r);
 enum MHD_Result api_h_hosts(struct api_req *r);
 enum MHD_Result api_h_vms(struct api_req *r);
 enum MHD_Result api_h_metrics(struct api_req *r);
+enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
 
 /* The score over unwaived, unresolved findings and the objects checked (api/summary.c). */
 int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);

@@ -20,6 +20,7 @@ struct api_vcenter_status {
     int64_t next_poll_ms;    /* wall clock of the next scheduled poll, 0: none */
     int backoff_s;           /* the current retry delay when failing, 0 when healthy */
     int failures;            /* consecutive failed polls */
+    int interval_s;          /* the configured poll interval */
     char error[1024];        /* of the last poll, "" when it succeeded */
 };
 

@@ -39,6 +39,7 @@ static const struct route routes[] = {
     {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ},
     {"/api/v1/checks", "GET", api_h_checks, AUTH_READ},
     {"/api/v1/summary", "GET", api_h_summary, AUTH_READ},
+    {"/api/v1/history", "GET", api_h_history, AUTH_READ},
     {"/api/v1/inventory/datastores", "GET", api_h_datastores, AUTH_READ},
     {"/api/v1/inventory/hosts", "GET", api_h_hosts, AUTH_READ},
     {"/api/v1/inventory/vms", "GET", api_h_vms, AUTH_READ},

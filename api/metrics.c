@@ -115,6 +115,11 @@ static double v_failures(const struct api_vcenter_status *s, int64_t now, int *h
     return s->failures;
 }
 
+static double v_interval(const struct api_vcenter_status *s, int64_t now, int *has)
+{
+    return s->interval_s;
+}
+
 static int datastores(struct vsl_buf *b, struct db *db)
 {
     static const struct {
@@ -212,6 +217,11 @@ enum MHD_Result api_h_metrics(struct api_req *r)
         rc = per_vcenter(&b, "vslint_last_success_timestamp_seconds",
                          "Unix time of the last successful poll of each vCenter.", st, n,
                          v_last_success, now);
+    /* Alerting compares the age of the last success with the interval (dist/prometheus). */
+    if (rc == 0)
+        rc = per_vcenter(&b, "vslint_poll_interval_seconds",
+                         "Configured seconds between polls of each vCenter.", st, n, v_interval,
+                         now);
     if (rc == 0)
         rc = datastores(&b, db);
     free(st);

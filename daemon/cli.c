@@ -14,6 +14,7 @@ struct command {
     int (*run)(int argc, char **argv);
     const char *summary;
     const char *help;
+    const char *keys; /* a configuration section whose keys the help lists, or NULL */
 };
 
 static const struct command commands[] = {
@@ -30,7 +31,7 @@ static const struct command commands[] = {
      "      --vcenter NAME  poll only this vCenter\n"
      "  -v, --verbose       log each request's progress to stderr\n"
      "\n"
-     "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n"},
+     "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n", NULL},
     {"inventory", cmd_inventory, "print the stored inventory",
      "Usage: vslint inventory -c FILE [--format text|json] [--vcenter NAME]\n"
      "\n"
@@ -43,7 +44,7 @@ static const struct command commands[] = {
      "  -f, --format FORMAT   text (default) or json (shape in docs/inventory.md)\n"
      "      --vcenter NAME    only this vCenter\n"
      "\n"
-     "Exit status: 0 printed, 2 error.\n"},
+     "Exit status: 0 printed, 2 error.\n", NULL},
     {"check", cmd_check, "poll, run the checks and print findings (for people and CI)",
      "Usage: vslint check -c FILE [--format text|json|junit|sarif] [--fail-on LEVEL]\n"
      "                    [--offline] [--vcenter NAME] [-o FILE]\n"
@@ -70,7 +71,7 @@ static const struct command commands[] = {
      "  expires = 2027-06-30         ; after this day the finding counts again\n"
      "\n"
      "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
-     "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+     "itself failed (bad configuration, a vCenter could not be polled or checked).\n", NULL},
     {"serve", cmd_serve, "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
      "\n"
@@ -87,27 +88,29 @@ static const struct command commands[] = {
      "with the error, until a poll succeeds again.\n"
      "\n"
      "  -c, --config FILE   configuration file (required)\n"
-     "      --log WHERE     stderr (default), or syslog / journal: through syslog(3), which\n"
-     "                      journald reads with each line's priority (use under systemd)\n"
+     "      --log WHERE     stderr (default); syslog: through syslog(3); journal: to the\n"
+     "                      systemd journal with the fields VSLINT_VCENTER=, VSLINT_CHECK=\n"
+     "                      and PRIORITY= (journalctl VSLINT_VCENTER=prod), or syslog when\n"
+     "                      built without libsystemd (use under systemd)\n"
      "  -v, --verbose       log debug lines too\n"
      "\n"
-     "[server] keys: listen = ADDRESS:PORT, token_file = FILE (bearer token, at least 16\n"
-     "characters, needed for POST; POST is refused without one), auth = writes|all (all: the\n"
-     "token is needed for everything but /healthz), tls_cert = / tls_key = PEM files (HTTPS,\n"
-     "TLS 1.2 and 1.3 only), max_connections = 64, max_connections_per_address = 16,\n"
-     "header_timeout = 10 (seconds for a request to arrive whole), timeout = 30 (idle\n"
-     "seconds), strict_permissions = false (true: refuse secret files others can read).\n"
      "Malformed requests get a JSON error and one short log line (at most 10 a minute).\n"
      "\n"
      "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
      "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
      "\n"
-     "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
+     "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n",
+     "server"},
     {"checks", cmd_checks, "list the catalogue of checks",
-     "Usage: vslint checks [--format text|json]\n"
+     "Usage: vslint checks [--format text|json] [ID...]\n"
      "\n"
-     "Lists every check: id, default severity, why it matters, the source document and\n"
-     "section it comes from, the fix, and its parameters with defaults and allowed ranges.\n"},
+     "Lists every check (or only the checks named): id, default severity, why it matters, the\n"
+     "source document and section it comes from, the fix, and its parameters with defaults and\n"
+     "allowed ranges.\n"
+     "\n"
+     "  -f, --format FORMAT   text (default) or json\n"
+     "\n"
+     "Exit status: 0 listed, 2 an unknown check id or format.\n", NULL},
     {"config-check", cmd_config_check, "validate a configuration file",
      "Usage: vslint config-check -c FILE\n"
      "\n"
@@ -118,7 +121,7 @@ static const struct command commands[] = {
      "password or key file others can read) go to stderr as FILE:LINE: [section] key: warning:\n"
      "...; with [server] strict_permissions = true such files are problems.\n"
      "\n"
-     "Exit status: 0 valid, 2 invalid.\n"},
+     "Exit status: 0 valid, 2 invalid.\n", NULL},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -158,14 +161,34 @@ static const char config_help[] =
     "  reason = archive tier\n"
     "  expires = 2027-06-30\n"
     "\n"
-    "Passwords are never accepted on the command line. See README.md for every key.\n";
+    "Passwords are never accepted on the command line. vslint.conf(5) describes every key.\n";
+
+/* A command's help, and the keys of its configuration section with their defaults from the
+ * option table (daemon/config.c), so the numbers are written in one place. */
+static void help(const struct command *c, FILE *f)
+{
+    struct vsl_config_doc d;
+
+    fputs(c->help, f);
+    if (!c->keys)
+        return;
+    fprintf(f, "\n[%s] keys (vslint.conf(5) says more):\n", c->keys);
+    for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
+        if (strcmp(d.section, c->keys))
+            continue;
+        if (d.dflt)
+            fprintf(f, "  %-28s %-16s %s\n", d.key, d.syntax, d.dflt);
+        else
+            fprintf(f, "  %-28s %s\n", d.key, d.syntax);
+    }
+}
 
 void vsl_usage(const char *cmd, FILE *f)
 {
     if (cmd) {
         for (size_t i = 0; i < NCOMMANDS; i++) {
             if (!strcmp(commands[i].name, cmd)) {
-                fputs(commands[i].help, f);
+                help(&commands[i], f);
                 return;
             }
         }
@@ -189,14 +212,14 @@ int vsl_main(int argc, char **argv)
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("vslint 0.1.0\n");
+        printf("vslint %s\n", VSL_VERSION); /* meson.build's project version */
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {
         if (argc > 2) {
             for (size_t i = 0; i < NCOMMANDS; i++) {
                 if (!strcmp(commands[i].name, argv[2])) {
-                    fputs(commands[i].help, stdout);
+                    help(&commands[i], stdout);
                     return VSL_EXIT_OK;
                 }
             }
@@ -210,7 +233,7 @@ int vsl_main(int argc, char **argv)
         if (!strcmp(commands[i].name, cmd)) {
             for (int a = 2; a < argc; a++) {
                 if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-                    fputs(commands[i].help, stdout);
+                    help(&commands[i], stdout);
                     return VSL_EXIT_OK;
                 }
             }

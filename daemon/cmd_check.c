@@ -187,6 +187,15 @@ out:
     return rc;
 }
 
+/* Whether id is among the arguments after the options. */
+static int named(int argc, char **argv, const char *id)
+{
+    for (int a = optind; id && a < argc; a++)
+        if (!strcmp(argv[a], id))
+            return 1;
+    return 0;
+}
+
 int cmd_checks(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -204,8 +213,23 @@ int cmd_checks(int argc, char **argv)
         }
         format = optarg;
     }
+    /* Checks named after the options: only those (the bash completion offers their ids). */
+    for (int a = optind; a < argc; a++) {
+        if (!chk_find(argv[a])) {
+            fprintf(stderr, "vslint: error: no check '%s' (vslint checks lists them)\n", argv[a]);
+            return VSL_EXIT_FAIL;
+        }
+    }
     if (!strcmp(format, "json")) {
         json_t *doc = chk_catalogue_json();
+        json_t *list = json_object_get(doc, "checks");
+        size_t i = 0;
+        while (optind < argc && i < json_array_size(list)) {
+            if (named(argc, argv, json_string_value(json_object_get(json_array_get(list, i), "id"))))
+                i++;
+            else
+                json_array_remove(list, i);
+        }
         if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
             json_decref(doc);
             return VSL_EXIT_FAIL;
@@ -220,6 +244,8 @@ int cmd_checks(int argc, char **argv)
     }
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *ck = chk_registry[i];
+        if (optind < argc && !named(argc, argv, ck->id))
+            continue;
         printf("%s  (%s)\n  %s\n", ck->id, chk_severity_name(ck->severity), ck->title);
         printf("  Why: %s\n  Source: %s\n  Fix: %s\n", ck->rationale, ck->reference,
                ck->remediation);

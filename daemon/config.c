@@ -32,14 +32,19 @@ enum opt_type {
 #define MAX_LINE 65536
 /* Problems listed in full; past this one summary line says how many more there were. */
 #define MAX_SHOWN 20
-enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_SERVER };
+enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_SERVER, SECT_CHECK, SECT_WAIVER };
 
+/* One row per key: how it is read, its default (applied by apply_defaults(), and shown by
+ * `vslint help serve` and vslint.conf(5), which docs/man/conf-keys.c generates from this table)
+ * and what it means. [check ID] and [waiver] keys are read by check_key() and waiver_key();
+ * their rows here document them and name them in "unknown key" messages. */
 struct opt {
     enum sect_kind sect;
     const char *key;
     enum opt_type type;
     size_t offset; /* into struct vsl_config or struct vsl_vcenter_conf */
     long min, max;
+    const char *dflt; /* the value when the key is absent; NULL: none (see help) */
     const char *help;
 };
 
@@ -48,31 +53,138 @@ struct opt {
 #define SV(field) (offsetof(struct vsl_config, server) + offsetof(struct vsl_server_conf, field))
 
 static const struct opt options[] = {
-    {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "SQLite file"},
-    {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "address:port to serve HTTP on"},
-    {SECT_SERVER, "token_file", OPT_SECRET, SV(token_file), 1, 0, "file holding the bearer token"},
-    {SECT_SERVER, "auth", OPT_AUTH, SV(auth_all), 0, 0, "writes (default) or all"},
-    {SECT_SERVER, "tls_cert", OPT_FILE, SV(tls_cert), 0, 0, "PEM certificate for HTTPS"},
-    {SECT_SERVER, "tls_key", OPT_SECRET, SV(tls_key), 1, 0, "PEM private key for HTTPS"},
-    {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "connections"},
-    {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000,
-     "connections from one client address"},
-    {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "idle seconds"},
-    {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600,
-     "seconds for a request to arrive whole"},
-    {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1,
-     "refuse secret files others can read"},
-    {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, "SDK URL, https://host/sdk"},
-    {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, "user name"},
-    {SECT_VCENTER, "password_file", OPT_SECRET, VC(password_file), 0, 0, "file holding the password"},
-    {SECT_VCENTER, "password_env", OPT_ENVNAME, VC(password_env), 0, 0, "variable holding it"},
-    {SECT_VCENTER, "ca_file", OPT_FILE, VC(ca_file), 0, 0, "PEM CA bundle"},
-    {SECT_VCENTER, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, "pinned certificate"},
-    {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "skip TLS verification"},
-    {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "seconds between polls"},
-    {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "seconds per request"},
-    {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "objects per page"},
+    {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, VSL_DEFAULT_DB_PATH,
+     "The SQLite file (WAL mode), created and migrated on first use with mode 0600 whatever the "
+     "umask; its -wal and -shm files follow."},
+    {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
+     "Required. The SDK URL, https://HOST/sdk."},
+    {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, NULL,
+     "Required. The vCenter account; a read-only one is enough."},
+    {SECT_VCENTER, "password_file", OPT_SECRET, VC(password_file), 0, 0, NULL,
+     "A file holding the password on one line (root:vslint, mode 0640). One of password_file "
+     "and password_env is required; passwords are never accepted on the command line."},
+    {SECT_VCENTER, "password_env", OPT_ENVNAME, VC(password_env), 0, 0, NULL,
+     "The name of an environment variable holding the password."},
+    {SECT_VCENTER, "ca_file", OPT_FILE, VC(ca_file), 0, 0, NULL,
+     "A PEM file of the CA that signed the vCenter certificate; without it, the system's trust "
+     "store."},
+    {SECT_VCENTER, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, NULL,
+     "Pin the vCenter's own certificate by its SHA-256 fingerprint, as `openssl x509 -noout "
+     "-fingerprint -sha256` prints it: the safe way to trust a self-signed vCenter. Replaces "
+     "ca_file and insecure."},
+    {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "false",
+     "true skips TLS certificate and host name verification; warned about at every start."},
+    {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "300",
+     "Seconds between polls of vslint serve. A failed poll is retried after it, then twice "
+     "that, up to 8 x interval or one hour."},
+    {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "60",
+     "Seconds one request to vCenter may take."},
+    {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
+     "Objects per property-collector page."},
+    {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "127.0.0.1:8080",
+     "ADDRESS:PORT to serve HTTP on, with a numeric address or localhost: [::1]:8080, "
+     "0.0.0.0:8443."},
+    {SECT_SERVER, "token_file", OPT_SECRET, SV(token_file), 1, 0, NULL,
+     "A file holding the bearer token (at least 16 characters). Without it POST is refused "
+     "(403)."},
+    {SECT_SERVER, "auth", OPT_AUTH, SV(auth_all), 0, 0, "writes",
+     "writes: the token is needed for POST only; all: for everything but /healthz."},
+    {SECT_SERVER, "tls_cert", OPT_FILE, SV(tls_cert), 0, 0, NULL,
+     "PEM certificate: serve HTTPS (TLS 1.2 and 1.3), with tls_key."},
+    {SECT_SERVER, "tls_key", OPT_SECRET, SV(tls_key), 1, 0, NULL,
+     "PEM private key of tls_cert."},
+    {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "64",
+     "Simultaneous HTTP connections; past it a new one is answered 503."},
+    {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000, "16",
+     "Simultaneous connections from one client address; past it 429. Raise it behind a "
+     "reverse proxy."},
+    {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600, "10",
+     "Seconds a request may take to arrive whole; then 408 (or the HTTPS connection closes)."},
+    {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "30",
+     "Seconds a connection may stay silent while a request or answer is in flight."},
+    {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1, "false",
+     "true: a password_file, token_file or tls_key that others can read is an error, not a "
+     "warning."},
+    {SECT_CHECK, "enabled", OPT_BOOL, 0, 0, 1, "true", "false turns the check off."},
+    {SECT_CHECK, "severity", OPT_STR, 0, 0, 0, NULL,
+     "info, warning or critical: the severity of every finding of the check."},
+    {SECT_WAIVER, "check", OPT_STR, 0, 0, 0, NULL, "Required. The check id."},
+    {SECT_WAIVER, "object", OPT_STR, 0, 0, 0, NULL,
+     "Required. The object name, or an fnmatch(3) pattern such as ds-lab-*."},
+    {SECT_WAIVER, "reason", OPT_STR, 0, 0, 0, NULL, "Required. Why; shown with the finding."},
+    {SECT_WAIVER, "expires", OPT_STR, 0, 0, 0, NULL,
+     "Required. YYYY-MM-DD; from the day after, the finding counts again."},
+    {SECT_WAIVER, "vcenter", OPT_STR, 0, 0, 0, NULL, "Only on this vCenter."},
 };
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const char *const sect_names[] = {
+    [SECT_DATABASE] = "database", [SECT_VCENTER] = "vcenter NAME", [SECT_SERVER] = "server",
+    [SECT_CHECK] = "check ID",    [SECT_WAIVER] = "waiver",
+};
+
+/* The keys of a section kind, "a, b, c", for "unknown key" messages. */
+/* Appends the keys of kind, comma-separated. 0, or the append's error (the list is cut). */
+static int known_keys(struct vsl_buf *b, enum sect_kind kind)
+{
+    int r = 0;
+
+    for (size_t i = 0; r == 0 && i < NOPTIONS; i++)
+        if (options[i].sect == kind)
+            r = vsl_buf_printf(b, "%s%s", b->len ? ", " : "", options[i].key);
+    return r;
+}
+
+/* Sets every key of kind in base to its default. Fields start zeroed (calloc). */
+static int apply_defaults(enum sect_kind kind, void *base)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct opt *o = &options[i];
+        char *field = (char *)base + o->offset;
+        if (o->sect != kind || !o->dflt)
+            continue;
+        switch (o->type) {
+        case OPT_INT:
+            *(int *)field = (int)strtol(o->dflt, NULL, 10);
+            break;
+        case OPT_BOOL:
+        case OPT_AUTH:
+            *(int *)field = !strcmp(o->dflt, "true") || !strcmp(o->dflt, "all");
+            break;
+        default:
+            free(*(char **)field);
+            if (!(*(char **)field = strdup(o->dflt)))
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int vsl_config_doc(size_t i, struct vsl_config_doc *out)
+{
+    static const char *const syntax[] = {
+        [OPT_STR] = "TEXT",          [OPT_URL] = "URL",           [OPT_BOOL] = "true|false",
+        [OPT_ENVNAME] = "NAME",      [OPT_LISTEN] = "ADDRESS:PORT", [OPT_AUTH] = "writes|all",
+        [OPT_FILE] = "FILE",         [OPT_SECRET] = "FILE",       [OPT_THUMBPRINT] = "SHA256:AA:BB:...",
+    };
+    if (i >= NOPTIONS)
+        return -1;
+    const struct opt *o = &options[i];
+    out->section = sect_names[o->sect];
+    out->key = o->key;
+    out->dflt = o->dflt;
+    out->help = o->help;
+    if (o->type == OPT_INT)
+        snprintf(out->syntax, sizeof(out->syntax), "%ld-%ld", o->min, o->max);
+    else if (o->sect == SECT_CHECK && !strcmp(o->key, "severity"))
+        snprintf(out->syntax, sizeof(out->syntax), "info|warning|critical");
+    else if (o->sect == SECT_WAIVER && !strcmp(o->key, "expires"))
+        snprintf(out->syntax, sizeof(out->syntax), "YYYY-MM-DD");
+    else
+        snprintf(out->syntax, sizeof(out->syntax), "%s", syntax[o->type]);
+    return 0;
+}
 
 /* A secret file named by the configuration, judged once the whole file (and so
  * strict_permissions, wherever it stands) has been read. */
@@ -224,11 +336,8 @@ static struct vsl_vcenter_conf *new_vcenter(struct loader *ld, const char *name)
     v = &cfg->vcenters[cfg->n_vcenters++];
     memset(v, 0, sizeof(*v));
     v->name = strdup(name);
-    v->interval_s = 300;
-    v->timeout_s = 60;
-    v->max_objects = 500;
     v->line = ld->section_line;
-    return v->name ? v : NULL;
+    return v->name && apply_defaults(SECT_VCENTER, v) == 0 ? v : NULL;
 }
 
 static int valid_name(const char *s)
@@ -292,10 +401,11 @@ static int check_key(struct loader *ld, const char *section, const char *id, con
     }
     struct vsl_buf known;
     vsl_buf_init(&known, 1024);
-    int r = vsl_buf_addstr(&known, "enabled, severity");
+    int r = known_keys(&known, SECT_CHECK);
     for (size_t i = 0; r == 0 && c->params && c->params[i].name; i++)
         r = vsl_buf_printf(&known, ", %s", c->params[i].name);
-    problem(ld, section, key, "unknown key (known keys: %s)", known.data);
+    problem(ld, section, key, "unknown key (known keys: %s%s)", known.data ? known.data : "",
+            r < 0 ? ", ..." : "");
     vsl_buf_free(&known);
     return 1;
 }
@@ -368,7 +478,11 @@ static int waiver_key(struct loader *ld, const char *section, const char *key, c
         }
         field = &w->expires_text;
     } else {
-        problem(ld, section, key, "unknown key (known keys: check, object, reason, expires, vcenter)");
+        struct vsl_buf known;
+        vsl_buf_init(&known, 1024);
+        known_keys(&known, SECT_WAIVER);
+        problem(ld, section, key, "unknown key (known keys: %s)", known.data ? known.data : "");
+        vsl_buf_free(&known);
         return 1;
     }
     if (!*value) {
@@ -547,7 +661,7 @@ static int handler(void *user, const char *section, const char *key, const char 
     }
 
     const struct opt *o = NULL;
-    for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+    for (size_t i = 0; i < NOPTIONS; i++) {
         if (options[i].sect == kind && !strcmp(options[i].key, key)) {
             o = &options[i];
             break;
@@ -556,11 +670,9 @@ static int handler(void *user, const char *section, const char *key, const char 
     if (!o) {
         struct vsl_buf known;
         vsl_buf_init(&known, 1024);
-        int r = 0;
-        for (size_t i = 0; r == 0 && i < sizeof(options) / sizeof(options[0]); i++)
-            if (options[i].sect == kind)
-                r = vsl_buf_printf(&known, "%s%s", known.len ? ", " : "", options[i].key);
-        problem(ld, section, key, "unknown key (known keys: %s)", known.data ? known.data : "");
+        const int cut = known_keys(&known, kind) < 0;
+        problem(ld, section, key, "unknown key (known keys: %s%s)", known.data ? known.data : "",
+                cut ? ", ..." : "");
         vsl_buf_free(&known);
         return 1;
     }
@@ -661,16 +773,6 @@ static void check_server(struct loader *ld, struct vsl_server_conf *s)
 {
     int saved = ld->line;
 
-    if (!s->listen)
-        s->listen = strdup("127.0.0.1:8080");
-    if (!s->max_connections)
-        s->max_connections = 64;
-    if (!s->timeout_s)
-        s->timeout_s = 30;
-    if (!s->max_per_address)
-        s->max_per_address = 16;
-    if (!s->header_timeout_s)
-        s->header_timeout_s = 10;
     ld->line = s->line;
     if (!!s->tls_cert != !!s->tls_key)
         problem(ld, "server", s->tls_cert ? "tls_key" : "tls_cert",
@@ -763,7 +865,8 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         return -ENOMEM;
     }
     ld.cfg->path = strdup(path);
-    if (chk_config_init(&ld.cfg->checks) < 0) {
+    if (apply_defaults(SECT_DATABASE, ld.cfg) < 0 || apply_defaults(SECT_SERVER, ld.cfg) < 0 ||
+        chk_config_init(&ld.cfg->checks) < 0) {
         fclose(ld.f);
         vsl_config_free(ld.cfg);
         return -ENOMEM;
@@ -783,8 +886,6 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     } else if (r < 0) {
         report(&ld, "%s: out of memory while reading\n", path);
     }
-    if (!ld.cfg->db_path)
-        ld.cfg->db_path = strdup(VSL_DEFAULT_DB_PATH);
     check_server(&ld, &ld.cfg->server);
     if (ld.cfg->n_vcenters == 0) {
         vsl_buf_line(errors, "%s: no [vcenter NAME] section: nothing to poll", path);

@@ -60,4 +60,16 @@ void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
 int vsl_config_password(const struct vsl_vcenter_conf *vc, char **out, char *err, size_t errlen);
 void vsl_config_wipe(char *secret); /* zeroes and frees; NULL is a no-op */
 
+/* One key the loader knows, from its option table: for help texts and vslint.conf(5). */
+struct vsl_config_doc {
+    const char *section; /* "database", "vcenter NAME", "server", "check ID" or "waiver" */
+    const char *key;
+    const char *dflt;    /* the value when absent; NULL: none (help says what happens) */
+    const char *help;    /* sentences */
+    char syntax[64];     /* what a value looks like: "1-10000", "true|false", "FILE", ... */
+};
+/* The i-th key, in the table's order (sections together): 0, or -1 past the last. The [check
+ * ID] rows are the keys every check takes; each check's own parameters are in its params. */
+int vsl_config_doc(size_t i, struct vsl_config_doc *out);
+
 #endif

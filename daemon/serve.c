@@ -79,7 +79,14 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
         char *nl = strchr(errors.data, '\n');
         if (nl)
             *nl = '\0';
+        /* "check ID failed on vCenter ..." (chk_run_all): the journal gets VSLINT_CHECK=ID. */
+        char id[128];
+        const struct check *c = NULL;
+        if (sscanf(errors.data, "check %127s failed", id) == 1)
+            c = chk_find(id);
+        log_context_check(c ? c->id : NULL);
         log_warnx("%s", errors.data);
+        log_context_check(NULL);
         snprintf(err, errlen, "checks: %s", errors.data);
     }
     vsl_buf_free(&errors);
@@ -135,6 +142,7 @@ static void *poller_main(void *arg)
     struct db *db = NULL;
     char *msg = NULL;
 
+    log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
     if (db_open(sv->cfg->db_path, &db, &msg) < 0) {
         log_warnx("vcenter %s: cannot open database %s: %s", p->vc->name, sv->cfg->db_path,
                   msg ? msg : "error");
@@ -251,6 +259,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         }
         snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
+        p->st.interval_s = vc->interval_s;
     }
     db_close(db);
     *out = ps;
@@ -484,8 +493,11 @@ int cmd_serve(int argc, char **argv)
     }
     if (vsl_cli_load_config(path, &sv.cfg, 0) < 0)
         return VSL_EXIT_FAIL;
-    /* journald reads syslog(3)'s socket and keeps each line's priority; stderr would lose it. */
-    log_init(verbose, strcmp(logto, "stderr") != 0);
+    /* journald keeps each line's priority (and with journal, its vCenter and check as fields
+     * to filter on); stderr would lose them. */
+    log_init(verbose, !strcmp(logto, "journal") ? LOG_TO_JOURNAL
+                      : !strcmp(logto, "syslog") ? LOG_TO_SYSLOG
+                                                 : LOG_TO_STDERR);
 
     /* Signals are taken by sigwait() in this thread only: block them before any thread starts
      * so every thread inherits the mask. */

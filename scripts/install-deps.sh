@@ -10,7 +10,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential meson ninja-build pkg-config \
     libcurl4-openssl-dev libssl-dev libxml2-dev libsqlite3-dev libinih-dev libjansson-dev \
-    libmicrohttpd-dev libcmocka-dev \
+    libmicrohttpd-dev libcmocka-dev libsystemd-dev scdoc bash-completion \
     golang-go golang-github-vmware-govmomi-dev \
     python3 python3-pytest sqlite3 curl ca-certificates openssl
 # Node.js runs the independent validators of the test suite; keep a newer one if present.
@@ -22,3 +22,6 @@ apt-get install -y -q --no-install-recommends chromium
 # promtool (Debian ships it in prometheus) checks /metrics in tests/integration/test_api.py;
 # that test fails without it.
 apt-get install -y -q --no-install-recommends prometheus
+# The Debian package and its test (tests/integration/test_package.py): dpkg-buildpackage,
+# debhelper, lintian, and systemd-analyze (systemd) for the unit.
+apt-get install -y -q --no-install-recommends dpkg-dev debhelper fakeroot lintian systemd

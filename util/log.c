@@ -1,41 +1,126 @@
-/* Logging: stderr in the foreground, syslog (and so the journal) when daemonised.
- * Every function preserves errno so callers can log and still inspect it. */
+/* Logging: stderr in the foreground, syslog or the journal (with structured fields) when run as
+ * a service. Every function preserves errno so callers can log and still inspect it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/uio.h>
+
+#ifdef VSL_HAVE_JOURNAL
+#include <systemd/sd-journal.h>
+#endif
 
 #include "util/log.h"
 
 static int log_debug_on;
-static int log_syslog;
+static enum log_target log_to;
+static _Thread_local const char *ctx_vcenter;
+static _Thread_local const char *ctx_check;
 
-void log_init(int debug, int to_syslog)
+void log_init(int debug, enum log_target to)
 {
     log_debug_on = debug;
-    log_syslog = to_syslog;
-    if (to_syslog)
+#ifndef VSL_HAVE_JOURNAL
+    if (to == LOG_TO_JOURNAL)
+        to = LOG_TO_SYSLOG; /* built without libsystemd: journald reads syslog(3) too */
+#endif
+    log_to = to;
+    /* Also the journal's fallback, should a line not go through. */
+    if (to != LOG_TO_STDERR)
         openlog("vslint", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-static void vlog(int pri, const char *prefix, const char *fmt, va_list ap, const char *suffix)
+void log_context_vcenter(const char *name)
+{
+    ctx_vcenter = name;
+}
+
+void log_context_check(const char *id)
+{
+    ctx_check = id;
+}
+
+/* Appends "KEY=value" to buf at *used; NULL when it does not fit. */
+static const char *field(char *buf, size_t size, size_t *used, const char *key, const char *value)
+{
+    int n = snprintf(buf + *used, size - *used, "%s=%s", key, value);
+
+    if (n < 0 || (size_t)n >= size - *used)
+        return NULL;
+    const char *f = buf + *used;
+    *used += (size_t)n + 1;
+    return f;
+}
+
+size_t log_journal_fields(int priority, const char *msg, const char *vcenter, const char *check,
+                          int errnum, char *buf, size_t size, const char **fields, size_t max)
+{
+    char num[16];
+    size_t used = 0, n = 0;
+    const char *f;
+
+    struct {
+        const char *key, *value;
+    } kv[] = {
+        {"MESSAGE", msg},
+        {"PRIORITY", num},
+        {"SYSLOG_IDENTIFIER", "vslint"},
+        {"SYSLOG_FACILITY", "3"}, /* LOG_DAEMON >> 3, as syslog(3) would have sent it */
+        {"VSLINT_VCENTER", vcenter},
+        {"VSLINT_CHECK", check},
+        {"ERRNO", NULL},
+    };
+    char errbuf[16];
+    snprintf(num, sizeof(num), "%d", priority);
+    if (errnum) {
+        snprintf(errbuf, sizeof(errbuf), "%d", errnum);
+        kv[6].value = errbuf;
+    }
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && n < max; i++) {
+        if (!kv[i].value || !*kv[i].value)
+            continue;
+        if (!(f = field(buf, size, &used, kv[i].key, kv[i].value)))
+            break;
+        fields[n++] = f;
+    }
+    return n;
+}
+
+/* One line to the journal; -1 when it was not taken (then syslog gets it). */
+static int to_journal(int pri, const char *msg, int errnum)
+{
+#ifdef VSL_HAVE_JOURNAL
+    char buf[4096];
+    const char *fields[8];
+    struct iovec iov[8];
+    size_t n = log_journal_fields(pri, msg, ctx_vcenter, ctx_check, errnum, buf, sizeof(buf),
+                                  fields, 8);
+
+    for (size_t i = 0; i < n; i++) {
+        iov[i].iov_base = (void *)fields[i];
+        iov[i].iov_len = strlen(fields[i]);
+    }
+    return n && sd_journal_sendv(iov, (int)n) >= 0 ? 0 : -1;
+#else
+    (void)pri, (void)msg, (void)errnum;
+    return -1;
+#endif
+}
+
+static void vlog(int pri, const char *prefix, const char *fmt, va_list ap, int errnum)
 {
     int saved = errno;
     char msg[2048];
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
 
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    if (log_syslog) {
-        if (suffix)
-            syslog(pri, "%s: %s", msg, suffix);
-        else
-            syslog(pri, "%s", msg);
-    } else {
-        if (suffix)
-            fprintf(stderr, "vslint: %s%s: %s\n", prefix, msg, suffix);
-        else
-            fprintf(stderr, "vslint: %s%s\n", prefix, msg);
+    if (errnum && n >= 0 && (size_t)n < sizeof(msg))
+        snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", strerror(errnum));
+    if (log_to == LOG_TO_STDERR) {
+        fprintf(stderr, "vslint: %s%s\n", prefix, msg);
         fflush(stderr);
+    } else if (log_to == LOG_TO_SYSLOG || to_journal(pri, msg, errnum) < 0) {
+        syslog(pri, "%s", msg);
     }
     errno = saved;
 }
@@ -43,7 +128,7 @@ static void vlog(int pri, const char *prefix, const char *fmt, va_list ap, const
 void log_warn(const char *fmt, ...)
 {
     va_list ap;
-    const char *e = strerror(errno);
+    int e = errno;
 
     va_start(ap, fmt);
     vlog(LOG_ERR, "error: ", fmt, ap, e);
@@ -55,7 +140,7 @@ void log_warnx(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vlog(LOG_ERR, "error: ", fmt, ap, NULL);
+    vlog(LOG_ERR, "error: ", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -64,7 +149,7 @@ void log_info(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vlog(LOG_INFO, "", fmt, ap, NULL);
+    vlog(LOG_INFO, "", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -75,7 +160,7 @@ void log_debug(const char *fmt, ...)
     if (!log_debug_on)
         return;
     va_start(ap, fmt);
-    vlog(LOG_DEBUG, "debug: ", fmt, ap, NULL);
+    vlog(LOG_DEBUG, "debug: ", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -84,7 +169,7 @@ void fatalx(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vlog(LOG_CRIT, "fatal: ", fmt, ap, NULL);
+    vlog(LOG_CRIT, "fatal: ", fmt, ap, 0);
     va_end(ap);
     exit(2);
 }

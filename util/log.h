@@ -1,18 +1,39 @@
-/* Logging for the daemon layer (OpenBSD log.c style): stderr in the foreground, syslog otherwise.
- * Library code logs at debug at most; errors are logged once, where they are handled. */
+/* Logging for the daemon layer (OpenBSD log.c style): stderr in the foreground, syslog or the
+ * systemd journal otherwise. Library code logs at debug at most; errors are logged once, where
+ * they are handled. */
 #ifndef VSL_LOG_H
 #define VSL_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #define VSL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-/* debug: 0 = info and above, 1 = debug too. to_syslog: 0 = stderr. */
-void log_init(int debug, int to_syslog);
+enum log_target {
+    LOG_TO_STDERR = 0,
+    LOG_TO_SYSLOG = 1,
+    /* sd_journal_sendv with VSLINT_VCENTER=, VSLINT_CHECK=, PRIORITY= fields; syslog when
+     * vslint was built without libsystemd or the journal does not take a line. */
+    LOG_TO_JOURNAL = 2,
+};
+
+/* debug: 0 = info and above, 1 = debug too. */
+void log_init(int debug, enum log_target to);
 void log_warn(const char *fmt, ...) VSL_PRINTF(1, 2);  /* appends ": strerror(errno)" */
 void log_warnx(const char *fmt, ...) VSL_PRINTF(1, 2);
 void log_info(const char *fmt, ...) VSL_PRINTF(1, 2);
 void log_debug(const char *fmt, ...) VSL_PRINTF(1, 2);
 _Noreturn void fatalx(const char *fmt, ...) VSL_PRINTF(1, 2);
+
+/* What this thread's next lines are about, sent as VSLINT_VCENTER= and VSLINT_CHECK= to the
+ * journal (a poller thread sets its vCenter once). The strings are borrowed: they must live
+ * until cleared with NULL. */
+void log_context_vcenter(const char *name);
+void log_context_check(const char *id);
+
+/* The journal fields of one line, "KEY=value" each, into fields[0..max) pointing into buf
+ * (size bytes). Returns how many were written. Exposed for the unit test. */
+size_t log_journal_fields(int priority, const char *msg, const char *vcenter, const char *check,
+                          int errnum, char *buf, size_t size, const char **fields, size_t max);
 
 #endif

@@ -435,6 +435,83 @@
     chart.replaceChildren(ol);
   }
 
+  /* ---------- history charts (SVG, drawn here: no chart library) ---------- */
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'text') node.textContent = v; else node.setAttribute(k, String(v));
+    }
+    for (const c of children) if (c) node.append(c);
+    return node;
+  }
+
+  /* A line chart of one value per day: series [{name, cls, values: [number|null per day]}],
+   * dates the x axis. Each point is a circle carrying data-series, data-date and data-value,
+   * with a <title> a pointer or a screen reader reads. */
+  function lineChart(fig, dates, series, opts) {
+    const W = 320, H = 140, L = 34, R = 6, T = 8, B = 20;
+    const all = series.flatMap((s) => s.values.filter((v) => typeof v === 'number'));
+    const yMax = opts.max !== undefined ? opts.max : Math.max(1, ...all);
+    const x = (i) => L + (dates.length > 1 ? (i * (W - L - R)) / (dates.length - 1) : 0);
+    const y = (v) => T + (H - T - B) * (1 - v / yMax);
+    const fmt = opts.format || String;
+    const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+      'aria-label': opts.label + ': ' + series.map((s) => s.name + ' ' +
+        fmt(s.values[s.values.length - 1] ?? '–') + ' today').join(', ') });
+    chart.append(svg('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }),
+      svg('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }),
+      svg('text', { class: 'tick', x: L - 4, y: T + 8, 'text-anchor': 'end', text: fmt(yMax) }),
+      svg('text', { class: 'tick', x: L - 4, y: H - B, 'text-anchor': 'end', text: fmt(0) }),
+      svg('text', { class: 'tick', x: L, y: H - 4, text: dates[0].slice(5) }),
+      svg('text', { class: 'tick', x: W - R, y: H - 4, 'text-anchor': 'end', text: dates[dates.length - 1].slice(5) }));
+    for (const s of series) {
+      let d = '';
+      s.values.forEach((v, i) => {
+        if (typeof v !== 'number') return;
+        d += (d && typeof s.values[i - 1] === 'number' ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1);
+      });
+      const g = svg('g', { class: 's-' + s.cls, 'data-series': s.name });
+      if (d) g.append(svg('path', { class: 'line', d }));
+      s.values.forEach((v, i) => {
+        if (typeof v !== 'number') return;
+        g.append(svg('circle', { class: 'dot', cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 2.5,
+          'data-series': s.name, 'data-date': dates[i], 'data-value': v },
+        svg('title', { text: s.name + ', ' + dates[i] + ': ' + fmt(v) })));
+      });
+      chart.append(g);
+    }
+    const legend = el('ul', { class: 'legend' }, ...series.map((s) =>
+      el('li', {}, el('span', { class: 'key s-' + s.cls, 'aria-hidden': 'true' }), s.name)));
+    fig.replaceChildren(fig.querySelector('figcaption'), chart, legend);
+  }
+
+  // GET /api/v1/history (docs/openapi.yaml, History): one entry per day, oldest first.
+  async function loadHistory() {
+    const h = await api('/api/v1/history?days=30');
+    const days = h.days || [];
+    if (!days.length) return;
+    const dates = days.map((d) => d.date);
+    lineChart($('hist-score'), dates, [{ name: 'score', cls: 'score', values: days.map((d) => d.score) }],
+      { label: 'Score', max: 100 });
+    lineChart($('hist-findings'), dates, ['critical', 'warning', 'info'].map((sev) =>
+      ({ name: sev, cls: sev, values: days.map((d) => (d.findings || {})[sev] ?? 0) })),
+    { label: 'Open findings' });
+    const byDate = (list) => Object.fromEntries(list.map((p) => [p.date, p.mean_ms]));
+    const polls = (h.polls || []).map((vc, i) => {
+      const m = byDate(vc.days || []);
+      return { name: vc.vcenter, cls: 'vc' + (i % 4), values: dates.map((dt) => m[dt] ?? null) };
+    });
+    if (polls.length) {
+      lineChart($('hist-polls'), dates, polls, { label: 'Mean poll duration', format: (v) => fmtDuration(v) });
+    } else {
+      $('hist-polls').replaceChildren($('hist-polls').querySelector('figcaption'),
+        el('p', { class: 'muted' }, 'No polls in these days.'));
+    }
+  }
+
   /* ---------- refresh loop ---------- */
 
   async function refresh() {
@@ -443,6 +520,7 @@
       api('/api/v1/summary').then(renderSummary),
       loadChecks().then(() => loadFindings()),
       loadDatastores(),
+      loadHistory(),
     ];
     const results = await Promise.allSettled(jobs);
     $('refresh').disabled = false;

@@ -320,6 +320,43 @@ async function dashboard(page, base, api) {
     eq('the fullest datastore comes first', fullest, 'ds-free-snaprisk');
   });
 
+  await step('the history charts draw the last 30 days of /api/v1/history', async () => {
+    const h = api.history;
+    const today = h.days[h.days.length - 1];
+    const dots = (sel) => page.$$eval(sel + ' circle.dot', (cs) => cs.map((c) => ({
+      series: c.dataset.series, date: c.dataset.date, value: Number(c.dataset.value),
+      shown: c.getBoundingClientRect().width > 0,
+    })));
+    const score = await dots('#hist-score');
+    eq('score points: one per day with a score', score.length,
+      h.days.filter((d) => d.score !== null).length);
+    const last = score[score.length - 1] || {};
+    eq("today's score point", last.date + ' ' + last.value, today.date + ' ' + summary.score);
+    check('the score points are drawn', score.length > 0 && score.every((d) => d.shown));
+    const sev = await dots('#hist-findings');
+    for (const s of ['critical', 'warning', 'info']) {
+      const pts = sev.filter((d) => d.series === s);
+      eq(s + ' points: one per day', pts.length, h.days.length);
+      eq(s + ' today, as the tile says', pts.length && pts[pts.length - 1].value,
+        summary.findings.by_severity[s]);
+    }
+    const lab = h.polls.find((p) => p.vcenter === 'lab');
+    const polls = (await dots('#hist-polls')).filter((d) => d.series === 'lab');
+    check('the polls chart has lab', lab && polls.length === lab.days.length, JSON.stringify(polls));
+    if (lab && polls.length) {
+      eq("lab's mean poll duration today", polls[polls.length - 1].value,
+        lab.days[lab.days.length - 1].mean_ms);
+    }
+    const label = await page.getAttribute('#hist-score svg', 'aria-label');
+    check('the score chart reads its value to a screen reader',
+      (label || '').includes('score ' + summary.score + ' today'), label);
+    const legend = await page.$$eval('#hist-findings .legend li', (li) => li.map((x) => x.textContent));
+    eq('the findings legend', JSON.stringify(legend), '["critical","warning","info"]');
+    const colour = (sel) => page.$eval(sel, (e) => getComputedStyle(e).stroke);
+    const crit = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
+    eq('critical line has the critical colour', await colour('#hist-findings g[data-series="critical"] path'), crit);
+  });
+
   await step('the severity filter shows the critical findings only', async () => {
     await page.selectOption('#f-severity', 'critical');
     await page.waitForFunction(
@@ -455,6 +492,7 @@ async function main() {
       checks: await getJSON(serve.base, '/api/v1/checks'),
       crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
       all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
+      history: await getJSON(serve.base, '/api/v1/history?days=30'),
     };
     ctx = await launch(chromium);
   });

@@ -30,6 +30,9 @@ def exercise(srv):
     g('/api/v1/summary')
     g('/api/v1/summary?vcenter=lab')
     g('/api/v1/summary?bogus=1')
+    g('/api/v1/history')
+    g('/api/v1/history?days=1&vcenter=lab')
+    g('/api/v1/history?days=0')
     first = g('/api/v1/findings?limit=5').json()
     url = first.get('next')
     while url:

@@ -1,0 +1,129 @@
+/* History by day: what was open at the end of each day, out of the findings' first_seen and
+ * resolved_at, and each vCenter's polls per day, out of the polls table. Read-only. */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "db/db-private.h"
+#include "db/history.h"
+#include "util/err.h"
+
+/* The first millisecond of the oldest of n days ending with today (UTC). */
+static int64_t first_day_ms(int64_t now_ms, size_t n)
+{
+    return now_ms - now_ms % DB_DAY_MS - (int64_t)(n - 1) * DB_DAY_MS;
+}
+
+static int bind_vcenter(sqlite3_stmt *st, int i, const char *vcenter)
+{
+    return vcenter ? sqlite3_bind_text(st, i, vcenter, -1, SQLITE_STATIC)
+                   : sqlite3_bind_null(st, i);
+}
+
+int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n,
+                    struct db_history_day *days)
+{
+    /* Open at t: seen by then and not resolved by then; waived ones do not count, as in the
+     * summary's score. */
+    static const char open_sql[] =
+        "SELECT severity, count(*) FROM findings"
+        " WHERE first_seen_ms <= ?1 AND (resolved_at_ms IS NULL OR resolved_at_ms > ?1)"
+        " AND status <> 'waived' AND (?2 IS NULL OR vcenter = ?2) GROUP BY severity";
+    /* The objects of each vCenter's last successful poll by t (its counts_json). */
+    static const char objects_sql[] =
+        "SELECT count(p.id), coalesce(sum(coalesce(json_extract(p.counts_json, '$.datastores'), 0)"
+        " + coalesce(json_extract(p.counts_json, '$.hosts'), 0)"
+        " + coalesce(json_extract(p.counts_json, '$.vms'), 0)), 0)"
+        " FROM (SELECT DISTINCT vcenter FROM polls WHERE ?2 IS NULL OR vcenter = ?2) v"
+        " JOIN polls p ON p.id = (SELECT id FROM polls WHERE vcenter = v.vcenter AND ok = 1"
+        " AND finished_ms <= ?1 ORDER BY finished_ms DESC, id DESC LIMIT 1)";
+    sqlite3_stmt *open_st = NULL, *obj_st = NULL;
+    int64_t start = first_day_ms(now_ms, n);
+    int rc;
+
+    assert(db && days && n > 0);
+    rc = sqlite3_prepare_v2(db->h, open_sql, -1, &open_st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->h, objects_sql, -1, &obj_st, NULL);
+    /* One read transaction: a poll committing meanwhile cannot tear the days apart. */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+        struct db_history_day *d = &days[i];
+        int64_t end = start + (int64_t)(i + 1) * DB_DAY_MS - 1;
+        memset(d, 0, sizeof(*d));
+        d->end_ms = end < now_ms ? end : now_ms;
+        sqlite3_reset(open_st);
+        rc = sqlite3_bind_int64(open_st, 1, d->end_ms);
+        if (rc == SQLITE_OK)
+            rc = bind_vcenter(open_st, 2, vcenter);
+        while (rc == SQLITE_OK && (rc = sqlite3_step(open_st)) == SQLITE_ROW) {
+            const char *sev = (const char *)sqlite3_column_text(open_st, 0);
+            int64_t c = sqlite3_column_int64(open_st, 1);
+            if (sev && !strcmp(sev, "critical"))
+                d->critical = c;
+            else if (sev && !strcmp(sev, "warning"))
+                d->warning = c;
+            else
+                d->info += c;
+            rc = SQLITE_OK;
+        }
+        if (rc != SQLITE_DONE)
+            break;
+        sqlite3_reset(obj_st);
+        rc = sqlite3_bind_int64(obj_st, 1, d->end_ms);
+        if (rc == SQLITE_OK)
+            rc = bind_vcenter(obj_st, 2, vcenter);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(obj_st)) == SQLITE_ROW) {
+            d->vcenters = sqlite3_column_int64(obj_st, 0);
+            d->objects = sqlite3_column_int64(obj_st, 1);
+            rc = SQLITE_OK;
+        }
+    }
+    if (!sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_finalize(open_st);
+    sqlite3_finalize(obj_st);
+    return rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
+}
+
+int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out)
+{
+    static const char sql[] =
+        "SELECT vcenter, (finished_ms - ?1) / 86400000 AS day, count(*), sum(ok = 0),"
+        " avg(finished_ms - started_ms), max(finished_ms - started_ms) FROM polls"
+        " WHERE finished_ms >= ?1 AND finished_ms <= ?3 AND (?2 IS NULL OR vcenter = ?2)"
+        " GROUP BY vcenter, day ORDER BY vcenter, day";
+    sqlite3_stmt *st = NULL;
+    json_t *list = json_array();
+    int rc;
+
+    assert(db && out);
+    *out = NULL;
+    if (!list)
+        return -ENOMEM;
+    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 1, first_day_ms(now_ms, n));
+    if (rc == SQLITE_OK)
+        rc = bind_vcenter(st, 2, vcenter);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, now_ms);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "vcenter",
+                                (const char *)sqlite3_column_text(st, 0), "day",
+                                (json_int_t)sqlite3_column_int64(st, 1), "polls",
+                                (json_int_t)sqlite3_column_int64(st, 2), "failed",
+                                (json_int_t)sqlite3_column_int64(st, 3), "mean_ms",
+                                (json_int_t)(sqlite3_column_double(st, 4) + 0.5), "max_ms",
+                                (json_int_t)sqlite3_column_int64(st, 5));
+        rc = row && json_array_append_new(list, row) == 0 ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(list);
+        return db_err(rc) ? db_err(rc) : -VSL_EDB;
+    }
+    *out = list;
+    return 0;
+}
