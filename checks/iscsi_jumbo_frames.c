@@ -165,7 +165,8 @@ const struct check chk_iscsi_jumbo_frames = {
         "vmknic whose vSwitch or distributed switch has a smaller MTU than the vmknic itself is "
         "critical, because the larger frames are dropped. Only vmknics bound to an iSCSI "
         "adapter (port binding, QueryBoundVnics) are checked: a host whose bindings could not "
-        "be read is skipped, a vmknic whose MTU is unknown is skipped, and when "
+        "be read is not judged (its earlier findings are kept, unverified), a vmknic whose MTU "
+        "is unknown is skipped, and when "
         "the switch MTU is unknown only the vmknic's own MTU is judged (the evidence says why). "
         "Physical switches and array ports are outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.1",
