@@ -4,19 +4,19 @@
 #include <stdlib.h>
 
 #include "api/api-private.h"
-#include "db/api.h"
+#include "db/pages.h"
 #include "util/err.h"
 
 static const char *const kind_names[] = {
-    [DB_API_DATASTORES] = "datastores",
-    [DB_API_HOSTS] = "hosts",
-    [DB_API_VMS] = "vms",
+    [DB_PAGE_DATASTORES] = "datastores",
+    [DB_PAGE_HOSTS] = "hosts",
+    [DB_PAGE_VMS] = "vms",
 };
 
-static enum MHD_Result inventory(struct api_req *r, enum db_api_kind kind)
+static enum MHD_Result inventory(struct api_req *r, enum db_page_kind kind)
 {
     static const char *const names[] = {"vcenter", "limit", "cursor", NULL};
-    struct db_api_page p = {0};
+    struct db_page p = {0};
     json_t *items = NULL;
     int64_t total = 0;
     char *next = NULL;
@@ -29,7 +29,7 @@ static enum MHD_Result inventory(struct api_req *r, enum db_api_kind kind)
         return api_fail(r);
     if (!(db = api_db(r)))
         return api_db_error(r, "opening the database", -VSL_EDB);
-    rc = db_api_inventory_page(db, kind, &p, &items, &total, &next);
+    rc = db_inventory_page(db, kind, &p, &items, &total, &next);
     if (rc == -EINVAL)
         return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
     if (rc < 0)
@@ -39,15 +39,15 @@ static enum MHD_Result inventory(struct api_req *r, enum db_api_kind kind)
 
 enum MHD_Result api_h_datastores(struct api_req *r)
 {
-    return inventory(r, DB_API_DATASTORES);
+    return inventory(r, DB_PAGE_DATASTORES);
 }
 
 enum MHD_Result api_h_hosts(struct api_req *r)
 {
-    return inventory(r, DB_API_HOSTS);
+    return inventory(r, DB_PAGE_HOSTS);
 }
 
 enum MHD_Result api_h_vms(struct api_req *r)
 {
-    return inventory(r, DB_API_VMS);
+    return inventory(r, DB_PAGE_VMS);
 }

@@ -6,7 +6,7 @@
 
 #include "api/api-private.h"
 #include "checks/check.h"
-#include "db/api.h"
+#include "db/pages.h"
 #include "db/findings.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -128,12 +128,12 @@ static int datastores(struct vsl_buf *b, struct db *db)
         {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes.", "capacity"},
         {"vslint_datastore_free_bytes", "Datastore free space in bytes.", "free_space"},
     };
-    struct db_api_page p = {0};
+    struct db_page p = {0};
     json_t *items = NULL, *ds;
     int64_t total;
     char *next = NULL;
     size_t i;
-    int rc = db_api_inventory_page(db, DB_API_DATASTORES, &p, &items, &total, &next);
+    int rc = db_inventory_page(db, DB_PAGE_DATASTORES, &p, &items, &total, &next);
 
     free(next);
     for (size_t g = 0; rc == 0 && g < 2; g++) {

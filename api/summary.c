@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/api-private.h"
-#include "db/api.h"
+#include "db/pages.h"
 #include "db/findings.h"
 #include "util/err.h"
 
@@ -28,7 +28,7 @@ int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs
     int rc = db_findings_summary(db, vcenter, counts);
 
     if (rc == 0)
-        rc = db_api_object_counts(db, vcenter, objs);
+        rc = db_object_counts(db, vcenter, objs);
     if (rc < 0) {
         json_decref(*counts);
         *counts = NULL;

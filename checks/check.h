@@ -8,12 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checks/estate.h"
-
-enum chk_severity { CHK_INFO = 0, CHK_WARNING = 1, CHK_CRITICAL = 2 };
-
-const char *chk_severity_name(enum chk_severity s); /* "info", "warning", "critical" */
-int chk_severity_parse(const char *s, enum chk_severity *out); /* 0 or -EINVAL */
+#include "checks/san.h"
+#include "model/estate.h"
+#include "model/finding.h"
 
 /* A numeric threshold a user may override in [check ID]. */
 struct chk_param {
@@ -42,7 +39,7 @@ enum chk_needs {
 struct check {
     const char *id;    /* kebab-case, stable forever: configs, waivers, pipelines name it */
     const char *title; /* one line */
-    enum chk_severity severity; /* the default (highest) severity it raises */
+    enum vsl_severity severity; /* the default (highest) severity it raises */
     const char *rationale;      /* why, in a sentence or two */
     const char *reference;      /* "000_5bd48962a767ee9e.txt §3.5.1", KB numbers */
     const char *remediation;    /* the concrete fix, with the esxcli/PowerCLI command */
@@ -75,7 +72,7 @@ int64_t chk_now(const struct chk_ctx *ctx);
  * cluster), or a part of a host that has no moref of its own (lun, vmknic, iscsi_hba,
  * iscsi_target), named by itself and by its host. */
 struct chk_emit {
-    enum chk_severity severity;
+    enum vsl_severity severity;
     const char *object_type;  /* "datastore", "storage_pod", "host", "vm", "lun", "vmknic", ... */
     const char *object_moref; /* the managed object; NULL for a part of a host */
     const char *object_name;  /* what a human calls it: "ds-crowded", "naa.6006...", "vmk1" */
@@ -93,7 +90,7 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
  * its detail too, so that the finding's history follows the LUN (one finding per LUN per host
  * and check). */
 int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
-                 enum chk_severity severity, const char *message, json_t *evidence);
+                 enum vsl_severity severity, const char *message, json_t *evidence);
 
 /* Appends the string s to the JSON array a of strings unless a holds it already. */
 void chk_append_unique(json_t *a, const char *s);

@@ -215,7 +215,7 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
     if (!(ev = chk_ev_extents(ev, d)))
         return -ENOMEM;
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_WARNING,
+                             .severity = SEV_WARNING,
                              .object_type = "datastore",
                              .object_moref = d->moref,
                              .object_name = d->name,
@@ -306,7 +306,7 @@ out:
 const struct check chk_datastore_alarms = {
     .id = "datastore-alarms",
     .title = "Datastores are covered by an enabled vCenter usage alarm at vslint's thresholds",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Yellow Bricks (003) on thin provisioning: \"make sure you set the correct alarms\" and "
         "watch the percentage of disk space still available. vslint sees a datastore only when it "

@@ -26,7 +26,7 @@ static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, co
      * exactly 5 % free is not "below 5 %". */
     double free100 = (double)free_space * 100.0, cap = (double)capacity;
     double free_pct = free100 / cap;
-    enum chk_severity sev;
+    enum vsl_severity sev;
     const char *level;
     char msg[512], fr[32], ca[32];
     /* Name the kind for a datastore cluster: admins do not expect one in a datastore list. */
@@ -36,21 +36,21 @@ static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, co
     chk_size(capacity, ca, sizeof(ca));
 
     if (free100 < snap * cap) {
-        sev = CHK_CRITICAL;
+        sev = SEV_CRITICAL;
         level = "snapshots_at_risk";
         snprintf(msg, sizeof(msg),
                  "%s%s has %.1f %% free (%s of %s): snapshots and replication at risk below %g %%; "
                  "free space or add capacity now (threshold %g %%)",
                  what, name, free_pct, fr, ca, snap, snap);
     } else if (free100 < crit * cap) {
-        sev = CHK_CRITICAL;
+        sev = SEV_CRITICAL;
         level = "critical";
         snprintf(msg, sizeof(msg),
                  "%s%s has %.1f %% free (%s of %s); the guide says to keep at least %g %% free "
                  "(threshold %g %%)",
                  what, name, free_pct, fr, ca, crit, crit);
     } else if (free100 < warn * cap) {
-        sev = CHK_WARNING;
+        sev = SEV_WARNING;
         level = "warning";
         snprintf(msg, sizeof(msg),
                  "%s%s has %.1f %% free (%s of %s); the guide alerts below %g %% free (threshold "
@@ -106,7 +106,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_datastore_free_space = {
     .id = "datastore-free-space",
     .title = "Datastore or datastore cluster low on free space",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "Thin disks, snapshots and replication all grow into free space; the Unity guide raises "
         "an alert below 30 % free, asks for at least 10 % free, and starts invalidating "

@@ -94,7 +94,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         const struct est_datastore *d = &e->datastores[i];
         const char *name = d->name;
         double cap = (double)d->capacity;
-        enum chk_severity sev;
+        enum vsl_severity sev;
         const char *level;
         char msg[512], size[32];
 
@@ -107,7 +107,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             continue;
         chk_size(d->capacity, size, sizeof(size));
         if (cap > limit_b) {
-            sev = CHK_CRITICAL;
+            sev = SEV_CRITICAL;
             level = "above_maximum";
             snprintf(msg, sizeof(msg),
                      "%s is %s, above VMware's maximum datastore size of %g TB; split it into "
@@ -116,14 +116,14 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         } else if (cap > max_b) {
             if (big[i].bytes > max_b)
                 continue; /* a VM keeps more than the band on it: the guide exempts it */
-            sev = CHK_WARNING;
+            sev = SEV_WARNING;
             level = "above_band";
             snprintf(msg, sizeof(msg),
                      "%s is %s, above the guide's %g-%g GB datastore size (threshold %g GB), and "
                      "no VM keeps more than %g GB of disks on it that would need it",
                      name, size, min_gb, max_gb, max_gb, max_gb);
         } else if (cap < min_b) {
-            sev = CHK_WARNING;
+            sev = SEV_WARNING;
             level = "below_band";
             snprintf(msg, sizeof(msg),
                      "%s is %s, below the guide's %g-%g GB datastore size (threshold %g GB)", name,
@@ -161,7 +161,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_datastore_size = {
     .id = "datastore-size",
     .title = "VMFS datastore size outside the recommended band",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "The guide sizes LUNs and their VMFS datastores at 500-750 GB so that each holds a "
         "manageable number of VMs (10-15 with 40 GB disks) and I/O contention stays low; VMware "

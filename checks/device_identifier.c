@@ -39,7 +39,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", h->name, "device",
                       l->canonical_name, "prefix", prefix, "vendor", l->vendor, "model", l->model,
                       "satp", l->satp, "expected_prefixes", "naa.", "eui.", "t10.");
-        int r = chk_emit_lun(ctx, h, l, CHK_WARNING, msg, ev);
+        int r = chk_emit_lun(ctx, h, l, SEV_WARNING, msg, ev);
         if (r < 0)
             return r;
     }
@@ -49,7 +49,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_device_identifier = {
     .id = "device-identifier",
     .title = "SAN LUNs carry a proper NAA/EUI/T10 identifier",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "A SAN device that ESXi names \"sym.<id>\" (or anything but naa., eui. or t10.) is not "
         "reporting its Network Authority Address: on EMC Symmetrix/DMX the SPC-2 bit is unset "

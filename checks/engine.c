@@ -20,28 +20,10 @@ struct chk_ctx {
     const struct chk_config *cfg; /* the whole configuration, NULL in chk_run_one */
 };
 
-static const char *const severity_names[] = {"info", "warning", "critical"};
-
-const char *chk_severity_name(enum chk_severity s)
-{
-    return (unsigned)s < 3 ? severity_names[s] : "unknown";
-}
-
-int chk_severity_parse(const char *s, enum chk_severity *out)
-{
-    for (int i = 0; i < 3; i++) {
-        if (!strcmp(s, severity_names[i])) {
-            *out = (enum chk_severity)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
 double chk_param(const struct chk_ctx *ctx, const char *name)
 {
     const struct chk_param *p = ctx->check->params;
-    for (size_t i = 0; p && p[i].name; i++)
+    for (size_t i = 0; p && p[i].name && i < CHK_MAX_PARAMS; i++)
         if (!strcmp(p[i].name, name))
             return ctx->settings->params[i];
     assert(!"a check asked for a parameter it does not declare");
@@ -130,7 +112,7 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
     out->check = ctx->check;
     out->vcenter = ctx->estate->vcenter;
     out->severity = ctx->settings->severity_override >= 0
-                        ? (enum chk_severity)ctx->settings->severity_override
+                        ? (enum vsl_severity)ctx->settings->severity_override
                         : f->severity;
     out->object_type = dup_or_null(f->object_type);
     out->object_moref = dup_or_null(f->object_moref);
@@ -153,7 +135,7 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
 }
 
 int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
-                 enum chk_severity severity, const char *message, json_t *evidence)
+                 enum vsl_severity severity, const char *message, json_t *evidence)
 {
     return chk_emit(ctx, &(struct chk_emit){
                              .severity = severity,
@@ -212,6 +194,57 @@ void chk_config_free(struct chk_config *cfg)
     free(cfg->waivers);
     free(cfg->settings);
     memset(cfg, 0, sizeof(*cfg));
+}
+
+int chk_evaluation(const struct chk_results *r, struct evaluation *out)
+{
+    struct finding *fs;
+    const char **ids;
+    struct unverified_scope *us;
+    /* One block: the findings, then the scopes, then the completed and disabled ids. */
+    size_t nf = r->n, nu = r->n_unverified, ni = r->n_completed + r->n_disabled;
+    char *block = calloc(1, nf * sizeof(*fs) + nu * sizeof(*us) + ni * sizeof(*ids) + 1);
+
+    memset(out, 0, sizeof(*out));
+    if (!block)
+        return -ENOMEM;
+    fs = (struct finding *)block;
+    us = (struct unverified_scope *)(fs + nf);
+    ids = (const char **)(us + nu);
+    for (size_t i = 0; i < nf; i++) {
+        const struct chk_finding *f = &r->items[i];
+        memcpy(fs[i].fingerprint, f->fingerprint, sizeof(fs[i].fingerprint));
+        fs[i].check_id = f->check->id;
+        fs[i].check_title = f->check->title;
+        fs[i].severity = f->severity;
+        fs[i].object_type = f->object_type;
+        fs[i].object_moref = f->object_moref;
+        fs[i].object_name = f->object_name;
+        fs[i].host_moref = f->host_moref;
+        fs[i].host_name = f->host_name;
+        fs[i].detail = f->detail;
+        fs[i].message = f->message;
+        fs[i].evidence = f->evidence;
+        fs[i].waiver_reason = f->waiver ? f->waiver->reason : NULL;
+        fs[i].waiver_expires = f->waiver ? f->waiver->expires_text : NULL;
+    }
+    for (size_t i = 0; i < nu; i++)
+        us[i] = (struct unverified_scope){r->unverified[i].check->id, r->unverified[i].moref,
+                                          r->unverified[i].reason};
+    for (size_t i = 0; i < r->n_completed; i++)
+        ids[i] = r->completed[i]->id;
+    for (size_t i = 0; i < r->n_disabled; i++)
+        ids[r->n_completed + i] = r->disabled[i]->id;
+    *out = (struct evaluation){.findings = fs,
+                               .n_findings = nf,
+                               .completed = ids,
+                               .n_completed = r->n_completed,
+                               .disabled = ids + r->n_completed,
+                               .n_disabled = r->n_disabled,
+                               .unverified = us,
+                               .n_unverified = nu,
+                               .owned = block};
+    return 0;
 }
 
 static void finding_free(struct chk_finding *f)

@@ -41,7 +41,7 @@ struct chk_finding {
     char fingerprint[17]; /* 16 hex digits of FNV-1a 64 over check|vcenter|moref|detail */
     const struct check *check;
     const char *vcenter; /* borrowed from the estate */
-    enum chk_severity severity; /* after the override */
+    enum vsl_severity severity; /* after the override */
     char *object_type, *object_moref, *object_name, *detail, *message; /* owned */
     char *host_moref, *host_name; /* owned; NULL unless the finding is on or about a host */
     json_t *evidence; /* owned reference, never NULL (an empty object at least) */
@@ -86,6 +86,11 @@ struct chk_results {
 int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t now,
                 struct chk_results *out, char *err, size_t errlen);
 void chk_results_free(struct chk_results *r);
+
+/* The results as the findings store takes them (model/finding.h): a view that borrows every
+ * string from r (and the registry, and the configuration's waivers), valid while r is. Free
+ * with evaluation_free(). 0 or -ENOMEM. */
+int chk_evaluation(const struct chk_results *r, struct evaluation *out);
 
 /* Runs one check with the given settings (NULL = defaults) and appends its findings to out,
  * overrides, unverified scopes and dropped stale findings as in chk_run_all (waivers: none

@@ -74,7 +74,7 @@ static int report_gaps(struct chk_ctx *ctx, const struct est_host *h)
                    h->connection_state, "gaps", gaps, "checks_not_verified",
                    checks_needing(missing));
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = missing & CHK_NEEDS_HOST ? CHK_WARNING : CHK_INFO,
+                             .severity = missing & CHK_NEEDS_HOST ? SEV_WARNING : SEV_INFO,
                              .object_type = "host",
                              .object_moref = h->moref,
                              .object_name = h->name,
@@ -140,7 +140,7 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
                    "checks_not_applicable", "multipath-policy", "satp-claim-rule",
                    "checks_not_verified", not_verified);
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_INFO,
+                             .severity = SEV_INFO,
                              .object_type = "host",
                              .object_moref = h->moref,
                              .object_name = h->name,
@@ -168,7 +168,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_host_coverage = {
     .id = "host-coverage",
     .title = "Hosts vslint could not fully check",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Every host-level practice (multipathing, claim rules, iSCSI settings) is judged on what "
         "vCenter and the host report in the poll. A disconnected or not-responding host is not "

@@ -134,7 +134,7 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
                    "delayed_ack", 1, "recommended", 0, "targets_inheriting", inheriting,
                    "inheriting", detail, "command", cmd);
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_WARNING,
+                             .severity = SEV_WARNING,
                              .object_type = "iscsi_hba",
                              .object_name = b->device,
                              .host = h,
@@ -249,7 +249,7 @@ static int report_portal(struct chk_ctx *ctx, const struct est_host *h,
             json_object_set_new(ev, "iscsi_name", json_string(t->iscsi_name));
     }
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_WARNING,
+                             .severity = SEV_WARNING,
                              .object_type = "iscsi_target",
                              .object_name = target,
                              .host = h,
@@ -291,7 +291,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_iscsi_delayed_ack = {
     .id = "iscsi-delayed-ack",
     .title = "iSCSI delayed ACK is disabled",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Under network congestion, delayed ACK can push iSCSI read and write latency beyond "
         "acceptable levels; VMware and the array vendor recommend disabling it. Each target's "

@@ -124,7 +124,7 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                  " iSCSI vmknic, switch and array port",
                  name, adapters, v->mtu, want);
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = low_switch ? CHK_CRITICAL : CHK_WARNING,
+                             .severity = low_switch ? SEV_CRITICAL : SEV_WARNING,
                              .object_type = "vmknic",
                              .object_name = v->device,
                              .host = h,
@@ -158,7 +158,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_iscsi_jumbo_frames = {
     .id = "iscsi-jumbo-frames",
     .title = "iSCSI vmknics use jumbo frames end to end",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "Large blocks move more efficiently over iSCSI with MTU 9000 on the array, every host "
         "and every switch in the path. An iSCSI-bound vmknic below MTU 9000 is a warning; a "

@@ -70,20 +70,20 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 {
     const char *hname = h->name;
     char name[512], msg[1024], type[32];
-    enum chk_severity sev;
+    enum vsl_severity sev;
     int rr = !strcmp(l->psp, "VMW_PSP_RR");
     json_t *ev;
 
     limit_type(l->psp_config, type, sizeof(type));
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
     if (!rr) {
-        sev = CHK_WARNING;
+        sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses %s over %zu paths; the guide recommends Round Robin (VMW_PSP_RR) with "
                  "an IOPS limit of %d",
                  name, l->psp, l->n_paths, want);
     } else if (!strcmp(type, "bytes") || !strcmp(type, "latency")) {
-        sev = CHK_WARNING;
+        sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin switching paths by %s, not by I/O count; the guide "
                  "recommends an IOPS limit of %d",
@@ -93,13 +93,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
          * engine keeps an earlier finding here as unverified, host-coverage says why). */
         if (est_gap(h, "esxcli"))
             return 0;
-        sev = CHK_INFO;
+        sev = SEV_INFO;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin but esxcli reported no IOPS limit for the device; the "
                  "guide recommends an IOPS limit of %d",
                  name, want);
     } else if (l->iops_limit > want) {
-        sev = CHK_WARNING;
+        sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin with an IOPS limit of %d; the guide recommends %d (the "
                  "default 1000 keeps one path busy at a time)",
@@ -153,7 +153,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_multipath_policy = {
     .id = "multipath-policy",
     .title = "SAN LUNs use Round Robin with an IOPS limit of 1",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Round Robin with the default limit of 1000 I/Os per path keeps one path busy at a time; "
         "an IOPS limit of 1 spreads I/O over all paths (Dell EMC measured 11-15% more IOPS on "

@@ -146,7 +146,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                             l->multipath_plugin ? json_string(l->multipath_plugin) : json_null());
         json_object_set_new(ev, "commands", commands(l, plugin));
     }
-    return chk_emit_lun(ctx, h, l, CHK_CRITICAL, msg, ev);
+    return chk_emit_lun(ctx, h, l, SEV_CRITICAL, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
@@ -174,7 +174,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_multipath_redundancy = {
     .id = "multipath-redundancy",
     .title = "SAN LUNs have redundant, live paths",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "For resiliency the guide zones every host into two fabrics, each with half of the "
         "host's ports and half of each storage processor's ports, so every SAN LUN has several "

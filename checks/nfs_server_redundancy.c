@@ -108,7 +108,7 @@ static int judge(struct chk_ctx *ctx, const struct est_entity *cl, struct nfs_se
     json_t *ev = json_pack("{s:s, s:O, s:i, s:f}", "nas_server", s->server, "datastores",
                            s->datastores, "nas_servers", 1, "min_datastores", min_ds);
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_WARNING,
+                             .severity = SEV_WARNING,
                              .object_type = "cluster",
                              .object_moref = cl->moref,
                              .object_name = name,
@@ -147,7 +147,7 @@ out:
 const struct check chk_nfs_server_redundancy = {
     .id = "nfs-server-redundancy",
     .title = "A cluster's NFS datastores come from more than one NAS server",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "The guide recommends serving NFS datastores from two NAS servers, one on each storage "
         "processor, for availability and for performance: with every datastore of a cluster on "

@@ -92,7 +92,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (!ev) /* json_pack released what "o" was given, even on failure */
             return -ENOMEM;
         rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = CHK_INFO,
+                               .severity = SEV_INFO,
                                .object_type = "vm",
                                .object_moref = vm->moref,
                                .object_name = vm->name,
@@ -108,7 +108,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_pvscsi_controller = {
     .id = "pvscsi-controller",
     .title = "Disk-heavy VM not on the Paravirtual SCSI controller",
-    .severity = CHK_INFO,
+    .severity = SEV_INFO,
     .rationale =
         "For VMs with heavy I/O, the VMware Paravirtual SCSI controller may give better "
         "performance and lower CPU use than the emulated LSI Logic/BusLogic ones, with queue "

@@ -1,39 +1,19 @@
-/* The registry: every built-in check, in the order of the catalogue in DESIGN.md.
- * Adding a check is adding its file and one line here (and to meson.build). */
+/* The registry: every built-in check, in the order of checks/checks.def, the one list of them.
+ * Adding a check is adding its file and one line there. */
 #include <string.h>
 
 #include <jansson.h>
 
 #include "checks/check.h"
 
-extern const struct check chk_datastore_free_space;
-extern const struct check chk_datastore_size;
-extern const struct check chk_vms_per_datastore;
-extern const struct check chk_iscsi_jumbo_frames;
-extern const struct check chk_iscsi_delayed_ack;
-extern const struct check chk_vdisk_format;
-extern const struct check chk_multipath_policy;
-extern const struct check chk_multipath_redundancy;
-extern const struct check chk_device_identifier;
-extern const struct check chk_pvscsi_controller;
-extern const struct check chk_snapshots;
-extern const struct check chk_thin_overcommit;
-extern const struct check chk_satp_claim_rule;
-extern const struct check chk_host_coverage;
-extern const struct check chk_vmfs_version;
-extern const struct check chk_datastore_alarms;
-extern const struct check chk_space_reclaim;
-extern const struct check chk_nfs_server_redundancy;
+#define CHECK(name) extern const struct check chk_##name;
+#include "checks/checks.def"
+#undef CHECK
 
 const struct check *const chk_registry[] = {
-    &chk_datastore_free_space, &chk_datastore_size,       &chk_vms_per_datastore,
-    &chk_iscsi_jumbo_frames,   &chk_iscsi_delayed_ack,    &chk_vdisk_format,
-    &chk_multipath_policy,     &chk_multipath_redundancy, &chk_device_identifier,
-    &chk_pvscsi_controller,    &chk_snapshots,            &chk_thin_overcommit,
-    &chk_satp_claim_rule,      &chk_host_coverage,        &chk_vmfs_version,
-    &chk_datastore_alarms,
-    &chk_space_reclaim,
-    &chk_nfs_server_redundancy,
+#define CHECK(name) &chk_##name,
+#include "checks/checks.def"
+#undef CHECK
 };
 
 const size_t chk_registry_len = sizeof(chk_registry) / sizeof(chk_registry[0]);
@@ -66,7 +46,7 @@ json_t *chk_catalogue_json(void)
         }
         json_array_append_new(
             arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
-                           "severity", chk_severity_name(ck->severity), "rationale",
+                           "severity", vsl_severity_name(ck->severity), "rationale",
                            ck->rationale, "reference", ck->reference, "remediation",
                            ck->remediation, "parameters", params));
     }

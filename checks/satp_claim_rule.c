@@ -371,7 +371,7 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
                    "rules_out_of_scope", scoped ? scoped : json_null(), "luns_scope_unknown",
                    unsure, "commands", cmds);
     r = chk_emit(ctx, &(struct chk_emit){
-                          .severity = CHK_WARNING,
+                          .severity = SEV_WARNING,
                           .object_type = "host",
                           .object_moref = h->moref,
                           .object_name = hname,
@@ -453,7 +453,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_satp_claim_rule = {
     .id = "satp-claim-rule",
     .title = "Hosts have a SATP claim rule giving new SAN LUNs Round Robin with an IOPS limit of 1",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Setting Round Robin and the IOPS limit per device fixes the LUNs a host sees today; a "
         "LUN presented later gets whatever its SATP's claim rules say, by default not Round "

@@ -74,7 +74,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (!ev) /* json_pack released what "o" was given, even on failure */
             return -ENOMEM;
         rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = CHK_WARNING,
+                               .severity = SEV_WARNING,
                                .object_type = "vm",
                                .object_moref = vm->moref,
                                .object_name = vm->name,
@@ -90,7 +90,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_snapshots = {
     .id = "snapshots",
     .title = "Old snapshots or long snapshot chains",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "A snapshot keeps growing as the VM writes, uses pool capacity until it is deleted, and "
         "adds CPU and drive IOPS load; every level of a chain adds read overhead. Snapshots are "

@@ -106,7 +106,7 @@ static int check_datastores(struct chk_ctx *ctx, const struct estate *e)
                                     d);
         free(cmd);
         r = chk_emit(ctx, &(struct chk_emit){
-                              .severity = CHK_WARNING,
+                              .severity = SEV_WARNING,
                               .object_type = "datastore",
                               .object_moref = d->moref,
                               .object_name = d->name,
@@ -174,7 +174,7 @@ static int check_hosts(struct chk_ctx *ctx, const struct estate *e)
             1, "vms", vms, "command",
             "esxcli system settings advanced set --option=/VMFS3/EnableBlockDelete --int-value=1");
         int r = chk_emit(ctx, &(struct chk_emit){
-                                  .severity = CHK_WARNING,
+                                  .severity = SEV_WARNING,
                                   .object_type = "host",
                                   .object_moref = h->moref,
                                   .object_name = h->name,
@@ -222,7 +222,7 @@ static int check_vms(struct chk_ctx *ctx, const struct estate *e, int min_hw)
                                "min_hw_version", min_hw, "thin_disks_on_vmfs5", disks, "host",
                                h ? h->name : NULL, "enable_block_delete", ebd);
         int r = chk_emit(ctx, &(struct chk_emit){
-                                  .severity = CHK_INFO,
+                                  .severity = SEV_INFO,
                                   .object_type = "vm",
                                   .object_moref = vm->moref,
                                   .object_name = vm->name,
@@ -249,7 +249,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_space_reclaim = {
     .id = "space-reclaim",
     .title = "Freed space can be reclaimed to the array",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "A thin LUN gives the array back the blocks VMFS frees only through UNMAP; without it "
         "the pool fills with space no datastore uses (and free-space alarms on the array follow). "

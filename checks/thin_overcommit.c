@@ -46,7 +46,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (!ev)
             return -ENOMEM;
         rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = CHK_WARNING,
+                               .severity = SEV_WARNING,
                                .object_type = "datastore",
                                .object_moref = d->moref,
                                .object_name = name,
@@ -62,7 +62,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_thin_overcommit = {
     .id = "thin-overcommit",
     .title = "Datastore overcommitted by thin provisioning",
-    .severity = CHK_WARNING,
+    .severity = SEV_WARNING,
     .rationale =
         "Thin disks only take space as guests write, so a datastore can promise more than it "
         "holds; when they fill up, VMs stop on out-of-space errors. Yellow Bricks advises alarms "

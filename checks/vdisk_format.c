@@ -112,7 +112,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
     json_decref(eager);
     json_decref(not_judged);
     return chk_emit(ctx, &(struct chk_emit){
-                             .severity = CHK_CRITICAL,
+                             .severity = SEV_CRITICAL,
                              .object_type = "vm",
                              .object_moref = vm->moref,
                              .object_name = vname,
@@ -141,7 +141,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_vdisk_format = {
     .id = "vdisk-format",
     .title = "Virtual disk formats fit Fault Tolerance and MSCS",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "Microsoft Cluster Service (a SCSI controller in physicalSharing or virtualSharing) and "
         "VMware Fault Tolerance need eager-zeroed thick disks: a thin or lazy-zeroed disk on an "

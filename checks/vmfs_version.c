@@ -19,7 +19,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
-        enum chk_severity sev;
+        enum vsl_severity sev;
         const char *why;
         char msg[512];
 
@@ -28,11 +28,11 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (!d->type || strcmp(d->type, "VMFS") != 0 || d->vmfs_major <= 0)
             continue;
         if (d->vmfs_major <= 3) {
-            sev = CHK_CRITICAL;
+            sev = SEV_CRITICAL;
             why = "ESXi no longer supports it: hosts of 6.7 and later upgrade it to VMFS5 when "
                   "they mount it and leave it unmounted when that fails";
         } else if (d->vmfs_major < want) {
-            sev = CHK_WARNING;
+            sev = SEV_WARNING;
             why = "it does not reclaim freed space on a thin LUN by itself (no automatic UNMAP)";
         } else {
             continue;
@@ -64,7 +64,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_vmfs_version = {
     .id = "vmfs-version",
     .title = "VMFS datastores are VMFS6",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "The Unity guide's space reclamation (§3.7.2) works best on VMFS6: it returns the blocks "
         "of deleted or moved files to a thin LUN by itself (automatic UNMAP) and passes a "

@@ -96,7 +96,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
         const char *name = d->name;
-        enum chk_severity sev;
+        enum vsl_severity sev;
         char msg[512];
 
         /* A vSAN or VVol datastore spans a whole cluster or storage container and places each
@@ -105,13 +105,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             continue;
         /* VMware's 2048 is a VMFS limit; on NFS only the density target holds. */
         if (n[i].powered_on > max_on && d->type && !strcmp(d->type, "VMFS")) {
-            sev = CHK_CRITICAL;
+            sev = SEV_CRITICAL;
             snprintf(msg, sizeof(msg),
                      "%s holds %d powered-on VMs, above VMware's maximum of %g per VMFS datastore; "
                      "spread them over more datastores (threshold %g)",
                      name, n[i].powered_on, max_on, max_on);
         } else if (n[i].vms > max_vms) {
-            sev = CHK_WARNING;
+            sev = SEV_WARNING;
             snprintf(msg, sizeof(msg),
                      "%s holds %d VMs; the guide's target is 15-25 per datastore (threshold %g)",
                      name, n[i].vms, max_vms);
@@ -147,7 +147,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 const struct check chk_vms_per_datastore = {
     .id = "vms-per-datastore",
     .title = "Too many VMs on one datastore",
-    .severity = CHK_CRITICAL,
+    .severity = SEV_CRITICAL,
     .rationale =
         "Fewer VMs per datastore means less I/O contention on its LUN and more consistent "
         "performance: the guide targets 15-25 VMs per datastore, and VMware supports at most "

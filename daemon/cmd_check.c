@@ -20,12 +20,12 @@
 
 static int fail_on_parse(const char *s, int *out)
 {
-    enum chk_severity sev;
+    enum vsl_severity sev;
     if (!strcmp(s, "never")) {
         *out = 3;
         return 0;
     }
-    if (chk_severity_parse(s, &sev) < 0)
+    if (vsl_severity_parse(s, &sev) < 0)
         return -EINVAL;
     *out = (int)sev;
     return 0;
@@ -45,7 +45,7 @@ int cmd_check(int argc, char **argv)
     };
     const char *path = NULL, *only = NULL, *outpath = NULL;
     enum vsl_format fmt = VSL_FMT_TEXT;
-    int fail_on = CHK_WARNING, offline = 0, verbose = 0, c, rc = VSL_EXIT_FAIL, failed = 0;
+    int fail_on = SEV_WARNING, offline = 0, verbose = 0, c, rc = VSL_EXIT_FAIL, failed = 0;
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
     char *dberr = NULL;
@@ -246,7 +246,7 @@ int cmd_checks(int argc, char **argv)
         const struct check *ck = chk_registry[i];
         if (optind < argc && !named(argc, argv, ck->id))
             continue;
-        printf("%s  (%s)\n  %s\n", ck->id, chk_severity_name(ck->severity), ck->title);
+        printf("%s  (%s)\n  %s\n", ck->id, vsl_severity_name(ck->severity), ck->title);
         printf("  Why: %s\n  Source: %s\n  Fix: %s\n", ck->rationale, ck->reference,
                ck->remediation);
         for (size_t p = 0; ck->params && ck->params[p].name; p++)

@@ -6,6 +6,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/inventory_text.h"
 #include "db/db.h"
 #include "util/log.h"
 
@@ -53,7 +54,7 @@ int cmd_inventory(int argc, char **argv)
         if (json_dumpf(inv, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
             goto out;
         fputc('\n', stdout);
-    } else if (db_inventory_text(inv, stdout) < 0) {
+    } else if (vsl_inventory_text(inv, stdout) < 0) {
         goto out;
     }
     rc = fflush(stdout) == 0 ? VSL_EXIT_OK : VSL_EXIT_FAIL;

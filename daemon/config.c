@@ -378,14 +378,16 @@ static int check_key(struct loader *ld, const char *section, const char *id, con
         return 1;
     }
     if (!strcmp(key, "severity")) {
-        enum chk_severity sev;
-        if (chk_severity_parse(value, &sev) < 0)
+        enum vsl_severity sev;
+        if (vsl_severity_parse(value, &sev) < 0)
             problem(ld, section, key, "'%s' is not info, warning or critical", value);
         else
             st->severity_override = (int)sev;
         return 1;
     }
-    for (size_t i = 0; c->params && c->params[i].name; i++) {
+    /* The registry test holds every check to CHK_MAX_PARAMS; the bound keeps a check that
+     * broke it from writing past st->params. */
+    for (size_t i = 0; c->params && c->params[i].name && i < CHK_MAX_PARAMS; i++) {
         const struct chk_param *p = &c->params[i];
         if (strcmp(p->name, key))
             continue;

@@ -13,6 +13,7 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
 {
     struct estate *e = NULL;
     struct chk_results res = {0};
+    struct evaluation ev;
     char err[512] = "";
     int r = db_estate_load(db, vcenter, &e);
 
@@ -29,7 +30,11 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);
-    int w = db_findings_record(db, vcenter, &res, now_ms);
+    /* The engine's results as the store takes them: db/ knows no check. */
+    int w = chk_evaluation(&res, &ev);
+    if (w == 0)
+        w = db_findings_record(db, vcenter, &ev, now_ms);
+    evaluation_free(&ev);
     if (w < 0) {
         vsl_buf_line(errors, "vcenter %s: cannot record findings: %s", vcenter,
                        vsl_strerror(w));

@@ -28,8 +28,8 @@ static const char *str(const json_t *o, const char *key)
 
 int vsl_finding_severity(const json_t *finding)
 {
-    enum chk_severity s;
-    if (chk_severity_parse(str(finding, "severity"), &s) < 0)
+    enum vsl_severity s;
+    if (vsl_severity_parse(str(finding, "severity"), &s) < 0)
         return 0;
     return (int)s;
 }
@@ -273,7 +273,7 @@ static int write_junit(FILE *f, const struct vsl_report *r)
 
 static const char *sarif_level(int sev)
 {
-    return sev == CHK_CRITICAL ? "error" : sev == CHK_WARNING ? "warning" : "note";
+    return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "note";
 }
 
 static int write_sarif(FILE *f, const struct vsl_report *r)

@@ -17,7 +17,7 @@
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
 #include "daemon/serve.h"
-#include "db/api.h"
+#include "db/pages.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -251,8 +251,8 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         if (db) {
             /* A restart: remember what the database knows, so staleness and the snapshot's
              * age are right before the first poll of this process. */
-            struct db_api_vcenter_state dst;
-            if (db_api_vcenter_state(db, vc->name, &dst) == 0) {
+            struct db_vcenter_state dst;
+            if (db_vcenter_state(db, vc->name, &dst) == 0) {
                 p->st.last_success_ms = dst.last_success_ms;
                 p->st.stale = dst.last_finished_ms && !dst.last_ok;
             }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vsphere/inventory.h"
+#include "model/inventory.h"
 
 struct db;          /* an open database; one per thread */
 struct db_snapshot; /* a poll being written */
@@ -61,8 +61,5 @@ int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t 
 /* Builds the stored inventory as JSON (shape in docs/inventory.md). vcenter NULL = all.
  * *out is a new reference the caller owns. */
 int db_inventory_json(struct db *db, const char *vcenter, json_t **out);
-
-/* Writes a human-readable rendering of an inventory JSON document (from db_inventory_json). */
-int db_inventory_text(const json_t *inv, FILE *f);
 
 #endif

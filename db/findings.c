@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "checks/engine.h"
 #include "db/db-private.h"
 #include "db/findings.h"
 #include "util/buf.h"
@@ -136,23 +135,21 @@ static const char resolve_sql[] =
     "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3,"
     " unverified_since_ms = NULL, unverified_reason = NULL WHERE fingerprint = ?1";
 
-static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_finding *f,
+static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f,
                   int64_t now_ms)
 {
-    const struct chk_waiver *w = f->waiver;
     char *evidence = NULL;
     int rc;
 
-    assert(f->check && f->check->id && f->evidence);
-    assert(!f->vcenter || strcmp(f->vcenter, vcenter) == 0);
+    assert(f->check_id && f->evidence);
     evidence = json_dumps(f->evidence, JSON_COMPACT);
     if (!evidence)
         return SQLITE_NOMEM;
     rc = bind_str(st, 1, f->fingerprint);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 2, f->check->id);
+        rc = bind_str(st, 2, f->check_id);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 3, f->check->title);
+        rc = bind_str(st, 3, f->check_title);
     if (rc == SQLITE_OK)
         rc = bind_str(st, 4, vcenter);
     if (rc == SQLITE_OK)
@@ -166,17 +163,17 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_findin
     if (rc == SQLITE_OK)
         rc = bind_str(st, 8, f->detail);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 9, chk_severity_name(f->severity));
+        rc = bind_str(st, 9, vsl_severity_name(f->severity));
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 10, w ? "waived" : "open");
+        rc = bind_str(st, 10, f->waiver_reason ? "waived" : "open");
     if (rc == SQLITE_OK)
         rc = bind_str(st, 11, f->message);
     if (rc == SQLITE_OK)
         rc = bind_str(st, 12, evidence);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 13, w ? w->reason : NULL);
+        rc = bind_str(st, 13, f->waiver_reason);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 14, w ? w->expires_text : NULL);
+        rc = bind_str(st, 14, f->waiver_expires);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 15, now_ms);
     if (rc == SQLITE_OK)
@@ -191,10 +188,10 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct chk_findin
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-static int has_check(const struct check *const *list, size_t n, const char *id)
+static int has_id(const char *const *list, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i]->id, id) == 0)
+        if (strcmp(list[i], id) == 0)
             return 1;
     return 0;
 }
@@ -204,21 +201,21 @@ static int has_check(const struct check *const *list, size_t n, const char *id)
  * resolved, and the resolution: "fixed" when its check completed and read all it needs there,
  * "disabled" when the configuration turned its check off. A check that did not complete for
  * any other reason (it failed, or it no longer exists) proves nothing. */
-static const char *verdict(const struct chk_results *res, const char *id, const char *host,
+static const char *verdict(const struct evaluation *ev, const char *id, const char *host,
                            const char *object, char *buf, size_t size, const char **reason)
 {
-    for (size_t i = 0; i < res->n_unverified; i++) {
-        const struct chk_unverified *u = &res->unverified[i];
-        if (strcmp(u->check->id, id) == 0 &&
+    for (size_t i = 0; i < ev->n_unverified; i++) {
+        const struct unverified_scope *u = &ev->unverified[i];
+        if (strcmp(u->check_id, id) == 0 &&
             (!u->moref || (host && strcmp(u->moref, host) == 0) ||
              (object && strcmp(u->moref, object) == 0))) {
             *reason = u->reason;
             return NULL;
         }
     }
-    if (has_check(res->completed, res->n_completed, id))
+    if (has_id(ev->completed, ev->n_completed, id))
         return "fixed";
-    if (has_check(res->disabled, res->n_disabled, id))
+    if (has_id(ev->disabled, ev->n_disabled, id))
         return "disabled";
     snprintf(buf, size, "check %s did not run to completion", id);
     *reason = buf;
@@ -228,7 +225,7 @@ static const char *verdict(const struct chk_results *res, const char *id, const 
 /* The unresolved findings of vcenter not emitted at now_ms, resolved or marked unverified. The
  * rows are read first and updated after: SQLite does not promise what a statement still
  * stepping sees of updates to its own table. */
-static int settle_missing(struct db *db, const char *vcenter, const struct chk_results *res,
+static int settle_missing(struct db *db, const char *vcenter, const struct evaluation *ev,
                           int64_t now_ms)
 {
     sqlite3_stmt *sel = NULL, *unv = NULL, *fix = NULL;
@@ -264,7 +261,7 @@ static int settle_missing(struct db *db, const char *vcenter, const struct chk_r
         struct missing *m = &rows[n++];
         memcpy(m->fingerprint, fp, strlen(fp) + 1);
         m->reason = NULL;
-        m->resolution = verdict(res, id, (const char *)sqlite3_column_text(sel, 2),
+        m->resolution = verdict(ev, id, (const char *)sqlite3_column_text(sel, 2),
                                 (const char *)sqlite3_column_text(sel, 3), m->buf,
                                 sizeof(m->buf), &m->reason);
     }
@@ -292,14 +289,14 @@ static int settle_missing(struct db *db, const char *vcenter, const struct chk_r
     return rc;
 }
 
-int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
+int db_findings_record(struct db *db, const char *vcenter, const struct evaluation *ev,
                        int64_t now_ms)
 {
     sqlite3_stmt *ins = NULL;
     size_t i;
     int rc, r = 0;
 
-    assert(db && vcenter && res);
+    assert(db && vcenter && ev);
     assert(!db->in_snapshot);
     /* IMMEDIATE: take the write lock now (waiting out a poll's commit) rather than fail on
      * the first insert. */
@@ -307,10 +304,10 @@ int db_findings_record(struct db *db, const char *vcenter, const struct chk_resu
     if (rc != SQLITE_OK)
         return fail_db(db, rc, "recording findings");
     rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
-    for (i = 0; i < res->n && rc == SQLITE_OK; i++)
-        rc = upsert(ins, vcenter, &res->items[i], now_ms);
+    for (i = 0; i < ev->n_findings && rc == SQLITE_OK; i++)
+        rc = upsert(ins, vcenter, &ev->findings[i], now_ms);
     if (rc == SQLITE_OK)
-        rc = settle_missing(db, vcenter, res, now_ms);
+        rc = settle_missing(db, vcenter, ev, now_ms);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
@@ -509,7 +506,7 @@ static int cursor_decode(const char *s, struct cursor *c)
         return -EINVAL;
     errno = 0;
     order = strtol(c->field[0], &end, 10);
-    if (errno || end == c->field[0] || *end || order < 0 || order > CHK_CRITICAL)
+    if (errno || end == c->field[0] || *end || order < 0 || order > SEV_CRITICAL)
         return -EINVAL;
     c->order = (int)order;
     return 0;
@@ -526,15 +523,15 @@ static int cursor_decode(const char *s, struct cursor *c)
 static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *sev_order, int walk)
 {
     const char *status = unresolved_sql;
-    enum chk_severity sev;
+    enum vsl_severity sev;
     size_t i;
     int r = 0;
 
     *sev_order = -1;
     if (f->severity) {
-        if (chk_severity_parse(f->severity, &sev) < 0)
+        if (vsl_severity_parse(f->severity, &sev) < 0)
             return -EINVAL;
-        *sev_order = CHK_CRITICAL - (int)sev; /* "that severity and above" */
+        *sev_order = SEV_CRITICAL - (int)sev; /* "that severity and above" */
     }
     if (f->status) {
         for (status = NULL, i = 0; i < sizeof(status_filters) / sizeof(status_filters[0]); i++) {

@@ -6,9 +6,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "checks/engine.h"
-#include "checks/estate.h"
 #include "db/db.h"
+#include "model/estate.h"
+#include "model/finding.h"
 
 /* Loads the last successful snapshot of vcenter. -VSL_ENOTFOUND if it has none. *out is owned
  * by the caller (est_free). Reads inside one transaction: never half a poll. */
@@ -24,10 +24,10 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n);
  *   f->waiver, else "open";
  * - every other unresolved finding of that vCenter is resolved (resolved_at = now, status
  *   "resolved", resolution "fixed") only when its check completed and no unverified scope of
- *   res covers its host or object; closed as "disabled" when its check is disabled; otherwise
+ *   ev covers its host or object; closed as "disabled" when its check is disabled; otherwise
  *   kept exactly as it was (first_seen, last_seen, severity, message) with unverified_since
  *   (the first such evaluation) and unverified_reason set. */
-int db_findings_record(struct db *db, const char *vcenter, const struct chk_results *res,
+int db_findings_record(struct db *db, const char *vcenter, const struct evaluation *ev,
                        int64_t now_ms);
 
 struct db_findings_filter {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "vsphere/decode.h"
-#include "vsphere/inventory.h"
+#include "model/inventory.h"
 #include "vsphere/soap.h"
 
 /* The property paths of the containers (read through views, like the other types). */

@@ -3,7 +3,7 @@
 #ifndef VIM_COLLECT_H
 #define VIM_COLLECT_H
 
-#include "vsphere/inventory.h"
+#include "model/inventory.h"
 #include "vsphere/soap.h"
 
 /* The client must be connected and logged in. Returns 0 or a negative error with

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "vsphere/inventory.h"
+#include "model/inventory.h"
 #include "vsphere/xml.h"
 
 /* What a host's properties say must be asked next, in per-host calls. */

@@ -2,8 +2,8 @@
  * check_enum, api_args_allowed) read their values from a libmicrohttpd connection, so they are
  * reached the only way they can be: a real server (api_start) on a loopback port, over a
  * database filled once from the captured vCenter answers in tests/unit/data/ and the checks'
- * findings. The cursors' decoders (static in db/findings.c and db/api_queries.c) are also
- * driven directly through db_findings_query() and db_api_inventory_page().
+ * findings. The cursors' decoders (static in db/findings.c and db/pages.c) are also
+ * driven directly through db_findings_query() and db_inventory_page().
  *
  * Input: byte 0 even: direct database queries. byte 1 is the limit; the rest is up to six
  * '\n'-separated fields: vcenter, check, severity, status, object, cursor (empty = absent).
@@ -27,7 +27,7 @@
 
 #include "api/api-private.h"
 #include "checks/engine.h"
-#include "db/api.h"
+#include "db/pages.h"
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -130,12 +130,14 @@ static void fill_vcenter(const char *vcenter)
     if (res.n < 4)
         fatal_setup("chk_run_all", "too few findings in the captured estate");
     /* Recorded twice, the second time without half of them: those are "resolved". */
-    if ((r = db_findings_record(fx.db, vcenter, &res, T1)) < 0)
+    struct evaluation ev;
+    if (chk_evaluation(&res, &ev) < 0)
+        fatal_setup("chk_evaluation", NULL);
+    if ((r = db_findings_record(fx.db, vcenter, &ev, T1)) < 0)
         fatal_setup("db_findings_record", vsl_strerror(r));
-    size_t all = res.n;
-    res.n = all / 2;
-    r = db_findings_record(fx.db, vcenter, &res, T2);
-    res.n = all;
+    ev.n_findings /= 2;
+    r = db_findings_record(fx.db, vcenter, &ev, T2);
+    evaluation_free(&ev);
     if (r < 0)
         fatal_setup("db_findings_record", vsl_strerror(r));
     chk_results_free(&res);
@@ -268,12 +270,12 @@ static void direct(const uint8_t *data, size_t size)
     json_decref(list);
     free(next);
 
-    struct db_api_page p = {.vcenter = fields[0], .limit = data[1], .cursor = fields[5]};
-    enum db_api_kind kind = (enum db_api_kind)(data[0] / 2 % 3);
+    struct db_page p = {.vcenter = fields[0], .limit = data[1], .cursor = fields[5]};
+    enum db_page_kind kind = (enum db_page_kind)(data[0] / 2 % 3);
     list = NULL;
     next = NULL;
-    rc = db_api_inventory_page(fx.db, kind, &p, &list, &total, &next);
-    need(rc == 0 || rc == -EINVAL, "db_api_inventory_page failed", rc);
+    rc = db_inventory_page(fx.db, kind, &p, &list, &total, &next);
+    need(rc == 0 || rc == -EINVAL, "db_inventory_page failed", rc);
     for (int page = 0; rc == 0 && page < 3; page++) {
         need(!p.limit || json_array_size(list) <= (size_t)p.limit, "page over the limit", 0);
         json_decref(list);
@@ -283,8 +285,8 @@ static void direct(const uint8_t *data, size_t size)
         char *cur = next;
         next = NULL;
         p.cursor = cur;
-        rc = db_api_inventory_page(fx.db, kind, &p, &list, &total, &next);
-        need(rc == 0, "db_api_inventory_page refused its own cursor", rc);
+        rc = db_inventory_page(fx.db, kind, &p, &list, &total, &next);
+        need(rc == 0, "db_inventory_page refused its own cursor", rc);
         free(cur);
     }
     json_decref(list);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "db/db.h"
 #include "db/findings.h"
 #include "util/buf.h"

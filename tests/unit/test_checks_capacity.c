@@ -72,24 +72,24 @@ static void test_free_space(void **state)
         int sev;
         const char *level;
     } want[] = {
-        {"warn-20", CHK_WARNING, "warning"},
-        {"crit-8", CHK_CRITICAL, "critical"},
-        {"snap-3", CHK_CRITICAL, "snapshots_at_risk"},
+        {"warn-20", SEV_WARNING, "warning"},
+        {"crit-8", SEV_CRITICAL, "critical"},
+        {"snap-3", SEV_CRITICAL, "snapshots_at_risk"},
         {"ok-40", NONE, NULL},
         {"at-30", NONE, NULL},
-        {"at-10", CHK_WARNING, "warning"},
-        {"at-5", CHK_CRITICAL, "critical"},
-        {"just-under-30", CHK_WARNING, "warning"},
-        {"zero-free", CHK_CRITICAL, "snapshots_at_risk"},
+        {"at-10", SEV_WARNING, "warning"},
+        {"at-5", SEV_CRITICAL, "critical"},
+        {"just-under-30", SEV_WARNING, "warning"},
+        {"zero-free", SEV_CRITICAL, "snapshots_at_risk"},
         {"cap-zero", NONE, NULL},
         {"cap-unknown", NONE, NULL},
         {"free-unknown", NONE, NULL},
         {"gone", NONE, NULL},
-        {"nfs-20", CHK_WARNING, "warning"},
-        {"pod-low", CHK_WARNING, "warning"},
+        {"nfs-20", SEV_WARNING, "warning"},
+        {"pod-low", SEV_WARNING, "warning"},
         {"pod-ok", NONE, NULL},
         {"pod-unknown", NONE, NULL},
-        {"pod-crit", CHK_CRITICAL, "snapshots_at_risk"},
+        {"pod-crit", SEV_CRITICAL, "snapshots_at_risk"},
     };
     struct chk_results r = tl_run(&chk_datastore_free_space, NULL, &e, NOW);
     size_t flagged = 0;
@@ -123,23 +123,23 @@ static void test_free_space(void **state)
     /* Thresholds come from the configuration. */
     struct chk_settings s = tl_with_param(&chk_datastore_free_space, "warn_free_pct", 45);
     r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
-    tl_want(&r, "ok-40", CHK_WARNING);
+    tl_want(&r, "ok-40", SEV_WARNING);
     assert_true(tl_ev_num(tl_find(&r, "ok-40", NULL), "warn_free_pct") == 45);
-    tl_want(&r, "at-30", CHK_WARNING);
+    tl_want(&r, "at-30", SEV_WARNING);
     tl_want(&r, "pod-ok", NONE);
     chk_results_free(&r);
 
     s = tl_with_param(&chk_datastore_free_space, "snap_free_pct", 0);
     r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
-    tl_want(&r, "snap-3", CHK_CRITICAL);
+    tl_want(&r, "snap-3", SEV_CRITICAL);
     assert_string_equal(tl_ev_str(tl_find(&r, "snap-3", NULL), "level"), "critical");
     chk_results_free(&r);
 
     /* A severity override applies to every finding. */
     chk_settings_default(&chk_datastore_free_space, &s);
-    s.severity_override = CHK_INFO;
+    s.severity_override = SEV_INFO;
     r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
-    tl_want(&r, "snap-3", CHK_INFO);
+    tl_want(&r, "snap-3", SEV_INFO);
     chk_results_free(&r);
 }
 
@@ -328,30 +328,30 @@ static void test_size(void **state)
     } want[] = {
         {"ok-600gib", NONE, NULL},
         {"at-500", NONE, NULL},
-        {"under-500", CHK_WARNING, "below_band"},
+        {"under-500", SEV_WARNING, "below_band"},
         {"at-750", NONE, NULL},
-        {"over-750", CHK_WARNING, "above_band"},
-        {"small-200gib", CHK_WARNING, "below_band"},
-        {"huge-70tib", CHK_CRITICAL, "above_maximum"},
-        {"at-64tib", CHK_WARNING, "above_band"},
+        {"over-750", SEV_WARNING, "above_band"},
+        {"small-200gib", SEV_WARNING, "below_band"},
+        {"huge-70tib", SEV_CRITICAL, "above_maximum"},
+        {"at-64tib", SEV_WARNING, "above_band"},
         {"exempt", NONE, NULL},
-        {"big-other-ds", CHK_WARNING, "above_band"},
-        {"big-rdm", CHK_WARNING, "above_band"},
+        {"big-other-ds", SEV_WARNING, "above_band"},
+        {"big-rdm", SEV_WARNING, "above_band"},
         {"big-unknown-ds", NONE, NULL},
         {"nfs-small", NONE, NULL},
         {"type-unknown", NONE, NULL},
         {"gone", NONE, NULL},
         {"cap-unknown", NONE, NULL},
-        {"huge-with-bigdisk", CHK_CRITICAL, "above_maximum"},
-        {"at-750-bigdisk", CHK_WARNING, "above_band"},
-        {"dec-500", CHK_WARNING, "below_band"},
+        {"huge-with-bigdisk", SEV_CRITICAL, "above_maximum"},
+        {"at-750-bigdisk", SEV_WARNING, "above_band"},
+        {"dec-500", SEV_WARNING, "below_band"},
         {"dec-750", NONE, NULL},
         {"two-400s", NONE, NULL},
-        {"one-400-a", CHK_WARNING, "above_band"},
-        {"one-400-b", CHK_WARNING, "above_band"},
+        {"one-400-a", SEV_WARNING, "above_band"},
+        {"one-400-b", SEV_WARNING, "above_band"},
         {"local-boot", NONE, NULL},
-        {"local-unknown", CHK_WARNING, "below_band"},
-        {"local-no", CHK_WARNING, "below_band"},
+        {"local-unknown", SEV_WARNING, "below_band"},
+        {"local-no", SEV_WARNING, "below_band"},
     };
     struct chk_results r = tl_run(&chk_datastore_size, NULL, &e, NOW);
     size_t flagged = 0;
@@ -387,12 +387,12 @@ static void test_size(void **state)
     r = tl_run(&chk_datastore_size, &s, &e, NOW);
     tl_want(&r, "small-200gib", NONE);
     tl_want(&r, "big-other-ds", NONE);
-    tl_want(&r, "huge-70tib", CHK_CRITICAL);
+    tl_want(&r, "huge-70tib", SEV_CRITICAL);
     chk_results_free(&r);
 
     s = tl_with_param(&chk_datastore_size, "max_size_tib", 80);
     r = tl_run(&chk_datastore_size, &s, &e, NOW);
-    tl_want(&r, "huge-70tib", CHK_WARNING);
+    tl_want(&r, "huge-70tib", SEV_WARNING);
     tl_want(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
     chk_results_free(&r);
 }
@@ -546,14 +546,14 @@ static void test_vms_per_datastore(void **state)
         .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = n};
 
     struct chk_results r = tl_run(&chk_vms_per_datastore, NULL, &e, NOW);
-    tl_want(&r, "ds-26", CHK_WARNING);
+    tl_want(&r, "ds-26", SEV_WARNING);
     tl_want(&r, "ds-25-tmpl", NONE);
     tl_want(&r, "ds-vsan", NONE);
-    tl_want(&r, "ds-2049-on", CHK_CRITICAL);
-    tl_want(&r, "ds-2049-mixed", CHK_WARNING);
-    tl_want(&r, "ds-nfs-30", CHK_WARNING);
+    tl_want(&r, "ds-2049-on", SEV_CRITICAL);
+    tl_want(&r, "ds-2049-mixed", SEV_WARNING);
+    tl_want(&r, "ds-nfs-30", SEV_WARNING);
     tl_want(&r, "ds-empty", NONE);
-    tl_want(&r, "ds-nfs-2049-on", CHK_WARNING);
+    tl_want(&r, "ds-nfs-2049-on", SEV_WARNING);
     assert_int_equal(r.n, 5);
     const struct chk_finding *f = tl_find(&r, "ds-26", NULL);
     assert_int_equal((int)tl_ev_num(f, "vms"), 26);
@@ -570,7 +570,7 @@ static void test_vms_per_datastore(void **state)
     /* The templates of ds-25-tmpl are counted apart, never as VMs. */
     struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 24);
     r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
-    tl_want(&r, "ds-25-tmpl", CHK_WARNING);
+    tl_want(&r, "ds-25-tmpl", SEV_WARNING);
     f = tl_find(&r, "ds-25-tmpl", NULL);
     assert_int_equal((int)tl_ev_num(f, "vms"), 25);
     assert_int_equal((int)tl_ev_num(f, "templates_excluded"), 10);
@@ -663,7 +663,7 @@ static void test_vms_where_they_live(void **state)
     struct chk_results r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
-        tl_want(&r, want[i].ds, want[i].vms < 0 ? NONE : CHK_WARNING);
+        tl_want(&r, want[i].ds, want[i].vms < 0 ? NONE : SEV_WARNING);
         if (want[i].vms < 0)
             continue;
         flagged++;
@@ -710,10 +710,10 @@ static void test_thin_overcommit(void **state)
     struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
 
     struct chk_results r = tl_run(&chk_thin_overcommit, NULL, &e, NOW);
-    tl_want(&r, "over-167", CHK_WARNING);
+    tl_want(&r, "over-167", SEV_WARNING);
     tl_want(&r, "ok-67", NONE);
     tl_want(&r, "at-150", NONE);
-    tl_want(&r, "just-over-150", CHK_WARNING);
+    tl_want(&r, "just-over-150", SEV_WARNING);
     tl_want(&r, "unc-unknown", NONE);
     tl_want(&r, "gone", NONE);
     tl_want(&r, "cap-zero", NONE);
@@ -732,12 +732,12 @@ static void test_thin_overcommit(void **state)
     /* Unknown uncommitted counts as 0 (vCenter omits a zero). */
     struct chk_settings s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 40);
     r = tl_run(&chk_thin_overcommit, &s, &e, NOW);
-    tl_want(&r, "unc-unknown", CHK_WARNING);
+    tl_want(&r, "unc-unknown", SEV_WARNING);
     f = tl_find(&r, "unc-unknown", NULL);
     assert_int_equal((int64_t)tl_ev_num(f, "uncommitted_bytes"), 0);
     assert_false(tl_ev_bool(f, "uncommitted_reported"));
     assert_true(fabs(tl_ev_num(f, "provisioned_pct") - 50.0) < 1e-9);
-    tl_want(&r, "ok-67", CHK_WARNING);
+    tl_want(&r, "ok-67", SEV_WARNING);
     chk_results_free(&r);
 
     s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 170);
@@ -798,16 +798,16 @@ static void test_snapshots(void **state)
         const char *name;
         int sev, old, deep;
     } want[] = {
-        {"vm-snap-old", CHK_WARNING, 1, 0},
-        {"vm-snap-chain", CHK_WARNING, 0, 1},
-        {"vm-both", CHK_WARNING, 1, 1},
+        {"vm-snap-old", SEV_WARNING, 1, 0},
+        {"vm-snap-chain", SEV_WARNING, 0, 1},
+        {"vm-both", SEV_WARNING, 1, 1},
         {"vm-snap-ok", NONE, 0, 0},
         {"vm-at-7", NONE, 0, 0},
-        {"vm-past-7", CHK_WARNING, 1, 0},
+        {"vm-past-7", SEV_WARNING, 1, 0},
         {"vm-depth-3", NONE, 0, 0},
         {"vm-tree", NONE, 0, 0},
         {"vm-unk", NONE, 0, 0},
-        {"vm-unk-deep", CHK_WARNING, 0, 1},
+        {"vm-unk-deep", SEV_WARNING, 0, 1},
         {"vm-none", NONE, 0, 0},
     };
     struct chk_results r = tl_run(&chk_snapshots, NULL, &e, NOW);
@@ -853,8 +853,8 @@ static void test_snapshots(void **state)
     /* Half a day: every VM with an aged snapshot is flagged. */
     struct chk_settings s = tl_with_param(&chk_snapshots, "max_age_days", 0.5);
     r = tl_run(&chk_snapshots, &s, &e, NOW);
-    tl_want(&r, "vm-snap-ok", CHK_WARNING);
-    tl_want(&r, "vm-tree", CHK_WARNING);
+    tl_want(&r, "vm-snap-ok", SEV_WARNING);
+    tl_want(&r, "vm-tree", SEV_WARNING);
     tl_want(&r, "vm-unk", NONE);
     chk_results_free(&r);
 
@@ -862,7 +862,7 @@ static void test_snapshots(void **state)
     r = tl_run(&chk_snapshots, &s, &e, NOW);
     tl_want(&r, "vm-snap-chain", NONE);
     tl_want(&r, "vm-unk-deep", NONE);
-    tl_want(&r, "vm-both", CHK_WARNING);
+    tl_want(&r, "vm-both", SEV_WARNING);
     assert_false(tl_ev_bool(tl_find(&r, "vm-both", NULL), "too_deep"));
     chk_results_free(&r);
 }
@@ -922,12 +922,12 @@ static void test_pvscsi(void **state)
         const char *name;
         int sev;
     } want[] = {
-        {"vm-many-disks-lsi", CHK_INFO}, {"vm-many-disks-pvscsi", NONE},
-        {"vm-big-lsi", CHK_INFO},        {"vm-bigdisk", NONE},
+        {"vm-many-disks-lsi", SEV_INFO}, {"vm-many-disks-pvscsi", NONE},
+        {"vm-big-lsi", SEV_INFO},        {"vm-bigdisk", NONE},
         {"vm-three-lsi", NONE},          {"vm-at-750", NONE},
-        {"vm-over-750", CHK_INFO},       {"vm-mixed", CHK_INFO},
+        {"vm-over-750", SEV_INFO},       {"vm-mixed", SEV_INFO},
         {"vm-ctl-unknown", NONE},        {"vm-type-unknown", NONE},
-        {"tmpl-many-lsi", NONE},         {"vm-cap-unknown", CHK_INFO},
+        {"tmpl-many-lsi", NONE},         {"vm-cap-unknown", SEV_INFO},
         {"vm-small-cap-unknown", NONE},
     };
     struct chk_results r = tl_run(&chk_pvscsi_controller, NULL, &e, NOW);
@@ -962,12 +962,12 @@ static void test_pvscsi(void **state)
     r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
     tl_want(&r, "vm-many-disks-lsi", NONE);
     tl_want(&r, "vm-mixed", NONE);
-    tl_want(&r, "vm-big-lsi", CHK_INFO);
+    tl_want(&r, "vm-big-lsi", SEV_INFO);
     chk_results_free(&r);
 
     s = tl_with_param(&chk_pvscsi_controller, "max_disk_gb", 200);
     r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
-    tl_want(&r, "vm-three-lsi", CHK_INFO); /* 322 GB */
+    tl_want(&r, "vm-three-lsi", SEV_INFO); /* 322 GB */
     chk_results_free(&r);
 }
 

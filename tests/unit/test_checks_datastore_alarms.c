@@ -13,7 +13,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 
 #define NOW  ((int64_t)1750000000)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -265,7 +265,7 @@ static void test_table(void **state)
         if ((find(&r, "ds-pod") != NULL) != row->pod_flagged)
             fail_msg("%s: ds-pod %s", row->what, row->pod_flagged ? "not flagged" : "flagged");
         if (f) {
-            assert_int_equal(f->severity, CHK_WARNING);
+            assert_int_equal(f->severity, SEV_WARNING);
             assert_string_equal(f->object_type, "datastore");
             assert_string_equal(f->object_moref, "datastore-1");
             assert_null(f->detail);

@@ -13,7 +13,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "testlib.h"
 
 #define NOW ((int64_t)1750000000)
@@ -34,18 +34,18 @@ static const struct jumbo_row {
     int want;
 } jumbo_rows[] = {
     {"ok-9000-on-9000", 9000, SW_VSWITCH, 9000, 1, NONE},
-    {"vnic-1500", 1500, SW_VSWITCH, 9000, 1, CHK_WARNING},
-    {"vnic-8999", 8999, SW_VSWITCH, 9000, 1, CHK_WARNING}, /* one below the threshold */
-    {"vswitch-1500", 9000, SW_VSWITCH, 1500, 1, CHK_CRITICAL},
-    {"vswitch-8999", 9000, SW_VSWITCH, 8999, 1, CHK_CRITICAL},
-    {"both-1500", 1500, SW_VSWITCH, 1500, 1, CHK_WARNING}, /* switch not below the vmknic */
-    {"vnic-1500-switch-1400", 1500, SW_VSWITCH, 1400, 1, CHK_CRITICAL},
-    {"dvs-1500", 9000, SW_DVS, 1500, 1, CHK_CRITICAL},
+    {"vnic-1500", 1500, SW_VSWITCH, 9000, 1, SEV_WARNING},
+    {"vnic-8999", 8999, SW_VSWITCH, 9000, 1, SEV_WARNING}, /* one below the threshold */
+    {"vswitch-1500", 9000, SW_VSWITCH, 1500, 1, SEV_CRITICAL},
+    {"vswitch-8999", 9000, SW_VSWITCH, 8999, 1, SEV_CRITICAL},
+    {"both-1500", 1500, SW_VSWITCH, 1500, 1, SEV_WARNING}, /* switch not below the vmknic */
+    {"vnic-1500-switch-1400", 1500, SW_VSWITCH, 1400, 1, SEV_CRITICAL},
+    {"dvs-1500", 9000, SW_DVS, 1500, 1, SEV_CRITICAL},
     {"dvs-9000", 9000, SW_DVS, 9000, 1, NONE},
     {"dvs-unknown-mtu", 9000, SW_DVS, EST_UNKNOWN, 1, NONE},
     {"dvs-missing", 9000, SW_DVS_MISSING, 0, 1, NONE},
-    {"dvs-missing-vnic-1500", 1500, SW_DVS_MISSING, 0, 1, CHK_WARNING},
-    {"no-switch-vnic-1500", 1500, SW_NONE, 0, 1, CHK_WARNING},
+    {"dvs-missing-vnic-1500", 1500, SW_DVS_MISSING, 0, 1, SEV_WARNING},
+    {"no-switch-vnic-1500", 1500, SW_NONE, 0, 1, SEV_WARNING},
     {"not-bound", 1500, SW_VSWITCH, 1500, 0, NONE}, /* vmk0 management, not iSCSI */
     {"vnic-mtu-unknown", EST_UNKNOWN, SW_VSWITCH, 1500, 1, NONE},
 };
@@ -162,14 +162,14 @@ static void test_jumbo_param_and_override(void **state)
     r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
     tl_want(&r, "vnic-1500 vmk1", NONE); /* 1500 is now enough */
     tl_want(&r, "both-1500 vmk1", NONE);
-    tl_want(&r, "vswitch-1500 vmk1", CHK_CRITICAL); /* the drop rule has no threshold */
-    tl_want(&r, "vnic-1500-switch-1400 vmk1", CHK_CRITICAL);
+    tl_want(&r, "vswitch-1500 vmk1", SEV_CRITICAL); /* the drop rule has no threshold */
+    tl_want(&r, "vnic-1500-switch-1400 vmk1", SEV_CRITICAL);
     chk_results_free(&r);
 
     chk_settings_default(&chk_iscsi_jumbo_frames, &s);
-    s.severity_override = CHK_INFO;
+    s.severity_override = SEV_INFO;
     r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
-    tl_want(&r, "vswitch-1500 vmk1", CHK_INFO);
+    tl_want(&r, "vswitch-1500 vmk1", SEV_INFO);
     chk_results_free(&r);
 }
 
@@ -201,7 +201,7 @@ static void test_jumbo_two_adapters(void **state)
 
     r = tl_run(&chk_iscsi_jumbo_frames, NULL, &e, NOW);
     assert_int_equal(r.n, 1);
-    tl_want(&r, "esx vmk1", CHK_WARNING);
+    tl_want(&r, "esx vmk1", SEV_WARNING);
     assert_int_equal(json_array_size(json_object_get(r.items[0].evidence, "bound_to")), 2);
     assert_true(strstr(r.items[0].message, "vmhba64, vmhba65") != NULL);
     chk_results_free(&r);
@@ -316,7 +316,7 @@ static void test_delayed_ack(void **state)
         const struct chk_finding *f = tl_find(&r, want[i].name, want[i].detail);
         if (!f)
             fail_msg("no finding on %s", want[i].name);
-        assert_int_equal(f->severity, CHK_WARNING);
+        assert_int_equal(f->severity, SEV_WARNING);
         assert_string_equal(f->object_type, want[i].type);
         assert_true(strstr(f->message, "esxcli iscsi") != NULL);
     }
@@ -513,17 +513,17 @@ static const struct vd_row {
     int hw, ds, host, template;
     int want;
 } vd_rows[] = {
-    {"ft-lazy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, CHK_CRITICAL},
-    {"ft-thin", "needSecondary", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 0, CHK_CRITICAL},
+    {"ft-lazy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, SEV_CRITICAL},
+    {"ft-thin", "needSecondary", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 0, SEV_CRITICAL},
     {"ft-eager", "running", "noSharing", "eagerzeroedthick", 13, DS_VMFS6, H_EBD1, 0, NONE},
     {"ft-notconfigured", "notConfigured", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0,
      NONE},
     {"ft-unknown", NULL, "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, NONE},
     {"ft-format-unknown", "running", "noSharing", NULL, 13, DS_VMFS6, H_EBD1, 0, NONE},
     {"mscs-phys-thin", "notConfigured", "physicalSharing", "thin", 13, DS_VMFS6, H_EBD1, 0,
-     CHK_CRITICAL},
+     SEV_CRITICAL},
     {"mscs-virt-lazy", "notConfigured", "virtualSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1,
-     0, CHK_CRITICAL},
+     0, SEV_CRITICAL},
     {"mscs-eager", "notConfigured", "physicalSharing", "eagerzeroedthick", 13, DS_VMFS6, H_EBD1, 0,
      NONE},
     {"mscs-rdm", "notConfigured", "physicalSharing", "rdm-physical", 13, DS_VMFS6, H_EBD1, 0, NONE},
@@ -534,7 +534,7 @@ static const struct vd_row {
     {"thin-vmfs5-old-noebd", "notConfigured", "noSharing", "thin", 10, DS_VMFS5, H_EBD0, 0, NONE},
     {"template-ft-thin", "running", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 1, NONE},
     {"ft-lazy-on-vmfs5", "running", "noSharing", "lazyzeroedthick", 10, DS_VMFS5, H_EBD0, 0,
-     CHK_CRITICAL},
+     SEV_CRITICAL},
     /* On NFS the NAS, not the admin, decides the format: no format rule applies there. */
     {"ft-thin-on-nfs", "running", "noSharing", "thin", 13, DS_NFS, H_EBD1, 0, NONE},
     {"mscs-lazy-on-nfs", "notConfigured", "physicalSharing", "lazyzeroedthick", 13, DS_NFS, H_EBD1,
@@ -638,7 +638,7 @@ static void test_vdisk_table(void **state)
         tl_want(&r, vd_rows[i].vm, vd_rows[i].want);
         want_n += vd_rows[i].want != NONE;
     }
-    tl_want(&r, "mscs-node", CHK_CRITICAL);
+    tl_want(&r, "mscs-node", SEV_CRITICAL);
     assert_int_equal(r.n, want_n);
 
     const struct chk_finding *f = tl_find(&r, "mscs-node", NULL);
@@ -749,35 +749,35 @@ static const struct lun_row {
     int want_policy, want_redundancy, want_ident;
 } lun_rows[] = {
     {"naa.a3-rr1", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, NONE},
-    {"naa.a1-mru", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
-    {"naa.fixed", 0, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
-    {"naa.a2-rr1000", 0, "VMW_PSP_RR", 1000, RRCFG(1000), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
-    {"naa.rr2", 0, "VMW_PSP_RR", 2, RRCFG(2), PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
-    {"naa.rr-unknown", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 0, CHK_INFO, NONE, NONE},
+    {"naa.a1-mru", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
+    {"naa.fixed", 0, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
+    {"naa.a2-rr1000", 0, "VMW_PSP_RR", 1000, RRCFG(1000), PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
+    {"naa.rr2", 0, "VMW_PSP_RR", 2, RRCFG(2), PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
+    {"naa.rr-unknown", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 0, SEV_INFO, NONE, NONE},
     /* Round Robin with the limit unread (esxcli refused): no claim either way, the host is
      * left unverified for the check (test_multipath_policy_evidence). */
     {"naa.b1-noesxcli", 0, "VMW_PSP_RR", EST_UNKNOWN, NULL, PATHS(p_aa), 1, NONE, NONE, NONE},
     {"naa.rr-bytes", 0, "VMW_PSP_RR", 1, "{policy=bytes,iops=1,bytes=10485760,useANO=0}",
-     PATHS(p_aa), 0, CHK_WARNING, NONE, NONE},
+     PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
     {"naa.rr-iops-type", 0, "VMW_PSP_RR", 1, "{policy=iops,iops=1,bytes=10485760,useANO=0}",
      PATHS(p_aa), 0, NONE, NONE, NONE},
-    {"naa.a4-onepath", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_a), 0, NONE, CHK_CRITICAL, NONE},
-    {"naa.mru-onepath", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE, CHK_CRITICAL,
+    {"naa.a4-onepath", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_a), 0, NONE, SEV_CRITICAL, NONE},
+    {"naa.mru-onepath", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE, SEV_CRITICAL,
      NONE},
-    {"naa.a5-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_ad), 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.a5-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_ad), 0, NONE, SEV_CRITICAL, NONE},
     /* Still two live paths, but a dead one means a failed component: critical. */
-    {"naa.two-live-one-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aad), 0, NONE, CHK_CRITICAL,
+    {"naa.two-live-one-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aad), 0, NONE, SEV_CRITICAL,
      NONE},
-    {"naa.all-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_dd), 0, NONE, CHK_CRITICAL, NONE},
-    {"naa.standby", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_as), 0, CHK_WARNING, NONE, NONE},
-    {"naa.disabled", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_adis), 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.all-dead", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_dd), 0, NONE, SEV_CRITICAL, NONE},
+    {"naa.standby", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_as), 0, SEV_WARNING, NONE, NONE},
+    {"naa.disabled", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_adis), 0, NONE, SEV_CRITICAL, NONE},
     {"naa.unknown-state", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_au), 0, NONE, NONE, NONE},
     {"naa.three", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aaa), 0, NONE, NONE, NONE},
-    {"naa.nopaths", 0, "VMW_PSP_RR", 1, RRCFG(1), NULL, 0, 0, NONE, CHK_CRITICAL, NONE},
+    {"naa.nopaths", 0, "VMW_PSP_RR", 1, RRCFG(1), NULL, 0, 0, NONE, SEV_CRITICAL, NONE},
     {"naa.no-multipath-info", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, NONE},
     {"sym.000192601234533031323334", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE,
-     CHK_WARNING},
-    {"vml.0200000000", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, CHK_WARNING},
+     SEV_WARNING},
+    {"vml.0200000000", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, SEV_WARNING},
     {"eui.0011223344556677", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE, NONE},
     {"t10.NVMe____Dell_Express_Flash", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_aa), 0, NONE, NONE,
      NONE},
@@ -822,12 +822,12 @@ static const struct san_row {
      NULL},
     /* No answer, every path through a Fibre Channel adapter: SAN. */
     {{"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0,
-      CHK_WARNING, NONE, CHK_WARNING},
+      SEV_WARNING, NONE, SEV_WARNING},
      NULL,
      NULL,
      NULL},
     {{"naa.fc-one-path-unanswered", EST_UNKNOWN, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_fc), 0,
-      NONE, CHK_CRITICAL, NONE},
+      NONE, SEV_CRITICAL, NONE},
      NULL,
      NULL,
      NULL},
@@ -838,7 +838,7 @@ static const struct san_row {
      NULL,
      "HPP",
      HPP_TYPE},
-    {{"eui.hpp-san-one", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_rdma), 0, NONE, CHK_CRITICAL,
+    {{"eui.hpp-san-one", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_rdma), 0, NONE, SEV_CRITICAL,
       NONE},
      NULL,
      "HPP",
@@ -851,7 +851,7 @@ static const struct san_row {
      NULL,
      "PowerPath",
      NULL},
-    {{"sym.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, CHK_WARNING},
+    {{"sym.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, SEV_WARNING},
      NULL,
      "PowerPath",
      NULL},
@@ -859,7 +859,7 @@ static const struct san_row {
      NULL,
      "HPP",
      HPP_TYPE},
-    {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, CHK_WARNING, NONE,
+    {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, SEV_WARNING, NONE,
       NONE},
      NULL,
      "NMP",
@@ -875,21 +875,21 @@ static const struct san_row {
      NULL,
      NULL,
      NULL},
-    {{"naa.one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_hba), 0, NONE, CHK_CRITICAL, NONE},
+    {{"naa.one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_hba), 0, NONE, SEV_CRITICAL, NONE},
      NULL,
      NULL,
      NULL},
-    {{"naa.active-off", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_off), 0, NONE, CHK_CRITICAL, NONE},
+    {{"naa.active-off", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_off), 0, NONE, SEV_CRITICAL, NONE},
      NULL,
      NULL,
      NULL},
     {{"naa.standby-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_one_hba), 0, NONE,
-      CHK_CRITICAL, NONE},
+      SEV_CRITICAL, NONE},
      NULL,
      NULL,
      NULL},
     {{"naa.hw-iscsi-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_hw_iscsi), 0, NONE,
-      CHK_CRITICAL, NONE},
+      SEV_CRITICAL, NONE},
      NULL,
      NULL,
      NULL},
@@ -1057,7 +1057,7 @@ static void test_multipath_policy_evidence(void **state)
     tl_set_param(&chk_multipath_policy, &s, "iops", 10);
     r = tl_run(&chk_multipath_policy, &s, &w.e, NOW);
     tl_want(&r, "esx naa.rr2", NONE);
-    tl_want(&r, "esx naa.a2-rr1000", CHK_WARNING);
+    tl_want(&r, "esx naa.a2-rr1000", SEV_WARNING);
     f = tl_find(&r, "esx naa.a2-rr1000", NULL);
     assert_int_equal(tl_ev_int(f, "recommended_iops"), 10);
     chk_results_free(&r);
@@ -1122,17 +1122,17 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     tl_want(&r, "esx naa.one-hba", NONE);
     tl_want(&r, "esx naa.hw-iscsi-one-hba", NONE);
     tl_want(&r, "esx naa.active-off", NONE);
-    tl_want(&r, "esx naa.a5-dead", CHK_CRITICAL); /* dead is dead */
+    tl_want(&r, "esx naa.a5-dead", SEV_CRITICAL); /* dead is dead */
     chk_results_free(&r);
 
     chk_settings_default(&chk_multipath_redundancy, &s);
     tl_set_param(&chk_multipath_redundancy, &s, "min_paths", 3);
     r = tl_run(&chk_multipath_redundancy, &s, &w.e, NOW);
     tl_want(&r, "esx naa.three", NONE);           /* exactly 3 */
-    tl_want(&r, "esx naa.a3-rr1", CHK_CRITICAL);  /* 2 < 3 */
+    tl_want(&r, "esx naa.a3-rr1", SEV_CRITICAL);  /* 2 < 3 */
     tl_want(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
     tl_want(&r, "esx naa.alua-standby", NONE);    /* four usable over two adapters */
-    tl_want(&r, "esx naa.one-hba", CHK_CRITICAL);
+    tl_want(&r, "esx naa.one-hba", SEV_CRITICAL);
     chk_results_free(&r);
 }
 
@@ -1199,7 +1199,7 @@ static void test_host_coverage_plugins(void **state)
     assert_int_equal(r.n, 3);
     const struct chk_finding *f = tl_find(&r, "esx-pp", "plug-ins");
     assert_non_null(f);
-    assert_int_equal(f->severity, CHK_INFO);
+    assert_int_equal(f->severity, SEV_INFO);
     assert_non_null(strstr(f->message, "naa.pp1 by PowerPath, eui.hpp1 by HPP"));
     assert_non_null(strstr(f->message, "redundancy was not judged"));
     json_t *dev = json_object_get(f->evidence, "devices");
@@ -1220,7 +1220,7 @@ static void test_host_coverage_plugins(void **state)
     f = tl_find(&r, "esx-off", NULL);
     assert_non_null(f);
     assert_null(f->detail);
-    assert_int_equal(f->severity, CHK_WARNING);
+    assert_int_equal(f->severity, SEV_WARNING);
     assert_null(tl_find(&r, "esx-nmp", NULL));
     chk_results_free(&r);
 }

@@ -13,7 +13,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "testlib.h"
 
 #define NOW ((int64_t)1750000000)
@@ -33,31 +33,31 @@ static const struct row {
     struct nfs_ds ds[MAXDS];
     int want;
 } rows[] = {
-    {"one-server", {{"nas-a.example.com", NULL, 1}, {"nas-a.example.com", NULL, 1}}, CHK_WARNING},
+    {"one-server", {{"nas-a.example.com", NULL, 1}, {"nas-a.example.com", NULL, 1}}, SEV_WARNING},
     {"two-servers", {{"nas-a.example.com", NULL, 1}, {"nas-b.example.com", NULL, 1}}, NONE},
     {"single", {{"nas-a.example.com", NULL, 1}}, NONE}, /* nothing to spread */
-    {"case", {{"nas-a.example.com", NULL, 1}, {"NAS-A.Example.COM", NULL, 1}}, CHK_WARNING},
+    {"case", {{"nas-a.example.com", NULL, 1}, {"NAS-A.Example.COM", NULL, 1}}, SEV_WARNING},
     {"server-unknown", {{"nas-a.example.com", NULL, 1}, {NULL, NULL, 1}}, NONE},
     {"two-and-unknown",
      {{"nas-a.example.com", NULL, 1}, {"nas-b.example.com", NULL, 1}, {NULL, NULL, 1}},
      NONE},
     {"no-nfs", {{"naa.1", "VMFS", 1}, {"naa.2", "VMFS", 1}}, NONE},
     {"three-by-ip", {{"10.0.0.1", NULL, 1}, {"10.0.0.1", NULL, 1}, {"10.0.0.1", NULL, 1}},
-     CHK_WARNING},
+     SEV_WARNING},
     {"nfs41", {{"nas-a.example.com", "NFS41", 1}, {"nas-a.example.com", "NFS41", 1}},
-     CHK_WARNING},
+     SEV_WARNING},
     {"nfs3-and-41", {{"nas-a.example.com", NULL, 1}, {"nas-a.example.com", "NFS41", 1}},
-     CHK_WARNING},
+     SEV_WARNING},
     {"with-vmfs", {{"nas-a.example.com", NULL, 1}, {"nas-a.example.com", NULL, 1}, {"x", "VMFS", 1}},
-     CHK_WARNING},
+     SEV_WARNING},
     /* The second server's datastore is not mounted here: it serves this cluster nothing. */
     {"other-unmounted",
      {{"nas-a.example.com", NULL, 1}, {"nas-a.example.com", NULL, 1},
       {"nas-b.example.com", NULL, 0}},
-     CHK_WARNING},
+     SEV_WARNING},
     {"mounted-unknown",
      {{"nas-a.example.com", NULL, EST_UNKNOWN}, {"nas-a.example.com", NULL, 1}},
-     CHK_WARNING},
+     SEV_WARNING},
 };
 
 #define NROWS N(rows)
@@ -157,7 +157,7 @@ static void test_clusters(void **state)
         want_n += rows[i].want != NONE;
     }
     /* A datastore counts in every cluster that mounts it. */
-    tl_want(&r, "shared-x", CHK_WARNING);
+    tl_want(&r, "shared-x", SEV_WARNING);
     tl_want(&r, "shared-y", NONE);
     assert_int_equal(r.n, want_n);
 
@@ -197,14 +197,14 @@ static void test_not_in_a_cluster(void **state)
     w.entities[0].type = "Folder";
     r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
     tl_want(&r, "one-server", NONE);
-    tl_want(&r, "case", CHK_WARNING);
+    tl_want(&r, "case", SEV_WARNING);
     chk_results_free(&r);
 
     /* A cluster vCenter gave no name is named by its moref. */
     build(&w);
     w.entities[0].name = NULL;
     r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
-    tl_want(&r, "c-00", CHK_WARNING);
+    tl_want(&r, "c-00", SEV_WARNING);
     chk_results_free(&r);
 }
 
@@ -215,14 +215,14 @@ static void test_min_datastores(void **state)
     build(&w);
     struct chk_settings s = tl_with_param(&chk_nfs_server_redundancy, "min_datastores", 1);
     struct chk_results r = tl_run(&chk_nfs_server_redundancy, &s, &w.e, NOW);
-    tl_want(&r, "single", CHK_WARNING); /* stricter: even one datastore */
+    tl_want(&r, "single", SEV_WARNING); /* stricter: even one datastore */
     tl_want(&r, "two-servers", NONE);
     chk_results_free(&r);
 
     s = tl_with_param(&chk_nfs_server_redundancy, "min_datastores", 3);
     r = tl_run(&chk_nfs_server_redundancy, &s, &w.e, NOW);
     tl_want(&r, "one-server", NONE);
-    tl_want(&r, "three-by-ip", CHK_WARNING);
+    tl_want(&r, "three-by-ip", SEV_WARNING);
     chk_results_free(&r);
 }
 

@@ -11,7 +11,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "testlib.h"
 
 #define NOW ((int64_t)1750000000)
@@ -222,7 +222,7 @@ static void test_table(void **state)
                 continue;
             if (!row->want[k] || strcmp(f->detail, row->want[k]))
                 fail_msg("%s: unexpected finding %s: %s", row->host, f->detail, f->message);
-            assert_int_equal(f->severity, CHK_WARNING);
+            assert_int_equal(f->severity, SEV_WARNING);
             assert_string_equal(f->object_type, "host");
             assert_string_equal(f->object_moref, w.morefs[i]);
             got++;

@@ -13,7 +13,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "testlib.h"
 
 #define NOW ((int64_t)1750000000)
@@ -28,16 +28,16 @@ static const struct unmap_row {
     const char *unmap;
     int want;
 } unmap_rows[] = {
-    {"vmfs6-none", "VMFS", 6, 0, 1, "none", CHK_WARNING},
+    {"vmfs6-none", "VMFS", 6, 0, 1, "none", SEV_WARNING},
     {"vmfs6-low", "VMFS", 6, 0, 1, "low", NONE},
     {"vmfs6-unreported", "VMFS", 6, 0, 1, NULL, NONE}, /* unknown is not off */
     {"vmfs6-local-none", "VMFS", 6, 1, 1, "none", NONE},  /* a boot disk: no array pool */
-    {"vmfs6-locality-unknown-none", "VMFS", 6, EST_UNKNOWN, 1, "none", CHK_WARNING},
-    {"vmfs7-none", "VMFS", 7, 0, 1, "none", CHK_WARNING}, /* a later VMFS has it too */
+    {"vmfs6-locality-unknown-none", "VMFS", 6, EST_UNKNOWN, 1, "none", SEV_WARNING},
+    {"vmfs7-none", "VMFS", 7, 0, 1, "none", SEV_WARNING}, /* a later VMFS has it too */
     {"vmfs5", "VMFS", 5, 0, 1, NULL, NONE},              /* no automatic UNMAP: vmfs-version's */
     {"vmfs6-none-inaccessible", "VMFS", 6, 0, 0, "none", NONE}, /* stale: not judged */
     {"nfs", "NFS", 0, EST_UNKNOWN, 1, NULL, NONE},
-    {"ds \"Prod\" & 'x'", "VMFS", 6, 0, 1, "none", CHK_WARNING},
+    {"ds \"Prod\" & 'x'", "VMFS", 6, 0, 1, "none", SEV_WARNING},
 };
 
 static void test_unmap_priority(void **state)
@@ -113,9 +113,9 @@ static const struct vm_row {
     int want_vm;      /* the VM's own finding (hardware) */
     int listed;       /* listed in its host's finding */
 } vm_rows[] = {
-    {"reclaim-old-noebd", "thin", 10, DS_VMFS5, H_EBD0, 0, NULL, 0, CHK_INFO, 1},
+    {"reclaim-old-noebd", "thin", 10, DS_VMFS5, H_EBD0, 0, NULL, 0, SEV_INFO, 1},
     {"reclaim-new-noebd", "thin", 13, DS_VMFS5, H_EBD0, 0, NULL, 0, NONE, 1},
-    {"reclaim-old-ebd", "thin", 10, DS_VMFS5, H_EBD1, 0, NULL, 0, CHK_INFO, 0},
+    {"reclaim-old-ebd", "thin", 10, DS_VMFS5, H_EBD1, 0, NULL, 0, SEV_INFO, 0},
     {"reclaim-11-ebd", "thin", 11, DS_VMFS5, H_EBD1, 0, NULL, 0, NONE, 0},
     {"reclaim-hw-unknown", "thin", EST_UNKNOWN, DS_VMFS5, H_EBD0, 0, NULL, 0, NONE, 1},
     {"reclaim-ebd-unknown", "thin", 13, DS_VMFS5, H_EBDUNK, 0, NULL, 0, NONE, 0},
@@ -128,13 +128,13 @@ static const struct vm_row {
     {"thin-nfs", "thin", 10, DS_NFS, H_EBD0, 0, NULL, 0, NONE, 0},
     {"thin-local-vmfs5", "thin", 10, DS_VMFS5_LOCAL, H_EBD0, 0, NULL, 0, NONE, 0},
     {"thin-ds-unknown", "thin", 10, EST_NONE, H_EBD0, 0, NULL, 0, NONE, 0},
-    {"thin-no-host", "thin", 10, DS_VMFS5, EST_NONE, 0, NULL, 0, CHK_INFO, 0},
+    {"thin-no-host", "thin", 10, DS_VMFS5, EST_NONE, 0, NULL, 0, SEV_INFO, 0},
     /* Two disks: only the VMFS5 thin one is listed (VM and host evidence). */
-    {"mixed-disks", "thin", 10, DS_VMFS5, H_EBD0, 0, "thin", DS_VMFS6, CHK_INFO, 1},
+    {"mixed-disks", "thin", 10, DS_VMFS5, H_EBD0, 0, "thin", DS_VMFS6, SEV_INFO, 1},
     /* EnableBlockDelete 0 where every thin disk is on VMFS6: nothing to reclaim through it. */
     {"only-vmfs6", "thin", 13, DS_VMFS6, H_EBD0_VMFS6, 0, NULL, 0, NONE, 0},
     /* A disconnected host's stale configuration is not judged (its VM's hardware is). */
-    {"on-down-host", "thin", 10, DS_VMFS5, H_EBD0_DOWN, 0, NULL, 0, CHK_INFO, 1},
+    {"on-down-host", "thin", 10, DS_VMFS5, H_EBD0_DOWN, 0, NULL, 0, SEV_INFO, 1},
 };
 
 struct vm_world {
@@ -241,7 +241,7 @@ static void test_vms_and_hosts(void **state)
     }
     /* One finding for the host, not one per VM; none for the hosts that are fine, unknown, have
      * nothing on VMFS5, or are disconnected (dropped: stale). */
-    tl_want(&r, "esx-ebd0", CHK_WARNING);
+    tl_want(&r, "esx-ebd0", SEV_WARNING);
     tl_want(&r, "esx-ebd1", NONE);
     tl_want(&r, "esx-ebdunk", NONE);
     tl_want(&r, "esx-ebd0-vmfs6", NONE);
@@ -303,8 +303,8 @@ static void test_min_hw_version(void **state)
     chk_settings_default(&chk_space_reclaim, &s);
     tl_set_param(&chk_space_reclaim, &s, "min_hw_version", 14);
     struct chk_results r = tl_run(&chk_space_reclaim, &s, &w.e, NOW);
-    tl_want(&r, "reclaim-11-ebd", CHK_INFO);      /* vmx-11 is now too old */
-    tl_want(&r, "reclaim-ebd-unknown", CHK_INFO); /* vmx-13 < 14 decides without EBD */
+    tl_want(&r, "reclaim-11-ebd", SEV_INFO);      /* vmx-11 is now too old */
+    tl_want(&r, "reclaim-ebd-unknown", SEV_INFO); /* vmx-13 < 14 decides without EBD */
     tl_want(&r, "thin-vmfs6", NONE);              /* VMFS6 has no hardware requirement */
     tl_want(&r, "reclaim-hw-unknown", NONE);      /* unknown is not old */
     chk_results_free(&r);
@@ -313,7 +313,7 @@ static void test_min_hw_version(void **state)
     r = tl_run(&chk_space_reclaim, &s, &w.e, NOW);
     tl_want(&r, "reclaim-old-ebd", NONE); /* vmx-10 is enough now */
     tl_want(&r, "reclaim-old-noebd", NONE);
-    tl_want(&r, "esx-ebd0", CHK_WARNING); /* the host's setting does not depend on it */
+    tl_want(&r, "esx-ebd0", SEV_WARNING); /* the host's setting does not depend on it */
     chk_results_free(&r);
 }
 

@@ -11,7 +11,7 @@
 
 #include "checks/check.h"
 #include "checks/engine.h"
-#include "checks/estate.h"
+#include "model/estate.h"
 
 #define NOW  ((int64_t)1750000000)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -26,10 +26,10 @@ static const struct row {
     int want_5; /* with min_version 5 */
 } rows[] = {
     {"vmfs6", "VMFS", 6, NONE, NONE},
-    {"vmfs5", "VMFS", 5, CHK_WARNING, NONE},
-    {"vmfs3", "VMFS", 3, CHK_CRITICAL, CHK_CRITICAL},
+    {"vmfs5", "VMFS", 5, SEV_WARNING, NONE},
+    {"vmfs3", "VMFS", 3, SEV_CRITICAL, SEV_CRITICAL},
     /* A version older still is no more supported than VMFS3. */
-    {"vmfs2", "VMFS", 2, CHK_CRITICAL, CHK_CRITICAL},
+    {"vmfs2", "VMFS", 2, SEV_CRITICAL, SEV_CRITICAL},
     /* A later one passes. */
     {"vmfs7", "VMFS", 7, NONE, NONE},
     /* Unknown: vCenter did not say (0 is what a datastore without VMFS info stores). */

@@ -170,7 +170,7 @@ static void test_checks_and_waivers(void **state)
         const char *id = chk_registry[i]->id;
         assert_int_equal(cfg->checks.settings[i].enabled, strcmp(id, "snapshots") != 0);
         assert_int_equal(cfg->checks.settings[i].severity_override,
-                         strcmp(id, "thin-overcommit") ? -1 : CHK_CRITICAL);
+                         strcmp(id, "thin-overcommit") ? -1 : SEV_CRITICAL);
     }
     assert_int_equal(cfg->checks.n_waivers, 2);
     assert_string_equal(cfg->checks.waivers[0].object, "vm-*");

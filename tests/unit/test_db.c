@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/inventory_text.h"
 #include "db/db.h"
 #include "util/err.h"
 #include "testlib.h"
@@ -810,7 +811,7 @@ static void test_text_rendering(void **state)
     j = inventory(db, NULL);
     f = open_memstream(&text, &len);
     assert_non_null(f);
-    assert_int_equal(db_inventory_text(j, f), 0);
+    assert_int_equal(vsl_inventory_text(j, f), 0);
     fclose(f);
     for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         if (!strstr(text, want[i]))
@@ -826,7 +827,7 @@ static void test_text_rendering(void **state)
     json_decref(j);
 
     j = json_object();
-    assert_int_equal(db_inventory_text(j, stdout), -EINVAL);
+    assert_int_equal(vsl_inventory_text(j, stdout), -EINVAL);
     json_decref(j);
     db_close(db);
 }

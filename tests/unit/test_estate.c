@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/estate.h"
+#include "model/estate.h"
 #include "db/db.h"
 #include "db/findings.h"
 #include "util/err.h"

@@ -400,9 +400,9 @@ static void test_estate_not_found(void **state)
 /* ---- findings ------------------------------------------------------------------------------- */
 
 static const struct check free_space = {
-    .id = "datastore-free-space", .title = "Datastore free space", .severity = CHK_CRITICAL};
+    .id = "datastore-free-space", .title = "Datastore free space", .severity = SEV_CRITICAL};
 static const struct check snapshots = {
-    .id = "snapshots", .title = "Old or deep snapshots", .severity = CHK_WARNING};
+    .id = "snapshots", .title = "Old or deep snapshots", .severity = SEV_WARNING};
 
 static const struct chk_waiver waiver = {.check = "snapshots",
                                          .object = "web*",
@@ -414,47 +414,51 @@ struct spec {
     const char *label;
     const struct check *check;
     const char *vcenter, *moref, *name;
-    enum chk_severity severity;
+    enum vsl_severity severity;
     const struct chk_waiver *waiver;
 };
 
 static const struct spec F1 = {"F1",        &free_space,  "vc-a", "datastore-1",
-                               "LocalDS_0", CHK_CRITICAL, NULL};
+                               "LocalDS_0", SEV_CRITICAL, NULL};
 static const struct spec F2 = {"F2",    &free_space, "vc-a", "datastore-2",
-                               "nfs01", CHK_WARNING, NULL};
-static const struct spec F3 = {"F3", &snapshots, "vc-a", "vm-42", "web01", CHK_WARNING, &waiver};
-static const struct spec F4 = {"F4", &snapshots, "vc-b", "vm-7", "localds_9", CHK_INFO, NULL};
+                               "nfs01", SEV_WARNING, NULL};
+static const struct spec F3 = {"F3", &snapshots, "vc-a", "vm-42", "web01", SEV_WARNING, &waiver};
+static const struct spec F4 = {"F4", &snapshots, "vc-b", "vm-7", "localds_9", SEV_INFO, NULL};
 static const struct spec F5 = {"F5",        &free_space, "vc-b", "datastore-1",
-                               "LocalDS_0", CHK_WARNING, NULL};
+                               "LocalDS_0", SEV_WARNING, NULL};
 
 /* Records one evaluation of vc holding the findings in specs (NULL-terminated). */
 static void evaluate(struct db *db, const char *vc, int64_t now, const struct spec *const *specs)
 {
-    struct chk_finding items[8];
+    struct finding items[8];
+    json_t *evidence[8];
     /* Both checks ran to completion and read everything: what they did not emit is fixed. */
-    const struct check *completed[] = {&free_space, &snapshots};
-    struct chk_results res = {.items = items, .completed = completed, .n_completed = 2};
+    const char *const completed[] = {free_space.id, snapshots.id};
+    struct evaluation ev = {.findings = items, .completed = completed, .n_completed = 2};
 
     memset(items, 0, sizeof(items));
     for (; *specs; specs++) {
         const struct spec *s = *specs;
-        struct chk_finding *f = &items[res.n++];
+        struct finding *f = &items[ev.n_findings];
 
-        assert_true(res.n <= 8);
+        assert_true(ev.n_findings < 8);
         chk_fingerprint(s->check->id, s->vcenter, s->moref, NULL, f->fingerprint);
-        f->check = s->check;
-        f->vcenter = s->vcenter;
+        f->check_id = s->check->id;
+        f->check_title = s->check->title;
         f->severity = s->severity;
-        f->object_type = (char *)"datastore";
-        f->object_moref = (char *)s->moref;
-        f->object_name = (char *)s->name;
-        f->message = (char *)s->label;
-        f->evidence = json_pack("{sssi}", "label", s->label, "free_pct", 7);
-        f->waiver = s->waiver;
+        f->object_type = "datastore";
+        f->object_moref = s->moref;
+        f->object_name = s->name;
+        f->message = s->label;
+        f->evidence = evidence[ev.n_findings] =
+            json_pack("{sssi}", "label", s->label, "free_pct", 7);
+        f->waiver_reason = s->waiver ? s->waiver->reason : NULL;
+        f->waiver_expires = s->waiver ? s->waiver->expires_text : NULL;
+        ev.n_findings++;
     }
-    assert_int_equal(db_findings_record(db, vc, &res, now), 0);
-    for (size_t i = 0; i < res.n; i++)
-        json_decref(items[i].evidence);
+    assert_int_equal(db_findings_record(db, vc, &ev, now), 0);
+    for (size_t i = 0; i < ev.n_findings; i++)
+        json_decref(evidence[i]);
 }
 
 /* The labels of a page of findings, comma-separated. */
@@ -804,7 +808,7 @@ static int flaky_run(struct chk_ctx *ctx, const struct estate *e)
         for (size_t k = 0; k < 4 && flaky_emit[k]; k++) {
             if (strcmp(flaky_emit[k], e->hosts[i].name))
                 continue;
-            int r = chk_emit(ctx, &(struct chk_emit){.severity = CHK_WARNING,
+            int r = chk_emit(ctx, &(struct chk_emit){.severity = SEV_WARNING,
                                                      .object_type = "lun",
                                                      .object_name = e->hosts[i].name,
                                                      .host = &e->hosts[i],
@@ -820,7 +824,7 @@ static int flaky_run(struct chk_ctx *ctx, const struct estate *e)
 
 static const struct check flaky = {.id = "flaky",
                                    .title = "A check that can fail",
-                                   .severity = CHK_WARNING,
+                                   .severity = SEV_WARNING,
                                    .needs = CHK_NEEDS_HOST | CHK_NEEDS_ESXCLI,
                                    .run = flaky_run};
 
@@ -848,9 +852,12 @@ static void three_hosts(struct estate *e, struct est_host h[3], const char *esx3
 static int run_flaky(struct db *db, const struct estate *e, int64_t now)
 {
     struct chk_results res = {0};
+    struct evaluation ev;
     int r = chk_run_one(&flaky, NULL, e, now / 1000, &res);
 
-    assert_int_equal(db_findings_record(db, "vc-a", &res, now), 0);
+    assert_int_equal(chk_evaluation(&res, &ev), 0);
+    assert_int_equal(db_findings_record(db, "vc-a", &ev, now), 0);
+    evaluation_free(&ev);
     chk_results_free(&res);
     return r;
 }
@@ -990,8 +997,8 @@ static void test_disabled_check_is_not_fixed(void **state)
     const struct db_findings_filter fixed = {.status = "resolved", .resolution = "fixed"},
                                     disabled = {.status = "resolved", .resolution = "disabled"};
     const struct spec *const run[] = {&F1, NULL};
-    const struct check *off[] = {&free_space};
-    struct chk_results res = {.disabled = off, .n_disabled = 1};
+    const char *const off[] = {free_space.id};
+    struct evaluation res = {.disabled = off, .n_disabled = 1};
     char buf[256];
 
     evaluate(fx->db, "vc-a", T1, run);

@@ -53,15 +53,15 @@ void tl_want(const struct chk_results *r, const char *name, int want)
 
     if (want == NONE) {
         if (f)
-            fail_msg("%s flagged %s (%s), want no finding", name, chk_severity_name(f->severity),
+            fail_msg("%s flagged %s (%s), want no finding", name, vsl_severity_name(f->severity),
                      f->message);
         return;
     }
     if (!f)
-        fail_msg("%s not flagged, want %s", name, chk_severity_name((enum chk_severity)want));
+        fail_msg("%s not flagged, want %s", name, vsl_severity_name((enum vsl_severity)want));
     if ((int)f->severity != want)
-        fail_msg("%s flagged %s, want %s (%s)", name, chk_severity_name(f->severity),
-                 chk_severity_name((enum chk_severity)want), f->message);
+        fail_msg("%s flagged %s, want %s (%s)", name, vsl_severity_name(f->severity),
+                 vsl_severity_name((enum vsl_severity)want), f->message);
     assert_non_null(f->message);
     assert_true(f->message[0] != '\0');
 }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/estate-arena.h"
-#include "checks/estate.h"
+#include "model/estate-arena.h"
+#include "model/estate.h"
 #include "db/db-private.h"
 #include "db/findings.h"
 #include "util/buf.h"

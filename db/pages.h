@@ -1,16 +1,17 @@
-/* Read queries the HTTP API needs beyond db.h and findings.h: the stored inventory one page
- * at a time, so a daemon serving 20,000 VMs never builds the whole document in memory. */
-#ifndef DB_API_H
-#define DB_API_H
+/* The reads the HTTP API needs beyond db.h and findings.h: the stored inventory one page at a
+ * time (so a daemon serving 20,000 VMs never builds the whole document in memory), object
+ * counts, and what the database remembers of each vCenter's polling. */
+#ifndef DB_PAGES_H
+#define DB_PAGES_H
 
 #include <jansson.h>
 #include <stdint.h>
 
 #include "db/db.h"
 
-enum db_api_kind { DB_API_DATASTORES, DB_API_HOSTS, DB_API_VMS };
+enum db_page_kind { DB_PAGE_DATASTORES, DB_PAGE_HOSTS, DB_PAGE_VMS };
 
-struct db_api_page {
+struct db_page {
     const char *vcenter; /* exact, or NULL for every vCenter */
     int limit;           /* rows per page; 0 = all */
     const char *cursor;  /* opaque, from a previous page's *next, or NULL */
@@ -21,20 +22,20 @@ struct db_api_page {
  * vnics, iSCSI adapters and LUNs, VMs their disks). *items is a new reference the caller
  * owns; *total counts every row matching vcenter; *next (malloc'd, caller frees) is NULL on
  * the last page. -EINVAL for a cursor this function did not make. */
-int db_api_inventory_page(struct db *db, enum db_api_kind kind, const struct db_api_page *p,
+int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next);
 
 /* Counts the stored datastores, hosts and VMs of vcenter (NULL: all), in that order. */
-int db_api_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
+int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
 
 /* What the database remembers of a vCenter's polling, so a restarted daemon reports the age of
  * the snapshot it serves before its own first poll. All zero/empty when never polled. */
-struct db_api_vcenter_state {
+struct db_vcenter_state {
     int64_t last_success_ms;
     int64_t last_started_ms, last_finished_ms;
     int last_ok;
     char error[1024];
 };
-int db_api_vcenter_state(struct db *db, const char *vcenter, struct db_api_vcenter_state *out);
+int db_vcenter_state(struct db *db, const char *vcenter, struct db_vcenter_state *out);
 
 #endif

@@ -1,8 +1,8 @@
 /* The typed rows the collector emits, one struct per inventory table, and the sink that takes them.
  * Strings are borrowed: valid only for the duration of the sink call; the sink copies what it
  * keeps. */
-#ifndef VIM_INVENTORY_H
-#define VIM_INVENTORY_H
+#ifndef MODEL_INVENTORY_H
+#define MODEL_INVENTORY_H
 
 #include <stdint.h>
 

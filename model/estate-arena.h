@@ -1,11 +1,11 @@
 /* The estate's arena: every string and array of a struct estate comes from here and goes away
- * with est_free(). For db/estate.c, which builds estates; checks only read them. */
+ * with est_free(). For db/load.c, which builds estates; checks only read them. */
 #ifndef CHK_ESTATE_ARENA_H
 #define CHK_ESTATE_ARENA_H
 
 #include <stddef.h>
 
-#include "checks/estate.h"
+#include "model/estate.h"
 
 /* A new, empty estate of vcenter (copied) with its own arena. NULL when out of memory.
  * Owned by the caller (est_free). */

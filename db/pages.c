@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/api.h"
+#include "db/pages.h"
 #include "db/db-private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -24,7 +24,7 @@
 #define JBOOL(c)  "CASE WHEN " c " IS NULL THEN json('null') WHEN " c " THEN json('true') ELSE json('false') END"
 
 static const char *const page_sql[] = {
-    [DB_API_DATASTORES] =
+    [DB_PAGE_DATASTORES] =
         CURSOR("d") "json_object('vcenter', d.vcenter, 'moref', d.moref, 'name', d.name,"
         " 'type', d.type, 'url', d.url, 'capacity', d.capacity, 'free_space', d.free_space,"
         " 'uncommitted', d.uncommitted, 'accessible', " JBOOL("d.accessible") ","
@@ -32,7 +32,7 @@ static const char *const page_sql[] = {
         " 'nas_remote_host', d.nas_remote_host, 'parent', d.parent, 'storage_pod', p.name,"
         " 'vm_count', d.vm_count) FROM datastores d LEFT JOIN storage_pods p"
         " ON p.vcenter = d.vcenter AND p.moref = d.parent" KEYSET("d"),
-    [DB_API_HOSTS] =
+    [DB_PAGE_HOSTS] =
         CURSOR("h") "json_object('vcenter', h.vcenter, 'moref', h.moref, 'name', h.name,"
         " 'parent', h.parent, 'connection_state', h.connection_state,"
         " 'vnic_count', (SELECT count(*) FROM vnics n WHERE n.vcenter = h.vcenter"
@@ -41,7 +41,7 @@ static const char *const page_sql[] = {
         "   AND i.host = h.moref),"
         " 'lun_count', (SELECT count(*) FROM luns l WHERE l.vcenter = h.vcenter"
         "   AND l.host = h.moref)) FROM hosts h" KEYSET("h"),
-    [DB_API_VMS] =
+    [DB_PAGE_VMS] =
         CURSOR("v") "json_object('vcenter', v.vcenter, 'moref', v.moref, 'name', v.name,"
         " 'template', " JBOOL("v.template") ", 'power_state', v.power_state,"
         " 'hw_version', v.hw_version, 'ft_state', v.ft_state, 'host', v.host,"
@@ -54,9 +54,9 @@ static const char *const page_sql[] = {
 };
 
 static const char *const count_sql[] = {
-    [DB_API_DATASTORES] = "SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1",
-    [DB_API_HOSTS] = "SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1",
-    [DB_API_VMS] = "SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1",
+    [DB_PAGE_DATASTORES] = "SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1",
+    [DB_PAGE_HOSTS] = "SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1",
+    [DB_PAGE_VMS] = "SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1",
 };
 
 static int hexval(char c)
@@ -106,7 +106,7 @@ static int bind_common(sqlite3_stmt *st, const char *vcenter)
     return vcenter ? sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC) : SQLITE_OK;
 }
 
-int db_api_inventory_page(struct db *db, enum db_api_kind kind, const struct db_api_page *p,
+int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next)
 {
     sqlite3_stmt *cst = NULL, *pst = NULL;
@@ -114,7 +114,7 @@ int db_api_inventory_page(struct db *db, enum db_api_kind kind, const struct db_
     int rc = SQLITE_OK, r, n = 0, in_tx = 0;
 
     assert(db && p && items && total && next);
-    assert(kind >= DB_API_DATASTORES && kind <= DB_API_VMS);
+    assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_VMS);
     *items = NULL;
     *total = 0;
     *next = NULL;
@@ -204,7 +204,7 @@ out:
     return r;
 }
 
-int db_api_vcenter_state(struct db *db, const char *vcenter, struct db_api_vcenter_state *out)
+int db_vcenter_state(struct db *db, const char *vcenter, struct db_vcenter_state *out)
 {
     static const char sql[] =
         "SELECT v.last_success_ms, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
@@ -232,7 +232,7 @@ int db_api_vcenter_state(struct db *db, const char *vcenter, struct db_api_vcent
     return rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
 }
 
-int db_api_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
+int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
 {
     static const char sql[] =
         "SELECT (SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1),"

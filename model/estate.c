@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/estate-arena.h"
-#include "checks/estate.h"
+#include "model/estate-arena.h"
+#include "model/estate.h"
 
 /* Chunks start small, so the estate of a test or a small site costs a few KiB, and double up
  * to a cap, so a large one needs few of them. */
@@ -224,100 +224,4 @@ const struct est_entity *est_entity(const struct estate *e, const char *moref)
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what)
 {
     return find_gap(e->gaps, e->n_gaps, what);
-}
-
-/* Adapter types as vCenter names them (HostHostBusAdapter's subtypes). A type missing here is
- * unknown, never assumed to be either. */
-static const struct {
-    const char *type;
-    struct est_hba_kind kind;
-} hba_kinds[] = {
-    {"HostFibreChannelHba", {1, "fc"}},
-    {"HostFibreChannelOverEthernetHba", {1, "fcoe"}},
-    {"HostInternetScsiHba", {1, "iscsi"}},
-    {"HostRdmaHba", {1, NULL}}, /* NVMe over RDMA */
-    {"HostTcpHba", {1, NULL}},  /* NVMe over TCP */
-    {"HostSerialAttachedHba", {0, "sas"}},
-    {"HostParallelScsiHba", {0, "parallel"}},
-    {"HostBlockHba", {0, NULL}},
-    {"HostPcieHba", {0, NULL}}, /* local NVMe */
-};
-
-struct est_hba_kind est_hba_kind(const struct est_hba *a)
-{
-    for (size_t i = 0; a && a->type && i < sizeof(hba_kinds) / sizeof(hba_kinds[0]); i++)
-        if (!strcmp(a->type, hba_kinds[i].type))
-            return hba_kinds[i].kind;
-    return (struct est_hba_kind){EST_UNKNOWN, NULL};
-}
-
-const struct est_hba *est_path_hba(const struct est_host *h, const struct est_path *p)
-{
-    return p->hba < h->n_hbas ? &h->hbas[p->hba] : NULL;
-}
-
-enum est_locality est_lun_locality(const struct est_host *h, const struct est_lun *l)
-{
-    size_t san = 0, local = 0;
-
-    /* VMW_SATP_LOCAL claims the devices ESXi itself takes for local, whatever localDisk says. */
-    if (l->satp && !strcmp(l->satp, "VMW_SATP_LOCAL"))
-        return EST_LOC_LOCAL;
-    if (l->local != EST_UNKNOWN)
-        return l->local ? EST_LOC_LOCAL : EST_LOC_SAN;
-    /* No localDisk answer (some controllers leave it out): the adapters decide, where they can.
-     * One path through a local controller is a local disk; two through local SAS controllers
-     * may be a shared SAS array, so that stays unknown. */
-    for (size_t i = 0; i < l->n_paths; i++) {
-        int kind = est_hba_kind(est_path_hba(h, &l->paths[i])).san;
-        san += kind == 1;
-        local += kind == 0;
-    }
-    if (l->n_paths == 1 && local == 1)
-        return EST_LOC_LOCAL;
-    if (l->n_paths > 0 && san == l->n_paths)
-        return EST_LOC_SAN;
-    return EST_LOC_UNKNOWN;
-}
-
-enum est_plugin est_lun_plugin(const struct est_lun *l)
-{
-    if (l->multipath_plugin) {
-        if (!strcmp(l->multipath_plugin, "NMP"))
-            return EST_PLUGIN_NMP;
-        if (!strcmp(l->multipath_plugin, "HPP"))
-            return EST_PLUGIN_HPP;
-        return EST_PLUGIN_OTHER;
-    }
-    /* A snapshot taken before vslint read the plug-in topology: multipathInfo lists only NMP
-     * and HPP devices, and only NMP has SATPs and VMW_PSP_ policies. */
-    if (l->policy_type && !strcmp(l->policy_type, "HostMultipathInfoHppLogicalUnitPolicy"))
-        return EST_PLUGIN_HPP;
-    if (l->satp || (l->psp && !strncmp(l->psp, "VMW_PSP_", strlen("VMW_PSP_"))))
-        return EST_PLUGIN_NMP;
-    return EST_PLUGIN_UNKNOWN;
-}
-
-const struct est_lun *est_host_san_lun(const struct est_host *h, size_t *i)
-{
-    for (; *i < h->n_luns; (*i)++) {
-        const struct est_lun *l = &h->luns[*i];
-        if (l->canonical_name && est_lun_locality(h, l) == EST_LOC_SAN)
-            return l;
-    }
-    return NULL;
-}
-
-const struct est_lun *est_next_san_lun(const struct estate *e, struct est_san_pos *pos,
-                                       const struct est_host **host)
-{
-    for (; pos->host < e->n_hosts; pos->host++, pos->lun = 0) {
-        const struct est_lun *l = est_host_san_lun(&e->hosts[pos->host], &pos->lun);
-        if (l) {
-            *host = &e->hosts[pos->host];
-            pos->lun++; /* the next call starts after it */
-            return l;
-        }
-    }
-    return NULL;
 }

@@ -1,0 +1,63 @@
+/* Which of a host's devices the multipathing checks judge: the one decision of locality
+ * (local, SAN, unknown) and owning plug-in (NMP, HPP, a third party's), and the host -> SAN LUN
+ * loop the LUN checks share. Check logic over the estate, so it lives with the checks. */
+#ifndef CHK_SAN_H
+#define CHK_SAN_H
+
+#include "model/estate.h"
+
+/* What an adapter's xsi:type says about the storage behind it. */
+struct est_hba_kind {
+    /* 1: it reaches shared storage (Fibre Channel, FCoE, iSCSI, NVMe over RDMA or TCP); 0: a
+     * local controller (IDE/SATA/USB, SCSI/RAID, SAS, local NVMe); EST_UNKNOWN: no type, or one
+     * vslint does not know. */
+    int san;
+    /* The transport SATP claim rules name it by (esxcli storage nmp satp rule add
+     * --transport): "fc", "fcoe", "iscsi", "sas", "parallel"; NULL when the type does not tell
+     * (HostBlockHba is IDE, SATA or USB alike) or the adapter is NVMe, which NMP never claims. */
+    const char *transport;
+};
+struct est_hba_kind est_hba_kind(const struct est_hba *a); /* a NULL: unknown */
+
+/* The adapter a path goes through, or NULL when the host does not list it. */
+const struct est_hba *est_path_hba(const struct est_host *h, const struct est_path *p);
+
+/* Where a host's device is, as the checks judge it. */
+enum est_locality {
+    EST_LOC_UNKNOWN = 0, /* the host did not say and its paths do not tell: never guessed */
+    EST_LOC_LOCAL,       /* localDisk true, claimed by VMW_SATP_LOCAL, or (no localDisk answer)
+                            one path, through a local controller */
+    EST_LOC_SAN,         /* localDisk false (and not VMW_SATP_LOCAL), or (no answer) every path
+                            through a SAN adapter */
+};
+enum est_locality est_lun_locality(const struct est_host *h, const struct est_lun *l);
+
+/* The multipathing plug-in that owns a device. */
+enum est_plugin {
+    EST_PLUGIN_UNKNOWN = 0,
+    EST_PLUGIN_NMP,   /* NMP: PSPs and SATPs, Round Robin, claim rules */
+    EST_PLUGIN_HPP,   /* the high-performance plug-in (NVMe): its own path selection schemes;
+                         vCenter reports its paths */
+    EST_PLUGIN_OTHER, /* a third party's (PowerPath): vCenter reports neither its policy nor
+                         its paths */
+};
+/* multipath_plugin when the snapshot has it; otherwise what multipathInfo implies (an HPP
+ * policy type; a SATP or a VMW_PSP_ policy is NMP's), else unknown. */
+enum est_plugin est_lun_plugin(const struct est_lun *l);
+
+/* The host -> SAN LUN loop of the multipathing checks: the first LUN of h at index *i or after
+ * that is a SAN LUN (est_lun_locality() EST_LOC_SAN) with a canonical name, *i set to its
+ * index; NULL when there is none. Local devices and devices of unknown locality are skipped.
+ *     for (size_t i = 0; (l = est_host_san_lun(h, &i)); i++) ... */
+const struct est_lun *est_host_san_lun(const struct est_host *h, size_t *i);
+
+/* The same over every host of e: a position starting at {0}, the next SAN LUN and its host
+ * (*host), or NULL at the end.
+ *     for (struct est_san_pos p = {0}; (l = est_next_san_lun(e, &p, &h));) ... */
+struct est_san_pos {
+    size_t host, lun;
+};
+const struct est_lun *est_next_san_lun(const struct estate *e, struct est_san_pos *pos,
+                                       const struct est_host **host);
+
+#endif
