@@ -86,20 +86,74 @@ struct chk_emit {
 /* Records a finding. The run applies severity overrides and waivers afterwards. */
 int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f);
 
-/* Records a finding about LUN l of host h: object "lun", named by its canonical name, which is
- * its detail too, so that the finding's history follows the LUN (one finding per LUN per host
- * and check). */
+/* The findings a check raises, one helper per kind of object, so that every check names its
+ * objects alike (and so fingerprints them alike). Each records one finding with chk_emit():
+ * severity, a message a human can act on, and the evidence, whose reference it takes (NULL is
+ * out of memory: -ENOMEM, nothing recorded). */
+
+/* About a managed object that is not a host, of type ("storage_pod", "cluster", ...), moref
+ * and name. */
+int chk_emit_object(struct chk_ctx *ctx, const char *type, const char *moref, const char *name,
+                    enum vsl_severity severity, const char *message, json_t *evidence);
+
+/* About datastore d; the evidence gets d's LUNs ("extents", chk_ev_extents()), as every
+ * datastore finding names them. */
+int chk_emit_datastore(struct chk_ctx *ctx, const struct est_datastore *d,
+                       enum vsl_severity severity, const char *message, json_t *evidence);
+
+/* About virtual machine vm. */
+int chk_emit_vm(struct chk_ctx *ctx, const struct est_vm *vm, enum vsl_severity severity,
+                const char *message, json_t *evidence);
+
+/* About host h itself; detail tells several findings of one check on one host apart ("plug-ins",
+ * "VMW_SATP_ALUA/DGC"), NULL when the check raises one per host. */
+int chk_emit_host(struct chk_ctx *ctx, const struct est_host *h, const char *detail,
+                  enum vsl_severity severity, const char *message, json_t *evidence);
+
+/* About a part of host h that has no moref of its own, of type ("vmknic", "iscsi_hba",
+ * "iscsi_target", ...) and called name; detail is what the finding's history follows (its
+ * fingerprint is the host's moref and detail), so it is stable: the device, the portal. */
+int chk_emit_part(struct chk_ctx *ctx, const struct est_host *h, const char *type,
+                  const char *name, const char *detail, enum vsl_severity severity,
+                  const char *message, json_t *evidence);
+
+/* About LUN l of host h: the part "lun", named by its canonical name, which is its detail too,
+ * so that the finding's history follows the LUN (one finding per LUN per host and check). */
 int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                  enum vsl_severity severity, const char *message, json_t *evidence);
 
-/* Appends the string s to the JSON array a of strings unless a holds it already. */
-void chk_append_unique(json_t *a, const char *s);
-/* Adds "extents" to a datastore finding's evidence ev (every datastore check does): the canonical names of the devices of
- * every extent of d (a spanned VMFS volume has several), head extent first, each once. A
- * datastore without extents (NFS, vSAN, vVol, or a VMFS one whose extents were not reported)
- * gets none. Takes ev's reference and returns it, or NULL when ev is NULL or memory runs out
- * (ev is released then), so a check writes ev = chk_ev_extents(json_pack(...), d). */
+/* Building evidence. A NULL anywhere is out of memory, and it travels: each helper takes the
+ * references it is given, releases them all when it fails, and returns NULL, so that a check
+ * writes ev = chk_ev_set(json_pack(...), "key", value) and hands ev to an emit helper, which
+ * reports -ENOMEM for a NULL rather than record evidence with a field missing. */
+
+/* Sets key in the object ev to value (both references taken); returns ev, or NULL (ev and value
+ * released) when either is NULL or memory runs out. */
+json_t *chk_ev_set(json_t *ev, const char *key, json_t *value);
+
+/* Appends value to the array a (both references taken); returns a, or NULL (both released) when
+ * either is NULL or memory runs out. */
+json_t *chk_ev_append(json_t *a, json_t *value);
+
+/* n as JSON: an integer, or null when it is EST_UNKNOWN. A new reference, NULL when out of
+ * memory. */
+json_t *chk_ev_known(int64_t n);
+
+/* Appends the string s to the JSON array a of strings unless a holds it already. 0, or -ENOMEM
+ * (a is left as it was). */
+int chk_append_unique(json_t *a, const char *s);
+/* Adds "extents" to a datastore finding's evidence ev (chk_emit_datastore() does, for every
+ * datastore check): the canonical names of the devices of every extent of d (a spanned VMFS
+ * volume has several), head extent first, each once. A datastore without extents (NFS, vSAN,
+ * vVol, or a VMFS one whose extents were not reported) gets none. Takes ev's reference and
+ * returns it, or NULL when ev is NULL or memory runs out (ev is released then). */
 json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
+
+/* The datastores whose capacity figures can be judged: the first datastore of e at index *i or
+ * after that is accessible (an inaccessible one's sizes are stale in vCenter) with a capacity
+ * above zero and a known free space, *i set to its index; NULL when there is none.
+ *     for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++) ... */
+const struct est_datastore *chk_measured_datastore(const struct estate *e, size_t *i);
 
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */

@@ -139,7 +139,7 @@ static json_t *path_json(const struct estate *e, const char *const *chain, size_
 
     for (size_t i = n; a && i-- > 1;) {
         const struct est_entity *en = est_entity(e, chain[i]);
-        json_array_append_new(a, json_string(en && en->name ? en->name : chain[i]));
+        a = chk_ev_append(a, json_string(en && en->name ? en->name : chain[i]));
     }
     return a;
 }
@@ -158,10 +158,10 @@ static json_t *others_json(const struct estate *e, const struct est_datastore *d
 
     for (size_t i = 0; a && i < o->n_cov && i < MAX_EV_ALARMS; i++) {
         const struct est_alarm_metric *m = other_datastore_metric(o->cov[i]);
-        json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:s?, s:s?}", "name", o->cov[i]->name,
-                                           "entity_name", entity_name(e, d, o->cov[i]->entity),
-                                           "enabled", o->cov[i]->enabled == 1, "counter",
-                                           m->counter, "operator", m->op));
+        a = chk_ev_append(a, json_pack("{s:s, s:s, s:b, s:s?, s:s?}", "name", o->cov[i]->name,
+                                       "entity_name", entity_name(e, d, o->cov[i]->entity),
+                                       "enabled", o->cov[i]->enabled == 1, "counter", m->counter,
+                                       "operator", m->op));
     }
     return a;
 }
@@ -182,7 +182,7 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
 
     for (size_t i = 0; alarms && i < n_cov && i < MAX_EV_ALARMS; i++) {
         const struct est_alarm *a = cov[i].a;
-        json_array_append_new(
+        alarms = chk_ev_append(
             alarms, json_pack("{s:s, s:s, s:s?, s:s, s:b, s:o, s:o}", "name", a->name, "moref",
                               a->moref, "entity", a->entity, "entity_name",
                               entity_name(e, d, a->entity), "enabled", a->enabled == 1, "warn_pct",
@@ -210,18 +210,9 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
     json_t *ev = json_pack("{s:s, s:f, s:f, s:o, s:o, s:o, s:o, s:o}", "level", v->level,
                            "want_warn_pct", want_warn / 100.0, "want_red_pct", want_crit / 100.0,
                            "warn_pct", pct_json(v->warn_at), "red_pct", pct_json(v->crit_at),
-                           "alarms", alarms ? alarms : json_array(), "not_usage_alarms",
+                           "alarms", alarms, "not_usage_alarms",
                            others_json(e, d, o), "path", path_json(e, chain, depth));
-    if (!(ev = chk_ev_extents(ev, d)))
-        return -ENOMEM;
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_WARNING,
-                             .object_type = "datastore",
-                             .object_moref = d->moref,
-                             .object_name = d->name,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_datastore(ctx, d, SEV_WARNING, msg, ev);
 }
 
 static int check_datastore(struct chk_ctx *ctx, const struct estate *e,

@@ -1,8 +1,6 @@
 /* Check datastore-free-space: datastores and datastore clusters running out of free capacity,
  * with the thresholds of the Unity guide's pool-capacity rule (30 % alert, 10 % floor, 5 %). */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "checks/check.h"
 
@@ -14,11 +12,27 @@ static const struct chk_param params[] = {
     {0},
 };
 
-/* One object (datastore or datastore cluster) with known capacity and free space; d is the
- * datastore (whose LUNs the evidence names), NULL for a datastore cluster. */
-static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, const char *name,
-                    int64_t capacity, int64_t free_space, const struct est_datastore *d)
+/* The three levels, most severe first: the parameter whose share free space is below, what
+ * the finding is, and what its message says around that threshold. */
+static const struct level {
+    const char *param;
+    enum vsl_severity severity;
+    const char *name;           /* the evidence's "level" */
+    const char *before, *after; /* the message's words before and after the threshold */
+} levels[] = {
+    {"snap_free_pct", SEV_CRITICAL, "snapshots_at_risk",
+     ": snapshots and replication at risk below ", " %; free space or add capacity now"},
+    {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
+    {"warn_free_pct", SEV_WARNING, "warning", "; the guide alerts below ", " % free"},
+};
+
+/* Judges one object with known capacity and free space: datastore d, or datastore cluster p
+ * when d is NULL. */
+static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p)
 {
+    const char *name = d ? d->name : p->name;
+    int64_t capacity = d ? d->capacity : p->capacity,
+            free_space = d ? d->free_space : p->free_space;
     double warn = chk_param(ctx, "warn_free_pct");
     double crit = chk_param(ctx, "crit_free_pct");
     double snap = chk_param(ctx, "snap_free_pct");
@@ -26,78 +40,45 @@ static int evaluate(struct chk_ctx *ctx, const char *type, const char *moref, co
      * exactly 5 % free is not "below 5 %". */
     double free100 = (double)free_space * 100.0, cap = (double)capacity;
     double free_pct = free100 / cap;
-    enum vsl_severity sev;
-    const char *level;
+    const struct level *l = NULL;
+    double threshold = 0;
     char msg[512], fr[32], ca[32];
-    /* Name the kind for a datastore cluster: admins do not expect one in a datastore list. */
-    const char *what = strcmp(type, "storage_pod") ? "" : "datastore cluster ";
 
-    chk_size(free_space, fr, sizeof(fr));
-    chk_size(capacity, ca, sizeof(ca));
-
-    if (free100 < snap * cap) {
-        sev = SEV_CRITICAL;
-        level = "snapshots_at_risk";
-        snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%s of %s): snapshots and replication at risk below %g %%; "
-                 "free space or add capacity now (threshold %g %%)",
-                 what, name, free_pct, fr, ca, snap, snap);
-    } else if (free100 < crit * cap) {
-        sev = SEV_CRITICAL;
-        level = "critical";
-        snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%s of %s); the guide says to keep at least %g %% free "
-                 "(threshold %g %%)",
-                 what, name, free_pct, fr, ca, crit, crit);
-    } else if (free100 < warn * cap) {
-        sev = SEV_WARNING;
-        level = "warning";
-        snprintf(msg, sizeof(msg),
-                 "%s%s has %.1f %% free (%s of %s); the guide alerts below %g %% free (threshold "
-                 "%g %%)",
-                 what, name, free_pct, fr, ca, warn, warn);
-    } else {
-        return 0;
+    for (size_t i = 0; !l && i < sizeof(levels) / sizeof(levels[0]); i++) {
+        threshold = chk_param(ctx, levels[i].param);
+        if (free100 < threshold * cap)
+            l = &levels[i];
     }
-
+    if (!l)
+        return 0;
+    /* Name the kind for a datastore cluster: admins do not expect one in a datastore list. */
+    snprintf(msg, sizeof(msg), "%s%s has %.1f %% free (%s of %s)%s%g%s (threshold %g %%)",
+             d ? "" : "datastore cluster ", name, free_pct, chk_size(free_space, fr, sizeof(fr)),
+             chk_size(capacity, ca, sizeof(ca)), l->before, threshold, l->after, threshold);
     json_t *ev =
         json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:s}", "capacity_bytes", (json_int_t)capacity,
                   "free_bytes", (json_int_t)free_space, "free_pct", free_pct, "warn_free_pct", warn,
-                  "crit_free_pct", crit, "snap_free_pct", snap, "level", level);
+                  "crit_free_pct", crit, "snap_free_pct", snap, "level", l->name);
     if (d)
-        ev = chk_ev_extents(ev, d);
-    if (!ev)
-        return -ENOMEM;
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = sev,
-                             .object_type = type,
-                             .object_moref = moref,
-                             .object_name = name,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+        return chk_emit_datastore(ctx, d, l->severity, msg, ev);
+    return chk_emit_object(ctx, "storage_pod", p->moref, name, l->severity, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
+    const struct est_datastore *d;
     int rc;
 
-    for (size_t i = 0; i < e->n_datastores; i++) {
-        const struct est_datastore *d = &e->datastores[i];
-        /* An inaccessible datastore reports stale or zero sizes; unknown sizes cannot be
-         * judged. Both are skipped rather than guessed. */
-        if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
-            continue;
-        if ((rc = evaluate(ctx, "datastore", d->moref, d->name, d->capacity, d->free_space,
-                           d)) < 0)
+    /* An inaccessible datastore reports stale or zero sizes; unknown sizes cannot be judged.
+     * Both are skipped rather than guessed (chk_measured_datastore). */
+    for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++)
+        if ((rc = evaluate(ctx, d, NULL)) < 0)
             return rc;
-    }
     for (size_t i = 0; i < e->n_pods; i++) {
         const struct est_pod *p = &e->pods[i];
         if (p->capacity <= 0 || p->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, "storage_pod", p->moref, p->name, p->capacity, p->free_space,
-                           NULL)) < 0)
+        if ((rc = evaluate(ctx, NULL, p)) < 0)
             return rc;
     }
     return 0;

@@ -132,25 +132,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             continue;
         }
 
-        json_t *ev = chk_ev_extents(
+        rc = chk_emit_datastore(
+            ctx, d, sev, msg,
             json_pack("{s:I, s:f, s:f, s:f, s:f, s:I, s:s?, s:s, s:s}", "capacity_bytes",
                       (json_int_t)d->capacity, "capacity_gb", cap / CHK_GIB, "min_gb", min_gb,
                       "max_gb", max_gb, "max_size_tib", max_tib, "largest_vm_disks_bytes",
                       (json_int_t)big[i].bytes, "largest_vm", big[i].vm, "units",
-                      "GB = 2^30 bytes, as vSphere shows them", "level", level),
-            d);
-        if (!ev) {
-            rc = -ENOMEM;
-            break;
-        }
-        rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = sev,
-                               .object_type = "datastore",
-                               .object_moref = d->moref,
-                               .object_name = name,
-                               .message = msg,
-                               .evidence = ev,
-                           });
+                      "GB = 2^30 bytes, as vSphere shows them", "level", level));
         if (rc < 0)
             break;
     }

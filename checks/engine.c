@@ -134,21 +134,64 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
     return err;
 }
 
+int chk_emit_object(struct chk_ctx *ctx, const char *type, const char *moref, const char *name,
+                    enum vsl_severity severity, const char *message, json_t *evidence)
+{
+    return chk_emit(ctx, &(struct chk_emit){.severity = severity,
+                                            .object_type = type,
+                                            .object_moref = moref,
+                                            .object_name = name,
+                                            .message = message,
+                                            .evidence = evidence});
+}
+
+int chk_emit_datastore(struct chk_ctx *ctx, const struct est_datastore *d,
+                       enum vsl_severity severity, const char *message, json_t *evidence)
+{
+    return chk_emit_object(ctx, "datastore", d->moref, d->name, severity, message,
+                           chk_ev_extents(evidence, d));
+}
+
+int chk_emit_vm(struct chk_ctx *ctx, const struct est_vm *vm, enum vsl_severity severity,
+                const char *message, json_t *evidence)
+{
+    return chk_emit_object(ctx, "vm", vm->moref, vm->name, severity, message, evidence);
+}
+
+int chk_emit_host(struct chk_ctx *ctx, const struct est_host *h, const char *detail,
+                  enum vsl_severity severity, const char *message, json_t *evidence)
+{
+    return chk_emit(ctx, &(struct chk_emit){.severity = severity,
+                                            .object_type = "host",
+                                            .object_moref = h->moref,
+                                            .object_name = h->name,
+                                            .host = h,
+                                            .detail = detail,
+                                            .message = message,
+                                            .evidence = evidence});
+}
+
+int chk_emit_part(struct chk_ctx *ctx, const struct est_host *h, const char *type,
+                  const char *name, const char *detail, enum vsl_severity severity,
+                  const char *message, json_t *evidence)
+{
+    return chk_emit(ctx, &(struct chk_emit){.severity = severity,
+                                            .object_type = type,
+                                            .object_name = name,
+                                            .host = h,
+                                            .detail = detail,
+                                            .message = message,
+                                            .evidence = evidence});
+}
+
 int chk_emit_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                  enum vsl_severity severity, const char *message, json_t *evidence)
 {
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = severity,
-                             .object_type = "lun",
-                             .object_name = l->canonical_name,
-                             .host = h,
-                             .detail = l->canonical_name,
-                             .message = message,
-                             .evidence = evidence,
-                         });
+    return chk_emit_part(ctx, h, "lun", l->canonical_name, l->canonical_name, severity, message,
+                         evidence);
 }
 
-void chk_append_unique(json_t *a, const char *s)
+int chk_append_unique(json_t *a, const char *s)
 {
     size_t i;
     json_t *v;
@@ -156,9 +199,9 @@ void chk_append_unique(json_t *a, const char *s)
     json_array_foreach(a, i, v)
     {
         if (!strcmp(json_string_value(v), s))
-            return;
+            return 0;
     }
-    json_array_append_new(a, json_string(s));
+    return json_array_append_new(a, json_string(s)) < 0 ? -ENOMEM : 0;
 }
 
 void chk_settings_default(const struct check *c, struct chk_settings *s)

@@ -31,7 +31,7 @@ static json_t *checks_needing(unsigned mask)
 
     for (size_t i = 0; a && i < chk_registry_len; i++)
         if (chk_registry[i]->needs & mask)
-            json_array_append_new(a, json_string(chk_registry[i]->id));
+            a = chk_ev_append(a, json_string(chk_registry[i]->id));
     return a;
 }
 
@@ -49,8 +49,8 @@ static int report_gaps(struct chk_ctx *ctx, const struct est_host *h)
         if (!g)
             continue;
         missing |= reads[i].need;
-        json_array_append_new(gaps, json_pack("{s:s, s:s?}", "what", reads[i].gap, "error",
-                                              g->error));
+        gaps = chk_ev_append(gaps, json_pack("{s:s, s:s?}", "what", reads[i].gap, "error",
+                                             g->error));
         size_t len = strlen(list);
         snprintf(list + len, sizeof(list) - len, "%s%s (%s)", n++ ? "; " : "", reads[i].what,
                  g->error ? g->error : "unknown error");
@@ -73,15 +73,8 @@ static int report_gaps(struct chk_ctx *ctx, const struct est_host *h)
     ev = json_pack("{s:s, s:s?, s:o, s:o}", "host", h->name, "connection_state",
                    h->connection_state, "gaps", gaps, "checks_not_verified",
                    checks_needing(missing));
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = missing & CHK_NEEDS_HOST ? SEV_WARNING : SEV_INFO,
-                             .object_type = "host",
-                             .object_moref = h->moref,
-                             .object_name = h->name,
-                             .host = h,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_host(ctx, h, NULL, missing & CHK_NEEDS_HOST ? SEV_WARNING : SEV_INFO, msg,
+                         ev);
 }
 
 /* Devices named in one message; the evidence names them all. */
@@ -108,10 +101,10 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
         const char *plugin = l->multipath_plugin ? l->multipath_plugin : "HPP";
         if (p != EST_PLUGIN_HPP && p != EST_PLUGIN_OTHER)
             continue;
-        json_array_append_new(devices,
-                              json_pack("{s:s, s:s, s:s?, s:i, s:b}", "device", l->canonical_name,
-                                        "plugin", plugin, "policy", l->psp, "paths",
-                                        (int)l->n_paths, "paths_reported", p == EST_PLUGIN_HPP));
+        devices = chk_ev_append(devices, json_pack("{s:s, s:s, s:s?, s:i, s:b}", "device",
+                                                   l->canonical_name, "plugin", plugin, "policy",
+                                                   l->psp, "paths", (int)l->n_paths,
+                                                   "paths_reported", p == EST_PLUGIN_HPP));
         blind += p == EST_PLUGIN_OTHER;
         if (n++ < MSG_DEVICES && len < sizeof(list)) {
             snprintf(list + len, sizeof(list) - len, "%s%s by %s", len ? ", " : "",
@@ -127,7 +120,7 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
     if (n > MSG_DEVICES && len < sizeof(list))
         snprintf(list + len, sizeof(list) - len, " and %zu more", n - MSG_DEVICES);
     if (blind)
-        json_array_append_new(not_verified, json_string("multipath-redundancy"));
+        not_verified = chk_ev_append(not_verified, json_string("multipath-redundancy"));
     snprintf(msg, sizeof(msg),
              "host %s: %zu SAN device(s) are claimed by another multipathing plug-in than NMP "
              "(%s): NMP's practices (Round Robin with an IOPS limit, SATP claim rules) do not "
@@ -139,16 +132,7 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
     ev = json_pack("{s:s, s:o, s:[ss], s:o}", "host", h->name, "devices", devices,
                    "checks_not_applicable", "multipath-policy", "satp-claim-rule",
                    "checks_not_verified", not_verified);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_INFO,
-                             .object_type = "host",
-                             .object_moref = h->moref,
-                             .object_name = h->name,
-                             .host = h,
-                             .detail = "plug-ins",
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_host(ctx, h, "plug-ins", SEV_INFO, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

@@ -111,9 +111,9 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
         if (src != ADAPTER || !t->address)
             continue;
         snprintf(a, sizeof(a), "%s:%d", t->address, t->port);
-        json_array_append_new(inheriting, json_string(a));
-        json_array_append_new(detail, json_pack("{s:s?, s:s, s:s?}", "kind", t->kind, "target", a,
-                                                "iscsi_name", t->iscsi_name));
+        inheriting = chk_ev_append(inheriting, json_string(a));
+        detail = chk_ev_append(detail, json_pack("{s:s?, s:s, s:s?}", "kind", t->kind, "target",
+                                                 a, "iscsi_name", t->iscsi_name));
     }
     snprintf(cmd, sizeof(cmd),
              "esxcli iscsi adapter param set --adapter=%s --key=DelayedAck "
@@ -133,15 +133,7 @@ static int report_adapter(struct chk_ctx *ctx, const struct est_host *h,
     ev = json_pack("{s:s, s:s, s:b, s:b, s:o, s:o, s:s}", "host", h->name, "adapter", b->device,
                    "delayed_ack", 1, "recommended", 0, "targets_inheriting", inheriting,
                    "inheriting", detail, "command", cmd);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_WARNING,
-                             .object_type = "iscsi_hba",
-                             .object_name = b->device,
-                             .host = h,
-                             .detail = b->device,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_part(ctx, h, "iscsi_hba", b->device, b->device, SEV_WARNING, msg, ev);
 }
 
 /* Whether target t is true by its own doing or its send target's (the adapter's value is the
@@ -190,11 +182,11 @@ static int report_portal(struct chk_ctx *ctx, const struct est_host *h,
                      s->port);
         }
         target_command(b, p, cmd, sizeof(cmd));
-        json_array_append_new(kinds, json_string(p->kind ? p->kind : "?"));
-        json_array_append_new(cmds, json_string(cmd));
-        json_array_append_new(targets,
-                              json_pack("{s:s?, s:s?, s:s, s:s}", "kind", p->kind, "iscsi_name",
-                                        p->iscsi_name, "delayed_ack_from", from, "command", cmd));
+        kinds = chk_ev_append(kinds, json_string(p->kind ? p->kind : "?"));
+        cmds = chk_ev_append(cmds, json_string(cmd));
+        targets = chk_ev_append(targets, json_pack("{s:s?, s:s?, s:s, s:s}", "kind", p->kind,
+                                                   "iscsi_name", p->iscsi_name, "delayed_ack_from",
+                                                   from, "command", cmd));
         if (!is_static(p) && !send)
             send = p;
         if (is_static(p) && n_named++ < MSG_TARGETS && len < sizeof(iqns)) {
@@ -237,26 +229,13 @@ static int report_portal(struct chk_ctx *ctx, const struct est_host *h,
                  "array vendor recommend disabling it: %s (each target's own command is in the "
                  "evidence)",
                  name, n, send ? ": the send target sets it itself" : "", iqns, cmd);
-    ev = json_pack("{s:s, s:s, s:s, s:o, s:b, s:b, s:b, s:s, s:o, s:o}", "host", h->name, "adapter",
-                   b->device, "target", portal, "kinds", kinds, "delayed_ack", 1, "inherited",
-                   inherited, "recommended", 0, "command", cmd, "targets", targets, "commands",
-                   cmds);
-    if (ev) {
-        json_object_set_new(ev, "adapter_delayed_ack",
-                            adapter_value == EST_UNKNOWN ? json_null()
-                                                         : json_boolean(adapter_value));
-        if (n == 1 && t->iscsi_name)
-            json_object_set_new(ev, "iscsi_name", json_string(t->iscsi_name));
-    }
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_WARNING,
-                             .object_type = "iscsi_target",
-                             .object_name = target,
-                             .host = h,
-                             .detail = detail,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    ev = json_pack("{s:s, s:s, s:s, s:o, s:b, s:b, s:b, s:s, s:o, s:o, s:o, s:s*}", "host",
+                   h->name, "adapter", b->device, "target", portal, "kinds", kinds, "delayed_ack",
+                   1, "inherited", inherited, "recommended", 0, "command", cmd, "targets", targets,
+                   "commands", cmds, "adapter_delayed_ack",
+                   adapter_value == EST_UNKNOWN ? json_null() : json_boolean(adapter_value),
+                   "iscsi_name", n == 1 ? t->iscsi_name : NULL);
+    return chk_emit_part(ctx, h, "iscsi_target", target, detail, SEV_WARNING, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

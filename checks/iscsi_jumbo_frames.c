@@ -63,7 +63,7 @@ static json_t *bound_adapters(const struct est_host *h, size_t vi)
         const struct est_iscsi_hba *b = &h->iscsi_hbas[i];
         for (size_t j = 0; j < b->n_bound_vnics; j++) {
             if (b->bound_vnics[j] == vi) {
-                json_array_append_new(a, json_string(b->device ? b->device : "?"));
+                a = chk_ev_append(a, json_string(b->device ? b->device : "?"));
                 break;
             }
         }
@@ -97,18 +97,12 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
         size_t n = strlen(adapters);
         snprintf(adapters + n, sizeof(adapters) - n, "%s%s", i ? ", " : "", json_string_value(x));
     }
-    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?}", "host", h->name,
-                   "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu", want, "bound_to",
-                   bound, "portgroup", v->portgroup, "switch_type", u.type);
-    if (ev) {
-        json_object_set_new(ev, "switch_name", u.name ? json_string(u.name) : json_null());
-        json_object_set_new(ev, "switch_mtu",
-                            u.mtu != EST_UNKNOWN ? json_integer(u.mtu) : json_null());
-        if (u.unknown)
-            json_object_set_new(ev, "switch_mtu_unknown", json_string(u.unknown));
-        json_object_set_new(ev, "vmknic_below_required", json_boolean(low_vnic));
-        json_object_set_new(ev, "switch_below_vmknic", json_boolean(low_switch));
-    }
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?, s:s?, s:o, s:s*, s:b, s:b}", "host",
+                   h->name, "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu", want,
+                   "bound_to", bound, "portgroup", v->portgroup, "switch_type", u.type,
+                   "switch_name", u.name, "switch_mtu", chk_ev_known(u.mtu), "switch_mtu_unknown",
+                   u.unknown, "vmknic_below_required", low_vnic, "switch_below_vmknic",
+                   low_switch);
 
     snprintf(name, sizeof(name), "%s %s", h->name, v->device);
     if (low_switch)
@@ -123,15 +117,8 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                  "%s (iSCSI-bound to %s) has MTU %d; the guide wants jumbo frames, MTU %d, on every"
                  " iSCSI vmknic, switch and array port",
                  name, adapters, v->mtu, want);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = low_switch ? SEV_CRITICAL : SEV_WARNING,
-                             .object_type = "vmknic",
-                             .object_name = v->device,
-                             .host = h,
-                             .detail = v->device,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_part(ctx, h, "vmknic", v->device, v->device,
+                         low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

@@ -39,13 +39,13 @@ static json_t *commands(const struct est_lun *l, int iops, int set_psp)
     if (set_psp) {
         snprintf(buf, sizeof(buf), "esxcli storage nmp device set --device=%s --psp=VMW_PSP_RR",
                  l->canonical_name);
-        json_array_append_new(a, json_string(buf));
+        a = chk_ev_append(a, json_string(buf));
     }
     snprintf(buf, sizeof(buf),
              "esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=%d "
              "--device=%s",
              iops, l->canonical_name);
-    json_array_append_new(a, json_string(buf));
+    a = chk_ev_append(a, json_string(buf));
     est_trimmed(l->vendor, vendor, sizeof(vendor));
     est_trimmed(l->model, model, sizeof(model));
     if (l->satp && vendor[0]) {
@@ -60,7 +60,7 @@ static json_t *commands(const struct est_lun *l, int iops, int set_psp)
                      "esxcli storage nmp satp rule add -s \"%s\" -V \"%s\" -P \"VMW_PSP_RR\" -O "
                      "\"iops=%d\"",
                      l->satp, vendor, iops);
-        json_array_append_new(a, json_string(buf));
+        a = chk_ev_append(a, json_string(buf));
     }
     return a;
 }
@@ -108,23 +108,14 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         return 0;
     }
 
-    ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i}", "host", hname, "device",
-                   l->canonical_name, "psp", l->psp, "satp", l->satp, "vendor", l->vendor, "model",
-                   l->model, "paths", (int)l->n_paths, "recommended_psp", "VMW_PSP_RR",
-                   "recommended_iops", want);
-    if (ev) {
-        json_object_set_new(ev, "iops_limit",
-                            l->iops_limit == EST_UNKNOWN ? json_null()
-                                                         : json_integer(l->iops_limit));
-        json_object_set_new(ev, "psp_config",
-                            l->psp_config ? json_string(l->psp_config) : json_null());
-        if (type[0])
-            json_object_set_new(ev, "limit_type", json_string(type));
-        if (rr && l->iops_limit == EST_UNKNOWN)
-            json_object_set_new(ev, "iops_limit_unknown",
-                                json_string("no PathSelectionPolicyDeviceConfig"));
-        json_object_set_new(ev, "commands", commands(l, want, !rr));
-    }
+    ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i, s:o, s:s?, s:s*, s:s*, s:o}",
+                   "host", hname, "device", l->canonical_name, "psp", l->psp, "satp", l->satp,
+                   "vendor", l->vendor, "model", l->model, "paths", (int)l->n_paths,
+                   "recommended_psp", "VMW_PSP_RR", "recommended_iops", want, "iops_limit",
+                   chk_ev_known(l->iops_limit), "psp_config", l->psp_config, "limit_type",
+                   type[0] ? type : NULL, "iops_limit_unknown",
+                   rr && l->iops_limit == EST_UNKNOWN ? "no PathSelectionPolicyDeviceConfig" : NULL,
+                   "commands", commands(l, want, !rr));
     return chk_emit_lun(ctx, h, l, sev, msg, ev);
 }
 

@@ -1,6 +1,7 @@
 /* multipath-redundancy: every SAN LUN has at least two usable paths, through at least two
  * adapters, and none dead, so one HBA, fabric or storage port can fail without losing the LUN
  * (000 §3.1.1). One finding per LUN. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,21 +55,20 @@ static json_t *commands(const struct est_lun *l, enum est_plugin plugin)
 
     if (plugin == EST_PLUGIN_HPP) {
         snprintf(buf, sizeof(buf), "esxcli storage hpp path list --device=%s", l->canonical_name);
-        json_array_append_new(a, json_string(buf));
-        json_array_append_new(a, json_string("esxcli nvme controller list"));
+        a = chk_ev_append(a, json_string(buf));
+        a = chk_ev_append(a, json_string("esxcli nvme controller list"));
     } else {
         snprintf(buf, sizeof(buf), "esxcli storage nmp path list --device=%s", l->canonical_name);
-        json_array_append_new(a, json_string(buf));
+        a = chk_ev_append(a, json_string(buf));
     }
     for (size_t i = 0; i < l->n_paths; i++) {
         if (path_use(l->paths[i].state) != DISABLED || !l->paths[i].name)
             continue;
         snprintf(buf, sizeof(buf), "esxcli storage core path set --state=active --path=%s",
                  l->paths[i].name);
-        json_array_append_new(a, json_string(buf));
+        a = chk_ev_append(a, json_string(buf));
     }
-    json_array_append_new(a, json_string("esxcli storage core adapter rescan --all"));
-    return a;
+    return chk_ev_append(a, json_string("esxcli storage core adapter rescan --all"));
 }
 
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
@@ -81,6 +81,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     size_t min_adapters = min_paths < 2 ? (size_t)min_paths : 2;
     char name[512], msg[1024];
     json_t *paths = json_array(), *dead_names = json_array(), *adapters = json_array(), *ev;
+    int r = 0;
 
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
@@ -89,17 +90,19 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 
         count[u]++;
         standby += p->state && !strcmp(p->state, "standby");
-        json_array_append_new(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
+        paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
                                                p->state, "adapter", p->adapter));
         if (u == DEAD && p->name)
-            json_array_append_new(dead_names, json_string(p->name));
+            dead_names = chk_ev_append(dead_names, json_string(p->name));
         if (u == USABLE || u == UNKNOWN) {
-            if (a)
-                chk_append_unique(adapters, a->device);
-            else
+            if (!a)
                 no_adapter++;
+            else if (chk_append_unique(adapters, a->device) < 0)
+                r = -ENOMEM;
         }
     }
+    if (!paths || !dead_names || !adapters)
+        r = -ENOMEM;
     size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
     size_t n_adapters = json_array_size(adapters);
     /* A path in an unknown state, or whose adapter cannot be told, is given the benefit of the
@@ -107,11 +110,11 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
      * evidence. */
     int few_paths = usable + unknown < (size_t)min_paths;
     int one_adapter = n_adapters + no_adapter < min_adapters;
-    if (dead == 0 && !few_paths && !one_adapter) {
+    if (r < 0 || (dead == 0 && !few_paths && !one_adapter)) {
         json_decref(paths);
         json_decref(dead_names);
         json_decref(adapters);
-        return 0;
+        return r;
     }
 
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
@@ -134,18 +137,15 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "adapters (one per fabric)",
                  name, usable + unknown, json_string_value(json_array_get(adapters, 0)),
                  min_adapters);
-    ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i}",
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i, "
+                   "s:s?, s:o}",
                    "host", hname, "device", l->canonical_name, "paths_total", (int)l->n_paths,
                    "paths_usable", (int)usable, "paths_standby", (int)standby, "paths_dead",
                    (int)dead, "paths_disabled", (int)count[DISABLED], "paths_unknown", (int)unknown,
                    "min_paths", min_paths, "paths", paths, "dead_paths", dead_names, "psp", l->psp,
                    "adapters", adapters, "adapters_unknown", (int)no_adapter, "min_adapters",
-                   (int)min_adapters);
-    if (ev) {
-        json_object_set_new(ev, "multipath_plugin",
-                            l->multipath_plugin ? json_string(l->multipath_plugin) : json_null());
-        json_object_set_new(ev, "commands", commands(l, plugin));
-    }
+                   (int)min_adapters, "multipath_plugin", l->multipath_plugin, "commands",
+                   commands(l, plugin));
     return chk_emit_lun(ctx, h, l, SEV_CRITICAL, msg, ev);
 }
 

@@ -107,14 +107,7 @@ static int judge(struct chk_ctx *ctx, const struct est_entity *cl, struct nfs_se
              name, n, list, n > 3 ? ", ..." : "", s->server);
     json_t *ev = json_pack("{s:s, s:O, s:i, s:f}", "nas_server", s->server, "datastores",
                            s->datastores, "nas_servers", 1, "min_datastores", min_ds);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_WARNING,
-                             .object_type = "cluster",
-                             .object_moref = cl->moref,
-                             .object_name = name,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    return chk_emit_object(ctx, "cluster", cl->moref, name, SEV_WARNING, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

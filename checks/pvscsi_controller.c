@@ -16,15 +16,6 @@ static const struct chk_param params[] = {
 
 #define PVSCSI "ParaVirtualSCSIController"
 
-/* Appends type to the array unless it is already there. Returns 0 or -ENOMEM. */
-static int add_type(json_t *types, const char *type)
-{
-    for (size_t i = 0; i < json_array_size(types); i++)
-        if (!strcmp(json_string_value(json_array_get(types, i)), type))
-            return 0;
-    return json_array_append_new(types, json_string(type)) ? -ENOMEM : 0;
-}
-
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     double max_disks = chk_param(ctx, "max_disks");
@@ -61,7 +52,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                 n_unknown_ctl++;
             } else if (strcmp(type, PVSCSI)) {
                 n_other++;
-                if (add_type(types, type) < 0) {
+                if (chk_append_unique(types, type) < 0) {
                     json_decref(types);
                     return -ENOMEM;
                 }
@@ -89,16 +80,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                       "disks_not_on_pvscsi", n_other, "controller_types", types,
                       "unknown_controller_disks", n_unknown_ctl, "unknown_capacity_disks",
                       n_unknown_cap, "max_disks", max_disks, "max_disk_gb", max_gb);
-        if (!ev) /* json_pack released what "o" was given, even on failure */
-            return -ENOMEM;
-        rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = SEV_INFO,
-                               .object_type = "vm",
-                               .object_moref = vm->moref,
-                               .object_name = vm->name,
-                               .message = msg,
-                               .evidence = ev,
-                           });
+        /* NULL ev is out of memory; json_pack has released types then too. */
+        rc = chk_emit_vm(ctx, vm, SEV_INFO, msg, ev);
         if (rc < 0)
             return rc;
     }

@@ -283,24 +283,24 @@ static json_t *out_of_scope(const struct est_host *h, const struct lun_ref *refs
 
     for (size_t r = 0; a && r < h->n_satp_rules; r++) {
         const struct est_satp_rule *rule = &h->satp_rules[r];
-        json_t *left_out = NULL;
+        json_t *left_out, *j;
+        size_t n_left = 0;
         if (!gives_rr(rule, want) || !names_one_of(rule, refs, n))
             continue;
-        for (size_t i = 0; i < n; i++) {
+        left_out = json_array();
+        for (size_t i = 0; left_out && i < n; i++) {
             if (cover[i] != NO || !rule_names(rule, &refs[i]) || scope_fits(rule, &refs[i]) != NO)
                 continue;
-            if (!left_out)
-                left_out = json_array();
-            if (json_array_size(left_out) < MAX_LUNS)
-                json_array_append_new(left_out, json_string(refs[i].l->canonical_name));
+            if (n_left++ < MAX_LUNS)
+                left_out = chk_ev_append(left_out, json_string(refs[i].l->canonical_name));
         }
-        if (!left_out)
+        if (left_out && n_left == 0) { /* it leaves none out */
+            json_decref(left_out);
             continue;
-        json_t *j = rule_json(rule);
+        }
         scope_text(rule, scope, sizeof(scope));
-        json_object_set_new(j, "scope", json_string(scope));
-        json_object_set_new(j, "leaves_out", left_out);
-        json_array_append_new(a, j);
+        j = chk_ev_set(rule_json(rule), "scope", json_string(scope));
+        a = chk_ev_append(a, chk_ev_set(j, "leaves_out", left_out));
     }
     return a;
 }
@@ -322,12 +322,17 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
     }
     for (size_t i = 0; i < n; i++) {
         if (cover[i] == MAYBE && json_array_size(unsure) < MAX_LUNS)
-            json_array_append_new(unsure, json_string(refs[i].l->canonical_name));
+            unsure = chk_ev_append(unsure, json_string(refs[i].l->canonical_name));
         if (cover[i] != NO)
             continue;
         if (uncovered++ < MAX_LUNS)
-            json_array_append_new(luns, json_string(refs[i].l->canonical_name));
-        chk_append_unique(models, refs[i].model);
+            luns = chk_ev_append(luns, json_string(refs[i].l->canonical_name));
+        if (chk_append_unique(models, refs[i].model) < 0)
+            r = -ENOMEM;
+    }
+    if (r < 0 || !unsure || !luns) {
+        r = -ENOMEM;
+        goto out;
     }
     if (uncovered == 0)
         goto out;
@@ -336,7 +341,7 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
     for (size_t k = 0; k < h->n_satp_rules; k++) {
         for (size_t i = 0; i < n; i++) {
             if (cover[i] == NO && rule_applies(&h->satp_rules[k], &refs[i]) == YES) {
-                json_array_append_new(rules, rule_json(&h->satp_rules[k]));
+                rules = chk_ev_append(rules, rule_json(&h->satp_rules[k]));
                 break;
             }
         }
@@ -346,7 +351,7 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
     json_t *mv;
     json_array_foreach(models, mi, mv)
     {
-        json_array_append_new(cmds, command(satp, vendor, json_string_value(mv), want));
+        cmds = chk_ev_append(cmds, command(satp, vendor, json_string_value(mv), want));
     }
 
     if (vendor[0])
@@ -368,18 +373,9 @@ static int check_group(struct chk_ctx *ctx, const struct est_host *h, const stru
                    hname, "satp", satp, "vendor", vendor[0] ? vendor : NULL, "luns", luns,
                    "luns_uncovered", (int)uncovered, "luns_total", (int)n, "models", models,
                    "recommended_psp", "VMW_PSP_RR", "recommended_iops", want, "rules", rules,
-                   "rules_out_of_scope", scoped ? scoped : json_null(), "luns_scope_unknown",
+                   "rules_out_of_scope", scoped, "luns_scope_unknown",
                    unsure, "commands", cmds);
-    r = chk_emit(ctx, &(struct chk_emit){
-                          .severity = SEV_WARNING,
-                          .object_type = "host",
-                          .object_moref = h->moref,
-                          .object_name = hname,
-                          .host = h,
-                          .detail = detail,
-                          .message = msg,
-                          .evidence = ev,
-                      });
+    r = chk_emit_host(ctx, h, detail, SEV_WARNING, msg, ev);
 out:
     json_decref(luns);
     json_decref(models);

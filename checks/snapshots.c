@@ -42,7 +42,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                 oldest = s;
             if ((double)(now - s->created) > max_age_days * 86400.0) {
                 n_old++;
-                json_array_append_new(old_names, json_string(s->name ? s->name : ""));
+                old_names = chk_ev_append(old_names, json_string(s->name ? s->name : ""));
             }
         }
         int deep = depth > max_depth;
@@ -71,16 +71,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                       "oldest_age_days", oldest ? json_real(oldest_days) : NULL, "unknown_age",
                       n_unknown_age, "too_old", n_old > 0, "too_deep", deep, "max_age_days",
                       max_age_days, "max_chain_depth", max_depth);
-        if (!ev) /* json_pack released what "o" was given, even on failure */
-            return -ENOMEM;
-        rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = SEV_WARNING,
-                               .object_type = "vm",
-                               .object_moref = vm->moref,
-                               .object_name = vm->name,
-                               .message = msg,
-                               .evidence = ev,
-                           });
+        /* NULL ev is out of memory; json_pack has released old_names then too. */
+        rc = chk_emit_vm(ctx, vm, SEV_WARNING, msg, ev);
         if (rc < 0)
             return rc;
     }

@@ -37,14 +37,9 @@ static json_t *thin_vmfs5_disks(const struct estate *e, const struct est_vm *vm)
 {
     json_t *a = json_array();
 
-    for (size_t k = 0; a && k < vm->n_disks; k++) {
-        if (!thin_on_vmfs5(e, &vm->disks[k]))
-            continue;
-        if (json_array_append_new(a, chk_ev_disk(e, &vm->disks[k]))) {
-            json_decref(a);
-            return NULL;
-        }
-    }
+    for (size_t k = 0; a && k < vm->n_disks; k++)
+        if (thin_on_vmfs5(e, &vm->disks[k]))
+            a = chk_ev_append(a, chk_ev_disk(e, &vm->disks[k]));
     return a;
 }
 
@@ -99,21 +94,11 @@ static int check_datastores(struct chk_ctx *ctx, const struct estate *e)
         free(label);
         if (!cmd)
             return -ENOMEM;
-        json_t *ev = chk_ev_extents(json_pack("{s:i, s:s?, s:s, s:s, s:s}", "vmfs_major",
-                                              d->vmfs_major, "vmfs_version", d->vmfs_version,
-                                              "unmap_priority", d->unmap_priority, "recommended",
-                                              "low", "command", cmd),
-                                    d);
+        json_t *ev = json_pack("{s:i, s:s?, s:s, s:s, s:s}", "vmfs_major", d->vmfs_major,
+                               "vmfs_version", d->vmfs_version, "unmap_priority",
+                               d->unmap_priority, "recommended", "low", "command", cmd);
         free(cmd);
-        r = chk_emit(ctx, &(struct chk_emit){
-                              .severity = SEV_WARNING,
-                              .object_type = "datastore",
-                              .object_moref = d->moref,
-                              .object_name = d->name,
-                              .message = msg,
-                              .evidence = ev,
-                          });
-        if (r < 0)
+        if ((r = chk_emit_datastore(ctx, d, SEV_WARNING, msg, ev)) < 0)
             return r;
     }
     return 0;
@@ -140,8 +125,10 @@ static int check_hosts(struct chk_ctx *ctx, const struct estate *e)
             /* A template runs no guest to reclaim anything. */
             if (vm->host != i || vm->template == 1)
                 continue;
-            if (!(disks = thin_vmfs5_disks(e, vm)))
-                goto nomem;
+            if (!(disks = thin_vmfs5_disks(e, vm))) {
+                json_decref(vms);
+                return -ENOMEM;
+            }
             if (json_array_size(disks) == 0) {
                 json_decref(disks);
                 continue;
@@ -152,11 +139,11 @@ static int check_hosts(struct chk_ctx *ctx, const struct estate *e)
                     json_object_get(json_array_get(disks, 0), "datastore"));
             }
             n_disks += json_array_size(disks);
-            json_t *hw = vm->hw_version != EST_UNKNOWN ? json_integer(vm->hw_version) : json_null();
-            if (json_array_append_new(vms, json_pack("{s:s, s:s, s:o, s:o}", "vm", vm->name,
-                                                     "moref", vm->moref, "hw_version", hw,
-                                                     "disks", disks)))
-                goto nomem;
+            vms = chk_ev_append(vms, json_pack("{s:s, s:s, s:o, s:o}", "vm", vm->name, "moref",
+                                               vm->moref, "hw_version",
+                                               chk_ev_known(vm->hw_version), "disks", disks));
+            if (!vms)
+                return -ENOMEM;
         }
         if (json_array_size(vms) == 0) {
             json_decref(vms);
@@ -173,21 +160,9 @@ static int check_hosts(struct chk_ctx *ctx, const struct estate *e)
             "{s:i, s:i, s:o, s:s}", "enable_block_delete", h->enable_block_delete, "recommended",
             1, "vms", vms, "command",
             "esxcli system settings advanced set --option=/VMFS3/EnableBlockDelete --int-value=1");
-        int r = chk_emit(ctx, &(struct chk_emit){
-                                  .severity = SEV_WARNING,
-                                  .object_type = "host",
-                                  .object_moref = h->moref,
-                                  .object_name = h->name,
-                                  .host = h,
-                                  .message = msg,
-                                  .evidence = ev,
-                              });
+        int r = chk_emit_host(ctx, h, NULL, SEV_WARNING, msg, ev);
         if (r < 0)
             return r;
-        continue;
-nomem:
-        json_decref(vms);
-        return -ENOMEM;
     }
     return 0;
 }
@@ -215,20 +190,11 @@ static int check_vms(struct chk_ctx *ctx, const struct estate *e, int min_hw)
                  "reclaim space there only from vmx-%02d on",
                  vm->name, vm->hw_version, json_array_size(disks), ds ? ds : "?",
                  json_array_size(disks) > 1 ? ", ..." : "", min_hw);
-        json_t *ebd = h && h->enable_block_delete != EST_UNKNOWN
-                          ? json_integer(h->enable_block_delete)
-                          : json_null();
         json_t *ev = json_pack("{s:i, s:i, s:o, s:s?, s:o}", "hw_version", vm->hw_version,
                                "min_hw_version", min_hw, "thin_disks_on_vmfs5", disks, "host",
-                               h ? h->name : NULL, "enable_block_delete", ebd);
-        int r = chk_emit(ctx, &(struct chk_emit){
-                                  .severity = SEV_INFO,
-                                  .object_type = "vm",
-                                  .object_moref = vm->moref,
-                                  .object_name = vm->name,
-                                  .message = msg,
-                                  .evidence = ev,
-                              });
+                               h ? h->name : NULL, "enable_block_delete",
+                               h ? chk_ev_known(h->enable_block_delete) : json_null());
+        int r = chk_emit_vm(ctx, vm, SEV_INFO, msg, ev);
         if (r < 0)
             return r;
     }

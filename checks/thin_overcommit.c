@@ -1,6 +1,5 @@
 /* Check thin-overcommit: datastores whose thin disks could grow past their capacity by more than
  * a set margin, i.e. (capacity - free + uncommitted) / capacity above 150 %. */
-#include <errno.h>
 #include <stdio.h>
 
 #include "checks/check.h"
@@ -14,15 +13,12 @@ static const struct chk_param params[] = {
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     double max_pct = chk_param(ctx, "max_overcommit_pct");
+    const struct est_datastore *d;
     int rc;
 
-    for (size_t i = 0; i < e->n_datastores; i++) {
-        const struct est_datastore *d = &e->datastores[i];
-        const char *name = d->name;
+    /* Inaccessible datastores and unknown capacities are skipped (chk_measured_datastore). */
+    for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++) {
         char msg[512], used[32], uncommitted[32], size[32];
-
-        if (d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
-            continue;
         /* vCenter leaves summary.uncommitted out when it is 0, so unknown counts as 0. */
         int64_t unc = d->uncommitted > 0 ? d->uncommitted : 0;
         double cap = (double)d->capacity;
@@ -34,25 +30,15 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         snprintf(msg, sizeof(msg),
                  "%s is %.0f %% provisioned (%s used + %s uncommitted on %s); if its thin disks "
                  "fill up the datastore runs out of space (threshold %g %%)",
-                 name, pct, chk_size(d->capacity - d->free_space, used, sizeof(used)),
+                 d->name, pct, chk_size(d->capacity - d->free_space, used, sizeof(used)),
                  chk_size(unc, uncommitted, sizeof(uncommitted)),
                  chk_size(d->capacity, size, sizeof(size)), max_pct);
-        json_t *ev = chk_ev_extents(
+        rc = chk_emit_datastore(
+            ctx, d, SEV_WARNING, msg,
             json_pack("{s:I, s:I, s:I, s:b, s:f, s:f}", "capacity_bytes", (json_int_t)d->capacity,
                       "free_bytes", (json_int_t)d->free_space, "uncommitted_bytes", (json_int_t)unc,
                       "uncommitted_reported", d->uncommitted >= 0, "provisioned_pct", pct,
-                      "max_overcommit_pct", max_pct),
-            d);
-        if (!ev)
-            return -ENOMEM;
-        rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = SEV_WARNING,
-                               .object_type = "datastore",
-                               .object_moref = d->moref,
-                               .object_name = name,
-                               .message = msg,
-                               .evidence = ev,
-                           });
+                      "max_overcommit_pct", max_pct));
         if (rc < 0)
             return rc;
     }

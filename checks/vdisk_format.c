@@ -36,6 +36,20 @@ static int format_chosen(const struct estate *e, const struct est_disk *d)
     return !ds->type || strcmp(ds->type, "VMFS") == 0;
 }
 
+/* The controllers of vm on a shared bus, as evidence; NULL when out of memory. */
+static json_t *shared_controllers(const struct est_vm *vm)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < vm->n_controllers; i++) {
+        const struct est_controller *c = &vm->controllers[i];
+        if (c->shared_bus && strcmp(c->shared_bus, "noSharing"))
+            a = chk_ev_append(a, json_pack("{s:i, s:s?, s:s}", "key", c->key, "type", c->type,
+                                           "shared_bus", c->shared_bus));
+    }
+    return a;
+}
+
 static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct est_vm *vm)
 {
     int ft = vm->ft_state && strcmp(vm->ft_state, "notConfigured") != 0;
@@ -63,12 +77,9 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
         if (!format_chosen(e, d) || (!ft && !sb))
             continue;
         if (is_eager_candidate(d->format)) {
-            json_t *j = chk_ev_disk(e, d);
-            if (j && json_object_set_new(j, "reason", json_string(ft ? "fault tolerance" : sb))) {
-                json_decref(j);
-                j = NULL;
-            }
-            if (json_array_append_new(eager, j)) /* releases j; NULL is out of memory */
+            eager = chk_ev_append(eager, chk_ev_set(chk_ev_disk(e, d), "reason",
+                                                    json_string(ft ? "fault tolerance" : sb)));
+            if (!eager)
                 goto nomem;
             if (!first_bad) {
                 first_bad = d->label ? d->label : d->file_name;
@@ -76,7 +87,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
                 first_reason = ft ? "Fault Tolerance" : sb;
             }
         } else if (!d->format || !strcmp(d->format, "other")) {
-            if (json_array_append_new(not_judged, chk_ev_disk(e, d)))
+            if (!(not_judged = chk_ev_append(not_judged, chk_ev_disk(e, d))))
                 goto nomem;
         }
     }
@@ -86,21 +97,6 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
         return 0;
     }
 
-    json_t *ev = json_pack("{s:s, s:s?, s:o, s:s}", "vm", vname, "ft_state", vm->ft_state,
-                           "disks_not_eager_zeroed", json_incref(eager), "required_format",
-                           "eagerzeroedthick");
-    if (ev) {
-        json_t *sc = json_array();
-        for (size_t i = 0; i < vm->n_controllers; i++) {
-            const struct est_controller *c = &vm->controllers[i];
-            if (c->shared_bus && strcmp(c->shared_bus, "noSharing"))
-                json_array_append_new(sc, json_pack("{s:i, s:s?, s:s}", "key", c->key, "type",
-                                                    c->type, "shared_bus", c->shared_bus));
-        }
-        json_object_set_new(ev, "shared_controllers", sc);
-        if (json_array_size(not_judged))
-            json_object_set_new(ev, "disks_format_unknown", json_incref(not_judged));
-    }
     snprintf(msg, sizeof(msg),
              "%s uses %s but %zu disk(s) are not eager-zeroed thick (%s is %s); the guide "
              "requires eagerzeroedthick for MSCS and Fault Tolerance",
@@ -109,16 +105,16 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
              : !strcmp(first_reason, "physicalSharing") ? "a physically shared SCSI bus (MSCS)"
                                                         : "a virtually shared SCSI bus (MSCS)",
              json_array_size(eager), first_bad ? first_bad : "a disk", first_fmt);
-    json_decref(eager);
-    json_decref(not_judged);
-    return chk_emit(ctx, &(struct chk_emit){
-                             .severity = SEV_CRITICAL,
-                             .object_type = "vm",
-                             .object_moref = vm->moref,
-                             .object_name = vname,
-                             .message = msg,
-                             .evidence = ev,
-                         });
+    if (json_array_size(not_judged) == 0) {
+        json_decref(not_judged);
+        not_judged = NULL; /* "o*": left out */
+    }
+    /* json_pack takes the arrays, even when it fails: none is read after it. */
+    json_t *ev = json_pack("{s:s, s:s?, s:o, s:s, s:o, s:o*}", "vm", vname, "ft_state",
+                           vm->ft_state, "disks_not_eager_zeroed", eager, "required_format",
+                           "eagerzeroedthick", "shared_controllers", shared_controllers(vm),
+                           "disks_format_unknown", not_judged);
+    return chk_emit_vm(ctx, vm, SEV_CRITICAL, msg, ev);
 nomem:
     json_decref(eager);
     json_decref(not_judged);

@@ -1,7 +1,6 @@
 /* Check vmfs-version: VMFS datastores older than VMFS6. VMFS6 reclaims freed blocks on thin LUNs
  * by itself (automatic UNMAP) and passes in-guest reclaim through (000 §3.7.2); VMFS3 is no
  * longer supported by ESXi at all. */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,20 +40,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  "%s is VMFS%d: %s; move its VMs to a new VMFS%d datastore (an existing one "
                  "cannot be converted in place)",
                  d->name, d->vmfs_major, why, want);
-        json_t *ev = chk_ev_extents(
+        int r = chk_emit_datastore(
+            ctx, d, sev, msg,
             json_pack("{s:i, s:i, s:b, s:b}", "vmfs_major", d->vmfs_major, "min_version", want,
-                      "supported", d->vmfs_major > 3, "automatic_unmap", d->vmfs_major >= 6),
-            d);
-        if (!ev)
-            return -ENOMEM;
-        int r = chk_emit(ctx, &(struct chk_emit){
-                                  .severity = sev,
-                                  .object_type = "datastore",
-                                  .object_moref = d->moref,
-                                  .object_name = d->name,
-                                  .message = msg,
-                                  .evidence = ev,
-                              });
+                      "supported", d->vmfs_major > 3, "automatic_unmap", d->vmfs_major >= 6));
         if (r < 0)
             return r;
     }

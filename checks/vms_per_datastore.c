@@ -118,25 +118,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         } else {
             continue;
         }
-        json_t *ev = chk_ev_extents(
+        rc = chk_emit_datastore(
+            ctx, d, sev, msg,
             json_pack("{s:i, s:i, s:i, s:i, s:s, s:f, s:f}", "vms", n[i].vms, "powered_on",
                       n[i].powered_on, "templates_excluded", n[i].templates,
                       "vms_with_other_files_only", n[i].other_files_only, "counted",
                       "VMs whose configuration or a virtual disk is on the datastore", "max_vms",
-                      max_vms, "max_powered_on", max_on),
-            d);
-        if (!ev) {
-            rc = -ENOMEM;
-            break;
-        }
-        rc = chk_emit(ctx, &(struct chk_emit){
-                               .severity = sev,
-                               .object_type = "datastore",
-                               .object_moref = d->moref,
-                               .object_name = name,
-                               .message = msg,
-                               .evidence = ev,
-                           });
+                      max_vms, "max_powered_on", max_on));
         if (rc < 0)
             break;
     }
