@@ -37,7 +37,14 @@ extern const struct check chk_vmfs_version;
         .uncommitted = EST_UNKNOWN, .accessible = 1, .vmfs_major = 6, .pod = EST_NONE              \
     }
 
-static void test_free_space(void **state)
+/* A virtual disk of bytes on datastore index where (EST_NONE: unknown), of format fmt. */
+#define VDISK(where, bytes, fmt)                                                                   \
+    {                                                                                              \
+        .key = 2000, .datastore = (where), .capacity_bytes = (bytes), .format = (fmt),             \
+        .controller = EST_NONE                                                                     \
+    }
+
+TEST(test_free_space)
 {
     const int64_t c = 600 * GIB;
     struct est_datastore ds[] = {
@@ -67,11 +74,7 @@ static void test_free_space(void **state)
     };
     struct estate e = {
         .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .pods = pods, .n_pods = N(pods)};
-    static const struct {
-        const char *name;
-        int sev;
-        const char *level;
-    } want[] = {
+    static const struct tl_want_row want[] = { /* and the evidence's "level" */
         {"warn-20", SEV_WARNING, "warning"},
         {"crit-8", SEV_CRITICAL, "critical"},
         {"snap-3", SEV_CRITICAL, "snapshots_at_risk"},
@@ -92,15 +95,7 @@ static void test_free_space(void **state)
         {"pod-crit", SEV_CRITICAL, "snapshots_at_risk"},
     };
     struct chk_results r = tl_run(&chk_datastore_free_space, NULL, &e, NOW);
-    size_t flagged = 0;
-    for (size_t i = 0; i < N(want); i++) {
-        tl_want(&r, want[i].name, want[i].sev);
-        if (want[i].sev == NONE)
-            continue;
-        flagged++;
-        assert_string_equal(tl_ev_str(tl_find(&r, want[i].name, NULL), "level"), want[i].level);
-    }
-    assert_int_equal(r.n, flagged);
+    tl_want_table(&r, want, N(want), NULL, "level");
 
     const struct chk_finding *f = tl_find(&r, "snap-3", NULL);
     assert_string_equal(f->object_type, "datastore");
@@ -121,21 +116,20 @@ static void test_free_space(void **state)
     chk_results_free(&r);
 
     /* Thresholds come from the configuration. */
-    struct chk_settings s = tl_with_param(&chk_datastore_free_space, "warn_free_pct", 45);
-    r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
+    r = tl_run_with(&chk_datastore_free_space, "warn_free_pct", 45, &e, NOW);
     tl_want(&r, "ok-40", SEV_WARNING);
     assert_true(tl_ev_num(tl_find(&r, "ok-40", NULL), "warn_free_pct") == 45);
     tl_want(&r, "at-30", SEV_WARNING);
     tl_want(&r, "pod-ok", NONE);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_datastore_free_space, "snap_free_pct", 0);
-    r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
+    r = tl_run_with(&chk_datastore_free_space, "snap_free_pct", 0, &e, NOW);
     tl_want(&r, "snap-3", SEV_CRITICAL);
     assert_string_equal(tl_ev_str(tl_find(&r, "snap-3", NULL), "level"), "critical");
     chk_results_free(&r);
 
     /* A severity override applies to every finding. */
+    struct chk_settings s;
     chk_settings_default(&chk_datastore_free_space, &s);
     s.severity_override = SEV_INFO;
     r = tl_run(&chk_datastore_free_space, &s, &e, NOW);
@@ -145,7 +139,7 @@ static void test_free_space(void **state)
 
 /* ---- sizes as vSphere prints them ---- */
 
-static void test_size_text(void **state)
+TEST(test_size_text)
 {
     static const struct {
         int64_t bytes;
@@ -163,7 +157,7 @@ static void test_size_text(void **state)
 
 /* ---- datastore-size ---- */
 
-static void test_size(void **state)
+TEST(test_size)
 {
     struct est_datastore ds[] = {
         /* The band is in GB as vSphere shows them (2^30 bytes). */
@@ -213,119 +207,31 @@ static void test_size(void **state)
         B400 = 22
     };
 
-    struct est_disk d_exempt[] = {{.key = 2000,
-                                   .datastore = EXEMPT,
-                                   .capacity_bytes = 900 * GIB,
-                                   .format = "lazyzeroedthick",
-                                   .controller = EST_NONE}};
-    struct est_disk d_other[] = {{.key = 2000,
-                                  .datastore = OTHER,
-                                  .capacity_bytes = 40 * GIB,
-                                  .format = "thin",
-                                  .controller = EST_NONE},
-                                 {.key = 2001,
-                                  .datastore = SMALL,
-                                  .capacity_bytes = 900 * GIB,
-                                  .format = "thin",
-                                  .controller = EST_NONE}};
-    struct est_disk d_rdm[] = {{.key = 2000,
-                                .datastore = RDM,
-                                .capacity_bytes = 40 * GIB,
-                                .format = "thin",
-                                .controller = EST_NONE},
-                               {.key = 2001,
-                                .datastore = RDM,
-                                .capacity_bytes = 2 * TIB,
-                                .format = "rdm-physical",
-                                .controller = EST_NONE}};
-    struct est_disk d_unk[] = {{.key = 2000,
-                                .datastore = EST_NONE,
-                                .capacity_bytes = 900 * GIB,
-                                .format = "thin",
-                                .controller = EST_NONE}};
-    struct est_disk d_huge[] = {{.key = 2000,
-                                 .datastore = HUGE_BIG,
-                                 .capacity_bytes = 10 * TIB,
-                                 .format = "thin",
-                                 .controller = EST_NONE}};
-    struct est_disk d_750[] = {{.key = 2000,
-                                .datastore = AT750,
-                                .capacity_bytes = 750 * GIB,
-                                .format = "thin",
-                                .controller = EST_NONE}};
-    struct est_disk d_two[] = {
-        {.key = 2000, .datastore = TWO400, .capacity_bytes = 400 * GIB, .controller = EST_NONE},
-        {.key = 2001, .datastore = TWO400, .capacity_bytes = 400 * GIB, .controller = EST_NONE}};
-    struct est_disk d_apart[] = {
-        {.key = 2000, .datastore = A400, .capacity_bytes = 400 * GIB, .controller = EST_NONE},
-        {.key = 2001, .datastore = B400, .capacity_bytes = 400 * GIB, .controller = EST_NONE}};
+    struct est_disk d_exempt[] = {VDISK(EXEMPT, 900 * GIB, "lazyzeroedthick")},
+                    d_other[] = {VDISK(OTHER, 40 * GIB, "thin"), VDISK(SMALL, 900 * GIB, "thin")},
+                    d_rdm[] = {VDISK(RDM, 40 * GIB, "thin"), VDISK(RDM, 2 * TIB, "rdm-physical")},
+                    d_unk[] = {VDISK(EST_NONE, 900 * GIB, "thin")},
+                    d_huge[] = {VDISK(HUGE_BIG, 10 * TIB, "thin")},
+                    d_750[] = {VDISK(AT750, 750 * GIB, "thin")},
+                    d_two[] = {VDISK(TWO400, 400 * GIB, NULL), VDISK(TWO400, 400 * GIB, NULL)},
+                    d_apart[] = {VDISK(A400, 400 * GIB, NULL), VDISK(B400, 400 * GIB, NULL)};
     size_t l_exempt[] = {EXEMPT}, l_other[] = {OTHER, SMALL}, l_rdm[] = {RDM}, l_unk[] = {UNK},
            l_huge[] = {HUGE_BIG}, l_750[] = {AT750}, l_two[] = {TWO400}, l_apart[] = {A400, B400};
+#define VM(m, nm, dsk, where)                                                                      \
+    {                                                                                              \
+        .moref = m, .name = nm, .datastores = where, .n_datastores = N(where), .disks = dsk,       \
+        .n_disks = N(dsk), .host = EST_NONE                                                        \
+    }
     struct est_vm vms[] = {
-        {.moref = "vm-1",
-         .name = "vm-bigdisk",
-         .datastores = l_exempt,
-         .n_datastores = 1,
-         .disks = d_exempt,
-         .n_disks = 1,
-         .host = EST_NONE},
-        {.moref = "vm-2",
-         .name = "vm-split",
-         .datastores = l_other,
-         .n_datastores = 2,
-         .disks = d_other,
-         .n_disks = 2,
-         .host = EST_NONE},
-        {.moref = "vm-3",
-         .name = "vm-rdm",
-         .datastores = l_rdm,
-         .n_datastores = 1,
-         .disks = d_rdm,
-         .n_disks = 2,
-         .host = EST_NONE},
-        {.moref = "vm-4",
-         .name = "vm-unk",
-         .datastores = l_unk,
-         .n_datastores = 1,
-         .disks = d_unk,
-         .n_disks = 1,
-         .host = EST_NONE},
-        {.moref = "vm-5",
-         .name = "vm-huge",
-         .datastores = l_huge,
-         .n_datastores = 1,
-         .disks = d_huge,
-         .n_disks = 1,
-         .host = EST_NONE},
-        {.moref = "vm-6",
-         .name = "vm-750",
-         .datastores = l_750,
-         .n_datastores = 1,
-         .disks = d_750,
-         .n_disks = 1,
-         .host = EST_NONE},
-        {.moref = "vm-7",
-         .name = "vm-two-400",
-         .datastores = l_two,
-         .n_datastores = 1,
-         .disks = d_two,
-         .n_disks = 2,
-         .host = EST_NONE},
-        {.moref = "vm-8",
-         .name = "vm-400-apart",
-         .datastores = l_apart,
-         .n_datastores = 2,
-         .disks = d_apart,
-         .n_disks = 2,
-         .host = EST_NONE},
+        VM("vm-1", "vm-bigdisk", d_exempt, l_exempt), VM("vm-2", "vm-split", d_other, l_other),
+        VM("vm-3", "vm-rdm", d_rdm, l_rdm),           VM("vm-4", "vm-unk", d_unk, l_unk),
+        VM("vm-5", "vm-huge", d_huge, l_huge),        VM("vm-6", "vm-750", d_750, l_750),
+        VM("vm-7", "vm-two-400", d_two, l_two),       VM("vm-8", "vm-400-apart", d_apart, l_apart),
     };
+#undef VM
     struct estate e = {
         .vcenter = "vc", .datastores = ds, .n_datastores = N(ds), .vms = vms, .n_vms = N(vms)};
-    static const struct {
-        const char *name;
-        int sev;
-        const char *level;
-    } want[] = {
+    static const struct tl_want_row want[] = { /* and the evidence's "level" */
         {"ok-600gib", NONE, NULL},
         {"at-500", NONE, NULL},
         {"under-500", SEV_WARNING, "below_band"},
@@ -354,16 +260,7 @@ static void test_size(void **state)
         {"local-no", SEV_WARNING, "below_band"},
     };
     struct chk_results r = tl_run(&chk_datastore_size, NULL, &e, NOW);
-    size_t flagged = 0;
-    for (size_t i = 0; i < N(want); i++) {
-        tl_want(&r, want[i].name, want[i].sev);
-        if (want[i].sev == NONE)
-            continue;
-        flagged++;
-        assert_string_equal(tl_ev_str(tl_find(&r, want[i].name, NULL), "level"), want[i].level);
-        assert_string_equal(tl_find(&r, want[i].name, NULL)->object_type, "datastore");
-    }
-    assert_int_equal(r.n, flagged);
+    tl_want_table(&r, want, N(want), "datastore", "level");
 
     const struct chk_finding *f = tl_find(&r, "small-200gib", NULL);
     assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), 200 * GIB);
@@ -390,8 +287,7 @@ static void test_size(void **state)
     tl_want(&r, "huge-70tib", SEV_CRITICAL);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_datastore_size, "max_size_tib", 80);
-    r = tl_run(&chk_datastore_size, &s, &e, NOW);
+    r = tl_run_with(&chk_datastore_size, "max_size_tib", 80, &e, NOW);
     tl_want(&r, "huge-70tib", SEV_WARNING);
     tl_want(&r, "huge-with-bigdisk", NONE); /* now only above the band, where the disk exempts */
     chk_results_free(&r);
@@ -399,7 +295,7 @@ static void test_size(void **state)
 
 /* ---- the LUNs a datastore finding names (chk_ev_extents) ---- */
 
-static void test_extents_evidence(void **state)
+TEST(test_extents_evidence)
 {
     struct est_extent two[] = {{.disk_name = "naa.a", .partition = 1},
                                {.disk_name = "naa.b", .partition = 1}};
@@ -499,7 +395,7 @@ static void test_extents_evidence(void **state)
 
 /* ---- vms-per-datastore ---- */
 
-static void test_vms_per_datastore(void **state)
+TEST(test_vms_per_datastore)
 {
     struct est_datastore ds[] = {
         DS("ds-26", 600 * GIB, 300 * GIB),         /* 26 powered-on VMs: warning */
@@ -568,16 +464,14 @@ static void test_vms_per_datastore(void **state)
     chk_results_free(&r);
 
     /* The templates of ds-25-tmpl are counted apart, never as VMs. */
-    struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 24);
-    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    r = tl_run_with(&chk_vms_per_datastore, "max_vms", 24, &e, NOW);
     tl_want(&r, "ds-25-tmpl", SEV_WARNING);
     f = tl_find(&r, "ds-25-tmpl", NULL);
     assert_int_equal((int)tl_ev_num(f, "vms"), 25);
     assert_int_equal((int)tl_ev_num(f, "templates_excluded"), 10);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_vms_per_datastore, "max_vms", 30);
-    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    r = tl_run_with(&chk_vms_per_datastore, "max_vms", 30, &e, NOW);
     tl_want(&r, "ds-26", NONE);
     tl_want(&r, "ds-nfs-30", NONE);
     chk_results_free(&r);
@@ -588,7 +482,7 @@ static void test_vms_per_datastore(void **state)
 
 /* Where a VM counts: on the datastores of its configuration and of its virtual disks, once
  * each; not where it only has an ISO image (VirtualMachine.datastore) or an RDM's mapping file. */
-static void test_vms_where_they_live(void **state)
+TEST(test_vms_where_they_live)
 {
     enum { A, B, C, ISO, D, E, F, NDS };
     struct est_datastore ds[] = {
@@ -598,14 +492,13 @@ static void test_vms_where_they_live(void **state)
         DS("ds-f", 600 * GIB, 300 * GIB),
     };
     assert_int_equal(N(ds), NDS);
-#define DISK(where, fmt)                                                                               {                                                                                                      .key = 2000, .datastore = (where), .capacity_bytes = GIB, .format = (fmt),                         .controller = EST_NONE                                                                         }
-    struct est_disk d_home[] = {DISK(A, "thin")}, d_split[] = {DISK(B, "thin")},
-                    d_iso[] = {DISK(C, "lazyzeroedthick")},
-                    d_rdm[] = {DISK(C, "thin"), DISK(D, "rdm-physical")},
-                    d_cfg_unknown[] = {DISK(E, "thin")}, d_disk_unknown[] = {DISK(EST_NONE, "thin")},
-                    d_twice[] = {DISK(A, "thin"), DISK(A, "eagerzeroedthick")},
-                    d_tmpl[] = {DISK(A, "thin")}, d_off[] = {DISK(B, "thin")};
-#undef DISK
+    struct est_disk d_home[] = {VDISK(A, GIB, "thin")}, d_split[] = {VDISK(B, GIB, "thin")},
+                    d_iso[] = {VDISK(C, GIB, "lazyzeroedthick")},
+                    d_rdm[] = {VDISK(C, GIB, "thin"), VDISK(D, GIB, "rdm-physical")},
+                    d_cfg_unknown[] = {VDISK(E, GIB, "thin")},
+                    d_disk_unknown[] = {VDISK(EST_NONE, GIB, "thin")},
+                    d_twice[] = {VDISK(A, GIB, "thin"), VDISK(A, GIB, "eagerzeroedthick")},
+                    d_tmpl[] = {VDISK(A, GIB, "thin")}, d_off[] = {VDISK(B, GIB, "thin")};
     size_t l_iso[] = {C, ISO}, l_rdm[] = {C, D}, l_off[] = {B, ISO};
     static const struct {
         const char *name;
@@ -659,8 +552,7 @@ static void test_vms_where_they_live(void **state)
         {"ds-e", 1, 1, 0, 0},
         {"ds-f", 1, 1, 0, 0},
     };
-    struct chk_settings s = tl_with_param(&chk_vms_per_datastore, "max_vms", 0);
-    struct chk_results r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    struct chk_results r = tl_run_with(&chk_vms_per_datastore, "max_vms", 0, &e, NOW);
     size_t flagged = 0;
     for (size_t i = 0; i < N(want); i++) {
         tl_want(&r, want[i].ds, want[i].vms < 0 ? NONE : SEV_WARNING);
@@ -681,7 +573,7 @@ static void test_vms_where_they_live(void **state)
 
     /* The ISO datastore's evidence, when it is flagged for another reason, says who mounts it. */
     vms[2].config_datastore = ISO; /* vm-iso now lives there */
-    r = tl_run(&chk_vms_per_datastore, &s, &e, NOW);
+    r = tl_run_with(&chk_vms_per_datastore, "max_vms", 0, &e, NOW);
     const struct chk_finding *f = tl_find(&r, "ds-iso", NULL);
     assert_non_null(f);
     assert_int_equal(tl_ev_int(f, "vms"), 1);
@@ -691,7 +583,7 @@ static void test_vms_where_they_live(void **state)
 
 /* ---- thin-overcommit ---- */
 
-static void test_thin_overcommit(void **state)
+TEST(test_thin_overcommit)
 {
     const int64_t c = 600 * GIB;
     struct est_datastore ds[] = {
@@ -730,8 +622,7 @@ static void test_thin_overcommit(void **state)
     chk_results_free(&r);
 
     /* Unknown uncommitted counts as 0 (vCenter omits a zero). */
-    struct chk_settings s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 40);
-    r = tl_run(&chk_thin_overcommit, &s, &e, NOW);
+    r = tl_run_with(&chk_thin_overcommit, "max_overcommit_pct", 40, &e, NOW);
     tl_want(&r, "unc-unknown", SEV_WARNING);
     f = tl_find(&r, "unc-unknown", NULL);
     assert_int_equal((int64_t)tl_ev_num(f, "uncommitted_bytes"), 0);
@@ -740,15 +631,14 @@ static void test_thin_overcommit(void **state)
     tl_want(&r, "ok-67", SEV_WARNING);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_thin_overcommit, "max_overcommit_pct", 170);
-    r = tl_run(&chk_thin_overcommit, &s, &e, NOW);
+    r = tl_run_with(&chk_thin_overcommit, "max_overcommit_pct", 170, &e, NOW);
     tl_want(&r, "over-167", NONE);
     chk_results_free(&r);
 }
 
 /* ---- snapshots ---- */
 
-static void test_snapshots(void **state)
+TEST(test_snapshots)
 {
     struct est_snapshot s_old[] = {{"old-1", NOW - 10 * DAY, 1}};
     struct est_snapshot s_chain[] = {{"chain-1", NOW - DAY - 240, 1},
@@ -851,15 +741,13 @@ static void test_snapshots(void **state)
     chk_results_free(&r);
 
     /* Half a day: every VM with an aged snapshot is flagged. */
-    struct chk_settings s = tl_with_param(&chk_snapshots, "max_age_days", 0.5);
-    r = tl_run(&chk_snapshots, &s, &e, NOW);
+    r = tl_run_with(&chk_snapshots, "max_age_days", 0.5, &e, NOW);
     tl_want(&r, "vm-snap-ok", SEV_WARNING);
     tl_want(&r, "vm-tree", SEV_WARNING);
     tl_want(&r, "vm-unk", NONE);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_snapshots, "max_chain_depth", 4);
-    r = tl_run(&chk_snapshots, &s, &e, NOW);
+    r = tl_run_with(&chk_snapshots, "max_chain_depth", 4, &e, NOW);
     tl_want(&r, "vm-snap-chain", NONE);
     tl_want(&r, "vm-unk-deep", NONE);
     tl_want(&r, "vm-both", SEV_WARNING);
@@ -869,7 +757,7 @@ static void test_snapshots(void **state)
 
 /* ---- pvscsi-controller ---- */
 
-static void test_pvscsi(void **state)
+TEST(test_pvscsi)
 {
     struct est_controller lsi[] = {{1000, "VirtualLsiLogicController", "noSharing"}};
     struct est_controller sas[] = {{1000, "VirtualLsiLogicSASController", "noSharing"}};
@@ -918,26 +806,17 @@ static void test_pvscsi(void **state)
 #undef VM
     vms[10].template = 1;
     struct estate e = {.vcenter = "vc", .vms = vms, .n_vms = N(vms)};
-    static const struct {
-        const char *name;
-        int sev;
-    } want[] = {
-        {"vm-many-disks-lsi", SEV_INFO}, {"vm-many-disks-pvscsi", NONE},
-        {"vm-big-lsi", SEV_INFO},        {"vm-bigdisk", NONE},
-        {"vm-three-lsi", NONE},          {"vm-at-750", NONE},
-        {"vm-over-750", SEV_INFO},       {"vm-mixed", SEV_INFO},
-        {"vm-ctl-unknown", NONE},        {"vm-type-unknown", NONE},
-        {"tmpl-many-lsi", NONE},         {"vm-cap-unknown", SEV_INFO},
-        {"vm-small-cap-unknown", NONE},
+    static const struct tl_want_row want[] = {
+        {"vm-many-disks-lsi", SEV_INFO, NULL}, {"vm-many-disks-pvscsi", NONE, NULL},
+        {"vm-big-lsi", SEV_INFO, NULL},        {"vm-bigdisk", NONE, NULL},
+        {"vm-three-lsi", NONE, NULL},          {"vm-at-750", NONE, NULL},
+        {"vm-over-750", SEV_INFO, NULL},       {"vm-mixed", SEV_INFO, NULL},
+        {"vm-ctl-unknown", NONE, NULL},        {"vm-type-unknown", NONE, NULL},
+        {"tmpl-many-lsi", NONE, NULL},         {"vm-cap-unknown", SEV_INFO, NULL},
+        {"vm-small-cap-unknown", NONE, NULL},
     };
     struct chk_results r = tl_run(&chk_pvscsi_controller, NULL, &e, NOW);
-    size_t flagged = 0;
-    for (size_t i = 0; i < N(want); i++) {
-        tl_want(&r, want[i].name, want[i].sev);
-        if (want[i].sev != NONE)
-            flagged++;
-    }
-    assert_int_equal(r.n, flagged);
+    tl_want_table(&r, want, N(want), NULL, NULL);
 
     const struct chk_finding *f = tl_find(&r, "vm-many-disks-lsi", NULL);
     assert_string_equal(f->object_type, "vm");
@@ -958,27 +837,18 @@ static void test_pvscsi(void **state)
     assert_int_equal((int)tl_ev_num(f, "unknown_capacity_disks"), 1);
     chk_results_free(&r);
 
-    struct chk_settings s = tl_with_param(&chk_pvscsi_controller, "max_disks", 4);
-    r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
+    r = tl_run_with(&chk_pvscsi_controller, "max_disks", 4, &e, NOW);
     tl_want(&r, "vm-many-disks-lsi", NONE);
     tl_want(&r, "vm-mixed", NONE);
     tl_want(&r, "vm-big-lsi", SEV_INFO);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_pvscsi_controller, "max_disk_gb", 200);
-    r = tl_run(&chk_pvscsi_controller, &s, &e, NOW);
+    r = tl_run_with(&chk_pvscsi_controller, "max_disk_gb", 200, &e, NOW);
     tl_want(&r, "vm-three-lsi", SEV_INFO); /* 322 GB */
     chk_results_free(&r);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_free_space),        cmocka_unit_test(test_size_text),
-        cmocka_unit_test(test_size),              cmocka_unit_test(test_vms_per_datastore),
-        cmocka_unit_test(test_thin_overcommit),   cmocka_unit_test(test_snapshots),
-        cmocka_unit_test(test_pvscsi),            cmocka_unit_test(test_extents_evidence),
-        cmocka_unit_test(test_vms_where_they_live),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

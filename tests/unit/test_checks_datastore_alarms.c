@@ -14,10 +14,10 @@
 #include "checks/check.h"
 #include "checks/engine.h"
 #include "model/estate.h"
+#include "testlib.h"
 
-#define NOW  ((int64_t)1750000000)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define U    EST_UNKNOWN
+#define NOW ((int64_t)1750000000)
+#define U   EST_UNKNOWN
 
 extern const struct check chk_datastore_alarms;
 
@@ -221,19 +221,6 @@ static void build(struct world *w, const struct alarm_spec *as)
     }
 }
 
-static const struct chk_finding *find(const struct chk_results *r, const char *name)
-{
-    const struct chk_finding *hit = NULL;
-    for (size_t i = 0; i < r->n; i++) {
-        if (!strcmp(r->items[i].object_name, name)) {
-            if (hit)
-                fail_msg("two findings for %s", name);
-            hit = &r->items[i];
-        }
-    }
-    return hit;
-}
-
 static void want_pct(const struct row *row, const struct chk_finding *f, const char *key, int want)
 {
     json_t *v = json_object_get(f->evidence, key);
@@ -245,31 +232,30 @@ static void want_pct(const struct row *row, const struct chk_finding *f, const c
     }
 }
 
-static void test_table(void **state)
+TEST(test_table)
 {
     for (size_t i = 0; i < N(rows); i++) {
         const struct row *row = &rows[i];
         struct world w;
-        struct chk_results r = {0};
 
         build(&w, row->alarms);
-        assert_int_equal(chk_run_one(&chk_datastore_alarms, NULL, &w.e, NOW, &r), 0);
+        struct chk_results r = tl_run(&chk_datastore_alarms, NULL, &w.e, NOW);
         /* Where a datastore sits is unknown: never a finding, whatever the alarms. */
-        if (find(&r, "ds-orphan") || find(&r, "ds-broken"))
+        if (tl_find(&r, "ds-orphan", NULL) || tl_find(&r, "ds-broken", NULL))
             fail_msg("%s: a datastore of unknown place was flagged", row->what);
-        const struct chk_finding *f = find(&r, "ds-sub");
+        const struct chk_finding *f = tl_find(&r, "ds-sub", NULL);
         if (!row->want && f)
             fail_msg("%s: ds-sub flagged: %s", row->what, f->message);
         if (row->want && !f)
             fail_msg("%s: ds-sub not flagged, want %s", row->what, row->want);
-        if ((find(&r, "ds-pod") != NULL) != row->pod_flagged)
+        if ((tl_find(&r, "ds-pod", NULL) != NULL) != row->pod_flagged)
             fail_msg("%s: ds-pod %s", row->what, row->pod_flagged ? "not flagged" : "flagged");
         if (f) {
             assert_int_equal(f->severity, SEV_WARNING);
             assert_string_equal(f->object_type, "datastore");
             assert_string_equal(f->object_moref, "datastore-1");
             assert_null(f->detail);
-            const char *level = json_string_value(json_object_get(f->evidence, "level"));
+            const char *level = tl_ev_str(f, "level");
             if (!level || strcmp(level, row->want))
                 fail_msg("%s: level %s, want %s (%s)", row->what, level ? level : "-", row->want,
                          f->message);
@@ -283,7 +269,7 @@ static void test_table(void **state)
 }
 
 /* What a reader of one finding is told: the messages, the covering alarms, the path. */
-static void test_evidence(void **state)
+TEST(test_evidence)
 {
     static const struct alarm_spec lax[] = {
         {"Datastore usage (lax)", "group-sub", 1, {USAGE(8000, 9500)}},
@@ -294,47 +280,40 @@ static void test_evidence(void **state)
          {{"disk.provisioned.latest", "Datastore", "isAbove", 7000, 9000}}},
     };
     struct world w;
-    struct chk_results r = {0};
     struct est_extent span[] = {{.disk_name = "naa.a", .partition = 1},
                                 {.disk_name = "naa.b", .partition = 1}};
 
     build(&w, lax);
     w.ds[DS_SUB].extents = span; /* a spanned volume: its finding names both LUNs */
     w.ds[DS_SUB].n_extents = N(span);
-    assert_int_equal(chk_run_one(&chk_datastore_alarms, NULL, &w.e, NOW, &r), 0);
-    const struct chk_finding *f = find(&r, "ds-sub");
+    struct chk_results r = tl_run(&chk_datastore_alarms, NULL, &w.e, NOW);
+    const struct chk_finding *f = tl_find(&r, "ds-sub", NULL);
     assert_non_null(f);
-    json_t *ext = json_object_get(f->evidence, "extents");
-    assert_int_equal(json_array_size(ext), 2);
-    assert_string_equal(json_string_value(json_array_get(ext, 1)), "naa.b");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "extents")), 2);
+    assert_string_equal(tl_ev_item(f, "extents", 1, NULL), "naa.b");
     assert_string_equal(f->message,
                         "the datastore usage alarms covering ds-sub warn at 80 % used and go red "
                         "at 95 %; they should by 70 % and 90 % (datastore-free-space warns below "
                         "30 % free and is critical below 10 %)");
     json_t *alarms = json_object_get(f->evidence, "alarms");
     assert_int_equal(json_array_size(alarms), 2);
-    json_t *a0 = json_array_get(alarms, 0);
-    assert_string_equal(json_string_value(json_object_get(a0, "name")), "Datastore usage (lax)");
-    assert_string_equal(json_string_value(json_object_get(a0, "entity_name")), "sub");
-    assert_true(json_is_true(json_object_get(a0, "enabled")));
+    assert_string_equal(tl_ev_item(f, "alarms", 0, "name"), "Datastore usage (lax)");
+    assert_string_equal(tl_ev_item(f, "alarms", 0, "entity_name"), "sub");
+    assert_true(json_is_true(json_object_get(json_array_get(alarms, 0), "enabled")));
     json_t *a1 = json_array_get(alarms, 1);
-    assert_string_equal(json_string_value(json_object_get(a1, "entity_name")), "Datacenters");
+    assert_string_equal(tl_ev_item(f, "alarms", 1, "entity_name"), "Datacenters");
     assert_true(json_is_false(json_object_get(a1, "enabled")));
     assert_true(json_number_value(json_object_get(a1, "warn_pct")) == 75);
-    json_t *other = json_object_get(f->evidence, "not_usage_alarms");
-    assert_int_equal(json_array_size(other), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(other, 0), "counter")),
-                        "disk.provisioned.latest");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(other, 0), "entity_name")),
-                        "ds-sub");
-    json_t *path = json_object_get(f->evidence, "path");
-    assert_int_equal(json_array_size(path), 4);
-    assert_string_equal(json_string_value(json_array_get(path, 0)), "Datacenters");
-    assert_string_equal(json_string_value(json_array_get(path, 1)), "dc-1");
-    assert_string_equal(json_string_value(json_array_get(path, 3)), "sub");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "not_usage_alarms")), 1);
+    assert_string_equal(tl_ev_item(f, "not_usage_alarms", 0, "counter"), "disk.provisioned.latest");
+    assert_string_equal(tl_ev_item(f, "not_usage_alarms", 0, "entity_name"), "ds-sub");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "path")), 4);
+    assert_string_equal(tl_ev_item(f, "path", 0, NULL), "Datacenters");
+    assert_string_equal(tl_ev_item(f, "path", 1, NULL), "dc-1");
+    assert_string_equal(tl_ev_item(f, "path", 3, NULL), "sub");
 
     /* ds-pod: only the disabled default covers it. */
-    f = find(&r, "ds-pod");
+    f = tl_find(&r, "ds-pod", NULL);
     assert_non_null(f);
     assert_string_equal(f->message, "the datastore usage alarms covering ds-pod are all disabled "
                                     "(\"Datastore usage on disk\" on Datacenters): vCenter will "
@@ -342,8 +321,8 @@ static void test_evidence(void **state)
     chk_results_free(&r);
 
     build(&w, (const struct alarm_spec[]){{0}});
-    assert_int_equal(chk_run_one(&chk_datastore_alarms, NULL, &w.e, NOW, &r), 0);
-    f = find(&r, "ds-sub");
+    r = tl_run(&chk_datastore_alarms, NULL, &w.e, NOW);
+    f = tl_find(&r, "ds-sub", NULL);
     assert_non_null(f);
     assert_string_equal(f->message, "no datastore usage alarm covers ds-sub: vCenter will not warn "
                                     "before it fills up (datastore-free-space warns below 30 % "
@@ -353,7 +332,7 @@ static void test_evidence(void **state)
 }
 
 /* Alarms that could not be read, or a snapshot without them, are unknown: nothing is said. */
-static void test_unknown(void **state)
+TEST(test_unknown)
 {
     struct est_gap gap = {"alarms", "NoPermission fault: Permission to perform this operation"};
     struct world w;
@@ -379,7 +358,7 @@ static void test_unknown(void **state)
 
 /* The thresholds are datastore-free-space's, as configured: warning below 20 % free and
  * critical below 5 % let an alarm at 80 % / 95 % used pass. */
-static void test_follows_free_space(void **state)
+TEST(test_follows_free_space)
 {
     /* build() reads up to three: the rest are the terminator. */
     static const struct alarm_spec lax[3] = {{"lax", "group-d1", 1, {USAGE(8000, 9500)}}};
@@ -418,11 +397,5 @@ static void test_follows_free_space(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_evidence),           cmocka_unit_test(test_unknown),
-        cmocka_unit_test(test_follows_free_space),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -107,15 +107,14 @@ static void jumbo_build(struct jumbo_world *w)
     }
 }
 
-static void test_jumbo_table(void **state)
+TEST(test_jumbo_table)
 {
     static struct jumbo_world w;
-    struct chk_results r = {0};
     size_t want_n = 0;
     char name[128];
 
     jumbo_build(&w);
-    r = tl_run(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(jumbo_rows); i++) {
         snprintf(name, sizeof(name), "%s vmk1", jumbo_rows[i].host);
         tl_want(&r, name, jumbo_rows[i].want);
@@ -135,8 +134,7 @@ static void test_jumbo_table(void **state)
     assert_int_equal(tl_ev_int(f, "switch_mtu"), 1500);
     assert_int_equal(tl_ev_int(f, "required_mtu"), 9000);
     assert_string_equal(tl_ev_str(f, "switch_name"), "vSwitch-iscsi");
-    assert_string_equal(
-        json_string_value(json_array_get(json_object_get(f->evidence, "bound_to"), 0)), "vmhba64");
+    assert_string_equal(tl_ev_item(f, "bound_to", 0, NULL), "vmhba64");
     assert_true(strstr(f->message, "1500") && strstr(f->message, "9000"));
     f = tl_find(&r, "dvs-1500 vmk1", NULL);
     assert_string_equal(tl_ev_str(f, "switch_type"), "dvs");
@@ -150,22 +148,19 @@ static void test_jumbo_table(void **state)
     chk_results_free(&r);
 }
 
-static void test_jumbo_param_and_override(void **state)
+TEST(test_jumbo_param_and_override)
 {
     static struct jumbo_world w;
-    struct chk_settings s;
-    struct chk_results r = {0};
 
     jumbo_build(&w);
-    chk_settings_default(&chk_iscsi_jumbo_frames, &s);
-    tl_set_param(&chk_iscsi_jumbo_frames, &s, "mtu", 1500);
-    r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
+    struct chk_results r = tl_run_with(&chk_iscsi_jumbo_frames, "mtu", 1500, &w.e, NOW);
     tl_want(&r, "vnic-1500 vmk1", NONE); /* 1500 is now enough */
     tl_want(&r, "both-1500 vmk1", NONE);
     tl_want(&r, "vswitch-1500 vmk1", SEV_CRITICAL); /* the drop rule has no threshold */
     tl_want(&r, "vnic-1500-switch-1400 vmk1", SEV_CRITICAL);
     chk_results_free(&r);
 
+    struct chk_settings s;
     chk_settings_default(&chk_iscsi_jumbo_frames, &s);
     s.severity_override = SEV_INFO;
     r = tl_run(&chk_iscsi_jumbo_frames, &s, &w.e, NOW);
@@ -174,7 +169,7 @@ static void test_jumbo_param_and_override(void **state)
 }
 
 /* A vmknic bound to two adapters is one finding, naming both. */
-static void test_jumbo_two_adapters(void **state)
+TEST(test_jumbo_two_adapters)
 {
     struct est_vswitch vs = {"vSwitch1", 9000};
     struct est_vnic v[2] = {
@@ -197,9 +192,8 @@ static void test_jumbo_two_adapters(void **state)
                          .iscsi_hbas = hba,
                          .n_iscsi_hbas = 2};
     struct estate e = {.vcenter = "vc", .hosts = &h, .n_hosts = 1};
-    struct chk_results r = {0};
 
-    r = tl_run(&chk_iscsi_jumbo_frames, NULL, &e, NOW);
+    struct chk_results r = tl_run(&chk_iscsi_jumbo_frames, NULL, &e, NOW);
     assert_int_equal(r.n, 1);
     tl_want(&r, "esx vmk1", SEV_WARNING);
     assert_int_equal(json_array_size(json_object_get(r.items[0].evidence, "bound_to")), 2);
@@ -214,90 +208,91 @@ static void test_jumbo_two_adapters(void **state)
         .key = "DelayedAck", .value = (v), .inherited = (inh)                                      \
     }
 
-static void test_delayed_ack(void **state)
+/* iSCSI targets with one option: a send target, a static target of the adapter's, one on
+ * another port than 3260, and one found by the send target at index via. */
+#define SEND(addr, opts)                                                                           \
+    {                                                                                              \
+        .kind = "send", .address = addr, .port = 3260, .options = opts, .n_options = 1,            \
+        .send_target = EST_NONE                                                                    \
+    }
+#define STATIC_AT(addr, port_, iqn, opts)                                                          \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = port_, .iscsi_name = iqn, .options = opts,      \
+        .n_options = 1, .discovery_method = "staticMethod", .send_target = EST_NONE                \
+    }
+#define STATIC(addr, iqn, opts) STATIC_AT(addr, 3260, iqn, opts)
+#define STATIC_VIA(addr, iqn, opts, via)                                                           \
+    {                                                                                              \
+        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
+        .n_options = 1, .discovery_method = "sendTargetMethod", .send_target = via                 \
+    }
+/* An iSCSI adapter with its own options and its targets; a host with n of them. */
+#define ISCSI_HBA(dev, opts, tgts)                                                                 \
+    {                                                                                              \
+        .device = dev, .options = opts, .n_options = N(opts), .targets = tgts,                     \
+        .n_targets = N(tgts)                                                                       \
+    }
+#define ISCSI_HOST(m, nm, hbas, n)                                                                 \
+    {                                                                                              \
+        .moref = m, .name = nm, .iscsi_hbas = hbas, .n_iscsi_hbas = n                              \
+    }
+
+TEST(test_delayed_ack)
 {
     static struct est_option login[] = {{.key = "LoginTimeout", .value = "5"}};
     /* esx-a: adapter true, both targets inherit (as in the violations scenario). */
     static struct est_option a_opt[] = {{.key = "LoginTimeout", .value = "5"}, OPT("true", 0)};
     static struct est_option inh_true[] = {OPT("true", 1)};
     static struct est_iscsi_target a_t[] = {
-        {.kind = "send", .address = "10.0.1.20", .port = 3260, .options = inh_true, .n_options = 1},
-        {.kind = "static",
-         .send_target = EST_NONE,
-         .address = "10.0.1.21",
-         .port = 3260,
-         .iscsi_name = "iqn.a0",
-         .options = inh_true,
-         .n_options = 1},
+        SEND("10.0.1.20", inh_true),
+        STATIC("10.0.1.21", "iqn.a0", inh_true),
     };
     /* esx-b: adapter false; send target sets true itself; static inherits false. */
     static struct est_option f_opt[] = {OPT("false", 0)};
     static struct est_option own_true[] = {OPT("true", 0)};
     static struct est_option inh_false[] = {OPT("false", 1)};
     static struct est_iscsi_target b_t[] = {
-        {.kind = "send", .address = "10.0.0.20", .port = 3260, .options = own_true, .n_options = 1},
-        {.kind = "static",
-         .send_target = EST_NONE,
-         .address = "10.0.0.21",
-         .port = 3260,
-         .iscsi_name = "iqn.b0",
-         .options = inh_false,
-         .n_options = 1},
+        SEND("10.0.0.20", own_true),
+        STATIC("10.0.0.21", "iqn.b0", inh_false),
     };
     /* esx-c: adapter false, a target whose stale inherited value says true: it follows the
      * adapter (false), and a target without any DelayedAck option (inherits). */
     static struct est_iscsi_target c_t[] = {
-        {.kind = "send", .address = "10.0.2.20", .port = 3260, .options = inh_true, .n_options = 1},
-        {.kind = "send", .address = "10.0.2.21", .port = 3260, .options = login, .n_options = 1},
+        SEND("10.0.2.20", inh_true),
+        SEND("10.0.2.21", login),
     };
     /* esx-d: adapter true and a target that sets true itself (two findings), and one that
      * sets false itself (not inheriting, not covered). Value spelled "1". */
     static struct est_option one[] = {OPT("1", 0)};
     static struct est_option own_false[] = {OPT("false", 0)};
     static struct est_iscsi_target d_t[] = {
-        {.kind = "static",
-         .send_target = EST_NONE,
-         .address = "10.0.3.20",
-         .port = 3261,
-         .iscsi_name = "iqn.d0",
-         .options = own_true,
-         .n_options = 1},
-        {.kind = "send",
-         .address = "10.0.3.21",
-         .port = 3260,
-         .options = own_false,
-         .n_options = 1},
-        {.kind = "send", .address = "10.0.3.22", .port = 3260, .options = inh_true, .n_options = 1},
+        STATIC_AT("10.0.3.20", 3261, "iqn.d0", own_true),
+        SEND("10.0.3.21", own_false),
+        SEND("10.0.3.22", inh_true),
     };
     /* esx-e: adapter value unknown (option missing): not reported, its inheriting target not
      * either; a target with its own true is; a send and a static target on the same portal,
      * both true, are one finding. */
     static struct est_iscsi_target e_t[] = {
-        {.kind = "send", .address = "10.0.4.20", .port = 3260, .options = inh_true, .n_options = 1},
-        {.kind = "send", .address = "10.0.4.21", .port = 3260, .options = own_true, .n_options = 1},
-        {.kind = "static",
-         .send_target = EST_NONE,
-         .address = "10.0.4.21",
-         .port = 3260,
-         .iscsi_name = "iqn.e0",
-         .options = own_true,
-         .n_options = 1},
+        SEND("10.0.4.20", inh_true),
+        SEND("10.0.4.21", own_true),
+        STATIC("10.0.4.21", "iqn.e0", own_true),
     };
     static struct est_option garbage[] = {OPT("maybe", 0)};
     static struct est_iscsi_hba hba[] = {
-        {.device = "vmhba64", .options = a_opt, .n_options = 2, .targets = a_t, .n_targets = 2},
-        {.device = "vmhba64", .options = f_opt, .n_options = 1, .targets = b_t, .n_targets = 2},
-        {.device = "vmhba64", .options = f_opt, .n_options = 1, .targets = c_t, .n_targets = 2},
-        {.device = "vmhba64", .options = one, .n_options = 1, .targets = d_t, .n_targets = 3},
-        {.device = "vmhba64", .options = login, .n_options = 1, .targets = e_t, .n_targets = 3},
+        ISCSI_HBA("vmhba64", a_opt, a_t),
+        ISCSI_HBA("vmhba64", f_opt, b_t),
+        ISCSI_HBA("vmhba64", f_opt, c_t),
+        ISCSI_HBA("vmhba64", one, d_t),
+        ISCSI_HBA("vmhba64", login, e_t),
         {.device = "vmhba65", .options = garbage, .n_options = 1},
     };
     static struct est_host hosts[] = {
-        {.moref = "host-a", .name = "esx-a", .iscsi_hbas = &hba[0], .n_iscsi_hbas = 1},
-        {.moref = "host-b", .name = "esx-b", .iscsi_hbas = &hba[1], .n_iscsi_hbas = 1},
-        {.moref = "host-c", .name = "esx-c", .iscsi_hbas = &hba[2], .n_iscsi_hbas = 1},
-        {.moref = "host-d", .name = "esx-d", .iscsi_hbas = &hba[3], .n_iscsi_hbas = 1},
-        {.moref = "host-e", .name = "esx-e", .iscsi_hbas = &hba[4], .n_iscsi_hbas = 2},
+        ISCSI_HOST("host-a", "esx-a", &hba[0], 1),
+        ISCSI_HOST("host-b", "esx-b", &hba[1], 1),
+        ISCSI_HOST("host-c", "esx-c", &hba[2], 1),
+        ISCSI_HOST("host-d", "esx-d", &hba[3], 1),
+        ISCSI_HOST("host-e", "esx-e", &hba[4], 2),
     };
     struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
     static const struct {
@@ -309,9 +304,8 @@ static void test_delayed_ack(void **state)
         {"esx-d vmhba64 10.0.3.20:3261", "iscsi_target", "vmhba64/10.0.3.20:3261"},
         {"esx-e vmhba64 10.0.4.21:3260", "iscsi_target", "vmhba64/10.0.4.21:3260"},
     };
-    struct chk_results r = {0};
 
-    r = tl_run(&chk_iscsi_delayed_ack, NULL, &e, NOW);
+    struct chk_results r = tl_run(&chk_iscsi_delayed_ack, NULL, &e, NOW);
     for (size_t i = 0; i < N(want); i++) {
         const struct chk_finding *f = tl_find(&r, want[i].name, want[i].detail);
         if (!f)
@@ -353,27 +347,12 @@ static void test_delayed_ack(void **state)
 /* Targets found by a send target inherit from it, not from the adapter; an array presenting
  * one IQN per volume on one portal is one finding that names every IQN, each with its own
  * command. Each host is one row: its adapter value, its targets, the findings it must raise. */
-#define STATIC_VIA(addr, iqn, opts, via)                                                           \
-    {                                                                                              \
-        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
-        .n_options = 1, .discovery_method = "sendTargetMethod", .send_target = via                 \
-    }
-#define SEND(addr, opts)                                                                           \
-    {                                                                                              \
-        .kind = "send", .address = addr, .port = 3260, .options = opts, .n_options = 1,            \
-        .send_target = EST_NONE                                                                    \
-    }
-#define STATIC(addr, iqn, opts)                                                                    \
-    {                                                                                              \
-        .kind = "static", .address = addr, .port = 3260, .iscsi_name = iqn, .options = opts,       \
-        .n_options = 1, .discovery_method = "staticMethod", .send_target = EST_NONE                \
-    }
 #define VOL "iqn.2001-05.com.equallogic:0-8a0906-vol"
 
 static struct est_option st_true[] = {OPT("true", 0)}, st_false[] = {OPT("false", 0)},
                          st_inh_true[] = {OPT("true", 1)}, st_inh_false[] = {OPT("false", 1)};
 
-static void test_delayed_ack_send_targets(void **state)
+TEST(test_delayed_ack_send_targets)
 {
     /* esx-f: adapter false; the send target sets true; three volumes found by it inherit it
      * (planted); a static target of its own on another portal inherits false (twin). */
@@ -414,18 +393,18 @@ static void test_delayed_ack_send_targets(void **state)
     };
     static struct est_option a_true[] = {OPT("true", 0)}, a_false[] = {OPT("false", 0)};
     static struct est_iscsi_hba hba[] = {
-        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = f_t, .n_targets = 5},
-        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = g_t, .n_targets = 4},
-        {.device = "vmhba64", .options = a_true, .n_options = 1, .targets = h_t, .n_targets = 2},
-        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = i_t, .n_targets = 2},
-        {.device = "vmhba64", .options = a_false, .n_options = 1, .targets = j_t, .n_targets = 3},
+        ISCSI_HBA("vmhba64", a_false, f_t),
+        ISCSI_HBA("vmhba64", a_true, g_t),
+        ISCSI_HBA("vmhba64", a_true, h_t),
+        ISCSI_HBA("vmhba64", a_false, i_t),
+        ISCSI_HBA("vmhba64", a_false, j_t),
     };
     static struct est_host hosts[] = {
-        {.moref = "host-f", .name = "esx-f", .iscsi_hbas = &hba[0], .n_iscsi_hbas = 1},
-        {.moref = "host-g", .name = "esx-g", .iscsi_hbas = &hba[1], .n_iscsi_hbas = 1},
-        {.moref = "host-h", .name = "esx-h", .iscsi_hbas = &hba[2], .n_iscsi_hbas = 1},
-        {.moref = "host-i", .name = "esx-i", .iscsi_hbas = &hba[3], .n_iscsi_hbas = 1},
-        {.moref = "host-j", .name = "esx-j", .iscsi_hbas = &hba[4], .n_iscsi_hbas = 1},
+        ISCSI_HOST("host-f", "esx-f", &hba[0], 1),
+        ISCSI_HOST("host-g", "esx-g", &hba[1], 1),
+        ISCSI_HOST("host-h", "esx-h", &hba[2], 1),
+        ISCSI_HOST("host-i", "esx-i", &hba[3], 1),
+        ISCSI_HOST("host-j", "esx-j", &hba[4], 1),
     };
     static const struct {
         const char *name;
@@ -477,13 +456,9 @@ static void test_delayed_ack_send_targets(void **state)
 
     /* The adapter finding covers only the targets that follow it. */
     f = tl_find(&r, "esx-g vmhba64", "vmhba64");
-    assert_string_equal(
-        json_string_value(json_array_get(json_object_get(f->evidence, "targets_inheriting"), 0)),
-        "10.0.6.20:3260");
+    assert_string_equal(tl_ev_item(f, "targets_inheriting", 0, NULL), "10.0.6.20:3260");
     f = tl_find(&r, "esx-h vmhba64", "vmhba64");
-    json_t *inh = json_object_get(f->evidence, "inheriting");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(inh, 1), "iscsi_name")),
-                        VOL "1");
+    assert_string_equal(tl_ev_item(f, "inheriting", 1, "iscsi_name"), VOL "1");
 
     /* A volume on another portal than its send target: named, the send target's fix first. */
     f = tl_find(&r, "esx-i vmhba64 10.0.8.11:3260", NULL);
@@ -626,14 +601,13 @@ static void vd_build(struct vd_world *w)
                            .n_vms = N(vd_rows) + 1};
 }
 
-static void test_vdisk_table(void **state)
+TEST(test_vdisk_table)
 {
     static struct vd_world w;
-    struct chk_results r = {0};
     size_t want_n = 1; /* mscs-node */
 
     vd_build(&w);
-    r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(vd_rows); i++) {
         tl_want(&r, vd_rows[i].vm, vd_rows[i].want);
         want_n += vd_rows[i].want != NONE;
@@ -644,12 +618,9 @@ static void test_vdisk_table(void **state)
     const struct chk_finding *f = tl_find(&r, "mscs-node", NULL);
     assert_string_equal(f->object_type, "vm");
     assert_null(f->detail);
-    json_t *bad = json_object_get(f->evidence, "disks_not_eager_zeroed");
-    assert_int_equal(json_array_size(bad), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(bad, 0), "label")),
-                        "Hard disk 2");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(bad, 0), "reason")),
-                        "physicalSharing");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "disks_not_eager_zeroed")), 1);
+    assert_string_equal(tl_ev_item(f, "disks_not_eager_zeroed", 0, "label"), "Hard disk 2");
+    assert_string_equal(tl_ev_item(f, "disks_not_eager_zeroed", 0, "reason"), "physicalSharing");
     assert_int_equal(json_array_size(json_object_get(f->evidence, "shared_controllers")), 1);
 
     f = tl_find(&r, "ft-lazy", NULL);
@@ -683,53 +654,36 @@ static struct est_path p_aad[] = {
     P("vmhba2:C0:T0:L1", "active"), P("vmhba3:C0:T0:L1", "active"), P("vmhba2:C0:T1:L1", "dead")};
 static struct est_path p_dd[] = {P("vmhba2:C0:T0:L1", "dead"), P("vmhba3:C0:T0:L1", "dead")};
 
-/* esx's adapters: what est_lun_locality() and the adapter rule of multipath-redundancy read. */
-static struct est_hba lun_hbas[] = {
-    {"vmhba0", "HostParallelScsiHba", "pvscsi", NULL},
-    {"vmhba2", "HostFibreChannelHba", "qlnativefc", NULL},
-    {"vmhba3", "HostFibreChannelHba", "qlnativefc", NULL},
-    {"vmhba4", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
-    {"vmhba5", "HostPcieHba", "nvme_pcie", NULL},
-    {"vmhba6", "HostRdmaHba", "nvmerdma", NULL},
-    {"vmhba7", "HostRdmaHba", "nvmerdma", NULL},
-    {"vmhba8", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
-    {"vmhba64", "HostInternetScsiHba", "iscsi_vmk", NULL}, /* software iSCSI */
-    {"vmhba65", "HostInternetScsiHba", "bnx2i", NULL},     /* dependent hardware iSCSI */
-};
-enum { RAID0, FC2, FC3, SAS4, NVME5, RDMA6, RDMA7, SAS8, SWISCSI, HWISCSI };
-
-/* A path through adapter i of lun_hbas, to target t. */
-#define PA(dev, i, t, s)                                                                           \
-    {                                                                                              \
-        .name = dev ":C0:T" #t ":L1", .state = s, .adapter = dev, .hba = i                         \
-    }
-
-static struct est_path pa_one_raid[] = {PA("vmhba0", RAID0, 0, "active")};
-static struct est_path pa_one_sas[] = {PA("vmhba4", SAS4, 0, "active")};
-static struct est_path pa_two_sas[] = {PA("vmhba4", SAS4, 0, "active"),
-                                       PA("vmhba8", SAS8, 0, "active")};
-static struct est_path pa_fc[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "active")};
-static struct est_path pa_one_fc[] = {PA("vmhba2", FC2, 0, "active")};
-static struct est_path pa_rdma[] = {PA("vmhba6", RDMA6, 0, "active"),
-                                    PA("vmhba7", RDMA7, 0, "active")};
-static struct est_path pa_one_rdma[] = {PA("vmhba6", RDMA6, 0, "active")};
-static struct est_path pa_one_nvme[] = {PA("vmhba5", NVME5, 0, "active")};
-static struct est_path pa_alua[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "active"),
-                                    PA("vmhba2", FC2, 1, "standby"),
-                                    PA("vmhba3", FC3, 1, "standby")};
-static struct est_path pa_one_hba[] = {PA("vmhba2", FC2, 0, "active"),
-                                       PA("vmhba2", FC2, 1, "active")};
-static struct est_path pa_off[] = {PA("vmhba2", FC2, 0, "active"), PA("vmhba3", FC3, 0, "off")};
-static struct est_path pa_standby_one_hba[] = {PA("vmhba2", FC2, 0, "active"),
-                                               PA("vmhba2", FC2, 1, "standby")};
-static struct est_path pa_standby_only[] = {PA("vmhba2", FC2, 0, "standby"),
-                                            PA("vmhba3", FC3, 0, "standby")};
-static struct est_path pa_sw_iscsi[] = {PA("vmhba64", SWISCSI, 0, "active"),
-                                        PA("vmhba64", SWISCSI, 1, "active")};
-static struct est_path pa_hw_iscsi[] = {PA("vmhba65", HWISCSI, 0, "active"),
-                                        PA("vmhba65", HWISCSI, 1, "active")};
+/* Paths through esx's adapters (tl_hbas): what est_lun_locality() and the adapter rule of
+ * multipath-redundancy read. */
+static struct est_path pa_one_raid[] = {TL_PATH("vmhba0", TL_RAID0, 0, "active")};
+static struct est_path pa_one_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active")};
+static struct est_path pa_two_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
+                                       TL_PATH("vmhba8", TL_SAS8, 0, "active")};
+static struct est_path pa_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                  TL_PATH("vmhba3", TL_FC3, 0, "active")};
+static struct est_path pa_one_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active")};
+static struct est_path pa_rdma[] = {TL_PATH("vmhba6", TL_RDMA6, 0, "active"),
+                                    TL_PATH("vmhba7", TL_RDMA7, 0, "active")};
+static struct est_path pa_one_rdma[] = {TL_PATH("vmhba6", TL_RDMA6, 0, "active")};
+static struct est_path pa_one_nvme[] = {TL_PATH("vmhba5", TL_NVME5, 0, "active")};
+static struct est_path pa_alua[] = {
+    TL_PATH("vmhba2", TL_FC2, 0, "active"), TL_PATH("vmhba3", TL_FC3, 0, "active"),
+    TL_PATH("vmhba2", TL_FC2, 1, "standby"), TL_PATH("vmhba3", TL_FC3, 1, "standby")};
+static struct est_path pa_one_hba[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                       TL_PATH("vmhba2", TL_FC2, 1, "active")};
+static struct est_path pa_off[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                   TL_PATH("vmhba3", TL_FC3, 0, "off")};
+static struct est_path pa_standby_one_hba[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                               TL_PATH("vmhba2", TL_FC2, 1, "standby")};
+static struct est_path pa_standby_only[] = {TL_PATH("vmhba2", TL_FC2, 0, "standby"),
+                                            TL_PATH("vmhba3", TL_FC3, 0, "standby")};
+static struct est_path pa_sw_iscsi[] = {TL_PATH("vmhba64", TL_SWISCSI, 0, "active"),
+                                        TL_PATH("vmhba64", TL_SWISCSI, 1, "active")};
+static struct est_path pa_hw_iscsi[] = {TL_PATH("vmhba65", TL_HWISCSI, 0, "active"),
+                                        TL_PATH("vmhba65", TL_HWISCSI, 1, "active")};
 static struct est_path pa_unlisted[] = {
-    PA("vmhba2", FC2, 0, "active"),
+    TL_PATH("vmhba2", TL_FC2, 0, "active"),
     {.name = "vmhba9:C0:T0:L1", .state = "active", .adapter = "vmhba9", .hba = EST_NONE}};
 
 #define PATHS(p) p, N(p)
@@ -786,124 +740,78 @@ static const struct lun_row {
     /* Locality unknown: skipped by all three rather than guessed. */
     {"sym.unknown-locality", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_ad), 0, NONE,
      NONE, NONE},
+    /* No answer, two paths through local SAS controllers: maybe a shared SAS array; not
+     * guessed (on MRU, so multipath-policy would say so if it were judged). */
+    {"naa.sas-two-paths-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL,
+     PATHS(pa_two_sas), 0, NONE, NONE, NONE},
+    /* No answer, every path through a Fibre Channel adapter: SAN. */
+    {"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0,
+     SEV_WARNING, NONE, SEV_WARNING},
+    {"naa.fc-one-path-unanswered", EST_UNKNOWN, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_fc), 0,
+     NONE, SEV_CRITICAL, NONE},
+
+    /* Standby is usable, off is not; two paths through one adapter are not redundant. */
+    {"naa.alua-standby", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_alua), 0, NONE, NONE, NONE},
+    {"naa.standby-only", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_only), 0, NONE, NONE,
+     NONE},
+    {"naa.one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_hba), 0, NONE, SEV_CRITICAL, NONE},
+    {"naa.active-off", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_off), 0, NONE, SEV_CRITICAL, NONE},
+    {"naa.standby-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_one_hba), 0, NONE,
+     SEV_CRITICAL, NONE},
+    {"naa.hw-iscsi-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_hw_iscsi), 0, NONE,
+     SEV_CRITICAL, NONE},
+    /* The software iSCSI adapter carries every bound NIC: its paths' adapter says nothing of
+     * their redundancy. A path through an adapter the host does not list may be another. */
+    {"naa.sw-iscsi", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_sw_iscsi), 0, NONE, NONE, NONE},
+    {"naa.adapter-unlisted", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_unlisted), 0, NONE, NONE,
+     NONE},
 };
 
 /* Rows that need more than a lun_row says: a SATP of their own, the plug-in, an HPP policy type
  * (NULL: VMW_SATP_ALUA, and NMP by that SATP, as in a snapshot taken before vslint read the
- * plug-ins). They are on host "esx", whose adapters are lun_hbas. */
+ * plug-ins). They are on host "esx", whose adapters are tl_hbas. */
 static const struct san_row {
     struct lun_row r;
     const char *satp, *plugin, *policy_type;
 } san_rows[] = {
+#define SATP(name) name, NULL, NULL         /* claimed by that SATP (NMP's) */
+#define HPP        NULL, "HPP", HPP_TYPE    /* HPP's, as a poll reads it */
+#define HPP_POLICY NULL, NULL, HPP_TYPE     /* HPP's by its policy type alone (an older poll) */
+#define PLUGIN(p)  NULL, p, NULL            /* a plug-in that reports no policy type */
     /* Local, whatever else the device looks like: VMW_SATP_LOCAL (even where localDisk says
      * false), or no localDisk answer and one path through a local controller (as SAN, the
      * mpx. name and the single path would have been flagged). */
     {{"naa.sas-local-unanswered", EST_UNKNOWN, "VMW_PSP_FIXED", EST_UNKNOWN, NULL,
       PATHS(pa_one_sas), 0, NONE, NONE, NONE},
-     "VMW_SATP_LOCAL",
-     NULL,
-     NULL},
+     SATP("VMW_SATP_LOCAL")},
     {{"naa.satp-local-says-remote", 0, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(pa_one_sas), 0,
       NONE, NONE, NONE},
-     "VMW_SATP_LOCAL",
-     NULL,
-     NULL},
+     SATP("VMW_SATP_LOCAL")},
     {{"mpx.vmhba0:C2:T0:L0", EST_UNKNOWN, "VMW_PSP_FIXED", EST_UNKNOWN, NULL, PATHS(pa_one_raid), 0,
       NONE, NONE, NONE},
-     "VMW_SATP_DEFAULT_AA",
-     NULL,
-     NULL},
-    /* No answer, two paths through local SAS controllers: maybe a shared SAS array; not
-     * guessed (on MRU, so multipath-policy would say so if it were judged). */
-    {{"naa.sas-two-paths-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL,
-      PATHS(pa_two_sas), 0, NONE, NONE, NONE},
-     NULL,
-     NULL,
-     NULL},
-    /* No answer, every path through a Fibre Channel adapter: SAN. */
-    {{"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0,
-      SEV_WARNING, NONE, SEV_WARNING},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.fc-one-path-unanswered", EST_UNKNOWN, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_fc), 0,
-      NONE, SEV_CRITICAL, NONE},
-     NULL,
-     NULL,
-     NULL},
+     SATP("VMW_SATP_DEFAULT_AA")},
 
     /* Plug-ins: HPP's paths are judged, its policy is not NMP's to judge; PowerPath reports
      * neither (its SPC-2 name is still the array's). A local NVMe disk is local. */
-    {{"eui.hpp-san-two", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_rdma), 0, NONE, NONE, NONE},
-     NULL,
-     "HPP",
-     HPP_TYPE},
+    {{"eui.hpp-san-two", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_rdma), 0, NONE, NONE, NONE}, HPP},
     {{"eui.hpp-san-one", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_rdma), 0, NONE, SEV_CRITICAL,
       NONE},
-     NULL,
-     "HPP",
-     HPP_TYPE},
+     HPP},
     {{"naa.hpp-inferred", 0, "FIXED", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, NONE, NONE, NONE},
-     NULL,
-     NULL,
-     HPP_TYPE},
+     HPP_POLICY},
     {{"naa.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, NONE},
-     NULL,
-     "PowerPath",
-     NULL},
+     PLUGIN("PowerPath")},
     {{"sym.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, SEV_WARNING},
-     NULL,
-     "PowerPath",
-     NULL},
+     PLUGIN("PowerPath")},
     {{"eui.hpp-local", 1, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_nvme), 0, NONE, NONE, NONE},
-     NULL,
-     "HPP",
-     HPP_TYPE},
+     HPP},
     {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, SEV_WARNING, NONE,
       NONE},
-     NULL,
-     "NMP",
-     NULL},
-
-    /* Standby is usable, off is not; two paths through one adapter are not redundant. */
-    {{"naa.alua-standby", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_alua), 0, NONE, NONE, NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.standby-only", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_only), 0, NONE, NONE,
-      NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_hba), 0, NONE, SEV_CRITICAL, NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.active-off", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_off), 0, NONE, SEV_CRITICAL, NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.standby-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_standby_one_hba), 0, NONE,
-      SEV_CRITICAL, NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.hw-iscsi-one-hba", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_hw_iscsi), 0, NONE,
-      SEV_CRITICAL, NONE},
-     NULL,
-     NULL,
-     NULL},
-    /* The software iSCSI adapter carries every bound NIC: its paths' adapter says nothing of
-     * their redundancy. A path through an adapter the host does not list may be another. */
-    {{"naa.sw-iscsi", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_sw_iscsi), 0, NONE, NONE, NONE},
-     NULL,
-     NULL,
-     NULL},
-    {{"naa.adapter-unlisted", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_unlisted), 0, NONE, NONE,
-      NONE},
-     NULL,
-     NULL,
-     NULL},
+     PLUGIN("NMP")},
+#undef SATP
+#undef HPP
+#undef HPP_POLICY
+#undef PLUGIN
 };
 
 #define N_ROWS (N(lun_rows) + N(san_rows))
@@ -937,7 +845,7 @@ static void lun_build(struct lun_world *w)
 {
     memset(w, 0, sizeof(*w));
     w->hosts[0] = (struct est_host){
-        .moref = "host-1", .name = "esx", .hbas = lun_hbas, .n_hbas = N(lun_hbas)};
+        .moref = "host-1", .name = "esx", .hbas = tl_hbas, .n_hbas = N(tl_hbas)};
     w->hosts[1] = (struct est_host){.moref = "host-2", .name = "esx-noesxcli"};
     w->gap = (struct est_gap){"esxcli", "esxcli on host esx-noesxcli failed: NoPermission"};
     w->hosts[1].gaps = &w->gap;
@@ -968,12 +876,11 @@ static void lun_build(struct lun_world *w)
 static void lun_expect(const struct check *c, const struct chk_settings *s, size_t want_col)
 {
     static struct lun_world w;
-    struct chk_results r = {0};
     size_t want_n = 0;
     char name[256];
 
     lun_build(&w);
-    r = tl_run(c, s, &w.e, NOW);
+    struct chk_results r = tl_run(c, s, &w.e, NOW);
     for (size_t i = 0; i < N_ROWS; i++) {
         const struct san_row x = row_at(i);
         const struct lun_row *row = &x.r;
@@ -993,29 +900,27 @@ static void lun_expect(const struct check *c, const struct chk_settings *s, size
     chk_results_free(&r);
 }
 
-static void test_multipath_policy_table(void **state)
+TEST(test_multipath_policy_table)
 {
     lun_expect(&chk_multipath_policy, NULL, 0);
 }
 
-static void test_multipath_redundancy_table(void **state)
+TEST(test_multipath_redundancy_table)
 {
     lun_expect(&chk_multipath_redundancy, NULL, 1);
 }
 
-static void test_device_identifier_table(void **state)
+TEST(test_device_identifier_table)
 {
     lun_expect(&chk_device_identifier, NULL, 2);
 }
 
-static void test_multipath_policy_evidence(void **state)
+TEST(test_multipath_policy_evidence)
 {
     static struct lun_world w;
-    struct chk_results r = {0};
-    struct chk_settings s;
 
     lun_build(&w);
-    r = tl_run(&chk_multipath_policy, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_multipath_policy, NULL, &w.e, NOW);
     const struct chk_finding *f = tl_find(&r, "esx naa.a1-mru", NULL);
     assert_string_equal(tl_ev_str(f, "psp"), "VMW_PSP_MRU");
     assert_int_equal(tl_ev_int(f, "paths"), 2);
@@ -1034,9 +939,7 @@ static void test_multipath_policy_evidence(void **state)
     assert_int_equal(tl_ev_int(f, "recommended_iops"), 1);
     assert_true(strstr(f->message, "1000") != NULL);
     /* Already on RR: no "device set --psp" command. */
-    assert_true(
-        strstr(json_string_value(json_array_get(json_object_get(f->evidence, "commands"), 0)),
-               "roundrobin deviceconfig set") != NULL);
+    assert_true(strstr(tl_ev_item(f, "commands", 0, NULL), "roundrobin deviceconfig set") != NULL);
 
     /* The host that refused esxcli is not judged on the limit: no finding, and the engine
      * records that the check could not verify that host, with the host's error. */
@@ -1053,9 +956,7 @@ static void test_multipath_policy_evidence(void **state)
     chk_results_free(&r);
 
     /* iops = 10 accepts 1..10 (004's 5-10 range) and still flags 1000. */
-    chk_settings_default(&chk_multipath_policy, &s);
-    tl_set_param(&chk_multipath_policy, &s, "iops", 10);
-    r = tl_run(&chk_multipath_policy, &s, &w.e, NOW);
+    r = tl_run_with(&chk_multipath_policy, "iops", 10, &w.e, NOW);
     tl_want(&r, "esx naa.rr2", NONE);
     tl_want(&r, "esx naa.a2-rr1000", SEV_WARNING);
     f = tl_find(&r, "esx naa.a2-rr1000", NULL);
@@ -1063,30 +964,25 @@ static void test_multipath_policy_evidence(void **state)
     chk_results_free(&r);
 }
 
-static void test_multipath_redundancy_evidence_and_param(void **state)
+TEST(test_multipath_redundancy_evidence_and_param)
 {
     static struct lun_world w;
-    struct chk_results r = {0};
-    struct chk_settings s;
 
     lun_build(&w);
-    r = tl_run(&chk_multipath_redundancy, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_multipath_redundancy, NULL, &w.e, NOW);
     const struct chk_finding *f = tl_find(&r, "esx naa.a5-dead", NULL);
     assert_int_equal(tl_ev_int(f, "paths_total"), 2);
     assert_int_equal(tl_ev_int(f, "paths_dead"), 1);
     assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
-    assert_string_equal(
-        json_string_value(json_array_get(json_object_get(f->evidence, "dead_paths"), 0)),
-        "vmhba3:C0:T0:L1");
+    assert_string_equal(tl_ev_item(f, "dead_paths", 0, NULL), "vmhba3:C0:T0:L1");
     assert_true(strstr(f->message, "dead") != NULL);
     f = tl_find(&r, "esx naa.a4-onepath", NULL);
     assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
     assert_int_equal(tl_ev_int(f, "min_paths"), 2);
     f = tl_find(&r, "esx naa.disabled", NULL);
     assert_int_equal(tl_ev_int(f, "paths_disabled"), 1);
-    assert_string_equal(
-        json_string_value(json_array_get(json_object_get(f->evidence, "commands"), 0)),
-        "esxcli storage nmp path list --device=naa.disabled");
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
+                        "esxcli storage nmp path list --device=naa.disabled");
 
     /* Two paths, one adapter: named in the message, counted in the evidence. */
     f = tl_find(&r, "esx naa.one-hba", NULL);
@@ -1102,32 +998,26 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     f = tl_find(&r, "esx naa.active-off", NULL);
     assert_int_equal(tl_ev_int(f, "paths_usable"), 1);
     assert_int_equal(tl_ev_int(f, "paths_disabled"), 1);
-    json_t *cmds = json_object_get(f->evidence, "commands");
-    assert_string_equal(json_string_value(json_array_get(cmds, 1)),
+    assert_string_equal(tl_ev_item(f, "commands", 1, NULL),
                         "esxcli storage core path set --state=active --path=vmhba3:C0:T0:L1");
     /* HPP's paths get HPP's commands, never `esxcli storage nmp`. */
     f = tl_find(&r, "esx eui.hpp-san-one", NULL);
     assert_string_equal(tl_ev_str(f, "multipath_plugin"), "HPP");
-    cmds = json_object_get(f->evidence, "commands");
-    assert_string_equal(json_string_value(json_array_get(cmds, 0)),
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage hpp path list --device=eui.hpp-san-one");
-    for (size_t i = 0; i < json_array_size(cmds); i++)
-        assert_null(strstr(json_string_value(json_array_get(cmds, i)), "nmp"));
+    for (size_t i = 0; i < json_array_size(json_object_get(f->evidence, "commands")); i++)
+        assert_null(strstr(tl_ev_item(f, "commands", i, NULL), "nmp"));
     chk_results_free(&r);
 
     /* A LUN allowed one path is allowed one adapter. */
-    chk_settings_default(&chk_multipath_redundancy, &s);
-    tl_set_param(&chk_multipath_redundancy, &s, "min_paths", 1);
-    r = tl_run(&chk_multipath_redundancy, &s, &w.e, NOW);
+    r = tl_run_with(&chk_multipath_redundancy, "min_paths", 1, &w.e, NOW);
     tl_want(&r, "esx naa.one-hba", NONE);
     tl_want(&r, "esx naa.hw-iscsi-one-hba", NONE);
     tl_want(&r, "esx naa.active-off", NONE);
     tl_want(&r, "esx naa.a5-dead", SEV_CRITICAL); /* dead is dead */
     chk_results_free(&r);
 
-    chk_settings_default(&chk_multipath_redundancy, &s);
-    tl_set_param(&chk_multipath_redundancy, &s, "min_paths", 3);
-    r = tl_run(&chk_multipath_redundancy, &s, &w.e, NOW);
+    r = tl_run_with(&chk_multipath_redundancy, "min_paths", 3, &w.e, NOW);
     tl_want(&r, "esx naa.three", NONE);           /* exactly 3 */
     tl_want(&r, "esx naa.a3-rr1", SEV_CRITICAL);  /* 2 < 3 */
     tl_want(&r, "esx mpx.vmhba0:C0:T0:L0", NONE); /* still not SAN */
@@ -1136,13 +1026,12 @@ static void test_multipath_redundancy_evidence_and_param(void **state)
     chk_results_free(&r);
 }
 
-static void test_device_identifier_evidence(void **state)
+TEST(test_device_identifier_evidence)
 {
     static struct lun_world w;
-    struct chk_results r = {0};
 
     lun_build(&w);
-    r = tl_run(&chk_device_identifier, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_device_identifier, NULL, &w.e, NOW);
     const struct chk_finding *f =
         tl_find(&r, "esx sym.000192601234533031323334", "sym.000192601234533031323334");
     assert_non_null(f);
@@ -1153,7 +1042,7 @@ static void test_device_identifier_evidence(void **state)
 
 /* ---- host-coverage: devices of another plug-in than NMP ---------------------------------- */
 
-static void test_host_coverage_plugins(void **state)
+TEST(test_host_coverage_plugins)
 {
     static struct est_lun pp_luns[] = {
         {.canonical_name = "naa.pp1", .local = 0, .multipath_plugin = "PowerPath"},
@@ -1170,29 +1059,18 @@ static void test_host_coverage_plugins(void **state)
     static struct est_lun hpp_luns[] = {
         {.canonical_name = "eui.hpp2", .local = 0, .multipath_plugin = "HPP", .psp = "LB-RR"},
     };
+#define HOST(m, nm, state, l, n)                                                                   \
+    {                                                                                              \
+        .moref = m, .name = nm, .connection_state = state, .luns = l, .n_luns = n                  \
+    }
     static struct est_host hosts[] = {
-        {.moref = "h-pp",
-         .name = "esx-pp",
-         .connection_state = "connected",
-         .luns = pp_luns,
-         .n_luns = 4},
-        {.moref = "h-hpp",
-         .name = "esx-hpp",
-         .connection_state = "connected",
-         .luns = hpp_luns,
-         .n_luns = 1},
+        HOST("h-pp", "esx-pp", "connected", pp_luns, 4),
+        HOST("h-hpp", "esx-hpp", "connected", hpp_luns, 1),
         /* Disconnected: its warning says everything; its devices are stale. */
-        {.moref = "h-off",
-         .name = "esx-off",
-         .connection_state = "disconnected",
-         .luns = pp_luns,
-         .n_luns = 1},
-        {.moref = "h-nmp",
-         .name = "esx-nmp",
-         .connection_state = "connected",
-         .luns = &pp_luns[3],
-         .n_luns = 1},
+        HOST("h-off", "esx-off", "disconnected", pp_luns, 1),
+        HOST("h-nmp", "esx-nmp", "connected", &pp_luns[3], 1),
     };
+#undef HOST
     struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts)};
     struct chk_results r = tl_run(&chk_host_coverage, NULL, &e, NOW);
 
@@ -1206,9 +1084,7 @@ static void test_host_coverage_plugins(void **state)
     assert_int_equal(json_array_size(dev), 2);
     assert_false(json_is_true(json_object_get(json_array_get(dev, 0), "paths_reported")));
     assert_true(json_is_true(json_object_get(json_array_get(dev, 1), "paths_reported")));
-    assert_string_equal(
-        json_string_value(json_array_get(json_object_get(f->evidence, "checks_not_verified"), 0)),
-        "multipath-redundancy");
+    assert_string_equal(tl_ev_item(f, "checks_not_verified", 0, NULL), "multipath-redundancy");
     assert_int_equal(json_array_size(json_object_get(f->evidence, "checks_not_applicable")), 2);
 
     /* HPP alone: its paths were judged; only NMP's practices do not apply. */
@@ -1227,20 +1103,5 @@ static void test_host_coverage_plugins(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_jumbo_table),
-        cmocka_unit_test(test_jumbo_param_and_override),
-        cmocka_unit_test(test_jumbo_two_adapters),
-        cmocka_unit_test(test_delayed_ack),
-        cmocka_unit_test(test_delayed_ack_send_targets),
-        cmocka_unit_test(test_vdisk_table),
-        cmocka_unit_test(test_multipath_policy_table),
-        cmocka_unit_test(test_multipath_redundancy_table),
-        cmocka_unit_test(test_device_identifier_table),
-        cmocka_unit_test(test_multipath_policy_evidence),
-        cmocka_unit_test(test_multipath_redundancy_evidence_and_param),
-        cmocka_unit_test(test_device_identifier_evidence),
-        cmocka_unit_test(test_host_coverage_plugins),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -145,7 +145,7 @@ static void build(struct world *w)
                            .n_datastores = n};
 }
 
-static void test_clusters(void **state)
+TEST(test_clusters)
 {
     static struct world w;
     size_t want_n = 1; /* shared-x */
@@ -166,10 +166,8 @@ static void test_clusters(void **state)
     assert_string_equal(f->object_moref, "c-00");
     assert_null(f->host_moref);
     assert_string_equal(tl_ev_str(f, "nas_server"), "nas-a.example.com");
-    json_t *ds = json_object_get(f->evidence, "datastores");
-    assert_int_equal(json_array_size(ds), 2);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(ds, 1), "name")),
-                        "one-server-1");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "datastores")), 2);
+    assert_string_equal(tl_ev_item(f, "datastores", 1, "name"), "one-server-1");
     assert_true(strstr(f->message, "nas-a.example.com") != NULL);
     f = tl_find(&r, "other-unmounted", NULL);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "datastores")), 2);
@@ -180,7 +178,7 @@ static void test_clusters(void **state)
     chk_results_free(&r);
 }
 
-static void test_not_in_a_cluster(void **state)
+TEST(test_not_in_a_cluster)
 {
     static struct world w;
 
@@ -208,19 +206,17 @@ static void test_not_in_a_cluster(void **state)
     chk_results_free(&r);
 }
 
-static void test_min_datastores(void **state)
+TEST(test_min_datastores)
 {
     static struct world w;
 
     build(&w);
-    struct chk_settings s = tl_with_param(&chk_nfs_server_redundancy, "min_datastores", 1);
-    struct chk_results r = tl_run(&chk_nfs_server_redundancy, &s, &w.e, NOW);
+    struct chk_results r = tl_run_with(&chk_nfs_server_redundancy, "min_datastores", 1, &w.e, NOW);
     tl_want(&r, "single", SEV_WARNING); /* stricter: even one datastore */
     tl_want(&r, "two-servers", NONE);
     chk_results_free(&r);
 
-    s = tl_with_param(&chk_nfs_server_redundancy, "min_datastores", 3);
-    r = tl_run(&chk_nfs_server_redundancy, &s, &w.e, NOW);
+    r = tl_run_with(&chk_nfs_server_redundancy, "min_datastores", 3, &w.e, NOW);
     tl_want(&r, "one-server", NONE);
     tl_want(&r, "three-by-ip", SEV_WARNING);
     chk_results_free(&r);
@@ -228,10 +224,5 @@ static void test_min_datastores(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clusters),
-        cmocka_unit_test(test_not_in_a_cluster),
-        cmocka_unit_test(test_min_datastores),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -200,49 +200,48 @@ static void build(struct world *w)
     w->e = (struct estate){.vcenter = "vc", .hosts = w->hosts, .n_hosts = N(rows)};
 }
 
-static const char *ev_item(const struct chk_finding *f, const char *key, size_t i)
+/* Asserts that host (moref) raised exactly the findings whose details want (NULL-terminated)
+ * names, in that order, each a warning about the host itself; returns how many. */
+static size_t want_details(const struct chk_results *r, const char *host, const char *moref,
+                           const char *const *want)
 {
-    return json_string_value(json_array_get(json_object_get(f->evidence, key), i));
+    size_t k = 0;
+
+    for (size_t j = 0; j < r->n; j++) {
+        const struct chk_finding *f = &r->items[j];
+        if (strcmp(f->object_name, host))
+            continue;
+        if (!want[k] || strcmp(f->detail, want[k]))
+            fail_msg("%s: unexpected finding %s: %s", host, f->detail, f->message);
+        assert_int_equal(f->severity, SEV_WARNING);
+        assert_string_equal(f->object_type, "host");
+        assert_string_equal(f->object_moref, moref);
+        k++;
+    }
+    if (want[k])
+        fail_msg("%s: no finding %s", host, want[k]);
+    return k;
 }
 
-static void test_table(void **state)
+TEST(test_table)
 {
     static struct world w;
-    struct chk_results r = {0};
     size_t want_n = 0;
 
     build(&w);
-    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
-    for (size_t i = 0; i < N(rows); i++) {
-        const struct host_row *row = &rows[i];
-        size_t got = 0, k = 0;
-        for (size_t j = 0; j < r.n; j++) {
-            const struct chk_finding *f = &r.items[j];
-            if (strcmp(f->object_name, row->host))
-                continue;
-            if (!row->want[k] || strcmp(f->detail, row->want[k]))
-                fail_msg("%s: unexpected finding %s: %s", row->host, f->detail, f->message);
-            assert_int_equal(f->severity, SEV_WARNING);
-            assert_string_equal(f->object_type, "host");
-            assert_string_equal(f->object_moref, w.morefs[i]);
-            got++;
-            k++;
-        }
-        if (row->want[k])
-            fail_msg("%s: no finding %s", row->host, row->want[k]);
-        want_n += got;
-    }
+    struct chk_results r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
+    for (size_t i = 0; i < N(rows); i++)
+        want_n += want_details(&r, rows[i].host, w.morefs[i], rows[i].want);
     assert_int_equal(r.n, want_n);
     chk_results_free(&r);
 }
 
-static void test_evidence(void **state)
+TEST(test_evidence)
 {
     static struct world w;
-    struct chk_results r = {0};
 
     build(&w);
-    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
 
     const struct chk_finding *f = tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
     assert_non_null(f);
@@ -252,17 +251,16 @@ static void test_evidence(void **state)
                         "policy");
     assert_string_equal(tl_ev_str(f, "satp"), "VMW_SATP_ALUA");
     assert_string_equal(tl_ev_str(f, "vendor"), "DGC"); /* trimmed */
-    assert_string_equal(ev_item(f, "luns", 0), "naa.1");
+    assert_string_equal(tl_ev_item(f, "luns", 0, NULL), "naa.1");
     assert_int_equal(tl_ev_int(f, "recommended_iops"), 1);
     assert_string_equal(tl_ev_str(f, "recommended_psp"), "VMW_PSP_RR");
     /* The rules that apply but fall short, as the host has them. */
     json_t *rules = json_object_get(f->evidence, "rules");
     assert_int_equal(json_array_size(rules), 2);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(rules, 1), "psp")),
-                        "VMW_PSP_RR");
+    assert_string_equal(tl_ev_item(f, "rules", 1, "psp"), "VMW_PSP_RR");
     assert_true(json_is_null(json_object_get(json_array_get(rules, 1), "psp_options")));
     assert_int_equal(json_array_size(json_object_get(f->evidence, "commands")), 1);
-    assert_string_equal(ev_item(f, "commands", 0),
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
                         "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
@@ -272,21 +270,20 @@ static void test_evidence(void **state)
     assert_int_equal(tl_ev_int(f, "luns_total"), 2);
     assert_int_equal(tl_ev_int(f, "luns_uncovered"), 1);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "luns")), 1);
-    assert_string_equal(ev_item(f, "luns", 0), "naa.2");
-    assert_string_equal(ev_item(f, "models", 0), "UNITY");
+    assert_string_equal(tl_ev_item(f, "luns", 0, NULL), "naa.2");
+    assert_string_equal(tl_ev_item(f, "models", 0, NULL), "UNITY");
     /* The VRAID rule covers naa.1, not naa.2: only the system rule falls short for naa.2. */
     rules = json_object_get(f->evidence, "rules");
     assert_int_equal(json_array_size(rules), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(rules, 0), "rule_group")),
-                        "system");
-    assert_string_equal(ev_item(f, "commands", 0),
+    assert_string_equal(tl_ev_item(f, "rules", 0, "rule_group"), "system");
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
                         "\"UNITY\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
     /* 001's own rule for the VMAX LUN. */
     f = tl_find(&r, "two-arrays-one-rule", "VMW_SATP_SYMM/EMC");
     assert_non_null(f);
-    assert_string_equal(ev_item(f, "commands", 0),
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_SYMM\" -V \"EMC\" -M "
                         "\"SYMMETRIX\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
 
@@ -295,7 +292,7 @@ static void test_evidence(void **state)
     assert_non_null(f);
     assert_true(json_is_null(json_object_get(f->evidence, "vendor")));
     assert_null(strstr(f->message, " from "));
-    assert_string_equal(ev_item(f, "commands", 0),
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -M \"VRAID\" -P "
                         "\"VMW_PSP_RR\" -O \"iops=1\"");
 
@@ -311,28 +308,23 @@ static void test_evidence(void **state)
 
 /* iops = 10 accepts a rule of iops=2 and still flags one without a limit; the message and
  * command follow the threshold. */
-static void test_param(void **state)
+TEST(test_param)
 {
     static struct world w;
-    struct chk_results r = {0};
-    struct chk_settings s;
 
     build(&w);
-    chk_settings_default(&chk_satp_claim_rule, &s);
-    s.params[0] = 10;
-    r = tl_run(&chk_satp_claim_rule, &s, &w.e, NOW);
+    struct chk_results r = tl_run_with(&chk_satp_claim_rule, "iops", 10, &w.e, NOW);
     assert_null(tl_find(&r, "rr-iops-2", "VMW_SATP_ALUA/DGC"));
     assert_non_null(tl_find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
     const struct chk_finding *f = tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC");
     assert_non_null(f);
     assert_non_null(strstr(f->message, "Round Robin with iops=10;"));
     assert_int_equal(tl_ev_int(f, "recommended_iops"), 10);
-    assert_non_null(strstr(ev_item(f, "commands", 0), "-O \"iops=10\""));
+    assert_non_null(strstr(tl_ev_item(f, "commands", 0, NULL), "-O \"iops=10\""));
     chk_results_free(&r);
 
     /* iops = 1000 accepts Round Robin's default, which a rule without options leaves. */
-    s.params[0] = 1000;
-    r = tl_run(&chk_satp_claim_rule, &s, &w.e, NOW);
+    r = tl_run_with(&chk_satp_claim_rule, "iops", 1000, &w.e, NOW);
     assert_null(tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC"));
     assert_null(tl_find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
     assert_non_null(tl_find(&r, "rr-latency", "VMW_SATP_ALUA/DGC"));
@@ -342,26 +334,16 @@ static void test_param(void **state)
 
 /* ---- scoped rules: device, driver, transport, claim options ------------------------------- */
 
-static struct est_hba scope_hbas[] = {
-    {"vmhba2", "HostFibreChannelHba", "qlnativefc", NULL},
-    {"vmhba3", "HostFibreChannelHba", "qlnativefc", NULL},
-    {"vmhba4", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
-    {"vmhba6", "HostFibreChannelHba", "lpfc", NULL},
-    {"vmhba7", "HostFibreChannelHba", "lpfc", NULL},
-    {"vmhba8", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
-    {"vmhba64", "HostInternetScsiHba", "iscsi_vmk", NULL},
-};
-
-#define SP(dev, i)                                                                                 \
-    {                                                                                              \
-        .name = dev ":C0:T0:L1", .state = "active", .adapter = dev, .hba = i                       \
-    }
 /* The paths of a LUN, by the adapters they go through. */
-static struct est_path via_fc[] = {SP("vmhba2", 0), SP("vmhba3", 1)};
-static struct est_path via_lpfc[] = {SP("vmhba6", 3), SP("vmhba7", 4)};
-static struct est_path via_mixed[] = {SP("vmhba2", 0), SP("vmhba6", 3)};
-static struct est_path via_iscsi[] = {SP("vmhba64", 6)};
-static struct est_path via_sas[] = {SP("vmhba4", 2), SP("vmhba8", 5)};
+static struct est_path via_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                   TL_PATH("vmhba3", TL_FC3, 0, "active")};
+static struct est_path via_lpfc[] = {TL_PATH("vmhba10", TL_LPFC10, 0, "active"),
+                                     TL_PATH("vmhba11", TL_LPFC11, 0, "active")};
+static struct est_path via_mixed[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                      TL_PATH("vmhba10", TL_LPFC10, 0, "active")};
+static struct est_path via_iscsi[] = {TL_PATH("vmhba64", TL_SWISCSI, 0, "active")};
+static struct est_path via_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
+                                    TL_PATH("vmhba8", TL_SAS8, 0, "active")};
 static struct est_path via_unlisted[] = {
     {.name = "vmhba9:C0:T0:L1", .state = "active", .adapter = "vmhba9", .hba = EST_NONE}};
 enum via { FC, LPFC, MIXED, ISCSI, SAS, UNLISTED };
@@ -375,103 +357,83 @@ struct scope_lun {
     const char *canonical, *satp, *vendor, *model;
     enum via via;
 };
+/* A Unity (DGC VRAID) LUN claimed by VMW_SATP_ALUA, a VMAX one by VMW_SATP_SYMM. */
+#define ALUA_DGC(name, via) {name, "VMW_SATP_ALUA", "DGC", "VRAID", via}
+#define SYMM_EMC(name, via) {name, "VMW_SATP_SYMM", "EMC", "SYMMETRIX", via}
 #define SCOPED(s, v, dev, drv, tr, co)                                                             \
     {                                                                                              \
         .satp = s, .vendor = v, .psp = "VMW_PSP_RR", .psp_options = "iops=1",                      \
         .rule_group = "user", .device = dev, .driver = drv, .transport = tr, .claim_options = co   \
     }
 
+/* The one finding a host of the table must raise: {0} for none. */
+struct scope_want {
+    const char *detail;
+    const char *luns[3];  /* its uncovered LUNs */
+    const char *unknown;  /* a LUN whose coverage cannot be told, or NULL */
+};
+
 static const struct scope_row {
     const char *host;
     struct scope_lun luns[MAXL];
     struct est_satp_rule rules[MAXR];
-    const char *want;         /* the one finding's detail, or NULL */
-    const char *luns_want[3]; /* its uncovered LUNs */
-    const char *unknown_want; /* a LUN whose coverage cannot be told, or NULL */
+    struct scope_want want;
 } scope_rows[] = {
     /* A rule for one device covers that device. */
     {"device",
-     {{"naa.d1", "VMW_SATP_ALUA", "DGC", "VRAID", FC},
-      {"naa.d2", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {ALUA_DGC("naa.d1", FC), ALUA_DGC("naa.d2", FC)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", NULL, "naa.d1", NULL, NULL, NULL)},
-     "VMW_SATP_ALUA/DGC",
-     {"naa.d2"},
-     NULL},
+     {"VMW_SATP_ALUA/DGC", {"naa.d2"}, NULL}},
     {"device-all",
-     {{"naa.d1", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {ALUA_DGC("naa.d1", FC)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", NULL, "naa.d1", NULL, NULL, NULL)},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     /* A driver's rule covers LUNs behind adapters of that driver; one path through another
      * driver's adapter cannot be told. */
     {"driver",
-     {{"naa.s1", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", LPFC},
-      {"naa.s2", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", FC},
-      {"naa.s3", "VMW_SATP_SYMM", "EMC", "SYMMETRIX", MIXED}},
+     {SYMM_EMC("naa.s1", LPFC), SYMM_EMC("naa.s2", FC), SYMM_EMC("naa.s3", MIXED)},
      {SYS_SYMM, SCOPED("VMW_SATP_SYMM", "EMC", NULL, "lpfc", NULL, NULL)},
-     "VMW_SATP_SYMM/EMC",
-     {"naa.s2"},
-     "naa.s3"},
+     {"VMW_SATP_SYMM/EMC", {"naa.s2"}, "naa.s3"}},
     /* A transport's rule: iSCSI adapters are iscsi, FC ones fc, SAS ones sas. */
     {"transport",
-     {{"naa.t1", "VMW_SATP_ALUA", "DGC", "VRAID", ISCSI},
-      {"naa.t2", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {ALUA_DGC("naa.t1", ISCSI), ALUA_DGC("naa.t2", FC)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "iscsi", NULL)},
-     "VMW_SATP_ALUA/DGC",
-     {"naa.t2"},
-     NULL},
+     {"VMW_SATP_ALUA/DGC", {"naa.t2"}, NULL}},
     {"transport-sas",
-     {{"naa.t3", "VMW_SATP_ALUA", "DGC", "VRAID", SAS}},
+     {ALUA_DGC("naa.t3", SAS)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "sas", NULL)},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     /* Adapters the host does not list, and independent hardware iSCSI's "iscsivendor", which
      * an adapter's type does not tell apart: not reported, not counted covered. */
     {"transport-unlisted",
-     {{"naa.t4", "VMW_SATP_ALUA", "DGC", "VRAID", UNLISTED}},
+     {ALUA_DGC("naa.t4", UNLISTED)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "fc", NULL)},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     {"transport-iscsivendor",
-     {{"naa.t5", "VMW_SATP_ALUA", "DGC", "VRAID", ISCSI}},
+     {ALUA_DGC("naa.t5", ISCSI)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, "iscsivendor", NULL)},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     /* Claim options: tpgs_on is ALUA devices (an ALUA SATP), tpgs_off the others. */
     {"tpgs-on-alua",
-     {{"naa.c1", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {ALUA_DGC("naa.c1", FC)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, NULL, "tpgs_on")},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     {"tpgs-on-not-alua",
      {{"naa.h1", "VMW_SATP_DEFAULT_AA", "HITACHI", "OPEN-V", FC}},
      {SYS_ALUA, SCOPED("VMW_SATP_DEFAULT_AA", "HITACHI", NULL, NULL, NULL, "tpgs_on")},
-     "VMW_SATP_DEFAULT_AA/HITACHI",
-     {"naa.h1"},
-     NULL},
+     {"VMW_SATP_DEFAULT_AA/HITACHI", {"naa.h1"}, NULL}},
     {"tpgs-off-not-alua",
      {{"naa.h1", "VMW_SATP_DEFAULT_AA", "HITACHI", "OPEN-V", FC}},
      {SYS_ALUA, SCOPED("VMW_SATP_DEFAULT_AA", "HITACHI", NULL, NULL, NULL, "tpgs_off")},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
     {"tpgs-off-alua",
      {{"naa.c2", "VMW_SATP_ALUA_CX", "DGC", "VRAID", FC}},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA_CX", "DGC", NULL, NULL, NULL, "tpgs_off")},
-     "VMW_SATP_ALUA_CX/DGC",
-     {"naa.c2"},
-     NULL},
+     {"VMW_SATP_ALUA_CX/DGC", {"naa.c2"}, NULL}},
     {"claim-option-unknown",
-     {{"naa.c3", "VMW_SATP_ALUA", "DGC", "VRAID", FC}},
+     {ALUA_DGC("naa.c3", FC)},
      {SYS_ALUA, SCOPED("VMW_SATP_ALUA", "DGC", NULL, NULL, NULL, "tpgs_maybe")},
-     NULL,
-     {NULL},
-     NULL},
+     {0}},
 };
 
 struct scope_world {
@@ -491,8 +453,8 @@ static void scope_build(struct scope_world *w)
         snprintf(w->morefs[i], sizeof(w->morefs[i]), "host-%zu", i);
         *h = (struct est_host){.moref = w->morefs[i],
                                .name = row->host,
-                               .hbas = scope_hbas,
-                               .n_hbas = N(scope_hbas),
+                               .hbas = tl_hbas,
+                               .n_hbas = N(tl_hbas),
                                .luns = w->luns[i],
                                .satp_rules = w->rules[i]};
         for (size_t l = 0; l < MAXL && row->luns[l].canonical; l++) {
@@ -515,36 +477,29 @@ static void scope_build(struct scope_world *w)
     w->e = (struct estate){.vcenter = "vc", .hosts = w->hosts, .n_hosts = N(scope_rows)};
 }
 
-static void test_scoped_rules(void **state)
+TEST(test_scoped_rules)
 {
     static struct scope_world w;
-    struct chk_results r = {0};
     size_t want_n = 0;
 
     scope_build(&w);
-    r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
+    struct chk_results r = tl_run(&chk_satp_claim_rule, NULL, &w.e, NOW);
     for (size_t i = 0; i < N(scope_rows); i++) {
         const struct scope_row *row = &scope_rows[i];
-        for (size_t j = 0; j < r.n; j++)
-            if (!strcmp(r.items[j].object_name, row->host) &&
-                (!row->want || strcmp(r.items[j].detail, row->want)))
-                fail_msg("%s: unexpected finding %s: %s", row->host, r.items[j].detail,
-                         r.items[j].message);
-        if (!row->want)
+        const char *want[] = {row->want.detail, NULL};
+        want_n += want_details(&r, row->host, w.morefs[i], want);
+        if (!row->want.detail)
             continue;
-        want_n++;
-        const struct chk_finding *f = tl_find(&r, row->host, row->want);
-        if (!f)
-            fail_msg("%s: no finding %s", row->host, row->want);
+        const struct chk_finding *f = tl_find(&r, row->host, row->want.detail);
         json_t *luns = json_object_get(f->evidence, "luns");
         size_t k = 0;
-        for (; k < 3 && row->luns_want[k]; k++)
-            assert_string_equal(ev_item(f, "luns", k), row->luns_want[k]);
+        for (; k < 3 && row->want.luns[k]; k++)
+            assert_string_equal(tl_ev_item(f, "luns", k, NULL), row->want.luns[k]);
         assert_int_equal(json_array_size(luns), k);
         json_t *unsure = json_object_get(f->evidence, "luns_scope_unknown");
-        assert_int_equal(json_array_size(unsure), row->unknown_want ? 1 : 0);
-        if (row->unknown_want)
-            assert_string_equal(ev_item(f, "luns_scope_unknown", 0), row->unknown_want);
+        assert_int_equal(json_array_size(unsure), row->want.unknown ? 1 : 0);
+        if (row->want.unknown)
+            assert_string_equal(tl_ev_item(f, "luns_scope_unknown", 0, NULL), row->want.unknown);
     }
     assert_int_equal(r.n, want_n);
 
@@ -555,32 +510,22 @@ static void test_scoped_rules(void **state)
                         "host device has no SATP claim rule giving VMW_SATP_ALUA LUNs from DGC "
                         "Round Robin with iops=1 (the rule that does is scoped to device naa.d1); "
                         "LUNs presented later will get the default policy");
+    assert_string_equal(tl_ev_item(f, "rules_out_of_scope", 0, "scope"), "device naa.d1");
+    assert_string_equal(tl_ev_item(f, "rules_out_of_scope", 0, "device"), "naa.d1");
     json_t *scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
-    assert_string_equal(json_string_value(json_object_get(scoped, "scope")), "device naa.d1");
-    assert_string_equal(json_string_value(json_object_get(scoped, "device")), "naa.d1");
     assert_string_equal(json_string_value(json_array_get(json_object_get(scoped, "leaves_out"), 0)),
                         "naa.d2");
-    assert_string_equal(ev_item(f, "commands", 0),
+    assert_string_equal(tl_ev_item(f, "commands", 0, NULL),
                         "esxcli storage nmp satp rule add -s \"VMW_SATP_ALUA\" -V \"DGC\" -M "
                         "\"VRAID\" -P \"VMW_PSP_RR\" -O \"iops=1\"");
     f = tl_find(&r, "driver", "VMW_SATP_SYMM/EMC");
-    scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
-    assert_string_equal(json_string_value(json_object_get(scoped, "scope")), "driver lpfc");
+    assert_string_equal(tl_ev_item(f, "rules_out_of_scope", 0, "scope"), "driver lpfc");
     f = tl_find(&r, "tpgs-on-not-alua", NULL);
-    scoped = json_array_get(json_object_get(f->evidence, "rules_out_of_scope"), 0);
-    assert_string_equal(json_string_value(json_object_get(scoped, "scope")),
-                        "claim option tpgs_on");
+    assert_string_equal(tl_ev_item(f, "rules_out_of_scope", 0, "scope"), "claim option tpgs_on");
     chk_results_free(&r);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_evidence),
-        cmocka_unit_test(test_param),
-        cmocka_unit_test(test_scoped_rules),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -40,7 +40,7 @@ static const struct unmap_row {
     {"ds \"Prod\" & 'x'", "VMFS", 6, 0, 1, "none", SEV_WARNING},
 };
 
-static void test_unmap_priority(void **state)
+TEST(test_unmap_priority)
 {
     struct est_extent ext = {.disk_name = "naa.600601600000000000000000000000d1", .partition = 1};
     struct est_datastore ds[N(unmap_rows)];
@@ -78,9 +78,8 @@ static void test_unmap_priority(void **state)
     assert_string_equal(tl_ev_str(f, "unmap_priority"), "none");
     assert_string_equal(tl_ev_str(f, "command"), "esxcli storage vmfs reclaim config set "
                                                  "--volume-label=vmfs6-none --reclaim-priority=low");
-    json_t *x = json_object_get(f->evidence, "extents");
-    assert_int_equal(json_array_size(x), 1);
-    assert_string_equal(json_string_value(json_array_get(x, 0)), ext.disk_name);
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "extents")), 1);
+    assert_string_equal(tl_ev_item(f, "extents", 0, NULL), ext.disk_name);
     /* A name the shell would split or expand is quoted as one word. */
     f = tl_find(&r, "ds \"Prod\" & 'x'", NULL);
     assert_string_equal(tl_ev_str(f, "command"),
@@ -146,6 +145,18 @@ struct vm_world {
     struct estate e;
 };
 
+/* A row VM's first disk (40 GB) or second (10 GB), on datastore index ds, of format fmt. */
+static struct est_disk row_disk(int second, size_t ds, const char *fmt)
+{
+    return (struct est_disk){.key = second ? 2001 : 2000,
+                             .label = second ? "Hard disk 2" : "Hard disk 1",
+                             .file_name = second ? "[ds] vm/vm_1.vmdk" : "[ds] vm/vm.vmdk",
+                             .datastore = ds,
+                             .capacity_bytes = second ? 10000000000 : 40000000000,
+                             .format = fmt,
+                             .controller = EST_NONE};
+}
+
 static void vm_build(struct vm_world *w)
 {
     memset(w, 0, sizeof(*w));
@@ -176,20 +187,8 @@ static void vm_build(struct vm_world *w)
     for (size_t i = 0; i < N(vm_rows); i++) {
         const struct vm_row *row = &vm_rows[i];
         snprintf(w->morefs[i], sizeof(w->morefs[i]), "vm-%zu", i);
-        w->disks[i][0] = (struct est_disk){.key = 2000,
-                                           .label = "Hard disk 1",
-                                           .file_name = "[ds] vm/vm.vmdk",
-                                           .datastore = row->ds,
-                                           .capacity_bytes = 40000000000,
-                                           .format = row->format,
-                                           .controller = EST_NONE};
-        w->disks[i][1] = (struct est_disk){.key = 2001,
-                                           .label = "Hard disk 2",
-                                           .file_name = "[ds] vm/vm_1.vmdk",
-                                           .datastore = row->ds2,
-                                           .capacity_bytes = 10000000000,
-                                           .format = row->fmt2,
-                                           .controller = EST_NONE};
+        w->disks[i][0] = row_disk(0, row->ds, row->format);
+        w->disks[i][1] = row_disk(1, row->ds2, row->fmt2);
         w->vms[i] = (struct est_vm){.moref = w->morefs[i],
                                     .name = row->vm,
                                     .template = row->template,
@@ -222,7 +221,7 @@ static void listed_vms(const struct chk_finding *f, char *out, size_t size)
     }
 }
 
-static void test_vms_and_hosts(void **state)
+TEST(test_vms_and_hosts)
 {
     static struct vm_world w;
     char want_listed[512] = "", got[512];
@@ -276,10 +275,8 @@ static void test_vms_and_hosts(void **state)
     assert_int_equal(tl_ev_int(f, "enable_block_delete"), 0);
     assert_string_equal(tl_ev_str(f, "host"), "esx-ebd0");
     assert_true(strstr(f->message, "ds-vmfs5") != NULL);
-    json_t *thin = json_object_get(f->evidence, "thin_disks_on_vmfs5");
-    assert_int_equal(json_array_size(thin), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(thin, 0), "datastore")),
-                        "ds-vmfs5");
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "thin_disks_on_vmfs5")), 1);
+    assert_string_equal(tl_ev_item(f, "thin_disks_on_vmfs5", 0, "datastore"), "ds-vmfs5");
     f = tl_find(&r, "mixed-disks", NULL);
     assert_int_equal(json_array_size(json_object_get(f->evidence, "thin_disks_on_vmfs5")), 1);
     f = tl_find(&r, "thin-no-host", NULL);
@@ -294,23 +291,19 @@ static void test_vms_and_hosts(void **state)
     chk_results_free(&r);
 }
 
-static void test_min_hw_version(void **state)
+TEST(test_min_hw_version)
 {
     static struct vm_world w;
-    struct chk_settings s;
 
     vm_build(&w);
-    chk_settings_default(&chk_space_reclaim, &s);
-    tl_set_param(&chk_space_reclaim, &s, "min_hw_version", 14);
-    struct chk_results r = tl_run(&chk_space_reclaim, &s, &w.e, NOW);
+    struct chk_results r = tl_run_with(&chk_space_reclaim, "min_hw_version", 14, &w.e, NOW);
     tl_want(&r, "reclaim-11-ebd", SEV_INFO);      /* vmx-11 is now too old */
     tl_want(&r, "reclaim-ebd-unknown", SEV_INFO); /* vmx-13 < 14 decides without EBD */
     tl_want(&r, "thin-vmfs6", NONE);              /* VMFS6 has no hardware requirement */
     tl_want(&r, "reclaim-hw-unknown", NONE);      /* unknown is not old */
     chk_results_free(&r);
 
-    tl_set_param(&chk_space_reclaim, &s, "min_hw_version", 10);
-    r = tl_run(&chk_space_reclaim, &s, &w.e, NOW);
+    r = tl_run_with(&chk_space_reclaim, "min_hw_version", 10, &w.e, NOW);
     tl_want(&r, "reclaim-old-ebd", NONE); /* vmx-10 is enough now */
     tl_want(&r, "reclaim-old-noebd", NONE);
     tl_want(&r, "esx-ebd0", SEV_WARNING); /* the host's setting does not depend on it */
@@ -319,10 +312,5 @@ static void test_min_hw_version(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unmap_priority),
-        cmocka_unit_test(test_vms_and_hosts),
-        cmocka_unit_test(test_min_hw_version),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

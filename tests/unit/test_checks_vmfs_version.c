@@ -12,10 +12,9 @@
 #include "checks/check.h"
 #include "checks/engine.h"
 #include "model/estate.h"
+#include "testlib.h"
 
-#define NOW  ((int64_t)1750000000)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define NONE (-1)
+#define NOW ((int64_t)1750000000)
 
 extern const struct check chk_vmfs_version;
 
@@ -62,28 +61,16 @@ static void build(struct estate *e, struct est_datastore *ds)
     e->n_datastores = N(rows);
 }
 
-static const struct chk_finding *find(const struct chk_results *r, const char *name)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (!strcmp(r->items[i].object_name, name))
-            return &r->items[i];
-    return NULL;
-}
-
 static void check_table(double min_version)
 {
     struct est_datastore ds[N(rows)];
     struct estate e;
-    struct chk_settings s;
-    struct chk_results r = {0};
 
     build(&e, ds);
-    chk_settings_default(&chk_vmfs_version, &s);
-    s.params[0] = min_version;
-    assert_int_equal(chk_run_one(&chk_vmfs_version, &s, &e, NOW, &r), 0);
+    struct chk_results r = tl_run_with(&chk_vmfs_version, "min_version", min_version, &e, NOW);
     for (size_t i = 0; i < N(rows); i++) {
         int want = min_version == 6 ? rows[i].want : rows[i].want_5;
-        const struct chk_finding *f = find(&r, rows[i].name);
+        const struct chk_finding *f = tl_find(&r, rows[i].name, NULL);
         if (want == NONE) {
             if (f)
                 fail_msg("%s (min_version %g) flagged: %s", rows[i].name, min_version, f->message);
@@ -109,22 +96,17 @@ static void check_table(double min_version)
     chk_results_free(&r);
 }
 
-static void test_default(void **state)
+TEST(test_default)
 {
     check_table(6);
 }
 
-static void test_min_version_5(void **state)
+TEST(test_min_version_5)
 {
     check_table(5);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_min_version_5),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -19,12 +19,34 @@
 
 /* ---- checks ---- */
 
+struct est_hba tl_hbas[TL_N_HBAS] = {
+    [TL_RAID0] = {"vmhba0", "HostParallelScsiHba", "pvscsi", NULL},
+    [TL_FC2] = {"vmhba2", "HostFibreChannelHba", "qlnativefc", NULL},
+    [TL_FC3] = {"vmhba3", "HostFibreChannelHba", "qlnativefc", NULL},
+    [TL_SAS4] = {"vmhba4", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    [TL_NVME5] = {"vmhba5", "HostPcieHba", "nvme_pcie", NULL},
+    [TL_RDMA6] = {"vmhba6", "HostRdmaHba", "nvmerdma", NULL},
+    [TL_RDMA7] = {"vmhba7", "HostRdmaHba", "nvmerdma", NULL},
+    [TL_SAS8] = {"vmhba8", "HostSerialAttachedHba", "lsi_msgpt3", NULL},
+    [TL_LPFC10] = {"vmhba10", "HostFibreChannelHba", "lpfc", NULL},
+    [TL_LPFC11] = {"vmhba11", "HostFibreChannelHba", "lpfc", NULL},
+    [TL_SWISCSI] = {"vmhba64", "HostInternetScsiHba", "iscsi_vmk", NULL},
+    [TL_HWISCSI] = {"vmhba65", "HostInternetScsiHba", "bnx2i", NULL},
+};
+
 struct chk_results tl_run(const struct check *c, const struct chk_settings *s,
                           const struct estate *e, int64_t now)
 {
     struct chk_results r = {0};
     assert_int_equal(chk_run_one(c, s, e, now, &r), 0);
     return r;
+}
+
+struct chk_results tl_run_with(const struct check *c, const char *name, double value,
+                               const struct estate *e, int64_t now)
+{
+    struct chk_settings s = tl_with_param(c, name, value);
+    return tl_run(c, &s, e, now);
 }
 
 const struct chk_finding *tl_find(const struct chk_results *r, const char *name, const char *detail)
@@ -98,6 +120,32 @@ const char *tl_ev_str(const struct chk_finding *f, const char *key)
     return json_string_value(v);
 }
 
+const char *tl_ev_item(const struct chk_finding *f, const char *key, size_t i, const char *field)
+{
+    json_t *v = json_array_get(json_object_get(f->evidence, key), i);
+
+    return json_string_value(field ? json_object_get(v, field) : v);
+}
+
+void tl_want_table(const struct chk_results *r, const struct tl_want_row *want, size_t n,
+                   const char *type, const char *ev_key)
+{
+    size_t flagged = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        tl_want(r, want[i].name, want[i].sev);
+        if (want[i].sev == NONE)
+            continue;
+        flagged++;
+        const struct chk_finding *f = tl_find(r, want[i].name, NULL);
+        if (type)
+            assert_string_equal(f->object_type, type);
+        if (ev_key && want[i].ev)
+            assert_string_equal(tl_ev_str(f, ev_key), want[i].ev);
+    }
+    assert_int_equal(r->n, flagged);
+}
+
 void tl_set_param(const struct check *c, struct chk_settings *s, const char *name, double value)
 {
     for (size_t i = 0; c->params && c->params[i].name; i++) {
@@ -115,6 +163,44 @@ struct chk_settings tl_with_param(const struct check *c, const char *name, doubl
     chk_settings_default(c, &s);
     tl_set_param(c, &s, name, value);
     return s;
+}
+
+/* ---- tests that register themselves ---- */
+
+#define TL_MAX_TESTS 64
+
+static struct tl_test {
+    struct CMUnitTest test;
+    int line;
+} tl_tests[TL_MAX_TESTS];
+static size_t tl_n_tests;
+
+void tl_register(const char *name, void (*test)(void **state), int line)
+{
+    /* Before main(): no cmocka test to fail yet. */
+    if (tl_n_tests == TL_MAX_TESTS) {
+        fprintf(stderr, "testlib: more than %d tests in one file\n", TL_MAX_TESTS);
+        abort();
+    }
+    tl_tests[tl_n_tests++] = (struct tl_test){{.name = name, .test_func = test}, line};
+}
+
+static int by_line(const void *a, const void *b)
+{
+    const struct tl_test *x = a, *y = b;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+int tl_main(void)
+{
+    struct CMUnitTest tests[TL_MAX_TESTS];
+
+    /* Constructors run in an order the linker chooses: the file's order is the line's. */
+    qsort(tl_tests, tl_n_tests, sizeof(tl_tests[0]), by_line);
+    for (size_t i = 0; i < tl_n_tests; i++)
+        tests[i] = tl_tests[i].test;
+    /* The group's name as cmocka_run_group_tests(tests, ...) gives it. */
+    return _cmocka_run_group_tests("tests", tests, tl_n_tests, NULL, NULL);
 }
 
 /* ---- the database ---- */

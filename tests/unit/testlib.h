@@ -32,16 +32,77 @@ const struct chk_finding *tl_find(const struct chk_results *r, const char *name,
 /* Asserts that name has one finding, of severity want and with a message, or none (NONE). */
 void tl_want(const struct chk_results *r, const char *name, int want);
 
+/* Host bus adapters of the kinds the tests need, in device order, for est_host.hbas (a path's
+ * hba is its index here). */
+enum tl_hba {
+    TL_RAID0,             /* vmhba0: local SCSI/RAID, pvscsi */
+    TL_FC2, TL_FC3,       /* vmhba2, vmhba3: Fibre Channel, qlnativefc */
+    TL_SAS4,              /* vmhba4: SAS, lsi_msgpt3 */
+    TL_NVME5,             /* vmhba5: local NVMe */
+    TL_RDMA6, TL_RDMA7,   /* vmhba6, vmhba7: NVMe over RDMA */
+    TL_SAS8,              /* vmhba8: SAS, lsi_msgpt3 */
+    TL_LPFC10, TL_LPFC11, /* vmhba10, vmhba11: Fibre Channel, lpfc */
+    TL_SWISCSI,           /* vmhba64: software iSCSI, iscsi_vmk */
+    TL_HWISCSI,           /* vmhba65: dependent hardware iSCSI, bnx2i */
+    TL_N_HBAS
+};
+extern struct est_hba tl_hbas[TL_N_HBAS];
+/* A path through adapter i of tl_hbas, whose device is dev, to target t, in state s. */
+#define TL_PATH(dev, i, t, s)                                                                      \
+    {                                                                                              \
+        .name = dev ":C0:T" #t ":L1", .state = s, .adapter = dev, .hba = i                         \
+    }
+
 /* The evidence's value at key, which must be of that type. */
 double tl_ev_num(const struct chk_finding *f, const char *key);
 json_int_t tl_ev_int(const struct chk_finding *f, const char *key);
 int tl_ev_bool(const struct chk_finding *f, const char *key);
 const char *tl_ev_str(const struct chk_finding *f, const char *key);
 
+/* The string at evidence[key][i], or, with field, at evidence[key][i][field]; NULL when there
+ * is none. */
+const char *tl_ev_item(const struct chk_finding *f, const char *key, size_t i, const char *field);
+
+/* One row of a table of wanted findings: the object (named as tl_find() names it), the severity
+ * of its one finding or NONE for none, and the string its evidence holds at the table's key. */
+struct tl_want_row {
+    const char *name;
+    int sev;
+    const char *ev;
+};
+
+/* Asserts every row of want[0..n) with tl_want() (and, for a finding, that its object type is
+ * type and its evidence's ev_key is the row's ev, where they are not NULL), and that r holds no
+ * finding the table does not want. */
+void tl_want_table(const struct chk_results *r, const struct tl_want_row *want, size_t n,
+                   const char *type, const char *ev_key);
+
+/* tl_run() with c's parameter name set to value, the others at their defaults. */
+struct chk_results tl_run_with(const struct check *c, const char *name, double value,
+                               const struct estate *e, int64_t now);
+
 /* Sets c's parameter name in s; c must have it. */
 void tl_set_param(const struct check *c, struct chk_settings *s, const char *name, double value);
 /* c's default settings with parameter name set to value. */
 struct chk_settings tl_with_param(const struct check *c, const char *name, double value);
+
+/* ---- tests that register themselves ---- */
+
+/* TEST(name) { ... } defines the cmocka test name and registers it for tl_main(), so that a
+ * test written is a test run. */
+#define TEST(name)                                                                                 \
+    static void name(void **state);                                                                \
+    __attribute__((constructor)) static void tl_register_##name(void)                              \
+    {                                                                                              \
+        tl_register(#name, name, __LINE__);                                                        \
+    }                                                                                              \
+    static void name(void **state)
+
+void tl_register(const char *name, void (*test)(void **state), int line);
+
+/* Runs the tests registered with TEST(), in the order they are written, as one cmocka group;
+ * main() returns its result. */
+int tl_main(void);
 
 /* ---- the database ---- */
 
