@@ -91,10 +91,16 @@ enum MHD_Result api_respond_error(struct api_req *r, unsigned status, const char
 /* Sends text (owned, malloc'd) of len bytes with the given Content-Type. */
 enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
                                  char *text, size_t len);
-/* Sends a page {"<key>":items,"total":N,"next":URL} (next omitted on the last page) with an
- * ETag. Steals items and next (a cursor from db/, malloc'd, may be NULL). */
-enum MHD_Result api_respond_page(struct api_req *r, const char *key, json_t *items,
-                                 int64_t total, char *next);
+/* A paged read of db/: query's page into *items (a new reference), the count of every match
+ * into *total and the following page's cursor (malloc'd, NULL on the last page) into *next;
+ * -EINVAL for a cursor the server did not make. */
+typedef int api_page_fn(struct db *db, const void *query, json_t **items, int64_t *total,
+                        char **next);
+/* Reads a page with read(query) on this thread's connection and sends it as
+ * {"<key>":items,"total":N,"next":URL} (next omitted on the last page) with an ETag; a cursor
+ * this server did not issue is a 400, another failure a 500 saying what was being done. */
+enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, api_page_fn *read,
+                         const void *query);
 /* Sends the error a parameter check recorded with api_bad(). */
 enum MHD_Result api_fail(struct api_req *r);
 /* Answers a database error as 500 (logged once). */
@@ -133,9 +139,9 @@ enum MHD_Result api_h_finding(struct api_req *r);
 enum MHD_Result api_h_checks(struct api_req *r);
 enum MHD_Result api_h_polls(struct api_req *r);
 enum MHD_Result api_h_summary(struct api_req *r);
-enum MHD_Result api_h_datastores(struct api_req *r);
-enum MHD_Result api_h_hosts(struct api_req *r);
-enum MHD_Result api_h_vms(struct api_req *r);
+/* /api/v1/inventory/KIND, KIND one of api_inventory_kinds (api/inventory.c). */
+enum MHD_Result api_h_inventory(struct api_req *r);
+extern const char *const api_inventory_kinds[];
 enum MHD_Result api_h_metrics(struct api_req *r);
 enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
 

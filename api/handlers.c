@@ -50,6 +50,12 @@ static int check_enum(struct api_req *r, const char *name, const char *v,
     return api_bad(r, name, "'%s' is not one of %s", v, list);
 }
 
+static int read_findings(struct db *db, const void *f, json_t **items, int64_t *total,
+                         char **next)
+{
+    return db_findings_query(db, f, items, total, next);
+}
+
 enum MHD_Result api_h_findings(struct api_req *r)
 {
     static const char *const names[] = {"severity", "check",      "vcenter",    "object",
@@ -61,11 +67,6 @@ enum MHD_Result api_h_findings(struct api_req *r)
     static const char *const resolutions[] = {"fixed", "disabled", NULL};
     const char *unverified;
     struct db_findings_filter f = {0};
-    json_t *list = NULL;
-    int64_t total = 0;
-    char *next = NULL;
-    struct db *db;
-    int rc;
 
     f.severity = api_arg(r, "severity");
     f.check = api_arg(r, "check");
@@ -87,14 +88,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
         f.unverified = strcmp(unverified, "true") == 0 ? 1 : -1;
     if (f.check && !chk_find(f.check))
         return api_bad(r, "check", "no check '%s' (see /api/v1/checks)", f.check), api_fail(r);
-    if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
-    rc = db_findings_query(db, &f, &list, &total, &next);
-    if (rc == -EINVAL)
-        return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
-    if (rc < 0)
-        return api_db_error(r, "querying findings", rc);
-    return api_respond_page(r, "findings", list, total, next);
+    return api_page(r, "querying findings", "findings", read_findings, &f);
 }
 
 enum MHD_Result api_h_finding(struct api_req *r)

@@ -29,21 +29,20 @@ struct route {
     const char *method; /* "GET" routes answer HEAD too */
     api_handler handler;
     enum auth auth;
+    const char *const *names; /* what may follow a prefix (NULL-ended), or NULL: any name */
 };
 
 static const struct route routes[] = {
-    {"/healthz", "GET", api_h_healthz, AUTH_NEVER},
-    {"/readyz", "GET", api_h_readyz, AUTH_READ},
-    {"/metrics", "GET", api_h_metrics, AUTH_READ},
-    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ},
-    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ},
-    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ},
-    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ},
-    {"/api/v1/history", "GET", api_h_history, AUTH_READ},
-    {"/api/v1/inventory/datastores", "GET", api_h_datastores, AUTH_READ},
-    {"/api/v1/inventory/hosts", "GET", api_h_hosts, AUTH_READ},
-    {"/api/v1/inventory/vms", "GET", api_h_vms, AUTH_READ},
-    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE},
+    {"/healthz", "GET", api_h_healthz, AUTH_NEVER, NULL},
+    {"/readyz", "GET", api_h_readyz, AUTH_READ, NULL},
+    {"/metrics", "GET", api_h_metrics, AUTH_READ, NULL},
+    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ, NULL},
+    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ, NULL},
+    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL},
+    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL},
+    {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL},
+    {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds},
+    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -200,12 +199,23 @@ int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
     return -1;
 }
 
-enum MHD_Result api_respond_page(struct api_req *r, const char *key, json_t *items,
-                                 int64_t total, char *next)
+enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, api_page_fn *read,
+                         const void *query)
 {
-    char *url = next ? api_next_url(r, next) : NULL;
-    json_t *body;
+    json_t *items = NULL, *body;
+    int64_t total = 0;
+    char *next = NULL, *url;
+    struct db *db = api_db(r);
+    int rc;
 
+    if (!db)
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    rc = read(db, query, &items, &total, &next);
+    if (rc == -EINVAL)
+        return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
+    if (rc < 0)
+        return api_db_error(r, what, rc);
+    url = next ? api_next_url(r, next) : NULL;
     if (next && !url) {
         free(next);
         json_decref(items);
@@ -439,12 +449,22 @@ static int authorize(struct api_req *r, enum auth need, enum MHD_Result *ret)
     return -1;
 }
 
+/* Whether name is one of names (NULL-ended); any name is when names is NULL. */
+static int among(const char *name, const char *const *names)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return !names;
+}
+
 static int path_matches(const struct route *rt, const char *path, const char **arg)
 {
     size_t n = strlen(rt->path);
 
     if (rt->path[n - 1] == '/') {
-        if (strncmp(path, rt->path, n) || !path[n] || strchr(path + n, '/'))
+        if (strncmp(path, rt->path, n) || !path[n] || strchr(path + n, '/') ||
+            !among(path + n, rt->names))
             return 0;
         *arg = path + n;
         return 1;

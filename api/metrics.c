@@ -1,5 +1,6 @@
 /* /metrics in the Prometheus text exposition format 0.0.4: open findings by check and
  * severity, the score, each vCenter's last poll, and datastore capacity and free space. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +37,35 @@ static int head(struct vsl_buf *b, const char *name, const char *help)
     return vsl_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* One sample, NAME{KEY="VALUE",...} NUMBER: labels are KEY, VALUE pairs ending in a NULL key
+ * (NULL itself: none), their values escaped; number is formatted already. */
+static int sample(struct vsl_buf *b, const char *name, const char *const *labels,
+                  const char *number)
+{
+    int rc = vsl_buf_addstr(b, name);
+
+    for (size_t i = 0; rc == 0 && labels && labels[i]; i += 2) {
+        rc = vsl_buf_printf(b, "%s%s=\"", i ? "," : "{", labels[i]);
+        if (rc == 0)
+            rc = label(b, labels[i + 1]);
+        if (rc == 0)
+            rc = vsl_buf_addstr(b, labels[i + 2] ? "\"" : "\"}");
+    }
+    if (rc == 0)
+        rc = vsl_buf_printf(b, " %s\n", number);
+    return rc;
+}
+
+/* A sample of an integer value. */
+static int sample_int(struct vsl_buf *b, const char *name, const char *const *labels,
+                      long long v)
+{
+    char number[32];
+
+    snprintf(number, sizeof(number), "%lld", v);
+    return sample(b, name, labels, number);
+}
+
 static int findings(struct vsl_buf *b, const json_t *counts)
 {
     static const char *const sev[] = {"critical", "warning", "info"};
@@ -46,78 +76,89 @@ static int findings(struct vsl_buf *b, const json_t *counts)
     /* Every check and severity, zeros included, so a series never vanishes when fixed. */
     for (size_t i = 0; rc == 0 && i < chk_registry_len; i++) {
         const json_t *c = json_object_get(by_check, chk_registry[i]->id);
-        for (size_t s = 0; rc == 0 && s < 3; s++)
-            rc = vsl_buf_printf(b, "vslint_findings{check=\"%s\",severity=\"%s\"} %lld\n",
-                                chk_registry[i]->id, sev[s],
-                                (long long)json_integer_value(json_object_get(c, sev[s])));
+        for (size_t s = 0; rc == 0 && s < 3; s++) {
+            const char *const labels[] = {"check", chk_registry[i]->id, "severity", sev[s], NULL};
+            rc = sample_int(b, "vslint_findings", labels,
+                            json_integer_value(json_object_get(c, sev[s])));
+        }
     }
     if (rc == 0)
         rc = head(b, "vslint_findings_waived", "Unresolved findings silenced by a waiver.");
     if (rc == 0)
-        rc = vsl_buf_printf(b, "vslint_findings_waived %lld\n",
-                            (long long)json_integer_value(json_object_get(by_status, "waived")));
+        rc = sample_int(b, "vslint_findings_waived", NULL,
+                        json_integer_value(json_object_get(by_status, "waived")));
     return rc;
 }
 
-/* One gauge with one sample per vCenter; has(s) leaves a vCenter out (a value it never had). */
-static int per_vcenter(struct vsl_buf *b, const char *name, const char *help,
-                       const struct api_vcenter_status *st, size_t n,
-                       double (*value)(const struct api_vcenter_status *, int64_t now, int *has),
+/* The gauges with one sample per vCenter, in the order they are written. */
+enum vc_gauge {
+    VC_DURATION,
+    VC_SUCCESS,
+    VC_STALE,
+    VC_FAILURES,
+    VC_AGE,
+    VC_LAST_SUCCESS,
+    VC_INTERVAL,
+};
+
+static const struct {
+    const char *name, *help;
+} vc_gauges[] = {
+    [VC_DURATION] = {"vslint_poll_duration_seconds", "Duration of the last poll of each vCenter."},
+    [VC_SUCCESS] = {"vslint_poll_success",
+                    "Whether the last poll of each vCenter succeeded (1) or failed (0)."},
+    [VC_STALE] = {"vslint_poll_stale",
+                  "1 when the served snapshot of a vCenter is older than its last poll."},
+    [VC_FAILURES] = {"vslint_poll_consecutive_failures",
+                     "Failed polls of each vCenter since its last success."},
+    [VC_AGE] = {"vslint_last_success_age_seconds",
+                "Seconds since the last successful poll of each vCenter."},
+    [VC_LAST_SUCCESS] = {"vslint_last_success_timestamp_seconds",
+                         "Unix time of the last successful poll of each vCenter."},
+    /* Alerting compares the age of the last success with the interval (dist/prometheus). */
+    [VC_INTERVAL] = {"vslint_poll_interval_seconds",
+                     "Configured seconds between polls of each vCenter."},
+};
+
+/* Gauge g of vCenter s at now (unix ms); *has = 0 leaves the vCenter out: a value it never had
+ * (no poll finished, or none succeeded). */
+static double vc_value(enum vc_gauge g, const struct api_vcenter_status *s, int64_t now,
+                       int *has)
+{
+    *has = g == VC_DURATION || g == VC_SUCCESS ? s->last_finished_ms != 0
+           : g == VC_AGE || g == VC_LAST_SUCCESS ? s->last_success_ms != 0
+                                                 : 1;
+    switch (g) {
+    case VC_DURATION: return (double)s->last_duration_ms / 1000.0;
+    case VC_SUCCESS: return s->last_ok;
+    case VC_STALE: return s->stale;
+    case VC_FAILURES: return s->failures;
+    case VC_AGE: return (double)(now - s->last_success_ms) / 1000.0;
+    case VC_LAST_SUCCESS: return (double)s->last_success_ms / 1000.0;
+    case VC_INTERVAL: return s->interval_s;
+    }
+    return 0;
+}
+
+static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, size_t n,
                        int64_t now)
 {
-    int rc = head(b, name, help);
+    int rc = 0;
 
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        int has = 1;
-        double v = value(&st[i], now, &has);
-        if (!has)
-            continue;
-        rc = vsl_buf_printf(b, "%s{vcenter=\"", name);
-        if (rc == 0)
-            rc = label(b, st[i].name);
-        if (rc == 0)
-            rc = vsl_buf_printf(b, "\"} %.17g\n", v);
+    for (size_t g = 0; rc == 0 && g < sizeof(vc_gauges) / sizeof(vc_gauges[0]); g++) {
+        rc = head(b, vc_gauges[g].name, vc_gauges[g].help);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const char *const labels[] = {"vcenter", st[i].name, NULL};
+            char number[32];
+            int has;
+            double v = vc_value((enum vc_gauge)g, &st[i], now, &has);
+            if (!has)
+                continue;
+            snprintf(number, sizeof(number), "%.17g", v);
+            rc = sample(b, vc_gauges[g].name, labels, number);
+        }
     }
     return rc;
-}
-
-static double v_duration(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    *has = s->last_finished_ms != 0;
-    return (double)s->last_duration_ms / 1000.0;
-}
-
-static double v_success(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    *has = s->last_finished_ms != 0;
-    return s->last_ok;
-}
-
-static double v_stale(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    return s->stale;
-}
-
-static double v_age(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    *has = s->last_success_ms != 0;
-    return (double)(now - s->last_success_ms) / 1000.0;
-}
-
-static double v_last_success(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    *has = s->last_success_ms != 0;
-    return (double)s->last_success_ms / 1000.0;
-}
-
-static double v_failures(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    return s->failures;
-}
-
-static double v_interval(const struct api_vcenter_status *s, int64_t now, int *has)
-{
-    return s->interval_s;
 }
 
 static int datastores(struct vsl_buf *b, struct db *db)
@@ -140,23 +181,16 @@ static int datastores(struct vsl_buf *b, struct db *db)
         rc = head(b, gauges[g].name, gauges[g].help);
         json_array_foreach(items, i, ds) {
             const json_t *v = json_object_get(ds, gauges[g].field);
+            const char *const labels[] = {
+                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
+                "datastore", json_string_value(json_object_get(ds, "name")),
+                "moref", json_string_value(json_object_get(ds, "moref")),
+                NULL};
             if (rc < 0)
                 break;
             if (!json_is_integer(v))
                 continue; /* vCenter did not report it */
-            rc = vsl_buf_printf(b, "%s{vcenter=\"", gauges[g].name);
-            if (rc == 0)
-                rc = label(b, json_string_value(json_object_get(ds, "vcenter")));
-            if (rc == 0)
-                rc = vsl_buf_addstr(b, "\",datastore=\"");
-            if (rc == 0)
-                rc = label(b, json_string_value(json_object_get(ds, "name")));
-            if (rc == 0)
-                rc = vsl_buf_addstr(b, "\",moref=\"");
-            if (rc == 0)
-                rc = label(b, json_string_value(json_object_get(ds, "moref")));
-            if (rc == 0)
-                rc = vsl_buf_printf(b, "\"} %lld\n", (long long)json_integer_value(v));
+            rc = sample_int(b, gauges[g].name, labels, json_integer_value(v));
         }
     }
     json_decref(items);
@@ -193,35 +227,9 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     if (rc == 0)
         rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
     if (rc == 0)
-        rc = vsl_buf_printf(&b, "vslint_score %d\n", score);
+        rc = sample_int(&b, "vslint_score", NULL, score);
     if (rc == 0)
-        rc = per_vcenter(&b, "vslint_poll_duration_seconds",
-                         "Duration of the last poll of each vCenter.", st, n, v_duration, now);
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_poll_success",
-                         "Whether the last poll of each vCenter succeeded (1) or failed (0).", st,
-                         n, v_success, now);
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_poll_stale",
-                         "1 when the served snapshot of a vCenter is older than its last poll.",
-                         st, n, v_stale, now);
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_poll_consecutive_failures",
-                         "Failed polls of each vCenter since its last success.", st, n,
-                         v_failures, now);
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_last_success_age_seconds",
-                         "Seconds since the last successful poll of each vCenter.", st, n, v_age,
-                         now);
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_last_success_timestamp_seconds",
-                         "Unix time of the last successful poll of each vCenter.", st, n,
-                         v_last_success, now);
-    /* Alerting compares the age of the last success with the interval (dist/prometheus). */
-    if (rc == 0)
-        rc = per_vcenter(&b, "vslint_poll_interval_seconds",
-                         "Configured seconds between polls of each vCenter.", st, n, v_interval,
-                         now);
+        rc = per_vcenter(&b, st, n, now);
     if (rc == 0)
         rc = datastores(&b, db);
     free(st);

@@ -1,24 +1,75 @@
 /* Subcommand dispatch and help. Each subcommand's help says what it does, what it reads, what it
  * prints and what its exit status means, so `vslint help collect` answers an admin's questions. */
+#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/serve.h"
+#include "db/db.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
+
+/* Every option a subcommand may take, in one table; each command's row in commands[] names the
+ * ones it takes by their ARG_ bits. The value lands in struct vsl_args at .field (a flag: 1). */
+enum {
+    ARG_CONFIG = 1 << 0,
+    ARG_FORMAT = 1 << 1,
+    ARG_FAIL_ON = 1 << 2,
+    ARG_OFFLINE = 1 << 3,
+    ARG_VCENTER = 1 << 4,
+    ARG_OUTPUT = 1 << 5,
+    ARG_LOG = 1 << 6,
+    ARG_VERBOSE = 1 << 7,
+};
+
+static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
+static const char *const log_values[] = {"stderr", "syslog", "journal", NULL};
+
+#define AF(field) offsetof(struct vsl_args, field)
+
+static const struct arg_def {
+    unsigned bit;
+    struct option opt;
+    int has_short;             /* -c as well as --config */
+    const char *const *values; /* the values it accepts, or NULL: any (--format: per command) */
+    size_t field;              /* AF(...): where in struct vsl_args */
+} args[] = {
+    {ARG_CONFIG, {"config", required_argument, NULL, 'c'}, 1, NULL, AF(config)},
+    {ARG_FORMAT, {"format", required_argument, NULL, 'f'}, 1, NULL, AF(format)},
+    {ARG_FAIL_ON, {"fail-on", required_argument, NULL, 'F'}, 0, fail_on_values, AF(fail_on)},
+    {ARG_OFFLINE, {"offline", no_argument, NULL, 'O'}, 0, NULL, AF(offline)},
+    {ARG_VCENTER, {"vcenter", required_argument, NULL, 'V'}, 0, NULL, AF(vcenter)},
+    {ARG_OUTPUT, {"output", required_argument, NULL, 'o'}, 1, NULL, AF(output)},
+    {ARG_LOG, {"log", required_argument, NULL, 'l'}, 0, log_values, AF(log)},
+    {ARG_VERBOSE, {"verbose", no_argument, NULL, 'v'}, 1, NULL, AF(verbose)},
+};
+
+#define NARGS (sizeof(args) / sizeof(args[0]))
+
+static const char *const text_json[] = {"text", "json", NULL};
+static const char *const report_formats[] = {"text", "json", "junit", "sarif", NULL};
 
 struct command {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*run)(const struct vsl_args *a);
+    unsigned takes;             /* the ARG_ bit of each option it takes */
+    const char *const *formats; /* what --format accepts, the first the default */
+    const char *const *keys;    /* the configuration sections whose keys the help lists, or NULL */
     const char *summary;
     const char *help;
-    const char *keys; /* a configuration section whose keys the help lists, or NULL */
 };
 
+static const char *const check_keys[] = {"check ID", "waiver", NULL};
+static const char *const serve_keys[] = {"server", NULL};
+
 static const struct command commands[] = {
-    {"collect", cmd_collect, "poll every configured vCenter once into the database",
+    {"collect", cmd_collect, ARG_CONFIG | ARG_VCENTER | ARG_VERBOSE, NULL, NULL,
+     "poll every configured vCenter once into the database",
      "Usage: vslint collect -c FILE [--vcenter NAME] [-v]\n"
      "\n"
      "Connects to each [vcenter NAME] of the configuration, logs in, reads the inventory the\n"
@@ -31,8 +82,9 @@ static const struct command commands[] = {
      "      --vcenter NAME  poll only this vCenter\n"
      "  -v, --verbose       log each request's progress to stderr\n"
      "\n"
-     "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n", NULL},
-    {"inventory", cmd_inventory, "print the stored inventory",
+     "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n"},
+    {"inventory", cmd_inventory, ARG_CONFIG | ARG_FORMAT | ARG_VCENTER, text_json, NULL,
+     "print the stored inventory",
      "Usage: vslint inventory -c FILE [--format text|json] [--vcenter NAME]\n"
      "\n"
      "Prints what the last successful poll of each vCenter stored, without contacting vCenter:\n"
@@ -44,8 +96,11 @@ static const struct command commands[] = {
      "  -f, --format FORMAT   text (default) or json (shape in docs/inventory.md)\n"
      "      --vcenter NAME    only this vCenter\n"
      "\n"
-     "Exit status: 0 printed, 2 error.\n", NULL},
-    {"check", cmd_check, "poll, run the checks and print findings (for people and CI)",
+     "Exit status: 0 printed, 2 error.\n"},
+    {"check", cmd_check,
+     ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE,
+     report_formats, check_keys,
+     "poll, run the checks and print findings (for people and CI)",
      "Usage: vslint check -c FILE [--format text|json|junit|sarif] [--fail-on LEVEL]\n"
      "                    [--offline] [--vcenter NAME] [-o FILE]\n"
      "\n"
@@ -62,8 +117,8 @@ static const struct command commands[] = {
      "  -o, --output FILE     write the report to FILE instead of standard output\n"
      "  -v, --verbose         log progress to stderr\n"
      "\n"
-     "Checks are configured in [check ID] sections (enabled, severity, thresholds; see\n"
-     "`vslint checks`) and silenced per object by [waiver] sections:\n"
+     "Checks are configured in [check ID] sections (the keys below, and each check's\n"
+     "thresholds: see `vslint checks`) and silenced per object by [waiver] sections:\n"
      "  [waiver]\n"
      "  check = datastore-size\n"
      "  object = ds-archive-*        ; fnmatch pattern on the object name\n"
@@ -71,13 +126,14 @@ static const struct command commands[] = {
      "  expires = 2027-06-30         ; after this day the finding counts again\n"
      "\n"
      "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
-     "itself failed (bad configuration, a vCenter could not be polled or checked).\n", NULL},
-    {"serve", cmd_serve, "run the daemon: poll on schedule, run the checks, serve the HTTP API",
+     "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+    {"serve", cmd_serve, ARG_CONFIG | ARG_LOG | ARG_VERBOSE, NULL, serve_keys,
+     "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
      "\n"
      "Runs in the foreground until SIGTERM. Polls each [vcenter NAME] every interval= seconds\n"
      "(one thread per vCenter), runs the checks after each poll and records the findings'\n"
-     "history, and serves them over HTTP on [server] listen= (default 127.0.0.1:8080):\n"
+     "history, and serves them over HTTP on the [server] listen= address:\n"
      "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
      "  /api/v1/inventory/{datastores,hosts,vms}, POST /api/v1/polls (poll now),\n"
      "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
@@ -99,9 +155,9 @@ static const struct command commands[] = {
      "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
      "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
      "\n"
-     "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n",
-     "server"},
-    {"checks", cmd_checks, "list the catalogue of checks",
+     "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
+    {"checks", cmd_checks, ARG_FORMAT, text_json, NULL,
+     "list the catalogue of checks",
      "Usage: vslint checks [--format text|json] [ID...]\n"
      "\n"
      "Lists every check (or only the checks named): id, default severity, why it matters, the\n"
@@ -110,8 +166,9 @@ static const struct command commands[] = {
      "\n"
      "  -f, --format FORMAT   text (default) or json\n"
      "\n"
-     "Exit status: 0 listed, 2 an unknown check id or format.\n", NULL},
-    {"config-check", cmd_config_check, "validate a configuration file",
+     "Exit status: 0 listed, 2 an unknown check id or format.\n"},
+    {"config-check", cmd_config_check, ARG_CONFIG, NULL, NULL,
+     "validate a configuration file",
      "Usage: vslint config-check -c FILE\n"
      "\n"
      "Reads the configuration and prints \"configuration OK\", or one line per problem in the\n"
@@ -121,7 +178,7 @@ static const struct command commands[] = {
      "password or key file others can read) go to stderr as FILE:LINE: [section] key: warning:\n"
      "...; with [server] strict_permissions = true such files are problems.\n"
      "\n"
-     "Exit status: 0 valid, 2 invalid.\n", NULL},
+     "Exit status: 0 valid, 2 invalid.\n"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -134,11 +191,12 @@ static const char overview[] =
     "\n"
     "Commands:\n";
 
+/* The configuration's keys that have a default show it, from the option table. */
 static const char config_help[] =
     "\n"
     "Configuration (INI), e.g. /etc/vslint/vslint.conf:\n"
     "  [database]\n"
-    "  path = /var/lib/vslint/vslint.db\n"
+    "  path = %s\n"
     "\n"
     "  [vcenter prod]\n"
     "  url = https://vcenter.example.com/sdk\n"
@@ -149,7 +207,7 @@ static const char config_help[] =
     "  ; insecure = true                            ; skip TLS verification (not recommended)\n"
     "\n"
     "  [server]                                     ; for vslint serve\n"
-    "  listen = 127.0.0.1:8080\n"
+    "  listen = %s\n"
     "  token_file = /etc/vslint/token               ; bearer token for POST /api/v1/polls\n"
     "\n"
     "  [check vms-per-datastore]                    ; thresholds: see vslint checks\n"
@@ -163,52 +221,132 @@ static const char config_help[] =
     "\n"
     "Passwords are never accepted on the command line. vslint.conf(5) describes every key.\n";
 
-/* A command's help, and the keys of its configuration section with their defaults from the
+/* The default of a key, from the option table (daemon/config.c). */
+static const char *key_default(const char *section, const char *key)
+{
+    struct vsl_config_doc d;
+
+    for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++)
+        if (!strcmp(d.section, section) && !strcmp(d.key, key))
+            return d.dflt;
+    return NULL;
+}
+
+/* A command's help, and the keys of its configuration sections with their defaults from the
  * option table (daemon/config.c), so the numbers are written in one place. */
 static void help(const struct command *c, FILE *f)
 {
     struct vsl_config_doc d;
 
     fputs(c->help, f);
-    if (!c->keys)
-        return;
-    fprintf(f, "\n[%s] keys (vslint.conf(5) says more):\n", c->keys);
-    for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
-        if (strcmp(d.section, c->keys))
-            continue;
-        if (d.dflt)
-            fprintf(f, "  %-28s %-16s %s\n", d.key, d.syntax, d.dflt);
-        else
-            fprintf(f, "  %-28s %s\n", d.key, d.syntax);
+    for (size_t k = 0; c->keys && c->keys[k]; k++) {
+        fprintf(f, "\n[%s] keys (vslint.conf(5) says more):\n", c->keys[k]);
+        for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
+            if (strcmp(d.section, c->keys[k]))
+                continue;
+            if (d.dflt)
+                fprintf(f, "  %-28s %-16s %s\n", d.key, d.syntax, d.dflt);
+            else
+                fprintf(f, "  %-28s %s\n", d.key, d.syntax);
+        }
     }
 }
 
-void vsl_usage(const char *cmd, FILE *f)
+/* The help of command c, or with NULL the overview of every command. */
+static void usage(const struct command *c, FILE *f)
 {
-    if (cmd) {
-        for (size_t i = 0; i < NCOMMANDS; i++) {
-            if (!strcmp(commands[i].name, cmd)) {
-                help(&commands[i], f);
-                return;
-            }
-        }
+    if (c) {
+        help(c, f);
+        return;
     }
     fputs(overview, f);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-14s %s\n", "help", "show the help of a command");
-    fputs(config_help, f);
+    fprintf(f, config_help, key_default("database", "path"), key_default("server", "listen"));
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+/* Whether v is among values; if not, says which ones opt takes. */
+static int value_ok(const char *opt, const char *v, const char *const *values)
+{
+    size_t n = 0;
+
+    for (; values[n]; n++)
+        if (!strcmp(v, values[n]))
+            return 1;
+    fprintf(stderr, "vslint: error: --%s must be ", opt);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ", values[i]);
+    fprintf(stderr, ", not '%s'\n", v);
+    return 0;
+}
+
+/* The options of command c from argv (argv[0] is the command's name) into *a, with getopt_long
+ * over the rows of args[] that c takes. 0, or -1 once a wrong option or value is said. */
+static int parse_args(const struct command *c, int argc, char **argv, struct vsl_args *a)
+{
+    struct option longopts[NARGS + 1];
+    char shortopts[2 * NARGS + 1];
+    size_t nl = 0, ns = 0;
+    int ch;
+
+    memset(a, 0, sizeof(*a));
+    a->format = c->formats ? c->formats[0] : NULL;
+    for (size_t i = 0; i < NARGS; i++) {
+        if (!(c->takes & args[i].bit))
+            continue;
+        longopts[nl++] = args[i].opt;
+        if (args[i].has_short) {
+            shortopts[ns++] = (char)args[i].opt.val;
+            if (args[i].opt.has_arg == required_argument)
+                shortopts[ns++] = ':';
+        }
+    }
+    memset(&longopts[nl], 0, sizeof(longopts[nl]));
+    shortopts[ns] = '\0';
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        const struct arg_def *def = NULL;
+        for (size_t i = 0; i < NARGS && !def; i++)
+            if (args[i].opt.val == ch && (c->takes & args[i].bit))
+                def = &args[i];
+        if (!def) {
+            usage(c, stderr);
+            return -1;
+        }
+        const char *const *values = def->bit == ARG_FORMAT ? c->formats : def->values;
+        if (values && !value_ok(def->opt.name, optarg, values))
+            return -1;
+        if (def->opt.has_arg == no_argument)
+            *(int *)((char *)a + def->field) = 1;
+        else
+            *(const char **)((char *)a + def->field) = optarg;
+    }
+    a->operands = argv + optind;
+    a->n_operands = argc - optind;
+    return 0;
 }
 
 int vsl_main(int argc, char **argv)
 {
+    const struct command *c;
+    struct vsl_args a;
+
     if (argc < 2) {
-        vsl_usage(NULL, stderr);
+        usage(NULL, stderr);
         return VSL_EXIT_FAIL;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-        vsl_usage(NULL, stdout);
+        usage(NULL, stdout);
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
@@ -216,32 +354,26 @@ int vsl_main(int argc, char **argv)
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {
-        if (argc > 2) {
-            for (size_t i = 0; i < NCOMMANDS; i++) {
-                if (!strcmp(commands[i].name, argv[2])) {
-                    help(&commands[i], stdout);
-                    return VSL_EXIT_OK;
-                }
-            }
+        if (argc > 2 && !(c = find_command(argv[2]))) {
             fprintf(stderr, "vslint: no command '%s'\n", argv[2]);
             return VSL_EXIT_FAIL;
         }
-        vsl_usage(NULL, stdout);
+        usage(argc > 2 ? c : NULL, stdout);
         return VSL_EXIT_OK;
     }
-    for (size_t i = 0; i < NCOMMANDS; i++) {
-        if (!strcmp(commands[i].name, cmd)) {
-            for (int a = 2; a < argc; a++) {
-                if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-                    help(&commands[i], stdout);
-                    return VSL_EXIT_OK;
-                }
-            }
-            return commands[i].run(argc - 1, argv + 1);
+    if (!(c = find_command(cmd))) {
+        fprintf(stderr, "vslint: unknown command '%s' (try 'vslint --help')\n", cmd);
+        return VSL_EXIT_FAIL;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            help(c, stdout);
+            return VSL_EXIT_OK;
         }
     }
-    fprintf(stderr, "vslint: unknown command '%s' (try 'vslint --help')\n", cmd);
-    return VSL_EXIT_FAIL;
+    if (parse_args(c, argc - 1, argv + 1, &a) < 0)
+        return VSL_EXIT_FAIL;
+    return c->run(&a);
 }
 
 int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings)
@@ -262,4 +394,23 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
         fprintf(stderr, "%s", (*cfg)->warnings);
     vsl_buf_free(&errors);
     return r;
+}
+
+int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db)
+{
+    char *dberr = NULL;
+
+    *db = NULL;
+    log_init(a->verbose, LOG_TO_STDERR);
+    if (vsl_cli_load_config(a->config, cfg, 1) < 0)
+        return -1;
+    if (db_open((*cfg)->db_path, db, &dberr) < 0) {
+        log_warnx("cannot open database %s: %s", (*cfg)->db_path,
+                  dberr ? dberr : "unknown error");
+        free(dberr);
+        vsl_config_free(*cfg);
+        *cfg = NULL;
+        return -1;
+    }
+    return 0;
 }

@@ -5,24 +5,40 @@
 /* Runs argv as a vslint command line; returns the process exit status. */
 int vsl_main(int argc, char **argv);
 
-/* Subcommands (daemon/cmd_*.c). */
-int cmd_collect(int argc, char **argv);
-int cmd_inventory(int argc, char **argv);
-int cmd_config_check(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_checks(int argc, char **argv);
+/* A subcommand's command line, parsed by vsl_main() from the one table of options (cli.c)
+ * before the command runs. An option the command does not take, or was not given, is NULL / 0;
+ * values are checked against what the option accepts. Strings point into argv. */
+struct vsl_args {
+    const char *config;  /* -c, --config FILE */
+    const char *format;  /* -f, --format: one the command accepts, its first when not given */
+    const char *fail_on; /* --fail-on: info, warning, critical or never */
+    const char *vcenter; /* --vcenter NAME */
+    const char *output;  /* -o, --output FILE */
+    const char *log;     /* --log: stderr, syslog or journal */
+    int offline;         /* --offline */
+    int verbose;         /* -v, --verbose */
+    char **operands;     /* the arguments after the options (vslint checks ID...) */
+    int n_operands;
+};
+
+/* Subcommands (daemon/cmd_*.c; cmd_serve in daemon/serve.h). */
+int cmd_collect(const struct vsl_args *a);
+int cmd_inventory(const struct vsl_args *a);
+int cmd_config_check(const struct vsl_args *a);
+int cmd_check(const struct vsl_args *a);
+int cmd_checks(const struct vsl_args *a);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };
 
-/* Prints the help text of a subcommand (or the overview for NULL) to f. */
-#include <stdio.h>
-void vsl_usage(const char *cmd, FILE *f);
-
-
 struct vsl_config;
+struct db;
 /* Loads the configuration named by -c, printing every problem to stderr, and its warnings
  * too when print_warnings (the daemon logs them itself). 0 or -VSL_ECONFIG. */
 int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings);
+/* What collect, inventory and check start with: logging to stderr (debug with -v), the
+ * configuration loaded (warnings printed) and its database open. 0, or -1 once the problem is
+ * said; then *cfg and *db are NULL. The caller frees both. */
+int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db);
 
 #endif

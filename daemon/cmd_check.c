@@ -1,7 +1,6 @@
 /* `vslint check` (poll, run the checks, record history, print findings, exit by --fail-on)
  * and `vslint checks` (the catalogue with rationale, reference, remediation and parameters). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,61 +30,24 @@ static int fail_on_parse(const char *s, int *out)
     return 0;
 }
 
-int cmd_check(int argc, char **argv)
+int cmd_check(const struct vsl_args *a)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"format", required_argument, NULL, 'f'},
-        {"fail-on", required_argument, NULL, 'F'},
-        {"offline", no_argument, NULL, 'O'},
-        {"vcenter", required_argument, NULL, 'V'},
-        {"output", required_argument, NULL, 'o'},
-        {"verbose", no_argument, NULL, 'v'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *path = NULL, *only = NULL, *outpath = NULL;
+    const char *only = a->vcenter;
     enum vsl_format fmt = VSL_FMT_TEXT;
-    int fail_on = SEV_WARNING, offline = 0, verbose = 0, c, rc = VSL_EXIT_FAIL, failed = 0;
+    int fail_on = SEV_WARNING, rc = VSL_EXIT_FAIL, failed = 0;
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
-    char *dberr = NULL;
     json_t *all = json_array(), *expired = json_array(), *summary = NULL;
     struct vsl_buf errors;
     FILE *out = stdout;
 
+    /* parse_args() let through only values these take. */
+    vsl_format_parse(a->format, &fmt);
+    if (a->fail_on)
+        fail_on_parse(a->fail_on, &fail_on);
     vsl_buf_init(&errors, 1 << 20);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:f:o:v", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': path = optarg; break;
-        case 'f':
-            if (vsl_format_parse(optarg, &fmt) < 0) {
-                fprintf(stderr, "vslint: error: --format must be text, json, junit or sarif, "
-                                "not '%s'\n", optarg);
-                goto out;
-            }
-            break;
-        case 'F':
-            if (fail_on_parse(optarg, &fail_on) < 0) {
-                fprintf(stderr, "vslint: error: --fail-on must be info, warning, critical or "
-                                "never, not '%s'\n", optarg);
-                goto out;
-            }
-            break;
-        case 'O': offline = 1; break;
-        case 'V': only = optarg; break;
-        case 'o': outpath = optarg; break;
-        case 'v': verbose = 1; break;
-        default: vsl_usage("check", stderr); goto out;
-        }
-    }
-    log_init(verbose, 0);
-    if (vsl_cli_load_config(path, &cfg, 1) < 0)
+    if (vsl_cli_open(a, &cfg, &db) < 0)
         goto out;
-    if (db_open(cfg->db_path, &db, &dberr) < 0) {
-        log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");
-        goto out;
-    }
     int64_t now_ms = vsl_now_ms();
     size_t matched = 0;
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
@@ -93,7 +55,7 @@ int cmd_check(int argc, char **argv)
         if (only && strcmp(only, vc->name))
             continue;
         matched++;
-        if (!offline) {
+        if (!a->offline) {
             struct vsl_poll_result res;
             if (vsl_poll(db, vc, &res) < 0) {
                 vsl_buf_line(&errors, "vcenter %s: poll failed: %s", vc->name, res.error);
@@ -150,8 +112,8 @@ int cmd_check(int argc, char **argv)
         free(next);
         json_object_set_new(summary, "resolved_this_run", json_integer(total));
     }
-    if (outpath && !(out = fopen(outpath, "we"))) {
-        log_warn("cannot write %s", outpath);
+    if (a->output && !(out = fopen(a->output, "we"))) {
+        log_warn("cannot write %s", a->output);
         goto out;
     }
     struct vsl_report rep = {
@@ -177,7 +139,6 @@ int cmd_check(int argc, char **argv)
 out:
     if (out && out != stdout)
         fclose(out);
-    free(dberr);
     json_decref(all);
     json_decref(expired);
     json_decref(summary);
@@ -187,45 +148,46 @@ out:
     return rc;
 }
 
-/* Whether id is among the arguments after the options. */
-static int named(int argc, char **argv, const char *id)
+/* Whether the check is listed: every one when no id was named, else those named. */
+static int listed(const struct vsl_args *a, const char *id)
 {
-    for (int a = optind; id && a < argc; a++)
-        if (!strcmp(argv[a], id))
+    for (int i = 0; id && i < a->n_operands; i++)
+        if (!strcmp(a->operands[i], id))
             return 1;
-    return 0;
+    return a->n_operands == 0;
 }
 
-int cmd_checks(int argc, char **argv)
+/* "enabled = true|false and severity = info|warning|critical": what every [check ID] takes,
+ * from the option table. */
+static void print_common_keys(void)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *format = "text";
-    int c;
+    struct vsl_config_doc d;
+    const char *sep = "";
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
-        if (c != 'f') {
-            vsl_usage("checks", stderr);
-            return VSL_EXIT_FAIL;
-        }
-        format = optarg;
+    for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
+        if (strcmp(d.section, "check ID"))
+            continue;
+        printf("%s%s = %s", sep, d.key, d.syntax);
+        sep = " and ";
     }
+}
+
+int cmd_checks(const struct vsl_args *a)
+{
     /* Checks named after the options: only those (the bash completion offers their ids). */
-    for (int a = optind; a < argc; a++) {
-        if (!chk_find(argv[a])) {
-            fprintf(stderr, "vslint: error: no check '%s' (vslint checks lists them)\n", argv[a]);
+    for (int i = 0; i < a->n_operands; i++) {
+        if (!chk_find(a->operands[i])) {
+            fprintf(stderr, "vslint: error: no check '%s' (vslint checks lists them)\n",
+                    a->operands[i]);
             return VSL_EXIT_FAIL;
         }
     }
-    if (!strcmp(format, "json")) {
+    if (!strcmp(a->format, "json")) {
         json_t *doc = chk_catalogue_json();
         json_t *list = json_object_get(doc, "checks");
         size_t i = 0;
-        while (optind < argc && i < json_array_size(list)) {
-            if (named(argc, argv, json_string_value(json_object_get(json_array_get(list, i), "id"))))
+        while (i < json_array_size(list)) {
+            if (listed(a, json_string_value(json_object_get(json_array_get(list, i), "id"))))
                 i++;
             else
                 json_array_remove(list, i);
@@ -238,13 +200,9 @@ int cmd_checks(int argc, char **argv)
         json_decref(doc);
         return VSL_EXIT_OK;
     }
-    if (strcmp(format, "text")) {
-        fprintf(stderr, "vslint: error: --format must be text or json\n");
-        return VSL_EXIT_FAIL;
-    }
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *ck = chk_registry[i];
-        if (optind < argc && !named(argc, argv, ck->id))
+        if (!listed(a, ck->id))
             continue;
         printf("%s  (%s)\n  %s\n", ck->id, vsl_severity_name(ck->severity), ck->title);
         printf("  Why: %s\n  Source: %s\n  Fix: %s\n", ck->rationale, ck->reference,
@@ -256,7 +214,8 @@ int cmd_checks(int argc, char **argv)
                    ck->params[p].help ? ck->params[p].help : "");
         printf("\n");
     }
-    printf("Every check also takes enabled = true|false and severity = info|warning|critical in "
-           "its [check ID] section.\n");
+    printf("Every check also takes ");
+    print_common_keys();
+    printf(" in its [check ID] section.\n");
     return VSL_EXIT_OK;
 }

@@ -1,6 +1,5 @@
 /* `vslint collect` and `vslint config-check`: poll each vCenter once, print what was stored;
  * validate a configuration. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,39 +11,15 @@
 #include "util/err.h"
 #include "util/log.h"
 
-static const struct option collect_opts[] = {
-    {"config", required_argument, NULL, 'c'},
-    {"vcenter", required_argument, NULL, 'V'},
-    {"verbose", no_argument, NULL, 'v'},
-    {NULL, 0, NULL, 0},
-};
-
-int cmd_collect(int argc, char **argv)
+int cmd_collect(const struct vsl_args *a)
 {
-    const char *path = NULL, *only = NULL;
+    const char *only = a->vcenter;
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
-    char *dberr = NULL;
-    int verbose = 0, failed = 0, polled = 0, c;
+    int failed = 0, polled = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:v", collect_opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': path = optarg; break;
-        case 'V': only = optarg; break;
-        case 'v': verbose = 1; break;
-        default: vsl_usage("collect", stderr); return VSL_EXIT_FAIL;
-        }
-    }
-    log_init(verbose, 0);
-    if (vsl_cli_load_config(path, &cfg, 1) < 0)
+    if (vsl_cli_open(a, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
-    if (db_open(cfg->db_path, &db, &dberr) < 0) {
-        log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");
-        free(dberr);
-        vsl_config_free(cfg);
-        return VSL_EXIT_FAIL;
-    }
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
         const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
         struct vsl_poll_result res;
@@ -73,25 +48,12 @@ int cmd_collect(int argc, char **argv)
     return failed ? VSL_EXIT_FAIL : VSL_EXIT_OK;
 }
 
-int cmd_config_check(int argc, char **argv)
+int cmd_config_check(const struct vsl_args *a)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *path = NULL;
     struct vsl_config *cfg = NULL;
-    int c, bad = 0;
+    int bad = 0;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
-        if (c != 'c') {
-            vsl_usage("config-check", stderr);
-            return VSL_EXIT_FAIL;
-        }
-        path = optarg;
-    }
-    if (vsl_cli_load_config(path, &cfg, 1) < 0)
+    if (vsl_cli_load_config(a->config, &cfg, 1) < 0)
         return VSL_EXIT_FAIL;
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
         char *pw = NULL, err[512];

@@ -1,5 +1,4 @@
 /* `vslint inventory`: print the stored inventory as text or JSON, straight from the database. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,47 +9,20 @@
 #include "db/db.h"
 #include "util/log.h"
 
-int cmd_inventory(int argc, char **argv)
+int cmd_inventory(const struct vsl_args *a)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"format", required_argument, NULL, 'f'},
-        {"vcenter", required_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *path = NULL, *format = "text", *only = NULL;
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
     json_t *inv = NULL;
-    char *dberr = NULL;
-    int c, rc = VSL_EXIT_FAIL;
+    int rc = VSL_EXIT_FAIL;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:f:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': path = optarg; break;
-        case 'f': format = optarg; break;
-        case 'V': only = optarg; break;
-        default: vsl_usage("inventory", stderr); return VSL_EXIT_FAIL;
-        }
-    }
-    log_init(0, 0);
-    if (strcmp(format, "text") && strcmp(format, "json")) {
-        log_warnx("--format must be text or json, not '%s'", format);
+    if (vsl_cli_open(a, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
-    }
-    if (vsl_cli_load_config(path, &cfg, 1) < 0)
-        return VSL_EXIT_FAIL;
-    if (db_open(cfg->db_path, &db, &dberr) < 0) {
-        log_warnx("cannot open database %s: %s", cfg->db_path, dberr ? dberr : "unknown error");
-        free(dberr);
-        goto out;
-    }
-    if (db_inventory_json(db, only, &inv) < 0) {
+    if (db_inventory_json(db, a->vcenter, &inv) < 0) {
         log_warnx("cannot read the inventory from %s", cfg->db_path);
         goto out;
     }
-    if (!strcmp(format, "json")) {
+    if (!strcmp(a->format, "json")) {
         if (json_dumpf(inv, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
             goto out;
         fputc('\n', stdout);

@@ -53,7 +53,7 @@ struct opt {
 #define SV(field) (offsetof(struct vsl_config, server) + offsetof(struct vsl_server_conf, field))
 
 static const struct opt options[] = {
-    {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, VSL_DEFAULT_DB_PATH,
+    {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "/var/lib/vslint/vslint.db",
      "The SQLite file (WAL mode), created and migrated on first use with mode 0600 whatever the "
      "umask; its -wal and -shm files follow."},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
@@ -136,6 +136,24 @@ static int known_keys(struct vsl_buf *b, enum sect_kind kind)
     return r;
 }
 
+/* Replaces the string at field (owned) with a copy of v. 1, or 0 out of memory (inih's "stop"). */
+static int set_string(char **field, const char *v)
+{
+    free(*field);
+    *field = strdup(v);
+    return *field != NULL;
+}
+
+/* Frees the string fields of kind in base: the keys that are not numbers or flags. */
+static void free_fields(enum sect_kind kind, void *base)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct opt *o = &options[i];
+        if (o->sect == kind && o->type != OPT_INT && o->type != OPT_BOOL && o->type != OPT_AUTH)
+            free(*(char **)((char *)base + o->offset));
+    }
+}
+
 /* Sets every key of kind in base to its default. Fields start zeroed (calloc). */
 static int apply_defaults(enum sect_kind kind, void *base)
 {
@@ -153,8 +171,7 @@ static int apply_defaults(enum sect_kind kind, void *base)
             *(int *)field = !strcmp(o->dflt, "true") || !strcmp(o->dflt, "all");
             break;
         default:
-            free(*(char **)field);
-            if (!(*(char **)field = strdup(o->dflt)))
+            if (!set_string((char **)field, o->dflt))
                 return -ENOMEM;
         }
     }
@@ -491,9 +508,7 @@ static int waiver_key(struct loader *ld, const char *section, const char *key, c
         problem(ld, section, key, "empty value");
         return 1;
     }
-    free(*field);
-    *field = strdup(value);
-    return *field != NULL;
+    return set_string(field, value);
 }
 
 static void check_waiver(struct loader *ld, struct chk_waiver *w)
@@ -706,10 +721,7 @@ static int handler(void *user, const char *section, const char *key, const char 
                     value);
             return 1;
         }
-        char **tp = (char **)field;
-        free(*tp);
-        *tp = strdup(canon);
-        return *tp != NULL;
+        return set_string((char **)field, canon);
     }
     case OPT_URL:
         if (strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
@@ -727,11 +739,8 @@ static int handler(void *user, const char *section, const char *key, const char 
             problem(ld, section, key, "'%s' is not an environment variable name", value);
             return 1;
         }
-    store:;
-        char **s = (char **)field;
-        free(*s);
-        *s = strdup(value);
-        return *s != NULL;
+    store:
+        return set_string((char **)field, value);
     }
     case OPT_LISTEN: {
         if (!valid_listen(value)) {
@@ -741,10 +750,7 @@ static int handler(void *user, const char *section, const char *key, const char 
                     value);
             return 1;
         }
-        char **sp = (char **)field;
-        free(*sp);
-        *sp = strdup(value);
-        return *sp != NULL;
+        return set_string((char **)field, value);
     }
     case OPT_AUTH:
         if (!strcmp(value, "all"))
@@ -919,22 +925,13 @@ void vsl_config_free(struct vsl_config *cfg)
     if (!cfg)
         return;
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
-        struct vsl_vcenter_conf *v = &cfg->vcenters[i];
-        free(v->name);
-        free(v->url);
-        free(v->user);
-        free(v->password_file);
-        free(v->password_env);
-        free(v->ca_file);
-        free(v->thumbprint);
+        free(cfg->vcenters[i].name);
+        free_fields(SECT_VCENTER, &cfg->vcenters[i]);
     }
     free(cfg->vcenters);
     chk_config_free(&cfg->checks);
-    free(cfg->server.listen);
-    free(cfg->server.token_file);
-    free(cfg->server.tls_cert);
-    free(cfg->server.tls_key);
-    free(cfg->db_path);
+    free_fields(SECT_SERVER, cfg);
+    free_fields(SECT_DATABASE, cfg);
     free(cfg->path);
     free(cfg->warnings);
     free(cfg);

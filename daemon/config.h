@@ -8,8 +8,8 @@
 #include "checks/engine.h"
 #include "util/buf.h"
 
-#define VSL_DEFAULT_DB_PATH "/var/lib/vslint/vslint.db"
-
+/* The sections as loaded. Every key's default is in the option table (daemon/config.c), which
+ * also documents it for vslint.conf(5) and `vslint help`. */
 struct vsl_vcenter_conf {
     char *name;          /* from "[vcenter NAME]"; owned */
     char *url;           /* https://vcenter.example.com/sdk; owned */
@@ -26,14 +26,14 @@ struct vsl_vcenter_conf {
 };
 
 struct vsl_server_conf {
-    char *listen;     /* "127.0.0.1:8080" (default), "[::1]:8080", "0.0.0.0:8443"; owned */
+    char *listen;     /* "ADDRESS:PORT", "[::1]:8080", "0.0.0.0:8443"; owned */
     char *token_file; /* bearer token for POST (and for everything with auth = all); owned */
     int auth_all;     /* auth = all: the token is required for every request but /healthz */
     char *tls_cert, *tls_key; /* PEM files; both or neither; owned */
-    int max_connections;      /* default 64 */
-    int timeout_s;            /* idle connection timeout, default 30 */
-    int max_per_address;      /* connections from one client address, default 16 */
-    int header_timeout_s;     /* a request must arrive whole within this, default 10 */
+    int max_connections;      /* simultaneous connections */
+    int timeout_s;            /* idle connection timeout */
+    int max_per_address;      /* connections from one client address */
+    int header_timeout_s;     /* a request must arrive whole within this */
     int strict_permissions;   /* secret files others can read are errors, not warnings */
     int line;
 };

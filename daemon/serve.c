@@ -2,7 +2,6 @@
  * table under one mutex that the HTTP threads copy from, and the main thread waiting for
  * signals. A failing vCenter backs off and its last good snapshot keeps being served. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -461,43 +460,20 @@ out:
     vsl_buf_free(&errors);
 }
 
-static const char serve_usage[] = "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n";
-
-int cmd_serve(int argc, char **argv)
+int cmd_serve(const struct vsl_args *a)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"log", required_argument, NULL, 'l'},
-        {"verbose", no_argument, NULL, 'v'},
-        {NULL, 0, NULL, 0},
-    };
     struct serve sv = {0};
-    const char *path = NULL, *logto = "stderr";
-    int c, verbose = 0, rc = VSL_EXIT_FAIL, sig;
+    int rc = VSL_EXIT_FAIL, sig;
     sigset_t set;
     pthread_condattr_t ca;
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': path = optarg; break;
-        case 'l': logto = optarg; break;
-        case 'v': verbose = 1; break;
-        default: fputs(serve_usage, stderr); return VSL_EXIT_FAIL;
-        }
-    }
-    if (strcmp(logto, "stderr") && strcmp(logto, "syslog") && strcmp(logto, "journal")) {
-        fprintf(stderr, "vslint: error: --log must be stderr, syslog or journal, not '%s'\n",
-                logto);
-        return VSL_EXIT_FAIL;
-    }
-    if (vsl_cli_load_config(path, &sv.cfg, 0) < 0)
+    if (vsl_cli_load_config(a->config, &sv.cfg, 0) < 0)
         return VSL_EXIT_FAIL;
     /* journald keeps each line's priority (and with journal, its vCenter and check as fields
      * to filter on); stderr would lose them. */
-    log_init(verbose, !strcmp(logto, "journal") ? LOG_TO_JOURNAL
-                      : !strcmp(logto, "syslog") ? LOG_TO_SYSLOG
-                                                 : LOG_TO_STDERR);
+    log_init(a->verbose, !a->log || !strcmp(a->log, "stderr") ? LOG_TO_STDERR
+                         : !strcmp(a->log, "syslog")           ? LOG_TO_SYSLOG
+                                                               : LOG_TO_JOURNAL);
 
     /* Signals are taken by sigwait() in this thread only: block them before any thread starts
      * so every thread inherits the mask. */

@@ -4,7 +4,8 @@
 #define VSL_SERVE_H
 
 /* Runs the daemon until SIGTERM or SIGINT; returns the process exit status. */
-int cmd_serve(int argc, char **argv);
+struct vsl_args;
+int cmd_serve(const struct vsl_args *a);
 
 /* The delay before retrying a vCenter after its failures-th consecutive failed poll: its
  * interval doubled per failure after the first, capped at the larger of its interval and

@@ -18,12 +18,12 @@ extern const char *const vim_cluster_paths[];
 
 /* One container in, one entity row out. A folder that can hold neither datastores, datastore
  * clusters nor datacenters (a VM, host or network folder) is left out: no datastore is below it. */
-int vim_decode_folder(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_datacenter(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, xmlNode *objects);
+vim_decode_fn vim_decode_folder;
+vim_decode_fn vim_decode_datacenter;
+vim_decode_fn vim_decode_pod_parent;
 /* A ClusterComputeResource in, an entity row out (type "ClusterComputeResource"): what a host's
  * parent names when the host is in a cluster, so a finding about a cluster can name it. */
-int vim_decode_cluster(struct vim_decoder *d, const char *moref, xmlNode *objects);
+vim_decode_fn vim_decode_cluster;
 
 /* What decoding the alarms gathers besides the rows it emits. */
 struct vim_alarm_read {

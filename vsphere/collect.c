@@ -17,14 +17,12 @@
 #include "vsphere/session.h"
 
 /* The host advanced options the checks read. */
-static const char *const host_option_names[] = {"VMFS3.EnableBlockDelete", NULL};
-
-typedef int (*decode_fn)(struct vim_decoder *d, const char *moref, xmlNode *objects);
+static const char *const host_option_names[] = {"VMFS3.EnableBlockDelete"};
 
 struct type_read {
     const char *type;
     const char *const *paths;
-    decode_fn decode;
+    vim_decode_fn *decode;
 };
 
 static const struct type_read reads[] = {
@@ -43,7 +41,7 @@ static const struct type_read reads[] = {
 
 struct read_ctx {
     struct vim_decoder *d;
-    decode_fn decode;
+    vim_decode_fn *decode;
 };
 
 static int on_object(void *ctx, const char *moref, xmlNode *objects)
@@ -119,27 +117,58 @@ static int locked_gap(struct host_reader *hr, const char *object, const char *wh
     return r;
 }
 
-static int read_options(struct host_reader *hr, struct vim_host_work *w)
+/* A per-host query: method of the host's manager of type, asked once per value, each sent as
+ * the element <arg>value</arg>; its answer goes to decode(). */
+struct host_query {
+    const char *what;       /* the gap a refused query becomes */
+    const char *no_manager; /* that gap's error when the host has no such manager */
+    const char *method, *type, *arg;
+    int (*decode)(struct vim_sink *sink, const char *host, const char *value, xmlNode *response);
+};
+
+static int decode_options(struct vim_sink *sink, const char *host, const char *name,
+                          xmlNode *response)
+{
+    return vim_decode_options(sink, host, response);
+}
+
+static int decode_bindings(struct vim_sink *sink, const char *host, const char *hba,
+                           xmlNode *response)
+{
+    return vim_decode_bound_vnics(sink, host, hba, response);
+}
+
+static const struct host_query options_query = {
+    "options", "the host has no advanced option manager", "QueryOptions", "OptionManager", "name",
+    decode_options};
+static const struct host_query bindings_query = {
+    "iscsi-bindings", "the host has no iSCSI manager", "QueryBoundVnics", "IscsiManager",
+    "iScsiHbaName", decode_bindings};
+
+/* Asks q of the host's manager mo (NULL: the host has none, a gap) for each of the n values. A
+ * query refused for a reason that does not end the poll becomes the host's q->what gap, and the
+ * next value is asked. */
+static int query_each(struct host_reader *hr, struct vim_host_work *w, const struct host_query *q,
+                      const char *mo, const char *const *values, size_t n)
 {
     struct vsl_buf args;
     int r = 0;
 
-    if (!w->option_manager)
-        return locked_gap(hr, w->moref, "options", "the host has no advanced option manager");
+    if (!mo)
+        return locked_gap(hr, w->moref, q->what, q->no_manager);
     vsl_buf_init(&args, 8192);
-    for (size_t i = 0; host_option_names[i] && r == 0; i++) {
+    for (size_t i = 0; i < n && r == 0; i++) {
         struct vim_xml *x = NULL;
         vsl_buf_reset(&args);
-        r = vim_add_elem(&args, "name", host_option_names[i]);
+        r = vim_add_elem(&args, q->arg, values[i]);
         if (r == 0)
-            r = vim_invoke(hr->c, "QueryOptions", "OptionManager", w->option_manager, args.data,
-                           0, NULL, NULL, &x);
+            r = vim_invoke(hr->c, q->method, q->type, mo, args.data, 0, NULL, NULL, &x);
         if (r == 0) {
             pthread_mutex_lock(hr->lock);
-            r = vim_decode_options(hr->sink, w->moref, vim_response(x));
+            r = q->decode(hr->sink, w->moref, values[i], vim_response(x));
             pthread_mutex_unlock(hr->lock);
         } else if (!fatal_error(r)) {
-            r = locked_gap(hr, w->moref, "options", host_error(hr->c));
+            r = locked_gap(hr, w->moref, q->what, host_error(hr->c));
         }
         vim_xml_free(x);
     }
@@ -147,34 +176,18 @@ static int read_options(struct host_reader *hr, struct vim_host_work *w)
     return r;
 }
 
+static int read_options(struct host_reader *hr, struct vim_host_work *w)
+{
+    return query_each(hr, w, &options_query, w->option_manager, host_option_names,
+                      sizeof(host_option_names) / sizeof(host_option_names[0]));
+}
+
 static int read_bindings(struct host_reader *hr, struct vim_host_work *w)
 {
-    struct vsl_buf args;
-    int r = 0;
-
     if (w->n_hbas == 0)
         return 0;
-    if (!w->iscsi_manager)
-        return locked_gap(hr, w->moref, "iscsi-bindings", "the host has no iSCSI manager");
-    vsl_buf_init(&args, 8192);
-    for (size_t i = 0; i < w->n_hbas && r == 0; i++) {
-        struct vim_xml *x = NULL;
-        vsl_buf_reset(&args);
-        r = vim_add_elem(&args, "iScsiHbaName", w->hbas[i]);
-        if (r == 0)
-            r = vim_invoke(hr->c, "QueryBoundVnics", "IscsiManager", w->iscsi_manager,
-                           args.data, 0, NULL, NULL, &x);
-        if (r == 0) {
-            pthread_mutex_lock(hr->lock);
-            r = vim_decode_bound_vnics(hr->sink, w->moref, w->hbas[i], vim_response(x));
-            pthread_mutex_unlock(hr->lock);
-        } else if (!fatal_error(r)) {
-            r = locked_gap(hr, w->moref, "iscsi-bindings", host_error(hr->c));
-        }
-        vim_xml_free(x);
-    }
-    vsl_buf_free(&args);
-    return r;
+    return query_each(hr, w, &bindings_query, w->iscsi_manager, (const char *const *)w->hbas,
+                      w->n_hbas);
 }
 
 /* The esxcli commands read per host with SAN LUNs, through vCenter's managed method executer:

@@ -681,28 +681,38 @@ int vim_parse_rr_iops(const char *config)
     return VIM_UNKNOWN;
 }
 
-int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len)
+/* An esxcli answer (the unescaped inner document): one row for each element under its root,
+ * decoded by row(). 0, or the first error (-VSL_EXML when the document does not parse). */
+static int esxcli_rows(struct vim_sink *sink, const char *host, const char *doc, size_t len,
+                       int (*row)(struct vim_sink *sink, const char *host, xmlNode *o))
 {
     struct vim_xml *x = NULL;
     int r = vim_xml_parse_all(doc, len, 0, NULL, NULL, &x);
 
-    if (r < 0)
-        goto out;
-    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
-    for (xmlNode *o = vim_first_elem(root); o; o = vim_next_elem(o)) {
-        struct vim_nmp_device dev = {
-            .host = host,
-            .device = vim_path_text(o, "Device"),
-            .psp = vim_path_text(o, "PathSelectionPolicy"),
-            .psp_config = vim_path_text(o, "PathSelectionPolicyDeviceConfig"),
-        };
-        dev.iops = vim_parse_rr_iops(dev.psp_config);
-        if (dev.device && (r = SINK(sink, nmp_device, &dev)) < 0)
-            goto out;
+    if (r == 0) {
+        xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+        for (xmlNode *o = vim_first_elem(root); o && r >= 0; o = vim_next_elem(o))
+            r = row(sink, host, o);
     }
-out:
     vim_xml_free(x);
     return r;
+}
+
+static int nmp_device(struct vim_sink *sink, const char *host, xmlNode *o)
+{
+    struct vim_nmp_device dev = {
+        .host = host,
+        .device = vim_path_text(o, "Device"),
+        .psp = vim_path_text(o, "PathSelectionPolicy"),
+        .psp_config = vim_path_text(o, "PathSelectionPolicyDeviceConfig"),
+    };
+    dev.iops = vim_parse_rr_iops(dev.psp_config);
+    return dev.device ? SINK(sink, nmp_device, &dev) : 0;
+}
+
+int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len)
+{
+    return esxcli_rows(sink, host, doc, len, nmp_device);
 }
 
 /* An esxcli field as a rule means it: NULL when empty or blank ("any vendor", "no options"). */
@@ -715,36 +725,29 @@ static const char *rule_field(xmlNode *o, const char *name)
     return s;
 }
 
+static int satp_rule(struct vim_sink *sink, const char *host, xmlNode *o)
+{
+    struct vim_satp_rule rule = {
+        .host = host,
+        .satp = rule_field(o, "Name"),
+        .vendor = rule_field(o, "Vendor"),
+        .model = rule_field(o, "Model"),
+        .psp = rule_field(o, "DefaultPSP"),
+        .psp_options = rule_field(o, "PSPOptions"),
+        .rule_group = rule_field(o, "RuleGroup"),
+        .device = rule_field(o, "Device"),
+        .driver = rule_field(o, "Driver"),
+        .transport = rule_field(o, "Transport"),
+        .claim_options = rule_field(o, "ClaimOptions"),
+        .options = rule_field(o, "Options"),
+        .description = rule_field(o, "Description"),
+    };
+    return rule.satp ? SINK(sink, satp_rule, &rule) : 0;
+}
+
 int vim_decode_satp_rules(struct vim_sink *sink, const char *host, const char *doc, size_t len)
 {
-    struct vim_xml *x = NULL;
-    int r = vim_xml_parse_all(doc, len, 0, NULL, NULL, &x);
-
-    if (r < 0)
-        goto out;
-    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
-    for (xmlNode *o = vim_first_elem(root); o; o = vim_next_elem(o)) {
-        struct vim_satp_rule rule = {
-            .host = host,
-            .satp = rule_field(o, "Name"),
-            .vendor = rule_field(o, "Vendor"),
-            .model = rule_field(o, "Model"),
-            .psp = rule_field(o, "DefaultPSP"),
-            .psp_options = rule_field(o, "PSPOptions"),
-            .rule_group = rule_field(o, "RuleGroup"),
-            .device = rule_field(o, "Device"),
-            .driver = rule_field(o, "Driver"),
-            .transport = rule_field(o, "Transport"),
-            .claim_options = rule_field(o, "ClaimOptions"),
-            .options = rule_field(o, "Options"),
-            .description = rule_field(o, "Description"),
-        };
-        if (rule.satp && (r = SINK(sink, satp_rule, &rule)) < 0)
-            goto out;
-    }
-out:
-    vim_xml_free(x);
-    return r;
+    return esxcli_rows(sink, host, doc, len, satp_rule);
 }
 
 void vim_decoder_free(struct vim_decoder *d)

@@ -31,11 +31,15 @@ extern const char *const vim_dvswitch_paths[];
 extern const char *const vim_host_paths[];
 extern const char *const vim_vm_paths[];
 
-int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects);
-int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects);
+/* A decoder: one <objects> element of its type in, rows out to d->sink. 0 or a negative error;
+ * an object it cannot use (no name: deleted while being read) is skipped. */
+typedef int vim_decode_fn(struct vim_decoder *d, const char *moref, xmlNode *objects);
+
+vim_decode_fn vim_decode_datastore;
+vim_decode_fn vim_decode_storage_pod;
+vim_decode_fn vim_decode_dvswitch;
+vim_decode_fn vim_decode_host;
+vim_decode_fn vim_decode_vm;
 
 /* QueryOptions returnval list -> host_option rows. */
 int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *response);

@@ -187,44 +187,34 @@ int vim_name_is(const xmlNode *n, const char *name)
     return n && n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
 }
 
-xmlNode *vim_first_elem(const xmlNode *parent)
+/* The first element from c on (c itself, then its next siblings) named name, or of any name
+ * when name is NULL. */
+static xmlNode *elem_from(xmlNode *c, const char *name)
 {
-    if (!parent)
-        return NULL;
-    for (xmlNode *c = parent->children; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE)
+    for (; c; c = c->next)
+        if (name ? vim_name_is(c, name) : c->type == XML_ELEMENT_NODE)
             return c;
     return NULL;
+}
+
+xmlNode *vim_first_elem(const xmlNode *parent)
+{
+    return parent ? elem_from(parent->children, NULL) : NULL;
 }
 
 xmlNode *vim_next_elem(const xmlNode *node)
 {
-    if (!node)
-        return NULL;
-    for (xmlNode *c = node->next; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE)
-            return c;
-    return NULL;
+    return node ? elem_from(node->next, NULL) : NULL;
 }
 
 xmlNode *vim_child(const xmlNode *parent, const char *name)
 {
-    if (!parent)
-        return NULL;
-    for (xmlNode *c = parent->children; c; c = c->next)
-        if (vim_name_is(c, name))
-            return c;
-    return NULL;
+    return parent ? elem_from(parent->children, name) : NULL;
 }
 
 xmlNode *vim_next(const xmlNode *node, const char *name)
 {
-    if (!node)
-        return NULL;
-    for (xmlNode *c = node->next; c; c = c->next)
-        if (vim_name_is(c, name))
-            return c;
-    return NULL;
+    return node ? elem_from(node->next, name) : NULL;
 }
 
 xmlNode *vim_path(const xmlNode *n, const char *path)

@@ -224,6 +224,60 @@ static void need(int ok, const char *what, int rc)
     }
 }
 
+/* A cursor-paged read of db/ asked for the page at cursor; 0 or its error. */
+typedef int page_fn(void *query, const char *cursor, json_t **list, char **next);
+
+static int findings_page(void *query, const char *cursor, json_t **list, char **next)
+{
+    struct db_findings_filter *f = query;
+    int64_t total;
+
+    f->cursor = cursor;
+    return db_findings_query(fx.db, f, list, &total, next);
+}
+
+struct inventory_query {
+    enum db_page_kind kind;
+    struct db_page p;
+};
+
+static int inventory_page(void *query, const char *cursor, json_t **list, char **next)
+{
+    struct inventory_query *q = query;
+    int64_t total;
+
+    q->p.cursor = cursor;
+    return db_inventory_page(fx.db, q->kind, &q->p, list, &total, next);
+}
+
+/* Reads from the fuzzed cursor (a bad one is refused with -EINVAL), then follows the server's
+ * own cursors a few pages: each must be taken back, and no page may pass the limit. */
+static void follow(const char *what, page_fn *read, void *query, const char *cursor, int limit)
+{
+    char msg[128];
+    char *next = NULL;
+    json_t *list = NULL;
+    int rc = read(query, cursor, &list, &next);
+
+    snprintf(msg, sizeof(msg), "%s failed", what);
+    need(rc == 0 || rc == -EINVAL, msg, rc);
+    for (int page = 0; rc == 0 && page < 3; page++) {
+        need(!limit || json_array_size(list) <= (size_t)limit, "page over the limit", 0);
+        json_decref(list);
+        list = NULL;
+        if (!next)
+            break;
+        char *cur = next;
+        next = NULL;
+        rc = read(query, cur, &list, &next);
+        snprintf(msg, sizeof(msg), "%s refused its own cursor", what);
+        need(rc == 0, msg, rc);
+        free(cur);
+    }
+    json_decref(list);
+    free(next);
+}
+
 static void direct(const uint8_t *data, size_t size)
 {
     char *fields[6] = {NULL}, *text = malloc(size > 2 ? size - 1 : 1);
@@ -246,51 +300,12 @@ static void direct(const uint8_t *data, size_t size)
                                    .severity = fields[2],
                                    .status = fields[3],
                                    .object = fields[4],
-                                   .limit = data[1],
-                                   .cursor = fields[5]};
-    char *next = NULL;
-    json_t *list = NULL;
-    int64_t total;
-    int rc = db_findings_query(fx.db, &f, &list, &total, &next);
-    need(rc == 0 || rc == -EINVAL, "db_findings_query failed", rc);
-    /* Follow the server's own cursors a few pages: each must be taken back. */
-    for (int page = 0; rc == 0 && page < 3; page++) {
-        need(!f.limit || json_array_size(list) <= (size_t)f.limit, "page over the limit", 0);
-        json_decref(list);
-        list = NULL;
-        if (!next)
-            break;
-        char *cur = next;
-        next = NULL;
-        f.cursor = cur;
-        rc = db_findings_query(fx.db, &f, &list, &total, &next);
-        need(rc == 0, "db_findings_query refused its own cursor", rc);
-        free(cur);
-    }
-    json_decref(list);
-    free(next);
+                                   .limit = data[1]};
+    follow("db_findings_query", findings_page, &f, fields[5], f.limit);
 
-    struct db_page p = {.vcenter = fields[0], .limit = data[1], .cursor = fields[5]};
-    enum db_page_kind kind = (enum db_page_kind)(data[0] / 2 % 3);
-    list = NULL;
-    next = NULL;
-    rc = db_inventory_page(fx.db, kind, &p, &list, &total, &next);
-    need(rc == 0 || rc == -EINVAL, "db_inventory_page failed", rc);
-    for (int page = 0; rc == 0 && page < 3; page++) {
-        need(!p.limit || json_array_size(list) <= (size_t)p.limit, "page over the limit", 0);
-        json_decref(list);
-        list = NULL;
-        if (!next)
-            break;
-        char *cur = next;
-        next = NULL;
-        p.cursor = cur;
-        rc = db_inventory_page(fx.db, kind, &p, &list, &total, &next);
-        need(rc == 0, "db_inventory_page refused its own cursor", rc);
-        free(cur);
-    }
-    json_decref(list);
-    free(next);
+    struct inventory_query q = {.kind = (enum db_page_kind)(data[0] / 2 % 3),
+                                .p = {.vcenter = fields[0], .limit = data[1]}};
+    follow("db_inventory_page", inventory_page, &q, fields[5], q.p.limit);
     free(text);
 }
 

@@ -270,8 +270,6 @@ static struct vim_sink sink = {
     .perf_counter = r_counter,
 };
 
-typedef int (*decode_fn)(struct vim_decoder *d, const char *moref, xmlNode *objects);
-
 /* An Alarm's info, and a perfCounter list naming every counter the alarm's conditions use. */
 static int decode_alarm(struct vim_decoder *d, const char *moref, xmlNode *objects)
 {
@@ -287,7 +285,7 @@ static int decode_alarm(struct vim_decoder *d, const char *moref, xmlNode *objec
     return r;
 }
 
-static const decode_fn decoders[] = {
+static vim_decode_fn *const decoders[] = {
     vim_decode_datastore,   vim_decode_host,       vim_decode_vm,
     vim_decode_storage_pod, vim_decode_dvswitch,   vim_decode_folder,
     vim_decode_datacenter,  vim_decode_pod_parent, decode_alarm};

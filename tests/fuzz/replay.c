@@ -19,26 +19,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static FILE *junit;        /* the report being written (FILE.tmp until the end), or NULL */
 static const char *target; /* the report's suite: this program's name */
 
+/* s as an XML attribute value: markup escaped, control characters left out. */
 static void xml_attr(const char *s)
 {
+    static const char *const entity[256] = {
+        ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;"};
+
     for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", junit);
-            break;
-        case '<':
-            fputs("&lt;", junit);
-            break;
-        case '>':
-            fputs("&gt;", junit);
-            break;
-        case '"':
-            fputs("&quot;", junit);
-            break;
-        default:
-            if ((unsigned char)*s >= 0x20)
-                fputc(*s, junit);
-        }
+        unsigned char c = (unsigned char)*s;
+        if (entity[c])
+            fputs(entity[c], junit);
+        else if (c >= 0x20)
+            fputc(c, junit);
     }
 }
 

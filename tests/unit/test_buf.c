@@ -24,24 +24,39 @@ static void test_limit(void **state)
     vsl_buf_free(&b);
 }
 
+/* A table of strings and what a function makes of each. */
+struct str_case {
+    const char *in, *want;
+};
+
+/* fn(in) must give want for every row; fn returns a string the caller frees. */
+static void check_rows(const struct str_case *rows, size_t n, char *(*fn)(const char *in))
+{
+    for (size_t i = 0; i < n; i++) {
+        char *s = fn(rows[i].in);
+        assert_string_equal(s, rows[i].want);
+        free(s);
+    }
+}
+
+static char *xml_escaped(const char *in)
+{
+    struct vsl_buf b;
+
+    vsl_buf_init(&b, 1024);
+    assert_int_equal(vsl_buf_addxml(&b, in), 0);
+    return vsl_buf_take(&b);
+}
+
 static void test_xml_escape(void **state)
 {
-    static const struct {
-        const char *in, *want;
-    } rows[] = {
+    static const struct str_case rows[] = {
         {"plain", "plain"},
         {"a&b", "a&amp;b"},
         {"<pw>\"'", "&lt;pw&gt;&quot;&apos;"},
         {"", ""},
     };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct vsl_buf b;
-        vsl_buf_init(&b, 1024);
-        assert_int_equal(vsl_buf_addxml(&b, rows[i].in), 0);
-        char *s = vsl_buf_take(&b);
-        assert_string_equal(s, rows[i].want);
-        free(s);
-    }
+    check_rows(rows, sizeof(rows) / sizeof(rows[0]), xml_escaped);
 }
 
 static void test_printf_large(void **state)
@@ -74,11 +89,18 @@ static void test_lines(void **state)
     vsl_buf_free(&b);
 }
 
+static char *utf8_fixed(const char *in)
+{
+    char *s = strdup(in);
+
+    assert_non_null(s);
+    vsl_utf8_fix(s);
+    return s;
+}
+
 static void test_utf8_fix(void **state)
 {
-    static const struct {
-        const char *in, *want;
-    } rows[] = {
+    static const struct str_case rows[] = {
         {"plain ascii", "plain ascii"},
         {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
         {"%\xff=1", "%?=1"},                 /* a byte that starts nothing */
@@ -87,12 +109,7 @@ static void test_utf8_fix(void **state)
         {"\xed\xa0\x80", "???"},             /* a UTF-16 surrogate */
         {"\xf4\x90\x80\x80", "????"},        /* past U+10FFFF */
     };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        char *s = strdup(rows[i].in);
-        vsl_utf8_fix(s);
-        assert_string_equal(s, rows[i].want);
-        free(s);
-    }
+    check_rows(rows, sizeof(rows) / sizeof(rows[0]), utf8_fixed);
 }
 
 static void test_read_file(void **state)

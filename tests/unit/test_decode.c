@@ -172,7 +172,7 @@ static struct vim_sink sink = {
 };
 
 /* Decodes a captured RetrievePropertiesEx answer into rows. */
-static void decode_file(const char *name, tl_decode_fn *decode)
+static void decode_file(const char *name, vim_decode_fn *decode)
 {
     tl_data_decode(&sink, name, decode);
 }

@@ -289,7 +289,7 @@ char *tl_data_read(const char *name)
     return s;
 }
 
-void tl_data_decode(struct vim_sink *sink, const char *name, tl_decode_fn *decode)
+void tl_data_decode(struct vim_sink *sink, const char *name, vim_decode_fn *decode)
 {
     struct tl_feed f = {.d = {.sink = sink}, .decode = decode};
     struct vim_xml *x = NULL;

@@ -131,12 +131,10 @@ void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *ar
 
 /* ---- captured simulator answers (tests/unit/data/, made by capture.py) ---- */
 
-typedef int tl_decode_fn(struct vim_decoder *d, const char *moref, xmlNode *objects);
-
 /* What tl_feed_objects decodes with: a decoder (its sink set) and the type's decode function. */
 struct tl_feed {
     struct vim_decoder d;
-    tl_decode_fn *decode;
+    vim_decode_fn *decode;
 };
 
 /* A vim_xml_emit_fn for a RetrievePropertiesEx answer (emit depth 5): every <objects> (one
@@ -147,6 +145,6 @@ int tl_feed_objects(void *ctx, xmlNode *node);
 char *tl_data_read(const char *name);
 
 /* Decodes the captured RetrievePropertiesEx answer tests/unit/data/NAME into sink. */
-void tl_data_decode(struct vim_sink *sink, const char *name, tl_decode_fn *decode);
+void tl_data_decode(struct vim_sink *sink, const char *name, vim_decode_fn *decode);
 
 #endif
