@@ -20,79 +20,6 @@ struct db_snapshot {
     char *url;     /* owned, may be NULL */
 };
 
-/* INSERT OR REPLACE: a confused server that sends the same key twice costs one row, not the
- * poll (satp_rules has no key: a rule sent twice is two rows, which changes no answer).
- * ?1 is always the vCenter; the rest follow the row struct. */
-static const char *const insert_sql[T_NTABLES] = {
-    [T_DATASTORE] = "INSERT OR REPLACE INTO datastores (vcenter, moref, name, type, url, parent,"
-                    " capacity, free_space, uncommitted, accessible, maintenance_mode, vmfs_major,"
-                    " nas_remote_host, vm_count, vmfs_version, vmfs_local, vmfs_ssd,"
-                    " unmap_priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                    " ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-    [T_DATASTORE_EXTENT] = "INSERT OR REPLACE INTO datastore_extents (vcenter, datastore,"
-                           " position, disk_name, partition) VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_DATASTORE_HOST] = "INSERT OR REPLACE INTO datastore_hosts (vcenter, datastore, host,"
-                         " mounted, accessible, access_mode) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [T_STORAGE_POD] = "INSERT OR REPLACE INTO storage_pods (vcenter, moref, name, capacity,"
-                      " free_space) VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_VM] = "INSERT OR REPLACE INTO vms (vcenter, moref, name, hw_version, template, power_state,"
-             " ft_state, host, vm_path_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    [T_VM_DATASTORE] = "INSERT OR REPLACE INTO vm_datastores (vcenter, vm, datastore)"
-                       " VALUES (?1, ?2, ?3)",
-    [T_CONTROLLER] = "INSERT OR REPLACE INTO controllers (vcenter, vm, key, type, shared_bus,"
-                     " bus_number) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [T_VDISK] = "INSERT OR REPLACE INTO vdisks (vcenter, vm, key, label, file_name, datastore,"
-                " capacity_bytes, format, controller_key, unit_number)"
-                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    [T_SNAPSHOT] = "INSERT OR REPLACE INTO snapshots (vcenter, vm, name, created, depth)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_HOST] = "INSERT OR REPLACE INTO hosts (vcenter, moref, name, parent, connection_state)"
-               " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_HOST_OPTION] = "INSERT OR REPLACE INTO host_options (vcenter, host, key, value)"
-                      " VALUES (?1, ?2, ?3, ?4)",
-    [T_VNIC] = "INSERT OR REPLACE INTO vnics (vcenter, host, device, portgroup, dvs_uuid,"
-               " dvs_portgroup, mtu, ip) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [T_VSWITCH] = "INSERT OR REPLACE INTO vswitches (vcenter, host, name, mtu)"
-                  " VALUES (?1, ?2, ?3, ?4)",
-    [T_PORTGROUP] = "INSERT OR REPLACE INTO portgroups (vcenter, host, name, vswitch)"
-                    " VALUES (?1, ?2, ?3, ?4)",
-    [T_DVSWITCH] = "INSERT OR REPLACE INTO dvswitches (vcenter, moref, name, uuid, max_mtu)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_HBA] = "INSERT OR REPLACE INTO hbas (vcenter, host, device, type, driver, model, status)"
-              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [T_ISCSI_HBA] = "INSERT OR REPLACE INTO iscsi_hbas (vcenter, host, device, iscsi_name, model)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_ISCSI_TARGET] = "INSERT OR REPLACE INTO iscsi_targets (vcenter, host, hba, kind, target,"
-                       " iscsi_name, address, port, discovery_method, parent)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    [T_ISCSI_OPTION] = "INSERT OR REPLACE INTO iscsi_options (vcenter, host, hba, kind, target,"
-                       " iscsi_name, key, value, inherited)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    [T_ISCSI_BINDING] = "INSERT OR REPLACE INTO iscsi_bindings (vcenter, host, hba, vnic)"
-                        " VALUES (?1, ?2, ?3, ?4)",
-    [T_LUN] = "INSERT OR REPLACE INTO luns (vcenter, host, canonical_name, key, display_name,"
-              " vendor, model, lun_type, local, psp, satp, policy_type, multipath_plugin)"
-              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    [T_LUN_PATH] = "INSERT OR REPLACE INTO lun_paths (vcenter, host, lun, name, state, adapter)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [T_NMP_DEVICE] = "INSERT OR REPLACE INTO nmp_devices (vcenter, host, device, psp, psp_config,"
-                     " iops) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [T_SATP_RULE] = "INSERT INTO satp_rules (vcenter, host, satp, vendor, model, psp, psp_options,"
-                    " rule_group, device, driver, transport, claim_options, options, description)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    [T_GAP] = "INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES (?1, ?2, ?3, ?4)",
-    [T_ENTITY] = "INSERT OR REPLACE INTO entities (vcenter, moref, type, name, parent)"
-                 " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [T_ALARM_MANAGER] = "INSERT OR REPLACE INTO alarm_managers (vcenter, moref) VALUES (?1, ?2)",
-    [T_ALARM] = "INSERT OR REPLACE INTO alarms (vcenter, moref, name, system_name, enabled,"
-                " entity, entity_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [T_ALARM_METRIC] = "INSERT OR REPLACE INTO alarm_metrics (vcenter, alarm, pos, object_type,"
-                       " counter_id, operator, yellow, red)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [T_PERF_COUNTER] = "INSERT OR REPLACE INTO perf_counters (vcenter, counter_id, name, unit)"
-                       " VALUES (?1, ?2, ?3, ?4)",
-};
-
 /* The table each counted kind is counted in. */
 static const enum db_table kind_table[DB_NKINDS] = {
     [DB_DATASTORE] = T_DATASTORE, [DB_STORAGE_POD] = T_STORAGE_POD,   [DB_VM] = T_VM,
@@ -109,43 +36,6 @@ const char *db_kind_name(enum db_kind k)
     return db_table_name(kind_table[k]);
 }
 
-int db_err(int rc)
-{
-    switch (rc & 0xff) {
-    case SQLITE_OK:
-    case SQLITE_ROW:
-    case SQLITE_DONE:
-        return 0;
-    case SQLITE_NOMEM:
-        return -ENOMEM;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return -EBUSY;
-    case SQLITE_FULL:
-        return -ENOSPC;
-    case SQLITE_READONLY:
-        return -EROFS;
-    case SQLITE_IOERR:
-        return -EIO;
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-        return -EACCES;
-    default:
-        return -VSL_EDB;
-    }
-}
-
-static void set_errmsg(char **errmsg, const char *what, const char *detail)
-{
-    char msg[512];
-
-    if (!errmsg)
-        return;
-    snprintf(msg, sizeof(msg), "%s: %s", what, detail);
-    free(*errmsg);
-    *errmsg = strdup(msg);
-}
-
 /* Prepares *st once; later calls reuse it. */
 static int prepare(struct db *db, sqlite3_stmt **st, const char *sql)
 {
@@ -155,9 +45,8 @@ static int prepare(struct db *db, sqlite3_stmt **st, const char *sql)
         return 0;
     rc = sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
     if (rc != SQLITE_OK) {
-        log_debug("db: prepare failed: %s: %s", sqlite3_errmsg(db->h), sql);
         *st = NULL;
-        return db_err(rc);
+        return db_fail(db->h, rc, sql);
     }
     return 0;
 }
@@ -165,329 +54,103 @@ static int prepare(struct db *db, sqlite3_stmt **st, const char *sql)
 /* Runs a statement that returns no rows and makes it ready for the next use. */
 static int step_done(struct db *db, sqlite3_stmt *st)
 {
-    int rc = sqlite3_step(st);
+    int rc = sqlite3_step(st), r = rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, sqlite3_sql(st));
 
-    if (rc != SQLITE_DONE)
-        log_debug("db: %s: %s", sqlite3_errmsg(db->h), sqlite3_sql(st));
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? 0 : db_err(rc);
+    return r;
 }
 
 static int exec(struct db *db, const char *sql)
 {
-    int rc = sqlite3_exec(db->h, sql, NULL, NULL, NULL);
-
-    if (rc != SQLITE_OK) {
-        log_debug("db: %s: %s", sqlite3_errmsg(db->h), sql);
-        return db_err(rc);
-    }
-    return 0;
+    return db_exec(db->h, sql);
 }
 
-/* One column value of a row about to be inserted. */
-struct val {
-    int is_str;
-    const char *s;
-    int64_t i;
-};
-
-#define S(x)                                                                                       \
-    {                                                                                              \
-        .is_str = 1, .s = (x)                                                                      \
-    }
-#define I(x)                                                                                       \
-    {                                                                                              \
-        .is_str = 0, .i = (x)                                                                      \
-    }
-#define NVALS(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/* Inserts one row of table t for the snapshot's vCenter. Strings are bound without copying:
- * they only need to live until the step, which is within the sink call that borrowed them.
- * NULL strings and VIM_UNKNOWN numbers become SQL NULL. The first nkey values are the row's
- * key; a row missing one is skipped (logged) rather than failing the poll over one object. */
-static int insert(struct db_snapshot *snap, enum db_table t, const struct val *v, int n, int nkey)
+/* INSERT OR REPLACE: a confused server that sends the same key twice costs one row, not the
+ * poll (a table without a key, satp_rules, takes a rule sent twice as two rows, which changes
+ * no answer). ?1 is the vCenter, the columns follow in list order. */
+static int insert_sql(enum db_table t, struct vsl_buf *sql)
 {
-    struct db *db = snap->db;
-    sqlite3_stmt *st;
-    int i, rc = SQLITE_OK, r;
+    const struct db_table_def *d = &db_tables[t];
+    int i, pk = 0, r;
 
-    for (i = 0; i < nkey; i++) {
-        if (v[i].is_str && !v[i].s) {
-            log_debug("db: %s: skipping a row without a key", db_table_name(t));
+    for (i = 0; i < d->ncols; i++)
+        pk |= d->cols[i].flags & DB_PK;
+    r = vsl_buf_printf(sql, "INSERT%s INTO %s (vcenter, ", pk ? " OR REPLACE" : "", d->name);
+    for (i = 0; i < d->ncols && r == 0; i++)
+        r = vsl_buf_printf(sql, "%s%s", i ? ", " : "", d->cols[i].name);
+    for (i = 0; i <= d->ncols && r == 0; i++)
+        r = vsl_buf_printf(sql, "%s?%d", i ? ", " : ") VALUES (", i + 1);
+    if (r == 0)
+        r = vsl_buf_addstr(sql, ")");
+    return r;
+}
+
+/* Inserts one row of table t for the snapshot's vCenter, each column bound from its field of
+ * the row struct. Strings are bound without copying: they only need to live until the step,
+ * which is within the sink call that borrowed them. NULL strings and VIM_UNKNOWN numbers become
+ * SQL NULL. A row missing a NOT NULL string (a key) is skipped (logged) rather than failing the
+ * poll over one object. */
+static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
+{
+    const struct db_table_def *d = &db_tables[t];
+    struct db *db = snap->db;
+    char bufs[4][320];
+    const char *text[64];
+    sqlite3_stmt *st;
+    int i, nbuf = 0, rc, r;
+
+    assert(d->ncols < (int)(sizeof(text) / sizeof(text[0])));
+    for (i = 0; i < d->ncols; i++) {
+        const struct db_column *c = &d->cols[i];
+        const char *p = (const char *)row + c->off;
+        text[i] = NULL;
+        if (c->type == DB_TEXT)
+            text[i] = *(const char *const *)p;
+        else if (c->type == DB_FN)
+            text[i] = c->fn(row, bufs[nbuf++ % 4], sizeof(bufs[0]));
+        if ((c->type == DB_TEXT || c->type == DB_FN) && (c->flags & DB_NN) && !text[i]) {
+            log_debug("db: %s: skipping a row without a key", d->name);
             return 0;
         }
     }
-    r = prepare(db, &db->ins[t], insert_sql[t]);
-    if (r < 0)
-        return r;
+    if (!db->ins[t]) {
+        struct vsl_buf sql;
+        vsl_buf_init(&sql, 4096);
+        r = insert_sql(t, &sql);
+        if (r == 0)
+            r = prepare(db, &db->ins[t], sql.data);
+        vsl_buf_free(&sql);
+        if (r < 0)
+            return r;
+    }
     st = db->ins[t];
     rc = sqlite3_bind_text(st, 1, snap->vcenter, -1, SQLITE_STATIC);
-    for (i = 0; i < n && rc == SQLITE_OK; i++) {
-        if (v[i].is_str && v[i].s)
-            rc = sqlite3_bind_text(st, i + 2, v[i].s, -1, SQLITE_STATIC);
-        else if (!v[i].is_str && v[i].i != VIM_UNKNOWN)
-            rc = sqlite3_bind_int64(st, i + 2, v[i].i);
-        else
-            rc = sqlite3_bind_null(st, i + 2);
+    for (i = 0; i < d->ncols && rc == SQLITE_OK; i++) {
+        const struct db_column *c = &d->cols[i];
+        const char *p = (const char *)row + c->off;
+        int64_t v;
+        if (c->type == DB_TEXT || c->type == DB_FN) {
+            rc = db_bind_text(st, i + 2, text[i]);
+            continue;
+        }
+        v = c->type == DB_I64 ? *(const int64_t *)p : *(const int *)p;
+        rc = v == VIM_UNKNOWN ? sqlite3_bind_null(st, i + 2) : sqlite3_bind_int64(st, i + 2, v);
     }
     if (rc != SQLITE_OK) {
         sqlite3_clear_bindings(st);
-        return db_err(rc);
+        return db_fail(db->h, rc, d->name);
     }
     return step_done(db, st);
 }
 
-static int put_datastore(void *ctx, const struct vim_datastore *d)
-{
-    const struct val v[] = {
-        S(d->moref),          S(d->name),
-        S(d->type),           S(d->url),
-        S(d->parent),         I(d->capacity),
-        I(d->free_space),     I(d->uncommitted),
-        I(d->accessible),     S(d->maintenance_mode),
-        I(d->vmfs_major),     S(d->nas_remote_host),
-        I(d->vm_count),       S(d->vmfs_version),
-        I(d->vmfs_local),     I(d->vmfs_ssd),
-        S(d->unmap_priority),
-    };
-    return insert(ctx, T_DATASTORE, v, NVALS(v), 1);
-}
-
-static int put_datastore_extent(void *ctx, const struct vim_datastore_extent *x)
-{
-    const struct val v[] = {S(x->datastore), I(x->position), S(x->disk_name), I(x->partition)};
-    return insert(ctx, T_DATASTORE_EXTENT, v, NVALS(v), 1);
-}
-
-static int put_datastore_host(void *ctx, const struct vim_datastore_host *m)
-{
-    const struct val v[] = {S(m->datastore), S(m->host), I(m->mounted), I(m->accessible),
-                            S(m->access_mode)};
-    return insert(ctx, T_DATASTORE_HOST, v, NVALS(v), 2);
-}
-
-static int put_storage_pod(void *ctx, const struct vim_storage_pod *p)
-{
-    const struct val v[] = {S(p->moref), S(p->name), I(p->capacity), I(p->free_space)};
-    return insert(ctx, T_STORAGE_POD, v, NVALS(v), 1);
-}
-
-static int put_vm(void *ctx, const struct vim_vm *m)
-{
-    const struct val v[] = {
-        S(m->moref),       S(m->name),     S(m->hw_version), I(m->template),
-        S(m->power_state), S(m->ft_state), S(m->host),       S(m->vm_path_name),
-    };
-    return insert(ctx, T_VM, v, NVALS(v), 1);
-}
-
-static int put_vm_datastore(void *ctx, const struct vim_vm_datastore *d)
-{
-    const struct val v[] = {S(d->vm), S(d->datastore)};
-    return insert(ctx, T_VM_DATASTORE, v, NVALS(v), 2);
-}
-
-static int put_controller(void *ctx, const struct vim_controller *c)
-{
-    const struct val v[] = {S(c->vm), I(c->key), S(c->type), S(c->shared_bus), I(c->bus_number)};
-    return insert(ctx, T_CONTROLLER, v, NVALS(v), 2);
-}
-
-static int put_vdisk(void *ctx, const struct vim_vdisk *d)
-{
-    const struct val v[] = {
-        S(d->vm),          I(d->key),
-        S(d->label),       S(d->file_name),
-        S(d->datastore),   I(d->capacity_bytes),
-        S(d->format),      I(d->controller_key),
-        I(d->unit_number),
-    };
-    return insert(ctx, T_VDISK, v, NVALS(v), 2);
-}
-
-static int put_snapshot(void *ctx, const struct vim_snapshot *s)
-{
-    const struct val v[] = {S(s->vm), S(s->name), I(s->created), I(s->depth)};
-    return insert(ctx, T_SNAPSHOT, v, NVALS(v), 2);
-}
-
-static int put_host(void *ctx, const struct vim_host *h)
-{
-    const struct val v[] = {S(h->moref), S(h->name), S(h->parent), S(h->connection_state)};
-    return insert(ctx, T_HOST, v, NVALS(v), 1);
-}
-
-static int put_host_option(void *ctx, const struct vim_host_option *o)
-{
-    const struct val v[] = {S(o->host), S(o->key), S(o->value)};
-    return insert(ctx, T_HOST_OPTION, v, NVALS(v), 2);
-}
-
-static int put_vnic(void *ctx, const struct vim_vnic *n)
-{
-    const struct val v[] = {
-        S(n->host),          S(n->device), S(n->portgroup), S(n->dvs_uuid),
-        S(n->dvs_portgroup), I(n->mtu),    S(n->ip),
-    };
-    return insert(ctx, T_VNIC, v, NVALS(v), 2);
-}
-
-static int put_vswitch(void *ctx, const struct vim_vswitch *s)
-{
-    const struct val v[] = {S(s->host), S(s->name), I(s->mtu)};
-    return insert(ctx, T_VSWITCH, v, NVALS(v), 2);
-}
-
-static int put_portgroup(void *ctx, const struct vim_portgroup *p)
-{
-    const struct val v[] = {S(p->host), S(p->name), S(p->vswitch)};
-    return insert(ctx, T_PORTGROUP, v, NVALS(v), 2);
-}
-
-static int put_dvswitch(void *ctx, const struct vim_dvswitch *d)
-{
-    const struct val v[] = {S(d->moref), S(d->name), S(d->uuid), I(d->max_mtu)};
-    return insert(ctx, T_DVSWITCH, v, NVALS(v), 1);
-}
-
-static int put_hba(void *ctx, const struct vim_hba *h)
-{
-    const struct val v[] = {S(h->host),   S(h->device), S(h->type),
-                            S(h->driver), S(h->model),  S(h->status)};
-    return insert(ctx, T_HBA, v, NVALS(v), 2);
-}
-
-static int put_iscsi_hba(void *ctx, const struct vim_iscsi_hba *h)
-{
-    const struct val v[] = {S(h->host), S(h->device), S(h->iscsi_name), S(h->model)};
-    return insert(ctx, T_ISCSI_HBA, v, NVALS(v), 2);
-}
-
-static int put_iscsi_target(void *ctx, const struct vim_iscsi_target *t)
-{
-    /* The key is the "address:port" string iscsi_options uses to name a target. An address too
-     * long for it is not a real one; the row is then skipped like any row without a key. */
-    char target[320];
-    const char *tp = NULL;
-    int n;
-
-    if (t->address) {
-        if (t->port == VIM_UNKNOWN)
-            n = snprintf(target, sizeof(target), "%s", t->address);
-        else
-            n = snprintf(target, sizeof(target), "%s:%d", t->address, t->port);
-        if (n >= 0 && (size_t)n < sizeof(target))
-            tp = target;
+/* One sink callback per table: put_<sink>(ctx, row) inserts row into the table. */
+#define PUT(ENUM, table, sink, est, since, rowid)                                                  \
+    static int put_##sink(void *ctx, const struct vim_##sink *row)                                 \
+    {                                                                                              \
+        return insert(ctx, T_##ENUM, row);                                                         \
     }
-    /* A send target has no IQN: '' keeps the key free of NULLs. */
-    const struct val v[] = {
-        S(t->host),
-        S(t->hba),
-        S(t->kind),
-        S(tp),
-        S(t->iscsi_name ? t->iscsi_name : ""),
-        S(t->address),
-        I(t->port),
-        S(t->discovery_method),
-        S(t->parent),
-    };
-    return insert(ctx, T_ISCSI_TARGET, v, NVALS(v), 4);
-}
-
-static int put_iscsi_option(void *ctx, const struct vim_iscsi_option *o)
-{
-    /* Adapter-level options store '' for kind, target and IQN so the key holds no NULL; so do
-     * send targets for the IQN. */
-    const int adapter = o->target == NULL;
-    const struct val v[] = {
-        S(o->host),
-        S(o->hba),
-        S(adapter ? "" : o->kind),
-        S(adapter ? "" : o->target),
-        S(adapter || !o->target_iqn ? "" : o->target_iqn),
-        S(o->key),
-        S(o->value),
-        I(o->inherited),
-    };
-    return insert(ctx, T_ISCSI_OPTION, v, NVALS(v), 6);
-}
-
-static int put_iscsi_binding(void *ctx, const struct vim_iscsi_binding *b)
-{
-    const struct val v[] = {S(b->host), S(b->hba), S(b->vnic)};
-    return insert(ctx, T_ISCSI_BINDING, v, NVALS(v), 3);
-}
-
-static int put_lun(void *ctx, const struct vim_lun *l)
-{
-    const struct val v[] = {
-        S(l->host),   S(l->canonical_name), S(l->key),         S(l->display_name),
-        S(l->vendor), S(l->model),          S(l->lun_type),    I(l->local),
-        S(l->psp),    S(l->satp),           S(l->policy_type), S(l->multipath_plugin),
-    };
-    return insert(ctx, T_LUN, v, NVALS(v), 2);
-}
-
-static int put_lun_path(void *ctx, const struct vim_lun_path *p)
-{
-    const struct val v[] = {S(p->host), S(p->lun), S(p->name), S(p->state), S(p->adapter)};
-    return insert(ctx, T_LUN_PATH, v, NVALS(v), 3);
-}
-
-static int put_nmp_device(void *ctx, const struct vim_nmp_device *d)
-{
-    const struct val v[] = {S(d->host), S(d->device), S(d->psp), S(d->psp_config), I(d->iops)};
-    return insert(ctx, T_NMP_DEVICE, v, NVALS(v), 2);
-}
-
-static int put_satp_rule(void *ctx, const struct vim_satp_rule *r)
-{
-    const struct val v[] = {S(r->host),       S(r->satp),        S(r->vendor),        S(r->model),
-                            S(r->psp),        S(r->psp_options), S(r->rule_group),    S(r->device),
-                            S(r->driver),     S(r->transport),   S(r->claim_options), S(r->options),
-                            S(r->description)};
-    return insert(ctx, T_SATP_RULE, v, NVALS(v), 2);
-}
-
-static int put_gap(void *ctx, const struct vim_gap *g)
-{
-    /* A gap about no particular object is about the vCenter itself: object ''. */
-    const struct val v[] = {S(g->object ? g->object : ""), S(g->what), S(g->error)};
-    return insert(ctx, T_GAP, v, NVALS(v), 2);
-}
-
-static int put_entity(void *ctx, const struct vim_entity *e)
-{
-    const struct val v[] = {S(e->moref), S(e->type), S(e->name), S(e->parent)};
-    return insert(ctx, T_ENTITY, v, NVALS(v), 1);
-}
-
-static int put_alarm_manager(void *ctx, const struct vim_alarm_manager *m)
-{
-    const struct val v[] = {S(m->moref)};
-    return insert(ctx, T_ALARM_MANAGER, v, NVALS(v), 1);
-}
-
-static int put_alarm(void *ctx, const struct vim_alarm *a)
-{
-    const struct val v[] = {S(a->moref),   S(a->name),   S(a->system_name),
-                            I(a->enabled), S(a->entity), S(a->entity_type)};
-    return insert(ctx, T_ALARM, v, NVALS(v), 1);
-}
-
-static int put_alarm_metric(void *ctx, const struct vim_alarm_metric *m)
-{
-    const struct val v[] = {S(m->alarm), I(m->pos),    S(m->object_type), I(m->counter_id),
-                            S(m->op),    I(m->yellow), I(m->red)};
-    return insert(ctx, T_ALARM_METRIC, v, NVALS(v), 1);
-}
-
-static int put_perf_counter(void *ctx, const struct vim_perf_counter *p)
-{
-    const struct val v[] = {I(p->key), S(p->name), S(p->unit)};
-    return insert(ctx, T_PERF_COUNTER, v, NVALS(v), 0);
-}
+DB_INVENTORY_TABLES(PUT)
 
 /* The database holds the estate's names and layout: it is created 0600 whatever the umask
  * (SQLite gives its -wal and -shm files the database file's mode). An existing file keeps the
@@ -519,8 +182,8 @@ int db_open(const char *path, struct db **out, char **errmsg)
     create_private(path);
     rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        set_errmsg(errmsg, path, db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
-        r = db_err(rc);
+        db_set_errmsg(errmsg, "%s: %s", path, db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+        r = db_fail(db->h, rc, path);
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
@@ -535,8 +198,8 @@ int db_open(const char *path, struct db **out, char **errmsg)
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
-        set_errmsg(errmsg, path, sqlite3_errmsg(db->h));
-        r = db_err(rc);
+        db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
+        r = db_fail(db->h, rc, path);
         goto fail;
     }
     if (strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0)
@@ -546,8 +209,8 @@ int db_open(const char *path, struct db **out, char **errmsg)
 
     rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        set_errmsg(errmsg, path, sqlite3_errmsg(db->h));
-        r = db_err(rc);
+        db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
+        r = db_fail(db->h, rc, path);
         goto fail;
     }
     r = db_migrate(db->h, errmsg);
@@ -624,7 +287,7 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
             goto fail;
         r = sqlite3_bind_text(db->del[i], 1, vcenter, -1, SQLITE_TRANSIENT);
         if (r != SQLITE_OK) {
-            r = db_err(r);
+            r = db_fail(db->h, r, "removing the previous snapshot");
             goto fail;
         }
         r = step_done(db, db->del[i]);
@@ -632,39 +295,9 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
             goto fail;
     }
 
-    *sink = (struct vim_sink){
-        .ctx = snap,
-        .datastore = put_datastore,
-        .datastore_extent = put_datastore_extent,
-        .datastore_host = put_datastore_host,
-        .storage_pod = put_storage_pod,
-        .vm = put_vm,
-        .vm_datastore = put_vm_datastore,
-        .controller = put_controller,
-        .vdisk = put_vdisk,
-        .snapshot = put_snapshot,
-        .host = put_host,
-        .host_option = put_host_option,
-        .vnic = put_vnic,
-        .vswitch = put_vswitch,
-        .portgroup = put_portgroup,
-        .dvswitch = put_dvswitch,
-        .hba = put_hba,
-        .iscsi_hba = put_iscsi_hba,
-        .iscsi_target = put_iscsi_target,
-        .iscsi_option = put_iscsi_option,
-        .iscsi_binding = put_iscsi_binding,
-        .lun = put_lun,
-        .lun_path = put_lun_path,
-        .nmp_device = put_nmp_device,
-        .satp_rule = put_satp_rule,
-        .gap = put_gap,
-        .entity = put_entity,
-        .alarm_manager = put_alarm_manager,
-        .alarm = put_alarm,
-        .alarm_metric = put_alarm_metric,
-        .perf_counter = put_perf_counter,
-    };
+#define SINK(ENUM, table, sink, est, since, rowid) .sink = put_##sink,
+    *sink = (struct vim_sink){.ctx = snap, DB_INVENTORY_TABLES(SINK)};
+#undef SINK
     *out = snap;
     return 0;
 
@@ -696,9 +329,7 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
         sqlite3_finalize(st);
         st = NULL;
     }
-    if (rc != SQLITE_OK)
-        log_debug("db: counting rows: %s", sqlite3_errmsg(snap->db->h));
-    return db_err(rc);
+    return rc == SQLITE_OK ? 0 : db_fail(snap->db->h, rc, "counting rows");
 }
 
 static char *counts_json(const int64_t counts[DB_NKINDS])
@@ -743,7 +374,7 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, int6
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
-        rc = url ? sqlite3_bind_text(st, 2, url, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 2);
+        rc = db_bind_text(st, 2, url);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, started_ms);
     if (rc == SQLITE_OK)
@@ -751,10 +382,9 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, int6
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int(st, 5, error == NULL);
     if (rc == SQLITE_OK)
-        rc = error ? sqlite3_bind_text(st, 6, error, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 6);
+        rc = db_bind_text(st, 6, error);
     if (rc == SQLITE_OK)
-        rc =
-            counts ? sqlite3_bind_text(st, 7, counts, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 7);
+        rc = db_bind_text(st, 7, counts);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -766,13 +396,13 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, int6
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
-        rc = url ? sqlite3_bind_text(st, 2, url, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 2);
+        rc = db_bind_text(st, 2, url);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, id);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 4, finished_ms);
     if (rc == SQLITE_OK)
-        rc = error ? sqlite3_bind_text(st, 5, error, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 5);
+        rc = db_bind_text(st, 5, error);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -781,10 +411,9 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, int6
     return 0;
 
 fail:
-    log_debug("db: recording poll of %s: %s", vcenter, sqlite3_errmsg(db->h));
-    r = db_err(rc);
+    r = db_fail(db->h, rc, "recording a poll");
     sqlite3_finalize(st);
-    return r ? r : -VSL_EDB;
+    return r;
 }
 
 int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,

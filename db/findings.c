@@ -14,39 +14,6 @@
 #include "util/err.h"
 #include "util/log.h"
 
-/* Every query returns the columns of a finding in this order (see finding_json). */
-#define FINDING_COLUMNS                                                                            \
-    "SELECT fingerprint, check_id, title, severity, status, vcenter, object_type, object_moref,"   \
-    " object_name, detail, message, evidence_json, first_seen_ms, last_seen_ms, resolved_at_ms,"   \
-    " waiver_reason, waiver_expires, severity_order, host_moref, host_name,"                  \
-    " unverified_since_ms, unverified_reason, resolution FROM findings"
-
-enum {
-    C_FINGERPRINT,
-    C_CHECK,
-    C_TITLE,
-    C_SEVERITY,
-    C_STATUS,
-    C_VCENTER,
-    C_OBJ_TYPE,
-    C_OBJ_MOREF,
-    C_OBJ_NAME,
-    C_DETAIL,
-    C_MESSAGE,
-    C_EVIDENCE,
-    C_FIRST_SEEN,
-    C_LAST_SEEN,
-    C_RESOLVED_AT,
-    C_WAIVER_REASON,
-    C_WAIVER_EXPIRES,
-    C_SEVERITY_ORDER,
-    C_HOST_MOREF,
-    C_HOST_NAME,
-    C_UNVERIFIED_SINCE,
-    C_UNVERIFIED_REASON,
-    C_RESOLUTION,
-};
-
 /* The sort order of db_findings_query, which is also the index findings_order (migration 2):
  * the keyset of a cursor is these five columns of the last row of a page. */
 #define ORDER_BY " ORDER BY severity_order, check_id, vcenter, object_name, fingerprint"
@@ -54,7 +21,6 @@ enum {
     " AND (severity_order, check_id, vcenter, object_name, fingerprint) >"                         \
     " (:c_order, :c_check, :c_vcenter, :c_name, :c_fingerprint)"
 
-#define MAX_CURSOR 4096 /* hex digits; a real cursor is a few hundred */
 #define MAX_SQL    2048
 #define SORT_MAX   2000 /* matches up to which a page is sorted rather than walked */
 
@@ -75,26 +41,12 @@ static const struct {
  * index, and resolved findings are the part of the table that grows forever. */
 static const char unresolved_sql[] = "status IN ('open', 'waived')";
 
-/* A SQLite failure as a project error, with the message at debug level for whoever handles it. */
-static int fail_db(struct db *db, int rc, const char *what)
-{
-    int r = db_err(rc);
-
-    log_debug("db: %s: %s", what, sqlite3_errmsg(db->h));
-    return r ? r : -VSL_EDB;
-}
-
-static int bind_str(sqlite3_stmt *st, int i, const char *s)
-{
-    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
-}
-
 /* Binds s to the named parameter if the statement has it (the SQL is built from fragments). */
 static int bind_named(sqlite3_stmt *st, const char *name, const char *s)
 {
     int i = sqlite3_bind_parameter_index(st, name);
 
-    return i ? bind_str(st, i, s) : SQLITE_OK;
+    return i ? db_bind_text(st, i, s) : SQLITE_OK;
 }
 
 /* ---- recording ---------------------------------------------------------------------------- */
@@ -145,41 +97,41 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f
     evidence = json_dumps(f->evidence, JSON_COMPACT);
     if (!evidence)
         return SQLITE_NOMEM;
-    rc = bind_str(st, 1, f->fingerprint);
+    rc = db_bind_text(st, 1, f->fingerprint);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 2, f->check_id);
+        rc = db_bind_text(st, 2, f->check_id);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 3, f->check_title);
+        rc = db_bind_text(st, 3, f->check_title);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 4, vcenter);
+        rc = db_bind_text(st, 4, vcenter);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 5, f->object_type);
+        rc = db_bind_text(st, 5, f->object_type);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 6, f->object_moref);
+        rc = db_bind_text(st, 6, f->object_moref);
     /* Never NULL: the name is part of the sort key, and a row-value comparison with NULL
      * would drop the row from every page after the first. */
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 7, f->object_name ? f->object_name : "");
+        rc = db_bind_text(st, 7, f->object_name ? f->object_name : "");
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 8, f->detail);
+        rc = db_bind_text(st, 8, f->detail);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 9, vsl_severity_name(f->severity));
+        rc = db_bind_text(st, 9, vsl_severity_name(f->severity));
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 10, f->waiver_reason ? "waived" : "open");
+        rc = db_bind_text(st, 10, f->waiver_reason ? "waived" : "open");
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 11, f->message);
+        rc = db_bind_text(st, 11, f->message);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 12, evidence);
+        rc = db_bind_text(st, 12, evidence);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 13, f->waiver_reason);
+        rc = db_bind_text(st, 13, f->waiver_reason);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 14, f->waiver_expires);
+        rc = db_bind_text(st, 14, f->waiver_expires);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 15, now_ms);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 16, f->host_moref);
+        rc = db_bind_text(st, 16, f->host_moref);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 17, f->host_name);
+        rc = db_bind_text(st, 17, f->host_name);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -239,7 +191,7 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
 
     rc = sqlite3_prepare_v2(db->h, missing_sql, -1, &sel, NULL);
     if (rc == SQLITE_OK)
-        rc = bind_str(sel, 1, vcenter);
+        rc = db_bind_text(sel, 1, vcenter);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(sel, 2, now_ms);
     while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
@@ -273,11 +225,11 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
         rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &fix, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         sqlite3_stmt *st = rows[i].resolution ? fix : unv;
-        rc = bind_str(st, 1, rows[i].fingerprint);
+        rc = db_bind_text(st, 1, rows[i].fingerprint);
         if (rc == SQLITE_OK)
             rc = sqlite3_bind_int64(st, 2, now_ms);
         if (rc == SQLITE_OK)
-            rc = bind_str(st, 3, rows[i].resolution ? rows[i].resolution : rows[i].reason);
+            rc = db_bind_text(st, 3, rows[i].resolution ? rows[i].resolution : rows[i].reason);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
         sqlite3_reset(st);
@@ -302,7 +254,7 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
      * the first insert. */
     rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
-        return fail_db(db, rc, "recording findings");
+        return db_fail(db->h, rc, "recording findings");
     rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
     for (i = 0; i < ev->n_findings && rc == SQLITE_OK; i++)
         rc = upsert(ins, vcenter, &ev->findings[i], now_ms);
@@ -311,7 +263,7 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        r = fail_db(db, rc, "recording findings");
+        r = db_fail(db->h, rc, "recording findings");
         if (sqlite3_get_autocommit(db->h) == 0)
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     }
@@ -320,30 +272,6 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
-
-/* A text column as JSON: null for NULL, and for text jansson refuses (not UTF-8). */
-static json_t *jtext(sqlite3_stmt *st, int i)
-{
-    const char *s = (const char *)sqlite3_column_text(st, i);
-    json_t *v = s ? json_stringn(s, (size_t)sqlite3_column_bytes(st, i)) : NULL;
-
-    return v ? v : json_null();
-}
-
-/* Unix milliseconds as ISO-8601 UTC ("2026-11-29T19:22:45Z"); null for NULL. */
-static json_t *jtime(sqlite3_stmt *st, int i)
-{
-    time_t t;
-    struct tm tm;
-    char buf[32];
-
-    if (sqlite3_column_type(st, i) == SQLITE_NULL)
-        return json_null();
-    t = (time_t)(sqlite3_column_int64(st, i) / 1000);
-    if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        return json_null();
-    return json_string(buf);
-}
 
 /* The stored evidence, parsed back; {} if it is missing or was damaged. */
 static json_t *jevidence(sqlite3_stmt *st, int i)
@@ -357,11 +285,11 @@ static json_t *jevidence(sqlite3_stmt *st, int i)
 /* The reported status: an open finding first seen in the latest evaluation is "new". */
 static const char *status_of(sqlite3_stmt *st)
 {
-    const char *s = (const char *)sqlite3_column_text(st, C_STATUS);
+    const char *s = (const char *)sqlite3_column_text(st, F_status);
 
     if (s && strcmp(s, "open") == 0 &&
-        sqlite3_column_int64(st, C_FIRST_SEEN) == sqlite3_column_int64(st, C_LAST_SEEN) &&
-        sqlite3_column_type(st, C_UNVERIFIED_SINCE) == SQLITE_NULL)
+        sqlite3_column_int64(st, F_first_seen_ms) == sqlite3_column_int64(st, F_last_seen_ms) &&
+        sqlite3_column_type(st, F_unverified_since_ms) == SQLITE_NULL)
         return "new";
     return s ? s : "open";
 }
@@ -369,21 +297,21 @@ static const char *status_of(sqlite3_stmt *st)
 /* {"moref": ..., "name": ...} of the host a finding is on or about, or null. */
 static json_t *jhost(sqlite3_stmt *st)
 {
-    if (sqlite3_column_type(st, C_HOST_MOREF) == SQLITE_NULL)
+    if (sqlite3_column_type(st, F_host_moref) == SQLITE_NULL)
         return json_null();
-    return json_pack("{s:o,s:o}", "moref", jtext(st, C_HOST_MOREF), "name", jtext(st, C_HOST_NAME));
+    return json_pack("{s:o,s:o}", "moref", db_json_text(st, F_host_moref), "name", db_json_text(st, F_host_name));
 }
 
 /* {"since": ..., "reason": ...} when the latest evaluation could not verify it, or null. */
 static json_t *junverified(sqlite3_stmt *st)
 {
-    if (sqlite3_column_type(st, C_UNVERIFIED_SINCE) == SQLITE_NULL)
+    if (sqlite3_column_type(st, F_unverified_since_ms) == SQLITE_NULL)
         return json_null();
-    return json_pack("{s:o,s:o}", "since", jtime(st, C_UNVERIFIED_SINCE), "reason",
-                     jtext(st, C_UNVERIFIED_REASON));
+    return json_pack("{s:o,s:o}", "since", db_json_time(st, F_unverified_since_ms), "reason",
+                     db_json_text(st, F_unverified_reason));
 }
 
-/* The current row of a FINDING_COLUMNS statement in the shape of db/findings.h. NULL only when
+/* The current row of a select_findings() statement in the shape of db/findings.h. NULL only when
  * out of memory. */
 static json_t *finding_json(sqlite3_stmt *st)
 {
@@ -391,32 +319,32 @@ static json_t *finding_json(sqlite3_stmt *st)
 
     if (!o || !obj)
         goto fail;
-    if (sqlite3_column_type(st, C_WAIVER_REASON) != SQLITE_NULL) {
+    if (sqlite3_column_type(st, F_waiver_reason) != SQLITE_NULL) {
         w = json_object();
-        if (!w || json_object_set_new(w, "reason", jtext(st, C_WAIVER_REASON)) ||
-            json_object_set_new(w, "expires", jtext(st, C_WAIVER_EXPIRES)))
+        if (!w || json_object_set_new(w, "reason", db_json_text(st, F_waiver_reason)) ||
+            json_object_set_new(w, "expires", db_json_text(st, F_waiver_expires)))
             goto fail;
     }
-    if (json_object_set_new(obj, "type", jtext(st, C_OBJ_TYPE)) ||
-        json_object_set_new(obj, "moref", jtext(st, C_OBJ_MOREF)) ||
-        json_object_set_new(obj, "name", jtext(st, C_OBJ_NAME)))
+    if (json_object_set_new(obj, "type", db_json_text(st, F_object_type)) ||
+        json_object_set_new(obj, "moref", db_json_text(st, F_object_moref)) ||
+        json_object_set_new(obj, "name", db_json_text(st, F_object_name)))
         goto fail;
-    if (json_object_set_new(o, "fingerprint", jtext(st, C_FINGERPRINT)) ||
-        json_object_set_new(o, "check", jtext(st, C_CHECK)) ||
-        json_object_set_new(o, "title", jtext(st, C_TITLE)) ||
-        json_object_set_new(o, "severity", jtext(st, C_SEVERITY)) ||
+    if (json_object_set_new(o, "fingerprint", db_json_text(st, F_fingerprint)) ||
+        json_object_set_new(o, "check", db_json_text(st, F_check_id)) ||
+        json_object_set_new(o, "title", db_json_text(st, F_title)) ||
+        json_object_set_new(o, "severity", db_json_text(st, F_severity)) ||
         json_object_set_new(o, "status", json_string(status_of(st))) ||
-        json_object_set_new(o, "vcenter", jtext(st, C_VCENTER)) ||
+        json_object_set_new(o, "vcenter", db_json_text(st, F_vcenter)) ||
         json_object_set_new(o, "object", obj) ||
         json_object_set_new(o, "host", jhost(st)) ||
-        json_object_set_new(o, "detail", jtext(st, C_DETAIL)) ||
-        json_object_set_new(o, "message", jtext(st, C_MESSAGE)) ||
-        json_object_set_new(o, "evidence", jevidence(st, C_EVIDENCE)) ||
-        json_object_set_new(o, "first_seen", jtime(st, C_FIRST_SEEN)) ||
-        json_object_set_new(o, "last_seen", jtime(st, C_LAST_SEEN)) ||
+        json_object_set_new(o, "detail", db_json_text(st, F_detail)) ||
+        json_object_set_new(o, "message", db_json_text(st, F_message)) ||
+        json_object_set_new(o, "evidence", jevidence(st, F_evidence_json)) ||
+        json_object_set_new(o, "first_seen", db_json_time(st, F_first_seen_ms)) ||
+        json_object_set_new(o, "last_seen", db_json_time(st, F_last_seen_ms)) ||
         json_object_set_new(o, "unverified", junverified(st)) ||
-        json_object_set_new(o, "resolved_at", jtime(st, C_RESOLVED_AT)) ||
-        json_object_set_new(o, "resolution", jtext(st, C_RESOLUTION)) ||
+        json_object_set_new(o, "resolved_at", db_json_time(st, F_resolved_at_ms)) ||
+        json_object_set_new(o, "resolution", db_json_text(st, F_resolution)) ||
         json_object_set_new(o, "waiver", w)) {
         /* set_new has taken obj and w whether or not it succeeded */
         json_decref(o);
@@ -433,83 +361,39 @@ fail:
 
 /* ---- cursors ------------------------------------------------------------------------------ */
 
-#define CURSOR_FIELDS 5
-
 /* The sort key of the last row of a page: severity order, check, vCenter, object name and
  * fingerprint. Self-contained, so a page stays correct even if the row it ended on has since
  * changed or gone. */
-struct cursor {
-    char buf[MAX_CURSOR / 2 + 1];
-    const char *field[CURSOR_FIELDS]; /* into buf */
-    int order;                        /* field[0] parsed */
-};
+static const int cursor_cols[DB_CURSOR_FIELDS] = {F_severity_order, F_check_id, F_vcenter,
+                                                   F_object_name, F_fingerprint};
 
-/* The key of the current row, NUL-separated, in hex: opaque and safe in a URL as it is. */
-static char *cursor_encode(sqlite3_stmt *st)
+/* Parses a cursor and its severity order (field 0). -EINVAL for anything not made here. */
+static int cursor_decode(const char *s, struct db_cursor *c, int *order)
 {
-    static const char digits[] = "0123456789abcdef";
-    static const int cols[CURSOR_FIELDS] = {C_SEVERITY_ORDER, C_CHECK, C_VCENTER, C_OBJ_NAME,
-                                            C_FINGERPRINT};
-    struct vsl_buf hex;
-    int i, r = 0;
-
-    vsl_buf_init(&hex, MAX_CURSOR);
-    for (i = 0; i < CURSOR_FIELDS && r == 0; i++) {
-        const unsigned char *p = sqlite3_column_text(st, cols[i]);
-        if (i > 0)
-            r = vsl_buf_add(&hex, "00", 2);
-        for (; r == 0 && p && *p; p++) {
-            const char h[2] = {digits[*p >> 4], digits[*p & 0xf]};
-            r = vsl_buf_add(&hex, h, 2);
-        }
-    }
-    if (r < 0) {
-        vsl_buf_free(&hex);
-        return NULL;
-    }
-    return vsl_buf_take(&hex);
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* Parses a cursor. -EINVAL for anything that is not one cursor_encode made: it comes from a
- * URL, so from anyone. */
-static int cursor_decode(const char *s, struct cursor *c)
-{
-    size_t i, n = strlen(s), nf = 1;
     char *end;
-    long order;
+    long v;
+    int r = db_cursor_decode(s, DB_CURSOR_FIELDS, c);
 
-    if (n == 0 || n % 2 || n > MAX_CURSOR)
-        return -EINVAL;
-    c->field[0] = c->buf;
-    for (i = 0; i < n / 2; i++) {
-        const int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -EINVAL;
-        c->buf[i] = (char)(hi << 4 | lo);
-        if (c->buf[i] == '\0') {
-            if (nf == CURSOR_FIELDS)
-                return -EINVAL;
-            c->field[nf++] = c->buf + i + 1;
-        }
-    }
-    c->buf[n / 2] = '\0';
-    if (nf != CURSOR_FIELDS)
-        return -EINVAL;
+    if (r < 0)
+        return r;
     errno = 0;
-    order = strtol(c->field[0], &end, 10);
-    if (errno || end == c->field[0] || *end || order < 0 || order > SEV_CRITICAL)
+    v = strtol(c->field[0], &end, 10);
+    if (errno || end == c->field[0] || *end || v < 0 || v > SEV_CRITICAL)
         return -EINVAL;
-    c->order = (int)order;
+    *order = (int)v;
     return 0;
+}
+
+/* SELECT every column of findings (F_<col> are their positions) FROM findings. */
+static int select_findings(struct vsl_buf *sql)
+{
+    int r = vsl_buf_addstr(sql, "SELECT ");
+
+    if (r == 0)
+        r = db_select_columns(sql, T_FINDINGS, "findings");
+    if (r == 0)
+        r = vsl_buf_addstr(sql, " FROM findings");
+    return r;
 }
 
 /* ---- queries ------------------------------------------------------------------------------ */
@@ -568,9 +452,9 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
 
 /* Binds f's values, and the cursor's if the statement has them (c may be NULL). */
 static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int sev_order,
-                       const struct cursor *c)
+                       const struct db_cursor *c, int order)
 {
-    static const char *const key_params[CURSOR_FIELDS] = {":c_order", ":c_check", ":c_vcenter",
+    static const char *const key_params[DB_CURSOR_FIELDS] = {":c_order", ":c_check", ":c_vcenter",
                                                           ":c_name", ":c_fingerprint"};
     int rc, i;
 
@@ -588,8 +472,8 @@ static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":resolved_at")))
         rc = sqlite3_bind_int64(st, i, f->resolved_at_ms);
     if (c && rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, key_params[0])))
-        rc = sqlite3_bind_int(st, i, c->order);
-    for (i = 1; c && i < CURSOR_FIELDS && rc == SQLITE_OK; i++)
+        rc = sqlite3_bind_int(st, i, order);
+    for (i = 1; c && i < DB_CURSOR_FIELDS && rc == SQLITE_OK; i++)
         rc = bind_named(st, key_params[i], c->field[i]);
     return rc;
 }
@@ -598,7 +482,7 @@ static int prepare(struct db *db, const struct vsl_buf *sql, sqlite3_stmt **st)
 {
     int rc = sqlite3_prepare_v2(db->h, sql->data, (int)sql->len, st, NULL);
 
-    return rc == SQLITE_OK ? 0 : fail_db(db, rc, sql->data);
+    return rc == SQLITE_OK ? 0 : db_fail(db->h, rc, sql->data);
 }
 
 int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
@@ -606,7 +490,8 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
 {
     struct vsl_buf count_sql, page_sql;
     sqlite3_stmt *cst = NULL, *pst = NULL;
-    struct cursor *cur = NULL;
+    struct db_cursor *cur = NULL;
+    int cur_order = 0;
     json_t *list = NULL, *el;
     int sev_order, rc, r, in_tx = 0, n = 0;
 
@@ -622,7 +507,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         cur = malloc(sizeof(*cur));
         if (!cur)
             return -ENOMEM;
-        r = cursor_decode(f->cursor, cur);
+        r = cursor_decode(f->cursor, cur, &cur_order);
         if (r < 0) {
             free(cur);
             return r;
@@ -642,18 +527,18 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
     /* The count and the page come from one read transaction, so they agree. */
     rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        r = fail_db(db, rc, "querying findings");
+        r = db_fail(db->h, rc, "querying findings");
         goto out;
     }
     in_tx = 1;
     r = prepare(db, &count_sql, &cst);
     if (r < 0)
         goto out;
-    rc = bind_filter(cst, f, sev_order, NULL);
+    rc = bind_filter(cst, f, sev_order, NULL, 0);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(cst);
     if (rc != SQLITE_ROW) {
-        r = fail_db(db, rc, "counting findings");
+        r = db_fail(db->h, rc, "counting findings");
         goto out;
     }
     *total = sqlite3_column_int64(cst, 0);
@@ -662,7 +547,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
      * When they are few the walk may cross the whole table to find them, and fetching them by
      * index and sorting them is cheaper; the count has just said which case this is. An object
      * filter is tested row by row either way, so there the walk, which stops early, wins. */
-    r = vsl_buf_addstr(&page_sql, FINDING_COLUMNS);
+    r = select_findings(&page_sql);
     if (r == 0)
         r = where(&page_sql, f, &sev_order, *total > SORT_MAX || f->object || f->host);
     if (r == 0 && cur)
@@ -674,12 +559,12 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         r = prepare(db, &page_sql, &pst);
     if (r < 0)
         goto out;
-    rc = bind_filter(pst, f, sev_order, cur);
+    rc = bind_filter(pst, f, sev_order, cur, cur_order);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(pst, sqlite3_bind_parameter_index(pst, ":limit"),
                                 f->limit > 0 ? (int64_t)f->limit + 1 : -1);
     if (rc != SQLITE_OK) {
-        r = fail_db(db, rc, "querying findings");
+        r = db_fail(db->h, rc, "querying findings");
         goto out;
     }
     while ((rc = sqlite3_step(pst)) == SQLITE_ROW) {
@@ -693,7 +578,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         n++;
         if (f->limit > 0 && n == f->limit) {
             free(*next);
-            *next = cursor_encode(pst);
+            *next = db_cursor_encode(pst, cursor_cols, DB_CURSOR_FIELDS);
             if (!*next) {
                 r = -ENOMEM;
                 goto out;
@@ -701,7 +586,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         }
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        r = fail_db(db, rc, "querying findings");
+        r = db_fail(db->h, rc, "querying findings");
         goto out;
     }
     if (rc == SQLITE_DONE) {
@@ -731,13 +616,17 @@ out:
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
 {
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    struct vsl_buf sql;
+    int rc = SQLITE_NOMEM, r;
 
     assert(db && fingerprint && out);
     *out = NULL;
-    rc = sqlite3_prepare_v2(db->h, FINDING_COLUMNS " WHERE fingerprint = ?1", -1, &st, NULL);
+    vsl_buf_init(&sql, MAX_SQL);
+    if (select_findings(&sql) == 0 && vsl_buf_addstr(&sql, " WHERE fingerprint = ?1") == 0)
+        rc = sqlite3_prepare_v2(db->h, sql.data, -1, &st, NULL);
+    vsl_buf_free(&sql);
     if (rc == SQLITE_OK)
-        rc = bind_str(st, 1, fingerprint);
+        rc = db_bind_text(st, 1, fingerprint);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -746,7 +635,7 @@ int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
     } else if (rc == SQLITE_DONE) {
         r = -VSL_ENOTFOUND;
     } else {
-        r = fail_db(db, rc, "reading a finding");
+        r = db_fail(db->h, rc, "reading a finding");
     }
     sqlite3_finalize(st);
     return r;
@@ -800,9 +689,9 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
         r = prepare(db, &sql, &st);
     if (r < 0)
         goto out;
-    rc = bind_filter(st, &f, sev_order, NULL);
+    rc = bind_filter(st, &f, sev_order, NULL, 0);
     if (rc != SQLITE_OK) {
-        r = fail_db(db, rc, "summarising findings");
+        r = db_fail(db->h, rc, "summarising findings");
         goto out;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -830,7 +719,7 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
         add(json_object_get(by_check, check ? check : ""), sev, n);
     }
     if (rc != SQLITE_DONE) {
-        r = fail_db(db, rc, "summarising findings");
+        r = db_fail(db->h, rc, "summarising findings");
         goto out;
     }
     *out = o;

@@ -14,12 +14,6 @@ static int64_t first_day_ms(int64_t now_ms, size_t n)
     return now_ms - now_ms % DB_DAY_MS - (int64_t)(n - 1) * DB_DAY_MS;
 }
 
-static int bind_vcenter(sqlite3_stmt *st, int i, const char *vcenter)
-{
-    return vcenter ? sqlite3_bind_text(st, i, vcenter, -1, SQLITE_STATIC)
-                   : sqlite3_bind_null(st, i);
-}
-
 int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n,
                     struct db_history_day *days)
 {
@@ -56,7 +50,7 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         sqlite3_reset(open_st);
         rc = sqlite3_bind_int64(open_st, 1, d->end_ms);
         if (rc == SQLITE_OK)
-            rc = bind_vcenter(open_st, 2, vcenter);
+            rc = db_bind_text(open_st, 2, vcenter);
         while (rc == SQLITE_OK && (rc = sqlite3_step(open_st)) == SQLITE_ROW) {
             const char *sev = (const char *)sqlite3_column_text(open_st, 0);
             int64_t c = sqlite3_column_int64(open_st, 1);
@@ -73,7 +67,7 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         sqlite3_reset(obj_st);
         rc = sqlite3_bind_int64(obj_st, 1, d->end_ms);
         if (rc == SQLITE_OK)
-            rc = bind_vcenter(obj_st, 2, vcenter);
+            rc = db_bind_text(obj_st, 2, vcenter);
         if (rc == SQLITE_OK && (rc = sqlite3_step(obj_st)) == SQLITE_ROW) {
             d->vcenters = sqlite3_column_int64(obj_st, 0);
             d->objects = sqlite3_column_int64(obj_st, 1);
@@ -84,7 +78,7 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     sqlite3_finalize(open_st);
     sqlite3_finalize(obj_st);
-    return rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
+    return rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading history");
 }
 
 int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out)
@@ -106,7 +100,7 @@ int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t 
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 1, first_day_ms(now_ms, n));
     if (rc == SQLITE_OK)
-        rc = bind_vcenter(st, 2, vcenter);
+        rc = db_bind_text(st, 2, vcenter);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, now_ms);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -122,7 +116,7 @@ int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t 
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         json_decref(list);
-        return db_err(rc) ? db_err(rc) : -VSL_EDB;
+        return db_fail(db->h, rc, "reading polls by day");
     }
     *out = list;
     return 0;

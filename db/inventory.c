@@ -1,28 +1,21 @@
-/* Reading the stored inventory back out: as one JSON document (shape in docs/inventory.md) and
- * as text for an administrator. One statement per table per call, whatever the estate's size. */
+/* Reading the stored inventory back out as one JSON document (shape in docs/inventory.md). One
+ * statement per table per call, whatever the estate's size; each generated from the table's
+ * column list (db/columns.h) and a view of it. */
 #include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 
 /* Objects that later rows attach to, looked up by their key columns joined with KEY_SEP.
  * A registry is a json object used as a hash table; it is never printed. */
 enum reg { R_NONE = -1, R_POD, R_DATASTORE, R_HOST, R_HBA, R_TARGET, R_LUN, R_VM, R_ALARM, R_NREG };
-
-enum ftype { F_STR, F_INT, F_BOOL, F_SKIP };
-
-struct field {
-    const char *name;
-    enum ftype type;
-};
 
 /* How a row lands in its parent: as an object appended to an array, as its one field's value
  * appended to an array, or as a key (field 0) and value (field 1) set in an object. */
@@ -33,461 +26,301 @@ struct member {
     int is_object; /* 0: starts as [], 1: starts as {} */
 };
 
-/* One query that reads one table for one vCenter and hangs its rows on their parents. */
+/* One query that reads one table (alias x) for one vCenter and hangs its rows on their parents:
+ * the row's members are the view json of the table (db_view), its parent the object registered
+ * in parent under the columns pkey, and the row's own object is registered in reg under rkey. */
 struct loader {
-    const char *sql; /* ?1 = vcenter */
+    int t;
+    const char *json;
+    const struct db_extra *extras;
+    const char *join, *where, *order;
     enum reg parent; /* R_NONE: the parent is the vCenter object */
-    int pkey[5];     /* columns naming the parent in its registry */
-    int npkey;
+    const char *pkey;
     const char *member; /* where in the parent the row goes */
     enum mode mode;
-    int first; /* column of fields[0]; the rest follow */
-    const struct field *fields;
-    int nfields;
     enum reg reg; /* registry the row's object is entered in, R_NONE for none */
-    int rkey[5];
-    int nrkey;
+    const char *rkey;
     const struct member *members; /* what each row object starts with, NULL-terminated */
     const char *orphans; /* vCenter member for rows whose parent is unknown, or NULL: drop */
 };
 
+/* A loader's statement: the pkey columns first, then the rkey columns, then the fields. */
+struct query {
+    sqlite3_stmt *st;
+    int npkey, nrkey, nfields;
+    struct db_field fields[DB_MAX_FIELDS];
+};
+
 #define KEY_SEP "\x1f" /* ASCII unit separator: cannot occur in a moref or device name */
 #define NF(a)   ((int)(sizeof(a) / sizeof((a)[0])))
+#define MAX_SQL 8192
 
-static const struct field pod_fields[] = {
-    {"moref", F_STR}, {"name", F_STR}, {"capacity", F_INT}, {"free_space", F_INT}};
 static const struct member pod_members[] = {{"datastores", 0}, {NULL, 0}};
-
-static const struct field ds_fields[] = {{"moref", F_STR},
-                                         {"name", F_STR},
-                                         {"type", F_STR},
-                                         {"url", F_STR},
-                                         {"capacity", F_INT},
-                                         {"free_space", F_INT},
-                                         {"uncommitted", F_INT},
-                                         {"accessible", F_BOOL},
-                                         {"maintenance_mode", F_STR},
-                                         {"vmfs_major", F_INT},
-                                         {"nas_remote_host", F_STR},
-                                         {"parent", F_STR},
-                                         {"storage_pod", F_STR},
-                                         {"vm_count", F_INT},
-                                         {"vmfs_version", F_STR},
-                                         {"vmfs_local", F_BOOL},
-                                         {"vmfs_ssd", F_BOOL},
-                                         {"unmap_priority", F_STR}};
 static const struct member ds_members[] = {{"extents", 0}, {"hosts", 0}, {NULL, 0}};
-
-static const struct field extent_fields[] = {{"disk_name", F_STR}, {"partition", F_INT}};
-
-static const struct field mount_fields[] = {
-    {"host", F_STR}, {"mounted", F_BOOL}, {"accessible", F_BOOL}, {"access_mode", F_STR}};
-
-static const struct field moref_field[] = {{"moref", F_STR}};
-
-static const struct field dvs_fields[] = {
-    {"moref", F_STR}, {"name", F_STR}, {"uuid", F_STR}, {"max_mtu", F_INT}};
-
-static const struct field host_fields[] = {
-    {"moref", F_STR}, {"name", F_STR}, {"parent", F_STR}, {"connection_state", F_STR}};
 static const struct member host_members[] = {{"options", 1},    {"vswitches", 0},  {"vnics", 0},
                                              {"hbas", 0},       {"iscsi_hbas", 0}, {"luns", 0},
                                              {"satp_rules", 0}, {"gaps", 0},       {NULL, 0}};
-
-static const struct field any_hba_fields[] = {
-    {"device", F_STR}, {"type", F_STR}, {"driver", F_STR}, {"model", F_STR}, {"status", F_STR}};
-
-static const struct field kv_fields[] = {{"key", F_STR}, {"value", F_STR}};
-
-static const struct field vswitch_fields[] = {{"name", F_STR}, {"mtu", F_INT}};
-
-static const struct field vnic_fields[] = {
-    {"device", F_STR},   {"mtu", F_INT},           {"portgroup", F_STR}, {"vswitch", F_STR},
-    {"dvs_uuid", F_STR}, {"dvs_portgroup", F_STR}, {"ip", F_STR}};
-
-static const struct field hba_fields[] = {
-    {"device", F_STR}, {"iscsi_name", F_STR}, {"model", F_STR}};
 static const struct member hba_members[] = {
     {"bound_vnics", 0}, {"options", 0}, {"targets", 0}, {NULL, 0}};
-
-static const struct field vnic_name_field[] = {{"vnic", F_STR}};
-
-static const struct field target_fields[] = {
-    {"kind", F_STR},       {"target", F_SKIP},          {"address", F_STR}, {"port", F_INT},
-    {"iscsi_name", F_STR}, {"discovery_method", F_STR}, {"parent", F_STR}};
 static const struct member target_members[] = {{"options", 0}, {NULL, 0}};
-
-static const struct field iscsi_option_fields[] = {
-    {"key", F_STR}, {"value", F_STR}, {"inherited", F_BOOL}};
-
-static const struct field lun_fields[] = {
-    {"canonical_name", F_STR}, {"display_name", F_STR}, {"vendor", F_STR},
-    {"model", F_STR},          {"lun_type", F_STR},     {"local", F_BOOL},
-    {"policy", F_STR},         {"satp", F_STR},         {"iops_limit", F_INT},
-    {"psp_config", F_STR},     {"policy_type", F_STR},  {"multipath_plugin", F_STR}};
 static const struct member lun_members[] = {{"paths", 0}, {NULL, 0}};
-
-static const struct field path_fields[] = {{"name", F_STR}, {"state", F_STR}, {"adapter", F_STR}};
-
-static const struct field satp_rule_fields[] = {
-    {"satp", F_STR},        {"vendor", F_STR},        {"model", F_STR},   {"psp", F_STR},
-    {"psp_options", F_STR}, {"rule_group", F_STR},    {"device", F_STR},  {"driver", F_STR},
-    {"transport", F_STR},   {"claim_options", F_STR}, {"options", F_STR}, {"description", F_STR}};
-
-static const struct field gap_fields[] = {{"object", F_STR}, {"what", F_STR}, {"error", F_STR}};
-
-static const struct field vm_fields[] = {
-    {"moref", F_STR},      {"name", F_STR},     {"template", F_BOOL}, {"power_state", F_STR},
-    {"hw_version", F_STR}, {"ft_state", F_STR}, {"host", F_STR},      {"vm_path_name", F_STR}};
 static const struct member vm_members[] = {
     {"datastores", 0}, {"controllers", 0}, {"disks", 0}, {"snapshots", 0}, {NULL, 0}};
-
-static const struct field ds_moref_field[] = {{"datastore", F_STR}};
-
-static const struct field controller_fields[] = {
-    {"key", F_INT}, {"type", F_STR}, {"shared_bus", F_STR}, {"bus_number", F_INT}};
-
-static const struct field disk_fields[] = {{"key", F_INT},
-                                           {"label", F_STR},
-                                           {"file_name", F_STR},
-                                           {"datastore", F_STR},
-                                           {"capacity_bytes", F_INT},
-                                           {"format", F_STR},
-                                           {"controller_key", F_INT},
-                                           {"unit_number", F_INT}};
-
-static const struct field snapshot_fields[] = {
-    {"name", F_STR}, {"created", F_INT}, {"depth", F_INT}};
-
-static const struct field entity_fields[] = {
-    {"moref", F_STR}, {"type", F_STR}, {"name", F_STR}, {"parent", F_STR}};
-
-static const struct field alarm_fields[] = {
-    {"moref", F_STR},  {"name", F_STR},        {"system_name", F_STR}, {"enabled", F_BOOL},
-    {"entity", F_STR}, {"entity_type", F_STR}, {"entity_name", F_STR}};
 static const struct member alarm_members[] = {{"metrics", 0}, {NULL, 0}};
 
-static const struct field alarm_metric_fields[] = {
-    {"object_type", F_STR}, {"counter_id", F_INT}, {"counter", F_STR}, {"unit", F_STR},
-    {"operator", F_STR},    {"yellow", F_INT},     {"red", F_INT}};
+static const struct db_extra ds_extras[] = {{"storage_pod", "p.name", DB_TEXT}, {NULL, NULL, 0}};
+static const struct db_extra vnic_extras[] = {{"vswitch", "pg.vswitch", DB_TEXT},
+                                              {NULL, NULL, 0}};
+static const struct db_extra lun_extras[] = {
+    {"iops_limit", "n.iops", DB_INT}, {"psp_config", "n.psp_config", DB_TEXT}, {NULL, NULL, 0}};
+static const struct db_extra alarm_extras[] = {
+    {"entity_name", "coalesce(e.name, d.name, h.name, v.name)", DB_TEXT}, {NULL, NULL, 0}};
+static const struct db_extra metric_extras[] = {
+    {"counter", "p.name", DB_TEXT}, {"unit", "p.unit", DB_TEXT}, {NULL, NULL, 0}};
 
-/* In order: a loader's parents are always loaded by an earlier one. Device names sort by
- * length first so vmk2 comes before vmk10. */
+/* In order: a loader's parents are always loaded by an earlier one. The members of an object
+ * come in the order docs/inventory.md gives (the order they were added in, "*" ending with the
+ * newest). Device names sort by length first so vmk2 comes before vmk10. */
 static const struct loader loaders[] = {
-    {.sql = "SELECT moref, name, capacity, free_space FROM storage_pods WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+    {.t = T_STORAGE_POD,
+     .json = "*",
+     .order = "name, moref",
      .parent = R_NONE,
      .member = "storage_pods",
-     .fields = pod_fields,
-     .nfields = NF(pod_fields),
      .reg = R_POD,
-     .rkey = {0},
-     .nrkey = 1,
+     .rkey = "moref",
      .members = pod_members},
-    {.sql = "SELECT d.moref, d.name, d.type, d.url, d.capacity, d.free_space, d.uncommitted,"
-            " d.accessible, d.maintenance_mode, d.vmfs_major, d.nas_remote_host, d.parent,"
-            " p.name, d.vm_count, d.vmfs_version, d.vmfs_local, d.vmfs_ssd, d.unmap_priority"
-            " FROM datastores d LEFT JOIN storage_pods p"
-            " ON p.vcenter = d.vcenter AND p.moref = d.parent"
-            " WHERE d.vcenter = ?1 ORDER BY d.name, d.moref",
+    {.t = T_DATASTORE,
+     .json = "moref name type url capacity free_space uncommitted accessible maintenance_mode"
+             " vmfs_major nas_remote_host parent storage_pod vm_count *",
+     .extras = ds_extras,
+     .join = " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
+     .order = "x.name, x.moref",
      .parent = R_NONE,
      .member = "datastores",
-     .fields = ds_fields,
-     .nfields = NF(ds_fields),
      .reg = R_DATASTORE,
-     .rkey = {0},
-     .nrkey = 1,
+     .rkey = "moref",
      .members = ds_members},
-    {.sql = "SELECT datastore, disk_name, partition FROM datastore_extents WHERE vcenter = ?1"
-            " ORDER BY datastore, position",
+    {.t = T_DATASTORE_EXTENT,
+     .json = "*",
+     .order = "datastore, position",
      .parent = R_DATASTORE,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "datastore",
      .member = "extents",
-     .first = 1,
-     .fields = extent_fields,
-     .nfields = NF(extent_fields),
      .reg = R_NONE},
-    {.sql = "SELECT datastore, host, mounted, accessible, access_mode FROM datastore_hosts"
-            " WHERE vcenter = ?1 ORDER BY datastore, host",
+    {.t = T_DATASTORE_HOST,
+     .json = "*",
+     .order = "datastore, host",
      .parent = R_DATASTORE,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "datastore",
      .member = "hosts",
-     .first = 1,
-     .fields = mount_fields,
-     .nfields = NF(mount_fields),
      .reg = R_NONE},
-    {.sql = "SELECT parent, moref FROM datastores WHERE vcenter = ?1 AND parent IS NOT NULL"
-            " ORDER BY name, moref",
+    {.t = T_DATASTORE,
+     .json = "moref",
+     .where = " AND parent IS NOT NULL",
+     .order = "name, moref",
      .parent = R_POD,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "parent",
      .member = "datastores",
      .mode = M_SCALAR,
-     .first = 1,
-     .fields = moref_field,
-     .nfields = 1,
      .reg = R_NONE},
-    {.sql = "SELECT moref, name, uuid, max_mtu FROM dvswitches WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+    {.t = T_DVSWITCH,
+     .json = "*",
+     .order = "name, moref",
      .parent = R_NONE,
      .member = "dvswitches",
-     .fields = dvs_fields,
-     .nfields = NF(dvs_fields),
      .reg = R_NONE},
-    {.sql = "SELECT moref, name, parent, connection_state FROM hosts WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+    {.t = T_HOST,
+     .json = "*",
+     .order = "name, moref",
      .parent = R_NONE,
      .member = "hosts",
-     .fields = host_fields,
-     .nfields = NF(host_fields),
      .reg = R_HOST,
-     .rkey = {0},
-     .nrkey = 1,
+     .rkey = "moref",
      .members = host_members},
-    {.sql = "SELECT host, key, value FROM host_options WHERE vcenter = ?1 ORDER BY host, key",
+    {.t = T_HOST_OPTION,
+     .json = "key value",
+     .order = "host, key",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "options",
      .mode = M_MAP,
-     .first = 1,
-     .fields = kv_fields,
-     .nfields = NF(kv_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, name, mtu FROM vswitches WHERE vcenter = ?1 ORDER BY host, name",
+    {.t = T_VSWITCH,
+     .json = "*",
+     .order = "host, name",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "vswitches",
-     .first = 1,
-     .fields = vswitch_fields,
-     .nfields = NF(vswitch_fields),
      .reg = R_NONE},
-    {.sql = "SELECT n.host, n.device, n.mtu, n.portgroup, pg.vswitch, n.dvs_uuid,"
-            " n.dvs_portgroup, n.ip FROM vnics n LEFT JOIN portgroups pg"
-            " ON pg.vcenter = n.vcenter AND pg.host = n.host AND pg.name = n.portgroup"
-            " WHERE n.vcenter = ?1 ORDER BY n.host, length(n.device), n.device",
+    {.t = T_VNIC,
+     .json = "device mtu portgroup vswitch *",
+     .extras = vnic_extras,
+     .join = " LEFT JOIN portgroups pg"
+             " ON pg.vcenter = x.vcenter AND pg.host = x.host AND pg.name = x.portgroup",
+     .order = "x.host, length(x.device), x.device",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "vnics",
-     .first = 1,
-     .fields = vnic_fields,
-     .nfields = NF(vnic_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, device, type, driver, model, status FROM hbas WHERE vcenter = ?1"
-            " ORDER BY host, length(device), device",
+    {.t = T_HBA,
+     .json = "*",
+     .order = "host, length(device), device",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "hbas",
-     .first = 1,
-     .fields = any_hba_fields,
-     .nfields = NF(any_hba_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, device, iscsi_name, model FROM iscsi_hbas WHERE vcenter = ?1"
-            " ORDER BY host, length(device), device",
+    {.t = T_ISCSI_HBA,
+     .json = "*",
+     .order = "host, length(device), device",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "iscsi_hbas",
-     .first = 1,
-     .fields = hba_fields,
-     .nfields = NF(hba_fields),
      .reg = R_HBA,
-     .rkey = {0, 1},
-     .nrkey = 2,
+     .rkey = "host device",
      .members = hba_members},
-    {.sql = "SELECT host, hba, vnic FROM iscsi_bindings WHERE vcenter = ?1"
-            " ORDER BY host, hba, length(vnic), vnic",
+    {.t = T_ISCSI_BINDING,
+     .json = "vnic",
+     .order = "host, hba, length(vnic), vnic",
      .parent = R_HBA,
-     .pkey = {0, 1},
-     .npkey = 2,
+     .pkey = "host hba",
      .member = "bound_vnics",
      .mode = M_SCALAR,
-     .first = 2,
-     .fields = vnic_name_field,
-     .nfields = 1,
      .reg = R_NONE},
-    /* iscsi_name is '' for send targets in the table (it is part of the key): null here. */
-    {.sql = "SELECT host, hba, kind, target, address, port, nullif(iscsi_name, ''),"
-            " discovery_method, parent, iscsi_name FROM iscsi_targets"
-            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port, iscsi_name",
+    {.t = T_ISCSI_TARGET,
+     .json = "kind address port iscsi_name *",
+     .order = "host, hba, kind, address, port, x.iscsi_name",
      .parent = R_HBA,
-     .pkey = {0, 1},
-     .npkey = 2,
+     .pkey = "host hba",
      .member = "targets",
-     .first = 2,
-     .fields = target_fields,
-     .nfields = NF(target_fields),
      .reg = R_TARGET,
-     .rkey = {0, 1, 2, 3, 9},
-     .nrkey = 5,
+     .rkey = "host hba kind target iscsi_name",
      .members = target_members},
-    {.sql = "SELECT host, hba, key, value, inherited FROM iscsi_options"
-            " WHERE vcenter = ?1 AND target = '' ORDER BY host, hba, key",
+    {.t = T_ISCSI_OPTION,
+     .json = "*",
+     .where = " AND target = ''",
+     .order = "host, hba, key",
      .parent = R_HBA,
-     .pkey = {0, 1},
-     .npkey = 2,
+     .pkey = "host hba",
      .member = "options",
-     .first = 2,
-     .fields = iscsi_option_fields,
-     .nfields = NF(iscsi_option_fields),
      .reg = R_NONE},
-    {.sql =
-         "SELECT host, hba, kind, target, iscsi_name, key, value, inherited FROM iscsi_options"
-         " WHERE vcenter = ?1 AND target <> '' ORDER BY host, hba, kind, target, iscsi_name, key",
+    {.t = T_ISCSI_OPTION,
+     .json = "*",
+     .where = " AND target <> ''",
+     .order = "host, hba, kind, target, iscsi_name, key",
      .parent = R_TARGET,
-     .pkey = {0, 1, 2, 3, 4},
-     .npkey = 5,
+     .pkey = "host hba kind target iscsi_name",
      .member = "options",
-     .first = 5,
-     .fields = iscsi_option_fields,
-     .nfields = NF(iscsi_option_fields),
      .reg = R_NONE},
-    {.sql = "SELECT l.host, l.canonical_name, l.display_name, l.vendor, l.model, l.lun_type,"
-            " l.local, l.psp, l.satp, n.iops, n.psp_config, l.policy_type, l.multipath_plugin"
-            " FROM luns l LEFT JOIN nmp_devices n"
-            " ON n.vcenter = l.vcenter AND n.host = l.host AND n.device = l.canonical_name"
-            " WHERE l.vcenter = ?1 ORDER BY l.host, l.canonical_name",
+    {.t = T_LUN,
+     .json = "canonical_name display_name vendor model lun_type local policy=psp satp iops_limit"
+             " psp_config *",
+     .extras = lun_extras,
+     .join = " LEFT JOIN nmp_devices n"
+             " ON n.vcenter = x.vcenter AND n.host = x.host AND n.device = x.canonical_name",
+     .order = "x.host, x.canonical_name",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "luns",
-     .first = 1,
-     .fields = lun_fields,
-     .nfields = NF(lun_fields),
      .reg = R_LUN,
-     .rkey = {0, 1},
-     .nrkey = 2,
+     .rkey = "host canonical_name",
      .members = lun_members},
-    {.sql = "SELECT host, lun, name, state, adapter FROM lun_paths WHERE vcenter = ?1"
-            " ORDER BY host, lun, name",
+    {.t = T_LUN_PATH,
+     .json = "*",
+     .order = "host, lun, name",
      .parent = R_LUN,
-     .pkey = {0, 1},
-     .npkey = 2,
+     .pkey = "host lun",
      .member = "paths",
-     .first = 2,
-     .fields = path_fields,
-     .nfields = NF(path_fields),
      .reg = R_NONE},
-    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group, device, driver,"
-            " transport, claim_options, options, description FROM satp_rules"
-            " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
-            " psp_options, device, driver, transport, claim_options, options",
+    {.t = T_SATP_RULE,
+     .json = "*",
+     .order = "host, satp, vendor, model, rule_group, psp, psp_options, device, driver,"
+              " transport, claim_options, options",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "host",
      .member = "satp_rules",
-     .first = 1,
-     .fields = satp_rule_fields,
-     .nfields = NF(satp_rule_fields),
      .reg = R_NONE},
-    {.sql = "SELECT object, object, what, error FROM gaps WHERE vcenter = ?1 ORDER BY object, what",
+    {.t = T_GAP,
+     .json = "object *",
+     .order = "object, what",
      .parent = R_HOST,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "object",
      .member = "gaps",
-     .first = 1,
-     .fields = gap_fields,
-     .nfields = NF(gap_fields),
      .reg = R_NONE,
      .orphans = "gaps"},
-    {.sql = "SELECT moref, name, template, power_state, hw_version, ft_state, host, vm_path_name"
-            " FROM vms WHERE vcenter = ?1 ORDER BY name, moref",
+    {.t = T_VM,
+     .json = "moref name template power_state hw_version *",
+     .order = "name, moref",
      .parent = R_NONE,
      .member = "vms",
-     .fields = vm_fields,
-     .nfields = NF(vm_fields),
      .reg = R_VM,
-     .rkey = {0},
-     .nrkey = 1,
+     .rkey = "moref",
      .members = vm_members},
-    {.sql = "SELECT v.vm, v.datastore FROM vm_datastores v LEFT JOIN datastores d"
-            " ON d.vcenter = v.vcenter AND d.moref = v.datastore"
-            " WHERE v.vcenter = ?1 ORDER BY v.vm, d.name, v.datastore",
+    {.t = T_VM_DATASTORE,
+     .json = "datastore",
+     .join = " LEFT JOIN datastores d ON d.vcenter = x.vcenter AND d.moref = x.datastore",
+     .order = "x.vm, d.name, x.datastore",
      .parent = R_VM,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "vm",
      .member = "datastores",
      .mode = M_SCALAR,
-     .first = 1,
-     .fields = ds_moref_field,
-     .nfields = 1,
      .reg = R_NONE},
-    {.sql = "SELECT vm, key, type, shared_bus, bus_number FROM controllers WHERE vcenter = ?1"
-            " ORDER BY vm, key",
+    {.t = T_CONTROLLER,
+     .json = "*",
+     .order = "vm, key",
      .parent = R_VM,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "vm",
      .member = "controllers",
-     .first = 1,
-     .fields = controller_fields,
-     .nfields = NF(controller_fields),
      .reg = R_NONE},
-    {.sql = "SELECT vm, key, label, file_name, datastore, capacity_bytes, format, controller_key,"
-            " unit_number FROM vdisks WHERE vcenter = ?1 ORDER BY vm, key",
+    {.t = T_VDISK,
+     .json = "*",
+     .order = "vm, key",
      .parent = R_VM,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "vm",
      .member = "disks",
-     .first = 1,
-     .fields = disk_fields,
-     .nfields = NF(disk_fields),
      .reg = R_NONE},
-    {.sql = "SELECT vm, name, created, depth FROM snapshots WHERE vcenter = ?1"
-            " ORDER BY vm, depth, created, name",
+    {.t = T_SNAPSHOT,
+     .json = "*",
+     .order = "vm, depth, created, name",
      .parent = R_VM,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "vm",
      .member = "snapshots",
-     .first = 1,
-     .fields = snapshot_fields,
-     .nfields = NF(snapshot_fields),
      .reg = R_NONE},
-    {.sql = "SELECT moref, type, name, parent FROM entities WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+    {.t = T_ENTITY,
+     .json = "*",
+     .order = "name, moref",
      .parent = R_NONE,
      .member = "entities",
-     .fields = entity_fields,
-     .nfields = NF(entity_fields),
      .reg = R_NONE},
-    {.sql = "SELECT moref FROM alarm_managers WHERE vcenter = ?1 ORDER BY moref",
+    {.t = T_ALARM_MANAGER,
+     .json = "moref",
+     .order = "moref",
      .parent = R_NONE,
      .member = "alarm_managers",
      .mode = M_SCALAR,
-     .fields = moref_field,
-     .nfields = 1,
      .reg = R_NONE},
     /* The entity an alarm is defined on, by name, wherever the snapshot has one. */
-    {.sql = "SELECT a.moref, a.name, a.system_name, a.enabled, a.entity, a.entity_type,"
-            " coalesce(e.name, d.name, h.name, v.name) FROM alarms a"
-            " LEFT JOIN entities e ON e.vcenter = a.vcenter AND e.moref = a.entity"
-            " LEFT JOIN datastores d ON d.vcenter = a.vcenter AND d.moref = a.entity"
-            " LEFT JOIN hosts h ON h.vcenter = a.vcenter AND h.moref = a.entity"
-            " LEFT JOIN vms v ON v.vcenter = a.vcenter AND v.moref = a.entity"
-            " WHERE a.vcenter = ?1 ORDER BY a.name, a.moref",
+    {.t = T_ALARM,
+     .json = "* entity_name",
+     .extras = alarm_extras,
+     .join = " LEFT JOIN entities e ON e.vcenter = x.vcenter AND e.moref = x.entity"
+             " LEFT JOIN datastores d ON d.vcenter = x.vcenter AND d.moref = x.entity"
+             " LEFT JOIN hosts h ON h.vcenter = x.vcenter AND h.moref = x.entity"
+             " LEFT JOIN vms v ON v.vcenter = x.vcenter AND v.moref = x.entity",
+     .order = "x.name, x.moref",
      .parent = R_NONE,
      .member = "alarms",
-     .fields = alarm_fields,
-     .nfields = NF(alarm_fields),
      .reg = R_ALARM,
-     .rkey = {0},
-     .nrkey = 1,
+     .rkey = "moref",
      .members = alarm_members},
-    {.sql = "SELECT m.alarm, m.object_type, m.counter_id, p.name, p.unit, m.operator, m.yellow,"
-            " m.red FROM alarm_metrics m LEFT JOIN perf_counters p"
-            " ON p.vcenter = m.vcenter AND p.counter_id = m.counter_id"
-            " WHERE m.vcenter = ?1 ORDER BY m.alarm, m.pos",
+    {.t = T_ALARM_METRIC,
+     .json = "object_type counter_id counter unit *",
+     .extras = metric_extras,
+     .join = " LEFT JOIN perf_counters p ON p.vcenter = x.vcenter AND p.counter_id = x.counter_id",
+     .order = "x.alarm, x.pos",
      .parent = R_ALARM,
-     .pkey = {0},
-     .npkey = 1,
+     .pkey = "alarm",
      .member = "metrics",
-     .first = 1,
-     .fields = alarm_metric_fields,
-     .nfields = NF(alarm_metric_fields),
      .reg = R_NONE},
 };
 
@@ -498,41 +331,79 @@ static const struct member vcenter_members[] = {
     {"datastores", 0}, {"storage_pods", 0}, {"dvswitches", 0},     {"hosts", 0},  {"vms", 0},
     {"gaps", 0},       {"entities", 0},     {"alarm_managers", 0}, {"alarms", 0}, {NULL, 0}};
 
-/* A column as JSON. Text that is not valid UTF-8 (jansson refuses it) becomes null rather
- * than failing the whole dump. Returns NULL only when out of memory. */
-static json_t *column(sqlite3_stmt *st, int i, enum ftype t)
+/* Appends the blank-separated columns of list, each as ", x.column"; *n counts them. */
+static int add_key_columns(struct vsl_buf *sql, const char *list, int *n)
 {
-    const char *s;
-    json_t *v;
+    int r = 0;
 
+    *n = 0;
+    for (const char *p = list; p && *p && r == 0; (*n)++) {
+        const size_t len = strcspn(p, " ");
+        r = vsl_buf_printf(sql, "%sx.%.*s", *n ? ", " : "", (int)len, p);
+        p += len + (p[len] == ' ');
+    }
+    return r;
+}
+
+/* Builds and prepares the statement of loader l. */
+static int prepare_loader(sqlite3 *h, const struct loader *l, struct query *q)
+{
+    struct vsl_buf sql;
+    int r, i, n;
+
+    vsl_buf_init(&sql, MAX_SQL);
+    q->nfields = db_view(l->t, "x", l->json, l->extras, l->pkey, q->fields);
+    r = vsl_buf_addstr(&sql, "SELECT ");
+    if (r == 0)
+        r = add_key_columns(&sql, l->pkey, &q->npkey);
+    if (r == 0 && q->npkey && l->rkey)
+        r = vsl_buf_addstr(&sql, ", ");
+    if (r == 0)
+        r = add_key_columns(&sql, l->rkey, &q->nrkey);
+    for (i = 0; i < q->nfields && r == 0; i++) {
+        n = q->npkey + q->nrkey + i;
+        r = vsl_buf_printf(&sql, "%s%s", n ? ", " : "", q->fields[i].expr);
+    }
+    if (r == 0)
+        r = vsl_buf_printf(&sql, " FROM %s x%s WHERE x.vcenter = ?1%s ORDER BY %s",
+                           db_table_name(l->t), l->join ? l->join : "", l->where ? l->where : "",
+                           l->order);
+    if (r == 0) {
+        const int rc = sqlite3_prepare_v2(h, sql.data, -1, &q->st, NULL);
+        if (rc != SQLITE_OK)
+            r = db_fail(h, rc, sql.data);
+    }
+    vsl_buf_free(&sql);
+    return r;
+}
+
+/* A column as JSON of the field's type. Text that is not valid UTF-8 (jansson refuses it)
+ * becomes null rather than failing the whole dump. Returns NULL only when out of memory. */
+static json_t *column(sqlite3_stmt *st, int i, enum db_ctype t)
+{
     if (sqlite3_column_type(st, i) == SQLITE_NULL)
         return json_null();
     switch (t) {
-    case F_INT:
+    case DB_INT:
+    case DB_I64:
         return json_integer(sqlite3_column_int64(st, i));
-    case F_BOOL:
+    case DB_BOOL:
         return json_boolean(sqlite3_column_int64(st, i) != 0);
     default:
-        s = (const char *)sqlite3_column_text(st, i);
-        if (!s)
-            return NULL;
-        v = json_stringn(s, (size_t)sqlite3_column_bytes(st, i));
-        if (!v)
-            log_debug("db: column %s is not UTF-8", sqlite3_column_name(st, i));
-        return v ? v : json_null();
+        return db_json_text(st, i);
     }
 }
 
-/* Joins the key columns into buf. Returns NULL if the key does not fit (then nothing in a
- * registry can match it anyway). */
-static const char *row_key(sqlite3_stmt *st, const int *cols, int n, char *buf, size_t size)
+/* Joins key columns first..first+n-1 into buf. Returns NULL if the key does not fit (then
+ * nothing in a registry can match it anyway). */
+static const char *row_key(sqlite3_stmt *st, int first, int n, char *buf, size_t size)
 {
     size_t len = 0;
     int i;
 
     buf[0] = '\0';
     for (i = 0; i < n; i++) {
-        const char *s = (const char *)sqlite3_column_text(st, cols[i]);
+        const char *s = (const char *)sqlite3_column_text(st, first + i);
         int w = snprintf(buf + len, size - len, "%s%s", i ? KEY_SEP : "", s ? s : "");
         if (w < 0 || (size_t)w >= size - len)
             return NULL;
@@ -551,20 +422,19 @@ static int add_members(json_t *o, const struct member *m)
 }
 
 /* Builds the row's JSON value per the loader's mode. Returns NULL when out of memory. */
-static json_t *row_value(const struct loader *l, sqlite3_stmt *st)
+static json_t *row_value(const struct loader *l, const struct query *q)
 {
+    const int first = q->npkey + q->nrkey;
     json_t *o;
     int i;
 
     if (l->mode == M_SCALAR)
-        return column(st, l->first, l->fields[0].type);
+        return column(q->st, first, q->fields[0].type);
     o = json_object();
     if (!o)
         return NULL;
-    for (i = 0; i < l->nfields; i++) {
-        if (l->fields[i].type == F_SKIP)
-            continue;
-        if (json_object_set_new(o, l->fields[i].name, column(st, l->first + i, l->fields[i].type)))
+    for (i = 0; i < q->nfields; i++) {
+        if (json_object_set_new(o, q->fields[i].name, column(q->st, first + i, q->fields[i].type)))
             goto fail;
     }
     if (add_members(o, l->members) < 0)
@@ -576,9 +446,10 @@ fail:
     return NULL;
 }
 
-/* Runs one loader for one vCenter. st is prepared and bound; it is reset on return. */
-static int run_loader(const struct loader *l, sqlite3_stmt *st, json_t *vc, json_t **regs)
+/* Runs one loader for one vCenter. Its statement is bound; it is reset on return. */
+static int run_loader(const struct loader *l, const struct query *q, json_t *vc, json_t **regs)
 {
+    sqlite3_stmt *st = q->st;
     char key[1024];
     json_t *v = NULL;
     int rc, r = 0;
@@ -588,7 +459,7 @@ static int run_loader(const struct loader *l, sqlite3_stmt *st, json_t *vc, json
         const char *member = l->member;
 
         if (l->parent != R_NONE) {
-            const char *k = row_key(st, l->pkey, l->npkey, key, sizeof(key));
+            const char *k = row_key(st, 0, q->npkey, key, sizeof(key));
             parent = k ? json_object_get(regs[l->parent], k) : NULL;
             if (!parent && l->orphans) {
                 parent = vc;
@@ -599,14 +470,14 @@ static int run_loader(const struct loader *l, sqlite3_stmt *st, json_t *vc, json
         }
         container = json_object_get(parent, member);
         assert(container);
-        v = row_value(l, st);
+        v = row_value(l, q);
         if (!v) {
             r = -ENOMEM;
             goto out;
         }
         if (l->mode == M_MAP) {
             /* Option names come from the server: one that is not UTF-8 is left out. */
-            json_t *name = column(st, l->first, F_STR);
+            json_t *name = column(st, q->npkey + q->nrkey, DB_TEXT);
             if (json_is_string(name) && json_object_set(container, json_string_value(name),
                                                         json_object_get(v, "value")) < 0)
                 r = -ENOMEM;
@@ -618,7 +489,7 @@ static int run_loader(const struct loader *l, sqlite3_stmt *st, json_t *vc, json
             goto out;
         }
         if (l->reg != R_NONE) {
-            const char *k = row_key(st, l->rkey, l->nrkey, key, sizeof(key));
+            const char *k = row_key(st, q->npkey, q->nrkey, key, sizeof(key));
             if (k && json_object_set_nocheck(regs[l->reg], k, v) < 0) {
                 r = -ENOMEM;
                 goto out;
@@ -628,7 +499,7 @@ static int run_loader(const struct loader *l, sqlite3_stmt *st, json_t *vc, json
         v = NULL;
     }
     if (rc != SQLITE_DONE)
-        r = db_err(rc);
+        r = db_fail(sqlite3_db_handle(st), rc, l->member);
 out:
     json_decref(v);
     sqlite3_reset(st);
@@ -651,7 +522,7 @@ static json_t *last_poll(sqlite3_stmt *st)
         json_object_set_new(p, "finished_ms", json_integer(finished)) ||
         json_object_set_new(p, "duration_ms", json_integer(finished - started)) ||
         json_object_set_new(p, "ok", json_boolean(sqlite3_column_int(st, 4) != 0)) ||
-        json_object_set_new(p, "error", column(st, 5, F_STR))) {
+        json_object_set_new(p, "error", column(st, 5, DB_TEXT))) {
         json_decref(p);
         return NULL;
     }
@@ -659,7 +530,7 @@ static json_t *last_poll(sqlite3_stmt *st)
 }
 
 /* Builds one vCenter's object from the current row of vst and every loader. */
-static int vcenter_json(sqlite3_stmt *vst, sqlite3_stmt **lst, json_t **out)
+static int vcenter_json(sqlite3_stmt *vst, const struct query *q, json_t **out)
 {
     json_t *vc = json_object();
     json_t *regs[R_NREG] = {NULL};
@@ -669,8 +540,8 @@ static int vcenter_json(sqlite3_stmt *vst, sqlite3_stmt **lst, json_t **out)
     *out = NULL;
     if (!vc || !name)
         goto out;
-    if (json_object_set_new(vc, "name", column(vst, 0, F_STR)) ||
-        json_object_set_new(vc, "url", column(vst, 1, F_STR)) ||
+    if (json_object_set_new(vc, "name", column(vst, 0, DB_TEXT)) ||
+        json_object_set_new(vc, "url", column(vst, 1, DB_TEXT)) ||
         json_object_set_new(vc, "last_poll", last_poll(vst)) ||
         add_members(vc, vcenter_members) < 0)
         goto out;
@@ -680,12 +551,12 @@ static int vcenter_json(sqlite3_stmt *vst, sqlite3_stmt **lst, json_t **out)
             goto out;
     }
     for (i = 0; i < NLOADERS; i++) {
-        int rc = sqlite3_bind_text(lst[i], 1, name, -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_bind_text(q[i].st, 1, name, -1, SQLITE_TRANSIENT);
         if (rc != SQLITE_OK) {
-            r = db_err(rc);
+            r = db_fail(sqlite3_db_handle(q[i].st), rc, "reading inventory");
             goto out;
         }
-        r = run_loader(&loaders[i], lst[i], vc, regs);
+        r = run_loader(&loaders[i], &q[i], vc, regs);
         if (r < 0)
             goto out;
     }
@@ -705,7 +576,8 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
         "SELECT v.name, v.url, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
         " LEFT JOIN polls p ON p.id = v.last_poll_id"
         " WHERE ?1 IS NULL OR v.name = ?1 ORDER BY v.name";
-    sqlite3_stmt *vst = NULL, *lst[NLOADERS] = {NULL};
+    sqlite3_stmt *vst = NULL;
+    struct query *q = NULL;
     json_t *root = NULL, *list, *vc;
     int i, rc, r, in_tx = 0;
 
@@ -724,10 +596,15 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
     rc = vcenter ? sqlite3_bind_text(vst, 1, vcenter, -1, SQLITE_STATIC) : SQLITE_OK;
     if (rc != SQLITE_OK)
         goto fail_db;
+    q = calloc(NLOADERS, sizeof(*q));
+    if (!q) {
+        r = -ENOMEM;
+        goto out;
+    }
     for (i = 0; i < NLOADERS; i++) {
-        rc = sqlite3_prepare_v2(db->h, loaders[i].sql, -1, &lst[i], NULL);
-        if (rc != SQLITE_OK)
-            goto fail_db;
+        r = prepare_loader(db->h, &loaders[i], &q[i]);
+        if (r < 0)
+            goto out;
     }
     root = json_object();
     list = json_array();
@@ -736,7 +613,7 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
         goto out;
     }
     while ((rc = sqlite3_step(vst)) == SQLITE_ROW) {
-        r = vcenter_json(vst, lst, &vc);
+        r = vcenter_json(vst, q, &vc);
         if (r < 0)
             goto out;
         if (json_array_append_new(list, vc) < 0) {
@@ -756,14 +633,12 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
     goto out;
 
 fail_db:
-    log_debug("db: reading inventory: %s", sqlite3_errmsg(db->h));
-    r = db_err(rc);
-    if (r == 0)
-        r = -VSL_EDB;
+    r = db_fail(db->h, rc, "reading inventory");
 out:
     sqlite3_finalize(vst);
-    for (i = 0; i < NLOADERS; i++)
-        sqlite3_finalize(lst[i]);
+    for (i = 0; q && i < NLOADERS; i++)
+        sqlite3_finalize(q[i].st);
+    free(q);
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     json_decref(root);

@@ -36,17 +36,23 @@ struct load {
     struct est_iscsi_hba *hba;
 };
 
-/* One query that builds one array of the estate. ?1 is the vCenter. The first nkey columns name
- * the parent (none for a top-level array, whose parent is the estate). */
+/* One query that builds one array of the estate: every column of table t (alias a, so
+ * P_<ENUM>_<col> are their positions), then extra (the joins' columns), FROM the table and join,
+ * for ?1 the vCenter and where, ORDER BY order. The first nkey columns name the parent (none for
+ * a top-level array, whose parent is the estate). */
 struct table {
-    const char *sql;
+    enum db_table t;
+    const char *extra, *join, *where, *order;
     int nkey;
     size_t elem; /* the array's element size; 0 for a table that only sets fields on its parent */
     /* Finds the parent the key columns name, NULL if the snapshot holds none (a dangling row). */
     void *(*parent)(struct load *L, sqlite3_stmt *st);
-    /* Fills item (zeroed) from the row: 0, 1 to leave the row out, or a negative error. */
+    /* Fills what the column list does not copy into item (the EST columns are in it already):
+     * 0, 1 to leave the row out, or a negative error. NULL: nothing more. */
     int (*row)(struct load *L, sqlite3_stmt *st, void *item);
-    /* Hands a finished run, now in the arena, to its parent. */
+    /* Where a finished run, now in the arena, goes in its parent: the array and its count. */
+    size_t array, count;
+    /* Then, if not NULL: what the parent makes of its new array (sorting, linking). */
     void (*attach)(struct load *L, void *parent, void *items, size_t n);
 };
 
@@ -99,14 +105,6 @@ static const char *col_str(struct load *L, sqlite3_stmt *st, int i)
     const char *s = text(st, i);
 
     return s ? est_strndup(L->e, s, (size_t)sqlite3_column_bytes(st, i)) : NULL;
-}
-
-/* An object's name, or its moref when the snapshot has none: checks always have something to
- * call an object in a message, without each of them falling back on its own. */
-static const char *col_name(struct load *L, sqlite3_stmt *st, int i, const char *moref)
-{
-    const char *s = col_str(L, st, i);
-    return s ? s : moref;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int i)
@@ -181,13 +179,13 @@ static void *hba_parent(struct load *L, sqlite3_stmt *st)
     return L->hba;
 }
 
-/* Columns 0-1 name the adapter, 2 the kind, 4 the IQN ('' for none), 5-6 the target's address
- * and port. */
+/* An option's adapter, kind and IQN ('' for none), and the joined target's address and port. */
 static void *target_parent(struct load *L, sqlite3_stmt *st)
 {
     struct est_iscsi_hba *a = hba_parent(L, st);
-    const char *kind = text(st, 2), *iqn = text(st, 4), *addr = text(st, 5);
-    const int port = col_int(st, 6);
+    const char *kind = text(st, P_ISCSI_OPTION_kind), *iqn = text(st, P_ISCSI_OPTION_iscsi_name);
+    const char *addr = text(st, P_ISCSI_OPTION_NCOLS);
+    const int port = col_int(st, P_ISCSI_OPTION_NCOLS + 1);
     size_t i;
 
     for (i = 0; a && kind && addr && iqn && i < a->n_targets; i++) {
@@ -226,14 +224,43 @@ static size_t row_index(const struct load *L, size_t elem)
     return L->rows.len / elem - 1;
 }
 
+/* Copies the EST columns of table t from the row into the estate struct item. */
+static void copy_columns(struct load *L, sqlite3_stmt *st, enum db_table t, void *item)
+{
+    const struct db_table_def *d = &db_tables[t];
+
+    for (int i = 0; i < d->ncols; i++) {
+        const struct db_column *c = &d->cols[i];
+        char *f = (char *)item + c->est_off;
+        if (c->est_off < 0)
+            continue;
+        switch (c->type) {
+        case DB_INT:
+        case DB_BOOL:
+            *(int *)f = col_int(st, i);
+            break;
+        case DB_I64:
+            *(int64_t *)f = col_i64(st, i);
+            break;
+        default:
+            *(const char **)f = col_str(L, st, i);
+            break;
+        }
+    }
+}
+
+/* An object's name, or its moref when the snapshot has none: checks always have something to
+ * call an object in a message, without each of them falling back on its own. */
+static const char *name_or(const char *name, const char *moref)
+{
+    return name ? name : moref;
+}
+
 static int pod_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_pod *p = item;
 
-    p->moref = col_str(L, st, 0);
-    p->name = col_name(L, st, 1, p->moref);
-    p->capacity = col_i64(st, 2);
-    p->free_space = col_i64(st, 3);
+    p->name = name_or(p->name, p->moref);
     return refs_add(&L->pods, p->moref, row_index(L, sizeof(*p)));
 }
 
@@ -241,26 +268,12 @@ static int datastore_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_datastore *d = item;
 
-    d->moref = col_str(L, st, 0);
-    d->name = col_name(L, st, 1, d->moref);
-    d->type = col_str(L, st, 2);
-    d->capacity = col_i64(st, 3);
-    d->free_space = col_i64(st, 4);
-    d->uncommitted = col_i64(st, 5);
-    d->accessible = col_int(st, 6);
-    d->vmfs_major = col_int(st, 7);
     /* The parent is a folder unless the datastore sits in a datastore cluster. */
-    d->pod = refs_find(&L->pods, text(st, 8));
-    d->vm_count = col_int(st, 9);
-    d->parent = col_str(L, st, 8);
-    d->vmfs_version = col_str(L, st, 10);
-    d->vmfs_local = col_int(st, 11);
-    d->vmfs_ssd = col_int(st, 12);
-    d->unmap_priority = col_str(L, st, 13);
-    d->nas_remote_host = col_str(L, st, 14);
+    d->pod = refs_find(&L->pods, d->parent);
     /* VMs name the datastore of their configuration file by name ("[name] dir/vm.vmx"). */
-    if (text(st, 1) && refs_add(&L->ds_by_name, d->name, row_index(L, sizeof(*d))) < 0)
+    if (d->name && refs_add(&L->ds_by_name, d->name, row_index(L, sizeof(*d))) < 0)
         return -ENOMEM;
+    d->name = name_or(d->name, d->moref);
     return refs_add(&L->datastores, d->moref, row_index(L, sizeof(*d)));
 }
 
@@ -268,10 +281,7 @@ static int dvswitch_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_dvswitch *d = item;
 
-    d->moref = col_str(L, st, 0);
-    d->name = col_name(L, st, 1, d->moref);
-    d->uuid = col_str(L, st, 2);
-    d->max_mtu = col_int(st, 3);
+    d->name = name_or(d->name, d->moref);
     return refs_add(&L->dvs_by_uuid, d->uuid, row_index(L, sizeof(*d)));
 }
 
@@ -279,10 +289,7 @@ static int host_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_host *h = item;
 
-    h->moref = col_str(L, st, 0);
-    h->name = col_name(L, st, 1, h->moref);
-    h->parent = col_str(L, st, 2);
-    h->connection_state = col_str(L, st, 3);
+    h->name = name_or(h->name, h->moref);
     h->enable_block_delete = EST_UNKNOWN; /* until host_options says otherwise */
     return refs_add(&L->hosts, h->moref, row_index(L, sizeof(*h)));
 }
@@ -290,37 +297,25 @@ static int host_row(struct load *L, sqlite3_stmt *st, void *item)
 /* Sets a field of the host and keeps no row. */
 static int block_delete_row(struct load *L, sqlite3_stmt *st, void *item)
 {
-    int v = parse_int(text(st, 1));
+    int v = parse_int(text(st, P_HOST_OPTION_value));
 
     L->host->enable_block_delete = v == EST_UNKNOWN ? EST_UNKNOWN : v != 0;
     return 1;
 }
 
-static int vswitch_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_vswitch *s = item;
-
-    s->name = col_str(L, st, 1);
-    s->mtu = col_int(st, 2);
-    return 0;
-}
-
+/* The join's column: the vSwitch of the vmknic's portgroup. */
 static int vnic_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     const struct est_host *h = L->host;
-    const char *vswitch = text(st, 4);
+    const char *vswitch = text(st, P_VNIC_NCOLS);
     struct est_vnic *n = item;
     size_t i;
 
-    n->device = col_str(L, st, 1);
-    n->mtu = col_int(st, 2);
-    n->portgroup = col_str(L, st, 3);
     n->vswitch = EST_NONE;
     for (i = 0; vswitch && i < h->n_vswitches; i++) {
         if (h->vswitches[i].name && strcmp(h->vswitches[i].name, vswitch) == 0)
             n->vswitch = i;
     }
-    n->dvs_uuid = col_str(L, st, 5);
     n->dvswitch = refs_find(&L->dvs_by_uuid, n->dvs_uuid);
     return 0;
 }
@@ -330,24 +325,19 @@ static int mount_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_mount *m = item;
 
-    m->host = refs_find(&L->hosts, text(st, 1));
-    m->mounted = col_int(st, 2);
-    m->accessible = col_int(st, 3);
-    m->access_mode = col_str(L, st, 4);
+    m->host = refs_find(&L->hosts, text(st, P_DATASTORE_HOST_host));
     return m->host == EST_NONE;
 }
 
 static int lun_cmp(const void *key, const void *lun);
 
-/* An extent, and the LUN behind it on each mounting host that lists its device. */
+/* The LUN behind an extent on each mounting host that lists its device. */
 static int extent_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     const struct est_datastore *d = L->parent;
     struct est_extent *x = item;
     size_t i, n = 0;
 
-    x->disk_name = col_str(L, st, 1);
-    x->partition = col_int(st, 2);
     for (int pass = 0; pass < 2 && x->disk_name; pass++) {
         /* Pass 0 counts, pass 1 fills the array sized by pass 0. */
         if (pass == 1) {
@@ -374,58 +364,11 @@ static int extent_row(struct load *L, sqlite3_stmt *st, void *item)
     return 0;
 }
 
-/* Any adapter of the host. */
-static int any_hba_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_hba *a = item;
-
-    a->device = col_str(L, st, 1);
-    a->type = col_str(L, st, 2);
-    a->driver = col_str(L, st, 3);
-    a->model = col_str(L, st, 4);
-    return 0;
-}
-
-static int hba_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_iscsi_hba *a = item;
-
-    a->device = col_str(L, st, 1);
-    a->iscsi_name = col_str(L, st, 2);
-    return 0;
-}
-
-/* Columns from first on: key, value, inherited. */
-static void option_fill(struct load *L, sqlite3_stmt *st, int first, struct est_option *o)
-{
-    o->key = col_str(L, st, first);
-    o->value = col_str(L, st, first + 1);
-    o->inherited = col_int(st, first + 2);
-}
-
-static int hba_option_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    option_fill(L, st, 2, item);
-    return 0;
-}
-
-static int target_option_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    option_fill(L, st, 7, item);
-    return 0;
-}
-
 static int target_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_iscsi_target *t = item;
 
-    t->kind = col_str(L, st, 2);
-    t->address = col_str(L, st, 4);
-    t->port = col_int(st, 5);
-    t->iscsi_name = col_str(L, st, 6);
-    t->discovery_method = col_str(L, st, 7);
-    t->parent = col_str(L, st, 8);
-    t->send_target = EST_NONE; /* attach_targets links it */
+    t->send_target = EST_NONE; /* link_targets links it */
     return 0;
 }
 
@@ -433,7 +376,7 @@ static int target_row(struct load *L, sqlite3_stmt *st, void *item)
  * a check can follow every index it is given. */
 static int binding_row(struct load *L, sqlite3_stmt *st, void *item)
 {
-    const char *dev = text(st, 2);
+    const char *dev = text(st, P_ISCSI_BINDING_vnic);
     size_t *idx = item, i;
 
     for (i = 0; dev && i < L->host->n_vnics; i++) {
@@ -447,22 +390,13 @@ static int binding_row(struct load *L, sqlite3_stmt *st, void *item)
     return 1;
 }
 
+/* The join's columns: esxcli's Round Robin IOPS limit and device configuration. */
 static int lun_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_lun *l = item;
 
-    l->canonical_name = col_str(L, st, 1);
-    l->display_name = col_str(L, st, 2);
-    l->vendor = col_str(L, st, 3);
-    l->model = col_str(L, st, 4);
-    l->lun_type = col_str(L, st, 5);
-    l->local = col_int(st, 6);
-    l->psp = col_str(L, st, 7);
-    l->satp = col_str(L, st, 8);
-    l->iops_limit = col_int(st, 9);
-    l->psp_config = col_str(L, st, 10);
-    l->policy_type = col_str(L, st, 11);
-    l->multipath_plugin = col_str(L, st, 12);
+    l->iops_limit = col_int(st, P_LUN_NCOLS);
+    l->psp_config = col_str(L, st, P_LUN_NCOLS + 1);
     return 0;
 }
 
@@ -472,42 +406,11 @@ static int path_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_path *p = item;
     size_t i;
 
-    p->name = col_str(L, st, 2);
-    p->state = col_str(L, st, 3);
-    p->adapter = col_str(L, st, 4);
     p->hba = EST_NONE;
     for (i = 0; p->adapter && i < h->n_hbas; i++) {
         if (h->hbas[i].device && strcmp(h->hbas[i].device, p->adapter) == 0)
             p->hba = i;
     }
-    return 0;
-}
-
-static int satp_rule_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_satp_rule *r = item;
-
-    r->satp = col_str(L, st, 1);
-    r->vendor = col_str(L, st, 2);
-    r->model = col_str(L, st, 3);
-    r->psp = col_str(L, st, 4);
-    r->psp_options = col_str(L, st, 5);
-    r->rule_group = col_str(L, st, 6);
-    r->device = col_str(L, st, 7);
-    r->driver = col_str(L, st, 8);
-    r->transport = col_str(L, st, 9);
-    r->claim_options = col_str(L, st, 10);
-    r->options = col_str(L, st, 11);
-    r->description = col_str(L, st, 12);
-    return 0;
-}
-
-static int gap_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_gap *g = item;
-
-    g->what = col_str(L, st, 1);
-    g->error = col_str(L, st, 2);
     return 0;
 }
 
@@ -549,14 +452,9 @@ static int vm_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_vm *m = item;
 
-    m->moref = col_str(L, st, 0);
-    m->name = col_name(L, st, 1, m->moref);
-    m->template = col_int(st, 2);
-    m->power_state = col_str(L, st, 3);
-    m->ft_state = col_str(L, st, 4);
-    m->hw_version = hw_version(text(st, 5));
-    m->host = refs_find(&L->hosts, text(st, 6));
-    m->vm_path_name = col_str(L, st, 7);
+    m->name = name_or(m->name, m->moref);
+    m->hw_version = hw_version(text(st, P_VM_hw_version));
+    m->host = refs_find(&L->hosts, text(st, P_VM_host));
     m->config_datastore = datastore_of_path(L, m->vm_path_name, NULL, 0);
     return refs_add(&L->vms, m->moref, row_index(L, sizeof(*m)));
 }
@@ -566,18 +464,8 @@ static int vm_datastore_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     size_t *idx = item;
 
-    *idx = refs_find(&L->datastores, text(st, 1));
+    *idx = refs_find(&L->datastores, text(st, P_VM_DATASTORE_datastore));
     return *idx == EST_NONE;
-}
-
-static int controller_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_controller *c = item;
-
-    c->key = col_int(st, 1);
-    c->type = col_str(L, st, 2);
-    c->shared_bus = col_str(L, st, 3);
-    return 0;
 }
 
 static int disk_row(struct load *L, sqlite3_stmt *st, void *item)
@@ -586,30 +474,15 @@ static int disk_row(struct load *L, sqlite3_stmt *st, void *item)
     struct est_disk *d = item;
     size_t i;
 
-    d->key = col_int(st, 1);
-    d->label = col_str(L, st, 2);
-    d->file_name = col_str(L, st, 3);
-    d->datastore = refs_find(&L->datastores, text(st, 4));
-    d->capacity_bytes = col_i64(st, 5);
-    d->format = col_str(L, st, 6);
+    d->datastore = refs_find(&L->datastores, text(st, P_VDISK_datastore));
     d->controller = EST_NONE;
-    if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-        const int key = col_int(st, 7);
+    if (sqlite3_column_type(st, P_VDISK_controller_key) != SQLITE_NULL) {
+        const int key = col_int(st, P_VDISK_controller_key);
         for (i = 0; i < m->n_controllers; i++) {
             if (m->controllers[i].key == key)
                 d->controller = i;
         }
     }
-    return 0;
-}
-
-static int snapshot_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_snapshot *s = item;
-
-    s->name = col_str(L, st, 1);
-    s->created = col_i64(st, 2);
-    s->depth = col_int(st, 3);
     return 0;
 }
 
@@ -622,40 +495,21 @@ static void *alarm_parent(struct load *L, sqlite3_stmt *st)
     return i == EST_NONE ? NULL : &L->e->alarms[i];
 }
 
-static int entity_row(struct load *L, sqlite3_stmt *st, void *item)
-{
-    struct est_entity *en = item;
-
-    en->moref = col_str(L, st, 0);
-    en->type = col_str(L, st, 1);
-    en->name = col_str(L, st, 2);
-    en->parent = col_str(L, st, 3);
-    return 0;
-}
-
 static int alarm_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_alarm *a = item;
 
-    a->moref = col_str(L, st, 0);
-    a->name = col_name(L, st, 1, a->moref);
-    a->system_name = col_str(L, st, 2);
-    a->enabled = col_int(st, 3);
-    a->entity = col_str(L, st, 4);
-    a->entity_type = col_str(L, st, 5);
+    a->name = name_or(a->name, a->moref);
     return refs_add(&L->alarms, a->moref, row_index(L, sizeof(*a)));
 }
 
+/* The condition's operator, and the join's column: the name of its counter. */
 static int alarm_metric_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_alarm_metric *m = item;
 
-    m->object_type = col_str(L, st, 1);
-    m->counter_id = col_int(st, 2);
-    m->counter = col_str(L, st, 3);
-    m->op = col_str(L, st, 4);
-    m->yellow = col_int(st, 5);
-    m->red = col_int(st, 6);
+    m->op = col_str(L, st, P_ALARM_METRIC_operator);
+    m->counter = col_str(L, st, P_ALARM_METRIC_NCOLS);
     return 0;
 }
 
@@ -666,149 +520,37 @@ static int alarm_manager_row(struct load *L, sqlite3_stmt *st, void *item)
     return 1;
 }
 
-static void attach_entities(struct load *L, void *parent, void *items, size_t n)
-{
-    L->e->entities = items;
-    L->e->n_entities = n;
-}
+/* ---- what a parent makes of its new array ------------------------------------------------- */
 
-static void attach_alarms(struct load *L, void *parent, void *items, size_t n)
+static void sort_alarms(struct load *L, void *parent, void *items, size_t n)
 {
-    L->e->alarms = items;
-    L->e->n_alarms = n;
     refs_sort(&L->alarms);
 }
 
-static void attach_alarm_metrics(struct load *L, void *parent, void *items, size_t n)
+static void sort_pods(struct load *L, void *parent, void *items, size_t n)
 {
-    struct est_alarm *a = parent;
-
-    a->metrics = items;
-    a->n_metrics = n;
-}
-
-static void attach_vcenter_gaps(struct load *L, void *parent, void *items, size_t n)
-{
-    L->e->gaps = items;
-    L->e->n_gaps = n;
-}
-
-/* ---- attaching runs ----------------------------------------------------------------------- */
-
-static void attach_pods(struct load *L, void *parent, void *items, size_t n)
-{
-    L->e->pods = items;
-    L->e->n_pods = n;
     refs_sort(&L->pods);
 }
 
-static void attach_datastores(struct load *L, void *parent, void *items, size_t n)
+static void sort_datastores(struct load *L, void *parent, void *items, size_t n)
 {
-    L->e->datastores = items;
-    L->e->n_datastores = n;
     refs_sort(&L->datastores);
     refs_sort(&L->ds_by_name);
 }
 
-static void attach_mounts(struct load *L, void *parent, void *items, size_t n)
+static void sort_dvswitches(struct load *L, void *parent, void *items, size_t n)
 {
-    struct est_datastore *d = parent;
-
-    d->mounts = items;
-    d->n_mounts = n;
-}
-
-static void attach_extents(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_datastore *d = parent;
-
-    d->extents = items;
-    d->n_extents = n;
-}
-
-static void attach_dvswitches(struct load *L, void *parent, void *items, size_t n)
-{
-    L->e->dvswitches = items;
-    L->e->n_dvswitches = n;
     refs_sort(&L->dvs_by_uuid);
 }
 
-static void attach_hosts(struct load *L, void *parent, void *items, size_t n)
+static void sort_hosts(struct load *L, void *parent, void *items, size_t n)
 {
-    L->e->hosts = items;
-    L->e->n_hosts = n;
     refs_sort(&L->hosts);
 }
 
-static void attach_vms(struct load *L, void *parent, void *items, size_t n)
+static void sort_vms(struct load *L, void *parent, void *items, size_t n)
 {
-    L->e->vms = items;
-    L->e->n_vms = n;
     refs_sort(&L->vms);
-}
-
-static void attach_vswitches(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->vswitches = items;
-    h->n_vswitches = n;
-}
-
-static void attach_vnics(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->vnics = items;
-    h->n_vnics = n;
-}
-
-static void attach_any_hbas(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->hbas = items;
-    h->n_hbas = n;
-}
-
-static void attach_hbas(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->iscsi_hbas = items;
-    h->n_iscsi_hbas = n;
-}
-
-static void attach_luns(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->luns = items;
-    h->n_luns = n;
-}
-
-static void attach_satp_rules(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->satp_rules = items;
-    h->n_satp_rules = n;
-}
-
-static void attach_gaps(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_host *h = parent;
-
-    h->gaps = items;
-    h->n_gaps = n;
-}
-
-static void attach_hba_options(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_iscsi_hba *a = parent;
-
-    a->options = items;
-    a->n_options = n;
 }
 
 /* Whether static target t names send target s as its parent: "address:port", or the bare
@@ -824,14 +566,11 @@ static int parent_is(const struct est_iscsi_target *t, const struct est_iscsi_ta
     return t->parent[n] == ':' && parse_int(t->parent + n + 1) == s->port;
 }
 
-static void attach_targets(struct load *L, void *parent, void *items, size_t n)
+/* A static target found by a send target inherits from it: link the two. */
+static void link_targets(struct load *L, void *parent, void *items, size_t n)
 {
-    struct est_iscsi_hba *a = parent;
     struct est_iscsi_target *t = items;
 
-    a->targets = items;
-    a->n_targets = n;
-    /* A static target found by a send target inherits from it: link the two. */
     for (size_t i = 0; i < n; i++) {
         if (!t[i].kind || strcmp(t[i].kind, "static") != 0)
             continue;
@@ -842,280 +581,235 @@ static void attach_targets(struct load *L, void *parent, void *items, size_t n)
     }
 }
 
-static void attach_bindings(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_iscsi_hba *a = parent;
-
-    a->bound_vnics = items;
-    a->n_bound_vnics = n;
-}
-
-static void attach_target_options(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_iscsi_target *t = parent;
-
-    t->options = items;
-    t->n_options = n;
-}
-
-static void attach_paths(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_lun *l = parent;
-
-    l->paths = items;
-    l->n_paths = n;
-}
-
-static void attach_vm_datastores(struct load *L, void *parent, void *items, size_t n)
+/* Of two datastores with the VM's configuration datastore name, the VM's own is it. */
+static void vm_config_datastore(struct load *L, void *parent, void *items, size_t n)
 {
     struct est_vm *m = parent;
 
-    m->datastores = items;
-    m->n_datastores = n;
-    /* Of two datastores with the VM's configuration datastore name, the VM's own is it. */
     m->config_datastore = datastore_of_path(L, m->vm_path_name, items, n);
 }
 
-static void attach_controllers(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_vm *m = parent;
-
-    m->controllers = items;
-    m->n_controllers = n;
-}
-
-static void attach_disks(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_vm *m = parent;
-
-    m->disks = items;
-    m->n_disks = n;
-}
-
-static void attach_snapshots(struct load *L, void *parent, void *items, size_t n)
-{
-    struct est_vm *m = parent;
-
-    m->snapshots = items;
-    m->n_snapshots = n;
-}
+#define IN(type, a) .array = offsetof(struct type, a), .count = offsetof(struct type, n_##a)
 
 /* In order: every table's parents, and everything its rows refer to, are loaded by an earlier
  * one. Top-level objects come in name order (what a person reading findings expects), children
  * in the order docs/inventory.md gives, with their parent's key first so each parent's rows are
  * consecutive. Device names sort by length first so vmk2 comes before vmk10. */
 static const struct table tables[] = {
-    {.sql = "SELECT moref, name, capacity, free_space FROM storage_pods WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+    {.t = T_STORAGE_POD,
+     .order = "name, moref",
      .elem = sizeof(struct est_pod),
      .parent = estate_parent,
      .row = pod_row,
-     .attach = attach_pods},
-    {.sql = "SELECT moref, name, type, capacity, free_space, uncommitted, accessible, vmfs_major,"
-            " parent, vm_count, vmfs_version, vmfs_local, vmfs_ssd, unmap_priority,"
-            " nas_remote_host FROM datastores WHERE vcenter = ?1 ORDER BY name, moref",
+     IN(estate, pods),
+     .attach = sort_pods},
+    {.t = T_DATASTORE,
+     .order = "name, moref",
      .elem = sizeof(struct est_datastore),
      .parent = estate_parent,
      .row = datastore_row,
-     .attach = attach_datastores},
-    {.sql = "SELECT moref, name, uuid, max_mtu FROM dvswitches WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+     IN(estate, datastores),
+     .attach = sort_datastores},
+    {.t = T_DVSWITCH,
+     .order = "name, moref",
      .elem = sizeof(struct est_dvswitch),
      .parent = estate_parent,
      .row = dvswitch_row,
-     .attach = attach_dvswitches},
-    {.sql = "SELECT moref, name, parent, connection_state FROM hosts WHERE vcenter = ?1"
-            " ORDER BY name, moref",
+     IN(estate, dvswitches),
+     .attach = sort_dvswitches},
+    {.t = T_HOST,
+     .order = "name, moref",
      .elem = sizeof(struct est_host),
      .parent = estate_parent,
      .row = host_row,
-     .attach = attach_hosts},
-    {.sql = "SELECT host, value FROM host_options WHERE vcenter = ?1"
-            " AND key = 'VMFS3.EnableBlockDelete' ORDER BY host",
+     IN(estate, hosts),
+     .attach = sort_hosts},
+    {.t = T_HOST_OPTION,
+     .where = " AND key = 'VMFS3.EnableBlockDelete'",
+     .order = "host",
      .nkey = 1,
      .parent = host_parent,
      .row = block_delete_row},
-    {.sql = "SELECT host, name, mtu FROM vswitches WHERE vcenter = ?1 ORDER BY host, name",
+    {.t = T_VSWITCH,
+     .order = "host, name",
      .nkey = 1,
      .elem = sizeof(struct est_vswitch),
      .parent = host_parent,
-     .row = vswitch_row,
-     .attach = attach_vswitches},
-    {.sql = "SELECT n.host, n.device, n.mtu, n.portgroup, pg.vswitch, n.dvs_uuid FROM vnics n"
-            " LEFT JOIN portgroups pg"
-            " ON pg.vcenter = n.vcenter AND pg.host = n.host AND pg.name = n.portgroup"
-            " WHERE n.vcenter = ?1 ORDER BY n.host, length(n.device), n.device",
+     IN(est_host, vswitches)},
+    {.t = T_VNIC,
+     .extra = "pg.vswitch",
+     .join = " LEFT JOIN portgroups pg"
+             " ON pg.vcenter = x.vcenter AND pg.host = x.host AND pg.name = x.portgroup",
+     .order = "x.host, length(x.device), x.device",
      .nkey = 1,
      .elem = sizeof(struct est_vnic),
      .parent = host_parent,
      .row = vnic_row,
-     .attach = attach_vnics},
-    {.sql = "SELECT host, device, type, driver, model FROM hbas WHERE vcenter = ?1"
-            " ORDER BY host, length(device), device",
+     IN(est_host, vnics)},
+    {.t = T_HBA,
+     .order = "host, length(device), device",
      .nkey = 1,
      .elem = sizeof(struct est_hba),
      .parent = host_parent,
-     .row = any_hba_row,
-     .attach = attach_any_hbas},
-    {.sql = "SELECT host, device, iscsi_name FROM iscsi_hbas WHERE vcenter = ?1"
-            " ORDER BY host, length(device), device",
+     IN(est_host, hbas)},
+    {.t = T_ISCSI_HBA,
+     .order = "host, length(device), device",
      .nkey = 1,
      .elem = sizeof(struct est_iscsi_hba),
      .parent = host_parent,
-     .row = hba_row,
-     .attach = attach_hbas},
-    {.sql = "SELECT host, hba, key, value, inherited FROM iscsi_options"
-            " WHERE vcenter = ?1 AND target = '' ORDER BY host, hba, key",
+     IN(est_host, iscsi_hbas)},
+    {.t = T_ISCSI_OPTION,
+     .where = " AND target = ''",
+     .order = "host, hba, key",
      .nkey = 2,
      .elem = sizeof(struct est_option),
      .parent = hba_parent,
-     .row = hba_option_row,
-     .attach = attach_hba_options},
-    {.sql = "SELECT host, hba, kind, target, address, port, nullif(iscsi_name, ''),"
-            " discovery_method, parent FROM iscsi_targets"
-            " WHERE vcenter = ?1 ORDER BY host, hba, kind, address, port, target, iscsi_name",
+     IN(est_iscsi_hba, options)},
+    {.t = T_ISCSI_TARGET,
+     .order = "host, hba, kind, address, port, target, x.iscsi_name",
      .nkey = 2,
      .elem = sizeof(struct est_iscsi_target),
      .parent = hba_parent,
      .row = target_row,
-     .attach = attach_targets},
+     IN(est_iscsi_hba, targets),
+     .attach = link_targets},
     /* Options name their target by its "address:port" key and IQN; the join gives the address
      * and port the loaded target is matched by. */
-    {.sql = "SELECT o.host, o.hba, o.kind, o.target, o.iscsi_name, t.address, t.port, o.key,"
-            " o.value, o.inherited FROM iscsi_options o JOIN iscsi_targets t"
-            " ON t.vcenter = o.vcenter AND t.host = o.host AND t.hba = o.hba AND t.kind = o.kind"
-            " AND t.target = o.target AND t.iscsi_name = o.iscsi_name"
-            " WHERE o.vcenter = ?1 AND o.target <> ''"
-            " ORDER BY o.host, o.hba, o.kind, o.target, o.iscsi_name, o.key",
+    {.t = T_ISCSI_OPTION,
+     .extra = "t.address, t.port",
+     .join = " JOIN iscsi_targets t ON t.vcenter = x.vcenter AND t.host = x.host"
+             " AND t.hba = x.hba AND t.kind = x.kind AND t.target = x.target"
+             " AND t.iscsi_name = x.iscsi_name",
+     .where = " AND x.target <> ''",
+     .order = "x.host, x.hba, x.kind, x.target, x.iscsi_name, x.key",
      .nkey = 5,
      .elem = sizeof(struct est_option),
      .parent = target_parent,
-     .row = target_option_row,
-     .attach = attach_target_options},
-    {.sql = "SELECT host, hba, vnic FROM iscsi_bindings WHERE vcenter = ?1"
-            " ORDER BY host, hba, length(vnic), vnic",
+     IN(est_iscsi_target, options)},
+    {.t = T_ISCSI_BINDING,
+     .order = "host, hba, length(vnic), vnic",
      .nkey = 2,
      .elem = sizeof(size_t),
      .parent = hba_parent,
      .row = binding_row,
-     .attach = attach_bindings},
+     .array = offsetof(struct est_iscsi_hba, bound_vnics),
+     .count = offsetof(struct est_iscsi_hba, n_bound_vnics)},
     /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name. */
-    {.sql = "SELECT l.host, l.canonical_name, l.display_name, l.vendor, l.model, l.lun_type,"
-            " l.local, l.psp, l.satp, n.iops, n.psp_config, l.policy_type, l.multipath_plugin"
-            " FROM luns l LEFT JOIN nmp_devices n"
-            " ON n.vcenter = l.vcenter AND n.host = l.host AND n.device = l.canonical_name"
-            " WHERE l.vcenter = ?1 ORDER BY l.host, l.canonical_name",
+    {.t = T_LUN,
+     .extra = "n.iops, n.psp_config",
+     .join = " LEFT JOIN nmp_devices n"
+             " ON n.vcenter = x.vcenter AND n.host = x.host AND n.device = x.canonical_name",
+     .order = "x.host, x.canonical_name",
      .nkey = 1,
      .elem = sizeof(struct est_lun),
      .parent = host_parent,
      .row = lun_row,
-     .attach = attach_luns},
-    {.sql = "SELECT host, lun, name, state, adapter FROM lun_paths WHERE vcenter = ?1"
-            " ORDER BY host, lun, name",
+     IN(est_host, luns)},
+    {.t = T_LUN_PATH,
+     .order = "host, lun, name",
      .nkey = 2,
      .elem = sizeof(struct est_path),
      .parent = lun_parent,
      .row = path_row,
-     .attach = attach_paths},
-    {.sql = "SELECT host, satp, vendor, model, psp, psp_options, rule_group, device, driver,"
-            " transport, claim_options, options, description FROM satp_rules"
-            " WHERE vcenter = ?1 ORDER BY host, satp, vendor, model, rule_group, psp,"
-            " psp_options, device, driver, transport, claim_options, options",
+     IN(est_lun, paths)},
+    {.t = T_SATP_RULE,
+     .order = "host, satp, vendor, model, rule_group, psp, psp_options, device, driver,"
+              " transport, claim_options, options",
      .nkey = 1,
      .elem = sizeof(struct est_satp_rule),
      .parent = host_parent,
-     .row = satp_rule_row,
-     .attach = attach_satp_rules},
+     IN(est_host, satp_rules)},
     /* Only gaps about a host have a place in the estate; the rest find no parent. */
-    {.sql = "SELECT object, what, error FROM gaps WHERE vcenter = ?1 ORDER BY object, what",
+    {.t = T_GAP,
+     .order = "object, what",
      .nkey = 1,
      .elem = sizeof(struct est_gap),
      .parent = host_parent,
-     .row = gap_row,
-     .attach = attach_gaps},
+     IN(est_host, gaps)},
     /* After the hosts and their LUNs: a mount names a host, an extent a LUN on the mounting
      * hosts, so mounts come before extents. */
-    {.sql = "SELECT datastore, host, mounted, accessible, access_mode FROM datastore_hosts"
-            " WHERE vcenter = ?1 ORDER BY datastore, host",
+    {.t = T_DATASTORE_HOST,
+     .order = "datastore, host",
      .nkey = 1,
      .elem = sizeof(struct est_mount),
      .parent = datastore_parent,
      .row = mount_row,
-     .attach = attach_mounts},
-    {.sql = "SELECT datastore, disk_name, partition FROM datastore_extents WHERE vcenter = ?1"
-            " ORDER BY datastore, position",
+     IN(est_datastore, mounts)},
+    {.t = T_DATASTORE_EXTENT,
+     .order = "datastore, position",
      .nkey = 1,
      .elem = sizeof(struct est_extent),
      .parent = datastore_parent,
      .row = extent_row,
-     .attach = attach_extents},
-    {.sql = "SELECT moref, name, template, power_state, ft_state, hw_version, host, vm_path_name"
-            " FROM vms WHERE vcenter = ?1 ORDER BY name, moref",
+     IN(est_datastore, extents)},
+    {.t = T_VM,
+     .order = "name, moref",
      .elem = sizeof(struct est_vm),
      .parent = estate_parent,
      .row = vm_row,
-     .attach = attach_vms},
-    {.sql = "SELECT v.vm, v.datastore FROM vm_datastores v LEFT JOIN datastores d"
-            " ON d.vcenter = v.vcenter AND d.moref = v.datastore"
-            " WHERE v.vcenter = ?1 ORDER BY v.vm, d.name, v.datastore",
+     IN(estate, vms),
+     .attach = sort_vms},
+    {.t = T_VM_DATASTORE,
+     .join = " LEFT JOIN datastores d ON d.vcenter = x.vcenter AND d.moref = x.datastore",
+     .order = "x.vm, d.name, x.datastore",
      .nkey = 1,
      .elem = sizeof(size_t),
      .parent = vm_parent,
      .row = vm_datastore_row,
-     .attach = attach_vm_datastores},
-    {.sql = "SELECT vm, key, type, shared_bus FROM controllers WHERE vcenter = ?1"
-            " ORDER BY vm, key",
+     IN(est_vm, datastores),
+     .attach = vm_config_datastore},
+    {.t = T_CONTROLLER,
+     .order = "vm, key",
      .nkey = 1,
      .elem = sizeof(struct est_controller),
      .parent = vm_parent,
-     .row = controller_row,
-     .attach = attach_controllers},
-    {.sql = "SELECT vm, key, label, file_name, datastore, capacity_bytes, format, controller_key"
-            " FROM vdisks WHERE vcenter = ?1 ORDER BY vm, key",
+     IN(est_vm, controllers)},
+    {.t = T_VDISK,
+     .order = "vm, key",
      .nkey = 1,
      .elem = sizeof(struct est_disk),
      .parent = vm_parent,
      .row = disk_row,
-     .attach = attach_disks},
-    {.sql = "SELECT vm, name, created, depth FROM snapshots WHERE vcenter = ?1"
-            " ORDER BY vm, depth, created, name",
+     IN(est_vm, disks)},
+    {.t = T_SNAPSHOT,
+     .order = "vm, depth, created, name",
      .nkey = 1,
      .elem = sizeof(struct est_snapshot),
      .parent = vm_parent,
-     .row = snapshot_row,
-     .attach = attach_snapshots},
+     IN(est_vm, snapshots)},
     /* Sorted by moref: est_entity() searches them. */
-    {.sql = "SELECT moref, type, name, parent FROM entities WHERE vcenter = ?1 ORDER BY moref",
+    {.t = T_ENTITY,
+     .order = "moref",
      .elem = sizeof(struct est_entity),
      .parent = estate_parent,
-     .row = entity_row,
-     .attach = attach_entities},
-    {.sql = "SELECT moref, name, system_name, enabled, entity, entity_type FROM alarms"
-            " WHERE vcenter = ?1 ORDER BY name, moref",
+     IN(estate, entities)},
+    {.t = T_ALARM,
+     .order = "name, moref",
      .elem = sizeof(struct est_alarm),
      .parent = estate_parent,
      .row = alarm_row,
-     .attach = attach_alarms},
+     IN(estate, alarms),
+     .attach = sort_alarms},
     /* A condition names its counter by id; the id's name is what says what it watches. */
-    {.sql = "SELECT m.alarm, m.object_type, m.counter_id, p.name, m.operator, m.yellow, m.red"
-            " FROM alarm_metrics m LEFT JOIN perf_counters p"
-            " ON p.vcenter = m.vcenter AND p.counter_id = m.counter_id"
-            " WHERE m.vcenter = ?1 ORDER BY m.alarm, m.pos",
+    {.t = T_ALARM_METRIC,
+     .extra = "p.name",
+     .join = " LEFT JOIN perf_counters p"
+             " ON p.vcenter = x.vcenter AND p.counter_id = x.counter_id",
+     .order = "x.alarm, x.pos",
      .nkey = 1,
      .elem = sizeof(struct est_alarm_metric),
      .parent = alarm_parent,
      .row = alarm_metric_row,
-     .attach = attach_alarm_metrics},
-    {.sql = "SELECT moref FROM alarm_managers WHERE vcenter = ?1",
-     .parent = estate_parent,
-     .row = alarm_manager_row},
+     IN(est_alarm, metrics)},
+    {.t = T_ALARM_MANAGER, .parent = estate_parent, .row = alarm_manager_row},
     /* Gaps about the vCenter itself; those about a host went to the host above. */
-    {.sql = "SELECT object, what, error FROM gaps WHERE vcenter = ?1 AND object = ''"
-            " ORDER BY what",
+    {.t = T_GAP,
+     .where = " AND object = ''",
+     .order = "what",
      .elem = sizeof(struct est_gap),
      .parent = estate_parent,
-     .row = gap_row,
-     .attach = attach_vcenter_gaps},
+     .array = offsetof(struct estate, gaps),
+     .count = offsetof(struct estate, n_gaps)},
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
@@ -1149,7 +843,10 @@ static int end_run(struct load *L, const struct table *t)
         if (!items)
             return -ENOMEM;
         memcpy(items, L->rows.data, L->rows.len);
-        t->attach(L, L->parent, items, n);
+        *(void **)((char *)L->parent + t->array) = items;
+        *(size_t *)((char *)L->parent + t->count) = n;
+        if (t->attach)
+            t->attach(L, L->parent, items, n);
     }
     vsl_buf_reset(&L->rows);
     L->parent = NULL;
@@ -1161,10 +858,21 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
     /* The rows are zero-filled before row() sees them: every field not set is 0/NULL. */
     static const max_align_t zeros[16];
     sqlite3_stmt *st = NULL;
-    int rc, r, in_run = 0;
+    struct vsl_buf sql;
+    int rc = SQLITE_NOMEM, r, in_run = 0;
 
     assert(t->elem <= sizeof(zeros));
-    rc = sqlite3_prepare_v2(h, t->sql, -1, &st, NULL);
+    vsl_buf_init(&sql, 4096);
+    r = vsl_buf_addstr(&sql, "SELECT ");
+    if (r == 0)
+        r = db_select_columns(&sql, t->t, "x");
+    if (r == 0)
+        r = vsl_buf_printf(&sql, "%s%s FROM %s x%s WHERE x.vcenter = ?1%s%s%s", t->extra ? ", " : "",
+                           t->extra ? t->extra : "", db_table_name(t->t), t->join ? t->join : "",
+                           t->where ? t->where : "", t->order ? " ORDER BY " : "",
+                           t->order ? t->order : "");
+    if (r == 0)
+        rc = sqlite3_prepare_v2(h, sql.data, -1, &st, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
     if (rc != SQLITE_OK)
@@ -1197,7 +905,10 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
             if (r < 0)
                 goto out;
         }
-        r = t->row(L, st, t->elem ? L->rows.data + L->rows.len - t->elem : NULL);
+        void *item = t->elem ? L->rows.data + L->rows.len - t->elem : NULL;
+        if (item)
+            copy_columns(L, st, t->t, item);
+        r = t->row ? t->row(L, st, item) : 0;
         if (r < 0)
             goto out;
         if (r > 0 && t->elem)
@@ -1209,12 +920,10 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
     goto out;
 
 fail_db:
-    log_debug("db: loading estate of %s: %s: %s", L->e->vcenter, sqlite3_errmsg(h), t->sql);
-    r = db_err(rc);
-    if (r == 0)
-        r = -VSL_EDB;
+    r = db_fail(h, rc, sql.data ? sql.data : "loading an estate");
 out:
     sqlite3_finalize(st);
+    vsl_buf_free(&sql);
     return r;
 }
 
@@ -1238,8 +947,7 @@ static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
     } else if (rc == SQLITE_DONE) {
         r = -VSL_ENOTFOUND;
     } else {
-        log_debug("db: reading vCenter %s: %s", vcenter, sqlite3_errmsg(h));
-        r = db_err(rc) ? db_err(rc) : -VSL_EDB;
+        r = db_fail(h, rc, "reading a vCenter");
     }
     sqlite3_finalize(st);
     return r;
@@ -1249,7 +957,7 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 {
     struct load L = {0};
     size_t i;
-    int rc, r, in_tx = 0;
+    int r, in_tx = 0;
 
     assert(db && vcenter && out);
     assert(!db->in_snapshot);
@@ -1262,11 +970,9 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
         return -ENOMEM;
     /* One read transaction: with WAL it pins one committed snapshot, so a poll committing
      * while we read cannot hand the checks half of the old one and half of the new one. */
-    rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        r = db_err(rc) ? db_err(rc) : -VSL_EDB;
+    r = db_exec(db->h, "BEGIN");
+    if (r < 0)
         goto out;
-    }
     in_tx = 1;
     r = last_success(db->h, vcenter, &L.e->polled_ms);
     for (i = 0; i < NTABLES && r == 0; i++)
@@ -1336,8 +1042,7 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n)
     goto out;
 
 fail_db:
-    log_debug("db: listing vCenters: %s", sqlite3_errmsg(db->h));
-    r = db_err(rc) ? db_err(rc) : -VSL_EDB;
+    r = db_fail(db->h, rc, "listing vCenters");
 out:
     sqlite3_finalize(st);
     while (len > 0)

@@ -1,6 +1,6 @@
 /* The stored inventory a page at a time for the HTTP API. SQLite builds each row's JSON
- * (json_object) and its keyset cursor, so a page costs one statement and memory in proportion
- * to the page, not to the estate. */
+ * (json_object, from a view of the table's column list), so a page costs one statement and
+ * memory in proportion to the page, not to the estate. */
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,46 +12,100 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#define MAX_CURSOR 4096 /* hex digits; a real cursor is well under a few hundred */
+/* What a page's rows hold: a view (db_view) of the table, read as x, with its extras. */
+struct page_view {
+    int t;
+    const char *json, *join;
+    const struct db_extra *extras;
+};
+
+static const struct db_extra ds_extras[] = {{"storage_pod", "p.name", DB_TEXT}, {NULL, NULL, 0}};
+static const struct db_extra host_extras[] = {
+    {"vnic_count", "(SELECT count(*) FROM vnics n WHERE n.vcenter = x.vcenter AND n.host = x.moref)",
+     DB_INT},
+    {"iscsi_hba_count",
+     "(SELECT count(*) FROM iscsi_hbas i WHERE i.vcenter = x.vcenter AND i.host = x.moref)", DB_INT},
+    {"lun_count", "(SELECT count(*) FROM luns l WHERE l.vcenter = x.vcenter AND l.host = x.moref)",
+     DB_INT},
+    {NULL, NULL, 0}};
+/* disks: the array vdisk_view makes, filled in by page_sql. */
+static const struct db_extra vm_extras[] = {
+    {"snapshot_count",
+     "(SELECT count(*) FROM snapshots s WHERE s.vcenter = x.vcenter AND s.vm = x.moref)", DB_INT},
+    {"disks", NULL, DB_RAW},
+    {NULL, NULL, 0}};
+
+/* Flat objects: a page shows what a list needs, not every column (see docs/inventory.md). */
+static const struct page_view views[] = {
+    [DB_PAGE_DATASTORES] = {T_DATASTORE,
+                            "vcenter moref name type url capacity free_space uncommitted"
+                            " accessible maintenance_mode vmfs_major nas_remote_host parent"
+                            " storage_pod vm_count",
+                            " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
+                            ds_extras},
+    [DB_PAGE_HOSTS] = {T_HOST, "vcenter moref name parent connection_state vnic_count"
+                               " iscsi_hba_count lun_count", NULL, host_extras},
+    [DB_PAGE_VMS] = {T_VM, "vcenter moref name template power_state hw_version ft_state host"
+                           " snapshot_count disks", NULL, vm_extras},
+};
+static const struct page_view vdisk_view = {T_VDISK, "key label datastore capacity_bytes format",
+                                            NULL, NULL};
+
+/* json_object('name', expr, ...) of view v's fields, booleans as JSON true and false. */
+static int add_json_object(struct vsl_buf *sql, const struct page_view *v, const char *alias)
+{
+    struct db_field f[DB_MAX_FIELDS];
+    const int n = db_view(v->t, alias, v->json, v->extras, NULL, f);
+    int r = vsl_buf_addstr(sql, "json_object(");
+
+    for (int i = 0; i < n && r == 0; i++) {
+        const char *e = f[i].expr, *sep = i ? ", " : "";
+        if (f[i].type == DB_BOOL)
+            r = vsl_buf_printf(sql, "%s'%s', CASE WHEN %s IS NULL THEN json('null') WHEN %s THEN"
+                                    " json('true') ELSE json('false') END",
+                               sep, f[i].name, e, e);
+        else
+            r = vsl_buf_printf(sql, "%s'%s', %s", sep, f[i].name, e);
+    }
+    return r == 0 ? vsl_buf_addstr(sql, ")") : r;
+}
 
 /* ?1 vcenter or NULL; ?2 ?3 ?4 the cursor's (vcenter, name, moref) or NULL; ?5 limit (-1 all).
- * Column 0 is the row's cursor: hex of a JSON array, opaque and URL-safe as it is. */
-#define KEYSET(t)                                                                                \
-    " WHERE (?1 IS NULL OR " t ".vcenter = ?1) AND (?2 IS NULL OR (" t ".vcenter, coalesce(" t  \
-    ".name, ''), " t ".moref) > (?2, ?3, ?4)) ORDER BY " t ".vcenter, coalesce(" t ".name, ''), " \
-    t ".moref LIMIT ?5"
-#define CURSOR(t) "SELECT hex(json_array(" t ".vcenter, coalesce(" t ".name, ''), " t ".moref)), "
-#define JBOOL(c)  "CASE WHEN " c " IS NULL THEN json('null') WHEN " c " THEN json('true') ELSE json('false') END"
+ * Columns 0-2 are the row's sort key, what its cursor holds; column 3 the row as JSON. */
+static int page_sql(struct vsl_buf *sql, enum db_page_kind kind)
+{
+    struct page_view v = views[kind];
+    struct db_extra extras[4];
+    struct vsl_buf disks;
+    int i, r;
 
-static const char *const page_sql[] = {
-    [DB_PAGE_DATASTORES] =
-        CURSOR("d") "json_object('vcenter', d.vcenter, 'moref', d.moref, 'name', d.name,"
-        " 'type', d.type, 'url', d.url, 'capacity', d.capacity, 'free_space', d.free_space,"
-        " 'uncommitted', d.uncommitted, 'accessible', " JBOOL("d.accessible") ","
-        " 'maintenance_mode', d.maintenance_mode, 'vmfs_major', d.vmfs_major,"
-        " 'nas_remote_host', d.nas_remote_host, 'parent', d.parent, 'storage_pod', p.name,"
-        " 'vm_count', d.vm_count) FROM datastores d LEFT JOIN storage_pods p"
-        " ON p.vcenter = d.vcenter AND p.moref = d.parent" KEYSET("d"),
-    [DB_PAGE_HOSTS] =
-        CURSOR("h") "json_object('vcenter', h.vcenter, 'moref', h.moref, 'name', h.name,"
-        " 'parent', h.parent, 'connection_state', h.connection_state,"
-        " 'vnic_count', (SELECT count(*) FROM vnics n WHERE n.vcenter = h.vcenter"
-        "   AND n.host = h.moref),"
-        " 'iscsi_hba_count', (SELECT count(*) FROM iscsi_hbas i WHERE i.vcenter = h.vcenter"
-        "   AND i.host = h.moref),"
-        " 'lun_count', (SELECT count(*) FROM luns l WHERE l.vcenter = h.vcenter"
-        "   AND l.host = h.moref)) FROM hosts h" KEYSET("h"),
-    [DB_PAGE_VMS] =
-        CURSOR("v") "json_object('vcenter', v.vcenter, 'moref', v.moref, 'name', v.name,"
-        " 'template', " JBOOL("v.template") ", 'power_state', v.power_state,"
-        " 'hw_version', v.hw_version, 'ft_state', v.ft_state, 'host', v.host,"
-        " 'snapshot_count', (SELECT count(*) FROM snapshots s WHERE s.vcenter = v.vcenter"
-        "   AND s.vm = v.moref),"
-        " 'disks', (SELECT json_group_array(json_object('key', k.key, 'label', k.label,"
-        "   'datastore', k.datastore, 'capacity_bytes', k.capacity_bytes, 'format', k.format))"
-        "   FROM (SELECT * FROM vdisks x WHERE x.vcenter = v.vcenter AND x.vm = v.moref"
-        "   ORDER BY x.key) k)) FROM vms v" KEYSET("v"),
-};
+    /* A VM's disks: an array of vdisk_view's objects, in key order. */
+    vsl_buf_init(&disks, 2048);
+    r = vsl_buf_addstr(&disks, "(SELECT json_group_array(");
+    if (r == 0)
+        r = add_json_object(&disks, &vdisk_view, "k");
+    if (r == 0)
+        r = vsl_buf_addstr(&disks, ") FROM (SELECT * FROM vdisks y WHERE y.vcenter = x.vcenter"
+                                   " AND y.vm = x.moref ORDER BY y.key) k)");
+    for (i = 0; v.extras && v.extras[i].name && i < 3; i++) {
+        extras[i] = v.extras[i];
+        if (extras[i].type == DB_RAW)
+            extras[i].expr = disks.data;
+    }
+    extras[i] = (struct db_extra){NULL, NULL, 0};
+    v.extras = extras;
+    if (r == 0)
+        r = vsl_buf_addstr(sql, "SELECT x.vcenter, coalesce(x.name, ''), x.moref, ");
+    if (r == 0)
+        r = add_json_object(sql, &v, "x");
+    if (r == 0)
+        r = vsl_buf_printf(sql, " FROM %s x%s WHERE (?1 IS NULL OR x.vcenter = ?1) AND (?2 IS NULL"
+                                " OR (x.vcenter, coalesce(x.name, ''), x.moref) > (?2, ?3, ?4))"
+                                " ORDER BY x.vcenter, coalesce(x.name, ''), x.moref LIMIT ?5",
+                           db_table_name(v.t), v.join ? v.join : "");
+    vsl_buf_free(&disks);
+    return r;
+}
 
 static const char *const count_sql[] = {
     [DB_PAGE_DATASTORES] = "SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1",
@@ -59,58 +113,15 @@ static const char *const count_sql[] = {
     [DB_PAGE_VMS] = "SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1",
 };
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* A cursor comes from a URL, so from anyone: it must be hex (as SQLite's hex() writes it) of
- * a JSON array of three strings. *key is a new reference. */
-static int cursor_decode(const char *s, json_t **key)
-{
-    size_t i, n = strlen(s);
-    char *raw;
-    json_t *k;
-
-    *key = NULL;
-    if (n == 0 || n % 2 || n > MAX_CURSOR)
-        return -EINVAL;
-    raw = malloc(n / 2 + 1);
-    if (!raw)
-        return -ENOMEM;
-    for (i = 0; i < n / 2; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(raw);
-            return -EINVAL;
-        }
-        raw[i] = (char)(hi << 4 | lo);
-    }
-    k = json_loadb(raw, n / 2, 0, NULL);
-    free(raw);
-    if (!json_is_array(k) || json_array_size(k) != 3 || !json_is_string(json_array_get(k, 0)) ||
-        !json_is_string(json_array_get(k, 1)) || !json_is_string(json_array_get(k, 2))) {
-        json_decref(k);
-        return -EINVAL;
-    }
-    *key = k;
-    return 0;
-}
-
-static int bind_common(sqlite3_stmt *st, const char *vcenter)
-{
-    return vcenter ? sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC) : SQLITE_OK;
-}
+static const int cursor_cols[] = {0, 1, 2};
+#define NCURSOR ((int)(sizeof(cursor_cols) / sizeof(cursor_cols[0])))
 
 int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next)
 {
     sqlite3_stmt *cst = NULL, *pst = NULL;
-    json_t *key = NULL, *list = NULL;
+    struct db_cursor *key = NULL;
+    json_t *list = NULL;
     int rc = SQLITE_OK, r, n = 0, in_tx = 0;
 
     assert(db && p && items && total && next);
@@ -120,8 +131,16 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     *next = NULL;
     if (p->limit < 0)
         return -EINVAL;
-    if (p->cursor && (r = cursor_decode(p->cursor, &key)) < 0)
-        return r;
+    if (p->cursor) {
+        key = malloc(sizeof(*key));
+        if (!key)
+            return -ENOMEM;
+        r = db_cursor_decode(p->cursor, NCURSOR, key);
+        if (r < 0) {
+            free(key);
+            return r;
+        }
+    }
     list = json_array();
     if (!list) {
         r = -ENOMEM;
@@ -133,15 +152,19 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
         goto fail_db;
     in_tx = 1;
     rc = sqlite3_prepare_v2(db->h, count_sql[kind], -1, &cst, NULL);
+    if (rc == SQLITE_OK) {
+        struct vsl_buf sql;
+        vsl_buf_init(&sql, 8192);
+        rc = page_sql(&sql, kind) == 0 ? sqlite3_prepare_v2(db->h, sql.data, -1, &pst, NULL)
+                                       : SQLITE_NOMEM;
+        vsl_buf_free(&sql);
+    }
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db->h, page_sql[kind], -1, &pst, NULL);
+        rc = db_bind_text(cst, 1, p->vcenter);
     if (rc == SQLITE_OK)
-        rc = bind_common(cst, p->vcenter);
-    if (rc == SQLITE_OK)
-        rc = bind_common(pst, p->vcenter);
-    for (int i = 0; key && rc == SQLITE_OK && i < 3; i++)
-        rc = sqlite3_bind_text(pst, 2 + i, json_string_value(json_array_get(key, (size_t)i)), -1,
-                               SQLITE_STATIC);
+        rc = db_bind_text(pst, 1, p->vcenter);
+    for (int i = 0; key && rc == SQLITE_OK && i < NCURSOR; i++)
+        rc = db_bind_text(pst, 2 + i, key->field[i]);
     /* One row more than asked for says whether there is a next page. */
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(pst, 5, p->limit > 0 ? (int64_t)p->limit + 1 : -1);
@@ -153,12 +176,12 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     while ((rc = sqlite3_step(pst)) == SQLITE_ROW) {
         if (p->limit > 0 && n == p->limit)
             break; /* the extra row: *next, set below from the page's last row, stands */
-        const char *text = (const char *)sqlite3_column_text(pst, 1);
+        const char *text = (const char *)sqlite3_column_text(pst, 3);
         json_t *row = text ? json_loads(text, 0, NULL) : NULL;
         if (!row) {
             /* A name that is not UTF-8 makes the row unreadable to jansson: leave it out
              * rather than failing the page. */
-            log_debug("db: inventory row %s is not valid JSON", sqlite3_column_text(pst, 0));
+            log_debug("db: inventory row %s is not valid JSON", sqlite3_column_text(pst, 2));
         } else if (json_array_append_new(list, row) < 0) {
             r = -ENOMEM;
             goto out;
@@ -166,7 +189,7 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
         n++;
         if (p->limit > 0 && n == p->limit) {
             free(*next);
-            *next = strdup((const char *)sqlite3_column_text(pst, 0));
+            *next = db_cursor_encode(pst, cursor_cols, NCURSOR);
             if (!*next) {
                 r = -ENOMEM;
                 goto out;
@@ -185,10 +208,7 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     goto out;
 
 fail_db:
-    log_debug("db: inventory page: %s", sqlite3_errmsg(db->h));
-    r = db_err(rc);
-    if (r == 0)
-        r = -VSL_EDB;
+    r = db_fail(db->h, rc, "inventory page");
 out:
     if (r < 0) {
         free(*next);
@@ -199,7 +219,7 @@ out:
     sqlite3_finalize(pst);
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
-    json_decref(key);
+    free(key);
     json_decref(list);
     return r;
 }
@@ -229,7 +249,7 @@ int db_vcenter_state(struct db *db, const char *vcenter, struct db_vcenter_state
         rc = SQLITE_DONE;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
+    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading a vCenter's polls");
 }
 
 int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
@@ -244,7 +264,7 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
     assert(db && counts);
     rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = bind_common(st, vcenter);
+        rc = db_bind_text(st, 1, vcenter);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -253,5 +273,5 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
         rc = SQLITE_DONE;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_err(rc) ? db_err(rc) : -VSL_EDB;
+    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "counting objects");
 }

@@ -9,6 +9,7 @@
 
 #include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -290,72 +291,133 @@ static const char migration7[] =
     "ALTER TABLE satp_rules ADD COLUMN options TEXT;"
     "ALTER TABLE satp_rules ADD COLUMN description TEXT;";
 
-/* migrations[i] takes the schema from user_version i to i + 1. */
+/* migrations[i] takes the schema from user_version i to i + 1. Shipped: never change them. */
 static const char *const migrations[] = {
-    migration1,
-    migration2,
-    migration3,
-    migration4,
-    migration5,
-    migration6,
-    migration7,
+    migration1, migration2, migration3, migration4, migration5, migration6, migration7,
 };
 
-#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
-
-static const char *const table_names[T_NTABLES] = {
-    [T_DATASTORE] = "datastores",
-    [T_DATASTORE_EXTENT] = "datastore_extents",
-    [T_DATASTORE_HOST] = "datastore_hosts",
-    [T_STORAGE_POD] = "storage_pods",
-    [T_VM] = "vms",
-    [T_VM_DATASTORE] = "vm_datastores",
-    [T_CONTROLLER] = "controllers",
-    [T_VDISK] = "vdisks",
-    [T_SNAPSHOT] = "snapshots",
-    [T_HOST] = "hosts",
-    [T_HOST_OPTION] = "host_options",
-    [T_VNIC] = "vnics",
-    [T_VSWITCH] = "vswitches",
-    [T_PORTGROUP] = "portgroups",
-    [T_DVSWITCH] = "dvswitches",
-    [T_HBA] = "hbas",
-    [T_ISCSI_HBA] = "iscsi_hbas",
-    [T_ISCSI_TARGET] = "iscsi_targets",
-    [T_ISCSI_OPTION] = "iscsi_options",
-    [T_ISCSI_BINDING] = "iscsi_bindings",
-    [T_LUN] = "luns",
-    [T_LUN_PATH] = "lun_paths",
-    [T_NMP_DEVICE] = "nmp_devices",
-    [T_SATP_RULE] = "satp_rules",
-    [T_GAP] = "gaps",
-    [T_ENTITY] = "entities",
-    [T_ALARM_MANAGER] = "alarm_managers",
-    [T_ALARM] = "alarms",
-    [T_ALARM_METRIC] = "alarm_metrics",
-    [T_PERF_COUNTER] = "perf_counters",
-};
+#define NHANDWRITTEN ((int)(sizeof(migrations) / sizeof(migrations[0])))
+#define MAX_DDL      (256 * 1024)
 
 const char *db_table_name(enum db_table t)
 {
     assert(t >= 0 && t < T_NTABLES);
-    return table_names[t];
+    return db_tables[t].name;
 }
 
 int db_schema_version(void)
 {
-    return NMIGRATIONS;
+    int v = NHANDWRITTEN;
+
+    for (int t = 0; t < db_ntables; t++) {
+        for (int c = 0; c < db_tables[t].ncols; c++)
+            v = db_tables[t].cols[c].since > v ? db_tables[t].cols[c].since : v;
+    }
+    for (int i = 0; i < db_nindexes; i++)
+        v = db_indexes[i].since > v ? db_indexes[i].since : v;
+    return v;
 }
 
-static void set_errmsg(char **errmsg, const char *what, sqlite3 *h)
-{
-    char msg[512];
+/* ---- DDL from the column lists ------------------------------------------------------------ */
 
-    if (!errmsg)
-        return;
-    snprintf(msg, sizeof(msg), "%s: %s", what, sqlite3_errmsg(h));
-    free(*errmsg);
-    *errmsg = strdup(msg);
+static int add_column_decl(struct vsl_buf *b, const struct db_column *c)
+{
+    if (c->type == DB_RAW)
+        return vsl_buf_printf(b, "%s %s", c->name, c->decl);
+    return vsl_buf_printf(b, "%s %s%s", c->name,
+                          c->type == DB_TEXT || c->type == DB_FN ? "TEXT" : "INTEGER",
+                          c->flags & DB_NN ? " NOT NULL" : "");
+}
+
+/* CREATE TABLE with the columns added up to version upto. */
+static int add_create_table(struct vsl_buf *b, const struct db_table_def *t, int upto)
+{
+    int c, r, npk = 0;
+
+    r = vsl_buf_printf(b, "CREATE TABLE %s (%s", t->name, t->inventory ? "vcenter TEXT NOT NULL" : "");
+    for (c = 0; c < t->ncols && r == 0; c++) {
+        if (t->cols[c].since > upto)
+            continue;
+        if (t->inventory || c > 0)
+            r = vsl_buf_addstr(b, ", ");
+        if (r == 0)
+            r = add_column_decl(b, &t->cols[c]);
+    }
+    for (c = 0; c < t->ncols && r == 0; c++) {
+        if (t->inventory && (t->cols[c].flags & DB_PK))
+            r = vsl_buf_printf(b, "%s%s", npk++ ? ", " : ", PRIMARY KEY (vcenter, ", t->cols[c].name);
+    }
+    if (r == 0 && npk)
+        r = vsl_buf_addstr(b, ")");
+    if (r == 0)
+        r = vsl_buf_addstr(b, t->without_rowid ? ") WITHOUT ROWID;" : ");");
+    return r;
+}
+
+/* The schema of a new database: every table and index as the lists have them now. */
+static int fresh_ddl(struct vsl_buf *b)
+{
+    int i, r = 0;
+
+    for (i = 0; i < db_ntables && r == 0; i++)
+        r = add_create_table(b, &db_tables[i], db_schema_version());
+    for (i = 0; i < db_nindexes && r == 0; i++)
+        r = vsl_buf_printf(b, "CREATE INDEX %s ON %s;", db_indexes[i].name, db_indexes[i].on);
+    return r;
+}
+
+/* What version v adds to an older database besides its hand-written migration, if any: its new
+ * tables, its new columns of older tables, its new indexes. Nothing up to version 7, whose
+ * migrations say it all. */
+static int generated_ddl(struct vsl_buf *b, int v)
+{
+    int i, c, r = 0;
+
+    if (v < DB_FIRST_GENERATED)
+        return 0;
+    for (i = 0; i < db_ntables && r == 0; i++) {
+        const struct db_table_def *t = &db_tables[i];
+        if (t->since == v) {
+            r = add_create_table(b, t, v);
+            continue;
+        }
+        for (c = 0; c < t->ncols && r == 0; c++) {
+            if (t->cols[c].since != v)
+                continue;
+            r = vsl_buf_printf(b, "ALTER TABLE %s ADD COLUMN ", t->name);
+            if (r == 0)
+                r = add_column_decl(b, &t->cols[c]);
+            if (r == 0)
+                r = vsl_buf_addstr(b, ";");
+        }
+    }
+    for (i = 0; i < db_nindexes && r == 0; i++) {
+        if (db_indexes[i].since == v)
+            r = vsl_buf_printf(b, "CREATE INDEX %s ON %s;", db_indexes[i].name, db_indexes[i].on);
+    }
+    return r;
+}
+
+/* The statements that take a database from version v - 1 to v (from 0: a new database, straight
+ * to the current version). Static DDL of our own lists, no input. *out is the caller's. */
+static int migration_sql(int v, char **out)
+{
+    struct vsl_buf b;
+    int r = 0;
+
+    vsl_buf_init(&b, MAX_DDL);
+    if (v == 0)
+        r = fresh_ddl(&b);
+    else if (v <= NHANDWRITTEN)
+        r = vsl_buf_addstr(&b, migrations[v - 1]);
+    if (r == 0 && v > 0)
+        r = generated_ddl(&b, v);
+    if (r < 0) {
+        vsl_buf_free(&b);
+        return r;
+    }
+    *out = vsl_buf_take(&b);
+    return 0;
 }
 
 static int user_version(sqlite3 *h, int *out)
@@ -375,7 +437,13 @@ static int user_version(sqlite3 *h, int *out)
 
 int db_migrate(sqlite3 *h, char **errmsg)
 {
-    char sql[64];
+    return db_migrate_to(h, db_schema_version(), errmsg);
+}
+
+int db_migrate_to(sqlite3 *h, int target, char **errmsg)
+{
+    const int current = db_schema_version();
+    char sql[64], *ddl = NULL;
     int version = 0;
     int rc, r;
 
@@ -384,55 +452,58 @@ int db_migrate(sqlite3 *h, char **errmsg)
     for (;;) {
         rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            set_errmsg(errmsg, "cannot start migration", h);
-            return db_err(rc);
+            db_set_errmsg(errmsg, "cannot start migration: %s", sqlite3_errmsg(h));
+            return db_fail(h, rc, "migrating");
         }
         rc = user_version(h, &version);
         if (rc != SQLITE_OK) {
-            set_errmsg(errmsg, "cannot read schema version", h);
-            r = db_err(rc);
+            db_set_errmsg(errmsg, "cannot read schema version: %s", sqlite3_errmsg(h));
+            r = db_fail(h, rc, "migrating");
             goto fail;
         }
-        if (version < 0 || version > NMIGRATIONS) {
+        if (version < 0 || version > current) {
             /* A newer vslint wrote this file; running old code on it could corrupt it. */
-            if (errmsg) {
-                char msg[160];
-                snprintf(msg, sizeof(msg),
-                         "database schema version %d is not one this vslint knows (0-%d)", version,
-                         NMIGRATIONS);
-                free(*errmsg);
-                *errmsg = strdup(msg);
-            }
+            db_set_errmsg(errmsg, "database schema version %d is not one this vslint knows (0-%d)",
+                          version, current);
             r = -VSL_EDB;
             goto fail;
         }
-        if (version == NMIGRATIONS)
+        if (version >= target)
             break;
+        /* A new database gets the current schema at once; an older one each version's
+         * migration in turn. */
+        const int fresh = version == 0 && target == current;
+        r = migration_sql(fresh ? 0 : version + 1, &ddl);
+        if (r < 0)
+            goto fail;
         /* Static DDL, no input: sqlite3_exec is the simple way to run a script of statements. */
-        rc = sqlite3_exec(h, migrations[version], NULL, NULL, NULL);
+        rc = sqlite3_exec(h, ddl, NULL, NULL, NULL);
+        free(ddl);
+        ddl = NULL;
         if (rc != SQLITE_OK) {
             char what[64];
             snprintf(what, sizeof(what), "schema migration %d failed", version + 1);
-            set_errmsg(errmsg, what, h);
-            r = db_err(rc);
+            db_set_errmsg(errmsg, "%s: %s", what, sqlite3_errmsg(h));
+            r = db_fail(h, rc, "migrating");
             goto fail;
         }
+        version = fresh ? current : version + 1;
         /* PRAGMA takes no bound parameters; the value is our own integer, not input. */
-        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
         rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            set_errmsg(errmsg, "cannot record schema version", h);
-            r = db_err(rc);
+            db_set_errmsg(errmsg, "cannot record schema version: %s", sqlite3_errmsg(h));
+            r = db_fail(h, rc, "migrating");
             goto fail;
         }
-        log_debug("db: migrated schema to version %d", version + 1);
+        log_debug("db: migrated schema to version %d", version);
     }
     rc = sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        set_errmsg(errmsg, "cannot finish migration", h);
-        r = db_err(rc);
+        db_set_errmsg(errmsg, "cannot finish migration: %s", sqlite3_errmsg(h));
+        r = db_fail(h, rc, "migrating");
         goto fail;
     }
     return 0;

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "daemon/inventory_text.h"
+#include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "testlib.h"
 
@@ -736,6 +738,148 @@ static void test_migration7_keeps_iscsi(void **state)
     db_close(db);
 }
 
+/* Appends the rows of sql (?1 = arg) to b, one line each, columns separated by '|'. */
+static void dump_rows(sqlite3 *h, struct vsl_buf *b, const char *sql, const char *arg)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
+    if (arg)
+        assert_int_equal(sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const char *v = (const char *)sqlite3_column_text(st, i);
+            assert_int_equal(vsl_buf_printf(b, "%s%s", i ? "|" : "", v ? v : "NULL"), 0);
+        }
+        assert_int_equal(vsl_buf_addstr(b, "\n"), 0);
+    }
+    sqlite3_finalize(st);
+}
+
+/* What a database's schema is, as text: every table's columns (name, type, NOT NULL, default,
+ * place in the key, generated or not) and rowid-ness, every index's columns. The caller frees
+ * it. */
+static char *schema_of(sqlite3 *h)
+{
+    struct vsl_buf b, names;
+    char *save = NULL, *name;
+
+    vsl_buf_init(&b, 1 << 20);
+    vsl_buf_init(&names, 1 << 16);
+    dump_rows(h, &names,
+              "SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+              " ORDER BY type, name",
+              NULL);
+    for (name = strtok_r(names.data, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
+        assert_int_equal(vsl_buf_printf(&b, "%s\n", name), 0);
+        if (strncmp(name, "table ", 6) == 0) {
+            dump_rows(h, &b,
+                      "SELECT name, type, \"notnull\", dflt_value, pk, hidden"
+                      " FROM pragma_table_xinfo(?1) ORDER BY cid",
+                      name + 6);
+            dump_rows(h, &b, "SELECT wr, strict FROM pragma_table_list(?1)", name + 6);
+        } else {
+            dump_rows(h, &b,
+                      "SELECT i.seqno, i.name, i.desc, i.key, m.tbl_name FROM pragma_index_xinfo(?1) i,"
+                      " sqlite_master m WHERE m.name = ?1 ORDER BY i.seqno",
+                      name + 6);
+        }
+    }
+    vsl_buf_free(&names);
+    return vsl_buf_take(&b);
+}
+
+/* The schema of a database made at version from and migrated to the current one. */
+static char *migrated_schema(const char *path, int from)
+{
+    sqlite3 *h = NULL;
+    char *err = NULL, *s;
+
+    unlink(path);
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (db_migrate_to(h, from, &err) < 0 || db_migrate(h, &err) < 0)
+        fail_msg("migrating from version %d: %s", from, err ? err : "?");
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), db_schema_version());
+    s = schema_of(h);
+    sqlite3_close(h);
+    return s;
+}
+
+/* The column lists are the schema: a new database has each table's columns in list order, with
+ * the declared types, NOT NULL and key, and every index. */
+static void test_schema_is_the_column_lists(void **state)
+{
+    struct tl_dbfile *fx = *state;
+    struct db *db = open_db(fx);
+    struct vsl_buf want;
+    char sql[160];
+
+    vsl_buf_init(&want, 1 << 20);
+    for (int t = 0; t < db_ntables; t++) {
+        const struct db_table_def *d = &db_tables[t];
+        struct vsl_buf got;
+        int pk = 0, keyed = 0;
+        for (int c = 0; c < d->ncols; c++)
+            keyed |= d->cols[c].flags & DB_PK;
+        vsl_buf_reset(&want);
+        if (d->inventory)
+            assert_int_equal(vsl_buf_printf(&want, "vcenter|TEXT|1|%d\n", keyed ? 1 : 0), 0);
+        for (int c = 0; c < d->ncols; c++) {
+            const struct db_column *col = &d->cols[c];
+            const char *type = col->type == DB_TEXT || col->type == DB_FN ? "TEXT" : "INTEGER";
+            int nn = (col->flags & DB_NN) != 0;
+            if (col->type == DB_RAW) {
+                type = strncmp(col->decl, "TEXT", 4) == 0 ? "TEXT" : "INTEGER";
+                nn = strstr(col->decl, "NOT NULL") != NULL;
+            }
+            assert_int_equal(vsl_buf_printf(&want, "%s|%s|%d|%d\n", col->name, type, nn,
+                                            col->flags & DB_PK ? ++pk + d->inventory : 0),
+                             0);
+        }
+        vsl_buf_init(&got, 1 << 16);
+        sqlite3 *h;
+        assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+        snprintf(sql, sizeof(sql),
+                 "SELECT name, type, \"notnull\", pk FROM pragma_table_xinfo('%s') ORDER BY cid",
+                 d->name);
+        dump_rows(h, &got, sql, NULL);
+        sqlite3_close(h);
+        if (!got.data || strcmp(got.data, want.data) != 0)
+            fail_msg("table %s:\n%s\nwant\n%s", d->name, got.data ? got.data : "(none)",
+                     want.data);
+        vsl_buf_free(&got);
+    }
+    for (int i = 0; i < db_nindexes; i++) {
+        if (raw_int_arg(fx->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                                  " AND name = ?1", db_indexes[i].name) != 1)
+            fail_msg("index %s missing", db_indexes[i].name);
+    }
+    vsl_buf_free(&want);
+    db_close(db);
+}
+
+/* A database made by any earlier version migrates to exactly the schema a new one gets. */
+static void test_migrations_reach_the_new_schema(void **state)
+{
+    struct tl_dbfile *fx = *state;
+    sqlite3 *h = NULL;
+    char *fresh;
+
+    db_close(open_db(fx));
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    fresh = schema_of(h);
+    sqlite3_close(h);
+    assert_non_null(strstr(fresh, "table datastores\n"));
+    for (int v = 1; v < db_schema_version(); v++) {
+        char *old = migrated_schema(fx->path, v);
+        if (strcmp(old, fresh) != 0)
+            fail_msg("migrated from version %d:\n%s\nnew database:\n%s", v, old, fresh);
+        free(old);
+    }
+    free(fresh);
+}
+
 static void test_open_refuses_bad_files(void **state)
 {
     struct tl_dbfile *fx = *state;
@@ -846,6 +990,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_interrupted_transaction, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_old_database, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_schema_is_the_column_lists, tl_db_setup,
+                                        tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_migrations_reach_the_new_schema, tl_db_setup,
+                                        tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown),
         cmocka_unit_test_setup_teardown(test_text_rendering, tl_db_setup, tl_db_teardown),
     };

@@ -1,0 +1,265 @@
+/* The SQLite kit of db/: errors that are never 0, one error message, one bind of text or NULL,
+ * the JSON of a column, the SELECT list of a table, the keyset cursor codec and the ISO time. */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db/db-private.h"
+#include "db/db.h"
+#include "util/err.h"
+#include "util/log.h"
+
+int db_err(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+        return 0;
+    case SQLITE_NOMEM:
+        return -ENOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return -EBUSY;
+    case SQLITE_FULL:
+        return -ENOSPC;
+    case SQLITE_READONLY:
+        return -EROFS;
+    case SQLITE_IOERR:
+        return -EIO;
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        return -EACCES;
+    default:
+        return -VSL_EDB;
+    }
+}
+
+int db_fail(sqlite3 *h, int rc, const char *what)
+{
+    const int r = db_err(rc);
+
+    log_debug("db: %s: %s", what, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+    return r ? r : -VSL_EDB;
+}
+
+void db_set_errmsg(char **errmsg, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    if (!errmsg)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    free(*errmsg);
+    *errmsg = strdup(msg);
+}
+
+int db_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+int db_exec(sqlite3 *h, const char *sql)
+{
+    const int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+
+    return rc == SQLITE_OK ? 0 : db_fail(h, rc, sql);
+}
+
+json_t *db_json_text(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    json_t *v;
+
+    if (!s)
+        return json_null();
+    v = json_stringn(s, (size_t)sqlite3_column_bytes(st, i));
+    if (!v)
+        log_debug("db: column %s is not UTF-8", sqlite3_column_name(st, i));
+    return v ? v : json_null();
+}
+
+const char *db_iso_time(int64_t ms, char *buf, size_t size)
+{
+    const time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        return NULL;
+    return buf;
+}
+
+json_t *db_json_time(sqlite3_stmt *st, int i)
+{
+    char buf[32];
+    const char *s;
+
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return json_null();
+    s = db_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+    return s ? json_string(s) : json_null();
+}
+
+int db_select_columns(struct vsl_buf *sql, int t, const char *alias)
+{
+    const struct db_table_def *d = &db_tables[t];
+    int i, r = 0;
+
+    for (i = 0; i < d->ncols && r == 0; i++) {
+        const char *c = d->cols[i].name, *sep = i ? ", " : "";
+        if (d->cols[i].flags & DB_EMPTY_NULL)
+            r = vsl_buf_printf(sql, "%snullif(%s.%s, '')", sep, alias, c);
+        else
+            r = vsl_buf_printf(sql, "%s%s.%s", sep, alias, c);
+    }
+    return r;
+}
+
+/* ---- views ------------------------------------------------------------------------------- */
+
+/* Whether word (len bytes) is one of the blank-separated words of list. */
+static int in_list(const char *list, const char *word, size_t len)
+{
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n == len && strncmp(p, word, len) == 0)
+            return 1;
+        p += n + (p[n] == ' ');
+    }
+    return 0;
+}
+
+static void field_of_column(const struct db_column *c, const char *name, const char *alias,
+                            struct db_field *f)
+{
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    if (c->flags & DB_EMPTY_NULL)
+        snprintf(f->expr, sizeof(f->expr), "nullif(%s.%s, '')", alias, c->name);
+    else
+        snprintf(f->expr, sizeof(f->expr), "%s.%s", alias, c->name);
+    f->type = c->type == DB_FN ? DB_TEXT : c->type;
+}
+
+int db_view(int t, const char *alias, const char *spec, const struct db_extra *extras,
+            const char *skip, struct db_field out[DB_MAX_FIELDS])
+{
+    const struct db_table_def *d = &db_tables[t];
+    char used[64] = {0}; /* columns named so far */
+    int n = 0, i;
+
+    assert(d->ncols <= (int)sizeof(used));
+    for (const char *p = spec; *p;) {
+        const size_t len = strcspn(p, " ");
+        const char *eq = memchr(p, '=', len);
+        const size_t nlen = eq ? (size_t)(eq - p) : len;
+        const char *col = eq ? eq + 1 : p;
+        const size_t clen = eq ? len - nlen - 1 : len;
+        int found = 0;
+
+        if (len == 1 && *p == '*') {
+            for (i = 0; i < d->ncols; i++) {
+                const struct db_column *c = &d->cols[i];
+                if (used[i] || (c->flags & DB_HIDDEN) || in_list(skip, c->name, strlen(c->name)))
+                    continue;
+                assert(n < DB_MAX_FIELDS);
+                used[i] = 1;
+                field_of_column(c, c->name, alias, &out[n++]);
+            }
+            found = 1;
+        }
+        for (i = 0; !found && extras && extras[i].name; i++) {
+            if (strlen(extras[i].name) == len && strncmp(extras[i].name, p, len) == 0) {
+                assert(n < DB_MAX_FIELDS);
+                snprintf(out[n].name, sizeof(out[n].name), "%s", extras[i].name);
+                snprintf(out[n].expr, sizeof(out[n].expr), "%s", extras[i].expr);
+                out[n++].type = extras[i].type;
+                found = 1;
+            }
+        }
+        if (!found && clen == 7 && strncmp(col, "vcenter", 7) == 0) {
+            assert(n < DB_MAX_FIELDS);
+            snprintf(out[n].name, sizeof(out[n].name), "vcenter");
+            snprintf(out[n].expr, sizeof(out[n].expr), "%s.vcenter", alias);
+            out[n++].type = DB_TEXT;
+            found = 1;
+        }
+        for (i = 0; !found && i < d->ncols; i++) {
+            if (strlen(d->cols[i].name) == clen && strncmp(d->cols[i].name, col, clen) == 0) {
+                char name[40];
+                assert(n < DB_MAX_FIELDS);
+                snprintf(name, sizeof(name), "%.*s", (int)nlen, p);
+                used[i] = 1;
+                field_of_column(&d->cols[i], name, alias, &out[n++]);
+                found = 1;
+            }
+        }
+        assert(found);
+        p += len + (p[len] == ' ');
+    }
+    return n;
+}
+
+/* ---- cursors ------------------------------------------------------------------------------ */
+
+char *db_cursor_encode(sqlite3_stmt *st, const int *cols, int n)
+{
+    static const char digits[] = "0123456789abcdef";
+    struct vsl_buf hex;
+    int i, r = 0;
+
+    vsl_buf_init(&hex, DB_CURSOR_MAX);
+    for (i = 0; i < n && r == 0; i++) {
+        const unsigned char *p = sqlite3_column_text(st, cols[i]);
+        if (i > 0)
+            r = vsl_buf_add(&hex, "00", 2);
+        for (; r == 0 && p && *p; p++) {
+            const char h[2] = {digits[*p >> 4], digits[*p & 0xf]};
+            r = vsl_buf_add(&hex, h, 2);
+        }
+    }
+    if (r < 0) {
+        vsl_buf_free(&hex);
+        return NULL;
+    }
+    return vsl_buf_take(&hex);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int db_cursor_decode(const char *s, int n, struct db_cursor *c)
+{
+    size_t i, len = strlen(s);
+
+    assert(n > 0 && n <= DB_CURSOR_FIELDS);
+    if (len == 0 || len % 2 || len > DB_CURSOR_MAX)
+        return -EINVAL;
+    c->n = 1;
+    c->field[0] = c->buf;
+    for (i = 0; i < len / 2; i++) {
+        const int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        c->buf[i] = (char)(hi << 4 | lo);
+        if (c->buf[i] == '\0') {
+            if (c->n == n)
+                return -EINVAL;
+            c->field[c->n++] = c->buf + i + 1;
+        }
+    }
+    c->buf[len / 2] = '\0';
+    return c->n == n ? 0 : -EINVAL;
+}
