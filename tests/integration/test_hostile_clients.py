@@ -2,20 +2,18 @@
 holding 100 idle connections does not keep another address out; a request trickled a header
 line at a time is cut at header_timeout; every malformed request gets one JSON answer at once
 (or, when it is not HTTP at all, a closed connection) and one short log line, rate-limited;
-HTTPS speaks TLS 1.2 and 1.3 with AEAD ciphers only. Runs under pytest, or as a plain script."""
+HTTPS speaks TLS 1.2 and 1.3 with AEAD ciphers only."""
 import json
 import os
 import re
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simlib import Workspace, USER  # noqa: E402
-from apilib import Serve, free_port  # noqa: E402
+from simlib import Workspace, USER
+from apilib import Serve, free_port
 
 
 def start(ws, server_extra='', tls=False):
@@ -316,15 +314,3 @@ def test_https_request_trickled_after_the_handshake_is_cut():
         srv.stop()
         ws.cleanup()
 
-
-if __name__ == '__main__':
-    failed = 0
-    for name, fn in sorted(globals().items()):
-        if name.startswith('test_') and callable(fn):
-            try:
-                fn()
-                print('ok   %s' % name)
-            except Exception as e:  # report every case, then fail once
-                failed += 1
-                print('FAIL %s: %r' % (name, e))
-    sys.exit(1 if failed else 0)

@@ -3,19 +3,16 @@ long values load, a broken file lists at most 20 problems, a NUL byte, a missing
 unusable listen address fail config-check; secret files others can read are warned about (and
 refused with strict_permissions); the database is private whatever the umask; insecure=true
 warns at every start; a pinned certificate thumbprint is the safe way to trust a self-signed
-vCenter, a wrong pin names both fingerprints, and a certificate for another name says so.
-Runs under pytest, or as a plain script."""
+vCenter, a wrong pin names both fingerprints, and a certificate for another name says so."""
 import hashlib
 import os
 import ssl
 import stat
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simlib import Sim, Workspace, vslint, USER  # noqa: E402
-from apilib import Serve, free_port, server_section  # noqa: E402
+from simlib import Sim, Workspace, vslint, USER
+from apilib import Serve, free_port, server_section
 
 
 def config(ws, extra_vc='', extra='', password_mode=0o600):
@@ -211,15 +208,3 @@ def test_name_mismatch_is_named():
     finally:
         ws.cleanup()
 
-
-if __name__ == '__main__':
-    failed = 0
-    for name, fn in sorted(globals().items()):
-        if name.startswith('test_') and callable(fn):
-            try:
-                fn()
-                print('ok   %s' % name)
-            except Exception as e:  # report every case, then fail once
-                failed += 1
-                print('FAIL %s: %r' % (name, e))
-    sys.exit(1 if failed else 0)
