@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""Scale benchmark: vslint at 5,000, 20,000 and 100,000 VMs against the synthetic responder
+(tests/sim/synth/, vcsim-synth), with, side by side for each size:
+
+- the wire floor: the requests vslint's poll sends, sent by curl one after another, answers
+  discarded; the floor is curl's own transfer time (%{time_total}), summed;
+- `vslint collect` (fetch, parse, store): wall time and peak RSS (/usr/bin/time);
+- a govmomi client (bench/govmomi/, Debian's packaged govmomi) reading the same properties in
+  the same pages, and making the same per-host and alarm reads: wall time and peak RSS;
+- all checks: `vslint check --offline` (load the snapshot, run every check, record history);
+- a steady-state incremental poll after 1 % of objects changed, against a full poll: the hook is
+  here (the responder's POST /synth/mutate), vslint has no incremental poll yet: n/a;
+- the HTTP API under wrk: requests/s, p50 and p99 of /api/v1/summary and a filtered findings
+  page, with the daemon idle and while polls write back to back.
+
+Nothing is asserted: the figures go to docs/performance.md. Run by hand (bench/run.sh), not in
+the test suite. Usage:
+  bench/bench_scale.py [--sizes 5000,20000,100000] [--runs 3] [--gzip] [--build build]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope '
+       'xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" '
+       'xmlns:xsd="http://www.w3.org/2001/XMLSchema" '
+       'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns="urn:vim25">'
+       '<soapenv:Body>%s</soapenv:Body></soapenv:Envelope>')
+USER, PASSWORD = 'vslint', 'vslint-secret'
+MAX_OBJECTS = 500
+FINDINGS_PAGE = '/api/v1/findings?severity=warning&check=multipath-policy&limit=50'
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---- what vslint reads, from its sources ------------------------------------------------------
+
+def vslint_reads():
+    """The poll's reads, in order (vsphere/collect.c `reads[]`) with the property paths of each
+    (vsphere/decode.c, vsphere/alarms.c), and the host advanced option it queries."""
+    src = (open(os.path.join(ROOT, 'vsphere', 'decode.c')).read() +
+           open(os.path.join(ROOT, 'vsphere', 'alarms.c')).read())
+    arrays = {n: re.findall(r'"([^"]+)"', b) for n, b in
+              re.findall(r'const char \*const (vim_\w+_paths)\[\] = \{(.*?)\};', src, re.S)}
+    col = open(os.path.join(ROOT, 'vsphere', 'collect.c')).read()
+    table = re.search(r'static const struct type_read reads\[\] = \{(.*?)\n\};', col, re.S).group(1)
+    reads = [{'type': t, 'paths': arrays[a]}
+             for t, a in re.findall(r'\{"(\w+)", (vim_\w+_paths), ', table)]
+    option = re.search(r'host_option_names\[\] = \{"([^"]+)"', col).group(1)
+    esxcli = re.findall(r'\{"storage [^"]+", "([^"]+)",\s*"([^"]+)"', col)
+    return reads, option, esxcli
+
+
+def retrieve_body(vtype, paths, view):
+    return ('<RetrievePropertiesEx><_this type="PropertyCollector">propertyCollector</_this>'
+            '<specSet><propSet><type>%s</type>%s</propSet><objectSet><obj type="ContainerView">'
+            '%s</obj><skip>true</skip><selectSet xsi:type="TraversalSpec"><name>view</name>'
+            '<type>ContainerView</type><path>view</path><skip>false</skip></selectSet>'
+            '</objectSet></specSet><options><maxObjects>%d</maxObjects></options>'
+            '</RetrievePropertiesEx>' % (vtype, ''.join('<pathSet>%s</pathSet>' % p for p in paths),
+                                          view, MAX_OBJECTS))
+
+
+def objects_body(vtype, morefs, paths):
+    return ('<RetrievePropertiesEx><_this type="PropertyCollector">propertyCollector</_this>'
+            '<specSet><propSet><type>%s</type>%s</propSet>%s</specSet><options><maxObjects>%d'
+            '</maxObjects></options></RetrievePropertiesEx>' % (
+                vtype, ''.join('<pathSet>%s</pathSet>' % p for p in paths),
+                ''.join('<objectSet><obj type="%s">%s</obj><skip>false</skip></objectSet>' %
+                        (vtype, m) for m in morefs), MAX_OBJECTS))
+
+
+def continue_body(token):
+    return ('<ContinueRetrievePropertiesEx><_this type="PropertyCollector">propertyCollector'
+            '</_this><token>%s</token></ContinueRetrievePropertiesEx>' % token)
+
+
+def view_body(vtype):
+    return ('<CreateContainerView><_this type="ViewManager">ViewManager</_this><container '
+            'type="Folder">group-d1</container><type>%s</type><recursive>true</recursive>'
+            '</CreateContainerView>' % vtype)
+
+
+# ---- discovery (not timed): the morefs the per-host and alarm requests name ---------------------
+
+class Soap:
+    """A plain client for discovery: streams answers, keeps what the caller asks for."""
+
+    def __init__(self, url):
+        self.url = url
+        self.cookie = None
+
+    def call(self, body, on_chunk=None):
+        req = urllib.request.Request(self.url, data=(ENV % body).encode(), headers={
+            'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': '"urn:vim25/7.0.3.0"'})
+        if self.cookie:
+            req.add_header('Cookie', self.cookie)
+        try:
+            r = urllib.request.urlopen(req, timeout=3600)
+        except urllib.error.HTTPError as e:
+            raise RuntimeError('SOAP fault: %s' % e.read()[:1000])
+        with r:
+            if r.headers.get('Set-Cookie'):
+                self.cookie = r.headers['Set-Cookie'].split(';')[0]
+            if on_chunk is None:
+                return r.read().decode()
+            while True:
+                chunk = r.read(1 << 20)
+                if not chunk:
+                    return ''
+                on_chunk(chunk.decode('utf-8', 'surrogateescape'))
+
+    def login(self):
+        self.call('<Login><_this type="SessionManager">SessionManager</_this><userName>%s'
+                  '</userName><password>%s</password></Login>' % (USER, PASSWORD))
+
+
+def discover(url):
+    """Hosts (moref, option manager, iSCSI manager, iSCSI HBAs, whether it has SAN LUNs, its
+    managed method executer) and alarms, read in a stream with constant memory."""
+    s = Soap(url)
+    s.login()
+    view = re.search(r'>([^<]+)</returnval>', s.call(view_body('HostSystem'))).group(1)
+    hosts = []
+    buf = ['']
+
+    def on_chunk(text):
+        buf[0] += text
+        parts = buf[0].split('<objects>')
+        for obj in parts[1:-1]:
+            hosts.append(host_facts(obj))
+        buf[0] = '<objects>' + parts[-1] if len(parts) > 1 else parts[0]
+
+    body = retrieve_body('HostSystem', ['configManager.advancedOption',
+                                        'configManager.iscsiManager',
+                                        'config.storageDevice.hostBusAdapter',
+                                        'config.storageDevice.scsiLun'], view)
+    while True:
+        token = [None]
+        buf[0] = ''
+
+        def chunk_and_token(text, token=token):
+            if token[0] is None:
+                m = re.search(r'<token>([^<]+)</token>', buf[0][:4096] + text[:4096])
+                if m:
+                    token[0] = m.group(1)
+            on_chunk(text)
+        s.call(body, chunk_and_token)
+        last = buf[0].split('</returnval>')[0]
+        if '<objects>' in last:
+            hosts.append(host_facts(last))
+        if not token[0]:
+            break
+        body = continue_body(token[0])
+    for h in hosts:
+        if h['san']:
+            h['mme'] = re.search(r'>([^<]+)</returnval>', s.call(
+                '<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
+                '</RetrieveManagedMethodExecuter>' % h['moref'])).group(1)
+    alarms = re.findall(r'<returnval type="Alarm">([^<]+)<', s.call(
+        '<GetAlarm><_this type="AlarmManager">AlarmManager</_this></GetAlarm>'))
+    return hosts, alarms
+
+
+def host_facts(obj):
+    def ref(name):
+        m = re.search(r'<name>%s</name><val[^>]*>([^<]+)<' % re.escape(name), obj)
+        return m.group(1) if m else None
+    return {
+        'moref': re.search(r'<obj type="HostSystem">([^<]+)<', obj).group(1),
+        'options': ref('configManager.advancedOption'),
+        'iscsi': ref('configManager.iscsiManager'),
+        'hbas': re.findall(r'type="HostInternetScsiHba"><key>[^<]*</key><device>([^<]+)<', obj),
+        'san': '<localDisk>false</localDisk>' in obj,
+    }
+
+
+# ---- the floor: the same requests, by curl --------------------------------------------------------
+
+def cfg_quote(s):
+    return '"%s"' % s.replace('\\', '\\\\').replace('"', '\\"')
+
+
+class Floor:
+    """vslint's requests sent by curl; `total` sums curl's %{time_total}."""
+
+    def __init__(self, url, workdir, gzip):
+        self.url = url
+        self.jar = os.path.join(workdir, 'floor-cookies')
+        self.workdir = workdir
+        self.gzip = gzip
+        self.total = 0.0
+        self.requests = 0
+        self.bytes = 0
+
+    def common(self):
+        a = ['-s', '-b', self.jar, '-c', self.jar, '-H', 'Content-Type: text/xml; charset=utf-8',
+             '-H', 'SOAPAction: "urn:vim25/7.0.3.0"', '-H', 'Expect:']
+        return a + (['--compressed'] if self.gzip else [])
+
+    def one(self, body, keep=4096):
+        """One request; returns the first `keep` bytes of the answer (a page's token comes
+        before its objects), reading and dropping the rest."""
+        p = subprocess.Popen(['curl'] + self.common() + [
+            '-w', '%{stderr}%{time_total} %{size_download}\n', '--data-binary', '@-', self.url],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write((ENV % body).encode())
+        p.stdin.close()
+        head = b''
+        while True:
+            chunk = p.stdout.read(1 << 20)
+            if not chunk:
+                break
+            if len(head) < keep:
+                head += chunk[:keep - len(head)]
+        err = p.stderr.read().decode()
+        p.wait()
+        t, n = err.strip().split()[-2:]
+        self.total += float(t)
+        self.bytes += int(n)
+        self.requests += 1
+        return head.decode('utf-8', 'replace')
+
+    def batch(self, bodies):
+        """Independent requests in one curl process (one connection), answers discarded."""
+        cfg = os.path.join(self.workdir, 'floor-batch.cfg')
+        with open(cfg, 'w') as f:
+            for i, body in enumerate(bodies):
+                if i:
+                    f.write('next\n')
+                f.write('url = %s\noutput = "/dev/null"\nwrite-out = "%%{time_total} '
+                        '%%{size_download}\\n"\ndata-binary = %s\n' % (self.url, cfg_quote(ENV % body)))
+                f.write('silent\ncookie = %s\ncookie-jar = %s\nheader = "Content-Type: text/xml; charset=utf-8"\n'
+                        'header = "SOAPAction: \\"urn:vim25/7.0.3.0\\""\nheader = "Expect:"\n%s'
+                        % (cfg_quote(self.jar), cfg_quote(self.jar),
+                           'compressed\n' if self.gzip else ''))
+        out = subprocess.run(['curl', '-s', '-K', cfg], capture_output=True, text=True).stdout
+        for line in out.split('\n'):
+            if line.strip():
+                t, n = line.split()
+                self.total += float(t)
+                self.bytes += int(n)
+                self.requests += 1
+
+    def run(self, reads, option, esxcli, hosts, alarms):
+        if os.path.exists(self.jar):
+            os.unlink(self.jar)
+        # vimServiceVersions.xml, the service content, the login.
+        r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}',
+                            self.url + '/vimServiceVersions.xml'], capture_output=True, text=True)
+        t, n = r.stdout.split()
+        self.total, self.bytes, self.requests = float(t), int(n), 1
+        self.one('<RetrieveServiceContent><_this type="ServiceInstance">ServiceInstance</_this>'
+                 '</RetrieveServiceContent>')
+        self.one('<Login><_this type="SessionManager">SessionManager</_this><userName>%s'
+                 '</userName><password>%s</password></Login>' % (USER, PASSWORD))
+        for rd in reads:
+            view = re.search(r'>([^<]+)</returnval>', self.one(view_body(rd['type']))).group(1)
+            body = retrieve_body(rd['type'], rd['paths'], view)
+            while True:
+                m = re.search(r'<token>([^<]+)</token>', self.one(body))
+                if not m:
+                    break
+                body = continue_body(m.group(1))
+            self.one('<DestroyView><_this type="ContainerView">%s</_this></DestroyView>' % view)
+        # The per-host reads and the alarm reads: nothing in them depends on an answer read in
+        # this pass (discovery learned the morefs), so they go in one curl process.
+        bodies = []
+        for h in hosts:
+            if h['options']:
+                bodies.append('<QueryOptions><_this type="OptionManager">%s</_this><name>%s</name>'
+                              '</QueryOptions>' % (h['options'], option))
+            for hba in h['hbas']:
+                bodies.append('<QueryBoundVnics><_this type="IscsiManager">%s</_this>'
+                              '<iScsiHbaName>%s</iScsiHbaName></QueryBoundVnics>' % (h['iscsi'], hba))
+            if h['san']:
+                bodies.append('<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
+                              '</RetrieveManagedMethodExecuter>' % h['moref'])
+                for moid, method in esxcli:
+                    bodies.append('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s'
+                                  '</_this><moid>%s</moid><version>urn:vim25/5.0</version>'
+                                  '<method>%s</method></ExecuteSoap>' % (h['mme'], moid, method))
+        bodies.append(objects_body('Folder', ['group-d1'], ['name', 'parent', 'childType']))
+        bodies.append('<GetAlarm><_this type="AlarmManager">AlarmManager</_this></GetAlarm>')
+        bodies.append(objects_body('Alarm', alarms, ['info']))
+        bodies.append(objects_body('PerformanceManager', ['PerfMgr'], ['perfCounter']))
+        bodies.append('<Logout><_this type="SessionManager">SessionManager</_this></Logout>')
+        self.batch(bodies)
+        return self
+
+
+# ---- timing helpers ---------------------------------------------------------------------------
+
+def timed(cmd, **kw):
+    """Runs cmd under /usr/bin/time: (wall seconds, peak RSS in MB, the finished process)."""
+    r = subprocess.run(['/usr/bin/time', '-f', 'TIME %e %M'] + cmd, capture_output=True,
+                       text=True, **kw)
+    m = re.findall(r'TIME ([\d.]+) (\d+)', r.stderr)
+    if r.returncode != 0 or not m:
+        raise RuntimeError('%s failed (%d): %s' % (cmd[0], r.returncode, r.stderr[-2000:]))
+    return float(m[-1][0]), int(m[-1][1]) / 1024, r
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def spread(xs):
+    return '%.2f-%.2f' % (min(xs), max(xs)) if len(xs) > 1 else ''
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_json(url, method='GET', token=None, timeout=30):
+    req = urllib.request.Request(url, method=method, data=b'' if method == 'POST' else None)
+    if token:
+        req.add_header('Authorization', 'Bearer ' + token)
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read() or b'null')
+
+
+def wrk(url, seconds, threads=2, conns=8):
+    out = subprocess.run(['wrk', '-t%d' % threads, '-c%d' % conns, '-d%ds' % seconds, '--latency',
+                          url], capture_output=True, text=True).stdout
+
+    def ms(label):
+        m = re.search(r'^\s+%s\s+([\d.]+)(us|ms|s)\s*$' % label, out, re.M)
+        v, unit = float(m.group(1)), m.group(2)
+        return v / 1000 if unit == 'us' else v * 1000 if unit == 's' else v
+    rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out).group(1))
+    non2xx = re.search(r'Non-2xx or 3xx responses: (\d+)', out)
+    return {'rps': rps, 'p50': ms('50%'), 'p99': ms('99%'),
+            'errors': int(non2xx.group(1)) if non2xx else 0}
+
+
+class Poller(threading.Thread):
+    """Keeps polls running back to back in `vslint serve` (POST /api/v1/polls, then wait for it
+    to finish) until stopped; counts them and the time they ran."""
+
+    def __init__(self, base, token):
+        super().__init__(daemon=True)
+        self.base, self.token = base, token
+        self.stop = threading.Event()
+        self.polls = 0
+
+    def vc(self):
+        return http_json(self.base + '/api/v1/summary')['vcenters'][0]
+
+    def run(self):
+        while not self.stop.is_set():
+            before = (self.vc().get('last_poll') or {}).get('finished')
+            http_json(self.base + '/api/v1/polls', 'POST', self.token)
+            while True:
+                time.sleep(0.05)
+                v = self.vc()
+                if not v['polling'] and (v.get('last_poll') or {}).get('finished') != before:
+                    break
+            self.polls += 1
+
+
+# ---- one size ---------------------------------------------------------------------------------
+
+def bench_size(a, n, bins, work):
+    res = {'vms': n}
+    reads, option, esxcli = vslint_reads()
+    paths_json = os.path.join(work, 'paths.json')
+    with open(paths_json, 'w') as f:
+        json.dump({'reads': reads, 'option': option}, f)
+    truth = os.path.join(work, 'truth-%d.json' % n)
+    sim = subprocess.Popen([bins['synth'], '-vms', str(n), '-truth', truth,
+                            '-gzip=%s' % ('true' if a.gzip else 'false')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = sim.stdout.readline().strip()
+    res['estate'] = sim.stderr.readline().strip().split('estate: ', 1)[-1]
+    try:
+        with open(truth) as f:
+            res['counts'] = json.load(f)['counts']
+        pw = os.path.join(work, 'pw')
+        with open(pw, 'w') as f:
+            f.write(PASSWORD + '\n')
+        os.chmod(pw, 0o600)
+        db = os.path.join(work, 'v-%d.db' % n)
+        token_file = os.path.join(work, 'token')
+        with open(token_file, 'w') as f:
+            f.write('bench-token-0123456789abcdef\n')
+        os.chmod(token_file, 0o600)
+        port = free_port()
+        conf = os.path.join(work, 'v-%d.conf' % n)
+        with open(conf, 'w') as f:
+            f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
+                    '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = %d\n'
+                    'timeout = 3600\ninterval = 86400\n' % (db, port, token_file, url, USER, pw,
+                                                            MAX_OBJECTS))
+        runs = a.runs if n <= a.full_runs_up_to else 1
+
+        log('[%d VMs] %s' % (n, res['estate']))
+        log('[%d VMs] discovery (not timed) ...' % n)
+        hosts, alarms = discover(url)
+        floors = []
+        for _ in range(runs):
+            fl = Floor(url, work, a.gzip).run(reads, option, esxcli, hosts, alarms)
+            floors.append(fl.total)
+            log('[%d VMs] floor %.2f s, %d requests, %.1f MB' % (n, fl.total, fl.requests,
+                                                                 fl.bytes / 1e6))
+        res['floor'] = floors
+        res['floor_requests'] = fl.requests
+        res['floor_mb'] = fl.bytes / 1e6
+
+        col, rss = [], []
+        for _ in range(runs):
+            t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
+            col.append(t)
+            rss.append(m)
+            log('[%d VMs] vslint collect %.2f s, %.1f MB: %s' % (n, t, m, r.stdout.strip()))
+        res['collect'], res['collect_rss'] = col, rss
+
+        if not a.no_govmomi:
+            gt, grss = [], []
+            for _ in range(runs):
+                t, m, r = timed([bins['govmomi'], '-url', url, '-user', USER, '-password-file', pw,
+                                 '-paths', paths_json, '-max-objects', str(MAX_OBJECTS)])
+                gt.append(t)
+                grss.append(m)
+                log('[%d VMs] govmomi %.2f s, %.1f MB: %s' % (n, t, m, r.stdout.strip()))
+            res['govmomi'], res['govmomi_rss'] = gt, grss
+
+        ct = []
+        for _ in range(runs):
+            t, m, r = timed([bins['vslint'], 'check', '-c', conf, '--offline', '--fail-on', 'never',
+                             '--format', 'json', '-o', os.devnull])
+            ct.append(t)
+            log('[%d VMs] vslint check --offline %.2f s, %.1f MB' % (n, t, m))
+        res['checks'] = ct
+        res['incremental'] = incremental(a, bins, url, conf)
+
+        res['api'] = bench_api(a, n, bins, conf, port)
+        res['synth_rss'] = vm_hwm(sim.pid)
+    finally:
+        sim.send_signal(signal.SIGTERM)
+        sim.wait()
+    return res
+
+
+def incremental(a, bins, url, conf):
+    """The cost of a steady-state poll after 1 % of objects changed, against a full poll.
+    vslint polls in full every time: until `vslint collect` says it can poll incrementally
+    (its help mentions it), this reports n/a. The hook: POST /synth/mutate?pct=1 makes the
+    responder change 1 % of VMs and datastores; the next collect is then timed."""
+    help_text = subprocess.run([bins['vslint'], 'help', 'collect'], capture_output=True,
+                               text=True).stdout
+    if 'incremental' not in help_text.lower():
+        return None
+    base = url[:-len('/sdk')]
+    urllib.request.urlopen(urllib.request.Request(base + '/synth/mutate?pct=1', data=b'',
+                                                  method='POST'), timeout=10)
+    t, _, _ = timed([bins['vslint'], 'collect', '-c', conf])
+    return t
+
+
+def vm_hwm(pid):
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            return int(re.search(r'VmHWM:\s+(\d+)', f.read()).group(1)) / 1024
+    except OSError:
+        return None
+
+
+def bench_api(a, n, bins, conf, port):
+    base = 'http://127.0.0.1:%d' % port
+    token = 'bench-token-0123456789abcdef'
+    srv = subprocess.Popen([bins['vslint'], 'serve', '-c', conf], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    out = {}
+    try:
+        # Ready once the first poll (and its checks) finished.
+        for _ in range(6000):
+            try:
+                with urllib.request.urlopen(base + '/readyz', timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.1)
+        for _ in range(6000):
+            if not http_json(base + '/api/v1/summary')['vcenters'][0]['polling']:
+                break
+            time.sleep(0.1)
+        total = http_json(base + FINDINGS_PAGE)['total']
+        out['findings_total'] = total
+        for name, path in (('summary', '/api/v1/summary'), ('findings', FINDINGS_PAGE)):
+            out[name] = wrk(base + path, a.api_seconds)
+            log('[%d VMs] wrk %s idle: %s' % (n, name, out[name]))
+        for name, path in (('summary', '/api/v1/summary'), ('findings', FINDINGS_PAGE)):
+            p = Poller(base, token)
+            p.start()
+            time.sleep(0.5)
+            out[name + '_polling'] = wrk(base + path, a.api_seconds)
+            p.stop.set()
+            p.join()
+            out[name + '_polling']['polls'] = p.polls
+            log('[%d VMs] wrk %s while polling: %s' % (n, name, out[name + '_polling']))
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        try:
+            srv.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+    return out
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+def report(results, a):
+    cols = [r['vms'] for r in results]
+    w = 22
+    lines = []
+
+    def row(label, cells):
+        lines.append('%-46s' % label + ''.join('%*s' % (w, c) for c in cells))
+
+    row('', ['%d VMs' % c for c in cols])
+    row('hosts / datastores / LUN paths', ['%d / %d / %d' % (r['counts']['host'], r['counts']['datastore'],
+                                                             r['counts']['lun_path']) for r in results])
+    row('bytes of XML, requests', ['%.0f MB, %d' % (r['floor_mb'], r['floor_requests'])
+                                   for r in results])
+    row('floor: curl, same requests (time_total sum)', ['%.2f s' % med(r['floor']) for r in results])
+    row('vslint collect (fetch, parse, store)', ['%.2f s' % med(r['collect']) for r in results])
+    row('  ratio to the floor (target <= 1.0x)', ['%.2fx' % (med(r['collect']) / med(r['floor']))
+                                                  for r in results])
+    row('  peak RSS (target < 64 MB at 100k)', ['%.1f MB' % max(r['collect_rss']) for r in results])
+    if not a.no_govmomi:
+        row('govmomi client, same reads', ['%.2f s' % med(r['govmomi']) for r in results])
+        row('  vslint / govmomi (target <= 0.5)', ['%.2f' % (med(r['collect']) / med(r['govmomi']))
+                                                   for r in results])
+        row('  govmomi peak RSS', ['%.1f MB' % max(r['govmomi_rss']) for r in results])
+    row('all checks: vslint check --offline', ['%.2f s' % med(r['checks']) for r in results])
+    row('incremental poll, 1 % changed', ['n/a (not implemented)' if r['incremental'] is None
+                                          else '%.2f s (%.0f%%)' % (
+                                              r['incremental'],
+                                              100 * r['incremental'] / med(r['collect']))
+                                          for r in results])
+    for name, label in (('summary', '/api/v1/summary'), ('findings', 'findings page')):
+        for suffix, what in (('', 'idle'), ('_polling', 'polls writing')):
+            row('%s, %s: req/s' % (label, what), ['%.0f' % r['api'][name + suffix]['rps']
+                                                  for r in results])
+            row('  p50 / p99', ['%.2f / %.2f ms' % (r['api'][name + suffix]['p50'],
+                                                    r['api'][name + suffix]['p99'])
+                                for r in results])
+    row('responder peak RSS', ['%.0f MB' % r['synth_rss'] for r in results])
+    runs = ['%d' % len(r['collect']) for r in results]
+    row('runs (medians shown)', runs)
+    return '\n'.join(lines)
+
+
+def main():
+    global MAX_OBJECTS
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--sizes', default='5000,20000,100000')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--full-runs-up-to', type=int, default=20000,
+                    help='sizes above this get one run of each measurement')
+    ap.add_argument('--gzip', action='store_true', help='the responder compresses (as vCenter)')
+    ap.add_argument('--no-govmomi', action='store_true')
+    ap.add_argument('--api-seconds', type=int, default=5)
+    ap.add_argument('--max-objects', type=int, default=500,
+                    help='maxObjects per page, for vslint (max_objects=), govmomi and the floor')
+    ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
+    ap.add_argument('--json', help='also write the raw figures here')
+    a = ap.parse_args()
+    MAX_OBJECTS = a.max_objects
+    for tool in ('curl', 'wrk', '/usr/bin/time'):
+        if not shutil.which(tool):
+            sys.exit('%s is missing: apt-get install curl wrk time' % tool)
+    bins = {'vslint': os.path.join(a.build, 'vslint'),
+            'synth': os.path.join(a.build, 'tests', 'sim', 'vcsim-synth'),
+            'govmomi': os.path.join(a.build, 'bench', 'govmomi-poll')}
+    for k in ('vslint', 'synth'):
+        if not os.path.exists(bins[k]):
+            sys.exit('%s not built: scripts/build.sh' % bins[k])
+    if not a.no_govmomi:
+        subprocess.run([os.path.join(ROOT, 'bench', 'govmomi', 'build.sh'), bins['govmomi'],
+                        os.path.join(a.build, 'bench', 'gocache')], check=True)
+    work = tempfile.mkdtemp(prefix='vslint-bench-')
+    results = []
+    try:
+        for n in [int(x) for x in a.sizes.split(',')]:
+            results.append(bench_size(a, n, bins, work))
+            for f in os.listdir(work):
+                if f.startswith('v-%d.db' % n):
+                    os.unlink(os.path.join(work, f))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump(results, f, indent=1)
+    print()
+    print('vslint scale benchmark, %s, %d cores (load average %.1f at the end), answers %s, '
+          'pages of %d objects' % (time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0],
+                                   'gzip-compressed' if a.gzip else 'uncompressed', MAX_OBJECTS))
+    print(report(results, a))
+
+
+if __name__ == '__main__':
+    main()
