@@ -600,8 +600,9 @@ def main():
         if not os.path.exists(bins[k]):
             sys.exit('%s not built: scripts/build.sh' % bins[k])
     if not a.no_govmomi:
-        subprocess.run([os.path.join(ROOT, 'bench', 'govmomi', 'build.sh'), bins['govmomi'],
-                        os.path.join(a.build, 'bench', 'gocache')], check=True)
+        subprocess.run(['sh', os.path.join(ROOT, 'tests', 'sim', 'build.sh'), bins['govmomi'],
+                        os.path.join(a.build, 'bench', 'gocache'),
+                        os.path.join(ROOT, 'bench', 'govmomi')], check=True)
     work = tempfile.mkdtemp(prefix='vslint-bench-')
     results = []
     try:

@@ -6,7 +6,7 @@
 // (QueryOptions, QueryBoundVnics, esxcli through ExecuteSoap, on 4
 // connections like vslint) and the alarm reads. It stores nothing.
 //
-// Built from Debian's packaged govmomi in GOPATH mode (bench/govmomi/build.sh).
+// Built from Debian's packaged govmomi in GOPATH mode (tests/sim/build.sh OUT CACHE bench/govmomi).
 // usage: govmomi-poll -url URL -user U -password-file F -paths PATHS.json [-max-objects 500]
 // PATHS.json maps each read ("VirtualMachine", ...) to its property paths, as
 // vslint requests them (bench/bench_scale.py writes it from vsphere/*.c).

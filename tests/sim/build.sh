@@ -1,17 +1,20 @@
 #!/bin/sh
-# Build vcsim-vslint in GOPATH mode against the Debian-packaged govmomi.
-# usage: tests/sim/build.sh OUTPUT_BINARY [GOCACHE_DIR]   (works from any cwd)
+# Builds a Go program of this repository in GOPATH mode against Debian's packaged govmomi
+# (golang-github-vmware-govmomi-dev): no module proxy is needed. The simulator harness
+# (tests/sim), the synthetic responder (tests/sim/synth) and the benchmark's govmomi client
+# (bench/govmomi) are built with it.
+# usage: tests/sim/build.sh OUTPUT_BINARY [GOCACHE_DIR [SOURCE_DIR]]   (works from any cwd;
+#        SOURCE_DIR defaults to tests/sim)
 set -eu
 if [ $# -lt 1 ]; then
-	echo "usage: $0 OUTPUT_BINARY [GOCACHE_DIR]" >&2
+	echo "usage: $0 OUTPUT_BINARY [GOCACHE_DIR [SOURCE_DIR]]" >&2
 	exit 2
 fi
-here=$(cd "$(dirname "$0")" && pwd)
-out=$1
-case "$out" in /*) ;; *) out="$(pwd)/$out" ;; esac
-cache=${2:-${GOCACHE:-${TMPDIR:-/tmp}/vslint-sim-gocache}}
-case "$cache" in /*) ;; *) cache="$(pwd)/$cache" ;; esac
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+out=$(abs "$1")
+cache=$(abs "${2:-${GOCACHE:-${TMPDIR:-/tmp}/vslint-sim-gocache}}")
+src=${3:-$(dirname "$0")}
 mkdir -p "$cache"
-cd "$here"
+cd "$src"
 GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$cache" GOFLAGS= \
 	go build -o "$out" .
