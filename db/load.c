@@ -951,7 +951,7 @@ static int load_history(struct load *L, sqlite3 *h)
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, L->e->polled_ms);
     for (;;) {
-        int row = rc == SQLITE_OK ? (rc = sqlite3_step(st)) == SQLITE_ROW : 0;
+        int row = rc == SQLITE_OK || rc == SQLITE_ROW ? (rc = sqlite3_step(st)) == SQLITE_ROW : 0;
         const char *moref = row ? text(st, 0) : NULL;
         /* A run ends where the moref changes: its points go to their object. */
         if (!row || !moref || L->key.len != strlen(moref) + 1 ||
