@@ -203,9 +203,11 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
         r = db_fail(db->h, rc, "reading the capacity history");
         goto out;
     }
-    o = json_pack("{s:s,s:s,s:s,s:s,s:O,s:n,s:n,s:n,s:n}", "vcenter", vcenter, "moref", m, "name",
-                  nm, "kind", kind, "points", points, "runway", "computed", "warn_free_pct",
-                  "crit_free_pct");
+    /* Before an evaluation estimated it, as the inventory pages show it. */
+    o = json_pack("{s:s,s:s,s:s,s:s,s:O,s:{s:n,s:n,s:n,s:i,s:s},s:n,s:n,s:n}", "vcenter", vcenter,
+                  "moref", m, "name", nm, "kind", kind, "points", points, "runway",
+                  "days_to_warning", "days_to_critical", "growth_gb_per_day", "history_days", 0,
+                  "reason", "not estimated yet", "computed", "warn_free_pct", "crit_free_pct");
     if (!o) {
         r = -ENOMEM;
         goto out;

@@ -29,7 +29,8 @@ int db_runway_record(struct db *db, const char *vcenter, int64_t now_ms,
 
 /* The capacity series of the datastore or datastore cluster of vcenter named by moref, or by name
  * when moref is NULL, for the dashboard: *out is a new object {"vcenter","moref","name","kind",
- * "points":[{"t","capacity","free_space","uncommitted"}], oldest first, "runway": {...} or null,
+ * "points":[{"t","capacity","free_space","uncommitted"}], oldest first, "runway": {...} (every
+ * figure null, "not estimated yet", before an evaluation),
  * "computed","warn_free_pct","crit_free_pct"}. -VSL_ENOTFOUND when the snapshot has no such
  * object, -EEXIST when name names several (datastore names repeat across datacenters). */
 int db_capacity_series(struct db *db, const char *vcenter, const char *moref, const char *name,

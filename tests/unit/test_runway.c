@@ -454,7 +454,9 @@ TEST(test_runway_record_and_series)
     assert_int_equal(db_capacity_series(fx->db, "vc", NULL, "no-such", &o), -VSL_ENOTFOUND);
     assert_int_equal(db_capacity_series(fx->db, "vc", "pod-1", NULL, &o), 0);
     assert_string_equal(json_string_value(json_object_get(o, "kind")), "storage_pod");
-    assert_true(json_is_null(json_object_get(o, "runway")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "runway"), "reason")),
+                        "not estimated yet");
+    assert_true(json_is_null(json_object_get(o, "computed")));
     json_decref(o);
     tl_db_teardown(state);
 }
