@@ -36,7 +36,7 @@ struct chk_runway {
  * evenly spread over the window), which a few outliers (a snapshot made and deleted) do not
  * move; the days count from the latest free space at that rate down to warn_pct and crit_pct of
  * the capacity. 0, or -ENOMEM (out is then "out of memory", every figure unknown). */
-#define CHK_RUNWAY_MAX_POINTS 240
+#define CHK_RUNWAY_MAX_POINTS 120
 int chk_runway_estimate(const struct est_capacity_point *pts, size_t n, int64_t now_ms,
                          double window_days, double warn_pct, double crit_pct,
                          struct chk_runway *out);
