@@ -38,24 +38,26 @@ def history(db, name):
 
 
 def plant(db, name, points):
-    """points: (days ago, free bytes) of datastore name, at capacity CAP."""
+    """points: (days ago, free bytes) of datastore name, at capacity CAP (days may be fractions)."""
     now = int(time.time() * 1000)
+    rows = [(now - int(days * DAY_MS), free) for days, free in points]
     con = sqlite3.connect(db)
     try:
         moref, = con.execute("SELECT moref FROM datastores WHERE name = ?", (name,)).fetchone()
         con.executemany(
             "INSERT INTO capacity_history (vcenter, kind, moref, t_ms, capacity, free_space)"
-            " VALUES ('lab', 'datastore', ?, ?, ?, ?)",
-            [(moref, now - int(days * DAY_MS), CAP, free) for days, free in points])
+            " VALUES ('lab', 'datastore', ?, ?, ?, ?)", [(moref, t, CAP, f) for t, f in rows])
         con.commit()
     finally:
         con.close()
+    return [t for t, _ in rows]
 
 
 @pytest.fixture(scope='module')
 def srv(start_sim_module, module_workspace):
     sim = start_sim_module
-    with serving(module_workspace, [vcenter(module_workspace, sim.url, interval=3600)]) as s:
+    with serving(module_workspace, [vcenter(module_workspace, sim.url, interval=3600)],
+                 '\n[database]\ncapacity_retention = 31\n') as s:
         s.sim = sim
         s.db = module_workspace.db
         yield s
@@ -183,3 +185,16 @@ def test_grown_datastore_starts_over(filled):
     assert re.fullmatch(r'capacity changed 0\.0 days ago', r['reason']), r
     f = filled.get('/api/v1/findings?check=datastore-runway&status=resolved').json()['findings']
     assert len(f) == 1
+
+
+def test_retention_drops_old_points(srv):
+    """[database] capacity_retention = 31: a poll drops what is older, and keeps the latest
+    point of each UTC day of what is older than 30 days."""
+    t = plant(srv.db, 'ds-nfs-clean', [(40, CAP // 2), (30.8, CAP // 2), (30.5, CAP // 2),
+                                       (30.2, CAP // 2), (20, CAP // 2)])
+    srv.poll_and_wait('lab')
+    latest_of_day = {}
+    for x in t[1:4]:
+        latest_of_day[x // DAY_MS] = max(x, latest_of_day.get(x // DAY_MS, 0))
+    kept = [x for x, _, _ in history(srv.db, 'ds-nfs-clean') if x < t[4] + DAY_MS]
+    assert kept == sorted(latest_of_day.values()) + [t[4]]
