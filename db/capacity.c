@@ -155,6 +155,19 @@ static int find_object(struct db *db, const char *vcenter, const char *moref, co
     return r;
 }
 
+/* sql prepared with ?1 vcenter and ?2 moref bound; SQLite's result code. */
+static int prepare_object(struct db *db, const char *sql, const char *vcenter, const char *moref,
+                          sqlite3_stmt **st)
+{
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(*st, 1, vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(*st, 2, moref, -1, SQLITE_STATIC);
+    return rc;
+}
+
 static json_t *int_or_null(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
@@ -186,11 +199,7 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
     r = find_object(db, vcenter, moref, name, &m, &kind, &nm);
     if (r < 0)
         goto out;
-    rc = sqlite3_prepare_v2(db->h, pts_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 2, m, -1, SQLITE_STATIC);
+    rc = prepare_object(db, pts_sql, vcenter, m, &st);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *p = json_pack("{s:o,s:o,s:o,s:o}", "t", db_json_time(st, 0), "capacity",
                               int_or_null(st, 1), "free_space", int_or_null(st, 2),
@@ -204,19 +213,15 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
         goto out;
     }
     /* Before an evaluation estimated it, as the inventory pages show it. */
-    o = json_pack("{s:s,s:s,s:s,s:s,s:O,s:{s:n,s:n,s:n,s:i,s:s},s:n,s:n,s:n}", "vcenter", vcenter,
-                  "moref", m, "name", nm, "kind", kind, "points", points, "runway",
-                  "days_to_warning", "days_to_critical", "growth_gb_per_day", "history_days", 0,
-                  "reason", "not estimated yet", "computed", "warn_free_pct", "crit_free_pct");
+    o = json_pack("{s:s,s:s,s:s,s:s,s:O,s:o,s:n,s:n,s:n}", "vcenter", vcenter, "moref", m, "name",
+                  nm, "kind", kind, "points", points, "runway",
+                  json_loads(DB_RUNWAY_NONE, 0, NULL), "computed", "warn_free_pct",
+                  "crit_free_pct");
     if (!o) {
         r = -ENOMEM;
         goto out;
     }
-    rc = sqlite3_prepare_v2(db->h, rw_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 2, m, -1, SQLITE_STATIC);
+    rc = prepare_object(db, rw_sql, vcenter, m, &st);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *j = (const char *)sqlite3_column_text(st, 0);
         json_t *rw = j ? json_loads(j, 0, NULL) : NULL;

@@ -24,8 +24,7 @@ static const struct db_extra ds_extras[] = {
     {"storage_pod", "p.name", DB_TEXT},
     {"runway",
      "json(coalesce((SELECT r.runway_json FROM runway r WHERE r.vcenter = x.vcenter"
-     " AND r.moref = x.moref), '{\"days_to_warning\":null,\"days_to_critical\":null,"
-     "\"growth_gb_per_day\":null,\"history_days\":0,\"reason\":\"not estimated yet\"}'))",
+     " AND r.moref = x.moref), '" DB_RUNWAY_NONE "'))",
      DB_RAW},
     {NULL, NULL, 0}};
 static const struct db_extra host_extras[] = {
