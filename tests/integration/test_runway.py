@@ -198,3 +198,18 @@ def test_retention_drops_old_points(srv):
         latest_of_day[x // DAY_MS] = max(x, latest_of_day.get(x // DAY_MS, 0))
     kept = [x for x, _, _ in history(srv.db, 'ds-nfs-clean') if x < t[4] + DAY_MS]
     assert kept == sorted(latest_of_day.values()) + [t[4]]
+
+
+def test_datastore_cluster_history_follows_its_members(srv):
+    """A member of pod-ok filled to 30 % free: the cluster's next point sums its members."""
+    sim_control(srv.sim, 'datastore', name='ds-pod-ok-1', free=CAP // 100 * 30)
+    srv.poll_and_wait('lab')
+    a = srv.get('/api/v1/inventory/datastores/history?vcenter=lab&datastore=pod-ok')
+    assert a.status == 200
+    s = a.json()
+    assert s['kind'] == 'storage_pod'
+    assert len(s['points']) >= 2
+    assert (s['points'][-1]['capacity'], s['points'][-1]['free_space']) == (
+        2 * CAP, CAP // 100 * 30 + CAP // 100 * 50)
+    assert s['points'][-2]['free_space'] == 2 * (CAP // 100 * 50)
+    assert s['runway']['reason'] == 'less than 3 days of history'
