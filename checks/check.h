@@ -155,6 +155,13 @@ json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
  *     for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++) ... */
 const struct est_datastore *chk_measured_datastore(const struct estate *e, size_t *i);
 
+/* Calls judge(ctx, d, NULL) for every measured datastore d of e (chk_measured_datastore), then
+ * judge(ctx, NULL, p) for every datastore cluster p whose capacity is above zero and free space
+ * known; returns the first error, else 0. For the checks that judge both alike. */
+typedef int chk_measured_fn(struct chk_ctx *ctx, const struct est_datastore *d,
+                            const struct est_pod *p);
+int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge);
+
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);

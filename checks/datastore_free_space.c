@@ -66,22 +66,9 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    const struct est_datastore *d;
-    int rc;
-
     /* An inaccessible datastore reports stale or zero sizes; unknown sizes cannot be judged.
-     * Both are skipped rather than guessed (chk_measured_datastore). */
-    for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++)
-        if ((rc = evaluate(ctx, d, NULL)) < 0)
-            return rc;
-    for (size_t i = 0; i < e->n_pods; i++) {
-        const struct est_pod *p = &e->pods[i];
-        if (p->capacity <= 0 || p->free_space < 0)
-            continue;
-        if ((rc = evaluate(ctx, NULL, p)) < 0)
-            return rc;
-    }
-    return 0;
+     * Both are skipped rather than guessed (chk_each_measured). */
+    return chk_each_measured(ctx, e, evaluate);
 }
 
 const struct check chk_datastore_free_space = {

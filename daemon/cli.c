@@ -412,5 +412,6 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
         *cfg = NULL;
         return -1;
     }
+    db_set_capacity_retention(*db, (*cfg)->capacity_retention_days);
     return 0;
 }

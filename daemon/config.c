@@ -56,6 +56,10 @@ static const struct opt options[] = {
     {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "/var/lib/vslint/vslint.db",
      "The SQLite file (WAL mode), created and migrated on first use with mode 0600 whatever the "
      "umask; its -wal and -shm files follow."},
+    {SECT_DATABASE, "capacity_retention", OPT_INT, CF(capacity_retention_days), 31, 36500, "400",
+     "Days of capacity history kept per datastore and datastore cluster (one point per poll, "
+     "one per hour after a day, one per day after 30 days), what datastore-runway and the "
+     "dashboard's capacity chart read."},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
      "Required. The SDK URL, https://HOST/sdk."},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, NULL,

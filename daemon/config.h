@@ -41,6 +41,7 @@ struct vsl_server_conf {
 struct vsl_config {
     char *path;    /* the file it was read from; owned */
     char *db_path; /* owned */
+    int capacity_retention_days; /* [database] capacity_retention */
     struct vsl_vcenter_conf *vcenters; /* owned array */
     size_t n_vcenters;
     struct chk_config checks; /* [check ID] settings and [waiver] sections; owned */

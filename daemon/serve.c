@@ -98,6 +98,8 @@ static void poll_once(struct poller *p, struct db *db)
     char everr[1024] = "";
     int64_t now;
 
+    /* The configuration's, as of the last reload. */
+    db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
     vsl_poll(db, p->vc, &res);
     if (res.ok)
         evaluate(p, db, everr, sizeof(everr));

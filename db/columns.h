@@ -68,7 +68,9 @@
 #define DB_OWN_TABLES(T)                                                                           \
     T(VCENTERS, vcenters, 1)                                                                       \
     T(POLLS, polls, 1)                                                                             \
-    T(FINDINGS, findings, 1)
+    T(FINDINGS, findings, 1)                                                                       \
+    T(CAPACITY_HISTORY, capacity_history, 8)                                                       \
+    T(RUNWAY, runway, 8)
 
 /* ---- inventory ---------------------------------------------------------------------------- */
 
@@ -359,6 +361,32 @@
     X(S, E, unverified_reason, "TEXT", RAW, 0, 5, NOEST)                                           \
     X(S, E, resolution, "TEXT", RAW, 0, 5, NOEST)
 
+/* Capacity at every successful poll of each datastore (kind 'datastore') and datastore cluster
+ * ('storage_pod'), written in the poll's transaction; thinned to the latest point of each hour
+ * once a day old and of each day once 30 days old, and dropped after [database]
+ * capacity_retention days. Outlives the snapshot: a datastore that went away keeps its history
+ * until then. */
+#define DB_COLS_capacity_history(X, S, E)                                                          \
+    X(S, E, vcenter, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, kind, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, moref, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                              \
+    X(S, E, t_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, capacity, "INTEGER", RAW, 0, 8, NOEST)                                                 \
+    X(S, E, free_space, "INTEGER", RAW, 0, 8, NOEST)                                               \
+    X(S, E, uncommitted, "INTEGER", RAW, 0, 8, NOEST)
+
+/* The latest runway estimate of each datastore and datastore cluster, written by each
+ * evaluation (the daemon computes it with the configured thresholds; the API only reads it):
+ * the estimate as the API shows it, and the thresholds it counted down to. */
+#define DB_COLS_runway(X, S, E)                                                                    \
+    X(S, E, vcenter, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, moref, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                              \
+    X(S, E, kind, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, computed_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                     \
+    X(S, E, runway_json, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                        \
+    X(S, E, warn_free_pct, "REAL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, crit_free_pct, "REAL", RAW, 0, 8, NOEST)
+
 /* The indexes: I(name, since, "table(columns)"). An index that changes is a new name (or a hand-
  * written migration that drops the old one). */
 #define DB_INDEXES(I)                                                                              \
@@ -374,7 +402,11 @@
     /* Every column the summary reads, in the order it groups by: one index range read. */        \
     I(findings_summary, 5,                                                                         \
       "findings(status, check_id, severity, vcenter, first_seen_ms, last_seen_ms,"                 \
-      " unverified_since_ms)")
+      " unverified_since_ms)")                                                                  \
+    /* One object's points in time order, and the range each poll thins or drops. */               \
+    I(capacity_history_key, 8, "capacity_history(vcenter, moref, t_ms)")                          \
+    I(capacity_history_age, 8, "capacity_history(vcenter, t_ms)")                                  \
+    I(runway_key, 8, "runway(vcenter, moref)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

@@ -19,7 +19,14 @@ struct page_view {
     const struct db_extra *extras;
 };
 
-static const struct db_extra ds_extras[] = {{"storage_pod", "p.name", DB_TEXT}, {NULL, NULL, 0}};
+/* The runway the last evaluation recorded (db/capacity.h); until one did, every figure unknown. */
+static const struct db_extra ds_extras[] = {
+    {"storage_pod", "p.name", DB_TEXT},
+    {"runway",
+     "json(coalesce((SELECT r.runway_json FROM runway r WHERE r.vcenter = x.vcenter"
+     " AND r.moref = x.moref), '" DB_RUNWAY_NONE "'))",
+     DB_RAW},
+    {NULL, NULL, 0}};
 static const struct db_extra host_extras[] = {
     {"vnic_count", "(SELECT count(*) FROM vnics n WHERE n.vcenter = x.vcenter AND n.host = x.moref)",
      DB_INT},
@@ -40,7 +47,7 @@ static const struct page_view views[] = {
     [DB_PAGE_DATASTORES] = {T_DATASTORE,
                             "vcenter moref name type url capacity free_space uncommitted"
                             " accessible maintenance_mode vmfs_major nas_remote_host parent"
-                            " storage_pod vm_count",
+                            " storage_pod vm_count runway",
                             " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
                             ds_extras},
     [DB_PAGE_HOSTS] = {T_HOST, "vcenter moref name parent connection_state vnic_count"
@@ -89,7 +96,7 @@ static int page_sql(struct vsl_buf *sql, enum db_page_kind kind)
                                    " AND y.vm = x.moref ORDER BY y.key) k)");
     for (i = 0; v.extras && v.extras[i].name && i < 3; i++) {
         extras[i] = v.extras[i];
-        if (extras[i].type == DB_RAW)
+        if (extras[i].type == DB_RAW && !extras[i].expr)
             extras[i].expr = disks.data;
     }
     extras[i] = (struct db_extra){NULL, NULL, 0};

@@ -357,6 +357,84 @@ async function dashboard(page, base, api) {
     eq('critical line has the critical colour', await colour('#hist-findings g[data-series="critical"] path'), crit);
   });
 
+  await step('a datastore opened shows its capacity chart with the thresholds and projection',
+    async () => {
+      // Ten days of history planted in the real database (nobody waits ten days): ds-free-ok
+      // lost 1 % of its 600 GiB a day down to its 40 % free now, so the warning line (30 %)
+      // is 10 days away and the critical one (10 %) 30 days; then a poll records today's point
+      // and the runway.
+      const GIB = 2 ** 30, CAP = 600 * GIB;
+      const plant = require('child_process').spawnSync('/usr/bin/python3', ['-c', [
+        'import sqlite3, sys, time',
+        'con = sqlite3.connect(sys.argv[1])',
+        'now = int(time.time() * 1000)',
+        'm, = con.execute("SELECT moref FROM datastores WHERE name = \'ds-free-ok\'").fetchone()',
+        'con.executemany("INSERT INTO capacity_history (vcenter, kind, moref, t_ms, capacity,'
+          + ' free_space) VALUES (\'lab\', \'datastore\', ?, ?, ?, ?)", [(m, now - d * 86400000,'
+          + ' ' + CAP + ', ' + CAP + ' // 100 * (40 + d)) for d in range(10, 0, -1)])',
+        'con.commit()'].join('\n'), api.db], { encoding: 'utf8' });
+      eq('history planted', plant.status, 0);
+      const hdr = { Authorization: 'Bearer ' + api.token };
+      const r = await fetch(base + '/api/v1/polls?vcenter=lab', { method: 'POST', headers: hdr });
+      eq('poll queued', r.status, 202);
+      let ds = null;
+      for (const until = Date.now() + 60000; Date.now() < until;) {
+        const doc = await getJSON(base, '/api/v1/inventory/datastores?limit=1000');
+        ds = doc.datastores.find((d) => d.name === 'ds-free-ok');
+        if (ds && ds.runway.days_to_critical !== null) break;
+        await new Promise((res) => setTimeout(res, 300));
+      }
+      eq('the API gives ds-free-ok 30 days to critical', ds && ds.runway.days_to_critical, 30);
+      const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
+      await page.click('#refresh');
+      await loaded(page, n + 1);
+      await page.click('#ds-chart li[data-datastore="ds-free-ok"] button.open');
+      await page.waitForSelector('#ds-capacity svg g[data-series="projection"]', { timeout: 15000 })
+        .catch(() => {});
+      const c = await page.$eval('#ds-capacity', (fig) => {
+        const line = (n) => {
+          const l = fig.querySelector('line.threshold[data-threshold="' + n + '"]');
+          return l ? { y: Number(l.getAttribute('y1')), value: Number(l.dataset.value),
+            colour: getComputedStyle(l).stroke } : null;
+        };
+        const path = (n) => {
+          const p = fig.querySelector('g[data-series="' + n + '"] path');
+          return p ? { d: p.getAttribute('d'), len: p.getTotalLength() } : null;
+        };
+        return { hidden: fig.hidden, caption: fig.querySelector('figcaption').textContent,
+          warning: line('warning'), critical: line('critical'), history: path('history'),
+          projection: path('projection'), text: fig.querySelector('p.runway').textContent,
+          label: fig.querySelector('svg').getAttribute('aria-label') };
+      });
+      check('the chart is shown', !c.hidden);
+      eq('its caption', c.caption, 'Free space of ds-free-ok');
+      check('warning threshold line at 30 % of capacity', c.warning &&
+        c.warning.value === Math.trunc(0.30 * CAP), JSON.stringify(c.warning));
+      check('critical threshold line at 10 % of capacity', c.critical &&
+        c.critical.value === Math.trunc(0.10 * CAP), JSON.stringify(c.critical));
+      check('the critical line is drawn below the warning line', c.warning && c.critical &&
+        c.critical.y > c.warning.y, JSON.stringify([c.warning, c.critical]));
+      const crit = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
+      eq('the critical line has the critical colour', c.critical && c.critical.colour, crit);
+      // 10 planted, the first poll's and the one asked for above
+      check('the history is a line through 12 points', c.history &&
+        (c.history.d.match(/[ML]/g) || []).length === 12 && c.history.len > 0,
+        JSON.stringify(c.history));
+      check('the projection is drawn', c.projection && c.projection.len > 0,
+        JSON.stringify(c.projection));
+      check('the projection crosses the critical line', (() => {
+        if (!c.projection || !c.critical) return false;
+        const ys = c.projection.d.split(/[ML]/).filter(Boolean).map((p) => Number(p.split(' ')[1]));
+        return ys.length === 2 && ys[0] < c.critical.y && ys[1] > c.critical.y;
+      })(), c.projection && c.projection.d);
+      check('the runway is written out', /10 days to warning, 30 days to critical/.test(c.text),
+        c.text);
+      check('a screen reader hears it', /30 days to critical/.test(c.label || ''), c.label);
+      eq('the opened name says expanded', await page.getAttribute(
+        '#ds-chart li[data-datastore="ds-free-ok"] button.open', 'aria-expanded'), 'true');
+      await page.screenshot({ path: SHOT.replace(/\.png$/, '-capacity.png'), fullPage: true });
+    });
+
   await step('the severity filter shows the critical findings only', async () => {
     await page.selectOption('#f-severity', 'critical');
     await page.waitForFunction(
@@ -493,6 +571,7 @@ async function main() {
       crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
       all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
       history: await getJSON(serve.base, '/api/v1/history?days=30'),
+      db: path.join(work, 'vslint.db'),
     };
     ctx = await launch(chromium);
   });
