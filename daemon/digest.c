@@ -453,7 +453,7 @@ static void finding_row(struct out *o, const json_t *f, int with_check)
     if (with_check) {
         snprintf(line, sizeof(line), "* [%s] %s: %s (%s)", sev, check, name, vc);
         t_add(o, "  ");
-        t_wrap(o, 2, 6, line);
+        t_wrap(o, 2, 4, line);
         t_add(o, "      ");
         t_wrap(o, 6, 6, str(f, "message"));
     } else {
@@ -664,10 +664,16 @@ static void runway_section(struct out *o, const json_t *m)
 
     /* The shortest VSL_DIGEST_RUNWAY_TOP by days to the critical threshold: an insertion into
      * a short sorted array, whatever the number of datastores. */
+    const char *reason = NULL;
     json_array_foreach(list, i, ds) {
         const json_t *rw = json_object_get(ds, "runway");
         if (!json_is_object(rw))
             continue;
+        if (!json_is_number(json_object_get(rw, "growth_gb_per_day"))) {
+            if (!reason && json_is_string(json_object_get(rw, "reason")))
+                reason = json_string_value(json_object_get(rw, "reason"));
+            continue;
+        }
         estimated++;
         if (!json_is_number(json_object_get(rw, "days_to_critical")))
             continue;
@@ -678,7 +684,10 @@ static void runway_section(struct out *o, const json_t *m)
     }
     section(o, "runway", "Datastores with the shortest runway", -1, NULL);
     if (!estimated) {
-        none(o, "No runway estimates yet.");
+        char s[512];
+        snprintf(s, sizeof(s), "No runway estimates yet%s%s.", reason ? ": " : "",
+                 reason ? reason : "");
+        none(o, s);
         return;
     }
     if (!n) {

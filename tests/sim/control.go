@@ -5,6 +5,7 @@ package main
 //
 //	POST /vslint-sim/host?name=esx-san-1&esxcli=refuse|allow
 //	POST /vslint-sim/host?name=esx-san-1&connection=connected|disconnected|notResponding
+//	POST /vslint-sim/datastore?name=ds-1&free_pct=5   (fill it to 5 % free)
 //
 // Answers 204 on success, 400 with a one-line reason otherwise. Changes go
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
@@ -71,6 +72,31 @@ func controlHost(r *http.Request) error {
 	return nil
 }
 
+func controlDatastore(r *http.Request) error {
+	name := r.FormValue("name")
+	var ds *simulator.Datastore
+	for _, e := range simulator.Map.All("Datastore") {
+		if d, ok := e.(*simulator.Datastore); ok && d.Name == name {
+			ds = d
+		}
+	}
+	if ds == nil {
+		return fmt.Errorf("no datastore %q", name)
+	}
+	if v := r.FormValue("free_pct"); v != "" {
+		var pct float64
+		if _, err := fmt.Sscanf(v, "%g", &pct); err != nil || pct < 0 || pct > 100 {
+			return fmt.Errorf("free_pct must be a number from 0 to 100, not %q", v)
+		}
+		simulator.Map.WithLock(ds, func() {
+			summary := ds.Summary
+			summary.FreeSpace = int64(float64(summary.Capacity) * pct / 100)
+			simulator.Map.Update(ds, []types.PropertyChange{{Name: "summary", Val: summary}})
+		})
+	}
+	return nil
+}
+
 func serveControl(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -80,6 +106,8 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimPrefix(r.URL.Path, controlPrefix) {
 	case "host":
 		err = controlHost(r)
+	case "datastore":
+		err = controlDatastore(r)
 	default:
 		err = fmt.Errorf("unknown control %q", r.URL.Path)
 	}
