@@ -716,7 +716,7 @@ static void runway_section(struct out *o, const json_t *m)
         snprintf(line, sizeof(line), "critical in %s, warning in %s; growing %s", crit, warn,
                  growth);
         t_add(o, "  * %s (%s): ", str(top[i], "name"), str(top[i], "vcenter"));
-        t_wrap(o, 8 + strlen(str(top[i], "name")) + strlen(str(top[i], "vcenter")), 6, line);
+        t_wrap(o, 9 + strlen(str(top[i], "name")) + strlen(str(top[i], "vcenter")), 6, line);
         h_add(o, "<tr>%s<strong>", TD);
         h_esc(o, str(top[i], "name"));
         h_add(o, "</strong><br><span style=\"font-size:12px;opacity:0.75;\">");
@@ -1083,4 +1083,24 @@ out:
     json_decref(model);
     vsl_buf_free(&msg);
     return r;
+}
+
+int vsl_digest_first_due(struct db *db, const struct vsl_digest_conf *d, int at, int64_t now_ms,
+                         int64_t *due)
+{
+    struct db_digest last;
+    int64_t last_slot, prev;
+    int r = db_digest_last(db, &last, &last_slot);
+
+    if (r < 0 && r != -VSL_ENOTFOUND)
+        return r;
+    if (r == 0 && vsl_sched_prev(d->timezone, at, now_ms, &prev) == 0 && last_slot < prev &&
+        last.to_ms < prev) {
+        char t[64];
+        log_info("digest: the digest due at %s was not sent; sending it now",
+                 vsl_sched_format(d->timezone, prev, t, sizeof(t)));
+        *due = prev;
+        return 0;
+    }
+    return vsl_sched_next(d->timezone, at, now_ms, due);
 }

@@ -66,4 +66,12 @@ int vsl_digest_run(struct db *db, const struct vsl_config *cfg, int64_t slot_ms,
                    int attempts, int (*wait)(void *ctx, int seconds), void *ctx, int dry_run,
                    FILE *dry_out);
 
+/* When a daemon starting at now_ms sends its first digest (at: minutes after midnight in
+ * d->timezone). If a scheduled time passed since the last recorded digest without one (the
+ * daemon was down, or stopped while retrying), that time: the missed digest goes out now, once;
+ * otherwise the next time at= comes round. A database that never recorded a digest has missed
+ * nothing. 0 or a negative error. */
+int vsl_digest_first_due(struct db *db, const struct vsl_digest_conf *d, int at, int64_t now_ms,
+                         int64_t *due);
+
 #endif

@@ -205,30 +205,6 @@ static int digest_wait(void *ctx, int seconds)
     return stop;
 }
 
-/* When the first digest of this process is due. The database says when the last one was sent:
- * if a scheduled time passed since without a digest (the daemon was down, or stopped while
- * retrying), that one is sent now, once; otherwise the next time at= comes round. A database
- * that never recorded a digest has missed nothing. */
-static int first_due(struct db *db, const struct vsl_digest_conf *d, int at, int64_t now,
-                     int64_t *due)
-{
-    struct db_digest last;
-    int64_t last_slot, prev;
-    int r = db_digest_last(db, &last, &last_slot);
-
-    if (r < 0 && r != -VSL_ENOTFOUND)
-        return r;
-    if (r == 0 && vsl_sched_prev(d->timezone, at, now, &prev) == 0 && last_slot < prev &&
-        last.to_ms < prev) {
-        char t[64];
-        log_info("digest: the digest due at %s was not sent; sending it now",
-                 vsl_sched_format(d->timezone, prev, t, sizeof(t)));
-        *due = prev;
-        return 0;
-    }
-    return vsl_sched_next(d->timezone, at, now, due);
-}
-
 static void *digest_main(void *arg)
 {
     struct serve *sv = arg;
@@ -245,7 +221,7 @@ static void *digest_main(void *arg)
         free(msg);
         return NULL;
     }
-    r = first_due(db, d, at, vsl_now_ms(), &due);
+    r = vsl_digest_first_due(db, d, at, vsl_now_ms(), &due);
     if (r < 0) {
         log_warnx("digest: cannot schedule it: %s; no digest will be sent", vsl_strerror(r));
         db_close(db);
