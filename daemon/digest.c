@@ -1067,7 +1067,8 @@ int vsl_digest_run(struct db *db, const struct vsl_config *cfg, int64_t slot_ms,
             r = -EINTR;
             goto out;
         }
-        delay = delay > d->retry_max_s / 2 ? d->retry_max_s : delay * 2;
+        int cap = d->retry_max_s > d->retry_min_s ? d->retry_max_s : d->retry_min_s;
+        delay = delay > cap / 2 ? cap : delay * 2;
     }
     rec.sent_ms = vsl_now_ms();
     r = db_digest_record(db, &rec);

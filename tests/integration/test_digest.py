@@ -290,3 +290,58 @@ def test_serve_sends_a_missed_digest_once_and_not_again_after_restart(est, mail)
     assert 'Score' in str(msg.get_body(('plain',)).get_content())
     text = msg.get_body(('plain',)).get_content()
     assert 'since the previous digest (90)' in text or 'unchanged since the previous' in text
+
+
+BAD_DIGEST = [
+    ('smtp_url = http://mail.example.com', 'smtp_url', "is not an smtp:// or smtps:// URL"),
+    ('starttls = maybe', 'starttls', "is not required or optional"),
+    ('to = storage@example.com, not an address', 'to',
+     "'not an address' is not an e-mail address"),
+    ('to = ,', 'to', 'no address'),
+    ('from = vslint', 'from', 'is not an e-mail address'),
+    ('at = 25:00', 'at', 'is not a time of day HH:MM'),
+    ('at = 6:30', 'at', 'is not a time of day HH:MM'),
+    ('timezone = Mars/Olympus_Mons', 'timezone', 'is not a time zone of /usr/share/zoneinfo'),
+    ('timezone = ../../etc/passwd', 'timezone', 'is not a time zone'),
+    ('min_severity = loud', 'min_severity', 'is not info, warning or critical'),
+    ('send_when_empty = perhaps', 'send_when_empty', 'is not true or false'),
+    ('password_file = /nonexistent/pw', 'password_file', 'cannot read /nonexistent/pw'),
+    ('retry_min = 0', 'retry_min', 'is not a whole number from 1 to 86400'),
+]
+
+
+@pytest.mark.parametrize('line,key,problem', BAD_DIGEST, ids=[b[1] + ':' + b[0] for b in BAD_DIGEST])
+def test_config_check_names_the_bad_key_and_line(workspace, line, key, problem):
+    conf = workspace.write_config(
+        [dict(name='lab', url='https://vc/sdk', user='u', password_file=workspace.password_file())],
+        '[digest]\nsmtp_url = smtp://127.0.0.1:25\nfrom = vslint@example.com\n'
+        'to = storage@example.com\n' + line + '\n')
+    with open(conf) as f:
+        lineno = f.read().splitlines().index(line) + 1
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert '%s:%d: [digest] %s: ' % (conf, lineno, key) in res.stderr, res.stderr
+    assert problem in res.stderr, res.stderr
+
+
+def test_config_check_wants_the_required_keys(workspace):
+    conf = workspace.write_config(
+        [dict(name='lab', url='https://vc/sdk', user='u', password_file=workspace.password_file())],
+        '[digest]\nuser = mailer\n')
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    for key in ('smtp_url', 'from', 'to', 'password_file'):
+        assert '[digest] %s: missing' % key in res.stderr, res.stderr
+    good = workspace.write_config(
+        [dict(name='lab', url='https://vc/sdk', user='u', password_file=workspace.password_file())],
+        '[digest]\nsmtp_url = smtps://mail.example.com\nfrom = vslint@example.com\n'
+        'to = a@example.com,b@example.com\nat = 07:05\ntimezone = America/New_York\n'
+        'min_severity = critical\n', name='good.conf')
+    res = vslint('config-check', '-c', good)
+    assert res.returncode == 0 and 'configuration OK' in res.stdout, res.stderr
+
+
+def test_digest_without_a_digest_section(est):
+    res = vslint('digest', '-c', est.conf)
+    assert res.returncode == 2
+    assert 'has no [digest] section' in res.stderr
