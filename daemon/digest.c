@@ -430,7 +430,10 @@ static void none(struct out *o, const char *sentence)
 static const char TABLE[] = "<table role=\"presentation\" cellpadding=\"0\" cellspacing=\"0\" "
                             "style=\"border-collapse:collapse;width:100%%;font-size:14px;\">\n";
 static const char TD[] = "<td style=\"padding:6px 8px;border-bottom:1px solid rgba(128,128,128,0.35);"
-                         "vertical-align:top;\">";
+                         "vertical-align:top;overflow-wrap:anywhere;word-break:break-word;\">";
+/* Severity and check: whole words (a check id breaks only at its hyphens). */
+static const char TD_WORD[] = "<td style=\"padding:6px 8px;border-bottom:1px solid "
+                              "rgba(128,128,128,0.35);vertical-align:top;\">";
 
 static void badge(struct out *o, const char *sev)
 {
@@ -460,11 +463,11 @@ static void finding_row(struct out *o, const json_t *f, int with_check)
         t_add(o, "    * %s (%s): ", name, vc);
         t_wrap(o, 4 + 2 + columns(name, strlen(name)) + strlen(vc) + 5, 8, str(f, "message"));
     }
-    h_add(o, "<tr>%s", TD);
+    h_add(o, "<tr>%s", TD_WORD);
     badge(o, sev);
     h_add(o, "</td>");
     if (with_check) {
-        h_add(o, "%s<code>", TD);
+        h_add(o, "%s<code>", TD_WORD);
         h_esc(o, check);
         h_add(o, "</code></td>");
     }
