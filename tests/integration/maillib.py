@@ -20,14 +20,14 @@ class MailServer:
     """aiosmtpd on 127.0.0.1. refuse=N answers the first N messages 451 (try again later);
     tls=(cert, key) offers STARTTLS and requires it; user/password require that login."""
 
-    def __init__(self, refuse=0, tls=None, user=None, password=None):
+    def __init__(self, refuse=0, tls=None, user=None, password=None, port=None):
         self.messages = []  # (mail_from, rcpt_tos, raw bytes), in order of arrival
         self.refused = 0
         self.logins = []    # (login, password) each AUTH presented
         self._refuse = refuse
         self._user, self._password = user, password
         self.lock = threading.Lock()
-        self.port = free_port()
+        self.port = port or free_port()
         kw = {}
         if tls:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

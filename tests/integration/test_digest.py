@@ -20,10 +20,12 @@ from simlib import PASSWORD, Estate, VimClient, display_name, run_ok, vslint
 SEVERE = ('warning', 'critical')
 
 
-def digest_section(server, extra=''):
+def digest_section(server, extra='', url=None):
+    """A [digest] section sending through server (or to url)."""
     return ('\n[digest]\nsmtp_url = %s\nfrom = vslint@example.com\n'
             'to = storage@example.com, oncall@example.com\nstarttls = optional\n'
-            'public_url = https://vslint.example.com/\ntimezone = UTC\n' % server.url) + extra
+            'public_url = https://vslint.example.com/\ntimezone = UTC\n'
+            % (url or server.url)) + extra
 
 
 @pytest.fixture
@@ -345,3 +347,29 @@ def test_digest_without_a_digest_section(est):
     res = vslint('digest', '-c', est.conf)
     assert res.returncode == 2
     assert 'has no [digest] section' in res.stderr
+
+
+def test_server_down_then_up_is_delivered_once(est, mail):
+    """A refused connection (nothing listening yet) is retried until the server is back."""
+    import threading
+    port = free_port()
+    conf = est.config(digest_section(None, 'retry_min = 1\nretry_max = 1\nattempts = 10\n',
+                                     url='smtp://127.0.0.1:%d' % port))
+    started = []
+
+    def later():
+        time.sleep(2.5)
+        started.append(MailServer(port=port))
+
+    t = threading.Thread(target=later)
+    t.start()
+    res = run_ok('digest', '-c', conf)
+    t.join()
+    try:
+        assert len(started[0].messages) == 1
+        failures = [l for l in res.stderr.splitlines() if 'delivery to' in l]
+        assert failures and all('retrying in 1 s' in l for l in failures), res.stderr
+        assert 'onnect' in failures[0], failures[0]
+        assert len(digests_rows(est.ws.db)) == 1
+    finally:
+        started[0].stop()
