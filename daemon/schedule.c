@@ -1,7 +1,8 @@
 /* Local times through the C library's zone rules. localtime_r and mktime read the zone from
- * TZ, which is process-wide: each call sets it under one lock and puts it back, so the serve
- * loop (once a day) and a digest being written never see each other's zone. Other threads
- * only format log times, in UTC or the system's zone, and never call tzset themselves. */
+ * TZ, which is process-wide: a call for another zone sets it under one lock and puts it back.
+ * setenv() is not safe while other threads read the environment (curl does, for proxies), so
+ * vslint serve makes the digest's zone the process's own before its threads start
+ * (vsl_sched_set_process_zone) and its calls then change nothing. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,9 +23,9 @@ static void tz_enter(const char *tz, struct tz_saved *s)
     pthread_mutex_lock(&tz_lock);
     s->old = NULL;
     s->changed = 0;
-    if (!tz)
-        return;
     const char *cur = getenv("TZ");
+    if (!tz || (cur && !strcmp(cur, tz)))
+        return;
     s->old = cur ? strdup(cur) : NULL;
     setenv("TZ", tz, 1);
     tzset();
@@ -129,4 +130,15 @@ const char *vsl_sched_format(const char *tz, int64_t ms, char *buf, size_t size)
         buf[0] = '\0';
     tz_leave(&s);
     return buf;
+}
+
+void vsl_sched_set_process_zone(const char *tz)
+{
+    pthread_mutex_lock(&tz_lock);
+    const char *cur = getenv("TZ");
+    if (tz && !(cur && !strcmp(cur, tz))) {
+        setenv("TZ", tz, 1);
+        tzset();
+    }
+    pthread_mutex_unlock(&tz_lock);
 }

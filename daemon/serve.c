@@ -518,11 +518,13 @@ static void reload(struct serve *sv)
      * copied while a poller still ran, a poll's result could be lost (or read half-written). */
     stop_pollers(sv, 0);
     stop_digest(sv);
+    vsl_sched_set_process_zone(cfg->digest.line ? cfg->digest.timezone : NULL);
     if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
         pthread_mutex_lock(&sv->mu);
         for (size_t i = 0; i < sv->n; i++)
             sv->pollers[i].stop = 0;
         pthread_mutex_unlock(&sv->mu);
+        vsl_sched_set_process_zone(sv->cfg->digest.line ? sv->cfg->digest.timezone : NULL);
         start_pollers(sv);
         start_digest(sv);
         goto out;
@@ -594,6 +596,8 @@ int cmd_serve(const struct vsl_args *a)
     pthread_condattr_destroy(&ca);
 
     log_config_warnings(sv.cfg);
+    /* Before any thread: the digest's local times then never change the environment. */
+    vsl_sched_set_process_zone(sv.cfg->digest.line ? sv.cfg->digest.timezone : NULL);
     if (read_token(sv.cfg, &sv.token) < 0)
         goto out;
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)

@@ -373,3 +373,32 @@ def test_server_down_then_up_is_delivered_once(est, mail):
         assert len(digests_rows(est.ws.db)) == 1
     finally:
         started[0].stop()
+
+
+def test_only_what_was_seen_fixed_is_resolved(est, mail):
+    """A host whose esxcli is refused keeps its findings (unverified), and a disabled check's
+    findings are closed as "disabled": neither is a fix, so the next digest resolves nothing."""
+    server = mail()
+    conf = est.config(digest_section(server))
+    run_ok('digest', '-c', conf)
+    assert ('snapshots', 'vm-snap-old') in {(x['check'], display_name(x)) for x in est.findings}
+    req = urllib.request.Request(est.sim.url.replace('/sdk', '/vslint-sim/host?')
+                                 + 'name=esx-san-1&esxcli=refuse', data=b'', method='POST')
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.status == 204
+    off = est.config(digest_section(server, '\n[check snapshots]\nenabled = false\n'),
+                     name='off.conf')
+    after = est.check(conf=off)
+    assert not any(x['check'] == 'snapshots' for x in after)
+    run_ok('digest', '-c', off)
+    msg = server.parsed(1)
+    text, html = bodies(msg)
+    ts, hs = text_sections(text), html_sections(html)
+    assert finding_items_text(ts['resolved']) == []
+    assert finding_items_html(hs, 'resolved') == []
+    assert 'Nothing was fixed.' in hs.sections['resolved']['sentences']
+    assert ' 0 resolved, ' in str(msg['Subject'])
+    # What the refused host brings is the host-coverage warning, and nothing else is new.
+    new = finding_items_text(ts['new'])
+    assert new == finding_items_html(hs, 'new')
+    assert {c for c, _, _ in new} <= {'host-coverage'}, new
