@@ -402,3 +402,37 @@ def test_only_what_was_seen_fixed_is_resolved(est, mail):
     new = finding_items_text(ts['new'])
     assert new == finding_items_html(hs, 'new')
     assert {c for c, _, _ in new} <= {'host-coverage'}, new
+
+
+def test_serve_sends_at_the_time_of_day(est, mail):
+    """at= the next minute (in a zone far from UTC, to show the zone is used): the daemon sends
+    once when it comes, records that slot, and a restart right after sends nothing."""
+    server = mail()
+    tz = 'Asia/Kolkata'  # UTC+05:30, no daylight saving
+    now = time.time()
+    slot = (int(now) // 60 + 1) * 60
+    if slot - now < 10:
+        slot += 60
+    at = time.strftime('%H:%M', time.gmtime(slot + 5 * 3600 + 1800))
+    port = free_port()
+    conf = est.config(server_section(port) + digest_section(server, 'at = %s\n' % at)
+                      .replace('timezone = UTC', 'timezone = ' + tz), name='serve.conf')
+    srv = Serve(conf, port, est.ws.dir)
+    try:
+        time.sleep(max(0, slot - time.time() - 3))
+        assert server.messages == []  # not before its time
+        assert wait_for(lambda: len(server.messages) == 1, 30)
+        sent_at = time.time()
+        assert sent_at >= slot
+    finally:
+        srv.proc.send_signal(15)
+        srv.proc.wait(timeout=60)
+    rows = digests_rows(est.ws.db)
+    assert len(rows) == 1 and rows[0][0] == slot * 1000
+    srv = Serve(conf, port, est.ws.dir)
+    try:
+        time.sleep(4)
+    finally:
+        srv.proc.send_signal(15)
+        srv.proc.wait(timeout=60)
+    assert len(server.messages) == 1 and len(digests_rows(est.ws.db)) == 1
