@@ -70,7 +70,8 @@
     T(POLLS, polls, 1)                                                                             \
     T(FINDINGS, findings, 1)                                                                       \
     T(CAPACITY_HISTORY, capacity_history, 8)                                                       \
-    T(RUNWAY, runway, 8)
+    T(RUNWAY, runway, 8)                                                                           \
+    T(DIGESTS, digests, 8)
 
 /* ---- inventory ---------------------------------------------------------------------------- */
 
@@ -386,6 +387,23 @@
     X(S, E, runway_json, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                        \
     X(S, E, warn_free_pct, "REAL", RAW, 0, 8, NOEST)                                               \
     X(S, E, crit_free_pct, "REAL", RAW, 0, 8, NOEST)
+
+/* One row per digest sent (daemon/digest.c): the window of findings history it covered, so a
+ * restarted daemon neither repeats nor skips one. slot_ms is the scheduled time it was sent for
+ * (NULL for `vslint digest` run by hand); score what the digest reported, for the next one's
+ * change. Written only after the SMTP server accepted the message. */
+#define DB_COLS_digests(X, S, E)                                                                   \
+    X(S, E, id, "INTEGER PRIMARY KEY", RAW, PK, 8, NOEST)                                           \
+    X(S, E, slot_ms, "INTEGER", RAW, 0, 8, NOEST)                                                  \
+    X(S, E, window_from_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                  \
+    X(S, E, window_to_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                    \
+    X(S, E, sent_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                         \
+    X(S, E, message_id, "TEXT", RAW, 0, 8, NOEST)                                                  \
+    X(S, E, new_count, "INTEGER", RAW, 0, 8, NOEST)                                                \
+    X(S, E, resolved_count, "INTEGER", RAW, 0, 8, NOEST)                                           \
+    X(S, E, open_count, "INTEGER", RAW, 0, 8, NOEST)                                               \
+    X(S, E, critical_count, "INTEGER", RAW, 0, 8, NOEST)                                           \
+    X(S, E, score, "INTEGER", RAW, 0, 8, NOEST)
 
 /* The indexes: I(name, since, "table(columns)"). An index that changes is a new name (or a hand-
  * written migration that drops the old one). */

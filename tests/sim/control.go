@@ -7,6 +7,7 @@ package main
 //	POST /vslint-sim/host?name=esx-san-1&connection=connected|disconnected|notResponding
 //	POST /vslint-sim/datastore?name=ds-clean-01&free=BYTES[&capacity=BYTES]
 //	    (a datastore filling up, freed, or grown; its datastore cluster's sums follow)
+//	    or &free_pct=N (free space as a percentage of the capacity, e.g. 5)
 //
 // Answers 204 on success, 400 with a one-line reason otherwise. Changes go
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
@@ -110,6 +111,14 @@ func controlDatastore(r *http.Request) error {
 		}
 		if free, err = bytesParam(r, "free", d.Summary.FreeSpace); err != nil {
 			return
+		}
+		if v := r.FormValue("free_pct"); v != "" {
+			var pct float64
+			if _, e := fmt.Sscanf(v, "%g", &pct); e != nil || pct < 0 || pct > 100 {
+				err = fmt.Errorf("free_pct must be a number from 0 to 100, not %q", v)
+				return
+			}
+			free = int64(float64(capacity) * pct / 100)
 		}
 		if free > capacity {
 			err = fmt.Errorf("free (%d) is more than capacity (%d)", free, capacity)
