@@ -155,6 +155,10 @@ json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
  *     for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++) ... */
 const struct est_datastore *chk_measured_datastore(const struct estate *e, size_t *i);
 
+/* The VMs vms-per-datastore counts on datastore ds (index into e->datastores): those living
+ * there (configuration or a non-RDM disk), templates excluded; and how many are powered on. */
+void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on);
+
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
