@@ -144,6 +144,8 @@ enum MHD_Result api_h_inventory(struct api_req *r);
 extern const char *const api_inventory_kinds[];
 enum MHD_Result api_h_metrics(struct api_req *r);
 enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
+enum MHD_Result api_h_gate(struct api_req *r);      /* api/whatif.c */
+enum MHD_Result api_h_placement(struct api_req *r); /* api/whatif.c */
 
 /* The score over unwaived, unresolved findings and the objects checked (api/summary.c). */
 int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);
