@@ -150,6 +150,7 @@ static const struct command commands[] = {
      "history, and serves them over HTTP on the [server] listen= address:\n"
      "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
      "  /api/v1/inventory/{datastores,hosts,vms}, POST /api/v1/polls (poll now),\n"
+     "  POST /api/v1/gate (the what-if gate), /api/v1/placement (where it could go),\n"
      "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
      "The API is described in docs/openapi.yaml.\n"
      "\n"

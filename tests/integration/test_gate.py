@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from simlib import Estate, Sim, run_ok, vcenter, vslint
+from simlib import Estate, vcenter, vslint
 
 GIB = 2 ** 30
 CAP = 600 * GIB
@@ -18,12 +18,6 @@ CAP = 600 * GIB
 
 def pct(p):
     return CAP // 100 * p
-
-
-@pytest.fixture(scope='module')
-def gate_sim():
-    with Sim('gate') as sim:
-        yield sim
 
 
 @pytest.fixture(scope='module')

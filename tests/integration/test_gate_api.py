@@ -11,17 +11,11 @@ import subprocess
 import pytest
 
 from apilib import TOKEN, serving, write_token
-from simlib import Sim, vcenter, vslint
+from simlib import vcenter, vslint
 
 ROOT = os.environ.get('SOURCE_ROOT', '.')
 GIB = 2 ** 30
 RECORD = []
-
-
-@pytest.fixture(scope='module')
-def gate_sim():
-    with Sim('gate') as sim:
-        yield sim
 
 
 @pytest.fixture(scope='module')
