@@ -76,9 +76,15 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
         *ret = api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found",
                                  "no vCenter %s is configured", vcenter);
     } else if (x->n == 0) {
-        *ret = api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "no_snapshot",
-                                 "%s%s has no snapshot yet: it was never polled successfully",
-                                 vcenter ? "vCenter " : "no vCenter", vcenter ? vcenter : "");
+        if (vcenter)
+            *ret = api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "no_snapshot",
+                                     "vCenter %s has no snapshot yet: it was never polled "
+                                     "successfully",
+                                     vcenter);
+        else
+            *ret = api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "no_snapshot",
+                                     "no vCenter has a snapshot yet: none was ever polled "
+                                     "successfully");
     } else {
         return 0;
     }

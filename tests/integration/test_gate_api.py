@@ -312,11 +312,22 @@ def test_placement_over_two_vcenters(twin_srv):
         ('ds-gate-roomy', 'lab'), ('ds-gate-roomy', 'lab2')]
 
 
+def test_no_snapshot_yet_is_503(new_workspace):
+    """A vCenter that was never polled successfully: nothing to judge, and no "allowed"."""
+    ws = new_workspace()
+    down = vcenter(ws, 'http://127.0.0.1:9/sdk', 'down', timeout=2)
+    with serving(ws, [down], record=RECORD) as s:
+        for a in (post(s, {'datastore': 'ds-gate-free', 'disks_gb': [1]}),
+                  s.get('/api/v1/placement?disks_gb=1')):
+            assert a.status == 503 and 'allowed' not in a.json()
+            assert a.json()['error']['code'] == 'no_snapshot'
+
+
 # ---- the contract ---------------------------------------------------------------------------------
 
 def test_every_answer_matches_openapi(tmp_path):
     """Runs last in this file: every answer above, checked against docs/openapi.yaml."""
-    assert {200, 400, 401, 404, 405} <= {r['status'] for r in RECORD}
+    assert {200, 400, 401, 404, 405, 503} <= {r['status'] for r in RECORD}
     path = tmp_path / 'answers.jsonl'
     with open(path, 'w') as fh:
         for r in RECORD:
