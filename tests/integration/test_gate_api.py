@@ -5,13 +5,15 @@ docs/openapi.yaml defines (recomputed here from the planted facts), the stale-sn
 token, and every answer checked against docs/openapi.yaml by the independent validator."""
 import json
 import os
+import re
 import sqlite3
 import subprocess
+import textwrap
 
 import pytest
 
 from apilib import TOKEN, serving, write_token
-from simlib import vcenter, vslint
+from simlib import VSLINT, vcenter, vslint
 
 ROOT = os.environ.get('SOURCE_ROOT', '.')
 GIB = 2 ** 30
@@ -229,6 +231,40 @@ def test_cli_server_errors_exit_2(srv):
                                   'named ds-nope' % srv.base)
     res = vslint('gate', '--server', 'http://127.0.0.1:9', '--datastore', 'x', '--disk-gb', '1')
     assert res.returncode == 2 and 'cannot ask http://127.0.0.1:9/api/v1/gate' in res.stderr
+
+
+def readme_terraform_program():
+    """The shell program of the README's Terraform `external` data source, as Terraform runs
+    it (a `<<-EOT` heredoc loses its common indentation)."""
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        m = re.search(r'program = \["sh", "-c", <<-EOT\n(.*?)\n\s*EOT', f.read(), re.S)
+    assert m, 'the README has no Terraform external data source'
+    return textwrap.dedent(m.group(1))
+
+
+@pytest.mark.parametrize('fmt,allowed', [('thin', 'true'), ('lazy', 'false')])
+def test_readme_terraform_program(srv, tmp_path, fmt, allowed):
+    """The README's program prints a flat object of strings and exits 0 either way, so the
+    precondition (not the data source) stops a denied plan. pod-gate stands for pod-prod: two
+    VMs with 100 + 20 GiB take all of ds-gate-pod-a's 240 GiB when thick."""
+    prog = readme_terraform_program().replace('pod-prod', 'pod-gate')
+    prog = prog.replace('--disk-format thin', '--disk-format ' + fmt)
+    env = dict(os.environ, VSLINT_URL=srv.base, VSLINT_TOKEN_FILE=write_token_file(tmp_path),
+               PATH=os.path.dirname(os.path.abspath(VSLINT)) + ':' + os.environ['PATH'])
+    res = subprocess.run(['sh', '-c', prog], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert all(isinstance(v, str) for v in out.values())
+    assert out['allowed'] == allowed
+    assert (out['reasons'] == '') == (allowed == 'true')
+
+
+def write_token_file(tmp_path):
+    path = tmp_path / 'token'
+    path.write_text(TOKEN + '\n')
+    path.chmod(0o600)
+    return str(path)
 
 
 # ---- the stale-snapshot rule, served ------------------------------------------------------------
