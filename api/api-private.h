@@ -145,6 +145,8 @@ extern const char *const api_inventory_kinds[];
 enum MHD_Result api_h_metrics(struct api_req *r);
 enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
 enum MHD_Result api_h_capacity(struct api_req *r); /* api/capacity.c */
+enum MHD_Result api_h_gate(struct api_req *r);      /* api/whatif.c */
+enum MHD_Result api_h_placement(struct api_req *r); /* api/whatif.c */
 
 /* api_score() and api_counts() are in api/api.h: the digest reports the same score. */
 

@@ -44,6 +44,9 @@ static const struct route routes[] = {
     {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds},
     {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL},
     {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL},
+    /* A question about the snapshots, which changes nothing: a read. */
+    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL},
+    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

@@ -17,6 +17,14 @@ struct vsl_args {
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
     int dry_run;         /* --dry-run */
+    /* vslint gate: the proposal, and a daemon to ask instead of polling */
+    const char *datastore, *datastore_cluster; /* --datastore / --datastore-cluster NAME */
+    const char *vms;                           /* --vms N */
+    const char *disk_gb;                       /* --disk-gb G[,G...] */
+    const char *disk_format;                   /* --disk-format thin|lazy|eager */
+    int ft, shared_bus, allow_stale;           /* --ft, --shared-bus, --allow-stale */
+    const char *max_age;                       /* --max-age SECONDS */
+    const char *server, *token_file;           /* --server URL, --token-file FILE */
     int verbose;         /* -v, --verbose */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
@@ -29,6 +37,7 @@ int cmd_config_check(const struct vsl_args *a);
 int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
 int cmd_digest(const struct vsl_args *a);
+int cmd_gate(const struct vsl_args *a); /* daemon/cmd_gate.c */
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };
