@@ -13,6 +13,7 @@ struct vsl_args {
     const char *format;  /* -f, --format: one the command accepts, its first when not given */
     const char *fail_on; /* --fail-on: info, warning, critical or never */
     const char *vcenter; /* --vcenter NAME */
+    const char *check;   /* --check ID */
     const char *output;  /* -o, --output FILE */
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
@@ -27,6 +28,7 @@ int cmd_inventory(const struct vsl_args *a);
 int cmd_config_check(const struct vsl_args *a);
 int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
+int cmd_plan(const struct vsl_args *a);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

@@ -1,0 +1,1008 @@
+/* The remediation plan (vslint plan, GET /api/v1/plan): findings whose fix is a host setting
+ * become reviewed, idempotent script steps, grouped by host; the others become tasks. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "checks/plan.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#define PLAN_MAX (64u << 20) /* a plan larger than this is refused (-VSL_ETOOBIG) */
+
+/* What a step sets; the order is the order of the steps on a host: the path policy before its
+ * IOPS limit, a vSwitch's MTU before its vmknic's. */
+enum kind {
+    K_PSP,             /* a = device */
+    K_IOPS,            /* a = device, n = IOPS limit */
+    K_SATP_RULE,       /* a = SATP, b = vendor or NULL, c = model or NULL, n = IOPS limit */
+    K_ISCSI_ADAPTER,   /* a = adapter: DelayedAck false */
+    K_ISCSI_SEND,      /* a = adapter, b = address:port of a send target */
+    K_ISCSI_STATIC,    /* a = adapter, b = address:port, c = target IQN */
+    K_VSWITCH_MTU,     /* a = standard vSwitch, n = MTU */
+    K_VMK_MTU,         /* a = vmknic, n = MTU */
+    K_BLOCK_DELETE,    /* /VMFS3/EnableBlockDelete = 1 */
+    K_RECLAIM,         /* a = VMFS volume label: reclaim priority low */
+};
+
+struct step {
+    enum kind kind;
+    const char *a, *b, *c; /* borrowed from the findings */
+    int n;
+    size_t host;      /* index into plan.hosts */
+    json_t *findings; /* the findings it fixes (a new array of borrowed-then-increfed objects) */
+};
+
+struct host {
+    const char *vcenter, *name; /* borrowed */
+    size_t n_steps;
+};
+
+struct plan {
+    const struct chk_plan_opts *o;
+    struct vsl_buf out;
+    int err; /* the first append that failed */
+    struct host *hosts;
+    size_t n_hosts;
+    struct step *steps;
+    size_t n_steps;
+    json_t *tasks; /* findings for a person */
+    size_t waived, unverified;
+};
+
+/* ---- output ---- */
+
+static void put(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct plan *p, const char *fmt, ...)
+{
+    char small[512], *s = small;
+    va_list ap;
+    int n;
+
+    if (p->err)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        p->err = -EINVAL;
+        return;
+    }
+    if ((size_t)n >= sizeof(small)) {
+        if (!(s = malloc((size_t)n + 1))) {
+            p->err = -ENOMEM;
+            return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    int r = vsl_buf_add(&p->out, s, (size_t)n);
+    if (r < 0)
+        p->err = r;
+    if (s != small)
+        free(s);
+}
+
+/* Text from vCenter inside a comment: a control character (a newline would end the comment
+ * and make the rest of a name a command) becomes a blank. */
+static void put_comment_text(struct plan *p, const char *s)
+{
+    for (; s && *s && !p->err; s++) {
+        unsigned char c = (unsigned char)*s;
+        put(p, "%c", c < 0x20 || c == 0x7f ? ' ' : c);
+    }
+}
+
+static int sh_safe(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:/=@%+,-", *s))
+            return 0;
+    return 1;
+}
+
+/* A word for sh: as it is when it holds nothing the shell reads, else in single quotes. */
+static void put_sh(struct plan *p, const char *s)
+{
+    if (sh_safe(s)) {
+        put(p, "%s", s);
+        return;
+    }
+    put(p, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            put(p, "'\\''");
+        else
+            put(p, "%c", *s);
+    }
+    put(p, "'");
+}
+
+/* A PowerShell single-quoted string: ' doubled, and so are the typographic single quotes,
+ * which PowerShell also takes for quotes (U+2018-U+201B, UTF-8 E2 80 98-9B). */
+static void put_ps(struct plan *p, const char *s)
+{
+    put(p, "'");
+    for (; *s; s++) {
+        const unsigned char *u = (const unsigned char *)s;
+        if (*s == '\'') {
+            put(p, "''");
+        } else if (u[0] == 0xe2 && u[1] == 0x80 && u[2] >= 0x98 && u[2] <= 0x9b) {
+            put(p, "%.3s%.3s", s, s);
+            s += 2;
+        } else {
+            put(p, "%c", *s);
+        }
+    }
+    put(p, "'");
+}
+
+/* ---- reading the findings ---- */
+
+static const char *str(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int num(json_t *o, const char *key, int dflt)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
+}
+
+static const char *host_name(json_t *f)
+{
+    return str(json_object_get(f, "host"), "name");
+}
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int host_index(struct plan *p, const char *vcenter, const char *name, size_t *out)
+{
+    for (size_t i = 0; i < p->n_hosts; i++)
+        if (same(p->hosts[i].vcenter, vcenter) && !strcmp(p->hosts[i].name, name)) {
+            *out = i;
+            return 0;
+        }
+    struct host *h = realloc(p->hosts, (p->n_hosts + 1) * sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    p->hosts = h;
+    h[p->n_hosts] = (struct host){vcenter, name, 0};
+    *out = p->n_hosts++;
+    return 0;
+}
+
+/* Adds a step for finding f on host hname, or, when the same setting is already planned there
+ * (two vmknics on one vSwitch), adds f to that step's findings (keeping the larger number). */
+static int add_step(struct plan *p, json_t *f, const char *hname, enum kind k, const char *a,
+                    const char *b, const char *c, int n)
+{
+    size_t h;
+    int r = host_index(p, str(f, "vcenter"), hname, &h);
+
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        struct step *s = &p->steps[i];
+        if (s->host != h || s->kind != k || !same(s->a, a) || !same(s->b, b) || !same(s->c, c))
+            continue;
+        if ((k == K_VSWITCH_MTU || k == K_VMK_MTU) ? 0 : s->n != n)
+            continue;
+        if (n > s->n)
+            s->n = n;
+        return json_array_append(s->findings, f) < 0 ? -ENOMEM : 0;
+    }
+    struct step *s = realloc(p->steps, (p->n_steps + 1) * sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    p->steps = s;
+    s[p->n_steps] = (struct step){k, a, b, c, n, h, json_array()};
+    if (!s[p->n_steps].findings || json_array_append(s[p->n_steps].findings, f) < 0)
+        return -ENOMEM;
+    p->n_steps++;
+    p->hosts[h].n_steps++;
+    return 0;
+}
+
+/* 1 when the finding was planned, 0 when it is a task, < 0 on error. */
+static int plan_multipath(struct plan *p, json_t *f, json_t *ev, const char *h)
+{
+    const char *dev = str(ev, "device"), *psp = str(ev, "psp");
+    int iops = num(ev, "recommended_iops", 1), r = 0;
+
+    if (!dev)
+        return 0;
+    if (!psp || strcmp(psp, "VMW_PSP_RR") != 0)
+        r = add_step(p, f, h, K_PSP, dev, NULL, NULL, 0);
+    if (r == 0)
+        r = add_step(p, f, h, K_IOPS, dev, NULL, NULL, iops);
+    return r < 0 ? r : 1;
+}
+
+static int plan_satp(struct plan *p, json_t *f, json_t *ev, const char *h)
+{
+    const char *satp = str(ev, "satp"), *vendor = str(ev, "vendor");
+    json_t *models = json_object_get(ev, "models"), *m;
+    int iops = num(ev, "recommended_iops", 1);
+    size_t i;
+
+    if (!satp || !json_array_size(models))
+        return 0;
+    json_array_foreach(models, i, m)
+    {
+        const char *model = json_string_value(m);
+        int r = add_step(p, f, h, K_SATP_RULE, satp, vendor && *vendor ? vendor : NULL,
+                         model && *model ? model : NULL, iops);
+        if (r < 0)
+            return r;
+    }
+    return 1;
+}
+
+/* An adapter: its own value. A portal: each target's own value, the send target first, since
+ * the static targets it found follow it (a step for one of them then finds it already false).
+ * A static target without an IQN cannot be named to esxcli: the finding is a task. */
+static int plan_delayed_ack(struct plan *p, json_t *f, json_t *ev, const char *h)
+{
+    const char *type = str(json_object_get(f, "object"), "type");
+    const char *adapter = str(ev, "adapter"), *portal = str(ev, "target");
+    json_t *targets = json_object_get(ev, "targets"), *t;
+    size_t i;
+    int r = 0;
+
+    if (!adapter)
+        return 0;
+    if (type && !strcmp(type, "iscsi_hba"))
+        return (r = add_step(p, f, h, K_ISCSI_ADAPTER, adapter, NULL, NULL, 0)) < 0 ? r : 1;
+    if (!portal || !json_array_size(targets))
+        return 0;
+    json_array_foreach(targets, i, t)
+    {
+        const char *kind = str(t, "kind");
+        if (!kind || (strcmp(kind, "send") && strcmp(kind, "static")))
+            return 0;
+        if (!strcmp(kind, "static") && !str(t, "iscsi_name"))
+            return 0;
+    }
+    for (int pass = 0; pass < 2 && r == 0; pass++) {
+        json_array_foreach(targets, i, t)
+        {
+            int send = !strcmp(str(t, "kind"), "send");
+            if (send != (pass == 0))
+                continue;
+            r = send ? add_step(p, f, h, K_ISCSI_SEND, adapter, portal, NULL, 0)
+                     : add_step(p, f, h, K_ISCSI_STATIC, adapter, portal, str(t, "iscsi_name"), 0);
+            if (r < 0)
+                break;
+        }
+    }
+    return r < 0 ? r : 1;
+}
+
+/* The vSwitch first (it must carry the vmknic's frames), then the vmknic. A distributed
+ * switch below the MTU is set in vCenter, not on a host: then the whole finding is a task,
+ * because raising the vmknic first would drop its frames. */
+static int plan_jumbo(struct plan *p, json_t *f, json_t *ev, const char *h)
+{
+    const char *vmk = str(ev, "vmknic"), *sw = str(ev, "switch_type"), *swname = str(ev, "switch_name");
+    int want = num(ev, "required_mtu", 9000), mtu = num(ev, "vmknic_mtu", 0);
+    int sw_mtu = num(ev, "switch_mtu", -1), r = 0;
+    int target = mtu > want ? mtu : want;
+
+    if (!vmk || !sw || !swname)
+        return 0;
+    if (!strcmp(sw, "dvs") && (sw_mtu < 0 || sw_mtu < target))
+        return 0;
+    if (strcmp(sw, "vswitch") != 0 && strcmp(sw, "dvs") != 0)
+        return 0;
+    if (!strcmp(sw, "vswitch"))
+        r = add_step(p, f, h, K_VSWITCH_MTU, swname, NULL, NULL, target);
+    if (r == 0 && json_is_true(json_object_get(ev, "vmknic_below_required")))
+        r = add_step(p, f, h, K_VMK_MTU, vmk, NULL, NULL, want);
+    return r < 0 ? r : 1;
+}
+
+/* A VMFS6 volume's reclaim priority is set from any one host that mounts it (the first named
+ * in the evidence); a host's EnableBlockDelete on that host; a VM's hardware is a task. */
+static int plan_reclaim(struct plan *p, json_t *f, json_t *ev, const char *h)
+{
+    const char *type = str(json_object_get(f, "object"), "type");
+    int r;
+
+    if (type && !strcmp(type, "host") && h)
+        return (r = add_step(p, f, h, K_BLOCK_DELETE, NULL, NULL, NULL, 1)) < 0 ? r : 1;
+    if (type && !strcmp(type, "datastore")) {
+        const char *mounter = json_string_value(json_array_get(json_object_get(ev, "mounted_by"), 0));
+        const char *label = str(json_object_get(f, "object"), "name");
+        if (!mounter || !label)
+            return 0;
+        return (r = add_step(p, f, mounter, K_RECLAIM, label, NULL, NULL, 0)) < 0 ? r : 1;
+    }
+    return 0;
+}
+
+static const struct {
+    const char *check;
+    int (*plan)(struct plan *p, json_t *f, json_t *ev, const char *host);
+} planners[] = {
+    {"multipath-policy", plan_multipath},   {"satp-claim-rule", plan_satp},
+    {"iscsi-delayed-ack", plan_delayed_ack}, {"iscsi-jumbo-frames", plan_jumbo},
+    {"space-reclaim", plan_reclaim},
+};
+
+static int sort_steps(const void *x, const void *y)
+{
+    const struct step *a = x, *b = y;
+    if (a->host != b->host)
+        return a->host < b->host ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    int c = strcmp(a->a ? a->a : "", b->a ? b->a : "");
+    return c ? c : strcmp(a->c ? a->c : "", b->c ? b->c : "");
+}
+
+static int host_cmp(const void *x, const void *y)
+{
+    const struct host *a = x, *b = y;
+    int c = strcmp(a->vcenter ? a->vcenter : "", b->vcenter ? b->vcenter : "");
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* Hosts by vCenter and name, the steps' indexes following them. */
+static int sort_hosts(struct plan *p)
+{
+    struct host *sorted = malloc(p->n_hosts * sizeof(*sorted));
+
+    if (!sorted)
+        return -ENOMEM;
+    memcpy(sorted, p->hosts, p->n_hosts * sizeof(*sorted));
+    qsort(sorted, p->n_hosts, sizeof(*sorted), host_cmp);
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const struct host *h = &p->hosts[p->steps[i].host];
+        for (size_t j = 0; j < p->n_hosts; j++)
+            if (!host_cmp(h, &sorted[j]))
+                p->steps[i].host = j;
+    }
+    free(p->hosts);
+    p->hosts = sorted;
+    return 0;
+}
+
+static int read_findings(struct plan *p, json_t *findings)
+{
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(findings, i, f)
+    {
+        const char *check = str(f, "check"), *status = str(f, "status"), *h = host_name(f);
+        json_t *ev = json_object_get(f, "evidence");
+        int r = 0;
+
+        if (status && !strcmp(status, "resolved"))
+            continue;
+        if (status && !strcmp(status, "waived")) {
+            p->waived++;
+            continue;
+        }
+        if (json_is_object(json_object_get(f, "unverified"))) {
+            p->unverified++;
+            continue;
+        }
+        for (size_t k = 0; check && k < sizeof(planners) / sizeof(planners[0]); k++)
+            if (!strcmp(check, planners[k].check) && json_is_object(ev) &&
+                (h || !strcmp(check, "space-reclaim")))
+                r = planners[k].plan(p, f, ev, h);
+        if (r < 0)
+            return r;
+        if (r == 0 && json_array_append(p->tasks, f) < 0)
+            return -ENOMEM;
+    }
+    if (p->n_hosts && sort_hosts(p) < 0)
+        return -ENOMEM;
+    if (p->n_steps)
+        qsort(p->steps, p->n_steps, sizeof(*p->steps), sort_steps);
+    return 0;
+}
+
+/* ---- writing ---- */
+
+static const char *reference(const char *check)
+{
+    const struct check *c = check ? chk_find(check) : NULL;
+    return c ? c->reference : "(check no longer in the catalogue)";
+}
+
+/* The comment lines that say which findings a step fixes and where the practice comes from. */
+static void put_why(struct plan *p, const struct step *s)
+{
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(s->findings, i, f)
+    {
+        json_t *obj = json_object_get(f, "object");
+        const char *fp = str(f, "fingerprint");
+        put(p, "# Fixes %s finding %s on ", str(f, "check"), fp ? fp : "?");
+        put_comment_text(p, str(obj, "type"));
+        put(p, " ");
+        put_comment_text(p, str(obj, "name"));
+        put(p, " (%s)\n#   ", str(f, "severity") ? str(f, "severity") : "?");
+        put_comment_text(p, str(f, "message"));
+        put(p, "\n");
+    }
+    f = json_array_get(s->findings, 0);
+    put(p, "#   Source: ");
+    put_comment_text(p, reference(str(f, "check")));
+    put(p, "\n");
+}
+
+/* What a step does, in words (shown when the script runs). */
+static void describe(const struct step *s, char *out, size_t size)
+{
+    switch (s->kind) {
+    case K_PSP:
+        snprintf(out, size, "%s: path selection policy VMW_PSP_RR", s->a);
+        break;
+    case K_IOPS:
+        snprintf(out, size, "%s: Round Robin IOPS limit %d", s->a, s->n);
+        break;
+    case K_SATP_RULE:
+        snprintf(out, size, "claim rule %s vendor %s model %s: VMW_PSP_RR iops=%d", s->a,
+                 s->b ? s->b : "(any)", s->c ? s->c : "(any)", s->n);
+        break;
+    case K_ISCSI_ADAPTER:
+        snprintf(out, size, "%s: DelayedAck false", s->a);
+        break;
+    case K_ISCSI_SEND:
+        snprintf(out, size, "%s send target %s: DelayedAck false", s->a, s->b);
+        break;
+    case K_ISCSI_STATIC:
+        snprintf(out, size, "%s target %s %s: DelayedAck false", s->a, s->b, s->c);
+        break;
+    case K_VSWITCH_MTU:
+        snprintf(out, size, "vSwitch %s: MTU at least %d", s->a, s->n);
+        break;
+    case K_VMK_MTU:
+        snprintf(out, size, "%s: MTU %d", s->a, s->n);
+        break;
+    case K_BLOCK_DELETE:
+        snprintf(out, size, "/VMFS3/EnableBlockDelete = 1");
+        break;
+    case K_RECLAIM:
+        snprintf(out, size, "VMFS volume %s: space reclamation priority low", s->a);
+        break;
+    }
+}
+
+/* esxcli: `current=$(GET | FILTER)`, then `if TEST; then vsl_ok ...; else vsl_do ... SET; fi`.
+ * Every esxcli command stands on its own line, options spelt --long=value. */
+static void esx_step(struct plan *p, const struct step *s)
+{
+    char what[1024];
+    char num[16];
+
+    describe(s, what, sizeof(what));
+    snprintf(num, sizeof(num), "%d", s->n);
+    switch (s->kind) {
+    case K_PSP:
+        put(p, "current=$(esxcli storage nmp device list --device=");
+        put_sh(p, s->a);
+        put(p, " | vsl_field 'Path Selection Policy')\nif [ \"$current\" = VMW_PSP_RR ]; then");
+        break;
+    case K_IOPS:
+        put(p, "current=$(esxcli storage nmp psp roundrobin deviceconfig get --device=");
+        put_sh(p, s->a);
+        put(p, " | vsl_fields 'Limit Type' 'IOOperation Limit')\n"
+               "if [ \"$current\" = 'Iops %d' ]; then", s->n);
+        break;
+    case K_SATP_RULE:
+        put(p, "current=$(esxcli storage nmp satp rule list --satp=");
+        put_sh(p, s->a);
+        put(p, " | vsl_rule user ");
+        put_sh(p, s->b ? s->b : "-");
+        put(p, " ");
+        put_sh(p, s->c ? s->c : "-");
+        put(p, " VMW_PSP_RR iops=%d)\nif [ \"$current\" = found ]; then", s->n);
+        break;
+    case K_ISCSI_ADAPTER:
+        put(p, "current=$(esxcli iscsi adapter param get --adapter=");
+        put_sh(p, s->a);
+        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
+        break;
+    case K_ISCSI_SEND:
+        put(p, "current=$(esxcli iscsi adapter discovery sendtarget param get --adapter=");
+        put_sh(p, s->a);
+        put(p, " --address=");
+        put_sh(p, s->b);
+        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
+        break;
+    case K_ISCSI_STATIC:
+        put(p, "current=$(esxcli iscsi adapter target portal param get --adapter=");
+        put_sh(p, s->a);
+        put(p, " --address=");
+        put_sh(p, s->b);
+        put(p, " --name=");
+        put_sh(p, s->c);
+        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
+        break;
+    case K_VSWITCH_MTU:
+        put(p, "current=$(esxcli network vswitch standard list --vswitch-name=");
+        put_sh(p, s->a);
+        put(p, " | vsl_field MTU)\nif vsl_at_least \"$current\" %d; then", s->n);
+        break;
+    case K_VMK_MTU:
+        put(p, "current=$(esxcli network ip interface list | vsl_block ");
+        put_sh(p, s->a);
+        put(p, " | vsl_field MTU)\nif [ \"$current\" = %d ]; then", s->n);
+        break;
+    case K_BLOCK_DELETE:
+        put(p, "current=$(esxcli system settings advanced list --option=/VMFS3/EnableBlockDelete"
+               " | vsl_field 'Int Value')\nif [ \"$current\" = 1 ]; then");
+        break;
+    case K_RECLAIM:
+        put(p, "current=$(esxcli storage vmfs reclaim config get --volume-label=");
+        put_sh(p, s->a);
+        put(p, " | vsl_field 'Reclaim Priority')\n"
+               "if [ -n \"$current\" ] && [ \"$current\" != none ]; then");
+        break;
+    }
+    put(p, "\n    vsl_ok ");
+    put_sh(p, what);
+    put(p, " \"$current\"\nelse\n    vsl_do ");
+    put_sh(p, what);
+    put(p, " \"$current\" \\\n        ");
+    switch (s->kind) {
+    case K_PSP:
+        put(p, "esxcli storage nmp device set --device=");
+        put_sh(p, s->a);
+        put(p, " --psp=VMW_PSP_RR");
+        break;
+    case K_IOPS:
+        put(p, "esxcli storage nmp psp roundrobin deviceconfig set --device=");
+        put_sh(p, s->a);
+        put(p, " --type=iops --iops=%d", s->n);
+        break;
+    case K_SATP_RULE:
+        /* The seeds' own spelling (000 §3.3, 001): -s SATP -V vendor -M model -P -O. */
+        put(p, "esxcli storage nmp satp rule add -s ");
+        put_sh(p, s->a);
+        if (s->b) {
+            put(p, " -V ");
+            put_sh(p, s->b);
+        }
+        if (s->c) {
+            put(p, " -M ");
+            put_sh(p, s->c);
+        }
+        put(p, " -P VMW_PSP_RR -O iops=%d", s->n);
+        break;
+    case K_ISCSI_ADAPTER:
+        put(p, "esxcli iscsi adapter param set --adapter=");
+        put_sh(p, s->a);
+        put(p, " --key=DelayedAck --value=false");
+        break;
+    case K_ISCSI_SEND:
+        put(p, "esxcli iscsi adapter discovery sendtarget param set --adapter=");
+        put_sh(p, s->a);
+        put(p, " --address=");
+        put_sh(p, s->b);
+        put(p, " --key=DelayedAck --value=false");
+        break;
+    case K_ISCSI_STATIC:
+        put(p, "esxcli iscsi adapter target portal param set --adapter=");
+        put_sh(p, s->a);
+        put(p, " --address=");
+        put_sh(p, s->b);
+        put(p, " --name=");
+        put_sh(p, s->c);
+        put(p, " --key=DelayedAck --value=false");
+        break;
+    case K_VSWITCH_MTU:
+        put(p, "esxcli network vswitch standard set --vswitch-name=");
+        put_sh(p, s->a);
+        put(p, " --mtu=%d", s->n);
+        break;
+    case K_VMK_MTU:
+        put(p, "esxcli network ip interface set --interface-name=");
+        put_sh(p, s->a);
+        put(p, " --mtu=%d", s->n);
+        break;
+    case K_BLOCK_DELETE:
+        put(p, "esxcli system settings advanced set --option=/VMFS3/EnableBlockDelete "
+               "--int-value=1");
+        break;
+    case K_RECLAIM:
+        put(p, "esxcli storage vmfs reclaim config set --volume-label=");
+        put_sh(p, s->a);
+        put(p, " --reclaim-priority=low");
+        break;
+    }
+    put(p, "\nfi\n");
+}
+
+/* PowerCLI: the same step through Get-EsxCli -V2, whose arguments are the esxcli long option
+ * names without dashes. */
+static void ps_step(struct plan *p, const struct step *s)
+{
+    char what[1024];
+
+    describe(s, what, sizeof(what));
+    put(p, "    try {\n        $cur = ");
+    switch (s->kind) {
+    case K_PSP:
+        put(p, "($esxcli.storage.nmp.device.list.Invoke(@{device = ");
+        put_ps(p, s->a);
+        put(p, "})).PathSelectionPolicy\n        $right = $cur -eq 'VMW_PSP_RR'\n");
+        break;
+    case K_IOPS:
+        put(p, "$esxcli.storage.nmp.psp.roundrobin.deviceconfig.get.Invoke(@{device = ");
+        put_ps(p, s->a);
+        put(p, "})\n        $right = $cur.LimitType -eq 'Iops' -and [int]$cur.IOOperationLimit -eq %d\n"
+               "        $cur = '' + $cur.LimitType + ' ' + $cur.IOOperationLimit\n",
+            s->n);
+        break;
+    case K_SATP_RULE:
+        put(p, "@($esxcli.storage.nmp.satp.rule.list.Invoke(@{satp = ");
+        put_ps(p, s->a);
+        put(p, "}) | Where-Object { $_.RuleGroup -eq 'user' -and $_.Vendor -eq ");
+        put_ps(p, s->b ? s->b : "");
+        put(p, " -and $_.Model -eq ");
+        put_ps(p, s->c ? s->c : "");
+        put(p, " -and $_.DefaultPSP -eq 'VMW_PSP_RR' -and $_.PSPOptions -eq 'iops=%d' })\n"
+               "        $right = $cur.Count -gt 0\n        $cur = '' + $cur.Count + ' rule(s)'\n",
+            s->n);
+        break;
+    case K_ISCSI_ADAPTER:
+    case K_ISCSI_SEND:
+    case K_ISCSI_STATIC:
+        put(p, "($esxcli.iscsi.adapter.%sparam.get.Invoke(@{adapter = ",
+            s->kind == K_ISCSI_ADAPTER ? ""
+            : s->kind == K_ISCSI_SEND  ? "discovery.sendtarget."
+                                       : "target.portal.");
+        put_ps(p, s->a);
+        if (s->kind != K_ISCSI_ADAPTER) {
+            put(p, "; address = ");
+            put_ps(p, s->b);
+        }
+        if (s->kind == K_ISCSI_STATIC) {
+            put(p, "; name = ");
+            put_ps(p, s->c);
+        }
+        put(p, "}) | Where-Object { $_.Name -eq 'DelayedAck' }).Current\n"
+               "        $right = $cur -eq 'false'\n");
+        break;
+    case K_VSWITCH_MTU:
+        put(p, "($esxcli.network.vswitch.standard.list.Invoke(@{vswitchname = ");
+        put_ps(p, s->a);
+        put(p, "})).MTU\n        $right = [int]$cur -ge %d\n", s->n);
+        break;
+    case K_VMK_MTU:
+        put(p, "($esxcli.network.ip.interface.list.Invoke() | Where-Object { $_.Name -eq ");
+        put_ps(p, s->a);
+        put(p, " }).MTU\n        $right = [int]$cur -eq %d\n", s->n);
+        break;
+    case K_BLOCK_DELETE:
+        put(p, "($esxcli.system.settings.advanced.list.Invoke(@{option = "
+               "'/VMFS3/EnableBlockDelete'})).IntValue\n        $right = [int]$cur -eq 1\n");
+        break;
+    case K_RECLAIM:
+        put(p, "($esxcli.storage.vmfs.reclaim.config.get.Invoke(@{volumelabel = ");
+        put_ps(p, s->a);
+        put(p, "})).ReclaimPriority\n        $right = $cur -and $cur -ne 'none'\n");
+        break;
+    }
+    put(p, "        if ($right) {\n            Write-Host ('  already right: ' + ");
+    put_ps(p, what);
+    put(p, " + ' (' + $cur + ')')\n            $ok++\n        } else {\n"
+           "            Write-Host ('  changing: ' + ");
+    put_ps(p, what);
+    put(p, " + ' (was ' + $cur + ')')\n            $null = ");
+    switch (s->kind) {
+    case K_PSP:
+        put(p, "$esxcli.storage.nmp.device.set.Invoke(@{device = ");
+        put_ps(p, s->a);
+        put(p, "; psp = 'VMW_PSP_RR'})");
+        break;
+    case K_IOPS:
+        put(p, "$esxcli.storage.nmp.psp.roundrobin.deviceconfig.set.Invoke(@{device = ");
+        put_ps(p, s->a);
+        put(p, "; type = 'iops'; iops = %d})", s->n);
+        break;
+    case K_SATP_RULE:
+        put(p, "$esxcli.storage.nmp.satp.rule.add.Invoke(@{satp = ");
+        put_ps(p, s->a);
+        if (s->b) {
+            put(p, "; vendor = ");
+            put_ps(p, s->b);
+        }
+        if (s->c) {
+            put(p, "; model = ");
+            put_ps(p, s->c);
+        }
+        put(p, "; psp = 'VMW_PSP_RR'; pspoption = 'iops=%d'})", s->n);
+        break;
+    case K_ISCSI_ADAPTER:
+    case K_ISCSI_SEND:
+    case K_ISCSI_STATIC:
+        put(p, "$esxcli.iscsi.adapter.%sparam.set.Invoke(@{adapter = ",
+            s->kind == K_ISCSI_ADAPTER ? ""
+            : s->kind == K_ISCSI_SEND  ? "discovery.sendtarget."
+                                       : "target.portal.");
+        put_ps(p, s->a);
+        if (s->kind != K_ISCSI_ADAPTER) {
+            put(p, "; address = ");
+            put_ps(p, s->b);
+        }
+        if (s->kind == K_ISCSI_STATIC) {
+            put(p, "; name = ");
+            put_ps(p, s->c);
+        }
+        put(p, "; key = 'DelayedAck'; value = 'false'})");
+        break;
+    case K_VSWITCH_MTU:
+        put(p, "$esxcli.network.vswitch.standard.set.Invoke(@{vswitchname = ");
+        put_ps(p, s->a);
+        put(p, "; mtu = %d})", s->n);
+        break;
+    case K_VMK_MTU:
+        put(p, "$esxcli.network.ip.interface.set.Invoke(@{interfacename = ");
+        put_ps(p, s->a);
+        put(p, "; mtu = %d})", s->n);
+        break;
+    case K_BLOCK_DELETE:
+        put(p, "$esxcli.system.settings.advanced.set.Invoke(@{option = "
+               "'/VMFS3/EnableBlockDelete'; intvalue = 1})");
+        break;
+    case K_RECLAIM:
+        put(p, "$esxcli.storage.vmfs.reclaim.config.set.Invoke(@{volumelabel = ");
+        put_ps(p, s->a);
+        put(p, "; reclaimpriority = 'low'})");
+        break;
+    }
+    put(p, "\n            $changed++\n        }\n    } catch {\n"
+           "        Write-Warning ('  FAILED: ' + ");
+    put_ps(p, what);
+    put(p, " + ': ' + $_)\n        $failed++\n    }\n");
+}
+
+static void put_header(struct plan *p, const char *c)
+{
+    put(p, "%s vslint remediation plan (%s), generated %s%s", c,
+        p->o->format == CHK_PLAN_ESXCLI ? "esxcli" : "PowerCLI",
+        p->o->generated_at ? p->o->generated_at : "", p->o->scope ? " for " : "");
+    put_comment_text(p, p->o->scope);
+    put(p, ".\n%s\n%s vslint applies nothing itself: review every step before running it. Each step\n"
+           "%s reads the current value first and changes only what is not yet right, so running\n"
+           "%s the plan twice is safe. Steps: %zu on %zu host(s); tasks for a person: %zu.\n",
+        c, c, c, c, p->n_steps, p->n_hosts, json_array_size(p->tasks));
+    if (p->waived || p->unverified)
+        put(p, "%s Not planned: %zu waived finding(s) and %zu unverified one(s) (the last poll\n"
+               "%s could not read what they need; see docs/findings.md).\n",
+            c, p->waived, p->unverified, c);
+}
+
+/* The tasks, as comments: the findings no host setting fixes. */
+static void put_tasks(struct plan *p, const char *c)
+{
+    json_t *f;
+    size_t i;
+
+    put(p, "\n%s ==== Tasks for a person (%zu): no host setting fixes these ====\n", c,
+        json_array_size(p->tasks));
+    json_array_foreach(p->tasks, i, f)
+    {
+        json_t *obj = json_object_get(f, "object");
+        const char *h = host_name(f);
+        put(p, "%s %zu. [%s] %s: ", c, i + 1, str(f, "severity") ? str(f, "severity") : "?",
+            str(f, "check") ? str(f, "check") : "?");
+        put_comment_text(p, str(obj, "type"));
+        put(p, " ");
+        put_comment_text(p, str(obj, "name"));
+        if (h && !same(str(obj, "type"), "host")) {
+            put(p, " on host ");
+            put_comment_text(p, h);
+        }
+        put(p, " (vCenter ");
+        put_comment_text(p, str(f, "vcenter"));
+        put(p, ", finding %s)\n%s    ", str(f, "fingerprint") ? str(f, "fingerprint") : "?", c);
+        put_comment_text(p, str(f, "message"));
+        put(p, "\n%s    Source: ", c);
+        put_comment_text(p, reference(str(f, "check")));
+        put(p, "\n");
+    }
+}
+
+static const char esx_prelude[] =
+    "#\n"
+    "# Run it in each host's ESXi shell, naming the host as vCenter does, e.g.\n"
+    "#   ssh root@esx01.example.com sh -s -- esx01.example.com < plan.sh\n"
+    "# Without an argument it lists the hosts it has steps for. It refuses to run on a host\n"
+    "# whose hostname is not the one named (VSLINT_PLAN_ANY_HOST=1 overrides that, for hosts\n"
+    "# vCenter knows by address). Exit status: 0 every step right or done, 1 a step failed,\n"
+    "# 2 a wrong host.\n"
+    "\n"
+    "vsl_changed=0 vsl_right=0 vsl_failed=0\n"
+    "# The value after 'KEY: ' in esxcli's list/get output.\n"
+    "vsl_field() { sed -n \"s/^ *$1: *//p\" | head -n 1; }\n"
+    "# Two such values, joined by a blank.\n"
+    "vsl_fields() { awk -v a=\"$1\" -v b=\"$2\" '{ sub(/^ +/, \"\") }\n"
+    "    index($0, a \": \") == 1 { x = substr($0, length(a) + 3) }\n"
+    "    index($0, b \": \") == 1 { y = substr($0, length(b) + 3) }\n"
+    "    END { print x \" \" y }'; }\n"
+    "# The Current column of one row of an iSCSI parameter table.\n"
+    "vsl_param() { awk -v k=\"$1\" '$1 == k { print $2; exit }'; }\n"
+    "# The block of one interface in 'esxcli network ip interface list'.\n"
+    "vsl_block() { awk -v d=\"$1\" '/^[^ ]/ { on = ($1 == d) } on'; }\n"
+    "# 'found' when one row of a claim rule table holds every word given ('-': none).\n"
+    "vsl_rule() { awk -v w=\"$*\" 'BEGIN { n = split(w, want, \" \") }\n"
+    "    { hit = 0; for (i = 1; i <= n; i++) { if (want[i] == \"-\") { hit++; continue }\n"
+    "        for (j = 1; j <= NF; j++) if ($j == want[i]) { hit++; break } }\n"
+    "      if (hit == n) f = 1 }\n"
+    "    END { print (f ? \"found\" : \"missing\") }'; }\n"
+    "vsl_at_least() { case $1 in ''|*[!0-9]*) return 1 ;; esac; [ \"$1\" -ge \"$2\" ]; }\n"
+    "vsl_ok() { echo \"  already right: $1 ($2)\"; vsl_right=$((vsl_right + 1)); }\n"
+    "vsl_do() {\n"
+    "    what=$1 was=$2\n"
+    "    shift 2\n"
+    "    echo \"  changing: $what (was ${was:-unknown})\"\n"
+    "    if \"$@\"; then\n"
+    "        vsl_changed=$((vsl_changed + 1))\n"
+    "    else\n"
+    "        echo \"  FAILED: $what\" >&2\n"
+    "        vsl_failed=$((vsl_failed + 1))\n"
+    "    fi\n"
+    "}\n"
+    "vsl_is_host() {\n"
+    "    [ \"${VSLINT_PLAN_ANY_HOST:-0}\" = 1 ] && return 0\n"
+    "    me=$(hostname 2>/dev/null)\n"
+    "    fqdn=$(hostname -f 2>/dev/null)\n"
+    "    [ \"$1\" = \"$me\" ] || [ \"$1\" = \"$fqdn\" ] || [ \"${1%%.*}\" = \"$me\" ] && return 0\n"
+    "    echo \"vslint plan: this is $me, not $1 (VSLINT_PLAN_ANY_HOST=1 runs it anyway)\" >&2\n"
+    "    return 1\n"
+    "}\n";
+
+static void write_esxcli(struct plan *p)
+{
+    size_t si = 0;
+
+    put(p, "#!/bin/sh\n");
+    put_header(p, "#");
+    put(p, "%s", esx_prelude);
+    for (size_t h = 0; h < p->n_hosts; h++) {
+        const struct host *ho = &p->hosts[h];
+        put(p, "\n# ==== Host ");
+        put_comment_text(p, ho->name);
+        put(p, " (vCenter ");
+        put_comment_text(p, ho->vcenter);
+        put(p, "): %zu step(s) ====\nvsl_host_%zu() {\n", ho->n_steps, h + 1);
+        char title[600];
+        snprintf(title, sizeof(title), "%s: %zu step(s)", ho->name, ho->n_steps);
+        put(p, "echo ");
+        put_sh(p, title);
+        put(p, "\n");
+        for (size_t k = 1; si < p->n_steps && p->steps[si].host == h; si++, k++) {
+            put(p, "\n# Step %zu/%zu.\n", k, ho->n_steps);
+            put_why(p, &p->steps[si]);
+            if (p->steps[si].kind == K_VMK_MTU || p->steps[si].kind == K_VSWITCH_MTU)
+                put(p, "#   Jumbo frames must also be on every physical switch port and array port\n"
+                       "#   in the path; then check with: vmkping -I <vmk> -d -s 8972 <portal>\n");
+            if (p->steps[si].kind == K_SATP_RULE)
+                put(p, "#   A claim rule applies to devices claimed after it is added.\n");
+            esx_step(p, &p->steps[si]);
+        }
+        put(p, "}\n");
+    }
+    put(p, "\ncase \"${1:-}\" in\n");
+    for (size_t h = 0; h < p->n_hosts; h++) {
+        char both[1024];
+        snprintf(both, sizeof(both), "%s/%s", p->hosts[h].vcenter ? p->hosts[h].vcenter : "",
+                 p->hosts[h].name);
+        put(p, "    ");
+        put_sh(p, both);
+        put(p, " | ");
+        put_sh(p, p->hosts[h].name);
+        put(p, ")\n        vsl_is_host ");
+        put_sh(p, p->hosts[h].name);
+        put(p, " || exit 2\n        vsl_host_%zu ;;\n", h + 1);
+    }
+    put(p, "    '')\n        echo 'vslint plan: name the host to run on; hosts with steps:'\n");
+    for (size_t h = 0; h < p->n_hosts; h++) {
+        put(p, "        echo ");
+        put_sh(p, p->hosts[h].name);
+        put(p, "\n");
+    }
+    put(p, "        exit 0 ;;\n    *)\n        echo \"vslint plan: no steps for host $1\"\n"
+           "        exit 0 ;;\nesac\n"
+           "echo \"vslint plan: $vsl_changed changed, $vsl_right already right, $vsl_failed failed\"\n"
+           "[ \"$vsl_failed\" -eq 0 ] || exit 1\n");
+    put_tasks(p, "#");
+}
+
+static void write_powercli(struct plan *p)
+{
+    size_t si = 0;
+
+    put_header(p, "#");
+    put(p, "#\n# Run it in PowerShell with VMware PowerCLI, connected to the vCenter:\n"
+           "#   Connect-VIServer vcenter.example.com; ./plan.ps1\n"
+           "# Exit status: 0 every step right or done, 1 a step or a host failed.\n\n"
+           "$changed = 0\n$ok = 0\n$failed = 0\n");
+    for (size_t h = 0; h < p->n_hosts; h++) {
+        const struct host *ho = &p->hosts[h];
+        put(p, "\n# ==== Host ");
+        put_comment_text(p, ho->name);
+        put(p, " (vCenter ");
+        put_comment_text(p, ho->vcenter);
+        put(p, "): %zu step(s) ====\n$vmhost = Get-VMHost -Name ", ho->n_steps);
+        put_ps(p, ho->name);
+        put(p, " -ErrorAction SilentlyContinue\nif (-not $vmhost) {\n    Write-Warning ('no host ' + ");
+        put_ps(p, ho->name);
+        put(p, " + ' in this vCenter: %zu step(s) skipped')\n    $failed++\n} else {\n"
+               "    Write-Host (",
+            ho->n_steps);
+        put_ps(p, ho->name);
+        put(p, " + ': %zu step(s)')\n    $esxcli = Get-EsxCli -VMHost $vmhost -V2\n", ho->n_steps);
+        for (size_t k = 1; si < p->n_steps && p->steps[si].host == h; si++, k++) {
+            put(p, "\n# Step %zu/%zu.\n", k, ho->n_steps);
+            put_why(p, &p->steps[si]);
+            ps_step(p, &p->steps[si]);
+        }
+        put(p, "}\n");
+    }
+    put(p, "\nWrite-Host ('vslint plan: ' + $changed + ' changed, ' + $ok + ' already right, ' + "
+           "$failed + ' failed')\nif ($failed -gt 0) { exit 1 }\n");
+    put_tasks(p, "#");
+}
+
+int chk_plan_format_parse(const char *s, enum chk_plan_format *out)
+{
+    if (s && !strcmp(s, "esxcli"))
+        *out = CHK_PLAN_ESXCLI;
+    else if (s && !strcmp(s, "powercli"))
+        *out = CHK_PLAN_POWERCLI;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+int chk_plan(json_t *findings, const struct chk_plan_opts *o, char **out, size_t *len)
+{
+    struct plan p = {.o = o, .tasks = json_array()};
+    int r;
+
+    *out = NULL;
+    *len = 0;
+    vsl_buf_init(&p.out, PLAN_MAX);
+    r = p.tasks ? read_findings(&p, findings) : -ENOMEM;
+    if (r == 0) {
+        if (o->format == CHK_PLAN_ESXCLI)
+            write_esxcli(&p);
+        else
+            write_powercli(&p);
+        r = p.err;
+    }
+    if (r == 0) {
+        *len = p.out.len;
+        if (!(*out = vsl_buf_take(&p.out)))
+            r = -ENOMEM;
+    }
+    for (size_t i = 0; i < p.n_steps; i++)
+        json_decref(p.steps[i].findings);
+    free(p.steps);
+    free(p.hosts);
+    json_decref(p.tasks);
+    vsl_buf_free(&p.out);
+    return r;
+}
