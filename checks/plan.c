@@ -486,75 +486,83 @@ static void describe(const struct step *s, char *out, size_t size)
     }
 }
 
+/* A record selector for vsl_kv: FIELD=VALUE as one sh word. */
+static void put_sel(struct plan *p, const char *field, const char *value)
+{
+    char sel[600];
+    snprintf(sel, sizeof(sel), "%s=%s", field, value);
+    put_sh(p, sel);
+}
+
 /* esxcli: `current=$(GET | FILTER)`, then `if TEST; then vsl_ok ...; else vsl_do ... SET; fi`.
  * Every esxcli command stands on its own line, options spelt --long=value. */
 static void esx_step(struct plan *p, const struct step *s)
 {
     char what[1024];
-    char num[16];
 
     describe(s, what, sizeof(what));
-    snprintf(num, sizeof(num), "%d", s->n);
+    put(p, "current=$(esxcli --formatter=keyvalue ");
     switch (s->kind) {
     case K_PSP:
-        put(p, "current=$(esxcli storage nmp device list --device=");
+        put(p, "storage nmp device list --device=");
         put_sh(p, s->a);
-        put(p, " | vsl_field 'Path Selection Policy')\nif [ \"$current\" = VMW_PSP_RR ]; then");
+        put(p, " | vsl_kv ");
+        put_sel(p, "Device", s->a);
+        put(p, " PathSelectionPolicy)\nif [ \"$current\" = VMW_PSP_RR ]; then");
         break;
     case K_IOPS:
-        put(p, "current=$(esxcli storage nmp psp roundrobin deviceconfig get --device=");
+        put(p, "storage nmp psp roundrobin deviceconfig get --device=");
         put_sh(p, s->a);
-        put(p, " | vsl_fields 'Limit Type' 'IOOperation Limit')\n"
+        put(p, " | vsl_kv '' 'LimitType IOOperationLimit')\n"
                "if [ \"$current\" = 'Iops %d' ]; then", s->n);
         break;
     case K_SATP_RULE:
-        put(p, "current=$(esxcli storage nmp satp rule list --satp=");
+        put(p, "storage nmp satp rule list --satp=");
         put_sh(p, s->a);
-        put(p, " | vsl_rule user ");
-        put_sh(p, s->b ? s->b : "-");
+        put(p, " | vsl_rule ");
+        put_sh(p, s->b ? s->b : "");
         put(p, " ");
-        put_sh(p, s->c ? s->c : "-");
-        put(p, " VMW_PSP_RR iops=%d)\nif [ \"$current\" = found ]; then", s->n);
+        put_sh(p, s->c ? s->c : "");
+        put(p, " iops=%d)\nif [ \"$current\" = found ]; then", s->n);
         break;
     case K_ISCSI_ADAPTER:
-        put(p, "current=$(esxcli iscsi adapter param get --adapter=");
-        put_sh(p, s->a);
-        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
-        break;
     case K_ISCSI_SEND:
-        put(p, "current=$(esxcli iscsi adapter discovery sendtarget param get --adapter=");
-        put_sh(p, s->a);
-        put(p, " --address=");
-        put_sh(p, s->b);
-        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
-        break;
     case K_ISCSI_STATIC:
-        put(p, "current=$(esxcli iscsi adapter target portal param get --adapter=");
+        put(p, "iscsi adapter %sparam get --adapter=",
+            s->kind == K_ISCSI_ADAPTER ? ""
+            : s->kind == K_ISCSI_SEND  ? "discovery sendtarget "
+                                       : "target portal ");
         put_sh(p, s->a);
-        put(p, " --address=");
-        put_sh(p, s->b);
-        put(p, " --name=");
-        put_sh(p, s->c);
-        put(p, " | vsl_param DelayedAck)\nif [ \"$current\" = false ]; then");
+        if (s->kind != K_ISCSI_ADAPTER) {
+            put(p, " --address=");
+            put_sh(p, s->b);
+        }
+        if (s->kind == K_ISCSI_STATIC) {
+            put(p, " --name=");
+            put_sh(p, s->c);
+        }
+        put(p, " | vsl_kv Name=DelayedAck Current)\nif [ \"$current\" = false ]; then");
         break;
     case K_VSWITCH_MTU:
-        put(p, "current=$(esxcli network vswitch standard list --vswitch-name=");
+        put(p, "network vswitch standard list --vswitch-name=");
         put_sh(p, s->a);
-        put(p, " | vsl_field MTU)\nif vsl_at_least \"$current\" %d; then", s->n);
+        put(p, " | vsl_kv ");
+        put_sel(p, "Name", s->a);
+        put(p, " MTU)\nif vsl_at_least \"$current\" %d; then", s->n);
         break;
     case K_VMK_MTU:
-        put(p, "current=$(esxcli network ip interface list | vsl_block ");
-        put_sh(p, s->a);
-        put(p, " | vsl_field MTU)\nif [ \"$current\" = %d ]; then", s->n);
+        put(p, "network ip interface list | vsl_kv ");
+        put_sel(p, "Name", s->a);
+        put(p, " MTU)\nif [ \"$current\" = %d ]; then", s->n);
         break;
     case K_BLOCK_DELETE:
-        put(p, "current=$(esxcli system settings advanced list --option=/VMFS3/EnableBlockDelete"
-               " | vsl_field 'Int Value')\nif [ \"$current\" = 1 ]; then");
+        put(p, "system settings advanced list --option=/VMFS3/EnableBlockDelete"
+               " | vsl_kv '' IntValue)\nif [ \"$current\" = 1 ]; then");
         break;
     case K_RECLAIM:
-        put(p, "current=$(esxcli storage vmfs reclaim config get --volume-label=");
+        put(p, "storage vmfs reclaim config get --volume-label=");
         put_sh(p, s->a);
-        put(p, " | vsl_field 'Reclaim Priority')\n"
+        put(p, " | vsl_kv '' ReclaimPriority)\n"
                "if [ -n \"$current\" ] && [ \"$current\" != none ]; then");
         break;
     }
@@ -834,23 +842,31 @@ static const char esx_prelude[] =
     "# 2 a wrong host.\n"
     "\n"
     "vsl_changed=0 vsl_right=0 vsl_failed=0\n"
-    "# The value after 'KEY: ' in esxcli's list/get output.\n"
-    "vsl_field() { sed -n \"s/^ *$1: *//p\" | head -n 1; }\n"
-    "# Two such values, joined by a blank.\n"
-    "vsl_fields() { awk -v a=\"$1\" -v b=\"$2\" '{ sub(/^ +/, \"\") }\n"
-    "    index($0, a \": \") == 1 { x = substr($0, length(a) + 3) }\n"
-    "    index($0, b \": \") == 1 { y = substr($0, length(b) + 3) }\n"
-    "    END { print x \" \" y }'; }\n"
-    "# The Current column of one row of an iSCSI parameter table.\n"
-    "vsl_param() { awk -v k=\"$1\" '$1 == k { print $2; exit }'; }\n"
-    "# The block of one interface in 'esxcli network ip interface list'.\n"
-    "vsl_block() { awk -v d=\"$1\" '/^[^ ]/ { on = ($1 == d) } on'; }\n"
-    "# 'found' when one row of a claim rule table holds every word given ('-': none).\n"
-    "vsl_rule() { awk -v w=\"$*\" 'BEGIN { n = split(w, want, \" \") }\n"
-    "    { hit = 0; for (i = 1; i <= n; i++) { if (want[i] == \"-\") { hit++; continue }\n"
-    "        for (j = 1; j <= NF; j++) if ($j == want[i]) { hit++; break } }\n"
-    "      if (hit == n) f = 1 }\n"
-    "    END { print (f ? \"found\" : \"missing\") }'; }\n"
+    "# esxcli's keyvalue output (STRUCT.FIELD.TYPE=VALUE, record after record): the fields\n"
+    "# named by $2 of the first record whose FIELD=VALUE is $1 ('' for the first record).\n"
+    "vsl_kv() { awk -v sel=\"$1\" -v want=\"$2\" '\n"
+    "    function flush() {\n"
+    "        if (have && !done && (sel == \"\" || r[sk] == sv)) {\n"
+    "            out = \"\"; for (i = 1; i <= n; i++) out = out (i > 1 ? \" \" : \"\") r[w[i]]\n"
+    "            print out; done = 1 }\n"
+    "        split(\"\", r); have = 0 }\n"
+    "    BEGIN { e = index(sel, \"=\"); sk = substr(sel, 1, e - 1); sv = substr(sel, e + 1)\n"
+    "            n = split(want, w, \" \") }\n"
+    "    { e = index($0, \"=\"); if (!e) next\n"
+    "      k = substr($0, 1, e - 1); sub(/^[^.]*\\./, \"\", k); sub(/\\.[^.]*$/, \"\", k)\n"
+    "      if (k in r) flush(); r[k] = substr($0, e + 1); have = 1 }\n"
+    "    END { flush() }'; }\n"
+    "# 'found' when a user claim rule of that keyvalue output has vendor $1 and model $2 ('' for\n"
+    "# none), Round Robin, and the PSP options $3.\n"
+    "vsl_rule() { awk -v v=\"$1\" -v m=\"$2\" -v o=\"$3\" '\n"
+    "    function flush() {\n"
+    "        if (r[\"RuleGroup\"] == \"user\" && r[\"Vendor\"] == v && r[\"Model\"] == m &&\n"
+    "            r[\"DefaultPSP\"] == \"VMW_PSP_RR\" && r[\"PSPOptions\"] == o) f = 1\n"
+    "        split(\"\", r) }\n"
+    "    { e = index($0, \"=\"); if (!e) next\n"
+    "      k = substr($0, 1, e - 1); sub(/^[^.]*\\./, \"\", k); sub(/\\.[^.]*$/, \"\", k)\n"
+    "      if (k in r) flush(); r[k] = substr($0, e + 1) }\n"
+    "    END { flush(); print (f ? \"found\" : \"missing\") }'; }\n"
     "vsl_at_least() { case $1 in ''|*[!0-9]*) return 1 ;; esac; [ \"$1\" -ge \"$2\" ]; }\n"
     "vsl_ok() { echo \"  already right: $1 ($2)\"; vsl_right=$((vsl_right + 1)); }\n"
     "vsl_do() {\n"
@@ -938,7 +954,7 @@ static void write_powercli(struct plan *p)
     put(p, "#\n# Run it in PowerShell with VMware PowerCLI, connected to the vCenter:\n"
            "#   Connect-VIServer vcenter.example.com; ./plan.ps1\n"
            "# Exit status: 0 every step right or done, 1 a step or a host failed.\n\n"
-           "$changed = 0\n$ok = 0\n$failed = 0\n");
+           "$ErrorActionPreference = 'Stop'\n$changed = 0\n$ok = 0\n$failed = 0\n");
     for (size_t h = 0; h < p->n_hosts; h++) {
         const struct host *ho = &p->hosts[h];
         put(p, "\n# ==== Host ");

@@ -6,7 +6,8 @@ package main
 //   - HostSystem.RetrieveManagedMethodExecuter and
 //     ReflectManagedMethodExecuter.ExecuteSoap, i.e. esxcli through vCenter,
 //     answering vim.EsxCLI.storage.nmp.device.list and
-//     vim.EsxCLI.storage.nmp.satp.rule.list;
+//     vim.EsxCLI.storage.nmp.satp.rule.list, and the commands that change a
+//     host that `vslint plan` writes (esxcli_set.go);
 //   - a Datastore.RefreshDatastore that keeps planted sizes (the stock one
 //     overwrites capacity/freeSpace with the temp directory's statfs).
 //
@@ -218,6 +219,9 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	}
 	nmp := req.Moid == nmpDeviceMoid && req.Method == nmpDeviceMethod
 	rules := req.Moid == satpRuleMoid && req.Method == satpRuleMethod
+	if set := esxcliSetFor(req.Moid, req.Method); set != nil {
+		return e.runSet(set, x, req)
+	}
 	if !nmp && !rules {
 		body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
 			Fault: &ReflectManagedMethodExecuterSoapFault{
@@ -240,6 +244,33 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
 		Response: resp,
 	}}
+	return body
+}
+
+// runSet runs one of the esxcli commands that change the host (esxcli_set.go).
+func (e *ManagedMethodExecuter) runSet(set esxcliSet, x *hostExtra, req *ExecuteSoapRequest) soap.HasFault {
+	body := &executeSoapBody{}
+	h, _ := simulator.Map.Get(e.host).(*simulator.HostSystem)
+	if h == nil {
+		body.Fault_ = simulator.Fault("", &types.ManagedObjectNotFound{Obj: e.host})
+		return body
+	}
+	args, err := esxcliArgs(req)
+	if err == nil {
+		lock(h, func() {
+			controlMu.Lock()
+			defer controlMu.Unlock()
+			err = set(h, x, args)
+		})
+	}
+	res := &ReflectManagedMethodExecuterSoapResult{}
+	if err != nil {
+		res.Fault = &ReflectManagedMethodExecuterSoapFault{FaultMsg: err.Error()}
+	} else {
+		res.Response = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+			`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="xsd:boolean">true</obj>`
+	}
+	body.Res = &ExecuteSoapResponse{Returnval: res}
 	return body
 }
 
