@@ -4,7 +4,10 @@ are the planted violations a host setting fixes, grouped by host, and nothing el
 are tasks; the PowerCLI plan holds the same steps and is well formed; waived findings are not
 planned; the API serves the same text; and the plan's commands, run through the simulator's
 esxcli (the SOAP path vslint reads esxcli through), turn the findings they fix into resolved
-ones on the next poll, after which the plan has no step left."""
+ones on the next poll, after which the plan has no step left. The sh script itself also runs,
+each host's part with an esxcli that goes to the simulator (esxcli_shim.py): it reads each
+value first, changes only what is wrong, a second run changes nothing, and a failing step is
+reported."""
 import json
 import os
 import re
@@ -303,3 +306,78 @@ def test_the_simulator_refuses_a_bad_esxcli_change(start_sim):
                          '--device=' + LUN % 1, '--type=iops', '--iops=1'])
     with pytest.raises(RuntimeError, match='not using the Round Robin'):
         client.esxcli(hosts['esx-san-1'], mru)
+
+
+def run_on_host(script, host, moref, sim, shim_dir):
+    env = dict(os.environ, PATH=shim_dir + ':/usr/bin:/bin', VSLINT_PLAN_ANY_HOST='1',
+               VSLINT_SIM_URL=sim.url, VSLINT_SIM_HOST=moref)
+    return subprocess.run(['sh', script, host], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def summary_of(out):
+    m = re.search(r'vslint plan: ([0-9]+) changed, ([0-9]+) already right, ([0-9]+) failed',
+                  out)
+    assert m, out
+    return tuple(int(x) for x in m.groups())
+
+
+def test_running_the_script_twice_changes_once_and_resolves(start_sim, workspace, tmp_path):
+    """The sh script itself, each host's part run as on that host, with an esxcli that goes to
+    the simulator's esxcli (esxcli_shim.py): each step reads the value, changes it only when
+    it is not right, and the second run changes nothing."""
+    from simlib import Estate
+    sim = start_sim('violations')
+    est = Estate(sim, workspace)
+    est.check()
+    script = tmp_path / 'plan.sh'
+    script.write_text(plan(est.conf, '--offline'))
+    shim_dir = tmp_path / 'bin'
+    shim_dir.mkdir()
+    shim = shim_dir / 'esxcli'
+    shim.write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
+    shim.chmod(0o755)
+    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    # esx-iscsi-a's vSwitch already carries 9000 (the scenario's spec): that step reads it and
+    # leaves it; every other step changes its value.
+    already = {'esx-iscsi-a': 1}
+    for host, want in WANT.items():
+        res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+        assert res.returncode == 0, res.stdout + res.stderr
+        right = already.get(host, 0)
+        assert summary_of(res.stdout) == (len(want) - right, right, 0), res.stdout
+    for host, want in WANT.items():
+        res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert summary_of(res.stdout) == (0, len(want), 0), res.stdout
+        assert 'changing:' not in res.stdout
+    report = json.loads(run_ok('check', '-c', est.conf, '--format', 'json', '--fail-on',
+                               'never').stdout)
+    planned = set(re.findall(r'# Fixes \S+ finding ([0-9a-f]{16})', script.read_text()))
+    assert planned and not planned & {f['fingerprint'] for f in report['findings']}
+    assert report['summary']['resolved_this_run'] == len(planned)
+
+
+def test_a_failing_step_is_reported_and_the_rest_still_run(start_sim, workspace, tmp_path):
+    """A step esxcli refuses (here the host refuses esxcli altogether) says FAILED, and the
+    script exits 1 after trying the others."""
+    import urllib.request
+    from simlib import Estate
+    sim = start_sim('violations')
+    est = Estate(sim, workspace)
+    est.check()
+    script = tmp_path / 'plan.sh'
+    script.write_text(plan(est.conf, '--offline', '--check', 'multipath-policy'))
+    shim_dir = tmp_path / 'bin'
+    shim_dir.mkdir()
+    (shim_dir / 'esxcli').write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
+    (shim_dir / 'esxcli').chmod(0o755)
+    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    control = sim.url.replace('/sdk', '/vslint-sim/host?name=esx-san-1&esxcli=refuse')
+    urllib.request.urlopen(urllib.request.Request(control, method='POST'), timeout=10)
+    res = run_on_host(str(script), 'esx-san-1', hosts['esx-san-1'], sim, str(shim_dir))
+    assert res.returncode == 1
+    assert summary_of(res.stdout) == (0, 0, 3)
+    assert res.stderr.count('FAILED:') == 3

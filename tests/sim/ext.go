@@ -220,7 +220,18 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	nmp := req.Moid == nmpDeviceMoid && req.Method == nmpDeviceMethod
 	rules := req.Moid == satpRuleMoid && req.Method == satpRuleMethod
 	if set := esxcliSetFor(req.Moid, req.Method); set != nil {
-		return e.runSet(set, x, req)
+		return e.runCommand(req, func(h *simulator.HostSystem, args map[string]string) (string, error) {
+			return esxcliTrue, set(h, x, args)
+		})
+	}
+	if get := esxcliGetFor(req.Moid, req.Method); get != nil {
+		return e.runCommand(req, func(h *simulator.HostSystem, args map[string]string) (string, error) {
+			recs, err := get.run(h, x, args)
+			if err != nil {
+				return "", err
+			}
+			return renderRecords(get.list, recs), nil
+		})
 	}
 	if !nmp && !rules {
 		body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
@@ -247,8 +258,13 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	return body
 }
 
-// runSet runs one of the esxcli commands that change the host (esxcli_set.go).
-func (e *ManagedMethodExecuter) runSet(set esxcliSet, x *hostExtra, req *ExecuteSoapRequest) soap.HasFault {
+// esxcliTrue is what a command that changes the host answers.
+const esxcliTrue = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+	`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="xsd:boolean">true</obj>`
+
+// runCommand runs one emulated esxcli command (esxcli_set.go, esxcli_get.go)
+// under the host's lock; its error is esxcli's message in fault.faultMsg.
+func (e *ManagedMethodExecuter) runCommand(req *ExecuteSoapRequest, run func(h *simulator.HostSystem, args map[string]string) (string, error)) soap.HasFault {
 	body := &executeSoapBody{}
 	h, _ := simulator.Map.Get(e.host).(*simulator.HostSystem)
 	if h == nil {
@@ -256,19 +272,19 @@ func (e *ManagedMethodExecuter) runSet(set esxcliSet, x *hostExtra, req *Execute
 		return body
 	}
 	args, err := esxcliArgs(req)
+	out := ""
 	if err == nil {
 		lock(h, func() {
 			controlMu.Lock()
 			defer controlMu.Unlock()
-			err = set(h, x, args)
+			out, err = run(h, args)
 		})
 	}
 	res := &ReflectManagedMethodExecuterSoapResult{}
 	if err != nil {
 		res.Fault = &ReflectManagedMethodExecuterSoapFault{FaultMsg: err.Error()}
 	} else {
-		res.Response = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
-			`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="xsd:boolean">true</obj>`
+		res.Response = out
 	}
 	body.Res = &ExecuteSoapResponse{Returnval: res}
 	return body
