@@ -448,40 +448,172 @@ static void put_why(struct plan *p, const struct step *s)
     put(p, "\n");
 }
 
-/* What a step does, in words (shown when the script runs). */
-static void describe(const struct step *s, char *out, size_t size)
+/* One esxcli command as the scripts spell it: its namespace and verb, and its options (long
+ * name, the short one where the seeds spell the command with it, and the value; a NULL value
+ * is left out, a numeric one is a number to PowerShell). */
+struct opt {
+    const char *name, *short_name, *value;
+    int numeric;
+};
+
+struct cmd {
+    const char *ns; /* "storage nmp device" */
+    const char *verb;
+    struct opt opts[6];
+    int short_names; /* spelt with the short names (the seeds' claim rule) */
+};
+
+/* How the current value is judged. */
+enum test {
+    T_EQ,       /* the fields read, joined by a blank, are want */
+    T_AT_LEAST, /* the field read is a number at least want */
+    T_NOT_NONE, /* the field read is set, and not "none" */
+    T_RULE,     /* a record matches every selector (a claim rule) */
+};
+
+/* A step spelt out: what it does in words, the read of the current value (the record whose
+ * fields are the selectors' values, its fields), the test, and the change. */
+struct spelt {
+    char what[512];
+    struct cmd read, change;
+    struct {
+        const char *field, *value;
+    } sel[5];
+    const char *fields; /* blank-separated */
+    enum test test;
+    const char *want;
+    char num[16]; /* s->n in decimal, for values and want */
+    char iops_want[32], psp_option[32];
+};
+
+static void spell(const struct step *s, struct spelt *t)
 {
+    memset(t, 0, sizeof(*t));
+    snprintf(t->num, sizeof(t->num), "%d", s->n);
+    t->want = t->num;
+    t->test = T_EQ;
     switch (s->kind) {
     case K_PSP:
-        snprintf(out, size, "%s: path selection policy VMW_PSP_RR", s->a);
+        snprintf(t->what, sizeof(t->what), "%s: path selection policy VMW_PSP_RR", s->a);
+        t->read = (struct cmd){"storage nmp device", "list", {{"device", 0, s->a, 0}}, 0};
+        t->sel[0].field = "Device";
+        t->sel[0].value = s->a;
+        t->fields = "PathSelectionPolicy";
+        t->want = "VMW_PSP_RR";
+        t->change = (struct cmd){"storage nmp device", "set",
+                                 {{"device", 0, s->a, 0}, {"psp", 0, "VMW_PSP_RR", 0}}, 0};
         break;
     case K_IOPS:
-        snprintf(out, size, "%s: Round Robin IOPS limit %d", s->a, s->n);
+        snprintf(t->what, sizeof(t->what), "%s: Round Robin IOPS limit %d", s->a, s->n);
+        snprintf(t->iops_want, sizeof(t->iops_want), "Iops %d", s->n);
+        t->read = (struct cmd){"storage nmp psp roundrobin deviceconfig", "get",
+                               {{"device", 0, s->a, 0}}, 0};
+        t->fields = "LimitType IOOperationLimit";
+        t->want = t->iops_want;
+        t->change = (struct cmd){
+            "storage nmp psp roundrobin deviceconfig",
+            "set",
+            {{"device", 0, s->a, 0}, {"type", 0, "iops", 0}, {"iops", 0, t->num, 1}},
+            0};
         break;
     case K_SATP_RULE:
-        snprintf(out, size, "claim rule %s vendor %s model %s: VMW_PSP_RR iops=%d", s->a,
-                 s->b ? s->b : "(any)", s->c ? s->c : "(any)", s->n);
+        snprintf(t->what, sizeof(t->what), "claim rule %s vendor %s model %s: VMW_PSP_RR iops=%d",
+                 s->a, s->b ? s->b : "(any)", s->c ? s->c : "(any)", s->n);
+        snprintf(t->psp_option, sizeof(t->psp_option), "iops=%d", s->n);
+        t->read = (struct cmd){"storage nmp satp rule", "list", {{"satp", 0, s->a, 0}}, 0};
+        t->test = T_RULE;
+        t->sel[0].field = "RuleGroup";
+        t->sel[0].value = "user";
+        t->sel[1].field = "Vendor";
+        t->sel[1].value = s->b ? s->b : "";
+        t->sel[2].field = "Model";
+        t->sel[2].value = s->c ? s->c : "";
+        t->sel[3].field = "DefaultPSP";
+        t->sel[3].value = "VMW_PSP_RR";
+        t->sel[4].field = "PSPOptions";
+        t->sel[4].value = t->psp_option;
+        /* The seeds' own spelling (000 §3.3, 001): -s SATP -V vendor -M model -P -O. */
+        t->change = (struct cmd){"storage nmp satp rule",
+                                 "add",
+                                 {{"satp", "-s", s->a, 0},
+                                  {"vendor", "-V", s->b, 0},
+                                  {"model", "-M", s->c, 0},
+                                  {"psp", "-P", "VMW_PSP_RR", 0},
+                                  {"psp-option", "-O", t->psp_option, 0}},
+                                 1};
         break;
     case K_ISCSI_ADAPTER:
-        snprintf(out, size, "%s: DelayedAck false", s->a);
-        break;
     case K_ISCSI_SEND:
-        snprintf(out, size, "%s send target %s: DelayedAck false", s->a, s->b);
+    case K_ISCSI_STATIC: {
+        const char *ns = s->kind == K_ISCSI_ADAPTER ? "iscsi adapter param"
+                         : s->kind == K_ISCSI_SEND  ? "iscsi adapter discovery sendtarget param"
+                                                    : "iscsi adapter target portal param";
+        if (s->kind == K_ISCSI_ADAPTER)
+            snprintf(t->what, sizeof(t->what), "%s: DelayedAck false", s->a);
+        else if (s->kind == K_ISCSI_SEND)
+            snprintf(t->what, sizeof(t->what), "%s send target %s: DelayedAck false", s->a, s->b);
+        else
+            snprintf(t->what, sizeof(t->what), "%s target %s %s: DelayedAck false", s->a, s->b,
+                     s->c);
+        t->read = (struct cmd){
+            ns, "get", {{"adapter", 0, s->a, 0}, {"address", 0, s->b, 0}, {"name", 0, s->c, 0}}, 0};
+        t->sel[0].field = "Name";
+        t->sel[0].value = "DelayedAck";
+        t->fields = "Current";
+        t->want = "false";
+        t->change = (struct cmd){ns,
+                                 "set",
+                                 {{"adapter", 0, s->a, 0},
+                                  {"address", 0, s->b, 0},
+                                  {"name", 0, s->c, 0},
+                                  {"key", 0, "DelayedAck", 0},
+                                  {"value", 0, "false", 0}},
+                                 0};
         break;
-    case K_ISCSI_STATIC:
-        snprintf(out, size, "%s target %s %s: DelayedAck false", s->a, s->b, s->c);
-        break;
+    }
     case K_VSWITCH_MTU:
-        snprintf(out, size, "vSwitch %s: MTU at least %d", s->a, s->n);
+        snprintf(t->what, sizeof(t->what), "vSwitch %s: MTU at least %d", s->a, s->n);
+        t->read = (struct cmd){"network vswitch standard", "list",
+                               {{"vswitch-name", 0, s->a, 0}}, 0};
+        t->sel[0].field = "Name";
+        t->sel[0].value = s->a;
+        t->fields = "MTU";
+        t->test = T_AT_LEAST;
+        t->change = (struct cmd){"network vswitch standard", "set",
+                                 {{"vswitch-name", 0, s->a, 0}, {"mtu", 0, t->num, 1}}, 0};
         break;
     case K_VMK_MTU:
-        snprintf(out, size, "%s: MTU %d", s->a, s->n);
+        snprintf(t->what, sizeof(t->what), "%s: MTU %d", s->a, s->n);
+        t->read = (struct cmd){"network ip interface", "list", {{0}}, 0};
+        t->sel[0].field = "Name";
+        t->sel[0].value = s->a;
+        t->fields = "MTU";
+        t->change = (struct cmd){"network ip interface", "set",
+                                 {{"interface-name", 0, s->a, 0}, {"mtu", 0, t->num, 1}}, 0};
         break;
     case K_BLOCK_DELETE:
-        snprintf(out, size, "/VMFS3/EnableBlockDelete = 1");
+        snprintf(t->what, sizeof(t->what), "/VMFS3/EnableBlockDelete = 1");
+        t->read = (struct cmd){"system settings advanced", "list",
+                               {{"option", 0, "/VMFS3/EnableBlockDelete", 0}}, 0};
+        t->fields = "IntValue";
+        t->change = (struct cmd){
+            "system settings advanced",
+            "set",
+            {{"option", 0, "/VMFS3/EnableBlockDelete", 0}, {"int-value", 0, "1", 1}},
+            0};
         break;
     case K_RECLAIM:
-        snprintf(out, size, "VMFS volume %s: space reclamation priority low", s->a);
+        snprintf(t->what, sizeof(t->what), "VMFS volume %s: space reclamation priority low",
+                 s->a);
+        t->read = (struct cmd){"storage vmfs reclaim config", "get",
+                               {{"volume-label", 0, s->a, 0}}, 0};
+        t->fields = "ReclaimPriority";
+        t->test = T_NOT_NONE;
+        t->change = (struct cmd){
+            "storage vmfs reclaim config",
+            "set",
+            {{"volume-label", 0, s->a, 0}, {"reclaim-priority", 0, "low", 0}},
+            0};
         break;
     }
 }
@@ -494,294 +626,149 @@ static void put_sel(struct plan *p, const char *field, const char *value)
     put_sh(p, sel);
 }
 
-/* esxcli: `current=$(GET | FILTER)`, then `if TEST; then vsl_ok ...; else vsl_do ... SET; fi`.
- * Every esxcli command stands on its own line, options spelt --long=value. */
+/* esxcli NS VERB --opt=value ... (or -s value ... in the seeds' spelling). */
+static void esx_cmd(struct plan *p, const struct cmd *c, const char *global)
+{
+    put(p, "esxcli %s%s %s", global, c->ns, c->verb);
+    for (size_t i = 0; i < sizeof(c->opts) / sizeof(c->opts[0]) && c->opts[i].name; i++) {
+        const struct opt *o = &c->opts[i];
+        if (!o->value)
+            continue;
+        if (c->short_names)
+            put(p, " %s ", o->short_name);
+        else
+            put(p, " --%s=", o->name);
+        put_sh(p, o->value);
+    }
+}
+
+/* esxcli: `current=$(READ | FILTER)`, then `if TEST; then vsl_ok ...; else vsl_do ... CHANGE;
+ * fi`. Every esxcli command stands on its own line. */
 static void esx_step(struct plan *p, const struct step *s)
 {
-    char what[1024];
+    struct spelt t;
 
-    describe(s, what, sizeof(what));
-    put(p, "current=$(esxcli --formatter=keyvalue ");
-    switch (s->kind) {
-    case K_PSP:
-        put(p, "storage nmp device list --device=");
-        put_sh(p, s->a);
-        put(p, " | vsl_kv ");
-        put_sel(p, "Device", s->a);
-        put(p, " PathSelectionPolicy)\nif [ \"$current\" = VMW_PSP_RR ]; then");
-        break;
-    case K_IOPS:
-        put(p, "storage nmp psp roundrobin deviceconfig get --device=");
-        put_sh(p, s->a);
-        put(p, " | vsl_kv '' 'LimitType IOOperationLimit')\n"
-               "if [ \"$current\" = 'Iops %d' ]; then", s->n);
-        break;
-    case K_SATP_RULE:
-        put(p, "storage nmp satp rule list --satp=");
-        put_sh(p, s->a);
+    spell(s, &t);
+    put(p, "current=$(");
+    esx_cmd(p, &t.read, "--formatter=keyvalue ");
+    if (t.test == T_RULE) {
         put(p, " | vsl_rule ");
-        put_sh(p, s->b ? s->b : "");
+        put_sh(p, t.sel[1].value);
         put(p, " ");
-        put_sh(p, s->c ? s->c : "");
-        put(p, " iops=%d)\nif [ \"$current\" = found ]; then", s->n);
-        break;
-    case K_ISCSI_ADAPTER:
-    case K_ISCSI_SEND:
-    case K_ISCSI_STATIC:
-        put(p, "iscsi adapter %sparam get --adapter=",
-            s->kind == K_ISCSI_ADAPTER ? ""
-            : s->kind == K_ISCSI_SEND  ? "discovery sendtarget "
-                                       : "target portal ");
-        put_sh(p, s->a);
-        if (s->kind != K_ISCSI_ADAPTER) {
-            put(p, " --address=");
-            put_sh(p, s->b);
-        }
-        if (s->kind == K_ISCSI_STATIC) {
-            put(p, " --name=");
-            put_sh(p, s->c);
-        }
-        put(p, " | vsl_kv Name=DelayedAck Current)\nif [ \"$current\" = false ]; then");
-        break;
-    case K_VSWITCH_MTU:
-        put(p, "network vswitch standard list --vswitch-name=");
-        put_sh(p, s->a);
+        put_sh(p, t.sel[2].value);
+        put(p, " ");
+        put_sh(p, t.sel[4].value);
+    } else {
         put(p, " | vsl_kv ");
-        put_sel(p, "Name", s->a);
-        put(p, " MTU)\nif vsl_at_least \"$current\" %d; then", s->n);
+        if (t.sel[0].field)
+            put_sel(p, t.sel[0].field, t.sel[0].value);
+        else
+            put(p, "''");
+        put(p, " ");
+        put_sh(p, t.fields);
+    }
+    put(p, ")\nif ");
+    switch (t.test) {
+    case T_EQ:
+        put(p, "[ \"$current\" = ");
+        put_sh(p, t.want);
+        put(p, " ]");
         break;
-    case K_VMK_MTU:
-        put(p, "network ip interface list | vsl_kv ");
-        put_sel(p, "Name", s->a);
-        put(p, " MTU)\nif [ \"$current\" = %d ]; then", s->n);
+    case T_AT_LEAST:
+        put(p, "vsl_at_least \"$current\" %s", t.want);
         break;
-    case K_BLOCK_DELETE:
-        put(p, "system settings advanced list --option=/VMFS3/EnableBlockDelete"
-               " | vsl_kv '' IntValue)\nif [ \"$current\" = 1 ]; then");
+    case T_NOT_NONE:
+        put(p, "[ -n \"$current\" ] && [ \"$current\" != none ]");
         break;
-    case K_RECLAIM:
-        put(p, "storage vmfs reclaim config get --volume-label=");
-        put_sh(p, s->a);
-        put(p, " | vsl_kv '' ReclaimPriority)\n"
-               "if [ -n \"$current\" ] && [ \"$current\" != none ]; then");
+    case T_RULE:
+        put(p, "[ \"$current\" = found ]");
         break;
     }
-    put(p, "\n    vsl_ok ");
-    put_sh(p, what);
+    put(p, "; then\n    vsl_ok ");
+    put_sh(p, t.what);
     put(p, " \"$current\"\nelse\n    vsl_do ");
-    put_sh(p, what);
+    put_sh(p, t.what);
     put(p, " \"$current\" \\\n        ");
-    switch (s->kind) {
-    case K_PSP:
-        put(p, "esxcli storage nmp device set --device=");
-        put_sh(p, s->a);
-        put(p, " --psp=VMW_PSP_RR");
-        break;
-    case K_IOPS:
-        put(p, "esxcli storage nmp psp roundrobin deviceconfig set --device=");
-        put_sh(p, s->a);
-        put(p, " --type=iops --iops=%d", s->n);
-        break;
-    case K_SATP_RULE:
-        /* The seeds' own spelling (000 §3.3, 001): -s SATP -V vendor -M model -P -O. */
-        put(p, "esxcli storage nmp satp rule add -s ");
-        put_sh(p, s->a);
-        if (s->b) {
-            put(p, " -V ");
-            put_sh(p, s->b);
-        }
-        if (s->c) {
-            put(p, " -M ");
-            put_sh(p, s->c);
-        }
-        put(p, " -P VMW_PSP_RR -O iops=%d", s->n);
-        break;
-    case K_ISCSI_ADAPTER:
-        put(p, "esxcli iscsi adapter param set --adapter=");
-        put_sh(p, s->a);
-        put(p, " --key=DelayedAck --value=false");
-        break;
-    case K_ISCSI_SEND:
-        put(p, "esxcli iscsi adapter discovery sendtarget param set --adapter=");
-        put_sh(p, s->a);
-        put(p, " --address=");
-        put_sh(p, s->b);
-        put(p, " --key=DelayedAck --value=false");
-        break;
-    case K_ISCSI_STATIC:
-        put(p, "esxcli iscsi adapter target portal param set --adapter=");
-        put_sh(p, s->a);
-        put(p, " --address=");
-        put_sh(p, s->b);
-        put(p, " --name=");
-        put_sh(p, s->c);
-        put(p, " --key=DelayedAck --value=false");
-        break;
-    case K_VSWITCH_MTU:
-        put(p, "esxcli network vswitch standard set --vswitch-name=");
-        put_sh(p, s->a);
-        put(p, " --mtu=%d", s->n);
-        break;
-    case K_VMK_MTU:
-        put(p, "esxcli network ip interface set --interface-name=");
-        put_sh(p, s->a);
-        put(p, " --mtu=%d", s->n);
-        break;
-    case K_BLOCK_DELETE:
-        put(p, "esxcli system settings advanced set --option=/VMFS3/EnableBlockDelete "
-               "--int-value=1");
-        break;
-    case K_RECLAIM:
-        put(p, "esxcli storage vmfs reclaim config set --volume-label=");
-        put_sh(p, s->a);
-        put(p, " --reclaim-priority=low");
-        break;
-    }
+    esx_cmd(p, &t.change, "");
     put(p, "\nfi\n");
 }
 
-/* PowerCLI: the same step through Get-EsxCli -V2, whose arguments are the esxcli long option
- * names without dashes. */
+/* $esxcli.NS.VERB.Invoke(@{opt = value; ...}): Get-EsxCli -V2 names each argument by the
+ * option's long name without dashes. */
+static void ps_cmd(struct plan *p, const struct cmd *c)
+{
+    const char *sep = "";
+
+    put(p, "$esxcli.");
+    for (const char *n = c->ns; *n; n++)
+        put(p, "%c", *n == ' ' ? '.' : *n);
+    put(p, ".%s.Invoke(", c->verb);
+    for (size_t i = 0; i < sizeof(c->opts) / sizeof(c->opts[0]) && c->opts[i].name; i++) {
+        const struct opt *o = &c->opts[i];
+        if (!o->value)
+            continue;
+        put(p, "%s", *sep ? sep : "@{");
+        sep = "; ";
+        for (const char *n = o->name; *n; n++)
+            if (*n != '-')
+                put(p, "%c", *n);
+        put(p, " = ");
+        if (o->numeric)
+            put(p, "%s", o->value);
+        else
+            put_ps(p, o->value);
+    }
+    put(p, "%s)", *sep ? "}" : "");
+}
+
+/* PowerCLI: the same step through vCenter, in a try block that counts a failure. */
 static void ps_step(struct plan *p, const struct step *s)
 {
-    char what[1024];
+    struct spelt t;
 
-    describe(s, what, sizeof(what));
-    put(p, "    try {\n        $cur = ");
-    switch (s->kind) {
-    case K_PSP:
-        put(p, "($esxcli.storage.nmp.device.list.Invoke(@{device = ");
-        put_ps(p, s->a);
-        put(p, "})).PathSelectionPolicy\n        $right = $cur -eq 'VMW_PSP_RR'\n");
-        break;
-    case K_IOPS:
-        put(p, "$esxcli.storage.nmp.psp.roundrobin.deviceconfig.get.Invoke(@{device = ");
-        put_ps(p, s->a);
-        put(p, "})\n        $right = $cur.LimitType -eq 'Iops' -and [int]$cur.IOOperationLimit -eq %d\n"
-               "        $cur = '' + $cur.LimitType + ' ' + $cur.IOOperationLimit\n",
-            s->n);
-        break;
-    case K_SATP_RULE:
-        put(p, "@($esxcli.storage.nmp.satp.rule.list.Invoke(@{satp = ");
-        put_ps(p, s->a);
-        put(p, "}) | Where-Object { $_.RuleGroup -eq 'user' -and $_.Vendor -eq ");
-        put_ps(p, s->b ? s->b : "");
-        put(p, " -and $_.Model -eq ");
-        put_ps(p, s->c ? s->c : "");
-        put(p, " -and $_.DefaultPSP -eq 'VMW_PSP_RR' -and $_.PSPOptions -eq 'iops=%d' })\n"
-               "        $right = $cur.Count -gt 0\n        $cur = '' + $cur.Count + ' rule(s)'\n",
-            s->n);
-        break;
-    case K_ISCSI_ADAPTER:
-    case K_ISCSI_SEND:
-    case K_ISCSI_STATIC:
-        put(p, "($esxcli.iscsi.adapter.%sparam.get.Invoke(@{adapter = ",
-            s->kind == K_ISCSI_ADAPTER ? ""
-            : s->kind == K_ISCSI_SEND  ? "discovery.sendtarget."
-                                       : "target.portal.");
-        put_ps(p, s->a);
-        if (s->kind != K_ISCSI_ADAPTER) {
-            put(p, "; address = ");
-            put_ps(p, s->b);
+    spell(s, &t);
+    put(p, "    try {\n        $rec = @(");
+    ps_cmd(p, &t.read);
+    for (size_t i = 0; i < sizeof(t.sel) / sizeof(t.sel[0]) && t.sel[i].field; i++) {
+        put(p, "%s$_.%s -eq ", i ? " -and " : " | Where-Object { ", t.sel[i].field);
+        put_ps(p, t.sel[i].value);
+    }
+    put(p, "%s)\n", t.sel[0].field ? " }" : "");
+    if (t.test == T_RULE) {
+        put(p, "        $cur = '' + $rec.Count + ' matching rule(s)'\n"
+               "        $right = $rec.Count -gt 0\n");
+    } else {
+        char fields[128];
+        snprintf(fields, sizeof(fields), "%s", t.fields);
+        put(p, "        $cur = ''");
+        char *save = NULL;
+        for (char *f = strtok_r(fields, " ", &save), *sep = ""; f;
+             f = strtok_r(NULL, " ", &save), sep = " ") {
+            if (*sep)
+                put(p, " + ' '");
+            put(p, " + $rec[0].%s", f);
         }
-        if (s->kind == K_ISCSI_STATIC) {
-            put(p, "; name = ");
-            put_ps(p, s->c);
+        put(p, "\n        $right = ");
+        if (t.test == T_EQ) {
+            put(p, "$cur -eq ");
+            put_ps(p, t.want);
+        } else if (t.test == T_AT_LEAST) {
+            put(p, "$cur -match '^[0-9]+$' -and [int]$cur -ge %s", t.want);
+        } else {
+            put(p, "$cur -ne '' -and $cur -ne 'none'");
         }
-        put(p, "}) | Where-Object { $_.Name -eq 'DelayedAck' }).Current\n"
-               "        $right = $cur -eq 'false'\n");
-        break;
-    case K_VSWITCH_MTU:
-        put(p, "($esxcli.network.vswitch.standard.list.Invoke(@{vswitchname = ");
-        put_ps(p, s->a);
-        put(p, "})).MTU\n        $right = [int]$cur -ge %d\n", s->n);
-        break;
-    case K_VMK_MTU:
-        put(p, "($esxcli.network.ip.interface.list.Invoke() | Where-Object { $_.Name -eq ");
-        put_ps(p, s->a);
-        put(p, " }).MTU\n        $right = [int]$cur -eq %d\n", s->n);
-        break;
-    case K_BLOCK_DELETE:
-        put(p, "($esxcli.system.settings.advanced.list.Invoke(@{option = "
-               "'/VMFS3/EnableBlockDelete'})).IntValue\n        $right = [int]$cur -eq 1\n");
-        break;
-    case K_RECLAIM:
-        put(p, "($esxcli.storage.vmfs.reclaim.config.get.Invoke(@{volumelabel = ");
-        put_ps(p, s->a);
-        put(p, "})).ReclaimPriority\n        $right = $cur -and $cur -ne 'none'\n");
-        break;
+        put(p, "\n");
     }
     put(p, "        if ($right) {\n            Write-Host ('  already right: ' + ");
-    put_ps(p, what);
+    put_ps(p, t.what);
     put(p, " + ' (' + $cur + ')')\n            $ok++\n        } else {\n"
            "            Write-Host ('  changing: ' + ");
-    put_ps(p, what);
+    put_ps(p, t.what);
     put(p, " + ' (was ' + $cur + ')')\n            $null = ");
-    switch (s->kind) {
-    case K_PSP:
-        put(p, "$esxcli.storage.nmp.device.set.Invoke(@{device = ");
-        put_ps(p, s->a);
-        put(p, "; psp = 'VMW_PSP_RR'})");
-        break;
-    case K_IOPS:
-        put(p, "$esxcli.storage.nmp.psp.roundrobin.deviceconfig.set.Invoke(@{device = ");
-        put_ps(p, s->a);
-        put(p, "; type = 'iops'; iops = %d})", s->n);
-        break;
-    case K_SATP_RULE:
-        put(p, "$esxcli.storage.nmp.satp.rule.add.Invoke(@{satp = ");
-        put_ps(p, s->a);
-        if (s->b) {
-            put(p, "; vendor = ");
-            put_ps(p, s->b);
-        }
-        if (s->c) {
-            put(p, "; model = ");
-            put_ps(p, s->c);
-        }
-        put(p, "; psp = 'VMW_PSP_RR'; pspoption = 'iops=%d'})", s->n);
-        break;
-    case K_ISCSI_ADAPTER:
-    case K_ISCSI_SEND:
-    case K_ISCSI_STATIC:
-        put(p, "$esxcli.iscsi.adapter.%sparam.set.Invoke(@{adapter = ",
-            s->kind == K_ISCSI_ADAPTER ? ""
-            : s->kind == K_ISCSI_SEND  ? "discovery.sendtarget."
-                                       : "target.portal.");
-        put_ps(p, s->a);
-        if (s->kind != K_ISCSI_ADAPTER) {
-            put(p, "; address = ");
-            put_ps(p, s->b);
-        }
-        if (s->kind == K_ISCSI_STATIC) {
-            put(p, "; name = ");
-            put_ps(p, s->c);
-        }
-        put(p, "; key = 'DelayedAck'; value = 'false'})");
-        break;
-    case K_VSWITCH_MTU:
-        put(p, "$esxcli.network.vswitch.standard.set.Invoke(@{vswitchname = ");
-        put_ps(p, s->a);
-        put(p, "; mtu = %d})", s->n);
-        break;
-    case K_VMK_MTU:
-        put(p, "$esxcli.network.ip.interface.set.Invoke(@{interfacename = ");
-        put_ps(p, s->a);
-        put(p, "; mtu = %d})", s->n);
-        break;
-    case K_BLOCK_DELETE:
-        put(p, "$esxcli.system.settings.advanced.set.Invoke(@{option = "
-               "'/VMFS3/EnableBlockDelete'; intvalue = 1})");
-        break;
-    case K_RECLAIM:
-        put(p, "$esxcli.storage.vmfs.reclaim.config.set.Invoke(@{volumelabel = ");
-        put_ps(p, s->a);
-        put(p, "; reclaimpriority = 'low'})");
-        break;
-    }
+    ps_cmd(p, &t.change);
     put(p, "\n            $changed++\n        }\n    } catch {\n"
            "        Write-Warning ('  FAILED: ' + ");
-    put_ps(p, what);
+    put_ps(p, t.what);
     put(p, " + ': ' + $_)\n        $failed++\n    }\n");
 }
 

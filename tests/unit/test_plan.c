@@ -354,8 +354,8 @@ TEST(test_names_stay_in_their_quotes)
     free(text);
 
     text = plan_of(all, CHK_PLAN_POWERCLI);
-    has_line(text, "$cur = ($esxcli.storage.vmfs.reclaim.config.get.Invoke(@{volumelabel = 'ds "
-                   "''Q3'' \xe2\x80\x99\xe2\x80\x99x\n$(reboot)'})).ReclaimPriority");
+    has_line(text, "$rec = @($esxcli.storage.vmfs.reclaim.config.get.Invoke(@{volumelabel = 'ds "
+                   "''Q3'' \xe2\x80\x99\xe2\x80\x99x\n$(reboot)'}))");
     free(text);
     json_decref(all);
 }
