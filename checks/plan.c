@@ -772,6 +772,29 @@ static void ps_step(struct plan *p, const struct step *s)
     put(p, " + ': ' + $_)\n        $failed++\n    }\n");
 }
 
+/* "# ==== Host NAME (vCenter V): N step(s) ====", which the tests find sections by. */
+static void put_host_title(struct plan *p, const struct host *ho)
+{
+    put(p, "\n# ==== Host ");
+    put_comment_text(p, ho->name);
+    put(p, " (vCenter ");
+    put_comment_text(p, ho->vcenter);
+    put(p, "): %zu step(s) ====\n", ho->n_steps);
+}
+
+/* A step's comment: its number, the findings it fixes and their source, and what a person
+ * should know besides. */
+static void put_step_title(struct plan *p, const struct step *s, size_t k, size_t n)
+{
+    put(p, "\n# Step %zu/%zu.\n", k, n);
+    put_why(p, s);
+    if (s->kind == K_VMK_MTU || s->kind == K_VSWITCH_MTU)
+        put(p, "#   Jumbo frames must also be on every physical switch port and array port\n"
+               "#   in the path; then check with: vmkping -I <vmk> -d -s 8972 <portal>\n");
+    if (s->kind == K_SATP_RULE)
+        put(p, "#   A claim rule applies to devices claimed after it is added.\n");
+}
+
 static void put_header(struct plan *p, const char *c)
 {
     put(p, "%s vslint remediation plan (%s), generated %s%s", c,
@@ -885,24 +908,15 @@ static void write_esxcli(struct plan *p)
     put(p, "%s", esx_prelude);
     for (size_t h = 0; h < p->n_hosts; h++) {
         const struct host *ho = &p->hosts[h];
-        put(p, "\n# ==== Host ");
-        put_comment_text(p, ho->name);
-        put(p, " (vCenter ");
-        put_comment_text(p, ho->vcenter);
-        put(p, "): %zu step(s) ====\nvsl_host_%zu() {\n", ho->n_steps, h + 1);
+        put_host_title(p, ho);
+        put(p, "vsl_host_%zu() {\n", h + 1);
         char title[600];
         snprintf(title, sizeof(title), "%s: %zu step(s)", ho->name, ho->n_steps);
         put(p, "echo ");
         put_sh(p, title);
         put(p, "\n");
         for (size_t k = 1; si < p->n_steps && p->steps[si].host == h; si++, k++) {
-            put(p, "\n# Step %zu/%zu.\n", k, ho->n_steps);
-            put_why(p, &p->steps[si]);
-            if (p->steps[si].kind == K_VMK_MTU || p->steps[si].kind == K_VSWITCH_MTU)
-                put(p, "#   Jumbo frames must also be on every physical switch port and array port\n"
-                       "#   in the path; then check with: vmkping -I <vmk> -d -s 8972 <portal>\n");
-            if (p->steps[si].kind == K_SATP_RULE)
-                put(p, "#   A claim rule applies to devices claimed after it is added.\n");
+            put_step_title(p, &p->steps[si], k, ho->n_steps);
             esx_step(p, &p->steps[si]);
         }
         put(p, "}\n");
@@ -944,11 +958,8 @@ static void write_powercli(struct plan *p)
            "$ErrorActionPreference = 'Stop'\n$changed = 0\n$ok = 0\n$failed = 0\n");
     for (size_t h = 0; h < p->n_hosts; h++) {
         const struct host *ho = &p->hosts[h];
-        put(p, "\n# ==== Host ");
-        put_comment_text(p, ho->name);
-        put(p, " (vCenter ");
-        put_comment_text(p, ho->vcenter);
-        put(p, "): %zu step(s) ====\n$vmhost = Get-VMHost -Name ", ho->n_steps);
+        put_host_title(p, ho);
+        put(p, "$vmhost = Get-VMHost -Name ");
         put_ps(p, ho->name);
         put(p, " -ErrorAction SilentlyContinue\nif (-not $vmhost) {\n    Write-Warning ('no host ' + ");
         put_ps(p, ho->name);
@@ -958,8 +969,7 @@ static void write_powercli(struct plan *p)
         put_ps(p, ho->name);
         put(p, " + ': %zu step(s)')\n    $esxcli = Get-EsxCli -VMHost $vmhost -V2\n", ho->n_steps);
         for (size_t k = 1; si < p->n_steps && p->steps[si].host == h; si++, k++) {
-            put(p, "\n# Step %zu/%zu.\n", k, ho->n_steps);
-            put_why(p, &p->steps[si]);
+            put_step_title(p, &p->steps[si], k, ho->n_steps);
             ps_step(p, &p->steps[si]);
         }
         put(p, "}\n");
