@@ -381,3 +381,41 @@ def test_a_failing_step_is_reported_and_the_rest_still_run(start_sim, workspace,
     assert res.returncode == 1
     assert summary_of(res.stdout) == (0, 0, 3)
     assert res.stderr.count('FAILED:') == 3
+
+
+def test_edges_plan_runs_clean_and_resolves(start_sim, workspace, tmp_path):
+    """The edges scenario (an EqualLogic-style portal with one IQN per volume found by a send
+    target, claim rules for four arrays, a model with a blank): the plan parses, is valid sh, and run twice on every host
+    against the simulator it fixes every planned finding once and then changes nothing."""
+    from simlib import Estate
+    sim = start_sim('edges')
+    est = Estate(sim, workspace, 'edges')
+    est.check()
+    text = plan(est.conf, '--offline')
+    esxcli_commands(text)
+    script = tmp_path / 'plan.sh'
+    script.write_text(text)
+    for sh in ('bash', 'dash'):
+        if shutil.which(sh):
+            assert subprocess.run([sh, '-n', str(script)]).returncode == 0, sh
+    shim_dir = tmp_path / 'bin'
+    shim_dir.mkdir()
+    (shim_dir / 'esxcli').write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
+    (shim_dir / 'esxcli').chmod(0o755)
+    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    sections = host_sections(text)
+    assert sections
+    for run in (1, 2):
+        for host, section in sections.items():
+            res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+            assert res.returncode == 0, res.stdout + res.stderr
+            changed, right, failed = summary_of(res.stdout)
+            assert changed + right == section['steps'] and failed == 0
+            assert changed > 0 if run == 1 else changed == 0, res.stdout
+    report = json.loads(run_ok('check', '-c', est.conf, '--format', 'json', '--fail-on',
+                               'never').stdout)
+    planned = set(re.findall(r'# Fixes \S+ finding ([0-9a-f]{16})', text))
+    assert planned and not planned & {f['fingerprint'] for f in report['findings']}
+    assert report['summary']['resolved_this_run'] == len(planned)
+    assert 'Steps: 0 on 0 host(s)' in plan(est.conf, '--offline')
