@@ -33,6 +33,7 @@ struct step {
     const char *a, *b, *c; /* borrowed from the findings */
     int n;
     size_t host;      /* index into plan.hosts */
+    size_t seq;       /* the order it was planned in, which breaks ties */
     json_t *findings; /* the findings it fixes (a new array of borrowed-then-increfed objects) */
 };
 
@@ -48,7 +49,7 @@ struct plan {
     struct host *hosts;
     size_t n_hosts;
     struct step *steps;
-    size_t n_steps;
+    size_t n_steps, cap_steps;
     json_t *tasks; /* findings for a person */
     size_t waived, unverified;
 };
@@ -88,60 +89,84 @@ static void put(struct plan *p, const char *fmt, ...)
         free(s);
 }
 
+/* n bytes of s as they are. */
+static void put_mem(struct plan *p, const char *s, size_t n)
+{
+    int r;
+
+    if (p->err || n == 0)
+        return;
+    if ((r = vsl_buf_add(&p->out, s, n)) < 0)
+        p->err = r;
+}
+
 /* Text from vCenter inside a comment: a control character (a newline would end the comment
  * and make the rest of a name a command) becomes a blank. */
 static void put_comment_text(struct plan *p, const char *s)
 {
-    for (; s && *s && !p->err; s++) {
-        unsigned char c = (unsigned char)*s;
-        put(p, "%c", c < 0x20 || c == 0x7f ? ' ' : c);
+    while (s && *s) {
+        size_t n = 0;
+        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f)
+            n++;
+        put_mem(p, s, n);
+        s += n;
+        if (*s) {
+            put_mem(p, " ", 1);
+            s++;
+        }
     }
 }
 
 static int sh_safe(const char *s)
 {
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:/=@%+,-", *s))
-            return 0;
-    return 1;
+    return *s && s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                             "._:/=@%+,-")] == '\0';
 }
 
-/* A word for sh: as it is when it holds nothing the shell reads, else in single quotes. */
+/* A word for sh: as it is when it holds nothing the shell reads, else in single quotes (a
+ * quote inside as '\''). */
 static void put_sh(struct plan *p, const char *s)
 {
     if (sh_safe(s)) {
-        put(p, "%s", s);
+        put_mem(p, s, strlen(s));
         return;
     }
-    put(p, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            put(p, "'\\''");
-        else
-            put(p, "%c", *s);
+    put_mem(p, "'", 1);
+    for (const char *q; (q = strchr(s, '\'')); s = q + 1) {
+        put_mem(p, s, (size_t)(q - s));
+        put_mem(p, "'\\''", 4);
     }
-    put(p, "'");
+    put_mem(p, s, strlen(s));
+    put_mem(p, "'", 1);
 }
 
-/* A PowerShell single-quoted string: ' doubled, and so are the typographic single quotes,
- * which PowerShell also takes for quotes (U+2018-U+201B, UTF-8 E2 80 98-9B). */
+/* Whether s starts with a character PowerShell takes for a single quote: ' and the
+ * typographic ones, U+2018-U+201B (UTF-8 E2 80 98-9B); its length, else 0. */
+static size_t ps_quote_at(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] == '\'')
+        return 1;
+    return u[0] == 0xe2 && u[1] == 0x80 && u[2] >= 0x98 && u[2] <= 0x9b ? 3 : 0;
+}
+
+/* A PowerShell single-quoted string: every quote character doubled. */
 static void put_ps(struct plan *p, const char *s)
 {
-    put(p, "'");
-    for (; *s; s++) {
-        const unsigned char *u = (const unsigned char *)s;
-        if (*s == '\'') {
-            put(p, "''");
-        } else if (u[0] == 0xe2 && u[1] == 0x80 && u[2] >= 0x98 && u[2] <= 0x9b) {
-            put(p, "%.3s%.3s", s, s);
-            s += 2;
-        } else {
-            put(p, "%c", *s);
+    put_mem(p, "'", 1);
+    while (*s) {
+        size_t n = 0, q;
+        while (s[n] && !ps_quote_at(s + n))
+            n++;
+        put_mem(p, s, n);
+        s += n;
+        if ((q = ps_quote_at(s))) {
+            put_mem(p, s, q);
+            put_mem(p, s, q);
+            s += q;
         }
     }
-    put(p, "'");
+    put_mem(p, "'", 1);
 }
 
 /* ---- reading the findings ---- */
@@ -183,8 +208,8 @@ static int host_index(struct plan *p, const char *vcenter, const char *name, siz
     return 0;
 }
 
-/* Adds a step for finding f on host hname, or, when the same setting is already planned there
- * (two vmknics on one vSwitch), adds f to that step's findings (keeping the larger number). */
+/* Adds a step for finding f on host hname. The same setting planned twice on a host (two
+ * vmknics on one vSwitch) becomes one step once the steps are sorted (merge_steps). */
 static int add_step(struct plan *p, json_t *f, const char *hname, enum kind k, const char *a,
                     const char *b, const char *c, int n)
 {
@@ -193,25 +218,21 @@ static int add_step(struct plan *p, json_t *f, const char *hname, enum kind k, c
 
     if (r < 0)
         return r;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        struct step *s = &p->steps[i];
-        if (s->host != h || s->kind != k || !same(s->a, a) || !same(s->b, b) || !same(s->c, c))
-            continue;
-        if ((k == K_VSWITCH_MTU || k == K_VMK_MTU) ? 0 : s->n != n)
-            continue;
-        if (n > s->n)
-            s->n = n;
-        return json_array_append(s->findings, f) < 0 ? -ENOMEM : 0;
+    if (p->n_steps == p->cap_steps) {
+        size_t cap = p->cap_steps ? 2 * p->cap_steps : 64;
+        struct step *s = realloc(p->steps, cap * sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        p->steps = s;
+        p->cap_steps = cap;
     }
-    struct step *s = realloc(p->steps, (p->n_steps + 1) * sizeof(*s));
-    if (!s)
+    struct step *s = &p->steps[p->n_steps];
+    *s = (struct step){k, a, b, c, n, h, p->n_steps, json_array()};
+    if (!s->findings || json_array_append(s->findings, f) < 0) {
+        json_decref(s->findings);
         return -ENOMEM;
-    p->steps = s;
-    s[p->n_steps] = (struct step){k, a, b, c, n, h, json_array()};
-    if (!s[p->n_steps].findings || json_array_append(s[p->n_steps].findings, f) < 0)
-        return -ENOMEM;
+    }
     p->n_steps++;
-    p->hosts[h].n_steps++;
     return 0;
 }
 
@@ -341,15 +362,65 @@ static const struct {
     {"space-reclaim", plan_reclaim},
 };
 
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+/* The same setting: host, kind and names; the number too, except for an MTU, where the larger
+ * one is planned. */
+static int same_setting(const struct step *a, const struct step *b)
+{
+    if (a->host != b->host || a->kind != b->kind || cmp_str(a->a, b->a) || cmp_str(a->b, b->b) ||
+        cmp_str(a->c, b->c))
+        return 0;
+    return a->kind == K_VSWITCH_MTU || a->kind == K_VMK_MTU || a->n == b->n;
+}
+
 static int sort_steps(const void *x, const void *y)
 {
     const struct step *a = x, *b = y;
+    int c;
+
     if (a->host != b->host)
         return a->host < b->host ? -1 : 1;
     if (a->kind != b->kind)
         return a->kind < b->kind ? -1 : 1;
-    int c = strcmp(a->a ? a->a : "", b->a ? b->a : "");
-    return c ? c : strcmp(a->c ? a->c : "", b->c ? b->c : "");
+    if ((c = cmp_str(a->a, b->a)) || (c = cmp_str(a->b, b->b)) || (c = cmp_str(a->c, b->c)))
+        return c;
+    if (a->kind != K_VSWITCH_MTU && a->kind != K_VMK_MTU && a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Sorted steps that set the same thing become one, which fixes all their findings; then each
+ * host's count of steps. */
+static int merge_steps(struct plan *p)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < p->n_steps; i++) {
+        struct step *s = &p->steps[i], *last = kept ? &p->steps[kept - 1] : NULL;
+        if (last && same_setting(last, s)) {
+            if (s->n > last->n)
+                last->n = s->n;
+            int r = json_array_extend(last->findings, s->findings);
+            json_decref(s->findings);
+            if (r < 0) {
+                /* Steps kept..i are merged or moved: only those after i own theirs. */
+                for (size_t j = i + 1; j < p->n_steps; j++)
+                    p->steps[kept++] = p->steps[j];
+                p->n_steps = kept;
+                return -ENOMEM;
+            }
+            continue;
+        }
+        p->steps[kept++] = *s;
+    }
+    p->n_steps = kept;
+    for (size_t i = 0; i < p->n_steps; i++)
+        p->hosts[p->steps[i].host].n_steps++;
+    return 0;
 }
 
 static int host_cmp(const void *x, const void *y)
@@ -368,12 +439,19 @@ static int sort_hosts(struct plan *p)
         return -ENOMEM;
     memcpy(sorted, p->hosts, p->n_hosts * sizeof(*sorted));
     qsort(sorted, p->n_hosts, sizeof(*sorted), host_cmp);
-    for (size_t i = 0; i < p->n_steps; i++) {
-        const struct host *h = &p->hosts[p->steps[i].host];
-        for (size_t j = 0; j < p->n_hosts; j++)
-            if (!host_cmp(h, &sorted[j]))
-                p->steps[i].host = j;
+    /* Where each host went (hosts are few: a host per step would be many comparisons). */
+    size_t *to = malloc(p->n_hosts * sizeof(*to));
+    if (!to) {
+        free(sorted);
+        return -ENOMEM;
     }
+    for (size_t i = 0; i < p->n_hosts; i++)
+        for (size_t j = 0; j < p->n_hosts; j++)
+            if (!host_cmp(&p->hosts[i], &sorted[j]))
+                to[i] = j;
+    for (size_t i = 0; i < p->n_steps; i++)
+        p->steps[i].host = to[p->steps[i].host];
+    free(to);
     free(p->hosts);
     p->hosts = sorted;
     return 0;
@@ -413,7 +491,7 @@ static int read_findings(struct plan *p, json_t *findings)
         return -ENOMEM;
     if (p->n_steps)
         qsort(p->steps, p->n_steps, sizeof(*p->steps), sort_steps);
-    return 0;
+    return merge_steps(p);
 }
 
 /* ---- writing ---- */
