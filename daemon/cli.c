@@ -452,3 +452,12 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
     }
     return 0;
 }
+
+void vsl_cli_warn_lines(const struct vsl_buf *errors)
+{
+    for (const char *line = errors->len ? errors->data : ""; *line;) {
+        size_t n = strcspn(line, "\n");
+        log_warnx("%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+}

@@ -42,5 +42,8 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
  * configuration loaded (warnings printed) and its database open. 0, or -1 once the problem is
  * said; then *cfg and *db are NULL. The caller frees both. */
 int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db);
+struct vsl_buf;
+/* Logs each line of errors (vsl_buf_line()'s list) as one warning on stderr. */
+void vsl_cli_warn_lines(const struct vsl_buf *errors);
 
 #endif

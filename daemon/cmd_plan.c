@@ -38,8 +38,7 @@ static int refresh(const struct vsl_config *cfg, struct db *db, const char *only
         if (vsl_evaluate(db, cfg, vc->name, now_ms, NULL, &errors) < 0)
             failed++;
     }
-    if (errors.len)
-        fputs(errors.data, stderr);
+    vsl_cli_warn_lines(&errors);
     vsl_buf_free(&errors);
     if (failed)
         log_warnx("no plan: %d vCenter(s) could not be polled and checked (--offline plans "
