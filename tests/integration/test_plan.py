@@ -276,7 +276,7 @@ def test_running_the_plan_through_esxcli_resolves_its_findings(start_sim, worksp
     planned = set(re.findall(r'# Fixes \S+ finding ([0-9a-f]{16})', text.split('# ==== Tasks')[0]))
     tasks = set(re.findall(r'finding ([0-9a-f]{16})\)', tasks_part(text)))
     assert planned and tasks and planned <= set(before) and tasks <= set(before)
-    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    hosts = host_morefs(est)
     client = VimClient(sim.url)
     for host, section in host_sections(text).items():
         for cmd in section['changes']:
@@ -308,6 +308,21 @@ def test_the_simulator_refuses_a_bad_esxcli_change(start_sim):
         client.esxcli(hosts['esx-san-1'], mru)
 
 
+def host_morefs(est):
+    """{host name: moref} of the estate's stored inventory."""
+    return {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+
+
+def esxcli_shim(tmp_path):
+    """A directory whose `esxcli` is esxcli_shim.py, for PATH."""
+    shim_dir = tmp_path / 'bin'
+    shim_dir.mkdir()
+    (shim_dir / 'esxcli').write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
+    (shim_dir / 'esxcli').chmod(0o755)
+    return str(shim_dir)
+
+
 def run_on_host(script, host, moref, sim, shim_dir):
     env = dict(os.environ, PATH=shim_dir + ':/usr/bin:/bin', VSLINT_PLAN_ANY_HOST='1',
                VSLINT_SIM_URL=sim.url, VSLINT_SIM_HOST=moref)
@@ -332,23 +347,18 @@ def test_running_the_script_twice_changes_once_and_resolves(start_sim, workspace
     est.check()
     script = tmp_path / 'plan.sh'
     script.write_text(plan(est.conf, '--offline'))
-    shim_dir = tmp_path / 'bin'
-    shim_dir.mkdir()
-    shim = shim_dir / 'esxcli'
-    shim.write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
-    shim.chmod(0o755)
-    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    shim_dir = esxcli_shim(tmp_path)
+    hosts = host_morefs(est)
     # esx-iscsi-a's vSwitch already carries 9000 (the scenario's spec): that step reads it and
     # leaves it; every other step changes its value.
     already = {'esx-iscsi-a': 1}
     for host, want in WANT.items():
-        res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+        res = run_on_host(str(script), host, hosts[host], sim, shim_dir)
         assert res.returncode == 0, res.stdout + res.stderr
         right = already.get(host, 0)
         assert summary_of(res.stdout) == (len(want) - right, right, 0), res.stdout
     for host, want in WANT.items():
-        res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+        res = run_on_host(str(script), host, hosts[host], sim, shim_dir)
         assert res.returncode == 0, res.stdout + res.stderr
         assert summary_of(res.stdout) == (0, len(want), 0), res.stdout
         assert 'changing:' not in res.stdout
@@ -369,15 +379,11 @@ def test_a_failing_step_is_reported_and_the_rest_still_run(start_sim, workspace,
     est.check()
     script = tmp_path / 'plan.sh'
     script.write_text(plan(est.conf, '--offline', '--check', 'multipath-policy'))
-    shim_dir = tmp_path / 'bin'
-    shim_dir.mkdir()
-    (shim_dir / 'esxcli').write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
-    (shim_dir / 'esxcli').chmod(0o755)
-    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    shim_dir = esxcli_shim(tmp_path)
+    hosts = host_morefs(est)
     control = sim.url.replace('/sdk', '/vslint-sim/host?name=esx-san-1&esxcli=refuse')
     urllib.request.urlopen(urllib.request.Request(control, method='POST'), timeout=10)
-    res = run_on_host(str(script), 'esx-san-1', hosts['esx-san-1'], sim, str(shim_dir))
+    res = run_on_host(str(script), 'esx-san-1', hosts['esx-san-1'], sim, shim_dir)
     assert res.returncode == 1
     assert summary_of(res.stdout) == (0, 0, 3)
     assert res.stderr.count('FAILED:') == 3
@@ -398,17 +404,13 @@ def test_edges_plan_runs_clean_and_resolves(start_sim, workspace, tmp_path):
     for sh in ('bash', 'dash'):
         if shutil.which(sh):
             assert subprocess.run([sh, '-n', str(script)]).returncode == 0, sh
-    shim_dir = tmp_path / 'bin'
-    shim_dir.mkdir()
-    (shim_dir / 'esxcli').write_text('#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' % os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), 'esxcli_shim.py'))
-    (shim_dir / 'esxcli').chmod(0o755)
-    hosts = {h['name']: h['moref'] for h in est.inventory()['vcenters'][0]['hosts']}
+    shim_dir = esxcli_shim(tmp_path)
+    hosts = host_morefs(est)
     sections = host_sections(text)
     assert sections
     for run in (1, 2):
         for host, section in sections.items():
-            res = run_on_host(str(script), host, hosts[host], sim, str(shim_dir))
+            res = run_on_host(str(script), host, hosts[host], sim, shim_dir)
             assert res.returncode == 0, res.stdout + res.stderr
             changed, right, failed = summary_of(res.stdout)
             assert changed + right == section['steps'] and failed == 0
