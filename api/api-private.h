@@ -137,6 +137,7 @@ enum MHD_Result api_h_readyz(struct api_req *r);
 enum MHD_Result api_h_findings(struct api_req *r);
 enum MHD_Result api_h_finding(struct api_req *r);
 enum MHD_Result api_h_checks(struct api_req *r);
+enum MHD_Result api_h_plan(struct api_req *r);
 enum MHD_Result api_h_polls(struct api_req *r);
 enum MHD_Result api_h_summary(struct api_req *r);
 /* /api/v1/inventory/KIND, KIND one of api_inventory_kinds (api/inventory.c). */

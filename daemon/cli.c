@@ -27,6 +27,7 @@ enum {
     ARG_VERBOSE = 1 << 7,
     ARG_DRY_RUN = 1 << 8,
     ARG_GATE = 1 << 9, /* vslint gate's proposal and --server options, all of them */
+    ARG_CHECK = 1 << 10,
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
@@ -63,12 +64,14 @@ static const struct arg_def {
     {ARG_GATE, {"max-age", required_argument, NULL, 'M'}, 0, NULL, AF(max_age)},
     {ARG_GATE, {"server", required_argument, NULL, 'U'}, 0, NULL, AF(server)},
     {ARG_GATE, {"token-file", required_argument, NULL, 'k'}, 0, NULL, AF(token_file)},
+    {ARG_CHECK, {"check", required_argument, NULL, 'Q'}, 0, NULL, AF(check)},
 };
 
 #define NARGS (sizeof(args) / sizeof(args[0]))
 
 static const char *const text_json[] = {"text", "json", NULL};
 static const char *const report_formats[] = {"text", "json", "junit", "sarif", NULL};
+static const char *const plan_formats[] = {"esxcli", "powercli", NULL};
 
 struct command {
     const char *name;
@@ -144,6 +147,41 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
      "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+    {"plan", cmd_plan,
+     ARG_CONFIG | ARG_FORMAT | ARG_CHECK | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE,
+     plan_formats, NULL,
+     "print a reviewed script that fixes the findings a host setting fixes",
+     "Usage: vslint plan -c FILE [--format esxcli|powercli] [--check ID] [--vcenter NAME]\n"
+     "                   [--offline] [-o FILE]\n"
+     "\n"
+     "Polls and checks each configured vCenter (as `vslint check` does; --offline reads the\n"
+     "stored findings instead) and prints a remediation plan for the open findings: the ones\n"
+     "whose fix is a host setting become script steps, grouped by host, each commented with\n"
+     "the finding it fixes (check, object, fingerprint) and the source of the practice, and\n"
+     "each reading the current value first and changing only what is not yet right, so the\n"
+     "plan is safe to run twice:\n"
+     "  multipath-policy    esxcli storage nmp device set / psp roundrobin deviceconfig set\n"
+     "  satp-claim-rule     esxcli storage nmp satp rule add\n"
+     "  iscsi-delayed-ack   esxcli iscsi adapter [discovery sendtarget|target portal] param set\n"
+     "  iscsi-jumbo-frames  esxcli network vswitch standard set, network ip interface set\n"
+     "  space-reclaim       esxcli system settings advanced set (EnableBlockDelete),\n"
+     "                      storage vmfs reclaim config set (VMFS6 UNMAP)\n"
+     "Every other finding (free space, datastore size, snapshots, disk formats, a distributed\n"
+     "switch's MTU, ...) is listed at the end as a task for a person. Waived findings and\n"
+     "findings the last poll could not verify are not planned. vslint applies nothing itself.\n"
+     "\n"
+     "  -c, --config FILE     configuration file (required)\n"
+     "  -f, --format FORMAT   esxcli (default): a sh script run in each host's ESXi shell,\n"
+     "                        `ssh root@HOST sh -s -- HOST < plan.sh`; powercli: a PowerShell\n"
+     "                        script using Get-EsxCli -V2 per host, after Connect-VIServer\n"
+     "      --check ID        only this check's findings\n"
+     "      --vcenter NAME    only this vCenter\n"
+     "      --offline         do not poll: plan from the findings stored by the last run\n"
+     "  -o, --output FILE     write the plan to FILE instead of standard output\n"
+     "  -v, --verbose         log progress to stderr\n"
+     "\n"
+     "Exit status: 0 the plan was written (it may have no steps), 2 an error (configuration,\n"
+     "an unknown check or vCenter, a vCenter that could not be polled).\n"},
     {"serve", cmd_serve, ARG_CONFIG | ARG_LOG | ARG_VERBOSE, NULL, serve_keys,
      "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
@@ -152,7 +190,7 @@ static const struct command commands[] = {
      "(one thread per vCenter), runs the checks after each poll and records the findings'\n"
      "history, and serves them over HTTP on the [server] listen= address:\n"
      "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
-     "  /api/v1/inventory/{datastores,hosts,vms}, POST /api/v1/polls (poll now),\n"
+     "  /api/v1/inventory/{datastores,hosts,vms}, /api/v1/plan, POST /api/v1/polls (poll now),\n"
      "  POST /api/v1/gate (the what-if gate), /api/v1/placement (where it could go),\n"
      "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
      "The API is described in docs/openapi.yaml.\n"
@@ -513,4 +551,13 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
     }
     db_set_capacity_retention(*db, (*cfg)->capacity_retention_days);
     return 0;
+}
+
+void vsl_cli_warn_lines(const struct vsl_buf *errors)
+{
+    for (const char *line = errors->len ? errors->data : ""; *line;) {
+        size_t n = strcspn(line, "\n");
+        log_warnx("%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
 }

@@ -13,6 +13,7 @@ struct vsl_args {
     const char *format;  /* -f, --format: one the command accepts, its first when not given */
     const char *fail_on; /* --fail-on: info, warning, critical or never */
     const char *vcenter; /* --vcenter NAME */
+    const char *check;   /* --check ID */
     const char *output;  /* -o, --output FILE */
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
@@ -38,6 +39,7 @@ int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
 int cmd_digest(const struct vsl_args *a);
 int cmd_gate(const struct vsl_args *a); /* daemon/cmd_gate.c */
+int cmd_plan(const struct vsl_args *a);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };
@@ -51,5 +53,8 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
  * configuration loaded (warnings printed) and its database open. 0, or -1 once the problem is
  * said; then *cfg and *db are NULL. The caller frees both. */
 int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db);
+struct vsl_buf;
+/* Logs each line of errors (vsl_buf_line()'s list) as one warning on stderr. */
+void vsl_cli_warn_lines(const struct vsl_buf *errors);
 
 #endif
