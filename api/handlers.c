@@ -102,7 +102,7 @@ enum MHD_Result api_h_finding(struct api_req *r)
     if (strlen(r->path_arg) > 64)
         return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no such finding");
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = db_finding_get(db, r->path_arg, &f);
     if (rc == -VSL_ENOTFOUND)
         return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no finding %s",

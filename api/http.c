@@ -209,7 +209,7 @@ enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, a
     int rc;
 
     if (!db)
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = read(db, query, &items, &total, &next);
     if (rc == -EINVAL)
         return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
@@ -371,20 +371,55 @@ static void close_thread_db(void *p)
     db_close(p);
 }
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Each HTTP thread reads through its own read-only connection: a poll writing, or another
+ * process holding the write lock, does not keep it from the last committed state. */
 struct db *api_db(struct api_req *r)
 {
-    struct db *db = pthread_getspecific(r->srv->db_key);
+    struct api_server *s = r->srv;
+    struct db *db = pthread_getspecific(s->db_key);
     char *msg = NULL;
+    int wait;
 
     if (db)
         return db;
-    if (db_open(r->srv->db_path, &db, &msg) < 0) {
-        log_warnx("http: cannot open database %s: %s", r->srv->db_path, msg ? msg : "error");
+    pthread_mutex_lock(&s->db_mu);
+    wait = monotonic_ms() < s->db_retry_ms;
+    pthread_mutex_unlock(&s->db_mu);
+    if (wait)
+        return NULL;
+    if (db_open_reader(s->db_path, &db, &msg) < 0) {
+        pthread_mutex_lock(&s->db_mu);
+        /* Logged once per retry period, not once per request. */
+        if (!s->db_retry_ms || monotonic_ms() >= s->db_retry_ms)
+            log_warnx("http: cannot open database %s: %s; answering 503 for %d s", s->db_path,
+                      msg ? msg : "error", API_DB_RETRY_MS / 1000);
+        snprintf(s->db_error, sizeof(s->db_error), "%s", msg ? msg : "cannot open it");
+        s->db_retry_ms = monotonic_ms() + API_DB_RETRY_MS;
+        pthread_mutex_unlock(&s->db_mu);
         free(msg);
         return NULL;
     }
-    pthread_setspecific(r->srv->db_key, db);
+    pthread_setspecific(s->db_key, db);
     return db;
+}
+
+enum MHD_Result api_db_unavailable(struct api_req *r)
+{
+    char why[sizeof(r->srv->db_error)];
+
+    pthread_mutex_lock(&r->srv->db_mu);
+    snprintf(why, sizeof(why), "%s", r->srv->db_error);
+    pthread_mutex_unlock(&r->srv->db_mu);
+    return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "database_unavailable",
+                             "the database cannot be opened: %s", why);
 }
 
 int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n)
@@ -737,6 +772,9 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (pthread_key_create(&s->db_key, close_thread_db) != 0)
         goto fail;
     s->db_key_made = 1;
+    if (pthread_mutex_init(&s->db_mu, NULL) != 0)
+        goto fail;
+    s->db_mu_made = 1;
     if (o->tls_cert_file) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
             snprintf(err, errlen, "this libmicrohttpd was built without TLS: cannot serve HTTPS");
@@ -830,6 +868,8 @@ void api_stop(struct api_server *s)
         close(s->listen_fd);
     if (s->db_key_made)
         pthread_key_delete(s->db_key);
+    if (s->db_mu_made)
+        pthread_mutex_destroy(&s->db_mu);
     if (s->token) {
         explicit_bzero(s->token, s->token_len);
         free(s->token);

@@ -86,7 +86,7 @@ enum MHD_Result api_h_summary(struct api_req *r)
     if (api_args_allowed(r, names) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = api_counts(db, only, &counts, objs, &score);
     if (rc < 0)
         return api_db_error(r, "summarising findings", rc);

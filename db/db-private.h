@@ -22,10 +22,20 @@ struct db {
     sqlite3 *h; /* owned */
     /* Prepared on first use and kept for the life of the connection, so a poll of 20,000 VMs
      * compiles each statement once, not once per row or once per poll. All owned. */
-    sqlite3_stmt *ins[T_NTABLES];
-    sqlite3_stmt *del[T_NTABLES];
+    sqlite3_stmt *ins[T_NTABLES];  /* into the staging table */
+    sqlite3_stmt *del[T_NTABLES];  /* the vCenter's previous rows */
+    sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
+    sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
+    int staged;      /* the staging tables exist on this connection */
+    int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
 };
+
+/* How long a connection waits for a lock another holds before SQLITE_BUSY. */
+#define DB_BUSY_MS 5000
+
+/* PRAGMA user_version into *out; a SQLite result code. */
+int db_user_version(sqlite3 *h, int *out);
 
 /* Brings the schema up to db_schema_version(), one transaction per migration.
  * On error *errmsg (if not NULL) receives a malloc'd message. */
@@ -34,6 +44,12 @@ int db_migrate(sqlite3 *h, char **errmsg);
  * database (version 0) goes straight to the current schema when target is the current version,
  * else through migration 1, 2, ... like one a version-1 vslint made. */
 int db_migrate_to(sqlite3 *h, int target, char **errmsg);
+
+/* A poll's rows are staged in TEMP tables of the poller's connection, one per inventory table
+ * with the same columns and key, named DB_STAGE_PREFIX + the table's name; db_stage_ddl()
+ * appends their CREATE statements to b. */
+#define DB_STAGE_PREFIX "stage_"
+int db_stage_ddl(struct vsl_buf *b);
 
 /* The table name of t, for the statements built from the constant table list. */
 const char *db_table_name(enum db_table t);

@@ -274,6 +274,11 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     char detail[CURL_ERROR_SIZE] = "";
     CURL *h = c->curl;
 
+    if (c->timed_out) {
+        snprintf(c->err, sizeof(c->err), "%s: timed out (no answer within %d s)", c->url,
+                 c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
+        return -VSL_ENET;
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
@@ -294,6 +299,8 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;
+    if (cc == CURLE_OPERATION_TIMEDOUT)
+        c->timed_out = 1;
     if (cc != CURLE_OK)
         return transport_error(c, cc, detail);
     return 0;

@@ -37,6 +37,8 @@ struct vim_client {
     char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
     struct vim_stats stats;
     int reconnected;         /* the last request went over a new connection after an old one */
+    int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
+                              * vCenter costs one timeout, not one per request left */
     unsigned char pin[32];   /* opts.thumbprint as bytes */
     char pin_seen[96];       /* the fingerprint the server showed when it did not match */
     /* Service content (owned strings). */

