@@ -130,6 +130,10 @@ char *api_next_url(struct api_req *r, const char *cursor);
 /* This thread's database connection, opened on first use; NULL (and 500 sent is up to the
  * caller) when it cannot be opened. */
 struct db *api_db(struct api_req *r);
+/* 1 when the daemon can write the database (or nobody said otherwise); 0 with why. */
+int api_db_writable(struct api_req *r, char *why, size_t len);
+/* A poll in flight that has heard nothing from its vCenter for API_STALL_MS. */
+int api_stalled(const struct api_vcenter_status *s);
 /* The answer when api_db() gave NULL: 503 with why the database cannot be opened. */
 enum MHD_Result api_db_unavailable(struct api_req *r);
 

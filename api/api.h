@@ -21,8 +21,13 @@ struct api_vcenter_status {
     int backoff_s;           /* the current retry delay when failing, 0 when healthy */
     int failures;            /* consecutive failed polls */
     int interval_s;          /* the configured poll interval */
+    int timeout_s;           /* the configured request timeout */
+    int64_t quiet_ms;        /* polling: since vCenter last sent anything (or the poll began) */
     char error[1024];        /* of the last poll, "" when it succeeded */
 };
+
+/* A poll in flight that has heard nothing from its vCenter for this long is "stalled". */
+#define API_STALL_MS 5000
 
 struct api_hooks {
     void *ctx;
@@ -32,6 +37,9 @@ struct api_hooks {
     /* Wakes the poller of vcenter (NULL: of every vCenter) to poll now. 0, or -VSL_ENOTFOUND
      * when no such vCenter is configured. */
     int (*poll_now)(void *ctx, const char *vcenter);
+    /* 1 when the daemon can write the database; 0 when it cannot (a full disk, a read-only
+     * file system), with why in why: the last stored snapshot is served read-only. */
+    int (*db_writable)(void *ctx, char *why, size_t len);
 };
 
 struct api_opts {

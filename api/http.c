@@ -431,6 +431,19 @@ int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n)
     return r->srv->hooks.status(r->srv->hooks.ctx, out, n);
 }
 
+int api_db_writable(struct api_req *r, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!r->srv->hooks.db_writable)
+        return 1;
+    return r->srv->hooks.db_writable(r->srv->hooks.ctx, why, len);
+}
+
+int api_stalled(const struct api_vcenter_status *s)
+{
+    return s->polling && s->quiet_ms >= API_STALL_MS;
+}
+
 const char *api_iso_time(int64_t ms, char *buf, size_t size)
 {
     time_t t = (time_t)(ms / 1000);

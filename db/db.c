@@ -194,15 +194,32 @@ DB_INVENTORY_TABLES(PUT)
 /* The database holds the estate's names and layout: it is created 0600 whatever the umask
  * (SQLite gives its -wal and -shm files the database file's mode). An existing file keeps the
  * mode its owner chose. */
-static void create_private(const char *path)
+static int create_private(const char *path)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
     if (fd < 0)
-        return; /* there already, or not creatable: sqlite3_open_v2 says which */
+        return 0; /* there already, or not creatable: sqlite3_open_v2 says which */
     if (fchmod(fd, 0600) < 0)
         log_debug("db: %s: chmod 0600: %s", path, strerror(errno));
     close(fd);
+    return 1;
+}
+
+/* A database this open created but could not write its schema into (a full disk) would be
+ * left as an empty file: removed, with its -wal and -shm, so the next start creates it anew. */
+static void remove_empty(const char *path)
+{
+    struct stat sb;
+    char side[4096];
+
+    if (stat(path, &sb) < 0 || sb.st_size != 0)
+        return;
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
 }
 
 /* Opens the connection: read-write (creating the file) for a writer, or read-only for a
@@ -213,14 +230,12 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
 {
     struct db *db;
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int rc, r, persist = 1;
 
     db = calloc(1, sizeof(*db));
     if (!db)
         return -ENOMEM;
     db->readonly = readonly;
-    if (!readonly)
-        create_private(path);
     rc = sqlite3_open_v2(path, &db->h,
                          readonly ? SQLITE_OPEN_READONLY
                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
@@ -231,6 +246,10 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
+    /* The -wal and -shm files stay when the last connection closes (the WAL is truncated after
+     * each poll instead, db_checkpoint()): a reader on a full disk can then still open the
+     * database, which it cannot when it would have to create them. */
+    sqlite3_file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     /* Readers (the API) and the poll writers are separate connections; a writer holding the
      * lock briefly must not turn into an error on the other side. */
     sqlite3_busy_timeout(db->h, DB_BUSY_MS);
@@ -277,19 +296,38 @@ int db_open(const char *path, struct db **out, char **errmsg)
     *out = NULL;
     if (errmsg)
         *errmsg = NULL;
+    int created = create_private(path);
     r = open_conn(path, 0, &db, errmsg);
-    if (r < 0)
+    if (r < 0) {
+        if (created)
+            remove_empty(path);
         return r;
+    }
     /* The migration takes the write lock: only when the file is older than this build (or new),
      * so opening a current database waits for no one. */
     if (db_user_version(db->h, &version) != SQLITE_OK || version != db_schema_version())
         r = db_migrate(db->h, errmsg);
     if (r < 0) {
         db_close(db);
+        if (created)
+            remove_empty(path);
         return r;
     }
     *out = db;
     return 0;
+}
+
+void db_checkpoint(struct db *db)
+{
+    int rc, wal = 0, moved = 0;
+
+    assert(db && !db->in_snapshot);
+    if (db->readonly)
+        return;
+    rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal, &moved);
+    if (rc != SQLITE_OK)
+        log_debug("db: checkpoint: %s (%d of %d WAL pages copied)", sqlite3_errmsg(db->h),
+                  moved, wal);
 }
 
 int db_open_reader(const char *path, struct db **out, char **errmsg)

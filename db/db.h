@@ -44,6 +44,11 @@ int db_open(const char *path, struct db **out, char **errmsg);
 int db_open_reader(const char *path, struct db **out, char **errmsg);
 void db_close(struct db *db); /* NULL is a no-op */
 
+/* Copies the WAL into the database and truncates it to nothing, so it does not grow with each
+ * poll. Best effort: a reader still on an older state makes it wait (up to the busy timeout)
+ * and leave the rest for next time. */
+void db_checkpoint(struct db *db);
+
 /* The schema version this build writes (PRAGMA user_version). */
 int db_schema_version(void);
 

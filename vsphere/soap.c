@@ -1,9 +1,11 @@
 /* HTTP transport and SOAP framing for vCenter: POST envelopes with libcurl, stream the answer
  * into the XML parser, turn curl errors, HTTP statuses and SOAP faults into one clear line. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -204,6 +206,11 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
     size_t len = size * n;
 
     t->c->stats.bytes_xml += (int64_t)len;
+    if (t->c->opts.activity_ms) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        atomic_store(t->c->opts.activity_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    }
     int r = t->xml ? vim_xml_feed(t->xml, p, len) : vsl_buf_add(t->buf, p, len);
     if (r < 0) {
         t->err = r;

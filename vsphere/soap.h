@@ -3,6 +3,7 @@
 #ifndef VIM_SOAP_H
 #define VIM_SOAP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ struct vim_opts {
     const char *thumbprint;
     int timeout_s;       /* whole-request timeout */
     int max_objects;     /* RetrievePropertiesEx page size to ask for */
+    /* NULL, or where to store the CLOCK_MONOTONIC milliseconds at which vCenter last sent
+     * bytes on any of the poll's connections (the daemon tells a stalled vCenter by it). */
+    _Atomic int64_t *activity_ms;
 };
 
 struct vim_stats {

@@ -148,3 +148,67 @@ def test_vcenter_stalled_mid_poll_costs_one_timeout():
     assert rc == 2, err
     assert 'timed out' in err, err
     assert wall < 1 + 3 + 1.5, 'a stalled vCenter with timeout=3 took %.1f s' % wall
+
+
+# ---- two vCenters, one stopped in the middle of a poll --------------------------------------
+
+@pytest.fixture(scope='module')
+def one_stopped(new_workspace):
+    """Serving "a" (4,000 VMs in pages of 10: a poll takes about 2 s; timeout 25 s) and "b"
+    (clean), both every 10 s. "a" is stopped (SIGSTOP) 0.8 s into a poll, and for 22 s the
+    summary, b's findings and /readyz are asked every half second."""
+    ws = new_workspace()
+    sim_a, sim_b = Sim('scale:4000', page_size=10), Sim('clean')
+    seen = []
+    try:
+        with serving(ws, [vcenter(ws, sim_a.url, 'a', interval=10, timeout=25),
+                          vcenter(ws, sim_b.url, 'b', interval=10)]) as srv:
+            srv.post('/api/v1/polls?vcenter=a', token=TOKEN)
+            deadline = time.time() + 10
+            while not srv.vcenter('a')['polling'] and time.time() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.8)
+            sim_a.proc.send_signal(signal.SIGSTOP)
+            t_stop = time.time()
+            while time.time() - t_stop < 22:
+                s, f, r = (srv.get('/api/v1/summary'), srv.get('/api/v1/findings?vcenter=b'),
+                           srv.get('/readyz'))
+                seen.append((time.time() - t_stop, s.status, f.status, r.status,
+                             s.json() if s.status == 200 else s.body,
+                             r.json() if r.status == 200 else r.body))
+                time.sleep(0.5)
+            logs = srv.logs()
+    finally:
+        sim_a.proc.send_signal(signal.SIGCONT)
+        sim_a.stop()
+        sim_b.stop()
+    return seen, t_stop, logs
+
+
+def test_other_vcenter_keeps_polling_on_schedule(one_stopped):
+    seen, t_stop, logs = one_stopped
+    stamp = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t_stop))
+    polls = set()
+    for _, _, _, _, summary, _ in seen:
+        b = [v for v in summary['vcenters'] if v['name'] == 'b'][0]
+        assert not b['stale'], 'b went stale while a was stopped: %s' % b['error']
+        lp = b['last_poll']
+        if lp['started'] >= stamp:
+            assert lp['ok'], lp
+            polls.add(lp['started'])
+    assert len(polls) >= 2, 'b polled %d times in 22 s at interval 10 s: %s' % (
+        len(polls), logs[-1500:])
+
+
+def test_everything_answers_while_one_vcenter_is_stopped(one_stopped):
+    bad = [(round(t, 1), s, f, r) for t, s, f, r, _, _ in one_stopped[0] if (s, f, r) != (200,) * 3]
+    assert not bad, bad
+
+
+def test_readyz_names_the_stalled_vcenter(one_stopped):
+    seen = one_stopped[0]
+    a = [v for v in seen[-1][4]['vcenters'] if v['name'] == 'a'][0]
+    assert a['polling'] and a['stalled'] and a['quiet_s'] >= 15, a
+    problems = seen[-1][5]['problems']
+    assert any(p.startswith('vcenter a: stalled: no answer for') for p in problems), problems
+    assert not any('vcenter b' in p for p in problems), problems
