@@ -374,6 +374,9 @@ void db_close(struct db *db)
 
     if (!db)
         return;
+    /* The WAL persists (open_conn()): left empty, not at the size of the last poll. */
+    if (db->h && !db->readonly && !db->in_snapshot)
+        db_checkpoint(db);
     for (i = 0; i < T_NTABLES; i++) {
         sqlite3_finalize(db->ins[i]);
         sqlite3_finalize(db->del[i]);

@@ -212,3 +212,152 @@ def test_readyz_names_the_stalled_vcenter(one_stopped):
     problems = seen[-1][5]['problems']
     assert any(p.startswith('vcenter a: stalled: no answer for') for p in problems), problems
     assert not any('vcenter b' in p for p in problems), problems
+
+
+# ---- a full disk ------------------------------------------------------------------------------
+
+class SmallDisk:
+    """A 3 MiB tmpfs holding the database (mounting needs root: the tests skip without it), and
+    a file that fills it to the last byte and can be removed."""
+
+    def __init__(self):
+        import subprocess
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix='vslint-disk-')
+        res = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=3m,mode=0700', 'tmpfs',
+                              self.dir], capture_output=True, text=True)
+        if res.returncode != 0:
+            os.rmdir(self.dir)
+            pytest.skip('cannot mount a small tmpfs (needs root): %s' % res.stderr.strip())
+        self.filler = os.path.join(self.dir, 'filler')
+
+    def fill(self):
+        with open(self.filler, 'ab', buffering=0) as f:
+            try:
+                while True:
+                    f.write(b'\0' * 4096)
+            except OSError:
+                pass
+            try:  # tmpfs takes the odd byte more
+                while True:
+                    f.write(b'\0')
+            except OSError:
+                pass
+
+    def free(self):
+        os.unlink(self.filler)
+
+    def close(self):
+        import subprocess
+        subprocess.run(['umount', self.dir])
+        os.rmdir(self.dir)
+
+
+def wait_poll_done(srv, name, after, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = srv.vcenter(name)
+        lp = v.get('last_poll') or {}
+        if not v['polling'] and lp.get('started', '') >= after:
+            return v
+        time.sleep(0.1)
+    raise AssertionError('no poll of %s finished: %s' % (name, srv.logs()[-1500:]))
+
+
+def poll_now(srv, name):
+    time.sleep(1.05)  # times have second resolution
+    t0 = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    assert srv.post('/api/v1/polls?vcenter=' + name, token=TOKEN).status == 202
+    return wait_poll_done(srv, name, t0)
+
+
+@pytest.fixture(scope='module')
+def full_disk(violations_sim, new_workspace):
+    """The lab estate polled once into a database on a small disk; the disk filled; `vslint
+    serve` started on it (full at start), the disk freed and a poll asked; filled again and a
+    poll asked (full during a poll); freed and a poll asked; then four more polls."""
+    disk = SmallDisk()
+    ws = new_workspace()
+    ws.db = os.path.join(disk.dir, 'vslint.db')
+    vc = vcenter(ws, violations_sim.url, 'lab', interval=3600)
+    out = {}
+    try:
+        conf = ws.write_config([vc])
+        res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+        assert res.returncode == 0, res.stderr
+        out['findings'] = len(json.loads(res.stdout)['findings'])
+        out['db_size'] = os.path.getsize(ws.db)
+        disk.fill()
+        with serving(ws, [vc]) as srv:
+            out['start'] = dict(summary=srv.get('/api/v1/summary'), readyz=srv.get('/readyz'),
+                                findings=srv.get('/api/v1/findings?limit=1000'),
+                                vms=srv.get('/api/v1/inventory/vms'))
+            disk.free()
+            out['resumed'] = poll_now(srv, 'lab')
+            out['resumed_summary'] = srv.summary()
+            disk.fill()
+            out['mid'] = poll_now(srv, 'lab')
+            out['mid_summary'] = srv.summary()
+            out['mid_readyz'] = srv.get('/readyz')
+            out['mid_findings'] = srv.get('/api/v1/findings?limit=1000')
+            disk.free()
+            out['again'] = poll_now(srv, 'lab')
+            out['again_summary'] = srv.summary()
+            for _ in range(4):
+                poll_now(srv, 'lab')
+            out['wal'] = os.path.getsize(ws.db + '-wal') if os.path.exists(ws.db + '-wal') else 0
+            out['db_after'] = os.path.getsize(ws.db)
+            out['logs'] = srv.logs()
+        # A new database on a full disk: no empty file left behind.
+        os.unlink(ws.db)
+        for side in ('-wal', '-shm'):
+            if os.path.exists(ws.db + side):
+                os.unlink(ws.db + side)
+        disk.fill()
+        out['new_on_full'] = vslint('collect', '-c', conf)
+        out['new_left'] = os.path.exists(ws.db) and os.path.getsize(ws.db)
+    finally:
+        disk.close()
+    return out
+
+
+def test_full_disk_at_start_serves_the_last_snapshot(full_disk):
+    st = full_disk['start']
+    assert (st['summary'].status, st['findings'].status, st['vms'].status) == (200, 200, 200)
+    assert len(st['findings'].json()['findings']) == full_disk['findings']
+    assert st['vms'].json()['total'] > 0
+    db = st['summary'].json()['database']
+    assert db['writable'] is False and db['error'], db
+    assert st['readyz'].status == 200
+    assert any(p.startswith('database: ') and 'read-only' in p
+               for p in st['readyz'].json()['problems']), st['readyz'].body
+    assert 'cannot write' in full_disk['logs'] and 'read-only' in full_disk['logs']
+
+
+def test_polling_resumes_when_space_returns(full_disk):
+    assert full_disk['resumed']['last_poll']['ok'], full_disk['resumed']
+    assert full_disk['resumed_summary']['database'] == {'writable': True, 'error': None}
+    assert 'writable again' in full_disk['logs']
+
+
+def test_full_disk_during_a_poll(full_disk):
+    mid = full_disk['mid']
+    assert not mid['last_poll']['ok'] and mid['stale'], mid
+    assert 'No space left' in mid['error'] or 'full' in mid['error'], mid['error']
+    assert full_disk['mid_summary']['database']['writable'] is False
+    assert any(p.startswith('database: ') for p in full_disk['mid_readyz'].json()['problems'])
+    assert full_disk['mid_findings'].status == 200
+    assert len(full_disk['mid_findings'].json()['findings']) == full_disk['findings']
+    assert full_disk['again']['last_poll']['ok'] and not full_disk['again']['stale']
+    assert full_disk['again_summary']['database']['writable'] is True
+
+
+def test_wal_stays_bounded(full_disk):
+    """Seven polls later the WAL holds less than the database (it grew to ~5x before)."""
+    assert full_disk['wal'] < full_disk['db_after'], (full_disk['wal'], full_disk['db_after'])
+
+
+def test_no_empty_database_left_on_a_full_disk(full_disk):
+    res = full_disk['new_on_full']
+    assert res.returncode == 2
+    assert full_disk['new_left'] is False, 'left a %r-byte database' % full_disk['new_left']
