@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db/db-private.h"
@@ -612,6 +613,7 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
                        int64_t counts[DB_NKINDS])
 {
     int64_t n[DB_NKINDS] = {0};
+    struct timespec t0, t1;
     char *cj = NULL;
     int r;
 
@@ -629,6 +631,7 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
     r = exec(snap->db, "COMMIT");
     if (r == 0)
         r = exec(snap->db, "BEGIN IMMEDIATE");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (r == 0)
         r = copy_staged(snap);
     if (r == 0)
@@ -637,6 +640,9 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
         r = exec(snap->db, "COMMIT");
     if (r < 0)
         goto fail;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    log_debug("db: snapshot of %s: write lock held %.3f s", snap->vcenter,
+              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (counts)
         memcpy(counts, n, sizeof(n));
     free(cj);
