@@ -374,7 +374,11 @@
     /* Every column the summary reads, in the order it groups by: one index range read. */        \
     I(findings_summary, 5,                                                                         \
       "findings(status, check_id, severity, vcenter, first_seen_ms, last_seen_ms,"                 \
-      " unverified_since_ms)")
+      " unverified_since_ms)")                                                                     \
+    /* The inventory pages' order and keyset (db/pages.c): a page is an index range read. */       \
+    I(datastores_page, 8, "datastores(vcenter, coalesce(name, ''), moref)")                        \
+    I(hosts_page, 8, "hosts(vcenter, coalesce(name, ''), moref)")                                  \
+    I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

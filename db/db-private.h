@@ -26,6 +26,10 @@ struct db {
     sqlite3_stmt *del[T_NTABLES];  /* the vCenter's previous rows */
     sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
     sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
+    /* The inventory pages' statements (db/pages.c), prepared on first use: [kind][filtered by
+     * vCenter][part], and the counts [kind]. All owned. */
+    sqlite3_stmt *page[3][2][2];
+    sqlite3_stmt *page_count[3];
     int staged;      /* the staging tables exist on this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */

@@ -384,6 +384,11 @@ void db_close(struct db *db)
         sqlite3_finalize(db->copy[i]);
         sqlite3_finalize(db->clr[i]);
     }
+    for (i = 0; i < 3; i++) {
+        sqlite3_finalize(db->page_count[i]);
+        for (int j = 0; j < 4; j++)
+            sqlite3_finalize(db->page[i][j / 2][j % 2]);
+    }
     /* close_v2: the handle goes away once nothing uses it, even if a caller leaked a statement. */
     sqlite3_close_v2(db->h);
     free(db);

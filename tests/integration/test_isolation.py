@@ -361,3 +361,43 @@ def test_no_empty_database_left_on_a_full_disk(full_disk):
     res = full_disk['new_on_full']
     assert res.returncode == 2
     assert full_disk['new_left'] is False, 'left a %r-byte database' % full_disk['new_left']
+
+
+# ---- keyset pages while polls write ---------------------------------------------------------
+
+def test_pages_while_polls_write(violations_sim, new_workspace):
+    """Walking the VMs 3 at a time while polls replace the snapshot again and again gives the
+    rows of one page of 1000, in order, none twice, none missing: a cursor is a position in the
+    sort order (vcenter, name, moref), read through an index, not an offset."""
+    ws = new_workspace()
+    with serving(ws, [vcenter(ws, violations_sim.url, 'lab', interval=3600)]) as srv:
+        full = srv.get('/api/v1/inventory/vms?limit=1000').json()['vms']
+        before = srv.vcenter('lab')['last_poll']['finished']
+        stop = threading.Event()
+
+        def keep_polling():
+            while not stop.is_set():
+                srv.post('/api/v1/polls?vcenter=lab', token=TOKEN)
+                time.sleep(0.2)
+
+        t = threading.Thread(target=keep_polling)
+        t.start()
+        try:
+            walked, path, pages = [], '/api/v1/inventory/vms?limit=3', 0
+            while path:
+                a = srv.get(path)
+                assert a.status == 200, a.body
+                body = a.json()
+                walked += body['vms']
+                path = body.get('next')
+                pages += 1
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            t.join()
+        after = srv.vcenter('lab')['last_poll']['finished']
+    assert after > before, 'no poll finished during the walk'
+    keys = [(v['vcenter'], v['name'] or '', v['moref']) for v in walked]
+    assert len(keys) == len(set(keys)), 'a VM twice'
+    assert keys == [(v['vcenter'], v['name'] or '', v['moref']) for v in full]
+    assert pages >= len(full) // 3
