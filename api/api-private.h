@@ -22,6 +22,8 @@
     "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
 #define API_DEFAULT_PAGE 100
 #define API_MAX_PAGE     1000
+#define API_MAX_FIELDS   32 /* names in fields= */
+#define API_GZIP_MIN     1024 /* answers shorter than this are not worth compressing */
 #define API_DB_RETRY_MS  2000 /* how long a failed database open is answered 503 without retrying */
 
 /* The front door (api/gate.c): accepts, limits per address, checks plain-HTTP request heads

@@ -79,7 +79,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
 {
     static const char *const names[] = {"severity", "check",      "vcenter",    "object",
                                         "host",     "status",     "unverified", "resolution",
-                                        "limit",    "cursor",     NULL};
+                                        "limit",    "cursor",     "fields",     NULL};
     static const char *const severities[] = {"info", "warning", "critical", NULL};
     static const char *const statuses[] = {"new", "open", "waived", "resolved", NULL};
     static const char *const booleans[] = {"true", "false", NULL};
