@@ -18,6 +18,8 @@ enum db_table { DB_INVENTORY_TABLES(DB_TABLE_ENUM) T_NTABLES };
 #define DB_OWN_ENUM(ENUM, table, since) T_##ENUM,
 enum { T_OWN_FIRST = T_NTABLES - 1, DB_OWN_TABLES(DB_OWN_ENUM) };
 
+#define DB_STMT_CACHE 32
+
 struct db {
     sqlite3 *h; /* owned */
     /* Prepared on first use and kept for the life of the connection, so a poll of 20,000 VMs
@@ -30,6 +32,13 @@ struct db {
      * vCenter][part], and the counts [kind]. All owned. */
     sqlite3_stmt *page[3][2][2];
     sqlite3_stmt *page_count[3];
+    /* Statements built from a request's filters (db_stmt()), prepared once per distinct SQL
+     * and kept, the oldest replaced past DB_STMT_CACHE. All owned. */
+    struct {
+        char *sql;
+        sqlite3_stmt *st;
+    } stmts[DB_STMT_CACHE];
+    int stmt_next;
     int staged;      /* the staging tables exist on this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
@@ -70,6 +79,14 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */
 int db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
+ * asking the same kind of page again does not compile it again. Give it back with
+ * db_stmt_done(), never finalize it. 0 or db_fail(). */
+int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out);
+/* Resets st and clears its bindings for the next use; NULL is a no-op. */
+void db_stmt_done(sqlite3_stmt *st);
+/* Finalizes the cached statements (db_close). */
+void db_stmt_free(struct db *db);
 /* Runs sql, which returns no rows (BEGIN, COMMIT, ...); 0 or db_fail(). */
 int db_exec(sqlite3 *h, const char *sql);
 
