@@ -401,3 +401,34 @@ def test_pages_while_polls_write(violations_sim, new_workspace):
     assert len(keys) == len(set(keys)), 'a VM twice'
     assert keys == [(v['vcenter'], v['name'] or '', v['moref']) for v in full]
     assert pages >= len(full) // 3
+
+
+# ---- a database the HTTP threads cannot open ------------------------------------------------
+
+def test_failed_open_is_answered_503_and_remembered(lab, new_workspace):
+    """The file is swapped for one that is not a database before any HTTP thread opened it:
+    each read answers 503 at once, in JSON, the log says so once (not once per request), and
+    2 s after the file is back the answers are 200 again."""
+    ws = new_workspace()
+    est = lab.copy(ws)
+    with serving(ws, [dict(est.vc, interval=3600)]) as srv:
+        os.rename(ws.db, ws.db + '.real')
+        with open(ws.db, 'w') as f:
+            f.write('not a database\n' * 1000)
+        try:
+            answers = []
+            for _ in range(8):
+                t0 = time.time()
+                a = srv.get('/api/v1/summary')
+                answers.append((a.status, time.time() - t0, a.body))
+        finally:
+            os.replace(ws.db + '.real', ws.db)
+        time.sleep(2.2)
+        after = srv.get('/api/v1/summary').status
+        logs = srv.logs()
+    assert all(s == 503 for s, _, _ in answers), answers
+    assert all(t < 1 for _, t, _ in answers), [round(t, 2) for _, t, _ in answers]
+    err = json.loads(answers[0][2])['error']
+    assert err['code'] == 'database_unavailable' and 'not a database' in err['message'], err
+    assert logs.count('http: cannot open database') == 1, logs[-2000:]
+    assert after == 200
