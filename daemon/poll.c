@@ -49,6 +49,7 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
+        res->db_err = r;
         return r;
     }
     r = vim_collect(c, &sink);
@@ -58,15 +59,24 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
-    if (r < 0)
+    if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
                  vsl_strerror(r));
+        res->db_err = r;
+    }
     return r;
 }
 
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
 {
+    return vsl_poll_watched(db, vc, NULL, res);
+}
+
+int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
+                     _Atomic int64_t *activity_ms, struct vsl_poll_result *res)
+{
     struct vim_opts opts = {
+        .activity_ms = activity_ms,
         .url = vc->url,
         .ca_file = vc->ca_file,
         .insecure = vc->insecure,
