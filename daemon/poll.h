@@ -14,12 +14,16 @@ struct vsl_poll_result {
     int64_t started_ms;       /* wall clock, unix ms */
     int64_t duration_ms;      /* monotonic */
     int64_t counts[DB_NKINDS];
-    int64_t requests, bytes_wire, bytes_xml;
+    int64_t requests, bytes_wire, bytes_xml; /* bytes_xml: of JSON, for an array */
 };
 
 /* Returns 0 on success or a negative error; res describes the outcome either way and the
  * failure is recorded in the database (the previous snapshot stays). */
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res);
+
+/* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
+ * LUNs into a snapshot stored under its name, log out. */
+int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res);
 
 int64_t vsl_now_ms(void);       /* wall clock */
 int64_t vsl_monotonic_ms(void); /* for durations */
