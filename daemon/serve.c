@@ -91,16 +91,37 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
     vsl_buf_free(&errors);
 }
 
+/* After an array's poll: the vCenters' estates join its pools, so their checks run again on
+ * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly). */
+static void evaluate_vcenters(struct serve *sv, struct db *db)
+{
+    for (size_t i = 0; i < sv->cfg->n_vcenters; i++) {
+        struct vsl_buf errors;
+        vsl_buf_init(&errors, 64 * 1024);
+        int r = vsl_evaluate(db, sv->cfg, sv->cfg->vcenters[i].name, vsl_now_ms(), NULL, &errors);
+        if (r < 0 && r != -VSL_ENOTFOUND && errors.len)
+            log_warnx("%.*s", (int)strcspn(errors.data, "\n"), errors.data);
+        vsl_buf_free(&errors);
+    }
+}
+
 static void poll_once(struct poller *p, struct db *db)
 {
     struct serve *sv = p->sv;
     struct vsl_poll_result res;
     char everr[1024] = "";
+    const char *what = p->vc->type ? "array" : "vcenter";
     int64_t now;
 
-    vsl_poll(db, p->vc, &res);
-    if (res.ok)
-        evaluate(p, db, everr, sizeof(everr));
+    if (p->vc->type) {
+        vsl_array_poll(db, p->vc, &res);
+        if (res.ok)
+            evaluate_vcenters(sv, db);
+    } else {
+        vsl_poll(db, p->vc, &res);
+        if (res.ok)
+            evaluate(p, db, everr, sizeof(everr));
+    }
     now = vsl_now_ms();
     pthread_mutex_lock(&sv->mu);
     struct api_vcenter_status *s = &p->st;
@@ -112,7 +133,7 @@ static void poll_once(struct poller *p, struct db *db)
     s->last_ok = res.ok;
     if (res.ok) {
         if (s->failures)
-            log_info("vcenter %s: polling again after %d failed polls", p->vc->name,
+            log_info("%s %s: polling again after %d failed polls", what, p->vc->name,
                      s->failures);
         s->last_success_ms = now;
         s->failures = 0;
@@ -126,7 +147,7 @@ static void poll_once(struct poller *p, struct db *db)
         s->stale = 1;
         snprintf(s->error, sizeof(s->error), "%s", res.error);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
-        log_warnx("vcenter %s: poll failed: %s; serving the snapshot of %s, retrying in %d s",
+        log_warnx("%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
                   p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
                   s->backoff_s);
     }
@@ -152,7 +173,7 @@ static void *poller_main(void *arg)
         snprintf(p->st.error, sizeof(p->st.error), "cannot open the database");
         goto out;
     }
-    if (p->reevaluate) {
+    if (p->reevaluate && !p->vc->type) {
         char err[1024] = "";
         evaluate(p, db, err, sizeof(err));
     }
@@ -219,7 +240,8 @@ static int hook_poll_now(void *ctx, const char *vcenter)
 static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct poller *old,
                         size_t nold, struct poller **out)
 {
-    struct poller *ps = calloc(cfg->n_vcenters ? cfg->n_vcenters : 1, sizeof(*ps));
+    const size_t n = vsl_config_nsources(cfg);
+    struct poller *ps = calloc(n ? n : 1, sizeof(*ps));
     struct db *db = NULL;
     char *msg = NULL;
 
@@ -232,14 +254,15 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         return -VSL_EDB;
     }
     int64_t now_mono = vsl_monotonic_ms();
-    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct poller *p = &ps[i];
-        const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
+        const struct vsl_vcenter_conf *vc = vsl_config_source(cfg, i);
         p->sv = sv;
         p->vc = vc;
         p->next_mono_ms = now_mono; /* a new vCenter polls at once */
         for (size_t j = 0; j < nold; j++) {
-            if (strcmp(old[j].vc->name, vc->name) || strcmp(old[j].vc->url, vc->url))
+            if (strcmp(old[j].vc->name, vc->name) || strcmp(old[j].vc->url, vc->url) ||
+                !old[j].vc->type != !vc->type)
                 continue;
             p->st = old[j].st;
             p->st.polling = 0;
@@ -258,6 +281,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         }
         snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
+        snprintf(p->st.type, sizeof(p->st.type), "%s", vc->type ? vc->type : "");
         p->st.interval_s = vc->interval_s;
     }
     db_close(db);
@@ -272,7 +296,8 @@ static int start_pollers(struct serve *sv)
         p->running = 1;
         if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
             p->running = 0;
-            log_warnx("vcenter %s: cannot start its poller thread", p->vc->name);
+            log_warnx("%s %s: cannot start its poller thread", p->vc->type ? "array" : "vcenter",
+                      p->vc->name);
             return -EAGAIN;
         }
     }
@@ -444,7 +469,7 @@ static void reload(struct serve *sv)
     struct poller *old = sv->pollers;
     struct vsl_config *oldcfg = sv->cfg;
     sv->pollers = ps;
-    sv->n = cfg->n_vcenters;
+    sv->n = vsl_config_nsources(cfg);
     sv->cfg = cfg;
     pthread_mutex_unlock(&sv->mu);
     ps = NULL;
@@ -495,7 +520,7 @@ int cmd_serve(const struct vsl_args *a)
         goto out;
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
-    sv.n = sv.cfg->n_vcenters;
+    sv.n = vsl_config_nsources(sv.cfg);
     if (start_api(&sv, sv.cfg, sv.token) < 0)
         goto out;
     if (!sv.cfg->server.token_file)

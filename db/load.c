@@ -1012,6 +1012,7 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n)
     *n = 0;
     rc = sqlite3_prepare_v2(db->h,
                             "SELECT name FROM vcenters WHERE last_success_ms IS NOT NULL"
+                            " AND kind IS NULL"
                             " ORDER BY name",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
