@@ -159,6 +159,19 @@ const struct est_datastore *chk_measured_datastore(const struct estate *e, size_
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
 
+/* Array pool p of e as evidence: array, id, name, size_total_bytes, size_free_bytes,
+ * free_pct (null when unknown), alert_threshold_pct (the array's own alert level, % used),
+ * health, array_polled (when the array was last read), array_error (its last poll failed: the
+ * figures are that old) and datastores (the names of e's datastores it backs). A new
+ * reference, NULL when memory runs out. */
+json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* p's free share in percent, or a negative number when its sizes are unknown. */
+double chk_pool_free_pct(const struct est_pool *p);
+/* What a finding about pool p is called: object type "array_pool", moref "ARRAY/ID" (stable
+ * while the pool lives), name "ARRAY/NAME". */
+int chk_emit_pool(struct chk_ctx *ctx, const struct est_pool *p, enum vsl_severity severity,
+                  const char *message, json_t *evidence);
+
 /* The registry: every built-in check, in catalogue order. */
 extern const struct check *const chk_registry[];
 extern const size_t chk_registry_len;

@@ -28,7 +28,8 @@ static const struct level {
 
 /* Judges one object with known capacity and free space: datastore d, or datastore cluster p
  * when d is NULL. */
-static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p)
+static int evaluate(struct chk_ctx *ctx, const struct estate *e, const struct est_datastore *d,
+                    const struct est_pod *p)
 {
     const char *name = d ? d->name : p->name;
     int64_t capacity = d ? d->capacity : p->capacity,
@@ -59,6 +60,21 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
         json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:s}", "capacity_bytes", (json_int_t)capacity,
                   "free_bytes", (json_int_t)free_space, "free_pct", free_pct, "warn_free_pct", warn,
                   "crit_free_pct", crit, "snap_free_pct", snap, "level", l->name);
+    /* The pools behind the datastore, when a configured array holds its LUNs: the space a
+     * thin LUN can still take is theirs, whatever the datastore shows. */
+    if (d && d->n_pools) {
+        json_t *pools = json_array();
+        for (size_t i = 0; pools && i < d->n_pools; i++) {
+            const struct est_pool *pl = &e->pools[d->pools[i]];
+            double pct = chk_pool_free_pct(pl);
+            json_t *o = json_pack("{s:s, s:s?, s:s}", "array", pl->array, "name", pl->name,
+                                  "id", pl->id);
+            o = chk_ev_set(o, "size_free_bytes", chk_ev_known(pl->size_free));
+            o = chk_ev_set(o, "free_pct", pct < 0 ? json_null() : json_real(pct));
+            pools = chk_ev_append(pools, o);
+        }
+        ev = chk_ev_set(ev, "pools", pools);
+    }
     if (d)
         return chk_emit_datastore(ctx, d, l->severity, msg, ev);
     return chk_emit_object(ctx, "storage_pod", p->moref, name, l->severity, msg, ev);
@@ -72,13 +88,13 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     /* An inaccessible datastore reports stale or zero sizes; unknown sizes cannot be judged.
      * Both are skipped rather than guessed (chk_measured_datastore). */
     for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++)
-        if ((rc = evaluate(ctx, d, NULL)) < 0)
+        if ((rc = evaluate(ctx, e, d, NULL)) < 0)
             return rc;
     for (size_t i = 0; i < e->n_pods; i++) {
         const struct est_pod *p = &e->pods[i];
         if (p->capacity <= 0 || p->free_space < 0)
             continue;
-        if ((rc = evaluate(ctx, NULL, p)) < 0)
+        if ((rc = evaluate(ctx, e, NULL, p)) < 0)
             return rc;
     }
     return 0;

@@ -67,6 +67,29 @@ struct est_datastore {
     size_t n_extents;
     struct est_mount *mounts; /* the hosts that mount it, in host moref order */
     size_t n_mounts;
+    /* The array pools its extents' LUNs live in (indexes into estate.pools), when a configured
+     * array holds them; none when no array does (the datastore is then simply not joined). */
+    size_t *pools;
+    size_t n_pools;
+};
+
+/* A storage pool of a configured array ([array NAME]) behind this vCenter's datastores.
+ * Arrays are polled on their own and stored under their own names; db_estate_load() gives a
+ * vCenter's estate the pools that hold a LUN whose WWN is the naa. name of one of its
+ * datastores' extents (est_naa_from_wwn). A pool that backs none of them is not in it. */
+struct est_pool {
+    const char *array, *array_type; /* the [array NAME] and its type ("unity") */
+    const char *id, *name;          /* "pool_1", the name in Unisphere */
+    int64_t size_total, size_free, size_used, size_subscribed; /* bytes, EST_UNKNOWN */
+    int64_t snap_size_used;         /* bytes snapshots hold, EST_UNKNOWN */
+    int alert_threshold;            /* % of the pool used at which the array alerts, EST_UNKNOWN */
+    int health;                     /* Unity health.value (5 OK), EST_UNKNOWN */
+    const char *health_text;
+    int n_luns, n_thin_luns;        /* every LUN of the pool on the array, and the thin ones */
+    int64_t polled_ms;              /* the array's last successful poll (unix ms) */
+    const char *array_error;        /* the array's last poll failed: why; NULL when it worked */
+    size_t *datastores;             /* the datastores it backs, indexes into estate.datastores */
+    size_t n_datastores;
 };
 
 struct est_dvswitch {
@@ -298,6 +321,9 @@ struct estate {
     int alarms_read;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
+    /* The array pools behind its datastores (see est_pool), by array then pool id. */
+    struct est_pool *pools;
+    size_t n_pools;
 };
 
 /* Lookups (linear or hashed; NULL when absent). */
