@@ -75,7 +75,7 @@ struct db_extra {
 };
 struct db_field {
     char name[40];
-    char expr[600]; /* what to SELECT: alias.column (nullif()'d for EMPTY_NULL), or the extra */
+    char expr[1024]; /* what to SELECT: alias.column (nullif()'d for EMPTY_NULL), or the extra */
     enum db_ctype type;
 };
 #define DB_MAX_FIELDS 24

@@ -17,9 +17,39 @@ struct page_view {
     int t;
     const char *json, *join;
     const struct db_extra *extras;
+    const char *key; /* the column after name in the sort key: NULL for moref */
 };
 
-static const struct db_extra ds_extras[] = {{"storage_pod", "p.name", DB_TEXT}, {NULL, NULL, 0}};
+/* The join of datastores and array pools, both ways: an extent's disk_name is the naa. name
+ * of an array LUN (array_luns.naa, from its WWN), which lives in a pool. */
+static const struct db_extra ds_extras[] = {
+    {"storage_pod", "p.name", DB_TEXT},
+    {"pools",
+     "json((SELECT json_group_array(json_object('array', q.vcenter, 'id', q.id, 'name', q.name,"
+     " 'size_total', q.size_total, 'size_free', q.size_free)) FROM (SELECT DISTINCT p.vcenter,"
+     " p.id, p.name, p.size_total, p.size_free FROM datastore_extents e"
+     " JOIN array_luns l ON l.naa = e.disk_name"
+     " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
+     " JOIN vcenters a ON a.name = p.vcenter AND a.kind IS NOT NULL"
+     " WHERE e.vcenter = x.vcenter AND e.datastore = x.moref ORDER BY p.vcenter, p.id) q))",
+     DB_RAW},
+    {NULL, NULL, 0}};
+static const struct db_extra pool_extras[] = {
+    {"datastores",
+     "json((SELECT json_group_array(json_object('vcenter', q.vcenter, 'moref', q.moref, 'name',"
+     " q.name)) FROM (SELECT DISTINCT d.vcenter, d.moref, d.name FROM array_luns l"
+     " JOIN datastore_extents e ON e.disk_name = l.naa"
+     " JOIN datastores d ON d.vcenter = e.vcenter AND d.moref = e.datastore"
+     " WHERE l.vcenter = x.vcenter AND l.pool = x.id AND l.naa IS NOT NULL"
+     " ORDER BY d.vcenter, d.name, d.moref) q))",
+     DB_RAW},
+    {"lun_count",
+     "(SELECT count(*) FROM array_luns l WHERE l.vcenter = x.vcenter AND l.pool = x.id)", DB_INT},
+    {"thin_lun_count",
+     "(SELECT count(*) FROM array_luns l WHERE l.vcenter = x.vcenter AND l.pool = x.id AND"
+     " l.thin)",
+     DB_INT},
+    {NULL, NULL, 0}};
 static const struct db_extra host_extras[] = {
     {"vnic_count", "(SELECT count(*) FROM vnics n WHERE n.vcenter = x.vcenter AND n.host = x.moref)",
      DB_INT},
@@ -40,16 +70,20 @@ static const struct page_view views[] = {
     [DB_PAGE_DATASTORES] = {T_DATASTORE,
                             "vcenter moref name type url capacity free_space uncommitted"
                             " accessible maintenance_mode vmfs_major nas_remote_host parent"
-                            " storage_pod vm_count",
+                            " storage_pod vm_count pools",
                             " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
-                            ds_extras},
+                            ds_extras, NULL},
     [DB_PAGE_HOSTS] = {T_HOST, "vcenter moref name parent connection_state vnic_count"
-                               " iscsi_hba_count lun_count", NULL, host_extras},
+                               " iscsi_hba_count lun_count", NULL, host_extras, NULL},
     [DB_PAGE_VMS] = {T_VM, "vcenter moref name template power_state hw_version ft_state host"
-                           " snapshot_count disks", NULL, vm_extras},
+                           " snapshot_count disks", NULL, vm_extras, NULL},
+    [DB_PAGE_POOLS] = {T_ARRAY_POOL, "array=vcenter id name size_total size_free size_used"
+                                     " size_subscribed alert_threshold health health_text"
+                                     " snap_size_used lun_count thin_lun_count datastores",
+                       NULL, pool_extras, "id"},
 };
 static const struct page_view vdisk_view = {T_VDISK, "key label datastore capacity_bytes format",
-                                            NULL, NULL};
+                                            NULL, NULL, NULL};
 
 /* json_object('name', expr, ...) of view v's fields, booleans as JSON true and false. */
 static int add_json_object(struct vsl_buf *sql, const struct page_view *v, const char *alias)
@@ -89,20 +123,21 @@ static int page_sql(struct vsl_buf *sql, enum db_page_kind kind)
                                    " AND y.vm = x.moref ORDER BY y.key) k)");
     for (i = 0; v.extras && v.extras[i].name && i < 3; i++) {
         extras[i] = v.extras[i];
-        if (extras[i].type == DB_RAW)
+        if (extras[i].type == DB_RAW && !extras[i].expr)
             extras[i].expr = disks.data;
     }
     extras[i] = (struct db_extra){NULL, NULL, 0};
     v.extras = extras;
+    const char *key = v.key ? v.key : "moref";
     if (r == 0)
-        r = vsl_buf_addstr(sql, "SELECT x.vcenter, coalesce(x.name, ''), x.moref, ");
+        r = vsl_buf_printf(sql, "SELECT x.vcenter, coalesce(x.name, ''), x.%s, ", key);
     if (r == 0)
         r = add_json_object(sql, &v, "x");
     if (r == 0)
         r = vsl_buf_printf(sql, " FROM %s x%s WHERE (?1 IS NULL OR x.vcenter = ?1) AND (?2 IS NULL"
-                                " OR (x.vcenter, coalesce(x.name, ''), x.moref) > (?2, ?3, ?4))"
-                                " ORDER BY x.vcenter, coalesce(x.name, ''), x.moref LIMIT ?5",
-                           db_table_name(v.t), v.join ? v.join : "");
+                                " OR (x.vcenter, coalesce(x.name, ''), x.%s) > (?2, ?3, ?4))"
+                                " ORDER BY x.vcenter, coalesce(x.name, ''), x.%s LIMIT ?5",
+                           db_table_name(v.t), v.join ? v.join : "", key, key);
     vsl_buf_free(&disks);
     return r;
 }
@@ -111,6 +146,7 @@ static const char *const count_sql[] = {
     [DB_PAGE_DATASTORES] = "SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1",
     [DB_PAGE_HOSTS] = "SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1",
     [DB_PAGE_VMS] = "SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1",
+    [DB_PAGE_POOLS] = "SELECT count(*) FROM array_pools WHERE ?1 IS NULL OR vcenter = ?1",
 };
 
 static const int cursor_cols[] = {0, 1, 2};
@@ -125,7 +161,7 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     int rc = SQLITE_OK, r, n = 0, in_tx = 0;
 
     assert(db && p && items && total && next);
-    assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_VMS);
+    assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_POOLS);
     *items = NULL;
     *total = 0;
     *next = NULL;
