@@ -949,6 +949,13 @@ static const char pools_sql[] =
     " GROUP BY p.vcenter, p.id, e.datastore"
     " ORDER BY p.vcenter, p.id, e.datastore";
 
+static int index_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 static int load_pools(struct load *L, sqlite3 *h)
 {
     struct estate *e = L->e;
@@ -1043,6 +1050,9 @@ static int load_pools(struct load *L, sqlite3 *h)
         p->datastores[p->n_datastores++] = pv[2 * i + 1];
         d->pools[d->n_pools++] = pv[2 * i];
     }
+    /* A pool's datastores in the estate's order (by name), as messages list them. */
+    for (i = 0; i < e->n_pools; i++)
+        qsort(e->pools[i].datastores, e->pools[i].n_datastores, sizeof(size_t), index_cmp);
     goto out;
 fail_db:
     r = db_fail(h, rc, "reading the array pools");

@@ -13,8 +13,8 @@ int est_naa_from_wwn(const char *wwn, char *out, size_t size)
         return -1;
     out[0] = 'n', out[1] = 'a', out[2] = 'a', out[3] = '.';
     for (const char *p = wwn; *p; p++) {
-        if (*p == ':' && n % 2 == 0 && n > 0 && p[1])
-            continue; /* colons only between bytes */
+        if (*p == ':' && n % 2 == 0 && n > 0 && p[-1] != ':' && p[1])
+            continue; /* colons only between bytes, one each */
         if (!isxdigit((unsigned char)*p) || n == 32)
             return -1;
         out[o++] = (char)tolower((unsigned char)*p);
