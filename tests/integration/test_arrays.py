@@ -141,6 +141,25 @@ def test_failing_array_is_one_line_keeps_its_snapshot_and_hides_no_vcenter_findi
     assert 'unity1/pool-low' in by_check(json.loads(res.stdout)['findings'], 'pool-free-space')
 
 
+@pytest.mark.parametrize('fault, timeout, want', [
+    # Every read's connection closes without an answer (one drop alone is retried by libcurl
+    # on a new connection, harmlessly: these reads are GETs).
+    ('drop:0', 60, 'request failed'),
+    ('slow:1', 2, 'timed out'),         # the answer never comes within timeout=
+    ('http500:2', 60, 'HTTP 500: Internal error.'),
+])
+def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeout, want):
+    with UnitySim(['-fault', fault]) as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url, timeout=timeout))
+        res = vslint('collect', '-c', conf)
+    assert res.returncode == 2
+    lines = [l for l in res.stderr.splitlines() if 'unity1' in l]
+    assert len(lines) == 1 and 'array unity1: poll failed' in lines[0], res.stderr
+    assert want in lines[0], lines[0]
+    assert 'vcenter lab: stored' in res.stdout  # the vCenter was polled all the same
+
+
 def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
     with UnitySim(['-fault', '401:2']) as u:
         conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
@@ -232,3 +251,20 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert [d for d in dss if d['name'] == 'ds-lab-01'][0]['pools'] == []
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
+        # The array fails: stale, one error, backing off; its pools and the vCenter stay.
+        unity.control(fault='drop', at='0')
+        try:
+            a = srv.poll_and_wait('unity1')
+        finally:
+            unity.control(fault='')
+        a = {x['name']: x for x in srv.summary()['arrays']}['unity1']
+        assert a['stale'] and a['consecutive_failures'] == 1 and a['backoff_s'] >= 300
+        assert 'request failed' in a['error'] and '\n' not in a['error']
+        assert not srv.vcenter('lab')['stale']
+        f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
+        assert 'unity1/pool-low' in {x['object']['name'] for x in f}
+        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 7
+        logged = [l for l in srv.logs().splitlines() if 'array unity1: poll failed' in l]
+        assert len(logged) == 1, srv.logs()[-2000:]
+        # And recovers.
+        assert not srv.poll_and_wait('unity1')['stale']
