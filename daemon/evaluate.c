@@ -1,11 +1,24 @@
 /* One evaluation of one vCenter: load its stored snapshot, run every enabled check, record the
  * findings' history. Shared by `vslint check` and the daemon's poll loop. */
 #include <stdio.h>
+#include <string.h>
 
 #include "checks/engine.h"
 #include "daemon/evaluate.h"
 #include "db/findings.h"
 #include "util/err.h"
+
+/* Whether array is an [array NAME] of the configuration: a removed one's last snapshot is
+ * still stored, and must not judge pools nobody asked about any more. */
+static int configured_array(const char *array, void *ctx)
+{
+    const struct vsl_config *cfg = ctx;
+
+    for (size_t i = 0; i < cfg->n_arrays; i++)
+        if (!strcmp(cfg->arrays[i].name, array))
+            return 1;
+    return 0;
+}
 
 /* Runs the checks over vc's stored snapshot and records the findings. */
 int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcenter, int64_t now_ms,
@@ -27,6 +40,7 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
                        vsl_strerror(r));
         return r;
     }
+    est_keep_pools(e, configured_array, (void *)cfg);
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);

@@ -341,4 +341,8 @@ const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 void est_trimmed(const char *s, char *out, size_t size);
 void est_free(struct estate *e); /* NULL is a no-op */
 
+/* Leaves in e only the pools whose array keep(array, ctx) accepts, and the datastores' links
+ * to them: the stored snapshot of an array no longer configured joins nothing. */
+void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx);
+
 #endif

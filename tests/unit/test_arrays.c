@@ -250,6 +250,11 @@ static const struct est_datastore *ds_named(const struct estate *e, const char *
     return NULL;
 }
 
+static int keep_named(const char *array, void *ctx)
+{
+    return !strcmp(array, (const char *)ctx);
+}
+
 static void test_estate_joins_pools(void **state)
 {
     struct tl_dbfile *fx = *state;
@@ -307,12 +312,44 @@ static void test_estate_joins_pools(void **state)
     chk_results_free(&r);
     est_free(e);
 
+    /* A second array backs ds-other: two pools, by array. An array no longer configured joins
+     * nothing; the configured one stays joined, its index moved. */
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    assert_int_equal(db_snapshot_begin(fx->db, "unity2", "https://u2", &snap, &sink), 0);
+    db_snapshot_set_kind(snap, "unity");
+    struct vim_array_pool px = {.id = "pool_9", .name = "Pool X", .size_total = 100 * GIB,
+                                .size_free = 50 * GIB, .size_used = 50 * GIB,
+                                .size_subscribed = 100 * GIB, .alert_threshold = 70,
+                                .health = 5, .snap_size_used = 0, .snap_size_subscribed = 0};
+    struct vim_array_lun lx = {.id = "sv_9", .name = "x", .wwn = "n/a",
+                               .naa = "naa.60060160cc0000000000000000000003", .pool = "pool_9",
+                               .size_total = GIB, .size_allocated = GIB, .thin = 0};
+    assert_int_equal(sink.array_pool(sink.ctx, &px), 0);
+    assert_int_equal(sink.array_lun(sink.ctx, &lx), 0);
+    assert_int_equal(db_snapshot_commit(snap, 1700000000000LL, 1700000001000LL, NULL), 0);
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+    assert_int_equal(e->n_pools, 2);
+    assert_string_equal(e->pools[ds_named(e, "ds-other")->pools[0]].array, "unity2");
+    est_keep_pools(e, keep_named, "unity2");
+    assert_int_equal(e->n_pools, 1);
+    assert_string_equal(e->pools[0].id, "pool_9");
+    assert_int_equal(ds_named(e, "ds-other")->n_pools, 1);
+    assert_int_equal(ds_named(e, "ds-other")->pools[0], 0);
+    assert_int_equal(ds_named(e, "ds-thin")->n_pools, 0);
+    assert_int_equal(ds_named(e, "ds-thick")->n_pools, 0);
+    est_keep_pools(e, keep_named, "none");
+    assert_int_equal(e->n_pools, 0);
+    assert_int_equal(ds_named(e, "ds-other")->n_pools, 0);
+    est_free(e);
+
     /* The array's next poll fails: its last snapshot stays, and says so. */
     assert_int_equal(db_array_poll_failed(fx->db, "unity1", "https://unity.example", "unity",
                                           1700000200000LL, 1700000201000LL, "cannot connect"),
                      0);
     assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
-    assert_int_equal(e->n_pools, 1);
+    assert_int_equal(e->n_pools, 2);
+    assert_string_equal(e->pools[0].array, "unity1");
     assert_string_equal(e->pools[0].array_error, "cannot connect");
     assert_true(e->pools[0].polled_ms == 1700000001000LL);
     est_free(e);
