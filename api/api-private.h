@@ -144,11 +144,8 @@ enum MHD_Result api_h_inventory(struct api_req *r);
 extern const char *const api_inventory_kinds[];
 enum MHD_Result api_h_metrics(struct api_req *r);
 enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
+enum MHD_Result api_h_capacity(struct api_req *r); /* api/capacity.c */
 
-/* The score over unwaived, unresolved findings and the objects checked (api/summary.c). */
-int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);
-/* db_findings_summary() of vcenter (NULL: all), the stored object counts and the score.
- * *counts is a new reference. 0 or a negative error. */
-int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs[3], int *score);
+/* api_score() and api_counts() are in api/api.h: the digest reports the same score. */
 
 #endif

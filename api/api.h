@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 /* What the daemon knows about one vCenter's polling, copied out under its lock. */
 struct api_vcenter_status {
     char name[128];
@@ -49,6 +51,14 @@ struct api_opts {
 };
 
 struct api_server;
+
+/* The score over unwaived, unresolved findings and the objects checked (api/summary.c), as
+ * /api/v1/summary, /metrics and the digest report it. */
+int api_score(int64_t critical, int64_t warning, int64_t info, int64_t objects);
+/* db_findings_summary() of vcenter (NULL: all), the stored object counts and the score.
+ * *counts is a new reference. 0 or a negative error. */
+struct db;
+int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs[3], int *score);
 
 /* Binds and starts serving. On error writes one line to err and returns a negative error.
  * *out is owned by the caller (api_stop). The strings in o are copied. */

@@ -42,6 +42,7 @@ static const struct route routes[] = {
     {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL},
     {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL},
     {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds},
+    {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL},
     {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL},
 };
 

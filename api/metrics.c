@@ -161,6 +161,36 @@ static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, s
     return rc;
 }
 
+/* Days until each datastore's free space falls below the datastore-free-space thresholds, as
+ * the last evaluation estimated them (the inventory pages' "runway"); only known figures. */
+static int runway(struct vsl_buf *b, const json_t *items)
+{
+    static const char name[] = "vslint_datastore_runway_days";
+    static const char *const thresholds[] = {"warning", "critical"};
+    static const char *const fields[] = {"days_to_warning", "days_to_critical"};
+    const json_t *ds;
+    size_t i;
+    int rc = head(b, name, "Days until a datastore's free space falls below the "
+                           "datastore-free-space threshold, at its measured growth rate.");
+
+    json_array_foreach(items, i, ds) {
+        for (size_t t = 0; rc == 0 && t < 2; t++) {
+            const json_t *v = json_object_get(json_object_get(ds, "runway"), fields[t]);
+            const char *const labels[] = {
+                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
+                "datastore", json_string_value(json_object_get(ds, "name")),
+                "moref", json_string_value(json_object_get(ds, "moref")),
+                "threshold", thresholds[t],
+                NULL};
+            if (json_is_integer(v)) /* null: no estimate, and the reason is in the API */
+                rc = sample_int(b, name, labels, json_integer_value(v));
+        }
+        if (rc < 0)
+            break;
+    }
+    return rc;
+}
+
 static int datastores(struct vsl_buf *b, struct db *db)
 {
     static const struct {
@@ -193,6 +223,8 @@ static int datastores(struct vsl_buf *b, struct db *db)
             rc = sample_int(b, gauges[g].name, labels, json_integer_value(v));
         }
     }
+    if (rc == 0)
+        rc = runway(b, items);
     json_decref(items);
     return rc;
 }

@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'integration'))
+from apilib import free_port  # noqa: E402  (the integration tests' helper)
 ENV = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope '
        'xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" '
        'xmlns:xsd="http://www.w3.org/2001/XMLSchema" '
@@ -322,14 +323,6 @@ def med(xs):
 
 def spread(xs):
     return '%.2f-%.2f' % (min(xs), max(xs)) if len(xs) > 1 else ''
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def http_json(url, method='GET', token=None, timeout=30):

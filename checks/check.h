@@ -65,6 +65,9 @@ const char *chk_size(int64_t bytes, char *buf, size_t size);
  * check or parameter that does not exist is a programming error (assert). */
 double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name);
 
+/* The estate this run judges, for a callback that is handed only one of its objects. */
+const struct estate *chk_estate(const struct chk_ctx *ctx);
+
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 
@@ -154,6 +157,13 @@ json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d);
  * above zero and a known free space, *i set to its index; NULL when there is none.
  *     for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++) ... */
 const struct est_datastore *chk_measured_datastore(const struct estate *e, size_t *i);
+
+/* Calls judge(ctx, d, NULL) for every measured datastore d of e (chk_measured_datastore), then
+ * judge(ctx, NULL, p) for every datastore cluster p whose capacity is above zero and free space
+ * known; returns the first error, else 0. For the checks that judge both alike. */
+typedef int chk_measured_fn(struct chk_ctx *ctx, const struct est_datastore *d,
+                            const struct est_pod *p);
+int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge);
 
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */

@@ -28,9 +28,9 @@ static const struct level {
 
 /* Judges one object with known capacity and free space: datastore d, or datastore cluster p
  * when d is NULL. */
-static int evaluate(struct chk_ctx *ctx, const struct estate *e, const struct est_datastore *d,
-                    const struct est_pod *p)
+static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p)
 {
+    const struct estate *e = chk_estate(ctx);
     const char *name = d ? d->name : p->name;
     int64_t capacity = d ? d->capacity : p->capacity,
             free_space = d ? d->free_space : p->free_space;
@@ -82,22 +82,9 @@ static int evaluate(struct chk_ctx *ctx, const struct estate *e, const struct es
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    const struct est_datastore *d;
-    int rc;
-
     /* An inaccessible datastore reports stale or zero sizes; unknown sizes cannot be judged.
-     * Both are skipped rather than guessed (chk_measured_datastore). */
-    for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++)
-        if ((rc = evaluate(ctx, e, d, NULL)) < 0)
-            return rc;
-    for (size_t i = 0; i < e->n_pods; i++) {
-        const struct est_pod *p = &e->pods[i];
-        if (p->capacity <= 0 || p->free_space < 0)
-            continue;
-        if ((rc = evaluate(ctx, e, NULL, p)) < 0)
-            return rc;
-    }
-    return 0;
+     * Both are skipped rather than guessed (chk_each_measured). */
+    return chk_each_measured(ctx, e, evaluate);
 }
 
 const struct check chk_datastore_free_space = {

@@ -20,6 +20,11 @@ struct chk_ctx {
     const struct chk_config *cfg; /* the whole configuration, NULL in chk_run_one */
 };
 
+const struct estate *chk_estate(const struct chk_ctx *ctx)
+{
+    return ctx->estate;
+}
+
 double chk_param(const struct chk_ctx *ctx, const char *name)
 {
     const struct chk_param *p = ctx->check->params;
@@ -461,7 +466,7 @@ static int run_check(const struct chk_config *cfg, const struct check *c,
     return rr < 0 ? rr : add_check(&out->completed, &out->n_completed, c);
 }
 
-double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name)
+double chk_config_param(const struct chk_config *cfg, const char *check_id, const char *name)
 {
     const struct check *c = NULL;
     size_t ci = 0;
@@ -472,12 +477,17 @@ double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const cha
             break;
         }
     }
-    assert(c && "a check asked for the parameter of a check that does not exist");
+    assert(c && "a parameter of a check that does not exist");
     for (size_t i = 0; c && c->params && c->params[i].name; i++)
         if (!strcmp(c->params[i].name, name))
-            return ctx->cfg ? ctx->cfg->settings[ci].params[i] : c->params[i].dflt;
-    assert(!"a check asked for a parameter another check does not declare");
+            return cfg ? cfg->settings[ci].params[i] : c->params[i].dflt;
+    assert(!"a parameter the check does not declare");
     return 0;
+}
+
+double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name)
+{
+    return chk_config_param(ctx->cfg, check_id, name);
 }
 
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,

@@ -102,6 +102,10 @@ int chk_run_one(const struct check *c, const struct chk_settings *s, const struc
  * unknown). A disconnected or not-responding host keeps its last configuration in vCenter. */
 int chk_host_current(const struct est_host *h);
 
+/* The value of check_id's parameter name in cfg (NULL: its default), as the engine runs it.
+ * A check or parameter that does not exist is a programming error (assert). */
+double chk_config_param(const struct chk_config *cfg, const char *check_id, const char *name);
+
 /* Default settings of c (enabled, no override, default parameters). */
 void chk_settings_default(const struct check *c, struct chk_settings *s);
 

@@ -48,6 +48,24 @@ const struct est_datastore *chk_measured_datastore(const struct estate *e, size_
     return NULL;
 }
 
+int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge)
+{
+    const struct est_datastore *d;
+    int rc;
+
+    for (size_t i = 0; (d = chk_measured_datastore(e, &i)); i++)
+        if ((rc = judge(ctx, d, NULL)) < 0)
+            return rc;
+    for (size_t i = 0; i < e->n_pods; i++) {
+        const struct est_pod *p = &e->pods[i];
+        if (p->capacity <= 0 || p->free_space < 0)
+            continue;
+        if ((rc = judge(ctx, NULL, p)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Whether extent i's device is named by an earlier extent (two partitions of one device). */
 static int named_before(const struct est_datastore *d, size_t i)
 {

@@ -25,6 +25,7 @@ enum {
     ARG_OUTPUT = 1 << 5,
     ARG_LOG = 1 << 6,
     ARG_VERBOSE = 1 << 7,
+    ARG_DRY_RUN = 1 << 8,
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
@@ -47,6 +48,7 @@ static const struct arg_def {
     {ARG_OUTPUT, {"output", required_argument, NULL, 'o'}, 1, NULL, AF(output)},
     {ARG_LOG, {"log", required_argument, NULL, 'l'}, 0, log_values, AF(log)},
     {ARG_VERBOSE, {"verbose", no_argument, NULL, 'v'}, 1, NULL, AF(verbose)},
+    {ARG_DRY_RUN, {"dry-run", no_argument, NULL, 'n'}, 0, NULL, AF(dry_run)},
 };
 
 #define NARGS (sizeof(args) / sizeof(args[0]))
@@ -65,7 +67,8 @@ struct command {
 };
 
 static const char *const check_keys[] = {"check ID", "waiver", NULL};
-static const char *const serve_keys[] = {"server", NULL};
+static const char *const serve_keys[] = {"server", "digest", NULL};
+static const char *const digest_keys[] = {"digest", NULL};
 
 static const struct command commands[] = {
     {"collect", cmd_collect, ARG_CONFIG | ARG_VCENTER | ARG_VERBOSE, NULL, NULL,
@@ -145,6 +148,10 @@ static const struct command commands[] = {
      "to 8 x interval or one hour; its last good snapshot keeps being served, marked stale\n"
      "with the error, until a poll succeeds again.\n"
      "\n"
+     "With a [digest] section it also e-mails the digest (see vslint help digest) every day\n"
+     "at at= in timezone=; a digest due while it was down is sent once when it starts, and a\n"
+     "restart never sends one twice.\n"
+     "\n"
      "  -c, --config FILE   configuration file (required)\n"
      "      --log WHERE     stderr (default); syslog: through syslog(3); journal: to the\n"
      "                      systemd journal with the fields VSLINT_VCENTER=, VSLINT_CHECK=\n"
@@ -158,6 +165,33 @@ static const struct command commands[] = {
      "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
      "\n"
      "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
+    {"digest", cmd_digest, ARG_CONFIG | ARG_DRY_RUN | ARG_VERBOSE, NULL, digest_keys,
+     "send the e-mail digest now (or print it with --dry-run)",
+     "Usage: vslint digest -c FILE [--dry-run] [-v]\n"
+     "\n"
+     "Builds the digest of what changed in the findings history since the previous digest\n"
+     "(the first one: everything so far) and sends it to the [digest] to= addresses through\n"
+     "smtp_url=, as vslint serve does every day at at=. It reads the database only: run it\n"
+     "after vslint check or next to vslint serve. In order: vCenters that failed to poll or\n"
+     "are stale; findings new since the previous digest; findings resolved since then (only\n"
+     "those seen fixed, not those of a disabled check or a host that could not be read); all\n"
+     "open findings by severity and check, grouped by object; waivers expiring in the next 14\n"
+     "days; the datastores with the shortest runway; the score and its change. The subject\n"
+     "says \"PREFIX: N new, N resolved, N open (N critical)\". The message has a plain text\n"
+     "and an HTML part, with links to the dashboard when public_url= is set.\n"
+     "\n"
+     "A refused or dropped delivery is retried after retry_min= seconds, then twice that up\n"
+     "to retry_max=, attempts= times in all. The window the digest covers is recorded in the\n"
+     "database only once the server accepted it, so the next digest starts where this one\n"
+     "ended and a failed one loses nothing.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (required), with a [digest] section\n"
+     "      --dry-run       print the whole MIME message to standard output instead: nothing\n"
+     "                      is sent and nothing recorded (no password is read)\n"
+     "  -v, --verbose       log debug lines too\n"
+     "\n"
+     "Exit status: 0 sent (or printed, or nothing to send with send_when_empty = false),\n"
+     "2 not sent (configuration, database, or every delivery attempt failed).\n"},
     {"checks", cmd_checks, ARG_FORMAT, text_json, NULL,
      "list the catalogue of checks",
      "Usage: vslint checks [--format text|json] [ID...]\n"
@@ -421,5 +455,6 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
         *cfg = NULL;
         return -1;
     }
+    db_set_capacity_retention(*db, (*cfg)->capacity_retention_days);
     return 0;
 }

@@ -16,6 +16,7 @@ struct vsl_args {
     const char *output;  /* -o, --output FILE */
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
+    int dry_run;         /* --dry-run */
     int verbose;         /* -v, --verbose */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
@@ -27,6 +28,7 @@ int cmd_inventory(const struct vsl_args *a);
 int cmd_config_check(const struct vsl_args *a);
 int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
+int cmd_digest(const struct vsl_args *a);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

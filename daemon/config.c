@@ -27,14 +27,25 @@ enum opt_type {
     OPT_SECRET,     /* a path to a secret: warned about when others can read it */
     OPT_THUMBPRINT, /* SHA256:AA:BB:... of a certificate */
     OPT_ARRAYTYPE,  /* the kind of storage array: unity */
+    OPT_SMTP_URL,   /* smtp:// or smtps:// */
+    OPT_STARTTLS,   /* required|optional, stored as "optional" 0/1 */
+    OPT_ADDRESS,    /* one e-mail address */
+    OPT_ADDRESSES,  /* comma-separated e-mail addresses, at least one */
+    OPT_TIME,       /* HH:MM */
+    OPT_TIMEZONE,   /* a zone under /usr/share/zoneinfo */
+    OPT_SEVERITY,   /* info|warning|critical */
 };
+
+#define ZONEINFO "/usr/share/zoneinfo"
 
 /* A line may hold a long value (a path, a pinned thumbprint, a waiver's reason); beyond this it
  * is an error, so a stray binary file cannot make the loader allocate without bound. */
 #define MAX_LINE 65536
 /* Problems listed in full; past this one summary line says how many more there were. */
 #define MAX_SHOWN 20
-enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_ARRAY, SECT_SERVER, SECT_CHECK, SECT_WAIVER };
+enum sect_kind {
+    SECT_DATABASE, SECT_VCENTER, SECT_ARRAY, SECT_SERVER, SECT_DIGEST, SECT_CHECK, SECT_WAIVER
+};
 
 /* One row per key: how it is read, its default (applied by apply_defaults(), and shown by
  * `vslint help serve` and vslint.conf(5), which docs/man/conf-keys.c generates from this table)
@@ -53,11 +64,16 @@ struct opt {
 #define VC(field) offsetof(struct vsl_vcenter_conf, field)
 #define CF(field) offsetof(struct vsl_config, field)
 #define SV(field) (offsetof(struct vsl_config, server) + offsetof(struct vsl_server_conf, field))
+#define DG(field) (offsetof(struct vsl_config, digest) + offsetof(struct vsl_digest_conf, field))
 
 static const struct opt options[] = {
     {SECT_DATABASE, "path", OPT_STR, CF(db_path), 0, 0, "/var/lib/vslint/vslint.db",
      "The SQLite file (WAL mode), created and migrated on first use with mode 0600 whatever the "
      "umask; its -wal and -shm files follow."},
+    {SECT_DATABASE, "capacity_retention", OPT_INT, CF(capacity_retention_days), 31, 36500, "400",
+     "Days of capacity history kept per datastore and datastore cluster (one point per poll, "
+     "one per hour after a day, one per day after 30 days), what datastore-runway and the "
+     "dashboard's capacity chart read."},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
      "Required. The SDK URL, https://HOST/sdk."},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, NULL,
@@ -132,6 +148,50 @@ static const struct opt options[] = {
     {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1, "false",
      "true: a password_file, token_file or tls_key that others can read is an error, not a "
      "warning."},
+    {SECT_DIGEST, "smtp_url", OPT_SMTP_URL, DG(smtp_url), 0, 0, NULL,
+     "Required in [digest]. The mail server: smtp://HOST[:PORT] (STARTTLS) or smtps://HOST[:PORT] "
+     "(TLS from the start)."},
+    {SECT_DIGEST, "starttls", OPT_STARTTLS, DG(starttls_optional), 0, 0, "required",
+     "required: an smtp:// server that does not offer STARTTLS gets nothing; optional: use it "
+     "when offered, else send in plain text."},
+    {SECT_DIGEST, "user", OPT_STR, DG(user), 0, 0, NULL,
+     "The SMTP login, with password_file; without them vslint does not authenticate."},
+    {SECT_DIGEST, "password_file", OPT_SECRET, DG(password_file), 1, 0, NULL,
+     "A file holding the SMTP password on one line (mode 0600 or 0640 to vslint's group); read "
+     "when sending, never logged, stored or put in the message."},
+    {SECT_DIGEST, "ca_file", OPT_FILE, DG(ca_file), 0, 0, NULL,
+     "A PEM file of the CA that signed the mail server's certificate; without it, the system's "
+     "trust store."},
+    {SECT_DIGEST, "insecure", OPT_BOOL, DG(insecure), 0, 1, "false",
+     "true skips the mail server's certificate and host name verification; warned about."},
+    {SECT_DIGEST, "from", OPT_ADDRESS, DG(from), 0, 0, NULL,
+     "Required in [digest]. The sender address, e.g. vslint@example.com."},
+    {SECT_DIGEST, "to", OPT_ADDRESSES, DG(to), 0, 0, NULL,
+     "Required in [digest]. Recipients, comma-separated: storage@example.com, oncall@example.com."},
+    {SECT_DIGEST, "at", OPT_TIME, DG(at), 0, 0, "06:30",
+     "The local time of day vslint serve sends the digest. On the day clocks skip that time it "
+     "is sent at the first minute after the gap; on the day it happens twice, once."},
+    {SECT_DIGEST, "timezone", OPT_TIMEZONE, DG(timezone), 0, 0, NULL,
+     "The zone at= is in, as under /usr/share/zoneinfo (Europe/Berlin, America/New_York, UTC); "
+     "default the system's."},
+    {SECT_DIGEST, "min_severity", OPT_SEVERITY, DG(min_severity), 0, 0, "warning",
+     "The lowest severity the digest lists and counts."},
+    {SECT_DIGEST, "public_url", OPT_URL, DG(public_url), 0, 0, NULL,
+     "The dashboard's address as readers reach it (https://vslint.example.com/): the digest "
+     "links to its filtered views."},
+    {SECT_DIGEST, "send_when_empty", OPT_BOOL, DG(send_when_empty), 0, 1, "true",
+     "false: no mail on a day with nothing new, resolved or failing (the window still moves "
+     "on)."},
+    {SECT_DIGEST, "subject", OPT_STR, DG(subject), 0, 0, "vslint",
+     "The subject's prefix: \"PREFIX: N new, N resolved, N open (N critical)\"."},
+    {SECT_DIGEST, "retry_min", OPT_INT, DG(retry_min_s), 1, 86400, "60",
+     "Seconds before the first retry of a refused or dropped delivery; each retry waits twice "
+     "as long, up to retry_max."},
+    {SECT_DIGEST, "retry_max", OPT_INT, DG(retry_max_s), 1, 86400, "3600",
+     "The longest wait between two delivery attempts (at least retry_min)."},
+    {SECT_DIGEST, "attempts", OPT_INT, DG(attempts), 1, 100, "5",
+     "Deliveries vslint digest tries before it gives up; vslint serve keeps trying until it "
+     "stops, and a digest it could not send is sent when it starts again."},
     {SECT_CHECK, "enabled", OPT_BOOL, 0, 0, 1, "true", "false turns the check off."},
     {SECT_CHECK, "severity", OPT_STR, 0, 0, 0, NULL,
      "info, warning or critical: the severity of every finding of the check."},
@@ -148,8 +208,8 @@ static const struct opt options[] = {
 
 static const char *const sect_names[] = {
     [SECT_DATABASE] = "database", [SECT_VCENTER] = "vcenter NAME", [SECT_ARRAY] = "array NAME",
-    [SECT_SERVER] = "server",
-    [SECT_CHECK] = "check ID",    [SECT_WAIVER] = "waiver",
+    [SECT_SERVER] = "server",     [SECT_DIGEST] = "digest",         [SECT_CHECK] = "check ID",
+    [SECT_WAIVER] = "waiver",
 };
 
 /* The keys of a section kind, "a, b, c", for "unknown key" messages. */
@@ -177,7 +237,8 @@ static void free_fields(enum sect_kind kind, void *base)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
         const struct opt *o = &options[i];
-        if (o->sect == kind && o->type != OPT_INT && o->type != OPT_BOOL && o->type != OPT_AUTH)
+        if (o->sect == kind && o->type != OPT_INT && o->type != OPT_BOOL && o->type != OPT_AUTH &&
+            o->type != OPT_STARTTLS)
             free(*(char **)((char *)base + o->offset));
     }
 }
@@ -196,7 +257,9 @@ static int apply_defaults(enum sect_kind kind, void *base)
             break;
         case OPT_BOOL:
         case OPT_AUTH:
-            *(int *)field = !strcmp(o->dflt, "true") || !strcmp(o->dflt, "all");
+        case OPT_STARTTLS:
+            *(int *)field = !strcmp(o->dflt, "true") || !strcmp(o->dflt, "all") ||
+                            !strcmp(o->dflt, "optional");
             break;
         default:
             if (!set_string((char **)field, o->dflt))
@@ -212,6 +275,10 @@ int vsl_config_doc(size_t i, struct vsl_config_doc *out)
         [OPT_STR] = "TEXT",          [OPT_URL] = "URL",           [OPT_BOOL] = "true|false",
         [OPT_ENVNAME] = "NAME",      [OPT_LISTEN] = "ADDRESS:PORT", [OPT_AUTH] = "writes|all",
         [OPT_FILE] = "FILE",         [OPT_SECRET] = "FILE",       [OPT_THUMBPRINT] = "SHA256:AA:BB:...",
+        [OPT_SMTP_URL] = "URL",      [OPT_STARTTLS] = "required|optional",
+        [OPT_ADDRESS] = "ADDRESS",   [OPT_ADDRESSES] = "ADDRESS[,ADDRESS...]",
+        [OPT_TIME] = "HH:MM",        [OPT_TIMEZONE] = "ZONE",
+        [OPT_SEVERITY] = "info|warning|critical",
         [OPT_ARRAYTYPE] = "unity",
     };
     if (i >= NOPTIONS)
@@ -651,6 +718,84 @@ static int valid_listen(const char *value)
     return !strcmp(host, "localhost") || inet_pton(AF_INET, host, addr) == 1;
 }
 
+int vsl_config_hhmm(const char *s)
+{
+    if (strlen(s) != 5 || s[2] != ':')
+        return -1;
+    for (int i = 0; i < 5; i++)
+        if (i != 2 && (s[i] < '0' || s[i] > '9'))
+            return -1;
+    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
+    return h < 24 && m < 60 ? h * 60 + m : -1;
+}
+
+/* local@domain: the local part printable ASCII without the characters that would let it escape
+ * an SMTP command or a header (spaces, <>, quotes, commas, ...); the domain letters, digits,
+ * hyphens and dots. What a storage team writes, not all of RFC 5321. */
+int vsl_config_address(const char *s)
+{
+    const char *at = strchr(s, '@');
+    size_t n = strlen(s);
+
+    if (!at || at == s || strchr(at + 1, '@') || !at[1] || n > 254)
+        return 0;
+    for (const char *p = s; p < at; p++)
+        if (*p <= ' ' || *p >= 127 || strchr("<>()[]\\,;:\"", *p))
+            return 0;
+    if (at[1] == '.' || s[n - 1] == '.' || strstr(at, ".."))
+        return 0;
+    for (const char *p = at + 1; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '.'))
+            return 0;
+    return 1;
+}
+
+/* A comma-separated list of at least one address; each bad one is reported. */
+static int valid_addresses(struct loader *ld, const char *section, const char *key,
+                           const char *value)
+{
+    char *copy = strdup(value), *save = NULL, *tok;
+    int n = 0, ok = 1;
+
+    if (!copy)
+        return 0;
+    for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        size_t len = strlen(tok);
+        while (len && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
+            tok[--len] = '\0';
+        if (!len)
+            continue;
+        n++;
+        if (!vsl_config_address(tok)) {
+            problem(ld, section, key, "'%s' is not an e-mail address (user@example.com)", tok);
+            ok = 0;
+        }
+    }
+    free(copy);
+    if (ok && !n)
+        problem(ld, section, key, "no address: give at least one, comma-separated");
+    return ok && n;
+}
+
+/* A zone name as TZ takes it, that names a file under ZONEINFO: no absolute path, no "..". */
+static int valid_zone(const char *name)
+{
+    char path[512];
+    struct stat st;
+
+    if (!*name || name[0] == '/' || strstr(name, "..") || strlen(name) > 200)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("/_+-", *p)))
+            return 0;
+    snprintf(path, sizeof(path), ZONEINFO "/%s", name);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static void add_secret(struct loader *ld, const char *section, const char *key, const char *path)
 {
     struct secret *s = realloc(ld->secrets, (ld->n_secrets + 1) * sizeof(*s));
@@ -684,6 +829,11 @@ static int handler(void *user, const char *section, const char *key, const char 
         base = ld->cfg;
         if (!ld->cfg->server.line)
             ld->cfg->server.line = ld->section_line;
+    } else if (!strcmp(section, "digest")) {
+        kind = SECT_DIGEST;
+        base = ld->cfg;
+        if (!ld->cfg->digest.line)
+            ld->cfg->digest.line = ld->section_line;
     } else if (!strncmp(section, "vcenter ", 8) || !strcmp(section, "vcenter") ||
                !strncmp(section, "array ", 6) || !strcmp(section, "array")) {
         const int is_array = section[0] == 'a';
@@ -735,7 +885,8 @@ static int handler(void *user, const char *section, const char *key, const char 
         return waiver_key(ld, section, key, value);
     } else {
         problem(ld, section, NULL, "unknown section (expected [database], [server], "
-                                   "[vcenter NAME], [array NAME], [check ID] or [waiver])");
+                                   "[vcenter NAME], [array NAME], [digest], [check ID] or "
+                                   "[waiver])");
         return 1;
     }
 
@@ -791,6 +942,51 @@ static int handler(void *user, const char *section, const char *key, const char 
             return 1;
         }
         return set_string((char **)field, value);
+    case OPT_SMTP_URL:
+        if ((strncmp(value, "smtp://", 7) || !value[7]) && (strncmp(value, "smtps://", 8) || !value[8])) {
+            problem(ld, section, key, "'%s' is not an smtp:// or smtps:// URL", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
+    case OPT_STARTTLS:
+        if (!strcmp(value, "optional"))
+            *(int *)field = 1;
+        else if (!strcmp(value, "required"))
+            *(int *)field = 0;
+        else
+            problem(ld, section, key, "'%s' is not required or optional", value);
+        return 1;
+    case OPT_ADDRESS:
+        if (!vsl_config_address(value)) {
+            problem(ld, section, key, "'%s' is not an e-mail address (user@example.com)", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
+    case OPT_ADDRESSES:
+        if (!valid_addresses(ld, section, key, value))
+            return 1;
+        return set_string((char **)field, value);
+    case OPT_TIME:
+        if (vsl_config_hhmm(value) < 0) {
+            problem(ld, section, key, "'%s' is not a time of day HH:MM (00:00 to 23:59)", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
+    case OPT_TIMEZONE:
+        if (!valid_zone(value)) {
+            problem(ld, section, key, "'%s' is not a time zone of " ZONEINFO
+                    " (e.g. Europe/Berlin, America/New_York, UTC)", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
+    case OPT_SEVERITY: {
+        enum vsl_severity sev;
+        if (vsl_severity_parse(value, &sev) < 0) {
+            problem(ld, section, key, "'%s' is not info, warning or critical", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
+    }
     case OPT_URL:
         if (strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
             problem(ld, section, key, "'%s' is not an http:// or https:// URL", value);
@@ -855,6 +1051,33 @@ static void check_server(struct loader *ld, struct vsl_server_conf *s)
                 "missing: HTTPS needs both tls_cert= and tls_key=");
     if (s->auth_all && !s->token_file)
         problem(ld, "server", "token_file", "missing: auth = all needs a token_file=");
+    ld->line = saved;
+}
+
+static void check_digest(struct loader *ld, struct vsl_digest_conf *d)
+{
+    int saved = ld->line;
+
+    if (!d->line)
+        return;
+    ld->line = d->line;
+    if (!d->smtp_url)
+        problem(ld, "digest", "smtp_url", "missing (e.g. smtp_url = smtp://mail.example.com:587)");
+    if (!d->from)
+        problem(ld, "digest", "from", "missing (e.g. from = vslint@example.com)");
+    if (!d->to)
+        problem(ld, "digest", "to", "missing: at least one recipient address");
+    if (!!d->user != !!d->password_file)
+        problem(ld, "digest", d->user ? "password_file" : "user",
+                "missing: SMTP authentication needs both user= and password_file=");
+    if (d->insecure && d->ca_file)
+        problem(ld, "digest", "insecure", "insecure=true and ca_file= contradict each other");
+    if (d->insecure)
+        vsl_buf_line(&ld->warnings,
+                     "%s:%d: [digest] insecure: warning: the mail server's certificate and host "
+                     "name are not verified, so anyone on the path can read the SMTP password "
+                     "and the digest",
+                     ld->path, d->line);
     ld->line = saved;
 }
 
@@ -946,6 +1169,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     }
     ld.cfg->path = strdup(path);
     if (apply_defaults(SECT_DATABASE, ld.cfg) < 0 || apply_defaults(SECT_SERVER, ld.cfg) < 0 ||
+        apply_defaults(SECT_DIGEST, ld.cfg) < 0 ||
         chk_config_init(&ld.cfg->checks) < 0) {
         fclose(ld.f);
         vsl_config_free(ld.cfg);
@@ -967,6 +1191,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         report(&ld, "%s: out of memory while reading\n", path);
     }
     check_server(&ld, &ld.cfg->server);
+    check_digest(&ld, &ld.cfg->digest);
     if (ld.cfg->n_vcenters == 0) {
         vsl_buf_line(errors, "%s: no [vcenter NAME] section: nothing to poll", path);
         ld.nerr++;
@@ -1010,6 +1235,7 @@ void vsl_config_free(struct vsl_config *cfg)
     free(cfg->arrays);
     chk_config_free(&cfg->checks);
     free_fields(SECT_SERVER, cfg);
+    free_fields(SECT_DIGEST, cfg);
     free_fields(SECT_DATABASE, cfg);
     free(cfg->path);
     free(cfg->warnings);
@@ -1024,6 +1250,27 @@ void vsl_config_wipe(char *secret)
     while (*p)
         *p++ = '\0';
     free(secret);
+}
+
+int vsl_config_smtp_password(const struct vsl_digest_conf *d, char **out, char *err,
+                             size_t errlen)
+{
+    *out = NULL;
+    if (!d->password_file)
+        return 0;
+    int r = vsl_read_file(d->password_file, 4096, out);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot read [digest] password_file %s: %s", d->password_file,
+                 vsl_strerror(r));
+        return r;
+    }
+    if (!**out) {
+        snprintf(err, errlen, "[digest] password_file %s is empty", d->password_file);
+        vsl_config_wipe(*out);
+        *out = NULL;
+        return -VSL_ECONFIG;
+    }
+    return 0;
 }
 
 int vsl_config_password(const struct vsl_vcenter_conf *vc, char **out, char *err, size_t errlen)

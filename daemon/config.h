@@ -41,15 +41,38 @@ struct vsl_server_conf {
     int line;
 };
 
+/* [digest]: the nightly e-mail (daemon/digest.c). line is 0 when the file has no [digest]. */
+struct vsl_digest_conf {
+    char *smtp_url;      /* smtp://HOST[:PORT] or smtps://...; owned */
+    int starttls_optional; /* starttls = optional: plain text when the server offers no STARTTLS */
+    char *user;          /* owned, may be NULL */
+    char *password_file; /* owned, may be NULL; read only when sending, never logged */
+    char *ca_file;       /* owned, may be NULL: the system trust store */
+    int insecure;        /* skip certificate verification of the SMTP server */
+    char *from;          /* one address; owned */
+    char *to;            /* comma-separated addresses, each checked; owned */
+    char *at;            /* HH:MM local time; owned */
+    char *timezone;      /* a zone of /usr/share/zoneinfo, or NULL: the system's; owned */
+    char *min_severity;  /* info|warning|critical; owned */
+    char *public_url;    /* the dashboard, for links; owned, may be NULL */
+    int send_when_empty;
+    char *subject;       /* the subject's prefix; owned */
+    int retry_min_s, retry_max_s; /* backoff of a refused delivery */
+    int attempts;        /* deliveries `vslint digest` tries before it gives up */
+    int line;
+};
+
 struct vsl_config {
     char *path;    /* the file it was read from; owned */
     char *db_path; /* owned */
+    int capacity_retention_days; /* [database] capacity_retention */
     struct vsl_vcenter_conf *vcenters; /* owned array */
     size_t n_vcenters;
     struct vsl_vcenter_conf *arrays; /* owned array: [array NAME] sections, type set */
     size_t n_arrays;
     struct chk_config checks; /* [check ID] settings and [waiver] sections; owned */
     struct vsl_server_conf server; /* [server] */
+    struct vsl_digest_conf digest; /* [digest] */
     char *warnings; /* owned, NULL when none: "FILE:LINE: [section] key: ..." lines */
 };
 
@@ -69,9 +92,19 @@ void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
 int vsl_config_password(const struct vsl_vcenter_conf *vc, char **out, char *err, size_t errlen);
 void vsl_config_wipe(char *secret); /* zeroes and frees; NULL is a no-op */
 
+/* "HH:MM" as minutes after midnight, or -1 when it is not a time of day. */
+int vsl_config_hhmm(const char *s);
+/* Whether s is one plain e-mail address (local@domain, no display name). */
+int vsl_config_address(const char *s);
+/* Reads [digest] password_file (NULL when no password_file: *out NULL, 0). Same rules as
+ * vsl_config_password; the caller wipes *out. */
+int vsl_config_smtp_password(const struct vsl_digest_conf *d, char **out, char *err,
+                             size_t errlen);
+
 /* One key the loader knows, from its option table: for help texts and vslint.conf(5). */
 struct vsl_config_doc {
-    const char *section; /* "database", "vcenter NAME", "array NAME", "server", "check ID", "waiver" */
+    const char *section; /* "database", "vcenter NAME", "array NAME", "server", "digest",
+                            "check ID" or "waiver" */
     const char *key;
     const char *dflt;    /* the value when absent; NULL: none (help says what happens) */
     const char *help;    /* sentences */

@@ -3,8 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include "checks/engine.h"
+#include "checks/runway.h"
 #include "daemon/evaluate.h"
+#include "db/capacity.h"
 #include "db/findings.h"
 #include "util/err.h"
 
@@ -18,6 +23,57 @@ static int configured_array(const char *array, void *ctx)
         if (!strcmp(cfg->arrays[i].name, array))
             return 1;
     return 0;
+}
+
+/* One object's runway as the store takes it; json is malloc'd into *json. */
+static int runway_row(const struct est_capacity_point *h, size_t n, const char *moref,
+                      const char *kind, const struct chk_runway_settings *s, int64_t now_ms,
+                      struct db_runway_row *row, char **json)
+{
+    struct chk_runway rw;
+    int r = chk_runway_estimate(h, n, now_ms, s->window_days, s->warn_free_pct, s->crit_free_pct,
+                                &rw);
+    json_t *o = r < 0 ? NULL : chk_runway_json(&rw);
+
+    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!*json)
+        return -ENOMEM;
+    *row = (struct db_runway_row){.moref = moref, .kind = kind, .json = *json,
+                                  .warn_free_pct = s->warn_free_pct,
+                                  .crit_free_pct = s->crit_free_pct};
+    return 0;
+}
+
+/* The runway of every datastore and datastore cluster of e, with the configured thresholds,
+ * for the API to read (it runs no estimate itself). */
+static int record_runway(struct db *db, const struct vsl_config *cfg, const struct estate *e,
+                         int64_t now_ms)
+{
+    struct chk_runway_settings s;
+    size_t n = e->n_datastores + e->n_pods, k = 0;
+    struct db_runway_row *rows = calloc(n ? n : 1, sizeof(*rows));
+    char **json = calloc(n ? n : 1, sizeof(*json));
+    int r = rows && json ? 0 : -ENOMEM;
+
+    chk_runway_settings(&cfg->checks, &s);
+    for (size_t i = 0; r == 0 && i < e->n_datastores; i++, k++) {
+        const struct est_datastore *d = &e->datastores[i];
+        r = runway_row(d->history, d->n_history, d->moref, "datastore", &s, now_ms, &rows[k],
+                       &json[k]);
+    }
+    for (size_t i = 0; r == 0 && i < e->n_pods; i++, k++) {
+        const struct est_pod *p = &e->pods[i];
+        r = runway_row(p->history, p->n_history, p->moref, "storage_pod", &s, now_ms, &rows[k],
+                       &json[k]);
+    }
+    if (r == 0)
+        r = db_runway_record(db, e->vcenter, now_ms, rows, n);
+    for (size_t i = 0; json && i < n; i++)
+        free(json[i]);
+    free(json);
+    free(rows);
+    return r;
 }
 
 /* Runs the checks over vc's stored snapshot and records the findings. */
@@ -52,6 +108,12 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
     if (w < 0) {
         vsl_buf_line(errors, "vcenter %s: cannot record findings: %s", vcenter,
                        vsl_strerror(w));
+        r = r < 0 ? r : w;
+    }
+    w = record_runway(db, cfg, e, now_ms);
+    if (w < 0) {
+        vsl_buf_line(errors, "vcenter %s: cannot record the capacity runway: %s", vcenter,
+                     vsl_strerror(w));
         r = r < 0 ? r : w;
     }
     for (size_t i = 0; i < res.n_expired; i++) {

@@ -13,9 +13,12 @@
 #include "api/api.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/digest.h"
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
 #include "daemon/serve.h"
+#include "daemon/schedule.h"
+#include "db/digest.h"
 #include "db/pages.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -46,6 +49,8 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
+    pthread_t digest_thread; /* sends the digest at [digest] at=, when configured */
+    int digest_running, digest_stop; /* under mu */
 };
 
 int vsl_backoff_s(int interval_s, int failures)
@@ -113,6 +118,8 @@ static void poll_once(struct poller *p, struct db *db)
     const char *what = p->vc->type ? "array" : "vcenter";
     int64_t now;
 
+    /* The configuration's, as of the last reload. */
+    db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
     if (p->vc->type) {
         vsl_array_poll(db, p->vc, &res);
         if (res.ok)
@@ -199,6 +206,101 @@ out:
     pthread_mutex_unlock(&sv->mu);
     db_close(db);
     return NULL;
+}
+
+/* ---- the digest ---------------------------------------------------------------------------- */
+
+/* Waits up to seconds (a delivery's backoff) unless the daemon stops: nonzero then. */
+static int digest_wait(void *ctx, int seconds)
+{
+    struct serve *sv = ctx;
+    int64_t until = vsl_monotonic_ms() + (int64_t)seconds * 1000;
+    int stop;
+
+    pthread_mutex_lock(&sv->mu);
+    while (!sv->digest_stop && vsl_monotonic_ms() < until) {
+        struct timespec ts;
+        deadline(&ts, until);
+        pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+    }
+    stop = sv->digest_stop;
+    pthread_mutex_unlock(&sv->mu);
+    return stop;
+}
+
+static void *digest_main(void *arg)
+{
+    struct serve *sv = arg;
+    const struct vsl_digest_conf *d = &sv->cfg->digest; /* stable until this thread is joined */
+    int at = vsl_config_hhmm(d->at);
+    struct db *db = NULL;
+    char *msg = NULL, t[64];
+    int64_t due;
+    int r;
+
+    if (db_open(sv->cfg->db_path, &db, &msg) < 0) {
+        log_warnx("digest: cannot open database %s: %s; no digest will be sent", sv->cfg->db_path,
+                  msg ? msg : "error");
+        free(msg);
+        return NULL;
+    }
+    r = vsl_digest_first_due(db, d, at, vsl_now_ms(), &due);
+    if (r < 0) {
+        log_warnx("digest: cannot schedule it: %s; no digest will be sent", vsl_strerror(r));
+        db_close(db);
+        return NULL;
+    }
+    for (;;) {
+        log_debug("digest: next at %s", vsl_sched_format(d->timezone, due, t, sizeof(t)));
+        /* The wall clock decides; waking every minute follows a clock that was set. */
+        pthread_mutex_lock(&sv->mu);
+        for (int64_t left; !sv->digest_stop && (left = due - vsl_now_ms()) > 0;) {
+            struct timespec ts;
+            deadline(&ts, vsl_monotonic_ms() + (left < 60000 ? left : 60000));
+            pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
+        }
+        int stop = sv->digest_stop;
+        pthread_mutex_unlock(&sv->mu);
+        if (stop)
+            break;
+        r = vsl_digest_run(db, sv->cfg, due, vsl_now_ms(), 0, digest_wait, sv, 0, NULL);
+        if (r == -EINTR)
+            break; /* stopping while retrying: the window stays unsent for the next start */
+        int64_t now = vsl_now_ms();
+        if (vsl_sched_next(d->timezone, at, now > due ? now : due, &due) < 0)
+            break;
+    }
+    db_close(db);
+    return NULL;
+}
+
+static void start_digest(struct serve *sv)
+{
+    if (!sv->cfg->digest.line)
+        return;
+    pthread_mutex_lock(&sv->mu);
+    sv->digest_stop = 0;
+    pthread_mutex_unlock(&sv->mu);
+    if (pthread_create(&sv->digest_thread, NULL, digest_main, sv) != 0) {
+        log_warnx("digest: cannot start its thread; no digest will be sent");
+        return;
+    }
+    sv->digest_running = 1;
+    log_info("digest: sending to %s daily at %s%s%s", sv->cfg->digest.to, sv->cfg->digest.at,
+             sv->cfg->digest.timezone ? " " : "",
+             sv->cfg->digest.timezone ? sv->cfg->digest.timezone : "");
+}
+
+static void stop_digest(struct serve *sv)
+{
+    if (!sv->digest_running)
+        return;
+    pthread_mutex_lock(&sv->mu);
+    sv->digest_stop = 1;
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+    pthread_join(sv->digest_thread, NULL);
+    sv->digest_running = 0;
 }
 
 /* ---- hooks the HTTP threads call ----------------------------------------------------------- */
@@ -442,12 +544,16 @@ static void reload(struct serve *sv)
     /* Finish the polls in flight under the old configuration, then carry their state over:
      * copied while a poller still ran, a poll's result could be lost (or read half-written). */
     stop_pollers(sv, 0);
+    stop_digest(sv);
+    vsl_sched_set_process_zone(cfg->digest.line ? cfg->digest.timezone : NULL);
     if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
         pthread_mutex_lock(&sv->mu);
         for (size_t i = 0; i < sv->n; i++)
             sv->pollers[i].stop = 0;
         pthread_mutex_unlock(&sv->mu);
+        vsl_sched_set_process_zone(sv->cfg->digest.line ? sv->cfg->digest.timezone : NULL);
         start_pollers(sv);
+        start_digest(sv);
         goto out;
     }
     if (!same_server(sv->cfg, cfg, sv->token, token)) {
@@ -477,6 +583,7 @@ static void reload(struct serve *sv)
     free(old);
     vsl_config_free(oldcfg);
     start_pollers(sv);
+    start_digest(sv);
     log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
 out:
     vsl_config_wipe(token);
@@ -516,6 +623,8 @@ int cmd_serve(const struct vsl_args *a)
     pthread_condattr_destroy(&ca);
 
     log_config_warnings(sv.cfg);
+    /* Before any thread: the digest's local times then never change the environment. */
+    vsl_sched_set_process_zone(sv.cfg->digest.line ? sv.cfg->digest.timezone : NULL);
     if (read_token(sv.cfg, &sv.token) < 0)
         goto out;
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
@@ -527,6 +636,7 @@ int cmd_serve(const struct vsl_args *a)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
     if (start_pollers(&sv) < 0)
         goto stop;
+    start_digest(&sv);
     for (;;) {
         if (sigwait(&set, &sig) != 0)
             continue;
@@ -542,6 +652,7 @@ int cmd_serve(const struct vsl_args *a)
 stop:
     api_stop(sv.api);
     sv.api = NULL;
+    stop_digest(&sv);
     if (stop_pollers(&sv, STOP_GRACE_MS)) {
         /* A poll still in flight writes inside one transaction: leaving now loses only that
          * poll, and SQLite rolls it back on the next open. */

@@ -63,14 +63,17 @@
     T(ALARM, alarms, alarm, est_alarm, 6, WITHOUT_ROWID)                                           \
     T(ALARM_METRIC, alarm_metrics, alarm_metric, est_alarm_metric, 6, WITHOUT_ROWID)               \
     T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)                    \
-    T(ARRAY_POOL, array_pools, array_pool, est_none, 8, WITHOUT_ROWID)                         \
-    T(ARRAY_LUN, array_luns, array_lun, est_none, 8, WITHOUT_ROWID)
+    T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
+    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
     T(VCENTERS, vcenters, 1)                                                                       \
     T(POLLS, polls, 1)                                                                             \
-    T(FINDINGS, findings, 1)
+    T(FINDINGS, findings, 1)                                                                       \
+    T(CAPACITY_HISTORY, capacity_history, 8)                                                       \
+    T(RUNWAY, runway, 8)                                                                           \
+    T(DIGESTS, digests, 8)
 
 /* ---- inventory ---------------------------------------------------------------------------- */
 
@@ -316,27 +319,27 @@
  * source, one namespace for vCenters and arrays). db_estate_load() joins them to a vCenter's
  * datastores through naa = datastore_extents.disk_name itself. */
 #define DB_COLS_array_pools(X, S, E)                                                               \
-    X(S, E, id, id, TEXT, KEY, 8, NOEST)                                                           \
-    X(S, E, name, name, TEXT, 0, 8, NOEST)                                                         \
-    X(S, E, size_total, size_total, I64, 0, 8, NOEST)                                              \
-    X(S, E, size_free, size_free, I64, 0, 8, NOEST)                                                \
-    X(S, E, size_used, size_used, I64, 0, 8, NOEST)                                                \
-    X(S, E, size_subscribed, size_subscribed, I64, 0, 8, NOEST)                                    \
-    X(S, E, alert_threshold, alert_threshold, INT, 0, 8, NOEST)                                    \
-    X(S, E, health, health, INT, 0, 8, NOEST)                                                      \
-    X(S, E, health_text, health_text, TEXT, 0, 8, NOEST)                                           \
-    X(S, E, snap_size_used, snap_size_used, I64, 0, 8, NOEST)                                      \
-    X(S, E, snap_size_subscribed, snap_size_subscribed, I64, 0, 8, NOEST)
+    X(S, E, id, id, TEXT, KEY, 9, NOEST)                                                           \
+    X(S, E, name, name, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
+    X(S, E, size_free, size_free, I64, 0, 9, NOEST)                                                \
+    X(S, E, size_used, size_used, I64, 0, 9, NOEST)                                                \
+    X(S, E, size_subscribed, size_subscribed, I64, 0, 9, NOEST)                                    \
+    X(S, E, alert_threshold, alert_threshold, INT, 0, 9, NOEST)                                    \
+    X(S, E, health, health, INT, 0, 9, NOEST)                                                      \
+    X(S, E, health_text, health_text, TEXT, 0, 9, NOEST)                                           \
+    X(S, E, snap_size_used, snap_size_used, I64, 0, 9, NOEST)                                      \
+    X(S, E, snap_size_subscribed, snap_size_subscribed, I64, 0, 9, NOEST)
 
 #define DB_COLS_array_luns(X, S, E)                                                                \
-    X(S, E, id, id, TEXT, KEY, 8, NOEST)                                                           \
-    X(S, E, name, name, TEXT, 0, 8, NOEST)                                                         \
-    X(S, E, wwn, wwn, TEXT, 0, 8, NOEST)                                                           \
-    X(S, E, naa, naa, TEXT, 0, 8, NOEST)                                                           \
-    X(S, E, pool, pool, TEXT, 0, 8, NOEST)                                                         \
-    X(S, E, size_total, size_total, I64, 0, 8, NOEST)                                              \
-    X(S, E, size_allocated, size_allocated, I64, 0, 8, NOEST)                                      \
-    X(S, E, thin, thin, BOOL, 0, 8, NOEST)
+    X(S, E, id, id, TEXT, KEY, 9, NOEST)                                                           \
+    X(S, E, name, name, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, wwn, wwn, TEXT, 0, 9, NOEST)                                                           \
+    X(S, E, naa, naa, TEXT, 0, 9, NOEST)                                                           \
+    X(S, E, pool, pool, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
+    X(S, E, size_allocated, size_allocated, I64, 0, 9, NOEST)                                      \
+    X(S, E, thin, thin, BOOL, 0, 9, NOEST)
 
 /* ---- db/'s own tables --------------------------------------------------------------------- */
 
@@ -347,7 +350,7 @@
     X(S, E, last_success_ms, "INTEGER", RAW, 0, 1, NOEST)                                          \
     X(S, E, last_error, "TEXT", RAW, 0, 1, NOEST)                                                  \
     /* NULL for a vCenter; an array's type ("unity") for an [array NAME] source. */             \
-    X(S, E, kind, "TEXT", RAW, 0, 8, NOEST)
+    X(S, E, kind, "TEXT", RAW, 0, 9, NOEST)
 
 #define DB_COLS_polls(X, S, E)                                                                     \
     X(S, E, id, "INTEGER PRIMARY KEY", RAW, PK, 1, NOEST)                                           \
@@ -389,6 +392,49 @@
     X(S, E, unverified_reason, "TEXT", RAW, 0, 5, NOEST)                                           \
     X(S, E, resolution, "TEXT", RAW, 0, 5, NOEST)
 
+/* Capacity at every successful poll of each datastore (kind 'datastore') and datastore cluster
+ * ('storage_pod'), written in the poll's transaction; thinned to the latest point of each hour
+ * once a day old and of each day once 30 days old, and dropped after [database]
+ * capacity_retention days. Outlives the snapshot: a datastore that went away keeps its history
+ * until then. */
+#define DB_COLS_capacity_history(X, S, E)                                                          \
+    X(S, E, vcenter, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, kind, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, moref, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                              \
+    X(S, E, t_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, capacity, "INTEGER", RAW, 0, 8, NOEST)                                                 \
+    X(S, E, free_space, "INTEGER", RAW, 0, 8, NOEST)                                               \
+    X(S, E, uncommitted, "INTEGER", RAW, 0, 8, NOEST)
+
+/* The latest runway estimate of each datastore and datastore cluster, written by each
+ * evaluation (the daemon computes it with the configured thresholds; the API only reads it):
+ * the estimate as the API shows it, and the thresholds it counted down to. */
+#define DB_COLS_runway(X, S, E)                                                                    \
+    X(S, E, vcenter, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                            \
+    X(S, E, moref, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                              \
+    X(S, E, kind, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, computed_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                     \
+    X(S, E, runway_json, "TEXT NOT NULL", RAW, 0, 8, NOEST)                                        \
+    X(S, E, warn_free_pct, "REAL", RAW, 0, 8, NOEST)                                               \
+    X(S, E, crit_free_pct, "REAL", RAW, 0, 8, NOEST)
+
+/* One row per digest sent (daemon/digest.c): the window of findings history it covered, so a
+ * restarted daemon neither repeats nor skips one. slot_ms is the scheduled time it was sent for
+ * (NULL for `vslint digest` run by hand); score what the digest reported, for the next one's
+ * change. Written only after the SMTP server accepted the message. */
+#define DB_COLS_digests(X, S, E)                                                                   \
+    X(S, E, id, "INTEGER PRIMARY KEY", RAW, PK, 8, NOEST)                                           \
+    X(S, E, slot_ms, "INTEGER", RAW, 0, 8, NOEST)                                                  \
+    X(S, E, window_from_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                  \
+    X(S, E, window_to_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                    \
+    X(S, E, sent_ms, "INTEGER NOT NULL", RAW, 0, 8, NOEST)                                         \
+    X(S, E, message_id, "TEXT", RAW, 0, 8, NOEST)                                                  \
+    X(S, E, new_count, "INTEGER", RAW, 0, 8, NOEST)                                                \
+    X(S, E, resolved_count, "INTEGER", RAW, 0, 8, NOEST)                                           \
+    X(S, E, open_count, "INTEGER", RAW, 0, 8, NOEST)                                               \
+    X(S, E, critical_count, "INTEGER", RAW, 0, 8, NOEST)                                           \
+    X(S, E, score, "INTEGER", RAW, 0, 8, NOEST)
+
 /* The indexes: I(name, since, "table(columns)"). An index that changes is a new name (or a hand-
  * written migration that drops the old one). */
 #define DB_INDEXES(I)                                                                              \
@@ -404,9 +450,13 @@
     /* Every column the summary reads, in the order it groups by: one index range read. */        \
     I(findings_summary, 5,                                                                         \
       "findings(status, check_id, severity, vcenter, first_seen_ms, last_seen_ms,"                 \
-      " unverified_since_ms)")                                                                    \
+      " unverified_since_ms)")                                                                  \
+    /* One object's points in time order, and the range each poll thins or drops. */               \
+    I(capacity_history_key, 8, "capacity_history(vcenter, moref, t_ms)")                          \
+    I(capacity_history_age, 8, "capacity_history(vcenter, t_ms)")                                  \
+    I(runway_key, 8, "runway(vcenter, moref)")                                                     \
     /* The join of a datastore's extents to the array LUNs behind them. */                      \
-    I(array_luns_naa, 8, "array_luns(naa)")
+    I(array_luns_naa, 9, "array_luns(naa)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

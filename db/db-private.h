@@ -25,7 +25,19 @@ struct db {
     sqlite3_stmt *ins[T_NTABLES];
     sqlite3_stmt *del[T_NTABLES];
     int in_snapshot; /* a db_snapshot is open on this connection */
+    int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */
 };
+
+/* The runway of a datastore no evaluation has estimated yet (JSON, no single quote: it goes
+ * into SQL as a literal too). */
+#define DB_RUNWAY_NONE                                                                             \
+    "{\"days_to_warning\":null,\"days_to_critical\":null,\"growth_gb_per_day\":null,"              \
+    "\"history_days\":0,\"reason\":\"not estimated yet\"}"
+
+/* Records the capacity of vcenter's datastores and datastore clusters as its snapshot stores
+ * them at t_ms, and thins and ages out its history (db/capacity.c); inside the snapshot's
+ * transaction, before the poll is recorded (prev_ms: the previous successful poll, 0 if none). */
+int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t prev_ms);
 
 /* Brings the schema up to db_schema_version(), one transaction per migration.
  * On error *errmsg (if not NULL) receives a malloc'd message. */

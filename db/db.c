@@ -420,10 +420,36 @@ fail:
     return r;
 }
 
+/* When vcenter's last successful poll finished (before this one is recorded), 0 if never. */
+static int last_success(struct db *db, const char *vcenter, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->h, "SELECT last_success_ms FROM vcenters WHERE name = ?1", -1,
+                                &st, NULL);
+
+    *out = 0;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading the last poll");
+}
+
+void db_set_capacity_retention(struct db *db, int days)
+{
+    assert(db && days >= 0);
+    db->capacity_retention_ms = (int64_t)days * 86400000;
+}
+
 int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,
                        int64_t counts[DB_NKINDS])
 {
-    int64_t n[DB_NKINDS] = {0};
+    int64_t n[DB_NKINDS] = {0}, prev = 0;
     char *cj = NULL;
     int r;
 
@@ -436,6 +462,12 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
         r = -ENOMEM;
         goto fail;
     }
+    r = last_success(snap->db, snap->vcenter, &prev);
+    /* An array's snapshot has no datastore: no capacity point to record. */
+    if (r == 0 && !snap->kind)
+        r = db_capacity_record(snap->db, snap->vcenter, finished_ms, prev);
+    if (r < 0)
+        goto fail;
     r = record_poll(snap->db, snap->vcenter, snap->url, snap->kind, started_ms, finished_ms, NULL,
                     cj);
     if (r < 0)

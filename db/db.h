@@ -53,11 +53,17 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url,
  * says so, and readers tell arrays from vCenters by it. Before commit. */
 void db_snapshot_set_kind(struct db_snapshot *snap, const char *kind);
 /* Records the poll as successful (started/finished in unix milliseconds), commits, frees snap.
+ * In the same transaction: the capacity of every datastore and datastore cluster at
+ * finished_ms into the capacity history, thinned and aged out (see db/capacity.h).
  * counts (may be NULL) receives the number of rows stored per kind. */
 int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,
                        int64_t counts[DB_NKINDS]);
 /* Rolls back: the previous snapshot of that vCenter stays as it was. Frees snap. */
 void db_snapshot_abort(struct db_snapshot *snap);
+
+/* How many days of capacity history a commit keeps ([database] capacity_retention); 0, the
+ * default of a connection, keeps it all. */
+void db_set_capacity_retention(struct db *db, int days);
 
 /* Records a failed poll (the inventory is untouched). */
 int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t started_ms,

@@ -447,6 +447,10 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
         r = vsl_buf_addstr(sql, " AND resolution = :resolution");
     if (r == 0 && f->resolved_at_ms)
         r = vsl_buf_addstr(sql, " AND resolved_at_ms = :resolved_at");
+    if (r == 0 && f->window == DB_WINDOW_FIRST_SEEN)
+        r = vsl_buf_addstr(sql, " AND first_seen_ms > :w_from AND first_seen_ms <= :w_to");
+    if (r == 0 && f->window == DB_WINDOW_RESOLVED)
+        r = vsl_buf_addstr(sql, " AND resolved_at_ms > :w_from AND resolved_at_ms <= :w_to");
     return r;
 }
 
@@ -471,6 +475,10 @@ static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int
         rc = sqlite3_bind_int(st, i, sev_order);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":resolved_at")))
         rc = sqlite3_bind_int64(st, i, f->resolved_at_ms);
+    if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":w_from")))
+        rc = sqlite3_bind_int64(st, i, f->window_from_ms);
+    if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":w_to")))
+        rc = sqlite3_bind_int64(st, i, f->window_to_ms);
     if (c && rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, key_params[0])))
         rc = sqlite3_bind_int(st, i, order);
     for (i = 1; c && i < DB_CURSOR_FIELDS && rc == SQLITE_OK; i++)

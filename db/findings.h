@@ -42,6 +42,10 @@ struct db_findings_filter {
                              verified ones; 0: both */
     const char *resolution; /* "fixed", "disabled", or NULL: any */
     int64_t resolved_at_ms; /* 0, or only findings resolved at exactly this time (one run) */
+    /* DB_WINDOW_FIRST_SEEN: only findings first seen in (window_from_ms, window_to_ms];
+     * DB_WINDOW_RESOLVED: only those resolved then (the digest's "new" and "resolved"). */
+    enum db_window { DB_WINDOW_NONE, DB_WINDOW_FIRST_SEEN, DB_WINDOW_RESOLVED } window;
+    int64_t window_from_ms, window_to_ms;
     int limit;            /* 0 = no limit */
     const char *cursor;   /* opaque, from a previous page's *next, or NULL */
 };

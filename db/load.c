@@ -1064,6 +1064,82 @@ out:
     return r;
 }
 
+/* The capacity history of the pods and datastores loaded, over the EST_HISTORY_DAYS before
+ * the snapshot, at most one point an hour (the latest of each): what datastore-runway reads. */
+static int load_history(struct load *L, sqlite3 *h)
+{
+    static const char sql[] =
+        "SELECT moref, kind, t_ms, capacity, free_space FROM capacity_history"
+        " WHERE vcenter = ?1 AND t_ms >= ?2 AND t_ms <= ?3 AND capacity > 0"
+        " AND free_space IS NOT NULL ORDER BY moref, t_ms";
+    const int64_t hour = 3600000;
+    sqlite3_stmt *st = NULL;
+    struct est_capacity_point *run_items, **array = NULL;
+    size_t *count = NULL;
+    int rc, r = 0;
+
+    vsl_buf_reset(&L->rows);
+    vsl_buf_reset(&L->key);
+    rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, L->e->polled_ms - (int64_t)EST_HISTORY_DAYS * 86400000);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, L->e->polled_ms);
+    for (;;) {
+        int row = rc == SQLITE_OK || rc == SQLITE_ROW ? (rc = sqlite3_step(st)) == SQLITE_ROW : 0;
+        const char *moref = row ? text(st, 0) : NULL;
+        /* A run ends where the moref changes: its points go to their object. */
+        if (!row || !moref || L->key.len != strlen(moref) + 1 ||
+            memcmp(L->key.data, moref, L->key.len)) {
+            if (array && L->rows.len > 0) {
+                run_items = est_alloc(L->e, L->rows.len);
+                if (!run_items) {
+                    r = -ENOMEM;
+                    break;
+                }
+                memcpy(run_items, L->rows.data, L->rows.len);
+                *array = run_items;
+                *count = L->rows.len / sizeof(*run_items);
+            }
+            vsl_buf_reset(&L->rows);
+            vsl_buf_reset(&L->key);
+            array = NULL;
+            if (!row)
+                break;
+            if (!moref || vsl_buf_add(&L->key, moref, strlen(moref) + 1) < 0)
+                continue;
+            const char *kind = text(st, 1);
+            size_t i;
+            if (kind && !strcmp(kind, "storage_pod") &&
+                (i = refs_find(&L->pods, moref)) != EST_NONE) {
+                array = &L->e->pods[i].history;
+                count = &L->e->pods[i].n_history;
+            } else if (kind && !strcmp(kind, "datastore") &&
+                       (i = refs_find(&L->datastores, moref)) != EST_NONE) {
+                array = &L->e->datastores[i].history;
+                count = &L->e->datastores[i].n_history;
+            }
+        }
+        if (!array)
+            continue; /* an object that is gone from the snapshot */
+        struct est_capacity_point p = {.t_ms = sqlite3_column_int64(st, 2),
+                                       .capacity = sqlite3_column_int64(st, 3),
+                                       .free_space = sqlite3_column_int64(st, 4)};
+        struct est_capacity_point *prev =
+            L->rows.len ? (struct est_capacity_point *)(L->rows.data + L->rows.len) - 1 : NULL;
+        if (prev && prev->t_ms / hour == p.t_ms / hour)
+            *prev = p; /* the latest of the hour */
+        else if ((r = vsl_buf_add(&L->rows, &p, sizeof(p))) < 0)
+            break;
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = db_fail(h, rc, "loading the capacity history");
+    sqlite3_finalize(st);
+    return r;
+}
+
 /* When the vCenter's last successful poll finished; -VSL_ENOTFOUND if it never had one. */
 static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
 {
@@ -1116,6 +1192,8 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
         r = load_table(&L, db->h, &tables[i]);
     if (r == 0)
         r = load_pools(&L, db->h);
+    if (r == 0)
+        r = load_history(&L, db->h);
     if (r == 0 && est_failed(L.e))
         r = -ENOMEM;
     if (r == 0) {

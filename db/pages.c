@@ -20,10 +20,15 @@ struct page_view {
     const char *key; /* the column after name in the sort key: NULL for moref */
 };
 
-/* The join of datastores and array pools, both ways: an extent's disk_name is the naa. name
+/* The runway the last evaluation recorded (db/capacity.h); until one did, every figure unknown.
+ * The join of datastores and array pools, both ways: an extent's disk_name is the naa. name
  * of an array LUN (array_luns.naa, from its WWN), which lives in a pool. */
 static const struct db_extra ds_extras[] = {
     {"storage_pod", "p.name", DB_TEXT},
+    {"runway",
+     "json(coalesce((SELECT r.runway_json FROM runway r WHERE r.vcenter = x.vcenter"
+     " AND r.moref = x.moref), '" DB_RUNWAY_NONE "'))",
+     DB_RAW},
     {"pools",
      "json((SELECT json_group_array(json_object('array', q.vcenter, 'id', q.id, 'name', q.name,"
      " 'size_total', q.size_total, 'size_free', q.size_free)) FROM (SELECT DISTINCT p.vcenter,"
@@ -70,7 +75,7 @@ static const struct page_view views[] = {
     [DB_PAGE_DATASTORES] = {T_DATASTORE,
                             "vcenter moref name type url capacity free_space uncommitted"
                             " accessible maintenance_mode vmfs_major nas_remote_host parent"
-                            " storage_pod vm_count pools",
+                            " storage_pod vm_count runway pools",
                             " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
                             ds_extras, NULL},
     [DB_PAGE_HOSTS] = {T_HOST, "vcenter moref name parent connection_state vnic_count"

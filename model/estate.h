@@ -13,9 +13,23 @@
 #define EST_UNKNOWN (-1)
 #define EST_NONE    ((size_t)-1)
 
+/* One point of an object's capacity history (db/'s capacity_history: one per successful poll,
+ * thinned to one an hour after a day and one a day after a month). */
+struct est_capacity_point {
+    int64_t t_ms;                 /* when the poll that read it finished */
+    int64_t capacity, free_space; /* bytes */
+};
+
+/* How far back the estate's capacity histories reach (datastore-runway's longest window). */
+#define EST_HISTORY_DAYS 90
+
 struct est_pod {
     const char *moref, *name;
     int64_t capacity, free_space; /* bytes, as vCenter sums them for the datastore cluster */
+    /* Its capacity history over the last EST_HISTORY_DAYS, oldest first, at most one point an
+     * hour (the latest of each hour); empty when none was recorded. */
+    struct est_capacity_point *history;
+    size_t n_history;
 };
 
 /* Where the host LUN lists have the device of an extent: which host, and which of its LUNs. */
@@ -67,6 +81,8 @@ struct est_datastore {
     size_t n_extents;
     struct est_mount *mounts; /* the hosts that mount it, in host moref order */
     size_t n_mounts;
+    struct est_capacity_point *history; /* as est_pod.history */
+    size_t n_history;
     /* The array pools its extents' LUNs live in (indexes into estate.pools), when a configured
      * array holds them; none when no array does (the datastore is then simply not joined). */
     size_t *pools;

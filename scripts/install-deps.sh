@@ -12,7 +12,7 @@ apt-get install -y -q --no-install-recommends \
     libcurl4-openssl-dev libssl-dev libxml2-dev libsqlite3-dev libinih-dev libjansson-dev \
     libmicrohttpd-dev libcmocka-dev libsystemd-dev scdoc bash-completion \
     golang-go golang-github-vmware-govmomi-dev \
-    python3 python3-pytest sqlite3 curl ca-certificates openssl
+    python3 python3-pytest python3-aiosmtpd sqlite3 curl ca-certificates openssl
 # Node.js runs the independent validators of the test suite; keep a newer one if present.
 if ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -q --no-install-recommends nodejs npm

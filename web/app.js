@@ -17,6 +17,8 @@
     expanded: new Set(),   // fingerprints whose details are open; kept across refreshes
     seq: 0,                // drops answers to findings requests that a newer one replaced
     thresholds: { warn: 30, crit: 10 },
+    openDatastore: null,   // "vcenter/moref" of the datastore whose capacity chart is open
+    openLabel: null,
     timer: null,
   };
 
@@ -431,10 +433,15 @@
         mark.style.left = (100 - t) + '%';
         track.append(mark);
       }
+      // The name opens the datastore's capacity chart (its history and where it is heading).
+      const open = el('button', { type: 'button', class: 'link open', 'aria-controls': 'ds-capacity',
+        'aria-expanded': String(state.openDatastore === r.d.vcenter + '/' + r.d.moref),
+        title: 'Capacity history and runway of ' + r.label }, r.label);
+      open.addEventListener('click', () => openDatastore(r.d, r.label));
       const li = el('li', { 'data-datastore': r.d.name, 'data-level': r.level, title: r.label + ': ' + figures },
-        el('span', { class: 'name' }, r.label, r.d.accessible === false ? el('span', { class: 'err' }, ' inaccessible') : null),
+        el('span', { class: 'name' }, open, r.d.accessible === false ? el('span', { class: 'err' }, ' inaccessible') : null),
         track,
-        el('span', { class: 'figures' }, figures));
+        el('span', { class: 'figures' }, figures, runwayNote(r.d.runway)));
       // The array pools behind it, when a configured array holds its LUNs: a thin LUN fills
       // its pool whatever the datastore shows. Opened on demand.
       const pools = r.d.pools || [];
@@ -453,6 +460,52 @@
       ol.append(li);
     }
     chart.replaceChildren(ol);
+    if (state.openDatastore) {
+      const d = list.find((x) => x.vcenter + '/' + x.moref === state.openDatastore);
+      if (d) loadCapacity(d).catch(() => {});
+    }
+  }
+
+  /* " · 12 days to critical" when the critical line is in sight within a quarter. */
+  function runwayNote(rw) {
+    if (!rw || typeof rw.days_to_critical !== 'number' || rw.days_to_critical > 90) return null;
+    return el('span', { class: 'runway' }, ' · ' + rw.days_to_critical + ' day' +
+      (rw.days_to_critical === 1 ? '' : 's') + ' to critical');
+  }
+
+  function runwayText(rw) {
+    if (!rw) return '';
+    const days = (n, what) => (typeof n === 'number' ? n + ' day' + (n === 1 ? '' : 's') + ' to ' + what : null);
+    const parts = [days(rw.days_to_warning, 'warning'), days(rw.days_to_critical, 'critical')].filter(Boolean);
+    let t = parts.length ? parts.join(', ') : '';
+    if (typeof rw.growth_gb_per_day === 'number') {
+      t += (t ? '; ' : '') + (rw.growth_gb_per_day >= 0 ? 'growing ' : 'shrinking ') +
+        fmtBytes(Math.abs(rw.growth_gb_per_day) * 1073741824) + ' a day';
+    }
+    t += (t ? ' ' : '') + 'over ' + rw.history_days + ' days of history';
+    if (rw.reason) t += ' (' + rw.reason + ')';
+    return t;
+  }
+
+  async function openDatastore(d, label) {
+    state.openDatastore = d.vcenter + '/' + d.moref;
+    state.openLabel = label;
+    for (const b of document.querySelectorAll('#ds-chart button.open')) {
+      b.setAttribute('aria-expanded', String(b.textContent === label));
+    }
+    try {
+      await loadCapacity(d);
+      $('ds-capacity').scrollIntoView({ block: 'nearest' });
+    } catch (e) {
+      if (!(e instanceof AuthError)) setBanner(e.message, 'error');
+    }
+  }
+
+  // GET /api/v1/inventory/datastores/history (docs/openapi.yaml, CapacitySeries).
+  async function loadCapacity(d) {
+    const s = await api('/api/v1/inventory/datastores/history?vcenter=' + encodeURIComponent(d.vcenter) +
+      '&moref=' + encodeURIComponent(d.moref));
+    capacityChart($('ds-capacity'), s, state.openLabel || d.name);
   }
 
   /* ---------- array pools ---------- */
@@ -550,6 +603,59 @@
     const legend = el('ul', { class: 'legend' }, ...series.map((s) =>
       el('li', {}, el('span', { class: 'key s-' + s.cls, 'aria-hidden': 'true' }), s.name)));
     fig.replaceChildren(fig.querySelector('figcaption'), chart, legend);
+  }
+
+  /* One datastore's free space over time: the recorded points (a line), the projection at the
+   * measured rate (dashed), and the warning and critical thresholds (horizontal lines, each with
+   * data-threshold and data-value, its free space in bytes). */
+  function capacityChart(fig, s, label) {
+    const W = 640, H = 220, L = 56, R = 8, T = 10, B = 22;
+    const pts = (s.points || []).filter((p) => typeof p.free_space === 'number')
+      .map((p) => ({ t: toDate(p.t).getTime(), v: p.free_space }));
+    const proj = (s.projection || []).map((p) => ({ t: toDate(p.t).getTime(), v: p.free_space }));
+    const last = (s.points || [])[(s.points || []).length - 1] || {};
+    const thr = s.thresholds || {};
+    const caption = el('figcaption', {}, 'Free space of ' + label);
+    fig.hidden = false;
+    if (!pts.length) {
+      fig.replaceChildren(caption, el('p', { class: 'muted' }, 'No capacity history recorded yet.'));
+      return;
+    }
+    const all = pts.concat(proj);
+    const t0 = Math.min(...all.map((p) => p.t)), t1 = Math.max(...all.map((p) => p.t), t0 + 86400000);
+    const yMax = Math.max(1, last.capacity || 0, ...all.map((p) => p.v));
+    const x = (t) => L + ((t - t0) * (W - L - R)) / (t1 - t0);
+    const y = (v) => T + (H - T - B) * (1 - v / yMax);
+    const path = (list) => list.map((p, i) => (i ? 'L' : 'M') + x(p.t).toFixed(1) + ' ' + y(p.v).toFixed(1)).join('');
+    const day = (t) => new Date(t).toISOString().slice(0, 10);
+    const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+      'aria-label': 'Free space of ' + label + ': ' + fmtBytes(pts[pts.length - 1].v) + ' now; ' + runwayText(s.runway) });
+    chart.append(svg('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }),
+      svg('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }),
+      svg('text', { class: 'tick', x: L - 4, y: T + 8, 'text-anchor': 'end', text: fmtBytes(yMax) }),
+      svg('text', { class: 'tick', x: L - 4, y: H - B, 'text-anchor': 'end', text: '0' }),
+      svg('text', { class: 'tick', x: L, y: H - 4, text: day(t0) }),
+      svg('text', { class: 'tick', x: W - R, y: H - 4, 'text-anchor': 'end', text: day(t1) }));
+    for (const [name, pct] of [['warning', s.warn_free_pct], ['critical', s.crit_free_pct]]) {
+      const v = thr[name + '_bytes'];
+      if (typeof v !== 'number') continue;
+      chart.append(svg('g', { class: 's-' + name },
+        svg('line', { class: 'threshold', 'data-threshold': name, 'data-value': v,
+          x1: L, x2: W - R, y1: y(v).toFixed(1), y2: y(v).toFixed(1) },
+        svg('title', { text: name + ' below ' + pct + ' % free (' + fmtBytes(v) + ')' })),
+        svg('text', { class: 'tick', x: W - R - 2, y: (y(v) - 3).toFixed(1), 'text-anchor': 'end',
+          text: name + ' ' + pct + ' %' })));
+    }
+    chart.append(svg('g', { class: 's-history', 'data-series': 'history' },
+      svg('path', { class: 'line', d: path(pts) })));
+    if (proj.length > 1) {
+      chart.append(svg('g', { class: 's-projection', 'data-series': 'projection' },
+        svg('path', { class: 'line', d: path(proj) })));
+    }
+    const legend = el('ul', { class: 'legend' },
+      el('li', {}, el('span', { class: 'key s-history', 'aria-hidden': 'true' }), 'free space'),
+      proj.length > 1 ? el('li', {}, el('span', { class: 'key s-projection', 'aria-hidden': 'true' }), 'projection') : null);
+    fig.replaceChildren(caption, chart, legend, el('p', { class: 'runway muted' }, runwayText(s.runway)));
   }
 
   // GET /api/v1/history (docs/openapi.yaml, History): one entry per day, oldest first.

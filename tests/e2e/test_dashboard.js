@@ -17,121 +17,14 @@ const assert = require('assert');
 const { spawn } = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
-const net = require('net');
-const os = require('os');
 const path = require('path');
-const readline = require('readline');
+const {
+  ROOT, VSLINT, children, work, newCase, check, eq, step, startSim, freePort, writeFile, tail,
+  stop, loadPlaywright, launch, watch, run,
+} = require('./e2elib');
 
-const ROOT = process.env.SOURCE_ROOT || path.resolve(__dirname, '../..');
-const VSLINT = process.env.VSLINT || path.join(ROOT, 'build/vslint');
-const VCSIM = process.env.VCSIM || path.join(ROOT, 'build/tests/sim/vcsim-vslint');
-const UNITY_SIM = process.env.UNITY_SIM || path.join(ROOT, 'build/tests/sim/unity-vslint');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOT = process.env.E2E_SCREENSHOT || path.join(ROOT, 'build/e2e-dashboard.png');
-const DEADLINE_MS = 240000;
-
-/* ---------- cases: named steps of checks, each reporting every mismatch ---------- */
-
-const cases = [];
-let current = null; /* the case of the step running */
-let aborted = null; /* the name of the step that threw: the steps after it are skipped */
-
-function newCase(name) {
-  const c = { name, failures: [], checked: 0, skipped: null };
-  cases.push(c);
-  return c;
-}
-
-/* A check of the step running, or of the case `into` (a page's error watch). */
-function check(what, cond, detail, into) {
-  const c = into || current || newCase('checks outside any step');
-  c.checked++;
-  if (!cond) c.failures.push(what + (detail !== undefined ? ': ' + detail : ''));
-}
-function eq(what, got, want) {
-  check(what, got === want, 'got ' + JSON.stringify(got) + ', want ' + JSON.stringify(want));
-}
-
-async function step(name, fn) {
-  const c = newCase(name);
-  if (aborted) {
-    c.skipped = 'not run: step "' + aborted + '" did not finish';
-    return;
-  }
-  current = c;
-  try {
-    await fn();
-  } catch (e) {
-    c.failures.push('aborted: ' + (e && e.stack ? e.stack : e));
-    aborted = name;
-  } finally {
-    current = null;
-  }
-}
-
-const failed = () => cases.filter((c) => !c.skipped && c.failures.length);
-
-/* The cases as JUnit XML in E2E_RESULTS (when set), for scripts/test.sh to count. */
-function writeResults() {
-  const file = process.env.E2E_RESULTS;
-  if (!file) return;
-  const esc = (s) => String(s).replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]|\x1b\[[0-9;]*m/g, '')
-    .replace(/[<>&"]/g, (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[ch]);
-  const skipped = cases.filter((c) => c.skipped).length;
-  const out = ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites>',
-    '  <testsuite name="test_dashboard.js" tests="' + cases.length + '" failures="' +
-    failed().length + '" skipped="' + skipped + '">'];
-  for (const c of cases) {
-    out.push('    <testcase classname="e2e.dashboard" name="' + esc(c.name) + '">');
-    if (c.skipped) out.push('      <skipped message="' + esc(c.skipped) + '"/>');
-    else if (c.failures.length) {
-      out.push('      <failure message="' + esc(c.failures[0].split('\n')[0]) + '">' +
-        esc(c.failures.join('\n')) + '</failure>');
-    }
-    out.push('    </testcase>');
-  }
-  out.push('  </testsuite>', '</testsuites>', '');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, out.join('\n'));
-}
-
-/* ---------- processes ---------- */
-
-const children = [];
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vslint-e2e-'));
-
-function startSim(bin, args) {
-  const proc = spawn(bin || VCSIM, args || ['-scenario', 'violations', '-page-size', '100',
-    '-stop-after-seconds', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(proc);
-  let err = '';
-  proc.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
-  return new Promise((resolve, reject) => {
-    const rl = readline.createInterface({ input: proc.stdout });
-    rl.once('line', (line) => {
-      if (line.startsWith('http')) resolve({ proc, url: line.trim() });
-      else reject(new Error('simulator printed ' + JSON.stringify(line) + ': ' + err));
-    });
-    proc.once('exit', (code) => reject(new Error('simulator exited ' + code + ': ' + err)));
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function writeFile(name, text, mode) {
-  const p = path.join(work, name);
-  fs.writeFileSync(p, text, { mode: mode || 0o644 });
-  return p;
-}
+const UNITY_SIM = process.env.UNITY_SIM || path.join(ROOT, 'build/tests/sim/unity-vslint');
 
 /* vslint serve on a fresh port; resolves once /readyz answers 200. */
 async function startServe(name, conf, token) {
@@ -154,18 +47,6 @@ async function startServe(name, conf, token) {
   throw new Error('vslint serve (' + name + ') never became ready; its log:\n' + tail(log));
 }
 
-function tail(file) {
-  try { return fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n'); } catch (e) { return ''; }
-}
-
-function stop(proc, timeoutMs) {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
-    const t = setTimeout(() => proc.kill('SIGKILL'), timeoutMs || 20000);
-    proc.once('exit', (code, sig) => { clearTimeout(t); resolve(sig ? sig : code); });
-    proc.kill('SIGTERM');
-  });
-}
 
 async function getJSON(base, p, token) {
   const r = await fetch(base + p, { headers: token ? { Authorization: 'Bearer ' + token } : {} });
@@ -173,46 +54,6 @@ async function getJSON(base, p, token) {
   return r.json();
 }
 
-/* ---------- the browser ---------- */
-
-function loadPlaywright() {
-  const dir = path.join(ROOT, 'tests/tools/node_modules/playwright-core');
-  if (!fs.existsSync(dir)) {
-    throw new Error('playwright-core is not installed: run `npm install` in tests/tools ' +
-      '(scripts/test.sh does)');
-  }
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(CHROMIUM + ' is missing: apt-get install chromium (scripts/install-deps.sh)');
-  }
-  return require(dir);
-}
-
-async function launch(chromium) {
-  const profile = fs.mkdtempSync(path.join(work, 'chromium-'));
-  // A persistent context is a fresh --user-data-dir that playwright-core manages; the flags
-  // keep Chromium from reaching out to the network on its own.
-  return chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
-
-/* Every JavaScript error, console error (but those matching `expected`) and failed request on
- * the page is a failure of the page's own case. */
-function watch(page, label, expected) {
-  const c = newCase(label + ': no JavaScript error, console error or failed request');
-  page.on('pageerror', (e) => check(label + ': no JavaScript error', false, e.message, c));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !(expected && expected.test(m.text()))) {
-      check(label + ': no console error', false, m.text(), c);
-    }
-  });
-  page.on('requestfailed', (r) => check(label + ': request ' + r.url() + ' succeeds', false,
-    r.failure() && r.failure().errorText, c));
-}
 
 async function loaded(page, atLeast) {
   await page.waitForFunction((n) => Number(document.body.dataset.loaded || 0) >= n, atLeast || 1,
@@ -390,6 +231,84 @@ async function dashboard(page, base, api) {
     eq('critical line has the critical colour', await colour('#hist-findings g[data-series="critical"] path'), crit);
   });
 
+  await step('a datastore opened shows its capacity chart with the thresholds and projection',
+    async () => {
+      // Ten days of history planted in the real database (nobody waits ten days): ds-free-ok
+      // lost 1 % of its 600 GiB a day down to its 40 % free now, so the warning line (30 %)
+      // is 10 days away and the critical one (10 %) 30 days; then a poll records today's point
+      // and the runway.
+      const GIB = 2 ** 30, CAP = 600 * GIB;
+      const plant = require('child_process').spawnSync('/usr/bin/python3', ['-c', [
+        'import sqlite3, sys, time',
+        'con = sqlite3.connect(sys.argv[1])',
+        'now = int(time.time() * 1000)',
+        'm, = con.execute("SELECT moref FROM datastores WHERE name = \'ds-free-ok\'").fetchone()',
+        'con.executemany("INSERT INTO capacity_history (vcenter, kind, moref, t_ms, capacity,'
+          + ' free_space) VALUES (\'lab\', \'datastore\', ?, ?, ?, ?)", [(m, now - d * 86400000,'
+          + ' ' + CAP + ', ' + CAP + ' // 100 * (40 + d)) for d in range(10, 0, -1)])',
+        'con.commit()'].join('\n'), api.db], { encoding: 'utf8' });
+      eq('history planted', plant.status, 0);
+      const hdr = { Authorization: 'Bearer ' + api.token };
+      const r = await fetch(base + '/api/v1/polls?vcenter=lab', { method: 'POST', headers: hdr });
+      eq('poll queued', r.status, 202);
+      let ds = null;
+      for (const until = Date.now() + 60000; Date.now() < until;) {
+        const doc = await getJSON(base, '/api/v1/inventory/datastores?limit=1000');
+        ds = doc.datastores.find((d) => d.name === 'ds-free-ok');
+        if (ds && ds.runway.days_to_critical !== null) break;
+        await new Promise((res) => setTimeout(res, 300));
+      }
+      eq('the API gives ds-free-ok 30 days to critical', ds && ds.runway.days_to_critical, 30);
+      const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
+      await page.click('#refresh');
+      await loaded(page, n + 1);
+      await page.click('#ds-chart li[data-datastore="ds-free-ok"] button.open');
+      await page.waitForSelector('#ds-capacity svg g[data-series="projection"]', { timeout: 15000 })
+        .catch(() => {});
+      const c = await page.$eval('#ds-capacity', (fig) => {
+        const line = (n) => {
+          const l = fig.querySelector('line.threshold[data-threshold="' + n + '"]');
+          return l ? { y: Number(l.getAttribute('y1')), value: Number(l.dataset.value),
+            colour: getComputedStyle(l).stroke } : null;
+        };
+        const path = (n) => {
+          const p = fig.querySelector('g[data-series="' + n + '"] path');
+          return p ? { d: p.getAttribute('d'), len: p.getTotalLength() } : null;
+        };
+        return { hidden: fig.hidden, caption: fig.querySelector('figcaption').textContent,
+          warning: line('warning'), critical: line('critical'), history: path('history'),
+          projection: path('projection'), text: fig.querySelector('p.runway').textContent,
+          label: fig.querySelector('svg').getAttribute('aria-label') };
+      });
+      check('the chart is shown', !c.hidden);
+      eq('its caption', c.caption, 'Free space of ds-free-ok');
+      check('warning threshold line at 30 % of capacity', c.warning &&
+        c.warning.value === Math.trunc(0.30 * CAP), JSON.stringify(c.warning));
+      check('critical threshold line at 10 % of capacity', c.critical &&
+        c.critical.value === Math.trunc(0.10 * CAP), JSON.stringify(c.critical));
+      check('the critical line is drawn below the warning line', c.warning && c.critical &&
+        c.critical.y > c.warning.y, JSON.stringify([c.warning, c.critical]));
+      const crit = await page.$eval('.sev.critical', (e) => getComputedStyle(e).color);
+      eq('the critical line has the critical colour', c.critical && c.critical.colour, crit);
+      // 10 planted, the first poll's and the one asked for above
+      check('the history is a line through 12 points', c.history &&
+        (c.history.d.match(/[ML]/g) || []).length === 12 && c.history.len > 0,
+        JSON.stringify(c.history));
+      check('the projection is drawn', c.projection && c.projection.len > 0,
+        JSON.stringify(c.projection));
+      check('the projection crosses the critical line', (() => {
+        if (!c.projection || !c.critical) return false;
+        const ys = c.projection.d.split(/[ML]/).filter(Boolean).map((p) => Number(p.split(' ')[1]));
+        return ys.length === 2 && ys[0] < c.critical.y && ys[1] > c.critical.y;
+      })(), c.projection && c.projection.d);
+      check('the runway is written out', /10 days to warning, 30 days to critical/.test(c.text),
+        c.text);
+      check('a screen reader hears it', /30 days to critical/.test(c.label || ''), c.label);
+      eq('the opened name says expanded', await page.getAttribute(
+        '#ds-chart li[data-datastore="ds-free-ok"] button.open', 'aria-expanded'), 'true');
+      await page.screenshot({ path: SHOT.replace(/\.png$/, '-capacity.png'), fullPage: true });
+    });
+
   await step('the severity filter shows the critical findings only', async () => {
     await page.selectOption('#f-severity', 'critical');
     await page.waitForFunction(
@@ -531,6 +450,7 @@ async function main() {
       all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
       history: await getJSON(serve.base, '/api/v1/history?days=30'),
       pools: await getJSON(serve.base, '/api/v1/inventory/pools?limit=1000'),
+      db: path.join(work, 'vslint.db'),
     };
     ctx = await launch(chromium);
   });
@@ -560,41 +480,4 @@ async function main() {
   }
 }
 
-async function cleanup() {
-  for (const p of children) await stop(p, 5000);
-  if (!failed().length && !process.env.E2E_KEEP) fs.rmSync(work, { recursive: true, force: true });
-}
-
-/* Writes the results, prints the failed cases and exits. */
-function finish() {
-  writeResults();
-  const bad = failed();
-  const checked = cases.reduce((n, c) => n + c.checked, 0);
-  if (bad.length) {
-    console.log('e2e dashboard: ' + bad.length + ' of ' + cases.length + ' cases failed:');
-    for (const c of bad) {
-      console.log('  ' + c.name + ':');
-      for (const f of c.failures) console.log('    ' + f);
-    }
-    console.log('work directory kept: ' + work);
-    process.exit(1);
-  }
-  console.log('e2e dashboard: ' + cases.length + ' cases (' + checked + ' checks) passed');
-}
-
-const watchdog = setTimeout(() => {
-  (current || newCase('the test finishes in time')).failures.push(
-    'gave up after ' + DEADLINE_MS / 1000 + ' s');
-  cleanup().then(finish);
-}, DEADLINE_MS);
-
-main().then(async () => {
-  clearTimeout(watchdog);
-  await cleanup();
-  finish();
-}, async (e) => {
-  clearTimeout(watchdog);
-  newCase('the test runs to its end').failures.push(e && e.stack ? e.stack : String(e));
-  await cleanup();
-  finish();
-});
+run('test_dashboard.js', 'e2e.dashboard', main);

@@ -16,28 +16,22 @@ PASSWORD = 'vslint-secret'
 USER = 'vslint'
 
 
-class Sim:
-    """A running simulator: scenario, URL, and (with truth=True) the JSON it says it holds."""
+class Responder:
+    """A simulator process that prints its SDK URL on its first line of output and writes the
+    JSON it says it holds to -truth FILE: started by the subclasses, stopped by stop() or at
+    the end of a `with` block."""
 
-    def __init__(self, scenario='violations', page_size=100, tls=False, workdir=None,
-                 extra=()):
+    def __init__(self, binary, args, what, workdir=None):
         self.workdir = workdir or tempfile.mkdtemp(prefix='vslint-sim-')
         self.truth_path = os.path.join(self.workdir, 'truth-%s.json' % os.getpid())
-        self.cert_path = os.path.join(self.workdir, 'sim-cert.pem') if tls else None
-        args = [VCSIM, '-scenario', scenario, '-page-size', str(page_size),
-                '-truth', self.truth_path, '-stop-after-seconds', '900']
-        if tls:
-            args += ['-tls', '-cert-out', self.cert_path]
-        args += list(extra)
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen([binary, '-truth', self.truth_path] + list(args),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith('http'):
             err = self.proc.stderr.read()
-            raise RuntimeError('simulator did not start: %r %s' % (self.url, err[-2000:]))
+            raise RuntimeError('%s did not start: %r %s' % (what, self.url, err[-2000:]))
 
     def truth(self):
-        import json
         with open(self.truth_path) as f:
             return json.load(f)
 
@@ -58,6 +52,17 @@ class Sim:
         self.stop()
 
 
+class Sim(Responder):
+    """The govmomi simulator harness (tests/sim/) running a scenario."""
+
+    def __init__(self, scenario='violations', page_size=100, tls=False, workdir=None,
+                 extra=()):
+        workdir = workdir or tempfile.mkdtemp(prefix='vslint-sim-')
+        self.cert_path = os.path.join(workdir, 'sim-cert.pem') if tls else None
+        args = ['-scenario', scenario, '-page-size', str(page_size), '-stop-after-seconds', '900']
+        if tls:
+            args += ['-tls', '-cert-out', self.cert_path]
+        super().__init__(VCSIM, args + list(extra), 'simulator', workdir)
 class UnitySim:
     """A running Unity responder (tests/sim/unity/): its URL, and its control endpoint, which
     plants faults (fault=KIND&at=N: the Nth instances read, at=0 every one) and says what the
@@ -245,6 +250,25 @@ class VimClient:
                          '</RemoveAllSnapshots_Task>' % vm_moref)
         task = re.search(r'<returnval type="Task">([^<]+)<', resp).group(1)
         return self.wait_task(task)
+
+
+def inventory_counts(inv):
+    """How many objects of each kind (the names of the simulators' truth "counts") one
+    vCenter's stored inventory (`vslint inventory --format json`) holds."""
+    hosts, vms = inv['hosts'], inv['vms']
+    return {
+        'datastore': len(inv['datastores']),
+        'storage_pod': len(inv['storage_pods']),
+        'vm': len(vms),
+        'host': len(hosts),
+        'dvswitch': len(inv['dvswitches']),
+        'iscsi_hba': sum(len(h['iscsi_hbas']) for h in hosts),
+        'lun': sum(len(h['luns']) for h in hosts),
+        'lun_path': sum(len(l['paths']) for h in hosts for l in h['luns']),
+        'vnic': sum(len(h['vnics']) for h in hosts),
+        'vdisk': sum(len(v['disks']) for v in vms),
+        'snapshot': sum(len(v['snapshots']) for v in vms),
+    }
 
 
 def display_name(x):

@@ -287,7 +287,12 @@ def test_promtool_accepts_metrics(metrics):
     assert promtool, 'promtool is missing (Debian package prometheus; scripts/install-deps.sh)'
     p = subprocess.run([promtool, 'check', 'metrics'], input=metrics.body, capture_output=True,
                        text=True, timeout=60)
-    assert p.returncode == 0, (p.stdout + p.stderr)[:500]
+    # The one lint problem accepted: issue 8 names the runway gauge in days (what a person
+    # plans by, and what the rules and the dashboard say), where promtool's convention wants
+    # seconds. Exit status 3 is "lint problems only"; anything else still fails.
+    accepted = 'vslint_datastore_runway_days use base unit "seconds" instead of "days"'
+    problems = [l for l in (p.stdout + p.stderr).splitlines() if l.strip() and l != accepted]
+    assert p.returncode in (0, 3) and not problems, (p.stdout + p.stderr)[:500]
 
 
 def test_findings_metric(metrics, allf):

@@ -56,6 +56,13 @@ def exercise(srv):
         g('/api/v1/inventory/%s?cursor=zz' % kind)
         g('/api/v1/inventory/%s' % kind, headers={'If-None-Match': a.headers.get('etag', '')})
     g('/api/v1/inventory/clusters')
+    a = g('/api/v1/inventory/datastores/history?vcenter=lab&datastore=ds-crowded')
+    g('/api/v1/inventory/datastores/history?vcenter=lab&datastore=ds-crowded',
+      headers={'If-None-Match': a.headers.get('etag', '')})
+    g('/api/v1/inventory/datastores/history?vcenter=lab&moref=' + a.json()['moref'])
+    g('/api/v1/inventory/datastores/history?vcenter=lab&datastore=pod-free-low')
+    g('/api/v1/inventory/datastores/history?vcenter=lab&datastore=no-such')
+    g('/api/v1/inventory/datastores/history?vcenter=lab')
     srv.post('/api/v1/polls')
     srv.post('/api/v1/polls', token='not-the-token-not-the-token')
     srv.post('/api/v1/polls?vcenter=nope', token=TOKEN)

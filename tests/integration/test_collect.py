@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from simlib import PASSWORD, Sim, vcenter, vslint
+from simlib import PASSWORD, Sim, inventory_counts, vcenter, vslint
 
 # name -> simulator flags: every way of reading the same estate must store the same inventory.
 READS = {
@@ -86,19 +86,7 @@ def test_gzip_answers(reads):
 
 
 def test_counts(read, stored):
-    hosts = stored['hosts']
-    counts = {
-        'datastore': len(stored['datastores']),
-        'storage_pod': len(stored['storage_pods']),
-        'vm': len(stored['vms']),
-        'host': len(hosts),
-        'dvswitch': len(stored['dvswitches']),
-        'iscsi_hba': sum(len(h['iscsi_hbas']) for h in hosts),
-        'lun': sum(len(h['luns']) for h in hosts),
-        'lun_path': sum(len(l['paths']) for h in hosts for l in h['luns']),
-        'vnic': sum(len(h['vnics']) for h in hosts),
-        'vdisk': sum(len(v['disks']) for v in stored['vms']),
-    }
+    counts = inventory_counts(stored)
     assert {k: counts.get(k) for k in read.truth['counts']} == read.truth['counts']
 
 

@@ -227,6 +227,9 @@ def test_every_number_has_its_range_and_default_and_the_ranges_hold():
                 assert lo <= dflt <= hi, entry
                 section = '[vcenter lab]' if sect == 'vcenter NAME' else '[%s]' % sect
                 head = BASE if sect == 'vcenter NAME' else BASE + section + '\n'
+                if sect == 'digest':  # its required keys
+                    head += ('smtp_url = smtp://127.0.0.1\nfrom = a@example.com\n'
+                             'to = b@example.com\n')
                 if sect == 'array NAME':  # a whole array section, its required keys set
                     head = BASE + ARRAY
                 ok = config_check(tmp, head + '%s = %d\n' % (key, hi))

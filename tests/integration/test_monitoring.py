@@ -28,9 +28,6 @@ PROMTOOL = shutil.which('promtool')
 ALLOWED = {
     # Prometheus's own: 1 while a target is scraped (VslintDown).
     'up',
-    # Days until a datastore is full: another issue adds it to /metrics; VslintDatastoreRunwayShort
-    # is written and unit-tested ahead of it and stays silent until then.
-    'vslint_datastore_runway_days',
 }
 # Grafana's variables, replaced by something PromQL-shaped before promtool reads a query.
 GRAFANA_VARS = {'$__rate_interval': '5m', '$__interval': '1m', '$__range': '1d'}

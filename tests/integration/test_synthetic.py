@@ -6,46 +6,27 @@ answers, and the mutation hook (POST /synth/mutate) must change what a poll read
 import json
 import os
 import re
-import signal
-import subprocess
-import tempfile
 import urllib.error
 import urllib.request
 
 import pytest
 
-from simlib import PASSWORD, USER, Workspace, run_ok, vcenter, vslint
+from simlib import PASSWORD, USER, Responder, Workspace, inventory_counts, run_ok, vcenter, vslint
 
 SYNTH = os.environ.get('VCSIM_SYNTH', 'build/tests/sim/vcsim-synth')
 VMS = 300
 
 
-class Synth:
-    """A running vcsim-synth with the counts it wrote (-truth)."""
+class Synth(Responder):
+    """A running vcsim-synth with the counts it says it generated."""
 
     def __init__(self, *extra):
-        self.dir = tempfile.mkdtemp(prefix='vslint-synth-')
-        truth = os.path.join(self.dir, 'truth.json')
-        self.proc = subprocess.Popen(
-            [SYNTH, '-vms', str(VMS), '-page-size', '40', '-truth', truth,
-             '-stop-after-seconds', '300'] + list(extra),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith('http'):
-            raise RuntimeError('vcsim-synth did not start: %s' % self.proc.stderr.read()[-2000:])
-        with open(truth) as f:
-            self.counts = json.load(f)['counts']
+        super().__init__(SYNTH, ['-vms', str(VMS), '-page-size', '40',
+                                 '-stop-after-seconds', '300'] + list(extra), 'vcsim-synth')
+        self.counts = self.truth()['counts']
 
     def base(self):
         return self.url[:-len('/sdk')]
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture(scope='module')
@@ -66,23 +47,6 @@ def polled(synth):
     ws.cleanup()
 
 
-def stored_counts(inv):
-    hosts, vms = inv['hosts'], inv['vms']
-    return {
-        'datastore': len(inv['datastores']),
-        'storage_pod': len(inv['storage_pods']),
-        'vm': len(vms),
-        'host': len(hosts),
-        'dvswitch': len(inv['dvswitches']),
-        'iscsi_hba': sum(len(h['iscsi_hbas']) for h in hosts),
-        'lun': sum(len(h['luns']) for h in hosts),
-        'lun_path': sum(len(l['paths']) for h in hosts for l in h['luns']),
-        'vnic': sum(len(h['vnics']) for h in hosts),
-        'vdisk': sum(len(v['disks']) for v in vms),
-        'snapshot': sum(len(v['snapshots']) for v in vms),
-    }
-
-
 def test_collect_succeeds(polled):
     res = polled[2]
     assert res.returncode == 0, res.stderr[-1000:]
@@ -90,7 +54,7 @@ def test_collect_succeeds(polled):
 
 
 def test_stores_the_generated_counts(synth, polled):
-    assert stored_counts(polled[3]) == synth.counts
+    assert inventory_counts(polled[3]) == synth.counts
 
 
 def test_every_read_answered(polled):

@@ -5,6 +5,9 @@ package main
 //
 //	POST /vslint-sim/host?name=esx-san-1&esxcli=refuse|allow
 //	POST /vslint-sim/host?name=esx-san-1&connection=connected|disconnected|notResponding
+//	POST /vslint-sim/datastore?name=ds-clean-01&free=BYTES[&capacity=BYTES]
+//	    (a datastore filling up, freed, or grown; its datastore cluster's sums follow)
+//	    or &free_pct=N (free space as a percentage of the capacity, e.g. 5)
 //
 // Answers 204 on success, 400 with a one-line reason otherwise. Changes go
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
@@ -12,6 +15,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -71,6 +75,74 @@ func controlHost(r *http.Request) error {
 	return nil
 }
 
+func datastoreByName(name string) *simulator.Datastore {
+	for _, e := range simulator.Map.All("Datastore") {
+		if d, ok := e.(*simulator.Datastore); ok && d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// bytesParam is the whole number of bytes in parameter key, keep when it is absent.
+func bytesParam(r *http.Request, key string, keep int64) (int64, error) {
+	v := r.FormValue(key)
+	if v == "" {
+		return keep, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s must be a whole number of bytes, not %q", key, v)
+	}
+	return n, nil
+}
+
+func controlDatastore(r *http.Request) error {
+	name := r.FormValue("name")
+	d := datastoreByName(name)
+	if d == nil {
+		return fmt.Errorf("no datastore %q", name)
+	}
+	var err error
+	simulator.Map.WithLock(d, func() {
+		var capacity, free int64
+		if capacity, err = bytesParam(r, "capacity", d.Summary.Capacity); err != nil {
+			return
+		}
+		if free, err = bytesParam(r, "free", d.Summary.FreeSpace); err != nil {
+			return
+		}
+		if v := r.FormValue("free_pct"); v != "" {
+			var pct float64
+			if _, e := fmt.Sscanf(v, "%g", &pct); e != nil || pct < 0 || pct > 100 {
+				err = fmt.Errorf("free_pct must be a number from 0 to 100, not %q", v)
+				return
+			}
+			free = int64(float64(capacity) * pct / 100)
+		}
+		if free > capacity {
+			err = fmt.Errorf("free (%d) is more than capacity (%d)", free, capacity)
+			return
+		}
+		dc, df := capacity-d.Summary.Capacity, free-d.Summary.FreeSpace
+		simulator.Map.Update(d, []types.PropertyChange{
+			{Name: "summary.capacity", Val: capacity},
+			{Name: "summary.freeSpace", Val: free},
+		})
+		if d.Parent != nil {
+			if pod, ok := simulator.Map.Get(*d.Parent).(*simulator.StoragePod); ok {
+				simulator.Map.WithLock(pod, func() {
+					simulator.Map.Update(pod, []types.PropertyChange{
+						{Name: "summary.capacity", Val: pod.Summary.Capacity + dc},
+						{Name: "summary.freeSpace", Val: pod.Summary.FreeSpace + df},
+					})
+				})
+			}
+		}
+	})
+	return err
+}
+
 func serveControl(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -80,6 +152,8 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimPrefix(r.URL.Path, controlPrefix) {
 	case "host":
 		err = controlHost(r)
+	case "datastore":
+		err = controlDatastore(r)
 	default:
 		err = fmt.Errorf("unknown control %q", r.URL.Path)
 	}

@@ -28,6 +28,9 @@ static const struct {
 } rows[] = {
     {GOOD_VC, NULL},
     {"[database]\npath = /tmp/x.db\n" GOOD_VC, NULL},
+    {"[database]\ncapacity_retention = 30\n" GOOD_VC,
+     ":2: [database] capacity_retention: '30' is not a whole number from 31 to 36500"},
+    {"[database]\ncapacity_retention = 1y\n" GOOD_VC, "capacity_retention: '1y' is not a whole"},
     {GOOD_VC "pasword = x\n", ":5: [vcenter prod] pasword: unknown key"},
     {GOOD_VC "insecure = maybe\n", ":5: [vcenter prod] insecure: 'maybe' is not true or false"},
     {GOOD_VC "interval = 5\n", ":5: [vcenter prod] interval: '5' is not a whole number from 10"},
@@ -139,6 +142,7 @@ static void test_defaults_and_values(void **state)
     vsl_buf_init(&errors, 65536);
     assert_int_equal(vsl_config_load(path, &cfg, &errors), 0);
     assert_string_equal(cfg->db_path, "/tmp/v.db");
+    assert_int_equal(cfg->capacity_retention_days, 400);
     assert_int_equal(cfg->n_vcenters, 2);
     assert_string_equal(cfg->vcenters[0].name, "prod");
     assert_int_equal(cfg->vcenters[0].insecure, 1);

@@ -833,8 +833,12 @@ static void test_schema_is_the_column_lists(void **state)
             const struct db_column *col = &d->cols[c];
             const char *type = col->type == DB_TEXT || col->type == DB_FN ? "TEXT" : "INTEGER";
             int nn = (col->flags & DB_NN) != 0;
+            char decl_type[16];
             if (col->type == DB_RAW) {
-                type = strncmp(col->decl, "TEXT", 4) == 0 ? "TEXT" : "INTEGER";
+                /* the declared type is the declaration's first word */
+                snprintf(decl_type, sizeof(decl_type), "%.*s", (int)strcspn(col->decl, " "),
+                         col->decl);
+                type = decl_type;
                 nn = strstr(col->decl, "NOT NULL") != NULL;
             }
             assert_int_equal(vsl_buf_printf(&want, "%s|%s|%d|%d\n", col->name, type, nn,

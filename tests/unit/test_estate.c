@@ -242,8 +242,11 @@ static int setup(void **state)
     fx->file = file;
     fx->db = file->db;
     tl_snapshot(file->db, "vc-a", fill, NULL, 1, 2, NULL);
-    if (db_estate_load(file->db, "vc-a", &fx->e) < 0)
+    int r = db_estate_load(file->db, "vc-a", &fx->e);
+    if (r < 0) {
+        fprintf(stderr, "db_estate_load: %s\n", vsl_strerror(r));
         return -1;
+    }
     *state = fx;
     return 0;
 }

@@ -1,0 +1,88 @@
+/* The digests table: one row per digest the SMTP server accepted. A digest that could not be
+ * delivered leaves no row, so its window is sent again by the next attempt. */
+#include <assert.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db/db-private.h"
+#include "db/digest.h"
+#include "util/err.h"
+
+int db_digest_last(struct db *db, struct db_digest *out, int64_t *last_slot_ms)
+{
+    static const char sql[] =
+        "SELECT coalesce(slot_ms, 0), window_from_ms, window_to_ms, sent_ms, message_id,"
+        " new_count, resolved_count, open_count, critical_count, coalesce(score, -1),"
+        " (SELECT coalesce(max(slot_ms), 0) FROM digests)"
+        " FROM digests ORDER BY window_to_ms DESC, id DESC LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    int rc, r;
+
+    assert(db && out);
+    memset(out, 0, sizeof(*out));
+    if (last_slot_ms)
+        *last_slot_ms = 0;
+    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *mid = sqlite3_column_text(st, 4);
+        out->slot_ms = sqlite3_column_int64(st, 0);
+        out->from_ms = sqlite3_column_int64(st, 1);
+        out->to_ms = sqlite3_column_int64(st, 2);
+        out->sent_ms = sqlite3_column_int64(st, 3);
+        snprintf(out->message_id, sizeof(out->message_id), "%s", mid ? (const char *)mid : "");
+        out->new_count = sqlite3_column_int64(st, 5);
+        out->resolved_count = sqlite3_column_int64(st, 6);
+        out->open_count = sqlite3_column_int64(st, 7);
+        out->critical_count = sqlite3_column_int64(st, 8);
+        out->score = sqlite3_column_int(st, 9);
+        if (last_slot_ms)
+            *last_slot_ms = sqlite3_column_int64(st, 10);
+        r = 0;
+    } else if (rc == SQLITE_DONE) {
+        r = -VSL_ENOTFOUND;
+    } else {
+        r = db_fail(db->h, rc, "reading the last digest");
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+int db_digest_record(struct db *db, const struct db_digest *d)
+{
+    static const char sql[] =
+        "INSERT INTO digests (slot_ms, window_from_ms, window_to_ms, sent_ms, message_id,"
+        " new_count, resolved_count, open_count, critical_count, score)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(db && d);
+    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = d->slot_ms ? sqlite3_bind_int64(st, 1, d->slot_ms) : sqlite3_bind_null(st, 1);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, d->from_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, d->to_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 4, d->sent_ms);
+    if (rc == SQLITE_OK)
+        rc = db_bind_text(st, 5, d->message_id[0] ? d->message_id : NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 6, d->new_count);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 7, d->resolved_count);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 8, d->open_count);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 9, d->critical_count);
+    if (rc == SQLITE_OK)
+        rc = d->score >= 0 ? sqlite3_bind_int(st, 10, d->score) : sqlite3_bind_null(st, 10);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "recording a digest");
+}
