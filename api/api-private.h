@@ -137,6 +137,7 @@ enum MHD_Result api_h_readyz(struct api_req *r);
 enum MHD_Result api_h_findings(struct api_req *r);
 enum MHD_Result api_h_finding(struct api_req *r);
 enum MHD_Result api_h_checks(struct api_req *r);
+enum MHD_Result api_h_plan(struct api_req *r);
 enum MHD_Result api_h_polls(struct api_req *r);
 enum MHD_Result api_h_summary(struct api_req *r);
 /* /api/v1/inventory/KIND, KIND one of api_inventory_kinds (api/inventory.c). */
@@ -145,6 +146,8 @@ extern const char *const api_inventory_kinds[];
 enum MHD_Result api_h_metrics(struct api_req *r);
 enum MHD_Result api_h_history(struct api_req *r); /* api/history.c */
 enum MHD_Result api_h_capacity(struct api_req *r); /* api/capacity.c */
+enum MHD_Result api_h_gate(struct api_req *r);      /* api/whatif.c */
+enum MHD_Result api_h_placement(struct api_req *r); /* api/whatif.c */
 
 /* api_score() and api_counts() are in api/api.h: the digest reports the same score. */
 

@@ -1,6 +1,7 @@
 /* vslint's HTTP server: the JSON API under /api/v1, /metrics, /healthz and /readyz, on
  * libmicrohttpd with a thread pool. It reads the database and asks the daemon, through hooks,
- * for the pollers' state; it never polls or runs a check itself. */
+ * for the pollers' state and the checks' configuration; it never polls, and runs checks only
+ * for the what-if gate and placement (checks/whatif.c), over a copy of a stored snapshot. */
 #ifndef API_API_H
 #define API_API_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include "checks/engine.h"
 
 /* What the daemon knows about one vCenter's polling, copied out under its lock. */
 struct api_vcenter_status {
@@ -35,6 +37,10 @@ struct api_hooks {
     /* Wakes the poller of vcenter (NULL: of every vCenter) to poll now. 0, or -VSL_ENOTFOUND
      * when no such vCenter is configured. */
     int (*poll_now)(void *ctx, const char *vcenter);
+    /* Copies the running configuration's check settings and waivers into *out (the caller
+     * frees it with chk_config_free), so that a reload cannot free them under a request.
+     * 0 or -ENOMEM. NULL: the defaults are used. */
+    int (*check_config)(void *ctx, struct chk_config *out);
 };
 
 struct api_opts {

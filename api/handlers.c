@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api-private.h"
 #include "checks/check.h"
+#include "checks/plan.h"
 #include "db/findings.h"
 #include "util/err.h"
 
@@ -148,4 +150,42 @@ enum MHD_Result api_h_polls(struct api_req *r)
     }
     free(st);
     return api_respond_json(r, MHD_HTTP_ACCEPTED, json_pack("{s:o}", "queued", queued));
+}
+
+/* The remediation plan of the stored findings as a script (text/plain): the same text as
+ * `vslint plan --offline`. */
+enum MHD_Result api_h_plan(struct api_req *r)
+{
+    static const char *const names[] = {"format", "check", "vcenter", NULL};
+    const char *format = api_arg(r, "format"), *check = api_arg(r, "check");
+    const char *vcenter = api_arg(r, "vcenter");
+    char when[32], scope[API_MAX_ARG * 2 + 64];
+    struct chk_plan_opts o = {.generated_at = when, .scope = scope};
+    struct db_findings_filter f = {.vcenter = vcenter, .check = check};
+    json_t *findings = NULL;
+    char *text = NULL, *next = NULL;
+    int64_t total = 0;
+    size_t len = 0;
+    struct db *db;
+    int rc;
+
+    if (api_args_allowed(r, names) < 0)
+        return api_fail(r);
+    if (chk_plan_format_parse(format ? format : "esxcli", &o.format) < 0)
+        return api_bad(r, "format", "'%s' is not one of esxcli, powercli", format), api_fail(r);
+    if (check && !chk_find(check))
+        return api_bad(r, "check", "no check '%s' (see /api/v1/checks)", check), api_fail(r);
+    if (!(db = api_db(r)))
+        return api_db_error(r, "opening the database", -VSL_EDB);
+    if ((rc = db_findings_query(db, &f, &findings, &total, &next)) < 0)
+        return api_db_error(r, "querying findings", rc);
+    free(next);
+    db_iso_time((int64_t)time(NULL) * 1000, when, sizeof(when));
+    snprintf(scope, sizeof(scope), "%s%s%s%s", vcenter ? "vCenter " : "every vCenter",
+             vcenter ? vcenter : "", check ? ", check " : "", check ? check : "");
+    rc = chk_plan(findings, &o, &text, &len);
+    json_decref(findings);
+    if (rc < 0)
+        return api_db_error(r, "writing the plan", rc);
+    return api_respond_text(r, MHD_HTTP_OK, "text/plain; charset=utf-8", text, len);
 }

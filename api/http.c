@@ -41,9 +41,13 @@ static const struct route routes[] = {
     {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL},
     {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL},
     {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL},
+    {"/api/v1/plan", "GET", api_h_plan, AUTH_READ, NULL},
     {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds},
     {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL},
     {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL},
+    /* A question about the snapshots, which changes nothing: a read. */
+    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL},
+    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

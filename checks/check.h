@@ -164,6 +164,9 @@ const struct est_datastore *chk_measured_datastore(const struct estate *e, size_
 typedef int chk_measured_fn(struct chk_ctx *ctx, const struct est_datastore *d,
                             const struct est_pod *p);
 int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge);
+/* The VMs vms-per-datastore counts on datastore ds (index into e->datastores): those living
+ * there (configuration or a non-RDM disk), templates excluded; and how many are powered on. */
+void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on);
 
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */

@@ -244,6 +244,34 @@ void chk_config_free(struct chk_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
 }
 
+int chk_config_copy(struct chk_config *dst, const struct chk_config *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->settings = malloc(chk_registry_len * sizeof(*dst->settings));
+    dst->waivers = calloc(src->n_waivers ? src->n_waivers : 1, sizeof(*dst->waivers));
+    if (!dst->settings || !dst->waivers)
+        goto nomem;
+    memcpy(dst->settings, src->settings, chk_registry_len * sizeof(*dst->settings));
+    for (size_t i = 0; i < src->n_waivers; i++) {
+        const struct chk_waiver *s = &src->waivers[i];
+        struct chk_waiver *w = &dst->waivers[dst->n_waivers++];
+        *w = (struct chk_waiver){.check = strdup(s->check),
+                                 .object = strdup(s->object),
+                                 .vcenter = dup_or_null(s->vcenter),
+                                 .reason = strdup(s->reason),
+                                 .expires_text = strdup(s->expires_text),
+                                 .expires = s->expires,
+                                 .line = s->line};
+        if (!w->check || !w->object || (s->vcenter && !w->vcenter) || !w->reason ||
+            !w->expires_text)
+            goto nomem;
+    }
+    return 0;
+nomem:
+    chk_config_free(dst);
+    return -ENOMEM;
+}
+
 int chk_evaluation(const struct chk_results *r, struct evaluation *out)
 {
     struct finding *fs;
@@ -466,17 +494,29 @@ static int run_check(const struct chk_config *cfg, const struct check *c,
     return rr < 0 ? rr : add_check(&out->completed, &out->n_completed, c);
 }
 
-double chk_config_param(const struct chk_config *cfg, const char *check_id, const char *name)
+/* The registry index of check id, or chk_registry_len. */
+static size_t registry_index(const char *id)
 {
-    const struct check *c = NULL;
     size_t ci = 0;
 
-    for (; ci < chk_registry_len; ci++) {
-        if (!strcmp(chk_registry[ci]->id, check_id)) {
-            c = chk_registry[ci];
-            break;
-        }
-    }
+    while (ci < chk_registry_len && strcmp(chk_registry[ci]->id, id))
+        ci++;
+    return ci;
+}
+
+const struct chk_settings *chk_config_settings(const struct chk_config *cfg, const char *check_id)
+{
+    size_t ci = registry_index(check_id);
+
+    return ci < chk_registry_len ? &cfg->settings[ci] : NULL;
+}
+
+/* The value of parameter name of check id in cfg (its default when cfg is NULL). */
+static double param_of(const struct chk_config *cfg, const char *check_id, const char *name)
+{
+    size_t ci = registry_index(check_id);
+    const struct check *c = ci < chk_registry_len ? chk_registry[ci] : NULL;
+
     assert(c && "a parameter of a check that does not exist");
     for (size_t i = 0; c && c->params && c->params[i].name; i++)
         if (!strcmp(c->params[i].name, name))
@@ -485,9 +525,14 @@ double chk_config_param(const struct chk_config *cfg, const char *check_id, cons
     return 0;
 }
 
+double chk_config_param(const struct chk_config *cfg, const char *check_id, const char *name)
+{
+    return param_of(cfg, check_id, name);
+}
+
 double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name)
 {
-    return chk_config_param(ctx->cfg, check_id, name);
+    return param_of(ctx->cfg, check_id, name);
 }
 
 int chk_run_one(const struct check *c, const struct chk_settings *s, const struct estate *e,
@@ -537,13 +582,31 @@ static int note_expired(struct chk_results *r, const struct chk_waiver *w)
     return 0;
 }
 
+/* Whether c is among only[0..n] (every check is when only is NULL). */
+static int chosen(const struct check *c, const struct check *const *only, size_t n)
+{
+    for (size_t i = 0; only && i < n; i++)
+        if (only[i] == c)
+            return 1;
+    return !only;
+}
+
 int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t now,
                 struct chk_results *out, char *err, size_t errlen)
+{
+    return chk_run_some(cfg, NULL, 0, e, now, out, err, errlen);
+}
+
+int chk_run_some(const struct chk_config *cfg, const struct check *const *only, size_t n_only,
+                 const struct estate *e, int64_t now, struct chk_results *out, char *err,
+                 size_t errlen)
 {
     int first = 0;
 
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
+        if (!chosen(c, only, n_only))
+            continue;
         if (!cfg->settings[i].enabled) {
             if (add_check(&out->disabled, &out->n_disabled, c) < 0 && !first)
                 first = -ENOMEM;

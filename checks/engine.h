@@ -87,6 +87,18 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
                 struct chk_results *out, char *err, size_t errlen);
 void chk_results_free(struct chk_results *r);
 
+/* chk_run_all() restricted to the checks in only (n_only of them; NULL: every check), for a
+ * caller that needs a few checks' answers over many estates (the what-if gate). */
+int chk_run_some(const struct chk_config *cfg, const struct check *const *only, size_t n_only,
+                 const struct estate *e, int64_t now, struct chk_results *out, char *err,
+                 size_t errlen);
+
+/* The settings of check_id in cfg, or NULL when no check has that id. */
+const struct chk_settings *chk_config_settings(const struct chk_config *cfg, const char *check_id);
+/* A deep copy of src into dst (chk_config_free), for a reader that must outlive a reload.
+ * 0 or -ENOMEM (dst left empty). */
+int chk_config_copy(struct chk_config *dst, const struct chk_config *src);
+
 /* The results as the findings store takes them (model/finding.h): a view that borrows every
  * string from r (and the registry, and the configuration's waivers), valid while r is. Free
  * with evaluation_free(). 0 or -ENOMEM. */

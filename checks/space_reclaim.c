@@ -68,6 +68,43 @@ static char *shell_word(const char *s)
     return w;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* The connected hosts that mount d and can reach it, by name: the volume's reclaim priority is
+ * set from any one of them (vslint plan takes the first). A new reference, NULL on ENOMEM. */
+static json_t *mounted_by(const struct estate *e, const struct est_datastore *d)
+{
+    json_t **names = calloc(d->n_mounts + 1, sizeof(*names)), *a = json_array();
+    size_t n = 0;
+
+    if (!names || !a) {
+        free(names);
+        json_decref(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < d->n_mounts; i++) {
+        const struct est_mount *m = &d->mounts[i];
+        const struct est_host *h = m->host < e->n_hosts ? &e->hosts[m->host] : NULL;
+        if (!h || !h->name || m->mounted == 0 || m->accessible == 0 ||
+            (h->connection_state && strcmp(h->connection_state, "connected") != 0))
+            continue;
+        if (!(names[n++] = json_string(h->name))) {
+            json_decref(a);
+            a = NULL; /* chk_ev_append(NULL, ...) releases the rest */
+            n--;
+        }
+    }
+    if (a)
+        qsort(names, n, sizeof(*names), name_cmp);
+    for (size_t i = 0; i < n; i++)
+        a = chk_ev_append(a, names[i]);
+    free(names);
+    return a;
+}
+
 /* VMFS6 datastores with automatic UNMAP off. */
 static int check_datastores(struct chk_ctx *ctx, const struct estate *e)
 {
@@ -94,9 +131,10 @@ static int check_datastores(struct chk_ctx *ctx, const struct estate *e)
         free(label);
         if (!cmd)
             return -ENOMEM;
-        json_t *ev = json_pack("{s:i, s:s?, s:s, s:s, s:s}", "vmfs_major", d->vmfs_major,
+        json_t *ev = json_pack("{s:i, s:s?, s:s, s:s, s:s, s:o}", "vmfs_major", d->vmfs_major,
                                "vmfs_version", d->vmfs_version, "unmap_priority",
-                               d->unmap_priority, "recommended", "low", "command", cmd);
+                               d->unmap_priority, "recommended", "low", "command", cmd,
+                               "mounted_by", mounted_by(e, d));
         free(cmd);
         if ((r = chk_emit_datastore(ctx, d, SEV_WARNING, msg, ev)) < 0)
             return r;

@@ -83,6 +83,19 @@ static void count_vms(const struct estate *e, struct count *n)
     }
 }
 
+void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on)
+{
+    *vms = *powered_on = 0;
+    for (size_t v = 0; v < e->n_vms; v++) {
+        const struct est_vm *vm = &e->vms[v];
+        if (vm->template == 1 || !lives_on(vm, ds))
+            continue;
+        (*vms)++;
+        if (vm->power_state && !strcmp(vm->power_state, "poweredOn"))
+            (*powered_on)++;
+    }
+}
+
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     double max_vms = chk_param(ctx, "max_vms");

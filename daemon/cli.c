@@ -26,10 +26,13 @@ enum {
     ARG_LOG = 1 << 6,
     ARG_VERBOSE = 1 << 7,
     ARG_DRY_RUN = 1 << 8,
+    ARG_GATE = 1 << 9, /* vslint gate's proposal and --server options, all of them */
+    ARG_CHECK = 1 << 10,
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
 static const char *const log_values[] = {"stderr", "syslog", "journal", NULL};
+static const char *const disk_formats[] = {"thin", "lazy", "eager", NULL};
 
 #define AF(field) offsetof(struct vsl_args, field)
 
@@ -49,12 +52,26 @@ static const struct arg_def {
     {ARG_LOG, {"log", required_argument, NULL, 'l'}, 0, log_values, AF(log)},
     {ARG_VERBOSE, {"verbose", no_argument, NULL, 'v'}, 1, NULL, AF(verbose)},
     {ARG_DRY_RUN, {"dry-run", no_argument, NULL, 'n'}, 0, NULL, AF(dry_run)},
+    {ARG_GATE, {"datastore", required_argument, NULL, 'D'}, 0, NULL, AF(datastore)},
+    {ARG_GATE, {"datastore-cluster", required_argument, NULL, 'P'}, 0, NULL,
+     AF(datastore_cluster)},
+    {ARG_GATE, {"vms", required_argument, NULL, 'N'}, 0, NULL, AF(vms)},
+    {ARG_GATE, {"disk-gb", required_argument, NULL, 'G'}, 0, NULL, AF(disk_gb)},
+    {ARG_GATE, {"disk-format", required_argument, NULL, 'K'}, 0, disk_formats, AF(disk_format)},
+    {ARG_GATE, {"ft", no_argument, NULL, 'T'}, 0, NULL, AF(ft)},
+    {ARG_GATE, {"shared-bus", no_argument, NULL, 'S'}, 0, NULL, AF(shared_bus)},
+    {ARG_GATE, {"allow-stale", no_argument, NULL, 'A'}, 0, NULL, AF(allow_stale)},
+    {ARG_GATE, {"max-age", required_argument, NULL, 'M'}, 0, NULL, AF(max_age)},
+    {ARG_GATE, {"server", required_argument, NULL, 'U'}, 0, NULL, AF(server)},
+    {ARG_GATE, {"token-file", required_argument, NULL, 'k'}, 0, NULL, AF(token_file)},
+    {ARG_CHECK, {"check", required_argument, NULL, 'Q'}, 0, NULL, AF(check)},
 };
 
 #define NARGS (sizeof(args) / sizeof(args[0]))
 
 static const char *const text_json[] = {"text", "json", NULL};
 static const char *const report_formats[] = {"text", "json", "junit", "sarif", NULL};
+static const char *const plan_formats[] = {"esxcli", "powercli", NULL};
 
 struct command {
     const char *name;
@@ -132,6 +149,41 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 no unwaived finding at or above --fail-on, 1 there is one, 2 the run\n"
      "itself failed (bad configuration, a vCenter could not be polled or checked).\n"},
+    {"plan", cmd_plan,
+     ARG_CONFIG | ARG_FORMAT | ARG_CHECK | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE,
+     plan_formats, NULL,
+     "print a reviewed script that fixes the findings a host setting fixes",
+     "Usage: vslint plan -c FILE [--format esxcli|powercli] [--check ID] [--vcenter NAME]\n"
+     "                   [--offline] [-o FILE]\n"
+     "\n"
+     "Polls and checks each configured vCenter (as `vslint check` does; --offline reads the\n"
+     "stored findings instead) and prints a remediation plan for the open findings: the ones\n"
+     "whose fix is a host setting become script steps, grouped by host, each commented with\n"
+     "the finding it fixes (check, object, fingerprint) and the source of the practice, and\n"
+     "each reading the current value first and changing only what is not yet right, so the\n"
+     "plan is safe to run twice:\n"
+     "  multipath-policy    esxcli storage nmp device set / psp roundrobin deviceconfig set\n"
+     "  satp-claim-rule     esxcli storage nmp satp rule add\n"
+     "  iscsi-delayed-ack   esxcli iscsi adapter [discovery sendtarget|target portal] param set\n"
+     "  iscsi-jumbo-frames  esxcli network vswitch standard set, network ip interface set\n"
+     "  space-reclaim       esxcli system settings advanced set (EnableBlockDelete),\n"
+     "                      storage vmfs reclaim config set (VMFS6 UNMAP)\n"
+     "Every other finding (free space, datastore size, snapshots, disk formats, a distributed\n"
+     "switch's MTU, ...) is listed at the end as a task for a person. Waived findings and\n"
+     "findings the last poll could not verify are not planned. vslint applies nothing itself.\n"
+     "\n"
+     "  -c, --config FILE     configuration file (required)\n"
+     "  -f, --format FORMAT   esxcli (default): a sh script run in each host's ESXi shell,\n"
+     "                        `ssh root@HOST sh -s -- HOST < plan.sh`; powercli: a PowerShell\n"
+     "                        script using Get-EsxCli -V2 per host, after Connect-VIServer\n"
+     "      --check ID        only this check's findings\n"
+     "      --vcenter NAME    only this vCenter\n"
+     "      --offline         do not poll: plan from the findings stored by the last run\n"
+     "  -o, --output FILE     write the plan to FILE instead of standard output\n"
+     "  -v, --verbose         log progress to stderr\n"
+     "\n"
+     "Exit status: 0 the plan was written (it may have no steps), 2 an error (configuration,\n"
+     "an unknown check or vCenter, a vCenter that could not be polled).\n"},
     {"serve", cmd_serve, ARG_CONFIG | ARG_LOG | ARG_VERBOSE, NULL, serve_keys,
      "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
@@ -140,7 +192,8 @@ static const struct command commands[] = {
      "interval= seconds (one thread each), runs the checks after each poll and records the findings'\n"
      "history, and serves them over HTTP on the [server] listen= address:\n"
      "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
-     "  /api/v1/inventory/{datastores,hosts,vms,pools}, POST /api/v1/polls (poll now),\n"
+     "  /api/v1/inventory/{datastores,hosts,vms,pools}, /api/v1/plan, POST /api/v1/polls (poll\n"
+     "  now), POST /api/v1/gate (the what-if gate), /api/v1/placement (where it could go),\n"
      "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
      "The API is described in docs/openapi.yaml.\n"
      "\n"
@@ -203,6 +256,56 @@ static const struct command commands[] = {
      "  -f, --format FORMAT   text (default) or json\n"
      "\n"
      "Exit status: 0 listed, 2 an unknown check id or format.\n"},
+    {"gate", cmd_gate, ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER |
+                           ARG_VERBOSE | ARG_GATE,
+     text_json, check_keys,
+     "ask before provisioning: would these VMs keep the estate within best practice?",
+     "Usage: vslint gate -c FILE (--datastore NAME | --datastore-cluster NAME) [--vcenter NAME]\n"
+     "                   [--vms N] --disk-gb G[,G...] [--disk-format thin|lazy|eager]\n"
+     "                   [--ft | --shared-bus] [--fail-on info|warning|critical]\n"
+     "                   [--allow-stale] [--max-age SECONDS] [--offline]\n"
+     "                   [--server URL [--token-file FILE]] [--format text|json]\n"
+     "\n"
+     "Answers what a pipeline asks before it creates VMs: if N VMs with these disks went to\n"
+     "this datastore (or, for a datastore cluster, to its member with the most free space,\n"
+     "where Storage DRS would put them), would the estate still be within best practice?\n"
+     "The proposal is applied to a copy of the vCenter's latest snapshot: thick disks (lazy,\n"
+     "eager) take their full size from free space now, thin disks take nothing now and add\n"
+     "their size to the uncommitted total. Then datastore-free-space (the datastore and its\n"
+     "datastore cluster), vms-per-datastore, thin-overcommit, vdisk-format (--ft and\n"
+     "--shared-bus need eager disks) and datastore-runway, where it exists, run with the\n"
+     "configured thresholds and waivers. The proposal is denied when, after it, the target\n"
+     "has an unwaived finding at or above --fail-on from those checks, or from any check on\n"
+     "the LUNs behind it (a dead path, a single path), or when the snapshot is older than\n"
+     "--max-age (default 2 x the vCenter's interval) and --allow-stale was not given.\n"
+     "Each reason, the figures before and after, the headroom left and the snapshot's age\n"
+     "are printed.\n"
+     "\n"
+     "Without --server it polls the configured vCenters first, as `vslint check` does (a\n"
+     "vCenter that cannot be polled is judged on its last snapshot, and the age rule applies);\n"
+     "with --offline it reads the database only; with --server it asks a running `vslint\n"
+     "serve` (POST /api/v1/gate) and -c is not read.\n"
+     "\n"
+     "  -c, --config FILE           configuration file (required unless --server)\n"
+     "      --datastore NAME        the datastore the VMs would go to, or\n"
+     "      --datastore-cluster NAME  the datastore cluster\n"
+     "      --vcenter NAME          the vCenter, when the name is on more than one\n"
+     "      --vms N                 how many VMs (1-10000, default 1)\n"
+     "      --disk-gb G[,G...]      each VM's disks in GiB (required), e.g. 100,20\n"
+     "      --disk-format FORMAT    thin, lazy (default, as the vSphere Client) or eager\n"
+     "      --ft                    the VMs are protected by Fault Tolerance\n"
+     "      --shared-bus            the VMs share a SCSI bus (MSCS / WSFC)\n"
+     "      --fail-on LEVEL         info, warning (default) or critical\n"
+     "      --allow-stale           judge a snapshot older than --max-age anyway\n"
+     "      --max-age SECONDS       how old a snapshot may be (default 2 x interval)\n"
+     "      --offline               do not poll: judge the last stored snapshots\n"
+     "      --server URL            ask the daemon at URL (http://127.0.0.1:8080)\n"
+     "      --token-file FILE       the bearer token for --server (never on the command line)\n"
+     "  -f, --format FORMAT         text (default) or json (the API's answer)\n"
+     "  -v, --verbose               log progress to stderr\n"
+     "\n"
+     "Exit status: 0 allowed, 1 denied, 2 error (a bad option, an unknown name, no snapshot,\n"
+     "an unreachable server), said in one line on stderr.\n"},
     {"config-check", cmd_config_check, ARG_CONFIG, NULL, NULL,
      "validate a configuration file",
      "Usage: vslint config-check -c FILE\n"
@@ -457,4 +560,13 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
     }
     db_set_capacity_retention(*db, (*cfg)->capacity_retention_days);
     return 0;
+}
+
+void vsl_cli_warn_lines(const struct vsl_buf *errors)
+{
+    for (const char *line = errors->len ? errors->data : ""; *line;) {
+        size_t n = strcspn(line, "\n");
+        log_warnx("%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
 }

@@ -13,10 +13,19 @@ struct vsl_args {
     const char *format;  /* -f, --format: one the command accepts, its first when not given */
     const char *fail_on; /* --fail-on: info, warning, critical or never */
     const char *vcenter; /* --vcenter NAME */
+    const char *check;   /* --check ID */
     const char *output;  /* -o, --output FILE */
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
     int dry_run;         /* --dry-run */
+    /* vslint gate: the proposal, and a daemon to ask instead of polling */
+    const char *datastore, *datastore_cluster; /* --datastore / --datastore-cluster NAME */
+    const char *vms;                           /* --vms N */
+    const char *disk_gb;                       /* --disk-gb G[,G...] */
+    const char *disk_format;                   /* --disk-format thin|lazy|eager */
+    int ft, shared_bus, allow_stale;           /* --ft, --shared-bus, --allow-stale */
+    const char *max_age;                       /* --max-age SECONDS */
+    const char *server, *token_file;           /* --server URL, --token-file FILE */
     int verbose;         /* -v, --verbose */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
@@ -29,6 +38,8 @@ int cmd_config_check(const struct vsl_args *a);
 int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
 int cmd_digest(const struct vsl_args *a);
+int cmd_gate(const struct vsl_args *a); /* daemon/cmd_gate.c */
+int cmd_plan(const struct vsl_args *a);
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };
@@ -42,5 +53,8 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
  * configuration loaded (warnings printed) and its database open. 0, or -1 once the problem is
  * said; then *cfg and *db are NULL. The caller frees both. */
 int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db);
+struct vsl_buf;
+/* Logs each line of errors (vsl_buf_line()'s list) as one warning on stderr. */
+void vsl_cli_warn_lines(const struct vsl_buf *errors);
 
 #endif

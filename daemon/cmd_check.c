@@ -99,14 +99,7 @@ int cmd_check(const struct vsl_args *a)
         goto out;
     }
     /* What went wrong goes to stderr, one line each, whatever the format on stdout. */
-    if (errors.len) {
-        for (char *line = errors.data, *nl; *line; line = nl + 1) {
-            nl = strchr(line, '\n');
-            *nl = '\0';
-            log_warnx("%s", line);
-            *nl = '\n';
-        }
-    }
+    vsl_cli_warn_lines(&errors);
     if (db_findings_summary(db, only, &summary) < 0)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);

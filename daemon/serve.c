@@ -335,6 +335,18 @@ static int hook_poll_now(void *ctx, const char *vcenter)
     return found ? 0 : -VSL_ENOTFOUND;
 }
 
+static int hook_check_config(void *ctx, struct chk_config *out)
+{
+    struct serve *sv = ctx;
+    int r;
+
+    /* A reload swaps sv->cfg under the lock and frees the old one after it. */
+    pthread_mutex_lock(&sv->mu);
+    r = chk_config_copy(out, &sv->cfg->checks);
+    pthread_mutex_unlock(&sv->mu);
+    return r;
+}
+
 /* ---- start, reload, stop ------------------------------------------------------------------- */
 
 /* Makes pollers for cfg, carrying over the state of vCenters that old (may be NULL) had under
@@ -489,7 +501,10 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .header_timeout_s = cfg->server.header_timeout_s,
         .threads = HTTP_THREADS,
     };
-    struct api_hooks h = {.ctx = sv, .status = hook_status, .poll_now = hook_poll_now};
+    struct api_hooks h = {.ctx = sv,
+                          .status = hook_status,
+                          .poll_now = hook_poll_now,
+                          .check_config = hook_check_config};
     char err[512] = "";
     int r = api_start(&o, &h, &sv->api, err, sizeof(err));
 

@@ -1,5 +1,7 @@
 /* The estate's arena: every string and array of a struct estate comes from here and goes away
- * with est_free(). For db/load.c, which builds estates; checks only read them. */
+ * with est_free(). For db/load.c, which builds estates, and the what-if gate
+ * (checks/whatif.c), which builds an estate as it would be after a change; checks only read
+ * them. */
 #ifndef CHK_ESTATE_ARENA_H
 #define CHK_ESTATE_ARENA_H
 
@@ -10,6 +12,12 @@
 /* A new, empty estate of vcenter (copied) with its own arena. NULL when out of memory.
  * Owned by the caller (est_free). */
 struct estate *est_new(const char *vcenter);
+
+/* An estate that shares every array and string of src (which must outlive it) but has an
+ * arena of its own, for a caller that replaces some arrays with changed copies: "src as it
+ * would be after ...". NULL when out of memory. Owned by the caller (est_free frees only
+ * what the overlay allocated). */
+struct estate *est_overlay(const struct estate *src);
 
 /* n zeroed bytes aligned for any type, owned by e's arena. NULL when out of memory (or n is 0);
  * the arena then remembers the failure (est_failed). */

@@ -145,6 +145,19 @@ struct estate *est_new(const char *vcenter)
     return e;
 }
 
+struct estate *est_overlay(const struct estate *src)
+{
+    struct estate *e = est_new(src->vcenter);
+    void *arena;
+
+    if (!e)
+        return NULL;
+    arena = e->arena;
+    *e = *src; /* every array shared; the caller replaces the ones it changes */
+    e->arena = arena;
+    return e;
+}
+
 void est_free(struct estate *e)
 {
     struct arena *a;

@@ -22,6 +22,8 @@ apt-get install -y -q --no-install-recommends chromium
 # promtool (Debian ships it in prometheus) checks /metrics in tests/integration/test_api.py;
 # that test fails without it.
 apt-get install -y -q --no-install-recommends prometheus
+# jq runs the README's Terraform example of the gate (tests/integration/test_gate_api.py).
+apt-get install -y -q --no-install-recommends jq
 # The Debian package and its test (tests/integration/test_package.py): dpkg-buildpackage,
 # debhelper, lintian, and systemd-analyze (systemd) for the unit.
 apt-get install -y -q --no-install-recommends dpkg-dev debhelper fakeroot lintian systemd

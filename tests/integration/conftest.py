@@ -61,6 +61,14 @@ def clean_sim():
 
 
 @pytest.fixture(scope='session')
+def gate_sim():
+    """The `gate` scenario (tests/sim/scenario_gate.go): datastores just under each threshold
+    of the what-if gate; no test changes it."""
+    with Sim('gate') as sim:
+        yield sim
+
+
+@pytest.fixture(scope='session')
 def violations_sim():
     """The `violations` scenario (tests/sim/scenario_violations.go), which no test changes."""
     with Sim('violations') as sim:

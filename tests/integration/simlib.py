@@ -251,6 +251,36 @@ class VimClient:
         task = re.search(r'<returnval type="Task">([^<]+)<', resp).group(1)
         return self.wait_task(task)
 
+    def esxcli(self, host_moref, cmd):
+        """Runs one esxcli command (esxcli_ref.parse_command's {'cmd', 'args'}) on a host
+        through vCenter, as govc host.esxcli and PowerCLI's Get-EsxCli do:
+        RetrieveManagedMethodExecuter on the host, then ExecuteSoap with the command's moid and
+        method and one argument per option, named without dashes, its value
+        "<name>VALUE</name>". Returns the answer's response document; raises RuntimeError with
+        esxcli's message when the command failed."""
+        import re
+        from xml.sax.saxutils import escape
+        resp = self.call('<RetrieveManagedMethodExecuter><_this type="HostSystem">%s</_this>'
+                         '</RetrieveManagedMethodExecuter>' % escape(host_moref))
+        mme = re.search(r'<returnval type="ReflectManagedMethodExecuter">([^<]+)<', resp).group(1)
+        ns = cmd['cmd'][:-1]
+        args = ''
+        for opt, value in cmd['args'].items():
+            name = opt.replace('-', '')
+            value = 'true' if value is True else value
+            args += '<argument><name>%s</name><val>%s</val></argument>' % (
+                name, escape('<%s>%s</%s>' % (name, escape(value), name)))
+        resp = self.call(
+            '<ExecuteSoap><_this type="ReflectManagedMethodExecuter">%s</_this>'
+            '<moid>ha-cli-handler-%s</moid><version>urn:vim25/5.0</version>'
+            '<method>vim.EsxCLI.%s</method>%s</ExecuteSoap>'
+            % (escape(mme), '-'.join(ns), '.'.join(cmd['cmd']), args))
+        fault = re.search(r'<faultMsg>([^<]*)</faultMsg>', resp)
+        if fault:
+            raise RuntimeError('esxcli %s: %s' % (' '.join(cmd['cmd']), fault.group(1)))
+        m = re.search(r'<response>([^<]*)</response>', resp)
+        return m.group(1) if m else ''
+
 
 def inventory_counts(inv):
     """How many objects of each kind (the names of the simulators' truth "counts") one

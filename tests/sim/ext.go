@@ -6,7 +6,8 @@ package main
 //   - HostSystem.RetrieveManagedMethodExecuter and
 //     ReflectManagedMethodExecuter.ExecuteSoap, i.e. esxcli through vCenter,
 //     answering vim.EsxCLI.storage.nmp.device.list and
-//     vim.EsxCLI.storage.nmp.satp.rule.list;
+//     vim.EsxCLI.storage.nmp.satp.rule.list, and the commands that change a
+//     host that `vslint plan` writes (esxcli_set.go);
 //   - a Datastore.RefreshDatastore that keeps planted sizes (the stock one
 //     overwrites capacity/freeSpace with the temp directory's statfs).
 //
@@ -218,6 +219,20 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	}
 	nmp := req.Moid == nmpDeviceMoid && req.Method == nmpDeviceMethod
 	rules := req.Moid == satpRuleMoid && req.Method == satpRuleMethod
+	if set := esxcliSetFor(req.Moid, req.Method); set != nil {
+		return e.runCommand(req, func(h *simulator.HostSystem, args map[string]string) (string, error) {
+			return esxcliTrue, set(h, x, args)
+		})
+	}
+	if get := esxcliGetFor(req.Moid, req.Method); get != nil {
+		return e.runCommand(req, func(h *simulator.HostSystem, args map[string]string) (string, error) {
+			recs, err := get.run(h, x, args)
+			if err != nil {
+				return "", err
+			}
+			return renderRecords(get.list, recs), nil
+		})
+	}
 	if !nmp && !rules {
 		body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
 			Fault: &ReflectManagedMethodExecuterSoapFault{
@@ -240,6 +255,38 @@ func (e *ManagedMethodExecuter) ExecuteSoap(ctx *simulator.Context, req *Execute
 	body.Res = &ExecuteSoapResponse{Returnval: &ReflectManagedMethodExecuterSoapResult{
 		Response: resp,
 	}}
+	return body
+}
+
+// esxcliTrue is what a command that changes the host answers.
+const esxcliTrue = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+	`<obj xmlns:vim25="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" versionId="5.0" xsi:type="xsd:boolean">true</obj>`
+
+// runCommand runs one emulated esxcli command (esxcli_set.go, esxcli_get.go)
+// under the host's lock; its error is esxcli's message in fault.faultMsg.
+func (e *ManagedMethodExecuter) runCommand(req *ExecuteSoapRequest, run func(h *simulator.HostSystem, args map[string]string) (string, error)) soap.HasFault {
+	body := &executeSoapBody{}
+	h, _ := simulator.Map.Get(e.host).(*simulator.HostSystem)
+	if h == nil {
+		body.Fault_ = simulator.Fault("", &types.ManagedObjectNotFound{Obj: e.host})
+		return body
+	}
+	args, err := esxcliArgs(req)
+	out := ""
+	if err == nil {
+		lock(h, func() {
+			controlMu.Lock()
+			defer controlMu.Unlock()
+			out, err = run(h, args)
+		})
+	}
+	res := &ReflectManagedMethodExecuterSoapResult{}
+	if err != nil {
+		res.Fault = &ReflectManagedMethodExecuterSoapFault{FaultMsg: err.Error()}
+	} else {
+		res.Response = out
+	}
+	body.Res = &ExecuteSoapResponse{Returnval: res}
 	return body
 }
 

@@ -28,7 +28,7 @@ import (
 func renameFile(from, to string) error { return os.Rename(from, to) }
 
 func main() {
-	scenario := flag.String("scenario", "clean", "clean | violations | edges | scale:N")
+	scenario := flag.String("scenario", "clean", "clean | violations | edges | gate | scale:N")
 	listen := flag.String("listen", "127.0.0.1:0", "listen address (host:port)")
 	pageSize := flag.Int("page-size", 100, "server-side cap on objects per RetrievePropertiesEx page (0 = none)")
 	useTLS := flag.Bool("tls", false, "serve HTTPS")
@@ -96,6 +96,8 @@ func main() {
 		buildViolations(w)
 	case "edges":
 		buildEdges(w)
+	case "gate":
+		buildGate(w)
 	case "scale":
 		buildScale(w, n)
 	}
@@ -156,7 +158,7 @@ func main() {
 
 func parseScenario(s string) (string, int, error) {
 	switch {
-	case s == "clean" || s == "violations" || s == "edges":
+	case s == "clean" || s == "violations" || s == "edges" || s == "gate":
 		return s, 0, nil
 	case strings.HasPrefix(s, "scale:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "scale:"))
@@ -165,5 +167,5 @@ func parseScenario(s string) (string, int, error) {
 		}
 		return "scale", n, nil
 	}
-	return "", 0, fmt.Errorf("unknown scenario %q (clean | violations | edges | scale:N)", s)
+	return "", 0, fmt.Errorf("unknown scenario %q (clean | violations | edges | gate | scale:N)", s)
 }

@@ -93,6 +93,39 @@ TEST(test_unmap_priority)
     chk_results_free(&r);
 }
 
+/* The hosts a VMFS6 volume's reclaim priority can be set from (vslint plan takes the first):
+ * connected ones that mount it and reach it, by name. */
+TEST(test_unmap_mounted_by)
+{
+    struct est_host hosts[] = {
+        {.moref = "host-1", .name = "esx-b", .connection_state = "connected"},
+        {.moref = "host-2", .name = "esx-a", .connection_state = "connected"},
+        {.moref = "host-3", .name = "esx-c", .connection_state = "disconnected"},
+        {.moref = "host-4", .name = "esx-d", .connection_state = "connected"},
+        {.moref = "host-5", .name = "esx-e", .connection_state = "connected"},
+    };
+    struct est_mount mounts[] = {
+        {.host = 0, .mounted = 1, .accessible = 1}, {.host = 1, .mounted = 1, .accessible = 1},
+        {.host = 2, .mounted = 1, .accessible = 1}, {.host = 3, .mounted = 0, .accessible = 1},
+        {.host = 4, .mounted = 1, .accessible = 0},
+    };
+    struct est_extent ext = {.disk_name = "naa.600601600000000000000000000000d1", .partition = 1};
+    struct est_datastore ds = {.moref = "ds-1", .name = "vmfs6-none", .type = "VMFS",
+                               .capacity = 600LL << 30, .free_space = 300LL << 30,
+                               .accessible = 1, .vmfs_major = 6, .vmfs_local = 0,
+                               .unmap_priority = "none", .pod = EST_NONE, .extents = &ext,
+                               .n_extents = 1, .mounts = mounts, .n_mounts = N(mounts)};
+    struct estate e = {.vcenter = "vc", .hosts = hosts, .n_hosts = N(hosts), .datastores = &ds,
+                       .n_datastores = 1};
+    struct chk_results r = tl_run(&chk_space_reclaim, NULL, &e, NOW);
+    const struct chk_finding *f = tl_find(&r, "vmfs6-none", NULL);
+    assert_non_null(f);
+    assert_string_equal(tl_ev_item(f, "mounted_by", 0, NULL), "esx-a");
+    assert_string_equal(tl_ev_item(f, "mounted_by", 1, NULL), "esx-b");
+    assert_null(tl_ev_item(f, "mounted_by", 2, NULL));
+    chk_results_free(&r);
+}
+
 /* ---- hosts and VMs: in-guest reclaim on VMFS5 ------------------------------------------------ */
 
 enum { DS_VMFS6, DS_VMFS5, DS_NFS, DS_VMFS5_LOCAL, NDS };

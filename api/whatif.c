@@ -1,0 +1,209 @@
+/* POST /api/v1/gate and GET /api/v1/placement: the what-if questions of provisioning
+ * pipelines, answered by checks/whatif.c over the stored snapshots with the running
+ * configuration's thresholds and waivers. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api-private.h"
+#include "checks/whatif.h"
+#include "db/findings.h"
+#include "util/err.h"
+
+#define PLACEMENT_DEFAULT_LIMIT 10
+
+/* Every vCenter's latest snapshot, and the configuration to judge them by. */
+struct sites {
+    struct estate **es;
+    struct chk_site *s;
+    size_t n;
+    struct chk_config cfg;
+};
+
+static void sites_free(struct sites *x)
+{
+    for (size_t i = 0; x->es && i < x->n; i++)
+        est_free(x->es[i]);
+    free(x->es);
+    free(x->s);
+    chk_config_free(&x->cfg);
+}
+
+/* Loads the snapshots of the configured vCenters (vcenter's only, when given). 0, or -1 with
+ * the answer queued in *ret. */
+static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
+                      enum MHD_Result *ret)
+{
+    struct api_vcenter_status *st = NULL;
+    size_t n = 0, matched = 0;
+    struct db *db = api_db(r);
+    int rc;
+
+    memset(x, 0, sizeof(*x));
+    if (!db) {
+        *ret = api_db_error(r, "opening the database", -VSL_EDB);
+        return -1;
+    }
+    rc = r->srv->hooks.check_config ? r->srv->hooks.check_config(r->srv->hooks.ctx, &x->cfg)
+                                    : chk_config_init(&x->cfg);
+    if (rc == 0)
+        rc = api_status(r, &st, &n);
+    if (rc == 0) {
+        x->es = calloc(n + 1, sizeof(*x->es));
+        x->s = calloc(n + 1, sizeof(*x->s));
+        if (!x->es || !x->s)
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (vcenter && strcmp(vcenter, st[i].name))
+            continue;
+        matched++;
+        rc = db_estate_load(db, st[i].name, &x->es[x->n]);
+        if (rc == -VSL_ENOTFOUND) {
+            rc = 0;
+            continue;
+        }
+        if (rc == 0) {
+            x->s[x->n] = (struct chk_site){x->es[x->n], 2 * (int64_t)st[i].interval_s};
+            x->n++;
+        }
+    }
+    free(st);
+    if (rc < 0) {
+        *ret = api_db_error(r, "loading the snapshots", rc);
+    } else if (vcenter && !matched) {
+        *ret = api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found",
+                                 "no vCenter %s is configured", vcenter);
+    } else if (x->n == 0) {
+        if (vcenter)
+            *ret = api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "no_snapshot",
+                                     "vCenter %s has no snapshot yet: it was never polled "
+                                     "successfully",
+                                     vcenter);
+        else
+            *ret = api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "no_snapshot",
+                                     "no vCenter has a snapshot yet: none was ever polled "
+                                     "successfully");
+    } else {
+        return 0;
+    }
+    sites_free(x);
+    return -1;
+}
+
+/* The engine's answer, or its error as JSON: never an "allowed" with an error. */
+static enum MHD_Result answer(struct api_req *r, int rc, json_t *ans, const char *err)
+{
+    if (rc == -VSL_ENOTFOUND)
+        return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", err);
+    if (rc == -EINVAL)
+        return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "ambiguous_name", "%s", err);
+    if (rc < 0)
+        return api_db_error(r, err[0] ? err : "judging the proposal", rc);
+    return api_respond_json(r, MHD_HTTP_OK, ans);
+}
+
+enum MHD_Result api_h_gate(struct api_req *r)
+{
+    struct chk_proposal p;
+    struct sites x;
+    json_error_t je;
+    json_t *body, *ans = NULL;
+    enum MHD_Result ret;
+    char err[1024] = "";
+    int rc;
+
+    if (api_args_allowed(r, NULL) < 0)
+        return api_fail(r);
+    if (r->body.len == 0)
+        return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                 "the body must be the proposal as a JSON object, e.g. "
+                                 "{\"datastore\":\"ds1\",\"disks_gb\":[40]}");
+    body = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &je);
+    if (!body)
+        return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                 "the body is not JSON: %s (line %d, column %d)", je.text,
+                                 je.line, je.column);
+    /* p borrows body's strings until the answer is made. */
+    if (chk_proposal_from_json(body, &p, err, sizeof(err)) < 0) {
+        json_decref(body);
+        return api_respond_error(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", err);
+    }
+    if (load_sites(r, p.vcenter, &x, &ret) < 0) {
+        json_decref(body);
+        return ret;
+    }
+    rc = chk_gate(&x.cfg, x.s, x.n, &p, time(NULL), &ans, err, sizeof(err));
+    sites_free(&x);
+    json_decref(body);
+    return answer(r, rc, ans, err);
+}
+
+static int whole_arg(struct api_req *r, const char *name, long lo, long hi, long *out)
+{
+    const char *v = api_arg(r, name);
+    char *end;
+
+    if (!v)
+        return 0;
+    errno = 0;
+    *out = strtol(v, &end, 10);
+    if (*end || errno || *out < lo || *out > hi)
+        return api_bad(r, name, "'%s' is not a whole number from %ld to %ld", v, lo, hi);
+    return 0;
+}
+
+enum MHD_Result api_h_placement(struct api_req *r)
+{
+    static const char *const names[] = {"disks_gb", "vms",     "disk_format", "cluster",
+                                        "datastore_cluster", "vcenter", "fail_on", "limit",
+                                        "allow_stale", "max_age_s", "ft", "shared_bus", NULL};
+    struct chk_proposal p;
+    struct sites x;
+    json_t *ans = NULL;
+    enum MHD_Result ret;
+    const char *v;
+    char err[1024] = "";
+    long vms = 1, max_age = 0, limit = PLACEMENT_DEFAULT_LIMIT;
+    int rc;
+
+    chk_proposal_init(&p);
+    if (api_args_allowed(r, names) < 0 || whole_arg(r, "vms", 1, CHK_GATE_MAX_VMS, &vms) < 0 ||
+        whole_arg(r, "max_age_s", 1, 366L * 86400, &max_age) < 0 ||
+        whole_arg(r, "limit", 1, API_MAX_PAGE, &limit) < 0)
+        return api_fail(r);
+    if (!(v = api_arg(r, "disks_gb")))
+        return api_bad(r, "disks_gb", "required: each new VM's disks in GiB, e.g. 100,20"),
+               api_fail(r);
+    if (chk_proposal_disks(&p, v, err, sizeof(err)) < 0)
+        return api_bad(r, "disks_gb", "%s", strchr(err, ':') + 2), api_fail(r);
+    if ((v = api_arg(r, "disk_format")) && chk_disk_format_parse(v, &p.format) < 0)
+        return api_bad(r, "disk_format", "'%s' is not one of thin, lazy, eager", v), api_fail(r);
+    if ((v = api_arg(r, "fail_on")) && vsl_severity_parse(v, &p.fail_on) < 0)
+        return api_bad(r, "fail_on", "'%s' is not one of info, warning, critical", v),
+               api_fail(r);
+    static const char *const flags[] = {"allow_stale", "ft", "shared_bus"};
+    int *flag_of[] = {&p.allow_stale, &p.ft, &p.shared_bus};
+    for (size_t i = 0; i < 3; i++) {
+        if (!(v = api_arg(r, flags[i])))
+            continue;
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            return api_bad(r, flags[i], "'%s' is not true or false", v), api_fail(r);
+        *flag_of[i] = !strcmp(v, "true");
+    }
+    if (p.ft && p.shared_bus)
+        return api_bad(r, "shared_bus", "a VM is either protected by Fault Tolerance or "
+                                        "clustered on a shared bus, not both"),
+               api_fail(r);
+    p.vms = (int)vms;
+    p.max_age_s = max_age;
+    p.vcenter = api_arg(r, "vcenter");
+    p.datastore_cluster = api_arg(r, "datastore_cluster");
+    if (load_sites(r, p.vcenter, &x, &ret) < 0)
+        return ret;
+    rc = chk_placement(&x.cfg, x.s, x.n, &p, api_arg(r, "cluster"), (int)limit, time(NULL), &ans,
+                       err, sizeof(err));
+    sites_free(&x);
+    return answer(r, rc, ans, err);
+}

@@ -1,0 +1,1072 @@
+/* The what-if gate and placement: a proposal is applied to an overlay of a vCenter's snapshot
+ * (the target datastore, its datastore cluster and the new VMs changed, everything else
+ * shared), the capacity, density and format checks run over it with the configuration's
+ * thresholds and waivers, and what they say about the target decides. */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/whatif.h"
+#include "model/estate-arena.h"
+#include "util/err.h"
+
+/* The checks whose answer a proposal changes; an id the build does not have (datastore-runway
+ * comes with its own change) is skipped. A finding of theirs on the target datastore, its
+ * datastore cluster or a proposed VM denies. */
+static const char *const gate_check_ids[] = {
+    "datastore-free-space", "vms-per-datastore", "thin-overcommit", "vdisk-format",
+    "datastore-runway",
+};
+#define N_GATE_CHECKS (sizeof(gate_check_ids) / sizeof(gate_check_ids[0]))
+
+#define PROPOSED_MOREF "vslint-proposed-vm-"
+#define PROPOSED_NAME  "proposed VM"
+
+/* ---- the proposal -------------------------------------------------------------------------- */
+
+void chk_proposal_init(struct chk_proposal *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->vms = 1;
+    p->format = CHK_DISK_LAZY;
+    p->fail_on = SEV_WARNING;
+}
+
+static const struct {
+    const char *name, *vsphere;
+} formats[] = {{"thin", "thin"}, {"lazy", "lazyzeroedthick"}, {"eager", "eagerzeroedthick"}};
+
+int chk_disk_format_parse(const char *s, enum chk_disk_format *out)
+{
+    for (size_t i = 0; s && i < sizeof(formats) / sizeof(formats[0]); i++) {
+        if (!strcmp(s, formats[i].name) || !strcmp(s, formats[i].vsphere)) {
+            *out = (enum chk_disk_format)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *chk_disk_format_name(enum chk_disk_format f)
+{
+    return formats[f].name;
+}
+
+static int add_disk(struct chk_proposal *p, double gib, const char *text, char *err,
+                    size_t errlen)
+{
+    if (p->n_disks >= CHK_GATE_MAX_DISKS) {
+        snprintf(err, errlen, "disks_gb: at most %d disks per VM", CHK_GATE_MAX_DISKS);
+        return -EINVAL;
+    }
+    if (!(gib > 0) || gib > CHK_GATE_MAX_GB) {
+        snprintf(err, errlen, "disks_gb: '%s' is not a size in GiB above 0 and at most %g", text,
+                 CHK_GATE_MAX_GB);
+        return -EINVAL;
+    }
+    p->disk_bytes[p->n_disks++] = (int64_t)llround(gib * CHK_GIB);
+    return 0;
+}
+
+int chk_proposal_disks(struct chk_proposal *p, const char *list, char *err, size_t errlen)
+{
+    char item[64];
+
+    p->n_disks = 0;
+    for (const char *s = list; s;) {
+        const char *comma = strchr(s, ',');
+        size_t n = comma ? (size_t)(comma - s) : strlen(s);
+        char *end;
+        double g;
+
+        if (n >= sizeof(item))
+            n = sizeof(item) - 1;
+        memcpy(item, s, n);
+        item[n] = '\0';
+        errno = 0;
+        g = strtod(item, &end);
+        if (!item[0] || *end || errno || !isfinite(g)) {
+            snprintf(err, errlen, "disks_gb: '%s' is not a number of GiB (e.g. 100,20)", item);
+            return -EINVAL;
+        }
+        if (add_disk(p, g, item, err, errlen) < 0)
+            return -EINVAL;
+        s = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The boolean at key of body into *out (absent: unchanged). 0 or -EINVAL. */
+static int json_flag(const json_t *body, const char *key, int *out, char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(body, key);
+
+    if (!v)
+        return 0;
+    if (!json_is_boolean(v)) {
+        snprintf(err, errlen, "%s: must be true or false", key);
+        return -EINVAL;
+    }
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int json_text(const json_t *body, const char *key, const char **out, char *err,
+                     size_t errlen)
+{
+    const json_t *v = json_object_get(body, key);
+
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > 512) {
+        snprintf(err, errlen, "%s: must be a non-empty string of at most 512 bytes", key);
+        return -EINVAL;
+    }
+    *out = json_string_value(v);
+    return 0;
+}
+
+int chk_proposal_from_json(const json_t *body, struct chk_proposal *p, char *err,
+                           size_t errlen)
+{
+    static const char *const keys[] = {"datastore", "datastore_cluster", "vcenter", "vms",
+                                       "disks_gb",  "disk_format",       "ft",      "shared_bus",
+                                       "fail_on",   "allow_stale",       "max_age_s"};
+    const char *key, *text = NULL;
+    const json_t *v, *item;
+    size_t i;
+    char num[64];
+
+    chk_proposal_init(p);
+    if (!json_is_object(body)) {
+        snprintf(err, errlen, "the body must be a JSON object (the proposal)");
+        return -EINVAL;
+    }
+    json_object_foreach((json_t *)body, key, v) {
+        size_t k = 0;
+        while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k], key))
+            k++;
+        if (k == sizeof(keys) / sizeof(keys[0])) {
+            snprintf(err, errlen, "%.64s: unknown field", key);
+            return -EINVAL;
+        }
+    }
+    if (json_text(body, "datastore", &p->datastore, err, errlen) < 0 ||
+        json_text(body, "datastore_cluster", &p->datastore_cluster, err, errlen) < 0 ||
+        json_text(body, "vcenter", &p->vcenter, err, errlen) < 0 ||
+        json_flag(body, "ft", &p->ft, err, errlen) < 0 ||
+        json_flag(body, "shared_bus", &p->shared_bus, err, errlen) < 0 ||
+        json_flag(body, "allow_stale", &p->allow_stale, err, errlen) < 0)
+        return -EINVAL;
+    if (!p->datastore == !p->datastore_cluster) {
+        snprintf(err, errlen, "datastore, datastore_cluster: give exactly one of them");
+        return -EINVAL;
+    }
+    if (p->ft && p->shared_bus) {
+        snprintf(err, errlen, "ft, shared_bus: a VM is either protected by Fault Tolerance or "
+                              "clustered on a shared bus, not both");
+        return -EINVAL;
+    }
+    if ((v = json_object_get(body, "vms"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > CHK_GATE_MAX_VMS) {
+            snprintf(err, errlen, "vms: must be a whole number from 1 to %d", CHK_GATE_MAX_VMS);
+            return -EINVAL;
+        }
+        p->vms = (int)json_integer_value(v);
+    }
+    if ((v = json_object_get(body, "max_age_s"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1) {
+            snprintf(err, errlen, "max_age_s: must be a whole number of seconds above 0");
+            return -EINVAL;
+        }
+        p->max_age_s = json_integer_value(v);
+    }
+    if (json_text(body, "disk_format", &text, err, errlen) < 0)
+        return -EINVAL;
+    if (text && chk_disk_format_parse(text, &p->format) < 0) {
+        snprintf(err, errlen, "disk_format: '%.64s' is not one of thin, lazy, eager", text);
+        return -EINVAL;
+    }
+    text = NULL;
+    if (json_text(body, "fail_on", &text, err, errlen) < 0)
+        return -EINVAL;
+    if (text && vsl_severity_parse(text, &p->fail_on) < 0) {
+        snprintf(err, errlen, "fail_on: '%.64s' is not one of info, warning, critical", text);
+        return -EINVAL;
+    }
+    v = json_object_get(body, "disks_gb");
+    if (!json_is_array(v) || json_array_size(v) == 0) {
+        snprintf(err, errlen, "disks_gb: required, a list of disk sizes in GiB, e.g. [100, 20]");
+        return -EINVAL;
+    }
+    json_array_foreach(v, i, item) {
+        if (!json_is_number(item)) {
+            snprintf(err, errlen, "disks_gb: item %zu is not a number", i + 1);
+            return -EINVAL;
+        }
+        snprintf(num, sizeof(num), "%g", json_number_value(item));
+        if (add_disk(p, json_number_value(item), num, err, errlen) < 0)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+json_t *chk_proposal_json(const struct chk_proposal *p)
+{
+    json_t *disks = json_array();
+    json_t *j;
+
+    for (size_t i = 0; disks && i < p->n_disks; i++)
+        disks = chk_ev_append(disks, json_real((double)p->disk_bytes[i] / CHK_GIB));
+    j = json_pack("{s:s?, s:s?, s:s?, s:i, s:o, s:s, s:b, s:b, s:s, s:b}", "datastore",
+                  p->datastore, "datastore_cluster", p->datastore_cluster, "vcenter", p->vcenter,
+                  "vms", p->vms, "disks_gb", disks, "disk_format",
+                  chk_disk_format_name(p->format), "ft", p->ft, "shared_bus", p->shared_bus,
+                  "fail_on", vsl_severity_name(p->fail_on), "allow_stale", p->allow_stale);
+    /* "s?" packs a NULL as null: a request leaves absent fields out. */
+    if (j && !p->datastore)
+        json_object_del(j, "datastore");
+    if (j && !p->datastore_cluster)
+        json_object_del(j, "datastore_cluster");
+    if (j && !p->vcenter)
+        json_object_del(j, "vcenter");
+    if (j && p->max_age_s)
+        j = chk_ev_set(j, "max_age_s", json_integer(p->max_age_s));
+    return j;
+}
+
+/* ---- figures and headroom ------------------------------------------------------------------ */
+
+/* A datastore's figures, before or after. */
+struct fig {
+    const char *name, *type;
+    int64_t capacity, free_space, uncommitted; /* uncommitted: unknown counts as 0 */
+    int vms, powered_on;
+    const struct est_pod *pod; /* NULL when not in a datastore cluster */
+};
+
+static void measure(const struct estate *e, size_t ds, struct fig *f)
+{
+    const struct est_datastore *d = &e->datastores[ds];
+
+    *f = (struct fig){.name = d->name,
+                      .type = d->type,
+                      .capacity = d->capacity,
+                      .free_space = d->free_space,
+                      .uncommitted = d->uncommitted > 0 ? d->uncommitted : 0,
+                      .pod = d->pod < e->n_pods ? &e->pods[d->pod] : NULL};
+    chk_vms_on_datastore(e, ds, &f->vms, &f->powered_on);
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? (double)part * 100.0 / (double)whole : NAN;
+}
+
+static json_t *pct_json(double v)
+{
+    return isnan(v) ? json_null() : json_real(round(v * 100.0) / 100.0);
+}
+
+/* Provisioned share of capacity, as thin-overcommit computes it. */
+static double provisioned_pct(const struct fig *f)
+{
+    return f->capacity > 0
+               ? ((double)(f->capacity - f->free_space) + (double)f->uncommitted) * 100.0 /
+                     (double)f->capacity
+               : NAN;
+}
+
+static json_t *fig_json(const struct fig *f, const char *vcenter)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s?, s:I, s:I, s:o, s:I, s:o, s:i, s:i}", "datastore",
+                          f->name, "vcenter", vcenter, "type", f->type, "capacity_bytes",
+                          (json_int_t)f->capacity, "free_bytes", (json_int_t)f->free_space,
+                          "free_pct", pct_json(pct(f->free_space, f->capacity)),
+                          "uncommitted_bytes", (json_int_t)f->uncommitted, "provisioned_pct",
+                          pct_json(provisioned_pct(f)), "vms", f->vms, "powered_on_vms",
+                          f->powered_on);
+    if (j && f->pod)
+        j = chk_ev_set(j, "datastore_cluster",
+                       json_pack("{s:s, s:I, s:I, s:o}", "name", f->pod->name, "capacity_bytes",
+                                 (json_int_t)f->pod->capacity, "free_bytes",
+                                 (json_int_t)f->pod->free_space, "free_pct",
+                                 pct_json(pct(f->pod->free_space, f->pod->capacity))));
+    return j;
+}
+
+/* Headroom: the least room left under any threshold that could deny (see docs/gate.md). */
+struct room {
+    double value; /* percent; 100 when no threshold applies */
+    char by[96];  /* "check:parameter", "" when none */
+};
+
+static void term(struct room *r, double used, double limit, double zero, const char *check,
+                 const char *param, const char *where)
+{
+    /* Room left between the value and the limit, as a share of the span from the value's
+     * empty state (zero) to the limit: 100 empty, 0 at the limit, below 0 past it. A limit
+     * at the empty state leaves no room. */
+    double span = limit - zero;
+    double v = span != 0 ? 100.0 * (limit - used) / span : 0;
+
+    if (isnan(used))
+        return;
+    if (!r->by[0] || v < r->value) {
+        r->value = v;
+        snprintf(r->by, sizeof(r->by), "%s:%s%s", check, param, where);
+    }
+}
+
+/* The severity a finding raised at level severity gets under settings s. */
+static enum vsl_severity effective(const struct chk_settings *s, enum vsl_severity severity)
+{
+    return s->severity_override >= 0 ? (enum vsl_severity)s->severity_override : severity;
+}
+
+static void headroom(const struct chk_config *cfg, enum vsl_severity fail_on, const struct fig *f,
+                     struct room *r)
+{
+    static const struct {
+        const char *param;
+        enum vsl_severity severity;
+    } free_levels[] = {{"warn_free_pct", SEV_WARNING},
+                       {"crit_free_pct", SEV_CRITICAL},
+                       {"snap_free_pct", SEV_CRITICAL}};
+    const struct chk_settings *s;
+
+    r->value = 100;
+    r->by[0] = '\0';
+    if ((s = chk_config_settings(cfg, "datastore-free-space")) && s->enabled) {
+        /* Free space falls towards the highest threshold that would deny. */
+        double t = -1;
+        const char *by = NULL;
+        for (size_t i = 0; i < sizeof(free_levels) / sizeof(free_levels[0]); i++) {
+            double v = chk_config_param(cfg, "datastore-free-space", free_levels[i].param);
+            if (effective(s, free_levels[i].severity) >= fail_on && v > t) {
+                t = v;
+                by = free_levels[i].param;
+            }
+        }
+        /* Free space is "used" downwards: from 100 % free (empty) to the threshold. */
+        if (by) {
+            term(r, -pct(f->free_space, f->capacity), -t, -100, "datastore-free-space", by, "");
+            if (f->pod)
+                term(r, -pct(f->pod->free_space, f->pod->capacity), -t, -100,
+                     "datastore-free-space", by, ":datastore_cluster");
+        }
+    }
+    if ((s = chk_config_settings(cfg, "vms-per-datastore")) && s->enabled &&
+        !(f->type && (!strcmp(f->type, "vsan") || !strcmp(f->type, "VVOL")))) {
+        if (effective(s, SEV_WARNING) >= fail_on)
+            term(r, f->vms, chk_config_param(cfg, "vms-per-datastore", "max_vms"), 0,
+                 "vms-per-datastore", "max_vms", "");
+        if (effective(s, SEV_CRITICAL) >= fail_on && f->type && !strcmp(f->type, "VMFS"))
+            term(r, f->powered_on, chk_config_param(cfg, "vms-per-datastore", "max_powered_on"),
+                 0, "vms-per-datastore", "max_powered_on", "");
+    }
+    if ((s = chk_config_settings(cfg, "thin-overcommit")) && s->enabled &&
+        effective(s, SEV_WARNING) >= fail_on)
+        term(r, provisioned_pct(f), chk_config_param(cfg, "thin-overcommit", "max_overcommit_pct"),
+             0, "thin-overcommit", "max_overcommit_pct", "");
+}
+
+/* ---- one vCenter's base run: the findings that do not depend on the proposal ----------------- */
+
+struct base {
+    const struct chk_site *site;
+    struct chk_results all; /* every enabled check over the snapshot as it is */
+    int ran;
+};
+
+static int base_run(const struct chk_config *cfg, struct base *b, int64_t now, char *err,
+                    size_t errlen)
+{
+    if (b->ran)
+        return 0;
+    b->ran = 1;
+    return chk_run_all(cfg, b->site->estate, now, &b->all, err, errlen);
+}
+
+/* ---- the estate after the proposal --------------------------------------------------------- */
+
+static int64_t per_vm_bytes(const struct chk_proposal *p)
+{
+    int64_t sum = 0;
+
+    for (size_t i = 0; i < p->n_disks; i++)
+        sum += p->disk_bytes[i]; /* at most 64 x 64 TiB: no overflow */
+    return sum;
+}
+
+/* Every new VM's disks together, saturating rather than overflowing. */
+static int64_t total_bytes(const struct chk_proposal *p)
+{
+    int64_t one = per_vm_bytes(p);
+
+    return one > INT64_MAX / p->vms ? INT64_MAX : one * p->vms;
+}
+
+/* e with the proposal placed on datastore ds; NULL when out of memory. */
+static struct estate *apply(const struct estate *e, size_t ds, const struct chk_proposal *p)
+{
+    struct estate *o = est_overlay(e);
+    int64_t total = total_bytes(p);
+    const char *vformat = formats[p->format].vsphere;
+    struct est_datastore *d;
+    char moref[64];
+
+    if (!o)
+        return NULL;
+    o->datastores = est_alloc(o, e->n_datastores * sizeof(*o->datastores));
+    o->vms = est_alloc(o, (e->n_vms + (size_t)p->vms) * sizeof(*o->vms));
+    if (!o->datastores || !o->vms)
+        goto fail;
+    memcpy(o->datastores, e->datastores, e->n_datastores * sizeof(*o->datastores));
+    if (e->n_vms)
+        memcpy(o->vms, e->vms, e->n_vms * sizeof(*o->vms));
+    d = &o->datastores[ds];
+    if (p->format == CHK_DISK_THIN) {
+        /* A thin disk takes nothing now and adds its size to what is promised. */
+        int64_t unc = d->uncommitted > 0 ? d->uncommitted : 0;
+        d->uncommitted = unc > INT64_MAX - total ? INT64_MAX : unc + total;
+    } else {
+        d->free_space = total >= d->free_space ? 0 : d->free_space - total;
+        if (d->pod < e->n_pods) {
+            o->pods = est_alloc(o, e->n_pods * sizeof(*o->pods));
+            if (!o->pods)
+                goto fail;
+            memcpy(o->pods, e->pods, e->n_pods * sizeof(*o->pods));
+            struct est_pod *pod = &o->pods[d->pod];
+            pod->free_space = total >= pod->free_space ? 0 : pod->free_space - total;
+        }
+    }
+    d->vm_count += p->vms;
+    for (int v = 0; v < p->vms; v++) {
+        struct est_vm *vm = &o->vms[e->n_vms + (size_t)v];
+        struct est_controller *c = est_alloc(o, sizeof(*c));
+        size_t *where = est_alloc(o, sizeof(*where));
+        struct est_disk *disks = est_alloc(o, p->n_disks * sizeof(*disks));
+
+        snprintf(moref, sizeof(moref), PROPOSED_MOREF "%d", v + 1);
+        if (!c || !where || (p->n_disks && !disks))
+            goto fail;
+        *c = (struct est_controller){.key = 1000,
+                                     .type = "ParaVirtualSCSIController",
+                                     .shared_bus = p->shared_bus ? "physicalSharing"
+                                                                 : "noSharing"};
+        *where = ds;
+        for (size_t k = 0; k < p->n_disks; k++)
+            disks[k] = (struct est_disk){.key = 2000 + (int)k,
+                                         .label = "proposed disk",
+                                         .datastore = ds,
+                                         .capacity_bytes = p->disk_bytes[k],
+                                         .format = vformat,
+                                         .controller = 0};
+        *vm = (struct est_vm){.moref = est_strdup(o, moref),
+                              .name = PROPOSED_NAME,
+                              .power_state = "poweredOn",
+                              .ft_state = p->ft ? "running" : "notConfigured",
+                              .hw_version = EST_UNKNOWN,
+                              .host = EST_NONE,
+                              .config_datastore = ds,
+                              .datastores = where,
+                              .n_datastores = 1,
+                              .controllers = c,
+                              .n_controllers = 1,
+                              .disks = disks,
+                              .n_disks = p->n_disks};
+    }
+    o->n_vms = e->n_vms + (size_t)p->vms;
+    if (est_failed(o))
+        goto fail;
+    return o;
+fail:
+    est_free(o);
+    return NULL;
+}
+
+/* ---- judging one datastore ----------------------------------------------------------------- */
+
+struct verdict {
+    json_t *reasons, *waived; /* arrays */
+    struct fig before, after;
+    struct room room;
+    int measured; /* after and room mean something */
+};
+
+static void verdict_free(struct verdict *v)
+{
+    json_decref(v->reasons);
+    json_decref(v->waived);
+    v->reasons = v->waived = NULL;
+}
+
+/* Whether list already holds a reason with the same check, object and message (the proposed
+ * VMs are alike: one reason says it for all of them). */
+static int listed(const json_t *list, const json_t *r)
+{
+    size_t i;
+    const json_t *x;
+
+    json_array_foreach(list, i, x) {
+        if (json_equal(json_object_get(x, "check"), json_object_get(r, "check")) &&
+            json_equal(json_object_get(x, "object"), json_object_get(r, "object")) &&
+            json_equal(json_object_get(x, "message"), json_object_get(r, "message")))
+            return 1;
+    }
+    return 0;
+}
+
+static int add_to(json_t *list, json_t *r)
+{
+    if (!r)
+        return -ENOMEM;
+    if (listed(list, r)) {
+        json_decref(r);
+        return 0;
+    }
+    return json_array_append_new(list, r) < 0 ? -ENOMEM : 0;
+}
+
+/* A reason of the gate's own (code), not of a check: always denies. */
+static int own_reason(struct verdict *v, const char *code, const char *object_type,
+                      const char *object, const char *vcenter, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static int own_reason(struct verdict *v, const char *code, const char *object_type,
+                      const char *object, const char *vcenter, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return add_to(v->reasons,
+                  json_pack("{s:s, s:n, s:s, s:s, s:s, s:n, s:s, s:s}", "code", code, "check",
+                            "severity", "critical", "object_type", object_type, "object", object,
+                            "host", "vcenter", vcenter, "message", msg));
+}
+
+/* A check's finding f: a reason when at or above fail_on, listed as waived when a waiver
+ * covers it. */
+static int finding_reason(struct verdict *v, const struct chk_finding *f, enum vsl_severity fail_on)
+{
+    if (f->waiver)
+        return add_to(v->waived,
+                      json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:s, s:s, s:s, s:s}", "check",
+                                f->check->id, "severity", vsl_severity_name(f->severity),
+                                "object_type", f->object_type, "object", f->object_name, "host",
+                                f->host_name, "vcenter", f->vcenter, "message", f->message,
+                                "waiver_reason", f->waiver->reason, "waiver_expires",
+                                f->waiver->expires_text));
+    if (f->severity < fail_on)
+        return 0;
+    return add_to(v->reasons,
+                  json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s?, s:s, s:s}", "code", "finding",
+                            "check", f->check->id, "severity", vsl_severity_name(f->severity),
+                            "object_type", f->object_type, "object", f->object_name, "host",
+                            f->host_name, "vcenter", f->vcenter, "message", f->message));
+}
+
+static int streq(const char *a, const char *b)
+{
+    return a && b && !strcmp(a, b);
+}
+
+/* Whether f is about one of datastore d's LUNs (on any host that mounts it). */
+static int on_backing_lun(const struct estate *e, const struct est_datastore *d,
+                          const struct chk_finding *f)
+{
+    if (!streq(f->object_type, "lun"))
+        return 0;
+    for (size_t x = 0; x < d->n_extents; x++) {
+        for (size_t k = 0; k < d->extents[x].n_luns; k++) {
+            const struct est_lun_ref *ref = &d->extents[x].luns[k];
+            const struct est_host *h = &e->hosts[ref->host];
+            if (streq(f->host_moref, h->moref) &&
+                streq(f->object_name, h->luns[ref->lun].canonical_name))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether f, from a run over the estate after the proposal, is about the target: the
+ * datastore, its datastore cluster, or a proposed VM. */
+static int on_target(const struct estate *o, const struct est_datastore *d,
+                     const struct chk_finding *f)
+{
+    if (streq(f->object_type, "datastore"))
+        return streq(f->object_moref, d->moref);
+    if (streq(f->object_type, "storage_pod"))
+        return d->pod < o->n_pods && streq(f->object_moref, o->pods[d->pod].moref);
+    if (streq(f->object_type, "vm"))
+        return f->object_moref && !strncmp(f->object_moref, PROPOSED_MOREF,
+                                           strlen(PROPOSED_MOREF));
+    return 0;
+}
+
+static int64_t age_of(const struct estate *e, int64_t now)
+{
+    return now - e->polled_ms / 1000;
+}
+
+static int64_t max_age(const struct chk_site *site, const struct chk_proposal *p)
+{
+    return p->max_age_s > 0 ? p->max_age_s : site->max_age_s;
+}
+
+static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
+                 const struct chk_proposal *p, int64_t now, struct verdict *v, char *err,
+                 size_t errlen)
+{
+    const struct estate *e = b->site->estate;
+    const struct est_datastore *d = &e->datastores[ds];
+    const struct check *only[N_GATE_CHECKS];
+    size_t n_only = 0;
+    struct chk_results res = {0};
+    struct estate *o = NULL;
+    char a[32], c[32];
+    int64_t total = total_bytes(p), age = age_of(e, now), limit = max_age(b->site, p);
+    int rc;
+
+    memset(v, 0, sizeof(*v));
+    v->reasons = json_array();
+    v->waived = json_array();
+    if (!v->reasons || !v->waived)
+        return -ENOMEM;
+    measure(e, ds, &v->before);
+    v->after = v->before;
+    if (!p->allow_stale && age > limit &&
+        (rc = own_reason(v, "stale_snapshot", "vcenter", e->vcenter, e->vcenter,
+                         "the snapshot of vCenter %s is %lld s old, older than max_age %lld s: "
+                         "poll again or allow stale data",
+                         e->vcenter, (long long)age, (long long)limit)) < 0)
+        return rc;
+    if (d->accessible != 1)
+        return own_reason(v, "inaccessible", "datastore", d->name, e->vcenter,
+                          "datastore %s is not accessible: no place for new VMs, and its "
+                          "capacity figures are stale",
+                          d->name);
+    if (d->capacity <= 0 || d->free_space < 0)
+        return own_reason(v, "unknown_capacity", "datastore", d->name, e->vcenter,
+                          "datastore %s does not report its capacity and free space: it cannot "
+                          "be judged",
+                          d->name);
+    if (p->format != CHK_DISK_THIN && total > d->free_space &&
+        (rc = own_reason(v, "no_space", "datastore", d->name, e->vcenter,
+                         "the proposal's thick disks take %s now; datastore %s has %s free",
+                         chk_size(total, a, sizeof(a)), d->name,
+                         chk_size(d->free_space, c, sizeof(c)))) < 0)
+        return rc;
+
+    /* The backing LUNs' findings do not depend on the proposal: from the run over the
+     * snapshot as it is. */
+    if ((rc = base_run(cfg, b, now, err, errlen)) < 0)
+        return rc;
+    for (size_t i = 0; i < b->all.n; i++)
+        if (on_backing_lun(e, d, &b->all.items[i]) &&
+            (rc = finding_reason(v, &b->all.items[i], p->fail_on)) < 0)
+            return rc;
+
+    for (size_t i = 0; i < N_GATE_CHECKS; i++)
+        if ((only[n_only] = chk_find(gate_check_ids[i])))
+            n_only++;
+    if (!(o = apply(e, ds, p)))
+        return -ENOMEM;
+    rc = chk_run_some(cfg, only, n_only, o, now, &res, err, errlen);
+    for (size_t i = 0; rc == 0 && i < res.n; i++)
+        if (on_target(o, &o->datastores[ds], &res.items[i]))
+            rc = finding_reason(v, &res.items[i], p->fail_on);
+    if (rc == 0) {
+        measure(o, ds, &v->after);
+        /* The figures outlive the overlay and its pod array: after_json() works the datastore
+         * cluster's out again from the snapshot's. */
+        v->after.pod = NULL;
+        v->measured = 1;
+    }
+    chk_results_free(&res);
+    est_free(o);
+    return rc;
+}
+
+/* The datastore cluster's figures after the proposal, from before's (the overlay is gone). */
+static void pod_after(const struct fig *before, const struct chk_proposal *p, struct est_pod *out)
+{
+    int64_t total = p->format == CHK_DISK_THIN ? 0 : total_bytes(p);
+
+    *out = *before->pod;
+    out->free_space = total >= out->free_space ? 0 : out->free_space - total;
+}
+
+/* Fills v->room and the "after" JSON (with the datastore cluster's figures after). */
+static json_t *after_json(const struct chk_config *cfg, const struct chk_proposal *p,
+                          struct verdict *v, const char *vcenter)
+{
+    struct est_pod pod;
+    struct fig after = v->after;
+
+    if (v->before.pod && v->measured) {
+        pod_after(&v->before, p, &pod);
+        after.pod = &pod;
+    }
+    headroom(cfg, p->fail_on, &after, &v->room);
+    return fig_json(&after, vcenter);
+}
+
+/* ---- finding the target -------------------------------------------------------------------- */
+
+/* Whether site i is in scope: vcenter's, or every one. */
+static int in_scope(const struct chk_site *sites, const char *vcenter, size_t i)
+{
+    return !vcenter || !strcmp(sites[i].estate->vcenter, vcenter);
+}
+
+static int vcenter_known(const struct chk_site *sites, size_t n, const char *vcenter, char *err,
+                         size_t errlen)
+{
+    for (size_t i = 0; vcenter && i < n; i++)
+        if (!strcmp(sites[i].estate->vcenter, vcenter))
+            return 0;
+    if (!vcenter)
+        return 0;
+    snprintf(err, errlen, "no vCenter %s with a snapshot", vcenter);
+    return -VSL_ENOTFOUND;
+}
+
+struct hit {
+    size_t site, index;
+};
+
+/* The one datastore (pod 0) or datastore cluster (pod 1) named name in scope. */
+static int find_target(const struct chk_site *sites, size_t n, const char *vcenter,
+                       const char *name, int pod, struct hit *out, char *err, size_t errlen)
+{
+    const char *kind = pod ? "datastore cluster" : "datastore";
+    size_t found = 0;
+    char where[512] = "";
+
+    for (size_t s = 0; s < n; s++) {
+        const struct estate *e = sites[s].estate;
+        size_t m = pod ? e->n_pods : e->n_datastores;
+        if (!in_scope(sites, vcenter, s))
+            continue;
+        for (size_t i = 0; i < m; i++) {
+            if (strcmp(pod ? e->pods[i].name : e->datastores[i].name, name))
+                continue;
+            if (found++ == 0)
+                *out = (struct hit){s, i};
+            size_t used = strlen(where);
+            snprintf(where + used, sizeof(where) - used, "%s%s", used ? ", " : "", e->vcenter);
+        }
+    }
+    if (found == 1)
+        return 0;
+    if (found == 0) {
+        snprintf(err, errlen, "no %s named %s%s%s", kind, name, vcenter ? " on vCenter " : "",
+                 vcenter ? vcenter : "");
+        return -VSL_ENOTFOUND;
+    }
+    snprintf(err, errlen,
+             "%zu %ss are named %s (on vCenter %s): name the vCenter, or rename one", found,
+             kind, name, where);
+    return -EINVAL;
+}
+
+/* Where Storage DRS puts new VMs in datastore cluster pod: its accessible member with the
+ * most free space (the first by name among equals); EST_NONE when no member can be judged. */
+static size_t sdrs_member(const struct estate *e, size_t pod)
+{
+    size_t best = EST_NONE;
+
+    for (size_t i = 0; i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        if (d->pod != pod || d->accessible != 1 || d->capacity <= 0 || d->free_space < 0)
+            continue;
+        if (best == EST_NONE || d->free_space > e->datastores[best].free_space ||
+            (d->free_space == e->datastores[best].free_space &&
+             strcmp(d->name, e->datastores[best].name) < 0))
+            best = i;
+    }
+    return best;
+}
+
+static json_t *room_json(const struct verdict *v)
+{
+    return v->measured ? json_real(round(v->room.value * 100.0) / 100.0) : json_null();
+}
+
+/* ---- the gate ------------------------------------------------------------------------------ */
+
+int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
+             const struct chk_proposal *p, int64_t now, json_t **answer, char *err,
+             size_t errlen)
+{
+    struct hit t;
+    struct base b = {0};
+    struct verdict v = {0};
+    size_t ds;
+    const struct estate *e;
+    json_t *before = NULL, *after = NULL, *target;
+    int rc;
+
+    assert(p->vms >= 1 && p->n_disks >= 1 && !p->datastore != !p->datastore_cluster);
+    *answer = NULL;
+    if ((rc = vcenter_known(sites, n_sites, p->vcenter, err, errlen)) < 0)
+        return rc;
+    rc = find_target(sites, n_sites, p->vcenter,
+                     p->datastore ? p->datastore : p->datastore_cluster, !p->datastore, &t, err,
+                     errlen);
+    if (rc < 0)
+        return rc;
+    b.site = &sites[t.site];
+    e = b.site->estate;
+    ds = p->datastore ? t.index : sdrs_member(e, t.index);
+    if (ds == EST_NONE) {
+        /* A datastore cluster with no member that can take VMs. */
+        const struct est_pod *pod = &e->pods[t.index];
+        v.reasons = json_array();
+        v.waived = json_array();
+        rc = v.reasons && v.waived ? 0 : -ENOMEM;
+        if (rc == 0)
+            rc = own_reason(&v, "no_member", "storage_pod", pod->name, e->vcenter,
+                            "datastore cluster %s has no accessible member with known free space",
+                            pod->name);
+        before = json_pack("{s:s, s:{s:s, s:I, s:I, s:o}}", "vcenter", e->vcenter,
+                           "datastore_cluster", "name", pod->name, "capacity_bytes",
+                           (json_int_t)pod->capacity, "free_bytes", (json_int_t)pod->free_space,
+                           "free_pct", pct_json(pct(pod->free_space, pod->capacity)));
+        after = json_deep_copy(before);
+    } else {
+        rc = judge(cfg, &b, ds, p, now, &v, err, errlen);
+        if (rc == 0) {
+            before = fig_json(&v.before, e->vcenter);
+            after = after_json(cfg, p, &v, e->vcenter);
+        }
+    }
+    if (rc < 0)
+        goto out;
+    target = p->datastore ? json_pack("{s:s}", "datastore", p->datastore)
+                          : json_pack("{s:s}", "datastore_cluster", p->datastore_cluster);
+    *answer = json_pack(
+        "{s:b, s:o, s:s, s:s?, s:o, s:s, s:O, s:O, s:o, s:o, s:o, s:s?, s:I, s:I}", "allowed",
+        json_array_size(v.reasons) == 0, "target", target, "vcenter", e->vcenter, "placed_on",
+        ds == EST_NONE ? NULL : e->datastores[ds].name, "proposal", chk_proposal_json(p),
+        "fail_on", vsl_severity_name(p->fail_on), "reasons", v.reasons, "waived", v.waived,
+        "before", before, "after", after, "headroom", room_json(&v), "limited_by",
+        v.measured && v.room.by[0] ? v.room.by : NULL, "snapshot_age_s",
+        (json_int_t)age_of(e, now), "max_age_s", (json_int_t)max_age(b.site, p));
+    before = after = NULL; /* taken by json_pack, even when it failed */
+    if (!*answer)
+        rc = -ENOMEM;
+out:
+    json_decref(before);
+    json_decref(after);
+    verdict_free(&v);
+    chk_results_free(&b.all);
+    if (rc == -ENOMEM && !err[0])
+        snprintf(err, errlen, "out of memory");
+    return rc;
+}
+
+/* ---- placement ----------------------------------------------------------------------------- */
+
+struct candidate {
+    json_t *item;
+    double room;
+    int64_t free_after;
+    const char *vcenter, *name;
+};
+
+static int by_room(const void *x, const void *y)
+{
+    const struct candidate *a = x, *b = y;
+    int c;
+
+    if (a->room != b->room)
+        return a->room > b->room ? -1 : 1;
+    if (a->free_after != b->free_after)
+        return a->free_after > b->free_after ? -1 : 1;
+    if ((c = strcmp(a->vcenter, b->vcenter)))
+        return c;
+    return strcmp(a->name, b->name);
+}
+
+/* The hosts of e in the compute cluster with moref cl. */
+static int in_cluster(const struct est_host *h, const char *cl)
+{
+    return streq(h->parent, cl);
+}
+
+/* Whether datastore d is mounted on a host of cluster cl; *missing names (up to its size) the
+ * hosts of cl where it is not mounted and accessible. */
+static int mounted_in(const struct estate *e, const struct est_datastore *d, const char *cl,
+                      char *missing, size_t size)
+{
+    int any = 0;
+
+    missing[0] = '\0';
+    for (size_t h = 0; h < e->n_hosts; h++) {
+        int here = 0;
+        if (!in_cluster(&e->hosts[h], cl))
+            continue;
+        for (size_t m = 0; m < d->n_mounts; m++) {
+            const struct est_mount *mt = &d->mounts[m];
+            if (mt->host == h) {
+                any = 1;
+                here = mt->mounted != 0 && mt->accessible != 0;
+            }
+        }
+        if (!here) {
+            size_t used = strlen(missing);
+            snprintf(missing + used, size - used, "%s%s", used ? ", " : "", e->hosts[h].name);
+        }
+    }
+    return any;
+}
+
+/* The moref of the compute cluster called name on e, or NULL. */
+static const char *cluster_moref(const struct estate *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_entities; i++)
+        if (streq(e->entities[i].type, "ClusterComputeResource") &&
+            streq(e->entities[i].name, name))
+            return e->entities[i].moref;
+    return NULL;
+}
+
+static int place_site(const struct chk_config *cfg, struct base *b, const struct chk_proposal *p,
+                      const char *cluster, int64_t now, struct candidate **cands, size_t *n_cands,
+                      json_t *rejected, char *err, size_t errlen)
+{
+    const struct estate *e = b->site->estate;
+    const char *cl = cluster ? cluster_moref(e, cluster) : NULL;
+    char missing[512];
+    int rc = 0;
+
+    if (cluster && !cl)
+        return 0;
+    for (size_t i = 0; rc == 0 && i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        struct verdict v;
+        json_t *item;
+
+        if (p->datastore_cluster &&
+            !(d->pod < e->n_pods && !strcmp(e->pods[d->pod].name, p->datastore_cluster)))
+            continue;
+        if (cl && !mounted_in(e, d, cl, missing, sizeof(missing)))
+            continue;
+        rc = judge(cfg, b, i, p, now, &v, err, errlen);
+        if (rc == 0 && cl && missing[0])
+            rc = own_reason(&v, "not_on_every_host", "datastore", d->name, e->vcenter,
+                            "datastore %s is not mounted and accessible on every host of "
+                            "cluster %s (not on %s): a VM there could not run on those hosts",
+                            d->name, cluster, missing);
+        if (rc < 0) {
+            verdict_free(&v);
+            break;
+        }
+        if (json_array_size(v.reasons)) {
+            item = json_pack("{s:s, s:s, s:O}", "datastore", d->name, "vcenter", e->vcenter,
+                             "reasons", v.reasons);
+            rc = item ? (json_array_append_new(rejected, item) < 0 ? -ENOMEM : 0) : -ENOMEM;
+        } else {
+            struct candidate *c = realloc(*cands, (*n_cands + 1) * sizeof(*c));
+            json_t *after = c ? after_json(cfg, p, &v, e->vcenter) : NULL;
+            if (c)
+                *cands = c;
+            item = after ? json_pack("{s:s, s:s, s:s?, s:o, s:o, s:s?, s:O}", "datastore",
+                                     d->name, "vcenter", e->vcenter, "datastore_cluster",
+                                     d->pod < e->n_pods ? e->pods[d->pod].name : NULL, "after",
+                                     after, "headroom", room_json(&v), "limited_by",
+                                     v.room.by[0] ? v.room.by : NULL, "waived", v.waived)
+                         : NULL;
+            if (!item) {
+                rc = -ENOMEM;
+            } else {
+                (*cands)[(*n_cands)++] = (struct candidate){
+                    item, v.room.value, v.after.free_space, e->vcenter, d->name};
+            }
+        }
+        verdict_free(&v);
+    }
+    return rc;
+}
+
+int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
+                  const struct chk_proposal *p, const char *cluster, int limit, int64_t now,
+                  json_t **answer, char *err, size_t errlen)
+{
+    struct candidate *cands = NULL;
+    size_t n_cands = 0;
+    json_t *rejected = json_array(), *list = json_array(), *snaps = json_array();
+    int rc = 0, cluster_seen = !cluster, pod_seen = !p->datastore_cluster;
+
+    assert(p->vms >= 1 && p->n_disks >= 1 && !p->datastore && limit >= 1);
+    *answer = NULL;
+    if (!rejected || !list || !snaps) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if ((rc = vcenter_known(sites, n_sites, p->vcenter, err, errlen)) < 0)
+        goto out;
+    for (size_t s = 0; s < n_sites; s++) {
+        const struct estate *e = sites[s].estate;
+        if (!in_scope(sites, p->vcenter, s))
+            continue;
+        if (cluster && cluster_moref(e, cluster))
+            cluster_seen = 1;
+        for (size_t i = 0; !pod_seen && i < e->n_pods; i++)
+            pod_seen = !strcmp(e->pods[i].name, p->datastore_cluster);
+    }
+    if (!cluster_seen || !pod_seen) {
+        snprintf(err, errlen, "no %s named %s%s%s", cluster_seen ? "datastore cluster" : "cluster",
+                 cluster_seen ? p->datastore_cluster : cluster, p->vcenter ? " on vCenter " : "",
+                 p->vcenter ? p->vcenter : "");
+        rc = -VSL_ENOTFOUND;
+        goto out;
+    }
+    for (size_t s = 0; rc == 0 && s < n_sites; s++) {
+        struct base b = {.site = &sites[s]};
+        if (!in_scope(sites, p->vcenter, s))
+            continue;
+        rc = place_site(cfg, &b, p, cluster, now, &cands, &n_cands, rejected, err, errlen);
+        chk_results_free(&b.all);
+        if (rc == 0 && json_array_append_new(
+                           snaps, json_pack("{s:s, s:I, s:I}", "vcenter", sites[s].estate->vcenter,
+                                            "snapshot_age_s",
+                                            (json_int_t)age_of(sites[s].estate, now),
+                                            "max_age_s", (json_int_t)max_age(&sites[s], p))) < 0)
+            rc = -ENOMEM;
+    }
+    if (rc < 0)
+        goto out;
+    if (n_cands)
+        qsort(cands, n_cands, sizeof(*cands), by_room);
+    for (size_t i = 0; i < n_cands && i < (size_t)limit; i++)
+        if (json_array_append(list, cands[i].item) < 0)
+            rc = -ENOMEM;
+    if (rc == 0)
+        *answer = json_pack("{s:O, s:O, s:I, s:o, s:s?, s:s, s:O}", "candidates", list,
+                            "rejected", rejected, "total_candidates", (json_int_t)n_cands,
+                            "proposal", chk_proposal_json(p), "cluster", cluster, "fail_on",
+                            vsl_severity_name(p->fail_on), "snapshots", snaps);
+    if (rc == 0 && !*answer)
+        rc = -ENOMEM;
+out:
+    for (size_t i = 0; i < n_cands; i++)
+        json_decref(cands[i].item);
+    free(cands);
+    json_decref(rejected);
+    json_decref(list);
+    json_decref(snaps);
+    if (rc == -ENOMEM && !err[0])
+        snprintf(err, errlen, "out of memory");
+    return rc;
+}

@@ -1,0 +1,82 @@
+/* The what-if gate: a proposed placement (VMs with their disks on a datastore or a datastore
+ * cluster) applied to a copy of a vCenter's snapshot, judged by the capacity, density and
+ * format checks with the thresholds and waivers in force; and placement, the same question
+ * asked of every datastore, ranked by headroom. Pure over the estates it is given. */
+#ifndef CHK_WHATIF_H
+#define CHK_WHATIF_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checks/engine.h"
+#include "model/estate.h"
+#include "model/finding.h"
+
+#define CHK_GATE_MAX_VMS   10000
+#define CHK_GATE_MAX_DISKS 64
+#define CHK_GATE_MAX_GB    65536.0 /* one disk: 64 TiB (VMFS6's largest VMDK is 62 TB) */
+
+enum chk_disk_format { CHK_DISK_THIN = 0, CHK_DISK_LAZY, CHK_DISK_EAGER };
+
+/* What a pipeline is about to do. Strings are borrowed. */
+struct chk_proposal {
+    const char *datastore;         /* the target: a datastore's name, or */
+    const char *datastore_cluster; /* a datastore cluster's (exactly one of the two; placement:
+                                      datastore_cluster narrows the candidates to its members) */
+    const char *vcenter;           /* NULL: any vCenter that has the name (once) */
+    int vms;                       /* new VMs, 1..CHK_GATE_MAX_VMS (default 1) */
+    int64_t disk_bytes[CHK_GATE_MAX_DISKS]; /* each new VM's disks */
+    size_t n_disks;
+    enum chk_disk_format format; /* default lazy, as the vSphere Client's default on VMFS */
+    int ft, shared_bus;          /* Fault Tolerance / a SCSI controller in physicalSharing */
+    enum vsl_severity fail_on;   /* default warning */
+    int allow_stale;             /* judge a snapshot older than max_age */
+    int64_t max_age_s;           /* 0: the vCenter's default (struct chk_site) */
+};
+
+/* One vCenter's latest snapshot, as the gate sees it. */
+struct chk_site {
+    const struct estate *estate; /* borrowed */
+    int64_t max_age_s;           /* default for its snapshot: 2 x its poll interval */
+};
+
+/* Defaults: 1 VM, no disks yet, lazy, fail_on warning. */
+void chk_proposal_init(struct chk_proposal *p);
+
+/* "thin", "lazy", "eager" (also the vSphere names thin, lazyzeroedthick, eagerzeroedthick).
+ * 0 or -EINVAL. */
+int chk_disk_format_parse(const char *s, enum chk_disk_format *out);
+const char *chk_disk_format_name(enum chk_disk_format f); /* "thin", "lazy", "eager" */
+
+/* Parses "100,20.5" (GiB, each above 0 and at most CHK_GATE_MAX_GB) into p's disks. 0, or
+ * -EINVAL with what is wrong in err. */
+int chk_proposal_disks(struct chk_proposal *p, const char *list, char *err, size_t errlen);
+
+/* The proposal of a JSON body (POST /api/v1/gate; docs/openapi.yaml GateRequest): strings
+ * borrowed from body. Unknown keys, wrong types and values out of range are refused. 0, or
+ * -EINVAL with "what: why" in err. */
+int chk_proposal_from_json(const json_t *body, struct chk_proposal *p, char *err,
+                           size_t errlen);
+/* p as that JSON body (a new reference, NULL when out of memory). */
+json_t *chk_proposal_json(const struct chk_proposal *p);
+
+/* Judges p over the sites at now (unix seconds) into *answer (a new reference):
+ * {"allowed","reasons","waived","before","after","headroom","limited_by","snapshot_age_s",...}
+ * as docs/openapi.yaml's GateAnswer. Returns 0 (allowed or not), -VSL_ENOTFOUND (no such
+ * datastore, datastore cluster or vCenter), -EINVAL (the name is on several vCenters or
+ * datastore clusters: give vcenter), -ENOMEM, or a check's error; err says which. */
+int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
+             const struct chk_proposal *p, int64_t now, json_t **answer, char *err,
+             size_t errlen);
+
+/* Where p could go: every datastore of the sites (of p->vcenter only, when set) mounted by a
+ * host of the compute cluster named cluster (NULL: any), in p->datastore_cluster when set,
+ * judged as chk_gate() does. *answer: {"candidates":[...] (allowed, most headroom first, at
+ * most limit), "rejected":[...], ...} as docs/openapi.yaml's PlacementAnswer. Errors as for
+ * chk_gate(). */
+int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
+                  const struct chk_proposal *p, const char *cluster, int limit, int64_t now,
+                  json_t **answer, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,455 @@
+/* Unit tests of the what-if gate (checks/whatif.c) on small estates built by hand: each rule
+ * crossed and not, the figures before and after, the datastore cluster placed on its member
+ * with the most free space, a dead path behind the datastore, waivers, stale snapshots, names,
+ * placement ranked by headroom, the proposal's JSON, and the snapshot left as it was. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/whatif.h"
+#include "testlib.h"
+#include "util/err.h"
+
+#define GIB ((int64_t)1 << 30)
+#define CAP (600 * GIB)
+#define NOW ((int64_t)1700000000)
+
+#define DS(nm, fr_pct)                                                                             \
+    {                                                                                              \
+        .moref = "m-" nm, .name = nm, .type = "VMFS", .capacity = CAP,                             \
+        .free_space = CAP / 100 * (fr_pct), .uncommitted = EST_UNKNOWN, .accessible = 1,           \
+        .vmfs_major = 6, .pod = EST_NONE                                                           \
+    }
+
+/* ds-free 32 %, ds-vms 60 % with 25 VMs, ds-thin 50 % at 149 % provisioned, ds-pod-a 22 % and
+ * ds-pod-b 40 % in pod-x (31 % free), ds-dead 60 % on a LUN with a dead path, ds-gone
+ * inaccessible. */
+enum { FREE, VMS, THIN, POD_A, POD_B, DEAD, GONE, N_DS };
+
+static struct est_datastore ds[N_DS] = {
+    DS("ds-free", 32), DS("ds-vms", 60),   DS("ds-thin", 50), DS("ds-pod-a", 22),
+    DS("ds-pod-b", 40), DS("ds-dead", 60), DS("ds-gone", 70),
+};
+static struct est_pod pods[] = {
+    {.moref = "p1", .name = "pod-x", .capacity = 2 * CAP, .free_space = CAP / 100 * 62}};
+static struct est_path paths[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                  TL_PATH("vmhba3", TL_FC3, 0, "dead")};
+static struct est_lun luns[] = {{.canonical_name = "naa.6006016000000000000000000000dead",
+                                 .vendor = "DGC",
+                                 .local = 0,
+                                 .psp = "VMW_PSP_RR",
+                                 .satp = "VMW_SATP_ALUA",
+                                 .iops_limit = 1,
+                                 .multipath_plugin = "NMP",
+                                 .paths = paths,
+                                 .n_paths = 2}};
+static struct est_host hosts[] = {{.moref = "host-1",
+                                   .name = "esx-1",
+                                   .parent = "domain-c1",
+                                   .connection_state = "connected",
+                                   .enable_block_delete = 1,
+                                   .hbas = tl_hbas,
+                                   .n_hbas = TL_N_HBAS,
+                                   .luns = luns,
+                                   .n_luns = 1}};
+static struct est_lun_ref dead_ref = {0, 0};
+static struct est_extent dead_extent = {
+    .disk_name = "naa.6006016000000000000000000000dead", .partition = 1, .luns = &dead_ref,
+    .n_luns = 1};
+static struct est_vm vms[25];
+static struct est_disk vm_disks[25];
+static struct est_entity entities[] = {
+    {.moref = "domain-c1", .type = "ClusterComputeResource", .name = "cl-1"}};
+static struct estate est = {.vcenter = "vc",
+                            .polled_ms = (NOW - 60) * 1000,
+                            .datastores = ds,
+                            .n_datastores = N_DS,
+                            .pods = pods,
+                            .n_pods = 1,
+                            .hosts = hosts,
+                            .n_hosts = 1,
+                            .vms = vms,
+                            .n_vms = 25,
+                            .entities = entities,
+                            .n_entities = 1};
+static struct est_mount mounts[N_DS];
+
+static int setup(void **state)
+{
+    (void)state;
+    ds[THIN].uncommitted = 594 * GIB; /* 300 used + 594 = 894 of 600: 149 % */
+    ds[POD_A].pod = ds[POD_B].pod = 0;
+    ds[DEAD].extents = &dead_extent;
+    ds[DEAD].n_extents = 1;
+    ds[GONE].accessible = 0;
+    for (size_t i = 0; i < N_DS; i++) {
+        mounts[i] = (struct est_mount){.host = 0, .mounted = 1, .accessible = 1};
+        ds[i].mounts = &mounts[i];
+        ds[i].n_mounts = 1;
+    }
+    for (size_t i = 0; i < 25; i++) {
+        vm_disks[i] = (struct est_disk){.key = 2000, .datastore = VMS, .capacity_bytes = GIB,
+                                        .format = "thin", .controller = EST_NONE};
+        vms[i] = (struct est_vm){.moref = "vm", .name = "vm", .power_state = "poweredOn",
+                                 .ft_state = "notConfigured", .host = 0,
+                                 .config_datastore = VMS, .disks = &vm_disks[i], .n_disks = 1};
+    }
+    return 0;
+}
+
+static struct chk_proposal proposal(const char *target, int pod, const char *disks,
+                                    enum chk_disk_format f)
+{
+    struct chk_proposal p;
+    char err[256];
+
+    chk_proposal_init(&p);
+    if (pod)
+        p.datastore_cluster = target;
+    else
+        p.datastore = target;
+    assert_int_equal(chk_proposal_disks(&p, disks, err, sizeof(err)), 0);
+    p.format = f;
+    return p;
+}
+
+/* chk_gate over est alone with cfg (NULL: defaults); the answer. */
+static json_t *ask(const struct chk_config *cfg, const struct chk_proposal *p)
+{
+    struct chk_config dflt;
+    struct chk_site site = {&est, 600};
+    json_t *ans = NULL;
+    char err[512] = "";
+
+    assert_int_equal(chk_config_init(&dflt), 0);
+    int rc = chk_gate(cfg ? cfg : &dflt, &site, 1, p, NOW, &ans, err, sizeof(err));
+    chk_config_free(&dflt);
+    if (rc < 0)
+        fail_msg("chk_gate: %s", err);
+    return ans;
+}
+
+/* "check or code:object" of each reason, joined by spaces. */
+static const char *why(const json_t *ans, char *buf, size_t size)
+{
+    size_t i;
+    const json_t *r;
+
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(ans, "reasons"), i, r) {
+        const char *c = json_string_value(json_object_get(r, "check"));
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s:%s", used ? " " : "",
+                 c ? c : json_string_value(json_object_get(r, "code")),
+                 json_string_value(json_object_get(r, "object")));
+    }
+    return buf;
+}
+
+static int64_t fig(const json_t *ans, const char *when, const char *key)
+{
+    return json_integer_value(json_object_get(json_object_get(ans, when), key));
+}
+
+TEST(test_each_rule_crossed_and_not)
+{
+    static const struct {
+        const char *target;
+        int pod;
+        const char *disks;
+        enum chk_disk_format f;
+        int vms;
+        const char *want; /* "" allowed */
+    } rows[] = {
+        {"ds-free", 0, "12", CHK_DISK_LAZY, 1, ""}, /* exactly 30 % left */
+        {"ds-free", 0, "12.5", CHK_DISK_EAGER, 1, "datastore-free-space:ds-free"},
+        {"ds-free", 0, "200", CHK_DISK_THIN, 1, ""},
+        {"ds-free", 0, "100", CHK_DISK_LAZY, 2,
+         "no_space:ds-free datastore-free-space:ds-free"},
+        {"ds-vms", 0, "1", CHK_DISK_THIN, 1, "vms-per-datastore:ds-vms"}, /* 26 */
+        {"ds-thin", 0, "3", CHK_DISK_THIN, 1, ""},                        /* 149.5 % */
+        {"ds-thin", 0, "6", CHK_DISK_THIN, 1, ""},                        /* 150 % */
+        {"ds-thin", 0, "7", CHK_DISK_THIN, 1, "thin-overcommit:ds-thin"},
+        {"pod-x", 1, "6", CHK_DISK_LAZY, 1, ""}, /* pod: 372 - 6 of 1200 = 30.5 % */
+        {"pod-x", 1, "24", CHK_DISK_LAZY, 1, "datastore-free-space:pod-x"},
+        {"ds-dead", 0, "1", CHK_DISK_LAZY, 1,
+         "multipath-redundancy:naa.6006016000000000000000000000dead"},
+        {"ds-gone", 0, "1", CHK_DISK_LAZY, 1, "inaccessible:ds-gone"},
+    };
+    char buf[512];
+
+    for (size_t i = 0; i < N(rows); i++) {
+        struct chk_proposal p = proposal(rows[i].target, rows[i].pod, rows[i].disks, rows[i].f);
+        p.vms = rows[i].vms;
+        json_t *ans = ask(NULL, &p);
+        if (strcmp(why(ans, buf, sizeof(buf)), rows[i].want))
+            fail_msg("row %zu (%s %s): reasons '%s', want '%s'", i, rows[i].target,
+                     rows[i].disks, buf, rows[i].want);
+        assert_int_equal(json_is_true(json_object_get(ans, "allowed")), rows[i].want[0] == '\0');
+        json_decref(ans);
+    }
+}
+
+TEST(test_figures_and_the_snapshot_left_alone)
+{
+    struct chk_proposal p = proposal("ds-free", 0, "10,8", CHK_DISK_LAZY);
+    int64_t free_before = ds[FREE].free_space;
+    p.vms = 2;
+    json_t *ans = ask(NULL, &p);
+
+    assert_int_equal(fig(ans, "before", "free_bytes"), free_before);
+    assert_int_equal(fig(ans, "after", "free_bytes"), free_before - 36 * GIB);
+    assert_int_equal(fig(ans, "before", "vms"), 0);
+    assert_int_equal(fig(ans, "after", "vms"), 2);
+    /* The overlay changed nothing of the snapshot it was built on. */
+    assert_int_equal(ds[FREE].free_space, free_before);
+    assert_int_equal(est.n_vms, 25);
+    assert_ptr_equal(est.datastores, ds);
+    json_decref(ans);
+
+    p = proposal("ds-thin", 0, "2", CHK_DISK_THIN);
+    ans = ask(NULL, &p);
+    assert_int_equal(fig(ans, "after", "uncommitted_bytes"), 596 * GIB);
+    assert_int_equal(fig(ans, "after", "free_bytes"), fig(ans, "before", "free_bytes"));
+    json_decref(ans);
+}
+
+TEST(test_pod_goes_to_the_member_with_most_free_space)
+{
+    struct chk_proposal p = proposal("pod-x", 1, "6", CHK_DISK_LAZY);
+    json_t *ans = ask(NULL, &p);
+    const json_t *pod = json_object_get(json_object_get(ans, "after"), "datastore_cluster");
+
+    assert_string_equal(json_string_value(json_object_get(ans, "placed_on")), "ds-pod-b");
+    assert_int_equal(json_integer_value(json_object_get(pod, "free_bytes")),
+                     CAP / 100 * 62 - 6 * GIB);
+    json_decref(ans);
+}
+
+TEST(test_ft_and_shared_bus_need_eager_disks)
+{
+    for (int eager = 0; eager < 2; eager++) {
+        for (int kind = 0; kind < 2; kind++) {
+            struct chk_proposal p =
+                proposal("ds-free", 0, "1", eager ? CHK_DISK_EAGER : CHK_DISK_THIN);
+            char buf[256];
+            p.ft = kind == 0;
+            p.shared_bus = kind == 1;
+            json_t *ans = ask(NULL, &p);
+            assert_string_equal(why(ans, buf, sizeof(buf)), eager ? "" : "vdisk-format:proposed VM");
+            json_decref(ans);
+        }
+    }
+}
+
+static void add_waiver(struct chk_config *cfg, const char *check, const char *object,
+                       int64_t expires)
+{
+    cfg->waivers = realloc(cfg->waivers, (cfg->n_waivers + 1) * sizeof(*cfg->waivers));
+    assert_non_null(cfg->waivers);
+    cfg->waivers[cfg->n_waivers++] =
+        (struct chk_waiver){.check = strdup(check), .object = strdup(object),
+                            .reason = strdup("planned"), .expires_text = strdup("2099-12-31"),
+                            .expires = expires};
+}
+
+TEST(test_waivers_and_thresholds_in_force)
+{
+    struct chk_config cfg, copy;
+    struct chk_proposal p = proposal("ds-free", 0, "18", CHK_DISK_LAZY);
+    char buf[256];
+
+    assert_int_equal(chk_config_init(&cfg), 0);
+    add_waiver(&cfg, "datastore-free-space", "ds-f*", NOW + 86400);
+    add_waiver(&cfg, "multipath-redundancy", "esx-1 naa.*", NOW - 1); /* expired */
+    /* What the daemon hands a request: a copy that outlives a reload. */
+    assert_int_equal(chk_config_copy(&copy, &cfg), 0);
+    chk_config_free(&cfg);
+    json_t *ans = ask(&copy, &p);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "");
+    assert_int_equal(json_array_size(json_object_get(ans, "waived")), 1);
+    json_decref(ans);
+    p = proposal("ds-dead", 0, "1", CHK_DISK_LAZY);
+    ans = ask(&copy, &p);
+    assert_false(json_is_true(json_object_get(ans, "allowed")));
+    json_decref(ans);
+
+    /* warn_free_pct 20: 29 % free is fine, and headroom is measured to 20. */
+    const struct chk_settings *s = chk_config_settings(&copy, "datastore-free-space");
+    assert_non_null(s);
+    ((struct chk_settings *)s)->params[0] = 20;
+    p = proposal("ds-free", 0, "18", CHK_DISK_LAZY);
+    copy.n_waivers = 0; /* the waivers stay owned by copy: freed below */
+    ans = ask(&copy, &p);
+    assert_true(json_is_true(json_object_get(ans, "allowed")));
+    assert_float_equal(json_number_value(json_object_get(ans, "headroom")), 100.0 * 9 / 80, 0.01);
+    json_decref(ans);
+    copy.n_waivers = 2;
+    chk_config_free(&copy);
+}
+
+TEST(test_stale_snapshot)
+{
+    struct chk_proposal p = proposal("ds-free", 0, "1", CHK_DISK_LAZY);
+    char buf[256];
+    int64_t polled = est.polled_ms;
+
+    est.polled_ms = (NOW - 601) * 1000;
+    json_t *ans = ask(NULL, &p);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "stale_snapshot:vc");
+    assert_int_equal(json_integer_value(json_object_get(ans, "snapshot_age_s")), 601);
+    json_decref(ans);
+    p.allow_stale = 1;
+    ans = ask(NULL, &p);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "");
+    json_decref(ans);
+    p.allow_stale = 0;
+    p.max_age_s = 3600;
+    ans = ask(NULL, &p);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "");
+    json_decref(ans);
+    est.polled_ms = polled;
+}
+
+TEST(test_unknown_and_repeated_names)
+{
+    struct chk_config cfg;
+    struct chk_site sites[] = {{&est, 600}, {&est, 600}};
+    struct chk_proposal p = proposal("ds-nope", 0, "1", CHK_DISK_LAZY);
+    json_t *ans = NULL;
+    char err[512] = "";
+
+    assert_int_equal(chk_config_init(&cfg), 0);
+    assert_int_equal(chk_gate(&cfg, sites, 1, &p, NOW, &ans, err, sizeof(err)), -VSL_ENOTFOUND);
+    assert_string_equal(err, "no datastore named ds-nope");
+    assert_null(ans);
+    p = proposal("ds-free", 0, "1", CHK_DISK_LAZY);
+    assert_int_equal(chk_gate(&cfg, sites, 2, &p, NOW, &ans, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "2 datastores are named ds-free (on vCenter vc, vc)"));
+    p.vcenter = "other";
+    assert_int_equal(chk_gate(&cfg, sites, 1, &p, NOW, &ans, err, sizeof(err)), -VSL_ENOTFOUND);
+    chk_config_free(&cfg);
+}
+
+TEST(test_placement_ranked_by_headroom)
+{
+    struct chk_config cfg;
+    struct chk_site site = {&est, 600};
+    struct chk_proposal p = proposal(NULL, 0, "6", CHK_DISK_LAZY);
+    json_t *ans = NULL, *c;
+    char err[512] = "", got[512] = "";
+    size_t i;
+
+    p.datastore = NULL;
+    assert_int_equal(chk_config_init(&cfg), 0);
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-1", 10, NOW, &ans, err, sizeof(err)),
+                     0);
+    json_array_foreach(json_object_get(ans, "candidates"), i, c) {
+        size_t used = strlen(got);
+        snprintf(got + used, sizeof(got) - used, "%s%s", used ? " " : "",
+                 json_string_value(json_object_get(c, "datastore")));
+    }
+    /* ds-free: (31 - 30) / 70 = 1.43; ds-pod-b: 39 %, but its pod 30.5 %: 0.71; ds-thin: 150 %
+     * provisioned: 0. Rejected: ds-vms (26 VMs), ds-pod-a (21 %), ds-dead, ds-gone. */
+    assert_string_equal(got, "ds-free ds-pod-b ds-thin");
+    c = json_array_get(json_object_get(ans, "candidates"), 1);
+    assert_float_equal(json_number_value(json_object_get(c, "headroom")),
+                       100.0 * (30.5 - 30) / 70, 0.01);
+    assert_string_equal(json_string_value(json_object_get(c, "limited_by")),
+                        "datastore-free-space:warn_free_pct:datastore_cluster");
+    assert_int_equal(json_array_size(json_object_get(ans, "rejected")), 4);
+    json_decref(ans);
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-nope", 10, NOW, &ans, err,
+                                   sizeof(err)),
+                     -VSL_ENOTFOUND);
+    chk_config_free(&cfg);
+}
+
+TEST(test_proposal_json)
+{
+    static const struct {
+        const char *body, *err; /* err NULL: accepted */
+    } rows[] = {
+        {"{\"datastore\":\"a\",\"disks_gb\":[1,2.5],\"vms\":3,\"disk_format\":\"thin\"}", NULL},
+        {"{\"datastore_cluster\":\"p\",\"disks_gb\":[1],\"ft\":true,\"fail_on\":\"critical\"}",
+         NULL},
+        {"[]", "the body must be a JSON object"},
+        {"{\"disks_gb\":[1]}", "give exactly one"},
+        {"{\"datastore\":\"a\"}", "disks_gb: required"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[]}", "disks_gb: required"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[\"1\"]}", "disks_gb: item 1 is not a number"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[-1]}", "disks_gb: '-1' is not a size"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[65537]}", "not a size in GiB"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"vms\":0}", "vms: must be"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"vms\":10001}", "vms: must be"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"disk_format\":\"x\"}", "disk_format: 'x'"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"fail_on\":\"never\"}", "fail_on: 'never'"},
+        {"{\"datastore\":\"\",\"disks_gb\":[1]}", "datastore: must be a non-empty string"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"ft\":1}", "ft: must be true or false"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"ft\":true,\"shared_bus\":true}", "not both"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"max_age_s\":0}", "max_age_s"},
+        {"{\"datastore\":\"a\",\"disks_gb\":[1],\"x\":0}", "x: unknown field"},
+    };
+    for (size_t i = 0; i < N(rows); i++) {
+        struct chk_proposal p;
+        char err[256] = "";
+        json_t *body = json_loads(rows[i].body, 0, NULL);
+        assert_non_null(body);
+        int rc = chk_proposal_from_json(body, &p, err, sizeof(err));
+        if (rows[i].err ? rc != -EINVAL || !strstr(err, rows[i].err) : rc != 0)
+            fail_msg("row %zu: rc %d, '%s'", i, rc, err);
+        if (rc == 0) {
+            /* What --server sends is what the daemon reads back. */
+            struct chk_proposal q;
+            json_t *again = chk_proposal_json(&p);
+            assert_int_equal(chk_proposal_from_json(again, &q, err, sizeof(err)), 0);
+            assert_int_equal(q.vms, p.vms);
+            assert_int_equal(q.n_disks, p.n_disks);
+            assert_memory_equal(q.disk_bytes, p.disk_bytes, p.n_disks * sizeof(int64_t));
+            assert_int_equal(q.format, p.format);
+            assert_int_equal(q.fail_on, p.fail_on);
+            assert_int_equal(q.ft, p.ft);
+            json_decref(again);
+        }
+        json_decref(body);
+    }
+}
+
+TEST(test_disk_lists)
+{
+    static const struct {
+        const char *list;
+        size_t n;
+        int64_t first;
+    } rows[] = {{"100", 1, 100 * GIB}, {"100,20", 2, 100 * GIB}, {"0.5", 1, GIB / 2},
+                {"", 0, 0},            {"1,,2", 0, 0},           {"abc", 0, 0},
+                {"1e400", 0, 0},       {"nan", 0, 0},            {"-3", 0, 0}};
+    for (size_t i = 0; i < N(rows); i++) {
+        struct chk_proposal p;
+        char err[256];
+        chk_proposal_init(&p);
+        int rc = chk_proposal_disks(&p, rows[i].list, err, sizeof(err));
+        if (rows[i].n == 0) {
+            if (rc != -EINVAL)
+                fail_msg("'%s' accepted", rows[i].list);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(p.n_disks, rows[i].n);
+        assert_int_equal(p.disk_bytes[0], rows[i].first);
+    }
+}
+
+int main(void)
+{
+    setup(NULL);
+    return tl_main();
+}
