@@ -12,6 +12,7 @@
 #include "daemon/digest.h"
 #include "daemon/mime.h"
 #include "daemon/poll.h"
+#include "daemon/report.h"
 #include "daemon/schedule.h"
 #include "db/digest.h"
 #include "db/findings.h"
@@ -205,18 +206,6 @@ static json_int_t num(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
-/* A finding's object as a person names it: a part of a host (a LUN, a vmknic), which has no
- * moref of its own, is "HOST PART". */
-static void object_name(const json_t *f, char *buf, size_t size)
-{
-    const json_t *obj = json_object_get(f, "object"), *host = json_object_get(f, "host");
-
-    if (json_is_object(host) && !json_is_string(json_object_get(obj, "moref")))
-        snprintf(buf, size, "%s %s", str(host, "name"), str(obj, "name"));
-    else
-        snprintf(buf, size, "%s", str(obj, "name"));
-}
-
 /* Appends s percent-encoded for a URL fragment's query-style parameters. */
 static int add_urlpart(struct vsl_buf *b, const char *s)
 {
@@ -314,23 +303,6 @@ static int wrap(struct vsl_buf *b, size_t first_col, int indent, const char *tex
     return r == 0 ? vsl_buf_addstr(b, "\n") : r;
 }
 
-static int add_html(struct vsl_buf *b, const char *s)
-{
-    int r = 0;
-
-    for (; *s && r == 0; s++) {
-        switch (*s) {
-        case '&': r = vsl_buf_addstr(b, "&amp;"); break;
-        case '<': r = vsl_buf_addstr(b, "&lt;"); break;
-        case '>': r = vsl_buf_addstr(b, "&gt;"); break;
-        case '"': r = vsl_buf_addstr(b, "&quot;"); break;
-        case '\'': r = vsl_buf_addstr(b, "&#39;"); break;
-        default: r = vsl_buf_add(b, s, 1);
-        }
-    }
-    return r;
-}
-
 /* Colours readable on a white and on a dark background alike: saturated mid-tones behind
  * white text for the severities, greys with alpha for rules and muted text. */
 static const char *sev_colour(const char *sev)
@@ -349,36 +321,31 @@ struct out {
 static void t_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void h_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+static void add(struct out *o, struct vsl_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void add(struct out *o, struct vsl_buf *b, const char *fmt, va_list ap)
+{
+    if (o->r == 0)
+        o->r = vsl_buf_vprintf(b, fmt, ap);
+}
+
 static void t_add(struct out *o, const char *fmt, ...)
 {
-    char line[4096];
     va_list ap;
 
-    if (o->r)
-        return;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    add(o, &o->text, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        o->r = -EINVAL;
-    else
-        o->r = vsl_buf_add(&o->text, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static void h_add(struct out *o, const char *fmt, ...)
 {
-    char line[4096];
     va_list ap;
 
-    if (o->r)
-        return;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    add(o, &o->html, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        o->r = -EINVAL;
-    else
-        o->r = vsl_buf_add(&o->html, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static void t_wrap(struct out *o, size_t first_col, int indent, const char *s)
@@ -390,7 +357,7 @@ static void t_wrap(struct out *o, size_t first_col, int indent, const char *s)
 static void h_esc(struct out *o, const char *s)
 {
     if (!o->r)
-        o->r = add_html(&o->html, s);
+        o->r = vsl_buf_addxml(&o->html, s);
 }
 
 static void section(struct out *o, const char *id, const char *title, json_int_t count,
@@ -451,7 +418,7 @@ static void finding_row(struct out *o, const json_t *f, int with_check)
     char *url = link(o->st, "check", check, "vcenter", vc, "object", str(json_object_get(f, "object"), "name"),
                      (const char *)NULL);
 
-    object_name(f, name, sizeof(name));
+    vsl_finding_object_name(f, name, sizeof(name));
     char line[2048];
     if (with_check) {
         snprintf(line, sizeof(line), "* [%s] %s: %s (%s)", sev, check, name, vc);

@@ -47,9 +47,7 @@ static void upper(char *dst, const char *s, size_t n)
     dst[i] = '\0';
 }
 
-/* The name of a finding's object as a human says it: a part of a host (a LUN, a vmknic, an
- * adapter, which has no moref) is "HOST PART". */
-static void display_name(const json_t *fd, char *out, size_t size)
+void vsl_finding_object_name(const json_t *fd, char *out, size_t size)
 {
     const json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
 
@@ -231,7 +229,7 @@ static int write_junit(FILE *f, const struct vsl_report *r)
             if (strcmp(str(fd, "check"), ck->id))
                 continue;
             char name[1024];
-            display_name(fd, name, sizeof(name));
+            vsl_finding_object_name(fd, name, sizeof(name));
             fprintf(f, "    <testcase classname=\"%s\" name=\"", ck->id);
             xml_text(f, str(fd, "vcenter"));
             fputc('/', f);
@@ -299,7 +297,7 @@ static int write_sarif(FILE *f, const struct vsl_report *r)
                 idx = (int)c;
         json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
         char fq[1024], name[1024];
-        display_name(fd, name, sizeof(name));
+        vsl_finding_object_name(fd, name, sizeof(name));
         /* A part of a host has no moref: it is found under its host. */
         if (json_is_string(json_object_get(obj, "moref")))
             snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),

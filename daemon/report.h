@@ -22,4 +22,8 @@ int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
 /* Severity index of a finding JSON ("info" 0, "warning" 1, "critical" 2). */
 int vsl_finding_severity(const json_t *finding);
 
+/* The name of a finding's object as a person says it, into out: a part of a host (a LUN, a
+ * vmknic, an adapter, which has no moref) is "HOST PART". */
+void vsl_finding_object_name(const json_t *finding, char *out, size_t size);
+
 #endif

@@ -52,14 +52,14 @@ int vsl_buf_addxml(struct vsl_buf *b, const char *s)
         case '<': r = vsl_buf_addstr(b, "&lt;"); break;
         case '>': r = vsl_buf_addstr(b, "&gt;"); break;
         case '"': r = vsl_buf_addstr(b, "&quot;"); break;
-        case '\'': r = vsl_buf_addstr(b, "&apos;"); break;
+        case '\'': r = vsl_buf_addstr(b, "&#39;"); break; /* HTML 4 mail clients too */
         default: r = vsl_buf_add(b, s, 1); break;
         }
     }
     return r;
 }
 
-static int add_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
+int vsl_buf_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
 {
     char small[512];
     va_list again;
@@ -88,7 +88,7 @@ int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
     int r;
 
     va_start(ap, fmt);
-    r = add_vprintf(b, fmt, ap);
+    r = vsl_buf_vprintf(b, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -102,7 +102,7 @@ int vsl_buf_line(struct vsl_buf *b, const char *fmt, ...)
     int r;
 
     va_start(ap, fmt);
-    r = add_vprintf(b, fmt, ap);
+    r = vsl_buf_vprintf(b, fmt, ap);
     va_end(ap);
     if (r == 0)
         r = vsl_buf_add(b, "\n", 1);

@@ -3,6 +3,7 @@
 #ifndef VSL_BUF_H
 #define VSL_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct vsl_buf {
@@ -18,10 +19,13 @@ void vsl_buf_init(struct vsl_buf *b, size_t max);
 #define VSL_MUST_CHECK __attribute__((warn_unused_result))
 VSL_MUST_CHECK int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n);
 VSL_MUST_CHECK int vsl_buf_addstr(struct vsl_buf *b, const char *s);
-/* Appends s with XML's five special characters escaped. */
+/* Appends s with XML's five special characters escaped (the apostrophe as &#39;, which HTML
+ * readers that predate &apos; understand too). */
 VSL_MUST_CHECK int vsl_buf_addxml(struct vsl_buf *b, const char *s);
 VSL_MUST_CHECK int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+VSL_MUST_CHECK int vsl_buf_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Appends one line of a list of messages (fmt, then a newline). A line that does not fit is
  * not cut half-way: the list ends instead, once, with a line saying that further messages were
  * left out. Returns 0, or the error that left this line out (for callers that count). */
