@@ -50,6 +50,7 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
+        res->db_err = r;
         return r;
     }
     r = vim_collect(c, &sink);
@@ -59,15 +60,24 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
-    if (r < 0)
+    if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
                  vsl_strerror(r));
+        res->db_err = r;
+    }
     return r;
 }
 
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
 {
+    return vsl_poll_watched(db, vc, NULL, res);
+}
+
+int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
+                     _Atomic int64_t *activity_ms, struct vsl_poll_result *res)
+{
     struct vim_opts opts = {
+        .activity_ms = activity_ms,
         .url = vc->url,
         .ca_file = vc->ca_file,
         .insecure = vc->insecure,
@@ -154,6 +164,7 @@ static int array_collect(struct db *db, struct arr_client *c, const struct vsl_v
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
+        res->db_err = r;
         return r;
     }
     db_snapshot_set_kind(snap, ac->type);
@@ -164,9 +175,11 @@ static int array_collect(struct db *db, struct arr_client *c, const struct vsl_v
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
-    if (r < 0)
+    if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
                  vsl_strerror(r));
+        res->db_err = r;
+    }
     return r;
 }
 

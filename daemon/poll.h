@@ -3,6 +3,7 @@
 #ifndef VSL_POLL_H
 #define VSL_POLL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "daemon/config.h"
@@ -15,11 +16,15 @@ struct vsl_poll_result {
     int64_t duration_ms;      /* monotonic */
     int64_t counts[DB_NKINDS];
     int64_t requests, bytes_wire, bytes_xml; /* bytes_xml: of JSON, for an array */
+    int db_err; /* the database could not be written (disk full, read-only): the error */
 };
 
 /* Returns 0 on success or a negative error; res describes the outcome either way and the
  * failure is recorded in the database (the previous snapshot stays). */
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res);
+/* The same, storing in *activity_ms (CLOCK_MONOTONIC ms) when vCenter last sent anything. */
+int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
+                     _Atomic int64_t *activity_ms, struct vsl_poll_result *res);
 
 /* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
  * LUNs into a snapshot stored under its name, log out. */

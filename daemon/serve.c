@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct poller {
     int reevaluate;                    /* after a reload: run the new checks on the snapshot */
     int stop;
     int running;                       /* the thread has not finished */
+    _Atomic int64_t activity_ms;       /* when its vCenter last sent anything (monotonic) */
     pthread_t thread;
 };
 
@@ -51,6 +53,9 @@ struct serve {
     char *token; /* owned, wiped on free */
     pthread_t digest_thread; /* sends the digest at [digest] at=, when configured */
     int digest_running, digest_stop; /* under mu */
+    /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
+     * when it can. The last stored snapshot is served read-only meanwhile. */
+    char db_error[512];
 };
 
 int vsl_backoff_s(int interval_s, int failures)
@@ -110,6 +115,20 @@ static void evaluate_vcenters(struct serve *sv, struct db *db)
     }
 }
 
+/* Records whether the database can be written (why NULL: it can), logging each change once. */
+static void set_db_state(struct serve *sv, const char *why)
+{
+    pthread_mutex_lock(&sv->mu);
+    if (why && !sv->db_error[0])
+        log_warnx("database %s: cannot write: %s; serving the last stored snapshot read-only "
+                  "until it can",
+                  sv->cfg->db_path, why);
+    else if (!why && sv->db_error[0])
+        log_info("database %s: writable again", sv->cfg->db_path);
+    snprintf(sv->db_error, sizeof(sv->db_error), "%s", why ? why : "");
+    pthread_mutex_unlock(&sv->mu);
+}
+
 static void poll_once(struct poller *p, struct db *db)
 {
     struct serve *sv = p->sv;
@@ -122,12 +141,24 @@ static void poll_once(struct poller *p, struct db *db)
     db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
     if (p->vc->type) {
         vsl_array_poll(db, p->vc, &res);
-        if (res.ok)
+        if (res.db_err)
+            set_db_state(sv, res.error);
+        else if (res.ok)
+            set_db_state(sv, NULL);
+        if (res.ok) {
             evaluate_vcenters(sv, db);
+            db_checkpoint(db);
+        }
     } else {
-        vsl_poll(db, p->vc, &res);
-        if (res.ok)
+        vsl_poll_watched(db, p->vc, &p->activity_ms, &res);
+        if (res.db_err)
+            set_db_state(sv, res.error);
+        else if (res.ok)
+            set_db_state(sv, NULL);
+        if (res.ok) {
             evaluate(p, db, everr, sizeof(everr));
+            db_checkpoint(db);
+        }
     }
     now = vsl_now_ms();
     pthread_mutex_lock(&sv->mu);
@@ -170,20 +201,12 @@ static void *poller_main(void *arg)
     char *msg = NULL;
 
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
-    if (db_open(sv->cfg->db_path, &db, &msg) < 0) {
-        log_warnx("vcenter %s: cannot open database %s: %s", p->vc->name, sv->cfg->db_path,
-                  msg ? msg : "error");
-        free(msg);
-        pthread_mutex_lock(&sv->mu);
-        p->st.polled_once = 1;
-        p->st.stale = 1;
-        snprintf(p->st.error, sizeof(p->st.error), "cannot open the database");
-        goto out;
-    }
-    if (p->reevaluate && !p->vc->type) {
+    if (p->reevaluate && !p->vc->type && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
         evaluate(p, db, err, sizeof(err));
     }
+    free(msg);
+    msg = NULL;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
         while (!p->stop && !p->want_poll && vsl_monotonic_ms() < p->next_mono_ms) {
@@ -194,13 +217,31 @@ static void *poller_main(void *arg)
         if (p->stop)
             break;
         p->want_poll = 0;
+        pthread_mutex_unlock(&sv->mu);
+        if (!db && db_open(sv->cfg->db_path, &db, &msg) < 0) {
+            /* A full disk at start: the API serves what is stored; try again at the next
+             * poll time. */
+            char why[600];
+            snprintf(why, sizeof(why), "cannot open it for writing: %s", msg ? msg : "error");
+            free(msg);
+            msg = NULL;
+            set_db_state(sv, why);
+            pthread_mutex_lock(&sv->mu);
+            p->st.polled_once = 1;
+            p->st.stale = 1;
+            snprintf(p->st.error, sizeof(p->st.error), "cannot write the database");
+            p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
+            p->st.next_poll_ms = vsl_now_ms() + (int64_t)p->vc->interval_s * 1000;
+            continue;
+        }
+        pthread_mutex_lock(&sv->mu);
         p->st.polling = 1;
+        atomic_store(&p->activity_ms, vsl_monotonic_ms());
         pthread_mutex_unlock(&sv->mu);
         log_debug("vcenter %s: polling", p->vc->name);
         poll_once(p, db);
         pthread_mutex_lock(&sv->mu);
     }
-out:
     p->running = 0;
     pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
@@ -312,10 +353,26 @@ static int hook_status(void *ctx, struct api_vcenter_status **out, size_t *n)
     pthread_mutex_lock(&sv->mu);
     *n = sv->n;
     *out = calloc(sv->n ? sv->n : 1, sizeof(**out));
-    for (size_t i = 0; *out && i < sv->n; i++)
-        (*out)[i] = sv->pollers[i].st;
+    int64_t now = vsl_monotonic_ms();
+    for (size_t i = 0; *out && i < sv->n; i++) {
+        const struct poller *p = &sv->pollers[i];
+        (*out)[i] = p->st;
+        (*out)[i].quiet_ms = p->st.polling ? now - atomic_load(&p->activity_ms) : 0;
+    }
     pthread_mutex_unlock(&sv->mu);
     return *out ? 0 : -ENOMEM;
+}
+
+static int hook_db_writable(void *ctx, char *why, size_t len)
+{
+    struct serve *sv = ctx;
+    int ok;
+
+    pthread_mutex_lock(&sv->mu);
+    ok = !sv->db_error[0];
+    snprintf(why, len, "%s", sv->db_error);
+    pthread_mutex_unlock(&sv->mu);
+    return ok;
 }
 
 static int hook_poll_now(void *ctx, const char *vcenter)
@@ -361,11 +418,23 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
 
     if (!ps)
         return -ENOMEM;
+    /* Migrates once, here, before any reader opens it. A database that can be read but not
+     * written (a full disk) is served read-only; one that cannot be read at all is an error. */
     if (!old && db_open(cfg->db_path, &db, &msg) < 0) {
-        log_warnx("cannot open database %s: %s", cfg->db_path, msg ? msg : "error");
+        char *rmsg = NULL;
+        if (db_open_reader(cfg->db_path, &db, &rmsg) < 0) {
+            log_warnx("cannot open database %s: %s", cfg->db_path, msg ? msg : "error");
+            free(msg);
+            free(rmsg);
+            free(ps);
+            return -VSL_EDB;
+        }
+        snprintf(sv->db_error, sizeof(sv->db_error), "cannot open it for writing: %s",
+                 msg ? msg : "error");
+        log_warnx("database %s: %s; serving the last stored snapshot read-only until it can be "
+                  "written",
+                  cfg->db_path, sv->db_error);
         free(msg);
-        free(ps);
-        return -VSL_EDB;
     }
     int64_t now_mono = vsl_monotonic_ms();
     for (size_t i = 0; i < n; i++) {
@@ -397,6 +466,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
         snprintf(p->st.type, sizeof(p->st.type), "%s", vc->type ? vc->type : "");
         p->st.interval_s = vc->interval_s;
+        p->st.timeout_s = vc->timeout_s;
     }
     db_close(db);
     *out = ps;
@@ -504,7 +574,8 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
     struct api_hooks h = {.ctx = sv,
                           .status = hook_status,
                           .poll_now = hook_poll_now,
-                          .check_config = hook_check_config};
+                          .check_config = hook_check_config,
+                          .db_writable = hook_db_writable};
     char err[512] = "";
     int r = api_start(&o, &h, &sv->api, err, sizeof(err));
 

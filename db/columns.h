@@ -455,6 +455,10 @@
     I(capacity_history_key, 8, "capacity_history(vcenter, moref, t_ms)")                          \
     I(capacity_history_age, 8, "capacity_history(vcenter, t_ms)")                                  \
     I(runway_key, 8, "runway(vcenter, moref)")                                                     \
+    /* The inventory pages' order and keyset (db/pages.c): a page is an index range read. */       \
+    I(datastores_page, 8, "datastores(vcenter, coalesce(name, ''), moref)")                        \
+    I(hosts_page, 8, "hosts(vcenter, coalesce(name, ''), moref)")                                  \
+    I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")                                      \
     /* The join of a datastore's extents to the array LUNs behind them. */                      \
     I(array_luns_naa, 9, "array_luns(naa)")
 

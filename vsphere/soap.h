@@ -3,6 +3,7 @@
 #ifndef VIM_SOAP_H
 #define VIM_SOAP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,9 @@ struct vim_opts {
     const char *thumbprint;
     int timeout_s;       /* whole-request timeout */
     int max_objects;     /* RetrievePropertiesEx page size to ask for */
+    /* NULL, or where to store the CLOCK_MONOTONIC milliseconds at which vCenter last sent
+     * bytes on any of the poll's connections (the daemon tells a stalled vCenter by it). */
+    _Atomic int64_t *activity_ms;
 };
 
 struct vim_stats {
@@ -39,6 +43,8 @@ struct vim_client {
     struct vim_stats stats;
     int reconnected;         /* the last request went over a new connection after an old one */
     struct vsl_tls tls;      /* the pin and what the server showed (util/tls.h) */
+    int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
+                              * vCenter costs one timeout, not one per request left */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
     /* Also from the service content, NULL when the server has none (an ESXi host). */
