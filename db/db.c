@@ -386,7 +386,7 @@ void db_close(struct db *db)
         sqlite3_finalize(db->clr[i]);
     }
     db_stmt_free(db);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < DB_NPAGE_KINDS; i++) {
         sqlite3_finalize(db->page_count[i]);
         for (int j = 0; j < 4; j++)
             sqlite3_finalize(db->page[i][j / 2][j % 2]);

@@ -174,7 +174,7 @@ static int page_stmt(struct db *db, enum db_page_kind kind, int filtered, int pa
     int rc;
 
     if (!*st) {
-        vsl_buf_init(&sql, 8192);
+        vsl_buf_init(&sql, 32768); /* the datastores page with its runway and pools is ~9 KiB */
         rc = page_sql(&sql, kind, filtered, part) == 0
                  ? sqlite3_prepare_v3(db->h, sql.data, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
                  : SQLITE_NOMEM;

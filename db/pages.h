@@ -9,7 +9,7 @@
 
 #include "db/db.h"
 
-enum db_page_kind { DB_PAGE_DATASTORES, DB_PAGE_HOSTS, DB_PAGE_VMS, DB_PAGE_POOLS };
+enum db_page_kind { DB_PAGE_DATASTORES, DB_PAGE_HOSTS, DB_PAGE_VMS, DB_PAGE_POOLS, DB_NPAGE_KINDS };
 
 struct db_page {
     const char *vcenter; /* exact, or NULL for every vCenter */
