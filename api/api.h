@@ -15,6 +15,7 @@
 struct api_vcenter_status {
     char name[128];
     char url[512];
+    char type[16];      /* "" for a vCenter; an array's type ("unity") for an [array NAME] */
     int polled_once;    /* a first poll has finished, successfully or not */
     int polling;        /* a poll is in flight */
     int last_ok;        /* the last finished poll succeeded */

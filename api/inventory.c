@@ -1,4 +1,4 @@
-/* /api/v1/inventory/{datastores,hosts,vms}: the stored inventory a page at a time, with the
+/* /api/v1/inventory/{datastores,hosts,vms,pools}: the stored inventory a page at a time, with the
  * same limit/cursor/next contract as the findings. */
 #include <string.h>
 
@@ -10,6 +10,7 @@ const char *const api_inventory_kinds[] = {
     [DB_PAGE_DATASTORES] = "datastores",
     [DB_PAGE_HOSTS] = "hosts",
     [DB_PAGE_VMS] = "vms",
+    [DB_PAGE_POOLS] = "pools",
     NULL,
 };
 

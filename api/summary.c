@@ -91,7 +91,7 @@ enum MHD_Result api_h_summary(struct api_req *r)
     struct api_vcenter_status *st = NULL;
     size_t n = 0;
     int64_t objs[3] = {0};
-    json_t *counts = NULL, *list, *body;
+    json_t *counts = NULL, *list, *arrays, *body;
     struct db *db;
     int rc, score;
 
@@ -108,13 +108,20 @@ enum MHD_Result api_h_summary(struct api_req *r)
         return api_db_error(r, "reading the pollers' state", rc);
     }
     list = json_array();
-    for (size_t i = 0; i < n; i++)
-        if (!only || !strcmp(only, st[i].name))
-            json_array_append_new(list, vcenter_json(&st[i]));
+    arrays = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (only && strcmp(only, st[i].name))
+            continue;
+        json_t *o = vcenter_json(&st[i]);
+        /* An array is a source like a vCenter: the same polling state, and its type. */
+        if (st[i].type[0])
+            json_object_set_new(o, "type", json_string(st[i].type));
+        json_array_append_new(st[i].type[0] ? arrays : list, o);
+    }
     free(st);
-    body = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o}", "score", score, "objects", "datastores",
+    body = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "score", score, "objects", "datastores",
                      (json_int_t)objs[0], "hosts", (json_int_t)objs[1], "vms",
-                     (json_int_t)objs[2], "findings", counts, "vcenters", list);
+                     (json_int_t)objs[2], "findings", counts, "vcenters", list, "arrays", arrays);
     if (body)
         json_object_set_new(body, "database", database_json(r));
     return api_respond_json_etag(r, body);

@@ -65,6 +65,9 @@ const char *chk_size(int64_t bytes, char *buf, size_t size);
  * check or parameter that does not exist is a programming error (assert). */
 double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const char *name);
 
+/* The estate this run judges, for a callback that is handed only one of its objects. */
+const struct estate *chk_estate(const struct chk_ctx *ctx);
+
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 
@@ -168,6 +171,19 @@ void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powe
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
+
+/* Array pool p of e as evidence: array, id, name, size_total_bytes, size_free_bytes,
+ * free_pct (null when unknown), alert_threshold_pct (the array's own alert level, % used),
+ * health, array_polled (when the array was last read), array_error (its last poll failed: the
+ * figures are that old) and datastores (the names of e's datastores it backs). A new
+ * reference, NULL when memory runs out. */
+json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* p's free share in percent, or a negative number when its sizes are unknown. */
+double chk_pool_free_pct(const struct est_pool *p);
+/* What a finding about pool p is called: object type "array_pool", moref "ARRAY/ID" (stable
+ * while the pool lives), name "ARRAY/NAME". */
+int chk_emit_pool(struct chk_ctx *ctx, const struct est_pool *p, enum vsl_severity severity,
+                  const char *message, json_t *evidence);
 
 /* The registry: every built-in check, in catalogue order. */
 extern const struct check *const chk_registry[];

@@ -30,6 +30,7 @@ static const struct level {
  * when d is NULL. */
 static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p)
 {
+    const struct estate *e = chk_estate(ctx);
     const char *name = d ? d->name : p->name;
     int64_t capacity = d ? d->capacity : p->capacity,
             free_space = d ? d->free_space : p->free_space;
@@ -59,6 +60,21 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
         json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:s}", "capacity_bytes", (json_int_t)capacity,
                   "free_bytes", (json_int_t)free_space, "free_pct", free_pct, "warn_free_pct", warn,
                   "crit_free_pct", crit, "snap_free_pct", snap, "level", l->name);
+    /* The pools behind the datastore, when a configured array holds its LUNs: the space a
+     * thin LUN can still take is theirs, whatever the datastore shows. */
+    if (d && d->n_pools) {
+        json_t *pools = json_array();
+        for (size_t i = 0; pools && i < d->n_pools; i++) {
+            const struct est_pool *pl = &e->pools[d->pools[i]];
+            double pct = chk_pool_free_pct(pl);
+            json_t *o = json_pack("{s:s, s:s?, s:s}", "array", pl->array, "name", pl->name,
+                                  "id", pl->id);
+            o = chk_ev_set(o, "size_free_bytes", chk_ev_known(pl->size_free));
+            o = chk_ev_set(o, "free_pct", pct < 0 ? json_null() : json_real(pct));
+            pools = chk_ev_append(pools, o);
+        }
+        ev = chk_ev_set(ev, "pools", pools);
+    }
     if (d)
         return chk_emit_datastore(ctx, d, l->severity, msg, ev);
     return chk_emit_object(ctx, "storage_pod", p->moref, name, l->severity, msg, ev);

@@ -20,6 +20,11 @@ struct chk_ctx {
     const struct chk_config *cfg; /* the whole configuration, NULL in chk_run_one */
 };
 
+const struct estate *chk_estate(const struct chk_ctx *ctx)
+{
+    return ctx->estate;
+}
+
 double chk_param(const struct chk_ctx *ctx, const char *name)
 {
     const struct chk_param *p = ctx->check->params;

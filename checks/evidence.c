@@ -3,7 +3,9 @@
  * about a spanned VMFS volume names every device it lives on, not only the head extent; and a
  * virtual disk as a finding about its VM or host lists it. And which datastores' sizes can be
  * judged at all. */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "checks/check.h"
 
@@ -98,4 +100,47 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
     if (d->capacity_bytes != EST_UNKNOWN)
         j = chk_ev_set(j, "capacity_bytes", json_integer(d->capacity_bytes));
     return j;
+}
+
+double chk_pool_free_pct(const struct est_pool *p)
+{
+    if (p->size_total <= 0 || p->size_free < 0)
+        return -1;
+    return (double)p->size_free * 100.0 / (double)p->size_total;
+}
+
+json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
+{
+    double pct = chk_pool_free_pct(p);
+    json_t *names = json_array();
+    char t[32] = "";
+
+    for (size_t i = 0; names && i < p->n_datastores; i++)
+        names = chk_ev_append(names, json_string(e->datastores[p->datastores[i]].name));
+    if (p->polled_ms > 0) {
+        time_t s = (time_t)(p->polled_ms / 1000);
+        struct tm tm;
+        if (gmtime_r(&s, &tm))
+            strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    json_t *ev = json_pack("{s:s, s:s?, s:s, s:s?}", "array", p->array, "array_type",
+                           p->array_type, "id", p->id, "name", p->name);
+    ev = chk_ev_set(ev, "size_total_bytes", chk_ev_known(p->size_total));
+    ev = chk_ev_set(ev, "size_free_bytes", chk_ev_known(p->size_free));
+    ev = chk_ev_set(ev, "free_pct", pct < 0 ? json_null() : json_real(pct));
+    ev = chk_ev_set(ev, "alert_threshold_pct", chk_ev_known(p->alert_threshold));
+    ev = chk_ev_set(ev, "health", chk_ev_known(p->health));
+    ev = chk_ev_set(ev, "array_polled", t[0] ? json_string(t) : json_null());
+    ev = chk_ev_set(ev, "array_error", p->array_error ? json_string(p->array_error) : json_null());
+    return chk_ev_set(ev, "datastores", names);
+}
+
+int chk_emit_pool(struct chk_ctx *ctx, const struct est_pool *p, enum vsl_severity severity,
+                  const char *message, json_t *evidence)
+{
+    char moref[512], name[512];
+
+    snprintf(moref, sizeof(moref), "%s/%s", p->array, p->id);
+    snprintf(name, sizeof(name), "%s/%s", p->array, p->name ? p->name : p->id);
+    return chk_emit_object(ctx, "array_pool", moref, name, severity, message, evidence);
 }

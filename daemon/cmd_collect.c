@@ -1,4 +1,4 @@
-/* `vslint collect` and `vslint config-check`: poll each vCenter once, print what was stored;
+/* `vslint collect` and `vslint config-check`: poll each vCenter and array once, print what was stored;
  * validate a configuration. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +20,30 @@ int cmd_collect(const struct vsl_args *a)
 
     if (vsl_cli_open(a, 0, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
-    for (size_t i = 0; i < cfg->n_vcenters; i++) {
-        const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
+    for (size_t i = 0; i < vsl_config_nsources(cfg); i++) {
+        const struct vsl_vcenter_conf *vc = vsl_config_source(cfg, i);
+        const char *what = vc->type ? "array" : "vcenter";
         struct vsl_poll_result res;
 
         if (only && strcmp(only, vc->name))
             continue;
         polled++;
-        if (vsl_poll(db, vc, &res) < 0) {
-            log_warnx("vcenter %s: poll failed: %s", vc->name, res.error);
+        if ((vc->type ? vsl_array_poll(db, vc, &res) : vsl_poll(db, vc, &res)) < 0) {
+            log_warnx("%s %s: poll failed: %s", what, vc->name, res.error);
             failed++;
             continue;
         }
-        printf("vcenter %s: stored in %.2f s:", vc->name, res.duration_ms / 1000.0);
-        for (int k = 0; k < DB_NKINDS; k++)
-            printf("%s %lld %s", k ? "," : "", (long long)res.counts[k], db_kind_name(k));
+        printf("%s %s: stored in %.2f s:", what, vc->name, res.duration_ms / 1000.0);
+        /* An array's kinds for an array, a vCenter's for a vCenter. */
+        const int from = vc->type ? DB_ARRAY_POOL : 0, to = vc->type ? DB_NKINDS : DB_ARRAY_POOL;
+        for (int k = from; k < to; k++)
+            printf("%s %lld %s", k > from ? "," : "", (long long)res.counts[k], db_kind_name(k));
         printf("\n");
         log_debug("vcenter %s: %lld requests, %lld bytes on the wire, %lld bytes of XML", vc->name,
                   (long long)res.requests, (long long)res.bytes_wire, (long long)res.bytes_xml);
     }
     if (only && polled == 0) {
-        log_warnx("no [vcenter %s] in %s", only, cfg->path);
+        log_warnx("no [vcenter %s] or [array %s] in %s", only, only, cfg->path);
         failed++;
     }
     db_close(db);
@@ -55,11 +58,12 @@ int cmd_config_check(const struct vsl_args *a)
 
     if (vsl_cli_load_config(a->config, &cfg, 1) < 0)
         return VSL_EXIT_FAIL;
-    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+    for (size_t i = 0; i < vsl_config_nsources(cfg); i++) {
+        const struct vsl_vcenter_conf *vc = vsl_config_source(cfg, i);
         char *pw = NULL, err[512];
-        if (vsl_config_password(&cfg->vcenters[i], &pw, err, sizeof(err)) < 0) {
-            fprintf(stderr, "%s:%d: [vcenter %s]: %s\n", cfg->path, cfg->vcenters[i].line,
-                    cfg->vcenters[i].name, err);
+        if (vsl_config_password(vc, &pw, err, sizeof(err)) < 0) {
+            fprintf(stderr, "%s:%d: [%s %s]: %s\n", cfg->path, vc->line,
+                    vc->type ? "array" : "vcenter", vc->name, err);
             bad++;
         }
         vsl_config_wipe(pw);

@@ -1,6 +1,7 @@
 /* The configuration loader. Options are rows of a table (section kind, key, type, bounds);
  * the libinih handler looks each key up there, so unknown keys and bad values name their line. */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@ enum opt_type {
     OPT_FILE,       /* a path that must be readable now, not at the first poll */
     OPT_SECRET,     /* a path to a secret: warned about when others can read it */
     OPT_THUMBPRINT, /* SHA256:AA:BB:... of a certificate */
+    OPT_ARRAYTYPE,  /* the kind of storage array: unity */
     OPT_SMTP_URL,   /* smtp:// or smtps:// */
     OPT_STARTTLS,   /* required|optional, stored as "optional" 0/1 */
     OPT_ADDRESS,    /* one e-mail address */
@@ -41,7 +43,9 @@ enum opt_type {
 #define MAX_LINE 65536
 /* Problems listed in full; past this one summary line says how many more there were. */
 #define MAX_SHOWN 20
-enum sect_kind { SECT_DATABASE, SECT_VCENTER, SECT_SERVER, SECT_DIGEST, SECT_CHECK, SECT_WAIVER };
+enum sect_kind {
+    SECT_DATABASE, SECT_VCENTER, SECT_ARRAY, SECT_SERVER, SECT_DIGEST, SECT_CHECK, SECT_WAIVER
+};
 
 /* One row per key: how it is read, its default (applied by apply_defaults(), and shown by
  * `vslint help serve` and vslint.conf(5), which docs/man/conf-keys.c generates from this table)
@@ -96,6 +100,31 @@ static const struct opt options[] = {
      "poll once this long has passed: the poll's other requests are not tried."},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
      "Objects per property-collector page."},
+    {SECT_ARRAY, "type", OPT_ARRAYTYPE, VC(type), 0, 0, NULL,
+     "Required. The kind of array: unity (Dell EMC Unity, read through the Unisphere Management "
+     "REST API). vslint reads its pools and LUNs and ties them to the datastores they back."},
+    {SECT_ARRAY, "url", OPT_URL, VC(url), 0, 0, NULL,
+     "Required. The management address, https://HOST (Unisphere)."},
+    {SECT_ARRAY, "user", OPT_STR, VC(user), 0, 0, NULL,
+     "Required. The Unisphere account; one with the Operator role (read-only) is enough."},
+    {SECT_ARRAY, "password_file", OPT_SECRET, VC(password_file), 0, 0, NULL,
+     "A file holding the password on one line (root:vslint, mode 0640). One of password_file "
+     "and password_env is required; passwords are never accepted on the command line."},
+    {SECT_ARRAY, "password_env", OPT_ENVNAME, VC(password_env), 0, 0, NULL,
+     "The name of an environment variable holding the password."},
+    {SECT_ARRAY, "ca_file", OPT_FILE, VC(ca_file), 0, 0, NULL,
+     "A PEM file of the CA that signed the array's management certificate; without it, the "
+     "system's trust store."},
+    {SECT_ARRAY, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, NULL,
+     "Pin the array's own certificate by its SHA-256 fingerprint (openssl x509 -noout "
+     "-fingerprint -sha256): the safe way to trust Unisphere's self-signed certificate. "
+     "Replaces ca_file and insecure."},
+    {SECT_ARRAY, "insecure", OPT_BOOL, VC(insecure), 0, 1, "false",
+     "true skips TLS certificate and host name verification; warned about at every start."},
+    {SECT_ARRAY, "interval", OPT_INT, VC(interval_s), 10, 86400, "300",
+     "Seconds between polls of vslint serve, with the same backoff as a vCenter's."},
+    {SECT_ARRAY, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "60",
+     "Seconds one request to the array may take."},
     {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "127.0.0.1:8080",
      "ADDRESS:PORT to serve HTTP on, with a numeric address or localhost: [::1]:8080, "
      "0.0.0.0:8443."},
@@ -179,8 +208,9 @@ static const struct opt options[] = {
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
 static const char *const sect_names[] = {
-    [SECT_DATABASE] = "database", [SECT_VCENTER] = "vcenter NAME", [SECT_SERVER] = "server",
-    [SECT_DIGEST] = "digest",     [SECT_CHECK] = "check ID",        [SECT_WAIVER] = "waiver",
+    [SECT_DATABASE] = "database", [SECT_VCENTER] = "vcenter NAME", [SECT_ARRAY] = "array NAME",
+    [SECT_SERVER] = "server",     [SECT_DIGEST] = "digest",         [SECT_CHECK] = "check ID",
+    [SECT_WAIVER] = "waiver",
 };
 
 /* The keys of a section kind, "a, b, c", for "unknown key" messages. */
@@ -250,6 +280,7 @@ int vsl_config_doc(size_t i, struct vsl_config_doc *out)
         [OPT_ADDRESS] = "ADDRESS",   [OPT_ADDRESSES] = "ADDRESS[,ADDRESS...]",
         [OPT_TIME] = "HH:MM",        [OPT_TIMEZONE] = "ZONE",
         [OPT_SEVERITY] = "info|warning|critical",
+        [OPT_ARRAYTYPE] = "unity",
     };
     if (i >= NOPTIONS)
         return -1;
@@ -409,18 +440,45 @@ static int parse_long(const char *v, long min, long max, long *out)
     return 0;
 }
 
-static struct vsl_vcenter_conf *new_vcenter(struct loader *ld, const char *name)
+/* Appends a [vcenter NAME] or [array NAME] section to its list, with its defaults. */
+static struct vsl_vcenter_conf *new_vcenter(struct loader *ld, enum sect_kind kind,
+                                            const char *name)
 {
     struct vsl_config *cfg = ld->cfg;
-    struct vsl_vcenter_conf *v = realloc(cfg->vcenters, (cfg->n_vcenters + 1) * sizeof(*v));
+    struct vsl_vcenter_conf **list = kind == SECT_ARRAY ? &cfg->arrays : &cfg->vcenters;
+    size_t *n = kind == SECT_ARRAY ? &cfg->n_arrays : &cfg->n_vcenters;
+    struct vsl_vcenter_conf *v = realloc(*list, (*n + 1) * sizeof(*v));
     if (!v)
         return NULL;
-    cfg->vcenters = v;
-    v = &cfg->vcenters[cfg->n_vcenters++];
+    *list = v;
+    v = &v[(*n)++];
     memset(v, 0, sizeof(*v));
     v->name = strdup(name);
     v->line = ld->section_line;
-    return v->name && apply_defaults(SECT_VCENTER, v) == 0 ? v : NULL;
+    return v->name && apply_defaults(kind, v) == 0 ? v : NULL;
+}
+
+size_t vsl_config_nsources(const struct vsl_config *cfg)
+{
+    return cfg->n_vcenters + cfg->n_arrays;
+}
+
+const struct vsl_vcenter_conf *vsl_config_source(const struct vsl_config *cfg, size_t i)
+{
+    assert(i < vsl_config_nsources(cfg));
+    return i < cfg->n_vcenters ? &cfg->vcenters[i] : &cfg->arrays[i - cfg->n_vcenters];
+}
+
+/* The source named name, vCenter or array, other than skip; NULL when there is none. */
+static const struct vsl_vcenter_conf *find_source(const struct vsl_config *cfg, const char *name,
+                                                  const struct vsl_vcenter_conf *skip)
+{
+    for (size_t i = 0; i < vsl_config_nsources(cfg); i++) {
+        const struct vsl_vcenter_conf *s = vsl_config_source(cfg, i);
+        if (s != skip && !strcmp(s->name, name))
+            return s;
+    }
+    return NULL;
 }
 
 static int valid_name(const char *s)
@@ -777,11 +835,14 @@ static int handler(void *user, const char *section, const char *key, const char 
         base = ld->cfg;
         if (!ld->cfg->digest.line)
             ld->cfg->digest.line = ld->section_line;
-    } else if (!strncmp(section, "vcenter ", 8) || !strcmp(section, "vcenter")) {
-        const char *name = section[7] ? section + 8 : "";
+    } else if (!strncmp(section, "vcenter ", 8) || !strcmp(section, "vcenter") ||
+               !strncmp(section, "array ", 6) || !strcmp(section, "array")) {
+        const int is_array = section[0] == 'a';
+        const size_t word = is_array ? 5 : 7;
+        const char *name = section[word] ? section + word + 1 : "";
         while (*name == ' ')
             name++;
-        kind = SECT_VCENTER;
+        kind = is_array ? SECT_ARRAY : SECT_VCENTER;
         if (ld->skip_section && !ld->new_section)
             return 1;
         if (!ld->cur_section || strcmp(ld->cur_section, section) || ld->new_section) {
@@ -791,15 +852,17 @@ static int handler(void *user, const char *section, const char *key, const char 
             int bad = !valid_name(name);
             if (bad) {
                 problem(ld, section, NULL,
-                        "a vCenter section is written [vcenter NAME], NAME of letters, digits, "
-                        "'-', '_' or '.'");
+                        is_array ? "an array section is written [array NAME], NAME of letters, "
+                                   "digits, '-', '_' or '.'"
+                                 : "a vCenter section is written [vcenter NAME], NAME of "
+                                   "letters, digits, '-', '_' or '.'");
             }
-            for (size_t i = 0; i < ld->cfg->n_vcenters && !bad; i++) {
-                if (!strcmp(ld->cfg->vcenters[i].name, name)) {
-                    problem(ld, section, NULL, "vCenter '%s' is already defined on line %d", name,
-                            ld->cfg->vcenters[i].line);
-                    bad = 1;
-                }
+            /* One namespace for vCenters and arrays: the name keys the stored snapshot. */
+            const struct vsl_vcenter_conf *dup = bad ? NULL : find_source(ld->cfg, name, NULL);
+            if (dup) {
+                problem(ld, section, NULL, "%s '%s' is already defined on line %d",
+                        dup->type ? "array" : "vCenter", name, dup->line);
+                bad = 1;
             }
             ld->line = key_line;
             if (bad) {
@@ -812,17 +875,19 @@ static int handler(void *user, const char *section, const char *key, const char 
             ld->skip_section = 0;
             free(ld->cur_section);
             ld->cur_section = strdup(section);
-            if (!ld->cur_section || !new_vcenter(ld, name))
+            if (!ld->cur_section || !new_vcenter(ld, kind, name))
                 return 0;
         }
-        base = &ld->cfg->vcenters[ld->cfg->n_vcenters - 1];
+        base = is_array ? &ld->cfg->arrays[ld->cfg->n_arrays - 1]
+                        : &ld->cfg->vcenters[ld->cfg->n_vcenters - 1];
     } else if (!strncmp(section, "check ", 6)) {
         return check_key(ld, section, section + 6, key, value);
     } else if (!strcmp(section, "waiver")) {
         return waiver_key(ld, section, key, value);
     } else {
         problem(ld, section, NULL, "unknown section (expected [database], [server], "
-                                   "[vcenter NAME], [digest], [check ID] or [waiver])");
+                                   "[vcenter NAME], [array NAME], [digest], [check ID] or "
+                                   "[waiver])");
         return 1;
     }
 
@@ -872,6 +937,12 @@ static int handler(void *user, const char *section, const char *key, const char 
         }
         return set_string((char **)field, canon);
     }
+    case OPT_ARRAYTYPE:
+        if (strcmp(value, "unity")) {
+            problem(ld, section, key, "'%s' is not an array type vslint reads (unity)", value);
+            return 1;
+        }
+        return set_string((char **)field, value);
     case OPT_SMTP_URL:
         if ((strncmp(value, "smtp://", 7) || !value[7]) && (strncmp(value, "smtps://", 8) || !value[8])) {
             problem(ld, section, key, "'%s' is not an smtp:// or smtps:// URL", value);
@@ -1011,15 +1082,19 @@ static void check_digest(struct loader *ld, struct vsl_digest_conf *d)
     ld->line = saved;
 }
 
-static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
+static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v, int is_array)
 {
     char section[256];
     int saved = ld->line;
 
-    snprintf(section, sizeof(section), "vcenter %s", v->name);
+    snprintf(section, sizeof(section), "%s %s", is_array ? "array" : "vcenter", v->name);
     ld->line = v->line;
+    if (is_array && !v->type)
+        problem(ld, section, "type", "missing (type = unity)");
     if (!v->url)
-        problem(ld, section, "url", "missing (e.g. url = https://vcenter.example.com/sdk)");
+        problem(ld, section, "url",
+                is_array ? "missing (e.g. url = https://unity.example.com)"
+                         : "missing (e.g. url = https://vcenter.example.com/sdk)");
     if (!v->user)
         problem(ld, section, "user", "missing");
     if (!v->password_file && !v->password_env)
@@ -1033,10 +1108,10 @@ static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v)
                 "a pinned thumbprint replaces ca_file= and insecure=: set only one of them");
     if (v->insecure && !v->thumbprint)
         vsl_buf_line(&ld->warnings,
-                       "%s:%d: [%s] insecure: warning: the vCenter certificate and host name are not "
+                       "%s:%d: [%s] insecure: warning: the %s certificate and host name are not "
                        "verified, so anyone on the path can read the password; pin the "
                        "certificate with thumbprint = SHA256:... instead",
-                       ld->path, v->line, section);
+                       ld->path, v->line, section, is_array ? "array's" : "vCenter");
     ld->line = saved;
 }
 
@@ -1123,7 +1198,9 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
         ld.nerr++;
     }
     for (size_t i = 0; i < ld.cfg->n_vcenters; i++)
-        check_vcenter(&ld, &ld.cfg->vcenters[i]);
+        check_vcenter(&ld, &ld.cfg->vcenters[i], 0);
+    for (size_t i = 0; i < ld.cfg->n_arrays; i++)
+        check_vcenter(&ld, &ld.cfg->arrays[i], 1);
     for (size_t i = 0; i < ld.cfg->checks.n_waivers; i++)
         check_waiver(&ld, &ld.cfg->checks.waivers[i]);
     check_secrets(&ld);
@@ -1152,6 +1229,11 @@ void vsl_config_free(struct vsl_config *cfg)
         free_fields(SECT_VCENTER, &cfg->vcenters[i]);
     }
     free(cfg->vcenters);
+    for (size_t i = 0; i < cfg->n_arrays; i++) {
+        free(cfg->arrays[i].name);
+        free_fields(SECT_ARRAY, &cfg->arrays[i]);
+    }
+    free(cfg->arrays);
     chk_config_free(&cfg->checks);
     free_fields(SECT_SERVER, cfg);
     free_fields(SECT_DIGEST, cfg);

@@ -10,8 +10,11 @@
 
 /* The sections as loaded. Every key's default is in the option table (daemon/config.c), which
  * also documents it for vslint.conf(5) and `vslint help`. */
+/* A source vslint polls: a vCenter ([vcenter NAME]) or a storage array ([array NAME], whose
+ * type is set; max_objects is then unused). Both are read, checked and polled the same way. */
 struct vsl_vcenter_conf {
-    char *name;          /* from "[vcenter NAME]"; owned */
+    char *name;          /* from "[vcenter NAME]" or "[array NAME]"; owned */
+    char *type;          /* owned; NULL for a vCenter, "unity" for an array */
     char *url;           /* https://vcenter.example.com/sdk; owned */
     char *user;          /* owned */
     char *password_file; /* owned, may be NULL */
@@ -65,6 +68,8 @@ struct vsl_config {
     int capacity_retention_days; /* [database] capacity_retention */
     struct vsl_vcenter_conf *vcenters; /* owned array */
     size_t n_vcenters;
+    struct vsl_vcenter_conf *arrays; /* owned array: [array NAME] sections, type set */
+    size_t n_arrays;
     struct chk_config checks; /* [check ID] settings and [waiver] sections; owned */
     struct vsl_server_conf server; /* [server] */
     struct vsl_digest_conf digest; /* [digest] */
@@ -75,6 +80,10 @@ struct vsl_config {
  * (which the caller initialises and frees; after 20 problems one line counts the rest); *out
  * is then NULL. What is allowed but unwise (insecure=true, a secret file others can read)
  * is left in (*out)->warnings for the caller to print or log. */
+/* The sources to poll: the vCenters, then the arrays; i < vsl_config_nsources(cfg). */
+size_t vsl_config_nsources(const struct vsl_config *cfg);
+const struct vsl_vcenter_conf *vsl_config_source(const struct vsl_config *cfg, size_t i);
+
 int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors);
 void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
 
@@ -94,8 +103,8 @@ int vsl_config_smtp_password(const struct vsl_digest_conf *d, char **out, char *
 
 /* One key the loader knows, from its option table: for help texts and vslint.conf(5). */
 struct vsl_config_doc {
-    const char *section; /* "database", "vcenter NAME", "server", "digest", "check ID" or
-                            "waiver" */
+    const char *section; /* "database", "vcenter NAME", "array NAME", "server", "digest",
+                            "check ID" or "waiver" */
     const char *key;
     const char *dflt;    /* the value when absent; NULL: none (help says what happens) */
     const char *help;    /* sentences */

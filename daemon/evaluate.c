@@ -2,6 +2,7 @@
  * findings' history. Shared by `vslint check` and the daemon's poll loop. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,18 @@
 #include "db/capacity.h"
 #include "db/findings.h"
 #include "util/err.h"
+
+/* Whether array is an [array NAME] of the configuration: a removed one's last snapshot is
+ * still stored, and must not judge pools nobody asked about any more. */
+static int configured_array(const char *array, void *ctx)
+{
+    const struct vsl_config *cfg = ctx;
+
+    for (size_t i = 0; i < cfg->n_arrays; i++)
+        if (!strcmp(cfg->arrays[i].name, array))
+            return 1;
+    return 0;
+}
 
 /* One object's runway as the store takes it; json is malloc'd into *json. */
 static int runway_row(const struct est_capacity_point *h, size_t n, const char *moref,
@@ -84,6 +97,7 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
                        vsl_strerror(r));
         return r;
     }
+    est_keep_pools(e, configured_array, (void *)cfg);
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);

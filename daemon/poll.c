@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arrays/unity.h"
 #include "daemon/poll.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -133,5 +134,108 @@ out:
     if (r < 0)
         db_poll_failed(db, vc->name, vc->url, res->started_ms, vsl_now_ms(), res->error);
     vim_client_free(c);
+    return r;
+}
+
+/* ---- arrays ------------------------------------------------------------------------------- */
+
+static int array_login(struct arr_client *c, const struct vsl_vcenter_conf *ac, char *err,
+                       size_t len)
+{
+    char *password = NULL;
+    int r = vsl_config_password(ac, &password, err, len);
+
+    if (r < 0)
+        return r;
+    r = arr_login(c, ac->user, password);
+    vsl_config_wipe(password);
+    if (r < 0)
+        snprintf(err, len, "%s", arr_client_error(c));
+    return r;
+}
+
+static int array_collect(struct db *db, struct arr_client *c, const struct vsl_vcenter_conf *ac,
+                         struct vsl_poll_result *res)
+{
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    int r = db_snapshot_begin(db, ac->name, ac->url, &snap, &sink);
+
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                 vsl_strerror(r));
+        res->db_err = r;
+        return r;
+    }
+    db_snapshot_set_kind(snap, ac->type);
+    r = arr_collect(c, &sink);
+    if (r < 0) {
+        db_snapshot_abort(snap);
+        snprintf(res->error, sizeof(res->error), "%s", arr_client_error(c));
+        return r;
+    }
+    r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
+                 vsl_strerror(r));
+        res->db_err = r;
+    }
+    return r;
+}
+
+int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res)
+{
+    struct arr_opts opts = {
+        .url = ac->url,
+        .ca_file = ac->ca_file,
+        .insecure = ac->insecure,
+        .thumbprint = ac->thumbprint,
+        .timeout_s = ac->timeout_s,
+    };
+    struct arr_client *c = NULL;
+    int64_t t0 = vsl_monotonic_ms();
+    int r;
+
+    memset(res, 0, sizeof(*res));
+    res->started_ms = vsl_now_ms();
+    r = arr_client_new(&opts, &c);
+    if (r == -ENOTSUP) {
+        snprintf(res->error, sizeof(res->error),
+                 "thumbprint= needs libcurl built with OpenSSL (libcurl4-openssl): this one "
+                 "cannot pin a certificate");
+        goto out;
+    }
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
+        goto out;
+    }
+    r = array_login(c, ac, res->error, sizeof(res->error));
+    if (r < 0)
+        goto out;
+    r = array_collect(db, c, ac, res);
+    /* Once, as for a vCenter: an expired session, or instances that moved while paged. */
+    if (r == -VSL_ENOAUTH) {
+        log_info("array %s: session refused during the poll; logging in again", ac->name);
+        r = array_login(c, ac, res->error, sizeof(res->error));
+        if (r == 0)
+            r = array_collect(db, c, ac, res);
+    } else if (r == -VSL_ERETRY) {
+        log_info("array %s: %s; polling again", ac->name, arr_client_error(c));
+        r = array_collect(db, c, ac, res);
+    }
+    if (r == 0 && arr_logout(c) < 0)
+        log_debug("array %s: logout: %s", ac->name, arr_client_error(c));
+out:
+    res->duration_ms = vsl_monotonic_ms() - t0;
+    if (c) {
+        res->requests = c->requests;
+        res->bytes_wire = c->bytes;
+        res->bytes_xml = c->bytes;
+    }
+    res->ok = r == 0;
+    if (r < 0)
+        db_array_poll_failed(db, ac->name, ac->url, ac->type, res->started_ms, vsl_now_ms(),
+                             res->error);
+    arr_client_free(c);
     return r;
 }

@@ -15,7 +15,7 @@ struct vsl_poll_result {
     int64_t started_ms;       /* wall clock, unix ms */
     int64_t duration_ms;      /* monotonic */
     int64_t counts[DB_NKINDS];
-    int64_t requests, bytes_wire, bytes_xml;
+    int64_t requests, bytes_wire, bytes_xml; /* bytes_xml: of JSON, for an array */
     int db_err; /* the database could not be written (disk full, read-only): the error */
 };
 
@@ -25,6 +25,10 @@ int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_r
 /* The same, storing in *activity_ms (CLOCK_MONOTONIC ms) when vCenter last sent anything. */
 int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
                      _Atomic int64_t *activity_ms, struct vsl_poll_result *res);
+
+/* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
+ * LUNs into a snapshot stored under its name, log out. */
+int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res);
 
 int64_t vsl_now_ms(void);       /* wall clock */
 int64_t vsl_monotonic_ms(void); /* for durations */

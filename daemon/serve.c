@@ -101,6 +101,20 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
     vsl_buf_free(&errors);
 }
 
+/* After an array's poll: the vCenters' estates join its pools, so their checks run again on
+ * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly). */
+static void evaluate_vcenters(struct serve *sv, struct db *db)
+{
+    for (size_t i = 0; i < sv->cfg->n_vcenters; i++) {
+        struct vsl_buf errors;
+        vsl_buf_init(&errors, 64 * 1024);
+        int r = vsl_evaluate(db, sv->cfg, sv->cfg->vcenters[i].name, vsl_now_ms(), NULL, &errors);
+        if (r < 0 && r != -VSL_ENOTFOUND && errors.len)
+            log_warnx("%.*s", (int)strcspn(errors.data, "\n"), errors.data);
+        vsl_buf_free(&errors);
+    }
+}
+
 /* Records whether the database can be written (why NULL: it can), logging each change once. */
 static void set_db_state(struct serve *sv, const char *why)
 {
@@ -120,18 +134,31 @@ static void poll_once(struct poller *p, struct db *db)
     struct serve *sv = p->sv;
     struct vsl_poll_result res;
     char everr[1024] = "";
+    const char *what = p->vc->type ? "array" : "vcenter";
     int64_t now;
 
     /* The configuration's, as of the last reload. */
     db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
-    vsl_poll_watched(db, p->vc, &p->activity_ms, &res);
-    if (res.db_err)
-        set_db_state(sv, res.error);
-    else if (res.ok)
-        set_db_state(sv, NULL);
-    if (res.ok) {
-        evaluate(p, db, everr, sizeof(everr));
-        db_checkpoint(db);
+    if (p->vc->type) {
+        vsl_array_poll(db, p->vc, &res);
+        if (res.db_err)
+            set_db_state(sv, res.error);
+        else if (res.ok)
+            set_db_state(sv, NULL);
+        if (res.ok) {
+            evaluate_vcenters(sv, db);
+            db_checkpoint(db);
+        }
+    } else {
+        vsl_poll_watched(db, p->vc, &p->activity_ms, &res);
+        if (res.db_err)
+            set_db_state(sv, res.error);
+        else if (res.ok)
+            set_db_state(sv, NULL);
+        if (res.ok) {
+            evaluate(p, db, everr, sizeof(everr));
+            db_checkpoint(db);
+        }
     }
     now = vsl_now_ms();
     pthread_mutex_lock(&sv->mu);
@@ -144,7 +171,7 @@ static void poll_once(struct poller *p, struct db *db)
     s->last_ok = res.ok;
     if (res.ok) {
         if (s->failures)
-            log_info("vcenter %s: polling again after %d failed polls", p->vc->name,
+            log_info("%s %s: polling again after %d failed polls", what, p->vc->name,
                      s->failures);
         s->last_success_ms = now;
         s->failures = 0;
@@ -158,7 +185,7 @@ static void poll_once(struct poller *p, struct db *db)
         s->stale = 1;
         snprintf(s->error, sizeof(s->error), "%s", res.error);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
-        log_warnx("vcenter %s: poll failed: %s; serving the snapshot of %s, retrying in %d s",
+        log_warnx("%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
                   p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
                   s->backoff_s);
     }
@@ -174,7 +201,7 @@ static void *poller_main(void *arg)
     char *msg = NULL;
 
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
-    if (p->reevaluate && db_open(sv->cfg->db_path, &db, &msg) == 0) {
+    if (p->reevaluate && !p->vc->type && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
         evaluate(p, db, err, sizeof(err));
     }
@@ -384,7 +411,8 @@ static int hook_check_config(void *ctx, struct chk_config *out)
 static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct poller *old,
                         size_t nold, struct poller **out)
 {
-    struct poller *ps = calloc(cfg->n_vcenters ? cfg->n_vcenters : 1, sizeof(*ps));
+    const size_t n = vsl_config_nsources(cfg);
+    struct poller *ps = calloc(n ? n : 1, sizeof(*ps));
     struct db *db = NULL;
     char *msg = NULL;
 
@@ -409,14 +437,15 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         free(msg);
     }
     int64_t now_mono = vsl_monotonic_ms();
-    for (size_t i = 0; i < cfg->n_vcenters; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct poller *p = &ps[i];
-        const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
+        const struct vsl_vcenter_conf *vc = vsl_config_source(cfg, i);
         p->sv = sv;
         p->vc = vc;
         p->next_mono_ms = now_mono; /* a new vCenter polls at once */
         for (size_t j = 0; j < nold; j++) {
-            if (strcmp(old[j].vc->name, vc->name) || strcmp(old[j].vc->url, vc->url))
+            if (strcmp(old[j].vc->name, vc->name) || strcmp(old[j].vc->url, vc->url) ||
+                !old[j].vc->type != !vc->type)
                 continue;
             p->st = old[j].st;
             p->st.polling = 0;
@@ -435,6 +464,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         }
         snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
+        snprintf(p->st.type, sizeof(p->st.type), "%s", vc->type ? vc->type : "");
         p->st.interval_s = vc->interval_s;
         p->st.timeout_s = vc->timeout_s;
     }
@@ -450,7 +480,8 @@ static int start_pollers(struct serve *sv)
         p->running = 1;
         if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
             p->running = 0;
-            log_warnx("vcenter %s: cannot start its poller thread", p->vc->name);
+            log_warnx("%s %s: cannot start its poller thread", p->vc->type ? "array" : "vcenter",
+                      p->vc->name);
             return -EAGAIN;
         }
     }
@@ -630,7 +661,7 @@ static void reload(struct serve *sv)
     struct poller *old = sv->pollers;
     struct vsl_config *oldcfg = sv->cfg;
     sv->pollers = ps;
-    sv->n = cfg->n_vcenters;
+    sv->n = vsl_config_nsources(cfg);
     sv->cfg = cfg;
     pthread_mutex_unlock(&sv->mu);
     ps = NULL;
@@ -684,7 +715,7 @@ int cmd_serve(const struct vsl_args *a)
         goto out;
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
-    sv.n = sv.cfg->n_vcenters;
+    sv.n = vsl_config_nsources(sv.cfg);
     if (start_api(&sv, sv.cfg, sv.token) < 0)
         goto out;
     if (!sv.cfg->server.token_file)

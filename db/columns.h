@@ -62,7 +62,9 @@
     T(ALARM_MANAGER, alarm_managers, alarm_manager, est_none, 6, WITHOUT_ROWID)                    \
     T(ALARM, alarms, alarm, est_alarm, 6, WITHOUT_ROWID)                                           \
     T(ALARM_METRIC, alarm_metrics, alarm_metric, est_alarm_metric, 6, WITHOUT_ROWID)               \
-    T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)
+    T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)                    \
+    T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
+    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
@@ -313,6 +315,32 @@
     X(S, E, name, name, TEXT, 0, 6, NOEST)                                                         \
     X(S, E, unit, unit, TEXT, 0, 6, NOEST)
 
+/* An array's pools and LUNs, under the array's name in the vcenter column (the name of the
+ * source, one namespace for vCenters and arrays). db_estate_load() joins them to a vCenter's
+ * datastores through naa = datastore_extents.disk_name itself. */
+#define DB_COLS_array_pools(X, S, E)                                                               \
+    X(S, E, id, id, TEXT, KEY, 9, NOEST)                                                           \
+    X(S, E, name, name, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
+    X(S, E, size_free, size_free, I64, 0, 9, NOEST)                                                \
+    X(S, E, size_used, size_used, I64, 0, 9, NOEST)                                                \
+    X(S, E, size_subscribed, size_subscribed, I64, 0, 9, NOEST)                                    \
+    X(S, E, alert_threshold, alert_threshold, INT, 0, 9, NOEST)                                    \
+    X(S, E, health, health, INT, 0, 9, NOEST)                                                      \
+    X(S, E, health_text, health_text, TEXT, 0, 9, NOEST)                                           \
+    X(S, E, snap_size_used, snap_size_used, I64, 0, 9, NOEST)                                      \
+    X(S, E, snap_size_subscribed, snap_size_subscribed, I64, 0, 9, NOEST)
+
+#define DB_COLS_array_luns(X, S, E)                                                                \
+    X(S, E, id, id, TEXT, KEY, 9, NOEST)                                                           \
+    X(S, E, name, name, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, wwn, wwn, TEXT, 0, 9, NOEST)                                                           \
+    X(S, E, naa, naa, TEXT, 0, 9, NOEST)                                                           \
+    X(S, E, pool, pool, TEXT, 0, 9, NOEST)                                                         \
+    X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
+    X(S, E, size_allocated, size_allocated, I64, 0, 9, NOEST)                                      \
+    X(S, E, thin, thin, BOOL, 0, 9, NOEST)
+
 /* ---- db/'s own tables --------------------------------------------------------------------- */
 
 #define DB_COLS_vcenters(X, S, E)                                                                  \
@@ -320,7 +348,9 @@
     X(S, E, url, "TEXT", RAW, 0, 1, NOEST)                                                         \
     X(S, E, last_poll_id, "INTEGER REFERENCES polls(id)", RAW, 0, 1, NOEST)                        \
     X(S, E, last_success_ms, "INTEGER", RAW, 0, 1, NOEST)                                          \
-    X(S, E, last_error, "TEXT", RAW, 0, 1, NOEST)
+    X(S, E, last_error, "TEXT", RAW, 0, 1, NOEST)                                                  \
+    /* NULL for a vCenter; an array's type ("unity") for an [array NAME] source. */             \
+    X(S, E, kind, "TEXT", RAW, 0, 9, NOEST)
 
 #define DB_COLS_polls(X, S, E)                                                                     \
     X(S, E, id, "INTEGER PRIMARY KEY", RAW, PK, 1, NOEST)                                           \
@@ -428,7 +458,9 @@
     /* The inventory pages' order and keyset (db/pages.c): a page is an index range read. */       \
     I(datastores_page, 8, "datastores(vcenter, coalesce(name, ''), moref)")                        \
     I(hosts_page, 8, "hosts(vcenter, coalesce(name, ''), moref)")                                  \
-    I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")
+    I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")                                      \
+    /* The join of a datastore's extents to the array LUNs behind them. */                      \
+    I(array_luns_naa, 9, "array_luns(naa)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

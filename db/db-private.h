@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "db/columns.h"
+#include "db/pages.h"
 #include "util/buf.h"
 
 /* The inventory tables a snapshot writes, in the order of DB_INVENTORY_TABLES. */
@@ -30,8 +31,8 @@ struct db {
     sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
     /* The inventory pages' statements (db/pages.c), prepared on first use: [kind][filtered by
      * vCenter][part], and the counts [kind]. All owned. */
-    sqlite3_stmt *page[3][2][2];
-    sqlite3_stmt *page_count[3];
+    sqlite3_stmt *page[DB_NPAGE_KINDS][2][2];
+    sqlite3_stmt *page_count[DB_NPAGE_KINDS];
     /* Statements built from a request's filters (db_stmt()), prepared once per distinct SQL
      * and kept, the oldest replaced past DB_STMT_CACHE. All owned. */
     struct {
@@ -124,7 +125,7 @@ struct db_extra {
 };
 struct db_field {
     char name[40];
-    char expr[600]; /* what to SELECT: alias.column (nullif()'d for EMPTY_NULL), or the extra */
+    char expr[1024]; /* what to SELECT: alias.column (nullif()'d for EMPTY_NULL), or the extra */
     enum db_ctype type;
 };
 #define DB_MAX_FIELDS 24

@@ -19,6 +19,7 @@ struct db_snapshot {
     struct db *db; /* borrowed */
     char *vcenter; /* owned */
     char *url;     /* owned, may be NULL */
+    const char *kind; /* static: NULL for a vCenter, "unity" for an array */
 };
 
 /* The table each counted kind is counted in. */
@@ -27,7 +28,7 @@ static const enum db_table kind_table[DB_NKINDS] = {
     [DB_VDISK] = T_VDISK,         [DB_SNAPSHOT] = T_SNAPSHOT,         [DB_HOST] = T_HOST,
     [DB_VNIC] = T_VNIC,           [DB_VSWITCH] = T_VSWITCH,           [DB_DVSWITCH] = T_DVSWITCH,
     [DB_ISCSI_HBA] = T_ISCSI_HBA, [DB_ISCSI_TARGET] = T_ISCSI_TARGET, [DB_LUN] = T_LUN,
-    [DB_LUN_PATH] = T_LUN_PATH,
+    [DB_LUN_PATH] = T_LUN_PATH,   [DB_ARRAY_POOL] = T_ARRAY_POOL,     [DB_ARRAY_LUN] = T_ARRAY_LUN,
 };
 
 const char *db_kind_name(enum db_kind k)
@@ -385,7 +386,7 @@ void db_close(struct db *db)
         sqlite3_finalize(db->clr[i]);
     }
     db_stmt_free(db);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < DB_NPAGE_KINDS; i++) {
         sqlite3_finalize(db->page_count[i]);
         for (int j = 0; j < 4; j++)
             sqlite3_finalize(db->page[i][j / 2][j % 2]);
@@ -551,20 +552,21 @@ out:
 
 /* Appends a row to polls and points the vCenter at it. Runs inside the caller's transaction.
  * error NULL = success. */
-static int record_poll(struct db *db, const char *vcenter, const char *url, int64_t started_ms,
-                       int64_t finished_ms, const char *error, const char *counts)
+static int record_poll(struct db *db, const char *vcenter, const char *url, const char *kind,
+                       int64_t started_ms, int64_t finished_ms, const char *error,
+                       const char *counts)
 {
     static const char poll_sql[] =
         "INSERT INTO polls (vcenter, url, started_ms, finished_ms, ok, error, counts_json)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
     /* A failed poll keeps last_success_ms and the url we last reached it by (if none given). */
     static const char vc_sql[] =
-        "INSERT INTO vcenters (name, url, last_poll_id, last_success_ms, last_error)"
-        " VALUES (?1, ?2, ?3, CASE WHEN ?5 IS NULL THEN ?4 END, ?5)"
+        "INSERT INTO vcenters (name, url, last_poll_id, last_success_ms, last_error, kind)"
+        " VALUES (?1, ?2, ?3, CASE WHEN ?5 IS NULL THEN ?4 END, ?5, ?6)"
         " ON CONFLICT (name) DO UPDATE SET url = coalesce(excluded.url, url),"
         " last_poll_id = excluded.last_poll_id,"
         " last_success_ms = coalesce(excluded.last_success_ms, last_success_ms),"
-        " last_error = excluded.last_error";
+        " last_error = excluded.last_error, kind = excluded.kind";
     sqlite3_stmt *st = NULL;
     int64_t id;
     int rc, r;
@@ -602,6 +604,8 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, int6
         rc = sqlite3_bind_int64(st, 4, finished_ms);
     if (rc == SQLITE_OK)
         rc = db_bind_text(st, 5, error);
+    if (rc == SQLITE_OK)
+        rc = db_bind_text(st, 6, kind);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -670,10 +674,12 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
      * is recorded as one. */
     if (r == 0)
         r = last_success(snap->db, snap->vcenter, &prev);
-    if (r == 0)
+    /* An array's snapshot has no datastore: no capacity point to record. */
+    if (r == 0 && !snap->kind)
         r = db_capacity_record(snap->db, snap->vcenter, finished_ms, prev);
     if (r == 0)
-        r = record_poll(snap->db, snap->vcenter, snap->url, started_ms, finished_ms, NULL, cj);
+        r = record_poll(snap->db, snap->vcenter, snap->url, snap->kind, started_ms, finished_ms,
+                        NULL, cj);
     if (r == 0)
         r = exec(snap->db, "COMMIT");
     if (r < 0)
@@ -705,8 +711,29 @@ void db_snapshot_abort(struct db_snapshot *snap)
     snapshot_free(snap);
 }
 
+void db_snapshot_set_kind(struct db_snapshot *snap, const char *kind)
+{
+    assert(snap);
+    snap->kind = kind;
+}
+
+static int poll_failed(struct db *db, const char *vcenter, const char *url, const char *kind,
+                       int64_t started_ms, int64_t finished_ms, const char *error);
+
 int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t started_ms,
                    int64_t finished_ms, const char *error)
+{
+    return poll_failed(db, vcenter, url, NULL, started_ms, finished_ms, error);
+}
+
+int db_array_poll_failed(struct db *db, const char *array, const char *url, const char *kind,
+                         int64_t started_ms, int64_t finished_ms, const char *error)
+{
+    return poll_failed(db, array, url, kind, started_ms, finished_ms, error);
+}
+
+static int poll_failed(struct db *db, const char *vcenter, const char *url, const char *kind,
+                       int64_t started_ms, int64_t finished_ms, const char *error)
 {
     int r;
 
@@ -715,8 +742,8 @@ int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t 
     r = exec(db, "BEGIN IMMEDIATE");
     if (r < 0)
         return r;
-    r = record_poll(db, vcenter, url, started_ms, finished_ms, error ? error : "unknown error",
-                    NULL);
+    r = record_poll(db, vcenter, url, kind, started_ms, finished_ms,
+                    error ? error : "unknown error", NULL);
     if (r < 0)
         goto fail;
     r = exec(db, "COMMIT");

@@ -27,6 +27,8 @@ enum db_kind {
     DB_ISCSI_TARGET,
     DB_LUN,
     DB_LUN_PATH,
+    DB_ARRAY_POOL, /* an array's; the kinds before it are a vCenter's */
+    DB_ARRAY_LUN,
     DB_NKINDS
 };
 
@@ -57,6 +59,9 @@ int db_schema_version(void);
  * visible to readers until db_snapshot_commit(). *out is freed by commit or abort. */
 int db_snapshot_begin(struct db *db, const char *vcenter, const char *url,
                       struct db_snapshot **out, struct vim_sink *sink);
+/* Marks the snapshot as an array's, of type kind ("unity"): the vcenters row of the source
+ * says so, and readers tell arrays from vCenters by it. Before commit. */
+void db_snapshot_set_kind(struct db_snapshot *snap, const char *kind);
 /* Records the poll as successful (started/finished in unix milliseconds), commits, frees snap.
  * In the same transaction: the capacity of every datastore and datastore cluster at
  * finished_ms into the capacity history, thinned and aged out (see db/capacity.h).
@@ -73,6 +78,9 @@ void db_set_capacity_retention(struct db *db, int days);
 /* Records a failed poll (the inventory is untouched). */
 int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t started_ms,
                    int64_t finished_ms, const char *error);
+/* The same for an array of type kind ("unity"). */
+int db_array_poll_failed(struct db *db, const char *array, const char *url, const char *kind,
+                         int64_t started_ms, int64_t finished_ms, const char *error);
 
 /* Unix milliseconds as ISO-8601 UTC ("2026-11-29T19:22:45Z") in buf; NULL when it does not
  * fit or is not a time. The one spelling of the times the store hands out. */

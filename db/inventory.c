@@ -575,7 +575,7 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
     static const char vc_sql[] =
         "SELECT v.name, v.url, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
         " LEFT JOIN polls p ON p.id = v.last_poll_id"
-        " WHERE ?1 IS NULL OR v.name = ?1 ORDER BY v.name";
+        " WHERE v.kind IS NULL AND (?1 IS NULL OR v.name = ?1) ORDER BY v.name";
     sqlite3_stmt *vst = NULL;
     struct query *q = NULL;
     json_t *root = NULL, *list, *vc;

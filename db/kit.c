@@ -233,7 +233,7 @@ int db_view(int t, const char *alias, const char *spec, const struct db_extra *e
         }
         if (!found && clen == 7 && strncmp(col, "vcenter", 7) == 0) {
             assert(n < DB_MAX_FIELDS);
-            snprintf(out[n].name, sizeof(out[n].name), "vcenter");
+            snprintf(out[n].name, sizeof(out[n].name), "%.*s", (int)nlen, p);
             snprintf(out[n].expr, sizeof(out[n].expr), "%s.vcenter", alias);
             out[n++].type = DB_TEXT;
             found = 1;

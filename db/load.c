@@ -927,6 +927,143 @@ out:
     return r;
 }
 
+/* ---- the array pools behind the datastores ------------------------------------------------ */
+
+/* Every (pool, datastore) pair where a LUN of a configured array's pool is an extent of one of
+ * this vCenter's datastores, by pool: the LUN's naa. name (stored by the array's poll, from its
+ * WWN) is the extent's disk_name. Arrays are global, estates per vCenter: each vCenter gets the
+ * pools behind its own datastores, from the arrays' last stored snapshots. */
+static const char pools_sql[] =
+    "SELECT p.vcenter, v.kind, p.id, p.name, p.size_total, p.size_free, p.size_used,"
+    " p.size_subscribed, p.snap_size_used, p.alert_threshold, p.health, p.health_text,"
+    " v.last_success_ms, v.last_error,"
+    " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id),"
+    " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id"
+    "  AND a.thin),"
+    " e.datastore"
+    " FROM datastore_extents e"
+    " JOIN array_luns l ON l.naa = e.disk_name"
+    " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
+    " JOIN vcenters v ON v.name = l.vcenter AND v.kind IS NOT NULL"
+    " WHERE e.vcenter = ?1"
+    " GROUP BY p.vcenter, p.id, e.datastore"
+    " ORDER BY p.vcenter, p.id, e.datastore";
+
+static int index_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static int load_pools(struct load *L, sqlite3 *h)
+{
+    struct estate *e = L->e;
+    sqlite3_stmt *st = NULL;
+    struct vsl_buf pools, pairs; /* struct est_pool, and (pool, datastore) size_t pairs */
+    size_t npairs, i, *counts = NULL;
+    int rc, r = 0;
+
+    vsl_buf_init(&pools, MAX_ROWS);
+    vsl_buf_init(&pairs, MAX_ROWS);
+    rc = sqlite3_prepare_v2(h, pools_sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, e->vcenter, -1, SQLITE_STATIC);
+    if (rc != SQLITE_OK)
+        goto fail_db;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t ds = refs_find(&L->datastores, text(st, 16));
+        size_t np = pools.len / sizeof(struct est_pool);
+        struct est_pool *last = np ? (struct est_pool *)pools.data + np - 1 : NULL;
+        if (ds == EST_NONE)
+            continue;
+        if (!last || strcmp(last->array, text(st, 0)) || strcmp(last->id, text(st, 2))) {
+            struct est_pool p = {
+                .array = col_str(L, st, 0),
+                .array_type = col_str(L, st, 1),
+                .id = col_str(L, st, 2),
+                .name = col_str(L, st, 3),
+                .size_total = col_i64(st, 4),
+                .size_free = col_i64(st, 5),
+                .size_used = col_i64(st, 6),
+                .size_subscribed = col_i64(st, 7),
+                .snap_size_used = col_i64(st, 8),
+                .alert_threshold = col_int(st, 9),
+                .health = col_int(st, 10),
+                .health_text = col_str(L, st, 11),
+                .polled_ms = col_i64(st, 12),
+                .array_error = col_str(L, st, 13),
+                .n_luns = col_int(st, 14),
+                .n_thin_luns = col_int(st, 15),
+            };
+            if (!p.array || !p.id) {
+                r = -ENOMEM;
+                goto out;
+            }
+            r = vsl_buf_add(&pools, &p, sizeof(p));
+            if (r < 0)
+                goto out;
+            np++;
+        }
+        size_t pair[2] = {np - 1, ds};
+        r = vsl_buf_add(&pairs, pair, sizeof(pair));
+        if (r < 0)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        goto fail_db;
+    e->n_pools = pools.len / sizeof(struct est_pool);
+    if (e->n_pools == 0)
+        goto out;
+    e->pools = est_alloc(e, pools.len);
+    npairs = pairs.len / (2 * sizeof(size_t));
+    counts = calloc(e->n_datastores, sizeof(*counts));
+    if (!e->pools || !counts) {
+        r = -ENOMEM;
+        goto out;
+    }
+    memcpy(e->pools, pools.data, pools.len);
+    /* Both directions: a pool's datastores (the pairs are in pool order) and a datastore's
+     * pools (counted first, so each array is allocated once, exactly sized). */
+    const size_t *pv = (const size_t *)pairs.data;
+    for (i = 0; i < npairs; i++)
+        counts[pv[2 * i + 1]]++;
+    for (i = 0; i < e->n_datastores; i++) {
+        if (counts[i] && !(e->datastores[i].pools = est_alloc(e, counts[i] * sizeof(size_t)))) {
+            r = -ENOMEM;
+            goto out;
+        }
+    }
+    for (i = 0; i < npairs; i++) {
+        struct est_pool *p = &e->pools[pv[2 * i]];
+        struct est_datastore *d = &e->datastores[pv[2 * i + 1]];
+        if (!p->datastores) {
+            size_t k = i;
+            while (k < npairs && pv[2 * k] == pv[2 * i])
+                k++;
+            p->datastores = est_alloc(e, (k - i) * sizeof(size_t));
+            if (!p->datastores) {
+                r = -ENOMEM;
+                goto out;
+            }
+        }
+        p->datastores[p->n_datastores++] = pv[2 * i + 1];
+        d->pools[d->n_pools++] = pv[2 * i];
+    }
+    /* A pool's datastores in the estate's order (by name), as messages list them. */
+    for (i = 0; i < e->n_pools; i++)
+        qsort(e->pools[i].datastores, e->pools[i].n_datastores, sizeof(size_t), index_cmp);
+    goto out;
+fail_db:
+    r = db_fail(h, rc, "reading the array pools");
+out:
+    sqlite3_finalize(st);
+    free(counts);
+    vsl_buf_free(&pools);
+    vsl_buf_free(&pairs);
+    return r;
+}
+
 /* The capacity history of the pods and datastores loaded, over the EST_HISTORY_DAYS before
  * the snapshot, at most one point an hour (the latest of each): what datastore-runway reads. */
 static int load_history(struct load *L, sqlite3 *h)
@@ -1054,6 +1191,8 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
     for (i = 0; i < NTABLES && r == 0; i++)
         r = load_table(&L, db->h, &tables[i]);
     if (r == 0)
+        r = load_pools(&L, db->h);
+    if (r == 0)
         r = load_history(&L, db->h);
     if (r == 0 && est_failed(L.e))
         r = -ENOMEM;
@@ -1090,6 +1229,7 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n)
     *n = 0;
     rc = sqlite3_prepare_v2(db->h,
                             "SELECT name FROM vcenters WHERE last_success_ms IS NOT NULL"
+                            " AND kind IS NULL"
                             " ORDER BY name",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)

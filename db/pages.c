@@ -17,15 +17,43 @@ struct page_view {
     int t;
     const char *json, *join;
     const struct db_extra *extras;
+    const char *key; /* the column after name in the sort key: NULL for moref */
 };
 
-/* The runway the last evaluation recorded (db/capacity.h); until one did, every figure unknown. */
+/* The runway the last evaluation recorded (db/capacity.h); until one did, every figure unknown.
+ * The join of datastores and array pools, both ways: an extent's disk_name is the naa. name
+ * of an array LUN (array_luns.naa, from its WWN), which lives in a pool. */
 static const struct db_extra ds_extras[] = {
     {"storage_pod", "p.name", DB_TEXT},
     {"runway",
      "json(coalesce((SELECT r.runway_json FROM runway r WHERE r.vcenter = x.vcenter"
      " AND r.moref = x.moref), '" DB_RUNWAY_NONE "'))",
      DB_RAW},
+    {"pools",
+     "json((SELECT json_group_array(json_object('array', q.vcenter, 'id', q.id, 'name', q.name,"
+     " 'size_total', q.size_total, 'size_free', q.size_free)) FROM (SELECT DISTINCT p.vcenter,"
+     " p.id, p.name, p.size_total, p.size_free FROM datastore_extents e"
+     " JOIN array_luns l ON l.naa = e.disk_name"
+     " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
+     " JOIN vcenters a ON a.name = p.vcenter AND a.kind IS NOT NULL"
+     " WHERE e.vcenter = x.vcenter AND e.datastore = x.moref ORDER BY p.vcenter, p.id) q))",
+     DB_RAW},
+    {NULL, NULL, 0}};
+static const struct db_extra pool_extras[] = {
+    {"datastores",
+     "json((SELECT json_group_array(json_object('vcenter', q.vcenter, 'moref', q.moref, 'name',"
+     " q.name)) FROM (SELECT DISTINCT d.vcenter, d.moref, d.name FROM array_luns l"
+     " JOIN datastore_extents e ON e.disk_name = l.naa"
+     " JOIN datastores d ON d.vcenter = e.vcenter AND d.moref = e.datastore"
+     " WHERE l.vcenter = x.vcenter AND l.pool = x.id AND l.naa IS NOT NULL"
+     " ORDER BY d.vcenter, d.name, d.moref) q))",
+     DB_RAW},
+    {"lun_count",
+     "(SELECT count(*) FROM array_luns l WHERE l.vcenter = x.vcenter AND l.pool = x.id)", DB_INT},
+    {"thin_lun_count",
+     "(SELECT count(*) FROM array_luns l WHERE l.vcenter = x.vcenter AND l.pool = x.id AND"
+     " l.thin)",
+     DB_INT},
     {NULL, NULL, 0}};
 static const struct db_extra host_extras[] = {
     {"vnic_count", "(SELECT count(*) FROM vnics n WHERE n.vcenter = x.vcenter AND n.host = x.moref)",
@@ -47,16 +75,20 @@ static const struct page_view views[] = {
     [DB_PAGE_DATASTORES] = {T_DATASTORE,
                             "vcenter moref name type url capacity free_space uncommitted"
                             " accessible maintenance_mode vmfs_major nas_remote_host parent"
-                            " storage_pod vm_count runway",
+                            " storage_pod vm_count runway pools",
                             " LEFT JOIN storage_pods p ON p.vcenter = x.vcenter AND p.moref = x.parent",
-                            ds_extras},
+                            ds_extras, NULL},
     [DB_PAGE_HOSTS] = {T_HOST, "vcenter moref name parent connection_state vnic_count"
-                               " iscsi_hba_count lun_count", NULL, host_extras},
+                               " iscsi_hba_count lun_count", NULL, host_extras, NULL},
     [DB_PAGE_VMS] = {T_VM, "vcenter moref name template power_state hw_version ft_state host"
-                           " snapshot_count disks", NULL, vm_extras},
+                           " snapshot_count disks", NULL, vm_extras, NULL},
+    [DB_PAGE_POOLS] = {T_ARRAY_POOL, "array=vcenter id name size_total size_free size_used"
+                                     " size_subscribed alert_threshold health health_text"
+                                     " snap_size_used lun_count thin_lun_count datastores",
+                       NULL, pool_extras, "id"},
 };
 static const struct page_view vdisk_view = {T_VDISK, "key label datastore capacity_bytes format",
-                                            NULL, NULL};
+                                            NULL, NULL, NULL};
 
 /* json_object('name', expr, ...) of view v's fields, booleans as JSON true and false. */
 static int add_json_object(struct vsl_buf *sql, const struct page_view *v, const char *alias)
@@ -104,18 +136,21 @@ static int page_sql(struct vsl_buf *sql, enum db_page_kind kind, int filtered, i
     }
     extras[i] = (struct db_extra){NULL, NULL, 0};
     v.extras = extras;
+    const char *key = v.key ? v.key : "moref";
     if (r == 0)
-        r = vsl_buf_addstr(sql, "SELECT x.vcenter, coalesce(x.name, ''), x.moref, ");
+        r = vsl_buf_printf(sql, "SELECT x.vcenter, coalesce(x.name, ''), x.%s, ", key);
     if (r == 0)
         r = add_json_object(sql, &v, "x");
     if (r == 0)
         r = vsl_buf_printf(sql, " FROM %s x%s WHERE %s%s ORDER BY x.vcenter, coalesce(x.name, ''),"
-                                " x.moref LIMIT ?5",
+                                " x.%s LIMIT ?5",
                            db_table_name(v.t), v.join ? v.join : "",
-                           part == 0 ? "x.vcenter = ?2 AND coalesce(x.name, '') >= ?3 AND"
-                                       " (coalesce(x.name, '') > ?3 OR x.moref > ?4)"
+                           part == 0 ? (v.key ? "x.vcenter = ?2 AND coalesce(x.name, '') >= ?3 AND"
+                                                " (coalesce(x.name, '') > ?3 OR x.id > ?4)"
+                                              : "x.vcenter = ?2 AND coalesce(x.name, '') >= ?3 AND"
+                                                " (coalesce(x.name, '') > ?3 OR x.moref > ?4)")
                                      : "x.vcenter > ?2",
-                           filtered ? " AND x.vcenter = ?1" : "");
+                           filtered ? " AND x.vcenter = ?1" : "", key);
     vsl_buf_free(&disks);
     return r;
 }
@@ -124,6 +159,7 @@ static const char *const count_sql[] = {
     [DB_PAGE_DATASTORES] = "SELECT count(*) FROM datastores WHERE ?1 IS NULL OR vcenter = ?1",
     [DB_PAGE_HOSTS] = "SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1",
     [DB_PAGE_VMS] = "SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1",
+    [DB_PAGE_POOLS] = "SELECT count(*) FROM array_pools WHERE ?1 IS NULL OR vcenter = ?1",
 };
 
 static const int cursor_cols[] = {0, 1, 2};
@@ -138,7 +174,7 @@ static int page_stmt(struct db *db, enum db_page_kind kind, int filtered, int pa
     int rc;
 
     if (!*st) {
-        vsl_buf_init(&sql, 8192);
+        vsl_buf_init(&sql, 32768); /* the datastores page with its runway and pools is ~9 KiB */
         rc = page_sql(&sql, kind, filtered, part) == 0
                  ? sqlite3_prepare_v3(db->h, sql.data, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
                  : SQLITE_NOMEM;
@@ -204,7 +240,7 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     int rc = SQLITE_OK, r, n = 0, more = 0, in_tx = 0;
 
     assert(db && p && items && total && next);
-    assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_VMS);
+    assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_POOLS);
     *items = NULL;
     *total = 0;
     *next = NULL;

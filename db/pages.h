@@ -9,7 +9,7 @@
 
 #include "db/db.h"
 
-enum db_page_kind { DB_PAGE_DATASTORES, DB_PAGE_HOSTS, DB_PAGE_VMS };
+enum db_page_kind { DB_PAGE_DATASTORES, DB_PAGE_HOSTS, DB_PAGE_VMS, DB_PAGE_POOLS, DB_NPAGE_KINDS };
 
 struct db_page {
     const char *vcenter; /* exact, or NULL for every vCenter */
@@ -17,11 +17,13 @@ struct db_page {
     const char *cursor;  /* opaque, from a previous page's *next, or NULL */
 };
 
-/* One page of datastores, hosts or VMs in (vcenter, name, moref) order, as a JSON array of
+/* One page of datastores, hosts, VMs or array pools in (vcenter, name, moref) order (pools:
+ * (array, name, id), vcenter then meaning the array's name), as a JSON array of
  * flat objects (fields of docs/inventory.md plus "vcenter"; hosts carry counts of their
  * vnics, iSCSI adapters and LUNs, VMs their disks). *items is a new reference the caller
  * owns; *total counts every row matching vcenter; *next (malloc'd, caller frees) is NULL on
- * the last page. -EINVAL for a cursor this function did not make. */
+ * the last page. -EINVAL for a cursor this function did not make. Datastores carry "pools" (the
+ * array pools behind their extents), pools "datastores" (those they back, of any vCenter). */
 int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next);
 

@@ -238,3 +238,27 @@ const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what)
 {
     return find_gap(e->gaps, e->n_gaps, what);
 }
+
+void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx)
+{
+    size_t n = 0;
+
+    /* Compacted in place: pool i moves to n, so a datastore's old index is rewritten to the
+     * new one, or dropped (EST_NONE in the map, which reuses the pools' n_datastores order). */
+    for (size_t i = 0; i < e->n_pools; i++) {
+        int k = keep(e->pools[i].array, ctx);
+        for (size_t d = 0; d < e->n_datastores; d++) {
+            struct est_datastore *ds = &e->datastores[d];
+            size_t o = 0;
+            for (size_t j = 0; j < ds->n_pools; j++) {
+                if (ds->pools[j] == i && !k)
+                    continue;
+                ds->pools[o++] = ds->pools[j] == i ? n : ds->pools[j];
+            }
+            ds->n_pools = o;
+        }
+        if (k)
+            e->pools[n++] = e->pools[i];
+    }
+    e->n_pools = n;
+}

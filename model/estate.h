@@ -83,6 +83,29 @@ struct est_datastore {
     size_t n_mounts;
     struct est_capacity_point *history; /* as est_pod.history */
     size_t n_history;
+    /* The array pools its extents' LUNs live in (indexes into estate.pools), when a configured
+     * array holds them; none when no array does (the datastore is then simply not joined). */
+    size_t *pools;
+    size_t n_pools;
+};
+
+/* A storage pool of a configured array ([array NAME]) behind this vCenter's datastores.
+ * Arrays are polled on their own and stored under their own names; db_estate_load() gives a
+ * vCenter's estate the pools that hold a LUN whose WWN is the naa. name of one of its
+ * datastores' extents (est_naa_from_wwn). A pool that backs none of them is not in it. */
+struct est_pool {
+    const char *array, *array_type; /* the [array NAME] and its type ("unity") */
+    const char *id, *name;          /* "pool_1", the name in Unisphere */
+    int64_t size_total, size_free, size_used, size_subscribed; /* bytes, EST_UNKNOWN */
+    int64_t snap_size_used;         /* bytes snapshots hold, EST_UNKNOWN */
+    int alert_threshold;            /* % of the pool used at which the array alerts, EST_UNKNOWN */
+    int health;                     /* Unity health.value (5 OK), EST_UNKNOWN */
+    const char *health_text;
+    int n_luns, n_thin_luns;        /* every LUN of the pool on the array, and the thin ones */
+    int64_t polled_ms;              /* the array's last successful poll (unix ms) */
+    const char *array_error;        /* the array's last poll failed: why; NULL when it worked */
+    size_t *datastores;             /* the datastores it backs, indexes into estate.datastores */
+    size_t n_datastores;
 };
 
 struct est_dvswitch {
@@ -314,6 +337,9 @@ struct estate {
     int alarms_read;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
+    /* The array pools behind its datastores (see est_pool), by array then pool id. */
+    struct est_pool *pools;
+    size_t n_pools;
 };
 
 /* Lookups (linear or hashed; NULL when absent). */
@@ -330,5 +356,9 @@ const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
  * and model, are space-padded); "" for NULL; cut to size - 1 characters. */
 void est_trimmed(const char *s, char *out, size_t size);
 void est_free(struct estate *e); /* NULL is a no-op */
+
+/* Leaves in e only the pools whose array keep(array, ctx) accepts, and the datastores' links
+ * to them: the stored snapshot of an array no longer configured joins nothing. */
+void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx);
 
 #endif

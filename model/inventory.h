@@ -4,6 +4,7 @@
 #ifndef MODEL_INVENTORY_H
 #define MODEL_INVENTORY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Unknown numeric values are VIM_UNKNOWN; unknown strings are NULL. */
@@ -260,6 +261,33 @@ struct vim_perf_counter {
     const char *unit; /* unitInfo key, e.g. "percent", "kiloBytes" */
 };
 
+/* A storage pool of an array ([array NAME], arrays/): Unity's pool instance. Rows of an
+ * array's snapshot are stored under the array's name where a vCenter's are under its own. */
+struct vim_array_pool {
+    const char *id;   /* "pool_1" */
+    const char *name; /* the pool's name in Unisphere */
+    int64_t size_total, size_free, size_used, size_subscribed; /* bytes; VIM_UNKNOWN */
+    int alert_threshold;  /* % of the pool used at which Unity alerts (50-84), VIM_UNKNOWN */
+    int health;           /* health.value: 5 OK, 7 degraded, 10 minor, 15 major, 20 critical, ... */
+    const char *health_text;       /* health.descriptions[0], or NULL */
+    int64_t snap_size_used, snap_size_subscribed; /* bytes used by snapshots; VIM_UNKNOWN */
+};
+
+/* A LUN of an array. naa is the canonical name vSphere gives the device: "naa." and the WWN's
+ * hex digits in lower case (est_naa_from_wwn), or NULL when the WWN is not one. */
+struct vim_array_lun {
+    const char *id, *name;
+    const char *wwn;  /* as the array writes it: "60:06:01:60:..." */
+    const char *naa;  /* "naa.60060160..." */
+    const char *pool; /* the pool's id */
+    int64_t size_total, size_allocated; /* bytes; VIM_UNKNOWN */
+    int thin;                           /* isThinEnabled 0/1, VIM_UNKNOWN */
+};
+
+/* "naa." and the 32 (or 16) hex digits of a WWN written with or without colons, in lower
+ * case, into out: the name vSphere gives the device. 0, or -1 when wwn is not one. */
+int est_naa_from_wwn(const char *wwn, char *out, size_t size);
+
 /* The row sink. Every callback returns 0 or a negative error code, which aborts the poll.
  * db/ implements one that writes a snapshot in a transaction. */
 struct vim_sink {
@@ -295,6 +323,9 @@ struct vim_sink {
     int (*alarm)(void *ctx, const struct vim_alarm *);
     int (*alarm_metric)(void *ctx, const struct vim_alarm_metric *);
     int (*perf_counter)(void *ctx, const struct vim_perf_counter *);
+    /* An array's snapshot (arrays/). */
+    int (*array_pool)(void *ctx, const struct vim_array_pool *);
+    int (*array_lun)(void *ctx, const struct vim_array_lun *);
 };
 
 #endif

@@ -5,6 +5,7 @@
 #   util/     nothing: error codes, bounded buffers, logging
 #   model/    util/: the data every layer shares (the estate, findings, inventory rows)
 #   vsphere/  util/ model/: talks SOAP, emits inventory rows
+#   arrays/   util/ model/: talks to storage arrays (Unity REST), emits inventory rows
 #   db/       util/ model/: owns SQL; knows no check and no SOAP
 #   checks/   util/ model/: judges an estate; knows no SQL and no SOAP
 #   web/      util/: the embedded dashboard
@@ -22,16 +23,17 @@ allowed() {
     util) echo "util" ;;
     model) echo "model util" ;;
     vsphere) echo "vsphere model util" ;;
+    arrays) echo "arrays model util" ;;
     db) echo "db model util" ;;
     checks) echo "checks model util" ;;
     web) echo "web util" ;;
     api) echo "api db checks model util web" ;;
-    daemon) echo "daemon api db checks vsphere model util web" ;;
+    daemon) echo "daemon api db checks vsphere arrays model util web" ;;
     esac
 }
 
 bad=0
-for layer in util model vsphere db checks web api daemon; do
+for layer in util model vsphere arrays db checks web api daemon; do
     [ -d "$root/$layer" ] || continue
     files=$(ls "$root/$layer"/*.c "$root/$layer"/*.h 2>/dev/null)
     [ -n "$files" ] || continue

@@ -9,14 +9,11 @@
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
 
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/tls.h"
 #include "vsphere/soap.h"
 
 #define ENVELOPE_HEAD                                                                              \
@@ -32,59 +29,6 @@
 #define MAX_OBJECT (64u << 20)
 
 static int curl_global_done;
-
-static void hex_fingerprint(const unsigned char *d, size_t n, char *out, size_t outlen)
-{
-    size_t o = 0;
-
-    out[0] = '\0';
-    for (size_t i = 0; i < n && o + 3 + (i > 0) <= outlen; i++)
-        o += (size_t)snprintf(out + o, outlen - o, i ? ":%02X" : "%02X", d[i]);
-}
-
-/* OpenSSL calls this instead of its chain verification (see pin_ctx): the one certificate
- * that counts is the server's own, by its SHA-256 fingerprint. Runs inside the handshake, so
- * nothing (not the Login with its password) is sent to a server that fails it. */
-static int pin_verify(X509_STORE_CTX *xs, void *arg)
-{
-    struct vim_client *c = arg;
-    X509 *leaf = X509_STORE_CTX_get0_cert(xs);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-
-    if (!leaf || !X509_digest(leaf, EVP_sha256(), md, &n) || n != sizeof(c->pin)) {
-        X509_STORE_CTX_set_error(xs, X509_V_ERR_UNSPECIFIED);
-        return 0;
-    }
-    if (!memcmp(md, c->pin, sizeof(c->pin)))
-        return 1;
-    hex_fingerprint(md, n, c->pin_seen, sizeof(c->pin_seen));
-    X509_STORE_CTX_set_error(xs, X509_V_ERR_CERT_REJECTED);
-    return 0;
-}
-
-static CURLcode pin_ctx(CURL *h, void *ssl_ctx, void *arg)
-{
-    SSL_CTX_set_verify(ssl_ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_cert_verify_callback(ssl_ctx, pin_verify, arg);
-    return CURLE_OK;
-}
-
-static int parse_pin(const char *tp, unsigned char pin[32])
-{
-    size_t n = 0;
-
-    while (*tp && n < 32) {
-        unsigned v;
-        if (sscanf(tp, "%2x", &v) != 1)
-            return -EINVAL;
-        pin[n++] = (unsigned char)v;
-        tp += 2;
-        if (*tp == ':')
-            tp++;
-    }
-    return n == 32 && !*tp ? 0 : -EINVAL;
-}
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
 {
@@ -119,25 +63,9 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (opts->ca_file)
-        curl_easy_setopt(h, CURLOPT_CAINFO, opts->ca_file);
-    if (opts->thumbprint) {
-        /* curl's own checks are off; pin_verify() turns OpenSSL's back on with the pin as the
-         * only test. CURLOPT_SSL_CTX_FUNCTION exists only with an OpenSSL-like backend. */
-        if (parse_pin(opts->thumbprint, c->pin) < 0 ||
-            curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, pin_ctx) != CURLE_OK ||
-            curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, c) != CURLE_OK) {
-            vim_client_free(c);
-            return -ENOTSUP;
-        }
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    } else if (opts->insecure) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    } else {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (vsl_tls_setup(h, &c->tls, opts->ca_file, opts->insecure, opts->thumbprint) < 0) {
+        vim_client_free(c);
+        return -ENOTSUP;
     }
     *out = c;
     return 0;
@@ -219,63 +147,6 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
     return len;
 }
 
-/* Turns a failed transfer into one line an administrator can act on. */
-static int transport_error(struct vim_client *c, CURLcode cc, const char *detail)
-{
-    const char *why = detail && *detail ? detail : curl_easy_strerror(cc);
-
-    long verify = -1;
-
-    if (c->pin_seen[0]) {
-        char want[96];
-        hex_fingerprint(c->pin, sizeof(c->pin), want, sizeof(want));
-        snprintf(c->err, sizeof(c->err),
-                 "%s: the server's certificate is SHA256:%s, not the pinned thumbprint "
-                 "SHA256:%s; if the vCenter certificate was replaced on purpose, pin the new "
-                 "one",
-                 c->url, c->pin_seen, want);
-        c->pin_seen[0] = '\0';
-        return -VSL_ETLS;
-    }
-    if (cc == CURLE_PEER_FAILED_VERIFICATION)
-        curl_easy_getinfo(c->curl, CURLINFO_SSL_VERIFYRESULT, &verify);
-    /* OpenSSL may check the name itself (verify result), or curl does after a chain that
-     * verified, in words of its own (OpenSSL backend: lib/vtls/openssl.c). */
-    if (cc == CURLE_PEER_FAILED_VERIFICATION &&
-        (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH ||
-         strstr(why, "subject name matches target host name") ||
-         strstr(why, "does not match target host name"))) {
-        snprintf(c->err, sizeof(c->err),
-                 "%s: TLS certificate name mismatch (%s); use the host name the certificate "
-                 "was issued for in url=, or pin the certificate with thumbprint=",
-                 c->url, why);
-        return -VSL_ETLS;
-    }
-    switch (cc) {
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-        snprintf(c->err, sizeof(c->err),
-                 "%s: TLS certificate not trusted (%s); set ca_file= to the CA that signed the "
-                 "vCenter certificate, or pin it with thumbprint=",
-                 c->url, why);
-        return -VSL_ETLS;
-    case CURLE_SSL_CONNECT_ERROR:
-        snprintf(c->err, sizeof(c->err), "%s: TLS handshake failed (%s)", c->url, why);
-        return -VSL_ETLS;
-    case CURLE_OPERATION_TIMEDOUT:
-        snprintf(c->err, sizeof(c->err), "%s: timed out (%s)", c->url, why);
-        return -VSL_ENET;
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
-        snprintf(c->err, sizeof(c->err), "%s: cannot connect (%s)", c->url, why);
-        return -VSL_ENET;
-    default:
-        snprintf(c->err, sizeof(c->err), "%s: request failed (%s)", c->url, why);
-        return -VSL_ENET;
-    }
-}
-
 static int perform(struct vim_client *c, const char *url, struct transfer *t, long *status)
 {
     char detail[CURL_ERROR_SIZE] = "";
@@ -309,7 +180,8 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     if (cc == CURLE_OPERATION_TIMEDOUT)
         c->timed_out = 1;
     if (cc != CURLE_OK)
-        return transport_error(c, cc, detail);
+        return vsl_tls_transfer_error(h, &c->tls, cc, detail, c->url, "vCenter", c->err,
+                                      sizeof(c->err));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/tls.h"
 #include "vsphere/xml.h"
 
 struct vim_opts {
@@ -41,10 +42,9 @@ struct vim_client {
     char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
     struct vim_stats stats;
     int reconnected;         /* the last request went over a new connection after an old one */
+    struct vsl_tls tls;      /* the pin and what the server showed (util/tls.h) */
     int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
                               * vCenter costs one timeout, not one per request left */
-    unsigned char pin[32];   /* opts.thumbprint as bytes */
-    char pin_seen[96];       /* the fingerprint the server showed when it did not match */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
     /* Also from the service content, NULL when the server has none (an ESXi host). */

@@ -211,13 +211,16 @@
       $('t-score-hint').textContent = 'of 100, over ' + (o.datastores + o.hosts + o.vms) + ' objects';
       $('t-score-hint').title = o.datastores + ' datastores, ' + o.hosts + ' hosts, ' + o.vms + ' VMs';
     }
-    renderVcenters(s.vcenters || []);
+    renderVcenters(s.vcenters || [], s.arrays || []);
   }
 
-  function renderVcenters(list) {
+  // Arrays ([array NAME]) are sources polled like vCenters: the same rows, named as arrays,
+  // after the vCenters; only vCenters are offered as a findings filter.
+  function renderVcenters(vcenters, arrays) {
     const tbody = $('vcenters').querySelector('tbody');
+    const list = vcenters.concat(arrays || []);
     tbody.replaceChildren();
-    fillSelect($('f-vcenter'), list.map((v) => [v.name, v.name]));
+    fillSelect($('f-vcenter'), vcenters.map((v) => [v.name, v.name]));
     if (!list.length) {
       tbody.append(el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'No vCenter configured.')));
       return;
@@ -237,7 +240,8 @@
           (v.backoff_s ? ', next try in up to ' + fmtDuration(v.backoff_s * 1000) : '')));
       }
       tbody.append(el('tr', { 'data-vcenter': v.name, 'data-stale': v.stale ? 'true' : 'false' },
-        el('th', { scope: 'row' }, v.name, v.url ? el('div', { class: 'muted' }, v.url) : null),
+        el('th', { scope: 'row' }, v.name, v.type ? el('span', { class: 'muted' }, ' (' + v.type + ' array)') : null,
+          v.url ? el('div', { class: 'muted' }, v.url) : null),
         statusCell,
         el('td', { class: 'nowrap', 'data-label': 'Last poll' }, timeEl(lp && (lp.finished || lp.started))),
         el('td', { class: 'nowrap', 'data-label': 'Duration' }, fmtDuration(lp && lp.duration_ms)),
@@ -434,10 +438,26 @@
         'aria-expanded': String(state.openDatastore === r.d.vcenter + '/' + r.d.moref),
         title: 'Capacity history and runway of ' + r.label }, r.label);
       open.addEventListener('click', () => openDatastore(r.d, r.label));
-      ol.append(el('li', { 'data-datastore': r.d.name, 'data-level': r.level, title: r.label + ': ' + figures },
+      const li = el('li', { 'data-datastore': r.d.name, 'data-level': r.level, title: r.label + ': ' + figures },
         el('span', { class: 'name' }, open, r.d.accessible === false ? el('span', { class: 'err' }, ' inaccessible') : null),
         track,
-        el('span', { class: 'figures' }, figures, runwayNote(r.d.runway))));
+        el('span', { class: 'figures' }, figures, runwayNote(r.d.runway)));
+      // The array pools behind it, when a configured array holds its LUNs: a thin LUN fills
+      // its pool whatever the datastore shows. Opened on demand.
+      const pools = r.d.pools || [];
+      if (pools.length) {
+        const items = pools.map((p) => {
+          const known = typeof p.size_total === 'number' && p.size_total > 0 && typeof p.size_free === 'number';
+          return el('div', { class: 'pool', 'data-pool': p.array + '/' + (p.name || p.id) }, p.array + '/' + (p.name || p.id) + ': ' +
+            (known ? ((p.size_free * 100) / p.size_total).toFixed(1) + ' % free (' + fmtBytes(p.size_free) +
+              ' of ' + fmtBytes(p.size_total) + ')' : 'size unknown'));
+        });
+        li.append(el('details', { class: 'pools' },
+          el('summary', {}, pools.length === 1 ? 'on array pool ' + pools[0].array + '/' + (pools[0].name || pools[0].id)
+            : 'on ' + pools.length + ' array pools'),
+          ...items));
+      }
+      ol.append(li);
     }
     chart.replaceChildren(ol);
     if (state.openDatastore) {
@@ -486,6 +506,50 @@
     const s = await api('/api/v1/inventory/datastores/history?vcenter=' + encodeURIComponent(d.vcenter) +
       '&moref=' + encodeURIComponent(d.moref));
     capacityChart($('ds-capacity'), s, state.openLabel || d.name);
+  }
+
+  /* ---------- array pools ---------- */
+
+  async function loadPools() {
+    const all = [];
+    let path = '/api/v1/inventory/pools?limit=1000';
+    for (let pages = 0; path && pages < 50; pages++) {
+      const doc = await api(path);
+      all.push(...(doc.pools || []));
+      path = doc.next || null;
+    }
+    renderPools(all);
+  }
+
+  // One row per pool, least free first, with the datastores it backs; levels as the
+  // pool-free-space check's defaults (30 / 10 / 5 % free).
+  function renderPools(list) {
+    const tbody = $('pools').querySelector('tbody');
+    tbody.replaceChildren();
+    if (!list.length) {
+      tbody.append(el('tr', {}, el('td', { colspan: 5, class: 'muted' }, 'No array configured, or none polled yet.')));
+      return;
+    }
+    const rows = list.map((p) => {
+      const known = typeof p.size_total === 'number' && p.size_total > 0 && typeof p.size_free === 'number';
+      return { p, freePct: known ? (p.size_free * 100) / p.size_total : null };
+    }).sort((a, b) => (a.freePct ?? 101) - (b.freePct ?? 101));
+    for (const { p, freePct } of rows) {
+      const level = freePct === null ? 'ok' : freePct < 10 ? 'critical' : freePct < 30 ? 'warning' : 'ok';
+      const sub = typeof p.size_subscribed === 'number' && p.size_total > 0 ?
+        Math.round((p.size_subscribed * 100) / p.size_total) + ' %' : '–';
+      const dss = (p.datastores || []).map((d) => d.name || d.moref);
+      tbody.append(el('tr', { 'data-pool': p.array + '/' + (p.name || p.id), 'data-level': level },
+        el('th', { scope: 'row' }, p.name || p.id, el('div', { class: 'muted' }, p.array)),
+        el('td', { 'data-label': 'Free', class: 'nowrap' }, el('span', { class: 'state ' + (level === 'ok' ? 'ok' : 'stale') },
+          freePct === null ? 'unknown' : freePct.toFixed(1) + ' %'),
+          freePct === null ? null : el('div', { class: 'muted' }, fmtBytes(p.size_free) + ' of ' + fmtBytes(p.size_total))),
+        el('td', { 'data-label': 'Subscribed', class: 'nowrap' }, sub,
+          el('div', { class: 'muted' }, (p.thin_lun_count || 0) + ' thin of ' + (p.lun_count || 0) + ' LUNs')),
+        el('td', { 'data-label': 'Alerts at', class: 'nowrap' },
+          typeof p.alert_threshold === 'number' ? p.alert_threshold + ' % used' : '–'),
+        el('td', { 'data-label': 'Datastores' }, dss.length ? dss.join(', ') : el('span', { class: 'muted' }, 'none of a configured vCenter'))));
+    }
   }
 
   /* ---------- history charts (SVG, drawn here: no chart library) ---------- */
@@ -626,6 +690,7 @@
       api('/api/v1/summary').then(renderSummary),
       loadChecks().then(() => loadFindings()),
       loadDatastores(),
+      loadPools(),
       loadHistory(),
     ];
     const results = await Promise.allSettled(jobs);

@@ -88,8 +88,10 @@ function writeResults() {
 const children = [];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vslint-e2e-'));
 
-function startSim() {
-  const proc = spawn(VCSIM, ['-scenario', 'violations', '-page-size', '100',
+/* The vCenter simulator on the violations scenario, or another responder (bin, args) that
+ * prints its URL on its first line, such as the Unity responder. */
+function startSim(bin, args) {
+  const proc = spawn(bin || VCSIM, args || ['-scenario', 'violations', '-page-size', '100',
     '-stop-after-seconds', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(proc);
   let err = '';

@@ -24,6 +24,7 @@ const {
 } = require('./e2elib');
 
 const SHOT = process.env.E2E_SCREENSHOT || path.join(ROOT, 'build/e2e-dashboard.png');
+const UNITY_SIM = process.env.UNITY_SIM || path.join(ROOT, 'build/tests/sim/unity-vslint');
 
 /* vslint serve on a fresh port; resolves once /readyz answers 200. */
 async function startServe(name, conf, token) {
@@ -159,6 +160,38 @@ async function dashboard(page, base, api) {
       bar('ds-free-warn').colour !== badge);
     const fullest = bars.length ? bars[0].name : '';
     eq('the fullest datastore comes first', fullest, 'ds-free-snaprisk');
+  });
+
+  await step('an opened datastore shows the array pool behind it', async () => {
+    const li = '#ds-chart li[data-datastore="ds-pool-low"]';
+    const summaryText = await page.textContent(li + ' details.pools summary');
+    eq('ds-pool-low names its pool', summaryText, 'on array pool unity1/pool-low');
+    check('the pool figures are hidden until opened',
+      !(await page.isVisible(li + ' details.pools .pool')));
+    await page.click(li + ' details.pools summary');
+    const text = await page.textContent(li + ' details.pools .pool');
+    // 8 % of 10 TiB is 819.2 GiB, which the dashboard prints to three digits.
+    eq('ds-pool-low pool line', text, 'unity1/pool-low: 8.0 % free (819 GiB of 10.0 TiB)');
+    eq('a datastore on no array has no pools',
+      await page.$$eval('#ds-chart li[data-datastore="ds-lab-01"] details.pools', (d) => d.length), 0);
+    // vCenter sees 60 % free: the datastore bar itself is fine, the pool is not.
+    eq('ds-pool-low bar level', await page.$eval(li, (e) => e.dataset.level), 'ok');
+  });
+
+  await step('the pools list shows every pool of /api/v1/inventory/pools, least free first', async () => {
+    const shown = await page.$$eval('#pools tbody tr[data-pool]', (trs) => trs.map((tr) => ({
+      pool: tr.dataset.pool, level: tr.dataset.level,
+      datastores: tr.children[4].innerText.trim(),
+    })));
+    eq('one row per pool', shown.length, api.pools.pools.length);
+    eq('the least free pool comes first', shown.length && shown[0].pool, 'unity1/pool-unjoined');
+    const low = shown.find((r) => r.pool === 'unity1/pool-low') || {};
+    eq('pool-low level', low.level, 'critical');
+    eq('pool-low backs ds-pool-low', low.datastores, 'ds-pool-low');
+    const ok = shown.find((r) => r.pool === 'unity1/pool-ok') || {};
+    eq('pool-ok level', ok.level, 'ok');
+    const arr = await page.$eval('#vcenters tbody tr[data-vcenter="unity1"]', (tr) => tr.innerText);
+    check('the array is listed with the vCenters, ok', /unity array/.test(arr) && /\bok\b/.test(arr), arr);
   });
 
   await step('the history charts draw the last 30 days of /api/v1/history', async () => {
@@ -390,10 +423,12 @@ async function authAll(ctx, base, token, total) {
 }
 
 async function main() {
-  let sim, token, config, serve, api, ctx;
+  let sim, unity, token, config, serve, api, ctx;
   await step('the simulator, vslint serve and Chromium start', async () => {
     const { chromium } = loadPlaywright();
     sim = await startSim();
+    // The Unity responder: its pools back the violations scenario's ds-pool-* datastores.
+    unity = await startSim(UNITY_SIM, ['-stop-after-seconds', '600']);
     token = crypto.randomBytes(24).toString('hex');
     const tokenFile = writeFile('token', token + '\n', 0o600);
     const pw = writeFile('password', 'vslint-secret\n', 0o600);
@@ -401,6 +436,8 @@ async function main() {
       '[database]', 'path = ' + path.join(work, 'vslint.db'), '',
       '[vcenter lab]', 'url = ' + sim.url, 'user = vslint', 'password_file = ' + pw,
       'interval = 300', '',
+      '[array unity1]', 'type = unity', 'url = ' + unity.url, 'user = vslint',
+      'password_file = ' + pw, '',
       '[server]', 'listen = 127.0.0.1:' + port, 'token_file = ' + tokenFile, extra || '', '']
       .join('\n');
     const conf = writeFile('vslint.conf', config(await freePort()));
@@ -412,6 +449,7 @@ async function main() {
       crit: await getJSON(serve.base, '/api/v1/findings?severity=critical&limit=1000'),
       all: await getJSON(serve.base, '/api/v1/findings?limit=1000'),
       history: await getJSON(serve.base, '/api/v1/history?days=30'),
+      pools: await getJSON(serve.base, '/api/v1/inventory/pools?limit=1000'),
       db: path.join(work, 'vslint.db'),
     };
     ctx = await launch(chromium);

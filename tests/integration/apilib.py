@@ -128,7 +128,9 @@ class Serve:
         return self.get('/api/v1/summary', token=token).json()
 
     def vcenter(self, name, token=None):
-        for v in self.summary(token)['vcenters']:
+        """The summary's entry of a source: a vCenter, or an array (listed under "arrays")."""
+        s = self.summary(token)
+        for v in s['vcenters'] + s.get('arrays', []):
             if v['name'] == name:
                 return v
         return None

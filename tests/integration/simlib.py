@@ -11,6 +11,7 @@ import tempfile
 
 VSLINT = os.environ.get('VSLINT', 'build/vslint')
 VCSIM = os.environ.get('VCSIM', 'build/tests/sim/vcsim-vslint')
+UNITY_SIM = os.environ.get('UNITY_SIM', 'build/tests/sim/unity-vslint')
 PASSWORD = 'vslint-secret'
 USER = 'vslint'
 
@@ -62,6 +63,43 @@ class Sim(Responder):
         if tls:
             args += ['-tls', '-cert-out', self.cert_path]
         super().__init__(VCSIM, args + list(extra), 'simulator', workdir)
+class UnitySim:
+    """A running Unity responder (tests/sim/unity/): its URL, and its control endpoint, which
+    plants faults (fault=KIND&at=N: the Nth instances read, at=0 every one) and says what the
+    array saw (logins, logouts, CSRF refusals)."""
+
+    def __init__(self, extra=()):
+        args = [UNITY_SIM, '-stop-after-seconds', '900'] + list(extra)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith('http'):
+            raise RuntimeError('unity responder did not start: %r %s' % (
+                self.url, self.proc.stderr.read()[-2000:]))
+
+    def control(self, **query):
+        import urllib.parse
+        import urllib.request
+        data = urllib.parse.urlencode(query).encode() if query else None
+        url = self.url + '/_vslint/control' + ('?' + data.decode() if data else '')
+        req = urllib.request.Request(url, method='POST' if query else 'GET')
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read().decode())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
 
 
 class Workspace:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from apilib import TOKEN, WAIVER, serving
-from simlib import vcenter
+from simlib import UnitySim, vcenter
 
 ROOT = os.environ.get('SOURCE_ROOT', '.')
 TOOLS = os.path.join(ROOT, 'tests', 'tools')
@@ -29,6 +29,7 @@ def exercise(srv):
     g('/api/v1/checks')
     g('/api/v1/summary')
     g('/api/v1/summary?vcenter=lab')
+    g('/api/v1/summary?vcenter=unity1')
     g('/api/v1/summary?bogus=1')
     g('/api/v1/history')
     g('/api/v1/history?days=1&vcenter=lab')
@@ -48,10 +49,10 @@ def exercise(srv):
     a = g('/api/v1/findings/' + fp)
     g('/api/v1/findings/' + fp, headers={'If-None-Match': a.headers.get('etag', '')})
     g('/api/v1/findings/0000000000000000')
-    for kind in ('datastores', 'hosts', 'vms'):
+    for kind in ('datastores', 'hosts', 'vms', 'pools'):
         a = g('/api/v1/inventory/%s?limit=3' % kind)
         g(a.json()['next'])
-        g('/api/v1/inventory/%s?limit=1000&vcenter=lab' % kind)
+        g('/api/v1/inventory/%s?limit=1000&vcenter=%s' % (kind, 'unity1' if kind == 'pools' else 'lab'))
         g('/api/v1/inventory/%s?cursor=zz' % kind)
         g('/api/v1/inventory/%s' % kind, headers={'If-None-Match': a.headers.get('etag', '')})
     g('/api/v1/inventory/clusters')
@@ -79,9 +80,15 @@ def recorded(violations_sim, module_workspace):
     """Every answer of a server driven through every operation, and its exit status."""
     ws = module_workspace
     record = []
-    with serving(ws, [vcenter(ws, violations_sim.url)], WAIVER, record=record) as srv:
-        exercise(srv)
-        srv.exit_status = srv.stop()
+    # With an array, so that pools and the datastores' pools are in the answers checked.
+    with UnitySim() as unity:
+        array = ('[array unity1]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n'
+                 % (unity.url, ws.password_file()))
+        with serving(ws, [vcenter(ws, violations_sim.url)], WAIVER + array,
+                     record=record) as srv:
+            srv.poll_and_wait('lab')  # the array's first poll is in: the pools are joined
+            exercise(srv)
+            srv.exit_status = srv.stop()
     return srv, record
 
 

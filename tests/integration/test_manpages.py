@@ -166,6 +166,7 @@ def test_version_is_the_one_meson_build_declares():
 # ---- vslint.conf(5) -------------------------------------------------------------------------
 
 BASE = '[vcenter lab]\nurl = https://vc.example/sdk\nuser = u\npassword_env = VSLINT_PW\n'
+ARRAY = '[array u1]\ntype = unity\nurl = https://u1.example\nuser = u\npassword_env = VSLINT_PW\n'
 
 
 def config_check(tmp, text):
@@ -229,6 +230,8 @@ def test_every_number_has_its_range_and_default_and_the_ranges_hold():
                 if sect == 'digest':  # its required keys
                     head += ('smtp_url = smtp://127.0.0.1\nfrom = a@example.com\n'
                              'to = b@example.com\n')
+                if sect == 'array NAME':  # a whole array section, its required keys set
+                    head = BASE + ARRAY
                 ok = config_check(tmp, head + '%s = %d\n' % (key, hi))
                 bad = config_check(tmp, head + '%s = %d\n' % (key, hi + 1))
                 assert 'configuration OK' in ok.stdout, (entry, ok.stderr)

@@ -687,6 +687,7 @@ type dsSpec struct {
 	kind           string                // "" (VMFS, or NFS with nfs), "vsan" or "vvol"
 	vmfsMajor      int32                 // 5 or 6 (default 6)
 	extents        int                   // VMFS: extents, each on its own new SAN LUN (default 1)
+	naa            string                // VMFS: the one extent's SAN LUN is this device (default: a new naa.)
 	localDisk      string                // VMFS on this local device of its one host instead (vmfs.local)
 	unmapPriority  string                // VMFS6 vmfs.unmapPriority ("none", "low"); default unset
 	ssd            bool                  // vmfs.ssd
@@ -761,7 +762,11 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 				extents = append(extents, types.HostScsiDiskPartition{DiskName: s.localDisk, Partition: 3})
 			}
 			for i := 0; s.localDisk == "" && (i == 0 || i < s.extents); i++ {
-				extents = append(extents, types.HostScsiDiskPartition{DiskName: w.newNaa(), Partition: 1})
+				name := s.naa
+				if name == "" || i > 0 {
+					name = w.newNaa()
+				}
+				extents = append(extents, types.HostScsiDiskPartition{DiskName: name, Partition: 1})
 			}
 			info = &types.VmfsDatastoreInfo{
 				DatastoreInfo:          base,

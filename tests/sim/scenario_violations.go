@@ -152,6 +152,12 @@ import (
 //
 // Other lab datastores, all compliant: ds-lab-01, ds-lab-02, ds-lab-03.
 //
+// pool-free-space and pool-subscription (with the Unity responder, tests/sim/unity/main.go,
+// which holds their LUNs; without an [array] section they are compliant datastores):
+// ds-pool-low, ds-pool-ok, ds-pool-warn, ds-pool-snap, ds-pool-over, ds-pool-thick, each
+// 600 GiB, 60% free, on lab hosts, on SAN LUN naa.600601600000000000000000000000 + d1, d2, d3,
+// d4, d5, d7 (the responder's WWNs 60:06:01:60:00:...:00:D1 and so on).
+//
 // vmfs-version (every VMFS datastore above is VMFS6 unless noted)
 //
 //	VIOLATION ds-vmfs5           VMFS5 (from vdisk-format) -> warning
@@ -286,6 +292,15 @@ func buildViolations(w *world) {
 	// thin-overcommit
 	over := ds("ds-overcommit", c, pct(c, 50), 700*GiB)
 	thinOK := ds("ds-thin-ok", c, pct(c, 50), 100*GiB)
+	// pool-free-space and pool-subscription (the Unity responder, tests/sim/unity/, holds
+	// these LUNs in pools near each threshold): every one 60 % free as vCenter sees it.
+	for _, p := range []struct{ name, naa string }{
+		{"ds-pool-low", "d1"}, {"ds-pool-ok", "d2"}, {"ds-pool-warn", "d3"},
+		{"ds-pool-snap", "d4"}, {"ds-pool-over", "d5"}, {"ds-pool-thick", "d7"},
+	} {
+		w.addDatastore(dsSpec{name: p.name, naa: "naa.600601600000000000000000000000" + p.naa,
+			capacity: c, free: pct(c, 60), hosts: lab})
+	}
 	lab1 := ds("ds-lab-01", c, pct(c, 50), 0)
 	lab2 := ds("ds-lab-02", c, pct(c, 50), 0)
 	lab3 := ds("ds-lab-03", c, pct(c, 50), 0)

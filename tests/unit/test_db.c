@@ -687,7 +687,6 @@ static void test_migrates_old_database(void **state)
 static void test_migration7_keeps_iscsi(void **state)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db;
 
     raw_exec(fx->path,
              "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
@@ -719,8 +718,14 @@ static void test_migration7_keeps_iscsi(void **state)
              "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', 'DelayedAck', 'true', 0),"
              "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);"
              "PRAGMA user_version = 6;");
-    db = open_db(fx);
-    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    /* Migration 7 alone: later ones touch tables this partial schema does not have. */
+    sqlite3 *h = NULL;
+    char *err = NULL;
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    if (db_migrate_to(h, 7, &err) < 0)
+        fail_msg("migrating to version 7: %s", err ? err : "?");
+    sqlite3_close(h);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 7);
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_targets WHERE kind = 'send'"
                                        " AND iscsi_name = '' AND port = 3260"),
                      1);
@@ -738,7 +743,6 @@ static void test_migration7_keeps_iscsi(void **state)
         raw_int(fx->path, "SELECT count(*) FROM pragma_table_info('satp_rules')"
                           " WHERE name IN ('device', 'driver', 'transport', 'claim_options')"),
         4);
-    db_close(db);
 }
 
 /* Appends the rows of sql (?1 = arg) to b, one line each, columns separated by '|'. */

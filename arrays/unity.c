@@ -1,0 +1,479 @@
+/* The Unity REST client: libcurl with the session cookie in curl's in-memory cookie engine,
+ * the X-EMC-REST-CLIENT header on every request, compact=true pages of per_page instances
+ * followed by their "next" link, and jansson for the answers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "arrays/unity.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* A page of 500 LUNs is about 150 KiB; no answer of a real array comes near this. */
+#define MAX_ANSWER (64u << 20)
+#define MAX_PAGES  100000
+
+#define POOL_FIELDS                                                                                \
+    "name,sizeTotal,sizeFree,sizeUsed,sizeSubscribed,alertThreshold,health,snapSizeUsed,"          \
+    "snapSizeSubscribed"
+#define LUN_FIELDS "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
+
+static int curl_global_done;
+
+int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
+{
+    struct arr_client *c;
+    size_t len;
+
+    *out = NULL;
+    if (!curl_global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return -ENOMEM;
+        curl_global_done = 1;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->opts = *opts;
+    c->base = strdup(opts->url);
+    c->curl = curl_easy_init();
+    if (!c->base || !c->curl) {
+        arr_client_free(c);
+        return -ENOMEM;
+    }
+    len = strlen(c->base);
+    while (len > 0 && c->base[len - 1] == '/')
+        c->base[--len] = '\0';
+    CURL *h = c->curl;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "vslint/0.1");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(opts->timeout_s > 0 ? opts->timeout_s : 60));
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (vsl_tls_setup(h, &c->tls, opts->ca_file, opts->insecure, opts->thumbprint) < 0) {
+        arr_client_free(c);
+        return -ENOTSUP;
+    }
+    *out = c;
+    return 0;
+}
+
+void arr_client_free(struct arr_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    free(c->base);
+    free(c);
+}
+
+const char *arr_client_error(const struct arr_client *c)
+{
+    return c->err[0] ? c->err : "no error";
+}
+
+/* ---- transport ---------------------------------------------------------------------------- */
+
+struct answer {
+    struct vsl_buf body;
+    struct arr_client *c;
+    int err;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *user)
+{
+    struct answer *a = user;
+    int r = vsl_buf_add(&a->body, p, size * n);
+
+    if (r < 0) {
+        a->err = r;
+        return 0;
+    }
+    return size * n;
+}
+
+/* Keeps the CSRF token of the login answer (the header is case-insensitive). */
+static size_t on_header(char *p, size_t size, size_t n, void *user)
+{
+    struct answer *a = user;
+    size_t len = size * n;
+    static const char name[] = "EMC-CSRF-TOKEN:";
+
+    if (len > sizeof(name) - 1 && !strncasecmp(p, name, sizeof(name) - 1)) {
+        const char *v = p + sizeof(name) - 1;
+        size_t vl = len - (sizeof(name) - 1);
+        while (vl && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        if (vl < sizeof(a->c->csrf)) {
+            memcpy(a->c->csrf, v, vl);
+            a->c->csrf[vl] = '\0';
+        }
+    }
+    return len;
+}
+
+/* The message of a Unity error answer, {"error": {"messages": [{"en-US": "..."}]}}, or NULL. */
+static const char *error_message(const json_t *doc)
+{
+    const json_t *msgs = json_object_get(json_object_get(doc, "error"), "messages");
+    const json_t *m = json_array_get(msgs, 0);
+    const char *s = json_string_value(json_object_get(m, "en-US"));
+
+    if (!s) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)m, k, v)
+            if (json_is_string(v))
+                return json_string_value(v);
+    }
+    return s;
+}
+
+/* One request: GET path (with its query), or POST body when body is not NULL. On success *doc
+ * (may be NULL) is the parsed answer, owned by the caller. Errors leave one line in c->err. */
+static int request(struct arr_client *c, const char *path, const char *body, json_t **doc)
+{
+    char url[2048], detail[CURL_ERROR_SIZE] = "", hdr[300];
+    struct answer a = {.c = c};
+    struct curl_slist *headers = NULL;
+    CURL *h = c->curl;
+    long status = 0;
+    json_error_t je;
+    json_t *j = NULL;
+    int r;
+
+    if (doc)
+        *doc = NULL;
+    if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url))
+        return -EINVAL;
+    vsl_buf_init(&a.body, MAX_ANSWER);
+    headers = curl_slist_append(headers, "X-EMC-REST-CLIENT: true");
+    headers = curl_slist_append(headers, "Accept: application/json");
+    if (body) {
+        headers = curl_slist_append(headers, "Content-Type: application/json");
+        snprintf(hdr, sizeof(hdr), "EMC-CSRF-TOKEN: %s", c->csrf);
+        headers = curl_slist_append(headers, hdr);
+    }
+    if (!headers) {
+        vsl_buf_free(&a.body);
+        return -ENOMEM;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    } else {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    }
+    CURLcode cc = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(headers);
+    c->requests++;
+    c->bytes += (int64_t)a.body.len;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (cc == CURLE_WRITE_ERROR && a.err) {
+        snprintf(c->err, sizeof(c->err), "%s: the answer is larger than %u MiB", url,
+                 MAX_ANSWER >> 20);
+        r = a.err;
+        goto out;
+    }
+    if (cc != CURLE_OK) {
+        r = vsl_tls_transfer_error(h, &c->tls, cc, detail, url, "array", c->err, sizeof(c->err));
+        goto out;
+    }
+    if (a.body.len)
+        j = json_loadb(a.body.data, a.body.len, 0, &je);
+    if (status == 401) {
+        const char *m = error_message(j);
+        snprintf(c->err, sizeof(c->err), "%s: HTTP 401%s%s", url, m ? ": " : "", m ? m : "");
+        r = -VSL_ENOAUTH;
+        goto out;
+    }
+    if (status < 200 || status > 299) {
+        const char *m = error_message(j);
+        snprintf(c->err, sizeof(c->err), "%s: HTTP %ld%s%s", url, status, m ? ": " : "",
+                 m ? m : "");
+        r = -VSL_EHTTP;
+        goto out;
+    }
+    if (doc && !j) {
+        snprintf(c->err, sizeof(c->err), "%s: the answer is not JSON (%s at line %d, column %d)",
+                 url, a.body.len ? je.text : "empty answer", je.line, je.column);
+        r = -VSL_EPROTO;
+        goto out;
+    }
+    if (doc) {
+        *doc = j;
+        j = NULL;
+    }
+    r = 0;
+out:
+    json_decref(j);
+    vsl_buf_free(&a.body);
+    return r;
+}
+
+int arr_login(struct arr_client *c, const char *user, const char *password)
+{
+    CURL *h = c->curl;
+    int r;
+
+    c->csrf[0] = '\0';
+    curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    curl_easy_setopt(h, CURLOPT_USERNAME, user);
+    curl_easy_setopt(h, CURLOPT_PASSWORD, password);
+    r = request(c, "/api/types/loginSessionInfo/instances?compact=true", NULL, NULL);
+    /* The session cookie carries the rest: the password goes no further than this request. */
+    curl_easy_setopt(h, CURLOPT_USERNAME, NULL);
+    curl_easy_setopt(h, CURLOPT_PASSWORD, NULL);
+    curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_NONE);
+    if (r == -VSL_ENOAUTH) {
+        size_t len = strlen(c->err);
+        snprintf(c->err + len, sizeof(c->err) - len,
+                 " (the array refused the user name or password)");
+        return -VSL_ELOGIN;
+    }
+    if (r == 0 && !c->csrf[0]) {
+        snprintf(c->err, sizeof(c->err),
+                 "%s: the login answer has no EMC-CSRF-TOKEN header: not a Unisphere REST API?",
+                 c->base);
+        return -VSL_EPROTO;
+    }
+    return r;
+}
+
+int arr_logout(struct arr_client *c)
+{
+    return request(c, "/api/types/loginSessionInfo/action/logout", "{\"localCleanupOnly\":true}",
+                   NULL);
+}
+
+/* ---- decoding ----------------------------------------------------------------------------- */
+
+/* An integer member: its value, VIM_UNKNOWN when absent or null, -1 with *bad set for another
+ * type (a size may arrive as a real on some releases: whole ones are accepted). */
+static int64_t get_i64(const json_t *o, const char *key, const char **bad)
+{
+    const json_t *v = json_object_get(o, key);
+
+    if (!v || json_is_null(v))
+        return VIM_UNKNOWN;
+    if (json_is_integer(v) && json_integer_value(v) >= 0)
+        return json_integer_value(v);
+    if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 9.0e18)
+        return (int64_t)json_real_value(v);
+    *bad = key;
+    return VIM_UNKNOWN;
+}
+
+static const char *get_str(const json_t *o, const char *key, const char **bad)
+{
+    const json_t *v = json_object_get(o, key);
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v))
+        *bad = key;
+    return json_string_value(v);
+}
+
+static int wrong(char *err, size_t errlen, const char *what, const char *id, const char *key)
+{
+    snprintf(err, errlen, "%s %s: member \"%s\" %s", what, id ? id : "without an id", key,
+             strcmp(key, "id") ? "has the wrong type" : "is missing");
+    return -VSL_EPROTO;
+}
+
+int arr_decode_pool(const json_t *content, struct vim_array_pool *out, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *health = json_object_get(content, "health");
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "pool", NULL, "id");
+    out->name = get_str(content, "name", &bad);
+    out->size_total = get_i64(content, "sizeTotal", &bad);
+    out->size_free = get_i64(content, "sizeFree", &bad);
+    out->size_used = get_i64(content, "sizeUsed", &bad);
+    out->size_subscribed = get_i64(content, "sizeSubscribed", &bad);
+    out->snap_size_used = get_i64(content, "snapSizeUsed", &bad);
+    out->snap_size_subscribed = get_i64(content, "snapSizeSubscribed", &bad);
+    int64_t t = get_i64(content, "alertThreshold", &bad);
+    out->alert_threshold = t >= 0 && t <= 100 ? (int)t : VIM_UNKNOWN;
+    out->health = VIM_UNKNOWN;
+    if (health && !json_is_object(health))
+        bad = "health";
+    if (json_is_object(health)) {
+        int64_t hv = get_i64(health, "value", &bad);
+        out->health = hv >= 0 && hv < 1000 ? (int)hv : VIM_UNKNOWN;
+        out->health_text = json_string_value(json_array_get(json_object_get(health, "descriptions"), 0));
+    }
+    if (bad)
+        return wrong(err, errlen, "pool", out->id, bad);
+    return 0;
+}
+
+int arr_decode_lun(const json_t *content, struct vim_array_lun *out, char naa[40], char *err,
+                   size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *pool = json_object_get(content, "pool");
+    const json_t *thin = json_object_get(content, "isThinEnabled");
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "LUN", NULL, "id");
+    out->name = get_str(content, "name", &bad);
+    out->wwn = get_str(content, "wwn", &bad);
+    out->size_total = get_i64(content, "sizeTotal", &bad);
+    out->size_allocated = get_i64(content, "sizeAllocated", &bad);
+    if (pool && !json_is_null(pool) && !json_is_object(pool))
+        bad = "pool";
+    out->pool = get_str(pool, "id", &bad);
+    out->thin = VIM_UNKNOWN;
+    if (json_is_boolean(thin))
+        out->thin = json_is_true(thin);
+    else if (thin && !json_is_null(thin))
+        bad = "isThinEnabled";
+    if (bad)
+        return wrong(err, errlen, "LUN", out->id, bad);
+    /* A WWN that is not one joins nothing; the LUN is still stored as the array has it. */
+    out->naa = est_naa_from_wwn(out->wwn, naa, 40) == 0 ? naa : NULL;
+    return 0;
+}
+
+int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *content), void *ctx,
+                    int *more, char *err, size_t errlen)
+{
+    const json_t *entries = json_object_get(doc, "entries");
+    const json_t *links = json_object_get(doc, "links");
+    size_t i;
+    json_t *e, *l;
+
+    *more = 0;
+    if (!json_is_object(doc) || !json_is_array(entries)) {
+        snprintf(err, errlen, "the answer has no \"entries\" array");
+        return -VSL_EPROTO;
+    }
+    json_array_foreach(entries, i, e) {
+        const json_t *content = json_object_get(e, "content");
+        if (!json_is_object(content)) {
+            snprintf(err, errlen, "entry %zu has no \"content\" object", i);
+            return -VSL_EPROTO;
+        }
+        int r = fn(ctx, content);
+        if (r < 0)
+            return r;
+    }
+    json_array_foreach(links, i, l) {
+        const char *rel = json_string_value(json_object_get(l, "rel"));
+        if (rel && !strcmp(rel, "next"))
+            *more = 1;
+    }
+    return 0;
+}
+
+/* ---- collecting --------------------------------------------------------------------------- */
+
+struct emit {
+    struct arr_client *c;
+    const struct vim_sink *sink;
+    int pools; /* 1: pool entries, 0: LUN entries */
+    size_t n;
+};
+
+static int emit_entry(void *ctx, const json_t *content)
+{
+    struct emit *em = ctx;
+    char naa[40];
+    int r;
+
+    em->n++;
+    if (em->pools) {
+        struct vim_array_pool p;
+        r = arr_decode_pool(content, &p, em->c->err, sizeof(em->c->err));
+        return r < 0 ? r : em->sink->array_pool(em->sink->ctx, &p);
+    }
+    struct vim_array_lun l;
+    r = arr_decode_lun(content, &l, naa, em->c->err, sizeof(em->c->err));
+    return r < 0 ? r : em->sink->array_lun(em->sink->ctx, &l);
+}
+
+/* Every instance of type, page after page until the answer links no next page (or, should an
+ * array leave the links out, until a page comes back short). */
+static int read_type(struct arr_client *c, const struct vim_sink *sink, const char *type,
+                     const char *fields, int pools)
+{
+    const int per_page = c->opts.per_page > 0 ? c->opts.per_page : 500;
+    struct emit em = {.c = c, .sink = sink, .pools = pools};
+    char path[512];
+
+    json_int_t count = -1;
+
+    for (int page = 1; page <= MAX_PAGES; page++) {
+        json_t *doc = NULL;
+        int more = 0;
+        snprintf(path, sizeof(path),
+                 "/api/types/%s/instances?fields=%s&compact=true&with_entrycount=true"
+                 "&per_page=%d&page=%d",
+                 type, fields, per_page, page);
+        int r = request(c, path, NULL, &doc);
+        if (r < 0)
+            return r;
+        if (page == 1 && json_is_integer(json_object_get(doc, "entryCount")))
+            count = json_integer_value(json_object_get(doc, "entryCount"));
+        r = arr_decode_page(doc, emit_entry, &em, &more, c->err, sizeof(c->err));
+        json_decref(doc);
+        if (r == -VSL_EPROTO) {
+            char why[sizeof(c->err)];
+            snprintf(why, sizeof(why), "%s", c->err);
+            snprintf(c->err, sizeof(c->err), "%s/api/types/%s/instances page %d: %s", c->base,
+                     type, page, why);
+        }
+        if (r < 0)
+            return r;
+        if (more)
+            continue;
+        /* Instances created or deleted between two pages shift the rest: a LUN could be
+         * missed, and its datastore would lose its pool. Read again rather than store that. */
+        if (count >= 0 && (json_int_t)em.n != count) {
+            snprintf(c->err, sizeof(c->err),
+                     "%s: %zu %s instances read where the first page counted %lld; they changed "
+                     "while being read",
+                     c->base, em.n, type, (long long)count);
+            return -VSL_ERETRY;
+        }
+        return 0;
+    }
+    snprintf(c->err, sizeof(c->err), "%s: more than %d pages of %s instances", c->base,
+             MAX_PAGES, type);
+    return -VSL_ETOOBIG;
+}
+
+int arr_collect(struct arr_client *c, const struct vim_sink *sink)
+{
+    int r = read_type(c, sink, "pool", POOL_FIELDS, 1);
+
+    return r < 0 ? r : read_type(c, sink, "lun", LUN_FIELDS, 0);
+}

@@ -1,0 +1,58 @@
+/* A client of the Dell EMC Unity Unisphere Management REST API (JSON over HTTPS): log in with
+ * basic authentication, read the pools and LUNs a page at a time, log out. Emits
+ * model/inventory.h rows (struct vim_array_pool, struct vim_array_lun) into a sink. */
+#ifndef ARR_UNITY_H
+#define ARR_UNITY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/inventory.h"
+#include "util/tls.h"
+
+struct arr_opts {
+    const char *url;        /* https://HOST, the management address */
+    const char *ca_file;    /* NULL: the system trust store */
+    int insecure;           /* 1: no certificate or host name verification */
+    const char *thumbprint; /* "AA:BB:..." SHA-256 of the pinned certificate, or NULL */
+    int timeout_s;          /* whole-request timeout */
+    int per_page;           /* instances per page asked for; 0: 500 */
+};
+
+struct arr_client {
+    void *curl;          /* CURL * */
+    char *base;          /* owned: url without a trailing '/' */
+    struct arr_opts opts; /* strings borrowed from the caller's configuration */
+    struct vsl_tls tls;
+    char csrf[256];      /* EMC-CSRF-TOKEN of the session, needed for POST and DELETE */
+    char err[1024];      /* the last error, one line */
+    int64_t requests, bytes;
+};
+
+int arr_client_new(const struct arr_opts *opts, struct arr_client **out);
+void arr_client_free(struct arr_client *c); /* NULL is a no-op */
+const char *arr_client_error(const struct arr_client *c);
+
+/* GET /api/types/loginSessionInfo/instances with basic authentication: the session cookie and
+ * the CSRF token are kept. -VSL_ELOGIN when the array refuses the user or password. The
+ * password is only handed to libcurl for this request. */
+int arr_login(struct arr_client *c, const char *user, const char *password);
+/* Reads every pool, then every LUN, into sink. -VSL_ENOAUTH when the session was refused in the
+ * middle (log in again and start over), -VSL_EPROTO for an answer that is not the API's JSON. */
+int arr_collect(struct arr_client *c, const struct vim_sink *sink);
+/* POST /api/types/loginSessionInfo/action/logout with the CSRF token. */
+int arr_logout(struct arr_client *c);
+
+/* The decoders, for tests: one entry's "content" object into a row whose strings point into
+ * content (naa into the caller's buffer of at least 40 bytes). -VSL_EPROTO with why in err when
+ * a required member (id) is missing or a member has the wrong type. */
+int arr_decode_pool(const json_t *content, struct vim_array_pool *out, char *err, size_t errlen);
+int arr_decode_lun(const json_t *content, struct vim_array_lun *out, char naa[40], char *err,
+                   size_t errlen);
+/* A collection answer ({"entries": [{"content": {...}}], "links": [...]}): calls fn on each
+ * entry's content; *more is 1 when the answer links a next page. */
+int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *content), void *ctx,
+                    int *more, char *err, size_t errlen);
+
+#endif

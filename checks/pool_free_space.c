@@ -1,0 +1,100 @@
+/* Check pool-free-space: the array pools behind the datastores, judged by the Unity guide's
+ * own rule for them (alert below 30 % free, keep 10 %, snapshots invalidated below 5 %). */
+#include <stdio.h>
+
+#include "checks/check.h"
+
+static const struct chk_param params[] = {
+    {"warn_free_pct", 30, 0, 100, "%", "warning when the pool's free space is below this share"},
+    {"crit_free_pct", 10, 0, 100, "%", "critical when the pool's free space is below this share"},
+    {"snap_free_pct", 5, 0, 100, "%",
+     "critical, snapshots and replication sessions being invalidated, below this share"},
+    {0},
+};
+
+static const struct level {
+    const char *param;
+    enum vsl_severity severity;
+    const char *name;           /* the evidence's "level" */
+    const char *before, *after; /* the message's words around the threshold */
+} levels[] = {
+    {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated",
+     "; below ", " % free the array invalidates snapshots and replication sessions"},
+    {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
+    {"warn_free_pct", SEV_WARNING, "warning", "; the array alerts below ", " % free"},
+};
+
+/* "ds-a, ds-b" (cut with ", ..." when long): the datastores the pool backs, for the message. */
+static void datastore_list(const struct estate *e, const struct est_pool *p, char *out,
+                           size_t size)
+{
+    size_t o = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < p->n_datastores && o < size; i++) {
+        int n = snprintf(out + o, size - o, "%s%s", i ? ", " : "",
+                         e->datastores[p->datastores[i]].name);
+        if (n < 0 || (size_t)n >= size - o) {
+            snprintf(out + (o < size - 5 ? o : size - 5), 5, ", ..");
+            break;
+        }
+        o += (size_t)n;
+    }
+}
+
+static int run(struct chk_ctx *ctx, const struct estate *e)
+{
+    for (size_t i = 0; i < e->n_pools; i++) {
+        const struct est_pool *p = &e->pools[i];
+        double pct = chk_pool_free_pct(p);
+        const struct level *l = NULL;
+        double threshold = 0;
+        char msg[1024], dss[512], fr[32], to[32];
+
+        if (pct < 0)
+            continue; /* sizes unknown: not judged, never guessed */
+        /* free * 100 < pct * total, as datastore-free-space: exactly 5 % is not below 5 %. */
+        for (size_t k = 0; !l && k < sizeof(levels) / sizeof(levels[0]); k++) {
+            threshold = chk_param(ctx, levels[k].param);
+            if ((double)p->size_free * 100.0 < threshold * (double)p->size_total)
+                l = &levels[k];
+        }
+        if (!l)
+            continue;
+        datastore_list(e, p, dss, sizeof(dss));
+        snprintf(msg, sizeof(msg),
+                 "pool %s of array %s has %.1f %% free (%s of %s)%s%g%s; it backs %s",
+                 p->name ? p->name : p->id, p->array, pct, chk_size(p->size_free, fr, sizeof(fr)),
+                 chk_size(p->size_total, to, sizeof(to)), l->before, threshold, l->after, dss);
+        json_t *ev = chk_ev_pool(e, p);
+        ev = chk_ev_set(ev, "level", json_string(l->name));
+        ev = chk_ev_set(ev, "warn_free_pct", json_real(chk_param(ctx, "warn_free_pct")));
+        ev = chk_ev_set(ev, "crit_free_pct", json_real(chk_param(ctx, "crit_free_pct")));
+        ev = chk_ev_set(ev, "snap_free_pct", json_real(chk_param(ctx, "snap_free_pct")));
+        int rc = chk_emit_pool(ctx, p, l->severity, msg, ev);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+const struct check chk_pool_free_space = {
+    .id = "pool-free-space",
+    .title = "Array pool behind datastores low on free space",
+    .severity = SEV_CRITICAL,
+    .rationale =
+        "A datastore on a thin LUN can show plenty of free space while the array pool under it "
+        "fills up, and a full pool stops every LUN in it. The Unity guide raises an alert below "
+        "30 % pool free space, asks for at least 10 % free, and invalidates snapshots and "
+        "replication sessions below 5 %. Applied to the pools of configured [array NAME] "
+        "sections that hold a LUN of one of the vCenter's datastores (joined by WWN and naa. "
+        "name); the pool's own alert threshold is shown in the evidence.",
+    .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
+    .remediation =
+        "Add drives to the pool (Unisphere: Storage > Pools > Expand Pool; uemcli /stor/config/"
+        "pool -id <pool> extend), delete or expire snapshots in the pool, or move LUNs to "
+        "another pool (Unisphere: LUN > Move); on the vSphere side reclaim dead space "
+        "(esxcli storage vmfs unmap -l <datastore>) so freed blocks return to the pool.",
+    .params = params,
+    .run = run,
+};

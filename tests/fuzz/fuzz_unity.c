@@ -1,0 +1,51 @@
+/* Fuzz target for the Unity REST decoders (arrays/unity.c): an answer of the array as jansson
+ * parses it, then a collection page's entries decoded as pools or LUNs (with the WWN to naa.
+ * join). Input: byte 0 even: pool entries, odd: LUN entries; the rest is the JSON answer. A
+ * decoder may refuse an entry (-VSL_EPROTO with a message), never crash or return a row whose
+ * strings are not the entry's. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "arrays/unity.h"
+#include "util/err.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int decode(void *ctx, const json_t *content)
+{
+    char err[256], naa[40];
+    int pools = *(const int *)ctx;
+
+    if (pools) {
+        struct vim_array_pool p;
+        int r = arr_decode_pool(content, &p, err, sizeof(err));
+        if (r == 0 && (!p.id || !json_is_string(json_object_get(content, "id"))))
+            __builtin_trap();
+        return r < 0 && r != -VSL_EPROTO ? r : 0;
+    }
+    struct vim_array_lun l;
+    int r = arr_decode_lun(content, &l, naa, err, sizeof(err));
+    if (r == 0 && l.naa && (strncmp(l.naa, "naa.", 4) || strlen(l.naa) > 36))
+        __builtin_trap();
+    return r < 0 && r != -VSL_EPROTO ? r : 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[256];
+    int more, pools;
+    json_t *doc;
+
+    if (size < 1)
+        return 0;
+    pools = !(data[0] & 1);
+    doc = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+    if (!doc)
+        return 0;
+    arr_decode_page(doc, decode, &pools, &more, err, sizeof(err));
+    json_decref(doc);
+    return 0;
+}

@@ -1,0 +1,270 @@
+"""[array NAME] sections: vslint reads a Dell EMC Unity's pools and LUNs (the Unity responder,
+tests/sim/unity/) beside the vCenter simulator's violations scenario, joins the LUNs to the
+datastores by WWN and naa. name, and judges the pools (pool-free-space, pool-subscription)."""
+import json
+import os
+import sqlite3
+
+import pytest
+
+from apilib import serving
+from simlib import PASSWORD, USER, UnitySim, run_ok, vcenter, vslint
+
+
+def array_section(ws, url, name='unity1', **keys):
+    lines = ['[array %s]' % name, 'type = unity', 'url = %s' % url, 'user = %s' % USER,
+             'password_file = %s' % ws.password_file()]
+    lines += ['%s = %s' % kv for kv in keys.items()]
+    return '\n'.join(lines) + '\n'
+
+
+def by_check(findings, check):
+    return {f['object']['name']: f for f in findings if f['check'] == check}
+
+
+@pytest.fixture(scope='module')
+def unity():
+    with UnitySim() as u:
+        yield u
+
+
+@pytest.fixture(scope='module')
+def estate(violations_sim, unity, module_workspace):
+    """The violations scenario as vCenter "lab" and the responder as array "unity1", polled once
+    by `vslint check`."""
+    ws = module_workspace
+    conf = ws.write_config([vcenter(ws, violations_sim.url)],
+                           extra=array_section(ws, unity.url))
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr
+    return dict(ws=ws, conf=conf, findings=json.loads(res.stdout)['findings'])
+
+
+def test_pool_at_8_percent_behind_a_datastore_at_60_percent_is_critical(estate):
+    pools = by_check(estate['findings'], 'pool-free-space')
+    f = pools['unity1/pool-low']
+    assert f['severity'] == 'critical'
+    assert f['object']['type'] == 'array_pool'
+    assert 'ds-pool-low' in f['message'] and '8.0 % free' in f['message']
+    ev = f['evidence']
+    assert ev['datastores'] == ['ds-pool-low']
+    assert ev['alert_threshold_pct'] == 70
+    assert round(ev['free_pct'], 1) == 8.0
+    # vCenter sees 60 % free on that datastore: datastore-free-space alone says nothing.
+    assert 'ds-pool-low' not in by_check(estate['findings'], 'datastore-free-space')
+
+
+def test_compliant_twin_pool_is_silent(estate):
+    names = {f['object']['name'] for f in estate['findings'] if f['check'].startswith('pool-')}
+    assert 'unity1/pool-ok' not in names
+    assert 'unity1/pool-thick' not in names  # oversubscribed on paper, but by thick LUNs
+
+
+def test_each_threshold_and_the_subscription_ratio(estate):
+    pools = by_check(estate['findings'], 'pool-free-space')
+    assert pools['unity1/pool-warn']['severity'] == 'warning'
+    assert pools['unity1/pool-warn']['evidence']['alert_threshold_pct'] == 60
+    snap = pools['unity1/pool-snap']
+    assert snap['severity'] == 'critical'
+    assert snap['evidence']['level'] == 'snapshots_invalidated'
+    assert 'invalidates snapshots and replication sessions' in snap['message']
+    sub = by_check(estate['findings'], 'pool-subscription')
+    assert set(sub) == {'unity1/pool-over'}
+    assert sub['unity1/pool-over']['severity'] == 'warning'
+    assert round(sub['unity1/pool-over']['evidence']['subscribed_pct']) == 200
+
+
+def test_pool_on_no_datastore_is_not_joined(estate):
+    names = {f['object']['name'] for f in estate['findings']}
+    assert 'unity1/pool-unjoined' not in names  # 2 % free, but backs no datastore of lab
+
+
+def test_array_rows_are_stored_and_the_session_closed(estate, unity):
+    db = sqlite3.connect(estate['ws'].db)
+    try:
+        pools = db.execute("SELECT count(*) FROM array_pools WHERE vcenter = 'unity1'").fetchone()
+        luns = db.execute("SELECT count(*) FROM array_luns WHERE vcenter = 'unity1'").fetchone()
+        naa = db.execute("SELECT naa, thin FROM array_luns WHERE id = 'sv_1'").fetchone()
+        kind = db.execute("SELECT kind FROM vcenters WHERE name = 'unity1'").fetchone()
+        dump = '\n'.join(db.iterdump())
+    finally:
+        db.close()
+    assert pools == (7,) and luns == (30,)  # 30 LUNs over pages of 10: paging followed
+    assert naa == ('naa.600601600000000000000000000000d1', 1)
+    assert kind == ('unity',)
+    assert PASSWORD not in dump
+    seen = unity.control()
+    assert seen.get('csrf_rejected', 0) == 0 and seen.get('missing_rest_client_header', 0) == 0
+    assert seen['logouts'] == seen['logins'] >= 1 and seen['sessions'] == 0
+
+
+def test_datastore_free_space_names_the_pool(violations_sim, unity, workspace):
+    # ds-pool-low holds 60 % free: with warn_free_pct above that it is judged, and its
+    # evidence names the pool behind it and the pool's free space.
+    conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                  extra=array_section(workspace, unity.url)
+                                  + '[check datastore-free-space]\nwarn_free_pct = 70\n')
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr
+    f = by_check(json.loads(res.stdout)['findings'], 'datastore-free-space')
+    pools = f['ds-pool-low']['evidence']['pools']
+    assert [(p['array'], p['name']) for p in pools] == [('unity1', 'pool-low')]
+    assert round(pools[0]['free_pct'], 1) == 8.0
+    assert 'pools' not in f['ds-lab-01']['evidence']  # on no configured array
+
+
+def test_failing_array_is_one_line_keeps_its_snapshot_and_hides_no_vcenter_finding(
+        violations_sim, workspace):
+    with UnitySim() as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        first = json.loads(run_ok('check', '-c', conf, '--format', 'json',
+                                  '--fail-on', 'never').stdout)['findings']
+        assert 'unity1/pool-low' in by_check(first, 'pool-free-space')
+        u.control(fault='malformed', at='0')
+        res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 2  # the run failed: an array could not be polled
+    lines = [l for l in res.stderr.splitlines() if 'unity1' in l]
+    assert len(lines) == 1, res.stderr
+    assert 'array unity1: poll failed' in lines[0] and 'not JSON' in lines[0]
+    findings = json.loads(res.stdout)['findings']
+    # The vCenter's own findings are all there, and the pool's, from the last snapshot.
+    assert 'ds-free-crit' in by_check(findings, 'datastore-free-space')
+    f = by_check(findings, 'pool-free-space')['unity1/pool-low']
+    assert f['severity'] == 'critical'
+    assert 'not JSON' in f['evidence']['array_error']
+    # The array unreachable altogether: the same, one line.
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 2
+    lines = [l for l in res.stderr.splitlines() if 'unity1' in l]
+    assert len(lines) == 1 and 'cannot connect' in lines[0], res.stderr
+    assert 'unity1/pool-low' in by_check(json.loads(res.stdout)['findings'], 'pool-free-space')
+
+
+@pytest.mark.parametrize('fault, timeout, want', [
+    # Every read's connection closes without an answer (one drop alone is retried by libcurl
+    # on a new connection, harmlessly: these reads are GETs).
+    ('drop:0', 60, 'request failed'),
+    ('slow:1', 2, 'timed out'),         # the answer never comes within timeout=
+    ('http500:2', 60, 'HTTP 500: Internal error.'),
+])
+def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeout, want):
+    with UnitySim(['-fault', fault]) as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url, timeout=timeout))
+        res = vslint('collect', '-c', conf)
+    assert res.returncode == 2
+    lines = [l for l in res.stderr.splitlines() if 'unity1' in l]
+    assert len(lines) == 1 and 'array unity1: poll failed' in lines[0], res.stderr
+    assert want in lines[0], lines[0]
+    assert 'vcenter lab: stored' in res.stdout  # the vCenter was polled all the same
+
+
+def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
+    with UnitySim(['-fault', '401:2']) as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        out = run_ok('collect', '-c', conf).stdout
+        seen = u.control()
+    assert 'array unity1: stored' in out and '7 array_pools, 30 array_luns' in out
+    assert seen['logins'] == 2 and seen['faults'] == 1
+
+
+def test_wrong_password_is_a_login_error(violations_sim, workspace):
+    with UnitySim() as u:
+        ws = workspace
+        sec = array_section(ws, u.url).replace(ws.password_file(),
+                                               ws.password_file('wrong', name='bad'))
+        conf = ws.write_config([vcenter(ws, violations_sim.url)], extra=sec)
+        res = vslint('collect', '-c', conf)
+    assert res.returncode == 2
+    line = [l for l in res.stderr.splitlines() if 'unity1' in l]
+    assert len(line) == 1 and 'HTTP 401' in line[0] and 'user name or password' in line[0]
+    assert 'wrong' not in res.stderr
+
+
+def test_pinned_thumbprint_over_https(violations_sim, workspace):
+    import hashlib
+    import ssl
+    cert = os.path.join(workspace.dir, 'unity.pem')
+    with UnitySim(['-tls', '-cert-out', cert]) as u:
+        with open(cert) as f:
+            der = ssl.PEM_cert_to_DER_cert(f.read())
+        digest = hashlib.sha256(der).hexdigest().upper()
+        tp = 'SHA256:' + ':'.join(digest[i:i + 2] for i in range(0, 64, 2))
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url, thumbprint=tp))
+        assert 'array unity1: stored' in run_ok('collect', '-c', conf).stdout
+        bad = workspace.write_config(
+            [vcenter(workspace, violations_sim.url)], name='bad.conf',
+            extra=array_section(workspace, u.url, thumbprint='SHA256:' + ':'.join(['AB'] * 32)))
+        res = vslint('collect', '-c', bad)
+    assert res.returncode == 2
+    assert 'not the pinned thumbprint' in res.stderr and 'array certificate' in res.stderr
+
+
+@pytest.mark.parametrize('section, want', [
+    ('[array u]\nurl = https://u\nuser = a\npassword_env = X\n', "[array u] type: missing"),
+    ('[array u]\ntype = powerstore\nurl = https://u\nuser = a\npassword_env = X\n',
+     "'powerstore' is not an array type vslint reads (unity)"),
+    ('[array u]\ntype = unity\nuser = a\npassword_env = X\n', "[array u] url: missing"),
+    ('[array u]\ntype = unity\nurl = https://u\nuser = a\n', "[array u] password_file: missing"),
+    ('[array u]\ntype = unity\nurl = https://u\nuser = a\npassword_env = X\nmax_objects = 5\n',
+     "[array u] max_objects: unknown key"),
+    ('[array lab]\ntype = unity\nurl = https://u\nuser = a\npassword_env = X\n',
+     "[array lab]: vCenter 'lab' is already defined on line"),
+    ('[array u]\ntype = unity\nurl = https://u\nuser = a\npassword_env = X\ninterval = 5\n',
+     "[array u] interval: '5' is not a whole number from 10 to 86400"),
+])
+def test_config_check_errors(workspace, section, want):
+    conf = workspace.write_config([vcenter(workspace, 'https://vc.example.com/sdk')],
+                                  extra=section)
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert want in res.stderr, res.stderr
+
+
+def test_insecure_array_is_warned_about(workspace):
+    conf = workspace.write_config(
+        [vcenter(workspace, 'https://vc.example.com/sdk')],
+        extra=array_section(workspace, 'https://u.example.com', insecure='true'))
+    res = run_ok('config-check', '-c', conf)
+    assert "[array unity1] insecure: warning: the array's certificate" in res.stderr
+
+
+def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace):
+    with serving(workspace, [vcenter(workspace, violations_sim.url)],
+                 extra=array_section(workspace, unity.url)) as srv:
+        srv.poll_and_wait('lab')  # after the array's first poll too: both joined
+        s = srv.summary()
+        arrays = {a['name']: a for a in s['arrays']}
+        assert arrays['unity1']['type'] == 'unity' and not arrays['unity1']['stale']
+        assert 'unity1' not in {v['name'] for v in s['vcenters']}
+        pools = srv.get('/api/v1/inventory/pools?limit=100').json()['pools']
+        low = [p for p in pools if p['name'] == 'pool-low'][0]
+        assert low['array'] == 'unity1'
+        assert [d['name'] for d in low['datastores']] == ['ds-pool-low']
+        assert low['thin_lun_count'] == 1
+        dss = srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']
+        ds = [d for d in dss if d['name'] == 'ds-pool-low'][0]
+        assert [(p['array'], p['name']) for p in ds['pools']] == [('unity1', 'pool-low')]
+        assert [d for d in dss if d['name'] == 'ds-lab-01'][0]['pools'] == []
+        f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
+        assert 'unity1/pool-low' in {x['object']['name'] for x in f}
+        # The array fails: stale, one error, backing off; its pools and the vCenter stay.
+        unity.control(fault='drop', at='0')
+        try:
+            a = srv.poll_and_wait('unity1')
+        finally:
+            unity.control(fault='')
+        a = {x['name']: x for x in srv.summary()['arrays']}['unity1']
+        assert a['stale'] and a['consecutive_failures'] == 1 and a['backoff_s'] >= 300
+        assert 'request failed' in a['error'] and '\n' not in a['error']
+        assert not srv.vcenter('lab')['stale']
+        f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
+        assert 'unity1/pool-low' in {x['object']['name'] for x in f}
+        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 7
+        logged = [l for l in srv.logs().splitlines() if 'array unity1: poll failed' in l]
+        assert len(logged) == 1, srv.logs()[-2000:]
+        # And recovers.
+        assert not srv.poll_and_wait('unity1')['stale']
