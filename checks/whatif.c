@@ -14,12 +14,12 @@
 #include "model/estate-arena.h"
 #include "util/err.h"
 
-/* The checks whose answer a proposal changes; an id the build does not have (datastore-runway
- * comes with its own change) is skipped. A finding of theirs on the target datastore, its
- * datastore cluster or a proposed VM denies. */
+/* The checks whose answer a proposal changes; an id the build does not have is skipped. A
+ * finding of theirs on the target datastore, its datastore cluster, an array pool behind it or
+ * a proposed VM denies. */
 static const char *const gate_check_ids[] = {
     "datastore-free-space", "vms-per-datastore", "thin-overcommit", "vdisk-format",
-    "datastore-runway",
+    "datastore-runway",     "pool-free-space",
 };
 #define N_GATE_CHECKS (sizeof(gate_check_ids) / sizeof(gate_check_ids[0]))
 
@@ -445,6 +445,25 @@ static struct estate *apply(const struct estate *e, size_t ds, const struct chk_
             struct est_pod *pod = &o->pods[d->pod];
             pod->free_space = total >= pod->free_space ? 0 : pod->free_space - total;
         }
+        /* A thick disk on a thin LUN takes its size from the array pool as well (issue 14):
+         * the LUN's space is allocated as it is written. A thick LUN's space is the pool's
+         * already. Unknown (no pool_thin) counts as thin: the gate does not guess in favour. */
+        if (d->n_pools) {
+            o->pools = est_alloc(o, e->n_pools * sizeof(*o->pools));
+            if (!o->pools)
+                goto fail;
+            memcpy(o->pools, e->pools, e->n_pools * sizeof(*o->pools));
+            for (size_t k = 0; k < d->n_pools; k++) {
+                struct est_pool *pool = &o->pools[d->pools[k]];
+                if ((d->pool_thin && !d->pool_thin[k]) || pool->size_free < 0)
+                    continue;
+                pool->size_free = total >= pool->size_free ? 0 : pool->size_free - total;
+                if (pool->size_used >= 0)
+                    pool->size_used = pool->size_used > INT64_MAX - total
+                                          ? INT64_MAX
+                                          : pool->size_used + total;
+            }
+        }
     }
     d->vm_count += p->vms;
     for (int v = 0; v < p->vms; v++) {
@@ -609,6 +628,15 @@ static int on_target(const struct estate *o, const struct est_datastore *d,
     if (streq(f->object_type, "vm"))
         return f->object_moref && !strncmp(f->object_moref, PROPOSED_MOREF,
                                            strlen(PROPOSED_MOREF));
+    if (streq(f->object_type, "array_pool")) {
+        char id[512];
+        for (size_t k = 0; k < d->n_pools; k++) {
+            const struct est_pool *p = &o->pools[d->pools[k]];
+            snprintf(id, sizeof(id), "%s/%s", p->array, p->id); /* as chk_emit_pool names it */
+            if (streq(f->object_moref, id))
+                return 1;
+        }
+    }
     return 0;
 }
 

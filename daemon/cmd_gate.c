@@ -204,6 +204,15 @@ static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, js
         rc = fail("out of memory");
         goto out;
     }
+    /* The arrays first, as vslint check does: the pools behind the datastores count too (a
+     * thick disk on a thin LUN takes pool space). One that cannot be polled is judged on its
+     * last snapshot. */
+    for (size_t i = 0; !a->offline && i < cfg->n_arrays; i++) {
+        struct vsl_poll_result res;
+        if (vsl_array_poll(db, &cfg->arrays[i], &res) < 0)
+            log_warnx("array %s: poll failed: %s; judging its last snapshot", cfg->arrays[i].name,
+                      res.error);
+    }
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
         const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];
         if (a->vcenter && strcmp(a->vcenter, vc->name))
@@ -220,6 +229,8 @@ static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, js
                 log_warnx("vcenter %s: the checks could not be recorded", vc->name);
         }
         r = db_estate_load(db, vc->name, &es[n]);
+        if (r == 0)
+            vsl_keep_configured_pools(es[n], cfg);
         if (r == -VSL_ENOTFOUND) {
             if (a->vcenter) {
                 rc = fail("vCenter %s has no snapshot: it was never polled successfully",

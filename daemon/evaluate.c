@@ -26,6 +26,11 @@ static int configured_array(const char *array, void *ctx)
     return 0;
 }
 
+void vsl_keep_configured_pools(struct estate *e, const struct vsl_config *cfg)
+{
+    est_keep_pools(e, configured_array, (void *)cfg);
+}
+
 /* One object's runway as the store takes it; json is malloc'd into *json. */
 static int runway_row(const struct est_capacity_point *h, size_t n, const char *moref,
                       const char *kind, const struct chk_runway_settings *s, int64_t now_ms,
@@ -97,7 +102,7 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
                        vsl_strerror(r));
         return r;
     }
-    est_keep_pools(e, configured_array, (void *)cfg);
+    vsl_keep_configured_pools(e, cfg);
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);

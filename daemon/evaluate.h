@@ -18,4 +18,9 @@
 int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcenter, int64_t now_ms,
                  json_t *expired, struct vsl_buf *errors);
 
+struct estate;
+/* Leaves in e only the pools of the arrays cfg configures ([array NAME]): the stored snapshot
+ * of an array no longer configured joins nothing. */
+void vsl_keep_configured_pools(struct estate *e, const struct vsl_config *cfg);
+
 #endif

@@ -940,7 +940,7 @@ static const char pools_sql[] =
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id),"
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id"
     "  AND a.thin),"
-    " e.datastore"
+    " e.datastore, max(coalesce(l.thin, 0))"
     " FROM datastore_extents e"
     " JOIN array_luns l ON l.naa = e.disk_name"
     " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
@@ -960,7 +960,7 @@ static int load_pools(struct load *L, sqlite3 *h)
 {
     struct estate *e = L->e;
     sqlite3_stmt *st = NULL;
-    struct vsl_buf pools, pairs; /* struct est_pool, and (pool, datastore) size_t pairs */
+    struct vsl_buf pools, pairs; /* struct est_pool, and (pool, datastore, thin) triples */
     size_t npairs, i, *counts = NULL;
     int rc, r = 0;
 
@@ -1005,7 +1005,7 @@ static int load_pools(struct load *L, sqlite3 *h)
                 goto out;
             np++;
         }
-        size_t pair[2] = {np - 1, ds};
+        size_t pair[3] = {np - 1, ds, (size_t)(sqlite3_column_int(st, 17) != 0)};
         r = vsl_buf_add(&pairs, pair, sizeof(pair));
         if (r < 0)
             goto out;
@@ -1016,7 +1016,7 @@ static int load_pools(struct load *L, sqlite3 *h)
     if (e->n_pools == 0)
         goto out;
     e->pools = est_alloc(e, pools.len);
-    npairs = pairs.len / (2 * sizeof(size_t));
+    npairs = pairs.len / (3 * sizeof(size_t));
     counts = calloc(e->n_datastores, sizeof(*counts));
     if (!e->pools || !counts) {
         r = -ENOMEM;
@@ -1027,19 +1027,20 @@ static int load_pools(struct load *L, sqlite3 *h)
      * pools (counted first, so each array is allocated once, exactly sized). */
     const size_t *pv = (const size_t *)pairs.data;
     for (i = 0; i < npairs; i++)
-        counts[pv[2 * i + 1]]++;
+        counts[pv[3 * i + 1]]++;
     for (i = 0; i < e->n_datastores; i++) {
-        if (counts[i] && !(e->datastores[i].pools = est_alloc(e, counts[i] * sizeof(size_t)))) {
+        if (counts[i] && (!(e->datastores[i].pools = est_alloc(e, counts[i] * sizeof(size_t))) ||
+                          !(e->datastores[i].pool_thin = est_alloc(e, counts[i] * sizeof(int))))) {
             r = -ENOMEM;
             goto out;
         }
     }
     for (i = 0; i < npairs; i++) {
-        struct est_pool *p = &e->pools[pv[2 * i]];
-        struct est_datastore *d = &e->datastores[pv[2 * i + 1]];
+        struct est_pool *p = &e->pools[pv[3 * i]];
+        struct est_datastore *d = &e->datastores[pv[3 * i + 1]];
         if (!p->datastores) {
             size_t k = i;
-            while (k < npairs && pv[2 * k] == pv[2 * i])
+            while (k < npairs && pv[3 * k] == pv[3 * i])
                 k++;
             p->datastores = est_alloc(e, (k - i) * sizeof(size_t));
             if (!p->datastores) {
@@ -1047,8 +1048,9 @@ static int load_pools(struct load *L, sqlite3 *h)
                 goto out;
             }
         }
-        p->datastores[p->n_datastores++] = pv[2 * i + 1];
-        d->pools[d->n_pools++] = pv[2 * i];
+        p->datastores[p->n_datastores++] = pv[3 * i + 1];
+        d->pool_thin[d->n_pools] = (int)pv[3 * i + 2];
+        d->pools[d->n_pools++] = pv[3 * i];
     }
     /* A pool's datastores in the estate's order (by name), as messages list them. */
     for (i = 0; i < e->n_pools; i++)

@@ -87,6 +87,10 @@ struct est_datastore {
      * array holds them; none when no array does (the datastore is then simply not joined). */
     size_t *pools;
     size_t n_pools;
+    /* For each of pools: 1 when a LUN of this datastore in that pool is thin (a thick disk on
+     * the datastore then takes pool space as it is written), 0 when they are all thick (their
+     * space is the pool's already). */
+    int *pool_thin;
 };
 
 /* A storage pool of a configured array ([array NAME]) behind this vCenter's datastores.

@@ -268,3 +268,32 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert len(logged) == 1, srv.logs()[-2000:]
         # And recovers.
         assert not srv.poll_and_wait('unity1')['stale']
+
+
+@pytest.mark.parametrize('datastore, disk_format, allowed', [
+    ('ds-pool-ok', 'lazy', False),    # thin LUN: 150 GiB thick takes the pool under 30 %
+    ('ds-pool-ok', 'eager', False),
+    ('ds-pool-ok', 'thin', True),     # thin: nothing taken now
+    ('ds-pool-thick', 'lazy', True),  # thick LUN: its space is the pool's already
+])
+def test_gate_counts_pool_space_of_thick_disks(violations_sim, workspace, datastore,
+                                               disk_format, allowed):
+    """The gate uses pool free space where an array says it: with pool-ok and pool-thick at
+    31 % free of 10 TiB, a 150 GiB thick disk on a thin LUN takes its size from the pool too
+    (29.5 % left) and is denied by pool-free-space; the datastores keep 35 % free."""
+    with UnitySim() as u:
+        for pool in ('pool_2', 'pool_7'):
+            u.control(pool=pool, free_pct=31)
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        res = vslint('gate', '-c', conf, '--datastore', datastore, '--disk-gb', '150',
+                     '--disk-format', disk_format, '--format', 'json')
+    assert res.returncode == (0 if allowed else 1), res.stdout + res.stderr
+    ans = json.loads(res.stdout)
+    pool_reasons = [r for r in ans['reasons'] if r.get('check') == 'pool-free-space']
+    assert ans['allowed'] is allowed
+    if allowed:
+        assert pool_reasons == []
+    else:
+        assert [r['object'] for r in pool_reasons] == ['unity1/pool-ok']
+        assert '29.' in pool_reasons[0]['message']

@@ -448,6 +448,59 @@ TEST(test_disk_lists)
     }
 }
 
+/* Issue 14: a thick disk on a datastore whose LUN is thin in an array pool takes pool space
+ * too. ds-free (32 % free) is behind pool-a, 1000 GiB with 303 free (30.3 %): 6 GiB lazy keeps
+ * the datastore at 31 % but takes the pool under its 30 % line; thin takes nothing now; on a
+ * thick LUN the pool is not touched. */
+TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
+{
+    static struct est_pool pools[] = {{.array = "unity1", .array_type = "unity", .id = "pool_1",
+                                       .name = "pool-a", .size_total = 1000 * GIB,
+                                       .size_free = 303 * GIB, .size_used = 697 * GIB,
+                                       .size_subscribed = EST_UNKNOWN,
+                                       .snap_size_used = EST_UNKNOWN,
+                                       .alert_threshold = 70, .health = 5, .n_luns = 1,
+                                       .n_thin_luns = 1}};
+    static size_t pool_ix[] = {0}, pool_ds[] = {FREE};
+    static int thin[] = {1};
+    static const struct {
+        enum chk_disk_format f;
+        int thin_lun;
+        const char *want;
+    } rows[] = {
+        {CHK_DISK_LAZY, 1, "pool-free-space:unity1/pool-a"},
+        {CHK_DISK_EAGER, 1, "pool-free-space:unity1/pool-a"},
+        {CHK_DISK_THIN, 1, ""},
+        {CHK_DISK_LAZY, 0, ""},
+    };
+    char buf[512];
+
+    (void)state;
+    pools[0].datastores = pool_ds;
+    pools[0].n_datastores = 1;
+    est.pools = pools;
+    est.n_pools = 1;
+    ds[FREE].pools = pool_ix;
+    ds[FREE].pool_thin = thin;
+    ds[FREE].n_pools = 1;
+    for (size_t i = 0; i < N(rows); i++) {
+        struct chk_proposal p = proposal("ds-free", 0, "6", rows[i].f);
+        thin[0] = rows[i].thin_lun;
+        json_t *ans = ask(NULL, &p);
+        if (strcmp(why(ans, buf, sizeof(buf)), rows[i].want))
+            fail_msg("row %zu: reasons '%s', want '%s'", i, buf, rows[i].want);
+        assert_int_equal(json_is_true(json_object_get(ans, "allowed")), rows[i].want[0] == '\0');
+        json_decref(ans);
+    }
+    /* The snapshot's pool is left as it was. */
+    assert_int_equal(pools[0].size_free, 303 * GIB);
+    est.pools = NULL;
+    est.n_pools = 0;
+    ds[FREE].pools = NULL;
+    ds[FREE].pool_thin = NULL;
+    ds[FREE].n_pools = 0;
+}
+
 int main(void)
 {
     setup(NULL);
