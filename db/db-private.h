@@ -39,6 +39,16 @@ struct db {
  * transaction, before the poll is recorded (prev_ms: the previous successful poll, 0 if none). */
 int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t prev_ms);
 
+/* db_snapshot_begin(), which keep = 1 turns into a transaction that removes nothing: the
+ * caller removes the rows it replaces (db/update.c). Ended by db_snapshot_abort() or, for
+ * keep = 1, by db_update_commit(). */
+struct db_snapshot;
+struct vim_sink;
+int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
+                     struct db_snapshot **out, struct vim_sink *sink);
+struct db *db_snapshot_db(const struct db_snapshot *snap);
+const char *db_snapshot_vcenter(const struct db_snapshot *snap);
+
 /* Brings the schema up to db_schema_version(), one transaction per migration.
  * On error *errmsg (if not NULL) receives a malloc'd message. */
 int db_migrate(sqlite3 *h, char **errmsg);

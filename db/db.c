@@ -253,6 +253,12 @@ static void snapshot_free(struct db_snapshot *snap)
 int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struct db_snapshot **out,
                       struct vim_sink *sink)
 {
+    return db_snapshot_open(db, vcenter, url, 0, out, sink);
+}
+
+int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
+                     struct db_snapshot **out, struct vim_sink *sink)
+{
     struct db_snapshot *snap;
     char sql[96];
     int i, r;
@@ -279,7 +285,7 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
     db->in_snapshot = 1;
 
     /* The previous snapshot goes inside the same transaction: readers see it until commit. */
-    for (i = 0; i < T_NTABLES; i++) {
+    for (i = 0; i < T_NTABLES && !keep; i++) {
         /* Table names come from our constant list, never from input. */
         snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE vcenter = ?1", db_table_name(i));
         r = prepare(db, &db->del[i], sql);
@@ -479,6 +485,16 @@ fail:
     free(cj);
     db_snapshot_abort(snap);
     return r;
+}
+
+struct db *db_snapshot_db(const struct db_snapshot *snap)
+{
+    return snap->db;
+}
+
+const char *db_snapshot_vcenter(const struct db_snapshot *snap)
+{
+    return snap->vcenter;
 }
 
 void db_snapshot_abort(struct db_snapshot *snap)
