@@ -28,17 +28,23 @@ enum MHD_Result api_h_readyz(struct api_req *r)
 
     if (rc < 0)
         return api_db_error(r, "reading the pollers' state", rc);
+    json_t *vcs = json_array();
     for (size_t i = 0; i < n; i++) {
         size_t used = strlen(waiting);
         if (!st[i].polled_once)
             snprintf(waiting + used, sizeof(waiting) - used, "%s%s", used ? ", " : "",
                      st[i].name);
+        json_array_append_new(vcs, api_vcenter_mode_json(&st[i],
+                                                         json_pack("{s:s}", "name", st[i].name)));
     }
     free(st);
-    if (waiting[0])
+    if (waiting[0]) {
+        json_decref(vcs);
         return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "not_ready",
                                  "waiting for the first poll of: %s", waiting);
-    return api_respond_json(r, MHD_HTTP_OK, json_pack("{s:s}", "status", "ready"));
+    }
+    return api_respond_json(r, MHD_HTTP_OK,
+                            json_pack("{s:s,s:o}", "status", "ready", "vcenters", vcs));
 }
 
 static int check_enum(struct api_req *r, const char *name, const char *v,

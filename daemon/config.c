@@ -95,6 +95,15 @@ static const struct opt options[] = {
      "Seconds one request to vCenter may take."},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
      "Objects per property-collector page."},
+    {SECT_VCENTER, "incremental", OPT_BOOL, VC(incremental), 0, 1, "false",
+     "true: after a full read, vslint serve follows the vCenter's changes with WaitForUpdatesEx "
+     "and re-reads only the objects that changed (a changed host with its per-host reads); a "
+     "full read again on an invalid collector version, a lost session, POST /api/v1/polls and "
+     "every full_every seconds."},
+    {SECT_VCENTER, "full_every", OPT_INT, VC(full_every_s), 60, 31536000, "86400",
+     "With incremental = true: seconds between full reads, the safety net that also re-reads "
+     "what the property collector cannot follow (alarms, folders, the per-host reads of hosts "
+     "that did not change)."},
     {SECT_SERVER, "listen", OPT_LISTEN, SV(listen), 0, 0, "127.0.0.1:8080",
      "ADDRESS:PORT to serve HTTP on, with a numeric address or localhost: [::1]:8080, "
      "0.0.0.0:8443."},

@@ -21,6 +21,25 @@ struct vsl_poll_result {
  * failure is recorded in the database (the previous snapshot stays). */
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res);
 
+/* A vCenter followed with WaitForUpdatesEx between full reads: its session and filter. */
+struct vsl_follow;
+
+/* vsl_poll(); with follow not NULL, a filter on the vCenter's changes is created before the read
+ * and, when both succeed, *follow keeps the logged-in session for vsl_poll_changes(). A server
+ * that refuses the filter is polled in full (logged) and *follow stays NULL. */
+int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res,
+                  struct vsl_follow **follow);
+/* One WaitForUpdatesEx round of at most max_wait_s seconds (and the rounds a truncated answer
+ * calls for); the objects that changed (*changes of them) are re-read and replaced in one
+ * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free
+ * f and read everything again; res->error says why. The poll history is not written. */
+int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
+                     int max_wait_s, struct vsl_poll_result *res, size_t *changes);
+/* The collector version f follows from ("" before the first). */
+const char *vsl_follow_version(const struct vsl_follow *f);
+/* Destroys the filter, logs out. NULL is a no-op. */
+void vsl_follow_free(struct vsl_follow *f);
+
 int64_t vsl_now_ms(void);       /* wall clock */
 int64_t vsl_monotonic_ms(void); /* for durations */
 

@@ -38,6 +38,8 @@ struct poller {
     int reevaluate;                    /* after a reload: run the new checks on the snapshot */
     int stop;
     int running;                       /* the thread has not finished */
+    struct vsl_follow *follow;         /* incremental: the session following changes, or NULL */
+    int64_t full_due_mono_ms;          /* incremental: when the next full read is due */
     pthread_t thread;
 };
 
@@ -105,9 +107,13 @@ static void poll_once(struct poller *p, struct db *db)
 
     /* The configuration's, as of the last reload. */
     db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
-    vsl_poll(db, p->vc, &res);
+    vsl_follow_free(p->follow);
+    p->follow = NULL;
+    vsl_poll_full(db, p->vc, &res, p->vc->incremental ? &p->follow : NULL);
     if (res.ok)
         evaluate(p, db, everr, sizeof(everr));
+    if (p->follow)
+        p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
     pthread_mutex_lock(&sv->mu);
     struct api_vcenter_status *s = &p->st;
@@ -125,6 +131,9 @@ static void poll_once(struct poller *p, struct db *db)
         s->failures = 0;
         s->backoff_s = 0;
         s->stale = 0;
+        s->last_full_ms = now;
+        s->incremental = p->follow != NULL;
+        snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
         snprintf(s->error, sizeof(s->error), "%s", everr);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
     } else {
@@ -138,6 +147,47 @@ static void poll_once(struct poller *p, struct db *db)
                   s->backoff_s);
     }
     s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
+    pthread_mutex_unlock(&sv->mu);
+}
+
+/* Rounds of WaitForUpdatesEx short enough for SIGTERM and SIGHUP (which wait for the poller)
+ * to stay responsive, and within the request timeout. */
+#define FOLLOW_WAIT_S 5
+
+/* One incremental round; on failure the session is dropped and a full read is due at once. */
+static void follow_once(struct poller *p, struct db *db)
+{
+    struct serve *sv = p->sv;
+    struct vsl_poll_result res;
+    char everr[1024] = "";
+    size_t changes = 0;
+    int wait_s = p->vc->timeout_s > FOLLOW_WAIT_S + 1 ? FOLLOW_WAIT_S : p->vc->timeout_s / 2;
+    int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
+
+    if (r == 0 && changes > 0)
+        evaluate(p, db, everr, sizeof(everr));
+    pthread_mutex_lock(&sv->mu);
+    struct api_vcenter_status *s = &p->st;
+    if (r < 0) {
+        log_info("vcenter %s: following changes failed (%s); reading everything again",
+                 p->vc->name, res.error);
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+        s->incremental = 0;
+        s->version[0] = '\0';
+        p->next_mono_ms = vsl_monotonic_ms();
+    } else {
+        snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
+        if (changes > 0) {
+            int64_t now = vsl_now_ms();
+            log_info("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
+                     p->vc->name, changes, (long long)res.duration_ms,
+                     (long long)res.bytes_wire);
+            s->last_update_ms = now;
+            s->last_success_ms = now;
+            snprintf(s->error, sizeof(s->error), "%s", everr);
+        }
+    }
     pthread_mutex_unlock(&sv->mu);
 }
 
@@ -165,6 +215,15 @@ static void *poller_main(void *arg)
     }
     pthread_mutex_lock(&sv->mu);
     for (;;) {
+        if (p->follow && !p->stop && !p->want_poll && vsl_monotonic_ms() < p->full_due_mono_ms) {
+            pthread_mutex_unlock(&sv->mu);
+            follow_once(p, db);
+            pthread_mutex_lock(&sv->mu);
+            if (p->follow)
+                continue;
+        }
+        if (p->follow)
+            p->next_mono_ms = vsl_monotonic_ms(); /* the full read is due */
         while (!p->stop && !p->want_poll && vsl_monotonic_ms() < p->next_mono_ms) {
             struct timespec ts;
             deadline(&ts, p->next_mono_ms);
@@ -179,10 +238,13 @@ static void *poller_main(void *arg)
         poll_once(p, db);
         pthread_mutex_lock(&sv->mu);
     }
-out:
+out:;
+    struct vsl_follow *f = p->follow; /* p may be freed once running is 0 */
+    p->follow = NULL;
     p->running = 0;
     pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
+    vsl_follow_free(f);
     db_close(db);
     return NULL;
 }
@@ -358,6 +420,11 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
             p->st = old[j].st;
             p->st.polling = 0;
             p->next_mono_ms = old[j].next_mono_ms;
+            /* A follower's session ended with its thread: a full read starts following again. */
+            if (p->st.incremental)
+                p->next_mono_ms = now_mono;
+            p->st.incremental = 0;
+            p->st.version[0] = '\0';
             p->want_poll = old[j].want_poll;
             p->reevaluate = old[j].st.last_success_ms != 0;
         }

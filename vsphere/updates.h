@@ -1,4 +1,4 @@
-/* Following a vCenter's changes: a private PropertyCollector with one filter over the same
+/* Following a vCenter's changes: a private PropertyCollector with a filter per type over the same
  * ContainerViews, types and property paths the poll reads, and WaitForUpdatesEx rounds whose
  * UpdateSets are decoded into the list of objects that entered, changed or left. */
 #ifndef VIM_UPDATES_H
@@ -45,7 +45,7 @@ struct vim_watch {
     long initial_objects;           /* how many objects the first UpdateSet held */
 };
 
-/* Creates the collector, the views and the filter, and reads the first UpdateSet (every object
+/* Creates the collector, the views and their filters, and reads the first UpdateSet (every object
  * as "enter"), which is discarded as it streams in: the caller reads everything itself after
  * this, and the changes from this version on reach it through vim_watch_wait(). */
 int vim_watch_start(struct vim_client *c, struct vim_watch *w);

@@ -578,6 +578,7 @@ func wrapSDK(next http.Handler) http.Handler {
 			w = gzipResponseWriter{ResponseWriter: w, gz: gz}
 		}
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
+			noteSession(r)
 			body, err := ioutil.ReadAll(r.Body)
 			_ = r.Body.Close()
 			if err != nil {
