@@ -32,7 +32,9 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_p
 /* One WaitForUpdatesEx round of at most max_wait_s seconds (and the rounds a truncated answer
  * calls for); the objects that changed (*changes of them) are re-read and replaced in one
  * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free
- * f and read everything again; res->error says why. The poll history is not written. */
+ * f and read everything again; res->error says why. res->duration_ms is the time from the
+ * answer to the commit; the byte counts include the wait's answer. The poll history is not
+ * written. */
 int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
                      int max_wait_s, struct vsl_poll_result *res, size_t *changes);
 /* The collector version f follows from ("" before the first). */

@@ -151,18 +151,24 @@ def test_remove_a_host(srv, vim, no_full_read):
     until(lambda: not open_findings(srv, '', name), 'its findings resolved', srv)
 
 
-def test_session_loss_reads_everything_again(srv, sim):
+@pytest.mark.parametrize('control', ['sessions', 'collector-version'])
+def test_fallback_reads_everything_again(srv, sim, control):
+    """A lost session, or a version the collector no longer knows, is a full read again, and
+    then changes are followed again."""
     before, inventory = sim.stats(), (sorted(vms(srv)), sorted(hosts(srv)))
     last_full = srv.vcenter('lab')['last_full_read']
     time.sleep(1.1)  # last_full_read has second resolution
-    sim.control('sessions')
+    sim.control(control)
     until(lambda: srv.vcenter('lab')['last_full_read'] != last_full, 'a full read', srv)
     until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'following again', srv)
     assert sim.stats()['retrieve_view'] > before['retrieve_view']
     assert (sorted(vms(srv)), sorted(hosts(srv))) == inventory
+    if control == 'collector-version':
+        assert 'InvalidCollectorVersion' in srv.logs()
     # and changes are followed again, by moref
     before = sim.stats()
-    sim.control('datastore', name='ds-free-ok', free_pct=50)
-    until(lambda: not open_findings(srv, 'datastore-free-space', 'ds-free-ok'),
-          'the datastore freed', srv)
+    full = control == 'sessions'
+    sim.control('datastore', name='ds-free-ok', free_pct=50 if full else 1)
+    until(lambda: bool(open_findings(srv, 'datastore-free-space', 'ds-free-ok')) != full,
+          'the datastore change', srv)
     assert sim.stats()['retrieve_view'] == before['retrieve_view']

@@ -10,6 +10,8 @@ package main
 //	    or &free_pct=N (free space as a percentage of the capacity, e.g. 5)
 //	POST /vslint-sim/host?name=esx-san-1&vnic=vmk1&mtu=9000 (a vmknic's MTU)
 //	POST /vslint-sim/sessions (every session ends, as when vCenter restarts)
+//	POST /vslint-sim/collector-version (the next WaitForUpdatesEx answers an
+//	    InvalidCollectorVersion fault, as after a vCenter restart or failover)
 //	GET  /vslint-sim/stats: {"retrieve_view": N, "retrieve_objects": N}, the
 //	    RetrievePropertiesEx calls over a ContainerView and over objects by moref
 //
@@ -17,6 +19,7 @@ package main
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -175,6 +178,25 @@ func controlDatastore(r *http.Request) error {
 	return err
 }
 
+// invalidVersionNext makes the next WaitForUpdatesEx fail with
+// InvalidCollectorVersion (wrapSDK), once.
+var invalidVersionNext int32
+
+const invalidVersionFault = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>The collector version is not valid.</faultstring><detail><InvalidCollectorVersionFault xmlns="urn:vim25" xsi:type="InvalidCollectorVersion"></InvalidCollectorVersionFault></detail></soapenv:Fault></soapenv:Body></soapenv:Envelope>`
+
+// invalidVersion answers a WaitForUpdatesEx with the fault when one is due.
+func invalidVersion(w http.ResponseWriter, body []byte) bool {
+	if !bytes.Contains(body, []byte("<WaitForUpdatesEx")) ||
+		!atomic.CompareAndSwapInt32(&invalidVersionNext, 1, 0) {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte(invalidVersionFault))
+	return true
+}
+
 // seenSessions holds the session cookies of the SOAP requests seen (wrapSDK
 // notes them): the simulator has no list of its sessions to end.
 var seenSessions = struct {
@@ -224,6 +246,8 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 		err = controlDatastore(r)
 	case "sessions":
 		dropSessions()
+	case "collector-version":
+		atomic.StoreInt32(&invalidVersionNext, 1)
 	default:
 		err = fmt.Errorf("unknown control %q", r.URL.Path)
 	}

@@ -588,7 +588,7 @@ func wrapSDK(next http.Handler) http.Handler {
 			body = rewriteThis(body)
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
-			if injectFault(w, r, body, next) {
+			if invalidVersion(w, body) || injectFault(w, r, body, next) {
 				return
 			}
 		}
