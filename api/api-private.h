@@ -22,6 +22,9 @@
     "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
 #define API_DEFAULT_PAGE 100
 #define API_MAX_PAGE     1000
+#define API_MAX_FIELDS   32 /* names in fields= */
+#define API_GZIP_MIN     1024 /* answers shorter than this are not worth compressing */
+#define API_DB_RETRY_MS  2000 /* how long a failed database open is answered 503 without retrying */
 
 /* The front door (api/gate.c): accepts, limits per address, checks plain-HTTP request heads
  * and bounds the time a request may take to arrive. */
@@ -60,6 +63,12 @@ struct api_server {
     char *cert_pem, *key_pem; /* owned; libmicrohttpd reads them for its whole life */
     pthread_key_t db_key;     /* each HTTP thread's struct db */
     int db_key_made;
+    /* A failed open is remembered for a while, so every request does not retry (and wait)
+     * while the database cannot be opened; under db_mu. */
+    pthread_mutex_t db_mu;
+    int db_mu_made;
+    int64_t db_retry_ms; /* monotonic: no new open before */
+    char db_error[256];
 };
 
 struct api_req {
@@ -123,6 +132,12 @@ char *api_next_url(struct api_req *r, const char *cursor);
 /* This thread's database connection, opened on first use; NULL (and 500 sent is up to the
  * caller) when it cannot be opened. */
 struct db *api_db(struct api_req *r);
+/* 1 when the daemon can write the database (or nobody said otherwise); 0 with why. */
+int api_db_writable(struct api_req *r, char *why, size_t len);
+/* A poll in flight that has heard nothing from its vCenter for API_STALL_MS. */
+int api_stalled(const struct api_vcenter_status *s);
+/* The answer when api_db() gave NULL: 503 with why the database cannot be opened. */
+enum MHD_Result api_db_unavailable(struct api_req *r);
 
 /* Unix milliseconds as "2026-01-31T12:00:00Z" in buf (at least 32 bytes); "" for 0. */
 const char *api_iso_time(int64_t ms, char *buf, size_t size);

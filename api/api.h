@@ -25,12 +25,17 @@ struct api_vcenter_status {
     int backoff_s;           /* the current retry delay when failing, 0 when healthy */
     int failures;            /* consecutive failed polls */
     int interval_s;          /* the configured poll interval */
+    int timeout_s;           /* the configured request timeout */
+    int64_t quiet_ms;        /* polling: since vCenter last sent anything (or the poll began) */
     char error[1024];        /* of the last poll, "" when it succeeded */
     int incremental;         /* following changes with WaitForUpdatesEx since the last full read */
     char version[64];        /* the collector version followed, "" when not following */
     int64_t last_full_ms;    /* when the last successful full read finished, 0: never */
     int64_t last_update_ms;  /* when the last change was applied incrementally, 0: never */
 };
+
+/* A poll in flight that has heard nothing from its vCenter for this long is "stalled". */
+#define API_STALL_MS 5000
 
 struct api_hooks {
     void *ctx;
@@ -44,6 +49,9 @@ struct api_hooks {
      * frees it with chk_config_free), so that a reload cannot free them under a request.
      * 0 or -ENOMEM. NULL: the defaults are used. */
     int (*check_config)(void *ctx, struct chk_config *out);
+    /* 1 when the daemon can write the database; 0 when it cannot (a full disk, a read-only
+     * file system), with why in why: the last stored snapshot is served read-only. */
+    int (*db_writable)(void *ctx, char *why, size_t len);
 };
 
 struct api_opts {

@@ -29,6 +29,9 @@ enum MHD_Result api_h_readyz(struct api_req *r)
     if (rc < 0)
         return api_db_error(r, "reading the pollers' state", rc);
     json_t *vcs = json_array();
+    /* Ready is "serving what is stored"; what keeps it from being fresh is listed. */
+    json_t *problems = json_array();
+    char why[512];
     for (size_t i = 0; i < n; i++) {
         size_t used = strlen(waiting);
         if (!st[i].polled_once)
@@ -36,15 +39,30 @@ enum MHD_Result api_h_readyz(struct api_req *r)
                      st[i].name);
         json_array_append_new(vcs, api_vcenter_mode_json(&st[i],
                                                          json_pack("{s:s}", "name", st[i].name)));
+        if (api_stalled(&st[i]))
+            json_array_append_new(
+                problems, json_sprintf("vcenter %s: stalled: no answer for %lld s (timeout %d s)",
+                                       st[i].name, (long long)(st[i].quiet_ms / 1000),
+                                       st[i].timeout_s));
+        else if (st[i].stale && st[i].error[0])
+            json_array_append_new(problems,
+                                  json_sprintf("vcenter %s: stale: %s", st[i].name, st[i].error));
     }
     free(st);
+    if (!api_db_writable(r, why, sizeof(why)))
+        json_array_append_new(problems,
+                              json_sprintf("database: %s; serving the last stored snapshot "
+                                           "read-only",
+                                           why));
     if (waiting[0]) {
         json_decref(vcs);
+        json_decref(problems);
         return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "not_ready",
                                  "waiting for the first poll of: %s", waiting);
     }
     return api_respond_json(r, MHD_HTTP_OK,
-                            json_pack("{s:s,s:o}", "status", "ready", "vcenters", vcs));
+                            json_pack("{s:s,s:o,s:o}", "status", "ready", "vcenters", vcs,
+                                      "problems", problems));
 }
 
 static int check_enum(struct api_req *r, const char *name, const char *v,
@@ -68,7 +86,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
 {
     static const char *const names[] = {"severity", "check",      "vcenter",    "object",
                                         "host",     "status",     "unverified", "resolution",
-                                        "limit",    "cursor",     NULL};
+                                        "limit",    "cursor",     "fields",     NULL};
     static const char *const severities[] = {"info", "warning", "critical", NULL};
     static const char *const statuses[] = {"new", "open", "waived", "resolved", NULL};
     static const char *const booleans[] = {"true", "false", NULL};
@@ -110,7 +128,7 @@ enum MHD_Result api_h_finding(struct api_req *r)
     if (strlen(r->path_arg) > 64)
         return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no such finding");
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = db_finding_get(db, r->path_arg, &f);
     if (rc == -VSL_ENOTFOUND)
         return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "no finding %s",

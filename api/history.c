@@ -79,7 +79,7 @@ enum MHD_Result api_h_history(struct api_req *r)
     }
     vcenter = api_arg(r, "vcenter");
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     days = calloc((size_t)n, sizeof(*days));

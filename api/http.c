@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "api/api-private.h"
 #include "util/buf.h"
@@ -72,16 +73,70 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
     return ret;
 }
 
+/* Whether the request's Accept-Encoding takes gzip ("gzip" or "*", not with q=0). */
+static int accepts_gzip(struct api_req *r)
+{
+    const char *ae =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+
+    for (const char *p = ae; p && *p; p += strcspn(p, ",")) {
+        p += strspn(p, " \t,");
+        size_t tok = strcspn(p, " \t;,");
+        if (!((tok == 4 && !strncasecmp(p, "gzip", 4)) || (tok == 1 && *p == '*')))
+            continue;
+        const char *end = p + strcspn(p, ","), *q = strstr(p, "q=");
+        return !(q && q < end && strtod(q + 2, NULL) == 0);
+    }
+    return 0;
+}
+
+/* The answer's bytes, gzip-compressed when the client takes it and they are worth it (a
+ * findings page of 55 KB is about 6 KB). Takes s (freed); *gz says whether it compressed. */
+static struct MHD_Response *body_response(struct api_req *r, char *s, size_t len, int *gz)
+{
+    struct MHD_Response *resp;
+    z_stream z = {0};
+    unsigned char *out = NULL;
+
+    *gz = 0;
+    if (len >= API_GZIP_MIN && accepts_gzip(r) &&
+        deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
+        uLong cap = deflateBound(&z, (uLong)len);
+        out = malloc(cap);
+        z.next_in = (Bytef *)s;
+        z.avail_in = (uInt)len;
+        z.next_out = out;
+        z.avail_out = (uInt)cap;
+        if (out && deflate(&z, Z_FINISH) == Z_STREAM_END) {
+            free(s);
+            s = (char *)out;
+            len = z.total_out;
+            out = NULL;
+            *gz = 1;
+        }
+        deflateEnd(&z);
+        free(out);
+    }
+    resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(s);
+        return NULL;
+    }
+    if (*gz)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (len >= API_GZIP_MIN || *gz)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    return resp;
+}
+
 enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
                                  char *text, size_t len)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    int gz;
+    struct MHD_Response *resp = body_response(r, text, len, &gz);
 
-    if (!resp) {
-        free(text);
+    if (!resp)
         return MHD_NO;
-    }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -135,7 +190,7 @@ enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
 {
     struct MHD_Response *resp;
     uint64_t h = 0xcbf29ce484222325ULL;
-    char etag[24];
+    char etag[32];
     size_t len;
     char *s = body ? dump(body, &len) : NULL;
     const char *inm;
@@ -147,7 +202,9 @@ enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
         h ^= (unsigned char)s[i];
         h *= 0x100000001b3ULL;
     }
-    snprintf(etag, sizeof(etag), "\"%016llx\"", (unsigned long long)h);
+    /* The compressed bytes are another representation: another tag. */
+    snprintf(etag, sizeof(etag), "\"%016llx%s\"", (unsigned long long)h,
+             len >= API_GZIP_MIN && accepts_gzip(r) ? "-gz" : "");
     inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     if (inm && etag_matches(inm, etag)) {
         free(s);
@@ -156,11 +213,10 @@ enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
         return queue(r, MHD_HTTP_NOT_MODIFIED, resp);
     }
-    resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(s);
+    int gz;
+    resp = body_response(r, s, len, &gz);
+    if (!resp)
         return MHD_NO;
-    }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
@@ -204,6 +260,44 @@ int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
     return -1;
 }
 
+/* fields=a,b: keeps only those members of each item, for clients that need less. A name the
+ * items do not have is refused (400), rather than answered with empty objects. */
+static int project(struct api_req *r, json_t *items)
+{
+    const char *spec = api_arg(r, "fields");
+    char names[API_MAX_FIELDS][48];
+    size_t n = 0, i;
+    json_t *item;
+
+    if (!spec)
+        return 0;
+    for (const char *p = spec; *p; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof(names[0]))
+            return api_bad(r, "fields", "'%.*s' is not a field name", (int)len, p);
+        if (n == API_MAX_FIELDS)
+            return api_bad(r, "fields", "more than %d fields", API_MAX_FIELDS);
+        snprintf(names[n++], sizeof(names[0]), "%.*s", (int)len, p);
+        p += len;
+    }
+    for (i = 0; i < n && json_array_size(items); i++)
+        if (!json_object_get(json_array_get(items, 0), names[i]))
+            return api_bad(r, "fields", "no field '%s'", names[i]);
+    json_array_foreach(items, i, item) {
+        const char *k;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe(item, tmp, k, v) {
+            size_t j = 0;
+            while (j < n && strcmp(names[j], k))
+                j++;
+            if (j == n)
+                json_object_del(item, k);
+        }
+    }
+    return 0;
+}
+
 enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, api_page_fn *read,
                          const void *query)
 {
@@ -214,12 +308,17 @@ enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, a
     int rc;
 
     if (!db)
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = read(db, query, &items, &total, &next);
     if (rc == -EINVAL)
         return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
     if (rc < 0)
         return api_db_error(r, what, rc);
+    if (project(r, items) < 0) {
+        free(next);
+        json_decref(items);
+        return api_fail(r);
+    }
     url = next ? api_next_url(r, next) : NULL;
     if (next && !url) {
         free(next);
@@ -376,20 +475,55 @@ static void close_thread_db(void *p)
     db_close(p);
 }
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Each HTTP thread reads through its own read-only connection: a poll writing, or another
+ * process holding the write lock, does not keep it from the last committed state. */
 struct db *api_db(struct api_req *r)
 {
-    struct db *db = pthread_getspecific(r->srv->db_key);
+    struct api_server *s = r->srv;
+    struct db *db = pthread_getspecific(s->db_key);
     char *msg = NULL;
+    int wait;
 
     if (db)
         return db;
-    if (db_open(r->srv->db_path, &db, &msg) < 0) {
-        log_warnx("http: cannot open database %s: %s", r->srv->db_path, msg ? msg : "error");
+    pthread_mutex_lock(&s->db_mu);
+    wait = monotonic_ms() < s->db_retry_ms;
+    pthread_mutex_unlock(&s->db_mu);
+    if (wait)
+        return NULL;
+    if (db_open_reader(s->db_path, &db, &msg) < 0) {
+        pthread_mutex_lock(&s->db_mu);
+        /* Logged once per retry period, not once per request. */
+        if (!s->db_retry_ms || monotonic_ms() >= s->db_retry_ms)
+            log_warnx("http: cannot open database %s: %s; answering 503 for %d s", s->db_path,
+                      msg ? msg : "error", API_DB_RETRY_MS / 1000);
+        snprintf(s->db_error, sizeof(s->db_error), "%s", msg ? msg : "cannot open it");
+        s->db_retry_ms = monotonic_ms() + API_DB_RETRY_MS;
+        pthread_mutex_unlock(&s->db_mu);
         free(msg);
         return NULL;
     }
-    pthread_setspecific(r->srv->db_key, db);
+    pthread_setspecific(s->db_key, db);
     return db;
+}
+
+enum MHD_Result api_db_unavailable(struct api_req *r)
+{
+    char why[sizeof(r->srv->db_error)];
+
+    pthread_mutex_lock(&r->srv->db_mu);
+    snprintf(why, sizeof(why), "%s", r->srv->db_error);
+    pthread_mutex_unlock(&r->srv->db_mu);
+    return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "database_unavailable",
+                             "the database cannot be opened: %s", why);
 }
 
 int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n)
@@ -399,6 +533,19 @@ int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n)
     if (!r->srv->hooks.status)
         return 0;
     return r->srv->hooks.status(r->srv->hooks.ctx, out, n);
+}
+
+int api_db_writable(struct api_req *r, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!r->srv->hooks.db_writable)
+        return 1;
+    return r->srv->hooks.db_writable(r->srv->hooks.ctx, why, len);
+}
+
+int api_stalled(const struct api_vcenter_status *s)
+{
+    return s->polling && s->quiet_ms >= API_STALL_MS;
 }
 
 const char *api_iso_time(int64_t ms, char *buf, size_t size)
@@ -742,6 +889,9 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (pthread_key_create(&s->db_key, close_thread_db) != 0)
         goto fail;
     s->db_key_made = 1;
+    if (pthread_mutex_init(&s->db_mu, NULL) != 0)
+        goto fail;
+    s->db_mu_made = 1;
     if (o->tls_cert_file) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
             snprintf(err, errlen, "this libmicrohttpd was built without TLS: cannot serve HTTPS");
@@ -835,6 +985,8 @@ void api_stop(struct api_server *s)
         close(s->listen_fd);
     if (s->db_key_made)
         pthread_key_delete(s->db_key);
+    if (s->db_mu_made)
+        pthread_mutex_destroy(&s->db_mu);
     if (s->token) {
         explicit_bzero(s->token, s->token_len);
         free(s->token);

@@ -27,7 +27,7 @@ static int read_inventory(struct db *db, const void *query, json_t **items, int6
 
 enum MHD_Result api_h_inventory(struct api_req *r)
 {
-    static const char *const names[] = {"vcenter", "limit", "cursor", NULL};
+    static const char *const names[] = {"vcenter", "limit", "cursor", "fields", NULL};
     struct inventory_query q = {.kind = DB_PAGE_DATASTORES};
 
     while (strcmp(api_inventory_kinds[q.kind], r->path_arg))

@@ -252,7 +252,7 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     if (api_args_allowed(r, NULL) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     vsl_buf_init(&b, MAX_METRICS);
     rc = api_counts(db, NULL, &counts, objs, &score);
     if (rc == 0)

@@ -66,6 +66,9 @@ static json_t *vcenter_json(const struct api_vcenter_status *s)
     if (!o)
         return NULL;
     json_object_set_new(o, "error", s->error[0] ? json_string(s->error) : json_null());
+    json_object_set_new(o, "stalled", json_boolean(api_stalled(s)));
+    json_object_set_new(o, "quiet_s",
+                        s->polling ? json_integer((json_int_t)(s->quiet_ms / 1000)) : json_null());
     if (s->last_finished_ms)
         json_object_set_new(
             o, "last_poll",
@@ -86,6 +89,15 @@ static json_t *vcenter_json(const struct api_vcenter_status *s)
     return o;
 }
 
+/* {"writable": true|false, "error": why|null}: whether the daemon can store new polls. */
+static json_t *database_json(struct api_req *r)
+{
+    char why[512] = "";
+    int ok = api_db_writable(r, why, sizeof(why));
+
+    return json_pack("{s:b,s:o}", "writable", ok, "error", ok ? json_null() : json_string(why));
+}
+
 enum MHD_Result api_h_summary(struct api_req *r)
 {
     static const char *const names[] = {"vcenter", NULL};
@@ -100,7 +112,7 @@ enum MHD_Result api_h_summary(struct api_req *r)
     if (api_args_allowed(r, names) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
-        return api_db_error(r, "opening the database", -VSL_EDB);
+        return api_db_unavailable(r);
     rc = api_counts(db, only, &counts, objs, &score);
     if (rc < 0)
         return api_db_error(r, "summarising findings", rc);
@@ -117,5 +129,7 @@ enum MHD_Result api_h_summary(struct api_req *r)
     body = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o}", "score", score, "objects", "datastores",
                      (json_int_t)objs[0], "hosts", (json_int_t)objs[1], "vms",
                      (json_int_t)objs[2], "findings", counts, "vcenters", list);
+    if (body)
+        json_object_set_new(body, "database", database_json(r));
     return api_respond_json_etag(r, body);
 }

@@ -533,7 +533,8 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
     return r;
 }
 
-int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db)
+int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg,
+                 struct db **db)
 {
     char *dberr = NULL;
 
@@ -541,7 +542,7 @@ int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **
     log_init(a->verbose, LOG_TO_STDERR);
     if (vsl_cli_load_config(a->config, cfg, 1) < 0)
         return -1;
-    if (db_open((*cfg)->db_path, db, &dberr) < 0) {
+    if ((readonly ? db_open_reader : db_open)((*cfg)->db_path, db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", (*cfg)->db_path,
                   dberr ? dberr : "unknown error");
         free(dberr);

@@ -50,9 +50,11 @@ struct db;
  * too when print_warnings (the daemon logs them itself). 0 or -VSL_ECONFIG. */
 int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings);
 /* What collect, inventory and check start with: logging to stderr (debug with -v), the
- * configuration loaded (warnings printed) and its database open. 0, or -1 once the problem is
- * said; then *cfg and *db are NULL. The caller frees both. */
-int vsl_cli_open(const struct vsl_args *a, struct vsl_config **cfg, struct db **db);
+ * configuration loaded (warnings printed) and its database open, for reading only when
+ * readonly (db_open_reader: another process holding the write lock does not stop it). 0, or -1
+ * once the problem is said; then *cfg and *db are NULL. The caller frees both. */
+int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg,
+                 struct db **db);
 struct vsl_buf;
 /* Logs each line of errors (vsl_buf_line()'s list) as one warning on stderr. */
 void vsl_cli_warn_lines(const struct vsl_buf *errors);

@@ -18,7 +18,7 @@ int cmd_collect(const struct vsl_args *a)
     struct db *db = NULL;
     int failed = 0, polled = 0;
 
-    if (vsl_cli_open(a, &cfg, &db) < 0)
+    if (vsl_cli_open(a, 0, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
         const struct vsl_vcenter_conf *vc = &cfg->vcenters[i];

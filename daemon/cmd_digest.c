@@ -25,7 +25,7 @@ int cmd_digest(const struct vsl_args *a)
     struct db *db = NULL;
     int r;
 
-    if (vsl_cli_open(a, &cfg, &db) < 0)
+    if (vsl_cli_open(a, 0, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
     if (!cfg->digest.line) {
         fprintf(stderr, "vslint: error: %s has no [digest] section (smtp_url, from, to): "

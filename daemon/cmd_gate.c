@@ -196,7 +196,7 @@ static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, js
     struct vsl_buf errors;
 
     vsl_buf_init(&errors, 1 << 20);
-    if (vsl_cli_open(a, &cfg, &db) < 0)
+    if (vsl_cli_open(a, a->offline, &cfg, &db) < 0)
         goto out;
     es = calloc(cfg->n_vcenters + 1, sizeof(*es));
     sites = calloc(cfg->n_vcenters + 1, sizeof(*sites));

@@ -16,7 +16,7 @@ int cmd_inventory(const struct vsl_args *a)
     json_t *inv = NULL;
     int rc = VSL_EXIT_FAIL;
 
-    if (vsl_cli_open(a, &cfg, &db) < 0)
+    if (vsl_cli_open(a, 1, &cfg, &db) < 0)
         return VSL_EXIT_FAIL;
     if (db_inventory_json(db, a->vcenter, &inv) < 0) {
         log_warnx("cannot read the inventory from %s", cfg->db_path);

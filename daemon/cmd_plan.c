@@ -75,7 +75,7 @@ int cmd_plan(const struct vsl_args *a)
                 a->check);
         return VSL_EXIT_FAIL;
     }
-    if (vsl_cli_open(a, &cfg, &db) < 0)
+    if (vsl_cli_open(a, a->offline, &cfg, &db) < 0)
         goto out;
     if (a->vcenter && !configured(cfg, a->vcenter)) {
         log_warnx("no [vcenter %s] in %s", a->vcenter, cfg->path);

@@ -92,7 +92,8 @@ static const struct opt options[] = {
      "Seconds between polls of vslint serve. A failed poll is retried after it, then twice "
      "that, up to 8 x interval or one hour."},
     {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "60",
-     "Seconds one request to vCenter may take."},
+     "Seconds one request to vCenter may take. A vCenter that stops answering fails the "
+     "poll once this long has passed: the poll's other requests are not tried."},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
      "Objects per property-collector page."},
     {SECT_VCENTER, "incremental", OPT_BOOL, VC(incremental), 0, 1, "false",

@@ -1,5 +1,6 @@
 /* One evaluation of one vCenter: load its stored snapshot, run every enabled check, record the
  * findings' history. Shared by `vslint check` and the daemon's poll loop. */
+#include <errno.h>
 #include <stdio.h>
 
 #include <errno.h>
@@ -91,16 +92,23 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
     if (w == 0)
         w = db_findings_record(db, vcenter, &ev, now_ms);
     evaluation_free(&ev);
-    if (w < 0) {
+    if (w == -EBUSY)
+        vsl_buf_line(errors, "vcenter %s: cannot record findings: the database is locked by "
+                             "another connection or process; its findings are as last recorded",
+                     vcenter);
+    else if (w < 0)
         vsl_buf_line(errors, "vcenter %s: cannot record findings: %s", vcenter,
                        vsl_strerror(w));
+    if (w < 0)
         r = r < 0 ? r : w;
-    }
-    w = record_runway(db, cfg, e, now_ms);
-    if (w < 0) {
-        vsl_buf_line(errors, "vcenter %s: cannot record the capacity runway: %s", vcenter,
-                     vsl_strerror(w));
-        r = r < 0 ? r : w;
+    /* The runway is recorded unless the database is locked (the findings said so already). */
+    if (w != -EBUSY) {
+        w = record_runway(db, cfg, e, now_ms);
+        if (w < 0) {
+            vsl_buf_line(errors, "vcenter %s: cannot record the capacity runway: %s", vcenter,
+                         vsl_strerror(w));
+            r = r < 0 ? r : w;
+        }
     }
     for (size_t i = 0; i < res.n_expired; i++) {
         const struct chk_waiver *wv = res.expired[i];

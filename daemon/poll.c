@@ -53,6 +53,7 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
+        res->db_err = r;
         return r;
     }
     r = vim_collect(c, &sink);
@@ -62,9 +63,11 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
-    if (r < 0)
+    if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
                  vsl_strerror(r));
+        res->db_err = r;
+    }
     return r;
 }
 
@@ -83,13 +86,14 @@ static void client_stats(const struct vim_client *c, struct vsl_poll_result *res
 
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
 {
-    return vsl_poll_full(db, vc, res, NULL);
+    return vsl_poll_full(db, vc, NULL, res, NULL);
 }
 
-int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res,
-                  struct vsl_follow **follow)
+int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
+                  struct vsl_poll_result *res, struct vsl_follow **follow)
 {
     struct vim_opts opts = {
+        .activity_ms = activity_ms,
         .url = vc->url,
         .ca_file = vc->ca_file,
         .insecure = vc->insecure,
@@ -198,6 +202,7 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
+        res->db_err = r;
         return r;
     }
     for (size_t i = 0; i < cs->n && r == 0; i++) {
@@ -216,9 +221,11 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
         return r;
     }
     r = db_update_commit(u);
-    if (r < 0)
+    if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the changes: %s",
                  vsl_strerror(r));
+        res->db_err = r;
+    }
     return r;
 }
 

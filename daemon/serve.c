@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ struct poller {
     int running;                       /* the thread has not finished */
     struct vsl_follow *follow;         /* incremental: the session following changes, or NULL */
     int64_t full_due_mono_ms;          /* incremental: when the next full read is due */
+    int in_round;                      /* under sv->mu: a WaitForUpdatesEx round is in flight */
+    /* When its vCenter last sent anything (monotonic); in a round, when its answer is due. */
+    _Atomic int64_t activity_ms;
     pthread_t thread;
 };
 
@@ -53,6 +57,9 @@ struct serve {
     char *token; /* owned, wiped on free */
     pthread_t digest_thread; /* sends the digest at [digest] at=, when configured */
     int digest_running, digest_stop; /* under mu */
+    /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
+     * when it can. The last stored snapshot is served read-only meanwhile. */
+    char db_error[512];
 };
 
 int vsl_backoff_s(int interval_s, int failures)
@@ -98,6 +105,20 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
     vsl_buf_free(&errors);
 }
 
+/* Records whether the database can be written (why NULL: it can), logging each change once. */
+static void set_db_state(struct serve *sv, const char *why)
+{
+    pthread_mutex_lock(&sv->mu);
+    if (why && !sv->db_error[0])
+        log_warnx("database %s: cannot write: %s; serving the last stored snapshot read-only "
+                  "until it can",
+                  sv->cfg->db_path, why);
+    else if (!why && sv->db_error[0])
+        log_info("database %s: writable again", sv->cfg->db_path);
+    snprintf(sv->db_error, sizeof(sv->db_error), "%s", why ? why : "");
+    pthread_mutex_unlock(&sv->mu);
+}
+
 static void poll_once(struct poller *p, struct db *db)
 {
     struct serve *sv = p->sv;
@@ -109,9 +130,15 @@ static void poll_once(struct poller *p, struct db *db)
     db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
     vsl_follow_free(p->follow);
     p->follow = NULL;
-    vsl_poll_full(db, p->vc, &res, p->vc->incremental ? &p->follow : NULL);
-    if (res.ok)
+    vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (res.ok)
+        set_db_state(sv, NULL);
+    if (res.ok) {
         evaluate(p, db, everr, sizeof(everr));
+        db_checkpoint(db);
+    }
     if (p->follow)
         p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
@@ -162,11 +189,27 @@ static void follow_once(struct poller *p, struct db *db)
     char everr[1024] = "";
     size_t changes = 0;
     int wait_s = p->vc->timeout_s > FOLLOW_WAIT_S + 1 ? FOLLOW_WAIT_S : p->vc->timeout_s / 2;
+
+    /* The vCenter may rightly say nothing for wait_s: it is stalled only when silent past that
+     * (hook_status() reports the round as a poll in flight from then on). */
+    pthread_mutex_lock(&sv->mu);
+    p->in_round = 1;
+    atomic_store(&p->activity_ms, vsl_monotonic_ms() + (int64_t)wait_s * 1000);
+    pthread_mutex_unlock(&sv->mu);
     int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
 
-    if (r == 0 && changes > 0)
+    /* A round whose changes could not be stored is a database error like a full poll's; the
+     * next round or full read that commits clears it. */
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (r == 0 && changes > 0)
+        set_db_state(sv, NULL);
+    if (r == 0 && changes > 0) {
         evaluate(p, db, everr, sizeof(everr));
+        db_checkpoint(db);
+    }
     pthread_mutex_lock(&sv->mu);
+    p->in_round = 0;
     struct api_vcenter_status *s = &p->st;
     if (r < 0) {
         log_info("vcenter %s: following changes failed (%s); reading everything again",
@@ -199,20 +242,12 @@ static void *poller_main(void *arg)
     char *msg = NULL;
 
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
-    if (db_open(sv->cfg->db_path, &db, &msg) < 0) {
-        log_warnx("vcenter %s: cannot open database %s: %s", p->vc->name, sv->cfg->db_path,
-                  msg ? msg : "error");
-        free(msg);
-        pthread_mutex_lock(&sv->mu);
-        p->st.polled_once = 1;
-        p->st.stale = 1;
-        snprintf(p->st.error, sizeof(p->st.error), "cannot open the database");
-        goto out;
-    }
-    if (p->reevaluate) {
+    if (p->reevaluate && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
         evaluate(p, db, err, sizeof(err));
     }
+    free(msg);
+    msg = NULL;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
         if (p->follow && !p->stop && !p->want_poll && vsl_monotonic_ms() < p->full_due_mono_ms) {
@@ -232,13 +267,31 @@ static void *poller_main(void *arg)
         if (p->stop)
             break;
         p->want_poll = 0;
+        pthread_mutex_unlock(&sv->mu);
+        if (!db && db_open(sv->cfg->db_path, &db, &msg) < 0) {
+            /* A full disk at start: the API serves what is stored; try again at the next
+             * poll time. */
+            char why[600];
+            snprintf(why, sizeof(why), "cannot open it for writing: %s", msg ? msg : "error");
+            free(msg);
+            msg = NULL;
+            set_db_state(sv, why);
+            pthread_mutex_lock(&sv->mu);
+            p->st.polled_once = 1;
+            p->st.stale = 1;
+            snprintf(p->st.error, sizeof(p->st.error), "cannot write the database");
+            p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
+            p->st.next_poll_ms = vsl_now_ms() + (int64_t)p->vc->interval_s * 1000;
+            continue;
+        }
+        pthread_mutex_lock(&sv->mu);
         p->st.polling = 1;
+        atomic_store(&p->activity_ms, vsl_monotonic_ms());
         pthread_mutex_unlock(&sv->mu);
         log_debug("vcenter %s: polling", p->vc->name);
         poll_once(p, db);
         pthread_mutex_lock(&sv->mu);
     }
-out:;
     struct vsl_follow *f = p->follow; /* p may be freed once running is 0 */
     p->follow = NULL;
     p->running = 0;
@@ -353,10 +406,32 @@ static int hook_status(void *ctx, struct api_vcenter_status **out, size_t *n)
     pthread_mutex_lock(&sv->mu);
     *n = sv->n;
     *out = calloc(sv->n ? sv->n : 1, sizeof(**out));
-    for (size_t i = 0; *out && i < sv->n; i++)
-        (*out)[i] = sv->pollers[i].st;
+    int64_t now = vsl_monotonic_ms();
+    for (size_t i = 0; *out && i < sv->n; i++) {
+        const struct poller *p = &sv->pollers[i];
+        (*out)[i] = p->st;
+        int64_t quiet = now - atomic_load(&p->activity_ms);
+        (*out)[i].quiet_ms = p->st.polling ? quiet : 0;
+        /* A follow round past its wait and the stall delay: shown as a stalled poll. */
+        if (p->in_round && !p->st.polling && quiet >= API_STALL_MS) {
+            (*out)[i].polling = 1;
+            (*out)[i].quiet_ms = quiet;
+        }
+    }
     pthread_mutex_unlock(&sv->mu);
     return *out ? 0 : -ENOMEM;
+}
+
+static int hook_db_writable(void *ctx, char *why, size_t len)
+{
+    struct serve *sv = ctx;
+    int ok;
+
+    pthread_mutex_lock(&sv->mu);
+    ok = !sv->db_error[0];
+    snprintf(why, len, "%s", sv->db_error);
+    pthread_mutex_unlock(&sv->mu);
+    return ok;
 }
 
 static int hook_poll_now(void *ctx, const char *vcenter)
@@ -401,11 +476,23 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
 
     if (!ps)
         return -ENOMEM;
+    /* Migrates once, here, before any reader opens it. A database that can be read but not
+     * written (a full disk) is served read-only; one that cannot be read at all is an error. */
     if (!old && db_open(cfg->db_path, &db, &msg) < 0) {
-        log_warnx("cannot open database %s: %s", cfg->db_path, msg ? msg : "error");
+        char *rmsg = NULL;
+        if (db_open_reader(cfg->db_path, &db, &rmsg) < 0) {
+            log_warnx("cannot open database %s: %s", cfg->db_path, msg ? msg : "error");
+            free(msg);
+            free(rmsg);
+            free(ps);
+            return -VSL_EDB;
+        }
+        snprintf(sv->db_error, sizeof(sv->db_error), "cannot open it for writing: %s",
+                 msg ? msg : "error");
+        log_warnx("database %s: %s; serving the last stored snapshot read-only until it can be "
+                  "written",
+                  cfg->db_path, sv->db_error);
         free(msg);
-        free(ps);
-        return -VSL_EDB;
     }
     int64_t now_mono = vsl_monotonic_ms();
     for (size_t i = 0; i < cfg->n_vcenters; i++) {
@@ -440,6 +527,7 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
         snprintf(p->st.name, sizeof(p->st.name), "%s", vc->name);
         snprintf(p->st.url, sizeof(p->st.url), "%s", vc->url);
         p->st.interval_s = vc->interval_s;
+        p->st.timeout_s = vc->timeout_s;
     }
     db_close(db);
     *out = ps;
@@ -546,7 +634,8 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
     struct api_hooks h = {.ctx = sv,
                           .status = hook_status,
                           .poll_now = hook_poll_now,
-                          .check_config = hook_check_config};
+                          .check_config = hook_check_config,
+                          .db_writable = hook_db_writable};
     char err[512] = "";
     int r = api_start(&o, &h, &sv->api, err, sizeof(err));
 

@@ -424,7 +424,11 @@
     /* One object's points in time order, and the range each poll thins or drops. */               \
     I(capacity_history_key, 8, "capacity_history(vcenter, moref, t_ms)")                          \
     I(capacity_history_age, 8, "capacity_history(vcenter, t_ms)")                                  \
-    I(runway_key, 8, "runway(vcenter, moref)")
+    I(runway_key, 8, "runway(vcenter, moref)")                                                     \
+    /* The inventory pages' order and keyset (db/pages.c): a page is an index range read. */       \
+    I(datastores_page, 8, "datastores(vcenter, coalesce(name, ''), moref)")                        \
+    I(hosts_page, 8, "hosts(vcenter, coalesce(name, ''), moref)")                                  \
+    I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

@@ -18,12 +18,30 @@ enum db_table { DB_INVENTORY_TABLES(DB_TABLE_ENUM) T_NTABLES };
 #define DB_OWN_ENUM(ENUM, table, since) T_##ENUM,
 enum { T_OWN_FIRST = T_NTABLES - 1, DB_OWN_TABLES(DB_OWN_ENUM) };
 
+#define DB_STMT_CACHE 32
+
 struct db {
     sqlite3 *h; /* owned */
     /* Prepared on first use and kept for the life of the connection, so a poll of 20,000 VMs
      * compiles each statement once, not once per row or once per poll. All owned. */
-    sqlite3_stmt *ins[T_NTABLES];
-    sqlite3_stmt *del[T_NTABLES];
+    sqlite3_stmt *ins[T_NTABLES];  /* into the staging table */
+    sqlite3_stmt *del[T_NTABLES];  /* the vCenter's previous rows */
+    sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
+    sqlite3_stmt *copy_keep[T_NTABLES]; /* the same, replacing rows of the same key (updates) */
+    sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
+    /* The inventory pages' statements (db/pages.c), prepared on first use: [kind][filtered by
+     * vCenter][part], and the counts [kind]. All owned. */
+    sqlite3_stmt *page[3][2][2];
+    sqlite3_stmt *page_count[3];
+    /* Statements built from a request's filters (db_stmt()), prepared once per distinct SQL
+     * and kept, the oldest replaced past DB_STMT_CACHE. All owned. */
+    struct {
+        char *sql;
+        sqlite3_stmt *st;
+    } stmts[DB_STMT_CACHE];
+    int stmt_next;
+    int staged;      /* the staging tables exist on this connection */
+    int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
     int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */
 };
@@ -39,15 +57,26 @@ struct db {
  * transaction, before the poll is recorded (prev_ms: the previous successful poll, 0 if none). */
 int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t prev_ms);
 
-/* db_snapshot_begin(), which keep = 1 turns into a transaction that removes nothing: the
- * caller removes the rows it replaces (db/update.c). Ended by db_snapshot_abort() or, for
- * keep = 1, by db_update_commit(). */
+/* db_snapshot_begin(), which keep = 1 turns into an update that removes nothing by itself:
+ * the rows still go to the staging tables, and db_snapshot_apply() removes the rows of the
+ * objects noted with db_snapshot_note() and adds the staged ones (db/update.c). Ended by
+ * db_snapshot_abort() or, for keep = 1, by db_snapshot_apply(). */
 struct db_snapshot;
 struct vim_sink;
 int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
                      struct db_snapshot **out, struct vim_sink *sink);
-struct db *db_snapshot_db(const struct db_snapshot *snap);
-const char *db_snapshot_vcenter(const struct db_snapshot *snap);
+/* Records (tag, key) for db_snapshot_apply(); nothing is removed yet. */
+int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key);
+/* Under BEGIN IMMEDIATE: forget() for each note, in order, then the staged rows copied in
+ * (INSERT OR REPLACE), COMMIT; the staging tables emptied. On failure rolls back. Frees snap. */
+int db_snapshot_apply(struct db_snapshot *snap,
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key));
+
+/* How long a connection waits for a lock another holds before SQLITE_BUSY. */
+#define DB_BUSY_MS 5000
+
+/* PRAGMA user_version into *out; a SQLite result code. */
+int db_user_version(sqlite3 *h, int *out);
 
 /* Brings the schema up to db_schema_version(), one transaction per migration.
  * On error *errmsg (if not NULL) receives a malloc'd message. */
@@ -56,6 +85,12 @@ int db_migrate(sqlite3 *h, char **errmsg);
  * database (version 0) goes straight to the current schema when target is the current version,
  * else through migration 1, 2, ... like one a version-1 vslint made. */
 int db_migrate_to(sqlite3 *h, int target, char **errmsg);
+
+/* A poll's rows are staged in TEMP tables of the poller's connection, one per inventory table
+ * with the same columns and key, named DB_STAGE_PREFIX + the table's name; db_stage_ddl()
+ * appends their CREATE statements to b. */
+#define DB_STAGE_PREFIX "stage_"
+int db_stage_ddl(struct vsl_buf *b);
 
 /* The table name of t, for the statements built from the constant table list. */
 const char *db_table_name(enum db_table t);
@@ -72,6 +107,14 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */
 int db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
+ * asking the same kind of page again does not compile it again. Give it back with
+ * db_stmt_done(), never finalize it. 0 or db_fail(). */
+int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out);
+/* Resets st and clears its bindings for the next use; NULL is a no-op. */
+void db_stmt_done(sqlite3_stmt *st);
+/* Finalizes the cached statements (db_close). */
+void db_stmt_free(struct db *db);
 /* Runs sql, which returns no rows (BEGIN, COMMIT, ...); 0 or db_fail(). */
 int db_exec(sqlite3 *h, const char *sql);
 

@@ -1,5 +1,5 @@
-/* Opening the database and writing poll snapshots: one transaction per poll, rows inserted
- * through statements prepared once per connection, and the poll history in the polls table. */
+/* Opening the database and writing poll snapshots: a poll's rows are staged in TEMP tables
+ * while the network is slow, then copied in one short transaction; the poll history. */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db/db-private.h"
@@ -18,6 +19,12 @@ struct db_snapshot {
     struct db *db; /* borrowed */
     char *vcenter; /* owned */
     char *url;     /* owned, may be NULL */
+    int keep;      /* an update: the copy removes nothing, the noted objects' rows go first */
+    struct {
+        int tag;
+        char *key;
+    } *notes; /* owned: what db_snapshot_note() recorded, for db_snapshot_apply() */
+    size_t nnotes, cap;
 };
 
 /* The table each counted kind is counted in. */
@@ -66,9 +73,20 @@ static int exec(struct db *db, const char *sql)
     return db_exec(db->h, sql);
 }
 
-/* INSERT OR REPLACE: a confused server that sends the same key twice costs one row, not the
- * poll (a table without a key, satp_rules, takes a rule sent twice as two rows, which changes
- * no answer). ?1 is the vCenter, the columns follow in list order. */
+/* "vcenter, col1, col2, ...": table t's columns in list order. */
+static int add_columns(struct vsl_buf *sql, enum db_table t)
+{
+    const struct db_table_def *d = &db_tables[t];
+    int r = vsl_buf_addstr(sql, "vcenter");
+
+    for (int i = 0; i < d->ncols && r == 0; i++)
+        r = vsl_buf_printf(sql, ", %s", d->cols[i].name);
+    return r;
+}
+
+/* Into the staging table. INSERT OR REPLACE: a confused server that sends the same key twice
+ * costs one row, not the poll (a table without a key, satp_rules, takes a rule sent twice as
+ * two rows, which changes no answer). ?1 is the vCenter, the columns follow in list order. */
 static int insert_sql(enum db_table t, struct vsl_buf *sql)
 {
     const struct db_table_def *d = &db_tables[t];
@@ -76,13 +94,59 @@ static int insert_sql(enum db_table t, struct vsl_buf *sql)
 
     for (i = 0; i < d->ncols; i++)
         pk |= d->cols[i].flags & DB_PK;
-    r = vsl_buf_printf(sql, "INSERT%s INTO %s (vcenter, ", pk ? " OR REPLACE" : "", d->name);
-    for (i = 0; i < d->ncols && r == 0; i++)
-        r = vsl_buf_printf(sql, "%s%s", i ? ", " : "", d->cols[i].name);
+    r = vsl_buf_printf(sql, "INSERT%s INTO temp." DB_STAGE_PREFIX "%s (",
+                       pk ? " OR REPLACE" : "", d->name);
+    if (r == 0)
+        r = add_columns(sql, t);
     for (i = 0; i <= d->ncols && r == 0; i++)
         r = vsl_buf_printf(sql, "%s?%d", i ? ", " : ") VALUES (", i + 1);
     if (r == 0)
         r = vsl_buf_addstr(sql, ")");
+    return r;
+}
+
+/* From the staging table into the table (whose rows of that vCenter are gone by then); an
+ * update's copy replaces a row of the same key instead. */
+static int copy_sql_with(enum db_table t, struct vsl_buf *sql, const char *verb)
+{
+    const char *name = db_table_name(t);
+    int r = vsl_buf_printf(sql, "%s INTO main.%s (", verb, name);
+
+    if (r == 0)
+        r = add_columns(sql, t);
+    if (r == 0)
+        r = vsl_buf_addstr(sql, ") SELECT ");
+    if (r == 0)
+        r = add_columns(sql, t);
+    if (r == 0)
+        r = vsl_buf_printf(sql, " FROM temp." DB_STAGE_PREFIX "%s", name);
+    return r;
+}
+
+static int copy_sql(enum db_table t, struct vsl_buf *sql)
+{
+    return copy_sql_with(t, sql, "INSERT");
+}
+
+static int copy_keep_sql(enum db_table t, struct vsl_buf *sql)
+{
+    return copy_sql_with(t, sql, "INSERT OR REPLACE");
+}
+
+/* Prepares *st from the SQL that make() builds for table t, once per connection. */
+static int prepare_built(struct db *db, sqlite3_stmt **st, enum db_table t,
+                         int (*make)(enum db_table, struct vsl_buf *))
+{
+    struct vsl_buf sql;
+    int r;
+
+    if (*st)
+        return 0;
+    vsl_buf_init(&sql, 4096);
+    r = make(t, &sql);
+    if (r == 0)
+        r = prepare(db, st, sql.data);
+    vsl_buf_free(&sql);
     return r;
 }
 
@@ -114,16 +178,9 @@ static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
             return 0;
         }
     }
-    if (!db->ins[t]) {
-        struct vsl_buf sql;
-        vsl_buf_init(&sql, 4096);
-        r = insert_sql(t, &sql);
-        if (r == 0)
-            r = prepare(db, &db->ins[t], sql.data);
-        vsl_buf_free(&sql);
-        if (r < 0)
-            return r;
-    }
+    r = prepare_built(db, &db->ins[t], t, insert_sql);
+    if (r < 0)
+        return r;
     st = db->ins[t];
     rc = sqlite3_bind_text(st, 1, snap->vcenter, -1, SQLITE_STATIC);
     for (i = 0; i < d->ncols && rc == SQLITE_OK; i++) {
@@ -155,67 +212,90 @@ DB_INVENTORY_TABLES(PUT)
 /* The database holds the estate's names and layout: it is created 0600 whatever the umask
  * (SQLite gives its -wal and -shm files the database file's mode). An existing file keeps the
  * mode its owner chose. */
-static void create_private(const char *path)
+static int create_private(const char *path)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
     if (fd < 0)
-        return; /* there already, or not creatable: sqlite3_open_v2 says which */
+        return 0; /* there already, or not creatable: sqlite3_open_v2 says which */
     if (fchmod(fd, 0600) < 0)
         log_debug("db: %s: chmod 0600: %s", path, strerror(errno));
     close(fd);
+    return 1;
 }
 
-int db_open(const char *path, struct db **out, char **errmsg)
+/* A database this open created but could not write its schema into (a full disk) would be
+ * left as an empty file: removed, with its -wal and -shm, so the next start creates it anew. */
+static void remove_empty(const char *path)
+{
+    struct stat sb;
+    char side[4096];
+
+    if (stat(path, &sb) < 0 || sb.st_size != 0)
+        return;
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+}
+
+/* Opens the connection: read-write (creating the file) for a writer, or read-only for a
+ * reader, which then never takes a lock a writer or another process holding the write lock
+ * (a backup tool, an admin's `BEGIN EXCLUSIVE`) could make it wait for: in WAL mode it reads
+ * the last committed state beside them. No migration here. */
+static int open_conn(const char *path, int readonly, struct db **out, char **errmsg)
 {
     struct db *db;
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int rc, r, persist = 1;
 
-    assert(path && out);
-    *out = NULL;
-    if (errmsg)
-        *errmsg = NULL;
     db = calloc(1, sizeof(*db));
     if (!db)
         return -ENOMEM;
-    create_private(path);
-    rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    db->readonly = readonly;
+    rc = sqlite3_open_v2(path, &db->h,
+                         readonly ? SQLITE_OPEN_READONLY
+                                  : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                         NULL);
     if (rc != SQLITE_OK) {
         db_set_errmsg(errmsg, "%s: %s", path, db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
         r = db_fail(db->h, rc, path);
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
-    /* Readers (the API) and the poll writer are separate connections; a writer holding the
+    /* The -wal and -shm files stay when the last connection closes (the WAL is truncated after
+     * each poll instead, db_checkpoint()): a reader on a full disk can then still open the
+     * database, which it cannot when it would have to create them. */
+    sqlite3_file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+    /* Readers (the API) and the poll writers are separate connections; a writer holding the
      * lock briefly must not turn into an error on the other side. */
-    sqlite3_busy_timeout(db->h, 5000);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
 
     /* WAL lets the API read the last committed snapshot while a poll is being written. The
      * default synchronous=FULL is kept: one commit per poll costs nothing, and a committed poll
-     * then survives a power cut, not only a crash. */
-    rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
-        r = db_fail(db->h, rc, path);
-        goto fail;
+     * then survives a power cut, not only a crash. A reader finds the mode in the file. */
+    if (!readonly) {
+        rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+            db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
+            r = db_fail(db->h, rc, path);
+            goto fail;
+        }
+        if (strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0)
+            log_debug("db: %s: journal mode is %s, not wal", path, sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        st = NULL;
     }
-    if (strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0)
-        log_debug("db: %s: journal mode is %s, not wal", path, sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    st = NULL;
-
-    rc = sqlite3_exec(db->h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    rc = sqlite3_exec(db->h, readonly ? "PRAGMA query_only = ON" : "PRAGMA foreign_keys = ON",
+                      NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
         r = db_fail(db->h, rc, path);
         goto fail;
     }
-    r = db_migrate(db->h, errmsg);
-    if (r < 0)
-        goto fail;
     *out = db;
     return 0;
 
@@ -225,15 +305,108 @@ fail:
     return r;
 }
 
+int db_open(const char *path, struct db **out, char **errmsg)
+{
+    struct db *db = NULL;
+    int r, version = 0;
+
+    assert(path && out);
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    int created = create_private(path);
+    r = open_conn(path, 0, &db, errmsg);
+    if (r < 0) {
+        if (created)
+            remove_empty(path);
+        return r;
+    }
+    /* The migration takes the write lock: only when the file is older than this build (or new),
+     * so opening a current database waits for no one. */
+    if (db_user_version(db->h, &version) != SQLITE_OK || version != db_schema_version())
+        r = db_migrate(db->h, errmsg);
+    if (r < 0) {
+        db_close(db);
+        if (created)
+            remove_empty(path);
+        return r;
+    }
+    *out = db;
+    return 0;
+}
+
+void db_checkpoint(struct db *db)
+{
+    int rc, wal = 0, moved = 0;
+
+    assert(db && !db->in_snapshot);
+    if (db->readonly)
+        return;
+    rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal, &moved);
+    if (rc != SQLITE_OK)
+        log_debug("db: checkpoint: %s (%d of %d WAL pages copied)", sqlite3_errmsg(db->h),
+                  moved, wal);
+}
+
+int db_open_reader(const char *path, struct db **out, char **errmsg)
+{
+    struct db *db = NULL;
+    struct stat sb;
+    int r, version = 0, rc;
+
+    assert(path && out);
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    /* A file not made yet, or older than this build, is the writer's to create or migrate. */
+    if (stat(path, &sb) < 0 || sb.st_size == 0)
+        return db_open(path, out, errmsg);
+    r = open_conn(path, 1, &db, errmsg);
+    if (r < 0)
+        return r;
+    rc = db_user_version(db->h, &version);
+    if (rc != SQLITE_OK) {
+        db_set_errmsg(errmsg, "%s: cannot read the schema version: %s", path,
+                      sqlite3_errmsg(db->h));
+        r = db_fail(db->h, rc, path);
+        db_close(db);
+        return r;
+    }
+    if (version > db_schema_version()) {
+        db_set_errmsg(errmsg, "database schema version %d is not one this vslint knows (0-%d)",
+                      version, db_schema_version());
+        db_close(db);
+        return -VSL_EDB;
+    }
+    if (version < db_schema_version()) {
+        db_close(db);
+        return db_open(path, out, errmsg);
+    }
+    *out = db;
+    return 0;
+}
+
 void db_close(struct db *db)
 {
     int i;
 
     if (!db)
         return;
+    /* The WAL persists (open_conn()): left empty, not at the size of the last poll. */
+    if (db->h && !db->readonly && !db->in_snapshot)
+        db_checkpoint(db);
     for (i = 0; i < T_NTABLES; i++) {
         sqlite3_finalize(db->ins[i]);
         sqlite3_finalize(db->del[i]);
+        sqlite3_finalize(db->copy[i]);
+        sqlite3_finalize(db->copy_keep[i]);
+        sqlite3_finalize(db->clr[i]);
+    }
+    db_stmt_free(db);
+    for (i = 0; i < 3; i++) {
+        sqlite3_finalize(db->page_count[i]);
+        for (int j = 0; j < 4; j++)
+            sqlite3_finalize(db->page[i][j / 2][j % 2]);
     }
     /* close_v2: the handle goes away once nothing uses it, even if a caller leaked a statement. */
     sqlite3_close_v2(db->h);
@@ -247,7 +420,45 @@ static void snapshot_free(struct db_snapshot *snap)
     snap->db->in_snapshot = 0;
     free(snap->vcenter);
     free(snap->url);
+    for (size_t i = 0; i < snap->nnotes; i++)
+        free(snap->notes[i].key);
+    free(snap->notes);
     free(snap);
+}
+
+/* Creates the staging tables on this connection, once. TEMP tables live in a file of their
+ * own (or memory): writing them takes no lock on the database. */
+static int stage_tables(struct db *db)
+{
+    struct vsl_buf ddl;
+    int r;
+
+    if (db->staged)
+        return 0;
+    vsl_buf_init(&ddl, 256 * 1024);
+    r = db_stage_ddl(&ddl);
+    if (r == 0)
+        r = exec(db, ddl.data);
+    vsl_buf_free(&ddl);
+    if (r == 0)
+        db->staged = 1;
+    return r;
+}
+
+/* Empties the staging tables (outside any transaction), so what a poll staged costs no
+ * space until the next one. */
+static void stage_clear(struct db *db)
+{
+    char sql[96];
+
+    if (!db->staged)
+        return;
+    for (int i = 0; i < T_NTABLES; i++) {
+        /* Table names come from our constant list, never from input. */
+        snprintf(sql, sizeof(sql), "DELETE FROM temp." DB_STAGE_PREFIX "%s", db_table_name(i));
+        if (prepare(db, &db->clr[i], sql) == 0)
+            step_done(db, db->clr[i]);
+    }
 }
 
 int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struct db_snapshot **out,
@@ -260,11 +471,10 @@ int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int ke
                      struct db_snapshot **out, struct vim_sink *sink)
 {
     struct db_snapshot *snap;
-    char sql[96];
-    int i, r;
+    int r;
 
     assert(db && vcenter && out && sink);
-    assert(!db->in_snapshot);
+    assert(!db->in_snapshot && !db->readonly);
     *out = NULL;
     snap = calloc(1, sizeof(*snap));
     if (!snap)
@@ -277,30 +487,19 @@ int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int ke
         goto fail;
     }
 
-    /* IMMEDIATE takes the write lock now, so a concurrent writer is waited for here (busy
-     * timeout) instead of failing the poll halfway through. */
-    r = exec(db, "BEGIN IMMEDIATE");
+    /* The rows go to the staging tables while vCenter sends them, however slowly: the
+     * database's write lock is taken only in db_snapshot_commit(), for the copy. A deferred
+     * transaction that writes only TEMP tables locks nothing in the database itself. */
+    r = stage_tables(db);
+    if (r < 0)
+        goto fail;
+    stage_clear(db);
+    r = exec(db, "BEGIN");
     if (r < 0)
         goto fail;
     db->in_snapshot = 1;
 
-    /* The previous snapshot goes inside the same transaction: readers see it until commit. */
-    for (i = 0; i < T_NTABLES && !keep; i++) {
-        /* Table names come from our constant list, never from input. */
-        snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE vcenter = ?1", db_table_name(i));
-        r = prepare(db, &db->del[i], sql);
-        if (r < 0)
-            goto fail;
-        r = sqlite3_bind_text(db->del[i], 1, vcenter, -1, SQLITE_TRANSIENT);
-        if (r != SQLITE_OK) {
-            r = db_fail(db->h, r, "removing the previous snapshot");
-            goto fail;
-        }
-        r = step_done(db, db->del[i]);
-        if (r < 0)
-            goto fail;
-    }
-
+    snap->keep = keep;
 #define SINK(ENUM, table, sink, est, since, rowid) .sink = put_##sink,
     *sink = (struct vim_sink){.ctx = snap, DB_INVENTORY_TABLES(SINK)};
 #undef SINK
@@ -312,8 +511,8 @@ fail:
     return r;
 }
 
-/* Counts what the snapshot stored, per kind: rows actually in the tables, so duplicates the
- * server sent twice are counted once. */
+/* Counts what the poll staged, per kind: rows actually in the tables, so duplicates the server
+ * sent twice are counted once. */
 static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
 {
     sqlite3_stmt *st = NULL;
@@ -321,11 +520,9 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
     int k, rc = SQLITE_OK;
 
     for (k = 0; k < DB_NKINDS && rc == SQLITE_OK; k++) {
-        snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE vcenter = ?1",
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM temp." DB_STAGE_PREFIX "%s",
                  db_table_name(kind_table[k]));
         rc = sqlite3_prepare_v2(snap->db->h, sql, -1, &st, NULL);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_text(st, 1, snap->vcenter, -1, SQLITE_STATIC);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
@@ -336,6 +533,37 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
         st = NULL;
     }
     return rc == SQLITE_OK ? 0 : db_fail(snap->db->h, rc, "counting rows");
+}
+
+/* Inside the write transaction: replaces the vCenter's rows of every table with the staged
+ * ones. The previous snapshot goes in the same transaction: readers see it until commit. An
+ * update (snap->keep) removes nothing: it adds the staged rows, replacing those of the same key. */
+static int copy_staged(struct db_snapshot *snap)
+{
+    struct db *db = snap->db;
+    char sql[96];
+    int i, r = 0;
+
+    for (i = 0; i < T_NTABLES && r == 0; i++) {
+        if (snap->keep) {
+            r = prepare_built(db, &db->copy_keep[i], i, copy_keep_sql);
+            if (r == 0)
+                r = step_done(db, db->copy_keep[i]);
+            continue;
+        }
+        snprintf(sql, sizeof(sql), "DELETE FROM main.%s WHERE vcenter = ?1", db_table_name(i));
+        r = prepare(db, &db->del[i], sql);
+        if (r == 0 && sqlite3_bind_text(db->del[i], 1, snap->vcenter, -1, SQLITE_TRANSIENT) !=
+                          SQLITE_OK)
+            r = db_fail(db->h, SQLITE_NOMEM, "removing the previous snapshot");
+        if (r == 0)
+            r = step_done(db, db->del[i]);
+        if (r == 0)
+            r = prepare_built(db, &db->copy[i], i, copy_sql);
+        if (r == 0)
+            r = step_done(db, db->copy[i]);
+    }
+    return r;
 }
 
 static char *counts_json(const int64_t counts[DB_NKINDS])
@@ -452,6 +680,7 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
                        int64_t counts[DB_NKINDS])
 {
     int64_t n[DB_NKINDS] = {0}, prev = 0;
+    struct timespec t0, t1;
     char *cj = NULL;
     int r;
 
@@ -464,20 +693,33 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
         r = -ENOMEM;
         goto fail;
     }
-    r = last_success(snap->db, snap->vcenter, &prev);
+    /* The staging ends; the write lock is taken for as long as the copy takes. IMMEDIATE
+     * takes it now, so a concurrent writer is waited for here (busy timeout). */
+    r = exec(snap->db, "COMMIT");
+    if (r == 0)
+        r = exec(snap->db, "BEGIN IMMEDIATE");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (r == 0)
+        r = copy_staged(snap);
+    /* The capacity history reads the copied rows, and the previous success before this poll
+     * is recorded as one. */
+    if (r == 0)
+        r = last_success(snap->db, snap->vcenter, &prev);
     if (r == 0)
         r = db_capacity_record(snap->db, snap->vcenter, finished_ms, prev);
+    if (r == 0)
+        r = record_poll(snap->db, snap->vcenter, snap->url, started_ms, finished_ms, NULL, cj);
+    if (r == 0)
+        r = exec(snap->db, "COMMIT");
     if (r < 0)
         goto fail;
-    r = record_poll(snap->db, snap->vcenter, snap->url, started_ms, finished_ms, NULL, cj);
-    if (r < 0)
-        goto fail;
-    r = exec(snap->db, "COMMIT");
-    if (r < 0)
-        goto fail;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    log_debug("db: snapshot of %s: write lock held %.3f s", snap->vcenter,
+              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (counts)
         memcpy(counts, n, sizeof(n));
     free(cj);
+    stage_clear(snap->db);
     snapshot_free(snap);
     return 0;
 
@@ -487,14 +729,54 @@ fail:
     return r;
 }
 
-struct db *db_snapshot_db(const struct db_snapshot *snap)
+int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key)
 {
-    return snap->db;
+    assert(snap && snap->keep && key);
+    if (snap->nnotes == snap->cap) {
+        size_t cap = snap->cap ? 2 * snap->cap : 16;
+        void *p = realloc(snap->notes, cap * sizeof(*snap->notes));
+        if (!p)
+            return -ENOMEM;
+        snap->notes = p;
+        snap->cap = cap;
+    }
+    snap->notes[snap->nnotes].key = strdup(key);
+    if (!snap->notes[snap->nnotes].key)
+        return -ENOMEM;
+    snap->notes[snap->nnotes++].tag = tag;
+    return 0;
 }
 
-const char *db_snapshot_vcenter(const struct db_snapshot *snap)
+int db_snapshot_apply(struct db_snapshot *snap,
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key))
 {
-    return snap->vcenter;
+    struct timespec t0, t1;
+    int r;
+
+    assert(snap && snap->keep && forget);
+    /* As in db_snapshot_commit(): the staging ends, the write lock lasts as long as the
+     * removals and the copy. */
+    r = exec(snap->db, "COMMIT");
+    if (r == 0)
+        r = exec(snap->db, "BEGIN IMMEDIATE");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < snap->nnotes && r == 0; i++)
+        r = forget(snap->db, snap->vcenter, snap->notes[i].tag, snap->notes[i].key);
+    if (r == 0)
+        r = copy_staged(snap);
+    if (r == 0)
+        r = exec(snap->db, "COMMIT");
+    if (r < 0) {
+        db_snapshot_abort(snap);
+        return r;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    log_debug("db: update of %s (%zu objects): write lock held %.3f s", snap->vcenter,
+              snap->nnotes,
+              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    stage_clear(snap->db);
+    snapshot_free(snap);
+    return 0;
 }
 
 void db_snapshot_abort(struct db_snapshot *snap)
@@ -504,6 +786,7 @@ void db_snapshot_abort(struct db_snapshot *snap)
     /* A failed COMMIT may already have rolled back; ROLLBACK then fails harmlessly. */
     if (sqlite3_get_autocommit(snap->db->h) == 0)
         exec(snap->db, "ROLLBACK");
+    stage_clear(snap->db);
     snapshot_free(snap);
 }
 

@@ -37,7 +37,17 @@ const char *db_kind_name(enum db_kind k);
  * migrations applied up to the current schema version. *out is owned by the caller
  * (db_close). On error, *errmsg (may be NULL) receives a malloc'd message the caller frees. */
 int db_open(const char *path, struct db **out, char **errmsg);
+/* Opens the database for reading only (SQLITE_OPEN_READONLY, query_only): it reads the last
+ * committed state through the WAL while another connection or process holds the write lock,
+ * and never migrates. A file that does not exist yet, or whose schema is older than this
+ * build, is opened with db_open() instead (created or migrated first). */
+int db_open_reader(const char *path, struct db **out, char **errmsg);
 void db_close(struct db *db); /* NULL is a no-op */
+
+/* Copies the WAL into the database and truncates it to nothing, so it does not grow with each
+ * poll. Best effort: a reader still on an older state makes it wait (up to the busy timeout)
+ * and leave the rest for next time. */
+void db_checkpoint(struct db *db);
 
 /* The schema version this build writes (PRAGMA user_version). */
 int db_schema_version(void);

@@ -539,7 +539,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         goto out;
     }
     in_tx = 1;
-    r = prepare(db, &count_sql, &cst);
+    r = db_stmt(db, count_sql.data, &cst);
     if (r < 0)
         goto out;
     rc = bind_filter(cst, f, sev_order, NULL, 0);
@@ -564,7 +564,7 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
     if (r == 0)
         r = vsl_buf_addstr(&page_sql, ORDER_BY " LIMIT :limit");
     if (r == 0)
-        r = prepare(db, &page_sql, &pst);
+        r = db_stmt(db, page_sql.data, &pst);
     if (r < 0)
         goto out;
     rc = bind_filter(pst, f, sev_order, cur, cur_order);
@@ -610,8 +610,8 @@ out:
         *next = NULL;
         *total = 0;
     }
-    sqlite3_finalize(cst);
-    sqlite3_finalize(pst);
+    db_stmt_done(cst);
+    db_stmt_done(pst);
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     json_decref(list);

@@ -66,6 +66,54 @@ int db_bind_text(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
+int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
+{
+    int i, rc;
+
+    *out = NULL;
+    for (i = 0; i < DB_STMT_CACHE; i++) {
+        if (db->stmts[i].sql && !strcmp(db->stmts[i].sql, sql)) {
+            *out = db->stmts[i].st;
+            return 0;
+        }
+    }
+    i = db->stmt_next;
+    db->stmt_next = (i + 1) % DB_STMT_CACHE;
+    sqlite3_finalize(db->stmts[i].st);
+    free(db->stmts[i].sql);
+    db->stmts[i].st = NULL;
+    db->stmts[i].sql = strdup(sql);
+    if (!db->stmts[i].sql)
+        return -ENOMEM;
+    rc = sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &db->stmts[i].st, NULL);
+    if (rc != SQLITE_OK) {
+        free(db->stmts[i].sql);
+        db->stmts[i].sql = NULL;
+        db->stmts[i].st = NULL;
+        return db_fail(db->h, rc, sql);
+    }
+    *out = db->stmts[i].st;
+    return 0;
+}
+
+void db_stmt_done(sqlite3_stmt *st)
+{
+    if (!st)
+        return;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+void db_stmt_free(struct db *db)
+{
+    for (int i = 0; i < DB_STMT_CACHE; i++) {
+        sqlite3_finalize(db->stmts[i].st);
+        free(db->stmts[i].sql);
+        db->stmts[i].st = NULL;
+        db->stmts[i].sql = NULL;
+    }
+}
+
 int db_exec(sqlite3 *h, const char *sql)
 {
     const int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);

@@ -77,9 +77,12 @@ static int add_json_object(struct vsl_buf *sql, const struct page_view *v, const
     return r == 0 ? vsl_buf_addstr(sql, ")") : r;
 }
 
-/* ?1 vcenter or NULL; ?2 ?3 ?4 the cursor's (vcenter, name, moref) or NULL; ?5 limit (-1 all).
- * Columns 0-2 are the row's sort key, what its cursor holds; column 3 the row as JSON. */
-static int page_sql(struct vsl_buf *sql, enum db_page_kind kind)
+/* A page is read in two parts, each an index range read of <table>_page (db/columns.h) that
+ * stops after ?5 rows: the rest of the cursor's vCenter (part 0: ?2 ?3 ?4 the cursor's
+ * vcenter, name, moref), then the vCenters after it (part 1). Compound forms of the two made
+ * SQLite sort. filtered: ?1 is the one vCenter asked for. Columns 0-2 are the row's sort key,
+ * what its cursor holds; column 3 the row as JSON. */
+static int page_sql(struct vsl_buf *sql, enum db_page_kind kind, int filtered, int part)
 {
     struct page_view v = views[kind];
     struct db_extra extras[4];
@@ -106,10 +109,13 @@ static int page_sql(struct vsl_buf *sql, enum db_page_kind kind)
     if (r == 0)
         r = add_json_object(sql, &v, "x");
     if (r == 0)
-        r = vsl_buf_printf(sql, " FROM %s x%s WHERE (?1 IS NULL OR x.vcenter = ?1) AND (?2 IS NULL"
-                                " OR (x.vcenter, coalesce(x.name, ''), x.moref) > (?2, ?3, ?4))"
-                                " ORDER BY x.vcenter, coalesce(x.name, ''), x.moref LIMIT ?5",
-                           db_table_name(v.t), v.join ? v.join : "");
+        r = vsl_buf_printf(sql, " FROM %s x%s WHERE %s%s ORDER BY x.vcenter, coalesce(x.name, ''),"
+                                " x.moref LIMIT ?5",
+                           db_table_name(v.t), v.join ? v.join : "",
+                           part == 0 ? "x.vcenter = ?2 AND coalesce(x.name, '') >= ?3 AND"
+                                       " (coalesce(x.name, '') > ?3 OR x.moref > ?4)"
+                                     : "x.vcenter > ?2",
+                           filtered ? " AND x.vcenter = ?1" : "");
     vsl_buf_free(&disks);
     return r;
 }
@@ -123,13 +129,79 @@ static const char *const count_sql[] = {
 static const int cursor_cols[] = {0, 1, 2};
 #define NCURSOR ((int)(sizeof(cursor_cols) / sizeof(cursor_cols[0])))
 
+/* The statement of kind, prepared once per connection; SQLite's result code. */
+static int page_stmt(struct db *db, enum db_page_kind kind, int filtered, int part,
+                     sqlite3_stmt **out)
+{
+    sqlite3_stmt **st = &db->page[kind][filtered][part];
+    struct vsl_buf sql;
+    int rc;
+
+    if (!*st) {
+        vsl_buf_init(&sql, 8192);
+        rc = page_sql(&sql, kind, filtered, part) == 0
+                 ? sqlite3_prepare_v3(db->h, sql.data, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
+                 : SQLITE_NOMEM;
+        vsl_buf_free(&sql);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    *out = *st;
+    return SQLITE_OK;
+}
+
+/* Appends the rows of one part to list; *n counts the rows of the page so far, *more says a
+ * row past the limit was seen (a next page exists), *next is the cursor of the limit's row. */
+static int page_part(struct db *db, sqlite3_stmt *pst, const struct db_page *p,
+                     const struct db_cursor *key, json_t *list, int *n, int *more, char **next)
+{
+    int rc = db_bind_text(pst, 1, p->vcenter), r = 0;
+
+    for (int i = 0; rc == SQLITE_OK && i < NCURSOR; i++)
+        rc = db_bind_text(pst, 2 + i, key ? key->field[i] : "");
+    /* One row more than asked for says whether there is a next page. */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(pst, 5, p->limit > 0 ? (int64_t)(p->limit + 1 - *n) : -1);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite3_step(pst)) != SQLITE_ROW)
+            break;
+        if (p->limit > 0 && *n == p->limit) {
+            *more = 1; /* the extra row: *next, set from the page's last row, stands */
+            break;
+        }
+        const char *text = (const char *)sqlite3_column_text(pst, 3);
+        json_t *row = text ? json_loads(text, 0, NULL) : NULL;
+        if (!row) {
+            /* A name that is not UTF-8 makes the row unreadable to jansson: leave it out
+             * rather than failing the page. */
+            log_debug("db: inventory row %s is not valid JSON", sqlite3_column_text(pst, 2));
+        } else if (json_array_append_new(list, row) < 0) {
+            r = -ENOMEM;
+            break;
+        }
+        (*n)++;
+        if (p->limit > 0 && *n == p->limit) {
+            *next = db_cursor_encode(pst, cursor_cols, NCURSOR);
+            if (!*next) {
+                r = -ENOMEM;
+                break;
+            }
+        }
+    }
+    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(db->h, rc, "inventory page");
+    sqlite3_reset(pst);
+    sqlite3_clear_bindings(pst);
+    return r;
+}
+
 int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next)
 {
     sqlite3_stmt *cst = NULL, *pst = NULL;
     struct db_cursor *key = NULL;
     json_t *list = NULL;
-    int rc = SQLITE_OK, r, n = 0, in_tx = 0;
+    int rc = SQLITE_OK, r, n = 0, more = 0, in_tx = 0;
 
     assert(db && p && items && total && next);
     assert(kind >= DB_PAGE_DATASTORES && kind <= DB_PAGE_VMS);
@@ -158,54 +230,27 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     if (rc != SQLITE_OK)
         goto fail_db;
     in_tx = 1;
-    rc = sqlite3_prepare_v2(db->h, count_sql[kind], -1, &cst, NULL);
-    if (rc == SQLITE_OK) {
-        struct vsl_buf sql;
-        vsl_buf_init(&sql, 8192);
-        rc = page_sql(&sql, kind) == 0 ? sqlite3_prepare_v2(db->h, sql.data, -1, &pst, NULL)
-                                       : SQLITE_NOMEM;
-        vsl_buf_free(&sql);
-    }
+    if (!db->page_count[kind])
+        rc = sqlite3_prepare_v3(db->h, count_sql[kind], -1, SQLITE_PREPARE_PERSISTENT,
+                                &db->page_count[kind], NULL);
+    cst = db->page_count[kind];
     if (rc == SQLITE_OK)
         rc = db_bind_text(cst, 1, p->vcenter);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(pst, 1, p->vcenter);
-    for (int i = 0; key && rc == SQLITE_OK && i < NCURSOR; i++)
-        rc = db_bind_text(pst, 2 + i, key->field[i]);
-    /* One row more than asked for says whether there is a next page. */
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(pst, 5, p->limit > 0 ? (int64_t)p->limit + 1 : -1);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(cst);
     if (rc != SQLITE_ROW)
         goto fail_db;
     *total = sqlite3_column_int64(cst, 0);
-    while ((rc = sqlite3_step(pst)) == SQLITE_ROW) {
-        if (p->limit > 0 && n == p->limit)
-            break; /* the extra row: *next, set below from the page's last row, stands */
-        const char *text = (const char *)sqlite3_column_text(pst, 3);
-        json_t *row = text ? json_loads(text, 0, NULL) : NULL;
-        if (!row) {
-            /* A name that is not UTF-8 makes the row unreadable to jansson: leave it out
-             * rather than failing the page. */
-            log_debug("db: inventory row %s is not valid JSON", sqlite3_column_text(pst, 2));
-        } else if (json_array_append_new(list, row) < 0) {
-            r = -ENOMEM;
+    /* Without a cursor, part 0 (the vCenter "") is empty and part 1 starts at the first. */
+    for (int part = 0; part < 2 && !more; part++) {
+        rc = page_stmt(db, kind, p->vcenter != NULL, part, &pst);
+        if (rc != SQLITE_OK)
+            goto fail_db;
+        r = page_part(db, pst, p, key, list, &n, &more, next);
+        if (r < 0)
             goto out;
-        }
-        n++;
-        if (p->limit > 0 && n == p->limit) {
-            free(*next);
-            *next = db_cursor_encode(pst, cursor_cols, NCURSOR);
-            if (!*next) {
-                r = -ENOMEM;
-                goto out;
-            }
-        }
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        goto fail_db;
-    if (rc == SQLITE_DONE) {
+    if (!more) {
         free(*next); /* the rows ended exactly at the limit */
         *next = NULL;
     }
@@ -222,8 +267,10 @@ out:
         *next = NULL;
         *total = 0;
     }
-    sqlite3_finalize(cst);
-    sqlite3_finalize(pst);
+    if (cst) {
+        sqlite3_reset(cst);
+        sqlite3_clear_bindings(cst);
+    }
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     free(key);

@@ -329,12 +329,14 @@ static int add_column_decl(struct vsl_buf *b, const struct db_column *c)
                           c->flags & DB_NN ? " NOT NULL" : "");
 }
 
-/* CREATE TABLE with the columns added up to version upto. */
-static int add_create_table(struct vsl_buf *b, const struct db_table_def *t, int upto)
+/* CREATE TABLE with the columns added up to version upto, named prefix + the table's name. */
+static int add_create_table(struct vsl_buf *b, const struct db_table_def *t, int upto,
+                            const char *prefix)
 {
     int c, r, npk = 0;
 
-    r = vsl_buf_printf(b, "CREATE TABLE %s (%s", t->name, t->inventory ? "vcenter TEXT NOT NULL" : "");
+    r = vsl_buf_printf(b, "CREATE TABLE %s%s (%s", prefix, t->name,
+                       t->inventory ? "vcenter TEXT NOT NULL" : "");
     for (c = 0; c < t->ncols && r == 0; c++) {
         if (t->cols[c].since > upto)
             continue;
@@ -360,9 +362,18 @@ static int fresh_ddl(struct vsl_buf *b)
     int i, r = 0;
 
     for (i = 0; i < db_ntables && r == 0; i++)
-        r = add_create_table(b, &db_tables[i], db_schema_version());
+        r = add_create_table(b, &db_tables[i], db_schema_version(), "");
     for (i = 0; i < db_nindexes && r == 0; i++)
         r = vsl_buf_printf(b, "CREATE INDEX %s ON %s;", db_indexes[i].name, db_indexes[i].on);
+    return r;
+}
+
+int db_stage_ddl(struct vsl_buf *b)
+{
+    int r = 0;
+
+    for (int i = 0; i < T_NTABLES && r == 0; i++)
+        r = add_create_table(b, &db_tables[i], db_schema_version(), "temp." DB_STAGE_PREFIX);
     return r;
 }
 
@@ -378,7 +389,7 @@ static int generated_ddl(struct vsl_buf *b, int v)
     for (i = 0; i < db_ntables && r == 0; i++) {
         const struct db_table_def *t = &db_tables[i];
         if (t->since == v) {
-            r = add_create_table(b, t, v);
+            r = add_create_table(b, t, v, "");
             continue;
         }
         for (c = 0; c < t->ncols && r == 0; c++) {
@@ -420,7 +431,7 @@ static int migration_sql(int v, char **out)
     return 0;
 }
 
-static int user_version(sqlite3 *h, int *out)
+int db_user_version(sqlite3 *h, int *out)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
@@ -455,7 +466,7 @@ int db_migrate_to(sqlite3 *h, int target, char **errmsg)
             db_set_errmsg(errmsg, "cannot start migration: %s", sqlite3_errmsg(h));
             return db_fail(h, rc, "migrating");
         }
-        rc = user_version(h, &version);
+        rc = db_user_version(h, &version);
         if (rc != SQLITE_OK) {
             db_set_errmsg(errmsg, "cannot read schema version: %s", sqlite3_errmsg(h));
             r = db_fail(h, rc, "migrating");

@@ -47,37 +47,38 @@ static int delete_where(struct db *db, const char *vcenter, const char *table,
     return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, sql);
 }
 
+/* Removes the rows of owners[tag]'s object moref; run at commit, under the write lock. */
+static int forget(struct db *db, const char *vcenter, int tag, const char *moref)
+{
+    int r = 0;
+
+    for (int t = 0; t < T_NTABLES && r == 0; t++) {
+        const char *col = NULL;
+        if (t == (int)owners[tag].own || t == T_ENTITY)
+            col = "moref";
+        else if (t == T_GAP)
+            col = "object";
+        else if (owners[tag].child && !strcmp(db_tables[t].cols[0].name, owners[tag].child))
+            col = owners[tag].child;
+        if (col)
+            r = delete_where(db, vcenter, db_table_name(t), col, moref);
+    }
+    return r;
+}
+
 int db_update_forget(struct db_snapshot *u, const char *type, const char *moref)
 {
-    struct db *db = db_snapshot_db(u);
-    const char *vc = db_snapshot_vcenter(u);
     size_t o;
-    int r = 0;
 
     for (o = 0; o < sizeof(owners) / sizeof(owners[0]); o++)
         if (!strcmp(owners[o].type, type))
             break;
     if (o == sizeof(owners) / sizeof(owners[0]))
         return -EINVAL;
-    for (int t = 0; t < T_NTABLES && r == 0; t++) {
-        const char *col = NULL;
-        if (t == (int)owners[o].own || t == T_ENTITY)
-            col = "moref";
-        else if (t == T_GAP)
-            col = "object";
-        else if (owners[o].child && !strcmp(db_tables[t].cols[0].name, owners[o].child))
-            col = owners[o].child;
-        if (col)
-            r = delete_where(db, vc, db_table_name(t), col, moref);
-    }
-    return r;
+    return db_snapshot_note(u, (int)o, moref);
 }
 
 int db_update_commit(struct db_snapshot *u)
 {
-    int r = db_exec(db_snapshot_db(u)->h, "COMMIT");
-
-    /* After a COMMIT abort only frees; after a failed one it rolls back what is left. */
-    db_snapshot_abort(u);
-    return r;
+    return db_snapshot_apply(u, forget);
 }

@@ -7,14 +7,16 @@
 
 #include "db/db.h"
 
-/* Opens the transaction (BEGIN IMMEDIATE) without removing anything; *sink inserts rows. */
+/* Starts an update; *sink stages rows (TEMP tables, no lock on the database) as
+ * db_snapshot_begin()'s does. */
 int db_update_begin(struct db *db, const char *vcenter, struct db_snapshot **out,
                     struct vim_sink *sink);
-/* Removes every row of the object moref of vSphere type (VirtualMachine, HostSystem, Datastore,
+/* Notes that db_update_commit() is to remove every row of the object moref of vSphere type (VirtualMachine, HostSystem, Datastore,
  * StoragePod, DistributedVirtualSwitch) and of its child tables, its gaps and its entity row.
  * -EINVAL for another type. */
 int db_update_forget(struct db_snapshot *u, const char *type, const char *moref);
-/* Commits and frees u; on failure rolls back (the snapshot stays as it was) and frees u. */
+/* Under one BEGIN IMMEDIATE: removes the noted objects' rows, adds the staged ones (replacing
+ * rows of the same key), commits; then frees u. On failure rolls back (the snapshot stays as it was) and frees u. */
 int db_update_commit(struct db_snapshot *u);
 
 #endif

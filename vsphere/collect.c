@@ -374,6 +374,7 @@ static int read_hosts(struct vim_client *c, struct vim_decoder *d, struct vim_si
         c->stats.requests += wk[i].c->stats.requests;
         c->stats.bytes_wire += wk[i].c->stats.bytes_wire;
         c->stats.bytes_xml += wk[i].c->stats.bytes_xml;
+        c->timed_out |= wk[i].c->timed_out; /* the same vCenter: one timeout is enough */
         vim_client_free(wk[i].c);
     }
     pthread_mutex_destroy(&p.lock);

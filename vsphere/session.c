@@ -392,6 +392,8 @@ static int next_page(struct page *pg, const char *token)
     if (err < 0) {
         memcpy(c->err, pf->c->err, sizeof(c->err));
         memcpy(c->fault, pf->c->fault, sizeof(c->fault));
+        /* The same vCenter: it will not answer the cancel either. */
+        c->timed_out |= pf->c->timed_out;
         r = err;
     } else {
         r = vim_parse_answer(c, answer.data ? answer.data : "", answer.len, status, 5,

@@ -1,9 +1,11 @@
 /* HTTP transport and SOAP framing for vCenter: POST envelopes with libcurl, stream the answer
  * into the XML parser, turn curl errors, HTTP statuses and SOAP faults into one clear line. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -204,6 +206,11 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
     size_t len = size * n;
 
     t->c->stats.bytes_xml += (int64_t)len;
+    if (t->c->opts.activity_ms) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        atomic_store(t->c->opts.activity_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    }
     int r = t->xml ? vim_xml_feed(t->xml, p, len) : vsl_buf_add(t->buf, p, len);
     if (r < 0) {
         t->err = r;
@@ -274,6 +281,11 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     char detail[CURL_ERROR_SIZE] = "";
     CURL *h = c->curl;
 
+    if (c->timed_out) {
+        snprintf(c->err, sizeof(c->err), "%s: timed out (no answer within %d s)", c->url,
+                 c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
+        return -VSL_ENET;
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
@@ -294,6 +306,8 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;
+    if (cc == CURLE_OPERATION_TIMEDOUT)
+        c->timed_out = 1;
     if (cc != CURLE_OK)
         return transport_error(c, cc, detail);
     return 0;

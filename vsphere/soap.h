@@ -3,6 +3,7 @@
 #ifndef VIM_SOAP_H
 #define VIM_SOAP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ struct vim_opts {
     const char *thumbprint;
     int timeout_s;       /* whole-request timeout */
     int max_objects;     /* RetrievePropertiesEx page size to ask for */
+    /* NULL, or where to store the CLOCK_MONOTONIC milliseconds at which vCenter last sent
+     * bytes on any of the poll's connections (the daemon tells a stalled vCenter by it). */
+    _Atomic int64_t *activity_ms;
 };
 
 struct vim_stats {
@@ -37,6 +41,8 @@ struct vim_client {
     char fault[128];         /* the last SOAP fault's type, e.g. "InvalidLogin" */
     struct vim_stats stats;
     int reconnected;         /* the last request went over a new connection after an old one */
+    int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
+                              * vCenter costs one timeout, not one per request left */
     unsigned char pin[32];   /* opts.thumbprint as bytes */
     char pin_seen[96];       /* the fingerprint the server showed when it did not match */
     /* Service content (owned strings). */

@@ -690,9 +690,12 @@ static void test_migration7_keeps_iscsi(void **state)
     struct db *db;
 
     raw_exec(fx->path,
-             "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL,"
+             "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
              "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             "CREATE TABLE vms (vcenter TEXT NOT NULL, moref TEXT NOT NULL,"
+             "CREATE TABLE vms (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
+             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
+             /* What version 8's page indexes need of version 1's tables. */
+             "CREATE TABLE hosts (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
              "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
              "CREATE TABLE luns (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
              "  canonical_name TEXT NOT NULL,"
