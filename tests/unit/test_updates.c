@@ -180,6 +180,14 @@ TEST(update_replaces_one_object)
     assert_int_equal(sink.vdisk(sink.ctx, &d), 0);
     /* Readers see the old rows until the commit. */
     assert_int_equal(count("SELECT count(*) FROM snapshots"), 2);
+    /* The update stages its rows without the write lock: another connection writes meanwhile
+     * at once (not after the 5 s busy timeout, nor failing with "database is locked"). */
+    struct db *other = NULL;
+    char *msg = NULL;
+    assert_int_equal(db_open(f->path, &other, &msg), 0);
+    assert_int_equal(db_poll_failed(other, "vc2", NULL, 3000, 3001, "unreachable"), 0);
+    db_close(other);
+    assert_int_equal(count("SELECT count(*) FROM polls WHERE vcenter = 'vc2'"), 1);
     assert_int_equal(db_update_commit(u), 0);
 
     assert_int_equal(count("SELECT count(*) FROM vms WHERE power_state = 'poweredOff'"), 1);
