@@ -141,6 +141,9 @@ enum MHD_Result api_db_unavailable(struct api_req *r);
 
 /* Unix milliseconds as "2026-01-31T12:00:00Z" in buf (at least 32 bytes); "" for 0. */
 const char *api_iso_time(int64_t ms, char *buf, size_t size);
+/* Sets mode, collector_version and last_full_read of vCenter s in o (a summary's vcenter entry,
+ * /readyz's); returns o. */
+json_t *api_vcenter_mode_json(const struct api_vcenter_status *s, json_t *o);
 
 /* The daemon's view of every vCenter; *out malloc'd. 0 or a negative error. */
 int api_status(struct api_req *r, struct api_vcenter_status **out, size_t *n);

@@ -29,6 +29,10 @@ struct api_vcenter_status {
     int timeout_s;           /* the configured request timeout */
     int64_t quiet_ms;        /* polling: since vCenter last sent anything (or the poll began) */
     char error[1024];        /* of the last poll, "" when it succeeded */
+    int incremental;         /* following changes with WaitForUpdatesEx since the last full read */
+    char version[64];        /* the collector version followed, "" when not following */
+    int64_t last_full_ms;    /* when the last successful full read finished, 0: never */
+    int64_t last_update_ms;  /* when the last change was applied incrementally, 0: never */
 };
 
 /* A poll in flight that has heard nothing from its vCenter for this long is "stalled". */

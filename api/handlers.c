@@ -28,6 +28,7 @@ enum MHD_Result api_h_readyz(struct api_req *r)
 
     if (rc < 0)
         return api_db_error(r, "reading the pollers' state", rc);
+    json_t *vcs = json_array();
     /* Ready is "serving what is stored"; what keeps it from being fresh is listed. */
     json_t *problems = json_array();
     char why[512];
@@ -36,6 +37,8 @@ enum MHD_Result api_h_readyz(struct api_req *r)
         if (!st[i].polled_once)
             snprintf(waiting + used, sizeof(waiting) - used, "%s%s", used ? ", " : "",
                      st[i].name);
+        json_array_append_new(vcs, api_vcenter_mode_json(&st[i],
+                                                         json_pack("{s:s}", "name", st[i].name)));
         if (api_stalled(&st[i]))
             json_array_append_new(
                 problems, json_sprintf("vcenter %s: stalled: no answer for %lld s (timeout %d s)",
@@ -52,12 +55,14 @@ enum MHD_Result api_h_readyz(struct api_req *r)
                                            "read-only",
                                            why));
     if (waiting[0]) {
+        json_decref(vcs);
         json_decref(problems);
         return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "not_ready",
                                  "waiting for the first poll of: %s", waiting);
     }
     return api_respond_json(r, MHD_HTTP_OK,
-                            json_pack("{s:s,s:o}", "status", "ready", "problems", problems));
+                            json_pack("{s:s,s:o,s:o}", "status", "ready", "vcenters", vcs,
+                                      "problems", problems));
 }
 
 static int check_enum(struct api_req *r, const char *name, const char *v,

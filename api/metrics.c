@@ -99,6 +99,8 @@ enum vc_gauge {
     VC_AGE,
     VC_LAST_SUCCESS,
     VC_INTERVAL,
+    VC_MODE,
+    VC_LAST_FULL,
 };
 
 static const struct {
@@ -118,6 +120,11 @@ static const struct {
     /* Alerting compares the age of the last success with the interval (dist/prometheus). */
     [VC_INTERVAL] = {"vslint_poll_interval_seconds",
                      "Configured seconds between polls of each vCenter."},
+    [VC_MODE] = {"vslint_poll_mode",
+                 "1 while a vCenter's changes are followed with WaitForUpdatesEx (incremental), "
+                 "0 when it is read in full at every poll."},
+    [VC_LAST_FULL] = {"vslint_last_full_read_timestamp_seconds",
+                      "Unix time of the last successful full read of each vCenter."},
 };
 
 /* Gauge g of vCenter s at now (unix ms); *has = 0 leaves the vCenter out: a value it never had
@@ -127,6 +134,7 @@ static double vc_value(enum vc_gauge g, const struct api_vcenter_status *s, int6
 {
     *has = g == VC_DURATION || g == VC_SUCCESS ? s->last_finished_ms != 0
            : g == VC_AGE || g == VC_LAST_SUCCESS ? s->last_success_ms != 0
+           : g == VC_LAST_FULL                   ? s->last_full_ms != 0
                                                  : 1;
     switch (g) {
     case VC_DURATION: return (double)s->last_duration_ms / 1000.0;
@@ -136,6 +144,8 @@ static double vc_value(enum vc_gauge g, const struct api_vcenter_status *s, int6
     case VC_AGE: return (double)(now - s->last_success_ms) / 1000.0;
     case VC_LAST_SUCCESS: return (double)s->last_success_ms / 1000.0;
     case VC_INTERVAL: return s->interval_s;
+    case VC_MODE: return s->incremental;
+    case VC_LAST_FULL: return (double)s->last_full_ms / 1000.0;
     }
     return 0;
 }

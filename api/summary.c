@@ -42,6 +42,19 @@ int api_counts(struct db *db, const char *vcenter, json_t **counts, int64_t objs
     return 0;
 }
 
+json_t *api_vcenter_mode_json(const struct api_vcenter_status *s, json_t *o)
+{
+    char t[32];
+
+    json_object_set_new(o, "mode", json_string(s->incremental ? "incremental" : "full"));
+    json_object_set_new(o, "collector_version", s->incremental ? json_string(s->version)
+                                                               : json_null());
+    json_object_set_new(o, "last_full_read",
+                        s->last_full_ms ? json_string(api_iso_time(s->last_full_ms, t, sizeof(t)))
+                                        : json_null());
+    return o;
+}
+
 static json_t *vcenter_json(const struct api_vcenter_status *s)
 {
     char t[32], t2[32];
@@ -69,6 +82,7 @@ static json_t *vcenter_json(const struct api_vcenter_status *s)
                         s->last_success_ms ? json_string(api_iso_time(s->last_success_ms, t,
                                                                       sizeof(t)))
                                            : json_null());
+    api_vcenter_mode_json(s, o);
     json_object_set_new(o, "next_poll",
                         s->next_poll_ms ? json_string(api_iso_time(s->next_poll_ms, t, sizeof(t)))
                                         : json_null());

@@ -100,6 +100,15 @@ static const struct opt options[] = {
      "poll once this long has passed: the poll's other requests are not tried."},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
      "Objects per property-collector page."},
+    {SECT_VCENTER, "incremental", OPT_BOOL, VC(incremental), 0, 1, "false",
+     "true: after a full read, vslint serve follows the vCenter's changes with WaitForUpdatesEx "
+     "and re-reads only the objects that changed (a changed host with its per-host reads); a "
+     "full read again on an invalid collector version, a lost session, POST /api/v1/polls and "
+     "every full_every seconds."},
+    {SECT_VCENTER, "full_every", OPT_INT, VC(full_every_s), 60, 31536000, "86400",
+     "With incremental = true: seconds between full reads, the safety net that also re-reads "
+     "what the property collector cannot follow (alarms, folders, the per-host reads of hosts "
+     "that did not change)."},
     {SECT_ARRAY, "type", OPT_ARRAYTYPE, VC(type), 0, 0, NULL,
      "Required. The kind of array: unity (Dell EMC Unity, read through the Unisphere Management "
      "REST API). vslint reads its pools and LUNs and ties them to the datastores they back."},

@@ -25,6 +25,8 @@ struct vsl_vcenter_conf {
     int interval_s;      /* poll interval for `vslint serve` */
     int timeout_s;       /* per-request timeout */
     int max_objects;     /* RetrievePropertiesEx page size asked for */
+    int incremental;     /* follow changes with WaitForUpdatesEx between full reads */
+    int full_every_s;    /* with incremental: seconds between full reads */
     int line;            /* where the section starts, for messages */
 };
 

@@ -8,9 +8,13 @@
 #include "arrays/unity.h"
 #include "daemon/poll.h"
 #include "util/err.h"
+#include <stdlib.h>
+
+#include "db/update.h"
 #include "util/log.h"
 #include "vsphere/collect.h"
 #include "vsphere/session.h"
+#include "vsphere/updates.h"
 
 int64_t vsl_now_ms(void)
 {
@@ -68,13 +72,26 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
     return r;
 }
 
-int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
+/* The session kept between a full read and the incremental rounds that follow it. */
+struct vsl_follow {
+    struct vim_client *c;
+    struct vim_watch w;
+};
+
+static void client_stats(const struct vim_client *c, struct vsl_poll_result *res)
 {
-    return vsl_poll_watched(db, vc, NULL, res);
+    res->requests = c->stats.requests;
+    res->bytes_wire = c->stats.bytes_wire;
+    res->bytes_xml = c->stats.bytes_xml;
 }
 
-int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
-                     _Atomic int64_t *activity_ms, struct vsl_poll_result *res)
+int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
+{
+    return vsl_poll_full(db, vc, NULL, res, NULL);
+}
+
+int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
+                  struct vsl_poll_result *res, struct vsl_follow **follow)
 {
     struct vim_opts opts = {
         .activity_ms = activity_ms,
@@ -110,6 +127,19 @@ int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
     r = login(c, vc, res->error, sizeof(res->error));
     if (r < 0)
         goto out;
+    struct vsl_follow *f = NULL;
+    if (follow && !(f = calloc(1, sizeof(*f)))) {
+        r = -ENOMEM;
+        goto out;
+    }
+    /* The filter comes first: a change made during the read is then delivered by the first
+     * round after it (and applied again, which changes nothing), never lost between the two. */
+    if (f && vim_watch_start(c, &f->w) < 0) {
+        log_warnx("vcenter %s: cannot follow changes (%s); polling in full every %d s",
+                  vc->name, vim_client_error(c), vc->interval_s);
+        free(f);
+        f = NULL;
+    }
     r = collect_once(db, c, vc, res);
     /* Once: a second expiry or interruption in a row is reported, not chased. */
     if (r == -VSL_ENOAUTH) {
@@ -121,19 +151,114 @@ int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
         log_info("vcenter %s: %s; polling again", vc->name, vim_client_error(c));
         r = collect_once(db, c, vc, res);
     }
+    if (r == 0 && f) {
+        res->duration_ms = vsl_monotonic_ms() - t0;
+        client_stats(c, res);
+        res->ok = 1;
+        f->c = c;
+        *follow = f;
+        return 0;
+    }
+    if (f) {
+        vim_watch_stop(c, &f->w);
+        free(f);
+    }
     if (r == 0)
         vim_logout(c);
 out:
     res->duration_ms = vsl_monotonic_ms() - t0;
-    if (c) {
-        res->requests = c->stats.requests;
-        res->bytes_wire = c->stats.bytes_wire;
-        res->bytes_xml = c->stats.bytes_xml;
-    }
+    if (c)
+        client_stats(c, res);
     res->ok = r == 0;
     if (r < 0)
         db_poll_failed(db, vc->name, vc->url, res->started_ms, vsl_now_ms(), res->error);
     vim_client_free(c);
+    return r;
+}
+
+const char *vsl_follow_version(const struct vsl_follow *f)
+{
+    return f && f->w.version ? f->w.version : "";
+}
+
+void vsl_follow_free(struct vsl_follow *f)
+{
+    if (!f)
+        return;
+    vim_watch_stop(f->c, &f->w);
+    vim_logout(f->c);
+    vim_client_free(f->c);
+    free(f);
+}
+
+/* Applies cs in one transaction: every changed object's rows go, the entered and modified ones
+ * are read again by moref (with the per-host reads of the hosts among them). */
+static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vim_client *c,
+                         const struct vim_changes *cs, struct vsl_poll_result *res)
+{
+    struct db_snapshot *u = NULL;
+    struct vim_sink sink;
+    int r = db_update_begin(db, vc->name, &u, &sink);
+
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                 vsl_strerror(r));
+        res->db_err = r;
+        return r;
+    }
+    for (size_t i = 0; i < cs->n && r == 0; i++) {
+        r = db_update_forget(u, cs->v[i].type, cs->v[i].moref);
+        if (r < 0)
+            snprintf(res->error, sizeof(res->error), "cannot update %s %s: %s", cs->v[i].type,
+                     cs->v[i].moref, vsl_strerror(r));
+    }
+    if (r == 0) {
+        r = vim_collect_changes(c, cs, &sink);
+        if (r < 0)
+            snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
+    }
+    if (r < 0) {
+        db_snapshot_abort(u);
+        return r;
+    }
+    r = db_update_commit(u);
+    if (r < 0) {
+        snprintf(res->error, sizeof(res->error), "cannot commit the changes: %s",
+                 vsl_strerror(r));
+        res->db_err = r;
+    }
+    return r;
+}
+
+int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
+                     int max_wait_s, struct vsl_poll_result *res, size_t *changes)
+{
+    struct vim_changes cs = {0};
+    struct vim_stats before = f->c->stats;
+    int64_t t0 = vsl_monotonic_ms();
+    int r;
+
+    memset(res, 0, sizeof(*res));
+    *changes = 0;
+    res->started_ms = vsl_now_ms();
+    r = vim_watch_wait(f->c, &f->w, max_wait_s, &cs);
+    if (r < 0)
+        snprintf(res->error, sizeof(res->error), "%s", vim_client_error(f->c));
+    /* The round's cost is from the answer on: the wait itself costs vCenter nothing. */
+    int64_t t1 = vsl_monotonic_ms();
+    if (r == 0 && cs.n > 0) {
+        log_debug("vcenter %s: %zu objects changed (version %s) after %lld ms", vc->name, cs.n,
+                  vsl_follow_version(f), (long long)(t1 - t0));
+        r = apply_changes(db, vc, f->c, &cs, res);
+    }
+    *changes = cs.n;
+    vim_changes_free(&cs);
+    res->duration_ms = vsl_monotonic_ms() - t1;
+    client_stats(f->c, res);
+    res->requests -= before.requests;
+    res->bytes_wire -= before.bytes_wire;
+    res->bytes_xml -= before.bytes_xml;
+    res->ok = r == 0;
     return r;
 }
 

@@ -22,9 +22,30 @@ struct vsl_poll_result {
 /* Returns 0 on success or a negative error; res describes the outcome either way and the
  * failure is recorded in the database (the previous snapshot stays). */
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res);
-/* The same, storing in *activity_ms (CLOCK_MONOTONIC ms) when vCenter last sent anything. */
-int vsl_poll_watched(struct db *db, const struct vsl_vcenter_conf *vc,
-                     _Atomic int64_t *activity_ms, struct vsl_poll_result *res);
+/* A vCenter followed with WaitForUpdatesEx between full reads: its session and filter. */
+struct vsl_follow;
+
+/* vsl_poll(), storing in *activity_ms (if not NULL; CLOCK_MONOTONIC ms) when vCenter last sent
+ * anything, on this session and, if followed, on the rounds of vsl_poll_changes(). With follow
+ * not NULL, a filter on the vCenter's changes is created before the read and, when both
+ * succeed, *follow keeps the logged-in session for vsl_poll_changes(). A server that refuses
+ * the filter is polled in full (logged) and *follow stays NULL. res->db_err is set when the
+ * database could not be written. */
+int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
+                  struct vsl_poll_result *res, struct vsl_follow **follow);
+/* One WaitForUpdatesEx round of at most max_wait_s seconds (and the rounds a truncated answer
+ * calls for); the objects that changed (*changes of them) are re-read and replaced in one
+ * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free
+ * f and read everything again; res->error says why. res->duration_ms is the time from the
+ * answer to the commit; the byte counts include the wait's answer. The poll history is not
+ * written. res->db_err is set when the changes could not be written to the database (f is
+ * still usable then, but the stored snapshot misses the round's changes). */
+int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
+                     int max_wait_s, struct vsl_poll_result *res, size_t *changes);
+/* The collector version f follows from ("" before the first). */
+const char *vsl_follow_version(const struct vsl_follow *f);
+/* Destroys the filter, logs out. NULL is a no-op. */
+void vsl_follow_free(struct vsl_follow *f);
 
 /* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
  * LUNs into a snapshot stored under its name, log out. */

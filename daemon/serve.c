@@ -39,7 +39,11 @@ struct poller {
     int reevaluate;                    /* after a reload: run the new checks on the snapshot */
     int stop;
     int running;                       /* the thread has not finished */
-    _Atomic int64_t activity_ms;       /* when its vCenter last sent anything (monotonic) */
+    struct vsl_follow *follow;         /* incremental: the session following changes, or NULL */
+    int64_t full_due_mono_ms;          /* incremental: when the next full read is due */
+    int in_round;                      /* under sv->mu: a WaitForUpdatesEx round is in flight */
+    /* When its vCenter last sent anything (monotonic); in a round, when its answer is due. */
+    _Atomic int64_t activity_ms;
     pthread_t thread;
 };
 
@@ -139,27 +143,26 @@ static void poll_once(struct poller *p, struct db *db)
 
     /* The configuration's, as of the last reload. */
     db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
-    if (p->vc->type) {
+    vsl_follow_free(p->follow);
+    p->follow = NULL;
+    if (p->vc->type)
         vsl_array_poll(db, p->vc, &res);
-        if (res.db_err)
-            set_db_state(sv, res.error);
-        else if (res.ok)
-            set_db_state(sv, NULL);
-        if (res.ok) {
+    else
+        vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (res.ok)
+        set_db_state(sv, NULL);
+    if (res.ok) {
+        /* An array's pools change every vCenter's estate: all of them are judged again. */
+        if (p->vc->type)
             evaluate_vcenters(sv, db);
-            db_checkpoint(db);
-        }
-    } else {
-        vsl_poll_watched(db, p->vc, &p->activity_ms, &res);
-        if (res.db_err)
-            set_db_state(sv, res.error);
-        else if (res.ok)
-            set_db_state(sv, NULL);
-        if (res.ok) {
+        else
             evaluate(p, db, everr, sizeof(everr));
-            db_checkpoint(db);
-        }
+        db_checkpoint(db);
     }
+    if (p->follow)
+        p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
     pthread_mutex_lock(&sv->mu);
     struct api_vcenter_status *s = &p->st;
@@ -177,6 +180,9 @@ static void poll_once(struct poller *p, struct db *db)
         s->failures = 0;
         s->backoff_s = 0;
         s->stale = 0;
+        s->last_full_ms = now;
+        s->incremental = p->follow != NULL;
+        snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
         snprintf(s->error, sizeof(s->error), "%s", everr);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
     } else {
@@ -190,6 +196,63 @@ static void poll_once(struct poller *p, struct db *db)
                   s->backoff_s);
     }
     s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
+    pthread_mutex_unlock(&sv->mu);
+}
+
+/* Rounds of WaitForUpdatesEx short enough for SIGTERM and SIGHUP (which wait for the poller)
+ * to stay responsive, and within the request timeout. */
+#define FOLLOW_WAIT_S 5
+
+/* One incremental round; on failure the session is dropped and a full read is due at once. */
+static void follow_once(struct poller *p, struct db *db)
+{
+    struct serve *sv = p->sv;
+    struct vsl_poll_result res;
+    char everr[1024] = "";
+    size_t changes = 0;
+    int wait_s = p->vc->timeout_s > FOLLOW_WAIT_S + 1 ? FOLLOW_WAIT_S : p->vc->timeout_s / 2;
+
+    /* The vCenter may rightly say nothing for wait_s: it is stalled only when silent past that
+     * (hook_status() reports the round as a poll in flight from then on). */
+    pthread_mutex_lock(&sv->mu);
+    p->in_round = 1;
+    atomic_store(&p->activity_ms, vsl_monotonic_ms() + (int64_t)wait_s * 1000);
+    pthread_mutex_unlock(&sv->mu);
+    int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
+
+    /* A round whose changes could not be stored is a database error like a full poll's; the
+     * next round or full read that commits clears it. */
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (r == 0 && changes > 0)
+        set_db_state(sv, NULL);
+    if (r == 0 && changes > 0) {
+        evaluate(p, db, everr, sizeof(everr));
+        db_checkpoint(db);
+    }
+    pthread_mutex_lock(&sv->mu);
+    p->in_round = 0;
+    struct api_vcenter_status *s = &p->st;
+    if (r < 0) {
+        log_info("vcenter %s: following changes failed (%s); reading everything again",
+                 p->vc->name, res.error);
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+        s->incremental = 0;
+        s->version[0] = '\0';
+        p->next_mono_ms = vsl_monotonic_ms();
+    } else {
+        snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
+        if (changes > 0) {
+            int64_t now = vsl_now_ms();
+            log_info("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
+                     p->vc->name, changes, (long long)res.duration_ms,
+                     (long long)res.bytes_wire);
+            s->last_update_ms = now;
+            s->last_success_ms = now;
+            snprintf(s->error, sizeof(s->error), "%s", everr);
+        }
+    }
     pthread_mutex_unlock(&sv->mu);
 }
 
@@ -209,6 +272,15 @@ static void *poller_main(void *arg)
     msg = NULL;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
+        if (p->follow && !p->stop && !p->want_poll && vsl_monotonic_ms() < p->full_due_mono_ms) {
+            pthread_mutex_unlock(&sv->mu);
+            follow_once(p, db);
+            pthread_mutex_lock(&sv->mu);
+            if (p->follow)
+                continue;
+        }
+        if (p->follow)
+            p->next_mono_ms = vsl_monotonic_ms(); /* the full read is due */
         while (!p->stop && !p->want_poll && vsl_monotonic_ms() < p->next_mono_ms) {
             struct timespec ts;
             deadline(&ts, p->next_mono_ms);
@@ -242,9 +314,12 @@ static void *poller_main(void *arg)
         poll_once(p, db);
         pthread_mutex_lock(&sv->mu);
     }
+    struct vsl_follow *f = p->follow; /* p may be freed once running is 0 */
+    p->follow = NULL;
     p->running = 0;
     pthread_cond_broadcast(&sv->cv);
     pthread_mutex_unlock(&sv->mu);
+    vsl_follow_free(f);
     db_close(db);
     return NULL;
 }
@@ -357,7 +432,13 @@ static int hook_status(void *ctx, struct api_vcenter_status **out, size_t *n)
     for (size_t i = 0; *out && i < sv->n; i++) {
         const struct poller *p = &sv->pollers[i];
         (*out)[i] = p->st;
-        (*out)[i].quiet_ms = p->st.polling ? now - atomic_load(&p->activity_ms) : 0;
+        int64_t quiet = now - atomic_load(&p->activity_ms);
+        (*out)[i].quiet_ms = p->st.polling ? quiet : 0;
+        /* A follow round past its wait and the stall delay: shown as a stalled poll. */
+        if (p->in_round && !p->st.polling && quiet >= API_STALL_MS) {
+            (*out)[i].polling = 1;
+            (*out)[i].quiet_ms = quiet;
+        }
     }
     pthread_mutex_unlock(&sv->mu);
     return *out ? 0 : -ENOMEM;
@@ -450,6 +531,11 @@ static int make_pollers(struct serve *sv, struct vsl_config *cfg, const struct p
             p->st = old[j].st;
             p->st.polling = 0;
             p->next_mono_ms = old[j].next_mono_ms;
+            /* A follower's session ended with its thread: a full read starts following again. */
+            if (p->st.incremental)
+                p->next_mono_ms = now_mono;
+            p->st.incremental = 0;
+            p->st.version[0] = '\0';
             p->want_poll = old[j].want_poll;
             p->reevaluate = old[j].st.last_success_ms != 0;
         }

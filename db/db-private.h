@@ -28,6 +28,7 @@ struct db {
     sqlite3_stmt *ins[T_NTABLES];  /* into the staging table */
     sqlite3_stmt *del[T_NTABLES];  /* the vCenter's previous rows */
     sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
+    sqlite3_stmt *copy_keep[T_NTABLES]; /* the same, replacing rows of the same key (updates) */
     sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
     /* The inventory pages' statements (db/pages.c), prepared on first use: [kind][filtered by
      * vCenter][part], and the counts [kind]. All owned. */
@@ -56,6 +57,21 @@ struct db {
  * them at t_ms, and thins and ages out its history (db/capacity.c); inside the snapshot's
  * transaction, before the poll is recorded (prev_ms: the previous successful poll, 0 if none). */
 int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t prev_ms);
+
+/* db_snapshot_begin(), which keep = 1 turns into an update that removes nothing by itself:
+ * the rows still go to the staging tables, and db_snapshot_apply() removes the rows of the
+ * objects noted with db_snapshot_note() and adds the staged ones (db/update.c). Ended by
+ * db_snapshot_abort() or, for keep = 1, by db_snapshot_apply(). */
+struct db_snapshot;
+struct vim_sink;
+int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
+                     struct db_snapshot **out, struct vim_sink *sink);
+/* Records (tag, key) for db_snapshot_apply(); nothing is removed yet. */
+int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key);
+/* Under BEGIN IMMEDIATE: forget() for each note, in order, then the staged rows copied in
+ * (INSERT OR REPLACE), COMMIT; the staging tables emptied. On failure rolls back. Frees snap. */
+int db_snapshot_apply(struct db_snapshot *snap,
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key));
 
 /* How long a connection waits for a lock another holds before SQLITE_BUSY. */
 #define DB_BUSY_MS 5000

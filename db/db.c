@@ -20,6 +20,12 @@ struct db_snapshot {
     char *vcenter; /* owned */
     char *url;     /* owned, may be NULL */
     const char *kind; /* static: NULL for a vCenter, "unity" for an array */
+    int keep;      /* an update: the copy removes nothing, the noted objects' rows go first */
+    struct {
+        int tag;
+        char *key;
+    } *notes; /* owned: what db_snapshot_note() recorded, for db_snapshot_apply() */
+    size_t nnotes, cap;
 };
 
 /* The table each counted kind is counted in. */
@@ -100,11 +106,12 @@ static int insert_sql(enum db_table t, struct vsl_buf *sql)
     return r;
 }
 
-/* From the staging table into the table (whose rows of that vCenter are gone by then). */
-static int copy_sql(enum db_table t, struct vsl_buf *sql)
+/* From the staging table into the table (whose rows of that vCenter are gone by then); an
+ * update's copy replaces a row of the same key instead. */
+static int copy_sql_with(enum db_table t, struct vsl_buf *sql, const char *verb)
 {
     const char *name = db_table_name(t);
-    int r = vsl_buf_printf(sql, "INSERT INTO main.%s (", name);
+    int r = vsl_buf_printf(sql, "%s INTO main.%s (", verb, name);
 
     if (r == 0)
         r = add_columns(sql, t);
@@ -115,6 +122,16 @@ static int copy_sql(enum db_table t, struct vsl_buf *sql)
     if (r == 0)
         r = vsl_buf_printf(sql, " FROM temp." DB_STAGE_PREFIX "%s", name);
     return r;
+}
+
+static int copy_sql(enum db_table t, struct vsl_buf *sql)
+{
+    return copy_sql_with(t, sql, "INSERT");
+}
+
+static int copy_keep_sql(enum db_table t, struct vsl_buf *sql)
+{
+    return copy_sql_with(t, sql, "INSERT OR REPLACE");
 }
 
 /* Prepares *st from the SQL that make() builds for table t, once per connection. */
@@ -383,6 +400,7 @@ void db_close(struct db *db)
         sqlite3_finalize(db->ins[i]);
         sqlite3_finalize(db->del[i]);
         sqlite3_finalize(db->copy[i]);
+        sqlite3_finalize(db->copy_keep[i]);
         sqlite3_finalize(db->clr[i]);
     }
     db_stmt_free(db);
@@ -403,6 +421,9 @@ static void snapshot_free(struct db_snapshot *snap)
     snap->db->in_snapshot = 0;
     free(snap->vcenter);
     free(snap->url);
+    for (size_t i = 0; i < snap->nnotes; i++)
+        free(snap->notes[i].key);
+    free(snap->notes);
     free(snap);
 }
 
@@ -444,6 +465,12 @@ static void stage_clear(struct db *db)
 int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struct db_snapshot **out,
                       struct vim_sink *sink)
 {
+    return db_snapshot_open(db, vcenter, url, 0, out, sink);
+}
+
+int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
+                     struct db_snapshot **out, struct vim_sink *sink)
+{
     struct db_snapshot *snap;
     int r;
 
@@ -473,6 +500,7 @@ int db_snapshot_begin(struct db *db, const char *vcenter, const char *url, struc
         goto fail;
     db->in_snapshot = 1;
 
+    snap->keep = keep;
 #define SINK(ENUM, table, sink, est, since, rowid) .sink = put_##sink,
     *sink = (struct vim_sink){.ctx = snap, DB_INVENTORY_TABLES(SINK)};
 #undef SINK
@@ -509,7 +537,8 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
 }
 
 /* Inside the write transaction: replaces the vCenter's rows of every table with the staged
- * ones. The previous snapshot goes in the same transaction: readers see it until commit. */
+ * ones. The previous snapshot goes in the same transaction: readers see it until commit. An
+ * update (snap->keep) removes nothing: it adds the staged rows, replacing those of the same key. */
 static int copy_staged(struct db_snapshot *snap)
 {
     struct db *db = snap->db;
@@ -517,6 +546,12 @@ static int copy_staged(struct db_snapshot *snap)
     int i, r = 0;
 
     for (i = 0; i < T_NTABLES && r == 0; i++) {
+        if (snap->keep) {
+            r = prepare_built(db, &db->copy_keep[i], i, copy_keep_sql);
+            if (r == 0)
+                r = step_done(db, db->copy_keep[i]);
+            continue;
+        }
         snprintf(sql, sizeof(sql), "DELETE FROM main.%s WHERE vcenter = ?1", db_table_name(i));
         r = prepare(db, &db->del[i], sql);
         if (r == 0 && sqlite3_bind_text(db->del[i], 1, snap->vcenter, -1, SQLITE_TRANSIENT) !=
@@ -698,6 +733,56 @@ fail:
     free(cj);
     db_snapshot_abort(snap);
     return r;
+}
+
+int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key)
+{
+    assert(snap && snap->keep && key);
+    if (snap->nnotes == snap->cap) {
+        size_t cap = snap->cap ? 2 * snap->cap : 16;
+        void *p = realloc(snap->notes, cap * sizeof(*snap->notes));
+        if (!p)
+            return -ENOMEM;
+        snap->notes = p;
+        snap->cap = cap;
+    }
+    snap->notes[snap->nnotes].key = strdup(key);
+    if (!snap->notes[snap->nnotes].key)
+        return -ENOMEM;
+    snap->notes[snap->nnotes++].tag = tag;
+    return 0;
+}
+
+int db_snapshot_apply(struct db_snapshot *snap,
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key))
+{
+    struct timespec t0, t1;
+    int r;
+
+    assert(snap && snap->keep && forget);
+    /* As in db_snapshot_commit(): the staging ends, the write lock lasts as long as the
+     * removals and the copy. */
+    r = exec(snap->db, "COMMIT");
+    if (r == 0)
+        r = exec(snap->db, "BEGIN IMMEDIATE");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < snap->nnotes && r == 0; i++)
+        r = forget(snap->db, snap->vcenter, snap->notes[i].tag, snap->notes[i].key);
+    if (r == 0)
+        r = copy_staged(snap);
+    if (r == 0)
+        r = exec(snap->db, "COMMIT");
+    if (r < 0) {
+        db_snapshot_abort(snap);
+        return r;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    log_debug("db: update of %s (%zu objects): write lock held %.3f s", snap->vcenter,
+              snap->nnotes,
+              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    stage_clear(snap->db);
+    snapshot_free(snap);
+    return 0;
 }
 
 void db_snapshot_abort(struct db_snapshot *snap)

@@ -18,6 +18,7 @@ static const char *const messages[] = {
     [VSL_EPROTO - VSL_EBASE] = "protocol error",
     [VSL_ENOTFOUND - VSL_EBASE] = "not found",
     [VSL_ERETRY - VSL_EBASE] = "interrupted read, to be retried",
+    [VSL_EVERSION - VSL_EBASE] = "the collector version is no longer valid",
 };
 
 const char *vsl_strerror(int err)

@@ -18,6 +18,7 @@ enum vsl_err {
     VSL_EPROTO,    /* the server answered with something we do not understand */
     VSL_ENOTFOUND, /* no such object */
     VSL_ERETRY,    /* a paged read may have lost a page: run the poll again */
+    VSL_EVERSION,  /* the property collector version is no longer valid: read everything */
     VSL_EMAX
 };
 

@@ -15,6 +15,7 @@
 #include "vsphere/collect.h"
 #include "vsphere/decode.h"
 #include "vsphere/session.h"
+#include "vsphere/updates.h"
 
 /* The host advanced options the checks read. */
 static const char *const host_option_names[] = {"VMFS3.EnableBlockDelete"};
@@ -405,6 +406,30 @@ int vim_collect(struct vim_client *c, struct vim_sink *sink)
     if (r == 0)
         r = vim_collect_alarms(c, sink);
     vim_decoder_free(&d);
+    return r;
+}
+
+int vim_collect_changes(struct vim_client *c, const struct vim_changes *cs, struct vim_sink *sink)
+{
+    struct vim_decoder d = {.sink = sink};
+    const char **morefs = calloc(cs->n ? cs->n : 1, sizeof(*morefs));
+    int r = morefs ? 0 : -ENOMEM;
+
+    /* Every read of a changed type, the containers' included (a datastore cluster's entity). */
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]) && r == 0; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < cs->n; j++)
+            if (cs->v[j].kind != VIM_CHANGE_LEAVE && !strcmp(cs->v[j].type, reads[i].type))
+                morefs[n++] = cs->v[j].moref;
+        struct read_ctx rc = {.d = &d, .decode = reads[i].decode};
+        if (n > 0)
+            r = vim_retrieve_objects(c, reads[i].type, morefs, n, reads[i].paths, on_object, &rc);
+    }
+    /* The hosts re-read are the ones whose configuration changed: their per-host reads too. */
+    if (r == 0)
+        r = read_hosts(c, &d, sink);
+    vim_decoder_free(&d);
+    free(morefs);
     return r;
 }
 

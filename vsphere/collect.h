@@ -12,6 +12,12 @@
  * reported as a gap row and the poll goes on. */
 int vim_collect(struct vim_client *c, struct vim_sink *sink);
 
+/* Re-reads the objects that entered or changed in cs (leaving ones are the caller's to
+ * remove), by moref with one RetrievePropertiesEx per type, with the poll's paths and decoders,
+ * and runs the per-host reads of the hosts among them. Same errors as vim_collect(). */
+struct vim_changes;
+int vim_collect_changes(struct vim_client *c, const struct vim_changes *cs, struct vim_sink *sink);
+
 /* Whether error r ends a poll (session lost, network, TLS, memory, an answer too big); any
  * other failure of a read is a gap in the snapshot. */
 int vim_poll_fatal(int r);

@@ -24,12 +24,21 @@ class Responder:
     def __init__(self, binary, args, what, workdir=None):
         self.workdir = workdir or tempfile.mkdtemp(prefix='vslint-sim-')
         self.truth_path = os.path.join(self.workdir, 'truth-%s.json' % os.getpid())
-        self.proc = subprocess.Popen([binary, '-truth', self.truth_path] + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Its log goes to a file: a pipe nobody reads fills up (the simulator logs every
+        # WaitForUpdatesEx round) and then blocks the simulator.
+        self.log_path = os.path.join(self.workdir, 'log-%s.txt' % os.getpid())
+        with open(self.log_path, 'w') as log:
+            self.proc = subprocess.Popen([binary, '-truth', self.truth_path] + list(args),
+                                         stdout=subprocess.PIPE, stderr=log, text=True)
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith('http'):
-            err = self.proc.stderr.read()
-            raise RuntimeError('%s did not start: %r %s' % (what, self.url, err[-2000:]))
+            self.proc.wait()
+            raise RuntimeError('%s did not start: %r %s' % (what, self.url, self.log()[-2000:]))
+
+    def log(self):
+        """What the simulator logged so far."""
+        with open(self.log_path, errors='replace') as f:
+            return f.read()
 
     def truth(self):
         with open(self.truth_path) as f:
@@ -100,6 +109,25 @@ class UnitySim:
 
     def __exit__(self, *exc):
         self.stop()
+
+    def control(self, what, **params):
+        """POST /vslint-sim/WHAT?params (tests/sim/control.go): changes the running estate."""
+        import urllib.parse
+        import urllib.request
+        req = urllib.request.Request('%s/vslint-sim/%s?%s' % (
+            self.url.rsplit('/sdk', 1)[0], what, urllib.parse.urlencode(params)),
+            method='POST', data=b'')
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 204
+
+    def stats(self):
+        """GET /vslint-sim/stats: the RetrievePropertiesEx calls over a ContainerView
+        (retrieve_view: full reads) and over objects by moref (retrieve_objects)."""
+        import json
+        import urllib.request
+        with urllib.request.urlopen(self.url.rsplit('/sdk', 1)[0] + '/vslint-sim/stats',
+                                    timeout=30) as r:
+            return json.loads(r.read())
 
 
 class Workspace:

@@ -47,6 +47,26 @@ func expireNow(ctx *simulator.Context) *soap.Fault {
 	return simulator.Fault("The session is not authenticated.", &types.NotAuthenticated{})
 }
 
+// retrieveStats counts RetrievePropertiesEx calls by what they name: a
+// ContainerView (what a full read of vslint does, one per type) or objects by
+// moref (what an incremental round re-reads). GET /vslint-sim/stats answers
+// them, so a test can tell a full read from an incremental one.
+var retrieveStats struct {
+	view, objects int64
+}
+
+func countRetrieve(r *types.RetrievePropertiesEx) {
+	for _, spec := range r.SpecSet {
+		for _, os := range spec.ObjectSet {
+			if os.Obj.Type == "ContainerView" {
+				atomic.AddInt64(&retrieveStats.view, 1)
+				return
+			}
+		}
+	}
+	atomic.AddInt64(&retrieveStats.objects, 1)
+}
+
 // serverPageSize is the -page-size flag: the server-side cap on objects per
 // page (0 = no cap).
 var serverPageSize = 100
@@ -103,6 +123,7 @@ func (pc *PagingCollector) RetrievePropertiesEx(ctx *simulator.Context, r *types
 	if f := expireNow(ctx); f != nil {
 		return &methods.RetrievePropertiesExBody{Fault_: f}
 	}
+	countRetrieve(r)
 	res := pc.PropertyCollector.RetrievePropertiesEx(ctx, r)
 	body, ok := res.(*methods.RetrievePropertiesExBody)
 	if !ok || body.Fault_ != nil || body.Res == nil || body.Res.Returnval == nil {

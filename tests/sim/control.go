@@ -8,16 +8,24 @@ package main
 //	POST /vslint-sim/datastore?name=ds-clean-01&free=BYTES[&capacity=BYTES]
 //	    (a datastore filling up, freed, or grown; its datastore cluster's sums follow)
 //	    or &free_pct=N (free space as a percentage of the capacity, e.g. 5)
+//	POST /vslint-sim/host?name=esx-san-1&vnic=vmk1&mtu=9000 (a vmknic's MTU)
+//	POST /vslint-sim/sessions (every session ends, as when vCenter restarts)
+//	POST /vslint-sim/collector-version (the next WaitForUpdatesEx answers an
+//	    InvalidCollectorVersion fault, as after a vCenter restart or failover)
+//	GET  /vslint-sim/stats: {"retrieve_view": N, "retrieve_objects": N}, the
+//	    RetrievePropertiesEx calls over a ContainerView and over objects by moref
 //
 // Answers 204 on success, 400 with a one-line reason otherwise. Changes go
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
@@ -71,6 +79,33 @@ func controlHost(r *http.Request) error {
 		})
 	default:
 		return fmt.Errorf("connection must be connected, disconnected or notResponding, not %q", v)
+	}
+	if dev := r.FormValue("vnic"); dev != "" {
+		mtu, err := strconv.Atoi(r.FormValue("mtu"))
+		if err != nil || mtu < 576 || mtu > 9000 {
+			return fmt.Errorf("mtu must be a number from 576 to 9000, not %q", r.FormValue("mtu"))
+		}
+		found := false
+		simulator.Map.WithLock(h, func() {
+			if h.Config == nil || h.Config.Network == nil {
+				return
+			}
+			vnics := append([]types.HostVirtualNic(nil), h.Config.Network.Vnic...)
+			for i := range vnics {
+				if vnics[i].Device == dev {
+					spec := vnics[i].Spec
+					spec.Mtu = int32(mtu)
+					vnics[i].Spec = spec
+					found = true
+				}
+			}
+			if found {
+				simulator.Map.Update(h, []types.PropertyChange{{Name: "config.network.vnic", Val: vnics}})
+			}
+		})
+		if !found {
+			return fmt.Errorf("host %q has no vmknic %q", name, dev)
+		}
 	}
 	return nil
 }
@@ -143,7 +178,62 @@ func controlDatastore(r *http.Request) error {
 	return err
 }
 
+// invalidVersionNext makes the next WaitForUpdatesEx fail with
+// InvalidCollectorVersion (wrapSDK), once.
+var invalidVersionNext int32
+
+const invalidVersionFault = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>The collector version is not valid.</faultstring><detail><InvalidCollectorVersionFault xmlns="urn:vim25" xsi:type="InvalidCollectorVersion"></InvalidCollectorVersionFault></detail></soapenv:Fault></soapenv:Body></soapenv:Envelope>`
+
+// invalidVersion answers a WaitForUpdatesEx with the fault when one is due.
+func invalidVersion(w http.ResponseWriter, body []byte) bool {
+	if !bytes.Contains(body, []byte("<WaitForUpdatesEx")) ||
+		!atomic.CompareAndSwapInt32(&invalidVersionNext, 1, 0) {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte(invalidVersionFault))
+	return true
+}
+
+// seenSessions holds the session cookies of the SOAP requests seen (wrapSDK
+// notes them): the simulator has no list of its sessions to end.
+var seenSessions = struct {
+	sync.Mutex
+	keys map[string]bool
+}{keys: make(map[string]bool)}
+
+func noteSession(r *http.Request) {
+	if c, err := r.Cookie("vmware_soap_session"); err == nil && c.Value != "" {
+		seenSessions.Lock()
+		seenSessions.keys[c.Value] = true
+		seenSessions.Unlock()
+	}
+}
+
+// dropSessions ends every session, as a vCenter restart does.
+func dropSessions() {
+	seenSessions.Lock()
+	keys := seenSessions.keys
+	seenSessions.keys = make(map[string]bool)
+	seenSessions.Unlock()
+	other := &simulator.Context{Session: &simulator.Session{}}
+	other.Session.Key = "vcsim-vslint-dropper"
+	for k := range keys {
+		// One at a time: an id already gone (logged out) fails its call only.
+		simulator.Map.SessionManager().TerminateSession(other,
+			&types.TerminateSession{SessionId: []string{strings.Trim(k, "\"")}})
+	}
+}
+
 func serveControl(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.TrimPrefix(r.URL.Path, controlPrefix) == "stats" {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"retrieve_view\": %d, \"retrieve_objects\": %d}\n",
+			atomic.LoadInt64(&retrieveStats.view), atomic.LoadInt64(&retrieveStats.objects))
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
@@ -154,6 +244,10 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 		err = controlHost(r)
 	case "datastore":
 		err = controlDatastore(r)
+	case "sessions":
+		dropSessions()
+	case "collector-version":
+		atomic.StoreInt32(&invalidVersionNext, 1)
 	default:
 		err = fmt.Errorf("unknown control %q", r.URL.Path)
 	}

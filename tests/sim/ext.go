@@ -578,6 +578,7 @@ func wrapSDK(next http.Handler) http.Handler {
 			w = gzipResponseWriter{ResponseWriter: w, gz: gz}
 		}
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk") {
+			noteSession(r)
 			body, err := ioutil.ReadAll(r.Body)
 			_ = r.Body.Close()
 			if err != nil {
@@ -587,7 +588,7 @@ func wrapSDK(next http.Handler) http.Handler {
 			body = rewriteThis(body)
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
-			if injectFault(w, r, body, next) {
+			if invalidVersion(w, body) || injectFault(w, r, body, next) {
 				return
 			}
 		}

@@ -304,18 +304,8 @@ static void fill_one(const struct vim_sink *sink, const void *arg)
 
 static int64_t count(struct db *db, const char *path, const char *sql)
 {
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    int64_t n = -1;
-
     (void)db;
-    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return n;
+    return tl_db_count(path, sql);
 }
 
 /* Every poll adds a point per datastore and datastore cluster (not the inaccessible one), and

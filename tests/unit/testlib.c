@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,21 @@ void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *ar
     assert_int_equal(db_snapshot_begin(db, vc, "https://vc.example/sdk", &snap, &sink), 0);
     fill(&sink, arg);
     assert_int_equal(db_snapshot_commit(snap, started_ms, finished_ms, counts), 0);
+}
+
+int64_t tl_db_count(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
 }
 
 /* ---- captured simulator answers ---- */

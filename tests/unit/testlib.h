@@ -129,6 +129,10 @@ typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
 void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,
                  int64_t started_ms, int64_t finished_ms, int64_t counts[DB_NKINDS]);
 
+/* The one number sql answers in the database at path, read on a connection of its own (as the
+ * API reads); -1 when it answers no row. */
+int64_t tl_db_count(const char *path, const char *sql);
+
 /* ---- captured simulator answers (tests/unit/data/, made by capture.py) ---- */
 
 /* What tl_feed_objects decodes with: a decoder (its sink set) and the type's decode function. */

@@ -1,0 +1,22 @@
+/* Applying a vCenter's changes to its stored snapshot without a full re-read: one transaction in
+ * which each changed object's rows (its own table's and its child tables': a VM's disks,
+ * snapshots, controllers; a host's LUNs, paths, vnics, HBAs, options ...) are removed and the
+ * re-read ones inserted through the usual sink. */
+#ifndef DB_UPDATE_H
+#define DB_UPDATE_H
+
+#include "db/db.h"
+
+/* Starts an update; *sink stages rows (TEMP tables, no lock on the database) as
+ * db_snapshot_begin()'s does. */
+int db_update_begin(struct db *db, const char *vcenter, struct db_snapshot **out,
+                    struct vim_sink *sink);
+/* Notes that db_update_commit() is to remove every row of the object moref of vSphere type (VirtualMachine, HostSystem, Datastore,
+ * StoragePod, DistributedVirtualSwitch) and of its child tables, its gaps and its entity row.
+ * -EINVAL for another type. */
+int db_update_forget(struct db_snapshot *u, const char *type, const char *moref);
+/* Under one BEGIN IMMEDIATE: removes the noted objects' rows, adds the staged ones (replacing
+ * rows of the same key), commits; then frees u. On failure rolls back (the snapshot stays as it was) and frees u. */
+int db_update_commit(struct db_snapshot *u);
+
+#endif

@@ -1,0 +1,174 @@
+"""Incremental polling ([vcenter] incremental = true): after its first full read, `vslint serve`
+follows the simulator's changes with WaitForUpdatesEx and re-reads only the objects that changed.
+Each kind of change made in the simulator (through its SOAP API or its control endpoint, both of
+which notify the property collector's filters) must reach the API within a few rounds and
+without another full read: the simulator counts the RetrievePropertiesEx calls over a
+ContainerView (a full read makes one per type) apart from those naming objects by moref."""
+import json
+import re
+import time
+
+import pytest
+
+from apilib import TOKEN, serving
+from simlib import Sim, VimClient, vcenter
+
+WAIT_S = 20  # a round waits at most 5 s; a change is applied in the round that brings it
+
+
+SIM = []  # the module's simulator, whose log a timeout shows
+
+
+@pytest.fixture(scope='module')
+def sim():
+    with Sim('violations') as s:
+        SIM.append(s)
+        yield s
+
+
+@pytest.fixture(scope='module')
+def srv(sim, module_workspace):
+    vc = vcenter(module_workspace, sim.url, 'lab', interval=3600, incremental='true')
+    with serving(module_workspace, [vc]) as s:
+        until(lambda: s.vcenter('lab')['mode'] == 'incremental', 'the follower to start', s)
+        yield s
+
+
+@pytest.fixture(scope='module')
+def vim(sim):
+    return VimClient(sim.url)
+
+
+def until(fn, what, srv, timeout=WAIT_S):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError('timed out waiting for %s; log: %s\nsimulator: %s' % (
+        what, srv.logs()[-3000:], SIM[0].log()[-3000:] if SIM else ''))
+
+
+def vms(srv):
+    return {v['name']: v for v in srv.get('/api/v1/inventory/vms?limit=1000').json()['vms']}
+
+
+def hosts(srv):
+    return {h['name']: h for h in srv.get('/api/v1/inventory/hosts?limit=1000').json()['hosts']}
+
+
+def datastores(srv):
+    return {d['name']: d for d in
+            srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']}
+
+
+def open_findings(srv, check, name):
+    """The open (not resolved) findings of check that name name anywhere."""
+    items = srv.get('/api/v1/findings?limit=1000&check=' + check).json()['findings']
+    return [f for f in items if f['status'] != 'resolved' and name in json.dumps(f)]
+
+
+@pytest.fixture
+def no_full_read(sim, srv):
+    """Asserts that what the test does is read without a full read, and with some object
+    read by moref."""
+    before = sim.stats()
+    yield
+    after = sim.stats()
+    assert after['retrieve_view'] == before['retrieve_view'], (before, after)
+    assert after['retrieve_objects'] > before['retrieve_objects'], (before, after)
+    assert srv.vcenter('lab')['mode'] == 'incremental'
+
+
+def test_status_shows_the_mode(srv):
+    v = srv.vcenter('lab')
+    assert v['mode'] == 'incremental'
+    assert v['collector_version']
+    assert re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$', v['last_full_read'])
+    ready = srv.get('/readyz').json()
+    assert [x['mode'] for x in ready['vcenters']] == ['incremental']
+    metrics = srv.get('/metrics').body
+    assert 'vslint_poll_mode{vcenter="lab"} 1\n' in metrics
+    assert re.search(r'^vslint_last_full_read_timestamp_seconds\{vcenter="lab"\} \d+',
+                     metrics, re.M)
+
+
+def task(vim, method, type_, moref):
+    """Runs method on the object and waits for its task: 'success' or 'error'."""
+    resp = vim.call('<%s><_this type="%s">%s</_this></%s>' % (method, type_, moref, method))
+    return vim.wait_task(re.search(r'>(task-[^<]+)<', resp).group(1))
+
+
+def test_power_off_a_vm(srv, vim, no_full_read):
+    vm = next(v for v in vms(srv).values() if v['power_state'] == 'poweredOn')
+    assert task(vim, 'PowerOffVM_Task', 'VirtualMachine', vm['moref']) == 'success'
+    until(lambda: vms(srv)[vm['name']]['power_state'] == 'poweredOff', 'the VM off', srv)
+
+
+def test_remove_a_snapshot(srv, vim, no_full_read):
+    assert open_findings(srv, 'snapshots', 'vm-snap-old')
+    vm = vms(srv)['vm-snap-old']
+    assert vim.remove_all_snapshots(vm['moref']) == 'success'
+    until(lambda: not open_findings(srv, 'snapshots', 'vm-snap-old'),
+          'the snapshot finding resolved', srv)
+
+
+def test_fill_a_datastore(srv, sim, no_full_read):
+    assert not open_findings(srv, 'datastore-free-space', 'ds-free-ok')
+    sim.control('datastore', name='ds-free-ok', free_pct=1)
+    until(lambda: open_findings(srv, 'datastore-free-space', 'ds-free-ok'),
+          'a free-space finding', srv)
+    d = datastores(srv)['ds-free-ok']
+    assert d['free_space'] == pytest.approx(d['capacity'] * 0.01, rel=0.01)
+
+
+def test_remove_a_vm(srv, vim, no_full_read):
+    assert open_findings(srv, 'snapshots', 'vm-snap-chain')
+    vm = vms(srv)['vm-snap-chain']
+    if vm['power_state'] == 'poweredOn':
+        assert task(vim, 'PowerOffVM_Task', 'VirtualMachine', vm['moref']) == 'success'
+    assert task(vim, 'Destroy_Task', 'VirtualMachine', vm['moref']) == 'success'
+    until(lambda: 'vm-snap-chain' not in vms(srv), 'the VM gone', srv)
+    until(lambda: not open_findings(srv, 'snapshots', 'vm-snap-chain'),
+          'its finding resolved', srv)
+
+
+def test_change_a_vmknic_mtu(srv, sim, no_full_read):
+    # esx-iscsi-a: vmk1 at MTU 1500 on a vSwitch at 9000; jumbo frames end to end resolve it.
+    assert open_findings(srv, 'iscsi-jumbo-frames', 'esx-iscsi-a')
+    sim.control('host', name='esx-iscsi-a', vnic='vmk1', mtu=9000)
+    until(lambda: not open_findings(srv, 'iscsi-jumbo-frames', 'esx-iscsi-a'),
+          'the MTU finding resolved', srv)
+
+
+def test_remove_a_host(srv, vim, no_full_read):
+    # The one host without VMs (vCenter refuses to remove a host that has some).
+    name = 'esx-san-noesxcli'
+    assert open_findings(srv, '', name)
+    assert task(vim, 'Destroy_Task', 'HostSystem', hosts(srv)[name]['moref']) == 'success'
+    until(lambda: name not in hosts(srv), 'the host gone', srv)
+    until(lambda: not open_findings(srv, '', name), 'its findings resolved', srv)
+
+
+@pytest.mark.parametrize('control', ['sessions', 'collector-version'])
+def test_fallback_reads_everything_again(srv, sim, control):
+    """A lost session, or a version the collector no longer knows, is a full read again, and
+    then changes are followed again."""
+    before, inventory = sim.stats(), (sorted(vms(srv)), sorted(hosts(srv)))
+    last_full = srv.vcenter('lab')['last_full_read']
+    time.sleep(1.1)  # last_full_read has second resolution
+    sim.control(control)
+    until(lambda: srv.vcenter('lab')['last_full_read'] != last_full, 'a full read', srv)
+    until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'following again', srv)
+    assert sim.stats()['retrieve_view'] > before['retrieve_view']
+    assert (sorted(vms(srv)), sorted(hosts(srv))) == inventory
+    if control == 'collector-version':
+        assert 'InvalidCollectorVersion' in srv.logs()
+    # and changes are followed again, by moref
+    before = sim.stats()
+    full = control == 'sessions'
+    sim.control('datastore', name='ds-free-ok', free_pct=50 if full else 1)
+    until(lambda: bool(open_findings(srv, 'datastore-free-space', 'ds-free-ok')) != full,
+          'the datastore change', srv)
+    assert sim.stats()['retrieve_view'] == before['retrieve_view']
