@@ -72,6 +72,27 @@ class Sim(Responder):
         if tls:
             args += ['-tls', '-cert-out', self.cert_path]
         super().__init__(VCSIM, args + list(extra), 'simulator', workdir)
+
+    def control(self, what, **params):
+        """POST /vslint-sim/WHAT?params (tests/sim/control.go): changes the running estate."""
+        import urllib.parse
+        import urllib.request
+        req = urllib.request.Request('%s/vslint-sim/%s?%s' % (
+            self.url.rsplit('/sdk', 1)[0], what, urllib.parse.urlencode(params)),
+            method='POST', data=b'')
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 204
+
+    def stats(self):
+        """GET /vslint-sim/stats: the RetrievePropertiesEx calls over a ContainerView
+        (retrieve_view: full reads) and over objects by moref (retrieve_objects)."""
+        import json
+        import urllib.request
+        with urllib.request.urlopen(self.url.rsplit('/sdk', 1)[0] + '/vslint-sim/stats',
+                                    timeout=30) as r:
+            return json.loads(r.read())
+
+
 class UnitySim:
     """A running Unity responder (tests/sim/unity/): its URL, and its control endpoint, which
     plants faults (fault=KIND&at=N: the Nth instances read, at=0 every one) and says what the
@@ -109,25 +130,6 @@ class UnitySim:
 
     def __exit__(self, *exc):
         self.stop()
-
-    def control(self, what, **params):
-        """POST /vslint-sim/WHAT?params (tests/sim/control.go): changes the running estate."""
-        import urllib.parse
-        import urllib.request
-        req = urllib.request.Request('%s/vslint-sim/%s?%s' % (
-            self.url.rsplit('/sdk', 1)[0], what, urllib.parse.urlencode(params)),
-            method='POST', data=b'')
-        with urllib.request.urlopen(req, timeout=30) as r:
-            assert r.status == 204
-
-    def stats(self):
-        """GET /vslint-sim/stats: the RetrievePropertiesEx calls over a ContainerView
-        (retrieve_view: full reads) and over objects by moref (retrieve_objects)."""
-        import json
-        import urllib.request
-        with urllib.request.urlopen(self.url.rsplit('/sdk', 1)[0] + '/vslint-sim/stats',
-                                    timeout=30) as r:
-            return json.loads(r.read())
 
 
 class Workspace:
