@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test suite (unit, integration, e2e) against a fresh build and prints one closing
-# line "N passed, N failed" (", N skipped" when some were) counting test cases: cmocka cases,
+# line "N passed, N failed" (preceded by "N skipped" when some were) counting test cases: cmocka cases,
 # pytest cases, the browser test's steps and each replayed fuzz input, from the JUnit XML each
 # test writes to BUILD/test-results (tests/results.py). Exit status 0 only when nothing failed.
 # SANITIZE=1 builds into build-asan with AddressSanitizer and UndefinedBehaviorSanitizer.
