@@ -49,16 +49,8 @@ int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
     while (len > 0 && c->base[len - 1] == '/')
         c->base[--len] = '\0';
     CURL *h = c->curl;
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "vslint/0.1");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(opts->timeout_s > 0 ? opts->timeout_s : 60));
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (vsl_tls_setup(h, &c->tls, opts->ca_file, opts->insecure, opts->thumbprint) < 0) {
+    if (vsl_curl_setup(h, &c->tls, opts->timeout_s, opts->ca_file, opts->insecure,
+                       opts->thumbprint) < 0) {
         arr_client_free(c);
         return -ENOTSUP;
     }

@@ -144,3 +144,18 @@ int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *
         return -VSL_ENET;
     }
 }
+
+int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
+                   const char *thumbprint)
+{
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "vslint/0.1");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s > 0 ? timeout_s : 60L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    return vsl_tls_setup(h, t, ca_file, insecure, thumbprint);
+}

@@ -20,6 +20,12 @@ struct vsl_tls {
 int vsl_tls_setup(CURL *h, struct vsl_tls *t, const char *ca_file, int insecure,
                   const char *thumbprint);
 
+/* Sets what every HTTPS client of vslint shares on h (no signals, the in-memory cookie engine
+ * that holds the session, compressed answers, the user agent, connect and whole-request
+ * timeouts (timeout_s, 60 when not positive), http(s) only, no redirects, TCP keep-alive),
+ * then its verification as vsl_tls_setup() does; its result. */
+int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
+                   const char *thumbprint);
 /* Turns a failed transfer of h to url into one line in err, naming what the user can do; who
  * is "vCenter" or "array" for the advice. Returns -VSL_ETLS or -VSL_ENET. */
 int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *detail,

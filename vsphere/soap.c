@@ -54,16 +54,8 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
         return -ENOMEM;
     }
     CURL *h = c->curl;
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "vslint/0.1");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(opts->timeout_s > 0 ? opts->timeout_s : 60));
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (vsl_tls_setup(h, &c->tls, opts->ca_file, opts->insecure, opts->thumbprint) < 0) {
+    if (vsl_curl_setup(h, &c->tls, opts->timeout_s, opts->ca_file, opts->insecure,
+                       opts->thumbprint) < 0) {
         vim_client_free(c);
         return -ENOTSUP;
     }
