@@ -50,6 +50,10 @@ struct api_hooks {
      * frees it with chk_config_free), so that a reload cannot free them under a request.
      * 0 or -ENOMEM. NULL: the defaults are used. */
     int (*check_config)(void *ctx, struct chk_config *out);
+    /* Drops from a snapshot loaded for a what-if what the running configuration no longer
+     * has (the pools of an array removed from it, whose rows stay until they age out), as the
+     * evaluation and `vslint gate` do. NULL: the snapshot is judged as stored. */
+    void (*scope_estate)(void *ctx, struct estate *e);
     /* 1 when the daemon can write the database; 0 when it cannot (a full disk, a read-only
      * file system), with why in why: the last stored snapshot is served read-only. */
     int (*db_writable)(void *ctx, char *why, size_t len);

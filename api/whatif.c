@@ -65,6 +65,8 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
             continue;
         }
         if (rc == 0) {
+            if (r->srv->hooks.scope_estate)
+                r->srv->hooks.scope_estate(r->srv->hooks.ctx, x->es[x->n]);
             x->s[x->n] = (struct chk_site){x->es[x->n], 2 * (int64_t)st[i].interval_s};
             x->n++;
         }

@@ -485,6 +485,15 @@ static int hook_check_config(void *ctx, struct chk_config *out)
     return r;
 }
 
+static void hook_scope_estate(void *ctx, struct estate *e)
+{
+    struct serve *sv = ctx;
+
+    pthread_mutex_lock(&sv->mu);
+    vsl_keep_configured_pools(e, sv->cfg);
+    pthread_mutex_unlock(&sv->mu);
+}
+
 /* ---- start, reload, stop ------------------------------------------------------------------- */
 
 /* Makes pollers for cfg, carrying over the state of vCenters that old (may be NULL) had under
@@ -661,6 +670,7 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
                           .status = hook_status,
                           .poll_now = hook_poll_now,
                           .check_config = hook_check_config,
+                          .scope_estate = hook_scope_estate,
                           .db_writable = hook_db_writable};
     char err[512] = "";
     int r = api_start(&o, &h, &sv->api, err, sizeof(err));

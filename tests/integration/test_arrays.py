@@ -3,6 +3,8 @@ tests/sim/unity/) beside the vCenter simulator's violations scenario, joins the 
 datastores by WWN and naa. name, and judges the pools (pool-free-space, pool-subscription)."""
 import json
 import os
+import signal
+import time
 import sqlite3
 
 import pytest
@@ -297,3 +299,33 @@ def test_gate_counts_pool_space_of_thick_disks(violations_sim, workspace, datast
     else:
         assert [r['object'] for r in pool_reasons] == ['unity1/pool-ok']
         assert '29.' in pool_reasons[0]['message']
+
+
+def test_serve_gate_forgets_the_pools_of_a_removed_array(violations_sim, workspace):
+    """POST /api/v1/gate judges by the running configuration: once the array is removed from
+    it (SIGHUP), its pools stop counting, although their rows stay in the database."""
+    body = json.dumps({'datastore': 'ds-pool-ok', 'disks_gb': [150],
+                       'disk_format': 'lazy'}).encode()
+    hdrs = {'Content-Type': 'application/json'}
+    with UnitySim() as u:
+        u.control(pool='pool_2', free_pct=31)
+        with serving(workspace, [vcenter(workspace, violations_sim.url)],
+                     extra=array_section(workspace, u.url)) as srv:
+            srv.poll_and_wait('lab')
+            srv.poll_and_wait('unity1')
+            ans = srv.post('/api/v1/gate', data=body, headers=hdrs).json()
+            assert ans['allowed'] is False
+            assert [r['object'] for r in ans['reasons']
+                    if r.get('check') == 'pool-free-space'] == ['unity1/pool-ok']
+            with open(srv.conf) as fh:
+                conf = fh.read()
+            with open(srv.conf, 'w') as fh:
+                fh.write(conf[:conf.index('[array unity1]')])
+            srv.signal(signal.SIGHUP)
+            deadline = time.time() + 20
+            while time.time() < deadline and 'reloaded' not in srv.logs():
+                time.sleep(0.1)
+            assert 'reloaded' in srv.logs(), srv.logs()[-1000:]
+            ans = srv.post('/api/v1/gate', data=body, headers=hdrs).json()
+            assert ans['allowed'] is True, ans
+            assert [r for r in ans['reasons'] if r.get('check') == 'pool-free-space'] == []
