@@ -239,43 +239,74 @@ static int datastores(struct vsl_buf *b, struct db *db)
     return rc;
 }
 
+/* The samples read from the database, before the per-vCenter ones (which="pre": findings and
+ * score) or after them ("post": datastores), appended to b: rendered once per generation of the
+ * data (api_generation()) and kept, since most scrapes find it unchanged. The per-vCenter
+ * gauges come from the pollers' state and the clock and are rendered per request. */
+static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const char *which,
+                       struct vsl_buf *b)
+{
+    char key[32], *s, *gz;
+    size_t len, gzlen;
+    uint64_t h;
+    int rc;
+
+    snprintf(key, sizeof(key), "#metrics-%s", which); /* no request path starts with '#' */
+    if (api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
+        rc = vsl_buf_add(b, s, len);
+        free(s);
+        return rc;
+    }
+    size_t start = b->len;
+    if (!strcmp(which, "pre")) {
+        int64_t objs[3] = {0};
+        json_t *counts = NULL;
+        int score = 0;
+        rc = api_counts(db, NULL, &counts, objs, &score);
+        if (rc == 0)
+            rc = findings(b, counts);
+        if (rc == 0)
+            rc = head(b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
+        if (rc == 0)
+            rc = sample_int(b, "vslint_score", NULL, score);
+        json_decref(counts);
+    } else {
+        rc = datastores(b, db);
+    }
+    if (rc == 0)
+        api_cache_put(r, key, gen, b->data + start, b->len - start, 0, NULL, 0);
+    return rc;
+}
+
 enum MHD_Result api_h_metrics(struct api_req *r)
 {
     struct api_vcenter_status *st = NULL;
     size_t n = 0;
-    int64_t objs[3] = {0};
-    json_t *counts = NULL;
     struct vsl_buf b;
     struct db *db;
-    int rc, score = 0;
+    uint64_t gen;
+    int rc;
 
     if (api_args_allowed(r, NULL) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
         return api_db_unavailable(r);
     vsl_buf_init(&b, MAX_METRICS);
-    rc = api_counts(db, NULL, &counts, objs, &score);
+    gen = api_generation(r);
+    rc = stored_part(r, db, gen, "pre", &b);
     if (rc == 0)
         rc = api_status(r, &st, &n);
     if (rc < 0) {
-        json_decref(counts);
         vsl_buf_free(&b);
         return api_db_error(r, "collecting metrics", rc);
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    rc = findings(&b, counts);
+    rc = per_vcenter(&b, st, n, now);
     if (rc == 0)
-        rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
-    if (rc == 0)
-        rc = sample_int(&b, "vslint_score", NULL, score);
-    if (rc == 0)
-        rc = per_vcenter(&b, st, n, now);
-    if (rc == 0)
-        rc = datastores(&b, db);
+        rc = stored_part(r, db, gen, "post", &b);
     free(st);
-    json_decref(counts);
     if (rc < 0) {
         vsl_buf_free(&b);
         return api_db_error(r, "collecting metrics", rc);
