@@ -543,10 +543,11 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
-char *api_next_url(struct api_req *r, const char *cursor)
+/* This request's path and parameters, with cursor= replaced by cursor when not NULL. */
+static char *url_of(struct api_req *r, const char *cursor)
 {
     struct vsl_buf b;
-    struct next_ctx c = {&b, 0, 0};
+    struct next_ctx c = {&b, 0, cursor == NULL};
 
     vsl_buf_init(&b, 64 * 1024);
     c.rc = vsl_buf_addstr(&b, r->path);
@@ -554,9 +555,9 @@ char *api_next_url(struct api_req *r, const char *cursor)
         c.rc = vsl_buf_addstr(&b, "?");
     if (c.rc == 0)
         MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &c);
-    if (c.rc == 0)
+    if (c.rc == 0 && cursor)
         c.rc = vsl_buf_addstr(&b, "cursor=");
-    if (c.rc == 0)
+    if (c.rc == 0 && cursor)
         c.rc = url_encode(&b, cursor);
     if (c.rc < 0) {
         vsl_buf_free(&b);
@@ -565,22 +566,14 @@ char *api_next_url(struct api_req *r, const char *cursor)
     return vsl_buf_take(&b);
 }
 
+char *api_next_url(struct api_req *r, const char *cursor)
+{
+    return url_of(r, cursor);
+}
+
 char *api_cache_key(struct api_req *r)
 {
-    struct vsl_buf b;
-    struct next_ctx c = {&b, 0, 1};
-
-    vsl_buf_init(&b, 64 * 1024);
-    c.rc = vsl_buf_addstr(&b, r->path);
-    if (c.rc == 0)
-        c.rc = vsl_buf_addstr(&b, "?");
-    if (c.rc == 0)
-        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &c);
-    if (c.rc < 0) {
-        vsl_buf_free(&b);
-        return NULL;
-    }
-    return vsl_buf_take(&b);
+    return url_of(r, NULL);
 }
 
 /* ---- per-thread database and daemon state -------------------------------------------------- */

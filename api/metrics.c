@@ -171,71 +171,61 @@ static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, s
     return rc;
 }
 
-/* Days until each datastore's free space falls below the datastore-free-space thresholds, as
- * the last evaluation estimated them (the inventory pages' "runway"); only known figures. */
-static int runway(struct vsl_buf *b, const json_t *items)
-{
-    static const char name[] = "vslint_datastore_runway_days";
-    static const char *const thresholds[] = {"warning", "critical"};
-    static const char *const fields[] = {"days_to_warning", "days_to_critical"};
-    const json_t *ds;
-    size_t i;
-    int rc = head(b, name, "Days until a datastore's free space falls below the "
-                           "datastore-free-space threshold, at its measured growth rate.");
+/* The datastore gauges, each a run of samples after its head: written in one pass over the
+ * datastores (db_datastore_gauges()) into a buffer per gauge, appended in this order. */
+enum ds_gauge { DS_CAPACITY, DS_FREE, DS_RUNWAY, DS_NGAUGES };
 
-    json_array_foreach(items, i, ds) {
-        for (size_t t = 0; rc == 0 && t < 2; t++) {
-            const json_t *v = json_object_get(json_object_get(ds, "runway"), fields[t]);
-            const char *const labels[] = {
-                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
-                "datastore", json_string_value(json_object_get(ds, "name")),
-                "moref", json_string_value(json_object_get(ds, "moref")),
-                "threshold", thresholds[t],
-                NULL};
-            if (json_is_integer(v)) /* null: no estimate, and the reason is in the API */
-                rc = sample_int(b, name, labels, json_integer_value(v));
-        }
-        if (rc < 0)
-            break;
-    }
+static const struct {
+    const char *name, *help;
+} ds_gauges[] = {
+    [DS_CAPACITY] = {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes."},
+    [DS_FREE] = {"vslint_datastore_free_bytes", "Datastore free space in bytes."},
+    /* Days until each datastore's free space falls below the datastore-free-space thresholds,
+     * as the last evaluation estimated them (the inventory pages' "runway"); only known
+     * figures: a null has its reason in the API. */
+    [DS_RUNWAY] = {"vslint_datastore_runway_days",
+                   "Days until a datastore's free space falls below the "
+                   "datastore-free-space threshold, at its measured growth rate."},
+};
+
+static int ds_samples(const struct db_ds_gauges *g, void *ctx)
+{
+    struct vsl_buf *b = ctx;
+    const char *const labels[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                  "moref", g->moref, NULL, NULL, NULL};
+    const char *const runway[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                  "moref", g->moref, "threshold", "warning", NULL};
+    const char *const runway_crit[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                       "moref", g->moref, "threshold", "critical", NULL};
+    int rc = 0;
+
+    if (g->has_capacity)
+        rc = sample_int(&b[DS_CAPACITY], ds_gauges[DS_CAPACITY].name, labels, g->capacity);
+    if (rc == 0 && g->has_free)
+        rc = sample_int(&b[DS_FREE], ds_gauges[DS_FREE].name, labels, g->free_space);
+    if (rc == 0 && g->has_warning)
+        rc = sample_int(&b[DS_RUNWAY], ds_gauges[DS_RUNWAY].name, runway, g->days_to_warning);
+    if (rc == 0 && g->has_critical)
+        rc = sample_int(&b[DS_RUNWAY], ds_gauges[DS_RUNWAY].name, runway_crit,
+                        g->days_to_critical);
     return rc;
 }
 
 static int datastores(struct vsl_buf *b, struct db *db)
 {
-    static const struct {
-        const char *name, *help, *field;
-    } gauges[] = {
-        {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes.", "capacity"},
-        {"vslint_datastore_free_bytes", "Datastore free space in bytes.", "free_space"},
-    };
-    struct db_page p = {0};
-    json_t *items = NULL, *ds;
-    int64_t total;
-    char *next = NULL;
-    size_t i;
-    int rc = db_inventory_page(db, DB_PAGE_DATASTORES, &p, &items, &total, &next);
+    struct vsl_buf g[DS_NGAUGES];
+    int rc;
 
-    free(next);
-    for (size_t g = 0; rc == 0 && g < 2; g++) {
-        rc = head(b, gauges[g].name, gauges[g].help);
-        json_array_foreach(items, i, ds) {
-            const json_t *v = json_object_get(ds, gauges[g].field);
-            const char *const labels[] = {
-                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
-                "datastore", json_string_value(json_object_get(ds, "name")),
-                "moref", json_string_value(json_object_get(ds, "moref")),
-                NULL};
-            if (rc < 0)
-                break;
-            if (!json_is_integer(v))
-                continue; /* vCenter did not report it */
-            rc = sample_int(b, gauges[g].name, labels, json_integer_value(v));
-        }
+    for (size_t i = 0; i < DS_NGAUGES; i++)
+        vsl_buf_init(&g[i], MAX_METRICS);
+    rc = db_datastore_gauges(db, ds_samples, g);
+    for (size_t i = 0; i < DS_NGAUGES; i++) {
+        if (rc == 0)
+            rc = head(b, ds_gauges[i].name, ds_gauges[i].help);
+        if (rc == 0 && g[i].len)
+            rc = vsl_buf_add(b, g[i].data, g[i].len);
+        vsl_buf_free(&g[i]);
     }
-    if (rc == 0)
-        rc = runway(b, items);
-    json_decref(items);
     return rc;
 }
 

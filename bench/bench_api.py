@@ -18,11 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_scale import PASSWORD, USER, Poller, free_port, http_json, wrk  # noqa: E402
+from bench_scale import (PASSWORD, USER, Poller, free_port, stop, wait_first_poll,  # noqa: E402
+                         wrk)
 
 PATHS = [('summary', '/api/v1/summary'),
          ('findings page', '/api/v1/findings?severity=warning&limit=100'),
@@ -61,17 +60,7 @@ def serve_and_measure(a, label, binary, work, seed_db, url):
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {}
     try:
-        deadline = time.time() + 1200
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(base + '/readyz', timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            time.sleep(0.2)
-        while http_json(base + '/api/v1/summary')['vcenters'][0]['polling']:
-            time.sleep(0.2)
+        wait_first_poll(base)
         for name, path in PATHS:
             la = load()
             out[(name, 'idle')] = dict(wrk(base + path, a.seconds, threads=2, conns=a.conns),
@@ -89,12 +78,7 @@ def serve_and_measure(a, label, binary, work, seed_db, url):
         p.join()
         out['polls'] = p.polls
     finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            srv.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+        stop(srv)
     return out
 
 
