@@ -142,6 +142,27 @@ enum MHD_Result api_respond_json_text(struct api_req *r, uint64_t gen, char *s, 
  * *n = 0 when there is none, -1 when it is malformed (api_bad called). */
 int api_fields(struct api_req *r, char names[][48], size_t *n);
 
+/* An answer in pieces, some of which are kept rendered (/metrics): each piece's text, and the
+ * same text as raw deflate data that other pieces may follow (api_deflate_piece()). */
+struct api_piece {
+    char *text; /* owned */
+    size_t len;
+    char *z; /* owned, or NULL: not compressed */
+    size_t zlen;
+    uint32_t crc; /* CRC-32 of text */
+};
+/* Whether the request's Accept-Encoding takes gzip. */
+int api_wants_gzip(struct api_req *r);
+/* The len bytes at s as raw deflate data into *out (malloc'd): ending with a full flush, which
+ * other pieces may follow, or finished when last. 0, or -1 (out of memory). */
+int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *outlen);
+/* Sends the texts of the n pieces one after another (200, ctype; taken): to a client that
+ * takes gzip, when every piece has its deflate data (only the last finished), as one gzip
+ * stream of those, compressing nothing here. */
+enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
+                                   size_t n);
+void api_pieces_free(struct api_piece *p, size_t n);
+
 /* Sends the error a parameter check recorded with api_bad(). */
 enum MHD_Result api_fail(struct api_req *r);
 /* Answers a database error as 500 (logged once). */

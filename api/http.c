@@ -151,6 +151,105 @@ static struct MHD_Response *body_response(struct api_req *r, char *s, size_t len
     return bytes_response(s, len, *gz, plain >= API_GZIP_MIN);
 }
 
+int api_wants_gzip(struct api_req *r)
+{
+    return accepts_gzip(r);
+}
+
+int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *outlen)
+{
+    z_stream z = {0};
+    unsigned char *buf = NULL;
+    int r = -1, rc;
+
+    *out = NULL;
+    if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    uLong cap = deflateBound(&z, (uLong)len) + 64; /* and the flush's empty block */
+    buf = malloc(cap);
+    z.next_in = (Bytef *)s;
+    z.avail_in = (uInt)len;
+    z.next_out = buf;
+    z.avail_out = (uInt)cap;
+    /* A full flush ends on a byte boundary and forgets the window: what follows may be any
+     * other piece. Room left over says all was written. */
+    rc = buf ? deflate(&z, last ? Z_FINISH : Z_FULL_FLUSH) : Z_MEM_ERROR;
+    if (last ? rc == Z_STREAM_END : rc == Z_OK && z.avail_in == 0 && z.avail_out > 0) {
+        *out = (char *)buf;
+        *outlen = z.total_out;
+        buf = NULL;
+        r = 0;
+    }
+    deflateEnd(&z);
+    free(buf);
+    return r;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
+                                   size_t n)
+{
+    size_t len = 0, zlen = 18, at;
+    int whole = 1;
+    char *out;
+
+    for (size_t i = 0; i < n; i++) {
+        len += p[i].len;
+        zlen += p[i].zlen;
+        whole = whole && p[i].z;
+    } /* whole: every piece has its deflate data */
+    /* A gzip member: its header, the pieces' deflate data one after another (the last one
+     * finished), and the CRC-32 and length of the whole text, combined from the pieces'. */
+    if (whole && len >= API_GZIP_MIN && accepts_gzip(r) && (out = malloc(zlen))) {
+        static const unsigned char gz_head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+        uLong crc = crc32(0, Z_NULL, 0);
+        memcpy(out, gz_head, sizeof(gz_head));
+        at = sizeof(gz_head);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(out + at, p[i].z, p[i].zlen);
+            at += p[i].zlen;
+            crc = crc32_combine(crc, p[i].crc, (z_off_t)p[i].len);
+        }
+        put_le32((unsigned char *)out + at, (uint32_t)crc);
+        put_le32((unsigned char *)out + at + 4, (uint32_t)len);
+        api_pieces_free(p, n);
+        struct MHD_Response *resp = bytes_response(out, zlen, 1, 1);
+        if (!resp)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        return queue(r, MHD_HTTP_OK, resp);
+    }
+    /* Pieces from the cache may carry their deflate data only: then this is out of memory. */
+    int texts = 1;
+    for (size_t i = 0; i < n; i++)
+        texts = texts && p[i].text;
+    out = texts ? malloc(len + 1) : NULL;
+    at = 0;
+    for (size_t i = 0; out && i < n; at += p[i].len, i++)
+        memcpy(out + at, p[i].text, p[i].len);
+    api_pieces_free(p, n);
+    if (!out)
+        return MHD_NO;
+    out[len] = '\0';
+    return api_respond_text(r, MHD_HTTP_OK, ctype, out, len);
+}
+
+void api_pieces_free(struct api_piece *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(p[i].text);
+        free(p[i].z);
+        p[i].text = p[i].z = NULL;
+    }
+}
+
 enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
                                  char *text, size_t len)
 {

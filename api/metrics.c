@@ -1,9 +1,11 @@
 /* /metrics in the Prometheus text exposition format 0.0.4: open findings by check and
  * severity, the score, each vCenter's last poll, and datastore capacity and free space. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "api/api-private.h"
 #include "checks/check.h"
@@ -229,48 +231,71 @@ static int datastores(struct vsl_buf *b, struct db *db)
     return rc;
 }
 
-/* The samples read from the database, before the per-vCenter ones (which="pre": findings and
- * score) or after them ("post": datastores), appended to b: rendered once per generation of the
- * data (api_generation()) and kept, since most scrapes find it unchanged. The per-vCenter
- * gauges come from the pollers' state and the clock and are rendered per request. */
-static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const char *which,
-                       struct vsl_buf *b)
+/* Samples for the client as a piece of the answer: their text, and their deflate data when the
+ * client takes gzip (last: the piece that ends the answer). Takes b's text. */
+static int piece_of(struct api_req *r, struct vsl_buf *b, int last, struct api_piece *p)
 {
-    char key[32], *s, *gz;
-    size_t len, gzlen;
-    uint64_t h;
-    int rc;
+    p->len = b->len;
+    p->text = vsl_buf_take(b);
+    if (!p->text)
+        return -ENOMEM;
+    p->crc = (uint32_t)crc32(0, (const Bytef *)p->text, (uInt)p->len);
+    if (api_wants_gzip(r) && api_deflate_piece(p->text, p->len, last, &p->z, &p->zlen) < 0)
+        p->z = NULL; /* then the whole answer is compressed at once */
+    return 0;
+}
+
+/* The samples read from the database, before the per-vCenter ones (which="pre": findings and
+ * score) or after them ("post": datastores, which end the answer): rendered once per
+ * generation of the data (api_generation()) and kept, with their deflate data once a client
+ * took gzip, since most scrapes find the data unchanged. The per-vCenter gauges come from the
+ * pollers' state and the clock and are rendered per request. */
+static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const char *which,
+                       struct api_piece *p)
+{
+    int last = !strcmp(which, "post"), want_gz = api_wants_gzip(r), rc;
+    char key[32];
+    uint64_t crc;
+    struct vsl_buf b;
 
     snprintf(key, sizeof(key), "#metrics-%s", which); /* no request path starts with '#' */
-    if (api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
-        rc = vsl_buf_add(b, s, len);
-        free(s);
-        return rc;
+    if (api_cache_get(r, key, gen, want_gz, &p->text, &p->len, &p->z, &p->zlen, &crc)) {
+        p->crc = (uint32_t)crc;
+        if (!want_gz || p->z)
+            return 0;
+        /* The first client that takes gzip: compressed once, and kept. */
+        if (api_deflate_piece(p->text, p->len, last, &p->z, &p->zlen) == 0)
+            api_cache_put(r, key, gen, p->text, p->len, crc, p->z, p->zlen);
+        return 0;
     }
-    size_t start = b->len;
-    if (!strcmp(which, "pre")) {
+    vsl_buf_init(&b, MAX_METRICS);
+    if (!last) {
         int64_t objs[3] = {0};
         json_t *counts = NULL;
         int score = 0;
         rc = api_counts(db, NULL, &counts, objs, &score);
         if (rc == 0)
-            rc = findings(b, counts);
+            rc = findings(&b, counts);
         if (rc == 0)
-            rc = head(b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
+            rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
         if (rc == 0)
-            rc = sample_int(b, "vslint_score", NULL, score);
+            rc = sample_int(&b, "vslint_score", NULL, score);
         json_decref(counts);
     } else {
-        rc = datastores(b, db);
+        rc = datastores(&b, db);
     }
     if (rc == 0)
-        api_cache_put(r, key, gen, b->data + start, b->len - start, 0, NULL, 0);
+        rc = piece_of(r, &b, last, p);
+    vsl_buf_free(&b);
+    if (rc == 0)
+        api_cache_put(r, key, gen, p->text, p->len, p->crc, p->z, p->zlen);
     return rc;
 }
 
 enum MHD_Result api_h_metrics(struct api_req *r)
 {
     struct api_vcenter_status *st = NULL;
+    struct api_piece p[3] = {{0}};
     size_t n = 0;
     struct vsl_buf b;
     struct db *db;
@@ -283,25 +308,24 @@ enum MHD_Result api_h_metrics(struct api_req *r)
         return api_db_unavailable(r);
     vsl_buf_init(&b, MAX_METRICS);
     gen = api_generation(r);
-    rc = stored_part(r, db, gen, "pre", &b);
+    rc = stored_part(r, db, gen, "pre", &p[0]);
     if (rc == 0)
         rc = api_status(r, &st, &n);
-    if (rc < 0) {
-        vsl_buf_free(&b);
-        return api_db_error(r, "collecting metrics", rc);
+    if (rc == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        rc = per_vcenter(&b, st, n, now);
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    rc = per_vcenter(&b, st, n, now);
     if (rc == 0)
-        rc = stored_part(r, db, gen, "post", &b);
+        rc = piece_of(r, &b, 0, &p[1]);
+    if (rc == 0)
+        rc = stored_part(r, db, gen, "post", &p[2]);
     free(st);
+    vsl_buf_free(&b);
     if (rc < 0) {
-        vsl_buf_free(&b);
+        api_pieces_free(p, 3);
         return api_db_error(r, "collecting metrics", rc);
     }
-    size_t len = b.len;
-    return api_respond_text(r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                            vsl_buf_take(&b), len);
+    return api_respond_pieces(r, "text/plain; version=0.0.4; charset=utf-8", p, 3);
 }
