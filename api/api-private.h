@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "api/api.h"
 #include "api/head.h"
@@ -25,6 +26,9 @@
 #define API_MAX_FIELDS   32 /* names in fields= */
 #define API_GZIP_MIN     1024 /* answers shorter than this are not worth compressing */
 #define API_DB_RETRY_MS  2000 /* how long a failed database open is answered 503 without retrying */
+/* Rendered answers kept (api/cache.c): at most this many, holding at most this many bytes. */
+#define API_CACHE_ENTRIES 64
+#define API_CACHE_BYTES   (16 << 20)
 
 /* The front door (api/gate.c): accepts, limits per address, checks plain-HTTP request heads
  * and bounds the time a request may take to arrive. */
@@ -69,6 +73,7 @@ struct api_server {
     int db_mu_made;
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
+    struct api_cache *cache; /* owned; made on first use, under db_mu */
 };
 
 struct api_req {
@@ -110,6 +115,54 @@ typedef int api_page_fn(struct db *db, const void *query, json_t **items, int64_
  * this server did not issue is a 400, another failure a 500 saying what was being done. */
 enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, api_page_fn *read,
                          const void *query);
+/* ---- the cache of rendered answers (api/cache.c) ---- */
+struct api_cache;
+void api_cache_free(struct api_cache *c); /* NULL is a no-op */
+/* The generation of the data served: it moves on whenever anyone has committed to the
+ * database, so an answer rendered from what a request reads after asking for generation g
+ * stays right while the generation is g. 0 when it cannot tell: cache nothing. */
+uint64_t api_generation(struct api_req *r);
+/* The text stored under key at gen: the gzip-compressed bytes into *gz (malloc'd) when
+ * want_gz and they were stored, else the plain bytes into *body (malloc'd, NUL-ended); *len
+ * is the plain length either way, *hash what api_cache_put() was given. 1 on a hit, 0 else. */
+int api_cache_get(struct api_req *r, const char *key, uint64_t gen, int want_gz, char **body,
+                  size_t *len, char **gz, size_t *gzlen, uint64_t *hash);
+/* Keeps a copy of body (and of gz, its compressed bytes, when not NULL) under key at gen,
+ * replacing what an older generation left there. Best effort: out of memory keeps nothing. */
+void api_cache_put(struct api_req *r, const char *key, uint64_t gen, const char *body, size_t len,
+                   uint64_t hash, const char *gz, size_t gzlen);
+/* This request's path and parameters, the key of its answer (malloc'd; NULL: out of memory). */
+char *api_cache_key(struct api_req *r);
+/* Answers this request from the cache when it holds its answer at gen: 1 (and *ret), else 0. */
+int api_respond_cached(struct api_req *r, uint64_t gen, enum MHD_Result *ret);
+/* Sends the JSON text s (owned, malloc'd) of len bytes as api_respond_json_etag() does, and
+ * keeps it in the cache as this request's answer at gen (0: not kept). */
+enum MHD_Result api_respond_json_text(struct api_req *r, uint64_t gen, char *s, size_t len);
+/* The names of fields= (at most API_MAX_FIELDS, each shorter than 48 bytes) into names; 0 with
+ * *n = 0 when there is none, -1 when it is malformed (api_bad called). */
+int api_fields(struct api_req *r, char names[][48], size_t *n);
+
+/* An answer in pieces, some of which are kept rendered (/metrics): each piece's text, and the
+ * same text as raw deflate data that other pieces may follow (api_deflate_piece()). */
+struct api_piece {
+    char *text; /* owned */
+    size_t len;
+    char *z; /* owned, or NULL: not compressed */
+    size_t zlen;
+    uint32_t crc; /* CRC-32 of text */
+};
+/* Whether the request's Accept-Encoding takes gzip. */
+int api_wants_gzip(struct api_req *r);
+/* The len bytes at s as raw deflate data into *out (malloc'd): ending with a full flush, which
+ * other pieces may follow, or finished when last. 0, or -1 (out of memory). */
+int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *outlen);
+/* Sends the texts of the n pieces one after another (200, ctype; taken): to a client that
+ * takes gzip, when every piece has its deflate data (only the last finished), as one gzip
+ * stream of those, compressing nothing here. */
+enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
+                                   size_t n);
+void api_pieces_free(struct api_piece *p, size_t n);
+
 /* Sends the error a parameter check recorded with api_bad(). */
 enum MHD_Result api_fail(struct api_req *r);
 /* Answers a database error as 500 (logged once). */

@@ -90,43 +90,164 @@ static int accepts_gzip(struct api_req *r)
     return 0;
 }
 
-/* The answer's bytes, gzip-compressed when the client takes it and they are worth it (a
- * findings page of 55 KB is about 6 KB). Takes s (freed); *gz says whether it compressed. */
-static struct MHD_Response *body_response(struct api_req *r, char *s, size_t len, int *gz)
+/* len bytes at s gzip-compressed into *out (malloc'd, *outlen bytes): 0, or -1 (out of memory). */
+static int gzip_bytes(const char *s, size_t len, char **out, size_t *outlen)
 {
-    struct MHD_Response *resp;
     z_stream z = {0};
-    unsigned char *out = NULL;
+    unsigned char *buf = NULL;
+    int r = -1;
 
-    *gz = 0;
-    if (len >= API_GZIP_MIN && accepts_gzip(r) &&
-        deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
-        uLong cap = deflateBound(&z, (uLong)len);
-        out = malloc(cap);
-        z.next_in = (Bytef *)s;
-        z.avail_in = (uInt)len;
-        z.next_out = out;
-        z.avail_out = (uInt)cap;
-        if (out && deflate(&z, Z_FINISH) == Z_STREAM_END) {
-            free(s);
-            s = (char *)out;
-            len = z.total_out;
-            out = NULL;
-            *gz = 1;
-        }
-        deflateEnd(&z);
-        free(out);
+    *out = NULL;
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    uLong cap = deflateBound(&z, (uLong)len);
+    buf = malloc(cap);
+    z.next_in = (Bytef *)s;
+    z.avail_in = (uInt)len;
+    z.next_out = buf;
+    z.avail_out = (uInt)cap;
+    if (buf && deflate(&z, Z_FINISH) == Z_STREAM_END) {
+        *out = (char *)buf;
+        *outlen = z.total_out;
+        buf = NULL;
+        r = 0;
     }
-    resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
+    deflateEnd(&z);
+    free(buf);
+    return r;
+}
+
+/* A response of the len bytes at s (taken: freed), gzip-compressed already when gz; vary when
+ * the answer depends on Accept-Encoding (it does from API_GZIP_MIN bytes). */
+static struct MHD_Response *bytes_response(char *s, size_t len, int gz, int vary)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
+
     if (!resp) {
         free(s);
         return NULL;
     }
-    if (*gz)
+    if (gz)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-    if (len >= API_GZIP_MIN || *gz)
+    if (vary)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     return resp;
+}
+
+/* The answer's bytes, gzip-compressed when the client takes it and they are worth it (a
+ * findings page of 55 KB is about 6 KB). Takes s (freed); *gz says whether it compressed. */
+static struct MHD_Response *body_response(struct api_req *r, char *s, size_t len, int *gz)
+{
+    char *z;
+    size_t zlen, plain = len;
+
+    *gz = 0;
+    if (len >= API_GZIP_MIN && accepts_gzip(r) && gzip_bytes(s, len, &z, &zlen) == 0) {
+        free(s);
+        s = z;
+        len = zlen;
+        *gz = 1;
+    }
+    return bytes_response(s, len, *gz, plain >= API_GZIP_MIN);
+}
+
+int api_wants_gzip(struct api_req *r)
+{
+    return accepts_gzip(r);
+}
+
+int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *outlen)
+{
+    z_stream z = {0};
+    unsigned char *buf = NULL;
+    int r = -1, rc;
+
+    *out = NULL;
+    if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    uLong cap = deflateBound(&z, (uLong)len) + 64; /* and the flush's empty block */
+    buf = malloc(cap);
+    z.next_in = (Bytef *)s;
+    z.avail_in = (uInt)len;
+    z.next_out = buf;
+    z.avail_out = (uInt)cap;
+    /* A full flush ends on a byte boundary and forgets the window: what follows may be any
+     * other piece. Room left over says all was written. */
+    rc = buf ? deflate(&z, last ? Z_FINISH : Z_FULL_FLUSH) : Z_MEM_ERROR;
+    if (last ? rc == Z_STREAM_END : rc == Z_OK && z.avail_in == 0 && z.avail_out > 0) {
+        *out = (char *)buf;
+        *outlen = z.total_out;
+        buf = NULL;
+        r = 0;
+    }
+    deflateEnd(&z);
+    free(buf);
+    return r;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
+                                   size_t n)
+{
+    size_t len = 0, zlen = 18, at;
+    int whole = 1;
+    char *out;
+
+    for (size_t i = 0; i < n; i++) {
+        len += p[i].len;
+        zlen += p[i].zlen;
+        whole = whole && p[i].z;
+    } /* whole: every piece has its deflate data */
+    /* A gzip member: its header, the pieces' deflate data one after another (the last one
+     * finished), and the CRC-32 and length of the whole text, combined from the pieces'. */
+    if (whole && len >= API_GZIP_MIN && accepts_gzip(r) && (out = malloc(zlen))) {
+        static const unsigned char gz_head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+        uLong crc = crc32(0, Z_NULL, 0);
+        memcpy(out, gz_head, sizeof(gz_head));
+        at = sizeof(gz_head);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(out + at, p[i].z, p[i].zlen);
+            at += p[i].zlen;
+            crc = crc32_combine(crc, p[i].crc, (z_off_t)p[i].len);
+        }
+        put_le32((unsigned char *)out + at, (uint32_t)crc);
+        put_le32((unsigned char *)out + at + 4, (uint32_t)len);
+        api_pieces_free(p, n);
+        struct MHD_Response *resp = bytes_response(out, zlen, 1, 1);
+        if (!resp)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        return queue(r, MHD_HTTP_OK, resp);
+    }
+    /* Pieces from the cache may carry their deflate data only: then this is out of memory. */
+    int texts = 1;
+    for (size_t i = 0; i < n; i++)
+        texts = texts && p[i].text;
+    out = texts ? malloc(len + 1) : NULL;
+    at = 0;
+    for (size_t i = 0; out && i < n; at += p[i].len, i++)
+        memcpy(out + at, p[i].text, p[i].len);
+    api_pieces_free(p, n);
+    if (!out)
+        return MHD_NO;
+    out[len] = '\0';
+    return api_respond_text(r, MHD_HTTP_OK, ctype, out, len);
+}
+
+void api_pieces_free(struct api_piece *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(p[i].text);
+        free(p[i].z);
+        p[i].text = p[i].z = NULL;
+    }
 }
 
 enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char *ctype,
@@ -184,43 +305,99 @@ static int etag_matches(const char *inm, const char *etag)
     return 0;
 }
 
-/* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
- * whoever wrote the database (this daemon or a `vslint check` run beside it). */
-enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
+static uint64_t hash_of(const char *s, size_t len)
 {
-    struct MHD_Response *resp;
     uint64_t h = 0xcbf29ce484222325ULL;
-    char etag[32];
-    size_t len;
-    char *s = body ? dump(body, &len) : NULL;
-    const char *inm;
 
-    json_decref(body);
-    if (!s)
-        return MHD_NO;
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)s[i];
         h *= 0x100000001b3ULL;
     }
+    return h;
+}
+
+/* Sends the JSON text s (taken; NULL when gz is all there is) of len bytes with 200 and an
+ * ETag of its hash h, or 304 when If-None-Match names that tag. gz (taken, may be NULL) is s
+ * gzip-compressed: sent as it is to a client that takes gzip, else made here if worth it. */
+static enum MHD_Result send_json_text(struct api_req *r, char *s, size_t len, uint64_t h,
+                                      char *gz, size_t gzlen)
+{
+    struct MHD_Response *resp;
+    char etag[32];
+    int want_gz = len >= API_GZIP_MIN && accepts_gzip(r), was_gz;
+    const char *inm;
+
     /* The compressed bytes are another representation: another tag. */
-    snprintf(etag, sizeof(etag), "\"%016llx%s\"", (unsigned long long)h,
-             len >= API_GZIP_MIN && accepts_gzip(r) ? "-gz" : "");
+    snprintf(etag, sizeof(etag), "\"%016llx%s\"", (unsigned long long)h, want_gz ? "-gz" : "");
     inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     if (inm && etag_matches(inm, etag)) {
         free(s);
+        free(gz);
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         if (resp)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
         return queue(r, MHD_HTTP_NOT_MODIFIED, resp);
     }
-    int gz;
-    resp = body_response(r, s, len, &gz);
+    if (want_gz && gz) {
+        free(s);
+        resp = bytes_response(gz, gzlen, 1, 1);
+    } else {
+        free(gz);
+        resp = s ? body_response(r, s, len, &was_gz) : NULL;
+    }
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
     return queue(r, MHD_HTTP_OK, resp);
+}
+
+/* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
+ * whoever wrote the database (this daemon or a `vslint check` run beside it). */
+enum MHD_Result api_respond_json_etag(struct api_req *r, json_t *body)
+{
+    size_t len;
+    char *s = body ? dump(body, &len) : NULL;
+
+    json_decref(body);
+    if (!s)
+        return MHD_NO;
+    return api_respond_json_text(r, 0, s, len);
+}
+
+enum MHD_Result api_respond_json_text(struct api_req *r, uint64_t gen, char *s, size_t len)
+{
+    uint64_t h = hash_of(s, len);
+    char *key = gen ? api_cache_key(r) : NULL, *gz = NULL;
+    size_t gzlen = 0;
+
+    if (key) {
+        /* Compressed once, when the first client that takes gzip asks. */
+        if (len >= API_GZIP_MIN && accepts_gzip(r) && gzip_bytes(s, len, &gz, &gzlen) < 0)
+            gz = NULL;
+        api_cache_put(r, key, gen, s, len, h, gz, gzlen);
+        free(key);
+    }
+    return send_json_text(r, s, len, h, gz, gzlen);
+}
+
+int api_respond_cached(struct api_req *r, uint64_t gen, enum MHD_Result *ret)
+{
+    char *key = api_cache_key(r), *s, *gz;
+    size_t len, gzlen;
+    uint64_t h;
+    int want_gz = accepts_gzip(r);
+
+    if (!key || !api_cache_get(r, key, gen, want_gz, &s, &len, &gz, &gzlen, &h)) {
+        free(key);
+        return 0;
+    }
+    if (want_gz && !gz && len >= API_GZIP_MIN && gzip_bytes(s, len, &gz, &gzlen) == 0)
+        api_cache_put(r, key, gen, s, len, h, gz, gzlen); /* adds the compressed bytes */
+    free(key);
+    *ret = send_json_text(r, s, len, h, gz, gzlen);
+    return 1;
 }
 
 static enum MHD_Result respond_verror(struct api_req *r, unsigned status, const char *code,
@@ -260,26 +437,35 @@ int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
     return -1;
 }
 
+int api_fields(struct api_req *r, char names[][48], size_t *n)
+{
+    const char *spec = api_arg(r, "fields");
+
+    *n = 0;
+    for (const char *p = spec; p && *p; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= 48)
+            return api_bad(r, "fields", "'%.*s' is not a field name", (int)len, p);
+        if (*n == API_MAX_FIELDS)
+            return api_bad(r, "fields", "more than %d fields", API_MAX_FIELDS);
+        snprintf(names[(*n)++], 48, "%.*s", (int)len, p);
+        p += len;
+    }
+    return 0;
+}
+
 /* fields=a,b: keeps only those members of each item, for clients that need less. A name the
  * items do not have is refused (400), rather than answered with empty objects. */
 static int project(struct api_req *r, json_t *items)
 {
-    const char *spec = api_arg(r, "fields");
     char names[API_MAX_FIELDS][48];
     size_t n = 0, i;
     json_t *item;
 
-    if (!spec)
+    if (api_fields(r, names, &n) < 0)
+        return -1;
+    if (!n)
         return 0;
-    for (const char *p = spec; *p; p += *p == ',') {
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof(names[0]))
-            return api_bad(r, "fields", "'%.*s' is not a field name", (int)len, p);
-        if (n == API_MAX_FIELDS)
-            return api_bad(r, "fields", "more than %d fields", API_MAX_FIELDS);
-        snprintf(names[n++], sizeof(names[0]), "%.*s", (int)len, p);
-        p += len;
-    }
     for (i = 0; i < n && json_array_size(items); i++)
         if (!json_object_get(json_array_get(items, 0), names[i]))
             return api_bad(r, "fields", "no field '%s'", names[i]);
@@ -305,10 +491,17 @@ enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, a
     int64_t total = 0;
     char *next = NULL, *url;
     struct db *db = api_db(r);
+    enum MHD_Result ret;
+    uint64_t gen;
+    size_t len;
+    char *s;
     int rc;
 
     if (!db)
         return api_db_unavailable(r);
+    gen = api_generation(r);
+    if (api_respond_cached(r, gen, &ret))
+        return ret;
     rc = read(db, query, &items, &total, &next);
     if (rc == -EINVAL)
         return api_bad(r, "cursor", "not a cursor this server issued"), api_fail(r);
@@ -330,7 +523,9 @@ enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, a
     if (body && url)
         json_object_set_new(body, "next", json_string(url));
     free(url);
-    return api_respond_json_etag(r, body);
+    s = body ? dump(body, &len) : NULL;
+    json_decref(body);
+    return s ? api_respond_json_text(r, gen, s, len) : MHD_NO;
 }
 
 enum MHD_Result api_fail(struct api_req *r)
@@ -426,6 +621,7 @@ static int url_encode(struct vsl_buf *b, const char *s)
 struct next_ctx {
     struct vsl_buf *b;
     int rc;
+    int keep_cursor;
 };
 
 static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -433,7 +629,7 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
 {
     struct next_ctx *c = cls;
 
-    if (!strcmp(key, "cursor"))
+    if (!c->keep_cursor && !strcmp(key, "cursor"))
         return MHD_YES;
     if (c->rc == 0)
         c->rc = url_encode(c->b, key);
@@ -446,10 +642,11 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
-char *api_next_url(struct api_req *r, const char *cursor)
+/* This request's path and parameters, with cursor= replaced by cursor when not NULL. */
+static char *url_of(struct api_req *r, const char *cursor)
 {
     struct vsl_buf b;
-    struct next_ctx c = {&b, 0};
+    struct next_ctx c = {&b, 0, cursor == NULL};
 
     vsl_buf_init(&b, 64 * 1024);
     c.rc = vsl_buf_addstr(&b, r->path);
@@ -457,15 +654,25 @@ char *api_next_url(struct api_req *r, const char *cursor)
         c.rc = vsl_buf_addstr(&b, "?");
     if (c.rc == 0)
         MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &c);
-    if (c.rc == 0)
+    if (c.rc == 0 && cursor)
         c.rc = vsl_buf_addstr(&b, "cursor=");
-    if (c.rc == 0)
+    if (c.rc == 0 && cursor)
         c.rc = url_encode(&b, cursor);
     if (c.rc < 0) {
         vsl_buf_free(&b);
         return NULL;
     }
     return vsl_buf_take(&b);
+}
+
+char *api_next_url(struct api_req *r, const char *cursor)
+{
+    return url_of(r, cursor);
+}
+
+char *api_cache_key(struct api_req *r)
+{
+    return url_of(r, NULL);
 }
 
 /* ---- per-thread database and daemon state -------------------------------------------------- */
@@ -997,5 +1204,6 @@ void api_stop(struct api_server *s)
         free(s->key_pem);
     }
     free(s->db_path);
+    api_cache_free(s->cache);
     free(s);
 }

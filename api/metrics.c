@@ -1,9 +1,11 @@
 /* /metrics in the Prometheus text exposition format 0.0.4: open findings by check and
  * severity, the score, each vCenter's last poll, and datastore capacity and free space. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "api/api-private.h"
 #include "checks/check.h"
@@ -171,116 +173,159 @@ static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, s
     return rc;
 }
 
-/* Days until each datastore's free space falls below the datastore-free-space thresholds, as
- * the last evaluation estimated them (the inventory pages' "runway"); only known figures. */
-static int runway(struct vsl_buf *b, const json_t *items)
-{
-    static const char name[] = "vslint_datastore_runway_days";
-    static const char *const thresholds[] = {"warning", "critical"};
-    static const char *const fields[] = {"days_to_warning", "days_to_critical"};
-    const json_t *ds;
-    size_t i;
-    int rc = head(b, name, "Days until a datastore's free space falls below the "
-                           "datastore-free-space threshold, at its measured growth rate.");
+/* The datastore gauges, each a run of samples after its head: written in one pass over the
+ * datastores (db_datastore_gauges()) into a buffer per gauge, appended in this order. */
+enum ds_gauge { DS_CAPACITY, DS_FREE, DS_RUNWAY, DS_NGAUGES };
 
-    json_array_foreach(items, i, ds) {
-        for (size_t t = 0; rc == 0 && t < 2; t++) {
-            const json_t *v = json_object_get(json_object_get(ds, "runway"), fields[t]);
-            const char *const labels[] = {
-                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
-                "datastore", json_string_value(json_object_get(ds, "name")),
-                "moref", json_string_value(json_object_get(ds, "moref")),
-                "threshold", thresholds[t],
-                NULL};
-            if (json_is_integer(v)) /* null: no estimate, and the reason is in the API */
-                rc = sample_int(b, name, labels, json_integer_value(v));
-        }
-        if (rc < 0)
-            break;
-    }
+static const struct {
+    const char *name, *help;
+} ds_gauges[] = {
+    [DS_CAPACITY] = {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes."},
+    [DS_FREE] = {"vslint_datastore_free_bytes", "Datastore free space in bytes."},
+    /* Days until each datastore's free space falls below the datastore-free-space thresholds,
+     * as the last evaluation estimated them (the inventory pages' "runway"); only known
+     * figures: a null has its reason in the API. */
+    [DS_RUNWAY] = {"vslint_datastore_runway_days",
+                   "Days until a datastore's free space falls below the "
+                   "datastore-free-space threshold, at its measured growth rate."},
+};
+
+static int ds_samples(const struct db_ds_gauges *g, void *ctx)
+{
+    struct vsl_buf *b = ctx;
+    const char *const labels[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                  "moref", g->moref, NULL, NULL, NULL};
+    const char *const runway[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                  "moref", g->moref, "threshold", "warning", NULL};
+    const char *const runway_crit[] = {"vcenter", g->vcenter, "datastore", g->name,
+                                       "moref", g->moref, "threshold", "critical", NULL};
+    int rc = 0;
+
+    if (g->has_capacity)
+        rc = sample_int(&b[DS_CAPACITY], ds_gauges[DS_CAPACITY].name, labels, g->capacity);
+    if (rc == 0 && g->has_free)
+        rc = sample_int(&b[DS_FREE], ds_gauges[DS_FREE].name, labels, g->free_space);
+    if (rc == 0 && g->has_warning)
+        rc = sample_int(&b[DS_RUNWAY], ds_gauges[DS_RUNWAY].name, runway, g->days_to_warning);
+    if (rc == 0 && g->has_critical)
+        rc = sample_int(&b[DS_RUNWAY], ds_gauges[DS_RUNWAY].name, runway_crit,
+                        g->days_to_critical);
     return rc;
 }
 
 static int datastores(struct vsl_buf *b, struct db *db)
 {
-    static const struct {
-        const char *name, *help, *field;
-    } gauges[] = {
-        {"vslint_datastore_capacity_bytes", "Datastore capacity in bytes.", "capacity"},
-        {"vslint_datastore_free_bytes", "Datastore free space in bytes.", "free_space"},
-    };
-    struct db_page p = {0};
-    json_t *items = NULL, *ds;
-    int64_t total;
-    char *next = NULL;
-    size_t i;
-    int rc = db_inventory_page(db, DB_PAGE_DATASTORES, &p, &items, &total, &next);
+    struct vsl_buf g[DS_NGAUGES];
+    int rc;
 
-    free(next);
-    for (size_t g = 0; rc == 0 && g < 2; g++) {
-        rc = head(b, gauges[g].name, gauges[g].help);
-        json_array_foreach(items, i, ds) {
-            const json_t *v = json_object_get(ds, gauges[g].field);
-            const char *const labels[] = {
-                "vcenter", json_string_value(json_object_get(ds, "vcenter")),
-                "datastore", json_string_value(json_object_get(ds, "name")),
-                "moref", json_string_value(json_object_get(ds, "moref")),
-                NULL};
-            if (rc < 0)
-                break;
-            if (!json_is_integer(v))
-                continue; /* vCenter did not report it */
-            rc = sample_int(b, gauges[g].name, labels, json_integer_value(v));
-        }
+    for (size_t i = 0; i < DS_NGAUGES; i++)
+        vsl_buf_init(&g[i], MAX_METRICS);
+    rc = db_datastore_gauges(db, ds_samples, g);
+    for (size_t i = 0; i < DS_NGAUGES; i++) {
+        if (rc == 0)
+            rc = head(b, ds_gauges[i].name, ds_gauges[i].help);
+        if (rc == 0 && g[i].len)
+            rc = vsl_buf_add(b, g[i].data, g[i].len);
+        vsl_buf_free(&g[i]);
+    }
+    return rc;
+}
+
+/* Samples for the client as a piece of the answer: their text, and their deflate data when the
+ * client takes gzip (last: the piece that ends the answer). Takes b's text. */
+static int piece_of(struct api_req *r, struct vsl_buf *b, int last, struct api_piece *p)
+{
+    p->len = b->len;
+    p->text = vsl_buf_take(b);
+    if (!p->text)
+        return -ENOMEM;
+    p->crc = (uint32_t)crc32(0, (const Bytef *)p->text, (uInt)p->len);
+    if (api_wants_gzip(r) && api_deflate_piece(p->text, p->len, last, &p->z, &p->zlen) < 0)
+        p->z = NULL; /* then the whole answer is compressed at once */
+    return 0;
+}
+
+/* The samples read from the database, before the per-vCenter ones (which="pre": findings and
+ * score) or after them ("post": datastores, which end the answer): rendered once per
+ * generation of the data (api_generation()) and kept, with their deflate data once a client
+ * took gzip, since most scrapes find the data unchanged. The per-vCenter gauges come from the
+ * pollers' state and the clock and are rendered per request. */
+static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const char *which,
+                       struct api_piece *p)
+{
+    int last = !strcmp(which, "post"), want_gz = api_wants_gzip(r), rc;
+    char key[32];
+    uint64_t crc;
+    struct vsl_buf b;
+
+    snprintf(key, sizeof(key), "#metrics-%s", which); /* no request path starts with '#' */
+    if (api_cache_get(r, key, gen, want_gz, &p->text, &p->len, &p->z, &p->zlen, &crc)) {
+        p->crc = (uint32_t)crc;
+        if (!want_gz || p->z)
+            return 0;
+        /* The first client that takes gzip: compressed once, and kept. */
+        if (api_deflate_piece(p->text, p->len, last, &p->z, &p->zlen) == 0)
+            api_cache_put(r, key, gen, p->text, p->len, crc, p->z, p->zlen);
+        return 0;
+    }
+    vsl_buf_init(&b, MAX_METRICS);
+    if (!last) {
+        int64_t objs[3] = {0};
+        json_t *counts = NULL;
+        int score = 0;
+        rc = api_counts(db, NULL, &counts, objs, &score);
+        if (rc == 0)
+            rc = findings(&b, counts);
+        if (rc == 0)
+            rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
+        if (rc == 0)
+            rc = sample_int(&b, "vslint_score", NULL, score);
+        json_decref(counts);
+    } else {
+        rc = datastores(&b, db);
     }
     if (rc == 0)
-        rc = runway(b, items);
-    json_decref(items);
+        rc = piece_of(r, &b, last, p);
+    vsl_buf_free(&b);
+    if (rc == 0)
+        api_cache_put(r, key, gen, p->text, p->len, p->crc, p->z, p->zlen);
     return rc;
 }
 
 enum MHD_Result api_h_metrics(struct api_req *r)
 {
     struct api_vcenter_status *st = NULL;
+    struct api_piece p[3] = {{0}};
     size_t n = 0;
-    int64_t objs[3] = {0};
-    json_t *counts = NULL;
     struct vsl_buf b;
     struct db *db;
-    int rc, score = 0;
+    uint64_t gen;
+    int rc;
 
     if (api_args_allowed(r, NULL) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
         return api_db_unavailable(r);
     vsl_buf_init(&b, MAX_METRICS);
-    rc = api_counts(db, NULL, &counts, objs, &score);
+    gen = api_generation(r);
+    rc = stored_part(r, db, gen, "pre", &p[0]);
     if (rc == 0)
         rc = api_status(r, &st, &n);
-    if (rc < 0) {
-        json_decref(counts);
-        vsl_buf_free(&b);
-        return api_db_error(r, "collecting metrics", rc);
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    rc = findings(&b, counts);
-    if (rc == 0)
-        rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
-    if (rc == 0)
-        rc = sample_int(&b, "vslint_score", NULL, score);
-    if (rc == 0)
+    if (rc == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
         rc = per_vcenter(&b, st, n, now);
+    }
     if (rc == 0)
-        rc = datastores(&b, db);
+        rc = piece_of(r, &b, 0, &p[1]);
+    if (rc == 0)
+        rc = stored_part(r, db, gen, "post", &p[2]);
     free(st);
-    json_decref(counts);
+    vsl_buf_free(&b);
     if (rc < 0) {
-        vsl_buf_free(&b);
+        api_pieces_free(p, 3);
         return api_db_error(r, "collecting metrics", rc);
     }
-    size_t len = b.len;
-    return api_respond_text(r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-                            vsl_buf_take(&b), len);
+    return api_respond_pieces(r, "text/plain; version=0.0.4; charset=utf-8", p, 3);
 }

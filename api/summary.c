@@ -1,6 +1,8 @@
 /* /api/v1/summary: counts of open findings, the score, and each vCenter's polling state
  * (last poll, duration, staleness, error) as the daemon's pollers see it. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,27 +100,74 @@ static json_t *database_json(struct api_req *r)
     return json_pack("{s:b,s:o}", "writable", ok, "error", ok ? json_null() : json_string(why));
 }
 
+/* Appends v (taken) compactly to b. */
+static int add_json(struct vsl_buf *b, json_t *v)
+{
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
+    int rc = s ? vsl_buf_addstr(b, s) : -ENOMEM;
+
+    free(s);
+    json_decref(v);
+    return rc;
+}
+
+/* The part of the summary read from the database, {"score":..,"objects":{..},"findings":{..}
+ * without its closing brace, into b: from the cache while nobody has written the database
+ * since it was counted (counting 3,000 findings and 20,000 VMs takes milliseconds); the
+ * pollers' state, which changes with the clock, is added per request. */
+static int counted(struct api_req *r, struct db *db, const char *only, struct vsl_buf *b)
+{
+    uint64_t gen = api_generation(r), h;
+    char key[API_MAX_ARG + 32], *s, *gz;
+    size_t len, gzlen;
+    int64_t objs[3] = {0};
+    json_t *counts = NULL;
+    int rc, score;
+
+    /* No request path starts with '#': the key is no answer's. */
+    snprintf(key, sizeof(key), "#summary?%s", only ? only : "");
+    if (!api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
+        if ((rc = api_counts(db, only, &counts, objs, &score)) < 0)
+            return rc;
+        json_t *o = json_pack("{s:i,s:{s:I,s:I,s:I},s:o}", "score", score, "objects",
+                              "datastores", (json_int_t)objs[0], "hosts", (json_int_t)objs[1],
+                              "vms", (json_int_t)objs[2], "findings", counts);
+        s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(o);
+        if (!s)
+            return -ENOMEM;
+        len = strlen(s) - 1; /* the closing brace: the pollers' state follows */
+        api_cache_put(r, key, gen, s, len, 0, NULL, 0);
+    }
+    rc = vsl_buf_add(b, s, len);
+    free(s);
+    return rc;
+}
+
 enum MHD_Result api_h_summary(struct api_req *r)
 {
     static const char *const names[] = {"vcenter", NULL};
     const char *only = api_arg(r, "vcenter");
     struct api_vcenter_status *st = NULL;
     size_t n = 0;
-    int64_t objs[3] = {0};
-    json_t *counts = NULL, *list, *arrays, *body;
+    json_t *list, *arrays;
+    struct vsl_buf b;
     struct db *db;
-    int rc, score;
+    int rc;
 
     if (api_args_allowed(r, names) < 0)
         return api_fail(r);
     if (!(db = api_db(r)))
         return api_db_unavailable(r);
-    rc = api_counts(db, only, &counts, objs, &score);
-    if (rc < 0)
+    vsl_buf_init(&b, 16 << 20);
+    rc = counted(r, db, only, &b);
+    if (rc < 0) {
+        vsl_buf_free(&b);
         return api_db_error(r, "summarising findings", rc);
+    }
     rc = api_status(r, &st, &n);
     if (rc < 0) {
-        json_decref(counts);
+        vsl_buf_free(&b);
         return api_db_error(r, "reading the pollers' state", rc);
     }
     list = json_array();
@@ -133,10 +182,27 @@ enum MHD_Result api_h_summary(struct api_req *r)
         json_array_append_new(st[i].type[0] ? arrays : list, o);
     }
     free(st);
-    body = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "score", score, "objects", "datastores",
-                     (json_int_t)objs[0], "hosts", (json_int_t)objs[1], "vms",
-                     (json_int_t)objs[2], "findings", counts, "vcenters", list, "arrays", arrays);
-    if (body)
-        json_object_set_new(body, "database", database_json(r));
-    return api_respond_json_etag(r, body);
+    rc = vsl_buf_addstr(&b, ",\"vcenters\":");
+    if (rc == 0)
+        rc = add_json(&b, list);
+    else
+        json_decref(list);
+    if (rc == 0)
+        rc = vsl_buf_addstr(&b, ",\"arrays\":");
+    if (rc == 0)
+        rc = add_json(&b, arrays);
+    else
+        json_decref(arrays);
+    if (rc == 0)
+        rc = vsl_buf_addstr(&b, ",\"database\":");
+    if (rc == 0)
+        rc = add_json(&b, database_json(r));
+    if (rc == 0)
+        rc = vsl_buf_addstr(&b, "}");
+    if (rc < 0) {
+        vsl_buf_free(&b);
+        return MHD_NO;
+    }
+    size_t len = b.len;
+    return api_respond_json_text(r, 0, vsl_buf_take(&b), len);
 }

@@ -486,19 +486,7 @@ def bench_api(a, n, bins, conf, port):
                            stderr=subprocess.DEVNULL)
     out = {}
     try:
-        # Ready once the first poll (and its checks) finished.
-        for _ in range(6000):
-            try:
-                with urllib.request.urlopen(base + '/readyz', timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            time.sleep(0.1)
-        for _ in range(6000):
-            if not http_json(base + '/api/v1/summary')['vcenters'][0]['polling']:
-                break
-            time.sleep(0.1)
+        wait_first_poll(base)
         total = http_json(base + FINDINGS_PAGE)['total']
         out['findings_total'] = total
         for name, path in (('summary', '/api/v1/summary'), ('findings', FINDINGS_PAGE)):
@@ -514,13 +502,33 @@ def bench_api(a, n, bins, conf, port):
             out[name + '_polling']['polls'] = p.polls
             log('[%d VMs] wrk %s while polling: %s' % (n, name, out[name + '_polling']))
     finally:
-        srv.send_signal(signal.SIGTERM)
-        try:
-            srv.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+        stop(srv)
     return out
+
+
+def wait_first_poll(base):
+    """Until `vslint serve` at base is ready and its first poll (and its checks) finished."""
+    for _ in range(6000):
+        try:
+            with urllib.request.urlopen(base + '/readyz', timeout=5) as r:
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        time.sleep(0.1)
+    for _ in range(6000):
+        if not http_json(base + '/api/v1/summary')['vcenters'][0]['polling']:
+            break
+        time.sleep(0.1)
+
+
+def stop(proc, timeout=300):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # ---- report -----------------------------------------------------------------------------------

@@ -44,6 +44,8 @@ struct db {
     int staged;      /* the staging tables exist on this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
+    int64_t data_version; /* db_changed(): PRAGMA data_version at its last call */
+    int data_version_read; /* ... if there was one */
     int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */
 };
 

@@ -387,6 +387,25 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
     return 0;
 }
 
+int db_changed(struct db *db)
+{
+    sqlite3_stmt *st;
+    int64_t v;
+    int r = db_stmt(db, "PRAGMA data_version", &st), rc;
+
+    if (r < 0)
+        return r;
+    rc = sqlite3_step(st);
+    v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    db_stmt_done(st);
+    if (rc != SQLITE_ROW)
+        return db_fail(db->h, rc, "PRAGMA data_version");
+    r = !db->data_version_read || v != db->data_version;
+    db->data_version = v;
+    db->data_version_read = 1;
+    return r;
+}
+
 void db_close(struct db *db)
 {
     int i;

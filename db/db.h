@@ -45,6 +45,10 @@ int db_open(const char *path, struct db **out, char **errmsg);
  * build, is opened with db_open() instead (created or migrated first). */
 int db_open_reader(const char *path, struct db **out, char **errmsg);
 void db_close(struct db *db); /* NULL is a no-op */
+/* 1 when another connection or process has committed a change to the database since the last
+ * call on db (and at the first call), 0 when none has, or a negative error (PRAGMA
+ * data_version). The API keys its cache of rendered answers on it. */
+int db_changed(struct db *db);
 
 /* Copies the WAL into the database and truncates it to nothing, so it does not grow with each
  * poll. Best effort: a reader still on an older state makes it wait (up to the busy timeout)

@@ -359,6 +359,126 @@ fail:
     return NULL;
 }
 
+/* ---- the same row as JSON text --------------------------------------------------------------- */
+
+const char *const db_finding_fields[] = {
+    [DB_FF_FINGERPRINT] = "fingerprint", [DB_FF_CHECK] = "check",
+    [DB_FF_TITLE] = "title",             [DB_FF_SEVERITY] = "severity",
+    [DB_FF_STATUS] = "status",           [DB_FF_VCENTER] = "vcenter",
+    [DB_FF_OBJECT] = "object",           [DB_FF_HOST] = "host",
+    [DB_FF_DETAIL] = "detail",           [DB_FF_MESSAGE] = "message",
+    [DB_FF_EVIDENCE] = "evidence",       [DB_FF_FIRST_SEEN] = "first_seen",
+    [DB_FF_LAST_SEEN] = "last_seen",     [DB_FF_UNVERIFIED] = "unverified",
+    [DB_FF_RESOLVED_AT] = "resolved_at", [DB_FF_RESOLUTION] = "resolution",
+    [DB_FF_WAIVER] = "waiver",           [DB_NFF] = NULL,
+};
+
+/* Column i as a JSON string, or null (NULL, or not UTF-8: as db_json_text()). */
+static int text_col(struct vsl_buf *b, sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    int r = s ? vsl_buf_addjson(b, s, (size_t)sqlite3_column_bytes(st, i)) : -EILSEQ;
+
+    return r == -EILSEQ ? vsl_buf_addstr(b, "null") : r;
+}
+
+/* Column i (unix ms) as an ISO-8601 string, or null (as db_json_time()). */
+static int time_col(struct vsl_buf *b, sqlite3_stmt *st, int i)
+{
+    char buf[32];
+    const char *s = sqlite3_column_type(st, i) == SQLITE_NULL
+                        ? NULL
+                        : db_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+
+    return s ? vsl_buf_printf(b, "\"%s\"", s) : vsl_buf_addstr(b, "null");
+}
+
+/* {"a":column,"b":column}, both text (or time, when times), or null when column a is NULL. */
+static int pair(struct vsl_buf *b, sqlite3_stmt *st, const char *a, int ca, const char *bn,
+                int cb, int times)
+{
+    int r;
+
+    if (sqlite3_column_type(st, ca) == SQLITE_NULL)
+        return vsl_buf_addstr(b, "null");
+    r = vsl_buf_printf(b, "{\"%s\":", a);
+    if (r == 0)
+        r = times ? time_col(b, st, ca) : text_col(b, st, ca);
+    if (r == 0)
+        r = vsl_buf_printf(b, ",\"%s\":", bn);
+    if (r == 0)
+        r = text_col(b, st, cb);
+    return r == 0 ? vsl_buf_add(b, "}", 1) : r;
+}
+
+/* The stored evidence as it is: we wrote it with json_dumps(), so it is JSON already and needs
+ * no parse and re-serialisation per request (most of a page's time was that). Text that is not
+ * an object (damaged by hand) is answered as {}, as finding_json() does. */
+static int evidence_text(struct vsl_buf *b, sqlite3_stmt *st)
+{
+    const char *s = (const char *)sqlite3_column_text(st, F_evidence_json);
+    size_t n = s ? (size_t)sqlite3_column_bytes(st, F_evidence_json) : 0;
+
+    if (n < 2 || s[0] != '{' || s[n - 1] != '}' || memchr(s, '\0', n))
+        return vsl_buf_addstr(b, "{}");
+    return vsl_buf_add(b, s, n);
+}
+
+/* The current row of a select_findings() statement as finding_json() would write it (the same
+ * members in the same order), keeping only the members whose bit (1 << DB_FF_*) is in fields. */
+static int finding_text(struct vsl_buf *b, sqlite3_stmt *st, unsigned fields)
+{
+    int r = vsl_buf_add(b, "{", 1), first = 1;
+
+    for (int i = 0; r == 0 && i < DB_NFF; i++) {
+        if (!(fields & (1u << i)))
+            continue;
+        r = vsl_buf_printf(b, "%s\"%s\":", first ? "" : ",", db_finding_fields[i]);
+        first = 0;
+        if (r < 0)
+            break;
+        switch ((enum db_finding_field)i) {
+        case DB_FF_FINGERPRINT: r = text_col(b, st, F_fingerprint); break;
+        case DB_FF_CHECK: r = text_col(b, st, F_check_id); break;
+        case DB_FF_TITLE: r = text_col(b, st, F_title); break;
+        case DB_FF_SEVERITY: r = text_col(b, st, F_severity); break;
+        case DB_FF_STATUS: r = vsl_buf_addjson(b, status_of(st), strlen(status_of(st))); break;
+        case DB_FF_VCENTER: r = text_col(b, st, F_vcenter); break;
+        case DB_FF_OBJECT:
+            r = vsl_buf_addstr(b, "{\"type\":");
+            if (r == 0)
+                r = text_col(b, st, F_object_type);
+            if (r == 0)
+                r = vsl_buf_addstr(b, ",\"moref\":");
+            if (r == 0)
+                r = text_col(b, st, F_object_moref);
+            if (r == 0)
+                r = vsl_buf_addstr(b, ",\"name\":");
+            if (r == 0)
+                r = text_col(b, st, F_object_name);
+            if (r == 0)
+                r = vsl_buf_add(b, "}", 1);
+            break;
+        case DB_FF_HOST: r = pair(b, st, "moref", F_host_moref, "name", F_host_name, 0); break;
+        case DB_FF_DETAIL: r = text_col(b, st, F_detail); break;
+        case DB_FF_MESSAGE: r = text_col(b, st, F_message); break;
+        case DB_FF_EVIDENCE: r = evidence_text(b, st); break;
+        case DB_FF_FIRST_SEEN: r = time_col(b, st, F_first_seen_ms); break;
+        case DB_FF_LAST_SEEN: r = time_col(b, st, F_last_seen_ms); break;
+        case DB_FF_UNVERIFIED:
+            r = pair(b, st, "since", F_unverified_since_ms, "reason", F_unverified_reason, 1);
+            break;
+        case DB_FF_RESOLVED_AT: r = time_col(b, st, F_resolved_at_ms); break;
+        case DB_FF_RESOLUTION: r = text_col(b, st, F_resolution); break;
+        case DB_FF_WAIVER:
+            r = pair(b, st, "reason", F_waiver_reason, "expires", F_waiver_expires, 0);
+            break;
+        case DB_NFF: break;
+        }
+    }
+    return r == 0 ? vsl_buf_add(b, "}", 1) : r;
+}
+
 /* ---- cursors ------------------------------------------------------------------------------ */
 
 /* The sort key of the last row of a page: severity order, check, vCenter, object name and
@@ -493,18 +613,19 @@ static int prepare(struct db *db, const struct vsl_buf *sql, sqlite3_stmt **st)
     return rc == SQLITE_OK ? 0 : db_fail(db->h, rc, sql->data);
 }
 
-int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
-                      int64_t *total, char **next)
+/* What a query does with each row of the page: 0, or a negative error that ends the query. */
+typedef int row_fn(sqlite3_stmt *st, void *ctx);
+
+/* db_findings_query() and db_findings_page_text(): the page's rows go to row(st, ctx). */
+static int query(struct db *db, const struct db_findings_filter *f, row_fn *row, void *ctx,
+                 int64_t *total, char **next)
 {
     struct vsl_buf count_sql, page_sql;
     sqlite3_stmt *cst = NULL, *pst = NULL;
     struct db_cursor *cur = NULL;
     int cur_order = 0;
-    json_t *list = NULL, *el;
     int sev_order, rc, r, in_tx = 0, n = 0;
 
-    assert(db && f && out && total && next);
-    *out = NULL;
     *total = 0;
     *next = NULL;
     vsl_buf_init(&count_sql, MAX_SQL);
@@ -526,11 +647,6 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         r = where(&count_sql, f, &sev_order, 0);
     if (r < 0)
         goto out;
-    list = json_array();
-    if (!list) {
-        r = -ENOMEM;
-        goto out;
-    }
 
     /* The count and the page come from one read transaction, so they agree. */
     rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
@@ -578,11 +694,8 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
     while ((rc = sqlite3_step(pst)) == SQLITE_ROW) {
         if (f->limit > 0 && n == f->limit)
             break; /* the extra row: there is a next page */
-        el = finding_json(pst);
-        if (!el || json_array_append_new(list, el) < 0) {
-            r = -ENOMEM;
+        if ((r = row(pst, ctx)) < 0)
             goto out;
-        }
         n++;
         if (f->limit > 0 && n == f->limit) {
             free(*next);
@@ -601,8 +714,6 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
         free(*next); /* the last page ended exactly at the limit */
         *next = NULL;
     }
-    *out = list;
-    list = NULL;
     r = 0;
 out:
     if (r < 0) {
@@ -614,10 +725,74 @@ out:
     db_stmt_done(pst);
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
-    json_decref(list);
     free(cur);
     vsl_buf_free(&count_sql);
     vsl_buf_free(&page_sql);
+    return r;
+}
+
+static int append_json(sqlite3_stmt *st, void *list)
+{
+    json_t *el = finding_json(st);
+
+    return el && json_array_append_new(list, el) == 0 ? 0 : -ENOMEM;
+}
+
+int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
+                      int64_t *total, char **next)
+{
+    json_t *list = json_array();
+    int r;
+
+    assert(db && f && out && total && next);
+    *out = NULL;
+    *next = NULL;
+    *total = 0;
+    if (!list)
+        return -ENOMEM;
+    r = query(db, f, append_json, list, total, next);
+    if (r < 0)
+        json_decref(list);
+    else
+        *out = list;
+    return r;
+}
+
+struct text_page {
+    struct vsl_buf *b;
+    unsigned fields;
+    int n;
+};
+
+static int append_text(sqlite3_stmt *st, void *ctx)
+{
+    struct text_page *t = ctx;
+    int r = t->n ? vsl_buf_add(t->b, ",", 1) : 0;
+
+    if (r == 0)
+        r = finding_text(t->b, st, t->fields);
+    t->n++;
+    return r;
+}
+
+int db_findings_page_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
+                          struct vsl_buf *out, int *n, int64_t *total, char **next)
+{
+    struct text_page t = {out, fields ? fields : ~0u, 0};
+    int r;
+
+    assert(db && f && out && n && total && next);
+    *next = NULL;
+    r = vsl_buf_add(out, "[", 1);
+    if (r == 0)
+        r = query(db, f, append_text, &t, total, next);
+    if (r == 0)
+        r = vsl_buf_add(out, "]", 1);
+    *n = t.n;
+    if (r < 0) {
+        free(*next);
+        *next = NULL;
+    }
     return r;
 }
 

@@ -9,6 +9,7 @@
 #include "db/db.h"
 #include "model/estate.h"
 #include "model/finding.h"
+#include "util/buf.h"
 
 /* Loads the last successful snapshot of vcenter. -VSL_ENOTFOUND if it has none. *out is owned
  * by the caller (est_free). Reads inside one transaction: never half a poll. */
@@ -63,6 +64,22 @@ struct db_findings_filter {
  * when no more) = the cursor of the following page. Bad cursor: -EINVAL. */
 int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
                       int64_t *total, char **next);
+
+/* The members of a finding, in the order db_findings_query() writes them (NULL-ended). */
+enum db_finding_field {
+    DB_FF_FINGERPRINT, DB_FF_CHECK, DB_FF_TITLE, DB_FF_SEVERITY, DB_FF_STATUS, DB_FF_VCENTER,
+    DB_FF_OBJECT, DB_FF_HOST, DB_FF_DETAIL, DB_FF_MESSAGE, DB_FF_EVIDENCE, DB_FF_FIRST_SEEN,
+    DB_FF_LAST_SEEN, DB_FF_UNVERIFIED, DB_FF_RESOLVED_AT, DB_FF_RESOLUTION, DB_FF_WAIVER,
+    DB_NFF
+};
+extern const char *const db_finding_fields[];
+
+/* The same page as db_findings_query(), appended to out as the text of its JSON array (what
+ * json_dumps(JSON_COMPACT) of that array would write), keeping only the members whose bit
+ * (1 << DB_FF_*) is set in fields (0: all). The stored evidence goes in as it is stored, with
+ * no parse and re-serialisation. *n = the items written. On error out may hold part of a page. */
+int db_findings_page_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
+                          struct vsl_buf *out, int *n, int64_t *total, char **next);
 
 /* One finding by fingerprint (any status), same shape; -VSL_ENOTFOUND if absent. */
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out);

@@ -27,6 +27,19 @@ struct db_page {
 int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_page *p,
                           json_t **items, int64_t *total, char **next);
 
+/* One datastore's figures for /metrics: what the inventory page says of its capacity, free
+ * space and runway (db/capacity.h), without building the page. Strings are valid during the
+ * call only; name is "" when unknown; a has_* of 0 says the figure is unknown. */
+struct db_ds_gauges {
+    const char *vcenter, *name, *moref;
+    int has_capacity, has_free, has_warning, has_critical;
+    int64_t capacity, free_space, days_to_warning, days_to_critical;
+};
+/* Calls fn for every stored datastore, in the inventory pages' order, in one read transaction;
+ * stops at the first negative fn returns, and returns it. */
+int db_datastore_gauges(struct db *db, int (*fn)(const struct db_ds_gauges *g, void *ctx),
+                        void *ctx);
+
 /* Counts the stored datastores, hosts and VMs of vcenter (NULL: all), in that order. */
 int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
 

@@ -178,6 +178,60 @@ static size_t utf8_len(const unsigned char *p)
     return n;
 }
 
+int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF"; /* as jansson writes \u001F */
+    const unsigned char *p = (const unsigned char *)s, *end = p + n, *run;
+    size_t start = b->len;
+    int r;
+
+    for (run = p; run < end;) {
+        /* utf8_len() may look up to three bytes ahead: near the end, at a zero-padded copy. */
+        unsigned char tail[5] = {0};
+        size_t left = (size_t)(end - run), k;
+        if (left < 4)
+            memcpy(tail, run, left);
+        k = utf8_len(left < 4 ? tail : run);
+        if (k == 0 || left < k)
+            return -EILSEQ;
+        run += k;
+    }
+    r = vsl_buf_add(b, "\"", 1);
+    /* Runs of bytes that need no escape are appended at once. */
+    for (run = p; r == 0 && p < end; p++) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            continue;
+        char e[6] = {'\\', (char)*p, 0, 0, 0, 0};
+        size_t elen = 2;
+        switch (*p) {
+        case '"': case '\\': break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+            memcpy(e + 1, "u00", 3);
+            e[4] = hex[*p >> 4];
+            e[5] = hex[*p & 15];
+            elen = 6;
+        }
+        r = vsl_buf_add(b, run, (size_t)(p - run));
+        if (r == 0)
+            r = vsl_buf_add(b, e, elen);
+        run = p + 1;
+    }
+    if (r == 0)
+        r = vsl_buf_add(b, run, (size_t)(p - run));
+    if (r == 0)
+        r = vsl_buf_add(b, "\"", 1);
+    if (r < 0 && b->len > start) {
+        b->len = start; /* nothing half-written */
+        b->data[start] = '\0';
+    }
+    return r;
+}
+
 void vsl_utf8_fix(char *s)
 {
     unsigned char *p = (unsigned char *)s;

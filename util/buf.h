@@ -26,6 +26,10 @@ VSL_MUST_CHECK int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 VSL_MUST_CHECK int vsl_buf_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* Appends the n bytes at s as a JSON string literal, quotes included, escaped as jansson
+ * escapes them (quote, backslash and control characters; UTF-8 as it is). -EILSEQ, and nothing
+ * appended, when s is not well-formed UTF-8 (jansson would refuse it too). */
+VSL_MUST_CHECK int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n);
 /* Appends one line of a list of messages (fmt, then a newline). A line that does not fit is
  * not cut half-way: the list ends instead, once, with a line saying that further messages were
  * left out. Returns 0, or the error that left this line out (for callers that count). */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
+#include <jansson.h>
 
 #include "util/buf.h"
 #include "util/err.h"
@@ -112,6 +113,57 @@ static void test_utf8_fix(void **state)
     check_rows(rows, sizeof(rows) / sizeof(rows[0]), utf8_fixed);
 }
 
+/* vsl_buf_addjson() writes what jansson writes for the same string (the findings pages are
+ * text written with it, the single finding jansson's): quotes, backslashes, every control
+ * character, NUL inside, UTF-8 as it is; and refuses what jansson refuses, appending nothing. */
+static void test_json_string(void **state)
+{
+    static const struct {
+        const char *in;
+        size_t n;
+    } rows[] = {
+        {"plain", 5},
+        {"", 0},
+        {"say \"hi\" \\ / done", 17},
+        {"\b\f\n\r\t\x01\x1f\x7f end", 12},
+        {"nul\0inside", 10},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe2\x80\xa8", 18},
+    };
+    static const char *const bad[] = {"\xff", "cut \xe2\x82", "\xc0\xaf", "\xed\xa0\x80",
+                                      "\xf4\x90\x80\x80"};
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct vsl_buf b;
+        json_t *v = json_stringn(rows[i].in, rows[i].n);
+        char *want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        vsl_buf_init(&b, 1024);
+        assert_int_equal(vsl_buf_addstr(&b, "x"), 0);
+        assert_int_equal(vsl_buf_addjson(&b, rows[i].in, rows[i].n), 0);
+        assert_non_null(want);
+        assert_int_equal(b.len, strlen(want) + 1);
+        assert_memory_equal(b.data + 1, want, strlen(want));
+        free(want);
+        json_decref(v);
+        vsl_buf_free(&b);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct vsl_buf b;
+        assert_null(json_string(bad[i])); /* jansson refuses it too */
+        vsl_buf_init(&b, 1024);
+        assert_int_equal(vsl_buf_addstr(&b, "x"), 0);
+        assert_int_equal(vsl_buf_addjson(&b, bad[i], strlen(bad[i])), -EILSEQ);
+        assert_int_equal(b.len, 1);
+        assert_string_equal(b.data, "x");
+        vsl_buf_free(&b);
+    }
+    /* A character cut by the length given, though the bytes after it would complete it. */
+    struct vsl_buf b;
+    vsl_buf_init(&b, 1024);
+    assert_int_equal(vsl_buf_addjson(&b, "\xe2\x82\xac", 2), -EILSEQ);
+    assert_int_equal(b.len, 0);
+    vsl_buf_free(&b);
+}
+
 static void test_read_file(void **state)
 {
     char path[] = "/tmp/vslint-test-XXXXXX";
@@ -137,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_printf_large),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_utf8_fix),
+        cmocka_unit_test(test_json_string),
         cmocka_unit_test(test_read_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

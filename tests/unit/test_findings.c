@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "checks/engine.h"
 #include "db/findings.h"
 #include "util/err.h"
@@ -614,6 +616,52 @@ static void five_findings(struct db *db)
     evaluate(db, "vc-b", T2, b);
 }
 
+/* db_findings_page_text() of f parses to exactly what db_findings_query() gives (the API's
+ * pages are the first, a single finding and the CLI the second), with the same total and next;
+ * with fields, to the same items keeping only those members. */
+static void assert_text_page_same(struct db *db, const struct db_findings_filter *f,
+                                  unsigned fields)
+{
+    struct vsl_buf b;
+    json_t *want = NULL, *got, *item;
+    char *next = NULL, *tnext = NULL;
+    int64_t total = -1, ttotal = -2;
+    size_t i;
+    int n = -1;
+
+    assert_int_equal(db_findings_query(db, f, &want, &total, &next), 0);
+    vsl_buf_init(&b, 1 << 20);
+    assert_int_equal(db_findings_page_text(db, f, fields, &b, &n, &ttotal, &tnext), 0);
+    got = json_loadb(b.data, b.len, 0, NULL);
+    assert_non_null(got);
+    assert_int_equal(n, (int)json_array_size(want));
+    assert_int_equal(ttotal, total);
+    if (next || tnext)
+        assert_string_equal(tnext, next);
+    json_array_foreach(want, i, item) {
+        const char *k;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe(item, tmp, k, v) {
+            size_t j = 0;
+            while (db_finding_fields[j] && strcmp(db_finding_fields[j], k))
+                j++;
+            assert_non_null(db_finding_fields[j]); /* a member the text writer knows */
+            if (fields && !(fields & (1u << j)))
+                json_object_del(item, k);
+        }
+    }
+    if (!json_equal(got, want)) {
+        char *a = json_dumps(got, JSON_COMPACT), *w = json_dumps(want, JSON_COMPACT);
+        fail_msg("text page %s\nquery      %s", a, w);
+    }
+    json_decref(got);
+    json_decref(want);
+    free(next);
+    free(tnext);
+    vsl_buf_free(&b);
+}
+
 static void test_filters(void **state)
 {
     static const struct {
@@ -652,7 +700,25 @@ static void test_filters(void **state)
         if (strcmp(buf, cases[i].want) != 0)
             fail_msg("case %zu: got \"%s\", want \"%s\"", i, buf, cases[i].want);
         assert_int_equal(total, cases[i].want[0] ? (int64_t)(strlen(cases[i].want) + 1) / 3 : 0);
+        assert_text_page_same(fx->db, &cases[i].f, 0);
     }
+    /* Pages, members kept, and evidence damaged by hand (answered {}, as when parsed). */
+    const struct db_findings_filter page = {.limit = 2};
+    assert_text_page_same(fx->db, &page, 0);
+    assert_text_page_same(fx->db, &page, 1u << DB_FF_FINGERPRINT | 1u << DB_FF_WAIVER |
+                                             1u << DB_FF_EVIDENCE | 1u << DB_FF_HOST);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE findings SET evidence_json = '{\"cut\": ['"
+                                     " WHERE object_name = 'web01';"
+                                     "UPDATE findings SET object_name = 'bad' || char(10) ||"
+                                     " '\"q' || x'ff' WHERE object_moref = 'vm-7';"
+                                     "UPDATE findings SET message = 'a' || char(10, 9, 1) ||"
+                                     " '\"b\" \\ c\u00e9' WHERE check_id = 'snapshots'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    assert_text_page_same(fx->db, &(struct db_findings_filter){0}, 0);
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(db_findings_query(fx->db, &bad[i], &list, &total, &next), -EINVAL);
         assert_null(list);
@@ -915,6 +981,7 @@ static void test_check_error_keeps_history(void **state)
     json_decref(a);
     json_decref(b);
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+    assert_text_page_same(fx->db, &(struct db_findings_filter){0}, 0); /* unverified, host */
 
     /* Failing again: still unverified since the first failure. */
     assert_int_equal(run_flaky(fx->db, &e, T3), -EIO);

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The API under wrk on a large estate, idle and while polls write, for one or more vslint
+binaries alternated (e.g. main's and a branch's), so that a shared machine's load falls on both.
+
+    python3 bench/bench_api.py --vms 20000 --rounds 2 old=/tmp/vslint-main new=build/vslint
+
+It starts the synthetic responder (tests/sim/synth) with --vms VMs, fills one database with
+`vslint collect` and `vslint check --offline` of the first binary (or copies --db), then per
+round and binary: `vslint serve` on a copy of it, waits for its first poll, runs wrk on
+/api/v1/summary, a findings page and /metrics idle, then again while polls run back to back
+(POST /api/v1/polls). Prints p50 / p99 / requests a second and the load average. Nothing is
+asserted."""
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_scale import (PASSWORD, USER, Poller, free_port, stop, wait_first_poll,  # noqa: E402
+                         wrk)
+
+PATHS = [('summary', '/api/v1/summary'),
+         ('findings page', '/api/v1/findings?severity=warning&limit=100'),
+         ('metrics', '/metrics')]
+TOKEN = 'bench-token-0123456789abcdef'
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def load():
+    with open('/proc/loadavg') as f:
+        return float(f.read().split()[0])
+
+
+def config(work, name, db, url, port):
+    conf = os.path.join(work, name + '.conf')
+    with open(conf, 'w') as f:
+        f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
+                '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = 500\n'
+                'timeout = 3600\ninterval = 86400\n' % (db, port, os.path.join(work, 'token'),
+                                                        url, USER, os.path.join(work, 'pw')))
+    return conf
+
+
+def serve_and_measure(a, label, binary, work, seed_db, url):
+    db = os.path.join(work, 'serve.db')
+    for suffix in ('', '-wal', '-shm'):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    shutil.copy(seed_db, db)
+    port = free_port()
+    base = 'http://127.0.0.1:%d' % port
+    srv = subprocess.Popen([binary, 'serve', '-c', config(work, label, db, url, port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {}
+    try:
+        wait_first_poll(base)
+        for name, path in PATHS:
+            la = load()
+            out[(name, 'idle')] = dict(wrk(base + path, a.seconds, threads=2, conns=a.conns),
+                                       load=la)
+            log('%s %s idle: %s' % (label, name, out[(name, 'idle')]))
+        p = Poller(base, TOKEN)
+        p.start()
+        time.sleep(1.0)
+        for name, path in PATHS:
+            la = load()
+            out[(name, 'polling')] = dict(wrk(base + path, a.seconds, threads=2,
+                                              conns=a.conns), load=la)
+            log('%s %s while polling: %s' % (label, name, out[(name, 'polling')]))
+        p.stop.set()
+        p.join()
+        out['polls'] = p.polls
+    finally:
+        stop(srv)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('binaries', nargs='+', help='LABEL=PATH of a vslint binary')
+    ap.add_argument('--vms', type=int, default=20000)
+    ap.add_argument('--rounds', type=int, default=2)
+    ap.add_argument('--seconds', type=int, default=5)
+    ap.add_argument('--conns', type=int, default=4)
+    ap.add_argument('--db', help='a database of this estate to start from (copied)')
+    ap.add_argument('--synth', default='build/tests/sim/vcsim-synth')
+    a = ap.parse_args()
+    bins = [b.split('=', 1) for b in a.binaries]
+    work = tempfile.mkdtemp(prefix='vslint-bench-api-')
+    with open(os.path.join(work, 'pw'), 'w') as f:
+        f.write(PASSWORD + '\n')
+    with open(os.path.join(work, 'token'), 'w') as f:
+        f.write(TOKEN + '\n')
+    os.chmod(os.path.join(work, 'pw'), 0o600)
+    os.chmod(os.path.join(work, 'token'), 0o600)
+    sim = subprocess.Popen([a.synth, '-vms', str(a.vms), '-gzip=false'],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    url = sim.stdout.readline().strip()
+    results = []
+    try:
+        seed = os.path.join(work, 'seed.db')
+        if a.db:
+            shutil.copy(a.db, seed)
+        else:
+            conf = config(work, 'seed', seed, url, free_port())
+            log('filling %s with %d VMs ...' % (seed, a.vms))
+            subprocess.run([bins[0][1], 'collect', '-c', conf], check=True,
+                           stdout=subprocess.DEVNULL)
+            subprocess.run([bins[0][1], 'check', '-c', conf, '--offline', '--fail-on', 'never',
+                            '--format', 'json', '-o', os.devnull], check=True)
+        for rnd in range(a.rounds):
+            for label, binary in (bins if rnd % 2 == 0 else bins[::-1]):
+                results.append((label, serve_and_measure(a, label, binary, work, seed, url)))
+    finally:
+        sim.send_signal(signal.SIGTERM)
+        sim.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print('%d VMs, wrk -t2 -c%d -d%ds, runs in the order measured' % (a.vms, a.conns, a.seconds))
+    print('| binary | request | idle p50 / p99 / req/s (load) | polls writing p50 / p99 / '
+          'req/s (load) |')
+    print('|---|---|---|---|')
+    for label, out in results:
+        for name, _ in PATHS:
+            cells = []
+            for when in ('idle', 'polling'):
+                r = out[(name, when)]
+                cells.append('%.1f / %.1f ms / %.0f (%.1f)%s' % (
+                    r['p50'], r['p99'], r['rps'], r['load'],
+                    ' %d errors' % r['errors'] if r['errors'] else ''))
+            print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
+        print('| %s | polls finished while measuring | %d | |' % (label, out['polls']))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,189 @@
+"""The API keeps rendered answers while the database has not changed (api/cache.c). What a
+client must never see: an answer older than the last poll, or than a write by another process
+(`vslint check` beside `serve`); a different answer with and without gzip; a clock-driven figure
+(the age of the last success in /metrics) frozen because the data did not change. Real HTTP to
+`vslint serve`, polling a simulator whose estate the test changes through its control
+endpoint."""
+import gzip
+import json
+import os
+import re
+import sys
+import time
+import urllib.request
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from apilib import serving  # noqa: E402
+from simlib import Sim, run_ok, vcenter  # noqa: E402
+
+FREE = '/api/v1/findings?check=datastore-free-space&limit=50'
+
+
+@pytest.fixture(scope='module')
+def sim():
+    with Sim('violations') as s:
+        yield s
+
+
+@pytest.fixture(scope='module')
+def srv(sim, module_workspace):
+    vc = vcenter(module_workspace, sim.url, 'lab', interval=3600)
+    with serving(module_workspace, [vc]) as s:
+        yield s
+
+
+def free_findings(srv):
+    """Object names of the open datastore-free-space findings, as a findings page says."""
+    return {f['object']['name'] for f in srv.get(FREE).json()['findings']}
+
+
+def metric(text, name, **labels):
+    """The value of the sample NAME{labels...} in a /metrics text, or None."""
+    for line in text.splitlines():
+        if not line.startswith(name + '{') and not line.startswith(name + ' '):
+            continue
+        if all('%s="%s"' % (k, v) in line for k, v in labels.items()):
+            return float(line.rsplit(' ', 1)[1])
+    return None
+
+
+def free_bytes(srv, name):
+    pages = srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']
+    return {d['name']: d['free_space'] for d in pages}[name]
+
+
+def fetch(srv, path, gz):
+    req = urllib.request.Request(srv.base + path, headers={'Accept-Encoding': 'gzip'} if gz
+                                 else {})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        raw = r.read()
+        enc = r.headers.get('Content-Encoding')
+    return gzip.decompress(raw) if enc == 'gzip' else raw, enc
+
+
+def test_a_poll_that_changes_the_estate_shows_in_the_next_answers(srv, sim):
+    # Every answer read twice first, so that the second came from the cache.
+    for _ in range(2):
+        before = free_findings(srv)
+        summary = srv.summary()
+        metrics = srv.get('/metrics').body
+        free = free_bytes(srv, 'ds-free-ok')
+    assert 'ds-free-ok' not in before
+    count = summary['findings']['by_check'].get('datastore-free-space', {})
+    was = sum(count.values())
+    cap = metric(metrics, 'vslint_datastore_capacity_bytes', datastore='ds-free-ok')
+    assert metric(metrics, 'vslint_datastore_free_bytes', datastore='ds-free-ok') == free
+    assert free > cap * 0.2
+
+    sim.control('datastore', name='ds-free-ok', free_pct=1)
+    try:
+        srv.poll_and_wait('lab')
+        assert free_findings(srv) == before | {'ds-free-ok'}
+        now = srv.summary()['findings']['by_check']['datastore-free-space']
+        assert sum(now.values()) == was + 1, now
+        metrics = srv.get('/metrics').body
+        assert metric(metrics, 'vslint_datastore_free_bytes',
+                      datastore='ds-free-ok') == pytest.approx(cap * 0.01, rel=0.01)
+        assert sum(metric(metrics, 'vslint_findings', check='datastore-free-space', severity=s)
+                   for s in ('critical', 'warning', 'info')) == was + 1
+        assert free_bytes(srv, 'ds-free-ok') == pytest.approx(cap * 0.01, rel=0.01)
+    finally:
+        sim.control('datastore', name='ds-free-ok', free_pct=50)
+    srv.poll_and_wait('lab')
+    assert free_findings(srv) == before
+    assert free_bytes(srv, 'ds-free-ok') == pytest.approx(cap * 0.5, rel=0.01)
+
+
+def test_a_write_by_another_process_shows(srv, sim, module_workspace):
+    """`vslint check` beside `serve` polls and records into the same database: the next
+    answers of serve show it without serve having polled."""
+    before = free_findings(srv)
+    assert free_findings(srv) == before  # cached now
+    sim.control('datastore', name='ds-free-ok', free_pct=2)
+    try:
+        run_ok('check', '-c', srv.conf, '--fail-on', 'never', '-o', os.devnull)
+        assert free_findings(srv) == before | {'ds-free-ok'}
+        cap = metric(srv.get('/metrics').body, 'vslint_datastore_capacity_bytes',
+                     datastore='ds-free-ok')
+        assert metric(srv.get('/metrics').body, 'vslint_datastore_free_bytes',
+                      datastore='ds-free-ok') == pytest.approx(cap * 0.02, rel=0.01)
+    finally:
+        sim.control('datastore', name='ds-free-ok', free_pct=50)
+    srv.poll_and_wait('lab')
+    assert free_findings(srv) == before
+
+
+# Each asked first plain and first compressed, at a limit of its own so that each case starts
+# with an answer not rendered yet.
+PAGES = ['/api/v1/findings?limit=%d', '/api/v1/findings?fields=fingerprint,evidence&limit=%d',
+         '/api/v1/inventory/vms?fields=name,moref,power_state&limit=%d',
+         'summary']
+
+
+@pytest.mark.parametrize('page', PAGES)
+@pytest.mark.parametrize('gzip_first', [False, True])
+def test_with_and_without_gzip_the_same_json(srv, page, gzip_first):
+    if page == 'summary':
+        path = '/api/v1/summary' + ('?vcenter=lab' if gzip_first else '')
+    else:
+        path = page % (200 - gzip_first)
+    order = [gzip_first, not gzip_first] * 2
+    answers = [fetch(srv, path, gz) for gz in order]
+    bodies = [json.loads(body) for body, _ in answers]
+    assert all(b == bodies[0] for b in bodies), path
+    assert {enc for gz, (_, enc) in zip(order, answers) if not gz} == {None}
+    if len(answers[order.index(False)][0]) >= 1024:
+        assert {enc for gz, (_, enc) in zip(order, answers) if gz} == {'gzip'}
+
+
+def test_metrics_with_and_without_gzip_the_same(srv):
+    """The compressed /metrics is one gzip stream made of kept pieces and a fresh one: whole,
+    with the right CRC and length (gzip.decompress checks both), the first time and from the
+    cache."""
+    def steady(text):  # the clock moves between scrapes
+        return [ln for ln in text.decode().splitlines()
+                if not ln.startswith('vslint_last_success_age_seconds')]
+    plain, enc = fetch(srv, '/metrics', False)
+    assert enc is None
+    for _ in range(3):
+        packed, genc = fetch(srv, '/metrics', True)
+        assert genc == 'gzip'
+        assert steady(packed) == steady(plain)
+    assert 'vslint_datastore_free_bytes{' in plain.decode()
+
+
+def test_the_age_of_the_last_success_advances_while_the_data_does_not_change(srv):
+    def age():
+        text = srv.get('/metrics').body
+        return metric(text, 'vslint_last_success_age_seconds', vcenter='lab')
+    a = age()
+    etag = srv.get(FREE).headers['etag']
+    time.sleep(1.5)
+    b = age()
+    assert srv.get(FREE).headers['etag'] == etag, 'the data changed: the test proves nothing'
+    assert b - a >= 1.4, (a, b)
+
+
+def test_a_cached_answer_keeps_its_etag_and_304(srv):
+    first = srv.get(FREE)
+    again = srv.get(FREE, headers={'If-None-Match': first.headers['etag']})
+    assert again.status == 304
+    assert again.headers['etag'] == first.headers['etag']
+    assert srv.get(FREE).body == first.body
+
+
+def test_findings_page_text_is_what_jansson_wrote(srv):
+    """The page is written from the rows as text: it must be JSON whose every finding has the
+    members and types of the contract, with its evidence an object."""
+    page = srv.get('/api/v1/findings?limit=1000&status=open').json()
+    assert page['findings']
+    for f in page['findings']:
+        assert list(f) == ['fingerprint', 'check', 'title', 'severity', 'status', 'vcenter',
+                           'object', 'host', 'detail', 'message', 'evidence', 'first_seen',
+                           'last_seen', 'unverified', 'resolved_at', 'resolution', 'waiver']
+        assert isinstance(f['evidence'], dict)
+        assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', f['first_seen'])
+        one = srv.get('/api/v1/findings/' + f['fingerprint']).json()
+        assert one == f
