@@ -310,7 +310,7 @@ static json_t *inventory(struct db *db, const char *vc)
 
 /* ---- tests -------------------------------------------------------------------------------- */
 
-static void test_open_creates_schema(void **state)
+TEST_WITH(test_open_creates_schema, tl_db_setup, tl_db_teardown)
 {
     static const char *const tables[] = {
         "vcenters",      "polls",         "datastores",    "storage_pods",   "vms",
@@ -350,7 +350,7 @@ static void test_open_creates_schema(void **state)
     db_close(NULL);
 }
 
-static void test_reopen_is_idempotent(void **state)
+TEST_WITH(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -368,7 +368,7 @@ static void test_reopen_is_idempotent(void **state)
     db_close(db);
 }
 
-static void test_roundtrip_json(void **state)
+TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
 {
     /* What a user of `vslint inventory --json` and the checks rely on, field by field. */
     static const struct {
@@ -465,7 +465,7 @@ static void test_roundtrip_json(void **state)
     db_close(db);
 }
 
-static void test_commit_counts(void **state)
+TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
 {
     static const int64_t want[DB_NKINDS] = {
         [DB_DATASTORE] = 2, [DB_STORAGE_POD] = 1, [DB_VM] = 1,           [DB_VDISK] = 2,
@@ -509,7 +509,7 @@ static void test_commit_counts(void **state)
     db_close(db);
 }
 
-static void test_vcenters_side_by_side(void **state)
+TEST_WITH(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -550,7 +550,7 @@ static void test_vcenters_side_by_side(void **state)
     db_close(db);
 }
 
-static void test_abort_keeps_previous(void **state)
+TEST_WITH(test_abort_keeps_previous, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx), *reader = open_db(fx);
@@ -580,7 +580,7 @@ static void test_abort_keeps_previous(void **state)
     db_close(db);
 }
 
-static void test_poll_failed_keeps_inventory(void **state)
+TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -611,7 +611,7 @@ static void test_poll_failed_keeps_inventory(void **state)
     db_close(db);
 }
 
-static void test_interrupted_transaction(void **state)
+TEST_WITH(test_interrupted_transaction, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -664,7 +664,7 @@ static void test_interrupted_transaction(void **state)
     db_close(db);
 }
 
-static void test_migrates_old_database(void **state)
+TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db;
@@ -684,7 +684,7 @@ static void test_migrates_old_database(void **state)
 /* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
  * already stored survives, static targets keep their IQN and options name it too. Only the
  * tables migration 7 touches exist here, as version 6 left them. */
-static void test_migration7_keeps_iscsi(void **state)
+TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
 
@@ -815,7 +815,7 @@ static char *migrated_schema(const char *path, int from)
 
 /* The column lists are the schema: a new database has each table's columns in list order, with
  * the declared types, NOT NULL and key, and every index. */
-static void test_schema_is_the_column_lists(void **state)
+TEST_WITH(test_schema_is_the_column_lists, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -871,7 +871,7 @@ static void test_schema_is_the_column_lists(void **state)
 }
 
 /* A database made by any earlier version migrates to exactly the schema a new one gets. */
-static void test_migrations_reach_the_new_schema(void **state)
+TEST_WITH(test_migrations_reach_the_new_schema, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     sqlite3 *h = NULL;
@@ -891,7 +891,7 @@ static void test_migrations_reach_the_new_schema(void **state)
     free(fresh);
 }
 
-static void test_open_refuses_bad_files(void **state)
+TEST_WITH(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = (struct db *)1;
@@ -929,7 +929,7 @@ static void test_open_refuses_bad_files(void **state)
     free(err);
 }
 
-static void test_text_rendering(void **state)
+TEST_WITH(test_text_rendering, tl_db_setup, tl_db_teardown)
 {
     static const char *const want[] = {
         "vCenter vc-a",
@@ -989,25 +989,5 @@ static void test_text_rendering(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_creates_schema, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_roundtrip_json, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_commit_counts, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_abort_keeps_previous, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_poll_failed_keeps_inventory, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_interrupted_transaction, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migrates_old_database, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_schema_is_the_column_lists, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migrations_reach_the_new_schema, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_text_rendering, tl_db_setup, tl_db_teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

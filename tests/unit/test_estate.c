@@ -301,7 +301,7 @@ static const struct est_vm *vm_of(const struct estate *e, const char *moref)
 
 /* ---- tests ---------------------------------------------------------------------------------- */
 
-static void test_datastores(void **state)
+TEST_WITH(test_datastores, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const size_t h1 = host_index(e, "host-1"), h2 = host_index(e, "host-2");
@@ -352,7 +352,7 @@ static void test_datastores(void **state)
     assert_int_equal(nfs->n_mounts, 2);
 }
 
-static void test_vm_config_datastore(void **state)
+TEST_WITH(test_vm_config_datastore, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     static const struct {
@@ -384,7 +384,7 @@ static void test_vm_config_datastore(void **state)
     assert_null(vm_of(e, "vm-6")->vm_path_name);
 }
 
-static void test_adapters_paths_plugins(void **state)
+TEST_WITH(test_adapters_paths_plugins, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_host *h = &e->hosts[host_index(e, "host-1")];
@@ -445,7 +445,7 @@ static const struct est_iscsi_target *target_of(const struct est_iscsi_hba *a, c
     return NULL;
 }
 
-static void test_iscsi_targets(void **state)
+TEST_WITH(test_iscsi_targets, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_iscsi_hba *a = &e->hosts[host_index(e, "host-1")].iscsi_hbas[0];
@@ -478,7 +478,7 @@ static void test_iscsi_targets(void **state)
     assert_int_equal(send->send_target, EST_NONE);
 }
 
-static void test_satp_rule_scope(void **state)
+TEST_WITH(test_satp_rule_scope, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_host *h = &e->hosts[host_index(e, "host-1")];
@@ -497,7 +497,7 @@ static void test_satp_rule_scope(void **state)
 
 /* The inventory document shows the same: the two static targets of one portal apart, each with
  * its options, and the new fields. */
-static void test_inventory_json(void **state)
+TEST_WITH(test_inventory_json, setup, teardown)
 {
     struct fx *fx = *state;
     json_t *j = NULL, *vc, *ds1 = NULL, *t, *h;
@@ -562,7 +562,7 @@ static const struct est_host *host_named(const struct estate *e, const char *nam
 
 /* The simulator's edges estate, from its SOAP through the decoders and SQLite into the estate:
  * every planted fact of scenario_edges.go the checks will need, resolved. */
-static void test_edges_capture(void **state)
+TEST_WITH(test_edges_capture, setup, teardown)
 {
     struct fx *fx = *state;
     struct db_snapshot *snap = NULL;
@@ -723,14 +723,5 @@ static void test_edges_capture(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_datastores, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vm_config_datastore, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_adapters_paths_plugins, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iscsi_targets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_satp_rule_scope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inventory_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_edges_capture, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

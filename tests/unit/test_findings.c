@@ -240,7 +240,7 @@ static const struct est_vnic *vnic_named(const struct est_host *h, const char *d
     return NULL;
 }
 
-static void test_estate_roundtrip(void **state)
+TEST_WITH(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct estate *e = NULL;
@@ -371,7 +371,7 @@ static void test_estate_roundtrip(void **state)
     est_free(NULL);
 }
 
-static void test_estate_not_found(void **state)
+TEST_WITH(test_estate_not_found, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct estate *e = (struct estate *)1;
@@ -522,7 +522,7 @@ static void assert_str(const json_t *o, const char *key, const char *want)
         fail_msg("%s: got %s, want %s", key, json_is_string(v) ? json_string_value(v) : "?", want);
 }
 
-static void test_history(void **state)
+TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
     struct tl_dbfile *fx = *state;
@@ -568,7 +568,7 @@ static void test_history(void **state)
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
 }
 
-static void test_finding_shape(void **state)
+TEST_WITH(test_finding_shape, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run[] = {&F1, &F3, NULL};
     struct tl_dbfile *fx = *state;
@@ -614,7 +614,7 @@ static void five_findings(struct db *db)
     evaluate(db, "vc-b", T2, b);
 }
 
-static void test_filters(void **state)
+TEST_WITH(test_filters, tl_db_setup_open, tl_db_teardown)
 {
     static const struct {
         struct db_findings_filter f;
@@ -660,7 +660,7 @@ static void test_filters(void **state)
     }
 }
 
-static void test_pagination(void **state)
+TEST_WITH(test_pagination, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db_findings_filter f = {.limit = 2};
@@ -697,7 +697,7 @@ static void test_pagination(void **state)
     free(next);
 }
 
-static void test_bad_cursor(void **state)
+TEST_WITH(test_bad_cursor, tl_db_setup_open, tl_db_teardown)
 {
     static const char *const bad[] = {
         "",
@@ -733,7 +733,7 @@ static void test_bad_cursor(void **state)
     json_decref(list);
 }
 
-static void test_vcenters_apart(void **state)
+TEST_WITH(test_vcenters_apart, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const a[] = {&F1, NULL}, *const b[] = {&F5, NULL}, *const none[] = {NULL};
     struct tl_dbfile *fx = *state;
@@ -754,7 +754,7 @@ static void test_vcenters_apart(void **state)
     json_decref(j);
 }
 
-static void test_summary(void **state)
+TEST_WITH(test_summary, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     json_t *s = NULL, *want;
@@ -877,7 +877,7 @@ static const char *unverified_reason(const json_t *f)
     return json_string_value(json_object_get(json_object_get(f, "unverified"), "reason"));
 }
 
-static void test_check_error_keeps_history(void **state)
+TEST_WITH(test_check_error_keeps_history, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"};
@@ -934,7 +934,7 @@ static void test_check_error_keeps_history(void **state)
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "esx2");
 }
 
-static void test_unread_inputs_keep_history(void **state)
+TEST_WITH(test_unread_inputs_keep_history, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"},
@@ -991,7 +991,7 @@ static void test_unread_inputs_keep_history(void **state)
     json_decref(j);
 }
 
-static void test_disabled_check_is_not_fixed(void **state)
+TEST_WITH(test_disabled_check_is_not_fixed, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved", .resolution = "fixed"},
@@ -1010,23 +1010,5 @@ static void test_disabled_check_is_not_fixed(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_estate_not_found, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_history, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_finding_shape, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_filters, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_pagination, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_cursor, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_apart, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_summary, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_check_error_keeps_history, tl_db_setup_open,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_unread_inputs_keep_history, tl_db_setup_open,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_disabled_check_is_not_fixed, tl_db_setup_open,
-                                        tl_db_teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

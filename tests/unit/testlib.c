@@ -176,14 +176,16 @@ static struct tl_test {
 } tl_tests[TL_MAX_TESTS];
 static size_t tl_n_tests;
 
-void tl_register(const char *name, void (*test)(void **state), int line)
+void tl_register(const char *name, void (*test)(void **state), int (*setup)(void **state),
+                 int (*teardown)(void **state), int line)
 {
     /* Before main(): no cmocka test to fail yet. */
     if (tl_n_tests == TL_MAX_TESTS) {
         fprintf(stderr, "testlib: more than %d tests in one file\n", TL_MAX_TESTS);
         abort();
     }
-    tl_tests[tl_n_tests++] = (struct tl_test){{.name = name, .test_func = test}, line};
+    tl_tests[tl_n_tests++] = (struct tl_test){
+        {.name = name, .test_func = test, .setup_func = setup, .teardown_func = teardown}, line};
 }
 
 static int by_line(const void *a, const void *b)

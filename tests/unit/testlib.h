@@ -89,16 +89,19 @@ struct chk_settings tl_with_param(const struct check *c, const char *name, doubl
 /* ---- tests that register themselves ---- */
 
 /* TEST(name) { ... } defines the cmocka test name and registers it for tl_main(), so that a
- * test written is a test run. */
-#define TEST(name)                                                                                 \
+ * test written is a test run. TEST_WITH(name, setup, teardown) does the same with cmocka setup
+ * and teardown functions (either NULL) run around it. */
+#define TEST_WITH(name, setup, teardown)                                                           \
     static void name(void **state);                                                                \
     __attribute__((constructor)) static void tl_register_##name(void)                              \
     {                                                                                              \
-        tl_register(#name, name, __LINE__);                                                        \
+        tl_register(#name, name, setup, teardown, __LINE__);                                       \
     }                                                                                              \
     static void name(void **state)
+#define TEST(name) TEST_WITH(name, NULL, NULL)
 
-void tl_register(const char *name, void (*test)(void **state), int line);
+void tl_register(const char *name, void (*test)(void **state), int (*setup)(void **state),
+                 int (*teardown)(void **state), int line);
 
 /* Runs the tests registered with TEST(), in the order they are written, as one cmocka group;
  * main() returns its result. */
