@@ -25,16 +25,7 @@
 
 static struct vsl_buf rows; /* one line per emitted row */
 
-static void row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void row(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    assert_int_equal(vsl_buf_printf(&rows, "%s\n", line), 0);
-}
+#define row(...) tl_row(&rows, __VA_ARGS__)
 
 #define S(x) ((x) ? (x) : "-")
 

@@ -265,38 +265,23 @@ static int teardown(void **state)
 
 static size_t ds_index(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_datastores; i++)
-        if (!strcmp(e->datastores[i].moref, moref))
-            return i;
-    fail_msg("no datastore %s", moref);
-    return EST_NONE;
+    return (size_t)(TL_FIND(e->datastores, e->n_datastores, moref, moref, "datastore") -
+                    e->datastores);
 }
 
 static size_t host_index(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (!strcmp(e->hosts[i].moref, moref))
-            return i;
-    fail_msg("no host %s", moref);
-    return EST_NONE;
+    return (size_t)(TL_FIND(e->hosts, e->n_hosts, moref, moref, "host") - e->hosts);
 }
 
 static const struct est_lun *lun_of(const struct est_host *h, const char *name)
 {
-    for (size_t i = 0; i < h->n_luns; i++)
-        if (!strcmp(h->luns[i].canonical_name, name))
-            return &h->luns[i];
-    fail_msg("no LUN %s on %s", name, h->name);
-    return NULL;
+    return TL_FIND(h->luns, h->n_luns, canonical_name, name, "LUN");
 }
 
 static const struct est_vm *vm_of(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_vms; i++)
-        if (!strcmp(e->vms[i].moref, moref))
-            return &e->vms[i];
-    fail_msg("no VM %s", moref);
-    return NULL;
+    return TL_FIND(e->vms, e->n_vms, moref, moref, "VM");
 }
 
 /* ---- tests ---------------------------------------------------------------------------------- */
@@ -542,20 +527,12 @@ TEST_WITH(test_inventory_json, setup, teardown)
 
 static const struct est_datastore *ds_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_datastores; i++)
-        if (!strcmp(e->datastores[i].name, name))
-            return &e->datastores[i];
-    fail_msg("no datastore %s", name);
-    return NULL;
+    return TL_FIND(e->datastores, e->n_datastores, name, name, "datastore");
 }
 
 static const struct est_host *host_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (!strcmp(e->hosts[i].name, name))
-            return &e->hosts[i];
-    fail_msg("no host %s", name);
-    return NULL;
+    return TL_FIND(e->hosts, e->n_hosts, name, name, "host");
 }
 
 #define ODD "\"Prod\" & <Ops> 'Ñandú'"

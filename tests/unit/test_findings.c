@@ -224,20 +224,12 @@ static void snapshot(struct db *db, const char *vc, const char *sfx)
 
 static const struct est_host *host_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (strcmp(e->hosts[i].name, name) == 0)
-            return &e->hosts[i];
-    fail_msg("no host %s", name);
-    return NULL;
+    return TL_FIND(e->hosts, e->n_hosts, name, name, "host");
 }
 
 static const struct est_vnic *vnic_named(const struct est_host *h, const char *dev)
 {
-    for (size_t i = 0; i < h->n_vnics; i++)
-        if (strcmp(h->vnics[i].device, dev) == 0)
-            return &h->vnics[i];
-    fail_msg("no vnic %s", dev);
-    return NULL;
+    return TL_FIND(h->vnics, h->n_vnics, device, dev, "vnic");
 }
 
 TEST_WITH(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown)

@@ -166,6 +166,29 @@ struct chk_settings tl_with_param(const struct check *c, const char *name, doubl
     return s;
 }
 
+const void *tl_find_in(const void *a, size_t n, size_t size, size_t offset, const char *key,
+                       const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *item = (const char *)a + i * size;
+        const char *value = *(const char *const *)(item + offset);
+        if (value && !strcmp(value, key))
+            return item;
+    }
+    fail_msg("no %s %s", what, key);
+    return NULL;
+}
+
+void tl_row(struct vsl_buf *rows, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsl_buf_vprintf(rows, fmt, ap);
+    va_end(ap);
+    assert_int_equal(r, 0);
+    assert_int_equal(vsl_buf_addstr(rows, "\n"), 0);
+}
+
 /* ---- tests that register themselves ---- */
 
 #define TL_MAX_TESTS 64

@@ -86,6 +86,18 @@ void tl_set_param(const struct check *c, struct chk_settings *s, const char *nam
 /* c's default settings with parameter name set to value. */
 struct chk_settings tl_with_param(const struct check *c, const char *name, double value);
 
+/* The element of the array a[0..n) whose string member field is key (with strcmp); fails the
+ * test with "no WHAT KEY" when there is none. */
+#define TL_FIND(a, n, field, key, what)                                                            \
+    ((__typeof__(&(a)[0]))tl_find_in((a), (n), sizeof((a)[0]),                                     \
+                                     offsetof(__typeof__((a)[0]), field), (key), (what)))
+const void *tl_find_in(const void *a, size_t n, size_t size, size_t offset, const char *key,
+                       const char *what);
+
+struct vsl_buf;
+/* Appends the line fmt, ... and a newline to rows; running out of room fails the test. */
+void tl_row(struct vsl_buf *rows, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- tests that register themselves ---- */
 
 /* TEST(name) { ... } defines the cmocka test name and registers it for tl_main(), so that a
