@@ -7,7 +7,8 @@ of the compliant twins; on `clean` none of them flags anything; a [check ID] thr
 configuration changes what is flagged."""
 import pytest
 
-from simlib import evidence_has, finding, ids_of, of, rows_of, silent
+from checkcases import twin_and_evidence_cases
+from simlib import finding, ids_of, of, rows_of
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
@@ -131,14 +132,7 @@ def test_planted_violation_flagged(lab, check, name, want):
     assert (x['object']['type'], x['severity']) == want
 
 
-@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
-def test_compliant_twin_silent(lab, check, name):
-    silent(lab.findings, check, name)
-
-
-@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
-def test_evidence(lab, check, name, want):
-    evidence_has(lab.findings, check, name, want)
+test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('lab', TWINS, EVIDENCE)
 
 
 @pytest.mark.parametrize('name,at_risk', [('ds-free-snaprisk', True), ('ds-pod-low-2', False)],

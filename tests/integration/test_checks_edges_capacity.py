@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from simlib import Estate, Sim, evidence_has, finding, ids_of, of, rows_of, silent
+from checkcases import twin_and_evidence_cases
+from simlib import Estate, Sim, finding, ids_of, of, rows_of, silent
 
 GIB = 1 << 30
 
@@ -100,14 +101,7 @@ def test_planted_case_flagged(edges, check, name, want):
     assert x.get('message')
 
 
-@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
-def test_compliant_twin_silent(edges, check, name):
-    silent(edges.findings, check, name)
-
-
-@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
-def test_evidence(edges, check, name, want):
-    evidence_has(edges.findings, check, name, want)
+test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('edges', TWINS, EVIDENCE)
 
 
 # ---- every datastore check names every LUN of a spanned volume --------------------------------
