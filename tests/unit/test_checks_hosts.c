@@ -604,14 +604,10 @@ static void vd_build(struct vd_world *w)
 TEST(test_vdisk_table)
 {
     static struct vd_world w;
-    size_t want_n = 1; /* mscs-node */
 
     vd_build(&w);
     struct chk_results r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
-    for (size_t i = 0; i < N(vd_rows); i++) {
-        tl_want(&r, vd_rows[i].vm, vd_rows[i].want);
-        want_n += vd_rows[i].want != NONE;
-    }
+    size_t want_n = 1 /* mscs-node */ + TL_WANT_EACH(&r, vd_rows, N(vd_rows), vm, want);
     tl_want(&r, "mscs-node", SEV_CRITICAL);
     assert_int_equal(r.n, want_n);
 

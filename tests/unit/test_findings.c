@@ -514,6 +514,16 @@ static void assert_str(const json_t *o, const char *key, const char *want)
         fail_msg("%s: got %s, want %s", key, json_is_string(v) ? json_string_value(v) : "?", want);
 }
 
+/* Asserts a finding's life: its status, first and last sightings and when it was resolved. */
+static void assert_life(const json_t *f, const char *status, const char *first_seen,
+                        const char *last_seen, const char *resolved_at)
+{
+    assert_str(f, "status", status);
+    assert_str(f, "first_seen", first_seen);
+    assert_str(f, "last_seen", last_seen);
+    assert_str(f, "resolved_at", resolved_at);
+}
+
 TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
@@ -530,14 +540,8 @@ TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
     evaluate(fx->db, "vc-a", T2, run_a);
     a = get(fx->db, &F1);
     b = get(fx->db, &F2);
-    assert_str(a, "status", "open");
-    assert_str(a, "first_seen", T1_ISO);
-    assert_str(a, "last_seen", T2_ISO);
-    assert_str(a, "resolved_at", NULL);
-    assert_str(b, "status", "resolved");
-    assert_str(b, "first_seen", T1_ISO);
-    assert_str(b, "last_seen", T1_ISO);
-    assert_str(b, "resolved_at", T2_ISO);
+    assert_life(a, "open", T1_ISO, T2_ISO, NULL);
+    assert_life(b, "resolved", T1_ISO, T1_ISO, T2_ISO);
     json_decref(a);
     json_decref(b);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
@@ -548,12 +552,8 @@ TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
     evaluate(fx->db, "vc-a", T3, run_ab);
     a = get(fx->db, &F1);
     b = get(fx->db, &F2);
-    assert_str(a, "status", "open");
-    assert_str(a, "first_seen", T1_ISO);
-    assert_str(b, "status", "new");
-    assert_str(b, "first_seen", T3_ISO);
-    assert_str(b, "last_seen", T3_ISO);
-    assert_str(b, "resolved_at", NULL);
+    assert_life(a, "open", T1_ISO, T3_ISO, NULL);
+    assert_life(b, "new", T3_ISO, T3_ISO, NULL);
     json_decref(a);
     json_decref(b);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F2");
@@ -895,10 +895,7 @@ TEST_WITH(test_check_error_keeps_history, tl_db_setup_open, tl_db_teardown)
     assert_str(a, "status", "open");
     assert_str(a, "last_seen", T2_ISO);
     assert_true(json_is_null(json_object_get(a, "unverified")));
-    assert_str(b, "status", "open");
-    assert_str(b, "first_seen", T1_ISO);
-    assert_str(b, "last_seen", T1_ISO);
-    assert_str(b, "resolved_at", NULL);
+    assert_life(b, "open", T1_ISO, T1_ISO, NULL);
     assert_str(json_object_get(b, "unverified"), "since", T2_ISO);
     assert_string_equal(unverified_reason(b), "check flaky failed: Input/output error");
     assert_str(json_object_get(b, "host"), "name", "esx2");

@@ -158,6 +158,28 @@ void tl_set_param(const struct check *c, struct chk_settings *s, const char *nam
     fail_msg("%s has no parameter %s", c->id, name);
 }
 
+size_t tl_want_each_in(const struct chk_results *r, const void *rows, size_t n, size_t size,
+                       size_t name_offset, size_t want_offset)
+{
+    size_t wanted = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *row = (const char *)rows + i * size;
+        const int want = *(const int *)(row + want_offset);
+        tl_want(r, *(const char *const *)(row + name_offset), want);
+        wanted += want != NONE;
+    }
+    return wanted;
+}
+
+void tl_want_unverified(const struct chk_results *r, const char *moref)
+{
+    for (size_t i = 0; i < r->n_unverified; i++)
+        if (r->unverified[i].moref && !strcmp(r->unverified[i].moref, moref))
+            return;
+    fail_msg("%s is not kept unverified", moref);
+}
+
 struct chk_settings tl_with_param(const struct check *c, const char *name, double value)
 {
     struct chk_settings s;

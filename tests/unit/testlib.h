@@ -53,6 +53,18 @@ extern struct est_hba tl_hbas[TL_N_HBAS];
         .name = dev ":C0:T" #t ":L1", .state = s, .adapter = dev, .hba = i                         \
     }
 
+/* tl_want() for every row of the table rows[0..n): the object named by the row's string member
+ * name has the severity in its int member want (or NONE: no finding). Returns how many rows
+ * want a finding. */
+#define TL_WANT_EACH(r, rows, n, name, want)                                                       \
+    tl_want_each_in((r), (rows), (n), sizeof((rows)[0]), offsetof(__typeof__((rows)[0]), name),    \
+                    offsetof(__typeof__((rows)[0]), want))
+size_t tl_want_each_in(const struct chk_results *r, const void *rows, size_t n, size_t size,
+                       size_t name_offset, size_t want_offset);
+
+/* Asserts that the results keep the earlier findings of the object moref, unverified. */
+void tl_want_unverified(const struct chk_results *r, const char *moref);
+
 /* The evidence's value at key, which must be of that type. */
 double tl_ev_num(const struct chk_finding *f, const char *key);
 json_int_t tl_ev_int(const struct chk_finding *f, const char *key);
