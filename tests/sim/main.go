@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -23,6 +22,8 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
+
+	"simkit"
 )
 
 func renameFile(from, to string) error { return os.Rename(from, to) }
@@ -44,14 +45,7 @@ func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("vcsim-vslint: ")
 
-	password := "vslint-secret"
-	if *passwordFile != "" {
-		b, err := ioutil.ReadFile(*passwordFile)
-		if err != nil {
-			log.Fatalf("reading -password-file: %v", err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
+	password := simkit.Password(*passwordFile)
 	serverPageSize = *pageSize
 	expireAfterReads = *expireAfter
 	gzipAnswers = *gz
@@ -114,11 +108,11 @@ func main() {
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*user, password)}
 	if *useTLS {
 		host, _, _ := net.SplitHostPort(*listen)
-		cert, err := selfSignedCert(host)
+		cert, _, err := simkit.SelfSignedCert("vcsim-vslint", host)
 		if err != nil {
 			log.Fatalf("tls: %v", err)
 		}
-		model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		model.Service.TLS = simkit.TLSConfig(cert)
 	}
 	srv := model.Service.NewServer()
 	// Nobody knows the URL yet: swap in the handler that routes the

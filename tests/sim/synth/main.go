@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"simkit"
 )
 
 // gen renders objects of one state of the estate.
@@ -106,14 +108,7 @@ func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("vcsim-synth: ")
 
-	password := "vslint-secret"
-	if *passwordFile != "" {
-		b, err := ioutil.ReadFile(*passwordFile)
-		if err != nil {
-			log.Fatalf("-password-file: %v", err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
+	password := simkit.Password(*passwordFile)
 	e, err := newEstate(*seed, *vms, *vmsPerHost, *hostsPerCluster, *vmsPerDS, *lunsPerHost, *pathsPerLun)
 	if err != nil {
 		log.Fatal(err)
