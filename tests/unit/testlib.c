@@ -35,6 +35,11 @@ struct est_hba tl_hbas[TL_N_HBAS] = {
     [TL_HWISCSI] = {"vmhba65", "HostInternetScsiHba", "bnx2i", NULL},
 };
 
+struct est_path tl_paths_fc[2] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                  TL_PATH("vmhba3", TL_FC3, 0, "active")};
+struct est_path tl_paths_sas[2] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
+                                   TL_PATH("vmhba8", TL_SAS8, 0, "active")};
+
 struct chk_results tl_run(const struct check *c, const struct chk_settings *s,
                           const struct estate *e, int64_t now)
 {

@@ -65,6 +65,10 @@ size_t tl_want_each_in(const struct chk_results *r, const void *rows, size_t n, 
 /* Asserts that the results keep the earlier findings of the object moref, unverified. */
 void tl_want_unverified(const struct chk_results *r, const char *moref);
 
+/* Two active paths, one through each adapter of a pair: Fibre Channel (vmhba2 and vmhba3) and
+ * SAS (vmhba4 and vmhba8). */
+extern struct est_path tl_paths_fc[2], tl_paths_sas[2];
+
 /* The evidence's value at key, which must be of that type. */
 double tl_ev_num(const struct chk_finding *f, const char *key);
 json_int_t tl_ev_int(const struct chk_finding *f, const char *key);
