@@ -113,16 +113,6 @@ static void fill(const struct vim_sink *s, const void *arg)
                                         NULL,       NULL};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
-    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
-                                           "DelayedAck", "false",   0,    NULL};
-    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false",   1,      NULL};
-    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true",    0,
-                                          "iqn.2001-05.com.array:tgt1"};
-    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
     const struct vim_iscsi_binding b1 = {"host-10", "vmhba64", "vmk1"};
     const struct vim_iscsi_binding b_gone = {"host-10", "vmhba64", "vmk99"};
     assert_int_equal(s->iscsi_binding(c, &b1), 0);
@@ -140,21 +130,8 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->lun(c, &mru), 0);
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &other_host), 0);
-    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
-                                    "vmhba64"};
-    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
-                                    "vmhba64"};
-    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
-                                    "vmhba64"};
-    assert_int_equal(s->lun_path(c, &p1), 0);
-    assert_int_equal(s->lun_path(c, &p2), 0);
-    assert_int_equal(s->lun_path(c, &p3), 0);
-    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
-                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
-    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
     /* host-11's LUN of the same name has no esxcli row: its limit stays unknown. */
-    assert_int_equal(s->nmp_device(c, &n1), 0);
-    assert_int_equal(s->nmp_device(c, &n2), 0);
+    tl_fill_host10_san(s);
     /* host-10's claim rules, given out of order; host-11 (esxcli refused) has none. */
     const struct vim_satp_rule r1 = {"host-10",    "VMW_SATP_SYMM", "EMC", "SYMMETRIX",
                                      "VMW_PSP_RR", "iops=1",        "user", NULL,

@@ -308,6 +308,36 @@ int tl_db_teardown(void **state)
     return 0;
 }
 
+void tl_fill_host10_san(const struct vim_sink *s)
+{
+    void *c = s->ctx;
+
+    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
+                                           "DelayedAck", "false",   0,    NULL};
+    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
+                                          "DelayedAck", "false",   1,      NULL};
+    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
+                                          "DelayedAck", "true",    0,
+                                          "iqn.2001-05.com.array:tgt1"};
+    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
+    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
+                                    "vmhba64"};
+    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
+                                    "vmhba64"};
+    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
+                                    "vmhba64"};
+    assert_int_equal(s->lun_path(c, &p1), 0);
+    assert_int_equal(s->lun_path(c, &p2), 0);
+    assert_int_equal(s->lun_path(c, &p3), 0);
+    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
+                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
+    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
+    assert_int_equal(s->nmp_device(c, &n1), 0);
+    assert_int_equal(s->nmp_device(c, &n2), 0);
+}
+
 void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,
                  int64_t started_ms, int64_t finished_ms, int64_t counts[DB_NKINDS])
 {

@@ -155,6 +155,12 @@ int tl_db_teardown(void **state);
 /* Writes rows through a snapshot's sink. */
 typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
 
+/* Writes the rows test_db and test_findings share, after their iSCSI targets and LUNs: the
+ * DelayedAck options of host-10's vmhba64 (the adapter's, send target 10.0.0.1:3260's inherited,
+ * static target 10.0.0.2:3260's own), the paths of its LUNs naa.600a0001 (one active, one dead)
+ * and naa.600a0002 (active), and their esxcli rows (Round Robin at iops=1; MRU). */
+void tl_fill_host10_san(const struct vim_sink *s);
+
 /* Writes one snapshot of vCenter vc (https://vc.example/sdk) with fill(sink, arg) and commits it
  * as a poll from started_ms to finished_ms; counts (may be NULL) as db_snapshot_commit(). */
 void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,
