@@ -205,6 +205,16 @@ class Estate:
             dst.close()
         return Estate(self.sim, ws, self.vc['name'])
 
+    def check_with(self, ws, thresholds):
+        """The findings of `check --offline` over a copy of this estate's database in ws (no
+        second poll), with a [check ID] section for each of thresholds ({check ID: {key:
+        value}})."""
+        est = self.copy(ws)
+        lines = ['']
+        for check, values in thresholds.items():
+            lines += ['[check %s]' % check] + ['%s = %s' % kv for kv in values.items()] + ['']
+        return est.check('--offline', conf=est.config('\n'.join(lines)))
+
 
 class VimClient:
     """A minimal SOAP client for tests that change the simulated estate the way an admin

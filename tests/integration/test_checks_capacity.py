@@ -166,16 +166,14 @@ def test_nfs_cluster_names_its_datastores(lab):
 
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
-    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
-    est = lab.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check vms-per-datastore]', 'max_vms = 19', '',
-        '[check datastore-size]', 'min_gb = 100', '',
-        '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
-        '[check datastore-free-space]', 'warn_free_pct = 45', '',
-        '[check space-reclaim]', 'min_hw_version = 14', '',
-        '[check nfs-server-redundancy]', 'min_datastores = 3', '']))
-    return est.check('--offline', conf=conf)
+    """Thresholds from [check ID], on a copy of the stored snapshot."""
+    return lab.check_with(module_workspace, {
+        'vms-per-datastore': {'max_vms': 19},
+        'datastore-size': {'min_gb': 100},
+        'snapshots': {'max_age_days': 12, 'max_chain_depth': 4},
+        'datastore-free-space': {'warn_free_pct': 45},
+        'space-reclaim': {'min_hw_version': 14},
+        'nfs-server-redundancy': {'min_datastores': 3}})
 
 
 def test_max_vms_override(overridden):

@@ -110,12 +110,10 @@ test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('edges', TWI
 def lowered(edges, module_workspace):
     """Thresholds that flag every datastore, on a copy of the snapshot: 50 % free is below a
     60 % warning, 50 % used is above a 10 % overcommit, every VM's datastore holds more than 0."""
-    est = edges.est.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check datastore-free-space]', 'warn_free_pct = 60', '',
-        '[check thin-overcommit]', 'max_overcommit_pct = 10', '',
-        '[check vms-per-datastore]', 'max_vms = 0', '']))
-    return est.check('--offline', conf=conf)
+    return edges.est.check_with(module_workspace, {
+        'datastore-free-space': {'warn_free_pct': 60},
+        'thin-overcommit': {'max_overcommit_pct': 10},
+        'vms-per-datastore': {'max_vms': 0}})
 
 
 @pytest.mark.parametrize('check', ['datastore-free-space', 'thin-overcommit',

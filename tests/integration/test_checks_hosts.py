@@ -185,13 +185,11 @@ def test_host_coverage(lab):
 
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
-    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
-    est = lab.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check iscsi-jumbo-frames]', 'mtu = 1500', '',
-        '[check multipath-policy]', 'iops = 1000', '',
-        '[check multipath-redundancy]', 'min_paths = 1', '']))
-    return est.check('--offline', conf=conf)
+    """Thresholds from [check ID], on a copy of the stored snapshot."""
+    return lab.check_with(module_workspace, {
+        'iscsi-jumbo-frames': {'mtu': 1500},
+        'multipath-policy': {'iops': 1000},
+        'multipath-redundancy': {'min_paths': 1}})
 
 
 def test_mtu_override(overridden):

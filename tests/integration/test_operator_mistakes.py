@@ -24,6 +24,17 @@ def config(ws, extra_vc='', extra='', password_mode=0o600):
     return ws.conf
 
 
+def start_logs(conf, port, ws):
+    """What `vslint serve` with conf (listening on port) logs as it starts; it is stopped."""
+    srv = Serve(conf, port, ws.dir)
+    try:
+        srv.wait_up()
+        time.sleep(0.3)
+        return srv.logs()
+    finally:
+        srv.stop()
+
+
 def lines(res):
     return [l for l in res.stderr.splitlines() if l.strip()]
 
@@ -88,13 +99,8 @@ def test_secret_files_readable_by_others(workspace):
     os.chmod(token, 0o600)
     port = free_port()
     conf = config(workspace, password_mode=0o604, extra=server_section(port))
-    srv = Serve(conf, port, workspace.dir)
-    try:
-        srv.wait_up()
-        time.sleep(0.3)
-        assert 'password_file: warning: ' in srv.logs(), srv.logs()
-    finally:
-        srv.stop()
+    logs = start_logs(conf, port, workspace)
+    assert 'password_file: warning: ' in logs, logs
 
 
 def test_database_is_private_whatever_the_umask(workspace):
@@ -120,13 +126,8 @@ def test_insecure_warns_at_every_start(workspace):
     conf = config(workspace, extra_vc='insecure = true\n', extra=server_section(port))
     res = vslint('collect', '-c', conf)
     assert '[vcenter lab] insecure: warning: ' in res.stderr, res.stderr
-    srv = Serve(conf, port, workspace.dir)
-    try:
-        srv.wait_up()
-        time.sleep(0.3)
-        assert '[vcenter lab] insecure: warning: ' in srv.logs(), srv.logs()
-    finally:
-        srv.stop()
+    logs = start_logs(conf, port, workspace)
+    assert '[vcenter lab] insecure: warning: ' in logs, logs
 
 
 def fingerprint(pem_path):
