@@ -15,10 +15,8 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
@@ -41,9 +39,7 @@ func main() {
 	gz := flag.Bool("gzip", false, "gzip-compress SOAP answers for clients that accept it, as vCenter does")
 	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500, lose)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
-	flag.Parse()
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	log.SetPrefix("vcsim-vslint: ")
+	simkit.ParseFlags("vcsim-vslint")
 
 	password := simkit.Password(*passwordFile)
 	serverPageSize = *pageSize
@@ -60,8 +56,7 @@ func main() {
 
 	// Stop signals are caught from the start so that a signal during
 	// planting still cleans up.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	stop := simkit.CatchStop()
 
 	start := time.Now()
 	model := simulator.VPX()
@@ -134,16 +129,7 @@ func main() {
 	_ = out.Flush()
 	log.Printf("serving %s (user %q, page size %d, tls %v)", u.String(), *user, serverPageSize, *useTLS)
 
-	var timeout <-chan time.Time
-	if *stopAfter > 0 {
-		timeout = time.After(time.Duration(*stopAfter) * time.Second)
-	}
-	select {
-	case s := <-sigs:
-		log.Printf("%s: stopping", s)
-	case <-timeout:
-		log.Printf("-stop-after-seconds %d reached: stopping", *stopAfter)
-	}
+	stop.Wait(*stopAfter)
 	srv.Close()
 	model.Remove()
 	log.Printf("stopped")

@@ -12,13 +12,24 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"flag"
 	"log"
 	"math/big"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 )
+
+// ParseFlags parses the command line and makes the log name the program and time its lines
+// to the microsecond.
+func ParseFlags(name string) {
+	flag.Parse()
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	log.SetPrefix(name + ": ")
+}
 
 // Password is the password in the file path (-password-file; its line end dropped), or
 // vslint-secret when path is empty; a file that cannot be read ends the program.
@@ -79,4 +90,29 @@ func SelfSignedCert(name, extraHost string) (tls.Certificate, []byte, error) {
 // TLSConfig serves cert with TLS 1.2 or later.
 func TLSConfig(cert tls.Certificate) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// Stop catches SIGINT and SIGTERM from its making on (a signal while the program starts up
+// waits for Wait).
+type Stop chan os.Signal
+
+// CatchStop starts catching the stop signals.
+func CatchStop() Stop {
+	s := make(Stop, 2)
+	signal.Notify(s, syscall.SIGINT, syscall.SIGTERM)
+	return s
+}
+
+// Wait returns at the first stop signal, or after seconds (0: never), saying which in the log.
+func (s Stop) Wait(seconds int) {
+	var timeout <-chan time.Time
+	if seconds > 0 {
+		timeout = time.After(time.Duration(seconds) * time.Second)
+	}
+	select {
+	case sig := <-s:
+		log.Printf("%s: stopping", sig)
+	case <-timeout:
+		log.Printf("-stop-after-seconds %d reached: stopping", seconds)
+	}
 }
