@@ -97,25 +97,10 @@ static void fill(const struct vim_sink *s, const void *arg)
                                       .vmfs_major = 6,
                                       .nas_remote_host = NULL,
                                       .vm_count = 1};
-    const struct vim_datastore ds2 = {.moref = "datastore-2",
-                                      .name = "nfs01",
-                                      .type = "NFS",
-                                      .url = "ds:///nfs/2/",
-                                      .parent = "group-s4",
-                                      .capacity = 1024 * GIB,
-                                      .free_space = 800 * GIB,
-                                      .uncommitted = 10 * GIB,
-                                      .accessible = 0,
-                                      .maintenance_mode = "normal",
-                                      .vmfs_major = 0,
-                                      .nas_remote_host = "filer01",
-                                      .vm_count = 0,
-                                      .vmfs_local = VIM_UNKNOWN,
-                                      .vmfs_ssd = VIM_UNKNOWN};
     assert_int_equal(s->datastore(c, &ds1), 0);
     assert_int_equal(s->datastore(c, &ds1), 0); /* duplicate: stored once */
     if (e->with_nfs)
-        assert_int_equal(s->datastore(c, &ds2), 0);
+        assert_int_equal(s->datastore(c, &tl_ds_nfs01), 0);
     const struct vim_datastore nokey = {.name = "no moref", .capacity = 1};
     assert_int_equal(s->datastore(c, &nokey), 0); /* skipped, poll goes on */
 

@@ -53,17 +53,7 @@ static void fill(const struct vim_sink *s, const void *arg)
                                      .accessible = 1,
                                      .vmfs_major = 6,
                                      .vm_count = 1};
-    const struct vim_datastore d2 = {.moref = "datastore-2",
-                                     .name = "nfs01",
-                                     .type = "NFS",
-                                     .parent = "group-s4",
-                                     .capacity = 1024 * GIB,
-                                     .free_space = 800 * GIB,
-                                     .uncommitted = 10 * GIB,
-                                     .accessible = 0,
-                                     .vmfs_major = 0,
-                                     .vm_count = 0};
-    assert_int_equal(s->datastore(c, &d2), 0);
+    assert_int_equal(s->datastore(c, &tl_ds_nfs01), 0);
     assert_int_equal(s->datastore(c, &d1), 0);
     const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
     assert_int_equal(s->dvswitch(c, &dvs), 0);

@@ -308,6 +308,22 @@ int tl_db_teardown(void **state)
     return 0;
 }
 
+const struct vim_datastore tl_ds_nfs01 = {.moref = "datastore-2",
+                                          .name = "nfs01",
+                                          .type = "NFS",
+                                          .url = "ds:///nfs/2/",
+                                          .parent = "group-s4",
+                                          .capacity = 1024LL << 30,
+                                          .free_space = 800LL << 30,
+                                          .uncommitted = 10LL << 30,
+                                          .accessible = 0,
+                                          .maintenance_mode = "normal",
+                                          .vmfs_major = 0,
+                                          .nas_remote_host = "filer01",
+                                          .vm_count = 0,
+                                          .vmfs_local = VIM_UNKNOWN,
+                                          .vmfs_ssd = VIM_UNKNOWN};
+
 void tl_fill_host10_san(const struct vim_sink *s)
 {
     void *c = s->ctx;

@@ -155,6 +155,10 @@ int tl_db_teardown(void **state);
 /* Writes rows through a snapshot's sink. */
 typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
 
+/* datastore-2, "nfs01": an unreachable 1 TiB NFS datastore of filer01 (800 GiB free, 10 GiB
+ * uncommitted) in folder group-s4, with no VMs; test_db and test_findings write it. */
+extern const struct vim_datastore tl_ds_nfs01;
+
 /* Writes the rows test_db and test_findings share, after their iSCSI targets and LUNs: the
  * DelayedAck options of host-10's vmhba64 (the adapter's, send target 10.0.0.1:3260's inherited,
  * static target 10.0.0.2:3260's own), the paths of its LUNs naa.600a0001 (one active, one dead)
