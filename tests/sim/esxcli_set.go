@@ -282,47 +282,44 @@ func setIscsiParam(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	return nil
 }
 
-// mtuArg is the MTU args set (-m) on the object they name as arg, which must be given.
-func mtuArg(args map[string]string, arg string) (int32, error) {
+// setMTU sets the MTU args give (-m) on the object args[arg] names, through set (false: there
+// is none of that name, esxcli's "Unknown what NAME").
+func setMTU(args map[string]string, arg, what string, set func(name string, mtu int32) bool) error {
 	if err := need(args, arg); err != nil {
-		return 0, err
+		return err
 	}
 	n, err := strconv.Atoi(args["mtu"])
 	if err != nil || n < 1280 || n > 9000 {
-		return 0, fmt.Errorf("Invalid MTU %q", args["mtu"])
+		return fmt.Errorf("Invalid MTU %q", args["mtu"])
 	}
-	return int32(n), nil
+	if !set(args[arg], int32(n)) {
+		return fmt.Errorf("Unknown %s %s", what, args[arg])
+	}
+	return nil
 }
 
 func setVswitch(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
-	mtu, err := mtuArg(args, "vswitchname")
-	if err != nil {
-		return err
-	}
-	for i := range h.Config.Network.Vswitch {
-		s := &h.Config.Network.Vswitch[i]
-		if s.Name == args["vswitchname"] {
-			s.Mtu = mtu
-			s.Spec.Mtu = mtu
-			return nil
+	return setMTU(args, "vswitchname", "virtual switch", func(name string, mtu int32) bool {
+		for i := range h.Config.Network.Vswitch {
+			if s := &h.Config.Network.Vswitch[i]; s.Name == name {
+				s.Mtu, s.Spec.Mtu = mtu, mtu
+				return true
+			}
 		}
-	}
-	return fmt.Errorf("Unknown virtual switch %s", args["vswitchname"])
+		return false
+	})
 }
 
 func setVmknic(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
-	mtu, err := mtuArg(args, "interfacename")
-	if err != nil {
-		return err
-	}
-	for i := range h.Config.Network.Vnic {
-		v := &h.Config.Network.Vnic[i]
-		if v.Device == args["interfacename"] {
-			v.Spec.Mtu = mtu
-			return nil
+	return setMTU(args, "interfacename", "interface", func(name string, mtu int32) bool {
+		for i := range h.Config.Network.Vnic {
+			if v := &h.Config.Network.Vnic[i]; v.Device == name {
+				v.Spec.Mtu = mtu
+				return true
+			}
 		}
-	}
-	return fmt.Errorf("Unknown interface %s", args["interfacename"])
+		return false
+	})
 }
 
 func setAdvanced(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
