@@ -54,6 +54,18 @@
     return body;
   }
 
+  // Every row of /api/v1/inventory/KIND, following its pages (at most 50 of 1000 rows).
+  async function inventoryAll(kind) {
+    const all = [];
+    let path = '/api/v1/inventory/' + kind + '?limit=1000';
+    for (let pages = 0; path && pages < 50; pages++) {
+      const doc = await api(path);
+      all.push(...(doc[kind] || []));
+      path = doc.next || null;
+    }
+    return all;
+  }
+
   /* ---------- small helpers ---------- */
 
   function el(tag, attrs, ...children) {
@@ -385,14 +397,7 @@
     } catch (e) {
       if (e instanceof AuthError) throw e;
     }
-    const all = [];
-    let path = '/api/v1/inventory/datastores?limit=1000';
-    for (let pages = 0; path && pages < 50; pages++) {
-      const doc = await api(path);
-      all.push(...(doc.datastores || []));
-      path = doc.next || null;
-    }
-    renderDatastores(all);
+    renderDatastores(await inventoryAll('datastores'));
   }
 
   function renderDatastores(list) {
@@ -511,14 +516,7 @@
   /* ---------- array pools ---------- */
 
   async function loadPools() {
-    const all = [];
-    let path = '/api/v1/inventory/pools?limit=1000';
-    for (let pages = 0; path && pages < 50; pages++) {
-      const doc = await api(path);
-      all.push(...(doc.pools || []));
-      path = doc.next || null;
-    }
-    renderPools(all);
+    renderPools(await inventoryAll('pools'));
   }
 
   // One row per pool, least free first, with the datastores it backs; levels as the

@@ -17,19 +17,20 @@ USER = 'vslint'
 
 
 class Responder:
-    """A simulator process that prints its SDK URL on its first line of output and writes the
-    JSON it says it holds to -truth FILE: started by the subclasses, stopped by stop() or at
-    the end of a `with` block."""
+    """A responder process that prints its URL on its first line of output and (with truth)
+    writes the JSON it says it holds to -truth FILE: started by the subclasses, stopped by
+    stop() or at the end of a `with` block."""
 
-    def __init__(self, binary, args, what, workdir=None):
+    def __init__(self, binary, args, what, workdir=None, truth=True):
         self.workdir = workdir or tempfile.mkdtemp(prefix='vslint-sim-')
-        self.truth_path = os.path.join(self.workdir, 'truth-%s.json' % os.getpid())
+        self.truth_path = (os.path.join(self.workdir, 'truth-%s.json' % os.getpid())
+                           if truth else None)
         # Its log goes to a file: a pipe nobody reads fills up (the simulator logs every
         # WaitForUpdatesEx round) and then blocks the simulator.
         self.log_path = os.path.join(self.workdir, 'log-%s.txt' % os.getpid())
+        cmd = [binary] + (['-truth', self.truth_path] if truth else []) + list(args)
         with open(self.log_path, 'w') as log:
-            self.proc = subprocess.Popen([binary, '-truth', self.truth_path] + list(args),
-                                         stdout=subprocess.PIPE, stderr=log, text=True)
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith('http'):
             self.proc.wait()
@@ -93,19 +94,14 @@ class Sim(Responder):
             return json.loads(r.read())
 
 
-class UnitySim:
+class UnitySim(Responder):
     """A running Unity responder (tests/sim/unity/): its URL, and its control endpoint, which
     plants faults (fault=KIND&at=N: the Nth instances read, at=0 every one) and says what the
     array saw (logins, logouts, CSRF refusals)."""
 
     def __init__(self, extra=()):
-        args = [UNITY_SIM, '-stop-after-seconds', '900'] + list(extra)
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith('http'):
-            raise RuntimeError('unity responder did not start: %r %s' % (
-                self.url, self.proc.stderr.read()[-2000:]))
+        super().__init__(UNITY_SIM, ['-stop-after-seconds', '900'] + list(extra),
+                         'unity responder', truth=False)
 
     def control(self, **query):
         import urllib.parse
@@ -115,21 +111,6 @@ class UnitySim:
         req = urllib.request.Request(url, method='POST' if query else 'GET')
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read().decode())
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
 
 class Workspace:
@@ -223,6 +204,16 @@ class Estate:
             src.close()
             dst.close()
         return Estate(self.sim, ws, self.vc['name'])
+
+    def check_with(self, ws, thresholds):
+        """The findings of `check --offline` over a copy of this estate's database in ws (no
+        second poll), with a [check ID] section for each of thresholds ({check ID: {key:
+        value}})."""
+        est = self.copy(ws)
+        lines = ['']
+        for check, values in thresholds.items():
+            lines += ['[check %s]' % check] + ['%s = %s' % kv for kv in values.items()] + ['']
+        return est.check('--offline', conf=est.config('\n'.join(lines)))
 
 
 class VimClient:

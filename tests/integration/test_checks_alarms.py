@@ -139,9 +139,8 @@ def test_inventory_containers(lab_inventory):
 def test_alarms_follow_free_space_thresholds(lab, workspace):
     """Warning below 15 % free and critical below 5 % want 85 % / 95 %, which ds-alarm-high's
     alarm meets."""
-    est = lab.copy(workspace)
-    fs = est.check('--offline', conf=est.config(
-        '\n[check datastore-free-space]\nwarn_free_pct = 15\ncrit_free_pct = 5\n'))
+    fs = lab.check_with(workspace, {'datastore-free-space': {'warn_free_pct': 15,
+                                                             'crit_free_pct': 5}})
     got = of(fs, ALARMS)
     assert sorted(got) == sorted(n for n in WANT_ALARMS if n != 'ds-alarm-high')
     assert {(x['evidence']['want_warn_pct'], x['evidence']['want_red_pct'])
@@ -150,8 +149,7 @@ def test_alarms_follow_free_space_thresholds(lab, workspace):
 
 def test_vmfs_min_version(lab, workspace):
     """VMFS5 accepted, VMFS3 never."""
-    est = lab.copy(workspace)
-    fs = est.check('--offline', conf=est.config('\n[check vmfs-version]\nmin_version = 5\n'))
+    fs = lab.check_with(workspace, {'vmfs-version': {'min_version': 5}})
     assert {n: x['severity'] for n, x in of(fs, VMFS).items()} == {'ds-vmfs3': 'critical'}
 
 

@@ -7,7 +7,8 @@ of the compliant twins; on `clean` none of them flags anything; a [check ID] thr
 configuration changes what is flagged."""
 import pytest
 
-from simlib import evidence_has, finding, ids_of, of, rows_of, silent
+from checkcases import twin_and_evidence_cases
+from simlib import finding, ids_of, of, rows_of
 
 GIB = 1 << 30
 CHECKS = ('datastore-free-space', 'datastore-size', 'vms-per-datastore', 'thin-overcommit',
@@ -131,14 +132,7 @@ def test_planted_violation_flagged(lab, check, name, want):
     assert (x['object']['type'], x['severity']) == want
 
 
-@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
-def test_compliant_twin_silent(lab, check, name):
-    silent(lab.findings, check, name)
-
-
-@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
-def test_evidence(lab, check, name, want):
-    evidence_has(lab.findings, check, name, want)
+test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('lab', TWINS, EVIDENCE)
 
 
 @pytest.mark.parametrize('name,at_risk', [('ds-free-snaprisk', True), ('ds-pod-low-2', False)],
@@ -172,16 +166,14 @@ def test_nfs_cluster_names_its_datastores(lab):
 
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
-    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
-    est = lab.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check vms-per-datastore]', 'max_vms = 19', '',
-        '[check datastore-size]', 'min_gb = 100', '',
-        '[check snapshots]', 'max_age_days = 12', 'max_chain_depth = 4', '',
-        '[check datastore-free-space]', 'warn_free_pct = 45', '',
-        '[check space-reclaim]', 'min_hw_version = 14', '',
-        '[check nfs-server-redundancy]', 'min_datastores = 3', '']))
-    return est.check('--offline', conf=conf)
+    """Thresholds from [check ID], on a copy of the stored snapshot."""
+    return lab.check_with(module_workspace, {
+        'vms-per-datastore': {'max_vms': 19},
+        'datastore-size': {'min_gb': 100},
+        'snapshots': {'max_age_days': 12, 'max_chain_depth': 4},
+        'datastore-free-space': {'warn_free_pct': 45},
+        'space-reclaim': {'min_hw_version': 14},
+        'nfs-server-redundancy': {'min_datastores': 3}})
 
 
 def test_max_vms_override(overridden):

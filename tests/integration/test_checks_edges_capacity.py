@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from simlib import Estate, Sim, evidence_has, finding, ids_of, of, rows_of, silent
+from checkcases import twin_and_evidence_cases
+from simlib import Estate, Sim, finding, ids_of, of, rows_of, silent
 
 GIB = 1 << 30
 
@@ -100,14 +101,7 @@ def test_planted_case_flagged(edges, check, name, want):
     assert x.get('message')
 
 
-@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
-def test_compliant_twin_silent(edges, check, name):
-    silent(edges.findings, check, name)
-
-
-@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
-def test_evidence(edges, check, name, want):
-    evidence_has(edges.findings, check, name, want)
+test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('edges', TWINS, EVIDENCE)
 
 
 # ---- every datastore check names every LUN of a spanned volume --------------------------------
@@ -116,12 +110,10 @@ def test_evidence(edges, check, name, want):
 def lowered(edges, module_workspace):
     """Thresholds that flag every datastore, on a copy of the snapshot: 50 % free is below a
     60 % warning, 50 % used is above a 10 % overcommit, every VM's datastore holds more than 0."""
-    est = edges.est.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check datastore-free-space]', 'warn_free_pct = 60', '',
-        '[check thin-overcommit]', 'max_overcommit_pct = 10', '',
-        '[check vms-per-datastore]', 'max_vms = 0', '']))
-    return est.check('--offline', conf=conf)
+    return edges.est.check_with(module_workspace, {
+        'datastore-free-space': {'warn_free_pct': 60},
+        'thin-overcommit': {'max_overcommit_pct': 10},
+        'vms-per-datastore': {'max_vms': 0}})
 
 
 @pytest.mark.parametrize('check', ['datastore-free-space', 'thin-overcommit',

@@ -6,7 +6,8 @@ measured values, and none of the compliant twins; on `clean` none of them flags 
 [check ID] threshold in the configuration changes what is flagged."""
 import pytest
 
-from simlib import evidence_has, finding, ids_of, of, rows_of, silent
+from checkcases import twin_and_evidence_cases
+from simlib import finding, ids_of, of, rows_of
 
 CHECKS = ('iscsi-jumbo-frames', 'iscsi-delayed-ack', 'vdisk-format', 'multipath-policy',
           'multipath-redundancy', 'device-identifier')
@@ -155,14 +156,7 @@ def test_planted_violation_flagged(lab, check, name, want):
     assert (x['object']['type'], x['severity'], x.get('detail')) == want
 
 
-@pytest.mark.parametrize('check,name', rows_of(TWINS), ids=ids_of(rows_of(TWINS)))
-def test_compliant_twin_silent(lab, check, name):
-    silent(lab.findings, check, name)
-
-
-@pytest.mark.parametrize('check,name,want', rows_of(EVIDENCE), ids=ids_of(rows_of(EVIDENCE)))
-def test_evidence(lab, check, name, want):
-    evidence_has(lab.findings, check, name, want)
+test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('lab', TWINS, EVIDENCE)
 
 
 def test_delayed_ack_adapter_covers_inheriting_targets(lab):
@@ -191,13 +185,11 @@ def test_host_coverage(lab):
 
 @pytest.fixture(scope='module')
 def overridden(lab, module_workspace):
-    """Thresholds from [check ID], on a copy of the stored snapshot: no second poll needed."""
-    est = lab.copy(module_workspace)
-    conf = est.config('\n'.join([
-        '', '[check iscsi-jumbo-frames]', 'mtu = 1500', '',
-        '[check multipath-policy]', 'iops = 1000', '',
-        '[check multipath-redundancy]', 'min_paths = 1', '']))
-    return est.check('--offline', conf=conf)
+    """Thresholds from [check ID], on a copy of the stored snapshot."""
+    return lab.check_with(module_workspace, {
+        'iscsi-jumbo-frames': {'mtu': 1500},
+        'multipath-policy': {'iops': 1000},
+        'multipath-redundancy': {'min_paths': 1}})
 
 
 def test_mtu_override(overridden):

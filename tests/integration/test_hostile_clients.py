@@ -12,7 +12,9 @@ import subprocess
 import time
 import warnings
 
-from simlib import Workspace, USER
+import pytest
+
+from simlib import USER
 from apilib import Serve, free_port
 
 
@@ -35,6 +37,21 @@ def start(ws, server_extra='', tls=False):
     srv = Serve(ws.conf, port, ws.dir, tls=tls)
     srv.wait_up()
     return srv
+
+
+@pytest.fixture
+def serve(workspace):
+    """serve(server_extra, tls) is start() in the test's own workspace; the server stops after
+    the test."""
+    servers = []
+
+    def make(server_extra='', tls=False):
+        servers.append(start(workspace, server_extra, tls))
+        return servers[-1]
+
+    yield make
+    for srv in servers:
+        srv.stop()
 
 
 def connect(port, source='127.0.0.1'):
@@ -107,68 +124,52 @@ MALFORMED = [
 ]
 
 
-def test_malformed_requests_get_one_json_answer_at_once():
-    ws = Workspace()
-    srv = start(ws)
-    try:
-        for what, req, want_status, want_code in MALFORMED:
-            out, secs, _ = exchange(srv.port, req)
-            assert out, '%s: no answer' % what
-            status, headers, body, nstatus = parse(out)
-            assert status == want_status, '%s: %r' % (what, out[:300])
-            assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
-            assert headers.get('content-type') == 'application/json', (what, headers)
-            assert int(headers['content-length']) == len(body), (what, headers, body)
-            assert json.loads(body)['error']['code'] == want_code, (what, body)
-            assert secs < 2, '%s: answered after %.1f s' % (what, secs)
-        # A well-formed request still works, and says the connection closes.
-        out, _, _ = get(srv.port)
-        status, headers, body, _ = parse(out)
-        assert (status, json.loads(body)) == (200, {'status': 'ok'})
-        assert headers.get('connection') == 'close'
-    finally:
-        srv.stop()
-        ws.cleanup()
+def test_malformed_requests_get_one_json_answer_at_once(serve):
+    srv = serve()
+    for what, req, want_status, want_code in MALFORMED:
+        out, secs, _ = exchange(srv.port, req)
+        assert out, '%s: no answer' % what
+        status, headers, body, nstatus = parse(out)
+        assert status == want_status, '%s: %r' % (what, out[:300])
+        assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
+        assert headers.get('content-type') == 'application/json', (what, headers)
+        assert int(headers['content-length']) == len(body), (what, headers, body)
+        assert json.loads(body)['error']['code'] == want_code, (what, body)
+        assert secs < 2, '%s: answered after %.1f s' % (what, secs)
+    # A well-formed request still works, and says the connection closes.
+    out, _, _ = get(srv.port)
+    status, headers, body, _ = parse(out)
+    assert (status, json.loads(body)) == (200, {'status': 'ok'})
+    assert headers.get('connection') == 'close'
 
 
-def test_binary_garbage_is_closed():
-    ws = Workspace()
-    srv = start(ws)
-    try:
-        out, secs, end = exchange(srv.port, b'\x16\x03\x01\x02\x00\x01\x00' + bytes(range(256)))
-        assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
-        out, secs, end = exchange(srv.port, b'\x00\xff\xfe')
-        assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
-    finally:
-        srv.stop()
-        ws.cleanup()
+def test_binary_garbage_is_closed(serve):
+    srv = serve()
+    out, secs, end = exchange(srv.port, b'\x16\x03\x01\x02\x00\x01\x00' + bytes(range(256)))
+    assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
+    out, secs, end = exchange(srv.port, b'\x00\xff\xfe')
+    assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
 
 
-def test_log_has_one_short_line_per_bad_request_and_is_rate_limited():
-    ws = Workspace()
-    srv = start(ws)
-    try:
-        for what, req, _, _ in MALFORMED[:5]:
-            exchange(srv.port, req)
-        time.sleep(0.3)
-        http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
-        assert len(http_lines) == 5, http_lines
-        assert all(len(l) < 200 and '<html' not in l for l in http_lines), http_lines
-        assert ' 431 ' in http_lines[0] and '127.0.0.1' in http_lines[0], http_lines[0]
-        # A flood: at most 10 lines a minute, then one line counting what was left out.
-        for _ in range(40):
-            exchange(srv.port, MALFORMED[3][1])
-        time.sleep(0.3)
-        http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
-        assert len(http_lines) == 10, http_lines
-    finally:
-        srv.stop()
-        ws.cleanup()
+def test_log_has_one_short_line_per_bad_request_and_is_rate_limited(serve):
+    srv = serve()
+    for what, req, _, _ in MALFORMED[:5]:
+        exchange(srv.port, req)
+    time.sleep(0.3)
+    http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
+    assert len(http_lines) == 5, http_lines
+    assert all(len(l) < 200 and '<html' not in l for l in http_lines), http_lines
+    assert ' 431 ' in http_lines[0] and '127.0.0.1' in http_lines[0], http_lines[0]
+    # A flood: at most 10 lines a minute, then one line counting what was left out.
+    for _ in range(40):
+        exchange(srv.port, MALFORMED[3][1])
+    time.sleep(0.3)
+    http_lines = [l for l in srv.logs().splitlines() if ' http: ' in l]
+    assert len(http_lines) == 10, http_lines
 
 
-def test_another_address_is_served_while_one_holds_100_connections():
-    ws = Workspace()
-    srv = start(ws)
+def test_another_address_is_served_while_one_holds_100_connections(serve):
+    srv = serve()
     held = []
     try:
         for i in range(100):
@@ -199,38 +200,31 @@ def test_another_address_is_served_while_one_holds_100_connections():
     finally:
         for s in held:
             s.close()
-        srv.stop()
-        ws.cleanup()
 
 
-def test_trickled_request_is_cut_at_header_timeout():
-    ws = Workspace()
-    srv = start(ws, 'header_timeout = 2\ntimeout = 30\n')
-    try:
-        s = connect(srv.port)
-        s.settimeout(0.2)
-        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
-        t0, out = time.time(), b''
-        while time.time() - t0 < 8:
-            try:
-                s.sendall(b'X-Slow: 1\r\n')  # one header line every 0.5 s: never idle
-                d = s.recv(65536)
-                if not d:
-                    break
-                out += d
-            except socket.timeout:
-                pass
-            except (ConnectionResetError, BrokenPipeError):
+def test_trickled_request_is_cut_at_header_timeout(serve):
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    s = connect(srv.port)
+    s.settimeout(0.2)
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    t0, out = time.time(), b''
+    while time.time() - t0 < 8:
+        try:
+            s.sendall(b'X-Slow: 1\r\n')  # one header line every 0.5 s: never idle
+            d = s.recv(65536)
+            if not d:
                 break
-            time.sleep(0.3)
-        secs = time.time() - t0
-        s.close()
-        assert 1.5 < secs < 4.5, 'connection held %.1f s' % secs
-        status, headers, body, _ = parse(out)
-        assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
-    finally:
-        srv.stop()
-        ws.cleanup()
+            out += d
+        except socket.timeout:
+            pass
+        except (ConnectionResetError, BrokenPipeError):
+            break
+        time.sleep(0.3)
+    secs = time.time() - t0
+    s.close()
+    assert 1.5 < secs < 4.5, 'connection held %.1f s' % secs
+    status, headers, body, _ = parse(out)
+    assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
 
 
 def tls_context(version=None, ciphers=None):
@@ -261,56 +255,46 @@ def tls_handshake(port, ctx):
         raw.close()
 
 
-def test_https_speaks_tls12_and_tls13_only():
-    ws = Workspace()
-    srv = start(ws, tls=True)
-    try:
-        for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
-            got, why, _ = tls_handshake(srv.port, tls_context(v))
-            assert got is None, '%s accepted (%s)' % (v, why)
-        for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
-            got, cipher, answer = tls_handshake(srv.port, tls_context(v))
-            assert got == {ssl.TLSVersion.TLSv1_2: 'TLSv1.2',
-                           ssl.TLSVersion.TLSv1_3: 'TLSv1.3'}[v], (v, cipher)
-            assert b' 200 ' in answer.split(b'\r\n')[0], answer[:200]
-            assert 'GCM' in cipher or 'CHACHA20' in cipher, cipher
-        # TLS 1.2 with only CBC ciphers offered: refused.
-        got, why, _ = tls_handshake(srv.port, tls_context(ssl.TLSVersion.TLSv1_2,
-                                                          'ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0'))
-        assert got is None, 'CBC cipher accepted'
-        # Plain HTTP to the HTTPS port is told so.
-        out, _, _ = get(srv.port)
-        status, headers, body, _ = parse(out)
-        assert status == 400 and 'HTTPS' in json.loads(body)['error']['message'], out
-    finally:
-        srv.stop()
-        ws.cleanup()
+def test_https_speaks_tls12_and_tls13_only(serve):
+    srv = serve(tls=True)
+    for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+        got, why, _ = tls_handshake(srv.port, tls_context(v))
+        assert got is None, '%s accepted (%s)' % (v, why)
+    for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        got, cipher, answer = tls_handshake(srv.port, tls_context(v))
+        assert got == {ssl.TLSVersion.TLSv1_2: 'TLSv1.2',
+                       ssl.TLSVersion.TLSv1_3: 'TLSv1.3'}[v], (v, cipher)
+        assert b' 200 ' in answer.split(b'\r\n')[0], answer[:200]
+        assert 'GCM' in cipher or 'CHACHA20' in cipher, cipher
+    # TLS 1.2 with only CBC ciphers offered: refused.
+    got, why, _ = tls_handshake(srv.port, tls_context(ssl.TLSVersion.TLSv1_2,
+                                                      'ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0'))
+    assert got is None, 'CBC cipher accepted'
+    # Plain HTTP to the HTTPS port is told so.
+    out, _, _ = get(srv.port)
+    status, headers, body, _ = parse(out)
+    assert status == 400 and 'HTTPS' in json.loads(body)['error']['message'], out
 
 
-def test_https_request_trickled_after_the_handshake_is_cut():
-    ws = Workspace()
-    srv = start(ws, 'header_timeout = 2\n', tls=True)
-    try:
-        raw = socket.create_connection(('127.0.0.1', srv.port), timeout=5)
-        s = tls_context().wrap_socket(raw, server_hostname='localhost')
-        s.settimeout(0.3)
-        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n')
-        t0 = time.time()
-        closed = False
-        while time.time() - t0 < 8 and not closed:
-            try:
-                s.sendall(b'X-Slow: 1\r\n')
-                if s.recv(4096) == b'':
-                    closed = True
-            except socket.timeout:
-                pass
-            except (ssl.SSLError, OSError):
+def test_https_request_trickled_after_the_handshake_is_cut(serve):
+    srv = serve('header_timeout = 2\n', tls=True)
+    raw = socket.create_connection(('127.0.0.1', srv.port), timeout=5)
+    s = tls_context().wrap_socket(raw, server_hostname='localhost')
+    s.settimeout(0.3)
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n')
+    t0 = time.time()
+    closed = False
+    while time.time() - t0 < 8 and not closed:
+        try:
+            s.sendall(b'X-Slow: 1\r\n')
+            if s.recv(4096) == b'':
                 closed = True
-            time.sleep(0.3)
-        secs = time.time() - t0
-        s.close()
-        assert closed and 1.5 < secs < 5, 'held %.1f s' % secs
-    finally:
-        srv.stop()
-        ws.cleanup()
+        except socket.timeout:
+            pass
+        except (ssl.SSLError, OSError):
+            closed = True
+        time.sleep(0.3)
+    secs = time.time() - t0
+    s.close()
+    assert closed and 1.5 < secs < 5, 'held %.1f s' % secs
 

@@ -263,24 +263,6 @@ class SmallDisk:
         os.rmdir(self.dir)
 
 
-def wait_poll_done(srv, name, after, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = srv.vcenter(name)
-        lp = v.get('last_poll') or {}
-        if not v['polling'] and lp.get('started', '') >= after:
-            return v
-        time.sleep(0.1)
-    raise AssertionError('no poll of %s finished: %s' % (name, srv.logs()[-1500:]))
-
-
-def poll_now(srv, name):
-    time.sleep(1.05)  # times have second resolution
-    t0 = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-    assert srv.post('/api/v1/polls?vcenter=' + name, token=TOKEN).status == 202
-    return wait_poll_done(srv, name, t0)
-
-
 @pytest.fixture(scope='module')
 def full_disk(violations_sim, new_workspace):
     """The lab estate polled once into a database on a small disk; the disk filled; `vslint
@@ -303,18 +285,18 @@ def full_disk(violations_sim, new_workspace):
                                 findings=srv.get('/api/v1/findings?limit=1000'),
                                 vms=srv.get('/api/v1/inventory/vms'))
             disk.free()
-            out['resumed'] = poll_now(srv, 'lab')
+            out['resumed'] = srv.poll_and_wait('lab')
             out['resumed_summary'] = srv.summary()
             disk.fill()
-            out['mid'] = poll_now(srv, 'lab')
+            out['mid'] = srv.poll_and_wait('lab')
             out['mid_summary'] = srv.summary()
             out['mid_readyz'] = srv.get('/readyz')
             out['mid_findings'] = srv.get('/api/v1/findings?limit=1000')
             disk.free()
-            out['again'] = poll_now(srv, 'lab')
+            out['again'] = srv.poll_and_wait('lab')
             out['again_summary'] = srv.summary()
             for _ in range(4):
-                poll_now(srv, 'lab')
+                srv.poll_and_wait('lab')
             out['wal'] = os.path.getsize(ws.db + '-wal') if os.path.exists(ws.db + '-wal') else 0
             out['db_after'] = os.path.getsize(ws.db)
             out['logs'] = srv.logs()

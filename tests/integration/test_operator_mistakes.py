@@ -11,7 +11,7 @@ import stat
 import subprocess
 import time
 
-from simlib import Sim, Workspace, vslint, USER
+from simlib import Sim, vslint, USER
 from apilib import Serve, free_port, server_section
 
 
@@ -24,137 +24,110 @@ def config(ws, extra_vc='', extra='', password_mode=0o600):
     return ws.conf
 
 
+def start_logs(conf, port, ws):
+    """What `vslint serve` with conf (listening on port) logs as it starts; it is stopped."""
+    srv = Serve(conf, port, ws.dir)
+    try:
+        srv.wait_up()
+        time.sleep(0.3)
+        return srv.logs()
+    finally:
+        srv.stop()
+
+
 def lines(res):
     return [l for l in res.stderr.splitlines() if l.strip()]
 
 
-def test_long_values_load():
-    ws = Workspace()
+def test_long_values_load(workspace):
+    reason = 'archive tier, sized by the backup vendor; ' * 12  # ~500 characters
+    conf = config(workspace, extra='[waiver]\ncheck = snapshots\nobject = vm-*\nreason = %s\n'
+                            'expires = 2099-01-31\n' % reason)
+    res = vslint('config-check', '-c', conf)
+    assert (res.returncode, res.stdout) == (0, 'configuration OK\n'), res.stderr
+
+
+def test_many_problems_are_capped(workspace):
+    conf = config(workspace, extra_vc=''.join('key%d = 1\n' % i for i in range(30)))
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    errs = lines(res)
+    assert len(errs) == 21, errs
+    assert errs[-1] == conf + ': and 10 more problems', errs[-1]
+
+
+def test_nul_byte_is_an_error(workspace):
+    conf = config(workspace)
+    with open(conf, 'ab') as f:
+        f.write(b'max_objects = 5\x0000\n')
+    with open(conf, 'rb') as f:
+        nul_line = f.read().count(b'\n')
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert '%s:%d: a NUL byte in the line' % (conf, nul_line) in res.stderr, res.stderr
+
+
+def test_missing_ca_file_and_bad_listen_fail_config_check(workspace):
+    conf = config(workspace, extra_vc='ca_file = %s/no-such-ca.pem\n' % workspace.dir,
+                  extra='[server]\nlisten = 10.0.0:8080\n')
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert ('[vcenter lab] ca_file: cannot read %s/no-such-ca.pem: No such file'
+            % workspace.dir) in res.stderr, res.stderr
+    assert "[server] listen: '10.0.0:8080' is not ADDRESS:PORT" in res.stderr, res.stderr
+
+
+def test_secret_files_readable_by_others(workspace):
+    conf = config(workspace, password_mode=0o644)
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 0 and res.stdout == 'configuration OK\n'
+    assert ':7: [vcenter lab] password_file: warning: ' in res.stderr, res.stderr
+    assert 'is readable by everyone (mode 0644)' in res.stderr
+
+    token = os.path.join(workspace.dir, 'token')
+    with open(token, 'w') as f:
+        f.write('0123456789abcdef0123\n')
+    os.chmod(token, 0o644)
+    conf = config(workspace, password_mode=0o600,
+                  extra='[server]\ntoken_file = %s\nstrict_permissions = true\n' % token)
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert '[server] token_file: %s is readable by everyone' % token in res.stderr
+    assert 'strict_permissions is on' in res.stderr
+
+    # The daemon says it at start, in its log.
+    os.chmod(token, 0o600)
+    port = free_port()
+    conf = config(workspace, password_mode=0o604, extra=server_section(port))
+    logs = start_logs(conf, port, workspace)
+    assert 'password_file: warning: ' in logs, logs
+
+
+def test_database_is_private_whatever_the_umask(workspace):
+    port = free_port()
+    conf = config(workspace, extra=server_section(port))
+    old = os.umask(0)
     try:
-        reason = 'archive tier, sized by the backup vendor; ' * 12  # ~500 characters
-        conf = config(ws, extra='[waiver]\ncheck = snapshots\nobject = vm-*\nreason = %s\n'
-                                'expires = 2099-01-31\n' % reason)
-        res = vslint('config-check', '-c', conf)
-        assert (res.returncode, res.stdout) == (0, 'configuration OK\n'), res.stderr
+        srv = Serve(conf, port, workspace.dir)
     finally:
-        ws.cleanup()
-
-
-def test_many_problems_are_capped():
-    ws = Workspace()
+        os.umask(old)
     try:
-        conf = config(ws, extra_vc=''.join('key%d = 1\n' % i for i in range(30)))
-        res = vslint('config-check', '-c', conf)
-        assert res.returncode == 2
-        errs = lines(res)
-        assert len(errs) == 21, errs
-        assert errs[-1] == conf + ': and 10 more problems', errs[-1]
+        srv.wait_ready()
+        files = [workspace.db + s for s in ('', '-wal', '-shm')]
+        modes = {p: stat.S_IMODE(os.stat(p).st_mode) for p in files if os.path.exists(p)}
+        assert set(modes) == set(files), modes
+        assert all(m == 0o600 for m in modes.values()), {p: oct(m) for p, m in modes.items()}
     finally:
-        ws.cleanup()
+        srv.stop()
 
 
-def test_nul_byte_is_an_error():
-    ws = Workspace()
-    try:
-        conf = config(ws)
-        with open(conf, 'ab') as f:
-            f.write(b'max_objects = 5\x0000\n')
-        with open(conf, 'rb') as f:
-            nul_line = f.read().count(b'\n')
-        res = vslint('config-check', '-c', conf)
-        assert res.returncode == 2
-        assert '%s:%d: a NUL byte in the line' % (conf, nul_line) in res.stderr, res.stderr
-    finally:
-        ws.cleanup()
-
-
-def test_missing_ca_file_and_bad_listen_fail_config_check():
-    ws = Workspace()
-    try:
-        conf = config(ws, extra_vc='ca_file = %s/no-such-ca.pem\n' % ws.dir,
-                      extra='[server]\nlisten = 10.0.0:8080\n')
-        res = vslint('config-check', '-c', conf)
-        assert res.returncode == 2
-        assert ('[vcenter lab] ca_file: cannot read %s/no-such-ca.pem: No such file'
-                % ws.dir) in res.stderr, res.stderr
-        assert "[server] listen: '10.0.0:8080' is not ADDRESS:PORT" in res.stderr, res.stderr
-    finally:
-        ws.cleanup()
-
-
-def test_secret_files_readable_by_others():
-    ws = Workspace()
-    try:
-        conf = config(ws, password_mode=0o644)
-        res = vslint('config-check', '-c', conf)
-        assert res.returncode == 0 and res.stdout == 'configuration OK\n'
-        assert ':7: [vcenter lab] password_file: warning: ' in res.stderr, res.stderr
-        assert 'is readable by everyone (mode 0644)' in res.stderr
-
-        token = os.path.join(ws.dir, 'token')
-        with open(token, 'w') as f:
-            f.write('0123456789abcdef0123\n')
-        os.chmod(token, 0o644)
-        conf = config(ws, password_mode=0o600,
-                      extra='[server]\ntoken_file = %s\nstrict_permissions = true\n' % token)
-        res = vslint('config-check', '-c', conf)
-        assert res.returncode == 2
-        assert '[server] token_file: %s is readable by everyone' % token in res.stderr
-        assert 'strict_permissions is on' in res.stderr
-
-        # The daemon says it at start, in its log.
-        os.chmod(token, 0o600)
-        port = free_port()
-        conf = config(ws, password_mode=0o604, extra=server_section(port))
-        srv = Serve(conf, port, ws.dir)
-        try:
-            srv.wait_up()
-            time.sleep(0.3)
-            assert 'password_file: warning: ' in srv.logs(), srv.logs()
-        finally:
-            srv.stop()
-    finally:
-        ws.cleanup()
-
-
-def test_database_is_private_whatever_the_umask():
-    ws = Workspace()
-    try:
-        port = free_port()
-        conf = config(ws, extra=server_section(port))
-        old = os.umask(0)
-        try:
-            srv = Serve(conf, port, ws.dir)
-        finally:
-            os.umask(old)
-        try:
-            srv.wait_ready()
-            files = [ws.db + s for s in ('', '-wal', '-shm')]
-            modes = {p: stat.S_IMODE(os.stat(p).st_mode) for p in files if os.path.exists(p)}
-            assert set(modes) == set(files), modes
-            assert all(m == 0o600 for m in modes.values()), {p: oct(m) for p, m in modes.items()}
-        finally:
-            srv.stop()
-    finally:
-        ws.cleanup()
-
-
-def test_insecure_warns_at_every_start():
-    ws = Workspace()
-    try:
-        port = free_port()
-        conf = config(ws, extra_vc='insecure = true\n', extra=server_section(port))
-        res = vslint('collect', '-c', conf)
-        assert '[vcenter lab] insecure: warning: ' in res.stderr, res.stderr
-        srv = Serve(conf, port, ws.dir)
-        try:
-            srv.wait_up()
-            time.sleep(0.3)
-            assert '[vcenter lab] insecure: warning: ' in srv.logs(), srv.logs()
-        finally:
-            srv.stop()
-    finally:
-        ws.cleanup()
+def test_insecure_warns_at_every_start(workspace):
+    port = free_port()
+    conf = config(workspace, extra_vc='insecure = true\n', extra=server_section(port))
+    res = vslint('collect', '-c', conf)
+    assert '[vcenter lab] insecure: warning: ' in res.stderr, res.stderr
+    logs = start_logs(conf, port, workspace)
+    assert '[vcenter lab] insecure: warning: ' in logs, logs
 
 
 def fingerprint(pem_path):
@@ -163,48 +136,40 @@ def fingerprint(pem_path):
     return ':'.join('%02X' % b for b in hashlib.sha256(der).digest())
 
 
-def test_pinned_thumbprint():
-    ws = Workspace()
-    try:
-        with Sim('clean', tls=True) as sim:
-            right = fingerprint(sim.cert_path)
-            # openssl prints the same fingerprint an operator would copy.
-            out = subprocess.run(['openssl', 'x509', '-noout', '-fingerprint', '-sha256', '-in',
-                                  sim.cert_path], capture_output=True, text=True).stdout
-            assert out.strip().split('=', 1)[1] == right, out
-            pw = ws.password_file()
-            conf = ws.write_config([{'name': 'pinned', 'url': sim.url, 'user': USER,
-                                     'password_file': pw, 'thumbprint': 'SHA256:' + right}])
-            res = vslint('collect', '-c', conf)
-            assert res.returncode == 0, res.stderr
-            assert res.stderr.strip() == '', res.stderr  # no insecure warning
+def test_pinned_thumbprint(workspace):
+    with Sim('clean', tls=True) as sim:
+        right = fingerprint(sim.cert_path)
+        # openssl prints the same fingerprint an operator would copy.
+        out = subprocess.run(['openssl', 'x509', '-noout', '-fingerprint', '-sha256', '-in',
+                              sim.cert_path], capture_output=True, text=True).stdout
+        assert out.strip().split('=', 1)[1] == right, out
+        pw = workspace.password_file()
+        conf = workspace.write_config([{'name': 'pinned', 'url': sim.url, 'user': USER,
+                                 'password_file': pw, 'thumbprint': 'SHA256:' + right}])
+        res = vslint('collect', '-c', conf)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.strip() == '', res.stderr  # no insecure warning
 
-            wrong = ':'.join(['00'] * 32)
-            conf = ws.write_config([{'name': 'pinned', 'url': sim.url, 'user': USER,
-                                     'password_file': pw, 'thumbprint': 'SHA256:' + wrong}])
-            res = vslint('collect', '-c', conf)
-            assert res.returncode == 2
-            assert len(lines(res)) == 1, res.stderr
-            assert 'SHA256:' + right in res.stderr and 'SHA256:' + wrong in res.stderr, res.stderr
-            assert 'not the pinned thumbprint' in res.stderr
-    finally:
-        ws.cleanup()
+        wrong = ':'.join(['00'] * 32)
+        conf = workspace.write_config([{'name': 'pinned', 'url': sim.url, 'user': USER,
+                                 'password_file': pw, 'thumbprint': 'SHA256:' + wrong}])
+        res = vslint('collect', '-c', conf)
+        assert res.returncode == 2
+        assert len(lines(res)) == 1, res.stderr
+        assert 'SHA256:' + right in res.stderr and 'SHA256:' + wrong in res.stderr, res.stderr
+        assert 'not the pinned thumbprint' in res.stderr
 
 
-def test_name_mismatch_is_named():
-    ws = Workspace()
-    try:
-        # The simulator's certificate names localhost, 127.0.0.1 and ::1; served on 127.0.0.2
-        # with its CA trusted, only the name is wrong.
-        with Sim('clean', tls=True, extra=('-listen', '127.0.0.2:0')) as sim:
-            assert '127.0.0.2' in sim.url
-            pw = ws.password_file()
-            conf = ws.write_config([{'name': 'named', 'url': sim.url, 'user': USER,
-                                     'password_file': pw, 'ca_file': sim.cert_path}])
-            res = vslint('collect', '-c', conf)
-            assert res.returncode == 2
-            assert 'certificate name mismatch' in res.stderr, res.stderr
-            assert 'not trusted' not in res.stderr, res.stderr
-    finally:
-        ws.cleanup()
+def test_name_mismatch_is_named(workspace):
+    # The simulator's certificate names localhost, 127.0.0.1 and ::1; served on 127.0.0.2
+    # with its CA trusted, only the name is wrong.
+    with Sim('clean', tls=True, extra=('-listen', '127.0.0.2:0')) as sim:
+        assert '127.0.0.2' in sim.url
+        pw = workspace.password_file()
+        conf = workspace.write_config([{'name': 'named', 'url': sim.url, 'user': USER,
+                                 'password_file': pw, 'ca_file': sim.cert_path}])
+        res = vslint('collect', '-c', conf)
+        assert res.returncode == 2
+        assert 'certificate name mismatch' in res.stderr, res.stderr
+        assert 'not trusted' not in res.stderr, res.stderr
 

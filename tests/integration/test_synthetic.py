@@ -31,9 +31,8 @@ class Synth(Responder):
 
 @pytest.fixture(scope='module')
 def synth():
-    s = Synth()
-    yield s
-    s.stop()
+    with Synth() as s:
+        yield s
 
 
 @pytest.fixture(scope='module')

@@ -530,6 +530,17 @@ type targetSpec struct {
 	method, parent string
 }
 
+// foundBy is what the send target at address:3260 finds: a static target for each of iqns,
+// discovered by it (sendTargetMethod) and so inheriting its options.
+func foundBy(address string, iqns ...string) []targetSpec {
+	var ts []targetSpec
+	for _, iqn := range iqns {
+		ts = append(ts, targetSpec{address: address, port: 3260, iqn: iqn,
+			method: "sendTargetMethod", parent: address + ":3260"})
+	}
+	return ts
+}
+
 type iscsiSpec struct {
 	delayedAck    bool
 	sendTargets   []targetSpec

@@ -90,15 +90,8 @@ func renderRecords(list bool, recs []record) string {
 }
 
 func getRoundRobin(h *simulator.HostSystem, x *hostExtra, args map[string]string) ([]record, error) {
-	if err := need(args, "device"); err != nil {
+	if _, err := rrDevice(h, args); err != nil {
 		return nil, err
-	}
-	lu := findMultipathLun(h, args["device"])
-	if lu == nil {
-		return nil, fmt.Errorf("Unknown device %s", args["device"])
-	}
-	if lu.Policy == nil || lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy != "VMW_PSP_RR" {
-		return nil, fmt.Errorf("Device %s is not using the Round Robin path selection policy", args["device"])
 	}
 	iops, ok := x.iops[args["device"]]
 	typ := "Iops"
@@ -126,12 +119,9 @@ func paramRecords(opts []types.HostInternetScsiHbaParamValue) []record {
 }
 
 func getIscsiParams(h *simulator.HostSystem, x *hostExtra, args map[string]string) ([]record, error) {
-	if err := need(args, "adapter"); err != nil {
+	b, err := iscsiAdapter(h, args)
+	if err != nil {
 		return nil, err
-	}
-	b := iscsiHba(h, args["adapter"])
-	if b == nil {
-		return nil, fmt.Errorf("Unknown iSCSI adapter %s", args["adapter"])
 	}
 	addr, name := args["address"], args["name"]
 	switch {

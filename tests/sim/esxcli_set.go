@@ -89,7 +89,8 @@ func need(args map[string]string, names ...string) error {
 	return nil
 }
 
-func findMultipathLun(h *simulator.HostSystem, device string) *types.HostMultipathInfoLogicalUnit {
+// multipathLun is the multipath entry of the disk device, or esxcli's error for an unknown one.
+func multipathLun(h *simulator.HostSystem, device string) (*types.HostMultipathInfoLogicalUnit, error) {
 	sd := h.Config.StorageDevice
 	key := ""
 	for _, l := range sd.ScsiLun {
@@ -99,10 +100,25 @@ func findMultipathLun(h *simulator.HostSystem, device string) *types.HostMultipa
 	}
 	for i := range sd.MultipathInfo.Lun {
 		if key != "" && sd.MultipathInfo.Lun[i].Lun == key {
-			return &sd.MultipathInfo.Lun[i]
+			return &sd.MultipathInfo.Lun[i], nil
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("Unknown device %s", device)
+}
+
+// rrDevice is the multipath entry of args' device, which must use Round Robin.
+func rrDevice(h *simulator.HostSystem, args map[string]string) (*types.HostMultipathInfoLogicalUnit, error) {
+	if err := need(args, "device"); err != nil {
+		return nil, err
+	}
+	lu, err := multipathLun(h, args["device"])
+	if err != nil {
+		return nil, err
+	}
+	if lu.Policy == nil || lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy != "VMW_PSP_RR" {
+		return nil, fmt.Errorf("Device %s is not using the Round Robin path selection policy", args["device"])
+	}
+	return lu, nil
 }
 
 func setDevicePolicy(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
@@ -114,9 +130,9 @@ func setDevicePolicy(h *simulator.HostSystem, x *hostExtra, args map[string]stri
 	default:
 		return fmt.Errorf("Unable to set PSP: %s is not a PSP", args["psp"])
 	}
-	lu := findMultipathLun(h, args["device"])
-	if lu == nil {
-		return fmt.Errorf("Unknown device %s", args["device"])
+	lu, err := multipathLun(h, args["device"])
+	if err != nil {
+		return err
 	}
 	lu.Policy = &types.HostMultipathInfoLogicalUnitPolicy{Policy: args["psp"]}
 	if args["psp"] == "VMW_PSP_RR" {
@@ -133,12 +149,8 @@ func setRoundRobin(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	if err := need(args, "device", "type"); err != nil {
 		return err
 	}
-	lu := findMultipathLun(h, args["device"])
-	if lu == nil {
-		return fmt.Errorf("Unknown device %s", args["device"])
-	}
-	if lu.Policy == nil || lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy != "VMW_PSP_RR" {
-		return fmt.Errorf("Device %s is not using the Round Robin path selection policy", args["device"])
+	if _, err := rrDevice(h, args); err != nil {
+		return err
 	}
 	switch args["type"] {
 	case "default":
@@ -172,13 +184,17 @@ func addSatpRule(h *simulator.HostSystem, x *hostExtra, args map[string]string) 
 	return nil
 }
 
-func iscsiHba(h *simulator.HostSystem, device string) *types.HostInternetScsiHba {
+// iscsiAdapter is the iSCSI adapter args name (-A), or esxcli's error.
+func iscsiAdapter(h *simulator.HostSystem, args map[string]string) (*types.HostInternetScsiHba, error) {
+	if err := need(args, "adapter"); err != nil {
+		return nil, err
+	}
 	for _, a := range h.Config.StorageDevice.HostBusAdapter {
-		if b, ok := a.(*types.HostInternetScsiHba); ok && b.Device == device {
-			return b
+		if b, ok := a.(*types.HostInternetScsiHba); ok && b.Device == args["adapter"] {
+			return b, nil
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("Unknown iSCSI adapter %s", args["adapter"])
 }
 
 // setOption sets key in opts (own value, not inherited); false if absent.
@@ -208,9 +224,9 @@ func setIscsiParam(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	if err := need(args, "adapter", "key", "value"); err != nil {
 		return err
 	}
-	b := iscsiHba(h, args["adapter"])
-	if b == nil {
-		return fmt.Errorf("Unknown iSCSI adapter %s", args["adapter"])
+	b, err := iscsiAdapter(h, args)
+	if err != nil {
+		return err
 	}
 	var v interface{} = args["value"]
 	if args["key"] == "DelayedAck" {
@@ -266,49 +282,44 @@ func setIscsiParam(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	return nil
 }
 
-func mtuArg(args map[string]string) (int32, error) {
+// setMTU sets the MTU args give (-m) on the object args[arg] names, through set (false: there
+// is none of that name, esxcli's "Unknown what NAME").
+func setMTU(args map[string]string, arg, what string, set func(name string, mtu int32) bool) error {
+	if err := need(args, arg); err != nil {
+		return err
+	}
 	n, err := strconv.Atoi(args["mtu"])
 	if err != nil || n < 1280 || n > 9000 {
-		return 0, fmt.Errorf("Invalid MTU %q", args["mtu"])
+		return fmt.Errorf("Invalid MTU %q", args["mtu"])
 	}
-	return int32(n), nil
+	if !set(args[arg], int32(n)) {
+		return fmt.Errorf("Unknown %s %s", what, args[arg])
+	}
+	return nil
 }
 
 func setVswitch(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
-	if err := need(args, "vswitchname"); err != nil {
-		return err
-	}
-	mtu, err := mtuArg(args)
-	if err != nil {
-		return err
-	}
-	for i := range h.Config.Network.Vswitch {
-		s := &h.Config.Network.Vswitch[i]
-		if s.Name == args["vswitchname"] {
-			s.Mtu = mtu
-			s.Spec.Mtu = mtu
-			return nil
+	return setMTU(args, "vswitchname", "virtual switch", func(name string, mtu int32) bool {
+		for i := range h.Config.Network.Vswitch {
+			if s := &h.Config.Network.Vswitch[i]; s.Name == name {
+				s.Mtu, s.Spec.Mtu = mtu, mtu
+				return true
+			}
 		}
-	}
-	return fmt.Errorf("Unknown virtual switch %s", args["vswitchname"])
+		return false
+	})
 }
 
 func setVmknic(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {
-	if err := need(args, "interfacename"); err != nil {
-		return err
-	}
-	mtu, err := mtuArg(args)
-	if err != nil {
-		return err
-	}
-	for i := range h.Config.Network.Vnic {
-		v := &h.Config.Network.Vnic[i]
-		if v.Device == args["interfacename"] {
-			v.Spec.Mtu = mtu
-			return nil
+	return setMTU(args, "interfacename", "interface", func(name string, mtu int32) bool {
+		for i := range h.Config.Network.Vnic {
+			if v := &h.Config.Network.Vnic[i]; v.Device == name {
+				v.Spec.Mtu = mtu
+				return true
+			}
 		}
-	}
-	return fmt.Errorf("Unknown interface %s", args["interfacename"])
+		return false
+	})
 }
 
 func setAdvanced(h *simulator.HostSystem, x *hostExtra, args map[string]string) error {

@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -16,13 +15,13 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
+
+	"simkit"
 )
 
 func renameFile(from, to string) error { return os.Rename(from, to) }
@@ -40,18 +39,9 @@ func main() {
 	gz := flag.Bool("gzip", false, "gzip-compress SOAP answers for clients that accept it, as vCenter does")
 	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500, lose)")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
-	flag.Parse()
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	log.SetPrefix("vcsim-vslint: ")
+	simkit.ParseFlags("vcsim-vslint")
 
-	password := "vslint-secret"
-	if *passwordFile != "" {
-		b, err := ioutil.ReadFile(*passwordFile)
-		if err != nil {
-			log.Fatalf("reading -password-file: %v", err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
+	password := simkit.Password(*passwordFile)
 	serverPageSize = *pageSize
 	expireAfterReads = *expireAfter
 	gzipAnswers = *gz
@@ -66,8 +56,7 @@ func main() {
 
 	// Stop signals are caught from the start so that a signal during
 	// planting still cleans up.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	stop := simkit.CatchStop()
 
 	start := time.Now()
 	model := simulator.VPX()
@@ -114,11 +103,11 @@ func main() {
 	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*user, password)}
 	if *useTLS {
 		host, _, _ := net.SplitHostPort(*listen)
-		cert, err := selfSignedCert(host)
+		cert, _, err := simkit.SelfSignedCert("vcsim-vslint", host)
 		if err != nil {
 			log.Fatalf("tls: %v", err)
 		}
-		model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		model.Service.TLS = simkit.TLSConfig(cert)
 	}
 	srv := model.Service.NewServer()
 	// Nobody knows the URL yet: swap in the handler that routes the
@@ -140,16 +129,7 @@ func main() {
 	_ = out.Flush()
 	log.Printf("serving %s (user %q, page size %d, tls %v)", u.String(), *user, serverPageSize, *useTLS)
 
-	var timeout <-chan time.Time
-	if *stopAfter > 0 {
-		timeout = time.After(time.Duration(*stopAfter) * time.Second)
-	}
-	select {
-	case s := <-sigs:
-		log.Printf("%s: stopping", s)
-	case <-timeout:
-		log.Printf("-stop-after-seconds %d reached: stopping", *stopAfter)
-	}
+	stop.Wait(*stopAfter)
 	srv.Close()
 	model.Remove()
 	log.Printf("stopped")

@@ -224,12 +224,8 @@ func buildEdges(w *world) {
 	w.addIscsi(iscsiHost, iscsiSpec{
 		delayedAck:  false,
 		sendTargets: []targetSpec{{address: "10.0.5.10", port: 3260, delayedAck: boolp(true)}},
-		staticTargets: []targetSpec{
-			{address: "10.0.5.10", port: 3260, iqn: eql + "1", method: "sendTargetMethod", parent: "10.0.5.10:3260"},
-			{address: "10.0.5.10", port: 3260, iqn: eql + "2", method: "sendTargetMethod", parent: "10.0.5.10:3260"},
-			{address: "10.0.5.10", port: 3260, iqn: eql + "3", method: "sendTargetMethod", parent: "10.0.5.10:3260"},
-			{address: "10.0.5.20", port: 3260, iqn: "iqn.1992-04.com.emc:cx.edge.a0"},
-		},
+		staticTargets: append(foundBy("10.0.5.10", eql+"1", eql+"2", eql+"3"),
+			targetSpec{address: "10.0.5.20", port: 3260, iqn: "iqn.1992-04.com.emc:cx.edge.a0"}),
 		vnicMTU: 9000, vswitchMTU: 9000,
 	})
 

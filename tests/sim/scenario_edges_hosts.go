@@ -106,11 +106,8 @@ func plantEdgesHosts(w *world) {
 	w.addIscsi(ib, iscsiSpec{
 		delayedAck:  true,
 		sendTargets: []targetSpec{{address: "10.0.6.10", port: 3260, delayedAck: boolp(false)}},
-		staticTargets: []targetSpec{
-			{address: "10.0.6.10", port: 3260, iqn: eql + "1", method: "sendTargetMethod", parent: "10.0.6.10:3260"},
-			{address: "10.0.6.10", port: 3260, iqn: eql + "2", method: "sendTargetMethod", parent: "10.0.6.10:3260"},
-			{address: "10.0.6.20", port: 3260, iqn: "iqn.1992-04.com.emc:cx.edge.b0"},
-		},
+		staticTargets: append(foundBy("10.0.6.10", eql+"1", eql+"2"),
+			targetSpec{address: "10.0.6.20", port: 3260, iqn: "iqn.1992-04.com.emc:cx.edge.b0"}),
 		vnicMTU: 9000, vswitchMTU: 9000,
 	})
 

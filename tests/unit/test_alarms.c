@@ -21,6 +21,8 @@
 #include "vsphere/session.h"
 #include "vsphere/xml.h"
 
+#include "testlib.h"
+
 #define DATA SOURCE_ROOT "/tests/unit/data/"
 #define S(x) ((x) ? (x) : "-")
 
@@ -28,16 +30,7 @@
 
 static struct vsl_buf rows;
 
-static void row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void row(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    assert_int_equal(vsl_buf_printf(&rows, "%s\n", line), 0);
-}
+#define row(...) tl_row(&rows, __VA_ARGS__)
 
 static int r_entity(void *c, const struct vim_entity *e)
 {

@@ -243,11 +243,7 @@ static void snapshot_array(struct db *db, const char *name)
 
 static const struct est_datastore *ds_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_datastores; i++)
-        if (!strcmp(e->datastores[i].name, name))
-            return &e->datastores[i];
-    fail_msg("no datastore %s", name);
-    return NULL;
+    return TL_FIND(e->datastores, e->n_datastores, name, name, "datastore");
 }
 
 static int keep_named(const char *array, void *ctx)

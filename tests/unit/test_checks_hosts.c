@@ -604,14 +604,10 @@ static void vd_build(struct vd_world *w)
 TEST(test_vdisk_table)
 {
     static struct vd_world w;
-    size_t want_n = 1; /* mscs-node */
 
     vd_build(&w);
     struct chk_results r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
-    for (size_t i = 0; i < N(vd_rows); i++) {
-        tl_want(&r, vd_rows[i].vm, vd_rows[i].want);
-        want_n += vd_rows[i].want != NONE;
-    }
+    size_t want_n = 1 /* mscs-node */ + TL_WANT_EACH(&r, vd_rows, N(vd_rows), vm, want);
     tl_want(&r, "mscs-node", SEV_CRITICAL);
     assert_int_equal(r.n, want_n);
 
@@ -658,10 +654,6 @@ static struct est_path p_dd[] = {P("vmhba2:C0:T0:L1", "dead"), P("vmhba3:C0:T0:L
  * multipath-redundancy read. */
 static struct est_path pa_one_raid[] = {TL_PATH("vmhba0", TL_RAID0, 0, "active")};
 static struct est_path pa_one_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active")};
-static struct est_path pa_two_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
-                                       TL_PATH("vmhba8", TL_SAS8, 0, "active")};
-static struct est_path pa_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
-                                  TL_PATH("vmhba3", TL_FC3, 0, "active")};
 static struct est_path pa_one_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active")};
 static struct est_path pa_rdma[] = {TL_PATH("vmhba6", TL_RDMA6, 0, "active"),
                                     TL_PATH("vmhba7", TL_RDMA7, 0, "active")};
@@ -743,9 +735,9 @@ static const struct lun_row {
     /* No answer, two paths through local SAS controllers: maybe a shared SAS array; not
      * guessed (on MRU, so multipath-policy would say so if it were judged). */
     {"naa.sas-two-paths-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL,
-     PATHS(pa_two_sas), 0, NONE, NONE, NONE},
+     PATHS(tl_paths_sas), 0, NONE, NONE, NONE},
     /* No answer, every path through a Fibre Channel adapter: SAN. */
-    {"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0,
+    {"sym.fc-unanswered", EST_UNKNOWN, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(tl_paths_fc), 0,
      SEV_WARNING, NONE, SEV_WARNING},
     {"naa.fc-one-path-unanswered", EST_UNKNOWN, "VMW_PSP_RR", 1, RRCFG(1), PATHS(pa_one_fc), 0,
      NONE, SEV_CRITICAL, NONE},
@@ -797,7 +789,7 @@ static const struct san_row {
     {{"eui.hpp-san-one", 0, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_rdma), 0, NONE, SEV_CRITICAL,
       NONE},
      HPP},
-    {{"naa.hpp-inferred", 0, "FIXED", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, NONE, NONE, NONE},
+    {{"naa.hpp-inferred", 0, "FIXED", EST_UNKNOWN, NULL, PATHS(tl_paths_fc), 0, NONE, NONE, NONE},
      HPP_POLICY},
     {{"naa.powerpath", 0, NULL, EST_UNKNOWN, NULL, NULL, 0, 0, NONE, NONE, NONE},
      PLUGIN("PowerPath")},
@@ -805,7 +797,7 @@ static const struct san_row {
      PLUGIN("PowerPath")},
     {{"eui.hpp-local", 1, "LB-RR", EST_UNKNOWN, NULL, PATHS(pa_one_nvme), 0, NONE, NONE, NONE},
      HPP},
-    {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(pa_fc), 0, SEV_WARNING, NONE,
+    {{"naa.nmp-read", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(tl_paths_fc), 0, SEV_WARNING, NONE,
       NONE},
      PLUGIN("NMP")},
 #undef SATP

@@ -148,14 +148,10 @@ static void build(struct world *w)
 TEST(test_clusters)
 {
     static struct world w;
-    size_t want_n = 1; /* shared-x */
 
     build(&w);
     struct chk_results r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
-    for (size_t i = 0; i < NROWS; i++) {
-        tl_want(&r, rows[i].cluster, rows[i].want);
-        want_n += rows[i].want != NONE;
-    }
+    size_t want_n = 1 /* shared-x */ + TL_WANT_EACH(&r, rows, NROWS, cluster, want);
     /* A datastore counts in every cluster that mounts it. */
     tl_want(&r, "shared-x", SEV_WARNING);
     tl_want(&r, "shared-y", NONE);

@@ -335,23 +335,19 @@ TEST(test_param)
 /* ---- scoped rules: device, driver, transport, claim options ------------------------------- */
 
 /* The paths of a LUN, by the adapters they go through. */
-static struct est_path via_fc[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
-                                   TL_PATH("vmhba3", TL_FC3, 0, "active")};
 static struct est_path via_lpfc[] = {TL_PATH("vmhba10", TL_LPFC10, 0, "active"),
                                      TL_PATH("vmhba11", TL_LPFC11, 0, "active")};
 static struct est_path via_mixed[] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
                                       TL_PATH("vmhba10", TL_LPFC10, 0, "active")};
 static struct est_path via_iscsi[] = {TL_PATH("vmhba64", TL_SWISCSI, 0, "active")};
-static struct est_path via_sas[] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
-                                    TL_PATH("vmhba8", TL_SAS8, 0, "active")};
 static struct est_path via_unlisted[] = {
     {.name = "vmhba9:C0:T0:L1", .state = "active", .adapter = "vmhba9", .hba = EST_NONE}};
 enum via { FC, LPFC, MIXED, ISCSI, SAS, UNLISTED };
 static const struct {
     struct est_path *paths;
     size_t n;
-} vias[] = {{via_fc, 2},    {via_lpfc, 2}, {via_mixed, 2},
-            {via_iscsi, 1}, {via_sas, 2},  {via_unlisted, 1}};
+} vias[] = {{tl_paths_fc, 2}, {via_lpfc, 2},     {via_mixed, 2},
+            {via_iscsi, 1},   {tl_paths_sas, 2}, {via_unlisted, 1}};
 
 struct scope_lun {
     const char *canonical, *satp, *vendor, *model;

@@ -66,12 +66,7 @@ TEST(test_unmap_priority)
     }
     struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = N(ds)};
     struct chk_results r = tl_run(&chk_space_reclaim, NULL, &e, NOW);
-    size_t want_n = 0;
-    for (size_t i = 0; i < N(unmap_rows); i++) {
-        tl_want(&r, unmap_rows[i].name, unmap_rows[i].want);
-        want_n += unmap_rows[i].want != NONE;
-    }
-    assert_int_equal(r.n, want_n);
+    assert_int_equal(r.n, TL_WANT_EACH(&r, unmap_rows, N(unmap_rows), name, want));
 
     const struct chk_finding *f = tl_find(&r, "vmfs6-none", NULL);
     assert_string_equal(f->object_type, "datastore");
@@ -86,10 +81,7 @@ TEST(test_unmap_priority)
                         "esxcli storage vmfs reclaim config set "
                         "--volume-label='ds \"Prod\" & '\\''x'\\''' --reclaim-priority=low");
     /* The inaccessible one is kept as it was: unverified, not resolved. */
-    int scoped = 0;
-    for (size_t i = 0; i < r.n_unverified; i++)
-        scoped |= r.unverified[i].moref && !strcmp(r.unverified[i].moref, "ds-7");
-    assert_true(scoped);
+    tl_want_unverified(&r, "ds-7");
     chk_results_free(&r);
 }
 
@@ -258,13 +250,11 @@ TEST(test_vms_and_hosts)
 {
     static struct vm_world w;
     char want_listed[512] = "", got[512];
-    size_t want_n = 1; /* esx-ebd0 */
 
     vm_build(&w);
     struct chk_results r = tl_run(&chk_space_reclaim, NULL, &w.e, NOW);
+    size_t want_n = 1 /* esx-ebd0 */ + TL_WANT_EACH(&r, vm_rows, N(vm_rows), vm, want_vm);
     for (size_t i = 0; i < N(vm_rows); i++) {
-        tl_want(&r, vm_rows[i].vm, vm_rows[i].want_vm);
-        want_n += vm_rows[i].want_vm != NONE;
         if (vm_rows[i].listed && vm_rows[i].host == H_EBD0) {
             size_t n = strlen(want_listed);
             snprintf(want_listed + n, sizeof(want_listed) - n, "%s%s", n ? "," : "",
@@ -317,10 +307,7 @@ TEST(test_vms_and_hosts)
     assert_true(json_is_null(json_object_get(f->evidence, "enable_block_delete")));
 
     /* The disconnected host's earlier findings are kept, unverified. */
-    int scoped = 0;
-    for (size_t i = 0; i < r.n_unverified; i++)
-        scoped |= r.unverified[i].moref && !strcmp(r.unverified[i].moref, "esx-ebd0-down");
-    assert_true(scoped);
+    tl_want_unverified(&r, "esx-ebd0-down");
     chk_results_free(&r);
 }
 

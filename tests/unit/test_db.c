@@ -97,25 +97,10 @@ static void fill(const struct vim_sink *s, const void *arg)
                                       .vmfs_major = 6,
                                       .nas_remote_host = NULL,
                                       .vm_count = 1};
-    const struct vim_datastore ds2 = {.moref = "datastore-2",
-                                      .name = "nfs01",
-                                      .type = "NFS",
-                                      .url = "ds:///nfs/2/",
-                                      .parent = "group-s4",
-                                      .capacity = 1024 * GIB,
-                                      .free_space = 800 * GIB,
-                                      .uncommitted = 10 * GIB,
-                                      .accessible = 0,
-                                      .maintenance_mode = "normal",
-                                      .vmfs_major = 0,
-                                      .nas_remote_host = "filer01",
-                                      .vm_count = 0,
-                                      .vmfs_local = VIM_UNKNOWN,
-                                      .vmfs_ssd = VIM_UNKNOWN};
     assert_int_equal(s->datastore(c, &ds1), 0);
     assert_int_equal(s->datastore(c, &ds1), 0); /* duplicate: stored once */
     if (e->with_nfs)
-        assert_int_equal(s->datastore(c, &ds2), 0);
+        assert_int_equal(s->datastore(c, &tl_ds_nfs01), 0);
     const struct vim_datastore nokey = {.name = "no moref", .capacity = 1};
     assert_int_equal(s->datastore(c, &nokey), 0); /* skipped, poll goes on */
 
@@ -149,16 +134,6 @@ static void fill(const struct vim_sink *s, const void *arg)
                                         "staticMethod", "vmhba64"};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
-    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
-                                           "DelayedAck", "false",   0,    NULL};
-    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false",   1,      NULL};
-    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true",    0,
-                                          "iqn.2001-05.com.array:tgt1"};
-    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
     const struct vim_iscsi_binding bind = {"host-10", "vmhba64", "vmk1"};
     assert_int_equal(s->iscsi_binding(c, &bind), 0);
 
@@ -176,20 +151,7 @@ static void fill(const struct vim_sink *s, const void *arg)
                                 "HostMultipathInfoLogicalUnitPolicy", "NMP"};
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &mru), 0);
-    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
-                                    "vmhba64"};
-    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
-                                    "vmhba64"};
-    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
-                                    "vmhba64"};
-    assert_int_equal(s->lun_path(c, &p1), 0);
-    assert_int_equal(s->lun_path(c, &p2), 0);
-    assert_int_equal(s->lun_path(c, &p3), 0);
-    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
-                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
-    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
-    assert_int_equal(s->nmp_device(c, &n1), 0);
-    assert_int_equal(s->nmp_device(c, &n2), 0);
+    tl_fill_host10_san(s);
     const struct vim_satp_rule sr1 = {"host-10", "VMW_SATP_ALUA", "NETAPP", NULL, "VMW_PSP_RR",
                                       "iops=1",  "user",          NULL,     NULL, NULL,
                                       NULL,      NULL,            NULL};
@@ -310,7 +272,7 @@ static json_t *inventory(struct db *db, const char *vc)
 
 /* ---- tests -------------------------------------------------------------------------------- */
 
-static void test_open_creates_schema(void **state)
+TEST_WITH(test_open_creates_schema, tl_db_setup, tl_db_teardown)
 {
     static const char *const tables[] = {
         "vcenters",      "polls",         "datastores",    "storage_pods",   "vms",
@@ -350,7 +312,7 @@ static void test_open_creates_schema(void **state)
     db_close(NULL);
 }
 
-static void test_reopen_is_idempotent(void **state)
+TEST_WITH(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -368,7 +330,7 @@ static void test_reopen_is_idempotent(void **state)
     db_close(db);
 }
 
-static void test_roundtrip_json(void **state)
+TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
 {
     /* What a user of `vslint inventory --json` and the checks rely on, field by field. */
     static const struct {
@@ -465,7 +427,7 @@ static void test_roundtrip_json(void **state)
     db_close(db);
 }
 
-static void test_commit_counts(void **state)
+TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
 {
     static const int64_t want[DB_NKINDS] = {
         [DB_DATASTORE] = 2, [DB_STORAGE_POD] = 1, [DB_VM] = 1,           [DB_VDISK] = 2,
@@ -509,7 +471,7 @@ static void test_commit_counts(void **state)
     db_close(db);
 }
 
-static void test_vcenters_side_by_side(void **state)
+TEST_WITH(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -550,7 +512,7 @@ static void test_vcenters_side_by_side(void **state)
     db_close(db);
 }
 
-static void test_abort_keeps_previous(void **state)
+TEST_WITH(test_abort_keeps_previous, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx), *reader = open_db(fx);
@@ -580,7 +542,7 @@ static void test_abort_keeps_previous(void **state)
     db_close(db);
 }
 
-static void test_poll_failed_keeps_inventory(void **state)
+TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -611,7 +573,7 @@ static void test_poll_failed_keeps_inventory(void **state)
     db_close(db);
 }
 
-static void test_interrupted_transaction(void **state)
+TEST_WITH(test_interrupted_transaction, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -664,7 +626,7 @@ static void test_interrupted_transaction(void **state)
     db_close(db);
 }
 
-static void test_migrates_old_database(void **state)
+TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db;
@@ -684,7 +646,7 @@ static void test_migrates_old_database(void **state)
 /* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
  * already stored survives, static targets keep their IQN and options name it too. Only the
  * tables migration 7 touches exist here, as version 6 left them. */
-static void test_migration7_keeps_iscsi(void **state)
+TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
 
@@ -815,7 +777,7 @@ static char *migrated_schema(const char *path, int from)
 
 /* The column lists are the schema: a new database has each table's columns in list order, with
  * the declared types, NOT NULL and key, and every index. */
-static void test_schema_is_the_column_lists(void **state)
+TEST_WITH(test_schema_is_the_column_lists, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = open_db(fx);
@@ -871,7 +833,7 @@ static void test_schema_is_the_column_lists(void **state)
 }
 
 /* A database made by any earlier version migrates to exactly the schema a new one gets. */
-static void test_migrations_reach_the_new_schema(void **state)
+TEST_WITH(test_migrations_reach_the_new_schema, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     sqlite3 *h = NULL;
@@ -891,7 +853,7 @@ static void test_migrations_reach_the_new_schema(void **state)
     free(fresh);
 }
 
-static void test_open_refuses_bad_files(void **state)
+TEST_WITH(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db *db = (struct db *)1;
@@ -929,7 +891,7 @@ static void test_open_refuses_bad_files(void **state)
     free(err);
 }
 
-static void test_text_rendering(void **state)
+TEST_WITH(test_text_rendering, tl_db_setup, tl_db_teardown)
 {
     static const char *const want[] = {
         "vCenter vc-a",
@@ -989,25 +951,5 @@ static void test_text_rendering(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_creates_schema, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_roundtrip_json, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_commit_counts, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_abort_keeps_previous, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_poll_failed_keeps_inventory, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_interrupted_transaction, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migrates_old_database, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_schema_is_the_column_lists, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_migrations_reach_the_new_schema, tl_db_setup,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_text_rendering, tl_db_setup, tl_db_teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -25,16 +25,7 @@
 
 static struct vsl_buf rows; /* one line per emitted row */
 
-static void row(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void row(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    assert_int_equal(vsl_buf_printf(&rows, "%s\n", line), 0);
-}
+#define row(...) tl_row(&rows, __VA_ARGS__)
 
 #define S(x) ((x) ? (x) : "-")
 
@@ -178,11 +169,13 @@ static void decode_file(const char *name, vim_decode_fn *decode)
 }
 
 /* The number of rows starting with prefix that contain every fragment (a NULL-terminated
- * list in ap). */
-static int vcount_rows(const char *prefix, va_list ap)
+ * list after prefix). */
+static int count_rows(const char *prefix, ...)
 {
     int n = 0;
+    va_list ap;
 
+    va_start(ap, prefix);
     for (const char *p = rows.data; p && (p = strstr(p, prefix));) {
         if (p != rows.data && p[-1] != '\n') {
             p++;
@@ -203,28 +196,18 @@ static int vcount_rows(const char *prefix, va_list ap)
         n += ok;
         p += len;
     }
-    return n;
-}
-
-static int count_rows(const char *prefix, ...)
-{
-    va_list ap;
-    va_start(ap, prefix);
-    int n = vcount_rows(prefix, ap);
     va_end(ap);
     return n;
 }
 
-/* Asserts a row starting with prefix exists and contains every fragment. */
-static void want_row(const char *prefix, ...)
+static void want_found(const char *prefix, int n)
 {
-    va_list ap;
-    va_start(ap, prefix);
-    int n = vcount_rows(prefix, ap);
-    va_end(ap);
     if (n == 0)
         fail_msg("no row '%s ...' with the wanted values", prefix);
 }
+
+/* Asserts a row starting with prefix exists and contains every fragment (up to a NULL). */
+#define want_row(prefix, ...) want_found(prefix, count_rows(prefix, __VA_ARGS__))
 
 /* The moref of the host or VM row whose name is name. */
 static const char *moref_of(const char *kind, const char *name)

@@ -265,43 +265,28 @@ static int teardown(void **state)
 
 static size_t ds_index(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_datastores; i++)
-        if (!strcmp(e->datastores[i].moref, moref))
-            return i;
-    fail_msg("no datastore %s", moref);
-    return EST_NONE;
+    return (size_t)(TL_FIND(e->datastores, e->n_datastores, moref, moref, "datastore") -
+                    e->datastores);
 }
 
 static size_t host_index(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (!strcmp(e->hosts[i].moref, moref))
-            return i;
-    fail_msg("no host %s", moref);
-    return EST_NONE;
+    return (size_t)(TL_FIND(e->hosts, e->n_hosts, moref, moref, "host") - e->hosts);
 }
 
 static const struct est_lun *lun_of(const struct est_host *h, const char *name)
 {
-    for (size_t i = 0; i < h->n_luns; i++)
-        if (!strcmp(h->luns[i].canonical_name, name))
-            return &h->luns[i];
-    fail_msg("no LUN %s on %s", name, h->name);
-    return NULL;
+    return TL_FIND(h->luns, h->n_luns, canonical_name, name, "LUN");
 }
 
 static const struct est_vm *vm_of(const struct estate *e, const char *moref)
 {
-    for (size_t i = 0; i < e->n_vms; i++)
-        if (!strcmp(e->vms[i].moref, moref))
-            return &e->vms[i];
-    fail_msg("no VM %s", moref);
-    return NULL;
+    return TL_FIND(e->vms, e->n_vms, moref, moref, "VM");
 }
 
 /* ---- tests ---------------------------------------------------------------------------------- */
 
-static void test_datastores(void **state)
+TEST_WITH(test_datastores, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const size_t h1 = host_index(e, "host-1"), h2 = host_index(e, "host-2");
@@ -352,7 +337,7 @@ static void test_datastores(void **state)
     assert_int_equal(nfs->n_mounts, 2);
 }
 
-static void test_vm_config_datastore(void **state)
+TEST_WITH(test_vm_config_datastore, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     static const struct {
@@ -384,7 +369,7 @@ static void test_vm_config_datastore(void **state)
     assert_null(vm_of(e, "vm-6")->vm_path_name);
 }
 
-static void test_adapters_paths_plugins(void **state)
+TEST_WITH(test_adapters_paths_plugins, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_host *h = &e->hosts[host_index(e, "host-1")];
@@ -445,7 +430,7 @@ static const struct est_iscsi_target *target_of(const struct est_iscsi_hba *a, c
     return NULL;
 }
 
-static void test_iscsi_targets(void **state)
+TEST_WITH(test_iscsi_targets, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_iscsi_hba *a = &e->hosts[host_index(e, "host-1")].iscsi_hbas[0];
@@ -478,7 +463,7 @@ static void test_iscsi_targets(void **state)
     assert_int_equal(send->send_target, EST_NONE);
 }
 
-static void test_satp_rule_scope(void **state)
+TEST_WITH(test_satp_rule_scope, setup, teardown)
 {
     const struct estate *e = ((struct fx *)*state)->e;
     const struct est_host *h = &e->hosts[host_index(e, "host-1")];
@@ -497,7 +482,7 @@ static void test_satp_rule_scope(void **state)
 
 /* The inventory document shows the same: the two static targets of one portal apart, each with
  * its options, and the new fields. */
-static void test_inventory_json(void **state)
+TEST_WITH(test_inventory_json, setup, teardown)
 {
     struct fx *fx = *state;
     json_t *j = NULL, *vc, *ds1 = NULL, *t, *h;
@@ -542,27 +527,19 @@ static void test_inventory_json(void **state)
 
 static const struct est_datastore *ds_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_datastores; i++)
-        if (!strcmp(e->datastores[i].name, name))
-            return &e->datastores[i];
-    fail_msg("no datastore %s", name);
-    return NULL;
+    return TL_FIND(e->datastores, e->n_datastores, name, name, "datastore");
 }
 
 static const struct est_host *host_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (!strcmp(e->hosts[i].name, name))
-            return &e->hosts[i];
-    fail_msg("no host %s", name);
-    return NULL;
+    return TL_FIND(e->hosts, e->n_hosts, name, name, "host");
 }
 
 #define ODD "\"Prod\" & <Ops> 'Ñandú'"
 
 /* The simulator's edges estate, from its SOAP through the decoders and SQLite into the estate:
  * every planted fact of scenario_edges.go the checks will need, resolved. */
-static void test_edges_capture(void **state)
+TEST_WITH(test_edges_capture, setup, teardown)
 {
     struct fx *fx = *state;
     struct db_snapshot *snap = NULL;
@@ -723,14 +700,5 @@ static void test_edges_capture(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_datastores, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vm_config_datastore, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_adapters_paths_plugins, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iscsi_targets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_satp_rule_scope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inventory_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_edges_capture, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -55,17 +55,7 @@ static void fill(const struct vim_sink *s, const void *arg)
                                      .accessible = 1,
                                      .vmfs_major = 6,
                                      .vm_count = 1};
-    const struct vim_datastore d2 = {.moref = "datastore-2",
-                                     .name = "nfs01",
-                                     .type = "NFS",
-                                     .parent = "group-s4",
-                                     .capacity = 1024 * GIB,
-                                     .free_space = 800 * GIB,
-                                     .uncommitted = 10 * GIB,
-                                     .accessible = 0,
-                                     .vmfs_major = 0,
-                                     .vm_count = 0};
-    assert_int_equal(s->datastore(c, &d2), 0);
+    assert_int_equal(s->datastore(c, &tl_ds_nfs01), 0);
     assert_int_equal(s->datastore(c, &d1), 0);
     const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
     assert_int_equal(s->dvswitch(c, &dvs), 0);
@@ -115,16 +105,6 @@ static void fill(const struct vim_sink *s, const void *arg)
                                         NULL,       NULL};
     assert_int_equal(s->iscsi_target(c, &t1), 0);
     assert_int_equal(s->iscsi_target(c, &t2), 0);
-    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
-                                           "DelayedAck", "false",   0,    NULL};
-    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
-                                          "DelayedAck", "false",   1,      NULL};
-    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
-                                          "DelayedAck", "true",    0,
-                                          "iqn.2001-05.com.array:tgt1"};
-    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
-    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
     const struct vim_iscsi_binding b1 = {"host-10", "vmhba64", "vmk1"};
     const struct vim_iscsi_binding b_gone = {"host-10", "vmhba64", "vmk99"};
     assert_int_equal(s->iscsi_binding(c, &b1), 0);
@@ -142,21 +122,8 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->lun(c, &mru), 0);
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &other_host), 0);
-    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
-                                    "vmhba64"};
-    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
-                                    "vmhba64"};
-    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
-                                    "vmhba64"};
-    assert_int_equal(s->lun_path(c, &p1), 0);
-    assert_int_equal(s->lun_path(c, &p2), 0);
-    assert_int_equal(s->lun_path(c, &p3), 0);
-    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
-                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
-    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
     /* host-11's LUN of the same name has no esxcli row: its limit stays unknown. */
-    assert_int_equal(s->nmp_device(c, &n1), 0);
-    assert_int_equal(s->nmp_device(c, &n2), 0);
+    tl_fill_host10_san(s);
     /* host-10's claim rules, given out of order; host-11 (esxcli refused) has none. */
     const struct vim_satp_rule r1 = {"host-10",    "VMW_SATP_SYMM", "EMC", "SYMMETRIX",
                                      "VMW_PSP_RR", "iops=1",        "user", NULL,
@@ -226,23 +193,15 @@ static void snapshot(struct db *db, const char *vc, const char *sfx)
 
 static const struct est_host *host_named(const struct estate *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_hosts; i++)
-        if (strcmp(e->hosts[i].name, name) == 0)
-            return &e->hosts[i];
-    fail_msg("no host %s", name);
-    return NULL;
+    return TL_FIND(e->hosts, e->n_hosts, name, name, "host");
 }
 
 static const struct est_vnic *vnic_named(const struct est_host *h, const char *dev)
 {
-    for (size_t i = 0; i < h->n_vnics; i++)
-        if (strcmp(h->vnics[i].device, dev) == 0)
-            return &h->vnics[i];
-    fail_msg("no vnic %s", dev);
-    return NULL;
+    return TL_FIND(h->vnics, h->n_vnics, device, dev, "vnic");
 }
 
-static void test_estate_roundtrip(void **state)
+TEST_WITH(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct estate *e = NULL;
@@ -373,7 +332,7 @@ static void test_estate_roundtrip(void **state)
     est_free(NULL);
 }
 
-static void test_estate_not_found(void **state)
+TEST_WITH(test_estate_not_found, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct estate *e = (struct estate *)1;
@@ -524,7 +483,17 @@ static void assert_str(const json_t *o, const char *key, const char *want)
         fail_msg("%s: got %s, want %s", key, json_is_string(v) ? json_string_value(v) : "?", want);
 }
 
-static void test_history(void **state)
+/* Asserts a finding's life: its status, first and last sightings and when it was resolved. */
+static void assert_life(const json_t *f, const char *status, const char *first_seen,
+                        const char *last_seen, const char *resolved_at)
+{
+    assert_str(f, "status", status);
+    assert_str(f, "first_seen", first_seen);
+    assert_str(f, "last_seen", last_seen);
+    assert_str(f, "resolved_at", resolved_at);
+}
+
+TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
     struct tl_dbfile *fx = *state;
@@ -540,14 +509,8 @@ static void test_history(void **state)
     evaluate(fx->db, "vc-a", T2, run_a);
     a = get(fx->db, &F1);
     b = get(fx->db, &F2);
-    assert_str(a, "status", "open");
-    assert_str(a, "first_seen", T1_ISO);
-    assert_str(a, "last_seen", T2_ISO);
-    assert_str(a, "resolved_at", NULL);
-    assert_str(b, "status", "resolved");
-    assert_str(b, "first_seen", T1_ISO);
-    assert_str(b, "last_seen", T1_ISO);
-    assert_str(b, "resolved_at", T2_ISO);
+    assert_life(a, "open", T1_ISO, T2_ISO, NULL);
+    assert_life(b, "resolved", T1_ISO, T1_ISO, T2_ISO);
     json_decref(a);
     json_decref(b);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
@@ -558,19 +521,15 @@ static void test_history(void **state)
     evaluate(fx->db, "vc-a", T3, run_ab);
     a = get(fx->db, &F1);
     b = get(fx->db, &F2);
-    assert_str(a, "status", "open");
-    assert_str(a, "first_seen", T1_ISO);
-    assert_str(b, "status", "new");
-    assert_str(b, "first_seen", T3_ISO);
-    assert_str(b, "last_seen", T3_ISO);
-    assert_str(b, "resolved_at", NULL);
+    assert_life(a, "open", T1_ISO, T3_ISO, NULL);
+    assert_life(b, "new", T3_ISO, T3_ISO, NULL);
     json_decref(a);
     json_decref(b);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F2");
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
 }
 
-static void test_finding_shape(void **state)
+TEST_WITH(test_finding_shape, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run[] = {&F1, &F3, NULL};
     struct tl_dbfile *fx = *state;
@@ -662,7 +621,7 @@ static void assert_text_page_same(struct db *db, const struct db_findings_filter
     vsl_buf_free(&b);
 }
 
-static void test_filters(void **state)
+TEST_WITH(test_filters, tl_db_setup_open, tl_db_teardown)
 {
     static const struct {
         struct db_findings_filter f;
@@ -726,7 +685,7 @@ static void test_filters(void **state)
     }
 }
 
-static void test_pagination(void **state)
+TEST_WITH(test_pagination, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     struct db_findings_filter f = {.limit = 2};
@@ -763,7 +722,7 @@ static void test_pagination(void **state)
     free(next);
 }
 
-static void test_bad_cursor(void **state)
+TEST_WITH(test_bad_cursor, tl_db_setup_open, tl_db_teardown)
 {
     static const char *const bad[] = {
         "",
@@ -799,7 +758,7 @@ static void test_bad_cursor(void **state)
     json_decref(list);
 }
 
-static void test_vcenters_apart(void **state)
+TEST_WITH(test_vcenters_apart, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const a[] = {&F1, NULL}, *const b[] = {&F5, NULL}, *const none[] = {NULL};
     struct tl_dbfile *fx = *state;
@@ -820,7 +779,7 @@ static void test_vcenters_apart(void **state)
     json_decref(j);
 }
 
-static void test_summary(void **state)
+TEST_WITH(test_summary, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     json_t *s = NULL, *want;
@@ -943,7 +902,7 @@ static const char *unverified_reason(const json_t *f)
     return json_string_value(json_object_get(json_object_get(f, "unverified"), "reason"));
 }
 
-static void test_check_error_keeps_history(void **state)
+TEST_WITH(test_check_error_keeps_history, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"};
@@ -969,10 +928,7 @@ static void test_check_error_keeps_history(void **state)
     assert_str(a, "status", "open");
     assert_str(a, "last_seen", T2_ISO);
     assert_true(json_is_null(json_object_get(a, "unverified")));
-    assert_str(b, "status", "open");
-    assert_str(b, "first_seen", T1_ISO);
-    assert_str(b, "last_seen", T1_ISO);
-    assert_str(b, "resolved_at", NULL);
+    assert_life(b, "open", T1_ISO, T1_ISO, NULL);
     assert_str(json_object_get(b, "unverified"), "since", T2_ISO);
     assert_string_equal(unverified_reason(b), "check flaky failed: Input/output error");
     assert_str(json_object_get(b, "host"), "name", "esx2");
@@ -1001,7 +957,7 @@ static void test_check_error_keeps_history(void **state)
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "esx2");
 }
 
-static void test_unread_inputs_keep_history(void **state)
+TEST_WITH(test_unread_inputs_keep_history, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved"},
@@ -1058,7 +1014,7 @@ static void test_unread_inputs_keep_history(void **state)
     json_decref(j);
 }
 
-static void test_disabled_check_is_not_fixed(void **state)
+TEST_WITH(test_disabled_check_is_not_fixed, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter fixed = {.status = "resolved", .resolution = "fixed"},
@@ -1077,23 +1033,5 @@ static void test_disabled_check_is_not_fixed(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_estate_not_found, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_history, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_finding_shape, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_filters, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_pagination, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_cursor, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_vcenters_apart, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_summary, tl_db_setup_open, tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_check_error_keeps_history, tl_db_setup_open,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_unread_inputs_keep_history, tl_db_setup_open,
-                                        tl_db_teardown),
-        cmocka_unit_test_setup_teardown(test_disabled_check_is_not_fixed, tl_db_setup_open,
-                                        tl_db_teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tl_main();
 }

@@ -218,23 +218,19 @@ TEST(test_check_severities)
     size_t nl = series(flat, 64, 10 * DAYMS, DAYMS, 1000 * GIB, 300 * GIB, 0);
     size_t ny = series(young, 64, DAYMS, DAYMS / 4, 1000 * GIB, 300 * GIB, 100 * GIB);
     size_t np = series(pod, 64, 10 * DAYMS, DAYMS, 2000 * GIB, 700 * GIB, 20 * GIB);
+    /* 1000 GiB VMFS datastores: moref, name, free GiB, reachable, history */
+#define RUNWAY_DS(m, n, free_gib, up, h, nh)                                                       \
+    {.moref = m, .name = n, .type = "VMFS", .capacity = 1000 * GIB,                                \
+     .free_space = free_gib * GIB, .uncommitted = EST_UNKNOWN, .accessible = up,                   \
+     .pod = EST_NONE, .history = h, .n_history = nh}
     struct est_datastore ds[] = {
-        {.moref = "d1", .name = "ds-fast", .type = "VMFS", .capacity = 1000 * GIB,
-         .free_space = 150 * GIB, .uncommitted = EST_UNKNOWN, .accessible = 1, .pod = EST_NONE,
-         .history = fast, .n_history = nf},
-        {.moref = "d2", .name = "ds-slow", .type = "VMFS", .capacity = 1000 * GIB,
-         .free_space = 300 * GIB, .uncommitted = EST_UNKNOWN, .accessible = 1, .pod = EST_NONE,
-         .history = slow, .n_history = ns},
-        {.moref = "d3", .name = "ds-flat", .type = "VMFS", .capacity = 1000 * GIB,
-         .free_space = 300 * GIB, .uncommitted = EST_UNKNOWN, .accessible = 1, .pod = EST_NONE,
-         .history = flat, .n_history = nl},
-        {.moref = "d4", .name = "ds-young", .type = "VMFS", .capacity = 1000 * GIB,
-         .free_space = 200 * GIB, .uncommitted = EST_UNKNOWN, .accessible = 1, .pod = EST_NONE,
-         .history = young, .n_history = ny},
-        {.moref = "d5", .name = "ds-gone", .type = "VMFS", .capacity = 1000 * GIB,
-         .free_space = 150 * GIB, .uncommitted = EST_UNKNOWN, .accessible = 0, .pod = EST_NONE,
-         .history = fast, .n_history = nf},
+        RUNWAY_DS("d1", "ds-fast", 150, 1, fast, nf),
+        RUNWAY_DS("d2", "ds-slow", 300, 1, slow, ns),
+        RUNWAY_DS("d3", "ds-flat", 300, 1, flat, nl),
+        RUNWAY_DS("d4", "ds-young", 200, 1, young, ny),
+        RUNWAY_DS("d5", "ds-gone", 150, 0, fast, nf),
     };
+#undef RUNWAY_DS
     struct est_pod pods[] = {{.moref = "p1", .name = "pod-a", .capacity = 2000 * GIB,
                               .free_space = 500 * GIB, .history = pod, .n_history = np}};
     struct estate e = {.vcenter = "vc", .datastores = ds, .n_datastores = 5, .pods = pods,

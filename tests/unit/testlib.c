@@ -35,6 +35,11 @@ struct est_hba tl_hbas[TL_N_HBAS] = {
     [TL_HWISCSI] = {"vmhba65", "HostInternetScsiHba", "bnx2i", NULL},
 };
 
+struct est_path tl_paths_fc[2] = {TL_PATH("vmhba2", TL_FC2, 0, "active"),
+                                  TL_PATH("vmhba3", TL_FC3, 0, "active")};
+struct est_path tl_paths_sas[2] = {TL_PATH("vmhba4", TL_SAS4, 0, "active"),
+                                   TL_PATH("vmhba8", TL_SAS8, 0, "active")};
+
 struct chk_results tl_run(const struct check *c, const struct chk_settings *s,
                           const struct estate *e, int64_t now)
 {
@@ -158,12 +163,57 @@ void tl_set_param(const struct check *c, struct chk_settings *s, const char *nam
     fail_msg("%s has no parameter %s", c->id, name);
 }
 
+size_t tl_want_each_in(const struct chk_results *r, const void *rows, size_t n, size_t size,
+                       size_t name_offset, size_t want_offset)
+{
+    size_t wanted = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *row = (const char *)rows + i * size;
+        const int want = *(const int *)(row + want_offset);
+        tl_want(r, *(const char *const *)(row + name_offset), want);
+        wanted += want != NONE;
+    }
+    return wanted;
+}
+
+void tl_want_unverified(const struct chk_results *r, const char *moref)
+{
+    for (size_t i = 0; i < r->n_unverified; i++)
+        if (r->unverified[i].moref && !strcmp(r->unverified[i].moref, moref))
+            return;
+    fail_msg("%s is not kept unverified", moref);
+}
+
 struct chk_settings tl_with_param(const struct check *c, const char *name, double value)
 {
     struct chk_settings s;
     chk_settings_default(c, &s);
     tl_set_param(c, &s, name, value);
     return s;
+}
+
+const void *tl_find_in(const void *a, size_t n, size_t size, size_t offset, const char *key,
+                       const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *item = (const char *)a + i * size;
+        const char *value = *(const char *const *)(item + offset);
+        if (value && !strcmp(value, key))
+            return item;
+    }
+    fail_msg("no %s %s", what, key);
+    return NULL;
+}
+
+void tl_row(struct vsl_buf *rows, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsl_buf_vprintf(rows, fmt, ap);
+    va_end(ap);
+    assert_int_equal(r, 0);
+    assert_int_equal(vsl_buf_addstr(rows, "\n"), 0);
 }
 
 /* ---- tests that register themselves ---- */
@@ -176,14 +226,16 @@ static struct tl_test {
 } tl_tests[TL_MAX_TESTS];
 static size_t tl_n_tests;
 
-void tl_register(const char *name, void (*test)(void **state), int line)
+void tl_register(const char *name, void (*test)(void **state), int (*setup)(void **state),
+                 int (*teardown)(void **state), int line)
 {
     /* Before main(): no cmocka test to fail yet. */
     if (tl_n_tests == TL_MAX_TESTS) {
         fprintf(stderr, "testlib: more than %d tests in one file\n", TL_MAX_TESTS);
         abort();
     }
-    tl_tests[tl_n_tests++] = (struct tl_test){{.name = name, .test_func = test}, line};
+    tl_tests[tl_n_tests++] = (struct tl_test){
+        {.name = name, .test_func = test, .setup_func = setup, .teardown_func = teardown}, line};
 }
 
 static int by_line(const void *a, const void *b)
@@ -254,6 +306,52 @@ int tl_db_teardown(void **state)
     rmdir(fx->dir);
     free(fx);
     return 0;
+}
+
+const struct vim_datastore tl_ds_nfs01 = {.moref = "datastore-2",
+                                          .name = "nfs01",
+                                          .type = "NFS",
+                                          .url = "ds:///nfs/2/",
+                                          .parent = "group-s4",
+                                          .capacity = 1024LL << 30,
+                                          .free_space = 800LL << 30,
+                                          .uncommitted = 10LL << 30,
+                                          .accessible = 0,
+                                          .maintenance_mode = "normal",
+                                          .vmfs_major = 0,
+                                          .nas_remote_host = "filer01",
+                                          .vm_count = 0,
+                                          .vmfs_local = VIM_UNKNOWN,
+                                          .vmfs_ssd = VIM_UNKNOWN};
+
+void tl_fill_host10_san(const struct vim_sink *s)
+{
+    void *c = s->ctx;
+
+    const struct vim_iscsi_option o_hba = {"host-10",    "vmhba64", NULL, NULL,
+                                           "DelayedAck", "false",   0,    NULL};
+    const struct vim_iscsi_option o_t1 = {"host-10",    "vmhba64", "send", "10.0.0.1:3260",
+                                          "DelayedAck", "false",   1,      NULL};
+    const struct vim_iscsi_option o_t2 = {"host-10",    "vmhba64", "static", "10.0.0.2:3260",
+                                          "DelayedAck", "true",    0,
+                                          "iqn.2001-05.com.array:tgt1"};
+    assert_int_equal(s->iscsi_option(c, &o_hba), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t1), 0);
+    assert_int_equal(s->iscsi_option(c, &o_t2), 0);
+    const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
+                                    "vmhba64"};
+    const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
+                                    "vmhba64"};
+    const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
+                                    "vmhba64"};
+    assert_int_equal(s->lun_path(c, &p1), 0);
+    assert_int_equal(s->lun_path(c, &p2), 0);
+    assert_int_equal(s->lun_path(c, &p3), 0);
+    const struct vim_nmp_device n1 = {"host-10", "naa.600a0001", "VMW_PSP_RR",
+                                      "{policy=rr,iops=1,bytes=10485760,useANO=0;}", 1};
+    const struct vim_nmp_device n2 = {"host-10", "naa.600a0002", "VMW_PSP_MRU", NULL, VIM_UNKNOWN};
+    assert_int_equal(s->nmp_device(c, &n1), 0);
+    assert_int_equal(s->nmp_device(c, &n2), 0);
 }
 
 void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *arg,

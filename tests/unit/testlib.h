@@ -53,6 +53,22 @@ extern struct est_hba tl_hbas[TL_N_HBAS];
         .name = dev ":C0:T" #t ":L1", .state = s, .adapter = dev, .hba = i                         \
     }
 
+/* tl_want() for every row of the table rows[0..n): the object named by the row's string member
+ * name has the severity in its int member want (or NONE: no finding). Returns how many rows
+ * want a finding. */
+#define TL_WANT_EACH(r, rows, n, name, want)                                                       \
+    tl_want_each_in((r), (rows), (n), sizeof((rows)[0]), offsetof(__typeof__((rows)[0]), name),    \
+                    offsetof(__typeof__((rows)[0]), want))
+size_t tl_want_each_in(const struct chk_results *r, const void *rows, size_t n, size_t size,
+                       size_t name_offset, size_t want_offset);
+
+/* Asserts that the results keep the earlier findings of the object moref, unverified. */
+void tl_want_unverified(const struct chk_results *r, const char *moref);
+
+/* Two active paths, one through each adapter of a pair: Fibre Channel (vmhba2 and vmhba3) and
+ * SAS (vmhba4 and vmhba8). */
+extern struct est_path tl_paths_fc[2], tl_paths_sas[2];
+
 /* The evidence's value at key, which must be of that type. */
 double tl_ev_num(const struct chk_finding *f, const char *key);
 json_int_t tl_ev_int(const struct chk_finding *f, const char *key);
@@ -86,19 +102,34 @@ void tl_set_param(const struct check *c, struct chk_settings *s, const char *nam
 /* c's default settings with parameter name set to value. */
 struct chk_settings tl_with_param(const struct check *c, const char *name, double value);
 
+/* The element of the array a[0..n) whose string member field is key (with strcmp); fails the
+ * test with "no WHAT KEY" when there is none. */
+#define TL_FIND(a, n, field, key, what)                                                            \
+    ((__typeof__(&(a)[0]))tl_find_in((a), (n), sizeof((a)[0]),                                     \
+                                     offsetof(__typeof__((a)[0]), field), (key), (what)))
+const void *tl_find_in(const void *a, size_t n, size_t size, size_t offset, const char *key,
+                       const char *what);
+
+struct vsl_buf;
+/* Appends the line fmt, ... and a newline to rows; running out of room fails the test. */
+void tl_row(struct vsl_buf *rows, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- tests that register themselves ---- */
 
 /* TEST(name) { ... } defines the cmocka test name and registers it for tl_main(), so that a
- * test written is a test run. */
-#define TEST(name)                                                                                 \
+ * test written is a test run. TEST_WITH(name, setup, teardown) does the same with cmocka setup
+ * and teardown functions (either NULL) run around it. */
+#define TEST_WITH(name, setup, teardown)                                                           \
     static void name(void **state);                                                                \
     __attribute__((constructor)) static void tl_register_##name(void)                              \
     {                                                                                              \
-        tl_register(#name, name, __LINE__);                                                        \
+        tl_register(#name, name, setup, teardown, __LINE__);                                       \
     }                                                                                              \
     static void name(void **state)
+#define TEST(name) TEST_WITH(name, NULL, NULL)
 
-void tl_register(const char *name, void (*test)(void **state), int line);
+void tl_register(const char *name, void (*test)(void **state), int (*setup)(void **state),
+                 int (*teardown)(void **state), int line);
 
 /* Runs the tests registered with TEST(), in the order they are written, as one cmocka group;
  * main() returns its result. */
@@ -123,6 +154,16 @@ int tl_db_teardown(void **state);
 
 /* Writes rows through a snapshot's sink. */
 typedef void tl_fill_fn(const struct vim_sink *sink, const void *arg);
+
+/* datastore-2, "nfs01": an unreachable 1 TiB NFS datastore of filer01 (800 GiB free, 10 GiB
+ * uncommitted) in folder group-s4, with no VMs; test_db and test_findings write it. */
+extern const struct vim_datastore tl_ds_nfs01;
+
+/* Writes the rows test_db and test_findings share, after their iSCSI targets and LUNs: the
+ * DelayedAck options of host-10's vmhba64 (the adapter's, send target 10.0.0.1:3260's inherited,
+ * static target 10.0.0.2:3260's own), the paths of its LUNs naa.600a0001 (one active, one dead)
+ * and naa.600a0002 (active), and their esxcli rows (Round Robin at iops=1; MRU). */
+void tl_fill_host10_san(const struct vim_sink *s);
 
 /* Writes one snapshot of vCenter vc (https://vc.example/sdk) with fill(sink, arg) and commits it
  * as a poll from started_ms to finished_ms; counts (may be NULL) as db_snapshot_commit(). */

@@ -18,13 +18,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"simkit"
 )
 
 // gen renders objects of one state of the estate.
@@ -102,18 +102,9 @@ func main() {
 	pageCap := flag.Int("page-size", 0, "server-side cap on objects per page (0: the client's maxObjects)")
 	truth := flag.String("truth", "", "write the counts a poll must store (JSON) to this file")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0: run until signalled)")
-	flag.Parse()
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	log.SetPrefix("vcsim-synth: ")
+	simkit.ParseFlags("vcsim-synth")
 
-	password := "vslint-secret"
-	if *passwordFile != "" {
-		b, err := ioutil.ReadFile(*passwordFile)
-		if err != nil {
-			log.Fatalf("-password-file: %v", err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
+	password := simkit.Password(*passwordFile)
 	e, err := newEstate(*seed, *vms, *vmsPerHost, *hostsPerCluster, *vmsPerDS, *lunsPerHost, *pathsPerLun)
 	if err != nil {
 		log.Fatal(err)
@@ -149,18 +140,7 @@ func main() {
 	fmt.Printf("http://%s/sdk\n", ln.Addr())
 	os.Stdout.Sync()
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	var timeout <-chan time.Time
-	if *stopAfter > 0 {
-		timeout = time.After(time.Duration(*stopAfter) * time.Second)
-	}
-	select {
-	case sig := <-sigs:
-		log.Printf("%s: stopping", sig)
-	case <-timeout:
-		log.Printf("-stop-after-seconds reached: stopping")
-	}
+	simkit.CatchStop().Wait(*stopAfter)
 	srv.Close()
 }
 

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"simkit"
 )
 
 const (
@@ -220,26 +222,25 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]interface{}{"logoutOK": "true"})
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/pool/instances":
-		if s.injectFault(w, sid) {
-			return
+		if !s.injectFault(w, sid) {
+			s.collection(w, r, "pool", contents(s.pools))
 		}
-		var items []map[string]interface{}
-		for _, p := range s.pools {
-			items = append(items, p.content())
-		}
-		s.collection(w, r, "pool", items)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/lun/instances":
-		if s.injectFault(w, sid) {
-			return
+		if !s.injectFault(w, sid) {
+			s.collection(w, r, "lun", contents(s.luns))
 		}
-		var items []map[string]interface{}
-		for _, l := range s.luns {
-			items = append(items, l.content())
-		}
-		s.collection(w, r, "lun", items)
 	default:
 		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	}
+}
+
+// contents is the REST content of every pool or LUN in xs, in order.
+func contents[T interface{ content() map[string]interface{} }](xs []T) []map[string]interface{} {
+	var items []map[string]interface{}
+	for _, x := range xs {
+		items = append(items, x.content())
+	}
+	return items
 }
 
 // injectFault answers the planted fault on its read; true when it did.
@@ -404,14 +405,7 @@ func main() {
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
 
-	password := "vslint-secret"
-	if *passwordFile != "" {
-		b, err := os.ReadFile(*passwordFile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
+	password := simkit.Password(*passwordFile)
 	s := &server{user: *user, password: password, pageCap: *pageCap, sessions: map[string]string{},
 		stats: map[string]int{}, faultLeft: true}
 	s.pools, s.luns = estate()
@@ -433,7 +427,7 @@ func main() {
 	scheme := "http"
 	if *useTLS {
 		scheme = "https"
-		cert, pem, err := selfSigned()
+		cert, pem, err := simkit.SelfSignedCert("unity-vslint", "")
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -442,7 +436,7 @@ func main() {
 				log.Fatal(err)
 			}
 		}
-		srv.TLSConfig = tlsConfig(cert)
+		srv.TLSConfig = simkit.TLSConfig(cert)
 	}
 	fmt.Printf("%s://%s\n", scheme, ln.Addr().String())
 	os.Stdout.Sync()
