@@ -12,6 +12,7 @@
 
 #include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -738,14 +739,8 @@ fail:
 int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key)
 {
     assert(snap && snap->keep && key);
-    if (snap->nnotes == snap->cap) {
-        size_t cap = snap->cap ? 2 * snap->cap : 16;
-        void *p = realloc(snap->notes, cap * sizeof(*snap->notes));
-        if (!p)
-            return -ENOMEM;
-        snap->notes = p;
-        snap->cap = cap;
-    }
+    if (vsl_grow(&snap->notes, &snap->cap, snap->nnotes, sizeof(*snap->notes), 16) < 0)
+        return -ENOMEM;
     snap->notes[snap->nnotes].key = strdup(key);
     if (!snap->notes[snap->nnotes].key)
         return -ENOMEM;

@@ -200,15 +200,9 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
         rc = SQLITE_OK;
         if (!fp || !id || strlen(fp) >= sizeof(rows->fingerprint))
             continue; /* not a row this code wrote */
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            struct missing *m = realloc(rows, ncap * sizeof(*m));
-            if (!m) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            rows = m;
-            cap = ncap;
+        if (vsl_grow(&rows, &cap, n, sizeof(*rows), 64) < 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         struct missing *m = &rows[n++];
         memcpy(m->fingerprint, fp, strlen(fp) + 1);

@@ -1222,7 +1222,7 @@ out:
 int db_vcenter_names(struct db *db, char ***names, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    char **v = NULL, **nv;
+    char **v = NULL;
     size_t len = 0, cap = 0;
     int rc, r = 0;
 
@@ -1237,15 +1237,8 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n)
     if (rc != SQLITE_OK)
         goto fail_db;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 8;
-            nv = realloc(v, cap * sizeof(*v));
-            if (!nv) {
-                r = -ENOMEM;
-                goto out;
-            }
-            v = nv;
-        }
+        if ((r = vsl_grow(&v, &cap, len, sizeof(*v), 8)) < 0)
+            goto out;
         v[len] = strdup(text(st, 0) ? text(st, 0) : "");
         if (!v[len]) {
             r = -ENOMEM;
