@@ -165,15 +165,23 @@ static int write_text(FILE *f, const struct vsl_report *r)
     return 0;
 }
 
+int vsl_json_print(FILE *f, const json_t *doc)
+{
+    if (!doc)
+        return -ENOMEM;
+    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        return -EIO;
+    fputc('\n', f);
+    return 0;
+}
+
 static int write_json(FILE *f, const struct vsl_report *r)
 {
     json_t *doc = json_pack("{s:O,s:O}", "findings", r->findings, "summary", r->summary);
-    if (!doc)
-        return -ENOMEM;
-    int rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
+    int rc = vsl_json_print(f, doc);
+
     json_decref(doc);
-    return rc < 0 ? -EIO : 0;
+    return rc;
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -334,12 +342,10 @@ static int write_sarif(FILE *f, const struct vsl_report *r)
         "driver", "name", "vslint", "version", "0.1.0", "rules", rules, "results", results,
         "invocations",
         "executionSuccessful", r->errors && *r->errors ? 0 : 1);
-    if (!doc)
-        return -ENOMEM;
-    int rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
+    int rc = vsl_json_print(f, doc);
+
     json_decref(doc);
-    return rc < 0 ? -EIO : 0;
+    return rc;
 }
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r)
