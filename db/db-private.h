@@ -108,6 +108,26 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */
 int db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* One value of a statement's parameters, for db_bind(): DB_TEXT(s) (NULL binds NULL, and the
+ * text must live until the statement is reset, as for db_bind_text()), DB_INT(n) (64 bits),
+ * DB_REAL(x), DB_NULL. */
+struct db_arg {
+    enum { DB_ARG_NULL, DB_ARG_TEXT, DB_ARG_INT, DB_ARG_REAL } type;
+    const char *s;
+    int64_t i;
+    double d;
+};
+#define DB_TEXT(x) ((struct db_arg){.type = DB_ARG_TEXT, .s = (x)})
+#define DB_INT(x)  ((struct db_arg){.type = DB_ARG_INT, .i = (x)})
+#define DB_REAL(x) ((struct db_arg){.type = DB_ARG_REAL, .d = (x)})
+#define DB_NULL    ((struct db_arg){.type = DB_ARG_NULL})
+/* Binds args[k] to parameter ?(first + k) of st, in order; the first SQLite result code that is
+ * not SQLITE_OK, else SQLITE_OK. */
+int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t n);
+/* Binds its values to ?1, ?2, ... of st: rc = db_bind(st, DB_TEXT(vcenter), DB_INT(now_ms)). */
+#define db_bind(st, ...)                                                                           \
+    db_bind_args((st), 1, (const struct db_arg[]){__VA_ARGS__},                                    \
+                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
  * asking the same kind of page again does not compile it again. Give it back with
  * db_stmt_done(), never finalize it. 0 or db_fail(). */

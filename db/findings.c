@@ -97,41 +97,15 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f
     evidence = json_dumps(f->evidence, JSON_COMPACT);
     if (!evidence)
         return SQLITE_NOMEM;
-    rc = db_bind_text(st, 1, f->fingerprint);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, f->check_id);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 3, f->check_title);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 4, vcenter);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 5, f->object_type);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 6, f->object_moref);
-    /* Never NULL: the name is part of the sort key, and a row-value comparison with NULL
-     * would drop the row from every page after the first. */
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 7, f->object_name ? f->object_name : "");
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 8, f->detail);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 9, vsl_severity_name(f->severity));
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 10, f->waiver_reason ? "waived" : "open");
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 11, f->message);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 12, evidence);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 13, f->waiver_reason);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 14, f->waiver_expires);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 15, now_ms);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 16, f->host_moref);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 17, f->host_name);
+    /* The object's name is never NULL: it is part of the sort key, and a row-value comparison
+     * with NULL would drop the row from every page after the first. */
+    rc = db_bind(st, DB_TEXT(f->fingerprint), DB_TEXT(f->check_id), DB_TEXT(f->check_title),
+                 DB_TEXT(vcenter), DB_TEXT(f->object_type), DB_TEXT(f->object_moref),
+                 DB_TEXT(f->object_name ? f->object_name : ""), DB_TEXT(f->detail),
+                 DB_TEXT(vsl_severity_name(f->severity)),
+                 DB_TEXT(f->waiver_reason ? "waived" : "open"), DB_TEXT(f->message),
+                 DB_TEXT(evidence), DB_TEXT(f->waiver_reason), DB_TEXT(f->waiver_expires),
+                 DB_INT(now_ms), DB_TEXT(f->host_moref), DB_TEXT(f->host_name));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -191,9 +165,7 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
 
     rc = sqlite3_prepare_v2(db->h, missing_sql, -1, &sel, NULL);
     if (rc == SQLITE_OK)
-        rc = db_bind_text(sel, 1, vcenter);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(sel, 2, now_ms);
+        rc = db_bind(sel, DB_TEXT(vcenter), DB_INT(now_ms));
     while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
         const char *fp = (const char *)sqlite3_column_text(sel, 0);
         const char *id = (const char *)sqlite3_column_text(sel, 1);
@@ -219,11 +191,8 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
         rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &fix, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         sqlite3_stmt *st = rows[i].resolution ? fix : unv;
-        rc = db_bind_text(st, 1, rows[i].fingerprint);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 2, now_ms);
-        if (rc == SQLITE_OK)
-            rc = db_bind_text(st, 3, rows[i].resolution ? rows[i].resolution : rows[i].reason);
+        rc = db_bind(st, DB_TEXT(rows[i].fingerprint), DB_INT(now_ms),
+                     DB_TEXT(rows[i].resolution ? rows[i].resolution : rows[i].reason));
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
         sqlite3_reset(st);

@@ -66,6 +66,30 @@ int db_bind_text(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
+int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t n)
+{
+    int rc = SQLITE_OK;
+
+    for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
+        int i = first + (int)k;
+        switch (args[k].type) {
+        case DB_ARG_TEXT:
+            rc = db_bind_text(st, i, args[k].s);
+            break;
+        case DB_ARG_INT:
+            rc = sqlite3_bind_int64(st, i, args[k].i);
+            break;
+        case DB_ARG_REAL:
+            rc = sqlite3_bind_double(st, i, args[k].d);
+            break;
+        case DB_ARG_NULL:
+            rc = sqlite3_bind_null(st, i);
+            break;
+        }
+    }
+    return rc;
+}
+
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
 {
     int i, rc;

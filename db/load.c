@@ -1084,11 +1084,9 @@ static int load_history(struct load *L, sqlite3 *h)
     vsl_buf_reset(&L->key);
     rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, L->e->polled_ms - (int64_t)EST_HISTORY_DAYS * 86400000);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, L->e->polled_ms);
+        rc = db_bind(st, DB_TEXT(L->e->vcenter),
+                     DB_INT(L->e->polled_ms - (int64_t)EST_HISTORY_DAYS * 86400000),
+                     DB_INT(L->e->polled_ms));
     for (;;) {
         int row = rc == SQLITE_OK || rc == SQLITE_ROW ? (rc = sqlite3_step(st)) == SQLITE_ROW : 0;
         const char *moref = row ? text(st, 0) : NULL;
