@@ -152,6 +152,14 @@ int chk_emit_datastore(struct chk_ctx *ctx, const struct est_datastore *d,
                            chk_ev_extents(evidence, d));
 }
 
+int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p,
+                      enum vsl_severity severity, const char *message, json_t *evidence)
+{
+    if (d)
+        return chk_emit_datastore(ctx, d, severity, message, evidence);
+    return chk_emit_object(ctx, "storage_pod", p->moref, p->name, severity, message, evidence);
+}
+
 int chk_emit_vm(struct chk_ctx *ctx, const struct est_vm *vm, enum vsl_severity severity,
                 const char *message, json_t *evidence)
 {

@@ -128,6 +128,14 @@ int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t 
 #define db_bind(st, ...)                                                                           \
     db_bind_args((st), 1, (const struct db_arg[]){__VA_ARGS__},                                    \
                  sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
+/* Reads the first row of sql (args bound to ?1, ?2, ...) into *st: 0 with the row there,
+ * -VSL_ENOTFOUND when there is none, else db_fail(h, .., what). The caller finalizes *st
+ * whatever it returns (it may be NULL). */
+int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
+                const struct db_arg *args, size_t n);
+#define db_row(h, sql, st, what, ...)                                                              \
+    db_row_args((h), (sql), (st), (what), (const struct db_arg[]){__VA_ARGS__},                    \
+                sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
  * asking the same kind of page again does not compile it again. Give it back with
  * db_stmt_done(), never finalize it. 0 or db_fail(). */

@@ -17,16 +17,14 @@ int db_digest_last(struct db *db, struct db_digest *out, int64_t *last_slot_ms)
         " (SELECT coalesce(max(slot_ms), 0) FROM digests)"
         " FROM digests ORDER BY window_to_ms DESC, id DESC LIMIT 1";
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int r;
 
     assert(db && out);
     memset(out, 0, sizeof(*out));
     if (last_slot_ms)
         *last_slot_ms = 0;
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    r = db_row_args(db->h, sql, &st, "reading the last digest", NULL, 0);
+    if (r == 0) {
         const unsigned char *mid = sqlite3_column_text(st, 4);
         out->slot_ms = sqlite3_column_int64(st, 0);
         out->from_ms = sqlite3_column_int64(st, 1);
@@ -40,11 +38,6 @@ int db_digest_last(struct db *db, struct db_digest *out, int64_t *last_slot_ms)
         out->score = sqlite3_column_int(st, 9);
         if (last_slot_ms)
             *last_slot_ms = sqlite3_column_int64(st, 10);
-        r = 0;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(db->h, rc, "reading the last digest");
     }
     sqlite3_finalize(st);
     return r;

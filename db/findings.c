@@ -588,26 +588,21 @@ int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
 {
     sqlite3_stmt *st = NULL;
     struct vsl_buf sql;
-    int rc = SQLITE_NOMEM, r;
+    int r;
 
     assert(db && fingerprint && out);
     *out = NULL;
     vsl_buf_init(&sql, MAX_SQL);
-    if (select_findings(&sql) == 0 && vsl_buf_addstr(&sql, " WHERE fingerprint = ?1") == 0)
-        rc = sqlite3_prepare_v2(db->h, sql.data, -1, &st, NULL);
+    r = select_findings(&sql);
+    if (r == 0)
+        r = vsl_buf_addstr(&sql, " WHERE fingerprint = ?1");
+    if (r == 0)
+        r = db_row(db->h, sql.data, &st, "reading a finding", DB_TEXT(fingerprint));
+    else
+        r = -ENOMEM;
     vsl_buf_free(&sql);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 1, fingerprint);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = finding_json(st);
-        r = *out ? 0 : -ENOMEM;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(db->h, rc, "reading a finding");
-    }
+    if (r == 0 && !(*out = finding_json(st)))
+        r = -ENOMEM;
     sqlite3_finalize(st);
     return r;
 }

@@ -90,6 +90,20 @@ int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t 
     return rc;
 }
 
+int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
+                const struct db_arg *args, size_t n)
+{
+    int rc = sqlite3_prepare_v2(h, sql, -1, st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = db_bind_args(*st, 1, args, n);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(*st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? -VSL_ENOTFOUND : db_fail(h, rc, what);
+}
+
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
 {
     int i, rc;

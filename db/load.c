@@ -1144,24 +1144,13 @@ static int load_history(struct load *L, sqlite3 *h)
 static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int r = db_row(h,
+                   "SELECT last_success_ms FROM vcenters"
+                   " WHERE name = ?1 AND last_success_ms IS NOT NULL",
+                   &st, "reading a vCenter", DB_TEXT(vcenter));
 
-    rc = sqlite3_prepare_v2(h,
-                            "SELECT last_success_ms FROM vcenters"
-                            " WHERE name = ?1 AND last_success_ms IS NOT NULL",
-                            -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    if (r == 0)
         *out = sqlite3_column_int64(st, 0);
-        r = 0;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(h, rc, "reading a vCenter");
-    }
     sqlite3_finalize(st);
     return r;
 }
