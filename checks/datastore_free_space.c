@@ -33,8 +33,8 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
     double snap = chk_param(ctx, "snap_free_pct");
     double free_pct = (double)free_space * 100.0 / (double)capacity;
     double threshold = 0;
-    const struct chk_free_level *l = chk_free_level(
-        ctx, levels, sizeof(levels) / sizeof(levels[0]), free_space, capacity, &threshold);
+    const struct chk_free_level *l = chk_free_level(ctx, levels, sizeof(levels) / sizeof(levels[0]),
+                                                    free_space, capacity, &threshold);
     char msg[512], fr[32], ca[32];
 
     if (!l)

@@ -104,8 +104,7 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
 
 const struct chk_free_level *chk_free_level(const struct chk_ctx *ctx,
                                             const struct chk_free_level *levels, size_t n,
-                                            int64_t free_space, int64_t capacity,
-                                            double *threshold)
+                                            int64_t free_space, int64_t capacity, double *threshold)
 {
     for (size_t i = 0; i < n; i++) {
         *threshold = chk_param(ctx, levels[i].param);

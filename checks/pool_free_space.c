@@ -13,8 +13,8 @@ static const struct chk_param params[] = {
 };
 
 static const struct chk_free_level levels[] = {
-    {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated",
-     "; below ", " % free the array invalidates snapshots and replication sessions"},
+    {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated", "; below ",
+     " % free the array invalidates snapshots and replication sessions"},
     {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
     {"warn_free_pct", SEV_WARNING, "warning", "; the array alerts below ", " % free"},
 };

@@ -44,8 +44,7 @@ static const char *client_error(const struct client *c)
     return c->vim ? vim_client_error(c->vim) : arr_client_error(c->arr);
 }
 
-static int login(const struct client *c, const struct vsl_vcenter_conf *conf, char *err,
-                 size_t len)
+static int login(const struct client *c, const struct vsl_vcenter_conf *conf, char *err, size_t len)
 {
     char *password = NULL;
     int r = vsl_config_password(conf, &password, err, len);
@@ -59,8 +58,8 @@ static int login(const struct client *c, const struct vsl_vcenter_conf *conf, ch
     return r;
 }
 
-static int collect_once(struct db *db, const struct client *c,
-                        const struct vsl_vcenter_conf *conf, struct vsl_poll_result *res)
+static int collect_once(struct db *db, const struct client *c, const struct vsl_vcenter_conf *conf,
+                        struct vsl_poll_result *res)
 {
     struct db_snapshot *snap = NULL;
     struct vim_sink sink;

@@ -205,7 +205,8 @@ static struct suite_counts count_suite(const struct vsl_report *r, const char *i
     size_t i;
     json_t *fd;
 
-    json_array_foreach(r->findings, i, fd) {
+    json_array_foreach(r->findings, i, fd)
+    {
         if (strcmp(str(fd, "check"), id))
             continue;
         n.cases++;
