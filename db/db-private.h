@@ -190,8 +190,10 @@ struct db_cursor {
 /* The cursor of columns cols[0..n) of the current row of st; malloc'd, NULL when out of memory
  * (or past DB_CURSOR_MAX). */
 char *db_cursor_encode(sqlite3_stmt *st, const int *cols, int n);
-/* Parses a cursor of exactly n fields. -EINVAL for anything db_cursor_encode() did not make:
- * a cursor comes from a URL, so from anyone. */
-int db_cursor_decode(const char *s, int n, struct db_cursor *c);
+/* Parses the cursor s of a request, of exactly n fields, into a new *out (the caller frees it);
+ * no cursor (s NULL, the first page) is 0 with *out NULL. -EINVAL for anything
+ * db_cursor_encode() did not make (a cursor comes from a URL, so from anyone), -ENOMEM; *out
+ * is NULL then. */
+int db_cursor_decode(const char *s, int n, struct db_cursor **out);
 
 #endif

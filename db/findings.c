@@ -331,14 +331,12 @@ static const int cursor_cols[DB_CURSOR_FIELDS] = {F_severity_order, F_check_id, 
                                                    F_object_name, F_fingerprint};
 
 /* Parses a cursor and its severity order (field 0). -EINVAL for anything not made here. */
-static int cursor_decode(const char *s, struct db_cursor *c, int *order)
+/* The severity order of a findings cursor c, its first field, into *order. */
+static int cursor_order(const struct db_cursor *c, int *order)
 {
     char *end;
     long v;
-    int r = db_cursor_decode(s, DB_CURSOR_FIELDS, c);
 
-    if (r < 0)
-        return r;
     errno = 0;
     v = strtol(c->field[0], &end, 10);
     if (errno || end == c->field[0] || *end || v < 0 || v > SEV_CRITICAL)
@@ -474,15 +472,12 @@ int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t 
     vsl_buf_init(&page_sql, MAX_SQL);
     if (f->limit < 0)
         return -EINVAL;
-    if (f->cursor) {
-        cur = malloc(sizeof(*cur));
-        if (!cur)
-            return -ENOMEM;
-        r = cursor_decode(f->cursor, cur, &cur_order);
-        if (r < 0) {
-            free(cur);
-            return r;
-        }
+    r = db_cursor_decode(f->cursor, DB_CURSOR_FIELDS, &cur);
+    if (r == 0 && cur)
+        r = cursor_order(cur, &cur_order);
+    if (r < 0) {
+        free(cur);
+        return r;
     }
     r = vsl_buf_addstr(&count_sql, "SELECT count(*) FROM findings");
     if (r == 0)

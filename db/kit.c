@@ -326,11 +326,10 @@ static int hexval(char c)
     return -1;
 }
 
-int db_cursor_decode(const char *s, int n, struct db_cursor *c)
+static int cursor_parse(const char *s, int n, struct db_cursor *c)
 {
     size_t i, len = strlen(s);
 
-    assert(n > 0 && n <= DB_CURSOR_FIELDS);
     if (len == 0 || len % 2 || len > DB_CURSOR_MAX)
         return -EINVAL;
     c->n = 1;
@@ -348,4 +347,23 @@ int db_cursor_decode(const char *s, int n, struct db_cursor *c)
     }
     c->buf[len / 2] = '\0';
     return c->n == n ? 0 : -EINVAL;
+}
+
+int db_cursor_decode(const char *s, int n, struct db_cursor **out)
+{
+    int r;
+
+    assert(n > 0 && n <= DB_CURSOR_FIELDS);
+    *out = NULL;
+    if (!s)
+        return 0;
+    *out = malloc(sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    r = cursor_parse(s, n, *out);
+    if (r < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return r;
 }

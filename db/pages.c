@@ -246,16 +246,9 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     *next = NULL;
     if (p->limit < 0)
         return -EINVAL;
-    if (p->cursor) {
-        key = malloc(sizeof(*key));
-        if (!key)
-            return -ENOMEM;
-        r = db_cursor_decode(p->cursor, NCURSOR, key);
-        if (r < 0) {
-            free(key);
-            return r;
-        }
-    }
+    r = db_cursor_decode(p->cursor, NCURSOR, &key);
+    if (r < 0)
+        return r;
     list = json_array();
     if (!list) {
         r = -ENOMEM;
