@@ -164,6 +164,10 @@ const struct est_datastore *chk_measured_datastore(const struct estate *e, size_
 typedef int chk_measured_fn(struct chk_ctx *ctx, const struct est_datastore *d,
                             const struct est_pod *p);
 int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge);
+/* What a chk_measured_fn judge reports: about datastore d (chk_emit_datastore), or when d is
+ * NULL about datastore cluster p (a "storage_pod" object). */
+int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p,
+                      enum vsl_severity severity, const char *message, json_t *evidence);
 /* The VMs vms-per-datastore counts on datastore ds (index into e->datastores): those living
  * there (configuration or a non-RDM disk), templates excluded; and how many are powered on. */
 void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on);
@@ -178,6 +182,23 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
  * figures are that old) and datastores (the names of e's datastores it backs). A new
  * reference, NULL when memory runs out. */
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* A level of a free-space rule (datastore-free-space, pool-free-space): the parameter whose
+ * share of capacity free space is below, the finding's severity, the evidence's "level", and
+ * the message's words before and after the threshold. */
+struct chk_free_level {
+    const char *param;
+    enum vsl_severity severity;
+    const char *name;
+    const char *before, *after;
+};
+/* The first of levels[0..n) (the most severe first) whose threshold, the run's value of its
+ * parameter (into *threshold), free_space is below: free * 100 < pct * capacity, exact in a
+ * double for byte counts below 2^53, so exactly 5 % free is not "below 5 %". NULL when free
+ * space is below none (capacity above zero). */
+const struct chk_free_level *chk_free_level(const struct chk_ctx *ctx,
+                                            const struct chk_free_level *levels, size_t n,
+                                            int64_t free_space, int64_t capacity,
+                                            double *threshold);
 /* p's free share in percent, or a negative number when its sizes are unknown. */
 double chk_pool_free_pct(const struct est_pool *p);
 /* What a finding about pool p is called: object type "array_pool", moref "ARRAY/ID" (stable

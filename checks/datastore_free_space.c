@@ -12,14 +12,8 @@ static const struct chk_param params[] = {
     {0},
 };
 
-/* The three levels, most severe first: the parameter whose share free space is below, what
- * the finding is, and what its message says around that threshold. */
-static const struct level {
-    const char *param;
-    enum vsl_severity severity;
-    const char *name;           /* the evidence's "level" */
-    const char *before, *after; /* the message's words before and after the threshold */
-} levels[] = {
+/* The three levels, most severe first. */
+static const struct chk_free_level levels[] = {
     {"snap_free_pct", SEV_CRITICAL, "snapshots_at_risk",
      ": snapshots and replication at risk below ", " %; free space or add capacity now"},
     {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
@@ -37,19 +31,12 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
     double warn = chk_param(ctx, "warn_free_pct");
     double crit = chk_param(ctx, "crit_free_pct");
     double snap = chk_param(ctx, "snap_free_pct");
-    /* free * 100 < pct * capacity: products of byte counts below 2^53 are exact in a double, so
-     * exactly 5 % free is not "below 5 %". */
-    double free100 = (double)free_space * 100.0, cap = (double)capacity;
-    double free_pct = free100 / cap;
-    const struct level *l = NULL;
+    double free_pct = (double)free_space * 100.0 / (double)capacity;
     double threshold = 0;
+    const struct chk_free_level *l = chk_free_level(ctx, levels, sizeof(levels) / sizeof(levels[0]),
+                                                    free_space, capacity, &threshold);
     char msg[512], fr[32], ca[32];
 
-    for (size_t i = 0; !l && i < sizeof(levels) / sizeof(levels[0]); i++) {
-        threshold = chk_param(ctx, levels[i].param);
-        if (free100 < threshold * cap)
-            l = &levels[i];
-    }
     if (!l)
         return 0;
     /* Name the kind for a datastore cluster: admins do not expect one in a datastore list. */
@@ -75,9 +62,7 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
         }
         ev = chk_ev_set(ev, "pools", pools);
     }
-    if (d)
-        return chk_emit_datastore(ctx, d, l->severity, msg, ev);
-    return chk_emit_object(ctx, "storage_pod", p->moref, name, l->severity, msg, ev);
+    return chk_emit_measured(ctx, d, p, l->severity, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

@@ -55,9 +55,7 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
     ev = chk_ev_set(ev, "crit_free_pct", json_real(crit_pct));
     ev = chk_ev_set(ev, "window_days", json_real(chk_param(ctx, "window_days")));
     ev = chk_ev_set(ev, "points", json_integer((json_int_t)rw.points));
-    if (d)
-        return chk_emit_datastore(ctx, d, sev, msg, ev);
-    return chk_emit_object(ctx, "storage_pod", p->moref, name, sev, msg, ev);
+    return chk_emit_measured(ctx, d, p, sev, msg, ev);
 }
 
 static int run(struct chk_ctx *ctx, const struct estate *e)

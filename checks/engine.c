@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "checks/engine.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 struct chk_ctx {
@@ -102,15 +103,9 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
      * a finding without measurements. */
     if (!f->evidence)
         return -ENOMEM;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct chk_finding *items = realloc(r->items, cap * sizeof(*items));
-        if (!items) {
-            json_decref(f->evidence);
-            return -ENOMEM;
-        }
-        r->items = items;
-        r->cap = cap;
+    if (vsl_grow(&r->items, &r->cap, r->n, sizeof(*r->items), 64) < 0) {
+        json_decref(f->evidence);
+        return -ENOMEM;
     }
     struct chk_finding *out = &r->items[r->n];
     memset(out, 0, sizeof(*out));
@@ -155,6 +150,14 @@ int chk_emit_datastore(struct chk_ctx *ctx, const struct est_datastore *d,
 {
     return chk_emit_object(ctx, "datastore", d->moref, d->name, severity, message,
                            chk_ev_extents(evidence, d));
+}
+
+int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p,
+                      enum vsl_severity severity, const char *message, json_t *evidence)
+{
+    if (d)
+        return chk_emit_datastore(ctx, d, severity, message, evidence);
+    return chk_emit_object(ctx, "storage_pod", p->moref, p->name, severity, message, evidence);
 }
 
 int chk_emit_vm(struct chk_ctx *ctx, const struct est_vm *vm, enum vsl_severity severity,

@@ -102,6 +102,18 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
     return j;
 }
 
+const struct chk_free_level *chk_free_level(const struct chk_ctx *ctx,
+                                            const struct chk_free_level *levels, size_t n,
+                                            int64_t free_space, int64_t capacity, double *threshold)
+{
+    for (size_t i = 0; i < n; i++) {
+        *threshold = chk_param(ctx, levels[i].param);
+        if ((double)free_space * 100.0 < *threshold * (double)capacity)
+            return &levels[i];
+    }
+    return NULL;
+}
+
 double chk_pool_free_pct(const struct est_pool *p)
 {
     if (p->size_total <= 0 || p->size_free < 0)

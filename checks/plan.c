@@ -218,14 +218,8 @@ static int add_step(struct plan *p, json_t *f, const char *hname, enum kind k, c
 
     if (r < 0)
         return r;
-    if (p->n_steps == p->cap_steps) {
-        size_t cap = p->cap_steps ? 2 * p->cap_steps : 64;
-        struct step *s = realloc(p->steps, cap * sizeof(*s));
-        if (!s)
-            return -ENOMEM;
-        p->steps = s;
-        p->cap_steps = cap;
-    }
+    if (vsl_grow(&p->steps, &p->cap_steps, p->n_steps, sizeof(*p->steps), 64) < 0)
+        return -ENOMEM;
     struct step *s = &p->steps[p->n_steps];
     *s = (struct step){k, a, b, c, n, h, p->n_steps, json_array()};
     if (!s->findings || json_array_append(s->findings, f) < 0) {

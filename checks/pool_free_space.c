@@ -12,14 +12,9 @@ static const struct chk_param params[] = {
     {0},
 };
 
-static const struct level {
-    const char *param;
-    enum vsl_severity severity;
-    const char *name;           /* the evidence's "level" */
-    const char *before, *after; /* the message's words around the threshold */
-} levels[] = {
-    {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated",
-     "; below ", " % free the array invalidates snapshots and replication sessions"},
+static const struct chk_free_level levels[] = {
+    {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated", "; below ",
+     " % free the array invalidates snapshots and replication sessions"},
     {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
     {"warn_free_pct", SEV_WARNING, "warning", "; the array alerts below ", " % free"},
 };
@@ -47,18 +42,15 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t i = 0; i < e->n_pools; i++) {
         const struct est_pool *p = &e->pools[i];
         double pct = chk_pool_free_pct(p);
-        const struct level *l = NULL;
+        const struct chk_free_level *l = NULL;
         double threshold = 0;
         char msg[1024], dss[512], fr[32], to[32];
 
         if (pct < 0)
             continue; /* sizes unknown: not judged, never guessed */
-        /* free * 100 < pct * total, as datastore-free-space: exactly 5 % is not below 5 %. */
-        for (size_t k = 0; !l && k < sizeof(levels) / sizeof(levels[0]); k++) {
-            threshold = chk_param(ctx, levels[k].param);
-            if ((double)p->size_free * 100.0 < threshold * (double)p->size_total)
-                l = &levels[k];
-        }
+        /* As datastore-free-space: exactly 5 % is not below 5 %. */
+        l = chk_free_level(ctx, levels, sizeof(levels) / sizeof(levels[0]), p->size_free,
+                           p->size_total, &threshold);
         if (!l)
             continue;
         datastore_list(e, p, dss, sizeof(dss));

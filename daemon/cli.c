@@ -563,6 +563,21 @@ int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg
     return 0;
 }
 
+FILE *vsl_cli_output(const struct vsl_args *a)
+{
+    FILE *f = a->output ? fopen(a->output, "we") : stdout;
+
+    if (!f)
+        log_warn("cannot write %s", a->output);
+    return f;
+}
+
+void vsl_cli_close_output(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
+}
+
 void vsl_cli_warn_lines(const struct vsl_buf *errors)
 {
     for (const char *line = errors->len ? errors->data : ""; *line;) {

@@ -2,6 +2,8 @@
 #ifndef VSL_CLI_H
 #define VSL_CLI_H
 
+#include <stdio.h>
+
 /* Runs argv as a vslint command line; returns the process exit status. */
 int vsl_main(int argc, char **argv);
 
@@ -58,5 +60,10 @@ int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg
 struct vsl_buf;
 /* Logs each line of errors (vsl_buf_line()'s list) as one warning on stderr. */
 void vsl_cli_warn_lines(const struct vsl_buf *errors);
+/* Where a command writes its answer: the file of -o, opened for writing (close-on-exec), or
+ * stdout without -o; NULL once the problem is logged. Close it with vsl_cli_close_output(),
+ * which leaves stdout open and takes NULL. */
+FILE *vsl_cli_output(const struct vsl_args *a);
+void vsl_cli_close_output(FILE *f);
 
 #endif

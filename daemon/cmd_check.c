@@ -39,7 +39,7 @@ int cmd_check(const struct vsl_args *a)
     struct db *db = NULL;
     json_t *all = json_array(), *expired = json_array(), *summary = NULL;
     struct vsl_buf errors;
-    FILE *out = stdout;
+    FILE *out = NULL;
 
     /* parse_args() let through only values these take. */
     vsl_format_parse(a->format, &fmt);
@@ -123,10 +123,8 @@ int cmd_check(const struct vsl_args *a)
         free(next);
         json_object_set_new(summary, "resolved_this_run", json_integer(total));
     }
-    if (a->output && !(out = fopen(a->output, "we"))) {
-        log_warn("cannot write %s", a->output);
+    if (!(out = vsl_cli_output(a)))
         goto out;
-    }
     struct vsl_report rep = {
         .findings = all, .summary = summary, .fail_on = fail_on, .errors = errors.data};
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
@@ -148,8 +146,7 @@ int cmd_check(const struct vsl_args *a)
             rc = VSL_EXIT_FINDINGS;
     }
 out:
-    if (out && out != stdout)
-        fclose(out);
+    vsl_cli_close_output(out);
     json_decref(all);
     json_decref(expired);
     json_decref(summary);
@@ -203,13 +200,9 @@ int cmd_checks(const struct vsl_args *a)
             else
                 json_array_remove(list, i);
         }
-        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
-            json_decref(doc);
-            return VSL_EXIT_FAIL;
-        }
-        fputc('\n', stdout);
+        int r = vsl_json_print(stdout, doc);
         json_decref(doc);
-        return VSL_EXIT_OK;
+        return r < 0 ? VSL_EXIT_FAIL : VSL_EXIT_OK;
     }
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *ck = chk_registry[i];

@@ -13,6 +13,7 @@
 #include "daemon/config.h"
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
+#include "daemon/report.h"
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -361,11 +362,10 @@ int cmd_gate(const struct vsl_args *a)
     if (rc)
         return rc;
     if (!strcmp(a->format, "json")) {
-        if (json_dumpf(answer, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
+        if (vsl_json_print(stdout, answer) < 0) {
             json_decref(answer);
             return fail("cannot write the answer");
         }
-        fputc('\n', stdout);
     } else {
         print_text(stdout, answer);
     }

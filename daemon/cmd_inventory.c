@@ -6,6 +6,7 @@
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/inventory_text.h"
+#include "daemon/report.h"
 #include "db/db.h"
 #include "util/log.h"
 
@@ -23,9 +24,8 @@ int cmd_inventory(const struct vsl_args *a)
         goto out;
     }
     if (!strcmp(a->format, "json")) {
-        if (json_dumpf(inv, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        if (vsl_json_print(stdout, inv) < 0)
             goto out;
-        fputc('\n', stdout);
     } else if (vsl_inventory_text(inv, stdout) < 0) {
         goto out;
     }

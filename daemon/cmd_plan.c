@@ -65,7 +65,7 @@ int cmd_plan(const struct vsl_args *a)
     size_t len = 0;
     int64_t total = 0;
     int rc = VSL_EXIT_FAIL, r;
-    FILE *out = stdout;
+    FILE *out = NULL;
     struct chk_plan_opts o = {.generated_at = when, .scope = scope};
 
     /* parse_args() let through only the formats plan takes. */
@@ -96,18 +96,15 @@ int cmd_plan(const struct vsl_args *a)
         log_warnx("cannot write the plan: %s", vsl_strerror(r));
         goto out;
     }
-    if (a->output && !(out = fopen(a->output, "we"))) {
-        log_warn("cannot write %s", a->output);
+    if (!(out = vsl_cli_output(a)))
         goto out;
-    }
     if (fwrite(text, 1, len, out) != len || fflush(out) != 0) {
         log_warnx("cannot write the plan");
         goto out;
     }
     rc = VSL_EXIT_OK;
 out:
-    if (out && out != stdout)
-        fclose(out);
+    vsl_cli_close_output(out);
     free(text);
     free(next);
     json_decref(findings);

@@ -250,19 +250,31 @@ static void text_satp_rules(const json_t *h, FILE *f)
     line(f, "      %zu system claim rules", system);
 }
 
+/* The objects of list by their string member key ({"UUID": {...}}), or with member, that member
+ * of each ({"MOREF": "NAME"}): how one table looks up what another names by an id. Objects
+ * without the key are left out; NULL when out of memory (then nothing is found). */
+static json_t *index_by(const json_t *list, const char *key, const char *member)
+{
+    json_t *idx = json_object();
+    const json_t *o;
+    size_t i;
+
+    json_array_foreach(list, i, o)
+    {
+        const char *k = json_string_value(json_object_get(o, key));
+        if (k && idx)
+            json_object_set_nocheck(idx, k, member ? json_object_get(o, member) : (json_t *)o);
+    }
+    return idx;
+}
+
 static void text_hosts(const json_t *vc, FILE *f)
 {
-    const json_t *hosts = json_object_get(vc, "hosts"), *h, *g, *d;
-    json_t *dvs_by_uuid = json_object();
+    const json_t *hosts = json_object_get(vc, "hosts"), *h, *g;
+    /* vmknics name their DVS by uuid; an administrator knows it by name. */
+    json_t *dvs_by_uuid = index_by(json_object_get(vc, "dvswitches"), "uuid", NULL);
     size_t i, j;
 
-    /* vmknics name their DVS by uuid; an administrator knows it by name. */
-    json_array_foreach(json_object_get(vc, "dvswitches"), i, d)
-    {
-        const char *uuid = json_string_value(json_object_get(d, "uuid"));
-        if (uuid && dvs_by_uuid)
-            json_object_set_nocheck(dvs_by_uuid, uuid, (json_t *)d);
-    }
     line(f, "  Hosts (%zu)", json_array_size(hosts));
     json_array_foreach(hosts, i, h)
     {
@@ -283,15 +295,9 @@ static void text_hosts(const json_t *vc, FILE *f)
 static void text_vms(const json_t *vc, FILE *f)
 {
     const json_t *vms = json_object_get(vc, "vms"), *m, *c, *d;
-    json_t *ds_names = json_object();
+    json_t *ds_names = index_by(json_object_get(vc, "datastores"), "moref", "name");
     size_t i, j;
 
-    json_array_foreach(json_object_get(vc, "datastores"), i, d)
-    {
-        const char *moref = json_string_value(json_object_get(d, "moref"));
-        if (moref && ds_names)
-            json_object_set_nocheck(ds_names, moref, json_object_get(d, "name"));
-    }
     line(f, "  VMs (%zu)", json_array_size(vms));
     json_array_foreach(vms, i, m)
     {

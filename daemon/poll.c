@@ -30,26 +30,40 @@ int64_t vsl_monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int login(struct vim_client *c, const struct vsl_vcenter_conf *vc, char *err, size_t len)
+/* The client of a vCenter (vim) or of an array (arr; the other is NULL), for the steps a poll
+ * of either takes alike: log in, read into one snapshot, read again once when the session
+ * expired or a page may have been lost. */
+struct client {
+    struct vim_client *vim;
+    struct arr_client *arr;
+    const char *kind; /* "vcenter", "array": how the log lines name it */
+};
+
+static const char *client_error(const struct client *c)
+{
+    return c->vim ? vim_client_error(c->vim) : arr_client_error(c->arr);
+}
+
+static int login(const struct client *c, const struct vsl_vcenter_conf *conf, char *err, size_t len)
 {
     char *password = NULL;
-    int r = vsl_config_password(vc, &password, err, len);
+    int r = vsl_config_password(conf, &password, err, len);
 
     if (r < 0)
         return r;
-    r = vim_login(c, vc->user, password);
+    r = c->vim ? vim_login(c->vim, conf->user, password) : arr_login(c->arr, conf->user, password);
     vsl_config_wipe(password);
     if (r < 0)
-        snprintf(err, len, "%s", vim_client_error(c));
+        snprintf(err, len, "%s", client_error(c));
     return r;
 }
 
-static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vcenter_conf *vc,
+static int collect_once(struct db *db, const struct client *c, const struct vsl_vcenter_conf *conf,
                         struct vsl_poll_result *res)
 {
     struct db_snapshot *snap = NULL;
     struct vim_sink sink;
-    int r = db_snapshot_begin(db, vc->name, vc->url, &snap, &sink);
+    int r = db_snapshot_begin(db, conf->name, conf->url, &snap, &sink);
 
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
@@ -57,10 +71,12 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
         res->db_err = r;
         return r;
     }
-    r = vim_collect(c, &sink);
+    if (c->arr)
+        db_snapshot_set_kind(snap, conf->type);
+    r = c->vim ? vim_collect(c->vim, &sink) : arr_collect(c->arr, &sink);
     if (r < 0) {
         db_snapshot_abort(snap);
-        snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
+        snprintf(res->error, sizeof(res->error), "%s", client_error(c));
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
@@ -70,6 +86,38 @@ static int collect_once(struct db *db, struct vim_client *c, const struct vsl_vc
         res->db_err = r;
     }
     return r;
+}
+
+/* collect_once(), and once more after logging in again when the session was refused
+ * (expired), or at once when a page may have been lost: a second expiry or interruption in a
+ * row is reported, not chased. */
+static int collect(struct db *db, const struct client *c, const struct vsl_vcenter_conf *conf,
+                   struct vsl_poll_result *res)
+{
+    int r = collect_once(db, c, conf, res);
+
+    if (r == -VSL_ENOAUTH) {
+        log_info("%s %s: session %s during the poll; logging in again", c->kind, conf->name,
+                 c->vim ? "expired" : "refused");
+        r = login(c, conf, res->error, sizeof(res->error));
+        if (r == 0)
+            r = collect_once(db, c, conf, res);
+    } else if (r == -VSL_ERETRY) {
+        log_info("%s %s: %s; polling again", c->kind, conf->name, client_error(c));
+        r = collect_once(db, c, conf, res);
+    }
+    return r;
+}
+
+/* res->error for a client that could not be made (r from vim_client_new, arr_client_new). */
+static void client_new_failed(int r, struct vsl_poll_result *res)
+{
+    if (r == -ENOTSUP)
+        snprintf(res->error, sizeof(res->error),
+                 "thumbprint= needs libcurl built with OpenSSL (libcurl4-openssl): this one "
+                 "cannot pin a certificate");
+    else
+        snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
 }
 
 /* The session kept between a full read and the incremental rounds that follow it. */
@@ -103,28 +151,24 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         .max_objects = vc->max_objects,
     };
     struct vim_client *c = NULL;
+    struct client cl = {.kind = "vcenter"};
     int64_t t0 = vsl_monotonic_ms();
     int r;
 
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     r = vim_client_new(&opts, &c);
-    if (r == -ENOTSUP) {
-        snprintf(res->error, sizeof(res->error),
-                 "thumbprint= needs libcurl built with OpenSSL (libcurl4-openssl): this one "
-                 "cannot pin a certificate");
-        goto out;
-    }
     if (r < 0) {
-        snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
+        client_new_failed(r, res);
         goto out;
     }
+    cl.vim = c;
     r = vim_connect(c);
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
         goto out;
     }
-    r = login(c, vc, res->error, sizeof(res->error));
+    r = login(&cl, vc, res->error, sizeof(res->error));
     if (r < 0)
         goto out;
     struct vsl_follow *f = NULL;
@@ -140,17 +184,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         free(f);
         f = NULL;
     }
-    r = collect_once(db, c, vc, res);
-    /* Once: a second expiry or interruption in a row is reported, not chased. */
-    if (r == -VSL_ENOAUTH) {
-        log_info("vcenter %s: session expired during the poll; logging in again", vc->name);
-        r = login(c, vc, res->error, sizeof(res->error));
-        if (r == 0)
-            r = collect_once(db, c, vc, res);
-    } else if (r == -VSL_ERETRY) {
-        log_info("vcenter %s: %s; polling again", vc->name, vim_client_error(c));
-        r = collect_once(db, c, vc, res);
-    }
+    r = collect(db, &cl, vc, res);
     if (r == 0 && f) {
         res->duration_ms = vsl_monotonic_ms() - t0;
         client_stats(c, res);
@@ -264,50 +298,6 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
 
 /* ---- arrays ------------------------------------------------------------------------------- */
 
-static int array_login(struct arr_client *c, const struct vsl_vcenter_conf *ac, char *err,
-                       size_t len)
-{
-    char *password = NULL;
-    int r = vsl_config_password(ac, &password, err, len);
-
-    if (r < 0)
-        return r;
-    r = arr_login(c, ac->user, password);
-    vsl_config_wipe(password);
-    if (r < 0)
-        snprintf(err, len, "%s", arr_client_error(c));
-    return r;
-}
-
-static int array_collect(struct db *db, struct arr_client *c, const struct vsl_vcenter_conf *ac,
-                         struct vsl_poll_result *res)
-{
-    struct db_snapshot *snap = NULL;
-    struct vim_sink sink;
-    int r = db_snapshot_begin(db, ac->name, ac->url, &snap, &sink);
-
-    if (r < 0) {
-        snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
-                 vsl_strerror(r));
-        res->db_err = r;
-        return r;
-    }
-    db_snapshot_set_kind(snap, ac->type);
-    r = arr_collect(c, &sink);
-    if (r < 0) {
-        db_snapshot_abort(snap);
-        snprintf(res->error, sizeof(res->error), "%s", arr_client_error(c));
-        return r;
-    }
-    r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
-    if (r < 0) {
-        snprintf(res->error, sizeof(res->error), "cannot commit the snapshot: %s",
-                 vsl_strerror(r));
-        res->db_err = r;
-    }
-    return r;
-}
-
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res)
 {
     struct arr_opts opts = {
@@ -318,36 +308,23 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
         .timeout_s = ac->timeout_s,
     };
     struct arr_client *c = NULL;
+    struct client cl = {.kind = "array"};
     int64_t t0 = vsl_monotonic_ms();
     int r;
 
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     r = arr_client_new(&opts, &c);
-    if (r == -ENOTSUP) {
-        snprintf(res->error, sizeof(res->error),
-                 "thumbprint= needs libcurl built with OpenSSL (libcurl4-openssl): this one "
-                 "cannot pin a certificate");
-        goto out;
-    }
     if (r < 0) {
-        snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
+        client_new_failed(r, res);
         goto out;
     }
-    r = array_login(c, ac, res->error, sizeof(res->error));
+    cl.arr = c;
+    r = login(&cl, ac, res->error, sizeof(res->error));
     if (r < 0)
         goto out;
-    r = array_collect(db, c, ac, res);
-    /* Once, as for a vCenter: an expired session, or instances that moved while paged. */
-    if (r == -VSL_ENOAUTH) {
-        log_info("array %s: session refused during the poll; logging in again", ac->name);
-        r = array_login(c, ac, res->error, sizeof(res->error));
-        if (r == 0)
-            r = array_collect(db, c, ac, res);
-    } else if (r == -VSL_ERETRY) {
-        log_info("array %s: %s; polling again", ac->name, arr_client_error(c));
-        r = array_collect(db, c, ac, res);
-    }
+    /* As for a vCenter: an expired session, or instances that moved while paged. */
+    r = collect(db, &cl, ac, res);
     if (r == 0 && arr_logout(c) < 0)
         log_debug("array %s: logout: %s", ac->name, arr_client_error(c));
 out:

@@ -165,15 +165,23 @@ static int write_text(FILE *f, const struct vsl_report *r)
     return 0;
 }
 
+int vsl_json_print(FILE *f, const json_t *doc)
+{
+    if (!doc)
+        return -ENOMEM;
+    if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        return -EIO;
+    fputc('\n', f);
+    return 0;
+}
+
 static int write_json(FILE *f, const struct vsl_report *r)
 {
     json_t *doc = json_pack("{s:O,s:O}", "findings", r->findings, "summary", r->summary);
-    if (!doc)
-        return -ENOMEM;
-    int rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
+    int rc = vsl_json_print(f, doc);
+
     json_decref(doc);
-    return rc < 0 ? -EIO : 0;
+    return rc;
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -185,6 +193,31 @@ static void xml_text(FILE *f, const char *s)
     vsl_buf_free(&b);
 }
 
+/* A JUnit test suite's counts: the findings of check id in r (its cases), how many are waived
+ * (skipped), and how many of the others are at or above --fail-on (failures). */
+struct suite_counts {
+    int cases, failures, skipped;
+};
+
+static struct suite_counts count_suite(const struct vsl_report *r, const char *id)
+{
+    struct suite_counts n = {0};
+    size_t i;
+    json_t *fd;
+
+    json_array_foreach(r->findings, i, fd)
+    {
+        if (strcmp(str(fd, "check"), id))
+            continue;
+        n.cases++;
+        if (is_waived(fd))
+            n.skipped++;
+        else if (vsl_finding_severity(fd) >= r->fail_on)
+            n.failures++;
+    }
+    return n;
+}
+
 /* JUnit: one <testsuite> per check; one <testcase> per finding (a <failure> when at or above
  * --fail-on, <skipped> when waived), or a single passing case for a check with none. */
 static int write_junit(FILE *f, const struct vsl_report *r)
@@ -194,36 +227,20 @@ static int write_junit(FILE *f, const struct vsl_report *r)
     int total = 0, failures = 0, skipped = 0;
 
     for (size_t c = 0; c < chk_registry_len; c++) {
-        int cases = 0;
-        json_array_foreach(r->findings, i, fd) {
-            if (strcmp(str(fd, "check"), chk_registry[c]->id))
-                continue;
-            cases++;
-            if (is_waived(fd))
-                skipped++;
-            else if (vsl_finding_severity(fd) >= r->fail_on)
-                failures++;
-        }
-        total += cases ? cases : 1;
+        struct suite_counts n = count_suite(r, chk_registry[c]->id);
+        total += n.cases ? n.cases : 1;
+        failures += n.failures;
+        skipped += n.skipped;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"vslint\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
             total, failures, skipped);
     for (size_t c = 0; c < chk_registry_len; c++) {
         const struct check *ck = chk_registry[c];
-        int cases = 0, fails = 0, skips = 0;
-        json_array_foreach(r->findings, i, fd) {
-            if (strcmp(str(fd, "check"), ck->id))
-                continue;
-            cases++;
-            if (is_waived(fd))
-                skips++;
-            else if (vsl_finding_severity(fd) >= r->fail_on)
-                fails++;
-        }
+        struct suite_counts n = count_suite(r, ck->id);
         fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
-                ck->id, cases ? cases : 1, fails, skips);
-        if (!cases)
+                ck->id, n.cases ? n.cases : 1, n.failures, n.skipped);
+        if (!n.cases)
             fprintf(f, "    <testcase classname=\"%s\" name=\"no findings\"/>\n", ck->id);
         json_array_foreach(r->findings, i, fd) {
             if (strcmp(str(fd, "check"), ck->id))
@@ -334,12 +351,10 @@ static int write_sarif(FILE *f, const struct vsl_report *r)
         "driver", "name", "vslint", "version", "0.1.0", "rules", rules, "results", results,
         "invocations",
         "executionSuccessful", r->errors && *r->errors ? 0 : 1);
-    if (!doc)
-        return -ENOMEM;
-    int rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
+    int rc = vsl_json_print(f, doc);
+
     json_decref(doc);
-    return rc < 0 ? -EIO : 0;
+    return rc;
 }
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r)

@@ -19,6 +19,10 @@ struct vsl_report {
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
 
+/* Writes doc as every command prints JSON: indented by two, members in their order, and a
+ * newline. 0, -ENOMEM for a NULL doc (it could not be built), or -EIO. */
+int vsl_json_print(FILE *f, const json_t *doc);
+
 /* Severity index of a finding JSON ("info" 0, "warning" 1, "critical" 2). */
 int vsl_finding_severity(const json_t *finding);
 

@@ -86,19 +86,9 @@ int db_runway_record(struct db *db, const char *vcenter, int64_t now_ms,
         goto fail;
     rc = sqlite3_prepare_v2(db->h, ins_sql, -1, &st, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_text(st, 2, rows[i].moref, -1, SQLITE_STATIC);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_text(st, 3, rows[i].kind, -1, SQLITE_STATIC);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 4, now_ms);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_text(st, 5, rows[i].json, -1, SQLITE_STATIC);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_double(st, 6, rows[i].warn_free_pct);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_double(st, 7, rows[i].crit_free_pct);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(rows[i].moref), DB_TEXT(rows[i].kind),
+                     DB_INT(now_ms), DB_TEXT(rows[i].json), DB_REAL(rows[i].warn_free_pct),
+                     DB_REAL(rows[i].crit_free_pct));
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
         if (rc == SQLITE_DONE)
@@ -131,11 +121,7 @@ static int find_object(struct db *db, const char *vcenter, const char *moref, co
     int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL), found = 0, r = 0;
 
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, moref);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 3, name);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(moref), DB_TEXT(name));
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (++found > 1)
             break;
@@ -162,9 +148,7 @@ static int prepare_object(struct db *db, const char *sql, const char *vcenter, c
     int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
 
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(*st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(*st, 2, moref, -1, SQLITE_STATIC);
+        rc = db_bind(*st, DB_TEXT(vcenter), DB_TEXT(moref));
     return rc;
 }
 

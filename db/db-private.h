@@ -110,6 +110,34 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */
 int db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* One value of a statement's parameters, for db_bind(): DB_TEXT(s) (NULL binds NULL, and the
+ * text must live until the statement is reset, as for db_bind_text()), DB_INT(n) (64 bits),
+ * DB_REAL(x), DB_NULL. */
+struct db_arg {
+    enum { DB_ARG_NULL, DB_ARG_TEXT, DB_ARG_INT, DB_ARG_REAL } type;
+    const char *s;
+    int64_t i;
+    double d;
+};
+#define DB_TEXT(x) ((struct db_arg){.type = DB_ARG_TEXT, .s = (x)})
+#define DB_INT(x)  ((struct db_arg){.type = DB_ARG_INT, .i = (x)})
+#define DB_REAL(x) ((struct db_arg){.type = DB_ARG_REAL, .d = (x)})
+#define DB_NULL    ((struct db_arg){.type = DB_ARG_NULL})
+/* Binds args[k] to parameter ?(first + k) of st, in order; the first SQLite result code that is
+ * not SQLITE_OK, else SQLITE_OK. */
+int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t n);
+/* Binds its values to ?1, ?2, ... of st: rc = db_bind(st, DB_TEXT(vcenter), DB_INT(now_ms)). */
+#define db_bind(st, ...)                                                                           \
+    db_bind_args((st), 1, (const struct db_arg[]){__VA_ARGS__},                                    \
+                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
+/* Reads the first row of sql (args bound to ?1, ?2, ...) into *st: 0 with the row there,
+ * -VSL_ENOTFOUND when there is none, else db_fail(h, .., what). The caller finalizes *st
+ * whatever it returns (it may be NULL). */
+int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
+                const struct db_arg *args, size_t n);
+#define db_row(h, sql, st, what, ...)                                                              \
+    db_row_args((h), (sql), (st), (what), (const struct db_arg[]){__VA_ARGS__},                    \
+                sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
  * asking the same kind of page again does not compile it again. Give it back with
  * db_stmt_done(), never finalize it. 0 or db_fail(). */
@@ -164,8 +192,10 @@ struct db_cursor {
 /* The cursor of columns cols[0..n) of the current row of st; malloc'd, NULL when out of memory
  * (or past DB_CURSOR_MAX). */
 char *db_cursor_encode(sqlite3_stmt *st, const int *cols, int n);
-/* Parses a cursor of exactly n fields. -EINVAL for anything db_cursor_encode() did not make:
- * a cursor comes from a URL, so from anyone. */
-int db_cursor_decode(const char *s, int n, struct db_cursor *c);
+/* Parses the cursor s of a request, of exactly n fields, into a new *out (the caller frees it);
+ * no cursor (s NULL, the first page) is 0 with *out NULL. -EINVAL for anything
+ * db_cursor_encode() did not make (a cursor comes from a URL, so from anyone), -ENOMEM; *out
+ * is NULL then. */
+int db_cursor_decode(const char *s, int n, struct db_cursor **out);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -627,19 +628,8 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
 
     rc = sqlite3_prepare_v2(db->h, poll_sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, url);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, started_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 4, finished_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(st, 5, error == NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 6, error);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 7, counts);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(started_ms), DB_INT(finished_ms),
+                     DB_INT(error == NULL), DB_TEXT(error), DB_TEXT(counts));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -649,17 +639,8 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
 
     rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, url);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 4, finished_ms);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 5, error);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 6, kind);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id), DB_INT(finished_ms),
+                     DB_TEXT(error), DB_TEXT(kind));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -757,14 +738,8 @@ fail:
 int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key)
 {
     assert(snap && snap->keep && key);
-    if (snap->nnotes == snap->cap) {
-        size_t cap = snap->cap ? 2 * snap->cap : 16;
-        void *p = realloc(snap->notes, cap * sizeof(*snap->notes));
-        if (!p)
-            return -ENOMEM;
-        snap->notes = p;
-        snap->cap = cap;
-    }
+    if (vsl_grow(&snap->notes, &snap->cap, snap->nnotes, sizeof(*snap->notes), 16) < 0)
+        return -ENOMEM;
     snap->notes[snap->nnotes].key = strdup(key);
     if (!snap->notes[snap->nnotes].key)
         return -ENOMEM;

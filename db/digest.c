@@ -17,16 +17,14 @@ int db_digest_last(struct db *db, struct db_digest *out, int64_t *last_slot_ms)
         " (SELECT coalesce(max(slot_ms), 0) FROM digests)"
         " FROM digests ORDER BY window_to_ms DESC, id DESC LIMIT 1";
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int r;
 
     assert(db && out);
     memset(out, 0, sizeof(*out));
     if (last_slot_ms)
         *last_slot_ms = 0;
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    r = db_row_args(db->h, sql, &st, "reading the last digest", NULL, 0);
+    if (r == 0) {
         const unsigned char *mid = sqlite3_column_text(st, 4);
         out->slot_ms = sqlite3_column_int64(st, 0);
         out->from_ms = sqlite3_column_int64(st, 1);
@@ -40,11 +38,6 @@ int db_digest_last(struct db *db, struct db_digest *out, int64_t *last_slot_ms)
         out->score = sqlite3_column_int(st, 9);
         if (last_slot_ms)
             *last_slot_ms = sqlite3_column_int64(st, 10);
-        r = 0;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(db->h, rc, "reading the last digest");
     }
     sqlite3_finalize(st);
     return r;
@@ -62,25 +55,11 @@ int db_digest_record(struct db *db, const struct db_digest *d)
     assert(db && d);
     rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = d->slot_ms ? sqlite3_bind_int64(st, 1, d->slot_ms) : sqlite3_bind_null(st, 1);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, d->from_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, d->to_ms);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 4, d->sent_ms);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 5, d->message_id[0] ? d->message_id : NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 6, d->new_count);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 7, d->resolved_count);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 8, d->open_count);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 9, d->critical_count);
-    if (rc == SQLITE_OK)
-        rc = d->score >= 0 ? sqlite3_bind_int(st, 10, d->score) : sqlite3_bind_null(st, 10);
+        rc = db_bind(st, d->slot_ms ? DB_INT(d->slot_ms) : DB_NULL, DB_INT(d->from_ms),
+                     DB_INT(d->to_ms), DB_INT(d->sent_ms),
+                     DB_TEXT(d->message_id[0] ? d->message_id : NULL), DB_INT(d->new_count),
+                     DB_INT(d->resolved_count), DB_INT(d->open_count), DB_INT(d->critical_count),
+                     d->score >= 0 ? DB_INT(d->score) : DB_NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_finalize(st);

@@ -97,41 +97,15 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f
     evidence = json_dumps(f->evidence, JSON_COMPACT);
     if (!evidence)
         return SQLITE_NOMEM;
-    rc = db_bind_text(st, 1, f->fingerprint);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, f->check_id);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 3, f->check_title);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 4, vcenter);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 5, f->object_type);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 6, f->object_moref);
-    /* Never NULL: the name is part of the sort key, and a row-value comparison with NULL
-     * would drop the row from every page after the first. */
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 7, f->object_name ? f->object_name : "");
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 8, f->detail);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 9, vsl_severity_name(f->severity));
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 10, f->waiver_reason ? "waived" : "open");
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 11, f->message);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 12, evidence);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 13, f->waiver_reason);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 14, f->waiver_expires);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 15, now_ms);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 16, f->host_moref);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 17, f->host_name);
+    /* The object's name is never NULL: it is part of the sort key, and a row-value comparison
+     * with NULL would drop the row from every page after the first. */
+    rc = db_bind(st, DB_TEXT(f->fingerprint), DB_TEXT(f->check_id), DB_TEXT(f->check_title),
+                 DB_TEXT(vcenter), DB_TEXT(f->object_type), DB_TEXT(f->object_moref),
+                 DB_TEXT(f->object_name ? f->object_name : ""), DB_TEXT(f->detail),
+                 DB_TEXT(vsl_severity_name(f->severity)),
+                 DB_TEXT(f->waiver_reason ? "waived" : "open"), DB_TEXT(f->message),
+                 DB_TEXT(evidence), DB_TEXT(f->waiver_reason), DB_TEXT(f->waiver_expires),
+                 DB_INT(now_ms), DB_TEXT(f->host_moref), DB_TEXT(f->host_name));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -191,24 +165,16 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
 
     rc = sqlite3_prepare_v2(db->h, missing_sql, -1, &sel, NULL);
     if (rc == SQLITE_OK)
-        rc = db_bind_text(sel, 1, vcenter);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(sel, 2, now_ms);
+        rc = db_bind(sel, DB_TEXT(vcenter), DB_INT(now_ms));
     while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
         const char *fp = (const char *)sqlite3_column_text(sel, 0);
         const char *id = (const char *)sqlite3_column_text(sel, 1);
         rc = SQLITE_OK;
         if (!fp || !id || strlen(fp) >= sizeof(rows->fingerprint))
             continue; /* not a row this code wrote */
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            struct missing *m = realloc(rows, ncap * sizeof(*m));
-            if (!m) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            rows = m;
-            cap = ncap;
+        if (vsl_grow(&rows, &cap, n, sizeof(*rows), 64) < 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         struct missing *m = &rows[n++];
         memcpy(m->fingerprint, fp, strlen(fp) + 1);
@@ -225,11 +191,8 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
         rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &fix, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         sqlite3_stmt *st = rows[i].resolution ? fix : unv;
-        rc = db_bind_text(st, 1, rows[i].fingerprint);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 2, now_ms);
-        if (rc == SQLITE_OK)
-            rc = db_bind_text(st, 3, rows[i].resolution ? rows[i].resolution : rows[i].reason);
+        rc = db_bind(st, DB_TEXT(rows[i].fingerprint), DB_INT(now_ms),
+                     DB_TEXT(rows[i].resolution ? rows[i].resolution : rows[i].reason));
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
         sqlite3_reset(st);
@@ -488,14 +451,12 @@ static const int cursor_cols[DB_CURSOR_FIELDS] = {F_severity_order, F_check_id, 
                                                    F_object_name, F_fingerprint};
 
 /* Parses a cursor and its severity order (field 0). -EINVAL for anything not made here. */
-static int cursor_decode(const char *s, struct db_cursor *c, int *order)
+/* The severity order of a findings cursor c, its first field, into *order. */
+static int cursor_order(const struct db_cursor *c, int *order)
 {
     char *end;
     long v;
-    int r = db_cursor_decode(s, DB_CURSOR_FIELDS, c);
 
-    if (r < 0)
-        return r;
     errno = 0;
     v = strtol(c->field[0], &end, 10);
     if (errno || end == c->field[0] || *end || v < 0 || v > SEV_CRITICAL)
@@ -632,15 +593,12 @@ static int query(struct db *db, const struct db_findings_filter *f, row_fn *row,
     vsl_buf_init(&page_sql, MAX_SQL);
     if (f->limit < 0)
         return -EINVAL;
-    if (f->cursor) {
-        cur = malloc(sizeof(*cur));
-        if (!cur)
-            return -ENOMEM;
-        r = cursor_decode(f->cursor, cur, &cur_order);
-        if (r < 0) {
-            free(cur);
-            return r;
-        }
+    r = db_cursor_decode(f->cursor, DB_CURSOR_FIELDS, &cur);
+    if (r == 0 && cur)
+        r = cursor_order(cur, &cur_order);
+    if (r < 0) {
+        free(cur);
+        return r;
     }
     r = vsl_buf_addstr(&count_sql, "SELECT count(*) FROM findings");
     if (r == 0)
@@ -800,26 +758,21 @@ int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
 {
     sqlite3_stmt *st = NULL;
     struct vsl_buf sql;
-    int rc = SQLITE_NOMEM, r;
+    int r;
 
     assert(db && fingerprint && out);
     *out = NULL;
     vsl_buf_init(&sql, MAX_SQL);
-    if (select_findings(&sql) == 0 && vsl_buf_addstr(&sql, " WHERE fingerprint = ?1") == 0)
-        rc = sqlite3_prepare_v2(db->h, sql.data, -1, &st, NULL);
+    r = select_findings(&sql);
+    if (r == 0)
+        r = vsl_buf_addstr(&sql, " WHERE fingerprint = ?1");
+    if (r == 0)
+        r = db_row(db->h, sql.data, &st, "reading a finding", DB_TEXT(fingerprint));
+    else
+        r = -ENOMEM;
     vsl_buf_free(&sql);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 1, fingerprint);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = finding_json(st);
-        r = *out ? 0 : -ENOMEM;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(db->h, rc, "reading a finding");
-    }
+    if (r == 0 && !(*out = finding_json(st)))
+        r = -ENOMEM;
     sqlite3_finalize(st);
     return r;
 }

@@ -48,9 +48,7 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         memset(d, 0, sizeof(*d));
         d->end_ms = end < now_ms ? end : now_ms;
         sqlite3_reset(open_st);
-        rc = sqlite3_bind_int64(open_st, 1, d->end_ms);
-        if (rc == SQLITE_OK)
-            rc = db_bind_text(open_st, 2, vcenter);
+        rc = db_bind(open_st, DB_INT(d->end_ms), DB_TEXT(vcenter));
         while (rc == SQLITE_OK && (rc = sqlite3_step(open_st)) == SQLITE_ROW) {
             const char *sev = (const char *)sqlite3_column_text(open_st, 0);
             int64_t c = sqlite3_column_int64(open_st, 1);
@@ -65,9 +63,7 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         if (rc != SQLITE_DONE)
             break;
         sqlite3_reset(obj_st);
-        rc = sqlite3_bind_int64(obj_st, 1, d->end_ms);
-        if (rc == SQLITE_OK)
-            rc = db_bind_text(obj_st, 2, vcenter);
+        rc = db_bind(obj_st, DB_INT(d->end_ms), DB_TEXT(vcenter));
         if (rc == SQLITE_OK && (rc = sqlite3_step(obj_st)) == SQLITE_ROW) {
             d->vcenters = sqlite3_column_int64(obj_st, 0);
             d->objects = sqlite3_column_int64(obj_st, 1);
@@ -98,11 +94,7 @@ int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t 
         return -ENOMEM;
     rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 1, first_day_ms(now_ms, n));
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 2, vcenter);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, now_ms);
+        rc = db_bind(st, DB_INT(first_day_ms(now_ms, n)), DB_TEXT(vcenter), DB_INT(now_ms));
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *row = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "vcenter",
                                 (const char *)sqlite3_column_text(st, 0), "day",

@@ -66,6 +66,44 @@ int db_bind_text(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
+int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t n)
+{
+    int rc = SQLITE_OK;
+
+    for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
+        int i = first + (int)k;
+        switch (args[k].type) {
+        case DB_ARG_TEXT:
+            rc = db_bind_text(st, i, args[k].s);
+            break;
+        case DB_ARG_INT:
+            rc = sqlite3_bind_int64(st, i, args[k].i);
+            break;
+        case DB_ARG_REAL:
+            rc = sqlite3_bind_double(st, i, args[k].d);
+            break;
+        case DB_ARG_NULL:
+            rc = sqlite3_bind_null(st, i);
+            break;
+        }
+    }
+    return rc;
+}
+
+int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
+                const struct db_arg *args, size_t n)
+{
+    int rc = sqlite3_prepare_v2(h, sql, -1, st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = db_bind_args(*st, 1, args, n);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(*st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? -VSL_ENOTFOUND : db_fail(h, rc, what);
+}
+
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
 {
     int i, rc;
@@ -288,11 +326,10 @@ static int hexval(char c)
     return -1;
 }
 
-int db_cursor_decode(const char *s, int n, struct db_cursor *c)
+static int cursor_parse(const char *s, int n, struct db_cursor *c)
 {
     size_t i, len = strlen(s);
 
-    assert(n > 0 && n <= DB_CURSOR_FIELDS);
     if (len == 0 || len % 2 || len > DB_CURSOR_MAX)
         return -EINVAL;
     c->n = 1;
@@ -310,4 +347,23 @@ int db_cursor_decode(const char *s, int n, struct db_cursor *c)
     }
     c->buf[len / 2] = '\0';
     return c->n == n ? 0 : -EINVAL;
+}
+
+int db_cursor_decode(const char *s, int n, struct db_cursor **out)
+{
+    int r;
+
+    assert(n > 0 && n <= DB_CURSOR_FIELDS);
+    *out = NULL;
+    if (!s)
+        return 0;
+    *out = malloc(sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    r = cursor_parse(s, n, *out);
+    if (r < 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return r;
 }

@@ -1084,11 +1084,9 @@ static int load_history(struct load *L, sqlite3 *h)
     vsl_buf_reset(&L->key);
     rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, L->e->polled_ms - (int64_t)EST_HISTORY_DAYS * 86400000);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, L->e->polled_ms);
+        rc = db_bind(st, DB_TEXT(L->e->vcenter),
+                     DB_INT(L->e->polled_ms - (int64_t)EST_HISTORY_DAYS * 86400000),
+                     DB_INT(L->e->polled_ms));
     for (;;) {
         int row = rc == SQLITE_OK || rc == SQLITE_ROW ? (rc = sqlite3_step(st)) == SQLITE_ROW : 0;
         const char *moref = row ? text(st, 0) : NULL;
@@ -1146,24 +1144,13 @@ static int load_history(struct load *L, sqlite3 *h)
 static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    int rc, r;
+    int r = db_row(h,
+                   "SELECT last_success_ms FROM vcenters"
+                   " WHERE name = ?1 AND last_success_ms IS NOT NULL",
+                   &st, "reading a vCenter", DB_TEXT(vcenter));
 
-    rc = sqlite3_prepare_v2(h,
-                            "SELECT last_success_ms FROM vcenters"
-                            " WHERE name = ?1 AND last_success_ms IS NOT NULL",
-                            -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    if (r == 0)
         *out = sqlite3_column_int64(st, 0);
-        r = 0;
-    } else if (rc == SQLITE_DONE) {
-        r = -VSL_ENOTFOUND;
-    } else {
-        r = db_fail(h, rc, "reading a vCenter");
-    }
     sqlite3_finalize(st);
     return r;
 }
@@ -1222,7 +1209,7 @@ out:
 int db_vcenter_names(struct db *db, char ***names, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    char **v = NULL, **nv;
+    char **v = NULL;
     size_t len = 0, cap = 0;
     int rc, r = 0;
 
@@ -1237,15 +1224,8 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n)
     if (rc != SQLITE_OK)
         goto fail_db;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 8;
-            nv = realloc(v, cap * sizeof(*v));
-            if (!nv) {
-                r = -ENOMEM;
-                goto out;
-            }
-            v = nv;
-        }
+        if ((r = vsl_grow(&v, &cap, len, sizeof(*v), 8)) < 0)
+            goto out;
         v[len] = strdup(text(st, 0) ? text(st, 0) : "");
         if (!v[len]) {
             r = -ENOMEM;

@@ -246,16 +246,9 @@ int db_inventory_page(struct db *db, enum db_page_kind kind, const struct db_pag
     *next = NULL;
     if (p->limit < 0)
         return -EINVAL;
-    if (p->cursor) {
-        key = malloc(sizeof(*key));
-        if (!key)
-            return -ENOMEM;
-        r = db_cursor_decode(p->cursor, NCURSOR, key);
-        if (r < 0) {
-            free(key);
-            return r;
-        }
-    }
+    r = db_cursor_decode(p->cursor, NCURSOR, &key);
+    if (r < 0)
+        return r;
     list = json_array();
     if (!list) {
         r = -ENOMEM;
@@ -320,26 +313,22 @@ int db_vcenter_state(struct db *db, const char *vcenter, struct db_vcenter_state
         "SELECT v.last_success_ms, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
         " LEFT JOIN polls p ON p.id = v.last_poll_id WHERE v.name = ?1";
     sqlite3_stmt *st = NULL;
-    int rc;
+    int r;
 
     assert(db && vcenter && out);
     memset(out, 0, sizeof(*out));
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    r = db_row(db->h, sql, &st, "reading a vCenter's polls", DB_TEXT(vcenter));
+    if (r == 0) {
         const unsigned char *err = sqlite3_column_text(st, 4);
         out->last_success_ms = sqlite3_column_int64(st, 0);
         out->last_started_ms = sqlite3_column_int64(st, 1);
         out->last_finished_ms = sqlite3_column_int64(st, 2);
         out->last_ok = sqlite3_column_int(st, 3);
         snprintf(out->error, sizeof(out->error), "%s", err ? (const char *)err : "");
-        rc = SQLITE_DONE;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading a vCenter's polls");
+    /* A vCenter never polled has no state yet: all zero. */
+    return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
 int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
@@ -349,21 +338,14 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
         " (SELECT count(*) FROM hosts WHERE ?1 IS NULL OR vcenter = ?1),"
         " (SELECT count(*) FROM vms WHERE ?1 IS NULL OR vcenter = ?1)";
     sqlite3_stmt *st = NULL;
-    int rc;
+    int r;
 
     assert(db && counts);
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind_text(st, 1, vcenter);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        for (int i = 0; i < 3; i++)
-            counts[i] = sqlite3_column_int64(st, i);
-        rc = SQLITE_DONE;
-    }
+    r = db_row(db->h, sql, &st, "counting objects", DB_TEXT(vcenter));
+    for (int i = 0; r == 0 && i < 3; i++)
+        counts[i] = sqlite3_column_int64(st, i);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "counting objects");
+    return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
 /* The runway's days to a threshold when the last estimate has a whole number of them (null

@@ -38,9 +38,7 @@ static int delete_where(struct db *db, const char *vcenter, const char *table,
     snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE vcenter = ?1 AND %s = ?2", table, column);
     rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(value));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_finalize(st);

@@ -2,12 +2,34 @@
  * Every append is checked; the limit protects the daemon from a hostile or broken peer. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
 #include "util/err.h"
+
+int vsl_grow(void *pv, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    void *v, *nv;
+    size_t ncap;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : first;
+    if (ncap <= n || ncap > SIZE_MAX / elem)
+        return -ENOMEM;
+    /* Through memcpy: pv points to a pointer of another type (struct step *, ...), which may
+     * not be read as a void * directly. */
+    memcpy(&v, pv, sizeof(v));
+    nv = realloc(v, ncap * elem);
+    if (!nv)
+        return -ENOMEM;
+    memcpy(pv, &nv, sizeof(nv));
+    *cap = ncap;
+    return 0;
+}
 
 void vsl_buf_init(struct vsl_buf *b, size_t max)
 {

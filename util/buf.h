@@ -44,6 +44,13 @@ char *vsl_buf_take(struct vsl_buf *b);
  * rejects otherwise), even when snprintf cut a character in two. */
 void vsl_utf8_fix(char *s);
 
+/* Makes room for element n of the array *(T **)pv, whose elements are elem bytes and whose
+ * capacity (in elements) is *cap: when n has reached *cap the array is reallocated to twice
+ * *cap, or to first when it has none. The one growth rule of every append-only array.
+ * 0, or -ENOMEM with the array and *cap as they were. pv is the address of the array's
+ * pointer (of any object type): &p->items. */
+VSL_MUST_CHECK int vsl_grow(void *pv, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Reads a whole small file (at most max bytes), strips one trailing newline. Caller frees *out. */
 int vsl_read_file(const char *path, size_t max, char **out);
 

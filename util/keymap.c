@@ -4,20 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/keymap.h"
 
 int vsl_keymap_add(struct vsl_keymap *m, const char *key, uintptr_t val)
 {
     if (!key)
         return 0;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        struct vsl_keymap_entry *v = realloc(m->v, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        m->v = v;
-        m->cap = cap;
-    }
+    if (vsl_grow(&m->v, &m->cap, m->n, sizeof(*m->v), 64) < 0)
+        return -ENOMEM;
     m->v[m->n++] = (struct vsl_keymap_entry){key, val};
     return 0;
 }

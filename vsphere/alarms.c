@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 #include "vsphere/alarms.h"
 #include "vsphere/collect.h"
@@ -93,14 +94,8 @@ static int note_counter(struct vim_alarm_read *ar, int id)
     for (size_t i = 0; i < ar->n_counters; i++)
         if (ar->counters[i] == id)
             return 0;
-    if (ar->n_counters == ar->cap) {
-        size_t cap = ar->cap ? ar->cap * 2 : 16;
-        int *v = realloc(ar->counters, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        ar->counters = v;
-        ar->cap = cap;
-    }
+    if (vsl_grow(&ar->counters, &ar->cap, ar->n_counters, sizeof(*ar->counters), 16) < 0)
+        return -ENOMEM;
     ar->counters[ar->n_counters++] = id;
     return 0;
 }
@@ -241,15 +236,8 @@ static int get_alarms(struct vim_client *c, char ***morefs, size_t *n)
         const char *m = vim_text(rv);
         if (!m)
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **v = realloc(*morefs, cap * sizeof(*v));
-            if (!v) {
-                r = -ENOMEM;
-                break;
-            }
-            *morefs = v;
-        }
+        if ((r = vsl_grow(morefs, &cap, *n, sizeof(**morefs), 64)) < 0)
+            break;
         if (!((*morefs)[*n] = strdup(m)))
             r = -ENOMEM;
         else

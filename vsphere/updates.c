@@ -43,14 +43,8 @@ int vim_changes_add(struct vim_changes *cs, const char *type, const char *moref,
             o->kind = kind; /* gone, or back again */
         return 0;
     }
-    if (cs->n == cs->cap) {
-        size_t cap = cs->cap ? cs->cap * 2 : 16;
-        struct vim_change *v = realloc(cs->v, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        cs->v = v;
-        cs->cap = cap;
-    }
+    if (vsl_grow(&cs->v, &cs->cap, cs->n, sizeof(*cs->v), 16) < 0)
+        return -ENOMEM;
     struct vim_change *c = &cs->v[cs->n];
     c->type = strdup(type);
     c->moref = strdup(moref);

@@ -181,6 +181,35 @@ static void test_read_file(void **state)
     assert_int_equal(vsl_read_file(path, 100, &s), -ENOENT);
 }
 
+/* vsl_grow: room for element n, the capacity doubled from first, the elements kept; an
+ * impossible size refused with the array as it was. */
+static void test_grow(void **state)
+{
+    int *v = NULL;
+    size_t cap = 0;
+
+    assert_int_equal(vsl_grow(&v, &cap, 0, sizeof(*v), 4), 0);
+    assert_int_equal(cap, 4);
+    for (size_t n = 0; n < 9; n++) {
+        assert_int_equal(vsl_grow(&v, &cap, n, sizeof(*v), 4), 0);
+        assert_true(n < cap);
+        v[n] = (int)n * 10;
+    }
+    assert_int_equal(cap, 16); /* 4, 8, 16 */
+    for (size_t n = 0; n < 9; n++)
+        assert_int_equal(v[n], (int)n * 10);
+    /* Room already: nothing moves. */
+    int *same = v;
+    assert_int_equal(vsl_grow(&v, &cap, 9, sizeof(*v), 4), 0);
+    assert_ptr_equal(v, same);
+    assert_int_equal(cap, 16);
+    /* Past what size_t can count: refused, the array and its capacity untouched. */
+    assert_int_equal(vsl_grow(&v, &cap, 16, SIZE_MAX / 8, 4), -ENOMEM);
+    assert_ptr_equal(v, same);
+    assert_int_equal(cap, 16);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_utf8_fix),
         cmocka_unit_test(test_json_string),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
