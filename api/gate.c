@@ -513,10 +513,15 @@ static void accept_some(struct api_gate *g)
             else
                 rl_log(&g->rl_limits, "http: %u connections (max_connections): refusing %s",
                        g->o.max_connections, who);
-            answer_and_close(g, p.fd, NULL, status,
-                             status == 429 ? "too_many_connections" : "busy",
-                             status == 429 ? "too many connections from your address"
-                                           : "the server is at its connection limit");
+            /* Over HTTPS an answer would need a handshake, which is what the limit spares:
+             * the connection is closed. */
+            if (g->o.tls)
+                linger_close(g, p.fd);
+            else
+                answer_and_close(g, p.fd, NULL, status,
+                                 status == 429 ? "too_many_connections" : "busy",
+                                 status == 429 ? "too many connections from your address"
+                                               : "the server is at its connection limit");
             continue;
         }
         g->pend[g->n_pend++] = p;
