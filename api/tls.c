@@ -342,11 +342,14 @@ static int want(const struct relay *r, struct pollfd *tls, struct pollfd *app)
     if (r->send_blocked)
         tls->events |= POLLOUT;
     if (!r->app_eof) {
-        app->fd = r->app_fd;
         if (r->out_len == 0)
             app->events |= POLLIN;
         if (r->approved)
             app->events |= POLLOUT;
+        /* Not polled for nothing: its POLLHUP would wake the thread again and again while
+         * the client is slow to take the rest of the answer. */
+        if (app->events)
+            app->fd = r->app_fd;
     }
     return reading && gnutls_record_check_pending(r->s) > 0;
 }
