@@ -291,7 +291,10 @@ static void drop_pending(struct api_gate *g, size_t i, int close_fd)
         close(p->fd);
     if (p->tls)
         gnutls_deinit(p->tls);
-    free(p->head);
+    if (p->head) {
+        explicit_bzero(p->head, p->head_len); /* it may hold a bearer token */
+        free(p->head);
+    }
     api_gate_release(g, p->a);
     g->pend[i] = g->pend[--g->n_pend];
 }
