@@ -52,8 +52,7 @@ void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
 void api_gate_release(struct api_gate *g, const unsigned char a[16]);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */
-int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code,
-                        const char *msg);
+int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);
 /* One short line about a refused request, rate-limited (10 a minute). */
 void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -68,7 +67,7 @@ struct api_server {
     char *token;    /* owned, NULL: writes refused */
     size_t token_len;
     int auth_all;
-    struct api_tls *tls_ctx;  /* owned; HTTPS (tls set) */
+    struct api_tls *tls_ctx;  /* owned; HTTPS (tls set): api/tls.h */
     pthread_key_t db_key;     /* each HTTP thread's struct db */
     int db_key_made;
     /* A failed open is remembered for a while, so every request does not retry (and wait)

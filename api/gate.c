@@ -246,8 +246,7 @@ static void linger_close(struct api_gate *g, int fd)
     g->linger[g->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
 }
 
-int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code,
-                        const char *msg)
+int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg)
 {
     char body[512];
     int blen, rlen;
@@ -338,8 +337,7 @@ static void hand_over_tls(struct api_gate *g, size_t i)
 
     addr_text(p.a, who, sizeof(who));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
-        rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who,
-               strerror(errno));
+        rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
         refuse(g, i, 503, "busy", "the server is at its connection limit");
         return;
     }
@@ -382,8 +380,7 @@ static int examine_tls(struct api_gate *g, size_t i)
         }
         if (r < 0) {
             addr_text(p->a, who, sizeof(who));
-            api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who,
-                                 gnutls_strerror(r));
+            api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
             drop_pending(g, i, 1);
             return 1;
         }
@@ -391,8 +388,8 @@ static int examine_tls(struct api_gate *g, size_t i)
         p->events = POLLIN;
     }
     while (p->head_len <= API_MAX_HEAD) {
-        ssize_t n = gnutls_record_recv(p->tls, p->head + p->head_len,
-                                       API_MAX_HEAD + 1 - p->head_len);
+        ssize_t n =
+            gnutls_record_recv(p->tls, p->head + p->head_len, API_MAX_HEAD + 1 - p->head_len);
         if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED)
             break;
         if (n <= 0) {
@@ -578,8 +575,10 @@ static void *gate_main(void *arg)
             if (now - g->pend[i].since_ms > limit && g->o.tls && !g->pend[i].handshaken) {
                 char who[64];
                 addr_text(g->pend[i].a, who, sizeof(who));
-                api_gate_log_request(g, "http: %s: no TLS handshake within header_timeout: "
-                                        "connection closed", who);
+                api_gate_log_request(g,
+                                     "http: %s: no TLS handshake within header_timeout: "
+                                     "connection closed",
+                                     who);
                 drop_pending(g, i, 1); /* nothing to say it in */
                 continue;
             }
@@ -615,9 +614,9 @@ static void *gate_main(void *arg)
                     timeout = (int)(g->pend[i].quiet_until_ms - now);
                 continue;
             }
-            pfd[n] = (struct pollfd){.fd = g->pend[i].fd,
-                                     .events = g->pend[i].tls ? g->pend[i].events
-                                                              : POLLIN | POLLRDHUP};
+            pfd[n] =
+                (struct pollfd){.fd = g->pend[i].fd,
+                                .events = g->pend[i].tls ? g->pend[i].events : POLLIN | POLLRDHUP};
             idx[n++] = i;
         }
         nfds_t first_linger = n;
@@ -683,8 +682,8 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         t->since_ms = mono_ms();
         struct sockaddr_storage own;
         socklen_t own_len = sizeof(own);
-        t->counted = getsockname(t->fd, (struct sockaddr *)&own, &own_len) < 0 ||
-                     own.ss_family != AF_UNIX;
+        t->counted =
+            getsockname(t->fd, (struct sockaddr *)&own, &own_len) < 0 || own.ss_family != AF_UNIX;
         pthread_mutex_lock(&g->mu);
         if (t->counted) {
             struct addr_count *c = count_of(g, t->a, 1);

@@ -16,7 +16,7 @@
 #include "api/api-private.h"
 #include "api/tls.h"
 
-#define RELAY_OUT   16384 /* one TLS record's worth of libmicrohttpd's answer at a time */
+#define RELAY_OUT       16384 /* one TLS record's worth of libmicrohttpd's answer at a time */
 #define RELAY_LINGER_MS 2000
 
 struct api_tls {
@@ -55,8 +55,8 @@ int api_tls_new(const char *cert_pem, const char *key_pem, struct api_tls **out,
     return 0;
 
 fail:
-    snprintf(err, errlen, "tls_cert and tls_key: %s%s%s", gnutls_strerror(r),
-             where ? " at " : "", where ? where : "");
+    snprintf(err, errlen, "tls_cert and tls_key: %s%s%s", gnutls_strerror(r), where ? " at " : "",
+             where ? where : "");
     api_tls_free(t);
     return -EINVAL;
 }
@@ -125,8 +125,8 @@ struct relay {
     int tls_fd, app_fd;
     unsigned char a[16];
     char who[64];
-    int64_t active_ms;           /* when something last moved */
-    char in[API_MAX_HEAD + 1];   /* api_head_check() judges a head of up to API_MAX_HEAD */
+    int64_t active_ms;         /* when something last moved */
+    char in[API_MAX_HEAD + 1]; /* api_head_check() judges a head of up to API_MAX_HEAD */
     size_t in_len, approved;
     unsigned long long body_left; /* of the request being sent on, beyond `approved` */
     int client_eof;               /* nothing more comes from the client */
@@ -135,8 +135,8 @@ struct relay {
     struct api_head verdict;
     char out[RELAY_OUT];
     size_t out_len, out_off;
-    int send_blocked; /* gnutls_record_send() said EAGAIN: wait for POLLOUT */
-    int app_eof;      /* libmicrohttpd closed its end */
+    int send_blocked;     /* gnutls_record_send() said EAGAIN: wait for POLLOUT */
+    int app_eof;          /* libmicrohttpd closed its end */
     int64_t linger_until; /* TLS done, the socket half-closed: read until the client closes */
 };
 
@@ -385,8 +385,8 @@ static void *relays_main(void *arg)
             if (want(rs->all[i], &pfd[1 + 2 * i], &pfd[2 + 2 * i]))
                 timeout = 0;
             if (rs->all[i]->linger_until && rs->all[i]->linger_until - now < timeout)
-                timeout = (int)(rs->all[i]->linger_until > now ? rs->all[i]->linger_until - now
-                                                                 : 0);
+                timeout =
+                    (int)(rs->all[i]->linger_until > now ? rs->all[i]->linger_until - now : 0);
         }
         if (poll(pfd, 1 + 2 * rs->n, timeout) < 0 && errno != EINTR)
             break;
