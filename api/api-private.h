@@ -15,7 +15,7 @@
 
 #define API_MAX_HEADERS  (32 * 1024) /* per-connection memory: request line and headers */
 #define API_MAX_ARG      512         /* one query parameter's value */
-/* HTTPS (GnuTLS priority string): TLS 1.2 and 1.3 only; AEAD ciphers only (AES-GCM,
+/* HTTPS (GnuTLS priority string, api/tls.c): TLS 1.2 and 1.3 only; AEAD ciphers only (AES-GCM,
  * ChaCha20-Poly1305: no CBC, RC4 or 3DES); key exchange with forward secrecy only (ECDHE; no
  * static RSA); the server's order of preference wins. README.md says the same. */
 #define API_TLS_PRIORITIES                                                                     \
@@ -30,14 +30,16 @@
 #define API_CACHE_ENTRIES 64
 #define API_CACHE_BYTES   (16 << 20)
 
-/* The front door (api/gate.c): accepts, limits per address, checks plain-HTTP request heads
- * and bounds the time a request may take to arrive. */
+/* The front door (api/gate.c): accepts, limits per address, terminates TLS, checks request
+ * heads and bounds the time a request may take to arrive. */
 struct api_gate;
+struct api_tls;
 struct api_gate_opts {
-    int listen_fd; /* borrowed */
-    int tls;       /* HTTPS: heads are encrypted, libmicrohttpd checks them */
+    int listen_fd;       /* borrowed */
+    struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */
     unsigned max_connections, max_per_address;
     int head_timeout_s;
+    int idle_timeout_s; /* HTTPS: a relay where nothing moves this long is closed */
 };
 int api_gate_new(const struct api_gate_opts *o, struct api_gate **out);
 int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd); /* starts accepting */
@@ -50,6 +52,11 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
  * deadline starts. */
 void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn);
 void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
+/* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
+void api_gate_release(struct api_gate *g, const unsigned char a[16]);
+/* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
+ * in buf; its length, or -1 when it does not fit. */
+int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);
 /* One short line about a refused request, rate-limited (10 a minute). */
 void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -64,7 +71,7 @@ struct api_server {
     char *token;    /* owned, NULL: writes refused */
     size_t token_len;
     int auth_all;
-    char *cert_pem, *key_pem; /* owned; libmicrohttpd reads them for its whole life */
+    struct api_tls *tls_ctx;  /* owned; HTTPS (tls set): api/tls.h */
     pthread_key_t db_key;     /* each HTTP thread's struct db */
     int db_key_made;
     /* A failed open is remembered for a while, so every request does not retry (and wait)
@@ -84,8 +91,7 @@ struct api_req {
     const char *path_arg; /* what follows a route ending in '/', e.g. the fingerprint */
     struct vsl_buf body;
     int too_big;
-    int started;    /* the access handler has seen this request */
-    int nul_in_url; /* %00 in the raw URL, which libmicrohttpd would silently cut */
+    int started; /* the access handler has seen this request */
     /* Why a parameter was refused, for api_fail(). */
     unsigned fail_status;
     const char *fail_code;

@@ -1,10 +1,11 @@
 /* The front door of the HTTP server: one thread accepts every connection, counts them per client
- * address, and holds a plain-HTTP connection until its request head has arrived whole (peeked,
- * so libmicrohttpd still reads it), within a deadline. A head that libmicrohttpd would answer
- * with its own HTML page, or mishandle, is answered here in JSON; good ones are handed over with
- * MHD_add_connection(). The same thread shuts connections whose next request does not arrive
- * whole in time, which libmicrohttpd's idle timeout alone allows (a header line every few
- * seconds keeps it forever). */
+ * address, and holds it until its request head has arrived whole, within a deadline: peeked over
+ * plain HTTP, so libmicrohttpd still reads it; over HTTPS after the TLS handshake, decrypted
+ * here (api/tls.c). A head that libmicrohttpd would answer with its own HTML page, or mishandle,
+ * is answered here in JSON; good ones are handed over with MHD_add_connection(), an HTTPS one
+ * as a socketpair whose other end a relay (api/tls.c) serves. The same thread shuts connections
+ * whose next request does not arrive whole in time, which libmicrohttpd's idle timeout alone
+ * allows (a header line every few seconds keeps it forever). */
 #define _GNU_SOURCE /* accept4, pipe2, POLLRDHUP */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "api/api-private.h"
+#include "api/tls.h"
 #include "util/log.h"
 
 #define ACCEPT_BATCH 64
@@ -43,6 +45,14 @@ struct pending {
     int64_t since_ms;
     int64_t quiet_until_ms;
     size_t peeked;
+    /* HTTPS, once the first byte was a TLS handshake record: the session, whether its
+     * handshake is done, what poll() waits for meanwhile, and the plaintext read so far (a
+     * buffer of API_MAX_HEAD + 1). */
+    gnutls_session_t tls;
+    int handshaken;
+    short events;
+    char *head;
+    size_t head_len;
 };
 
 /* A connection libmicrohttpd holds (its socket_context), for the request deadline. */
@@ -53,6 +63,7 @@ struct tracked {
     int waiting;      /* for (the rest of) a request: the deadline runs */
     int64_t since_ms; /* when the wait started */
     int shut;
+    int counted; /* in counts: not a relay's end, whose relay holds its client's place */
 };
 
 struct ratelimit {
@@ -74,7 +85,8 @@ struct api_gate {
     unsigned total;
     struct tracked *tracked;
 
-    struct pending *pend; /* the gate thread's own */
+    struct api_relays *relays; /* HTTPS */
+    struct pending *pend;      /* the gate thread's own */
     size_t n_pend;
     /* Answered with an error and half-closed: read until the client closes (or LINGER_MS),
      * because closing a socket with unread bytes resets it and can destroy the answer. */
@@ -189,6 +201,13 @@ static void release(struct api_gate *g, const unsigned char a[16])
     }
 }
 
+void api_gate_release(struct api_gate *g, const unsigned char a[16])
+{
+    pthread_mutex_lock(&g->mu);
+    release(g, a);
+    pthread_mutex_unlock(&g->mu);
+}
+
 /* ---- answers ------------------------------------------------------------------------------- */
 
 static const char *reason(unsigned status)
@@ -227,23 +246,37 @@ static void linger_close(struct api_gate *g, int fd)
     g->linger[g->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
 }
 
-/* Writes a complete JSON error answer and closes (lingering). */
-static void answer_and_close(struct api_gate *g, int fd, unsigned status, const char *code,
-                             const char *msg)
+int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg)
 {
-    char body[512], resp[1024];
+    char body[512];
     int blen, rlen;
 
     /* Messages are fixed texts of api/head.c and this file: nothing to escape. */
     blen = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
                     msg);
-    rlen = snprintf(resp, sizeof(resp),
+    rlen = snprintf(buf, size,
                     "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
                     "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n"
                     "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
                     status, reason(status), blen, body);
-    if (rlen > 0 && (size_t)rlen < sizeof(resp))
+    return rlen > 0 && (size_t)rlen < size ? rlen : -1;
+}
+
+/* Writes a complete JSON error answer, over TLS when tls is a session (then deinited), and
+ * closes (lingering). */
+static void answer_and_close(struct api_gate *g, int fd, gnutls_session_t tls, unsigned status,
+                             const char *code, const char *msg)
+{
+    char resp[1024];
+    int rlen = api_gate_error_text(resp, sizeof(resp), status, code, msg);
+
+    if (tls) {
+        if (rlen > 0)
+            api_tls_answer(tls, resp, (size_t)rlen);
+        gnutls_deinit(tls);
+    } else if (rlen > 0) {
         (void)!send(fd, resp, (size_t)rlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     linger_close(g, fd);
 }
 
@@ -255,9 +288,13 @@ static void drop_pending(struct api_gate *g, size_t i, int close_fd)
 
     if (close_fd)
         close(p->fd);
-    pthread_mutex_lock(&g->mu);
-    release(g, p->a);
-    pthread_mutex_unlock(&g->mu);
+    if (p->tls)
+        gnutls_deinit(p->tls);
+    if (p->head) {
+        explicit_bzero(p->head, p->head_len); /* it may hold a bearer token */
+        free(p->head);
+    }
+    api_gate_release(g, p->a);
     g->pend[i] = g->pend[--g->n_pend];
 }
 
@@ -279,12 +316,103 @@ static void hand_over(struct api_gate *g, size_t i)
 static void refuse(struct api_gate *g, size_t i, unsigned status, const char *code,
                    const char *msg)
 {
+    struct pending *p = &g->pend[i];
     char who[64];
 
-    addr_text(g->pend[i].a, who, sizeof(who));
+    addr_text(p->a, who, sizeof(who));
     api_gate_log_request(g, "http: %s: %u %s", who, status, msg);
-    answer_and_close(g, g->pend[i].fd, status, code, msg);
+    answer_and_close(g, p->fd, p->tls, status, code, msg);
+    p->tls = NULL;
     drop_pending(g, i, 0);
+}
+
+/* An HTTPS connection whose first head is good: libmicrohttpd gets one end of a socketpair,
+ * with the client's address (its log and the counts stay right), and a relay the other. The
+ * relay keeps the client's place in the counts until it ends. */
+static void hand_over_tls(struct api_gate *g, size_t i)
+{
+    struct pending p = g->pend[i];
+    int sp[2];
+    char who[64];
+
+    addr_text(p.a, who, sizeof(who));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
+        rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
+        refuse(g, i, 503, "busy", "the server is at its connection limit");
+        return;
+    }
+    g->pend[i] = g->pend[--g->n_pend]; /* the relay owns its session, socket and count */
+    if (MHD_add_connection(g->mhd, sp[1], (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
+        /* libmicrohttpd closed sp[1]. */
+        rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
+        close(sp[0]);
+        answer_and_close(g, p.fd, p.tls, 503, "busy", "the server is at its connection limit");
+        api_gate_release(g, p.a);
+    } else {
+        (void)api_relay_add(g->relays, p.tls, p.fd, sp[0], p.a, who, p.head, p.head_len);
+    }
+    explicit_bzero(p.head, p.head_len); /* it may hold a bearer token */
+    free(p.head);
+}
+
+/* Handshake, then reading and judging the first head, on HTTPS pending connection i. Returns 1
+ * when it left the list. */
+static int examine_tls(struct api_gate *g, size_t i)
+{
+    struct pending *p = &g->pend[i];
+    struct api_head h;
+    char who[64];
+    int r;
+
+    if (!p->tls) {
+        p->tls = api_tls_session(g->o.tls, p->fd);
+        p->head = malloc(API_MAX_HEAD + 1);
+        if (!p->tls || !p->head) {
+            drop_pending(g, i, 1);
+            return 1;
+        }
+    }
+    if (!p->handshaken) {
+        r = gnutls_handshake(p->tls);
+        if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) {
+            p->events = gnutls_record_get_direction(p->tls) ? POLLOUT : POLLIN;
+            return 0;
+        }
+        if (r < 0) {
+            addr_text(p->a, who, sizeof(who));
+            api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
+            drop_pending(g, i, 1);
+            return 1;
+        }
+        p->handshaken = 1;
+        p->events = POLLIN;
+    }
+    while (p->head_len <= API_MAX_HEAD) {
+        ssize_t n =
+            gnutls_record_recv(p->tls, p->head + p->head_len, API_MAX_HEAD + 1 - p->head_len);
+        if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED)
+            break;
+        if (n <= 0) {
+            drop_pending(g, i, 1); /* closed, or broken, before a whole request */
+            return 1;
+        }
+        p->head_len += (size_t)n;
+    }
+    switch (api_head_check(p->head, p->head_len, &h)) {
+    case API_HEAD_OK:
+        hand_over_tls(g, i);
+        return 1;
+    case API_HEAD_REFUSE:
+        refuse(g, i, h.status, h.code, h.message);
+        return 1;
+    case API_HEAD_GARBAGE:
+        addr_text(p->a, who, sizeof(who));
+        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
+        drop_pending(g, i, 1);
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* Looks at what arrived on pending connection i. Returns 1 when it left the list. */
@@ -292,9 +420,12 @@ static int examine(struct api_gate *g, size_t i, short revents)
 {
     struct pending *p = &g->pend[i];
     struct api_head h;
-    ssize_t n = recv(p->fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+    ssize_t n;
     char who[64];
 
+    if (p->tls)
+        return examine_tls(g, i);
+    n = recv(p->fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
     if (n <= 0) {
@@ -302,10 +433,10 @@ static int examine(struct api_gate *g, size_t i, short revents)
         return 1;
     }
     if (g->o.tls) {
-        /* A TLS handshake starts with a handshake record (22); libmicrohttpd takes it from
-         * there. Plain HTTP sent to the HTTPS port is told so. */
+        /* A TLS handshake starts with a handshake record (22). Plain HTTP sent to the HTTPS
+         * port is told so. */
         if (g->buf[0] == 0x16) {
-            hand_over(g, i);
+            return examine_tls(g, i);
         } else if (g->buf[0] >= 'A' && g->buf[0] <= 'Z') {
             refuse(g, i, 400, "bad_request", "this server speaks HTTPS");
         } else {
@@ -382,10 +513,15 @@ static void accept_some(struct api_gate *g)
             else
                 rl_log(&g->rl_limits, "http: %u connections (max_connections): refusing %s",
                        g->o.max_connections, who);
-            answer_and_close(g, p.fd, status,
-                             status == 429 ? "too_many_connections" : "busy",
-                             status == 429 ? "too many connections from your address"
-                                           : "the server is at its connection limit");
+            /* Over HTTPS an answer would need a handshake, which is what the limit spares:
+             * the connection is closed. */
+            if (g->o.tls)
+                linger_close(g, p.fd);
+            else
+                answer_and_close(g, p.fd, NULL, status,
+                                 status == 429 ? "too_many_connections" : "busy",
+                                 status == 429 ? "too many connections from your address"
+                                               : "the server is at its connection limit");
             continue;
         }
         g->pend[g->n_pend++] = p;
@@ -436,6 +572,16 @@ static void *gate_main(void *arg)
 
         /* Requests that did not arrive in time: 408 and closed. */
         for (size_t i = 0; i < g->n_pend;) {
+            if (now - g->pend[i].since_ms > limit && g->o.tls && !g->pend[i].handshaken) {
+                char who[64];
+                addr_text(g->pend[i].a, who, sizeof(who));
+                api_gate_log_request(g,
+                                     "http: %s: no TLS handshake within header_timeout: "
+                                     "connection closed",
+                                     who);
+                drop_pending(g, i, 1); /* nothing to say it in */
+                continue;
+            }
             if (now - g->pend[i].since_ms > limit) {
                 refuse(g, i, 408, "request_timeout",
                        "the request did not arrive whole within header_timeout");
@@ -468,7 +614,9 @@ static void *gate_main(void *arg)
                     timeout = (int)(g->pend[i].quiet_until_ms - now);
                 continue;
             }
-            pfd[n] = (struct pollfd){.fd = g->pend[i].fd, .events = POLLIN | POLLRDHUP};
+            pfd[n] =
+                (struct pollfd){.fd = g->pend[i].fd,
+                                .events = g->pend[i].tls ? g->pend[i].events : POLLIN | POLLRDHUP};
             idx[n++] = i;
         }
         nfds_t first_linger = n;
@@ -532,11 +680,17 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         t->fd = fd->connect_fd;
         t->waiting = 1;
         t->since_ms = mono_ms();
+        struct sockaddr_storage own;
+        socklen_t own_len = sizeof(own);
+        t->counted =
+            getsockname(t->fd, (struct sockaddr *)&own, &own_len) < 0 || own.ss_family != AF_UNIX;
         pthread_mutex_lock(&g->mu);
-        struct addr_count *c = count_of(g, t->a, 1);
-        if (c)
-            c->n++;
-        g->total++;
+        if (t->counted) {
+            struct addr_count *c = count_of(g, t->a, 1);
+            if (c)
+                c->n++;
+            g->total++;
+        }
         t->next = g->tracked;
         if (g->tracked)
             g->tracked->prev = t;
@@ -554,7 +708,8 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         g->tracked = t->next;
     if (t->next)
         t->next->prev = t->prev;
-    release(g, t->a);
+    if (t->counted)
+        release(g, t->a);
     pthread_mutex_unlock(&g->mu);
     free(t);
     *socket_context = NULL;
@@ -608,6 +763,11 @@ int api_gate_new(const struct api_gate_opts *o, struct api_gate **out)
         return -ENOMEM;
     }
     pthread_mutex_init(&g->mu, NULL);
+    /* The relays count in max_connections from their accept to their end: never more. */
+    if (o->tls && api_relays_new(g, o->max_connections, o->idle_timeout_s, &g->relays) < 0) {
+        api_gate_free(g);
+        return -ENOMEM;
+    }
     *out = g;
     return 0;
 }
@@ -623,15 +783,19 @@ int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd)
 
 void api_gate_stop(struct api_gate *g)
 {
-    if (!g || !g->running)
+    if (!g)
         return;
-    (void)!write(g->wake[1], "x", 1);
-    pthread_join(g->thread, NULL);
-    g->running = 0;
+    if (g->running) {
+        (void)!write(g->wake[1], "x", 1);
+        pthread_join(g->thread, NULL);
+        g->running = 0;
+    }
     while (g->n_pend)
         drop_pending(g, g->n_pend - 1, 1);
     while (g->n_linger)
         close(g->linger[--g->n_linger].fd);
+    api_relays_free(g->relays); /* libmicrohttpd sees its ends close */
+    g->relays = NULL;
 }
 
 void api_gate_free(struct api_gate *g)

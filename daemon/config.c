@@ -152,7 +152,7 @@ static const struct opt options[] = {
      "Simultaneous connections from one client address; past it 429. Raise it behind a "
      "reverse proxy."},
     {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600, "10",
-     "Seconds a request may take to arrive whole; then 408 (or the HTTPS connection closes)."},
+     "Seconds a request may take to arrive whole; then 408 (a kept-alive connection closes)."},
     {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "30",
      "Seconds a connection may stay silent while a request or answer is in flight."},
     {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1, "false",

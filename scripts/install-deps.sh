@@ -11,7 +11,7 @@ apt-get install -y -q --no-install-recommends \
     build-essential meson ninja-build pkg-config \
     libcurl4-openssl-dev libssl-dev libxml2-dev libsqlite3-dev libinih-dev libjansson-dev \
     zlib1g-dev \
-    libmicrohttpd-dev libcmocka-dev libsystemd-dev scdoc bash-completion \
+    libmicrohttpd-dev libgnutls28-dev libcmocka-dev libsystemd-dev scdoc bash-completion \
     golang-go golang-github-vmware-govmomi-dev \
     python3 python3-pytest python3-aiosmtpd sqlite3 curl ca-certificates openssl
 # Node.js runs the independent validators of the test suite; keep a newer one if present.
