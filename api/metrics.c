@@ -160,7 +160,10 @@ static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, s
     for (size_t g = 0; rc == 0 && g < sizeof(vc_gauges) / sizeof(vc_gauges[0]); g++) {
         rc = head(b, vc_gauges[g].name, vc_gauges[g].help);
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            const char *const labels[] = {"vcenter", st[i].name, NULL};
+            /* An [array NAME] is polled like a vCenter, but is not one: its own label, so
+             * that dashboards and alerts can tell them apart (dist/prometheus). */
+            const char *const labels[] = {st[i].type[0] ? "array" : "vcenter", st[i].name,
+                                          NULL};
             char number[32];
             int has;
             double v = vc_value((enum vc_gauge)g, &st[i], now, &has);

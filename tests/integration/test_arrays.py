@@ -253,6 +253,11 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert [d for d in dss if d['name'] == 'ds-lab-01'][0]['pools'] == []
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
+        # In /metrics the array is an "array", not a "vcenter" (the alert rules tell them apart).
+        metrics = srv.get('/metrics').body
+        assert 'vslint_poll_success{array="unity1"} 1' in metrics.splitlines(), metrics[:3000]
+        assert 'vslint_poll_success{vcenter="lab"} 1' in metrics.splitlines()
+        assert 'vcenter="unity1"' not in metrics
         # The array fails: stale, one error, backing off; its pools and the vCenter stay.
         unity.control(fault='drop', at='0')
         try:
