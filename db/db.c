@@ -579,8 +579,8 @@ static int same_columns(struct db *db, enum db_table t)
 }
 
 /* The copy of table t from its staging table: "SELECT *" when the columns line up, which lets
- * SQLite copy the staged b-trees page by page into an empty table (10x faster than row by
- * row on 100,000 LUN paths), else the columns named one by one. */
+ * SQLite copy the staged records and index entries as they are, in order, into an empty
+ * table, instead of decoding and re-encoding each row; else the columns named one by one. */
 static int prepare_copy(struct db *db, enum db_table t, sqlite3_stmt **out)
 {
     char sql[160];
