@@ -20,6 +20,9 @@ struct vim_xml {
     void *ctx;
     size_t pending, max_pending;
     int skip; /* depth inside a subtree left out of the tree (0: not in one) */
+    /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
+     * names and namespace URIs over interned, so a pointer comparison tells them apart. */
+    const xmlChar *skip_names[4], *vim_ns;
     int err;  /* first error from a callback or a limit */
     char msg[512];
 };
@@ -34,12 +37,14 @@ struct vim_xml {
 static const char *const skipped[] = {"durableName", "alternateName", "standardInquiry",
                                       "descriptor"};
 
-static int skipped_name(const xmlChar *localname, const xmlChar *uri)
+#define NSKIPPED (sizeof(skipped) / sizeof(skipped[0]))
+
+static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const xmlChar *uri)
 {
-    if (!uri || strcmp((const char *)uri, VIM_NS))
+    if (!uri || uri != x->vim_ns)
         return 0;
-    for (size_t i = 0; i < sizeof(skipped) / sizeof(skipped[0]); i++)
-        if (!strcmp((const char *)localname, skipped[i]))
+    for (size_t i = 0; i < NSKIPPED; i++)
+        if (localname == x->skip_names[i])
             return 1;
     return 0;
 }
@@ -57,7 +62,7 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     }
     /* Only below an emitted element (nodeNr is the depth of the parent): an envelope, a fault
      * or a document read whole keeps every element. */
-    if (x->fn && ctxt->nodeNr >= x->emit_depth && skipped_name(localname, uri)) {
+    if (x->fn && ctxt->nodeNr >= x->emit_depth && skipped_name(x, localname, uri)) {
         x->skip = 1;
         return;
     }
@@ -174,6 +179,11 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     }
     xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
     x->ctxt->_private = x;
+    _Static_assert(NSKIPPED == sizeof(x->skip_names) / sizeof(x->skip_names[0]), "skip_names");
+    /* NULL (no dictionary, no memory) matches no name: nothing is skipped. */
+    for (size_t i = 0; i < NSKIPPED; i++)
+        x->skip_names[i] = xmlDictLookup(x->ctxt->dict, (const xmlChar *)skipped[i], -1);
+    x->vim_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_NS, -1);
     x->emit_depth = emit_depth;
     x->fn = fn;
     x->ctx = ctx;
