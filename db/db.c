@@ -558,10 +558,11 @@ static int step_vcenter(struct db_snapshot *snap, sqlite3_stmt *st)
  * must not rest on that alone). 1 yes, 0 no, or an error. */
 static int same_columns(struct db *db, enum db_table t)
 {
-    static const char sql[] = "SELECT count(*) = (SELECT count(*) FROM pragma_table_xinfo(?1, "
-                              "'main')) FROM pragma_table_xinfo(?1, 'main') m JOIN "
-                              "pragma_table_xinfo(?2, 'temp') s ON s.cid = m.cid AND s.name = "
-                              "m.name AND s.hidden = 0 AND m.hidden = 0";
+    static const char sql[] =
+        "SELECT count(*) = (SELECT count(*) FROM pragma_table_xinfo(?1, 'main')) AND count(*) = "
+        "(SELECT count(*) FROM pragma_table_xinfo(?2, 'temp')) FROM pragma_table_xinfo(?1, "
+        "'main') m JOIN pragma_table_xinfo(?2, 'temp') s ON s.cid = m.cid AND s.name = m.name "
+        "AND s.hidden = 0 AND m.hidden = 0";
     char stage[96];
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL), r;
@@ -596,6 +597,8 @@ static int prepare_copy(struct db *db, enum db_table t, sqlite3_stmt **out)
                      db_table_name(t), db_table_name(t));
             r = prepare(db, &db->xfer[t], sql);
         } else {
+            log_debug("db: %s: its columns differ from the staging table's, copied by name",
+                      db_table_name(t));
             r = prepare_built(db, &db->copy[t], t, copy_sql);
         }
         if (r < 0)
