@@ -592,8 +592,8 @@ static int prepare_copy(struct db *db, enum db_table t, sqlite3_stmt **out)
         if (r < 0)
             return r;
         if (r == 1) {
-            snprintf(sql, sizeof(sql), "INSERT INTO main.%s SELECT * FROM temp." DB_STAGE_PREFIX
-                                       "%s",
+            snprintf(sql, sizeof(sql),
+                     "INSERT INTO main.%s SELECT * FROM temp." DB_STAGE_PREFIX "%s",
                      db_table_name(t), db_table_name(t));
             r = prepare(db, &db->xfer[t], sql);
         } else {

@@ -383,8 +383,8 @@ int db_stage_ddl(struct vsl_buf *b)
         for (int t = 0; t < T_NTABLES && n > 0 && r == 0; t++) {
             if (strlen(db_tables[t].name) != n || strncmp(db_tables[t].name, on, n))
                 continue;
-            r = vsl_buf_printf(b, "CREATE INDEX temp." DB_STAGE_PREFIX "%s ON " DB_STAGE_PREFIX
-                                  "%s;",
+            r = vsl_buf_printf(b,
+                               "CREATE INDEX temp." DB_STAGE_PREFIX "%s ON " DB_STAGE_PREFIX "%s;",
                                db_indexes[i].name, on);
         }
     }

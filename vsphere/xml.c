@@ -23,7 +23,7 @@ struct vim_xml {
     /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
      * names and namespace URIs over interned, so a pointer comparison tells them apart. */
     const xmlChar *skip_names[4], *vim_ns;
-    int err;  /* first error from a callback or a limit */
+    int err; /* first error from a callback or a limit */
     char msg[512];
 };
 
