@@ -30,6 +30,9 @@ struct db {
     sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
     sqlite3_stmt *copy_keep[T_NTABLES]; /* the same, replacing rows of the same key (updates) */
     sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
+    sqlite3_stmt *others[T_NTABLES]; /* whether the table holds another vCenter's rows */
+    sqlite3_stmt *trunc[T_NTABLES];  /* empties the table (it holds only this vCenter's) */
+    sqlite3_stmt *xfer[T_NTABLES];   /* the copy as SELECT *, when the columns line up */
     /* The inventory pages' statements (db/pages.c), prepared on first use: [kind][filtered by
      * vCenter][part], and the counts [kind]. All owned. */
     sqlite3_stmt *page[DB_NPAGE_KINDS][2][2];

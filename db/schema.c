@@ -374,6 +374,20 @@ int db_stage_ddl(struct vsl_buf *b)
 
     for (int i = 0; i < T_NTABLES && r == 0; i++)
         r = add_create_table(b, &db_tables[i], db_schema_version(), "temp." DB_STAGE_PREFIX);
+    /* The inventory tables' indexes too: SQLite copies a staged table into an empty table
+     * page by page (its "transfer optimization") only when the source has every index the
+     * destination has. */
+    for (int i = 0; i < db_nindexes && r == 0; i++) {
+        const char *on = db_indexes[i].on, *paren = strchr(on, '(');
+        size_t n = paren ? (size_t)(paren - on) : 0;
+        for (int t = 0; t < T_NTABLES && n > 0 && r == 0; t++) {
+            if (strlen(db_tables[t].name) != n || strncmp(db_tables[t].name, on, n))
+                continue;
+            r = vsl_buf_printf(b,
+                               "CREATE INDEX temp." DB_STAGE_PREFIX "%s ON " DB_STAGE_PREFIX "%s;",
+                               db_indexes[i].name, on);
+        }
+    }
     return r;
 }
 

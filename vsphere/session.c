@@ -200,9 +200,11 @@ int vim_destroy_view(struct vim_client *c, const char *view)
 
 /* The next page, fetched on a second connection while the current one is parsed: a
  * RetrieveResult carries its token before its objects, so the server can build page N+1 while
- * this side decodes and stores page N. The answer is buffered whole, which bounds memory by
- * the page size (max_objects), not by the size of the estate. */
-#define MAX_PAGE (512u << 20)
+ * this side decodes and stores page N. The fetch runs ahead by at most PREFETCH_AHEAD bytes
+ * and then waits for the parser, which takes the bytes as they come: memory is bounded by
+ * that, not by the page (a page of 500 hosts with 512 LUN paths each is 490 MB of XML). */
+#define PREFETCH_AHEAD (4u << 20)
+#define MAX_PAGE       (PREFETCH_AHEAD + (4u << 20)) /* past it: one write of curl's, at most */
 
 struct prefetch {
     struct vim_client *c;  /* the second connection; NULL: fetch pages in turn instead */
@@ -210,7 +212,12 @@ struct prefetch {
     pthread_t tid;
     int running;           /* a thread was started and not yet joined */
     char *token;           /* the token it continues; owned */
-    struct vsl_buf answer; /* the raw answer */
+    char *next;            /* a token seen while this one streams, fetched after it; owned */
+    pthread_mutex_t lock;  /* guards answer, done and stop */
+    pthread_cond_t cond;   /* bytes arrived, were taken, or the fetch ended or must stop */
+    struct vsl_buf answer; /* the bytes not yet taken by the parser */
+    int done;              /* the transfer ended: status and err are set */
+    int stop;              /* the parser gave up: the transfer is aborted */
     long status;
     int err;
 };
@@ -238,27 +245,63 @@ static int build_continue(struct vsl_buf *b, const char *collector, const char *
     return r;
 }
 
+/* The fetch's sink: waits while PREFETCH_AHEAD bytes are not taken yet. */
+static int prefetch_write(void *ctx, const char *data, size_t len)
+{
+    struct prefetch *pf = ctx;
+    int r;
+
+    pthread_mutex_lock(&pf->lock);
+    while (!pf->stop && pf->answer.len >= PREFETCH_AHEAD)
+        pthread_cond_wait(&pf->cond, &pf->lock);
+    r = pf->stop ? -ECANCELED : vsl_buf_add(&pf->answer, data, len);
+    pthread_cond_broadcast(&pf->cond);
+    pthread_mutex_unlock(&pf->lock);
+    return r;
+}
+
 static void *prefetch_main(void *arg)
 {
     struct prefetch *pf = arg;
     struct vsl_buf body;
+    long status = 0;
+    int err;
 
     vsl_buf_init(&body, 1u << 20);
-    pf->err = build_continue(&body, pf->collector, pf->token);
-    if (pf->err == 0)
-        pf->err = vim_fetch(pf->c, body.data, &pf->answer, &pf->status);
+    err = build_continue(&body, pf->collector, pf->token);
+    if (err == 0)
+        err = vim_fetch(pf->c, body.data, prefetch_write, pf, &status);
     vsl_buf_free(&body);
+    pthread_mutex_lock(&pf->lock);
+    pf->err = err;
+    pf->status = status;
+    pf->done = 1;
+    pthread_cond_broadcast(&pf->cond);
+    pthread_mutex_unlock(&pf->lock);
     return NULL;
 }
 
-/* Starts fetching the page after token; on any failure the page is simply fetched later. */
+/* Starts fetching the page after token; on any failure the page is simply fetched later.
+ * While a fetch runs, the token is kept for when it ends (a prefetched page holds the next
+ * page's token at its start). */
 static void prefetch_start(struct prefetch *pf, const char *token)
 {
-    if (!pf->c || pf->running || !(pf->token = strdup(token)))
+    char *t;
+
+    if (!pf->c || !(t = strdup(token)))
         return;
-    vsl_buf_init(&pf->answer, MAX_PAGE);
+    if (pf->running) {
+        free(pf->next);
+        pf->next = t;
+        return;
+    }
+    free(pf->token);
+    pf->token = t;
+    vsl_buf_reset(&pf->answer);
     pf->err = 0;
     pf->status = 0;
+    pf->done = 0;
+    pf->stop = 0;
     if (pthread_create(&pf->tid, NULL, prefetch_main, pf) == 0) {
         pf->running = 1;
         return;
@@ -267,20 +310,28 @@ static void prefetch_start(struct prefetch *pf, const char *token)
     pf->token = NULL;
 }
 
-/* Waits for a running prefetch. */
-static void prefetch_join(struct prefetch *pf)
+/* Waits for a running prefetch; stop: abort its transfer first. */
+static void prefetch_join(struct prefetch *pf, int stop)
 {
-    if (pf->running) {
-        pthread_join(pf->tid, NULL);
-        pf->running = 0;
+    if (!pf->running)
+        return;
+    if (stop) {
+        pthread_mutex_lock(&pf->lock);
+        pf->stop = 1;
+        pthread_cond_broadcast(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
     }
+    pthread_join(pf->tid, NULL);
+    pf->running = 0;
 }
 
 static void prefetch_clear(struct prefetch *pf)
 {
-    prefetch_join(pf);
+    prefetch_join(pf, 1);
     free(pf->token);
     pf->token = NULL;
+    free(pf->next);
+    pf->next = NULL;
     vsl_buf_free(&pf->answer);
 }
 
@@ -362,6 +413,73 @@ static int page_lost(struct vim_client *c, int reconnected)
     return -VSL_ERETRY;
 }
 
+/* Parses the prefetched page as it arrives. When its transfer ends, the next page's fetch
+ * starts at once (its token came at the start of this page), while the last bytes are parsed. */
+static int parse_prefetched(struct page *pg)
+{
+    struct vim_client *c = pg->c;
+    struct prefetch *pf = &pg->pf;
+    struct vim_xml *x = NULL;
+    struct vsl_buf work;
+    long status = 0;
+    int r, err = 0, reconnected = 0, done = 0;
+
+    vsl_buf_init(&work, MAX_PAGE);
+    r = vim_answer_new(c, 5, on_page_elem, pg, &x);
+    while (r == 0 && !done) {
+        pthread_mutex_lock(&pf->lock);
+        while (!pf->done && pf->answer.len == 0)
+            pthread_cond_wait(&pf->cond, &pf->lock);
+        struct vsl_buf taken = pf->answer;
+        pf->answer = work;
+        work = taken;
+        done = pf->done;
+        pthread_cond_broadcast(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
+        if (done) {
+            /* How the transfer came out, read before the connection serves the next one
+             * (a page lost to a replaced connection went unnoticed otherwise). */
+            prefetch_join(pf, 0);
+            err = pf->err;
+            status = pf->status;
+            reconnected = pf->c->reconnected;
+            if (err < 0) {
+                memcpy(c->err, pf->c->err, sizeof(c->err));
+                memcpy(c->fault, pf->c->fault, sizeof(c->fault));
+                /* The same vCenter: it will not answer the cancel either. */
+                c->timed_out |= pf->c->timed_out;
+                break;
+            }
+            free(pf->token);
+            pf->token = NULL;
+            if (pf->next) {
+                char *next = pf->next;
+                pf->next = NULL;
+                prefetch_start(pf, next);
+                free(next);
+            }
+        }
+        if (work.len > 0)
+            r = vim_xml_feed(x, work.data, work.len);
+        vsl_buf_reset(&work);
+    }
+    vsl_buf_free(&work);
+    if (err < 0) {
+        vim_xml_free(x);
+        return err;
+    }
+    if (!done) {
+        /* The parser failed first: the transfer is no longer wanted. */
+        prefetch_join(pf, 1);
+        free(pf->token);
+        pf->token = NULL;
+    }
+    if (!x)
+        return r;
+    r = vim_answer_end(c, x, status, r, NULL);
+    return r == 0 ? page_lost(c, reconnected) : r;
+}
+
 /* The page after token: the prefetched answer when there is one, else fetched now. */
 static int next_page(struct page *pg, const char *token)
 {
@@ -369,40 +487,20 @@ static int next_page(struct page *pg, const char *token)
     struct prefetch *pf = &pg->pf;
     int r;
 
-    prefetch_join(pf);
-    if (!pf->token || strcmp(pf->token, token)) {
-        struct vsl_buf args;
-        vsl_buf_init(&args, 64 << 10);
-        r = vim_add_elem(&args, "token", token);
-        if (r == 0)
-            r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
-                           c->property_collector, args.data, 5, on_page_elem, pg, NULL);
-        vsl_buf_free(&args);
-        return r == 0 ? page_lost(c, c->reconnected) : r;
-    }
-    /* Take the answer and how it came out first: parsing it may start the next prefetch, which
-     * reuses the buffer and sets the connection's reconnected flag for its own transfer (a
-     * page lost to a replaced connection went unnoticed that way, one poll in a few dozen). */
-    struct vsl_buf answer = pf->answer;
-    long status = pf->status;
-    int err = pf->err, reconnected = pf->c->reconnected;
-    vsl_buf_init(&pf->answer, MAX_PAGE);
+    if (pf->token && !strcmp(pf->token, token) && pf->running)
+        return parse_prefetched(pg);
+    /* No prefetch of this page (none could be started): whatever runs is not wanted. */
+    prefetch_join(pf, 1);
     free(pf->token);
     pf->token = NULL;
-    if (err < 0) {
-        memcpy(c->err, pf->c->err, sizeof(c->err));
-        memcpy(c->fault, pf->c->fault, sizeof(c->fault));
-        /* The same vCenter: it will not answer the cancel either. */
-        c->timed_out |= pf->c->timed_out;
-        r = err;
-    } else {
-        r = vim_parse_answer(c, answer.data ? answer.data : "", answer.len, status, 5,
-                             on_page_elem, pg, NULL);
-        if (r == 0)
-            r = page_lost(c, reconnected);
-    }
-    vsl_buf_free(&answer);
-    return r;
+    struct vsl_buf args;
+    vsl_buf_init(&args, 64 << 10);
+    r = vim_add_elem(&args, "token", token);
+    if (r == 0)
+        r = vim_invoke(c, "ContinueRetrievePropertiesEx", "PropertyCollector",
+                       c->property_collector, args.data, 5, on_page_elem, pg, NULL);
+    vsl_buf_free(&args);
+    return r == 0 ? page_lost(c, c->reconnected) : r;
 }
 
 /* Runs RetrievePropertiesEx with the given objectSet XML, then follows tokens. */
@@ -417,6 +515,8 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     if (vim_client_clone(c, &pg.pf.c) < 0)
         pg.pf.c = NULL;
     pg.pf.collector = c->property_collector;
+    pthread_mutex_init(&pg.pf.lock, NULL);
+    pthread_cond_init(&pg.pf.cond, NULL);
     vsl_buf_init(&pg.pf.answer, MAX_PAGE);
     vsl_buf_init(&b, 1u << 20);
     r = vsl_buf_printf(&b, "<specSet><propSet><type>%s</type>", type);
@@ -443,6 +543,8 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
         free(token);
     }
     prefetch_clear(&pg.pf);
+    pthread_cond_destroy(&pg.pf.cond);
+    pthread_mutex_destroy(&pg.pf.lock);
     if (r < 0 && pg.token)
         cancel_token(c, pg.token);
     log_debug("%s: read %ld %s objects", c->url, pg.objects, type);

@@ -115,7 +115,9 @@ const char *vim_client_error(const struct vim_client *c)
 
 struct transfer {
     struct vim_client *c;
-    struct vim_xml *xml; /* NULL: collect into buf instead */
+    struct vim_xml *xml; /* NULL: hand the bytes to sink, or collect them into buf */
+    vim_sink_fn *sink;
+    void *sink_ctx;
     struct vsl_buf *buf;
     int err;
 };
@@ -131,7 +133,9 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         atomic_store(t->c->opts.activity_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     }
-    int r = t->xml ? vim_xml_feed(t->xml, p, len) : vsl_buf_add(t->buf, p, len);
+    int r = t->xml    ? vim_xml_feed(t->xml, p, len)
+            : t->sink ? t->sink(t->sink_ctx, p, len)
+                      : vsl_buf_add(t->buf, p, len);
     if (r < 0) {
         t->err = r;
         return 0; /* aborts the transfer */
@@ -311,31 +315,25 @@ int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emi
     return interpret(c, t.xml, status, r, out);
 }
 
-int vim_fetch(struct vim_client *c, const char *body, struct vsl_buf *answer, long *status)
+int vim_fetch(struct vim_client *c, const char *body, vim_sink_fn *sink, void *ctx, long *status)
 {
-    struct transfer t = {.c = c, .buf = answer};
-    int r = post(c, body, &t, status);
-    if (r == -VSL_ETOOBIG)
-        snprintf(c->err, sizeof(c->err),
-                 "%s: one page of the answer exceeds %zu bytes; lower max_objects", c->url,
-                 answer->max);
-    return r;
+    struct transfer t = {.c = c, .sink = sink, .sink_ctx = ctx};
+    return post(c, body, &t, status);
 }
 
-int vim_parse_answer(struct vim_client *c, const char *data, size_t len, long status,
-                     int emit_depth, vim_xml_emit_fn fn, void *ctx, struct vim_xml **out)
+int vim_answer_new(struct vim_client *c, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+                   struct vim_xml **x)
 {
-    struct vim_xml *x = NULL;
-    int r;
-
-    if (out)
-        *out = NULL;
     c->err[0] = '\0';
     c->fault[0] = '\0';
-    r = vim_xml_new(&x, emit_depth, fn, ctx, MAX_OBJECT);
-    if (r < 0)
-        return r;
-    r = vim_xml_feed(x, data, len);
+    return vim_xml_new(x, emit_depth, fn, ctx, MAX_OBJECT);
+}
+
+int vim_answer_end(struct vim_client *c, struct vim_xml *x, long status, int r,
+                   struct vim_xml **out)
+{
+    if (out)
+        *out = NULL;
     return interpret(c, x, status, r, out);
 }
 

@@ -66,13 +66,17 @@ int vim_call(struct vim_client *c, const char *body, int emit_depth, vim_xml_emi
              struct vim_xml **out);
 
 /* The two halves of vim_call(), for an answer fetched on one thread and parsed on another:
- * vim_fetch() POSTs body and collects the raw answer in answer (bounded by answer->max) with
- * its HTTP status; vim_parse_answer() parses it exactly as vim_call() would have (faults,
- * statuses, malformed XML), reporting errors in c. */
-struct vsl_buf;
-int vim_fetch(struct vim_client *c, const char *body, struct vsl_buf *answer, long *status);
-int vim_parse_answer(struct vim_client *c, const char *data, size_t len, long status,
-                     int emit_depth, vim_xml_emit_fn fn, void *ctx, struct vim_xml **out);
+ * vim_fetch() POSTs body and hands the raw answer to sink as it arrives (a negative return
+ * aborts the transfer with that error), and sets its HTTP status. The other side parses it
+ * exactly as vim_call() would have (faults, statuses, malformed XML), reporting errors in c:
+ * vim_answer_new() makes the parser, vim_xml_feed() takes the bytes, vim_answer_end() says
+ * what they were (r: the feeding's error, or 0) and frees x unless *out takes it. */
+typedef int vim_sink_fn(void *ctx, const char *data, size_t len);
+int vim_fetch(struct vim_client *c, const char *body, vim_sink_fn *sink, void *ctx, long *status);
+int vim_answer_new(struct vim_client *c, int emit_depth, vim_xml_emit_fn fn, void *ctx,
+                   struct vim_xml **x);
+int vim_answer_end(struct vim_client *c, struct vim_xml *x, long status, int r,
+                   struct vim_xml **out);
 
 /* The first element inside soapenv:Body of a parsed response (e.g. LoginResponse). */
 xmlNode *vim_response(struct vim_xml *x);

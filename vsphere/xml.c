@@ -19,9 +19,83 @@ struct vim_xml {
     vim_xml_emit_fn fn;
     void *ctx;
     size_t pending, max_pending;
+    int skip; /* depth inside a subtree left out of the tree (0: not in one) */
+    /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
+     * names and namespace URIs over interned, so a pointer comparison tells them apart. */
+    const xmlChar *skip_names[4], *vim_ns;
     int err; /* first error from a callback or a limit */
     char msg[512];
 };
+
+/* Properties of vSphere data objects that no decoder reads and that are most of a host's
+ * bytes: each SAN LUN's durableName, alternateName and standardInquiry are byte arrays sent
+ * as one <data> element per byte (about 90 elements a LUN), and its descriptor list repeats
+ * its ids. Inside an emitted object they are parsed (the document must still be well formed)
+ * but never built into the tree: at 200 hosts with 512 LUN paths each, that is half of the
+ * hosts' elements, and building and freeing the tree is most of a poll's time. A decoder
+ * that needs one of these must take it off this list (tests/unit/test_decode.c has a case). */
+static const char *const skipped[] = {"durableName", "alternateName", "standardInquiry",
+                                      "descriptor"};
+
+#define NSKIPPED (sizeof(skipped) / sizeof(skipped[0]))
+
+static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const xmlChar *uri)
+{
+    if (!uri || uri != x->vim_ns)
+        return 0;
+    for (size_t i = 0; i < NSKIPPED; i++)
+        if (localname == x->skip_names[i])
+            return 1;
+    return 0;
+}
+
+static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                          const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                          int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    struct vim_xml *x = ctxt->_private;
+
+    if (x->skip > 0) {
+        x->skip++;
+        return;
+    }
+    /* Only below an emitted element (nodeNr is the depth of the parent): an envelope, a fault
+     * or a document read whole keeps every element. */
+    if (x->fn && ctxt->nodeNr >= x->emit_depth && skipped_name(x, localname, uri)) {
+        x->skip = 1;
+        return;
+    }
+    xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
+                          nb_defaulted, attributes);
+}
+
+static void characters(void *ctx, const xmlChar *ch, int len)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    struct vim_xml *x = ctxt->_private;
+
+    if (x->skip == 0)
+        xmlSAX2Characters(ctx, ch, len);
+}
+
+static void cdata_block(void *ctx, const xmlChar *value, int len)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    struct vim_xml *x = ctxt->_private;
+
+    if (x->skip == 0)
+        xmlSAX2CDataBlock(ctx, value, len);
+}
+
+static void reference(void *ctx, const xmlChar *name)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    struct vim_xml *x = ctxt->_private;
+
+    if (x->skip == 0)
+        xmlSAX2Reference(ctx, name);
+}
 
 static void end_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                         const xmlChar *uri)
@@ -31,6 +105,14 @@ static void end_element(void *ctx, const xmlChar *localname, const xmlChar *pref
     xmlNode *cur = ctxt->node;
     int depth = ctxt->nodeNr;
 
+    if (x->skip > 0) {
+        if (--x->skip == 0) {
+            /* The text after the subtree goes to a new node, as after a freed object. */
+            ctxt->nodelen = 0;
+            ctxt->nodemem = 0;
+        }
+        return;
+    }
     xmlSAX2EndElementNs(ctx, localname, prefix, uri);
     if (x->err || !cur || depth != x->emit_depth || !x->fn)
         return;
@@ -81,7 +163,11 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     xmlSetGenericErrorFunc(NULL, quiet_generic);
     memset(&sax, 0, sizeof(sax));
     xmlSAXVersion(&sax, 2);
+    sax.startElementNs = start_element;
     sax.endElementNs = end_element;
+    sax.characters = characters;
+    sax.cdataBlock = cdata_block;
+    sax.reference = reference;
     sax.serror = (xmlStructuredErrorFunc)quiet_error;
     sax.error = NULL;
     sax.warning = NULL;
@@ -93,6 +179,11 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     }
     xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
     x->ctxt->_private = x;
+    _Static_assert(NSKIPPED == sizeof(x->skip_names) / sizeof(x->skip_names[0]), "skip_names");
+    /* NULL (no dictionary, no memory) matches no name: nothing is skipped. */
+    for (size_t i = 0; i < NSKIPPED; i++)
+        x->skip_names[i] = xmlDictLookup(x->ctxt->dict, (const xmlChar *)skipped[i], -1);
+    x->vim_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_NS, -1);
     x->emit_depth = emit_depth;
     x->fn = fn;
     x->ctx = ctx;

@@ -607,6 +607,51 @@ static void test_xsi_prefix(void **state)
     vim_xml_free(x);
 }
 
+/* Inside an object, the byte arrays no decoder reads (a LUN's durableName, alternateName,
+ * standardInquiry, descriptor) are parsed but left out of the tree; everything around them,
+ * the same names in another namespace, and the same names outside an object stay. */
+static int skip_seen(void *ctx, xmlNode *n)
+{
+    int *seen = ctx;
+    xmlNode *lun = vim_path(n, "propSet/val/ScsiLun");
+
+    (*seen)++;
+    if (vim_name_is(n, "descriptor")) {
+        assert_string_equal(vim_text(n), "outside");
+        return 1;
+    }
+    assert_null(vim_child(lun, "durableName"));
+    assert_null(vim_child(lun, "standardInquiry"));
+    assert_null(vim_child(lun, "alternateName"));
+    assert_null(vim_child(lun, "descriptor"));
+    assert_string_equal(vim_path_text(lun, "canonicalName"), "naa.6000");
+    assert_true(vim_path_bool(lun, "localDisk", -1) == 0);
+    assert_string_equal(vim_path_text(lun, "other/descriptor/id"), "kept");
+    assert_string_equal(vim_path_text(lun, "note"), "before after");
+    return 1;
+}
+
+static void test_skipped_subtrees(void **state)
+{
+    static const char doc[] =
+        "<e:Envelope xmlns:e=\"http://schemas.xmlsoap.org/soap/envelope/\"><e:Body>"
+        "<R xmlns=\"urn:vim25\"><returnval><descriptor>outside</descriptor>"
+        "<objects><obj type=\"HostSystem\">host-1</obj><propSet><name>lun</name><val>"
+        "<ScsiLun><descriptor><quality>highQuality</quality><id>naa.6000</id></descriptor>"
+        "<canonicalName>naa.6000</canonicalName><durableName><namespace>SERIALNUM</namespace>"
+        "<data>-77</data><data>72</data></durableName><standardInquiry>0</standardInquiry>"
+        "<standardInquiry>5</standardInquiry><note>before <alternateName><data>1</data>"
+        "</alternateName>after</note><localDisk>false</localDisk>"
+        "<other xmlns=\"urn:other\"><descriptor><id>kept</id></descriptor></other>"
+        "</ScsiLun></val></propSet></objects></returnval></R></e:Body></e:Envelope>";
+    struct vim_xml *x = NULL;
+    int seen = 0;
+
+    assert_int_equal(vim_xml_parse_all(doc, sizeof(doc) - 1, 5, skip_seen, &seen, &x), 0);
+    assert_int_equal(seen, 2); /* the <descriptor> and the <objects> at depth 5 */
+    vim_xml_free(x);
+}
+
 static void test_time(void **state)
 {
     int64_t t;
@@ -638,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
+        cmocka_unit_test(test_skipped_subtrees),
         cmocka_unit_test(test_edges_datastores), cmocka_unit_test(test_edges_hosts),
         cmocka_unit_test(test_edges_vms),        cmocka_unit_test(test_edges_satp_rules),
     };
