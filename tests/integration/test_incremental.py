@@ -134,6 +134,24 @@ def test_remove_a_vm(srv, vim, no_full_read):
           'its finding resolved', srv)
 
 
+def test_add_a_vm(srv, sim, no_full_read):
+    """A VM created in vCenter (the control endpoint registers it as the simulator's own
+    CreateVM_Task does) enters the inventory with its disks and its datastore's VM count, and
+    its finding opens: four disks on an LSI Logic controller want PVSCSI."""
+    ds = datastores(srv)['ds-lab-02']
+    assert 'vm-added' not in vms(srv)
+    sim.control('vm', name='vm-added', host='esx-san-1', datastore='ds-lab-02', disks=4, gib=40,
+                controller='lsilogic', format='thin')
+    vm = until(lambda: vms(srv).get('vm-added'), 'the new VM', srv)
+    assert vm['host'] == hosts(srv)['esx-san-1']['moref']
+    assert vm['power_state'] == 'poweredOn'
+    assert [(d['datastore'], d['capacity_bytes'], d['format']) for d in vm['disks']] == \
+        [(ds['moref'], 40 << 30, 'thin')] * 4
+    until(lambda: datastores(srv)['ds-lab-02']['vm_count'] == ds['vm_count'] + 1,
+          'the datastore counting it', srv)
+    until(lambda: open_findings(srv, 'pvscsi-controller', 'vm-added'), 'its finding', srv)
+
+
 def test_change_a_vmknic_mtu(srv, sim, no_full_read):
     # esx-iscsi-a: vmk1 at MTU 1500 on a vSwitch at 9000; jumbo frames end to end resolve it.
     assert open_findings(srv, 'iscsi-jumbo-frames', 'esx-iscsi-a')
