@@ -107,8 +107,13 @@ static const struct opt options[] = {
      "every full_every seconds."},
     {SECT_VCENTER, "full_every", OPT_INT, VC(full_every_s), 60, 31536000, "86400",
      "With incremental = true: seconds between full reads, the safety net that also re-reads "
-     "what the property collector cannot follow (alarms, folders, the per-host reads of hosts "
-     "that did not change)."},
+     "what the property collector cannot follow (alarms, folders; the per-host reads of hosts "
+     "that did not change have their own host_reads_every)."},
+    {SECT_VCENTER, "host_reads_every", OPT_INT, VC(host_reads_every_s), 10, 31536000, "3600",
+     "With incremental = true: seconds between the per-host reads (esxcli, advanced options, "
+     "iSCSI bindings) of hosts whose configuration did not change, which the property collector "
+     "cannot follow: every host is read again by moref at this interval, without a full read. "
+     "A host whose configuration changes is read again at once."},
     {SECT_ARRAY, "type", OPT_ARRAYTYPE, VC(type), 0, 0, NULL,
      "Required. The kind of array: unity (Dell EMC Unity, read through the Unisphere Management "
      "REST API). vslint reads its pools and LUNs and ties them to the datastores they back."},
