@@ -556,10 +556,11 @@ def incremental_cells(results):
         if what == 'time':
             return '%.3f s (%.1f%%)' % (i['inc_s'], 100 * i['inc_s'] / i['full_s'])
         if what == 'bytes':
-            return '%.2f MB (%.1f%%)' % (i['inc_bytes'] / 1e6, 100 * i['inc_bytes'] / i['full_bytes'])
+            return '%.2f MB (%.1f%%)' % (i['inc_bytes'] / 1e6,
+                                         100 * i['inc_bytes'] / i['full_bytes'])
         if what == 'full':
             return '%.2f s, %.0f MB' % (i['full_s'], i['full_bytes'] / 1e6)
-        return '%d obj, %d req, %d view' % (i['objects'], i['inc_requests'], i['view_reads'])
+        return '%d obj %d req %d view' % (i['objects'], i['inc_requests'], i['view_reads'])
     return [('full poll: vslint collect (time, bytes)', [cell(r, 'full') for r in results]),
             ('incremental poll, 1 % changed: time', [cell(r, 'time') for r in results]),
             ('  bytes (target both < 5 % of full)', [cell(r, 'bytes') for r in results]),

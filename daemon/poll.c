@@ -266,6 +266,15 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
                   vsl_follow_version(f), (long long)(t1 - t0));
         r = apply_changes(db, vc, f->c, &cs, res);
     }
+    /* The snapshot is current as of this answer, changed or not: its age moves on. */
+    if (r == 0) {
+        r = db_update_confirm(db, vc->name, vsl_now_ms());
+        if (r < 0) {
+            snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                     vsl_strerror(r));
+            res->db_err = r;
+        }
+    }
     *changes = cs.n;
     vim_changes_free(&cs);
     res->duration_ms = vsl_monotonic_ms() - t1;

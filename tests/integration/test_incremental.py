@@ -97,6 +97,26 @@ def test_status_shows_the_mode(srv):
                      metrics, re.M)
 
 
+def test_quiet_rounds_keep_the_snapshot_current(srv):
+    """Rounds that bring no change still say the snapshot is current: the summary's
+    last_success and the gate's snapshot age (read from the database) follow the rounds, not
+    the last full read, so a quiet estate is neither stale nor refused by the gate."""
+    import calendar
+    full = calendar.timegm(time.strptime(srv.vcenter('lab')['last_full_read'],
+                                         '%Y-%m-%dT%H:%M:%SZ'))
+    while time.time() < full + 13:
+        time.sleep(0.5)
+    v = srv.vcenter('lab')
+    assert v['mode'] == 'incremental' and not v['stale']
+    last = calendar.timegm(time.strptime(v['last_success'], '%Y-%m-%dT%H:%M:%SZ'))
+    assert time.time() - last <= 8, v  # a round ends every 5 s at most
+    ans = srv.post('/api/v1/gate', data=json.dumps({'datastore': 'ds-lab-02', 'disks_gb': [1],
+                                                    'max_age_s': 9}).encode(),
+                   headers={'Content-Type': 'application/json'}).json()
+    assert ans['snapshot_age_s'] <= 8, ans
+    assert 'stale_snapshot' not in [r['code'] for r in ans['reasons']], ans['reasons']
+
+
 def task(vim, method, type_, moref):
     """Runs method on the object and waits for its task: 'success' or 'error'."""
     resp = vim.call('<%s><_this type="%s">%s</_this></%s>' % (method, type_, moref, method))
