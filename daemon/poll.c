@@ -256,8 +256,9 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
             r = added;
             snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
         } else {
-            log_info("vcenter %s: reading %d hosts again (host_reads_every %d s)", vc->name,
-                     added, vc->host_reads_every_s);
+            if (added > 0)
+                log_info("vcenter %s: reading %d hosts again (host_reads_every %d s)", vc->name,
+                         added, vc->host_reads_every_s);
             f->hosts_due_ms = t1 + (int64_t)vc->host_reads_every_s * 1000;
         }
     }
