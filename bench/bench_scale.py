@@ -8,8 +8,9 @@
 - a govmomi client (bench/govmomi/, Debian's packaged govmomi) reading the same properties in
   the same pages, and making the same per-host and alarm reads: wall time and peak RSS;
 - all checks: `vslint check --offline` (load the snapshot, run every check, record history);
-- a steady-state incremental poll after 1 % of objects changed, against a full poll: the hook is
-  here (the responder's POST /synth/mutate), vslint has no incremental poll yet: n/a;
+- a steady-state incremental poll after 1 % of objects changed (the responder's POST
+  /synth/mutate), against a full poll: time and bytes of each as vslint counts them
+  (`incremental()`; --no-incremental skips it, --incremental-only measures nothing else);
 - the HTTP API under wrk: requests/s, p50 and p99 of /api/v1/summary and a filtered findings
   page, with the daemon idle and while polls write back to back.
 
@@ -455,20 +456,115 @@ def bench_size(a, n, bins, work):
     return res
 
 
-def incremental(a, bins, url, conf):
-    """The cost of a steady-state poll after 1 % of objects changed, against a full poll.
-    vslint polls in full every time: until `vslint collect` says it can poll incrementally
-    (its help mentions it), this reports n/a. The hook: POST /synth/mutate?pct=1 makes the
-    responder change 1 % of VMs and datastores; the next collect is then timed."""
-    help_text = subprocess.run([bins['vslint'], 'help', 'collect'], capture_output=True,
-                               text=True).stdout
-    if 'incremental' not in help_text.lower():
+def incremental(a, bins, url, conf, pct=1):
+    """The cost of a steady-state incremental poll after pct % of objects changed, against a
+    full poll, both as vslint counts them: `vslint collect -v` (a full read: wall time, bytes on
+    the wire), then `vslint serve` with [vcenter] incremental = true, which reads everything
+    once, follows the responder's property filter, and logs each round it applies ("N changed
+    objects applied in T ms (B bytes)": T from the WaitForUpdatesEx answer to the commit, B
+    every byte of the round, the answer's included). The change: POST /synth/mutate?pct=N
+    (about N % of the VMs flip their power state, of the datastores lose free space, and their
+    datastore clusters' sums follow). None with --no-incremental."""
+    if a.no_incremental:
         return None
-    base = url[:-len('/sdk')]
-    urllib.request.urlopen(urllib.request.Request(base + '/synth/mutate?pct=1', data=b'',
-                                                  method='POST'), timeout=10)
-    t, _, _ = timed([bins['vslint'], 'collect', '-c', conf])
-    return t
+    t, _, r = timed([bins['vslint'], 'collect', '-v', '-c', conf])
+    m = re.search(r'(\d+) requests, (\d+) bytes on the wire', r.stderr)
+    res = {'full_s': t, 'full_requests': int(m.group(1)), 'full_bytes': int(m.group(2))}
+    inc_conf = conf + '.incremental'
+    with open(conf) as f, open(inc_conf, 'w') as g:
+        g.write(f.read() + 'incremental = true\n')  # [vcenter synth] is the last section
+    port = int(re.search(r'listen = 127.0.0.1:(\d+)', open(conf).read()).group(1))
+    base, synth = 'http://127.0.0.1:%d' % port, url[:-len('/sdk')]
+    serve_log = inc_conf + '.log'
+    with open(serve_log, 'w') as lf:
+        srv = subprocess.Popen([bins['vslint'], 'serve', '-c', inc_conf], stdout=lf, stderr=lf)
+    try:
+        deadline = time.time() + 3600
+        while time.time() < deadline:
+            try:
+                if http_json(base + '/api/v1/summary')['vcenters'][0].get('mode') == \
+                        'incremental':
+                    break
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            if srv.poll() is not None:
+                raise RuntimeError('vslint serve ended: ' + open(serve_log).read()[-2000:])
+            time.sleep(0.5)
+        else:
+            raise RuntimeError('vslint serve never followed changes: ' +
+                               open(serve_log).read()[-2000:])
+        stats = http_json(synth + '/synth/stats')
+        urllib.request.urlopen(urllib.request.Request(
+            synth + '/synth/mutate?pct=%d' % pct, data=b'', method='POST'), timeout=10)
+        t0, rounds = time.time(), []
+        while time.time() - t0 < 600 and not rounds:
+            time.sleep(0.2)
+            rounds = re.findall(r'(\d+) changed objects applied in (\d+) ms \((\d+) bytes\)',
+                                open(serve_log).read())
+        after = http_json(synth + '/synth/stats')
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait()
+    if not rounds:
+        raise RuntimeError('no incremental round applied: ' + open(serve_log).read()[-2000:])
+    res.update(objects=sum(int(x[0]) for x in rounds),
+               inc_s=sum(int(x[1]) for x in rounds) / 1000,
+               inc_bytes=sum(int(x[2]) for x in rounds), rounds=len(rounds),
+               inc_requests=after['requests'] - stats['requests'],
+               view_reads=after['retrieve_view'] - stats['retrieve_view'])
+    log('incremental: %d objects in %d rounds, %.3f s, %d bytes, %d requests (%d view reads); '
+        'full read %.2f s, %d bytes' % (res['objects'], res['rounds'], res['inc_s'],
+                                        res['inc_bytes'], res['inc_requests'],
+                                        res['view_reads'], t, res['full_bytes']))
+    return res
+
+
+def bench_incremental_size(a, n, bins, work):
+    """--incremental-only: the responder at n VMs and the incremental measurement alone."""
+    sim = subprocess.Popen([bins['synth'], '-vms', str(n),
+                            '-gzip=%s' % ('true' if a.gzip else 'false')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = sim.stdout.readline().strip()
+    res = {'vms': n, 'estate': sim.stderr.readline().strip().split('estate: ', 1)[-1]}
+    try:
+        pw = os.path.join(work, 'pw')
+        with open(pw, 'w') as f:
+            f.write(PASSWORD + '\n')
+        os.chmod(pw, 0o600)
+        conf = os.path.join(work, 'v-%d.conf' % n)
+        with open(conf, 'w') as f:
+            f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\n\n'
+                    '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = %d\n'
+                    'timeout = 3600\ninterval = 86400\n' % (os.path.join(work, 'v-%d.db' % n),
+                                                            free_port(), url, USER, pw,
+                                                            MAX_OBJECTS))
+        log('[%d VMs] %s' % (n, res['estate']))
+        res['incremental'] = incremental(a, bins, url, conf)
+        res['synth_rss'] = vm_hwm(sim.pid)
+    finally:
+        sim.send_signal(signal.SIGTERM)
+        sim.wait()
+    return res
+
+
+def incremental_cells(results):
+    """The report's rows for the incremental measurement."""
+    def cell(r, what):
+        i = r.get('incremental')
+        if i is None:
+            return 'n/a'
+        if what == 'time':
+            return '%.3f s (%.1f%%)' % (i['inc_s'], 100 * i['inc_s'] / i['full_s'])
+        if what == 'bytes':
+            return '%.2f MB (%.1f%%)' % (i['inc_bytes'] / 1e6,
+                                         100 * i['inc_bytes'] / i['full_bytes'])
+        if what == 'full':
+            return '%.2f s, %.0f MB' % (i['full_s'], i['full_bytes'] / 1e6)
+        return '%d obj %d req %d view' % (i['objects'], i['inc_requests'], i['view_reads'])
+    return [('full poll: vslint collect (time, bytes)', [cell(r, 'full') for r in results]),
+            ('incremental poll, 1 % changed: time', [cell(r, 'time') for r in results]),
+            ('  bytes (target both < 5 % of full)', [cell(r, 'bytes') for r in results]),
+            ('  objects, requests, view reads', [cell(r, 'what') for r in results])]
 
 
 def vm_hwm(pid):
@@ -557,11 +653,8 @@ def report(results, a):
                                                    for r in results])
         row('  govmomi peak RSS', ['%.1f MB' % max(r['govmomi_rss']) for r in results])
     row('all checks: vslint check --offline', ['%.2f s' % med(r['checks']) for r in results])
-    row('incremental poll, 1 % changed', ['n/a (not implemented)' if r['incremental'] is None
-                                          else '%.2f s (%.0f%%)' % (
-                                              r['incremental'],
-                                              100 * r['incremental'] / med(r['collect']))
-                                          for r in results])
+    for label, cells in incremental_cells(results):
+        row(label, cells)
     for name, label in (('summary', '/api/v1/summary'), ('findings', 'findings page')):
         for suffix, what in (('', 'idle'), ('_polling', 'polls writing')):
             row('%s, %s: req/s' % (label, what), ['%.0f' % r['api'][name + suffix]['rps']
@@ -589,6 +682,11 @@ def main():
                     help='maxObjects per page, for vslint (max_objects=), govmomi and the floor')
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--json', help='also write the raw figures here')
+    ap.add_argument('--no-incremental', action='store_true',
+                    help='skip the incremental poll measurement')
+    ap.add_argument('--incremental-only', action='store_true',
+                    help='only the full and incremental polls of vslint (no floor, govmomi, '
+                         'checks or API)')
     a = ap.parse_args()
     MAX_OBJECTS = a.max_objects
     for tool in ('curl', 'wrk', '/usr/bin/time'):
@@ -608,6 +706,9 @@ def main():
     results = []
     try:
         for n in [int(x) for x in a.sizes.split(',')]:
+            if a.incremental_only:
+                results.append(bench_incremental_size(a, n, bins, work))
+                continue
             results.append(bench_size(a, n, bins, work))
             for f in os.listdir(work):
                 if f.startswith('v-%d.db' % n):
@@ -621,6 +722,12 @@ def main():
     print('vslint scale benchmark, %s, %d cores (load average %.1f at the end), answers %s, '
           'pages of %d objects' % (time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0],
                                    'gzip-compressed' if a.gzip else 'uncompressed', MAX_OBJECTS))
+    if a.incremental_only:
+        w = 22
+        print('%-46s' % '' + ''.join('%*s' % (w, '%d VMs' % r['vms']) for r in results))
+        for label, cells in incremental_cells(results):
+            print('%-46s' % label + ''.join('%*s' % (w, c) for c in cells))
+        return
     print(report(results, a))
 
 

@@ -93,22 +93,28 @@ static const struct opt options[] = {
     {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "false",
      "true skips TLS certificate and host name verification; warned about at every start."},
     {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "300",
-     "Seconds between polls of vslint serve. A failed poll is retried after it, then twice "
-     "that, up to 8 x interval or one hour."},
+     "Seconds between full polls of vslint serve when it does not follow changes (incremental "
+     "= false, or a vCenter that refuses property filters). A failed poll is retried after it, "
+     "then twice that, up to 8 x interval or one hour."},
     {SECT_VCENTER, "timeout", OPT_INT, VC(timeout_s), 1, 3600, "60",
      "Seconds one request to vCenter may take. A vCenter that stops answering fails the "
      "poll once this long has passed: the poll's other requests are not tried."},
     {SECT_VCENTER, "max_objects", OPT_INT, VC(max_objects), 1, 10000, "500",
      "Objects per property-collector page."},
-    {SECT_VCENTER, "incremental", OPT_BOOL, VC(incremental), 0, 1, "false",
+    {SECT_VCENTER, "incremental", OPT_BOOL, VC(incremental), 0, 1, "true",
      "true: after a full read, vslint serve follows the vCenter's changes with WaitForUpdatesEx "
      "and re-reads only the objects that changed (a changed host with its per-host reads); a "
      "full read again on an invalid collector version, a lost session, POST /api/v1/polls and "
-     "every full_every seconds."},
+     "every full_every seconds. false: a full read every interval seconds."},
     {SECT_VCENTER, "full_every", OPT_INT, VC(full_every_s), 60, 31536000, "86400",
      "With incremental = true: seconds between full reads, the safety net that also re-reads "
-     "what the property collector cannot follow (alarms, folders, the per-host reads of hosts "
-     "that did not change)."},
+     "what the property collector cannot follow (alarms, folders; the per-host reads of hosts "
+     "that did not change have their own host_reads_every)."},
+    {SECT_VCENTER, "host_reads_every", OPT_INT, VC(host_reads_every_s), 10, 31536000, "3600",
+     "With incremental = true: seconds between the per-host reads (esxcli, advanced options, "
+     "iSCSI bindings) of hosts whose configuration did not change, which the property collector "
+     "cannot follow: every host is read again by moref at this interval, without a full read. "
+     "A host whose configuration changes is read again at once."},
     {SECT_ARRAY, "type", OPT_ARRAYTYPE, VC(type), 0, 0, NULL,
      "Required. The kind of array: unity (Dell EMC Unity, read through the Unisphere Management "
      "REST API). vslint reads its pools and LUNs and ties them to the datastores they back."},

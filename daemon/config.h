@@ -27,6 +27,7 @@ struct vsl_vcenter_conf {
     int max_objects;     /* RetrievePropertiesEx page size asked for */
     int incremental;     /* follow changes with WaitForUpdatesEx between full reads */
     int full_every_s;    /* with incremental: seconds between full reads */
+    int host_reads_every_s; /* with incremental: seconds between per-host reads of all hosts */
     int line;            /* where the section starts, for messages */
 };
 

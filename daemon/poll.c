@@ -124,6 +124,7 @@ static void client_new_failed(int r, struct vsl_poll_result *res)
 struct vsl_follow {
     struct vim_client *c;
     struct vim_watch w;
+    int64_t hosts_due_ms; /* monotonic: when every host's per-host reads are due again */
 };
 
 static void client_stats(const struct vim_client *c, struct vsl_poll_result *res)
@@ -190,6 +191,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         client_stats(c, res);
         res->ok = 1;
         f->c = c;
+        f->hosts_due_ms = vsl_monotonic_ms() + (int64_t)vc->host_reads_every_s * 1000;
         *follow = f;
         return 0;
     }
@@ -280,10 +282,33 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
         snprintf(res->error, sizeof(res->error), "%s", vim_client_error(f->c));
     /* The round's cost is from the answer on: the wait itself costs vCenter nothing. */
     int64_t t1 = vsl_monotonic_ms();
+    /* What the property collector cannot follow (esxcli, advanced options, iSCSI bindings) is
+     * read again on its own interval: every host as if it had changed, by moref. */
+    if (r == 0 && vc->host_reads_every_s > 0 && t1 >= f->hosts_due_ms) {
+        int added = vim_watch_add_hosts(&f->w, &cs);
+        if (added < 0) {
+            r = added;
+            snprintf(res->error, sizeof(res->error), "%s", vsl_strerror(r));
+        } else {
+            if (added > 0)
+                log_info("vcenter %s: reading %d hosts again (host_reads_every %d s)", vc->name,
+                         added, vc->host_reads_every_s);
+            f->hosts_due_ms = t1 + (int64_t)vc->host_reads_every_s * 1000;
+        }
+    }
     if (r == 0 && cs.n > 0) {
         log_debug("vcenter %s: %zu objects changed (version %s) after %lld ms", vc->name, cs.n,
                   vsl_follow_version(f), (long long)(t1 - t0));
         r = apply_changes(db, vc, f->c, &cs, res);
+    }
+    /* The snapshot is current as of this answer, changed or not: its age moves on. */
+    if (r == 0) {
+        r = db_update_confirm(db, vc->name, vsl_now_ms());
+        if (r < 0) {
+            snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                     vsl_strerror(r));
+            res->db_err = r;
+        }
     }
     *changes = cs.n;
     vim_changes_free(&cs);

@@ -38,8 +38,11 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
  * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free
  * f and read everything again; res->error says why. res->duration_ms is the time from the
  * answer to the commit; the byte counts include the wait's answer. The poll history is not
- * written. res->db_err is set when the changes could not be written to the database (f is
- * still usable then, but the stored snapshot misses the round's changes). */
+ * written, but a round that ended well, with or without changes, moves the vCenter's
+ * last_success_ms on (the snapshot is current). Every host's per-host reads are added to the
+ * round every host_reads_every seconds. res->db_err is set when the changes could not be
+ * written to the database (f is still usable then, but the stored snapshot misses the round's
+ * changes). */
 int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
                      int max_wait_s, struct vsl_poll_result *res, size_t *changes);
 /* The collector version f follows from ("" before the first). */

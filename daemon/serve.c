@@ -224,7 +224,7 @@ static void follow_once(struct poller *p, struct db *db)
      * next round or full read that commits clears it. */
     if (res.db_err)
         set_db_state(sv, res.error);
-    else if (r == 0 && changes > 0)
+    else if (r == 0)
         set_db_state(sv, NULL);
     if (r == 0 && changes > 0) {
         evaluate(p, db, everr, sizeof(everr));
@@ -243,13 +243,14 @@ static void follow_once(struct poller *p, struct db *db)
         p->next_mono_ms = vsl_monotonic_ms();
     } else {
         snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
+        /* Every round that ended well says the snapshot is current, changed or not. */
+        int64_t now = vsl_now_ms();
+        s->last_success_ms = now;
         if (changes > 0) {
-            int64_t now = vsl_now_ms();
             log_info("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
                      p->vc->name, changes, (long long)res.duration_ms,
                      (long long)res.bytes_wire);
             s->last_update_ms = now;
-            s->last_success_ms = now;
             snprintf(s->error, sizeof(s->error), "%s", everr);
         }
     }

@@ -80,3 +80,20 @@ int db_update_commit(struct db_snapshot *u)
 {
     return db_snapshot_apply(u, forget);
 }
+
+int db_update_confirm(struct db *db, const char *vcenter, int64_t now_ms)
+{
+    static const char sql[] = "UPDATE vcenters SET last_success_ms = ?2"
+                              " WHERE name = ?1 AND last_success_ms < ?2";
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, now_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "confirming a vCenter's snapshot");
+}

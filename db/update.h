@@ -18,5 +18,9 @@ int db_update_forget(struct db_snapshot *u, const char *type, const char *moref)
 /* Under one BEGIN IMMEDIATE: removes the noted objects' rows, adds the staged ones (replacing
  * rows of the same key), commits; then frees u. On failure rolls back (the snapshot stays as it was) and frees u. */
 int db_update_commit(struct db_snapshot *u);
+/* A round of following vcenter's changes ended well at now_ms (with or without changes): the
+ * stored snapshot is current as of then, so the vCenter's last_success_ms (the snapshot age the
+ * gate and `vslint gate --offline` judge by) moves on. A vCenter not stored yet is left alone. */
+int db_update_confirm(struct db *db, const char *vcenter, int64_t now_ms);
 
 #endif

@@ -58,6 +58,19 @@ int vim_changes_add(struct vim_changes *cs, const char *type, const char *moref,
     return 0;
 }
 
+/* Drops the entry of moref from cs (the hosts list, where each moref is there once). */
+static void changes_remove(struct vim_changes *cs, const char *type, const char *moref)
+{
+    for (size_t i = 0; i < cs->n; i++) {
+        if (strcmp(cs->v[i].moref, moref) || strcmp(cs->v[i].type, type))
+            continue;
+        free(cs->v[i].type);
+        free(cs->v[i].moref);
+        cs->v[i] = cs->v[--cs->n];
+        return;
+    }
+}
+
 void vim_changes_free(struct vim_changes *cs)
 {
     for (size_t i = 0; i < cs->n; i++) {
@@ -125,16 +138,25 @@ int vim_decode_update_set(xmlNode *response, struct vim_changes *cs, char **vers
  * is depth 6) into the changes, or counts them when there is no list (the first UpdateSet). */
 struct wait_ctx {
     struct vim_changes *cs;
+    struct vim_changes *hosts; /* the first UpdateSet: its hosts go here, the rest is counted */
     long objects;
 };
 
 static int on_update(void *ctx, xmlNode *n)
 {
     struct wait_ctx *wc = ctx;
+    struct vim_changes *into = wc->cs;
 
     if (!vim_name_is(n, "objectSet") || !vim_name_is(n->parent, "filterSet"))
         return 0;
-    int r = vim_decode_object_update(wc->cs, n);
+    if (!into && wc->hosts) {
+        xmlNode *obj = vim_child(n, "obj");
+        xmlChar *type = obj ? xmlGetProp(obj, (const xmlChar *)"type") : NULL;
+        if (type && !strcmp((const char *)type, "HostSystem"))
+            into = wc->hosts;
+        xmlFree(type);
+    }
+    int r = vim_decode_object_update(into, n);
     if (r < 0)
         return r;
     wc->objects++;
@@ -226,7 +248,7 @@ static int wait_all(struct vim_client *c, struct vim_watch *w, int max_wait_s, s
 int vim_watch_start(struct vim_client *c, struct vim_watch *w)
 {
     struct vim_xml *x = NULL;
-    struct wait_ctx wc = {0};
+    struct wait_ctx wc = {.hosts = &w->hosts};
     int r;
 
     memset(w, 0, sizeof(*w));
@@ -267,8 +289,39 @@ int vim_watch_wait(struct vim_client *c, struct vim_watch *w, int max_wait_s,
                    struct vim_changes *cs)
 {
     struct wait_ctx wc = {.cs = cs};
+    int r = wait_all(c, w, max_wait_s, &wc);
 
-    return wait_all(c, w, max_wait_s, &wc);
+    /* The hosts in the view follow what entered and left. */
+    for (size_t i = 0; i < cs->n && r == 0; i++) {
+        const struct vim_change *ch = &cs->v[i];
+        if (strcmp(ch->type, "HostSystem"))
+            continue;
+        if (ch->kind == VIM_CHANGE_LEAVE)
+            changes_remove(&w->hosts, ch->type, ch->moref);
+        else
+            r = vim_changes_add(&w->hosts, ch->type, ch->moref, VIM_CHANGE_ENTER);
+    }
+    return r;
+}
+
+int vim_watch_add_hosts(const struct vim_watch *w, struct vim_changes *cs)
+{
+    int added = 0;
+
+    for (size_t i = 0; i < w->hosts.n; i++) {
+        const char *moref = w->hosts.v[i].moref;
+        size_t j;
+        for (j = 0; j < cs->n; j++)
+            if (!strcmp(cs->v[j].moref, moref) && !strcmp(cs->v[j].type, "HostSystem"))
+                break;
+        if (j < cs->n)
+            continue; /* already changed, or gone */
+        int r = vim_changes_add(cs, "HostSystem", moref, VIM_CHANGE_MODIFY);
+        if (r < 0)
+            return r;
+        added++;
+    }
+    return added;
 }
 
 void vim_watch_stop(struct vim_client *c, struct vim_watch *w)
@@ -283,5 +336,6 @@ void vim_watch_stop(struct vim_client *c, struct vim_watch *w)
     }
     free(w->collector);
     free(w->version);
+    vim_changes_free(&w->hosts);
     memset(w, 0, sizeof(*w));
 }

@@ -43,6 +43,7 @@ struct vim_watch {
     char *views[VIM_WATCH_TYPES];   /* owned */
     char *version;                  /* the last version seen, owned */
     long initial_objects;           /* how many objects the first UpdateSet held */
+    struct vim_changes hosts;       /* the HostSystems in the view now (kinds unused), owned */
 };
 
 /* Creates the collector, the views and their filters, and reads the first UpdateSet (every object
@@ -55,6 +56,10 @@ int vim_watch_start(struct vim_client *c, struct vim_watch *w);
  * everything again; -VSL_ENOAUTH: the session is gone. */
 int vim_watch_wait(struct vim_client *c, struct vim_watch *w, int max_wait_s,
                    struct vim_changes *cs);
+/* Appends every host in the view that cs does not name yet as "modify": the hosts then read
+ * again by moref with their per-host reads, which the property collector cannot follow. Returns
+ * how many it added, or -ENOMEM. */
+int vim_watch_add_hosts(const struct vim_watch *w, struct vim_changes *cs);
 /* Destroys the collector (and its filter) and the views, best effort; frees w's strings. */
 void vim_watch_stop(struct vim_client *c, struct vim_watch *w);
 

@@ -126,7 +126,9 @@ def test_sigterm_during_poll(hung_stopped):
 
 @pytest.fixture(scope='module')
 def two(clean_sim, new_workspace):
-    """Serving "a" (violations, on a port a simulator can come back to, interval 10 s) and "b"
+    """Serving "a" (violations, on a port a simulator can come back to, interval 10 s, polled in
+    full: the backoff counted here is the full poll's; following changes, a's outage would be
+    noticed by the round in flight and read again at once, one failure more) and "b"
     (clean)."""
     ws = new_workspace()
     sim_port = free_port()
@@ -134,7 +136,7 @@ def two(clean_sim, new_workspace):
         '-listen', '127.0.0.1:%d' % sim_port)))
     story.sim_a = story.start_a()
     try:
-        with serving(ws, [vcenter(ws, story.sim_a.url, 'a', interval=10),
+        with serving(ws, [vcenter(ws, story.sim_a.url, 'a', interval=10, incremental='false'),
                           vcenter(ws, clean_sim.url, 'b')]) as srv:
             story.srv = srv
             yield story

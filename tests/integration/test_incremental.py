@@ -5,13 +5,16 @@ which notify the property collector's filters) must reach the API within a few r
 without another full read: the simulator counts the RetrievePropertiesEx calls over a
 ContainerView (a full read makes one per type) apart from those naming objects by moref."""
 import json
+import os
 import re
 import time
 
 import pytest
 
 from apilib import TOKEN, serving
-from simlib import Sim, VimClient, vcenter
+from simlib import Responder, Sim, VimClient, run_ok, vcenter
+
+SYNTH = os.environ.get('VCSIM_SYNTH', 'build/tests/sim/vcsim-synth')
 
 WAIT_S = 20  # a round waits at most 5 s; a change is applied in the round that brings it
 
@@ -94,6 +97,26 @@ def test_status_shows_the_mode(srv):
                      metrics, re.M)
 
 
+def test_quiet_rounds_keep_the_snapshot_current(srv):
+    """Rounds that bring no change still say the snapshot is current: the summary's
+    last_success and the gate's snapshot age (read from the database) follow the rounds, not
+    the last full read, so a quiet estate is neither stale nor refused by the gate."""
+    import calendar
+    full = calendar.timegm(time.strptime(srv.vcenter('lab')['last_full_read'],
+                                         '%Y-%m-%dT%H:%M:%SZ'))
+    while time.time() < full + 13:
+        time.sleep(0.5)
+    v = srv.vcenter('lab')
+    assert v['mode'] == 'incremental' and not v['stale']
+    last = calendar.timegm(time.strptime(v['last_success'], '%Y-%m-%dT%H:%M:%SZ'))
+    assert time.time() - last <= 8, v  # a round ends every 5 s at most
+    ans = srv.post('/api/v1/gate', data=json.dumps({'datastore': 'ds-lab-02', 'disks_gb': [1],
+                                                    'max_age_s': 9}).encode(),
+                   headers={'Content-Type': 'application/json'}).json()
+    assert ans['snapshot_age_s'] <= 8, ans
+    assert 'stale_snapshot' not in [r['code'] for r in ans['reasons']], ans['reasons']
+
+
 def task(vim, method, type_, moref):
     """Runs method on the object and waits for its task: 'success' or 'error'."""
     resp = vim.call('<%s><_this type="%s">%s</_this></%s>' % (method, type_, moref, method))
@@ -134,6 +157,24 @@ def test_remove_a_vm(srv, vim, no_full_read):
           'its finding resolved', srv)
 
 
+def test_add_a_vm(srv, sim, no_full_read):
+    """A VM created in vCenter (the control endpoint registers it as the simulator's own
+    CreateVM_Task does) enters the inventory with its disks and its datastore's VM count, and
+    its finding opens: four disks on an LSI Logic controller want PVSCSI."""
+    ds = datastores(srv)['ds-lab-02']
+    assert 'vm-added' not in vms(srv)
+    sim.control('vm', name='vm-added', host='esx-san-1', datastore='ds-lab-02', disks=4, gib=40,
+                controller='lsilogic', format='thin')
+    vm = until(lambda: vms(srv).get('vm-added'), 'the new VM', srv)
+    assert vm['host'] == hosts(srv)['esx-san-1']['moref']
+    assert vm['power_state'] == 'poweredOn'
+    assert [(d['datastore'], d['capacity_bytes'], d['format']) for d in vm['disks']] == \
+        [(ds['moref'], 40 << 30, 'thin')] * 4
+    until(lambda: datastores(srv)['ds-lab-02']['vm_count'] == ds['vm_count'] + 1,
+          'the datastore counting it', srv)
+    until(lambda: open_findings(srv, 'pvscsi-controller', 'vm-added'), 'its finding', srv)
+
+
 def test_change_a_vmknic_mtu(srv, sim, no_full_read):
     # esx-iscsi-a: vmk1 at MTU 1500 on a vSwitch at 9000; jumbo frames end to end resolve it.
     assert open_findings(srv, 'iscsi-jumbo-frames', 'esx-iscsi-a')
@@ -172,3 +213,86 @@ def test_fallback_reads_everything_again(srv, sim, control):
     until(lambda: bool(open_findings(srv, 'datastore-free-space', 'ds-free-ok')) != full,
           'the datastore change', srv)
     assert sim.stats()['retrieve_view'] == before['retrieve_view']
+
+
+def test_host_reads_on_their_own_interval(workspace):
+    """What the property collector cannot follow (here an esxcli answer: a LUN's Round Robin
+    IOPS limit set through esxcli changes no property) is read again per host every
+    host_reads_every seconds, by moref and without a full read."""
+    naa = 'naa.60060160a0b0000000000000000000a2'  # RR iops=1000 on esx-san-1: a warning
+    with Sim('violations') as own:
+        vc = vcenter(workspace, own.url, 'own', interval=3600, incremental='true',
+                     host_reads_every=10)
+        with serving(workspace, [vc]) as s:
+            SIM.insert(0, own)
+            try:
+                until(lambda: s.vcenter('own')['mode'] == 'incremental', 'the follower', s)
+                assert open_findings(s, 'multipath-policy', naa)
+                inventory = hosts(s)
+                before, last_full = own.stats(), s.vcenter('own')['last_full_read']
+                VimClient(own.url).esxcli(inventory['esx-san-1']['moref'], {
+                    'cmd': ['storage', 'nmp', 'psp', 'roundrobin', 'deviceconfig', 'set'],
+                    'args': {'device': naa, 'type': 'iops', 'iops': '1'}})
+                until(lambda: not open_findings(s, 'multipath-policy', naa),
+                      'the IOPS finding resolved', s, timeout=40)
+                after = own.stats()
+                assert after['retrieve_view'] == before['retrieve_view'], (before, after)
+                assert after['retrieve_objects'] > before['retrieve_objects'], (before, after)
+                assert s.vcenter('own')['last_full_read'] == last_full
+                assert s.vcenter('own')['mode'] == 'incremental'
+                assert 'reading %d hosts again (host_reads_every 10 s)' % len(inventory) \
+                    in s.logs()
+            finally:
+                SIM.remove(own)
+
+
+def synth_post(base, path):
+    import urllib.request
+    urllib.request.urlopen(urllib.request.Request(base + path, data=b'', method='POST'),
+                           timeout=10)
+
+
+def synth_stats(base):
+    import urllib.request
+    with urllib.request.urlopen(base + '/synth/stats', timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
+def test_synthetic_responder_follows_changes(workspace, new_workspace):
+    """The synthetic responder (tests/sim/synth, the scale harness) has property filters and
+    WaitForUpdatesEx too: with pages of 40 objects the first UpdateSet comes truncated, and
+    after POST /synth/mutate?pct=10 the changed VMs and datastores reach the API by moref,
+    without a full read, and agree with what a full read of the same estate stores."""
+    synth = Responder(SYNTH, ['-vms', '300', '-stop-after-seconds', '300'], 'vcsim-synth')
+    base = synth.url[:-len('/sdk')]
+    try:
+        vc = vcenter(workspace, synth.url, 'synth', interval=3600, incremental='true',
+                     max_objects=40)
+        with serving(workspace, [vc]) as s:
+            until(lambda: s.vcenter('synth')['mode'] == 'incremental', 'the follower', s)
+            power = {n: v['power_state'] for n, v in vms(s).items()}
+            free = {n: d['free_space'] for n, d in datastores(s).items()}
+            assert len(power) == 300
+            before = synth_stats(base)
+            synth_post(base, '/synth/mutate?pct=10')
+            until(lambda: any(v['power_state'] != power[n] for n, v in vms(s).items()),
+                  'the changed VMs', s)
+            after = synth_stats(base)
+            assert after['retrieve_view'] == before['retrieve_view'], (before, after)
+            assert after['retrieve_objects'] > before['retrieve_objects'], (before, after)
+            flipped = [n for n, v in vms(s).items() if v['power_state'] != power[n]]
+            emptier = [n for n, d in datastores(s).items() if d['free_space'] < free[n]]
+            assert 10 <= len(flipped) <= 60, flipped  # about 10 % of 300
+            assert emptier
+            # A full read of the same estate, by another vslint, stores the same.
+            other = new_workspace()
+            conf = other.write_config([vcenter(other, synth.url, 'synth', max_objects=40)])
+            run_ok('collect', '-c', conf)
+            inv = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)
+            full = inv['vcenters'][0]
+            assert {v['name']: v['power_state'] for v in full['vms']} == \
+                {n: v['power_state'] for n, v in vms(s).items()}
+            assert {d['name']: d['free_space'] for d in full['datastores']} == \
+                {n: d['free_space'] for n, d in datastores(s).items()}
+    finally:
+        synth.stop()

@@ -165,14 +165,16 @@ def test_vcenter_stalled_mid_poll_costs_one_timeout():
 @pytest.fixture(scope='module')
 def one_stopped(new_workspace):
     """Serving "a" (4,000 VMs in pages of 2: a poll takes several seconds; timeout 25 s) and "b"
-    (clean), both every 10 s. "a" is stopped (SIGSTOP) 0.8 s into a poll, and for 22 s the
-    summary, b's findings and /readyz are asked every half second."""
+    (clean), both read in full every 10 s (incremental = false: b's full polls are what is
+    counted). "a" is stopped (SIGSTOP) 0.8 s into a poll, and for 22 s the summary, b's
+    findings and /readyz are asked every half second."""
     ws = new_workspace()
     sim_a, sim_b = Sim('scale:4000', page_size=2), Sim('clean')
     seen = []
     try:
-        with serving(ws, [vcenter(ws, sim_a.url, 'a', interval=10, timeout=25),
-                          vcenter(ws, sim_b.url, 'b', interval=10)]) as srv:
+        with serving(ws, [vcenter(ws, sim_a.url, 'a', interval=10, timeout=25,
+                                  incremental='false'),
+                          vcenter(ws, sim_b.url, 'b', interval=10, incremental='false')]) as srv:
             srv.post('/api/v1/polls?vcenter=a', token=TOKEN)
             deadline = time.time() + 10
             while not srv.vcenter('a')['polling'] and time.time() < deadline:
@@ -360,9 +362,12 @@ def test_no_empty_database_left_on_a_full_disk(full_disk):
 def test_pages_while_polls_write(violations_sim, new_workspace):
     """Walking the VMs 3 at a time while polls replace the snapshot again and again gives the
     rows of one page of 1000, in order, none twice, none missing: a cursor is a position in the
-    sort order (vcenter, name, moref), read through an index, not an offset."""
+    sort order (vcenter, name, moref), read through an index, not an offset. Full reads
+    (incremental = false): following changes, a poll asked for starts when the round in flight
+    ends, up to 5 s later, and the walk is shorter than that."""
     ws = new_workspace()
-    with serving(ws, [vcenter(ws, violations_sim.url, 'lab', interval=3600)]) as srv:
+    with serving(ws, [vcenter(ws, violations_sim.url, 'lab', interval=3600,
+                              incremental='false')]) as srv:
         full = srv.get('/api/v1/inventory/vms?limit=1000').json()['vms']
         before = srv.vcenter('lab')['last_poll']['finished']
         stop = threading.Event()

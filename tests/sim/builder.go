@@ -942,6 +942,30 @@ func newController(i int, c ctrlSpec) types.BaseVirtualDevice {
 }
 
 func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
+	vm := &simulator.VirtualMachine{}
+	vm.Name = s.name
+	vm.Self.Type = "VirtualMachine"
+	folder := simulator.Map.Get(w.folders.VmFolder.Reference()).(*simulator.Folder)
+	simulator.Map.PutEntity(folder, vm)
+	lock(folder, func() { folder.ChildEntity = append(folder.ChildEntity, vm.Self) })
+	pool, dsRefs := w.fillVM(vm, s)
+	if !s.template {
+		lock(pool, func() { pool.Vm = append(pool.Vm, vm.Self) })
+	}
+	lock(s.host, func() { s.host.Vm = append(s.host.Vm, vm.Self) })
+	for _, r := range dsRefs {
+		ds := simulator.Map.Get(r).(*simulator.Datastore)
+		lock(ds, func() { ds.Vm = append(ds.Vm, vm.Self) })
+	}
+	w.vms[s.name] = vm
+	return vm
+}
+
+// fillVM plants everything of vm (whose Self is set) that s describes, and
+// returns the resource pool and the datastores that must list it: addVM
+// links them before the server starts, addVMLive (control_vm.go) through
+// simulator.Map.Update while it runs.
+func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.ResourcePool, []types.ManagedObjectReference) {
 	if s.hwVersion == "" {
 		s.hwVersion = "vmx-13"
 	}
@@ -952,13 +976,6 @@ func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
 		s.controllers = []ctrlSpec{{kind: "pvscsi"}}
 	}
 	homeDs := s.disks[0].ds
-
-	vm := &simulator.VirtualMachine{}
-	vm.Name = s.name
-	vm.Self.Type = "VirtualMachine"
-	folder := simulator.Map.Get(w.folders.VmFolder.Reference()).(*simulator.Folder)
-	simulator.Map.PutEntity(folder, vm)
-	lock(folder, func() { folder.ChildEntity = append(folder.ChildEntity, vm.Self) })
 
 	sum := sha1.Sum([]byte(s.name))
 	uuid := fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
@@ -1138,16 +1155,7 @@ func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
 			w.plantSnapshots(vm, s.snapshots)
 		}
 	})
-	if !s.template {
-		lock(pool, func() { pool.Vm = append(pool.Vm, vm.Self) })
-	}
-	lock(s.host, func() { s.host.Vm = append(s.host.Vm, vm.Self) })
-	for _, r := range dsRefs {
-		ds := simulator.Map.Get(r).(*simulator.Datastore)
-		lock(ds, func() { ds.Vm = append(ds.Vm, vm.Self) })
-	}
-	w.vms[s.name] = vm
-	return vm
+	return pool, dsRefs
 }
 
 func (w *world) plantSnapshots(vm *simulator.VirtualMachine, roots []snapSpec) {

@@ -9,6 +9,10 @@ package main
 //	    (a datastore filling up, freed, or grown; its datastore cluster's sums follow)
 //	    or &free_pct=N (free space as a percentage of the capacity, e.g. 5)
 //	POST /vslint-sim/host?name=esx-san-1&vnic=vmk1&mtu=9000 (a vmknic's MTU)
+//	POST /vslint-sim/vm?name=vm-new&host=esx-san-1&datastore=ds-lab-01
+//	    [&disks=N&gib=N&format=thin|lazyzeroedthick|eagerzeroedthick
+//	    &controller=pvscsi|lsilogic|lsilogicsas&power=on|off]
+//	    (a VM created on a host with its disks on a datastore; control_vm.go)
 //	POST /vslint-sim/sessions (every session ends, as when vCenter restarts)
 //	POST /vslint-sim/collector-version (the next WaitForUpdatesEx answers an
 //	    InvalidCollectorVersion fault, as after a vCenter restart or failover)
@@ -244,6 +248,8 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 		err = controlHost(r)
 	case "datastore":
 		err = controlDatastore(r)
+	case "vm":
+		err = controlVM(r)
 	case "sessions":
 		dropSessions()
 	case "collector-version":

@@ -91,6 +91,7 @@ func main() {
 		buildScale(w, n)
 	}
 	registerCompanions()
+	liveWorld = w
 	log.Printf("scenario %s planted in %s: %d hosts, %d datastores, %d VMs",
 		*scenario, time.Since(start).Round(time.Millisecond), len(w.hosts), len(w.datastores), len(w.vms))
 

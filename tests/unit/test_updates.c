@@ -109,6 +109,29 @@ TEST(update_set_timeout)
 }
 
 /* An ObjectUpdate of a kind we do not know, or without its object, is a protocol error. */
+/* The hosts due for their per-host reads: every host in the view, as "modify", except those
+ * the round already names (changed, entered or left: each stays as it is). */
+TEST(watch_add_hosts)
+{
+    struct vim_watch w = {0};
+    struct vim_changes cs = {0};
+    static const char *const in_view[] = {"host-1", "host-2", "host-3", "host-4"};
+
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(vim_changes_add(&w.hosts, "HostSystem", in_view[i], VIM_CHANGE_ENTER), 0);
+    assert_int_equal(vim_changes_add(&cs, "HostSystem", "host-2", VIM_CHANGE_LEAVE), 0);
+    assert_int_equal(vim_changes_add(&cs, "HostSystem", "host-3", VIM_CHANGE_ENTER), 0);
+    assert_int_equal(vim_changes_add(&cs, "VirtualMachine", "host-4", VIM_CHANGE_MODIFY), 0);
+    assert_int_equal(vim_watch_add_hosts(&w, &cs), 2);
+    assert_int_equal(cs.n, 5);
+    assert_string_equal(change(&cs, 0), "leave HostSystem host-2");
+    assert_string_equal(change(&cs, 1), "enter HostSystem host-3");
+    assert_string_equal(change(&cs, 3), "modify HostSystem host-1");
+    assert_string_equal(change(&cs, 4), "modify HostSystem host-4");
+    vim_changes_free(&cs);
+    vim_changes_free(&w.hosts);
+}
+
 TEST(update_set_bad)
 {
     static const char *const docs[] = {

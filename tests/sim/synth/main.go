@@ -57,6 +57,11 @@ type server struct {
 	next     int64
 
 	requests, bytes int64 // atomic: SOAP requests answered, XML bytes written
+	// atomic: RetrievePropertiesEx calls over a ContainerView (a full read)
+	// and over objects named by moref (what an incremental round re-reads)
+	retrieveView, retrieveObjects int64
+
+	pcs collectors // property collectors and their filters (filters.go)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -111,7 +116,8 @@ func main() {
 	}
 	s := &server{user: *user, password: password, gzip: *gz, pageCap: *pageCap,
 		g:        &gen{e: e, now: time.Now().UTC().Truncate(time.Second)},
-		sessions: map[string]bool{}, views: map[string]string{}, tokens: map[string]*cursor{}}
+		sessions: map[string]bool{}, views: map[string]string{}, tokens: map[string]*cursor{},
+		pcs: collectors{m: map[string]*collector{}}}
 	if *truth != "" {
 		b, _ := json.MarshalIndent(map[string]interface{}{"counts": e.count(), "seed": *seed}, "", " ")
 		if err := ioutil.WriteFile(*truth, append(b, '\n'), 0644); err != nil {
@@ -174,8 +180,9 @@ func (s *server) handleMutate(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) handleStats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"requests\": %d, \"bytes\": %d}\n", atomic.LoadInt64(&s.requests),
-		atomic.LoadInt64(&s.bytes))
+	fmt.Fprintf(w, "{\"requests\": %d, \"bytes\": %d, \"retrieve_view\": %d, \"retrieve_objects\": %d}\n",
+		atomic.LoadInt64(&s.requests), atomic.LoadInt64(&s.bytes),
+		atomic.LoadInt64(&s.retrieveView), atomic.LoadInt64(&s.retrieveObjects))
 }
 
 // answer is one SOAP answer being written: plain or gzip, always streamed.
@@ -281,6 +288,7 @@ func (s *server) handleSDK(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		delete(s.sessions, key)
 		s.mu.Unlock()
+		s.dropCollectors(key)
 		s.simple(w, r, "Logout", "")
 	case "CurrentTime":
 		s.simple(w, r, "CurrentTime", "<returnval>"+time.Now().UTC().Format(time.RFC3339)+"</returnval>")
@@ -342,6 +350,9 @@ func (s *server) handleSDK(w http.ResponseWriter, r *http.Request) {
 	case "ExecuteSoap":
 		s.executeSoap(w, r, thisRef, m.textOf("moid"), m.textOf("method"))
 	default:
+		if s.handleFilters(w, r, m, key, thisRef) {
+			return
+		}
 		s.sendFault(w, r, &fault{msg: "Method " + m.name + " is not implemented by vcsim-synth",
 			typ: "NotImplemented"})
 	}
@@ -491,6 +502,7 @@ func hostIndex(e *estate, prefix, ref string) (int, bool) {
 func (s *server) retrieve(w http.ResponseWriter, r *http.Request, m *node) {
 	e := s.cur().e
 	c := &cursor{paths: map[string][]string{}}
+	countRetrieve(s, m)
 	for _, spec := range m.all("specSet") {
 		var props []*node
 		props = append(props, spec.all("propSet")...)
@@ -540,7 +552,13 @@ func (s *server) retrieve(w http.ResponseWriter, r *http.Request, m *node) {
 						}
 						paths = append(paths, path)
 					}
-					c.paths[seg.typ] = append(c.paths[seg.typ], paths...)
+					// Once per type: a spec naming many objects repeats
+					// its propSet for each, not its properties.
+					for _, path := range paths {
+						if !hasString(c.paths[seg.typ], path) {
+							c.paths[seg.typ] = append(c.paths[seg.typ], path)
+						}
+					}
 				}
 				if matched && seg.hi > seg.lo {
 					c.segs = append(c.segs, seg)
@@ -570,6 +588,15 @@ func (s *server) retrieve(w http.ResponseWriter, r *http.Request, m *node) {
 	s.page(a.o, c)
 	a.o.s(`</RetrievePropertiesExResponse>`)
 	s.end(a)
+}
+
+func hasString(list []string, x string) bool {
+	for _, y := range list {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 // page writes the next page of c: a returnval with a token when more remain

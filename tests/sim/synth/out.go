@@ -12,6 +12,9 @@ type out struct {
 	w   io.Writer
 	err error
 	n   int64 // bytes handed to w
+	// change: properties are written as an ObjectUpdate's changeSets, not
+	// an ObjectContent's propSets (render.go propName).
+	change bool
 }
 
 func newOut(w io.Writer) *out { return &out{b: make([]byte, 0, 80<<10), w: w} }

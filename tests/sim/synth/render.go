@@ -52,25 +52,43 @@ func moref(typ string, i int) string {
 
 // ---- property framing -------------------------------------------------------------------------
 
-func (o *out) prop(name, xsiType string) {
+// propName opens a property: a propSet of an ObjectContent, or (o.change) a
+// changeSet of an ObjectUpdate (filters.go), whose op is always assign.
+func (o *out) propName(name string) {
+	if o.change {
+		o.s("<changeSet><name>")
+		o.s(name)
+		o.s("</name><op>assign</op>")
+		return
+	}
 	o.s("<propSet><name>")
 	o.s(name)
-	o.s("</name><val xsi:type=\"")
+	o.s("</name>")
+}
+
+func (o *out) prop(name, xsiType string) {
+	o.propName(name)
+	o.s("<val xsi:type=\"")
 	o.s(xsiType)
 	o.s("\">")
 }
 
 func (o *out) propRef(name, typ, ref string) {
-	o.s("<propSet><name>")
-	o.s(name)
-	o.s("</name><val xsi:type=\"ManagedObjectReference\" type=\"")
+	o.propName(name)
+	o.s("<val xsi:type=\"ManagedObjectReference\" type=\"")
 	o.s(typ)
 	o.s("\">")
 	o.s(ref)
-	o.s("</val></propSet>")
+	o.endProp()
 }
 
-func (o *out) endProp() { o.s("</val></propSet>") }
+func (o *out) endProp() {
+	if o.change {
+		o.s("</val></changeSet>")
+		return
+	}
+	o.s("</val></propSet>")
+}
 
 func (o *out) propStr(name, xsiType, v string) {
 	o.prop(name, xsiType)
@@ -135,65 +153,71 @@ func (s *gen) writeObject(o *out, elem, typ string, i int, paths []string) {
 	o.s(moref(typ, i))
 	o.s("</obj>")
 	for _, p := range paths {
-		switch typ {
-		case tVM:
-			s.vmProp(o, i, p)
-		case tHost:
-			s.hostProp(o, i, p)
-		case tDS:
-			s.dsProp(o, i, p)
-		case tPod:
-			s.podProp(o, i, p)
-		case tDVS:
-			s.dvsProp(o, i, p)
-		case tCluster:
-			switch p {
-			case "name":
-				o.prop(p, "xsd:string")
-				o.s("cluster-")
-				o.pad(i+1, 3)
-				o.endProp()
-			case "parent":
-				o.propRef(p, tFolder, "group-h4")
-			}
-		case tDC:
-			switch p {
-			case "name":
-				o.propStr(p, "xsd:string", "DC-synth")
-			case "parent":
-				o.propRef(p, tFolder, rootFolder)
-			}
-		case tFolder:
-			f := folders[i]
-			switch p {
-			case "name":
-				o.propStr(p, "xsd:string", f.name)
-			case "parent":
-				if f.parent != "" {
-					o.propRef(p, f.parentType, f.parent)
-				}
-			case "childType":
-				o.prop(p, "ArrayOfString")
-				start := 0
-				for k := 0; k <= len(f.childTypes); k++ {
-					if k == len(f.childTypes) || f.childTypes[k] == ',' {
-						o.s("<string>")
-						o.s(f.childTypes[start:k])
-						o.s("</string>")
-						start = k + 1
-					}
-				}
-				o.endProp()
-			}
-		case tAlarm:
-			s.alarmInfo(o, i)
-		case tPerf:
-			perfCounters(o)
-		}
+		s.writeProp(o, typ, i, p)
 	}
 	o.s("</")
 	o.s(elem)
 	o.s(">")
+}
+
+// writeProp writes property p of object i of typ (nothing for a property
+// the object does not have a value of).
+func (s *gen) writeProp(o *out, typ string, i int, p string) {
+	switch typ {
+	case tVM:
+		s.vmProp(o, i, p)
+	case tHost:
+		s.hostProp(o, i, p)
+	case tDS:
+		s.dsProp(o, i, p)
+	case tPod:
+		s.podProp(o, i, p)
+	case tDVS:
+		s.dvsProp(o, i, p)
+	case tCluster:
+		switch p {
+		case "name":
+			o.prop(p, "xsd:string")
+			o.s("cluster-")
+			o.pad(i+1, 3)
+			o.endProp()
+		case "parent":
+			o.propRef(p, tFolder, "group-h4")
+		}
+	case tDC:
+		switch p {
+		case "name":
+			o.propStr(p, "xsd:string", "DC-synth")
+		case "parent":
+			o.propRef(p, tFolder, rootFolder)
+		}
+	case tFolder:
+		f := folders[i]
+		switch p {
+		case "name":
+			o.propStr(p, "xsd:string", f.name)
+		case "parent":
+			if f.parent != "" {
+				o.propRef(p, f.parentType, f.parent)
+			}
+		case "childType":
+			o.prop(p, "ArrayOfString")
+			start := 0
+			for k := 0; k <= len(f.childTypes); k++ {
+				if k == len(f.childTypes) || f.childTypes[k] == ',' {
+					o.s("<string>")
+					o.s(f.childTypes[start:k])
+					o.s("</string>")
+					start = k + 1
+				}
+			}
+			o.endProp()
+		}
+	case tAlarm:
+		s.alarmInfo(o, i)
+	case tPerf:
+		perfCounters(o)
+	}
 }
 
 // ---- virtual machines ---------------------------------------------------------------------------
