@@ -357,10 +357,36 @@ static void hand_over_tls(struct api_gate *g, size_t i)
 
 /* Handshake, then reading and judging the first head, on HTTPS pending connection i. Returns 1
  * when it left the list. */
+/* Acts on the verdict on connection i's head so far: hands it over (over TLS: to a relay),
+ * refuses it or closes it, and returns 1 (it left the list); 0 while more is needed. */
+static int judge_head(struct api_gate *g, size_t i, const char *buf, size_t len, int tls)
+{
+    struct api_head h;
+    char who[64];
+
+    switch (api_head_check(buf, len, &h)) {
+    case API_HEAD_OK:
+        if (tls)
+            hand_over_tls(g, i);
+        else
+            hand_over(g, i);
+        return 1;
+    case API_HEAD_REFUSE:
+        refuse(g, i, h.status, h.code, h.message);
+        return 1;
+    case API_HEAD_GARBAGE:
+        addr_text(g->pend[i].a, who, sizeof(who));
+        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
+        drop_pending(g, i, 1);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int examine_tls(struct api_gate *g, size_t i)
 {
     struct pending *p = &g->pend[i];
-    struct api_head h;
     char who[64];
     int r;
 
@@ -398,28 +424,13 @@ static int examine_tls(struct api_gate *g, size_t i)
         }
         p->head_len += (size_t)n;
     }
-    switch (api_head_check(p->head, p->head_len, &h)) {
-    case API_HEAD_OK:
-        hand_over_tls(g, i);
-        return 1;
-    case API_HEAD_REFUSE:
-        refuse(g, i, h.status, h.code, h.message);
-        return 1;
-    case API_HEAD_GARBAGE:
-        addr_text(p->a, who, sizeof(who));
-        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
-        drop_pending(g, i, 1);
-        return 1;
-    default:
-        return 0;
-    }
+    return judge_head(g, i, p->head, p->head_len, 1);
 }
 
 /* Looks at what arrived on pending connection i. Returns 1 when it left the list. */
 static int examine(struct api_gate *g, size_t i, short revents)
 {
     struct pending *p = &g->pend[i];
-    struct api_head h;
     ssize_t n;
     char who[64];
 
@@ -446,21 +457,8 @@ static int examine(struct api_gate *g, size_t i, short revents)
         }
         return 1;
     }
-    switch (api_head_check(g->buf, (size_t)n, &h)) {
-    case API_HEAD_OK:
-        hand_over(g, i);
+    if (judge_head(g, i, g->buf, (size_t)n, 0))
         return 1;
-    case API_HEAD_REFUSE:
-        refuse(g, i, h.status, h.code, h.message);
-        return 1;
-    case API_HEAD_GARBAGE:
-        addr_text(p->a, who, sizeof(who));
-        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
-        drop_pending(g, i, 1);
-        return 1;
-    default:
-        break;
-    }
     if (revents & (POLLRDHUP | POLLHUP | POLLERR)) {
         drop_pending(g, i, 1); /* half a head, then nothing more can come */
         return 1;

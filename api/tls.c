@@ -420,6 +420,19 @@ static void *relays_main(void *arg)
     return NULL;
 }
 
+/* Frees rs itself: its wake pipe and lists, once no relay is left in them. */
+static void relays_release(struct api_relays *rs)
+{
+    if (rs->wake[0] >= 0) {
+        close(rs->wake[0]);
+        close(rs->wake[1]);
+    }
+    free(rs->incoming);
+    free(rs->all);
+    free(rs->pfd);
+    free(rs);
+}
+
 int api_relays_new(struct api_gate *g, unsigned max, int idle_s, struct api_relays **out)
 {
     struct api_relays *rs = calloc(1, sizeof(*rs));
@@ -446,14 +459,7 @@ int api_relays_new(struct api_gate *g, unsigned max, int idle_s, struct api_rela
     return 0;
 
 fail:
-    if (rs->wake[0] >= 0) {
-        close(rs->wake[0]);
-        close(rs->wake[1]);
-    }
-    free(rs->incoming);
-    free(rs->all);
-    free(rs->pfd);
-    free(rs);
+    relays_release(rs);
     return -ENOMEM;
 }
 
@@ -509,10 +515,5 @@ void api_relays_free(struct api_relays *rs)
         relay_free(rs, rs->all[--rs->n]);
     while (rs->n_incoming)
         relay_free(rs, rs->incoming[--rs->n_incoming]);
-    close(rs->wake[0]);
-    close(rs->wake[1]);
-    free(rs->incoming);
-    free(rs->all);
-    free(rs->pfd);
-    free(rs);
+    relays_release(rs);
 }

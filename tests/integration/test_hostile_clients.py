@@ -124,17 +124,22 @@ MALFORMED = [
 ]
 
 
+def check_error(what, out, want_status, want_code):
+    assert out, '%s: no answer' % what
+    status, headers, body, nstatus = parse(out)
+    assert status == want_status, '%s: %r' % (what, out[:300])
+    assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
+    assert headers.get('content-type') == 'application/json', (what, headers)
+    assert int(headers['content-length']) == len(body), (what, headers, body)
+    assert json.loads(body)['error']['code'] == want_code, (what, body)
+    assert headers.get('connection') == 'close', (what, headers)
+
+
 def test_malformed_requests_get_one_json_answer_at_once(serve):
     srv = serve()
     for what, req, want_status, want_code in MALFORMED:
         out, secs, _ = exchange(srv.port, req)
-        assert out, '%s: no answer' % what
-        status, headers, body, nstatus = parse(out)
-        assert status == want_status, '%s: %r' % (what, out[:300])
-        assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
-        assert headers.get('content-type') == 'application/json', (what, headers)
-        assert int(headers['content-length']) == len(body), (what, headers, body)
-        assert json.loads(body)['error']['code'] == want_code, (what, body)
+        check_error(what, out, want_status, want_code)
         assert secs < 2, '%s: answered after %.1f s' % (what, secs)
     # A well-formed request still works, and says the connection closes.
     out, _, _ = get(srv.port)

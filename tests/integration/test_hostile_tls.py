@@ -18,7 +18,7 @@ import pytest
 
 from apilib import serving
 from simlib import Workspace, vcenter
-from test_hostile_clients import MALFORMED, parse, start
+from test_hostile_clients import MALFORMED, check_error, parse, start
 
 CTX = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 CTX.check_hostname = False
@@ -76,17 +76,6 @@ def read_answer(s):
         body += d
     assert len(body) == want, 'more than the answer arrived: %r' % body[want:want + 100]
     return status, headers, body
-
-
-def check_error(what, out, want_status, want_code):
-    assert out, '%s: no answer' % what
-    status, headers, body, nstatus = parse(out)
-    assert status == want_status, '%s: %r' % (what, out[:300])
-    assert nstatus == 1, '%s: %d status lines: %r' % (what, nstatus, out[:600])
-    assert headers.get('content-type') == 'application/json', (what, headers)
-    assert int(headers['content-length']) == len(body), (what, headers, body)
-    assert json.loads(body)['error']['code'] == want_code, (what, body)
-    assert headers.get('connection') == 'close', (what, headers)
 
 
 GOOD = b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n'

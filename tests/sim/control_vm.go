@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
@@ -90,25 +91,17 @@ func controlVM(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	format := r.FormValue("format")
-	switch format {
-	case "":
-		format = "lazyzeroedthick"
-	case "thin", "lazyzeroedthick", "eagerzeroedthick":
-	default:
-		return fmt.Errorf("format must be thin, lazyzeroedthick or eagerzeroedthick, not %q", format)
+	format, err := choice(r, "format", "lazyzeroedthick", "thin", "lazyzeroedthick", "eagerzeroedthick")
+	if err != nil {
+		return err
 	}
-	ctrl := r.FormValue("controller")
-	switch ctrl {
-	case "":
-		ctrl = "pvscsi"
-	case "pvscsi", "lsilogic", "lsilogicsas":
-	default:
-		return fmt.Errorf("controller must be pvscsi, lsilogic or lsilogicsas, not %q", ctrl)
+	ctrl, err := choice(r, "controller", "pvscsi", "pvscsi", "lsilogic", "lsilogicsas")
+	if err != nil {
+		return err
 	}
-	power := r.FormValue("power")
-	if power != "" && power != "on" && power != "off" {
-		return fmt.Errorf("power must be on or off, not %q", power)
+	power, err := choice(r, "power", "", "on", "off")
+	if err != nil {
+		return err
 	}
 	s := vmSpec{name: name, host: h, poweredOff: power == "off", controllers: []ctrlSpec{{kind: ctrl}}}
 	for i := 0; i < n; i++ {
@@ -116,4 +109,21 @@ func controlVM(r *http.Request) error {
 	}
 	w.addVMLive(s)
 	return nil
+}
+
+// choice returns the form value key, def when it is absent, or an error that
+// lists the values allowed.
+func choice(r *http.Request, key, def string, allowed ...string) (string, error) {
+	v := r.FormValue(key)
+	if v == "" {
+		return def, nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	last := len(allowed) - 1
+	return "", fmt.Errorf("%s must be %s or %s, not %q", key, strings.Join(allowed[:last], ", "),
+		allowed[last], v)
 }

@@ -148,15 +148,11 @@ func (s *server) createFilter(w http.ResponseWriter, r *http.Request, m *node, k
 					continue
 				}
 				matched = true
-				for _, ps := range p.all("pathSet") {
-					path := strings.TrimSpace(ps.text)
-					if !knownProp(seg.typ, path) {
-						s.sendFault(w, r, &fault{msg: "A specified parameter was not correct: " + path,
-							typ: "InvalidProperty", detail: "<name>" + xmlEscape(path) + "</name>"})
-						return
-					}
-					f.paths[seg.typ] = append(f.paths[seg.typ], path)
+				named, ok := s.pathSet(w, r, seg.typ, p)
+				if !ok {
+					return
 				}
+				f.paths[seg.typ] = append(f.paths[seg.typ], named...)
 			}
 			if matched && seg.hi > seg.lo {
 				f.segs = append(f.segs, seg)

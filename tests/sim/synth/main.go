@@ -217,6 +217,22 @@ func (s *server) end(a *answer) {
 	atomic.AddInt64(&s.bytes, a.o.n)
 }
 
+// pathSet returns the property paths propSet p names for typ, or answers
+// InvalidProperty for the first one typ does not have and returns false.
+func (s *server) pathSet(w http.ResponseWriter, r *http.Request, typ string, p *node) ([]string, bool) {
+	var paths []string
+	for _, ps := range p.all("pathSet") {
+		path := strings.TrimSpace(ps.text)
+		if !knownProp(typ, path) {
+			s.sendFault(w, r, &fault{msg: "A specified parameter was not correct: " + path,
+				typ: "InvalidProperty", detail: "<name>" + xmlEscape(path) + "</name>"})
+			return nil, false
+		}
+		paths = append(paths, path)
+	}
+	return paths, true
+}
+
 func (s *server) sendFault(w http.ResponseWriter, r *http.Request, f *fault) {
 	a := s.begin(w, r, http.StatusInternalServerError)
 	a.o.b = a.o.b[:0] // the fault carries its own envelope
@@ -543,15 +559,11 @@ func (s *server) retrieve(w http.ResponseWriter, r *http.Request, m *node) {
 					if p.textOf("all") == "true" {
 						paths = propNames[seg.typ]
 					}
-					for _, ps := range p.all("pathSet") {
-						path := strings.TrimSpace(ps.text)
-						if !knownProp(seg.typ, path) {
-							s.sendFault(w, r, &fault{msg: "A specified parameter was not correct: " + path,
-								typ: "InvalidProperty", detail: "<name>" + xmlEscape(path) + "</name>"})
-							return
-						}
-						paths = append(paths, path)
+					named, ok := s.pathSet(w, r, seg.typ, p)
+					if !ok {
+						return
 					}
+					paths = append(paths, named...)
 					// Once per type: a spec naming many objects repeats
 					// its propSet for each, not its properties.
 					for _, path := range paths {
