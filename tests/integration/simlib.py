@@ -10,6 +10,13 @@ import subprocess
 import tempfile
 
 VSLINT = os.environ.get('VSLINT', 'build/vslint')
+
+
+def sanitized():
+    """Whether vslint was built with AddressSanitizer: its memory figures mean nothing then
+    (shadow memory and the quarantine add hundreds of MB)."""
+    with open(VSLINT, 'rb') as f:
+        return b'__asan_init' in f.read()
 VCSIM = os.environ.get('VCSIM', 'build/tests/sim/vcsim-vslint')
 UNITY_SIM = os.environ.get('UNITY_SIM', 'build/tests/sim/unity-vslint')
 PASSWORD = 'vslint-secret'
