@@ -562,7 +562,7 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
 /* Runs st with ?1 bound to the snapshot's vCenter: 1 if it returned a row, 0 if not. */
 static int step_vcenter(struct db_snapshot *snap, sqlite3_stmt *st)
 {
-    int rc = sqlite3_bind_text(st, 1, snap->vcenter, -1, SQLITE_TRANSIENT), r;
+    int rc = db_bind(st, DB_TEXT(snap->vcenter)), r;
 
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
@@ -589,9 +589,7 @@ static int same_columns(struct db *db, enum db_table t)
 
     snprintf(stage, sizeof(stage), DB_STAGE_PREFIX "%s", db_table_name(t));
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, db_table_name(t), -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 2, stage, -1, SQLITE_TRANSIENT);
+        rc = db_bind(st, DB_TEXT(db_table_name(t)), DB_TEXT(stage));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     r = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) == 1 : db_fail(db->h, rc, "comparing columns");

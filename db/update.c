@@ -89,9 +89,7 @@ int db_update_confirm(struct db *db, const char *vcenter, int64_t now_ms)
     int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
 
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, now_ms);
+        rc = db_bind(st, DB_TEXT(vcenter), DB_INT(now_ms));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_finalize(st);
