@@ -56,7 +56,10 @@ def plant(db, name, points):
 @pytest.fixture(scope='module')
 def srv(start_sim_module, module_workspace):
     sim = start_sim_module
-    with serving(module_workspace, [vcenter(module_workspace, sim.url, interval=3600)],
+    # Read in full at each poll (incremental = false): test_retention_drops_old_points sets
+    # the previous success by hand, which a following round would overwrite every few seconds.
+    with serving(module_workspace, [vcenter(module_workspace, sim.url, interval=3600,
+                                            incremental='false')],
                  '\n[database]\ncapacity_retention = 31\n') as s:
         s.sim = sim
         s.db = module_workspace.db
@@ -192,6 +195,16 @@ def test_retention_drops_old_points(srv):
     point of each UTC day of what is older than 30 days."""
     t = plant(srv.db, 'ds-nfs-clean', [(40, CAP // 2), (30.8, CAP // 2), (30.5, CAP // 2),
                                        (30.2, CAP // 2), (20, CAP // 2)])
+    # The poll thins what crossed 30 days since the previous success; the points were planted
+    # behind its back, so that success is put two days back, before they crossed (else, before
+    # 04:48 UTC, all three lie on a day the poll takes as thinned already).
+    con = sqlite3.connect(srv.db)
+    try:
+        con.execute("UPDATE vcenters SET last_success_ms = ? WHERE name = 'lab'",
+                    (int(time.time() * 1000) - 2 * DAY_MS,))
+        con.commit()
+    finally:
+        con.close()
     srv.poll_and_wait('lab')
     latest_of_day = {}
     for x in t[1:4]:
