@@ -228,10 +228,13 @@ void vsl_follow_free(struct vsl_follow *f)
 }
 
 /* Applies cs in one transaction: every changed object's rows go, the entered and modified ones
- * are read again by moref (with the per-host reads of the hosts among them). */
-static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vim_client *c,
-                         const struct vim_changes *cs, struct vsl_poll_result *res)
+ * are read again by moref (with the per-host reads of the hosts among them); the round is
+ * recorded in the polls table in the same transaction, as one that began at answered_ms. */
+static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
+                         const struct vim_changes *cs, int64_t answered_ms,
+                         struct vsl_poll_result *res)
 {
+    struct vim_client *c = f->c;
     struct db_snapshot *u = NULL;
     struct vim_sink sink;
     int r = db_update_begin(db, vc->name, &u, &sink);
@@ -257,7 +260,9 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
         db_snapshot_abort(u);
         return r;
     }
-    r = db_update_commit(u);
+    r = db_update_commit(u, &(struct db_round){.started_ms = answered_ms,
+                                               .finished_ms = vsl_now_ms(),
+                                               .version = f->w.version});
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the changes: %s",
                  vsl_strerror(r));
@@ -281,7 +286,7 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
     if (r < 0)
         snprintf(res->error, sizeof(res->error), "%s", vim_client_error(f->c));
     /* The round's cost is from the answer on: the wait itself costs vCenter nothing. */
-    int64_t t1 = vsl_monotonic_ms();
+    int64_t t1 = vsl_monotonic_ms(), answered_ms = vsl_now_ms();
     /* What the property collector cannot follow (esxcli, advanced options, iSCSI bindings) is
      * read again on its own interval: every host as if it had changed, by moref. */
     if (r == 0 && vc->host_reads_every_s > 0 && t1 >= f->hosts_due_ms) {
@@ -299,7 +304,7 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
     if (r == 0 && cs.n > 0) {
         log_debug("vcenter %s: %zu objects changed (version %s) after %lld ms", vc->name, cs.n,
                   vsl_follow_version(f), (long long)(t1 - t0));
-        r = apply_changes(db, vc, f->c, &cs, res);
+        r = apply_changes(db, vc, f, &cs, answered_ms, res);
     }
     /* The snapshot is current as of this answer, changed or not: its age moves on. */
     if (r == 0) {
@@ -310,6 +315,15 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
             res->db_err = r;
         }
     }
+    /* A round that failed is in the history too (quiet ones are not: one every maxWait
+     * seconds would bury the rest). A database that cannot be written will not take it. */
+    if (r < 0 && !res->db_err &&
+        db_update_failed(db, vc->name,
+                         &(struct db_round){.started_ms = answered_ms,
+                                            .finished_ms = vsl_now_ms(),
+                                            .version = f->w.version},
+                         res->error) < 0)
+        log_debug("vcenter %s: cannot record the failed round", vc->name);
     *changes = cs.n;
     vim_changes_free(&cs);
     res->duration_ms = vsl_monotonic_ms() - t1;

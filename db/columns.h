@@ -360,7 +360,13 @@
     X(S, E, finished_ms, "INTEGER NOT NULL", RAW, 0, 1, NOEST)                                     \
     X(S, E, ok, "INTEGER NOT NULL", RAW, 0, 1, NOEST)                                              \
     X(S, E, error, "TEXT", RAW, 0, 1, NOEST)                                                       \
-    X(S, E, counts_json, "TEXT", RAW, 0, 1, NOEST)
+    X(S, E, counts_json, "TEXT", RAW, 0, 1, NOEST)                                             \
+    /* How the poll read: 'full' (every object: a full read, an array's poll) or 'incremental'  \
+     * (a WaitForUpdatesEx round that applied changes or failed; quiet rounds write no row).     \
+     * Rows older than version 10 were all full reads. */                                        \
+    X(S, E, mode, "TEXT NOT NULL DEFAULT 'full'", RAW, 0, 10, NOEST)                             \
+    /* The property collector's version after an incremental round; NULL for a full read. */  \
+    X(S, E, version, "TEXT", RAW, 0, 10, NOEST)
 
 /* Findings outlive snapshots: keyed by fingerprint, not by poll. severity_order is the sort key
  * "critical first" (a virtual column: no space, one spelling of the ranking). */
@@ -390,7 +396,12 @@
     X(S, E, host_name, "TEXT", RAW, 0, 5, NOEST)                                                   \
     X(S, E, unverified_since_ms, "INTEGER", RAW, 0, 5, NOEST)                                      \
     X(S, E, unverified_reason, "TEXT", RAW, 0, 5, NOEST)                                           \
-    X(S, E, resolution, "TEXT", RAW, 0, 5, NOEST)
+    X(S, E, resolution, "TEXT", RAW, 0, 5, NOEST)                                              \
+    /* The poll whose snapshot first showed this occurrence, and the one whose snapshot no      \
+     * longer did (the vCenter's latest successful poll when the evaluation ran); NULL before     \
+     * version 10. */                                                                            \
+    X(S, E, first_poll, "INTEGER REFERENCES polls(id)", RAW, 0, 10, NOEST)                       \
+    X(S, E, resolved_poll, "INTEGER REFERENCES polls(id)", RAW, 0, 10, NOEST)
 
 /* Capacity at every successful poll of each datastore (kind 'datastore') and datastore cluster
  * ('storage_pod'), written in the poll's transaction; thinned to the latest point of each hour
@@ -460,7 +471,9 @@
     I(hosts_page, 8, "hosts(vcenter, coalesce(name, ''), moref)")                                  \
     I(vms_page, 8, "vms(vcenter, coalesce(name, ''), moref)")                                      \
     /* The join of a datastore's extents to the array LUNs behind them. */                      \
-    I(array_luns_naa, 9, "array_luns(naa)")
+    I(array_luns_naa, 9, "array_luns(naa)")                                                    \
+    /* The history's last full read of a vCenter by a day's end: one index lookup. */            \
+    I(polls_mode, 10, "polls(vcenter, mode, ok, finished_ms)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

@@ -71,12 +71,31 @@ struct db_snapshot;
 struct vim_sink;
 int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int keep,
                      struct db_snapshot **out, struct vim_sink *sink);
-/* Records (tag, key) for db_snapshot_apply(); nothing is removed yet. */
+/* Records (tag, key) for db_snapshot_apply(); nothing is removed yet. 0 <= tag < DB_NOTE_TAGS. */
+#define DB_NOTE_TAGS 8
 int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key);
+/* How many notes of tag snap has. */
+size_t db_snapshot_noted(const struct db_snapshot *snap, int tag);
+
+/* A row of the polls table. Every pointer is borrowed. */
+struct db_poll_rec {
+    const char *mode;    /* "full" (NULL says the same) or "incremental" */
+    const char *version; /* the collector's version after an incremental round, or NULL */
+    int64_t started_ms, finished_ms;
+    const char *error;   /* NULL: it succeeded */
+    const char *counts;  /* counts_json, or NULL */
+    int row_only;        /* 1: the vcenters row (last poll, last error) is left as it is */
+};
 /* Under BEGIN IMMEDIATE: forget() for each note, in order, then the staged rows copied in
- * (INSERT OR REPLACE), COMMIT; the staging tables emptied. On failure rolls back. Frees snap. */
+ * (INSERT OR REPLACE), poll (if not NULL) recorded in polls with the vCenter pointing at it,
+ * COMMIT; the staging tables emptied. On failure rolls back. Frees snap. */
 int db_snapshot_apply(struct db_snapshot *snap,
-                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key));
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key),
+                      const struct db_poll_rec *poll);
+/* Records a poll that failed (poll->error; NULL says "unknown error") in its own transaction:
+ * the inventory is untouched. kind as db_snapshot_set_kind()'s, NULL for a vCenter. */
+int db_record_failure(struct db *db, const char *vcenter, const char *url, const char *kind,
+                      const struct db_poll_rec *poll);
 
 /* How long a connection waits for a lock another holds before SQLITE_BUSY. */
 #define DB_BUSY_MS 5000

@@ -27,6 +27,7 @@ struct db_snapshot {
         char *key;
     } *notes; /* owned: what db_snapshot_note() recorded, for db_snapshot_apply() */
     size_t nnotes, cap;
+    size_t noted[DB_NOTE_TAGS]; /* how many notes of each tag */
 };
 
 /* The table each counted kind is counted in. */
@@ -701,15 +702,14 @@ out:
     return s;
 }
 
-/* Appends a row to polls and points the vCenter at it. Runs inside the caller's transaction.
- * error NULL = success. */
+/* Appends a row to polls and, unless p->row_only, points the vCenter at it. Runs inside the
+ * caller's transaction. */
 static int record_poll(struct db *db, const char *vcenter, const char *url, const char *kind,
-                       int64_t started_ms, int64_t finished_ms, const char *error,
-                       const char *counts)
+                       const struct db_poll_rec *p)
 {
     static const char poll_sql[] =
-        "INSERT INTO polls (vcenter, url, started_ms, finished_ms, ok, error, counts_json)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+        "INSERT INTO polls (vcenter, url, started_ms, finished_ms, ok, error, counts_json, mode,"
+        " version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
     /* A failed poll keeps last_success_ms and the url we last reached it by (if none given). */
     static const char vc_sql[] =
         "INSERT INTO vcenters (name, url, last_poll_id, last_success_ms, last_error, kind)"
@@ -724,19 +724,24 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
 
     rc = sqlite3_prepare_v2(db->h, poll_sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(started_ms), DB_INT(finished_ms),
-                     DB_INT(error == NULL), DB_TEXT(error), DB_TEXT(counts));
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(p->started_ms),
+                     DB_INT(p->finished_ms), DB_INT(p->error == NULL), DB_TEXT(p->error),
+                     DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
+                     DB_TEXT(p->version));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
         goto fail;
     id = sqlite3_last_insert_rowid(db->h);
     sqlite3_finalize(st);
+    st = NULL;
+    if (p->row_only)
+        return 0;
 
     rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &st, NULL);
     if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id), DB_INT(finished_ms),
-                     DB_TEXT(error), DB_TEXT(kind));
+        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id), DB_INT(p->finished_ms),
+                     DB_TEXT(p->error), DB_TEXT(kind));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
@@ -809,8 +814,9 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
     if (r == 0 && !snap->kind)
         r = db_capacity_record(snap->db, snap->vcenter, finished_ms, prev);
     if (r == 0)
-        r = record_poll(snap->db, snap->vcenter, snap->url, snap->kind, started_ms, finished_ms,
-                        NULL, cj);
+        r = record_poll(snap->db, snap->vcenter, snap->url, snap->kind,
+                        &(struct db_poll_rec){.mode = "full", .started_ms = started_ms,
+                                              .finished_ms = finished_ms, .counts = cj});
     if (r == 0)
         r = exec(snap->db, "COMMIT");
     if (r < 0)
@@ -833,18 +839,26 @@ fail:
 
 int db_snapshot_note(struct db_snapshot *snap, int tag, const char *key)
 {
-    assert(snap && snap->keep && key);
+    assert(snap && snap->keep && key && tag >= 0 && tag < DB_NOTE_TAGS);
     if (vsl_grow(&snap->notes, &snap->cap, snap->nnotes, sizeof(*snap->notes), 16) < 0)
         return -ENOMEM;
     snap->notes[snap->nnotes].key = strdup(key);
     if (!snap->notes[snap->nnotes].key)
         return -ENOMEM;
     snap->notes[snap->nnotes++].tag = tag;
+    snap->noted[tag]++;
     return 0;
 }
 
+size_t db_snapshot_noted(const struct db_snapshot *snap, int tag)
+{
+    assert(snap && tag >= 0 && tag < DB_NOTE_TAGS);
+    return snap->noted[tag];
+}
+
 int db_snapshot_apply(struct db_snapshot *snap,
-                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key))
+                      int (*forget)(struct db *db, const char *vcenter, int tag, const char *key),
+                      const struct db_poll_rec *poll)
 {
     struct timespec t0, t1;
     int r;
@@ -860,6 +874,8 @@ int db_snapshot_apply(struct db_snapshot *snap,
         r = forget(snap->db, snap->vcenter, snap->notes[i].tag, snap->notes[i].key);
     if (r == 0)
         r = copy_staged(snap);
+    if (r == 0 && poll)
+        r = record_poll(snap->db, snap->vcenter, NULL, NULL, poll);
     if (r == 0)
         r = exec(snap->db, "COMMIT");
     if (r < 0) {
@@ -892,33 +908,36 @@ void db_snapshot_set_kind(struct db_snapshot *snap, const char *kind)
     snap->kind = kind;
 }
 
-static int poll_failed(struct db *db, const char *vcenter, const char *url, const char *kind,
-                       int64_t started_ms, int64_t finished_ms, const char *error);
-
 int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t started_ms,
                    int64_t finished_ms, const char *error)
 {
-    return poll_failed(db, vcenter, url, NULL, started_ms, finished_ms, error);
+    return db_record_failure(db, vcenter, url, NULL,
+                             &(struct db_poll_rec){.mode = "full", .started_ms = started_ms,
+                                                   .finished_ms = finished_ms, .error = error});
 }
 
 int db_array_poll_failed(struct db *db, const char *array, const char *url, const char *kind,
                          int64_t started_ms, int64_t finished_ms, const char *error)
 {
-    return poll_failed(db, array, url, kind, started_ms, finished_ms, error);
+    return db_record_failure(db, array, url, kind,
+                             &(struct db_poll_rec){.mode = "full", .started_ms = started_ms,
+                                                   .finished_ms = finished_ms, .error = error});
 }
 
-static int poll_failed(struct db *db, const char *vcenter, const char *url, const char *kind,
-                       int64_t started_ms, int64_t finished_ms, const char *error)
+int db_record_failure(struct db *db, const char *vcenter, const char *url, const char *kind,
+                      const struct db_poll_rec *poll)
 {
+    struct db_poll_rec p = *poll;
     int r;
 
-    assert(db && vcenter);
+    assert(db && vcenter && poll);
     assert(!db->in_snapshot);
+    if (!p.error)
+        p.error = "unknown error";
     r = exec(db, "BEGIN IMMEDIATE");
     if (r < 0)
         return r;
-    r = record_poll(db, vcenter, url, kind, started_ms, finished_ms,
-                    error ? error : "unknown error", NULL);
+    r = record_poll(db, vcenter, url, kind, &p);
     if (r < 0)
         goto fail;
     r = exec(db, "COMMIT");

@@ -57,9 +57,10 @@ static int bind_named(sqlite3_stmt *st, const char *name, const char *s)
 static const char upsert_sql[] =
     "INSERT INTO findings (fingerprint, check_id, title, vcenter, object_type, object_moref,"
     " object_name, detail, severity, status, message, evidence_json, waiver_reason,"
-    " waiver_expires, first_seen_ms, last_seen_ms, resolved_at_ms, host_moref, host_name)"
+    " waiver_expires, first_seen_ms, last_seen_ms, resolved_at_ms, host_moref, host_name,"
+    " first_poll)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, NULL, ?16,"
-    " ?17)"
+    " ?17, ?18)"
     " ON CONFLICT (fingerprint) DO UPDATE SET check_id = excluded.check_id,"
     " title = excluded.title, vcenter = excluded.vcenter, object_type = excluded.object_type,"
     " object_moref = excluded.object_moref, object_name = excluded.object_name,"
@@ -68,7 +69,8 @@ static const char upsert_sql[] =
     " waiver_reason = excluded.waiver_reason, waiver_expires = excluded.waiver_expires,"
     " first_seen_ms = CASE WHEN status = 'resolved' THEN excluded.first_seen_ms"
     " ELSE first_seen_ms END,"
-    " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL,"
+    " first_poll = CASE WHEN status = 'resolved' THEN excluded.first_poll ELSE first_poll END,"
+    " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL, resolved_poll = NULL,"
     " host_moref = excluded.host_moref, host_name = excluded.host_name,"
     " unverified_since_ms = NULL, unverified_reason = NULL, resolution = NULL";
 
@@ -85,10 +87,25 @@ static const char unverify_sql[] =
 
 static const char resolve_sql[] =
     "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3,"
-    " unverified_since_ms = NULL, unverified_reason = NULL WHERE fingerprint = ?1";
+    " resolved_poll = ?4, unverified_since_ms = NULL, unverified_reason = NULL"
+    " WHERE fingerprint = ?1";
+
+/* The poll whose snapshot an evaluation of vcenter judges: its latest successful one (a full
+ * read, or an incremental round that applied changes). 0 when it has none. */
+static int judged_poll(struct db *db, const char *vcenter, int64_t *id)
+{
+    static const char sql[] = "SELECT id FROM polls WHERE vcenter = ?1 AND ok = 1"
+                              " ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    int r = db_row(db->h, sql, &st, "reading the last poll", DB_TEXT(vcenter));
+
+    *id = r == 0 ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return r == -VSL_ENOTFOUND ? 0 : r;
+}
 
 static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f,
-                  int64_t now_ms)
+                  int64_t now_ms, int64_t poll)
 {
     char *evidence = NULL;
     int rc;
@@ -105,7 +122,8 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f
                  DB_TEXT(vsl_severity_name(f->severity)),
                  DB_TEXT(f->waiver_reason ? "waived" : "open"), DB_TEXT(f->message),
                  DB_TEXT(evidence), DB_TEXT(f->waiver_reason), DB_TEXT(f->waiver_expires),
-                 DB_INT(now_ms), DB_TEXT(f->host_moref), DB_TEXT(f->host_name));
+                 DB_INT(now_ms), DB_TEXT(f->host_moref), DB_TEXT(f->host_name),
+                 poll ? DB_INT(poll) : DB_NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -152,7 +170,7 @@ static const char *verdict(const struct evaluation *ev, const char *id, const ch
  * rows are read first and updated after: SQLite does not promise what a statement still
  * stepping sees of updates to its own table. */
 static int settle_missing(struct db *db, const char *vcenter, const struct evaluation *ev,
-                          int64_t now_ms)
+                          int64_t now_ms, int64_t poll)
 {
     sqlite3_stmt *sel = NULL, *unv = NULL, *fix = NULL;
     struct missing {
@@ -191,8 +209,12 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
         rc = sqlite3_prepare_v2(db->h, resolve_sql, -1, &fix, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         sqlite3_stmt *st = rows[i].resolution ? fix : unv;
-        rc = db_bind(st, DB_TEXT(rows[i].fingerprint), DB_INT(now_ms),
-                     DB_TEXT(rows[i].resolution ? rows[i].resolution : rows[i].reason));
+        if (st == fix)
+            rc = db_bind(st, DB_TEXT(rows[i].fingerprint), DB_INT(now_ms),
+                         DB_TEXT(rows[i].resolution), poll ? DB_INT(poll) : DB_NULL);
+        else
+            rc = db_bind(st, DB_TEXT(rows[i].fingerprint), DB_INT(now_ms),
+                         DB_TEXT(rows[i].reason));
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db->h);
         sqlite3_reset(st);
@@ -208,6 +230,7 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
                        int64_t now_ms)
 {
     sqlite3_stmt *ins = NULL;
+    int64_t poll = 0;
     size_t i;
     int rc, r = 0;
 
@@ -218,11 +241,16 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
     rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db->h, rc, "recording findings");
+    r = judged_poll(db, vcenter, &poll);
+    if (r < 0) {
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+    }
     rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
     for (i = 0; i < ev->n_findings && rc == SQLITE_OK; i++)
-        rc = upsert(ins, vcenter, &ev->findings[i], now_ms);
+        rc = upsert(ins, vcenter, &ev->findings[i], now_ms, poll);
     if (rc == SQLITE_OK)
-        rc = settle_missing(db, vcenter, ev, now_ms);
+        rc = settle_missing(db, vcenter, ev, now_ms, poll);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
@@ -235,6 +263,9 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
+
+/* The positions of select_findings()'s expressions after the columns. */
+enum { FX_first_mode = F_NCOLS, FX_resolved_mode };
 
 /* The stored evidence, parsed back; {} if it is missing or was damaged. */
 static json_t *jevidence(sqlite3_stmt *st, int i)
@@ -263,6 +294,16 @@ static json_t *jhost(sqlite3_stmt *st)
     if (sqlite3_column_type(st, F_host_moref) == SQLITE_NULL)
         return json_null();
     return json_pack("{s:o,s:o}", "moref", db_json_text(st, F_host_moref), "name", db_json_text(st, F_host_name));
+}
+
+/* {"poll": id, "mode": ...} of the poll in column i, or null (none recorded: before schema
+ * version 10, or no successful poll yet). mode is null if that poll's row is gone. */
+static json_t *jpoll(sqlite3_stmt *st, int i, int mode)
+{
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return json_null();
+    return json_pack("{s:I,s:o}", "poll", (json_int_t)sqlite3_column_int64(st, i), "mode",
+                     db_json_text(st, mode));
 }
 
 /* {"since": ..., "reason": ...} when the latest evaluation could not verify it, or null. */
@@ -308,7 +349,9 @@ static json_t *finding_json(sqlite3_stmt *st)
         json_object_set_new(o, "unverified", junverified(st)) ||
         json_object_set_new(o, "resolved_at", db_json_time(st, F_resolved_at_ms)) ||
         json_object_set_new(o, "resolution", db_json_text(st, F_resolution)) ||
-        json_object_set_new(o, "waiver", w)) {
+        json_object_set_new(o, "waiver", w) ||
+        json_object_set_new(o, "first_seen_by", jpoll(st, F_first_poll, FX_first_mode)) ||
+        json_object_set_new(o, "resolved_by", jpoll(st, F_resolved_poll, FX_resolved_mode))) {
         /* set_new has taken obj and w whether or not it succeeded */
         json_decref(o);
         return NULL;
@@ -333,7 +376,8 @@ const char *const db_finding_fields[] = {
     [DB_FF_EVIDENCE] = "evidence",       [DB_FF_FIRST_SEEN] = "first_seen",
     [DB_FF_LAST_SEEN] = "last_seen",     [DB_FF_UNVERIFIED] = "unverified",
     [DB_FF_RESOLVED_AT] = "resolved_at", [DB_FF_RESOLUTION] = "resolution",
-    [DB_FF_WAIVER] = "waiver",           [DB_NFF] = NULL,
+    [DB_FF_WAIVER] = "waiver",           [DB_FF_FIRST_SEEN_BY] = "first_seen_by",
+    [DB_FF_RESOLVED_BY] = "resolved_by", [DB_NFF] = NULL,
 };
 
 /* Column i as a JSON string, or null (NULL, or not UTF-8: as db_json_text()). */
@@ -371,6 +415,19 @@ static int pair(struct vsl_buf *b, sqlite3_stmt *st, const char *a, int ca, cons
         r = vsl_buf_printf(b, ",\"%s\":", bn);
     if (r == 0)
         r = text_col(b, st, cb);
+    return r == 0 ? vsl_buf_add(b, "}", 1) : r;
+}
+
+/* {"poll":id,"mode":...} of the poll in column i, or null (as jpoll()). */
+static int poll_text(struct vsl_buf *b, sqlite3_stmt *st, int i, int mode)
+{
+    int r;
+
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return vsl_buf_addstr(b, "null");
+    r = vsl_buf_printf(b, "{\"poll\":%lld,\"mode\":", (long long)sqlite3_column_int64(st, i));
+    if (r == 0)
+        r = text_col(b, st, mode);
     return r == 0 ? vsl_buf_add(b, "}", 1) : r;
 }
 
@@ -436,6 +493,8 @@ static int finding_text(struct vsl_buf *b, sqlite3_stmt *st, unsigned fields)
         case DB_FF_WAIVER:
             r = pair(b, st, "reason", F_waiver_reason, "expires", F_waiver_expires, 0);
             break;
+        case DB_FF_FIRST_SEEN_BY: r = poll_text(b, st, F_first_poll, FX_first_mode); break;
+        case DB_FF_RESOLVED_BY: r = poll_text(b, st, F_resolved_poll, FX_resolved_mode); break;
         case DB_NFF: break;
         }
     }
@@ -465,7 +524,9 @@ static int cursor_order(const struct db_cursor *c, int *order)
     return 0;
 }
 
-/* SELECT every column of findings (F_<col> are their positions) FROM findings. */
+/* SELECT every column of findings (F_<col> are their positions), then the modes of its first
+ * and resolving polls (FX_first_mode, FX_resolved_mode), FROM findings. A subquery by primary
+ * key, run only for the rows a page returns: a join would have to qualify every condition. */
 static int select_findings(struct vsl_buf *sql)
 {
     int r = vsl_buf_addstr(sql, "SELECT ");
@@ -473,7 +534,9 @@ static int select_findings(struct vsl_buf *sql)
     if (r == 0)
         r = db_select_columns(sql, T_FINDINGS, "findings");
     if (r == 0)
-        r = vsl_buf_addstr(sql, " FROM findings");
+        r = vsl_buf_addstr(sql, ", (SELECT mode FROM polls WHERE id = findings.first_poll),"
+                                " (SELECT mode FROM polls WHERE id = findings.resolved_poll)"
+                                " FROM findings");
     return r;
 }
 

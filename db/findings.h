@@ -59,7 +59,10 @@ struct db_findings_filter {
  *    "first_seen","last_seen" (ISO-8601 UTC strings),
  *    "unverified": {"since","reason"} or null (the latest evaluation could not verify it),
  *    "resolved_at" (null if open),"resolution" ("fixed", "disabled" or null),
- *    "waiver": {"reason","expires"} or null}
+ *    "waiver": {"reason","expires"} or null,
+ *    "first_seen_by", "resolved_by": {"poll" (polls.id),"mode" ("full", "incremental")} or
+ *    null: the poll whose snapshot first showed this occurrence, and the one whose snapshot
+ *    no longer did (null while unresolved, and for what was recorded before schema 10)}
  * *total = the number of findings matching f without limit/cursor. *next (malloc'd, may be NULL
  * when no more) = the cursor of the following page. Bad cursor: -EINVAL. */
 int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
@@ -70,7 +73,7 @@ enum db_finding_field {
     DB_FF_FINGERPRINT, DB_FF_CHECK, DB_FF_TITLE, DB_FF_SEVERITY, DB_FF_STATUS, DB_FF_VCENTER,
     DB_FF_OBJECT, DB_FF_HOST, DB_FF_DETAIL, DB_FF_MESSAGE, DB_FF_EVIDENCE, DB_FF_FIRST_SEEN,
     DB_FF_LAST_SEEN, DB_FF_UNVERIFIED, DB_FF_RESOLVED_AT, DB_FF_RESOLUTION, DB_FF_WAIVER,
-    DB_NFF
+    DB_FF_FIRST_SEEN_BY, DB_FF_RESOLVED_BY, DB_NFF
 };
 extern const char *const db_finding_fields[];
 

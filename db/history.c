@@ -23,14 +23,15 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
         "SELECT severity, count(*) FROM findings"
         " WHERE first_seen_ms <= ?1 AND (resolved_at_ms IS NULL OR resolved_at_ms > ?1)"
         " AND status <> 'waived' AND (?2 IS NULL OR vcenter = ?2) GROUP BY severity";
-    /* The objects of each vCenter's last successful poll by t (its counts_json). */
+    /* The objects of each vCenter's last successful full read by t (its counts_json; an
+     * incremental round's counts only what it changed). */
     static const char objects_sql[] =
         "SELECT count(p.id), coalesce(sum(coalesce(json_extract(p.counts_json, '$.datastores'), 0)"
         " + coalesce(json_extract(p.counts_json, '$.hosts'), 0)"
         " + coalesce(json_extract(p.counts_json, '$.vms'), 0)), 0)"
         " FROM (SELECT DISTINCT vcenter FROM polls WHERE ?2 IS NULL OR vcenter = ?2) v"
         " JOIN polls p ON p.id = (SELECT id FROM polls WHERE vcenter = v.vcenter AND ok = 1"
-        " AND finished_ms <= ?1 ORDER BY finished_ms DESC, id DESC LIMIT 1)";
+        " AND mode = 'full' AND finished_ms <= ?1 ORDER BY finished_ms DESC, id DESC LIMIT 1)";
     sqlite3_stmt *open_st = NULL, *obj_st = NULL;
     int64_t start = first_day_ms(now_ms, n);
     int rc;
@@ -77,13 +78,33 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
     return rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading history");
 }
 
+/* {"polls","failed","mean_ms","max_ms"} of the polls of one mode out of columns i.. of st. */
+static json_t *mode_json(sqlite3_stmt *st, int i)
+{
+    return json_pack("{s:I,s:I,s:I,s:I}", "polls", (json_int_t)sqlite3_column_int64(st, i),
+                     "failed", (json_int_t)sqlite3_column_int64(st, i + 1), "mean_ms",
+                     (json_int_t)(sqlite3_column_double(st, i + 2) + 0.5), "max_ms",
+                     (json_int_t)sqlite3_column_int64(st, i + 3));
+}
+
 int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out)
 {
+    /* Per vCenter and day: all polls, then the full and the incremental ones apart, then the
+     * last successful full read by the day's end (or now), which may be days before it. */
+#define MODE_COLS(m)                                                                               \
+    " coalesce(sum(mode = '" m "'), 0), coalesce(sum(mode = '" m "' AND ok = 0), 0),"            \
+    " avg(CASE WHEN mode = '" m "' THEN finished_ms - started_ms END),"                          \
+    " coalesce(max(CASE WHEN mode = '" m "' THEN finished_ms - started_ms END), 0)"
     static const char sql[] =
-        "SELECT vcenter, (finished_ms - ?1) / 86400000 AS day, count(*), sum(ok = 0),"
-        " avg(finished_ms - started_ms), max(finished_ms - started_ms) FROM polls"
-        " WHERE finished_ms >= ?1 AND finished_ms <= ?3 AND (?2 IS NULL OR vcenter = ?2)"
-        " GROUP BY vcenter, day ORDER BY vcenter, day";
+        "WITH d AS (SELECT vcenter, (finished_ms - ?1) / 86400000 AS day, count(*) AS n,"
+        " sum(ok = 0) AS failed, avg(finished_ms - started_ms) AS mean,"
+        " max(finished_ms - started_ms) AS longest," MODE_COLS("full") "," MODE_COLS("incremental")
+        " FROM polls WHERE finished_ms >= ?1 AND finished_ms <= ?3"
+        " AND (?2 IS NULL OR vcenter = ?2) GROUP BY vcenter, day)"
+        " SELECT d.*, (SELECT max(finished_ms) FROM polls p WHERE p.vcenter = d.vcenter"
+        " AND p.mode = 'full' AND p.ok = 1 AND p.finished_ms <= min(?3, ?1 + (d.day + 1) * "
+        "86400000 - 1)) FROM d ORDER BY vcenter, day";
+#undef MODE_COLS
     sqlite3_stmt *st = NULL;
     json_t *list = json_array();
     int rc;
@@ -103,6 +124,12 @@ int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t 
                                 (json_int_t)sqlite3_column_int64(st, 3), "mean_ms",
                                 (json_int_t)(sqlite3_column_double(st, 4) + 0.5), "max_ms",
                                 (json_int_t)sqlite3_column_int64(st, 5));
+        if (row && (json_object_set_new(row, "full", mode_json(st, 6)) < 0 ||
+                    json_object_set_new(row, "incremental", mode_json(st, 10)) < 0 ||
+                    json_object_set_new(row, "last_full", db_json_time(st, 14)) < 0)) {
+            json_decref(row);
+            row = NULL;
+        }
         rc = row && json_array_append_new(list, row) == 0 ? SQLITE_OK : SQLITE_NOMEM;
     }
     sqlite3_finalize(st);

@@ -11,7 +11,7 @@
 
 /* What was open at the end of one day (or now, for today), counted from the findings' own
  * first_seen and resolved_at: severity and waivers as they are now (history keeps no earlier
- * ones). objects is the datastores, hosts and VMs of each vCenter's last successful poll by
+ * ones). objects is the datastores, hosts and VMs of each vCenter's last successful full read by
  * then; vcenters how many vCenters had one (0: no snapshot yet, no score). */
 struct db_history_day {
     int64_t end_ms;
@@ -26,8 +26,11 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
                     struct db_history_day *days);
 
 /* The polls of those days per vCenter and day: *out is a new JSON array of
- * {"vcenter","day","polls","failed","mean_ms","max_ms"} (day: 0 for the oldest), in vCenter
- * then day order, days without polls left out. 0 or a negative error. */
+ * {"vcenter","day","polls","failed","mean_ms","max_ms", "full" and "incremental": the same four
+ * of the polls of that mode, "last_full": the last successful full read by the day's end (ISO
+ * time, or null)} (day: 0 for the oldest), in vCenter then day order, days without polls left
+ * out. An incremental round is in the polls when it applied changes or failed. 0 or a
+ * negative error. */
 int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out);
 
 #endif

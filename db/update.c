@@ -1,8 +1,11 @@
 /* Per-object replacement of stored rows inside one transaction (see db/update.h). Which tables
  * hang off which object comes from the column lists: a child table's first column names its
  * parent (vm, host, datastore). */
+#include <assert.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/db-private.h"
@@ -76,9 +79,60 @@ int db_update_forget(struct db_snapshot *u, const char *type, const char *moref)
     return db_snapshot_note(u, (int)o, moref);
 }
 
-int db_update_commit(struct db_snapshot *u)
+#define NOWNERS (sizeof(owners) / sizeof(owners[0]))
+_Static_assert(NOWNERS <= DB_NOTE_TAGS, "an owner's index is a note's tag");
+
+/* The round's counts_json: {"changed": {"VirtualMachine": 2, ...}}, the types with any. NULL
+ * when out of memory. */
+static char *changed_json(const struct db_snapshot *u)
 {
-    return db_snapshot_apply(u, forget);
+    json_t *o = json_object(), *by = json_object();
+    char *s = NULL;
+
+    if (!o || !by || json_object_set(o, "changed", by) < 0)
+        goto out;
+    for (size_t i = 0; i < NOWNERS; i++) {
+        size_t n = db_snapshot_noted(u, (int)i);
+        if (n && json_object_set_new(by, owners[i].type, json_integer((json_int_t)n)) < 0)
+            goto out;
+    }
+    s = json_dumps(o, JSON_COMPACT);
+out:
+    json_decref(by);
+    json_decref(o);
+    return s;
+}
+
+int db_update_commit(struct db_snapshot *u, const struct db_round *round)
+{
+    char *counts = NULL;
+    int r;
+
+    if (round && !(counts = changed_json(u))) {
+        db_snapshot_abort(u);
+        return -ENOMEM;
+    }
+    r = db_snapshot_apply(u, forget,
+                          round ? &(struct db_poll_rec){.mode = "incremental",
+                                                        .version = round->version,
+                                                        .started_ms = round->started_ms,
+                                                        .finished_ms = round->finished_ms,
+                                                        .counts = counts}
+                                : NULL);
+    free(counts);
+    return r;
+}
+
+int db_update_failed(struct db *db, const char *vcenter, const struct db_round *round,
+                     const char *error)
+{
+    assert(db && vcenter && round);
+    return db_record_failure(db, vcenter, NULL, NULL,
+                             &(struct db_poll_rec){.mode = "incremental",
+                                                   .version = round->version,
+                                                   .started_ms = round->started_ms,
+                                                   .finished_ms = round->finished_ms,
+                                                   .error = error, .row_only = 1});
 }
 
 int db_update_confirm(struct db *db, const char *vcenter, int64_t now_ms)

@@ -15,9 +15,22 @@ int db_update_begin(struct db *db, const char *vcenter, struct db_snapshot **out
  * StoragePod, DistributedVirtualSwitch) and of its child tables, its gaps and its entity row.
  * -EINVAL for another type. */
 int db_update_forget(struct db_snapshot *u, const char *type, const char *moref);
+/* An incremental (WaitForUpdatesEx) round as the polls table records it. */
+struct db_round {
+    int64_t started_ms, finished_ms; /* unix ms: from vCenter's answer to the end of the round */
+    const char *version; /* the collector's version after the round (borrowed), or NULL */
+};
 /* Under one BEGIN IMMEDIATE: removes the noted objects' rows, adds the staged ones (replacing
- * rows of the same key), commits; then frees u. On failure rolls back (the snapshot stays as it was) and frees u. */
-int db_update_commit(struct db_snapshot *u);
+ * rows of the same key), records round (unless NULL) as a successful poll of mode
+ * 'incremental' whose counts_json is {"changed": {vSphere type: objects}} and points the
+ * vCenter at it, commits; then frees u. On failure rolls back (the snapshot stays as it was)
+ * and frees u. */
+int db_update_commit(struct db_snapshot *u, const struct db_round *round);
+/* Records a round that failed (error) as a failed poll of mode 'incremental'. The vCenter's
+ * last poll and last error are left alone: a full read follows at once and says how it
+ * went. */
+int db_update_failed(struct db *db, const char *vcenter, const struct db_round *round,
+                     const char *error);
 /* A round of following vcenter's changes ended well at now_ms (with or without changes): the
  * stored snapshot is current as of then, so the vCenter's last_success_ms (the snapshot age the
  * gate and `vslint gate --offline` judge by) moves on. A vCenter not stored yet is left alone. */

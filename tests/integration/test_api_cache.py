@@ -182,8 +182,10 @@ def test_findings_page_text_is_what_jansson_wrote(srv):
     for f in page['findings']:
         assert list(f) == ['fingerprint', 'check', 'title', 'severity', 'status', 'vcenter',
                            'object', 'host', 'detail', 'message', 'evidence', 'first_seen',
-                           'last_seen', 'unverified', 'resolved_at', 'resolution', 'waiver']
+                           'last_seen', 'unverified', 'resolved_at', 'resolution', 'waiver',
+                           'first_seen_by', 'resolved_by']
         assert isinstance(f['evidence'], dict)
+        assert isinstance(f['first_seen_by']['poll'], int) and f['resolved_by'] is None
         assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', f['first_seen'])
         one = srv.get('/api/v1/findings/' + f['fingerprint']).json()
         assert one == f

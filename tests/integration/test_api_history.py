@@ -51,11 +51,23 @@ def test_the_polls_of_today_per_vcenter(srv):
     assert [d['date'] for d in days] == [today().isoformat()]
     d = days[0]
     assert d['polls'] >= 1 and d['failed'] == 0 and 0 < d['mean_ms'] <= d['max_ms']
+    # This server reads in full every time: every poll is a full one.
+    assert d['full']['polls'] == d['polls'] and d['incremental']['polls'] == 0
+    con = sqlite3.connect(srv.db)
+    try:
+        (last,) = con.execute("SELECT max(finished_ms) FROM polls WHERE vcenter = 'lab'"
+                              " AND ok = 1").fetchone()
+    finally:
+        con.close()
+    assert d['last_full'] == datetime.datetime.fromtimestamp(
+        last // 1000, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
 def test_past_days_come_from_first_seen_and_resolved_at(srv):
     """A critical finding first seen 5 days ago and resolved 2 days ago is open on days -5 to
-    -3, and a poll 6 days ago gives those days a score."""
+    -3, and a poll 6 days ago gives those days a score. That day's polls are counted apart by
+    mode; an incremental round after the full read (its counts are only what it changed)
+    leaves the objects of the full read."""
     con = sqlite3.connect(srv.db)
     try:
         now = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
@@ -73,6 +85,10 @@ def test_past_days_come_from_first_seen_and_resolved_at(srv):
         con.execute(
             "INSERT INTO polls (vcenter, started_ms, finished_ms, ok, error) VALUES"
             " ('lab', ?, ?, 0, 'refused')", (start - 6 * DAY_MS + 5000, start - 6 * DAY_MS + 5100))
+        con.execute(
+            "INSERT INTO polls (vcenter, started_ms, finished_ms, ok, counts_json, mode, version)"
+            " VALUES ('lab', ?, ?, 1, '{\"changed\":{\"VirtualMachine\":1}}', 'incremental',"
+            " '42')", (start - 6 * DAY_MS + 6000, start - 6 * DAY_MS + 6040))
         con.commit()
         days = srv.get('/api/v1/history?days=8').json()
     finally:
@@ -90,8 +106,13 @@ def test_past_days_come_from_first_seen_and_resolved_at(srv):
         assert by[ago(n)]['score'] == 90, n  # round(100 * (1 - 10 / (10 * 10)))
     assert by[ago(2)]['findings']['critical'] == 0
     polls = {d['date']: d for d in days['polls'][0]['days']}
-    assert polls[ago(6)] == {'date': ago(6), 'polls': 2, 'failed': 1, 'mean_ms': 667,
-                             'max_ms': 1234}
+    full = datetime.datetime.fromtimestamp((start - 6 * DAY_MS + 1234) // 1000,
+                                           datetime.timezone.utc)
+    assert polls[ago(6)] == {
+        'date': ago(6), 'polls': 3, 'failed': 1, 'mean_ms': 458, 'max_ms': 1234,
+        'full': {'polls': 2, 'failed': 1, 'mean_ms': 667, 'max_ms': 1234},
+        'incremental': {'polls': 1, 'failed': 0, 'mean_ms': 40, 'max_ms': 40},
+        'last_full': full.strftime('%Y-%m-%dT%H:%M:%SZ')}
 
 
 @pytest.mark.parametrize('query', ['days=0', 'days=367', 'days=x', 'bogus=1'])

@@ -18,6 +18,8 @@
 #include "daemon/inventory_text.h"
 #include "db/db-private.h"
 #include "db/db.h"
+#include "db/findings.h"
+#include "db/history.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "testlib.h"
@@ -640,6 +642,56 @@ TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
     assert_int_equal(
         raw_int(fx->path, "SELECT count(*) FROM sqlite_master WHERE name = 'findings'"), 1);
     snapshot(db, "vc-a", &default_estate, NULL);
+    db_close(db);
+}
+
+/* Version 10 gave polls a mode and a collector version, and findings the polls that first saw
+ * and resolved them: a version-9 database keeps its polls, all of them full reads (there were
+ * no others), and its findings, whose polls are not known. Built at version 9, the last before
+ * that, with rows as vslint then wrote them. */
+TEST_WITH(test_migration10_polls_were_full, tl_db_setup, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    sqlite3 *h = NULL;
+    char *err = NULL;
+    json_t *rows = NULL, *f = NULL;
+
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    if (db_migrate_to(h, 9, &err) < 0)
+        fail_msg("migrating to version 9: %s", err ? err : "?");
+    sqlite3_close(h);
+    raw_exec(fx->path,
+             "INSERT INTO polls (vcenter, started_ms, finished_ms, ok, error, counts_json) VALUES"
+             "  ('vc-a', 1700000000000, 1700000030000, 1, NULL, '{\"vms\":5}'),"
+             "  ('vc-a', 1700000100000, 1700000100500, 0, 'connection refused', NULL);"
+             "INSERT INTO findings (fingerprint, check_id, vcenter, object_name, severity, status,"
+             "  first_seen_ms, last_seen_ms) VALUES ('0123456789abcdef', 'snapshots', 'vc-a',"
+             "  'vm-1', 'warning', 'open', 1700000030000, 1700000030000);");
+
+    struct db *db = open_db(fx);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM polls WHERE mode = 'full'"
+                                       " AND version IS NULL"),
+                     2);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM polls"), 2);
+    /* The history counts them as full reads, and the last good one as the last full read. */
+    assert_int_equal(db_history_polls(db, NULL, 1700000200000, 1, &rows), 0);
+    json_t *want = json_pack(
+        "[{s:s,s:i,s:i,s:i,s:i,s:i,s:{s:i,s:i,s:i,s:i},s:{s:i,s:i,s:i,s:i},s:s}]", "vcenter",
+        "vc-a", "day", 0, "polls", 2, "failed", 1, "mean_ms", 15250, "max_ms", 30000, "full",
+        "polls", 2, "failed", 1, "mean_ms", 15250, "max_ms", 30000, "incremental", "polls", 0,
+        "failed", 0, "mean_ms", 0, "max_ms", 0, "last_full", "2023-11-14T22:13:50Z");
+    if (!json_equal(rows, want)) {
+        char *got = json_dumps(rows, JSON_COMPACT);
+        fail_msg("history polls: %s", got);
+    }
+    json_decref(want);
+    json_decref(rows);
+    /* The finding is kept; which poll saw it is not known. */
+    assert_int_equal(db_finding_get(db, "0123456789abcdef", &f), 0);
+    assert_true(json_is_null(json_object_get(f, "first_seen_by")));
+    assert_true(json_is_null(json_object_get(f, "resolved_by")));
+    json_decref(f);
     db_close(db);
 }
 

@@ -17,6 +17,7 @@
 
 #include "checks/engine.h"
 #include "db/findings.h"
+#include "db/update.h"
 #include "util/err.h"
 #include "testlib.h"
 
@@ -527,6 +528,87 @@ TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
     json_decref(b);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F2");
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+}
+
+static void assert_text_page_same(struct db *db, const struct db_findings_filter *f,
+                                  unsigned fields);
+
+/* {"poll": id, "mode": mode} of a finding's key (first_seen_by, resolved_by); id 0: null. */
+static void assert_poll(const json_t *f, const char *key, int64_t id, const char *mode)
+{
+    const json_t *v = json_object_get(f, key);
+
+    if (!id) {
+        if (!json_is_null(v))
+            fail_msg("%s: want null", key);
+        return;
+    }
+    if (json_integer_value(json_object_get(v, "poll")) != id)
+        fail_msg("%s: poll %lld, want %lld", key,
+                 (long long)json_integer_value(json_object_get(v, "poll")), (long long)id);
+    assert_str(v, "mode", mode);
+}
+
+/* A finding names the poll whose snapshot first showed it and the one that no longer did,
+ * with how each read: the vCenter's latest successful poll when the evaluation ran (a full
+ * read or an incremental round; a failed poll judges nothing). */
+TEST_WITH(test_findings_name_their_polls, tl_db_setup_open, tl_db_teardown)
+{
+    const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
+    struct tl_dbfile *fx = *state;
+    const struct db_findings_filter all = {.status = "resolved"}, open = {0};
+    struct db_snapshot *u = NULL;
+    struct vim_sink sink;
+    json_t *a, *b;
+
+    /* Findings recorded before any poll (e.g. `vslint check --offline` of an old file). */
+    evaluate(fx->db, "vc-a", T1, run_ab);
+    a = get(fx->db, &F1);
+    assert_poll(a, "first_seen_by", 0, NULL);
+    json_decref(a);
+    evaluate(fx->db, "vc-a", T1 + 500, (const struct spec *const[]){NULL});
+
+    snapshot(fx->db, "vc-a", "");
+    int64_t full = tl_db_count(fx->path, "SELECT max(id) FROM polls");
+    evaluate(fx->db, "vc-a", T1 + 1000, run_ab);
+    a = get(fx->db, &F1);
+    assert_poll(a, "first_seen_by", full, "full");
+    assert_poll(a, "resolved_by", 0, NULL);
+    json_decref(a);
+
+    /* A round changes datastore-2; then a full read of the other vCenter and a failed one of
+     * this: neither is what the next evaluation of vc-a judges. */
+    assert_int_equal(db_update_begin(fx->db, "vc-a", &u, &sink), 0);
+    assert_int_equal(db_update_forget(u, "Datastore", "datastore-2"), 0);
+    assert_int_equal(db_update_commit(u, &(struct db_round){.started_ms = T2 - 50,
+                                                             .finished_ms = T2 - 10,
+                                                             .version = "3"}),
+                     0);
+    int64_t round = tl_db_count(fx->path, "SELECT max(id) FROM polls");
+    snapshot(fx->db, "vc-b", "-b");
+    assert_int_equal(db_poll_failed(fx->db, "vc-a", NULL, T2 - 5, T2 - 1, "refused"), 0);
+    assert_true(tl_db_count(fx->path, "SELECT max(id) FROM polls") > round + 1);
+
+    evaluate(fx->db, "vc-a", T2, run_a);
+    a = get(fx->db, &F1);
+    b = get(fx->db, &F2);
+    assert_poll(a, "first_seen_by", full, "full");
+    assert_poll(a, "resolved_by", 0, NULL);
+    assert_poll(b, "first_seen_by", full, "full");
+    assert_poll(b, "resolved_by", round, "incremental");
+    json_decref(a);
+    json_decref(b);
+    /* The text pages the API sends say the same, with fields= too. */
+    assert_text_page_same(fx->db, &all, 0);
+    assert_text_page_same(fx->db, &all, 1u << DB_FF_FINGERPRINT | 1u << DB_FF_RESOLVED_BY);
+
+    /* Back again: a new occurrence, first seen by the latest round; no longer resolved. */
+    evaluate(fx->db, "vc-a", T3, run_ab);
+    b = get(fx->db, &F2);
+    assert_poll(b, "first_seen_by", round, "incremental");
+    assert_poll(b, "resolved_by", 0, NULL);
+    json_decref(b);
+    assert_text_page_same(fx->db, &open, 1u << DB_FF_FIRST_SEEN_BY | 1u << DB_FF_RESOLVED_BY);
 }
 
 TEST_WITH(test_finding_shape, tl_db_setup_open, tl_db_teardown)

@@ -211,7 +211,10 @@ TEST(update_replaces_one_object)
     assert_int_equal(db_poll_failed(other, "vc2", NULL, 3000, 3001, "unreachable"), 0);
     db_close(other);
     assert_int_equal(count("SELECT count(*) FROM polls WHERE vcenter = 'vc2'"), 1);
-    assert_int_equal(db_update_commit(u), 0);
+    assert_int_equal(db_update_commit(u, &(struct db_round){.started_ms = 5000,
+                                                             .finished_ms = 5040,
+                                                             .version = "7"}),
+                     0);
 
     assert_int_equal(count("SELECT count(*) FROM vms WHERE power_state = 'poweredOff'"), 1);
     assert_int_equal(count("SELECT count(*) FROM vms WHERE moref = 'vm-2' AND "
@@ -223,6 +226,32 @@ TEST(update_replaces_one_object)
     assert_int_equal(count("SELECT count(*) FROM hosts"), 0);
     assert_int_equal(count("SELECT count(*) FROM luns"), 0);
     assert_int_equal(count("SELECT count(*) FROM gaps"), 0);
+    /* The round is in the history as an incremental poll of what it changed, and the
+     * vCenter's last poll; the full read before it stays a full one. */
+    assert_int_equal(count("SELECT count(*) FROM polls WHERE vcenter = 'vc1' AND mode = 'full'"
+                           " AND version IS NULL AND finished_ms = 2000"),
+                     1);
+    assert_int_equal(count("SELECT count(*) FROM polls p JOIN vcenters v ON v.last_poll_id = p.id"
+                           " WHERE p.vcenter = 'vc1' AND p.mode = 'incremental' AND p.ok = 1"
+                           " AND p.version = '7' AND p.started_ms = 5000"
+                           " AND p.finished_ms = 5040 AND p.counts_json ="
+                           " '{\"changed\":{\"VirtualMachine\":1,\"HostSystem\":1}}'"
+                           " AND v.last_success_ms = 5040 AND v.last_error IS NULL"),
+                     1);
+
+    /* A round that failed is recorded as a failed incremental poll, and leaves the vCenter's
+     * last poll and error alone: the full read that follows reports. */
+    assert_int_equal(db_update_failed(f->db, "vc1",
+                                      &(struct db_round){.started_ms = 6000, .finished_ms = 6001,
+                                                         .version = "7"},
+                                      "session lost"),
+                     0);
+    assert_int_equal(count("SELECT count(*) FROM polls WHERE mode = 'incremental' AND ok = 0"
+                           " AND error = 'session lost' AND version = '7'"),
+                     1);
+    assert_int_equal(count("SELECT count(*) FROM vcenters v JOIN polls p ON p.id = v.last_poll_id"
+                           " WHERE v.name = 'vc1' AND p.ok = 1 AND v.last_error IS NULL"),
+                     1);
     assert_int_equal(tl_db_teardown(state), 0);
 }
 
