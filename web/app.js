@@ -667,13 +667,16 @@
     lineChart($('hist-findings'), dates, ['critical', 'warning', 'info'].map((sev) =>
       ({ name: sev, cls: sev, values: days.map((d) => (d.findings || {})[sev] ?? 0) })),
     { label: 'Open findings' });
-    const byDate = (list) => Object.fromEntries(list.map((p) => [p.date, p.mean_ms]));
+    // Full reads only: an incremental round costs milliseconds and says nothing of how long
+    // reading the whole estate takes (a day of rounds alone draws no point).
+    const byDate = (list) => Object.fromEntries(list.filter((p) => p.full && p.full.polls)
+      .map((p) => [p.date, p.full.mean_ms]));
     const polls = (h.polls || []).map((vc, i) => {
       const m = byDate(vc.days || []);
       return { name: vc.vcenter, cls: 'vc' + (i % 4), values: dates.map((dt) => m[dt] ?? null) };
     });
     if (polls.length) {
-      lineChart($('hist-polls'), dates, polls, { label: 'Mean poll duration', format: (v) => fmtDuration(v) });
+      lineChart($('hist-polls'), dates, polls, { label: 'Mean full read duration', format: (v) => fmtDuration(v) });
     } else {
       $('hist-polls').replaceChildren($('hist-polls').querySelector('figcaption'),
         el('p', { class: 'muted' }, 'No polls in these days.'));
