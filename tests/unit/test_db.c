@@ -643,34 +643,29 @@ TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
     db_close(db);
 }
 
+/* Migrates the database file at path to version target (from nothing: each migration in
+ * turn, as the vslint of each version left it). */
+static void migrate_file(const char *path, int target)
+{
+    sqlite3 *h = NULL;
+    char *err = NULL;
+
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (db_migrate_to(h, target, &err) < 0)
+        fail_msg("migrating to version %d: %s", target, err ? err : "?");
+    sqlite3_close(h);
+}
+
 /* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
- * already stored survives, static targets keep their IQN and options name it too. Only the
- * tables migration 7 touches exist here, as version 6 left them. */
+ * already stored survives, static targets keep their IQN and options name it too. The
+ * version 6 database is made by migrations 1 to 6, so its tables are those version 6 left. */
 TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
 
+    migrate_file(fx->path, 6);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 6);
     raw_exec(fx->path,
-             "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             "CREATE TABLE vms (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             /* What version 8's page indexes need of version 1's tables. */
-             "CREATE TABLE hosts (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             "CREATE TABLE luns (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
-             "  canonical_name TEXT NOT NULL,"
-             "  PRIMARY KEY (vcenter, host, canonical_name)) WITHOUT ROWID;"
-             "CREATE TABLE satp_rules (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
-             "  satp TEXT NOT NULL);"
-             "CREATE TABLE iscsi_targets ("
-             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
-             "  target TEXT NOT NULL, address TEXT, port INTEGER, iscsi_name TEXT,"
-             "  PRIMARY KEY (vcenter, host, hba, kind, target)) WITHOUT ROWID;"
-             "CREATE TABLE iscsi_options ("
-             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
-             "  target TEXT NOT NULL, key TEXT NOT NULL, value TEXT, inherited INTEGER,"
-             "  PRIMARY KEY (vcenter, host, hba, kind, target, key)) WITHOUT ROWID;"
              "INSERT INTO iscsi_targets VALUES"
              "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', '10.0.0.1', 3260, NULL),"
              "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', '10.0.0.2', 3260,"
@@ -678,15 +673,8 @@ TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
              "INSERT INTO iscsi_options VALUES"
              "  ('vc-a', 'host-1', 'vmhba64', '', '', 'DelayedAck', 'false', 0),"
              "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', 'DelayedAck', 'true', 0),"
-             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);"
-             "PRAGMA user_version = 6;");
-    /* Migration 7 alone: later ones touch tables this partial schema does not have. */
-    sqlite3 *h = NULL;
-    char *err = NULL;
-    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
-    if (db_migrate_to(h, 7, &err) < 0)
-        fail_msg("migrating to version 7: %s", err ? err : "?");
-    sqlite3_close(h);
+             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);");
+    migrate_file(fx->path, 7);
     assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 7);
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_targets WHERE kind = 'send'"
                                        " AND iscsi_name = '' AND port = 3260"),
