@@ -145,9 +145,23 @@ int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *
     }
 }
 
-int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
-                   const char *thumbprint)
+static int curl_global_done;
+
+int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
+                 const char *thumbprint, CURL **out)
 {
+    CURL *h;
+
+    *out = NULL;
+    if (!curl_global_done) {
+        /* Done once, before any thread uses libcurl (the first client is made before them). */
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return -ENOMEM;
+        curl_global_done = 1;
+    }
+    h = curl_easy_init();
+    if (!h)
+        return -ENOMEM;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -157,5 +171,10 @@ int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_fi
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    return vsl_tls_setup(h, t, ca_file, insecure, thumbprint);
+    if (vsl_tls_setup(h, t, ca_file, insecure, thumbprint) < 0) {
+        curl_easy_cleanup(h);
+        return -ENOTSUP;
+    }
+    *out = h;
+    return 0;
 }
