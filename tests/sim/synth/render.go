@@ -109,9 +109,19 @@ func (o *out) ref(elem, typ, ref string) {
 }
 
 // name helpers, written without allocating
-func (o *out) vmName(i int)   { o.s("vm-"); o.pad(i+1, 6) }
-func (o *out) hostName(h int) { o.s("esx-"); o.pad(h+1, 5); o.s(".synth.local") }
-func (o *out) dsName(g int)   { o.s("ds-"); o.pad(g+1, 5) }
+func (o *out) vmName(i int)      { o.s("vm-"); o.pad(i+1, 6) }
+func (o *out) hostName(h int)    { o.s("esx-"); o.pad(h+1, 5); o.s(".synth.local") }
+func (o *out) dsName(g int)      { o.s("ds-"); o.pad(g+1, 5) }
+func (o *out) clusterName(c int) { o.s("cluster-"); o.pad(c+1, 3) }
+func (o *out) podName(c int)     { o.s("pod-"); o.pad(c+1, 3) }
+func (o *out) dvsName(d int)     { o.s("dvs-"); o.pad(d+1, 2) }
+
+// propNamed writes the xsd:string property p, object i's name as name (a helper above) writes it.
+func (o *out) propNamed(p string, name func(*out, int), i int) {
+	o.prop(p, "xsd:string")
+	name(o, i)
+	o.endProp()
+}
 
 // propNames lists the properties each type answers; anything else is an
 // InvalidProperty fault for the whole call, as on vCenter.
@@ -177,10 +187,7 @@ func (s *gen) writeProp(o *out, typ string, i int, p string) {
 	case tCluster:
 		switch p {
 		case "name":
-			o.prop(p, "xsd:string")
-			o.s("cluster-")
-			o.pad(i+1, 3)
-			o.endProp()
+			o.propNamed(p, (*out).clusterName, i)
 		case "parent":
 			o.propRef(p, tFolder, "group-h4")
 		}
@@ -228,9 +235,7 @@ func (s *gen) vmProp(o *out, i int, p string) {
 	g := e.vmDS(i)
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.vmName(i)
-		o.endProp()
+		o.propNamed(p, (*out).vmName, i)
 	case "config.hardware.device":
 		o.prop(p, "ArrayOfVirtualDevice")
 		s.vmDevices(o, i, g, &f)
@@ -482,9 +487,7 @@ func (s *gen) dsProp(o *out, g int, p string) {
 	c, k := e.dsCluster(g)
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.dsName(g)
-		o.endProp()
+		o.propNamed(p, (*out).dsName, g)
 	case "summary":
 		o.prop(p, "DatastoreSummary")
 		o.ref("datastore", tDS, moref(tDS, g))
@@ -585,10 +588,7 @@ func (s *gen) podProp(o *out, c int, p string) {
 	e := s.e
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.s("pod-")
-		o.pad(c+1, 3)
-		o.endProp()
+		o.propNamed(p, (*out).podName, c)
 	case "summary":
 		var capacity, free int64
 		lo, hi := e.podMembers(c)
@@ -639,10 +639,7 @@ func (s *gen) dvsUUID(o *out, d int) {
 func (s *gen) dvsProp(o *out, d int, p string) {
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.s("dvs-")
-		o.pad(d+1, 2)
-		o.endProp()
+		o.propNamed(p, (*out).dvsName, d)
 	case "uuid":
 		o.prop(p, "xsd:string")
 		s.dvsUUID(o, d)
