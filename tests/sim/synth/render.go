@@ -467,6 +467,15 @@ func (s *gen) dsUUID(o *out, g int) {
 	o.hex(x>>20, 12)
 }
 
+// dsNameURL writes datastore g's <name> and <url>, which its summary and its info both carry.
+func (s *gen) dsNameURL(o *out, g int) {
+	o.s("<name>")
+	o.dsName(g)
+	o.s("</name><url>")
+	s.dsURL(o, g)
+	o.s("</url>")
+}
+
 func (s *gen) dsURL(o *out, g int) {
 	if s.e.dsNFS(g) {
 		o.s("ds:///vmfs/volumes/")
@@ -491,11 +500,8 @@ func (s *gen) dsProp(o *out, g int, p string) {
 	case "summary":
 		o.prop(p, "DatastoreSummary")
 		o.ref("datastore", tDS, moref(tDS, g))
-		o.s("<name>")
-		o.dsName(g)
-		o.s("</name><url>")
-		s.dsURL(o, g)
-		o.s("</url><capacity>")
+		s.dsNameURL(o, g)
+		o.s("<capacity>")
 		o.i64(f.capacity)
 		o.s("</capacity><freeSpace>")
 		o.i64(f.free)
@@ -515,11 +521,8 @@ func (s *gen) dsProp(o *out, g int, p string) {
 		} else {
 			o.prop(p, "VmfsDatastoreInfo")
 		}
-		o.s("<name>")
-		o.dsName(g)
-		o.s("</name><url>")
-		s.dsURL(o, g)
-		o.s("</url><freeSpace>")
+		s.dsNameURL(o, g)
+		o.s("<freeSpace>")
 		o.i64(f.free)
 		o.s("</freeSpace><maxFileSize>68169720922112</maxFileSize><maxVirtualDiskCapacity>68169720922112</maxVirtualDiskCapacity><maxMemoryFileSize>68169720922112</maxMemoryFileSize><timestamp>")
 		o.b = s.now.AppendFormat(o.b, "2006-01-02T15:04:05Z")
