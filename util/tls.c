@@ -1,6 +1,7 @@
 /* TLS trust and transfer errors for libcurl handles: certificate pinning through OpenSSL's
  * verify callback, and the messages that tell an administrator which key to set. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,7 +146,13 @@ int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *
     }
 }
 
-static int curl_global_done;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
                  const char *thumbprint, CURL **out)
@@ -153,12 +160,11 @@ int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int ins
     CURL *h;
 
     *out = NULL;
-    if (!curl_global_done) {
-        /* Done once, before any thread uses libcurl (the first client is made before them). */
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return -ENOMEM;
-        curl_global_done = 1;
-    }
+    /* Once per process, and not twice at once: the pollers make their clients in their own
+     * threads. */
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK)
+        return -ENOMEM;
     h = curl_easy_init();
     if (!h)
         return -ENOMEM;

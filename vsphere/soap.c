@@ -1,6 +1,7 @@
 /* HTTP transport and SOAP framing for vCenter: POST envelopes with libcurl, stream the answer
  * into the XML parser, turn curl errors, HTTP statuses and SOAP faults into one clear line. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,15 +29,17 @@
 /* One managed object's XML (a host with thousands of LUNs) stays far below this. */
 #define MAX_OBJECT (64u << 20)
 
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
 {
     struct vim_client *c;
     int r;
 
     *out = NULL;
-    /* libxml2 wants its global set-up done before any thread uses it (the first client is
-     * made before them); later calls return at once. */
-    xmlInitParser();
+    /* libxml2's global set-up, once and not twice at once: the pollers make their clients in
+     * their own threads. */
+    pthread_once(&xml_once, xmlInitParser);
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
