@@ -210,6 +210,16 @@ static void snapshot(struct db *db, const char *vc, const struct variant *e, int
     tl_snapshot(db, vc, fill, e, 1700000000000LL, 1700000012345LL, counts);
 }
 
+/* cmocka setup: a new database, open in fx->db, holding one snapshot of vc-a's default estate. */
+static int setup_polled(void **state)
+{
+    int r = tl_db_setup_open(state);
+
+    if (r == 0)
+        snapshot(((struct tl_dbfile *)*state)->db, "vc-a", &default_estate, NULL);
+    return r;
+}
+
 /* Looks up a value by a small path: "key", "key[3]" or "key[field=value]", joined by '/'. */
 static json_t *jpath(json_t *j, const char *path)
 {
@@ -312,25 +322,22 @@ TEST_WITH(test_open_creates_schema, tl_db_setup, tl_db_teardown)
     db_close(NULL);
 }
 
-TEST_WITH(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_reopen_is_idempotent, setup_polled, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
     json_t *j;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
-    db_close(db);
-    db = open_db(fx);
-    db_close(db);
-    db = open_db(fx);
+    for (int i = 0; i < 2; i++) {
+        db_close(fx->db);
+        fx->db = open_db(fx);
+    }
     assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
-    j = inventory(db, NULL);
+    j = inventory(fx->db, NULL);
     assert_jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
     json_decref(j);
-    db_close(db);
 }
 
-TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_roundtrip_json, setup_polled, tl_db_teardown)
 {
     /* What a user of `vslint inventory --json` and the checks rely on, field by field. */
     static const struct {
@@ -409,12 +416,10 @@ TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
         {"vms[0]/snapshots[0]", "{\"name\":\"before patch\",\"created\":1700000000,\"depth\":1}"},
     };
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
     json_t *j, *vc;
     size_t i;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
-    j = inventory(db, "vc-a");
+    j = inventory(fx->db, "vc-a");
     vc = jpath(j, "vcenters[0]");
     assert_non_null(vc);
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -424,7 +429,6 @@ TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
     assert_int_equal(json_array_size(jpath(vc, "vms[0]/disks")), 2);
     assert_int_equal(json_array_size(jpath(vc, "hosts[0]/satp_rules")), 2);
     json_decref(j);
-    db_close(db);
 }
 
 TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
@@ -542,13 +546,12 @@ TEST_WITH(test_abort_keeps_previous, tl_db_setup, tl_db_teardown)
     db_close(db);
 }
 
-TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_poll_failed_keeps_inventory, setup_polled, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
+    struct db *db = fx->db;
     json_t *j;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
     assert_int_equal(
         db_poll_failed(db, "vc-a", NULL, 1700000100000LL, 1700000130000LL, "connection refused"),
         0);
@@ -570,7 +573,6 @@ TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM vcenters WHERE name = 'vc-new'"
                                        " AND last_success_ms IS NULL"),
                      1);
-    db_close(db);
 }
 
 TEST_WITH(test_interrupted_transaction, tl_db_setup, tl_db_teardown)
