@@ -111,6 +111,18 @@ static int add_json(struct vsl_buf *b, json_t *v)
     return rc;
 }
 
+/* Appends ,"member": and v to b unless rc, an earlier append's result, failed; v is taken
+ * either way. The result of the appends. */
+static int add_member(struct vsl_buf *b, int rc, const char *member, json_t *v)
+{
+    if (rc == 0)
+        rc = vsl_buf_printf(b, ",\"%s\":", member);
+    if (rc == 0)
+        return add_json(b, v);
+    json_decref(v);
+    return rc;
+}
+
 /* The part of the summary read from the database, {"score":..,"objects":{..},"findings":{..}
  * without its closing brace, into b: from the cache while nobody has written the database
  * since it was counted (counting 3,000 findings and 20,000 VMs takes milliseconds); the
@@ -182,21 +194,10 @@ enum MHD_Result api_h_summary(struct api_req *r)
         json_array_append_new(st[i].type[0] ? arrays : list, o);
     }
     free(st);
-    rc = vsl_buf_addstr(&b, ",\"vcenters\":");
+    rc = add_member(&b, 0, "vcenters", list);
+    rc = add_member(&b, rc, "arrays", arrays);
     if (rc == 0)
-        rc = add_json(&b, list);
-    else
-        json_decref(list);
-    if (rc == 0)
-        rc = vsl_buf_addstr(&b, ",\"arrays\":");
-    if (rc == 0)
-        rc = add_json(&b, arrays);
-    else
-        json_decref(arrays);
-    if (rc == 0)
-        rc = vsl_buf_addstr(&b, ",\"database\":");
-    if (rc == 0)
-        rc = add_json(&b, database_json(r));
+        rc = add_member(&b, rc, "database", database_json(r));
     if (rc == 0)
         rc = vsl_buf_addstr(&b, "}");
     if (rc < 0) {

@@ -22,38 +22,28 @@
     "snapSizeSubscribed"
 #define LUN_FIELDS "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
 
-static int curl_global_done;
-
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
 {
     struct arr_client *c;
     size_t len;
+    int r;
 
     *out = NULL;
-    if (!curl_global_done) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return -ENOMEM;
-        curl_global_done = 1;
-    }
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     c->opts = *opts;
     c->base = strdup(opts->url);
-    c->curl = curl_easy_init();
-    if (!c->base || !c->curl) {
+    r = c->base ? vsl_curl_new(&c->tls, opts->timeout_s, opts->ca_file, opts->insecure,
+                               opts->thumbprint, &c->curl)
+                : -ENOMEM;
+    if (r < 0) {
         arr_client_free(c);
-        return -ENOMEM;
+        return r;
     }
     len = strlen(c->base);
     while (len > 0 && c->base[len - 1] == '/')
         c->base[--len] = '\0';
-    CURL *h = c->curl;
-    if (vsl_curl_setup(h, &c->tls, opts->timeout_s, opts->ca_file, opts->insecure,
-                       opts->thumbprint) < 0) {
-        arr_client_free(c);
-        return -ENOTSUP;
-    }
     *out = c;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* TLS trust and transfer errors for libcurl handles: certificate pinning through OpenSSL's
  * verify callback, and the messages that tell an administrator which key to set. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,9 +146,28 @@ int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *
     }
 }
 
-int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
-                   const char *thumbprint)
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
 {
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
+                 const char *thumbprint, CURL **out)
+{
+    CURL *h;
+
+    *out = NULL;
+    /* Once per process, and not twice at once: the pollers make their clients in their own
+     * threads. */
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK)
+        return -ENOMEM;
+    h = curl_easy_init();
+    if (!h)
+        return -ENOMEM;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_COOKIEFILE, ""); /* in-memory cookie engine: the session */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -157,5 +177,10 @@ int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_fi
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    return vsl_tls_setup(h, t, ca_file, insecure, thumbprint);
+    if (vsl_tls_setup(h, t, ca_file, insecure, thumbprint) < 0) {
+        curl_easy_cleanup(h);
+        return -ENOTSUP;
+    }
+    *out = h;
+    return 0;
 }

@@ -20,12 +20,14 @@ struct vsl_tls {
 int vsl_tls_setup(CURL *h, struct vsl_tls *t, const char *ca_file, int insecure,
                   const char *thumbprint);
 
-/* Sets what every HTTPS client of vslint shares on h (no signals, the in-memory cookie engine
- * that holds the session, compressed answers, the user agent, connect and whole-request
- * timeouts (timeout_s, 60 when not positive), http(s) only, no redirects, TCP keep-alive),
- * then its verification as vsl_tls_setup() does; its result. */
-int vsl_curl_setup(CURL *h, struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
-                   const char *thumbprint);
+/* A new curl handle in *out (the caller's, for curl_easy_cleanup()) with what every HTTPS
+ * client of vslint shares (no signals, the in-memory cookie engine that holds the session,
+ * compressed answers, the user agent, connect and whole-request timeouts (timeout_s, 60 when
+ * not positive), http(s) only, no redirects, TCP keep-alive) and its verification as
+ * vsl_tls_setup() sets it; libcurl's global set-up is done on the first call. 0, -ENOMEM, or
+ * -ENOTSUP when the verification cannot be set (*out stays NULL). */
+int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int insecure,
+                 const char *thumbprint, CURL **out);
 /* Turns a failed transfer of h to url into one line in err, naming what the user can do; who
  * is "vCenter" or "array" for the advice. Returns -VSL_ETLS or -VSL_ENET. */
 int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *detail,

@@ -1,6 +1,7 @@
 /* HTTP transport and SOAP framing for vCenter: POST envelopes with libcurl, stream the answer
  * into the XML parser, turn curl errors, HTTP statuses and SOAP faults into one clear line. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,36 +29,29 @@
 /* One managed object's XML (a host with thousands of LUNs) stays far below this. */
 #define MAX_OBJECT (64u << 20)
 
-static int curl_global_done;
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
 {
     struct vim_client *c;
+    int r;
 
     *out = NULL;
-    if (!curl_global_done) {
-        /* Both libraries want their global set-up done once, before any thread uses them. */
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return -ENOMEM;
-        xmlInitParser();
-        curl_global_done = 1;
-    }
+    /* libxml2's global set-up, once and not twice at once: the pollers make their clients in
+     * their own threads. */
+    pthread_once(&xml_once, xmlInitParser);
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     c->opts = *opts;
     c->url = strdup(opts->url);
     c->soap_action = strdup("\"urn:vim25\"");
-    c->curl = curl_easy_init();
-    if (!c->url || !c->soap_action || !c->curl) {
+    r = c->url && c->soap_action ? vsl_curl_new(&c->tls, opts->timeout_s, opts->ca_file,
+                                                opts->insecure, opts->thumbprint, &c->curl)
+                                 : -ENOMEM;
+    if (r < 0) {
         vim_client_free(c);
-        return -ENOMEM;
-    }
-    CURL *h = c->curl;
-    if (vsl_curl_setup(h, &c->tls, opts->timeout_s, opts->ca_file, opts->insecure,
-                       opts->thumbprint) < 0) {
-        vim_client_free(c);
-        return -ENOTSUP;
+        return r;
     }
     *out = c;
     return 0;

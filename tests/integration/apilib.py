@@ -27,6 +27,18 @@ def free_port():
     return port
 
 
+def self_signed_cert(ws, cn='localhost'):
+    """A fresh self-signed P-256 certificate for cn in the workspace, made by openssl, its key
+    readable by its owner only: (cert, key) paths, for [server] tls_cert and tls_key."""
+    cert, key = os.path.join(ws.dir, 'cert.pem'), os.path.join(ws.dir, 'key.pem')
+    p = subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
+                        'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=' + cn, '-days', '2',
+                        '-keyout', key, '-out', cert], capture_output=True, text=True)
+    assert p.returncode == 0, 'openssl made no certificate: ' + p.stderr[-300:]
+    os.chmod(key, 0o600)
+    return cert, key
+
+
 def server_section(port, token_file=None, auth_all=False):
     lines = ['[server]', 'listen = 127.0.0.1:%d' % port]
     if token_file:

@@ -5,16 +5,14 @@ simulator is stopped turns stale with the error while its findings keep being se
 off, and recovers when a simulator comes back on the same port; HTTPS with auth = all.
 Each story is a chain of module fixtures, one per moment of it, that records what the server
 answered then; the tests read those records."""
-import os
 import socket
-import subprocess
 import threading
 import time
 from types import SimpleNamespace
 
 import pytest
 
-from apilib import TOKEN, Serve, free_port, serving
+from apilib import TOKEN, Serve, free_port, self_signed_cert, serving
 from simlib import Sim, vcenter
 
 
@@ -278,12 +276,8 @@ def test_two_vcenters_sigterm(recovered, two):
 @pytest.fixture(scope='module')
 def tls(clean_sim, new_workspace):
     ws = new_workspace()
-    cert, key = os.path.join(ws.dir, 'cert.pem'), os.path.join(ws.dir, 'key.pem')
-    p = subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
-                        'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
-                        '-days', '2', '-subj', '/CN=127.0.0.1'], capture_output=True, text=True)
-    assert p.returncode == 0, 'openssl made no certificate: ' + p.stderr[-300:]
-    with serving(ws, [vcenter(ws, clean_sim.url, 'a')], auth_all=True, tls=(cert, key)) as srv:
+    with serving(ws, [vcenter(ws, clean_sim.url, 'a')], auth_all=True,
+                 tls=self_signed_cert(ws, '127.0.0.1')) as srv:
         yield srv
 
 

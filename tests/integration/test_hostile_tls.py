@@ -8,17 +8,17 @@ served meanwhile; real answers (gzip, a body POSTed, a findings page and /metric
 TLS record) arrive whole."""
 import gzip
 import json
-import os
 import socket
 import ssl
-import subprocess
 import time
 
 import pytest
 
-from apilib import serving
-from simlib import Workspace, vcenter
-from test_hostile_clients import MALFORMED, check_error, parse, start
+from apilib import self_signed_cert, serving
+from simlib import vcenter
+# serve is a pytest fixture: imported, it is this module's too.
+from test_hostile_clients import MALFORMED, check_error, parse, serve  # noqa: F401
+from test_hostile_clients import served_beside_the_flood
 
 CTX = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 CTX.check_hostname = False
@@ -81,138 +81,109 @@ def read_answer(s):
 GOOD = b'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n'
 
 
-def test_malformed_https_requests_get_one_json_answer_at_once():
-    ws = Workspace()
-    srv = start(ws, tls=True)
+def kept_alive_then(port, data, timeout=5):
+    """On a new connection, GOOD is answered 200 and the connection kept open; then data is
+    sent: (what arrives until the server closes, how it ended, seconds since data was sent)."""
+    s = tls_connect(port, timeout=timeout)
     try:
-        for what, req, want_status, want_code in MALFORMED:
-            out, secs, _ = tls_exchange(srv.port, req)
-            check_error(what, out, want_status, want_code)
-            assert secs < 2, '%s: answered after %.1f s' % (what, secs)
-        # A well-formed request is answered and its connection stays open for the next one.
-        s = tls_connect(srv.port)
-        try:
-            for _ in range(3):
-                s.sendall(GOOD)
-                status, headers, body = read_answer(s)
-                assert (status, json.loads(body)) == (200, {'status': 'ok'})
-                assert headers.get('connection') != 'close', headers
-        finally:
-            s.close()
-        logs = srv.logs()
-        assert 'Content-Length is not a number of bytes' in logs
-        assert '<html' not in logs and 'TCP_' not in logs, logs[-2000:]
-    finally:
-        srv.stop()
-        ws.cleanup()
-
-
-def test_kept_alive_https_requests_are_each_checked():
-    ws = Workspace()
-    srv = start(ws, tls=True)
-    try:
-        for what, req, want_status, want_code in MALFORMED:
-            if len(req) > 16384:
-                continue  # huge heads: the same path as on a new connection, above
-            s = tls_connect(srv.port)
-            try:
-                s.sendall(GOOD)
-                status, headers, _ = read_answer(s)
-                assert status == 200 and headers.get('connection') != 'close'
-                t0 = time.time()
-                s.sendall(req)
-                out, end = read_all(s)
-            finally:
-                s.close()
-            check_error('kept alive, ' + what, out, want_status, want_code)
-            assert end == 'closed' and time.time() - t0 < 2, (what, end)
-        # Pipelined: the good request's answer first, then the refusal, one head each.
-        out, _, _ = tls_exchange(srv.port, GOOD + b'GET /healthz%00 HTTP/1.1\r\nHost: x\r\n\r\n')
-        first, _, rest = out.partition(b'{"status":"ok"}')
-        assert first.startswith(b'HTTP/1.1 200 ') and b'\r\nContent-Length: 15\r\n' in first, out
-        check_error('pipelined %00', rest, 400, 'bad_request')
-        # A good request followed by bytes that are not HTTP: answered, then closed.
-        s = tls_connect(srv.port)
-        try:
-            s.sendall(GOOD)
-            assert read_answer(s)[0] == 200
-            s.sendall(b'\x00\xff\xfe\x16\x03')
-            out, end = read_all(s)
-        finally:
-            s.close()
-        assert out == b'' and end in ('closed', 'reset'), (out, end)
-    finally:
-        srv.stop()
-        ws.cleanup()
-
-
-def test_binary_garbage_over_https_is_closed():
-    ws = Workspace()
-    srv = start(ws, tls=True)
-    try:
-        for junk in (b'\x00\xff\xfe', bytes(range(256))):
-            out, secs, end = tls_exchange(srv.port, junk)
-            assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
-    finally:
-        srv.stop()
-        ws.cleanup()
-
-
-def test_slow_https_heads_and_handshakes_are_cut_at_header_timeout():
-    ws = Workspace()
-    srv = start(ws, 'header_timeout = 2\ntimeout = 30\n', tls=True)
-    try:
-        # A head trickled a line every 0.3 s after the handshake: 408 in JSON over TLS.
-        s = tls_connect(srv.port)
-        s.settimeout(0.2)
+        s.sendall(GOOD)
+        status, headers, _ = read_answer(s)
+        assert status == 200 and headers.get('connection') != 'close', (status, headers)
         t0 = time.time()
-        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
-        out, end = b'', None
-        while time.time() - t0 < 8 and end is None:
-            try:
-                s.sendall(b'X-Slow: 1\r\n')
-                d = s.recv(65536)
-                if not d:
-                    end = 'closed'
-                out += d
-            except socket.timeout:
-                pass
-            except (ssl.SSLError, OSError):
-                end = 'reset'
-            time.sleep(0.3)
-        secs = time.time() - t0
-        s.close()
-        assert 1.5 < secs < 4.5, 'held %.1f s' % secs
-        check_error('trickled head', out, 408, 'request_timeout')
-        # A kept-alive connection whose next request never ends: closed header_timeout after
-        # the previous answer.
-        s = tls_connect(srv.port, timeout=8)
-        try:
-            s.sendall(GOOD)
-            assert read_answer(s)[0] == 200
-            t0 = time.time()
-            s.sendall(b'GET /healthz HTTP/1.1\r\n')
-            out, end = read_all(s)
-        finally:
-            s.close()
-        assert end in ('closed', 'reset') and 1.5 < time.time() - t0 < 4.5, \
-            (end, time.time() - t0)
-        # TCP without a handshake, and half a ClientHello: closed at header_timeout, no answer.
-        for first in (b'', b'\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'):
-            raw = socket.create_connection(('127.0.0.1', srv.port), timeout=8)
-            try:
-                t0 = time.time()
-                raw.sendall(first)
-                out = raw.recv(4096)
-            except ConnectionResetError:
-                out = b''
-            finally:
-                raw.close()
-            assert out == b'' and 1.5 < time.time() - t0 < 4.5, (first, out, time.time() - t0)
-        assert 'no TLS handshake within header_timeout' in srv.logs()
+        s.sendall(data)
+        out, end = read_all(s)
     finally:
-        srv.stop()
-        ws.cleanup()
+        s.close()
+    return out, end, time.time() - t0
+
+
+def test_malformed_https_requests_get_one_json_answer_at_once(serve):
+    srv = serve(tls=True)
+    for what, req, want_status, want_code in MALFORMED:
+        out, secs, _ = tls_exchange(srv.port, req)
+        check_error(what, out, want_status, want_code)
+        assert secs < 2, '%s: answered after %.1f s' % (what, secs)
+    # A well-formed request is answered and its connection stays open for the next one.
+    s = tls_connect(srv.port)
+    try:
+        for _ in range(3):
+            s.sendall(GOOD)
+            status, headers, body = read_answer(s)
+            assert (status, json.loads(body)) == (200, {'status': 'ok'})
+            assert headers.get('connection') != 'close', headers
+    finally:
+        s.close()
+    logs = srv.logs()
+    assert 'Content-Length is not a number of bytes' in logs
+    assert '<html' not in logs and 'TCP_' not in logs, logs[-2000:]
+
+
+def test_kept_alive_https_requests_are_each_checked(serve):
+    srv = serve(tls=True)
+    for what, req, want_status, want_code in MALFORMED:
+        if len(req) > 16384:
+            continue  # huge heads: the same path as on a new connection, above
+        out, end, secs = kept_alive_then(srv.port, req)
+        check_error('kept alive, ' + what, out, want_status, want_code)
+        assert end == 'closed' and secs < 2, (what, end)
+    # Pipelined: the good request's answer first, then the refusal, one head each.
+    out, _, _ = tls_exchange(srv.port, GOOD + b'GET /healthz%00 HTTP/1.1\r\nHost: x\r\n\r\n')
+    first, _, rest = out.partition(b'{"status":"ok"}')
+    assert first.startswith(b'HTTP/1.1 200 ') and b'\r\nContent-Length: 15\r\n' in first, out
+    check_error('pipelined %00', rest, 400, 'bad_request')
+    # A good request followed by bytes that are not HTTP: answered, then closed.
+    out, end, _ = kept_alive_then(srv.port, b'\x00\xff\xfe\x16\x03')
+    assert out == b'' and end in ('closed', 'reset'), (out, end)
+
+
+def test_binary_garbage_over_https_is_closed(serve):
+    srv = serve(tls=True)
+    for junk in (b'\x00\xff\xfe', bytes(range(256))):
+        out, secs, end = tls_exchange(srv.port, junk)
+        assert out == b'' and end in ('closed', 'reset') and secs < 2, (out, secs, end)
+
+
+def test_slow_https_heads_and_handshakes_are_cut_at_header_timeout(serve):
+    srv = serve('header_timeout = 2\ntimeout = 30\n', tls=True)
+    # A head trickled a line every 0.3 s after the handshake: 408 in JSON over TLS.
+    s = tls_connect(srv.port)
+    s.settimeout(0.2)
+    t0 = time.time()
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    out, end = b'', None
+    while time.time() - t0 < 8 and end is None:
+        try:
+            s.sendall(b'X-Slow: 1\r\n')
+            d = s.recv(65536)
+            if not d:
+                end = 'closed'
+            out += d
+        except socket.timeout:
+            pass
+        except (ssl.SSLError, OSError):
+            end = 'reset'
+        time.sleep(0.3)
+    secs = time.time() - t0
+    s.close()
+    assert 1.5 < secs < 4.5, 'held %.1f s' % secs
+    check_error('trickled head', out, 408, 'request_timeout')
+    # A kept-alive connection whose next request never ends: closed header_timeout after
+    # the previous answer.
+    _, end, secs = kept_alive_then(srv.port, b'GET /healthz HTTP/1.1\r\n', timeout=8)
+    assert end in ('closed', 'reset') and 1.5 < secs < 4.5, (end, secs)
+    # TCP without a handshake, and half a ClientHello: closed at header_timeout, no answer.
+    for first in (b'', b'\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'):
+        raw = socket.create_connection(('127.0.0.1', srv.port), timeout=8)
+        try:
+            t0 = time.time()
+            raw.sendall(first)
+            out = raw.recv(4096)
+        except ConnectionResetError:
+            out = b''
+        finally:
+            raw.close()
+        assert out == b'' and 1.5 < time.time() - t0 < 4.5, (first, out, time.time() - t0)
+    assert 'no TLS handshake within header_timeout' in srv.logs()
 
 
 def handshake_ok(port, source='127.0.0.1'):
@@ -223,9 +194,8 @@ def handshake_ok(port, source='127.0.0.1'):
     return s
 
 
-def test_another_address_is_served_while_one_holds_https_connections():
-    ws = Workspace()
-    srv = start(ws, tls=True)
+def test_another_address_is_served_while_one_holds_https_connections(serve):
+    srv = serve(tls=True)
     held = []
     try:
         # 100 connections from one address: the first 16 (max_connections_per_address) are
@@ -239,24 +209,17 @@ def test_another_address_is_served_while_one_holds_https_connections():
             s.sendall(b'GET /healthz HTTP/1.1\r\n')
             held.append(s)
         assert (len(held), refused) == (16, 84)
-        t0 = time.time()
-        out, secs, _ = tls_exchange(srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n'
-                                    b'Connection: close\r\n\r\n', source='127.0.0.2')
-        assert parse(out)[0] == 200 and json.loads(parse(out)[2])['score'] == 100, out[:300]
-        assert secs < 2, 'answered after %.1f s' % secs
-        limit_lines = [l for l in srv.logs().splitlines() if 'max_connections_per_address' in l]
-        assert 1 <= len(limit_lines) <= 10, limit_lines
-        assert time.time() - t0 < 5
+        _, _, body, _ = served_beside_the_flood(srv, lambda source: tls_exchange(
+            srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+            source=source))
+        assert json.loads(body)['score'] == 100, body[:300]
     finally:
         for s in held:
             s.close()
-        srv.stop()
-        ws.cleanup()
 
 
-def test_kept_alive_https_connections_count_until_they_close():
-    ws = Workspace()
-    srv = start(ws, 'max_connections_per_address = 3\nmax_connections = 5\n', tls=True)
+def test_kept_alive_https_connections_count_until_they_close(serve):
+    srv = serve('max_connections_per_address = 3\nmax_connections = 5\n', tls=True)
     held = []
     try:
         # Three kept-alive connections, each answered once, are the address's three places.
@@ -295,8 +258,6 @@ def test_kept_alive_https_connections_count_until_they_close():
     finally:
         for s in held:
             s.close()
-        srv.stop()
-        ws.cleanup()
 
 
 # ---- real answers over HTTPS ----------------------------------------------------------------
@@ -306,13 +267,8 @@ def https(lab, violations_sim, module_workspace):
     """`vslint serve` over HTTPS on a copy of the polled violations estate."""
     ws = module_workspace
     lab.copy(ws)
-    cert, key = os.path.join(ws.dir, 'cert.pem'), os.path.join(ws.dir, 'key.pem')
-    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
-                    'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-days', '2',
-                    '-keyout', key, '-out', cert], check=True, capture_output=True)
-    os.chmod(key, 0o600)
     with serving(ws, [vcenter(ws, violations_sim.url, 'lab', interval=3600)],
-                 tls=(cert, key)) as srv:
+                 tls=self_signed_cert(ws)) as srv:
         yield srv
 
 

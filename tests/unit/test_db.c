@@ -212,6 +212,16 @@ static void snapshot(struct db *db, const char *vc, const struct variant *e, int
     tl_snapshot(db, vc, fill, e, 1700000000000LL, 1700000012345LL, counts);
 }
 
+/* cmocka setup: a new database, open in fx->db, holding one snapshot of vc-a's default estate. */
+static int setup_polled(void **state)
+{
+    int r = tl_db_setup_open(state);
+
+    if (r == 0)
+        snapshot(((struct tl_dbfile *)*state)->db, "vc-a", &default_estate, NULL);
+    return r;
+}
+
 /* Looks up a value by a small path: "key", "key[3]" or "key[field=value]", joined by '/'. */
 static json_t *jpath(json_t *j, const char *path)
 {
@@ -314,25 +324,22 @@ TEST_WITH(test_open_creates_schema, tl_db_setup, tl_db_teardown)
     db_close(NULL);
 }
 
-TEST_WITH(test_reopen_is_idempotent, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_reopen_is_idempotent, setup_polled, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
     json_t *j;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
-    db_close(db);
-    db = open_db(fx);
-    db_close(db);
-    db = open_db(fx);
+    for (int i = 0; i < 2; i++) {
+        db_close(fx->db);
+        fx->db = open_db(fx);
+    }
     assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
-    j = inventory(db, NULL);
+    j = inventory(fx->db, NULL);
     assert_jpath(j, "vcenters[name=vc-a]/datastores[moref=datastore-1]/name", "\"LocalDS_0\"");
     json_decref(j);
-    db_close(db);
 }
 
-TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_roundtrip_json, setup_polled, tl_db_teardown)
 {
     /* What a user of `vslint inventory --json` and the checks rely on, field by field. */
     static const struct {
@@ -411,12 +418,10 @@ TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
         {"vms[0]/snapshots[0]", "{\"name\":\"before patch\",\"created\":1700000000,\"depth\":1}"},
     };
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
     json_t *j, *vc;
     size_t i;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
-    j = inventory(db, "vc-a");
+    j = inventory(fx->db, "vc-a");
     vc = jpath(j, "vcenters[0]");
     assert_non_null(vc);
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -426,7 +431,6 @@ TEST_WITH(test_roundtrip_json, tl_db_setup, tl_db_teardown)
     assert_int_equal(json_array_size(jpath(vc, "vms[0]/disks")), 2);
     assert_int_equal(json_array_size(jpath(vc, "hosts[0]/satp_rules")), 2);
     json_decref(j);
-    db_close(db);
 }
 
 TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
@@ -544,13 +548,12 @@ TEST_WITH(test_abort_keeps_previous, tl_db_setup, tl_db_teardown)
     db_close(db);
 }
 
-TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_poll_failed_keeps_inventory, setup_polled, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
+    struct db *db = fx->db;
     json_t *j;
 
-    snapshot(db, "vc-a", &default_estate, NULL);
     assert_int_equal(
         db_poll_failed(db, "vc-a", NULL, 1700000100000LL, 1700000130000LL, "connection refused"),
         0);
@@ -572,7 +575,6 @@ TEST_WITH(test_poll_failed_keeps_inventory, tl_db_setup, tl_db_teardown)
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM vcenters WHERE name = 'vc-new'"
                                        " AND last_success_ms IS NULL"),
                      1);
-    db_close(db);
 }
 
 TEST_WITH(test_interrupted_transaction, tl_db_setup, tl_db_teardown)
@@ -645,6 +647,19 @@ TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
     db_close(db);
 }
 
+/* Migrates the database file at path to version target (from nothing: each migration in
+ * turn, as the vslint of each version left it). */
+static void migrate_file(const char *path, int target)
+{
+    sqlite3 *h = NULL;
+    char *err = NULL;
+
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (db_migrate_to(h, target, &err) < 0)
+        fail_msg("migrating to version %d: %s", target, err ? err : "?");
+    sqlite3_close(h);
+}
+
 /* Version 10 gave polls a mode and a collector version, and findings the polls that first saw
  * and resolved them: a version-9 database keeps its polls, all of them full reads (there were
  * no others), and its findings, whose polls are not known. Built at version 9, the last before
@@ -652,14 +667,9 @@ TEST_WITH(test_migrates_old_database, tl_db_setup, tl_db_teardown)
 TEST_WITH(test_migration10_polls_were_full, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    sqlite3 *h = NULL;
-    char *err = NULL;
     json_t *rows = NULL, *f = NULL;
 
-    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
-    if (db_migrate_to(h, 9, &err) < 0)
-        fail_msg("migrating to version 9: %s", err ? err : "?");
-    sqlite3_close(h);
+    migrate_file(fx->path, 9);
     raw_exec(fx->path,
              "INSERT INTO polls (vcenter, started_ms, finished_ms, ok, error, counts_json) VALUES"
              "  ('vc-a', 1700000000000, 1700000030000, 1, NULL, '{\"vms\":5}'),"
@@ -696,33 +706,15 @@ TEST_WITH(test_migration10_polls_were_full, tl_db_setup, tl_db_teardown)
 }
 
 /* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
- * already stored survives, static targets keep their IQN and options name it too. Only the
- * tables migration 7 touches exist here, as version 6 left them. */
+ * already stored survives, static targets keep their IQN and options name it too. The
+ * version 6 database is made by migrations 1 to 6, so its tables are those version 6 left. */
 TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
 
+    migrate_file(fx->path, 6);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 6);
     raw_exec(fx->path,
-             "CREATE TABLE datastores (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             "CREATE TABLE vms (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             /* What version 8's page indexes need of version 1's tables. */
-             "CREATE TABLE hosts (vcenter TEXT NOT NULL, moref TEXT NOT NULL, name TEXT,"
-             "  PRIMARY KEY (vcenter, moref)) WITHOUT ROWID;"
-             "CREATE TABLE luns (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
-             "  canonical_name TEXT NOT NULL,"
-             "  PRIMARY KEY (vcenter, host, canonical_name)) WITHOUT ROWID;"
-             "CREATE TABLE satp_rules (vcenter TEXT NOT NULL, host TEXT NOT NULL,"
-             "  satp TEXT NOT NULL);"
-             "CREATE TABLE iscsi_targets ("
-             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
-             "  target TEXT NOT NULL, address TEXT, port INTEGER, iscsi_name TEXT,"
-             "  PRIMARY KEY (vcenter, host, hba, kind, target)) WITHOUT ROWID;"
-             "CREATE TABLE iscsi_options ("
-             "  vcenter TEXT NOT NULL, host TEXT NOT NULL, hba TEXT NOT NULL, kind TEXT NOT NULL,"
-             "  target TEXT NOT NULL, key TEXT NOT NULL, value TEXT, inherited INTEGER,"
-             "  PRIMARY KEY (vcenter, host, hba, kind, target, key)) WITHOUT ROWID;"
              "INSERT INTO iscsi_targets VALUES"
              "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', '10.0.0.1', 3260, NULL),"
              "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', '10.0.0.2', 3260,"
@@ -730,15 +722,8 @@ TEST_WITH(test_migration7_keeps_iscsi, tl_db_setup, tl_db_teardown)
              "INSERT INTO iscsi_options VALUES"
              "  ('vc-a', 'host-1', 'vmhba64', '', '', 'DelayedAck', 'false', 0),"
              "  ('vc-a', 'host-1', 'vmhba64', 'send', '10.0.0.1:3260', 'DelayedAck', 'true', 0),"
-             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);"
-             "PRAGMA user_version = 6;");
-    /* Migration 7 alone: later ones touch tables this partial schema does not have. */
-    sqlite3 *h = NULL;
-    char *err = NULL;
-    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
-    if (db_migrate_to(h, 7, &err) < 0)
-        fail_msg("migrating to version 7: %s", err ? err : "?");
-    sqlite3_close(h);
+             "  ('vc-a', 'host-1', 'vmhba64', 'static', '10.0.0.2:3260', 'DelayedAck', 'true', 1);");
+    migrate_file(fx->path, 7);
     assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 7);
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM iscsi_targets WHERE kind = 'send'"
                                        " AND iscsi_name = '' AND port = 3260"),

@@ -494,40 +494,51 @@ static void assert_life(const json_t *f, const char *status, const char *first_s
     assert_str(f, "resolved_at", resolved_at);
 }
 
+/* Asserts the life of s's finding as db_finding_get() reads it. */
+static void assert_life_of(struct db *db, const struct spec *s, const char *status,
+                           const char *first_seen, const char *last_seen, const char *resolved_at)
+{
+    json_t *f = get(db, s);
+
+    assert_life(f, status, first_seen, last_seen, resolved_at);
+    json_decref(f);
+}
+
 TEST_WITH(test_history, tl_db_setup_open, tl_db_teardown)
 {
     const struct spec *const run_ab[] = {&F1, &F2, NULL}, *const run_a[] = {&F1, NULL};
     struct tl_dbfile *fx = *state;
     const struct db_findings_filter all = {0}, fresh = {.status = "new"},
                                     fixed = {.status = "resolved"};
+    /* Each evaluation, then A's and B's lives (status, first seen, last seen, resolved) and
+     * the findings listed as new, by default (those not resolved) and as resolved. */
+    static const struct {
+        int64_t now;
+        int only_a;
+        const char *life[2][4];
+        const char *fresh, *all, *fixed;
+    } steps[] = {
+        {T1, 0, {{"new", T1_ISO, T1_ISO, NULL}, {"new", T1_ISO, T1_ISO, NULL}},
+         "F1,F2", "F1,F2", ""},
+        /* B is fixed by the next evaluation; A is still there and no longer new. */
+        {T2, 1, {{"open", T1_ISO, T2_ISO, NULL}, {"resolved", T1_ISO, T1_ISO, T2_ISO}},
+         "", "F1", "F2"},
+        /* B comes back: a new occurrence, open again, first seen now. */
+        {T3, 0, {{"open", T1_ISO, T3_ISO, NULL}, {"new", T3_ISO, T3_ISO, NULL}},
+         "F2", "F1,F2", ""},
+    };
+    const struct spec *const ab[] = {&F1, &F2};
     char buf[256];
-    json_t *a, *b;
 
-    evaluate(fx->db, "vc-a", T1, run_ab);
-    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F1,F2");
-
-    /* B is fixed by the next evaluation; A is still there and no longer new. */
-    evaluate(fx->db, "vc-a", T2, run_a);
-    a = get(fx->db, &F1);
-    b = get(fx->db, &F2);
-    assert_life(a, "open", T1_ISO, T2_ISO, NULL);
-    assert_life(b, "resolved", T1_ISO, T1_ISO, T2_ISO);
-    json_decref(a);
-    json_decref(b);
-    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
-    assert_string_equal(query(fx->db, &all, buf, sizeof(buf), NULL, NULL), "F1");
-    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "F2");
-
-    /* B comes back: a new occurrence, open again, first seen now. */
-    evaluate(fx->db, "vc-a", T3, run_ab);
-    a = get(fx->db, &F1);
-    b = get(fx->db, &F2);
-    assert_life(a, "open", T1_ISO, T3_ISO, NULL);
-    assert_life(b, "new", T3_ISO, T3_ISO, NULL);
-    json_decref(a);
-    json_decref(b);
-    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "F2");
-    assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
+    for (size_t i = 0; i < N(steps); i++) {
+        evaluate(fx->db, "vc-a", steps[i].now, steps[i].only_a ? run_a : run_ab);
+        for (int k = 0; k < 2; k++)
+            assert_life_of(fx->db, ab[k], steps[i].life[k][0], steps[i].life[k][1],
+                           steps[i].life[k][2], steps[i].life[k][3]);
+        assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), steps[i].fresh);
+        assert_string_equal(query(fx->db, &all, buf, sizeof(buf), NULL, NULL), steps[i].all);
+        assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), steps[i].fixed);
+    }
 }
 
 static void assert_text_page_same(struct db *db, const struct db_findings_filter *f,

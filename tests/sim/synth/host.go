@@ -65,9 +65,7 @@ func (s *gen) hostProp(o *out, h int, p string) {
 	iscsi := e.hostIscsi(h)
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.hostName(h)
-		o.endProp()
+		o.propNamed(p, (*out).hostName, h)
 	case "parent":
 		o.propRef(p, tCluster, moref(tCluster, c))
 	case "runtime.connectionState":

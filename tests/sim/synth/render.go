@@ -109,9 +109,19 @@ func (o *out) ref(elem, typ, ref string) {
 }
 
 // name helpers, written without allocating
-func (o *out) vmName(i int)   { o.s("vm-"); o.pad(i+1, 6) }
-func (o *out) hostName(h int) { o.s("esx-"); o.pad(h+1, 5); o.s(".synth.local") }
-func (o *out) dsName(g int)   { o.s("ds-"); o.pad(g+1, 5) }
+func (o *out) vmName(i int)      { o.s("vm-"); o.pad(i+1, 6) }
+func (o *out) hostName(h int)    { o.s("esx-"); o.pad(h+1, 5); o.s(".synth.local") }
+func (o *out) dsName(g int)      { o.s("ds-"); o.pad(g+1, 5) }
+func (o *out) clusterName(c int) { o.s("cluster-"); o.pad(c+1, 3) }
+func (o *out) podName(c int)     { o.s("pod-"); o.pad(c+1, 3) }
+func (o *out) dvsName(d int)     { o.s("dvs-"); o.pad(d+1, 2) }
+
+// propNamed writes the xsd:string property p, object i's name as name (a helper above) writes it.
+func (o *out) propNamed(p string, name func(*out, int), i int) {
+	o.prop(p, "xsd:string")
+	name(o, i)
+	o.endProp()
+}
 
 // propNames lists the properties each type answers; anything else is an
 // InvalidProperty fault for the whole call, as on vCenter.
@@ -177,10 +187,7 @@ func (s *gen) writeProp(o *out, typ string, i int, p string) {
 	case tCluster:
 		switch p {
 		case "name":
-			o.prop(p, "xsd:string")
-			o.s("cluster-")
-			o.pad(i+1, 3)
-			o.endProp()
+			o.propNamed(p, (*out).clusterName, i)
 		case "parent":
 			o.propRef(p, tFolder, "group-h4")
 		}
@@ -228,9 +235,7 @@ func (s *gen) vmProp(o *out, i int, p string) {
 	g := e.vmDS(i)
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.vmName(i)
-		o.endProp()
+		o.propNamed(p, (*out).vmName, i)
 	case "config.hardware.device":
 		o.prop(p, "ArrayOfVirtualDevice")
 		s.vmDevices(o, i, g, &f)
@@ -462,6 +467,15 @@ func (s *gen) dsUUID(o *out, g int) {
 	o.hex(x>>20, 12)
 }
 
+// dsNameURL writes datastore g's <name> and <url>, which its summary and its info both carry.
+func (s *gen) dsNameURL(o *out, g int) {
+	o.s("<name>")
+	o.dsName(g)
+	o.s("</name><url>")
+	s.dsURL(o, g)
+	o.s("</url>")
+}
+
 func (s *gen) dsURL(o *out, g int) {
 	if s.e.dsNFS(g) {
 		o.s("ds:///vmfs/volumes/")
@@ -482,17 +496,12 @@ func (s *gen) dsProp(o *out, g int, p string) {
 	c, k := e.dsCluster(g)
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.dsName(g)
-		o.endProp()
+		o.propNamed(p, (*out).dsName, g)
 	case "summary":
 		o.prop(p, "DatastoreSummary")
 		o.ref("datastore", tDS, moref(tDS, g))
-		o.s("<name>")
-		o.dsName(g)
-		o.s("</name><url>")
-		s.dsURL(o, g)
-		o.s("</url><capacity>")
+		s.dsNameURL(o, g)
+		o.s("<capacity>")
 		o.i64(f.capacity)
 		o.s("</capacity><freeSpace>")
 		o.i64(f.free)
@@ -512,11 +521,8 @@ func (s *gen) dsProp(o *out, g int, p string) {
 		} else {
 			o.prop(p, "VmfsDatastoreInfo")
 		}
-		o.s("<name>")
-		o.dsName(g)
-		o.s("</name><url>")
-		s.dsURL(o, g)
-		o.s("</url><freeSpace>")
+		s.dsNameURL(o, g)
+		o.s("<freeSpace>")
 		o.i64(f.free)
 		o.s("</freeSpace><maxFileSize>68169720922112</maxFileSize><maxVirtualDiskCapacity>68169720922112</maxVirtualDiskCapacity><maxMemoryFileSize>68169720922112</maxMemoryFileSize><timestamp>")
 		o.b = s.now.AppendFormat(o.b, "2006-01-02T15:04:05Z")
@@ -585,10 +591,7 @@ func (s *gen) podProp(o *out, c int, p string) {
 	e := s.e
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.s("pod-")
-		o.pad(c+1, 3)
-		o.endProp()
+		o.propNamed(p, (*out).podName, c)
 	case "summary":
 		var capacity, free int64
 		lo, hi := e.podMembers(c)
@@ -639,10 +642,7 @@ func (s *gen) dvsUUID(o *out, d int) {
 func (s *gen) dvsProp(o *out, d int, p string) {
 	switch p {
 	case "name":
-		o.prop(p, "xsd:string")
-		o.s("dvs-")
-		o.pad(d+1, 2)
-		o.endProp()
+		o.propNamed(p, (*out).dvsName, d)
 	case "uuid":
 		o.prop(p, "xsd:string")
 		s.dvsUUID(o, d)
