@@ -1158,12 +1158,14 @@ static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 {
     struct load L = {0};
+    struct vsl_watch w;
     size_t i;
     int r, in_tx = 0;
 
     assert(db && vcenter && out);
     assert(!db->in_snapshot);
     *out = NULL;
+    vsl_watch_start(&w);
     vsl_buf_init(&L.rows, MAX_ROWS);
     vsl_buf_init(&L.key, MAX_KEY);
     vsl_buf_init(&L.row_key, MAX_KEY);
@@ -1192,6 +1194,13 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 out:
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+    if (r == 0) {
+        double wall, cpu;
+        vsl_watch_read(&w, &wall, &cpu);
+        log_debug("db: loaded the estate of vCenter %s (%zu VMs, %zu hosts, %zu datastores) in "
+                  "%.3f s, CPU %.3f s", vcenter, (*out)->n_vms, (*out)->n_hosts,
+                  (*out)->n_datastores, wall, cpu);
+    }
     est_free(L.e);
     vsl_keymap_free(&L.pods);
     vsl_keymap_free(&L.datastores);
