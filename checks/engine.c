@@ -452,7 +452,15 @@ static int stale(const struct check *c, const struct estate *e, const struct chk
 static void drop_stale(struct chk_results *r, size_t first, const struct check *c,
                        const struct estate *e)
 {
-    size_t k = first;
+    size_t k = first, n_stale = 0;
+
+    /* Most estates have no stale object at all: then no finding needs the search. */
+    for (size_t i = 0; (c->needs & CHK_NEEDS_HOST) && i < e->n_hosts && !n_stale; i++)
+        n_stale += !chk_host_current(&e->hosts[i]);
+    for (size_t i = 0; (c->needs & CHK_NEEDS_DATASTORE) && i < e->n_datastores && !n_stale; i++)
+        n_stale += e->datastores[i].accessible == 0;
+    if (!n_stale)
+        return;
 
     for (size_t i = first; i < r->n; i++) {
         if (stale(c, e, &r->items[i]))
