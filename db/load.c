@@ -390,14 +390,23 @@ static int binding_row(struct load *L, sqlite3_stmt *st, void *item)
     return 1;
 }
 
-/* The join's columns: esxcli's Round Robin IOPS limit and device configuration. */
+/* esxcli's Round Robin IOPS limit is unknown until nmp_row says otherwise. */
 static int lun_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_lun *l = item;
 
-    l->iops_limit = col_int(st, P_LUN_NCOLS);
-    l->psp_config = col_str(L, st, P_LUN_NCOLS + 1);
+    l->iops_limit = EST_UNKNOWN;
     return 0;
+}
+
+/* Sets esxcli's Round Robin IOPS limit and device configuration on the LUN, keeps no row. */
+static int nmp_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_lun *l = L->parent;
+
+    l->iops_limit = col_int(st, P_NMP_DEVICE_iops);
+    l->psp_config = col_str(L, st, P_NMP_DEVICE_psp_config);
+    return 1;
 }
 
 static int path_row(struct load *L, sqlite3_stmt *st, void *item)
@@ -581,11 +590,15 @@ static void link_targets(struct load *L, void *parent, void *items, size_t n)
     }
 }
 
-/* Of two datastores with the VM's configuration datastore name, the VM's own is it. */
+static int index_cmp(const void *a, const void *b);
+
+/* A VM's datastores in the estate's order; of two with the VM's configuration datastore name,
+ * the VM's own is it. */
 static void vm_config_datastore(struct load *L, void *parent, void *items, size_t n)
 {
     struct est_vm *m = parent;
 
+    qsort(items, n, sizeof(size_t), index_cmp);
     m->config_datastore = datastore_of_path(L, m->vm_path_name, items, n);
 }
 
@@ -694,17 +707,20 @@ static const struct table tables[] = {
      .row = binding_row,
      .array = offsetof(struct est_iscsi_hba, bound_vnics),
      .count = offsetof(struct est_iscsi_hba, n_bound_vnics)},
-    /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name. */
     {.t = T_LUN,
-     .extra = "n.iops, n.psp_config",
-     .join = " LEFT JOIN nmp_devices n"
-             " ON n.vcenter = x.vcenter AND n.host = x.host AND n.device = x.canonical_name",
-     .order = "x.host, x.canonical_name",
+     .order = "host, canonical_name",
      .nkey = 1,
      .elem = sizeof(struct est_lun),
      .parent = host_parent,
      .row = lun_row,
      IN(est_host, luns)},
+    /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name: a bsearch
+     * in the host's LUNs each, cheaper than SQLite joining the two tables row by row. */
+    {.t = T_NMP_DEVICE,
+     .order = "host, device",
+     .nkey = 2,
+     .parent = lun_parent,
+     .row = nmp_row},
     {.t = T_LUN_PATH,
      .order = "host, lun, name",
      .nkey = 2,
@@ -749,9 +765,10 @@ static const struct table tables[] = {
      .row = vm_row,
      IN(estate, vms),
      .attach = sort_vms},
+    /* In the order of the estate's datastores (by name, moref): vm_config_datastore sorts
+     * each VM's, fewer than SQLite joining every row to its datastore to sort them. */
     {.t = T_VM_DATASTORE,
-     .join = " LEFT JOIN datastores d ON d.vcenter = x.vcenter AND d.moref = x.datastore",
-     .order = "x.vm, d.name, x.datastore",
+     .order = "vm, datastore",
      .nkey = 1,
      .elem = sizeof(size_t),
      .parent = vm_parent,
