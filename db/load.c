@@ -31,6 +31,10 @@ struct load {
      * parent's array, exactly sized, so nothing is reallocated inside the arena. */
     struct vsl_buf rows;
     struct vsl_buf key, row_key; /* the run's parent key columns, and the current row's */
+    /* A top-level array is built in place: rows then lends its data to the arena's array,
+     * sized by a count first, and saved holds rows' own buffer until load_table gives it back. */
+    int in_place;
+    struct vsl_buf saved;
     void *parent;                /* what the run belongs to, NULL: its rows are dropped */
     struct est_host *host;       /* the host of the run's parent, set by the resolvers */
     struct est_iscsi_hba *hba;
@@ -856,18 +860,80 @@ static int end_run(struct load *L, const struct table *t)
     void *items;
 
     if (L->parent && n > 0) {
-        items = est_alloc(L->e, L->rows.len);
+        items = L->in_place ? L->rows.data : est_alloc(L->e, L->rows.len);
         if (!items)
             return -ENOMEM;
-        memcpy(items, L->rows.data, L->rows.len);
+        if (!L->in_place)
+            memcpy(items, L->rows.data, L->rows.len);
         *(void **)((char *)L->parent + t->array) = items;
         *(size_t *)((char *)L->parent + t->count) = n;
         if (t->attach)
             t->attach(L, L->parent, items, n);
+        if (L->in_place)
+            L->rows = (struct vsl_buf){0}; /* the array is the parent's now: nothing to reset */
     }
     vsl_buf_reset(&L->rows);
     L->parent = NULL;
     return 0;
+}
+
+/* The rows the query of t will return (its FROM, join and WHERE: the same read transaction
+ * gives the same count). */
+static int count_rows(struct load *L, sqlite3 *h, const struct table *t, size_t *n)
+{
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    int r, rc = SQLITE_NOMEM;
+
+    *n = 0;
+    vsl_buf_init(&sql, 4096);
+    r = vsl_buf_printf(&sql, "SELECT count(*) FROM %s x%s WHERE x.vcenter = ?1%s",
+                       db_table_name(t->t), t->join ? t->join : "", t->where ? t->where : "");
+    if (r == 0)
+        rc = sqlite3_prepare_v2(h, sql.data, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *n = (size_t)sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    if (r == 0 && rc != SQLITE_OK)
+        r = db_fail(h, rc, "counting an estate's objects");
+    sqlite3_finalize(st);
+    vsl_buf_free(&sql);
+    return r;
+}
+
+/* A top-level array (100,000 VMs) is built where it stays, in the arena: grown in rows and
+ * copied there it cost three times its size in fresh pages, each a page fault. rows lends its
+ * data to the array (with room for the NUL vsl_buf_add writes) until end_place. */
+static int begin_place(struct load *L, sqlite3 *h, const struct table *t)
+{
+    size_t n;
+    char *items;
+    int r;
+
+    if (t->nkey != 0 || !t->elem || t->parent != estate_parent)
+        return 0;
+    r = count_rows(L, h, t, &n);
+    if (r < 0 || n == 0)
+        return r;
+    if (n > (MAX_ROWS - 1) / t->elem)
+        return -VSL_ETOOBIG;
+    if (!(items = est_alloc(L->e, n * t->elem + 1)))
+        return -ENOMEM;
+    L->saved = L->rows;
+    L->rows = (struct vsl_buf){.data = items, .cap = n * t->elem + 1, .max = n * t->elem};
+    L->in_place = 1;
+    return 0;
+}
+
+static void end_place(struct load *L)
+{
+    if (L->in_place) {
+        L->rows = L->saved;
+        L->in_place = 0;
+    }
 }
 
 static int load_table(struct load *L, sqlite3 *h, const struct table *t)
@@ -894,6 +960,9 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
         rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
     if (rc != SQLITE_OK)
         goto fail_db;
+    r = begin_place(L, h, t);
+    if (r < 0)
+        goto out;
     L->parent = NULL;
     vsl_buf_reset(&L->rows);
     vsl_buf_reset(&L->key);
@@ -939,6 +1008,7 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
 fail_db:
     r = db_fail(h, rc, sql.data ? sql.data : "loading an estate");
 out:
+    end_place(L);
     sqlite3_finalize(st);
     vsl_buf_free(&sql);
     return r;
