@@ -7,7 +7,12 @@
 - `vslint collect` (fetch, parse, store): wall time and peak RSS (/usr/bin/time);
 - a govmomi client (bench/govmomi/, Debian's packaged govmomi) reading the same properties in
   the same pages, and making the same per-host and alarm reads: wall time and peak RSS;
-- all checks: `vslint check --offline` (load the snapshot, run every check, record history);
+- all checks, two figures side by side, from `vslint check --offline -v` (whose debug lines
+  say what each step cost): the checks' own run (the engine running every check over the
+  loaded estate, no I/O), and the whole command (load the snapshot, run every check, record
+  the findings' history, read them back and write the JSON report), with the load and the
+  history write apart; wall and CPU (user + sys) time, CPU being steadier on a busy machine
+  (--checks-only measures nothing else, after one untimed collect);
 - a steady-state incremental poll after 1 % of objects changed (the responder's POST
   /synth/mutate), against a full poll: time and bytes of each as vslint counts them
   (`incremental()`; --no-incremental skips it, --incremental-only measures nothing else);
@@ -17,6 +22,7 @@
 Nothing is asserted: the figures go to docs/performance.md. Run by hand (bench/run.sh), not in
 the test suite. Usage:
   bench/bench_scale.py [--sizes 5000,20000,100000] [--runs 3] [--gzip] [--build build]
+                       [--checks-only]
 """
 import argparse
 import json
@@ -310,7 +316,7 @@ class Floor:
 
 def timed(cmd, **kw):
     """Runs cmd under /usr/bin/time: (wall seconds, peak RSS in MB, the finished process)."""
-    r = subprocess.run(['/usr/bin/time', '-f', 'TIME %e %M'] + cmd, capture_output=True,
+    r = subprocess.run(['/usr/bin/time', '-f', 'TIME %e %M %U %S'] + cmd, capture_output=True,
                        text=True, **kw)
     m = re.findall(r'TIME ([\d.]+) (\d+)', r.stderr)
     if r.returncode != 0 or not m:
@@ -320,6 +326,52 @@ def timed(cmd, **kw):
 
 def med(xs):
     return statistics.median(xs)
+
+
+def cpu_of(r):
+    """The user + sys seconds /usr/bin/time (timed()) reported for a finished process."""
+    m = re.findall(r'TIME [\d.]+ \d+ ([\d.]+) ([\d.]+)', r.stderr)
+    return float(m[-1][0]) + float(m[-1][1])
+
+
+# What `vslint check -v` says each step of an evaluation cost: (wall s, CPU s) of each.
+CHECK_STEPS = {
+    'load': r'db: loaded the estate of vCenter .* in ([\d.]+) s, CPU ([\d.]+) s',
+    'own': r'checks: \d+ checks ran over vCenter .* in ([\d.]+) s, CPU ([\d.]+) s',
+    'record': r'db: recorded \d+ findings of vCenter .* in ([\d.]+) s, CPU ([\d.]+) s',
+}
+
+
+def check_steps(stderr):
+    steps = {}
+    for k, rx in CHECK_STEPS.items():
+        m = re.search(rx, stderr)
+        if not m:
+            raise RuntimeError('vslint check -v said nothing matching %r: %s' % (rx, stderr[-2000:]))
+        steps[k] = (float(m.group(1)), float(m.group(2)))
+    return steps
+
+
+def bench_checks(bins, conf, n, runs):
+    """`vslint check --offline -v`, runs times: the whole command's wall, CPU and peak RSS, and
+    the steps its debug lines time (CHECK_STEPS), each a list over the runs."""
+    res = {k: [] for k in ('checks', 'checks_cpu', 'checks_rss', 'load', 'load_cpu', 'own',
+                           'own_cpu', 'record', 'record_cpu')}
+    for _ in range(runs):
+        t, m, r = timed([bins['vslint'], 'check', '-v', '-c', conf, '--offline', '--fail-on',
+                         'never', '--format', 'json', '-o', os.devnull])
+        steps = check_steps(r.stderr)
+        res['checks'].append(t)
+        res['checks_cpu'].append(cpu_of(r))
+        res['checks_rss'].append(m)
+        for k, (wall, cpu) in steps.items():
+            res[k].append(wall)
+            res[k + '_cpu'].append(cpu)
+        log("[%d VMs] vslint check --offline %.2f s (CPU %.2f s), %.1f MB; checks' own run "
+            "%.2f s (CPU %.2f s), load %.2f s, history %.2f s" % (
+                n, t, res['checks_cpu'][-1], m, steps['own'][0], steps['own'][1],
+                steps['load'][0], steps['record'][0]))
+    return res
 
 
 def spread(xs):
@@ -409,6 +461,11 @@ def bench_size(a, n, bins, work):
         runs = a.runs if n <= a.full_runs_up_to else 1
 
         log('[%d VMs] %s' % (n, res['estate']))
+        if a.checks_only:
+            t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
+            log('[%d VMs] vslint collect (not reported) %.2f s: %s' % (n, t, r.stdout.strip()))
+            res.update(bench_checks(bins, conf, n, runs))
+            return res
         log('[%d VMs] discovery (not timed) ...' % n)
         hosts, alarms = discover(url)
         floors = []
@@ -439,13 +496,7 @@ def bench_size(a, n, bins, work):
                 log('[%d VMs] govmomi %.2f s, %.1f MB: %s' % (n, t, m, r.stdout.strip()))
             res['govmomi'], res['govmomi_rss'] = gt, grss
 
-        ct = []
-        for _ in range(runs):
-            t, m, r = timed([bins['vslint'], 'check', '-c', conf, '--offline', '--fail-on', 'never',
-                             '--format', 'json', '-o', os.devnull])
-            ct.append(t)
-            log('[%d VMs] vslint check --offline %.2f s, %.1f MB' % (n, t, m))
-        res['checks'] = ct
+        res.update(bench_checks(bins, conf, n, runs))
         res['incremental'] = incremental(a, bins, url, conf)
 
         res['api'] = bench_api(a, n, bins, conf, port)
@@ -629,6 +680,19 @@ def stop(proc, timeout=300):
 
 # ---- report -----------------------------------------------------------------------------------
 
+def checks_rows(row, results):
+    """The rows of the checks' figures: wall (CPU) medians, the checks' own run first."""
+    def cell(r, k):
+        return '%.2f s (CPU %.2f)' % (med(r[k]), med(r[k + '_cpu']))
+
+    row("all checks (target < 1 s at 100k):", [''] * len(results))
+    row("  the checks' own run (engine, no I/O)", [cell(r, 'own') for r in results])
+    row("  whole `vslint check --offline`", [cell(r, 'checks') for r in results])
+    row("    of which: load the estate", [cell(r, 'load') for r in results])
+    row("    of which: record the findings' history", [cell(r, 'record') for r in results])
+    row("    peak RSS", ['%.0f MB' % max(r['checks_rss']) for r in results])
+
+
 def report(results, a):
     cols = [r['vms'] for r in results]
     w = 22
@@ -652,7 +716,7 @@ def report(results, a):
         row('  vslint / govmomi (target <= 0.5)', ['%.2f' % (med(r['collect']) / med(r['govmomi']))
                                                    for r in results])
         row('  govmomi peak RSS', ['%.1f MB' % max(r['govmomi_rss']) for r in results])
-    row('all checks: vslint check --offline', ['%.2f s' % med(r['checks']) for r in results])
+    checks_rows(row, results)
     for label, cells in incremental_cells(results):
         row(label, cells)
     for name, label in (('summary', '/api/v1/summary'), ('findings', 'findings page')):
@@ -684,6 +748,8 @@ def main():
     ap.add_argument('--json', help='also write the raw figures here')
     ap.add_argument('--no-incremental', action='store_true',
                     help='skip the incremental poll measurement')
+    ap.add_argument('--checks-only', action='store_true',
+                    help="only the checks' figures (after one collect that is not reported)")
     ap.add_argument('--incremental-only', action='store_true',
                     help='only the full and incremental polls of vslint (no floor, govmomi, '
                          'checks or API)')
@@ -722,6 +788,16 @@ def main():
     print('vslint scale benchmark, %s, %d cores (load average %.1f at the end), answers %s, '
           'pages of %d objects' % (time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0],
                                    'gzip-compressed' if a.gzip else 'uncompressed', MAX_OBJECTS))
+    if a.checks_only:
+        w = 22
+        lines = []
+        print('%-46s' % '' + ''.join('%*s' % (w, '%d VMs' % r['vms']) for r in results))
+        checks_rows(lambda label, cells: lines.append('%-46s' % label + ''.join(
+            '%*s' % (w, c) for c in cells)), results)
+        print('\n'.join(lines))
+        print('%-46s' % 'runs (medians shown)' + ''.join('%*d' % (w, len(r['checks']))
+                                                         for r in results))
+        return
     if a.incremental_only:
         w = 22
         print('%-46s' % '' + ''.join('%*s' % (w, '%d VMs' % r['vms']) for r in results))

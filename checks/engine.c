@@ -11,6 +11,7 @@
 #include "checks/engine.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 
 struct chk_ctx {
     const struct check *check;
@@ -451,7 +452,15 @@ static int stale(const struct check *c, const struct estate *e, const struct chk
 static void drop_stale(struct chk_results *r, size_t first, const struct check *c,
                        const struct estate *e)
 {
-    size_t k = first;
+    size_t k = first, n_stale = 0;
+
+    /* Most estates have no stale object at all: then no finding needs the search. */
+    for (size_t i = 0; (c->needs & CHK_NEEDS_HOST) && i < e->n_hosts && !n_stale; i++)
+        n_stale += !chk_host_current(&e->hosts[i]);
+    for (size_t i = 0; (c->needs & CHK_NEEDS_DATASTORE) && i < e->n_datastores && !n_stale; i++)
+        n_stale += e->datastores[i].accessible == 0;
+    if (!n_stale)
+        return;
 
     for (size_t i = first; i < r->n; i++) {
         if (stale(c, e, &r->items[i]))
@@ -604,8 +613,11 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
                  const struct estate *e, int64_t now, struct chk_results *out, char *err,
                  size_t errlen)
 {
+    struct vsl_watch watch;
+    size_t ran = 0, found = out->n;
     int first = 0;
 
+    vsl_watch_start(&watch);
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
         if (!chosen(c, only, n_only))
@@ -617,6 +629,7 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
         }
         size_t before = out->n;
         int failed, r = run_check(cfg, c, &cfg->settings[i], e, now, out, &failed);
+        ran++;
         if (r < 0) {
             if (!first) {
                 first = r;
@@ -645,5 +658,9 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             }
         }
     }
+    double wall, cpu;
+    vsl_watch_read(&watch, &wall, &cpu);
+    log_debug("checks: %zu checks ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s", ran,
+              e->vcenter, out->n - found, wall, cpu);
     return first;
 }

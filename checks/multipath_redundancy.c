@@ -71,18 +71,32 @@ static json_t *commands(const struct est_lun *l, enum est_plugin plugin)
     return chk_ev_append(a, json_string("esxcli storage core adapter rescan --all"));
 }
 
+/* Whether a path before paths[i] that counts for redundancy goes through adapter device. */
+static int adapter_seen(const struct est_host *h, const struct est_lun *l, size_t i,
+                        const char *device)
+{
+    for (size_t j = 0; j < i; j++) {
+        const struct est_hba *a = path_adapter(h, &l->paths[j]);
+        enum use u = path_use(l->paths[j].state);
+        if (a && (u == USABLE || u == UNKNOWN) && !strcmp(a->device, device))
+            return 1;
+    }
+    return 0;
+}
+
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                      enum est_plugin plugin, int min_paths)
 {
     const char *hname = h->name;
-    size_t count[UNKNOWN + 1] = {0}, standby = 0, no_adapter = 0;
+    size_t count[UNKNOWN + 1] = {0}, standby = 0, no_adapter = 0, n_adapters = 0;
     /* Two paths through one adapter are one failure away from none: the adapters must differ
      * too, as many as min_paths asks for, up to two (one per fabric). */
     size_t min_adapters = min_paths < 2 ? (size_t)min_paths : 2;
     char name[512], msg[1024];
-    json_t *paths = json_array(), *dead_names = json_array(), *adapters = json_array(), *ev;
+    json_t *paths, *dead_names, *adapters, *ev;
     int r = 0;
 
+    /* Counted first: most LUNs are healthy, and their evidence would be built for nothing. */
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
         const struct est_hba *a = path_adapter(h, p);
@@ -90,31 +104,42 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 
         count[u]++;
         standby += p->state && !strcmp(p->state, "standby");
-        paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
-                                               p->state, "adapter", p->adapter));
-        if (u == DEAD && p->name)
-            dead_names = chk_ev_append(dead_names, json_string(p->name));
         if (u == USABLE || u == UNKNOWN) {
             if (!a)
                 no_adapter++;
-            else if (chk_append_unique(adapters, a->device) < 0)
-                r = -ENOMEM;
+            else if (!adapter_seen(h, l, i, a->device))
+                n_adapters++;
         }
     }
-    if (!paths || !dead_names || !adapters)
-        r = -ENOMEM;
     size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
-    size_t n_adapters = json_array_size(adapters);
     /* A path in an unknown state, or whose adapter cannot be told, is given the benefit of the
      * doubt (it is not known to be down, or to share an adapter); it is listed in the
      * evidence. */
     int few_paths = usable + unknown < (size_t)min_paths;
     int one_adapter = n_adapters + no_adapter < min_adapters;
-    if (r < 0 || (dead == 0 && !few_paths && !one_adapter)) {
+    if (dead == 0 && !few_paths && !one_adapter)
+        return 0;
+
+    paths = json_array();
+    dead_names = json_array();
+    adapters = json_array();
+    for (size_t i = 0; i < l->n_paths; i++) {
+        const struct est_path *p = &l->paths[i];
+        const struct est_hba *a = path_adapter(h, p);
+        enum use u = path_use(p->state);
+
+        paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
+                                               p->state, "adapter", p->adapter));
+        if (u == DEAD && p->name)
+            dead_names = chk_ev_append(dead_names, json_string(p->name));
+        if ((u == USABLE || u == UNKNOWN) && a && chk_append_unique(adapters, a->device) < 0)
+            r = -ENOMEM;
+    }
+    if (r < 0 || !paths || !dead_names || !adapters) {
         json_decref(paths);
         json_decref(dead_names);
         json_decref(adapters);
-        return r;
+        return -ENOMEM;
     }
 
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);

@@ -231,11 +231,13 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
 {
     sqlite3_stmt *ins = NULL;
     int64_t poll = 0;
+    struct vsl_watch w;
     size_t i;
     int rc, r = 0;
 
     assert(db && vcenter && ev);
     assert(!db->in_snapshot);
+    vsl_watch_start(&w);
     /* IMMEDIATE: take the write lock now (waiting out a poll's commit) rather than fail on
      * the first insert. */
     rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -259,6 +261,12 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_finalize(ins);
+    if (r == 0) {
+        double wall, cpu;
+        vsl_watch_read(&w, &wall, &cpu);
+        log_debug("db: recorded %zu findings of vCenter %s in %.3f s, CPU %.3f s",
+                  ev->n_findings, vcenter, wall, cpu);
+    }
     return r;
 }
 

@@ -31,6 +31,10 @@ struct load {
      * parent's array, exactly sized, so nothing is reallocated inside the arena. */
     struct vsl_buf rows;
     struct vsl_buf key, row_key; /* the run's parent key columns, and the current row's */
+    /* A top-level array is built in place: rows then lends its data to the arena's array,
+     * sized by a count first, and saved holds rows' own buffer until load_table gives it back. */
+    int in_place;
+    struct vsl_buf saved;
     void *parent;                /* what the run belongs to, NULL: its rows are dropped */
     struct est_host *host;       /* the host of the run's parent, set by the resolvers */
     struct est_iscsi_hba *hba;
@@ -390,14 +394,23 @@ static int binding_row(struct load *L, sqlite3_stmt *st, void *item)
     return 1;
 }
 
-/* The join's columns: esxcli's Round Robin IOPS limit and device configuration. */
+/* esxcli's Round Robin IOPS limit is unknown until nmp_row says otherwise. */
 static int lun_row(struct load *L, sqlite3_stmt *st, void *item)
 {
     struct est_lun *l = item;
 
-    l->iops_limit = col_int(st, P_LUN_NCOLS);
-    l->psp_config = col_str(L, st, P_LUN_NCOLS + 1);
+    l->iops_limit = EST_UNKNOWN;
     return 0;
+}
+
+/* Sets esxcli's Round Robin IOPS limit and device configuration on the LUN, keeps no row. */
+static int nmp_row(struct load *L, sqlite3_stmt *st, void *item)
+{
+    struct est_lun *l = L->parent;
+
+    l->iops_limit = col_int(st, P_NMP_DEVICE_iops);
+    l->psp_config = col_str(L, st, P_NMP_DEVICE_psp_config);
+    return 1;
 }
 
 static int path_row(struct load *L, sqlite3_stmt *st, void *item)
@@ -581,11 +594,15 @@ static void link_targets(struct load *L, void *parent, void *items, size_t n)
     }
 }
 
-/* Of two datastores with the VM's configuration datastore name, the VM's own is it. */
+static int index_cmp(const void *a, const void *b);
+
+/* A VM's datastores in the estate's order; of two with the VM's configuration datastore name,
+ * the VM's own is it. */
 static void vm_config_datastore(struct load *L, void *parent, void *items, size_t n)
 {
     struct est_vm *m = parent;
 
+    qsort(items, n, sizeof(size_t), index_cmp);
     m->config_datastore = datastore_of_path(L, m->vm_path_name, items, n);
 }
 
@@ -694,17 +711,20 @@ static const struct table tables[] = {
      .row = binding_row,
      .array = offsetof(struct est_iscsi_hba, bound_vnics),
      .count = offsetof(struct est_iscsi_hba, n_bound_vnics)},
-    /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name. */
     {.t = T_LUN,
-     .extra = "n.iops, n.psp_config",
-     .join = " LEFT JOIN nmp_devices n"
-             " ON n.vcenter = x.vcenter AND n.host = x.host AND n.device = x.canonical_name",
-     .order = "x.host, x.canonical_name",
+     .order = "host, canonical_name",
      .nkey = 1,
      .elem = sizeof(struct est_lun),
      .parent = host_parent,
      .row = lun_row,
      IN(est_host, luns)},
+    /* The Round Robin IOPS limit is esxcli's, matched by host and canonical name: a bsearch
+     * in the host's LUNs each, cheaper than SQLite joining the two tables row by row. */
+    {.t = T_NMP_DEVICE,
+     .order = "host, device",
+     .nkey = 2,
+     .parent = lun_parent,
+     .row = nmp_row},
     {.t = T_LUN_PATH,
      .order = "host, lun, name",
      .nkey = 2,
@@ -749,9 +769,10 @@ static const struct table tables[] = {
      .row = vm_row,
      IN(estate, vms),
      .attach = sort_vms},
+    /* In the order of the estate's datastores (by name, moref): vm_config_datastore sorts
+     * each VM's, fewer than SQLite joining every row to its datastore to sort them. */
     {.t = T_VM_DATASTORE,
-     .join = " LEFT JOIN datastores d ON d.vcenter = x.vcenter AND d.moref = x.datastore",
-     .order = "x.vm, d.name, x.datastore",
+     .order = "vm, datastore",
      .nkey = 1,
      .elem = sizeof(size_t),
      .parent = vm_parent,
@@ -839,18 +860,80 @@ static int end_run(struct load *L, const struct table *t)
     void *items;
 
     if (L->parent && n > 0) {
-        items = est_alloc(L->e, L->rows.len);
+        items = L->in_place ? L->rows.data : est_alloc(L->e, L->rows.len);
         if (!items)
             return -ENOMEM;
-        memcpy(items, L->rows.data, L->rows.len);
+        if (!L->in_place)
+            memcpy(items, L->rows.data, L->rows.len);
         *(void **)((char *)L->parent + t->array) = items;
         *(size_t *)((char *)L->parent + t->count) = n;
         if (t->attach)
             t->attach(L, L->parent, items, n);
+        if (L->in_place)
+            L->rows = (struct vsl_buf){0}; /* the array is the parent's now: nothing to reset */
     }
     vsl_buf_reset(&L->rows);
     L->parent = NULL;
     return 0;
+}
+
+/* The rows the query of t will return (its FROM, join and WHERE: the same read transaction
+ * gives the same count). */
+static int count_rows(struct load *L, sqlite3 *h, const struct table *t, size_t *n)
+{
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    int r, rc = SQLITE_NOMEM;
+
+    *n = 0;
+    vsl_buf_init(&sql, 4096);
+    r = vsl_buf_printf(&sql, "SELECT count(*) FROM %s x%s WHERE x.vcenter = ?1%s",
+                       db_table_name(t->t), t->join ? t->join : "", t->where ? t->where : "");
+    if (r == 0)
+        rc = sqlite3_prepare_v2(h, sql.data, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *n = (size_t)sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    if (r == 0 && rc != SQLITE_OK)
+        r = db_fail(h, rc, "counting an estate's objects");
+    sqlite3_finalize(st);
+    vsl_buf_free(&sql);
+    return r;
+}
+
+/* A top-level array (100,000 VMs) is built where it stays, in the arena: grown in rows and
+ * copied there it cost three times its size in fresh pages, each a page fault. rows lends its
+ * data to the array (with room for the NUL vsl_buf_add writes) until end_place. */
+static int begin_place(struct load *L, sqlite3 *h, const struct table *t)
+{
+    size_t n;
+    char *items;
+    int r;
+
+    if (t->nkey != 0 || !t->elem || t->parent != estate_parent)
+        return 0;
+    r = count_rows(L, h, t, &n);
+    if (r < 0 || n == 0)
+        return r;
+    if (n > (MAX_ROWS - 1) / t->elem)
+        return -VSL_ETOOBIG;
+    if (!(items = est_alloc(L->e, n * t->elem + 1)))
+        return -ENOMEM;
+    L->saved = L->rows;
+    L->rows = (struct vsl_buf){.data = items, .cap = n * t->elem + 1, .max = n * t->elem};
+    L->in_place = 1;
+    return 0;
+}
+
+static void end_place(struct load *L)
+{
+    if (L->in_place) {
+        L->rows = L->saved;
+        L->in_place = 0;
+    }
 }
 
 static int load_table(struct load *L, sqlite3 *h, const struct table *t)
@@ -877,6 +960,9 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
         rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
     if (rc != SQLITE_OK)
         goto fail_db;
+    r = begin_place(L, h, t);
+    if (r < 0)
+        goto out;
     L->parent = NULL;
     vsl_buf_reset(&L->rows);
     vsl_buf_reset(&L->key);
@@ -922,6 +1008,7 @@ static int load_table(struct load *L, sqlite3 *h, const struct table *t)
 fail_db:
     r = db_fail(h, rc, sql.data ? sql.data : "loading an estate");
 out:
+    end_place(L);
     sqlite3_finalize(st);
     vsl_buf_free(&sql);
     return r;
@@ -1158,12 +1245,14 @@ static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 {
     struct load L = {0};
+    struct vsl_watch w;
     size_t i;
     int r, in_tx = 0;
 
     assert(db && vcenter && out);
     assert(!db->in_snapshot);
     *out = NULL;
+    vsl_watch_start(&w);
     vsl_buf_init(&L.rows, MAX_ROWS);
     vsl_buf_init(&L.key, MAX_KEY);
     vsl_buf_init(&L.row_key, MAX_KEY);
@@ -1192,6 +1281,13 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 out:
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+    if (r == 0) {
+        double wall, cpu;
+        vsl_watch_read(&w, &wall, &cpu);
+        log_debug("db: loaded the estate of vCenter %s (%zu VMs, %zu hosts, %zu datastores) in "
+                  "%.3f s, CPU %.3f s", vcenter, (*out)->n_vms, (*out)->n_hosts,
+                  (*out)->n_datastores, wall, cpu);
+    }
     est_free(L.e);
     vsl_keymap_free(&L.pods);
     vsl_keymap_free(&L.datastores);

@@ -173,3 +173,23 @@ void fatalx(const char *fmt, ...)
     va_end(ap);
     exit(2);
 }
+
+void vsl_watch_start(struct vsl_watch *w)
+{
+    clock_gettime(CLOCK_MONOTONIC, &w->wall);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w->cpu);
+}
+
+static double since(clockid_t clock, const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(clock, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+void vsl_watch_read(const struct vsl_watch *w, double *wall, double *cpu)
+{
+    *wall = since(CLOCK_MONOTONIC, &w->wall);
+    *cpu = since(CLOCK_THREAD_CPUTIME_ID, &w->cpu);
+}

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #define VSL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -35,5 +36,14 @@ void log_context_check(const char *id);
  * (size bytes). Returns how many were written. Exposed for the unit test. */
 size_t log_journal_fields(int priority, const char *msg, const char *vcenter, const char *check,
                           int errnum, char *buf, size_t size, const char **fields, size_t max);
+
+/* A stopwatch for the debug lines that say what a step cost: wall time, and the CPU time of the
+ * calling thread (steadier than wall on a busy machine). Read it from the thread that started it. */
+struct vsl_watch {
+    struct timespec wall, cpu;
+};
+void vsl_watch_start(struct vsl_watch *w);
+/* Seconds since vsl_watch_start: wall time into *wall, this thread's CPU time into *cpu. */
+void vsl_watch_read(const struct vsl_watch *w, double *wall, double *cpu);
 
 #endif
