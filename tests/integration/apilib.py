@@ -202,3 +202,19 @@ def serving(ws, vcenters, extra='', auth_all=False, tls=None, record=None, ready
         yield srv
     finally:
         srv.stop()
+
+
+def until(fn, what, srv, timeout=20):
+    """fn()'s first true value, asked every 0.2 s; after timeout seconds an AssertionError naming
+    what, with the end of srv's log and, when the server has one (srv.sim), the simulator's.
+    The default suits an incremental round: one waits at most 5 s, and a change is applied in the
+    round that brings it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.2)
+    sim = getattr(srv, 'sim', None)
+    raise AssertionError('timed out waiting for %s; log: %s%s' % (
+        what, srv.logs()[-3000:], '\nsimulator: ' + sim.log()[-3000:] if sim else ''))

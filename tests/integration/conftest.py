@@ -75,6 +75,14 @@ def violations_sim():
         yield sim
 
 
+@pytest.fixture(scope='module')
+def sim():
+    """A `violations` simulator of the module's own, which its tests may change (power a VM off,
+    fill a datastore: through its SOAP API or its control endpoint)."""
+    with Sim('violations') as s:
+        yield s
+
+
 def polled(sim, ws, name):
     est = Estate(sim, ws, name)
     est.findings = est.check()

@@ -16,15 +16,9 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from apilib import serving  # noqa: E402
-from simlib import Sim, run_ok, vcenter  # noqa: E402
+from simlib import run_ok, vcenter  # noqa: E402
 
 FREE = '/api/v1/findings?check=datastore-free-space&limit=50'
-
-
-@pytest.fixture(scope='module')
-def sim():
-    with Sim('violations') as s:
-        yield s
 
 
 @pytest.fixture(scope='module')

@@ -11,28 +11,17 @@ import time
 
 import pytest
 
-from apilib import TOKEN, serving
+from apilib import serving, until
 from simlib import Responder, Sim, VimClient, run_ok, vcenter
 
 SYNTH = os.environ.get('VCSIM_SYNTH', 'build/tests/sim/vcsim-synth')
-
-WAIT_S = 20  # a round waits at most 5 s; a change is applied in the round that brings it
-
-
-SIM = []  # the module's simulator, whose log a timeout shows
-
-
-@pytest.fixture(scope='module')
-def sim():
-    with Sim('violations') as s:
-        SIM.append(s)
-        yield s
 
 
 @pytest.fixture(scope='module')
 def srv(sim, module_workspace):
     vc = vcenter(module_workspace, sim.url, 'lab', interval=3600, incremental='true')
     with serving(module_workspace, [vc]) as s:
+        s.sim = sim  # its log goes with a timeout's
         until(lambda: s.vcenter('lab')['mode'] == 'incremental', 'the follower to start', s)
         yield s
 
@@ -40,17 +29,6 @@ def srv(sim, module_workspace):
 @pytest.fixture(scope='module')
 def vim(sim):
     return VimClient(sim.url)
-
-
-def until(fn, what, srv, timeout=WAIT_S):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError('timed out waiting for %s; log: %s\nsimulator: %s' % (
-        what, srv.logs()[-3000:], SIM[0].log()[-3000:] if SIM else ''))
 
 
 def vms(srv):
@@ -224,26 +202,23 @@ def test_host_reads_on_their_own_interval(workspace):
         vc = vcenter(workspace, own.url, 'own', interval=3600, incremental='true',
                      host_reads_every=10)
         with serving(workspace, [vc]) as s:
-            SIM.insert(0, own)
-            try:
-                until(lambda: s.vcenter('own')['mode'] == 'incremental', 'the follower', s)
-                assert open_findings(s, 'multipath-policy', naa)
-                inventory = hosts(s)
-                before, last_full = own.stats(), s.vcenter('own')['last_full_read']
-                VimClient(own.url).esxcli(inventory['esx-san-1']['moref'], {
-                    'cmd': ['storage', 'nmp', 'psp', 'roundrobin', 'deviceconfig', 'set'],
-                    'args': {'device': naa, 'type': 'iops', 'iops': '1'}})
-                until(lambda: not open_findings(s, 'multipath-policy', naa),
-                      'the IOPS finding resolved', s, timeout=40)
-                after = own.stats()
-                assert after['retrieve_view'] == before['retrieve_view'], (before, after)
-                assert after['retrieve_objects'] > before['retrieve_objects'], (before, after)
-                assert s.vcenter('own')['last_full_read'] == last_full
-                assert s.vcenter('own')['mode'] == 'incremental'
-                assert 'reading %d hosts again (host_reads_every 10 s)' % len(inventory) \
-                    in s.logs()
-            finally:
-                SIM.remove(own)
+            s.sim = own
+            until(lambda: s.vcenter('own')['mode'] == 'incremental', 'the follower', s)
+            assert open_findings(s, 'multipath-policy', naa)
+            inventory = hosts(s)
+            before, last_full = own.stats(), s.vcenter('own')['last_full_read']
+            VimClient(own.url).esxcli(inventory['esx-san-1']['moref'], {
+                'cmd': ['storage', 'nmp', 'psp', 'roundrobin', 'deviceconfig', 'set'],
+                'args': {'device': naa, 'type': 'iops', 'iops': '1'}})
+            until(lambda: not open_findings(s, 'multipath-policy', naa),
+                  'the IOPS finding resolved', s, timeout=40)
+            after = own.stats()
+            assert after['retrieve_view'] == before['retrieve_view'], (before, after)
+            assert after['retrieve_objects'] > before['retrieve_objects'], (before, after)
+            assert s.vcenter('own')['last_full_read'] == last_full
+            assert s.vcenter('own')['mode'] == 'incremental'
+            assert 'reading %d hosts again (host_reads_every 10 s)' % len(inventory) \
+                in s.logs()
 
 
 def synth_post(base, path):

@@ -12,17 +12,8 @@ import time
 
 import pytest
 
-from apilib import serving
-from simlib import Sim, VimClient, vcenter
-
-WAIT_S = 20  # a round waits at most 5 s; a change is applied in the round that brings it
-
-
-@pytest.fixture(scope='module')
-def sim():
-    with Sim('violations') as s:
-        yield s
-
+from apilib import serving, until
+from simlib import VimClient, vcenter
 
 @pytest.fixture(scope='module')
 def srv(sim, module_workspace):
@@ -32,17 +23,6 @@ def srv(sim, module_workspace):
         s.sim = sim
         until(lambda: s.vcenter('lab')['mode'] == 'incremental', 'the follower to start', s)
         yield s
-
-
-def until(fn, what, srv, timeout=WAIT_S):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError('timed out waiting for %s; log: %s\nsimulator: %s' % (
-        what, srv.logs()[-3000:], srv.sim.log()[-3000:]))
 
 
 def findings(srv, check, name, status=''):
