@@ -35,6 +35,7 @@ static const char *const skipped[] = {"durableName", "alternateName", "standardI
  * so is anything in another namespace. A decoder that reads another child of these must add it
  * here (tests/unit/test_decode.c holds a case for every list). */
 #define NKEEP_NAMES 10
+#define DEVICES_PROP "config.hardware.device"
 
 static const struct kept {
     const char *prop, *parent, *names[NKEEP_NAMES];
@@ -47,15 +48,30 @@ static const struct kept {
      {"key", "name", "pathState", "state", "adapter"}},
     {"config.storageDevice.plugStoreTopology.device", NULL, {"key", "lun"}},
     {"config.storageDevice.plugStoreTopology.plugin", NULL, {"name", "device"}},
-    {"config.hardware.device", NULL,
+    {DEVICES_PROP, NULL,
      {"key", "deviceInfo", "backing", "capacityInBytes", "capacityInKB", "controllerKey",
       "unitNumber", "sharedBus", "busNumber"}},
-    {"config.hardware.device", "deviceInfo", {"label"}},
-    {"config.hardware.device", "backing",
+    {DEVICES_PROP, "deviceInfo", {"label"}},
+    {DEVICES_PROP, "backing",
      {"fileName", "datastore", "compatibilityMode", "thinProvisioned", "eagerlyScrub"}},
 };
 
 #define NKEEP (sizeof(kept) / sizeof(kept[0]))
+
+/* And whole items: of a VM's devices, decode_devices() reads the disks and the controllers
+ * (xsi:type VirtualDisk or *Controller); its network cards, CD-ROMs, keyboard, video card and
+ * the like, half of its devices, are left out. */
+static int wanted_device(const char *type, size_t len)
+{
+    const char *colon = memchr(type, ':', len);
+
+    if (colon) {
+        len -= (size_t)(colon + 1 - type);
+        type = colon + 1;
+    }
+    return (len == 11 && !memcmp(type, "VirtualDisk", 11)) ||
+           (len > 10 && !memcmp(type + len - 10, "Controller", 10));
+}
 
 struct vim_xml {
     xmlParserCtxtPtr ctxt;
@@ -67,7 +83,7 @@ struct vim_xml {
     /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
      * names and namespace URIs over interned, so a pointer comparison tells them apart. */
     const xmlChar *skip_names[4], *vim_ns;
-    const xmlChar *val_name;
+    const xmlChar *val_name, *devices_prop, *type_name, *xsi_ns;
     /* kept[] with its names interned the same way (a NULL prop, when the dictionary had no
      * room, matches no property: that one is then built whole). */
     struct kept_names {
@@ -92,8 +108,17 @@ static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const
 /* Whether the element localname, at depth rel below the filtered <val> with parent parent,
  * is built (see kept[]). */
 static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
-                      const xmlChar *localname)
+                      const xmlChar *localname, int nb_attributes, const xmlChar **attributes)
 {
+    if (rel == 1 && x->filter->prop == x->devices_prop) {
+        /* libxml2 hands attributes over as (localname, prefix, URI, value, end) */
+        for (int i = 0; i < nb_attributes; i++) {
+            const xmlChar **a = attributes + 5 * i;
+            if (a[0] == x->type_name && a[2] == x->xsi_ns)
+                return wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
+        }
+        return 0; /* no type: decode_devices() skips it too */
+    }
     if (rel != 2 && rel != 3)
         return 1;
     for (size_t i = 0; i < NKEEP; i++) {
@@ -148,7 +173,8 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     if (x->fn && ctxt->nodeNr >= x->emit_depth &&
         (skipped_name(x, localname, uri) ||
          (x->filter && uri == x->vim_ns &&
-          !kept_child(x, ctxt->nodeNr + 1 - x->filter_depth, ctxt->node, localname)))) {
+          !kept_child(x, ctxt->nodeNr + 1 - x->filter_depth, ctxt->node, localname,
+                      nb_attributes, attributes)))) {
         x->skip = 1;
         return;
     }
@@ -278,6 +304,12 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
         x->skip_names[i] = xmlDictLookup(x->ctxt->dict, (const xmlChar *)skipped[i], -1);
     x->vim_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_NS, -1);
     x->val_name = xmlDictLookup(x->ctxt->dict, (const xmlChar *)"val", -1);
+    x->type_name = xmlDictLookup(x->ctxt->dict, (const xmlChar *)"type", -1);
+    x->xsi_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_XSI_NS, -1);
+    /* Without these, every device is built. */
+    x->devices_prop = x->type_name && x->xsi_ns
+                          ? xmlDictLookup(x->ctxt->dict, (const xmlChar *)DEVICES_PROP, -1)
+                          : NULL;
     for (size_t i = 0; i < NKEEP; i++) {
         struct kept_names *k = &x->keep[i];
         const xmlChar *prop = xmlDictLookup(x->ctxt->dict, (const xmlChar *)kept[i].prop, -1);

@@ -662,7 +662,8 @@ static void test_skipped_subtrees(void **state)
 }
 
 /* Inside the values of the properties vsphere/xml.c filters (kept[]), the children of each item
- * no decoder reads are left out of the tree (and of a listed child, its children not listed);
+ * no decoder reads are left out of the tree (and of a listed child, its children not listed),
+ * and so are the devices other than disks and controllers;
  * the ones read, the items themselves, the children of a kept child without a list of its own,
  * another namespace and the same names in another property stay; a changeSet's value is
  * filtered as a propSet's. */
@@ -698,6 +699,10 @@ static int filter_seen(void *ctx, xmlNode *n)
     assert_null(vim_path(dev, "backing/diskMode"));
     assert_null(vim_child(dev, "connectable"));
     assert_string_equal(vim_path_text(dev, "capacityInKB"), "1024");
+    /* Of the devices, only the disks and controllers: */
+    assert_int_equal(vim_path_int32(dev, "key", 0), 2000);
+    assert_int_equal(vim_path_int32(vim_next_elem(dev), "key", 0), 1000);
+    assert_null(vim_next_elem(vim_next_elem(dev)));
     assert_string_equal(vim_path_text(other, "uuid"), "kept");
     assert_string_equal(vim_path_text(change, "key"), "key-2");
     assert_null(vim_child(change, "uuid"));
@@ -708,7 +713,8 @@ static void test_filtered_properties(void **state)
 {
     static const char doc[] =
         "<e:Envelope xmlns:e=\"http://schemas.xmlsoap.org/soap/envelope/\"><e:Body>"
-        "<R xmlns=\"urn:vim25\" xmlns:x=\"urn:other\"><returnval><objects>"
+        "<R xmlns=\"urn:vim25\" xmlns:x=\"urn:other\" xmlns:vim25=\"urn:vim25\" "
+        "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"><returnval><objects>"
         "<obj type=\"HostSystem\">host-1</obj>"
         "<propSet><name>config.storageDevice.scsiLun</name><val>"
         "<ScsiLun><uuid>0200</uuid><key>key-1</key><capacity><block>1</block></capacity>"
@@ -721,12 +727,18 @@ static void test_filtered_properties(void **state)
         "<storageArrayTypePolicy><policy>VMW_SATP_ALUA</policy></storageArrayTypePolicy>"
         "</lun></val></propSet>"
         "<propSet><name>other</name><val><ScsiLun><uuid>kept</uuid></ScsiLun></val></propSet>"
-        "<propSet><name>config.hardware.device</name><val><VirtualDevice><key>2000</key>"
+        "<propSet><name>config.hardware.device</name><val>"
+        "<VirtualDevice xsi:type=\"VirtualCdrom\"><key>3002</key></VirtualDevice>"
+        "<VirtualDevice><key>1</key></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"VirtualDisk\"><key>2000</key>"
         "<deviceInfo><label>Hard disk 1</label><summary>1 MB</summary></deviceInfo>"
         "<backing><fileName>[ds] vm/vm.vmdk</fileName><diskMode>persistent</diskMode>"
         "<parent><fileName>[ds] base.vmdk</fileName></parent></backing>"
         "<connectable><connected>true</connected></connectable>"
-        "<capacityInKB>1024</capacityInKB></VirtualDevice></val></propSet>"
+        "<capacityInKB>1024</capacityInKB></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"vim25:VirtualVmxnet3\"><key>4000</key></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"vim25:ParaVirtualSCSIController\"><key>1000</key>"
+        "</VirtualDevice></val></propSet>"
         "<changeSet><name>config.storageDevice.scsiLun</name><op>assign</op><val>"
         "<ScsiLun><key>key-2</key><uuid>0202</uuid></ScsiLun></val></changeSet>"
         "</objects></returnval></R></e:Body></e:Envelope>";
