@@ -111,10 +111,12 @@ static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
                       const xmlChar *localname, int nb_attributes, const xmlChar **attributes)
 {
     if (rel == 1 && x->filter->prop == x->devices_prop) {
-        /* libxml2 hands attributes over as (localname, prefix, URI, value, end) */
+        /* libxml2 hands attributes over as (localname, prefix, URI, value, end). Compared
+         * by content too: a name not interned must not drop every device. */
         for (int i = 0; i < nb_attributes; i++) {
             const xmlChar **a = attributes + 5 * i;
-            if (a[0] == x->type_name && a[2] == x->xsi_ns)
+            if ((a[0] == x->type_name || !strcmp((const char *)a[0], "type")) && a[2] &&
+                (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS)))
                 return wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
         }
         return 0; /* no type: decode_devices() skips it too */
