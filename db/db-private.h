@@ -29,7 +29,6 @@ struct db {
     sqlite3_stmt *del[T_NTABLES];  /* the vCenter's previous rows */
     sqlite3_stmt *copy[T_NTABLES]; /* staging table into the table */
     sqlite3_stmt *copy_keep[T_NTABLES]; /* the same, replacing rows of the same key (updates) */
-    sqlite3_stmt *clr[T_NTABLES];  /* empties the staging table */
     sqlite3_stmt *others[T_NTABLES]; /* whether the table holds another vCenter's rows */
     sqlite3_stmt *trunc[T_NTABLES];  /* empties the table (it holds only this vCenter's) */
     sqlite3_stmt *xfer[T_NTABLES];   /* the copy as SELECT *, when the columns line up */
@@ -44,7 +43,7 @@ struct db {
         sqlite3_stmt *st;
     } stmts[DB_STMT_CACHE];
     int stmt_next;
-    int staged;      /* the staging tables exist on this connection */
+    int staged;      /* the staging database is attached to this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
     int64_t data_version; /* db_changed(): PRAGMA data_version at its last call */
@@ -111,9 +110,11 @@ int db_migrate(sqlite3 *h, char **errmsg);
  * else through migration 1, 2, ... like one a version-1 vslint made. */
 int db_migrate_to(sqlite3 *h, int target, char **errmsg);
 
-/* A poll's rows are staged in TEMP tables of the poller's connection, one per inventory table
- * with the same columns and key, named DB_STAGE_PREFIX + the table's name; db_stage_ddl()
- * appends their CREATE statements to b. */
+/* A poll's rows are staged in a temporary database attached to the poller's connection as
+ * DB_STAGE_SCHEMA (db/db.c), one table per inventory table with the same columns and key,
+ * named DB_STAGE_PREFIX + the table's name; db_stage_ddl() appends their CREATE statements
+ * to b. */
+#define DB_STAGE_SCHEMA "stage"
 #define DB_STAGE_PREFIX "stage_"
 int db_stage_ddl(struct vsl_buf *b);
 

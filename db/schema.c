@@ -373,7 +373,8 @@ int db_stage_ddl(struct vsl_buf *b)
     int r = 0;
 
     for (int i = 0; i < T_NTABLES && r == 0; i++)
-        r = add_create_table(b, &db_tables[i], db_schema_version(), "temp." DB_STAGE_PREFIX);
+        r = add_create_table(b, &db_tables[i], db_schema_version(),
+                             DB_STAGE_SCHEMA "." DB_STAGE_PREFIX);
     /* The inventory tables' indexes too: SQLite copies a staged table into an empty table
      * page by page (its "transfer optimization") only when the source has every index the
      * destination has. */
@@ -384,7 +385,8 @@ int db_stage_ddl(struct vsl_buf *b)
             if (strlen(db_tables[t].name) != n || strncmp(db_tables[t].name, on, n))
                 continue;
             r = vsl_buf_printf(b,
-                               "CREATE INDEX temp." DB_STAGE_PREFIX "%s ON " DB_STAGE_PREFIX "%s;",
+                               "CREATE INDEX " DB_STAGE_SCHEMA "." DB_STAGE_PREFIX "%s ON " DB_STAGE_PREFIX
+                               "%s;",
                                db_indexes[i].name, on);
         }
     }

@@ -13,19 +13,6 @@
 #include "util/err.h"
 #include "vsphere/xml.h"
 
-struct vim_xml {
-    xmlParserCtxtPtr ctxt;
-    int emit_depth;
-    vim_xml_emit_fn fn;
-    void *ctx;
-    size_t pending, max_pending;
-    int skip; /* depth inside a subtree left out of the tree (0: not in one) */
-    /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
-     * names and namespace URIs over interned, so a pointer comparison tells them apart. */
-    const xmlChar *skip_names[4], *vim_ns;
-    int err; /* first error from a callback or a limit */
-    char msg[512];
-};
 
 /* Properties of vSphere data objects that no decoder reads and that are most of a host's
  * bytes: each SAN LUN's durableName, alternateName and standardInquiry are byte arrays sent
@@ -39,6 +26,75 @@ static const char *const skipped[] = {"durableName", "alternateName", "standardI
 
 #define NSKIPPED (sizeof(skipped) / sizeof(skipped[0]))
 
+/* The same for whole properties, by what their decoders read (vsphere/decode.c): in the value
+ * of a property named here, the elements at depth 2 below <val> (the children of each array
+ * item) are built only if listed, and with a parent named, the elements at depth 3 below that
+ * parent likewise. A host's ScsiLun has some 30 children of which the decoder reads 7, a path
+ * 11 of which it reads 5, a virtual device 10-20 of which it reads 9: building and freeing the
+ * rest was most of a poll's CPU. Depths 1 (the array items) and beyond 3 are always built, and
+ * so is anything in another namespace. A decoder that reads another child of these must add it
+ * here (tests/unit/test_decode.c holds a case for every list). */
+#define NKEEP_NAMES 10
+#define DEVICES_PROP "config.hardware.device"
+
+static const struct kept {
+    const char *prop, *parent, *names[NKEEP_NAMES];
+} kept[] = {
+    {"config.storageDevice.scsiLun", NULL,
+     {"key", "canonicalName", "displayName", "vendor", "model", "lunType", "localDisk"}},
+    {"config.storageDevice.multipathInfo", NULL,
+     {"lun", "path", "policy", "storageArrayTypePolicy"}},
+    {"config.storageDevice.multipathInfo", "path",
+     {"key", "name", "pathState", "state", "adapter"}},
+    {"config.storageDevice.plugStoreTopology.device", NULL, {"key", "lun"}},
+    {"config.storageDevice.plugStoreTopology.plugin", NULL, {"name", "device"}},
+    {DEVICES_PROP, NULL,
+     {"key", "deviceInfo", "backing", "capacityInBytes", "capacityInKB", "controllerKey",
+      "unitNumber", "sharedBus", "busNumber"}},
+    {DEVICES_PROP, "deviceInfo", {"label"}},
+    {DEVICES_PROP, "backing",
+     {"fileName", "datastore", "compatibilityMode", "thinProvisioned", "eagerlyScrub"}},
+};
+
+#define NKEEP (sizeof(kept) / sizeof(kept[0]))
+
+/* And whole items: of a VM's devices, decode_devices() reads the disks and the controllers
+ * (xsi:type VirtualDisk or *Controller); its network cards, CD-ROMs, keyboard, video card and
+ * the like, half of its devices, are left out. */
+static int wanted_device(const char *type, size_t len)
+{
+    const char *colon = memchr(type, ':', len);
+
+    if (colon) {
+        len -= (size_t)(colon + 1 - type);
+        type = colon + 1;
+    }
+    return (len == 11 && !memcmp(type, "VirtualDisk", 11)) ||
+           (len > 10 && !memcmp(type + len - 10, "Controller", 10));
+}
+
+struct vim_xml {
+    xmlParserCtxtPtr ctxt;
+    int emit_depth;
+    vim_xml_emit_fn fn;
+    void *ctx;
+    size_t pending, max_pending;
+    int skip; /* depth inside a subtree left out of the tree (0: not in one) */
+    /* The skipped names and urn:vim25 as the parser's dictionary holds them: libxml2 hands
+     * names and namespace URIs over interned, so a pointer comparison tells them apart. */
+    const xmlChar *skip_names[4], *vim_ns;
+    const xmlChar *val_name, *devices_prop, *type_name, *xsi_ns;
+    /* kept[] with its names interned the same way (a NULL prop, when the dictionary had no
+     * room, matches no property: that one is then built whole). */
+    struct kept_names {
+        const xmlChar *prop, *parent, *names[NKEEP_NAMES];
+    } keep[NKEEP];
+    const struct kept_names *filter; /* the property whose <val> is open, or NULL */
+    int filter_depth;                /* the depth of that <val> */
+    int err; /* first error from a callback or a limit */
+    char msg[512];
+};
+
 static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const xmlChar *uri)
 {
     if (!uri || uri != x->vim_ns)
@@ -47,6 +103,60 @@ static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const
         if (localname == x->skip_names[i])
             return 1;
     return 0;
+}
+
+/* Whether the element localname, at depth rel below the filtered <val> with parent parent,
+ * is built (see kept[]). */
+static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
+                      const xmlChar *localname, int nb_attributes, const xmlChar **attributes)
+{
+    if (rel == 1 && x->filter->prop == x->devices_prop) {
+        /* libxml2 hands attributes over as (localname, prefix, URI, value, end). Compared
+         * by content too: a name not interned must not drop every device. */
+        for (int i = 0; i < nb_attributes; i++) {
+            const xmlChar **a = attributes + 5 * i;
+            if ((a[0] == x->type_name || !strcmp((const char *)a[0], "type")) && a[2] &&
+                (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS)))
+                return wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
+        }
+        return 0; /* no type: decode_devices() skips it too */
+    }
+    if (rel != 2 && rel != 3)
+        return 1;
+    for (size_t i = 0; i < NKEEP; i++) {
+        const struct kept_names *k = &x->keep[i];
+        if (k->prop != x->filter->prop || (rel == 2) != !k->parent)
+            continue;
+        if (rel == 3 && (!parent || !parent->name || strcmp((const char *)parent->name,
+                                                            (const char *)k->parent)))
+            continue;
+        for (size_t j = 0; j < NKEEP_NAMES && k->names[j]; j++)
+            if (localname == k->names[j])
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* The kept[] entry of the property whose <val> was just opened below set (a propSet or a
+ * changeSet: its <name> comes first), or NULL to build that value whole. */
+static const struct kept_names *filter_for(const struct vim_xml *x, const xmlNode *set)
+{
+    const xmlNode *name = NULL;
+
+    for (const xmlNode *c = set ? set->children : NULL; c && !name; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            name = c;
+    if (!name || !name->name || strcmp((const char *)name->name, "name"))
+        return NULL;
+    const xmlNode *t = name->children;
+    /* One text node or none: a name split around an entity reference is not ours. */
+    if (!t || t->type != XML_TEXT_NODE || t->next || !t->content)
+        return NULL;
+    for (size_t i = 0; i < NKEEP; i++)
+        if (x->keep[i].prop && !strcmp((const char *)t->content, (const char *)x->keep[i].prop))
+            return &x->keep[i];
+    return NULL;
 }
 
 static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -62,12 +172,21 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     }
     /* Only below an emitted element (nodeNr is the depth of the parent): an envelope, a fault
      * or a document read whole keeps every element. */
-    if (x->fn && ctxt->nodeNr >= x->emit_depth && skipped_name(x, localname, uri)) {
+    if (x->fn && ctxt->nodeNr >= x->emit_depth &&
+        (skipped_name(x, localname, uri) ||
+         (x->filter && uri == x->vim_ns &&
+          !kept_child(x, ctxt->nodeNr + 1 - x->filter_depth, ctxt->node, localname,
+                      nb_attributes, attributes)))) {
         x->skip = 1;
         return;
     }
     xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
                           nb_defaulted, attributes);
+    /* A property's <val> inside an object (its propSet at or below the emitted depth). */
+    if (x->fn && !x->filter && localname == x->val_name && uri == x->vim_ns &&
+        ctxt->nodeNr > x->emit_depth && ctxt->node && ctxt->node->name == localname &&
+        (x->filter = filter_for(x, ctxt->node->parent)))
+        x->filter_depth = ctxt->nodeNr;
 }
 
 static void characters(void *ctx, const xmlChar *ch, int len)
@@ -113,6 +232,8 @@ static void end_element(void *ctx, const xmlChar *localname, const xmlChar *pref
         }
         return;
     }
+    if (x->filter && depth == x->filter_depth)
+        x->filter = NULL;
     xmlSAX2EndElementNs(ctx, localname, prefix, uri);
     if (x->err || !cur || depth != x->emit_depth || !x->fn)
         return;
@@ -184,6 +305,25 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     for (size_t i = 0; i < NSKIPPED; i++)
         x->skip_names[i] = xmlDictLookup(x->ctxt->dict, (const xmlChar *)skipped[i], -1);
     x->vim_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_NS, -1);
+    x->val_name = xmlDictLookup(x->ctxt->dict, (const xmlChar *)"val", -1);
+    x->type_name = xmlDictLookup(x->ctxt->dict, (const xmlChar *)"type", -1);
+    x->xsi_ns = xmlDictLookup(x->ctxt->dict, (const xmlChar *)VIM_XSI_NS, -1);
+    /* Without these, every device is built. */
+    x->devices_prop = x->type_name && x->xsi_ns
+                          ? xmlDictLookup(x->ctxt->dict, (const xmlChar *)DEVICES_PROP, -1)
+                          : NULL;
+    for (size_t i = 0; i < NKEEP; i++) {
+        struct kept_names *k = &x->keep[i];
+        const xmlChar *prop = xmlDictLookup(x->ctxt->dict, (const xmlChar *)kept[i].prop, -1);
+        int ok = prop != NULL;
+        if (kept[i].parent)
+            ok = ok && (k->parent = xmlDictLookup(x->ctxt->dict,
+                                                  (const xmlChar *)kept[i].parent, -1));
+        for (size_t j = 0; j < NKEEP_NAMES && kept[i].names[j]; j++)
+            ok = ok && (k->names[j] = xmlDictLookup(x->ctxt->dict,
+                                                     (const xmlChar *)kept[i].names[j], -1));
+        k->prop = ok ? prop : NULL;
+    }
     x->emit_depth = emit_depth;
     x->fn = fn;
     x->ctx = ctx;

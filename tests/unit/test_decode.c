@@ -607,6 +607,18 @@ static void test_xsi_prefix(void **state)
     vim_xml_free(x);
 }
 
+/* Streams doc with fn called on every element at depth 5 (an <objects>), its context a count
+ * of the calls; returns that count. */
+static int elems_seen(const char *doc, size_t len, vim_xml_emit_fn fn)
+{
+    struct vim_xml *x = NULL;
+    int seen = 0;
+
+    assert_int_equal(vim_xml_parse_all(doc, len, 5, fn, &seen, &x), 0);
+    vim_xml_free(x);
+    return seen;
+}
+
 /* Inside an object, the byte arrays no decoder reads (a LUN's durableName, alternateName,
  * standardInquiry, descriptor) are parsed but left out of the tree; everything around them,
  * the same names in another namespace, and the same names outside an object stay. */
@@ -644,12 +656,171 @@ static void test_skipped_subtrees(void **state)
         "</alternateName>after</note><localDisk>false</localDisk>"
         "<other xmlns=\"urn:other\"><descriptor><id>kept</id></descriptor></other>"
         "</ScsiLun></val></propSet></objects></returnval></R></e:Body></e:Envelope>";
-    struct vim_xml *x = NULL;
-    int seen = 0;
 
-    assert_int_equal(vim_xml_parse_all(doc, sizeof(doc) - 1, 5, skip_seen, &seen, &x), 0);
-    assert_int_equal(seen, 2); /* the <descriptor> and the <objects> at depth 5 */
+    /* the <descriptor> and the <objects> at depth 5 */
+    assert_int_equal(elems_seen(doc, sizeof(doc) - 1, skip_seen), 2);
+}
+
+/* Inside the values of the properties vsphere/xml.c filters (kept[]), the children of each item
+ * no decoder reads are left out of the tree (and of a listed child, its children not listed),
+ * and so are the devices other than disks and controllers;
+ * the ones read, the items themselves, the children of a kept child without a list of its own,
+ * another namespace and the same names in another property stay; a changeSet's value is
+ * filtered as a propSet's. */
+static int filter_seen(void *ctx, xmlNode *n)
+{
+    int *seen = ctx;
+    xmlNode *lun = vim_path(vim_prop(n, "config.storageDevice.scsiLun"), "ScsiLun");
+    xmlNode *mp = vim_child(vim_prop(n, "config.storageDevice.multipathInfo"), "lun");
+    xmlNode *path = vim_child(mp, "path");
+    xmlNode *dev = vim_first_elem(vim_prop(n, "config.hardware.device"));
+    xmlNode *other = vim_path(vim_prop(n, "other"), "ScsiLun");
+    xmlNode *change = vim_path(n, "changeSet/val/ScsiLun");
+
+    (*seen)++;
+    assert_string_equal(vim_path_text(lun, "key"), "key-1");
+    assert_string_equal(vim_path_text(lun, "canonicalName"), "naa.6000");
+    assert_null(vim_child(lun, "uuid"));
+    assert_null(vim_child(lun, "capacity"));
+    assert_string_equal(vim_path_text(lun, "extra"), "other namespace");
+    assert_non_null(vim_next_elem(lun)); /* every item is built */
+    assert_string_equal(vim_path_text(mp, "lun"), "key-1");
+    assert_null(vim_child(mp, "id"));
+    assert_string_equal(vim_path_text(mp, "policy/policy"), "VMW_PSP_RR");
+    assert_string_equal(vim_path_text(mp, "storageArrayTypePolicy/policy"), "VMW_SATP_ALUA");
+    assert_string_equal(vim_path_text(path, "name"), "vmhba2:C0:T0:L1");
+    assert_string_equal(vim_path_text(path, "adapter"), "key-hba");
+    assert_null(vim_child(path, "lun"));
+    assert_null(vim_child(path, "transport"));
+    assert_string_equal(vim_path_text(dev, "deviceInfo/label"), "Hard disk 1");
+    assert_null(vim_path(dev, "deviceInfo/summary"));
+    assert_string_equal(vim_path_text(dev, "backing/fileName"), "[ds] vm/vm.vmdk");
+    assert_null(vim_path(dev, "backing/parent"));
+    assert_null(vim_path(dev, "backing/diskMode"));
+    assert_null(vim_child(dev, "connectable"));
+    assert_string_equal(vim_path_text(dev, "capacityInKB"), "1024");
+    /* Of the devices, only the disks and controllers: */
+    assert_int_equal(vim_path_int32(dev, "key", 0), 2000);
+    assert_int_equal(vim_path_int32(vim_next_elem(dev), "key", 0), 1000);
+    assert_null(vim_next_elem(vim_next_elem(dev)));
+    assert_string_equal(vim_path_text(other, "uuid"), "kept");
+    assert_string_equal(vim_path_text(change, "key"), "key-2");
+    assert_null(vim_child(change, "uuid"));
+    return 1;
+}
+
+static void test_filtered_properties(void **state)
+{
+    static const char doc[] =
+        "<e:Envelope xmlns:e=\"http://schemas.xmlsoap.org/soap/envelope/\"><e:Body>"
+        "<R xmlns=\"urn:vim25\" xmlns:x=\"urn:other\" xmlns:vim25=\"urn:vim25\" "
+        "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"><returnval><objects>"
+        "<obj type=\"HostSystem\">host-1</obj>"
+        "<propSet><name>config.storageDevice.scsiLun</name><val>"
+        "<ScsiLun><uuid>0200</uuid><key>key-1</key><capacity><block>1</block></capacity>"
+        "<canonicalName>naa.6000</canonicalName><x:extra>other namespace</x:extra></ScsiLun>"
+        "<ScsiLun><uuid>0201</uuid></ScsiLun></val></propSet>"
+        "<propSet><name>config.storageDevice.multipathInfo</name><val><lun><id>0200</id>"
+        "<lun>key-1</lun><path><key>p1</key><name>vmhba2:C0:T0:L1</name><lun>mp-1</lun>"
+        "<transport><nodeWorldWideName>1</nodeWorldWideName></transport>"
+        "<adapter>key-hba</adapter></path><policy><policy>VMW_PSP_RR</policy></policy>"
+        "<storageArrayTypePolicy><policy>VMW_SATP_ALUA</policy></storageArrayTypePolicy>"
+        "</lun></val></propSet>"
+        "<propSet><name>other</name><val><ScsiLun><uuid>kept</uuid></ScsiLun></val></propSet>"
+        "<propSet><name>config.hardware.device</name><val>"
+        "<VirtualDevice xsi:type=\"VirtualCdrom\"><key>3002</key></VirtualDevice>"
+        "<VirtualDevice><key>1</key></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"VirtualDisk\"><key>2000</key>"
+        "<deviceInfo><label>Hard disk 1</label><summary>1 MB</summary></deviceInfo>"
+        "<backing><fileName>[ds] vm/vm.vmdk</fileName><diskMode>persistent</diskMode>"
+        "<parent><fileName>[ds] base.vmdk</fileName></parent></backing>"
+        "<connectable><connected>true</connected></connectable>"
+        "<capacityInKB>1024</capacityInKB></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"vim25:VirtualVmxnet3\"><key>4000</key></VirtualDevice>"
+        "<VirtualDevice xsi:type=\"vim25:ParaVirtualSCSIController\"><key>1000</key>"
+        "</VirtualDevice></val></propSet>"
+        "<changeSet><name>config.storageDevice.scsiLun</name><op>assign</op><val>"
+        "<ScsiLun><key>key-2</key><uuid>0202</uuid></ScsiLun></val></changeSet>"
+        "</objects></returnval></R></e:Body></e:Envelope>";
+    struct vim_xml *x = NULL;
+
+    assert_int_equal(elems_seen(doc, sizeof(doc) - 1, filter_seen), 1);
+    /* Read whole (no object callback), nothing is left out. */
+    assert_int_equal(vim_xml_parse_all(doc, sizeof(doc) - 1, 0, NULL, NULL, &x), 0);
+    xmlNode *objects = vim_path(xmlDocGetRootElement(vim_xml_doc(x)), "Body/R/returnval/objects");
+    assert_string_equal(
+        vim_path_text(vim_prop(objects, "config.storageDevice.scsiLun"), "ScsiLun/uuid"), "0200");
     vim_xml_free(x);
+}
+
+/* The element count of a subtree. */
+static int count_elems(const xmlNode *n)
+{
+    int k = 1;
+    for (xmlNode *c = vim_first_elem(n); c; c = vim_next_elem(c))
+        k += count_elems(c);
+    return k;
+}
+
+struct counted_feed {
+    struct tl_feed f;
+    int elems;
+};
+
+static int count_and_feed(void *ctx, xmlNode *node)
+{
+    struct counted_feed *cf = ctx;
+    if (vim_name_is(node, "objects"))
+        cf->elems += count_elems(node);
+    return tl_feed_objects(&cf->f, node);
+}
+
+/* The captured answers decode to the same rows whether the unread children are left out of the
+ * tree (as a poll reads them) or the whole document is built first: a decoder reading a child
+ * that kept[] leaves out would lose it here. */
+static void test_filtered_same_rows(void **state)
+{
+    static const struct {
+        const char *file;
+        vim_decode_fn *decode;
+    } docs[] = {{"host.xml", vim_decode_host},
+                {"edges-host.xml", vim_decode_host},
+                {"vm.xml", vim_decode_vm},
+                {"edges-vm.xml", vim_decode_vm}};
+
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        struct counted_feed cf = {.f = {.d = {.sink = &sink}, .decode = docs[i].decode}};
+        struct vim_xml *x = NULL;
+        char *text = tl_data_read(docs[i].file);
+        int whole_elems = 0;
+
+        vsl_buf_reset(&rows);
+        assert_int_equal(vim_xml_parse_all(text, strlen(text), 5, count_and_feed, &cf, &x), 0);
+        vim_xml_free(x);
+        vim_decoder_free(&cf.f.d);
+        char *streamed = strdup(rows.data ? rows.data : "");
+        assert_non_null(streamed);
+        assert_true(strlen(streamed) > 0);
+
+        vsl_buf_reset(&rows);
+        struct tl_feed f = {.d = {.sink = &sink}, .decode = docs[i].decode};
+        assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
+        xmlNode *rv = vim_path(xmlDocGetRootElement(vim_xml_doc(x)),
+                               "Body/RetrievePropertiesExResponse/returnval");
+        assert_non_null(rv);
+        for (xmlNode *o = vim_child(rv, "objects"); o; o = vim_next(o, "objects")) {
+            whole_elems += count_elems(o);
+            assert_true(tl_feed_objects(&f, o) >= 0);
+        }
+        vim_xml_free(x);
+        vim_decoder_free(&f.d);
+        assert_string_equal(rows.data ? rows.data : "", streamed);
+        /* ... and the filter did leave elements out of these answers. */
+        if (cf.elems >= whole_elems)
+            fail_msg("%s: %d elements streamed, %d whole", docs[i].file, cf.elems, whole_elems);
+        free(streamed);
+        free(text);
+    }
 }
 
 static void test_time(void **state)
@@ -683,7 +854,8 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
-        cmocka_unit_test(test_skipped_subtrees),
+        cmocka_unit_test(test_skipped_subtrees), cmocka_unit_test(test_filtered_properties),
+        cmocka_unit_test(test_filtered_same_rows),
         cmocka_unit_test(test_edges_datastores), cmocka_unit_test(test_edges_hosts),
         cmocka_unit_test(test_edges_vms),        cmocka_unit_test(test_edges_satp_rules),
     };
