@@ -65,6 +65,7 @@ static const char *iso_time(int64_t ms, char *buf, size_t size)
 static void text_header(const json_t *vc, FILE *f)
 {
     const json_t *p = json_object_get(vc, "last_poll");
+    const char *kind;
     char when[32];
 
     line(f, "vCenter %s  %s", str(vc, "name"), str(vc, "url"));
@@ -73,11 +74,14 @@ static void text_header(const json_t *vc, FILE *f)
         return;
     }
     iso_time(json_integer_value(json_object_get(p, "started_ms")), when, sizeof(when));
+    /* A round of incremental polling re-reads only what changed: its duration is not that of
+     * reading the estate, so say which it was. */
+    kind = !strcmp(str(p, "mode"), "incremental") ? " (incremental round)" : "";
     if (json_is_true(json_object_get(p, "ok")))
-        line(f, "  last poll: %s, took %.1f s, ok", when,
+        line(f, "  last poll: %s%s, took %.1f s, ok", when, kind,
              (double)json_integer_value(json_object_get(p, "duration_ms")) / 1000.0);
     else
-        line(f, "  last poll: %s, took %.1f s, FAILED: %s", when,
+        line(f, "  last poll: %s%s, took %.1f s, FAILED: %s", when, kind,
              (double)json_integer_value(json_object_get(p, "duration_ms")) / 1000.0,
              str(p, "error"));
 }

@@ -522,7 +522,8 @@ static json_t *last_poll(sqlite3_stmt *st)
         json_object_set_new(p, "finished_ms", json_integer(finished)) ||
         json_object_set_new(p, "duration_ms", json_integer(finished - started)) ||
         json_object_set_new(p, "ok", json_boolean(sqlite3_column_int(st, 4) != 0)) ||
-        json_object_set_new(p, "error", column(st, 5, DB_TEXT))) {
+        json_object_set_new(p, "error", column(st, 5, DB_TEXT)) ||
+        json_object_set_new(p, "mode", column(st, 6, DB_TEXT))) {
         json_decref(p);
         return NULL;
     }
@@ -573,7 +574,7 @@ out:
 int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
 {
     static const char vc_sql[] =
-        "SELECT v.name, v.url, p.started_ms, p.finished_ms, p.ok, p.error FROM vcenters v"
+        "SELECT v.name, v.url, p.started_ms, p.finished_ms, p.ok, p.error, p.mode FROM vcenters v"
         " LEFT JOIN polls p ON p.id = v.last_poll_id"
         " WHERE v.kind IS NULL AND (?1 IS NULL OR v.name = ?1) ORDER BY v.name";
     sqlite3_stmt *vst = NULL;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/inventory_text.h"
+#include "db/db.h"
 #include "db/update.h"
 #include "util/err.h"
 #include "vsphere/soap.h"
@@ -238,6 +240,22 @@ TEST(update_replaces_one_object)
                            " '{\"changed\":{\"VirtualMachine\":1,\"HostSystem\":1}}'"
                            " AND v.last_success_ms = 5040 AND v.last_error IS NULL"),
                      1);
+    /* `vslint inventory` says the last poll was a round: its 40 ms are not a full read's. */
+    json_t *inv = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(db_inventory_json(f->db, "vc1", &inv), 0);
+    const json_t *lp =
+        json_object_get(json_array_get(json_object_get(inv, "vcenters"), 0), "last_poll");
+    assert_string_equal(json_string_value(json_object_get(lp, "mode")), "incremental");
+    FILE *mf = open_memstream(&text, &len);
+    assert_non_null(mf);
+    assert_int_equal(vsl_inventory_text(inv, mf), 0);
+    fclose(mf);
+    if (!strstr(text, "last poll: 1970-01-01T00:00:05Z (incremental round), took 0.0 s, ok"))
+        fail_msg("inventory text: %s", text);
+    free(text);
+    json_decref(inv);
 
     /* A round that failed is recorded as a failed incremental poll, and leaves the vCenter's
      * last poll and error alone: the full read that follows reports. */
