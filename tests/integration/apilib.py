@@ -92,7 +92,11 @@ class Serve:
                 raise RuntimeError('vslint serve exited %s: %s' % (self.proc.returncode,
                                                                    self.logs()[-2000:]))
             try:
-                if self.get('/healthz', token=token).status == 200:
+                # Only once this server says it listens: a 200 before that can come from
+                # another test's server that took the port free_port() found (this one then
+                # exits, "address already in use", and a test would talk to the wrong server).
+                if 'serving http' in self.logs() and \
+                        self.get('/healthz', token=token).status == 200:
                     return
             except OSError:
                 pass
