@@ -87,7 +87,7 @@ struct db_poll_rec {
 };
 /* Under BEGIN IMMEDIATE: forget() for each note, in order, then the staged rows copied in
  * (INSERT OR REPLACE), poll (if not NULL) recorded in polls with the vCenter pointing at it,
- * COMMIT; the staging tables emptied. On failure rolls back. Frees snap. */
+ * COMMIT; the staging database detached. On failure rolls back. Frees snap. */
 int db_snapshot_apply(struct db_snapshot *snap,
                       int (*forget)(struct db *db, const char *vcenter, int tag, const char *key),
                       const struct db_poll_rec *poll);
