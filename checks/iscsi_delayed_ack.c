@@ -3,24 +3,12 @@
  * target's (a static target found by a send target inherits from it), else its adapter's. */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "checks/check.h"
+#include "util/parse.h"
 
 /* Static targets named in one message; the evidence names them all. */
 #define MSG_TARGETS 8
-
-/* 1 for an xsd:boolean true, 0 for false, EST_UNKNOWN for anything else (or no value). */
-static int boolean(const char *v)
-{
-    if (!v)
-        return EST_UNKNOWN;
-    if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-        return 1;
-    if (!strcasecmp(v, "false") || !strcmp(v, "0"))
-        return 0;
-    return EST_UNKNOWN;
-}
 
 /* A target's own DelayedAck: 1/0 when it sets one itself, EST_UNKNOWN when it inherits (or
  * when its own value cannot be read). *inherits says which. */
@@ -33,7 +21,7 @@ static int target_own(const struct est_iscsi_target *t, int *inherits)
     *inherits = !o || o->inherited;
     if (*inherits)
         return EST_UNKNOWN;
-    return boolean(o->value);
+    return vsl_parse_bool(o->value, EST_UNKNOWN);
 }
 
 /* Where a target's effective value comes from. */
@@ -251,7 +239,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             if (!b->device)
                 continue;
             o = est_option(b->options, b->n_options, "DelayedAck");
-            adapter = o ? boolean(o->value) : EST_UNKNOWN;
+            adapter = o ? vsl_parse_bool(o->value, EST_UNKNOWN) : EST_UNKNOWN;
             /* An unknown adapter value is not reported (never guessed); the targets that
              * follow it are then unknown too, but targets true by their own value or their
              * send target's still are. */

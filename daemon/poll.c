@@ -1,5 +1,6 @@
 /* vsl_poll(): the glue between vsphere/ and db/. The password is read just before login and
  * wiped right after; it never reaches a log line, the database or an error message. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,9 +35,10 @@ int64_t vsl_monotonic_ms(void)
  * of either takes alike: log in, read into one snapshot, read again once when the session
  * expired or a page may have been lost. */
 struct client {
-    struct vim_client *vim;
+    struct vim_client *vim; /* owned, as arr is */
     struct arr_client *arr;
     const char *kind; /* "vcenter", "array": how the log lines name it */
+    int64_t t0;       /* monotonic: when the poll began */
 };
 
 static const char *client_error(const struct client *c)
@@ -134,6 +136,69 @@ static void client_stats(const struct vim_client *c, struct vsl_poll_result *res
     res->bytes_xml = c->stats.bytes_xml;
 }
 
+/* The connection settings of a [vcenter] or [array] section, which both clients take alike:
+ * designated initializers of struct vim_opts and struct arr_opts. */
+#define TRANSPORT_OPTS(conf)                                                                       \
+    .url = (conf)->url, .ca_file = (conf)->ca_file, .insecure = (conf)->insecure,                  \
+    .thumbprint = (conf)->thumbprint, .timeout_s = (conf)->timeout_s
+
+/* Begins a poll of conf, an array's when conf->type is set, else a vCenter's: res cleared and
+ * started, c's client made (a vCenter's also connected: its service content read) and logged
+ * in. On failure res->error says why; poll_end() frees what was made. */
+static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *activity_ms,
+                      struct client *c, struct vsl_poll_result *res)
+{
+    int r;
+
+    *c = (struct client){.kind = conf->type ? "array" : "vcenter", .t0 = vsl_monotonic_ms()};
+    memset(res, 0, sizeof(*res));
+    res->started_ms = vsl_now_ms();
+    if (conf->type) {
+        struct arr_opts opts = {TRANSPORT_OPTS(conf)};
+        r = arr_client_new(&opts, &c->arr);
+    } else {
+        struct vim_opts opts = {
+            TRANSPORT_OPTS(conf),
+            .max_objects = conf->max_objects,
+            .activity_ms = activity_ms,
+        };
+        r = vim_client_new(&opts, &c->vim);
+    }
+    if (r < 0) {
+        client_new_failed(r, res);
+        return r;
+    }
+    if (c->vim && (r = vim_connect(c->vim)) < 0) {
+        snprintf(res->error, sizeof(res->error), "%s", client_error(c));
+        return r;
+    }
+    return login(c, conf, res->error, sizeof(res->error));
+}
+
+/* Ends a poll that poll_begin() began and that came out as r: its duration, the client's
+ * traffic and the outcome into res, a failure into the history; frees the client. Returns r. */
+static int poll_end(struct db *db, const struct vsl_vcenter_conf *conf, struct client *c, int r,
+                    struct vsl_poll_result *res)
+{
+    res->duration_ms = vsl_monotonic_ms() - c->t0;
+    if (c->vim)
+        client_stats(c->vim, res);
+    if (c->arr) {
+        res->requests = c->arr->requests;
+        res->bytes_wire = c->arr->bytes;
+        res->bytes_xml = c->arr->bytes;
+    }
+    res->ok = r == 0;
+    if (r < 0 && conf->type)
+        db_array_poll_failed(db, conf->name, conf->url, conf->type, res->started_ms, vsl_now_ms(),
+                             res->error);
+    else if (r < 0)
+        db_poll_failed(db, conf->name, conf->url, res->started_ms, vsl_now_ms(), res->error);
+    vim_client_free(c->vim);
+    arr_client_free(c->arr);
+    return r;
+}
+
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
 {
     return vsl_poll_full(db, vc, NULL, res, NULL);
@@ -142,36 +207,14 @@ int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_r
 int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
                   struct vsl_poll_result *res, struct vsl_follow **follow)
 {
-    struct vim_opts opts = {
-        .activity_ms = activity_ms,
-        .url = vc->url,
-        .ca_file = vc->ca_file,
-        .insecure = vc->insecure,
-        .thumbprint = vc->thumbprint,
-        .timeout_s = vc->timeout_s,
-        .max_objects = vc->max_objects,
-    };
-    struct vim_client *c = NULL;
-    struct client cl = {.kind = "vcenter"};
-    int64_t t0 = vsl_monotonic_ms();
+    struct client cl;
     int r;
 
-    memset(res, 0, sizeof(*res));
-    res->started_ms = vsl_now_ms();
-    r = vim_client_new(&opts, &c);
-    if (r < 0) {
-        client_new_failed(r, res);
-        goto out;
-    }
-    cl.vim = c;
-    r = vim_connect(c);
-    if (r < 0) {
-        snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
-        goto out;
-    }
-    r = login(&cl, vc, res->error, sizeof(res->error));
+    assert(!vc->type);
+    r = poll_begin(vc, activity_ms, &cl, res);
     if (r < 0)
         goto out;
+    struct vim_client *c = cl.vim;
     struct vsl_follow *f = NULL;
     if (follow && !(f = calloc(1, sizeof(*f)))) {
         r = -ENOMEM;
@@ -187,7 +230,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
     }
     r = collect(db, &cl, vc, res);
     if (r == 0 && f) {
-        res->duration_ms = vsl_monotonic_ms() - t0;
+        res->duration_ms = vsl_monotonic_ms() - cl.t0;
         client_stats(c, res);
         res->ok = 1;
         f->c = c;
@@ -202,14 +245,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
     if (r == 0)
         vim_logout(c);
 out:
-    res->duration_ms = vsl_monotonic_ms() - t0;
-    if (c)
-        client_stats(c, res);
-    res->ok = r == 0;
-    if (r < 0)
-        db_poll_failed(db, vc->name, vc->url, res->started_ms, vsl_now_ms(), res->error);
-    vim_client_free(c);
-    return r;
+    return poll_end(db, vc, &cl, r, res);
 }
 
 const char *vsl_follow_version(const struct vsl_follow *f)
@@ -339,44 +375,15 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
 
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res)
 {
-    struct arr_opts opts = {
-        .url = ac->url,
-        .ca_file = ac->ca_file,
-        .insecure = ac->insecure,
-        .thumbprint = ac->thumbprint,
-        .timeout_s = ac->timeout_s,
-    };
-    struct arr_client *c = NULL;
-    struct client cl = {.kind = "array"};
-    int64_t t0 = vsl_monotonic_ms();
+    struct client cl;
     int r;
 
-    memset(res, 0, sizeof(*res));
-    res->started_ms = vsl_now_ms();
-    r = arr_client_new(&opts, &c);
-    if (r < 0) {
-        client_new_failed(r, res);
-        goto out;
-    }
-    cl.arr = c;
-    r = login(&cl, ac, res->error, sizeof(res->error));
-    if (r < 0)
-        goto out;
+    assert(ac->type);
+    r = poll_begin(ac, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
-    r = collect(db, &cl, ac, res);
-    if (r == 0 && arr_logout(c) < 0)
-        log_debug("array %s: logout: %s", ac->name, arr_client_error(c));
-out:
-    res->duration_ms = vsl_monotonic_ms() - t0;
-    if (c) {
-        res->requests = c->requests;
-        res->bytes_wire = c->bytes;
-        res->bytes_xml = c->bytes;
-    }
-    res->ok = r == 0;
-    if (r < 0)
-        db_array_poll_failed(db, ac->name, ac->url, ac->type, res->started_ms, vsl_now_ms(),
-                             res->error);
-    arr_client_free(c);
-    return r;
+    if (r == 0)
+        r = collect(db, &cl, ac, res);
+    if (r == 0 && arr_logout(cl.arr) < 0)
+        log_debug("array %s: logout: %s", ac->name, arr_client_error(cl.arr));
+    return poll_end(db, ac, &cl, r, res);
 }

@@ -23,6 +23,7 @@
 #include "db/pages.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/worker.h"
 
 #define MAX_BACKOFF_S  3600
 #define STOP_GRACE_MS  30000 /* how long SIGTERM waits for a poll in flight */
@@ -55,8 +56,7 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
-    pthread_t digest_thread; /* sends the digest at [digest] at=, when configured */
-    int digest_running, digest_stop; /* under mu */
+    struct vsl_worker digest; /* sends the digest at [digest] at=, when configured; stop under mu */
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
     char db_error[512];
@@ -335,12 +335,12 @@ static int digest_wait(void *ctx, int seconds)
     int stop;
 
     pthread_mutex_lock(&sv->mu);
-    while (!sv->digest_stop && vsl_monotonic_ms() < until) {
+    while (!sv->digest.stop && vsl_monotonic_ms() < until) {
         struct timespec ts;
         deadline(&ts, until);
         pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
     }
-    stop = sv->digest_stop;
+    stop = sv->digest.stop;
     pthread_mutex_unlock(&sv->mu);
     return stop;
 }
@@ -371,12 +371,12 @@ static void *digest_main(void *arg)
         log_debug("digest: next at %s", vsl_sched_format(d->timezone, due, t, sizeof(t)));
         /* The wall clock decides; waking every minute follows a clock that was set. */
         pthread_mutex_lock(&sv->mu);
-        for (int64_t left; !sv->digest_stop && (left = due - vsl_now_ms()) > 0;) {
+        for (int64_t left; !sv->digest.stop && (left = due - vsl_now_ms()) > 0;) {
             struct timespec ts;
             deadline(&ts, vsl_monotonic_ms() + (left < 60000 ? left : 60000));
             pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
         }
-        int stop = sv->digest_stop;
+        int stop = sv->digest.stop;
         pthread_mutex_unlock(&sv->mu);
         if (stop)
             break;
@@ -395,14 +395,10 @@ static void start_digest(struct serve *sv)
 {
     if (!sv->cfg->digest.line)
         return;
-    pthread_mutex_lock(&sv->mu);
-    sv->digest_stop = 0;
-    pthread_mutex_unlock(&sv->mu);
-    if (pthread_create(&sv->digest_thread, NULL, digest_main, sv) != 0) {
+    if (vsl_worker_start(&sv->digest, digest_main, sv) < 0) {
         log_warnx("digest: cannot start its thread; no digest will be sent");
         return;
     }
-    sv->digest_running = 1;
     log_info("digest: sending to %s daily at %s%s%s", sv->cfg->digest.to, sv->cfg->digest.at,
              sv->cfg->digest.timezone ? " " : "",
              sv->cfg->digest.timezone ? sv->cfg->digest.timezone : "");
@@ -410,14 +406,7 @@ static void start_digest(struct serve *sv)
 
 static void stop_digest(struct serve *sv)
 {
-    if (!sv->digest_running)
-        return;
-    pthread_mutex_lock(&sv->mu);
-    sv->digest_stop = 1;
-    pthread_cond_broadcast(&sv->cv);
-    pthread_mutex_unlock(&sv->mu);
-    pthread_join(sv->digest_thread, NULL);
-    sv->digest_running = 0;
+    vsl_worker_stop(&sv->digest, &sv->mu, &sv->cv);
 }
 
 /* ---- hooks the HTTP threads call ----------------------------------------------------------- */

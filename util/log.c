@@ -125,53 +125,24 @@ static void vlog(int pri, const char *prefix, const char *fmt, va_list ap, int e
     errno = saved;
 }
 
-void log_warn(const char *fmt, ...)
+void log_at(enum log_level level, const char *fmt, ...)
 {
-    va_list ap;
-    int e = errno;
-
-    va_start(ap, fmt);
-    vlog(LOG_ERR, "error: ", fmt, ap, e);
-    va_end(ap);
-}
-
-void log_warnx(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vlog(LOG_ERR, "error: ", fmt, ap, 0);
-    va_end(ap);
-}
-
-void log_info(const char *fmt, ...)
-{
+    static const struct {
+        int pri;
+        const char *prefix;
+    } levels[] = {
+        [LOG_LEVEL_WARN] = {LOG_ERR, "error: "},   [LOG_LEVEL_WARNX] = {LOG_ERR, "error: "},
+        [LOG_LEVEL_INFO] = {LOG_INFO, ""},         [LOG_LEVEL_DEBUG] = {LOG_DEBUG, "debug: "},
+        [LOG_LEVEL_FATAL] = {LOG_CRIT, "fatal: "},
+    };
+    int e = level == LOG_LEVEL_WARN ? errno : 0;
     va_list ap;
 
-    va_start(ap, fmt);
-    vlog(LOG_INFO, "", fmt, ap, 0);
-    va_end(ap);
-}
-
-void log_debug(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!log_debug_on)
+    if (level == LOG_LEVEL_DEBUG && !log_debug_on)
         return;
     va_start(ap, fmt);
-    vlog(LOG_DEBUG, "debug: ", fmt, ap, 0);
+    vlog(levels[level].pri, levels[level].prefix, fmt, ap, e);
     va_end(ap);
-}
-
-void fatalx(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vlog(LOG_CRIT, "fatal: ", fmt, ap, 0);
-    va_end(ap);
-    exit(2);
 }
 
 void vsl_watch_start(struct vsl_watch *w)

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define VSL_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -18,13 +19,25 @@ enum log_target {
     LOG_TO_JOURNAL = 2,
 };
 
+/* What a line is; each level has its syslog priority and stderr prefix in log.c. */
+enum log_level {
+    LOG_LEVEL_WARN,  /* an error, with ": strerror(errno)" appended */
+    LOG_LEVEL_WARNX, /* an error */
+    LOG_LEVEL_INFO,
+    LOG_LEVEL_DEBUG, /* dropped unless log_init's debug is set */
+    LOG_LEVEL_FATAL,
+};
+
 /* debug: 0 = info and above, 1 = debug too. */
 void log_init(int debug, enum log_target to);
-void log_warn(const char *fmt, ...) VSL_PRINTF(1, 2);  /* appends ": strerror(errno)" */
-void log_warnx(const char *fmt, ...) VSL_PRINTF(1, 2);
-void log_info(const char *fmt, ...) VSL_PRINTF(1, 2);
-void log_debug(const char *fmt, ...) VSL_PRINTF(1, 2);
-_Noreturn void fatalx(const char *fmt, ...) VSL_PRINTF(1, 2);
+/* One line at level; what the names below call. */
+void log_at(enum log_level level, const char *fmt, ...) VSL_PRINTF(2, 3);
+#define log_warn(...)  log_at(LOG_LEVEL_WARN, __VA_ARGS__) /* appends ": strerror(errno)" */
+#define log_warnx(...) log_at(LOG_LEVEL_WARNX, __VA_ARGS__)
+#define log_info(...)  log_at(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_at(LOG_LEVEL_DEBUG, __VA_ARGS__)
+/* Logs the line and exits with status 2. */
+#define fatalx(...) (log_at(LOG_LEVEL_FATAL, __VA_ARGS__), exit(2))
 
 /* What this thread's next lines are about, sent as VSLINT_VCENTER= and VSLINT_CHECK= to the
  * journal (a poller thread sets its vCenter once). The strings are borrowed: they must live

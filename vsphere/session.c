@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/worker.h"
 #include "vsphere/session.h"
 
 #define MAX_VERSIONS_XML (64u << 10)
@@ -209,15 +210,13 @@ int vim_destroy_view(struct vim_client *c, const char *view)
 struct prefetch {
     struct vim_client *c;  /* the second connection; NULL: fetch pages in turn instead */
     const char *collector; /* the PropertyCollector moref, borrowed */
-    pthread_t tid;
-    int running;           /* a thread was started and not yet joined */
+    struct vsl_worker w;   /* the fetch's thread; w.stop: the parser gave up, abort it */
     char *token;           /* the token it continues; owned */
     char *next;            /* a token seen while this one streams, fetched after it; owned */
-    pthread_mutex_t lock;  /* guards answer, done and stop */
+    pthread_mutex_t lock;  /* guards answer, done and w.stop */
     pthread_cond_t cond;   /* bytes arrived, were taken, or the fetch ended or must stop */
     struct vsl_buf answer; /* the bytes not yet taken by the parser */
     int done;              /* the transfer ended: status and err are set */
-    int stop;              /* the parser gave up: the transfer is aborted */
     long status;
     int err;
 };
@@ -252,9 +251,9 @@ static int prefetch_write(void *ctx, const char *data, size_t len)
     int r;
 
     pthread_mutex_lock(&pf->lock);
-    while (!pf->stop && pf->answer.len >= PREFETCH_AHEAD)
+    while (!pf->w.stop && pf->answer.len >= PREFETCH_AHEAD)
         pthread_cond_wait(&pf->cond, &pf->lock);
-    r = pf->stop ? -ECANCELED : vsl_buf_add(&pf->answer, data, len);
+    r = pf->w.stop ? -ECANCELED : vsl_buf_add(&pf->answer, data, len);
     pthread_cond_broadcast(&pf->cond);
     pthread_mutex_unlock(&pf->lock);
     return r;
@@ -290,7 +289,7 @@ static void prefetch_start(struct prefetch *pf, const char *token)
 
     if (!pf->c || !(t = strdup(token)))
         return;
-    if (pf->running) {
+    if (pf->w.running) {
         free(pf->next);
         pf->next = t;
         return;
@@ -301,11 +300,8 @@ static void prefetch_start(struct prefetch *pf, const char *token)
     pf->err = 0;
     pf->status = 0;
     pf->done = 0;
-    pf->stop = 0;
-    if (pthread_create(&pf->tid, NULL, prefetch_main, pf) == 0) {
-        pf->running = 1;
+    if (vsl_worker_start(&pf->w, prefetch_main, pf) == 0)
         return;
-    }
     free(pf->token);
     pf->token = NULL;
 }
@@ -313,16 +309,10 @@ static void prefetch_start(struct prefetch *pf, const char *token)
 /* Waits for a running prefetch; stop: abort its transfer first. */
 static void prefetch_join(struct prefetch *pf, int stop)
 {
-    if (!pf->running)
-        return;
-    if (stop) {
-        pthread_mutex_lock(&pf->lock);
-        pf->stop = 1;
-        pthread_cond_broadcast(&pf->cond);
-        pthread_mutex_unlock(&pf->lock);
-    }
-    pthread_join(pf->tid, NULL);
-    pf->running = 0;
+    if (stop)
+        vsl_worker_stop(&pf->w, &pf->lock, &pf->cond);
+    else
+        vsl_worker_join(&pf->w);
 }
 
 static void prefetch_clear(struct prefetch *pf)
@@ -487,7 +477,7 @@ static int next_page(struct page *pg, const char *token)
     struct prefetch *pf = &pg->pf;
     int r;
 
-    if (pf->token && !strcmp(pf->token, token) && pf->running)
+    if (pf->token && !strcmp(pf->token, token) && pf->w.running)
         return parse_prefetched(pg);
     /* No prefetch of this page (none could be started): whatever runs is not wanted. */
     prefetch_join(pf, 1);

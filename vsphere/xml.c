@@ -11,6 +11,7 @@
 #include <libxml/SAX2.h>
 
 #include "util/err.h"
+#include "util/parse.h"
 #include "vsphere/xml.h"
 
 
@@ -508,15 +509,7 @@ int vim_path_int32(const xmlNode *n, const char *path, int dflt)
 
 int vim_path_bool(const xmlNode *n, const char *path, int dflt)
 {
-    const char *s = vim_path_text(n, path);
-
-    if (!s)
-        return dflt;
-    if (!strcmp(s, "true") || !strcmp(s, "1"))
-        return 1;
-    if (!strcmp(s, "false") || !strcmp(s, "0"))
-        return 0;
-    return dflt;
+    return vsl_parse_bool(vim_path_text(n, path), dflt);
 }
 
 const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len)

@@ -50,7 +50,7 @@ xmlNode *vim_prop(const xmlNode *objects, const char *name);
 int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt);
 /* The same for an int field (keys, MTUs, ports): a value outside int's range is dflt too. */
 int vim_path_int32(const xmlNode *n, const char *path, int dflt);
-/* 1 for "true"/"1", 0 for "false"/"0", dflt otherwise. */
+/* vsl_parse_bool of the text at path: 1 for "true"/"1", 0 for "false"/"0", dflt otherwise. */
 int vim_path_bool(const xmlNode *n, const char *path, int dflt);
 /* Local part of the xsi:type attribute (matched by namespace URI, any prefix), or NULL. */
 const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len);

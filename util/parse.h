@@ -1,0 +1,23 @@
+/* Small value parsers that more than one layer needs: the vSphere decoders read vCenter's
+ * values with them, and the checks the values that vCenter passes on from a host. */
+#ifndef VSL_PARSE_H
+#define VSL_PARSE_H
+
+#include <string.h>
+#include <strings.h>
+
+/* 1 for "true" or "1", 0 for "false" or "0", dflt for anything else (or NULL). The words in
+ * any case: vCenter's xsd:boolean is lower-case, but a host's advanced option value is the
+ * host's own string, and "True" there means what it says. */
+static inline int vsl_parse_bool(const char *s, int dflt)
+{
+    if (!s)
+        return dflt;
+    if (!strcasecmp(s, "true") || !strcmp(s, "1"))
+        return 1;
+    if (!strcasecmp(s, "false") || !strcmp(s, "0"))
+        return 0;
+    return dflt;
+}
+
+#endif
