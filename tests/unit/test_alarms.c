@@ -24,43 +24,11 @@
 #include "testlib.h"
 
 #define DATA SOURCE_ROOT "/tests/unit/data/"
-#define S(x) ((x) ? (x) : "-")
 
-/* ---- decoding: every emitted row as one line of text --------------------------------------- */
+/* ---- decoding: every emitted row as one line of text (tl_text_sink) ------------------------ */
 
 static struct vsl_buf rows;
-
-#define row(...) tl_row(&rows, __VA_ARGS__)
-
-static int r_entity(void *c, const struct vim_entity *e)
-{
-    row("entity %s name=%s parent=%s", e->type, S(e->name), S(e->parent));
-    return 0;
-}
-static int r_alarm(void *c, const struct vim_alarm *a)
-{
-    row("alarm %s enabled=%d system=%s on=%s", S(a->name), a->enabled, S(a->system_name),
-        S(a->entity_type));
-    return 0;
-}
-static int r_metric(void *c, const struct vim_alarm_metric *m)
-{
-    row("metric pos=%d type=%s counter=%d op=%s yellow=%d red=%d", m->pos, S(m->object_type),
-        m->counter_id, S(m->op), m->yellow, m->red);
-    return 0;
-}
-static int r_counter(void *c, const struct vim_perf_counter *p)
-{
-    row("counter %d %s unit=%s", p->key, p->name, S(p->unit));
-    return 0;
-}
-
-static struct vim_sink text_sink = {
-    .entity = r_entity,
-    .alarm = r_alarm,
-    .alarm_metric = r_metric,
-    .perf_counter = r_counter,
-};
+static struct vim_sink text_sink; /* into rows; set by the group's setup */
 
 static char *slurp(const char *name)
 {
@@ -440,6 +408,12 @@ static void test_inventory(void **state)
     json_decref(inv);
 }
 
+static int setup_text(void **state)
+{
+    text_sink = tl_text_sink(&rows);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,5 +425,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup_text, NULL);
 }
