@@ -53,34 +53,27 @@ def start_sim():
         sim.stop()
 
 
-@pytest.fixture(scope='session')
-def clean_sim():
-    """The `clean` scenario, which no test changes."""
-    with Sim('clean') as sim:
-        yield sim
+def scenario_sim(name, scenario, scope, doc):
+    """The fixture `name` (described by doc): a simulator of scenario, started once for the
+    scope and stopped after it."""
+    def fixture():
+        with Sim(scenario) as sim:
+            yield sim
+    fixture.__doc__ = doc
+    return pytest.fixture(fixture, scope=scope, name=name)
 
 
-@pytest.fixture(scope='session')
-def gate_sim():
-    """The `gate` scenario (tests/sim/scenario_gate.go): datastores just under each threshold
-    of the what-if gate; no test changes it."""
-    with Sim('gate') as sim:
-        yield sim
-
-
-@pytest.fixture(scope='session')
-def violations_sim():
-    """The `violations` scenario (tests/sim/scenario_violations.go), which no test changes."""
-    with Sim('violations') as sim:
-        yield sim
-
-
-@pytest.fixture(scope='module')
-def sim():
-    """A `violations` simulator of the module's own, which its tests may change (power a VM off,
-    fill a datastore: through its SOAP API or its control endpoint)."""
-    with Sim('violations') as s:
-        yield s
+clean_sim = scenario_sim('clean_sim', 'clean', 'session',
+                         """The `clean` scenario, which no test changes.""")
+gate_sim = scenario_sim('gate_sim', 'gate', 'session',
+                        """The `gate` scenario (tests/sim/scenario_gate.go): datastores just under
+    each threshold of the what-if gate; no test changes it.""")
+violations_sim = scenario_sim('violations_sim', 'violations', 'session',
+                              """The `violations` scenario (tests/sim/scenario_violations.go),
+    which no test changes.""")
+sim = scenario_sim('sim', 'violations', 'module',
+                   """A `violations` simulator of the module's own, which its tests may change
+    (power a VM off, fill a datastore: through its SOAP API or its control endpoint).""")
 
 
 def polled(sim, ws, name):

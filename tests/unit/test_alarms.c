@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "model/estate.h"
 #include "db/db.h"
@@ -23,65 +22,10 @@
 
 #include "testlib.h"
 
-#define DATA SOURCE_ROOT "/tests/unit/data/"
-#define S(x) ((x) ? (x) : "-")
-
-/* ---- decoding: every emitted row as one line of text --------------------------------------- */
+/* ---- decoding: every emitted row as one line of text (tl_text_sink) ------------------------ */
 
 static struct vsl_buf rows;
-
-#define row(...) tl_row(&rows, __VA_ARGS__)
-
-static int r_entity(void *c, const struct vim_entity *e)
-{
-    row("entity %s name=%s parent=%s", e->type, S(e->name), S(e->parent));
-    return 0;
-}
-static int r_alarm(void *c, const struct vim_alarm *a)
-{
-    row("alarm %s enabled=%d system=%s on=%s", S(a->name), a->enabled, S(a->system_name),
-        S(a->entity_type));
-    return 0;
-}
-static int r_metric(void *c, const struct vim_alarm_metric *m)
-{
-    row("metric pos=%d type=%s counter=%d op=%s yellow=%d red=%d", m->pos, S(m->object_type),
-        m->counter_id, S(m->op), m->yellow, m->red);
-    return 0;
-}
-static int r_counter(void *c, const struct vim_perf_counter *p)
-{
-    row("counter %d %s unit=%s", p->key, p->name, S(p->unit));
-    return 0;
-}
-
-static struct vim_sink text_sink = {
-    .entity = r_entity,
-    .alarm = r_alarm,
-    .alarm_metric = r_metric,
-    .perf_counter = r_counter,
-};
-
-static char *slurp(const char *name)
-{
-    char path[512];
-    FILE *f;
-    long n;
-    char *s;
-
-    snprintf(path, sizeof(path), DATA "%s", name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    rewind(f);
-    s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
+static struct vim_sink text_sink; /* into rows; set by the group's setup */
 
 /* Hands every <objects> of a RetrievePropertiesEx answer to fn(ctx, moref, objects). */
 struct feed {
@@ -101,7 +45,7 @@ static int on_elem(void *ctx, xmlNode *n)
 
 static void feed_file(const char *name, vim_object_fn fn, void *ctx)
 {
-    char *text = slurp(name);
+    char *text = tl_data_read(name);
     struct feed f = {fn, ctx};
     struct vim_xml *x = NULL;
 
@@ -271,43 +215,6 @@ static void test_unreadable(void **state)
 
 /* ---- a snapshot with alarms, back as an estate and an inventory ---------------------------- */
 
-struct fx {
-    char dir[64], path[128];
-    struct db *db;
-};
-
-static int setup(void **state)
-{
-    struct fx *fx = calloc(1, sizeof(*fx));
-
-    if (!fx)
-        return -1;
-    snprintf(fx->dir, sizeof(fx->dir), "/tmp/vslint-test-alarms-XXXXXX");
-    if (!mkdtemp(fx->dir))
-        return -1;
-    snprintf(fx->path, sizeof(fx->path), "%s/vslint.db", fx->dir);
-    if (db_open(fx->path, &fx->db, NULL) < 0)
-        return -1;
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
-    struct fx *fx = *state;
-    char p[160];
-
-    db_close(fx->db);
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(p, sizeof(p), "%s%s", fx->path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(fx->dir);
-    free(fx);
-    return 0;
-}
-
 /* One poll of vcenter: a datastore in a folder of a datacenter, and, unless gap, its alarms. */
 static void store(struct db *db, const char *vcenter, int gap)
 {
@@ -360,7 +267,7 @@ static void store(struct db *db, const char *vcenter, int gap)
 
 static void test_estate(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     struct estate *e = NULL;
 
     store(fx->db, "vc-a", 0);
@@ -410,7 +317,7 @@ static void test_estate(void **state)
 
 static void test_inventory(void **state)
 {
-    struct fx *fx = *state;
+    struct tl_dbfile *fx = *state;
     json_t *inv = NULL;
 
     store(fx->db, "vc-a", 0);
@@ -440,6 +347,12 @@ static void test_inventory(void **state)
     json_decref(inv);
 }
 
+static int setup_text(void **state)
+{
+    text_sink = tl_text_sink(&rows);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,9 +360,9 @@ int main(void)
         cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_alarm_definitions),
         cmocka_unit_test(test_unreadable),
-        cmocka_unit_test_setup_teardown(test_estate, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inventory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estate, tl_db_setup_open, tl_db_teardown),
+        cmocka_unit_test_setup_teardown(test_inventory, tl_db_setup_open, tl_db_teardown),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup_text, NULL);
 }

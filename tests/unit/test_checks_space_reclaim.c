@@ -123,6 +123,19 @@ TEST(test_unmap_mounted_by)
 enum { DS_VMFS6, DS_VMFS5, DS_NFS, DS_VMFS5_LOCAL, NDS };
 enum { H_EBD1, H_EBD0, H_EBDUNK, H_EBD0_VMFS6, H_EBD0_DOWN, NHOSTS };
 
+/* One host per row, in the order of the enum, and its finding: one for the host that lists its
+ * VMs, not one per VM; none for the hosts that are fine, unknown, have nothing on VMFS5, or are
+ * disconnected (dropped: stale). */
+static const struct host_row {
+    const char *name, *state;
+    int ebd;
+    int want;
+} host_rows[NHOSTS] = {{"esx-ebd1", "connected", 1, NONE},
+                       {"esx-ebd0", "connected", 0, SEV_WARNING},
+                       {"esx-ebdunk", "connected", EST_UNKNOWN, NONE},
+                       {"esx-ebd0-vmfs6", "connected", 0, NONE},
+                       {"esx-ebd0-down", "disconnected", 0, NONE}};
+
 /* One VM per row, one disk (two when fmt2 is set). The moved vdisk-format rows keep their names;
  * what was one info finding on the VM is now a host finding (EnableBlockDelete) and/or a VM
  * finding (hardware). */
@@ -196,19 +209,11 @@ static void vm_build(struct vm_world *w)
     w->ds[DS_VMFS5_LOCAL] =
         (struct est_datastore){.moref = "ds-l", .name = "datastore1", .type = "VMFS",
                                .vmfs_major = 5, .vmfs_local = 1, .pod = EST_NONE, .accessible = 1};
-    static const struct {
-        const char *name, *state;
-        int ebd;
-    } h[NHOSTS] = {{"esx-ebd1", "connected", 1},
-                   {"esx-ebd0", "connected", 0},
-                   {"esx-ebdunk", "connected", EST_UNKNOWN},
-                   {"esx-ebd0-vmfs6", "connected", 0},
-                   {"esx-ebd0-down", "disconnected", 0}};
     for (size_t i = 0; i < NHOSTS; i++)
-        w->hosts[i] = (struct est_host){.moref = h[i].name,
-                                        .name = h[i].name,
-                                        .connection_state = h[i].state,
-                                        .enable_block_delete = h[i].ebd};
+        w->hosts[i] = (struct est_host){.moref = host_rows[i].name,
+                                        .name = host_rows[i].name,
+                                        .connection_state = host_rows[i].state,
+                                        .enable_block_delete = host_rows[i].ebd};
     for (size_t i = 0; i < N(vm_rows); i++) {
         const struct vm_row *row = &vm_rows[i];
         snprintf(w->morefs[i], sizeof(w->morefs[i]), "vm-%zu", i);
@@ -253,7 +258,8 @@ TEST(test_vms_and_hosts)
 
     vm_build(&w);
     struct chk_results r = tl_run(&chk_space_reclaim, NULL, &w.e, NOW);
-    size_t want_n = 1 /* esx-ebd0 */ + TL_WANT_EACH(&r, vm_rows, N(vm_rows), vm, want_vm);
+    size_t want_n = TL_WANT_EACH(&r, host_rows, NHOSTS, name, want) +
+                    TL_WANT_EACH(&r, vm_rows, N(vm_rows), vm, want_vm);
     for (size_t i = 0; i < N(vm_rows); i++) {
         if (vm_rows[i].listed && vm_rows[i].host == H_EBD0) {
             size_t n = strlen(want_listed);
@@ -261,13 +267,6 @@ TEST(test_vms_and_hosts)
                      vm_rows[i].vm);
         }
     }
-    /* One finding for the host, not one per VM; none for the hosts that are fine, unknown, have
-     * nothing on VMFS5, or are disconnected (dropped: stale). */
-    tl_want(&r, "esx-ebd0", SEV_WARNING);
-    tl_want(&r, "esx-ebd1", NONE);
-    tl_want(&r, "esx-ebdunk", NONE);
-    tl_want(&r, "esx-ebd0-vmfs6", NONE);
-    tl_want(&r, "esx-ebd0-down", NONE);
     assert_int_equal(r.n, want_n);
 
     const struct chk_finding *f = tl_find(&r, "esx-ebd0", NULL);

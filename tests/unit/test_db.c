@@ -433,7 +433,7 @@ TEST_WITH(test_roundtrip_json, setup_polled, tl_db_teardown)
     json_decref(j);
 }
 
-TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_commit_counts, tl_db_setup_open, tl_db_teardown)
 {
     static const int64_t want[DB_NKINDS] = {
         [DB_DATASTORE] = 2, [DB_STORAGE_POD] = 1, [DB_VM] = 1,           [DB_VDISK] = 2,
@@ -442,7 +442,7 @@ TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
         [DB_LUN_PATH] = 3,
     };
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
+    struct db *db = fx->db;
     int64_t counts[DB_NKINDS];
     char *cj;
     int k;
@@ -474,13 +474,12 @@ TEST_WITH(test_commit_counts, tl_db_setup, tl_db_teardown)
     assert_int_equal(json_integer_value(json_object_get(pc, "lun_paths")), 3);
     json_decref(pc);
     free(cj);
-    db_close(db);
 }
 
-TEST_WITH(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_vcenters_side_by_side, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
+    struct db *db = fx->db;
     const struct variant b = {"B_DS", 7 * GIB, 1};
     const struct variant a2 = {"LocalDS_0_renamed", 50 * GIB, 0};
     json_t *j;
@@ -515,7 +514,6 @@ TEST_WITH(test_vcenters_side_by_side, tl_db_setup, tl_db_teardown)
     j = NULL;
     assert_int_equal(db_inventory_json(db, "vc-nope", &j), -VSL_ENOTFOUND);
     assert_null(j);
-    db_close(db);
 }
 
 TEST_WITH(test_abort_keeps_previous, tl_db_setup, tl_db_teardown)
@@ -814,10 +812,9 @@ static char *migrated_schema(const char *path, int from)
 
 /* The column lists are the schema: a new database has each table's columns in list order, with
  * the declared types, NOT NULL and key, and every index. */
-TEST_WITH(test_schema_is_the_column_lists, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_schema_is_the_column_lists, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
     struct vsl_buf want;
     char sql[160];
 
@@ -866,7 +863,6 @@ TEST_WITH(test_schema_is_the_column_lists, tl_db_setup, tl_db_teardown)
             fail_msg("index %s missing", db_indexes[i].name);
     }
     vsl_buf_free(&want);
-    db_close(db);
 }
 
 /* A database made by any earlier version migrates to exactly the schema a new one gets. */
@@ -928,7 +924,7 @@ TEST_WITH(test_open_refuses_bad_files, tl_db_setup, tl_db_teardown)
     free(err);
 }
 
-TEST_WITH(test_text_rendering, tl_db_setup, tl_db_teardown)
+TEST_WITH(test_text_rendering, tl_db_setup_open, tl_db_teardown)
 {
     static const char *const want[] = {
         "vCenter vc-a",
@@ -950,7 +946,7 @@ TEST_WITH(test_text_rendering, tl_db_setup, tl_db_teardown)
         "ParaVirtualSCSIController",
     };
     struct tl_dbfile *fx = *state;
-    struct db *db = open_db(fx);
+    struct db *db = fx->db;
     const struct variant longname = {
         "a-datastore-name-that-goes-on-and-on-and-on-well-past-any-reasonable-column-width-"
         "and-then-some-more-just-to-be-sure-it-overflows",
@@ -983,7 +979,6 @@ TEST_WITH(test_text_rendering, tl_db_setup, tl_db_teardown)
     j = json_object();
     assert_int_equal(vsl_inventory_text(j, stdout), -EINVAL);
     json_decref(j);
-    db_close(db);
 }
 
 int main(void)

@@ -43,67 +43,62 @@ static const char *iso(int64_t ms, char *buf, size_t size)
     return buf;
 }
 
+/* A row: the slot at local time at in zone tz that vsl_sched_next() (NEXT: the first strictly
+ * after ref) or vsl_sched_prev() (PREV: the latest at or before ref) gives, in UTC. */
+enum { NEXT, PREV };
 struct sched_case {
+    int dir;
     const char *tz, *at, *ref, *want;
 };
 
-static void run_cases(const struct sched_case *rows, size_t n, int next)
-{
-    for (size_t i = 0; i < n; i++) {
-        int64_t got = 0;
-        char buf[32];
-        int r = next ? vsl_sched_next(rows[i].tz, vsl_config_hhmm(rows[i].at), utc(rows[i].ref), &got)
-                     : vsl_sched_prev(rows[i].tz, vsl_config_hhmm(rows[i].at), utc(rows[i].ref), &got);
-        assert_int_equal(r, 0);
-        if (strcmp(iso(got, buf, sizeof(buf)), rows[i].want)) {
-            fail_msg("%s %s after %s: got %s, want %s", rows[i].tz, rows[i].at, rows[i].ref, buf,
-                     rows[i].want);
-        }
-    }
-}
-
-TEST(test_next_slot)
+TEST(test_slots)
 {
     static const struct sched_case rows[] = {
         /* an ordinary winter day in Berlin (CET, UTC+1) */
-        {"Europe/Berlin", "06:30", "2026-11-30T04:00Z", "2026-11-30T05:30Z"},
+        {NEXT, "Europe/Berlin", "06:30", "2026-11-30T04:00Z", "2026-11-30T05:30Z"},
         /* at the slot itself: the next one is tomorrow's */
-        {"Europe/Berlin", "06:30", "2026-11-30T05:30Z", "2026-12-01T05:30Z"},
+        {NEXT, "Europe/Berlin", "06:30", "2026-11-30T05:30Z", "2026-12-01T05:30Z"},
         /* summer (CEST, UTC+2) */
-        {"Europe/Berlin", "06:30", "2026-07-01T12:00Z", "2026-07-02T04:30Z"},
+        {NEXT, "Europe/Berlin", "06:30", "2026-07-01T12:00Z", "2026-07-02T04:30Z"},
         /* the day DST starts: 06:30 exists, an hour nearer to UTC */
-        {"Europe/Berlin", "06:30", "2026-03-28T06:00Z", "2026-03-29T04:30Z"},
+        {NEXT, "Europe/Berlin", "06:30", "2026-03-28T06:00Z", "2026-03-29T04:30Z"},
         /* 02:30 does not exist on 29 March: the first minute after the gap, 03:00 CEST */
-        {"Europe/Berlin", "02:30", "2026-03-28T23:00Z", "2026-03-29T01:00Z"},
+        {NEXT, "Europe/Berlin", "02:30", "2026-03-28T23:00Z", "2026-03-29T01:00Z"},
         /* ...and the day after, 02:30 CEST again */
-        {"Europe/Berlin", "02:30", "2026-03-29T01:00Z", "2026-03-30T00:30Z"},
+        {NEXT, "Europe/Berlin", "02:30", "2026-03-29T01:00Z", "2026-03-30T00:30Z"},
         /* 02:30 happens twice on 25 October: the first (CEST), then not again that day */
-        {"Europe/Berlin", "02:30", "2026-10-24T23:00Z", "2026-10-25T00:30Z"},
-        {"Europe/Berlin", "02:30", "2026-10-25T00:30Z", "2026-10-26T01:30Z"},
+        {NEXT, "Europe/Berlin", "02:30", "2026-10-24T23:00Z", "2026-10-25T00:30Z"},
+        {NEXT, "Europe/Berlin", "02:30", "2026-10-25T00:30Z", "2026-10-26T01:30Z"},
         /* New York: 02:15 skipped on 8 March -> 03:00 EDT */
-        {"America/New_York", "02:15", "2026-03-08T05:00Z", "2026-03-08T07:00Z"},
+        {NEXT, "America/New_York", "02:15", "2026-03-08T05:00Z", "2026-03-08T07:00Z"},
         /* 01:30 twice on 1 November: 01:30 EDT first, then the next day's 01:30 EST */
-        {"America/New_York", "01:30", "2026-11-01T04:00Z", "2026-11-01T05:30Z"},
-        {"America/New_York", "01:30", "2026-11-01T05:30Z", "2026-11-02T06:30Z"},
+        {NEXT, "America/New_York", "01:30", "2026-11-01T04:00Z", "2026-11-01T05:30Z"},
+        {NEXT, "America/New_York", "01:30", "2026-11-01T05:30Z", "2026-11-02T06:30Z"},
         /* the morning after the change: EST, UTC-5 */
-        {"America/New_York", "06:30", "2026-11-01T12:00Z", "2026-11-02T11:30Z"},
+        {NEXT, "America/New_York", "06:30", "2026-11-01T12:00Z", "2026-11-02T11:30Z"},
         /* the year turns */
-        {"UTC", "23:59", "2026-12-31T23:59Z", "2027-01-01T23:59Z"},
-        {"UTC", "00:00", "2026-12-31T23:59Z", "2027-01-01T00:00Z"},
+        {NEXT, "UTC", "23:59", "2026-12-31T23:59Z", "2027-01-01T23:59Z"},
+        {NEXT, "UTC", "00:00", "2026-12-31T23:59Z", "2027-01-01T00:00Z"},
+        /* the latest slot at or before ref */
+        {PREV, "Europe/Berlin", "06:30", "2026-11-30T09:00Z", "2026-11-30T05:30Z"},
+        {PREV, "Europe/Berlin", "06:30", "2026-11-30T05:00Z", "2026-11-29T05:30Z"},
+        {PREV, "Europe/Berlin", "06:30", "2026-11-30T05:30Z", "2026-11-30T05:30Z"},
+        {PREV, "America/New_York", "01:30", "2026-11-01T06:00Z", "2026-11-01T05:30Z"},
+        {PREV, "America/New_York", "02:15", "2026-03-08T08:00Z", "2026-03-08T07:00Z"},
     };
-    run_cases(rows, N(rows), 1);
-}
 
-TEST(test_prev_slot)
-{
-    static const struct sched_case rows[] = {
-        {"Europe/Berlin", "06:30", "2026-11-30T09:00Z", "2026-11-30T05:30Z"},
-        {"Europe/Berlin", "06:30", "2026-11-30T05:00Z", "2026-11-29T05:30Z"},
-        {"Europe/Berlin", "06:30", "2026-11-30T05:30Z", "2026-11-30T05:30Z"},
-        {"America/New_York", "01:30", "2026-11-01T06:00Z", "2026-11-01T05:30Z"},
-        {"America/New_York", "02:15", "2026-03-08T08:00Z", "2026-03-08T07:00Z"},
-    };
-    run_cases(rows, N(rows), 0);
+    for (size_t i = 0; i < N(rows); i++) {
+        const struct sched_case *c = &rows[i];
+        int64_t got = 0;
+        char buf[32];
+        int r = c->dir == NEXT ? vsl_sched_next(c->tz, vsl_config_hhmm(c->at), utc(c->ref), &got)
+                               : vsl_sched_prev(c->tz, vsl_config_hhmm(c->at), utc(c->ref), &got);
+        assert_int_equal(r, 0);
+        if (strcmp(iso(got, buf, sizeof(buf)), c->want)) {
+            fail_msg("%s %s %s %s: got %s, want %s", c->tz, c->at,
+                     c->dir == NEXT ? "after" : "at or before", c->ref, buf, c->want);
+        }
+    }
 }
 
 /* NULL is the system's zone, whatever TZ says; and the zone of one call does not leak. */

@@ -1,6 +1,6 @@
 /* Helpers the unit tests share (testlib.h): running a check and reading its findings, a
- * temporary database filled through a snapshot sink, and captured simulator answers decoded.
- * Failures end the running cmocka test. */
+ * temporary database filled through a snapshot sink, decoded rows as text, and captured
+ * simulator answers decoded. Failures end the running cmocka test. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -379,6 +379,173 @@ int64_t tl_db_count(const char *path, const char *sql)
     sqlite3_close(h);
     return n;
 }
+
+/* ---- decoded rows as text ---- */
+
+#define row(...) tl_row(c, __VA_ARGS__)
+#define S(x) ((x) ? (x) : "-")
+
+static int r_ds(void *c, const struct vim_datastore *d)
+{
+    row("datastore %s name=%s type=%s capacity=%lld free=%lld uncommitted=%lld vmfs=%d vms=%d "
+        "parent=%s version=%s local=%d ssd=%d unmap=%s",
+        d->moref, d->name, S(d->type), (long long)d->capacity, (long long)d->free_space,
+        (long long)d->uncommitted, d->vmfs_major, d->vm_count, S(d->parent), S(d->vmfs_version),
+        d->vmfs_local, d->vmfs_ssd, S(d->unmap_priority));
+    return 0;
+}
+static int r_extent(void *c, const struct vim_datastore_extent *x)
+{
+    row("extent ds=%s pos=%d disk=%s partition=%d", x->datastore, x->position, S(x->disk_name),
+        x->partition);
+    return 0;
+}
+static int r_mount(void *c, const struct vim_datastore_host *m)
+{
+    row("mount ds=%s host=%s mounted=%d accessible=%d mode=%s", m->datastore, m->host, m->mounted,
+        m->accessible, S(m->access_mode));
+    return 0;
+}
+static int r_pod(void *c, const struct vim_storage_pod *p)
+{
+    row("pod %s name=%s capacity=%lld free=%lld", p->moref, p->name, (long long)p->capacity,
+        (long long)p->free_space);
+    return 0;
+}
+static int r_vm(void *c, const struct vim_vm *v)
+{
+    row("vm %s name=%s hw=%s template=%d power=%s ft=%s path=%s", v->moref, v->name,
+        S(v->hw_version), v->template, S(v->power_state), S(v->ft_state), S(v->vm_path_name));
+    return 0;
+}
+static int r_vmds(void *c, const struct vim_vm_datastore *v)
+{
+    row("vmds vm=%s ds=%s", v->vm, v->datastore);
+    return 0;
+}
+static int r_ctl(void *c, const struct vim_controller *x)
+{
+    row("controller vm=%s key=%d type=%s shared=%s", x->vm, x->key, x->type, S(x->shared_bus));
+    return 0;
+}
+static int r_disk(void *c, const struct vim_vdisk *x)
+{
+    row("disk vm=%s key=%d capacity=%lld format=%s controller=%d", x->vm, x->key,
+        (long long)x->capacity_bytes, x->format, x->controller_key);
+    return 0;
+}
+static int r_snap(void *c, const struct vim_snapshot *s)
+{
+    row("snapshot vm=%s name=%s depth=%d created=%lld", s->vm, S(s->name), s->depth,
+        (long long)s->created);
+    return 0;
+}
+static int r_host(void *c, const struct vim_host *h)
+{
+    row("host %s name=%s", h->moref, h->name);
+    return 0;
+}
+static int r_vnic(void *c, const struct vim_vnic *v)
+{
+    row("vnic host=%s device=%s mtu=%d portgroup=%s dvs=%s", v->host, v->device, v->mtu,
+        S(v->portgroup), v->dvs_uuid ? "yes" : "no");
+    return 0;
+}
+static int r_vswitch(void *c, const struct vim_vswitch *v)
+{
+    row("vswitch host=%s name=%s mtu=%d", v->host, v->name, v->mtu);
+    return 0;
+}
+static int r_dvs(void *c, const struct vim_dvswitch *d)
+{
+    row("dvs %s name=%s max_mtu=%d", d->moref, d->name, d->max_mtu);
+    return 0;
+}
+static int r_any_hba(void *c, const struct vim_hba *h)
+{
+    row("hba host=%s device=%s type=%s driver=%s", h->host, h->device, S(h->type), S(h->driver));
+    return 0;
+}
+static int r_target(void *c, const struct vim_iscsi_target *t)
+{
+    row("target host=%s hba=%s kind=%s address=%s:%d iqn=%s method=%s parent=%s", t->host, t->hba,
+        t->kind, t->address, t->port, S(t->iscsi_name), S(t->discovery_method), S(t->parent));
+    return 0;
+}
+static int r_hba(void *c, const struct vim_iscsi_hba *h)
+{
+    row("iscsi host=%s device=%s", h->host, h->device);
+    return 0;
+}
+static int r_iopt(void *c, const struct vim_iscsi_option *o)
+{
+    row("iscsi-option host=%s hba=%s target=%s key=%s value=%s inherited=%d iqn=%s", o->host,
+        o->hba, S(o->target), o->key, S(o->value), o->inherited, S(o->target_iqn));
+    return 0;
+}
+static int r_lun(void *c, const struct vim_lun *l)
+{
+    row("lun host=%s name=%s local=%d psp=%s satp=%s type=%s plugin=%s", l->host,
+        l->canonical_name, l->local, S(l->psp), S(l->satp), S(l->policy_type),
+        S(l->multipath_plugin));
+    return 0;
+}
+static int r_path(void *c, const struct vim_lun_path *p)
+{
+    row("path host=%s lun=%s state=%s adapter=%s name=%s", p->host, p->lun, S(p->state),
+        S(p->adapter), p->name);
+    return 0;
+}
+static int r_nmp(void *c, const struct vim_nmp_device *n)
+{
+    row("nmp host=%s device=%s iops=%d", n->host, n->device, n->iops);
+    return 0;
+}
+static int r_satp(void *c, const struct vim_satp_rule *r)
+{
+    row("satp host=%s satp=%s vendor=%s model=%s psp=%s options=%s group=%s", r->host, r->satp,
+        S(r->vendor), S(r->model), S(r->psp), S(r->psp_options), S(r->rule_group));
+    return 0;
+}
+static int r_entity(void *c, const struct vim_entity *e)
+{
+    row("entity %s name=%s parent=%s", e->type, S(e->name), S(e->parent));
+    return 0;
+}
+static int r_alarm(void *c, const struct vim_alarm *a)
+{
+    row("alarm %s enabled=%d system=%s on=%s", S(a->name), a->enabled, S(a->system_name),
+        S(a->entity_type));
+    return 0;
+}
+static int r_metric(void *c, const struct vim_alarm_metric *m)
+{
+    row("metric pos=%d type=%s counter=%d op=%s yellow=%d red=%d", m->pos, S(m->object_type),
+        m->counter_id, S(m->op), m->yellow, m->red);
+    return 0;
+}
+static int r_counter(void *c, const struct vim_perf_counter *p)
+{
+    row("counter %d %s unit=%s", p->key, p->name, S(p->unit));
+    return 0;
+}
+
+struct vim_sink tl_text_sink(struct vsl_buf *rows)
+{
+    return (struct vim_sink){
+        .ctx = rows,
+        .datastore = r_ds, .datastore_extent = r_extent, .datastore_host = r_mount,
+        .vm_datastore = r_vmds, .hba = r_any_hba, .iscsi_target = r_target,
+        .storage_pod = r_pod, .vm = r_vm, .controller = r_ctl, .vdisk = r_disk,
+        .snapshot = r_snap, .host = r_host, .vnic = r_vnic, .vswitch = r_vswitch, .dvswitch = r_dvs,
+        .iscsi_hba = r_hba, .iscsi_option = r_iopt, .lun = r_lun, .lun_path = r_path,
+        .nmp_device = r_nmp, .satp_rule = r_satp,
+        .entity = r_entity, .alarm = r_alarm, .alarm_metric = r_metric, .perf_counter = r_counter,
+    };
+}
+
+#undef row
+#undef S
 
 /* ---- captured simulator answers ---- */
 

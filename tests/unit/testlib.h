@@ -1,6 +1,7 @@
 /* Helpers the unit tests share: running one check and reading its findings (test_checks_*.c),
  * a database file in a temporary directory filled through a snapshot sink (test_db.c,
- * test_findings.c, test_estate.c), and the simulator's answers captured in tests/unit/data/
+ * test_findings.c, test_estate.c), a sink that writes decoded rows as lines of text
+ * (test_decode.c, test_alarms.c), and the simulator's answers captured in tests/unit/data/
  * (test_decode.c, test_estate.c). They fail the running cmocka test; link tests/unit/testlib.c. */
 #ifndef TESTLIB_H
 #define TESTLIB_H
@@ -173,6 +174,13 @@ void tl_snapshot(struct db *db, const char *vc, tl_fill_fn *fill, const void *ar
 /* The one number sql answers in the database at path, read on a connection of its own (as the
  * API reads); -1 when it answers no row. */
 int64_t tl_db_count(const char *path, const char *sql);
+
+/* ---- decoded rows as text ---- */
+
+/* A sink that appends every row the decoders and the alarm read emit to rows, one line each:
+ * the kind, then its fields as name=value ("vnic host=host-10 device=vmk1 mtu=9000 ..."), an
+ * unset string as "-". test_decode and test_alarms assert on these lines. */
+struct vim_sink tl_text_sink(struct vsl_buf *rows);
 
 /* ---- captured simulator answers (tests/unit/data/, made by capture.py) ---- */
 
