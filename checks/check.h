@@ -164,11 +164,6 @@ const struct est_datastore *chk_measured_datastore(const struct estate *e, size_
 typedef int chk_measured_fn(struct chk_ctx *ctx, const struct est_datastore *d,
                             const struct est_pod *p);
 int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_fn *judge);
-/* Calls judge(ctx, h, l) for every SAN LUN l of e and its host h (est_next_san_lun: local
- * devices and devices of unknown locality are skipped); returns the first error, else 0. For
- * the checks that judge each SAN LUN on its own. */
-typedef int chk_lun_fn(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l);
-int chk_each_san_lun(struct chk_ctx *ctx, const struct estate *e, chk_lun_fn *judge);
 /* What a chk_measured_fn judge reports: about datastore d (chk_emit_datastore), or when d is
  * NULL about datastore cluster p (a "storage_pod" object). */
 int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const struct est_pod *p,

@@ -15,33 +15,35 @@ static int well_named(const char *canonical)
     return 0;
 }
 
-/* SAN LUNs of any plug-in (the name is the array's doing, not the plug-in's); local devices
- * (mpx. boot disks, local SAS and NVMe) have no SAN identity to get right, and a device whose
- * locality is unknown is skipped rather than guessed at (chk_each_san_lun). */
-static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l)
-{
-    char name[512], msg[1024], prefix[16];
-
-    if (well_named(l->canonical_name))
-        return 0;
-    size_t n = strcspn(l->canonical_name, ".");
-    snprintf(prefix, sizeof(prefix), "%.*s", (int)(n < 8 ? n : 8), l->canonical_name);
-    snprintf(name, sizeof(name), "%s %s", h->name, l->canonical_name);
-    snprintf(msg, sizeof(msg),
-             "%s is identified as \"%s.\" instead of by its NAA/EUI/T10 name; on EMC Symmetrix "
-             "this means the SPC-2 bit is not set on the front-end port, so hosts may see the "
-             "device as a different LUN and VMFS creation can fail",
-             name, prefix);
-    json_t *ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", h->name,
-                           "device", l->canonical_name, "prefix", prefix, "vendor", l->vendor,
-                           "model", l->model, "satp", l->satp, "expected_prefixes", "naa.",
-                           "eui.", "t10.");
-    return chk_emit_lun(ctx, h, l, SEV_WARNING, msg, ev);
-}
-
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    return chk_each_san_lun(ctx, e, check_lun);
+    const struct est_host *h;
+    const struct est_lun *l;
+
+    /* SAN LUNs of any plug-in (the name is the array's doing, not the plug-in's); local
+     * devices (mpx. boot disks, local SAS and NVMe) have no SAN identity to get right, and a
+     * device whose locality is unknown is skipped rather than guessed at (est_host_san_lun). */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        char name[512], msg[1024], prefix[16];
+        if (well_named(l->canonical_name))
+            continue;
+        size_t n = strcspn(l->canonical_name, ".");
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)(n < 8 ? n : 8), l->canonical_name);
+        snprintf(name, sizeof(name), "%s %s", h->name, l->canonical_name);
+        snprintf(msg, sizeof(msg),
+                 "%s is identified as \"%s.\" instead of by its NAA/EUI/T10 name; on EMC "
+                 "Symmetrix this means the SPC-2 bit is not set on the front-end port, so "
+                 "hosts may see the device as a different LUN and VMFS creation can fail",
+                 name, prefix);
+        json_t *ev =
+            json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:[sss]}", "host", h->name, "device",
+                      l->canonical_name, "prefix", prefix, "vendor", l->vendor, "model", l->model,
+                      "satp", l->satp, "expected_prefixes", "naa.", "eui.", "t10.");
+        int r = chk_emit_lun(ctx, h, l, SEV_WARNING, msg, ev);
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 const struct check chk_device_identifier = {

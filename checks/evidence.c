@@ -66,18 +66,6 @@ int chk_each_measured(struct chk_ctx *ctx, const struct estate *e, chk_measured_
     return 0;
 }
 
-int chk_each_san_lun(struct chk_ctx *ctx, const struct estate *e, chk_lun_fn *judge)
-{
-    const struct est_host *h;
-    const struct est_lun *l;
-    int rc;
-
-    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));)
-        if ((rc = judge(ctx, h, l)) < 0)
-            return rc;
-    return 0;
-}
-
 /* Whether extent i's device is named by an earlier extent (two partitions of one device). */
 static int named_before(const struct est_datastore *d, size_t i)
 {

@@ -65,22 +65,15 @@ static json_t *commands(const struct est_lun *l, int iops, int set_psp)
     return a;
 }
 
-/* SAN LUNs only (chk_each_san_lun: local devices and devices whose locality is unknown are
- * skipped), claimed by NMP: Round Robin and its IOPS limit are NMP settings, and an `esxcli
- * storage nmp` fix cannot apply to an HPP or PowerPath device (host-coverage says which devices
- * were left to their own plug-in). Single-path LUNs are skipped too, where the PSP changes
- * nothing (multipath-redundancy reports those), as are LUNs without a reported PSP. */
-static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l)
+static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
+                     int want)
 {
     const char *hname = h->name;
     char name[512], msg[1024], type[32];
     enum vsl_severity sev;
-    int want = (int)chk_param(ctx, "iops");
+    int rr = !strcmp(l->psp, "VMW_PSP_RR");
     json_t *ev;
 
-    if (est_lun_plugin(l) != EST_PLUGIN_NMP || l->n_paths < 2 || !l->psp)
-        return 0;
-    int rr = !strcmp(l->psp, "VMW_PSP_RR");
     limit_type(l->psp_config, type, sizeof(type));
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
     if (!rr) {
@@ -128,7 +121,24 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    return chk_each_san_lun(ctx, e, check_lun);
+    int want = (int)chk_param(ctx, "iops");
+    const struct est_host *h;
+    const struct est_lun *l;
+
+    /* SAN LUNs only (est_host_san_lun: local devices and devices whose locality is unknown are
+     * skipped), claimed by NMP: Round Robin and its IOPS limit are NMP settings, and an
+     * `esxcli storage nmp` fix cannot apply to an HPP or PowerPath device (host-coverage says
+     * which devices were left to their own plug-in). Single-path LUNs are skipped too, where
+     * the PSP changes nothing (multipath-redundancy reports those), as are LUNs without a
+     * reported PSP. */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        if (est_lun_plugin(l) != EST_PLUGIN_NMP || l->n_paths < 2 || !l->psp)
+            continue;
+        int r = check_lun(ctx, h, l, want);
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 const struct check chk_multipath_policy = {

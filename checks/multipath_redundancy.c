@@ -96,15 +96,9 @@ static const struct est_hba *new_adapter(const struct est_host *h, const struct 
     return a;
 }
 
-/* SAN LUNs only (chk_each_san_lun: local devices and devices whose locality is unknown are
- * skipped). Paths are judged wherever vCenter reports them: NMP's and HPP's. A third party's
- * plug-in (PowerPath) keeps its paths to itself, so its devices are not judged (host-coverage
- * names them), and neither is a LUN with neither paths nor a PSP, which has no multipath
- * information at all. */
-static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l)
+static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
+                     enum est_plugin plugin, int min_paths)
 {
-    enum est_plugin plugin = est_lun_plugin(l);
-    int min_paths = (int)chk_param(ctx, "min_paths");
     const char *hname = h->name;
     size_t count[UNKNOWN + 1] = {0}, standby = 0, with_adapter = 0, n_adapters = 0;
     /* Two paths through one adapter are one failure away from none: the adapters must differ
@@ -113,8 +107,6 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     char name[512], msg[1024];
     json_t *paths, *dead_names, *adapters, *ev;
 
-    if (plugin == EST_PLUGIN_OTHER || (l->n_paths == 0 && !l->psp))
-        return 0;
     /* Counted first: most LUNs are healthy, and their evidence would be built for nothing. */
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
@@ -190,7 +182,24 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    return chk_each_san_lun(ctx, e, check_lun);
+    int min_paths = (int)chk_param(ctx, "min_paths");
+    const struct est_host *h;
+    const struct est_lun *l;
+
+    /* SAN LUNs only (est_host_san_lun: local devices and devices whose locality is unknown
+     * are skipped). Paths are judged wherever vCenter reports them: NMP's and HPP's. A third
+     * party's plug-in (PowerPath) keeps its paths to itself, so its devices are not judged
+     * (host-coverage names them), and neither is a LUN with neither paths nor a PSP, which has
+     * no multipath information at all. */
+    for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
+        enum est_plugin plugin = est_lun_plugin(l);
+        if (plugin == EST_PLUGIN_OTHER || (l->n_paths == 0 && !l->psp))
+            continue;
+        int r = check_lun(ctx, h, l, plugin, min_paths);
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 const struct check chk_multipath_redundancy = {
