@@ -172,6 +172,9 @@ int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const 
  * there (configuration or a non-RDM disk), templates excluded; and how many are powered on. */
 void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on);
 
+/* Whether virtual disk d is a raw device mapping (format rdm-physical or rdm-virtual): its data
+ * is on its own LUN, and only a small mapping file is on its datastore. */
+int chk_disk_rdm(const struct est_disk *d);
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);

@@ -90,6 +90,11 @@ json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d)
     return chk_ev_set(ev, "extents", names);
 }
 
+int chk_disk_rdm(const struct est_disk *d)
+{
+    return d->format && !strncmp(d->format, "rdm", 3);
+}
+
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
 {
     const char *ds = d->datastore < e->n_datastores ? e->datastores[d->datastore].name : NULL;
