@@ -81,19 +81,17 @@ static const struct est_hba *usable_adapter(const struct est_host *h, const stru
     return u == USABLE || u == UNKNOWN ? path_adapter(h, p) : NULL;
 }
 
-/* paths[i]'s usable adapter when no path before it goes through that adapter, else NULL: each
- * distinct adapter once, at its first path. */
-static const struct est_hba *new_adapter(const struct est_host *h, const struct est_lun *l,
-                                         size_t i)
+/* Whether no path before paths[i] goes through a, paths[i]'s usable adapter: each distinct
+ * adapter is counted and listed once, at its first path. */
+static int first_through(const struct est_host *h, const struct est_lun *l, size_t i,
+                         const struct est_hba *a)
 {
-    const struct est_hba *a = usable_adapter(h, &l->paths[i]);
-
-    for (size_t j = 0; a && j < i; j++) {
+    for (size_t j = 0; j < i; j++) {
         const struct est_hba *b = usable_adapter(h, &l->paths[j]);
         if (b && !strcmp(b->device, a->device))
-            return NULL;
+            return 0;
     }
-    return a;
+    return 1;
 }
 
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
@@ -110,11 +108,12 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     /* Counted first: most LUNs are healthy, and their evidence would be built for nothing. */
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
+        const struct est_hba *a = usable_adapter(h, p);
 
         count[path_use(p->state)]++;
         standby += p->state && !strcmp(p->state, "standby");
-        with_adapter += usable_adapter(h, p) != NULL;
-        n_adapters += new_adapter(h, l, i) != NULL;
+        with_adapter += a != NULL;
+        n_adapters += a && first_through(h, l, i, a);
     }
     size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
     /* The paths that count whose adapter cannot be told. */
@@ -132,13 +131,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     adapters = json_array();
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        const struct est_hba *a = new_adapter(h, l, i);
+        const struct est_hba *a = usable_adapter(h, p);
 
         paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
                                                p->state, "adapter", p->adapter));
         if (path_use(p->state) == DEAD && p->name)
             dead_names = chk_ev_append(dead_names, json_string(p->name));
-        if (a)
+        if (a && first_through(h, l, i, a))
             adapters = chk_ev_append(adapters, json_string(a->device));
     }
     if (!paths || !dead_names || !adapters) {
