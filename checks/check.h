@@ -172,6 +172,9 @@ int chk_emit_measured(struct chk_ctx *ctx, const struct est_datastore *d, const 
  * there (configuration or a non-RDM disk), templates excluded; and how many are powered on. */
 void chk_vms_on_datastore(const struct estate *e, size_t ds, int *vms, int *powered_on);
 
+/* Whether virtual disk d is a raw device mapping (format rdm-physical or rdm-virtual): its data
+ * is on its own LUN, and only a small mapping file is on its datastore. */
+int chk_disk_rdm(const struct est_disk *d);
 /* A virtual disk of e as evidence: label, file_name, format, datastore (its name, null when
  * unknown) and capacity_bytes (when known). A new reference, NULL when memory runs out. */
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
@@ -182,6 +185,13 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
  * figures are that old) and datastores (the names of e's datastores it backs). A new
  * reference, NULL when memory runs out. */
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* The parameters of the free-space rule (datastore-free-space, pool-free-space): the Unity
+ * guide's pool-capacity thresholds, warn_free_pct 30, crit_free_pct 10, snap_free_pct 5. */
+extern const struct chk_param chk_free_params[];
+/* Sets the run's values of chk_free_params in evidence ev as "warn_free_pct", "crit_free_pct"
+ * and "snap_free_pct". Takes ev's reference and returns it, or NULL when ev is NULL or memory
+ * runs out (ev is released then). */
+json_t *chk_ev_free_params(json_t *ev, const struct chk_ctx *ctx);
 /* A level of a free-space rule (datastore-free-space, pool-free-space): the parameter whose
  * share of capacity free space is below, the finding's severity, the evidence's "level", and
  * the message's words before and after the threshold. */

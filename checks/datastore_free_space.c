@@ -4,14 +4,6 @@
 
 #include "checks/check.h"
 
-static const struct chk_param params[] = {
-    {"warn_free_pct", 30, 0, 100, "%", "warning when free space is below this share of capacity"},
-    {"crit_free_pct", 10, 0, 100, "%", "critical when free space is below this share of capacity"},
-    {"snap_free_pct", 5, 0, 100, "%",
-     "critical, snapshots and replication at risk, when free space is below this share"},
-    {0},
-};
-
 /* The three levels, most severe first. */
 static const struct chk_free_level levels[] = {
     {"snap_free_pct", SEV_CRITICAL, "snapshots_at_risk",
@@ -28,9 +20,6 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
     const char *name = d ? d->name : p->name;
     int64_t capacity = d ? d->capacity : p->capacity,
             free_space = d ? d->free_space : p->free_space;
-    double warn = chk_param(ctx, "warn_free_pct");
-    double crit = chk_param(ctx, "crit_free_pct");
-    double snap = chk_param(ctx, "snap_free_pct");
     double free_pct = (double)free_space * 100.0 / (double)capacity;
     double threshold = 0;
     const struct chk_free_level *l = chk_free_level(ctx, levels, sizeof(levels) / sizeof(levels[0]),
@@ -43,10 +32,9 @@ static int evaluate(struct chk_ctx *ctx, const struct est_datastore *d, const st
     snprintf(msg, sizeof(msg), "%s%s has %.1f %% free (%s of %s)%s%g%s (threshold %g %%)",
              d ? "" : "datastore cluster ", name, free_pct, chk_size(free_space, fr, sizeof(fr)),
              chk_size(capacity, ca, sizeof(ca)), l->before, threshold, l->after, threshold);
-    json_t *ev =
-        json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:s}", "capacity_bytes", (json_int_t)capacity,
-                  "free_bytes", (json_int_t)free_space, "free_pct", free_pct, "warn_free_pct", warn,
-                  "crit_free_pct", crit, "snap_free_pct", snap, "level", l->name);
+    json_t *ev = json_pack("{s:I, s:I, s:f}", "capacity_bytes", (json_int_t)capacity,
+                           "free_bytes", (json_int_t)free_space, "free_pct", free_pct);
+    ev = chk_ev_set(chk_ev_free_params(ev, ctx), "level", json_string(l->name));
     /* The pools behind the datastore, when a configured array holds its LUNs: the space a
      * thin LUN can still take is theirs, whatever the datastore shows. */
     if (d && d->n_pools) {
@@ -91,7 +79,7 @@ const struct check chk_datastore_free_space = {
         "Datastore > Increase Datastore Capacity, or on a host: vmkfstools --growfs). For a "
         "datastore cluster, add a datastore to it (Move-Datastore -Datastore <ds> -Destination "
         "<pod>).",
-    .params = params,
+    .params = chk_free_params,
     .needs = CHK_NEEDS_DATASTORE,
     .run = run,
 };

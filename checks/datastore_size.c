@@ -45,7 +45,7 @@ static struct largest *largest_vms(const struct estate *e)
         size_t nt = 0;
         for (size_t k = 0; k < vm->n_disks; k++) {
             const struct est_disk *d = &vm->disks[k];
-            if (d->capacity_bytes <= 0 || (d->format && !strncmp(d->format, "rdm", 3)))
+            if (d->capacity_bytes <= 0 || chk_disk_rdm(d))
                 continue;
             const size_t *where = &d->datastore;
             size_t n_where = 1;

@@ -396,6 +396,19 @@ static const struct {
     {CHK_NEEDS_ISCSI_BINDINGS, "iscsi-bindings", "the iSCSI port bindings"},
 };
 
+/* The staleness rule, one predicate per kind, for check c (only what it needs counts): a host
+ * that is not connected, of which vCenter holds only its last known configuration, and an
+ * inaccessible datastore, whose capacity figures in vCenter are stale. */
+static int host_stale(const struct check *c, const struct est_host *h)
+{
+    return (c->needs & CHK_NEEDS_HOST) && !chk_host_current(h);
+}
+
+static int datastore_stale(const struct check *c, const struct est_datastore *d)
+{
+    return (c->needs & CHK_NEEDS_DATASTORE) && d->accessible == 0;
+}
+
 /* Records where check c could not judge e: hosts and datastores whose inputs it needs were
  * not read in the poll that made e. */
 static int note_unverifiable(struct chk_results *r, const struct check *c, const struct estate *e)
@@ -405,7 +418,7 @@ static int note_unverifiable(struct chk_results *r, const struct check *c, const
 
     for (size_t i = 0; rc == 0 && i < e->n_hosts; i++) {
         const struct est_host *h = &e->hosts[i];
-        if ((c->needs & CHK_NEEDS_HOST) && !chk_host_current(h)) {
+        if (host_stale(c, h)) {
             snprintf(reason, sizeof(reason),
                      "host %s is %s: vCenter holds only its last known configuration", h->name,
                      h->connection_state);
@@ -423,7 +436,7 @@ static int note_unverifiable(struct chk_results *r, const struct check *c, const
     }
     for (size_t i = 0; rc == 0 && (c->needs & CHK_NEEDS_DATASTORE) && i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
-        if (d->accessible != 0)
+        if (!datastore_stale(c, d))
             continue;
         snprintf(reason, sizeof(reason),
                  "datastore %s is inaccessible: its capacity figures in vCenter are stale",
@@ -433,16 +446,16 @@ static int note_unverifiable(struct chk_results *r, const struct check *c, const
     return rc;
 }
 
-/* Whether finding f of a check that needs what it needs stands on stale configuration: on a
- * disconnected host, or about an inaccessible datastore. */
+/* Whether finding f of check c stands on stale configuration: on a disconnected host, or
+ * about an inaccessible datastore (host_stale(), datastore_stale()). */
 static int stale(const struct check *c, const struct estate *e, const struct chk_finding *f)
 {
     for (size_t i = 0; (c->needs & CHK_NEEDS_HOST) && f->host_moref && i < e->n_hosts; i++)
-        if (!chk_host_current(&e->hosts[i]) && strcmp(e->hosts[i].moref, f->host_moref) == 0)
+        if (host_stale(c, &e->hosts[i]) && strcmp(e->hosts[i].moref, f->host_moref) == 0)
             return 1;
     for (size_t i = 0; (c->needs & CHK_NEEDS_DATASTORE) && f->object_moref && i < e->n_datastores;
          i++)
-        if (e->datastores[i].accessible == 0 &&
+        if (datastore_stale(c, &e->datastores[i]) &&
             strcmp(e->datastores[i].moref, f->object_moref) == 0)
             return 1;
     return 0;
@@ -456,9 +469,9 @@ static void drop_stale(struct chk_results *r, size_t first, const struct check *
 
     /* Most estates have no stale object at all: then no finding needs the search. */
     for (size_t i = 0; (c->needs & CHK_NEEDS_HOST) && i < e->n_hosts && !n_stale; i++)
-        n_stale += !chk_host_current(&e->hosts[i]);
+        n_stale += host_stale(c, &e->hosts[i]);
     for (size_t i = 0; (c->needs & CHK_NEEDS_DATASTORE) && i < e->n_datastores && !n_stale; i++)
-        n_stale += e->datastores[i].accessible == 0;
+        n_stale += datastore_stale(c, &e->datastores[i]);
     if (!n_stale)
         return;
 

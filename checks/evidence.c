@@ -90,6 +90,11 @@ json_t *chk_ev_extents(json_t *ev, const struct est_datastore *d)
     return chk_ev_set(ev, "extents", names);
 }
 
+int chk_disk_rdm(const struct est_disk *d)
+{
+    return d->format && !strncmp(d->format, "rdm", 3);
+}
+
 json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
 {
     const char *ds = d->datastore < e->n_datastores ? e->datastores[d->datastore].name : NULL;
@@ -100,6 +105,22 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
     if (d->capacity_bytes != EST_UNKNOWN)
         j = chk_ev_set(j, "capacity_bytes", json_integer(d->capacity_bytes));
     return j;
+}
+
+const struct chk_param chk_free_params[] = {
+    {"warn_free_pct", 30, 0, 100, "%", "warning when free space is below this share of capacity"},
+    {"crit_free_pct", 10, 0, 100, "%", "critical when free space is below this share of capacity"},
+    {"snap_free_pct", 5, 0, 100, "%",
+     "critical, snapshots and replication at risk, when free space is below this share"},
+    {0},
+};
+
+json_t *chk_ev_free_params(json_t *ev, const struct chk_ctx *ctx)
+{
+    for (size_t i = 0; ev && chk_free_params[i].name; i++)
+        ev = chk_ev_set(ev, chk_free_params[i].name,
+                        json_real(chk_param(ctx, chk_free_params[i].name)));
+    return ev;
 }
 
 const struct chk_free_level *chk_free_level(const struct chk_ctx *ctx,

@@ -54,6 +54,15 @@ static struct uplink find_uplink(const struct estate *e, const struct est_host *
     return u;
 }
 
+/* Whether vmknic index vi is bound to iSCSI adapter b. */
+static int bound_to(const struct est_iscsi_hba *b, size_t vi)
+{
+    for (size_t j = 0; j < b->n_bound_vnics; j++)
+        if (b->bound_vnics[j] == vi)
+            return 1;
+    return 0;
+}
+
 /* The iSCSI adapters vmknic index vi is bound to, as a JSON array (empty when none). */
 static json_t *bound_adapters(const struct est_host *h, size_t vi)
 {
@@ -61,12 +70,8 @@ static json_t *bound_adapters(const struct est_host *h, size_t vi)
 
     for (size_t i = 0; a && i < h->n_iscsi_hbas; i++) {
         const struct est_iscsi_hba *b = &h->iscsi_hbas[i];
-        for (size_t j = 0; j < b->n_bound_vnics; j++) {
-            if (b->bound_vnics[j] == vi) {
-                a = chk_ev_append(a, json_string(b->device ? b->device : "?"));
-                break;
-            }
-        }
+        if (bound_to(b, vi))
+            a = chk_ev_append(a, json_string(b->device ? b->device : "?"));
     }
     return a;
 }
@@ -130,8 +135,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         for (size_t vi = 0; vi < h->n_vnics; vi++) {
             int bound = 0;
             for (size_t i = 0; i < h->n_iscsi_hbas && !bound; i++)
-                for (size_t j = 0; j < h->iscsi_hbas[i].n_bound_vnics && !bound; j++)
-                    bound = h->iscsi_hbas[i].bound_vnics[j] == vi;
+                bound = bound_to(&h->iscsi_hbas[i], vi);
             if (!bound || !h->vnics[vi].device)
                 continue;
             int r = check_vnic(ctx, e, h, vi, want);

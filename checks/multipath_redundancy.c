@@ -71,47 +71,53 @@ static json_t *commands(const struct est_lun *l, enum est_plugin plugin)
     return chk_ev_append(a, json_string("esxcli storage core adapter rescan --all"));
 }
 
-/* Whether a path before paths[i] that counts for redundancy goes through adapter device. */
-static int adapter_seen(const struct est_host *h, const struct est_lun *l, size_t i,
-                        const char *device)
+/* The adapter a path adds to its LUN's redundancy, or NULL: a path counts when it is usable or
+ * in an unknown state (not known to be down), through an adapter that can be told
+ * (path_adapter()). */
+static const struct est_hba *usable_adapter(const struct est_host *h, const struct est_path *p)
+{
+    enum use u = path_use(p->state);
+
+    return u == USABLE || u == UNKNOWN ? path_adapter(h, p) : NULL;
+}
+
+/* Whether no path before paths[i] goes through a, paths[i]'s usable adapter: each distinct
+ * adapter is counted and listed once, at its first path. */
+static int first_through(const struct est_host *h, const struct est_lun *l, size_t i,
+                         const struct est_hba *a)
 {
     for (size_t j = 0; j < i; j++) {
-        const struct est_hba *a = path_adapter(h, &l->paths[j]);
-        enum use u = path_use(l->paths[j].state);
-        if (a && (u == USABLE || u == UNKNOWN) && !strcmp(a->device, device))
-            return 1;
+        const struct est_hba *b = usable_adapter(h, &l->paths[j]);
+        if (b && !strcmp(b->device, a->device))
+            return 0;
     }
-    return 0;
+    return 1;
 }
 
 static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
                      enum est_plugin plugin, int min_paths)
 {
     const char *hname = h->name;
-    size_t count[UNKNOWN + 1] = {0}, standby = 0, no_adapter = 0, n_adapters = 0;
+    size_t count[UNKNOWN + 1] = {0}, standby = 0, with_adapter = 0, n_adapters = 0;
     /* Two paths through one adapter are one failure away from none: the adapters must differ
      * too, as many as min_paths asks for, up to two (one per fabric). */
     size_t min_adapters = min_paths < 2 ? (size_t)min_paths : 2;
     char name[512], msg[1024];
     json_t *paths, *dead_names, *adapters, *ev;
-    int r = 0;
 
     /* Counted first: most LUNs are healthy, and their evidence would be built for nothing. */
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        const struct est_hba *a = path_adapter(h, p);
-        enum use u = path_use(p->state);
+        const struct est_hba *a = usable_adapter(h, p);
 
-        count[u]++;
+        count[path_use(p->state)]++;
         standby += p->state && !strcmp(p->state, "standby");
-        if (u == USABLE || u == UNKNOWN) {
-            if (!a)
-                no_adapter++;
-            else if (!adapter_seen(h, l, i, a->device))
-                n_adapters++;
-        }
+        with_adapter += a != NULL;
+        n_adapters += a && first_through(h, l, i, a);
     }
     size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
+    /* The paths that count whose adapter cannot be told. */
+    size_t no_adapter = usable + unknown - with_adapter;
     /* A path in an unknown state, or whose adapter cannot be told, is given the benefit of the
      * doubt (it is not known to be down, or to share an adapter); it is listed in the
      * evidence. */
@@ -125,17 +131,16 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     adapters = json_array();
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        const struct est_hba *a = path_adapter(h, p);
-        enum use u = path_use(p->state);
+        const struct est_hba *a = usable_adapter(h, p);
 
         paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
                                                p->state, "adapter", p->adapter));
-        if (u == DEAD && p->name)
+        if (path_use(p->state) == DEAD && p->name)
             dead_names = chk_ev_append(dead_names, json_string(p->name));
-        if ((u == USABLE || u == UNKNOWN) && a && chk_append_unique(adapters, a->device) < 0)
-            r = -ENOMEM;
+        if (a && first_through(h, l, i, a))
+            adapters = chk_ev_append(adapters, json_string(a->device));
     }
-    if (r < 0 || !paths || !dead_names || !adapters) {
+    if (!paths || !dead_names || !adapters) {
         json_decref(paths);
         json_decref(dead_names);
         json_decref(adapters);

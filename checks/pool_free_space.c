@@ -4,14 +4,6 @@
 
 #include "checks/check.h"
 
-static const struct chk_param params[] = {
-    {"warn_free_pct", 30, 0, 100, "%", "warning when the pool's free space is below this share"},
-    {"crit_free_pct", 10, 0, 100, "%", "critical when the pool's free space is below this share"},
-    {"snap_free_pct", 5, 0, 100, "%",
-     "critical, snapshots and replication sessions being invalidated, below this share"},
-    {0},
-};
-
 static const struct chk_free_level levels[] = {
     {"snap_free_pct", SEV_CRITICAL, "snapshots_invalidated", "; below ",
      " % free the array invalidates snapshots and replication sessions"},
@@ -60,9 +52,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  chk_size(p->size_total, to, sizeof(to)), l->before, threshold, l->after, dss);
         json_t *ev = chk_ev_pool(e, p);
         ev = chk_ev_set(ev, "level", json_string(l->name));
-        ev = chk_ev_set(ev, "warn_free_pct", json_real(chk_param(ctx, "warn_free_pct")));
-        ev = chk_ev_set(ev, "crit_free_pct", json_real(chk_param(ctx, "crit_free_pct")));
-        ev = chk_ev_set(ev, "snap_free_pct", json_real(chk_param(ctx, "snap_free_pct")));
+        ev = chk_ev_free_params(ev, ctx);
         int rc = chk_emit_pool(ctx, p, l->severity, msg, ev);
         if (rc < 0)
             return rc;
@@ -87,6 +77,6 @@ const struct check chk_pool_free_space = {
         "pool -id <pool> extend), delete or expire snapshots in the pool, or move LUNs to "
         "another pool (Unisphere: LUN > Move); on the vSphere side reclaim dead space "
         "(esxcli storage vmfs unmap -l <datastore>) so freed blocks return to the pool.",
-    .params = params,
+    .params = chk_free_params,
     .run = run,
 };

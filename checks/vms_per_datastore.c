@@ -24,18 +24,13 @@ struct count {
     size_t last_other;    /* the same for other_files_only */
 };
 
-static int is_rdm(const struct est_disk *d)
-{
-    return d->format && !strncmp(d->format, "rdm", 3);
-}
-
 /* Whether vm lives on datastore ds (see count_vms). */
 static int lives_on(const struct est_vm *vm, size_t ds)
 {
     if (vm->config_datastore == ds)
         return 1;
     for (size_t k = 0; k < vm->n_disks; k++)
-        if (vm->disks[k].datastore == ds && !is_rdm(&vm->disks[k]))
+        if (vm->disks[k].datastore == ds && !chk_disk_rdm(&vm->disks[k]))
             return 1;
     return 0;
 }
@@ -67,7 +62,7 @@ static void count_vms(const struct estate *e, struct count *n)
         const struct est_vm *vm = &e->vms[v];
         count_on(n, e->n_datastores, vm->config_datastore, vm, v);
         for (size_t k = 0; k < vm->n_disks; k++)
-            if (!is_rdm(&vm->disks[k]))
+            if (!chk_disk_rdm(&vm->disks[k]))
                 count_on(n, e->n_datastores, vm->disks[k].datastore, vm, v);
     }
     /* The VMs that list a datastore without living there, for the evidence. */

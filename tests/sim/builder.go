@@ -22,6 +22,8 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"simkit"
 )
 
 // GiB is the unit for every size in the scenarios.
@@ -764,10 +766,6 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			if major == 0 {
 				major = 6
 			}
-			version := "6.82"
-			if major == 5 {
-				version = "5.81"
-			}
 			var extents []types.HostScsiDiskPartition
 			if s.localDisk != "" {
 				extents = append(extents, types.HostScsiDiskPartition{DiskName: s.localDisk, Partition: 3})
@@ -788,7 +786,7 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 					BlockSizeMb:          1,
 					MaxBlocks:            63963136,
 					MajorVersion:         major,
-					Version:              version,
+					Version:              simkit.VmfsVersion(int(major)),
 					Uuid:                 uuid,
 					Extent:               extents,
 					Local:                types.NewBool(s.localDisk != ""),

@@ -6,7 +6,11 @@ package main
 // device list, a LUN's descriptors, durable name and inquiry bytes, every
 // path with its Fibre Channel transport.
 
-import "strconv"
+import (
+	"strconv"
+
+	"simkit"
+)
 
 // Object types and their morefs.
 const (
@@ -547,11 +551,7 @@ func (s *gen) dsProp(o *out, g int, p string) {
 			o.s("</capacity><blockSizeMb>1</blockSizeMb><maxBlocks>63963136</maxBlocks><majorVersion>")
 			o.i(f.vmfs)
 			o.s("</majorVersion><version>")
-			if f.vmfs == 6 {
-				o.s("6.82")
-			} else {
-				o.s("5.81")
-			}
+			o.s(simkit.VmfsVersion(f.vmfs))
 			o.s("</version><uuid>")
 			s.dsUUID(o, g)
 			o.s("</uuid><extent><diskName>")

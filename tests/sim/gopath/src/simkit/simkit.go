@@ -1,6 +1,7 @@
 // Package simkit holds what the test harness's Go programs share (the vCenter simulator
 // tests/sim, the synthetic responder tests/sim/synth, the Unity responder tests/sim/unity):
-// the password they accept and their TLS certificate. tests/sim/build.sh puts
+// the password they accept, their TLS certificate, and what both vCenter simulators report of a
+// VMFS volume (VmfsVersion). tests/sim/build.sh puts
 // tests/sim/gopath first on GOPATH, so they import it as "simkit".
 package simkit
 
@@ -115,4 +116,13 @@ func (s Stop) Wait(seconds int) {
 	case <-timeout:
 		log.Printf("-stop-after-seconds %d reached: stopping", seconds)
 	}
+}
+
+// VmfsVersion is the version string ESXi reports for a VMFS volume of major version major
+// (VmfsDatastoreInfo.vmfs.version): "5.81" for VMFS5, "6.82" for VMFS6.
+func VmfsVersion(major int) string {
+	if major == 5 {
+		return "5.81"
+	}
+	return "6.82"
 }
