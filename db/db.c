@@ -724,61 +724,28 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
         " last_poll_id = excluded.last_poll_id,"
         " last_success_ms = coalesce(excluded.last_success_ms, last_success_ms),"
         " last_error = excluded.last_error, kind = excluded.kind";
-    sqlite3_stmt *st = NULL;
-    int64_t id;
-    int rc, r;
+    int r = db_run(db->h, poll_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
+                   DB_INT(p->started_ms), DB_INT(p->finished_ms), DB_INT(p->error == NULL),
+                   DB_TEXT(p->error), DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
+                   DB_TEXT(p->version));
 
-    rc = sqlite3_prepare_v2(db->h, poll_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(p->started_ms),
-                     DB_INT(p->finished_ms), DB_INT(p->error == NULL), DB_TEXT(p->error),
-                     DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
-                     DB_TEXT(p->version));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE)
-        goto fail;
-    id = sqlite3_last_insert_rowid(db->h);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (p->row_only)
-        return 0;
-
-    rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id), DB_INT(p->finished_ms),
-                     DB_TEXT(p->error), DB_TEXT(kind));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE)
-        goto fail;
-    sqlite3_finalize(st);
-    return 0;
-
-fail:
-    r = db_fail(db->h, rc, "recording a poll");
-    sqlite3_finalize(st);
-    return r;
+    if (r < 0 || p->row_only)
+        return r;
+    return db_run(db->h, vc_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
+                  DB_INT(sqlite3_last_insert_rowid(db->h)), DB_INT(p->finished_ms),
+                  DB_TEXT(p->error), DB_TEXT(kind));
 }
 
 /* When vcenter's last successful poll finished (before this one is recorded), 0 if never. */
 static int last_success(struct db *db, const char *vcenter, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->h, "SELECT last_success_ms FROM vcenters WHERE name = ?1", -1,
-                                &st, NULL);
+    int r = db_row(db->h, "SELECT last_success_ms FROM vcenters WHERE name = ?1", &st,
+                   "reading the last poll", DB_TEXT(vcenter));
 
-    *out = 0;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
-        rc = SQLITE_DONE;
-    }
+    *out = r == 0 ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading the last poll");
+    return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
 void db_set_capacity_retention(struct db *db, int days)
