@@ -546,23 +546,19 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
 {
     sqlite3_stmt *st = NULL;
     char sql[96];
-    int k, rc = SQLITE_OK;
+    int k, r = 0;
 
-    for (k = 0; k < DB_NKINDS && rc == SQLITE_OK; k++) {
+    for (k = 0; k < DB_NKINDS && r == 0; k++) {
         snprintf(sql, sizeof(sql),
                  "SELECT count(*) FROM " DB_STAGE_SCHEMA "." DB_STAGE_PREFIX "%s",
                  db_table_name(kind_table[k]));
-        rc = sqlite3_prepare_v2(snap->db->h, sql, -1, &st, NULL);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
+        r = db_row_args(snap->db->h, sql, &st, "counting rows", NULL, 0);
+        if (r == 0)
             counts[k] = sqlite3_column_int64(st, 0);
-            rc = SQLITE_OK;
-        }
         sqlite3_finalize(st);
         st = NULL;
     }
-    return rc == SQLITE_OK ? 0 : db_fail(snap->db->h, rc, "counting rows");
+    return r;
 }
 
 /* Runs st with ?1 bound to the snapshot's vCenter: 1 if it returned a row, 0 if not. */
@@ -592,14 +588,12 @@ static int same_columns(struct db *db, enum db_table t)
         "AND s.hidden = 0 AND m.hidden = 0";
     char stage[96];
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL), r;
+    int r;
 
     snprintf(stage, sizeof(stage), DB_STAGE_PREFIX "%s", db_table_name(t));
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(db_table_name(t)), DB_TEXT(stage));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    r = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) == 1 : db_fail(db->h, rc, "comparing columns");
+    r = db_row(db->h, sql, &st, "comparing columns", DB_TEXT(db_table_name(t)), DB_TEXT(stage));
+    if (r == 0)
+        r = sqlite3_column_int(st, 0) == 1;
     sqlite3_finalize(st);
     return r;
 }

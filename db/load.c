@@ -883,22 +883,16 @@ static int count_rows(struct load *L, sqlite3 *h, const struct table *t, size_t 
 {
     struct vsl_buf sql;
     sqlite3_stmt *st = NULL;
-    int r, rc = SQLITE_NOMEM;
+    int r;
 
     *n = 0;
     vsl_buf_init(&sql, 4096);
     r = vsl_buf_printf(&sql, "SELECT count(*) FROM %s x%s WHERE x.vcenter = ?1%s",
                        db_table_name(t->t), t->join ? t->join : "", t->where ? t->where : "");
     if (r == 0)
-        rc = sqlite3_prepare_v2(h, sql.data, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        r = db_row(h, sql.data, &st, "counting an estate's objects", DB_TEXT(L->e->vcenter));
+    if (r == 0)
         *n = (size_t)sqlite3_column_int64(st, 0);
-        rc = SQLITE_OK;
-    }
-    if (r == 0 && rc != SQLITE_OK)
-        r = db_fail(h, rc, "counting an estate's objects");
     sqlite3_finalize(st);
     vsl_buf_free(&sql);
     return r;
