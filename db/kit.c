@@ -1,5 +1,6 @@
 /* The SQLite kit of db/: errors that are never 0, one error message, one bind of text or NULL,
- * the JSON of a column, the SELECT list of a table, the keyset cursor codec and the ISO time. */
+ * a statement's first row, each row or no row, the JSON of a column, the SELECT list of a
+ * table, the keyset cursor codec and the ISO time. */
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
