@@ -8,21 +8,8 @@
 #include "db/db-private.h"
 #include "util/err.h"
 
-/* Runs sql with ?1 vcenter and the integers of v[0..n) as ?2...; no rows. */
-static int run(struct db *db, const char *sql, const char *vcenter, const int64_t *v, int n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    for (int i = 0; i < n && rc == SQLITE_OK; i++)
-        rc = sqlite3_bind_int64(st, i + 2, v[i]);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "writing the capacity history");
-}
+/* What a failed write of the capacity history says (at debug level). */
+#define WRITING "writing the capacity history"
 
 /* Keeps, among vcenter's points in [from, to), the latest of each bucket of bucket_ms. */
 static int thin(struct db *db, const char *vcenter, int64_t from, int64_t to, int64_t bucket_ms)
@@ -31,9 +18,9 @@ static int thin(struct db *db, const char *vcenter, int64_t from, int64_t to, in
         "DELETE FROM capacity_history WHERE rowid IN (SELECT id FROM (SELECT rowid AS id,"
         " row_number() OVER (PARTITION BY moref, t_ms / ?4 ORDER BY t_ms DESC) AS n"
         " FROM capacity_history WHERE vcenter = ?1 AND t_ms >= ?2 AND t_ms < ?3) WHERE n > 1)";
-    const int64_t v[] = {from, to, bucket_ms};
-
-    return from < to ? run(db, sql, vcenter, v, 3) : 0;
+    return from < to ? db_run(db->h, sql, WRITING, DB_TEXT(vcenter), DB_INT(from), DB_INT(to),
+                              DB_INT(bucket_ms))
+                     : 0;
 }
 
 int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t prev_ms)
@@ -48,7 +35,7 @@ int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t
         " UNION ALL SELECT vcenter, 'storage_pod', moref, ?2, capacity, free_space, NULL"
         " FROM storage_pods WHERE vcenter = ?1 AND capacity > 0 AND free_space >= 0";
     static const char old[] = "DELETE FROM capacity_history WHERE vcenter = ?1 AND t_ms < ?2";
-    int r = run(db, ins, vcenter, &t_ms, 1);
+    int r = db_run(db->h, ins, WRITING, DB_TEXT(vcenter), DB_INT(t_ms));
 
     /* Only what crossed an age since the previous poll needs thinning (with the rest of its
      * bucket); what is older was thinned then. Without one, everything is looked at. */
@@ -63,7 +50,7 @@ int db_capacity_record(struct db *db, const char *vcenter, int64_t t_ms, int64_t
     }
     if (r == 0 && db->capacity_retention_ms > 0) {
         int64_t before = t_ms - db->capacity_retention_ms;
-        r = run(db, old, vcenter, &before, 1);
+        r = db_run(db->h, old, WRITING, DB_TEXT(vcenter), DB_INT(before));
     }
     return r;
 }
@@ -81,7 +68,7 @@ int db_runway_record(struct db *db, const char *vcenter, int64_t now_ms,
     r = db_exec(db->h, "BEGIN IMMEDIATE");
     if (r < 0)
         return r;
-    r = run(db, "DELETE FROM runway WHERE vcenter = ?1", vcenter, NULL, 0);
+    r = db_run(db->h, "DELETE FROM runway WHERE vcenter = ?1", WRITING, DB_TEXT(vcenter));
     if (r < 0)
         goto fail;
     rc = sqlite3_prepare_v2(db->h, ins_sql, -1, &st, NULL);
@@ -141,21 +128,20 @@ static int find_object(struct db *db, const char *vcenter, const char *moref, co
     return r;
 }
 
-/* sql prepared with ?1 vcenter and ?2 moref bound; SQLite's result code. */
-static int prepare_object(struct db *db, const char *sql, const char *vcenter, const char *moref,
-                          sqlite3_stmt **st)
-{
-    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
-
-    if (rc == SQLITE_OK)
-        rc = db_bind(*st, DB_TEXT(vcenter), DB_TEXT(moref));
-    return rc;
-}
-
 static json_t *int_or_null(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
                                                      : json_integer(sqlite3_column_int64(st, i));
+}
+
+/* Appends the point of the current row of st to the array points (a db_row_fn). */
+static int append_point(sqlite3_stmt *st, void *points)
+{
+    json_t *p =
+        json_pack("{s:o,s:o,s:o,s:o}", "t", db_json_time(st, 0), "capacity", int_or_null(st, 1),
+                  "free_space", int_or_null(st, 2), "uncommitted", int_or_null(st, 3));
+
+    return p && json_array_append_new(points, p) == 0 ? 0 : -ENOMEM;
 }
 
 int db_capacity_series(struct db *db, const char *vcenter, const char *moref, const char *name,
@@ -170,7 +156,7 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
     char *m = NULL, *kind = NULL, *nm = NULL;
     sqlite3_stmt *st = NULL;
     json_t *o = NULL, *points = json_array();
-    int rc, r;
+    int r;
 
     assert(db && vcenter && out && (moref || name));
     *out = NULL;
@@ -178,24 +164,13 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
         return -ENOMEM;
     /* One read transaction: the points and the estimate of one committed state. */
     r = db_exec(db->h, "BEGIN");
+    if (r == 0)
+        r = find_object(db, vcenter, moref, name, &m, &kind, &nm);
+    if (r == 0)
+        r = db_each(db->h, pts_sql, "reading the capacity history", append_point, points,
+                    DB_TEXT(vcenter), DB_TEXT(m));
     if (r < 0)
         goto out;
-    r = find_object(db, vcenter, moref, name, &m, &kind, &nm);
-    if (r < 0)
-        goto out;
-    rc = prepare_object(db, pts_sql, vcenter, m, &st);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *p = json_pack("{s:o,s:o,s:o,s:o}", "t", db_json_time(st, 0), "capacity",
-                              int_or_null(st, 1), "free_space", int_or_null(st, 2),
-                              "uncommitted", int_or_null(st, 3));
-        rc = p && json_array_append_new(points, p) == 0 ? SQLITE_OK : SQLITE_NOMEM;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc != SQLITE_DONE) {
-        r = db_fail(db->h, rc, "reading the capacity history");
-        goto out;
-    }
     /* Before an evaluation estimated it, as the inventory pages show it. */
     o = json_pack("{s:s,s:s,s:s,s:s,s:O,s:o,s:n,s:n,s:n}", "vcenter", vcenter, "moref", m, "name",
                   nm, "kind", kind, "points", points, "runway",
@@ -205,8 +180,8 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
         r = -ENOMEM;
         goto out;
     }
-    rc = prepare_object(db, rw_sql, vcenter, m, &st);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    r = db_row(db->h, rw_sql, &st, "reading the runway", DB_TEXT(vcenter), DB_TEXT(m));
+    if (r == 0) {
         const char *j = (const char *)sqlite3_column_text(st, 0);
         json_t *rw = j ? json_loads(j, 0, NULL) : NULL;
         if (rw)
@@ -214,14 +189,12 @@ int db_capacity_series(struct db *db, const char *vcenter, const char *moref, co
         json_object_set_new(o, "computed", db_json_time(st, 1));
         json_object_set_new(o, "warn_free_pct", json_real(sqlite3_column_double(st, 2)));
         json_object_set_new(o, "crit_free_pct", json_real(sqlite3_column_double(st, 3)));
-        rc = SQLITE_DONE;
     }
-    if (rc != SQLITE_DONE) {
-        r = db_fail(db->h, rc, "reading the runway");
-        goto out;
+    if (r == 0 || r == -VSL_ENOTFOUND) {
+        *out = o;
+        o = NULL;
+        r = 0;
     }
-    *out = o;
-    o = NULL;
 out:
     sqlite3_finalize(st);
     if (!sqlite3_get_autocommit(db->h))

@@ -161,6 +161,25 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
 #define db_row(h, sql, st, what, ...)                                                              \
     db_row_args((h), (sql), (st), (what), (const struct db_arg[]){__VA_ARGS__},                    \
                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
+/* What db_each() does with a row of st: 0 to go on to the next, or a negative error that ends
+ * the walk. */
+typedef int db_row_fn(sqlite3_stmt *st, void *ctx);
+/* Steps st to its end, handing each row to fn(st, ctx): 0, fn's error, or db_fail(.., what).
+ * st stays the caller's (bound before, reset or finalized after). */
+int db_each_row(sqlite3_stmt *st, const char *what, db_row_fn *fn, void *ctx);
+/* The rows of sql (args bound to ?1, ?2, ...) through db_each_row(), the statement prepared and
+ * finalized here: r = db_each(h, sql, "listing vCenters", add_name, &names, DB_TEXT(vc)). */
+int db_each_args(sqlite3 *h, const char *sql, const char *what, db_row_fn *fn, void *ctx,
+                 const struct db_arg *args, size_t n);
+#define db_each(h, sql, what, fn, ctx, ...)                                                        \
+    db_each_args((h), (sql), (what), (fn), (ctx), (const struct db_arg[]){__VA_ARGS__},            \
+                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
+/* Runs sql, which returns no rows (an INSERT, a DELETE), with args bound to ?1, ?2, ...:
+ * 0 or db_fail(h, .., what). */
+int db_run_args(sqlite3 *h, const char *sql, const char *what, const struct db_arg *args, size_t n);
+#define db_run(h, sql, what, ...)                                                                  \
+    db_run_args((h), (sql), (what), (const struct db_arg[]){__VA_ARGS__},                          \
+                sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
  * asking the same kind of page again does not compile it again. Give it back with
  * db_stmt_done(), never finalize it. 0 or db_fail(). */

@@ -546,23 +546,19 @@ static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
 {
     sqlite3_stmt *st = NULL;
     char sql[96];
-    int k, rc = SQLITE_OK;
+    int k, r = 0;
 
-    for (k = 0; k < DB_NKINDS && rc == SQLITE_OK; k++) {
+    for (k = 0; k < DB_NKINDS && r == 0; k++) {
         snprintf(sql, sizeof(sql),
                  "SELECT count(*) FROM " DB_STAGE_SCHEMA "." DB_STAGE_PREFIX "%s",
                  db_table_name(kind_table[k]));
-        rc = sqlite3_prepare_v2(snap->db->h, sql, -1, &st, NULL);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
+        r = db_row_args(snap->db->h, sql, &st, "counting rows", NULL, 0);
+        if (r == 0)
             counts[k] = sqlite3_column_int64(st, 0);
-            rc = SQLITE_OK;
-        }
         sqlite3_finalize(st);
         st = NULL;
     }
-    return rc == SQLITE_OK ? 0 : db_fail(snap->db->h, rc, "counting rows");
+    return r;
 }
 
 /* Runs st with ?1 bound to the snapshot's vCenter: 1 if it returned a row, 0 if not. */
@@ -592,14 +588,12 @@ static int same_columns(struct db *db, enum db_table t)
         "AND s.hidden = 0 AND m.hidden = 0";
     char stage[96];
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL), r;
+    int r;
 
     snprintf(stage, sizeof(stage), DB_STAGE_PREFIX "%s", db_table_name(t));
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(db_table_name(t)), DB_TEXT(stage));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    r = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) == 1 : db_fail(db->h, rc, "comparing columns");
+    r = db_row(db->h, sql, &st, "comparing columns", DB_TEXT(db_table_name(t)), DB_TEXT(stage));
+    if (r == 0)
+        r = sqlite3_column_int(st, 0) == 1;
     sqlite3_finalize(st);
     return r;
 }
@@ -724,61 +718,28 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
         " last_poll_id = excluded.last_poll_id,"
         " last_success_ms = coalesce(excluded.last_success_ms, last_success_ms),"
         " last_error = excluded.last_error, kind = excluded.kind";
-    sqlite3_stmt *st = NULL;
-    int64_t id;
-    int rc, r;
+    int r = db_run(db->h, poll_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
+                   DB_INT(p->started_ms), DB_INT(p->finished_ms), DB_INT(p->error == NULL),
+                   DB_TEXT(p->error), DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
+                   DB_TEXT(p->version));
 
-    rc = sqlite3_prepare_v2(db->h, poll_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(p->started_ms),
-                     DB_INT(p->finished_ms), DB_INT(p->error == NULL), DB_TEXT(p->error),
-                     DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
-                     DB_TEXT(p->version));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE)
-        goto fail;
-    id = sqlite3_last_insert_rowid(db->h);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (p->row_only)
-        return 0;
-
-    rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id), DB_INT(p->finished_ms),
-                     DB_TEXT(p->error), DB_TEXT(kind));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE)
-        goto fail;
-    sqlite3_finalize(st);
-    return 0;
-
-fail:
-    r = db_fail(db->h, rc, "recording a poll");
-    sqlite3_finalize(st);
-    return r;
+    if (r < 0 || p->row_only)
+        return r;
+    return db_run(db->h, vc_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
+                  DB_INT(sqlite3_last_insert_rowid(db->h)), DB_INT(p->finished_ms),
+                  DB_TEXT(p->error), DB_TEXT(kind));
 }
 
 /* When vcenter's last successful poll finished (before this one is recorded), 0 if never. */
 static int last_success(struct db *db, const char *vcenter, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->h, "SELECT last_success_ms FROM vcenters WHERE name = ?1", -1,
-                                &st, NULL);
+    int r = db_row(db->h, "SELECT last_success_ms FROM vcenters WHERE name = ?1", &st,
+                   "reading the last poll", DB_TEXT(vcenter));
 
-    *out = 0;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
-        rc = SQLITE_DONE;
-    }
+    *out = r == 0 ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "reading the last poll");
+    return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
 void db_set_capacity_retention(struct db *db, int days)

@@ -49,19 +49,11 @@ int db_digest_record(struct db *db, const struct db_digest *d)
         "INSERT INTO digests (slot_ms, window_from_ms, window_to_ms, sent_ms, message_id,"
         " new_count, resolved_count, open_count, critical_count, score)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-    sqlite3_stmt *st = NULL;
-    int rc;
 
     assert(db && d);
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, d->slot_ms ? DB_INT(d->slot_ms) : DB_NULL, DB_INT(d->from_ms),
-                     DB_INT(d->to_ms), DB_INT(d->sent_ms),
-                     DB_TEXT(d->message_id[0] ? d->message_id : NULL), DB_INT(d->new_count),
-                     DB_INT(d->resolved_count), DB_INT(d->open_count), DB_INT(d->critical_count),
-                     d->score >= 0 ? DB_INT(d->score) : DB_NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db->h, rc, "recording a digest");
+    return db_run(db->h, sql, "recording a digest", d->slot_ms ? DB_INT(d->slot_ms) : DB_NULL,
+                  DB_INT(d->from_ms), DB_INT(d->to_ms), DB_INT(d->sent_ms),
+                  DB_TEXT(d->message_id[0] ? d->message_id : NULL), DB_INT(d->new_count),
+                  DB_INT(d->resolved_count), DB_INT(d->open_count), DB_INT(d->critical_count),
+                  d->score >= 0 ? DB_INT(d->score) : DB_NULL);
 }

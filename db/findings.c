@@ -645,11 +645,9 @@ static int prepare(struct db *db, const struct vsl_buf *sql, sqlite3_stmt **st)
     return rc == SQLITE_OK ? 0 : db_fail(db->h, rc, sql->data);
 }
 
-/* What a query does with each row of the page: 0, or a negative error that ends the query. */
-typedef int row_fn(sqlite3_stmt *st, void *ctx);
-
-/* db_findings_query() and db_findings_page_text(): the page's rows go to row(st, ctx). */
-static int query(struct db *db, const struct db_findings_filter *f, row_fn *row, void *ctx,
+/* db_findings_query() and db_findings_page_text(): the page's rows go to row(st, ctx), whose
+ * error ends the query. */
+static int query(struct db *db, const struct db_findings_filter *f, db_row_fn *row, void *ctx,
                  int64_t *total, char **next)
 {
     struct vsl_buf count_sql, page_sql;
@@ -865,12 +863,42 @@ static void add(json_t *o, const char *key, json_int_t n)
         json_integer_set(v, json_integer_value(v) + n);
 }
 
+/* Counts the current row of st (a group of findings of one status, check and severity) into
+ * the summary o (a db_row_fn). */
+static int count_group(sqlite3_stmt *st, void *o)
+{
+    json_t *by_sev = json_object_get(o, "by_severity");
+    json_t *by_status = json_object_get(o, "by_status");
+    json_t *by_check = json_object_get(o, "by_check");
+    const char *check = (const char *)sqlite3_column_text(st, 0);
+    const char *sev = (const char *)sqlite3_column_text(st, 1);
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+    const json_int_t n = sqlite3_column_int64(st, 4);
+
+    /* Waived findings are not failures: they count in by_status only. "open" includes
+     * "new", as the status filter of db_findings_query does. */
+    if (status && strcmp(status, "waived") == 0) {
+        add(by_status, "waived", n);
+        return 0;
+    }
+    add(o, "total", n);
+    add(by_status, "open", n);
+    add(by_status, "new", sqlite3_column_int64(st, 3));
+    add(by_status, "unverified", sqlite3_column_int64(st, 5));
+    add(by_sev, sev, n);
+    if (!json_object_get(by_check, check ? check : "") &&
+        json_object_set_new(by_check, check ? check : "", severity_counts()) < 0)
+        return -ENOMEM;
+    add(json_object_get(by_check, check ? check : ""), sev, n);
+    return 0;
+}
+
 int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
 {
     const struct db_findings_filter f = {.vcenter = vcenter};
     struct vsl_buf sql;
     sqlite3_stmt *st = NULL;
-    json_t *o, *by_sev, *by_status, *by_check, *c;
+    json_t *o;
     int sev_order, rc, r;
 
     assert(db && out);
@@ -883,9 +911,6 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
         r = -ENOMEM;
         goto out;
     }
-    by_sev = json_object_get(o, "by_severity");
-    by_status = json_object_get(o, "by_status");
-    by_check = json_object_get(o, "by_check");
     r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, sum(" NEW_SQL "), count(*),"
                              " count(unverified_since_ms) FROM findings");
     if (r == 0)
@@ -897,40 +922,12 @@ int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
     if (r < 0)
         goto out;
     rc = bind_filter(st, &f, sev_order, NULL, 0);
-    if (rc != SQLITE_OK) {
-        r = db_fail(db->h, rc, "summarising findings");
-        goto out;
+    r = rc == SQLITE_OK ? db_each_row(st, "summarising findings", count_group, o)
+                        : db_fail(db->h, rc, "summarising findings");
+    if (r == 0) {
+        *out = o;
+        o = NULL;
     }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *check = (const char *)sqlite3_column_text(st, 0);
-        const char *sev = (const char *)sqlite3_column_text(st, 1);
-        const char *status = (const char *)sqlite3_column_text(st, 2);
-        const json_int_t n = sqlite3_column_int64(st, 4);
-
-        /* Waived findings are not failures: they count in by_status only. "open" includes
-         * "new", as the status filter of db_findings_query does. */
-        if (status && strcmp(status, "waived") == 0) {
-            add(by_status, "waived", n);
-            continue;
-        }
-        add(o, "total", n);
-        add(by_status, "open", n);
-        add(by_status, "new", sqlite3_column_int64(st, 3));
-        add(by_status, "unverified", sqlite3_column_int64(st, 5));
-        add(by_sev, sev, n);
-        c = json_object_get(by_check, check ? check : "");
-        if (!c && json_object_set_new(by_check, check ? check : "", severity_counts()) < 0) {
-            r = -ENOMEM;
-            goto out;
-        }
-        add(json_object_get(by_check, check ? check : ""), sev, n);
-    }
-    if (rc != SQLITE_DONE) {
-        r = db_fail(db->h, rc, "summarising findings");
-        goto out;
-    }
-    *out = o;
-    o = NULL;
 out:
     sqlite3_finalize(st);
     json_decref(o);

@@ -87,6 +87,26 @@ static json_t *mode_json(sqlite3_stmt *st, int i)
                      (json_int_t)sqlite3_column_int64(st, i + 3));
 }
 
+/* Appends the current row of st, one vCenter's polls of one day, to the array list (a
+ * db_row_fn). */
+static int append_day(sqlite3_stmt *st, void *list)
+{
+    json_t *row = json_pack(
+        "{s:s,s:I,s:I,s:I,s:I,s:I}", "vcenter", (const char *)sqlite3_column_text(st, 0), "day",
+        (json_int_t)sqlite3_column_int64(st, 1), "polls", (json_int_t)sqlite3_column_int64(st, 2),
+        "failed", (json_int_t)sqlite3_column_int64(st, 3), "mean_ms",
+        (json_int_t)(sqlite3_column_double(st, 4) + 0.5), "max_ms",
+        (json_int_t)sqlite3_column_int64(st, 5));
+
+    if (row && (json_object_set_new(row, "full", mode_json(st, 6)) < 0 ||
+                json_object_set_new(row, "incremental", mode_json(st, 10)) < 0 ||
+                json_object_set_new(row, "last_full", db_json_time(st, 14)) < 0)) {
+        json_decref(row);
+        row = NULL;
+    }
+    return row && json_array_append_new(list, row) == 0 ? 0 : -ENOMEM;
+}
+
 int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out)
 {
     /* Per vCenter and day: all polls, then the full and the incremental ones apart, then the
@@ -105,37 +125,18 @@ int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t 
         " AND p.mode = 'full' AND p.ok = 1 AND p.finished_ms <= min(?3, ?1 + (d.day + 1) * "
         "86400000 - 1)) FROM d ORDER BY vcenter, day";
 #undef MODE_COLS
-    sqlite3_stmt *st = NULL;
     json_t *list = json_array();
-    int rc;
+    int r;
 
     assert(db && out);
     *out = NULL;
     if (!list)
         return -ENOMEM;
-    rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = db_bind(st, DB_INT(first_day_ms(now_ms, n)), DB_TEXT(vcenter), DB_INT(now_ms));
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "vcenter",
-                                (const char *)sqlite3_column_text(st, 0), "day",
-                                (json_int_t)sqlite3_column_int64(st, 1), "polls",
-                                (json_int_t)sqlite3_column_int64(st, 2), "failed",
-                                (json_int_t)sqlite3_column_int64(st, 3), "mean_ms",
-                                (json_int_t)(sqlite3_column_double(st, 4) + 0.5), "max_ms",
-                                (json_int_t)sqlite3_column_int64(st, 5));
-        if (row && (json_object_set_new(row, "full", mode_json(st, 6)) < 0 ||
-                    json_object_set_new(row, "incremental", mode_json(st, 10)) < 0 ||
-                    json_object_set_new(row, "last_full", db_json_time(st, 14)) < 0)) {
-            json_decref(row);
-            row = NULL;
-        }
-        rc = row && json_array_append_new(list, row) == 0 ? SQLITE_OK : SQLITE_NOMEM;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    r = db_each(db->h, sql, "reading polls by day", append_day, list,
+                DB_INT(first_day_ms(now_ms, n)), DB_TEXT(vcenter), DB_INT(now_ms));
+    if (r < 0) {
         json_decref(list);
-        return db_fail(db->h, rc, "reading polls by day");
+        return r;
     }
     *out = list;
     return 0;

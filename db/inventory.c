@@ -530,15 +530,23 @@ static json_t *last_poll(sqlite3_stmt *st)
     return p;
 }
 
-/* Builds one vCenter's object from the current row of vst and every loader. */
-static int vcenter_json(sqlite3_stmt *vst, const struct query *q, json_t **out)
+/* What vcenter_json() reads with and adds to: the loaders' statements, the vCenters' array. */
+struct vcenters {
+    const struct query *q;
+    json_t *list;
+};
+
+/* Builds one vCenter's object from the current row of vst and every loader, and appends it to
+ * the list (a db_row_fn of db_inventory_json()). */
+static int vcenter_json(sqlite3_stmt *vst, void *ctx)
 {
+    const struct vcenters *v = ctx;
+    const struct query *q = v->q;
     json_t *vc = json_object();
     json_t *regs[R_NREG] = {NULL};
     const char *name = (const char *)sqlite3_column_text(vst, 0);
     int i, r = -ENOMEM;
 
-    *out = NULL;
     if (!vc || !name)
         goto out;
     if (json_object_set_new(vc, "name", column(vst, 0, DB_TEXT)) ||
@@ -561,9 +569,7 @@ static int vcenter_json(sqlite3_stmt *vst, const struct query *q, json_t **out)
         if (r < 0)
             goto out;
     }
-    *out = vc;
-    vc = NULL;
-    r = 0;
+    r = json_array_append(v->list, vc) < 0 ? -ENOMEM : 0;
 out:
     for (i = 0; i < R_NREG; i++)
         json_decref(regs[i]);
@@ -579,8 +585,9 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
         " WHERE v.kind IS NULL AND (?1 IS NULL OR v.name = ?1) ORDER BY v.name";
     sqlite3_stmt *vst = NULL;
     struct query *q = NULL;
-    json_t *root = NULL, *list, *vc;
-    int i, rc, r, in_tx = 0;
+    struct vcenters v;
+    json_t *root = NULL;
+    int i, rc, r, in_tx;
 
     assert(db && out);
     assert(!db->in_snapshot);
@@ -588,15 +595,15 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
     /* One read transaction: with WAL it pins one committed state, so a poll committing while we
      * read cannot give us half of the old snapshot and half of the new one. */
     rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        goto fail_db;
-    in_tx = 1;
-    rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &vst, NULL);
-    if (rc != SQLITE_OK)
-        goto fail_db;
-    rc = vcenter ? sqlite3_bind_text(vst, 1, vcenter, -1, SQLITE_STATIC) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        goto fail_db;
+    in_tx = rc == SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db->h, vc_sql, -1, &vst, NULL);
+    if (rc == SQLITE_OK)
+        rc = db_bind_text(vst, 1, vcenter);
+    if (rc != SQLITE_OK) {
+        r = db_fail(db->h, rc, "reading inventory");
+        goto out;
+    }
     q = calloc(NLOADERS, sizeof(*q));
     if (!q) {
         r = -ENOMEM;
@@ -607,34 +614,15 @@ int db_inventory_json(struct db *db, const char *vcenter, json_t **out)
         if (r < 0)
             goto out;
     }
-    root = json_object();
-    list = json_array();
-    if (!root || json_object_set_new(root, "vcenters", list) < 0) {
-        r = -ENOMEM;
-        goto out;
-    }
-    while ((rc = sqlite3_step(vst)) == SQLITE_ROW) {
-        r = vcenter_json(vst, q, &vc);
-        if (r < 0)
-            goto out;
-        if (json_array_append_new(list, vc) < 0) {
-            r = -ENOMEM;
-            goto out;
-        }
-    }
-    if (rc != SQLITE_DONE)
-        goto fail_db;
-    if (vcenter && json_array_size(list) == 0) {
+    root = json_pack("{s:[]}", "vcenters");
+    v = (struct vcenters){q, json_object_get(root, "vcenters")};
+    r = root ? db_each_row(vst, "reading inventory", vcenter_json, &v) : -ENOMEM;
+    if (r == 0 && vcenter && json_array_size(v.list) == 0)
         r = -VSL_ENOTFOUND;
-        goto out;
+    if (r == 0) {
+        *out = root;
+        root = NULL;
     }
-    *out = root;
-    root = NULL;
-    r = 0;
-    goto out;
-
-fail_db:
-    r = db_fail(db->h, rc, "reading inventory");
 out:
     sqlite3_finalize(vst);
     for (i = 0; q && i < NLOADERS; i++)

@@ -1,5 +1,6 @@
 /* The SQLite kit of db/: errors that are never 0, one error message, one bind of text or NULL,
- * the JSON of a column, the SELECT list of a table, the keyset cursor codec and the ISO time. */
+ * a statement's first row, each row or no row, the JSON of a column, the SELECT list of a
+ * table, the keyset cursor codec and the ISO time. */
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -90,18 +91,59 @@ int db_bind_args(sqlite3_stmt *st, int first, const struct db_arg *args, size_t 
     return rc;
 }
 
-int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
-                const struct db_arg *args, size_t n)
+/* sql prepared into *st with args bound to ?1, ?2, ...; SQLite's result code (the caller
+ * finalizes *st whatever it is). */
+static int prepare_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const struct db_arg *args,
+                        size_t n)
 {
     int rc = sqlite3_prepare_v2(h, sql, -1, st, NULL);
 
-    if (rc == SQLITE_OK)
-        rc = db_bind_args(*st, 1, args, n);
+    return rc == SQLITE_OK ? db_bind_args(*st, 1, args, n) : rc;
+}
+
+int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what,
+                const struct db_arg *args, size_t n)
+{
+    int rc = prepare_args(h, sql, st, args, n);
+
     if (rc == SQLITE_OK)
         rc = sqlite3_step(*st);
     if (rc == SQLITE_ROW)
         return 0;
     return rc == SQLITE_DONE ? -VSL_ENOTFOUND : db_fail(h, rc, what);
+}
+
+int db_each_row(sqlite3_stmt *st, const char *what, db_row_fn *fn, void *ctx)
+{
+    int rc = SQLITE_OK, r = 0;
+
+    while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        r = fn(st, ctx);
+    if (r == 0 && rc != SQLITE_DONE)
+        r = db_fail(sqlite3_db_handle(st), rc, what);
+    return r;
+}
+
+int db_each_args(sqlite3 *h, const char *sql, const char *what, db_row_fn *fn, void *ctx,
+                 const struct db_arg *args, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare_args(h, sql, &st, args, n);
+    int r = rc == SQLITE_OK ? db_each_row(st, what, fn, ctx) : db_fail(h, rc, what);
+
+    sqlite3_finalize(st);
+    return r;
+}
+
+int db_run_args(sqlite3 *h, const char *sql, const char *what, const struct db_arg *args, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare_args(h, sql, &st, args, n);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(h, rc, what);
 }
 
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)

@@ -883,22 +883,16 @@ static int count_rows(struct load *L, sqlite3 *h, const struct table *t, size_t 
 {
     struct vsl_buf sql;
     sqlite3_stmt *st = NULL;
-    int r, rc = SQLITE_NOMEM;
+    int r;
 
     *n = 0;
     vsl_buf_init(&sql, 4096);
     r = vsl_buf_printf(&sql, "SELECT count(*) FROM %s x%s WHERE x.vcenter = ?1%s",
                        db_table_name(t->t), t->join ? t->join : "", t->where ? t->where : "");
     if (r == 0)
-        rc = sqlite3_prepare_v2(h, sql.data, -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, L->e->vcenter, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        r = db_row(h, sql.data, &st, "counting an estate's objects", DB_TEXT(L->e->vcenter));
+    if (r == 0)
         *n = (size_t)sqlite3_column_int64(st, 0);
-        rc = SQLITE_OK;
-    }
-    if (r == 0 && rc != SQLITE_OK)
-        r = db_fail(h, rc, "counting an estate's objects");
     sqlite3_finalize(st);
     vsl_buf_free(&sql);
     return r;
@@ -1302,47 +1296,42 @@ out:
     return r;
 }
 
+/* The names db_vcenter_names() gathers; v[0..len) owned. */
+struct names {
+    char **v;
+    size_t len, cap;
+};
+
+static int add_name(sqlite3_stmt *st, void *ctx)
+{
+    struct names *a = ctx;
+    int r = vsl_grow(&a->v, &a->cap, a->len, sizeof(*a->v), 8);
+
+    if (r == 0 && !(a->v[a->len] = strdup(text(st, 0) ? text(st, 0) : "")))
+        r = -ENOMEM;
+    if (r == 0)
+        a->len++;
+    return r;
+}
+
 int db_vcenter_names(struct db *db, char ***names, size_t *n)
 {
-    sqlite3_stmt *st = NULL;
-    char **v = NULL;
-    size_t len = 0, cap = 0;
-    int rc, r = 0;
+    struct names a = {0};
+    int r;
 
     assert(db && names && n);
-    *names = NULL;
-    *n = 0;
-    rc = sqlite3_prepare_v2(db->h,
-                            "SELECT name FROM vcenters WHERE last_success_ms IS NOT NULL"
-                            " AND kind IS NULL"
-                            " ORDER BY name",
-                            -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        goto fail_db;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((r = vsl_grow(&v, &cap, len, sizeof(*v), 8)) < 0)
-            goto out;
-        v[len] = strdup(text(st, 0) ? text(st, 0) : "");
-        if (!v[len]) {
-            r = -ENOMEM;
-            goto out;
-        }
-        len++;
+    r = db_each_args(db->h,
+                     "SELECT name FROM vcenters WHERE last_success_ms IS NOT NULL"
+                     " AND kind IS NULL"
+                     " ORDER BY name",
+                     "listing vCenters", add_name, &a, NULL, 0);
+    if (r < 0) {
+        while (a.len > 0)
+            free(a.v[--a.len]);
+        free(a.v);
+        a.v = NULL;
     }
-    if (rc != SQLITE_DONE)
-        goto fail_db;
-    *names = v;
-    *n = len;
-    v = NULL;
-    len = 0;
-    goto out;
-
-fail_db:
-    r = db_fail(db->h, rc, "listing vCenters");
-out:
-    sqlite3_finalize(st);
-    while (len > 0)
-        free(v[--len]);
-    free(v);
+    *names = a.v;
+    *n = a.len;
     return r;
 }

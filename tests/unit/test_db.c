@@ -981,6 +981,63 @@ TEST_WITH(test_text_rendering, tl_db_setup_open, tl_db_teardown)
     json_decref(j);
 }
 
+/* ---- the kit: db_run(), db_each() ------------------------------------------------------- */
+
+/* A db_row_fn that appends "n:s" of each row to a string and fails on the row whose n is
+ * stop_at (0: none). */
+struct seen {
+    char rows[64];
+    int calls, stop_at;
+};
+
+static int see_row(sqlite3_stmt *st, void *ctx)
+{
+    struct seen *s = ctx;
+    const char *t = (const char *)sqlite3_column_text(st, 1);
+    size_t len = strlen(s->rows);
+
+    s->calls++;
+    snprintf(s->rows + len, sizeof(s->rows) - len, "%s%lld:%s", len ? " " : "",
+             (long long)sqlite3_column_int64(st, 0), t ? t : "NULL");
+    return sqlite3_column_int(st, 0) == s->stop_at ? -E2BIG : 0;
+}
+
+TEST_WITH(test_kit_run_and_each, tl_db_setup, tl_db_teardown)
+{
+    static const char sel[] = "SELECT n, s FROM t WHERE n >= ?1 ORDER BY n";
+    struct tl_dbfile *fx = *state;
+    struct seen all = {0}, stopped = {.stop_at = 2}, none = {0}, bad = {0};
+    sqlite3 *h = NULL;
+
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(db_exec(h, "CREATE TABLE t (n INTEGER NOT NULL, s TEXT)"), 0);
+    /* db_run binds its values in order (DB_TEXT(NULL) as NULL) and runs the statement. */
+    assert_int_equal(db_run(h, "INSERT INTO t VALUES (?1, ?2)", "w", DB_INT(3), DB_TEXT("c")), 0);
+    assert_int_equal(db_run(h, "INSERT INTO t VALUES (?1, ?2)", "w", DB_INT(1), DB_TEXT("a")), 0);
+    assert_int_equal(db_run(h, "INSERT INTO t VALUES (?1, ?2)", "w", DB_INT(2), DB_TEXT(NULL)), 0);
+    /* A statement that fails, or that returns a row where none was due, is an error, never 0. */
+    assert_int_equal(db_run(h, "INSERT INTO t VALUES (?1, ?2)", "w", DB_NULL, DB_TEXT("x")),
+                     -VSL_EDB);
+    assert_true(db_run(h, "SELECT n FROM t WHERE n = ?1", "w", DB_INT(1)) < 0);
+    assert_true(db_run(h, "INSERT INTO nowhere VALUES (?1)", "w", DB_INT(1)) < 0);
+
+    /* db_each hands every row to the function, in the statement's order. */
+    assert_int_equal(db_each(h, sel, "r", see_row, &all, DB_INT(1)), 0);
+    assert_string_equal(all.rows, "1:a 2:NULL 3:c");
+    /* The function's error ends the walk and is what db_each returns. */
+    assert_int_equal(db_each(h, sel, "r", see_row, &stopped, DB_INT(1)), -E2BIG);
+    assert_string_equal(stopped.rows, "1:a 2:NULL");
+    assert_int_equal(stopped.calls, 2);
+    /* No rows: 0 without a call; a statement that does not prepare: an error without one. */
+    assert_int_equal(db_each(h, sel, "r", see_row, &none, DB_INT(4)), 0);
+    assert_int_equal(none.calls, 0);
+    assert_int_equal(
+        db_each(h, "SELECT n FROM nowhere WHERE n = ?1", "r", see_row, &bad, DB_INT(1)), -VSL_EDB);
+    assert_int_equal(bad.calls, 0);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM t"), 3);
+    sqlite3_close(h);
+}
+
 int main(void)
 {
     return tl_main();
