@@ -12,6 +12,17 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 fi
 dir=${BUILD_DIR:-build}
+# What the tests need, installed when something is missing (this command may be the first one
+# run on a fresh machine, before scripts/demo.sh); quiet, and without root, when nothing is.
+if ! scripts/install-deps.sh --check; then
+    echo "installing the Debian packages the tests need (scripts/install-deps.sh) ..."
+    if ! scripts/install-deps.sh >"${TMPDIR:-/tmp}/vslint-install-deps.log" 2>&1; then
+        tail -20 "${TMPDIR:-/tmp}/vslint-install-deps.log"
+        echo "scripts/install-deps.sh failed: the log is ${TMPDIR:-/tmp}/vslint-install-deps.log"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+fi
 # The independent validators (JUnit parser, SARIF schema, ...) come from npm.
 if [ ! -d tests/tools/node_modules ] || [ tests/tools/package.json -nt tests/tools/node_modules ]; then
     (cd tests/tools && npm ci --no-audit --no-fund --loglevel=error) || {
