@@ -59,14 +59,13 @@ int vim_invoke(struct vim_client *c, const char *method, const char *type, const
     struct vsl_buf b;
     int r;
 
-    vsl_buf_init(&b, 1u << 20);
+    /* A secret's buffer: the Login request carries the password (see vim_login()). */
+    vsl_buf_init_secret(&b, 1u << 20);
     r = build_invoke(&b, method, type, moref, args);
     if (r == 0)
         r = vim_call(c, b.data, emit_depth, fn, ctx, out);
     else
         snprintf(c->err, sizeof(c->err), "%s: %s request too large", c->url, method);
-    if (b.data)
-        memset(b.data, 0, b.cap);
     vsl_buf_free(&b);
     return r;
 }
@@ -142,15 +141,15 @@ int vim_login(struct vim_client *c, const char *user, const char *password)
     struct vsl_buf args;
     int r;
 
-    vsl_buf_init(&args, 64 << 10);
+    /* The password passes through three buffers (these arguments, vim_invoke()'s request and
+     * soap.c's envelope), each a secret's: zeroed when it grows and when it is freed. */
+    vsl_buf_init_secret(&args, 64 << 10);
     r = vim_add_elem(&args, "userName", user);
     if (r == 0)
         r = vim_add_elem(&args, "password", password);
     if (r == 0)
         r = vim_invoke(c, "Login", "SessionManager", c->session_manager, args.data, 0, NULL, NULL,
                        NULL);
-    if (args.data)
-        memset(args.data, 0, args.cap);
     vsl_buf_free(&args);
     if (r == -VSL_ELOGIN) {
         snprintf(c->err, sizeof(c->err), "%s: login rejected for user '%s' (%s)", c->url, user,
