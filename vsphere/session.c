@@ -492,6 +492,15 @@ static int next_page(struct page *pg, const char *token)
     return r == 0 ? page_lost(c, c->reconnected) : r;
 }
 
+/* A paged read ends when the server stops sending a token; these bounds end it when the server
+ * never does (bytes keep arriving, so it is never reported stalled either), as updates.c bounds
+ * its truncated rounds. A vCenter has no reason to send page after page with no object
+ * (tests/integration/test_faults.py, the simulator's -endless-token), nor a million pages of
+ * one type (its maxima are tens of thousands of VMs; that bound is a wish no test shows: it
+ * would take a million round trips). */
+#define MAX_READ_PAGES  1000000
+#define MAX_EMPTY_PAGES 16
+
 /* Runs RetrievePropertiesEx with the given objectSet XML, then follows tokens. */
 static int retrieve(struct vim_client *c, const char *type, const char *object_set,
                     const char *const *paths, vim_object_fn fn, void *ctx)
@@ -521,8 +530,10 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     if (r == 0)
         r = vim_invoke(c, "RetrievePropertiesEx", "PropertyCollector", c->property_collector,
                        b.data, 5, on_page_elem, &pg, NULL);
+    long pages = 1, empty = 0;
     while (r == 0 && pg.token) {
         char *token = pg.token;
+        long before = pg.objects;
         pg.token = NULL;
         r = next_page(&pg, token);
         if (r < 0 && r != -VSL_ENOAUTH && pg.token == NULL) {
@@ -530,6 +541,15 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
             cancel_token(c, token);
         }
         free(token);
+        empty = pg.objects == before ? empty + 1 : 0;
+        if (r == 0 && pg.token && (empty >= MAX_EMPTY_PAGES || ++pages >= MAX_READ_PAGES)) {
+            snprintf(c->err, sizeof(c->err),
+                     "%s: the paged read of %s objects does not end: %ld pages%s, each with a "
+                     "token for another",
+                     c->url, type, empty >= MAX_EMPTY_PAGES ? empty : pages,
+                     empty >= MAX_EMPTY_PAGES ? " in a row with no object" : "");
+            r = -VSL_EPROTO;
+        }
     }
     prefetch_clear(&pg.pf);
     pthread_cond_destroy(&pg.pf.cond);

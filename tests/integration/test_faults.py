@@ -153,6 +153,27 @@ def test_lost_alarm_page_polled_again(previous, workspace):
     assert inventory(conf) == previous.inventory
 
 
+def test_endless_token_ends_the_poll(previous, workspace):
+    """A server that answers every ContinueRetrievePropertiesEx with a token for another page
+    (and, past the last object, no object) would keep the poll alive forever, bytes arriving
+    all the while so it is never stalled: the read ends with a clear error after a bounded
+    number of empty pages, and the previous snapshot stays."""
+    sim, conf = poll_copy(previous, workspace, '-endless-token')
+    try:
+        started = time.monotonic()
+        res = vslint('collect', '-c', conf, timeout=120)
+        took = time.monotonic() - started
+    finally:
+        sim.stop()
+    assert res.returncode == 2, res.stderr
+    lines = [l for l in res.stderr.splitlines() if 'vcenter lab' in l]
+    assert len(lines) == 1, res.stderr
+    assert 'does not end: 16 pages in a row with no object, each with a token for another' \
+        in lines[0], lines[0]
+    assert took < 60, took
+    assert inventory(conf) == previous.inventory
+
+
 def test_kill_9_mid_poll(previous, workspace):
     """kill -9 in the middle of a large poll: the database opens, passes integrity_check and
     holds the previous complete snapshot. The snapshot transaction is open from the first
