@@ -199,8 +199,8 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     if (doc && !j) {
         if (a.body.len)
             snprintf(c->err, sizeof(c->err),
-                     "%s: the answer is not JSON (%s at line %d, column %d)", url, je.text,
-                     je.line, je.column);
+                     "%s: the answer is not JSON (%s at line %d, column %d)", url, je.text, je.line,
+                     je.column);
         else
             snprintf(c->err, sizeof(c->err), "%s: the answer is empty (HTTP %ld, no JSON)", url,
                      status);

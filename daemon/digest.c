@@ -999,9 +999,9 @@ int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const
     /* smtp://: STARTTLS, required unless the configuration says optional, and always with a
      * password (the loader refuses that combination; a caller that skipped it still sends no
      * password in plain text); smtps:// is TLS from the first byte whatever this says. */
-    curl_easy_setopt(c, CURLOPT_USE_SSL, d->starttls_optional && !password && !d->user
-                                             ? (long)CURLUSESSL_TRY
-                                             : (long)CURLUSESSL_ALL);
+    curl_easy_setopt(c, CURLOPT_USE_SSL,
+                     d->starttls_optional && !password && !d->user ? (long)CURLUSESSL_TRY
+                                                                   : (long)CURLUSESSL_ALL);
     if (d->ca_file)
         curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
     if (d->insecure) {
