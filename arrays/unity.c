@@ -1,6 +1,6 @@
 /* The Unity REST client: libcurl with the session cookie in curl's in-memory cookie engine,
  * the X-EMC-REST-CLIENT header on every request, compact=true pages of per_page instances
- * followed by their "next" link, and jansson for the answers. */
+ * read until the answer says no more follow (read_type()), and jansson for the answers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +131,7 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     struct curl_slist *headers = NULL;
     CURL *h = c->curl;
     long status = 0;
-    json_error_t je;
+    json_error_t je = {.line = 0};
     json_t *j = NULL;
     int r;
 
@@ -197,8 +197,13 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
         goto out;
     }
     if (doc && !j) {
-        snprintf(c->err, sizeof(c->err), "%s: the answer is not JSON (%s at line %d, column %d)",
-                 url, a.body.len ? je.text : "empty answer", je.line, je.column);
+        if (a.body.len)
+            snprintf(c->err, sizeof(c->err),
+                     "%s: the answer is not JSON (%s at line %d, column %d)", url, je.text, je.line,
+                     je.column);
+        else
+            snprintf(c->err, sizeof(c->err), "%s: the answer is empty (HTTP %ld, no JSON)", url,
+                     status);
         r = -VSL_EPROTO;
         goto out;
     }
@@ -402,15 +407,22 @@ static int emit_entry(void *ctx, const json_t *content)
     return r < 0 ? r : em->sink->array_lun(em->sink->ctx, &l);
 }
 
-/* Every instance of type, page after page until the answer links no next page (or, should an
- * array leave the links out, until a page comes back short). */
+/* Every instance of type, page after page (page=, per_page=), as the Unisphere REST API
+ * documents its collections. The answer says in two ways that more pages follow: a "next"
+ * link, and entryCount (asked for with with_entrycount=true) above what was read; an array
+ * may send either, both or neither, so the reading goes on while either says so, and with
+ * neither while a page is as full as the first (an array may cap per_page below what was
+ * asked, so a short page is measured against the first page, not per_page). An empty page
+ * always ends it: a server that answered "next" forever with nothing in it would otherwise
+ * hold the poll for MAX_PAGES requests. Nothing is cut short silently: a count that does not
+ * match what was read is -VSL_ERETRY, and MAX_PAGES full pages -VSL_ETOOBIG. */
 static int read_type(struct arr_client *c, const struct vim_sink *sink, const char *type,
                      const char *fields, int pools)
 {
     const int per_page = c->opts.per_page > 0 ? c->opts.per_page : 500;
     struct emit em = {.c = c, .sink = sink, .pools = pools};
     char path[512];
-
+    size_t first_page = 0; /* entries on page 1: the page size the array uses */
     json_int_t count = -1;
 
     for (int page = 1; page <= MAX_PAGES; page++) {
@@ -425,6 +437,10 @@ static int read_type(struct arr_client *c, const struct vim_sink *sink, const ch
             return r;
         if (page == 1 && json_is_integer(json_object_get(doc, "entryCount")))
             count = json_integer_value(json_object_get(doc, "entryCount"));
+        size_t entries = json_array_size(json_object_get(doc, "entries"));
+        int links = json_is_array(json_object_get(doc, "links"));
+        if (page == 1)
+            first_page = entries;
         r = arr_decode_page(doc, emit_entry, &em, &more, c->err, sizeof(c->err));
         json_decref(doc);
         if (r == -VSL_EPROTO) {
@@ -435,10 +451,12 @@ static int read_type(struct arr_client *c, const struct vim_sink *sink, const ch
         }
         if (r < 0)
             return r;
-        if (more)
+        if (entries > 0 && (more || (count >= 0 && (json_int_t)em.n < count) ||
+                            (count < 0 && !links && entries >= first_page)))
             continue;
         /* Instances created or deleted between two pages shift the rest: a LUN could be
-         * missed, and its datastore would lose its pool. Read again rather than store that. */
+         * missed, and its datastore would lose its pool. Read again rather than store that
+         * (daemon/poll.c polls once more, at once; a second such answer is reported). */
         if (count >= 0 && (json_int_t)em.n != count) {
             snprintf(c->err, sizeof(c->err),
                      "%s: %zu %s instances read where the first page counted %lld; they changed "

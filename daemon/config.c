@@ -169,7 +169,8 @@ static const struct opt options[] = {
      "(TLS from the start)."},
     {SECT_DIGEST, "starttls", OPT_STARTTLS, DG(starttls_optional), 0, 0, "required",
      "required: an smtp:// server that does not offer STARTTLS gets nothing; optional: use it "
-     "when offered, else send in plain text."},
+     "when offered, else send in plain text. optional is refused with user= and password_file=: "
+     "whoever strips STARTTLS from the server's answer would be offered the password."},
     {SECT_DIGEST, "user", OPT_STR, DG(user), 0, 0, NULL,
      "The SMTP login, with password_file; without them vslint does not authenticate."},
     {SECT_DIGEST, "password_file", OPT_SECRET, DG(password_file), 1, 0, NULL,
@@ -966,7 +967,7 @@ static int handler(void *user, const char *section, const char *key, const char 
         return set_string((char **)field, value);
     case OPT_STARTTLS:
         if (!strcmp(value, "optional"))
-            *(int *)field = 1;
+            *(int *)field = ld->line; /* its line, for check_digest()'s message */
         else if (!strcmp(value, "required"))
             *(int *)field = 0;
         else
@@ -1088,6 +1089,14 @@ static void check_digest(struct loader *ld, struct vsl_digest_conf *d)
                 "missing: SMTP authentication needs both user= and password_file=");
     if (d->insecure && d->ca_file)
         problem(ld, "digest", "insecure", "insecure=true and ca_file= contradict each other");
+    if (d->starttls_optional && d->user && d->smtp_url && !strncmp(d->smtp_url, "smtp://", 7)) {
+        ld->line = d->starttls_optional;
+        problem(ld, "digest", "starttls",
+                "optional is refused with user= and password_file=: a server that offers no "
+                "STARTTLS would be sent the SMTP password in plain text; remove the line (TLS "
+                "required) or use smtps://");
+        ld->line = d->line;
+    }
     if (d->insecure)
         vsl_buf_line(&ld->warnings,
                      "%s:%d: [digest] insecure: warning: the mail server's certificate and host "

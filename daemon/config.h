@@ -47,7 +47,8 @@ struct vsl_server_conf {
 /* [digest]: the nightly e-mail (daemon/digest.c). line is 0 when the file has no [digest]. */
 struct vsl_digest_conf {
     char *smtp_url;      /* smtp://HOST[:PORT] or smtps://...; owned */
-    int starttls_optional; /* starttls = optional: plain text when the server offers no STARTTLS */
+    int starttls_optional; /* 0: required; else the line of starttls = optional: plain text
+                            * when the server offers no STARTTLS (refused with a user=) */
     char *user;          /* owned, may be NULL */
     char *password_file; /* owned, may be NULL; read only when sending, never logged */
     char *ca_file;       /* owned, may be NULL: the system trust store */

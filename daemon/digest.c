@@ -264,9 +264,61 @@ static size_t columns(const char *s, size_t n)
     return c;
 }
 
+/* The length in bytes of a character of s that would start a line or move the cursor in the
+ * plain-text part (C0 controls, DEL, C1 controls as UTF-8, U+2028 and U+2029), else 0. */
+static size_t control_len(const unsigned char *s)
+{
+    if (*s < 0x20 || *s == 0x7F)
+        return 1;
+    if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+        return 2;
+    if (s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
+        return 3;
+    return 0;
+}
+
+/* Appends s[0..n) to the plain-text part with every control character written as a visible
+ * escape (\n, \r, \t, \x1B, \u2028): names and messages come from vCenter, where anyone who
+ * may name a VM could otherwise start a line of the mail with a fake section ("RESOLVED (12)")
+ * or item. The HTML part escapes them its own way. *cols, if given, grows by the columns
+ * written. */
+static int add_text(struct vsl_buf *b, const char *s, size_t n, size_t *cols)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    size_t c = 0;
+    int r = 0;
+
+    while (r == 0 && p < end) {
+        const unsigned char *q = p;
+        size_t k;
+        while (q < end && !(k = control_len(q)))
+            q++;
+        r = vsl_buf_add(b, (const char *)p, (size_t)(q - p));
+        c += columns((const char *)p, (size_t)(q - p));
+        if (r < 0 || q >= end)
+            break;
+        char e[8];
+        if (k == 1 && (*q == '\n' || *q == '\r' || *q == '\t'))
+            snprintf(e, sizeof(e), "\\%c", *q == '\n' ? 'n' : *q == '\r' ? 'r' : 't');
+        else if (k == 1)
+            snprintf(e, sizeof(e), "\\x%02X", *q);
+        else if (k == 2)
+            snprintf(e, sizeof(e), "\\u%04X", q[1]);
+        else
+            snprintf(e, sizeof(e), "\\u%04X", 0x2000 + (q[2] - 0x80));
+        r = vsl_buf_addstr(b, e);
+        c += strlen(e);
+        p = q + k;
+    }
+    if (cols)
+        *cols += c;
+    return r;
+}
+
 /* Appends text wrapped at TEXT_WIDTH columns: the first line after first (already counted as
  * first_col columns), the next ones indented by indent spaces. A word longer than a line is
- * left whole. */
+ * left whole. Control characters, a newline's included, are written as escapes (add_text()):
+ * every line the text makes starts with the indent. */
 static int wrap(struct vsl_buf *b, size_t first_col, int indent, const char *text)
 {
     size_t col = first_col;
@@ -278,27 +330,24 @@ static int wrap(struct vsl_buf *b, size_t first_col, int indent, const char *tex
             p++;
         if (!*p)
             break;
-        size_t w = strcspn(p, " \n");
-        size_t wc = columns(p, w);
-        if (started && col + 1 + wc > TEXT_WIDTH) {
+        size_t w = strcspn(p, " ");
+        struct vsl_buf word;
+        size_t wc = 0;
+        vsl_buf_init(&word, 8 * w + 8); /* an escape is at most 6 bytes for 1 */
+        r = add_text(&word, p, w, &wc);
+        if (r == 0 && started && col + 1 + wc > TEXT_WIDTH) {
             r = vsl_buf_printf(b, "\n%*s", indent, "");
             col = (size_t)indent;
-        } else if (started) {
+        } else if (r == 0 && started) {
             r = vsl_buf_addstr(b, " ");
             col++;
         }
-        if (r == 0)
-            r = vsl_buf_add(b, p, w);
+        if (r == 0 && word.len)
+            r = vsl_buf_add(b, word.data, word.len);
+        vsl_buf_free(&word);
         col += wc;
         started = 1;
         p += w;
-        if (*p == '\n') {
-            p++;
-            if (r == 0)
-                r = vsl_buf_printf(b, "\n%*s", indent, "");
-            col = (size_t)indent;
-            started = 0;
-        }
     }
     return r == 0 ? vsl_buf_addstr(b, "\n") : r;
 }
@@ -348,6 +397,13 @@ static void h_add(struct out *o, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A name or other text from outside, control characters escaped (add_text()). */
+static void t_str(struct out *o, const char *s)
+{
+    if (!o->r)
+        o->r = add_text(&o->text, s, strlen(s), NULL);
+}
+
 static void t_wrap(struct out *o, size_t first_col, int indent, const char *s)
 {
     if (!o->r)
@@ -388,7 +444,9 @@ static void section(struct out *o, const char *id, const char *title, json_int_t
 
 static void none(struct out *o, const char *sentence)
 {
-    t_add(o, "  %s\n", sentence);
+    t_add(o, "  ");
+    t_str(o, sentence);
+    t_add(o, "\n");
     h_add(o, "<p style=\"margin:4px 0;opacity:0.8;\">");
     h_esc(o, sentence);
     h_add(o, "</p>\n");
@@ -427,7 +485,11 @@ static void finding_row(struct out *o, const json_t *f, int with_check)
         t_add(o, "      ");
         t_wrap(o, 6, 6, str(f, "message"));
     } else {
-        t_add(o, "    * %s (%s): ", name, vc);
+        t_add(o, "    * ");
+        t_str(o, name);
+        t_add(o, " (");
+        t_str(o, vc);
+        t_add(o, "): ");
         t_wrap(o, 4 + 2 + columns(name, strlen(name)) + strlen(vc) + 5, 8, str(f, "message"));
     }
     h_add(o, "<tr>%s", TD_WORD);
@@ -516,7 +578,9 @@ static void open_section(struct out *o, const json_t *m)
             check_shown = "";
         }
         if (strcmp(check, check_shown)) {
-            t_add(o, "  %s: ", check);
+            t_add(o, "  ");
+            t_str(o, check);
+            t_add(o, ": ");
             t_wrap(o, 4 + strlen(check), 4, str(f, "title"));
             h_add(o, "<tr><td colspan=\"3\" style=\"padding:12px 8px 4px 8px;font-weight:bold;"
                      "border-bottom:1px solid rgba(128,128,128,0.35);\"><code>");
@@ -555,7 +619,9 @@ static void vcenters_section(struct out *o, const json_t *m)
     }
     h_add(o, TABLE);
     json_array_foreach(list, i, v) {
-        t_add(o, "  * %s: ", str(v, "name"));
+        t_add(o, "  * ");
+        t_str(o, str(v, "name"));
+        t_add(o, ": ");
         t_wrap(o, 6 + strlen(str(v, "name")), 6, str(v, "problem"));
         h_add(o, "<tr>%s<strong>", TD);
         h_esc(o, str(v, "name"));
@@ -585,8 +651,16 @@ static void waivers_section(struct out *o, const json_t *m)
                  d == 0 ? "last day today" : d == 1 ? "1 day left" : "");
         if (d > 1)
             snprintf(s, sizeof(s), "expires %s (%lld days left)", str(w, "expires"), (long long)d);
-        t_add(o, "  * %s on %s%s%s%s: %s\n      ", str(w, "check"), str(w, "object"),
-              *vc ? " (" : "", vc, *vc ? ")" : "", s);
+        t_add(o, "  * ");
+        t_str(o, str(w, "check"));
+        t_add(o, " on ");
+        t_str(o, str(w, "object"));
+        if (*vc) {
+            t_add(o, " (");
+            t_str(o, vc);
+            t_add(o, ")");
+        }
+        t_add(o, ": %s\n      ", s);
         t_wrap(o, 6, 6, str(w, "reason"));
         h_add(o, "<tr>%s<code>", TD);
         h_esc(o, str(w, "check"));
@@ -685,7 +759,11 @@ static void runway_section(struct out *o, const json_t *m)
             snprintf(growth, sizeof(growth), "unknown");
         snprintf(line, sizeof(line), "critical in %s, warning in %s; growing %s", crit, warn,
                  growth);
-        t_add(o, "  * %s (%s): ", str(top[i], "name"), str(top[i], "vcenter"));
+        t_add(o, "  * ");
+        t_str(o, str(top[i], "name"));
+        t_add(o, " (");
+        t_str(o, str(top[i], "vcenter"));
+        t_add(o, "): ");
         t_wrap(o, 9 + strlen(str(top[i], "name")) + strlen(str(top[i], "vcenter")), 6, line);
         h_add(o, "<tr>%s<strong>", TD);
         h_esc(o, str(top[i], "name"));
@@ -918,10 +996,12 @@ int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 300L);
-    /* smtp://: STARTTLS, required unless the configuration says optional; smtps:// is TLS from
-     * the first byte whatever this says. */
-    curl_easy_setopt(c, CURLOPT_USE_SSL, d->starttls_optional ? (long)CURLUSESSL_TRY
-                                                               : (long)CURLUSESSL_ALL);
+    /* smtp://: STARTTLS, required unless the configuration says optional, and always with a
+     * password (the loader refuses that combination; a caller that skipped it still sends no
+     * password in plain text); smtps:// is TLS from the first byte whatever this says. */
+    curl_easy_setopt(c, CURLOPT_USE_SSL,
+                     d->starttls_optional && !password && !d->user ? (long)CURLUSESSL_TRY
+                                                                   : (long)CURLUSESSL_ALL);
     if (d->ca_file)
         curl_easy_setopt(c, CURLOPT_CAINFO, d->ca_file);
     if (d->insecure) {

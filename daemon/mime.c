@@ -16,7 +16,9 @@
 static const char hex[] = "0123456789ABCDEF";
 
 /* Appends one token (a literal character or =XX) to the QP line at *col, breaking the line
- * softly first when the token and a final "=" would not fit. */
+ * softly first when the token and a final "=" would not fit. No line starts with a literal
+ * ".": a line that is a lone "." ends the SMTP DATA (RFC 5321 4.5.2) when the message is
+ * piped to a sendmail without -i, and a soft break can put a dot first as well as the text. */
 static int qp_token(struct vsl_buf *out, const char *tok, size_t n, size_t *col)
 {
     int r = 0;
@@ -24,6 +26,10 @@ static int qp_token(struct vsl_buf *out, const char *tok, size_t n, size_t *col)
     if (*col + n > QP_MAX - 1) {
         r = vsl_buf_addstr(out, "=\r\n");
         *col = 0;
+    }
+    if (*col == 0 && n == 1 && tok[0] == '.') {
+        tok = "=2E";
+        n = 3;
     }
     if (r == 0)
         r = vsl_buf_add(out, tok, n);
@@ -52,8 +58,6 @@ int vsl_mime_qp(struct vsl_buf *out, const char *text)
             continue;
         }
         int literal = (c >= 33 && c <= 126 && c != '=') || ((c == ' ' || c == '\t') && !line_end);
-        if (c == '.' && col == 0)
-            literal = 0; /* a lone "." line would end the SMTP DATA */
         if (literal) {
             char t = (char)c;
             r = qp_token(out, &t, 1, &col);
@@ -110,11 +114,17 @@ int vsl_mime_header(struct vsl_buf *out, const char *name, const char *value)
         }
         return r == 0 ? vsl_buf_addstr(out, "\r\n") : r;
     }
-    /* Each word "=?UTF-8?B?" + base64 + "?=" fits the rest of its line within 78 columns (so
-     * within the 75 an encoded word may have): 4 base64 characters per 3 bytes. */
+    /* Each word "=?UTF-8?B?" + base64 + "?=" fits the rest of its line within 78 columns and
+     * is at most the 75 characters RFC 2047 allows an encoded word: 4 base64 characters per 3
+     * bytes. A continuation line (" " and the word) has 77 columns, so 75 is the bound there. */
+    if (r == 0 && col + 12 + 4 > 78) {
+        r = vsl_buf_addstr(out, "\r\n ");
+        col = 1;
+    }
     for (const char *p = value; r == 0 && *p;) {
         unsigned char enc[80];
-        size_t room = 78 - (p == value ? col : 1) - 12;
+        size_t avail = 78 - (p == value ? col : 1);
+        size_t room = (avail > 75 ? 75 : avail) - 12;
         size_t n = utf8_cut(p, room / 4 * 3);
         int len = EVP_EncodeBlock(enc, (const unsigned char *)p, (int)n);
         if (p != value)

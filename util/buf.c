@@ -37,6 +37,30 @@ void vsl_buf_init(struct vsl_buf *b, size_t max)
     b->len = 0;
     b->cap = 0;
     b->max = max;
+    b->wipe = 0;
+}
+
+void vsl_buf_init_secret(struct vsl_buf *b, size_t max)
+{
+    vsl_buf_init(b, max);
+    b->wipe = 1;
+}
+
+/* A block of cap bytes, len of them in use, grown to ncap: realloc, or for a secret a new
+ * block, the bytes copied, the old block zeroed and freed. NULL, b unchanged, on failure. */
+static char *regrow(struct vsl_buf *b, size_t ncap)
+{
+    if (!b->wipe)
+        return realloc(b->data, ncap);
+    char *d = malloc(ncap);
+    if (!d)
+        return NULL;
+    if (b->data) {
+        memcpy(d, b->data, b->len + 1);
+        explicit_bzero(b->data, b->cap);
+        free(b->data);
+    }
+    return d;
 }
 
 int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n)
@@ -47,7 +71,7 @@ int vsl_buf_add(struct vsl_buf *b, const void *p, size_t n)
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *d = realloc(b->data, cap);
+        char *d = regrow(b, cap);
         if (!d)
             return -ENOMEM;
         b->data = d;
@@ -91,13 +115,18 @@ int vsl_buf_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
     n = vsnprintf(small, sizeof(small), fmt, ap);
     if (n < 0 || (size_t)n < sizeof(small)) {
         va_end(again);
-        return n < 0 ? -EINVAL : vsl_buf_add(b, small, (size_t)n);
+        int r = n < 0 ? -EINVAL : vsl_buf_add(b, small, (size_t)n);
+        if (b->wipe)
+            explicit_bzero(small, sizeof(small));
+        return r;
     }
     char *big = malloc((size_t)n + 1);
     int r = -ENOMEM;
     if (big) {
         vsnprintf(big, (size_t)n + 1, fmt, again);
         r = vsl_buf_add(b, big, (size_t)n);
+        if (b->wipe)
+            explicit_bzero(big, (size_t)n + 1);
         free(big);
     }
     va_end(again);
@@ -147,6 +176,8 @@ int vsl_buf_line(struct vsl_buf *b, const char *fmt, ...)
 
 void vsl_buf_reset(struct vsl_buf *b)
 {
+    if (b->wipe && b->data)
+        explicit_bzero(b->data, b->cap);
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
@@ -154,6 +185,8 @@ void vsl_buf_reset(struct vsl_buf *b)
 
 void vsl_buf_free(struct vsl_buf *b)
 {
+    if (b->wipe && b->data)
+        explicit_bzero(b->data, b->cap);
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;

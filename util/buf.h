@@ -11,9 +11,14 @@ struct vsl_buf {
     size_t len;
     size_t cap;
     size_t max; /* hard limit on len */
+    int wipe;   /* a secret's buffer: no copy of its bytes is left in freed memory */
 };
 
 void vsl_buf_init(struct vsl_buf *b, size_t max);
+/* The same for a buffer that holds a secret (a request carrying a password): growing it
+ * copies into a new block and zeroes the old one before freeing it (realloc would free it as
+ * it is), and reset and free zero what it held. vsl_buf_take() hands the secret over. */
+void vsl_buf_init_secret(struct vsl_buf *b, size_t max);
 /* The appends fail (-VSL_ETOOBIG past max, -ENOMEM) without changing b: a caller that goes on
  * regardless builds a truncated document, so the result must be looked at. */
 #define VSL_MUST_CHECK __attribute__((warn_unused_result))

@@ -90,11 +90,13 @@ static const char *host_error(const struct vim_client *c)
     return e;
 }
 
-/* Errors that end the poll; anything else (a fault about one host) becomes a gap. */
+/* Errors that end the poll; anything else (a fault about one host) becomes a gap. A page that
+ * may have been lost (-VSL_ERETRY, session.c) ends it too, so that the poll is run again
+ * (daemon/poll.c) rather than stored with what that page held marked unverified. */
 static int fatal_error(int r)
 {
     return r == -VSL_ENOAUTH || r == -VSL_ENET || r == -VSL_ETLS || r == -ENOMEM ||
-           r == -VSL_ETOOBIG;
+           r == -VSL_ETOOBIG || r == -VSL_ERETRY;
 }
 
 /* The per-host reads run on HOST_READERS connections in parallel: against a remote vCenter

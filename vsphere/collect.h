@@ -18,8 +18,9 @@ int vim_collect(struct vim_client *c, struct vim_sink *sink);
 struct vim_changes;
 int vim_collect_changes(struct vim_client *c, const struct vim_changes *cs, struct vim_sink *sink);
 
-/* Whether error r ends a poll (session lost, network, TLS, memory, an answer too big); any
- * other failure of a read is a gap in the snapshot. */
+/* Whether error r ends a poll (session lost, network, TLS, memory, an answer too big, a page
+ * that may have been lost: the poll is run again); any other failure of a read is a gap in
+ * the snapshot. */
 int vim_poll_fatal(int r);
 /* The client's last error without its leading "URL: ", as a gap's text. */
 const char *vim_gap_error(const struct vim_client *c);

@@ -211,7 +211,8 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
 }
 
 /* POSTs the envelope around body; the answer goes to t (a parser, or a buffer). The request
- * buffer is wiped afterwards: a Login request carries the password. */
+ * buffer is a secret's (vsl_buf_init_secret): a Login request carries the password, and no
+ * block it grew out of, nor the last, is freed without being zeroed. */
 static int post(struct vim_client *c, const char *body, struct transfer *t, long *status)
 {
     struct vsl_buf req;
@@ -221,7 +222,7 @@ static int post(struct vim_client *c, const char *body, struct transfer *t, long
     c->err[0] = '\0';
     c->fault[0] = '\0';
     *status = 0;
-    vsl_buf_init(&req, MAX_REQUEST);
+    vsl_buf_init_secret(&req, MAX_REQUEST);
     r = vsl_buf_addstr(&req, ENVELOPE_HEAD);
     if (r == 0)
         r = vsl_buf_addstr(&req, body);
@@ -242,8 +243,6 @@ static int post(struct vim_client *c, const char *body, struct transfer *t, long
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
     r = perform(c, c->url, t, status);
 out:
-    if (req.data)
-        memset(req.data, 0, req.cap);
     vsl_buf_free(&req);
     return r;
 }

@@ -273,6 +273,28 @@ static void quiet_generic(void *ctx, const char *msg, ...)
     (void)msg;
 }
 
+/* SOAP 1.1 forbids a document type declaration, and an internal subset's entities would
+ * expand through the same SAX hooks as the answer's own text: a peer that is not vCenter (with
+ * insecure = true and someone in the path) could plant objects inside another object's value.
+ * So any DOCTYPE, with or without a subset, ends the parse here, before its subset is read. */
+static void refuse_doctype(void *ctxt, const xmlChar *name, const xmlChar *external_id,
+                           const xmlChar *system_id)
+{
+    xmlParserCtxtPtr c = ctxt;
+    struct vim_xml *x = c->_private;
+
+    (void)external_id;
+    (void)system_id;
+    if (!x->err) {
+        snprintf(x->msg, sizeof(x->msg),
+                 "line %d: the answer has a document type declaration (<!DOCTYPE %.64s>), "
+                 "which SOAP forbids",
+                 xmlSAX2GetLineNumber(ctxt), name ? (const char *)name : "");
+        x->err = -VSL_EXML;
+    }
+    xmlStopParser(c);
+}
+
 int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *ctx,
                 size_t max_pending)
 {
@@ -290,6 +312,7 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     sax.characters = characters;
     sax.cdataBlock = cdata_block;
     sax.reference = reference;
+    sax.internalSubset = refuse_doctype;
     sax.serror = (xmlStructuredErrorFunc)quiet_error;
     sax.error = NULL;
     sax.warning = NULL;

@@ -149,6 +149,8 @@ def test_failing_array_is_one_line_keeps_its_snapshot_and_hides_no_vcenter_findi
     ('drop:0', 60, 'request failed'),
     ('slow:1', 2, 'timed out'),         # the answer never comes within timeout=
     ('http500:2', 60, 'HTTP 500: Internal error.'),
+    # 200 with no body: said so, not a parser's line and column of nothing.
+    ('empty:2', 60, 'the answer is empty (HTTP 200, no JSON)'),
 ])
 def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeout, want):
     with UnitySim(['-fault', fault]) as u:
@@ -160,6 +162,52 @@ def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeo
     assert len(lines) == 1 and 'array unity1: poll failed' in lines[0], res.stderr
     assert want in lines[0], lines[0]
     assert 'vcenter lab: stored' in res.stdout  # the vCenter was polled all the same
+
+
+@pytest.mark.parametrize('paging', ['both', 'links', 'count', 'none'])
+def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, workspace,
+                                                                 paging):
+    """Arrays differ in what a page says of the next: a "next" link, an entryCount, both or
+    neither. The responder caps pages at 10 (vslint asks for 500): the 30 LUNs come in three
+    full pages and every one is stored, poll after poll, with no poll read twice (before, a
+    page without links ended the read after 10 LUNs, and with entryCount every poll was
+    "changed while being read")."""
+    with UnitySim(['-paging', paging]) as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        runs = [run_ok('collect', '-c', conf) for _ in range(2)]
+        seen = u.control()
+    for res in runs:
+        assert 'array unity1: stored' in res.stdout and '7 array_pools, 30 array_luns' in \
+            res.stdout, res.stdout + res.stderr
+        assert 'polling again' not in res.stderr, res.stderr
+    db = sqlite3.connect(workspace.db)
+    try:
+        luns = {r[0] for r in db.execute(
+            "SELECT name FROM array_luns WHERE vcenter = 'unity1'")}
+    finally:
+        db.close()
+    want = {'lun-ds-pool-%s' % p for p in ('low', 'ok', 'warn', 'snap', 'over', 'thick')}
+    want |= {'lun-unjoined'} | {'lun-filler-%02d' % i for i in range(23)}
+    assert luns == want
+    # A poll reads the login's page, then the pools' and the LUNs'. With neither links nor
+    # count, an empty page says a list ended, one more read than the pools (1 + 1) and the LUNs
+    # (3 + 1) fill; with either, no page is read past the end.
+    per_poll = 1 + {'none': 6}.get(paging, 4)
+    assert seen['pages'] == 2 * per_poll, seen
+
+
+def test_lun_created_between_pages_is_read_again(violations_sim, workspace):
+    """The entryCount of the first page no longer matches what the pages held (a LUN went
+    between two pages): the poll is read once more, at once, and stores the new list, rather
+    than a snapshot with a hole."""
+    with UnitySim(['-paging', 'count', '-fault', 'droplun:3']) as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        res = run_ok('collect', '-c', conf)
+    assert '29 lun instances read where the first page counted 30; they changed while ' \
+        'being read; polling again' in res.stderr, res.stderr
+    assert '7 array_pools, 29 array_luns' in res.stdout, res.stdout
 
 
 def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):

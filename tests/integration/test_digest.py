@@ -5,6 +5,7 @@ a login, a refused delivery retried and delivered once, and `vslint serve` sendi
 digest once on start and nothing twice across a restart."""
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -13,8 +14,8 @@ import urllib.request
 import pytest
 
 from apilib import Serve, free_port, server_section
-from maillib import (MailServer, finding_items_html, finding_items_text, html_sections,
-                     parse, sentences_text, make_certificate, text_sections)
+from maillib import (TEXT_HEADINGS, MailServer, finding_items_html, finding_items_text,
+                     html_sections, parse, sentences_text, make_certificate, text_sections)
 from simlib import PASSWORD, Estate, VimClient, display_name, run_ok, vslint
 
 SEVERE = ('warning', 'critical')
@@ -178,6 +179,78 @@ def test_dry_run_prints_and_records_nothing(est, mail):
     assert str(msg['Subject']).startswith('vslint: %d new' % len(listed(est.findings)))
     time.sleep(0.5)
     assert server.messages == [] and digests_rows(est.ws.db) == []
+
+
+def test_object_names_cannot_forge_the_plain_text(est, mail):
+    """Anyone who may name a VM writes into the digest: a name with newlines must not start a
+    line of the plain-text part, where it could print a fake section or item. Its control
+    characters are shown escaped, on the item's own line; the Subject stays one line of
+    counts."""
+    # (XML 1.0 cannot carry ESC and the like; tests/unit/test_digest.c has them.)
+    forged = 'web01\n\nRESOLVED (12)\n  * [critical] datastore-free-space: ALL FIXED\r\tend'
+    # 4 disks on an LSI Logic controller: a pvscsi-controller finding (info) on that VM.
+    est.sim.control('vm', name=forged, host='esx-clean-01', datastore='ds-clean-01', disks=4,
+                    controller='lsilogic')
+    findings = est.check()
+    assert forged in {display_name(x) for x in findings}, \
+        [display_name(x) for x in findings if 'web01' in display_name(x)]
+    server = mail()
+    conf = est.config(digest_section(server, 'min_severity = info\n'))
+    res = run_ok('digest', '-c', conf, '--dry-run')
+    msg = parse(res.stdout.encode())
+    text, html = bodies(msg)
+    headings = set(TEXT_HEADINGS.values())
+    for line in text.splitlines():
+        if line and not line.startswith(' '):
+            head = re.sub(r' \(\d+\)$', '', line)
+            head = re.sub(r', [A-Z]+ AND ABOVE$', '', head)
+            assert head in headings or line == '-- ' or line.startswith(
+                ('vslint', 'Since the previous', 'The first digest', 'Score ', 'Dashboard: ')), \
+                'a line of the text part not written by vslint: %r' % line
+        # Nor at any indent: the forged heading and item never start a line.
+        assert not line.lstrip().startswith(('RESOLVED (12)', '* [critical] datastore-free-space: '
+                                             'ALL FIXED')), line
+        assert '\t' not in line and '\r' not in line
+    escaped = 'web01\\n\\nRESOLVED (12)\\n  * [critical] datastore-free-space: ALL FIXED\\r\\tend'
+    # In the new section the item is wrapped (its continuation lines indented), in the open
+    # section the name is written whole.
+    assert '  * [info] pvscsi-controller: web01\\n\\nRESOLVED (12)\\n' in text, text
+    assert '    * ' + escaped + ' (lab): ' in text, text
+    # The Subject is the counts, on one line; the HTML part escapes the name its own way.
+    assert '\n' not in str(msg['Subject']) and str(msg['Subject']).startswith('vslint: ')
+    assert 'RESOLVED (12)' in html and '<h2 id="resolved"' in html
+    assert html.count('<h2 id="resolved"') == 1
+
+
+def test_starttls_optional_with_a_password_is_refused(workspace, mail):
+    """starttls = optional with SMTP credentials would let whoever strips STARTTLS from the
+    server's answer be offered the password in plain text: config-check refuses it, naming the
+    key and its line; over smtps://, or without credentials, optional is accepted."""
+    pw = workspace.password_file('smtp-pw', name='smtp.password')
+    vc = [dict(name='lab', url='https://vc/sdk', user='u', password_file=workspace.password_file())]
+    digest = ('[digest]\nsmtp_url = %s\nfrom = vslint@example.com\nto = storage@example.com\n'
+              'starttls = optional\n%s')
+    conf = workspace.write_config(vc, digest % ('smtp://127.0.0.1:25',
+                                                'user = digest\npassword_file = %s\n' % pw))
+    with open(conf) as f:
+        lineno = f.read().splitlines().index('starttls = optional') + 1
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2
+    assert '%s:%d: [digest] starttls: optional is refused with user= and password_file=' % (
+        conf, lineno) in res.stderr, res.stderr
+    assert 'in plain text' in res.stderr
+    # And so is `vslint digest`: nothing is sent.
+    server = mail()
+    conf2 = workspace.write_config(vc, digest % (server.url, 'user = digest\npassword_file = %s\n'
+                                                 % pw), name='send.conf')
+    res = vslint('digest', '-c', conf2)
+    assert res.returncode == 2 and 'starttls: optional is refused' in res.stderr, res.stderr
+    assert server.messages == [] and server.logins == []
+    for url, extra in (('smtps://127.0.0.1:465', 'user = digest\npassword_file = %s\n' % pw),
+                       ('smtp://127.0.0.1:25', '')):
+        conf = workspace.write_config(vc, digest % (url, extra), name='ok.conf')
+        res = vslint('config-check', '-c', conf)
+        assert res.returncode == 0, res.stderr
 
 
 def test_starttls_with_a_test_ca_and_login(est, mail):

@@ -131,6 +131,49 @@ def test_lost_page_polled_again(previous, workspace):
     assert inventory(conf) == previous.inventory
 
 
+def test_lost_alarm_page_polled_again(previous, workspace):
+    """The same loss in the alarm read: with max_objects below the alarms' batch of 500 (2
+    here), the Alarm objects come over pages, and the 2nd ContinueRetrievePropertiesEx of them
+    (the 1st over a reused prefetch connection) is handled and lost. The poll is run again and
+    stored whole, not stored with the alarms as a gap ("unverified")."""
+    sim, conf = poll_copy(previous, workspace, '-fault',
+                          'lose:2:ContinueRetrievePropertiesEx:Alarm')
+    with open(conf) as f:
+        text = f.read()
+    with open(conf, 'w') as f:
+        f.write(text.replace('[vcenter lab]\n', '[vcenter lab]\nmax_objects = 2\n', 1))
+    try:
+        res = vslint('collect', '-c', conf)
+    finally:
+        sim.stop()
+    assert res.returncode == 0, res.stderr.strip()
+    assert 'a page may have been lost; polling again' in res.stderr, res.stderr
+    vc = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)['vcenters'][0]
+    assert [g for g in vc['gaps'] if g['what'] == 'alarms'] == [], vc['gaps']
+    assert inventory(conf) == previous.inventory
+
+
+def test_endless_token_ends_the_poll(previous, workspace):
+    """A server that answers every ContinueRetrievePropertiesEx with a token for another page
+    (and, past the last object, no object) would keep the poll alive forever, bytes arriving
+    all the while so it is never stalled: the read ends with a clear error after a bounded
+    number of empty pages, and the previous snapshot stays."""
+    sim, conf = poll_copy(previous, workspace, '-endless-token')
+    try:
+        started = time.monotonic()
+        res = vslint('collect', '-c', conf, timeout=120)
+        took = time.monotonic() - started
+    finally:
+        sim.stop()
+    assert res.returncode == 2, res.stderr
+    lines = [l for l in res.stderr.splitlines() if 'vcenter lab' in l]
+    assert len(lines) == 1, res.stderr
+    assert 'does not end: 16 pages in a row with no object, each with a token for another' \
+        in lines[0], lines[0]
+    assert took < 60, took
+    assert inventory(conf) == previous.inventory
+
+
 def test_kill_9_mid_poll(previous, workspace):
     """kill -9 in the middle of a large poll: the database opens, passes integrity_check and
     holds the previous complete snapshot. The snapshot transaction is open from the first

@@ -74,6 +74,22 @@ var serverPageSize = 100
 type pendingResult struct {
 	objects  []types.ObjectContent
 	pageSize int
+	typ      string // the objects' type, for -fault KIND:N:METHOD:TYPE
+}
+
+// endlessToken is the -endless-token flag: a paged result never ends; once
+// its objects are served, every ContinueRetrievePropertiesEx answers no
+// object and the same token again, as a broken server would, forever.
+var endlessToken bool
+
+// pageType is the type of the objects a token pages through ("" when none).
+func pageType(token string) string {
+	pages.Lock()
+	defer pages.Unlock()
+	if p, ok := pages.pending[token]; ok {
+		return p.typ
+	}
+	return ""
 }
 
 var pages = struct {
@@ -108,7 +124,7 @@ func takePage(objs []types.ObjectContent, size int) ([]types.ObjectContent, stri
 	defer pages.Unlock()
 	pages.next++
 	token := fmt.Sprintf("%d", pages.next)
-	pages.pending[token] = &pendingResult{objects: objs[size:], pageSize: size}
+	pages.pending[token] = &pendingResult{objects: objs[size:], pageSize: size, typ: objs[0].Obj.Type}
 	return objs[:size], token
 }
 
@@ -160,7 +176,7 @@ func (pc *PagingCollector) ContinueRetrievePropertiesEx(ctx *simulator.Context, 
 	objs := p.objects[:n]
 	p.objects = p.objects[n:]
 	token := r.Token
-	if len(p.objects) == 0 {
+	if len(p.objects) == 0 && !endlessToken {
 		delete(pages.pending, r.Token)
 		token = ""
 	}

@@ -432,10 +432,11 @@ func rewriteThis(body []byte) []byte {
 	})
 }
 
-// faultKind and faultRead are the -fault flag (KIND:N or KIND:N:METHOD): the
-// Nth property read (RetrievePropertiesEx or ContinueRetrievePropertiesEx,
-// or only METHOD when given, counted over the run) is answered badly, once,
-// the way a broken network or server would:
+// faultKind and faultRead are the -fault flag (KIND:N, KIND:N:METHOD or
+// KIND:N:METHOD:TYPE): the Nth property read (RetrievePropertiesEx or
+// ContinueRetrievePropertiesEx, or only METHOD when given, and only reads of
+// objects of TYPE when given, e.g. Alarm; counted over the run) is answered
+// badly, once, the way a broken network or server would:
 //
 //	truncate   the first half of the answer, then the connection closes
 //	malformed  the whole answer with one element's start tag broken
@@ -450,16 +451,33 @@ var (
 	faultKind   string
 	faultRead   int64
 	faultMethod string // "" = both methods
+	faultType   string // "" = reads of any type
 	faultReads  int64
 )
+
+var tokenRe = regexp.MustCompile(`<(?:[A-Za-z0-9_]+:)?token>([^<]*)</`)
+
+// readsType reports whether the property read in body is of objects of typ:
+// the propSet's type of a RetrievePropertiesEx, the type its token pages
+// through for a ContinueRetrievePropertiesEx.
+func readsType(body []byte, cont bool, typ string) bool {
+	if !cont {
+		return bytes.Contains(body, []byte("<type>"+typ+"</type>"))
+	}
+	m := tokenRe.FindSubmatch(body)
+	return m != nil && pageType(string(m[1])) == typ
+}
 
 func parseFault(s string) error {
 	if s == "" {
 		return nil
 	}
 	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return fmt.Errorf("-fault %q: want KIND:N or KIND:N:METHOD", s)
+	if len(parts) < 2 || len(parts) > 4 {
+		return fmt.Errorf("-fault %q: want KIND:N, KIND:N:METHOD or KIND:N:METHOD:TYPE", s)
+	}
+	if len(parts) == 4 {
+		faultType = parts[3]
 	}
 	n, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || n < 1 {
@@ -470,7 +488,7 @@ func parseFault(s string) error {
 	default:
 		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500 or lose", s)
 	}
-	if len(parts) == 3 {
+	if len(parts) >= 3 {
 		switch parts[2] {
 		case "RetrievePropertiesEx", "ContinueRetrievePropertiesEx":
 		default:
@@ -489,7 +507,8 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 	switch {
 	case faultKind == "", !first && !cont,
 		faultMethod == "RetrievePropertiesEx" && !first,
-		faultMethod == "ContinueRetrievePropertiesEx" && !cont:
+		faultMethod == "ContinueRetrievePropertiesEx" && !cont,
+		faultType != "" && !readsType(body, cont, faultType):
 		return false
 	}
 	if atomic.AddInt64(&faultReads, 1) != faultRead {

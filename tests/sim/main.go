@@ -37,7 +37,8 @@ func main() {
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
 	gz := flag.Bool("gzip", false, "gzip-compress SOAP answers for clients that accept it, as vCenter does")
-	fault := flag.String("fault", "", "KIND:N[:METHOD]: answer the Nth property read (of METHOD) badly, once (truncate, malformed, drop, http500, lose)")
+	fault := flag.String("fault", "", "KIND:N[:METHOD[:TYPE]]: answer the Nth property read (of METHOD, of objects of TYPE) badly, once (truncate, malformed, drop, http500, lose)")
+	endless := flag.Bool("endless-token", false, "paged reads never end: past the last object, every ContinueRetrievePropertiesEx answers no object and the token again")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	simkit.ParseFlags("vcsim-vslint")
 
@@ -45,6 +46,7 @@ func main() {
 	serverPageSize = *pageSize
 	expireAfterReads = *expireAfter
 	gzipAnswers = *gz
+	endlessToken = *endless
 	if err := parseFault(*fault); err != nil {
 		log.Fatal(err)
 	}

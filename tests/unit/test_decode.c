@@ -460,6 +460,68 @@ static void test_malformed(void **state)
     free(text);
 }
 
+static int count_emits(void *ctx, xmlNode *node)
+{
+    (void)node;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* SOAP forbids a DOCTYPE: any, with an internal subset or not, is refused with a message that
+ * says so, whether it arrives whole or split across chunks, and no object of the answer (nor
+ * one planted through an entity) reaches the decoder. */
+static void test_doctype_refused(void **state)
+{
+    static const char planted[] =
+        "<objects><obj type=\"Datastore\">datastore-666</obj></objects>";
+    char with_entity[512];
+    snprintf(with_entity, sizeof(with_entity),
+             "<?xml version=\"1.0\"?><!DOCTYPE Envelope [<!ENTITY e '%s'>]>"
+             "<Envelope><Body><R><returnval>&e;</returnval></R></Body></Envelope>",
+             planted);
+    const char *docs[] = {
+        with_entity,
+        "<!DOCTYPE Envelope><Envelope><Body><R><returnval>" /* no subset at all */
+        "<objects><obj type=\"Datastore\">datastore-1</obj></objects></returnval></R></Body>"
+        "</Envelope>",
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE Envelope SYSTEM \"file:///etc/passwd\">\n"
+        "<Envelope/>",
+        "<!DOCTYPE Envelope [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;\">]>"
+        "<Envelope>&b;</Envelope>",
+    };
+
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        for (size_t split = 0; split < 3; split++) {
+            struct vim_xml *x = NULL;
+            int emitted = 0, r;
+            size_t len = strlen(docs[i]);
+            /* split 0: whole; 1: cut inside "<!DOCTYPE"; 2: one byte at a time. */
+            assert_int_equal(vim_xml_new(&x, 4, count_emits, &emitted, 0), 0);
+            if (split == 0) {
+                r = vim_xml_feed(x, docs[i], len);
+            } else if (split == 1) {
+                const char *d = strstr(docs[i], "DOCTYPE");
+                size_t cut = (size_t)(d - docs[i]) + 3;
+                r = vim_xml_feed(x, docs[i], cut);
+                if (r == 0)
+                    r = vim_xml_feed(x, docs[i] + cut, len - cut);
+            } else {
+                r = 0;
+                for (size_t k = 0; k < len && r == 0; k++)
+                    r = vim_xml_feed(x, docs[i] + k, 1);
+            }
+            if (r == 0)
+                r = vim_xml_finish(x);
+            assert_int_equal(r, -VSL_EXML);
+            assert_non_null(strstr(vim_xml_error(x), "document type declaration"));
+            assert_non_null(strstr(vim_xml_error(x), "SOAP forbids"));
+            assert_int_equal(emitted, 0);
+            vim_xml_free(x);
+        }
+    }
+    (void)state;
+}
+
 /* xsi:type is matched by namespace URI: a server using another prefix decodes the same. */
 static void test_xsi_prefix(void **state)
 {
@@ -724,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
+        cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_skipped_subtrees), cmocka_unit_test(test_filtered_properties),
         cmocka_unit_test(test_filtered_same_rows),
         cmocka_unit_test(test_edges_datastores), cmocka_unit_test(test_edges_hosts),

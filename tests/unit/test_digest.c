@@ -176,6 +176,50 @@ TEST(test_subject_score_and_parts)
     free(html);
 }
 
+/* A name from vCenter with newlines, a carriage return and an escape sequence: every line of
+ * the plain text still starts with what vslint wrote (a heading, an indented item), the name
+ * shows its control characters escaped, and the subject is one line of counts. */
+TEST(test_names_cannot_start_a_line)
+{
+    static const char forged[] =
+        "web01\n\nRESOLVED (12)\n  * [critical] datastore-free-space: ALL FIXED\r\x1b[2J"
+        "\xc2\x85\xe2\x80\xa8" "end";
+    char *subject, *text, *html;
+    json_t *m = model("[{\"name\":\"ds\\n\\nSCORE\",\"vcenter\":\"lab\",\"runway\":"
+                      "{\"growth_gb_per_day\":2.5,\"history_days\":30,\"days_to_critical\":3,"
+                      "\"days_to_warning\":1}}]");
+    json_t *f = json_array_get(json_object_get(m, "new"), 0);
+    json_object_set_new(json_object_get(f, "object"), "name", json_string(forged));
+    json_object_set_new(f, "message", json_string("ds-a\nRESOLVED (3) has 8.0 % free"));
+    render(m, &subject, &text, &html);
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n && *p != ' ')
+            assert_true(!strncmp(p, "vslint", 6) || !strncmp(p, "Since", 5) ||
+                        !strncmp(p, "Dashboard: ", 11) || !strncmp(p, "Score ", 6) ||
+                        !strncmp(p, "NEW SINCE", 9) || !strncmp(p, "RESOLVED SINCE", 14) ||
+                        !strncmp(p, "OPEN FINDINGS", 13) || !strncmp(p, "VCENTERS", 8) ||
+                        !strncmp(p, "WAIVERS", 7) || !strncmp(p, "DATASTORES WITH", 15) ||
+                        !strncmp(p, "SCORE\n", 6) || !strncmp(p, "-- \n", 4));
+        for (size_t i = 0; i < n; i++)
+            assert_true((unsigned char)p[i] >= 0x20 && p[i] != 0x7f);
+        p += n + (p[n] != 0);
+    }
+    static const char escaped[] =
+        "web01\\n\\nRESOLVED (12)\\n  * [critical] datastore-free-space: ALL FIXED\\r"
+        "\\x1B[2J\\u0085\\u2028end";
+    assert_non_null(strstr(text, "  * [critical] datastore-free-space: web01\\n\\nRESOLVED"));
+    assert_non_null(strstr(text, escaped));
+    assert_non_null(strstr(text, "    * web01\\n\\nRESOLVED (12)"));
+    assert_non_null(strstr(text, "ds-a\\nRESOLVED (3) has 8.0 % free"));
+    assert_non_null(strstr(text, "  * ds\\n\\nSCORE (lab): "));
+    assert_null(strchr(subject, '\n'));
+    assert_string_equal(subject, "vslint: 1 new, 0 resolved, 1 open (1 critical)");
+    free(subject);
+    free(text);
+    free(html);
+}
+
 int main(void)
 {
     return tl_main();

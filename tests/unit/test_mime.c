@@ -30,8 +30,9 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* Decodes quoted-printable (CRLF lines) into LF lines, failing the test on anything malformed
- * or a line over 76 characters. */
+/* Decodes quoted-printable (CRLF lines) into LF lines, failing the test on anything malformed,
+ * a line over 76 characters, or a line, hard or soft, that starts with "." (a lone "." line
+ * ends SMTP DATA). */
 static char *unqp(const char *s)
 {
     char *out = malloc(strlen(s) + 1), *o = out;
@@ -47,6 +48,8 @@ static char *unqp(const char *s)
             *o++ = '\n';
             continue;
         }
+        if (col == 0 && *p == '.')
+            fail_msg("a line starts with \".\" at offset %zu of:\n%s", (size_t)(p - s), s);
         assert_true(++col <= 76);
         assert_true((unsigned char)*p >= 32 && (unsigned char)*p < 127);
         if (*p == '=') {
@@ -117,6 +120,37 @@ TEST(test_qp_long_lines_round_trip)
     free(s);
 }
 
+/* A dot at every position around the soft breaks: whatever comes before it, no encoded line
+ * starts with "." (the old encoder left 75 characters, "=", then a line that was a lone "."),
+ * and the text decodes back to what went in. */
+TEST(test_qp_dots_at_every_column)
+{
+    static const char *const tails[] = {".", ".\n", ".x", "..", ". ", ".\n.", "=.", ".=."};
+    char in[400];
+
+    for (size_t lead = 0; lead < 230; lead++) {
+        for (size_t t = 0; t < N(tails); t++) {
+            for (int fill = 0; fill < 2; fill++) {
+                /* fill 0: letters (one column each); 1: '=' (three columns each) */
+                memset(in, fill ? '=' : 'a', lead);
+                snprintf(in + lead, sizeof(in) - lead, "%s", tails[t]);
+                char *s = qp(in);
+                char *back = unqp(s);
+                assert_string_equal(back, in);
+                free(back);
+                free(s);
+            }
+        }
+    }
+    /* The case found: 75 letters, then a dot ending the line. */
+    memset(in, 'a', 75);
+    snprintf(in + 75, sizeof(in) - 75, ".\n");
+    char *s = qp(in);
+    assert_null(strstr(s, "\r\n.\r\n"));
+    assert_non_null(strstr(s, "=\r\n=2E\r\n"));
+    free(s);
+}
+
 static char *header(const char *name, const char *value)
 {
     struct vsl_buf b;
@@ -181,6 +215,10 @@ TEST(test_encoded_words)
         "Pr\xc3\xbc" "fung: 3 new, 1 resolved, 40 open (2 critical)",
         "\xe5\xad\x98\xe5\x82\xa8\xe5\x9b\xa2\xe9\x98\x9f \xe2\x9c\x93 vslint: 12 new, 0 resolved, "
         "1234 open (56 critical) \xf0\x9f\x93\xa6\xf0\x9f\x93\xa6\xf0\x9f\x93\xa6\xf0\x9f\x93\xa6",
+        /* Long enough for several continuation words, each of which must stay within 75. */
+        "\xc3\xa9t\xc3\xa9 vslint: 12 new, 0 resolved, 1234 open (56 critical) on datastores "
+        "that have very long names indeed, repeated until the subject needs three or four words, "
+        "and then some more text so a fourth continuation word is needed as well",
     };
     for (size_t i = 0; i < N(utf8); i++) {
         h = header("Subject", utf8[i]);

@@ -133,6 +133,7 @@ type server struct {
 	reads     int
 	stats     map[string]int
 	persist   bool
+	paging    string // what a page says of the next: both (links and entryCount), links, count, none
 }
 
 func randHex(n int) string {
@@ -284,6 +285,17 @@ func (s *server) injectFault(w http.ResponseWriter, sid string) bool {
 	case "http500":
 		unityError(w, http.StatusInternalServerError, 131149825, "Internal error.")
 		return true
+	case "droplun":
+		// A LUN is deleted just before this read: the pages after it shift by one.
+		s.mu.Lock()
+		s.luns = s.luns[1:]
+		s.mu.Unlock()
+		return false
+	case "empty":
+		// 200 with no body at all, as a proxy in front of the array may answer.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		return true
 	}
 	return false
 }
@@ -346,10 +358,15 @@ func (s *server) collection(w http.ResponseWriter, r *http.Request, typ string, 
 	}
 	doc := map[string]interface{}{
 		"@base":   base + "?per_page=" + strconv.Itoa(perPage) + "&compact=" + strconv.FormatBool(compact),
-		"updated": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "links": links,
+		"updated": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		"entries": entries,
 	}
-	if strings.EqualFold(q.Get("with_entrycount"), "true") {
+	// -paging: arrays and releases differ in what they send; a client must page through
+	// every combination.
+	if s.paging == "both" || s.paging == "links" {
+		doc["links"] = links
+	}
+	if strings.EqualFold(q.Get("with_entrycount"), "true") && (s.paging == "both" || s.paging == "count") {
 		doc["entryCount"] = len(items)
 	}
 	s.count("pages")
@@ -401,13 +418,19 @@ func main() {
 	user := flag.String("user", "vslint", "the only user name that may log in")
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	pageCap := flag.Int("page-size", 10, "server-side cap on instances per page (0 = none)")
-	fault := flag.String("fault", "", "KIND:N: answer the Nth instances read badly, once; N=0 every read (slow, drop, malformed, 401, http500)")
+	fault := flag.String("fault", "", "KIND:N: answer the Nth instances read badly, once; N=0 every read (slow, drop, malformed, 401, http500, empty, droplun)")
+	paging := flag.String("paging", "both", "what a page says of the next: both (links and entryCount), links, count (entryCount only), none")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.Parse()
 
 	password := simkit.Password(*passwordFile)
 	s := &server{user: *user, password: password, pageCap: *pageCap, sessions: map[string]string{},
-		stats: map[string]int{}, faultLeft: true}
+		stats: map[string]int{}, faultLeft: true, paging: *paging}
+	switch *paging {
+	case "both", "links", "count", "none":
+	default:
+		log.Fatalf("-paging %q: want both, links, count or none", *paging)
+	}
 	s.pools, s.luns = estate()
 	if *fault != "" {
 		parts := strings.SplitN(*fault, ":", 2)
