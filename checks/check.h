@@ -22,6 +22,18 @@ struct chk_param {
 
 struct chk_ctx; /* one run of one check over one estate; see chk_emit() */
 
+/* What a check rests on: a passage of a seed document (../shared/seeds/). quote is the seed's
+ * own words, one or more whole sentences copied verbatim (typographic quote marks and dashes
+ * may be written plainly): tests/unit/test_registry.c finds each quote in its section of the
+ * seed, so a citation cannot say what its source does not. Whatever the check adds (a
+ * threshold, a wider scope, a severity) is not quoted but said in the check's `own`. */
+struct chk_source {
+    const char *document; /* the seed's file name: "000_5bd48962a767ee9e.txt" */
+    const char *section;  /* "§3.7.2" in a numbered document; else the title of the post
+                             the quote is under ("SPC-2 set or not?"), a line of the seed */
+    const char *quote;    /* the seed's words, verbatim */
+};
+
 /* What a check reads besides what every successful poll brings (vCenter's own view of
  * datastores, VMs and hosts). The engine uses it to keep findings honest: where an input a
  * check needs was not read this poll, that check's findings there are neither judged nor
@@ -42,6 +54,11 @@ struct check {
     enum vsl_severity severity; /* the default (highest) severity it raises */
     const char *rationale;      /* why, in a sentence or two */
     const char *reference;      /* "000_5bd48962a767ee9e.txt §3.5.1", KB numbers */
+    const struct chk_source *sources; /* the seeds' words the rule rests on, terminated by an
+                                         entry with document == NULL; NULL only for a check
+                                         that is no practice of the seeds (host-coverage) */
+    const char *own;            /* what vslint adds on its own (thresholds, scope, severity)
+                                   and why: never attributed to a seed */
     const char *remediation;    /* the concrete fix, with the esxcli/PowerCLI command */
     const struct chk_param *params; /* terminated by an entry with name == NULL; may be NULL */
     unsigned needs;                 /* enum chk_needs flags */
@@ -222,5 +239,8 @@ extern const size_t chk_registry_len;
 const struct check *chk_find(const char *id);
 /* The catalogue as a JSON document (a new reference, NULL on ENOMEM). */
 json_t *chk_catalogue_json(void);
+/* ck's sources as JSON, [{document, section, quote}] (empty when it has none): a new
+ * reference, NULL on ENOMEM. */
+json_t *chk_sources_json(const struct check *ck);
 
 #endif

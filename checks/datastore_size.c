@@ -146,6 +146,20 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return rc;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "VMware currently supports a maximum datastore size of 64 TB."},
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "Since LUNs and vSphere datastores can be expanded to address future growth, the "
+     "recommendation is to create LUNs and datastores with sizes in the range of 500-750GB for "
+     "most environments."},
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "Virtual machines requiring a large virtual disk would require a larger LUN/datastore size, "
+     "and would not fall outside of these best practices."},
+    {0},
+};
+
 const struct check chk_datastore_size = {
     .id = "datastore-size",
     .title = "VMFS datastore size outside the recommended band",
@@ -164,6 +178,13 @@ const struct check chk_datastore_size = {
         "judged by its whole capacity, and its finding names every LUN it spans (extents). "
         "Inaccessible datastores and unknown capacities are skipped.",
     .reference = "000_5bd48962a767ee9e.txt §3.5.1 (LUN size)",
+    .sources = sources,
+    .own =
+        "The severities are vslint's: outside the band a warning, above 64 TB critical (beyond "
+        "what VMware supports). GB are read as vSphere prints them (2^30 bytes). Only shared VMFS "
+        "datastores are judged, since the guide sizes LUNs; what counts as a VM \"requiring a "
+        "large virtual disk\" is vslint's reading: one VM keeping more disk on the datastore than "
+        "the band's upper bound.",
     .remediation =
         "Provision new LUNs of 500-750 GB and move VMs there with Storage vMotion (PowerCLI: "
         "Move-VM -VM <vm> -Datastore <new-ds>), then unmount and delete the old datastore; grow "

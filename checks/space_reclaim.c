@@ -250,6 +250,21 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return r;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.7.2",
+     "However, the ability to reclaim space from within a compatible guest OS DOES require thin "
+     "provisioning be used on both the storage and the virtual disks. Additional requirements for "
+     "space reclamation within the guest include: Virtual machines on VMFS 6 datastores "
+     "Reclaiming space on guest operating system is only processed when the space to reclaim is "
+     "equal to 1MB or a multiple of 1MB Virtual machines on VMFS 5 datastores"},
+    {"000_5bd48962a767ee9e.txt", "§3.7.2",
+     "Virtual machine hardware must be version 11 (ESXi 6.0) or greater The advanced setting "
+     "EnableBlockDelete must be set to 1 The guest operating system must be able to identify the "
+     "virtual disk as thin"},
+    {0},
+};
+
 const struct check chk_space_reclaim = {
     .id = "space-reclaim",
     .title = "Freed space can be reclaimed to the array",
@@ -261,7 +276,8 @@ const struct check chk_space_reclaim = {
         "VMFS5 VM hardware vmx-11 or later and VMFS3.EnableBlockDelete=1 on the host. Three "
         "rules: a VMFS6 datastore whose automatic space reclamation is off (unmap priority "
         "none) is a warning, as every file deleted or moved there leaks pool space until someone "
-        "notices; a host with EnableBlockDelete=0 that runs VMs with thin disks on VMFS5 is one "
+        "notices (vslint's own rule: the guide says of VMFS6 only that a guest's reclaim is "
+        "processed in units of 1 MB or multiples); a host with EnableBlockDelete=0 that runs VMs with thin disks on VMFS5 is one "
         "warning for the host (one setting fixes all its VMs, which the evidence lists); a VM "
         "with thin disks on VMFS5 whose hardware is older than vmx-11 is info (only its own "
         "guest's reclaim is lost, and the fix needs a power cycle). Only VMFS volumes on array "
@@ -272,6 +288,15 @@ const struct check chk_space_reclaim = {
         "skipped. Whether the LUN itself is thin on the array is outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (space reclamation within the guest: VMFS6, "
                  "or VMFS5 with hardware version 11 and EnableBlockDelete=1)",
+    .sources = sources,
+    .own =
+        "The rule on VMFS6's automatic space reclamation (unmap priority none) is vslint's: the "
+        "seed asks only that the VMs be on VMFS 6 and says reclaim there is processed in units of "
+        "1 MB or multiples; it does not speak of automatic UNMAP. The severities are vslint's: a "
+        "warning for a VMFS6 datastore that leaks pool space and for a host whose "
+        "EnableBlockDelete=0 stops its VMs' reclaim on VMFS5, info for one VM whose hardware is "
+        "older than vmx-11 (only its guest's reclaim is lost). Whether the LUN is thin on the "
+        "array, which the seed also requires, is outside vCenter's view.",
     .remediation =
         "VMFS6 datastore: turn automatic space reclamation back on, on any host that mounts it: "
         "`esxcli storage vmfs reclaim config set --volume-label=<datastore> "
