@@ -111,7 +111,8 @@ const struct chk_param chk_free_params[] = {
     {"warn_free_pct", 30, 0, 100, "%", "warning when free space is below this share of capacity"},
     {"crit_free_pct", 10, 0, 100, "%", "critical when free space is below this share of capacity"},
     {"snap_free_pct", 5, 0, 100, "%",
-     "critical, snapshots and replication at risk, when free space is below this share"},
+     "critical when free space is below this share (the level at which a Unity pool "
+     "invalidates its snapshots and replication sessions)"},
     {0},
 };
 
