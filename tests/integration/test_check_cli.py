@@ -60,6 +60,20 @@ def test_catalogue_quotes_and_owns():
                for s in by_id['vdisk-format']['sources'])
 
 
+def test_findings_doc_shows_every_quote_and_own():
+    """docs/findings.md shows each check's quotes (with document and section) and its own, as
+    the catalogue has them, so the page cannot tell a reader something the checks no longer
+    say."""
+    with open(os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'docs', 'findings.md')) as fh:
+        doc = ' '.join(fh.read().split())
+    for ck in catalogue():
+        assert '**%s**' % ck['id'] in doc, ck['id']
+        for src in ck['sources']:
+            assert '> "%s" > (%s %s)' % (' '.join(src['quote'].split()), src['document'],
+                                         src['section']) in doc, (ck['id'], src['section'])
+        assert "vslint's own: " + ' '.join(ck['own'].split()) in doc, ck['id']
+
+
 def test_checks_text_shows_quotes_and_own():
     """`vslint checks ID` prints the seed's words, quoted and attributed, then vslint's own."""
     out = run_ok('checks', 'snapshots').stdout
