@@ -202,6 +202,26 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
  * figures are that old) and datastores (the names of e's datastores it backs). A new
  * reference, NULL when memory runs out. */
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* The seed passages several checks rest on, quoted once. CHK_QUOTE_POOL_CAPACITY: the Unity
+ * guide's pool-capacity levels (000 §1.1.1); CHK_QUOTE_OVERCOMMIT: Yellow Bricks on alarms for
+ * thin provisioning (003, "Performance: Thin Provisioning"). */
+#define CHK_SEED_UNITY "000_5bd48962a767ee9e.txt"
+#define CHK_SEED_YELLOW_BRICKS "003_c6252f56ada835be.txt"
+#define CHK_QUOTE_POOL_CAPACITY                                                                  \
+    "Storage pools must maintain free capacity in order to operate properly. By default, Dell "  \
+    "EMC Unity will raise an alert if a storage pool has less than 30% free capacity, and will " \
+    "begin to automatically invalidate snapshots and replication sessions if the storage pool "  \
+    "has less than 5% free capacity. Dell EMC recommends that a storage pool always have at "    \
+    "least 10% free capacity."
+#define CHK_QUOTE_OVERCOMMIT                                                                     \
+    "Make sure you set the correct alarms when thin provisioning a VMDK. You need to regularly " \
+    "check what the level of \"overcommitment\" is, what the total capacity is and the "         \
+    "percentage of disk space still available."
+/* The sources of the checks that rest on the pool-capacity passage alone (datastore-free-space,
+ * pool-free-space, datastore-runway), and of those that rest on §3.7.2's requirements for a
+ * guest's space reclamation (space-reclaim, vmfs-version). */
+extern const struct chk_source chk_pool_capacity_sources[];
+extern const struct chk_source chk_reclaim_sources[];
 /* The parameters of the free-space rule (datastore-free-space, pool-free-space): the Unity
  * guide's pool-capacity thresholds, warn_free_pct 30, crit_free_pct 10, snap_free_pct 5. */
 extern const struct chk_param chk_free_params[];

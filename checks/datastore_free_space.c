@@ -66,17 +66,6 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return chk_each_measured(ctx, e, evaluate);
 }
 
-/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
-static const struct chk_source sources[] = {
-    {"000_5bd48962a767ee9e.txt", "§1.1.1",
-     "Storage pools must maintain free capacity in order to operate properly. By default, Dell EMC "
-     "Unity will raise an alert if a storage pool has less than 30% free capacity, and will begin "
-     "to automatically invalidate snapshots and replication sessions if the storage pool has less "
-     "than 5% free capacity. Dell EMC recommends that a storage pool always have at least 10% "
-     "free capacity."},
-    {0},
-};
-
 const struct check chk_datastore_free_space = {
     .id = "datastore-free-space",
     .title = "Datastore or datastore cluster low on free space",
@@ -91,7 +80,7 @@ const struct check chk_datastore_free_space = {
         "Datastores that are inaccessible or whose capacity or free space is unknown or zero are "
         "skipped, since their sizes cannot be trusted.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
-    .sources = sources,
+    .sources = chk_pool_capacity_sources,
     .own =
         "The seed's three levels are a Unity storage pool's; vslint holds each datastore and "
         "datastore cluster to the same 30 %, 10 % and 5 % free, because thin disks, VM snapshots "

@@ -64,17 +64,6 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return chk_each_measured(ctx, e, evaluate);
 }
 
-/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
-static const struct chk_source sources[] = {
-    {"000_5bd48962a767ee9e.txt", "§1.1.1",
-     "Storage pools must maintain free capacity in order to operate properly. By default, Dell EMC "
-     "Unity will raise an alert if a storage pool has less than 30% free capacity, and will begin "
-     "to automatically invalidate snapshots and replication sessions if the storage pool has less "
-     "than 5% free capacity. Dell EMC recommends that a storage pool always have at least 10% "
-     "free capacity."},
-    {0},
-};
-
 const struct check chk_datastore_runway = {
     .id = "datastore-runway",
     .title = "Datastore or datastore cluster forecast to run low on free space",
@@ -90,7 +79,7 @@ const struct check chk_datastore_runway = {
         "free space is below datastore-free-space's crit_free_pct. One already below it is "
         "datastore-free-space's finding, not this one's; inaccessible datastores are skipped.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
-    .sources = sources,
+    .sources = chk_pool_capacity_sources,
     .own =
         "The forecast is vslint's: the guide states levels for a storage pool, not trends, and "
         "vslint applies them to datastores as datastore-free-space does. The horizons, a warning "

@@ -60,17 +60,6 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
-/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
-static const struct chk_source sources[] = {
-    {"000_5bd48962a767ee9e.txt", "§1.1.1",
-     "Storage pools must maintain free capacity in order to operate properly. By default, Dell EMC "
-     "Unity will raise an alert if a storage pool has less than 30% free capacity, and will begin "
-     "to automatically invalidate snapshots and replication sessions if the storage pool has less "
-     "than 5% free capacity. Dell EMC recommends that a storage pool always have at least 10% "
-     "free capacity."},
-    {0},
-};
-
 const struct check chk_pool_free_space = {
     .id = "pool-free-space",
     .title = "Array pool behind datastores low on free space",
@@ -83,7 +72,7 @@ const struct check chk_pool_free_space = {
         "sections that hold a LUN of one of the vCenter's datastores (joined by WWN and naa. "
         "name); the pool's own alert threshold is shown in the evidence.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
-    .sources = sources,
+    .sources = chk_pool_capacity_sources,
     .own =
         "The levels are the guide's own for a pool; the severities are vslint's: a warning below "
         "30 % free (where Unity alerts), critical below 10 % (the guide's floor) and below 5 % "

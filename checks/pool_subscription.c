@@ -45,16 +45,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
 /* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
 static const struct chk_source sources[] = {
-    {"000_5bd48962a767ee9e.txt", "§1.1.1",
-     "Storage pools must maintain free capacity in order to operate properly. By default, Dell EMC "
-     "Unity will raise an alert if a storage pool has less than 30% free capacity, and will begin "
-     "to automatically invalidate snapshots and replication sessions if the storage pool has less "
-     "than 5% free capacity. Dell EMC recommends that a storage pool always have at least 10% "
-     "free capacity."},
-    {"003_c6252f56ada835be.txt", "Performance: Thin Provisioning",
-     "Make sure you set the correct alarms when thin provisioning a VMDK. You need to regularly "
-     "check what the level of \"overcommitment\" is, what the total capacity is and the "
-     "percentage of disk space still available."},
+    {CHK_SEED_UNITY, "§1.1.1", CHK_QUOTE_POOL_CAPACITY},
+    {CHK_SEED_YELLOW_BRICKS, "Performance: Thin Provisioning", CHK_QUOTE_OVERCOMMIT},
     {0},
 };
 

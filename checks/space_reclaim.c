@@ -250,21 +250,6 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return r;
 }
 
-/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
-static const struct chk_source sources[] = {
-    {"000_5bd48962a767ee9e.txt", "§3.7.2",
-     "However, the ability to reclaim space from within a compatible guest OS DOES require thin "
-     "provisioning be used on both the storage and the virtual disks. Additional requirements for "
-     "space reclamation within the guest include: Virtual machines on VMFS 6 datastores "
-     "Reclaiming space on guest operating system is only processed when the space to reclaim is "
-     "equal to 1MB or a multiple of 1MB Virtual machines on VMFS 5 datastores"},
-    {"000_5bd48962a767ee9e.txt", "§3.7.2",
-     "Virtual machine hardware must be version 11 (ESXi 6.0) or greater The advanced setting "
-     "EnableBlockDelete must be set to 1 The guest operating system must be able to identify the "
-     "virtual disk as thin"},
-    {0},
-};
-
 const struct check chk_space_reclaim = {
     .id = "space-reclaim",
     .title = "Freed space can be reclaimed to the array",
@@ -288,7 +273,7 @@ const struct check chk_space_reclaim = {
         "skipped. Whether the LUN itself is thin on the array is outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (space reclamation within the guest: VMFS6, "
                  "or VMFS5 with hardware version 11 and EnableBlockDelete=1)",
-    .sources = sources,
+    .sources = chk_reclaim_sources,
     .own =
         "The rule on VMFS6's automatic space reclamation (unmap priority none) is vslint's: the "
         "seed asks only that the VMs be on VMFS 6 and says reclaim there is processed in units of "

@@ -47,10 +47,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
 
 /* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
 static const struct chk_source sources[] = {
-    {"003_c6252f56ada835be.txt", "Performance: Thin Provisioning",
-     "Make sure you set the correct alarms when thin provisioning a VMDK. You need to regularly "
-     "check what the level of \"overcommitment\" is, what the total capacity is and the "
-     "percentage of disk space still available."},
+    {CHK_SEED_YELLOW_BRICKS, "Performance: Thin Provisioning", CHK_QUOTE_OVERCOMMIT},
     {0},
 };
 

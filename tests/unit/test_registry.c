@@ -92,18 +92,24 @@ static void test_texts_and_parameters(void **state)
     }
 }
 
+/* Skips the test called name, saying so, when the seeds are not beside the repository (they
+ * are in CI): a test that needs them is never passed silently without them. */
+#define need_seeds(name)                                                                       \
+    do {                                                                                       \
+        FILE *probe_ = fopen(SEEDS "README.md", "r");                                          \
+        if (!probe_) {                                                                         \
+            fprintf(stderr, "%s: no %sREADME.md: skipped\n", name, SEEDS);                     \
+            skip();                                                                            \
+        }                                                                                      \
+        fclose(probe_);                                                                        \
+    } while (0)
+
 /* Each "NNN_hex.txt §a.b.c" of a reference names a seed file in ../shared/seeds/ that has that
  * section. The seeds sit beside the repository, not in it: without them this test is skipped
  * (say so), never passed silently. */
 static void test_references_exist(void **state)
 {
-    FILE *probe = fopen(SEEDS "README.md", "r");
-
-    if (!probe) {
-        fprintf(stderr, "test_references_exist: no %sREADME.md: skipped\n", SEEDS);
-        skip();
-    }
-    fclose(probe);
+    need_seeds(__func__);
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
         size_t files = 0;
@@ -241,13 +247,7 @@ static int quote_in_section(char *const *lines, size_t n, const char *sec, const
  * can never drift from its source into a paraphrase. Skipped, saying so, without the seeds. */
 static void test_quotes_verbatim(void **state)
 {
-    FILE *probe = fopen(SEEDS "README.md", "r");
-
-    if (!probe) {
-        fprintf(stderr, "test_quotes_verbatim: no %sREADME.md: skipped\n", SEEDS);
-        skip();
-    }
-    fclose(probe);
+    need_seeds(__func__);
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
         size_t n = 0;
