@@ -110,8 +110,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             sev = SEV_CRITICAL;
             level = "above_maximum";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, above VMware's maximum datastore size of %g TB; split it into "
-                     "datastores of %g-%g GB",
+                     "%s is %s, above %g TB (VMware supports datastores of at most 64 TB); "
+                     "split it into datastores of %g-%g GB",
                      name, size, max_tib, min_gb, max_gb);
         } else if (cap > max_b) {
             if (big[i].bytes > max_b)
@@ -119,15 +119,17 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             sev = SEV_WARNING;
             level = "above_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, above the guide's %g-%g GB datastore size (threshold %g GB), and "
-                     "no VM keeps more than %g GB of disks on it that would need it",
+                     "%s is %s, above the %g-%g GB band (the guide recommends 500-750 GB; "
+                     "threshold %g GB), and no VM keeps more than %g GB of disks on it that would "
+                     "need it",
                      name, size, min_gb, max_gb, max_gb, max_gb);
         } else if (cap < min_b) {
             sev = SEV_WARNING;
             level = "below_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, below the guide's %g-%g GB datastore size (threshold %g GB)", name,
-                     size, min_gb, max_gb, min_gb);
+                     "%s is %s, below the %g-%g GB band (the guide recommends 500-750 GB; "
+                     "threshold %g GB)",
+                     name, size, min_gb, max_gb, min_gb);
         } else {
             continue;
         }

@@ -116,11 +116,11 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                  " larger frames are dropped%s",
                  name, adapters, v->mtu, !strcmp(u.type, "dvs") ? "distributed switch" : "vSwitch",
                  u.name ? u.name : "?", u.mtu,
-                 low_vnic ? "; the vmknic is also below the guide's MTU" : "");
+                 low_vnic ? "; the vmknic's own MTU is also below the threshold" : "");
     else
         snprintf(msg, sizeof(msg),
-                 "%s (iSCSI-bound to %s) has MTU %d; the guide wants jumbo frames, MTU %d, on every"
-                 " iSCSI vmknic, switch and array port",
+                 "%s (iSCSI-bound to %s) has MTU %d, below %d; the guide wants MTU 9000 on the "
+                 "array and every host, and jumbo frames on every switch in the iSCSI path",
                  name, adapters, v->mtu, want);
     return chk_emit_part(ctx, h, "vmknic", v->device, v->device,
                          low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);

@@ -80,13 +80,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses %s over %zu paths; the guide recommends Round Robin (VMW_PSP_RR) with "
-                 "an IOPS limit of %d",
+                 "an IOPS limit of 1 (threshold %d)",
                  name, l->psp, l->n_paths, want);
     } else if (!strcmp(type, "bytes") || !strcmp(type, "latency")) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin switching paths by %s, not by I/O count; the guide "
-                 "recommends an IOPS limit of %d",
+                 "recommends an IOPS limit of 1 (threshold %d)",
                  name, type, want);
     } else if (l->iops_limit == EST_UNKNOWN) {
         /* Where esxcli failed the limit was not read: nothing is claimed either way (the
@@ -96,13 +96,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         sev = SEV_INFO;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin but esxcli reported no IOPS limit for the device; the "
-                 "guide recommends an IOPS limit of %d",
+                 "guide recommends an IOPS limit of 1 (threshold %d)",
                  name, want);
     } else if (l->iops_limit > want) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
-                 "%s uses Round Robin with an IOPS limit of %d; the guide recommends %d (the "
-                 "default 1000 keeps one path busy at a time)",
+                 "%s uses Round Robin with an IOPS limit of %d, above %d; the guide recommends 1 "
+                 "(the default 1000 keeps one path busy at a time)",
                  name, l->iops_limit, want);
     } else {
         return 0;
