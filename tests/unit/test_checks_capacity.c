@@ -289,6 +289,18 @@ TEST(test_size)
     tl_want(&r, "small-200gib", NONE);
     tl_want(&r, "big-other-ds", NONE);
     tl_want(&r, "huge-70tib", SEV_CRITICAL);
+    /* The configured band is the site's, never called the guide's: the message gives both. */
+    f = tl_find(&r, "at-64tib", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "above the 100-1300 GB band (the guide recommends "
+                                       "500-750 GB; threshold 1300 GB)"));
+    chk_results_free(&r);
+
+    r = tl_run_with(&chk_datastore_size, "max_size_tib", 60, &e, NOW);
+    f = tl_find(&r, "at-64tib", NULL);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_non_null(
+        strstr(f->message, "above 60 TB (VMware supports datastores of at most 64 TB)"));
     chk_results_free(&r);
 
     r = tl_run_with(&chk_datastore_size, "max_size_tib", 80, &e, NOW);
