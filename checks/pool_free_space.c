@@ -66,9 +66,9 @@ const struct check chk_pool_free_space = {
     .severity = SEV_CRITICAL,
     .rationale =
         "A datastore on a thin LUN can show plenty of free space while the array pool under it "
-        "fills up, and a full pool stops every LUN in it. The Unity guide raises an alert below "
-        "30 % pool free space, asks for at least 10 % free, and invalidates snapshots and "
-        "replication sessions below 5 %. Applied to the pools of configured [array NAME] "
+        "fills up, and a full pool stops every LUN in it. Per the Unity guide, Unity raises an "
+        "alert below 30 % pool free space and invalidates snapshots and replication sessions "
+        "below 5 %, and Dell EMC asks for at least 10 % free. Applied to the pools of configured [array NAME] "
         "sections that hold a LUN of one of the vCenter's datastores (joined by WWN and naa. "
         "name); the pool's own alert threshold is shown in the evidence.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
