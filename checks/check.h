@@ -22,6 +22,18 @@ struct chk_param {
 
 struct chk_ctx; /* one run of one check over one estate; see chk_emit() */
 
+/* What a check rests on: a passage of a seed document (../shared/seeds/). quote is the seed's
+ * own words, one or more whole sentences copied verbatim (typographic quote marks and dashes
+ * may be written plainly): tests/unit/test_registry.c finds each quote in its section of the
+ * seed, so a citation cannot say what its source does not. Whatever the check adds (a
+ * threshold, a wider scope, a severity) is not quoted but said in the check's `own`. */
+struct chk_source {
+    const char *document; /* the seed's file name: "000_5bd48962a767ee9e.txt" */
+    const char *section;  /* "§3.7.2" in a numbered document; else the title of the post
+                             the quote is under ("SPC-2 set or not?"), a line of the seed */
+    const char *quote;    /* the seed's words, verbatim */
+};
+
 /* What a check reads besides what every successful poll brings (vCenter's own view of
  * datastores, VMs and hosts). The engine uses it to keep findings honest: where an input a
  * check needs was not read this poll, that check's findings there are neither judged nor
@@ -42,6 +54,11 @@ struct check {
     enum vsl_severity severity; /* the default (highest) severity it raises */
     const char *rationale;      /* why, in a sentence or two */
     const char *reference;      /* "000_5bd48962a767ee9e.txt §3.5.1", KB numbers */
+    const struct chk_source *sources; /* the seeds' words the rule rests on, terminated by an
+                                         entry with document == NULL; NULL only for a check
+                                         that is no practice of the seeds (host-coverage) */
+    const char *own;            /* what vslint adds on its own (thresholds, scope, severity)
+                                   and why: never attributed to a seed */
     const char *remediation;    /* the concrete fix, with the esxcli/PowerCLI command */
     const struct chk_param *params; /* terminated by an entry with name == NULL; may be NULL */
     unsigned needs;                 /* enum chk_needs flags */
@@ -185,6 +202,26 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
  * figures are that old) and datastores (the names of e's datastores it backs). A new
  * reference, NULL when memory runs out. */
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* The seed passages several checks rest on, quoted once. CHK_QUOTE_POOL_CAPACITY: the Unity
+ * guide's pool-capacity levels (000 §1.1.1); CHK_QUOTE_OVERCOMMIT: Yellow Bricks on alarms for
+ * thin provisioning (003, "Performance: Thin Provisioning"). */
+#define CHK_SEED_UNITY "000_5bd48962a767ee9e.txt"
+#define CHK_SEED_YELLOW_BRICKS "003_c6252f56ada835be.txt"
+#define CHK_QUOTE_POOL_CAPACITY                                                                  \
+    "Storage pools must maintain free capacity in order to operate properly. By default, Dell "  \
+    "EMC Unity will raise an alert if a storage pool has less than 30% free capacity, and will " \
+    "begin to automatically invalidate snapshots and replication sessions if the storage pool "  \
+    "has less than 5% free capacity. Dell EMC recommends that a storage pool always have at "    \
+    "least 10% free capacity."
+#define CHK_QUOTE_OVERCOMMIT                                                                     \
+    "Make sure you set the correct alarms when thin provisioning a VMDK. You need to regularly " \
+    "check what the level of \"overcommitment\" is, what the total capacity is and the "         \
+    "percentage of disk space still available."
+/* The sources of the checks that rest on the pool-capacity passage alone (datastore-free-space,
+ * pool-free-space, datastore-runway), and of those that rest on §3.7.2's requirements for a
+ * guest's space reclamation (space-reclaim, vmfs-version). */
+extern const struct chk_source chk_pool_capacity_sources[];
+extern const struct chk_source chk_reclaim_sources[];
 /* The parameters of the free-space rule (datastore-free-space, pool-free-space): the Unity
  * guide's pool-capacity thresholds, warn_free_pct 30, crit_free_pct 10, snap_free_pct 5. */
 extern const struct chk_param chk_free_params[];
@@ -222,5 +259,8 @@ extern const size_t chk_registry_len;
 const struct check *chk_find(const char *id);
 /* The catalogue as a JSON document (a new reference, NULL on ENOMEM). */
 json_t *chk_catalogue_json(void);
+/* ck's sources as JSON, [{document, section, quote}] (empty when it has none): a new
+ * reference, NULL on ENOMEM. */
+json_t *chk_sources_json(const struct check *ck);
 
 #endif

@@ -202,8 +202,8 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
     } else {
         snprintf(msg, sizeof(msg),
                  "the datastore usage alarms covering %s warn at %s used and go red at %s; they "
-                 "should by %g %% and %g %% (datastore-free-space warns below %g %% free and is "
-                 "critical below %g %%)",
+                 "should warn by %g %% and go red by %g %% (datastore-free-space warns below %g "
+                 "%% free and is critical below %g %%)",
                  d->name, pct_text(v->warn_at, w, sizeof(w)), pct_text(v->crit_at, c, sizeof(c)),
                  want_warn / 100.0, want_crit / 100.0, warn_free, crit_free);
     }
@@ -294,6 +294,13 @@ out:
     return r;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {CHK_SEED_YELLOW_BRICKS, "Performance: Thin Provisioning", CHK_QUOTE_OVERCOMMIT},
+    {CHK_SEED_UNITY, "§1.1.1", CHK_QUOTE_POOL_CAPACITY},
+    {0},
+};
+
 const struct check chk_datastore_alarms = {
     .id = "datastore-alarms",
     .title = "Datastores are covered by an enabled vCenter usage alarm at vslint's thresholds",
@@ -307,13 +314,23 @@ const struct check chk_datastore_alarms = {
         "the root folder. Each datastore needs an enabled one that turns yellow (or red) by the "
         "usage at which datastore-free-space warns and red by the usage at which it is critical "
         "(its warn_free_pct and crit_free_pct, 30 % and 10 % free by default: 70 % and 90 % "
-        "used), so the two never disagree; vCenter's default alarm (75 %/85 %) warns too late. "
+        "used), so the two never disagree (vslint's thresholds: the seeds give none for a "
+        "datastore alarm); vCenter's default alarm (75 %/85 %) warns later. "
         "Several covering alarms count together. Conditions inside an AND, on other counters "
         "(disk.provisioned is overcommitment, not usage) or isBelow do not count. When vCenter's "
         "alarms could not be read (see the inventory's \"alarms\" gap), or where a datastore sits "
         "is unknown, nothing is reported.",
     .reference = "003_c6252f56ada835be.txt (Performance: Thin Provisioning, \"set the correct "
-                 "alarms\"); 000_5bd48962a767ee9e.txt §1.1.1 (the thresholds)",
+                 "alarms\"); 000_5bd48962a767ee9e.txt §1.1.1 (a storage pool's levels, which "
+                 "datastore-free-space applies to datastores)",
+    .sources = sources,
+    .own =
+        "The seeds give no alarm threshold for a datastore: the post asks for \"the correct "
+        "alarms\" without a number, and 30 % and 10 % free are the Unity guide's levels for a "
+        "storage pool. vslint wants each datastore's usage alarm to warn and go red where "
+        "datastore-free-space does (70 % and 90 % used by default), so that vCenter and vslint "
+        "never disagree; vCenter's default alarm (75 %/85 %) warns later. The warning severity is "
+        "vslint's.",
     .remediation =
         "Edit vCenter's \"Datastore usage on disk\" alarm, or define one on the datacenter or "
         "datastore folder (vSphere Client: select the object > Configure > Alarm Definitions > "

@@ -1,15 +1,21 @@
 /* Check datastore-free-space: datastores and datastore clusters running out of free capacity,
- * with the thresholds of the Unity guide's pool-capacity rule (30 % alert, 10 % floor, 5 %). */
+ * held to the levels of the Unity guide's pool-capacity rule (30 % alert, 10 % floor, 5 %): the
+ * guide states them for a storage pool; applying them to datastores is vslint's choice. */
 #include <stdio.h>
 
 #include "checks/check.h"
 
 /* The three levels, most severe first. */
 static const struct chk_free_level levels[] = {
-    {"snap_free_pct", SEV_CRITICAL, "snapshots_at_risk",
-     ": snapshots and replication at risk below ", " %; free space or add capacity now"},
-    {"crit_free_pct", SEV_CRITICAL, "critical", "; the guide says to keep at least ", " % free"},
-    {"warn_free_pct", SEV_WARNING, "warning", "; the guide alerts below ", " % free"},
+    /* The seed's figures are a Unity pool's: the messages say so and claim nothing of the
+     * datastore's snapshots (the evidence's level keeps its name for existing consumers). */
+    {"snap_free_pct", SEV_CRITICAL, "snapshots_at_risk", ": below ",
+     " % free, the level at which a Unity pool invalidates its snapshots and replication "
+     "sessions; free space or add capacity now"},
+    {"crit_free_pct", SEV_CRITICAL, "critical", "; below ",
+     " % free, the least the Unity guide wants a storage pool to keep"},
+    {"warn_free_pct", SEV_WARNING, "warning", "; below ",
+     " % free, where Unity alerts on a storage pool"},
 };
 
 /* Judges one object with known capacity and free space: datastore d, or datastore cluster p
@@ -65,13 +71,24 @@ const struct check chk_datastore_free_space = {
     .title = "Datastore or datastore cluster low on free space",
     .severity = SEV_CRITICAL,
     .rationale =
-        "Thin disks, snapshots and replication all grow into free space; the Unity guide raises "
-        "an alert below 30 % free, asks for at least 10 % free, and starts invalidating "
-        "snapshots and replication sessions below 5 %. The rule is applied to each datastore "
-        "and to each datastore cluster (using the cluster's own capacity and free space). "
+        "Thin disks, VM snapshots and swap files grow into a datastore's free space, and a full "
+        "datastore stops its VMs. The Unity guide's rule for a storage pool (Unity alerts below "
+        "30 % free, Dell EMC asks for at least 10 % free, and the array invalidates the pool's "
+        "snapshots and replication sessions below 5 %) gives the levels, which vslint applies "
+        "to each datastore and to each datastore cluster (using the cluster's own capacity and "
+        "free space). "
         "Datastores that are inaccessible or whose capacity or free space is unknown or zero are "
         "skipped, since their sizes cannot be trusted.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
+    .sources = chk_pool_capacity_sources,
+    .own =
+        "The seed's three levels are a Unity storage pool's; vslint holds each datastore and "
+        "datastore cluster to the same 30 %, 10 % and 5 % free, because thin disks, VM snapshots "
+        "and swap files grow into a datastore as a pool's objects grow into the pool, and a full "
+        "datastore stops its VMs. The severities are vslint's: a warning below 30 %, critical "
+        "below 10 % and below 5 %. Below 5 % the array invalidates a pool's snapshots and "
+        "replication sessions; nothing does so to a datastore, and the finding does not say it "
+        "would.",
     .remediation =
         "Free space or add capacity: delete stale snapshots (PowerCLI: Get-VM | Get-Snapshot | "
         "Remove-Snapshot), move VMs away with Storage vMotion (Move-VM -VM <vm> -Datastore "

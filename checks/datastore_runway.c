@@ -69,15 +69,23 @@ const struct check chk_datastore_runway = {
     .title = "Datastore or datastore cluster forecast to run low on free space",
     .severity = SEV_CRITICAL,
     .rationale =
-        "The Unity guide asks for at least 10 % free capacity and starts invalidating snapshots "
-        "and replication below 5 %; a datastore that fills steadily crosses those lines on a "
-        "date that can be seen coming. vslint keeps each datastore's capacity at every poll and "
+        "The Unity guide asks a storage pool to keep at least 10 % free capacity (below 5 % the "
+        "array invalidates its snapshots and replication sessions), and datastore-free-space "
+        "holds datastores to the same levels; a datastore that fills steadily crosses them on a "
+        "date that can be seen coming (the forecast is vslint's). vslint keeps each datastore's capacity at every poll and "
         "measures how fast free space falls with a Theil-Sen slope (robust to a snapshot made "
         "and deleted) over the last window_days of the current series (a grown or shrunk "
         "datastore starts a new one); with at least 3 days of history it counts the days until "
         "free space is below datastore-free-space's crit_free_pct. One already below it is "
         "datastore-free-space's finding, not this one's; inaccessible datastores are skipped.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
+    .sources = chk_pool_capacity_sources,
+    .own =
+        "The forecast is vslint's: the guide states levels for a storage pool, not trends, and "
+        "vslint applies them to datastores as datastore-free-space does. The horizons, a warning "
+        "within 30 days (warn_days) and critical within 7 (crit_days) of falling below "
+        "crit_free_pct, the 30-day window and the 3 days of history needed are vslint's choices: "
+        "long enough to order capacity, short enough to trust the trend.",
     .remediation =
         "Add capacity before the date: grow the LUN on the array and then the datastore "
         "(vSphere Client: Datastore > Increase Datastore Capacity, or vmkfstools --growfs), add a "

@@ -110,8 +110,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             sev = SEV_CRITICAL;
             level = "above_maximum";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, above VMware's maximum datastore size of %g TB; split it into "
-                     "datastores of %g-%g GB",
+                     "%s is %s, above %g TB (VMware supports datastores of at most 64 TB); "
+                     "split it into datastores of %g-%g GB",
                      name, size, max_tib, min_gb, max_gb);
         } else if (cap > max_b) {
             if (big[i].bytes > max_b)
@@ -119,15 +119,17 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             sev = SEV_WARNING;
             level = "above_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, above the guide's %g-%g GB datastore size (threshold %g GB), and "
-                     "no VM keeps more than %g GB of disks on it that would need it",
+                     "%s is %s, above the %g-%g GB band (the guide recommends 500-750 GB; "
+                     "threshold %g GB), and no VM keeps more than %g GB of disks on it that would "
+                     "need it",
                      name, size, min_gb, max_gb, max_gb, max_gb);
         } else if (cap < min_b) {
             sev = SEV_WARNING;
             level = "below_band";
             snprintf(msg, sizeof(msg),
-                     "%s is %s, below the guide's %g-%g GB datastore size (threshold %g GB)", name,
-                     size, min_gb, max_gb, min_gb);
+                     "%s is %s, below the %g-%g GB band (the guide recommends 500-750 GB; "
+                     "threshold %g GB)",
+                     name, size, min_gb, max_gb, min_gb);
         } else {
             continue;
         }
@@ -145,6 +147,20 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     free(big);
     return rc;
 }
+
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "VMware currently supports a maximum datastore size of 64 TB."},
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "Since LUNs and vSphere datastores can be expanded to address future growth, the "
+     "recommendation is to create LUNs and datastores with sizes in the range of 500-750GB for "
+     "most environments."},
+    {"000_5bd48962a767ee9e.txt", "§3.5.1",
+     "Virtual machines requiring a large virtual disk would require a larger LUN/datastore size, "
+     "and would not fall outside of these best practices."},
+    {0},
+};
 
 const struct check chk_datastore_size = {
     .id = "datastore-size",
@@ -164,6 +180,13 @@ const struct check chk_datastore_size = {
         "judged by its whole capacity, and its finding names every LUN it spans (extents). "
         "Inaccessible datastores and unknown capacities are skipped.",
     .reference = "000_5bd48962a767ee9e.txt §3.5.1 (LUN size)",
+    .sources = sources,
+    .own =
+        "The severities are vslint's: outside the band a warning, above 64 TB critical (beyond "
+        "what VMware supports). GB are read as vSphere prints them (2^30 bytes). Only shared VMFS "
+        "datastores are judged, since the guide sizes LUNs; what counts as a VM \"requiring a "
+        "large virtual disk\" is vslint's reading: one VM keeping more disk on the datastore than "
+        "the band's upper bound.",
     .remediation =
         "Provision new LUNs of 500-750 GB and move VMs there with Storage vMotion (PowerCLI: "
         "Move-VM -VM <vm> -Datastore <new-ds>), then unmount and delete the old datastore; grow "

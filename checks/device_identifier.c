@@ -46,6 +46,19 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"003_c6252f56ada835be.txt", "SPC-2 set or not?",
+     "The error message was a bit misleading but I noticed in the detailed section that the LUN "
+     "was identified as \"sym.<identifier string>\". This normally should state \"naa.<identifier "
+     "string>\" and that triggered me to check the documentation of the array."},
+    {"003_c6252f56ada835be.txt", "SPC-2 set or not?",
+     "Instead of identifying each device with their proper Network Authority Address (NAA), the "
+     "devices will show up with a SYM identification number. Any device provisioned to the "
+     "non-SPC-2 compliant port will be identified as a new device by the ESX host system."},
+    {0},
+};
+
 const struct check chk_device_identifier = {
     .id = "device-identifier",
     .title = "SAN LUNs carry a proper NAA/EUI/T10 identifier",
@@ -58,6 +71,11 @@ const struct check chk_device_identifier = {
         "PowerPath: the name is the array's); local devices (localDisk, VMW_SATP_LOCAL, or one "
         "path through a local controller) and devices whose locality is unknown are skipped.",
     .reference = "003_c6252f56ada835be.txt (\"SPC-2 set or not?\"; EMC H4116)",
+    .sources = sources,
+    .own =
+        "The seed is about EMC Symmetrix/DMX and the SPC-2 bit; vslint flags a SAN device of any "
+        "array named otherwise than naa., eui. or t10., since ESXi names a device so only when it "
+        "reports no such identifier. The warning severity is vslint's.",
     .remediation =
         "Have the storage team set the SPC-2 (and related) director bits on the Symmetrix "
         "front-end ports or initiator group for these hosts (EMC white paper H4116, \"Enabling "

@@ -107,11 +107,31 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d)
     return j;
 }
 
+const struct chk_source chk_pool_capacity_sources[] = {
+    {CHK_SEED_UNITY, "§1.1.1", CHK_QUOTE_POOL_CAPACITY},
+    {0},
+};
+
+const struct chk_source chk_reclaim_sources[] = {
+    {CHK_SEED_UNITY, "§3.7.2",
+     "However, the ability to reclaim space from within a compatible guest OS DOES require thin "
+     "provisioning be used on both the storage and the virtual disks. Additional requirements for "
+     "space reclamation within the guest include: Virtual machines on VMFS 6 datastores "
+     "Reclaiming space on guest operating system is only processed when the space to reclaim is "
+     "equal to 1MB or a multiple of 1MB Virtual machines on VMFS 5 datastores"},
+    {CHK_SEED_UNITY, "§3.7.2",
+     "Virtual machine hardware must be version 11 (ESXi 6.0) or greater The advanced setting "
+     "EnableBlockDelete must be set to 1 The guest operating system must be able to identify the "
+     "virtual disk as thin"},
+    {0},
+};
+
 const struct chk_param chk_free_params[] = {
     {"warn_free_pct", 30, 0, 100, "%", "warning when free space is below this share of capacity"},
     {"crit_free_pct", 10, 0, 100, "%", "critical when free space is below this share of capacity"},
     {"snap_free_pct", 5, 0, 100, "%",
-     "critical, snapshots and replication at risk, when free space is below this share"},
+     "critical when free space is below this share (the level at which a Unity pool "
+     "invalidates its snapshots and replication sessions)"},
     {0},
 };
 

@@ -169,6 +169,12 @@ const struct check chk_host_coverage = {
      * be verified, which no finding may paper over. */
     .reference = "000_5bd48962a767ee9e.txt §3.1-§3.4 (the host practices that could not be "
                  "verified on it)",
+    .sources = NULL,
+    .own =
+        "Not a practice of the seeds: vslint reports where it could not verify the host practices "
+        "(multipathing, claim rules, iSCSI settings), so that the absence of a finding is never "
+        "taken for compliance. A host not judged at all is a warning, a fact it could not read "
+        "info: vslint's severities.",
     .remediation =
         "Disconnected or not responding: reconnect the host (vSphere Client: the host > "
         "Connection > Connect; PowerCLI `Set-VMHost -VMHost <host> -State Connected`), check its "

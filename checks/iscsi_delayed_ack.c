@@ -255,6 +255,16 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.4.2",
+     "In some environments, periods of high network congestion can cause iSCSI transfer latency to "
+     "exceed acceptable levels. To avoid this, VMware recommends disabling delayed ACK following "
+     "the steps provided in the VMware Knowledge Base article: ESX/ESXi hosts might experience "
+     "read or write performance issues with certain storage arrays."},
+    {0},
+};
+
 const struct check chk_iscsi_delayed_ack = {
     .id = "iscsi-delayed-ack",
     .title = "iSCSI delayed ACK is disabled",
@@ -271,6 +281,11 @@ const struct check chk_iscsi_delayed_ack = {
         "on one portal has every IQN named, each with its own command. An adapter whose value "
         "is missing or unreadable is not reported, nor are the targets that follow it.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.2; VMware KB 1002598",
+    .sources = sources,
+    .own =
+        "The warning severity is vslint's. The seed speaks of the host; vslint judges each "
+        "target's effective value (its own, its send target's, else the adapter's), because a "
+        "target that overrides the adapter keeps delayed ACK on whatever the adapter says.",
     .remediation =
         "Adapter: `esxcli iscsi adapter param set --adapter=vmhba64 --key=DelayedAck "
         "--value=false`. A send target that overrides it (the static targets it found follow "

@@ -116,11 +116,11 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                  " larger frames are dropped%s",
                  name, adapters, v->mtu, !strcmp(u.type, "dvs") ? "distributed switch" : "vSwitch",
                  u.name ? u.name : "?", u.mtu,
-                 low_vnic ? "; the vmknic is also below the guide's MTU" : "");
+                 low_vnic ? "; the vmknic's own MTU is also below the threshold" : "");
     else
         snprintf(msg, sizeof(msg),
-                 "%s (iSCSI-bound to %s) has MTU %d; the guide wants jumbo frames, MTU %d, on every"
-                 " iSCSI vmknic, switch and array port",
+                 "%s (iSCSI-bound to %s) has MTU %d, below %d; the guide wants MTU 9000 on the "
+                 "array and every host, and jumbo frames on every switch in the iSCSI path",
                  name, adapters, v->mtu, want);
     return chk_emit_part(ctx, h, "vmknic", v->device, v->device,
                          low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);
@@ -146,6 +146,17 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.4.1",
+     "On the Dell EMC Unity array (Settings > Access > Ethernet from Unisphere), as well as on all "
+     "vSphere hosts accessing its iSCSI storage, the MTU size should be set to 9000 to enable the "
+     "transmission of large blocks of data, which is more efficient than the default MTU size "
+     "with block-based storage. Additionally, all Ethernet switches in the iSCSI data path must "
+     "support jumbo frames."},
+    {0},
+};
+
 const struct check chk_iscsi_jumbo_frames = {
     .id = "iscsi-jumbo-frames",
     .title = "iSCSI vmknics use jumbo frames end to end",
@@ -161,6 +172,13 @@ const struct check chk_iscsi_jumbo_frames = {
         "the switch MTU is unknown only the vmknic's own MTU is judged (the evidence says why). "
         "Physical switches and array ports are outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.1",
+    .sources = sources,
+    .own =
+        "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter and their virtual "
+        "switches; the array's ports and the physical switches are outside its view. The "
+        "severities are vslint's: a vmknic below MTU 9000 is a warning; a virtual switch whose "
+        "MTU is below its vmknic's is critical, because the vmknic's larger frames are dropped "
+        "there (vSphere's behaviour, not a statement of the seed).",
     .remediation =
         "Set MTU 9000 on the vSwitch and the vmknic: `esxcli network vswitch standard set "
         "--vswitch-name=<vSwitch> --mtu=9000` then `esxcli network ip interface set "

@@ -80,13 +80,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses %s over %zu paths; the guide recommends Round Robin (VMW_PSP_RR) with "
-                 "an IOPS limit of %d",
+                 "an IOPS limit of 1 (threshold %d)",
                  name, l->psp, l->n_paths, want);
     } else if (!strcmp(type, "bytes") || !strcmp(type, "latency")) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin switching paths by %s, not by I/O count; the guide "
-                 "recommends an IOPS limit of %d",
+                 "recommends an IOPS limit of 1 (threshold %d)",
                  name, type, want);
     } else if (l->iops_limit == EST_UNKNOWN) {
         /* Where esxcli failed the limit was not read: nothing is claimed either way (the
@@ -96,13 +96,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         sev = SEV_INFO;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin but esxcli reported no IOPS limit for the device; the "
-                 "guide recommends an IOPS limit of %d",
+                 "guide recommends an IOPS limit of 1 (threshold %d)",
                  name, want);
     } else if (l->iops_limit > want) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
-                 "%s uses Round Robin with an IOPS limit of %d; the guide recommends %d (the "
-                 "default 1000 keeps one path busy at a time)",
+                 "%s uses Round Robin with an IOPS limit of %d, above %d; the guide recommends 1 "
+                 "(the default 1000 keeps one path busy at a time)",
                  name, l->iops_limit, want);
     } else {
         return 0;
@@ -141,6 +141,23 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.3",
+     "While RR is the recommended PSP to apply to Dell EMC Unity block storage, the default number "
+     "of I/Os between switching paths is 1000. By reducing this value, all paths are more "
+     "efficiently utilized. Table 2 shows the best practice recommendations for each block "
+     "storage type, as well as the resulting increase in performance over the default setting."},
+    {"001_7ad49caae9099bf2.txt", "EMC Symmetrix VMAX 40K testing on vSphere 5.0",
+     "Throughput increased from just over 300 MB/s to 800 MB/s, operations increased from 10,000 "
+     "IOPS to 40,000 IOPS and average latency dropped from 70ms to 25ms at a MAX queue depth of "
+     "512."},
+    {"004_f5959e3b697954a0.txt", "Conclusions",
+     "Changing the default RR policy setting from the default 1000 io to 1 io really makes a "
+     "difference on VNXe."},
+    {0},
+};
+
 const struct check chk_multipath_policy = {
     .id = "multipath-policy",
     .title = "SAN LUNs use Round Robin with an IOPS limit of 1",
@@ -148,7 +165,8 @@ const struct check chk_multipath_policy = {
     .rationale =
         "Round Robin with the default limit of 1000 I/Os per path keeps one path busy at a time; "
         "an IOPS limit of 1 spreads I/O over all paths (Dell EMC measured 11-15% more IOPS on "
-        "Unity, a VMAX user 4x the throughput). A SAN LUN claimed by NMP, with at least two "
+        "Unity LUNs; a VMAX user saw throughput rise from about 300 to 800 MB/s and 10,000 to "
+        "40,000 IOPS). A SAN LUN claimed by NMP, with at least two "
         "paths, not on VMW_PSP_RR, or on Round Robin with an IOPS limit above the threshold or "
         "switching by "
         "bytes or latency, is a warning. The IOPS limit comes from esxcli: where esxcli "
@@ -163,6 +181,13 @@ const struct check chk_multipath_policy = {
     .reference = "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt; "
                  "004_f5959e3b697954a0.txt; VMware KB \"Adjusting Round Robin IOPS limit from "
                  "default 1000 to 1\"",
+    .sources = sources,
+    .own =
+        "The guide's advice is for Unity block storage; vslint applies it to every SAN LUN that "
+        "NMP claims with at least two paths, whatever the array (the VMAX and VNXe seeds found "
+        "the same). The IOPS limit 1 is the guide's Table 2 value; switching by bytes or latency "
+        "is flagged because it is not that setting. The warning severity is vslint's; a Round "
+        "Robin device whose limit esxcli did not report is info, since the limit is unknown.",
     .remediation =
         "Per device: `esxcli storage nmp device set --device=<naa> --psp=VMW_PSP_RR` and "
         "`esxcli storage nmp psp roundrobin deviceconfig set --type=iops --iops=1 "

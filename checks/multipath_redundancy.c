@@ -201,6 +201,15 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.1.1",
+     "For resiliency and availability, two fabrics should be used, each containing half of the "
+     "ports on each host and half of the ports on each storage processor on the Dell EMC Unity "
+     "array."},
+    {0},
+};
+
 const struct check chk_multipath_redundancy = {
     .id = "multipath-redundancy",
     .title = "SAN LUNs have redundant, live paths",
@@ -218,6 +227,13 @@ const struct check chk_multipath_redundancy = {
         "iSCSI adapter is one adapter for all its NICs: its redundancy lies in its port "
         "bindings, so its paths are not judged on adapters.",
     .reference = "000_5bd48962a767ee9e.txt §3.1.1",
+    .sources = sources,
+    .own =
+        "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
+        "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
+        "two adapters, none of them dead. Critical is vslint's severity: such a LUN is one "
+        "failure away from an outage. Whether the paths reach both storage processors is not "
+        "judged here.",
     .remediation =
         "List the paths with `esxcli storage core path list --device=<device>` (NMP: `esxcli "
         "storage nmp path list --device=<naa>`; HPP: `esxcli storage hpp path list "

@@ -137,6 +137,14 @@ out:
     return r;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.8",
+     "Additionally, creating two NAS servers (one on each SP) on the Dell EMC Unity platform where "
+     "NFS Datastores are served is recommended for both availability and increased performance."},
+    {0},
+};
+
 const struct check chk_nfs_server_redundancy = {
     .id = "nfs-server-redundancy",
     .title = "A cluster's NFS datastores come from more than one NAS server",
@@ -156,6 +164,11 @@ const struct check chk_nfs_server_redundancy = {
         "silence.",
     .reference = "000_5bd48962a767ee9e.txt §3.8 (VMware NFS datastores: two NAS servers, one on "
                  "each SP)",
+    .sources = sources,
+    .own =
+        "vslint judges per cluster of hosts that mounts at least min_datastores (2) NFS "
+        "datastores, and only what vCenter shows, each datastore's server address: all of them on "
+        "one address is the finding. The warning severity is vslint's.",
     .remediation =
         "On the array, create a second NAS server on the other storage processor (Unisphere: "
         "Storage > File > NAS Servers > Add, SP B) and a VMware NFS datastore on it (Storage > "

@@ -43,17 +43,33 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {CHK_SEED_UNITY, "§1.1.1", CHK_QUOTE_POOL_CAPACITY},
+    {CHK_SEED_YELLOW_BRICKS, "Performance: Thin Provisioning", CHK_QUOTE_OVERCOMMIT},
+    {0},
+};
+
 const struct check chk_pool_subscription = {
     .id = "pool-subscription",
     .title = "Array pool oversubscribed by thin LUNs",
     .severity = SEV_WARNING,
     .rationale =
         "Thin LUNs take pool space as they are written; when their sizes add up to much more "
-        "than the pool, a few busy datastores can fill it and stop every LUN in it (the pool "
-        "capacity rule of the Unity guide). Judged for pools of configured arrays that back a "
-        "datastore and hold thin LUNs: sizeSubscribed over sizeTotal above the ratio.",
-    .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity); 003 (thin "
-                 "provisioning overcommit)",
+        "than the pool, a few busy datastores can fill it and stop every LUN in it, and the "
+        "Unity guide wants a pool always to keep free capacity (§1.1.1). The guide gives no "
+        "subscription limit: the ratio, 150 % by default, is vslint's. Judged for pools of "
+        "configured arrays that back a datastore and hold thin LUNs: sizeSubscribed over "
+        "sizeTotal above the ratio.",
+    .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity); "
+                 "003_c6252f56ada835be.txt (Performance: Thin Provisioning: overcommitment)",
+    .sources = sources,
+    .own =
+        "The seeds give no subscription limit: the guide's pool rule is about free capacity, and "
+        "the post asks to watch overcommitment without a number. The limit, thin LUNs subscribing "
+        "more than 150 % of the pool's size (max_subscribed_pct), and the warning are vslint's: "
+        "past it, a pool cannot hold what its LUNs may write, and a few busy datastores can fill "
+        "it.",
     .remediation =
         "Expand the pool (Unisphere: Storage > Pools > Expand Pool), move thin LUNs to another "
         "pool, or convert the LUNs that must not run out to thick; watch the pool with "

@@ -88,6 +88,19 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.6",
+     "The best practice is to maintain the automatically selected virtual SCSI controller under "
+     "most circumstances. In some cases, changing to the VMware Paravirtual SCSI controller may "
+     "result in better I/O performance as well as reduced CPU utilization on the VM."},
+    {"002_5ebbfcf31961a23f.txt", "Running Guest Level BenchMark!",
+     "At times there will be contention at the virtual disk level because of the type of virtual "
+     "storage controller like LSI-LOGIC , you might want to use PV-SCSI controller to get higher "
+     "queue depth upto 256 for heavy VMS , see KB : https://kb.vmware.com/s/article/2053145 ."},
+    {0},
+};
+
 const struct check chk_pvscsi_controller = {
     .id = "pvscsi-controller",
     .title = "Disk-heavy VM not on the Paravirtual SCSI controller",
@@ -95,13 +108,20 @@ const struct check chk_pvscsi_controller = {
     .rationale =
         "For VMs with heavy I/O, the VMware Paravirtual SCSI controller may give better "
         "performance and lower CPU use than the emulated LSI Logic/BusLogic ones, with queue "
-        "depths up to 256 (KB 2053145). VMs with more than 3 disks or more than 750 GB of disk "
-        "in all (RDMs included) are taken as heavy; templates are skipped. Disks whose "
+        "depths up to 256 (KB 2053145). The seeds give no measure of heavy: vslint's is more "
+        "than 3 disks or more than 750 GB of disk in all (RDMs included); templates are "
+        "skipped. Disks whose "
         "controller is unknown are not counted as off PVSCSI, and a disk of unknown size adds "
         "nothing to the total (the evidence says how many). The guide keeps the default "
         "controller in most cases, hence info.",
     .reference = "000_5bd48962a767ee9e.txt §3.6 (guest virtual SCSI adapter); "
                  "002_5ebbfcf31961a23f.txt (PVSCSI queue depth, VMware KB 2053145)",
+    .sources = sources,
+    .own =
+        "Which VM is heavy is vslint's measure, not the seeds': more than 3 disks (max_disks) or "
+        "more than 750 GB of disk in all (max_disk_gb); 002 says only \"heavy VMS\" and the guide "
+        "\"in some cases\". The severity is info because the guide keeps the automatically "
+        "selected controller under most circumstances.",
     .remediation =
         "Make sure the guest has the PVSCSI driver (VMware Tools), then move the data disks to "
         "a new Paravirtual controller with the VM powered off: PowerCLI: $d = Get-HardDisk -VM "

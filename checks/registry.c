@@ -26,9 +26,21 @@ const struct check *chk_find(const char *id)
     return NULL;
 }
 
-/* The catalogue as JSON, {"checks":[{id, title, severity, rationale, reference, remediation,
- * parameters:[{name, default, min, max, unit, help}]}]}: `vslint checks --format json` and
- * GET /api/v1/checks print the same document. */
+json_t *chk_sources_json(const struct check *ck)
+{
+    json_t *arr = json_array();
+
+    for (size_t s = 0; arr && ck->sources && ck->sources[s].document; s++) {
+        const struct chk_source *src = &ck->sources[s];
+        arr = chk_ev_append(arr, json_pack("{s:s,s:s,s:s}", "document", src->document,
+                                           "section", src->section, "quote", src->quote));
+    }
+    return arr;
+}
+
+/* The catalogue as JSON, {"checks":[{id, title, severity, rationale, reference, sources:
+ * [{document, section, quote}], own, remediation, parameters:[{name, default, min, max, unit,
+ * help}]}]}: `vslint checks --format json` and GET /api/v1/checks print the same document. */
 json_t *chk_catalogue_json(void)
 {
     json_t *arr = json_array();
@@ -45,9 +57,10 @@ json_t *chk_catalogue_json(void)
                                                     pm->help ? pm->help : ""));
         }
         json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "id", ck->id, "title", ck->title,
-                           "severity", vsl_severity_name(ck->severity), "rationale",
-                           ck->rationale, "reference", ck->reference, "remediation",
+            arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:o}", "id", ck->id, "title",
+                           ck->title, "severity", vsl_severity_name(ck->severity), "rationale",
+                           ck->rationale, "reference", ck->reference, "sources",
+                           chk_sources_json(ck), "own", ck->own, "remediation",
                            ck->remediation, "parameters", params));
     }
     return arr ? json_pack("{s:o}", "checks", arr) : NULL;

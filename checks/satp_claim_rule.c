@@ -446,6 +446,18 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.3",
+     "Additionally, a claim rule can be created to automatically set this value on future LUNs "
+     "mapped to the host by executing the following command in the CLI: esxcli storage nmp satp "
+     "rule add -s \"VMW_SATP_ALUA_CX\" -V \"DGC\" -P \"VMW_PSP_RR\" -O \"iops=1\""},
+    {"001_7ad49caae9099bf2.txt", "EMC Symmetrix VMAX 40K testing on vSphere 5.0",
+     "For my next test, I changed the IO operations limit from the default 1000 to 1, as "
+     "recommended in the EMC document (see pages 82-83);"},
+    {0},
+};
+
 const struct check chk_satp_claim_rule = {
     .id = "satp-claim-rule",
     .title = "Hosts have a SATP claim rule giving new SAN LUNs Round Robin with an IOPS limit of 1",
@@ -466,6 +478,13 @@ const struct check chk_satp_claim_rule = {
         "The rules come from esxcli (storage nmp satp rule list); a host that refused esxcli, "
         "or whose rules were not read, is skipped, never guessed.",
     .reference = "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt",
+    .sources = sources,
+    .own =
+        "The guide offers the claim rule as a way (\"can be created\"); vslint expects one for "
+        "each SATP and vendor of a host's NMP SAN LUNs, so that LUNs presented later get Round "
+        "Robin with the IOPS limit multipath-policy wants without anyone setting it per device. "
+        "The scoping rules (device, driver, transport, tpgs_on/off) are how ESXi applies claim "
+        "rules. The warning severity is vslint's.",
     .remediation =
         "On each host, add a claim rule for the array's SATP and vendor (the evidence gives the "
         "command for the host's LUNs), e.g. Unity `esxcli storage nmp satp rule add -s "

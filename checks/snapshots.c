@@ -79,17 +79,35 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§4.2",
+     "Be aware that snapshots increase the overall CPU load on the system, and increase the "
+     "overall drive IOPS in the storage pool. Snapshots also use pool capacity to store the older "
+     "data being tracked by the snapshot, which increases the amount of capacity used in the pool "
+     "until the snapshot is deleted."},
+    {0},
+};
+
 const struct check chk_snapshots = {
     .id = "snapshots",
     .title = "Old snapshots or long snapshot chains",
     .severity = SEV_WARNING,
     .rationale =
-        "A snapshot keeps growing as the VM writes, uses pool capacity until it is deleted, and "
-        "adds CPU and drive IOPS load; every level of a chain adds read overhead. Snapshots are "
-        "for short-lived points in time, not backups: one older than 7 days or a chain deeper "
+        "The Unity guide (§4.2) warns that the array's snapshots add CPU load and drive IOPS and "
+        "use pool capacity until they are deleted. A VM snapshot costs alike: its delta disk "
+        "grows as the VM writes and holds datastore (and pool) capacity until it is deleted, and "
+        "every level of a chain adds read overhead. One older than 7 days or a chain deeper "
         "than 3 is flagged (vslint's defaults; the guide gives no number). Snapshots without a "
         "creation time count for the chain depth but are not aged (the evidence says how many).",
     .reference = "000_5bd48962a767ee9e.txt §4.2 (snapshots)",
+    .sources = sources,
+    .own =
+        "The seed speaks of the array's snapshots (their CPU load and pool capacity); vslint "
+        "applies its point to vSphere VM snapshots, whose delta disks grow as the VM writes and "
+        "hold datastore (and pool) capacity until deleted, and whose chains add read overhead. "
+        "The limits, 7 days (max_age_days) and 3 deep (max_chain_depth), and the warning are "
+        "vslint's: the seeds give no number.",
     .remediation =
         "Delete snapshots that are no longer needed, or consolidate: PowerCLI Get-VM <vm> | "
         "Get-Snapshot | Where-Object {$_.Created -lt (Get-Date).AddDays(-7)} | Remove-Snapshot "

@@ -261,7 +261,8 @@ const struct check chk_space_reclaim = {
         "VMFS5 VM hardware vmx-11 or later and VMFS3.EnableBlockDelete=1 on the host. Three "
         "rules: a VMFS6 datastore whose automatic space reclamation is off (unmap priority "
         "none) is a warning, as every file deleted or moved there leaks pool space until someone "
-        "notices; a host with EnableBlockDelete=0 that runs VMs with thin disks on VMFS5 is one "
+        "notices (vslint's own rule: the guide says of VMFS6 only that a guest's reclaim is "
+        "processed in units of 1 MB or multiples); a host with EnableBlockDelete=0 that runs VMs with thin disks on VMFS5 is one "
         "warning for the host (one setting fixes all its VMs, which the evidence lists); a VM "
         "with thin disks on VMFS5 whose hardware is older than vmx-11 is info (only its own "
         "guest's reclaim is lost, and the fix needs a power cycle). Only VMFS volumes on array "
@@ -272,6 +273,15 @@ const struct check chk_space_reclaim = {
         "skipped. Whether the LUN itself is thin on the array is outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (space reclamation within the guest: VMFS6, "
                  "or VMFS5 with hardware version 11 and EnableBlockDelete=1)",
+    .sources = chk_reclaim_sources,
+    .own =
+        "The rule on VMFS6's automatic space reclamation (unmap priority none) is vslint's: the "
+        "seed asks only that the VMs be on VMFS 6 and says reclaim there is processed in units of "
+        "1 MB or multiples; it does not speak of automatic UNMAP. The severities are vslint's: a "
+        "warning for a VMFS6 datastore that leaks pool space and for a host whose "
+        "EnableBlockDelete=0 stops its VMs' reclaim on VMFS5, info for one VM whose hardware is "
+        "older than vmx-11 (only its guest's reclaim is lost). Whether the LUN is thin on the "
+        "array, which the seed also requires, is outside vCenter's view.",
     .remediation =
         "VMFS6 datastore: turn automatic space reclamation back on, on any host that mounts it: "
         "`esxcli storage vmfs reclaim config set --volume-label=<datastore> "

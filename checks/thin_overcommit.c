@@ -45,6 +45,12 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {CHK_SEED_YELLOW_BRICKS, "Performance: Thin Provisioning", CHK_QUOTE_OVERCOMMIT},
+    {0},
+};
+
 const struct check chk_thin_overcommit = {
     .id = "thin-overcommit",
     .title = "Datastore overcommitted by thin provisioning",
@@ -52,12 +58,19 @@ const struct check chk_thin_overcommit = {
     .rationale =
         "Thin disks only take space as guests write, so a datastore can promise more than it "
         "holds; when they fill up, VMs stop on out-of-space errors. Yellow Bricks advises alarms "
-        "on the level of overcommitment. Provisioned space is capacity - free + uncommitted; "
+        "on the level of overcommitment and gives no number: the 150 % is vslint's. Provisioned space is capacity - free + uncommitted; "
         "vCenter omits summary.uncommitted when it is 0, so a missing value counts as 0. "
         "Applies to every datastore type (a thin disk can overcommit NFS as well as VMFS); a "
         "finding names every LUN the datastore spans (extents). Inaccessible datastores and "
         "unknown capacity or free space are skipped.",
     .reference = "003_c6252f56ada835be.txt (Performance: Thin Provisioning: overcommitment alarms)",
+    .sources = sources,
+    .own =
+        "The post asks to watch the level of overcommitment and gives no number; the limit of 150 "
+        "% of capacity provisioned (max_overcommit_pct) and the warning are vslint's, a level at "
+        "which a third of the promised space cannot be delivered, so that guests filling their "
+        "thin disks would stop on out-of-space errors. Applying it to every datastore type is "
+        "vslint's too: a thin disk overcommits NFS as it does VMFS.",
     .remediation =
         "Move thin-provisioned VMs to datastores with room (PowerCLI: Move-VM -VM <vm> "
         "-Datastore <other-ds>), grow the datastore, or inflate disks that must not run out "

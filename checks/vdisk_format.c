@@ -99,7 +99,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct es
 
     snprintf(msg, sizeof(msg),
              "%s uses %s but %zu disk(s) are not eager-zeroed thick (%s is %s); the guide "
-             "requires eagerzeroedthick for MSCS and Fault Tolerance",
+             "names MSCS and Fault Tolerance among the needs for eager-zeroed thick",
              vname,
              !strcmp(first_reason, "Fault Tolerance")   ? "Fault Tolerance"
              : !strcmp(first_reason, "physicalSharing") ? "a physically shared SCSI bus (MSCS)"
@@ -134,19 +134,44 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return 0;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.7.1",
+     "The default virtual disk format is thick provision lazy zeroed. Best practice is to use the "
+     "default virtual disk format unless specific needs dictate the use of thick provisioned "
+     "eager zeroed for performance or availability needs including Microsoft Cluster Service "
+     "(MSCS) and VMware Fault Tolerance (FT)."},
+    {"003_c6252f56ada835be.txt", "Performance: Thin Provisioning",
+     "The figure shows that the aggregate throughput of the workload is around 180MBps in the "
+     "post-zeroing phase of both thin and thick disks, and around 60MBps when the disks are in "
+     "zeroing phase."},
+    {0},
+};
+
 const struct check chk_vdisk_format = {
     .id = "vdisk-format",
     .title = "Virtual disk formats fit Fault Tolerance and MSCS",
     .severity = SEV_CRITICAL,
     .rationale =
-        "Microsoft Cluster Service (a SCSI controller in physicalSharing or virtualSharing) and "
-        "VMware Fault Tolerance need eager-zeroed thick disks: a thin or lazy-zeroed disk on an "
-        "FT VM, or on a shared controller, is critical (RDMs are not judged). Formats are judged "
+        "The guide names Microsoft Cluster Service (a SCSI controller in physicalSharing or "
+        "virtualSharing) and VMware Fault Tolerance among the needs for eager-zeroed thick "
+        "disks: a thin or lazy-zeroed disk on an FT VM, or on a shared controller, is critical "
+        "(RDMs are not judged). Formats are judged "
         "only on VMFS, where the admin chooses them: on NFS the NAS decides, on vSAN and VVol "
         "the storage policy does. Unknown facts are not guessed: a disk whose format is unknown "
-        "is listed as not judged. Templates are skipped. Thin disks elsewhere are the guide's "
-        "default choice; whether their guests can reclaim space is space-reclaim's rule.",
+        "is listed as not judged. Templates are skipped. Other VMs' disks are not judged: the "
+        "guide's default format is thick provision lazy zeroed, and for a guest's space "
+        "reclamation it wants thin disks on thin storage (§3.7.2), which is space-reclaim's "
+        "rule.",
     .reference = "000_5bd48962a767ee9e.txt §3.7.1; 003_c6252f56ada835be.txt (zeroing cost)",
+    .sources = sources,
+    .own =
+        "The critical severity is vslint's: the guide names MSCS and Fault Tolerance among the "
+        "needs that call for eager-zeroed thick, for performance or availability, and a cluster "
+        "or FT VM exists for availability. Formats are judged only on VMFS, where the admin "
+        "chooses them. Other VMs' disks are not judged: the guide's default is lazy-zeroed "
+        "thick, and for in-guest reclaim it wants thin disks on thin storage (§3.7.2, "
+        "space-reclaim's rule).",
     .remediation =
         "With the VM powered off, convert each listed disk to eager-zeroed thick: lazy-zeroed "
         "`vmkfstools --eagerzero /vmfs/volumes/<datastore>/<vm>/<disk>.vmdk`, thin "

@@ -1,6 +1,6 @@
-/* Check vmfs-version: VMFS datastores older than VMFS6. VMFS6 reclaims freed blocks on thin LUNs
- * by itself (automatic UNMAP) and passes in-guest reclaim through (000 §3.7.2); VMFS3 is no
- * longer supported by ESXi at all. */
+/* Check vmfs-version: VMFS datastores older than VMFS6. VMFS6 gives freed blocks back to a thin
+ * LUN by itself (automatic UNMAP), which VMFS5 does not: vslint's reason, not the seed's (000
+ * §3.7.2 lets guests reclaim on VMFS5 as on VMFS6); VMFS3 is no longer supported by ESXi. */
 #include <stdio.h>
 #include <string.h>
 
@@ -55,18 +55,30 @@ const struct check chk_vmfs_version = {
     .title = "VMFS datastores are VMFS6",
     .severity = SEV_CRITICAL,
     .rationale =
-        "The Unity guide's space reclamation (§3.7.2) works best on VMFS6: it returns the blocks "
-        "of deleted or moved files to a thin LUN by itself (automatic UNMAP) and passes a "
-        "guest's reclaim to the array, where VMFS5 needs EnableBlockDelete, hardware version 11 "
-        "and manual esxcli storage vmfs unmap runs, so a thin pool fills with space the "
-        "datastore no longer uses. A VMFS5 datastore is a warning. VMFS3 is critical: ESXi no "
-        "longer supports it (6.7 and later upgrade it to VMFS5 when mounting it, and leave it "
+        "VMFS6 gives the blocks of deleted or moved files back to a thin LUN by itself "
+        "(automatic UNMAP); on VMFS5 they stay allocated in the pool until someone runs esxcli "
+        "storage vmfs unmap, so a thin pool fills with space the datastore no longer uses. For "
+        "a guest's own reclaim the Unity guide (§3.7.2) gives VMFS6, and VMFS5 with VM "
+        "hardware version 11 and EnableBlockDelete set to 1, as equal ways (space-reclaim "
+        "judges those); the warning on VMFS5 is vslint's, for the automatic UNMAP. VMFS3 is "
+        "critical, by vslint's judgement (the guide does not mention it): ESXi no longer "
+        "supports it (6.7 and later upgrade it to VMFS5 when mounting it, and leave it "
         "unmounted if that fails). Applies to VMFS datastores whose major version vCenter "
         "reported, local ones included; NFS, vSAN "
         "and vVol datastores, and VMFS ones of unknown version, are skipped. A finding names "
         "every LUN the volume spans (extents).",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (in-guest space reclamation: VMFS6, or VMFS5 "
-                 "with EnableBlockDelete); vSphere Storage guide, \"Upgrading VMFS Datastores\"",
+                 "with hardware version 11 and EnableBlockDelete); vSphere Storage guide, "
+                 "\"Upgrading VMFS Datastores\"",
+    .sources = chk_reclaim_sources,
+    .own =
+        "The guide gives VMFS6, and VMFS5 with VM hardware version 11 and EnableBlockDelete set to "
+        "1, as equal ways to in-guest space reclamation (space-reclaim judges them); it does not "
+        "prefer VMFS6 and never mentions VMFS3. The warning on VMFS5 is vslint's: VMFS6 also "
+        "gives the blocks of deleted or moved files back to a thin LUN by itself (automatic "
+        "UNMAP, ESXi 6.5 and later), which VMFS5 does only when someone runs esxcli storage vmfs "
+        "unmap. VMFS3 is critical by vslint's judgement: ESXi 6.7 and later no longer support it "
+        "(they upgrade it to VMFS5 when mounting it, and leave it unmounted if that fails).",
     .remediation =
         "VMFS5 cannot be upgraded to VMFS6 in place: create a new VMFS6 datastore (vSphere Client: "
         "New Datastore > VMFS > VMFS 6; PowerCLI: New-Datastore -VMHost <host> -Name <new> -Path "

@@ -140,6 +140,18 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     return rc;
 }
 
+/* The seeds' words this check rests on, verbatim (tests/unit/test_registry.c). */
+static const struct chk_source sources[] = {
+    {"000_5bd48962a767ee9e.txt", "§3.5.2",
+     "VMware currently supports a maximum of 2048 powered on virtual machines per VMFS datastore. "
+     "However, in most circumstances and environments, a target of 15-25 virtual machines per "
+     "datastore is the conservative recommendation."},
+    {"000_5bd48962a767ee9e.txt", "§3.5.2",
+     "Note: The virtual machines per datastore recommendation should be adjusted to support your "
+     "particular environment."},
+    {0},
+};
+
 const struct check chk_vms_per_datastore = {
     .id = "vms-per-datastore",
     .title = "Too many VMs on one datastore",
@@ -156,6 +168,13 @@ const struct check chk_vms_per_datastore = {
         "by policy across many devices, not on one LUN or export. Adjust max_vms to your "
         "estate's I/O and capacity needs, as the guide itself advises.",
     .reference = "000_5bd48962a767ee9e.txt §3.5.2 (virtual machines per datastore)",
+    .sources = sources,
+    .own =
+        "The threshold 25 is the top of the guide's range; the severities are vslint's (a warning "
+        "above it, critical above 2048 powered-on VMs on VMFS). Counting NFS datastores too is "
+        "vslint's choice: the guide's reason, I/O contention, holds for an export as for a LUN. "
+        "Which VMs count (their configuration or a non-RDM disk there, templates excluded) is "
+        "vslint's reading of which VMs put I/O on the datastore.",
     .remediation =
         "Move VMs to less crowded datastores with Storage vMotion (PowerCLI: Move-VM -VM <vm> "
         "-Datastore <other-ds>), or put the datastores in a datastore cluster with Storage DRS "

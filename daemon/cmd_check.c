@@ -1,5 +1,6 @@
 /* `vslint check` (poll, run the checks, record history, print findings, exit by --fail-on)
- * and `vslint checks` (the catalogue with rationale, reference, remediation and parameters). */
+ * and `vslint checks` (the catalogue with rationale, reference, the seeds' quotes, what vslint
+ * adds on its own, remediation and parameters). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,8 +210,12 @@ int cmd_checks(const struct vsl_args *a)
         if (!listed(a, ck->id))
             continue;
         printf("%s  (%s)\n  %s\n", ck->id, vsl_severity_name(ck->severity), ck->title);
-        printf("  Why: %s\n  Source: %s\n  Fix: %s\n", ck->rationale, ck->reference,
-               ck->remediation);
+        printf("  Why: %s\n  Source: %s\n", ck->rationale, ck->reference);
+        /* The seed's own words, then what vslint adds: a reader sees which is which. */
+        for (size_t s = 0; ck->sources && ck->sources[s].document; s++)
+            printf("  Quote (%s %s): \"%s\"\n", ck->sources[s].document, ck->sources[s].section,
+                   ck->sources[s].quote);
+        printf("  vslint's own: %s\n  Fix: %s\n", ck->own, ck->remediation);
         for (size_t p = 0; ck->params && ck->params[p].name; p++)
             printf("  [check %s] %s = %g %s  (%g-%g) %s\n", ck->id, ck->params[p].name,
                    ck->params[p].dflt, ck->params[p].unit ? ck->params[p].unit : "",

@@ -2,6 +2,7 @@
  * from the stored findings; waived findings are shown as waived, never dropped. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checks/check.h"
@@ -291,6 +292,28 @@ static const char *sarif_level(int sev)
     return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "note";
 }
 
+/* A rule's help as a code-scanning tool shows it beside a result: the fix, then the seed's own
+ * words the rule rests on and what vslint adds to them, so a reader can tell the two apart.
+ * Returns a string the caller frees, or NULL when memory runs out. */
+static char *rule_help(const struct check *ck)
+{
+    struct vsl_buf b;
+    int r;
+
+    vsl_buf_init(&b, (size_t)1 << 20);
+    r = vsl_buf_printf(&b, "%s", ck->remediation);
+    for (size_t s = 0; r >= 0 && ck->sources && ck->sources[s].document; s++)
+        r = vsl_buf_printf(&b, "\n\nSource, %s %s: \"%s\"", ck->sources[s].document,
+                           ck->sources[s].section, ck->sources[s].quote);
+    if (r >= 0)
+        r = vsl_buf_printf(&b, "\n\nvslint's own: %s", ck->own);
+    if (r < 0) {
+        vsl_buf_free(&b);
+        return NULL;
+    }
+    return vsl_buf_take(&b);
+}
+
 static int write_sarif(FILE *f, const struct vsl_report *r)
 {
     json_t *rules = json_array(), *results = json_array();
@@ -299,12 +322,16 @@ static int write_sarif(FILE *f, const struct vsl_report *r)
 
     for (size_t c = 0; c < chk_registry_len; c++) {
         const struct check *ck = chk_registry[c];
+        char *help = rule_help(ck);
         json_array_append_new(
-            rules, json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s},s:{s:s},s:{s:s}}", "id", ck->id,
-                             "name", ck->id, "shortDescription", "text", ck->title,
+            rules, json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:o,s:s}}", "id",
+                             ck->id, "name", ck->id, "shortDescription", "text", ck->title,
                              "fullDescription", "text", ck->rationale, "help", "text",
-                             ck->remediation, "defaultConfiguration", "level",
-                             sarif_level(ck->severity), "properties", "reference", ck->reference));
+                             help ? help : ck->remediation, /* out of memory: the fix alone */
+                             "defaultConfiguration", "level", sarif_level(ck->severity),
+                             "properties", "reference", ck->reference, "sources",
+                             chk_sources_json(ck), "own", ck->own));
+        free(help);
     }
     json_array_foreach(r->findings, i, fd) {
         const char *id = str(fd, "check");

@@ -27,6 +27,62 @@ def catalogue():
     return json.loads(run_ok('checks', '--format', 'json').stdout)['checks']
 
 
+# What the catalogue said before issue 22 that its seeds do not say; none may come back.
+MISCITATIONS = ('works best on VMFS6', 'elsewhere are the guide\'s default', '4x the throughput',
+                'not backups', 'snapshots and replication at risk', 'should by ',
+                'the pool capacity rule of the Unity guide', 'guide requires eagerzeroedthick')
+
+
+def test_catalogue_quotes_and_owns():
+    """Every check names the seed passages it rests on (document, section, the seed's words)
+    and, apart, what vslint adds; the thresholds the seeds do not give are said to be
+    vslint's, and none of the old mis-citations is left."""
+    cat = catalogue()
+    by_id = {ck['id']: ck for ck in cat}
+    for ck in cat:
+        assert isinstance(ck['own'], str) and len(ck['own']) > 40, ck['id']
+        assert ck['sources'] or ck['id'] == 'host-coverage', ck['id']
+        for src in ck['sources']:
+            assert set(src) == {'document', 'section', 'quote'}, ck['id']
+            assert src['document'] in ck['reference'], (ck['id'], src['document'])
+        text = json.dumps(ck)
+        for bad in MISCITATIONS:
+            assert bad not in text, (ck['id'], bad)
+    assert 'never mentions VMFS3' in by_id['vmfs-version']['own']
+    assert [s['section'] for s in by_id['vmfs-version']['sources']] == ['§3.7.2', '§3.7.2']
+    assert '300 to 800 MB/s' in by_id['multipath-policy']['rationale']
+    for check, threshold in (('thin-overcommit', '150 %'), ('pool-subscription', '150 %'),
+                             ('datastore-alarms', '70 % and 90 %'), ('pvscsi-controller', '3 disks'),
+                             ('snapshots', '7 days')):
+        own = by_id[check]['own']
+        assert threshold in own and "vslint's" in own, (check, own)
+    assert any('The default virtual disk format is thick provision lazy zeroed.' in s['quote']
+               for s in by_id['vdisk-format']['sources'])
+
+
+def test_findings_doc_shows_every_quote_and_own():
+    """docs/findings.md shows each check's quotes (with document and section) and its own, as
+    the catalogue has them, so the page cannot tell a reader something the checks no longer
+    say."""
+    with open(os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'docs', 'findings.md')) as fh:
+        doc = ' '.join(fh.read().split())
+    for ck in catalogue():
+        assert '**%s**' % ck['id'] in doc, ck['id']
+        for src in ck['sources']:
+            assert '> "%s" > (%s %s)' % (' '.join(src['quote'].split()), src['document'],
+                                         src['section']) in doc, (ck['id'], src['section'])
+        assert "vslint's own: " + ' '.join(ck['own'].split()) in doc, ck['id']
+
+
+def test_checks_text_shows_quotes_and_own():
+    """`vslint checks ID` prints the seed's words, quoted and attributed, then vslint's own."""
+    out = run_ok('checks', 'snapshots').stdout
+    assert 'Quote (000_5bd48962a767ee9e.txt §4.2): "Be aware that snapshots increase the ' \
+        'overall CPU load on the system' in out, out
+    assert "vslint's own: The seed speaks of the array's snapshots" in out, out
+    assert out.index('Quote (') < out.index("vslint's own: ") < out.index('Fix: '), out
+
+
 def test_clean_estate_passes(clean):
     res = vslint('check', '-c', clean.conf, '--format', 'json')
     assert res.returncode == 0, res.stderr.strip()
@@ -92,6 +148,25 @@ def test_sarif_validates(sarif):
 def test_sarif_result_per_finding(lab, sarif):
     with open(sarif) as fh:
         assert len(json.load(fh)['runs'][0]['results']) == len(lab.findings)
+
+
+def test_sarif_rule_help_quotes_the_seeds(sarif):
+    """A code-scanning tool shows a rule's help beside its results: it holds the fix, every
+    seed quote the rule rests on (named by document and section) and what vslint adds on its
+    own; the rule's properties carry the same sources as the catalogue."""
+    with open(sarif) as fh:
+        rules = {r['id']: r for r in json.load(fh)['runs'][0]['tool']['driver']['rules']}
+    for ck in catalogue():
+        rule = rules[ck['id']]
+        help_text = rule['help']['text']
+        assert help_text.startswith(ck['remediation']), ck['id']
+        for src in ck['sources']:
+            assert 'Source, %s %s: "%s"' % (src['document'], src['section'], src['quote']) \
+                in help_text, (ck['id'], src['section'])
+        assert "vslint's own: " + ck['own'] in help_text, ck['id']
+        assert rule['properties']['sources'] == ck['sources'], ck['id']
+    vmfs = rules['vmfs-version']['help']['text']
+    assert 'Virtual machine hardware must be version 11 (ESXi 6.0) or greater' in vmfs
 
 
 OVERRIDES = '\n'.join([

@@ -35,7 +35,7 @@ import (
 //	                             & < > " ' and non-ASCII letters, which every output must
 //	                             carry unchanged
 //	VIOLATION ds-free-crit       600 GiB,  8% free  -> critical
-//	VIOLATION ds-free-snaprisk   600 GiB,  3% free  -> critical "snapshots and replication at risk"
+//	VIOLATION ds-free-snaprisk   600 GiB,  3% free  -> critical (below the 5 % at which a Unity pool invalidates snapshots)
 //	TWIN      ds-free-ok         600 GiB, 40% free  (holds vm-snap-old, vm-snap-chain, vm-snap-ok)
 //	VIOLATION pod-free-low       StoragePod, 1200 GiB, 180 GiB free = 15% -> warning
 //	          members: ds-pod-low-1 600 GiB 25% free (own finding: warning),

@@ -101,13 +101,17 @@ TEST(test_free_space)
     assert_string_equal(f->object_type, "datastore");
     assert_string_equal(f->object_moref, "m-snap-3");
     assert_null(f->detail);
-    assert_non_null(strstr(f->message, "snapshots and replication at risk"));
+    /* The 5 % is the seed's figure for a Unity pool: the message says whose, and does not say
+     * the datastore's snapshots are at risk (nothing invalidates them). */
+    assert_non_null(strstr(f->message, "below 5 % free, the level at which a Unity pool "
+                                       "invalidates its snapshots and replication sessions"));
+    assert_null(strstr(f->message, "at risk"));
     assert_true(fabs(tl_ev_num(f, "free_pct") - 3.0) < 1e-9);
     assert_int_equal((int64_t)tl_ev_num(f, "capacity_bytes"), c);
     assert_int_equal((int64_t)tl_ev_num(f, "free_bytes"), c / 100 * 3);
     assert_true(tl_ev_num(f, "snap_free_pct") == 5 && tl_ev_num(f, "crit_free_pct") == 10 &&
                 tl_ev_num(f, "warn_free_pct") == 30);
-    assert_null(strstr(tl_find(&r, "at-5", NULL)->message, "snapshots and replication at risk"));
+    assert_null(strstr(tl_find(&r, "at-5", NULL)->message, "invalidates"));
 
     f = tl_find(&r, "pod-low", NULL);
     assert_string_equal(f->object_type, "storage_pod");
@@ -285,6 +289,18 @@ TEST(test_size)
     tl_want(&r, "small-200gib", NONE);
     tl_want(&r, "big-other-ds", NONE);
     tl_want(&r, "huge-70tib", SEV_CRITICAL);
+    /* The configured band is the site's, never called the guide's: the message gives both. */
+    f = tl_find(&r, "at-64tib", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "above the 100-1300 GB band (the guide recommends "
+                                       "500-750 GB; threshold 1300 GB)"));
+    chk_results_free(&r);
+
+    r = tl_run_with(&chk_datastore_size, "max_size_tib", 60, &e, NOW);
+    f = tl_find(&r, "at-64tib", NULL);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_non_null(
+        strstr(f->message, "above 60 TB (VMware supports datastores of at most 64 TB)"));
     chk_results_free(&r);
 
     r = tl_run_with(&chk_datastore_size, "max_size_tib", 80, &e, NOW);

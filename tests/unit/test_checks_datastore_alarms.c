@@ -293,8 +293,8 @@ TEST(test_evidence)
     assert_string_equal(tl_ev_item(f, "extents", 1, NULL), "naa.b");
     assert_string_equal(f->message,
                         "the datastore usage alarms covering ds-sub warn at 80 % used and go red "
-                        "at 95 %; they should by 70 % and 90 % (datastore-free-space warns below "
-                        "30 % free and is critical below 10 %)");
+                        "at 95 %; they should warn by 70 % and go red by 90 % (datastore-free-space "
+                        "warns below 30 % free and is critical below 10 %)");
     json_t *alarms = json_object_get(f->evidence, "alarms");
     assert_int_equal(json_array_size(alarms), 2);
     assert_string_equal(tl_ev_item(f, "alarms", 0, "name"), "Datastore usage (lax)");
@@ -390,7 +390,7 @@ TEST(test_follows_free_space)
     assert_int_equal(chk_run_all(&cfg, &w.e, NOW, &r, err, sizeof(err)), 0);
     assert_int_equal(r.n, 2);
     assert_true(json_number_value(json_object_get(r.items[0].evidence, "want_red_pct")) == 94);
-    assert_non_null(strstr(r.items[0].message, "they should by 80 % and 94 %"));
+    assert_non_null(strstr(r.items[0].message, "they should warn by 80 % and go red by 94 %"));
     chk_results_free(&r);
     chk_config_free(&cfg);
 }

@@ -953,6 +953,10 @@ TEST(test_multipath_policy_evidence)
     tl_want(&r, "esx naa.a2-rr1000", SEV_WARNING);
     f = tl_find(&r, "esx naa.a2-rr1000", NULL);
     assert_int_equal(tl_ev_int(f, "recommended_iops"), 10);
+    /* The threshold is the site's; the guide's figure stays 1 in the message. */
+    assert_non_null(strstr(f->message, "an IOPS limit of 1000, above 10; the guide recommends 1 "));
+    f = tl_find(&r, "esx naa.a1-mru", NULL);
+    assert_non_null(strstr(f->message, "with an IOPS limit of 1 (threshold 10)"));
     chk_results_free(&r);
 }
 

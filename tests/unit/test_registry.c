@@ -1,6 +1,7 @@
 /* Unit tests for checks/registry.c: every check of the catalogue (checks/checks.def) carries
  * what `vslint checks` and its findings show a user, has an id configurations can name, cites
- * a seed section that exists, and accepts its own parameter defaults. */
+ * a seed section that exists, quotes the seed word for word, and accepts its own parameter
+ * defaults. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -91,18 +92,24 @@ static void test_texts_and_parameters(void **state)
     }
 }
 
+/* Skips the test called name, saying so, when the seeds are not beside the repository (they
+ * are in CI): a test that needs them is never passed silently without them. */
+#define need_seeds(name)                                                                       \
+    do {                                                                                       \
+        FILE *probe_ = fopen(SEEDS "README.md", "r");                                          \
+        if (!probe_) {                                                                         \
+            fprintf(stderr, "%s: no %sREADME.md: skipped\n", name, SEEDS);                     \
+            skip();                                                                            \
+        }                                                                                      \
+        fclose(probe_);                                                                        \
+    } while (0)
+
 /* Each "NNN_hex.txt §a.b.c" of a reference names a seed file in ../shared/seeds/ that has that
  * section. The seeds sit beside the repository, not in it: without them this test is skipped
  * (say so), never passed silently. */
 static void test_references_exist(void **state)
 {
-    FILE *probe = fopen(SEEDS "README.md", "r");
-
-    if (!probe) {
-        fprintf(stderr, "test_references_exist: no %sREADME.md: skipped\n", SEEDS);
-        skip();
-    }
-    fclose(probe);
+    need_seeds(__func__);
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
         size_t files = 0;
@@ -148,12 +155,168 @@ static void test_references_exist(void **state)
     }
 }
 
+/* The seeds' text as the quotes are compared with it: every run of whitespace (and of the
+ * list bullets, U+F0B7, that the PDF extraction left in 000) is one space, none at either end;
+ * typographic quote marks and apostrophes are plain ones, dashes are hyphens. A quote may be
+ * written plainly where the seed is typographic, never in other words. Returns a string the
+ * caller frees, or NULL when memory runs out. */
+static char *fold(const char *s)
+{
+    static const struct {
+        const char *from, *to;
+    } subst[] = {
+        {"\xe2\x80\x98", "'"},  {"\xe2\x80\x99", "'"}, {"\xe2\x80\x9a", "'"},
+        {"\xe2\x80\xb2", "'"},  {"\xe2\x80\x9c", "\""}, {"\xe2\x80\x9d", "\""},
+        {"\xe2\x80\x9e", "\""}, {"\xe2\x80\xb3", "\""}, {"\xe2\x80\x90", "-"},
+        {"\xe2\x80\x91", "-"},  {"\xe2\x80\x93", "-"}, {"\xe2\x80\x94", "-"},
+        {"\xe2\x88\x92", "-"},  {"\xc2\xa0", " "},      {"\xef\x82\xb7", " "},
+    };
+    size_t n = strlen(s), o = 0;
+    char *out = malloc(n + 1);
+    int space = 1; /* at the start: drop leading whitespace */
+
+    if (!out)
+        return NULL;
+    while (*s) {
+        const char *to = NULL;
+        size_t len = 1;
+        for (size_t k = 0; k < sizeof(subst) / sizeof(subst[0]); k++) {
+            size_t l = strlen(subst[k].from);
+            if (!strncmp(s, subst[k].from, l)) {
+                to = subst[k].to;
+                len = l;
+                break;
+            }
+        }
+        char c = to ? to[0] : *s;
+        s += len;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            if (!space)
+                out[o++] = ' ';
+            space = 1;
+            continue;
+        }
+        out[o++] = c;
+        space = 0;
+    }
+    while (o && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+    return out;
+}
+
+/* A line of a numbered seed that opens a numbered section: digits and dots, a dot among them
+ * ("3.7.2"; the page numbers between the sections have none). */
+static int section_line(const char *line)
+{
+    return *line && strspn(line, "0123456789.") == strlen(line) && strchr(line, '.');
+}
+
+/* Whether quote (folded) is in section sec of seed text (lines of it, not yet folded): for
+ * "§N.N", between a line that is N.N and the next numbered section line (the table of contents
+ * holds the numbers too: any of their stretches may hold the quote); for a title, anywhere
+ * after a line that is the title. */
+static int quote_in_section(char *const *lines, size_t n, const char *sec, const char *quote)
+{
+    int numbered = !strncmp(sec, "§", strlen("§"));
+    const char *name = numbered ? sec + strlen("§") : sec;
+    int found = 0;
+
+    for (size_t i = 0; i < n && !found; i++) {
+        char *head = fold(lines[i]);
+        int opens = head && !strcmp(head, name);
+        free(head);
+        if (!opens)
+            continue;
+        struct vsl_buf b;
+        vsl_buf_init(&b, (size_t)1 << 24);
+        for (size_t k = i + 1; k < n && !(numbered && section_line(lines[k])); k++)
+            if (vsl_buf_addstr(&b, lines[k]) < 0 || vsl_buf_addstr(&b, "\n") < 0)
+                fail_msg("out of memory");
+        char *text = fold(b.data ? b.data : "");
+        assert_non_null(text);
+        found = strstr(text, quote) != NULL;
+        free(text);
+        vsl_buf_free(&b);
+    }
+    return found;
+}
+
+/* Every check's sources quote their seed word for word, in the section they name, and name a
+ * seed the check's reference names; what a check adds is in its own text (`own`), so a quote
+ * can never drift from its source into a paraphrase. Skipped, saying so, without the seeds. */
+static void test_quotes_verbatim(void **state)
+{
+    need_seeds(__func__);
+    for (size_t i = 0; i < chk_registry_len; i++) {
+        const struct check *c = chk_registry[i];
+        size_t n = 0;
+
+        if (!longer(c->own, 40))
+            fail_msg("%s: no `own` (what vslint adds to its sources, and why)", c->id);
+        /* host-coverage is no practice of the seeds: it reports what could not be verified. */
+        if ((!c->sources || !c->sources[0].document) && strcmp(c->id, "host-coverage") != 0)
+            fail_msg("%s: no sources: quote the seed it rests on", c->id);
+        for (; c->sources && c->sources[n].document; n++) {
+            const struct chk_source *src = &c->sources[n];
+            char path[512], *text = NULL, *quote = fold(src->quote);
+            char **lines = NULL;
+            size_t nl = 0;
+
+            assert_non_null(quote);
+            if (!src->section || !*src->section || strlen(quote) < 20)
+                fail_msg("%s: source %zu (%s) has no section or no quote", c->id, n,
+                         src->document);
+            if (!strstr(c->reference, src->document))
+                fail_msg("%s: quotes %s, which its reference '%s' does not name", c->id,
+                         src->document, c->reference);
+            snprintf(path, sizeof(path), "%s%s", SEEDS, src->document);
+            if (vsl_read_file(path, (size_t)1 << 24, &text) < 0)
+                fail_msg("%s: source %s is not in %s", c->id, src->document, SEEDS);
+            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                char **grown = realloc(lines, (nl + 1) * sizeof(*lines));
+                assert_non_null(grown);
+                lines = grown;
+                lines[nl++] = line;
+            }
+            if (!quote_in_section(lines, nl, src->section, quote))
+                fail_msg("%s: %s %s does not say, word for word: \"%s\"", c->id, src->document,
+                         src->section, src->quote);
+            free(lines);
+            free(text);
+            free(quote);
+        }
+    }
+}
+
+/* The fold the quote test compares with: typography and spacing fold, words never do. */
+static void test_fold(void **state)
+{
+    static const struct {
+        const char *in, *want;
+    } rows[] = {
+        {"  a \n\n b\t c  ", "a b c"},
+        {"the \xe2\x80\x9c" "overcommitment\xe2\x80\x9d is", "the \"overcommitment\" is"},
+        {"HBA\xe2\x80\x99s 1\xe2\x80\x93" "2", "HBA's 1-2"},
+        {"datastores \xef\x82\xb7 \xef\x82\xb7 Reclaiming", "datastores Reclaiming"},
+        {"500-750GB", "500-750GB"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *got = fold(rows[i].in);
+        assert_non_null(got);
+        assert_string_equal(got, rows[i].want);
+        free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_texts_and_parameters),
         cmocka_unit_test(test_references_exist),
+        cmocka_unit_test(test_fold),
+        cmocka_unit_test(test_quotes_verbatim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
