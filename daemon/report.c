@@ -10,14 +10,25 @@
 
 int vsl_format_parse(const char *s, enum vsl_format *out)
 {
-    static const char *const names[] = {"text", "json", "junit", "sarif"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"text", "json", "junit", "sarif", "gitlab", "github"};
+    for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
         if (!strcmp(s, names[i])) {
             *out = (enum vsl_format)i;
             return 0;
         }
     }
     return -EINVAL;
+}
+
+int vsl_location_parse(const char *s, enum vsl_location *out)
+{
+    if (!strcmp(s, "object"))
+        *out = VSL_LOC_OBJECT;
+    else if (!strcmp(s, "config"))
+        *out = VSL_LOC_CONFIG;
+    else
+        return -EINVAL;
+    return 0;
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -286,84 +297,15 @@ static int write_junit(FILE *f, const struct vsl_report *r)
     return 0;
 }
 
-static const char *sarif_level(int sev)
-{
-    return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "note";
-}
-
-static int write_sarif(FILE *f, const struct vsl_report *r)
-{
-    json_t *rules = json_array(), *results = json_array();
-    size_t i;
-    json_t *fd;
-
-    for (size_t c = 0; c < chk_registry_len; c++) {
-        const struct check *ck = chk_registry[c];
-        json_array_append_new(
-            rules, json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s},s:{s:s},s:{s:s}}", "id", ck->id,
-                             "name", ck->id, "shortDescription", "text", ck->title,
-                             "fullDescription", "text", ck->rationale, "help", "text",
-                             ck->remediation, "defaultConfiguration", "level",
-                             sarif_level(ck->severity), "properties", "reference", ck->reference));
-    }
-    json_array_foreach(r->findings, i, fd) {
-        const char *id = str(fd, "check");
-        int idx = -1;
-        for (size_t c = 0; c < chk_registry_len; c++)
-            if (!strcmp(chk_registry[c]->id, id))
-                idx = (int)c;
-        json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
-        char fq[1024], name[1024];
-        vsl_finding_object_name(fd, name, sizeof(name));
-        /* A part of a host has no moref: it is found under its host. */
-        if (json_is_string(json_object_get(obj, "moref")))
-            snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),
-                     str(obj, "moref"));
-        else
-            snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", str(fd, "vcenter"), str(host, "moref"),
-                     str(obj, "type"), str(obj, "name"));
-        json_t *res = json_pack(
-            "{s:s,s:i,s:s,s:{s:s},s:[{s:[{s:s,s:s,s:s}]}],s:{s:s},s:{s:s,s:s,s:O*}}", "ruleId",
-            id, "ruleIndex", idx, "level", sarif_level(vsl_finding_severity(fd)), "message",
-            "text", str(fd, "message"), "locations", "logicalLocations", "name",
-            name, "fullyQualifiedName", fq, "kind", "resource",
-            "partialFingerprints", "vslintFingerprint/v1", str(fd, "fingerprint"), "properties",
-            "vcenter", str(fd, "vcenter"), "status", str(fd, "status"), "evidence",
-            json_object_get(fd, "evidence"));
-        if (!res)
-            continue;
-        json_t *u = json_object_get(fd, "unverified");
-        if (json_is_object(u))
-            json_object_set(json_object_get(res, "properties"), "unverified", u);
-        if (is_waived(fd)) {
-            json_t *w = json_object_get(fd, "waiver");
-            char just[1024];
-            snprintf(just, sizeof(just), "%s (until %s)", str(w, "reason"), str(w, "expires"));
-            json_object_set_new(res, "suppressions",
-                                json_pack("[{s:s,s:s}]", "kind", "external", "justification",
-                                          just));
-        }
-        json_array_append_new(results, res);
-    }
-    json_t *doc = json_pack(
-        "{s:s,s:s,s:[{s:{s:{s:s,s:s,s:o}},s:o,s:[{s:b}]}]}", "$schema",
-        "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0", "runs", "tool",
-        "driver", "name", "vslint", "version", "0.1.0", "rules", rules, "results", results,
-        "invocations",
-        "executionSuccessful", r->errors && *r->errors ? 0 : 1);
-    int rc = vsl_json_print(f, doc);
-
-    json_decref(doc);
-    return rc;
-}
-
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r)
 {
     switch (fmt) {
     case VSL_FMT_TEXT: return write_text(f, r);
     case VSL_FMT_JSON: return write_json(f, r);
     case VSL_FMT_JUNIT: return write_junit(f, r);
-    case VSL_FMT_SARIF: return write_sarif(f, r);
+    case VSL_FMT_SARIF: return vsl_report_sarif(f, r);
+    case VSL_FMT_GITLAB: return vsl_report_gitlab(f, r);
+    case VSL_FMT_GITHUB: return vsl_report_github(f, r);
     }
     return -EINVAL;
 }
