@@ -28,11 +28,13 @@ enum {
     ARG_DRY_RUN = 1 << 8,
     ARG_GATE = 1 << 9, /* vslint gate's proposal and --server options, all of them */
     ARG_CHECK = 1 << 10,
+    ARG_LOCATION = 1 << 11, /* --sarif-location (vslint check's CI formats) */
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
 static const char *const log_values[] = {"stderr", "syslog", "journal", NULL};
 static const char *const disk_formats[] = {"thin", "lazy", "eager", NULL};
+static const char *const location_values[] = {"object", "config", NULL};
 
 #define AF(field) offsetof(struct vsl_args, field)
 
@@ -65,12 +67,15 @@ static const struct arg_def {
     {ARG_GATE, {"server", required_argument, NULL, 'U'}, 0, NULL, AF(server)},
     {ARG_GATE, {"token-file", required_argument, NULL, 'k'}, 0, NULL, AF(token_file)},
     {ARG_CHECK, {"check", required_argument, NULL, 'Q'}, 0, NULL, AF(check)},
+    {ARG_LOCATION, {"sarif-location", required_argument, NULL, 'L'}, 0, location_values,
+     AF(sarif_location)},
 };
 
 #define NARGS (sizeof(args) / sizeof(args[0]))
 
 static const char *const text_json[] = {"text", "json", NULL};
-static const char *const report_formats[] = {"text", "json", "junit", "sarif", NULL};
+static const char *const report_formats[] = {"text",   "json",   "junit", "sarif",
+                                             "gitlab", "github", NULL};
 static const char *const plan_formats[] = {"esxcli", "powercli", NULL};
 
 struct command {
@@ -119,11 +124,13 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 printed, 2 error.\n"},
     {"check", cmd_check,
-     ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE,
+     ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE |
+         ARG_LOCATION,
      report_formats, check_keys,
      "poll, run the checks and print findings (for people and CI)",
-     "Usage: vslint check -c FILE [--format text|json|junit|sarif] [--fail-on LEVEL]\n"
-     "                    [--offline] [--vcenter NAME] [-o FILE]\n"
+     "Usage: vslint check -c FILE [--format text|json|junit|sarif|gitlab|github]\n"
+     "                    [--fail-on LEVEL] [--offline] [--vcenter NAME] [-o FILE]\n"
+     "                    [--sarif-location object|config]\n"
      "\n"
      "Polls each configured array and vCenter (as `vslint collect` does), runs every enabled\n"
      "check over each vCenter's stored snapshot (with the pools of the arrays behind its\n"
@@ -131,12 +138,19 @@ static const struct command commands[] = {
      "resolved) and prints the open findings. Waived findings are printed as waived.\n"
      "\n"
      "  -c, --config FILE     configuration file (required)\n"
-     "  -f, --format FORMAT   text (default), json, junit (JUnit XML) or sarif (SARIF 2.1.0)\n"
+     "  -f, --format FORMAT   text (default), json, junit (JUnit XML), sarif (SARIF 2.1.0 as\n"
+     "                        GitHub code scanning takes it), gitlab (GitLab Code Quality\n"
+     "                        report) or github (GitHub Actions annotations): docs/ci.md\n"
      "      --fail-on LEVEL   info, warning (default), critical or never: the lowest severity\n"
      "                        that makes the exit status 1\n"
      "      --offline         do not poll: check the last stored snapshot\n"
      "      --vcenter NAME    only this vCenter\n"
      "  -o, --output FILE     write the report to FILE instead of standard output\n"
+     "      --sarif-location WHERE\n"
+     "                        where sarif, gitlab and github put a finding: object (default)\n"
+     "                        a stable path made from it, vsphere/VCENTER/TYPE/NAME; config\n"
+     "                        the configuration file (-c, relative to the current directory,\n"
+     "                        the repository's top) at its [vcenter NAME] line\n"
      "  -v, --verbose         log progress to stderr\n"
      "\n"
      "Checks are configured in [check ID] sections (the keys below, and each check's\n"

@@ -17,6 +17,7 @@ struct vsl_args {
     const char *vcenter; /* --vcenter NAME */
     const char *check;   /* --check ID */
     const char *output;  /* -o, --output FILE */
+    const char *sarif_location; /* --sarif-location object|config */
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
     int dry_run;         /* --dry-run */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "checks/engine.h"
 #include "daemon/cli.h"
@@ -31,6 +32,29 @@ static int fail_on_parse(const char *s, int *out)
     return 0;
 }
 
+/* The configuration file's path as the repository names it, for --sarif-location config: a
+ * relative path as given (without "./"), an absolute one relative to the current directory
+ * (a CI job runs at the repository's top). NULL, said, when it is outside. */
+static const char *repo_path(const char *path, char *buf, size_t size)
+{
+    if (path[0] != '/') {
+        while (!strncmp(path, "./", 2))
+            path += 2;
+        return path;
+    }
+    if (!getcwd(buf, size))
+        return NULL;
+    size_t n = strlen(buf);
+    if (n > 1 && !strncmp(path, buf, n) && path[n] == '/')
+        return path + n + 1;
+    if (n == 1) /* the current directory is / */
+        return path + 1;
+    log_warnx("--sarif-location config: %s is not under the current directory %s; run vslint "
+              "from the repository's top, or name the file by a relative path",
+              path, buf);
+    return NULL;
+}
+
 int cmd_check(const struct vsl_args *a)
 {
     const char *only = a->vcenter;
@@ -41,26 +65,39 @@ int cmd_check(const struct vsl_args *a)
     json_t *all = json_array(), *expired = json_array(), *summary = NULL;
     struct vsl_buf errors;
     FILE *out = NULL;
+    enum vsl_location loc = VSL_LOC_OBJECT;
+    struct vsl_report_source *sources = NULL;
+    const char *config_path = NULL;
+    char cwd[4096];
 
     /* parse_args() let through only values these take. */
     vsl_format_parse(a->format, &fmt);
+    if (a->sarif_location)
+        vsl_location_parse(a->sarif_location, &loc);
     if (a->fail_on)
         fail_on_parse(a->fail_on, &fail_on);
     vsl_buf_init(&errors, 1 << 20);
     if (vsl_cli_open(a, 0, &cfg, &db) < 0)
         goto out;
+    if (loc == VSL_LOC_CONFIG && !(config_path = repo_path(cfg->path, cwd, sizeof(cwd))))
+        goto out;
+    sources = calloc(cfg->n_arrays + cfg->n_vcenters + 1, sizeof(*sources));
+    if (!sources)
+        goto out;
+    size_t n_sources = 0;
     int64_t now_ms = vsl_now_ms();
     size_t matched = 0;
     /* The arrays first: each vCenter's estate joins the pools behind its datastores. An array
      * that cannot be polled is one line; its last snapshot is still used, and the vCenters'
      * findings are never held back by it. */
-    for (size_t i = 0; !a->offline && i < cfg->n_arrays; i++) {
+    for (size_t i = 0; i < cfg->n_arrays; i++) {
         const struct vsl_vcenter_conf *ac = &cfg->arrays[i];
         struct vsl_poll_result res;
         if (only && strcmp(only, ac->name))
             continue;
         matched++;
-        if (vsl_array_poll(db, ac, &res) < 0) {
+        sources[n_sources++] = (struct vsl_report_source){ac->name, ac->line, 1};
+        if (!a->offline && vsl_array_poll(db, ac, &res) < 0) {
             vsl_buf_line(&errors, "array %s: poll failed: %s", ac->name, res.error);
             failed++;
         }
@@ -70,6 +107,7 @@ int cmd_check(const struct vsl_args *a)
         if (only && strcmp(only, vc->name))
             continue;
         matched++;
+        sources[n_sources++] = (struct vsl_report_source){vc->name, vc->line, 0};
         if (!a->offline) {
             struct vsl_poll_result res;
             if (vsl_poll(db, vc, &res) < 0) {
@@ -126,8 +164,14 @@ int cmd_check(const struct vsl_args *a)
     }
     if (!(out = vsl_cli_output(a)))
         goto out;
-    struct vsl_report rep = {
-        .findings = all, .summary = summary, .fail_on = fail_on, .errors = errors.data};
+    struct vsl_report rep = {.findings = all,
+                             .summary = summary,
+                             .fail_on = fail_on,
+                             .errors = errors.data,
+                             .sources = sources,
+                             .n_sources = n_sources,
+                             .location = loc,
+                             .config_path = config_path};
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
         log_warnx("cannot write the report");
         goto out;
@@ -148,6 +192,7 @@ int cmd_check(const struct vsl_args *a)
     }
 out:
     vsl_cli_close_output(out);
+    free(sources);
     json_decref(all);
     json_decref(expired);
     json_decref(summary);

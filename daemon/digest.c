@@ -206,22 +206,6 @@ static json_int_t num(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
-/* Appends s percent-encoded for a URL fragment's query-style parameters. */
-static int add_urlpart(struct vsl_buf *b, const char *s)
-{
-    int r = 0;
-
-    for (; *s && r == 0; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            strchr("-_.~", c))
-            r = vsl_buf_add(b, s, 1);
-        else
-            r = vsl_buf_printf(b, "%%%02X", c);
-    }
-    return r;
-}
-
 /* The dashboard's view filtered by the NULL-terminated key, value pairs (web/app.js reads them
  * from the fragment: #severity=critical&check=...), or "" when there is no public_url. */
 static char *link(const struct vsl_digest_style *st, ...)
@@ -244,7 +228,7 @@ static char *link(const struct vsl_digest_style *st, ...)
             continue;
         r = vsl_buf_printf(&b, "%s%s=", n++ ? "&" : "#", k);
         if (r == 0)
-            r = add_urlpart(&b, v);
+            r = vsl_buf_addurl(&b, v);
     }
     va_end(ap);
     if (r < 0) {

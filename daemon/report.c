@@ -11,14 +11,25 @@
 
 int vsl_format_parse(const char *s, enum vsl_format *out)
 {
-    static const char *const names[] = {"text", "json", "junit", "sarif"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"text", "json", "junit", "sarif", "gitlab", "github"};
+    for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
         if (!strcmp(s, names[i])) {
             *out = (enum vsl_format)i;
             return 0;
         }
     }
     return -EINVAL;
+}
+
+int vsl_location_parse(const char *s, enum vsl_location *out)
+{
+    if (!strcmp(s, "object"))
+        *out = VSL_LOC_OBJECT;
+    else if (!strcmp(s, "config"))
+        *out = VSL_LOC_CONFIG;
+    else
+        return -EINVAL;
+    return 0;
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -287,110 +298,15 @@ static int write_junit(FILE *f, const struct vsl_report *r)
     return 0;
 }
 
-static const char *sarif_level(int sev)
-{
-    return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "note";
-}
-
-/* A rule's help as a code-scanning tool shows it beside a result: the fix, then the seed's own
- * words the rule rests on and what vslint adds to them, so a reader can tell the two apart.
- * Returns a string the caller frees, or NULL when memory runs out. */
-static char *rule_help(const struct check *ck)
-{
-    struct vsl_buf b;
-    int r;
-
-    vsl_buf_init(&b, (size_t)1 << 20);
-    r = vsl_buf_printf(&b, "%s", ck->remediation);
-    for (size_t s = 0; r >= 0 && ck->sources && ck->sources[s].document; s++)
-        r = vsl_buf_printf(&b, "\n\nSource, %s %s: \"%s\"", ck->sources[s].document,
-                           ck->sources[s].section, ck->sources[s].quote);
-    if (r >= 0)
-        r = vsl_buf_printf(&b, "\n\nvslint's own: %s", ck->own);
-    if (r < 0) {
-        vsl_buf_free(&b);
-        return NULL;
-    }
-    return vsl_buf_take(&b);
-}
-
-static int write_sarif(FILE *f, const struct vsl_report *r)
-{
-    json_t *rules = json_array(), *results = json_array();
-    size_t i;
-    json_t *fd;
-
-    for (size_t c = 0; c < chk_registry_len; c++) {
-        const struct check *ck = chk_registry[c];
-        char *help = rule_help(ck);
-        json_array_append_new(
-            rules, json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:o,s:s}}", "id",
-                             ck->id, "name", ck->id, "shortDescription", "text", ck->title,
-                             "fullDescription", "text", ck->rationale, "help", "text",
-                             help ? help : ck->remediation, /* out of memory: the fix alone */
-                             "defaultConfiguration", "level", sarif_level(ck->severity),
-                             "properties", "reference", ck->reference, "sources",
-                             chk_sources_json(ck), "own", ck->own));
-        free(help);
-    }
-    json_array_foreach(r->findings, i, fd) {
-        const char *id = str(fd, "check");
-        int idx = -1;
-        for (size_t c = 0; c < chk_registry_len; c++)
-            if (!strcmp(chk_registry[c]->id, id))
-                idx = (int)c;
-        json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
-        char fq[1024], name[1024];
-        vsl_finding_object_name(fd, name, sizeof(name));
-        /* A part of a host has no moref: it is found under its host. */
-        if (json_is_string(json_object_get(obj, "moref")))
-            snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),
-                     str(obj, "moref"));
-        else
-            snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", str(fd, "vcenter"), str(host, "moref"),
-                     str(obj, "type"), str(obj, "name"));
-        json_t *res = json_pack(
-            "{s:s,s:i,s:s,s:{s:s},s:[{s:[{s:s,s:s,s:s}]}],s:{s:s},s:{s:s,s:s,s:O*}}", "ruleId",
-            id, "ruleIndex", idx, "level", sarif_level(vsl_finding_severity(fd)), "message",
-            "text", str(fd, "message"), "locations", "logicalLocations", "name",
-            name, "fullyQualifiedName", fq, "kind", "resource",
-            "partialFingerprints", "vslintFingerprint/v1", str(fd, "fingerprint"), "properties",
-            "vcenter", str(fd, "vcenter"), "status", str(fd, "status"), "evidence",
-            json_object_get(fd, "evidence"));
-        if (!res)
-            continue;
-        json_t *u = json_object_get(fd, "unverified");
-        if (json_is_object(u))
-            json_object_set(json_object_get(res, "properties"), "unverified", u);
-        if (is_waived(fd)) {
-            json_t *w = json_object_get(fd, "waiver");
-            char just[1024];
-            snprintf(just, sizeof(just), "%s (until %s)", str(w, "reason"), str(w, "expires"));
-            json_object_set_new(res, "suppressions",
-                                json_pack("[{s:s,s:s}]", "kind", "external", "justification",
-                                          just));
-        }
-        json_array_append_new(results, res);
-    }
-    json_t *doc = json_pack(
-        "{s:s,s:s,s:[{s:{s:{s:s,s:s,s:o}},s:o,s:[{s:b}]}]}", "$schema",
-        "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0", "runs", "tool",
-        "driver", "name", "vslint", "version", "0.1.0", "rules", rules, "results", results,
-        "invocations",
-        "executionSuccessful", r->errors && *r->errors ? 0 : 1);
-    int rc = vsl_json_print(f, doc);
-
-    json_decref(doc);
-    return rc;
-}
-
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r)
 {
     switch (fmt) {
     case VSL_FMT_TEXT: return write_text(f, r);
     case VSL_FMT_JSON: return write_json(f, r);
     case VSL_FMT_JUNIT: return write_junit(f, r);
-    case VSL_FMT_SARIF: return write_sarif(f, r);
+    case VSL_FMT_SARIF: return vsl_report_sarif(f, r);
+    case VSL_FMT_GITLAB: return vsl_report_gitlab(f, r);
+    case VSL_FMT_GITHUB: return vsl_report_github(f, r);
     }
     return -EINVAL;
 }

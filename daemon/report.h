@@ -6,7 +6,26 @@
 #include <jansson.h>
 #include <stdio.h>
 
-enum vsl_format { VSL_FMT_TEXT, VSL_FMT_JSON, VSL_FMT_JUNIT, VSL_FMT_SARIF };
+enum vsl_format {
+    VSL_FMT_TEXT,
+    VSL_FMT_JSON,
+    VSL_FMT_JUNIT,
+    VSL_FMT_SARIF,
+    VSL_FMT_GITLAB, /* GitLab Code Quality report */
+    VSL_FMT_GITHUB, /* GitHub Actions workflow annotations */
+};
+
+/* Where the CI formats (SARIF, GitLab, GitHub) say a finding is: at a path made from its
+ * object ("vsphere/VCENTER/datastore/NAME"), or at the configuration file's [vcenter NAME]. */
+enum vsl_location { VSL_LOC_OBJECT, VSL_LOC_CONFIG };
+int vsl_location_parse(const char *s, enum vsl_location *out);
+
+/* A vCenter or array the run judged: one SARIF run (code scanning category) each. */
+struct vsl_report_source {
+    const char *name; /* borrowed */
+    int line;         /* of its section in the configuration file */
+    int array;        /* an [array NAME], not a [vcenter NAME] */
+};
 
 int vsl_format_parse(const char *s, enum vsl_format *out);
 
@@ -15,9 +34,18 @@ struct vsl_report {
     json_t *summary;    /* object, borrowed */
     int fail_on;        /* severity index (0 info .. 2 critical), or 3 = never */
     const char *errors; /* run errors, one per line, or NULL */
+    const struct vsl_report_source *sources; /* borrowed, n_sources of them; may be NULL */
+    size_t n_sources;
+    enum vsl_location location;
+    const char *config_path; /* for VSL_LOC_CONFIG: relative to the repository's top */
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
+
+/* The CI platforms' formats (daemon/report_ci.c). */
+int vsl_report_sarif(FILE *f, const struct vsl_report *r);
+int vsl_report_gitlab(FILE *f, const struct vsl_report *r);
+int vsl_report_github(FILE *f, const struct vsl_report *r);
 
 /* Writes doc as every command prints JSON: indented by two, members in their order, and a
  * newline. 0, -ENOMEM for a NULL doc (it could not be built), or -EIO. */

@@ -174,6 +174,21 @@ int vsl_buf_line(struct vsl_buf *b, const char *fmt, ...)
     return r;
 }
 
+int vsl_buf_addurl(struct vsl_buf *b, const char *s)
+{
+    int r = 0;
+
+    for (; *s && r == 0; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr("-_.~", c))
+            r = vsl_buf_add(b, s, 1);
+        else
+            r = vsl_buf_printf(b, "%%%02X", c);
+    }
+    return r;
+}
+
 void vsl_buf_reset(struct vsl_buf *b)
 {
     if (b->wipe && b->data)

@@ -31,6 +31,9 @@ VSL_MUST_CHECK int vsl_buf_printf(struct vsl_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 VSL_MUST_CHECK int vsl_buf_vprintf(struct vsl_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* Appends s percent-encoded as one segment of a URI path or query value: every byte but the
+ * unreserved ones (letters, digits, "-._~") as %XX, so "/" and spaces stay inside the segment. */
+VSL_MUST_CHECK int vsl_buf_addurl(struct vsl_buf *b, const char *s);
 /* Appends the n bytes at s as a JSON string literal, quotes included, escaped as jansson
  * escapes them (quote, backslash and control characters; UTF-8 as it is). -EILSEQ, and nothing
  * appended, when s is not well-formed UTF-8 (jansson would refuse it too). */
