@@ -561,8 +561,8 @@ int db_migrate_to(sqlite3 *h, int target, char **errmsg)
             goto fail;
         }
         version = fresh ? current : version + 1;
-        if (fresh)
-            sqlite3_exec(h, "PRAGMA application_id = " DB_APPLICATION_ID_STR, NULL, NULL, NULL);
+        /* Every database this build creates or migrates says it is vslint's. */
+        sqlite3_exec(h, "PRAGMA application_id = " DB_APPLICATION_ID_STR, NULL, NULL, NULL);
         /* PRAGMA takes no bound parameters; the value is our own integer, not input. */
         snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
         rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
