@@ -259,6 +259,28 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 sent (or printed, or nothing to send with send_when_empty = false),\n"
      "2 not sent (configuration, database, or every delivery attempt failed).\n"},
+    {"db", cmd_db, ARG_CONFIG | ARG_VERBOSE, NULL, NULL,
+     "back the database up while vslint serve runs, or check it",
+     "Usage: vslint db backup -c FILE OUT\n"
+     "       vslint db check -c FILE\n"
+     "\n"
+     "backup copies the database of the configuration ([database] path) to OUT while vslint\n"
+     "serve may be writing it: the last committed state (never half a poll), compacted, one\n"
+     "self-contained file of mode 0600, checked with SQLite's integrity_check before it\n"
+     "replaces OUT (a failed backup leaves OUT as it was). Run it as the service's user\n"
+     "(runuser -u vslint -- vslint db backup ...). To restore: stop vslint, copy the backup\n"
+     "over the database (and remove its -wal and -shm files), start vslint\n"
+     "(docs/operations.md, or /usr/share/doc/vslint/operations.md).\n"
+     "\n"
+     "check reads the database without changing it: integrity_check, the schema version\n"
+     "against this vslint's, and whether it is a vslint database at all.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (for the database path)\n"
+     "  -v, --verbose       log debug lines too\n"
+     "\n"
+     "Exit status: 0 backed up / the database is sound, 1 (check) integrity_check found a\n"
+     "problem, 2 the backup failed, or the file cannot be read, is another program's, or was\n"
+     "written by a newer vslint.\n"},
     {"checks", cmd_checks, ARG_FORMAT, text_json, NULL,
      "list the catalogue of checks",
      "Usage: vslint checks [--format text|json] [ID...]\n"

@@ -40,6 +40,7 @@ int cmd_inventory(const struct vsl_args *a);
 int cmd_config_check(const struct vsl_args *a);
 int cmd_check(const struct vsl_args *a);
 int cmd_checks(const struct vsl_args *a);
+int cmd_db(const struct vsl_args *a); /* daemon/cmd_db.c */
 int cmd_digest(const struct vsl_args *a);
 int cmd_gate(const struct vsl_args *a); /* daemon/cmd_gate.c */
 int cmd_plan(const struct vsl_args *a);

@@ -129,6 +129,13 @@ int db_err(int sqlite_rc);
  * error, such as SQLITE_ROW where SQLITE_DONE was due); logs what failed at debug level with
  * SQLite's message. */
 int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
+
+/* PRAGMA application_id of a vslint database ("vslt"), set when the schema is created: file(1)
+ * and db_foreign() tell it from another program's SQLite file. */
+#define DB_APPLICATION_ID     0x76736c74
+#define DB_APPLICATION_ID_STR "1987275892"
+/* -VSL_EDB with *errmsg when h is another program's database (schema version as read). */
+int db_foreign(sqlite3 *h, int version, char **errmsg);
 /* *errmsg (if errmsg is not NULL) becomes the malloc'd message, replacing what it held. */
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */

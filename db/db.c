@@ -308,6 +308,36 @@ fail:
     return r;
 }
 
+/* A file that exists is looked at read-only before the writer's open changes anything (the
+ * switch to WAL rewrites the header): another program's database, or a newer vslint's, is
+ * refused as it is. */
+static int refuse_foreign(const char *path, char **errmsg)
+{
+    struct stat sb;
+    sqlite3 *h = NULL;
+    int version = 0, r = 0;
+
+    if (stat(path, &sb) < 0 || sb.st_size == 0)
+        return 0;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(h, DB_BUSY_MS);
+        /* What cannot be read here (not a database at all) the writer's open says itself. */
+        if (db_user_version(h, &version) == SQLITE_OK) {
+            if (version > db_schema_version()) {
+                db_set_errmsg(errmsg,
+                              "written by a newer vslint (schema version %d; this vslint knows "
+                              "0-%d): run that vslint, or restore a backup this version wrote",
+                              version, db_schema_version());
+                r = -VSL_EDB;
+            } else {
+                r = db_foreign(h, version, errmsg);
+            }
+        }
+    }
+    sqlite3_close(h);
+    return r;
+}
+
 int db_open(const char *path, struct db **out, char **errmsg)
 {
     struct db *db = NULL;
@@ -317,6 +347,8 @@ int db_open(const char *path, struct db **out, char **errmsg)
     *out = NULL;
     if (errmsg)
         *errmsg = NULL;
+    if ((r = refuse_foreign(path, errmsg)) < 0)
+        return r;
     int created = create_private(path);
     r = open_conn(path, 0, &db, errmsg);
     if (r < 0) {
@@ -376,10 +408,16 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
         return r;
     }
     if (version > db_schema_version()) {
-        db_set_errmsg(errmsg, "database schema version %d is not one this vslint knows (0-%d)",
+        db_set_errmsg(errmsg,
+                      "written by a newer vslint (schema version %d; this vslint knows 0-%d): "
+                      "run that vslint, or restore a backup this version wrote",
                       version, db_schema_version());
         db_close(db);
         return -VSL_EDB;
+    }
+    if ((r = db_foreign(db->h, version, errmsg)) < 0) {
+        db_close(db);
+        return r;
     }
     if (version < db_schema_version()) {
         db_close(db);

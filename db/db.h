@@ -58,6 +58,23 @@ void db_checkpoint(struct db *db);
 /* The schema version this build writes (PRAGMA user_version). */
 int db_schema_version(void);
 
+/* What `vslint db check` and `vslint db backup` say of a database file. */
+struct db_file_info {
+    int schema;            /* PRAGMA user_version */
+    char integrity[256];   /* PRAGMA integrity_check's first line: "ok", or the first problem */
+    long long bytes;       /* the file's size */
+    long long polls, open_findings;
+    long long last_poll_ms; /* the last successful poll's end, 0 when none */
+};
+/* Reads path read-only without changing it: 0 with *info filled (integrity may still say a
+ * problem), or a negative error with *errmsg (caller frees) when it cannot be read, is not a
+ * vslint database, or is from a newer vslint. */
+int db_check_file(const char *path, struct db_file_info *info, char **errmsg);
+/* Copies the database at path to out (replaced atomically, mode 0600) while other processes
+ * may write it: the last committed state, checked with integrity_check before out is
+ * written. 0 with *info describing the copy, or a negative error with *errmsg. */
+int db_backup(const char *path, const char *out, struct db_file_info *info, char **errmsg);
+
 /* Starts writing a new snapshot of vcenter: opens a transaction and removes that vCenter's
  * previous inventory inside it. Fills *sink with callbacks that insert rows. Nothing is
  * visible to readers until db_snapshot_commit(). *out is freed by commit or abort. */

@@ -462,6 +462,48 @@ int db_user_version(sqlite3 *h, int *out)
     return rc;
 }
 
+/* 0 when the file may be vslint's: its application_id is vslint's or unset (databases before
+ * schema 11 have none), and a file at schema 0 holds nothing yet. A file at schema 0 with tables
+ * of its own is another program's SQLite database (a mistyped [database] path): adding
+ * vslint's tables to it would change a file that is not ours, so it is refused. */
+int db_foreign(sqlite3 *h, int version, char **errmsg)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t app = 0, objects = 0;
+    char first[128] = "";
+    int rc = sqlite3_prepare_v2(h, "PRAGMA application_id", -1, &st, NULL);
+
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        app = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (app != 0 && app != DB_APPLICATION_ID) {
+        db_set_errmsg(errmsg, "not a vslint database: its application_id is %lld, another "
+                      "program's; point [database] path at a file of vslint's own",
+                      (long long)app);
+        return -VSL_EDB;
+    }
+    if (version != 0)
+        return 0;
+    rc = sqlite3_prepare_v2(h,
+                            "SELECT count(*), min(name) FROM sqlite_master WHERE name NOT LIKE "
+                            "'sqlite\\_%' ESCAPE '\\'",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        objects = sqlite3_column_int64(st, 0);
+        if (sqlite3_column_text(st, 1))
+            snprintf(first, sizeof(first), "%s", (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    if (objects > 0) {
+        db_set_errmsg(errmsg, "not a vslint database: it holds %lld table(s) or index(es) of "
+                      "another program (\"%s\") and no vslint schema; vslint changes nothing in "
+                      "it: point [database] path at a new file",
+                      (long long)objects, first);
+        return -VSL_EDB;
+    }
+    return 0;
+}
+
 int db_migrate(sqlite3 *h, char **errmsg)
 {
     return db_migrate_to(h, db_schema_version(), errmsg);
@@ -490,11 +532,15 @@ int db_migrate_to(sqlite3 *h, int target, char **errmsg)
         }
         if (version < 0 || version > current) {
             /* A newer vslint wrote this file; running old code on it could corrupt it. */
-            db_set_errmsg(errmsg, "database schema version %d is not one this vslint knows (0-%d)",
+            db_set_errmsg(errmsg,
+                          "written by a newer vslint (schema version %d; this vslint knows "
+                          "0-%d): run that vslint, or restore a backup this version wrote",
                           version, current);
             r = -VSL_EDB;
             goto fail;
         }
+        if ((r = db_foreign(h, version, errmsg)) < 0)
+            goto fail;
         if (version >= target)
             break;
         /* A new database gets the current schema at once; an older one each version's
@@ -515,6 +561,8 @@ int db_migrate_to(sqlite3 *h, int target, char **errmsg)
             goto fail;
         }
         version = fresh ? current : version + 1;
+        /* Every database this build creates or migrates says it is vslint's. */
+        sqlite3_exec(h, "PRAGMA application_id = " DB_APPLICATION_ID_STR, NULL, NULL, NULL);
         /* PRAGMA takes no bound parameters; the value is our own integer, not input. */
         snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
         rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
