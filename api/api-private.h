@@ -48,9 +48,12 @@ void api_gate_free(struct api_gate *g); /* after MHD_stop_daemon; NULL is a no-o
 /* MHD_OPTION_NOTIFY_CONNECTION with g as its closure. */
 void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code);
-/* The request on conn arrived whole (its answer is queued) / was answered: the next one's
- * deadline starts. */
+/* The request on conn arrived whole, before its handler runs (header_timeout ends) / was
+ * answered: the next one's deadline starts. */
 void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn);
+/* libmicrohttpd has read the head of the request on conn; its body may still be on its way,
+ * under the same deadline. */
+void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn);
 void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
 /* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
 void api_gate_release(struct api_gate *g, const unsigned char a[16]);
@@ -81,6 +84,7 @@ struct api_server {
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
     struct api_cache *cache; /* owned; made on first use, under db_mu */
+    long debug_delay_ms;     /* debug builds: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
 };
 
 struct api_req {

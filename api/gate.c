@@ -61,6 +61,7 @@ struct tracked {
     int fd;
     unsigned char a[16];
     int waiting;      /* for (the rest of) a request: the deadline runs */
+    int head_in;      /* libmicrohttpd has read this request's head; its body may follow */
     int64_t since_ms; /* when the wait started */
     int shut;
     int counted; /* in counts: not a relay's end, whose relay holds its client's place */
@@ -526,7 +527,19 @@ static void accept_some(struct api_gate *g)
     }
 }
 
-/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time. */
+/* Whether a whole request head (or one libmicrohttpd will refuse) waits unread in fd. */
+static int head_waits(struct api_gate *g, int fd)
+{
+    struct api_head h;
+    ssize_t n = recv(fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+
+    return n > 0 && api_head_check(g->buf, (size_t)n, &h) != API_HEAD_MORE;
+}
+
+/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time: the
+ * deadline runs from the connection's hand-over or its last answer until libmicrohttpd has
+ * the head (api_gate_request_received()); time in a handler or waiting for a thread is not
+ * the client's. */
 static void reap(struct api_gate *g, int64_t now)
 {
     int64_t limit = (int64_t)g->o.head_timeout_s * 1000;
@@ -535,6 +548,13 @@ static void reap(struct api_gate *g, int64_t now)
 
     pthread_mutex_lock(&g->mu);
     for (struct tracked *t = g->tracked; t; t = t->next) {
+        if (t->waiting && !t->shut && now - t->since_ms > limit && !t->head_in &&
+            head_waits(g, t->fd)) {
+            /* A head that is in the socket whole, unread because every HTTP thread is busy,
+             * is not a slow client: the deadline ended when it arrived. */
+            t->waiting = 0;
+            continue;
+        }
         if (t->waiting && !t->shut && now - t->since_ms > limit) {
             /* Under the lock the socket is still open: libmicrohttpd tells us (CLOSED)
              * before it closes it. shutdown() makes its next read see the end. */
@@ -713,7 +733,7 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
     *socket_context = NULL;
 }
 
-static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting)
+static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting, int head_in)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -722,19 +742,26 @@ static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int wai
     if (!t)
         return;
     pthread_mutex_lock(&g->mu);
+    if (t->waiting != waiting)
+        t->since_ms = mono_ms();
     t->waiting = waiting;
-    t->since_ms = mono_ms();
+    t->head_in = head_in;
     pthread_mutex_unlock(&g->mu);
+}
+
+void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn)
+{
+    set_waiting(g, conn, 1, 1);
 }
 
 void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 0);
+    set_waiting(g, conn, 0, 1);
 }
 
 void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 1);
+    set_waiting(g, conn, 1, 0);
 }
 
 /* ---- start and stop ------------------------------------------------------------------------ */

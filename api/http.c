@@ -69,7 +69,7 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
      * more than the relay's check. */
     if (!r->srv->tls)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    api_gate_request_received(r->srv->gate, r->conn);
+    api_gate_request_received(r->srv->gate, r->conn); /* answered before its body came */
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -920,6 +920,22 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return calloc(1, sizeof(struct api_req));
 }
 
+/* Debug builds only: VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
+ * that tests can show that a slow handler, or a request queued behind one, is not cut as a
+ * slow client (header_timeout). No estate small enough for a test is reliably that slow. */
+static void debug_delay(const struct api_server *s)
+{
+#ifndef NDEBUG
+    if (s->debug_delay_ms > 0) {
+        struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
+#else
+    (void)s;
+#endif
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -936,6 +952,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
+        api_gate_head_received(r->srv->gate, conn);
         vsl_buf_init(&r->body, API_MAX_BODY);
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
@@ -951,9 +968,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    /* The head and body are in: header_timeout, the client's deadline, ends before the
+     * handler's time begins. */
+    api_gate_request_received(r->srv->gate, r->conn);
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
+    debug_delay(r->srv);
     return dispatch(r);
 }
 
@@ -1075,6 +1096,11 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (h)
         s->hooks = *h;
     s->auth_all = o->auth_all;
+#ifndef NDEBUG
+    const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
+    if (delay)
+        s->debug_delay_ms = strtol(delay, NULL, 10);
+#endif
     s->db_path = strdup(o->db_path);
     if (!s->db_path)
         goto fail;

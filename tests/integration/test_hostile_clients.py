@@ -234,6 +234,52 @@ def test_trickled_request_is_cut_at_header_timeout(serve):
     assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
 
 
+def test_slow_handlers_and_queued_requests_are_answered_whole(serve, monkeypatch):
+    """header_timeout is the client's deadline for its head: a handler slower than it, and a
+    request waiting for an HTTP thread behind such a handler, get their whole answer (issue
+    26: before, an empty reply at 2 s). Debug builds slow every handler down by
+    VSLINT_DEBUG_HANDLER_DELAY_MS; a client that sends its head slowly is still cut."""
+    import threading
+    monkeypatch.setenv('VSLINT_DEBUG_HANDLER_DELAY_MS', '3000')
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    # Eight at once on four HTTP threads: at least two wait behind another's 3 s.
+    results = [None] * 8
+
+    def one(i):
+        results[i] = exchange(srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n\r\n',
+                              timeout=20)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for out, secs, end in results:
+        assert out, 'empty reply after %.1f s (%s)' % (secs, end)
+        status, headers, body, _ = parse(out)
+        assert status == 200 and 'findings' in json.loads(body), out[:300]
+        assert secs >= 2.9
+    assert max(secs for _, secs, _ in results) >= 5.5  # some did wait for a thread
+    assert 'within 2 s (header_timeout)' not in srv.logs()
+    # The slow client is still cut at its deadline, not after a handler's time.
+    s = connect(srv.port)
+    s.settimeout(6)
+    t0 = time.time()
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    out = b''
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    assert 1.5 < time.time() - t0 < 4.5
+    assert parse(out)[0] == 408, out
+
+
 def tls_context(version=None, ciphers=None):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
