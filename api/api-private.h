@@ -46,6 +46,11 @@ int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd); /* starts acceptin
 void api_gate_stop(struct api_gate *g);                         /* stops accepting */
 void api_gate_free(struct api_gate *g); /* after MHD_stop_daemon; NULL is a no-op */
 /* MHD_OPTION_NOTIFY_CONNECTION with g as its closure. */
+/* The key the per-address connection limit counts a client under: an IPv4 address as
+ * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
+void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
+/* The key as text for the log: "192.0.2.7", "2001:db8:1:2::/64". */
+void api_addr_text(const unsigned char a[16], char *out, size_t len);
 void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code);
 /* The request on conn arrived whole, before its handler runs (header_timeout ends) / was

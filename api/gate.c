@@ -30,7 +30,7 @@
 #define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
 #define MAX_LINGER   256
 
-/* Connections per client address; IPv4 addresses are kept as IPv4-mapped IPv6. */
+/* Connections per client address (api_addr_key(): an IPv6 client's /64). */
 struct addr_count {
     unsigned char a[16];
     unsigned n;
@@ -151,25 +151,34 @@ void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
     pthread_mutex_unlock(&g->mu);
 }
 
-static void addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
+void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
 {
+    static const unsigned char v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
     memset(a, 0, 16);
     if (sa->ss_family == AF_INET6) {
         memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+        /* One site gets a /64 and picks any address in it at will (RFC 4291, privacy
+         * addresses): keyed by the whole address, one /64 could take every slot. */
+        if (memcmp(a, v4, 12) != 0)
+            memset(a + 8, 0, 8);
     } else if (sa->ss_family == AF_INET) {
         a[10] = a[11] = 0xff;
         memcpy(a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
     }
 }
 
-static void addr_text(const unsigned char a[16], char *out, size_t len)
+void api_addr_text(const unsigned char a[16], char *out, size_t len)
 {
     static const unsigned char v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    char ip[INET6_ADDRSTRLEN] = "?";
 
-    if (!memcmp(a, v4, 12))
+    if (!memcmp(a, v4, 12)) {
         inet_ntop(AF_INET, a + 12, out, (socklen_t)len);
-    else
-        inet_ntop(AF_INET6, a, out, (socklen_t)len);
+        return;
+    }
+    inet_ntop(AF_INET6, a, ip, sizeof(ip));
+    snprintf(out, len, "%s/64", ip);
 }
 
 /* Under g->mu. */
@@ -309,7 +318,7 @@ static void hand_over(struct api_gate *g, size_t i)
     drop_pending(g, i, 0);
     if (MHD_add_connection(g->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
         char who[64];
-        addr_text(p.a, who, sizeof(who));
+        api_addr_text(p.a, who, sizeof(who));
         rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
     }
 }
@@ -320,7 +329,7 @@ static void refuse(struct api_gate *g, size_t i, unsigned status, const char *co
     struct pending *p = &g->pend[i];
     char who[64];
 
-    addr_text(p->a, who, sizeof(who));
+    api_addr_text(p->a, who, sizeof(who));
     api_gate_log_request(g, "http: %s: %u %s", who, status, msg);
     answer_and_close(g, p->fd, p->tls, status, code, msg);
     p->tls = NULL;
@@ -336,7 +345,7 @@ static void hand_over_tls(struct api_gate *g, size_t i)
     int sp[2];
     char who[64];
 
-    addr_text(p.a, who, sizeof(who));
+    api_addr_text(p.a, who, sizeof(who));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
         rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
         refuse(g, i, 503, "busy", "the server is at its connection limit");
@@ -376,7 +385,7 @@ static int judge_head(struct api_gate *g, size_t i, const char *buf, size_t len,
         refuse(g, i, h.status, h.code, h.message);
         return 1;
     case API_HEAD_GARBAGE:
-        addr_text(g->pend[i].a, who, sizeof(who));
+        api_addr_text(g->pend[i].a, who, sizeof(who));
         api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
         drop_pending(g, i, 1);
         return 1;
@@ -406,7 +415,7 @@ static int examine_tls(struct api_gate *g, size_t i)
             return 0;
         }
         if (r < 0) {
-            addr_text(p->a, who, sizeof(who));
+            api_addr_text(p->a, who, sizeof(who));
             api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
             drop_pending(g, i, 1);
             return 1;
@@ -452,7 +461,7 @@ static int examine(struct api_gate *g, size_t i, short revents)
         } else if (g->buf[0] >= 'A' && g->buf[0] <= 'Z') {
             refuse(g, i, 400, "bad_request", "this server speaks HTTPS");
         } else {
-            addr_text(p->a, who, sizeof(who));
+            api_addr_text(p->a, who, sizeof(who));
             api_gate_log_request(g, "http: %s: not TLS: connection closed", who);
             drop_pending(g, i, 1);
         }
@@ -485,7 +494,7 @@ static void accept_some(struct api_gate *g)
                 rl_log(&g->rl_limits, "http: out of file descriptors: not accepting");
             return;
         }
-        addr_key(&p.sa, p.a);
+        api_addr_key(&p.sa, p.a);
         p.since_ms = mono_ms();
         pthread_mutex_lock(&g->mu);
         struct addr_count *c = count_of(g, p.a, 1);
@@ -503,7 +512,7 @@ static void accept_some(struct api_gate *g)
         pthread_mutex_unlock(&g->mu);
         if (status) {
             char who[64];
-            addr_text(p.a, who, sizeof(who));
+            api_addr_text(p.a, who, sizeof(who));
             if (status == 429)
                 rl_log(&g->rl_limits,
                        "http: %s: more than %u connections from this address "
@@ -561,7 +570,7 @@ static void reap(struct api_gate *g, int64_t now)
             shutdown(t->fd, SHUT_RDWR);
             t->shut = 1;
             if (!n++)
-                addr_text(t->a, who, sizeof(who));
+                api_addr_text(t->a, who, sizeof(who));
         }
     }
     if (n)
@@ -592,7 +601,7 @@ static void *gate_main(void *arg)
         for (size_t i = 0; i < g->n_pend;) {
             if (now - g->pend[i].since_ms > limit && g->o.tls && !g->pend[i].handshaken) {
                 char who[64];
-                addr_text(g->pend[i].a, who, sizeof(who));
+                api_addr_text(g->pend[i].a, who, sizeof(who));
                 api_gate_log_request(g,
                                      "http: %s: no TLS handshake within header_timeout: "
                                      "connection closed",
@@ -694,7 +703,7 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         memcpy(&sa, ci->client_addr,
                ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                       : sizeof(struct sockaddr_in));
-        addr_key(&sa, t->a);
+        api_addr_key(&sa, t->a);
         t->fd = fd->connect_fd;
         t->waiting = 1;
         t->since_ms = mono_ms();
