@@ -29,6 +29,9 @@
 #define QUIET_MS     50   /* a socket peeked without progress is left alone this long */
 #define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
 #define MAX_LINGER   256
+/* Out of descriptors, accept() is tried again when a connection ends, or after this long
+ * (one ended that the gate thread did not see: a lingering socket, another thread's file). */
+#define ACCEPT_RETRY_MS 250
 
 /* Connections per client address (api_addr_key(): an IPv6 client's /64). */
 struct addr_count {
@@ -84,6 +87,13 @@ struct api_gate {
     struct addr_count *counts;
     size_t n_counts;
     unsigned total;
+    unsigned closes; /* connections ended so far (wraps) */
+    /* Out of descriptors: the listener, which stays readable, is not polled until a
+     * connection has ended (closes moves on) or resume_ms, lest poll() return at once
+     * forever. The gate thread's own. */
+    int paused;
+    unsigned paused_closes;
+    int64_t resume_ms;
     struct tracked *tracked;
 
     struct api_relays *relays; /* HTTPS */
@@ -206,6 +216,7 @@ static void release(struct api_gate *g, const unsigned char a[16])
 
     if (g->total)
         g->total--;
+    g->closes++;
     if (c && c->n && --c->n == 0) {
         *c = g->counts[--g->n_counts];
     }
@@ -490,8 +501,15 @@ static void accept_some(struct api_gate *g)
         p.fd = accept4(g->o.listen_fd, (struct sockaddr *)&p.sa, &p.salen,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (p.fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting");
+            if (errno == EMFILE || errno == ENFILE) {
+                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting until a "
+                                      "connection ends");
+                pthread_mutex_lock(&g->mu);
+                g->paused_closes = g->closes;
+                pthread_mutex_unlock(&g->mu);
+                g->paused = 1;
+                g->resume_ms = mono_ms() + ACCEPT_RETRY_MS;
+            }
             return;
         }
         api_addr_key(&p.sa, p.a);
@@ -623,6 +641,7 @@ static void *gate_main(void *arg)
         for (size_t i = 0; i < g->n_linger;) {
             if (now >= g->linger[i].until_ms) {
                 close(g->linger[i].fd);
+                g->paused = 0; /* a descriptor is free */
                 g->linger[i] = g->linger[--g->n_linger];
                 continue;
             }
@@ -630,8 +649,16 @@ static void *gate_main(void *arg)
                 timeout = (int)(g->linger[i].until_ms - now);
             i++;
         }
+        if (g->paused) {
+            pthread_mutex_lock(&g->mu);
+            g->paused = g->closes == g->paused_closes && now < g->resume_ms;
+            pthread_mutex_unlock(&g->mu);
+            if (g->paused && g->resume_ms - now < timeout)
+                timeout = (int)(g->resume_ms - now);
+        }
         pfd[0] = (struct pollfd){.fd = g->wake[0], .events = POLLIN};
-        pfd[1] = (struct pollfd){.fd = g->o.listen_fd, .events = POLLIN};
+        /* poll() skips a negative descriptor. */
+        pfd[1] = (struct pollfd){.fd = g->paused ? -1 : g->o.listen_fd, .events = POLLIN};
         for (size_t i = 0; i < g->n_pend; i++) {
             int64_t left = g->pend[i].since_ms + limit - now + 1;
             if (left < timeout)
@@ -666,6 +693,7 @@ static void *gate_main(void *arg)
                 ;
             if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                 close(g->linger[i].fd);
+                g->paused = 0;
                 g->linger[i] = g->linger[--g->n_linger];
             }
         }

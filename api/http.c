@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1078,6 +1079,29 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
     return r;
 }
 
+/* Lowers go->max_connections to what the open-file limit allows, saying so: past it accept()
+ * fails with EMFILE while the server believes it has room. An HTTPS connection holds three
+ * descriptors (the client's socket and the relay's socketpair), a plain one one; each HTTP
+ * thread keeps its database (file, WAL, shared memory) and a wake-up pipe, and the daemon a
+ * few more of its own. */
+static void clamp_connections(struct api_gate_opts *go, int threads)
+{
+    const rlim_t per = go->tls ? 3 : 1, reserve = 16 + 5 * (rlim_t)threads;
+    struct rlimit rl;
+    rlim_t room;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    room = rl.rlim_cur > reserve + per ? (rl.rlim_cur - reserve) / per : 1;
+    if (room >= go->max_connections)
+        return;
+    log_warnx("http: max_connections lowered from %u to %u: the open-file limit "
+              "(RLIMIT_NOFILE, LimitNOFILE= in a unit) is %llu, %u descriptor%s per connection",
+              go->max_connections, (unsigned)room, (unsigned long long)rl.rlim_cur, (unsigned)per,
+              per == 1 ? "" : "s");
+    go->max_connections = (unsigned)room;
+}
+
 int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_server **out,
               char *err, size_t errlen)
 {
@@ -1145,6 +1169,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         .head_timeout_s = o->header_timeout_s > 0 ? o->header_timeout_s : 10,
         .idle_timeout_s = o->timeout_s > 0 ? o->timeout_s : 30,
     };
+    clamp_connections(&go, o->threads > 0 ? o->threads : 4);
     r = api_gate_new(&go, &s->gate);
     if (r < 0)
         goto fail;
