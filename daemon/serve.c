@@ -80,8 +80,18 @@ static void deadline(struct timespec *ts, int64_t mono_ms)
     ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
 }
 
-/* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock. */
-static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
+/* Whether vsl_evaluate()'s r says the findings were not recorded: the database refused the
+ * write (a full disk, a lock held past the busy timeout, ...). The checks themselves run on the
+ * estate in memory and never fail so; their own errors leave the other findings recorded. */
+static int unrecorded(int r)
+{
+    return r == -EBUSY || r == -ENOSPC || r == -EROFS || r == -EIO || r == -EACCES ||
+           r == -VSL_EDB || r == -ENOMEM;
+}
+
+/* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock.
+ * Returns vsl_evaluate()'s result; err says what went wrong. */
+static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
 {
     struct vsl_buf errors;
     int r;
@@ -101,8 +111,12 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
         log_warnx("%s", errors.data);
         log_context_check(NULL);
         snprintf(err, errlen, "checks: %s", errors.data);
+    } else if (r < 0 && r != -VSL_ENOTFOUND) {
+        snprintf(err, errlen, "checks: %s", vsl_strerror(r));
+        log_warnx("vcenter %s: %s", p->vc->name, err);
     }
     vsl_buf_free(&errors);
+    return r;
 }
 
 /* After an array's poll: the vCenters' estates join its pools, so their checks run again on
@@ -149,18 +163,23 @@ static void poll_once(struct poller *p, struct db *db)
         vsl_array_poll(db, p->vc, &res);
     else
         vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
-    if (res.db_err)
-        set_db_state(sv, res.error);
-    else if (res.ok)
-        set_db_state(sv, NULL);
     if (res.ok) {
         /* An array's pools change every vCenter's estate: all of them are judged again. */
         if (p->vc->type)
             evaluate_vcenters(sv, db);
-        else
-            evaluate(p, db, everr, sizeof(everr));
+        else if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+            /* The inventory is new, its findings are not: not a good poll. The next one
+             * evaluates again. */
+            res.ok = 0;
+            res.db_err = 1;
+            snprintf(res.error, sizeof(res.error), "%s", everr);
+        }
         db_checkpoint(db);
     }
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (res.ok)
+        set_db_state(sv, NULL);
     if (p->follow)
         p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
@@ -222,14 +241,19 @@ static void follow_once(struct poller *p, struct db *db)
 
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
+    if (r == 0 && changes > 0) {
+        if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+            /* Changes stored, findings not: a full read evaluates again (see poll_once). */
+            r = -EIO;
+            res.db_err = 1;
+            snprintf(res.error, sizeof(res.error), "%s", everr);
+        }
+        db_checkpoint(db);
+    }
     if (res.db_err)
         set_db_state(sv, res.error);
     else if (r == 0)
         set_db_state(sv, NULL);
-    if (r == 0 && changes > 0) {
-        evaluate(p, db, everr, sizeof(everr));
-        db_checkpoint(db);
-    }
     pthread_mutex_lock(&sv->mu);
     p->in_round = 0;
     struct api_vcenter_status *s = &p->st;
