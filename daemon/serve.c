@@ -56,6 +56,10 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
+    /* The contents of [server] tls_cert and tls_key as the running server read them (NULL
+     * without TLS): a SIGHUP restarts the server when they changed, also at the same paths (a
+     * certificate renewed in place). Owned, wiped on free: it holds the key. */
+    char *tls_files;
     struct vsl_worker digest; /* sends the digest at [digest] at=, when configured; stop under mu */
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
@@ -702,13 +706,42 @@ static int streq(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* *out = the contents of cfg's tls_cert, then tls_key (NULL without TLS; wipe it). A file that
+ * cannot be read gives "" (it differs from any contents: the restart says why). */
+static int read_tls_files(const struct vsl_config *cfg, char **out)
+{
+    char *cert = NULL, *key = NULL;
+    struct vsl_buf b;
+    int r = 0;
+
+    *out = NULL;
+    if (!cfg->server.tls_cert || !cfg->server.tls_key)
+        return 0;
+    vsl_buf_init(&b, 4 << 20);
+    if (vsl_read_file(cfg->server.tls_cert, 1 << 20, &cert) == 0 &&
+        vsl_read_file(cfg->server.tls_key, 1 << 20, &key) == 0)
+        r = vsl_buf_printf(&b, "%s\n%s", cert, key);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "");
+    if (r == 0)
+        *out = vsl_buf_take(&b);
+    vsl_config_wipe(cert);
+    vsl_config_wipe(key);
+    if (b.data)
+        explicit_bzero(b.data, b.len);
+    vsl_buf_free(&b);
+    return r;
+}
+
+/* Whether the running server (a, its token ta and TLS files fa) serves as b (tb, fb) asks:
+ * compared by contents, as a renewed certificate or a new token keeps its path. */
 static int same_server(const struct vsl_config *a, const struct vsl_config *b, const char *ta,
-                       const char *tb)
+                       const char *tb, const char *fa, const char *fb)
 {
     const struct vsl_server_conf *x = &a->server, *y = &b->server;
 
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
-           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) &&
+           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && streq(fa, fb) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
            x->max_per_address == y->max_per_address &&
            x->header_timeout_s == y->header_timeout_s &&
@@ -721,7 +754,7 @@ static void reload(struct serve *sv)
     struct vsl_config *cfg = NULL;
     struct poller *ps = NULL;
     struct vsl_buf errors;
-    char *token = NULL;
+    char *token = NULL, *tls_files = NULL;
 
     vsl_buf_init(&errors, 64 * 1024);
     if (vsl_config_load(sv->cfg->path, &cfg, &errors) < 0) {
@@ -752,7 +785,8 @@ static void reload(struct serve *sv)
         start_digest(sv);
         goto out;
     }
-    if (!same_server(sv->cfg, cfg, sv->token, token)) {
+    if (read_tls_files(cfg, &tls_files) < 0 ||
+        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_files, tls_files)) {
         api_stop(sv->api);
         sv->api = NULL;
         if (start_api(sv, cfg, token) < 0) {
@@ -765,6 +799,9 @@ static void reload(struct serve *sv)
             vsl_config_wipe(sv->token);
             sv->token = token;
             token = NULL;
+            vsl_config_wipe(sv->tls_files);
+            sv->tls_files = tls_files;
+            tls_files = NULL;
         }
     }
     pthread_mutex_lock(&sv->mu);
@@ -783,6 +820,7 @@ static void reload(struct serve *sv)
     log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
 out:
     vsl_config_wipe(token);
+    vsl_config_wipe(tls_files);
     free(ps);
     vsl_config_free(cfg);
     vsl_buf_free(&errors);
@@ -826,7 +864,7 @@ int cmd_serve(const struct vsl_args *a)
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
     sv.n = vsl_config_nsources(sv.cfg);
-    if (start_api(&sv, sv.cfg, sv.token) < 0)
+    if (read_tls_files(sv.cfg, &sv.tls_files) < 0 || start_api(&sv, sv.cfg, sv.token) < 0)
         goto out;
     if (!sv.cfg->server.token_file)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
@@ -859,6 +897,7 @@ out:
     api_stop(sv.api);
     free(sv.pollers);
     vsl_config_wipe(sv.token);
+    vsl_config_wipe(sv.tls_files);
     vsl_config_free(sv.cfg);
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);

@@ -56,3 +56,45 @@ def test_failed_findings_write_is_not_a_healthy_poll(violations_sim, workspace):
         assert srv.get('/readyz').json()['problems'] == []
         assert srv.vcenter('lab')['stale'] is False
         assert srv.get('/api/v1/summary').json()['database']['writable'] is True
+
+
+def served_cert(port):
+    """The PEM of the certificate the server at port presents."""
+    import ssl
+    return ssl.get_server_certificate(('127.0.0.1', port))
+
+
+def file_cert(path):
+    import ssl
+    with open(path) as f:
+        return ssl.DER_cert_to_PEM_cert(ssl.PEM_cert_to_DER_cert(f.read()))
+
+
+def unpolled(ws):
+    """A vCenter nobody answers for: the API needs none polled."""
+    return vcenter(ws, 'https://127.0.0.1:1/sdk', 'lab', interval=3600)
+
+
+def reload_and_wait(srv, times=1):
+    """SIGHUP; waits for the times-th "reloaded" line in the log."""
+    srv.signal(signal.SIGHUP)
+    until(lambda: srv.logs().count('reloaded ') >= times, 'the reload', srv)
+
+
+def test_sighup_loads_a_certificate_renewed_in_place(workspace):
+    from apilib import self_signed_cert
+    cert, key = self_signed_cert(workspace, cn='before')
+    with serving(workspace, [unpolled(workspace)], tls=(cert, key), ready=False) as srv:
+        first = served_cert(srv.port)
+        assert first == file_cert(cert)
+        # A reload with nothing changed keeps the server as it is.
+        reload_and_wait(srv, 1)
+        assert srv.logs().count('serving https://') == 1
+        assert served_cert(srv.port) == first
+        # Renewed at the same paths (certbot, an internal CA's agent): served after SIGHUP.
+        self_signed_cert(workspace, cn='renewed')
+        assert file_cert(cert) != first
+        reload_and_wait(srv, 2)
+        until(lambda: srv.logs().count('serving https://') == 2, 'the server restarted', srv)
+        assert served_cert(srv.port) == file_cert(cert)
+        assert srv.get('/healthz').status == 200
