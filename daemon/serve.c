@@ -601,13 +601,31 @@ static int start_pollers(struct serve *sv)
     return 0;
 }
 
-/* Asks every poller to stop and waits until grace_ms passed (0: forever). Returns the number
- * still running (a poll in flight that did not finish in time). */
-static size_t stop_pollers(struct serve *sv, int64_t grace_ms)
+/* How often a reload waiting for polls in flight looks for SIGTERM. */
+#define RELOAD_SIGNAL_CHECK_MS 200
+
+/* Whether one of the signals in set is pending for this thread (then taken: *sig). */
+static int signal_pending(const sigset_t *set, int *sig)
+{
+    struct timespec zero = {0, 0};
+    int r = sigtimedwait(set, NULL, &zero);
+
+    if (r <= 0)
+        return 0;
+    *sig = r;
+    return 1;
+}
+
+/* Asks every poller to stop and waits until grace_ms passed (0: forever) or, with stop_on, one
+ * of its signals is pending (*sig says which, else 0). Returns the number still running (a
+ * poll in flight that did not finish in time). */
+static size_t stop_pollers(struct serve *sv, int64_t grace_ms, const sigset_t *stop_on, int *sig)
 {
     int64_t until = vsl_monotonic_ms() + grace_ms;
     size_t running;
 
+    if (sig)
+        *sig = 0;
     pthread_mutex_lock(&sv->mu);
     for (size_t i = 0; i < sv->n; i++)
         sv->pollers[i].stop = 1;
@@ -618,9 +636,12 @@ static size_t stop_pollers(struct serve *sv, int64_t grace_ms)
             running += sv->pollers[i].running;
         if (!running || (grace_ms && vsl_monotonic_ms() >= until))
             break;
-        if (grace_ms) {
+        if (stop_on && signal_pending(stop_on, sig))
+            break;
+        if (grace_ms || stop_on) {
+            int64_t wake = vsl_monotonic_ms() + RELOAD_SIGNAL_CHECK_MS;
             struct timespec ts;
-            deadline(&ts, until);
+            deadline(&ts, !stop_on || (grace_ms && until < wake) ? until : wake);
             pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
         } else {
             pthread_cond_wait(&sv->cv, &sv->mu);
@@ -748,13 +769,17 @@ static int same_server(const struct vsl_config *a, const struct vsl_config *b, c
            streq(a->db_path, b->db_path);
 }
 
-/* SIGHUP: read and validate the file again; on any problem keep running as before. */
-static void reload(struct serve *sv)
+/* SIGHUP: read and validate the file again; on any problem keep running as before. A SIGTERM
+ * or SIGINT while it waits for the polls in flight ends the wait: returns that signal (the
+ * daemon stops, within STOP_GRACE_MS as after any SIGTERM), else 0. */
+static int reload(struct serve *sv)
 {
     struct vsl_config *cfg = NULL;
     struct poller *ps = NULL;
     struct vsl_buf errors;
     char *token = NULL, *tls_files = NULL;
+    sigset_t term;
+    int sig = 0;
 
     vsl_buf_init(&errors, 64 * 1024);
     if (vsl_config_load(sv->cfg->path, &cfg, &errors) < 0) {
@@ -772,7 +797,12 @@ static void reload(struct serve *sv)
     }
     /* Finish the polls in flight under the old configuration, then carry their state over:
      * copied while a poller still ran, a poll's result could be lost (or read half-written). */
-    stop_pollers(sv, 0);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    stop_pollers(sv, 0, &term, &sig);
+    if (sig)
+        goto out; /* the pollers stop; cmd_serve() waits for them within its bound */
     stop_digest(sv);
     vsl_sched_set_process_zone(cfg->digest.line ? cfg->digest.timezone : NULL);
     if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
@@ -824,6 +854,7 @@ out:
     free(ps);
     vsl_config_free(cfg);
     vsl_buf_free(&errors);
+    return sig;
 }
 
 int cmd_serve(const struct vsl_args *a)
@@ -876,8 +907,10 @@ int cmd_serve(const struct vsl_args *a)
             continue;
         if (sig == SIGHUP) {
             log_info("SIGHUP: reloading %s", sv.cfg->path);
-            reload(&sv);
-            continue;
+            sig = reload(&sv);
+            if (!sig)
+                continue;
+            log_info("reload abandoned for %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         }
         log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         break;
@@ -887,7 +920,7 @@ stop:
     api_stop(sv.api);
     sv.api = NULL;
     stop_digest(&sv);
-    if (stop_pollers(&sv, STOP_GRACE_MS)) {
+    if (stop_pollers(&sv, STOP_GRACE_MS, NULL, NULL)) {
         /* A poll still in flight writes inside one transaction: leaving now loses only that
          * poll, and SQLite rolls it back on the next open. */
         log_warnx("a poll did not finish within %d s; exiting without it", STOP_GRACE_MS / 1000);

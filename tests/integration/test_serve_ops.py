@@ -98,3 +98,28 @@ def test_sighup_loads_a_certificate_renewed_in_place(workspace):
         until(lambda: srv.logs().count('serving https://') == 2, 'the server restarted', srv)
         assert served_cert(srv.port) == file_cert(cert)
         assert srv.get('/healthz').status == 200
+
+
+def test_sigterm_during_a_reload_waiting_for_a_stalled_poll(start_sim, workspace):
+    """A reload waits for the polls in flight; a vCenter stalled mid-poll (its simulator
+    stopped with SIGSTOP, timeout 60 s) must not hold off SIGTERM past the documented 30 s
+    (issue 26: the reload waited for the whole timeout first)."""
+    sim = start_sim('violations')
+    try:
+        with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600,
+                                         timeout=60, incremental='false')]) as srv:
+            sim.proc.send_signal(signal.SIGSTOP)
+            srv.post('/api/v1/polls?vcenter=lab', token=TOKEN)
+            until(lambda: srv.vcenter('lab')['polling'], 'the poll in flight', srv)
+            srv.signal(signal.SIGHUP)
+            until(lambda: 'SIGHUP: reloading' in srv.logs(), 'the reload', srv)
+            time.sleep(1)
+            t0 = time.time()
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=45)
+            secs = time.time() - t0
+            assert secs <= 31, 'SIGTERM took %.1f s during a reload' % secs
+            assert srv.proc.returncode == 0
+            assert 'reload abandoned for SIGTERM' in srv.logs()
+    finally:
+        sim.proc.send_signal(signal.SIGCONT)
