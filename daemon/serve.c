@@ -804,21 +804,26 @@ static int reload(struct serve *sv)
     if (sig)
         goto out; /* the pollers stop; cmd_serve() waits for them within its bound */
     stop_digest(sv);
-    vsl_sched_set_process_zone(cfg->digest.line ? cfg->digest.timezone : NULL);
     if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
         pthread_mutex_lock(&sv->mu);
         for (size_t i = 0; i < sv->n; i++)
             sv->pollers[i].stop = 0;
         pthread_mutex_unlock(&sv->mu);
-        vsl_sched_set_process_zone(sv->cfg->digest.line ? sv->cfg->digest.timezone : NULL);
         start_pollers(sv);
         start_digest(sv);
         goto out;
     }
-    if (read_tls_files(cfg, &tls_files) < 0 ||
+    /* A new zone is set with no other thread alive to read the environment meanwhile (SQLite
+     * reads TMPDIR on the HTTP threads): the HTTP server restarts around it. */
+    const char *zone = cfg->digest.line ? cfg->digest.timezone : NULL;
+    int new_zone = !vsl_sched_process_zone_is(zone);
+    int tls_read = read_tls_files(cfg, &tls_files);
+    if (new_zone || tls_read < 0 ||
         !same_server(sv->cfg, cfg, sv->token, token, sv->tls_files, tls_files)) {
         api_stop(sv->api);
         sv->api = NULL;
+        if (new_zone)
+            vsl_sched_set_process_zone(zone);
         if (start_api(sv, cfg, token) < 0) {
             log_warnx("reload: the new [server] does not start; serving the old one");
             if (start_api(sv, sv->cfg, sv->token) < 0)

@@ -123,3 +123,40 @@ def test_sigterm_during_a_reload_waiting_for_a_stalled_poll(start_sim, workspace
             assert 'reload abandoned for SIGTERM' in srv.logs()
     finally:
         sim.proc.send_signal(signal.SIGCONT)
+
+
+def test_removing_timezone_on_reload_restores_the_default_zone(workspace, monkeypatch):
+    """The digest's zone is the process's; without `timezone =` it is the zone the daemon
+    started in (here TZ=America/New_York). Removing the key on reload goes back to it (issue
+    26: the old zone stayed), and the HTTP server, restarted around the change so that no
+    thread reads the environment while it changes, answers again."""
+    import apilib
+    wrapper = os.path.join(workspace.dir, 'vslint-v')
+    with open(wrapper, 'w') as f:
+        f.write('#!/bin/sh\nexec %s "$@" -v\n' % os.path.abspath(apilib.VSLINT))
+    os.chmod(wrapper, 0o755)
+    monkeypatch.setattr(apilib, 'VSLINT', wrapper)
+    monkeypatch.setenv('TZ', 'America/New_York')
+    digest = ('\n[digest]\nsmtp_url = smtp://127.0.0.1:1\nfrom = vslint@example.com\n'
+              'to = storage@example.com\nat = 07:00\ntimezone = Asia/Tokyo\n')
+    with serving(workspace, [unpolled(workspace)], extra=digest, ready=False) as srv:
+        until(lambda: 'digest: next at' in srv.logs(), 'the digest scheduled', srv)
+        line = [l for l in srv.logs().splitlines() if 'digest: next at' in l][-1]
+        assert line.endswith(' 07:00 JST'), line
+        with open(workspace.conf) as f:
+            conf = f.read()
+        with open(workspace.conf, 'w') as f:
+            f.write(conf.replace('timezone = Asia/Tokyo\n', ''))
+        reload_and_wait(srv)
+        until(lambda: srv.logs().count('digest: next at') == 2, 'the digest rescheduled', srv)
+        line = [l for l in srv.logs().splitlines() if 'digest: next at' in l][-1]
+        assert line.endswith(' 07:00 EST'), line
+        assert srv.logs().count('serving http://') == 2
+        assert srv.get('/healthz').status == 200
+        # And back: the zone set again on the next reload.
+        with open(workspace.conf, 'w') as f:
+            f.write(conf)
+        reload_and_wait(srv, 2)
+        until(lambda: srv.logs().count('digest: next at') == 3, 'the digest rescheduled', srv)
+        line = [l for l in srv.logs().splitlines() if 'digest: next at' in l][-1]
+        assert line.endswith(' 07:00 JST'), line
