@@ -721,6 +721,8 @@ struct db *api_db(struct api_req *r)
         free(msg);
         return NULL;
     }
+    if (s->stmt_cache > 0)
+        db_stmt_cache_size(db, s->stmt_cache);
     pthread_setspecific(s->db_key, db);
     return db;
 }
@@ -1120,6 +1122,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (h)
         s->hooks = *h;
     s->auth_all = o->auth_all;
+    s->stmt_cache = o->stmt_cache;
 #ifndef NDEBUG
     const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
     if (delay)

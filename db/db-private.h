@@ -193,9 +193,6 @@ int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out);
 /* Gives st back to db's cache: resets it and clears its bindings for the next use (or
  * finalizes it if it was not cached); NULL is a no-op. */
 void db_stmt_done(struct db *db, sqlite3_stmt *st);
-/* Keeps at most n (1..DB_STMT_CACHE) statements in db's cache from now on, finalizing the
- * surplus nobody holds: tests make it small so that every caller meets an eviction. */
-void db_stmt_cache_size(struct db *db, int n);
 /* Finalizes the cached statements (db_close). */
 void db_stmt_free(struct db *db);
 /* Runs sql, which returns no rows (BEGIN, COMMIT, ...); 0 or db_fail(). */
