@@ -46,11 +46,19 @@ int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd); /* starts acceptin
 void api_gate_stop(struct api_gate *g);                         /* stops accepting */
 void api_gate_free(struct api_gate *g); /* after MHD_stop_daemon; NULL is a no-op */
 /* MHD_OPTION_NOTIFY_CONNECTION with g as its closure. */
+/* The key the per-address connection limit counts a client under: an IPv4 address as
+ * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
+void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
+/* The key as text for the log: "192.0.2.7", "2001:db8:1:2::/64". */
+void api_addr_text(const unsigned char a[16], char *out, size_t len);
 void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code);
-/* The request on conn arrived whole (its answer is queued) / was answered: the next one's
- * deadline starts. */
+/* The request on conn arrived whole, before its handler runs (header_timeout ends) / was
+ * answered: the next one's deadline starts. */
 void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn);
+/* libmicrohttpd has read the head of the request on conn; its body may still be on its way,
+ * under the same deadline. */
+void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn);
 void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
 /* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
 void api_gate_release(struct api_gate *g, const unsigned char a[16]);
@@ -81,6 +89,8 @@ struct api_server {
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
     struct api_cache *cache; /* owned; made on first use, under db_mu */
+    long debug_delay_ms;     /* debug builds: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
+    int stmt_cache;          /* api_opts.stmt_cache */
 };
 
 struct api_req {

@@ -70,6 +70,7 @@ struct api_opts {
     int timeout_s;       /* idle seconds while a request or answer is in flight */
     int header_timeout_s; /* a request must arrive whole within this */
     int threads; /* HTTP worker threads */
+    int stmt_cache; /* tests: statements each HTTP thread's database caches (0: the default) */
 };
 
 struct api_server;

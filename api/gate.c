@@ -29,8 +29,11 @@
 #define QUIET_MS     50   /* a socket peeked without progress is left alone this long */
 #define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
 #define MAX_LINGER   256
+/* Out of descriptors, accept() is tried again when a connection ends, or after this long
+ * (one ended that the gate thread did not see: a lingering socket, another thread's file). */
+#define ACCEPT_RETRY_MS 250
 
-/* Connections per client address; IPv4 addresses are kept as IPv4-mapped IPv6. */
+/* Connections per client address (api_addr_key(): an IPv6 client's /64). */
 struct addr_count {
     unsigned char a[16];
     unsigned n;
@@ -61,6 +64,7 @@ struct tracked {
     int fd;
     unsigned char a[16];
     int waiting;      /* for (the rest of) a request: the deadline runs */
+    int head_in;      /* libmicrohttpd has read this request's head; its body may follow */
     int64_t since_ms; /* when the wait started */
     int shut;
     int counted; /* in counts: not a relay's end, whose relay holds its client's place */
@@ -83,6 +87,13 @@ struct api_gate {
     struct addr_count *counts;
     size_t n_counts;
     unsigned total;
+    unsigned closes; /* connections ended so far (wraps) */
+    /* Out of descriptors: the listener, which stays readable, is not polled until a
+     * connection has ended (closes moves on) or resume_ms, lest poll() return at once
+     * forever. The gate thread's own. */
+    int paused;
+    unsigned paused_closes;
+    int64_t resume_ms;
     struct tracked *tracked;
 
     struct api_relays *relays; /* HTTPS */
@@ -150,25 +161,34 @@ void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
     pthread_mutex_unlock(&g->mu);
 }
 
-static void addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
+void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
 {
+    static const unsigned char v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
     memset(a, 0, 16);
     if (sa->ss_family == AF_INET6) {
         memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+        /* One site gets a /64 and picks any address in it at will (RFC 4291, privacy
+         * addresses): keyed by the whole address, one /64 could take every slot. */
+        if (memcmp(a, v4, 12) != 0)
+            memset(a + 8, 0, 8);
     } else if (sa->ss_family == AF_INET) {
         a[10] = a[11] = 0xff;
         memcpy(a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
     }
 }
 
-static void addr_text(const unsigned char a[16], char *out, size_t len)
+void api_addr_text(const unsigned char a[16], char *out, size_t len)
 {
     static const unsigned char v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    char ip[INET6_ADDRSTRLEN] = "?";
 
-    if (!memcmp(a, v4, 12))
+    if (!memcmp(a, v4, 12)) {
         inet_ntop(AF_INET, a + 12, out, (socklen_t)len);
-    else
-        inet_ntop(AF_INET6, a, out, (socklen_t)len);
+        return;
+    }
+    inet_ntop(AF_INET6, a, ip, sizeof(ip));
+    snprintf(out, len, "%s/64", ip);
 }
 
 /* Under g->mu. */
@@ -196,6 +216,7 @@ static void release(struct api_gate *g, const unsigned char a[16])
 
     if (g->total)
         g->total--;
+    g->closes++;
     if (c && c->n && --c->n == 0) {
         *c = g->counts[--g->n_counts];
     }
@@ -308,7 +329,7 @@ static void hand_over(struct api_gate *g, size_t i)
     drop_pending(g, i, 0);
     if (MHD_add_connection(g->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
         char who[64];
-        addr_text(p.a, who, sizeof(who));
+        api_addr_text(p.a, who, sizeof(who));
         rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
     }
 }
@@ -319,7 +340,7 @@ static void refuse(struct api_gate *g, size_t i, unsigned status, const char *co
     struct pending *p = &g->pend[i];
     char who[64];
 
-    addr_text(p->a, who, sizeof(who));
+    api_addr_text(p->a, who, sizeof(who));
     api_gate_log_request(g, "http: %s: %u %s", who, status, msg);
     answer_and_close(g, p->fd, p->tls, status, code, msg);
     p->tls = NULL;
@@ -335,7 +356,7 @@ static void hand_over_tls(struct api_gate *g, size_t i)
     int sp[2];
     char who[64];
 
-    addr_text(p.a, who, sizeof(who));
+    api_addr_text(p.a, who, sizeof(who));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
         rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
         refuse(g, i, 503, "busy", "the server is at its connection limit");
@@ -375,7 +396,7 @@ static int judge_head(struct api_gate *g, size_t i, const char *buf, size_t len,
         refuse(g, i, h.status, h.code, h.message);
         return 1;
     case API_HEAD_GARBAGE:
-        addr_text(g->pend[i].a, who, sizeof(who));
+        api_addr_text(g->pend[i].a, who, sizeof(who));
         api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
         drop_pending(g, i, 1);
         return 1;
@@ -405,7 +426,7 @@ static int examine_tls(struct api_gate *g, size_t i)
             return 0;
         }
         if (r < 0) {
-            addr_text(p->a, who, sizeof(who));
+            api_addr_text(p->a, who, sizeof(who));
             api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
             drop_pending(g, i, 1);
             return 1;
@@ -451,7 +472,7 @@ static int examine(struct api_gate *g, size_t i, short revents)
         } else if (g->buf[0] >= 'A' && g->buf[0] <= 'Z') {
             refuse(g, i, 400, "bad_request", "this server speaks HTTPS");
         } else {
-            addr_text(p->a, who, sizeof(who));
+            api_addr_text(p->a, who, sizeof(who));
             api_gate_log_request(g, "http: %s: not TLS: connection closed", who);
             drop_pending(g, i, 1);
         }
@@ -480,11 +501,18 @@ static void accept_some(struct api_gate *g)
         p.fd = accept4(g->o.listen_fd, (struct sockaddr *)&p.sa, &p.salen,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (p.fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting");
+            if (errno == EMFILE || errno == ENFILE) {
+                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting until a "
+                                      "connection ends");
+                pthread_mutex_lock(&g->mu);
+                g->paused_closes = g->closes;
+                pthread_mutex_unlock(&g->mu);
+                g->paused = 1;
+                g->resume_ms = mono_ms() + ACCEPT_RETRY_MS;
+            }
             return;
         }
-        addr_key(&p.sa, p.a);
+        api_addr_key(&p.sa, p.a);
         p.since_ms = mono_ms();
         pthread_mutex_lock(&g->mu);
         struct addr_count *c = count_of(g, p.a, 1);
@@ -502,7 +530,7 @@ static void accept_some(struct api_gate *g)
         pthread_mutex_unlock(&g->mu);
         if (status) {
             char who[64];
-            addr_text(p.a, who, sizeof(who));
+            api_addr_text(p.a, who, sizeof(who));
             if (status == 429)
                 rl_log(&g->rl_limits,
                        "http: %s: more than %u connections from this address "
@@ -526,7 +554,19 @@ static void accept_some(struct api_gate *g)
     }
 }
 
-/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time. */
+/* Whether a whole request head (or one libmicrohttpd will refuse) waits unread in fd. */
+static int head_waits(struct api_gate *g, int fd)
+{
+    struct api_head h;
+    ssize_t n = recv(fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+
+    return n > 0 && api_head_check(g->buf, (size_t)n, &h) != API_HEAD_MORE;
+}
+
+/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time: the
+ * deadline runs from the connection's hand-over or its last answer until libmicrohttpd has
+ * the head (api_gate_request_received()); time in a handler or waiting for a thread is not
+ * the client's. */
 static void reap(struct api_gate *g, int64_t now)
 {
     int64_t limit = (int64_t)g->o.head_timeout_s * 1000;
@@ -535,13 +575,20 @@ static void reap(struct api_gate *g, int64_t now)
 
     pthread_mutex_lock(&g->mu);
     for (struct tracked *t = g->tracked; t; t = t->next) {
+        if (t->waiting && !t->shut && now - t->since_ms > limit && !t->head_in &&
+            head_waits(g, t->fd)) {
+            /* A head that is in the socket whole, unread because every HTTP thread is busy,
+             * is not a slow client: the deadline ended when it arrived. */
+            t->waiting = 0;
+            continue;
+        }
         if (t->waiting && !t->shut && now - t->since_ms > limit) {
             /* Under the lock the socket is still open: libmicrohttpd tells us (CLOSED)
              * before it closes it. shutdown() makes its next read see the end. */
             shutdown(t->fd, SHUT_RDWR);
             t->shut = 1;
             if (!n++)
-                addr_text(t->a, who, sizeof(who));
+                api_addr_text(t->a, who, sizeof(who));
         }
     }
     if (n)
@@ -572,7 +619,7 @@ static void *gate_main(void *arg)
         for (size_t i = 0; i < g->n_pend;) {
             if (now - g->pend[i].since_ms > limit && g->o.tls && !g->pend[i].handshaken) {
                 char who[64];
-                addr_text(g->pend[i].a, who, sizeof(who));
+                api_addr_text(g->pend[i].a, who, sizeof(who));
                 api_gate_log_request(g,
                                      "http: %s: no TLS handshake within header_timeout: "
                                      "connection closed",
@@ -594,6 +641,7 @@ static void *gate_main(void *arg)
         for (size_t i = 0; i < g->n_linger;) {
             if (now >= g->linger[i].until_ms) {
                 close(g->linger[i].fd);
+                g->paused = 0; /* a descriptor is free */
                 g->linger[i] = g->linger[--g->n_linger];
                 continue;
             }
@@ -601,8 +649,16 @@ static void *gate_main(void *arg)
                 timeout = (int)(g->linger[i].until_ms - now);
             i++;
         }
+        if (g->paused) {
+            pthread_mutex_lock(&g->mu);
+            g->paused = g->closes == g->paused_closes && now < g->resume_ms;
+            pthread_mutex_unlock(&g->mu);
+            if (g->paused && g->resume_ms - now < timeout)
+                timeout = (int)(g->resume_ms - now);
+        }
         pfd[0] = (struct pollfd){.fd = g->wake[0], .events = POLLIN};
-        pfd[1] = (struct pollfd){.fd = g->o.listen_fd, .events = POLLIN};
+        /* poll() skips a negative descriptor. */
+        pfd[1] = (struct pollfd){.fd = g->paused ? -1 : g->o.listen_fd, .events = POLLIN};
         for (size_t i = 0; i < g->n_pend; i++) {
             int64_t left = g->pend[i].since_ms + limit - now + 1;
             if (left < timeout)
@@ -637,6 +693,7 @@ static void *gate_main(void *arg)
                 ;
             if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                 close(g->linger[i].fd);
+                g->paused = 0;
                 g->linger[i] = g->linger[--g->n_linger];
             }
         }
@@ -674,7 +731,7 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         memcpy(&sa, ci->client_addr,
                ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                       : sizeof(struct sockaddr_in));
-        addr_key(&sa, t->a);
+        api_addr_key(&sa, t->a);
         t->fd = fd->connect_fd;
         t->waiting = 1;
         t->since_ms = mono_ms();
@@ -713,7 +770,7 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
     *socket_context = NULL;
 }
 
-static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting)
+static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting, int head_in)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -722,19 +779,26 @@ static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int wai
     if (!t)
         return;
     pthread_mutex_lock(&g->mu);
+    if (t->waiting != waiting)
+        t->since_ms = mono_ms();
     t->waiting = waiting;
-    t->since_ms = mono_ms();
+    t->head_in = head_in;
     pthread_mutex_unlock(&g->mu);
+}
+
+void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn)
+{
+    set_waiting(g, conn, 1, 1);
 }
 
 void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 0);
+    set_waiting(g, conn, 0, 1);
 }
 
 void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 1);
+    set_waiting(g, conn, 1, 0);
 }
 
 /* ---- start and stop ------------------------------------------------------------------------ */

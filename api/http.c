@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,7 +70,7 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
      * more than the relay's check. */
     if (!r->srv->tls)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    api_gate_request_received(r->srv->gate, r->conn);
+    api_gate_request_received(r->srv->gate, r->conn); /* answered before its body came */
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -720,6 +721,8 @@ struct db *api_db(struct api_req *r)
         free(msg);
         return NULL;
     }
+    if (s->stmt_cache > 0)
+        db_stmt_cache_size(db, s->stmt_cache);
     pthread_setspecific(s->db_key, db);
     return db;
 }
@@ -920,6 +923,22 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return calloc(1, sizeof(struct api_req));
 }
 
+/* Debug builds only: VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
+ * that tests can show that a slow handler, or a request queued behind one, is not cut as a
+ * slow client (header_timeout). No estate small enough for a test is reliably that slow. */
+static void debug_delay(const struct api_server *s)
+{
+#ifndef NDEBUG
+    if (s->debug_delay_ms > 0) {
+        struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
+#else
+    (void)s;
+#endif
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -936,6 +955,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
+        api_gate_head_received(r->srv->gate, conn);
         vsl_buf_init(&r->body, API_MAX_BODY);
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
@@ -951,9 +971,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    /* The head and body are in: header_timeout, the client's deadline, ends before the
+     * handler's time begins. */
+    api_gate_request_received(r->srv->gate, r->conn);
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
+    debug_delay(r->srv);
     return dispatch(r);
 }
 
@@ -1057,6 +1081,29 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
     return r;
 }
 
+/* Lowers go->max_connections to what the open-file limit allows, saying so: past it accept()
+ * fails with EMFILE while the server believes it has room. An HTTPS connection holds three
+ * descriptors (the client's socket and the relay's socketpair), a plain one one; each HTTP
+ * thread keeps its database (file, WAL, shared memory) and a wake-up pipe, and the daemon a
+ * few more of its own. */
+static void clamp_connections(struct api_gate_opts *go, int threads)
+{
+    const rlim_t per = go->tls ? 3 : 1, reserve = 16 + 5 * (rlim_t)threads;
+    struct rlimit rl;
+    rlim_t room;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    room = rl.rlim_cur > reserve + per ? (rl.rlim_cur - reserve) / per : 1;
+    if (room >= go->max_connections)
+        return;
+    log_warnx("http: max_connections lowered from %u to %u: the open-file limit "
+              "(RLIMIT_NOFILE, LimitNOFILE= in a unit) is %llu, %u descriptor%s per connection",
+              go->max_connections, (unsigned)room, (unsigned long long)rl.rlim_cur, (unsigned)per,
+              per == 1 ? "" : "s");
+    go->max_connections = (unsigned)room;
+}
+
 int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_server **out,
               char *err, size_t errlen)
 {
@@ -1075,6 +1122,12 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (h)
         s->hooks = *h;
     s->auth_all = o->auth_all;
+    s->stmt_cache = o->stmt_cache;
+#ifndef NDEBUG
+    const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
+    if (delay)
+        s->debug_delay_ms = strtol(delay, NULL, 10);
+#endif
     s->db_path = strdup(o->db_path);
     if (!s->db_path)
         goto fail;
@@ -1119,6 +1172,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         .head_timeout_s = o->header_timeout_s > 0 ? o->header_timeout_s : 10,
         .idle_timeout_s = o->timeout_s > 0 ? o->timeout_s : 30,
     };
+    clamp_connections(&go, o->threads > 0 ? o->threads : 4);
     r = api_gate_new(&go, &s->gate);
     if (r < 0)
         goto fail;

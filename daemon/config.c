@@ -153,9 +153,11 @@ static const struct opt options[] = {
     {SECT_SERVER, "tls_key", OPT_SECRET, SV(tls_key), 1, 0, NULL,
      "PEM private key of tls_cert."},
     {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "64",
-     "Simultaneous HTTP connections; past it a new one is answered 503."},
+     "Simultaneous HTTP connections; past it a new one is answered 503. Lowered to what "
+     "the open-file limit allows (3 descriptors per HTTPS connection)."},
     {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000, "16",
-     "Simultaneous connections from one client address; past it 429. Raise it behind a "
+     "Simultaneous connections from one client address (an IPv6 client: its /64); past it "
+     "429. Raise it behind a "
      "reverse proxy."},
     {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600, "10",
      "Seconds a request may take to arrive whole; then 408 (a kept-alive connection closes)."},

@@ -1,8 +1,9 @@
 /* Local times through the C library's zone rules. localtime_r and mktime read the zone from
  * TZ, which is process-wide: a call for another zone sets it under one lock and puts it back.
- * setenv() is not safe while other threads read the environment (curl does, for proxies), so
- * vslint serve makes the digest's zone the process's own before its threads start
- * (vsl_sched_set_process_zone) and its calls then change nothing. */
+ * setenv() is not safe while other threads read the environment (curl does, for proxies;
+ * SQLite reads TMPDIR), so vslint serve makes the digest's zone the process's own before its
+ * threads start (vsl_sched_set_process_zone), and a reload that changes it stops every other
+ * thread first (pollers, digest, HTTP server); the digest's calls then change nothing. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -132,12 +133,52 @@ const char *vsl_sched_format(const char *tz, int64_t ms, char *buf, size_t size)
     return buf;
 }
 
+/* TZ when the process zone was first set (vslint serve, before its threads), and whether it
+ * was: what a configuration without timezone = goes back to. Under tz_lock. */
+static char *start_zone; /* owned; NULL: TZ was unset (the system's zone) */
+static int start_zone_saved;
+
+static void save_start_zone(void)
+{
+    const char *cur = getenv("TZ");
+
+    if (start_zone_saved)
+        return;
+    start_zone = cur ? strdup(cur) : NULL;
+    start_zone_saved = !cur || start_zone;
+}
+
+static int zone_is(const char *want)
+{
+    const char *cur = getenv("TZ");
+
+    return (!cur && !want) || (cur && want && !strcmp(cur, want));
+}
+
+int vsl_sched_process_zone_is(const char *tz)
+{
+    pthread_mutex_lock(&tz_lock);
+    save_start_zone();
+    int r = zone_is(tz ? tz : start_zone);
+    pthread_mutex_unlock(&tz_lock);
+    return r;
+}
+
 void vsl_sched_set_process_zone(const char *tz)
 {
     pthread_mutex_lock(&tz_lock);
-    const char *cur = getenv("TZ");
-    if (tz && !(cur && !strcmp(cur, tz))) {
-        setenv("TZ", tz, 1);
+    save_start_zone();
+    if (!tz && !start_zone_saved) {
+        pthread_mutex_unlock(&tz_lock);
+        return; /* out of memory at the first call: the start zone is unknown */
+    }
+    if (!tz)
+        tz = start_zone;
+    if (!zone_is(tz)) {
+        if (tz)
+            setenv("TZ", tz, 1);
+        else
+            unsetenv("TZ");
         tzset();
     }
     pthread_mutex_unlock(&tz_lock);

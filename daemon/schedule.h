@@ -19,9 +19,12 @@ int vsl_sched_prev(const char *tz, int at_min, int64_t now_ms, int64_t *out);
 /* ms as "YYYY-MM-DD HH:MM ZONE" in tz (NULL: the system's); "" if it does not fit. */
 const char *vsl_sched_format(const char *tz, int64_t ms, char *buf, size_t size);
 
-/* Makes tz (NULL: no change) the zone of the whole process, so that calls for it set nothing.
- * Only while no other thread reads the environment: before vslint serve starts its threads,
- * or while a reload has them stopped. */
+/* Makes tz the zone of the whole process, so that calls for it set nothing; NULL: the zone
+ * the process had at the first call (TZ as it was then, or unset). Only while no other thread
+ * reads the environment: before vslint serve starts its threads, or while a reload has them
+ * all stopped. */
 void vsl_sched_set_process_zone(const char *tz);
+/* Whether the process zone already is what vsl_sched_set_process_zone(tz) would make it. */
+int vsl_sched_process_zone_is(const char *tz);
 
 #endif

@@ -56,6 +56,10 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
+    /* The contents of [server] tls_cert and tls_key as the running server read them (NULL
+     * without TLS): a SIGHUP restarts the server when they changed, also at the same paths (a
+     * certificate renewed in place). Owned, wiped on free: it holds the key. */
+    char *tls_files;
     struct vsl_worker digest; /* sends the digest at [digest] at=, when configured; stop under mu */
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
@@ -80,8 +84,18 @@ static void deadline(struct timespec *ts, int64_t mono_ms)
     ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
 }
 
-/* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock. */
-static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
+/* Whether vsl_evaluate()'s r says the findings were not recorded: the database refused the
+ * write (a full disk, a lock held past the busy timeout, ...). The checks themselves run on the
+ * estate in memory and never fail so; their own errors leave the other findings recorded. */
+static int unrecorded(int r)
+{
+    return r == -EBUSY || r == -ENOSPC || r == -EROFS || r == -EIO || r == -EACCES ||
+           r == -VSL_EDB || r == -ENOMEM;
+}
+
+/* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock.
+ * Returns vsl_evaluate()'s result; err says what went wrong. */
+static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
 {
     struct vsl_buf errors;
     int r;
@@ -101,8 +115,12 @@ static void evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
         log_warnx("%s", errors.data);
         log_context_check(NULL);
         snprintf(err, errlen, "checks: %s", errors.data);
+    } else if (r < 0 && r != -VSL_ENOTFOUND) {
+        snprintf(err, errlen, "checks: %s", vsl_strerror(r));
+        log_warnx("vcenter %s: %s", p->vc->name, err);
     }
     vsl_buf_free(&errors);
+    return r;
 }
 
 /* After an array's poll: the vCenters' estates join its pools, so their checks run again on
@@ -149,18 +167,23 @@ static void poll_once(struct poller *p, struct db *db)
         vsl_array_poll(db, p->vc, &res);
     else
         vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
-    if (res.db_err)
-        set_db_state(sv, res.error);
-    else if (res.ok)
-        set_db_state(sv, NULL);
     if (res.ok) {
         /* An array's pools change every vCenter's estate: all of them are judged again. */
         if (p->vc->type)
             evaluate_vcenters(sv, db);
-        else
-            evaluate(p, db, everr, sizeof(everr));
+        else if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+            /* The inventory is new, its findings are not: not a good poll. The next one
+             * evaluates again. */
+            res.ok = 0;
+            res.db_err = 1;
+            snprintf(res.error, sizeof(res.error), "%s", everr);
+        }
         db_checkpoint(db);
     }
+    if (res.db_err)
+        set_db_state(sv, res.error);
+    else if (res.ok)
+        set_db_state(sv, NULL);
     if (p->follow)
         p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
@@ -222,14 +245,19 @@ static void follow_once(struct poller *p, struct db *db)
 
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
+    if (r == 0 && changes > 0) {
+        if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+            /* Changes stored, findings not: a full read evaluates again (see poll_once). */
+            r = -EIO;
+            res.db_err = 1;
+            snprintf(res.error, sizeof(res.error), "%s", everr);
+        }
+        db_checkpoint(db);
+    }
     if (res.db_err)
         set_db_state(sv, res.error);
     else if (r == 0)
         set_db_state(sv, NULL);
-    if (r == 0 && changes > 0) {
-        evaluate(p, db, everr, sizeof(everr));
-        db_checkpoint(db);
-    }
     pthread_mutex_lock(&sv->mu);
     p->in_round = 0;
     struct api_vcenter_status *s = &p->st;
@@ -573,13 +601,31 @@ static int start_pollers(struct serve *sv)
     return 0;
 }
 
-/* Asks every poller to stop and waits until grace_ms passed (0: forever). Returns the number
- * still running (a poll in flight that did not finish in time). */
-static size_t stop_pollers(struct serve *sv, int64_t grace_ms)
+/* How often a reload waiting for polls in flight looks for SIGTERM. */
+#define RELOAD_SIGNAL_CHECK_MS 200
+
+/* Whether one of the signals in set is pending for this thread (then taken: *sig). */
+static int signal_pending(const sigset_t *set, int *sig)
+{
+    struct timespec zero = {0, 0};
+    int r = sigtimedwait(set, NULL, &zero);
+
+    if (r <= 0)
+        return 0;
+    *sig = r;
+    return 1;
+}
+
+/* Asks every poller to stop and waits until grace_ms passed (0: forever) or, with stop_on, one
+ * of its signals is pending (*sig says which, else 0). Returns the number still running (a
+ * poll in flight that did not finish in time). */
+static size_t stop_pollers(struct serve *sv, int64_t grace_ms, const sigset_t *stop_on, int *sig)
 {
     int64_t until = vsl_monotonic_ms() + grace_ms;
     size_t running;
 
+    if (sig)
+        *sig = 0;
     pthread_mutex_lock(&sv->mu);
     for (size_t i = 0; i < sv->n; i++)
         sv->pollers[i].stop = 1;
@@ -590,9 +636,12 @@ static size_t stop_pollers(struct serve *sv, int64_t grace_ms)
             running += sv->pollers[i].running;
         if (!running || (grace_ms && vsl_monotonic_ms() >= until))
             break;
-        if (grace_ms) {
+        if (stop_on && signal_pending(stop_on, sig))
+            break;
+        if (grace_ms || stop_on) {
+            int64_t wake = vsl_monotonic_ms() + RELOAD_SIGNAL_CHECK_MS;
             struct timespec ts;
-            deadline(&ts, until);
+            deadline(&ts, !stop_on || (grace_ms && until < wake) ? until : wake);
             pthread_cond_timedwait(&sv->cv, &sv->mu, &ts);
         } else {
             pthread_cond_wait(&sv->cv, &sv->mu);
@@ -678,26 +727,59 @@ static int streq(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* *out = the contents of cfg's tls_cert, then tls_key (NULL without TLS; wipe it). A file that
+ * cannot be read gives "" (it differs from any contents: the restart says why). */
+static int read_tls_files(const struct vsl_config *cfg, char **out)
+{
+    char *cert = NULL, *key = NULL;
+    struct vsl_buf b;
+    int r = 0;
+
+    *out = NULL;
+    if (!cfg->server.tls_cert || !cfg->server.tls_key)
+        return 0;
+    vsl_buf_init(&b, 4 << 20);
+    if (vsl_read_file(cfg->server.tls_cert, 1 << 20, &cert) == 0 &&
+        vsl_read_file(cfg->server.tls_key, 1 << 20, &key) == 0)
+        r = vsl_buf_printf(&b, "%s\n%s", cert, key);
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "");
+    if (r == 0)
+        *out = vsl_buf_take(&b);
+    vsl_config_wipe(cert);
+    vsl_config_wipe(key);
+    if (b.data)
+        explicit_bzero(b.data, b.len);
+    vsl_buf_free(&b);
+    return r;
+}
+
+/* Whether the running server (a, its token ta and TLS files fa) serves as b (tb, fb) asks:
+ * compared by contents, as a renewed certificate or a new token keeps its path. */
 static int same_server(const struct vsl_config *a, const struct vsl_config *b, const char *ta,
-                       const char *tb)
+                       const char *tb, const char *fa, const char *fb)
 {
     const struct vsl_server_conf *x = &a->server, *y = &b->server;
 
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
-           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) &&
+           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && streq(fa, fb) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
            x->max_per_address == y->max_per_address &&
            x->header_timeout_s == y->header_timeout_s &&
            streq(a->db_path, b->db_path);
 }
 
-/* SIGHUP: read and validate the file again; on any problem keep running as before. */
-static void reload(struct serve *sv)
+/* SIGHUP: read and validate the file again; on any problem keep running as before. A SIGTERM
+ * or SIGINT while it waits for the polls in flight ends the wait: returns that signal (the
+ * daemon stops, within STOP_GRACE_MS as after any SIGTERM), else 0. */
+static int reload(struct serve *sv)
 {
     struct vsl_config *cfg = NULL;
     struct poller *ps = NULL;
     struct vsl_buf errors;
-    char *token = NULL;
+    char *token = NULL, *tls_files = NULL;
+    sigset_t term;
+    int sig = 0;
 
     vsl_buf_init(&errors, 64 * 1024);
     if (vsl_config_load(sv->cfg->path, &cfg, &errors) < 0) {
@@ -715,22 +797,33 @@ static void reload(struct serve *sv)
     }
     /* Finish the polls in flight under the old configuration, then carry their state over:
      * copied while a poller still ran, a poll's result could be lost (or read half-written). */
-    stop_pollers(sv, 0);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    stop_pollers(sv, 0, &term, &sig);
+    if (sig)
+        goto out; /* the pollers stop; cmd_serve() waits for them within its bound */
     stop_digest(sv);
-    vsl_sched_set_process_zone(cfg->digest.line ? cfg->digest.timezone : NULL);
     if (make_pollers(sv, cfg, sv->pollers, sv->n, &ps) < 0) {
         pthread_mutex_lock(&sv->mu);
         for (size_t i = 0; i < sv->n; i++)
             sv->pollers[i].stop = 0;
         pthread_mutex_unlock(&sv->mu);
-        vsl_sched_set_process_zone(sv->cfg->digest.line ? sv->cfg->digest.timezone : NULL);
         start_pollers(sv);
         start_digest(sv);
         goto out;
     }
-    if (!same_server(sv->cfg, cfg, sv->token, token)) {
+    /* A new zone is set with no other thread alive to read the environment meanwhile (SQLite
+     * reads TMPDIR on the HTTP threads): the HTTP server restarts around it. */
+    const char *zone = cfg->digest.line ? cfg->digest.timezone : NULL;
+    int new_zone = !vsl_sched_process_zone_is(zone);
+    int tls_read = read_tls_files(cfg, &tls_files);
+    if (new_zone || tls_read < 0 ||
+        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_files, tls_files)) {
         api_stop(sv->api);
         sv->api = NULL;
+        if (new_zone)
+            vsl_sched_set_process_zone(zone);
         if (start_api(sv, cfg, token) < 0) {
             log_warnx("reload: the new [server] does not start; serving the old one");
             if (start_api(sv, sv->cfg, sv->token) < 0)
@@ -741,6 +834,9 @@ static void reload(struct serve *sv)
             vsl_config_wipe(sv->token);
             sv->token = token;
             token = NULL;
+            vsl_config_wipe(sv->tls_files);
+            sv->tls_files = tls_files;
+            tls_files = NULL;
         }
     }
     pthread_mutex_lock(&sv->mu);
@@ -759,9 +855,11 @@ static void reload(struct serve *sv)
     log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
 out:
     vsl_config_wipe(token);
+    vsl_config_wipe(tls_files);
     free(ps);
     vsl_config_free(cfg);
     vsl_buf_free(&errors);
+    return sig;
 }
 
 int cmd_serve(const struct vsl_args *a)
@@ -802,7 +900,7 @@ int cmd_serve(const struct vsl_args *a)
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
     sv.n = vsl_config_nsources(sv.cfg);
-    if (start_api(&sv, sv.cfg, sv.token) < 0)
+    if (read_tls_files(sv.cfg, &sv.tls_files) < 0 || start_api(&sv, sv.cfg, sv.token) < 0)
         goto out;
     if (!sv.cfg->server.token_file)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
@@ -814,8 +912,10 @@ int cmd_serve(const struct vsl_args *a)
             continue;
         if (sig == SIGHUP) {
             log_info("SIGHUP: reloading %s", sv.cfg->path);
-            reload(&sv);
-            continue;
+            sig = reload(&sv);
+            if (!sig)
+                continue;
+            log_info("reload abandoned for %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         }
         log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         break;
@@ -825,7 +925,7 @@ stop:
     api_stop(sv.api);
     sv.api = NULL;
     stop_digest(&sv);
-    if (stop_pollers(&sv, STOP_GRACE_MS)) {
+    if (stop_pollers(&sv, STOP_GRACE_MS, NULL, NULL)) {
         /* A poll still in flight writes inside one transaction: leaving now loses only that
          * poll, and SQLite rolls it back on the next open. */
         log_warnx("a poll did not finish within %d s; exiting without it", STOP_GRACE_MS / 1000);
@@ -835,6 +935,7 @@ out:
     api_stop(sv.api);
     free(sv.pollers);
     vsl_config_wipe(sv.token);
+    vsl_config_wipe(sv.tls_files);
     vsl_config_free(sv.cfg);
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);

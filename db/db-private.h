@@ -37,12 +37,16 @@ struct db {
     sqlite3_stmt *page[DB_NPAGE_KINDS][2][2];
     sqlite3_stmt *page_count[DB_NPAGE_KINDS];
     /* Statements built from a request's filters (db_stmt()), prepared once per distinct SQL
-     * and kept, the oldest replaced past DB_STMT_CACHE. All owned. */
+     * and kept, the oldest one nobody holds replaced past stmt_cap. A caller may hold two at
+     * once (a count and its page), so an entry it holds (out) is never finalized under it.
+     * All owned. */
     struct {
         char *sql;
         sqlite3_stmt *st;
+        int out; /* handed out by db_stmt(), not yet given back by db_stmt_done() */
     } stmts[DB_STMT_CACHE];
     int stmt_next;
+    int stmt_cap; /* entries in use: 1..DB_STMT_CACHE, 0 meaning DB_STMT_CACHE */
     int staged;      /* the staging database is attached to this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
@@ -188,11 +192,14 @@ int db_run_args(sqlite3 *h, const char *sql, const char *what, const struct db_a
     db_run_args((h), (sql), (what), (const struct db_arg[]){__VA_ARGS__},                          \
                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* The statement of sql from the connection's cache, prepared on first use: an HTTP thread
- * asking the same kind of page again does not compile it again. Give it back with
- * db_stmt_done(), never finalize it. 0 or db_fail(). */
+ * asking the same kind of page again does not compile it again. *out is borrowed and checked
+ * out: the cache neither hands it to another caller nor evicts it until it is given back with
+ * db_stmt_done(); never finalize it. When every entry is held, *out is a statement of its own
+ * that db_stmt_done() finalizes. 0 or db_fail(). */
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out);
-/* Resets st and clears its bindings for the next use; NULL is a no-op. */
-void db_stmt_done(sqlite3_stmt *st);
+/* Gives st back to db's cache: resets it and clears its bindings for the next use (or
+ * finalizes it if it was not cached); NULL is a no-op. */
+void db_stmt_done(struct db *db, sqlite3_stmt *st);
 /* Finalizes the cached statements (db_close). */
 void db_stmt_free(struct db *db);
 /* Runs sql, which returns no rows (BEGIN, COMMIT, ...); 0 or db_fail(). */

@@ -437,7 +437,7 @@ int db_changed(struct db *db)
         return r;
     rc = sqlite3_step(st);
     v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    db_stmt_done(st);
+    db_stmt_done(db, st);
     if (rc != SQLITE_ROW)
         return db_fail(db->h, rc, "PRAGMA data_version");
     r = !db->data_version_read || v != db->data_version;

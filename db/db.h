@@ -44,6 +44,10 @@ int db_open(const char *path, struct db **out, char **errmsg);
  * and never migrates. A file that does not exist yet, or whose schema is older than this
  * build, is opened with db_open() instead (created or migrated first). */
 int db_open_reader(const char *path, struct db **out, char **errmsg);
+/* Keeps at most n (1..32) statements built from requests' filters in db's cache from now on,
+ * finalizing the surplus nobody holds: tests make it tiny so that every caller meets an
+ * eviction (a statement a caller holds is never evicted). */
+void db_stmt_cache_size(struct db *db, int n);
 void db_close(struct db *db); /* NULL is a no-op */
 /* 1 when another connection or process has committed a change to the database since the last
  * call on db (and at the first call), 0 when none has, or a negative error (PRAGMA

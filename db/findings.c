@@ -748,8 +748,8 @@ out:
         *next = NULL;
         *total = 0;
     }
-    db_stmt_done(cst);
-    db_stmt_done(pst);
+    db_stmt_done(db, cst);
+    db_stmt_done(db, pst);
     if (in_tx)
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     free(cur);

@@ -146,52 +146,97 @@ int db_run_args(sqlite3 *h, const char *sql, const char *what, const struct db_a
     return rc == SQLITE_DONE ? 0 : db_fail(h, rc, what);
 }
 
+static int stmt_cap(const struct db *db)
+{
+    return db->stmt_cap > 0 && db->stmt_cap < DB_STMT_CACHE ? db->stmt_cap : DB_STMT_CACHE;
+}
+
+static void stmt_evict(struct db *db, int i)
+{
+    sqlite3_finalize(db->stmts[i].st);
+    free(db->stmts[i].sql);
+    db->stmts[i].st = NULL;
+    db->stmts[i].sql = NULL;
+    db->stmts[i].out = 0;
+}
+
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
 {
-    int i, rc;
+    const int cap = stmt_cap(db);
+    int i, k, rc;
 
     *out = NULL;
-    for (i = 0; i < DB_STMT_CACHE; i++) {
-        if (db->stmts[i].sql && !strcmp(db->stmts[i].sql, sql)) {
+    for (i = 0; i < cap; i++) {
+        if (db->stmts[i].sql && !db->stmts[i].out && !strcmp(db->stmts[i].sql, sql)) {
+            db->stmts[i].out = 1;
             *out = db->stmts[i].st;
             return 0;
         }
     }
-    i = db->stmt_next;
-    db->stmt_next = (i + 1) % DB_STMT_CACHE;
-    sqlite3_finalize(db->stmts[i].st);
-    free(db->stmts[i].sql);
-    db->stmts[i].st = NULL;
+    /* The oldest entry nobody holds makes room: finalizing one a caller still holds would
+     * leave it stepping or resetting freed memory. */
+    for (k = 0, i = -1; k < cap && i < 0; k++) {
+        const int j = (db->stmt_next + k) % cap;
+        if (!db->stmts[j].out)
+            i = j;
+    }
+    if (i < 0) {
+        /* Every entry is held (a statement asked for while its twin is in use, or a cache
+         * made tiny): this one is the caller's alone, finalized when given back. */
+        rc = sqlite3_prepare_v2(db->h, sql, -1, out, NULL);
+        if (rc != SQLITE_OK) {
+            sqlite3_finalize(*out);
+            *out = NULL;
+            return db_fail(db->h, rc, sql);
+        }
+        return 0;
+    }
+    db->stmt_next = (i + 1) % cap;
+    stmt_evict(db, i);
     db->stmts[i].sql = strdup(sql);
     if (!db->stmts[i].sql)
         return -ENOMEM;
     rc = sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &db->stmts[i].st, NULL);
     if (rc != SQLITE_OK) {
-        free(db->stmts[i].sql);
-        db->stmts[i].sql = NULL;
-        db->stmts[i].st = NULL;
+        stmt_evict(db, i);
         return db_fail(db->h, rc, sql);
     }
+    db->stmts[i].out = 1;
     *out = db->stmts[i].st;
     return 0;
 }
 
-void db_stmt_done(sqlite3_stmt *st)
+void db_stmt_done(struct db *db, sqlite3_stmt *st)
 {
     if (!st)
         return;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    for (int i = 0; i < DB_STMT_CACHE; i++) {
+        if (db->stmts[i].st == st) {
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            db->stmts[i].out = 0;
+            if (i >= stmt_cap(db))
+                stmt_evict(db, i); /* held while the cache shrank */
+            return;
+        }
+    }
+    sqlite3_finalize(st);
+}
+
+void db_stmt_cache_size(struct db *db, int n)
+{
+    assert(n >= 1 && n <= DB_STMT_CACHE);
+    db->stmt_cap = n;
+    db->stmt_next = 0;
+    for (int i = n; i < DB_STMT_CACHE; i++)
+        if (!db->stmts[i].out)
+            stmt_evict(db, i);
 }
 
 void db_stmt_free(struct db *db)
 {
-    for (int i = 0; i < DB_STMT_CACHE; i++) {
-        sqlite3_finalize(db->stmts[i].st);
-        free(db->stmts[i].sql);
-        db->stmts[i].st = NULL;
-        db->stmts[i].sql = NULL;
-    }
+    for (int i = 0; i < DB_STMT_CACHE; i++)
+        stmt_evict(db, i);
 }
 
 int db_exec(sqlite3 *h, const char *sql)

@@ -385,6 +385,6 @@ int db_datastore_gauges(struct db *db, int (*fn)(const struct db_ds_gauges *g, v
     }
     if (r == 0 && rc != SQLITE_DONE)
         r = db_fail(db->h, rc, "reading datastores' figures");
-    db_stmt_done(st);
+    db_stmt_done(db, st);
     return r;
 }

@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
 dir=build-fuzz
-targets=${TARGETS:-fuzz_soap fuzz_config fuzz_query fuzz_gate fuzz_unity}
+targets=${TARGETS:-fuzz_soap fuzz_config fuzz_query fuzz_gate fuzz_unity fuzz_api}
 
 if [ ! -f "$dir/build.ninja" ]; then
     # fuzzer-no-link instruments the library for coverage; the targets add -fsanitize=fuzzer.

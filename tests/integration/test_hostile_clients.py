@@ -4,6 +4,7 @@ line at a time is cut at header_timeout; every malformed request gets one JSON a
 (or, when it is not HTTP at all, a closed connection) and one short log line, rate-limited;
 HTTPS speaks TLS 1.2 and 1.3 with AEAD ciphers only."""
 import json
+import os
 import re
 import socket
 import ssl
@@ -232,6 +233,108 @@ def test_trickled_request_is_cut_at_header_timeout(serve):
     assert 1.5 < secs < 4.5, 'connection held %.1f s' % secs
     status, headers, body, _ = parse(out)
     assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
+
+
+def test_slow_handlers_and_queued_requests_are_answered_whole(serve, monkeypatch):
+    """header_timeout is the client's deadline for its head: a handler slower than it, and a
+    request waiting for an HTTP thread behind such a handler, get their whole answer (issue
+    26: before, an empty reply at 2 s). Debug builds slow every handler down by
+    VSLINT_DEBUG_HANDLER_DELAY_MS; a client that sends its head slowly is still cut."""
+    import threading
+    monkeypatch.setenv('VSLINT_DEBUG_HANDLER_DELAY_MS', '3000')
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    # Eight at once on four HTTP threads: at least two wait behind another's 3 s.
+    results = [None] * 8
+
+    def one(i):
+        results[i] = exchange(srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n\r\n',
+                              timeout=20)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for out, secs, end in results:
+        assert out, 'empty reply after %.1f s (%s)' % (secs, end)
+        status, headers, body, _ = parse(out)
+        assert status == 200 and 'findings' in json.loads(body), out[:300]
+        assert secs >= 2.9
+    assert max(secs for _, secs, _ in results) >= 5.5  # some did wait for a thread
+    assert 'within 2 s (header_timeout)' not in srv.logs()
+    # The slow client is still cut at its deadline, not after a handler's time.
+    s = connect(srv.port)
+    s.settimeout(6)
+    t0 = time.time()
+    s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    out = b''
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    assert 1.5 < time.time() - t0 < 4.5
+    assert parse(out)[0] == 408, out
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, from /proc/PID/stat."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rpartition(')')[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def test_out_of_descriptors_idles_and_recovers(serve, workspace, monkeypatch):
+    """Under `ulimit -n 48` max_connections is lowered to what fits, with a log line; 150
+    clients that hold their connections make accept() fail with EMFILE, and the daemon waits
+    for a descriptor instead of spinning on a listener that stays readable (issue 26: 100 % of
+    a core before); once the clients go it answers again."""
+    import apilib
+    wrapper = os.path.join(workspace.dir, 'vslint-48')
+    with open(wrapper, 'w') as f:
+        f.write('#!/bin/sh\nulimit -n 48\nexec %s "$@"\n' % os.path.abspath(apilib.VSLINT))
+    os.chmod(wrapper, 0o755)
+    monkeypatch.setattr(apilib, 'VSLINT', wrapper)
+    srv = serve('header_timeout = 60\ntimeout = 60\n')
+    m = re.search(r'max_connections lowered from 64 to (\d+): the open-file limit '
+                  r'\(RLIMIT_NOFILE[^)]*\) is 48, 1 descriptor per connection', srv.logs())
+    assert m and 1 <= int(m.group(1)) < 48, srv.logs()[-2000:]
+    clients = []
+    try:
+        for _ in range(150):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(('127.0.0.1', srv.port))
+            clients.append(s)
+        time.sleep(1)
+        for s in clients:
+            try:
+                s.send(b'GET /healthz HTTP/1.1\r\n')  # half a head, then nothing
+            except OSError:
+                pass
+        time.sleep(0.5)
+        before = cpu_seconds(srv.proc.pid)
+        fds = 0
+        for _ in range(30):
+            fds = max(fds, len(os.listdir('/proc/%d/fd' % srv.proc.pid)))
+            time.sleep(0.1)
+        used = cpu_seconds(srv.proc.pid) - before
+        assert fds == 48, 'never out of descriptors: %d open' % fds
+        assert used < 0.25, 'the daemon used %.2f s of CPU in 3 s while out of descriptors' % used
+    finally:
+        for s in clients:
+            s.close()
+    deadline = time.time() + 15
+    while True:
+        out, _, _ = get(srv.port)
+        if out and parse(out)[0] == 200:
+            break
+        assert time.time() < deadline, 'no answer after the clients left: %r' % out
+        time.sleep(0.5)
 
 
 def tls_context(version=None, ciphers=None):

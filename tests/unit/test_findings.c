@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "checks/engine.h"
+#include "db/db-private.h"
 #include "db/findings.h"
 #include "db/update.h"
 #include "util/err.h"
@@ -813,6 +814,70 @@ TEST_WITH(test_pagination, tl_db_setup_open, tl_db_teardown)
     assert_string_equal(query(fx->db, &f, page, sizeof(page), &total, &next), "F5");
     free((char *)f.cursor);
     free(next);
+}
+
+/* The statement cache is tiny here, so every query() evicts: the count statement it still
+ * holds while it asks for the page statement must not be the one finalized (issue 26: a
+ * use-after-free under ASan or Valgrind before the cache knew what it had lent). Every filter's
+ * first page is read, then every filter is continued with its cursor after all the others
+ * have churned the cache, as a dashboard's clients would; the pages must still add up. */
+TEST_WITH(test_stmt_cache_evicts_nothing_held, tl_db_setup_open, tl_db_teardown)
+{
+    static const struct {
+        struct db_findings_filter f;
+        const char *want;
+    } cases[] = {
+        {{0}, "F1,F2,F5,F3,F4"},
+        {{.vcenter = "vc-a"}, "F1,F2,F3"},
+        {{.severity = "warning"}, "F1,F2,F5,F3"},
+        {{.check = "snapshots"}, "F3,F4"},
+        {{.vcenter = "vc-b"}, "F5,F4"},
+        {{.object = "LOCALds"}, "F1,F5,F4"},
+        {{.status = "open"}, "F1,F2,F5,F4"},
+        {{.status = "new", .severity = "info"}, "F5,F4"},
+        {{.vcenter = "vc-a", .status = "waived"}, "F3"},
+        {{.vcenter = "vc-a", .check = "datastore-free-space", .severity = "warning"}, "F1,F2"},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    static const int sizes[] = {1, 2, 3};
+    struct tl_dbfile *fx = *state;
+    char page[64], all[N][256];
+    char *next[N];
+    int64_t total;
+
+    five_findings(fx->db);
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+        int open = N;
+
+        db_stmt_cache_size(fx->db, sizes[z]);
+        for (size_t i = 0; i < N; i++) {
+            struct db_findings_filter f = cases[i].f;
+            f.limit = 1;
+            query(fx->db, &f, all[i], sizeof(all[i]), &total, &next[i]);
+            assert_int_equal(total, (int64_t)(strlen(cases[i].want) + 1) / 3);
+        }
+        while (open > 0) {
+            open = 0;
+            for (size_t i = 0; i < N; i++) {
+                struct db_findings_filter f = cases[i].f;
+                if (!next[i])
+                    continue;
+                f.limit = 1;
+                f.cursor = next[i];
+                query(fx->db, &f, page, sizeof(page), &total, &next[i]);
+                free((char *)f.cursor);
+                strncat(all[i], ",", sizeof(all[i]) - strlen(all[i]) - 1);
+                strncat(all[i], page, sizeof(all[i]) - strlen(all[i]) - 1);
+                assert_true(db_changed(fx->db) >= 0); /* one more cached statement */
+                open += next[i] != NULL;
+            }
+        }
+        for (size_t i = 0; i < N; i++)
+            if (strcmp(all[i], cases[i].want) != 0)
+                fail_msg("cache of %d, case %zu: got \"%s\", want \"%s\"", sizes[z], i,
+                         all[i], cases[i].want);
+        assert_text_page_same(fx->db, &(struct db_findings_filter){.limit = 2}, 0);
+    }
 }
 
 TEST_WITH(test_bad_cursor, tl_db_setup_open, tl_db_teardown)

@@ -1,0 +1,251 @@
+/* Stateful fuzz target for the HTTP API: sequences of requests against one real server (the
+ * fixture of fixture.c: api_start on a loopback port over a database of two vCenters'
+ * inventory and findings), with every statement cache (the HTTP threads' and the fixture's)
+ * cut to ONE entry, so that each request that holds two statements at once (a count and its
+ * page) meets an eviction. A server fails on the second request, not the first: a cursor it
+ * issued, a cached answer, a statement left checked out.
+ *
+ * Input: steps of [op, len, len bytes of payload]. op % 8:
+ *   0 GET /api/v1/findings?PAYLOAD          3 the last GET again with If-None-Match: its ETag
+ *   1 the last answer's "next" (a cursor)    4 POST /api/v1/gate, PAYLOAD the body
+ *   2 GET /api/v1/inventory/KIND?PAYLOAD     5 GET /api/v1/placement?PAYLOAD
+ *   6 the last GET twice on one connection   7 summary, checks, history, metrics, readyz
+ * (bit 3 of op adds the bearer token; bytes that cannot go in a request line are %-encoded).
+ * Every answer must arrive whole with a status below 500; a "next" the server gave must be
+ * taken back (200); a repeated GET with the ETag it just got must be 304, since nothing
+ * writes the database meanwhile. FUZZ_API_TRACE=1 prints each request line and its status. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "fixture.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_ANSWER (8u << 20)
+#define MAX_TARGET 4096
+
+/* What the sequence remembers between steps. */
+static struct {
+    char get[MAX_TARGET];  /* the last GET's target ("" none) */
+    char next[MAX_TARGET]; /* the last answer's "next" ("" none) */
+    char etag[128];        /* the last 200 GET's ETag ("" none) */
+    int auth;              /* the last GET carried the token */
+} st;
+
+static void need(int ok, const char *what, const char *req, const char *answer)
+{
+    if (ok)
+        return;
+    fprintf(stderr, "fuzz_api: %s\nrequest: %.400s\nanswer: %.400s\n", what, req,
+            answer ? answer : "(none)");
+    abort();
+}
+
+/* target + PAYLOAD, with the bytes a request line cannot hold %-encoded, into out. */
+static void make_target(char *out, size_t size, const char *path, const uint8_t *p, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t len = (size_t)snprintf(out, size, "%s", path);
+
+    for (size_t i = 0; i < n && len + 4 < size; i++) {
+        const uint8_t c = p[i];
+        if (c <= 0x20 || c >= 0x7f || c == '#') {
+            out[len++] = '%';
+            out[len++] = hex[c >> 4];
+            out[len++] = hex[c & 15];
+        } else {
+            out[len++] = (char)c;
+        }
+    }
+    out[len < size ? len : size - 1] = '\0';
+}
+
+/* Sends req (count times on one connection), reads until the server closes into ans; the first
+ * answer's status. */
+static int exchange(const char *req, size_t len, int count, struct vsl_buf *ans)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(fx.port)};
+    struct timeval tv = {.tv_sec = 20};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = 0;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    need(fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+             connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0,
+         strerror(errno), req, NULL);
+    for (int i = 0; i < count; i++)
+        if (fuzz_send_all(fd, req, len) < 0)
+            break; /* answered and closed before it read everything */
+    for (;;) {
+        char buf[16384];
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        need(!(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)), "no answer within 20 s", req,
+             NULL);
+        if (n <= 0)
+            break;
+        if (vsl_buf_add(ans, buf, (size_t)n) < 0)
+            break; /* bigger than any page: its status line is in */
+    }
+    close(fd);
+    if (vsl_buf_add(ans, "", 1) < 0 || sscanf(ans->data, "HTTP/1.%*d %d", &status) != 1)
+        status = 0;
+    return status;
+}
+
+/* The value of header name in the answer's head, into out ("" when absent). */
+static void header(const char *ans, const char *name, char *out, size_t size)
+{
+    const char *end = strstr(ans, "\r\n\r\n");
+    size_t nl = strlen(name);
+
+    out[0] = '\0';
+    for (const char *p = strstr(ans, "\r\n"); p && (!end || p < end); p = strstr(p + 2, "\r\n")) {
+        if (!strncasecmp(p + 2, name, nl) && p[2 + nl] == ':') {
+            const char *v = p + 3 + nl;
+            v += strspn(v, " ");
+            snprintf(out, size, "%.*s", (int)strcspn(v, "\r"), v);
+            return;
+        }
+    }
+}
+
+/* The body's "next" URL (JSON-escaped slashes undone), into st.next ("" when absent). */
+static void remember_next(const char *ans)
+{
+    const char *body = strstr(ans, "\r\n\r\n"), *p = body ? strstr(body, "\"next\":\"") : NULL;
+    size_t n = 0;
+
+    st.next[0] = '\0';
+    if (!p)
+        return;
+    for (p += 8; *p && *p != '"' && n + 1 < sizeof(st.next); p++) {
+        if (*p == '\\' && p[1] == '/')
+            p++;
+        st.next[n++] = *p;
+    }
+    st.next[n] = '\0';
+}
+
+/* One request; checks the answer; returns its status. */
+static int request(const char *method, const char *target, int auth, const char *etag,
+                   const uint8_t *body, size_t body_len, int count, struct vsl_buf *ans)
+{
+    struct vsl_buf req;
+    int status, rc;
+
+    vsl_buf_init(&req, 64 * 1024);
+    rc = vsl_buf_printf(&req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%s%s", method, target,
+                        auth ? "Authorization: Bearer " TOKEN "\r\n" : "",
+                        etag ? "If-None-Match: " : "", etag ? etag : "", etag ? "\r\n" : "");
+    if (rc == 0 && body)
+        rc = vsl_buf_printf(&req, "Content-Type: application/json\r\nContent-Length: %zu\r\n",
+                            body_len);
+    if (rc == 0)
+        rc = vsl_buf_addstr(&req, "\r\n");
+    if (rc == 0 && body)
+        rc = vsl_buf_add(&req, body, body_len);
+    need(rc == 0, "request too big for its buffer", target, NULL);
+    status = exchange(req.data, req.len, count, ans);
+    if (getenv("FUZZ_API_TRACE"))
+        fprintf(stderr, "%d %s %s%s\n", status, method, target, etag ? " (conditional)" : "");
+    need(status >= 200 && status < 500, "a 5xx, or no whole answer", req.data, ans->data);
+    vsl_buf_free(&req);
+    return status;
+}
+
+/* A GET whose target, ETag and "next" the following steps may use. */
+static int get(const char *target, int auth, struct vsl_buf *ans)
+{
+    int status = request("GET", target, auth, NULL, NULL, 0, 1, ans);
+
+    snprintf(st.get, sizeof(st.get), "%s", target);
+    st.auth = auth;
+    st.etag[0] = '\0';
+    if (status == 200)
+        header(ans->data, "ETag", st.etag, sizeof(st.etag));
+    remember_next(ans->data);
+    return status;
+}
+
+static void step(uint8_t op, const uint8_t *p, size_t n)
+{
+    static const char *const kinds[] = {"datastores", "hosts", "vms", "pools"};
+    static const char *const others[] = {"/api/v1/summary?", "/api/v1/checks?",
+                                         "/api/v1/history?", "/metrics?", "/readyz?",
+                                         "/api/v1/findings/"};
+    const int auth = (op >> 3) & 1;
+    char target[MAX_TARGET], path[64];
+    struct vsl_buf ans;
+    int status;
+
+    vsl_buf_init(&ans, MAX_ANSWER);
+    switch (op % 8) {
+    case 0:
+        make_target(target, sizeof(target), "/api/v1/findings?", p, n);
+        get(target, auth, &ans);
+        break;
+    case 1:
+        if (!st.next[0])
+            break;
+        snprintf(target, sizeof(target), "%s", st.next);
+        status = get(target, st.auth, &ans);
+        need(status == 200, "the server refused its own next page", target, ans.data);
+        break;
+    case 2:
+        snprintf(path, sizeof(path), "/api/v1/inventory/%s?", kinds[(op >> 4) % 4]);
+        make_target(target, sizeof(target), path, p, n);
+        get(target, auth, &ans);
+        break;
+    case 3:
+        if (!st.etag[0])
+            break;
+        status = request("GET", st.get, st.auth, st.etag, NULL, 0, 1, &ans);
+        need(status == 304, "the same GET with its ETag was not 304 (nothing changed)", st.get,
+             ans.data);
+        break;
+    case 4:
+        request("POST", "/api/v1/gate", auth, NULL, p, n, 1, &ans);
+        break;
+    case 5:
+        make_target(target, sizeof(target), "/api/v1/placement?", p, n);
+        get(target, auth, &ans);
+        break;
+    case 6:
+        if (st.get[0])
+            request("GET", st.get, st.auth, NULL, NULL, 0, 2, &ans);
+        break;
+    default:
+        make_target(target, sizeof(target), others[(op >> 4) % 6], p, n);
+        get(target, auth, &ans);
+        break;
+    }
+    vsl_buf_free(&ans);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!fx.ready)
+        fuzz_setup("api", 1);
+    memset(&st, 0, sizeof(st));
+    for (size_t i = 0; i + 2 <= size;) {
+        const uint8_t op = data[i];
+        size_t n = data[i + 1];
+        if (n > size - i - 2)
+            n = size - i - 2;
+        step(op, data + i + 2, n);
+        i += 2 + n;
+    }
+    return 0;
+}
