@@ -82,7 +82,20 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "%s uses %s over %zu paths; the guide recommends Round Robin (VMW_PSP_RR) with "
                  "an IOPS limit of %d",
                  name, l->psp, l->n_paths, want);
-    } else if (!strcmp(type, "bytes") || !strcmp(type, "latency")) {
+    } else if (!strcmp(type, "latency")) {
+        /* Latency-based Round Robin (ESXi 6.7 U1 and later) sends each I/O down the path of
+         * least measured latency: a supported choice some arrays recommend (Pure Storage for
+         * uniform ActiveCluster), no path sits idle the way it does at iops=1000. Only a site
+         * that asks for iops=1 hears of it, as info. */
+        if (want != 1)
+            return 0;
+        sev = SEV_INFO;
+        snprintf(msg, sizeof(msg),
+                 "%s uses latency-based Round Robin, which uses every path by their measured "
+                 "latency; accepted, noted only because the site's rule asks for an IOPS limit "
+                 "of %d",
+                 name, want);
+    } else if (!strcmp(type, "bytes")) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin switching paths by %s, not by I/O count; the guide "
@@ -134,6 +147,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
         if (est_lun_plugin(l) != EST_PLUGIN_NMP || l->n_paths < 2 || !l->psp)
             continue;
+        /* A vendor's own PSP under NMP (Nimble, EqualLogic MEM, HDLM) manages the paths as
+         * that vendor supports; "set Round Robin" would undo it. host-coverage names them. */
+        if (est_lun_vendor_psp(l))
+            continue;
         int r = check_lun(ctx, h, l, want);
         if (r < 0)
             return r;
@@ -150,8 +167,11 @@ const struct check chk_multipath_policy = {
         "an IOPS limit of 1 spreads I/O over all paths (Dell EMC measured 11-15% more IOPS on "
         "Unity, a VMAX user 4x the throughput). A SAN LUN claimed by NMP, with at least two "
         "paths, not on VMW_PSP_RR, or on Round Robin with an IOPS limit above the threshold or "
-        "switching by "
-        "bytes or latency, is a warning. The IOPS limit comes from esxcli: where esxcli "
+        "switching by bytes, is a warning. Latency-based Round Robin (ESXi 6.7 U1+) is "
+        "accepted: info at most, where the site asks for iops=1. A vendor's own PSP under NMP "
+        "(any policy not named VMW_PSP_*, e.g. NIMBLE_PSP_DIRECTED, DELL_PSP_EQL_ROUTED) is "
+        "not judged: host-coverage names those devices. The IOPS limit comes from esxcli: where "
+        "esxcli "
         "reported no limit for a Round Robin device, it is reported as info \"IOPS limit "
         "unknown\"; where the host refused esxcli, the limit is not guessed: host-coverage "
         "reports the host, and an earlier finding on the LUN is kept, marked unverified. Set "
