@@ -1221,12 +1221,12 @@ TEST(test_host_coverage_vendor_psp)
     chk_results_free(&r);
 }
 
-/* Non-disk SAN devices (lunType enclosure, tape, mediumChanger) carry no datastore: none of the
+/* Non-disk SAN devices (lunType enclosure, tape, mediaChanger) carry no datastore: none of the
  * multipathing checks judges them, though each would flag the same device as a disk (one path,
  * MRU, a sym. name, no claim rule). A device whose lunType is unreported is judged as a disk. */
 TEST(test_non_disk_devices_not_judged)
 {
-    static const char *const types[] = {"enclosure", "tape", "mediumChanger", "disk", NULL};
+    static const char *const types[] = {"enclosure", "tape", "mediaChanger", "disk", NULL};
     static const char *const names[] = {"sym.enclosure", "sym.tape", "sym.changer", "sym.disk",
                                         "sym.type-unreported"};
     static struct est_lun luns[5];
