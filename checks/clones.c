@@ -133,3 +133,14 @@ int chk_vm_clone_children(const struct chk_parents *p, const struct estate *e, s
     }
     return total;
 }
+
+int chk_each_vm_parents(struct chk_ctx *ctx, const struct estate *e, chk_vm_parents_fn *fn)
+{
+    struct chk_parents p;
+    int r = chk_parents_build(e, &p);
+
+    for (size_t v = 0; r == 0 && v < e->n_vms; v++)
+        r = fn(ctx, e, &p, v);
+    chk_parents_free(&p);
+    return r;
+}

@@ -46,4 +46,11 @@ int chk_disk_own_delta(const struct est_disk *d);
 int chk_vm_clone_children(const struct chk_parents *p, const struct estate *e, size_t v,
                           json_t *names);
 
+/* Builds e's disk parents once and calls fn(ctx, e, parents, v) for every VM v of e, stopping
+ * at the first error; returns it, or 0 (-ENOMEM when the parents cannot be built). */
+struct chk_ctx;
+typedef int chk_vm_parents_fn(struct chk_ctx *ctx, const struct estate *e,
+                              const struct chk_parents *p, size_t v);
+int chk_each_vm_parents(struct chk_ctx *ctx, const struct estate *e, chk_vm_parents_fn *fn);
+
 #endif

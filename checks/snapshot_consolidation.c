@@ -49,6 +49,11 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
     char msg[1024];
     int r = -ENOMEM;
 
+    /* A template runs no guest: nothing writes into its deltas. */
+    if (vm->template == 1) {
+        r = 0;
+        goto out;
+    }
     if (!deltas || !clones)
         goto out;
     /* Disks other VMs are linked clones of: consolidating or deleting under them breaks the
@@ -123,17 +128,7 @@ out:
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    struct chk_parents p;
-    int r = chk_parents_build(e, &p);
-
-    for (size_t v = 0; r == 0 && v < e->n_vms; v++) {
-        /* A template runs no guest: nothing writes into its deltas. */
-        if (e->vms[v].template == 1)
-            continue;
-        r = check_vm(ctx, e, &p, v);
-    }
-    chk_parents_free(&p);
-    return r;
+    return chk_each_vm_parents(ctx, e, check_vm);
 }
 
 const struct check chk_snapshot_consolidation = {

@@ -90,13 +90,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
-    struct chk_parents p;
-    int r = chk_parents_build(e, &p);
-
-    for (size_t v = 0; r == 0 && v < e->n_vms; v++)
-        r = check_vm(ctx, e, &p, v);
-    chk_parents_free(&p);
-    return r;
+    return chk_each_vm_parents(ctx, e, check_vm);
 }
 
 const struct check chk_snapshots = {
