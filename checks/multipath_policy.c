@@ -72,7 +72,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     char name[512], msg[1024], type[32];
     enum vsl_severity sev;
     int rr = !strcmp(l->psp, "VMW_PSP_RR");
-    json_t *ev;
+    json_t *ev, *cmds;
 
     limit_type(l->psp_config, type, sizeof(type));
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
@@ -121,6 +121,8 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         return 0;
     }
 
+    /* Latency Round Robin is accepted: no command may undo it. */
+    cmds = !strcmp(type, "latency") ? json_array() : commands(l, want, !rr);
     ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i, s:o, s:s?, s:s*, s:s*, s:o}",
                    "host", hname, "device", l->canonical_name, "psp", l->psp, "satp", l->satp,
                    "vendor", l->vendor, "model", l->model, "paths", (int)l->n_paths,
@@ -128,7 +130,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                    chk_ev_known(l->iops_limit), "psp_config", l->psp_config, "limit_type",
                    type[0] ? type : NULL, "iops_limit_unknown",
                    rr && l->iops_limit == EST_UNKNOWN ? "no PathSelectionPolicyDeviceConfig" : NULL,
-                   "commands", commands(l, want, !rr));
+                   "commands", cmds);
     return chk_emit_lun(ctx, h, l, sev, msg, ev);
 }
 
