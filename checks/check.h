@@ -222,6 +222,8 @@ json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
  * guest's space reclamation (space-reclaim, vmfs-version). */
 extern const struct chk_source chk_pool_capacity_sources[];
 extern const struct chk_source chk_reclaim_sources[];
+/* The guide's only words on snapshots' cost (000 §4.2): snapshots and snapshot-consolidation. */
+extern const struct chk_source chk_snapshot_cost_sources[];
 /* The parameters of the free-space rule (datastore-free-space, pool-free-space): the Unity
  * guide's pool-capacity thresholds, warn_free_pct 30, crit_free_pct 10, snap_free_pct 5. */
 extern const struct chk_param chk_free_params[];

@@ -112,6 +112,15 @@ const struct chk_source chk_pool_capacity_sources[] = {
     {0},
 };
 
+const struct chk_source chk_snapshot_cost_sources[] = {
+    {CHK_SEED_UNITY, "§4.2",
+     "Be aware that snapshots increase the overall CPU load on the system, and increase the "
+     "overall drive IOPS in the storage pool. Snapshots also use pool capacity to store the older "
+     "data being tracked by the snapshot, which increases the amount of capacity used in the pool "
+     "until the snapshot is deleted."},
+    {0},
+};
+
 const struct chk_source chk_reclaim_sources[] = {
     {CHK_SEED_UNITY, "§3.7.2",
      "However, the ability to reclaim space from within a compatible guest OS DOES require thin "

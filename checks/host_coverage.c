@@ -98,17 +98,18 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
     }
     for (size_t i = 0; (l = est_host_san_lun(h, &i)); i++) {
         enum est_plugin p = est_lun_plugin(l);
-        const char *plugin = l->multipath_plugin ? l->multipath_plugin : "HPP";
-        if (p != EST_PLUGIN_HPP && p != EST_PLUGIN_OTHER)
+        int vendor_psp = est_lun_vendor_psp(l);
+        const char *plugin = l->multipath_plugin ? l->multipath_plugin : vendor_psp ? "NMP" : "HPP";
+        if (p != EST_PLUGIN_HPP && p != EST_PLUGIN_OTHER && !vendor_psp)
             continue;
-        devices = chk_ev_append(devices, json_pack("{s:s, s:s, s:s?, s:i, s:b}", "device",
-                                                   l->canonical_name, "plugin", plugin, "policy",
-                                                   l->psp, "paths", (int)l->n_paths,
-                                                   "paths_reported", p == EST_PLUGIN_HPP));
+        devices = chk_ev_append(
+            devices, json_pack("{s:s, s:s, s:s?, s:i, s:b, s:b}", "device", l->canonical_name,
+                               "plugin", plugin, "policy", l->psp, "paths", (int)l->n_paths,
+                               "paths_reported", p != EST_PLUGIN_OTHER, "vendor_psp", vendor_psp));
         blind += p == EST_PLUGIN_OTHER;
         if (n++ < MSG_DEVICES && len < sizeof(list)) {
             snprintf(list + len, sizeof(list) - len, "%s%s by %s", len ? ", " : "",
-                     l->canonical_name, plugin);
+                     l->canonical_name, vendor_psp ? l->psp : plugin);
             len += strlen(list + len);
         }
     }
@@ -122,8 +123,9 @@ static int report_plugins(struct chk_ctx *ctx, const struct est_host *h)
     if (blind)
         not_verified = chk_ev_append(not_verified, json_string("multipath-redundancy"));
     snprintf(msg, sizeof(msg),
-             "host %s: %zu SAN device(s) are claimed by another multipathing plug-in than NMP "
-             "(%s): NMP's practices (Round Robin with an IOPS limit, SATP claim rules) do not "
+             "host %s: %zu SAN device(s) are claimed by another multipathing plug-in than NMP, "
+             "or by NMP with a vendor's own path selection policy (%s): VMware's practices (Round "
+             "Robin with an IOPS limit, SATP claim rules) do not "
              "apply to them and were not judged%s",
              h->name, n, list,
              blind ? "; vCenter does not report a third-party plug-in's paths, so their "
@@ -161,8 +163,10 @@ const struct check chk_host_coverage = {
         "leaves those facts unknown (info). vslint never guesses: findings about such a host "
         "are kept as they were, marked unverified, until it can be read again; this finding "
         "says why, and which checks are affected. A host with SAN devices claimed by another "
-        "multipathing plug-in than NMP (HPP for NVMe, or a third party's such as PowerPath) "
-        "gets one info finding naming them: NMP's practices (multipath-policy, "
+        "multipathing plug-in than NMP (HPP for NVMe, or a third party's such as PowerPath), or "
+        "on a vendor's own PSP under NMP (any policy not named VMW_PSP_*: HPE Nimble's "
+        "NIMBLE_PSP_DIRECTED, EqualLogic MEM's DELL_PSP_EQL_ROUTED, Hitachi HDLM's "
+        "HTI_PSP_HDLM_*), gets one info finding naming them: NMP's practices (multipath-policy, "
         "satp-claim-rule) do not apply there, and a third-party plug-in's paths are not "
         "reported to vCenter, so multipath-redundancy cannot judge them either.",
     /* Not a practice of its own: it reports where the host practices of the guide could not

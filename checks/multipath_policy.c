@@ -72,7 +72,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     char name[512], msg[1024], type[32];
     enum vsl_severity sev;
     int rr = !strcmp(l->psp, "VMW_PSP_RR");
-    json_t *ev;
+    json_t *ev, *cmds;
 
     limit_type(l->psp_config, type, sizeof(type));
     snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
@@ -82,7 +82,20 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "%s uses %s over %zu paths; the guide recommends Round Robin (VMW_PSP_RR) with "
                  "an IOPS limit of 1 (threshold %d)",
                  name, l->psp, l->n_paths, want);
-    } else if (!strcmp(type, "bytes") || !strcmp(type, "latency")) {
+    } else if (!strcmp(type, "latency")) {
+        /* Latency-based Round Robin (ESXi 6.7 U1 and later) sends each I/O down the path of
+         * least measured latency: a supported choice some arrays recommend (Pure Storage for
+         * uniform ActiveCluster), no path sits idle the way it does at iops=1000. Only a site
+         * that asks for iops=1 hears of it, as info. */
+        if (want != 1)
+            return 0;
+        sev = SEV_INFO;
+        snprintf(msg, sizeof(msg),
+                 "%s uses latency-based Round Robin, which uses every path by their measured "
+                 "latency; accepted, noted only because the site's rule asks for an IOPS limit "
+                 "of %d",
+                 name, want);
+    } else if (!strcmp(type, "bytes")) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
                  "%s uses Round Robin switching paths by %s, not by I/O count; the guide "
@@ -108,6 +121,8 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         return 0;
     }
 
+    /* Latency Round Robin is accepted: no command may undo it. */
+    cmds = !strcmp(type, "latency") ? json_array() : commands(l, want, !rr);
     ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i, s:o, s:s?, s:s*, s:s*, s:o}",
                    "host", hname, "device", l->canonical_name, "psp", l->psp, "satp", l->satp,
                    "vendor", l->vendor, "model", l->model, "paths", (int)l->n_paths,
@@ -115,7 +130,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                    chk_ev_known(l->iops_limit), "psp_config", l->psp_config, "limit_type",
                    type[0] ? type : NULL, "iops_limit_unknown",
                    rr && l->iops_limit == EST_UNKNOWN ? "no PathSelectionPolicyDeviceConfig" : NULL,
-                   "commands", commands(l, want, !rr));
+                   "commands", cmds);
     return chk_emit_lun(ctx, h, l, sev, msg, ev);
 }
 
@@ -133,6 +148,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
      * reported PSP. */
     for (struct est_san_pos pos = {0}; (l = est_next_san_lun(e, &pos, &h));) {
         if (est_lun_plugin(l) != EST_PLUGIN_NMP || l->n_paths < 2 || !l->psp)
+            continue;
+        /* A vendor's own PSP under NMP (Nimble, EqualLogic MEM, HDLM) manages the paths as
+         * that vendor supports; "set Round Robin" would undo it. host-coverage names them. */
+        if (est_lun_vendor_psp(l))
             continue;
         int r = check_lun(ctx, h, l, want);
         if (r < 0)
@@ -168,8 +187,11 @@ const struct check chk_multipath_policy = {
         "Unity LUNs; a VMAX user saw throughput rise from about 300 to 800 MB/s and 10,000 to "
         "40,000 IOPS). A SAN LUN claimed by NMP, with at least two "
         "paths, not on VMW_PSP_RR, or on Round Robin with an IOPS limit above the threshold or "
-        "switching by "
-        "bytes or latency, is a warning. The IOPS limit comes from esxcli: where esxcli "
+        "switching by bytes, is a warning. Latency-based Round Robin (ESXi 6.7 U1+) is "
+        "accepted: info at most, where the site asks for iops=1. A vendor's own PSP under NMP "
+        "(any policy not named VMW_PSP_*, e.g. NIMBLE_PSP_DIRECTED, DELL_PSP_EQL_ROUTED) is "
+        "not judged: host-coverage names those devices. The IOPS limit comes from esxcli: where "
+        "esxcli "
         "reported no limit for a Round Robin device, it is reported as info \"IOPS limit "
         "unknown\"; where the host refused esxcli, the limit is not guessed: host-coverage "
         "reports the host, and an earlier finding on the LUN is kept, marked unverified. Set "

@@ -236,7 +236,9 @@ static int plan_multipath(struct plan *p, json_t *f, json_t *ev, const char *h)
     const char *dev = str(ev, "device"), *psp = str(ev, "psp");
     int iops = num(ev, "recommended_iops", 1), r = 0;
 
-    if (!dev)
+    /* Latency-based Round Robin is accepted (the finding is info at most): switching it to an
+     * IOPS limit would undo a supported choice, so it is a task for a person to read. */
+    if (!dev || !strcmp(str(ev, "limit_type") ? str(ev, "limit_type") : "", "latency"))
         return 0;
     if (!psp || strcmp(psp, "VMW_PSP_RR") != 0)
         r = add_step(p, f, h, K_PSP, dev, NULL, NULL, 0);

@@ -1,5 +1,5 @@
-/* Check pvscsi-controller: VMs with many or large disks (more than 3, or more than 750 GB in all)
- * that keep some of them on a controller other than VMware Paravirtual SCSI. */
+/* Check pvscsi-controller: VMs with many or large disks (more than 3, or more than 750 GiB in
+ * all) on the emulated LSI Logic or BusLogic controllers rather than VMware Paravirtual SCSI. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,59 +8,70 @@
 #include "checks/check.h"
 
 static const struct chk_param params[] = {
-    {"max_disks", 3, 0, 1000, "disks", "a VM with more disks than this should have them on PVSCSI"},
-    {"max_disk_gb", 750, 0, 1e6, "GB",
-     "a VM with more disk capacity than this in all (10^9 bytes) should have it on PVSCSI"},
+    {"max_disks", 3, 0, 1000, "disks",
+     "a VM with more disks than this on emulated LSI Logic/BusLogic controllers should have "
+     "them on PVSCSI"},
+    {"max_disk_gb", 750, 0, 1e6, "GiB",
+     "a VM with more disk capacity than this on emulated controllers (GiB, 2^30 bytes, as "
+     "vSphere shows sizes) should have it on PVSCSI"},
     {0},
 };
 
-#define PVSCSI "ParaVirtualSCSIController"
+#define GIB ((double)(1LL << 30))
+
+/* The emulated SCSI controllers the guide's advice is about (000 §3.6: PVSCSI rather than the
+ * LSI Logic/BusLogic default). Disks elsewhere are not judged: PVSCSI itself, the virtual NVMe
+ * controller (VMware's choice for all-flash), SATA and IDE, and an unknown controller. */
+static int emulated(const char *type)
+{
+    return type && (!strcmp(type, "VirtualLsiLogicController") ||
+                    !strcmp(type, "VirtualLsiLogicSASController") ||
+                    !strcmp(type, "VirtualBusLogicController"));
+}
 
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     double max_disks = chk_param(ctx, "max_disks");
-    double max_gb = chk_param(ctx, "max_disk_gb");
+    double max_gib = chk_param(ctx, "max_disk_gb");
     int rc;
 
     for (size_t v = 0; v < e->n_vms; v++) {
         const struct est_vm *vm = &e->vms[v];
         int64_t total = 0;
-        int n_other = 0, n_unknown_ctl = 0, n_unknown_cap = 0;
+        int n_emulated = 0, n_unknown_ctl = 0, n_unknown_cap = 0;
         json_t *types;
 
         /* A template runs no I/O; it is judged when deployed. */
         if (vm->template == 1 || !vm->n_disks)
             continue;
-        for (size_t k = 0; k < vm->n_disks; k++) {
-            int64_t cap = vm->disks[k].capacity_bytes;
-            if (cap >= 0)
-                /* Saturate: sizes come from vCenter, and a sum past int64 is undefined. */
-                total = cap > INT64_MAX - total ? INT64_MAX : total + cap;
-            else
-                n_unknown_cap++;
-        }
-        if (!((double)vm->n_disks > max_disks || (double)total > max_gb * 1e9))
-            continue;
-
         if (!(types = json_array()))
             return -ENOMEM;
+        /* "Heavy" is judged on the emulated controllers' disks alone: a boot disk kept on LSI
+         * Logic beside data disks on PVSCSI (a deliberate layout: the guest boots without the
+         * PVSCSI driver) is one light disk, not a heavy VM. */
         for (size_t k = 0; k < vm->n_disks; k++) {
             const struct est_disk *d = &vm->disks[k];
             const char *type =
                 d->controller < vm->n_controllers ? vm->controllers[d->controller].type : NULL;
             if (!type) {
                 n_unknown_ctl++;
-            } else if (strcmp(type, PVSCSI)) {
-                n_other++;
-                if (chk_append_unique(types, type) < 0) {
-                    json_decref(types);
-                    return -ENOMEM;
-                }
+                continue;
+            }
+            if (!emulated(type))
+                continue;
+            n_emulated++;
+            if (d->capacity_bytes >= 0)
+                /* Saturate: sizes come from vCenter, and a sum past int64 is undefined. */
+                total =
+                    d->capacity_bytes > INT64_MAX - total ? INT64_MAX : total + d->capacity_bytes;
+            else
+                n_unknown_cap++;
+            if (chk_append_unique(types, type) < 0) {
+                json_decref(types);
+                return -ENOMEM;
             }
         }
-        /* All disks whose controller is known are on PVSCSI: nothing to say, and disks on an
-         * unknown controller are not guessed to be elsewhere. */
-        if (!n_other) {
+        if (!n_emulated || !((double)n_emulated > max_disks || (double)total > max_gib * GIB)) {
             json_decref(types);
             continue;
         }
@@ -68,18 +79,17 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         char msg[512];
         const char *first = json_string_value(json_array_get(types, 0));
         snprintf(msg, sizeof(msg),
-                 "%s has %zu disk%s (%.1f GB in all); %d %s on %s%s, not ParaVirtual "
-                 "SCSI, which gives deeper queues and less CPU per I/O (thresholds: more than %g "
-                 "disks or %g GB)",
-                 vm->name, vm->n_disks, vm->n_disks == 1 ? "" : "s",
-                 total / 1e9, n_other, n_other == 1 ? "is" : "are", first,
-                 json_array_size(types) > 1 ? " and others" : "", max_disks, max_gb);
+                 "%s has %d disk%s (%.1f GiB in all) on %s%s, an emulated controller, not "
+                 "ParaVirtual SCSI, which gives deeper queues and less CPU per I/O "
+                 "(thresholds: more than %g disks or %g GiB on emulated controllers)",
+                 vm->name, n_emulated, n_emulated == 1 ? "" : "s", total / GIB, first,
+                 json_array_size(types) > 1 ? " and others" : "", max_disks, max_gib);
         json_t *ev =
-            json_pack("{s:i, s:I, s:f, s:i, s:o, s:i, s:i, s:f, s:f}", "disks", (int)vm->n_disks,
-                      "total_disk_bytes", (json_int_t)total, "total_disk_gb", total / 1e9,
-                      "disks_not_on_pvscsi", n_other, "controller_types", types,
-                      "unknown_controller_disks", n_unknown_ctl, "unknown_capacity_disks",
-                      n_unknown_cap, "max_disks", max_disks, "max_disk_gb", max_gb);
+            json_pack("{s:i, s:i, s:I, s:f, s:o, s:i, s:i, s:f, s:f}", "disks", (int)vm->n_disks,
+                      "emulated_controller_disks", n_emulated, "emulated_disk_bytes",
+                      (json_int_t)total, "emulated_disk_gib", total / GIB, "controller_types",
+                      types, "unknown_controller_disks", n_unknown_ctl, "unknown_capacity_disks",
+                      n_unknown_cap, "max_disks", max_disks, "max_disk_gb", max_gib);
         /* NULL ev is out of memory; json_pack has released types then too. */
         rc = chk_emit_vm(ctx, vm, SEV_INFO, msg, ev);
         if (rc < 0)
@@ -108,11 +118,13 @@ const struct check chk_pvscsi_controller = {
     .rationale =
         "For VMs with heavy I/O, the VMware Paravirtual SCSI controller may give better "
         "performance and lower CPU use than the emulated LSI Logic/BusLogic ones, with queue "
-        "depths up to 256 (KB 2053145). The seeds give no measure of heavy: vslint's is more "
-        "than 3 disks or more than 750 GB of disk in all (RDMs included); templates are "
-        "skipped. Disks whose "
-        "controller is unknown are not counted as off PVSCSI, and a disk of unknown size adds "
-        "nothing to the total (the evidence says how many). The guide keeps the default "
+        "depths up to 256 (KB 2053145). Only disks on LSI Logic, LSI Logic SAS and BusLogic "
+        "controllers are counted, and a VM is heavy on those alone: more than 3 of them or "
+        "more than 750 GiB (2^30 bytes, as vSphere shows sizes) in all, RDMs included: the seeds give no measure of heavy, so these are vslint's. Disks "
+        "on the virtual NVMe controller (VMware's choice for all-flash), SATA, or an unknown "
+        "controller are not judged, so an OS disk on LSI Logic beside data disks on PVSCSI is "
+        "not flagged; templates are skipped; a disk of unknown size adds nothing to the total "
+        "(the evidence says how many). The guide keeps the default "
         "controller in most cases, hence info.",
     .reference = "000_5bd48962a767ee9e.txt §3.6 (guest virtual SCSI adapter); "
                  "002_5ebbfcf31961a23f.txt (PVSCSI queue depth, VMware KB 2053145)",

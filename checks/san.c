@@ -76,11 +76,26 @@ enum est_plugin est_lun_plugin(const struct est_lun *l)
     return EST_PLUGIN_UNKNOWN;
 }
 
+int est_psp_is_vendor(const char *psp)
+{
+    return psp && strncmp(psp, "VMW_PSP_", strlen("VMW_PSP_")) != 0;
+}
+
+int est_lun_vendor_psp(const struct est_lun *l)
+{
+    return est_lun_plugin(l) == EST_PLUGIN_NMP && est_psp_is_vendor(l->psp);
+}
+
+int est_lun_is_disk(const struct est_lun *l)
+{
+    return !l->lun_type || !strcmp(l->lun_type, "disk");
+}
+
 const struct est_lun *est_host_san_lun(const struct est_host *h, size_t *i)
 {
     for (; *i < h->n_luns; (*i)++) {
         const struct est_lun *l = &h->luns[*i];
-        if (l->canonical_name && est_lun_locality(h, l) == EST_LOC_SAN)
+        if (l->canonical_name && est_lun_is_disk(l) && est_lun_locality(h, l) == EST_LOC_SAN)
             return l;
     }
     return NULL;

@@ -45,9 +45,23 @@ enum est_plugin {
  * policy type; a SATP or a VMW_PSP_ policy is NMP's), else unknown. */
 enum est_plugin est_lun_plugin(const struct est_lun *l);
 
+/* Whether a path selection policy is a vendor's own under NMP (HPE Nimble's NIMBLE_PSP_DIRECTED,
+ * EqualLogic MEM's DELL_PSP_EQL_ROUTED, Hitachi HDLM's HTI_PSP_HDLM_*): any PSP not named
+ * VMW_PSP_*. The vendor's plug-in manages those devices' paths; VMware's Round Robin advice
+ * would override a supported setup. NULL (not reported) is not one. */
+int est_psp_is_vendor(const char *psp);
+/* An NMP device on such a policy. */
+int est_lun_vendor_psp(const struct est_lun *l);
+
+/* Whether a device is a disk: lunType "disk", or not reported (a snapshot of an older vslint,
+ * a host that left it out). Enclosures (LUN 254), tape drives, media changers and other
+ * non-disk devices carry no datastore: the multipathing practices are about disks. */
+int est_lun_is_disk(const struct est_lun *l);
+
 /* The host -> SAN LUN loop of the multipathing checks: the first LUN of h at index *i or after
- * that is a SAN LUN (est_lun_locality() EST_LOC_SAN) with a canonical name, *i set to its
- * index; NULL when there is none. Local devices and devices of unknown locality are skipped.
+ * that is a SAN disk (est_lun_locality() EST_LOC_SAN, est_lun_is_disk()) with a canonical
+ * name, *i set to its index; NULL when there is none. Local devices, devices of unknown
+ * locality and non-disk devices are skipped.
  *     for (size_t i = 0; (l = est_host_san_lun(h, &i)); i++) ... */
 const struct est_lun *est_host_san_lun(const struct est_host *h, size_t *i);
 

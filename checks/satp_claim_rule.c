@@ -51,8 +51,10 @@ static int option(const char *opts, const char *name, char *out, size_t size)
 /* Round Robin's own IOPS limit, which a rule without "iops=" leaves devices at. */
 #define RR_DEFAULT_IOPS 1000
 
-/* Whether the rule's PSP is Round Robin switching paths every `want` I/Os or fewer. A rule
- * that switches by bytes or latency does not; one that sets no IOPS limit gives the default. */
+/* Whether the rule's PSP is Round Robin switching paths every `want` I/Os or fewer, or by
+ * latency (ESXi 6.7 U1+, "policy=latency": every path used by its measured latency, which
+ * multipath-policy accepts too). A rule that switches by bytes does not; one that sets no
+ * IOPS limit gives the default. */
 static int gives_rr(const struct est_satp_rule *r, int want)
 {
     char v[32];
@@ -61,9 +63,12 @@ static int gives_rr(const struct est_satp_rule *r, int want)
 
     if (!r->psp || strcmp(r->psp, "VMW_PSP_RR") != 0)
         return 0;
-    if (option(r->psp_options, "policy", v, sizeof(v)) == 0 && strcmp(v, "iops") != 0 &&
-        strcmp(v, "rr") != 0)
-        return 0;
+    if (option(r->psp_options, "policy", v, sizeof(v)) == 0) {
+        if (!strcmp(v, "latency"))
+            return 1;
+        if (strcmp(v, "iops") != 0 && strcmp(v, "rr") != 0)
+            return 0;
+    }
     if (option(r->psp_options, "iops", v, sizeof(v)) == 0) {
         errno = 0;
         n = strtol(v, &end, 10);
@@ -184,7 +189,10 @@ static enum fit covered(const struct est_host *h, const struct lun_ref *lr, int 
     enum fit best = NO;
 
     for (size_t i = 0; i < h->n_satp_rules; i++) {
-        if (!gives_rr(&h->satp_rules[i], want))
+        /* A rule naming a vendor's own PSP (NIMBLE_PSP_DIRECTED, DELL_PSP_EQL_ROUTED) hands the
+         * devices to that vendor's multipathing, as it supports: advising a Round Robin rule
+         * for them would override it. Such a rule covers the LUNs it applies to. */
+        if (!gives_rr(&h->satp_rules[i], want) && !est_psp_is_vendor(h->satp_rules[i].psp))
             continue;
         enum fit f = rule_applies(&h->satp_rules[i], lr);
         if (f == YES)
@@ -410,7 +418,7 @@ static int check_host(struct chk_ctx *ctx, const struct est_host *h, int want)
      * whose locality is unknown are skipped) claimed by NMP: claim rules are NMP's, and HPP
      * and third-party plug-ins' devices have no SATP. */
     for (size_t i = 0; (l = est_host_san_lun(h, &i)); i++) {
-        if (est_lun_plugin(l) != EST_PLUGIN_NMP || !l->satp)
+        if (est_lun_plugin(l) != EST_PLUGIN_NMP || !l->satp || est_lun_vendor_psp(l))
             continue;
         refs[n].l = l;
         refs[n].h = h;
@@ -470,7 +478,11 @@ const struct check chk_satp_claim_rule = {
         "plug-ins' devices have no NMP claim rule to get right), a claim rule for that SATP (and "
         "that vendor and model, where the rule names them) must set VMW_PSP_RR with PSP options "
         "iops=N, N at most the threshold (a rule without iops= leaves Round Robin's default of "
-        "1000); otherwise a warning. A rule scoped to a device covers only that device, to a "
+        "1000), or Round Robin by latency (policy=latency); otherwise a warning. A LUN on a "
+        "vendor's "
+        "own PSP (not VMW_PSP_*: Nimble, EqualLogic MEM, HDLM), or covered by a rule that names "
+        "such a PSP, is the vendor's multipathing and not judged. A rule scoped to a device covers "
+        "only that device, to a "
         "driver only LUNs behind adapters of that driver, to a transport (fc, fcoe, iscsi, sas, "
         "parallel: told by the paths' adapter types) only LUNs of that transport, and with "
         "claim option tpgs_on only ALUA devices (claimed by a VMW_SATP_ALUA SATP), tpgs_off only "

@@ -30,6 +30,11 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
             sev = SEV_CRITICAL;
             why = "ESXi no longer supports it: hosts of 6.7 and later upgrade it to VMFS5 when "
                   "they mount it and leave it unmounted when that fails";
+        } else if (d->vmfs_major < want && d->vmfs_local == 1) {
+            /* A local VMFS5 volume (the boot datastore every host upgraded from 6.x keeps) has
+             * no thin LUN behind it to reclaim space on, and the fix would be reformatting the
+             * boot disk: nothing an expert would act on. VMFS3 above stays critical. */
+            continue;
         } else if (d->vmfs_major < want) {
             sev = SEV_WARNING;
             why = "it does not reclaim freed space on a thin LUN by itself (no automatic UNMAP)";
@@ -64,7 +69,9 @@ const struct check chk_vmfs_version = {
         "critical, by vslint's judgement (the guide does not mention it): ESXi no longer "
         "supports it (6.7 and later upgrade it to VMFS5 when mounting it, and leave it "
         "unmounted if that fails). Applies to VMFS datastores whose major version vCenter "
-        "reported, local ones included; NFS, vSAN "
+        "reported; a local VMFS5 volume (vmfs.local: a host's boot datastore) is skipped, since "
+        "the UNMAP reason does not apply to a local disk and the fix is reformatting the boot "
+        "disk, while a local VMFS3 one stays critical. NFS, vSAN "
         "and vVol datastores, and VMFS ones of unknown version, are skipped. A finding names "
         "every LUN the volume spans (extents).",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (in-guest space reclamation: VMFS6, or VMFS5 "

@@ -123,7 +123,10 @@
     X(S, E, power_state, power_state, TEXT, 0, 1, EST)                                             \
     X(S, E, ft_state, ft_state, TEXT, 0, 1, EST)                                                   \
     X(S, E, host, host, TEXT, 0, 1, NOEST)                                                         \
-    X(S, E, vm_path_name, vm_path_name, TEXT, 0, 7, EST)
+    X(S, E, vm_path_name, vm_path_name, TEXT, 0, 7, EST)                                          \
+    X(S, E, consolidation_needed, consolidation_needed, BOOL, 0, 11, EST)                          \
+    X(S, E, managed_by, managed_by, TEXT, 0, 11, EST)                                              \
+    X(S, E, managed_by_type, managed_by_type, TEXT, 0, 11, EST)
 
 #define DB_COLS_vm_datastores(X, S, E)                                                             \
     X(S, E, vm, vm, TEXT, KEY, 1, NOEST)                                                           \
@@ -145,7 +148,9 @@
     X(S, E, capacity_bytes, capacity_bytes, I64, 0, 1, EST)                                        \
     X(S, E, format, format, TEXT, 0, 1, EST)                                                       \
     X(S, E, controller_key, controller_key, INT, 0, 1, NOEST)                                      \
-    X(S, E, unit_number, unit_number, INT, 0, 1, NOEST)
+    X(S, E, unit_number, unit_number, INT, 0, 1, NOEST)                                            \
+    X(S, E, parent, parent, TEXT, 0, 11, EST)                                                      \
+    X(S, E, sharing, sharing, TEXT, 0, 11, EST)
 
 /* No identifier in what the collector reads: name, time and depth are the key, and created may
  * be unknown (NULL), which is why this table keeps its rowid. */
@@ -159,7 +164,8 @@
     X(S, E, moref, moref, TEXT, KEY, 1, EST)                                                       \
     X(S, E, name, name, TEXT, 0, 1, EST)                                                           \
     X(S, E, parent, parent, TEXT, 0, 1, EST)                                                       \
-    X(S, E, connection_state, connection_state, TEXT, 0, 1, EST)
+    X(S, E, connection_state, connection_state, TEXT, 0, 1, EST)                                   \
+    X(S, E, product_version, product_version, TEXT, 0, 11, EST)
 
 #define DB_COLS_host_options(X, S, E)                                                              \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \

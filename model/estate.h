@@ -221,7 +221,8 @@ struct est_gap {
 
 struct est_host {
     const char *moref, *name, *parent, *connection_state;
-    int enable_block_delete; /* VMFS3.EnableBlockDelete 0/1, EST_UNKNOWN */
+    const char *product_version; /* ESXi version, config.product.version ("6.7.0"), or NULL */
+    int enable_block_delete;     /* VMFS3.EnableBlockDelete 0/1, EST_UNKNOWN */
     struct est_vswitch *vswitches;
     size_t n_vswitches;
     struct est_vnic *vnics;
@@ -255,6 +256,10 @@ struct est_disk {
     const char *format; /* thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual,
                            other */
     size_t controller;  /* index into vm.controllers, EST_NONE */
+    /* backing.parent's file: the disk this one is a delta of (a snapshot's or a linked clone's
+     * disk), "[ds] dir/base.vmdk"; NULL for a base disk or when not reported. */
+    const char *parent;
+    const char *sharing; /* backing.sharing: "sharingNone", "sharingMultiWriter", or NULL */
 };
 
 struct est_snapshot {
@@ -285,6 +290,10 @@ struct est_vm {
     size_t n_disks;
     struct est_snapshot *snapshots;
     size_t n_snapshots;
+    int consolidation_needed; /* runtime.consolidationNeeded 0/1, EST_UNKNOWN */
+    /* config.managedBy: the extension managing the VM (a replication product's replica:
+     * "com.vmware.vcDr", "com.zerto..."), and its type; NULL when none or unreported. */
+    const char *managed_by, *managed_by_type;
 };
 
 /* A container above datastores: a folder (one that can hold datastores, datastore clusters or

@@ -57,6 +57,10 @@ struct vim_vm {
     const char *ft_state;     /* summary.runtime.faultToleranceState: notConfigured, running, ... */
     const char *host;         /* runtime.host moref */
     const char *vm_path_name; /* summary.config.vmPathName: "[datastore name] dir/vm.vmx" */
+    int consolidation_needed; /* runtime.consolidationNeeded 0/1, VIM_UNKNOWN when not sent */
+    /* config.managedBy: the extension that manages the VM (a replication product's replica,
+     * e.g. "com.vmware.vcDr"), and its type for it ("placeholderVm"); NULL when none. */
+    const char *managed_by, *managed_by_type;
 };
 
 struct vim_vm_datastore { /* one row per entry of VirtualMachine.datastore */
@@ -80,6 +84,10 @@ struct vim_vdisk {
     const char *format; /* "thin", "lazyzeroedthick", "eagerzeroedthick", "rdm-physical",
                            "rdm-virtual", or "other" */
     int controller_key, unit_number;
+    /* backing.parent.fileName: the disk this one is a delta (child) of, as a linked clone's
+     * or a snapshot's disk has; NULL for a base disk. */
+    const char *parent;
+    const char *sharing; /* backing.sharing: sharingNone, sharingMultiWriter; NULL unreported */
 };
 
 struct vim_snapshot {
@@ -92,6 +100,7 @@ struct vim_host {
     const char *moref, *name;
     const char *parent;           /* moref of the cluster or compute resource */
     const char *connection_state; /* runtime.connectionState */
+    const char *product_version;  /* config.product.version, "6.7.0"; NULL unreported */
 };
 
 struct vim_host_option { /* advanced options read from the host's OptionManager */

@@ -17,6 +17,7 @@ const char *const vim_dvswitch_paths[] = {"name", "uuid", "config", NULL};
 const char *const vim_host_paths[] = {"name",
                                       "parent",
                                       "runtime.connectionState",
+                                      "config.product.version",
                                       "config.network.vnic",
                                       "config.network.vswitch",
                                       "config.network.portgroup",
@@ -38,6 +39,8 @@ const char *const vim_vm_paths[] = {"name",
                                     "snapshot",
                                     "datastore",
                                     "summary.config.vmPathName",
+                                    "runtime.consolidationNeeded",
+                                    "config.managedBy",
                                     NULL};
 
 #define EMIT(d, fn, row) ((d)->sink->fn ? (d)->sink->fn((d)->sink->ctx, (row)) : 0)
@@ -475,6 +478,7 @@ int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects)
         .name = vim_text(vim_prop(objects, "name")),
         .parent = vim_text(vim_prop(objects, "parent")),
         .connection_state = vim_text(vim_prop(objects, "runtime.connectionState")),
+        .product_version = vim_text(vim_prop(objects, "config.product.version")),
     };
     int r;
 
@@ -564,6 +568,8 @@ static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *device
                 .format = disk_format(backing, btype),
                 .controller_key = vim_path_int32(dev, "controllerKey", VIM_UNKNOWN),
                 .unit_number = vim_path_int32(dev, "unitNumber", VIM_UNKNOWN),
+                .parent = vim_path_text(backing, "parent/fileName"),
+                .sharing = vim_path_text(backing, "sharing"),
             };
             if ((r = EMIT(d, vdisk, &disk)) < 0)
                 return r;
@@ -614,6 +620,9 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
         .ft_state = vim_text(vim_prop(objects, "summary.runtime.faultToleranceState")),
         .host = vim_text(vim_prop(objects, "runtime.host")),
         .vm_path_name = vim_text(vim_prop(objects, "summary.config.vmPathName")),
+        .consolidation_needed = opt_bool(vim_prop(objects, "runtime.consolidationNeeded"), ""),
+        .managed_by = vim_path_text(vim_prop(objects, "config.managedBy"), "extensionKey"),
+        .managed_by_type = vim_path_text(vim_prop(objects, "config.managedBy"), "type"),
     };
     int r;
 

@@ -54,7 +54,8 @@ static const struct kept {
       "unitNumber", "sharedBus", "busNumber"}},
     {DEVICES_PROP, "deviceInfo", {"label"}},
     {DEVICES_PROP, "backing",
-     {"fileName", "datastore", "compatibilityMode", "thinProvisioned", "eagerlyScrub"}},
+     {"fileName", "datastore", "compatibilityMode", "thinProvisioned", "eagerlyScrub", "parent",
+      "sharing"}},
 };
 
 #define NKEEP (sizeof(kept) / sizeof(kept[0]))

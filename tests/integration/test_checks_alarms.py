@@ -12,8 +12,14 @@ VMFS = 'vmfs-version'
 ALARMS = 'datastore-alarms'
 
 # object name -> severity, from the spec.
-WANT_VMFS = {'ds-vmfs5': 'warning', 'ds-vmfs3': 'critical'}
-TWINS_VMFS = ['ds-lab-01', 'ds-clean-01', 'ds-nfs-clean', 'ds-pod-ok-1', 'ds-alarm-own-ok']
+# scenario_estates.go: ds-legacy is the ESXi 6.0 host's shared VMFS5, "datastore1
+# (esx-legacy-60)" its local VMFS3 boot datastore, "datastore1 (esx-estates)" a local VMFS5 one
+# (not judged).
+WANT_VMFS = {'ds-vmfs5': 'warning', 'ds-vmfs3': 'critical', 'ds-legacy': 'warning',
+             'datastore1 (esx-legacy-60)': 'critical'}
+MAJOR = {'ds-vmfs5': 5, 'ds-vmfs3': 3, 'ds-legacy': 5, 'datastore1 (esx-legacy-60)': 3}
+TWINS_VMFS = ['ds-lab-01', 'ds-clean-01', 'ds-nfs-clean', 'ds-pod-ok-1', 'ds-alarm-own-ok',
+              'datastore1 (esx-estates)']
 
 # object name -> evidence level (all warnings), from the spec.
 WANT_ALARMS = {
@@ -37,8 +43,9 @@ def assert_vmfs(fs, sim):
     moref = morefs(sim)
     for name, x in got.items():
         assert x['object'] == {'type': 'datastore', 'moref': moref[name], 'name': name}
-        assert x['evidence'].get('vmfs_major') == int(name[len('ds-vmfs'):])
+        assert x['evidence'].get('vmfs_major') == MAJOR[name]
     assert 'no longer supports' in got['ds-vmfs3']['message']
+    assert 'no longer supports' in got['datastore1 (esx-legacy-60)']['message']
 
 
 def test_clean_flags_nothing(clean):
@@ -150,7 +157,8 @@ def test_alarms_follow_free_space_thresholds(lab, workspace):
 def test_vmfs_min_version(lab, workspace):
     """VMFS5 accepted, VMFS3 never."""
     fs = lab.check_with(workspace, {'vmfs-version': {'min_version': 5}})
-    assert {n: x['severity'] for n, x in of(fs, VMFS).items()} == {'ds-vmfs3': 'critical'}
+    assert {n: x['severity'] for n, x in of(fs, VMFS).items()} == \
+        {'ds-vmfs3': 'critical', 'datastore1 (esx-legacy-60)': 'critical'}
 
 
 @pytest.fixture(scope='module')

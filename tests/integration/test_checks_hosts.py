@@ -20,6 +20,11 @@ def naa(s):
 SYM = 'sym.000192601234533031323334'
 MPX = 'mpx.vmhba0:C0:T0:L0'
 
+
+def est(s):
+    """A LUN of esx-estates (tests/sim/scenario_estates.go)."""
+    return 'esx-estates naa.60060160e5e5' + '0' * 18 + s
+
 # check -> {object name: (object type, severity, detail)}: the planted violations, from the spec.
 WANT = {
     'iscsi-jumbo-frames': {
@@ -35,18 +40,24 @@ WANT = {
                                                'vmhba64/10.0.0.20:3260'),
     },
     'vdisk-format': {
-        'vm-ft-lazy': ('vm', 'critical', None),      # FT running, lazyzeroedthick
+        'vm-ft-lazy': ('vm', 'info', None),          # FT running, lazyzeroedthick, ESXi 6.5
+        'vm-ft-legacy': ('vm', 'critical', None),    # the same on ESXi 6.0: legacy FT
+        'vm-mw-lazy': ('vm', 'critical', None),      # multi-writer, lazyzeroedthick
         'vm-mscs-thin': ('vm', 'critical', None),    # physicalSharing, thin
     },
     'multipath-policy': {
         'esx-san-1 ' + naa('a1'): ('lun', 'warning', naa('a1')),          # VMW_PSP_MRU
         'esx-san-1 ' + naa('a2'): ('lun', 'warning', naa('a2')),          # RR iops=1000
+        est('e4'): ('lun', 'warning', est('e4')[12:]),                   # VMW_PSP_FIXED
+        est('e5'): ('lun', 'info', est('e5')[12:]),                      # RR by latency
+        est('e6'): ('lun', 'warning', est('e6')[12:]),                   # RR by bytes
         # (RR on esx-san-noesxcli, esxcli refused: the IOPS limit is unknown and never guessed;
         # host-coverage reports the host instead, see test_host_coverage)
     },
     'multipath-redundancy': {
         'esx-san-1 ' + naa('a4'): ('lun', 'critical', naa('a4')),         # 1 active path
         'esx-san-1 ' + naa('a5'): ('lun', 'critical', naa('a5')),         # active + dead
+        est('ea'): ('lun', 'critical', est('ea')[12:]),                  # a disk, 1 path
     },
     'device-identifier': {
         'esx-san-1 ' + SYM: ('lun', 'warning', SYM),                      # SPC-2 bit unset
@@ -64,12 +75,15 @@ TWINS = {
                           'esx-iscsi-clean vmhba64'],
     # vm-reclaim-old: thin on VMFS5 without FT or a shared bus (reclaim is space-reclaim's)
     'vdisk-format': ['vm-ft-eager', 'vm-mscs-eager', 'vm-reclaim-ok', 'vm-thin-overcommit',
-                     'vm-clean-03', 'tmpl-busy-01', 'vm-reclaim-old'],
+                     'vm-clean-03', 'tmpl-busy-01', 'vm-reclaim-old', 'vm-mw-eager'],
     'multipath-policy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a4'),
                          'esx-san-1 ' + naa('a5'), 'esx-san-1 ' + SYM, 'esx-san-1 ' + MPX,
-                         'esx-san-noesxcli ' + MPX, 'esx-san-noesxcli ' + naa('b1')],
+                         'esx-san-noesxcli ' + MPX, 'esx-san-noesxcli ' + naa('b1'),
+                         # vendor PSPs and non-disk devices (scenario_estates.go)
+                         est('e1'), est('e2'), est('e3'), est('e7'), est('e8'), est('e9')],
     'multipath-redundancy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a1'),
-                             'esx-san-1 ' + MPX, 'esx-san-noesxcli ' + naa('b1')],
+                             'esx-san-1 ' + MPX, 'esx-san-noesxcli ' + naa('b1'),
+                             est('e7'), est('e8'), est('e9')],
     'device-identifier': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + MPX],
 }
 
@@ -175,7 +189,9 @@ def test_host_coverage(lab):
     """The host that refused esxcli is reported once, as info, with its error and the checks
     it affects; every other host was read in full."""
     got = of(lab.findings, 'host-coverage')
-    assert {n: x['severity'] for n, x in got.items()} == {'esx-san-noesxcli': 'info'}
+    # esx-estates: its devices on vendor PSPs (test_checks_estates.py)
+    assert {n: x['severity'] for n, x in got.items()} == {'esx-san-noesxcli': 'info',
+                                                          'esx-estates': 'info'}
     x = got['esx-san-noesxcli']
     assert [g['what'] for g in x['evidence']['gaps']] == ['esxcli']
     assert 'NoPermission' in x['message']
@@ -198,8 +214,10 @@ def test_mtu_override(overridden):
 
 
 def test_iops_override(overridden):
+    """At iops = 1000 Round Robin passes, and latency-based Round Robin is not even info: the
+    VMware policies that are not Round Robin, and bytes-based switching, stay warnings."""
     assert {n: x['severity'] for n, x in of(overridden, 'multipath-policy').items()} == \
-        {'esx-san-1 ' + naa('a1'): 'warning'}
+        {'esx-san-1 ' + naa('a1'): 'warning', est('e4'): 'warning', est('e6'): 'warning'}
 
 
 def test_min_paths_override(overridden):

@@ -146,6 +146,7 @@ def test_host_options_and_network(read, stored):
         gv, gs = by(g['vnics'], 'device'), by(g['vswitches'], 'name')
         got[t['name']] = {
             'name': g['name'],
+            'product_version': g['product_version'],
             'EnableBlockDelete': None if ebd is None else int(ebd),
             'vnics': {tv['device']: (gv.get(tv['device'], {}).get('mtu'),
                                      gv.get(tv['device'], {}).get('portgroup'),
@@ -155,6 +156,7 @@ def test_host_options_and_network(read, stored):
         }
         want[t['name']] = {
             'name': t['name'],
+            'product_version': t['product_version'],
             'EnableBlockDelete': t['enable_block_delete'],
             'vnics': {tv['device']: (tv['mtu'], tv['portgroup'] or None, tv['dvs_uuid'])
                       for tv in t['vnics']},
@@ -202,7 +204,7 @@ def test_iscsi_adapters(read, stored):
 
 def test_luns(read, stored):
     def fields(x):
-        return dict({k: x[k] for k in ('local', 'policy', 'satp', 'iops_limit')},
+        return dict({k: x[k] for k in ('local', 'policy', 'satp', 'iops_limit', 'lun_type')},
                     paths=sorted((p['name'], p['state']) for p in x['paths']))
     got, want = {}, {}
     for t, g in host_pairs(read, stored):
@@ -241,7 +243,8 @@ def test_satp_rules_compared(read):
 def test_vms(read, stored):
     def fields(x, t):
         d = {k: x[k] for k in ('name', 'template', 'power_state', 'hw_version', 'ft_state',
-                               'host')}
+                               'host', 'consolidation_needed')}
+        d['managed_by'] = x['managed_by'] or ''  # the truth's "" is none
         d['controllers'] = sorted((c['key'], c['type'], c['shared_bus'])
                                   for c in x['controllers'])
         d['disk count'] = len(x['disks'])
@@ -251,6 +254,9 @@ def test_vms(read, stored):
             disk = gd.get(td['key'], {})
             dd = {k: disk.get(k) for k in ('label', 'file_name', 'datastore', 'capacity_bytes',
                                            'controller_key')}
+            # backing.parent and backing.sharing; the truth's "" is none.
+            dd['parent'] = disk.get('parent') or ''
+            dd['sharing'] = disk.get('sharing') or ''
             # The truth says "rdm"; vslint tells physical from virtual compatibility mode.
             fmt = disk.get('format') or ''
             dd['format'] = 'rdm' if fmt.startswith('rdm-') else fmt

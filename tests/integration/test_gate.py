@@ -1,8 +1,8 @@
 """`vslint gate` against the `gate` scenario (tests/sim/scenario_gate.go), whose datastores sit
 just under each threshold: a proposal that crosses free space, the VM count, the datastore
 cluster's free space or thin overcommit is denied with that check's reason, one that stays
-under is allowed; a datastore on a LUN with a dead path is refused; Fault Tolerance and shared
-buses need eager disks; thresholds and waivers in force change the answer; the figures before
+under is allowed; a datastore on a LUN with a dead path is refused; shared buses need eager
+disks, Fault Tolerance (6.5 and later) only at --fail-on info; thresholds and waivers in force change the answer; the figures before
 and after are the planted ones moved by the proposal; exit codes and the stale-snapshot rule.
 The expected values come from the scenario's planted facts, not from vslint's output."""
 import json
@@ -69,8 +69,14 @@ CASES = {
     'a dead path behind the datastore': (
         ['--datastore', 'ds-gate-dead', '--disk-gb', '1'], False,
         [('multipath-redundancy', 'lun', None)]),
+    # FT since ESXi 6.5 supports thin disks: vdisk-format says so as info, below the default
+    # --fail-on warning; a pipeline that fails on info is refused.
     'Fault Tolerance on thin disks': (
         ['--datastore', 'ds-gate-roomy', '--disk-gb', '10', '--disk-format', 'thin', '--ft'],
+        True, []),
+    'Fault Tolerance on thin disks, failing on info': (
+        ['--datastore', 'ds-gate-roomy', '--disk-gb', '10', '--disk-format', 'thin', '--ft',
+         '--fail-on', 'info'],
         False, [('vdisk-format', 'vm', 'proposed VM')]),
     'Fault Tolerance on eager disks': (
         ['--datastore', 'ds-gate-roomy', '--disk-gb', '10', '--disk-format', 'eager', '--ft'],

@@ -50,8 +50,14 @@ GATE = {
                                  [('thin-overcommit', 'datastore', 'ds-gate-thin')]),
     'overcommit stays under': ({'datastore': 'ds-gate-thin', 'disks_gb': [3],
                                 'disk_format': 'thin'}, []),
-    'FT on lazy disks': ({'datastore': 'ds-gate-roomy', 'disks_gb': [10], 'ft': True},
-                         [('vdisk-format', 'vm', 'proposed VM')]),
+    # FT on ESXi 6.5+ supports lazy disks: vdisk-format's info denies only at fail_on info.
+    'FT on lazy disks': ({'datastore': 'ds-gate-roomy', 'disks_gb': [10], 'ft': True}, []),
+    'FT on lazy disks, failing on info': ({'datastore': 'ds-gate-roomy', 'disks_gb': [10],
+                                           'ft': True, 'fail_on': 'info'},
+                                          [('vdisk-format', 'vm', 'proposed VM')]),
+    'a shared bus on lazy disks': ({'datastore': 'ds-gate-roomy', 'disks_gb': [10],
+                                    'shared_bus': True},
+                                   [('vdisk-format', 'vm', 'proposed VM')]),
     'fail_on critical': ({'datastore': 'ds-gate-free', 'disks_gb': [18], 'fail_on': 'critical'},
                          []),
 }

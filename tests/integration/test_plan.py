@@ -22,6 +22,7 @@ from esxcli_ref import COMMANDS, PlanError, esxcli_commands, host_sections, pars
 from simlib import VimClient, Workspace, run_ok, vcenter, vslint
 
 LUN = 'naa.60060160a0b0000000000000000000a%d'
+EST = 'naa.60060160e5e5000000000000000000e%d'  # esx-estates' LUNs (scenario_estates.go)
 # The planted violations of tests/sim/scenario_violations.go whose fix is a host setting, as
 # the changes each host's section must make (the header comment of that file is the spec).
 # ds-unmap-none is mounted on the lab hosts: its reclaim priority is set from the first by
@@ -55,10 +56,19 @@ WANT = {
         ('system settings advanced set', (('int-value', '1'),
                                           ('option', '/VMFS3/EnableBlockDelete'))),
     },
+    # VMW_PSP_FIXED, and Round Robin switching by bytes. Not its latency Round Robin (a task:
+    # accepted, never switched back to an IOPS limit) nor its vendor PSPs (not judged).
+    'esx-estates': {
+        ('storage nmp device set', (('device', EST % 4), ('psp', 'VMW_PSP_RR'))),
+        ('storage nmp psp roundrobin deviceconfig set',
+         (('device', EST % 4), ('iops', '1'), ('type', 'iops'))),
+        ('storage nmp psp roundrobin deviceconfig set',
+         (('device', EST % 6), ('iops', '1'), ('type', 'iops'))),
+    },
 }
 # Planted violations a host setting does not fix: tasks, never commands.
 TASKS = ['ds-free-crit', 'ds-size-huge', 'ds-crowded', 'vm-snap-old', 'vm-ft-lazy',
-         'ds-overcommit', 'vm-reclaim-old', LUN % 5]
+         'ds-overcommit', 'vm-reclaim-old', LUN % 5, EST % 5]
 
 
 def changes(section):
@@ -166,9 +176,10 @@ def test_findings_no_setting_fixes_are_tasks(esx_plan):
 def test_check_and_vcenter_filters(lab):
     only = plan(lab.conf, '--offline', '--check', 'multipath-policy')
     sections = host_sections(only)
-    assert list(sections) == ['esx-san-1']
+    assert list(sections) == ['esx-estates', 'esx-san-1']
     assert {c['cmd'][2] for c in sections['esx-san-1']['changes']} == {'device', 'psp'}
-    assert 'Tasks for a person (0)' in only
+    # esx-estates' latency Round Robin: accepted, a task to read, not a command.
+    assert 'Tasks for a person (1)' in only and EST % 5 in tasks_part(only)
     res = vslint('plan', '-c', lab.conf, '--offline', '--check', 'no-such-check')
     assert res.returncode == 2 and "no check 'no-such-check'" in res.stderr and not res.stdout
     res = vslint('plan', '-c', lab.conf, '--offline', '--vcenter', 'nope')

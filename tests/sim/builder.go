@@ -102,6 +102,7 @@ func (w *world) addCluster(name string) *simulator.ClusterComputeResource {
 type hostOpts struct {
 	enableBlockDelete int64 // VMFS3.EnableBlockDelete
 	refuseEsxcli      bool
+	version           string // config.product.version; "" keeps the simulator's 6.5.0
 }
 
 func (w *world) addHost(cluster *simulator.ClusterComputeResource, name string, o hostOpts) *simulator.HostSystem {
@@ -118,6 +119,14 @@ func (w *world) addHost(cluster *simulator.ClusterComputeResource, name string, 
 	// sanLun Round Robin with iops=1.
 	x.userRules = []satpRule{dgcRule()}
 
+	if o.version != "" {
+		lock(h, func() {
+			p := h.Config.Product
+			p.Version, p.FullName = o.version, "VMware ESXi "+o.version+" build-3620759"
+			h.Config.Product = p
+			h.Summary.Config.Product = &p
+		})
+	}
 	lock(h, func() {
 		// Own OptionManager with its own copies of the settings (the stock
 		// hosts share the pointers of esx.Setting).
@@ -307,6 +316,13 @@ type lunSpec struct {
 	local       bool // localDisk true
 	noLocalDisk bool // leave localDisk out, as some hosts do
 	ssd         bool
+	// lunType, when set and not "disk", makes the device a plain ScsiLun
+	// of that type (enclosure, tape, mediaChanger), as hosts list them.
+	lunType string
+	// pspConfig is esxcli's PathSelectionPolicyDeviceConfig for the
+	// device instead of the one its policy and iops imply (latency or
+	// bytes Round Robin).
+	pspConfig string
 }
 
 // dgcRule is the user claim rule that makes sanLun LUNs presented later
@@ -381,7 +397,19 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 		if l.noLocalDisk {
 			disk.LocalDisk = nil
 		}
-		sd.ScsiLun = append(sd.ScsiLun, disk)
+		if l.lunType != "" && l.lunType != "disk" {
+			dev := disk.ScsiLun
+			dev.LunType = l.lunType
+			dev.DeviceType = map[string]string{"tape": "sequential-access", "mediaChanger": "media-changer"}[l.lunType]
+			if dev.DeviceType == "" {
+				dev.DeviceType = l.lunType
+			}
+			dev.DeviceName = "/vmfs/devices/genscsi/" + l.canonical
+			dev.DisplayName = fmt.Sprintf("%s %s (%s)", l.vendor, l.lunType, l.canonical)
+			sd.ScsiLun = append(sd.ScsiLun, &dev)
+		} else {
+			sd.ScsiLun = append(sd.ScsiLun, disk)
+		}
 		lu := types.HostMultipathInfoLogicalUnit{
 			Key:                    "key-vim.host.MultipathInfo.LogicalUnit-" + id,
 			Id:                     id,
@@ -436,7 +464,11 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 			lu.Policy = &types.HostMultipathInfoLogicalUnitPolicy{Policy: l.policy}
 		}
 		sd.MultipathInfo.Lun = append(sd.MultipathInfo.Lun, lu)
-		if l.policy == "VMW_PSP_RR" {
+		if l.pspConfig != "" {
+			extraFor(h.Self).pspConfig[l.canonical] = l.pspConfig
+		}
+		// A latency config has no IOPS limit (iops 0): esxcli shows none.
+		if l.policy == "VMW_PSP_RR" && (l.pspConfig == "" || l.iops > 0) {
 			extraFor(h.Self).iops[l.canonical] = l.iops
 		}
 	})
@@ -447,6 +479,7 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 type lunView struct {
 	canonical, displayName, policy, satp string
 	policyType, plugin                   string
+	lunType                              string // ScsiLun.lunType: disk, enclosure, tape, ...
 	local                                bool
 	localDisk                            *bool
 	paths                                []struct{ name, state, adapter string }
@@ -469,20 +502,25 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 		return nil
 	}
 	sd := h.Config.StorageDevice
-	byKey := map[string]*types.HostScsiDisk{}
+	// Disks (HostScsiDisk) and the other SCSI devices a host lists as plain
+	// ScsiLun: enclosures, tape drives, media changers.
+	byKey := map[string]types.BaseScsiLun{}
 	for _, l := range sd.ScsiLun {
-		if d, ok := l.(*types.HostScsiDisk); ok {
-			byKey[d.Key] = d
-		}
+		byKey[l.GetScsiLun().Key] = l
 	}
 	devices := map[string]string{} // adapter key -> device
 	for _, a := range sd.HostBusAdapter {
 		hba := a.GetHostHostBusAdapter()
 		devices[hba.Key] = hba.Device
 	}
-	view := func(d *types.HostScsiDisk) lunView {
-		return lunView{canonical: d.CanonicalName, displayName: d.DisplayName,
-			local: d.LocalDisk != nil && *d.LocalDisk, localDisk: d.LocalDisk, plugin: claimedBy(sd, d.Key)}
+	view := func(l types.BaseScsiLun) lunView {
+		d := l.GetScsiLun()
+		v := lunView{canonical: d.CanonicalName, displayName: d.DisplayName, lunType: d.LunType,
+			plugin: claimedBy(sd, d.Key)}
+		if disk, ok := l.(*types.HostScsiDisk); ok {
+			v.local, v.localDisk = disk.LocalDisk != nil && *disk.LocalDisk, disk.LocalDisk
+		}
+		return v
 	}
 	listed := map[string]bool{}
 	if sd.MultipathInfo != nil {
@@ -491,7 +529,7 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 			if d == nil {
 				continue
 			}
-			listed[d.Key] = true
+			listed[lu.Lun] = true
 			v := view(d)
 			if lu.Policy != nil {
 				v.policy = lu.Policy.GetHostMultipathInfoLogicalUnitPolicy().Policy
@@ -513,8 +551,8 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 	}
 	// Devices of other plug-ins (PowerPath) are not in multipathInfo.
 	for _, l := range sd.ScsiLun {
-		if d, ok := l.(*types.HostScsiDisk); ok && !listed[d.Key] {
-			out = append(out, view(d))
+		if !listed[l.GetScsiLun().Key] {
+			out = append(out, view(l))
 		}
 	}
 	return out
@@ -876,10 +914,17 @@ type diskSpec struct {
 	gib    int64
 	format string // thin, lazyzeroedthick, eagerzeroedthick, rdm
 	ctrl   int    // index into vmSpec.controllers
+	// delta > 0 makes the disk a delta file, "<vm>-00000N.vmdk" (or
+	// "<vm>_<i>-00000N.vmdk"), whose backing.parent is parent, or the VM's
+	// own base file when parent is "" (noParent: none, as a name only).
+	delta    int
+	parent   string
+	noParent bool
+	sharing  types.VirtualDiskSharing // backing.sharing; "" leaves it unset
 }
 
 type ctrlSpec struct {
-	kind      string // pvscsi, lsilogic, lsilogicsas
+	kind      string // pvscsi, lsilogic, lsilogicsas, nvme
 	sharedBus types.VirtualSCSISharing
 }
 
@@ -900,6 +945,10 @@ type vmSpec struct {
 	disks       []diskSpec
 	snapshots   []snapSpec
 	iso         *simulator.Datastore // a CD-ROM with an ISO image from this datastore
+	// runtime.consolidationNeeded (always sent, as vCenter does), and
+	// config.managedBy (a replication product's replica) when set.
+	consolidationNeeded bool
+	managedBy           *types.ManagedByInfo
 }
 
 func defaultDisk(ds *simulator.Datastore) []diskSpec {
@@ -927,6 +976,12 @@ func newController(i int, c ctrlSpec) types.BaseVirtualDevice {
 		ScsiCtlrUnitNumber: 7,
 	}
 	switch c.kind {
+	case "nvme":
+		// The virtual NVMe controller: not SCSI, no shared bus.
+		nvme := &types.VirtualNVMEController{VirtualController: base.VirtualController}
+		nvme.DeviceInfo = &types.Description{Label: fmt.Sprintf("NVME controller %d", i), Summary: "NVME controller"}
+		nvme.Key = int32(31000 + i)
+		return nvme
 	case "lsilogic":
 		base.DeviceInfo.GetDescription().Summary = "LSI Logic"
 		return &types.VirtualLsiLogicController{VirtualSCSIController: base}
@@ -984,12 +1039,12 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 		VirtualDevice: types.VirtualDevice{Key: 100, DeviceInfo: &types.Description{Label: "PCI controller 0", Summary: "PCI controller 0"}},
 	}}
 	devices := []types.BaseVirtualDevice{pci}
-	var ctrls []*types.VirtualSCSIController
+	var ctrls []*types.VirtualController
 	for i, c := range s.controllers {
 		d := newController(i, c)
 		devices = append(devices, d)
 		pci.Device = append(pci.Device, d.GetVirtualDevice().Key)
-		ctrls = append(ctrls, d.(types.BaseVirtualSCSIController).GetVirtualSCSIController())
+		ctrls = append(ctrls, d.(types.BaseVirtualController).GetVirtualController())
 	}
 	var committed, uncommitted int64
 	dsSeen := map[types.ManagedObjectReference]bool{homeDs.Self: true}
@@ -1002,9 +1057,25 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 			unit++
 		}
 		units[d.ctrl] = unit + 1
-		file := fmt.Sprintf("[%s] %s/%s.vmdk", d.ds.Name, s.name, s.name)
+		base := s.name
 		if i > 0 {
-			file = fmt.Sprintf("[%s] %s/%s_%d.vmdk", d.ds.Name, s.name, s.name, i)
+			base = fmt.Sprintf("%s_%d", s.name, i)
+		}
+		file := fmt.Sprintf("[%s] %s/%s.vmdk", d.ds.Name, s.name, base)
+		var parent *types.VirtualDiskFlatVer2BackingInfo
+		if d.delta > 0 {
+			parentFile := d.parent
+			if parentFile == "" {
+				parentFile = file
+			}
+			file = fmt.Sprintf("[%s] %s/%s-%06d.vmdk", d.ds.Name, s.name, base, d.delta)
+			if !d.noParent {
+				parent = &types.VirtualDiskFlatVer2BackingInfo{
+					VirtualDeviceFileBackingInfo: types.VirtualDeviceFileBackingInfo{FileName: parentFile, Datastore: &d.ds.Self},
+					DiskMode:                     "persistent",
+					ThinProvisioned:              types.NewBool(d.format == "thin"),
+				}
+			}
 		}
 		fb := types.VirtualDeviceFileBackingInfo{FileName: file, Datastore: &d.ds.Self}
 		var backing types.BaseVirtualDeviceBackingInfo
@@ -1028,6 +1099,8 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 				ThinProvisioned:              types.NewBool(d.format == "thin"),
 				EagerlyScrub:                 types.NewBool(d.format == "eagerzeroedthick"),
 				Uuid:                         fmt.Sprintf("6000C29%x", sum[i%8:i%8+12]),
+				Parent:                       parent,
+				Sharing:                      string(d.sharing),
 			}
 			backing = fb2
 		}
@@ -1107,13 +1180,15 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 				SuspendDirectory:  fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
 				LogDirectory:      fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
 			},
-			Hardware: types.VirtualHardware{NumCPU: 2, NumCoresPerSocket: 1, MemoryMB: 4096, Device: devices},
+			Hardware:  types.VirtualHardware{NumCPU: 2, NumCoresPerSocket: 1, MemoryMB: 4096, Device: devices},
+			ManagedBy: s.managedBy,
 		}
 		vm.Runtime = types.VirtualMachineRuntimeInfo{
 			Host:                &hostRef,
 			ConnectionState:     types.VirtualMachineConnectionStateConnected,
 			PowerState:          power,
 			FaultToleranceState: s.ftState,
+			ConsolidationNeeded: types.NewBool(s.consolidationNeeded),
 			MaxCpuUsage:         4600,
 			MaxMemoryUsage:      4096,
 		}

@@ -98,6 +98,12 @@ func getRoundRobin(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	if !ok || iops == 1000 {
 		iops, typ = 1000, "Default"
 	}
+	// A device switching by bytes or latency says so, whatever its IOPS limit.
+	if cfg := x.pspConfig[args["device"]]; strings.Contains(cfg, "policy=bytes") {
+		typ = "Bytes"
+	} else if strings.Contains(cfg, "policy=latency") {
+		typ = "Latency"
+	}
 	return []record{{"VimEsxCLIstoragenmppsproundrobindeviceconfiggetRoundRobinConfig", []field{
 		{"ByteLimit", "10485760"}, {"Device", args["device"]},
 		{"IOOperationLimit", fmt.Sprint(iops)}, {"LimitType", typ},

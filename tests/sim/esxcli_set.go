@@ -135,6 +135,7 @@ func setDevicePolicy(h *simulator.HostSystem, x *hostExtra, args map[string]stri
 		return err
 	}
 	lu.Policy = &types.HostMultipathInfoLogicalUnitPolicy{Policy: args["psp"]}
+	delete(x.pspConfig, args["device"]) // a new policy has its own configuration
 	if args["psp"] == "VMW_PSP_RR" {
 		if _, ok := x.iops[args["device"]]; !ok {
 			x.iops[args["device"]] = 1000 // Round Robin's default
@@ -164,6 +165,8 @@ func setRoundRobin(h *simulator.HostSystem, x *hostExtra, args map[string]string
 	default:
 		return fmt.Errorf("Limit type %q is not emulated", args["type"])
 	}
+	// No longer switching by bytes or latency.
+	delete(x.pspConfig, args["device"])
 	return nil
 }
 

@@ -160,6 +160,9 @@ func init() {
 type hostExtra struct {
 	// iops is the Round Robin IOPS limit per canonical name (RR LUNs only).
 	iops map[string]int
+	// pspConfig is a device's PathSelectionPolicyDeviceConfig where it is
+	// not what its policy and iops imply (latency or bytes Round Robin).
+	pspConfig map[string]string
 	// refuseEsxcli makes ExecuteSoap fail with a fault.
 	refuseEsxcli bool
 	// userRules are the host's SATP claim rules of RuleGroup "user"
@@ -172,7 +175,7 @@ var hostExtras = map[types.ManagedObjectReference]*hostExtra{}
 func extraFor(host types.ManagedObjectReference) *hostExtra {
 	x := hostExtras[host]
 	if x == nil {
-		x = &hostExtra{iops: map[string]int{}}
+		x = &hostExtra{iops: map[string]int{}, pspConfig: map[string]string{}}
 		hostExtras[host] = x
 	}
 	return x
@@ -368,6 +371,9 @@ func nmpDeviceList(h *simulator.HostSystem, x *hostExtra) string {
 			cfg = "{preferred=" + l.pathNames()[0] + ";current=" + l.pathNames()[0] + "}"
 		case "VMW_PSP_MRU":
 			cfg = "Current Path=" + l.pathNames()[0]
+		}
+		if c, ok := x.pspConfig[l.canonical]; ok {
+			cfg = c
 		}
 		var working []string
 		for _, p := range l.paths {

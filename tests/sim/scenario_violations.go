@@ -210,6 +210,8 @@ import (
 //	TWIN      ds-alarm-pod-ok       in datastore cluster pod-alarm, whose alarm is 7000/9000
 //	TWIN      ds-alarm-split        two alarms of its own: yellow-only 7000 and red-only 9000
 //	With -refuse-alarms, GetAlarm faults (NoPermission): an "alarms" gap, no finding.
+//
+// Real estates and their exceptions (issue 27): see scenario_estates.go.
 func buildViolations(w *world) {
 	buildClean(w)
 
@@ -365,6 +367,8 @@ func buildViolations(w *world) {
 	}
 	w.addDatastore(dsSpec{name: "ds-nfs-clean-b", nfs: true, remoteHost: "nfs02.example.com", capacity: c,
 		free: pct(c, 50), hosts: hostsOf(w, "esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean")})
+	// issue 27's real-estate exceptions (scenario_estates.go)
+	plantRealEstates(w)
 	// datastore-alarms
 	plantViolationAlarms(w)
 }

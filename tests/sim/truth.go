@@ -56,7 +56,10 @@ type truthPath struct {
 
 type truthLun struct {
 	CanonicalName string `json:"canonical_name"`
-	Local         bool   `json:"local"`
+	// Local is localDisk as vslint reads it: null for a device that is not
+	// a disk (an enclosure, a tape), which has no localDisk.
+	Local   *bool  `json:"local"`
+	LunType string `json:"lun_type"`
 	// LocalDisk is ScsiLun.localDisk as sent: null when the host leaves it out.
 	LocalDisk *bool  `json:"local_disk"`
 	Policy    string `json:"policy"`
@@ -101,6 +104,7 @@ type truthVswitch struct {
 type truthHost struct {
 	Moref             string         `json:"moref"`
 	Name              string         `json:"name"`
+	ProductVersion    string         `json:"product_version"` // config.product.version
 	EnableBlockDelete *int64         `json:"enable_block_delete"`
 	Vnics             []truthVnic    `json:"vnics"`
 	Vswitches         []truthVswitch `json:"vswitches"`
@@ -164,9 +168,9 @@ type truthSnapshot struct {
 }
 
 type truthController struct {
-	Key       int32  `json:"key"`
-	Type      string `json:"type"`
-	SharedBus string `json:"shared_bus"`
+	Key       int32   `json:"key"`
+	Type      string  `json:"type"`
+	SharedBus *string `json:"shared_bus"` // null for a controller without one (NVMe)
 }
 
 type truthDisk struct {
@@ -177,6 +181,8 @@ type truthDisk struct {
 	CapacityBytes int64  `json:"capacity_bytes"`
 	Format        string `json:"format"`
 	ControllerKey int32  `json:"controller_key"`
+	Parent        string `json:"parent"`  // backing.parent.fileName, "" for none
+	Sharing       string `json:"sharing"` // backing.sharing, "" when unset
 }
 
 type truthVM struct {
@@ -192,6 +198,9 @@ type truthVM struct {
 	Disks       []truthDisk       `json:"disks"`
 	VMPathName  string            `json:"vm_path_name"`
 	Datastores  []string          `json:"datastores"` // VirtualMachine.datastore morefs
+	// runtime.consolidationNeeded, and config.managedBy's extensionKey ("" for none).
+	ConsolidationNeeded bool   `json:"consolidation_needed"`
+	ManagedBy           string `json:"managed_by"`
 }
 
 type truth struct {
@@ -227,6 +236,9 @@ func delayedAck(opts []types.HostInternetScsiHbaParamValue) truthDelayedAck {
 func hostTruth(h *simulator.HostSystem) truthHost {
 	t := truthHost{Moref: h.Self.Value, Name: h.Name, Vnics: []truthVnic{}, Vswitches: []truthVswitch{},
 		HBAs: []truthAnyHBA{}, IscsiHBAs: []truthHBA{}, Luns: []truthLun{}}
+	if h.Config != nil {
+		t.ProductVersion = h.Config.Product.Version
+	}
 	if h.ConfigManager.AdvancedOption != nil {
 		if om, ok := simulator.Map.Get(*h.ConfigManager.AdvancedOption).(*simulator.OptionManager); ok {
 			for _, s := range om.Setting {
@@ -282,11 +294,15 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 	}
 	x := extraFor(h.Self)
 	for _, l := range hostLuns(h) {
-		tl := truthLun{CanonicalName: l.canonical, Local: l.local, LocalDisk: l.localDisk, Policy: l.policy,
+		local := l.local
+		tl := truthLun{CanonicalName: l.canonical, Local: &local, LunType: l.lunType, LocalDisk: l.localDisk, Policy: l.policy,
 			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{}}
 		if iops, ok := x.iops[l.canonical]; ok && !x.refuseEsxcli && !l.local && l.policy == "VMW_PSP_RR" {
 			v := iops
 			tl.IopsLimit = &v
+		}
+		if l.lunType != "" && l.lunType != "disk" {
+			tl.Local = nil
 		}
 		for _, p := range l.paths {
 			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter})
@@ -332,14 +348,22 @@ func vmTruth(vm *simulator.VirtualMachine) truthVM {
 	if vm.Runtime.Host != nil {
 		t.Host = vm.Runtime.Host.Value
 	}
+	t.ConsolidationNeeded = vm.Runtime.ConsolidationNeeded != nil && *vm.Runtime.ConsolidationNeeded
+	if vm.Config != nil && vm.Config.ManagedBy != nil {
+		t.ManagedBy = vm.Config.ManagedBy.ExtensionKey
+	}
 	if vm.Config != nil {
 		t.Template = vm.Config.Template
 		t.HwVersion = vm.Config.Version
 		for _, d := range vm.Config.Hardware.Device {
 			if c, ok := d.(types.BaseVirtualSCSIController); ok {
 				sc := c.GetVirtualSCSIController()
+				bus := string(sc.SharedBus)
 				t.Controllers = append(t.Controllers, truthController{Key: sc.Key,
-					Type: reflect.TypeOf(d).Elem().Name(), SharedBus: string(sc.SharedBus)})
+					Type: reflect.TypeOf(d).Elem().Name(), SharedBus: &bus})
+			}
+			if c, ok := d.(*types.VirtualNVMEController); ok {
+				t.Controllers = append(t.Controllers, truthController{Key: c.Key, Type: "VirtualNVMEController"})
 			}
 			if disk, ok := d.(*types.VirtualDisk); ok {
 				td := truthDisk{Key: disk.Key, CapacityBytes: disk.CapacityInBytes, Format: diskFormat(disk.Backing),
@@ -352,6 +376,12 @@ func vmTruth(vm *simulator.VirtualMachine) truthVM {
 					td.FileName = f.FileName
 					if f.Datastore != nil {
 						td.Datastore = f.Datastore.Value
+					}
+				}
+				if fb, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok {
+					td.Sharing = fb.Sharing
+					if fb.Parent != nil {
+						td.Parent = fb.Parent.FileName
 					}
 				}
 				t.Disks = append(t.Disks, td)

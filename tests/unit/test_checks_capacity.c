@@ -21,6 +21,7 @@ extern const struct check chk_datastore_size;
 extern const struct check chk_vms_per_datastore;
 extern const struct check chk_thin_overcommit;
 extern const struct check chk_snapshots;
+extern const struct check chk_snapshot_consolidation;
 extern const struct check chk_pvscsi_controller;
 extern const struct check chk_vmfs_version;
 
@@ -781,6 +782,8 @@ TEST(test_pvscsi)
     struct est_controller mixed[] = {{1000, "ParaVirtualSCSIController", "noSharing"},
                                      {1001, "VirtualLsiLogicController", "noSharing"}};
     struct est_controller unk[] = {{1000, NULL, NULL}};
+    struct est_controller nvme[] = {{1000, "VirtualNVMEController", NULL}};
+    struct est_controller bus[] = {{1000, "VirtualBusLogicController", "noSharing"}};
 #define DISK(cap, ctl)                                                                             \
     {                                                                                              \
         .key = 2000, .datastore = EST_NONE, .capacity_bytes = (cap), .format = "lazyzeroedthick",  \
@@ -790,10 +793,16 @@ TEST(test_pvscsi)
                                DISK(40 * GIB, 0)};
     struct est_disk three0[] = {DISK(100 * GIB, 0), DISK(100 * GIB, 0), DISK(100 * GIB, 0)};
     struct est_disk big800[] = {DISK(800 * GIB, 0)};
-    struct est_disk at750[] = {DISK(375000000000, 0), DISK(375000000000, 0)};
-    struct est_disk over750[] = {DISK(375000000000, 0), DISK(375000000001, 0)};
+    /* 750 GiB exactly is not more than 750 GiB; a byte more is. (750 GB, 10^9 bytes, would
+     * have flagged both: sizes are GiB, as vSphere shows them.) */
+    struct est_disk at750[] = {DISK(375 * GIB, 0), DISK(375 * GIB, 0)};
+    struct est_disk over750[] = {DISK(375 * GIB, 0), DISK(375 * GIB + 1, 0)};
+    /* Data disks on PVSCSI, the OS disk on LSI Logic: one light emulated disk. */
     struct est_disk four_mixed[] = {DISK(40 * GIB, 0), DISK(40 * GIB, 0), DISK(40 * GIB, 0),
                                     DISK(40 * GIB, 1)};
+    /* Four disks on LSI Logic beside one on PVSCSI: heavy on the emulated ones alone. */
+    struct est_disk five_mixed[] = {DISK(40 * GIB, 1), DISK(40 * GIB, 1), DISK(40 * GIB, 1),
+                                    DISK(40 * GIB, 1), DISK(40 * GIB, 0)};
     struct est_disk four_none[] = {DISK(40 * GIB, EST_NONE), DISK(40 * GIB, EST_NONE),
                                    DISK(40 * GIB, EST_NONE), DISK(40 * GIB, EST_NONE)};
     struct est_disk big_unknown_cap[] = {DISK(EST_UNKNOWN, 0), DISK(800 * GIB, 0)};
@@ -818,6 +827,9 @@ TEST(test_pvscsi)
         VM("tmpl-many-lsi", lsi, four0),
         VM("vm-cap-unknown", lsi, big_unknown_cap),
         VM("vm-small-cap-unknown", lsi, small_unknown_cap),
+        VM("vm-nvme", nvme, four0),
+        VM("vm-buslogic", bus, four0),
+        VM("vm-mixed-heavy", mixed, five_mixed),
     };
 #undef VM
     vms[10].template = 1;
@@ -826,10 +838,11 @@ TEST(test_pvscsi)
         {"vm-many-disks-lsi", SEV_INFO, NULL}, {"vm-many-disks-pvscsi", NONE, NULL},
         {"vm-big-lsi", SEV_INFO, NULL},        {"vm-bigdisk", NONE, NULL},
         {"vm-three-lsi", NONE, NULL},          {"vm-at-750", NONE, NULL},
-        {"vm-over-750", SEV_INFO, NULL},       {"vm-mixed", SEV_INFO, NULL},
+        {"vm-over-750", SEV_INFO, NULL},       {"vm-mixed", NONE, NULL},
         {"vm-ctl-unknown", NONE, NULL},        {"vm-type-unknown", NONE, NULL},
         {"tmpl-many-lsi", NONE, NULL},         {"vm-cap-unknown", SEV_INFO, NULL},
-        {"vm-small-cap-unknown", NONE, NULL},
+        {"vm-small-cap-unknown", NONE, NULL},  {"vm-nvme", NONE, NULL},
+        {"vm-buslogic", SEV_INFO, NULL},       {"vm-mixed-heavy", SEV_INFO, NULL},
     };
     struct chk_results r = tl_run(&chk_pvscsi_controller, NULL, &e, NOW);
     tl_want_table(&r, want, N(want), NULL, NULL);
@@ -837,18 +850,22 @@ TEST(test_pvscsi)
     const struct chk_finding *f = tl_find(&r, "vm-many-disks-lsi", NULL);
     assert_string_equal(f->object_type, "vm");
     assert_int_equal((int)tl_ev_num(f, "disks"), 4);
-    assert_int_equal((int)tl_ev_num(f, "disks_not_on_pvscsi"), 4);
-    assert_int_equal((int64_t)tl_ev_num(f, "total_disk_bytes"), 160 * GIB);
+    assert_int_equal((int)tl_ev_num(f, "emulated_controller_disks"), 4);
+    assert_int_equal((int64_t)tl_ev_num(f, "emulated_disk_bytes"), 160 * GIB);
+    assert_true(tl_ev_num(f, "emulated_disk_gib") == 160);
     json_t *types = json_object_get(f->evidence, "controller_types");
     assert_int_equal(json_array_size(types), 1);
     assert_string_equal(json_string_value(json_array_get(types, 0)), "VirtualLsiLogicController");
     assert_non_null(strstr(f->message, "VirtualLsiLogicController"));
 
     f = tl_find(&r, "vm-big-lsi", NULL);
-    assert_int_equal((int64_t)tl_ev_num(f, "total_disk_bytes"), 800 * GIB);
+    assert_int_equal((int64_t)tl_ev_num(f, "emulated_disk_bytes"), 800 * GIB);
+    assert_non_null(strstr(f->message, "800.0 GiB"));
     assert_true(tl_ev_num(f, "max_disk_gb") == 750 && tl_ev_num(f, "max_disks") == 3);
-    f = tl_find(&r, "vm-mixed", NULL);
-    assert_int_equal((int)tl_ev_num(f, "disks_not_on_pvscsi"), 1);
+    f = tl_find(&r, "vm-mixed-heavy", NULL);
+    assert_int_equal((int)tl_ev_num(f, "disks"), 5);
+    assert_int_equal((int)tl_ev_num(f, "emulated_controller_disks"), 4);
+    assert_int_equal((int64_t)tl_ev_num(f, "emulated_disk_bytes"), 160 * GIB);
     f = tl_find(&r, "vm-cap-unknown", NULL);
     assert_int_equal((int)tl_ev_num(f, "unknown_capacity_disks"), 1);
     chk_results_free(&r);
@@ -860,7 +877,151 @@ TEST(test_pvscsi)
     chk_results_free(&r);
 
     r = tl_run_with(&chk_pvscsi_controller, "max_disk_gb", 200, &e, NOW);
-    tl_want(&r, "vm-three-lsi", SEV_INFO); /* 322 GB */
+    tl_want(&r, "vm-three-lsi", SEV_INFO); /* 300 GiB */
+    tl_want(&r, "vm-mixed", NONE);         /* 40 GiB on LSI Logic */
+    chk_results_free(&r);
+}
+
+/* ---- snapshots by design, and snapshot-consolidation ---- */
+
+/* A small estate of delta disks: ds-low is under 30 % free, ds-ok above. */
+struct delta_world {
+    struct est_datastore ds[2];
+    struct est_disk disks[9][1];
+    struct est_snapshot snap[1];
+    struct est_vm vms[9];
+    struct estate e;
+};
+
+enum { DW_OK, DW_LOW };
+
+static void delta_build(struct delta_world *w)
+{
+    static const struct {
+        const char *vm, *file, *parent, *managed_by;
+        int ds, consolidate, snapshots, template;
+    } rows[] = {
+        /* 0: the backup product's leftover: a delta and no snapshot. */
+        {"vm-orphan", "[ds-ok] vm-orphan/vm-orphan-000001.vmdk", "[ds-ok] vm-orphan/vm-orphan.vmdk",
+         NULL, DW_OK, 0, 0, 0},
+        /* 1: the same on a datastore under the free-space thresholds. */
+        {"vm-orphan-low", "[ds-low] vm-orphan-low/vm-orphan-low-000003.vmdk", NULL, NULL, DW_LOW,
+         0, 0, 0},
+        /* 2: vCenter says consolidation is needed. */
+        {"vm-consolidate", "[ds-ok] vm-consolidate/vm-consolidate-000002.vmdk",
+         "[ds-ok] vm-consolidate/vm-consolidate-000001.vmdk", NULL, DW_OK, 1, 1, 0},
+        /* 3: the source of linked clones (4, 5): a snapshot on purpose, 10 days old. */
+        {"vm-golden", "[ds-ok] vm-golden/vm-golden-000001.vmdk", "[ds-ok] vm-golden/vm-golden.vmdk",
+         NULL, DW_OK, 0, 1, 0},
+        /* 4, 5: linked clones: deltas of another VM's disk, no snapshot, by design. */
+        {"vm-clone-1", "[ds-ok] vm-clone-1/vm-clone-1-000001.vmdk",
+         "[ds-ok] vm-golden/vm-golden.vmdk", NULL, DW_OK, 0, 0, 0},
+        {"vm-clone-2", "[ds-ok] vm-clone-2/vm-clone-2-000001.vmdk",
+         "[ds-ok] vm-golden/vm-golden.vmdk", NULL, DW_OK, 0, 0, 0},
+        /* 6: a replica of a replication product: restore points as snapshots and deltas. */
+        {"vm-replica", "[ds-ok] vm-replica/vm-replica-000001.vmdk",
+         "[ds-ok] vm-replica/vm-replica.vmdk", "com.vmware.vcDr", DW_OK, 0, 1, 0},
+        /* 7: an ordinary base disk, and 8: a template on a delta (runs nothing). */
+        {"vm-plain", "[ds-ok] vm-plain/vm-plain.vmdk", NULL, NULL, DW_OK, 0, 0, 0},
+        {"tmpl-delta", "[ds-ok] tmpl-delta/tmpl-delta-000001.vmdk", NULL, NULL, DW_OK, 0, 0, 1},
+    };
+
+    memset(w, 0, sizeof(*w));
+    w->ds[DW_OK] = (struct est_datastore){.moref = "d1", .name = "ds-ok", .type = "VMFS",
+                                          .capacity = 100 * GIB, .free_space = 50 * GIB,
+                                          .accessible = 1, .pod = EST_NONE};
+    w->ds[DW_LOW] = (struct est_datastore){.moref = "d2", .name = "ds-low", .type = "VMFS",
+                                           .capacity = 100 * GIB, .free_space = 20 * GIB,
+                                           .accessible = 1, .pod = EST_NONE};
+    w->snap[0] = (struct est_snapshot){"base", NOW - 10 * DAY, 1};
+    for (size_t i = 0; i < N(rows); i++) {
+        w->disks[i][0] = (struct est_disk){.key = 2000,
+                                           .label = "Hard disk 1",
+                                           .file_name = rows[i].file,
+                                           .parent = rows[i].parent,
+                                           .datastore = (size_t)rows[i].ds,
+                                           .capacity_bytes = 40 * GIB,
+                                           .format = "thin",
+                                           .controller = EST_NONE};
+        w->vms[i] = (struct est_vm){.moref = rows[i].vm,
+                                    .name = rows[i].vm,
+                                    .template = rows[i].template,
+                                    .power_state = "poweredOn",
+                                    .host = EST_NONE,
+                                    .disks = w->disks[i],
+                                    .n_disks = 1,
+                                    .snapshots = rows[i].snapshots ? w->snap : NULL,
+                                    .n_snapshots = (size_t)rows[i].snapshots,
+                                    .consolidation_needed = rows[i].consolidate,
+                                    .managed_by = rows[i].managed_by};
+    }
+    w->e = (struct estate){.vcenter = "vc", .datastores = w->ds, .n_datastores = 2,
+                           .vms = w->vms, .n_vms = N(rows)};
+}
+
+TEST(test_snapshot_consolidation)
+{
+    static struct delta_world w;
+    static const struct tl_want_row want[] = {
+        {"vm-orphan", SEV_WARNING, NULL},    {"vm-orphan-low", SEV_CRITICAL, NULL},
+        {"vm-consolidate", SEV_WARNING, NULL}, {"vm-golden", NONE, NULL},
+        {"vm-clone-1", NONE, NULL},          {"vm-clone-2", NONE, NULL},
+        {"vm-replica", NONE, NULL},          {"vm-plain", NONE, NULL},
+        {"tmpl-delta", NONE, NULL},
+    };
+
+    delta_build(&w);
+    struct chk_results r = tl_run(&chk_snapshot_consolidation, NULL, &w.e, NOW);
+    tl_want_table(&r, want, N(want), NULL, NULL);
+    const struct chk_finding *f = tl_find(&r, "vm-orphan", NULL);
+    assert_int_equal((int)tl_ev_num(f, "orphaned_deltas"), 1);
+    assert_false(tl_ev_bool(f, "consolidation_needed"));
+    assert_non_null(strstr(f->message, "no snapshot"));
+    f = tl_find(&r, "vm-orphan-low", NULL);
+    assert_string_equal(tl_ev_str(f, "low_datastore"), "ds-low");
+    assert_non_null(strstr(f->message, "ds-low"));
+    f = tl_find(&r, "vm-consolidate", NULL);
+    assert_true(tl_ev_bool(f, "consolidation_needed"));
+    assert_non_null(strstr(f->message, "Consolidate"));
+    chk_results_free(&r);
+
+    /* The source of linked clones needing consolidation is reported, but never told to
+     * consolidate: the clones are named. */
+    w.vms[3].consolidation_needed = 1;
+    r = tl_run(&chk_snapshot_consolidation, NULL, &w.e, NOW);
+    f = tl_find(&r, "vm-golden", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "do not consolidate"));
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "linked_clones")), 2);
+    chk_results_free(&r);
+
+    /* A lower warn_free_pct: ds-low (20 %) is no longer under it. */
+    w.vms[3].consolidation_needed = 0;
+    r = tl_run_with(&chk_snapshot_consolidation, "warn_free_pct", 15, &w.e, NOW);
+    tl_want(&r, "vm-orphan-low", SEV_WARNING);
+    chk_results_free(&r);
+}
+
+TEST(test_snapshots_by_design)
+{
+    static struct delta_world w;
+
+    delta_build(&w);
+    struct chk_results r = tl_run(&chk_snapshots, NULL, &w.e, NOW);
+    /* Aged 10 days all three; the replica is the product's, the golden image's clones depend on
+     * its snapshot: info, and told to keep it. */
+    tl_want(&r, "vm-consolidate", SEV_WARNING);
+    tl_want(&r, "vm-replica", NONE);
+    const struct chk_finding *f = tl_find(&r, "vm-golden", NULL);
+    assert_non_null(f);
+    assert_int_equal(f->severity, SEV_INFO);
+    assert_non_null(strstr(f->message, "do not delete or consolidate"));
+    assert_null(strstr(f->message, "delete or consolidate snapshots"));
+    json_t *clones = json_object_get(f->evidence, "linked_clones");
+    assert_int_equal(json_array_size(clones), 2);
+    assert_string_equal(json_string_value(json_array_get(clones, 0)), "vm-clone-1");
+    f = tl_find(&r, "vm-consolidate", NULL);
+    assert_int_equal(json_array_size(json_object_get(f->evidence, "linked_clones")), 0);
     chk_results_free(&r);
 }
 

@@ -19,7 +19,8 @@
 #define NOW ((int64_t)1750000000)
 
 extern const struct check chk_iscsi_jumbo_frames, chk_iscsi_delayed_ack, chk_vdisk_format,
-    chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier, chk_host_coverage;
+    chk_multipath_policy, chk_multipath_redundancy, chk_device_identifier, chk_host_coverage,
+    chk_satp_claim_rule;
 
 /* ---- iscsi-jumbo-frames ------------------------------------------------------------------ */
 
@@ -488,8 +489,15 @@ static const struct vd_row {
     int hw, ds, host, template;
     int want;
 } vd_rows[] = {
-    {"ft-lazy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, SEV_CRITICAL},
-    {"ft-thin", "needSecondary", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 0, SEV_CRITICAL},
+    /* FT on ESXi 6.5 and later (esx-ebd1 runs 7.0.3) supports thin and lazy-zeroed disks: info,
+     * quoting the guide; on a host older than 6.5 (esx-ebd0, 6.0.0) legacy FT can still run:
+     * critical; a host of unknown version is not guessed to be old. */
+    {"ft-lazy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0, SEV_INFO},
+    {"ft-thin", "needSecondary", "noSharing", "thin", 13, DS_VMFS6, H_EBD1, 0, SEV_INFO},
+    {"ft-lazy-legacy", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD0, 0,
+     SEV_CRITICAL},
+    {"ft-lazy-version-unknown", "running", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBDUNK,
+     0, SEV_INFO},
     {"ft-eager", "running", "noSharing", "eagerzeroedthick", 13, DS_VMFS6, H_EBD1, 0, NONE},
     {"ft-notconfigured", "notConfigured", "noSharing", "lazyzeroedthick", 13, DS_VMFS6, H_EBD1, 0,
      NONE},
@@ -516,13 +524,27 @@ static const struct vd_row {
      0, NONE},
 };
 
+/* Multi-writer disks (backing.sharing sharingMultiWriter: Oracle RAC, clustered file systems) on
+ * a noSharing controller, no FT: eager-zeroed thick on VMFS (KB 1034165). */
+static const struct mw_row {
+    const char *vm, *sharing, *format;
+    int ds, want;
+} mw_rows[] = {
+    {"mw-lazy", "sharingMultiWriter", "lazyzeroedthick", DS_VMFS6, SEV_CRITICAL},
+    {"mw-thin", "sharingMultiWriter", "thin", DS_VMFS5, SEV_CRITICAL},
+    {"mw-eager", "sharingMultiWriter", "eagerzeroedthick", DS_VMFS6, NONE},
+    {"mw-none-lazy", "sharingNone", "lazyzeroedthick", DS_VMFS6, NONE},
+    {"mw-unreported", NULL, "thin", DS_VMFS6, NONE},
+    {"mw-on-nfs", "sharingMultiWriter", "thin", DS_NFS, NONE},
+};
+
 struct vd_world {
     struct est_datastore ds[3];
     struct est_host hosts[3];
-    struct est_vm vms[N(vd_rows) + 1];
-    struct est_controller ctl[N(vd_rows) + 1][2];
-    struct est_disk disks[N(vd_rows) + 1][2];
-    char morefs[N(vd_rows) + 1][32];
+    struct est_vm vms[N(vd_rows) + 1 + N(mw_rows)];
+    struct est_controller ctl[N(vd_rows) + 1 + N(mw_rows)][2];
+    struct est_disk disks[N(vd_rows) + 1 + N(mw_rows)][2];
+    char morefs[N(vd_rows) + 1 + N(mw_rows)][32];
     struct estate e;
 };
 
@@ -536,9 +558,11 @@ static void vd_build(struct vd_world *w)
     w->ds[DS_NFS] =
         (struct est_datastore){.moref = "ds-n", .name = "ds-nfs", .type = "NFS", .pod = EST_NONE};
     w->hosts[H_EBD1] =
-        (struct est_host){.moref = "h1", .name = "esx-ebd1", .enable_block_delete = 1};
+        (struct est_host){.moref = "h1", .name = "esx-ebd1", .product_version = "7.0.3",
+                          .enable_block_delete = 1};
     w->hosts[H_EBD0] =
-        (struct est_host){.moref = "h0", .name = "esx-ebd0", .enable_block_delete = 0};
+        (struct est_host){.moref = "h0", .name = "esx-ebd0", .product_version = "6.0.0",
+                          .enable_block_delete = 0};
     w->hosts[H_EBDUNK] =
         (struct est_host){.moref = "hu", .name = "esx-ebdunk", .enable_block_delete = EST_UNKNOWN};
     for (size_t i = 0; i < N(vd_rows); i++) {
@@ -592,13 +616,34 @@ static void vd_build(struct vd_world *w)
                                 .n_controllers = 2,
                                 .disks = w->disks[m],
                                 .n_disks = 2};
+    for (size_t i = 0; i < N(mw_rows); i++) {
+        size_t k = N(vd_rows) + 1 + i;
+        snprintf(w->morefs[k], sizeof(w->morefs[k]), "vm-mw-%zu", i);
+        w->ctl[k][0] = (struct est_controller){1000, "ParaVirtualSCSIController", "noSharing"};
+        w->disks[k][0] = (struct est_disk){.key = 2000,
+                                           .label = "Hard disk 1",
+                                           .datastore = (size_t)mw_rows[i].ds,
+                                           .capacity_bytes = 40000000000,
+                                           .format = mw_rows[i].format,
+                                           .controller = 0,
+                                           .sharing = mw_rows[i].sharing};
+        w->vms[k] = (struct est_vm){.moref = w->morefs[k],
+                                    .name = mw_rows[i].vm,
+                                    .ft_state = "notConfigured",
+                                    .hw_version = 13,
+                                    .host = H_EBD1,
+                                    .controllers = w->ctl[k],
+                                    .n_controllers = 1,
+                                    .disks = w->disks[k],
+                                    .n_disks = 1};
+    }
     w->e = (struct estate){.vcenter = "vc",
                            .datastores = w->ds,
                            .n_datastores = 3,
                            .hosts = w->hosts,
                            .n_hosts = 3,
                            .vms = w->vms,
-                           .n_vms = N(vd_rows) + 1};
+                           .n_vms = N(vd_rows) + 1 + N(mw_rows)};
 }
 
 TEST(test_vdisk_table)
@@ -607,7 +652,8 @@ TEST(test_vdisk_table)
 
     vd_build(&w);
     struct chk_results r = tl_run(&chk_vdisk_format, NULL, &w.e, NOW);
-    size_t want_n = 1 /* mscs-node */ + TL_WANT_EACH(&r, vd_rows, N(vd_rows), vm, want);
+    size_t want_n = 1 /* mscs-node */ + TL_WANT_EACH(&r, vd_rows, N(vd_rows), vm, want) +
+                    TL_WANT_EACH(&r, mw_rows, N(mw_rows), vm, want);
     tl_want(&r, "mscs-node", SEV_CRITICAL);
     assert_int_equal(r.n, want_n);
 
@@ -622,6 +668,21 @@ TEST(test_vdisk_table)
     f = tl_find(&r, "ft-lazy", NULL);
     assert_string_equal(tl_ev_str(f, "ft_state"), "running");
     assert_true(strstr(f->message, "Fault Tolerance") != NULL);
+    /* Current FT: the guide's own words, and that FT no longer requires it. */
+    assert_non_null(strstr(f->message, "\"Best practice is to use the default virtual disk format "
+                                       "unless specific needs dictate"));
+    assert_non_null(strstr(f->message, "since vSphere 6.5 supports thin and lazy-zeroed"));
+    assert_string_equal(tl_ev_str(f, "host_version"), "7.0.3");
+    assert_false(tl_ev_bool(f, "legacy_ft_possible"));
+    f = tl_find(&r, "ft-lazy-legacy", NULL);
+    assert_true(tl_ev_bool(f, "legacy_ft_possible"));
+    assert_non_null(strstr(f->message, "older than 6.5"));
+    f = tl_find(&r, "ft-lazy-version-unknown", NULL);
+    assert_true(json_is_null(json_object_get(f->evidence, "legacy_ft_possible")));
+
+    f = tl_find(&r, "mw-lazy", NULL);
+    assert_string_equal(tl_ev_item(f, "disks_not_eager_zeroed", 0, "reason"), "multi-writer");
+    assert_non_null(strstr(f->message, "KB 1034165"));
 
     /* The FT VM on VMFS5 is judged like any other: one critical finding. */
     f = tl_find(&r, "ft-lazy-on-vmfs5", NULL);
@@ -681,6 +742,9 @@ static struct est_path pa_unlisted[] = {
 #define PATHS(p) p, N(p)
 #define HPP_TYPE "HostMultipathInfoHppLogicalUnitPolicy"
 #define RRCFG(n) "{policy=rr,iops=" #n ",bytes=10485760,useANO=0; lastPathIndex=0}"
+#define RR_LATENCY                                                                                 \
+    "{policy=latency,latencyEvalTime=180000,samplingCycles=16,curSamplingCycle=1,useANO=0; "      \
+    "CurrentPath=vmhba2:C0:T0:L1: NumIOsPending=0,latency=0}"
 
 /* One LUN per row, on host "esx" (host 0) or on "esx-noesxcli" (host 1, an esxcli gap). */
 static const struct lun_row {
@@ -707,6 +771,17 @@ static const struct lun_row {
      PATHS(p_aa), 0, SEV_WARNING, NONE, NONE},
     {"naa.rr-iops-type", 0, "VMW_PSP_RR", 1, "{policy=iops,iops=1,bytes=10485760,useANO=0}",
      PATHS(p_aa), 0, NONE, NONE, NONE},
+    /* Latency-based Round Robin (6.7 U1+) uses every path: accepted, info where the site asks
+     * for iops=1 (the default). */
+    {"naa.rr-latency", 0, "VMW_PSP_RR", EST_UNKNOWN, RR_LATENCY, PATHS(p_aa), 0, SEV_INFO, NONE,
+     NONE},
+    /* A vendor's own PSP under NMP (HPE Nimble, EqualLogic MEM, Hitachi HDLM) is the vendor's
+     * supported multipathing: not told to use Round Robin. Its paths are still judged. */
+    {"naa.nimble-directed", 0, "NIMBLE_PSP_DIRECTED", EST_UNKNOWN, NULL, PATHS(p_aa), 0, NONE,
+     NONE, NONE},
+    {"naa.hdlm", 0, "HTI_PSP_HDLM_EXLBK", EST_UNKNOWN, NULL, PATHS(p_aa), 0, NONE, NONE, NONE},
+    {"naa.eql-one-path", 0, "DELL_PSP_EQL_ROUTED", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE,
+     SEV_CRITICAL, NONE},
     {"naa.a4-onepath", 0, "VMW_PSP_RR", 1, RRCFG(1), PATHS(p_a), 0, NONE, SEV_CRITICAL, NONE},
     {"naa.mru-onepath", 0, "VMW_PSP_MRU", EST_UNKNOWN, NULL, PATHS(p_a), 0, NONE, SEV_CRITICAL,
      NONE},
@@ -1095,6 +1170,113 @@ TEST(test_host_coverage_plugins)
     assert_int_equal(f->severity, SEV_WARNING);
     assert_null(tl_find(&r, "esx-nmp", NULL));
     chk_results_free(&r);
+}
+
+/* Latency-based Round Robin: info with the default iops=1, nothing where the site accepts a
+ * limit above 1 (it is not a limit), and the message says it is accepted. */
+TEST(test_multipath_policy_latency)
+{
+    static struct lun_world w;
+
+    lun_build(&w);
+    struct chk_results r = tl_run(&chk_multipath_policy, NULL, &w.e, NOW);
+    const struct chk_finding *f = tl_find(&r, "esx naa.rr-latency", NULL);
+    assert_non_null(f);
+    assert_string_equal(tl_ev_str(f, "limit_type"), "latency");
+    assert_non_null(strstr(f->message, "accepted"));
+    f = tl_find(&r, "esx naa.rr-bytes", NULL);
+    assert_int_equal(f->severity, SEV_WARNING); /* bytes stays a warning */
+    chk_results_free(&r);
+    r = tl_run_with(&chk_multipath_policy, "iops", 10, &w.e, NOW);
+    tl_want(&r, "esx naa.rr-latency", NONE);
+    tl_want(&r, "esx naa.rr-bytes", SEV_WARNING);
+    chk_results_free(&r);
+}
+
+/* host-coverage names NMP devices on a vendor's PSP, so that multipath-policy's silence about
+ * them is not read as compliance. */
+TEST(test_host_coverage_vendor_psp)
+{
+    static struct lun_world w;
+
+    lun_build(&w);
+    struct chk_results r = tl_run(&chk_host_coverage, NULL, &w.e, NOW);
+    const struct chk_finding *f = tl_find(&r, "esx", "plug-ins");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "vendor's own path selection policy"));
+    json_t *dev = json_object_get(f->evidence, "devices");
+    int seen = 0;
+    for (size_t i = 0; i < json_array_size(dev); i++) {
+        json_t *d = json_array_get(dev, i);
+        const char *name = json_string_value(json_object_get(d, "device"));
+        if (!strcmp(name, "naa.nimble-directed")) {
+            seen++;
+            assert_string_equal(json_string_value(json_object_get(d, "policy")),
+                                "NIMBLE_PSP_DIRECTED");
+            assert_string_equal(json_string_value(json_object_get(d, "plugin")), "NMP");
+            assert_true(json_is_true(json_object_get(d, "vendor_psp")));
+            assert_true(json_is_true(json_object_get(d, "paths_reported")));
+        }
+        seen += !strcmp(name, "naa.hdlm") || !strcmp(name, "naa.eql-one-path");
+        /* VMware's own PSPs are not named. */
+        assert_null(strstr(name, "naa.a1-mru"));
+    }
+    assert_int_equal(seen, 3);
+    chk_results_free(&r);
+}
+
+/* Non-disk SAN devices (lunType enclosure, tape, mediaChanger) carry no datastore: none of the
+ * multipathing checks judges them, though each would flag the same device as a disk (one path,
+ * MRU, a sym. name, no claim rule). A device whose lunType is unreported is judged as a disk. */
+TEST(test_non_disk_devices_not_judged)
+{
+    static const char *const types[] = {"enclosure", "tape", "mediaChanger", "disk", NULL};
+    static const char *const names[] = {"sym.enclosure", "sym.tape", "sym.changer", "sym.disk",
+                                        "sym.type-unreported"};
+    static struct est_lun luns[5];
+    static struct est_satp_rule rules[] = {
+        {.satp = "VMW_SATP_ALUA", .psp = "VMW_PSP_MRU", .rule_group = "system"}};
+    static const struct check *const checks[] = {&chk_multipath_policy, &chk_multipath_redundancy,
+                                                  &chk_device_identifier, &chk_satp_claim_rule};
+
+    for (size_t i = 0; i < N(luns); i++)
+        luns[i] = (struct est_lun){.canonical_name = names[i],
+                                   .vendor = "DGC",
+                                   .model = "VRAID",
+                                   .lun_type = types[i],
+                                   .local = 0,
+                                   .psp = "VMW_PSP_MRU",
+                                   .satp = "VMW_SATP_ALUA",
+                                   .iops_limit = EST_UNKNOWN,
+                                   .paths = i == 3 || i == 4 ? p_aa : p_a,
+                                   .n_paths = i == 3 || i == 4 ? 2 : 1};
+    /* The disks have two paths (multipath-policy judges them), the others one. */
+    struct est_host h = {.moref = "host-1",
+                         .name = "esx",
+                         .luns = luns,
+                         .n_luns = N(luns),
+                         .satp_rules = rules,
+                         .n_satp_rules = N(rules)};
+    struct estate e = {.vcenter = "vc", .hosts = &h, .n_hosts = 1};
+    for (size_t c = 0; c < N(checks); c++) {
+        struct chk_results r = tl_run(checks[c], NULL, &e, NOW);
+        for (size_t j = 0; j < r.n; j++) {
+            const char *obj = r.items[j].object_name;
+            if (strstr(obj, "enclosure") || strstr(obj, "tape") || strstr(obj, "changer") ||
+                (r.items[j].detail && strstr(r.items[j].detail, "enclosure")))
+                fail_msg("%s judged a non-disk device: %s", checks[c]->id, r.items[j].message);
+        }
+        if (checks[c] == &chk_satp_claim_rule) {
+            const struct chk_finding *f = tl_find(&r, "esx", "VMW_SATP_ALUA/DGC");
+            assert_non_null(f);
+            /* Only the two disks are counted as uncovered. */
+            assert_int_equal(json_array_size(json_object_get(f->evidence, "luns")), 2);
+        } else if (checks[c] != &chk_multipath_redundancy) {
+            tl_want(&r, "esx sym.disk", SEV_WARNING);
+            tl_want(&r, "esx sym.type-unreported", SEV_WARNING);
+        }
+        chk_results_free(&r);
+    }
 }
 
 int main(void)

@@ -63,9 +63,24 @@ static const struct host_row {
     {"rr-iops-2", {DGC("naa.1")}, {SYS_ALUA, USER_DGC("iops=2")}, 0, {"VMW_SATP_ALUA/DGC"}},
     {"rr-iops-0", {DGC("naa.1")}, {SYS_ALUA, USER_DGC("iops=0")}, 0, {"VMW_SATP_ALUA/DGC"}},
     {"rr-iops-garbage", {DGC("naa.1")}, {SYS_ALUA, USER_DGC("iops=1x")}, 0, {"VMW_SATP_ALUA/DGC"}},
-    {"rr-latency",
+    /* Latency-based Round Robin (ESXi 6.7 U1+) uses every path: accepted. */
+    {"rr-latency", {DGC("naa.1")}, {SYS_ALUA, USER_DGC("policy=latency")}, 0, {NULL}},
+    /* A vendor's own PSP under NMP is the vendor's multipathing: a LUN on one (HPE Nimble's)
+     * is not judged, and a rule that names one (EqualLogic MEM's) covers its LUNs; a vendor
+     * rule for another vendor covers nothing of DGC's. */
+    {"vendor-psp-lun",
+     {{"naa.n1", 0, "VMW_SATP_ALUA", "Nimble", "Server"}},
+     {SYS_ALUA},
+     0,
+     {NULL}},
+    {"vendor-psp-rule",
+     {{"naa.e1", 0, "VMW_SATP_EQL", "EQLOGIC", "100E-00"}},
+     {SYS_ALUA, RULE("VMW_SATP_EQL", "EQLOGIC", NULL, "DELL_PSP_EQL_ROUTED", NULL, "user")},
+     0,
+     {NULL}},
+    {"vendor-rule-other-vendor",
      {DGC("naa.1")},
-     {SYS_ALUA, USER_DGC("policy=latency")},
+     {SYS_ALUA, RULE("VMW_SATP_ALUA", "Nimble", NULL, "NIMBLE_PSP_DIRECTED", NULL, "user")},
      0,
      {"VMW_SATP_ALUA/DGC"}},
     {"rr-bytes-with-iops",
@@ -164,6 +179,13 @@ struct world {
     struct estate e;
 };
 
+/* The PSP a LUN is on: Round Robin, except where the array vendor's own multipathing module
+ * installs its PSP (HPE Nimble Connection Manager). */
+static const char *vendor_psp(const char *vendor)
+{
+    return vendor && !strcmp(vendor, "Nimble") ? "NIMBLE_PSP_DIRECTED" : "VMW_PSP_RR";
+}
+
 static void build(struct world *w)
 {
     memset(w, 0, sizeof(*w));
@@ -181,7 +203,7 @@ static void build(struct world *w)
                                              .model = ls->model,
                                              .lun_type = "disk",
                                              .local = ls->local,
-                                             .psp = "VMW_PSP_RR",
+                                             .psp = vendor_psp(ls->vendor),
                                              .satp = ls->satp,
                                              .iops_limit = 1};
             h->luns = w->luns[i];
@@ -327,7 +349,7 @@ TEST(test_param)
     r = tl_run_with(&chk_satp_claim_rule, "iops", 1000, &w.e, NOW);
     assert_null(tl_find(&r, "rr-no-options", "VMW_SATP_ALUA/DGC"));
     assert_null(tl_find(&r, "rr-iops-1000", "VMW_SATP_ALUA/DGC"));
-    assert_non_null(tl_find(&r, "rr-latency", "VMW_SATP_ALUA/DGC"));
+    assert_null(tl_find(&r, "rr-latency", "VMW_SATP_ALUA/DGC"));
     assert_non_null(tl_find(&r, "system-rules-only", "VMW_SATP_ALUA/DGC"));
     chk_results_free(&r);
 }

@@ -21,26 +21,33 @@ extern const struct check chk_vmfs_version;
 static const struct row {
     const char *name, *type;
     int vmfs_major;
+    int local;  /* vmfs.local: 1, 0, or EST_UNKNOWN */
     int want;   /* severity with min_version 6 (the default), or NONE */
     int want_5; /* with min_version 5 */
 } rows[] = {
-    {"vmfs6", "VMFS", 6, NONE, NONE},
-    {"vmfs5", "VMFS", 5, SEV_WARNING, NONE},
-    {"vmfs3", "VMFS", 3, SEV_CRITICAL, SEV_CRITICAL},
+    {"vmfs6", "VMFS", 6, 0, NONE, NONE},
+    {"vmfs5", "VMFS", 5, 0, SEV_WARNING, NONE},
+    {"vmfs3", "VMFS", 3, 0, SEV_CRITICAL, SEV_CRITICAL},
     /* A version older still is no more supported than VMFS3. */
-    {"vmfs2", "VMFS", 2, SEV_CRITICAL, SEV_CRITICAL},
+    {"vmfs2", "VMFS", 2, 0, SEV_CRITICAL, SEV_CRITICAL},
     /* A later one passes. */
-    {"vmfs7", "VMFS", 7, NONE, NONE},
+    {"vmfs7", "VMFS", 7, 0, NONE, NONE},
     /* Unknown: vCenter did not say (0 is what a datastore without VMFS info stores). */
-    {"vmfs-unknown", "VMFS", EST_UNKNOWN, NONE, NONE},
-    {"vmfs-zero", "VMFS", 0, NONE, NONE},
+    {"vmfs-unknown", "VMFS", EST_UNKNOWN, 0, NONE, NONE},
+    {"vmfs-zero", "VMFS", 0, 0, NONE, NONE},
     /* No VMFS version to have. */
-    {"nfs", "NFS", 0, NONE, NONE},
-    {"nfs41", "NFS41", 0, NONE, NONE},
-    {"vsan", "vsan", 0, NONE, NONE},
-    {"vvol", "VVOL", 0, NONE, NONE},
+    {"nfs", "NFS", 0, 0, NONE, NONE},
+    {"nfs41", "NFS41", 0, 0, NONE, NONE},
+    {"vsan", "vsan", 0, 0, NONE, NONE},
+    {"vvol", "VVOL", 0, 0, NONE, NONE},
+    /* A local VMFS5 boot datastore: no thin LUN to reclaim, and the fix is reformatting the
+     * boot disk: not judged. A local VMFS3 one is as unsupported as any. A VMFS5 volume whose
+     * locality is unknown is judged as shared. */
+    {"local-vmfs5", "VMFS", 5, 1, NONE, NONE},
+    {"local-vmfs3", "VMFS", 3, 1, SEV_CRITICAL, SEV_CRITICAL},
+    {"local-unknown-vmfs5", "VMFS", 5, EST_UNKNOWN, SEV_WARNING, NONE},
     /* A type that says VMFS only in another spelling is not guessed at. */
-    {"type-unknown", NULL, 5, NONE, NONE},
+    {"type-unknown", NULL, 5, 0, NONE, NONE},
 };
 
 static void build(struct estate *e, struct est_datastore *ds)
@@ -55,6 +62,7 @@ static void build(struct estate *e, struct est_datastore *ds)
                                        .free_space = 300LL << 30,
                                        .accessible = 1,
                                        .vmfs_major = rows[i].vmfs_major,
+                                       .vmfs_local = rows[i].local,
                                        .pod = EST_NONE};
     }
     e->datastores = ds;

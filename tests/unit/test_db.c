@@ -112,7 +112,7 @@ static void fill(const struct vim_sink *s, const void *arg)
     const struct vim_dvswitch dvs = {"dvs-9", "DSwitch-iSCSI", "50 2b 7e", 9000};
     assert_int_equal(s->dvswitch(c, &dvs), 0);
 
-    const struct vim_host host = {"host-10", "esx01.lab", "domain-c7", "connected"};
+    const struct vim_host host = {"host-10", "esx01.lab", "domain-c7", "connected", "6.7.0"};
     assert_int_equal(s->host(c, &host), 0);
     const struct vim_host_option hopt = {"host-10", "VMFS3.EnableBlockDelete", "1"};
     assert_int_equal(s->host_option(c, &hopt), 0);
@@ -172,7 +172,8 @@ static void fill(const struct vim_sink *s, const void *arg)
 
     const struct vim_vm vm = {"vm-42",     "web01",         "vmx-13", 0,
                               "poweredOn", "notConfigured", "host-10",
-                              "[LocalDS_0] web01/web01.vmx"};
+                              "[LocalDS_0] web01/web01.vmx",
+                              1,           "com.vmware.vcDr", "replicaVm"};
     assert_int_equal(s->vm(c, &vm), 0);
     const struct vim_vm_datastore vmds = {"vm-42", "datastore-1"};
     assert_int_equal(s->vm_datastore(c, &vmds), 0);
@@ -186,7 +187,9 @@ static void fill(const struct vim_sink *s, const void *arg)
                                  40 * GIB,
                                  "thin",
                                  1000,
-                                 0};
+                                 0,
+                                 NULL,
+                                 "sharingNone"};
     const struct vim_vdisk d2 = {"vm-42",
                                  2001,
                                  "Hard disk 2",
@@ -195,7 +198,9 @@ static void fill(const struct vim_sink *s, const void *arg)
                                  100 * GIB,
                                  "eagerzeroedthick",
                                  1000,
-                                 1};
+                                 1,
+                                 "[LocalDS_0] web01/web01_1-base.vmdk",
+                                 "sharingMultiWriter"};
     assert_int_equal(s->vdisk(c, &d1), 0);
     assert_int_equal(s->vdisk(c, &d2), 0);
     assert_int_equal(s->vdisk(c, &d2), 0); /* duplicate */
@@ -416,6 +421,15 @@ TEST_WITH(test_roundtrip_json, setup_polled, tl_db_teardown)
         {"vms[0]/disks[label=Hard disk 2]/format", "\"eagerzeroedthick\""},
         {"vms[0]/disks[label=Hard disk 2]/capacity_bytes", "107374182400"},
         {"vms[0]/snapshots[0]", "{\"name\":\"before patch\",\"created\":1700000000,\"depth\":1}"},
+        /* Schema 11: what the real-estate exceptions of the checks read. */
+        {"hosts[0]/product_version", "\"6.7.0\""},
+        {"vms[0]/consolidation_needed", "true"},
+        {"vms[0]/managed_by", "\"com.vmware.vcDr\""},
+        {"vms[0]/managed_by_type", "\"replicaVm\""},
+        {"vms[0]/disks[label=Hard disk 1]/parent", "null"},
+        {"vms[0]/disks[label=Hard disk 1]/sharing", "\"sharingNone\""},
+        {"vms[0]/disks[label=Hard disk 2]/parent", "\"[LocalDS_0] web01/web01_1-base.vmdk\""},
+        {"vms[0]/disks[label=Hard disk 2]/sharing", "\"sharingMultiWriter\""},
     };
     struct tl_dbfile *fx = *state;
     json_t *j, *vc;

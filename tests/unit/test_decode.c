@@ -626,7 +626,8 @@ static int filter_seen(void *ctx, xmlNode *n)
     assert_string_equal(vim_path_text(dev, "deviceInfo/label"), "Hard disk 1");
     assert_null(vim_path(dev, "deviceInfo/summary"));
     assert_string_equal(vim_path_text(dev, "backing/fileName"), "[ds] vm/vm.vmdk");
-    assert_null(vim_path(dev, "backing/parent"));
+    /* backing.parent is kept (snapshot-consolidation reads parent/fileName). */
+    assert_string_equal(vim_path_text(dev, "backing/parent/fileName"), "[ds] base.vmdk");
     assert_null(vim_path(dev, "backing/diskMode"));
     assert_null(vim_child(dev, "connectable"));
     assert_string_equal(vim_path_text(dev, "capacityInKB"), "1024");

@@ -58,7 +58,7 @@ static void mount(const struct vim_sink *s, const char *dsm, const char *host, i
 
 static void host(const struct vim_sink *s, const char *moref, const char *name)
 {
-    const struct vim_host h = {moref, name, "domain-c7", "connected"};
+    const struct vim_host h = {moref, name, "domain-c7", "connected", NULL};
     assert_int_equal(s->host(s->ctx, &h), 0);
 }
 

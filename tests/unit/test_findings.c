@@ -63,9 +63,9 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->dvswitch(c, &dvs), 0);
 
     /* Hosts in an order unlike their moref order, so bsearch over names would go wrong. */
-    const struct vim_host h10 = {"host-10", "esx01", "domain-c7", "connected"};
-    const struct vim_host h11 = {"host-11", "esx00", "domain-c7", "connected"};
-    const struct vim_host h9 = {"host-9", "esx02", "domain-c7", "connected"};
+    const struct vim_host h10 = {"host-10", "esx01", "domain-c7", "connected", NULL};
+    const struct vim_host h11 = {"host-11", "esx00", "domain-c7", "connected", NULL};
+    const struct vim_host h9 = {"host-9", "esx02", "domain-c7", "connected", NULL};
     assert_int_equal(s->host(c, &h10), 0);
     assert_int_equal(s->host(c, &h11), 0);
     assert_int_equal(s->host(c, &h9), 0);
@@ -141,10 +141,10 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->gap(c, &gap), 0);
     assert_int_equal(s->gap(c, &vcgap), 0);
 
-    const struct vim_vm m1 = {"vm-42", vm1, "vmx-13", 0, "poweredOn", "notConfigured", "host-10",
-                              NULL};
+    const struct vim_vm m1 = {"vm-42", vm1,  "vmx-13", 0, "poweredOn", "notConfigured", "host-10",
+                              NULL,    0,    NULL,     NULL};
     const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404",
-                              NULL};
+                              NULL,   0,       NULL,   NULL};
     assert_int_equal(s->vm(c, &m1), 0);
     assert_int_equal(s->vm(c, &m2), 0);
     const struct vim_vm_datastore vd1 = {"vm-42", "datastore-1"};
@@ -160,7 +160,7 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->controller(c, &pv), 0);
     const struct vim_vdisk k1 = {
         "vm-42", 2000, "Hard disk 1", "[x] web01/web01.vmdk", "datastore-1", 40 * GIB, "thin",
-        1000,    0};
+        1000,    0,           NULL,                   NULL};
     const struct vim_vdisk k2 = {"vm-42",
                                  2001,
                                  "Hard disk 2",
@@ -169,7 +169,9 @@ static void fill(const struct vim_sink *s, const void *arg)
                                  100 * GIB,
                                  "eagerzeroedthick",
                                  1001,
-                                 0};
+                                 0,
+                                 NULL,
+                                 NULL};
     const struct vim_vdisk k3 = {"vm-42",
                                  2002,
                                  "Hard disk 3",
@@ -178,7 +180,9 @@ static void fill(const struct vim_sink *s, const void *arg)
                                  1 * GIB,
                                  "lazyzeroedthick",
                                  1099,
-                                 0};
+                                 0,
+                                 NULL,
+                                 NULL};
     assert_int_equal(s->vdisk(c, &k3), 0);
     assert_int_equal(s->vdisk(c, &k1), 0);
     assert_int_equal(s->vdisk(c, &k2), 0);

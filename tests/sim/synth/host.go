@@ -70,6 +70,10 @@ func (s *gen) hostProp(o *out, h int, p string) {
 		o.propRef(p, tCluster, moref(tCluster, c))
 	case "runtime.connectionState":
 		o.propStr(p, "HostSystemConnectionState", "connected")
+	case "config.product.version":
+		o.prop(p, "xsd:string")
+		o.s("7.0.3")
+		o.endProp()
 	case "config.network.vnic":
 		o.prop(p, "ArrayOfHostVirtualNic")
 		s.vnic(o, h, "vmk0", "Management Network", 1500, 10, "", 0)

@@ -132,8 +132,9 @@ func (o *out) propNamed(p string, name func(*out, int), i int) {
 var propNames = map[string][]string{
 	tVM: {"name", "config.hardware.device", "config.version", "config.template", "runtime.powerState",
 		"runtime.host", "summary.runtime.faultToleranceState", "snapshot", "datastore",
-		"summary.config.vmPathName"},
-	tHost: {"name", "parent", "runtime.connectionState", "config.network.vnic", "config.network.vswitch",
+		"summary.config.vmPathName", "runtime.consolidationNeeded", "config.managedBy"},
+	tHost: {"name", "parent", "runtime.connectionState", "config.product.version", "config.network.vnic",
+		"config.network.vswitch",
 		"config.network.portgroup", "config.storageDevice.hostBusAdapter", "config.storageDevice.scsiLun",
 		"config.storageDevice.multipathInfo", "config.storageDevice.plugStoreTopology.device",
 		"config.storageDevice.plugStoreTopology.plugin", "configManager.advancedOption",
@@ -273,6 +274,12 @@ func (s *gen) vmProp(o *out, i int, p string) {
 		o.prop(p, "ArrayOfManagedObjectReference")
 		o.ref("ManagedObjectReference", tDS, moref(tDS, g))
 		o.endProp()
+	case "runtime.consolidationNeeded":
+		o.prop(p, "xsd:boolean")
+		o.s("false")
+		o.endProp()
+	case "config.managedBy":
+		// Unset on every synthetic VM: vCenter then leaves the property out.
 	case "summary.config.vmPathName":
 		o.prop(p, "xsd:string")
 		o.s("[")
