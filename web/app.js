@@ -307,6 +307,7 @@
   // The check filter lists titles with their open counts, most first.
   function fillCheckCounts(byCheck) {
     const select = $('f-check');
+    if (!state.checks) return; // loadChecks() fills it when the catalogue is in
     const keep = select.value;
     const total = (id) => Object.values(byCheck[id] || {}).reduce((a, b) => a + b, 0);
     const ids = Object.keys(state.checks || {}).sort((a, b) => total(b) - total(a) ||
@@ -402,7 +403,7 @@
     const doc = await api('/api/v1/checks');
     state.checks = {};
     for (const c of doc.checks || []) state.checks[c.id] = c;
-    fillSelect($('f-check'), (doc.checks || []).map((c) => [c.id, c.title || c.id]));
+    fillCheckCounts((state.summary && state.summary.findings && state.summary.findings.by_check) || {});
     const fs = state.checks['datastore-free-space'];
     for (const p of (fs && fs.parameters) || []) {
       if (p.name === 'warn_free_pct') state.thresholds.warn = p.default;
@@ -544,6 +545,19 @@
     $('count').textContent = n === tot ? '(' + tot + what + ')' : '(showing ' + n + ' of ' + tot + what + ')';
     $('empty').hidden = n > 0;
     $('more').hidden = !state.next || grouped();
+    // A tile sets its filters in place of the others, and keeps the view the user chose.
+    for (const a of document.querySelectorAll('#tiles a.tile-link')) {
+      a.addEventListener('click', (ev) => {
+        ev.preventDefault();
+        const p = new URLSearchParams(a.getAttribute('href').slice(1));
+        const view = $('f-view').value;
+        if (view && !p.has('view')) p.set('view', view);
+        history.replaceState(null, '', '#' + p.toString());
+        readHash();
+        refilter();
+        $('h-findings').scrollIntoView({ block: 'start' });
+      });
+    }
     for (const b of document.querySelectorAll('#findings th button.sort')) {
       const k = b.dataset.sort, cur = $('f-sort').value || 'severity';
       const dir = cur === k ? 'ascending' : cur === '-' + k ? 'descending' : null;
@@ -827,7 +841,7 @@
     // The capacity chart opens in place, under its datastore's bar.
     const fig = $('ds-capacity');
     const at = state.openDatastore && [...ol.children].find((li) => li.dataset.key === state.openDatastore);
-    if (at) at.after(el('li', { class: 'capacity-slot' }, fig)); else if (!fig.hidden) fig.hidden = true;
+    if (at) at.after(el('li', { class: 'capacity-slot charts' }, fig)); else if (!fig.hidden) fig.hidden = true;
     if (state.openDatastore) {
       const d = list.find((x) => x.vcenter + '/' + x.moref === state.openDatastore);
       if (d) loadCapacity(d).catch(() => {});
@@ -866,7 +880,7 @@
       b.setAttribute('aria-expanded', String(b.textContent === label));
     }
     const li = document.querySelector('#ds-chart li[data-key="' + CSS.escape(state.openDatastore) + '"]');
-    if (li) li.after(el('li', { class: 'capacity-slot' }, $('ds-capacity')));
+    if (li) li.after(el('li', { class: 'capacity-slot charts' }, $('ds-capacity')));
     for (const slot of document.querySelectorAll('#ds-chart li.capacity-slot')) if (!slot.children.length) slot.remove();
     try {
       await loadCapacity(d);
