@@ -105,13 +105,8 @@ static int parse_since(const char *s, int64_t *ms)
     }
     if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
         return -1;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
+    tm = (struct tm){.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                     .tm_min = mi, .tm_sec = sec};
     time_t t = timegm(&tm);
     if (t == (time_t)-1 || !gmtime_r(&t, &back) || back.tm_mday != d) /* 2026-02-30 */
         return -1;

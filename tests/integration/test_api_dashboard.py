@@ -237,3 +237,61 @@ def test_plan_of_one_host(srv):
     assert any(h in every for h in others)
     for h in others:
         assert ('"%s"' % h) not in text and ("'%s'" % h) not in text, h
+
+
+# ---- a few hundred findings: ties in the sort key ------------------------------------------
+
+@pytest.fixture(scope='module')
+def bulk(srv):
+    """300 open findings of one check planted with one first_seen and last_seen (ties in
+    every key but the object name and fingerprint), as a big estate's 200 identical datastore
+    lines are: pages must still hold each finding exactly once, in order."""
+    con = sqlite3.connect(srv.db)
+    try:
+        t = now_ms() - 5 * HOUR_MS
+        con.executemany(
+            "INSERT INTO findings (fingerprint, check_id, vcenter, object_type, object_moref,"
+            " object_name, severity, status, message, first_seen_ms, last_seen_ms)"
+            " VALUES (?, 'datastore-size', 'lab', 'datastore', ?, ?, 'warning', 'open',"
+            " 'planted', ?, ?)",
+            [('bulk%012d' % i, 'datastore-bulk-%d' % i, 'ds-bulk-%03d' % (i % 150), t, t)
+             for i in range(300)])
+        con.commit()
+    finally:
+        con.close()
+    yield srv.get('/api/v1/findings?limit=1000').json()['findings']
+    con = sqlite3.connect(srv.db)
+    try:
+        con.execute("DELETE FROM findings WHERE fingerprint LIKE 'bulk%'")
+        con.commit()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize('sort', ['first_seen', '-first_seen', 'last_seen', 'check', '-check',
+                                  'object', '-object', '-severity'])
+def test_ties_page_exactly_once(srv, bulk, sort):
+    items, url, pages = [], '/api/v1/findings?limit=17&sort=' + sort, 0
+    while url and pages < 100:
+        d = srv.get(url).json()
+        assert d['total'] == len(bulk)
+        items += d['findings']
+        url = d.get('next')
+        pages += 1
+    fps = [f['fingerprint'] for f in items]
+    assert len(bulk) >= 300
+    assert len(fps) == len(set(fps)) == len(bulk)
+    assert pages == (len(bulk) + 16) // 17
+    desc = sort.startswith('-')
+    key = {'first_seen': 'first_seen', 'last_seen': 'last_seen', 'check': 'check',
+           'object': 'object', 'severity': 'severity'}[sort.lstrip('-')]
+    get = {'object': lambda f: f['object']['name'].encode(), 'severity': sev_rank}.get(
+        key, lambda f: f[key])
+    assert items == sorted(items, key=lambda f: (get(f), f['fingerprint']), reverse=desc)
+
+
+def test_bulk_counts_in_the_summary(srv, bulk):
+    s = srv.summary()
+    assert s['findings']['by_check']['datastore-size']['warning'] >= 300
+    # 300 findings on 300 datastores (by moref), though only 150 names
+    assert s['affected']['datastore']['affected'] >= 300
