@@ -539,6 +539,43 @@ async function simulatorStopped(page, base, api, sim) {
   });
 }
 
+/* Three hundred findings of one check (a big estate's identical datastore lines) are one
+ * group line; opened, it shows 50 and then all on request. Planted in the real database and
+ * removed again, so the steps after see the estate as it was. */
+async function manyFindings(page, api) {
+  const sql = (code) => require('child_process').spawnSync('/usr/bin/python3', ['-c', [
+    'import sqlite3, sys, time', 'con = sqlite3.connect(sys.argv[1])',
+    'now = int(time.time() * 1000)', code, 'con.commit()'].join('\n'), api.db], { encoding: 'utf8' });
+  await step('three hundred findings of one check are one group, opened 50 at a time', async () => {
+    const before = api.all.findings.filter((f) => f.check === 'datastore-size').length;
+    const plant = sql('con.executemany("INSERT INTO findings (fingerprint, check_id, vcenter,'
+      + ' object_type, object_moref, object_name, severity, status, message, first_seen_ms,'
+      + ' last_seen_ms) VALUES (?, \'datastore-size\', \'lab\', \'datastore\', ?, ?,'
+      + ' \'warning\', \'open\', \'planted\', ?, ?)", [(\'bulk%012d\' % i,'
+      + ' \'datastore-bulk-%d\' % i, \'ds-bulk-%03d\' % i, now, now) for i in range(300)])');
+    check('300 findings planted', plant.status === 0, plant.stderr);
+    try {
+      await page.evaluate(() => history.replaceState(null, '', location.pathname));
+      await page.reload();
+      await loaded(page);
+      const g = '#findings tr.group[data-check="datastore-size"]';
+      eq('one group line for the check', await page.$$eval(g, (t) => t.length), 1);
+      eq('it counts them all', await page.getAttribute(g, 'data-count'), String(before + 300));
+      eq('the groups are still one per check', await page.$$eval('#findings tr.group', (t) => t.length),
+        new Set(api.all.findings.map((f) => f.check)).size);
+      await page.click(g + ' button.expand');
+      eq('an opened group shows 50 rows', (await rows(page)).length, 50);
+      await page.click('#findings tr.group-more button');
+      eq('"show all" shows every one', (await rows(page)).length, before + 300);
+      eq('no sideways scrolling with 300 rows open (px over)', await overflow(page), 0);
+    } finally {
+      sql('con.execute("DELETE FROM findings WHERE fingerprint LIKE \'bulk%\'")');
+      await page.reload();
+      await loaded(page);
+    }
+  });
+}
+
 /* At 1280, 1400 and 1920 px nothing scrolls sideways, with a group and a finding open. */
 async function widths(ctx, base) {
   const page = await ctx.newPage();
@@ -646,6 +683,7 @@ async function main() {
     // The 401s of "poll now" are expected here; Chromium logs each as a console error.
     watch(page, 'dashboard', /401/);
     await dashboard(page, serve.base, api);
+    await manyFindings(page, api);
     await widths(ctx, serve.base);
     await narrow(ctx, serve.base);
     await simulatorStopped(page, serve.base, api, sim);
