@@ -1064,6 +1064,10 @@
     lineChart($('hist-findings'), dates, ['critical', 'warning', 'info'].map((sev) =>
       ({ name: sev, cls: sev, values: days.map((d) => (d.findings || {})[sev] ?? 0) })),
     { label: 'Open findings' });
+    lineChart($('hist-changes'), dates, [
+      { name: 'new', cls: 'new', values: days.map((d) => d.new ?? null) },
+      { name: 'resolved', cls: 'resolved', values: days.map((d) => d.resolved ?? null) }],
+    { label: 'New and resolved findings per day' });
     // Full reads only: an incremental round costs milliseconds and says nothing of how long
     // reading the whole estate takes (a day of rounds alone draws no point).
     const byDate = (list) => Object.fromEntries(list.filter((p) => p.full && p.full.polls)

@@ -335,6 +335,10 @@ async function dashboard(page, base, api) {
       eq(s + ' today, as the tile says', pts.length && pts[pts.length - 1].value,
         summary.findings.by_severity[s]);
     }
+    const changes = await dots('#hist-changes');
+    const lastNew = changes.filter((d) => d.series === 'new').pop() || {};
+    eq("today's new findings point", lastNew.date + ' ' + lastNew.value, today.date + ' ' + today.new);
+    check('new and resolved only on days with data', changes.every((d) => withData.includes(d.date)));
     const lab = h.polls.find((p) => p.vcenter === 'lab');
     const polls = (await dots('#hist-polls')).filter((d) => d.series === 'lab');
     const fullDays = lab ? lab.days.filter((d) => d.full.polls > 0) : [];

@@ -223,6 +223,33 @@ def test_summary_affected_objects_per_kind(srv):
         assert aff['lun'] == {'affected': len(luns), 'of': None}
 
 
+# ---- opened and resolved per day ------------------------------------------------------------
+
+def test_history_new_and_resolved_per_day(srv):
+    """Per UTC day, the findings first seen then (the aged ones on their days) and the planted
+    fix on the day it was fixed; the 40-day-old one is outside the 30 days."""
+    h = srv.get('/api/v1/history?days=30').json()
+    day = lambda ms: datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).date().isoformat()
+    want_new, want_fixed = {}, {}
+    for f in srv.all:
+        if f['status'] != 'waived':
+            want_new[f['first_seen'][:10]] = want_new.get(f['first_seen'][:10], 0) + 1
+    con = sqlite3.connect(srv.db)
+    try:
+        first, fixed = con.execute("SELECT first_seen_ms, resolved_at_ms FROM findings"
+                                   " WHERE fingerprint = 'planted-fixed'").fetchone()
+    finally:
+        con.close()
+    want_new[day(first)] = want_new.get(day(first), 0) + 1
+    want_fixed[day(fixed)] = 1
+    got_new = {d['date']: d['new'] for d in h['days'] if d['new']}
+    got_fixed = {d['date']: d['resolved'] for d in h['days'] if d['resolved']}
+    dates = {d['date'] for d in h['days']}
+    assert got_new == {k: v for k, v in want_new.items() if k in dates}
+    assert got_fixed == want_fixed
+    assert len([k for k in want_new if k not in dates]) == 1, 'the 40-day-old one is outside'
+
+
 # ---- the plan of one host --------------------------------------------------------------------
 
 def test_plan_of_one_host(srv):
