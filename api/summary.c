@@ -275,6 +275,9 @@ enum MHD_Result api_h_summary(struct api_req *r)
     free(st);
     rc = add_member(&b, 0, "vcenters", list);
     rc = add_member(&b, rc, "arrays", arrays);
+    /* Whether POST /api/v1/polls can be accepted at all (a token is configured): the
+     * dashboard turns "Poll now" off with the reason instead of letting it fail. */
+    rc = add_member(&b, rc, "poll_now", json_boolean(r->srv->token != NULL));
     if (rc == 0)
         rc = add_member(&b, rc, "database", database_json(r));
     if (rc == 0)

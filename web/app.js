@@ -280,6 +280,13 @@
     tile.dataset.band = band || '';
     $('t-score-hint').textContent = band === 'poor' && sev.critical ? 'red: ' + sev.critical + ' critical open' :
       band === 'fair' && sev.warning ? 'amber: warnings open' : 'of 100';
+    const poll = $('poll-now');
+    if (s.poll_now === false) {
+      // No token configured: the server refuses every write, so the button cannot work.
+      poll.disabled = true;
+      poll.dataset.why = 'no-token';
+      poll.title = 'Off: this server has no token (token_file= in [server] of its configuration); it polls on its schedule';
+    }
     renderAffected(s.affected || {}, s.objects || {});
     fillCheckCounts(counts.by_check || {});
     renderVcenters(s.vcenters || [], s.arrays || []);

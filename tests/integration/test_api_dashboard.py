@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from apilib import WAIVER, serving
+from apilib import WAIVER, Serve, free_port, server_section, serving
 from simlib import vcenter
 
 DAY_MS = 86400000
@@ -322,3 +322,25 @@ def test_bulk_counts_in_the_summary(srv, bulk):
     assert s['findings']['by_check']['datastore-size']['warning'] >= 300
     # 300 findings on 300 datastores (by moref), though only 150 names
     assert s['affected']['datastore']['affected'] >= 300
+
+
+# ---- poll now, known before it is pressed ---------------------------------------------------
+
+def test_summary_says_whether_poll_now_can_work(srv, violations_sim, tmp_path):
+    """With a token, poll_now is true; a server without one says false, and indeed refuses."""
+    assert srv.summary()['poll_now'] is True
+    port = free_port()
+    conf = tmp_path / 'vslint.conf'
+    pw = tmp_path / 'password'
+    pw.write_text('vslint-secret\n')
+    pw.chmod(0o600)
+    conf.write_text('[database]\npath = %s\n\n[vcenter lab]\nurl = %s\nuser = vslint\n'
+                    'password_file = %s\n\n%s' % (tmp_path / 'v.db', violations_sim.url, pw,
+                                                  server_section(port)))
+    s = Serve(str(conf), port, str(tmp_path))
+    try:
+        s.wait_ready()
+        assert s.summary()['poll_now'] is False
+        assert s.post('/api/v1/polls').status == 403
+    finally:
+        assert s.stop() == 0
