@@ -798,7 +798,7 @@
     for (const r of shown) {
       const usedPct = r.freePct === null ? 0 : Math.max(0, Math.min(100, 100 - r.freePct));
       const figures = r.freePct === null ? 'capacity unknown' :
-        fmtBytes(r.cap - r.free) + ' of ' + fmtBytes(r.cap) + ' used, ' + r.freePct.toFixed(1) + ' % free';
+        fmtBytes(r.cap - r.free) + ' of ' + fmtBytes(r.cap) + ' used, ' + pctNear(r.freePct, [warn, crit]) + ' % free';
       const used = el('div', { class: 'used ' + r.level });
       used.style.width = usedPct.toFixed(2) + '%';
       const track = el('div', {
@@ -853,6 +853,14 @@
       const d = list.find((x) => x.vcenter + '/' + x.moref === state.openDatastore);
       if (d) loadCapacity(d).catch(() => {});
     }
+  }
+
+  /* A percentage to one decimal, unless that rounds onto a threshold it is not at: 9.9995 %
+   * is below 10 % and must not read "10.0 %" beside "already below critical". */
+  function pctNear(v, thresholds) {
+    const one = v.toFixed(1);
+    const t = thresholds.find((x) => Number(one) === x && v !== x);
+    return t === undefined ? one : (v < t ? 'just under ' : 'just over ') + t;
   }
 
   /* " · 12 days to critical" when the critical line is in sight within a quarter; a datastore
