@@ -76,6 +76,44 @@ static int check_enum(struct api_req *r, const char *name, const char *v,
     return api_bad(r, name, "'%s' is not one of %s", v, list);
 }
 
+/* since=: an ISO-8601 UTC time as the API writes them ("2026-12-01T07:30:00Z", seconds and
+ * a fraction optional) or a date ("2026-12-01", its midnight UTC), into unix ms. Absolute on
+ * purpose: an answer is cached until the data changes, and "24 h ago" would drift from it.
+ * -1 for anything else. */
+static int parse_since(const char *s, int64_t *ms)
+{
+    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+    struct tm tm, back;
+    const char *p;
+
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+        return -1;
+    p = s + n;
+    if (*p == 'T') {
+        if (sscanf(p, "T%2d:%2d%n", &h, &mi, &n) != 2 || n != 6)
+            return -1;
+        p += n;
+        if (*p == ':' && (sscanf(p, ":%2d%n", &sec, &n) != 1 || n != 3))
+            return -1;
+        if (*p == ':')
+            p += n;
+        if (*p == '.')
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                ;
+        if (*p++ != 'Z')
+            return -1;
+    }
+    if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
+        return -1;
+    tm = (struct tm){.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                     .tm_min = mi, .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1 || !gmtime_r(&t, &back) || back.tm_mday != d) /* 2026-02-30 */
+        return -1;
+    *ms = (int64_t)t * 1000;
+    return 0;
+}
+
 #define MAX_PAGE_TEXT (256 << 20) /* 1000 findings with the largest evidence stay far below */
 
 /* fields= as DB_FF_* bits (0: every member). A name no finding has is refused only when the
@@ -161,12 +199,16 @@ enum MHD_Result api_h_findings(struct api_req *r)
 {
     static const char *const names[] = {"severity", "check",      "vcenter",    "object",
                                         "host",     "status",     "unverified", "resolution",
-                                        "limit",    "cursor",     "fields",     NULL};
+                                        "limit",    "cursor",     "fields",     "since",
+                                        "sort",     NULL};
     static const char *const severities[] = {"info", "warning", "critical", NULL};
     static const char *const statuses[] = {"new", "open", "waived", "resolved", NULL};
     static const char *const booleans[] = {"true", "false", NULL};
     static const char *const resolutions[] = {"fixed", "disabled", NULL};
-    const char *unverified;
+    static const char *const sorts[] = {"severity",  "-severity", "first_seen", "-first_seen",
+                                        "last_seen", "-last_seen", "check",      "-check",
+                                        "object",    "-object",    NULL};
+    const char *unverified, *since = api_arg(r, "since");
     struct db_findings_filter f = {0};
 
     f.severity = api_arg(r, "severity");
@@ -177,14 +219,23 @@ enum MHD_Result api_h_findings(struct api_req *r)
     f.status = api_arg(r, "status");
     f.resolution = api_arg(r, "resolution");
     f.cursor = api_arg(r, "cursor");
+    f.sort = api_arg(r, "sort");
     unverified = api_arg(r, "unverified");
     if (api_args_allowed(r, names) < 0 ||
         check_enum(r, "severity", f.severity, severities, "info, warning, critical") < 0 ||
         check_enum(r, "status", f.status, statuses, "new, open, waived, resolved") < 0 ||
         check_enum(r, "unverified", unverified, booleans, "true, false") < 0 ||
         check_enum(r, "resolution", f.resolution, resolutions, "fixed, disabled") < 0 ||
+        check_enum(r, "sort", f.sort, sorts,
+                   "severity, first_seen, last_seen, check, object (a leading - reverses)") < 0 ||
         api_arg_limit(r, &f.limit) < 0)
         return api_fail(r);
+    if (since && (parse_since(since, &f.since_ms) < 0 || f.since_ms == 0))
+        return api_bad(r, "since",
+                       "'%s' is not a UTC time such as 2026-12-01T07:30:00Z or a date such as "
+                       "2026-12-01",
+                       since),
+               api_fail(r);
     if (unverified)
         f.unverified = strcmp(unverified, "true") == 0 ? 1 : -1;
     if (f.check && !chk_find(f.check))
@@ -255,12 +306,12 @@ enum MHD_Result api_h_polls(struct api_req *r)
  * `vslint plan --offline`. */
 enum MHD_Result api_h_plan(struct api_req *r)
 {
-    static const char *const names[] = {"format", "check", "vcenter", NULL};
+    static const char *const names[] = {"format", "check", "vcenter", "host", NULL};
     const char *format = api_arg(r, "format"), *check = api_arg(r, "check");
-    const char *vcenter = api_arg(r, "vcenter");
-    char when[32], scope[API_MAX_ARG * 2 + 64];
+    const char *vcenter = api_arg(r, "vcenter"), *host = api_arg(r, "host");
+    char when[32], scope[API_MAX_ARG * 3 + 64];
     struct chk_plan_opts o = {.generated_at = when, .scope = scope};
-    struct db_findings_filter f = {.vcenter = vcenter, .check = check};
+    struct db_findings_filter f = {.vcenter = vcenter, .check = check, .host = host};
     json_t *findings = NULL;
     char *text = NULL, *next = NULL;
     int64_t total = 0;
@@ -280,8 +331,9 @@ enum MHD_Result api_h_plan(struct api_req *r)
         return api_db_error(r, "querying findings", rc);
     free(next);
     db_iso_time((int64_t)time(NULL) * 1000, when, sizeof(when));
-    snprintf(scope, sizeof(scope), "%s%s%s%s", vcenter ? "vCenter " : "every vCenter",
-             vcenter ? vcenter : "", check ? ", check " : "", check ? check : "");
+    snprintf(scope, sizeof(scope), "%s%s%s%s%s%s", vcenter ? "vCenter " : "every vCenter",
+             vcenter ? vcenter : "", check ? ", check " : "", check ? check : "",
+             host ? ", hosts named like " : "", host ? host : "");
     rc = chk_plan(findings, &o, &text, &len);
     json_decref(findings);
     if (rc < 0)

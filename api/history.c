@@ -20,14 +20,15 @@ static json_t *day_json(const struct db_history_day *d, char *date, size_t size)
 
     gmtime_r(&t, &tm);
     strftime(date, size, "%Y-%m-%d", &tm);
-    json_t *o = json_pack("{s:s,s:s,s:o,s:I,s:{s:I,s:I,s:I}}", "date", date, "end",
+    json_t *o = json_pack("{s:s,s:s,s:o,s:I,s:{s:I,s:I,s:I},s:I,s:I}", "date", date, "end",
                           api_iso_time(d->end_ms, end, sizeof(end)), "score",
                           d->vcenters ? json_integer(api_score(d->critical, d->warning, d->info,
                                                                d->objects))
                                       : json_null(),
                           "objects", (json_int_t)d->objects, "findings", "critical",
                           (json_int_t)d->critical, "warning", (json_int_t)d->warning, "info",
-                          (json_int_t)d->info);
+                          (json_int_t)d->info, "new", (json_int_t)d->opened, "resolved",
+                          (json_int_t)d->fixed);
     return o;
 }
 

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api-private.h"
+#include "db/digest.h"
 #include "db/pages.h"
 #include "db/findings.h"
 #include "util/err.h"
@@ -123,6 +125,70 @@ static int add_member(struct vsl_buf *b, int rc, const char *member, json_t *v)
     return rc;
 }
 
+#define DAY_MS    86400000LL
+#define MINUTE_MS 60000LL
+
+/* {"from", "new", "resolved"}: what changed since from_ms (db_findings_changes()). */
+static json_t *window_json(struct db *db, const char *only, int64_t from_ms, int *rc)
+{
+    int64_t n = 0, fixed = 0;
+    char t[32];
+
+    /* To the end of time: a finding recorded in this minute belongs in the window too. */
+    *rc = db_findings_changes(db, only, from_ms, INT64_MAX, &n, &fixed);
+    return *rc < 0 ? NULL
+                   : json_pack("{s:s,s:I,s:I}", "from", api_iso_time(from_ms, t, sizeof(t)), "new",
+                               (json_int_t)n, "resolved", (json_int_t)fixed);
+}
+
+/* {"last_24h": window, "since_digest": window or null (no digest sent yet)}. */
+static json_t *changes_json(struct db *db, const char *only, int64_t minute_ms, int *rc)
+{
+    struct db_digest d;
+    json_t *day = window_json(db, only, minute_ms - DAY_MS, rc), *dig = NULL;
+
+    if (*rc == 0) {
+        *rc = db_digest_last(db, &d, NULL);
+        if (*rc == -VSL_ENOTFOUND) {
+            *rc = 0;
+            dig = json_null();
+        } else if (*rc == 0) {
+            dig = window_json(db, only, d.to_ms, rc);
+        }
+    }
+    if (*rc < 0) {
+        json_decref(day);
+        json_decref(dig);
+        return NULL;
+    }
+    return json_pack("{s:o,s:o}", "last_24h", day, "since_digest", dig);
+}
+
+/* {"<object type>": {"affected", "of"}}: the objects with an open finding per kind, "of" the
+ * objects of that kind stored (null where the inventory does not count them: parts of hosts,
+ * array pools). Datastores, hosts and VMs are always there. */
+static json_t *affected_json(struct db *db, const char *only, const int64_t objs[3], int *rc)
+{
+    static const char *const kinds[3] = {"datastore", "host", "vm"};
+    json_t *by = NULL, *out, *v;
+    const char *k;
+
+    if ((*rc = db_findings_affected(db, only, &by)) < 0)
+        return NULL;
+    out = json_object();
+    for (int i = 0; i < 3; i++)
+        json_object_set_new(out, kinds[i],
+                            json_pack("{s:I,s:I}", "affected",
+                                      json_integer_value(json_object_get(by, kinds[i])), "of",
+                                      (json_int_t)objs[i]));
+    json_object_foreach(by, k, v) {
+        if (!json_object_get(out, k))
+            json_object_set_new(out, k, json_pack("{s:O,s:n}", "affected", v, "of"));
+    }
+    json_decref(by);
+    return out;
+}
+
 /* The part of the summary read from the database, {"score":..,"objects":{..},"findings":{..}
  * without its closing brace, into b: from the cache while nobody has written the database
  * since it was counted (counting 3,000 findings and 20,000 VMs takes milliseconds); the
@@ -130,20 +196,33 @@ static int add_member(struct vsl_buf *b, int rc, const char *member, json_t *v)
 static int counted(struct api_req *r, struct db *db, const char *only, struct vsl_buf *b)
 {
     uint64_t gen = api_generation(r), h;
-    char key[API_MAX_ARG + 32], *s, *gz;
+    char key[API_MAX_ARG + 64], *s, *gz;
     size_t len, gzlen;
     int64_t objs[3] = {0};
-    json_t *counts = NULL;
+    json_t *counts = NULL, *changes, *affected;
     int rc, score;
+    /* The windows move with the clock: the key holds the minute, so a cached answer is at
+     * most a minute behind the window it names (its "from" says which). */
+    int64_t minute = (int64_t)time(NULL) * 1000 / MINUTE_MS * MINUTE_MS;
 
     /* No request path starts with '#': the key is no answer's. */
-    snprintf(key, sizeof(key), "#summary?%s", only ? only : "");
+    snprintf(key, sizeof(key), "#summary@%lld?%s", (long long)minute, only ? only : "");
     if (!api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
         if ((rc = api_counts(db, only, &counts, objs, &score)) < 0)
             return rc;
-        json_t *o = json_pack("{s:i,s:{s:I,s:I,s:I},s:o}", "score", score, "objects",
+        if (!(changes = changes_json(db, only, minute, &rc))) {
+            json_decref(counts);
+            return rc < 0 ? rc : -ENOMEM;
+        }
+        if (!(affected = affected_json(db, only, objs, &rc))) {
+            json_decref(counts);
+            json_decref(changes);
+            return rc < 0 ? rc : -ENOMEM;
+        }
+        json_t *o = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "score", score, "objects",
                               "datastores", (json_int_t)objs[0], "hosts", (json_int_t)objs[1],
-                              "vms", (json_int_t)objs[2], "findings", counts);
+                              "vms", (json_int_t)objs[2], "findings", counts, "changes", changes,
+                              "affected", affected);
         s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(o);
         if (!s)
@@ -196,6 +275,9 @@ enum MHD_Result api_h_summary(struct api_req *r)
     free(st);
     rc = add_member(&b, 0, "vcenters", list);
     rc = add_member(&b, rc, "arrays", arrays);
+    /* Whether POST /api/v1/polls can be accepted at all (a token is configured): the
+     * dashboard turns "Poll now" off with the reason instead of letting it fail. */
+    rc = add_member(&b, rc, "poll_now", json_boolean(r->srv->token != NULL));
     if (rc == 0)
         rc = add_member(&b, rc, "database", database_json(r));
     if (rc == 0)

@@ -21,6 +21,23 @@
     " AND (severity_order, check_id, vcenter, object_name, fingerprint) >"                         \
     " (:c_order, :c_check, :c_vcenter, :c_name, :c_fingerprint)"
 
+/* The other orders (f->sort): one column, then the fingerprint, which makes the key unique.
+ * Their cursor is (sort, key, fingerprint): the sort in it refuses a cursor of another order. */
+static const struct sort_key {
+    const char *name, *col;
+    int fcol, integer;
+} sort_keys[] = {
+    {"severity", "severity_order", F_severity_order, 1}, /* only as "-severity": info first */
+    {"first_seen", "first_seen_ms", F_first_seen_ms, 1},
+    {"last_seen", "last_seen_ms", F_last_seen_ms, 1},
+    {"check", "check_id", F_check_id, 0},
+    {"object", "object_name", F_object_name, 0},
+};
+#define SORT_CURSOR_FIELDS 3
+
+const char *const db_findings_sorts[] = {"severity", "first_seen", "last_seen", "check",
+                                         "object",   NULL};
+
 #define MAX_SQL    2048
 #define SORT_MAX   2000 /* matches up to which a page is sorted rather than walked */
 
@@ -272,8 +289,26 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-/* The positions of select_findings()'s expressions after the columns. */
-enum { FX_first_mode = F_NCOLS, FX_resolved_mode };
+/* The positions of select_findings()'s expressions after the columns; FX_sort is there only
+ * in a page of another order than the default. */
+enum { FX_first_mode = F_NCOLS, FX_resolved_mode, FX_sort };
+
+/* f->sort as the key of another order than the default (*k NULL for the default), and whether
+ * it is reversed. -EINVAL for a sort this file does not know. */
+static int parse_sort(const char *sort, const struct sort_key **k, int *desc)
+{
+    *k = NULL;
+    *desc = sort && sort[0] == '-';
+    if (!sort || strcmp(sort, "severity") == 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(sort_keys) / sizeof(sort_keys[0]); i++)
+        if (strcmp(sort + *desc, sort_keys[i].name) == 0) {
+            /* "severity" ascending is the default order, with its own cursor */
+            *k = &sort_keys[i];
+            return 0;
+        }
+    return -EINVAL;
+}
 
 /* The stored evidence, parsed back; {} if it is missing or was damaged. */
 static json_t *jevidence(sqlite3_stmt *st, int i)
@@ -532,10 +567,36 @@ static int cursor_order(const struct db_cursor *c, int *order)
     return 0;
 }
 
+/* Whether the cursor c (of SORT_CURSOR_FIELDS) was made for the order k (desc): its sort as
+ * select_findings() wrote it, and an integer key where the column is one. -EINVAL if not. */
+static int cursor_sort(const struct db_cursor *c, const struct sort_key *k, int desc)
+{
+    const char *tag = c->field[0];
+    char *end;
+
+    if ((desc && *tag++ != '-') || strcmp(tag, k->name))
+        return -EINVAL;
+    if (!k->integer)
+        return 0;
+    errno = 0;
+    (void)strtoll(c->field[1], &end, 10);
+    return errno || end == c->field[1] || *end ? -EINVAL : 0;
+}
+
+/* Binds the key and fingerprint of a cursor that cursor_sort() accepted for k. */
+static int bind_sort_cursor(sqlite3_stmt *st, const struct db_cursor *c, const struct sort_key *k)
+{
+    int i = sqlite3_bind_parameter_index(st, ":c_key");
+    int rc = k->integer ? sqlite3_bind_int64(st, i, strtoll(c->field[1], NULL, 10))
+                        : db_bind_text(st, i, c->field[1]);
+
+    return rc == SQLITE_OK ? bind_named(st, ":c_fingerprint", c->field[2]) : rc;
+}
+
 /* SELECT every column of findings (F_<col> are their positions), then the modes of its first
  * and resolving polls (FX_first_mode, FX_resolved_mode), FROM findings. A subquery by primary
  * key, run only for the rows a page returns: a join would have to qualify every condition. */
-static int select_findings(struct vsl_buf *sql)
+static int select_findings(struct vsl_buf *sql, const struct sort_key *k, int desc)
 {
     int r = vsl_buf_addstr(sql, "SELECT ");
 
@@ -543,8 +604,12 @@ static int select_findings(struct vsl_buf *sql)
         r = db_select_columns(sql, T_FINDINGS, "findings");
     if (r == 0)
         r = vsl_buf_addstr(sql, ", (SELECT mode FROM polls WHERE id = findings.first_poll),"
-                                " (SELECT mode FROM polls WHERE id = findings.resolved_poll)"
-                                " FROM findings");
+                                " (SELECT mode FROM polls WHERE id = findings.resolved_poll)");
+    /* The order's name as a constant column (FX_sort), from sort_keys, for its cursors. */
+    if (r == 0 && k)
+        r = vsl_buf_printf(sql, ", '%s%s'", desc ? "-" : "", k->name);
+    if (r == 0)
+        r = vsl_buf_addstr(sql, " FROM findings");
     return r;
 }
 
@@ -599,6 +664,10 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
         r = vsl_buf_addstr(sql, " AND resolution = :resolution");
     if (r == 0 && f->resolved_at_ms)
         r = vsl_buf_addstr(sql, " AND resolved_at_ms = :resolved_at");
+    if (r == 0 && f->since_ms)
+        r = vsl_buf_addstr(sql, f->status && strcmp(f->status, "resolved") == 0
+                                    ? " AND resolved_at_ms >= :since"
+                                    : " AND first_seen_ms >= :since");
     if (r == 0 && f->window == DB_WINDOW_FIRST_SEEN)
         r = vsl_buf_addstr(sql, " AND first_seen_ms > :w_from AND first_seen_ms <= :w_to");
     if (r == 0 && f->window == DB_WINDOW_RESOLVED)
@@ -627,6 +696,8 @@ static int bind_filter(sqlite3_stmt *st, const struct db_findings_filter *f, int
         rc = sqlite3_bind_int(st, i, sev_order);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":resolved_at")))
         rc = sqlite3_bind_int64(st, i, f->resolved_at_ms);
+    if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":since")))
+        rc = sqlite3_bind_int64(st, i, f->since_ms);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":w_from")))
         rc = sqlite3_bind_int64(st, i, f->window_from_ms);
     if (rc == SQLITE_OK && (i = sqlite3_bind_parameter_index(st, ":w_to")))
@@ -653,18 +724,19 @@ static int query(struct db *db, const struct db_findings_filter *f, db_row_fn *r
     struct vsl_buf count_sql, page_sql;
     sqlite3_stmt *cst = NULL, *pst = NULL;
     struct db_cursor *cur = NULL;
-    int cur_order = 0;
+    const struct sort_key *k;
+    int cur_order = 0, desc;
     int sev_order, rc, r, in_tx = 0, n = 0;
 
     *total = 0;
     *next = NULL;
     vsl_buf_init(&count_sql, MAX_SQL);
     vsl_buf_init(&page_sql, MAX_SQL);
-    if (f->limit < 0)
+    if (f->limit < 0 || parse_sort(f->sort, &k, &desc) < 0)
         return -EINVAL;
-    r = db_cursor_decode(f->cursor, DB_CURSOR_FIELDS, &cur);
+    r = db_cursor_decode(f->cursor, k ? SORT_CURSOR_FIELDS : DB_CURSOR_FIELDS, &cur);
     if (r == 0 && cur)
-        r = cursor_order(cur, &cur_order);
+        r = k ? cursor_sort(cur, k, desc) : cursor_order(cur, &cur_order);
     if (r < 0) {
         free(cur);
         return r;
@@ -698,19 +770,30 @@ static int query(struct db *db, const struct db_findings_filter *f, db_row_fn *r
      * When they are few the walk may cross the whole table to find them, and fetching them by
      * index and sorting them is cheaper; the count has just said which case this is. An object
      * filter is tested row by row either way, so there the walk, which stops early, wins. */
-    r = select_findings(&page_sql);
+    r = select_findings(&page_sql, k, desc);
+    /* Another order has no index to walk: its matches are fetched and sorted. */
     if (r == 0)
-        r = where(&page_sql, f, &sev_order, *total > SORT_MAX || f->object || f->host);
-    if (r == 0 && cur)
+        r = where(&page_sql, f, &sev_order, !k && (*total > SORT_MAX || f->object || f->host));
+    if (r == 0 && cur && !k)
         r = vsl_buf_addstr(&page_sql, AFTER_CURSOR);
+    if (r == 0 && cur && k)
+        r = vsl_buf_printf(&page_sql, " AND (%s, fingerprint) %c (:c_key, :c_fingerprint)", k->col,
+                           desc ? '<' : '>');
     /* One row more than asked for says whether there is a next page. */
+    if (r == 0 && !k)
+        r = vsl_buf_addstr(&page_sql, ORDER_BY);
+    if (r == 0 && k)
+        r = vsl_buf_printf(&page_sql, " ORDER BY %s%s, fingerprint%s", k->col,
+                           desc ? " DESC" : "", desc ? " DESC" : "");
     if (r == 0)
-        r = vsl_buf_addstr(&page_sql, ORDER_BY " LIMIT :limit");
+        r = vsl_buf_addstr(&page_sql, " LIMIT :limit");
     if (r == 0)
         r = db_stmt(db, page_sql.data, &pst);
     if (r < 0)
         goto out;
-    rc = bind_filter(pst, f, sev_order, cur, cur_order);
+    rc = bind_filter(pst, f, sev_order, k ? NULL : cur, cur_order);
+    if (rc == SQLITE_OK && cur && k)
+        rc = bind_sort_cursor(pst, cur, k);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(pst, sqlite3_bind_parameter_index(pst, ":limit"),
                                 f->limit > 0 ? (int64_t)f->limit + 1 : -1);
@@ -726,7 +809,9 @@ static int query(struct db *db, const struct db_findings_filter *f, db_row_fn *r
         n++;
         if (f->limit > 0 && n == f->limit) {
             free(*next);
-            *next = db_cursor_encode(pst, cursor_cols, DB_CURSOR_FIELDS);
+            const int sort_cols[SORT_CURSOR_FIELDS] = {FX_sort, k ? k->fcol : 0, F_fingerprint};
+            *next = k ? db_cursor_encode(pst, sort_cols, SORT_CURSOR_FIELDS)
+                      : db_cursor_encode(pst, cursor_cols, DB_CURSOR_FIELDS);
             if (!*next) {
                 r = -ENOMEM;
                 goto out;
@@ -832,7 +917,7 @@ int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
     assert(db && fingerprint && out);
     *out = NULL;
     vsl_buf_init(&sql, MAX_SQL);
-    r = select_findings(&sql);
+    r = select_findings(&sql, NULL, 0);
     if (r == 0)
         r = vsl_buf_addstr(&sql, " WHERE fingerprint = ?1");
     if (r == 0)
@@ -932,5 +1017,92 @@ out:
     sqlite3_finalize(st);
     json_decref(o);
     vsl_buf_free(&sql);
+    return r;
+}
+
+/* The number of findings matching f (no cursor, no limit) into *n. */
+static int count_matching(struct db *db, const struct db_findings_filter *f, int64_t *n)
+{
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    int sev_order, rc, r;
+
+    vsl_buf_init(&sql, MAX_SQL);
+    r = vsl_buf_addstr(&sql, "SELECT count(*) FROM findings");
+    if (r == 0)
+        r = where(&sql, f, &sev_order, 0);
+    if (r == 0)
+        r = db_stmt(db, sql.data, &st);
+    if (r == 0) {
+        rc = bind_filter(st, f, sev_order, NULL, 0);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *n = sqlite3_column_int64(st, 0);
+        else
+            r = db_fail(db->h, rc, "counting findings");
+    }
+    db_stmt_done(st);
+    vsl_buf_free(&sql);
+    return r;
+}
+
+int db_findings_changes(struct db *db, const char *vcenter, int64_t from_ms, int64_t to_ms,
+                        int64_t *new_n, int64_t *resolved_n)
+{
+    /* As the digest counts them (daemon/digest.c): new is open and unwaived, first seen in the
+     * window; resolved is fixed in it (a disabled check's findings are not fixes). */
+    const struct db_findings_filter fn = {.vcenter = vcenter, .status = "open",
+                                          .window = DB_WINDOW_FIRST_SEEN,
+                                          .window_from_ms = from_ms, .window_to_ms = to_ms};
+    const struct db_findings_filter fr = {.vcenter = vcenter, .status = "resolved",
+                                          .resolution = "fixed", .window = DB_WINDOW_RESOLVED,
+                                          .window_from_ms = from_ms, .window_to_ms = to_ms};
+    int r;
+
+    assert(db && new_n && resolved_n);
+    *new_n = *resolved_n = 0;
+    r = count_matching(db, &fn, new_n);
+    return r == 0 ? count_matching(db, &fr, resolved_n) : r;
+}
+
+/* Adds the current row of st (object type, distinct objects) to the object out (a db_row_fn). */
+static int count_kind(sqlite3_stmt *st, void *out)
+{
+    const char *type = (const char *)sqlite3_column_text(st, 0);
+
+    return json_object_set_new(out, type ? type : "", json_integer(sqlite3_column_int64(st, 1)))
+               ? -ENOMEM
+               : 0;
+}
+
+int db_findings_affected(struct db *db, const char *vcenter, json_t **out)
+{
+    /* An object is its moref; a part of a host (a LUN, an adapter) has none and is its name
+     * on its host. Waived findings are not failures, as in db_findings_summary(). */
+    static const char sql[] =
+        "SELECT object_type, count(DISTINCT vcenter || char(0) || coalesce(object_moref,"
+        " coalesce(host_moref, '') || char(0) || object_name)) FROM findings"
+        " WHERE status = 'open' AND (?1 IS NULL OR vcenter = ?1)"
+        " GROUP BY object_type ORDER BY object_type";
+    sqlite3_stmt *st = NULL;
+    json_t *o = json_object();
+    int r;
+
+    assert(db && out);
+    *out = NULL;
+    if (!o)
+        return -ENOMEM;
+    r = db_stmt(db, sql, &st);
+    if (r == 0) {
+        int rc = db_bind(st, DB_TEXT(vcenter));
+        r = rc == SQLITE_OK ? db_each_row(st, "counting affected objects", count_kind, o)
+                            : db_fail(db->h, rc, "counting affected objects");
+    }
+    db_stmt_done(st);
+    if (r == 0)
+        *out = o;
+    else
+        json_decref(o);
     return r;
 }

@@ -47,11 +47,21 @@ struct db_findings_filter {
      * DB_WINDOW_RESOLVED: only those resolved then (the digest's "new" and "resolved"). */
     enum db_window { DB_WINDOW_NONE, DB_WINDOW_FIRST_SEEN, DB_WINDOW_RESOLVED } window;
     int64_t window_from_ms, window_to_ms;
+    /* 0, or only findings first seen at or after since_ms; with status "resolved", those
+     * resolved at or after it ("what is new / what was fixed since"). */
+    int64_t since_ms;
+    /* NULL or "severity": the order below. Else one of db_findings_sorts, optionally after a
+     * '-' that reverses it: "first_seen", "last_seen" (oldest first), "check", "object" (A-Z),
+     * each then by fingerprint. -EINVAL for anything else. */
+    const char *sort;
     int limit;            /* 0 = no limit */
     const char *cursor;   /* opaque, from a previous page's *next, or NULL */
 };
 
-/* Findings matching f as a JSON array, ordered by severity (critical first), check, vCenter,
+/* The sort keys db_findings_query() knows (NULL-ended), for the API's error message. */
+extern const char *const db_findings_sorts[];
+
+/* Findings matching f as a JSON array, ordered (unless f->sort says otherwise) by severity (critical first), check, vCenter,
  * object name, fingerprint. Each element:
  *   {"fingerprint","check","title","severity","status" (new|open|waived|resolved),"vcenter",
  *    "object":{"type","moref" (null for a part of a host),"name"},
@@ -64,7 +74,8 @@ struct db_findings_filter {
  *    null: the poll whose snapshot first showed this occurrence, and the one whose snapshot
  *    no longer did (null while unresolved, and for what was recorded before schema 10)}
  * *total = the number of findings matching f without limit/cursor. *next (malloc'd, may be NULL
- * when no more) = the cursor of the following page. Bad cursor: -EINVAL. */
+ * when no more) = the cursor of the following page; a cursor holds its sort, and one made for
+ * another sort is refused. Bad cursor: -EINVAL. */
 int db_findings_query(struct db *db, const struct db_findings_filter *f, json_t **out,
                       int64_t *total, char **next);
 
@@ -92,5 +103,16 @@ int db_finding_get(struct db *db, const char *fingerprint, json_t **out);
  * "info"}}}; "unverified" counts the open ones the latest evaluation could not verify;
  * waived findings are counted in by_status only. vcenter NULL = all. */
 int db_findings_summary(struct db *db, const char *vcenter, json_t **out);
+
+/* How many findings were new in (from_ms, to_ms] (open, unwaived, first seen then) and how
+ * many were fixed then (resolved as "fixed"): the digest's "new" and "resolved" counts.
+ * vcenter NULL = all. */
+int db_findings_changes(struct db *db, const char *vcenter, int64_t from_ms, int64_t to_ms,
+                        int64_t *new_n, int64_t *resolved_n);
+
+/* The objects with an open, unwaived finding, per object type: {"datastore": 12, "vm": 3,
+ * ...}; a part of a host (a LUN, an adapter) counts once per host and name. vcenter NULL =
+ * all. *out owned by the caller. */
+int db_findings_affected(struct db *db, const char *vcenter, json_t **out);
 
 #endif

@@ -14,6 +14,39 @@ static int64_t first_day_ms(int64_t now_ms, size_t n)
     return now_ms - now_ms % DB_DAY_MS - (int64_t)(n - 1) * DB_DAY_MS;
 }
 
+#define DB_DAY_MS_SQL "86400000" /* DB_DAY_MS in SQL text */
+
+/* Per day (0: the oldest), the findings first seen then (not waived) and those fixed then: one
+ * pass over the window rather than one per day. */
+static const char changes_sql[] =
+    "SELECT day, sum(opened), sum(fixed) FROM ("
+    " SELECT (first_seen_ms - ?1) / " DB_DAY_MS_SQL " AS day, 1 AS opened, 0 AS fixed"
+    " FROM findings WHERE first_seen_ms >= ?1 AND first_seen_ms <= ?2 AND status <> 'waived'"
+    " AND (?3 IS NULL OR vcenter = ?3)"
+    " UNION ALL SELECT (resolved_at_ms - ?1) / " DB_DAY_MS_SQL ", 0, 1"
+    " FROM findings WHERE resolved_at_ms >= ?1 AND resolved_at_ms <= ?2 AND resolution = 'fixed'"
+    " AND (?3 IS NULL OR vcenter = ?3)) GROUP BY day";
+
+static int per_day(struct db *db, const char *sql, const char *vcenter, int64_t start,
+                   int64_t now_ms, size_t n, struct db_history_day *days)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = db_bind(st, DB_INT(start), DB_INT(now_ms), DB_TEXT(vcenter));
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t day = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+        if (day < 0 || (size_t)day >= n)
+            continue;
+        days[day].opened = sqlite3_column_int64(st, 1);
+        days[day].fixed = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n,
                     struct db_history_day *days)
 {
@@ -71,6 +104,8 @@ int db_history_days(struct db *db, const char *vcenter, int64_t now_ms, size_t n
             rc = SQLITE_OK;
         }
     }
+    if (rc == SQLITE_OK || rc == SQLITE_DONE)
+        rc = per_day(db, changes_sql, vcenter, start, now_ms, n, days);
     if (!sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     sqlite3_finalize(open_st);

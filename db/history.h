@@ -18,6 +18,9 @@ struct db_history_day {
     int64_t critical, warning, info;
     int64_t objects;
     int64_t vcenters;
+    /* Findings first seen that day (not waived now), and fixed that day: what the history can
+     * tell (a finding that came back keeps only its latest occurrence). */
+    int64_t opened, fixed;
 };
 
 /* Fills days[0..n) for the n UTC days ending with today (now_ms), oldest first; vcenter NULL:

@@ -7,7 +7,12 @@
   const REFRESH_MS = 30000;
   const PAGE = 100;
   const TOKEN_KEY = 'vslint-token';
-  const FILTERS = ['severity', 'check', 'vcenter', 'status', 'unverified', 'object', 'host'];
+  const FILTERS = ['severity', 'check', 'vcenter', 'status', 'unverified', 'since', 'object', 'host',
+    'sort', 'view'];
+  const GROUP_ROWS = 50;     // rows shown in an opened group before "show all"
+  const GROUPED_MAX = 3000;  // findings read to group (3 pages of 1000)
+  const DS_SHOWN = 15;       // datastores shown before "show all"
+  const DAY_MS = 86400000;
 
   const $ = (id) => document.getElementById(id);
   const state = {
@@ -20,6 +25,13 @@
     openDatastore: null,   // "vcenter/moref" of the datastore whose capacity chart is open
     openLabel: null,
     timer: null,
+    summary: null,         // the last /api/v1/summary
+    total: 0,              // the findings matching the filters (the API's total)
+    openGroups: new Set(), // check ids whose group is open; kept across refreshes
+    allGroups: new Set(),  // check ids whose group shows every row
+    shown: '',             // what the findings table was last drawn from: unchanged, not redrawn
+    dsAll: false,          // every datastore shown, not only the first DS_SHOWN
+    pollFollow: null,      // {before: {name: finished}, until}: a poll asked for, followed to its end
   };
 
   /* ---------- API access ---------- */
@@ -49,9 +61,28 @@
     }
     if (!resp.ok) {
       const err = body && body.error;
-      throw new Error(path.split('?')[0] + ': ' + (err && err.message ? err.message : 'HTTP ' + resp.status));
+      const e = new Error(path.split('?')[0] + ': ' + (err && err.message ? err.message : 'HTTP ' + resp.status));
+      e.status = resp.status;
+      throw e;
     }
     return body;
+  }
+
+  // A text answer (the plan) with the token, saved as a file: a link cannot carry the token.
+  async function download(path, name) {
+    const t = token();
+    const resp = await fetch(path, { headers: t ? { Authorization: 'Bearer ' + t } : {}, cache: 'no-cache' });
+    if (resp.status === 401) {
+      showTokenForm(t ? 'The token was rejected.' : '');
+      throw new AuthError('this server needs a bearer token');
+    }
+    if (!resp.ok) throw new Error(path.split('?')[0] + ': HTTP ' + resp.status);
+    const url = URL.createObjectURL(await resp.blob());
+    const a = el('a', { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
   }
 
   // Every row of /api/v1/inventory/KIND, following its pages (at most 50 of 1000 rows).
@@ -108,10 +139,15 @@
     return s >= 0 ? txt + ' ago' : 'in ' + txt;
   }
 
+  // "3 min ago", the absolute time on hover: what a person reading at 8 am asks first.
   function timeEl(v) {
     const d = toDate(v);
     if (!d) return document.createTextNode('–');
-    return el('time', { datetime: d.toISOString(), title: fmtAgo(v) }, fmtTime(v));
+    return el('time', { datetime: d.toISOString(), title: fmtTime(v) }, fmtAgo(v));
+  }
+
+  function isoMinute(ms) {
+    return new Date(Math.floor(ms / 60000) * 60000).toISOString().replace(/\.\d+Z$/, 'Z');
   }
 
   function fmtDuration(ms) {
@@ -142,7 +178,8 @@
       form.hidden = false;
       $('token').focus();
     }
-    setBanner(message || 'Enter the bearer token to continue.', 'error');
+    setBanner(message || 'Enter the bearer token to continue: the contents of the file that ' +
+      'token_file= names in [server] of vslint.conf (scripts/demo.sh writes .demo/token).', 'error');
   }
 
   function useToken(ev) {
@@ -200,30 +237,126 @@
 
   /* ---------- summary ---------- */
 
-  // GET /api/v1/summary (docs/openapi.yaml, Summary): {"score", "objects", "findings":
-  // {"total", "by_severity", "by_status", "by_check"}, "vcenters": [VcenterStatus]}.
+  // The score's band: red with any open critical whatever the number, so a large estate's
+  // criticals are never shown as "fair"; amber with warnings or below 90; green otherwise.
+  function scoreBand(score, sev) {
+    if (score === null) return null;
+    if ((sev.critical || 0) > 0 || score < 70) return 'poor';
+    if ((sev.warning || 0) > 0 || score < 90) return 'fair';
+    return 'good';
+  }
+
+  // GET /api/v1/summary (docs/openapi.yaml, Summary).
   function renderSummary(s) {
+    state.summary = s;
     const counts = s.findings || {};
     const sev = counts.by_severity || {};
     const st = counts.by_status || {};
-    const set = (id, v) => { $(id).textContent = String(v ?? 0); };
+    const set = (id, v) => {
+      $(id).textContent = String(v ?? 0);
+      // Zero is grey: only what needs attention is coloured.
+      const tile = $(id).closest('.tile');
+      if (tile) tile.classList.toggle('zero', !v);
+    };
     set('t-critical', sev.critical);
     set('t-warning', sev.warning);
     set('t-info', sev.info);
     set('t-new', st.new);
     set('t-waived', st.waived);
     set('t-unverified', st.unverified);
+    const ch = s.changes || {};
+    const day = ch.last_24h || {};
+    set('t-new24', day.new);
+    set('t-resolved24', day.resolved);
+    const dig = ch.since_digest;
+    $('t-new24-hint').textContent = dig ? 'since the last digest: ' + dig.new : 'in the last 24 h';
+    $('t-resolved24-hint').textContent = dig ? 'since the last digest: ' + dig.resolved : 'fixed in the last 24 h';
     const score = typeof s.score === 'number' ? s.score : null;
     $('t-score').textContent = score === null ? '–' : String(score);
     const tile = document.querySelector('[data-tile="score"]');
     tile.classList.remove('good', 'fair', 'poor');
-    if (score !== null) tile.classList.add(score >= 90 ? 'good' : score >= 70 ? 'fair' : 'poor');
-    const o = s.objects;
-    if (o) {
-      $('t-score-hint').textContent = 'of 100, over ' + (o.datastores + o.hosts + o.vms) + ' objects';
-      $('t-score-hint').title = o.datastores + ' datastores, ' + o.hosts + ' hosts, ' + o.vms + ' VMs';
+    const band = scoreBand(score, sev);
+    if (band) tile.classList.add(band);
+    tile.dataset.band = band || '';
+    $('t-score-hint').textContent = band === 'poor' && sev.critical ? 'red: ' + sev.critical + ' critical open' :
+      band === 'fair' && sev.warning ? 'amber: warnings open' : 'of 100';
+    const poll = $('poll-now');
+    if (s.poll_now === false) {
+      // No token configured: the server refuses every write, so the button cannot work.
+      poll.disabled = true;
+      poll.dataset.why = 'no-token';
+      poll.title = 'Off: this server has no token (token_file= in [server] of its configuration); it polls on its schedule';
     }
+    renderAffected(s.affected || {}, s.objects || {});
+    fillCheckCounts(counts.by_check || {});
     renderVcenters(s.vcenters || [], s.arrays || []);
+    renderFreshness(s.vcenters || [], s.arrays || []);
+  }
+
+  // "12 of 40 datastores": per kind, the objects with an open finding.
+  function renderAffected(aff) {
+    const names = { datastore: ['datastore', 'datastores'], host: ['host', 'hosts'], vm: ['VM', 'VMs'] };
+    const ul = el('ul', { class: 'affected' });
+    for (const k of ['datastore', 'host', 'vm']) {
+      const a = aff[k];
+      if (!a) continue;
+      ul.append(el('li', { 'data-kind': k, class: a.affected ? 'hit' : '' },
+        el('strong', {}, String(a.affected)), ' of ' + a.of + ' ' + names[k][a.of === 1 ? 0 : 1]));
+    }
+    const others = Object.entries(aff).filter(([k, a]) => !names[k] && a.affected);
+    for (const [k, a] of others) {
+      ul.append(el('li', { 'data-kind': k, class: 'hit' }, el('strong', {}, String(a.affected)),
+        ' ' + k.replace(/_/g, ' ') + (a.affected === 1 ? '' : 's')));
+    }
+    $('t-affected').replaceChildren(ul);
+  }
+
+  // The check filter lists titles with their open counts, most first.
+  function fillCheckCounts(byCheck) {
+    const select = $('f-check');
+    if (!state.checks) return; // loadChecks() fills it when the catalogue is in
+    const keep = select.value;
+    const total = (id) => Object.values(byCheck[id] || {}).reduce((a, b) => a + b, 0);
+    const ids = Object.keys(state.checks || {}).sort((a, b) => total(b) - total(a) ||
+      title(a).localeCompare(title(b)));
+    select.replaceChildren(el('option', { value: '' }, 'all'),
+      ...ids.map((id) => el('option', { value: id }, title(id) + ' (' + total(id) + ')')));
+    if (keep && !ids.includes(keep)) select.append(el('option', { value: keep }, keep));
+    select.value = keep;
+  }
+
+  function title(id) {
+    const c = state.checks && state.checks[id];
+    return (c && c.title) || id;
+  }
+
+  // One line per vCenter or array whose data is not fresh, across the page; the tiles dim,
+  // because what they count is that old.
+  function renderFreshness(vcenters, arrays) {
+    const lines = [];
+    let newest = 0;
+    for (const v of vcenters.concat(arrays)) {
+      const ok = toDate(v.last_success);
+      if (ok) newest = Math.max(newest, ok.getTime());
+      const lp = v.last_poll;
+      const failing = lp && !lp.ok;
+      if (!v.stale && !v.stalled && !failing) continue;
+      const age = ok ? 'data ' + fmtAgo(v.last_success).replace(/ ago$/, '') + ' old' : 'no data yet';
+      const why = v.stalled ? 'stalled: no answer for ' + fmtDuration((v.quiet_s || 0) * 1000) :
+        v.error || (failing ? 'the last poll failed' : 'stale');
+      lines.push(el('div', { 'data-vcenter': v.name }, el('strong', {}, v.name), ': ' + age + ': ' + why));
+    }
+    const banner = $('fresh');
+    banner.replaceChildren(...lines);
+    banner.hidden = !lines.length;
+    $('tiles').classList.toggle('dim', lines.length > 0);
+    const upd = $('updated');
+    if (newest) {
+      upd.replaceChildren('data from ', timeEl(newest));
+    } else {
+      upd.textContent = 'no poll finished yet';
+    }
+    upd.title = 'page read ' + fmtTime(Date.now());
   }
 
   // Arrays ([array NAME]) are sources polled like vCenters: the same rows, named as arrays,
@@ -233,6 +366,7 @@
     const list = vcenters.concat(arrays || []);
     tbody.replaceChildren();
     fillSelect($('f-vcenter'), vcenters.map((v) => [v.name, v.name]));
+    document.body.classList.toggle('one-vcenter', vcenters.length <= 1);
     if (!list.length) {
       tbody.append(el('tr', {}, el('td', { colspan: 6, class: 'muted' }, 'No vCenter configured.')));
       return;
@@ -240,7 +374,8 @@
     for (const v of list) {
       const lp = v.last_poll; // null until this process has finished a poll of it
       let status;
-      if (v.stale) status = el('span', { class: 'state stale' }, 'stale');
+      if (v.stalled) status = el('span', { class: 'state stale' }, 'stalled');
+      else if (v.stale) status = el('span', { class: 'state stale' }, 'stale');
       else if (!v.polled_once || !lp) status = el('span', { class: 'state pending' }, 'first poll pending');
       else if (!lp.ok) status = el('span', { class: 'state stale' }, 'failed');
       else status = el('span', { class: 'state ok' }, 'ok');
@@ -251,14 +386,20 @@
         statusCell.append(el('div', { class: 'muted' }, v.consecutive_failures + ' failed in a row' +
           (v.backoff_s ? ', next try in up to ' + fmtDuration(v.backoff_s * 1000) : '')));
       }
+      // Incremental mode waits on the vCenter's changes: there is no next poll time to show,
+      // and a time in the past would read as a missed poll.
+      const next = v.mode === 'incremental' && !v.stale ? el('span', { class: 'muted' }, 'follows changes') :
+        timeEl(v.next_poll);
+      const last = lp ? el('span', {}, timeEl(lp.finished || lp.started), lp.ok ? null : el('span', { class: 'err' }, ' failed')) :
+        timeEl(null);
       tbody.append(el('tr', { 'data-vcenter': v.name, 'data-stale': v.stale ? 'true' : 'false' },
         el('th', { scope: 'row' }, v.name, v.type ? el('span', { class: 'muted' }, ' (' + v.type + ' array)') : null,
-          v.url ? el('div', { class: 'muted' }, v.url) : null),
+          v.url ? el('div', { class: 'muted url' }, v.url) : null),
         statusCell,
-        el('td', { class: 'nowrap', 'data-label': 'Last poll' }, timeEl(lp && (lp.finished || lp.started))),
+        el('td', { class: 'nowrap', 'data-label': 'Last poll' }, last),
         el('td', { class: 'nowrap', 'data-label': 'Duration' }, fmtDuration(lp && lp.duration_ms)),
         el('td', { class: 'nowrap', 'data-label': 'Last success' }, timeEl(v.last_success)),
-        el('td', { class: 'nowrap', 'data-label': 'Next poll' }, timeEl(v.next_poll))));
+        el('td', { class: 'nowrap', 'data-label': 'Next poll' }, next)));
     }
   }
 
@@ -269,7 +410,7 @@
     const doc = await api('/api/v1/checks');
     state.checks = {};
     for (const c of doc.checks || []) state.checks[c.id] = c;
-    fillSelect($('f-check'), (doc.checks || []).map((c) => [c.id, c.id]));
+    fillCheckCounts((state.summary && state.summary.findings && state.summary.findings.by_check) || {});
     const fs = state.checks['datastore-free-space'];
     for (const p of (fs && fs.parameters) || []) {
       if (p.name === 'warn_free_pct') state.thresholds.warn = p.default;
@@ -277,74 +418,215 @@
     }
   }
 
+  // The filters as API parameters: the page's own "since" values become UTC times (to the
+  // minute, so a refresh asks the same URL and the server's cache answers).
+  function apiParams() {
+    const f = filters();
+    delete f.view;
+    if (f.since === '24h') f.since = isoMinute(Date.now() - DAY_MS);
+    else if (f.since === 'digest') {
+      const d = state.summary && state.summary.changes && state.summary.changes.since_digest;
+      if (d) f.since = d.from; else delete f.since;
+    }
+    return f;
+  }
+
+  const grouped = () => ($('f-view').value || 'grouped') === 'grouped';
+
   async function loadFindings(opts) {
     const seq = ++state.seq;
-    let path;
+    let rows, total, next;
     if (opts && opts.more) {
-      path = state.next;
+      const doc = await api(state.next);
+      if (seq !== state.seq) return;
+      rows = state.findings.concat(doc.findings || []);
+      total = doc.total;
+      next = doc.next || null;
+    } else if (grouped()) {
+      // Groups need every matching finding (up to GROUPED_MAX): pages of 1000.
+      let path = '/api/v1/findings?' + new URLSearchParams(Object.assign(apiParams(), { limit: '1000' }));
+      rows = [];
+      for (let n = 0; path && rows.length < GROUPED_MAX; n++) {
+        const doc = await api(path);
+        if (seq !== state.seq) return;
+        rows.push(...(doc.findings || []));
+        total = doc.total;
+        path = doc.next || null;
+      }
+      next = null;
     } else {
       // A refresh keeps as many rows as were shown, so "show more" is not undone every 30 s.
       const limit = Math.min(1000, Math.max(PAGE, state.findings.length));
-      const q = new URLSearchParams(Object.assign(filters(), { limit: String(limit) }));
-      path = '/api/v1/findings?' + q.toString();
+      const doc = await api('/api/v1/findings?' + new URLSearchParams(Object.assign(apiParams(), { limit: String(limit) })));
+      if (seq !== state.seq) return;
+      rows = doc.findings || [];
+      total = doc.total;
+      next = doc.next || null;
     }
-    const doc = await api(path);
-    if (seq !== state.seq) return; // the filters changed while this was in flight
-    const rows = doc.findings || [];
-    state.findings = opts && opts.more ? state.findings.concat(rows) : rows;
-    state.next = doc.next || null;
-    renderFindings(doc.total);
+    state.findings = rows;
+    state.next = next;
+    state.total = typeof total === 'number' ? total : rows.length;
+    renderFindings();
   }
 
-  function renderFindings(total) {
+  // The message without the object's name in front: the Object column says it already.
+  function shortMessage(f) {
+    const m = f.message || '';
+    const name = (f.object && f.object.name) || '';
+    if (name && m.startsWith(name) && m.length > name.length + 2) {
+      const rest = m.slice(name.length).replace(/^[:,]?\s+/, '');
+      return rest.charAt(0).toUpperCase() + rest.slice(1);
+    }
+    return m;
+  }
+
+  const SEV_RANK = { critical: 0, warning: 1, info: 2 };
+
+  // The findings by check: worst severity first, then the most findings.
+  function groups(list) {
+    const by = new Map();
+    for (const f of list) {
+      let g = by.get(f.check);
+      if (!g) by.set(f.check, g = { check: f.check, title: f.title || title(f.check), rows: [], worst: f.severity, objects: new Set() });
+      g.rows.push(f);
+      if (SEV_RANK[f.severity] < SEV_RANK[g.worst]) g.worst = f.severity;
+      g.objects.add(f.vcenter + '/' + ((f.object && (f.object.moref || f.object.name)) || '') + '/' + ((f.host && f.host.moref) || ''));
+    }
+    const out = [...by.values()];
+    if (!($('f-sort').value || '').replace('-', '').match(/^(first_seen|last_seen|object)$/)) {
+      out.sort((a, b) => SEV_RANK[a.worst] - SEV_RANK[b.worst] || b.rows.length - a.rows.length ||
+        a.title.localeCompare(b.title));
+      if ($('f-sort').value === 'check') out.sort((a, b) => (a.check < b.check ? -1 : a.check > b.check ? 1 : 0));
+      if ($('f-sort').value === '-check') out.sort((a, b) => (a.check < b.check ? 1 : a.check > b.check ? -1 : 0));
+    }
+    return out;
+  }
+
+  // Rows are kept by key (a fingerprint, or "g:" and a check id) and redrawn only when what
+  // they show changed: an open detail, the focus and a selection inside it survive a refresh.
+  const rowCache = new Map();
+
+  function keyed(key, sig, make) {
+    const have = rowCache.get(key);
+    if (have && have.sig === sig) return have.nodes;
+    const nodes = make();
+    rowCache.set(key, { sig, nodes });
+    return nodes;
+  }
+
+  function renderFindings() {
+    const sig = JSON.stringify([grouped(), state.findings, [...state.openGroups], [...state.allGroups], state.total]);
+    if (sig === state.shown) return; // nothing changed: leave the table as the user has it
+    state.shown = sig;
     const tbody = $('findings').querySelector('tbody');
-    // A refresh rebuilds the rows: put the keyboard focus back on the same finding's button.
-    const focused = document.activeElement && document.activeElement.closest &&
-      document.activeElement.closest('#findings tr.finding');
-    const refocus = focused ? focused.dataset.fingerprint : null;
-    tbody.replaceChildren();
-    for (const f of state.findings) {
-      const open = state.expanded.has(f.fingerprint);
-      const detailId = 'd-' + f.fingerprint;
-      const obj = f.object || {};
-      const check = (state.checks && state.checks[f.check]) || {};
-      const btn = el('button', {
-        type: 'button', class: 'expand', 'aria-expanded': open ? 'true' : 'false',
-        'aria-controls': detailId, 'aria-label': 'Details for ' + (obj.name || f.check),
-      }, el('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'));
-      const row = el('tr', { class: 'finding', 'data-fingerprint': f.fingerprint, 'data-severity': f.severity },
-        // data-label names the column in the narrow (one card per finding) layout.
-        el('td', { class: 'btn' }, btn),
-        el('td', { 'data-label': 'Severity' }, el('span', { class: 'sev ' + f.severity }, f.severity)),
-        el('td', { class: 'nowrap', 'data-label': 'Check', title: f.title || check.title || '' }, f.check),
-        el('td', { class: 'obj', 'data-label': 'Object' }, obj.name || obj.moref || '',
-          obj.type ? el('div', { class: 'muted' }, obj.type +
-            (f.host && !obj.moref ? ' on ' + (f.host.name || f.host.moref) : '')) : null),
-        el('td', { class: 'nowrap', 'data-label': 'vCenter' }, f.vcenter || ''),
-        el('td', { class: 'msg', 'data-label': 'Message' }, f.message || ''),
-        el('td', { class: 'nowrap', 'data-label': 'Status' }, f.status || '',
-          f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null,
-          // Kept as last seen: the latest poll could not read what it needs (details say why).
-          f.unverified ? el('div', { class: 'unverified', title: f.unverified.reason || '' },
-            'unverified since ', timeEl(f.unverified.since)) : null),
-        el('td', { class: 'nowrap', 'data-label': 'First seen' }, timeEl(f.first_seen)));
-      const detail = el('tr', { class: 'detail', id: detailId }, el('td', { colspan: 8 }, renderDetail(f, check)));
-      detail.hidden = !open;
-      btn.addEventListener('click', (ev) => { ev.stopPropagation(); toggle(f.fingerprint, btn, detail); });
-      row.addEventListener('click', (ev) => {
-        if (!window.getSelection().toString()) toggle(f.fingerprint, btn, detail);
-      });
-      tbody.append(row, detail);
+    const nodes = [];
+    const used = new Set();
+    const findingNodes = (f) => {
+      used.add(f.fingerprint);
+      return keyed(f.fingerprint, JSON.stringify(f), () => findingRow(f));
+    };
+    $('findings').classList.toggle('grouped', grouped());
+    if (grouped()) {
+      for (const g of groups(state.findings)) {
+        const open = state.openGroups.has(g.check);
+        const gsig = JSON.stringify([g.rows.length, g.worst, g.objects.size, open, g.title]);
+        used.add('g:' + g.check);
+        nodes.push(...keyed('g:' + g.check, gsig, () => groupRow(g, open)));
+        if (!open) continue;
+        const all = state.allGroups.has(g.check) || g.rows.length <= GROUP_ROWS;
+        for (const f of all ? g.rows : g.rows.slice(0, GROUP_ROWS)) nodes.push(...findingNodes(f));
+        if (!all) {
+          const more = el('button', { type: 'button', class: 'link' }, 'Show all ' + g.rows.length);
+          more.addEventListener('click', () => { state.allGroups.add(g.check); renderFindings(); });
+          nodes.push(el('tr', { class: 'group-more' }, el('td', { colspan: 8 }, more)));
+        }
+      }
+    } else {
+      for (const f of state.findings) nodes.push(...findingNodes(f));
     }
-    if (refocus) {
-      const b = tbody.querySelector('tr.finding[data-fingerprint="' + CSS.escape(refocus) + '"] button.expand');
-      if (b) b.focus();
-    }
+    for (const k of [...rowCache.keys()]) if (!used.has(k)) rowCache.delete(k);
+    tbody.replaceChildren(...nodes);
     const n = state.findings.length;
-    const tot = typeof total === 'number' ? total : n;
-    $('count').textContent = n === tot ? '(' + tot + ')' : '(showing ' + n + ' of ' + tot + ')';
+    const tot = state.total;
+    const what = grouped() ? ' in ' + groups(state.findings).length + ' checks' : '';
+    $('count').textContent = n === tot ? '(' + tot + what + ')' : '(showing ' + n + ' of ' + tot + what + ')';
     $('empty').hidden = n > 0;
-    $('more').hidden = !state.next;
+    $('more').hidden = !state.next || grouped();
+    // A tile sets its filters in place of the others, and keeps the view the user chose.
+    for (const a of document.querySelectorAll('#tiles a.tile-link')) {
+      a.addEventListener('click', (ev) => {
+        ev.preventDefault();
+        const p = new URLSearchParams(a.getAttribute('href').slice(1));
+        const view = $('f-view').value;
+        if (view && !p.has('view')) p.set('view', view);
+        history.replaceState(null, '', '#' + p.toString());
+        readHash();
+        refilter();
+        $('h-findings').scrollIntoView({ block: 'start' });
+      });
+    }
+    for (const b of document.querySelectorAll('#findings th button.sort')) {
+      const k = b.dataset.sort, cur = $('f-sort').value || 'severity';
+      const dir = cur === k ? 'ascending' : cur === '-' + k ? 'descending' : null;
+      const th = b.closest('th');
+      if (dir) th.setAttribute('aria-sort', dir); else th.removeAttribute('aria-sort');
+    }
+  }
+
+  function groupRow(g, open) {
+    const btn = el('button', { type: 'button', class: 'expand', 'aria-expanded': open ? 'true' : 'false',
+      'aria-label': (open ? 'Close ' : 'Open ') + g.title },
+    el('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'));
+    const row = el('tr', { class: 'group', 'data-check': g.check, 'data-count': g.rows.length },
+      el('td', { class: 'btn' }, btn),
+      el('td', { 'data-label': 'Severity' }, el('span', { class: 'sev ' + g.worst }, g.worst)),
+      el('td', { colspan: 6, class: 'gtitle' }, el('strong', {}, g.title),
+        el('span', { class: 'muted' }, ' · ' + g.rows.length + ' finding' + (g.rows.length === 1 ? '' : 's') +
+          ' on ' + g.objects.size + ' object' + (g.objects.size === 1 ? '' : 's'))));
+    const flip = () => {
+      if (state.openGroups.has(g.check)) state.openGroups.delete(g.check); else state.openGroups.add(g.check);
+      renderFindings();
+      const b = $('findings').querySelector('tr.group[data-check="' + CSS.escape(g.check) + '"] button.expand');
+      if (b) b.focus();
+    };
+    btn.addEventListener('click', (ev) => { ev.stopPropagation(); flip(); });
+    row.addEventListener('click', () => { if (!window.getSelection().toString()) flip(); });
+    return [row];
+  }
+
+  function findingRow(f) {
+    const open = state.expanded.has(f.fingerprint);
+    const detailId = 'd-' + f.fingerprint;
+    const obj = f.object || {};
+    const check = (state.checks && state.checks[f.check]) || {};
+    const btn = el('button', {
+      type: 'button', class: 'expand', 'aria-expanded': open ? 'true' : 'false',
+      'aria-controls': detailId, 'aria-label': 'Details for ' + (obj.name || f.check),
+    }, el('span', { class: 'chev', 'aria-hidden': 'true' }, '▸'));
+    const row = el('tr', { class: 'finding', 'data-fingerprint': f.fingerprint, 'data-severity': f.severity,
+      'data-check': f.check, 'data-object': obj.name || obj.moref || '' },
+      // data-label names the column in the narrow (one card per finding) layout.
+      el('td', { class: 'btn' }, btn),
+      el('td', { 'data-label': 'Severity' }, el('span', { class: 'sev ' + f.severity }, f.severity)),
+      el('td', { class: 'check', 'data-label': 'Check', title: f.check }, f.title || check.title || f.check),
+      el('td', { class: 'obj', 'data-label': 'Object' }, obj.name || obj.moref || '',
+        obj.type ? el('div', { class: 'muted' }, obj.type.replace(/_/g, ' ') +
+          (f.host && !obj.moref ? ' on ' + (f.host.name || f.host.moref) : '')) : null),
+      el('td', { class: 'nowrap vc', 'data-label': 'vCenter' }, f.vcenter || ''),
+      el('td', { class: 'msg', 'data-label': 'Message' }, shortMessage(f)),
+      el('td', { class: 'nowrap', 'data-label': 'Status' }, f.status || '',
+        f.waiver ? el('div', { class: 'muted' }, 'until ' + (f.waiver.expires || '?')) : null,
+        // Kept as last seen: the latest poll could not read what it needs (details say why).
+        f.unverified ? el('div', { class: 'unverified', title: f.unverified.reason || '' },
+          'unverified since ', timeEl(f.unverified.since)) : null),
+      el('td', { class: 'nowrap', 'data-label': 'First seen' }, timeEl(f.first_seen)));
+    const detail = el('tr', { class: 'detail', id: detailId }, el('td', { colspan: 8 }, renderDetail(f, check)));
+    detail.hidden = !open;
+    btn.addEventListener('click', (ev) => { ev.stopPropagation(); toggle(f.fingerprint, btn, detail); });
+    row.addEventListener('click', () => {
+      if (!window.getSelection().toString()) toggle(f.fingerprint, btn, detail);
+    });
+    return [row, detail];
   }
 
   function toggle(fp, btn, detail) {
@@ -354,6 +636,42 @@
     if (open) state.expanded.add(fp); else state.expanded.delete(fp);
   }
 
+  // The remediation with this finding's own names in place of <vm>, <ds>, <naa>, <host>...:
+  // from the object, its host and the evidence; a placeholder nothing names stays as it is.
+  function fillFix(text, f) {
+    const obj = f.object || {};
+    const ev = (f.evidence && typeof f.evidence === 'object') ? f.evidence : {};
+    const str = (v) => (typeof v === 'string' && v ? v : null);
+    const is = (t) => obj.type === t ? obj.name : null;
+    const host = (f.host && f.host.name) || is('host');
+    const names = {
+      vm: is('vm') || str(ev.vm),
+      datastore: is('datastore') || str(ev.datastore),
+      ds: is('datastore') || str(ev.datastore),
+      pod: is('storage_pod') || str(ev.pod),
+      host,
+      naa: is('lun') || str(ev.device) || str(ev.canonical_name),
+      device: is('lun') || str(ev.device),
+      eui: is('lun'),
+      vmk: is('vmknic') || str(ev.vmknic),
+      pool: is('array_pool') || str(ev.pool),
+    };
+    return text.replace(/<([a-z-]+)>/g, (m, k) => (names[k] ? names[k] : m));
+  }
+
+  // Evidence in a person's units: bytes as GiB, percentages, durations.
+  function fmtEvidence(k, v) {
+    if (typeof v === 'number') {
+      if (/(_bytes|^capacity|^free_space|^uncommitted|^size)$/.test(k) || /_bytes$/.test(k)) return fmtBytes(v);
+      if (/_pct$/.test(k)) return (Math.round(v * 10) / 10) + ' %';
+      if (/_ms$/.test(k)) return fmtDuration(v);
+      if (/_gb$/.test(k)) return v + ' GB';
+      return String(v);
+    }
+    if (v && typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
   function renderDetail(f, check) {
     const dl = el('dl');
     const item = (term, ...value) => {
@@ -361,13 +679,35 @@
       dl.append(el('dt', {}, term), el('dd', {}, ...value));
     };
     item('Check', (f.title || check.title || f.check) + ' (' + f.check + ')');
+    item('Message', f.message);
     item('Why', check.rationale);
-    item('Remediation', check.remediation ? el('pre', { class: 'remediation' }, check.remediation) : null);
-    item('Reference', check.reference);
+    if (check.remediation) {
+      const pre = el('pre', { class: 'remediation' }, fillFix(check.remediation, f));
+      const copy = el('button', { type: 'button', class: 'copy' }, 'Copy');
+      copy.addEventListener('click', (ev) => {
+        ev.stopPropagation();
+        const done = () => { copy.textContent = 'Copied'; setTimeout(() => { copy.textContent = 'Copy'; }, 1500); };
+        if (navigator.clipboard && window.isSecureContext) {
+          navigator.clipboard.writeText(pre.textContent).then(done, () => selectText(pre));
+        } else {
+          selectText(pre);
+        }
+      });
+      item('Fix', pre, el('div', { class: 'fix-actions' }, copy, ...planLinks(f)));
+    }
+    // The seed's own words (r22a's sources, when the server has them) and what vslint adds.
+    const sources = Array.isArray(check.sources) ? check.sources.filter((x) => x && x.quote) : [];
+    if (sources.length) {
+      item('Source', ...sources.map((x) => el('blockquote', { class: 'quote' }, x.quote,
+        el('footer', { class: 'muted' }, [x.document, x.section].filter(Boolean).join(', ')))));
+    } else {
+      item('Reference', check.reference);
+    }
+    if (typeof check.own === 'string' && check.own) item('vslint adds', check.own);
     const ev = f.evidence && typeof f.evidence === 'object' ? Object.entries(f.evidence) : [];
     if (ev.length) {
       item('Evidence', el('ul', { class: 'evidence' }, ...ev.map(([k, v]) =>
-        el('li', {}, el('code', {}, k), ': ', typeof v === 'object' ? JSON.stringify(v) : String(v)))));
+        el('li', {}, el('code', {}, k), ': ', fmtEvidence(k, v)))));
     }
     if (f.unverified) {
       item('Not verified', 'since ', timeEl(f.unverified.since), ': ' + (f.unverified.reason || '') +
@@ -382,6 +722,36 @@
         f.resolution === 'disabled' ? ' (its check was disabled)' : '') : null);
     item('Fingerprint', el('code', {}, f.fingerprint));
     return dl;
+  }
+
+  function selectText(node) {
+    const r = document.createRange();
+    r.selectNodeContents(node);
+    const s = window.getSelection();
+    s.removeAllRanges();
+    s.addRange(r);
+  }
+
+  // "Plan for this host" and "plan for everything": GET /api/v1/plan, saved as a script.
+  function planLinks(f) {
+    const host = (f.host && f.host.name) || (f.object && f.object.type === 'host' ? f.object.name : null);
+    const mk = (label, q, file) => {
+      const b = el('button', { type: 'button', class: 'link plan', 'data-plan': q }, label);
+      b.addEventListener('click', (ev) => {
+        ev.stopPropagation();
+        download('/api/v1/plan' + (q ? '?' + q : ''), file).catch((e) => {
+          if (!(e instanceof AuthError)) setBanner(e.message, 'error');
+        });
+      });
+      return b;
+    };
+    const out = [];
+    if (host) {
+      out.push(mk('Plan for ' + host, new URLSearchParams({ vcenter: f.vcenter, host }).toString(),
+        'vslint-plan-' + host.replace(/[^A-Za-z0-9._-]/g, '_') + '.sh'));
+    }
+    out.push(mk('Plan for everything', '', 'vslint-plan.sh'));
+    return out;
   }
 
   /* ---------- datastore fill chart ---------- */
@@ -405,7 +775,8 @@
     const chart = $('ds-chart');
     $('ds-legend').replaceChildren('Used capacity; the bar turns ',
       el('span', { class: 'key warning', 'aria-hidden': 'true' }), 'amber below ' + warn + ' % free and ',
-      el('span', { class: 'key critical', 'aria-hidden': 'true' }), 'red below ' + crit + ' % free. Fullest first.');
+      el('span', { class: 'key critical', 'aria-hidden': 'true' }), 'red below ' + crit + ' % free; ',
+      el('span', { class: 'key mark-key', 'aria-hidden': 'true' }), 'the dashed marks are those two thresholds. Fullest first.');
     if (!list.length) {
       chart.replaceChildren(el('p', { class: 'muted' }, 'No datastores stored yet.'));
       return;
@@ -421,11 +792,13 @@
 
     // One row per datastore: name, a bar (CSS, so it reflows in a narrow window) with the two
     // thresholds marked, and the figures. role="meter" lets a screen reader read the fill.
+    // The ones at risk first; the rest on "show all" (200 bars are 6,000 px).
     const ol = el('ol', { class: 'bars' });
-    for (const r of rows) {
+    const shown = state.dsAll ? rows : rows.slice(0, DS_SHOWN);
+    for (const r of shown) {
       const usedPct = r.freePct === null ? 0 : Math.max(0, Math.min(100, 100 - r.freePct));
       const figures = r.freePct === null ? 'capacity unknown' :
-        fmtBytes(r.cap - r.free) + ' of ' + fmtBytes(r.cap) + ' used, ' + r.freePct.toFixed(1) + ' % free';
+        fmtBytes(r.cap - r.free) + ' of ' + fmtBytes(r.cap) + ' used, ' + pctNear(r.freePct, [warn, crit]) + ' % free';
       const used = el('div', { class: 'used ' + r.level });
       used.style.width = usedPct.toFixed(2) + '%';
       const track = el('div', {
@@ -443,10 +816,11 @@
         'aria-expanded': String(state.openDatastore === r.d.vcenter + '/' + r.d.moref),
         title: 'Capacity history and runway of ' + r.label }, r.label);
       open.addEventListener('click', () => openDatastore(r.d, r.label));
-      const li = el('li', { 'data-datastore': r.d.name, 'data-level': r.level, title: r.label + ': ' + figures },
+      const li = el('li', { 'data-datastore': r.d.name, 'data-key': r.d.vcenter + '/' + r.d.moref,
+        'data-level': r.level, title: r.label + ': ' + figures },
         el('span', { class: 'name' }, open, r.d.accessible === false ? el('span', { class: 'err' }, ' inaccessible') : null),
         track,
-        el('span', { class: 'figures' }, figures, runwayNote(r.d.runway)));
+        el('span', { class: 'figures' }, figures, runwayNote(r.d.runway, r.level)));
       // The array pools behind it, when a configured array holds its LUNs: a thin LUN fills
       // its pool whatever the datastore shows. Opened on demand.
       const pools = r.d.pools || [];
@@ -464,15 +838,37 @@
       }
       ol.append(li);
     }
-    chart.replaceChildren(ol);
+    const more = [];
+    if (rows.length > DS_SHOWN) {
+      const b = el('button', { type: 'button', id: 'ds-all' }, state.dsAll ? 'Show the ' + DS_SHOWN + ' fullest' : 'Show all ' + rows.length);
+      b.addEventListener('click', () => { state.dsAll = !state.dsAll; renderDatastores(list); });
+      more.push(el('p', {}, b));
+    }
+    chart.replaceChildren(ol, ...more);
+    // The capacity chart opens in place, under its datastore's bar.
+    const fig = $('ds-capacity');
+    const at = state.openDatastore && [...ol.children].find((li) => li.dataset.key === state.openDatastore);
+    if (at) at.after(el('li', { class: 'capacity-slot charts' }, fig)); else if (!fig.hidden) fig.hidden = true;
     if (state.openDatastore) {
       const d = list.find((x) => x.vcenter + '/' + x.moref === state.openDatastore);
       if (d) loadCapacity(d).catch(() => {});
     }
   }
 
-  /* " · 12 days to critical" when the critical line is in sight within a quarter. */
-  function runwayNote(rw) {
+  /* A percentage to one decimal, unless that rounds onto a threshold it is not at: 9.9995 %
+   * is below 10 % and must not read "10.0 %" beside "already below critical". */
+  function pctNear(v, thresholds) {
+    const one = v.toFixed(1);
+    const t = thresholds.find((x) => Number(one) === x && v !== x);
+    return t === undefined ? one : (v < t ? 'just under ' : 'just over ') + t;
+  }
+
+  /* " · 12 days to critical" when the critical line is in sight within a quarter; a datastore
+   * already below it says so rather than "0 days". */
+  function runwayNote(rw, level) {
+    if (level === 'critical' || (rw && rw.days_to_critical === 0)) {
+      return el('span', { class: 'runway' }, ' · already below critical');
+    }
     if (!rw || typeof rw.days_to_critical !== 'number' || rw.days_to_critical > 90) return null;
     return el('span', { class: 'runway' }, ' · ' + rw.days_to_critical + ' day' +
       (rw.days_to_critical === 1 ? '' : 's') + ' to critical');
@@ -498,6 +894,9 @@
     for (const b of document.querySelectorAll('#ds-chart button.open')) {
       b.setAttribute('aria-expanded', String(b.textContent === label));
     }
+    const li = document.querySelector('#ds-chart li[data-key="' + CSS.escape(state.openDatastore) + '"]');
+    if (li) li.after(el('li', { class: 'capacity-slot charts' }, $('ds-capacity')));
+    for (const slot of document.querySelectorAll('#ds-chart li.capacity-slot')) if (!slot.children.length) slot.remove();
     try {
       await loadCapacity(d);
       $('ds-capacity').scrollIntoView({ block: 'nearest' });
@@ -524,10 +923,9 @@
   function renderPools(list) {
     const tbody = $('pools').querySelector('tbody');
     tbody.replaceChildren();
-    if (!list.length) {
-      tbody.append(el('tr', {}, el('td', { colspan: 5, class: 'muted' }, 'No array configured, or none polled yet.')));
-      return;
-    }
+    // No array configured: the section is hidden rather than shown empty.
+    $('pools-section').hidden = !list.length;
+    if (!list.length) return;
     const rows = list.map((p) => {
       const known = typeof p.size_total === 'number' && p.size_total > 0 && typeof p.size_free === 'number';
       return { p, freePct: known ? (p.size_free * 100) / p.size_total : null };
@@ -567,10 +965,14 @@
    * dates the x axis. Each point is a circle carrying data-series, data-date and data-value,
    * with a <title> a pointer or a screen reader reads. */
   function lineChart(fig, dates, series, opts) {
-    const W = 320, H = 140, L = 34, R = 6, T = 8, B = 20;
+    // The left margin holds "1.5 s" or "850 ms" whole at the chart's smallest size.
+    const W = 320, H = 140, L = 52, R = 10, T = 8, B = 20;
     const all = series.flatMap((s) => s.values.filter((v) => typeof v === 'number'));
     const yMax = opts.max !== undefined ? opts.max : Math.max(1, ...all);
-    const x = (i) => L + (dates.length > 1 ? (i * (W - L - R)) / (dates.length - 1) : 0);
+    // x by the date, not by the index: a day without data is a gap, not a squeezed point.
+    const day = (d) => Date.parse(d + 'T00:00:00Z') / DAY_MS;
+    const d0 = day(dates[0]), span = Math.max(1, day(dates[dates.length - 1]) - d0);
+    const x = (i) => L + (dates.length > 1 ? ((day(dates[i]) - d0) * (W - L - R)) / span : (W - L - R) / 2);
     const y = (v) => T + (H - T - B) * (1 - v / yMax);
     const fmt = opts.format || String;
     const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img',
@@ -580,13 +982,15 @@
       svg('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }),
       svg('text', { class: 'tick', x: L - 4, y: T + 8, 'text-anchor': 'end', text: fmt(yMax) }),
       svg('text', { class: 'tick', x: L - 4, y: H - B, 'text-anchor': 'end', text: fmt(0) }),
-      svg('text', { class: 'tick', x: L, y: H - 4, text: dates[0].slice(5) }),
-      svg('text', { class: 'tick', x: W - R, y: H - 4, 'text-anchor': 'end', text: dates[dates.length - 1].slice(5) }));
+      svg('text', { class: 'tick', x: L, y: H - 4, text: fmtDay(dates[0]) }),
+      dates.length > 1 ? svg('text', { class: 'tick', x: W - R, y: H - 4, 'text-anchor': 'end', text: fmtDay(dates[dates.length - 1]) }) : null);
     for (const s of series) {
       let d = '';
       s.values.forEach((v, i) => {
         if (typeof v !== 'number') return;
-        d += (d && typeof s.values[i - 1] === 'number' ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1);
+        // A line joins consecutive days only: across a gap it starts again.
+        const joined = d && typeof s.values[i - 1] === 'number' && day(dates[i]) - day(dates[i - 1]) === 1;
+        d += (joined ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1);
       });
       const g = svg('g', { class: 's-' + s.cls, 'data-series': s.name });
       if (d) g.append(svg('path', { class: 'line', d }));
@@ -656,10 +1060,18 @@
     fig.replaceChildren(caption, chart, legend, el('p', { class: 'runway muted' }, runwayText(s.runway)));
   }
 
-  // GET /api/v1/history (docs/openapi.yaml, History): one entry per day, oldest first.
+  function fmtDay(d) {
+    const t = new Date(d + 'T00:00:00Z');
+    return t.toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  }
+
+  // GET /api/v1/history (docs/openapi.yaml, History): one entry per day, oldest first. Only
+  // the days with data are drawn: a day before the first poll is not "zero findings".
   async function loadHistory() {
     const h = await api('/api/v1/history?days=30');
-    const days = h.days || [];
+    const days = (h.days || []).filter((d) => d.score !== null);
+    $('hist-since').textContent = days.length ? 'collecting since ' + fmtDay(days[0].date) +
+      (days.length < 30 ? ' (' + days.length + ' day' + (days.length === 1 ? '' : 's') + ' with data)' : '') : 'no data yet';
     if (!days.length) return;
     const dates = days.map((d) => d.date);
     lineChart($('hist-score'), dates, [{ name: 'score', cls: 'score', values: days.map((d) => d.score) }],
@@ -667,6 +1079,10 @@
     lineChart($('hist-findings'), dates, ['critical', 'warning', 'info'].map((sev) =>
       ({ name: sev, cls: sev, values: days.map((d) => (d.findings || {})[sev] ?? 0) })),
     { label: 'Open findings' });
+    lineChart($('hist-changes'), dates, [
+      { name: 'new', cls: 'new', values: days.map((d) => d.new ?? null) },
+      { name: 'resolved', cls: 'resolved', values: days.map((d) => d.resolved ?? null) }],
+    { label: 'New and resolved findings per day' });
     // Full reads only: an incremental round costs milliseconds and says nothing of how long
     // reading the whole estate takes (a day of rounds alone draws no point).
     const byDate = (list) => Object.fromEntries(list.filter((p) => p.full && p.full.polls)
@@ -684,6 +1100,14 @@
   }
 
   /* ---------- refresh loop ---------- */
+
+  // A selection inside the findings (someone copying a command) pauses the timed refresh.
+  function selecting() {
+    const sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.toString()) return false;
+    const n = sel.anchorNode;
+    return !!(n && (n.nodeType === 1 ? n : n.parentNode).closest('#findings'));
+  }
 
   async function refresh() {
     $('refresh').disabled = true;
@@ -703,34 +1127,71 @@
     } else if ($('status').classList.contains('error')) {
       setBanner('');
     }
-    $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
   }
 
   function schedule() {
     clearInterval(state.timer);
-    state.timer = setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
+    state.timer = setInterval(() => { if (!document.hidden && !selecting()) refresh(); }, REFRESH_MS);
   }
 
+  // Poll now, then follow the poll: the summary is read every 2 s until every source queued
+  // has finished a poll after this one was asked for (or 5 minutes), then the page refreshes.
   async function pollNow() {
     const btn = $('poll-now');
     btn.disabled = true;
+    let following = false;
     try {
+      const before = {};
+      for (const v of ((state.summary && state.summary.vcenters) || []).concat((state.summary && state.summary.arrays) || [])) {
+        before[v.name] = v.last_poll ? v.last_poll.finished : null;
+      }
       const doc = await api('/api/v1/polls', { method: 'POST' });
       const names = (doc && doc.queued) || [];
       setBanner('Poll queued' + (names.length ? ' for ' + names.join(', ') : '') +
         '; the page refreshes when it is done.', 'ok');
-      setTimeout(refresh, 5000);
+      following = true;
+      followPoll(names, before, Date.now() + 300000);
     } catch (e) {
+      if (e.status === 403) {
+        // No token is configured: nothing may write, so the button cannot work here.
+        btn.title = 'This server accepts no writes: set token_file= in [server] of its configuration';
+        btn.dataset.why = 'no-token';
+        setBanner('Poll now is off: this server has no token (token_file= in [server]); it polls on its schedule.', 'error');
+        return;
+      }
       if (!(e instanceof AuthError)) setBanner(e.message, 'error');
     } finally {
+      if (!following && btn.dataset.why !== 'no-token') btn.disabled = false;
+    }
+  }
+
+  async function followPoll(names, before, until) {
+    const btn = $('poll-now');
+    try {
+      const s = await api('/api/v1/summary');
+      const all = (s.vcenters || []).concat(s.arrays || []);
+      const done = names.every((n) => {
+        const v = all.find((x) => x.name === n);
+        return !v || (!v.polling && v.last_poll && v.last_poll.finished !== before[n]);
+      });
+      if (!done && Date.now() < until) {
+        setTimeout(() => followPoll(names, before, until), 2000);
+        return;
+      }
+      setBanner(done ? 'Poll finished for ' + names.join(', ') + '.' : 'The poll is taking long; the page keeps refreshing.', done ? 'ok' : '');
       btn.disabled = false;
+      refresh();
+    } catch (e) {
+      btn.disabled = false;
+      if (!(e instanceof AuthError)) setBanner(e.message, 'error');
     }
   }
 
   function refilter() {
     writeHash();
     state.findings = [];
+    state.shown = '';
     loadFindings().catch((e) => { if (!(e instanceof AuthError)) setBanner(e.message, 'error'); });
   }
 
@@ -740,13 +1201,21 @@
     $('filters').addEventListener('change', (ev) => { if (ev.target.id !== 'f-object') refilter(); });
     $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); refilter(); });
     $('f-object').addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(refilter, 250); });
-    $('filters').addEventListener('reset', () => setTimeout(refilter, 0));
+    $('filters').addEventListener('reset', () => setTimeout(() => { $('f-sort').value = ''; refilter(); }, 0));
+    for (const b of document.querySelectorAll('#findings th button.sort')) {
+      // A second click on the same column reverses it.
+      b.addEventListener('click', () => {
+        const k = b.dataset.sort, cur = $('f-sort').value || 'severity';
+        $('f-sort').value = cur === k ? '-' + k : k === 'severity' ? '' : k;
+        refilter();
+      });
+    }
     $('more').addEventListener('click', () => loadFindings({ more: true }).catch((e) => setBanner(e.message, 'error')));
     $('refresh').addEventListener('click', () => { refresh(); schedule(); });
     $('poll-now').addEventListener('click', pollNow);
     $('token-form').addEventListener('submit', useToken);
     $('token-forget').addEventListener('click', forgetToken);
-    document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
+    document.addEventListener('visibilitychange', () => { if (!document.hidden && !selecting()) refresh(); });
     window.addEventListener('hashchange', () => { readHash(); refilter(); });
     refresh();
     schedule();

@@ -60,14 +60,32 @@ async function loaded(page, atLeast) {
     { timeout: 30000 });
 }
 
-/* The findings table as a user reads it: one object per visible row. */
+/* The findings table as a user reads it: one object per visible row (the check as its id,
+ * which the row carries; the cell shows its title). */
 function rows(page) {
   return page.$$eval('#findings tbody tr.finding', (trs) => trs.map((tr) => ({
     severity: tr.children[1].innerText.trim(),
-    check: tr.children[2].innerText.trim(),
+    check: tr.dataset.check,
+    title: tr.children[2].innerText.trim(),
     object: tr.children[3].firstChild ? tr.children[3].firstChild.textContent.trim() : '',
     visible: tr.offsetParent !== null,
   })));
+}
+
+/* Waits until the findings table has n rows of `sel` (or 15 s). */
+function rowsShown(page, n, sel) {
+  return page.waitForFunction(([k, s]) => document.querySelectorAll('#findings tbody ' + s).length === k,
+    [n, sel || 'tr.finding'], { timeout: 15000 }).catch(() => {});
+}
+
+/* Neither the page nor any table inside it scrolls sideways: px of overflow, 0 when none. */
+function overflow(page) {
+  return page.evaluate(() => {
+    const doc = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+    const inner = [...document.querySelectorAll('.scroll, .chart, .filters')]
+      .map((e) => e.scrollWidth - e.clientWidth);
+    return Math.max(doc, ...inner);
+  });
 }
 
 /* The dashboard as an administrator uses it, step by step, on one page. */
@@ -94,12 +112,109 @@ async function dashboard(page, base, api) {
       String(summary.findings.by_status.waived));
     eq('score tile', await page.textContent('#t-score'), String(summary.score));
     check('some critical findings are planted', sev.critical > 0 && sev.warning > 0);
+    eq('new in 24 h tile', await page.textContent('#t-new24'), String(summary.changes.last_24h.new));
+    eq('resolved in 24 h tile', await page.textContent('#t-resolved24'),
+      String(summary.changes.last_24h.resolved));
+    const aff = summary.affected.datastore;
+    eq('affected datastores', await page.textContent('#t-affected li[data-kind="datastore"]'),
+      aff.affected + ' of ' + aff.of + ' datastores');
+    // Open criticals make the score red whatever its number (87 used to be amber "fair").
+    eq('the score band is red with open criticals',
+      await page.getAttribute('[data-tile="score"]', 'data-band'), 'poor');
+    const colour = (sel) => page.$eval(sel, (e) => getComputedStyle(e).borderLeftColor);
+    eq('the score tile has the critical colour', await colour('[data-tile="score"]'),
+      await colour('[data-tile="critical"]'));
+    check('the score is defined on the page', /red with any open critical finding/.test(
+      await page.textContent('#score-def')));
+    // Zero is grey, not the severity's colour: the waived tile (0 here) against the critical.
+    eq('waived tile is 0 here', await page.textContent('#t-waived'), '0');
+    check('a zero tile is grey', await page.$eval('[data-tile="waived"]', (e) => e.classList.contains('zero')));
+    check('a non-zero tile is not', !(await page.$eval('[data-tile="critical"]', (e) => e.classList.contains('zero'))));
   });
 
   await step('the vCenter is listed as ok with its last poll', async () => {
     const vc = await page.$eval('#vcenters tbody tr[data-vcenter="lab"]', (tr) => tr.innerText);
     check('vCenter "lab" is listed as ok', /\bok\b/.test(vc), vc);
-    check('vCenter "lab" shows its last poll time', /\d{4}-\d\d-\d\d \d\d:\d\d/.test(vc), vc);
+    check('vCenter "lab" shows how long ago it was polled', /\d+ (s|min) ago/.test(vc), vc);
+    const abs = await page.getAttribute('#vcenters tbody tr[data-vcenter="lab"] td[data-label="Last poll"] time', 'title');
+    check('the absolute time is on hover', /^\d{4}-\d\d-\d\d \d\d:\d\d$/.test(abs || ''), abs);
+    check('the freshness banner is hidden while the data is fresh', !(await page.isVisible('#fresh')));
+    check('the header says how old the data is', /^data from \d+ (s|min) ago$/.test(
+      (await page.textContent('#updated')).trim()), await page.textContent('#updated'));
+  });
+
+  await step('findings are grouped by check, worst first, with counts and titles', async () => {
+    const per = {};
+    for (const f of all.findings) per[f.check] = (per[f.check] || 0) + 1;
+    const g = await page.$$eval('#findings tbody tr.group', (trs) => trs.map((tr) => ({
+      check: tr.dataset.check, count: Number(tr.dataset.count), text: tr.innerText,
+      sev: tr.querySelector('.sev').textContent })));
+    eq('one group per check with findings', g.length, Object.keys(per).length);
+    check('each group counts its check\'s findings', g.every((x) => per[x.check] === x.count),
+      JSON.stringify(g.map((x) => [x.check, x.count, per[x.check]])));
+    const rank = { critical: 0, warning: 1, info: 2 };
+    check('worst severity first', g.every((x, i) => !i || rank[g[i - 1].sev] <= rank[x.sev]),
+      JSON.stringify(g.map((x) => x.sev)));
+    const dfs = checks.checks.find((c) => c.id === 'datastore-free-space');
+    const grp = g.find((x) => x.check === 'datastore-free-space') || {};
+    check('a group shows its check\'s title, not its id', (grp.text || '').includes(dfs.title), grp.text);
+    eq('no finding rows while the groups are closed', (await rows(page)).length, 0);
+    await page.click('#findings tr.group[data-check="datastore-free-space"] button.expand');
+    const r = await rows(page);
+    eq('an opened group shows its findings', r.length, per['datastore-free-space']);
+    check('they are its check\'s', r.every((x) => x.check === 'datastore-free-space'));
+    const opt = await page.$eval('#f-check option[value="datastore-free-space"]', (o) => o.textContent);
+    eq('the check filter names the check with its count', opt,
+      dfs.title + ' (' + per['datastore-free-space'] + ')');
+  });
+
+  await step('a finding\'s fix names its own object; refresh keeps the detail open', async () => {
+    const btn = page.locator('#findings tbody tr.finding[data-object="ds-free-crit"] button.expand');
+    await btn.click();
+    const detail = page.locator('#' + await btn.getAttribute('aria-controls'));
+    const fix = (await detail.locator('pre.remediation').innerText()).replace(/\s+/g, ' ');
+    check('the fix names ds-free-crit', fix.includes('-Datastore ds-free-crit'), fix);
+    check('the fix has no <ds> left', !fix.includes('<ds>'), fix);
+    const ev = await detail.locator('ul.evidence').innerText();
+    check('evidence bytes in GiB', /capacity_bytes: 600 GiB/.test(ev), ev);
+    check('a plan link for everything', await detail.locator('button.plan').count() >= 1);
+    // The same row element after a refresh: it was kept, not rebuilt.
+    await page.$eval('#findings tr.finding[data-object="ds-free-crit"]', (tr) => { tr.dataset.mark = 'kept'; });
+    const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
+    await page.click('#refresh');
+    await loaded(page, n + 1);
+    check('the detail is still open after a refresh', await detail.isVisible());
+    eq('the row was kept, not rebuilt', await page.$eval(
+      '#findings tr.finding[data-object="ds-free-crit"]', (tr) => tr.dataset.mark || ''), 'kept');
+    await btn.click();
+    await page.click('#findings tr.group[data-check="datastore-free-space"] button.expand');
+  });
+
+  await step('one row per finding on request, sortable by a column', async () => {
+    await page.selectOption('#f-view', 'flat');
+    await rowsShown(page, Math.min(all.total, 100));
+    check('the view is in the URL', page.url().includes('view=flat'), page.url());
+    await page.click('#findings th button.sort[data-sort="object"]');
+    const want = (await getJSON(base, '/api/v1/findings?limit=100&sort=object')).findings
+      .map((f) => f.object.name);
+    await page.waitForFunction((w) => {
+      const t = [...document.querySelectorAll('#findings tbody tr.finding')].map((tr) => tr.dataset.object);
+      return JSON.stringify(t) === JSON.stringify(w);
+    }, want, { timeout: 15000 }).catch(() => {});
+    const got = (await rows(page)).map((x) => x.object);
+    eq('sorted by object as the API sorts it', JSON.stringify(got), JSON.stringify(want));
+    check('the names are in order', got.every((x, i) => !i || Buffer.from(got[i - 1]) <= Buffer.from(x)));
+    eq('the header says ascending', await page.getAttribute('#findings th:has(button[data-sort="object"])', 'aria-sort'), 'ascending');
+    await page.click('#findings th button.sort[data-sort="object"]');
+    await page.waitForFunction((w) => {
+      const t = document.querySelector('#findings tbody tr.finding');
+      return t && t.dataset.object === w;
+    }, want.length ? [...want].reverse()[0] : '', { timeout: 15000 }).catch(() => {});
+    const rev = (await rows(page)).map((x) => x.object);
+    check('a second click reverses it', rev[0] >= rev[rev.length - 1] && rev[0] !== got[0], JSON.stringify(rev.slice(0, 3)));
+    // Back to the default order for the steps that follow.
+    await page.click('#findings th button.sort[data-sort="severity"]');
+    await page.waitForFunction(() => !/sort=/.test(location.hash), null, { timeout: 5000 }).catch(() => {});
   });
 
   await step('the planted findings are listed and the compliant twin is not', async () => {
@@ -129,7 +244,8 @@ async function dashboard(page, base, api) {
     check('the odd-named datastore is listed as written', !!row,
       JSON.stringify(r.map((x) => x.object).filter((o) => /Q3/.test(o))));
     if (row) eq('its check', row.check, 'datastore-free-space');
-    const bar = await page.$$eval('#ds-chart li', (lis, n) =>
+    await page.click('#ds-all');
+    const bar = await page.$$eval('#ds-chart li[data-datastore]', (lis, n) =>
       lis.filter((li) => li.dataset.datastore === n).map((li) => li.textContent), odd);
     check('its bar in the chart names it as written', bar.length === 1 && bar[0].includes(odd),
       JSON.stringify(bar));
@@ -138,7 +254,7 @@ async function dashboard(page, base, api) {
   });
 
   await step('the datastore chart colours bars by free space, fullest first', async () => {
-    const bars = await page.$$eval('#ds-chart li', (lis) => lis.map((li) => {
+    const bars = await page.$$eval('#ds-chart li[data-datastore]', (lis) => lis.map((li) => {
       const used = li.querySelector('.used');
       return {
         name: li.dataset.datastore, level: li.dataset.level,
@@ -202,18 +318,27 @@ async function dashboard(page, base, api) {
       shown: c.getBoundingClientRect().width > 0,
     })));
     const score = await dots('#hist-score');
-    eq('score points: one per day with a score', score.length,
-      h.days.filter((d) => d.score !== null).length);
+    const withData = h.days.filter((d) => d.score !== null).map((d) => d.date);
+    eq('score points: one per day with a score', score.length, withData.length);
+    check('some days of the 30 have no data (before the first poll)', withData.length < h.days.length);
     const last = score[score.length - 1] || {};
     eq("today's score point", last.date + ' ' + last.value, today.date + ' ' + summary.score);
     check('the score points are drawn', score.length > 0 && score.every((d) => d.shown));
     const sev = await dots('#hist-findings');
+    check('no point for a day without data', sev.every((d) => withData.includes(d.date)),
+      JSON.stringify(sev.map((d) => d.date)));
+    check('the chart says since when it collects', /^collecting since /.test(
+      await page.textContent('#hist-since')), await page.textContent('#hist-since'));
     for (const s of ['critical', 'warning', 'info']) {
       const pts = sev.filter((d) => d.series === s);
-      eq(s + ' points: one per day', pts.length, h.days.length);
+      eq(s + ' points: one per day with data', pts.length, withData.length);
       eq(s + ' today, as the tile says', pts.length && pts[pts.length - 1].value,
         summary.findings.by_severity[s]);
     }
+    const changes = await dots('#hist-changes');
+    const lastNew = changes.filter((d) => d.series === 'new').pop() || {};
+    eq("today's new findings point", lastNew.date + ' ' + lastNew.value, today.date + ' ' + today.new);
+    check('new and resolved only on days with data', changes.every((d) => withData.includes(d.date)));
     const lab = h.polls.find((p) => p.vcenter === 'lab');
     const polls = (await dots('#hist-polls')).filter((d) => d.series === 'lab');
     const fullDays = lab ? lab.days.filter((d) => d.full.polls > 0) : [];
@@ -311,11 +436,10 @@ async function dashboard(page, base, api) {
       await page.screenshot({ path: SHOT.replace(/\.png$/, '-capacity.png'), fullPage: true });
     });
 
-  await step('the severity filter shows the critical findings only', async () => {
-    await page.selectOption('#f-severity', 'critical');
-    await page.waitForFunction(
-      (n) => document.querySelectorAll('#findings tbody tr.finding').length === n,
-      crit.total, { timeout: 15000 }).catch(() => {});
+  await step('a click on the Critical tile shows the critical findings only', async () => {
+    await page.click('[data-tile="critical"] a');
+    await rowsShown(page, crit.total);
+    eq('the severity filter follows the tile', await page.inputValue('#f-severity'), 'critical');
     const r = await rows(page);
     eq('rows after severity=critical', r.length, crit.total);
     check('only critical rows after the filter', r.every((x) => x.severity === 'critical'),
@@ -338,8 +462,8 @@ async function dashboard(page, base, api) {
       const dfs = checks.checks.find((c) => c.id === 'datastore-free-space');
       const shown = (await detail.locator('pre.remediation').innerText()).replace(/\s+/g, ' ')
         .trim();
-      eq('remediation shown for ds-free-crit', shown, dfs.remediation.replace(/\s+/g, ' ')
-        .trim());
+      eq('remediation shown for ds-free-crit, with its name', shown, dfs.remediation
+        .replace(/<ds>/g, 'ds-free-crit').replace(/\s+/g, ' ').trim());
       const dtext = await detail.innerText();
       check('rationale shown', dtext.includes(dfs.rationale.slice(0, 40)));
       check('evidence shown', /free_pct/.test(dtext), dtext.slice(0, 300));
@@ -350,6 +474,7 @@ async function dashboard(page, base, api) {
 
   await step('the object search finds ds-crowded', async () => {
     await page.selectOption('#f-severity', '');
+    await page.selectOption('#f-view', 'flat');
     await page.fill('#f-object', 'crowd');
     await page.waitForFunction(() => {
       const t = document.querySelectorAll('#findings tbody tr.finding');
@@ -386,6 +511,102 @@ async function dashboard(page, base, api) {
     });
 }
 
+/* With the simulator gone, a poll fails: the banner across the page names the vCenter and
+ * what went wrong, and the tiles dim. */
+async function simulatorStopped(page, base, api, sim) {
+  await step('with the simulator stopped, the banner names the vCenter and the tiles dim', async () => {
+    await stop(sim.proc);
+    const hdr = { Authorization: 'Bearer ' + api.token };
+    let lab = null;
+    for (const until = Date.now() + 60000; Date.now() < until;) {
+      // Asked again until a poll after the stop has failed (one may still be running).
+      await fetch(base + '/api/v1/polls?vcenter=lab', { method: 'POST', headers: hdr });
+      await new Promise((res) => setTimeout(res, 1000));
+      const s = await getJSON(base, '/api/v1/summary');
+      lab = s.vcenters.find((v) => v.name === 'lab');
+      if (lab && lab.last_poll && !lab.last_poll.ok) break;
+    }
+    check('the API says the poll failed', lab && lab.last_poll && !lab.last_poll.ok, JSON.stringify(lab));
+    const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
+    await page.click('#refresh');
+    await loaded(page, n + 1);
+    check('the freshness banner is shown', await page.isVisible('#fresh'));
+    const text = await page.textContent('#fresh div[data-vcenter="lab"]').catch(() => '');
+    check('it names lab, the age of its data and the error',
+      /^lab: data \d+ (s|min) old: .+/.test(text || '') && (text || '').includes(lab && lab.error ? lab.error.slice(0, 20) : '?'),
+      text);
+    check('the tiles are dimmed', await page.$eval('#tiles', (e) => e.classList.contains('dim') &&
+      Number(getComputedStyle(e).opacity) < 1));
+    check('the Unity array, still answering, is not in the banner',
+      !(await page.$('#fresh div[data-vcenter="unity1"]')));
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-stale.png'), fullPage: false });
+  });
+}
+
+/* Three hundred findings of one check (a big estate's identical datastore lines) are one
+ * group line; opened, it shows 50 and then all on request. Planted in the real database and
+ * removed again, so the steps after see the estate as it was. */
+async function manyFindings(page, api) {
+  const sql = (code) => require('child_process').spawnSync('/usr/bin/python3', ['-c', [
+    'import sqlite3, sys, time', 'con = sqlite3.connect(sys.argv[1])',
+    'now = int(time.time() * 1000)', code, 'con.commit()'].join('\n'), api.db], { encoding: 'utf8' });
+  await step('three hundred findings of one check are one group, opened 50 at a time', async () => {
+    const before = api.all.findings.filter((f) => f.check === 'datastore-size').length;
+    const plant = sql('con.executemany("INSERT INTO findings (fingerprint, check_id, vcenter,'
+      + ' object_type, object_moref, object_name, severity, status, message, first_seen_ms,'
+      + ' last_seen_ms) VALUES (?, \'datastore-size\', \'lab\', \'datastore\', ?, ?,'
+      + ' \'warning\', \'open\', \'planted\', ?, ?)", [(\'bulk%012d\' % i,'
+      + ' \'datastore-bulk-%d\' % i, \'ds-bulk-%03d\' % i, now, now) for i in range(300)])');
+    check('300 findings planted', plant.status === 0, plant.stderr);
+    try {
+      await page.evaluate(() => history.replaceState(null, '', location.pathname));
+      await page.reload();
+      await loaded(page);
+      const g = '#findings tr.group[data-check="datastore-size"]';
+      eq('one group line for the check', await page.$$eval(g, (t) => t.length), 1);
+      eq('it counts them all', await page.getAttribute(g, 'data-count'), String(before + 300));
+      eq('the groups are still one per check', await page.$$eval('#findings tr.group', (t) => t.length),
+        new Set(api.all.findings.map((f) => f.check)).size);
+      await page.click(g + ' button.expand');
+      eq('an opened group shows 50 rows', (await rows(page)).length, 50);
+      await page.click('#findings tr.group-more button');
+      eq('"show all" shows every one', (await rows(page)).length, before + 300);
+      eq('no sideways scrolling with 300 rows open (px over)', await overflow(page), 0);
+    } finally {
+      sql('con.execute("DELETE FROM findings WHERE fingerprint LIKE \'bulk%\'")');
+      await page.reload();
+      await loaded(page);
+    }
+  });
+}
+
+/* At 1280, 1400 and 1920 px nothing scrolls sideways, with a group and a finding open. */
+async function widths(ctx, base) {
+  const page = await ctx.newPage();
+  watch(page, 'widths');
+  for (const w of [1280, 1400, 1920]) {
+    await step('at ' + w + ' px wide nothing scrolls sideways', async () => {
+      await page.setViewportSize({ width: w, height: 900 });
+      await page.goto(base + '/');
+      await loaded(page);
+      await page.click('#findings tr.group[data-check="datastore-free-space"] button.expand');
+      await page.click('#findings tr.finding[data-object="ds-free-crit"] button.expand');
+      eq('no sideways scrolling at ' + w + ' px (px over)', await overflow(page), 0);
+      const main = await page.$eval('main', (m) => { const r = m.getBoundingClientRect(); return [r.left, innerWidth - r.right]; });
+      check('the content is centred at ' + w + ' px', Math.abs(main[0] - main[1]) <= 2, JSON.stringify(main));
+      const ticks = await page.$$eval('#hist-polls svg text.tick', (ts) => ts.map((t) => {
+        const b = t.getBBox();
+        return b.x;
+      }));
+      check('the duration axis labels are not clipped on the left', ticks.every((x) => x >= 0), JSON.stringify(ticks));
+      const shot = SHOT.replace(/\.png$/, '-' + w + '.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      console.log('screenshot: ' + shot);
+    });
+  }
+  await page.close();
+}
+
 async function narrow(ctx, base) {
   const page = await ctx.newPage();
   watch(page, 'narrow');
@@ -395,6 +616,10 @@ async function narrow(ctx, base) {
     await loaded(page);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     check('no sideways scrolling at 390 px', width <= 390, width + ' px wide');
+    await page.click('#findings tr.group[data-check="datastore-free-space"] button.expand');
+    eq('no sideways scrolling at 390 px with a group open (px over)', await overflow(page), 0);
+    const card = await page.$eval('#findings tr.finding', (tr) => tr.getBoundingClientRect().height);
+    check('a finding is a compact card on a phone', card < 140, card + ' px tall');
     const shot = SHOT.replace(/\.png$/, '-narrow.png');
     await page.screenshot({ path: shot, fullPage: false });
     console.log('screenshot: ' + shot);
@@ -409,7 +634,7 @@ async function authAll(ctx, base, token, total) {
   // The 401s it provokes are logged by Chromium as console errors.
   watch(page, 'auth=all', /./);
   await step('with auth = all the page asks for the token, then shows the findings', async () => {
-    const resp = await page.goto(base + '/');
+    const resp = await page.goto(base + '/#view=flat');
     eq('auth=all: the page loads without a token', resp && resp.status(), 200);
     await page.waitForSelector('#token-form:not([hidden])', { timeout: 15000 }).catch(() => {});
     check('auth=all: the token field appears', await page.isVisible('#token'));
@@ -462,8 +687,11 @@ async function main() {
     // The 401s of "poll now" are expected here; Chromium logs each as a console error.
     watch(page, 'dashboard', /401/);
     await dashboard(page, serve.base, api);
-    await page.close();
+    await manyFindings(page, api);
+    await widths(ctx, serve.base);
     await narrow(ctx, serve.base);
+    await simulatorStopped(page, serve.base, api, sim);
+    await page.close();
 
     await step('vslint serve exits 0 on SIGTERM', async () => {
       eq('vslint serve exits 0 on SIGTERM', await stop(serve.proc), 0);

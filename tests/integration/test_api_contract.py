@@ -39,9 +39,12 @@ def exercise(srv):
     while url:
         url = g(url).json().get('next')
     for q in ('severity=critical', 'severity=info&check=snapshots', 'status=waived',
-              'status=resolved', 'status=new&limit=1000', 'object=ds', 'vcenter=nope'):
+              'status=resolved', 'status=new&limit=1000', 'object=ds', 'vcenter=nope',
+              'since=2026-01-01', 'since=2026-01-01T07:30:00Z&sort=-first_seen&limit=3',
+              'sort=object&limit=3', 'status=resolved&since=2026-01-01T00:00Z'):
         g('/api/v1/findings?' + q)
-    for q in ('severity=urgent', 'limit=-1', 'cursor=garbage', 'check=nope', 'x=1'):
+    for q in ('severity=urgent', 'limit=-1', 'cursor=garbage', 'check=nope', 'x=1',
+              'since=yesterday', 'sort=newest'):
         g('/api/v1/findings?' + q)
     a = g('/api/v1/findings')
     g('/api/v1/findings', headers={'If-None-Match': a.headers.get('etag', '')})
@@ -66,6 +69,7 @@ def exercise(srv):
     g('/api/v1/plan')
     g('/api/v1/plan?format=powercli&check=multipath-policy&vcenter=lab')
     g('/api/v1/plan?format=bash')
+    g('/api/v1/plan?host=esx')
     srv.post('/api/v1/polls')
     srv.post('/api/v1/polls', token='not-the-token-not-the-token')
     srv.post('/api/v1/polls?vcenter=nope', token=TOKEN)
