@@ -1042,7 +1042,7 @@ static int count_matching(struct db *db, const struct db_findings_filter *f, int
         else
             r = db_fail(db->h, rc, "counting findings");
     }
-    db_stmt_done(st);
+    db_stmt_done(db, st);
     vsl_buf_free(&sql);
     return r;
 }
@@ -1099,7 +1099,7 @@ int db_findings_affected(struct db *db, const char *vcenter, json_t **out)
         r = rc == SQLITE_OK ? db_each_row(st, "counting affected objects", count_kind, o)
                             : db_fail(db->h, rc, "counting affected objects");
     }
-    db_stmt_done(st);
+    db_stmt_done(db, st);
     if (r == 0)
         *out = o;
     else
