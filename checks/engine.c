@@ -339,6 +339,12 @@ static void finding_free(struct chk_finding *f)
     json_decref(f->evidence);
 }
 
+void chk_results_truncate(struct chk_results *r, size_t n)
+{
+    while (r->n > n)
+        finding_free(&r->items[--r->n]);
+}
+
 void chk_results_free(struct chk_results *r)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -607,6 +613,28 @@ static int note_expired(struct chk_results *r, const struct chk_waiver *w)
     return 0;
 }
 
+/* Sets f's waiver: the first of cfg's that covers it and has not expired (an expired one that
+ * matched is noted for a hint). 0 or -ENOMEM. */
+static int apply_waivers(const struct chk_config *cfg, struct chk_finding *f, int64_t now,
+                         struct chk_results *out)
+{
+    int r = 0;
+
+    for (size_t w = 0; w < cfg->n_waivers; w++) {
+        const struct chk_waiver *wv = &cfg->waivers[w];
+        if (!waiver_matches(wv, f))
+            continue;
+        if (wv->expires < now) {
+            if (note_expired(out, wv) < 0)
+                r = -ENOMEM;
+            continue;
+        }
+        f->waiver = wv;
+        break;
+    }
+    return r;
+}
+
 /* Whether c is among only[0..n] (every check is when only is NULL). */
 static int chosen(const struct check *c, const struct check *const *only, size_t n)
 {
@@ -655,25 +683,69 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             if (!failed)
                 continue;
         }
-        for (size_t k = before; k < out->n; k++) {
-            struct chk_finding *f = &out->items[k];
-            for (size_t w = 0; w < cfg->n_waivers; w++) {
-                const struct chk_waiver *wv = &cfg->waivers[w];
-                if (!waiver_matches(wv, f))
-                    continue;
-                if (wv->expires < now) {
-                    if (note_expired(out, wv) < 0 && !first)
-                        first = -ENOMEM;
-                    continue;
-                }
-                f->waiver = wv;
-                break;
-            }
-        }
+        for (size_t k = before; k < out->n; k++)
+            if (apply_waivers(cfg, &out->items[k], now, out) < 0 && !first)
+                first = -ENOMEM;
     }
     double wall, cpu;
     vsl_watch_read(&watch, &wall, &cpu);
     log_debug("checks: %zu checks ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s", ran,
               e->vcenter, out->n - found, wall, cpu);
     return first;
+}
+
+/* ---- checks from outside the registry (site rules) ------------------------------------------ */
+
+int chk_add_finding(const struct chk_config *cfg, const struct check *c,
+                    const struct chk_settings *s, const char *vcenter, const struct chk_emit *f,
+                    const char *host_name, int64_t now, struct chk_results *out)
+{
+    char key[1024];
+    int err = 0;
+
+    if (!f->evidence)
+        return -ENOMEM;
+    if (vsl_grow(&out->items, &out->cap, out->n, sizeof(*out->items), 64) < 0) {
+        json_decref(f->evidence);
+        return -ENOMEM;
+    }
+    struct chk_finding *o = &out->items[out->n];
+    memset(o, 0, sizeof(*o));
+    o->check = c;
+    o->vcenter = vcenter;
+    o->severity = s && s->severity_override >= 0 ? (enum vsl_severity)s->severity_override
+                                                 : f->severity;
+    o->object_type = dup_or_null(f->object_type);
+    o->object_moref = dup_or_null(f->object_moref);
+    o->object_name = dup_or_null(f->object_name);
+    o->host_name = dup_or_null(host_name);
+    o->detail = dup_or_null(f->detail);
+    o->message = dup_or_null(f->message);
+    o->evidence = f->evidence;
+    out->n++; /* counted even on ENOMEM so chk_results_free releases what was copied */
+    if (!o->object_type || !o->object_name || !o->message ||
+        (f->object_moref && !o->object_moref) || (host_name && !o->host_name) ||
+        (f->detail && !o->detail))
+        err = -ENOMEM;
+    /* An object without a moref (a part of a host) is known by its host and name. */
+    snprintf(key, sizeof(key), "%s/%s", host_name ? host_name : "", f->object_name);
+    chk_fingerprint(c->id, vcenter, f->object_moref ? f->object_moref : key, f->detail,
+                    o->fingerprint);
+    if (err == 0)
+        err = apply_waivers(cfg, o, now, out);
+    return err;
+}
+
+int chk_add_outcome(struct chk_results *out, const struct check *c, enum chk_outcome outcome,
+                    const char *reason)
+{
+    switch (outcome) {
+    case CHK_COMPLETED:
+        return add_check(&out->completed, &out->n_completed, c);
+    case CHK_DISABLED:
+        return add_check(&out->disabled, &out->n_disabled, c);
+    case CHK_FAILED:
+        break;
+    }
+    return add_unverified(out, c, NULL, reason);
 }

@@ -155,6 +155,22 @@ static const struct command commands[] = {
      "      --vcenter NAME    only this vCenter's rows\n"
      "\n"
      "Exit status: 0 written, 2 error.\n"},
+    {"rules", cmd_rules, ARG_CONFIG | ARG_VERBOSE, NULL, NULL,
+     "test site rules against the stored inventory (vslint rules test)",
+     "Usage: vslint rules test -c FILE [RULE.sql...]\n"
+     "\n"
+     "For rule authors and their CI: reads each site rule (the files named, or every *.sql\n"
+     "file of [rules] dir), parses its header, prepares its SELECT against the public views\n"
+     "and runs it against the current database with the configured limits ([rules] timeout,\n"
+     "max_findings) and its [check ID] parameters. Prints the findings it would give, one a\n"
+     "line (RULE  SEVERITY  OBJECT_TYPE NAME: MESSAGE), and on stderr how many per rule or,\n"
+     "for a broken rule, FILE:LINE: the cause. docs/rules.md says how to write a rule.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (the database, [rules] and [check ID])\n"
+     "  -v, --verbose       log progress to stderr\n"
+     "\n"
+     "Exit status: 0 every rule ran and gave no finding, 1 findings, 2 a rule is broken (or\n"
+     "another error).\n"},
     {"check", cmd_check,
      ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE,
      report_formats, check_keys,

@@ -12,6 +12,7 @@
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
 #include "daemon/report.h"
+#include "daemon/site.h"
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -38,6 +39,8 @@ int cmd_check(const struct vsl_args *a)
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
     json_t *all = json_array(), *expired = json_array(), *summary = NULL;
+    json_t *rule_errors = json_array();
+    struct vsl_site site = {0};
     struct vsl_buf errors;
     FILE *out = NULL;
 
@@ -47,6 +50,8 @@ int cmd_check(const struct vsl_args *a)
         fail_on_parse(a->fail_on, &fail_on);
     vsl_buf_init(&errors, 1 << 20);
     if (vsl_cli_open(a, 0, &cfg, &db) < 0)
+        goto out;
+    if (vsl_site_init(cfg, &site) < 0)
         goto out;
     int64_t now_ms = vsl_now_ms();
     size_t matched = 0;
@@ -77,7 +82,8 @@ int cmd_check(const struct vsl_args *a)
                 continue; /* its previous findings stay as they were */
             }
         }
-        int r = vsl_evaluate(db, cfg, vc->name, now_ms, expired, &errors);
+        int r = vsl_evaluate_ex(db, cfg, &site, vc->name, now_ms, expired, &errors,
+                                rule_errors);
         /* --offline reads what is stored: another process holding the write lock (a backup, an
          * admin's sqlite3) leaves the findings as last recorded, said on stderr, not a failed
          * run. A poll's new snapshot unrecorded is a failure. */
@@ -126,7 +132,8 @@ int cmd_check(const struct vsl_args *a)
     if (!(out = vsl_cli_output(a)))
         goto out;
     struct vsl_report rep = {
-        .findings = all, .summary = summary, .fail_on = fail_on, .errors = errors.data};
+        .findings = all, .summary = summary, .fail_on = fail_on, .errors = errors.data,
+        .site = site.checks, .n_site = site.n, .rule_errors = rule_errors};
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
         log_warnx("cannot write the report");
         goto out;
@@ -150,6 +157,8 @@ out:
     json_decref(all);
     json_decref(expired);
     json_decref(summary);
+    json_decref(rule_errors);
+    vsl_site_free(&site);
     vsl_buf_free(&errors);
     db_close(db);
     vsl_config_free(cfg);

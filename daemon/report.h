@@ -15,6 +15,12 @@ struct vsl_report {
     json_t *summary;    /* object, borrowed */
     int fail_on;        /* severity index (0 info .. 2 critical), or 3 = never */
     const char *errors; /* run errors, one per line, or NULL */
+    /* Site rules (daemon/site.h): listed after the built-in checks in every format; NULL, 0
+     * when none. rule_errors (borrowed, may be NULL): the rules that failed, {id, file, line,
+     * error} each: JSON's "rule_errors", SARIF's notifications, JUnit's failed cases. */
+    const struct check *site;
+    size_t n_site;
+    json_t *rule_errors;
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
