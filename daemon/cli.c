@@ -298,14 +298,16 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 sent (or printed, or nothing to send with send_when_empty = false),\n"
      "2 not sent (configuration, database, or every delivery attempt failed).\n"},
-    {"checks", cmd_checks, ARG_FORMAT, text_json, NULL,
+    {"checks", cmd_checks, ARG_CONFIG | ARG_FORMAT, text_json, NULL,
      "list the catalogue of checks",
-     "Usage: vslint checks [--format text|json] [ID...]\n"
+     "Usage: vslint checks [-c FILE] [--format text|json] [ID...]\n"
      "\n"
      "Lists every check (or only the checks named): id, default severity, why it matters, the\n"
      "source document and section it comes from, the fix, and its parameters with defaults and\n"
-     "allowed ranges.\n"
+     "allowed ranges. With -c, the site rules of its [rules] dir follow the catalogue (in JSON\n"
+     "marked \"source\": \"site\" with their \"file\").\n"
      "\n"
+     "  -c, --config FILE     configuration file (for the site rules)\n"
      "  -f, --format FORMAT   text (default) or json\n"
      "\n"
      "Exit status: 0 listed, 2 an unknown check id or format.\n"},

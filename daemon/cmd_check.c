@@ -18,6 +18,8 @@
 #include "util/err.h"
 #include "util/log.h"
 
+static int list_checks(const struct vsl_args *a, const struct rules_set *site);
+
 static int fail_on_parse(const char *s, int *out)
 {
     enum vsl_severity sev;
@@ -189,11 +191,47 @@ static void print_common_keys(void)
     }
 }
 
+/* Site rule r as the catalogue shows a check, marked "source": "site" with its file (its own
+ * function: the built-in entries' fields are chk_catalogue_json()'s). */
+static json_t *site_entry(const struct rules_rule *r)
+{
+    json_t *params = json_array();
+
+    for (size_t p = 0; p < r->n_params; p++)
+        json_array_append_new(params, json_pack("{s:s,s:f,s:s,s:s}", "name", r->params[p].name,
+                                                "default", r->params[p].dflt, "unit",
+                                                r->params[p].unit, "help", r->params[p].help));
+    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title", r->title,
+                     "severity", vsl_severity_name(r->severity), "rationale", r->rationale,
+                     "reference", r->file, "remediation", r->remediation, "parameters",
+                     params, "source", "site", "file", r->file);
+}
+
+/* The site rules of the configuration of -c, if one was given: listed after the catalogue. */
+static const struct rules_set *site_rules(const struct vsl_config *cfg)
+{
+    static const struct rules_set none;
+
+    return cfg ? &cfg->rules : &none;
+}
+
 int cmd_checks(const struct vsl_args *a)
+{
+    struct vsl_config *cfg = NULL;
+    int rc;
+
+    if (a->config && vsl_cli_load_config(a->config, &cfg, 0) < 0)
+        return VSL_EXIT_FAIL;
+    rc = list_checks(a, site_rules(cfg));
+    vsl_config_free(cfg);
+    return rc;
+}
+
+static int list_checks(const struct vsl_args *a, const struct rules_set *site)
 {
     /* Checks named after the options: only those (the bash completion offers their ids). */
     for (int i = 0; i < a->n_operands; i++) {
-        if (!chk_find(a->operands[i])) {
+        if (!chk_find(a->operands[i]) && !rules_find(site, a->operands[i])) {
             fprintf(stderr, "vslint: error: no check '%s' (vslint checks lists them)\n",
                     a->operands[i]);
             return VSL_EXIT_FAIL;
@@ -203,6 +241,8 @@ int cmd_checks(const struct vsl_args *a)
         json_t *doc = chk_catalogue_json();
         json_t *list = json_object_get(doc, "checks");
         size_t i = 0;
+        for (size_t k = 0; k < site->n; k++)
+            json_array_append_new(list, site_entry(&site->rules[k]));
         while (i < json_array_size(list)) {
             if (listed(a, json_string_value(json_object_get(json_array_get(list, i), "id"))))
                 i++;
@@ -225,6 +265,18 @@ int cmd_checks(const struct vsl_args *a)
                    ck->params[p].dflt, ck->params[p].unit ? ck->params[p].unit : "",
                    ck->params[p].min, ck->params[p].max,
                    ck->params[p].help ? ck->params[p].help : "");
+        printf("\n");
+    }
+    for (size_t i = 0; i < site->n; i++) {
+        const struct rules_rule *r = &site->rules[i];
+        if (!listed(a, r->id))
+            continue;
+        printf("%s  (%s, site rule %s)\n  %s\n", r->id, vsl_severity_name(r->severity), r->file,
+               r->title);
+        printf("  Why: %s\n  Fix: %s\n", r->rationale, r->remediation);
+        for (size_t p = 0; p < r->n_params; p++)
+            printf("  [check %s] %s = %g %s  %s\n", r->id, r->params[p].name, r->params[p].dflt,
+                   r->params[p].unit, r->params[p].help);
         printf("\n");
     }
     printf("Every check also takes ");

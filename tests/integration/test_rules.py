@@ -277,3 +277,21 @@ def test_config_check_validates_the_rules_directory(est):
     assert '%s:4: reading vms is not allowed' % os.path.join(bad, 'table.sql') in res.stderr
     missing = conf(est, os.path.join(est.ws.dir, 'no-such-dir'))
     assert run_ok('config-check', '-c', missing).stdout.strip() == 'configuration OK'
+
+
+def test_checks_lists_site_rules_after_the_catalogue(est):
+    d = rules_dir(est.ws, {'thin-disk-max-size.sql': None, 'san-lun-paths.sql': None},
+                  name='list.d')
+    c = conf(est, d)
+    doc = json.loads(run_ok('checks', '-c', c, '--format', 'json').stdout)['checks']
+    builtin = json.loads(run_ok('checks', '--format', 'json').stdout)['checks']
+    assert [x['id'] for x in doc[:len(builtin)]] == [x['id'] for x in builtin]
+    site = doc[len(builtin):]
+    assert [x['id'] for x in site] == ['site-san-lun-paths', 'site-thin-disk-max-size']
+    assert all(x['source'] == 'site' and x['file'].startswith(d) for x in site)
+    assert site[1]['parameters'] == [{'name': 'max_gb', 'default': 500.0, 'unit': 'GiB',
+                                      'help': 'thin disks larger than this are reported'}]
+    assert all('source' not in x for x in builtin)
+    text = run_ok('checks', '-c', c, 'site-thin-disk-max-size').stdout
+    assert 'site-thin-disk-max-size  (warning, site rule %s/thin-disk-max-size.sql)' % d in text
+    assert '[check site-thin-disk-max-size] max_gb = 500 GiB' in text
