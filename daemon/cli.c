@@ -157,7 +157,7 @@ static const struct command commands[] = {
      "Exit status: 0 written, 2 error.\n"},
     {"rules", cmd_rules, ARG_CONFIG | ARG_VERBOSE, NULL, NULL,
      "test site rules against the stored inventory (vslint rules test)",
-     "Usage: vslint rules test -c FILE [RULE.sql...]\n"
+     "Usage: vslint rules test -c FILE [-v] [RULE.sql...]\n"
      "\n"
      "For rule authors and their CI: reads each site rule (the files named, or every *.sql\n"
      "file of [rules] dir), parses its header, prepares its SELECT against the public views\n"

@@ -55,23 +55,6 @@ static void csv_field(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
-/* A blob as the hex digits of its bytes (no value of the views is one; a query may make one). */
-static char *hex(const void *p, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    const unsigned char *b = p;
-    char *s = malloc(2 * n + 1); /* caller frees */
-
-    if (!s)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        s[2 * i] = digits[b[i] >> 4];
-        s[2 * i + 1] = digits[b[i] & 15];
-    }
-    s[2 * n] = '\0';
-    return s;
-}
-
 /* Column i of the current row as text (NULL for SQL NULL) into *s, *n; *owned is the caller's to
  * free (a blob's hex), else NULL. */
 static int cell_text(sqlite3_stmt *st, int i, const char **s, size_t *n, char **owned)
@@ -83,7 +66,8 @@ static int cell_text(sqlite3_stmt *st, int i, const char **s, size_t *n, char **
         *n = 0;
         return 0;
     case SQLITE_BLOB:
-        *owned = hex(sqlite3_column_blob(st, i), (size_t)sqlite3_column_bytes(st, i));
+        *owned =
+            rules_db_hex(sqlite3_column_blob(st, i), (size_t)sqlite3_column_bytes(st, i));
         if (!*owned)
             return -ENOMEM;
         *s = *owned;
@@ -98,44 +82,13 @@ static int cell_text(sqlite3_stmt *st, int i, const char **s, size_t *n, char **
 
 /* ---- JSON --------------------------------------------------------------------------------- */
 
-static json_t *json_value(sqlite3_stmt *st, int i)
-{
-    const char *s;
-    size_t n;
-    char *owned;
-    json_t *v;
-
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_NULL:
-        return json_null();
-    case SQLITE_INTEGER:
-        return json_integer(sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
-    default:
-        if (cell_text(st, i, &s, &n, &owned) < 0)
-            return NULL;
-        v = json_stringn(s, n);
-        if (!v) {
-            /* Not UTF-8: shown with '?' for each bad byte rather than not at all. */
-            char *copy = owned ? owned : strndup(s, n);
-            if (copy)
-                vsl_utf8_fix(copy);
-            v = copy ? json_string(copy) : NULL;
-            if (copy != owned)
-                free(copy);
-        }
-        free(owned);
-        return v;
-    }
-}
-
 static json_t *json_row(sqlite3_stmt *st)
 {
     json_t *o = json_object();
 
     for (int i = 0; o && i < sqlite3_column_count(st); i++)
-        if (json_object_set_new(o, sqlite3_column_name(st, i), json_value(st, i)) < 0) {
+        if (json_object_set_new(o, sqlite3_column_name(st, i), rules_db_column_json(st, i)) <
+            0) {
             json_decref(o);
             o = NULL;
         }

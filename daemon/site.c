@@ -101,6 +101,8 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
                  json_t *rule_errors)
 {
     struct rules_db *rdb = NULL;
+    struct vsl_watch watch;
+    size_t found = res->n;
     char err[512];
     int nfailed = 0;
 
@@ -111,6 +113,7 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
     }
     if (site->n == 0)
         return nfailed;
+    vsl_watch_start(&watch);
     if (rules_db_open(cfg->db_path, vcenter, &rdb, err, sizeof(err)) < 0) {
         for (size_t i = 0; i < site->n; i++)
             failed(cfg->rules.rules[i].file, 0, site->checks[i].id, err, &site->checks[i], res,
@@ -140,5 +143,9 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
         chk_add_outcome(res, &site->checks[i], CHK_COMPLETED, NULL);
     }
     rules_db_close(rdb);
+    double wall, cpu;
+    vsl_watch_read(&watch, &wall, &cpu);
+    log_debug("site rules: %zu rules ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s",
+              site->n, vcenter, res->n - found, wall, cpu);
     return nfailed;
 }

@@ -506,29 +506,6 @@ static const char *text_or_null(sqlite3_stmt *st, int i)
                : (const char *)sqlite3_column_text(st, i);
 }
 
-/* A column's value as JSON, for evidence made of the row's other columns. */
-static json_t *column_json(sqlite3_stmt *st, int i)
-{
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_NULL:
-        return json_null();
-    case SQLITE_INTEGER:
-        return json_integer(sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
-    default: {
-        char *s = strdup((const char *)sqlite3_column_text(st, i));
-        json_t *v;
-        if (!s)
-            return NULL;
-        vsl_utf8_fix(s);
-        v = json_string(s);
-        free(s);
-        return v;
-    }
-    }
-}
-
 static int is_named(const char *name)
 {
     for (size_t i = 0; i < NREQ; i++)
@@ -577,7 +554,8 @@ static int run_row(void *u, sqlite3_stmt *st)
         row.evidence = json_object();
         for (int i = 0; row.evidence && i < sqlite3_column_count(st); i++) {
             const char *name = sqlite3_column_name(st, i);
-            if (!is_named(name) && json_object_set_new(row.evidence, name, column_json(st, i)) < 0) {
+            if (!is_named(name) &&
+                json_object_set_new(row.evidence, name, rules_db_column_json(st, i)) < 0) {
                 json_decref(row.evidence);
                 row.evidence = NULL;
             }

@@ -11,6 +11,7 @@
 
 #include "rules/sandbox.h"
 #include "rules/views.h"
+#include "util/buf.h"
 
 struct rules_db {
     sqlite3 *h;        /* owned */
@@ -330,4 +331,47 @@ int rules_db_run(struct rules_db *db, sqlite3_stmt *st, long timeout_ms, long ma
     db->deadline.tv_sec = 0;
     sqlite3_reset(st);
     return r;
+}
+
+char *rules_db_hex(const void *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *b = p;
+    char *s = malloc(2 * n + 1); /* the caller's */
+
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = digits[b[i] >> 4];
+        s[2 * i + 1] = digits[b[i] & 15];
+    }
+    s[2 * n] = '\0';
+    return s;
+}
+
+json_t *rules_db_column_json(sqlite3_stmt *st, int i)
+{
+    char *s;
+    json_t *v;
+
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL:
+        return json_null();
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_BLOB:
+        s = rules_db_hex(sqlite3_column_blob(st, i), (size_t)sqlite3_column_bytes(st, i));
+        break;
+    default: {
+        const char *t = (const char *)sqlite3_column_text(st, i);
+        s = t ? strndup(t, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+        if (s)
+            vsl_utf8_fix(s); /* jansson takes only UTF-8 */
+    }
+    }
+    v = s ? json_string(s) : NULL;
+    free(s);
+    return v;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 struct rules_db; /* one sandboxed connection; one thread at a time */
@@ -36,6 +37,13 @@ typedef int rules_row_fn(void *ctx, sqlite3_stmt *st);
  * or -EINVAL (SQLite's error in err). */
 int rules_db_run(struct rules_db *db, sqlite3_stmt *st, long timeout_ms, long max_rows,
                  rules_row_fn *fn, void *ctx, char *err, size_t errlen);
+
+/* Column i of st's current row as JSON: null, an integer, a real, a string (a byte that is not
+ * UTF-8 shown as '?'), or a blob as the hex digits of its bytes. A new reference; NULL when
+ * memory runs out. */
+json_t *rules_db_column_json(sqlite3_stmt *st, int i);
+/* The n bytes at p as lower-case hex digits, a string the caller frees; NULL out of memory. */
+char *rules_db_hex(const void *p, size_t n);
 
 /* The largest value (string or blob) a query may build, in bytes: the sandbox's bound on what
  * one row can hold (SQLITE_LIMIT_LENGTH). */

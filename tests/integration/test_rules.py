@@ -295,3 +295,19 @@ def test_checks_lists_site_rules_after_the_catalogue(est):
     text = run_ok('checks', '-c', c, 'site-thin-disk-max-size').stdout
     assert 'site-thin-disk-max-size  (warning, site rule %s/thin-disk-max-size.sql)' % d in text
     assert '[check site-thin-disk-max-size] max_gb = 500 GiB' in text
+
+
+def test_gate_says_which_site_rules_it_did_not_evaluate(est):
+    """The what-if gate judges only the built-in capacity and density checks: with site rules
+    configured its answer names them as not evaluated, in JSON and in text."""
+    d = rules_dir(est.ws, {'thin-disk-max-size.sql': None, 'no-lsi-parallel.sql': None},
+                  name='gate.d')
+    args = ['--offline', '--allow-stale', '--datastore', 'ds-lab-01', '--disk-gb', '40']
+    res = vslint('gate', '-c', conf(est, d), '--format', 'json', *args)
+    assert res.returncode in (0, 1), res.stderr
+    ans = json.loads(res.stdout)
+    assert ans['site_rules_not_evaluated'] == ['site-no-lsi-parallel', 'site-thin-disk-max-size']
+    text = vslint('gate', '-c', conf(est, d), *args).stdout
+    assert 'not evaluated: site rule site-thin-disk-max-size' in text
+    plain = json.loads(vslint('gate', '-c', est.conf, '--format', 'json', *args).stdout)
+    assert 'site_rules_not_evaluated' not in plain
