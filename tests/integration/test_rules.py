@@ -311,3 +311,19 @@ def test_gate_says_which_site_rules_it_did_not_evaluate(est):
     assert 'not evaluated: site rule site-thin-disk-max-size' in text
     plain = json.loads(vslint('gate', '-c', est.conf, '--format', 'json', *args).stdout)
     assert 'site_rules_not_evaluated' not in plain
+
+
+def test_digest_lists_site_findings(est):
+    """The digest reads the recorded findings: a site rule's are there with its message, in
+    the text part and the HTML part alike."""
+    import email
+    d = rules_dir(est.ws, {'datastore-free-floor.sql': None}, name='digest.d')
+    c = conf(est, d, '\n[digest]\nsmtp_url = smtp://127.0.0.1:9\nfrom = vslint@example.com\n'
+                     'to = storage@example.com\ntimezone = UTC\n')
+    check_json(c)
+    msg = email.message_from_string(run_ok('digest', '-c', c, '--dry-run').stdout)
+    parts = {p.get_content_type(): p.get_payload(decode=True).decode()
+             for p in msg.walk() if not p.is_multipart()}
+    for kind in ('text/plain', 'text/html'):
+        assert 'ds-free-snaprisk has 18.0 GiB free, under the site floor of 50 GiB' in \
+            parts[kind], kind
