@@ -191,22 +191,6 @@ static void print_common_keys(void)
     }
 }
 
-/* Site rule r as the catalogue shows a check, marked "source": "site" with its file (its own
- * function: the built-in entries' fields are chk_catalogue_json()'s). */
-static json_t *site_entry(const struct rules_rule *r)
-{
-    json_t *params = json_array();
-
-    for (size_t p = 0; p < r->n_params; p++)
-        json_array_append_new(params, json_pack("{s:s,s:f,s:s,s:s}", "name", r->params[p].name,
-                                                "default", r->params[p].dflt, "unit",
-                                                r->params[p].unit, "help", r->params[p].help));
-    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title", r->title,
-                     "severity", vsl_severity_name(r->severity), "rationale", r->rationale,
-                     "reference", r->file, "remediation", r->remediation, "parameters",
-                     params, "source", "site", "file", r->file);
-}
-
 /* The site rules of the configuration of -c, if one was given: listed after the catalogue. */
 static const struct rules_set *site_rules(const struct vsl_config *cfg)
 {
@@ -241,8 +225,13 @@ static int list_checks(const struct vsl_args *a, const struct rules_set *site)
         json_t *doc = chk_catalogue_json();
         json_t *list = json_object_get(doc, "checks");
         size_t i = 0;
-        for (size_t k = 0; k < site->n; k++)
-            json_array_append_new(list, site_entry(&site->rules[k]));
+        json_t *more = vsl_site_catalogue(site);
+        if (!more || json_array_extend(list, more) < 0) {
+            json_decref(more);
+            json_decref(doc);
+            return VSL_EXIT_FAIL;
+        }
+        json_decref(more);
         while (i < json_array_size(list)) {
             if (listed(a, json_string_value(json_object_get(json_array_get(list, i), "id"))))
                 i++;

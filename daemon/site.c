@@ -84,7 +84,7 @@ static void failed(const char *file, int line, const char *id, const char *cause
             break;
     }
     if (errors)
-        vsl_buf_line(errors, "site rule %s%s%s: %s", where, id ? " " : "", id ? id : "", cause);
+        vsl_buf_line(errors, "%s: site rule%s%s: %s", where, id ? " " : "", id ? id : "", cause);
     if (rule_errors)
         json_array_append_new(rule_errors,
                               json_pack("{s:s?, s:s, s:i, s:s}", "id", id, "file", file, "line",
@@ -148,4 +148,32 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
     log_debug("site rules: %zu rules ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s",
               site->n, vcenter, res->n - found, wall, cpu);
     return nfailed;
+}
+
+/* Site rule r as the catalogue shows a check, marked "source": "site" with its file (its own
+ * function: the built-in entries' fields are chk_catalogue_json()'s). */
+static json_t *site_entry(const struct rules_rule *r)
+{
+    json_t *params = json_array();
+
+    for (size_t p = 0; p < r->n_params; p++)
+        json_array_append_new(params, json_pack("{s:s,s:f,s:s,s:s}", "name", r->params[p].name,
+                                                "default", r->params[p].dflt, "unit",
+                                                r->params[p].unit, "help", r->params[p].help));
+    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title", r->title,
+                     "severity", vsl_severity_name(r->severity), "rationale", r->rationale,
+                     "reference", r->file, "remediation", r->remediation, "parameters",
+                     params, "source", "site", "file", r->file);
+}
+
+json_t *vsl_site_catalogue(const struct rules_set *set)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < set->n; i++)
+        if (json_array_append_new(a, site_entry(&set->rules[i])) < 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
 }

@@ -31,6 +31,11 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
                  int64_t now, struct chk_results *res, struct vsl_buf *errors,
                  json_t *rule_errors);
 
+/* The rules of set as `vslint checks --format json` and /api/v1/checks list them after the
+ * catalogue: a check's fields, with "source": "site" and "file". A new reference (an array),
+ * NULL when memory runs out. */
+json_t *vsl_site_catalogue(const struct rules_set *set);
+
 /* Says each file of set that did not load, as FILE:LINE: cause, on f. Returns how many. */
 int vsl_rules_print_errors(const struct rules_set *set, FILE *f);
 /* Prepares each rule of set against the views of cfg's database (when it exists yet), saying

@@ -327,3 +327,32 @@ def test_digest_lists_site_findings(est):
     for kind in ('text/plain', 'text/html'):
         assert 'ds-free-snaprisk has 18.0 GiB free, under the site floor of 50 GiB' in \
             parts[kind], kind
+
+
+def test_daemon_serves_site_rules_and_names_a_broken_one(violations_sim, workspace):
+    """`vslint serve`: /api/v1/checks lists the site rules after the catalogue with "source":
+    "site" and their file; their findings filter by check; /readyz lists a broken rule as a
+    problem (FILE:LINE: cause) while staying ready; the log says it too."""
+    from apilib import serving, until
+    from simlib import vcenter
+    d = rules_dir(workspace, {'thin-disk-max-size.sql': None,
+                              'columns.sql': HOSTILE['columns.sql']}, name='api.d')
+    with serving(workspace, [vcenter(workspace, violations_sim.url)],
+                 extra='\n[rules]\ndir = %s\n' % d) as srv:
+        checks = srv.get('/api/v1/checks').json()['checks']
+        site = [c for c in checks if c.get('source') == 'site']
+        # A rule whose header loads is listed even when its query fails.
+        assert [c['id'] for c in site] == ['site-columns', 'site-thin-disk-max-size']
+        assert site[1]['file'] == os.path.join(d, 'thin-disk-max-size.sql')
+        assert checks[-1]['id'] == 'site-thin-disk-max-size'
+
+        def found():
+            page = srv.get('/api/v1/findings?check=site-thin-disk-max-size').json()
+            return [x['object']['name'] for x in page['findings']] == ['vm-thin-overcommit']
+        until(found, 'the site rule finding', srv)
+        ready = srv.get('/readyz')
+        assert ready.status == 200
+        want = '%s:4: the query returns no column object_type' % os.path.join(d, 'columns.sql')
+        assert any(want in p for p in ready.json()['problems']), ready.json()
+        assert '%s:4: site rule site-columns: the query returns no column object_type' % \
+            os.path.join(d, 'columns.sql') in srv.logs()
