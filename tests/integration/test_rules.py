@@ -356,3 +356,7 @@ def test_daemon_serves_site_rules_and_names_a_broken_one(violations_sim, workspa
         assert any(want in p for p in ready.json()['problems']), ready.json()
         assert '%s:4: site rule site-columns: the query returns no column object_type' % \
             os.path.join(d, 'columns.sql') in srv.logs()
+        metrics = srv.get('/metrics').body
+        assert '\nvslint_site_rule_errors 1\n' in metrics
+        assert 'vslint_site_rule_failed{rule="site-columns",file="%s"} 1' % \
+            os.path.join(d, 'columns.sql') in metrics
