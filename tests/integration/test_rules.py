@@ -356,6 +356,12 @@ def test_daemon_serves_site_rules_and_names_a_broken_one(violations_sim, workspa
         assert any(want in p for p in ready.json()['problems']), ready.json()
         assert '%s:4: site rule site-columns: the query returns no column object_type' % \
             os.path.join(d, 'columns.sql') in srv.logs()
+        gate = srv.post('/api/v1/gate', data=json.dumps(
+            {'datastore': 'ds-lab-01', 'disks_gb': [40]}).encode()).json()
+        assert gate['site_rules_not_evaluated'] == ['site-columns', 'site-thin-disk-max-size']
+        placement = srv.get('/api/v1/placement?disks_gb=40').json()
+        assert placement['site_rules_not_evaluated'] == ['site-columns',
+                                                         'site-thin-disk-max-size']
         metrics = srv.get('/metrics').body
         assert '\nvslint_site_rule_errors 1\n' in metrics
         assert 'vslint_site_rule_failed{rule="site-columns",file="%s"} 1' % \
