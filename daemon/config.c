@@ -773,8 +773,8 @@ static void load_rules(struct loader *ld)
             params[p] = (struct chk_param){
                 .name = rule->params[p].name,
                 .dflt = rule->params[p].dflt,
-                .min = -1e15,
-                .max = 1e15,
+                .min = RULES_PARAM_MIN,
+                .max = RULES_PARAM_MAX,
                 .unit = rule->params[p].unit[0] ? rule->params[p].unit : NULL,
                 .help = rule->params[p].help};
         ld->line = k->line;

@@ -157,9 +157,11 @@ static json_t *site_entry(const struct rules_rule *r)
     json_t *params = json_array();
 
     for (size_t p = 0; p < r->n_params; p++)
-        json_array_append_new(params, json_pack("{s:s,s:f,s:s,s:s}", "name", r->params[p].name,
-                                                "default", r->params[p].dflt, "unit",
-                                                r->params[p].unit, "help", r->params[p].help));
+        json_array_append_new(params, json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "name",
+                                                r->params[p].name, "default", r->params[p].dflt,
+                                                "min", RULES_PARAM_MIN, "max", RULES_PARAM_MAX,
+                                                "unit", r->params[p].unit, "help",
+                                                r->params[p].help));
     return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title", r->title,
                      "severity", vsl_severity_name(r->severity), "rationale", r->rationale,
                      "reference", r->file, "remediation", r->remediation, "parameters",

@@ -12,6 +12,9 @@
 #include "rules/sandbox.h"
 
 #define RULES_MAX_PARAMS 8
+/* The range a site rule's parameter may be set to in [check ID]: its header gives none. */
+#define RULES_PARAM_MIN -1e15
+#define RULES_PARAM_MAX 1e15
 
 /* A number the rule's SQL reads as :name, overridable in [check ID]. */
 struct rules_param {

@@ -289,7 +289,8 @@ def test_checks_lists_site_rules_after_the_catalogue(est):
     site = doc[len(builtin):]
     assert [x['id'] for x in site] == ['site-san-lun-paths', 'site-thin-disk-max-size']
     assert all(x['source'] == 'site' and x['file'].startswith(d) for x in site)
-    assert site[1]['parameters'] == [{'name': 'max_gb', 'default': 500.0, 'unit': 'GiB',
+    assert site[1]['parameters'] == [{'name': 'max_gb', 'default': 500.0, 'min': -1e15,
+                                      'max': 1e15, 'unit': 'GiB',
                                       'help': 'thin disks larger than this are reported'}]
     assert all('source' not in x for x in builtin)
     text = run_ok('checks', '-c', c, 'site-thin-disk-max-size').stdout
@@ -337,8 +338,9 @@ def test_daemon_serves_site_rules_and_names_a_broken_one(violations_sim, workspa
     from simlib import vcenter
     d = rules_dir(workspace, {'thin-disk-max-size.sql': None,
                               'columns.sql': HOSTILE['columns.sql']}, name='api.d')
+    record = []
     with serving(workspace, [vcenter(workspace, violations_sim.url)],
-                 extra='\n[rules]\ndir = %s\n' % d) as srv:
+                 extra='\n[rules]\ndir = %s\n' % d, record=record) as srv:
         checks = srv.get('/api/v1/checks').json()['checks']
         site = [c for c in checks if c.get('source') == 'site']
         # A rule whose header loads is listed even when its query fails.
@@ -366,3 +368,15 @@ def test_daemon_serves_site_rules_and_names_a_broken_one(violations_sim, workspa
         assert '\nvslint_site_rule_errors 1\n' in metrics
         assert 'vslint_site_rule_failed{rule="site-columns",file="%s"} 1' % \
             os.path.join(d, 'columns.sql') in metrics
+    # Every answer with site rules in it matches docs/openapi.yaml.
+    import subprocess
+    answers = os.path.join(workspace.dir, 'answers.jsonl')
+    with open(answers, 'w') as fh:
+        for r in record:
+            fh.write(json.dumps(r) + '\n')
+    root = os.environ.get('SOURCE_ROOT', '.')
+    p = subprocess.run(['node', os.path.join(root, 'tests', 'tools', 'validate-openapi.js'),
+                        os.path.join(root, 'docs', 'openapi.yaml'), answers],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert '%d answers checked' % len(record) in p.stdout
