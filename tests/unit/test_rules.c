@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "db/db.h"
+#include "rules/rule.h"
 #include "rules/sandbox.h"
 #include "rules/views.h"
 #include "testlib.h"
@@ -260,6 +261,87 @@ TEST(test_missing_file_is_an_error)
     assert_true(rules_db_open("/nonexistent/vslint.db", NULL, &rdb, err, sizeof(err)) < 0);
     assert_null(rdb);
     assert_non_null(strstr(err, "/nonexistent/vslint.db"));
+}
+
+/* ---- rule files ---------------------------------------------------------------------------- */
+
+#define H "-- id: site-x\n-- title: T\n-- severity: warning\n"
+
+static const struct bad_header {
+    const char *text;
+    int line;         /* where the error is said to be */
+    const char *says; /* in the message */
+} bad_headers[] = {
+    {"-- title: T\n-- severity: info\nSELECT 1", 1, "no '-- id:' line"},
+    {"-- id: site-x\n-- severity: info\nSELECT 1", 1, "no '-- title:' line"},
+    {"-- id: site-x\n-- title: T\nSELECT 1", 1, "no '-- severity:' line"},
+    {"-- id: Site_X\n-- title: T\n-- severity: info\nSELECT 1", 1, "not kebab-case"},
+    {"-- id: site-x\n-- title: T\n-- severity: high\nSELECT 1", 3,
+     "severity 'high' is not info, warning or critical"},
+    {H "-- id: site-y\nSELECT 1", 4, "a second id line"},
+    {H "-- param: max_gb 200\nSELECT 1", 4, "a param is written"},
+    {H "-- param: Max = 2\nSELECT 1", 4, "param name 'Max'"},
+    {H "-- param: max = lots\nSELECT 1", 4, "the default is not a number"},
+    {H "-- param: max = 2 (GiB\nSELECT 1", 4, "has no ')'"},
+    {H "-- param: a = 1\n-- param: a = 2\nSELECT 1", 5,
+     "param a is declared twice (first on line 4)"},
+    {H "-- param: a = 1\n-- param: b = 1\n-- param: c = 1\n-- param: d = 1\n-- param: e = 1\n"
+       "-- param: f = 1\n-- param: g = 1\n-- param: h = 1\n-- param: i = 1\nSELECT 1",
+     12, "more than 8 params"},
+    {H "\n-- only comments\n", 5, "no SELECT after the header"},
+    {"-- id: site-x\n-- title: caf\xe9\n-- severity: info\nSELECT 1", 2, "not UTF-8"},
+};
+
+TEST(test_bad_headers_name_the_line)
+{
+    struct rules_rule rule;
+    char err[256];
+    int line;
+
+    for (size_t i = 0; i < N(bad_headers); i++) {
+        err[0] = '\0';
+        line = -1;
+        int r = rules_parse("x.sql", bad_headers[i].text, &rule, &line, err, sizeof(err));
+        if (r != -EINVAL || line != bad_headers[i].line || !strstr(err, bad_headers[i].says))
+            fail_msg("row %zu: got %d line %d '%s', want line %d '%s'", i, r, line, err,
+                     bad_headers[i].line, bad_headers[i].says);
+    }
+}
+
+TEST(test_header_fields_params_and_continuations)
+{
+    static const char text[] =
+        "-- a comment before the header is ignored\n"
+        "-- id: site-thin\n"
+        "-- title: No big thin disks\n"
+        "-- severity: critical\n"
+        "-- rationale: first line\n"
+        "--   and the second\n"
+        "\n"
+        "-- remediation: inflate it\n"
+        "-- param: max_gb = 2.5 (GiB) larger thin disks are reported\n"
+        "-- param: n = 3\n"
+        "SELECT 1 -- a comment in the statement stays\n";
+    struct rules_rule rule;
+    char err[256];
+    int line;
+
+    assert_int_equal(rules_parse("dir/thin.sql", text, &rule, &line, err, sizeof(err)), 0);
+    assert_string_equal(rule.id, "site-thin");
+    assert_string_equal(rule.title, "No big thin disks");
+    assert_int_equal(rule.severity, SEV_CRITICAL);
+    assert_string_equal(rule.rationale, "first line and the second");
+    assert_string_equal(rule.remediation, "inflate it");
+    assert_int_equal(rule.n_params, 2);
+    assert_string_equal(rule.params[0].name, "max_gb");
+    assert_true(rule.params[0].dflt == 2.5);
+    assert_string_equal(rule.params[0].unit, "GiB");
+    assert_string_equal(rule.params[0].help, "larger thin disks are reported");
+    assert_string_equal(rule.params[1].unit, "");
+    assert_int_equal(rule.sql_line, 11);
+    assert_string_equal(rule.sql, "SELECT 1 -- a comment in the statement stays\n");
+    assert_string_equal(rule.file, "dir/thin.sql");
+    rules_rule_free(&rule);
 }
 
 int main(void)
