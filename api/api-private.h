@@ -203,6 +203,9 @@ char *api_next_url(struct api_req *r, const char *cursor);
 struct db *api_db(struct api_req *r);
 /* 1 when the daemon can write the database (or nobody said otherwise); 0 with why. */
 int api_db_writable(struct api_req *r, char *why, size_t len);
+/* The daemon's site rules (catalogue entries) and those that failed in its last evaluation,
+ * two arrays (empty without the hook): new references. 0 or -ENOMEM. */
+int api_site_rules(struct api_req *r, json_t **checks, json_t **errors);
 /* A poll in flight that has heard nothing from its vCenter for API_STALL_MS. */
 int api_stalled(const struct api_vcenter_status *s);
 /* The answer when api_db() gave NULL: 503 with why the database cannot be opened. */

@@ -57,6 +57,10 @@ struct api_hooks {
     /* 1 when the daemon can write the database; 0 when it cannot (a full disk, a read-only
      * file system), with why in why: the last stored snapshot is served read-only. */
     int (*db_writable)(void *ctx, char *why, size_t len);
+    /* The running configuration's site rules as catalogue entries (*checks, an array) and the
+     * rules that failed in the daemon's last evaluation (*errors, an array of {id, file, line,
+     * error}): new references the caller releases. 0 or -ENOMEM. NULL: no site rules. */
+    int (*site_rules)(void *ctx, json_t **checks, json_t **errors);
 };
 
 struct api_opts {

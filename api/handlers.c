@@ -49,6 +49,19 @@ enum MHD_Result api_h_readyz(struct api_req *r)
                                   json_sprintf("vcenter %s: stale: %s", st[i].name, st[i].error));
     }
     free(st);
+    json_t *site = NULL, *rule_errors = NULL, *e;
+    size_t k;
+    if (api_site_rules(r, &site, &rule_errors) == 0) {
+        /* A broken site rule does not keep the daemon from being ready: it is a problem. */
+        json_array_foreach(rule_errors, k, e)
+            json_array_append_new(
+                problems, json_sprintf("site rule %s:%lld: %s",
+                                       json_string_value(json_object_get(e, "file")),
+                                       (long long)json_integer_value(json_object_get(e, "line")),
+                                       json_string_value(json_object_get(e, "error"))));
+    }
+    json_decref(site);
+    json_decref(rule_errors);
     if (!api_db_writable(r, why, sizeof(why)))
         json_array_append_new(problems,
                               json_sprintf("database: %s; serving the last stored snapshot "
@@ -63,6 +76,21 @@ enum MHD_Result api_h_readyz(struct api_req *r)
     return api_respond_json(r, MHD_HTTP_OK,
                             json_pack("{s:s,s:o,s:o}", "status", "ready", "vcenters", vcs,
                                       "problems", problems));
+}
+
+/* Whether id is one of the daemon's site rules (/api/v1/checks lists them). */
+static int site_rule(struct api_req *r, const char *id)
+{
+    json_t *site = NULL, *errors = NULL, *c;
+    size_t i;
+    int found = 0;
+
+    if (api_site_rules(r, &site, &errors) == 0)
+        json_array_foreach(site, i, c)
+            found |= !strcmp(json_string_value(json_object_get(c, "id")), id);
+    json_decref(site);
+    json_decref(errors);
+    return found;
 }
 
 static int check_enum(struct api_req *r, const char *name, const char *v,
@@ -238,7 +266,7 @@ enum MHD_Result api_h_findings(struct api_req *r)
                api_fail(r);
     if (unverified)
         f.unverified = strcmp(unverified, "true") == 0 ? 1 : -1;
-    if (f.check && !chk_find(f.check))
+    if (f.check && !chk_find(f.check) && !site_rule(r, f.check))
         return api_bad(r, "check", "no check '%s' (see /api/v1/checks)", f.check), api_fail(r);
     return findings_page(r, &f);
 }
@@ -266,9 +294,20 @@ enum MHD_Result api_h_finding(struct api_req *r)
 
 enum MHD_Result api_h_checks(struct api_req *r)
 {
+    json_t *doc, *site = NULL, *errors = NULL;
+
     if (api_args_allowed(r, NULL) < 0)
         return api_fail(r);
-    return api_respond_json_etag(r, chk_catalogue_json());
+    doc = chk_catalogue_json();
+    /* The site rules follow the catalogue, marked "source": "site" with their file. */
+    if (!doc || api_site_rules(r, &site, &errors) < 0 ||
+        json_array_extend(json_object_get(doc, "checks"), site) < 0) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    json_decref(site);
+    json_decref(errors);
+    return api_respond_json_etag(r, doc);
 }
 
 /* Poll now: wakes the pollers and answers at once; the polls run in the background. */

@@ -755,6 +755,26 @@ int api_db_writable(struct api_req *r, char *why, size_t len)
     return r->srv->hooks.db_writable(r->srv->hooks.ctx, why, len);
 }
 
+int api_site_rules(struct api_req *r, json_t **checks, json_t **errors)
+{
+    *checks = *errors = NULL;
+    int rc = r->srv->hooks.site_rules
+                 ? r->srv->hooks.site_rules(r->srv->hooks.ctx, checks, errors)
+                 : 0;
+    if (rc == 0 && !*checks)
+        *checks = json_array();
+    if (rc == 0 && !*errors)
+        *errors = json_array();
+    if (rc == 0 && (!*checks || !*errors))
+        rc = -ENOMEM;
+    if (rc < 0) {
+        json_decref(*checks);
+        json_decref(*errors);
+        *checks = *errors = NULL;
+    }
+    return rc;
+}
+
 int api_stalled(const struct api_vcenter_status *s)
 {
     return s->polling && s->quiet_ms >= API_STALL_MS;

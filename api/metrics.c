@@ -68,6 +68,36 @@ static int sample_int(struct vsl_buf *b, const char *name, const char *const *la
     return sample(b, name, labels, number);
 }
 
+/* The site rules that failed in the daemon's last evaluation, each its own sample by id and
+ * file (a rule file that did not load has no id: "" then), and the count, which is 0 with
+ * no failure (an alert reads it). */
+static int site_rule_errors(struct api_req *r, struct vsl_buf *b)
+{
+    json_t *site = NULL, *errors = NULL, *e;
+    size_t i;
+    int rc = api_site_rules(r, &site, &errors);
+
+    if (rc == 0)
+        rc = head(b, "vslint_site_rule_errors",
+                  "Site rules that failed in the last evaluation (a broken file, a refused "
+                  "operation, the time or row limit): their findings are kept, unverified.");
+    if (rc == 0)
+        rc = sample_int(b, "vslint_site_rule_errors", NULL, (long long)json_array_size(errors));
+    if (rc == 0)
+        rc = head(b, "vslint_site_rule_failed", "1 for each site rule that failed in the last "
+                                                "evaluation, by rule id and file.");
+    json_array_foreach(errors, i, e) {
+        const char *id = json_string_value(json_object_get(e, "id"));
+        const char *labels[] = {"rule", id ? id : "", "file",
+                                json_string_value(json_object_get(e, "file")), NULL};
+        if (rc == 0 && labels[3])
+            rc = sample_int(b, "vslint_site_rule_failed", labels, 1);
+    }
+    json_decref(site);
+    json_decref(errors);
+    return rc;
+}
+
 static int findings(struct vsl_buf *b, const json_t *counts)
 {
     static const char *const sev[] = {"critical", "warning", "info"};
@@ -320,6 +350,8 @@ enum MHD_Result api_h_metrics(struct api_req *r)
         int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
         rc = per_vcenter(&b, st, n, now);
     }
+    if (rc == 0)
+        rc = site_rule_errors(r, &b);
     if (rc == 0)
         rc = piece_of(r, &b, 0, &p[1]);
     if (rc == 0)

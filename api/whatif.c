@@ -94,9 +94,29 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
     return -1;
 }
 
+/* The site rules are not judged on a what-if (it overlays the proposal on an estate in
+ * memory; the rules read the stored views): the answer names them rather than pass for their
+ * verdict, as `vslint gate` does. */
+static void not_evaluated(struct api_req *r, json_t *ans)
+{
+    json_t *site = NULL, *errors = NULL, *c, *ids = json_array();
+    size_t i;
+
+    if (ids && api_site_rules(r, &site, &errors) == 0)
+        json_array_foreach(site, i, c)
+            json_array_append(ids, json_object_get(c, "id"));
+    if (json_array_size(ids))
+        json_object_set(ans, "site_rules_not_evaluated", ids);
+    json_decref(ids);
+    json_decref(site);
+    json_decref(errors);
+}
+
 /* The engine's answer, or its error as JSON: never an "allowed" with an error. */
 static enum MHD_Result answer(struct api_req *r, int rc, json_t *ans, const char *err)
 {
+    if (rc >= 0 && json_is_object(ans))
+        not_evaluated(r, ans);
     if (rc == -VSL_ENOTFOUND)
         return api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", err);
     if (rc == -EINVAL)

@@ -22,7 +22,11 @@
 Nothing is asserted: the figures go to docs/performance.md. Run by hand (bench/run.sh), not in
 the test suite. Usage:
   bench/bench_scale.py [--sizes 5000,20000,100000] [--runs 3] [--gzip] [--build build]
-                       [--checks-only]
+                       [--checks-only] [--site-rules]
+
+--site-rules measures nothing else, after one untimed collect: `vslint check --offline -v`
+with and without 20 site rules (dist/rules/'s four, five times over with their own ids and
+parameters), the site rules' own step as its debug line times it, and `vslint export`.
 """
 import argparse
 import json
@@ -374,6 +378,64 @@ def bench_checks(bins, conf, n, runs):
     return res
 
 
+SITE_STEP = r'site rules: (\d+) rules ran over vCenter .* \((\d+) findings\) in ([\d.]+) s, CPU ([\d.]+) s'
+
+
+def site_rules_dir(work, copies=5):
+    """dist/rules/'s rules, copies times each under ids of their own and their params scaled,
+    in work/rules.d: 4 x copies site rules."""
+    src = os.path.join(ROOT, 'dist', 'rules')
+    d = os.path.join(work, 'rules.d')
+    os.makedirs(d, exist_ok=True)
+    for fname in sorted(os.listdir(src)):
+        with open(os.path.join(src, fname)) as f:
+            text = f.read()
+        for k in range(copies):
+            t = re.sub(r'^-- id: (\S+)', lambda m: '-- id: %s-%d' % (m.group(1), k), text,
+                       flags=re.M)
+            t = re.sub(r'^(-- param: \w+ = )(\d+)', lambda m: '%s%d' % (m.group(1),
+                                                                       int(m.group(2)) + 10 * k),
+                       t, flags=re.M)
+            with open(os.path.join(d, '%d-%s' % (k, fname)), 'w') as f:
+                f.write(t)
+    return d
+
+
+def bench_site_rules(bins, conf, n, runs, work):
+    """`vslint check --offline -v` without and with 20 site rules, runs times each: wall and
+    CPU of the whole command, the site rules' own step; and `vslint export`'s wall time."""
+    d = site_rules_dir(work)
+    with_rules = conf + '.rules'
+    with open(conf) as f, open(with_rules, 'w') as g:
+        g.write(f.read() + '\n[rules]\ndir = %s\ntimeout = 60\n' % d)
+    res = {k: [] for k in ('plain', 'plain_cpu', 'rules', 'rules_cpu', 'site', 'site_cpu',
+                           'site_findings', 'export', 'export_rss')}
+    for _ in range(runs):
+        t, m, r = timed([bins['vslint'], 'check', '-v', '-c', conf, '--offline', '--fail-on',
+                         'never', '--format', 'json', '-o', os.devnull])
+        res['plain'].append(t)
+        res['plain_cpu'].append(cpu_of(r))
+        t, m, r = timed([bins['vslint'], 'check', '-v', '-c', with_rules, '--offline',
+                         '--fail-on', 'never', '--format', 'json', '-o', os.devnull])
+        step = re.search(SITE_STEP, r.stderr)
+        if not step or int(step.group(1)) != 20:
+            raise RuntimeError('no site rules step with 20 rules: %s' % r.stderr[-2000:])
+        res['rules'].append(t)
+        res['rules_cpu'].append(cpu_of(r))
+        res['site'].append(float(step.group(3)))
+        res['site_cpu'].append(float(step.group(4)))
+        res['site_findings'].append(int(step.group(2)))
+        out = os.path.join(work, 'export')
+        t, m, r = timed([bins['vslint'], 'export', '-c', conf, '--output', out])
+        res['export'].append(t)
+        res['export_rss'].append(m)
+        log('[%d VMs] check %.2f s (CPU %.2f), with 20 site rules %.2f s (CPU %.2f), their step '
+            '%.2f s (CPU %.2f, %d findings); export %.2f s, %.1f MB' % (
+                n, res['plain'][-1], res['plain_cpu'][-1], res['rules'][-1], res['rules_cpu'][-1],
+                res['site'][-1], res['site_cpu'][-1], res['site_findings'][-1], t, m))
+    return res
+
+
 def spread(xs):
     return '%.2f-%.2f' % (min(xs), max(xs)) if len(xs) > 1 else ''
 
@@ -461,6 +523,11 @@ def bench_size(a, n, bins, work):
         runs = a.runs if n <= a.full_runs_up_to else 1
 
         log('[%d VMs] %s' % (n, res['estate']))
+        if a.site_rules:
+            t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
+            log('[%d VMs] vslint collect (not reported) %.2f s: %s' % (n, t, r.stdout.strip()))
+            res.update(bench_site_rules(bins, conf, n, runs, work))
+            return res
         if a.checks_only:
             t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
             log('[%d VMs] vslint collect (not reported) %.2f s: %s' % (n, t, r.stdout.strip()))
@@ -750,12 +817,14 @@ def main():
                     help='skip the incremental poll measurement')
     ap.add_argument('--checks-only', action='store_true',
                     help="only the checks' figures (after one collect that is not reported)")
+    ap.add_argument('--site-rules', action='store_true',
+                    help='only check with and without 20 site rules, and export')
     ap.add_argument('--incremental-only', action='store_true',
                     help='only the full and incremental polls of vslint (no floor, govmomi, '
                          'checks or API)')
     a = ap.parse_args()
     MAX_OBJECTS = a.max_objects
-    for tool in ('curl', 'wrk', '/usr/bin/time'):
+    for tool in ('/usr/bin/time',) if a.site_rules else ('curl', 'wrk', '/usr/bin/time'):
         if not shutil.which(tool):
             sys.exit('%s is missing: apt-get install curl wrk time' % tool)
     bins = {'vslint': os.path.join(a.build, 'vslint'),
@@ -788,6 +857,16 @@ def main():
     print('vslint scale benchmark, %s, %d cores (load average %.1f at the end), answers %s, '
           'pages of %d objects' % (time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0],
                                    'gzip-compressed' if a.gzip else 'uncompressed', MAX_OBJECTS))
+    if a.site_rules:
+        for r in results:
+            print('%d VMs: check --offline %.2f s (CPU %.2f s); with 20 site rules %.2f s (CPU '
+                  '%.2f s); the site rules\' step %.2f s (CPU %.2f s, %d findings); export %.2f s '
+                  '(%.1f MB); medians of %d runs' % (
+                      r['vms'], med(r['plain']), med(r['plain_cpu']), med(r['rules']),
+                      med(r['rules_cpu']), med(r['site']), med(r['site_cpu']),
+                      r['site_findings'][0], med(r['export']), med(r['export_rss']),
+                      len(r['plain'])))
+        return
     if a.checks_only:
         w = 22
         lines = []

@@ -93,13 +93,17 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
+/* Appends f to r as a finding of check c on vcenter (borrowed), with s's severity override
+ * (s may be NULL), about host host_moref/host_name (either may be NULL), fingerprinted by
+ * fp_moref; *added (may be NULL) is the new finding. Takes f->evidence. 0 or -ENOMEM (the
+ * finding counted even then, so that chk_results_free releases what was copied). */
+static int append_finding(struct chk_results *r, const struct check *c, const char *vcenter,
+                          const struct chk_settings *s, const struct chk_emit *f,
+                          const char *host_moref, const char *host_name, const char *fp_moref,
+                          struct chk_finding **added)
 {
-    struct chk_results *r = ctx->out;
-    const char *host_moref = f->host ? f->host->moref : NULL;
     int err = 0;
 
-    assert(f->object_name && f->message && (f->object_moref || host_moref));
     /* A check that could not build its evidence ran out of memory; an empty {} would pass for
      * a finding without measurements. */
     if (!f->evidence)
@@ -110,29 +114,39 @@ int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
     }
     struct chk_finding *out = &r->items[r->n];
     memset(out, 0, sizeof(*out));
-    out->check = ctx->check;
-    out->vcenter = ctx->estate->vcenter;
-    out->severity = ctx->settings->severity_override >= 0
-                        ? (enum vsl_severity)ctx->settings->severity_override
-                        : f->severity;
+    out->check = c;
+    out->vcenter = vcenter;
+    out->severity = s && s->severity_override >= 0 ? (enum vsl_severity)s->severity_override
+                                                   : f->severity;
     out->object_type = dup_or_null(f->object_type);
     out->object_moref = dup_or_null(f->object_moref);
     out->object_name = dup_or_null(f->object_name);
     out->host_moref = dup_or_null(host_moref);
-    out->host_name = dup_or_null(f->host ? f->host->name : NULL);
+    out->host_name = dup_or_null(host_name);
     out->detail = dup_or_null(f->detail);
     out->message = dup_or_null(f->message);
     out->evidence = f->evidence;
     if (!out->object_name || !out->message || (f->object_moref && !out->object_moref) ||
-        (host_moref && (!out->host_moref || !out->host_name)) ||
+        (host_moref && !out->host_moref) || (host_name && !out->host_name) ||
         (f->object_type && !out->object_type) || (f->detail && !out->detail))
         err = -ENOMEM;
+    chk_fingerprint(c->id, vcenter, fp_moref, f->detail, out->fingerprint);
+    r->n++;
+    if (added)
+        *added = out;
+    return err;
+}
+
+int chk_emit(struct chk_ctx *ctx, const struct chk_emit *f)
+{
+    const char *host_moref = f->host ? f->host->moref : NULL;
+
+    assert(f->object_name && f->message && (f->object_moref || host_moref));
     /* A part of a host is fingerprinted by its host's moref and its detail (the LUN's
      * canonical name, the adapter's device...), as findings always were: history survives. */
-    chk_fingerprint(ctx->check->id, ctx->estate->vcenter,
-                    f->object_moref ? f->object_moref : host_moref, f->detail, out->fingerprint);
-    r->n++; /* counted even on ENOMEM so chk_results_free releases what was copied */
-    return err;
+    return append_finding(ctx->out, ctx->check, ctx->estate->vcenter, ctx->settings, f,
+                          host_moref, f->host ? f->host->name : NULL,
+                          f->object_moref ? f->object_moref : host_moref, NULL);
 }
 
 int chk_emit_object(struct chk_ctx *ctx, const char *type, const char *moref, const char *name,
@@ -337,6 +351,12 @@ static void finding_free(struct chk_finding *f)
     free(f->detail);
     free(f->message);
     json_decref(f->evidence);
+}
+
+void chk_results_truncate(struct chk_results *r, size_t n)
+{
+    while (r->n > n)
+        finding_free(&r->items[--r->n]);
 }
 
 void chk_results_free(struct chk_results *r)
@@ -607,6 +627,28 @@ static int note_expired(struct chk_results *r, const struct chk_waiver *w)
     return 0;
 }
 
+/* Sets f's waiver: the first of cfg's that covers it and has not expired (an expired one that
+ * matched is noted for a hint). 0 or -ENOMEM. */
+static int apply_waivers(const struct chk_config *cfg, struct chk_finding *f, int64_t now,
+                         struct chk_results *out)
+{
+    int r = 0;
+
+    for (size_t w = 0; w < cfg->n_waivers; w++) {
+        const struct chk_waiver *wv = &cfg->waivers[w];
+        if (!waiver_matches(wv, f))
+            continue;
+        if (wv->expires < now) {
+            if (note_expired(out, wv) < 0)
+                r = -ENOMEM;
+            continue;
+        }
+        f->waiver = wv;
+        break;
+    }
+    return r;
+}
+
 /* Whether c is among only[0..n] (every check is when only is NULL). */
 static int chosen(const struct check *c, const struct check *const *only, size_t n)
 {
@@ -655,25 +697,45 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             if (!failed)
                 continue;
         }
-        for (size_t k = before; k < out->n; k++) {
-            struct chk_finding *f = &out->items[k];
-            for (size_t w = 0; w < cfg->n_waivers; w++) {
-                const struct chk_waiver *wv = &cfg->waivers[w];
-                if (!waiver_matches(wv, f))
-                    continue;
-                if (wv->expires < now) {
-                    if (note_expired(out, wv) < 0 && !first)
-                        first = -ENOMEM;
-                    continue;
-                }
-                f->waiver = wv;
-                break;
-            }
-        }
+        for (size_t k = before; k < out->n; k++)
+            if (apply_waivers(cfg, &out->items[k], now, out) < 0 && !first)
+                first = -ENOMEM;
     }
     double wall, cpu;
     vsl_watch_read(&watch, &wall, &cpu);
     log_debug("checks: %zu checks ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s", ran,
               e->vcenter, out->n - found, wall, cpu);
     return first;
+}
+
+/* ---- checks from outside the registry (site rules) ------------------------------------------ */
+
+int chk_add_finding(const struct chk_config *cfg, const struct check *c,
+                    const struct chk_settings *s, const char *vcenter, const struct chk_emit *f,
+                    const char *host_name, int64_t now, struct chk_results *out)
+{
+    struct chk_finding *added = NULL;
+    char key[1024];
+
+    /* An object without a moref (a part of a host) is known by its host and name. */
+    snprintf(key, sizeof(key), "%s/%s", host_name ? host_name : "", f->object_name);
+    int err = append_finding(out, c, vcenter, s, f, NULL, host_name,
+                             f->object_moref ? f->object_moref : key, &added);
+    if (err == 0)
+        err = apply_waivers(cfg, added, now, out);
+    return err;
+}
+
+int chk_add_outcome(struct chk_results *out, const struct check *c, enum chk_outcome outcome,
+                    const char *reason)
+{
+    switch (outcome) {
+    case CHK_COMPLETED:
+        return add_check(&out->completed, &out->n_completed, c);
+    case CHK_DISABLED:
+        return add_check(&out->disabled, &out->n_disabled, c);
+    case CHK_FAILED:
+        break;
+    }
+    return add_unverified(out, c, NULL, reason);
 }

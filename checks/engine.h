@@ -86,6 +86,8 @@ struct chk_results {
 int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t now,
                 struct chk_results *out, char *err, size_t errlen);
 void chk_results_free(struct chk_results *r);
+/* Drops the findings of r past the first n (what a check that then failed had given). */
+void chk_results_truncate(struct chk_results *r, size_t n);
 
 /* chk_run_all() restricted to the checks in only (n_only of them; NULL: every check), for a
  * caller that needs a few checks' answers over many estates (the what-if gate). */
@@ -120,6 +122,19 @@ double chk_config_param(const struct chk_config *cfg, const char *check_id, cons
 
 /* Default settings of c (enabled, no override, default parameters). */
 void chk_settings_default(const struct check *c, struct chk_settings *s);
+
+/* A check from outside the registry (a site rule: no run()) reports through these. */
+/* Appends a finding of c on vcenter (borrowed: it must outlive out) to out as chk_emit() does,
+ * with s's severity override (s may be NULL) and cfg's waivers; host_name may be NULL. Its
+ * fingerprint is (c, vcenter, object moref or "HOST/NAME", detail). Takes f->evidence. */
+int chk_add_finding(const struct chk_config *cfg, const struct check *c,
+                    const struct chk_settings *s, const char *vcenter, const struct chk_emit *f,
+                    const char *host_name, int64_t now, struct chk_results *out);
+/* Records how c's run ended: completed (its findings not given again were fixed), disabled, or
+ * failed for reason (its findings stay as they were, unverified). 0 or -ENOMEM. */
+enum chk_outcome { CHK_COMPLETED, CHK_DISABLED, CHK_FAILED };
+int chk_add_outcome(struct chk_results *out, const struct check *c, enum chk_outcome outcome,
+                    const char *reason);
 
 /* The fingerprint of (check, vcenter, moref, detail): stable across runs and versions. */
 void chk_fingerprint(const char *check, const char *vcenter, const char *moref, const char *detail,

@@ -77,6 +77,8 @@ static const char *const text_json[] = {"text", "json", NULL};
 static const char *const report_formats[] = {"text",   "json",   "junit", "sarif",
                                              "gitlab", "github", NULL};
 static const char *const plan_formats[] = {"esxcli", "powercli", NULL};
+static const char *const query_formats[] = {"table", "csv", "json", "jsonl", NULL};
+static const char *const export_formats[] = {"csv", NULL};
 
 struct command {
     const char *name;
@@ -123,6 +125,57 @@ static const struct command commands[] = {
      "      --vcenter NAME    only this vCenter\n"
      "\n"
      "Exit status: 0 printed, 2 error.\n"},
+    {"query", cmd_query, ARG_CONFIG | ARG_FORMAT | ARG_VCENTER, query_formats, NULL,
+     "run a read-only SQL query over the public views of the inventory",
+     "Usage: vslint query -c FILE [--format table|csv|json|jsonl] [--vcenter NAME] SQL\n"
+     "\n"
+     "Runs one SELECT (a WITH is fine) over the public views of the stored inventory and\n"
+     "findings: vsl_vms, vsl_vm_disks, vsl_datastores, vsl_hosts, vsl_luns, vsl_lun_paths,\n"
+     "vsl_iscsi_adapters, vsl_iscsi_targets, vsl_vmknics, vsl_pools, vsl_findings,\n"
+     "vsl_capacity_history, vsl_polls and vsl_schema_info (columns in docs/schema.md). The\n"
+     "query runs on a read-only connection that may read only those views: a second statement,\n"
+     "PRAGMA, ATTACH, a write or a read of the stored tables is refused, with the reason.\n"
+     "\n"
+     "  -c, --config FILE     configuration file (for the database path)\n"
+     "  -f, --format FORMAT   table (default: aligned for a terminal), csv (RFC 4180, header\n"
+     "                        row), json (an array of objects) or jsonl (one object a line)\n"
+     "      --vcenter NAME    every view shows only this vCenter's rows (vsl_pools: all)\n"
+     "\n"
+     "Example: vslint query -c /etc/vslint/vslint.conf --format csv \\\n"
+     "           'SELECT name, capacity_bytes, free_bytes FROM vsl_datastores ORDER BY name'\n"
+     "\n"
+     "Exit status: 0 printed, 2 error (the query refused or failed: said on stderr).\n"},
+    {"export", cmd_export, ARG_CONFIG | ARG_FORMAT | ARG_OUTPUT | ARG_VCENTER, export_formats,
+     NULL, "write every public view to DIR/VIEW.csv",
+     "Usage: vslint export -c FILE --output DIR [--format csv] [--vcenter NAME]\n"
+     "\n"
+     "Writes each public view (docs/schema.md) to DIR/VIEW.csv (RFC 4180, a header row):\n"
+     "the inventory, findings and capacity history as a spreadsheet reads them. DIR is\n"
+     "created if missing; each file is written beside and renamed into place, so a failed\n"
+     "export leaves the previous file whole. Prints each file and its row count.\n"
+     "\n"
+     "  -c, --config FILE     configuration file (for the database path)\n"
+     "  -o, --output DIR      the directory (required)\n"
+     "  -f, --format FORMAT   csv (the default and only one)\n"
+     "      --vcenter NAME    only this vCenter's rows\n"
+     "\n"
+     "Exit status: 0 written, 2 error.\n"},
+    {"rules", cmd_rules, ARG_CONFIG | ARG_VERBOSE, NULL, NULL,
+     "test site rules against the stored inventory (vslint rules test)",
+     "Usage: vslint rules test -c FILE [-v] [RULE.sql...]\n"
+     "\n"
+     "For rule authors and their CI: reads each site rule (the files named, or every *.sql\n"
+     "file of [rules] dir), parses its header, prepares its SELECT against the public views\n"
+     "and runs it against the current database with the configured limits ([rules] timeout,\n"
+     "max_findings) and its [check ID] parameters. Prints the findings it would give, one a\n"
+     "line (RULE  SEVERITY  OBJECT_TYPE NAME: MESSAGE), and on stderr how many per rule or,\n"
+     "for a broken rule, FILE:LINE: the cause. docs/rules.md says how to write a rule.\n"
+     "\n"
+     "  -c, --config FILE   configuration file (the database, [rules] and [check ID])\n"
+     "  -v, --verbose       log progress to stderr\n"
+     "\n"
+     "Exit status: 0 every rule ran and gave no finding, 1 findings, 2 a rule is broken (or\n"
+     "another error).\n"},
     {"check", cmd_check,
      ARG_CONFIG | ARG_FORMAT | ARG_FAIL_ON | ARG_OFFLINE | ARG_VCENTER | ARG_OUTPUT | ARG_VERBOSE |
          ARG_LOCATION,
@@ -281,14 +334,16 @@ static const struct command commands[] = {
      "Exit status: 0 backed up / the database is sound, 1 (check) integrity_check found a\n"
      "problem, 2 the backup failed, or the file cannot be read, is another program's, or was\n"
      "written by a newer vslint.\n"},
-    {"checks", cmd_checks, ARG_FORMAT, text_json, NULL,
+    {"checks", cmd_checks, ARG_CONFIG | ARG_FORMAT, text_json, NULL,
      "list the catalogue of checks",
-     "Usage: vslint checks [--format text|json] [ID...]\n"
+     "Usage: vslint checks [-c FILE] [--format text|json] [ID...]\n"
      "\n"
      "Lists every check (or only the checks named): id, default severity, why it matters, the\n"
      "source document and section it comes from, the fix, and its parameters with defaults and\n"
-     "allowed ranges.\n"
+     "allowed ranges. With -c, the site rules of its [rules] dir follow the catalogue (in JSON\n"
+     "marked \"source\": \"site\" with their \"file\").\n"
      "\n"
+     "  -c, --config FILE     configuration file (for the site rules)\n"
      "  -f, --format FORMAT   text (default) or json\n"
      "\n"
      "Exit status: 0 listed, 2 an unknown check id or format.\n"},

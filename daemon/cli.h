@@ -44,6 +44,9 @@ int cmd_db(const struct vsl_args *a); /* daemon/cmd_db.c */
 int cmd_digest(const struct vsl_args *a);
 int cmd_gate(const struct vsl_args *a); /* daemon/cmd_gate.c */
 int cmd_plan(const struct vsl_args *a);
+int cmd_query(const struct vsl_args *a);  /* daemon/cmd_query.c */
+int cmd_export(const struct vsl_args *a); /* daemon/cmd_query.c */
+int cmd_rules(const struct vsl_args *a);  /* daemon/cmd_rules.c */
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

@@ -14,10 +14,13 @@
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
 #include "daemon/report.h"
+#include "daemon/site.h"
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+
+static int list_checks(const struct vsl_args *a, const struct rules_set *site);
 
 static int fail_on_parse(const char *s, int *out)
 {
@@ -63,6 +66,8 @@ int cmd_check(const struct vsl_args *a)
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
     json_t *all = json_array(), *expired = json_array(), *summary = NULL;
+    json_t *rule_errors = json_array();
+    struct vsl_site site = {0};
     struct vsl_buf errors;
     FILE *out = NULL;
     enum vsl_location loc = VSL_LOC_OBJECT;
@@ -78,6 +83,8 @@ int cmd_check(const struct vsl_args *a)
         fail_on_parse(a->fail_on, &fail_on);
     vsl_buf_init(&errors, 1 << 20);
     if (vsl_cli_open(a, 0, &cfg, &db) < 0)
+        goto out;
+    if (vsl_site_init(cfg, &site) < 0)
         goto out;
     if (loc == VSL_LOC_CONFIG && !(config_path = repo_path(cfg->path, cwd, sizeof(cwd))))
         goto out;
@@ -116,7 +123,8 @@ int cmd_check(const struct vsl_args *a)
                 continue; /* its previous findings stay as they were */
             }
         }
-        int r = vsl_evaluate(db, cfg, vc->name, now_ms, expired, &errors);
+        int r = vsl_evaluate_ex(db, cfg, &site, vc->name, now_ms, expired, &errors,
+                                rule_errors);
         /* --offline reads what is stored: another process holding the write lock (a backup, an
          * admin's sqlite3) leaves the findings as last recorded, said on stderr, not a failed
          * run. A poll's new snapshot unrecorded is a failure. */
@@ -171,7 +179,10 @@ int cmd_check(const struct vsl_args *a)
                              .sources = sources,
                              .n_sources = n_sources,
                              .location = loc,
-                             .config_path = config_path};
+                             .config_path = config_path,
+                             .site = site.checks,
+                             .n_site = site.n,
+                             .rule_errors = rule_errors};
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
         log_warnx("cannot write the report");
         goto out;
@@ -196,6 +207,8 @@ out:
     json_decref(all);
     json_decref(expired);
     json_decref(summary);
+    json_decref(rule_errors);
+    vsl_site_free(&site);
     vsl_buf_free(&errors);
     db_close(db);
     vsl_config_free(cfg);
@@ -226,11 +239,31 @@ static void print_common_keys(void)
     }
 }
 
+/* The site rules of the configuration of -c, if one was given: listed after the catalogue. */
+static const struct rules_set *site_rules(const struct vsl_config *cfg)
+{
+    static const struct rules_set none;
+
+    return cfg ? &cfg->rules : &none;
+}
+
 int cmd_checks(const struct vsl_args *a)
+{
+    struct vsl_config *cfg = NULL;
+    int rc;
+
+    if (a->config && vsl_cli_load_config(a->config, &cfg, 0) < 0)
+        return VSL_EXIT_FAIL;
+    rc = list_checks(a, site_rules(cfg));
+    vsl_config_free(cfg);
+    return rc;
+}
+
+static int list_checks(const struct vsl_args *a, const struct rules_set *site)
 {
     /* Checks named after the options: only those (the bash completion offers their ids). */
     for (int i = 0; i < a->n_operands; i++) {
-        if (!chk_find(a->operands[i])) {
+        if (!chk_find(a->operands[i]) && !rules_find(site, a->operands[i])) {
             fprintf(stderr, "vslint: error: no check '%s' (vslint checks lists them)\n",
                     a->operands[i]);
             return VSL_EXIT_FAIL;
@@ -240,6 +273,13 @@ int cmd_checks(const struct vsl_args *a)
         json_t *doc = chk_catalogue_json();
         json_t *list = json_object_get(doc, "checks");
         size_t i = 0;
+        json_t *more = vsl_site_catalogue(site);
+        if (!more || json_array_extend(list, more) < 0) {
+            json_decref(more);
+            json_decref(doc);
+            return VSL_EXIT_FAIL;
+        }
+        json_decref(more);
         while (i < json_array_size(list)) {
             if (listed(a, json_string_value(json_object_get(json_array_get(list, i), "id"))))
                 i++;
@@ -266,6 +306,18 @@ int cmd_checks(const struct vsl_args *a)
                    ck->params[p].dflt, ck->params[p].unit ? ck->params[p].unit : "",
                    ck->params[p].min, ck->params[p].max,
                    ck->params[p].help ? ck->params[p].help : "");
+        printf("\n");
+    }
+    for (size_t i = 0; i < site->n; i++) {
+        const struct rules_rule *r = &site->rules[i];
+        if (!listed(a, r->id))
+            continue;
+        printf("%s  (%s, site rule %s)\n  %s\n", r->id, vsl_severity_name(r->severity), r->file,
+               r->title);
+        printf("  Why: %s\n  Fix: %s\n", r->rationale, r->remediation);
+        for (size_t p = 0; p < r->n_params; p++)
+            printf("  [check %s] %s = %g %s  %s\n", r->id, r->params[p].name, r->params[p].dflt,
+                   r->params[p].unit, r->params[p].help);
         printf("\n");
     }
     printf("Every check also takes ");

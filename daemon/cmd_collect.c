@@ -6,6 +6,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/site.h"
 #include "daemon/poll.h"
 #include "db/db.h"
 #include "util/err.h"
@@ -68,6 +69,9 @@ int cmd_config_check(const struct vsl_args *a)
         }
         vsl_config_wipe(pw);
     }
+    /* The site rules: each file's header and id, then each query prepared against the views. */
+    bad += vsl_rules_print_errors(&cfg->rules, stderr);
+    bad += vsl_rules_prepare_all(cfg, &cfg->rules, stderr);
     vsl_config_free(cfg);
     if (bad)
         return VSL_EXIT_FAIL;

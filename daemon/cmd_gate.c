@@ -185,6 +185,8 @@ out:
 
 /* ---- answering here ------------------------------------------------------------------------ */
 
+static void not_evaluated(const struct vsl_config *cfg, json_t *answer);
+
 static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, json_t **answer)
 {
     struct vsl_config *cfg = NULL;
@@ -260,6 +262,7 @@ static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, js
         rc = fail("%s", err[0] ? err : vsl_strerror(r));
         goto out;
     }
+    not_evaluated(cfg, *answer);
     rc = 0;
 out:
     for (size_t i = 0; es && i < n; i++)
@@ -332,6 +335,9 @@ static void print_text(FILE *f, const json_t *ans)
                 json_string_value(json_object_get(x, "message")),
                 json_string_value(json_object_get(x, "waiver_reason")),
                 json_string_value(json_object_get(x, "waiver_expires")));
+    json_array_foreach(json_object_get(ans, "site_rules_not_evaluated"), i, x)
+        fprintf(f, "  not evaluated: site rule %s (site rules are not judged on a what-if)\n",
+                json_string_value(x));
     print_figures(f, "before:", json_object_get(ans, "before"));
     print_figures(f, "after:", json_object_get(ans, "after"));
     if (json_is_number(json_object_get(ans, "headroom")))
@@ -343,6 +349,20 @@ static void print_text(FILE *f, const json_t *ans)
     fprintf(f, "  snapshot: %lld s old (max_age %lld s)\n",
             (long long)json_integer_value(json_object_get(ans, "snapshot_age_s")),
             (long long)json_integer_value(json_object_get(ans, "max_age_s")));
+}
+
+/* The site rules are not judged on the what-if estate (the gate overlays the hypothetical VMs
+ * on an estate in memory; the rules read the stored views): the answer says which, rather
+ * than pass for their verdict. */
+static void not_evaluated(const struct vsl_config *cfg, json_t *answer)
+{
+    json_t *ids = json_array();
+
+    for (size_t i = 0; ids && i < cfg->rules.n; i++)
+        json_array_append_new(ids, json_string(cfg->rules.rules[i].id));
+    if (json_array_size(ids))
+        json_object_set(answer, "site_rules_not_evaluated", ids);
+    json_decref(ids);
 }
 
 int cmd_gate(const struct vsl_args *a)

@@ -44,7 +44,8 @@ enum opt_type {
 /* Problems listed in full; past this one summary line says how many more there were. */
 #define MAX_SHOWN 20
 enum sect_kind {
-    SECT_DATABASE, SECT_VCENTER, SECT_ARRAY, SECT_SERVER, SECT_DIGEST, SECT_CHECK, SECT_WAIVER
+    SECT_DATABASE, SECT_VCENTER, SECT_ARRAY, SECT_SERVER, SECT_DIGEST, SECT_CHECK, SECT_WAIVER,
+    SECT_RULES
 };
 
 /* One row per key: how it is read, its default (applied by apply_defaults(), and shown by
@@ -221,6 +222,15 @@ static const struct opt options[] = {
     {SECT_WAIVER, "expires", OPT_STR, 0, 0, 0, NULL,
      "Required. YYYY-MM-DD; from the day after, the finding counts again."},
     {SECT_WAIVER, "vcenter", OPT_STR, 0, 0, 0, NULL, "Only on this vCenter."},
+    {SECT_RULES, "dir", OPT_STR, CF(rules_dir), 0, 0, "/etc/vslint/rules.d",
+     "The directory of site rules: each *.sql file one rule, a header of -- lines and one "
+     "SELECT over the public views (docs/rules.md, docs/schema.md). A missing directory is no "
+     "error: no site rules."},
+    {SECT_RULES, "timeout", OPT_INT, CF(rules_timeout_s), 1, 600, "2",
+     "Seconds one site rule may run; past it the rule fails (its findings stay as they were, "
+     "unverified) and the others run."},
+    {SECT_RULES, "max_findings", OPT_INT, CF(rules_max_findings), 1, 1000000, "10000",
+     "Findings one site rule may give; a rule that gives more fails."},
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -228,7 +238,7 @@ static const struct opt options[] = {
 static const char *const sect_names[] = {
     [SECT_DATABASE] = "database", [SECT_VCENTER] = "vcenter NAME", [SECT_ARRAY] = "array NAME",
     [SECT_SERVER] = "server",     [SECT_DIGEST] = "digest",         [SECT_CHECK] = "check ID",
-    [SECT_WAIVER] = "waiver",
+    [SECT_WAIVER] = "waiver",     [SECT_RULES] = "rules",
 };
 
 /* The keys of a section kind, "a, b, c", for "unknown key" messages. */
@@ -344,6 +354,16 @@ struct loader {
     int new_section;   /* the reader saw a "[...]" line since the last key */
     int section_line;  /* the line of the last "[...]" */
     int skip_section;  /* the current [vcenter] header was bad: ignore its keys */
+    struct deferred *deferred; /* owned: [check ID] keys of ids that are not built in */
+    size_t n_deferred, cap_deferred;
+};
+
+/* A [check ID] key of an id the catalogue does not have: a site rule's, or a mistake, known
+ * only once [rules] dir (wherever it stands in the file) has been read. */
+struct deferred {
+    char *id, *key, *value; /* owned */
+    int line, section_line;
+    int waiver; /* a [waiver]'s check = value (id ""): the check must exist */
 };
 
 static void report(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -510,27 +530,11 @@ static int valid_name(const char *s)
     return 1;
 }
 
-/* [check ID]: enabled=, severity=, and the check's own numeric parameters. */
-static int check_key(struct loader *ld, const char *section, const char *id, const char *key,
-                     const char *value)
+/* A key of [check ID] into st: enabled, severity, or one of params (terminated by a NULL
+ * name), with the messages every check's keys get. 1 (inih's "go on"). */
+static int settings_key(struct loader *ld, const char *section, const char *key,
+                        const char *value, struct chk_settings *st, const struct chk_param *cp)
 {
-    size_t idx;
-    const struct check *c = NULL;
-
-    for (idx = 0; idx < chk_registry_len; idx++) {
-        if (!strcmp(chk_registry[idx]->id, id)) {
-            c = chk_registry[idx];
-            break;
-        }
-    }
-    if (!c) {
-        int saved = ld->line;
-        ld->line = ld->section_line;
-        problem(ld, section, NULL, "no check '%s' (vslint checks lists them)", id);
-        ld->line = saved;
-        return 1;
-    }
-    struct chk_settings *st = &ld->cfg->checks.settings[idx];
     if (!strcmp(key, "enabled")) {
         if (parse_bool(value, &st->enabled) < 0)
             problem(ld, section, key, "'%s' is not true or false", value);
@@ -546,8 +550,8 @@ static int check_key(struct loader *ld, const char *section, const char *id, con
     }
     /* The registry test holds every check to CHK_MAX_PARAMS; the bound keeps a check that
      * broke it from writing past st->params. */
-    for (size_t i = 0; c->params && c->params[i].name && i < CHK_MAX_PARAMS; i++) {
-        const struct chk_param *p = &c->params[i];
+    for (size_t i = 0; cp && cp[i].name && i < CHK_MAX_PARAMS; i++) {
+        const struct chk_param *p = &cp[i];
         if (strcmp(p->name, key))
             continue;
         char *end;
@@ -563,12 +567,46 @@ static int check_key(struct loader *ld, const char *section, const char *id, con
     struct vsl_buf known;
     vsl_buf_init(&known, 1024);
     int r = known_keys(&known, SECT_CHECK);
-    for (size_t i = 0; r == 0 && c->params && c->params[i].name; i++)
-        r = vsl_buf_printf(&known, ", %s", c->params[i].name);
+    for (size_t i = 0; r == 0 && cp && cp[i].name; i++)
+        r = vsl_buf_printf(&known, ", %s", cp[i].name);
     problem(ld, section, key, "unknown key (known keys: %s%s)", known.data ? known.data : "",
             r < 0 ? ", ..." : "");
     vsl_buf_free(&known);
     return 1;
+}
+
+/* Keeps a [check ID] key of an id the catalogue does not have for site_keys(). 1, or 0 out of
+ * memory (inih's "stop"). */
+static int defer_key(struct loader *ld, const char *id, const char *key, const char *value)
+{
+    if (vsl_grow(&ld->deferred, &ld->cap_deferred, ld->n_deferred, sizeof(*ld->deferred), 8) < 0)
+        return 0;
+    struct deferred *d = &ld->deferred[ld->n_deferred++];
+    d->id = strdup(id);
+    d->key = strdup(key);
+    d->value = strdup(value);
+    d->line = ld->line;
+    d->section_line = ld->section_line;
+    d->waiver = 0;
+    return d->id && d->key && d->value;
+}
+
+/* [check ID]: enabled=, severity=, and the check's own numeric parameters. */
+static int check_key(struct loader *ld, const char *section, const char *id, const char *key,
+                     const char *value)
+{
+    size_t idx;
+    const struct check *c = NULL;
+
+    for (idx = 0; idx < chk_registry_len; idx++) {
+        if (!strcmp(chk_registry[idx]->id, id)) {
+            c = chk_registry[idx];
+            break;
+        }
+    }
+    if (!c) /* a site rule's, maybe: judged once the rules are loaded (site_keys()) */
+        return defer_key(ld, id, key, value);
+    return settings_key(ld, section, key, value, &ld->cfg->checks.settings[idx], c->params);
 }
 
 /* Parses YYYY-MM-DD into the last second of that day, UTC. */
@@ -621,9 +659,12 @@ static int waiver_key(struct loader *ld, const char *section, const char *key, c
     if (!w)
         return 0;
     if (!strcmp(key, "check")) {
+        /* A check that is not built in may be a site rule: load_rules() asks once the rules
+         * are loaded. */
         if (!chk_find(value)) {
-            problem(ld, section, key, "no check '%s' (vslint checks lists them)", value);
-            return 1;
+            if (!defer_key(ld, "", key, value))
+                return 0;
+            ld->deferred[ld->n_deferred - 1].waiver = 1;
         }
         field = &w->check;
     } else if (!strcmp(key, "object")) {
@@ -651,6 +692,106 @@ static int waiver_key(struct loader *ld, const char *section, const char *key, c
         return 1;
     }
     return set_string(field, value);
+}
+
+/* Whether id is a site rule's, loaded or not (a broken rule's id still names it). */
+static int site_rule_id(const struct vsl_config *cfg, const char *id)
+{
+    if (rules_find(&cfg->rules, id))
+        return 1;
+    for (size_t i = 0; i < cfg->rules.n_errors; i++)
+        if (cfg->rules.errors[i].id && !strcmp(cfg->rules.errors[i].id, id))
+            return 1;
+    return 0;
+}
+
+static int builtin_id(const char *id, void *ctx)
+{
+    (void)ctx;
+    return chk_find(id) != NULL;
+}
+
+const struct chk_settings *vsl_config_rule_settings(const struct vsl_config *cfg, size_t i)
+{
+    assert(i < cfg->rules.n);
+    return &cfg->rule_settings[i];
+}
+
+_Static_assert(RULES_MAX_PARAMS <= CHK_MAX_PARAMS, "a site rule's params fit chk_settings");
+
+/* The site rules of [rules] dir, and the [check ID] keys kept for them (defer_key): a key of a
+ * rule is read as a built-in check's is, with the same messages; a key of an id that is neither
+ * is the problem it always was. A rule that does not load is no problem here (see
+ * vsl_config.rules). */
+static void load_rules(struct loader *ld)
+{
+    struct vsl_config *cfg = ld->cfg;
+    char err[512];
+    int saved = ld->line;
+
+    if (rules_load_dir(cfg->rules_dir, builtin_id, NULL, &cfg->rules, err, sizeof(err)) < 0) {
+        /* An unreadable directory is said like a broken rule: the checks still run. */
+        struct rules_set *set = &cfg->rules;
+        if (vsl_grow(&set->errors, &set->cap_errors, set->n_errors, sizeof(*set->errors), 8) == 0)
+            set->errors[set->n_errors++] =
+                (struct rules_error){.file = strdup(cfg->rules_dir), .cause = strdup(err)};
+    }
+    cfg->rule_settings = calloc(cfg->rules.n ? cfg->rules.n : 1, sizeof(*cfg->rule_settings));
+    if (!cfg->rule_settings) {
+        report(ld, "%s: out of memory while loading the site rules\n", ld->path);
+        return;
+    }
+    for (size_t i = 0; i < cfg->rules.n; i++) {
+        struct chk_settings *st = &cfg->rule_settings[i];
+        *st = (struct chk_settings){.enabled = 1, .severity_override = -1};
+        for (size_t k = 0; k < cfg->rules.rules[i].n_params; k++)
+            st->params[k] = cfg->rules.rules[i].params[k].dflt;
+    }
+    for (size_t d = 0; d < ld->n_deferred; d++) {
+        struct deferred *k = &ld->deferred[d];
+        char section[160];
+        size_t i = 0;
+        if (k->waiver) {
+            if (!site_rule_id(cfg, k->value)) {
+                ld->line = k->line;
+                problem(ld, "waiver", "check", "no check '%s' (vslint checks lists them)",
+                        k->value);
+            }
+            continue;
+        }
+        snprintf(section, sizeof(section), "check %s", k->id);
+        while (i < cfg->rules.n && strcmp(cfg->rules.rules[i].id, k->id))
+            i++;
+        if (i == cfg->rules.n) {
+            /* A broken rule's keys wait for the rule to be fixed; anything else is a typo. */
+            if (!site_rule_id(cfg, k->id)) {
+                ld->line = k->section_line;
+                problem(ld, section, NULL, "no check '%s' (vslint checks lists them)", k->id);
+            }
+            continue;
+        }
+        const struct rules_rule *rule = &cfg->rules.rules[i];
+        struct chk_param params[RULES_MAX_PARAMS + 1] = {{0}};
+        for (size_t p = 0; p < rule->n_params; p++)
+            params[p] = (struct chk_param){
+                .name = rule->params[p].name,
+                .dflt = rule->params[p].dflt,
+                .min = RULES_PARAM_MIN,
+                .max = RULES_PARAM_MAX,
+                .unit = rule->params[p].unit[0] ? rule->params[p].unit : NULL,
+                .help = rule->params[p].help};
+        ld->line = k->line;
+        settings_key(ld, section, k->key, k->value, &cfg->rule_settings[i], params);
+    }
+    for (size_t d = 0; d < ld->n_deferred; d++) {
+        free(ld->deferred[d].id);
+        free(ld->deferred[d].key);
+        free(ld->deferred[d].value);
+    }
+    free(ld->deferred);
+    ld->deferred = NULL;
+    ld->n_deferred = 0;
+    ld->line = saved;
 }
 
 static void check_waiver(struct loader *ld, struct chk_waiver *w)
@@ -848,6 +989,9 @@ static int handler(void *user, const char *section, const char *key, const char 
         base = ld->cfg;
         if (!ld->cfg->server.line)
             ld->cfg->server.line = ld->section_line;
+    } else if (!strcmp(section, "rules")) {
+        kind = SECT_RULES;
+        base = ld->cfg;
     } else if (!strcmp(section, "digest")) {
         kind = SECT_DIGEST;
         base = ld->cfg;
@@ -904,8 +1048,8 @@ static int handler(void *user, const char *section, const char *key, const char 
         return waiver_key(ld, section, key, value);
     } else {
         problem(ld, section, NULL, "unknown section (expected [database], [server], "
-                                   "[vcenter NAME], [array NAME], [digest], [check ID] or "
-                                   "[waiver])");
+                                   "[vcenter NAME], [array NAME], [digest], [rules], [check ID] "
+                                   "or [waiver])");
         return 1;
     }
 
@@ -1196,7 +1340,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     }
     ld.cfg->path = strdup(path);
     if (apply_defaults(SECT_DATABASE, ld.cfg) < 0 || apply_defaults(SECT_SERVER, ld.cfg) < 0 ||
-        apply_defaults(SECT_DIGEST, ld.cfg) < 0 ||
+        apply_defaults(SECT_DIGEST, ld.cfg) < 0 || apply_defaults(SECT_RULES, ld.cfg) < 0 ||
         chk_config_init(&ld.cfg->checks) < 0) {
         fclose(ld.f);
         vsl_config_free(ld.cfg);
@@ -1217,6 +1361,7 @@ int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *e
     } else if (r < 0) {
         report(&ld, "%s: out of memory while reading\n", path);
     }
+    load_rules(&ld);
     check_server(&ld, &ld.cfg->server);
     check_digest(&ld, &ld.cfg->digest);
     if (ld.cfg->n_vcenters == 0) {
@@ -1264,6 +1409,9 @@ void vsl_config_free(struct vsl_config *cfg)
     free_fields(SECT_SERVER, cfg);
     free_fields(SECT_DIGEST, cfg);
     free_fields(SECT_DATABASE, cfg);
+    free_fields(SECT_RULES, cfg);
+    rules_set_free(&cfg->rules);
+    free(cfg->rule_settings);
     free(cfg->path);
     free(cfg->warnings);
     free(cfg);

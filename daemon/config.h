@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "checks/engine.h"
+#include "rules/rule.h"
 #include "util/buf.h"
 
 /* The sections as loaded. Every key's default is in the option table (daemon/config.c), which
@@ -78,7 +79,18 @@ struct vsl_config {
     struct vsl_server_conf server; /* [server] */
     struct vsl_digest_conf digest; /* [digest] */
     char *warnings; /* owned, NULL when none: "FILE:LINE: [section] key: ..." lines */
+    /* [rules]: the site rules of dir, loaded with the configuration. A rule file that does not
+     * load is in rules.errors, not a problem of the configuration: a bad rule never stops
+     * vslint (config-check and `vslint rules test` report it). */
+    char *rules_dir;             /* owned */
+    int rules_timeout_s;         /* [rules] timeout */
+    int rules_max_findings;      /* [rules] max_findings */
+    struct rules_set rules;      /* owned */
+    struct chk_settings *rule_settings; /* owned, rules.n entries: [check ID] of each rule */
 };
+
+/* The settings of site rule i of cfg->rules ([check ID] of its id). */
+const struct chk_settings *vsl_config_rule_settings(const struct vsl_config *cfg, size_t i);
 
 /* Reads path. On a bad file returns -VSL_ECONFIG and appends one line per problem to errors
  * (which the caller initialises and frees; after 20 problems one line counts the rest); *out

@@ -10,6 +10,7 @@
 #include "checks/engine.h"
 #include "checks/runway.h"
 #include "daemon/evaluate.h"
+#include "daemon/site.h"
 #include "db/capacity.h"
 #include "db/findings.h"
 #include "util/err.h"
@@ -86,6 +87,14 @@ static int record_runway(struct db *db, const struct vsl_config *cfg, const stru
 int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcenter, int64_t now_ms,
                  json_t *expired, struct vsl_buf *errors)
 {
+    return vsl_evaluate_ex(db, cfg, NULL, vcenter, now_ms, expired, errors, NULL);
+}
+
+int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vsl_site *site,
+                    const char *vcenter, int64_t now_ms, json_t *expired,
+                    struct vsl_buf *errors, json_t *rule_errors)
+{
+    struct vsl_site own = {0};
     struct estate *e = NULL;
     struct chk_results res = {0};
     struct evaluation ev;
@@ -106,6 +115,11 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);
+    /* The site rules read the stored snapshot through the views, after the checks. */
+    if (!site && vsl_site_init(cfg, &own) == 0)
+        site = &own;
+    if (site)
+        vsl_site_run(site, cfg, e->vcenter, now_ms / 1000, &res, errors, rule_errors);
     /* The engine's results as the store takes them: db/ knows no check. */
     int w = chk_evaluation(&res, &ev);
     if (w == 0)
@@ -139,6 +153,7 @@ int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcente
             json_array_append_new(expired, json_string(note));
     }
     chk_results_free(&res);
+    vsl_site_free(&own);
     est_free(e);
     return r;
 }

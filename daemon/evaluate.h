@@ -18,6 +18,15 @@
 int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcenter, int64_t now_ms,
                  json_t *expired, struct vsl_buf *errors);
 
+struct vsl_site;
+/* vsl_evaluate() with cfg's site rules (site, from vsl_site_init(cfg); NULL: built here) run
+ * after the built-in checks; a rule that fails is a line in errors and an entry of rule_errors
+ * (may be NULL) but not an error of the evaluation: the findings of everything else are
+ * recorded. */
+int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vsl_site *site,
+                    const char *vcenter, int64_t now_ms, json_t *expired,
+                    struct vsl_buf *errors, json_t *rule_errors);
+
 struct estate;
 /* Leaves in e only the pools of the arrays cfg configures ([array NAME]): the stored snapshot
  * of an array no longer configured joins nothing. */

@@ -187,9 +187,38 @@ int vsl_json_print(FILE *f, const json_t *doc)
     return 0;
 }
 
+/* Check c of the report: the built-in catalogue, then the site rules. */
+size_t vsl_report_nchecks(const struct vsl_report *r)
+{
+    return chk_registry_len + r->n_site;
+}
+
+const struct check *vsl_report_check(const struct vsl_report *r, size_t c)
+{
+    return c < chk_registry_len ? chk_registry[c] : &r->site[c - chk_registry_len];
+}
+
+/* The errors of site rule id in r->rule_errors, or of the rule files without an id (id NULL). */
+static int rule_failed(const struct vsl_report *r, const char *id, const json_t **err)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(r->rule_errors, i, e) {
+        const char *eid = json_string_value(json_object_get(e, "id"));
+        if (id && eid && !strcmp(eid, id)) {
+            *err = e;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int write_json(FILE *f, const struct vsl_report *r)
 {
     json_t *doc = json_pack("{s:O,s:O}", "findings", r->findings, "summary", r->summary);
+    if (doc && r->rule_errors)
+        json_object_set(doc, "rule_errors", r->rule_errors);
     int rc = vsl_json_print(f, doc);
 
     json_decref(doc);
@@ -230,6 +259,32 @@ static struct suite_counts count_suite(const struct vsl_report *r, const char *i
     return n;
 }
 
+/* Whether the report lists a check with id (a site rule that loaded). */
+static int report_has(const struct vsl_report *r, const char *id)
+{
+    for (size_t c = 0; c < vsl_report_nchecks(r); c++)
+        if (!strcmp(vsl_report_check(r, c)->id, id))
+            return 1;
+    return 0;
+}
+
+/* A site rule that failed, as a failed JUnit case of suite: FILE:LINE and the cause. */
+static void junit_rule_error(FILE *f, const char *suite, const json_t *e)
+{
+    char where[4200];
+    json_int_t line = json_integer_value(json_object_get(e, "line"));
+
+    if (line > 0)
+        snprintf(where, sizeof(where), "%s:%lld", str(e, "file"), (long long)line);
+    else
+        snprintf(where, sizeof(where), "%s", str(e, "file"));
+    fprintf(f, "    <testcase classname=\"%s\" name=\"rule ", suite);
+    xml_text(f, where);
+    fprintf(f, "\">\n      <failure type=\"rule-error\" message=\"");
+    xml_text(f, str(e, "error"));
+    fprintf(f, "\"/>\n    </testcase>\n");
+}
+
 /* JUnit: one <testsuite> per check; one <testcase> per finding (a <failure> when at or above
  * --fail-on, <skipped> when waived), or a single passing case for a check with none. */
 static int write_junit(FILE *f, const struct vsl_report *r)
@@ -238,20 +293,33 @@ static int write_junit(FILE *f, const struct vsl_report *r)
     json_t *fd;
     int total = 0, failures = 0, skipped = 0;
 
-    for (size_t c = 0; c < chk_registry_len; c++) {
-        struct suite_counts n = count_suite(r, chk_registry[c]->id);
+    for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
+        struct suite_counts n = count_suite(r, vsl_report_check(r, c)->id);
+        const json_t *e;
         total += n.cases ? n.cases : 1;
-        failures += n.failures;
+        failures += n.failures + rule_failed(r, vsl_report_check(r, c)->id, &e);
+        total += rule_failed(r, vsl_report_check(r, c)->id, &e);
         skipped += n.skipped;
+    }
+    json_t *e;
+    json_array_foreach(r->rule_errors, i, e) {
+        if (!json_is_string(json_object_get(e, "id")) || !report_has(r, str(e, "id"))) {
+            total++;
+            failures++;
+        }
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"vslint\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
             total, failures, skipped);
-    for (size_t c = 0; c < chk_registry_len; c++) {
-        const struct check *ck = chk_registry[c];
+    for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
+        const struct check *ck = vsl_report_check(r, c);
         struct suite_counts n = count_suite(r, ck->id);
+        const json_t *rerr = NULL;
+        const int broke = rule_failed(r, ck->id, &rerr);
         fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
-                ck->id, n.cases ? n.cases : 1, n.failures, n.skipped);
+                ck->id, (n.cases ? n.cases : 1) + broke, n.failures + broke, n.skipped);
+        if (broke)
+            junit_rule_error(f, ck->id, rerr);
         if (!n.cases)
             fprintf(f, "    <testcase classname=\"%s\" name=\"no findings\"/>\n", ck->id);
         json_array_foreach(r->findings, i, fd) {
@@ -292,6 +360,18 @@ static int write_junit(FILE *f, const struct vsl_report *r)
             }
             fprintf(f, "    </testcase>\n");
         }
+        fprintf(f, "  </testsuite>\n");
+    }
+    /* Rule files that did not load have no check: one suite holds their failed cases. */
+    size_t unloaded = 0;
+    json_array_foreach(r->rule_errors, i, e)
+        unloaded += !json_is_string(json_object_get(e, "id")) || !report_has(r, str(e, "id"));
+    if (unloaded) {
+        fprintf(f, "  <testsuite name=\"site-rules\" tests=\"%zu\" failures=\"%zu\" "
+                   "skipped=\"0\">\n", unloaded, unloaded);
+        json_array_foreach(r->rule_errors, i, e)
+            if (!json_is_string(json_object_get(e, "id")) || !report_has(r, str(e, "id")))
+                junit_rule_error(f, "site-rules", e);
         fprintf(f, "  </testsuite>\n");
     }
     fprintf(f, "</testsuites>\n");

@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
+struct check;
+
 enum vsl_format {
     VSL_FMT_TEXT,
     VSL_FMT_JSON,
@@ -38,9 +40,19 @@ struct vsl_report {
     size_t n_sources;
     enum vsl_location location;
     const char *config_path; /* for VSL_LOC_CONFIG: relative to the repository's top */
+    /* Site rules (daemon/site.h): listed after the built-in checks in every format; NULL, 0
+     * when none. rule_errors (borrowed, may be NULL): the rules that failed, {id, file, line,
+     * error} each: JSON's "rule_errors", SARIF's notifications, JUnit's failed cases. */
+    const struct check *site;
+    size_t n_site;
+    json_t *rule_errors;
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
+
+/* The rules of a report: the built-in catalogue, then the site rules; c < nchecks(r). */
+size_t vsl_report_nchecks(const struct vsl_report *r);
+const struct check *vsl_report_check(const struct vsl_report *r, size_t c);
 
 /* The CI platforms' formats (daemon/report_ci.c). */
 int vsl_report_sarif(FILE *f, const struct vsl_report *r);

@@ -73,6 +73,21 @@ static int finding_path(const struct vsl_report *r, const json_t *fd, struct vsl
     return rc;
 }
 
+static int rule_index(const struct vsl_report *r, const char *id)
+{
+    for (size_t c = 0; c < vsl_report_nchecks(r); c++)
+        if (!strcmp(vsl_report_check(r, c)->id, id))
+            return (int)c;
+    return -1;
+}
+
+/* The rule of a finding, built-in or site, or NULL. */
+static const struct check *rule_of(const struct vsl_report *r, const char *id)
+{
+    int c = rule_index(r, id);
+    return c < 0 ? NULL : vsl_report_check(r, (size_t)c);
+}
+
 /* A rule's help as a code-scanning tool shows it beside a result, in plain text (markdown 0)
  * or Markdown: the fix, then the seed's own words the rule rests on and what vslint adds to
  * them, so a reader can tell the two apart. A string the caller frees, or NULL (no memory). */
@@ -92,7 +107,7 @@ static char *rule_help(const struct check *ck, int markdown)
                                           "\n\nSource, %s %s: \"%s\"",
                            ck->sources[s].document, ck->sources[s].section,
                            ck->sources[s].quote);
-    if (r >= 0)
+    if (r >= 0 && ck->own)
         r = vsl_buf_printf(&b, markdown ? "\n\n**vslint's own:** %s\n" : "\n\nvslint's own: %s",
                            ck->own);
     if (r < 0) {
@@ -102,10 +117,14 @@ static char *rule_help(const struct check *ck, int markdown)
     return vsl_buf_take(&b);
 }
 
-/* The tags a rule is filed under in code scanning: what it is about, from what it reads. */
-static json_t *rule_tags(const struct check *ck)
+/* The tags a rule is filed under in code scanning: what it is about, from what it reads; a
+ * site rule is "site-rule". */
+static json_t *rule_tags(const struct vsl_report *r, const struct check *ck)
 {
     json_t *t = json_pack("[s,s]", "vsphere", "storage");
+
+    if (rule_index(r, ck->id) >= (int)chk_registry_len)
+        json_array_append_new(t, json_string("site-rule"));
 
     if (ck->needs & (CHK_NEEDS_HOST | CHK_NEEDS_ESXCLI | CHK_NEEDS_OPTIONS |
                      CHK_NEEDS_ISCSI_BINDINGS))
@@ -120,34 +139,27 @@ static const char *sarif_level(int sev)
     return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "note";
 }
 
-static json_t *sarif_rules(void)
+static json_t *sarif_rules(const struct vsl_report *r)
 {
     json_t *rules = json_array();
 
-    for (size_t c = 0; c < chk_registry_len; c++) {
-        const struct check *ck = chk_registry[c];
+    for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
+        const struct check *ck = vsl_report_check(r, c);
         char *text = rule_help(ck, 0), *md = rule_help(ck, 1);
         json_array_append_new(
             rules,
-            json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s,s:s*},s:{s:s},s:{s:s,s:o,s:s,s:o}}",
+            json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s,s:s*},s:{s:s},s:{s:s,s:o,s:s*,s:o}}",
                       "id", ck->id, "name", ck->id, "shortDescription", "text", ck->title,
                       "fullDescription", "text", ck->rationale, "help", "text",
                       text ? text : ck->remediation, /* out of memory: the fix alone */
                       "markdown", md, "defaultConfiguration", "level",
-                      sarif_level(ck->severity), "properties", "reference", ck->reference,
-                      "sources", chk_sources_json(ck), "own", ck->own, "tags", rule_tags(ck)));
+                      sarif_level(ck->severity), "properties", "reference",
+                      ck->reference ? ck->reference : "",
+                      "sources", chk_sources_json(ck), "own", ck->own, "tags", rule_tags(r, ck)));
         free(text);
         free(md);
     }
     return rules;
-}
-
-static int rule_index(const char *id)
-{
-    for (size_t c = 0; c < chk_registry_len; c++)
-        if (!strcmp(chk_registry[c]->id, id))
-            return (int)c;
-    return -1;
 }
 
 static json_t *sarif_result(const struct vsl_report *r, const json_t *fd, struct vsl_buf *path)
@@ -170,7 +182,7 @@ static json_t *sarif_result(const struct vsl_report *r, const json_t *fd, struct
     json_t *res = json_pack(
         "{s:s,s:i,s:s,s:{s:s},s:[{s:{s:{s:s,s:s},s:{s:i}},s:[{s:s,s:s,s:s}]}],s:{s:s},"
         "s:{s:s,s:s,s:O*}}",
-        "ruleId", id, "ruleIndex", rule_index(id), "level",
+        "ruleId", id, "ruleIndex", rule_index(r, id), "level",
         sarif_level(vsl_finding_severity(fd)), "message", "text", str(fd, "message"), "locations",
         "physicalLocation", "artifactLocation", "uri", path->data, "uriBaseId", "%SRCROOT%",
         "region", "startLine", line, "logicalLocations", "name", name, "fullyQualifiedName", fq,
@@ -215,9 +227,30 @@ static json_t *sarif_run(const struct vsl_report *r, const char *name, int succe
     vsl_buf_free(&path);
     snprintf(category, sizeof(category), "vslint/%s/", name ? name : "other");
     return json_pack("{s:{s:{s:s,s:s,s:o}},s:{s:s},s:o,s:[{s:b}],s:s}", "tool", "driver",
-                     "name", "vslint", "version", VSL_VERSION, "rules", sarif_rules(),
+                     "name", "vslint", "version", VSL_VERSION, "rules", sarif_rules(r),
                      "automationDetails", "id", category, "results", results, "invocations",
                      "executionSuccessful", success, "columnKind", "unicodeCodePoints");
+}
+
+/* Each site rule that failed, as a tool execution notification of a run's invocation: level
+ * error, the rule's id as its descriptor, FILE:LINE as its location. A new reference. */
+static json_t *sarif_notifications(const struct vsl_report *r)
+{
+    json_t *list = json_array(), *e;
+    size_t i;
+
+    json_array_foreach(r->rule_errors, i, e) {
+        json_int_t line = json_integer_value(json_object_get(e, "line"));
+        json_t *n = json_pack("{s:s,s:{s:s},s:[{s:{s:{s:s},s:{s:I}}}]}", "level", "error",
+                              "message", "text", str(e, "error"), "locations",
+                              "physicalLocation", "artifactLocation", "uri", str(e, "file"),
+                              "region", "startLine", line > 0 ? line : (json_int_t)1);
+        if (n && json_is_string(json_object_get(e, "id")))
+            json_object_set_new(n, "descriptor",
+                                json_pack("{s:O}", "id", json_object_get(e, "id")));
+        json_array_append_new(list, n);
+    }
+    return list;
 }
 
 int vsl_report_sarif(FILE *f, const struct vsl_report *r)
@@ -232,6 +265,13 @@ int vsl_report_sarif(FILE *f, const struct vsl_report *r)
     json_array_foreach(r->findings, i, fd) strays += source_of(r, str(fd, "vcenter")) == NULL;
     if (strays || !r->n_sources)
         json_array_append_new(runs, sarif_run(r, NULL, success));
+    json_t *notes = sarif_notifications(r);
+    json_array_foreach(runs, i, fd) {
+        if (json_array_size(notes))
+            json_object_set(json_array_get(json_object_get(fd, "invocations"), 0),
+                            "toolExecutionNotifications", notes);
+    }
+    json_decref(notes);
     json_t *doc = json_pack("{s:s,s:s,s:o}", "$schema",
                             "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0",
                             "runs", runs);
@@ -263,7 +303,7 @@ int vsl_report_gitlab(FILE *f, const struct vsl_report *r)
          * state, so it is left out of its report (the JSON and SARIF reports keep it). */
         if (is_waived(fd) || finding_path(r, fd, &path, &line) < 0)
             continue;
-        const struct check *ck = chk_find(str(fd, "check"));
+        const struct check *ck = rule_of(r, str(fd, "check"));
         json_t *issue = json_pack(
             "{s:s,s:s,s:s,s:s,s:s,s:[s],s:{s:s,s:{s:i}},s:{s:s}}", "type", "issue",
             "description", str(fd, "message"), "check_name", str(fd, "check"), "fingerprint",

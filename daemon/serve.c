@@ -18,6 +18,7 @@
 #include "daemon/evaluate.h"
 #include "daemon/poll.h"
 #include "daemon/serve.h"
+#include "daemon/site.h"
 #include "daemon/schedule.h"
 #include "db/digest.h"
 #include "db/pages.h"
@@ -64,6 +65,9 @@ struct serve {
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
     char db_error[512];
+    /* Under mu: the site rules that failed in the last evaluation, {id, file, line, error}
+     * each (/readyz lists them); NULL before the first. Owned. */
+    json_t *rule_errors;
 };
 
 int vsl_backoff_s(int interval_s, int failures)
@@ -101,7 +105,24 @@ static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
     int r;
 
     vsl_buf_init(&errors, 64 * 1024);
-    r = vsl_evaluate(db, p->sv->cfg, p->vc->name, vsl_now_ms(), NULL, &errors);
+    json_t *rule_errors = json_array();
+    r = vsl_evaluate_ex(db, p->sv->cfg, NULL, p->vc->name, vsl_now_ms(), NULL, &errors,
+                        rule_errors);
+    if (r >= 0 && errors.len) {
+        /* The evaluation was recorded; what it says is a site rule that failed: logged each
+         * time, as a built-in check that fails is. */
+        for (const char *l = errors.data; *l;) {
+            size_t n = strcspn(l, "\n");
+            log_warnx("%.*s", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+    }
+    if (rule_errors) {
+        pthread_mutex_lock(&p->sv->mu);
+        json_decref(p->sv->rule_errors);
+        p->sv->rule_errors = rule_errors;
+        pthread_mutex_unlock(&p->sv->mu);
+    }
     if (r < 0 && r != -VSL_ENOTFOUND && errors.len) {
         char *nl = strchr(errors.data, '\n');
         if (nl)
@@ -503,6 +524,17 @@ static int hook_check_config(void *ctx, struct chk_config *out)
     return r;
 }
 
+static int hook_site_rules(void *ctx, json_t **checks, json_t **errors)
+{
+    struct serve *sv = ctx;
+
+    pthread_mutex_lock(&sv->mu);
+    *checks = vsl_site_catalogue(&sv->cfg->rules);
+    *errors = sv->rule_errors ? json_deep_copy(sv->rule_errors) : json_array();
+    pthread_mutex_unlock(&sv->mu);
+    return *checks && *errors ? 0 : -ENOMEM;
+}
+
 static void hook_scope_estate(void *ctx, struct estate *e)
 {
     struct serve *sv = ctx;
@@ -710,7 +742,8 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
                           .poll_now = hook_poll_now,
                           .check_config = hook_check_config,
                           .scope_estate = hook_scope_estate,
-                          .db_writable = hook_db_writable};
+                          .db_writable = hook_db_writable,
+                          .site_rules = hook_site_rules};
     char err[512] = "";
     int r = api_start(&o, &h, &sv->api, err, sizeof(err));
 
@@ -938,6 +971,7 @@ out:
     vsl_config_wipe(sv.tls_files);
     vsl_config_free(sv.cfg);
     pthread_cond_destroy(&sv.cv);
+    json_decref(sv.rule_errors);
     pthread_mutex_destroy(&sv.mu);
     return rc;
 }

@@ -8,6 +8,8 @@
 #   arrays/   util/ model/: talks to storage arrays (Unity REST), emits inventory rows
 #   db/       util/ model/: owns SQL; knows no check and no SOAP
 #   checks/   util/ model/: judges an estate; knows no SQL and no SOAP
+#   rules/    util/ model/: site rules in SQL over the public views, on their own sandboxed
+#             connection (SQLite directly: it never uses db/'s writer)
 #   web/      util/: the embedded dashboard
 #   api/      util/ model/ db/ checks/ web/: answers HTTP from the database and the catalogue
 #   daemon/   everything: the only place that wires the layers together
@@ -26,14 +28,15 @@ allowed() {
     arrays) echo "arrays model util" ;;
     db) echo "db model util" ;;
     checks) echo "checks model util" ;;
+    rules) echo "rules model util" ;;
     web) echo "web util" ;;
-    api) echo "api db checks model util web" ;;
-    daemon) echo "daemon api db checks vsphere arrays model util web" ;;
+    api) echo "api db checks rules model util web" ;;
+    daemon) echo "daemon api db checks rules vsphere arrays model util web" ;;
     esac
 }
 
 bad=0
-for layer in util model vsphere arrays db checks web api daemon; do
+for layer in util model vsphere arrays db checks rules web api daemon; do
     [ -d "$root/$layer" ] || continue
     files=$(ls "$root/$layer"/*.c "$root/$layer"/*.h 2>/dev/null)
     [ -n "$files" ] || continue

@@ -95,6 +95,8 @@ def test_files_modes_and_no_simulator(built):
         '/usr/share/bash-completion/completions/vslint': '-rw-r--r--',
         '/usr/share/doc/vslint/examples/vslint.rules.yml': '-rw-r--r--',
         '/usr/share/doc/vslint/examples/vslint.json': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/rules/thin-disk-max-size.sql': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/rules/san-lun-paths.sql': '-rw-r--r--',
     }
     for name, mode in want.items():
         assert name in files, name
