@@ -131,9 +131,10 @@ const struct check chk_pvscsi_controller = {
     .sources = sources,
     .own =
         "Which VM is heavy is vslint's measure, not the seeds': more than 3 disks (max_disks) or "
-        "more than 750 GB of disk in all (max_disk_gb); 002 says only \"heavy VMS\" and the guide "
-        "\"in some cases\". The severity is info because the guide keeps the automatically "
-        "selected controller under most circumstances.",
+        "more than 750 GiB (max_disk_gb) in all on the emulated LSI Logic and BusLogic "
+        "controllers the seeds speak of; 002 says only \"heavy VMS\" and the guide \"in some "
+        "cases\". The severity is info because the guide keeps the automatically selected "
+        "controller under most circumstances.",
     .remediation =
         "Make sure the guest has the PVSCSI driver (VMware Tools), then move the data disks to "
         "a new Paravirtual controller with the VM powered off: PowerCLI: $d = Get-HardDisk -VM "

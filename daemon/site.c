@@ -162,10 +162,14 @@ static json_t *site_entry(const struct rules_rule *r)
                                                 "min", RULES_PARAM_MIN, "max", RULES_PARAM_MAX,
                                                 "unit", r->params[p].unit, "help",
                                                 r->params[p].help));
-    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title", r->title,
-                     "severity", vsl_severity_name(r->severity), "rationale", r->rationale,
-                     "reference", r->file, "remediation", r->remediation, "parameters",
-                     params, "source", "site", "file", r->file);
+    /* A site rule rests on no seed: its sources are none, and all of it is the site's own. */
+    return json_pack("{s:s,s:s,s:s,s:s,s:s,s:[],s:s,s:s,s:o,s:s,s:s}", "id", r->id, "title",
+                     r->title, "severity", vsl_severity_name(r->severity), "rationale",
+                     r->rationale, "reference", r->file, "sources", "own",
+                     "a site rule: the rule, its thresholds and its severity are the site's, "
+                     "not the seeds'",
+                     "remediation", r->remediation, "parameters", params, "source", "site",
+                     "file", r->file);
 }
 
 json_t *vsl_site_catalogue(const struct rules_set *set)

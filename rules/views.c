@@ -38,8 +38,9 @@ static const struct view views[] = {
      " CASE WHEN d.format = 'thin' THEN 'thin' WHEN d.format = 'lazyzeroedthick' THEN 'lazy'"
      "  WHEN d.format = 'eagerzeroedthick' THEN 'eager' WHEN d.format LIKE 'rdm-%' THEN 'rdm'"
      "  WHEN d.format IS NULL THEN NULL ELSE 'other' END AS format,"
-     " k.type AS controller_type, d.controller_key AS controller_key, k.shared_bus AS sharing,"
+     " k.type AS controller_type, d.controller_key AS controller_key, d.sharing AS sharing,"
      " d.file_name AS file_name, d.unit_number AS unit_number,"
+     " k.shared_bus AS controller_sharing, d.parent AS parent_file,"
      " CASE d.format WHEN 'rdm-physical' THEN 'physical' WHEN 'rdm-virtual' THEN 'virtual'"
      "  END AS rdm_mode"
      " FROM main.vdisks d"
@@ -62,7 +63,8 @@ static const struct view views[] = {
      " WHERE d.vcenter IN (SELECT vcenter FROM @scope)"},
     {"vsl_hosts",
      "SELECT h.vcenter AS vcenter, h.moref AS moref, h.name AS name, c.name AS cluster_name,"
-     " h.connection_state AS connection_state, NULL AS version, c.moref AS cluster_moref"
+     " h.connection_state AS connection_state, h.product_version AS version,"
+     " c.moref AS cluster_moref"
      " FROM main.hosts h"
      " LEFT JOIN main.entities c ON c.vcenter = h.vcenter AND c.moref = h.parent"
      "  AND c.type = 'ClusterComputeResource'"

@@ -62,7 +62,8 @@ def est(lab, module_workspace):
     ('thin-disk-max-size.sql', {'vm-thin-overcommit'}, {'vm-reclaim-ok', 'vm-bigdisk'}),
     ('datastore-free-floor.sql', {'ds-free-crit', 'ds-free-snaprisk', 'ds-pod-low-2'},
      {'ds-free-warn', 'ds-free-ok', 'ds-nfs-lab-1'}),
-    ('no-lsi-parallel.sql', {'vm-many-disks-lsi'}, {'vm-big-lsi', 'vm-bigdisk'}),
+    ('no-lsi-parallel.sql', {'vm-many-disks-lsi', 'vm-os-lsi', 'vm-lsi-700gib'},
+     {'vm-big-lsi', 'vm-bigdisk'}),
 ])
 def test_example_rule_finds_its_planted_objects(est, rule, found, silent):
     res = rules_test(est.conf, os.path.join(EXAMPLES, rule))
