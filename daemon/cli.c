@@ -522,7 +522,7 @@ int vsl_main(int argc, char **argv)
     return c->run(&a);
 }
 
-int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings)
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg, enum vsl_config_use use)
 {
     struct vsl_buf errors;
     int r;
@@ -533,10 +533,10 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
         return -VSL_ECONFIG;
     }
     vsl_buf_init(&errors, 1 << 20);
-    r = vsl_config_load(path, cfg, &errors);
+    r = vsl_config_load_for(path, use, cfg, &errors);
     if (r < 0)
         fprintf(stderr, "%s", errors.data ? errors.data : "vslint: cannot read configuration\n");
-    else if (print_warnings && (*cfg)->warnings)
+    else if (use != VSL_CONFIG_SERVE && (*cfg)->warnings) /* the daemon logs them */
         fprintf(stderr, "%s", (*cfg)->warnings);
     vsl_buf_free(&errors);
     return r;
@@ -549,7 +549,7 @@ int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg
 
     *db = NULL;
     log_init(a->verbose, LOG_TO_STDERR);
-    if (vsl_cli_load_config(a->config, cfg, 1) < 0)
+    if (vsl_cli_load_config(a->config, cfg, VSL_CONFIG_COMMAND) < 0)
         return -1;
     if ((readonly ? db_open_reader : db_open)((*cfg)->db_path, db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", (*cfg)->db_path,

@@ -771,7 +771,7 @@ int cmd_serve(const struct vsl_args *a)
     sigset_t set;
     pthread_condattr_t ca;
 
-    if (vsl_cli_load_config(a->config, &sv.cfg, 0) < 0)
+    if (vsl_cli_load_config(a->config, &sv.cfg, VSL_CONFIG_SERVE) < 0)
         return VSL_EXIT_FAIL;
     /* journald keeps each line's priority (and with journal, its vCenter and check as fields
      * to filter on); stderr would lose them. */
