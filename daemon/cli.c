@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/serve.h"
@@ -114,7 +115,8 @@ static const struct command commands[] = {
      "VMs (disks with format and size, controllers).\n"
      "\n"
      "  -c, --config FILE     configuration file (for the database path)\n"
-     "  -f, --format FORMAT   text (default) or json (shape in docs/inventory.md)\n"
+     "  -f, --format FORMAT   text (default) or json (its shape:\n"
+     "                        /usr/share/doc/vslint/docs/inventory.md)\n"
      "      --vcenter NAME    only this vCenter\n"
      "\n"
      "Exit status: 0 printed, 2 error.\n"},
@@ -188,14 +190,17 @@ static const struct command commands[] = {
      "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
      "\n"
-     "Runs in the foreground until SIGTERM. Polls each [vcenter NAME] and [array NAME] every\n"
-     "interval= seconds (one thread each), runs the checks after each poll and records the findings'\n"
-     "history, and serves them over HTTP on the [server] listen= address:\n"
-     "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
-     "  /api/v1/inventory/{datastores,hosts,vms,pools}, /api/v1/plan, POST /api/v1/polls (poll\n"
-     "  now), POST /api/v1/gate (the what-if gate), /api/v1/placement (where it could go),\n"
-     "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
-     "The API is described in docs/openapi.yaml.\n"
+     "Runs in the foreground until SIGTERM. Reads each [vcenter NAME] in full (one thread\n"
+     "each), then follows its changes and reads again only what changed (incremental = true,\n"
+     "the default; a full read every full_every= seconds, per-host reads every\n"
+     "host_reads_every=); with incremental = false, and for each [array NAME], a full poll\n"
+     "every interval= seconds. It runs the checks after each poll or change, records the\n"
+     "findings' history, and serves them over HTTP on the [server] listen= address (the\n"
+     "routes below, and the dashboard at /). The API is described in\n"
+     "/usr/share/doc/vslint/docs/openapi.yaml (docs/openapi.yaml in the source).\n"
+     "\n"
+     "It logs one line per full read (objects, changes, bytes, seconds) and, once an hour,\n"
+     "one line summing the incremental rounds of that hour; quiet rounds log nothing else.\n"
      "\n"
      "A vCenter whose poll fails is retried after its interval, then twice that, and so on up\n"
      "to 8 x interval or one hour; its last good snapshot keeps being served, marked stale\n"
@@ -215,7 +220,9 @@ static const struct command commands[] = {
      "Malformed requests get a JSON error and one short log line (at most 10 a minute).\n"
      "\n"
      "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
-     "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
+     "kept); the new one takes effect once the polls in flight end (an incremental round\n"
+     "waits up to 5 s for changes, a full read is finished first). SIGTERM or SIGINT\n"
+     "finishes the polls in flight (at most 30 s) and exits 0.\n"
      "\n"
      "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
     {"digest", cmd_digest, ARG_CONFIG | ARG_DRY_RUN | ARG_VERBOSE, NULL, digest_keys,
@@ -322,6 +329,14 @@ static const struct command commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+static const char help_help[] =
+    "Usage: vslint help [COMMAND]\n"
+    "\n"
+    "Prints the help of COMMAND (as vslint COMMAND --help does), or without one the list of\n"
+    "commands. vslint(1) and vslint.conf(5) say the same at more length.\n"
+    "\n"
+    "Exit status: 0 printed, 2 no such command.\n";
+
 static const char overview[] =
     "vslint: lint VMware vSphere storage against vendor best practices.\n"
     "\n"
@@ -378,6 +393,22 @@ static const char *key_default(const char *section, const char *key)
     return NULL;
 }
 
+/* The HTTP routes, from the router's own table (api/http.c), so the list cannot leave one out. */
+static void print_routes(FILE *f)
+{
+    char path[256];
+    const char *method, *what;
+
+    fputs("\nHTTP routes (GET answers HEAD too):\n", f);
+    for (size_t i = 0; api_route_doc(i, path, sizeof(path), &method, &what) == 0; i++) {
+        if (strlen(path) <= 37 && 2 + 5 + 37 + 1 + strlen(what) <= 80)
+            fprintf(f, "  %-4s %-37s %s\n", method, path, what);
+        else
+            fprintf(f, "  %-4s %s\n         %s\n", method, path, what);
+    }
+    fprintf(f, "  %-4s %-37s %s\n", "GET", "/", "the dashboard");
+}
+
 /* A command's help, and the keys of its configuration sections with their defaults from the
  * option table (daemon/config.c), so the numbers are written in one place. */
 static void help(const struct command *c, FILE *f)
@@ -385,6 +416,8 @@ static void help(const struct command *c, FILE *f)
     struct vsl_config_doc d;
 
     fputs(c->help, f);
+    if (!strcmp(c->name, "serve"))
+        print_routes(f);
     for (size_t k = 0; c->keys && c->keys[k]; k++) {
         fprintf(f, "\n[%s] keys (vslint.conf(5) says more):\n", c->keys[k]);
         for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
@@ -500,6 +533,10 @@ int vsl_main(int argc, char **argv)
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {
+        if (argc > 2 && !strcmp(argv[2], "help")) {
+            fputs(help_help, stdout);
+            return VSL_EXIT_OK;
+        }
         if (argc > 2 && !(c = find_command(argv[2]))) {
             fprintf(stderr, "vslint: no command '%s'\n", argv[2]);
             return VSL_EXIT_FAIL;
