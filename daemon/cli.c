@@ -199,8 +199,9 @@ static const struct command commands[] = {
      "routes below, and the dashboard at /). The API is described in\n"
      "/usr/share/doc/vslint/docs/openapi.yaml (docs/openapi.yaml in the source).\n"
      "\n"
-     "It logs one line per full read (objects, changes, bytes, seconds) and, once an hour,\n"
-     "one line summing the incremental rounds of that hour; quiet rounds log nothing else.\n"
+     "It logs one line per full read (seconds, objects, bytes) and, once an hour, one\n"
+     "line summing the incremental rounds (rounds, changes, bytes); rounds log nothing\n"
+     "else (-v: a line for each round with changes).\n"
      "\n"
      "A vCenter whose poll fails is retried after its interval, then twice that, and so on up\n"
      "to 8 x interval or one hour; its last good snapshot keeps being served, marked stale\n"
@@ -322,7 +323,10 @@ static const struct command commands[] = {
      "password files, ca_file, tls_cert, tls_key and token_file are readable and that listen=\n"
      "is a numeric address, but never prints a password. Warnings (insecure = true; a token,\n"
      "password or key file others can read) go to stderr as FILE:LINE: [section] key: warning:\n"
-     "...; with [server] strict_permissions = true such files are problems.\n"
+     "...; with [server] strict_permissions = true such files are problems. Secret files are\n"
+     "judged for the account vslint serve runs as ([server] service_user, vslint), whoever\n"
+     "runs config-check: root:vslint 0640 is right, and one that account cannot read is a\n"
+     "problem.\n"
      "\n"
      "Exit status: 0 valid, 2 invalid.\n"},
 };
