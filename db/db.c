@@ -283,26 +283,21 @@ static void give_to_dir_owner(const char *path)
     }
 }
 
-static void user_name(uid_t uid, char *out, size_t size)
+/* The names of uid and gid (their numbers when they have none), for messages. */
+static void owner_names(uid_t uid, gid_t gid, char *user, char *group, size_t size)
 {
     struct passwd pw, *p = NULL;
-    char buf[2048];
-
-    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p)
-        snprintf(out, size, "%s", p->pw_name);
-    else
-        snprintf(out, size, "%u", (unsigned)uid);
-}
-
-static void group_name(gid_t gid, char *out, size_t size)
-{
     struct group gr, *g = NULL;
     char buf[4096];
 
-    if (getgrgid_r(gid, &gr, buf, sizeof(buf), &g) == 0 && g)
-        snprintf(out, size, "%s", g->gr_name);
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p)
+        snprintf(user, size, "%s", p->pw_name);
     else
-        snprintf(out, size, "%u", (unsigned)gid);
+        snprintf(user, size, "%u", (unsigned)uid);
+    if (getgrgid_r(gid, &gr, buf, sizeof(buf), &g) == 0 && g)
+        snprintf(group, size, "%s", g->gr_name);
+    else
+        snprintf(group, size, "%u", (unsigned)gid);
 }
 
 /* SQLite says "unable to open database file" or "attempt to write a readonly database", not
@@ -325,9 +320,8 @@ static void add_access_hint(char **errmsg, const char *path)
     }
     if (!found)
         return;
-    user_name(geteuid(), me, sizeof(me));
-    user_name(st.st_uid, owner, sizeof(owner));
-    group_name(st.st_gid, group, sizeof(group));
+    owner_names(geteuid(), getegid(), me, group, sizeof(me));
+    owner_names(st.st_uid, st.st_gid, owner, group, sizeof(owner));
     snprintf(hint, sizeof(hint),
              "%s: %s belongs to %s:%s (mode %04o) and vslint runs as %s: as root, chown %s: %s %s-wal "
              "%s-shm (one-shot commands as root on this database give it to %s by themselves: "
