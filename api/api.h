@@ -93,6 +93,10 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
               char *err, size_t errlen);
 /* The TCP port s listens on (the one the system chose for port 0), or -1. */
 int api_port(const struct api_server *s);
+/* The i-th route of the router, as documented: its path into path (a prefix's names written
+ * {a,b} or its placeholder {fingerprint}), its method ("GET" routes answer HEAD too) and a few
+ * words on what it answers. 0, or -1 past the last. `vslint serve --help` lists them. */
+int api_route_doc(size_t i, char *path, size_t size, const char **method, const char **help);
 /* Stops accepting, finishes the threads, closes their databases, frees s. NULL is a no-op. */
 void api_stop(struct api_server *s);
 

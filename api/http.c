@@ -33,27 +33,66 @@ struct route {
     api_handler handler;
     enum auth auth;
     const char *const *names; /* what may follow a prefix (NULL-ended), or NULL: any name */
+    /* What it answers, in a few words: `vslint serve --help` lists the routes from here, and a
+     * test holds vslint(1) and the README to the same list. For a prefix with any name, the
+     * name's placeholder first: "{fingerprint} ...". */
+    const char *help;
 };
 
 static const struct route routes[] = {
-    {"/healthz", "GET", api_h_healthz, AUTH_NEVER, NULL},
-    {"/readyz", "GET", api_h_readyz, AUTH_READ, NULL},
-    {"/metrics", "GET", api_h_metrics, AUTH_READ, NULL},
-    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ, NULL},
-    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ, NULL},
-    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL},
-    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL},
-    {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL},
-    {"/api/v1/plan", "GET", api_h_plan, AUTH_READ, NULL},
-    {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds},
-    {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL},
-    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL},
+    {"/healthz", "GET", api_h_healthz, AUTH_NEVER, NULL, "200 while the process runs"},
+    {"/readyz", "GET", api_h_readyz, AUTH_READ, NULL,
+     "200 once every source polled once"},
+    {"/metrics", "GET", api_h_metrics, AUTH_READ, NULL, "Prometheus text format"},
+    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ, NULL,
+     "findings, critical first, paged"},
+    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ, NULL,
+     "{fingerprint} one finding, whatever its status"},
+    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL, "the catalogue of checks"},
+    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL,
+     "counts, score, each source's polls"},
+    {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL,
+     "per day: score, findings, polls"},
+    {"/api/v1/plan", "GET", api_h_plan, AUTH_READ, NULL,
+     "the remediation plan (text)"},
+    {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds,
+     "the stored inventory, paged"},
+    {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL,
+     "a datastore's capacity and runway"},
+    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL, "poll now (needs the token)"},
     /* A question about the snapshots, which changes nothing: a read. */
-    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL},
-    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL},
+    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL, "the what-if gate"},
+    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL,
+     "where a proposal fits, by headroom"},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+int api_route_doc(size_t i, char *path, size_t size, const char **method, const char **help)
+{
+    if (i >= NROUTES)
+        return -1;
+    const struct route *rt = &routes[i];
+    const char *h = rt->help;
+    size_t n = (size_t)snprintf(path, size, "%s", rt->path);
+    if (rt->path[strlen(rt->path) - 1] == '/') {
+        if (rt->names) {
+            for (size_t k = 0; rt->names[k] && n < size; k++)
+                n += (size_t)snprintf(path + n, size - n, "%s%s", k ? "," : "{", rt->names[k]);
+            if (n < size)
+                snprintf(path + n, size - n, "}");
+        } else {
+            const char *sp = strchr(h, ' ');
+            size_t len = sp ? (size_t)(sp - h) : strlen(h);
+            if (n < size)
+                snprintf(path + n, size - n, "%.*s", (int)len, h);
+            h = sp ? sp + 1 : "";
+        }
+    }
+    *method = rt->method;
+    *help = h;
+    return 0;
+}
 
 /* ---- respond helpers ----------------------------------------------------------------------- */
 

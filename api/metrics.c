@@ -199,7 +199,7 @@ static int per_vcenter(struct vsl_buf *b, const struct api_vcenter_status *st, s
             double v = vc_value((enum vc_gauge)g, &st[i], now, &has);
             if (!has)
                 continue;
-            snprintf(number, sizeof(number), "%.17g", v);
+            vsl_fmt_double(number, sizeof(number), v);
             rc = sample(b, vc_gauges[g].name, labels, number);
         }
     }

@@ -595,7 +595,9 @@ def incremental(a, bins, url, conf, pct=1):
     base, synth = 'http://127.0.0.1:%d' % port, url[:-len('/sdk')]
     serve_log = inc_conf + '.log'
     with open(serve_log, 'w') as lf:
-        srv = subprocess.Popen([bins['vslint'], 'serve', '-c', inc_conf], stdout=lf, stderr=lf)
+        # -v: each round's "N changed objects applied" line is a debug line.
+        srv = subprocess.Popen([bins['vslint'], 'serve', '-v', '-c', inc_conf], stdout=lf,
+                               stderr=lf)
     try:
         deadline = time.time() + 3600
         while time.time() < deadline:

@@ -15,8 +15,9 @@ static const struct chk_param params[] = {
     {"max_gb", 750, 0, 1e6, "GB",
      "warning when a VMFS datastore is larger than this (2^30-byte GB), unless a VM's disks on "
      "it total more than this"},
-    {"max_size_tib", 64, 0, 1024, "TB",
-     "critical above VMware's maximum datastore size (64 TB as vSphere counts it, 2^46 bytes)"},
+    {"max_size_tib", 64, 0, 1024, "TiB",
+     "critical above VMware's maximum datastore size (64 TiB, 2^46 bytes, which vSphere writes "
+     "64 TB)"},
     {0},
 };
 

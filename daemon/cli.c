@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/serve.h"
@@ -121,7 +122,8 @@ static const struct command commands[] = {
      "VMs (disks with format and size, controllers).\n"
      "\n"
      "  -c, --config FILE     configuration file (for the database path)\n"
-     "  -f, --format FORMAT   text (default) or json (shape in docs/inventory.md)\n"
+     "  -f, --format FORMAT   text (default) or json (its shape:\n"
+     "                        /usr/share/doc/vslint/docs/inventory.md)\n"
      "      --vcenter NAME    only this vCenter\n"
      "\n"
      "Exit status: 0 printed, 2 error.\n"},
@@ -255,14 +257,18 @@ static const struct command commands[] = {
      "run the daemon: poll on schedule, run the checks, serve the HTTP API",
      "Usage: vslint serve -c FILE [--log stderr|syslog|journal] [-v]\n"
      "\n"
-     "Runs in the foreground until SIGTERM. Polls each [vcenter NAME] and [array NAME] every\n"
-     "interval= seconds (one thread each), runs the checks after each poll and records the findings'\n"
-     "history, and serves them over HTTP on the [server] listen= address:\n"
-     "  /api/v1/findings, /api/v1/findings/FINGERPRINT, /api/v1/summary, /api/v1/checks,\n"
-     "  /api/v1/inventory/{datastores,hosts,vms,pools}, /api/v1/plan, POST /api/v1/polls (poll\n"
-     "  now), POST /api/v1/gate (the what-if gate), /api/v1/placement (where it could go),\n"
-     "  /metrics (Prometheus), /healthz (alive), /readyz (every vCenter polled once).\n"
-     "The API is described in docs/openapi.yaml.\n"
+     "Runs in the foreground until SIGTERM. Reads each [vcenter NAME] in full (one thread\n"
+     "each), then follows its changes and reads again only what changed (incremental = true,\n"
+     "the default; a full read every full_every= seconds, per-host reads every\n"
+     "host_reads_every=); with incremental = false, and for each [array NAME], a full poll\n"
+     "every interval= seconds. It runs the checks after each poll or change, records the\n"
+     "findings' history, and serves them over HTTP on the [server] listen= address (the\n"
+     "routes below, and the dashboard at /). The API is described in\n"
+     "/usr/share/doc/vslint/docs/openapi.yaml (docs/openapi.yaml in the source).\n"
+     "\n"
+     "It logs one line per full read (seconds, objects, bytes) and, once an hour, one\n"
+     "line summing the incremental rounds (rounds, changes, bytes); rounds log nothing\n"
+     "else (-v: a line for each round with changes).\n"
      "\n"
      "A vCenter whose poll fails is retried after its interval, then twice that, and so on up\n"
      "to 8 x interval or one hour; its last good snapshot keeps being served, marked stale\n"
@@ -282,7 +288,9 @@ static const struct command commands[] = {
      "Malformed requests get a JSON error and one short log line (at most 10 a minute).\n"
      "\n"
      "Signals: SIGHUP reloads the configuration (a bad file is logged and the running one\n"
-     "kept); SIGTERM or SIGINT finishes the polls in flight (at most 30 s) and exits 0.\n"
+     "kept); the new one takes effect once the polls in flight end (an incremental round\n"
+     "waits up to 5 s for changes, a full read is finished first). SIGTERM or SIGINT\n"
+     "finishes the polls in flight (at most 30 s) and exits 0.\n"
      "\n"
      "Exit status: 0 stopped by a signal, 2 could not start (configuration, port, database).\n"},
     {"digest", cmd_digest, ARG_CONFIG | ARG_DRY_RUN | ARG_VERBOSE, NULL, digest_keys,
@@ -407,12 +415,23 @@ static const struct command commands[] = {
      "password files, ca_file, tls_cert, tls_key and token_file are readable and that listen=\n"
      "is a numeric address, but never prints a password. Warnings (insecure = true; a token,\n"
      "password or key file others can read) go to stderr as FILE:LINE: [section] key: warning:\n"
-     "...; with [server] strict_permissions = true such files are problems.\n"
+     "...; with [server] strict_permissions = true such files are problems. Secret files are\n"
+     "judged for the account vslint serve runs as ([server] service_user, vslint), whoever\n"
+     "runs config-check: root:vslint 0640 is right, and one that account cannot read is a\n"
+     "problem.\n"
      "\n"
      "Exit status: 0 valid, 2 invalid.\n"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char help_help[] =
+    "Usage: vslint help [COMMAND]\n"
+    "\n"
+    "Prints the help of COMMAND (as vslint COMMAND --help does), or without one the list of\n"
+    "commands. vslint(1) and vslint.conf(5) say the same at more length.\n"
+    "\n"
+    "Exit status: 0 printed, 2 no such command.\n";
 
 static const char overview[] =
     "vslint: lint VMware vSphere storage against vendor best practices.\n"
@@ -470,6 +489,22 @@ static const char *key_default(const char *section, const char *key)
     return NULL;
 }
 
+/* The HTTP routes, from the router's own table (api/http.c), so the list cannot leave one out. */
+static void print_routes(FILE *f)
+{
+    char path[256];
+    const char *method, *what;
+
+    fputs("\nHTTP routes (GET answers HEAD too):\n", f);
+    for (size_t i = 0; api_route_doc(i, path, sizeof(path), &method, &what) == 0; i++) {
+        if (strlen(path) <= 37 && 2 + 5 + 37 + 1 + strlen(what) <= 80)
+            fprintf(f, "  %-4s %-37s %s\n", method, path, what);
+        else
+            fprintf(f, "  %-4s %s\n         %s\n", method, path, what);
+    }
+    fprintf(f, "  %-4s %-37s %s\n", "GET", "/", "the dashboard");
+}
+
 /* A command's help, and the keys of its configuration sections with their defaults from the
  * option table (daemon/config.c), so the numbers are written in one place. */
 static void help(const struct command *c, FILE *f)
@@ -477,6 +512,8 @@ static void help(const struct command *c, FILE *f)
     struct vsl_config_doc d;
 
     fputs(c->help, f);
+    if (!strcmp(c->name, "serve"))
+        print_routes(f);
     for (size_t k = 0; c->keys && c->keys[k]; k++) {
         fprintf(f, "\n[%s] keys (vslint.conf(5) says more):\n", c->keys[k]);
         for (size_t i = 0; vsl_config_doc(i, &d) == 0; i++) {
@@ -592,6 +629,10 @@ int vsl_main(int argc, char **argv)
         return VSL_EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {
+        if (argc > 2 && !strcmp(argv[2], "help")) {
+            fputs(help_help, stdout);
+            return VSL_EXIT_OK;
+        }
         if (argc > 2 && !(c = find_command(argv[2]))) {
             fprintf(stderr, "vslint: no command '%s'\n", argv[2]);
             return VSL_EXIT_FAIL;
@@ -614,7 +655,7 @@ int vsl_main(int argc, char **argv)
     return c->run(&a);
 }
 
-int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings)
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg, enum vsl_config_use use)
 {
     struct vsl_buf errors;
     int r;
@@ -625,10 +666,10 @@ int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_war
         return -VSL_ECONFIG;
     }
     vsl_buf_init(&errors, 1 << 20);
-    r = vsl_config_load(path, cfg, &errors);
+    r = vsl_config_load_for(path, use, cfg, &errors);
     if (r < 0)
         fprintf(stderr, "%s", errors.data ? errors.data : "vslint: cannot read configuration\n");
-    else if (print_warnings && (*cfg)->warnings)
+    else if (use != VSL_CONFIG_SERVE && (*cfg)->warnings) /* the daemon logs them */
         fprintf(stderr, "%s", (*cfg)->warnings);
     vsl_buf_free(&errors);
     return r;
@@ -641,7 +682,7 @@ int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg
 
     *db = NULL;
     log_init(a->verbose, LOG_TO_STDERR);
-    if (vsl_cli_load_config(a->config, cfg, 1) < 0)
+    if (vsl_cli_load_config(a->config, cfg, VSL_CONFIG_COMMAND) < 0)
         return -1;
     if ((readonly ? db_open_reader : db_open)((*cfg)->db_path, db, &dberr) < 0) {
         log_warnx("cannot open database %s: %s", (*cfg)->db_path,

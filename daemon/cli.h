@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "daemon/config.h"
+
 /* Runs argv as a vslint command line; returns the process exit status. */
 int vsl_main(int argc, char **argv);
 
@@ -53,9 +55,10 @@ enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };
 
 struct vsl_config;
 struct db;
-/* Loads the configuration named by -c, printing every problem to stderr, and its warnings
- * too when print_warnings (the daemon logs them itself). 0 or -VSL_ECONFIG. */
-int vsl_cli_load_config(const char *path, struct vsl_config **cfg, int print_warnings);
+/* Loads the configuration named by -c for use (what strict_permissions means there), printing
+ * every problem to stderr, and its warnings too but for VSL_CONFIG_SERVE (the daemon logs them
+ * itself). 0 or -VSL_ECONFIG. */
+int vsl_cli_load_config(const char *path, struct vsl_config **cfg, enum vsl_config_use use);
 /* What collect, inventory and check start with: logging to stderr (debug with -v), the
  * configuration loaded (warnings printed) and its database open, for reading only when
  * readonly (db_open_reader: another process holding the write lock does not stop it). 0, or -1

@@ -252,7 +252,7 @@ int cmd_checks(const struct vsl_args *a)
     struct vsl_config *cfg = NULL;
     int rc;
 
-    if (a->config && vsl_cli_load_config(a->config, &cfg, 0) < 0)
+    if (a->config && vsl_cli_load_config(a->config, &cfg, VSL_CONFIG_COMMAND) < 0)
         return VSL_EXIT_FAIL;
     rc = list_checks(a, site_rules(cfg));
     vsl_config_free(cfg);

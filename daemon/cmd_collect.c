@@ -57,7 +57,7 @@ int cmd_config_check(const struct vsl_args *a)
     struct vsl_config *cfg = NULL;
     int bad = 0;
 
-    if (vsl_cli_load_config(a->config, &cfg, 1) < 0)
+    if (vsl_cli_load_config(a->config, &cfg, VSL_CONFIG_CHECK) < 0)
         return VSL_EXIT_FAIL;
     for (size_t i = 0; i < vsl_config_nsources(cfg); i++) {
         const struct vsl_vcenter_conf *vc = vsl_config_source(cfg, i);

@@ -42,7 +42,7 @@ int cmd_db(const struct vsl_args *a)
                                           : "db check takes no operand: vslint db check -c FILE");
         return VSL_EXIT_FAIL;
     }
-    if (vsl_cli_load_config(a->config, &cfg, 1) < 0)
+    if (vsl_cli_load_config(a->config, &cfg, VSL_CONFIG_COMMAND) < 0)
         return VSL_EXIT_FAIL;
     if (!strcmp(verb, "check")) {
         if (db_check_file(cfg->db_path, &info, &err) < 0) {

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -165,8 +167,14 @@ static const struct opt options[] = {
     {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "30",
      "Seconds a connection may stay silent while a request or answer is in flight."},
     {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1, "false",
-     "true: a password_file, token_file or tls_key that others can read is an error, not a "
-     "warning."},
+     "true: a password_file, token_file or tls_key that others can read is an error for vslint "
+     "serve (start and reload) and config-check, not a warning; the other commands warn."},
+    {SECT_SERVER, "service_user", OPT_STR, SV(service_user), 0, 0, "vslint",
+     "The account vslint serve runs as (the unit's User=). Secret files are judged for it, "
+     "whoever runs the command: root:vslint 0640 is right; readable by others, or by a group "
+     "it is not in, is a warning; one it cannot read is a problem for config-check. When no "
+     "such account exists, or a user other than root runs the command, the files are judged "
+     "for the user running it."},
     {SECT_DIGEST, "smtp_url", OPT_SMTP_URL, DG(smtp_url), 0, 0, NULL,
      "Required in [digest]. The mail server: smtp://HOST[:PORT] (STARTTLS) or smtps://HOST[:PORT] "
      "(TLS from the start)."},
@@ -339,6 +347,7 @@ struct secret {
 
 struct loader {
     const char *path;
+    enum vsl_config_use use; /* who reads it: what strict_permissions and unreadable files mean */
     FILE *f;
     int line;
     int at_bol;        /* the reader's next chunk starts a new line */
@@ -1285,46 +1294,130 @@ static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v, int is_
     ld->line = saved;
 }
 
-/* A secret readable by others is a warning, or an error with strict_permissions. Readable by
- * the group is accepted when that group is this process's own (the service's group, as with
- * root:vslint 0640 in dist/vslint.service), not any group. */
+/* The account a secret file is judged for: its user and every group it is in. */
+struct reader {
+    char name[64];
+    uid_t uid;
+    gid_t gids[64];
+    int ngids;
+    char group[64]; /* its primary group's name, for the chown in the advice */
+    int service;    /* it is [server] service_user, not the account running the command */
+};
+
+/* The service account (service_user) when the command runs as root or as it and it exists;
+ * otherwise the account running the command, which is then the one that reads the files (a
+ * developer's or a pipeline's own configuration, a machine without the package's user). */
+static void find_reader(const char *service_user, struct reader *rd)
+{
+    struct passwd pw, *p = NULL;
+    char buf[4096];
+    uid_t self = geteuid();
+
+    memset(rd, 0, sizeof(*rd));
+    if (service_user && *service_user &&
+        getpwnam_r(service_user, &pw, buf, sizeof(buf), &p) == 0 && p &&
+        (self == 0 || self == p->pw_uid)) {
+        rd->service = 1;
+    } else if (getpwuid_r(self, &pw, buf, sizeof(buf), &p) != 0 || !p) {
+        /* No name for this uid (a container's arbitrary uid): its own groups still count. */
+        rd->uid = self;
+        snprintf(rd->name, sizeof(rd->name), "uid %u", (unsigned)self);
+        int n = getgroups((int)(sizeof(rd->gids) / sizeof(rd->gids[0])) - 1, rd->gids);
+        rd->ngids = n < 0 ? 0 : n;
+        rd->gids[rd->ngids++] = getegid();
+        snprintf(rd->group, sizeof(rd->group), "%u", (unsigned)getegid());
+        return;
+    }
+    rd->uid = p->pw_uid;
+    snprintf(rd->name, sizeof(rd->name), "%s", p->pw_name);
+    int n = (int)(sizeof(rd->gids) / sizeof(rd->gids[0]));
+    if (getgrouplist(p->pw_name, p->pw_gid, rd->gids, &n) < 0)
+        n = (int)(sizeof(rd->gids) / sizeof(rd->gids[0])); /* the first 64 are enough */
+    rd->ngids = n;
+    struct group gr, *g = NULL;
+    if (getgrgid_r(p->pw_gid, &gr, buf, sizeof(buf), &g) == 0 && g)
+        snprintf(rd->group, sizeof(rd->group), "%s", g->gr_name);
+    else
+        snprintf(rd->group, sizeof(rd->group), "%u", (unsigned)p->pw_gid);
+}
+
+static int in_groups(const struct reader *rd, gid_t gid)
+{
+    for (int i = 0; i < rd->ngids; i++)
+        if (rd->gids[i] == gid)
+            return 1;
+    return 0;
+}
+
+/* A secret file must be readable by the account that uses it and by no one else but root.
+ * Readable by others, or by a group that account is not in, is a warning (an error with
+ * strict_permissions, for the daemon and config-check); one the account cannot read is a
+ * problem for config-check (the daemon would fail to poll) and a warning for the rest. The
+ * advice is the same everywhere: root:GROUP 0640 for the service account, 0600 for one's own. */
 static void check_secrets(struct loader *ld)
 {
-    int strict = ld->cfg->server.strict_permissions;
+    const int strict = ld->cfg->server.strict_permissions && ld->use != VSL_CONFIG_COMMAND;
     int saved = ld->line;
+    struct reader rd;
 
+    if (ld->n_secrets)
+        find_reader(ld->cfg->server.service_user, &rd);
     for (size_t i = 0; i < ld->n_secrets; i++) {
         const struct secret *s = &ld->secrets[i];
         struct stat st;
-        const char *who;
+        char who[128], fix[512];
         if (stat(s->path, &st) < 0)
             continue; /* not there: reading it reports that, with its own message */
+        const unsigned mode = (unsigned)(st.st_mode & 07777);
+        const int readable = rd.uid == 0 || (st.st_uid == rd.uid ? (st.st_mode & S_IRUSR) != 0
+                                             : in_groups(&rd, st.st_gid)
+                                                 ? (st.st_mode & S_IRGRP) != 0
+                                                 : (st.st_mode & S_IROTH) != 0);
+        if (rd.service)
+            snprintf(fix, sizeof(fix), "chown root:%s %s && chmod 0640 %s", rd.group, s->path,
+                     s->path);
+        else
+            snprintf(fix, sizeof(fix), "chmod 0600 %s", s->path);
+        ld->line = s->line;
+        if (!readable) {
+            if (ld->use == VSL_CONFIG_CHECK)
+                problem(ld, s->section, s->key,
+                        "%s cannot be read by %s%s (mode %04o): %s", s->path, rd.name,
+                        rd.service ? ", the account vslint serve runs as" : "", mode, fix);
+            else
+                vsl_buf_line(&ld->warnings,
+                             "%s:%d: [%s] %s: warning: %s cannot be read by %s%s (mode %04o): %s",
+                             ld->path, s->line, s->section, s->key, s->path, rd.name,
+                             rd.service ? ", the account vslint serve runs as" : "", mode, fix);
+            continue;
+        }
         if (st.st_mode & S_IROTH)
-            who = "everyone";
-        else if ((st.st_mode & S_IRGRP) && st.st_gid != getegid())
-            who = "its group";
+            snprintf(who, sizeof(who), "everyone");
+        else if ((st.st_mode & S_IRGRP) && !in_groups(&rd, st.st_gid))
+            snprintf(who, sizeof(who), "its group, which %s is not in", rd.name);
         else
             continue;
-        if (strict) {
-            ld->line = s->line;
+        if (strict)
             problem(ld, s->section, s->key,
-                    "%s is readable by %s (mode %04o) and strict_permissions is on: "
-                    "chmod 600 it",
-                    s->path, who, (unsigned)(st.st_mode & 07777));
-        } else {
+                    "%s is readable by %s (mode %04o) and strict_permissions is on: %s", s->path,
+                    who, mode, fix);
+        else
             vsl_buf_line(&ld->warnings,
-                           "%s:%d: [%s] %s: warning: %s is readable by %s (mode %04o): "
-                           "chmod 600 it",
-                           ld->path, s->line, s->section, s->key, s->path, who,
-                           (unsigned)(st.st_mode & 07777));
-        }
+                         "%s:%d: [%s] %s: warning: %s is readable by %s (mode %04o): %s",
+                         ld->path, s->line, s->section, s->key, s->path, who, mode, fix);
     }
     ld->line = saved;
 }
 
 int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors)
 {
-    struct loader ld = {.path = path, .errors = errors, .at_bol = 1};
+    return vsl_config_load_for(path, VSL_CONFIG_SERVE, out, errors);
+}
+
+int vsl_config_load_for(const char *path, enum vsl_config_use use, struct vsl_config **out,
+                        struct vsl_buf *errors)
+{
+    struct loader ld = {.path = path, .use = use, .errors = errors, .at_bol = 1};
     int r;
 
     *out = NULL;

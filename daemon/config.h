@@ -42,6 +42,7 @@ struct vsl_server_conf {
     int max_per_address;      /* connections from one client address */
     int header_timeout_s;     /* a request must arrive whole within this */
     int strict_permissions;   /* secret files others can read are errors, not warnings */
+    char *service_user;       /* the account vslint serve runs as, secrets are judged for; owned */
     int line;
 };
 
@@ -101,6 +102,17 @@ size_t vsl_config_nsources(const struct vsl_config *cfg);
 const struct vsl_vcenter_conf *vsl_config_source(const struct vsl_config *cfg, size_t i);
 
 int vsl_config_load(const char *path, struct vsl_config **out, struct vsl_buf *errors);
+/* Who a configuration is read for. Secret files are judged for [server] service_user either
+ * way; strict_permissions makes the ones others can read errors for the daemon and
+ * config-check only (one-shot commands warn), and a secret the service account cannot read is
+ * an error for config-check only (the daemon warns and its poll says why). */
+enum vsl_config_use {
+    VSL_CONFIG_SERVE,   /* vslint serve, start and reload; what vsl_config_load() reads for */
+    VSL_CONFIG_CHECK,   /* vslint config-check, the unit's ExecStartPre */
+    VSL_CONFIG_COMMAND, /* collect, check, inventory, plan, digest, gate */
+};
+int vsl_config_load_for(const char *path, enum vsl_config_use use, struct vsl_config **out,
+                        struct vsl_buf *errors);
 void vsl_config_free(struct vsl_config *cfg); /* NULL is a no-op */
 
 /* Reads the vCenter's password from password_file or password_env. *out is malloc'd, owned

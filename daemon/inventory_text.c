@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "daemon/inventory_text.h"
+#include "util/buf.h"
 
 /* --- text ------------------------------------------------------------------------------- */
 
@@ -44,6 +45,22 @@ static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "-";
+}
+
+/* The name at k cut to cols terminal columns and padded to them, into buf: what %-32.32s does
+ * for ASCII, by columns rather than bytes, so that a name with multibyte characters neither
+ * shifts the columns after it nor is cut inside a character. */
+static const char *cell(char *buf, size_t size, const json_t *o, const char *k, size_t cols)
+{
+    const char *s = str(o, k);
+    size_t width, n = vsl_utf8_fit(s, cols, &width);
+
+    if (n + (cols - width) + 1 > size)
+        n = width = 0; /* not reached with the buffers below: cols * 4 + 1 bytes */
+    memcpy(buf, s, n);
+    memset(buf + n, ' ', cols - width);
+    buf[n + cols - width] = '\0';
+    return buf;
 }
 
 static double gib(const json_t *o, const char *k)
@@ -100,11 +117,12 @@ static void text_datastores(const json_t *vc, FILE *f)
     {
         json_int_t cap = json_integer_value(json_object_get(d, "capacity"));
         json_int_t free_b = json_integer_value(json_object_get(d, "free_space"));
-        char pct[16] = "-";
+        char pct[16] = "-", name[32 * 4 + 1];
 
         if (cap > 0 && json_is_integer(json_object_get(d, "free_space")))
             snprintf(pct, sizeof(pct), "%.1f", 100.0 * (double)free_b / (double)cap);
-        line(f, "    %-32.32s %-6.6s %10.1f %10.1f %7s %5lld  %s%s", str(d, "name"), str(d, "type"),
+        line(f, "    %s %-6.6s %10.1f %10.1f %7s %5lld  %s%s", cell(name, sizeof(name), d, "name", 32),
+             str(d, "type"),
              gib(d, "capacity"), gib(d, "free_space"), pct,
              (long long)json_integer_value(json_object_get(d, "vm_count")), str(d, "storage_pod"),
              json_is_false(json_object_get(d, "accessible")) ? "  INACCESSIBLE" : "");
@@ -143,7 +161,8 @@ static void text_vnics(const json_t *h, const json_t *dvs_by_uuid, FILE *f)
 
     json_array_foreach(json_object_get(h, "vswitches"), i, s)
     {
-        line(f, "      vSwitch %-24.24s MTU %lld", str(s, "name"),
+        char name[24 * 4 + 1];
+        line(f, "      vSwitch %s MTU %lld", cell(name, sizeof(name), s, "name", 24),
              (long long)json_integer_value(json_object_get(s, "mtu")));
     }
     json_array_foreach(vnics, i, n)
@@ -315,7 +334,8 @@ static void text_vms(const json_t *vc, FILE *f)
                 break;
             len += (size_t)w;
         }
-        line(f, "    %-32.32s %-11s %-7s %s%s", str(m, "name"), str(m, "power_state"),
+        char name[32 * 4 + 1], label[20 * 4 + 1];
+        line(f, "    %s %-11s %-7s %s%s", cell(name, sizeof(name), m, "name", 32), str(m, "power_state"),
              str(m, "hw_version"), len ? ctl : "no controllers",
              json_is_true(json_object_get(m, "template")) ? "  (template)" : "");
         json_array_foreach(json_object_get(m, "disks"), j, d)
@@ -323,7 +343,8 @@ static void text_vms(const json_t *vc, FILE *f)
             const char *ds = json_string_value(json_object_get(d, "datastore"));
             const char *dsname = ds ? json_string_value(json_object_get(ds_names, ds)) : NULL;
 
-            line(f, "      %-20.20s %9.1f GiB  %-16s %s", str(d, "label"), gib(d, "capacity_bytes"),
+            line(f, "      %s %9.1f GiB  %-16s %s", cell(label, sizeof(label), d, "label", 20),
+                 gib(d, "capacity_bytes"),
                  str(d, "format"), dsname ? dsname : (ds ? ds : "-"));
         }
     }
@@ -358,7 +379,8 @@ static void text_alarms(const json_t *vc, FILE *f)
             char y[32], r[32];
             if (strcmp(str(m, "object_type"), "Datastore") != 0)
                 continue;
-            line(f, "    %-32.32s %-8s on %s: %s %s yellow %s red %s", str(a, "name"),
+            char name[32 * 4 + 1];
+            line(f, "    %s %-8s on %s: %s %s yellow %s red %s", cell(name, sizeof(name), a, "name", 32),
                  json_is_true(json_object_get(a, "enabled")) ? "enabled" : "DISABLED",
                  json_is_string(json_object_get(a, "entity_name")) ? str(a, "entity_name")
                                                                    : str(a, "entity"),

@@ -44,6 +44,9 @@ struct poller {
     struct vsl_follow *follow;         /* incremental: the session following changes, or NULL */
     int64_t full_due_mono_ms;          /* incremental: when the next full read is due */
     int in_round;                      /* under sv->mu: a WaitForUpdatesEx round is in flight */
+    /* Incremental rounds since the last summary line (poller thread only): one info line an
+     * hour says following works, instead of a line per round. */
+    int64_t sum_since_mono_ms, sum_rounds, sum_changed_rounds, sum_changes, sum_bytes;
     /* When its vCenter last sent anything (monotonic); in a round, when its answer is due. */
     _Atomic int64_t activity_ms;
     pthread_t thread;
@@ -220,6 +223,12 @@ static void poll_once(struct poller *p, struct db *db)
         if (s->failures)
             log_info("%s %s: polling again after %d failed polls", what, p->vc->name,
                      s->failures);
+        /* The administrator's sign that polling works: one line per full read. */
+        int64_t objects = 0;
+        for (int k = 0; k < DB_NKINDS; k++)
+            objects += res.counts[k];
+        log_info("%s %s: read in full in %.1f s: %lld objects, %lld bytes", what, p->vc->name,
+                 res.duration_ms / 1000.0, (long long)objects, (long long)res.bytes_wire);
         s->last_success_ms = now;
         s->failures = 0;
         s->backoff_s = 0;
@@ -241,6 +250,32 @@ static void poll_once(struct poller *p, struct db *db)
     }
     s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
     pthread_mutex_unlock(&sv->mu);
+}
+
+/* How often the incremental rounds are summed up in one info line. */
+#define ROUND_SUMMARY_MS (3600 * 1000)
+
+/* Counts one round that ended well into the hour's summary, and logs the summary once the hour
+ * is over (rounds, those with changes, objects changed, bytes on the wire). */
+static void count_round(struct poller *p, size_t changes, int64_t bytes)
+{
+    int64_t now = vsl_monotonic_ms();
+
+    if (!p->sum_since_mono_ms)
+        p->sum_since_mono_ms = now;
+    p->sum_rounds++;
+    p->sum_changed_rounds += changes > 0;
+    p->sum_changes += (int64_t)changes;
+    p->sum_bytes += bytes;
+    if (now - p->sum_since_mono_ms < ROUND_SUMMARY_MS)
+        return;
+    log_info("vcenter %s: following changes: %lld rounds in the last %lld min, %lld with changes "
+             "(%lld changed objects applied), %lld bytes",
+             p->vc->name, (long long)p->sum_rounds,
+             (long long)((now - p->sum_since_mono_ms) / 60000), (long long)p->sum_changed_rounds,
+             (long long)p->sum_changes, (long long)p->sum_bytes);
+    p->sum_since_mono_ms = now;
+    p->sum_rounds = p->sum_changed_rounds = p->sum_changes = p->sum_bytes = 0;
 }
 
 /* Rounds of WaitForUpdatesEx short enough for SIGTERM and SIGHUP (which wait for the poller)
@@ -295,10 +330,11 @@ static void follow_once(struct poller *p, struct db *db)
         /* Every round that ended well says the snapshot is current, changed or not. */
         int64_t now = vsl_now_ms();
         s->last_success_ms = now;
+        count_round(p, changes, res.bytes_wire);
         if (changes > 0) {
-            log_info("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
-                     p->vc->name, changes, (long long)res.duration_ms,
-                     (long long)res.bytes_wire);
+            log_debug("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
+                      p->vc->name, changes, (long long)res.duration_ms,
+                      (long long)res.bytes_wire);
             s->last_update_ms = now;
             snprintf(s->error, sizeof(s->error), "%s", everr);
         }
@@ -902,7 +938,7 @@ int cmd_serve(const struct vsl_args *a)
     sigset_t set;
     pthread_condattr_t ca;
 
-    if (vsl_cli_load_config(a->config, &sv.cfg, 0) < 0)
+    if (vsl_cli_load_config(a->config, &sv.cfg, VSL_CONFIG_SERVE) < 0)
         return VSL_EXIT_FAIL;
     /* journald keeps each line's priority (and with journal, its vCenter and check as fields
      * to filter on); stderr would lose them. */

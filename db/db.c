@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +245,96 @@ static void remove_empty(const char *path)
     unlink(side);
 }
 
+/* A database is three files: itself, its -wal and its -shm. */
+static const char *const db_files[] = {"", "-wal", "-shm"};
+
+/* The directory path is in, into dir ("." when none). */
+static void dir_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        snprintf(dir, size, ".");
+    else if (slash == path)
+        snprintf(dir, size, "/");
+    else
+        snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+/* The database in a directory another account owns is that account's (the service's
+ * /var/lib/vslint): what root creates there running a one-shot command beside the daemon (the
+ * file, its -wal and -shm) is given to it, so the daemon can still open them. Root's own
+ * directories, and files another user owns, are left alone. */
+static void give_to_dir_owner(const char *path)
+{
+    char dir[4096], f[4096];
+    struct stat ds, fs;
+
+    if (geteuid() != 0)
+        return;
+    dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &ds) < 0 || ds.st_uid == 0)
+        return;
+    for (size_t i = 0; i < sizeof(db_files) / sizeof(db_files[0]); i++) {
+        snprintf(f, sizeof(f), "%s%s", path, db_files[i]);
+        if (lstat(f, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_uid == 0 &&
+            chown(f, ds.st_uid, ds.st_gid) < 0)
+            log_debug("db: %s: chown to the directory's owner: %s", f, strerror(errno));
+    }
+}
+
+/* The names of uid and gid (their numbers when they have none), for messages. */
+static void owner_names(uid_t uid, gid_t gid, char *user, char *group, size_t size)
+{
+    struct passwd pw, *p = NULL;
+    struct group gr, *g = NULL;
+    char buf[4096];
+
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &p) == 0 && p)
+        snprintf(user, size, "%s", p->pw_name);
+    else
+        snprintf(user, size, "%u", (unsigned)uid);
+    if (getgrgid_r(gid, &gr, buf, sizeof(buf), &g) == 0 && g)
+        snprintf(group, size, "%s", g->gr_name);
+    else
+        snprintf(group, size, "%u", (unsigned)gid);
+}
+
+/* SQLite says "unable to open database file" or "attempt to write a readonly database", not
+ * which file or why: the first of the database's files (or its directory) this process cannot
+ * read and write is named, with its owner and mode and the fix, after *errmsg. */
+static void add_access_hint(char **errmsg, const char *path)
+{
+    char f[4096], me[64], owner[64], group[64], hint[1024];
+    struct stat st;
+    int found = 0;
+
+    if (!errmsg || !*errmsg)
+        return;
+    for (size_t i = 0; i <= sizeof(db_files) / sizeof(db_files[0]) && !found; i++) {
+        if (i < sizeof(db_files) / sizeof(db_files[0]))
+            snprintf(f, sizeof(f), "%s%s", path, db_files[i]);
+        else
+            dir_of(path, f, sizeof(f));
+        found = stat(f, &st) == 0 && access(f, R_OK | W_OK | (S_ISDIR(st.st_mode) ? X_OK : 0)) < 0;
+    }
+    if (!found)
+        return;
+    owner_names(geteuid(), getegid(), me, group, sizeof(me));
+    owner_names(st.st_uid, st.st_gid, owner, group, sizeof(owner));
+    snprintf(hint, sizeof(hint),
+             "%s: %s belongs to %s:%s (mode %04o) and vslint runs as %s: as root, chown %s: %s %s-wal "
+             "%s-shm (one-shot commands as root on this database give it to %s by themselves: "
+             "runuser -u %s -- vslint ... runs them as %s)",
+             *errmsg, f, owner, group, (unsigned)(st.st_mode & 07777), me, me, path, path, path,
+             me, me, me);
+    char *m = strdup(hint);
+    if (m) {
+        free(*errmsg);
+        *errmsg = m;
+    }
+}
+
 /* Opens the connection: read-write (creating the file) for a writer, or read-only for a
  * reader, which then never takes a lock a writer or another process holding the write lock
  * (a backup tool, an admin's `BEGIN EXCLUSIVE`) could make it wait for: in WAL mode it reads
@@ -354,6 +446,7 @@ int db_open(const char *path, struct db **out, char **errmsg)
     if (r < 0) {
         if (created)
             remove_empty(path);
+        add_access_hint(errmsg, path);
         return r;
     }
     /* The migration takes the write lock: only when the file is older than this build (or new),
@@ -364,8 +457,10 @@ int db_open(const char *path, struct db **out, char **errmsg)
         db_close(db);
         if (created)
             remove_empty(path);
+        add_access_hint(errmsg, path);
         return r;
     }
+    give_to_dir_owner(path);
     *out = db;
     return 0;
 }
@@ -397,8 +492,10 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
     if (stat(path, &sb) < 0 || sb.st_size == 0)
         return db_open(path, out, errmsg);
     r = open_conn(path, 1, &db, errmsg);
-    if (r < 0)
+    if (r < 0) {
+        add_access_hint(errmsg, path);
         return r;
+    }
     rc = db_user_version(db->h, &version);
     if (rc != SQLITE_OK) {
         db_set_errmsg(errmsg, "%s: cannot read the schema version: %s", path,
@@ -423,6 +520,7 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
         db_close(db);
         return db_open(path, out, errmsg);
     }
+    give_to_dir_owner(path); /* the first read may have made the -shm */
     *out = db;
     return 0;
 }

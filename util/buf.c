@@ -316,6 +316,60 @@ void vsl_utf8_fix(char *s)
     }
 }
 
+/* Columns a code point takes in a terminal: the wide ranges of Unicode's East Asian Width (W,
+ * F) and the emoji blocks are two, combining diacritical marks and zero-width joiners none. */
+static size_t cp_width(unsigned cp)
+{
+    static const unsigned wide[][2] = {
+        {0x1100, 0x115f},  {0x2e80, 0x303e},  {0x3041, 0x33ff},  {0x3400, 0x4dbf},
+        {0x4e00, 0x9fff},  {0xa000, 0xa4cf},  {0xac00, 0xd7a3},  {0xf900, 0xfaff},
+        {0xfe30, 0xfe4f},  {0xff00, 0xff60},  {0xffe0, 0xffe6},  {0x1f300, 0x1f64f},
+        {0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
+    };
+    if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || cp == 0xfe0f)
+        return 0;
+    for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+        if (cp >= wide[i][0] && cp <= wide[i][1])
+            return 2;
+    return 1;
+}
+
+size_t vsl_utf8_fit(const char *s, size_t cols, size_t *width)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t used = 0, at = 0;
+
+    while (p[at]) {
+        size_t n = utf8_len(p + at), w = 1;
+        if (n == 0) {
+            n = 1; /* not UTF-8: one column, as vsl_utf8_fix's '?' */
+        } else if (n > 1) {
+            unsigned cp = p[at] & (0x7f >> n);
+            for (size_t i = 1; i < n; i++)
+                cp = (cp << 6) | (p[at + i] & 0x3f);
+            w = cp_width(cp);
+        }
+        if (used + w > cols)
+            break;
+        used += w;
+        at += n;
+    }
+    if (width)
+        *width = used;
+    return at;
+}
+
+void vsl_fmt_double(char *out, size_t size, double v)
+{
+    /* %.17g always reads back, but prints the binary's noise; the first precision that reads
+     * back is the shortest decimal that names the same double. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, size, "%.*g", prec, v);
+        if (strtod(out, NULL) == v || v != v)
+            return;
+    }
+}
+
 int vsl_read_file(const char *path, size_t max, char **out)
 {
     struct vsl_buf b;

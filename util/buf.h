@@ -52,6 +52,15 @@ char *vsl_buf_take(struct vsl_buf *b);
  * rejects otherwise), even when snprintf cut a character in two. */
 void vsl_utf8_fix(char *s);
 
+/* The bytes of the longest prefix of s that fits in cols terminal columns, never cutting a
+ * character; *width (if not NULL) gets its columns. East Asian wide characters and most emoji
+ * take two columns, combining marks none, a byte that is not UTF-8 one. For tables of names. */
+size_t vsl_utf8_fit(const char *s, size_t cols, size_t *width);
+
+/* v in the shortest form that strtod() reads back as the same double ("0.136", not %.17g's
+ * "0.13600000000000001"), into out (at least 32 bytes). For the Prometheus text format. */
+void vsl_fmt_double(char *out, size_t size, double v);
+
 /* Makes room for element n of the array *(T **)pv, whose elements are elem bytes and whose
  * capacity (in elements) is *cap: when n has reached *cap the array is reallocated to twice
  * *cap, or to first when it has none. The one growth rule of every append-only array.

@@ -6,12 +6,16 @@
 #include <string.h>
 #include <syslog.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #ifdef VSL_HAVE_JOURNAL
 #include <systemd/sd-journal.h>
 #endif
 
 #include "util/log.h"
+
+/* Where libsystemd's sd_journal_send() writes (its native protocol socket). */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
 static int log_debug_on;
 static enum log_target log_to;
@@ -24,6 +28,15 @@ void log_init(int debug, enum log_target to)
 #ifndef VSL_HAVE_JOURNAL
     if (to == LOG_TO_JOURNAL)
         to = LOG_TO_SYSLOG; /* built without libsystemd: journald reads syslog(3) too */
+#endif
+#ifdef VSL_HAVE_JOURNAL
+    /* No journald (a container, a chroot, a machine without systemd): every line sent there,
+     * and to syslog(3) behind it, would be lost without a word. stderr is kept instead. */
+    if (to == LOG_TO_JOURNAL && access(JOURNAL_SOCKET, W_OK) < 0) {
+        fprintf(stderr, "vslint: no journal at %s (%s): logging to stderr\n", JOURNAL_SOCKET,
+                strerror(errno));
+        to = LOG_TO_STDERR;
+    }
 #endif
     log_to = to;
     /* Also the journal's fallback, should a line not go through. */

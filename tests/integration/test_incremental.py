@@ -170,6 +170,16 @@ def test_remove_a_host(srv, vim, no_full_read):
     until(lambda: not open_findings(srv, '', name), 'its findings resolved', srv)
 
 
+def test_the_log_says_each_full_read_and_is_quiet_between(srv):
+    """After the changes above: one info line for the full read (objects, bytes), and none for
+    the rounds that applied changes (those are summed once an hour; -v shows each)."""
+    logs = srv.logs()
+    full = re.findall(r'vcenter lab: read in full in [\d.]+ s: (\d+) objects, (\d+) bytes', logs)
+    assert len(full) == 1, logs[-3000:]
+    assert int(full[0][0]) > 0 and int(full[0][1]) > 0
+    assert 'changed objects applied' not in logs, logs[-3000:]
+
+
 @pytest.mark.parametrize('control', ['sessions', 'collector-version'])
 def test_fallback_reads_everything_again(srv, sim, control):
     """A lost session, or a version the collector no longer knows, is a full read again, and

@@ -90,3 +90,20 @@ def test_stderr_logging_sends_nothing_to_the_journal(unreachable_vcenter):
     lines, err = journal_lines(unreachable_vcenter, 3, args=())
     assert lines == []
     assert 'vcenter prod: poll failed' in err
+
+
+def test_journal_without_a_journal_falls_back_to_stderr(unreachable_vcenter):
+    """Without journald's socket (a container, a machine without systemd) `--log journal`
+    says so once and logs to stderr, instead of losing every line. The test mounts an empty /run
+    in a private mount namespace, so that it holds wherever it runs."""
+    if not UNSHARE or subprocess.run([UNSHARE, '--mount', 'true']).returncode != 0:
+        pytest.fail('unshare --mount is needed to hide the journal (util-linux, root)')
+    script = 'mount -t tmpfs tmpfs /run && exec "$@"'
+    proc = subprocess.Popen([UNSHARE, '--mount', '--propagation', 'private', 'sh', '-c', script,
+                             'sh', VSLINT, 'serve', '-c', unreachable_vcenter, '--log', 'journal'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert 'no journal at /run/systemd/journal/socket' in err and 'logging to stderr' in err, err
+    assert 'vcenter prod: poll failed' in err, err

@@ -306,3 +306,76 @@ def test_completion_offers_levels_log_targets_check_ids_and_vcenters():
         with open(conf, 'w') as f:
             f.write('[vcenter prod]\nurl = x\n\n [vcenter lab-2]\n[server]\n')
         assert complete('vslint check -c %s --vcenter ' % conf) == ['lab-2', 'prod']
+
+
+# ---- help, vslint(1) and the README name the same routes and commands -------------------------
+
+def served_routes():
+    """'METHOD PATH' of each route `vslint help serve` lists, which it prints from the router's
+    own table (api/http.c), plus the dashboard."""
+    out = vslint('help', 'serve').stdout
+    block = out.split('HTTP routes', 1)[1].split('\n\n', 1)[0]
+    return {' '.join(m) for m in re.findall(r'^  (GET|POST) +(/\S*)', block, re.M)}
+
+
+def man_routes():
+    lines = roff_sections('vslint.1')['HTTP API']
+    return {re.sub(r'\?.*$', '', it) for it in items(lines)} | {'GET /'}
+
+
+def readme():
+    with open(os.path.join(SOURCE_ROOT, 'README.md'), encoding='utf-8') as f:
+        return f.read()
+
+
+def readme_routes():
+    text = readme()
+    table = text.split('| path | what it answers |\n|---|---|\n', 1)[1].split('\n\n', 1)[0]
+    routes = set()
+    for row in table.splitlines():
+        cell = row.split('|')[1].strip().split('`')[1]
+        routes.add(re.split(r'[?\[]', cell, 1)[0])
+    # The dashboard is its own paragraph, not a row: "served at `/`".
+    if re.search(r'served at `/`', text):
+        routes.add('GET /')
+    return routes
+
+
+def test_the_routes_of_help_man_page_and_readme_are_the_routers():
+    served = served_routes()
+    assert 'GET /api/v1/inventory/{datastores,hosts,vms,pools}' in served, served
+    assert 'GET /api/v1/inventory/datastores/history' in served and 'GET /api/v1/history' in served
+    assert man_routes() == served, (sorted(man_routes() - served), sorted(served - man_routes()))
+    assert readme_routes() == served, (sorted(readme_routes() - served),
+                                       sorted(served - readme_routes()))
+
+
+def test_the_readme_lists_the_commands_help_lists():
+    cmds = set(re.findall(r'^\| `vslint ([a-z-]+)', readme(), re.M))
+    assert cmds == set(commands()), (sorted(cmds - set(commands())),
+                                     sorted(set(commands()) - cmds))
+
+
+def test_help_help_and_every_commands_help_answer():
+    for cmd in commands():
+        res = vslint('help', cmd)
+        assert res.returncode == 0 and res.stdout.startswith('Usage: vslint ' + cmd), (cmd, res)
+    assert vslint('help', 'no-such').returncode == 2
+
+
+def test_the_page_says_collect_and_check_read_the_arrays():
+    s = roff_sections('vslint.1')
+    for item_text in ('collect', 'check'):
+        entry = entry_text(s['COMMANDS'], item_text)
+        assert '[array' in entry, (item_text, entry)
+
+
+def entry_text(lines, name):
+    """The plain text of the item of a section whose term starts with name."""
+    out, inside = [], False
+    for i, line in enumerate(lines):
+        if not line.startswith('.') and i + 1 < len(lines) and lines[i + 1].startswith('.RS'):
+            inside = plain(line).split()[0] == name
+        elif inside and not line.startswith('.'):
+            out.append(plain(line))
+    return ' '.join(out)

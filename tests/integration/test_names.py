@@ -68,6 +68,23 @@ def test_inventory(lab):
     assert ODD in text
 
 
+def test_inventory_table_columns_line_up_with_multibyte_names(lab):
+    """The text inventory pads names by the columns a terminal shows, not by bytes: the odd
+    name's Ñ and ú take two bytes each but one column, so its TYPE starts where every other
+    row's does (a byte-padded row started it two columns early)."""
+    inv = lab.inventory()['vcenters'][0]
+    types = {d['name']: d['type'] for d in inv['datastores']}
+    text = run_ok('inventory', '-c', lab.conf).stdout
+    rows = {}
+    for row in text.splitlines():
+        for name in types:
+            if row.startswith('    ' + name + ' ') and len(name) <= 32:
+                rows[name] = row
+    assert ODD in rows and len(rows) > 1, rows
+    for name, row in rows.items():
+        assert row[4 + 32:4 + 33] == ' ' and row[4 + 33:].startswith(types[name]), (name, row)
+
+
 def test_api_filter_and_fingerprint(lab, odd, workspace):
     est = lab.copy(workspace)
     with serving(workspace, [est.vc]) as srv:

@@ -1,17 +1,23 @@
 """Operators' mistakes, as `vslint config-check`, `vslint collect` and `vslint serve` show them:
 long values load, a broken file lists at most 20 problems, a NUL byte, a missing ca_file and an
 unusable listen address fail config-check; secret files others can read are warned about (and
-refused with strict_permissions); the database is private whatever the umask; insecure=true
+refused with strict_permissions), judged for the service account whoever runs the command;
+root's one-shot commands leave the service's database to it, and the daemon names the file it
+cannot open, its owner and the fix; the database is private whatever the umask; insecure=true
 warns at every start; a pinned certificate thumbprint is the safe way to trust a self-signed
 vCenter, a wrong pin names both fingerprints, and a certificate for another name says so."""
+import grp
 import hashlib
 import os
+import pwd
 import ssl
 import stat
 import subprocess
 import time
 
-from simlib import Sim, vslint, USER
+import pytest
+
+from simlib import Sim, vslint, USER, VSLINT
 from apilib import Serve, free_port, server_section
 
 
@@ -173,3 +179,95 @@ def test_name_mismatch_is_named(workspace):
         assert 'certificate name mismatch' in res.stderr, res.stderr
         assert 'not trusted' not in res.stderr, res.stderr
 
+
+
+# The service account of these tests: Debian's `daemon` (uid 1), as the package's `vslint` is
+# the unit's; [server] service_user names it. Giving files away needs root (CI runs as root).
+SERVICE = 'daemon'
+
+
+def service_layout(ws, dbfile_owner=None):
+    """A state directory owned by the service account, a configuration and password file laid
+    out as the README says (root:GROUP 0640): (conf, state dir, db path)."""
+    svc = pwd.getpwnam(SERVICE)
+    gname = grp.getgrgid(svc.pw_gid).gr_name
+    os.chmod(ws.dir, 0o755)
+    state = os.path.join(ws.dir, 'state')
+    os.mkdir(state, 0o750)
+    os.chown(state, svc.pw_uid, svc.pw_gid)
+    db = os.path.join(state, 'vslint.db')
+    pw = ws.password_file()
+    os.chown(pw, 0, svc.pw_gid)
+    os.chmod(pw, 0o640)
+    with open(ws.conf, 'w') as f:
+        f.write('[database]\npath = %s\n\n[vcenter lab]\nurl = https://127.0.0.1:1/sdk\n'
+                'user = %s\npassword_file = %s\n\n[server]\nservice_user = %s\n'
+                'strict_permissions = true\n' % (db, USER, pw, SERVICE))
+    os.chown(ws.conf, 0, svc.pw_gid)
+    os.chmod(ws.conf, 0o640)
+    return ws.conf, state, db, svc, gname
+
+
+def as_service(*args):
+    return subprocess.run(['runuser', '-u', SERVICE, '--', VSLINT] + list(args),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_root_and_the_service_account_agree_on_the_readme_layout(workspace):
+    if os.geteuid() != 0:
+        pytest.skip('needs root to give files to the service account')
+    conf, _, _, _, gname = service_layout(workspace)
+    # root:GROUP 0640 is right for the service account: no warning as root or as it, even with
+    # strict_permissions, and a one-shot command as root is not refused.
+    for res in (vslint('config-check', '-c', conf), as_service('config-check', '-c', conf)):
+        assert (res.returncode, res.stdout, res.stderr) == (0, 'configuration OK\n', ''), res
+    res = vslint('inventory', '-c', conf)
+    assert res.returncode == 0 and 'warning' not in res.stderr, res.stderr
+    # root:root 0600, the old advice, is a file the service cannot read: config-check says so
+    # as root, as it does as the service account.
+    pw = os.path.join(workspace.dir, 'password')
+    os.chown(pw, 0, 0)
+    os.chmod(pw, 0o600)
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2, res.stderr
+    assert ('[vcenter lab] password_file: %s cannot be read by %s, the account vslint serve runs '
+            'as (mode 0600): chown root:%s %s && chmod 0640 %s' % (pw, SERVICE, gname, pw, pw)
+            in res.stderr), res.stderr
+    assert as_service('config-check', '-c', conf).returncode == 2
+    # Readable by everyone: with strict_permissions one-shot commands warn, config-check refuses.
+    os.chown(pw, 0, pwd.getpwnam(SERVICE).pw_gid)
+    os.chmod(pw, 0o644)
+    res = vslint('inventory', '-c', conf)
+    assert res.returncode == 0, res.stderr
+    assert 'password_file: warning: %s is readable by everyone (mode 0644)' % pw in res.stderr
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2 and 'strict_permissions is on' in res.stderr, res.stderr
+
+
+def test_root_on_the_service_database_leaves_it_to_the_service(workspace):
+    if os.geteuid() != 0:
+        pytest.skip('needs root to give files to the service account')
+    conf, _, db, svc, _ = service_layout(workspace)
+    res = vslint('inventory', '-c', conf)
+    assert res.returncode == 0, res.stderr
+    for name in (db, db + '-wal', db + '-shm'):
+        st = os.stat(name)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (svc.pw_uid, svc.pw_gid, 0o600), name
+    res = as_service('inventory', '-c', conf)
+    assert res.returncode == 0, res.stderr
+
+
+def test_the_daemon_names_the_database_file_its_owner_and_the_fix(workspace):
+    if os.geteuid() != 0:
+        pytest.skip('needs root to give files to the service account')
+    conf, _, db, _, _ = service_layout(workspace)
+    # What `vslint check` as root made before this fix: a root:root 0600 database.
+    with open(db, 'w'):
+        pass
+    os.chmod(db, 0o600)
+    res = subprocess.run(['runuser', '-u', SERVICE, '--', VSLINT, 'serve', '-c', conf],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert ('%s belongs to root:root (mode 0600) and vslint runs as %s: as root, chown %s: %s '
+            '%s-wal %s-shm' % (db, SERVICE, SERVICE, db, db, db)) in res.stderr, res.stderr
+    assert 'runuser -u %s -- vslint' % SERVICE in res.stderr

@@ -294,6 +294,67 @@ static void test_secret_wiped(void **state)
     (void)state;
 }
 
+/* The shortest form that reads back: what /metrics prints for a duration of 0.136 s. */
+static void test_fmt_double(void **state)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } rows[] = {
+        {0.136, "0.136"},
+        {0.1 + 0.2, "0.30000000000000004"},
+        {5, "5"},
+        {0, "0"},
+        {-2.5, "-2.5"},
+        {1764622800.123, "1764622800.123"},
+        {1e21, "1e+21"},
+        {1.0 / 3, "0.3333333333333333"},
+    };
+    char out[32];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        vsl_fmt_double(out, sizeof(out), rows[i].v);
+        assert_string_equal(out, rows[i].want);
+        assert_true(strtod(out, NULL) == rows[i].v);
+    }
+    /* Every double of a sweep reads back, in no more digits than %.17g. */
+    for (double v = 1e-9; v < 1e12; v *= 1.37) {
+        char full[32];
+        vsl_fmt_double(out, sizeof(out), v);
+        snprintf(full, sizeof(full), "%.17g", v);
+        assert_true(strtod(out, NULL) == v);
+        assert_true(strlen(out) <= strlen(full));
+    }
+}
+
+/* Columns, not bytes: a name with accents or CJK characters is cut and padded by what a
+ * terminal shows. */
+static void test_utf8_fit(void **state)
+{
+    static const struct {
+        const char *s;
+        size_t cols, want_bytes, want_width;
+    } rows[] = {
+        {"ds-prod-01", 32, 10, 10},
+        {"ds-prod-01", 5, 5, 5},
+        {"datastöre-müller", 32, 18, 16},
+        {"datastöre", 7, 8, 7},  /* "datastö": seven columns, eight bytes */
+        {"datastöre", 6, 6, 6},
+        {"\xe5\xad\x98\xe5\x82\xa8", 3, 3, 2}, /* two wide characters: the second does not fit */
+        {"\xe5\xad\x98\xe5\x82\xa8", 4, 6, 4},
+        {"e\xcc\x81t\xc3\xa9", 32, 6, 3}, /* e + combining acute: one column */
+        {"bad\xff", 32, 4, 4},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t w = 99, n = vsl_utf8_fit(rows[i].s, rows[i].cols, &w);
+        if (n != rows[i].want_bytes || w != rows[i].want_width)
+            fail_msg("row %zu: %zu bytes, %zu columns; want %zu, %zu", i, n, w,
+                     rows[i].want_bytes, rows[i].want_width);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_secret_wiped),
+        cmocka_unit_test(test_fmt_double),
+        cmocka_unit_test(test_utf8_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

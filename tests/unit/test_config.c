@@ -270,6 +270,101 @@ static void test_secret_permissions(void **state)
     free(pw);
 }
 
+/* Secret files are judged for [server] service_user (here the system account daemon, uid and
+ * gid 1), whoever runs the command: root:daemon 0640 is right for it and strict_permissions does
+ * not mind; root:root 0600 is a file it cannot read (a problem for config-check only); a file
+ * everyone reads is a warning, an error with strict_permissions for serve and config-check only.
+ * Needs root to give the file away; the service account must exist (Debian's base passwd). */
+static const struct {
+    uid_t uid;
+    gid_t gid;
+    mode_t mode;
+    enum vsl_config_use use;
+    int strict;
+    const char *user;  /* service_user */
+    const char *error; /* substring of the problems, or NULL: the file loads */
+    const char *warn;  /* substring of the warnings, or NULL: none */
+} perm_rows[] = {
+    {0, 1, 0640, VSL_CONFIG_CHECK, 1, "daemon", NULL, NULL},
+    {0, 1, 0640, VSL_CONFIG_SERVE, 1, "daemon", NULL, NULL},
+    {0, 1, 0640, VSL_CONFIG_COMMAND, 1, "daemon", NULL, NULL},
+    {1, 0, 0600, VSL_CONFIG_CHECK, 1, "daemon", NULL, NULL},
+    {0, 0, 0600, VSL_CONFIG_COMMAND, 0, "daemon", NULL,
+     "cannot be read by daemon, the account vslint serve runs as (mode 0600): chown root:daemon "},
+    {0, 0, 0600, VSL_CONFIG_CHECK, 0, "daemon",
+     ":4: [vcenter prod] password_file: FILE cannot be read by daemon", NULL},
+    {0, 0, 0640, VSL_CONFIG_COMMAND, 0, "daemon", NULL, "cannot be read by daemon"},
+    {0, 1, 0644, VSL_CONFIG_COMMAND, 0, "daemon", NULL,
+     ":4: [vcenter prod] password_file: warning: FILE is readable by everyone (mode 0644): chown "
+     "root:daemon FILE && chmod 0640 FILE"},
+    {0, 1, 0644, VSL_CONFIG_COMMAND, 1, "daemon", NULL, "is readable by everyone (mode 0644)"},
+    {0, 1, 0644, VSL_CONFIG_SERVE, 1, "daemon", "strict_permissions is on", NULL},
+    {0, 1, 0644, VSL_CONFIG_CHECK, 1, "daemon", "strict_permissions is on", NULL},
+    {1, 0, 0640, VSL_CONFIG_COMMAND, 0, "daemon", NULL,
+     "is readable by its group, which daemon is not in (mode 0640)"},
+    /* No such account: judged for root, who runs the test and reads everything. */
+    {0, 0, 0600, VSL_CONFIG_CHECK, 1, "no-such-vslint-user", NULL, NULL},
+    {0, 0, 0640, VSL_CONFIG_COMMAND, 0, "no-such-vslint-user", NULL, NULL},
+};
+
+/* pattern with each FILE replaced by path, into out. */
+static void expand_file(char *out, size_t size, const char *pattern, const char *path)
+{
+    size_t n = 0;
+
+    for (const char *p = pattern; *p && n + 1 < size;) {
+        if (!strncmp(p, "FILE", 4)) {
+            n += (size_t)snprintf(out + n, size - n, "%s", path);
+            p += 4;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n < size ? n : size - 1] = '\0';
+}
+
+static void test_secrets_judged_for_the_service_user(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    for (size_t i = 0; i < sizeof(perm_rows) / sizeof(perm_rows[0]); i++) {
+        char *pw = write_tmp("secret\n"), ini[1024], want[1024];
+        struct vsl_config *cfg = NULL;
+        struct vsl_buf errors;
+        assert_int_equal(chown(pw, perm_rows[i].uid, perm_rows[i].gid), 0);
+        assert_int_equal(chmod(pw, perm_rows[i].mode), 0);
+        snprintf(ini, sizeof(ini),
+                 "[vcenter prod]\nurl = https://vc/sdk\nuser = u\npassword_file = %s\n"
+                 "[server]\nservice_user = %s\nstrict_permissions = %s\n",
+                 pw, perm_rows[i].user, perm_rows[i].strict ? "true" : "false");
+        char *path = write_tmp(ini);
+        vsl_buf_init(&errors, 65536);
+        int r = vsl_config_load_for(path, perm_rows[i].use, &cfg, &errors);
+        const char *w = perm_rows[i].error ? perm_rows[i].error : perm_rows[i].warn;
+        if (w)
+            expand_file(want, sizeof(want), w, pw);
+        if (perm_rows[i].error) {
+            if (r != -VSL_ECONFIG || !strstr(errors.data ? errors.data : "", want))
+                fail_msg("row %zu: want the problem '%s', got %d: %s", i, want, r,
+                         errors.data ? errors.data : "");
+        } else {
+            if (r != 0)
+                fail_msg("row %zu: want it loaded, got: %s", i, errors.data);
+            const char *got = cfg->warnings ? cfg->warnings : "";
+            if (perm_rows[i].warn ? !strstr(got, want) : *got != '\0')
+                fail_msg("row %zu: want warning '%s', got '%s'", i,
+                         perm_rows[i].warn ? want : "", got);
+        }
+        vsl_config_free(cfg);
+        vsl_buf_free(&errors);
+        unlink(path);
+        free(path);
+        unlink(pw);
+        free(pw);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_password_sources),
         cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_secret_permissions),
+        cmocka_unit_test(test_secrets_judged_for_the_service_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
