@@ -246,14 +246,18 @@
     X(S, E, psp, psp, TEXT, 0, 1, EST)                                                             \
     X(S, E, satp, satp, TEXT, 0, 1, EST)                                                           \
     X(S, E, policy_type, policy_type, TEXT, 0, 7, EST)                                             \
-    X(S, E, multipath_plugin, multipath_plugin, TEXT, 0, 7, EST)
+    X(S, E, multipath_plugin, multipath_plugin, TEXT, 0, 7, EST)                                   \
+    X(S, E, protocol_endpoint, protocol_endpoint, BOOL, 0, 11, EST)
 
 #define DB_COLS_lun_paths(X, S, E)                                                                 \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \
     X(S, E, lun, lun, TEXT, KEY, 1, NOEST)                                                         \
     X(S, E, name, name, TEXT, KEY, 1, EST)                                                         \
     X(S, E, state, state, TEXT, 0, 1, EST)                                                         \
-    X(S, E, adapter, adapter, TEXT, 0, 1, EST)
+    X(S, E, adapter, adapter, TEXT, 0, 1, EST)                                                     \
+    X(S, E, target_wwpn, target_wwpn, TEXT, 0, 11, EST)                                            \
+    X(S, E, target_iqn, target_iqn, TEXT, 0, 11, EST)                                              \
+    X(S, E, target_address, target_address, TEXT, 0, 11, EST)
 
 #define DB_COLS_nmp_devices(X, S, E)                                                               \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \

@@ -180,6 +180,9 @@ struct est_path {
                             unknown */
     const char *adapter; /* the adapter's device (vmhba2), NULL if not reported */
     size_t hba;          /* index into host.hbas, EST_NONE when the host does not list it */
+    /* The storage port it ends at, NULL when unknown: a Fibre Channel target's port WWN
+     * ("50:06:01:60:47:e4:1e:49", lower case), an iSCSI target's IQN and address. */
+    const char *target_wwpn, *target_iqn, *target_address;
 };
 
 struct est_lun {
@@ -197,6 +200,8 @@ struct est_lun {
      * Only NMP and HPP devices are in multipathInfo: for any other plug-in psp, satp and
      * policy_type are NULL and the paths are not reported (n_paths 0 means unknown there). */
     const char *multipath_plugin;
+    /* ScsiLun.protocolEndpoint 0/1 (a VVol protocol endpoint), EST_UNKNOWN when not said. */
+    int protocol_endpoint;
     struct est_path *paths;
     size_t n_paths;
 };

@@ -175,6 +175,9 @@ struct vim_lun {
      * "HPP", "PowerPath", ...), else "HPP" for an HPP policy and "NMP" for a VMW_PSP_ one;
      * NULL when nothing says. */
     const char *multipath_plugin;
+    /* ScsiLun.protocolEndpoint: 1 for a VVol protocol endpoint (the device through which a
+     * host reaches an array's virtual volumes), 0, VIM_UNKNOWN when the host did not say. */
+    int protocol_endpoint;
 };
 
 struct vim_lun_path {
@@ -182,6 +185,10 @@ struct vim_lun_path {
     const char *name;       /* vmhba64:C0:T0:L1 */
     const char *state;      /* pathState as sent: active, standby, disabled, dead, off, unknown */
     const char *adapter;    /* the adapter's device (vmhba2), or its key when not listed */
+    /* The storage port it ends at (HostMultipathInfoPath.transport), NULL when not sent: a
+     * Fibre Channel target's port WWN, "50:06:01:60:47:e4:1e:49"; an iSCSI target's IQN and
+     * (first) address. */
+    const char *target_wwpn, *target_iqn, *target_address;
 };
 
 /* Per-device NMP configuration read with esxcli through vCenter (Round Robin IOPS limit). */
