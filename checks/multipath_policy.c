@@ -168,7 +168,7 @@ const struct check chk_multipath_policy = {
         "locality is unknown, and single-path LUNs, where the policy changes nothing. A VVol "
         "protocol endpoint (ScsiLun.protocolEndpoint) is judged like a LUN: the guide tunes "
         "\"disk (or endpoint) devices\" alike (§3.3, §3.9).",
-    .reference = "000_5bd48962a767ee9e.txt §3.3, §3.9; 001_7ad49caae9099bf2.txt; "
+    .reference = "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt; "
                  "004_f5959e3b697954a0.txt; VMware KB \"Adjusting Round Robin IOPS limit from "
                  "default 1000 to 1\"",
     .remediation =

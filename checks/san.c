@@ -34,6 +34,27 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
     return p->hba < h->n_hbas ? &h->hbas[p->hba] : NULL;
 }
 
+const char *est_path_sp(const struct est_path *p, const char **how)
+{
+    /* The NAA 5 WWN of EMC's OUI 00:60:16; the nibble after it is the port: 0-7 on SP A,
+     * 8-f on SP B. */
+    static const char emc[] = "50:06:01:6";
+    const char *w = p->target_wwpn;
+
+    if (!w) {
+        *how = p->target_iqn ? "iSCSI target: its storage processor is not in its name"
+                             : "no target port reported for the path";
+        return NULL;
+    }
+    if (strncmp(w, emc, strlen(emc)) || !w[strlen(emc)] ||
+        !strchr("0123456789abcdef", w[strlen(emc)])) {
+        *how = "target WWN of no known storage processor convention";
+        return NULL;
+    }
+    *how = "WWN convention (50:06:01:60-67 SP A, 50:06:01:68-6f SP B)";
+    return strchr("01234567", w[strlen(emc)]) ? "SP A" : "SP B";
+}
+
 enum est_locality est_lun_locality(const struct est_host *h, const struct est_lun *l)
 {
     size_t san = 0, local = 0;

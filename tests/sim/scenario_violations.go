@@ -152,6 +152,9 @@ import (
 //
 // Other lab datastores, all compliant: ds-lab-01, ds-lab-02, ds-lab-03.
 //
+// The seeds' rules taken whole (issue 22: storage processors, VVol protocol
+// endpoints, ...): see scenario_seeds.go.
+//
 // pool-free-space and pool-subscription (with the Unity responder, tests/sim/unity/main.go,
 // which holds their LUNs; without an [array] section they are compliant datastores):
 // ds-pool-low, ds-pool-ok, ds-pool-warn, ds-pool-snap, ds-pool-over, ds-pool-thick, each
@@ -367,4 +370,6 @@ func buildViolations(w *world) {
 		free: pct(c, 50), hosts: hostsOf(w, "esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean")})
 	// datastore-alarms
 	plantViolationAlarms(w)
+	// the seeds' rules taken whole (scenario_seeds.go)
+	plantSeedRules(w)
 }

@@ -52,6 +52,9 @@ type truthPath struct {
 	Name    string `json:"name"`
 	State   string `json:"state"`
 	Adapter string `json:"adapter"` // the adapter's device
+	// TargetWwpn is the Fibre Channel target port the path ends at, "" when
+	// the path has no transport.
+	TargetWwpn string `json:"target_wwpn"`
 }
 
 type truthLun struct {
@@ -67,6 +70,8 @@ type truthLun struct {
 	MultipathPlugin string      `json:"multipath_plugin"`
 	IopsLimit       *int        `json:"iops_limit"`
 	Paths           []truthPath `json:"paths"`
+	// ProtocolEndpoint is ScsiLun.protocolEndpoint as sent: null when left out.
+	ProtocolEndpoint *bool `json:"protocol_endpoint"`
 }
 
 // truthSatpRule is a claim rule as esxcli lists it; "" = not set.
@@ -283,13 +288,14 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 	x := extraFor(h.Self)
 	for _, l := range hostLuns(h) {
 		tl := truthLun{CanonicalName: l.canonical, Local: l.local, LocalDisk: l.localDisk, Policy: l.policy,
-			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{}}
+			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{},
+			ProtocolEndpoint: l.protocolEndpoint}
 		if iops, ok := x.iops[l.canonical]; ok && !x.refuseEsxcli && !l.local && l.policy == "VMW_PSP_RR" {
 			v := iops
 			tl.IopsLimit = &v
 		}
 		for _, p := range l.paths {
-			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter})
+			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter, TargetWwpn: p.wwpn})
 		}
 		t.Luns = append(t.Luns, tl)
 	}

@@ -1,0 +1,45 @@
+package main
+
+import "strings"
+
+// The violations scenario's objects for the seeds' rules taken whole (issue
+// 22), planted after everything else so that no earlier object changes.
+// Unity's port WWNs follow 000 §3.1.2's zoning table: 50:06:01:60-67 are SP A's
+// ports, 50:06:01:68-6f SP B's.
+//
+// multipath-redundancy, both storage processors (esx-san-1, FC: two paths,
+// one through vmhba2 and one through vmhba3, RR iops=1, vendor DGC)
+//
+//	VIOLATION naa.60060160a0b0000000000000000000f1  both paths to SP A ports
+//	                             (50:06:01:60:47:e4:1e:49, 50:06:01:61:47:e4:1e:49)
+//	                             -> critical, naming SP A
+//	TWIN      naa.60060160a0b0000000000000000000f2  one path to SP A (…60…), one to SP B
+//	                             (50:06:01:68:47:e4:1e:49)
+//	(the LUNs without a transport, ...a1-...a5, are not judged on SPs: a5's
+//	finding says "no target port reported for the path")
+//
+// multipath-policy, VVol protocol endpoints (esx-san-1, ScsiLun.protocolEndpoint
+// true, paths to both SPs): 000 §3.9 tunes them as §3.3 tunes LUNs
+//
+//	VIOLATION naa.60060160a0b0000000000000000000f3  PE on VMW_PSP_MRU -> warning, the
+//	                             message calls it a VVol protocol endpoint
+//	TWIN      naa.60060160a0b0000000000000000000f4  PE on RR iops=1
+func plantSeedRules(w *world) {
+	san1 := w.hosts["esx-san-1"]
+	naa := func(s string) string { return "naa.60060160a0b0" + strings.Repeat("0", 18) + s }
+	const spA0, spA1, spB0 = "50:06:01:60:47:e4:1e:49", "50:06:01:61:47:e4:1e:49", "50:06:01:68:47:e4:1e:49"
+
+	oneSP := sanLun(naa("f1"), 500)
+	oneSP.targets = []string{spA0, spA1}
+	w.addLun(san1, oneSP)
+	bothSP := sanLun(naa("f2"), 500)
+	bothSP.targets = []string{spA0, spB0}
+	w.addLun(san1, bothSP)
+
+	peMRU := sanLun(naa("f3"), 1)
+	peMRU.pe, peMRU.policy, peMRU.targets = true, "VMW_PSP_MRU", []string{spA0, spB0}
+	w.addLun(san1, peMRU)
+	peRR := sanLun(naa("f4"), 1)
+	peRR.pe, peRR.targets = true, []string{spA0, spB0}
+	w.addLun(san1, peRR)
+}
