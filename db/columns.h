@@ -64,7 +64,8 @@
     T(ALARM_METRIC, alarm_metrics, alarm_metric, est_alarm_metric, 6, WITHOUT_ROWID)               \
     T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)                    \
     T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
-    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)
+    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)                             \
+    T(ALARM_DISABLED, alarm_disabled, alarm_disabled, est_alarm_disabled, 11, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
@@ -312,6 +313,12 @@
     X(S, E, operator, op, TEXT, 0, 6, NOEST)                                                       \
     X(S, E, yellow, yellow, INT, 0, 6, EST)                                                        \
     X(S, E, red, red, INT, 0, 6, EST)
+
+/* Alarms disabled on one entity (and below it), from the entities' declaredAlarmState: read
+ * with the alarms, by a full read. */
+#define DB_COLS_alarm_disabled(X, S, E)                                                            \
+    X(S, E, entity, entity, TEXT, KEY, 11, EST)                                                    \
+    X(S, E, alarm, alarm, TEXT, KEY, 11, EST)
 
 /* Only the counters an alarm names: counterIds differ from one vCenter to another. */
 #define DB_COLS_perf_counters(X, S, E)                                                             \

@@ -302,6 +302,11 @@ struct est_entity {
     const char *parent;              /* moref, NULL at the top */
 };
 
+/* An alarm disabled on one entity and below it (vim_alarm_disabled). */
+struct est_alarm_disabled {
+    const char *entity, *alarm; /* morefs */
+};
+
 /* A metric condition that raises its alarm on its own (the expression itself, or a member of
  * an OrAlarmExpression). yellow and red are the thresholds in vCenter's unit, hundredths of a
  * percent for a usage counter (7500 = 75 %), EST_UNKNOWN when unset. */
@@ -344,6 +349,9 @@ struct estate {
     struct est_alarm *alarms;
     size_t n_alarms;
     int alarms_read;
+    /* Alarms disabled on one entity and below it, by entity then alarm. */
+    struct est_alarm_disabled *alarms_disabled;
+    size_t n_alarms_disabled;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
     /* The array pools behind its datastores (see est_pool), by array then pool id. */

@@ -249,6 +249,13 @@ struct vim_alarm {
     const char *entity, *entity_type; /* where it is defined: it covers that entity and below */
 };
 
+/* An alarm disabled on one entity and the entities below it (vSphere 7: AlarmManager.
+ * DisableAlarm; the entity's declaredAlarmState entry for the alarm has disabled = true),
+ * though the alarm itself stays enabled elsewhere. */
+struct vim_alarm_disabled {
+    const char *entity, *alarm; /* morefs */
+};
+
 /* A MetricAlarmExpression of an alarm that raises on its own: the alarm's expression itself,
  * or a member of an OrAlarmExpression (nested Ors too). Conditions inside an
  * AndAlarmExpression are not emitted: they raise nothing alone. */
@@ -329,6 +336,7 @@ struct vim_sink {
     int (*alarm_manager)(void *ctx, const struct vim_alarm_manager *);
     int (*alarm)(void *ctx, const struct vim_alarm *);
     int (*alarm_metric)(void *ctx, const struct vim_alarm_metric *);
+    int (*alarm_disabled)(void *ctx, const struct vim_alarm_disabled *);
     int (*perf_counter)(void *ctx, const struct vim_perf_counter *);
     /* An array's snapshot (arrays/). */
     int (*array_pool)(void *ctx, const struct vim_array_pool *);

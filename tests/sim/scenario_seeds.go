@@ -1,6 +1,12 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+)
 
 // The violations scenario's objects for the seeds' rules taken whole (issue
 // 22), planted after everything else so that no earlier object changes.
@@ -24,6 +30,19 @@ import "strings"
 //	VIOLATION naa.60060160a0b0000000000000000000f3  PE on VMW_PSP_MRU -> warning, the
 //	                             message calls it a VVol protocol endpoint
 //	TWIN      naa.60060160a0b0000000000000000000f4  PE on RR iops=1
+//
+// datastore-alarms, an alarm disabled on one entity (vSphere 7's
+// AlarmManager.DisableAlarm: the entity's declaredAlarmState entry for it has
+// disabled = true). In DC-remote (see the datastore-alarms section of
+// scenario_violations.go's header; its root alarm is disabled), folder
+// fld-pods holds "Datastore usage (pods)" usage 7000/9000, enabled, and two
+// datastore clusters:
+//
+//	VIOLATION ds-alarm-pod-off   in pod-alarm-off, on which "Datastore usage (pods)"
+//	                             is disabled -> warning, level "disabled", naming
+//	                             pod-alarm-off
+//	TWIN      ds-alarm-pod-on    in pod-alarm-on, whose declaredAlarmState entry for
+//	                             the alarm has disabled = false
 func plantSeedRules(w *world) {
 	san1 := w.hosts["esx-san-1"]
 	naa := func(s string) string { return "naa.60060160a0b0" + strings.Repeat("0", 18) + s }
@@ -42,4 +61,43 @@ func plantSeedRules(w *world) {
 	peRR := sanLun(naa("f4"), 1)
 	peRR.pe, peRR.targets = true, []string{spA0, spB0}
 	w.addLun(san1, peRR)
+
+	plantDisabledOnEntity(w)
+}
+
+// plantDisabledOnEntity: see the datastore-alarms part of the header above.
+func plantDisabledOnEntity(w *world) {
+	var dc *simulator.Datacenter
+	for _, ref := range w.rootFolder().ChildEntity {
+		if d, ok := simulator.Map.Get(ref).(*simulator.Datacenter); ok && d.Name == "DC-remote" {
+			dc = d
+		}
+	}
+	if dc == nil {
+		panic("no DC-remote (plantViolationAlarms first)")
+	}
+	f, err := object.NewFolder(w.c, dc.DatastoreFolder).CreateFolder(w.ctx, "fld-pods")
+	must(err)
+	folder := simulator.Map.Get(f.Reference()).(*simulator.Folder)
+	alarm := w.addAlarm(folder, "Datastore usage (pods)", "", true, anyOf(usage(7000, 9000)))
+	c := 600 * GiB
+	for _, x := range []struct {
+		pod, ds  string
+		disabled bool
+	}{{"pod-alarm-off", "ds-alarm-pod-off", true}, {"pod-alarm-on", "ds-alarm-pod-on", false}} {
+		p, err := object.NewFolder(w.c, folder.Self).CreateStoragePod(w.ctx, x.pod)
+		must(err)
+		pod := simulator.Map.Get(p.Reference()).(*simulator.StoragePod)
+		name, disabled := x.pod, x.disabled
+		lock(pod, func() {
+			pod.Summary.Name = name
+			pod.DeclaredAlarmState = append(pod.DeclaredAlarmState, types.AlarmState{
+				Key: alarm.Self.Value + "." + pod.Self.Value, Entity: pod.Self, Alarm: alarm.Self,
+				OverallStatus: types.ManagedEntityStatusGray, Time: w.now,
+				Acknowledged: types.NewBool(false), Disabled: types.NewBool(disabled)})
+		})
+		w.pods[x.pod] = pod
+		d := w.addDatastore(dsSpec{name: x.ds, capacity: c, free: pct(c, 50), pod: pod})
+		w.moveToDatacenter(d, dc, nil)
+	}
 }
