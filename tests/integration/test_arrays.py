@@ -334,3 +334,31 @@ def test_serve_gate_forgets_the_pools_of_a_removed_array(violations_sim, workspa
             ans = srv.post('/api/v1/gate', data=body, headers=hdrs).json()
             assert ans['allowed'] is True, ans
             assert [r for r in ans['reasons'] if r.get('check') == 'pool-free-space'] == []
+
+
+# ---- thin on thin (000 §3.7.2), scenario_seeds.go --------------------------------------------
+
+def test_disk_provisioned_otherwise_than_its_lun_is_info(estate):
+    """In-guest reclaim "DOES require thin provisioning be used on both the storage and the
+    virtual disks": the array says ds-pool-ok's LUN is thin and ds-pool-thick's thick."""
+    got = {f['object']['name']: f for f in estate['findings']
+           if f['check'] == 'space-reclaim' and f.get('detail') == 'thin-on-thin'}
+    assert sorted(got) == ['vm-thick-on-thin', 'vm-thin-on-thick']
+    thick = got['vm-thick-on-thin']
+    assert thick['severity'] == 'info'
+    assert 'lazyzeroedthick on a thin LUN of ds-pool-ok' in thick['message']
+    assert [(d['datastore'], d['format'], d['lun_thin']) for d in thick['evidence']['disks']] == \
+        [('ds-pool-ok', 'lazyzeroedthick', True)]
+    assert 'thin on a thick LUN of ds-pool-thick' in got['vm-thin-on-thick']['message']
+
+
+@pytest.mark.parametrize('vm', ['vm-thin-on-thin', 'vm-thick-on-thick'])
+def test_disk_provisioned_as_its_lun_is_silent(estate, vm):
+    assert [f for f in estate['findings']
+            if f['check'] == 'space-reclaim' and f['object']['name'] == vm] == []
+
+
+def test_thin_on_thin_needs_the_array(lab):
+    """Without an [array] section the LUNs' provisioning is unknown: nothing is said."""
+    assert [f['object']['name'] for f in lab.findings
+            if f['check'] == 'space-reclaim' and f.get('detail') == 'thin-on-thin'] == []

@@ -43,6 +43,15 @@ import (
 //	                             pod-alarm-off
 //	TWIN      ds-alarm-pod-on    in pod-alarm-on, whose declaredAlarmState entry for
 //	                             the alarm has disabled = false
+//
+// space-reclaim, thin on thin (000 §3.7.2; judged only with the Unity
+// responder as [array], which says ds-pool-ok's LUN (…d2) is thin and
+// ds-pool-thick's (…d7) thick; VMs vmx-13 on esx-san-1, one 8 GiB disk each)
+//
+//	VIOLATION vm-thick-on-thin   lazyzeroedthick on ds-pool-ok -> info (detail thin-on-thin)
+//	VIOLATION vm-thin-on-thick   thin on ds-pool-thick -> info (detail thin-on-thin)
+//	TWIN      vm-thin-on-thin    thin on ds-pool-ok
+//	TWIN      vm-thick-on-thick  lazyzeroedthick on ds-pool-thick (no reclaim asked of it)
 func plantSeedRules(w *world) {
 	san1 := w.hosts["esx-san-1"]
 	naa := func(s string) string { return "naa.60060160a0b0" + strings.Repeat("0", 18) + s }
@@ -63,6 +72,16 @@ func plantSeedRules(w *world) {
 	w.addLun(san1, peRR)
 
 	plantDisabledOnEntity(w)
+
+	for _, v := range []struct{ name, ds, format string }{
+		{"vm-thick-on-thin", "ds-pool-ok", "lazyzeroedthick"},
+		{"vm-thin-on-thick", "ds-pool-thick", "thin"},
+		{"vm-thin-on-thin", "ds-pool-ok", "thin"},
+		{"vm-thick-on-thick", "ds-pool-thick", "lazyzeroedthick"},
+	} {
+		w.addVM(vmSpec{name: v.name, host: san1,
+			disks: []diskSpec{{ds: w.datastores[v.ds], gib: 8, format: v.format}}})
+	}
 }
 
 // plantDisabledOnEntity: see the datastore-alarms part of the header above.
