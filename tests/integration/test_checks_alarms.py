@@ -191,3 +191,13 @@ def test_alarm_disabled_on_a_datastore_cluster(lab):
     pods = [a for a in x['evidence']['alarms'] if a['name'] == 'Datastore usage (pods)']
     assert [(a['enabled'], a['entity_name'], a['disabled_on_name']) for a in pods] == \
         [(True, 'fld-pods', 'pod-alarm-off')]
+
+
+def test_alarms_disabled_on_an_entity_are_in_the_inventory(lab):
+    """`vslint inventory` lists the (entity, alarm) pairs whose declaredAlarmState says
+    disabled: pod-alarm-off's, not pod-alarm-on's (its entry says disabled = false)."""
+    vc = lab.inventory()['vcenters'][0]
+    ent = {x['name']: x['moref'] for x in vc['entities']}
+    alarm = {x['name']: x['moref'] for x in vc['alarms']}
+    assert vc['alarms_disabled'] == [{'entity': ent['pod-alarm-off'],
+                                      'alarm': alarm['Datastore usage (pods)']}]
