@@ -98,7 +98,8 @@ static int first_through(const struct est_host *h, const struct est_lun *l, size
  * down). *sp is the one they all reach when that is every one of them, NULL otherwise; the
  * count of distinct SPs, or 0 when a path that counts ends at a port whose SP cannot be told:
  * then the LUN is not judged on SPs, and *why says why (for the evidence). */
-static size_t reached_sps(const struct est_lun *l, const char **sp, const char **why)
+static size_t reached_sps(const struct estate *e, const struct est_lun *l, const char **sp,
+                          const char **why)
 {
     const char *first = NULL, *how = NULL;
     size_t n = 0;
@@ -109,7 +110,7 @@ static size_t reached_sps(const struct est_lun *l, const char **sp, const char *
         enum use u = path_use(l->paths[i].state);
         if (u != USABLE && u != UNKNOWN)
             continue;
-        const char *s = est_path_sp(&l->paths[i], &how);
+        const char *s = est_path_sp(e, &l->paths[i], &how);
         if (!s) {
             *why = how;
             return 0;
@@ -126,8 +127,8 @@ static size_t reached_sps(const struct est_lun *l, const char **sp, const char *
     return n;
 }
 
-static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
-                     enum est_plugin plugin, int min_paths)
+static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct est_host *h,
+                     const struct est_lun *l, enum est_plugin plugin, int min_paths)
 {
     const char *hname = h->name;
     size_t count[UNKNOWN + 1] = {0}, standby = 0, with_adapter = 0, n_adapters = 0;
@@ -159,7 +160,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
      * all end at one SP lose the LUN with that SP, whatever the adapters. Judged only where
      * every path that counts tells its SP, and where redundancy is asked for at all. */
     const char *one_sp_name, *sp_how;
-    size_t n_sps = reached_sps(l, &one_sp_name, &sp_how);
+    size_t n_sps = reached_sps(e, l, &one_sp_name, &sp_how);
     int one_sp = min_adapters >= 2 && n_sps == 1;
     if (dead == 0 && !few_paths && !one_adapter && !one_sp)
         return 0;
@@ -177,7 +178,7 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                                                p->adapter, "target_wwpn", p->target_wwpn,
                                                "target_iqn", p->target_iqn, "target_address",
                                                p->target_address, "storage_processor",
-                                               est_path_sp(p, &how)));
+                                               est_path_sp(e, p, &how)));
         if (path_use(p->state) == DEAD && p->name)
             dead_names = chk_ev_append(dead_names, json_string(p->name));
         if (a && first_through(h, l, i, a))
@@ -245,7 +246,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         enum est_plugin plugin = est_lun_plugin(l);
         if (plugin == EST_PLUGIN_OTHER || (l->n_paths == 0 && !l->psp))
             continue;
-        int r = check_lun(ctx, h, l, plugin, min_paths);
+        int r = check_lun(ctx, e, h, l, plugin, min_paths);
         if (r < 0)
             return r;
     }

@@ -34,12 +34,23 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
     return p->hba < h->n_hbas ? &h->hbas[p->hba] : NULL;
 }
 
-const char *est_path_sp(const struct est_path *p, const char **how)
+const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how)
 {
     /* The NAA 5 WWN of EMC's OUI 00:60:16; the nibble after it is the port: 0-7 on SP A,
      * 8-f on SP B. */
     static const char emc[] = "50:06:01:6";
     const char *w = p->target_wwpn;
+    const struct est_array_port *port = est_array_port(e, w);
+
+    if (port) {
+        *how = "the array's own port list (Unity fcPort.storageProcessor)";
+        if (!strcmp(port->sp, "spa"))
+            return "SP A";
+        if (!strcmp(port->sp, "spb"))
+            return "SP B";
+        *how = "the array names a storage processor vslint does not know";
+        return NULL;
+    }
 
     if (!w) {
         *how = p->target_iqn ? "iSCSI target: its storage processor is not in its name"

@@ -65,7 +65,8 @@
     T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)                    \
     T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
     T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)                             \
-    T(ALARM_DISABLED, alarm_disabled, alarm_disabled, est_alarm_disabled, 11, WITHOUT_ROWID)
+    T(ALARM_DISABLED, alarm_disabled, alarm_disabled, est_alarm_disabled, 11, WITHOUT_ROWID)     \
+    T(ARRAY_PORT, array_ports, array_port, est_none, 11, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
@@ -351,6 +352,13 @@
     X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
     X(S, E, size_allocated, size_allocated, I64, 0, 9, NOEST)                                      \
     X(S, E, thin, thin, BOOL, 0, 9, NOEST)
+
+/* An array's Fibre Channel ports, under the array's name: which storage processor a path's
+ * target port (lun_paths.target_wwpn) belongs to. */
+#define DB_COLS_array_ports(X, S, E)                                                               \
+    X(S, E, id, id, TEXT, KEY, 11, NOEST)                                                          \
+    X(S, E, wwpn, wwpn, TEXT, 0, 11, NOEST)                                                        \
+    X(S, E, sp, sp, TEXT, 0, 11, NOEST)
 
 /* ---- db/'s own tables --------------------------------------------------------------------- */
 

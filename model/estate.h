@@ -112,6 +112,13 @@ struct est_pool {
     size_t n_datastores;
 };
 
+/* A Fibre Channel port of a configured array that a path of this vCenter's hosts ends at. */
+struct est_array_port {
+    const char *array; /* the [array NAME] */
+    const char *wwpn;  /* "50:06:01:60:47:e4:1e:49" */
+    const char *sp;    /* the array's id of its storage processor: "spa", "spb" */
+};
+
 struct est_dvswitch {
     const char *moref, *name, *uuid;
     int max_mtu; /* EST_UNKNOWN if not reported */
@@ -354,6 +361,9 @@ struct estate {
     size_t n_alarms_disabled;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
+    /* The configured arrays' FC ports its hosts' paths end at, by wwpn (est_array_port()). */
+    struct est_array_port *array_ports;
+    size_t n_array_ports;
     /* The array pools behind its datastores (see est_pool), by array then pool id. */
     struct est_pool *pools;
     size_t n_pools;
@@ -366,6 +376,8 @@ const struct est_gap *est_gap(const struct est_host *h, const char *what);
 
 /* The container with moref, or NULL. */
 const struct est_entity *est_entity(const struct estate *e, const char *moref);
+/* The configured array's FC port with that port WWN, or NULL. */
+const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn);
 /* The vCenter's own gap about what ("alarms"), or NULL. */
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 

@@ -298,6 +298,14 @@ struct vim_array_lun {
     int thin;                           /* isThinEnabled 0/1, VIM_UNKNOWN */
 };
 
+/* A Fibre Channel front-end port of an array (Unity fcPort): its port WWN and the storage
+ * processor it belongs to. */
+struct vim_array_port {
+    const char *id;   /* "spa_fc4" */
+    const char *wwpn; /* the port WWN, lower case with colons: "50:06:01:60:47:e4:1e:49" */
+    const char *sp;   /* the storage processor's id: "spa", "spb" */
+};
+
 /* "naa." and the 32 (or 16) hex digits of a WWN written with or without colons, in lower
  * case, into out: the name vSphere gives the device. 0, or -1 when wwn is not one. */
 int est_naa_from_wwn(const char *wwn, char *out, size_t size);
@@ -341,6 +349,7 @@ struct vim_sink {
     /* An array's snapshot (arrays/). */
     int (*array_pool)(void *ctx, const struct vim_array_pool *);
     int (*array_lun)(void *ctx, const struct vim_array_lun *);
+    int (*array_port)(void *ctx, const struct vim_array_port *);
 };
 
 #endif

@@ -76,7 +76,9 @@ TWINS = {
     'multipath-redundancy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a1'),
                              'esx-san-1 ' + MPX, 'esx-san-noesxcli ' + naa('b1'),
                              # paths to both SPs
-                             'esx-san-1 ' + naa('f2')],
+                             'esx-san-1 ' + naa('f2'),
+                             # SPs only the array tells (none configured here): not judged
+                             'esx-san-1 ' + naa('f5'), 'esx-san-1 ' + naa('f6')],
     'device-identifier': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + MPX],
 }
 

@@ -23,6 +23,12 @@ import (
 //	                             (50:06:01:68:47:e4:1e:49)
 //	(the LUNs without a transport, ...a1-...a5, are not judged on SPs: a5's
 //	finding says "no target port reported for the path")
+//	With the Unity responder as [array] (its fcPort list), also:
+//	VIOLATION naa.60060160a0b0000000000000000000f5  both paths to ports 58:cc:f0:98:49:20/21
+//	                             the array lists on spa -> critical, naming SP A; without
+//	                             the array not judged (no convention knows 58:cc:f0)
+//	TWIN      naa.60060160a0b0000000000000000000f6  one path to spa's 58:...:20, one to
+//	                             spb's 58:...:28
 //
 // multipath-policy, VVol protocol endpoints (esx-san-1, ScsiLun.protocolEndpoint
 // true, paths to both SPs): 000 §3.9 tunes them as §3.3 tunes LUNs
@@ -63,6 +69,15 @@ func plantSeedRules(w *world) {
 	bothSP := sanLun(naa("f2"), 500)
 	bothSP.targets = []string{spA0, spB0}
 	w.addLun(san1, bothSP)
+
+	// Ports whose SP only the array's fcPort list tells (tests/sim/unity/main.go).
+	const xA0, xA1, xB0 = "58:cc:f0:98:49:20:0b:2a", "58:cc:f0:98:49:21:0b:2a", "58:cc:f0:98:49:28:0b:2a"
+	arrayOneSP := sanLun(naa("f5"), 500)
+	arrayOneSP.targets = []string{xA0, xA1}
+	w.addLun(san1, arrayOneSP)
+	arrayBothSP := sanLun(naa("f6"), 500)
+	arrayBothSP.targets = []string{xA0, xB0}
+	w.addLun(san1, arrayBothSP)
 
 	peMRU := sanLun(naa("f3"), 1)
 	peMRU.pe, peMRU.policy, peMRU.targets = true, "VMW_PSP_MRU", []string{spA0, spB0}
