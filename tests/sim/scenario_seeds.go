@@ -63,21 +63,17 @@ func plantSeedRules(w *world) {
 	naa := func(s string) string { return "naa.60060160a0b0" + strings.Repeat("0", 18) + s }
 	const spA0, spA1, spB0 = "50:06:01:60:47:e4:1e:49", "50:06:01:61:47:e4:1e:49", "50:06:01:68:47:e4:1e:49"
 
-	oneSP := sanLun(naa("f1"), 500)
-	oneSP.targets = []string{spA0, spA1}
-	w.addLun(san1, oneSP)
-	bothSP := sanLun(naa("f2"), 500)
-	bothSP.targets = []string{spA0, spB0}
-	w.addLun(san1, bothSP)
-
-	// Ports whose SP only the array's fcPort list tells (tests/sim/unity/main.go).
+	// xA0, xA1, xB0: ports whose SP only the array's fcPort list tells (tests/sim/unity/main.go).
 	const xA0, xA1, xB0 = "58:cc:f0:98:49:20:0b:2a", "58:cc:f0:98:49:21:0b:2a", "58:cc:f0:98:49:28:0b:2a"
-	arrayOneSP := sanLun(naa("f5"), 500)
-	arrayOneSP.targets = []string{xA0, xA1}
-	w.addLun(san1, arrayOneSP)
-	arrayBothSP := sanLun(naa("f6"), 500)
-	arrayBothSP.targets = []string{xA0, xB0}
-	w.addLun(san1, arrayBothSP)
+	for _, l := range []struct {
+		naa     string
+		targets []string
+	}{{"f1", []string{spA0, spA1}}, {"f2", []string{spA0, spB0}}, {"f5", []string{xA0, xA1}},
+		{"f6", []string{xA0, xB0}}} {
+		spec := sanLun(naa(l.naa), 500)
+		spec.targets = l.targets
+		w.addLun(san1, spec)
+	}
 
 	peMRU := sanLun(naa("f3"), 1)
 	peMRU.pe, peMRU.policy, peMRU.targets = true, "VMW_PSP_MRU", []string{spA0, spB0}
