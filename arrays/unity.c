@@ -21,6 +21,7 @@
     "name,sizeTotal,sizeFree,sizeUsed,sizeSubscribed,alertThreshold,health,snapSizeUsed,"          \
     "snapSizeSubscribed"
 #define LUN_FIELDS "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
+#define FC_PORT_FIELDS "wwn,storageProcessor"
 
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
 {
@@ -350,6 +351,48 @@ int arr_decode_lun(const json_t *content, struct vim_array_lun *out, char naa[40
     return 0;
 }
 
+/* The port WWN in Unity's fcPort.wwn, which is the node WWN and the port WWN in one
+ * ("50:06:01:60:C7:E0:1B:1A:50:06:01:60:47:E0:1B:1A"): its last 8 bytes, in lower case with
+ * colons as vSphere's path targets are stored. A lone 8-byte WWN is taken as the port's. 0, or
+ * -1 when wwn is neither. */
+static int port_wwpn(const char *wwn, char out[24])
+{
+    size_t n = wwn ? strlen(wwn) : 0;
+
+    if (n != 23 && n != 47)
+        return -1;
+    wwn += n - 23;
+    for (size_t i = 0; i < 23; i++) {
+        char ch = wwn[i];
+        if (i % 3 == 2 ? ch != ':' : !strchr("0123456789abcdefABCDEF", ch) || !ch)
+            return -1;
+        out[i] = (char)(ch >= 'A' && ch <= 'F' ? ch - 'A' + 'a' : ch);
+    }
+    out[23] = '\0';
+    return 0;
+}
+
+int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char wwpn[24],
+                       char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *sp = json_object_get(content, "storageProcessor");
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "fcPort", NULL, "id");
+    const char *wwn = get_str(content, "wwn", &bad);
+    if (sp && !json_is_null(sp) && !json_is_object(sp))
+        bad = "storageProcessor";
+    out->sp = get_str(sp, "id", &bad);
+    if (bad)
+        return wrong(err, errlen, "fcPort", out->id, bad);
+    /* A WWN that is not one tells no path's SP; the port is still stored as the array has it. */
+    out->wwpn = port_wwpn(wwn, wwpn) == 0 ? wwpn : NULL;
+    return 0;
+}
+
 int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *content), void *ctx,
                     int *more, char *err, size_t errlen)
 {
@@ -386,7 +429,7 @@ int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *conten
 struct emit {
     struct arr_client *c;
     const struct vim_sink *sink;
-    int pools; /* 1: pool entries, 0: LUN entries */
+    int pools; /* 1: pool entries, 0: LUN entries, 2: fcPort entries */
     size_t n;
 };
 
@@ -397,6 +440,12 @@ static int emit_entry(void *ctx, const json_t *content)
     int r;
 
     em->n++;
+    if (em->pools == 2) {
+        struct vim_array_port p;
+        char wwpn[24];
+        r = arr_decode_fc_port(content, &p, wwpn, em->c->err, sizeof(em->c->err));
+        return r < 0 ? r : em->sink->array_port(em->sink->ctx, &p);
+    }
     if (em->pools) {
         struct vim_array_pool p;
         r = arr_decode_pool(content, &p, em->c->err, sizeof(em->c->err));
@@ -475,5 +524,8 @@ int arr_collect(struct arr_client *c, const struct vim_sink *sink)
 {
     int r = read_type(c, sink, "pool", POOL_FIELDS, 1);
 
-    return r < 0 ? r : read_type(c, sink, "lun", LUN_FIELDS, 0);
+    if (r == 0)
+        r = read_type(c, sink, "lun", LUN_FIELDS, 0);
+    /* The FC ports tell which storage processor a path's target port is on (000 §3.1.1). */
+    return r < 0 ? r : read_type(c, sink, "fcPort", FC_PORT_FIELDS, 2);
 }

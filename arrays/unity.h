@@ -50,6 +50,9 @@ int arr_logout(struct arr_client *c);
 int arr_decode_pool(const json_t *content, struct vim_array_pool *out, char *err, size_t errlen);
 int arr_decode_lun(const json_t *content, struct vim_array_lun *out, char naa[40], char *err,
                    size_t errlen);
+/* fcPort: wwpn (the caller's buffer) is the port WWN of its wwn, NULL when that is not one. */
+int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char wwpn[24],
+                       char *err, size_t errlen);
 /* A collection answer ({"entries": [{"content": {...}}], "links": [...]}): calls fn on each
  * entry's content; *more is 1 when the answer links a next page. */
 int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *content), void *ctx,

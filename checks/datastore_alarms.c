@@ -23,6 +23,9 @@
 struct usage_alarm {
     const struct est_alarm *a;
     int warn_at, crit_at;
+    /* For one datastore: the entity of its chain the alarm is disabled on (DisableAlarm, vSphere
+     * 7), or NULL. */
+    const char *disabled_on;
 };
 
 static int min_set(int a, int b)
@@ -94,6 +97,22 @@ static size_t ancestry(const struct estate *e, const struct est_datastore *d,
         p = en->parent;
     }
     return 0;
+}
+
+/* The entity of chain (a datastore and its containers) on which a is disabled for it and
+ * everything below it (AlarmManager.DisableAlarm), or NULL: an alarm enabled on the folder it is
+ * defined on but disabled on a datastore cluster does not cover that cluster's datastores. */
+static const char *disabled_on(const struct estate *e, const struct est_alarm *a,
+                               const char *const *chain, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < e->n_alarms_disabled; j++) {
+            const struct est_alarm_disabled *x = &e->alarms_disabled[j];
+            if (x->entity && x->alarm && !strcmp(x->entity, chain[i]) &&
+                !strcmp(x->alarm, a->moref))
+                return chain[i];
+        }
+    return NULL;
 }
 
 static int covers(const struct est_alarm *a, const char *const *chain, size_t n)
@@ -182,11 +201,14 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
 
     for (size_t i = 0; alarms && i < n_cov && i < MAX_EV_ALARMS; i++) {
         const struct est_alarm *a = cov[i].a;
+        const char *off = cov[i].disabled_on;
         alarms = chk_ev_append(
-            alarms, json_pack("{s:s, s:s, s:s?, s:s, s:b, s:o, s:o}", "name", a->name, "moref",
-                              a->moref, "entity", a->entity, "entity_name",
+            alarms, json_pack("{s:s, s:s, s:s?, s:s, s:b, s:o, s:o, s:s?, s:s?}", "name", a->name,
+                              "moref", a->moref, "entity", a->entity, "entity_name",
                               entity_name(e, d, a->entity), "enabled", a->enabled == 1, "warn_pct",
-                              pct_json(cov[i].warn_at), "red_pct", pct_json(cov[i].crit_at)));
+                              pct_json(cov[i].warn_at), "red_pct", pct_json(cov[i].crit_at),
+                              "disabled_on", off, "disabled_on_name",
+                              off ? entity_name(e, d, off) : NULL));
     }
     if (!strcmp(v->level, "no_alarm")) {
         snprintf(msg, sizeof(msg),
@@ -195,10 +217,17 @@ static int emit(struct chk_ctx *ctx, const struct estate *e, const struct est_da
                  d->name, warn_free, want_warn / 100.0);
     } else if (!strcmp(v->level, "disabled")) {
         const struct est_alarm *a = v->first_disabled->a;
-        snprintf(msg, sizeof(msg),
-                 "the datastore usage alarms covering %s are all disabled (\"%s\" on %s): "
-                 "vCenter will not warn before it fills up",
-                 d->name, a->name, entity_name(e, d, a->entity));
+        const char *off = v->first_disabled->disabled_on;
+        if (a->enabled == 1 && off)
+            snprintf(msg, sizeof(msg),
+                     "the datastore usage alarms covering %s are all disabled (\"%s\", defined "
+                     "on %s, is disabled on %s): vCenter will not warn before it fills up",
+                     d->name, a->name, entity_name(e, d, a->entity), entity_name(e, d, off));
+        else
+            snprintf(msg, sizeof(msg),
+                     "the datastore usage alarms covering %s are all disabled (\"%s\" on %s): "
+                     "vCenter will not warn before it fills up",
+                     d->name, a->name, entity_name(e, d, a->entity));
     } else {
         snprintf(msg, sizeof(msg),
                  "the datastore usage alarms covering %s warn at %s used and go red at %s; they "
@@ -229,12 +258,15 @@ static int check_datastore(struct chk_ctx *ctx, const struct estate *e,
     for (size_t i = 0; i < n_usage; i++) {
         if (!covers(usage[i].a, chain, depth))
             continue;
-        cov[n_cov++] = usage[i];
-        if (usage[i].a->enabled != 1) {
+        cov[n_cov] = usage[i];
+        cov[n_cov].disabled_on = disabled_on(e, usage[i].a, chain, depth);
+        if (usage[i].a->enabled != 1 || cov[n_cov].disabled_on) {
             if (!v.first_disabled)
-                v.first_disabled = &usage[i];
+                v.first_disabled = &cov[n_cov];
+            n_cov++;
             continue;
         }
+        n_cov++;
         n_enabled++;
         v.warn_at = min_set(v.warn_at, usage[i].warn_at);
         v.crit_at = min_set(v.crit_at, usage[i].crit_at);
@@ -311,7 +343,9 @@ const struct check chk_datastore_alarms = {
         "polls; vCenter's datastore usage alarm (Space actually used, disk.used.latest, on type "
         "Datastore, isAbove) fires the moment it fills. An alarm covers the entity it is defined "
         "on and everything below it: the datastore, its datastore cluster, folders, datacenter, "
-        "the root folder. Each datastore needs an enabled one that turns yellow (or red) by the "
+        "the root folder, unless it is disabled on one of them (vSphere 7's DisableAlarm, an "
+        "entity's declaredAlarmState entry with disabled = true), which turns it off for that "
+        "entity and everything below it. Each datastore needs an enabled one that turns yellow (or red) by the "
         "usage at which datastore-free-space warns and red by the usage at which it is critical "
         "(its warn_free_pct and crit_free_pct, 30 % and 10 % free by default: 70 % and 90 % "
         "used), so the two never disagree (vslint's thresholds: the seeds give none for a "

@@ -75,7 +75,9 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
     json_t *ev, *cmds;
 
     limit_type(l->psp_config, type, sizeof(type));
-    snprintf(name, sizeof(name), "%s %s", hname, l->canonical_name);
+    /* A VVol protocol endpoint is tuned like a LUN (000 §3.9): judged, and called what it is. */
+    snprintf(name, sizeof(name), "%s %s%s", hname, l->canonical_name,
+             l->protocol_endpoint == 1 ? " (VVol protocol endpoint)" : "");
     if (!rr) {
         sev = SEV_WARNING;
         snprintf(msg, sizeof(msg),
@@ -123,8 +125,12 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
 
     /* Latency Round Robin is accepted: no command may undo it. */
     cmds = !strcmp(type, "latency") ? json_array() : commands(l, want, !rr);
-    ev = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i, s:o, s:s?, s:s*, s:s*, s:o}",
-                   "host", hname, "device", l->canonical_name, "psp", l->psp, "satp", l->satp,
+    ev = json_pack("{s:s, s:s, s:o, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:i, s:o, s:s?, s:s*, s:s*, "
+                   "s:o}",
+                   "host", hname, "device", l->canonical_name, "protocol_endpoint",
+                   l->protocol_endpoint == EST_UNKNOWN ? json_null()
+                                                       : json_boolean(l->protocol_endpoint),
+                   "psp", l->psp, "satp", l->satp,
                    "vendor", l->vendor, "model", l->model, "paths", (int)l->n_paths,
                    "recommended_psp", "VMW_PSP_RR", "recommended_iops", want, "iops_limit",
                    chk_ev_known(l->iops_limit), "psp_config", l->psp_config, "limit_type",
@@ -199,7 +205,9 @@ const struct check chk_multipath_policy = {
         "IOPS limit are NMP's: devices of HPP (NVMe) and of third-party plug-ins (PowerPath) "
         "are not judged by them (host-coverage names those devices), nor are local devices "
         "(localDisk, VMW_SATP_LOCAL, or one path through a local controller), devices whose "
-        "locality is unknown, and single-path LUNs, where the policy changes nothing.",
+        "locality is unknown, and single-path LUNs, where the policy changes nothing. A VVol "
+        "protocol endpoint (ScsiLun.protocolEndpoint) is judged like a LUN: the guide tunes "
+        "\"disk (or endpoint) devices\" alike (§3.3, §3.9).",
     .reference = "000_5bd48962a767ee9e.txt §3.3; 001_7ad49caae9099bf2.txt; "
                  "004_f5959e3b697954a0.txt; VMware KB \"Adjusting Round Robin IOPS limit from "
                  "default 1000 to 1\"",

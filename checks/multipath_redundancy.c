@@ -94,8 +94,41 @@ static int first_through(const struct est_host *h, const struct est_lun *l, size
     return 1;
 }
 
-static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct est_lun *l,
-                     enum est_plugin plugin, int min_paths)
+/* The storage processors the paths that count reach (usable or unknown state: not known to be
+ * down). *sp is the one they all reach when that is every one of them, NULL otherwise; the
+ * count of distinct SPs, or 0 when a path that counts ends at a port whose SP cannot be told:
+ * then the LUN is not judged on SPs, and *why says why (for the evidence). */
+static size_t reached_sps(const struct estate *e, const struct est_lun *l, const char **sp,
+                          const char **why)
+{
+    const char *first = NULL, *how = NULL;
+    size_t n = 0;
+
+    *sp = NULL;
+    *why = NULL;
+    for (size_t i = 0; i < l->n_paths; i++) {
+        enum use u = path_use(l->paths[i].state);
+        if (u != USABLE && u != UNKNOWN)
+            continue;
+        const char *s = est_path_sp(e, &l->paths[i], &how);
+        if (!s) {
+            *why = how;
+            return 0;
+        }
+        if (!first) {
+            first = s;
+            n = 1;
+        } else if (strcmp(first, s)) {
+            n = 2;
+        }
+    }
+    *why = how;
+    *sp = n == 1 ? first : NULL;
+    return n;
+}
+
+static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct est_host *h,
+                     const struct est_lun *l, enum est_plugin plugin, int min_paths)
 {
     const char *hname = h->name;
     size_t count[UNKNOWN + 1] = {0}, standby = 0, with_adapter = 0, n_adapters = 0;
@@ -123,7 +156,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
      * evidence. */
     int few_paths = usable + unknown < (size_t)min_paths;
     int one_adapter = n_adapters + no_adapter < min_adapters;
-    if (dead == 0 && !few_paths && !one_adapter)
+    /* Both storage processors (000 §3.1.1: half of each SP's ports in each fabric): paths that
+     * all end at one SP lose the LUN with that SP, whatever the adapters. Judged only where
+     * every path that counts tells its SP, and where redundancy is asked for at all. */
+    const char *one_sp_name, *sp_how;
+    size_t n_sps = reached_sps(e, l, &one_sp_name, &sp_how);
+    int one_sp = min_adapters >= 2 && n_sps == 1;
+    if (dead == 0 && !few_paths && !one_adapter && !one_sp)
         return 0;
 
     paths = json_array();
@@ -133,8 +172,13 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
         const struct est_path *p = &l->paths[i];
         const struct est_hba *a = usable_adapter(h, p);
 
-        paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?}", "name", p->name, "state",
-                                               p->state, "adapter", p->adapter));
+        const char *how;
+        paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
+                                               "name", p->name, "state", p->state, "adapter",
+                                               p->adapter, "target_wwpn", p->target_wwpn,
+                                               "target_iqn", p->target_iqn, "target_address",
+                                               p->target_address, "storage_processor",
+                                               est_path_sp(e, p, &how)));
         if (path_use(p->state) == DEAD && p->name)
             dead_names = chk_ev_append(dead_names, json_string(p->name));
         if (a && first_through(h, l, i, a))
@@ -160,22 +204,30 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "both storage processors) so one failure does not cut it off",
                  name, usable + unknown, l->n_paths,
                  count[DISABLED] ? " (the others disabled or off)" : "", min_paths);
-    else
+    else if (one_adapter)
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s), all through one adapter (%s): one failed HBA, cable "
                  "or switch port cuts it off; a SAN LUN needs paths through at least %zu "
                  "adapters (one per fabric)",
                  name, usable + unknown, json_string_value(json_array_get(adapters, 0)),
                  min_adapters);
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu usable path(s) through %zu adapter(s), all to one storage processor "
+                 "(%s): a failed or rebooting %s cuts it off; zone each HBA to ports of both "
+                 "storage processors",
+                 name, usable + unknown, n_adapters + no_adapter, one_sp_name, one_sp_name);
     ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i, "
-                   "s:s?, s:o}",
+                   "s:s?, s:o, s:b, s:s?, s:s?}",
                    "host", hname, "device", l->canonical_name, "paths_total", (int)l->n_paths,
                    "paths_usable", (int)usable, "paths_standby", (int)standby, "paths_dead",
                    (int)dead, "paths_disabled", (int)count[DISABLED], "paths_unknown", (int)unknown,
                    "min_paths", min_paths, "paths", paths, "dead_paths", dead_names, "psp", l->psp,
                    "adapters", adapters, "adapters_unknown", (int)no_adapter, "min_adapters",
                    (int)min_adapters, "multipath_plugin", l->multipath_plugin, "commands",
-                   commands(l, plugin));
+                   commands(l, plugin), "storage_processors_judged", n_sps > 0,
+                   "storage_processor_only", one_sp ? one_sp_name : NULL,
+                   n_sps > 0 ? "storage_processors_how" : "storage_processors_unknown", sp_how);
     return chk_emit_lun(ctx, h, l, SEV_CRITICAL, msg, ev);
 }
 
@@ -194,7 +246,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         enum est_plugin plugin = est_lun_plugin(l);
         if (plugin == EST_PLUGIN_OTHER || (l->n_paths == 0 && !l->psp))
             continue;
-        int r = check_lun(ctx, h, l, plugin, min_paths);
+        int r = check_lun(ctx, e, h, l, plugin, min_paths);
         if (r < 0)
             return r;
     }
@@ -220,8 +272,12 @@ const struct check chk_multipath_redundancy = {
         "paths through more than one HBA. A SAN LUN with any dead path, with fewer than two "
         "usable paths (active, or ALUA standby, which takes over on a failure; a disabled or "
         "off path does not count, one in an unknown state is given the benefit of the doubt), "
-        "or whose usable paths all go through one adapter, is one failure away from an outage: "
-        "critical. Paths are judged for NMP and HPP (NVMe) devices alike; PowerPath and other "
+        "or whose usable paths all go through one adapter or all end at one storage processor, "
+        "is one failure away from an outage: "
+        "critical. The storage processor of a path is told from its target port's WWN by the "
+        "convention of Dell EMC CLARiiON, VNX and Unity (50:06:01:60-67 SP A, 68-6f SP B, as in "
+        "the guide's zoning table, §3.1.2); where a path's target does not tell (another array, iSCSI), "
+        "the LUN is not judged on storage processors and the evidence says why. Paths are judged for NMP and HPP (NVMe) devices alike; PowerPath and other "
         "third-party plug-ins do not report their paths to vCenter, so their devices are not "
         "judged. Local devices and LUNs whose locality is unknown are skipped. The software "
         "iSCSI adapter is one adapter for all its NICs: its redundancy lies in its port "

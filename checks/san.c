@@ -34,6 +34,38 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
     return p->hba < h->n_hbas ? &h->hbas[p->hba] : NULL;
 }
 
+const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how)
+{
+    /* The NAA 5 WWN of EMC's OUI 00:60:16; the nibble after it is the port: 0-7 on SP A,
+     * 8-f on SP B. */
+    static const char emc[] = "50:06:01:6";
+    const char *w = p->target_wwpn;
+    const struct est_array_port *port = est_array_port(e, w);
+
+    if (port) {
+        *how = "the array's own port list (Unity fcPort.storageProcessor)";
+        if (!strcmp(port->sp, "spa"))
+            return "SP A";
+        if (!strcmp(port->sp, "spb"))
+            return "SP B";
+        *how = "the array names a storage processor vslint does not know";
+        return NULL;
+    }
+
+    if (!w) {
+        *how = p->target_iqn ? "iSCSI target: its storage processor is not in its name"
+                             : "no target port reported for the path";
+        return NULL;
+    }
+    if (strncmp(w, emc, strlen(emc)) || !w[strlen(emc)] ||
+        !strchr("0123456789abcdef", w[strlen(emc)])) {
+        *how = "target WWN of no known storage processor convention";
+        return NULL;
+    }
+    *how = "WWN convention (50:06:01:60-67 SP A, 50:06:01:68-6f SP B)";
+    return strchr("01234567", w[strlen(emc)]) ? "SP A" : "SP B";
+}
+
 enum est_locality est_lun_locality(const struct est_host *h, const struct est_lun *l)
 {
     size_t san = 0, local = 0;

@@ -22,6 +22,14 @@ struct est_hba_kind est_hba_kind(const struct est_hba *a); /* a NULL: unknown */
 /* The adapter a path goes through, or NULL when the host does not list it. */
 const struct est_hba *est_path_hba(const struct est_host *h, const struct est_path *p);
 
+/* The storage processor (controller) a path ends at, as "SP A" or "SP B", or NULL when it
+ * cannot be told. *how says how it was told, or why not. Told from the target's port WWN: by
+ * the array itself where a configured array lists that port (Unity fcPort.storageProcessor,
+ * est_array_port()), else by the convention Dell EMC publishes for CLARiiON, VNX and Unity
+ * (000 §3.1.2's zoning table): 50:06:01:60-67:... are SP A's ports, 50:06:01:68-6f:... SP B's.
+ * Any other target (another vendor's WWN, an iSCSI target, none reported) is not guessed. */
+const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how);
+
 /* Where a host's device is, as the checks judge it. */
 enum est_locality {
     EST_LOC_UNKNOWN = 0, /* the host did not say and its paths do not tell: never guessed */

@@ -1,6 +1,7 @@
 /* Check space-reclaim: what returning freed space to a thin array LUN needs (000 §3.7.2). A VMFS6
  * datastore with automatic space reclamation off; a host with VMFS3.EnableBlockDelete=0 that runs
- * VMs with thin disks on VMFS5; a VM with such disks whose hardware is older than vmx-11. */
+ * VMs with thin disks on VMFS5; a VM with such disks whose hardware is older than vmx-11; a VM
+ * whose disk is provisioned otherwise than the array LUN under it (thin on thin). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,84 @@ static int check_vms(struct chk_ctx *ctx, const struct estate *e, int min_hw)
     return 0;
 }
 
+/* How the LUNs behind d are provisioned on the array: 1 all thin, 0 all thick, EST_UNKNOWN when
+ * no configured array holds them or they are mixed (a spanned volume): then not judged. */
+static int lun_thin(const struct est_datastore *d)
+{
+    int thin = EST_UNKNOWN;
+
+    for (size_t i = 0; i < d->n_pools; i++) {
+        if (thin != EST_UNKNOWN && thin != d->pool_thin[i])
+            return EST_UNKNOWN;
+        thin = d->pool_thin[i];
+    }
+    return thin;
+}
+
+/* Whether disk k is provisioned otherwise than the array LUN under it: a thin VMDK on a thick
+ * LUN, or a thick (lazy or eager zeroed) VMDK on a thin LUN. */
+static int mixed(const struct estate *e, const struct est_disk *k)
+{
+    if (!k->format || k->datastore >= e->n_datastores ||
+        !array_vmfs(&e->datastores[k->datastore], 5, 0))
+        return 0;
+    int thin_lun = lun_thin(&e->datastores[k->datastore]);
+    int thin_disk = !strcmp(k->format, "thin");
+    int thick_disk = !strcmp(k->format, "lazyzeroedthick") || !strcmp(k->format, "eagerzeroedthick");
+    return (thin_lun == 0 && thin_disk) || (thin_lun == 1 && thick_disk);
+}
+
+/* VMs with a disk provisioned otherwise than its LUN, where the array says how the LUN is
+ * (000 §3.7.2: reclaim from within the guest "DOES require thin provisioning be used on both
+ * the storage and the virtual disks"). One finding per VM, apart from its hardware finding. */
+static int check_thin_on_thin(struct chk_ctx *ctx, const struct estate *e)
+{
+    for (size_t v = 0; v < e->n_vms; v++) {
+        const struct est_vm *vm = &e->vms[v];
+        json_t *disks = json_array();
+        const struct est_disk *first = NULL;
+        char msg[1024];
+
+        if (vm->template == 1)
+            continue;
+        for (size_t k = 0; disks && k < vm->n_disks; k++) {
+            const struct est_disk *d = &vm->disks[k];
+            if (!mixed(e, d))
+                continue;
+            first = first ? first : d;
+            json_t *j = chk_ev_disk(e, d);
+            j = chk_ev_set(j, "lun_thin", json_boolean(lun_thin(&e->datastores[d->datastore])));
+            disks = chk_ev_append(disks, j);
+        }
+        if (!disks)
+            return -ENOMEM;
+        if (!first) {
+            json_decref(disks);
+            continue;
+        }
+        int thin_disk = !strcmp(first->format, "thin");
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu disk(s) provisioned otherwise than the array LUN under them (%s is "
+                 "%s on a %s LUN of %s%s): the guest cannot reclaim space, which needs thin "
+                 "provisioning on both the storage and the virtual disk",
+                 vm->name, json_array_size(disks), first->label ? first->label : "a disk",
+                 thin_disk ? "thin" : first->format, thin_disk ? "thick" : "thin",
+                 e->datastores[first->datastore].name, json_array_size(disks) > 1 ? ", ..." : "");
+        int r = chk_emit(ctx, &(struct chk_emit){.severity = SEV_INFO,
+                                                 .object_type = "vm",
+                                                 .object_moref = vm->moref,
+                                                 .object_name = vm->name,
+                                                 .detail = "thin-on-thin",
+                                                 .message = msg,
+                                                 .evidence = json_pack("{s:s, s:o}", "rule",
+                                                                       "thin-on-thin", "disks",
+                                                                       disks)});
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     int r = check_datastores(ctx, e);
@@ -247,6 +326,8 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         r = check_hosts(ctx, e);
     if (r == 0)
         r = check_vms(ctx, e, (int)chk_param(ctx, "min_hw_version"));
+    if (r == 0)
+        r = check_thin_on_thin(ctx, e);
     return r;
 }
 
@@ -270,7 +351,12 @@ const struct check chk_space_reclaim = {
         "vSAN and vVol reclaim space their own way. Unknown facts are not guessed: a host whose "
         "EnableBlockDelete was not read, a VM whose hardware version is unknown, and a datastore "
         "whose unmap priority is not reported are not judged. Templates run no guest and are "
-        "skipped. Whether the LUN itself is thin on the array is outside vCenter's view.",
+        "skipped. Whether the LUN itself is thin is the array's to say: where a configured "
+        "array holds a VMFS datastore's LUNs, a VM with a thin disk on a thick LUN, or a thick "
+        "(lazy or eager zeroed) disk on a thin LUN, is info (\"thin on thin\": in-guest reclaim "
+        "needs thin provisioning on both the storage and the virtual disk), one finding per VM "
+        "(detail thin-on-thin); a datastore whose LUNs are mixed, or on no configured array, is "
+        "not judged.",
     .reference = "000_5bd48962a767ee9e.txt §3.7.2 (space reclamation within the guest: VMFS6, "
                  "or VMFS5 with hardware version 11 and EnableBlockDelete=1)",
     .sources = chk_reclaim_sources,
@@ -292,7 +378,9 @@ const struct check chk_space_reclaim = {
         "VM powered off, upgrade its hardware (PowerCLI: Set-VM -VM <vm> -HardwareVersion vmx-11 "
         "or later). Or move the VMs to a VMFS6 datastore with Storage vMotion (Move-VM -VM <vm> "
         "-Datastore <vmfs6-ds>), which needs neither. Space already leaked on VMFS5 comes back "
-        "with `esxcli storage vmfs unmap --volume-label=<datastore>`.",
+        "with `esxcli storage vmfs unmap --volume-label=<datastore>`. Thin on thin: move the "
+        "disk to thin format on a thin LUN's datastore with Storage vMotion (Move-VM -VM <vm> "
+        "-Datastore <datastore> -DiskStorageFormat Thin), or make the LUN thin on the array.",
     .params = params,
     .needs = CHK_NEEDS_HOST | CHK_NEEDS_OPTIONS | CHK_NEEDS_DATASTORE,
     .run = run,

@@ -64,7 +64,9 @@
     T(ALARM_METRIC, alarm_metrics, alarm_metric, est_alarm_metric, 6, WITHOUT_ROWID)               \
     T(PERF_COUNTER, perf_counters, perf_counter, est_none, 6, WITHOUT_ROWID)                    \
     T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
-    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)
+    T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)                             \
+    T(ALARM_DISABLED, alarm_disabled, alarm_disabled, est_alarm_disabled, 11, WITHOUT_ROWID)     \
+    T(ARRAY_PORT, array_ports, array_port, est_none, 11, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
@@ -252,14 +254,18 @@
     X(S, E, psp, psp, TEXT, 0, 1, EST)                                                             \
     X(S, E, satp, satp, TEXT, 0, 1, EST)                                                           \
     X(S, E, policy_type, policy_type, TEXT, 0, 7, EST)                                             \
-    X(S, E, multipath_plugin, multipath_plugin, TEXT, 0, 7, EST)
+    X(S, E, multipath_plugin, multipath_plugin, TEXT, 0, 7, EST)                                   \
+    X(S, E, protocol_endpoint, protocol_endpoint, BOOL, 0, 11, EST)
 
 #define DB_COLS_lun_paths(X, S, E)                                                                 \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \
     X(S, E, lun, lun, TEXT, KEY, 1, NOEST)                                                         \
     X(S, E, name, name, TEXT, KEY, 1, EST)                                                         \
     X(S, E, state, state, TEXT, 0, 1, EST)                                                         \
-    X(S, E, adapter, adapter, TEXT, 0, 1, EST)
+    X(S, E, adapter, adapter, TEXT, 0, 1, EST)                                                     \
+    X(S, E, target_wwpn, target_wwpn, TEXT, 0, 11, EST)                                            \
+    X(S, E, target_iqn, target_iqn, TEXT, 0, 11, EST)                                              \
+    X(S, E, target_address, target_address, TEXT, 0, 11, EST)
 
 #define DB_COLS_nmp_devices(X, S, E)                                                               \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \
@@ -315,6 +321,12 @@
     X(S, E, yellow, yellow, INT, 0, 6, EST)                                                        \
     X(S, E, red, red, INT, 0, 6, EST)
 
+/* Alarms disabled on one entity (and below it), from the entities' declaredAlarmState: read
+ * with the alarms, by a full read. */
+#define DB_COLS_alarm_disabled(X, S, E)                                                            \
+    X(S, E, entity, entity, TEXT, KEY, 11, EST)                                                    \
+    X(S, E, alarm, alarm, TEXT, KEY, 11, EST)
+
 /* Only the counters an alarm names: counterIds differ from one vCenter to another. */
 #define DB_COLS_perf_counters(X, S, E)                                                             \
     X(S, E, counter_id, key, INT, KEY, 6, NOEST)                                                   \
@@ -346,6 +358,13 @@
     X(S, E, size_total, size_total, I64, 0, 9, NOEST)                                              \
     X(S, E, size_allocated, size_allocated, I64, 0, 9, NOEST)                                      \
     X(S, E, thin, thin, BOOL, 0, 9, NOEST)
+
+/* An array's Fibre Channel ports, under the array's name: which storage processor a path's
+ * target port (lun_paths.target_wwpn) belongs to. */
+#define DB_COLS_array_ports(X, S, E)                                                               \
+    X(S, E, id, id, TEXT, KEY, 11, NOEST)                                                          \
+    X(S, E, wwpn, wwpn, TEXT, 0, 11, NOEST)                                                        \
+    X(S, E, sp, sp, TEXT, 0, 11, NOEST)
 
 /* ---- db/'s own tables --------------------------------------------------------------------- */
 

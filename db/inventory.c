@@ -313,6 +313,12 @@ static const struct loader loaders[] = {
      .reg = R_ALARM,
      .rkey = "moref",
      .members = alarm_members},
+    {.t = T_ALARM_DISABLED,
+     .json = "*",
+     .order = "entity, alarm",
+     .parent = R_NONE,
+     .member = "alarms_disabled",
+     .reg = R_NONE},
     {.t = T_ALARM_METRIC,
      .json = "object_type counter_id counter unit *",
      .extras = metric_extras,
@@ -329,7 +335,8 @@ static const struct loader loaders[] = {
 /* The vCenter object's members, in output order, before the loaders fill them. */
 static const struct member vcenter_members[] = {
     {"datastores", 0}, {"storage_pods", 0}, {"dvswitches", 0},     {"hosts", 0},  {"vms", 0},
-    {"gaps", 0},       {"entities", 0},     {"alarm_managers", 0}, {"alarms", 0}, {NULL, 0}};
+    {"gaps", 0},       {"entities", 0},     {"alarm_managers", 0}, {"alarms", 0},
+    {"alarms_disabled", 0}, {NULL, 0}};
 
 /* Appends the blank-separated columns of list, each as ", x.column"; *n counts them. */
 static int add_key_columns(struct vsl_buf *sql, const char *list, int *n)

@@ -804,6 +804,11 @@ static const struct table tables[] = {
      .elem = sizeof(struct est_entity),
      .parent = estate_parent,
      IN(estate, entities)},
+    {.t = T_ALARM_DISABLED,
+     .order = "entity, alarm",
+     .elem = sizeof(struct est_alarm_disabled),
+     .parent = estate_parent,
+     IN(estate, alarms_disabled)},
     {.t = T_ALARM,
      .order = "name, moref",
      .elem = sizeof(struct est_alarm),
@@ -1147,6 +1152,43 @@ out:
     return r;
 }
 
+/* ---- the array ports the paths end at ----------------------------------------------------- */
+
+/* The FC ports of configured arrays that a path of this vCenter's hosts ends at, each once, by
+ * port WWN: which storage processor a path reaches (multipath-redundancy). */
+static const char ports_sql[] =
+    "SELECT DISTINCT p.vcenter, p.wwpn, p.sp FROM array_ports p"
+    " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
+    " WHERE p.wwpn IS NOT NULL AND p.sp IS NOT NULL AND EXISTS (SELECT 1 FROM lun_paths x"
+    "  WHERE x.vcenter = ?1 AND x.target_wwpn = p.wwpn)"
+    " ORDER BY p.wwpn, p.vcenter";
+
+static int port_row(sqlite3_stmt *st, void *ctx)
+{
+    struct load *L = ctx;
+    struct est_array_port p = {col_str(L, st, 0), col_str(L, st, 1), col_str(L, st, 2)};
+
+    if (!p.array || !p.wwpn || !p.sp)
+        return -ENOMEM;
+    return vsl_buf_add(&L->rows, &p, sizeof(p));
+}
+
+static int load_ports(struct load *L, sqlite3 *h)
+{
+    struct estate *e = L->e;
+    int r;
+
+    vsl_buf_reset(&L->rows);
+    r = db_each(h, ports_sql, "reading the array ports", port_row, L, DB_TEXT(e->vcenter));
+    if (r < 0 || L->rows.len == 0)
+        return r;
+    if (!(e->array_ports = est_alloc(e, L->rows.len)))
+        return -ENOMEM;
+    memcpy(e->array_ports, L->rows.data, L->rows.len);
+    e->n_array_ports = L->rows.len / sizeof(struct est_array_port);
+    return 0;
+}
+
 /* The capacity history of the pods and datastores loaded, over the EST_HISTORY_DAYS before
  * the snapshot, at most one point an hour (the latest of each): what datastore-runway reads. */
 static int load_history(struct load *L, sqlite3 *h)
@@ -1264,6 +1306,8 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
         r = load_table(&L, db->h, &tables[i]);
     if (r == 0)
         r = load_pools(&L, db->h);
+    if (r == 0)
+        r = load_ports(&L, db->h);
     if (r == 0)
         r = load_history(&L, db->h);
     if (r == 0 && est_failed(L.e))

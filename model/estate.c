@@ -283,9 +283,23 @@ const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what)
     return find_gap(e->gaps, e->n_gaps, what);
 }
 
+const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn)
+{
+    for (size_t i = 0; wwpn && i < e->n_array_ports; i++)
+        if (!strcmp(e->array_ports[i].wwpn, wwpn))
+            return &e->array_ports[i];
+    return NULL;
+}
+
 void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx)
 {
-    size_t n = 0;
+    size_t n = 0, np = 0;
+
+    /* A removed array's ports tell no storage processor either. */
+    for (size_t i = 0; i < e->n_array_ports; i++)
+        if (keep(e->array_ports[i].array, ctx))
+            e->array_ports[np++] = e->array_ports[i];
+    e->n_array_ports = np;
 
     /* Compacted in place: pool i moves to n, so a datastore's old index is rewritten to the
      * new one, or dropped (EST_NONE in the map, which reuses the pools' n_datastores order). */
@@ -297,6 +311,7 @@ void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx),
             for (size_t j = 0; j < ds->n_pools; j++) {
                 if (ds->pools[j] == i && !k)
                     continue;
+                ds->pool_thin[o] = ds->pool_thin[j]; /* moves with its pool */
                 ds->pools[o++] = ds->pools[j] == i ? n : ds->pools[j];
             }
             ds->n_pools = o;

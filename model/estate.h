@@ -112,6 +112,13 @@ struct est_pool {
     size_t n_datastores;
 };
 
+/* A Fibre Channel port of a configured array that a path of this vCenter's hosts ends at. */
+struct est_array_port {
+    const char *array; /* the [array NAME] */
+    const char *wwpn;  /* "50:06:01:60:47:e4:1e:49" */
+    const char *sp;    /* the array's id of its storage processor: "spa", "spb" */
+};
+
 struct est_dvswitch {
     const char *moref, *name, *uuid;
     int max_mtu; /* EST_UNKNOWN if not reported */
@@ -180,6 +187,9 @@ struct est_path {
                             unknown */
     const char *adapter; /* the adapter's device (vmhba2), NULL if not reported */
     size_t hba;          /* index into host.hbas, EST_NONE when the host does not list it */
+    /* The storage port it ends at, NULL when unknown: a Fibre Channel target's port WWN
+     * ("50:06:01:60:47:e4:1e:49", lower case), an iSCSI target's IQN and address. */
+    const char *target_wwpn, *target_iqn, *target_address;
 };
 
 struct est_lun {
@@ -197,6 +207,8 @@ struct est_lun {
      * Only NMP and HPP devices are in multipathInfo: for any other plug-in psp, satp and
      * policy_type are NULL and the paths are not reported (n_paths 0 means unknown there). */
     const char *multipath_plugin;
+    /* ScsiLun.protocolEndpoint 0/1 (a VVol protocol endpoint), EST_UNKNOWN when not said. */
+    int protocol_endpoint;
     struct est_path *paths;
     size_t n_paths;
 };
@@ -306,6 +318,11 @@ struct est_entity {
     const char *parent;              /* moref, NULL at the top */
 };
 
+/* An alarm disabled on one entity and below it (vim_alarm_disabled). */
+struct est_alarm_disabled {
+    const char *entity, *alarm; /* morefs */
+};
+
 /* A metric condition that raises its alarm on its own (the expression itself, or a member of
  * an OrAlarmExpression). yellow and red are the thresholds in vCenter's unit, hundredths of a
  * percent for a usage counter (7500 = 75 %), EST_UNKNOWN when unset. */
@@ -348,8 +365,14 @@ struct estate {
     struct est_alarm *alarms;
     size_t n_alarms;
     int alarms_read;
+    /* Alarms disabled on one entity and below it, by entity then alarm. */
+    struct est_alarm_disabled *alarms_disabled;
+    size_t n_alarms_disabled;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
+    /* The configured arrays' FC ports its hosts' paths end at, by wwpn (est_array_port()). */
+    struct est_array_port *array_ports;
+    size_t n_array_ports;
     /* The array pools behind its datastores (see est_pool), by array then pool id. */
     struct est_pool *pools;
     size_t n_pools;
@@ -362,6 +385,8 @@ const struct est_gap *est_gap(const struct est_host *h, const char *what);
 
 /* The container with moref, or NULL. */
 const struct est_entity *est_entity(const struct estate *e, const char *moref);
+/* The configured array's FC port with that port WWN, or NULL. */
+const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn);
 /* The vCenter's own gap about what ("alarms"), or NULL. */
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 

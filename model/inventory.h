@@ -184,6 +184,9 @@ struct vim_lun {
      * "HPP", "PowerPath", ...), else "HPP" for an HPP policy and "NMP" for a VMW_PSP_ one;
      * NULL when nothing says. */
     const char *multipath_plugin;
+    /* ScsiLun.protocolEndpoint: 1 for a VVol protocol endpoint (the device through which a
+     * host reaches an array's virtual volumes), 0, VIM_UNKNOWN when the host did not say. */
+    int protocol_endpoint;
 };
 
 struct vim_lun_path {
@@ -191,6 +194,10 @@ struct vim_lun_path {
     const char *name;       /* vmhba64:C0:T0:L1 */
     const char *state;      /* pathState as sent: active, standby, disabled, dead, off, unknown */
     const char *adapter;    /* the adapter's device (vmhba2), or its key when not listed */
+    /* The storage port it ends at (HostMultipathInfoPath.transport), NULL when not sent: a
+     * Fibre Channel target's port WWN, "50:06:01:60:47:e4:1e:49"; an iSCSI target's IQN and
+     * (first) address. */
+    const char *target_wwpn, *target_iqn, *target_address;
 };
 
 /* Per-device NMP configuration read with esxcli through vCenter (Round Robin IOPS limit). */
@@ -251,6 +258,13 @@ struct vim_alarm {
     const char *entity, *entity_type; /* where it is defined: it covers that entity and below */
 };
 
+/* An alarm disabled on one entity and the entities below it (vSphere 7: AlarmManager.
+ * DisableAlarm; the entity's declaredAlarmState entry for the alarm has disabled = true),
+ * though the alarm itself stays enabled elsewhere. */
+struct vim_alarm_disabled {
+    const char *entity, *alarm; /* morefs */
+};
+
 /* A MetricAlarmExpression of an alarm that raises on its own: the alarm's expression itself,
  * or a member of an OrAlarmExpression (nested Ors too). Conditions inside an
  * AndAlarmExpression are not emitted: they raise nothing alone. */
@@ -293,6 +307,14 @@ struct vim_array_lun {
     int thin;                           /* isThinEnabled 0/1, VIM_UNKNOWN */
 };
 
+/* A Fibre Channel front-end port of an array (Unity fcPort): its port WWN and the storage
+ * processor it belongs to. */
+struct vim_array_port {
+    const char *id;   /* "spa_fc4" */
+    const char *wwpn; /* the port WWN, lower case with colons: "50:06:01:60:47:e4:1e:49" */
+    const char *sp;   /* the storage processor's id: "spa", "spb" */
+};
+
 /* "naa." and the 32 (or 16) hex digits of a WWN written with or without colons, in lower
  * case, into out: the name vSphere gives the device. 0, or -1 when wwn is not one. */
 int est_naa_from_wwn(const char *wwn, char *out, size_t size);
@@ -331,10 +353,12 @@ struct vim_sink {
     int (*alarm_manager)(void *ctx, const struct vim_alarm_manager *);
     int (*alarm)(void *ctx, const struct vim_alarm *);
     int (*alarm_metric)(void *ctx, const struct vim_alarm_metric *);
+    int (*alarm_disabled)(void *ctx, const struct vim_alarm_disabled *);
     int (*perf_counter)(void *ctx, const struct vim_perf_counter *);
     /* An array's snapshot (arrays/). */
     int (*array_pool)(void *ctx, const struct vim_array_pool *);
     int (*array_lun)(void *ctx, const struct vim_array_lun *);
+    int (*array_port)(void *ctx, const struct vim_array_port *);
 };
 
 #endif

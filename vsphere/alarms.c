@@ -13,9 +13,12 @@
 #include "vsphere/collect.h"
 #include "vsphere/session.h"
 
-const char *const vim_folder_paths[] = {"name", "parent", "childType", NULL};
-const char *const vim_datacenter_paths[] = {"name", "parent", NULL};
-const char *const vim_pod_parent_paths[] = {"name", "parent", NULL};
+/* declaredAlarmState: which alarms are disabled on the entity itself (vSphere 7 and later). */
+const char *const vim_folder_paths[] = {"name", "parent", "childType", "declaredAlarmState",
+                                        NULL};
+const char *const vim_datacenter_paths[] = {"name", "parent", "declaredAlarmState", NULL};
+const char *const vim_pod_parent_paths[] = {"name", "parent", "declaredAlarmState", NULL};
+const char *const vim_datastore_alarm_paths[] = {"declaredAlarmState", NULL};
 const char *const vim_cluster_paths[] = {"name", "parent", NULL};
 
 #define SINK(s, fn, row) ((s)->fn ? (s)->fn((s)->ctx, (row)) : 0)
@@ -27,6 +30,24 @@ const char *const vim_cluster_paths[] = {"name", "parent", NULL};
 
 /* ---- containers ------------------------------------------------------------------------- */
 
+/* The alarms disabled on entity moref: its declaredAlarmState entries with disabled = true
+ * (AlarmManager.DisableAlarm). An entry about another entity (a child's, if a server listed
+ * those) is that entity's to say. */
+static int emit_disabled(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    xmlNode *states = vim_prop(objects, "declaredAlarmState");
+    int r = 0;
+
+    for (xmlNode *s = vim_first_elem(states); s && r == 0; s = vim_next_elem(s)) {
+        const char *entity = vim_path_text(s, "entity"), *alarm = vim_path_text(s, "alarm");
+        if (!alarm || vim_path_bool(s, "disabled", 0) != 1 || (entity && strcmp(entity, moref)))
+            continue;
+        struct vim_alarm_disabled ad = {.entity = moref, .alarm = alarm};
+        r = SINK(d->sink, alarm_disabled, &ad);
+    }
+    return r;
+}
+
 static int emit_entity(struct vim_decoder *d, const char *moref, xmlNode *objects, const char *type)
 {
     struct vim_entity e = {
@@ -35,7 +56,14 @@ static int emit_entity(struct vim_decoder *d, const char *moref, xmlNode *object
         .name = vim_text(vim_prop(objects, "name")),
         .parent = vim_text(vim_prop(objects, "parent")),
     };
-    return SINK(d->sink, entity, &e);
+    int r = SINK(d->sink, entity, &e);
+
+    return r == 0 ? emit_disabled(d, moref, objects) : r;
+}
+
+int vim_decode_datastore_alarms(struct vim_decoder *d, const char *moref, xmlNode *objects)
+{
+    return emit_disabled(d, moref, objects);
 }
 
 /* Whether a folder's childType lets a datastore be somewhere below it. */

@@ -15,6 +15,8 @@ extern const char *const vim_folder_paths[];
 extern const char *const vim_datacenter_paths[];
 extern const char *const vim_pod_parent_paths[];
 extern const char *const vim_cluster_paths[];
+/* A datastore's declaredAlarmState, for the alarms disabled on it. */
+extern const char *const vim_datastore_alarm_paths[];
 
 /* One container in, one entity row out. A folder that can hold neither datastores, datastore
  * clusters nor datacenters (a VM, host or network folder) is left out: no datastore is below it. */
@@ -24,6 +26,9 @@ vim_decode_fn vim_decode_pod_parent;
 /* A ClusterComputeResource in, an entity row out (type "ClusterComputeResource"): what a host's
  * parent names when the host is in a cluster, so a finding about a cluster can name it. */
 vim_decode_fn vim_decode_cluster;
+/* Folders, datacenters and datastore clusters, and datastores through this one: an
+ * alarm_disabled row for each alarm the entity's declaredAlarmState says is disabled on it. */
+vim_decode_fn vim_decode_datastore_alarms;
 
 /* What decoding the alarms gathers besides the rows it emits. */
 struct vim_alarm_read {

@@ -36,6 +36,8 @@ static const struct type_read reads[] = {
     {"Folder", vim_folder_paths, vim_decode_folder},
     {"Datacenter", vim_datacenter_paths, vim_decode_datacenter},
     {"StoragePod", vim_pod_parent_paths, vim_decode_pod_parent},
+    /* The alarms disabled on a datastore itself (the containers' are read above). */
+    {"Datastore", vim_datastore_alarm_paths, vim_decode_datastore_alarms},
     /* The clusters hosts sit in (HostSystem.parent), by name. */
     {"ClusterComputeResource", vim_cluster_paths, vim_decode_cluster},
 };

@@ -405,9 +405,34 @@ static const char *adapter_device(xmlNode *hbas, const char *key)
     return key;
 }
 
+/* The storage port a path ends at, from its transport: a Fibre Channel target's port WWN in
+ * the colon form arrays print ("50:06:01:60:47:e4:1e:49", into wwpn), an iSCSI target's IQN
+ * and first address. vCenter sends the WWN as a signed xsd:long; its 64 bits are the WWN. */
+static void path_target(struct vim_lun_path *path, xmlNode *transport, char *wwpn, size_t size)
+{
+    char tbuf[128];
+    const char *type = vim_xsi_type(transport, tbuf, sizeof(tbuf));
+
+    if (type && !strcmp(type, "HostFibreChannelTargetTransport")) {
+        xmlNode *w = vim_child(transport, "portWorldWideName");
+        if (!vim_text(w))
+            return;
+        uint64_t v = (uint64_t)vim_path_int(transport, "portWorldWideName", 0);
+        size_t n = 0;
+        for (int shift = 56; shift >= 0 && n + 3 < size; shift -= 8)
+            n += (size_t)snprintf(wwpn + n, size - n, "%s%02x", shift == 56 ? "" : ":",
+                                  (unsigned)((v >> shift) & 0xff));
+        path->target_wwpn = wwpn;
+    } else if (type && !strcmp(type, "HostInternetScsiTargetTransport")) {
+        path->target_iqn = vim_path_text(transport, "iScsiName");
+        path->target_address = vim_path_text(transport, "address");
+    }
+}
+
 static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, xmlNode *mlun,
                       xmlNode *hbas)
 {
+    char wwpn[32];
     int r;
 
     for (xmlNode *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
@@ -418,6 +443,7 @@ static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, 
             .state = vim_path_text(p, "pathState"),
             .adapter = adapter_device(hbas, vim_path_text(p, "adapter")),
         };
+        path_target(&path, vim_child(p, "transport"), wwpn, sizeof(wwpn));
         if (!path.state)
             path.state = vim_path_text(p, "state");
         if (!path.name)
@@ -453,6 +479,7 @@ static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, xmlNod
             /* Only what the host says: a disk that does not answer localDisk is of unknown
              * locality, whatever its adapter (checks may weigh the adapter and SATP). */
             .local = opt_bool(l, "localDisk"),
+            .protocol_endpoint = opt_bool(l, "protocolEndpoint"),
             .psp = vim_path_text(policy, "policy"),
             .satp = vim_path_text(mlun, "storageArrayTypePolicy/policy"),
             .policy_type = vim_xsi_type(policy, tbuf, sizeof(tbuf)),

@@ -42,11 +42,12 @@ static const struct kept {
     const char *prop, *parent, *names[NKEEP_NAMES];
 } kept[] = {
     {"config.storageDevice.scsiLun", NULL,
-     {"key", "canonicalName", "displayName", "vendor", "model", "lunType", "localDisk"}},
+     {"key", "canonicalName", "displayName", "vendor", "model", "lunType", "localDisk",
+      "protocolEndpoint"}},
     {"config.storageDevice.multipathInfo", NULL,
      {"lun", "path", "policy", "storageArrayTypePolicy"}},
     {"config.storageDevice.multipathInfo", "path",
-     {"key", "name", "pathState", "state", "adapter"}},
+     {"key", "name", "pathState", "state", "adapter", "transport"}},
     {"config.storageDevice.plugStoreTopology.device", NULL, {"key", "lun"}},
     {"config.storageDevice.plugStoreTopology.plugin", NULL, {"name", "device"}},
     {DEVICES_PROP, NULL,

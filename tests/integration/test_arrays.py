@@ -382,3 +382,60 @@ def test_serve_gate_forgets_the_pools_of_a_removed_array(violations_sim, workspa
             ans = srv.post('/api/v1/gate', data=body, headers=hdrs).json()
             assert ans['allowed'] is True, ans
             assert [r for r in ans['reasons'] if r.get('check') == 'pool-free-space'] == []
+
+
+# ---- thin on thin (000 §3.7.2), scenario_seeds.go --------------------------------------------
+
+def test_disk_provisioned_otherwise_than_its_lun_is_info(estate):
+    """In-guest reclaim "DOES require thin provisioning be used on both the storage and the
+    virtual disks": the array says ds-pool-ok's LUN is thin and ds-pool-thick's thick."""
+    got = {f['object']['name']: f for f in estate['findings']
+           if f['check'] == 'space-reclaim' and f.get('detail') == 'thin-on-thin'}
+    assert sorted(got) == ['vm-thick-on-thin', 'vm-thin-on-thick']
+    thick = got['vm-thick-on-thin']
+    assert thick['severity'] == 'info'
+    assert 'lazyzeroedthick on a thin LUN of ds-pool-ok' in thick['message']
+    assert [(d['datastore'], d['format'], d['lun_thin']) for d in thick['evidence']['disks']] == \
+        [('ds-pool-ok', 'lazyzeroedthick', True)]
+    assert 'thin on a thick LUN of ds-pool-thick' in got['vm-thin-on-thick']['message']
+
+
+@pytest.mark.parametrize('vm', ['vm-thin-on-thin', 'vm-thick-on-thick'])
+def test_disk_provisioned_as_its_lun_is_silent(estate, vm):
+    assert [f for f in estate['findings']
+            if f['check'] == 'space-reclaim' and f['object']['name'] == vm] == []
+
+
+def test_thin_on_thin_needs_the_array(lab):
+    """Without an [array] section the LUNs' provisioning is unknown: nothing is said."""
+    assert [f['object']['name'] for f in lab.findings
+            if f['check'] == 'space-reclaim' and f.get('detail') == 'thin-on-thin'] == []
+
+
+# ---- both storage processors, told by the array's fcPort list (scenario_seeds.go) ------------
+
+def test_paths_to_one_sp_told_by_the_array(estate):
+    """LUN ...f5's two paths end at ports 58:cc:f0:98:49:20/21, which no WWN convention places
+    and the array's fcPort list puts on spa: critical, naming SP A. ...f6 reaches spa and spb."""
+    naa = 'naa.60060160a0b0' + '0' * 18
+    got = by_check(estate['findings'], 'multipath-redundancy')
+    f = got[naa + 'f5']
+    assert f['severity'] == 'critical'
+    assert 'all to one storage processor (SP A)' in f['message']
+    assert 'fcPort' in f['evidence']['storage_processors_how']
+    assert [p['storage_processor'] for p in f['evidence']['paths']] == ['SP A', 'SP A']
+    assert naa + 'f6' not in got
+    assert naa + 'f2' not in got and naa + 'f1' in got  # the convention still tells those
+
+
+def test_array_ports_are_stored(estate):
+    """Each fcPort's port WWN (the last 8 bytes of Unisphere's wwn, lower case) and SP."""
+    db = sqlite3.connect(estate['ws'].db)
+    try:
+        rows = db.execute("SELECT id, wwpn, sp FROM array_ports WHERE vcenter = 'unity1'"
+                          " ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert ('spa_iom_0_fc0', '58:cc:f0:98:49:20:0b:2a', 'spa') in rows
+    assert ('spb_fc4', '50:06:01:68:47:e4:1e:49', 'spb') in rows
+    assert len(rows) == 8

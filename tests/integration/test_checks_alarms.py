@@ -27,10 +27,14 @@ WANT_ALARMS = {
     'ds-alarm-high': 'thresholds',        # its folder's alarm warns at 80 %, red at 95 %
     'ds-alarm-provisioned': 'disabled',   # its own alarm watches disk.provisioned, not usage
     'ds-alarm-and': 'disabled',           # its own alarm ANDs usage with a state
+    # (scenario_seeds.go) fld-pods' alarm is disabled on its datastore cluster pod-alarm-off
+    'ds-alarm-pod-off': 'disabled',
 }
 TWINS_ALARMS = ['ds-alarm-folder-ok', 'ds-alarm-nested-ok', 'ds-alarm-own-ok', 'ds-alarm-pod-ok',
                 'ds-alarm-split', 'ds-vmfs5', 'ds-vmfs3', 'ds-free-crit', 'ds-pod-low-1',
-                'ds-nfs-clean', 'ds-clean-01', 'ds-pod-ok-1']
+                'ds-nfs-clean', 'ds-clean-01', 'ds-pod-ok-1',
+                # its cluster's declaredAlarmState entry says disabled = false
+                'ds-alarm-pod-on']
 
 
 def morefs(sim):
@@ -184,3 +188,24 @@ def test_refused_alarms_are_a_gap(refused):
     assert vc['alarms'] == []
     text = run_ok('inventory', '-c', refused.conf).stdout
     assert 'not read: alarms:' in text and 'Alarms: not read' in text
+
+
+def test_alarm_disabled_on_a_datastore_cluster(lab):
+    """vSphere 7's DisableAlarm on a datastore cluster turns an alarm defined above it off for
+    the cluster's datastores: the alarm is enabled, yet it covers nothing there."""
+    x = finding(lab.findings, ALARMS, 'ds-alarm-pod-off')
+    assert '"Datastore usage (pods)", defined on fld-pods, is disabled on pod-alarm-off' in \
+        x['message']
+    pods = [a for a in x['evidence']['alarms'] if a['name'] == 'Datastore usage (pods)']
+    assert [(a['enabled'], a['entity_name'], a['disabled_on_name']) for a in pods] == \
+        [(True, 'fld-pods', 'pod-alarm-off')]
+
+
+def test_alarms_disabled_on_an_entity_are_in_the_inventory(lab):
+    """`vslint inventory` lists the (entity, alarm) pairs whose declaredAlarmState says
+    disabled: pod-alarm-off's, not pod-alarm-on's (its entry says disabled = false)."""
+    vc = lab.inventory()['vcenters'][0]
+    ent = {x['name']: x['moref'] for x in vc['entities']}
+    alarm = {x['name']: x['moref'] for x in vc['alarms']}
+    assert vc['alarms_disabled'] == [{'entity': ent['pod-alarm-off'],
+                                      'alarm': alarm['Datastore usage (pods)']}]

@@ -53,11 +53,15 @@ WANT = {
         est('e6'): ('lun', 'warning', est('e6')[12:]),                   # RR by bytes
         # (RR on esx-san-noesxcli, esxcli refused: the IOPS limit is unknown and never guessed;
         # host-coverage reports the host instead, see test_host_coverage)
+        # (the seeds' rules whole, scenario_seeds.go)
+        'esx-san-1 ' + naa('f3'): ('lun', 'warning', naa('f3')),          # VVol PE on MRU
     },
     'multipath-redundancy': {
         'esx-san-1 ' + naa('a4'): ('lun', 'critical', naa('a4')),         # 1 active path
         'esx-san-1 ' + naa('a5'): ('lun', 'critical', naa('a5')),         # active + dead
         est('ea'): ('lun', 'critical', est('ea')[12:]),                  # a disk, 1 path
+        # (the seeds' rules whole, scenario_seeds.go)
+        'esx-san-1 ' + naa('f1'): ('lun', 'critical', naa('f1')),         # both paths to SP A
     },
     'device-identifier': {
         'esx-san-1 ' + SYM: ('lun', 'warning', SYM),                      # SPC-2 bit unset
@@ -76,14 +80,19 @@ TWINS = {
     # vm-reclaim-old: thin on VMFS5 without FT or a shared bus (reclaim is space-reclaim's)
     'vdisk-format': ['vm-ft-eager', 'vm-mscs-eager', 'vm-reclaim-ok', 'vm-thin-overcommit',
                      'vm-clean-03', 'tmpl-busy-01', 'vm-reclaim-old', 'vm-mw-eager'],
-    'multipath-policy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a4'),
+    'multipath-policy': ['esx-san-1 ' + naa('f4'),  # a VVol PE on RR iops=1
+                         'esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a4'),
                          'esx-san-1 ' + naa('a5'), 'esx-san-1 ' + SYM, 'esx-san-1 ' + MPX,
                          'esx-san-noesxcli ' + MPX, 'esx-san-noesxcli ' + naa('b1'),
                          # vendor PSPs and non-disk devices (scenario_estates.go)
                          est('e1'), est('e2'), est('e3'), est('e7'), est('e8'), est('e9')],
     'multipath-redundancy': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + naa('a1'),
                              'esx-san-1 ' + MPX, 'esx-san-noesxcli ' + naa('b1'),
-                             est('e7'), est('e8'), est('e9')],
+                             est('e7'), est('e8'), est('e9'),
+                             # paths to both SPs
+                             'esx-san-1 ' + naa('f2'),
+                             # SPs only the array tells (none configured here): not judged
+                             'esx-san-1 ' + naa('f5'), 'esx-san-1 ' + naa('f6')],
     'device-identifier': ['esx-san-1 ' + naa('a3'), 'esx-san-1 ' + MPX],
 }
 
@@ -126,6 +135,7 @@ EVIDENCE = {
             'psp': 'VMW_PSP_MRU',
             'commands': Has('esxcli storage nmp device set --device=%s --psp=VMW_PSP_RR'
                             % naa('a1'))},
+        'esx-san-1 ' + naa('f3'): {'psp': 'VMW_PSP_MRU', 'protocol_endpoint': True},
         'esx-san-1 ' + naa('a2'): {
             'iops_limit': 1000, 'recommended_iops': 1,
             'commands': Has('esxcli storage nmp psp roundrobin deviceconfig set --type=iops '
@@ -133,7 +143,16 @@ EVIDENCE = {
     },
     'multipath-redundancy': {
         'esx-san-1 ' + naa('a4'): {'paths_total': 1, 'paths_usable': 1, 'paths_dead': 0},
-        'esx-san-1 ' + naa('a5'): {'paths_total': 2, 'paths_usable': 1, 'paths_dead': 1},
+        'esx-san-1 ' + naa('a5'): {'paths_total': 2, 'paths_usable': 1, 'paths_dead': 1,
+                                   # no transport on its paths: SPs not judged, and said so
+                                   'storage_processors_judged': False,
+                                   'storage_processors_unknown':
+                                       'no target port reported for the path'},
+        # both paths through two adapters to SP A's ports (50:06:01:60, 50:06:01:61)
+        'esx-san-1 ' + naa('f1'): {'paths_total': 2, 'paths_usable': 2, 'paths_dead': 0,
+                                   'adapters': ['vmhba2', 'vmhba3'],
+                                   'storage_processors_judged': True,
+                                   'storage_processor_only': 'SP A'},
     },
     'device-identifier': {
         'esx-san-1 ' + SYM: {'prefix': 'sym', 'vendor': 'EMC', 'model': 'SYMMETRIX'},
@@ -217,10 +236,12 @@ def test_iops_override(overridden):
     """At iops = 1000 Round Robin passes, and latency-based Round Robin is not even info: the
     VMware policies that are not Round Robin, and bytes-based switching, stay warnings."""
     assert {n: x['severity'] for n, x in of(overridden, 'multipath-policy').items()} == \
-        {'esx-san-1 ' + naa('a1'): 'warning', est('e4'): 'warning', est('e6'): 'warning'}
+        {'esx-san-1 ' + naa('a1'): 'warning', est('e4'): 'warning', est('e6'): 'warning',
+         'esx-san-1 ' + naa('f3'): 'warning'}
 
 
 def test_min_paths_override(overridden):
-    """The dead path still counts."""
+    """The dead path still counts; asking for one path asks for no second storage processor
+    (f1's two paths to SP A pass)."""
     assert sorted(of(overridden, 'multipath-redundancy')) == ['esx-san-1 ' + naa('a5')]
 

@@ -204,8 +204,10 @@ def test_iscsi_adapters(read, stored):
 
 def test_luns(read, stored):
     def fields(x):
-        return dict({k: x[k] for k in ('local', 'policy', 'satp', 'iops_limit', 'lun_type')},
-                    paths=sorted((p['name'], p['state']) for p in x['paths']))
+        return dict({k: x[k] for k in ('local', 'policy', 'satp', 'iops_limit', 'lun_type',
+                                       'protocol_endpoint')},
+                    paths=sorted((p['name'], p['state'], p['target_wwpn'] or None)
+                                 for p in x['paths']))
     got, want = {}, {}
     for t, g in host_pairs(read, stored):
         gl = by(g['luns'], 'canonical_name')

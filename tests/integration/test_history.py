@@ -21,6 +21,9 @@ ON_HOST = {
     ('multipath-redundancy', NAA + 'a4'), ('multipath-redundancy', NAA + 'a5'),
     ('device-identifier', 'sym.000192601234533031323334'),
     ('satp-claim-rule', HOST),
+    # the seeds' rules whole (tests/sim/scenario_seeds.go): paths to one storage processor, and
+    # a VVol protocol endpoint on MRU, both as vCenter itself reports them
+    ('multipath-redundancy', NAA + 'f1'), ('multipath-policy', NAA + 'f3'),
 }
 # What esxcli alone tells: a2's Round Robin IOPS limit of 1000 and the host's claim rules. a1 is
 # on MRU, which vCenter itself reports: still judged (and verified) without esxcli.

@@ -23,6 +23,7 @@ from simlib import VimClient, Workspace, run_ok, vcenter, vslint
 
 LUN = 'naa.60060160a0b0000000000000000000a%d'
 EST = 'naa.60060160e5e5000000000000000000e%d'  # esx-estates' LUNs (scenario_estates.go)
+PE_MRU = 'naa.60060160a0b0000000000000000000f3'
 # The planted violations of tests/sim/scenario_violations.go whose fix is a host setting, as
 # the changes each host's section must make (the header comment of that file is the spec).
 # ds-unmap-none is mounted on the lab hosts: its reclaim priority is set from the first by
@@ -34,6 +35,10 @@ WANT = {
          (('device', LUN % 1), ('iops', '1'), ('type', 'iops'))),
         ('storage nmp psp roundrobin deviceconfig set',
          (('device', LUN % 2), ('iops', '1'), ('type', 'iops'))),
+        # the VVol protocol endpoint on MRU (scenario_seeds.go), tuned as a LUN (000 §3.9)
+        ('storage nmp device set', (('device', PE_MRU), ('psp', 'VMW_PSP_RR'))),
+        ('storage nmp psp roundrobin deviceconfig set',
+         (('device', PE_MRU), ('iops', '1'), ('type', 'iops'))),
         ('storage nmp satp rule add', (('model', 'VRAID'), ('psp', 'VMW_PSP_RR'),
                                        ('psp-option', 'iops=1'), ('satp', 'VMW_SATP_ALUA'),
                                        ('vendor', 'DGC'))),
@@ -68,7 +73,8 @@ WANT = {
 }
 # Planted violations a host setting does not fix: tasks, never commands.
 TASKS = ['ds-free-crit', 'ds-size-huge', 'ds-crowded', 'vm-snap-old', 'vm-ft-lazy',
-         'ds-overcommit', 'vm-reclaim-old', LUN % 5, EST % 5]
+         'ds-overcommit', 'vm-reclaim-old', LUN % 5, EST % 5,
+         'naa.60060160a0b0000000000000000000f1']  # paths to one storage processor
 
 
 def changes(section):
@@ -396,8 +402,9 @@ def test_a_failing_step_is_reported_and_the_rest_still_run(start_sim, workspace,
     urllib.request.urlopen(urllib.request.Request(control, method='POST'), timeout=10)
     res = run_on_host(str(script), 'esx-san-1', hosts['esx-san-1'], sim, shim_dir)
     assert res.returncode == 1
-    assert summary_of(res.stdout) == (0, 0, 3)
-    assert res.stderr.count('FAILED:') == 3
+    # a1's two steps, a2's one and the protocol endpoint f3's two (scenario_seeds.go)
+    assert summary_of(res.stdout) == (0, 0, 5)
+    assert res.stderr.count('FAILED:') == 5
 
 
 def test_edges_plan_runs_clean_and_resolves(start_sim, workspace, tmp_path):

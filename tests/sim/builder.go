@@ -12,6 +12,7 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -323,6 +324,20 @@ type lunSpec struct {
 	// device instead of the one its policy and iops imply (latency or
 	// bytes Round Robin).
 	pspConfig string
+	// pe makes the device a VVol protocol endpoint (ScsiLun.protocolEndpoint).
+	pe bool
+	// targets, when set, is the Fibre Channel target port WWN each path ends
+	// at ("50:06:01:60:47:e4:1e:49"), sent as the path's transport.
+	targets []string
+}
+
+// wwnInt is a colon-separated WWN as vSphere's xsd:long.
+func wwnInt(s string) int64 {
+	v, err := strconv.ParseUint(strings.ReplaceAll(s, ":", ""), 16, 64)
+	if err != nil {
+		panic("bad WWN " + s)
+	}
+	return int64(v)
 }
 
 // dgcRule is the user claim rule that makes sanLun LUNs presented later
@@ -408,6 +423,9 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 			dev.DisplayName = fmt.Sprintf("%s %s (%s)", l.vendor, l.lunType, l.canonical)
 			sd.ScsiLun = append(sd.ScsiLun, &dev)
 		} else {
+			if l.pe {
+				disk.ProtocolEndpoint = types.NewBool(true)
+			}
 			sd.ScsiLun = append(sd.ScsiLun, disk)
 		}
 		lu := types.HostMultipathInfoLogicalUnit{
@@ -429,7 +447,7 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 				perAdapter[dev]++
 				akey = hbaKey(sd, dev)
 			}
-			lu.Path = append(lu.Path, types.HostMultipathInfoPath{
+			mp := types.HostMultipathInfoPath{
 				Key:           "key-vim.host.MultipathInfo.Path-" + name,
 				Name:          name,
 				PathState:     st,
@@ -437,7 +455,14 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 				IsWorkingPath: types.NewBool(st == "active"),
 				Adapter:       akey,
 				Lun:           lu.Key,
-			})
+			}
+			if l.targets != nil {
+				mp.Transport = &types.HostFibreChannelTargetTransport{
+					PortWorldWideName: wwnInt(l.targets[i]),
+					NodeWorldWideName: wwnInt("50:06:01:60:c7:e0:1e:49"),
+				}
+			}
+			lu.Path = append(lu.Path, mp)
 		}
 		switch l.plugin {
 		case "":
@@ -482,7 +507,8 @@ type lunView struct {
 	lunType                              string // ScsiLun.lunType: disk, enclosure, tape, ...
 	local                                bool
 	localDisk                            *bool
-	paths                                []struct{ name, state, adapter string }
+	protocolEndpoint                     *bool
+	paths                                []struct{ name, state, adapter, wwpn string }
 }
 
 func (l lunView) pathNames() []string {
@@ -516,7 +542,7 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 	view := func(l types.BaseScsiLun) lunView {
 		d := l.GetScsiLun()
 		v := lunView{canonical: d.CanonicalName, displayName: d.DisplayName, lunType: d.LunType,
-			plugin: claimedBy(sd, d.Key)}
+			plugin: claimedBy(sd, d.Key), protocolEndpoint: d.ProtocolEndpoint}
 		if disk, ok := l.(*types.HostScsiDisk); ok {
 			v.local, v.localDisk = disk.LocalDisk != nil && *disk.LocalDisk, disk.LocalDisk
 		}
@@ -544,7 +570,15 @@ func hostLuns(h *simulator.HostSystem) []lunView {
 				v.satp = lu.StorageArrayTypePolicy.Policy
 			}
 			for _, p := range lu.Path {
-				v.paths = append(v.paths, struct{ name, state, adapter string }{p.Name, p.PathState, devices[p.Adapter]})
+				wwpn := ""
+				if fc, ok := p.Transport.(*types.HostFibreChannelTargetTransport); ok {
+					var b []string
+					for i := 56; i >= 0; i -= 8 {
+						b = append(b, fmt.Sprintf("%02x", (uint64(fc.PortWorldWideName)>>uint(i))&0xff))
+					}
+					wwpn = strings.Join(b, ":")
+				}
+				v.paths = append(v.paths, struct{ name, state, adapter, wwpn string }{p.Name, p.PathState, devices[p.Adapter], wwpn})
 			}
 			out = append(out, v)
 		}

@@ -152,6 +152,9 @@ import (
 //
 // Other lab datastores, all compliant: ds-lab-01, ds-lab-02, ds-lab-03.
 //
+// The seeds' rules taken whole (issue 22: storage processors, VVol protocol
+// endpoints, ...): see scenario_seeds.go.
+//
 // pool-free-space and pool-subscription (with the Unity responder, tests/sim/unity/main.go,
 // which holds their LUNs; without an [array] section they are compliant datastores):
 // ds-pool-low, ds-pool-ok, ds-pool-warn, ds-pool-snap, ds-pool-over, ds-pool-thick, each
@@ -371,4 +374,6 @@ func buildViolations(w *world) {
 	plantRealEstates(w)
 	// datastore-alarms
 	plantViolationAlarms(w)
+	// the seeds' rules taken whole (scenario_seeds.go)
+	plantSeedRules(w)
 }

@@ -52,6 +52,9 @@ type truthPath struct {
 	Name    string `json:"name"`
 	State   string `json:"state"`
 	Adapter string `json:"adapter"` // the adapter's device
+	// TargetWwpn is the Fibre Channel target port the path ends at, "" when
+	// the path has no transport.
+	TargetWwpn string `json:"target_wwpn"`
 }
 
 type truthLun struct {
@@ -70,6 +73,8 @@ type truthLun struct {
 	MultipathPlugin string      `json:"multipath_plugin"`
 	IopsLimit       *int        `json:"iops_limit"`
 	Paths           []truthPath `json:"paths"`
+	// ProtocolEndpoint is ScsiLun.protocolEndpoint as sent: null when left out.
+	ProtocolEndpoint *bool `json:"protocol_endpoint"`
 }
 
 // truthSatpRule is a claim rule as esxcli lists it; "" = not set.
@@ -296,7 +301,8 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 	for _, l := range hostLuns(h) {
 		local := l.local
 		tl := truthLun{CanonicalName: l.canonical, Local: &local, LunType: l.lunType, LocalDisk: l.localDisk, Policy: l.policy,
-			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{}}
+			Satp: l.satp, PolicyType: l.policyType, MultipathPlugin: l.plugin, Paths: []truthPath{},
+			ProtocolEndpoint: l.protocolEndpoint}
 		if iops, ok := x.iops[l.canonical]; ok && !x.refuseEsxcli && !l.local && l.policy == "VMW_PSP_RR" {
 			v := iops
 			tl.IopsLimit = &v
@@ -305,7 +311,7 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 			tl.Local = nil
 		}
 		for _, p := range l.paths {
-			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter})
+			tl.Paths = append(tl.Paths, truthPath{Name: p.name, State: p.state, Adapter: p.adapter, TargetWwpn: p.wwpn})
 		}
 		t.Luns = append(t.Luns, tl)
 	}

@@ -399,3 +399,43 @@ int main(void)
 {
     return tl_main();
 }
+
+/* An alarm disabled on one entity (DisableAlarm) covers nothing at or below it, and only there:
+ * disabled on the datastore cluster, the root's alarm no longer covers ds-pod but still covers
+ * ds-sub; disabled on another alarm, or on another entity, it changes nothing. */
+TEST(test_disabled_on_entity)
+{
+    static const struct alarm_spec root[] = {{"a", "group-d1", 1, {USAGE(7000, 9000)}}};
+    static const struct {
+        const char *what;
+        struct est_alarm_disabled off;
+        int pod_flagged, sub_flagged;
+    } cases[] = {
+        {"disabled on the datastore cluster", {"group-p1", "a"}, 1, 0},
+        {"disabled on the datacenter above both", {"datacenter-1", "a"}, 1, 1},
+        {"disabled on the datastore itself", {"datastore-2", "a"}, 1, 0},
+        {"another alarm disabled there", {"group-p1", "b"}, 0, 0},
+        {"disabled on a sibling folder", {"group-sub", "a"}, 0, 1},
+    };
+
+    for (size_t i = 0; i < N(cases); i++) {
+        struct world w;
+        struct est_alarm_disabled off = cases[i].off;
+
+        build(&w, root);
+        w.e.alarms_disabled = &off;
+        w.e.n_alarms_disabled = 1;
+        struct chk_results r = tl_run(&chk_datastore_alarms, NULL, &w.e, NOW);
+        const struct chk_finding *pod = tl_find(&r, "ds-pod", NULL);
+        if ((pod != NULL) != cases[i].pod_flagged)
+            fail_msg("%s: ds-pod %s", cases[i].what, pod ? "flagged" : "not flagged");
+        if ((tl_find(&r, "ds-sub", NULL) != NULL) != cases[i].sub_flagged)
+            fail_msg("%s: ds-sub wrongly judged", cases[i].what);
+        if (pod) {
+            assert_string_equal(tl_ev_str(pod, "level"), "disabled");
+            assert_string_equal(tl_ev_item(pod, "alarms", 0, "disabled_on"), off.entity);
+            assert_non_null(strstr(pod->message, "is disabled on"));
+        }
+        chk_results_free(&r);
+    }
+}

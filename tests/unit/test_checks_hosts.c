@@ -1283,3 +1283,60 @@ int main(void)
 {
     return tl_main();
 }
+
+/* The storage processor a path ends at, by the WWN convention of CLARiiON, VNX and Unity (000
+ * §3.1.2's zoning table: 50:06:01:60-67 SP A, 68-6f SP B), and nothing guessed otherwise. */
+TEST(test_path_storage_processor)
+{
+    static const struct {
+        const char *wwpn, *iqn, *want, *how;
+    } rows[] = {
+        {"50:06:01:60:47:e4:1e:49", NULL, "SP A", "WWN convention"},
+        {"50:06:01:67:47:e4:1e:49", NULL, "SP A", "WWN convention"},
+        {"50:06:01:68:47:e4:1e:49", NULL, "SP B", "WWN convention"},
+        {"50:06:01:6f:47:e4:1e:49", NULL, "SP B", "WWN convention"},
+        {"50:06:01:6", NULL, NULL, "no known storage processor convention"},
+        {"50:06:01:6g:47:e4:1e:49", NULL, NULL, "no known storage processor convention"},
+        {"50:00:09:72:08:1a:2b:3c", NULL, NULL, "no known storage processor convention"},
+        {NULL, "iqn.1992-04.com.emc:cx.lab.a0", NULL, "iSCSI target"},
+        {NULL, NULL, NULL, "no target port reported"},
+    };
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct est_path p = {.name = "vmhba2:C0:T0:L1", .target_wwpn = rows[i].wwpn,
+                             .target_iqn = rows[i].iqn};
+        struct estate e = {.vcenter = "vc"};
+        const char *how = NULL, *sp = est_path_sp(&e, &p, &how);
+        if (rows[i].want)
+            assert_string_equal(sp, rows[i].want);
+        else
+            assert_null(sp);
+        assert_non_null(how);
+        assert_non_null(strstr(how, rows[i].how));
+    }
+}
+
+/* Where a configured array lists the target port, its word wins over the WWN convention, and a
+ * port no convention knows is told too. */
+TEST(test_path_storage_processor_from_the_array)
+{
+    struct est_array_port ports[] = {
+        {"unity1", "50:06:01:60:47:e4:1e:49", "spb"}, /* the array's word, not the convention's */
+        {"unity1", "58:cc:f0:98:49:20:0b:2a", "spa"},
+        {"unity1", "58:cc:f0:98:49:21:0b:2a", "spc"},
+    };
+    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
+    struct est_path p = {.name = "vmhba2:C0:T0:L1"};
+    const char *how = NULL;
+
+    p.target_wwpn = "50:06:01:60:47:e4:1e:49";
+    assert_string_equal(est_path_sp(&e, &p, &how), "SP B");
+    assert_non_null(strstr(how, "fcPort"));
+    p.target_wwpn = "58:cc:f0:98:49:20:0b:2a";
+    assert_string_equal(est_path_sp(&e, &p, &how), "SP A");
+    p.target_wwpn = "58:cc:f0:98:49:21:0b:2a";
+    assert_null(est_path_sp(&e, &p, &how));
+    assert_non_null(strstr(how, "does not know"));
+    p.target_wwpn = "58:cc:f0:98:49:22:0b:2a"; /* not the array's: no convention either */
+    assert_null(est_path_sp(&e, &p, &how));
+}

@@ -144,13 +144,15 @@ static void fill(const struct vim_sink *s, const void *arg)
                                "NETAPP",       "LUN C-Mode",
                                "disk",         0,
                                "VMW_PSP_RR",   "VMW_SATP_ALUA",
-                               "HostMultipathInfoLogicalUnitPolicy", "NMP"};
+                               "HostMultipathInfoLogicalUnitPolicy", "NMP",
+                               VIM_UNKNOWN};
     const struct vim_lun mru = {"host-10",      "key-vim.host.ScsiDisk-2",
                                 "naa.600a0002", "ARRAY LUN 2",
                                 "NETAPP",       "LUN C-Mode",
                                 "disk",         VIM_UNKNOWN,
                                 "VMW_PSP_MRU",  "VMW_SATP_ALUA",
-                                "HostMultipathInfoLogicalUnitPolicy", "NMP"};
+                                "HostMultipathInfoLogicalUnitPolicy", "NMP",
+                               VIM_UNKNOWN};
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &mru), 0);
     tl_fill_host10_san(s);

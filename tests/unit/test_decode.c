@@ -614,6 +614,7 @@ static int filter_seen(void *ctx, xmlNode *n)
     assert_null(vim_child(lun, "uuid"));
     assert_null(vim_child(lun, "capacity"));
     assert_string_equal(vim_path_text(lun, "extra"), "other namespace");
+    assert_true(vim_path_bool(lun, "protocolEndpoint", -1) == 1);
     assert_non_null(vim_next_elem(lun)); /* every item is built */
     assert_string_equal(vim_path_text(mp, "lun"), "key-1");
     assert_null(vim_child(mp, "id"));
@@ -622,7 +623,8 @@ static int filter_seen(void *ctx, xmlNode *n)
     assert_string_equal(vim_path_text(path, "name"), "vmhba2:C0:T0:L1");
     assert_string_equal(vim_path_text(path, "adapter"), "key-hba");
     assert_null(vim_child(path, "lun"));
-    assert_null(vim_child(path, "transport"));
+    /* its target port: read (decode_storage's path_target()) */
+    assert_string_equal(vim_path_text(path, "transport/nodeWorldWideName"), "1");
     assert_string_equal(vim_path_text(dev, "deviceInfo/label"), "Hard disk 1");
     assert_null(vim_path(dev, "deviceInfo/summary"));
     assert_string_equal(vim_path_text(dev, "backing/fileName"), "[ds] vm/vm.vmdk");
@@ -650,7 +652,8 @@ static void test_filtered_properties(void **state)
         "<obj type=\"HostSystem\">host-1</obj>"
         "<propSet><name>config.storageDevice.scsiLun</name><val>"
         "<ScsiLun><uuid>0200</uuid><key>key-1</key><capacity><block>1</block></capacity>"
-        "<canonicalName>naa.6000</canonicalName><x:extra>other namespace</x:extra></ScsiLun>"
+        "<canonicalName>naa.6000</canonicalName><x:extra>other namespace</x:extra>"
+        "<protocolEndpoint>true</protocolEndpoint></ScsiLun>"
         "<ScsiLun><uuid>0201</uuid></ScsiLun></val></propSet>"
         "<propSet><name>config.storageDevice.multipathInfo</name><val><lun><id>0200</id>"
         "<lun>key-1</lun><path><key>p1</key><name>vmhba2:C0:T0:L1</name><lun>mp-1</lun>"

@@ -87,7 +87,7 @@ static void lun(const struct vim_sink *s, const char *h, const char *name, int l
 static void path(const struct vim_sink *s, const char *h, const char *l, const char *name,
                  const char *state, const char *adapter)
 {
-    const struct vim_lun_path p = {h, l, name, state, adapter};
+    const struct vim_lun_path p = {h, l, name, state, adapter, NULL, NULL, NULL};
     assert_int_equal(s->lun_path(s->ctx, &p), 0);
 }
 

@@ -114,13 +114,13 @@ static void fill(const struct vim_sink *s, const void *arg)
 
     const struct vim_lun rr = {"host-10",    "k1",           "naa.600a0001", "LUN 1",
                                "NETAPP",     "LUN C-Mode",   "disk",         0,
-                               "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL};
+                               "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL, VIM_UNKNOWN};
     const struct vim_lun mru = {"host-10",     "k2",           "naa.600a0002", "LUN 2",
                                 "NETAPP",      "LUN C-Mode",   "disk",         VIM_UNKNOWN,
-                                "VMW_PSP_MRU", "VMW_SATP_ALUA", NULL, NULL};
+                                "VMW_PSP_MRU", "VMW_SATP_ALUA", NULL, NULL, VIM_UNKNOWN};
     const struct vim_lun other_host = {"host-11",    "k1",           "naa.600a0001", "LUN 1",
                                        "NETAPP",     "LUN C-Mode",   "disk",         0,
-                                       "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL};
+                                       "VMW_PSP_RR", "VMW_SATP_ALUA", NULL, NULL, VIM_UNKNOWN};
     assert_int_equal(s->lun(c, &mru), 0);
     assert_int_equal(s->lun(c, &rr), 0);
     assert_int_equal(s->lun(c, &other_host), 0);

@@ -339,11 +339,11 @@ void tl_fill_host10_san(const struct vim_sink *s)
     assert_int_equal(s->iscsi_option(c, &o_t1), 0);
     assert_int_equal(s->iscsi_option(c, &o_t2), 0);
     const struct vim_lun_path p1 = {"host-10", "naa.600a0001", "vmhba64:C0:T0:L1", "active",
-                                    "vmhba64"};
+                                    "vmhba64", NULL, NULL, NULL};
     const struct vim_lun_path p2 = {"host-10", "naa.600a0001", "vmhba64:C1:T0:L1", "dead",
-                                    "vmhba64"};
+                                    "vmhba64", NULL, NULL, NULL};
     const struct vim_lun_path p3 = {"host-10", "naa.600a0002", "vmhba64:C0:T0:L2", "active",
-                                    "vmhba64"};
+                                    "vmhba64", NULL, NULL, NULL};
     assert_int_equal(s->lun_path(c, &p1), 0);
     assert_int_equal(s->lun_path(c, &p2), 0);
     assert_int_equal(s->lun_path(c, &p3), 0);

@@ -139,12 +139,14 @@ var propNames = map[string][]string{
 		"config.storageDevice.multipathInfo", "config.storageDevice.plugStoreTopology.device",
 		"config.storageDevice.plugStoreTopology.plugin", "configManager.advancedOption",
 		"configManager.iscsiManager"},
-	tDS:      {"name", "summary", "info", "vm", "parent", "host"},
-	tPod:     {"name", "summary", "parent", "childEntity", "childType"},
+	// declaredAlarmState (vslint reads the alarms disabled on an entity) is
+	// answered empty: no alarm is disabled on one entity here.
+	tDS:      {"name", "summary", "info", "vm", "parent", "host", "declaredAlarmState"},
+	tPod:     {"name", "summary", "parent", "childEntity", "childType", "declaredAlarmState"},
 	tDVS:     {"name", "uuid", "config"},
 	tCluster: {"name", "parent"},
-	tDC:      {"name", "parent"},
-	tFolder:  {"name", "parent", "childType"},
+	tDC:      {"name", "parent", "declaredAlarmState"},
+	tFolder:  {"name", "parent", "childType", "declaredAlarmState"},
 	tAlarm:   {"info"},
 	tPerf:    {"perfCounter"},
 }

@@ -99,6 +99,39 @@ func estate() ([]pool, []lun) {
 	return pools, luns
 }
 
+// fcPort is a Fibre Channel front-end port: wwn is the node WWN and the port WWN in one, as
+// Unisphere gives it.
+type fcPort struct {
+	ID, WWN, SP string
+}
+
+// fcPorts are the array's FC ports (the seeds' rules whole, tests/sim/scenario_seeds.go): two
+// per SP following the CLARiiON/VNX/Unity convention (50:06:01:60-67 SP A, 68-6f SP B), and two
+// per SP whose WWNs no convention tells (58:cc:f0:...), which only this list places: LUN ...f5's
+// paths end at SP A's two of those, ...f6's at one of SP A's and one of SP B's.
+func fcPorts() []fcPort {
+	const node = "50:06:01:60:C7:E0:1E:49:"
+	return []fcPort{
+		{"spa_fc4", node + "50:06:01:60:47:E4:1E:49", "spa"},
+		{"spa_fc5", node + "50:06:01:61:47:E4:1E:49", "spa"},
+		{"spb_fc4", node + "50:06:01:68:47:E4:1E:49", "spb"},
+		{"spb_fc5", node + "50:06:01:69:47:E4:1E:49", "spb"},
+		{"spa_iom_0_fc0", node + "58:CC:F0:98:49:20:0B:2A", "spa"},
+		{"spa_iom_0_fc1", node + "58:CC:F0:98:49:21:0B:2A", "spa"},
+		{"spb_iom_0_fc0", node + "58:CC:F0:98:49:28:0B:2A", "spb"},
+		{"spb_iom_0_fc1", node + "58:CC:F0:98:49:29:0B:2A", "spb"},
+	}
+}
+
+func (p fcPort) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": p.ID, "wwn": p.WWN, "storageProcessor": map[string]interface{}{"id": p.SP},
+		"name": "FC Port " + p.ID, "currentSpeed": 16, "connectorType": 1,
+		"health": map[string]interface{}{"value": 5, "descriptionIds": []string{"ALRT_PORT_LINK_UP"},
+			"descriptions": []string{"The port is operating normally."}},
+	}
+}
+
 func (p pool) content() map[string]interface{} {
 	return map[string]interface{}{
 		"id": p.ID, "name": p.Name, "sizeTotal": p.Total, "sizeFree": p.Free,
@@ -230,6 +263,9 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		if !s.injectFault(w, sid) {
 			s.collection(w, r, "lun", contents(s.luns))
 		}
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fcPort/instances":
+		// No fault here: the faults count pool and LUN reads, as the fault tests expect.
+		s.collection(w, r, "fcPort", contents(fcPorts()))
 	default:
 		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// The violations scenario's objects for the seeds' rules taken whole (issue
+// 22), planted after everything else so that no earlier object changes.
+// Unity's port WWNs follow 000 §3.1.2's zoning table: 50:06:01:60-67 are SP A's
+// ports, 50:06:01:68-6f SP B's.
+//
+// multipath-redundancy, both storage processors (esx-san-1, FC: two paths,
+// one through vmhba2 and one through vmhba3, RR iops=1, vendor DGC)
+//
+//	VIOLATION naa.60060160a0b0000000000000000000f1  both paths to SP A ports
+//	                             (50:06:01:60:47:e4:1e:49, 50:06:01:61:47:e4:1e:49)
+//	                             -> critical, naming SP A
+//	TWIN      naa.60060160a0b0000000000000000000f2  one path to SP A (…60…), one to SP B
+//	                             (50:06:01:68:47:e4:1e:49)
+//	(the LUNs without a transport, ...a1-...a5, are not judged on SPs: a5's
+//	finding says "no target port reported for the path")
+//	With the Unity responder as [array] (its fcPort list), also:
+//	VIOLATION naa.60060160a0b0000000000000000000f5  both paths to ports 58:cc:f0:98:49:20/21
+//	                             the array lists on spa -> critical, naming SP A; without
+//	                             the array not judged (no convention knows 58:cc:f0)
+//	TWIN      naa.60060160a0b0000000000000000000f6  one path to spa's 58:...:20, one to
+//	                             spb's 58:...:28
+//
+// multipath-policy, VVol protocol endpoints (esx-san-1, ScsiLun.protocolEndpoint
+// true, paths to both SPs): 000 §3.9 tunes them as §3.3 tunes LUNs
+//
+//	VIOLATION naa.60060160a0b0000000000000000000f3  PE on VMW_PSP_MRU -> warning, the
+//	                             message calls it a VVol protocol endpoint
+//	TWIN      naa.60060160a0b0000000000000000000f4  PE on RR iops=1
+//
+// datastore-alarms, an alarm disabled on one entity (vSphere 7's
+// AlarmManager.DisableAlarm: the entity's declaredAlarmState entry for it has
+// disabled = true). In DC-remote (see the datastore-alarms section of
+// scenario_violations.go's header; its root alarm is disabled), folder
+// fld-pods holds "Datastore usage (pods)" usage 7000/9000, enabled, and two
+// datastore clusters:
+//
+//	VIOLATION ds-alarm-pod-off   in pod-alarm-off, on which "Datastore usage (pods)"
+//	                             is disabled -> warning, level "disabled", naming
+//	                             pod-alarm-off
+//	TWIN      ds-alarm-pod-on    in pod-alarm-on, whose declaredAlarmState entry for
+//	                             the alarm has disabled = false
+//
+// space-reclaim, thin on thin (000 §3.7.2; judged only with the Unity
+// responder as [array], which says ds-pool-ok's LUN (…d2) is thin and
+// ds-pool-thick's (…d7) thick; VMs vmx-13 on esx-san-1, one 8 GiB disk each)
+//
+//	VIOLATION vm-thick-on-thin   lazyzeroedthick on ds-pool-ok -> info (detail thin-on-thin)
+//	VIOLATION vm-thin-on-thick   thin on ds-pool-thick -> info (detail thin-on-thin)
+//	TWIN      vm-thin-on-thin    thin on ds-pool-ok
+//	TWIN      vm-thick-on-thick  lazyzeroedthick on ds-pool-thick (no reclaim asked of it)
+func plantSeedRules(w *world) {
+	san1 := w.hosts["esx-san-1"]
+	naa := func(s string) string { return "naa.60060160a0b0" + strings.Repeat("0", 18) + s }
+	const spA0, spA1, spB0 = "50:06:01:60:47:e4:1e:49", "50:06:01:61:47:e4:1e:49", "50:06:01:68:47:e4:1e:49"
+
+	// xA0, xA1, xB0: ports whose SP only the array's fcPort list tells (tests/sim/unity/main.go).
+	const xA0, xA1, xB0 = "58:cc:f0:98:49:20:0b:2a", "58:cc:f0:98:49:21:0b:2a", "58:cc:f0:98:49:28:0b:2a"
+	for _, l := range []struct {
+		naa     string
+		targets []string
+	}{{"f1", []string{spA0, spA1}}, {"f2", []string{spA0, spB0}}, {"f5", []string{xA0, xA1}},
+		{"f6", []string{xA0, xB0}}} {
+		spec := sanLun(naa(l.naa), 500)
+		spec.targets = l.targets
+		w.addLun(san1, spec)
+	}
+
+	peMRU := sanLun(naa("f3"), 1)
+	peMRU.pe, peMRU.policy, peMRU.targets = true, "VMW_PSP_MRU", []string{spA0, spB0}
+	w.addLun(san1, peMRU)
+	peRR := sanLun(naa("f4"), 1)
+	peRR.pe, peRR.targets = true, []string{spA0, spB0}
+	w.addLun(san1, peRR)
+
+	plantDisabledOnEntity(w)
+
+	for _, v := range []struct{ name, ds, format string }{
+		{"vm-thick-on-thin", "ds-pool-ok", "lazyzeroedthick"},
+		{"vm-thin-on-thick", "ds-pool-thick", "thin"},
+		{"vm-thin-on-thin", "ds-pool-ok", "thin"},
+		{"vm-thick-on-thick", "ds-pool-thick", "lazyzeroedthick"},
+	} {
+		w.addVM(vmSpec{name: v.name, host: san1,
+			disks: []diskSpec{{ds: w.datastores[v.ds], gib: 8, format: v.format}}})
+	}
+}
+
+// plantDisabledOnEntity: see the datastore-alarms part of the header above.
+func plantDisabledOnEntity(w *world) {
+	var dc *simulator.Datacenter
+	for _, ref := range w.rootFolder().ChildEntity {
+		if d, ok := simulator.Map.Get(ref).(*simulator.Datacenter); ok && d.Name == "DC-remote" {
+			dc = d
+		}
+	}
+	if dc == nil {
+		panic("no DC-remote (plantViolationAlarms first)")
+	}
+	f, err := object.NewFolder(w.c, dc.DatastoreFolder).CreateFolder(w.ctx, "fld-pods")
+	must(err)
+	folder := simulator.Map.Get(f.Reference()).(*simulator.Folder)
+	alarm := w.addAlarm(folder, "Datastore usage (pods)", "", true, anyOf(usage(7000, 9000)))
+	c := 600 * GiB
+	for _, x := range []struct {
+		pod, ds  string
+		disabled bool
+	}{{"pod-alarm-off", "ds-alarm-pod-off", true}, {"pod-alarm-on", "ds-alarm-pod-on", false}} {
+		p, err := object.NewFolder(w.c, folder.Self).CreateStoragePod(w.ctx, x.pod)
+		must(err)
+		pod := simulator.Map.Get(p.Reference()).(*simulator.StoragePod)
+		name, disabled := x.pod, x.disabled
+		lock(pod, func() {
+			pod.Summary.Name = name
+			pod.DeclaredAlarmState = append(pod.DeclaredAlarmState, types.AlarmState{
+				Key: alarm.Self.Value + "." + pod.Self.Value, Entity: pod.Self, Alarm: alarm.Self,
+				OverallStatus: types.ManagedEntityStatusGray, Time: w.now,
+				Acknowledged: types.NewBool(false), Disabled: types.NewBool(disabled)})
+		})
+		w.pods[x.pod] = pod
+		d := w.addDatastore(dsSpec{name: x.ds, capacity: c, free: pct(c, 50), pod: pod})
+		w.moveToDatacenter(d, dc, nil)
+	}
+}
