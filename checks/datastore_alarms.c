@@ -364,7 +364,8 @@ const struct check chk_datastore_alarms = {
         "storage pool. vslint wants each datastore's usage alarm to warn and go red where "
         "datastore-free-space does (70 % and 90 % used by default), so that vCenter and vslint "
         "never disagree; vCenter's default alarm (75 %/85 %) warns later. The warning severity is "
-        "vslint's.",
+        "vslint's. An alarm disabled on an entity (vSphere 7 and later) covers nothing at or "
+        "below it: that is vSphere's behaviour, not a seed's.",
     .remediation =
         "Edit vCenter's \"Datastore usage on disk\" alarm, or define one on the datacenter or "
         "datastore folder (vSphere Client: select the object > Configure > Alarm Definitions > "

@@ -287,9 +287,13 @@ const struct check chk_multipath_redundancy = {
     .own =
         "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
         "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
-        "two adapters, none of them dead. Critical is vslint's severity: such a LUN is one "
-        "failure away from an outage. Whether the paths reach both storage processors is not "
-        "judged here.",
+        "two adapters, none of them dead, and reaching both storage processors. Critical is "
+        "vslint's severity: such a LUN is one failure away from an outage. A path's storage "
+        "processor comes from the array's own port list (Unity fcPort) where an [array] is "
+        "configured, else from the published VNX/Unity WWN convention: vslint reads "
+        "50:06:01:60-67 as SP A and 68-6f as SP B, widening the four ports per SP of the "
+        "guide's zoning table (§3.1.2); a LUN whose ports match neither is not judged on its "
+        "storage processors, and its evidence says so.",
     .remediation =
         "List the paths with `esxcli storage core path list --device=<device>` (NMP: `esxcli "
         "storage nmp path list --device=<naa>`; HPP: `esxcli storage hpp path list "

@@ -367,7 +367,9 @@ const struct check chk_space_reclaim = {
         "warning for a VMFS6 datastore that leaks pool space and for a host whose "
         "EnableBlockDelete=0 stops its VMs' reclaim on VMFS5, info for one VM whose hardware is "
         "older than vmx-11 (only its guest's reclaim is lost). Whether the LUN is thin on the "
-        "array, which the seed also requires, is outside vCenter's view.",
+        "array, which the seed also requires, is judged where a configured array says how the "
+        "LUN is provisioned: a thin disk on a thick LUN, or a thick disk on a thin LUN, is info "
+        "(vslint's severity: §3.7.1 still calls lazy-zeroed thick disks the default).",
     .remediation =
         "VMFS6 datastore: turn automatic space reclamation back on, on any host that mounts it: "
         "`esxcli storage vmfs reclaim config set --volume-label=<datastore> "
