@@ -178,6 +178,11 @@ async function dashboard(page, base, api) {
     const ev = await detail.locator('ul.evidence').innerText();
     check('evidence bytes in GiB', /capacity_bytes: 600 GiB/.test(ev), ev);
     check('a plan link for everything', await detail.locator('button.plan').count() >= 1);
+    // The seed's own words the check rests on, as /api/v1/checks gives them.
+    const quotes = (await detail.locator('blockquote.quote').allInnerTexts()).join(' ');
+    const dfsQuote = checks.checks.find((c) => c.id === 'datastore-free-space').sources[0].quote;
+    check('the detail quotes the seed', quotes.replace(/\s+/g, ' ').includes(dfsQuote.slice(0, 60)),
+      quotes.slice(0, 200));
     // The same row element after a refresh: it was kept, not rebuilt.
     await page.$eval('#findings tr.finding[data-object="ds-free-crit"]', (tr) => { tr.dataset.mark = 'kept'; });
     const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
