@@ -274,7 +274,7 @@ static int add_text(struct vsl_buf *b, const char *s, size_t n, size_t *cols)
 
     while (r == 0 && p < end) {
         const unsigned char *q = p;
-        size_t k;
+        size_t k = 0;
         while (q < end && !(k = control_len(q)))
             q++;
         r = vsl_buf_add(b, (const char *)p, (size_t)(q - p));
