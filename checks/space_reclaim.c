@@ -274,12 +274,12 @@ static int check_thin_on_thin(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t v = 0; v < e->n_vms; v++) {
         const struct est_vm *vm = &e->vms[v];
-        json_t *disks = json_array();
         const struct est_disk *first = NULL;
         char msg[1024];
 
         if (vm->template == 1)
             continue;
+        json_t *disks = json_array();
         for (size_t k = 0; disks && k < vm->n_disks; k++) {
             const struct est_disk *d = &vm->disks[k];
             if (!mixed(e, d))

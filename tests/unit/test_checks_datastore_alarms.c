@@ -405,7 +405,7 @@ int main(void)
  * ds-sub; disabled on another alarm, or on another entity, it changes nothing. */
 TEST(test_disabled_on_entity)
 {
-    static const struct alarm_spec root[] = {{"a", "group-d1", 1, {USAGE(7000, 9000)}}};
+    static const struct alarm_spec root[] = {{"a", "group-d1", 1, {USAGE(7000, 9000)}}, {0}};
     static const struct {
         const char *what;
         struct est_alarm_disabled off;
