@@ -8,7 +8,7 @@ import pytest
 from checkcases import twin_and_evidence_cases
 from simlib import finding, of
 
-HOSTS = ('esx-iscsi-onenic', 'esx-iscsi-twonic', 'esx-iscsi-nobind', 'esx-iscsi-nobind-ok')
+HOSTS = ('esx-1nic', 'esx-2nic', 'esx-nobind', 'esx-nobind-ok')
 
 
 def lun(s):
@@ -18,33 +18,33 @@ def lun(s):
 # check -> {object name: severity}: what scenario_iscsi_nics.go plants, from its spec.
 WANT = {
     'multipath-redundancy': {
-        'esx-iscsi-onenic ' + lun('c1'): 'critical',   # both paths on vmk1, the only one bound
+        'esx-1nic ' + lun('c1'): 'critical',   # both paths on vmk1, the only one bound
     },
     'iscsi-jumbo-frames': {
-        'esx-iscsi-nobind vmk1': 'warning',            # MTU 1500, on target 10.0.23.20's subnet
+        'esx-nobind vmk1': 'warning',            # MTU 1500, on target 10.0.23.20's subnet
     },
 }
 
 TWINS = {
-    'multipath-redundancy': ['esx-iscsi-twonic ' + lun('c2'),    # one path per bound vmknic
-                             'esx-iscsi-nobind ' + lun('c3'),    # unbound: not judged on NICs
-                             'esx-iscsi-nobind-ok ' + lun('c4')],
-    'iscsi-jumbo-frames': ['esx-iscsi-nobind vmk2', 'esx-iscsi-nobind-ok vmk1',
-                           'esx-iscsi-nobind-ok vmk2', 'esx-iscsi-nobind vmk0',
-                           'esx-iscsi-onenic vmk1', 'esx-iscsi-twonic vmk1',
-                           'esx-iscsi-twonic vmk2'],
+    'multipath-redundancy': ['esx-2nic ' + lun('c2'),    # one path per bound vmknic
+                             'esx-nobind ' + lun('c3'),    # unbound: not judged on NICs
+                             'esx-nobind-ok ' + lun('c4')],
+    'iscsi-jumbo-frames': ['esx-nobind vmk2', 'esx-nobind-ok vmk1',
+                           'esx-nobind-ok vmk2', 'esx-nobind vmk0',
+                           'esx-1nic vmk1', 'esx-2nic vmk1',
+                           'esx-2nic vmk2'],
 }
 
 EVIDENCE = {
     'multipath-redundancy': {
-        'esx-iscsi-onenic ' + lun('c1'): {
+        'esx-1nic ' + lun('c1'): {
             'paths_total': 2, 'paths_usable': 2, 'vmknic': 'vmk1',
             'adapters': ['vmhba64 vmk1'],
             'paths': [{'name': 'vmhba64:C0:T0:L1', 'state': 'active', 'adapter': 'vmhba64'},
                       {'name': 'vmhba64:C0:T1:L1', 'state': 'active', 'adapter': 'vmhba64'}]},
     },
     'iscsi-jumbo-frames': {
-        'esx-iscsi-nobind vmk1': {
+        'esx-nobind vmk1': {
             'selected_by': 'target subnet', 'adapter': 'vmhba64', 'target': '10.0.23.20',
             'vmknic_ip': '10.0.23.5', 'subnet_mask': '255.255.255.0', 'bound_to': [],
             'vmknic_mtu': 1500, 'switch_mtu': 9000, 'switch_name': 'vSwitch-iscsi'},
@@ -65,13 +65,13 @@ test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('lab', TWINS
 
 def test_one_nic_named_in_the_message(lab):
     """What the user reads: the one NIC, and what to do about it."""
-    x = finding(lab.findings, 'multipath-redundancy', 'esx-iscsi-onenic ' + lun('c1'))
+    x = finding(lab.findings, 'multipath-redundancy', 'esx-1nic ' + lun('c1'))
     assert 'vmk1 is the only vmknic bound to software iSCSI adapter vmhba64' in x['message']
     assert 'bind a second vmknic' in x['message']
 
 
 def test_unbound_vmknic_says_how_it_was_chosen(lab):
-    x = finding(lab.findings, 'iscsi-jumbo-frames', 'esx-iscsi-nobind vmk1')
+    x = finding(lab.findings, 'iscsi-jumbo-frames', 'esx-nobind vmk1')
     assert "carries vmhba64's iSCSI to 10.0.23.20, on its subnet 10.0.23.5/255.255.255.0" \
         in x['message']
     assert 'no port binding' in x['message']

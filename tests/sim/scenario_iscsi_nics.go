@@ -16,24 +16,24 @@ import (
 // multipath-redundancy: with port binding the bound vmknics are the independent elements
 // (ESXi gives each its own path channel)
 //
-//	VIOLATION esx-iscsi-onenic   vmk1 alone bound (10.0.21.5/24, MTU 9000 on 9000); send
+//	VIOLATION esx-1nic           vmk1 alone bound (10.0.21.5/24, MTU 9000 on 9000); send
 //	                             targets 10.0.21.40 and 10.0.21.41 (two portals); LUN ...c1's
 //	                             paths vmhba64:C0:T0:L1 and vmhba64:C0:T1:L1, both on vmk1
 //	                             -> critical, naming vmk1
-//	TWIN      esx-iscsi-twonic   vmk1 and vmk2 bound (MTU 9000 on 9000); LUN ...c2's paths
+//	TWIN      esx-2nic           vmk1 and vmk2 bound (MTU 9000 on 9000); LUN ...c2's paths
 //	                             vmhba64:C0:T0:L1 and vmhba64:C1:T0:L1, one per vmknic
 //
 // iscsi-jumbo-frames: without port binding (multi-subnet or routed iSCSI), the vmknic whose
 // subnet holds a target carries it
 //
-//	VIOLATION esx-iscsi-nobind   nothing bound; vmk1 10.0.23.5/24 MTU 1500 on vSwitch-iscsi
+//	VIOLATION esx-nobind         nothing bound; vmk1 10.0.23.5/24 MTU 1500 on vSwitch-iscsi
 //	                             MTU 9000, vmk2 10.0.24.5/24 MTU 9000 on 9000; send targets
 //	                             10.0.23.20, 10.0.24.20 and 10.9.0.20 (on neither subnet:
 //	                             routed, not matched) -> vmk1 warning, chosen by target
 //	                             10.0.23.20 on its subnet; vmk2 silent. LUN ...c3 (paths
 //	                             vmhba64:C0:T0:L1, vmhba64:C0:T1:L1): not judged on elements
 //	                             by multipath-redundancy (no binding: the routing table's)
-//	TWIN      esx-iscsi-nobind-ok  the same addresses (10.0.25/26.5), vmk1 MTU 9000: silent
+//	TWIN      esx-nobind-ok      the same addresses (10.0.25/26.5), vmk1 MTU 9000: silent
 func plantIscsiNics(w *world) {
 	cl := w.addCluster("cluster-iscsi-nics")
 	naa := func(s string) string { return "naa.60060160a5c5" + strings.Repeat("0", 18) + s }
@@ -50,14 +50,14 @@ func plantIscsiNics(w *world) {
 		w.addIscsi(h, s)
 		w.addLun(h, sanLun(naa(lun), 100))
 	}
-	host("esx-iscsi-onenic", iscsiSpec{nics: 1, vnicMTU: 9000, ips: []string{"10.0.21.5/24"},
+	host("esx-1nic", iscsiSpec{nics: 1, vnicMTU: 9000, ips: []string{"10.0.21.5/24"},
 		sendTargets: send("10.0.21.40", "10.0.21.41")}, "c1")
-	host("esx-iscsi-twonic", iscsiSpec{nics: 2, vnicMTU: 9000,
+	host("esx-2nic", iscsiSpec{nics: 2, vnicMTU: 9000,
 		ips: []string{"10.0.22.5/24", "10.0.22.6/24"}, sendTargets: send("10.0.22.40")}, "c2")
-	host("esx-iscsi-nobind", iscsiSpec{noBinding: true, vnicMTU: 1500,
+	host("esx-nobind", iscsiSpec{noBinding: true, vnicMTU: 1500,
 		ips:         []string{"10.0.23.5/24", "10.0.24.5/24"},
 		sendTargets: send("10.0.23.20", "10.0.24.20", "10.9.0.20")}, "c3")
-	host("esx-iscsi-nobind-ok", iscsiSpec{noBinding: true, vnicMTU: 9000,
+	host("esx-nobind-ok", iscsiSpec{noBinding: true, vnicMTU: 9000,
 		ips:         []string{"10.0.25.5/24", "10.0.26.5/24"},
 		sendTargets: send("10.0.25.20", "10.0.26.20", "10.9.0.20")}, "c4")
 }
