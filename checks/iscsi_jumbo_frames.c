@@ -221,11 +221,17 @@ const struct check chk_iscsi_jumbo_frames = {
         "be read is not judged (its earlier findings are kept, unverified), a vmknic whose MTU "
         "is unknown is skipped, and when "
         "the switch MTU is unknown only the vmknic's own MTU is judged (the evidence says why). "
+        "A software iSCSI adapter without port binding (routed or multi-subnet iSCSI, where "
+        "VMware says not to bind) sends through the vmknic on each target's subnet (its address "
+        "and subnet mask): that vmknic is judged, and the evidence says it was chosen by the "
+        "target's subnet; a target on no vmknic's subnet is reached through the host's routes, "
+        "which vslint does not read, and chooses none. "
         "Physical switches and array ports are outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.1",
     .sources = sources,
     .own =
-        "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter and their virtual "
+        "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter, or, for a software "
+        "adapter without port binding, the vmknic on a target's subnet, and their virtual "
         "switches; the array's ports and the physical switches are outside its view. The "
         "severities are vslint's: a vmknic below MTU 9000 is a warning; a virtual switch whose "
         "MTU is below its vmknic's is critical, because the vmknic's larger frames are dropped "

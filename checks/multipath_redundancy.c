@@ -283,7 +283,7 @@ const struct check chk_multipath_redundancy = {
     .own =
         "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
         "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
-        "two adapters, none of them dead. Critical is vslint's severity: such a LUN is one "
+        "two adapters (for the software iSCSI adapter, two bound vmknics), none of them dead. Critical is vslint's severity: such a LUN is one "
         "failure away from an outage. Whether the paths reach both storage processors is not "
         "judged here.",
     .remediation =

@@ -34,8 +34,12 @@ static struct est_vswitch vswitches[] = {{"vSwitch0", 1500}, {"vSwitch-iscsi", 9
 
 /* ---- multipath-redundancy ---------------------------------------------------------------- */
 
+#define LUN "naa.600601600000000000000000000000a1"
+/* A row's host name and its LUN's object name. */
+#define R(host) host, host " " LUN
+
 static const struct red_row {
-    const char *name; /* the host's name */
+    const char *name, *obj;   /* the host's name; its LUN's, as findings name it */
     size_t bound[2], n_bound; /* vmknic indexes bound to the row's adapter */
     const char *adapter;      /* the paths' adapter */
     const char *paths[MAXP];  /* active paths by name */
@@ -43,23 +47,23 @@ static const struct red_row {
     const char *vmknic; /* the evidence's single vmknic, or NULL */
 } red_rows[] = {
     /* one bound vmknic, two portals: both paths on one NIC */
-    {"one-nic", {1}, 1, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"}, SEV_CRITICAL,
+    {R("one-nic"), {1}, 1, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"}, SEV_CRITICAL,
      "vmk1"},
     /* ... however many portals */
-    {"one-nic-4", {2}, 1, "vmhba64",
+    {R("one-nic-4"), {2}, 1, "vmhba64",
      {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1", "vmhba64:C0:T2:L1", "vmhba64:C0:T3:L1"},
      SEV_CRITICAL, "vmk2"},
     /* the twin: two bound vmknics, one path channel each */
-    {"two-nics", {1, 2}, 2, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C1:T0:L1"}, NONE, NULL},
+    {R("two-nics"), {1, 2}, 2, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C1:T0:L1"}, NONE, NULL},
     /* two bound, but every path on one channel: one of them carries everything */
-    {"two-nics-one-channel", {1, 2}, 2, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"},
+    {R("two-nics-one-channel"), {1, 2}, 2, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"},
      SEV_CRITICAL, NULL},
     /* no port binding (routed iSCSI): the NIC is the routing table's, not judged */
-    {"unbound", {0}, 0, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"}, NONE, NULL},
+    {R("unbound"), {0}, 0, "vmhba64", {"vmhba64:C0:T0:L1", "vmhba64:C0:T1:L1"}, NONE, NULL},
     /* a hardware adapter is still the element: two paths through one FC HBA */
-    {"one-fc-hba", {0}, 0, "vmhba2", {"vmhba2:C0:T0:L1", "vmhba2:C0:T1:L1"}, SEV_CRITICAL, NULL},
+    {R("one-fc-hba"), {0}, 0, "vmhba2", {"vmhba2:C0:T0:L1", "vmhba2:C0:T1:L1"}, SEV_CRITICAL, NULL},
     /* dependent hardware iSCSI is an adapter of its own, judged like FC */
-    {"bnx2i", {1}, 1, "vmhba33", {"vmhba33:C0:T0:L1", "vmhba33:C0:T1:L1"}, SEV_CRITICAL, NULL},
+    {R("bnx2i"), {1}, 1, "vmhba33", {"vmhba33:C0:T0:L1", "vmhba33:C0:T1:L1"}, SEV_CRITICAL, NULL},
 };
 
 struct red_world {
@@ -99,7 +103,7 @@ static void red_build(struct red_world *w)
             w->paths[i][np] = (struct est_path){.name = row->paths[np], .state = "active",
                                                 .adapter = row->adapter,
                                                 .hba = hba_index(row->adapter)};
-        w->luns[i] = (struct est_lun){.canonical_name = "naa.600601600000000000000000000000a1",
+        w->luns[i] = (struct est_lun){.canonical_name = LUN,
                                       .vendor = "DGC", .model = "VRAID", .lun_type = "disk",
                                       .local = 0, .psp = "VMW_PSP_RR", .satp = "VMW_SATP_ALUA",
                                       .paths = w->paths[i], .n_paths = np};
@@ -117,30 +121,25 @@ static void red_build(struct red_world *w)
 TEST(test_redundancy_counts_bound_vmknics)
 {
     static struct red_world w;
-    size_t want_n = 0;
-    char name[128];
 
     red_build(&w);
     struct chk_results r = tl_run(&chk_multipath_redundancy, NULL, &w.e, NOW);
+    assert_int_equal(r.n, TL_WANT_EACH(&r, red_rows, N(red_rows), obj, want));
     for (size_t i = 0; i < N(red_rows); i++) {
         const struct red_row *row = &red_rows[i];
-        snprintf(name, sizeof(name), "%s naa.600601600000000000000000000000a1", row->name);
-        tl_want(&r, name, row->want);
-        want_n += row->want != NONE;
         if (!row->vmknic)
             continue;
-        const struct chk_finding *f = tl_find(&r, name, NULL);
+        const struct chk_finding *f = tl_find(&r, row->obj, NULL);
         assert_non_null(f);
         assert_string_equal(json_string_value(json_object_get(f->evidence, "vmknic")),
                             row->vmknic);
         char want_msg[128];
-        snprintf(want_msg, sizeof(want_msg), "%s is the only vmknic bound to software iSCSI "
-                                             "adapter vmhba64", row->vmknic);
+        snprintf(want_msg, sizeof(want_msg),
+                 "%s is the only vmknic bound to software iSCSI adapter vmhba64", row->vmknic);
         assert_non_null(strstr(f->message, want_msg));
     }
-    assert_int_equal(r.n, want_n);
     /* Two bound vmknics, one channel: the channel is the one element, named as such. */
-    const struct chk_finding *f = tl_find(&r, "two-nics-one-channel naa.600601600000000000000000000000a1", NULL);
+    const struct chk_finding *f = tl_find(&r, "two-nics-one-channel " LUN, NULL);
     assert_non_null(f);
     json_t *a = json_object_get(f->evidence, "adapters");
     assert_int_equal(json_array_size(a), 1);
@@ -151,8 +150,11 @@ TEST(test_redundancy_counts_bound_vmknics)
 
 /* ---- iscsi-jumbo-frames without port binding ---------------------------------------------- */
 
+/* A row's host name, and its vmk0's and vmk1's as findings name them. */
+#define J(host) host, host " vmk0", host " vmk1"
+
 static const struct jumbo_row {
-    const char *name;
+    const char *name, *vmk0, *vmk1;
     const char *ip1, *mask1; /* vmk1's address and mask (vmk0 is 192.168.0.5/16) */
     int mtu1;
     const char *target; /* the adapter's one send target */
@@ -160,21 +162,21 @@ static const struct jumbo_row {
     int want_vmk0, want_vmk1;
 } jumbo_rows[] = {
     /* the target is on vmk1's subnet: vmk1 carries it, and its 1500 is judged */
-    {"subnet-1500", "10.0.3.5", "255.255.255.0", 1500, "10.0.3.20", 0, NONE, SEV_WARNING},
+    {J("subnet-1500"), "10.0.3.5", "255.255.255.0", 1500, "10.0.3.20", 0, NONE, SEV_WARNING},
     /* the twin: 9000 all the way */
-    {"subnet-9000", "10.0.3.5", "255.255.255.0", 9000, "10.0.3.20", 0, NONE, NONE},
+    {J("subnet-9000"), "10.0.3.5", "255.255.255.0", 9000, "10.0.3.20", 0, NONE, NONE},
     /* a /23 holds 10.0.3.x from 10.0.2.5 */
-    {"wide-mask", "10.0.2.5", "255.255.254.0", 1500, "10.0.3.20", 0, NONE, SEV_WARNING},
+    {J("wide-mask"), "10.0.2.5", "255.255.254.0", 1500, "10.0.3.20", 0, NONE, SEV_WARNING},
     /* ... a /24 does not: the target is elsewhere (routed), vmk1 is not chosen */
-    {"other-subnet", "10.0.2.5", "255.255.255.0", 1500, "10.0.3.20", 0, NONE, NONE},
+    {J("other-subnet"), "10.0.2.5", "255.255.255.0", 1500, "10.0.3.20", 0, NONE, NONE},
     /* the mask unknown: no subnet to match */
-    {"no-mask", "10.0.3.5", NULL, 1500, "10.0.3.20", 0, NONE, NONE},
+    {J("no-mask"), "10.0.3.5", NULL, 1500, "10.0.3.20", 0, NONE, NONE},
     /* a name, not an address: not matched */
-    {"target-name", "10.0.3.5", "255.255.255.0", 1500, "array.example.com", 0, NONE, NONE},
+    {J("target-name"), "10.0.3.5", "255.255.255.0", 1500, "array.example.com", 0, NONE, NONE},
     /* the management subnet holds the target: vmk0 (MTU 1500) carries the iSCSI */
-    {"via-mgmt", "10.0.3.5", "255.255.255.0", 9000, "192.168.7.20", 0, SEV_WARNING, NONE},
+    {J("via-mgmt"), "10.0.3.5", "255.255.255.0", 9000, "192.168.7.20", 0, SEV_WARNING, NONE},
     /* bound: port binding decides, the subnet does not add vmk0 */
-    {"bound", "10.0.3.5", "255.255.255.0", 1500, "192.168.7.20", 1, NONE, SEV_WARNING},
+    {J("bound"), "10.0.3.5", "255.255.255.0", 1500, "192.168.7.20", 1, NONE, SEV_WARNING},
 };
 
 struct jumbo_world {
@@ -218,19 +220,11 @@ static void jumbo_build(struct jumbo_world *w)
 TEST(test_jumbo_unbound_by_subnet)
 {
     static struct jumbo_world w;
-    size_t want_n = 0;
-    char name[128];
 
     jumbo_build(&w);
     struct chk_results r = tl_run(&chk_iscsi_jumbo_frames, NULL, &w.e, NOW);
-    for (size_t i = 0; i < N(jumbo_rows); i++) {
-        const struct jumbo_row *row = &jumbo_rows[i];
-        snprintf(name, sizeof(name), "%s vmk0", row->name);
-        tl_want(&r, name, row->want_vmk0);
-        snprintf(name, sizeof(name), "%s vmk1", row->name);
-        tl_want(&r, name, row->want_vmk1);
-        want_n += (row->want_vmk0 != NONE) + (row->want_vmk1 != NONE);
-    }
+    size_t want_n = TL_WANT_EACH(&r, jumbo_rows, N(jumbo_rows), vmk0, want_vmk0);
+    want_n += TL_WANT_EACH(&r, jumbo_rows, N(jumbo_rows), vmk1, want_vmk1);
     assert_int_equal(r.n, want_n);
 
     const struct chk_finding *f = tl_find(&r, "subnet-1500 vmk1", NULL);
