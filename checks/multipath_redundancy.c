@@ -208,6 +208,12 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "off; bind a second vmknic, on its own uplink, to the adapter",
                  name, usable + unknown, strchr(one_nic, ' ') + 1,
                  (int)(strchr(one_nic, ' ') - one_nic), one_nic);
+    else if (n_adapters == 1 && strstr(json_string_value(json_array_get(adapters, 0)), ":C"))
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu usable path(s), all on one path channel (%s), that is through one of "
+                 "the adapter's bound vmknics: one failed NIC, cable or switch port cuts it off; "
+                 "each bound vmknic, on its own uplink, should carry a path",
+                 name, usable + unknown, json_string_value(json_array_get(adapters, 0)));
     else
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s), all through one adapter (%s): one failed HBA, cable "

@@ -145,6 +145,7 @@ TEST(test_redundancy_counts_bound_vmknics)
     assert_int_equal(json_array_size(a), 1);
     assert_string_equal(json_string_value(json_array_get(a, 0)), "vmhba64:C0");
     assert_true(json_is_null(json_object_get(f->evidence, "vmknic")));
+    assert_non_null(strstr(f->message, "all on one path channel (vmhba64:C0)"));
     chk_results_free(&r);
 }
 
