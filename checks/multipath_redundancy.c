@@ -201,14 +201,15 @@ static int check_lun(struct chk_ctx *ctx, const struct est_host *h, const struct
                  "both storage processors) so one failure does not cut it off",
                  name, usable + unknown, l->n_paths,
                  count[DISABLED] ? " (the others disabled or off)" : "", min_paths);
-    else if (n_adapters == 1 && one_nic[0])
+    else if (one_adapter && n_adapters == 1 && one_nic[0])
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s), all through one NIC: %s is the only vmknic bound "
                  "to software iSCSI adapter %.*s, so one failed NIC, cable or switch port cuts it "
                  "off; bind a second vmknic, on its own uplink, to the adapter",
                  name, usable + unknown, strchr(one_nic, ' ') + 1,
                  (int)(strchr(one_nic, ' ') - one_nic), one_nic);
-    else if (n_adapters == 1 && strstr(json_string_value(json_array_get(adapters, 0)), ":C"))
+    else if (one_adapter && n_adapters == 1 &&
+             strstr(json_string_value(json_array_get(adapters, 0)), ":C"))
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s), all on one path channel (%s), that is through one of "
                  "the adapter's bound vmknics: one failed NIC, cable or switch port cuts it off; "
