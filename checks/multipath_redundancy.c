@@ -290,9 +290,9 @@ const struct check chk_multipath_redundancy = {
     .own =
         "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
         "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
-        "two adapters (for the software iSCSI adapter, two bound vmknics), none of them dead. Critical is vslint's severity: such a LUN is one "
-        "failure away from an outage. Whether the paths reach both storage processors is not "
-        "judged here.",
+        "two adapters (for the software iSCSI adapter, two bound vmknics), none of them dead. "
+        "Critical is vslint's severity: such a LUN is one failure away from an outage. Whether "
+        "the paths reach both storage processors is not judged here.",
     .remediation =
         "List the paths with `esxcli storage core path list --device=<device>` (NMP: `esxcli "
         "storage nmp path list --device=<naa>`; HPP: `esxcli storage hpp path list "
