@@ -304,6 +304,9 @@ const struct check chk_multipath_redundancy = {
         "`esxcli storage core adapter rescan --all`. The evidence gives the commands for the "
         "LUN's plug-in.",
     .params = params,
-    .needs = CHK_NEEDS_HOST,
+    /* A software iSCSI adapter's paths are judged by its bindings: where they could not be
+     * read, the host's earlier findings are kept, unverified, rather than resolved by a read
+     * that failed (test_redundancy_bindings_unread). */
+    .needs = CHK_NEEDS_HOST | CHK_NEEDS_ISCSI_BINDINGS,
     .run = run,
 };

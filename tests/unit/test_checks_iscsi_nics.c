@@ -149,6 +149,25 @@ TEST(test_redundancy_counts_bound_vmknics)
     chk_results_free(&r);
 }
 
+/* The bindings could not be read (QueryBoundVnics failed): the adapter looks unbound, and
+ * judging it so would resolve one-nic's finding on a failed read; the host is kept
+ * unverified instead, and its LUN not judged. */
+TEST(test_redundancy_bindings_unread)
+{
+    static struct red_world w;
+    struct est_gap gap = {"iscsi-bindings", "QueryBoundVnics: NotSupported"};
+
+    red_build(&w);
+    w.hosts[0].gaps = &gap;
+    w.hosts[0].n_gaps = 1;
+    w.iscsi[0].n_bound_vnics = 0; /* what a failed read leaves */
+    struct chk_results r = tl_run(&chk_multipath_redundancy, NULL, &w.e, NOW);
+    tl_want(&r, red_rows[0].obj, NONE);
+    tl_want_unverified(&r, w.hosts[0].moref);
+    tl_want(&r, red_rows[1].obj, SEV_CRITICAL); /* the other hosts are judged as before */
+    chk_results_free(&r);
+}
+
 /* ---- iscsi-jumbo-frames without port binding ---------------------------------------------- */
 
 /* A row's host name, and its vmk0's and vmk1's as findings name them. */
