@@ -1,5 +1,6 @@
 /* iscsi-jumbo-frames: every vmknic bound to an iSCSI adapter carries MTU 9000, and the vSwitch
  * or distributed switch behind it is at least as large (000 §3.4.1). One finding per vmknic. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,12 +77,49 @@ static json_t *bound_adapters(const struct est_host *h, size_t vi)
     return a;
 }
 
+/* Whether address addr is on vmknic v's subnet (its IPv4 address under its subnet mask): 0 when
+ * any of the three is not an IPv4 dotted quad, or the mask is empty. IPv6 is not matched. */
+static int on_subnet(const struct est_vnic *v, const char *addr)
+{
+    struct in_addr ip, mask, a;
+
+    if (!v->ip || !v->subnet_mask || !addr || inet_pton(AF_INET, v->ip, &ip) != 1 ||
+        inet_pton(AF_INET, v->subnet_mask, &mask) != 1 || inet_pton(AF_INET, addr, &a) != 1 ||
+        mask.s_addr == 0)
+        return 0;
+    return ((ip.s_addr ^ a.s_addr) & mask.s_addr) == 0;
+}
+
+/* Why a vmknic carries iSCSI when no adapter binds it: a software iSCSI adapter without port
+ * binding (routed or multi-subnet iSCSI, where VMware says not to bind) has a target on the
+ * vmknic's subnet, and the host sends to a directly connected subnet through the vmknic on it.
+ * The first such target, and its adapter in *by; NULL when none. A target on no vmknic's subnet
+ * is reached through the host's routes, which vslint does not read: that vmknic is not chosen. */
+static const struct est_iscsi_target *subnet_target(const struct est_host *h, size_t vi,
+                                                    const struct est_iscsi_hba **by)
+{
+    for (size_t i = 0; i < h->n_iscsi_hbas; i++) {
+        const struct est_iscsi_hba *b = &h->iscsi_hbas[i];
+        if (b->n_bound_vnics || !est_hba_software_iscsi(est_host_hba(h, b->device)))
+            continue;
+        for (size_t t = 0; t < b->n_targets; t++)
+            if (on_subnet(&h->vnics[vi], b->targets[t].address)) {
+                *by = b;
+                return &b->targets[t];
+            }
+    }
+    return NULL;
+}
+
+/* vmknic vi of h, chosen by port binding (t NULL) or, unbound, by target t of adapter by on its
+ * subnet (subnet_target()). */
 static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct est_host *h,
-                      size_t vi, int want)
+                      size_t vi, int want, const struct est_iscsi_target *t,
+                      const struct est_iscsi_hba *by)
 {
     const struct est_vnic *v = &h->vnics[vi];
     struct uplink u;
-    char name[256], msg[768], adapters[128] = "";
+    char name[256], msg[768], adapters[128] = "", carries[320];
     json_t *bound, *ev;
     int low_vnic, low_switch;
     size_t i;
@@ -102,26 +140,35 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
         size_t n = strlen(adapters);
         snprintf(adapters + n, sizeof(adapters) - n, "%s%s", i ? ", " : "", json_string_value(x));
     }
-    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?, s:s?, s:o, s:s*, s:b, s:b}", "host",
-                   h->name, "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu", want,
-                   "bound_to", bound, "portgroup", v->portgroup, "switch_type", u.type,
+    if (t)
+        snprintf(carries, sizeof(carries),
+                 "carries %s's iSCSI to %s, on its subnet %s/%s; the adapter has no port binding",
+                 by->device ? by->device : "?", t->address, v->ip, v->subnet_mask);
+    else
+        snprintf(carries, sizeof(carries), "iSCSI-bound to %s", adapters);
+    ev = json_pack("{s:s, s:s, s:i, s:i, s:o, s:s?, s:s?, s:s?, s:o, s:s*, s:b, s:b, s:s, s:s?, "
+                   "s:s?, s:s?, s:s?}",
+                   "host", h->name, "vmknic", v->device, "vmknic_mtu", v->mtu, "required_mtu",
+                   want, "bound_to", bound, "portgroup", v->portgroup, "switch_type", u.type,
                    "switch_name", u.name, "switch_mtu", chk_ev_known(u.mtu), "switch_mtu_unknown",
                    u.unknown, "vmknic_below_required", low_vnic, "switch_below_vmknic",
-                   low_switch);
+                   low_switch, "selected_by", t ? "target subnet" : "port binding", "adapter",
+                   t ? by->device : NULL, "target", t ? t->address : NULL, "vmknic_ip", v->ip,
+                   "subnet_mask", v->subnet_mask);
 
     snprintf(name, sizeof(name), "%s %s", h->name, v->device);
     if (low_switch)
         snprintf(msg, sizeof(msg),
-                 "%s (iSCSI-bound to %s) sends %d-byte frames but its %s %s carries only MTU %d:"
+                 "%s (%s) sends %d-byte frames but its %s %s carries only MTU %d:"
                  " larger frames are dropped%s",
-                 name, adapters, v->mtu, !strcmp(u.type, "dvs") ? "distributed switch" : "vSwitch",
+                 name, carries, v->mtu, !strcmp(u.type, "dvs") ? "distributed switch" : "vSwitch",
                  u.name ? u.name : "?", u.mtu,
                  low_vnic ? "; the vmknic's own MTU is also below the threshold" : "");
     else
         snprintf(msg, sizeof(msg),
-                 "%s (iSCSI-bound to %s) has MTU %d, below %d; the guide wants MTU 9000 on the "
+                 "%s (%s) has MTU %d, below %d; the guide wants MTU 9000 on the "
                  "array and every host, and jumbo frames on every switch in the iSCSI path",
-                 name, adapters, v->mtu, want);
+                 name, carries, v->mtu, want);
     return chk_emit_part(ctx, h, "vmknic", v->device, v->device,
                          low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);
 }
@@ -133,12 +180,16 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t hi = 0; hi < e->n_hosts; hi++) {
         const struct est_host *h = &e->hosts[hi];
         for (size_t vi = 0; vi < h->n_vnics; vi++) {
+            const struct est_iscsi_target *t = NULL;
+            const struct est_iscsi_hba *by = NULL;
             int bound = 0;
             for (size_t i = 0; i < h->n_iscsi_hbas && !bound; i++)
                 bound = bound_to(&h->iscsi_hbas[i], vi);
-            if (!bound || !h->vnics[vi].device)
+            if (!bound)
+                t = subnet_target(h, vi, &by);
+            if ((!bound && !t) || !h->vnics[vi].device)
                 continue;
-            int r = check_vnic(ctx, e, h, vi, want);
+            int r = check_vnic(ctx, e, h, vi, want, t, by);
             if (r < 0)
                 return r;
         }
@@ -170,11 +221,17 @@ const struct check chk_iscsi_jumbo_frames = {
         "be read is not judged (its earlier findings are kept, unverified), a vmknic whose MTU "
         "is unknown is skipped, and when "
         "the switch MTU is unknown only the vmknic's own MTU is judged (the evidence says why). "
+        "A software iSCSI adapter without port binding (routed or multi-subnet iSCSI, where "
+        "VMware says not to bind) sends through the vmknic on each target's subnet (its address "
+        "and subnet mask): that vmknic is judged, and the evidence says it was chosen by the "
+        "target's subnet; a target on no vmknic's subnet is reached through the host's routes, "
+        "which vslint does not read, and chooses none. "
         "Physical switches and array ports are outside vCenter's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.1",
     .sources = sources,
     .own =
-        "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter and their virtual "
+        "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter, or, for a software "
+        "adapter without port binding, the vmknic on a target's subnet, and their virtual "
         "switches; the array's ports and the physical switches are outside its view. The "
         "severities are vslint's: a vmknic below MTU 9000 is a warning; a virtual switch whose "
         "MTU is below its vmknic's is critical, because the vmknic's larger frames are dropped "

@@ -30,20 +30,57 @@ static enum use path_use(const char *s)
     return UNKNOWN;
 }
 
-/* The adapter a path's redundancy rests on, or NULL when that cannot be told: the host does
- * not list the adapter, or it is a software iSCSI adapter (or an iSCSI adapter whose driver is
- * unknown), one adapter for every NIC of its bound vmkernel ports, so that its redundancy lies
- * in the bindings and NIC teaming, which this check does not see. */
-static const struct est_hba *path_adapter(const struct est_host *h, const struct est_path *p)
+/* The bindings of adapter a as the host's iSCSI adapters list them, or NULL. */
+static const struct est_iscsi_hba *iscsi_of(const struct est_host *h, const struct est_hba *a)
+{
+    for (size_t i = 0; i < h->n_iscsi_hbas; i++)
+        if (h->iscsi_hbas[i].device && !strcmp(h->iscsi_hbas[i].device, a->device))
+            return &h->iscsi_hbas[i];
+    return NULL;
+}
+
+/* The independent element a path's redundancy rests on, written to out (empty when it cannot
+ * be told), and 1 when it was told:
+ * - a hardware adapter: the adapter (vmhba2); one failed HBA cuts every path through it;
+ * - a software iSCSI adapter with port binding: the bound vmknic the path's session leaves by,
+ *   which ESXi gives its own path channel (vmhba64:C0, vmhba64:C1: one channel per bound
+ *   vmknic). With one bound vmknic every path, to however many portals, leaves by that NIC:
+ *   the element is named by it ("vmhba64 vmk1"); with several, by the channel;
+ * - otherwise it cannot be told: the host does not list the adapter, or a software iSCSI
+ *   adapter has no binding (routed iSCSI, where VMware says not to bind, leaves the choice of
+ *   NIC to the routing table and NIC teaming, which vslint does not see; bindings that could
+ *   not be read look the same). Such a path is given the benefit of the doubt. */
+/* An element's name: an adapter device, "vmhba64 vmk1", or "vmhba64:C1". */
+#define EL_MAX 96
+
+static int path_element(const struct est_host *h, const struct est_path *p, char *out,
+                        size_t size)
 {
     const struct est_hba *a = est_path_hba(h, p);
+    const struct est_iscsi_hba *b;
+    size_t n;
 
+    out[0] = '\0';
     if (!a || !a->device)
-        return NULL;
-    if (a->type && !strcmp(a->type, "HostInternetScsiHba") &&
-        (!a->driver || !strcmp(a->driver, "iscsi_vmk")))
-        return NULL;
-    return a;
+        return 0;
+    if (!est_hba_software_iscsi(a)) {
+        snprintf(out, size, "%s", a->device);
+        return 1;
+    }
+    if (!(b = iscsi_of(h, a)) || b->n_bound_vnics == 0)
+        return 0;
+    if (b->n_bound_vnics == 1 && b->bound_vnics[0] < h->n_vnics &&
+        h->vnics[b->bound_vnics[0]].device) {
+        snprintf(out, size, "%s %s", a->device, h->vnics[b->bound_vnics[0]].device);
+        return 1;
+    }
+    /* vmhba64:C1:T0:L3: the channel is what the name holds before its second colon. */
+    n = strlen(a->device);
+    if (!p->name || strncmp(p->name, a->device, n) || strncmp(p->name + n, ":C", 2))
+        return 0;
+    n += strcspn(p->name + n + 1, ":") + 1;
+    snprintf(out, size, "%.*s", (int)n, p->name);
+    return 1;
 }
 
 /* What a user runs to see and fix the paths: commands of the plug-in that owns the device
@@ -71,26 +108,27 @@ static json_t *commands(const struct est_lun *l, enum est_plugin plugin)
     return chk_ev_append(a, json_string("esxcli storage core adapter rescan --all"));
 }
 
-/* The adapter a path adds to its LUN's redundancy, or NULL: a path counts when it is usable or
- * in an unknown state (not known to be down), through an adapter that can be told
- * (path_adapter()). */
-static const struct est_hba *usable_adapter(const struct est_host *h, const struct est_path *p)
+/* The element a path adds to its LUN's redundancy (path_element()), or 0: a path counts when
+ * it is usable or in an unknown state (not known to be down). */
+static int usable_element(const struct est_host *h, const struct est_path *p, char *out,
+                          size_t size)
 {
     enum use u = path_use(p->state);
 
-    return u == USABLE || u == UNKNOWN ? path_adapter(h, p) : NULL;
+    out[0] = '\0';
+    return (u == USABLE || u == UNKNOWN) && path_element(h, p, out, size);
 }
 
-/* Whether no path before paths[i] goes through a, paths[i]'s usable adapter: each distinct
- * adapter is counted and listed once, at its first path. */
+/* Whether no path before paths[i] goes through element el, paths[i]'s: each distinct element is
+ * counted and listed once, at its first path. */
 static int first_through(const struct est_host *h, const struct est_lun *l, size_t i,
-                         const struct est_hba *a)
+                         const char *el)
 {
-    for (size_t j = 0; j < i; j++) {
-        const struct est_hba *b = usable_adapter(h, &l->paths[j]);
-        if (b && !strcmp(b->device, a->device))
+    char other[EL_MAX];
+
+    for (size_t j = 0; j < i; j++)
+        if (usable_element(h, &l->paths[j], other, sizeof(other)) && !strcmp(other, el))
             return 0;
-    }
     return 1;
 }
 
@@ -135,18 +173,18 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
     /* Two paths through one adapter are one failure away from none: the adapters must differ
      * too, as many as min_paths asks for, up to two (one per fabric). */
     size_t min_adapters = min_paths < 2 ? (size_t)min_paths : 2;
-    char name[512], msg[1024];
+    char name[512], msg[1024], el[EL_MAX], one_nic[EL_MAX] = "";
     json_t *paths, *dead_names, *adapters, *ev;
 
     /* Counted first: most LUNs are healthy, and their evidence would be built for nothing. */
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        const struct est_hba *a = usable_adapter(h, p);
+        int a = usable_element(h, p, el, sizeof(el));
 
         count[path_use(p->state)]++;
         standby += p->state && !strcmp(p->state, "standby");
-        with_adapter += a != NULL;
-        n_adapters += a && first_through(h, l, i, a);
+        with_adapter += a;
+        n_adapters += a && first_through(h, l, i, el);
     }
     size_t usable = count[USABLE], dead = count[DEAD], unknown = count[UNKNOWN];
     /* The paths that count whose adapter cannot be told. */
@@ -170,7 +208,7 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
     adapters = json_array();
     for (size_t i = 0; i < l->n_paths; i++) {
         const struct est_path *p = &l->paths[i];
-        const struct est_hba *a = usable_adapter(h, p);
+        int a = usable_element(h, p, el, sizeof(el));
 
         const char *how;
         paths = chk_ev_append(paths, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
@@ -181,8 +219,11 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
                                                est_path_sp(e, p, &how)));
         if (path_use(p->state) == DEAD && p->name)
             dead_names = chk_ev_append(dead_names, json_string(p->name));
-        if (a && first_through(h, l, i, a))
-            adapters = chk_ev_append(adapters, json_string(a->device));
+        if (a && first_through(h, l, i, el))
+            adapters = chk_ev_append(adapters, json_string(el));
+        /* "vmhba64 vmk1": the one vmknic bound to a software iSCSI adapter. */
+        if (a && strchr(el, ' '))
+            snprintf(one_nic, sizeof(one_nic), "%s", el);
     }
     if (!paths || !dead_names || !adapters) {
         json_decref(paths);
@@ -204,6 +245,20 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
                  "both storage processors) so one failure does not cut it off",
                  name, usable + unknown, l->n_paths,
                  count[DISABLED] ? " (the others disabled or off)" : "", min_paths);
+    else if (one_adapter && n_adapters == 1 && one_nic[0])
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu usable path(s), all through one NIC: %s is the only vmknic bound "
+                 "to software iSCSI adapter %.*s, so one failed NIC, cable or switch port cuts it "
+                 "off; bind a second vmknic, on its own uplink, to the adapter",
+                 name, usable + unknown, strchr(one_nic, ' ') + 1,
+                 (int)(strchr(one_nic, ' ') - one_nic), one_nic);
+    else if (one_adapter && n_adapters == 1 &&
+             strstr(json_string_value(json_array_get(adapters, 0)), ":C"))
+        snprintf(msg, sizeof(msg),
+                 "%s has %zu usable path(s), all on one path channel (%s), that is through one of "
+                 "the adapter's bound vmknics: one failed NIC, cable or switch port cuts it off; "
+                 "each bound vmknic, on its own uplink, should carry a path",
+                 name, usable + unknown, json_string_value(json_array_get(adapters, 0)));
     else if (one_adapter)
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s), all through one adapter (%s): one failed HBA, cable "
@@ -218,13 +273,14 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
                  "storage processors",
                  name, usable + unknown, n_adapters + no_adapter, one_sp_name, one_sp_name);
     ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i, "
-                   "s:s?, s:o, s:b, s:s?, s:s?}",
+                   "s:s?, s:s?, s:o, s:b, s:s?, s:s?}",
                    "host", hname, "device", l->canonical_name, "paths_total", (int)l->n_paths,
                    "paths_usable", (int)usable, "paths_standby", (int)standby, "paths_dead",
                    (int)dead, "paths_disabled", (int)count[DISABLED], "paths_unknown", (int)unknown,
                    "min_paths", min_paths, "paths", paths, "dead_paths", dead_names, "psp", l->psp,
                    "adapters", adapters, "adapters_unknown", (int)no_adapter, "min_adapters",
-                   (int)min_adapters, "multipath_plugin", l->multipath_plugin, "commands",
+                   (int)min_adapters, "multipath_plugin", l->multipath_plugin, "vmknic",
+                   one_nic[0] ? strchr(one_nic, ' ') + 1 : NULL, "commands",
                    commands(l, plugin), "storage_processors_judged", n_sps > 0,
                    "storage_processor_only", one_sp ? one_sp_name : NULL,
                    n_sps > 0 ? "storage_processors_how" : "storage_processors_unknown", sp_how);
@@ -280,14 +336,18 @@ const struct check chk_multipath_redundancy = {
         "the LUN is not judged on storage processors and the evidence says why. Paths are judged for NMP and HPP (NVMe) devices alike; PowerPath and other "
         "third-party plug-ins do not report their paths to vCenter, so their devices are not "
         "judged. Local devices and LUNs whose locality is unknown are skipped. The software "
-        "iSCSI adapter is one adapter for all its NICs: its redundancy lies in its port "
-        "bindings, so its paths are not judged on adapters.",
+        "iSCSI adapter is one adapter for all its NICs: with port binding its independent "
+        "elements are its bound vmknics (one path channel each), so an adapter with one bound "
+        "vmknic has all its paths, to however many portals, on one NIC; without port binding "
+        "(routed iSCSI) the NIC is chosen by the host's routing and teaming, which vCenter's "
+        "inventory does not show, and its paths are not judged on elements.",
     .reference = "000_5bd48962a767ee9e.txt §3.1.1",
     .sources = sources,
     .own =
         "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
         "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
-        "two adapters, none of them dead, and reaching both storage processors. Critical is "
+        "two adapters (for the software iSCSI adapter, two bound vmknics), none of them dead, "
+        "and reaching both storage processors. Critical is "
         "vslint's severity: such a LUN is one failure away from an outage. A path's storage "
         "processor comes from the array's own port list (Unity fcPort) where an [array] is "
         "configured, else from the published VNX/Unity WWN convention: vslint reads "
@@ -305,6 +365,9 @@ const struct check chk_multipath_redundancy = {
         "`esxcli storage core adapter rescan --all`. The evidence gives the commands for the "
         "LUN's plug-in.",
     .params = params,
-    .needs = CHK_NEEDS_HOST,
+    /* A software iSCSI adapter's paths are judged by its bindings: where they could not be
+     * read, the host's earlier findings are kept, unverified, rather than resolved by a read
+     * that failed (test_redundancy_bindings_unread). */
+    .needs = CHK_NEEDS_HOST | CHK_NEEDS_ISCSI_BINDINGS,
     .run = run,
 };

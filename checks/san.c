@@ -118,6 +118,20 @@ int est_lun_vendor_psp(const struct est_lun *l)
     return est_lun_plugin(l) == EST_PLUGIN_NMP && est_psp_is_vendor(l->psp);
 }
 
+int est_hba_software_iscsi(const struct est_hba *a)
+{
+    return a && a->type && !strcmp(a->type, "HostInternetScsiHba") &&
+           (!a->driver || !strcmp(a->driver, "iscsi_vmk"));
+}
+
+const struct est_hba *est_host_hba(const struct est_host *h, const char *dev)
+{
+    for (size_t i = 0; dev && i < h->n_hbas; i++)
+        if (h->hbas[i].device && !strcmp(h->hbas[i].device, dev))
+            return &h->hbas[i];
+    return NULL;
+}
+
 int est_lun_is_disk(const struct est_lun *l)
 {
     return !l->lun_type || !strcmp(l->lun_type, "disk");

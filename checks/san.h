@@ -30,6 +30,14 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
  * Any other target (another vendor's WWN, an iSCSI target, none reported) is not guessed. */
 const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how);
 
+/* Whether adapter a is a software iSCSI adapter (iscsi_vmk, or an iSCSI adapter whose driver is
+ * not reported): one adapter for every NIC of its bound vmkernel ports, so its redundancy and
+ * its frames are those of the vmknics it sends through. a NULL: 0. */
+int est_hba_software_iscsi(const struct est_hba *a);
+
+/* The adapter named dev on host h, or NULL. */
+const struct est_hba *est_host_hba(const struct est_host *h, const char *dev);
+
 /* Where a host's device is, as the checks judge it. */
 enum est_locality {
     EST_LOC_UNKNOWN = 0, /* the host did not say and its paths do not tell: never guessed */

@@ -181,7 +181,8 @@
     X(S, E, dvs_uuid, dvs_uuid, TEXT, 0, 1, EST)                                                   \
     X(S, E, dvs_portgroup, dvs_portgroup, TEXT, 0, 1, NOEST)                                       \
     X(S, E, mtu, mtu, INT, 0, 1, EST)                                                              \
-    X(S, E, ip, ip, TEXT, 0, 1, NOEST)
+    X(S, E, ip, ip, TEXT, 0, 1, EST)                                                               \
+    X(S, E, subnet_mask, subnet_mask, TEXT, 0, 11, EST)
 
 #define DB_COLS_vswitches(X, S, E)                                                                 \
     X(S, E, host, host, TEXT, KEY, 1, NOEST)                                                       \

@@ -136,6 +136,9 @@ struct est_vnic {
     size_t vswitch;        /* index into host.vswitches via the portgroup, or EST_NONE */
     size_t dvswitch;       /* index into estate.dvswitches by uuid, or EST_NONE */
     const char *dvs_uuid;  /* as reported, even when the DVS itself was not found */
+    /* spec.ip: IPv4 dotted quads, or NULL (DHCP not yet leased, IPv6 only, not reported);
+     * what iscsi-jumbo-frames selects an unbound adapter's vmknics by (the targets' subnets) */
+    const char *ip, *subnet_mask;
 };
 
 struct est_option { /* an iSCSI advanced option, adapter or target level */

@@ -114,6 +114,7 @@ struct vim_vnic {
     const char *dvs_portgroup; /* spec.distributedVirtualPort.portgroupKey, or NULL */
     int mtu;
     const char *ip;
+    const char *subnet_mask; /* spec.ip.subnetMask (255.255.255.0), or NULL */
 };
 
 struct vim_vswitch {

@@ -323,6 +323,7 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
             .dvs_portgroup = vim_path_text(spec, "distributedVirtualPort/portgroupKey"),
             .mtu = vim_path_int32(spec, "mtu", 1500),
             .ip = vim_path_text(spec, "ip/ipAddress"),
+            .subnet_mask = vim_path_text(spec, "ip/subnetMask"),
         };
         if (vn.portgroup && !*vn.portgroup)
             vn.portgroup = NULL;

@@ -19,6 +19,7 @@ def naa(s):
 
 SYM = 'sym.000192601234533031323334'
 MPX = 'mpx.vmhba0:C0:T0:L0'
+ONENIC = 'esx-1nic naa.60060160a5c5' + '0' * 18 + 'c1'
 
 
 def est(s):
@@ -31,6 +32,8 @@ WANT = {
         'esx-iscsi-a vmk1': ('vmknic', 'warning', 'vmk1'),    # vmk1 1500 on vSwitch 9000
         'esx-iscsi-b vmk1': ('vmknic', 'critical', 'vmk1'),   # vmk1 9000 on vSwitch 1500
         'esx-iscsi-dvs vmk1': ('vmknic', 'critical', 'vmk1'),  # vmk1 9000 on DVS maxMtu 1500
+        # unbound, on a target's subnet, 1500 (scenario_iscsi_nics.go)
+        'esx-nobind vmk1': ('vmknic', 'warning', 'vmk1'),
     },
     'iscsi-delayed-ack': {
         # adapter true; its two targets inherit: covered by the adapter finding
@@ -62,6 +65,8 @@ WANT = {
         est('ea'): ('lun', 'critical', est('ea')[12:]),                  # a disk, 1 path
         # (the seeds' rules whole, scenario_seeds.go)
         'esx-san-1 ' + naa('f1'): ('lun', 'critical', naa('f1')),         # both paths to SP A
+        # both paths on vmk1, the one bound vmknic (scenario_iscsi_nics.go)
+        ONENIC: ('lun', 'critical', ONENIC[9:]),
     },
     'device-identifier': {
         'esx-san-1 ' + SYM: ('lun', 'warning', SYM),                      # SPC-2 bit unset

@@ -150,7 +150,9 @@ def test_host_options_and_network(read, stored):
             'EnableBlockDelete': None if ebd is None else int(ebd),
             'vnics': {tv['device']: (gv.get(tv['device'], {}).get('mtu'),
                                      gv.get(tv['device'], {}).get('portgroup'),
-                                     gv.get(tv['device'], {}).get('dvs_uuid'))
+                                     gv.get(tv['device'], {}).get('dvs_uuid'),
+                                     gv.get(tv['device'], {}).get('ip'),
+                                     gv.get(tv['device'], {}).get('subnet_mask'))
                       for tv in t['vnics']},
             'vswitches': {ts['name']: gs.get(ts['name'], {}).get('mtu') for ts in t['vswitches']},
         }
@@ -158,7 +160,8 @@ def test_host_options_and_network(read, stored):
             'name': t['name'],
             'product_version': t['product_version'],
             'EnableBlockDelete': t['enable_block_delete'],
-            'vnics': {tv['device']: (tv['mtu'], tv['portgroup'] or None, tv['dvs_uuid'])
+            'vnics': {tv['device']: (tv['mtu'], tv['portgroup'] or None, tv['dvs_uuid'],
+                                     tv['ip'], tv['subnet_mask'])
                       for tv in t['vnics']},
             'vswitches': {ts['name']: ts['mtu'] for ts in t['vswitches']},
         }

@@ -57,6 +57,11 @@ WANT = {
           ('value', 'false'))),
         ('network vswitch standard set', (('mtu', '9000'), ('vswitch-name', 'vSwitch-iscsi'))),
     },
+    # vmk1 1500, unbound, on an iSCSI target's subnet (scenario_iscsi_nics.go)
+    'esx-nobind': {
+        ('network vswitch standard set', (('mtu', '9000'), ('vswitch-name', 'vSwitch-iscsi'))),
+        ('network ip interface set', (('interface-name', 'vmk1'), ('mtu', '9000'))),
+    },
     'esx-noblockdelete': {
         ('system settings advanced set', (('int-value', '1'),
                                           ('option', '/VMFS3/EnableBlockDelete'))),
@@ -366,9 +371,9 @@ def test_running_the_script_twice_changes_once_and_resolves(start_sim, workspace
     script.write_text(plan(est.conf, '--offline'))
     shim_dir = esxcli_shim(tmp_path)
     hosts = host_morefs(est)
-    # esx-iscsi-a's vSwitch already carries 9000 (the scenario's spec): that step reads it and
-    # leaves it; every other step changes its value.
-    already = {'esx-iscsi-a': 1}
+    # esx-iscsi-a's and esx-nobind's vSwitch already carries 9000 (the scenarios' spec): that
+    # step reads it and leaves it; every other step changes its value.
+    already = {'esx-iscsi-a': 1, 'esx-nobind': 1}
     for host, want in WANT.items():
         res = run_on_host(str(script), host, hosts[host], sim, shim_dir)
         assert res.returncode == 0, res.stdout + res.stderr

@@ -52,6 +52,9 @@ type world struct {
 	lunSeq  int
 	hostLun map[types.ManagedObjectReference]int
 	ipSeq   int
+	// iscsiChannels: the path channels of a host's software iSCSI adapter, one per bound
+	// vmknic (1 without port binding).
+	iscsiChannels map[types.ManagedObjectReference]int
 }
 
 func newWorld(ctx context.Context, m *simulator.Model) (*world, error) {
@@ -377,10 +380,16 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 		display := fmt.Sprintf("%s Fibre Channel Disk (%s)", l.vendor, l.canonical)
 		adapters := []string{"vmhba2:C0", "vmhba3:C0"}
 		adapterKeys := []string{"key-vim.host.FibreChannelHba-vmhba2", "key-vim.host.FibreChannelHba-vmhba3"}
+		// Paths alternate over the two FC HBAs, or over the software iSCSI adapter's
+		// channels (one per bound vmknic); further paths go to further targets (portals).
+		channels := 2
 		if isIscsiHost(h) {
 			display = fmt.Sprintf("%s iSCSI Disk (%s)", l.vendor, l.canonical)
 			adapters = []string{"vmhba64:C0", "vmhba64:C1"}
 			adapterKeys = []string{"key-vim.host.InternetScsiHba-vmhba64", "key-vim.host.InternetScsiHba-vmhba64"}
+			if c := w.iscsiChannels[h.Self]; c == 1 {
+				channels = 1
+			}
 		}
 		if l.local {
 			display = fmt.Sprintf("Local %s Disk (%s)", strings.TrimSpace(l.vendor), l.canonical)
@@ -436,14 +445,14 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 		}
 		perAdapter := map[string]int{}
 		for i, st := range l.paths {
-			name := fmt.Sprintf("%s:T0:L%d", adapters[i%2], n)
-			if i >= 2 {
-				name = fmt.Sprintf("%s:T%d:L%d", adapters[i%2], i/2, n)
-			}
+			name := fmt.Sprintf("%s:T%d:L%d", adapters[i%channels], i/channels, n)
 			akey := adapterKeys[i%2]
 			if l.adapters != nil {
 				dev := l.adapters[i]
 				name = fmt.Sprintf("%s:C0:T%d:L%d", dev, perAdapter[dev], n)
+				if c := w.iscsiChannels[h.Self]; dev == "vmhba64" && c > 1 {
+					name = fmt.Sprintf("%s:C%d:T%d:L%d", dev, perAdapter[dev]%c, perAdapter[dev]/c, n)
+				}
 				perAdapter[dev]++
 				akey = hbaKey(sd, dev)
 			}
@@ -622,6 +631,16 @@ type iscsiSpec struct {
 	vnicMTU       int32
 	vswitchMTU    int32                               // standard vSwitch "vSwitch-iscsi"
 	dvs           *simulator.DistributedVirtualSwitch // when set, vmk1 is on this DVS instead
+	// nics: the host's iSCSI vmknics, one per physical NIC (default 2, as a real estate
+	// has them): vmk1 as above, vmk2 MTU 9000 on its own vSwitch-iscsi-2 (MTU 9000), the
+	// second fabric. With port binding (the default) each is bound to vmhba64 and its
+	// sessions get their own path channel (vmhba64:C0, vmhba64:C1), as ESXi names them.
+	nics int
+	// noBinding: no vmknic is bound (routed or multi-subnet iSCSI, where VMware says not
+	// to bind): the paths are one per portal, on channel C0 (vmhba64:C0:T0, :T1).
+	noBinding bool
+	// ips: the vmknics' "address/mask" (vmk1 first); default 10.0.1.<n>/24, 10.0.11.<n>/24.
+	ips []string
 }
 
 func paramDelayedAck(v bool, inherited bool) types.HostInternetScsiHbaParamValue {
@@ -642,11 +661,18 @@ func targetOptions(t targetSpec, adapter bool) []types.HostInternetScsiHbaParamV
 	return []types.HostInternetScsiHbaParamValue{loginTimeout, paramDelayedAck(*t.delayedAck, false)}
 }
 
-// addIscsi gives the host a software iSCSI adapter vmhba64 bound to vmk1.
+// addIscsi gives the host a software iSCSI adapter vmhba64 bound to vmk1 and vmk2 (s.nics
+// of them; none with s.noBinding).
 // Call before addLun so the host's SAN paths go through vmhba64.
 func (w *world) addIscsi(h *simulator.HostSystem, s iscsiSpec) {
 	w.ipSeq++
-	ip := fmt.Sprintf("10.0.1.%d", w.ipSeq)
+	if s.nics == 0 {
+		s.nics = 2
+	}
+	ips := s.ips
+	for i := len(ips); i < s.nics; i++ {
+		ips = append(ips, fmt.Sprintf("10.0.%d.%d/24", 1+10*i, w.ipSeq))
+	}
 	var dvsUUID, dvsName string
 	if s.dvs != nil {
 		dvsUUID, dvsName = s.dvs.Uuid, s.dvs.Name
@@ -701,38 +727,67 @@ func (w *world) addIscsi(h *simulator.HostSystem, s iscsiSpec) {
 		sd.HostBusAdapter = append(sd.HostBusAdapter, hba)
 
 		net := h.Config.Network
-		vnic := types.HostVirtualNic{
-			Device: "vmk1",
-			Key:    "key-vim.host.VirtualNic-vmk1",
-			Spec: types.HostVirtualNicSpec{
-				Ip:  &types.HostIpConfig{Dhcp: false, IpAddress: ip, SubnetMask: "255.255.255.0"},
-				Mac: fmt.Sprintf("00:50:56:6a:%02x:%02x", w.ipSeq/256, w.ipSeq%256),
-				Mtu: s.vnicMTU,
-			},
-		}
-		if s.dvs == nil {
-			swKey := "key-vim.host.VirtualSwitch-vSwitch-iscsi"
-			pgKey := "key-vim.host.PortGroup-iSCSI-1"
-			net.Vswitch = append(net.Vswitch, types.HostVirtualSwitch{
-				Name: "vSwitch-iscsi", Key: swKey, NumPorts: 128, NumPortsAvailable: 120,
-				Mtu: s.vswitchMTU, Portgroup: []string{pgKey},
-				Spec: types.HostVirtualSwitchSpec{NumPorts: 128, Mtu: s.vswitchMTU},
-			})
-			net.Portgroup = append(net.Portgroup, types.HostPortGroup{
-				Key: pgKey, Vswitch: swKey,
-				Spec: types.HostPortGroupSpec{Name: "iSCSI-1", VswitchName: "vSwitch-iscsi"},
-			})
-			vnic.Portgroup = "iSCSI-1"
-			vnic.Spec.Portgroup = "iSCSI-1"
-		} else {
-			vnic.Spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{
-				SwitchUuid: dvsUUID, PortgroupKey: "dvportgroup-iscsi-" + dvsName, PortKey: fmt.Sprintf("%d", 100+w.ipSeq),
+		for i := 0; i < s.nics; i++ {
+			dev := fmt.Sprintf("vmk%d", i+1)
+			addr, bits, _ := strings.Cut(ips[i], "/")
+			var n int
+			fmt.Sscanf(bits, "%d", &n)
+			mask := netMask(n)
+			vnic := types.HostVirtualNic{
+				Device: dev,
+				Key:    "key-vim.host.VirtualNic-" + dev,
+				Spec: types.HostVirtualNicSpec{
+					Ip:  &types.HostIpConfig{Dhcp: false, IpAddress: addr, SubnetMask: mask},
+					Mac: fmt.Sprintf("00:50:56:6a:%02x:%02x", i*16+w.ipSeq/256, w.ipSeq%256),
+					Mtu: s.vnicMTU,
+				},
 			}
+			// vmk1 is the one the spec plants; vmk2 on is compliant, each on its own vSwitch.
+			swName, pgName, mtu := "vSwitch-iscsi", "iSCSI-1", s.vswitchMTU
+			if i > 0 {
+				swName, pgName, mtu = fmt.Sprintf("vSwitch-iscsi-%d", i+1), fmt.Sprintf("iSCSI-%d", i+1), 9000
+				vnic.Spec.Mtu = 9000
+			}
+			if s.dvs == nil || i > 0 {
+				swKey := "key-vim.host.VirtualSwitch-" + swName
+				pgKey := "key-vim.host.PortGroup-" + pgName
+				net.Vswitch = append(net.Vswitch, types.HostVirtualSwitch{
+					Name: swName, Key: swKey, NumPorts: 128, NumPortsAvailable: 120,
+					Mtu: mtu, Portgroup: []string{pgKey},
+					Spec: types.HostVirtualSwitchSpec{NumPorts: 128, Mtu: mtu},
+				})
+				net.Portgroup = append(net.Portgroup, types.HostPortGroup{
+					Key: pgKey, Vswitch: swKey,
+					Spec: types.HostPortGroupSpec{Name: pgName, VswitchName: swName},
+				})
+				vnic.Portgroup = pgName
+				vnic.Spec.Portgroup = pgName
+			} else {
+				vnic.Spec.DistributedVirtualPort = &types.DistributedVirtualSwitchPortConnection{
+					SwitchUuid: dvsUUID, PortgroupKey: "dvportgroup-iscsi-" + dvsName, PortKey: fmt.Sprintf("%d", 100+w.ipSeq),
+				}
+			}
+			net.Vnic = append(net.Vnic, vnic)
 		}
-		net.Vnic = append(net.Vnic, vnic)
 	})
 	im := simulator.Map.Get(*h.ConfigManager.IscsiManager).(*IscsiManager)
-	im.Bound["vmhba64"] = []string{"vmk1"}
+	im.Bound["vmhba64"] = []string{}
+	if w.iscsiChannels == nil {
+		w.iscsiChannels = map[types.ManagedObjectReference]int{}
+	}
+	w.iscsiChannels[h.Self] = 1
+	if !s.noBinding {
+		for i := 0; i < s.nics; i++ {
+			im.Bound["vmhba64"] = append(im.Bound["vmhba64"], fmt.Sprintf("vmk%d", i+1))
+		}
+		w.iscsiChannels[h.Self] = s.nics
+	}
+}
+
+// netMask is the dotted-quad IPv4 mask of a /bits prefix.
+func netMask(bits int) string {
+	m := uint32(0xffffffff) << (32 - bits)
+	return fmt.Sprintf("%d.%d.%d.%d", m>>24, m>>16&0xff, m>>8&0xff, m&0xff)
 }
 
 func (w *world) addDVS(name string, maxMtu int32, members []*simulator.HostSystem) *simulator.DistributedVirtualSwitch {
@@ -1326,5 +1381,13 @@ func hostsOf(w *world, names ...string) []*simulator.HostSystem {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// strp is s as a JSON string, or nil (null) when empty: what vCenter leaves out.
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
 
 var _ = strings.TrimSpace

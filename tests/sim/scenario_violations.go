@@ -372,6 +372,8 @@ func buildViolations(w *world) {
 		free: pct(c, 50), hosts: hostsOf(w, "esx-clean-01", "esx-clean-02", "esx-clean-03", "esx-iscsi-clean")})
 	// issue 27's real-estate exceptions (scenario_estates.go)
 	plantRealEstates(w)
+	// issue 27's software iSCSI through one NIC (scenario_iscsi_nics.go)
+	plantIscsiNics(w)
 	// datastore-alarms
 	plantViolationAlarms(w)
 	// the seeds' rules taken whole (scenario_seeds.go)

@@ -99,6 +99,9 @@ type truthVnic struct {
 	Mtu       int32   `json:"mtu"`
 	Portgroup string  `json:"portgroup"`
 	DvsUUID   *string `json:"dvs_uuid"`
+	// spec.ip: what iscsi-jumbo-frames selects an unbound adapter's vmknics by.
+	IP         *string `json:"ip"`
+	SubnetMask *string `json:"subnet_mask"`
 }
 
 type truthVswitch struct {
@@ -262,6 +265,9 @@ func hostTruth(h *simulator.HostSystem) truthHost {
 		if v.Spec.DistributedVirtualPort != nil {
 			u := v.Spec.DistributedVirtualPort.SwitchUuid
 			tv.DvsUUID = &u
+		}
+		if ip := v.Spec.Ip; ip != nil {
+			tv.IP, tv.SubnetMask = strp(ip.IpAddress), strp(ip.SubnetMask)
 		}
 		t.Vnics = append(t.Vnics, tv)
 	}

@@ -86,12 +86,12 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->vswitch(c, &vs1_other), 0);
     const struct vim_portgroup pg = {"host-10", "iSCSI-A", "vSwitch1"};
     assert_int_equal(s->portgroup(c, &pg), 0);
-    const struct vim_vnic vmk0 = {"host-10", "vmk0", "Management", NULL, NULL, 1500, "10.0.9.1"};
-    const struct vim_vnic vmk1 = {"host-10", "vmk1", "iSCSI-A", NULL, NULL, 9000, "10.0.0.11"};
+    const struct vim_vnic vmk0 = {"host-10", "vmk0", "Management", NULL, NULL, 1500, "10.0.9.1", NULL};
+    const struct vim_vnic vmk1 = {"host-10", "vmk1", "iSCSI-A", NULL, NULL, 9000, "10.0.0.11", NULL};
     const struct vim_vnic vmk2 = {"host-10",       "vmk2", NULL,       "50 2b 7e",
-                                  "dvportgroup-5", 1500,   "10.0.1.11"};
+                                  "dvportgroup-5", 1500,   "10.0.1.11", NULL};
     const struct vim_vnic vmk10 = {"host-10",       "vmk10", NULL,       "ff ff",
-                                   "dvportgroup-6", 9000,    "10.0.2.11"};
+                                   "dvportgroup-6", 9000,    "10.0.2.11", NULL};
     assert_int_equal(s->vnic(c, &vmk10), 0);
     assert_int_equal(s->vnic(c, &vmk2), 0);
     assert_int_equal(s->vnic(c, &vmk1), 0);
