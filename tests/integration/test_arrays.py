@@ -190,10 +190,10 @@ def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, 
     want = {'lun-ds-pool-%s' % p for p in ('low', 'ok', 'warn', 'snap', 'over', 'thick')}
     want |= {'lun-unjoined'} | {'lun-filler-%02d' % i for i in range(23)}
     assert luns == want
-    # A poll reads the login's page, then the pools' and the LUNs'. With neither links nor
-    # count, an empty page says a list ended, one more read than the pools (1 + 1) and the LUNs
-    # (3 + 1) fill; with either, no page is read past the end.
-    per_poll = 1 + {'none': 6}.get(paging, 4)
+    # A poll reads the login's page, then the pools', the LUNs' and the FC ports'. With neither
+    # links nor count, an empty page says a list ended, one more read than the pools (1 + 1),
+    # the LUNs (3 + 1) and the ports (1 + 1) fill; with either, no page is read past the end.
+    per_poll = 1 + {'none': 8}.get(paging, 5)
     assert seen['pages'] == 2 * per_poll, seen
 
 

@@ -39,9 +39,7 @@ EVIDENCE = {
     'multipath-redundancy': {
         'esx-1nic ' + lun('c1'): {
             'paths_total': 2, 'paths_usable': 2, 'vmknic': 'vmk1',
-            'adapters': ['vmhba64 vmk1'],
-            'paths': [{'name': 'vmhba64:C0:T0:L1', 'state': 'active', 'adapter': 'vmhba64'},
-                      {'name': 'vmhba64:C0:T1:L1', 'state': 'active', 'adapter': 'vmhba64'}]},
+            'adapters': ['vmhba64 vmk1']},
     },
     'iscsi-jumbo-frames': {
         'esx-nobind vmk1': {
@@ -61,6 +59,13 @@ def test_flags_exactly_the_planted(lab, check):
 
 
 test_compliant_twin_silent, test_evidence = twin_and_evidence_cases('lab', TWINS, EVIDENCE)
+
+
+def test_one_nic_paths_in_the_evidence(lab):
+    """Both paths, to two portals, through the one adapter (their targets are there too)."""
+    x = finding(lab.findings, 'multipath-redundancy', 'esx-1nic ' + lun('c1'))
+    assert [(p['name'], p['state'], p['adapter']) for p in x['evidence']['paths']] == [
+        ('vmhba64:C0:T0:L1', 'active', 'vmhba64'), ('vmhba64:C0:T1:L1', 'active', 'vmhba64')]
 
 
 def test_one_nic_named_in_the_message(lab):
