@@ -247,8 +247,7 @@ static int64_t file_bytes(const char *path)
  * comes and goes each hour), a digest a day, pruned after every round as serve does, with
  * retention of two days. After retention the rows and the file stay flat; nothing open is lost
  * and the history within retention counts every round. */
-#define ROUND_S 60
-#define RETAIN  2
+#define RETAIN 2
 
 TEST_WITH(soak_stays_flat, tl_db_setup_open, tl_db_teardown)
 {
@@ -257,6 +256,11 @@ TEST_WITH(soak_stays_flat, tl_db_setup_open, tl_db_teardown)
     const char *env = getenv("VSLINT_SOAK_DAYS");
     const int SOAK_DAYS = env && strtol(env, NULL, 10) > RETAIN + 2 ? (int)strtol(env, NULL, 10) : 5;
     struct day *days = calloc((size_t)SOAK_DAYS, sizeof(*days));
+    /* VSLINT_SOAK_ROUND_S=S: a round every S seconds (a divisor of 3600); 60 by default. */
+    const char *renv = getenv("VSLINT_SOAK_ROUND_S");
+    const int ROUND_S = renv && strtol(renv, NULL, 10) > 0 && 3600 % strtol(renv, NULL, 10) == 0
+                            ? (int)strtol(renv, NULL, 10)
+                            : 60;
     const int per_day = (int)(DB_DAY_MS / (ROUND_S * S_MS));
     int hour = 0;
     int64_t t = T0, rounds = 0;
