@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "db/db-private.h"
 #include "db/prune.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 
 /* The last run that did something, for /metrics (the API's connection is not the poller's). */
 static pthread_mutex_t last_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -72,6 +72,23 @@ static int batch(struct db *db, const char *sql, int64_t cutoff, int64_t *n)
     return r;
 }
 
+/* batch() of sql until a batch deletes fewer than DB_PRUNE_BATCH rows or *batches reaches
+ * DB_PRUNE_MAX_BATCHES; rows older than retention_ms before now_ms (0: none go). Adds the rows
+ * deleted to *rows and the transactions to *batches. */
+static int drain(struct db *db, const char *sql, int64_t retention_ms, int64_t now_ms,
+                 int64_t *rows, int64_t *batches)
+{
+    int64_t n = DB_PRUNE_BATCH;
+    int r = 0;
+
+    while (r == 0 && retention_ms > 0 && n == DB_PRUNE_BATCH && *batches < DB_PRUNE_MAX_BATCHES) {
+        r = batch(db, sql, now_ms - retention_ms, &n);
+        *rows += n;
+        (*batches)++;
+    }
+    return r;
+}
+
 /* An integer PRAGMA's value (the name is ours, never input), or -1. */
 static int64_t pragma(struct db *db, const char *name)
 {
@@ -111,51 +128,32 @@ static int vacuum_step(struct db *db, int64_t *freed)
     return 0;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int db_prune(struct db *db, int64_t now_ms, struct db_prune_stats *out)
 {
     struct db_prune_stats s = {.at_ms = now_ms};
-    int64_t t0 = mono_ms(), n = DB_PRUNE_BATCH;
-    int r = 0;
+    struct vsl_watch w;
+    double wall, cpu;
+    int r;
 
     assert(db && !db->in_snapshot && !db->readonly);
     if (out)
         memset(out, 0, sizeof(*out));
     if (now_ms < db->prune_due_ms)
         return 0;
+    vsl_watch_start(&w);
     /* Findings first: the polls they named may go in the same run. */
-    while (r == 0 && db->findings_retention_ms > 0 && n == DB_PRUNE_BATCH &&
-           s.batches < DB_PRUNE_MAX_BATCHES) {
-        r = batch(db, findings_sql, now_ms - db->findings_retention_ms, &n);
-        s.findings += n;
-        s.batches++;
-    }
-    n = DB_PRUNE_BATCH;
-    while (r == 0 && db->findings_retention_ms > 0 && n == DB_PRUNE_BATCH &&
-           s.batches < DB_PRUNE_MAX_BATCHES) {
-        r = batch(db, digests_sql, now_ms - db->findings_retention_ms, &n);
-        s.digests += n;
-        s.batches++;
-    }
-    n = DB_PRUNE_BATCH;
-    while (r == 0 && db->poll_retention_ms > 0 && n == DB_PRUNE_BATCH &&
-           s.batches < DB_PRUNE_MAX_BATCHES) {
-        r = batch(db, polls_sql, now_ms - db->poll_retention_ms, &n);
-        s.polls += n;
-        s.batches++;
-    }
+    r = drain(db, findings_sql, db->findings_retention_ms, now_ms, &s.findings, &s.batches);
+    if (r == 0)
+        r = drain(db, digests_sql, db->findings_retention_ms, now_ms, &s.digests, &s.batches);
+    if (r == 0)
+        r = drain(db, polls_sql, db->poll_retention_ms, now_ms, &s.polls, &s.batches);
     if (r == 0)
         r = vacuum_step(db, &s.pages_freed);
     /* Cut short: the rest goes at the next call, not after a pause. */
     db->prune_due_ms = r == 0 && s.batches < DB_PRUNE_MAX_BATCHES ? now_ms + DB_PRUNE_EVERY_MS
                                                                   : now_ms;
-    s.duration_ms = mono_ms() - t0;
+    vsl_watch_read(&w, &wall, &cpu);
+    s.duration_ms = (int64_t)(wall * 1000.0 + 0.5);
     if (s.polls || s.findings || s.digests || s.pages_freed) {
         pthread_mutex_lock(&last_mu);
         last = s;
