@@ -21,6 +21,8 @@
 #include "db/update.h"
 #include "model/finding.h"
 
+#include <sqlite3.h>
+
 #include "testlib.h"
 
 #define S_MS   1000LL
@@ -227,6 +229,51 @@ TEST_WITH(prune_keeps_what_is_named, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(last.at_ms, now);
     /* Nothing dangles. */
     assert_int_equal(count("SELECT count(*) FROM pragma_foreign_key_check"), 0);
+}
+
+/* A new file gives pages back: after a prune that freed more than the slack, the free pages
+ * beyond it are returned and the file shrinks by as much (once checkpointed). */
+TEST_WITH(pruned_pages_are_given_back, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *f = *state;
+    struct db_prune_stats s;
+    sqlite3 *h = NULL;
+    struct stat before, after;
+
+    db_path = f->path;
+    db_set_retention(f->db, 0, 0, DB_DAY_MS);
+    /* 6,000 resolved findings of 2 KB each, resolved on day 0: about 3,000 pages. */
+    assert_int_equal(sqlite3_open(f->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+                                  " WHERE i < 6000) INSERT INTO findings (fingerprint, check_id,"
+                                  " vcenter, severity, status, message, first_seen_ms,"
+                                  " last_seen_ms, resolved_at_ms) SELECT 'fp' || i, 'c', 'vc1',"
+                                  " 'info', 'resolved', hex(randomblob(1000)), 1, 1, 1 FROM n",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    db_checkpoint(f->db);
+    assert_int_equal(stat(f->path, &before), 0);
+    assert_int_equal(db_prune(f->db, 2 * DB_DAY_MS, &s), 0);
+    assert_int_equal(s.findings, 6000);
+    /* At most a step at a time; the next runs (a minute apart) give back the rest but the slack. */
+    assert_int_equal(s.pages_freed, DB_VACUUM_STEP_PAGES);
+    int64_t freed = s.pages_freed;
+    assert_true(count("PRAGMA freelist_count") > DB_VACUUM_SLACK_PAGES);
+    for (int i = 1; i <= 5 && count("PRAGMA freelist_count") > DB_VACUUM_SLACK_PAGES; i++) {
+        assert_int_equal(db_prune(f->db, 2 * DB_DAY_MS + i * DB_PRUNE_EVERY_MS, &s), 0);
+        assert_true(s.pages_freed > 0 && s.pages_freed <= DB_VACUUM_STEP_PAGES);
+        freed += s.pages_freed;
+    }
+    assert_int_equal(count("PRAGMA freelist_count"), DB_VACUUM_SLACK_PAGES);
+    db_checkpoint(f->db);
+    assert_int_equal(stat(f->path, &after), 0);
+    /* The free pages, and the pointer-map pages (one per ~800) that tracked them. */
+    assert_true(before.st_size - after.st_size >= freed * 4096);
+    assert_true(before.st_size - after.st_size <= freed * 4096 + freed * 4096 / 400);
+    printf("6,000 resolved findings pruned: file %lld -> %lld bytes\n", (long long)before.st_size,
+           (long long)after.st_size);
 }
 
 /* Days of size of the soak: file + WAL, and rows. */
