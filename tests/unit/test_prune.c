@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "checks/engine.h"
 #include "db/digest.h"
@@ -279,7 +281,25 @@ TEST_WITH(pruned_pages_are_given_back, tl_db_setup_open, tl_db_teardown)
 /* Days of size of the soak: file + WAL, and rows. */
 struct day {
     int64_t bytes, polls, findings, digests;
+    int64_t rss_kb, fds; /* this process's resident memory and open descriptors */
 };
+
+/* Resident memory in KiB (/proc/self/statm) and open descriptors (/proc/self/fd). */
+static void process_use(int64_t *rss_kb, int64_t *fds)
+{
+    FILE *fh = fopen("/proc/self/statm", "r");
+    long long size = 0, rss = 0;
+    assert_non_null(fh);
+    assert_int_equal(fscanf(fh, "%lld %lld", &size, &rss), 2);
+    fclose(fh);
+    *rss_kb = rss * (sysconf(_SC_PAGESIZE) / 1024);
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    *fds = 0;
+    while (readdir(d))
+        (*fds)++;
+    closedir(d);
+}
 
 static int64_t file_bytes(const char *path)
 {
@@ -335,10 +355,13 @@ TEST_WITH(soak_stays_flat, tl_db_setup_open, tl_db_teardown)
         db_checkpoint(f->db);
         days[day] = (struct day){file_bytes(f->path), count("SELECT count(*) FROM polls"),
                                  count("SELECT count(*) FROM findings"),
-                                 count("SELECT count(*) FROM digests")};
-        printf("soak day %d: %lld rounds, %lld bytes, %lld polls, %lld findings, %lld digests\n",
+                                 count("SELECT count(*) FROM digests"), 0, 0};
+        process_use(&days[day].rss_kb, &days[day].fds);
+        printf("soak day %d: %lld rounds, %lld bytes, %lld polls, %lld findings, %lld digests, "
+               "RSS %lld KiB, %lld fds\n",
                day + 1, (long long)rounds, (long long)days[day].bytes, (long long)days[day].polls,
-               (long long)days[day].findings, (long long)days[day].digests);
+               (long long)days[day].findings, (long long)days[day].digests,
+               (long long)days[day].rss_kb, (long long)days[day].fds);
     }
     /* A day within retention: 288 windows and the full read (which splits one window). */
     assert_true(days[0].polls <= 288 + 2);
@@ -351,6 +374,8 @@ TEST_WITH(soak_stays_flat, tl_db_setup_open, tl_db_teardown)
         assert_true(days[d].findings <= days[RETAIN + 1].findings + 1);
         assert_true(days[d].digests <= RETAIN + 2);
         assert_true(days[d].bytes <= days[RETAIN + 1].bytes + days[RETAIN + 1].bytes / 20);
+        assert_int_equal(days[d].fds, days[RETAIN + 1].fds);
+        assert_true(days[d].rss_kb <= days[RETAIN + 1].rss_kb + 1024);
     }
     /* Nothing lost: "always" open since the first evaluation; the hour's churn finding open;
      * every poll a finding names is there. */
