@@ -259,6 +259,9 @@ TEST_WITH(pruned_pages_are_given_back, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(stat(f->path, &before), 0);
     assert_int_equal(db_prune(f->db, 2 * DB_DAY_MS, &s), 0);
     assert_int_equal(s.findings, 6000);
+    /* DB_PRUNE_BATCH rows a transaction: 12 full ones, the one that found nothing left, and
+     * the digests' (none). */
+    assert_int_equal(s.batches, 6000 / DB_PRUNE_BATCH + 2);
     /* At most a step at a time; the next runs (a minute apart) give back the rest but the slack. */
     assert_int_equal(s.pages_freed, DB_VACUUM_STEP_PAGES);
     int64_t freed = s.pages_freed;
