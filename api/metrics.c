@@ -1,5 +1,6 @@
 /* /metrics in the Prometheus text exposition format 0.0.4: open findings by check and
- * severity, the score, each vCenter's last poll, and datastore capacity and free space. */
+ * severity, the score, the database's size, each vCenter's last poll, and datastore capacity and
+ * free space. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "checks/check.h"
 #include "db/pages.h"
 #include "db/findings.h"
+#include "db/prune.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -264,6 +266,66 @@ static int datastores(struct vsl_buf *b, struct db *db)
     return rc;
 }
 
+/* The database's size, its growing tables' rows and the last pruning (db/prune.h): what shows
+ * it stays the same size. */
+static int database(struct vsl_buf *b, struct db *db)
+{
+    struct db_prune_stats p;
+    struct db_size z;
+    int rc = db_size(db, &z);
+
+    if (rc < 0)
+        return rc;
+    const struct {
+        const char *table;
+        int64_t rows;
+    } t[] = {{"polls", z.polls}, {"findings", z.findings}, {"digests", z.digests},
+             {"capacity_history", z.capacity_history}};
+    rc = head(b, "vslint_database_size_bytes",
+              "Size of the database's files: the main file and its write-ahead log.");
+    if (rc == 0)
+        rc = sample_int(b, "vslint_database_size_bytes", (const char *const[]){"file", "main", NULL},
+                        z.file_bytes);
+    if (rc == 0)
+        rc = sample_int(b, "vslint_database_size_bytes", (const char *const[]){"file", "wal", NULL},
+                        z.wal_bytes);
+    if (rc == 0)
+        rc = head(b, "vslint_database_free_bytes",
+                  "Bytes of the main file on its free list, reused by the next rows.");
+    if (rc == 0)
+        rc = sample_int(b, "vslint_database_free_bytes", NULL, z.free_bytes);
+    if (rc == 0)
+        rc = head(b, "vslint_database_rows", "Rows of the database's growing tables.");
+    for (size_t i = 0; rc == 0 && i < sizeof(t) / sizeof(t[0]); i++)
+        rc = sample_int(b, "vslint_database_rows", (const char *const[]){"table", t[i].table, NULL},
+                        t[i].rows);
+    db_prune_last(&p);
+    if (rc < 0 || p.at_ms == 0)
+        return rc; /* no pruning yet in this process: no time to give */
+    rc = head(b, "vslint_database_last_prune_timestamp_seconds",
+              "Unix time of the last pruning that deleted rows or gave pages back.");
+    if (rc == 0)
+        rc = sample_int(b, "vslint_database_last_prune_timestamp_seconds", NULL, p.at_ms / 1000);
+    if (rc == 0)
+        rc = head(b, "vslint_database_last_prune_duration_seconds",
+                  "How long the last pruning took.");
+    if (rc == 0) {
+        char number[32];
+        snprintf(number, sizeof(number), "%.3f", (double)p.duration_ms / 1000.0);
+        rc = sample(b, "vslint_database_last_prune_duration_seconds", NULL, number);
+    }
+    if (rc == 0)
+        rc = head(b, "vslint_database_last_prune_rows", "Rows the last pruning deleted, by table.");
+    const struct {
+        const char *table;
+        int64_t n;
+    } d[] = {{"polls", p.polls}, {"findings", p.findings}, {"digests", p.digests}};
+    for (size_t i = 0; rc == 0 && i < sizeof(d) / sizeof(d[0]); i++)
+        rc = sample_int(b, "vslint_database_last_prune_rows",
+                        (const char *const[]){"table", d[i].table, NULL}, d[i].n);
+    return rc;
+}
+
 /* Samples for the client as a piece of the answer: their text, and their deflate data when the
  * client takes gzip (last: the piece that ends the answer). Takes b's text. */
 static int piece_of(struct api_req *r, struct vsl_buf *b, int last, struct api_piece *p)
@@ -313,6 +375,8 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
             rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
         if (rc == 0)
             rc = sample_int(&b, "vslint_score", NULL, score);
+        if (rc == 0)
+            rc = database(&b, db);
         json_decref(counts);
     } else {
         rc = datastores(&b, db);

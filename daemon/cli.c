@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/poll.h"
 #include "daemon/serve.h"
 #include "db/db.h"
 #include "util/buf.h"
@@ -692,7 +693,7 @@ int vsl_cli_open(const struct vsl_args *a, int readonly, struct vsl_config **cfg
         *cfg = NULL;
         return -1;
     }
-    db_set_capacity_retention(*db, (*cfg)->capacity_retention_days);
+    vsl_db_settings(*db, *cfg);
     return 0;
 }
 

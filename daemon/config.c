@@ -77,6 +77,16 @@ static const struct opt options[] = {
      "Days of capacity history kept per datastore and datastore cluster (one point per poll, "
      "one per hour after a day, one per day after 30 days), what datastore-runway and the "
      "dashboard's capacity chart read."},
+    {SECT_DATABASE, "round_window", OPT_INT, CF(round_window_s), 0, 86400, "300",
+     "Seconds of incremental rounds summed into one row of the poll history per vCenter "
+     "(rounds, objects changed, bytes, errors): a busy vCenter then adds at most 86400 / "
+     "round_window rows a day. 0 keeps a row per round that changed something."},
+    {SECT_DATABASE, "poll_retention", OPT_INT, CF(poll_retention_days), 1, 36500, "400",
+     "Days the poll history keeps every row; older polls are thinned to one per vCenter per day "
+     "(its last successful full read), except those a finding names."},
+    {SECT_DATABASE, "findings_retention", OPT_INT, CF(findings_retention_days), 1, 36500, "400",
+     "Days a resolved finding (and a sent digest's record) is kept after it was resolved "
+     "(sent); open and waived findings are never deleted, nor the last digest."},
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
      "Required. The SDK URL, https://HOST/sdk."},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, NULL,

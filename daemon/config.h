@@ -72,6 +72,9 @@ struct vsl_config {
     char *path;    /* the file it was read from; owned */
     char *db_path; /* owned */
     int capacity_retention_days; /* [database] capacity_retention */
+    int round_window_s;          /* [database] round_window */
+    int poll_retention_days;     /* [database] poll_retention */
+    int findings_retention_days; /* [database] findings_retention */
     struct vsl_vcenter_conf *vcenters; /* owned array */
     size_t n_vcenters;
     struct vsl_vcenter_conf *arrays; /* owned array: [array NAME] sections, type set */

@@ -11,6 +11,8 @@
 #include "util/err.h"
 #include <stdlib.h>
 
+#include "db/history.h"
+#include "db/prune.h"
 #include "db/update.h"
 #include "util/log.h"
 #include "vsphere/collect.h"
@@ -29,6 +31,30 @@ int64_t vsl_monotonic_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void vsl_db_settings(struct db *db, const struct vsl_config *cfg)
+{
+    db_set_capacity_retention(db, cfg->capacity_retention_days);
+    db_set_retention(db, (int64_t)cfg->round_window_s * 1000,
+                     (int64_t)cfg->poll_retention_days * DB_DAY_MS,
+                     (int64_t)cfg->findings_retention_days * DB_DAY_MS);
+}
+
+/* After a poll or a round: what is past retention goes, a few small transactions at most (see
+ * db_prune()). A failure costs nothing but the pruning: logged, and tried at the next poll. */
+static void prune(struct db *db, const char *name)
+{
+    struct db_prune_stats s;
+    int r = db_prune(db, vsl_now_ms(), &s);
+
+    if (r < 0)
+        log_warnx("%s: cannot prune the database: %s", name, vsl_strerror(r));
+    else if (s.polls || s.findings || s.digests || s.pages_freed)
+        log_info("%s: pruned %lld polls, %lld resolved findings, %lld digests in %lld ms; "
+                 "%lld free pages given back",
+                 name, (long long)s.polls, (long long)s.findings, (long long)s.digests,
+                 (long long)s.duration_ms, (long long)s.pages_freed);
 }
 
 /* The client of a vCenter (vim) or of an array (arr; the other is NULL), for the steps a poll
@@ -236,6 +262,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         f->c = c;
         f->hosts_due_ms = vsl_monotonic_ms() + (int64_t)vc->host_reads_every_s * 1000;
         *follow = f;
+        prune(db, vc->name);
         return 0;
     }
     if (f) {
@@ -245,7 +272,10 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
     if (r == 0)
         vim_logout(c);
 out:
-    return poll_end(db, vc, &cl, r, res);
+    r = poll_end(db, vc, &cl, r, res);
+    if (!res->db_err)
+        prune(db, vc->name);
+    return r;
 }
 
 const char *vsl_follow_version(const struct vsl_follow *f)
@@ -267,7 +297,7 @@ void vsl_follow_free(struct vsl_follow *f)
  * are read again by moref (with the per-host reads of the hosts among them); the round is
  * recorded in the polls table in the same transaction, as one that began at answered_ms. */
 static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
-                         const struct vim_changes *cs, int64_t answered_ms,
+                         const struct vim_changes *cs, int64_t answered_ms, int64_t bytes,
                          struct vsl_poll_result *res)
 {
     struct vim_client *c = f->c;
@@ -298,7 +328,8 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
     }
     r = db_update_commit(u, &(struct db_round){.started_ms = answered_ms,
                                                .finished_ms = vsl_now_ms(),
-                                               .version = f->w.version});
+                                               .version = f->w.version,
+                                               .bytes = c->stats.bytes_wire - bytes});
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot commit the changes: %s",
                  vsl_strerror(r));
@@ -340,7 +371,7 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
     if (r == 0 && cs.n > 0) {
         log_debug("vcenter %s: %zu objects changed (version %s) after %lld ms", vc->name, cs.n,
                   vsl_follow_version(f), (long long)(t1 - t0));
-        r = apply_changes(db, vc, f, &cs, answered_ms, res);
+        r = apply_changes(db, vc, f, &cs, answered_ms, before.bytes_wire, res);
     }
     /* The snapshot is current as of this answer, changed or not: its age moves on. */
     if (r == 0) {
@@ -357,9 +388,12 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
         db_update_failed(db, vc->name,
                          &(struct db_round){.started_ms = answered_ms,
                                             .finished_ms = vsl_now_ms(),
-                                            .version = f->w.version},
+                                            .version = f->w.version,
+                                            .bytes = f->c->stats.bytes_wire - before.bytes_wire},
                          res->error) < 0)
         log_debug("vcenter %s: cannot record the failed round", vc->name);
+    if (r == 0 && cs.n > 0)
+        prune(db, vc->name);
     *changes = cs.n;
     vim_changes_free(&cs);
     res->duration_ms = vsl_monotonic_ms() - t1;
@@ -385,5 +419,8 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
         r = collect(db, &cl, ac, res);
     if (r == 0 && arr_logout(cl.arr) < 0)
         log_debug("array %s: logout: %s", ac->name, arr_client_error(cl.arr));
-    return poll_end(db, ac, &cl, r, res);
+    r = poll_end(db, ac, &cl, r, res);
+    if (!res->db_err)
+        prune(db, ac->name);
+    return r;
 }

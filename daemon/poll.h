@@ -37,10 +37,11 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
  * calls for); the objects that changed (*changes of them) are re-read and replaced in one
  * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free
  * f and read everything again; res->error says why. res->duration_ms is the time from the
- * answer to the commit; the byte counts include the wait's answer. The poll history is not
- * written, but a round that ended well, with or without changes, moves the vCenter's
- * last_success_ms on (the snapshot is current). Every host's per-host reads are added to the
- * round every host_reads_every seconds. res->db_err is set when the changes could not be
+ * answer to the commit; the byte counts include the wait's answer. A round that changed
+ * something or failed is in the poll history, summed into its round window's row (see
+ * db_update_commit()); a quiet one is not, but a round that ended well, with or without
+ * changes, moves the vCenter's last_success_ms on (the snapshot is current). Every host's
+ * per-host reads are added to the round every host_reads_every seconds. res->db_err is set when the changes could not be
  * written to the database (f is still usable then, but the stored snapshot misses the round's
  * changes). */
 int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_follow *f,
@@ -53,6 +54,10 @@ void vsl_follow_free(struct vsl_follow *f);
 /* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
  * LUNs into a snapshot stored under its name, log out. */
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res);
+
+/* Applies cfg's [database] settings (capacity_retention, round_window, poll_retention,
+ * findings_retention) to db. */
+void vsl_db_settings(struct db *db, const struct vsl_config *cfg);
 
 int64_t vsl_now_ms(void);       /* wall clock */
 int64_t vsl_monotonic_ms(void); /* for durations */

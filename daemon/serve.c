@@ -184,7 +184,7 @@ static void poll_once(struct poller *p, struct db *db)
     int64_t now;
 
     /* The configuration's, as of the last reload. */
-    db_set_capacity_retention(db, sv->cfg->capacity_retention_days);
+    vsl_db_settings(db, sv->cfg);
     vsl_follow_free(p->follow);
     p->follow = NULL;
     if (p->vc->type)

@@ -392,7 +392,18 @@
      * Rows older than version 10 were all full reads. */                                        \
     X(S, E, mode, "TEXT NOT NULL DEFAULT 'full'", RAW, 0, 10, NOEST)                             \
     /* The property collector's version after an incremental round; NULL for a full read. */  \
-    X(S, E, version, "TEXT", RAW, 0, 10, NOEST)
+    X(S, E, version, "TEXT", RAW, 0, 10, NOEST)                                             \
+    /* Incremental rounds are summed into one row per vCenter per [database] round_window       \
+     * (db/db.c, record_poll()): rounds is how many, changes the objects they changed, bytes     \
+     * what they read on the wire, errors how many failed, busy_ms their summed and longest_ms  \
+     * their longest duration; started_ms and finished_ms are the last round's. A full read is   \
+     * a row of its own with rounds 1. NULL before version 11: one round (or read) per row.     */ \
+    X(S, E, rounds, "INTEGER", RAW, 0, 11, NOEST)                                              \
+    X(S, E, changes, "INTEGER", RAW, 0, 11, NOEST)                                             \
+    X(S, E, bytes, "INTEGER", RAW, 0, 11, NOEST)                                               \
+    X(S, E, errors, "INTEGER", RAW, 0, 11, NOEST)                                              \
+    X(S, E, busy_ms, "INTEGER", RAW, 0, 11, NOEST)                                             \
+    X(S, E, longest_ms, "INTEGER", RAW, 0, 11, NOEST)
 
 /* Findings outlive snapshots: keyed by fingerprint, not by poll. severity_order is the sort key
  * "critical first" (a virtual column: no space, one spelling of the ranking). */
@@ -499,7 +510,14 @@
     /* The join of a datastore's extents to the array LUNs behind them. */                      \
     I(array_luns_naa, 9, "array_luns(naa)")                                                    \
     /* The history's last full read of a vCenter by a day's end: one index lookup. */            \
-    I(polls_mode, 10, "polls(vcenter, mode, ok, finished_ms)")
+    I(polls_mode, 10, "polls(vcenter, mode, ok, finished_ms)")                                    \
+    /* Pruning (db/prune.c): the polls past retention, the digests past it, and whether a     \
+     * finding still names a poll. */                                                          \
+    I(polls_age, 11, "polls(finished_ms)")                                                     \
+    I(digests_age, 11, "digests(sent_ms)")                                                     \
+    I(findings_first_poll, 11, "findings(first_poll)")                                         \
+    I(findings_resolved_poll, 11, "findings(resolved_poll)")                                   \
+    I(findings_resolved_at, 11, "findings(status, resolved_at_ms)")
 
 /* ---- what the lists generate -------------------------------------------------------------- */
 

@@ -53,6 +53,10 @@ struct db {
     int64_t data_version; /* db_changed(): PRAGMA data_version at its last call */
     int data_version_read; /* ... if there was one */
     int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */
+    /* [database] round_window, poll_retention, findings_retention (db_set_retention()); 0:
+     * one row per round, kept for ever. */
+    int64_t round_window_ms, poll_retention_ms, findings_retention_ms;
+    int64_t prune_due_ms; /* db_prune(): the clock before which it does nothing */
 };
 
 /* The runway of a datastore no evaluation has estimated yet (JSON, no single quote: it goes
@@ -87,6 +91,8 @@ struct db_poll_rec {
     int64_t started_ms, finished_ms;
     const char *error;   /* NULL: it succeeded */
     const char *counts;  /* counts_json, or NULL */
+    int64_t changes;     /* objects an incremental round changed */
+    int64_t bytes;       /* bytes it read on the wire; 0: not known */
     int row_only;        /* 1: the vcenters row (last poll, last error) is left as it is */
 };
 /* Under BEGIN IMMEDIATE: forget() for each note, in order, then the staged rows copied in

@@ -371,6 +371,11 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
      * default synchronous=FULL is kept: one commit per poll costs nothing, and a committed poll
      * then survives a power cut, not only a crash. A reader finds the mode in the file. */
     if (!readonly) {
+        struct stat sb;
+        /* A new file reclaims the pages pruning frees in small steps (db_prune()). SQLite
+         * takes this only before the first table, and before WAL writes the header. */
+        if (stat(path, &sb) == 0 && sb.st_size == 0)
+            sqlite3_exec(db->h, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
         rc = sqlite3_prepare_v2(db->h, "PRAGMA journal_mode = WAL", -1, &st, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
@@ -838,14 +843,80 @@ out:
     return s;
 }
 
-/* Appends a row to polls and, unless p->row_only, points the vCenter at it. Runs inside the
- * caller's transaction. */
+/* counts_json of a round added to a row: the {"changed": {type: n}} of both, summed. NULL when
+ * out of memory; a row whose counts cannot be read keeps the round's alone. */
+static char *sum_changed(const char *row, const char *round)
+{
+    json_t *a = row ? json_loads(row, 0, NULL) : NULL, *b = round ? json_loads(round, 0, NULL) : NULL;
+    json_t *ca = json_object_get(a, "changed"), *cb = json_object_get(b, "changed");
+    const char *type;
+    json_t *n;
+    char *s = NULL;
+
+    if (!json_is_object(ca) || !json_is_object(cb)) {
+        /* A failed round changed nothing: the row's counts stay. */
+        const char *keep = json_is_object(cb) || !row ? round : row;
+        s = strdup(keep ? keep : "{}");
+        goto out;
+    }
+    json_object_foreach(cb, type, n) {
+        json_int_t sum = json_integer_value(json_object_get(ca, type)) + json_integer_value(n);
+        if (json_object_set_new(ca, type, json_integer(sum)) < 0)
+            goto out;
+    }
+    s = json_dumps(a, JSON_COMPACT);
+out:
+    json_decref(a);
+    json_decref(b);
+    return s;
+}
+
+/* The id of vcenter's last polls row when p, an incremental round, belongs to it: that row is
+ * an incremental one whose last round began in the same round window as p (windows counted from
+ * the epoch, so a window that divides a day never straddles midnight and the history's days
+ * stay apart). 0 when p needs a row of its own; *counts (the caller's) that row's counts_json. */
+static int64_t window_row(struct db *db, const char *vcenter, const struct db_poll_rec *p,
+                          char **counts)
+{
+    static const char sql[] = "SELECT id, mode, started_ms, counts_json FROM polls"
+                              " WHERE vcenter = ?1 ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    int64_t id = 0, w = db->round_window_ms;
+
+    *counts = NULL;
+    if (w <= 0 || !p->mode || strcmp(p->mode, "incremental") ||
+        db_row(db->h, sql, &st, "reading the last poll", DB_TEXT(vcenter)) < 0)
+        goto out;
+    const char *mode = (const char *)sqlite3_column_text(st, 1);
+    int64_t started = sqlite3_column_int64(st, 2);
+    if (mode && !strcmp(mode, "incremental") && started / w == p->started_ms / w) {
+        const char *c = (const char *)sqlite3_column_text(st, 3);
+        if (!c || (*counts = strdup(c)))
+            id = sqlite3_column_int64(st, 0);
+    }
+out:
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Adds a row to polls, or a round to its window's row (window_row()), and, unless p->row_only,
+ * points the vCenter at it. Runs inside the caller's transaction. */
 static int record_poll(struct db *db, const char *vcenter, const char *url, const char *kind,
                        const struct db_poll_rec *p)
 {
     static const char poll_sql[] =
         "INSERT INTO polls (vcenter, url, started_ms, finished_ms, ok, error, counts_json, mode,"
-        " version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        " version, rounds, changes, bytes, errors, busy_ms, longest_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?11, 1 - ?5, ?4 - ?3, ?4 - ?3)";
+    /* A row written before version 11 is one round: its NULLs count as that round's. */
+    static const char add_sql[] =
+        "UPDATE polls SET started_ms = ?2, finished_ms = ?3, ok = max(ok, ?4),"
+        " error = coalesce(?5, error), counts_json = ?6, version = coalesce(?7, version),"
+        " rounds = coalesce(rounds, 1) + 1, changes = coalesce(changes, 0) + ?8,"
+        " bytes = coalesce(bytes, 0) + ?9, errors = coalesce(errors, 1 - ok) + 1 - ?4,"
+        " busy_ms = coalesce(busy_ms, finished_ms - started_ms) + ?3 - ?2,"
+        " longest_ms = max(coalesce(longest_ms, finished_ms - started_ms), ?3 - ?2)"
+        " WHERE id = ?1";
     /* A failed poll keeps last_success_ms and the url we last reached it by (if none given). */
     static const char vc_sql[] =
         "INSERT INTO vcenters (name, url, last_poll_id, last_success_ms, last_error, kind)"
@@ -854,16 +925,37 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
         " last_poll_id = excluded.last_poll_id,"
         " last_success_ms = coalesce(excluded.last_success_ms, last_success_ms),"
         " last_error = excluded.last_error, kind = excluded.kind";
-    int r = db_run(db->h, poll_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
+    char *row_counts = NULL, *counts = NULL;
+    int64_t id = window_row(db, vcenter, p, &row_counts);
+    struct db_arg changes = p->mode && !strcmp(p->mode, "incremental") ? DB_INT(p->changes)
+                                                                         : DB_NULL;
+    struct db_arg bytes = p->bytes > 0 ? DB_INT(p->bytes) : DB_NULL;
+    int r;
+
+    if (id && !(counts = sum_changed(row_counts, p->counts))) {
+        r = -ENOMEM;
+        goto out;
+    }
+    if (id)
+        r = db_run(db->h, add_sql, "adding a round to its window", DB_INT(id),
+                   DB_INT(p->started_ms), DB_INT(p->finished_ms), DB_INT(p->error == NULL),
+                   DB_TEXT(p->error), DB_TEXT(counts), DB_TEXT(p->version), DB_INT(p->changes),
+                   DB_INT(p->bytes));
+    else
+        r = db_run(db->h, poll_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
                    DB_INT(p->started_ms), DB_INT(p->finished_ms), DB_INT(p->error == NULL),
                    DB_TEXT(p->error), DB_TEXT(p->counts), DB_TEXT(p->mode ? p->mode : "full"),
-                   DB_TEXT(p->version));
-
+                   DB_TEXT(p->version), changes, bytes);
     if (r < 0 || p->row_only)
-        return r;
-    return db_run(db->h, vc_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url),
-                  DB_INT(sqlite3_last_insert_rowid(db->h)), DB_INT(p->finished_ms),
-                  DB_TEXT(p->error), DB_TEXT(kind));
+        goto out;
+    if (!id)
+        id = sqlite3_last_insert_rowid(db->h);
+    r = db_run(db->h, vc_sql, "recording a poll", DB_TEXT(vcenter), DB_TEXT(url), DB_INT(id),
+               DB_INT(p->finished_ms), DB_TEXT(p->error), DB_TEXT(kind));
+out:
+    free(row_counts);
+    free(counts);
+    return r;
 }
 
 /* When vcenter's last successful poll finished (before this one is recorded), 0 if never. */

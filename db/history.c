@@ -145,21 +145,33 @@ static int append_day(sqlite3_stmt *st, void *list)
 int db_history_polls(struct db *db, const char *vcenter, int64_t now_ms, size_t n, json_t **out)
 {
     /* Per vCenter and day: all polls, then the full and the incremental ones apart, then the
-     * last successful full read by the day's end (or now), which may be days before it. */
+     * last successful full read by the day's end (or now), which may be days before it.
+     * A row may sum a window's incremental rounds (rounds, errors, busy_ms, longest_ms); a row
+     * from before schema 11 is one poll, its NULLs counted as that one's. */
+#define ROUNDS "coalesce(rounds, 1)"
+#define FAILED "coalesce(errors, ok = 0)"
+#define BUSY   "coalesce(busy_ms, finished_ms - started_ms)"
+#define LONG   "coalesce(longest_ms, finished_ms - started_ms)"
 #define MODE_COLS(m)                                                                               \
-    " coalesce(sum(mode = '" m "'), 0), coalesce(sum(mode = '" m "' AND ok = 0), 0),"            \
-    " avg(CASE WHEN mode = '" m "' THEN finished_ms - started_ms END),"                          \
-    " coalesce(max(CASE WHEN mode = '" m "' THEN finished_ms - started_ms END), 0)"
+    " coalesce(sum(CASE WHEN mode = '" m "' THEN " ROUNDS " END), 0),"                           \
+    " coalesce(sum(CASE WHEN mode = '" m "' THEN " FAILED " END), 0),"                           \
+    " 1.0 * sum(CASE WHEN mode = '" m "' THEN " BUSY " END)"                                     \
+    " / sum(CASE WHEN mode = '" m "' THEN " ROUNDS " END),"                                      \
+    " coalesce(max(CASE WHEN mode = '" m "' THEN " LONG " END), 0)"
     static const char sql[] =
-        "WITH d AS (SELECT vcenter, (finished_ms - ?1) / 86400000 AS day, count(*) AS n,"
-        " sum(ok = 0) AS failed, avg(finished_ms - started_ms) AS mean,"
-        " max(finished_ms - started_ms) AS longest," MODE_COLS("full") "," MODE_COLS("incremental")
+        "WITH d AS (SELECT vcenter, (finished_ms - ?1) / 86400000 AS day, sum(" ROUNDS ") AS n,"
+        " sum(" FAILED ") AS failed, 1.0 * sum(" BUSY ") / sum(" ROUNDS ") AS mean,"
+        " max(" LONG ") AS longest," MODE_COLS("full") "," MODE_COLS("incremental")
         " FROM polls WHERE finished_ms >= ?1 AND finished_ms <= ?3"
         " AND (?2 IS NULL OR vcenter = ?2) GROUP BY vcenter, day)"
         " SELECT d.*, (SELECT max(finished_ms) FROM polls p WHERE p.vcenter = d.vcenter"
         " AND p.mode = 'full' AND p.ok = 1 AND p.finished_ms <= min(?3, ?1 + (d.day + 1) * "
         "86400000 - 1)) FROM d ORDER BY vcenter, day";
 #undef MODE_COLS
+#undef ROUNDS
+#undef FAILED
+#undef BUSY
+#undef LONG
     json_t *list = json_array();
     int r;
 

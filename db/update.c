@@ -106,8 +106,11 @@ out:
 int db_update_commit(struct db_snapshot *u, const struct db_round *round)
 {
     char *counts = NULL;
+    int64_t changes = 0;
     int r;
 
+    for (size_t i = 0; i < NOWNERS; i++)
+        changes += (int64_t)db_snapshot_noted(u, (int)i);
     if (round && !(counts = changed_json(u))) {
         db_snapshot_abort(u);
         return -ENOMEM;
@@ -117,7 +120,9 @@ int db_update_commit(struct db_snapshot *u, const struct db_round *round)
                                                         .version = round->version,
                                                         .started_ms = round->started_ms,
                                                         .finished_ms = round->finished_ms,
-                                                        .counts = counts}
+                                                        .counts = counts,
+                                                        .changes = changes,
+                                                        .bytes = round->bytes}
                                 : NULL);
     free(counts);
     return r;
@@ -132,7 +137,8 @@ int db_update_failed(struct db *db, const char *vcenter, const struct db_round *
                                                    .version = round->version,
                                                    .started_ms = round->started_ms,
                                                    .finished_ms = round->finished_ms,
-                                                   .error = error, .row_only = 1});
+                                                   .bytes = round->bytes, .error = error,
+                                                   .row_only = 1});
 }
 
 int db_update_confirm(struct db *db, const char *vcenter, int64_t now_ms)

@@ -19,11 +19,14 @@ int db_update_forget(struct db_snapshot *u, const char *type, const char *moref)
 struct db_round {
     int64_t started_ms, finished_ms; /* unix ms: from vCenter's answer to the end of the round */
     const char *version; /* the collector's version after the round (borrowed), or NULL */
+    int64_t bytes;       /* what the round read on the wire; 0: not known */
 };
 /* Under one BEGIN IMMEDIATE: removes the noted objects' rows, adds the staged ones (replacing
  * rows of the same key), records round (unless NULL) as a successful poll of mode
  * 'incremental' whose counts_json is {"changed": {vSphere type: objects}} and points the
- * vCenter at it, commits; then frees u. On failure rolls back (the snapshot stays as it was)
+ * vCenter at it, commits; then frees u. With a round window (db_set_retention()) a round is
+ * added to the vCenter's last row when that is an incremental one of the same window (rounds,
+ * changes, bytes, errors and counts_json summed) instead of a row of its own. On failure rolls back (the snapshot stays as it was)
  * and frees u. */
 int db_update_commit(struct db_snapshot *u, const struct db_round *round);
 /* Records a round that failed (error) as a failed poll of mode 'incremental'. The vCenter's

@@ -31,6 +31,14 @@ static const struct {
     {"[database]\ncapacity_retention = 30\n" GOOD_VC,
      ":2: [database] capacity_retention: '30' is not a whole number from 31 to 36500"},
     {"[database]\ncapacity_retention = 1y\n" GOOD_VC, "capacity_retention: '1y' is not a whole"},
+    {"[database]\nround_window = 0\npoll_retention = 1\nfindings_retention = 36500\n" GOOD_VC,
+     NULL},
+    {"[database]\nround_window = 86401\n" GOOD_VC,
+     ":2: [database] round_window: '86401' is not a whole number from 0 to 86400"},
+    {"[database]\npoll_retention = 0\n" GOOD_VC,
+     ":2: [database] poll_retention: '0' is not a whole number from 1 to 36500"},
+    {"[database]\nfindings_retention = -1\n" GOOD_VC,
+     ":2: [database] findings_retention: '-1' is not a whole number from 1 to 36500"},
     {GOOD_VC "pasword = x\n", ":5: [vcenter prod] pasword: unknown key"},
     {GOOD_VC "insecure = maybe\n", ":5: [vcenter prod] insecure: 'maybe' is not true or false"},
     {GOOD_VC "interval = 5\n", ":5: [vcenter prod] interval: '5' is not a whole number from 10"},
@@ -143,6 +151,9 @@ static void test_defaults_and_values(void **state)
     assert_int_equal(vsl_config_load(path, &cfg, &errors), 0);
     assert_string_equal(cfg->db_path, "/tmp/v.db");
     assert_int_equal(cfg->capacity_retention_days, 400);
+    assert_int_equal(cfg->round_window_s, 300);
+    assert_int_equal(cfg->poll_retention_days, 400);
+    assert_int_equal(cfg->findings_retention_days, 400);
     assert_int_equal(cfg->n_vcenters, 2);
     assert_string_equal(cfg->vcenters[0].name, "prod");
     assert_int_equal(cfg->vcenters[0].insecure, 1);
