@@ -574,12 +574,23 @@ static void reap(struct api_gate *g, int64_t now)
     char who[64] = "";
 
     pthread_mutex_lock(&g->mu);
+    /* A request in a handler holds its HTTP thread, and libmicrohttpd may already have read the
+     * heads of the connections that thread also serves: their bytes are out of the socket, yet
+     * their handlers have not been called. Such a connection is not a slow client either, so
+     * while any handler runs a late connection's deadline starts again instead of ending. */
+    int busy = 0;
+    for (struct tracked *t = g->tracked; t && !busy; t = t->next)
+        busy = !t->waiting && t->head_in && !t->shut;
     for (struct tracked *t = g->tracked; t; t = t->next) {
         if (t->waiting && !t->shut && now - t->since_ms > limit && !t->head_in &&
             head_waits(g, t->fd)) {
             /* A head that is in the socket whole, unread because every HTTP thread is busy,
              * is not a slow client: the deadline ended when it arrived. */
             t->waiting = 0;
+            continue;
+        }
+        if (t->waiting && !t->shut && now - t->since_ms > limit && busy) {
+            t->since_ms = now;
             continue;
         }
         if (t->waiting && !t->shut && now - t->since_ms > limit) {
