@@ -79,7 +79,8 @@ struct api_server {
     char *token;    /* owned, NULL: writes refused */
     size_t token_len;
     int auth_all;
-    struct api_tls *tls_ctx;  /* owned; HTTPS (tls set): api/tls.h */
+    struct api_tls *tls_ctx;  /* owned unless tls_borrowed; HTTPS (tls set): api/tls.h */
+    int tls_borrowed;         /* tls_ctx is api_opts.tls, its caller's */
     pthread_key_t db_key;     /* each HTTP thread's struct db */
     int db_key_made;
     /* A failed open is remembered for a while, so every request does not retry (and wait)

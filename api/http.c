@@ -1202,7 +1202,10 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (pthread_mutex_init(&s->db_mu, NULL) != 0)
         goto fail;
     s->db_mu_made = 1;
-    if (o->tls_cert_file) {
+    if (o->tls) {
+        s->tls_ctx = o->tls;
+        s->tls_borrowed = 1;
+    } else if (o->tls_cert_file) {
         /* HTTPS ends in the front door (api/tls.c): libmicrohttpd speaks plain HTTP to it. */
         char *cert = NULL, *key = NULL;
         if ((r = read_pem(o->tls_cert_file, &cert, err, errlen)) == 0 &&
@@ -1287,8 +1290,9 @@ void api_stop(struct api_server *s)
     api_gate_stop(s->gate); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
-    api_gate_free(s->gate); /* and the HTTPS relays */
-    api_tls_free(s->tls_ctx);
+    api_gate_free(s->gate); /* and the HTTPS relays: nothing uses tls_ctx after them */
+    if (!s->tls_borrowed)
+        api_tls_free(s->tls_ctx);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
     if (s->db_key_made)

@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/crypto.h>
+
 #include "api/api.h"
+#include "api/tls.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/digest.h"
@@ -60,10 +63,14 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
-    /* The contents of [server] tls_cert and tls_key as the running server read them (NULL
-     * without TLS): a SIGHUP restarts the server when they changed, also at the same paths (a
-     * certificate renewed in place). Owned, wiped on free: it holds the key. */
-    char *tls_files;
+    /* The running server's HTTPS credentials (NULL without TLS), owned, outliving every
+     * server started with them: a reload whose new server does not start restarts the old one
+     * with these, never with the files (which may be what failed). tls_sha is the SHA-256 of
+     * the tls_cert and tls_key contents they were built from: a SIGHUP restarts the server
+     * when they changed, also at the same paths (a certificate renewed in place). Only the
+     * digest is kept of the key's PEM. */
+    struct api_tls *tls;
+    unsigned char tls_sha[32];
     struct vsl_worker digest; /* sends the digest at [digest] at=, when configured; stop under mu */
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
@@ -758,7 +765,8 @@ static void log_config_warnings(const struct vsl_config *cfg)
     }
 }
 
-static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token)
+static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token,
+                     struct api_tls *tls)
 {
     struct api_opts o = {
         .listen = cfg->server.listen,
@@ -767,6 +775,7 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .auth_all = cfg->server.auth_all,
         .tls_cert_file = cfg->server.tls_cert,
         .tls_key_file = cfg->server.tls_key,
+        .tls = tls,
         .max_connections = cfg->server.max_connections,
         .max_per_address = cfg->server.max_per_address,
         .timeout_s = cfg->server.timeout_s,
@@ -796,42 +805,60 @@ static int streq(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* *out = the contents of cfg's tls_cert, then tls_key (NULL without TLS; wipe it). A file that
- * cannot be read gives "" (it differs from any contents: the restart says why). */
-static int read_tls_files(const struct vsl_config *cfg, char **out)
+/* Builds cfg's HTTPS credentials from tls_cert and tls_key, read once: *tls (NULL without
+ * TLS; api_tls_free()) and sha, the SHA-256 of what was read (zeros without TLS). 0, or a
+ * negative error with what went wrong (naming the file) in err: nothing is built then. */
+static int read_tls(const struct vsl_config *cfg, struct api_tls **tls, unsigned char sha[32],
+                    char *err, size_t errlen)
 {
-    char *cert = NULL, *key = NULL;
-    struct vsl_buf b;
-    int r = 0;
+    const char *cf = cfg->server.tls_cert, *kf = cfg->server.tls_key;
+    char *cert = NULL, *key = NULL; /* owned; key wiped */
+    gnutls_hash_hd_t h = NULL;
+    char e[400] = "";
+    int r;
 
-    *out = NULL;
-    if (!cfg->server.tls_cert || !cfg->server.tls_key)
+    *tls = NULL;
+    memset(sha, 0, 32);
+    if (!cf || !kf)
         return 0;
-    vsl_buf_init(&b, 4 << 20);
-    if (vsl_read_file(cfg->server.tls_cert, 1 << 20, &cert) == 0 &&
-        vsl_read_file(cfg->server.tls_key, 1 << 20, &key) == 0)
-        r = vsl_buf_printf(&b, "%s\n%s", cert, key);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "");
-    if (r == 0)
-        *out = vsl_buf_take(&b);
-    vsl_config_wipe(cert);
+    if ((r = vsl_read_file(cf, 1 << 20, &cert)) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s: cannot read: %s", cf, vsl_strerror(r));
+        goto out;
+    }
+    if ((r = vsl_read_file(kf, 1 << 20, &key)) < 0) {
+        snprintf(err, errlen, "[server] tls_key %s: cannot read: %s", kf, vsl_strerror(r));
+        goto out;
+    }
+    if ((r = api_tls_new(cert, key, tls, e, sizeof(e))) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s and tls_key %s: %s", cf, kf, e);
+        goto out;
+    }
+    /* The lengths keep a boundary moved between the files from giving the same digest. */
+    size_t lens[2] = {strlen(cert), strlen(key)};
+    if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0 || gnutls_hash(h, lens, sizeof(lens)) < 0 ||
+        gnutls_hash(h, cert, lens[0]) < 0 || gnutls_hash(h, key, lens[1]) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s: cannot hash it", cf);
+        api_tls_free(*tls);
+        *tls = NULL;
+        r = -ENOMEM;
+    }
+out:
+    if (h)
+        gnutls_hash_deinit(h, r == 0 ? sha : NULL);
+    free(cert);
     vsl_config_wipe(key);
-    if (b.data)
-        explicit_bzero(b.data, b.len);
-    vsl_buf_free(&b);
     return r;
 }
 
-/* Whether the running server (a, its token ta and TLS files fa) serves as b (tb, fb) asks:
+/* Whether the running server (a, its token ta and TLS files' digest fa) serves as b (tb, fb) asks:
  * compared by contents, as a renewed certificate or a new token keeps its path. */
 static int same_server(const struct vsl_config *a, const struct vsl_config *b, const char *ta,
-                       const char *tb, const char *fa, const char *fb)
+                       const char *tb, const unsigned char fa[32], const unsigned char fb[32])
 {
     const struct vsl_server_conf *x = &a->server, *y = &b->server;
 
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
-           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && streq(fa, fb) &&
+           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && !memcmp(fa, fb, 32) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
            x->max_per_address == y->max_per_address &&
            x->header_timeout_s == y->header_timeout_s &&
@@ -846,7 +873,10 @@ static int reload(struct serve *sv)
     struct vsl_config *cfg = NULL;
     struct poller *ps = NULL;
     struct vsl_buf errors;
-    char *token = NULL, *tls_files = NULL;
+    char *token = NULL;
+    struct api_tls *tls = NULL; /* owned until it becomes sv->tls */
+    unsigned char tls_sha[32];
+    char err[600];
     sigset_t term;
     int sig = 0;
 
@@ -862,6 +892,12 @@ static int reload(struct serve *sv)
     log_config_warnings(cfg);
     if (read_token(cfg, &token) < 0) {
         log_warnx("reload: keeping the running configuration");
+        goto out;
+    }
+    /* Built from the files, read once, before anything stops: a certificate renewed without
+     * its key (or a key file left empty) fails here, with the running server untouched. */
+    if (read_tls(cfg, &tls, tls_sha, err, sizeof(err)) < 0) {
+        log_warnx("reload: %s; keeping the running configuration", err);
         goto out;
     }
     /* Finish the polls in flight under the old configuration, then carry their state over:
@@ -886,26 +922,26 @@ static int reload(struct serve *sv)
      * reads TMPDIR on the HTTP threads): the HTTP server restarts around it. */
     const char *zone = cfg->digest.line ? cfg->digest.timezone : NULL;
     int new_zone = !vsl_sched_process_zone_is(zone);
-    int tls_read = read_tls_files(cfg, &tls_files);
-    if (new_zone || tls_read < 0 ||
-        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_files, tls_files)) {
+    /* No server (a reload before failed to start either): this one tries again. */
+    if (new_zone || !sv->api ||
+        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_sha, tls_sha)) {
         api_stop(sv->api);
         sv->api = NULL;
         if (new_zone)
             vsl_sched_set_process_zone(zone);
-        if (start_api(sv, cfg, token) < 0) {
+        if (start_api(sv, cfg, token, tls) < 0) {
             log_warnx("reload: the new [server] does not start; serving the old one");
-            if (start_api(sv, sv->cfg, sv->token) < 0)
-                log_warnx("reload: the old [server] does not start either: not serving HTTP");
-            vsl_config_wipe(token);
-            token = NULL;
+            if (start_api(sv, sv->cfg, sv->token, sv->tls) < 0)
+                log_warnx("reload: the old [server] does not start either: not serving HTTP "
+                          "until a reload starts one");
         } else {
             vsl_config_wipe(sv->token);
             sv->token = token;
             token = NULL;
-            vsl_config_wipe(sv->tls_files);
-            sv->tls_files = tls_files;
-            tls_files = NULL;
+            api_tls_free(sv->tls);
+            sv->tls = tls;
+            tls = NULL;
+            memcpy(sv->tls_sha, tls_sha, sizeof(tls_sha));
         }
     }
     pthread_mutex_lock(&sv->mu);
@@ -924,7 +960,7 @@ static int reload(struct serve *sv)
     log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
 out:
     vsl_config_wipe(token);
-    vsl_config_wipe(tls_files);
+    api_tls_free(tls);
     free(ps);
     vsl_config_free(cfg);
     vsl_buf_free(&errors);
@@ -969,7 +1005,12 @@ int cmd_serve(const struct vsl_args *a)
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
     sv.n = vsl_config_nsources(sv.cfg);
-    if (read_tls_files(sv.cfg, &sv.tls_files) < 0 || start_api(&sv, sv.cfg, sv.token) < 0)
+    char err[600];
+    if (read_tls(sv.cfg, &sv.tls, sv.tls_sha, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        goto out;
+    }
+    if (start_api(&sv, sv.cfg, sv.token, sv.tls) < 0)
         goto out;
     if (!sv.cfg->server.token_file)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
@@ -1004,7 +1045,7 @@ out:
     api_stop(sv.api);
     free(sv.pollers);
     vsl_config_wipe(sv.token);
-    vsl_config_wipe(sv.tls_files);
+    api_tls_free(sv.tls); /* after api_stop(): the server borrowed it */
     vsl_config_free(sv.cfg);
     pthread_cond_destroy(&sv.cv);
     json_decref(sv.rule_errors);

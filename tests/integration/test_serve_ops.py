@@ -100,6 +100,48 @@ def test_sighup_loads_a_certificate_renewed_in_place(workspace):
         assert srv.get('/healthz').status == 200
 
 
+def reload_fails(srv, times):
+    """SIGHUP; waits for the times-th failed reload in the log."""
+    srv.signal(signal.SIGHUP)
+    until(lambda: srv.logs().count('keeping the running configuration') >= times,
+          'the failed reload', srv)
+
+
+def test_sighup_with_a_bad_certificate_or_key_keeps_serving_the_old_one(workspace):
+    """A certificate renewed with a new key while key.pem still holds the old one, or a key.pem
+    left empty, must not stop HTTPS (issue 26 review: the server was stopped first, the
+    fallback read the same bad files and HTTPS stayed down, the log said "reloaded"). The
+    running server keeps serving the old certificate and says the reload failed; a good
+    renewal is then served after the next SIGHUP."""
+    from apilib import self_signed_cert
+    cert, key = self_signed_cert(workspace, cn='before')
+    with serving(workspace, [unpolled(workspace)], tls=(cert, key), ready=False) as srv:
+        first = served_cert(srv.port)
+        with open(key) as f:
+            old_key = f.read()
+        # A new certificate, but the key file put back: they do not match.
+        self_signed_cert(workspace, cn='mismatched')
+        with open(key, 'w') as f:
+            f.write(old_key)
+        reload_fails(srv, 1)
+        assert 'reloaded ' not in srv.logs()
+        assert srv.logs().count('serving https://') == 1
+        assert served_cert(srv.port) == first
+        assert srv.get('/healthz').status == 200
+        # An empty key file (truncated mid-renewal).
+        open(key, 'w').close()
+        reload_fails(srv, 2)
+        assert served_cert(srv.port) == first
+        assert srv.get('/healthz').status == 200
+        assert 'reloaded ' not in srv.logs()
+        # A good renewal: served after SIGHUP.
+        self_signed_cert(workspace, cn='renewed')
+        reload_and_wait(srv, 1)
+        until(lambda: srv.logs().count('serving https://') == 2, 'the server restarted', srv)
+        assert served_cert(srv.port) == file_cert(cert) != first
+        assert srv.get('/healthz').status == 200
+
+
 def test_sigterm_during_a_reload_waiting_for_a_stalled_poll(start_sim, workspace):
     """A reload waits for the polls in flight; a vCenter stalled mid-poll (its simulator
     stopped with SIGSTOP, timeout 60 s) must not hold off SIGTERM past the documented 30 s
