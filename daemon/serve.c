@@ -215,6 +215,12 @@ static void poll_once(struct poller *p, struct db *db)
         set_db_state(sv, res.error);
     else if (res.ok)
         set_db_state(sv, NULL);
+    if (!res.ok) {
+        /* A failed poll backs off; following the changes meanwhile would evaluate each
+         * change, fail the same way and read everything again at once. */
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+    }
     if (p->follow)
         p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
@@ -289,7 +295,9 @@ static void count_round(struct poller *p, size_t changes, int64_t bytes)
  * to stay responsive, and within the request timeout. */
 #define FOLLOW_WAIT_S 5
 
-/* One incremental round; on failure the session is dropped and a full read is due at once. */
+/* One incremental round; on failure the session is dropped and a full read is due: at once
+ * when following failed, after the backoff of a failed poll when the findings could not be
+ * recorded (a full read would fail to record them the same way). */
 static void follow_once(struct poller *p, struct db *db)
 {
     struct serve *sv = p->sv;
@@ -305,6 +313,7 @@ static void follow_once(struct poller *p, struct db *db)
     atomic_store(&p->activity_ms, vsl_monotonic_ms() + (int64_t)wait_s * 1000);
     pthread_mutex_unlock(&sv->mu);
     int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
+    int unrec = 0;
 
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
@@ -312,6 +321,7 @@ static void follow_once(struct poller *p, struct db *db)
         if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
             /* Changes stored, findings not: a full read evaluates again (see poll_once). */
             r = -EIO;
+            unrec = 1;
             res.db_err = 1;
             snprintf(res.error, sizeof(res.error), "%s", everr);
         }
@@ -325,13 +335,25 @@ static void follow_once(struct poller *p, struct db *db)
     p->in_round = 0;
     struct api_vcenter_status *s = &p->st;
     if (r < 0) {
-        log_info("vcenter %s: following changes failed (%s); reading everything again",
-                 p->vc->name, res.error);
         vsl_follow_free(p->follow);
         p->follow = NULL;
         s->incremental = 0;
         s->version[0] = '\0';
-        p->next_mono_ms = vsl_monotonic_ms();
+        if (unrec) {
+            s->failures++;
+            s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
+            s->stale = 1;
+            snprintf(s->error, sizeof(s->error), "%s", res.error);
+            p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+            s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
+            log_warnx("vcenter %s: %s; serving the snapshot of the last good poll, reading "
+                      "everything again in %d s",
+                      p->vc->name, res.error, s->backoff_s);
+        } else {
+            log_info("vcenter %s: following changes failed (%s); reading everything again",
+                     p->vc->name, res.error);
+            p->next_mono_ms = vsl_monotonic_ms();
+        }
     } else {
         snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
         /* Every round that ended well says the snapshot is current, changed or not. */

@@ -58,6 +58,32 @@ def test_failed_findings_write_is_not_a_healthy_poll(violations_sim, workspace):
         assert srv.get('/api/v1/summary').json()['database']['writable'] is True
 
 
+def test_refused_findings_while_following_changes_back_off(start_sim, workspace):
+    """A findings write the database refuses, while a vCenter is followed incrementally and its
+    estate keeps changing, must back off like any failed poll (issue 26 review: the follow
+    session was kept, each round with a change failed and forced a full read at once: back to
+    back full reads while the status said "retrying in 3600 s")."""
+    sim = start_sim('violations')
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)]) as srv:
+        until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'following changes', srv, timeout=60)
+        per_read = sim.stats()['retrieve_view']
+        assert per_read > 0
+        refuse_findings(workspace.db, True)
+        before = sim.stats()['retrieve_view']
+        t_end = time.time() + 10
+        pct = 20
+        while time.time() < t_end:
+            pct = 45 - pct  # 20, 25, 20, ...: a change every round
+            sim.control('datastore', name='ds-crowded', free_pct=pct)
+            time.sleep(0.5)
+        full_reads = (sim.stats()['retrieve_view'] - before) / per_read
+        status = srv.vcenter('lab')
+        assert status['consecutive_failures'] >= 1, status
+        assert 'cannot record findings' in status['error'], status
+        assert full_reads <= 2, '%.1f full reads in 10 s after the findings were refused; ' \
+            'log: %s' % (full_reads, srv.logs()[-2000:])
+
+
 def served_cert(port):
     """The PEM of the certificate the server at port presents."""
     import ssl
