@@ -98,26 +98,27 @@ static void deadline(struct timespec *ts, int64_t mono_ms)
     ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
 }
 
-/* Whether vsl_evaluate()'s r says the findings were not recorded: the database refused the
- * write (a full disk, a lock held past the busy timeout, ...). The checks themselves run on the
- * estate in memory and never fail so; their own errors leave the other findings recorded. */
-static int unrecorded(int r)
+/* What kept vcenter's findings from being recorded (vsl_evaluate_ex()'s record_err, w), for
+ * its status and the log. */
+static void record_error(const char *vcenter, int w, char *err, size_t errlen)
 {
-    return r == -EBUSY || r == -ENOSPC || r == -EROFS || r == -EIO || r == -EACCES ||
-           r == -VSL_EDB || r == -ENOMEM;
+    snprintf(err, errlen, "checks: vcenter %s: cannot record findings: %s", vcenter,
+             w == -EBUSY ? "the database is locked by another connection or process"
+                         : vsl_strerror(w));
 }
 
 /* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock.
- * Returns vsl_evaluate()'s result; err says what went wrong. */
+ * Returns 0 when the findings were recorded (or there is no snapshot yet), else the error
+ * that kept them from it, with why in err (err also says a check's error when they were). */
 static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
 {
     struct vsl_buf errors;
-    int r;
+    int r, w = 0;
 
     vsl_buf_init(&errors, 64 * 1024);
     json_t *rule_errors = json_array();
     r = vsl_evaluate_ex(db, p->sv->cfg, NULL, p->vc->name, vsl_now_ms(), NULL, &errors,
-                        rule_errors);
+                        rule_errors, &w);
     if (r >= 0 && errors.len) {
         /* The evaluation was recorded; what it says is a site rule that failed: logged each
          * time, as a built-in check that fails is. */
@@ -150,22 +151,35 @@ static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
         snprintf(err, errlen, "checks: %s", vsl_strerror(r));
         log_warnx("vcenter %s: %s", p->vc->name, err);
     }
+    if (w < 0)
+        record_error(p->vc->name, w, err, errlen);
     vsl_buf_free(&errors);
-    return r;
+    return w;
 }
 
 /* After an array's poll: the vCenters' estates join its pools, so their checks run again on
- * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly). */
-static void evaluate_vcenters(struct serve *sv, struct db *db)
+ * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly).
+ * Returns 0, or the first error that kept a vCenter's findings from being recorded, with why
+ * in err. */
+static int evaluate_vcenters(struct serve *sv, struct db *db, char *err, size_t errlen)
 {
+    int first = 0;
+
     for (size_t i = 0; i < sv->cfg->n_vcenters; i++) {
+        const char *name = sv->cfg->vcenters[i].name;
         struct vsl_buf errors;
+        int w = 0;
         vsl_buf_init(&errors, 64 * 1024);
-        int r = vsl_evaluate(db, sv->cfg, sv->cfg->vcenters[i].name, vsl_now_ms(), NULL, &errors);
+        int r = vsl_evaluate_ex(db, sv->cfg, NULL, name, vsl_now_ms(), NULL, &errors, NULL, &w);
         if (r < 0 && r != -VSL_ENOTFOUND && errors.len)
             log_warnx("%.*s", (int)strcspn(errors.data, "\n"), errors.data);
+        if (w < 0 && first == 0) {
+            first = w;
+            record_error(name, w, err, errlen);
+        }
         vsl_buf_free(&errors);
     }
+    return first;
 }
 
 /* Records whether the database can be written (why NULL: it can), logging each change once. */
@@ -180,6 +194,21 @@ static void set_db_state(struct serve *sv, const char *why)
         log_info("database %s: writable again", sv->cfg->db_path);
     snprintf(sv->db_error, sizeof(sv->db_error), "%s", why ? why : "");
     pthread_mutex_unlock(&sv->mu);
+}
+
+/* Under sv->mu: p's poll failed (error says why): its snapshot is stale, the failure counted
+ * and the next poll due after the backoff. */
+static void poll_failed_locked(struct poller *p, const char *error)
+{
+    struct api_vcenter_status *s = &p->st;
+
+    s->failures++;
+    s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
+    s->stale = 1;
+    s->last_ok = 0;
+    snprintf(s->error, sizeof(s->error), "%s", error);
+    p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+    s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
 }
 
 static void poll_once(struct poller *p, struct db *db)
@@ -200,9 +229,8 @@ static void poll_once(struct poller *p, struct db *db)
         vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
     if (res.ok) {
         /* An array's pools change every vCenter's estate: all of them are judged again. */
-        if (p->vc->type)
-            evaluate_vcenters(sv, db);
-        else if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+        if (p->vc->type ? evaluate_vcenters(sv, db, everr, sizeof(everr)) < 0
+                        : evaluate(p, db, everr, sizeof(everr)) < 0) {
             /* The inventory is new, its findings are not: not a good poll. The next one
              * evaluates again. */
             res.ok = 0;
@@ -252,11 +280,7 @@ static void poll_once(struct poller *p, struct db *db)
         snprintf(s->error, sizeof(s->error), "%s", everr);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
     } else {
-        s->failures++;
-        s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
-        s->stale = 1;
-        snprintf(s->error, sizeof(s->error), "%s", res.error);
-        p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+        poll_failed_locked(p, res.error);
         log_warnx("%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
                   p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
                   s->backoff_s);
@@ -318,7 +342,7 @@ static void follow_once(struct poller *p, struct db *db)
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
     if (r == 0 && changes > 0) {
-        if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+        if (evaluate(p, db, everr, sizeof(everr)) < 0) {
             /* Changes stored, findings not: a full read evaluates again (see poll_once). */
             r = -EIO;
             unrec = 1;
@@ -340,12 +364,7 @@ static void follow_once(struct poller *p, struct db *db)
         s->incremental = 0;
         s->version[0] = '\0';
         if (unrec) {
-            s->failures++;
-            s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
-            s->stale = 1;
-            snprintf(s->error, sizeof(s->error), "%s", res.error);
-            p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
-            s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
+            poll_failed_locked(p, res.error);
             log_warnx("vcenter %s: %s; serving the snapshot of the last good poll, reading "
                       "everything again in %d s",
                       p->vc->name, res.error, s->backoff_s);
@@ -381,7 +400,16 @@ static void *poller_main(void *arg)
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
     if (p->reevaluate && !p->vc->type && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
-        evaluate(p, db, err, sizeof(err));
+        if (evaluate(p, db, err, sizeof(err)) < 0) {
+            /* The new settings' findings are not recorded: not healthy until a poll's are. */
+            set_db_state(sv, err);
+            pthread_mutex_lock(&sv->mu);
+            poll_failed_locked(p, err);
+            pthread_mutex_unlock(&sv->mu);
+            log_warnx("vcenter %s: judging the stored snapshot again after the reload failed: "
+                      "%s; polling again in %d s",
+                      p->vc->name, err, p->st.backoff_s);
+        }
     }
     free(msg);
     msg = NULL;

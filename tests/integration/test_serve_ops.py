@@ -84,6 +84,41 @@ def test_refused_findings_while_following_changes_back_off(start_sim, workspace)
             'log: %s' % (full_reads, srv.logs()[-2000:])
 
 
+def failing(srv, name):
+    """The status of source name once a poll of it failed."""
+    return until(lambda: (lambda s: s if s['consecutive_failures'] else None)(srv.vcenter(name)),
+                 'a failed poll of %s' % name, srv, timeout=60)
+
+
+def test_refused_findings_fail_the_array_poll_and_the_reevaluation_after_a_reload(
+        violations_sim, workspace):
+    """Item 7's class (issue 26 review): an array's poll judges every vCenter again, and a
+    reload judges the stored snapshots with the new settings; a findings write the database
+    refuses on either path is not a healthy poll either: the source's status says so."""
+    from simlib import UnitySim
+    from test_arrays import array_section
+    with UnitySim() as u:
+        with serving(workspace, [vcenter(workspace, violations_sim.url, 'lab', interval=3600,
+                                         incremental='false')],
+                     extra=array_section(workspace, u.url)) as srv:
+            until(lambda: srv.vcenter('unity1')['last_success'], 'the array polled', srv,
+                  timeout=60)
+            refuse_findings(workspace.db, True)
+            srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN)
+            st = failing(srv, 'unity1')
+            assert st['stale'] is True, st
+            assert 'cannot record findings' in st['error'], st
+            assert srv.vcenter('lab')['consecutive_failures'] == 0
+            # A reload judges lab's stored snapshot again: refused, lab's status says so.
+            srv.signal(signal.SIGHUP)
+            until(lambda: 'reloaded ' in srv.logs(), 'the reload', srv)
+            st = failing(srv, 'lab')
+            assert st['stale'] is True, st
+            assert 'cannot record findings' in st['error'], st
+            problems = srv.get('/readyz').json()['problems']
+            assert any('cannot record findings' in p for p in problems), problems
+
+
 def served_cert(port):
     """The PEM of the certificate the server at port presents."""
     import ssl
