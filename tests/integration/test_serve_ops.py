@@ -119,6 +119,88 @@ def test_refused_findings_fail_the_array_poll_and_the_reevaluation_after_a_reloa
             assert any('cannot record findings' in p for p in problems), problems
 
 
+class SilentSmtp:
+    """An SMTP server on loopback that takes a message up to its final dot and then never
+    answers (a relay that hangs): a real socket, a few lines of the protocol."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(('127.0.0.1', 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.got_message = threading.Event()
+        self.conns = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            f = c.makefile('rb')
+            c.sendall(b'220 silent ESMTP\r\n')
+            for line in f:
+                cmd = line.strip().upper()
+                if cmd.startswith(b'EHLO') or cmd.startswith(b'HELO'):
+                    c.sendall(b'250 silent\r\n')
+                elif cmd.startswith(b'DATA'):
+                    c.sendall(b'354 go on\r\n')
+                    for body in f:
+                        if body in (b'.\r\n', b'.\n'):
+                            break
+                    self.got_message.set()
+                    break  # and never answer
+                elif cmd.startswith(b'QUIT'):
+                    c.sendall(b'221 bye\r\n')
+                    break
+                else:
+                    c.sendall(b'250 ok\r\n')
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def test_sigterm_during_a_digest_the_relay_never_answers(workspace):
+    """SIGTERM stops the daemon within its 30 s even while the digest waits for a relay that
+    took the message and never answers (issue 26 review: the digest's transfer ran to its
+    300 s timeout and SIGTERM waited for it)."""
+    smtp = SilentSmtp()
+    try:
+        now = time.time()
+        slot = int((now - 120) // 60 * 60)
+        at = time.strftime('%H:%M', time.gmtime(slot))
+        digest = ('\n[digest]\nsmtp_url = smtp://127.0.0.1:%d\nfrom = vslint@example.com\n'
+                  'to = storage@example.com\nstarttls = optional\nat = %s\ntimezone = UTC\n'
+                  % (smtp.port, at))
+        with serving(workspace, [unpolled(workspace)], extra=digest, ready=False) as srv:
+            # Yesterday's digest was sent, today's is missed: a reload sends it at once.
+            yesterday_ms = (slot - 86400) * 1000
+            con = sqlite3.connect(workspace.db, timeout=30)
+            con.execute('INSERT INTO digests (slot_ms, window_from_ms, window_to_ms, sent_ms, '
+                        'score) VALUES (?, ?, ?, ?, 90)',
+                        (yesterday_ms, yesterday_ms - 86400000, yesterday_ms, yesterday_ms))
+            con.commit()
+            con.close()
+            reload_and_wait(srv, 1)
+            assert smtp.got_message.wait(60), 'no message reached the relay; log: ' + srv.logs()
+            time.sleep(1)
+            t0 = time.time()
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=60)
+            secs = time.time() - t0
+            assert secs <= 31, 'SIGTERM took %.1f s during a digest; log: %s' % (secs, srv.logs())
+            assert srv.proc.returncode == 0, srv.logs()
+            assert 'digest: sent' not in srv.logs()
+    finally:
+        smtp.close()
+
+
 def served_cert(port):
     """The PEM of the certificate the server at port presents."""
     import ssl
