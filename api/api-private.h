@@ -90,7 +90,7 @@ struct api_server {
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
     struct api_cache *cache; /* owned; made on first use, under db_mu */
-    long debug_delay_ms;     /* debug builds: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
+    long debug_delay_ms;     /* -Dtest_hooks: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
     int stmt_cache;          /* api_opts.stmt_cache */
 };
 

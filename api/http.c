@@ -982,12 +982,13 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return calloc(1, sizeof(struct api_req));
 }
 
-/* Debug builds only: VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
+/* Test builds only (meson -Dtest_hooks, on with the tests, off in a package): an environment
+ * variable of the daemon's must not slow a production server. VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
  * that tests can show that a slow handler, or a request queued behind one, is not cut as a
  * slow client (header_timeout). No estate small enough for a test is reliably that slow. */
 static void debug_delay(const struct api_server *s)
 {
-#ifndef NDEBUG
+#ifdef VSL_TEST_HOOKS
     if (s->debug_delay_ms > 0) {
         struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -1182,7 +1183,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         s->hooks = *h;
     s->auth_all = o->auth_all;
     s->stmt_cache = o->stmt_cache;
-#ifndef NDEBUG
+#ifdef VSL_TEST_HOOKS
     const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
     if (delay)
         s->debug_delay_ms = strtol(delay, NULL, 10);
