@@ -34,6 +34,10 @@
  * heads and bounds the time a request may take to arrive. */
 struct api_gate;
 struct api_tls;
+/* At most this many refused connections linger (their answer being read out) at once: each
+ * holds a descriptor, counted in the open-file reserve (api/http.c). */
+#define API_GATE_MAX_LINGER 256
+
 struct api_gate_opts {
     int listen_fd;       /* borrowed */
     struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */

@@ -80,6 +80,8 @@ struct api_opts {
     int timeout_s;       /* idle seconds while a request or answer is in flight */
     int header_timeout_s; /* a request must arrive whole within this */
     int threads; /* HTTP worker threads */
+    int sources; /* vCenters and arrays polled in the same process: their descriptors are
+                  * kept out of the connections' share of the open-file limit */
     int stmt_cache; /* tests: statements each HTTP thread's database caches (0: the default) */
 };
 

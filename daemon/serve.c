@@ -831,6 +831,7 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .timeout_s = cfg->server.timeout_s,
         .header_timeout_s = cfg->server.header_timeout_s,
         .threads = HTTP_THREADS,
+        .sources = (int)vsl_config_nsources(cfg),
     };
     struct api_hooks h = {.ctx = sv,
                           .status = hook_status,
