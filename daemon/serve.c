@@ -787,7 +787,7 @@ static int read_token(const struct vsl_config *cfg, char **out)
     *out = NULL;
     if (!cfg->server.token_file)
         return 0;
-    r = vsl_read_file(cfg->server.token_file, 4096, out);
+    r = vsl_read_secret_file(cfg->server.token_file, 4096, out);
     if (r < 0) {
         log_warnx("[server] token_file %s: cannot read: %s", cfg->server.token_file,
                   vsl_strerror(r));
@@ -876,7 +876,7 @@ static int read_tls(const struct vsl_config *cfg, struct api_tls **tls, unsigned
         snprintf(err, errlen, "[server] tls_cert %s: cannot read: %s", cf, vsl_strerror(r));
         goto out;
     }
-    if ((r = vsl_read_file(kf, 1 << 20, &key)) < 0) {
+    if ((r = vsl_read_secret_file(kf, 1 << 20, &key)) < 0) {
         snprintf(err, errlen, "[server] tls_key %s: cannot read: %s", kf, vsl_strerror(r));
         goto out;
     }
