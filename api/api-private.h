@@ -34,6 +34,10 @@
  * heads and bounds the time a request may take to arrive. */
 struct api_gate;
 struct api_tls;
+/* At most this many refused connections linger (their answer being read out) at once: each
+ * holds a descriptor, counted in the open-file reserve (api/http.c). */
+#define API_GATE_MAX_LINGER 256
+
 struct api_gate_opts {
     int listen_fd;       /* borrowed */
     struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */
@@ -79,7 +83,8 @@ struct api_server {
     char *token;    /* owned, NULL: writes refused */
     size_t token_len;
     int auth_all;
-    struct api_tls *tls_ctx;  /* owned; HTTPS (tls set): api/tls.h */
+    struct api_tls *tls_ctx;  /* owned unless tls_borrowed; HTTPS (tls set): api/tls.h */
+    int tls_borrowed;         /* tls_ctx is api_opts.tls, its caller's */
     pthread_key_t db_key;     /* each HTTP thread's struct db */
     int db_key_made;
     /* A failed open is remembered for a while, so every request does not retry (and wait)
@@ -89,7 +94,7 @@ struct api_server {
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
     struct api_cache *cache; /* owned; made on first use, under db_mu */
-    long debug_delay_ms;     /* debug builds: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
+    long debug_delay_ms;     /* -Dtest_hooks: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
     int stmt_cache;          /* api_opts.stmt_cache */
 };
 

@@ -63,17 +63,25 @@ struct api_hooks {
     int (*site_rules)(void *ctx, json_t **checks, json_t **errors);
 };
 
+struct api_tls;
+
 struct api_opts {
     const char *listen;  /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8443" */
     const char *db_path; /* each HTTP thread opens its own connection */
     const char *token;   /* bearer token, or NULL: then POST is refused (403) */
     int auth_all;        /* the token is needed for everything but /healthz */
     const char *tls_cert_file, *tls_key_file; /* both or NULL: HTTPS */
+    /* HTTPS credentials built already (api_tls_new(), api/tls.h), or NULL: then they are read
+     * from tls_cert_file and tls_key_file. Borrowed: they outlive the server. A reload builds
+     * them before it stops the running server, and restarts the old one with its own. */
+    struct api_tls *tls;
     int max_connections;
     int max_per_address; /* simultaneous connections from one client address */
     int timeout_s;       /* idle seconds while a request or answer is in flight */
     int header_timeout_s; /* a request must arrive whole within this */
     int threads; /* HTTP worker threads */
+    int sources; /* vCenters and arrays polled in the same process: their descriptors are
+                  * kept out of the connections' share of the open-file limit */
     int stmt_cache; /* tests: statements each HTTP thread's database caches (0: the default) */
 };
 

@@ -28,7 +28,7 @@
 #define ACCEPT_BATCH 64
 #define QUIET_MS     50   /* a socket peeked without progress is left alone this long */
 #define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
-#define MAX_LINGER   256
+#define MAX_LINGER   API_GATE_MAX_LINGER
 /* Out of descriptors, accept() is tried again when a connection ends, or after this long
  * (one ended that the gate thread did not see: a lingering socket, another thread's file). */
 #define ACCEPT_RETRY_MS 250

@@ -982,12 +982,13 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return calloc(1, sizeof(struct api_req));
 }
 
-/* Debug builds only: VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
+/* Test builds only (meson -Dtest_hooks, on with the tests, off in a package): an environment
+ * variable of the daemon's must not slow a production server. VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
  * that tests can show that a slow handler, or a request queued behind one, is not cut as a
  * slow client (header_timeout). No estate small enough for a test is reliably that slow. */
 static void debug_delay(const struct api_server *s)
 {
-#ifndef NDEBUG
+#ifdef VSL_TEST_HOOKS
     if (s->debug_delay_ms > 0) {
         struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -1140,26 +1141,49 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
     return r;
 }
 
-/* Lowers go->max_connections to what the open-file limit allows, saying so: past it accept()
- * fails with EMFILE while the server believes it has room. An HTTPS connection holds three
- * descriptors (the client's socket and the relay's socketpair), a plain one one; each HTTP
- * thread keeps its database (file, WAL, shared memory) and a wake-up pipe, and the daemon a
- * few more of its own. */
-static void clamp_connections(struct api_gate_opts *go, int threads)
+/* Descriptors a polled source holds while it polls: its poller's database (file, WAL,
+ * shared memory), the vCenter's connections (the main one, the host readers, the prefetch)
+ * and the array's; an estimate on the high side. */
+#define FDS_PER_SOURCE 9
+
+/* Raises the soft open-file limit to the hard one (once: later calls find them equal), then
+ * lowers go->max_connections to what the limit allows, saying so: past it accept() fails with
+ * EMFILE while the server believes it has room. An HTTPS connection holds three descriptors
+ * (the client's socket and the relay's socketpair), a plain one one. Kept aside: each HTTP
+ * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
+ * linger (API_GATE_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
+ * (its listener, the digest's and the answer cache's databases, the log). */
+static void clamp_connections(struct api_gate_opts *go, int threads, int sources)
 {
-    const rlim_t per = go->tls ? 3 : 1, reserve = 16 + 5 * (rlim_t)threads;
+    const rlim_t per = go->tls ? 3 : 1;
+    const rlim_t reserve = 24 + 5 * (rlim_t)threads + API_GATE_MAX_LINGER +
+                           FDS_PER_SOURCE * (rlim_t)(sources > 0 ? sources : 0);
     struct rlimit rl;
     rlim_t room;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_max != RLIM_INFINITY &&
+        rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            log_info("http: open-file limit (RLIMIT_NOFILE) raised from %llu to its hard "
+                     "limit %llu",
+                     (unsigned long long)was, (unsigned long long)rl.rlim_max);
+        else if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
         return;
     room = rl.rlim_cur > reserve + per ? (rl.rlim_cur - reserve) / per : 1;
     if (room >= go->max_connections)
         return;
     log_warnx("http: max_connections lowered from %u to %u: the open-file limit "
-              "(RLIMIT_NOFILE, LimitNOFILE= in a unit) is %llu, %u descriptor%s per connection",
+              "(RLIMIT_NOFILE, LimitNOFILE= in a unit) is %llu, %u descriptor%s per connection "
+              "and %llu kept for the rest",
               go->max_connections, (unsigned)room, (unsigned long long)rl.rlim_cur, (unsigned)per,
-              per == 1 ? "" : "s");
+              per == 1 ? "" : "s", (unsigned long long)reserve);
     go->max_connections = (unsigned)room;
 }
 
@@ -1182,7 +1206,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         s->hooks = *h;
     s->auth_all = o->auth_all;
     s->stmt_cache = o->stmt_cache;
-#ifndef NDEBUG
+#ifdef VSL_TEST_HOOKS
     const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
     if (delay)
         s->debug_delay_ms = strtol(delay, NULL, 10);
@@ -1202,7 +1226,10 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     if (pthread_mutex_init(&s->db_mu, NULL) != 0)
         goto fail;
     s->db_mu_made = 1;
-    if (o->tls_cert_file) {
+    if (o->tls) {
+        s->tls_ctx = o->tls;
+        s->tls_borrowed = 1;
+    } else if (o->tls_cert_file) {
         /* HTTPS ends in the front door (api/tls.c): libmicrohttpd speaks plain HTTP to it. */
         char *cert = NULL, *key = NULL;
         if ((r = read_pem(o->tls_cert_file, &cert, err, errlen)) == 0 &&
@@ -1231,7 +1258,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         .head_timeout_s = o->header_timeout_s > 0 ? o->header_timeout_s : 10,
         .idle_timeout_s = o->timeout_s > 0 ? o->timeout_s : 30,
     };
-    clamp_connections(&go, o->threads > 0 ? o->threads : 4);
+    clamp_connections(&go, o->threads > 0 ? o->threads : 4, o->sources);
     r = api_gate_new(&go, &s->gate);
     if (r < 0)
         goto fail;
@@ -1287,8 +1314,9 @@ void api_stop(struct api_server *s)
     api_gate_stop(s->gate); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
-    api_gate_free(s->gate); /* and the HTTPS relays */
-    api_tls_free(s->tls_ctx);
+    api_gate_free(s->gate); /* and the HTTPS relays: nothing uses tls_ctx after them */
+    if (!s->tls_borrowed)
+        api_tls_free(s->tls_ctx);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
     if (s->db_key_made)

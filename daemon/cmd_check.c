@@ -124,7 +124,7 @@ int cmd_check(const struct vsl_args *a)
             }
         }
         int r = vsl_evaluate_ex(db, cfg, &site, vc->name, now_ms, expired, &errors,
-                                rule_errors);
+                                rule_errors, NULL);
         /* --offline reads what is stored: another process holding the write lock (a backup, an
          * admin's sqlite3) leaves the findings as last recorded, said on stderr, not a failed
          * run. A poll's new snapshot unrecorded is a failure. */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "api/api.h"
@@ -942,9 +943,28 @@ static size_t read_cb(char *buf, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const char *message,
-                    char *err, size_t errlen)
+struct giveup {
+    int (*wait)(void *ctx, int seconds);
+    void *ctx;
+    int asked; /* wait said to give up */
+};
+
+/* CURLOPT_XFERINFOFUNCTION: libcurl calls it about once a second even while nothing moves. */
+static int xferinfo_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
 {
+    struct giveup *g = arg;
+
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    if (g->wait && g->wait(g->ctx, 0))
+        g->asked = 1;
+    return g->asked;
+}
+
+int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const char *message,
+                    int (*wait)(void *ctx, int seconds), void *ctx, char *err, size_t errlen)
+{
+    struct giveup g = {.wait = wait, .ctx = ctx};
     struct upload up = {.data = message, .len = strlen(message)};
     struct curl_slist *rcpt = NULL;
     char errbuf[CURL_ERROR_SIZE] = "", addr[300], *copy = NULL, *save = NULL, *tok;
@@ -980,6 +1000,9 @@ int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 300L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &g);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     /* smtp://: STARTTLS, required unless the configuration says optional, and always with a
      * password (the loader refuses that combination; a caller that skipped it still sends no
      * password in plain text); smtps:// is TLS from the first byte whatever this says. */
@@ -999,6 +1022,17 @@ int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const
     rc = curl_easy_perform(c);
     if (rc == CURLE_OK) {
         r = 0;
+        goto out;
+    }
+    if (g.asked) {
+        /* Cleaning the handle up says QUIT and waits for the answer the relay never gave
+         * (up to CURLOPT_TIMEOUT): the connection is shut first, so that it fails at once. */
+        curl_socket_t sock = CURL_SOCKET_BAD;
+        if (curl_easy_getinfo(c, CURLINFO_ACTIVESOCKET, &sock) == CURLE_OK &&
+            sock != CURL_SOCKET_BAD)
+            shutdown(sock, SHUT_RDWR);
+        snprintf(err, errlen, "abandoned: the daemon is stopping");
+        r = -EINTR;
         goto out;
     }
     long code = 0;
@@ -1087,9 +1121,14 @@ int vsl_digest_run(struct db *db, const struct vsl_config *cfg, int64_t slot_ms,
     }
     int delay = d->retry_min_s;
     for (int n = 1;; n++) {
-        r = vsl_digest_send(d, password, msg.data, err, sizeof(err));
+        r = vsl_digest_send(d, password, msg.data, wait, ctx, err, sizeof(err));
         if (r == 0)
             break;
+        if (r == -EINTR) {
+            log_warnx("digest: delivery to %s abandoned: stopping; the window stays unsent",
+                      d->smtp_url);
+            goto out;
+        }
         if (attempts && n >= attempts) {
             log_warnx("digest: delivery to %s failed (attempt %d of %d): %s; giving up, the "
                       "window stays unsent", d->smtp_url, n, attempts, err);

@@ -51,9 +51,11 @@ int vsl_digest_message(const json_t *model, const struct vsl_digest_style *st, c
 int vsl_digest_empty(const json_t *model);
 
 /* Sends message through d's server to each address of d->to, with the password (may be NULL).
- * On failure writes the reason (never the password) to err. */
+ * On failure writes the reason (never the password) to err. wait (may be NULL) is
+ * vsl_digest_run()'s, asked with 0 seconds about once a second during the transfer: nonzero
+ * aborts it (-EINTR), so that a daemon stopping is not held by a relay that never answers. */
 int vsl_digest_send(const struct vsl_digest_conf *d, const char *password, const char *message,
-                    char *err, size_t errlen);
+                    int (*wait)(void *ctx, int seconds), void *ctx, char *err, size_t errlen);
 
 /* Builds and delivers one digest: the window from the last recorded digest's end (or the
  * beginning) to now_ms; slot_ms the scheduled time it is for (0: by hand). A refused delivery

@@ -87,12 +87,12 @@ static int record_runway(struct db *db, const struct vsl_config *cfg, const stru
 int vsl_evaluate(struct db *db, const struct vsl_config *cfg, const char *vcenter, int64_t now_ms,
                  json_t *expired, struct vsl_buf *errors)
 {
-    return vsl_evaluate_ex(db, cfg, NULL, vcenter, now_ms, expired, errors, NULL);
+    return vsl_evaluate_ex(db, cfg, NULL, vcenter, now_ms, expired, errors, NULL, NULL);
 }
 
 int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vsl_site *site,
                     const char *vcenter, int64_t now_ms, json_t *expired,
-                    struct vsl_buf *errors, json_t *rule_errors)
+                    struct vsl_buf *errors, json_t *rule_errors, int *record_err)
 {
     struct vsl_site own = {0};
     struct estate *e = NULL;
@@ -101,6 +101,8 @@ int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vs
     char err[512] = "";
     int r = db_estate_load(db, vcenter, &e);
 
+    if (record_err)
+        *record_err = r == -VSL_ENOTFOUND ? 0 : r;
     if (r == -VSL_ENOTFOUND) {
         vsl_buf_line(errors, "vcenter %s: no inventory stored yet (it has never been polled "
                                "successfully)", vcenter);
@@ -125,6 +127,8 @@ int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vs
     if (w == 0)
         w = db_findings_record(db, vcenter, &ev, now_ms);
     evaluation_free(&ev);
+    if (record_err)
+        *record_err = w;
     if (w == -EBUSY)
         vsl_buf_line(errors, "vcenter %s: cannot record findings: the database is locked by "
                              "another connection or process; its findings are as last recorded",

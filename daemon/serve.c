@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/crypto.h>
+
 #include "api/api.h"
+#include "api/tls.h"
 #include "daemon/cli.h"
 #include "daemon/config.h"
 #include "daemon/digest.h"
@@ -60,10 +63,14 @@ struct serve {
     size_t n;
     struct api_server *api;
     char *token; /* owned, wiped on free */
-    /* The contents of [server] tls_cert and tls_key as the running server read them (NULL
-     * without TLS): a SIGHUP restarts the server when they changed, also at the same paths (a
-     * certificate renewed in place). Owned, wiped on free: it holds the key. */
-    char *tls_files;
+    /* The running server's HTTPS credentials (NULL without TLS), owned, outliving every
+     * server started with them: a reload whose new server does not start restarts the old one
+     * with these, never with the files (which may be what failed). tls_sha is the SHA-256 of
+     * the tls_cert and tls_key contents they were built from: a SIGHUP restarts the server
+     * when they changed, also at the same paths (a certificate renewed in place). Only the
+     * digest is kept of the key's PEM. */
+    struct api_tls *tls;
+    unsigned char tls_sha[32];
     struct vsl_worker digest; /* sends the digest at [digest] at=, when configured; stop under mu */
     /* Under mu: the database cannot be written (a full disk at start or in a poll): why, ""
      * when it can. The last stored snapshot is served read-only meanwhile. */
@@ -91,26 +98,27 @@ static void deadline(struct timespec *ts, int64_t mono_ms)
     ts->tv_nsec = (long)(mono_ms % 1000) * 1000000L;
 }
 
-/* Whether vsl_evaluate()'s r says the findings were not recorded: the database refused the
- * write (a full disk, a lock held past the busy timeout, ...). The checks themselves run on the
- * estate in memory and never fail so; their own errors leave the other findings recorded. */
-static int unrecorded(int r)
+/* What kept vcenter's findings from being recorded (vsl_evaluate_ex()'s record_err, w), for
+ * its status and the log. */
+static void record_error(const char *vcenter, int w, char *err, size_t errlen)
 {
-    return r == -EBUSY || r == -ENOSPC || r == -EROFS || r == -EIO || r == -EACCES ||
-           r == -VSL_EDB || r == -ENOMEM;
+    snprintf(err, errlen, "checks: vcenter %s: cannot record findings: %s", vcenter,
+             w == -EBUSY ? "the database is locked by another connection or process"
+                         : vsl_strerror(w));
 }
 
 /* Runs the checks on the stored snapshot; logs problems once, here. Outside the lock.
- * Returns vsl_evaluate()'s result; err says what went wrong. */
+ * Returns 0 when the findings were recorded (or there is no snapshot yet), else the error
+ * that kept them from it, with why in err (err also says a check's error when they were). */
 static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
 {
     struct vsl_buf errors;
-    int r;
+    int r, w = 0;
 
     vsl_buf_init(&errors, 64 * 1024);
     json_t *rule_errors = json_array();
     r = vsl_evaluate_ex(db, p->sv->cfg, NULL, p->vc->name, vsl_now_ms(), NULL, &errors,
-                        rule_errors);
+                        rule_errors, &w);
     if (r >= 0 && errors.len) {
         /* The evaluation was recorded; what it says is a site rule that failed: logged each
          * time, as a built-in check that fails is. */
@@ -143,22 +151,35 @@ static int evaluate(struct poller *p, struct db *db, char *err, size_t errlen)
         snprintf(err, errlen, "checks: %s", vsl_strerror(r));
         log_warnx("vcenter %s: %s", p->vc->name, err);
     }
+    if (w < 0)
+        record_error(p->vc->name, w, err, errlen);
     vsl_buf_free(&errors);
-    return r;
+    return w;
 }
 
 /* After an array's poll: the vCenters' estates join its pools, so their checks run again on
- * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly). */
-static void evaluate_vcenters(struct serve *sv, struct db *db)
+ * their stored snapshots (a vCenter never polled has none yet, and is skipped quietly).
+ * Returns 0, or the first error that kept a vCenter's findings from being recorded, with why
+ * in err. */
+static int evaluate_vcenters(struct serve *sv, struct db *db, char *err, size_t errlen)
 {
+    int first = 0;
+
     for (size_t i = 0; i < sv->cfg->n_vcenters; i++) {
+        const char *name = sv->cfg->vcenters[i].name;
         struct vsl_buf errors;
+        int w = 0;
         vsl_buf_init(&errors, 64 * 1024);
-        int r = vsl_evaluate(db, sv->cfg, sv->cfg->vcenters[i].name, vsl_now_ms(), NULL, &errors);
+        int r = vsl_evaluate_ex(db, sv->cfg, NULL, name, vsl_now_ms(), NULL, &errors, NULL, &w);
         if (r < 0 && r != -VSL_ENOTFOUND && errors.len)
             log_warnx("%.*s", (int)strcspn(errors.data, "\n"), errors.data);
+        if (w < 0 && first == 0) {
+            first = w;
+            record_error(name, w, err, errlen);
+        }
         vsl_buf_free(&errors);
     }
+    return first;
 }
 
 /* Records whether the database can be written (why NULL: it can), logging each change once. */
@@ -173,6 +194,21 @@ static void set_db_state(struct serve *sv, const char *why)
         log_info("database %s: writable again", sv->cfg->db_path);
     snprintf(sv->db_error, sizeof(sv->db_error), "%s", why ? why : "");
     pthread_mutex_unlock(&sv->mu);
+}
+
+/* Under sv->mu: p's poll failed (error says why): its snapshot is stale, the failure counted
+ * and the next poll due after the backoff. */
+static void poll_failed_locked(struct poller *p, const char *error)
+{
+    struct api_vcenter_status *s = &p->st;
+
+    s->failures++;
+    s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
+    s->stale = 1;
+    s->last_ok = 0;
+    snprintf(s->error, sizeof(s->error), "%s", error);
+    p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+    s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
 }
 
 static void poll_once(struct poller *p, struct db *db)
@@ -193,9 +229,8 @@ static void poll_once(struct poller *p, struct db *db)
         vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
     if (res.ok) {
         /* An array's pools change every vCenter's estate: all of them are judged again. */
-        if (p->vc->type)
-            evaluate_vcenters(sv, db);
-        else if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+        if (p->vc->type ? evaluate_vcenters(sv, db, everr, sizeof(everr)) < 0
+                        : evaluate(p, db, everr, sizeof(everr)) < 0) {
             /* The inventory is new, its findings are not: not a good poll. The next one
              * evaluates again. */
             res.ok = 0;
@@ -208,6 +243,12 @@ static void poll_once(struct poller *p, struct db *db)
         set_db_state(sv, res.error);
     else if (res.ok)
         set_db_state(sv, NULL);
+    if (!res.ok) {
+        /* A failed poll backs off; following the changes meanwhile would evaluate each
+         * change, fail the same way and read everything again at once. */
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+    }
     if (p->follow)
         p->full_due_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->full_every_s * 1000;
     now = vsl_now_ms();
@@ -239,11 +280,7 @@ static void poll_once(struct poller *p, struct db *db)
         snprintf(s->error, sizeof(s->error), "%s", everr);
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
     } else {
-        s->failures++;
-        s->backoff_s = vsl_backoff_s(p->vc->interval_s, s->failures);
-        s->stale = 1;
-        snprintf(s->error, sizeof(s->error), "%s", res.error);
-        p->next_mono_ms = vsl_monotonic_ms() + (int64_t)s->backoff_s * 1000;
+        poll_failed_locked(p, res.error);
         log_warnx("%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
                   p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
                   s->backoff_s);
@@ -282,7 +319,9 @@ static void count_round(struct poller *p, size_t changes, int64_t bytes)
  * to stay responsive, and within the request timeout. */
 #define FOLLOW_WAIT_S 5
 
-/* One incremental round; on failure the session is dropped and a full read is due at once. */
+/* One incremental round; on failure the session is dropped and a full read is due: at once
+ * when following failed, after the backoff of a failed poll when the findings could not be
+ * recorded (a full read would fail to record them the same way). */
 static void follow_once(struct poller *p, struct db *db)
 {
     struct serve *sv = p->sv;
@@ -298,13 +337,15 @@ static void follow_once(struct poller *p, struct db *db)
     atomic_store(&p->activity_ms, vsl_monotonic_ms() + (int64_t)wait_s * 1000);
     pthread_mutex_unlock(&sv->mu);
     int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
+    int unrec = 0;
 
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
     if (r == 0 && changes > 0) {
-        if (unrecorded(evaluate(p, db, everr, sizeof(everr)))) {
+        if (evaluate(p, db, everr, sizeof(everr)) < 0) {
             /* Changes stored, findings not: a full read evaluates again (see poll_once). */
             r = -EIO;
+            unrec = 1;
             res.db_err = 1;
             snprintf(res.error, sizeof(res.error), "%s", everr);
         }
@@ -318,13 +359,20 @@ static void follow_once(struct poller *p, struct db *db)
     p->in_round = 0;
     struct api_vcenter_status *s = &p->st;
     if (r < 0) {
-        log_info("vcenter %s: following changes failed (%s); reading everything again",
-                 p->vc->name, res.error);
         vsl_follow_free(p->follow);
         p->follow = NULL;
         s->incremental = 0;
         s->version[0] = '\0';
-        p->next_mono_ms = vsl_monotonic_ms();
+        if (unrec) {
+            poll_failed_locked(p, res.error);
+            log_warnx("vcenter %s: %s; serving the snapshot of the last good poll, reading "
+                      "everything again in %d s",
+                      p->vc->name, res.error, s->backoff_s);
+        } else {
+            log_info("vcenter %s: following changes failed (%s); reading everything again",
+                     p->vc->name, res.error);
+            p->next_mono_ms = vsl_monotonic_ms();
+        }
     } else {
         snprintf(s->version, sizeof(s->version), "%s", vsl_follow_version(p->follow));
         /* Every round that ended well says the snapshot is current, changed or not. */
@@ -352,7 +400,16 @@ static void *poller_main(void *arg)
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
     if (p->reevaluate && !p->vc->type && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
-        evaluate(p, db, err, sizeof(err));
+        if (evaluate(p, db, err, sizeof(err)) < 0) {
+            /* The new settings' findings are not recorded: not healthy until a poll's are. */
+            set_db_state(sv, err);
+            pthread_mutex_lock(&sv->mu);
+            poll_failed_locked(p, err);
+            pthread_mutex_unlock(&sv->mu);
+            log_warnx("vcenter %s: judging the stored snapshot again after the reload failed: "
+                      "%s; polling again in %d s",
+                      p->vc->name, err, p->st.backoff_s);
+        }
     }
     free(msg);
     msg = NULL;
@@ -730,7 +787,7 @@ static int read_token(const struct vsl_config *cfg, char **out)
     *out = NULL;
     if (!cfg->server.token_file)
         return 0;
-    r = vsl_read_file(cfg->server.token_file, 4096, out);
+    r = vsl_read_secret_file(cfg->server.token_file, 4096, out);
     if (r < 0) {
         log_warnx("[server] token_file %s: cannot read: %s", cfg->server.token_file,
                   vsl_strerror(r));
@@ -758,7 +815,8 @@ static void log_config_warnings(const struct vsl_config *cfg)
     }
 }
 
-static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token)
+static int start_api(struct serve *sv, const struct vsl_config *cfg, const char *token,
+                     struct api_tls *tls)
 {
     struct api_opts o = {
         .listen = cfg->server.listen,
@@ -767,11 +825,13 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
         .auth_all = cfg->server.auth_all,
         .tls_cert_file = cfg->server.tls_cert,
         .tls_key_file = cfg->server.tls_key,
+        .tls = tls,
         .max_connections = cfg->server.max_connections,
         .max_per_address = cfg->server.max_per_address,
         .timeout_s = cfg->server.timeout_s,
         .header_timeout_s = cfg->server.header_timeout_s,
         .threads = HTTP_THREADS,
+        .sources = (int)vsl_config_nsources(cfg),
     };
     struct api_hooks h = {.ctx = sv,
                           .status = hook_status,
@@ -796,42 +856,60 @@ static int streq(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* *out = the contents of cfg's tls_cert, then tls_key (NULL without TLS; wipe it). A file that
- * cannot be read gives "" (it differs from any contents: the restart says why). */
-static int read_tls_files(const struct vsl_config *cfg, char **out)
+/* Builds cfg's HTTPS credentials from tls_cert and tls_key, read once: *tls (NULL without
+ * TLS; api_tls_free()) and sha, the SHA-256 of what was read (zeros without TLS). 0, or a
+ * negative error with what went wrong (naming the file) in err: nothing is built then. */
+static int read_tls(const struct vsl_config *cfg, struct api_tls **tls, unsigned char sha[32],
+                    char *err, size_t errlen)
 {
-    char *cert = NULL, *key = NULL;
-    struct vsl_buf b;
-    int r = 0;
+    const char *cf = cfg->server.tls_cert, *kf = cfg->server.tls_key;
+    char *cert = NULL, *key = NULL; /* owned; key wiped */
+    gnutls_hash_hd_t h = NULL;
+    char e[400] = "";
+    int r;
 
-    *out = NULL;
-    if (!cfg->server.tls_cert || !cfg->server.tls_key)
+    *tls = NULL;
+    memset(sha, 0, 32);
+    if (!cf || !kf)
         return 0;
-    vsl_buf_init(&b, 4 << 20);
-    if (vsl_read_file(cfg->server.tls_cert, 1 << 20, &cert) == 0 &&
-        vsl_read_file(cfg->server.tls_key, 1 << 20, &key) == 0)
-        r = vsl_buf_printf(&b, "%s\n%s", cert, key);
-    if (r == 0)
-        r = vsl_buf_addstr(&b, "");
-    if (r == 0)
-        *out = vsl_buf_take(&b);
-    vsl_config_wipe(cert);
+    if ((r = vsl_read_file(cf, 1 << 20, &cert)) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s: cannot read: %s", cf, vsl_strerror(r));
+        goto out;
+    }
+    if ((r = vsl_read_secret_file(kf, 1 << 20, &key)) < 0) {
+        snprintf(err, errlen, "[server] tls_key %s: cannot read: %s", kf, vsl_strerror(r));
+        goto out;
+    }
+    if ((r = api_tls_new(cert, key, tls, e, sizeof(e))) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s and tls_key %s: %s", cf, kf, e);
+        goto out;
+    }
+    /* The lengths keep a boundary moved between the files from giving the same digest. */
+    size_t lens[2] = {strlen(cert), strlen(key)};
+    if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0 || gnutls_hash(h, lens, sizeof(lens)) < 0 ||
+        gnutls_hash(h, cert, lens[0]) < 0 || gnutls_hash(h, key, lens[1]) < 0) {
+        snprintf(err, errlen, "[server] tls_cert %s: cannot hash it", cf);
+        api_tls_free(*tls);
+        *tls = NULL;
+        r = -ENOMEM;
+    }
+out:
+    if (h)
+        gnutls_hash_deinit(h, r == 0 ? sha : NULL);
+    free(cert);
     vsl_config_wipe(key);
-    if (b.data)
-        explicit_bzero(b.data, b.len);
-    vsl_buf_free(&b);
     return r;
 }
 
-/* Whether the running server (a, its token ta and TLS files fa) serves as b (tb, fb) asks:
+/* Whether the running server (a, its token ta and TLS files' digest fa) serves as b (tb, fb) asks:
  * compared by contents, as a renewed certificate or a new token keeps its path. */
 static int same_server(const struct vsl_config *a, const struct vsl_config *b, const char *ta,
-                       const char *tb, const char *fa, const char *fb)
+                       const char *tb, const unsigned char fa[32], const unsigned char fb[32])
 {
     const struct vsl_server_conf *x = &a->server, *y = &b->server;
 
     return streq(x->listen, y->listen) && streq(ta, tb) && x->auth_all == y->auth_all &&
-           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && streq(fa, fb) &&
+           streq(x->tls_cert, y->tls_cert) && streq(x->tls_key, y->tls_key) && !memcmp(fa, fb, 32) &&
            x->max_connections == y->max_connections && x->timeout_s == y->timeout_s &&
            x->max_per_address == y->max_per_address &&
            x->header_timeout_s == y->header_timeout_s &&
@@ -846,7 +924,10 @@ static int reload(struct serve *sv)
     struct vsl_config *cfg = NULL;
     struct poller *ps = NULL;
     struct vsl_buf errors;
-    char *token = NULL, *tls_files = NULL;
+    char *token = NULL;
+    struct api_tls *tls = NULL; /* owned until it becomes sv->tls */
+    unsigned char tls_sha[32];
+    char err[600];
     sigset_t term;
     int sig = 0;
 
@@ -862,6 +943,12 @@ static int reload(struct serve *sv)
     log_config_warnings(cfg);
     if (read_token(cfg, &token) < 0) {
         log_warnx("reload: keeping the running configuration");
+        goto out;
+    }
+    /* Built from the files, read once, before anything stops: a certificate renewed without
+     * its key (or a key file left empty) fails here, with the running server untouched. */
+    if (read_tls(cfg, &tls, tls_sha, err, sizeof(err)) < 0) {
+        log_warnx("reload: %s; keeping the running configuration", err);
         goto out;
     }
     /* Finish the polls in flight under the old configuration, then carry their state over:
@@ -886,26 +973,26 @@ static int reload(struct serve *sv)
      * reads TMPDIR on the HTTP threads): the HTTP server restarts around it. */
     const char *zone = cfg->digest.line ? cfg->digest.timezone : NULL;
     int new_zone = !vsl_sched_process_zone_is(zone);
-    int tls_read = read_tls_files(cfg, &tls_files);
-    if (new_zone || tls_read < 0 ||
-        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_files, tls_files)) {
+    /* No server (a reload before failed to start either): this one tries again. */
+    if (new_zone || !sv->api ||
+        !same_server(sv->cfg, cfg, sv->token, token, sv->tls_sha, tls_sha)) {
         api_stop(sv->api);
         sv->api = NULL;
         if (new_zone)
             vsl_sched_set_process_zone(zone);
-        if (start_api(sv, cfg, token) < 0) {
+        if (start_api(sv, cfg, token, tls) < 0) {
             log_warnx("reload: the new [server] does not start; serving the old one");
-            if (start_api(sv, sv->cfg, sv->token) < 0)
-                log_warnx("reload: the old [server] does not start either: not serving HTTP");
-            vsl_config_wipe(token);
-            token = NULL;
+            if (start_api(sv, sv->cfg, sv->token, sv->tls) < 0)
+                log_warnx("reload: the old [server] does not start either: not serving HTTP "
+                          "until a reload starts one");
         } else {
             vsl_config_wipe(sv->token);
             sv->token = token;
             token = NULL;
-            vsl_config_wipe(sv->tls_files);
-            sv->tls_files = tls_files;
-            tls_files = NULL;
+            api_tls_free(sv->tls);
+            sv->tls = tls;
+            tls = NULL;
+            memcpy(sv->tls_sha, tls_sha, sizeof(tls_sha));
         }
     }
     pthread_mutex_lock(&sv->mu);
@@ -924,7 +1011,7 @@ static int reload(struct serve *sv)
     log_info("reloaded %s (%zu vCenter%s)", sv->cfg->path, sv->n, sv->n == 1 ? "" : "s");
 out:
     vsl_config_wipe(token);
-    vsl_config_wipe(tls_files);
+    api_tls_free(tls);
     free(ps);
     vsl_config_free(cfg);
     vsl_buf_free(&errors);
@@ -969,7 +1056,12 @@ int cmd_serve(const struct vsl_args *a)
     if (make_pollers(&sv, sv.cfg, NULL, 0, &sv.pollers) < 0)
         goto out;
     sv.n = vsl_config_nsources(sv.cfg);
-    if (read_tls_files(sv.cfg, &sv.tls_files) < 0 || start_api(&sv, sv.cfg, sv.token) < 0)
+    char err[600];
+    if (read_tls(sv.cfg, &sv.tls, sv.tls_sha, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        goto out;
+    }
+    if (start_api(&sv, sv.cfg, sv.token, sv.tls) < 0)
         goto out;
     if (!sv.cfg->server.token_file)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
@@ -1004,7 +1096,7 @@ out:
     api_stop(sv.api);
     free(sv.pollers);
     vsl_config_wipe(sv.token);
-    vsl_config_wipe(sv.tls_files);
+    api_tls_free(sv.tls); /* after api_stop(): the server borrowed it */
     vsl_config_free(sv.cfg);
     pthread_cond_destroy(&sv.cv);
     json_decref(sv.rule_errors);

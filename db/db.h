@@ -48,6 +48,9 @@ int db_open_reader(const char *path, struct db **out, char **errmsg);
  * finalizing the surplus nobody holds: tests make it tiny so that every caller meets an
  * eviction (a statement a caller holds is never evicted). */
 void db_stmt_cache_size(struct db *db, int n);
+/* How many statements db_stmt() gave out in this process that db_stmt_done() has not taken
+ * back: 0 whenever no request or poll is running (the fuzz driver asserts it). */
+long db_stmt_outstanding(void);
 void db_close(struct db *db); /* NULL is a no-op */
 /* 1 when another connection or process has committed a change to the database since the last
  * call on db (and at the first call), 0 when none has, or a negative error (PRAGMA

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,14 @@ static void stmt_evict(struct db *db, int i)
     db->stmts[i].out = 0;
 }
 
+/* Statements db_stmt() gave out and db_stmt_done() has not taken back, in the process. */
+static atomic_long outstanding;
+
+long db_stmt_outstanding(void)
+{
+    return atomic_load(&outstanding);
+}
+
 int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
 {
     const int cap = stmt_cap(db);
@@ -170,6 +179,7 @@ int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
         if (db->stmts[i].sql && !db->stmts[i].out && !strcmp(db->stmts[i].sql, sql)) {
             db->stmts[i].out = 1;
             *out = db->stmts[i].st;
+            atomic_fetch_add(&outstanding, 1);
             return 0;
         }
     }
@@ -189,6 +199,7 @@ int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
             *out = NULL;
             return db_fail(db->h, rc, sql);
         }
+        atomic_fetch_add(&outstanding, 1);
         return 0;
     }
     db->stmt_next = (i + 1) % cap;
@@ -203,6 +214,7 @@ int db_stmt(struct db *db, const char *sql, sqlite3_stmt **out)
     }
     db->stmts[i].out = 1;
     *out = db->stmts[i].st;
+    atomic_fetch_add(&outstanding, 1);
     return 0;
 }
 
@@ -210,6 +222,7 @@ void db_stmt_done(struct db *db, sqlite3_stmt *st)
 {
     if (!st)
         return;
+    atomic_fetch_sub(&outstanding, 1);
     for (int i = 0; i < DB_STMT_CACHE; i++) {
         if (db->stmts[i].st == st) {
             sqlite3_reset(st);

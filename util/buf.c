@@ -370,7 +370,9 @@ void vsl_fmt_double(char *out, size_t size, double v)
     }
 }
 
-int vsl_read_file(const char *path, size_t max, char **out)
+/* vsl_read_file(); secret: the buffers it grows through and stdio's are wiped (none is
+ * used: the file is read unbuffered), for a key or a token. */
+static int read_file(const char *path, size_t max, char **out, int secret)
 {
     struct vsl_buf b;
     char chunk[4096];
@@ -381,7 +383,12 @@ int vsl_read_file(const char *path, size_t max, char **out)
     *out = NULL;
     if (!f)
         return -errno;
-    vsl_buf_init(&b, max);
+    if (secret) {
+        setvbuf(f, NULL, _IONBF, 0);
+        vsl_buf_init_secret(&b, max);
+    } else {
+        vsl_buf_init(&b, max);
+    }
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
         r = vsl_buf_add(&b, chunk, n);
         if (r < 0)
@@ -401,6 +408,18 @@ int vsl_read_file(const char *path, size_t max, char **out)
 out:
     if (r < 0)
         vsl_buf_free(&b);
+    if (secret)
+        explicit_bzero(chunk, sizeof(chunk));
     fclose(f);
     return r;
+}
+
+int vsl_read_file(const char *path, size_t max, char **out)
+{
+    return read_file(path, max, out, 0);
+}
+
+int vsl_read_secret_file(const char *path, size_t max, char **out)
+{
+    return read_file(path, max, out, 1);
 }

@@ -70,5 +70,8 @@ VSL_MUST_CHECK int vsl_grow(void *pv, size_t *cap, size_t n, size_t elem, size_t
 
 /* Reads a whole small file (at most max bytes), strips one trailing newline. Caller frees *out. */
 int vsl_read_file(const char *path, size_t max, char **out);
+/* vsl_read_file() for a key or a token: no copy of it is left behind unwiped (the caller
+ * wipes *out). */
+int vsl_read_secret_file(const char *path, size_t max, char **out);
 
 #endif

@@ -211,8 +211,10 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
 }
 
 /* POSTs the envelope around body; the answer goes to t (a parser, or a buffer). The request
- * buffer is a secret's (vsl_buf_init_secret): a Login request carries the password, and no
- * block it grew out of, nor the last, is freed without being zeroed. */
+ * buffer is a secret's (vsl_buf_init_secret): a Login request carries the password, and none
+ * of vslint's blocks holding it (those it grew out of, the last) is freed without being zeroed.
+ * That is all vslint can wipe: libcurl copies a small POST body into its own send buffer
+ * (and TLS its records), which it frees unwiped. */
 static int post(struct vim_client *c, const char *body, struct transfer *t, long *status)
 {
     struct vsl_buf req;

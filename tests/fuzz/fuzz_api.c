@@ -1,19 +1,23 @@
 /* Stateful fuzz target for the HTTP API: sequences of requests against one real server (the
  * fixture of fixture.c: api_start on a loopback port over a database of two vCenters'
  * inventory and findings), with every statement cache (the HTTP threads' and the fixture's)
- * cut to ONE entry, so that each request that holds two statements at once (a count and its
- * page) meets an eviction. A server fails on the second request, not the first: a cursor it
- * issued, a cached answer, a statement left checked out.
+ * cut to TWO entries, so that a request that holds two statements at once (a count and its
+ * page) and then needs a third evicts one. A server fails on the second request, not the
+ * first: a cursor it issued, an ETag it gave, a statement left checked out.
  *
  * Input: steps of [op, len, len bytes of payload]. op % 8:
  *   0 GET /api/v1/findings?PAYLOAD          3 the last GET again with If-None-Match: its ETag
  *   1 the last answer's "next" (a cursor)    4 POST /api/v1/gate, PAYLOAD the body
  *   2 GET /api/v1/inventory/KIND?PAYLOAD     5 GET /api/v1/placement?PAYLOAD
- *   6 the last GET twice on one connection   7 summary, checks, history, metrics, readyz
+ *   6 the last GET written twice at once     7 summary, checks, history, metrics, readyz
  * (bit 3 of op adds the bearer token; bytes that cannot go in a request line are %-encoded).
- * Every answer must arrive whole with a status below 500; a "next" the server gave must be
- * taken back (200); a repeated GET with the ETag it just got must be 304, since nothing
- * writes the database meanwhile. FUZZ_API_TRACE=1 prints each request line and its status. */
+ * Checked after every request: a status below 500; the answer whole (as many body bytes as
+ * its Content-Length says, no more); no statement left checked out (db_stmt_outstanding()
+ * back to 0); a "next" the server gave taken back (200); a repeated GET with the ETag it just
+ * got 304, since nothing writes the database meanwhile. Op 6 does not test keep-alive: a
+ * plain HTTP answer closes the connection, so the second copy is never read; it checks that
+ * bytes after a request do not spoil the answer to it. FUZZ_API_TRACE=1 prints each request
+ * line and its status. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,6 +31,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "db/db.h"
 #include "util/buf.h"
 #include "fixture.h"
 
@@ -161,6 +166,19 @@ static int request(const char *method, const char *target, int auth, const char 
     if (getenv("FUZZ_API_TRACE"))
         fprintf(stderr, "%d %s %s%s\n", status, method, target, etag ? " (conditional)" : "");
     need(status >= 200 && status < 500, "a 5xx, or no whole answer", req.data, ans->data);
+    /* The whole first answer: its head, then Content-Length bytes (none for a 304); a second
+     * one may follow only when two requests were written. */
+    char cl[32];
+    const char *head_end = strstr(ans->data, "\r\n\r\n");
+    header(ans->data, "Content-Length", cl, sizeof(cl));
+    need(head_end != NULL, "an answer without a whole head", req.data, ans->data);
+    size_t got = ans->len - 1 - (size_t)(head_end + 4 - ans->data); /* ans ends in its '\0' */
+    size_t want = status == 304 ? 0 : cl[0] ? strtoul(cl, NULL, 10) : got;
+    need(status == 304 || cl[0], "an answer without Content-Length", req.data, ans->data);
+    need(count > 1 ? got >= want : got == want,
+         "the body is not as long as its Content-Length", req.data, ans->data);
+    /* The handler ran before the answer was sent: every statement it took is back. */
+    need(db_stmt_outstanding() == 0, "a statement left checked out", req.data, ans->data);
     vsl_buf_free(&req);
     return status;
 }
@@ -237,7 +255,7 @@ static void step(uint8_t op, const uint8_t *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!fx.ready)
-        fuzz_setup("api", 1);
+        fuzz_setup("api", 2);
     memset(&st, 0, sizeof(st));
     for (size_t i = 0; i + 2 <= size;) {
         const uint8_t op = data[i];

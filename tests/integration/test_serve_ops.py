@@ -58,6 +58,149 @@ def test_failed_findings_write_is_not_a_healthy_poll(violations_sim, workspace):
         assert srv.get('/api/v1/summary').json()['database']['writable'] is True
 
 
+def test_refused_findings_while_following_changes_back_off(start_sim, workspace):
+    """A findings write the database refuses, while a vCenter is followed incrementally and its
+    estate keeps changing, must back off like any failed poll (issue 26 review: the follow
+    session was kept, each round with a change failed and forced a full read at once: back to
+    back full reads while the status said "retrying in 3600 s")."""
+    sim = start_sim('violations')
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)]) as srv:
+        until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'following changes', srv, timeout=60)
+        per_read = sim.stats()['retrieve_view']
+        assert per_read > 0
+        refuse_findings(workspace.db, True)
+        before = sim.stats()['retrieve_view']
+        t_end = time.time() + 10
+        pct = 20
+        while time.time() < t_end:
+            pct = 45 - pct  # 20, 25, 20, ...: a change every round
+            sim.control('datastore', name='ds-crowded', free_pct=pct)
+            time.sleep(0.5)
+        full_reads = (sim.stats()['retrieve_view'] - before) / per_read
+        status = srv.vcenter('lab')
+        assert status['consecutive_failures'] >= 1, status
+        assert 'cannot record findings' in status['error'], status
+        assert full_reads <= 2, '%.1f full reads in 10 s after the findings were refused; ' \
+            'log: %s' % (full_reads, srv.logs()[-2000:])
+
+
+def failing(srv, name):
+    """The status of source name once a poll of it failed."""
+    return until(lambda: (lambda s: s if s['consecutive_failures'] else None)(srv.vcenter(name)),
+                 'a failed poll of %s' % name, srv, timeout=60)
+
+
+def test_refused_findings_fail_the_array_poll_and_the_reevaluation_after_a_reload(
+        violations_sim, workspace):
+    """Item 7's class (issue 26 review): an array's poll judges every vCenter again, and a
+    reload judges the stored snapshots with the new settings; a findings write the database
+    refuses on either path is not a healthy poll either: the source's status says so."""
+    from simlib import UnitySim
+    from test_arrays import array_section
+    with UnitySim() as u:
+        with serving(workspace, [vcenter(workspace, violations_sim.url, 'lab', interval=3600,
+                                         incremental='false')],
+                     extra=array_section(workspace, u.url)) as srv:
+            until(lambda: srv.vcenter('unity1')['last_success'], 'the array polled', srv,
+                  timeout=60)
+            refuse_findings(workspace.db, True)
+            srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN)
+            st = failing(srv, 'unity1')
+            assert st['stale'] is True, st
+            assert 'cannot record findings' in st['error'], st
+            assert srv.vcenter('lab')['consecutive_failures'] == 0
+            # A reload judges lab's stored snapshot again: refused, lab's status says so.
+            srv.signal(signal.SIGHUP)
+            until(lambda: 'reloaded ' in srv.logs(), 'the reload', srv)
+            st = failing(srv, 'lab')
+            assert st['stale'] is True, st
+            assert 'cannot record findings' in st['error'], st
+            problems = srv.get('/readyz').json()['problems']
+            assert any('cannot record findings' in p for p in problems), problems
+
+
+class SilentSmtp:
+    """An SMTP server on loopback that takes a message up to its final dot and then never
+    answers (a relay that hangs): a real socket, a few lines of the protocol."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(('127.0.0.1', 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.got_message = threading.Event()
+        self.conns = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            f = c.makefile('rb')
+            c.sendall(b'220 silent ESMTP\r\n')
+            for line in f:
+                cmd = line.strip().upper()
+                if cmd.startswith(b'EHLO') or cmd.startswith(b'HELO'):
+                    c.sendall(b'250 silent\r\n')
+                elif cmd.startswith(b'DATA'):
+                    c.sendall(b'354 go on\r\n')
+                    for body in f:
+                        if body in (b'.\r\n', b'.\n'):
+                            break
+                    self.got_message.set()
+                    break  # and never answer
+                elif cmd.startswith(b'QUIT'):
+                    c.sendall(b'221 bye\r\n')
+                    break
+                else:
+                    c.sendall(b'250 ok\r\n')
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def test_sigterm_during_a_digest_the_relay_never_answers(workspace):
+    """SIGTERM stops the daemon within its 30 s even while the digest waits for a relay that
+    took the message and never answers (issue 26 review: the digest's transfer ran to its
+    300 s timeout and SIGTERM waited for it)."""
+    smtp = SilentSmtp()
+    try:
+        now = time.time()
+        slot = int((now - 120) // 60 * 60)
+        at = time.strftime('%H:%M', time.gmtime(slot))
+        digest = ('\n[digest]\nsmtp_url = smtp://127.0.0.1:%d\nfrom = vslint@example.com\n'
+                  'to = storage@example.com\nstarttls = optional\nat = %s\ntimezone = UTC\n'
+                  % (smtp.port, at))
+        with serving(workspace, [unpolled(workspace)], extra=digest, ready=False) as srv:
+            # Yesterday's digest was sent, today's is missed: a reload sends it at once.
+            yesterday_ms = (slot - 86400) * 1000
+            con = sqlite3.connect(workspace.db, timeout=30)
+            con.execute('INSERT INTO digests (slot_ms, window_from_ms, window_to_ms, sent_ms, '
+                        'score) VALUES (?, ?, ?, ?, 90)',
+                        (yesterday_ms, yesterday_ms - 86400000, yesterday_ms, yesterday_ms))
+            con.commit()
+            con.close()
+            reload_and_wait(srv, 1)
+            assert smtp.got_message.wait(60), 'no message reached the relay; log: ' + srv.logs()
+            time.sleep(1)
+            t0 = time.time()
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=60)
+            secs = time.time() - t0
+            assert secs <= 31, 'SIGTERM took %.1f s during a digest; log: %s' % (secs, srv.logs())
+            assert srv.proc.returncode == 0, srv.logs()
+            assert 'digest: sent' not in srv.logs()
+    finally:
+        smtp.close()
+
+
 def served_cert(port):
     """The PEM of the certificate the server at port presents."""
     import ssl
@@ -97,6 +240,48 @@ def test_sighup_loads_a_certificate_renewed_in_place(workspace):
         reload_and_wait(srv, 2)
         until(lambda: srv.logs().count('serving https://') == 2, 'the server restarted', srv)
         assert served_cert(srv.port) == file_cert(cert)
+        assert srv.get('/healthz').status == 200
+
+
+def reload_fails(srv, times):
+    """SIGHUP; waits for the times-th failed reload in the log."""
+    srv.signal(signal.SIGHUP)
+    until(lambda: srv.logs().count('keeping the running configuration') >= times,
+          'the failed reload', srv)
+
+
+def test_sighup_with_a_bad_certificate_or_key_keeps_serving_the_old_one(workspace):
+    """A certificate renewed with a new key while key.pem still holds the old one, or a key.pem
+    left empty, must not stop HTTPS (issue 26 review: the server was stopped first, the
+    fallback read the same bad files and HTTPS stayed down, the log said "reloaded"). The
+    running server keeps serving the old certificate and says the reload failed; a good
+    renewal is then served after the next SIGHUP."""
+    from apilib import self_signed_cert
+    cert, key = self_signed_cert(workspace, cn='before')
+    with serving(workspace, [unpolled(workspace)], tls=(cert, key), ready=False) as srv:
+        first = served_cert(srv.port)
+        with open(key) as f:
+            old_key = f.read()
+        # A new certificate, but the key file put back: they do not match.
+        self_signed_cert(workspace, cn='mismatched')
+        with open(key, 'w') as f:
+            f.write(old_key)
+        reload_fails(srv, 1)
+        assert 'reloaded ' not in srv.logs()
+        assert srv.logs().count('serving https://') == 1
+        assert served_cert(srv.port) == first
+        assert srv.get('/healthz').status == 200
+        # An empty key file (truncated mid-renewal).
+        open(key, 'w').close()
+        reload_fails(srv, 2)
+        assert served_cert(srv.port) == first
+        assert srv.get('/healthz').status == 200
+        assert 'reloaded ' not in srv.logs()
+        # A good renewal: served after SIGHUP.
+        self_signed_cert(workspace, cn='renewed')
+        reload_and_wait(srv, 1)
+        until(lambda: srv.logs().count('serving https://') == 2, 'the server restarted', srv)
+        assert served_cert(srv.port) == file_cert(cert) != first
         assert srv.get('/healthz').status == 200
 
 

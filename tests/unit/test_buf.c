@@ -181,6 +181,29 @@ static void test_read_file(void **state)
     assert_int_equal(vsl_read_file(path, 100, &s), -ENOENT);
 }
 
+/* vsl_read_secret_file reads as vsl_read_file does, a key bigger than a buffer's first blocks
+ * and stdio's chunk too (it grows through the secret buffer's wiped blocks). */
+static void test_read_secret_file(void **state)
+{
+    char path[] = "/tmp/vslint-test-XXXXXX", key[10001];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    for (size_t i = 0; i < sizeof(key) - 1; i++)
+        key[i] = (char)('A' + i % 26);
+    key[sizeof(key) - 1] = '\n';
+    assert_int_equal(write(fd, key, sizeof(key)), (ssize_t)sizeof(key));
+    close(fd);
+    char *s = NULL;
+    assert_int_equal(vsl_read_secret_file(path, 1 << 20, &s), 0);
+    assert_int_equal(strlen(s), sizeof(key) - 1);
+    assert_memory_equal(s, key, sizeof(key) - 1);
+    free(s);
+    assert_int_equal(vsl_read_secret_file(path, 100, &s), -VSL_ETOOBIG);
+    assert_null(s);
+    unlink(path);
+    assert_int_equal(vsl_read_secret_file(path, 100, &s), -ENOENT);
+}
+
 /* vsl_grow: room for element n, the capacity doubled from first, the elements kept; an
  * impossible size refused with the array as it was. */
 static void test_grow(void **state)
@@ -367,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_secret_wiped),
+        cmocka_unit_test(test_read_secret_file),
         cmocka_unit_test(test_fmt_double),
         cmocka_unit_test(test_utf8_fit),
     };
