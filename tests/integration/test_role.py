@@ -13,6 +13,8 @@ import re
 import shlex
 import subprocess
 
+from simlib import run_ok
+
 SOURCE_ROOT = os.environ.get('SOURCE_ROOT', '.')
 DOC = os.path.join(SOURCE_ROOT, 'docs', 'vcenter-role.md')
 SCRIPT = os.path.join(SOURCE_ROOT, 'dist', 'vcenter-role.sh')
@@ -127,3 +129,21 @@ def test_the_package_ships_both_scripts_as_examples():
     for path in ('dist/vcenter-role.sh', 'dist/vcenter-role.ps1'):
         assert path in examples
         assert os.path.isfile(os.path.join(SOURCE_ROOT, path))
+
+
+def test_checking_the_account_as_the_doc_says_shows_the_host_that_refused_esxcli(lab):
+    """docs/vcenter-role.md's "Checking it": `vslint inventory | grep 'not read:'` after a poll
+    names each refused read under its host. In the violations scenario one host refuses esxcli
+    with NoPermission, as a host does to an account without Host.Config.Settings."""
+    assert "vslint inventory -c /etc/vslint/vslint.conf | grep 'not read:'" in open(DOC).read()
+    out = run_ok('inventory', '-c', lab.conf).stdout
+    host, not_read = None, []
+    for line in out.splitlines():
+        m = re.match(r'^    (\S+)  \(', line)
+        if m:
+            host = m.group(1)
+        elif 'not read:' in line:
+            not_read.append((host, line.strip()))
+    assert [(h, l.split(':')[1].strip()) for h, l in not_read] == [('esx-san-noesxcli',
+                                                                     'esxcli')], out
+    assert 'NoPermission' in not_read[0][1]
