@@ -50,13 +50,13 @@ def test_the_script_is_valid_bash():
     assert res.returncode == 0, res.stderr
 
 
-def test_the_doc_names_the_read_only_privileges_and_esxcli_s():
+def test_the_doc_names_the_read_only_privileges_iscsi_s_and_esxcli_s():
     ids = doc_privileges()
     assert len(ids) == len(set(ids)), ids
-    # The built-in Read-only role is these three; esxcli through vCenter is refused without
-    # Host.Config.Settings (the privilege tests/sim's refusal names, as vCenter's does).
-    assert {'System.Anonymous', 'System.View', 'System.Read'} <= set(ids)
-    assert 'Host.Config.Settings' in ids
+    # The built-in Read-only role is these three; IscsiManager.QueryBoundVnics needs
+    # Host.Config.Storage, esxcli through vCenter Host.Config.Settings.
+    assert ids == ['System.Anonymous', 'System.View', 'System.Read', 'Host.Config.Storage',
+                   'Host.Config.Settings']
 
 
 def test_the_govc_script_creates_exactly_the_documented_role_and_assigns_it_at_the_root():
