@@ -90,7 +90,9 @@ static const struct opt options[] = {
     {SECT_VCENTER, "url", OPT_URL, VC(url), 0, 0, NULL,
      "Required. The SDK URL, https://HOST/sdk."},
     {SECT_VCENTER, "user", OPT_STR, VC(user), 0, 0, NULL,
-     "Required. The vCenter account; a read-only one is enough."},
+     "Required. The vCenter account. Read-only reads all but esxcli and iSCSI port bindings; "
+     "the role of docs/vcenter-role.md (Read-only, Host.Config.Storage and "
+     "Host.Config.Settings) reads everything."},
     {SECT_VCENTER, "password_file", OPT_SECRET, VC(password_file), 0, 0, NULL,
      "A file holding the password on one line (root:vslint, mode 0640). One of password_file "
      "and password_env is required; passwords are never accepted on the command line."},
