@@ -332,7 +332,7 @@ static const struct command commands[] = {
      "replaces OUT (a failed backup leaves OUT as it was). Run it as the service's user\n"
      "(runuser -u vslint -- vslint db backup ...). To restore: stop vslint, copy the backup\n"
      "over the database (and remove its -wal and -shm files), start vslint\n"
-     "(docs/operations.md, or /usr/share/doc/vslint/operations.md).\n"
+     "(docs/operations.md, installed as /usr/share/doc/vslint/docs/operations.md).\n"
      "\n"
      "check reads the database without changing it: integrity_check, the schema version\n"
      "against this vslint's, and whether it is a vslint database at all.\n"

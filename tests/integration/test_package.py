@@ -105,6 +105,14 @@ def test_files_modes_and_no_simulator(built):
         '/usr/share/doc/vslint/examples/vslint.json': '-rw-r--r--',
         '/usr/share/doc/vslint/examples/rules/thin-disk-max-size.sql': '-rw-r--r--',
         '/usr/share/doc/vslint/examples/rules/san-lun-paths.sql': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/github-actions.yml': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/gitlab-ci.yml': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/Jenkinsfile': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/vslint-backup.timer': '-rw-r--r--',
+        '/usr/share/doc/vslint/examples/vcenter-role.sh': '-rw-r--r--',
+        '/usr/share/doc/vslint/docs/ci.md': '-rw-r--r--',
+        '/usr/share/doc/vslint/docs/operations.md': '-rw-r--r--',
+        '/usr/share/doc/vslint/docs/rules.md': '-rw-r--r--',
     }
     for name, mode in want.items():
         assert name in files, name
