@@ -289,8 +289,21 @@ static void poll_once(struct poller *p, struct db *db)
     pthread_mutex_unlock(&sv->mu);
 }
 
-/* How often the incremental rounds are summed up in one info line. */
+/* How often the incremental rounds are summed up in one info line: an hour. Test builds only
+ * (meson -Dtest_hooks) take VSLINT_TEST_ROUND_SUMMARY_MS from the environment, so that a test
+ * sees the line without waiting an hour. */
 #define ROUND_SUMMARY_MS (3600 * 1000)
+
+static int64_t round_summary_ms(void)
+{
+#ifdef VSL_TEST_HOOKS
+    const char *v = getenv("VSLINT_TEST_ROUND_SUMMARY_MS");
+    long long ms = v ? strtoll(v, NULL, 10) : 0;
+    if (ms > 0)
+        return ms;
+#endif
+    return ROUND_SUMMARY_MS;
+}
 
 /* Counts one round that ended well into the hour's summary, and logs the summary once the hour
  * is over (rounds, those with changes, objects changed, bytes on the wire). */
@@ -304,7 +317,7 @@ static void count_round(struct poller *p, size_t changes, int64_t bytes)
     p->sum_changed_rounds += changes > 0;
     p->sum_changes += (int64_t)changes;
     p->sum_bytes += bytes;
-    if (now - p->sum_since_mono_ms < ROUND_SUMMARY_MS)
+    if (now - p->sum_since_mono_ms < round_summary_ms())
         return;
     log_info("vcenter %s: following changes: %lld rounds in the last %lld min, %lld with changes "
              "(%lld changed objects applied), %lld bytes",

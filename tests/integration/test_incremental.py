@@ -281,3 +281,22 @@ def test_synthetic_responder_follows_changes(workspace, new_workspace):
                 {n: d['free_space'] for n, d in datastores(s).items()}
     finally:
         synth.stop()
+
+
+def test_rounds_are_summed_in_one_line_an_hour(sim, new_workspace, monkeypatch):
+    """The hour's summary of the incremental rounds (rounds, those with changes, objects changed,
+    bytes), here after 3 s (VSLINT_TEST_ROUND_SUMMARY_MS, a test build's hook): one line per
+    period, not one per round."""
+    monkeypatch.setenv('VSLINT_TEST_ROUND_SUMMARY_MS', '3000')
+    ws = new_workspace()
+    vc = vcenter(ws, sim.url, 'lab', interval=3600, incremental='true')
+    with serving(ws, [vc]) as s:
+        s.sim = sim
+        until(lambda: s.vcenter('lab')['mode'] == 'incremental', 'the follower to start', s)
+        sim.control('datastore', name='ds-free-ok', free_pct=33)
+        pat = (r'vcenter lab: following changes: (\d+) rounds in the last \d+ min, (\d+) with '
+               r'changes \((\d+) changed objects applied\), (\d+) bytes')
+        line = until(lambda: [m for m in re.findall(pat, s.logs()) if int(m[1]) > 0],
+                     'a summary with the change', s, timeout=30)
+        rounds, changed, objects, nbytes = (int(x) for x in line[0])
+        assert rounds >= changed >= 1 and objects >= 1 and nbytes > 0, line
