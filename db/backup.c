@@ -46,7 +46,7 @@ static int inspect(const char *path, struct db_file_info *info, char **errmsg)
 {
     sqlite3 *h = NULL;
     char v[64];
-    int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), r = 0;
+    int rc = db_probe_open(path, &h), r = 0;
 
     memset(info, 0, sizeof(*info));
     if (rc != SQLITE_OK) {

@@ -146,6 +146,9 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
 #define DB_APPLICATION_ID_STR "1987275892"
 /* -VSL_EDB with *errmsg when h is another program's database (schema version as read). */
 int db_foreign(sqlite3 *h, int version, char **errmsg);
+/* Opens path read-only to look at it without creating anything beside it (immutable when it
+ * has no -wal). An SQLite result code; *h to be closed in any case. */
+int db_probe_open(const char *path, sqlite3 **h);
 /* *errmsg (if errmsg is not NULL) becomes the malloc'd message, replacing what it held. */
 void db_set_errmsg(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds s, or NULL when s is NULL; the text must live until the statement is reset. */

@@ -405,6 +405,37 @@ fail:
     return r;
 }
 
+int db_probe_open(const char *path, sqlite3 **h)
+{
+    char uri[4200], side[4200];
+    struct stat sb;
+
+    /* Without a -wal beside it, the file is opened immutable: a read-only connection to a WAL
+     * database would otherwise create -wal and -shm files next to another program's database
+     * (as root: files its owner then cannot open). With one, that WAL is part of the file. */
+    snprintf(side, sizeof(side), "%s-wal", path);
+    if (stat(side, &sb) == 0)
+        return sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY, NULL);
+    struct vsl_buf b;
+    vsl_buf_init(&b, sizeof(uri));
+    int r = vsl_buf_addstr(&b, "file:");
+    for (const char *p = path; r == 0 && *p; p++) {
+        if (*p == '?' || *p == '#' || *p == '%')
+            r = vsl_buf_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            r = vsl_buf_add(&b, p, 1);
+    }
+    if (r == 0)
+        r = vsl_buf_addstr(&b, "?mode=ro&immutable=1");
+    if (r < 0) {
+        vsl_buf_free(&b);
+        return sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY, NULL);
+    }
+    int rc = sqlite3_open_v2(b.data, h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    vsl_buf_free(&b);
+    return rc;
+}
+
 /* A file that exists is looked at read-only before the writer's open changes anything (the
  * switch to WAL rewrites the header): another program's database, or a newer vslint's, is
  * refused as it is. */
@@ -416,20 +447,29 @@ static int refuse_foreign(const char *path, char **errmsg)
 
     if (stat(path, &sb) < 0 || sb.st_size == 0)
         return 0;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+    int rc = db_probe_open(path, &h);
+    if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(h, DB_BUSY_MS);
-        /* What cannot be read here (not a database at all) the writer's open says itself. */
-        if (db_user_version(h, &version) == SQLITE_OK) {
-            if (version > db_schema_version()) {
-                db_set_errmsg(errmsg,
-                              "written by a newer vslint (schema version %d; this vslint knows "
-                              "0-%d): run that vslint, or restore a backup this version wrote",
-                              version, db_schema_version());
-                r = -VSL_EDB;
-            } else {
-                r = db_foreign(h, version, errmsg);
-            }
+        rc = db_user_version(h, &version);
+    }
+    if (rc == SQLITE_OK) {
+        if (version > db_schema_version()) {
+            db_set_errmsg(errmsg,
+                          "written by a newer vslint (schema version %d; this vslint knows "
+                          "0-%d): run that vslint, or restore a backup this version wrote",
+                          version, db_schema_version());
+            r = -VSL_EDB;
+        } else {
+            r = db_foreign(h, version, errmsg);
         }
+    } else if ((rc & 0xff) != SQLITE_NOTADB) {
+        /* Not a database at all the writer's open says itself; anything else (busy, locked by
+         * another program, unreadable) refuses: what the file is could not be told, and the
+         * writer's open would change it. */
+        db_set_errmsg(errmsg, "cannot tell whether it is a vslint database (%s): nothing was "
+                      "changed; try again, or point [database] path at a file of vslint's own",
+                      h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        r = -VSL_EDB;
     }
     sqlite3_close(h);
     return r;
@@ -496,6 +536,8 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
     /* A file not made yet, or older than this build, is the writer's to create or migrate. */
     if (stat(path, &sb) < 0 || sb.st_size == 0)
         return db_open(path, out, errmsg);
+    if ((r = refuse_foreign(path, errmsg)) < 0)
+        return r;
     r = open_conn(path, 1, &db, errmsg);
     if (r < 0) {
         add_access_hint(errmsg, path);

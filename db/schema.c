@@ -482,8 +482,28 @@ int db_foreign(sqlite3 *h, int version, char **errmsg)
                       (long long)app);
         return -VSL_EDB;
     }
-    if (version != 0)
-        return 0;
+    if (version != 0) {
+        /* Other programs number their schemas with user_version too: a file of version 1 to
+         * this one's that is not marked vslint's must hold the tables every vslint schema has
+         * had since the first (vcenters, polls, findings), or it is not vslint's. */
+        if (app == DB_APPLICATION_ID)
+            return 0;
+        int64_t ours = 0;
+        rc = sqlite3_prepare_v2(h,
+                                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                "name IN ('vcenters', 'polls', 'findings')",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            ours = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (ours == 3)
+            return 0;
+        db_set_errmsg(errmsg, "not a vslint database: its schema version is %d but it lacks "
+                      "vslint's tables (vcenters, polls, findings); vslint changes nothing in "
+                      "it: point [database] path at a new file",
+                      version);
+        return -VSL_EDB;
+    }
     rc = sqlite3_prepare_v2(h,
                             "SELECT count(*), min(name) FROM sqlite_master WHERE name NOT LIKE "
                             "'sqlite\\_%' ESCAPE '\\'",

@@ -552,8 +552,10 @@
     $('count').textContent = n === tot ? '(' + tot + what + ')' : '(showing ' + n + ' of ' + tot + what + ')';
     $('empty').hidden = n > 0;
     $('more').hidden = !state.next || grouped();
-    // A tile sets its filters in place of the others, and keeps the view the user chose.
-    for (const a of document.querySelectorAll('#tiles a.tile-link')) {
+    // A tile sets its filters in place of the others, and keeps the view the user chose. The
+    // tiles are not rebuilt with the table: their listener is added once.
+    for (const a of document.querySelectorAll('#tiles a.tile-link:not([data-bound])')) {
+      a.dataset.bound = '1';
       a.addEventListener('click', (ev) => {
         ev.preventDefault();
         const p = new URLSearchParams(a.getAttribute('href').slice(1));
@@ -656,7 +658,11 @@
       vmk: is('vmknic') || str(ev.vmknic),
       pool: is('array_pool') || str(ev.pool),
     };
-    return text.replace(/<([a-z-]+)>/g, (m, k) => (names[k] ? names[k] : m));
+    // Only a name a shell and PowerShell both read as one plain word is filled in: the fix is
+    // copied into a terminal, and a VM named "x; Remove-VM ..." must not become a command. Any
+    // other name leaves its placeholder, and the plan (quoted for its shell) has it.
+    const plain = (v) => typeof v === 'string' && /^[A-Za-z0-9._:@+-]+$/.test(v);
+    return text.replace(/<([a-z-]+)>/g, (m, k) => (plain(names[k]) ? names[k] : m));
   }
 
   // Evidence in a person's units: bytes as GiB, percentages, durations.
@@ -681,7 +687,10 @@
     item('Check', (f.title || check.title || f.check) + ' (' + f.check + ')');
     item('Message', f.message);
     item('Why', check.rationale);
-    if (check.remediation) {
+    // A disk linked clones hang off must never be consolidated: the check says so in its
+    // message, and the generic fix (consolidate) is not offered beside it.
+    const clones = f.evidence && Array.isArray(f.evidence.linked_clones) && f.evidence.linked_clones.length;
+    if (check.remediation && !clones) {
       const pre = el('pre', { class: 'remediation' }, fillFix(check.remediation, f));
       const copy = el('button', { type: 'button', class: 'copy' }, 'Copy');
       copy.addEventListener('click', (ev) => {

@@ -28,17 +28,27 @@ def conf_for(ws, db_path, name='other.conf'):
     return path
 
 
-@pytest.fixture
-def foreign(new_workspace):
-    """Another program's SQLite file (one table x), and a configuration pointing at it."""
+@pytest.fixture(params=['plain', 'wal', 'versioned'])
+def foreign(request, new_workspace):
+    """Another program's SQLite file (one table x): in rollback-journal mode, in WAL mode, and
+    with a user_version of its own (3, which vslint's schemas also use)."""
     ws = new_workspace()
     path = os.path.join(ws.dir, 'other-program.db')
     con = sqlite3.connect(path)
+    if request.param == 'wal':
+        con.execute('PRAGMA journal_mode = WAL')
     con.execute('CREATE TABLE x (a)')
     con.execute("INSERT INTO x VALUES ('keep me')")
+    if request.param == 'versioned':
+        con.execute('PRAGMA user_version = 3')
     con.commit()
     con.close()
     return path, conf_for(ws, path)
+
+
+def side_files(path):
+    return sorted(f for f in os.listdir(os.path.dirname(path))
+                  if f.startswith(os.path.basename(path) + '-'))
 
 
 @pytest.mark.parametrize('cmd', [['inventory'], ['check', '--offline'], ['db', 'check'],
@@ -46,14 +56,46 @@ def foreign(new_workspace):
 def test_another_programs_database_is_refused_and_left_alone(foreign, cmd):
     path, conf = foreign
     before = digest(path)
+    sides = side_files(path)
     res = vslint(*(cmd[:1] + ['-c', conf] + cmd[1:]))
     assert res.returncode == 2, (res.returncode, res.stderr)
     assert path in res.stderr and 'not a vslint database' in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert digest(path) == before
+    assert side_files(path) == sides
     con = sqlite3.connect(path)
     assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ['x']
     con.close()
+
+
+def test_a_database_another_program_holds_is_refused_unchanged(new_workspace):
+    """A file whose owner holds an exclusive lock: refused unchanged, never opened for writing
+    (which would switch it to WAL): read as it is on disk, or, when it cannot be read, refused
+    for that."""
+    import subprocess
+    import sys
+    ws = new_workspace()
+    path = os.path.join(ws.dir, 'busy.db')
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE x (a)')
+    con.commit()
+    con.close()
+    before = digest(path)
+    holder = subprocess.Popen([sys.executable, '-c', (
+        'import sqlite3, time; c = sqlite3.connect(%r, isolation_level=None); '
+        'c.execute("BEGIN EXCLUSIVE"); print("held", flush=True); time.sleep(12)') % path],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == 'held'
+        res = vslint('collect', '-c', conf_for(ws, path))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res.returncode == 2, res.stderr
+    assert path in res.stderr and ('nothing was changed' in res.stderr or
+                                   'not a vslint database' in res.stderr), res.stderr
+    assert digest(path) == before
+    assert side_files(path) == [] or side_files(path) == ['busy.db-journal']
 
 
 def test_newer_database_is_refused(lab, new_workspace):
