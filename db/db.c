@@ -277,9 +277,16 @@ static void give_to_dir_owner(const char *path)
         return;
     for (size_t i = 0; i < sizeof(db_files) / sizeof(db_files[0]); i++) {
         snprintf(f, sizeof(f), "%s%s", path, db_files[i]);
-        if (lstat(f, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_uid == 0 &&
-            chown(f, ds.st_uid, ds.st_gid) < 0)
+        /* The directory is the service account's: it can swap a name for a symlink between a
+         * look and a chown. So the file is opened without following links, and the one it
+         * opened (a plain file of root's with one name) is the one handed over. */
+        int fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_uid == 0 && fs.st_nlink == 1 &&
+            fchown(fd, ds.st_uid, ds.st_gid) < 0)
             log_debug("db: %s: chown to the directory's owner: %s", f, strerror(errno));
+        close(fd);
     }
 }
 
@@ -950,10 +957,12 @@ static int record_poll(struct db *db, const char *vcenter, const char *url, cons
         "INSERT INTO polls (vcenter, url, started_ms, finished_ms, ok, error, counts_json, mode,"
         " version, rounds, changes, bytes, errors, busy_ms, longest_ms)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?11, 1 - ?5, ?4 - ?3, ?4 - ?3)";
-    /* A row written before version 11 is one round: its NULLs count as that round's. */
+    /* A row written before version 11 is one round: its NULLs count as that round's. The row
+     * says how its latest round ended (ok, error), as the vCenter's state and the digest read
+     * it; the failed rounds of the window are counted in errors. */
     static const char add_sql[] =
-        "UPDATE polls SET started_ms = ?2, finished_ms = ?3, ok = max(ok, ?4),"
-        " error = coalesce(?5, error), counts_json = ?6, version = coalesce(?7, version),"
+        "UPDATE polls SET started_ms = ?2, finished_ms = ?3, ok = ?4,"
+        " error = ?5, counts_json = ?6, version = coalesce(?7, version),"
         " rounds = coalesce(rounds, 1) + 1, changes = coalesce(changes, 0) + ?8,"
         " bytes = coalesce(bytes, 0) + ?9, errors = coalesce(errors, 1 - ok) + 1 - ?4,"
         " busy_ms = coalesce(busy_ms, finished_ms - started_ms) + ?3 - ?2,"
