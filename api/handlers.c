@@ -114,6 +114,11 @@ static int parse_since(const char *s, int64_t *ms)
     struct tm tm, back;
     const char *p;
 
+    /* Digits where digits go: sscanf's %d would take a sign or blanks (2026-12-01T-1:30Z). */
+    for (size_t i = 0; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || strchr("-T:.Z", s[i])) ||
+            (s[i] == '-' && i != 4 && i != 7))
+            return -1;
     if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
         return -1;
     p = s + n;

@@ -69,7 +69,12 @@ static json_t *vcenter_json(const struct api_vcenter_status *s)
 
     if (!o)
         return NULL;
-    json_object_set_new(o, "error", s->error[0] ? json_string(s->error) : json_null());
+    /* An error cut in the middle of a character (a localised fault) must not make the member
+     * vanish: jansson refuses text that is not UTF-8. */
+    char err[sizeof(s->error)];
+    snprintf(err, sizeof(err), "%s", s->error);
+    vsl_utf8_fix(err);
+    json_object_set_new(o, "error", err[0] ? json_string(err) : json_null());
     json_object_set_new(o, "stalled", json_boolean(api_stalled(s)));
     json_object_set_new(o, "quiet_s",
                         s->polling ? json_integer((json_int_t)(s->quiet_ms / 1000)) : json_null());

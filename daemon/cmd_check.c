@@ -43,6 +43,13 @@ static const char *repo_path(const char *path, char *buf, size_t size)
     if (path[0] != '/') {
         while (!strncmp(path, "./", 2))
             path += 2;
+        /* A path that climbs out (../etc/vslint.conf) is no file of the repository. */
+        if (!strncmp(path, "../", 3) || strstr(path, "/../")) {
+            log_warnx("--sarif-location config: %s leaves the current directory; run vslint "
+                      "from the repository's top with the file's path inside it",
+                      path);
+            return NULL;
+        }
         return path;
     }
     if (!getcwd(buf, size))

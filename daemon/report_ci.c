@@ -198,6 +198,9 @@ static json_t *sarif_result(const struct vsl_report *r, const json_t *fd, struct
         json_t *w = json_object_get(fd, "waiver");
         char just[1024];
         snprintf(just, sizeof(just), "%s (until %s)", str(w, "reason"), str(w, "expires"));
+        /* A long reason cut in the middle of a character would make the pack fail, and the
+         * waived finding reach code scanning as an open alert. */
+        vsl_utf8_fix(just);
         json_object_set_new(res, "suppressions",
                             json_pack("[{s:s,s:s}]", "kind", "external", "justification", just));
     }

@@ -150,6 +150,35 @@ def test_config_location_outside_the_repository_is_refused(two, tmp_path):
     assert 'not under the current directory' in res.stderr, res.stderr
 
 
+def test_config_location_climbing_out_is_refused(two):
+    """A relative path that leaves the current directory is no file of the repository."""
+    ws = two['ws']
+    sub = os.path.join(ws.dir, 'sub')
+    os.makedirs(sub, exist_ok=True)
+    res = subprocess.run([os.path.abspath(VSLINT), 'check', '-c',
+                          os.path.join('..', os.path.basename(two['conf'])), '--offline',
+                          '--format', 'sarif', '--sarif-location', 'config'],
+                         capture_output=True, text=True, timeout=300, cwd=sub)
+    assert res.returncode == 2 and 'leaves the current directory' in res.stderr, res.stderr
+
+
+def test_a_long_waiver_reason_still_suppresses(two, new_workspace):
+    """A waiver whose reason is long non-ASCII text (cut to fit, perhaps inside a character)
+    still makes a suppression: the finding must not reach code scanning as an open alert."""
+    ws = new_workspace()
+    shutil.copy(two['ws'].db, ws.db)
+    with open(two['conf']) as fh:
+        text = fh.read().replace(two['ws'].db, ws.db)
+    conf = os.path.join(ws.dir, 'waived.conf')
+    with open(conf, 'w') as fh:
+        fh.write(text + '\n[waiver]\ncheck = datastore-free-space\nobject = ds-free-crit\n'
+                 'reason = %s\nexpires = 2099-12-31\n' % ('é' * 700))
+    doc = json.loads(report(conf, 'sarif'))
+    waived = [r for r in results(doc) if r['ruleId'] == 'datastore-free-space' and
+              r['locations'][0]['logicalLocations'][0]['name'] == 'ds-free-crit']
+    assert len(waived) == 1 and waived[0]['suppressions'][0]['kind'] == 'external', waived
+
+
 def test_sarif_location_value_checked(two):
     res = vslint('check', '-c', two['conf'], '--offline', '--format', 'sarif',
                  '--sarif-location', 'repo')
