@@ -102,11 +102,20 @@ static const struct est_iscsi_target *subnet_target(const struct est_host *h, si
         const struct est_iscsi_hba *b = &h->iscsi_hbas[i];
         if (b->n_bound_vnics || !est_hba_software_iscsi(est_host_hba(h, b->device)))
             continue;
-        for (size_t t = 0; t < b->n_targets; t++)
-            if (on_subnet(&h->vnics[vi], b->targets[t].address)) {
-                *by = b;
-                return &b->targets[t];
-            }
+        for (size_t t = 0; t < b->n_targets; t++) {
+            if (!on_subnet(&h->vnics[vi], b->targets[t].address))
+                continue;
+            /* Of several vmknics on one subnet the host sends through the first (the one its
+             * route for the subnet names): the others (vMotion beside management) carry none
+             * of this iSCSI and are not judged for it. */
+            size_t w = 0;
+            while (w < vi && !on_subnet(&h->vnics[w], b->targets[t].address))
+                w++;
+            if (w < vi)
+                continue;
+            *by = b;
+            return &b->targets[t];
+        }
     }
     return NULL;
 }

@@ -195,6 +195,9 @@ static const struct jumbo_row {
     {J("target-name"), "10.0.3.5", "255.255.255.0", 1500, "array.example.com", 0, NONE, NONE},
     /* the management subnet holds the target: vmk0 (MTU 1500) carries the iSCSI */
     {J("via-mgmt"), "10.0.3.5", "255.255.255.0", 9000, "192.168.7.20", 0, SEV_WARNING, NONE},
+    /* vmk0 and vmk1 both on the target's subnet: the host sends through the first, vmk0 */
+    {J("two-on-subnet"), "192.168.1.5", "255.255.0.0", 1500, "192.168.7.20", 0, SEV_WARNING,
+     NONE},
     /* bound: port binding decides, the subnet does not add vmk0 */
     {J("bound"), "10.0.3.5", "255.255.255.0", 1500, "192.168.7.20", 1, NONE, SEV_WARNING},
 };
