@@ -8,7 +8,7 @@
   const PAGE = 100;
   const TOKEN_KEY = 'vslint-token';
   const FILTERS = ['severity', 'check', 'vcenter', 'status', 'unverified', 'since', 'object', 'host',
-    'sort', 'view'];
+    'sort', 'view', 'resolution'];
   const GROUP_ROWS = 50;     // rows shown in an opened group before "show all"
   const GROUPED_MAX = 3000;  // findings read to group (3 pages of 1000)
   const DS_SHOWN = 15;       // datastores shown before "show all"
@@ -423,6 +423,8 @@
   function apiParams() {
     const f = filters();
     delete f.view;
+    // resolution (fixed or disabled) is a resolved finding's: kept only with status=resolved.
+    if (f.status !== 'resolved') delete f.resolution;
     if (f.since === '24h') f.since = isoMinute(Date.now() - DAY_MS);
     else if (f.since === 'digest') {
       const d = state.summary && state.summary.changes && state.summary.changes.since_digest;
@@ -1210,7 +1212,7 @@
     $('filters').addEventListener('change', (ev) => { if (ev.target.id !== 'f-object') refilter(); });
     $('filters').addEventListener('submit', (ev) => { ev.preventDefault(); refilter(); });
     $('f-object').addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(refilter, 250); });
-    $('filters').addEventListener('reset', () => setTimeout(() => { $('f-sort').value = ''; refilter(); }, 0));
+    $('filters').addEventListener('reset', () => setTimeout(() => { $('f-sort').value = ''; $('f-resolution').value = ''; refilter(); }, 0));
     for (const b of document.querySelectorAll('#findings th button.sort')) {
       // A second click on the same column reverses it.
       b.addEventListener('click', () => {

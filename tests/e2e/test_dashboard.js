@@ -454,6 +454,15 @@ async function dashboard(page, base, api) {
     check('the filter is in the URL', page.url().includes('severity=critical'), page.url());
   });
 
+  await step('the Resolved in 24 h tile opens the findings fixed, as it counts them', async () => {
+    await page.click('[data-tile="resolved24"] a');
+    await page.waitForFunction(() => location.hash.includes('resolution=fixed'));
+    check('the tile asks for fixed findings', page.url().includes('resolution=fixed'), page.url());
+    eq('the status filter follows the tile', await page.inputValue('#f-status'), 'resolved');
+    await page.click('[data-tile="critical"] a');
+    await rowsShown(page, crit.total);
+  });
+
   await step('a finding opened with the keyboard shows remediation, rationale and evidence',
     async () => {
       const btn = page.locator('#findings tbody tr.finding', { hasText: 'ds-free-crit' })
