@@ -61,14 +61,6 @@ static int inspect(const char *path, struct db_file_info *info, char **errmsg)
         goto out;
     }
     info->schema = (int)strtol(v, NULL, 10);
-    if (info->schema > db_schema_version()) {
-        db_set_errmsg(errmsg,
-                      "written by a newer vslint (schema version %d; this vslint knows "
-                      "0-%d): run that vslint, or restore a backup this version wrote",
-                      info->schema, db_schema_version());
-        r = -VSL_EDB;
-        goto out;
-    }
     if ((r = db_foreign(h, info->schema, errmsg)) < 0)
         goto out;
     if (info->schema == 0) {

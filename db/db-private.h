@@ -144,7 +144,8 @@ int db_fail(sqlite3 *h, int sqlite_rc, const char *what);
  * and db_foreign() tell it from another program's SQLite file. */
 #define DB_APPLICATION_ID     0x76736c74
 #define DB_APPLICATION_ID_STR "1987275892"
-/* -VSL_EDB with *errmsg when h is another program's database (schema version as read). */
+/* -VSL_EDB with *errmsg when h is not a database this vslint may use: one a newer vslint wrote
+ * (version above this build's), or another program's (version as read). */
 int db_foreign(sqlite3 *h, int version, char **errmsg);
 /* Opens path read-only to look at it without creating anything beside it (immutable when it
  * has no -wal). An SQLite result code; *h to be closed in any case. */

@@ -460,15 +460,7 @@ static int refuse_foreign(const char *path, char **errmsg)
         rc = db_user_version(h, &version);
     }
     if (rc == SQLITE_OK) {
-        if (version > db_schema_version()) {
-            db_set_errmsg(errmsg,
-                          "written by a newer vslint (schema version %d; this vslint knows "
-                          "0-%d): run that vslint, or restore a backup this version wrote",
-                          version, db_schema_version());
-            r = -VSL_EDB;
-        } else {
-            r = db_foreign(h, version, errmsg);
-        }
+        r = db_foreign(h, version, errmsg);
     } else if ((rc & 0xff) != SQLITE_NOTADB) {
         /* Not a database at all the writer's open says itself; anything else (busy, locked by
          * another program, unreadable) refuses: what the file is could not be told, and the
@@ -557,14 +549,6 @@ int db_open_reader(const char *path, struct db **out, char **errmsg)
         r = db_fail(db->h, rc, path);
         db_close(db);
         return r;
-    }
-    if (version > db_schema_version()) {
-        db_set_errmsg(errmsg,
-                      "written by a newer vslint (schema version %d; this vslint knows 0-%d): "
-                      "run that vslint, or restore a backup this version wrote",
-                      version, db_schema_version());
-        db_close(db);
-        return -VSL_EDB;
     }
     if ((r = db_foreign(db->h, version, errmsg)) < 0) {
         db_close(db);

@@ -471,8 +471,17 @@ int db_foreign(sqlite3 *h, int version, char **errmsg)
     sqlite3_stmt *st = NULL;
     int64_t app = 0, objects = 0;
     char first[128] = "";
-    int rc = sqlite3_prepare_v2(h, "PRAGMA application_id", -1, &st, NULL);
+    int rc;
 
+    if (version < 0 || version > db_schema_version()) {
+        /* A newer vslint wrote this file; running old code on it could corrupt it. */
+        db_set_errmsg(errmsg,
+                      "written by a newer vslint (schema version %d; this vslint knows 0-%d): "
+                      "run that vslint, or restore a backup this version wrote",
+                      version, db_schema_version());
+        return -VSL_EDB;
+    }
+    rc = sqlite3_prepare_v2(h, "PRAGMA application_id", -1, &st, NULL);
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         app = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -548,15 +557,6 @@ int db_migrate_to(sqlite3 *h, int target, char **errmsg)
         if (rc != SQLITE_OK) {
             db_set_errmsg(errmsg, "cannot read schema version: %s", sqlite3_errmsg(h));
             r = db_fail(h, rc, "migrating");
-            goto fail;
-        }
-        if (version < 0 || version > current) {
-            /* A newer vslint wrote this file; running old code on it could corrupt it. */
-            db_set_errmsg(errmsg,
-                          "written by a newer vslint (schema version %d; this vslint knows "
-                          "0-%d): run that vslint, or restore a backup this version wrote",
-                          version, current);
-            r = -VSL_EDB;
             goto fail;
         }
         if ((r = db_foreign(h, version, errmsg)) < 0)
