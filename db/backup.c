@@ -7,9 +7,12 @@
  * a temporary name beside OUT with mode 0600 (it holds the estate's names and the findings),
  * checked with PRAGMA integrity_check, and only then renamed over OUT, so a failed or
  * interrupted backup never leaves a half file under the name a restore would use. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +104,63 @@ int db_check_file(const char *path, struct db_file_info *info, char **errmsg)
     return r;
 }
 
+/* The directory holding path, as a string the caller owns in buf. */
+static void dir_of(const char *path, char *buf, size_t size)
+{
+    char copy[PATH_MAX];
+
+    snprintf(copy, sizeof(copy), "%s", path);
+    snprintf(buf, size, "%s", dirname(copy));
+}
+
+/* A backup killed before its rename (SIGKILL, power loss) leaves OUT.partial-PID behind, a
+ * whole-database-sized file nobody will use: the next backup to the same OUT removes those
+ * whose process is gone. One whose PID still lives may be a backup running now, and stays. */
+static void remove_stale_partials(const char *out)
+{
+    char dir[PATH_MAX], copy[PATH_MAX], prefix[NAME_MAX + 16], victim[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+
+    dir_of(out, dir, sizeof(dir));
+    snprintf(copy, sizeof(copy), "%s", out);
+    if ((size_t)snprintf(prefix, sizeof(prefix), "%s.partial-", basename(copy)) >= sizeof(prefix))
+        return;
+    if (!(d = opendir(dir)))
+        return;
+    while ((de = readdir(d))) {
+        size_t n = strlen(prefix);
+        char *end;
+        long pid;
+
+        if (strncmp(de->d_name, prefix, n) != 0 || !de->d_name[n])
+            continue;
+        errno = 0;
+        pid = strtol(de->d_name + n, &end, 10);
+        if (errno || *end || pid <= 0 || pid > INT_MAX)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if ((size_t)snprintf(victim, sizeof(victim), "%s/%s", dir, de->d_name) < sizeof(victim))
+            unlink(victim);
+    }
+    closedir(d);
+}
+
+/* After the rename, the directory entry is on disk only once the directory is synced: without
+ * it a crash can bring back the old OUT (or none) although the backup said it was done. */
+static void sync_dir_of(const char *path)
+{
+    char dir[PATH_MAX];
+    int fd;
+
+    dir_of(path, dir, sizeof(dir));
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 int db_backup(const char *path, const char *out, struct db_file_info *info, char **errmsg)
 {
     sqlite3 *h = NULL;
@@ -119,6 +179,7 @@ int db_backup(const char *path, const char *out, struct db_file_info *info, char
     if ((size_t)snprintf(tmp, sizeof(tmp), "%s.partial-%ld", out, (long)getpid()) >= sizeof(tmp))
         return -ENAMETOOLONG;
     unlink(tmp);
+    remove_stale_partials(out);
     /* The source must be a vslint database this build knows: a backup of anything else would
      * be reported as a good one. */
     if ((r = db_check_file(path, info, errmsg)) < 0) {
@@ -189,10 +250,12 @@ int db_backup(const char *path, const char *out, struct db_file_info *info, char
         close(fd);
     }
     if (rename(tmp, out) < 0) {
-        db_set_errmsg(errmsg, "cannot rename %s to %s: %s", tmp, out, strerror(errno));
-        r = -errno;
+        int e = errno;
+        db_set_errmsg(errmsg, "cannot rename %s to %s: %s", tmp, out, strerror(e));
+        r = -e;
         goto out;
     }
+    sync_dir_of(out);
 out:
     sqlite3_finalize(st);
     sqlite3_close(h);

@@ -5,6 +5,7 @@ and leaves unchanged: another program's SQLite file, a database from a newer vsl
 bytes."""
 import hashlib
 import os
+import subprocess
 import sqlite3
 import stat
 import threading
@@ -198,6 +199,33 @@ def test_failed_backup_leaves_the_target_alone(foreign, new_workspace):
     with open(out, 'rb') as fh:
         assert fh.read() == b'yesterday'
     assert not [f for f in os.listdir(ws.dir) if '.partial-' in f]
+
+
+def test_backup_removes_what_a_killed_backup_left(lab, new_workspace):
+    """A backup killed before its rename leaves OUT.partial-PID; the next backup to OUT removes
+    it once that process is gone, and leaves alone one whose process still runs (a backup in
+    progress) and files that only look alike."""
+    ws = new_workspace()
+    out = os.path.join(ws.dir, 'nightly.db')
+    sleeper = subprocess.Popen(['sleep', '60'])
+    gone = subprocess.Popen(['true'])
+    gone.wait()
+    try:
+        dead = out + '.partial-%d' % gone.pid
+        live = out + '.partial-%d' % sleeper.pid
+        other = os.path.join(ws.dir, 'weekly.db.partial-%d' % gone.pid)
+        odd = out + '.partial-12x'
+        for f in (dead, live, other, odd):
+            with open(f, 'wb') as fh:
+                fh.write(b'half a copy')
+        res = vslint('db', 'backup', '-c', lab.conf, out)
+        assert res.returncode == 0, res.stderr
+        assert not os.path.exists(dead)
+        for f in (live, other, odd):
+            assert os.path.exists(f), f
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_backup_over_the_database_itself_is_refused(lab):
