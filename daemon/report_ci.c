@@ -16,6 +16,7 @@
 #include "checks/check.h"
 #include "daemon/report.h"
 #include "util/buf.h"
+#include "util/log.h"
 
 #define MAX_PATH_LEN 4096
 
@@ -146,8 +147,9 @@ static json_t *sarif_rules(const struct vsl_report *r)
     for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
         const struct check *ck = vsl_report_check(r, c);
         char *text = rule_help(ck, 0), *md = rule_help(ck, 1);
-        json_array_append_new(
-            rules,
+        /* A rule left out would shift every later rule's index, and the results' ruleIndex
+         * would name the wrong rules: a rule that cannot be written fails the report. */
+        json_t *rule =
             json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:s,s:s*},s:{s:s},s:{s:s,s:o,s:s*,s:o}}",
                       "id", ck->id, "name", ck->id, "shortDescription", "text", ck->title,
                       "fullDescription", "text", ck->rationale, "help", "text",
@@ -155,9 +157,14 @@ static json_t *sarif_rules(const struct vsl_report *r)
                       "markdown", md, "defaultConfiguration", "level",
                       sarif_level(ck->severity), "properties", "reference",
                       ck->reference ? ck->reference : "",
-                      "sources", chk_sources_json(ck), "own", ck->own, "tags", rule_tags(r, ck)));
+                      "sources", chk_sources_json(ck), "own", ck->own, "tags", rule_tags(r, ck));
         free(text);
         free(md);
+        if (json_array_append_new(rules, rule) < 0) {
+            log_warnx("SARIF: rule %s cannot be written", ck->id);
+            json_decref(rules);
+            return NULL;
+        }
     }
     return rules;
 }
@@ -223,14 +230,25 @@ static json_t *sarif_run(const struct vsl_report *r, const char *name, int succe
         const char *vc = str(fd, "vcenter");
         if (name ? strcmp(vc, name) != 0 : source_of(r, vc) != NULL)
             continue;
+        /* A result left out is, to code scanning, a problem fixed: its alert would close. */
         json_t *res = sarif_result(r, fd, &path);
-        if (res)
-            json_array_append_new(results, res);
+        if (json_array_append_new(results, res) < 0) {
+            log_warnx("SARIF: the %s finding %s cannot be written", str(fd, "check"),
+                      str(fd, "fingerprint"));
+            json_decref(results);
+            vsl_buf_free(&path);
+            return NULL;
+        }
     }
     vsl_buf_free(&path);
+    json_t *rules = sarif_rules(r);
+    if (!rules) {
+        json_decref(results);
+        return NULL;
+    }
     snprintf(category, sizeof(category), "vslint/%s/", name ? name : "other");
     return json_pack("{s:{s:{s:s,s:s,s:o}},s:{s:s},s:o,s:[{s:b}],s:s}", "tool", "driver",
-                     "name", "vslint", "version", VSL_VERSION, "rules", sarif_rules(r),
+                     "name", "vslint", "version", VSL_VERSION, "rules", rules,
                      "automationDetails", "id", category, "results", results, "invocations",
                      "executionSuccessful", success, "columnKind", "unicodeCodePoints");
 }
@@ -263,11 +281,16 @@ int vsl_report_sarif(FILE *f, const struct vsl_report *r)
     size_t i;
     json_t *fd;
 
+    int bad = 0;
     for (i = 0; i < r->n_sources; i++)
-        json_array_append_new(runs, sarif_run(r, r->sources[i].name, success));
+        bad |= json_array_append_new(runs, sarif_run(r, r->sources[i].name, success)) < 0;
     json_array_foreach(r->findings, i, fd) strays += source_of(r, str(fd, "vcenter")) == NULL;
     if (strays || !r->n_sources)
-        json_array_append_new(runs, sarif_run(r, NULL, success));
+        bad |= json_array_append_new(runs, sarif_run(r, NULL, success)) < 0;
+    if (bad) {
+        json_decref(runs);
+        return -EINVAL;
+    }
     json_t *notes = sarif_notifications(r);
     json_array_foreach(runs, i, fd) {
         if (json_array_size(notes))
@@ -313,8 +336,14 @@ int vsl_report_gitlab(FILE *f, const struct vsl_report *r)
             str(fd, "fingerprint"), "severity", gitlab_severity(vsl_finding_severity(fd)),
             "categories", "Bug Risk", "location", "path", path.data, "lines", "begin", line,
             "content", "body", ck ? ck->remediation : "");
-        if (issue)
-            json_array_append_new(issues, issue);
+        /* Left out, the issue would read as fixed in the merge request. */
+        if (json_array_append_new(issues, issue) < 0) {
+            log_warnx("GitLab report: the %s finding %s cannot be written", str(fd, "check"),
+                      str(fd, "fingerprint"));
+            json_decref(issues);
+            vsl_buf_free(&path);
+            return -EINVAL;
+        }
     }
     vsl_buf_free(&path);
     int rc = vsl_json_print(f, issues);
