@@ -30,52 +30,52 @@
 #define API_CACHE_ENTRIES 64
 #define API_CACHE_BYTES   (16 << 20)
 
-/* The front door (api/gate.c): accepts, limits per address, terminates TLS, checks request
+/* The front door (api/frontdoor.c): accepts, limits per address, terminates TLS, checks request
  * heads and bounds the time a request may take to arrive. */
-struct api_gate;
+struct api_door;
 struct api_tls;
 /* At most this many refused connections linger (their answer being read out) at once: each
  * holds a descriptor, counted in the open-file reserve (api/http.c). */
-#define API_GATE_MAX_LINGER 256
+#define API_DOOR_MAX_LINGER 256
 
-struct api_gate_opts {
+struct api_door_opts {
     int listen_fd;       /* borrowed */
     struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */
     unsigned max_connections, max_per_address;
     int head_timeout_s;
     int idle_timeout_s; /* HTTPS: a relay where nothing moves this long is closed */
 };
-int api_gate_new(const struct api_gate_opts *o, struct api_gate **out);
-int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd); /* starts accepting */
-void api_gate_stop(struct api_gate *g);                         /* stops accepting */
-void api_gate_free(struct api_gate *g); /* after MHD_stop_daemon; NULL is a no-op */
-/* MHD_OPTION_NOTIFY_CONNECTION with g as its closure. */
+int api_door_new(const struct api_door_opts *o, struct api_door **out);
+int api_door_run(struct api_door *d, struct MHD_Daemon *mhd); /* starts accepting */
+void api_door_stop(struct api_door *d);                         /* stops accepting */
+void api_door_free(struct api_door *d); /* after MHD_stop_daemon; NULL is a no-op */
+/* MHD_OPTION_NOTIFY_CONNECTION with the door as its closure. */
 /* The key the per-address connection limit counts a client under: an IPv4 address as
  * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
 /* The key as text for the log: "192.0.2.7", "2001:db8:1:2::/64". */
 void api_addr_text(const unsigned char a[16], char *out, size_t len);
-void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+void api_door_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code);
 /* The request on conn arrived whole, before its handler runs (header_timeout ends) / was
  * answered: the next one's deadline starts. */
-void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn);
+void api_door_request_received(struct api_door *d, struct MHD_Connection *conn);
 /* libmicrohttpd has read the head of the request on conn; its body may still be on its way,
  * under the same deadline. */
-void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn);
-void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn);
+void api_door_head_received(struct api_door *d, struct MHD_Connection *conn);
+void api_door_request_done(struct api_door *d, struct MHD_Connection *conn);
 /* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
-void api_gate_release(struct api_gate *g, const unsigned char a[16]);
+void api_door_release(struct api_door *d, const unsigned char a[16]);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */
-int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);
+int api_door_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);
 /* One short line about a refused request, rate-limited (10 a minute). */
-void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
+void api_door_log_request(struct api_door *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 struct api_server {
     struct MHD_Daemon *mhd;
-    struct api_gate *gate;
+    struct api_door *door;
     int listen_fd;
     int tls;
     struct api_hooks hooks;

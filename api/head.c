@@ -1,4 +1,4 @@
-/* The check of a plain-HTTP request head before libmicrohttpd reads it (api/gate.c peeks it
+/* The check of a plain-HTTP request head before libmicrohttpd reads it (api/frontdoor.c peeks it
  * off the socket): whatever libmicrohttpd would refuse with its own HTML page, or mishandle, is
  * refused here with a JSON answer, or closed when it is not HTTP at all. */
 #include <stddef.h>

@@ -1,5 +1,6 @@
 /* The check of a plain-HTTP request head before libmicrohttpd parses it, and the limits it
- * enforces. A pure function of the bytes received so far: api/gate.c calls it as they arrive. */
+ * enforces. A pure function of the bytes received so far: api/frontdoor.c calls it as they
+ * arrive. */
 #ifndef API_HEAD_H
 #define API_HEAD_H
 

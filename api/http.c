@@ -102,14 +102,14 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
 
     if (!resp)
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
-    /* Over plain HTTP every request comes in through the front door (api/gate.c), which checks
-     * its head before libmicrohttpd parses it; a kept-alive connection's next request would
+    /* Over plain HTTP every request comes in through the front door (api/frontdoor.c), which
+     * checks its head before libmicrohttpd parses it; a kept-alive connection's next request would
      * skip that check. Over HTTPS the relay (api/tls.c) checks every request's head on its way
      * to libmicrohttpd, so connections stay alive: a TLS handshake per request would cost
      * more than the relay's check. */
     if (!r->srv->tls)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    api_gate_request_received(r->srv->gate, r->conn); /* answered before its body came */
+    api_door_request_received(r->srv->door, r->conn); /* answered before its body came */
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -1015,7 +1015,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
-        api_gate_head_received(r->srv->gate, conn);
+        api_door_head_received(r->srv->door, conn);
         vsl_buf_init(&r->body, API_MAX_BODY);
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
@@ -1033,7 +1033,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     /* The head and body are in: header_timeout, the client's deadline, ends before the
      * handler's time begins. */
-    api_gate_request_received(r->srv->gate, r->conn);
+    api_door_request_received(r->srv->door, r->conn);
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
@@ -1047,7 +1047,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct api_req *r = *con_cls;
     struct api_server *s = cls;
 
-    api_gate_request_done(s->gate, conn);
+    api_door_request_done(s->door, conn);
     if (!r)
         return;
     if (r->started)
@@ -1079,8 +1079,8 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
         msg[--n] = '\0';
-    if (s->gate)
-        api_gate_log_request(s->gate, "http: %s", msg);
+    if (s->door)
+        api_door_log_request(s->door, "http: %s", msg);
     else
         log_warnx("http: %s", msg);
 }
@@ -1151,12 +1151,12 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
  * EMFILE while the server believes it has room. An HTTPS connection holds three descriptors
  * (the client's socket and the relay's socketpair), a plain one one. Kept aside: each HTTP
  * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
- * linger (API_GATE_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
+ * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
  * (its listener, the digest's and the answer cache's databases, the log). */
-static void clamp_connections(struct api_gate_opts *go, int threads, int sources)
+static void clamp_connections(struct api_door_opts *go, int threads, int sources)
 {
     const rlim_t per = go->tls ? 3 : 1;
-    const rlim_t reserve = 24 + 5 * (rlim_t)threads + API_GATE_MAX_LINGER +
+    const rlim_t reserve = 24 + 5 * (rlim_t)threads + API_DOOR_MAX_LINGER +
                            FDS_PER_SOURCE * (rlim_t)(sources > 0 ? sources : 0);
     struct rlimit rl;
     rlim_t room;
@@ -1191,7 +1191,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
               char *err, size_t errlen)
 {
     struct api_server *s = calloc(1, sizeof(*s));
-    /* The front door (api/gate.c) accepts and hands connections over: no listening socket of
+    /* The front door (api/frontdoor.c) accepts and hands connections over: no listening socket of
      * libmicrohttpd's own, and ITC so that a handed-over connection is seen at once. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
                      MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
@@ -1250,7 +1250,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     s->tls = s->tls_ctx != NULL;
     if (ipv6)
         flags |= MHD_USE_IPv6;
-    struct api_gate_opts go = {
+    struct api_door_opts go = {
         .listen_fd = fd,
         .tls = s->tls_ctx,
         .max_connections = (unsigned)(o->max_connections > 0 ? o->max_connections : 64),
@@ -1259,7 +1259,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         .idle_timeout_s = o->timeout_s > 0 ? o->timeout_s : 30,
     };
     clamp_connections(&go, o->threads > 0 ? o->threads : 4, o->sources);
-    r = api_gate_new(&go, &s->gate);
+    r = api_door_new(&go, &s->door);
     if (r < 0)
         goto fail;
     s->mhd = MHD_start_daemon(
@@ -1272,7 +1272,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, api_gate_notify_connection, s->gate,
+        MHD_OPTION_NOTIFY_CONNECTION, api_door_notify_connection, s->door,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_END);
     if (!s->mhd) {
@@ -1280,7 +1280,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         r = -VSL_ECONFIG;
         goto fail;
     }
-    r = api_gate_run(s->gate, s->mhd);
+    r = api_door_run(s->door, s->mhd);
     if (r < 0) {
         snprintf(err, errlen, "cannot start the HTTP server's accepting thread");
         goto fail;
@@ -1311,10 +1311,10 @@ void api_stop(struct api_server *s)
 {
     if (!s)
         return;
-    api_gate_stop(s->gate); /* no more connections handed over */
+    api_door_stop(s->door); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
-    api_gate_free(s->gate); /* and the HTTPS relays: nothing uses tls_ctx after them */
+    api_door_free(s->door); /* and the HTTPS relays: nothing uses tls_ctx after them */
     if (!s->tls_borrowed)
         api_tls_free(s->tls_ctx);
     if (s->listen_fd >= 0)

@@ -1,4 +1,4 @@
-/* HTTPS terminated in the front door: GnuTLS credentials and sessions for api/gate.c, and one
+/* HTTPS terminated in the front door: GnuTLS credentials and sessions for api/frontdoor.c, and one
  * thread relaying each HTTPS connection's plaintext to libmicrohttpd over a socketpair and back,
  * checking each request head with api_head_check() before libmicrohttpd sees it. */
 #define _GNU_SOURCE /* POLLRDHUP */
@@ -141,7 +141,7 @@ struct relay {
 };
 
 struct api_relays {
-    struct api_gate *g; /* borrowed: the counts */
+    struct api_door *door; /* borrowed: the counts */
     unsigned max;
     int64_t idle_ms;
     pthread_t thread;
@@ -164,7 +164,7 @@ static void relay_free(struct api_relays *rs, struct relay *r)
         close(r->app_fd);
     if (r->tls_fd >= 0)
         close(r->tls_fd);
-    api_gate_release(rs->g, r->a);
+    api_door_release(rs->door, r->a);
     explicit_bzero(r->in, sizeof(r->in)); /* it may hold a bearer token */
     free(r);
 }
@@ -205,12 +205,12 @@ static int pump_in(struct api_relays *rs, struct relay *r)
         case API_HEAD_MORE:
             break;
         case API_HEAD_REFUSE:
-            api_gate_log_request(rs->g, "http: %s: %u %s", r->who, r->verdict.status,
+            api_door_log_request(rs->door, "http: %s: %u %s", r->who, r->verdict.status,
                                  r->verdict.message);
             r->refused = 1;
             break;
         default:
-            api_gate_log_request(rs->g, "http: %s: not HTTP: connection closed", r->who);
+            api_door_log_request(rs->door, "http: %s: not HTTP: connection closed", r->who);
             return -1;
         }
         break;
@@ -281,7 +281,7 @@ static void start_linger(struct relay *r)
     char text[1024];
 
     if (r->refused) {
-        int len = api_gate_error_text(text, sizeof(text), r->verdict.status, r->verdict.code,
+        int len = api_door_error_text(text, sizeof(text), r->verdict.status, r->verdict.code,
                                       r->verdict.message);
         if (len > 0)
             api_tls_answer(r->s, text, (size_t)len);
@@ -433,14 +433,14 @@ static void relays_release(struct api_relays *rs)
     free(rs);
 }
 
-int api_relays_new(struct api_gate *g, unsigned max, int idle_s, struct api_relays **out)
+int api_relays_new(struct api_door *door, unsigned max, int idle_s, struct api_relays **out)
 {
     struct api_relays *rs = calloc(1, sizeof(*rs));
 
     *out = NULL;
     if (!rs)
         return -ENOMEM;
-    rs->g = g;
+    rs->door = door;
     rs->max = max;
     rs->idle_ms = (int64_t)idle_s * 1000;
     rs->wake[0] = rs->wake[1] = -1;
@@ -473,7 +473,7 @@ int api_relay_add(struct api_relays *rs, gnutls_session_t s, int tls_fd, int app
         gnutls_deinit(s);
         close(app_fd);
         close(tls_fd);
-        api_gate_release(rs->g, a);
+        api_door_release(rs->door, a);
         return -ENOMEM;
     }
     r->s = s;

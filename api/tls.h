@@ -7,7 +7,7 @@
 #include <gnutls/gnutls.h>
 #include <stddef.h>
 
-struct api_gate;
+struct api_door;
 
 /* The certificate, its key and the priorities (API_TLS_PRIORITIES). */
 struct api_tls;
@@ -25,8 +25,8 @@ void api_tls_answer(gnutls_session_t s, const char *text, size_t len);
 /* The relays and the thread that runs them. */
 struct api_relays;
 /* max: at most this many at once; idle_s: a relay where nothing moved for this long is closed.
- * Each relay holds its client's place in g's counts and gives it back when it ends. */
-int api_relays_new(struct api_gate *g, unsigned max, int idle_s, struct api_relays **out);
+ * Each relay holds its client's place in the door's counts and gives it back when it ends. */
+int api_relays_new(struct api_door *door, unsigned max, int idle_s, struct api_relays **out);
 /* Relays between the client (session s on tls_fd) and libmicrohttpd (app_fd, the other end
  * handed over with MHD_add_connection()); in holds the len bytes of plaintext read so far.
  * Takes s, tls_fd and app_fd in every case; 0 or a negative error (everything closed and the

@@ -1,4 +1,4 @@
-/* Unit tests for api/gate.c's per-address key: what the connection limit counts a client
+/* Unit tests for api/frontdoor.c's per-address key: what the connection limit counts a client
  * under (an IPv6 client's /64, an IPv4 address as itself) and how the log names it. */
 #include <stdarg.h>
 #include <stddef.h>

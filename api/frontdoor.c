@@ -28,9 +28,9 @@
 #define ACCEPT_BATCH 64
 #define QUIET_MS     50   /* a socket peeked without progress is left alone this long */
 #define LINGER_MS    2000 /* after an error answer, how long what still arrives is read */
-#define MAX_LINGER   API_GATE_MAX_LINGER
+#define MAX_LINGER   API_DOOR_MAX_LINGER
 /* Out of descriptors, accept() is tried again when a connection ends, or after this long
- * (one ended that the gate thread did not see: a lingering socket, another thread's file). */
+ * (one ended that the door thread did not see: a lingering socket, another thread's file). */
 #define ACCEPT_RETRY_MS 250
 
 /* Connections per client address (api_addr_key(): an IPv6 client's /64). */
@@ -76,9 +76,9 @@ struct ratelimit {
     int suppressed;
 };
 
-struct api_gate {
-    struct MHD_Daemon *mhd; /* borrowed: set by api_gate_run */
-    struct api_gate_opts o;
+struct api_door {
+    struct MHD_Daemon *mhd; /* borrowed: set by api_door_run */
+    struct api_door_opts o;
     pthread_t thread;
     int running;
     int wake[2];
@@ -90,14 +90,14 @@ struct api_gate {
     unsigned closes; /* connections ended so far (wraps) */
     /* Out of descriptors: the listener, which stays readable, is not polled until a
      * connection has ended (closes moves on) or resume_ms, lest poll() return at once
-     * forever. The gate thread's own. */
+     * forever. The door thread's own. */
     int paused;
     unsigned paused_closes;
     int64_t resume_ms;
     struct tracked *tracked;
 
     struct api_relays *relays; /* HTTPS */
-    struct pending *pend;      /* the gate thread's own */
+    struct pending *pend;      /* the door thread's own */
     size_t n_pend;
     /* Answered with an error and half-closed: read until the client closes (or LINGER_MS),
      * because closing a socket with unread bytes resets it and can destroy the answer. */
@@ -147,7 +147,7 @@ static void rl_log(struct ratelimit *rl, const char *fmt, ...)
     rl->suppressed = 0;
 }
 
-void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
+void api_door_log_request(struct api_door *d, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -156,9 +156,9 @@ void api_gate_log_request(struct api_gate *g, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     /* Called from libmicrohttpd's threads too: the limiter is under the lock. */
-    pthread_mutex_lock(&g->mu);
-    rl_log(&g->rl_requests, "%s", msg);
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_lock(&d->mu);
+    rl_log(&d->rl_requests, "%s", msg);
+    pthread_mutex_unlock(&d->mu);
 }
 
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16])
@@ -191,42 +191,42 @@ void api_addr_text(const unsigned char a[16], char *out, size_t len)
     snprintf(out, len, "%s/64", ip);
 }
 
-/* Under g->mu. */
-static struct addr_count *count_of(struct api_gate *g, const unsigned char a[16], int make)
+/* Under d->mu. */
+static struct addr_count *count_of(struct api_door *d, const unsigned char a[16], int make)
 {
-    for (size_t i = 0; i < g->n_counts; i++)
-        if (!memcmp(g->counts[i].a, a, 16))
-            return &g->counts[i];
+    for (size_t i = 0; i < d->n_counts; i++)
+        if (!memcmp(d->counts[i].a, a, 16))
+            return &d->counts[i];
     if (!make)
         return NULL;
-    struct addr_count *c = realloc(g->counts, (g->n_counts + 1) * sizeof(*c));
+    struct addr_count *c = realloc(d->counts, (d->n_counts + 1) * sizeof(*c));
     if (!c)
         return NULL;
-    g->counts = c;
-    c = &c[g->n_counts++];
+    d->counts = c;
+    c = &c[d->n_counts++];
     memcpy(c->a, a, 16);
     c->n = 0;
     return c;
 }
 
-/* Under g->mu. */
-static void release(struct api_gate *g, const unsigned char a[16])
+/* Under d->mu. */
+static void release(struct api_door *d, const unsigned char a[16])
 {
-    struct addr_count *c = count_of(g, a, 0);
+    struct addr_count *c = count_of(d, a, 0);
 
-    if (g->total)
-        g->total--;
-    g->closes++;
+    if (d->total)
+        d->total--;
+    d->closes++;
     if (c && c->n && --c->n == 0) {
-        *c = g->counts[--g->n_counts];
+        *c = d->counts[--d->n_counts];
     }
 }
 
-void api_gate_release(struct api_gate *g, const unsigned char a[16])
+void api_door_release(struct api_door *d, const unsigned char a[16])
 {
-    pthread_mutex_lock(&g->mu);
-    release(g, a);
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_lock(&d->mu);
+    release(d, a);
+    pthread_mutex_unlock(&d->mu);
 }
 
 /* ---- answers ------------------------------------------------------------------------------- */
@@ -256,18 +256,18 @@ static void drain(int fd)
 }
 
 /* Half-closes fd and keeps reading it a while (see struct linger_fd). */
-static void linger_close(struct api_gate *g, int fd)
+static void linger_close(struct api_door *d, int fd)
 {
     shutdown(fd, SHUT_WR);
     drain(fd);
-    if (g->n_linger == MAX_LINGER) {
+    if (d->n_linger == MAX_LINGER) {
         close(fd);
         return;
     }
-    g->linger[g->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
+    d->linger[d->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
 }
 
-int api_gate_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg)
+int api_door_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg)
 {
     char body[512];
     int blen, rlen;
@@ -285,11 +285,11 @@ int api_gate_error_text(char *buf, size_t size, unsigned status, const char *cod
 
 /* Writes a complete JSON error answer, over TLS when tls is a session (then deinited), and
  * closes (lingering). */
-static void answer_and_close(struct api_gate *g, int fd, gnutls_session_t tls, unsigned status,
+static void answer_and_close(struct api_door *d, int fd, gnutls_session_t tls, unsigned status,
                              const char *code, const char *msg)
 {
     char resp[1024];
-    int rlen = api_gate_error_text(resp, sizeof(resp), status, code, msg);
+    int rlen = api_door_error_text(resp, sizeof(resp), status, code, msg);
 
     if (tls) {
         if (rlen > 0)
@@ -298,14 +298,14 @@ static void answer_and_close(struct api_gate *g, int fd, gnutls_session_t tls, u
     } else if (rlen > 0) {
         (void)!send(fd, resp, (size_t)rlen, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
-    linger_close(g, fd);
+    linger_close(d, fd);
 }
 
 /* ---- the pending connections --------------------------------------------------------------- */
 
-static void drop_pending(struct api_gate *g, size_t i, int close_fd)
+static void drop_pending(struct api_door *d, size_t i, int close_fd)
 {
-    struct pending *p = &g->pend[i];
+    struct pending *p = &d->pend[i];
 
     if (close_fd)
         close(p->fd);
@@ -315,62 +315,62 @@ static void drop_pending(struct api_gate *g, size_t i, int close_fd)
         explicit_bzero(p->head, p->head_len); /* it may hold a bearer token */
         free(p->head);
     }
-    api_gate_release(g, p->a);
-    g->pend[i] = g->pend[--g->n_pend];
+    api_door_release(d, p->a);
+    d->pend[i] = d->pend[--d->n_pend];
 }
 
-static void hand_over(struct api_gate *g, size_t i)
+static void hand_over(struct api_door *d, size_t i)
 {
-    struct pending p = g->pend[i];
+    struct pending p = d->pend[i];
     int one = 1;
 
     setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
-    /* libmicrohttpd counts it from here on (api_gate_notify_connection). */
-    drop_pending(g, i, 0);
-    if (MHD_add_connection(g->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
+    /* libmicrohttpd counts it from here on (api_door_notify_connection). */
+    drop_pending(d, i, 0);
+    if (MHD_add_connection(d->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
         char who[64];
         api_addr_text(p.a, who, sizeof(who));
-        rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
+        rl_log(&d->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
     }
 }
 
-static void refuse(struct api_gate *g, size_t i, unsigned status, const char *code,
+static void refuse(struct api_door *d, size_t i, unsigned status, const char *code,
                    const char *msg)
 {
-    struct pending *p = &g->pend[i];
+    struct pending *p = &d->pend[i];
     char who[64];
 
     api_addr_text(p->a, who, sizeof(who));
-    api_gate_log_request(g, "http: %s: %u %s", who, status, msg);
-    answer_and_close(g, p->fd, p->tls, status, code, msg);
+    api_door_log_request(d, "http: %s: %u %s", who, status, msg);
+    answer_and_close(d, p->fd, p->tls, status, code, msg);
     p->tls = NULL;
-    drop_pending(g, i, 0);
+    drop_pending(d, i, 0);
 }
 
 /* An HTTPS connection whose first head is good: libmicrohttpd gets one end of a socketpair,
  * with the client's address (its log and the counts stay right), and a relay the other. The
  * relay keeps the client's place in the counts until it ends. */
-static void hand_over_tls(struct api_gate *g, size_t i)
+static void hand_over_tls(struct api_door *d, size_t i)
 {
-    struct pending p = g->pend[i];
+    struct pending p = d->pend[i];
     int sp[2];
     char who[64];
 
     api_addr_text(p.a, who, sizeof(who));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
-        rl_log(&g->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
-        refuse(g, i, 503, "busy", "the server is at its connection limit");
+        rl_log(&d->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
+        refuse(d, i, 503, "busy", "the server is at its connection limit");
         return;
     }
-    g->pend[i] = g->pend[--g->n_pend]; /* the relay owns its session, socket and count */
-    if (MHD_add_connection(g->mhd, sp[1], (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
+    d->pend[i] = d->pend[--d->n_pend]; /* the relay owns its session, socket and count */
+    if (MHD_add_connection(d->mhd, sp[1], (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
         /* libmicrohttpd closed sp[1]. */
-        rl_log(&g->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
+        rl_log(&d->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
         close(sp[0]);
-        answer_and_close(g, p.fd, p.tls, 503, "busy", "the server is at its connection limit");
-        api_gate_release(g, p.a);
+        answer_and_close(d, p.fd, p.tls, 503, "busy", "the server is at its connection limit");
+        api_door_release(d, p.a);
     } else {
-        (void)api_relay_add(g->relays, p.tls, p.fd, sp[0], p.a, who, p.head, p.head_len);
+        (void)api_relay_add(d->relays, p.tls, p.fd, sp[0], p.a, who, p.head, p.head_len);
     }
     explicit_bzero(p.head, p.head_len); /* it may hold a bearer token */
     free(p.head);
@@ -380,7 +380,7 @@ static void hand_over_tls(struct api_gate *g, size_t i)
  * when it left the list. */
 /* Acts on the verdict on connection i's head so far: hands it over (over TLS: to a relay),
  * refuses it or closes it, and returns 1 (it left the list); 0 while more is needed. */
-static int judge_head(struct api_gate *g, size_t i, const char *buf, size_t len, int tls)
+static int judge_head(struct api_door *d, size_t i, const char *buf, size_t len, int tls)
 {
     struct api_head h;
     char who[64];
@@ -388,34 +388,34 @@ static int judge_head(struct api_gate *g, size_t i, const char *buf, size_t len,
     switch (api_head_check(buf, len, &h)) {
     case API_HEAD_OK:
         if (tls)
-            hand_over_tls(g, i);
+            hand_over_tls(d, i);
         else
-            hand_over(g, i);
+            hand_over(d, i);
         return 1;
     case API_HEAD_REFUSE:
-        refuse(g, i, h.status, h.code, h.message);
+        refuse(d, i, h.status, h.code, h.message);
         return 1;
     case API_HEAD_GARBAGE:
-        api_addr_text(g->pend[i].a, who, sizeof(who));
-        api_gate_log_request(g, "http: %s: not HTTP: connection closed", who);
-        drop_pending(g, i, 1);
+        api_addr_text(d->pend[i].a, who, sizeof(who));
+        api_door_log_request(d, "http: %s: not HTTP: connection closed", who);
+        drop_pending(d, i, 1);
         return 1;
     default:
         return 0;
     }
 }
 
-static int examine_tls(struct api_gate *g, size_t i)
+static int examine_tls(struct api_door *d, size_t i)
 {
-    struct pending *p = &g->pend[i];
+    struct pending *p = &d->pend[i];
     char who[64];
     int r;
 
     if (!p->tls) {
-        p->tls = api_tls_session(g->o.tls, p->fd);
+        p->tls = api_tls_session(d->o.tls, p->fd);
         p->head = malloc(API_MAX_HEAD + 1);
         if (!p->tls || !p->head) {
-            drop_pending(g, i, 1);
+            drop_pending(d, i, 1);
             return 1;
         }
     }
@@ -427,8 +427,8 @@ static int examine_tls(struct api_gate *g, size_t i)
         }
         if (r < 0) {
             api_addr_text(p->a, who, sizeof(who));
-            api_gate_log_request(g, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
-            drop_pending(g, i, 1);
+            api_door_log_request(d, "http: %s: TLS handshake failed: %s", who, gnutls_strerror(r));
+            drop_pending(d, i, 1);
             return 1;
         }
         p->handshaken = 1;
@@ -440,48 +440,48 @@ static int examine_tls(struct api_gate *g, size_t i)
         if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED)
             break;
         if (n <= 0) {
-            drop_pending(g, i, 1); /* closed, or broken, before a whole request */
+            drop_pending(d, i, 1); /* closed, or broken, before a whole request */
             return 1;
         }
         p->head_len += (size_t)n;
     }
-    return judge_head(g, i, p->head, p->head_len, 1);
+    return judge_head(d, i, p->head, p->head_len, 1);
 }
 
 /* Looks at what arrived on pending connection i. Returns 1 when it left the list. */
-static int examine(struct api_gate *g, size_t i, short revents)
+static int examine(struct api_door *d, size_t i, short revents)
 {
-    struct pending *p = &g->pend[i];
+    struct pending *p = &d->pend[i];
     ssize_t n;
     char who[64];
 
     if (p->tls)
-        return examine_tls(g, i);
-    n = recv(p->fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+        return examine_tls(d, i);
+    n = recv(p->fd, d->buf, sizeof(d->buf), MSG_PEEK | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
     if (n <= 0) {
-        drop_pending(g, i, 1); /* closed before sending a request: nothing to say */
+        drop_pending(d, i, 1); /* closed before sending a request: nothing to say */
         return 1;
     }
-    if (g->o.tls) {
+    if (d->o.tls) {
         /* A TLS handshake starts with a handshake record (22). Plain HTTP sent to the HTTPS
          * port is told so. */
-        if (g->buf[0] == 0x16) {
-            return examine_tls(g, i);
-        } else if (g->buf[0] >= 'A' && g->buf[0] <= 'Z') {
-            refuse(g, i, 400, "bad_request", "this server speaks HTTPS");
+        if (d->buf[0] == 0x16) {
+            return examine_tls(d, i);
+        } else if (d->buf[0] >= 'A' && d->buf[0] <= 'Z') {
+            refuse(d, i, 400, "bad_request", "this server speaks HTTPS");
         } else {
             api_addr_text(p->a, who, sizeof(who));
-            api_gate_log_request(g, "http: %s: not TLS: connection closed", who);
-            drop_pending(g, i, 1);
+            api_door_log_request(d, "http: %s: not TLS: connection closed", who);
+            drop_pending(d, i, 1);
         }
         return 1;
     }
-    if (judge_head(g, i, g->buf, (size_t)n, 0))
+    if (judge_head(d, i, d->buf, (size_t)n, 0))
         return 1;
     if (revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-        drop_pending(g, i, 1); /* half a head, then nothing more can come */
+        drop_pending(d, i, 1); /* half a head, then nothing more can come */
         return 1;
     }
     /* Until more arrives, poll() must not report the bytes already peeked again. */
@@ -493,97 +493,97 @@ static int examine(struct api_gate *g, size_t i, short revents)
     return 0;
 }
 
-static void accept_some(struct api_gate *g)
+static void accept_some(struct api_door *d)
 {
     for (int k = 0; k < ACCEPT_BATCH; k++) {
         struct pending p = {0};
         p.salen = sizeof(p.sa);
-        p.fd = accept4(g->o.listen_fd, (struct sockaddr *)&p.sa, &p.salen,
+        p.fd = accept4(d->o.listen_fd, (struct sockaddr *)&p.sa, &p.salen,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (p.fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
-                rl_log(&g->rl_limits, "http: out of file descriptors: not accepting until a "
+                rl_log(&d->rl_limits, "http: out of file descriptors: not accepting until a "
                                       "connection ends");
-                pthread_mutex_lock(&g->mu);
-                g->paused_closes = g->closes;
-                pthread_mutex_unlock(&g->mu);
-                g->paused = 1;
-                g->resume_ms = mono_ms() + ACCEPT_RETRY_MS;
+                pthread_mutex_lock(&d->mu);
+                d->paused_closes = d->closes;
+                pthread_mutex_unlock(&d->mu);
+                d->paused = 1;
+                d->resume_ms = mono_ms() + ACCEPT_RETRY_MS;
             }
             return;
         }
         api_addr_key(&p.sa, p.a);
         p.since_ms = mono_ms();
-        pthread_mutex_lock(&g->mu);
-        struct addr_count *c = count_of(g, p.a, 1);
+        pthread_mutex_lock(&d->mu);
+        struct addr_count *c = count_of(d, p.a, 1);
         unsigned status = 0;
-        if (g->total >= g->o.max_connections)
+        if (d->total >= d->o.max_connections)
             status = 503;
-        else if (!c || c->n >= g->o.max_per_address)
+        else if (!c || c->n >= d->o.max_per_address)
             status = 429;
         if (!status) {
             c->n++;
-            g->total++;
+            d->total++;
         } else if (c && c->n == 0) {
-            *c = g->counts[--g->n_counts];
+            *c = d->counts[--d->n_counts];
         }
-        pthread_mutex_unlock(&g->mu);
+        pthread_mutex_unlock(&d->mu);
         if (status) {
             char who[64];
             api_addr_text(p.a, who, sizeof(who));
             if (status == 429)
-                rl_log(&g->rl_limits,
+                rl_log(&d->rl_limits,
                        "http: %s: more than %u connections from this address "
                        "(max_connections_per_address): refusing more",
-                       who, g->o.max_per_address);
+                       who, d->o.max_per_address);
             else
-                rl_log(&g->rl_limits, "http: %u connections (max_connections): refusing %s",
-                       g->o.max_connections, who);
+                rl_log(&d->rl_limits, "http: %u connections (max_connections): refusing %s",
+                       d->o.max_connections, who);
             /* Over HTTPS an answer would need a handshake, which is what the limit spares:
              * the connection is closed. */
-            if (g->o.tls)
-                linger_close(g, p.fd);
+            if (d->o.tls)
+                linger_close(d, p.fd);
             else
-                answer_and_close(g, p.fd, NULL, status,
+                answer_and_close(d, p.fd, NULL, status,
                                  status == 429 ? "too_many_connections" : "busy",
                                  status == 429 ? "too many connections from your address"
                                                : "the server is at its connection limit");
             continue;
         }
-        g->pend[g->n_pend++] = p;
+        d->pend[d->n_pend++] = p;
     }
 }
 
 /* Whether a whole request head (or one libmicrohttpd will refuse) waits unread in fd. */
-static int head_waits(struct api_gate *g, int fd)
+static int head_waits(struct api_door *d, int fd)
 {
     struct api_head h;
-    ssize_t n = recv(fd, g->buf, sizeof(g->buf), MSG_PEEK | MSG_DONTWAIT);
+    ssize_t n = recv(fd, d->buf, sizeof(d->buf), MSG_PEEK | MSG_DONTWAIT);
 
-    return n > 0 && api_head_check(g->buf, (size_t)n, &h) != API_HEAD_MORE;
+    return n > 0 && api_head_check(d->buf, (size_t)n, &h) != API_HEAD_MORE;
 }
 
 /* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time: the
  * deadline runs from the connection's hand-over or its last answer until libmicrohttpd has
- * the head (api_gate_request_received()); time in a handler or waiting for a thread is not
+ * the head (api_door_request_received()); time in a handler or waiting for a thread is not
  * the client's. */
-static void reap(struct api_gate *g, int64_t now)
+static void reap(struct api_door *d, int64_t now)
 {
-    int64_t limit = (int64_t)g->o.head_timeout_s * 1000;
+    int64_t limit = (int64_t)d->o.head_timeout_s * 1000;
     int n = 0;
     char who[64] = "";
 
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&d->mu);
     /* A request in a handler holds its HTTP thread, and libmicrohttpd may already have read the
      * heads of the connections that thread also serves: their bytes are out of the socket, yet
      * their handlers have not been called. Such a connection is not a slow client either, so
      * while any handler runs a late connection's deadline starts again instead of ending. */
     int busy = 0;
-    for (struct tracked *t = g->tracked; t && !busy; t = t->next)
+    for (struct tracked *t = d->tracked; t && !busy; t = t->next)
         busy = !t->waiting && t->head_in && !t->shut;
-    for (struct tracked *t = g->tracked; t; t = t->next) {
+    for (struct tracked *t = d->tracked; t; t = t->next) {
         if (t->waiting && !t->shut && now - t->since_ms > limit && !t->head_in &&
-            head_waits(g, t->fd)) {
+            head_waits(d, t->fd)) {
             /* A head that is in the socket whole, unread because every HTTP thread is busy,
              * is not a slow client: the deadline ended when it arrived. */
             t->waiting = 0;
@@ -603,18 +603,18 @@ static void reap(struct api_gate *g, int64_t now)
         }
     }
     if (n)
-        rl_log(&g->rl_limits,
+        rl_log(&d->rl_limits,
                "http: closed %d connection%s (%s%s) whose request did not arrive whole within "
                "%d s (header_timeout)",
-               n, n == 1 ? "" : "s", who, n > 1 ? ", ..." : "", g->o.head_timeout_s);
-    pthread_mutex_unlock(&g->mu);
+               n, n == 1 ? "" : "s", who, n > 1 ? ", ..." : "", d->o.head_timeout_s);
+    pthread_mutex_unlock(&d->mu);
 }
 
-static void *gate_main(void *arg)
+static void *door_main(void *arg)
 {
-    struct api_gate *g = arg;
-    struct pollfd *pfd = calloc(g->o.max_connections + MAX_LINGER + 2, sizeof(*pfd));
-    size_t *idx = calloc(g->o.max_connections + MAX_LINGER + 2, sizeof(*idx));
+    struct api_door *d = arg;
+    struct pollfd *pfd = calloc(d->o.max_connections + MAX_LINGER + 2, sizeof(*pfd));
+    size_t *idx = calloc(d->o.max_connections + MAX_LINGER + 2, sizeof(*idx));
     int64_t last_reap = 0;
 
     if (!pfd || !idx) {
@@ -622,71 +622,71 @@ static void *gate_main(void *arg)
         goto out;
     }
     for (;;) {
-        int64_t now = mono_ms(), limit = (int64_t)g->o.head_timeout_s * 1000;
+        int64_t now = mono_ms(), limit = (int64_t)d->o.head_timeout_s * 1000;
         int timeout = 1000;
         nfds_t n = 2;
 
         /* Requests that did not arrive in time: 408 and closed. */
-        for (size_t i = 0; i < g->n_pend;) {
-            if (now - g->pend[i].since_ms > limit && g->o.tls && !g->pend[i].handshaken) {
+        for (size_t i = 0; i < d->n_pend;) {
+            if (now - d->pend[i].since_ms > limit && d->o.tls && !d->pend[i].handshaken) {
                 char who[64];
-                api_addr_text(g->pend[i].a, who, sizeof(who));
-                api_gate_log_request(g,
+                api_addr_text(d->pend[i].a, who, sizeof(who));
+                api_door_log_request(d,
                                      "http: %s: no TLS handshake within header_timeout: "
                                      "connection closed",
                                      who);
-                drop_pending(g, i, 1); /* nothing to say it in */
+                drop_pending(d, i, 1); /* nothing to say it in */
                 continue;
             }
-            if (now - g->pend[i].since_ms > limit) {
-                refuse(g, i, 408, "request_timeout",
+            if (now - d->pend[i].since_ms > limit) {
+                refuse(d, i, 408, "request_timeout",
                        "the request did not arrive whole within header_timeout");
                 continue;
             }
             i++;
         }
         if (now - last_reap >= 1000) {
-            reap(g, now);
+            reap(d, now);
             last_reap = now;
         }
-        for (size_t i = 0; i < g->n_linger;) {
-            if (now >= g->linger[i].until_ms) {
-                close(g->linger[i].fd);
-                g->paused = 0; /* a descriptor is free */
-                g->linger[i] = g->linger[--g->n_linger];
+        for (size_t i = 0; i < d->n_linger;) {
+            if (now >= d->linger[i].until_ms) {
+                close(d->linger[i].fd);
+                d->paused = 0; /* a descriptor is free */
+                d->linger[i] = d->linger[--d->n_linger];
                 continue;
             }
-            if (g->linger[i].until_ms - now < timeout)
-                timeout = (int)(g->linger[i].until_ms - now);
+            if (d->linger[i].until_ms - now < timeout)
+                timeout = (int)(d->linger[i].until_ms - now);
             i++;
         }
-        if (g->paused) {
-            pthread_mutex_lock(&g->mu);
-            g->paused = g->closes == g->paused_closes && now < g->resume_ms;
-            pthread_mutex_unlock(&g->mu);
-            if (g->paused && g->resume_ms - now < timeout)
-                timeout = (int)(g->resume_ms - now);
+        if (d->paused) {
+            pthread_mutex_lock(&d->mu);
+            d->paused = d->closes == d->paused_closes && now < d->resume_ms;
+            pthread_mutex_unlock(&d->mu);
+            if (d->paused && d->resume_ms - now < timeout)
+                timeout = (int)(d->resume_ms - now);
         }
-        pfd[0] = (struct pollfd){.fd = g->wake[0], .events = POLLIN};
+        pfd[0] = (struct pollfd){.fd = d->wake[0], .events = POLLIN};
         /* poll() skips a negative descriptor. */
-        pfd[1] = (struct pollfd){.fd = g->paused ? -1 : g->o.listen_fd, .events = POLLIN};
-        for (size_t i = 0; i < g->n_pend; i++) {
-            int64_t left = g->pend[i].since_ms + limit - now + 1;
+        pfd[1] = (struct pollfd){.fd = d->paused ? -1 : d->o.listen_fd, .events = POLLIN};
+        for (size_t i = 0; i < d->n_pend; i++) {
+            int64_t left = d->pend[i].since_ms + limit - now + 1;
             if (left < timeout)
                 timeout = left > 0 ? (int)left : 0;
-            if (g->pend[i].quiet_until_ms > now) {
-                if (g->pend[i].quiet_until_ms - now < timeout)
-                    timeout = (int)(g->pend[i].quiet_until_ms - now);
+            if (d->pend[i].quiet_until_ms > now) {
+                if (d->pend[i].quiet_until_ms - now < timeout)
+                    timeout = (int)(d->pend[i].quiet_until_ms - now);
                 continue;
             }
             pfd[n] =
-                (struct pollfd){.fd = g->pend[i].fd,
-                                .events = g->pend[i].tls ? g->pend[i].events : POLLIN | POLLRDHUP};
+                (struct pollfd){.fd = d->pend[i].fd,
+                                .events = d->pend[i].tls ? d->pend[i].events : POLLIN | POLLRDHUP};
             idx[n++] = i;
         }
         nfds_t first_linger = n;
-        for (size_t i = 0; i < g->n_linger; i++)
-            pfd[n++] = (struct pollfd){.fd = g->linger[i].fd, .events = POLLIN};
+        for (size_t i = 0; i < d->n_linger; i++)
+            pfd[n++] = (struct pollfd){.fd = d->linger[i].fd, .events = POLLIN};
         if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
             log_warn("http: poll");
             break;
@@ -700,19 +700,19 @@ static void *gate_main(void *arg)
             ssize_t got;
             if (!pfd[k].revents)
                 continue;
-            while ((got = recv(g->linger[i].fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+            while ((got = recv(d->linger[i].fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
                 ;
             if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                close(g->linger[i].fd);
-                g->paused = 0;
-                g->linger[i] = g->linger[--g->n_linger];
+                close(d->linger[i].fd);
+                d->paused = 0;
+                d->linger[i] = d->linger[--d->n_linger];
             }
         }
         for (nfds_t k = first_linger; k-- > 2;)
             if (pfd[k].revents)
-                examine(g, idx[k], pfd[k].revents);
+                examine(d, idx[k], pfd[k].revents);
         if (pfd[1].revents & POLLIN)
-            accept_some(g);
+            accept_some(d);
     }
 out:
     free(pfd);
@@ -722,10 +722,10 @@ out:
 
 /* ---- what libmicrohttpd tells ------------------------------------------------------------- */
 
-void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+void api_door_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code)
 {
-    struct api_gate *g = cls;
+    struct api_door *d = cls;
     struct tracked *t = *socket_context;
 
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -750,38 +750,38 @@ void api_gate_notify_connection(void *cls, struct MHD_Connection *conn, void **s
         socklen_t own_len = sizeof(own);
         t->counted =
             getsockname(t->fd, (struct sockaddr *)&own, &own_len) < 0 || own.ss_family != AF_UNIX;
-        pthread_mutex_lock(&g->mu);
+        pthread_mutex_lock(&d->mu);
         if (t->counted) {
-            struct addr_count *c = count_of(g, t->a, 1);
+            struct addr_count *c = count_of(d, t->a, 1);
             if (c)
                 c->n++;
-            g->total++;
+            d->total++;
         }
-        t->next = g->tracked;
-        if (g->tracked)
-            g->tracked->prev = t;
-        g->tracked = t;
-        pthread_mutex_unlock(&g->mu);
+        t->next = d->tracked;
+        if (d->tracked)
+            d->tracked->prev = t;
+        d->tracked = t;
+        pthread_mutex_unlock(&d->mu);
         *socket_context = t;
         return;
     }
     if (!t)
         return;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&d->mu);
     if (t->prev)
         t->prev->next = t->next;
     else
-        g->tracked = t->next;
+        d->tracked = t->next;
     if (t->next)
         t->next->prev = t->prev;
     if (t->counted)
-        release(g, t->a);
-    pthread_mutex_unlock(&g->mu);
+        release(d, t->a);
+    pthread_mutex_unlock(&d->mu);
     free(t);
     *socket_context = NULL;
 }
 
-static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int waiting, int head_in)
+static void set_waiting(struct api_door *d, struct MHD_Connection *conn, int waiting, int head_in)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -789,98 +789,98 @@ static void set_waiting(struct api_gate *g, struct MHD_Connection *conn, int wai
 
     if (!t)
         return;
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&d->mu);
     if (t->waiting != waiting)
         t->since_ms = mono_ms();
     t->waiting = waiting;
     t->head_in = head_in;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&d->mu);
 }
 
-void api_gate_head_received(struct api_gate *g, struct MHD_Connection *conn)
+void api_door_head_received(struct api_door *d, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 1, 1);
+    set_waiting(d, conn, 1, 1);
 }
 
-void api_gate_request_received(struct api_gate *g, struct MHD_Connection *conn)
+void api_door_request_received(struct api_door *d, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 0, 1);
+    set_waiting(d, conn, 0, 1);
 }
 
-void api_gate_request_done(struct api_gate *g, struct MHD_Connection *conn)
+void api_door_request_done(struct api_door *d, struct MHD_Connection *conn)
 {
-    set_waiting(g, conn, 1, 0);
+    set_waiting(d, conn, 1, 0);
 }
 
 /* ---- start and stop ------------------------------------------------------------------------ */
 
-int api_gate_new(const struct api_gate_opts *o, struct api_gate **out)
+int api_door_new(const struct api_door_opts *o, struct api_door **out)
 {
-    struct api_gate *g = calloc(1, sizeof(*g));
+    struct api_door *d = calloc(1, sizeof(*d));
 
     *out = NULL;
-    if (!g)
+    if (!d)
         return -ENOMEM;
-    g->o = *o;
-    g->wake[0] = g->wake[1] = -1;
+    d->o = *o;
+    d->wake[0] = d->wake[1] = -1;
     /* accept_some() takes what is there and goes back to poll(). */
     int fl = fcntl(o->listen_fd, F_GETFL);
     if (fl < 0 || fcntl(o->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-        free(g);
+        free(d);
         return -errno;
     }
-    g->pend = calloc(o->max_connections + 1, sizeof(*g->pend));
-    if (!g->pend || pipe2(g->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-        free(g->pend);
-        free(g);
+    d->pend = calloc(o->max_connections + 1, sizeof(*d->pend));
+    if (!d->pend || pipe2(d->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        free(d->pend);
+        free(d);
         return -ENOMEM;
     }
-    pthread_mutex_init(&g->mu, NULL);
+    pthread_mutex_init(&d->mu, NULL);
     /* The relays count in max_connections from their accept to their end: never more. */
-    if (o->tls && api_relays_new(g, o->max_connections, o->idle_timeout_s, &g->relays) < 0) {
-        api_gate_free(g);
+    if (o->tls && api_relays_new(d, o->max_connections, o->idle_timeout_s, &d->relays) < 0) {
+        api_door_free(d);
         return -ENOMEM;
     }
-    *out = g;
+    *out = d;
     return 0;
 }
 
-int api_gate_run(struct api_gate *g, struct MHD_Daemon *mhd)
+int api_door_run(struct api_door *d, struct MHD_Daemon *mhd)
 {
-    g->mhd = mhd;
-    if (pthread_create(&g->thread, NULL, gate_main, g) != 0)
+    d->mhd = mhd;
+    if (pthread_create(&d->thread, NULL, door_main, d) != 0)
         return -EAGAIN;
-    g->running = 1;
+    d->running = 1;
     return 0;
 }
 
-void api_gate_stop(struct api_gate *g)
+void api_door_stop(struct api_door *d)
 {
-    if (!g)
+    if (!d)
         return;
-    if (g->running) {
-        (void)!write(g->wake[1], "x", 1);
-        pthread_join(g->thread, NULL);
-        g->running = 0;
+    if (d->running) {
+        (void)!write(d->wake[1], "x", 1);
+        pthread_join(d->thread, NULL);
+        d->running = 0;
     }
-    while (g->n_pend)
-        drop_pending(g, g->n_pend - 1, 1);
-    while (g->n_linger)
-        close(g->linger[--g->n_linger].fd);
-    api_relays_free(g->relays); /* libmicrohttpd sees its ends close */
-    g->relays = NULL;
+    while (d->n_pend)
+        drop_pending(d, d->n_pend - 1, 1);
+    while (d->n_linger)
+        close(d->linger[--d->n_linger].fd);
+    api_relays_free(d->relays); /* libmicrohttpd sees its ends close */
+    d->relays = NULL;
 }
 
-void api_gate_free(struct api_gate *g)
+void api_door_free(struct api_door *d)
 {
-    if (!g)
+    if (!d)
         return;
-    api_gate_stop(g);
-    close(g->wake[0]);
-    close(g->wake[1]);
-    pthread_mutex_destroy(&g->mu);
+    api_door_stop(d);
+    close(d->wake[0]);
+    close(d->wake[1]);
+    pthread_mutex_destroy(&d->mu);
     /* libmicrohttpd has stopped: every tracked connection was closed and freed. */
-    free(g->counts);
-    free(g->pend);
-    free(g);
+    free(d->counts);
+    free(d->pend);
+    free(d);
 }
