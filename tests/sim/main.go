@@ -103,7 +103,12 @@ func main() {
 		}
 	}
 
-	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*user, password)}
+	if err := setupAccounts(*user, password); err != nil {
+		log.Fatal(err)
+	}
+	// No user here: the simulator then takes any name, and authz.go's
+	// enforce() checks each login against -user and -account.
+	model.Service.Listen = &url.URL{Host: *listen}
 	if *useTLS {
 		host, _, _ := net.SplitHostPort(*listen)
 		cert, _, err := simkit.SelfSignedCert("vcsim-vslint", host)
