@@ -1,5 +1,6 @@
 /* /api/v1/summary: counts of open findings, the score, and each vCenter's polling state
- * (last poll, duration, staleness, error) as the daemon's pollers see it. */
+ * (last poll, duration, staleness, error) as the daemon's pollers see it, with what its last
+ * poll could not read. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -261,8 +262,17 @@ enum MHD_Result api_h_summary(struct api_req *r)
         vsl_buf_free(&b);
         return api_db_error(r, "summarising findings", rc);
     }
+    /* What each vCenter's last poll could not read, for the dashboard's banner: read per
+     * request with the pollers' state (a poll replaces the gaps) rather than cached. */
+    json_t *gaps = NULL;
+    rc = db_gaps_grouped(db, only, &gaps);
+    if (rc < 0) {
+        vsl_buf_free(&b);
+        return api_db_error(r, "reading what the last polls could not read", rc);
+    }
     rc = api_status(r, &st, &n);
     if (rc < 0) {
+        json_decref(gaps);
         vsl_buf_free(&b);
         return api_db_error(r, "reading the pollers' state", rc);
     }
@@ -273,11 +283,16 @@ enum MHD_Result api_h_summary(struct api_req *r)
             continue;
         json_t *o = vcenter_json(&st[i]);
         /* An array is a source like a vCenter: the same polling state, and its type. */
-        if (st[i].type[0])
+        if (st[i].type[0]) {
             json_object_set_new(o, "type", json_string(st[i].type));
+        } else {
+            json_t *g = json_object_get(gaps, st[i].name);
+            json_object_set_new(o, "gaps", g ? json_incref(g) : json_array());
+        }
         json_array_append_new(st[i].type[0] ? arrays : list, o);
     }
     free(st);
+    json_decref(gaps);
     rc = add_member(&b, 0, "vcenters", list);
     rc = add_member(&b, rc, "arrays", arrays);
     /* Whether POST /api/v1/polls can be accepted at all (a token is configured): the
