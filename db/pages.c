@@ -402,7 +402,8 @@ static int gap_row(sqlite3_stmt *st, void *ctx)
     }
     if (!host)
         return 0;
-    json_t *n = json_object_get(w->group, "hosts"), *names = json_object_get(w->group, "host_names");
+    json_t *n = json_object_get(w->group, "hosts");
+    json_t *names = json_object_get(w->group, "host_names");
     json_integer_set(n, json_integer_value(n) + 1);
     if (json_array_size(names) < DB_GAP_NAMES && json_array_append_new(names, json_string(host)))
         return -ENOMEM;
