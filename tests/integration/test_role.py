@@ -39,8 +39,8 @@ def doc_privileges():
     return ids
 
 
-def dry_run(*args):
-    res = subprocess.run(['bash', SCRIPT, '-n', *args], capture_output=True, text=True,
+def dry_run(*args, script=SCRIPT):
+    res = subprocess.run(['bash', script, '-n', *args], capture_output=True, text=True,
                          timeout=30)
     assert res.returncode == 0, res.stderr
     return [shlex.split(l) for l in res.stdout.splitlines()]
@@ -184,7 +184,7 @@ def role_id(client, am, name):
     raise AssertionError('no role %r in %s' % (name, out[:2000]))
 
 
-def apply_role_script(url, user, role):
+def apply_role_script(url, user, role, script=SCRIPT):
     """Makes, as the administrator, the AuthorizationManager calls dist/vcenter-role.sh's govc
     commands make (govc is not packaged here): role.create ROLE PRIVILEGE... is
     AddAuthorizationRole, permissions.set -principal USER -role ROLE -propagate=true / is
@@ -196,7 +196,7 @@ def apply_role_script(url, user, role):
     sc = service_content(admin)
     am = sc['authorizationManager'][1]
     root_type, root = sc['rootFolder']
-    for cmd in dry_run(user, role):
+    for cmd in dry_run(user, role, script=script):
         assert cmd[:2] == ['+', 'govc'], cmd
         if cmd[2] == 'role.create':
             admin.call('<AddAuthorizationRole><_this type="AuthorizationManager">%s</_this>'
@@ -324,3 +324,72 @@ def test_the_summary_groups_a_read_only_accounts_gaps_by_kind_and_privilege(star
              'privilege': 'Host.Config.Storage', 'hosts': 8, 'host_names': iscsi}]
         only = srv.get('/api/v1/summary?vcenter=lab').json()
         assert only['vcenters'][0]['gaps'] == v['gaps']
+
+
+def test_a_privilege_deleted_from_the_script_becomes_that_gap_on_each_host_concerned(
+        start_sim, workspace):
+    """The script says: delete the Host.Config.Storage line to keep it out of the role, and
+    vslint records the iscsi-bindings gap on each host concerned instead. The role made from the
+    script so edited, in the simulator: exactly that."""
+    text = open(SCRIPT, encoding='utf-8').read()
+    assert text.count('\n    Host.Config.Storage\n') == 1
+    edited = os.path.join(workspace.dir, 'vcenter-role.sh')
+    with open(edited, 'w', encoding='utf-8') as f:
+        f.write(text.replace('\n    Host.Config.Storage\n', '\n'))
+    sim = start_sim('violations', extra=['-account', 'vslint-svc'])
+    apply_role_script(sim.url, 'vslint-svc', 'vslint-reader', script=edited)
+    iscsi = {h['name'] for h in sim.truth()['hosts'] if h['iscsi_hbas']}
+    est = account_estate(sim, workspace, 'vslint-svc')
+    est.check()
+    assert gaps_of(est.inventory()) == sorted(
+        [('esx-san-noesxcli', 'esxcli', REFUSED % 'Host.Config.Settings')] +
+        [(h, 'iscsi-bindings', REFUSED % 'Host.Config.Storage') for h in iscsi])
+
+
+def test_the_simulator_refuses_what_a_role_does_not_grant_as_vcenter_does(start_sim):
+    """The simulator's own authorization, through SOAP: a method the role lacks gets
+    NoPermission with the object and the privilegeId; an object the account may not read comes
+    back with its properties in missingSet (NoPermission, System.Read); a method outside the
+    simulator's privilege table is refused; a wrong password is InvalidLogin for an account
+    too."""
+    from simlib import VimClient
+    sim = start_sim('violations', extra=['-account', 'ro:ReadOnly', '-account', 'nobody'])
+    host = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-01'][0]['moref']
+    read = ('<RetrievePropertiesEx><_this type="PropertyCollector">propertyCollector</_this>'
+            '<specSet><propSet><type>HostSystem</type><pathSet>name</pathSet></propSet>'
+            '<objectSet><obj type="HostSystem">%s</obj></objectSet></specSet><options/>'
+            '</RetrievePropertiesEx>' % host)
+    esxcli = ('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">ha-mme-%s</_this>'
+              '<moid>ha-cli-handler-storage-nmp-device</moid><version>urn:vim25/5.0</version>'
+              '<method>vim.EsxCLI.storage.nmp.device.list</method></ExecuteSoap>' % host)
+
+    def refused(client, body):
+        try:
+            client.call(body)
+        except RuntimeError as e:
+            return str(e)
+        raise AssertionError('not refused: ' + body)
+
+    ro = VimClient(sim.url, user='ro')
+    assert soap_values(ro.call(read), 'val') == ['esx-clean-01']
+    fault = refused(ro, esxcli)
+    assert 'NoPermissionFault' in fault
+    assert soap_values(fault.split(': ', 1)[1], 'privilegeId') == ['Host.Config.Settings']
+    assert soap_values(fault.split(': ', 1)[1], 'object') == [host]
+    # PowerOnVM_Task is in no role vslint needs, and not in the simulator's table.
+    vm = sim.truth()['vms'][0]['moref']
+    assert 'NoPermissionFault' in refused(
+        ro, '<PowerOnVM_Task><_this type="VirtualMachine">%s</_this></PowerOnVM_Task>' % vm)
+    # The administrator is not held to a permission.
+    admin = VimClient(sim.url)
+    assert 'ExecuteSoapResponse' in admin.call(esxcli)
+
+    nobody = VimClient(sim.url, user='nobody')
+    out = nobody.call(read)
+    assert soap_values(out, 'val') == [] and soap_values(out, 'path') == ['name']
+    assert soap_values(out, 'privilegeId') == ['System.Read']
+    try:
+        VimClient(sim.url, user='ro', password='not-the-password')
+        raise AssertionError('logged in with a wrong password')
+    except RuntimeError as e:
+        assert 'InvalidLoginFault' in str(e)
