@@ -324,6 +324,15 @@ def test_the_summary_groups_a_read_only_accounts_gaps_by_kind_and_privilege(star
              'privilege': 'Host.Config.Storage', 'hosts': 8, 'host_names': iscsi}]
         only = srv.get('/api/v1/summary?vcenter=lab').json()
         assert only['vcenters'][0]['gaps'] == v['gaps']
+        # The account given the script's role while the daemon runs: its next poll reads the
+        # bindings and esxcli, and the summary says so (nothing left of the last answer).
+        apply_role_script(sim.url, 'ro', 'vslint-reader')
+        v = srv.poll_and_wait('lab')
+        assert v['last_poll']['ok'] and v['gaps'] == [
+            {'what': 'esxcli', 'error': REFUSED % 'Host.Config.Settings',
+             'privilege': 'Host.Config.Settings', 'hosts': 1,
+             'host_names': ['esx-san-noesxcli']}]
+        assert srv.get('/api/v1/summary?vcenter=lab').json()['vcenters'][0]['gaps'] == v['gaps']
 
 
 def test_a_privilege_deleted_from_the_script_becomes_that_gap_on_each_host_concerned(
