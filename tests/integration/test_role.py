@@ -359,8 +359,8 @@ def test_the_simulator_refuses_what_a_role_does_not_grant_as_vcenter_does(start_
     """The simulator's own authorization, through SOAP: a method the role lacks gets
     NoPermission with the object and the privilegeId; an object the account may not read comes
     back with its properties in missingSet (NoPermission, System.Read); a method outside the
-    simulator's privilege table is refused; a wrong password is InvalidLogin for an account
-    too."""
+    simulator's privilege table is refused; the nearest permission decides (No access on one
+    host under Read-only at the root); a wrong password is InvalidLogin for an account too."""
     from simlib import VimClient
     sim = start_sim('violations', extra=['-account', 'ro:ReadOnly', '-account', 'nobody'])
     host = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-01'][0]['moref']
@@ -392,6 +392,18 @@ def test_the_simulator_refuses_what_a_role_does_not_grant_as_vcenter_does(start_
     # The administrator is not held to a permission.
     admin = VimClient(sim.url)
     assert 'ExecuteSoapResponse' in admin.call(esxcli)
+
+    # The nearest permission decides: No access on one host, Read-only above it.
+    sc = service_content(admin)
+    am = sc['authorizationManager'][1]
+    admin.call('<SetEntityPermissions><_this type="AuthorizationManager">%s</_this>'
+               '<entity type="HostSystem">%s</entity><permission><principal>ro</principal>'
+               '<group>false</group><roleId>%d</roleId><propagate>true</propagate></permission>'
+               '</SetEntityPermissions>' % (am, host, role_id(admin, am, 'NoAccess')))
+    out = ro.call(read)
+    assert soap_values(out, 'val') == [] and soap_values(out, 'privilegeId') == ['System.Read']
+    other = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-02'][0]['moref']
+    assert soap_values(ro.call(read.replace(host, other)), 'val') == ['esx-clean-02']
 
     nobody = VimClient(sim.url, user='nobody')
     out = nobody.call(read)
