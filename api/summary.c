@@ -1,5 +1,6 @@
 /* /api/v1/summary: counts of open findings, the score, and each vCenter's polling state
- * (last poll, duration, staleness, error) as the daemon's pollers see it. */
+ * (last poll, duration, staleness, error) as the daemon's pollers see it, with what its last
+ * poll could not read. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -240,6 +241,32 @@ static int counted(struct api_req *r, struct db *db, const char *only, struct vs
     return rc;
 }
 
+/* What each vCenter's last poll could not read (db_gaps_grouped()) into *out: from the cache
+ * while nobody has written the database since (grouping 20,000 hosts' gaps takes a good part
+ * of a second; a poll that changes them writes the database). */
+static int gaps_json(struct api_req *r, struct db *db, const char *only, json_t **out)
+{
+    uint64_t gen = api_generation(r), h;
+    char key[API_MAX_ARG + 64], *s = NULL, *gz;
+    size_t len, gzlen;
+    int rc = 0;
+
+    snprintf(key, sizeof(key), "#gaps?%s", only ? only : "");
+    if (api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
+        *out = json_loadb(s, len, 0, NULL);
+        free(s);
+        if (*out)
+            return 0;
+    }
+    if ((rc = db_gaps_grouped(db, only, out)) < 0)
+        return rc;
+    s = json_dumps(*out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (s)
+        api_cache_put(r, key, gen, s, strlen(s), 0, NULL, 0);
+    free(s);
+    return 0;
+}
+
 enum MHD_Result api_h_summary(struct api_req *r)
 {
     static const char *const names[] = {"vcenter", NULL};
@@ -261,8 +288,16 @@ enum MHD_Result api_h_summary(struct api_req *r)
         vsl_buf_free(&b);
         return api_db_error(r, "summarising findings", rc);
     }
+    /* What each vCenter's last poll could not read, for the dashboard's banner. */
+    json_t *gaps = NULL;
+    rc = gaps_json(r, db, only, &gaps);
+    if (rc < 0) {
+        vsl_buf_free(&b);
+        return api_db_error(r, "reading what the last polls could not read", rc);
+    }
     rc = api_status(r, &st, &n);
     if (rc < 0) {
+        json_decref(gaps);
         vsl_buf_free(&b);
         return api_db_error(r, "reading the pollers' state", rc);
     }
@@ -273,11 +308,16 @@ enum MHD_Result api_h_summary(struct api_req *r)
             continue;
         json_t *o = vcenter_json(&st[i]);
         /* An array is a source like a vCenter: the same polling state, and its type. */
-        if (st[i].type[0])
+        if (st[i].type[0]) {
             json_object_set_new(o, "type", json_string(st[i].type));
+        } else {
+            json_t *g = json_object_get(gaps, st[i].name);
+            json_object_set_new(o, "gaps", g ? json_incref(g) : json_array());
+        }
         json_array_append_new(st[i].type[0] ? arrays : list, o);
     }
     free(st);
+    json_decref(gaps);
     rc = add_member(&b, 0, "vcenters", list);
     rc = add_member(&b, rc, "arrays", arrays);
     /* Whether POST /api/v1/polls can be accepted at all (a token is configured): the

@@ -348,6 +348,100 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
     return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
+/* The state of db_gaps_grouped()'s walk over the rows. */
+struct gap_walk {
+    json_t *out;   /* vCenter name -> array of groups; borrowed */
+    json_t *group; /* the group rows are being added to; borrowed from out */
+};
+
+/* The privilege a gap's error names: vsphere/soap.c writes a refusal's as "fault (needs ID):".
+ * "" when it names none. */
+static void gap_privilege(const char *error, char *buf, size_t size)
+{
+    const char *p = error ? strstr(error, "fault (needs ") : NULL;
+    size_t n = 0;
+
+    buf[0] = '\0';
+    if (!p)
+        return;
+    p += strlen("fault (needs ");
+    while (p[n] && p[n] != ')')
+        n++;
+    if (p[n] == ')' && n > 0 && n < size)
+        snprintf(buf, size, "%.*s", (int)n, p);
+}
+
+/* Adds the current row (vcenter, what, error, host name or NULL for the vCenter's own) to
+ * its group (a db_row_fn): a new group when what or error differ from the last row's. */
+static int gap_row(sqlite3_stmt *st, void *ctx)
+{
+    struct gap_walk *w = ctx;
+    const char *vc = (const char *)sqlite3_column_text(st, 0);
+    const char *what = (const char *)sqlite3_column_text(st, 1);
+    const char *error = (const char *)sqlite3_column_text(st, 2);
+    const char *host = (const char *)sqlite3_column_text(st, 3);
+    json_t *list = json_object_get(w->out, vc ? vc : "");
+    char priv[128];
+
+    what = what ? what : "";
+    error = error ? error : "";
+    if (!list) {
+        list = json_array();
+        if (!list || json_object_set_new(w->out, vc ? vc : "", list))
+            return -ENOMEM;
+        w->group = NULL;
+    }
+    if (!w->group || strcmp(json_string_value(json_object_get(w->group, "what")), what) ||
+        strcmp(json_string_value(json_object_get(w->group, "error")), error)) {
+        gap_privilege(error, priv, sizeof(priv));
+        w->group = json_pack("{s:s,s:s,s:o,s:i,s:[]}", "what", what, "error", error, "privilege",
+                             priv[0] ? json_string(priv) : json_null(), "hosts", 0,
+                             "host_names");
+        if (!w->group || json_array_append_new(list, w->group))
+            return -ENOMEM;
+    }
+    if (!host)
+        return 0;
+    json_t *n = json_object_get(w->group, "hosts");
+    json_t *names = json_object_get(w->group, "host_names");
+    json_integer_set(n, json_integer_value(n) + 1);
+    if (json_array_size(names) < DB_GAP_NAMES && json_array_append_new(names, json_string(host)))
+        return -ENOMEM;
+    return 0;
+}
+
+int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out)
+{
+    /* A host's gap names the host (its moref when the host row is missing); a vCenter's own
+     * gap (object '') names none. Sorted so that equal (what, error) rows are adjacent. */
+    static const char sql[] =
+        "SELECT g.vcenter, g.what, g.error,"
+        " CASE WHEN g.object = '' THEN NULL ELSE coalesce(h.name, g.object) END AS host"
+        " FROM gaps g LEFT JOIN hosts h ON h.vcenter = g.vcenter AND h.moref = g.object"
+        " WHERE ?1 IS NULL OR g.vcenter = ?1"
+        " ORDER BY g.vcenter, g.what, g.error, host IS NOT NULL, host";
+    struct gap_walk w = {.out = json_object()};
+    sqlite3_stmt *st = NULL;
+    int r;
+
+    assert(db && out);
+    *out = NULL;
+    if (!w.out)
+        return -ENOMEM;
+    r = db_stmt(db, sql, &st);
+    if (r == 0) {
+        int rc = db_bind(st, DB_TEXT(vcenter));
+        r = rc == SQLITE_OK ? db_each_row(st, "reading the gaps", gap_row, &w)
+                            : db_fail(db->h, rc, "reading the gaps");
+    }
+    db_stmt_done(db, st);
+    if (r == 0)
+        *out = w.out;
+    else
+        json_decref(w.out);
+    return r;
+}
+
 /* The runway's days to a threshold when the last estimate has a whole number of them (null
  * and a reason otherwise: left out, as the metrics did when they read the page's JSON). */
 #define RUNWAY_DAYS(key)                                                                           \

@@ -43,6 +43,16 @@ int db_datastore_gauges(struct db *db, int (*fn)(const struct db_ds_gauges *g, v
 /* Counts the stored datastores, hosts and VMs of vcenter (NULL: all), in that order. */
 int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
 
+/* At most this many host names per group of db_gaps_grouped(); "hosts" counts them all. */
+#define DB_GAP_NAMES 100
+
+/* What the last poll of each vCenter (vcenter, or NULL: all) could not read, grouped by what and
+ * error: *out (new reference, the caller owns it) maps a vCenter's name to an array of
+ * {"what", "error", "privilege" (the one the refusal names, or null), "hosts" (how many hosts
+ * have this gap; 0 for a gap about the vCenter itself), "host_names" (the first DB_GAP_NAMES,
+ * by name)}, in (what, error) order. A vCenter without gaps has no member. */
+int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out);
+
 /* What the database remembers of a vCenter's polling, so a restarted daemon reports the age of
  * the snapshot it serves before its own first poll. All zero/empty when never polled. */
 struct db_vcenter_state {

@@ -291,6 +291,35 @@
     fillCheckCounts(counts.by_check || {});
     renderVcenters(s.vcenters || [], s.arrays || []);
     renderFreshness(s.vcenters || [], s.arrays || []);
+    renderGaps(s.vcenters || []);
+  }
+
+  // What each vCenter's last poll could not read, one line per kind and reason with the hosts
+  // it concerns on demand: a refusal names the privilege the account lacks, which is the fix.
+  const GAP_NAMES = { esxcli: 'esxcli', 'iscsi-bindings': 'iSCSI port bindings',
+    options: 'advanced options', alarms: 'alarms' };
+  function renderGaps(vcenters) {
+    const lines = [];
+    for (const v of vcenters) {
+      for (const g of v.gaps || []) {
+        const what = GAP_NAMES[g.what] || g.what;
+        const why = g.privilege ? what + ' not permitted (needs ' + g.privilege + ')' :
+          what + ' not read: ' + g.error;
+        const line = el('div', { 'data-vcenter': v.name, 'data-gap': g.what },
+          el('strong', {}, v.name), ': ',
+          g.hosts ? g.hosts + (g.hosts === 1 ? ' host' : ' hosts') + ': ' + why : why);
+        if (g.hosts) {
+          const more = g.hosts - g.host_names.length;
+          line.append(' ', el('details', { class: 'gap-hosts' }, el('summary', {}, 'which'),
+            g.host_names.join(', ') + (more > 0 ? ' and ' + more + ' more' : '')));
+        }
+        if (g.privilege) line.title = g.error;
+        lines.push(line);
+      }
+    }
+    const banner = $('gaps');
+    banner.replaceChildren(...lines);
+    banner.hidden = !lines.length;
   }
 
   // "12 of 40 datastores": per kind, the objects with an open finding.

@@ -143,6 +143,24 @@ async function dashboard(page, base, api) {
       (await page.textContent('#updated')).trim()), await page.textContent('#updated'));
   });
 
+  await step('the gaps banner names what the last poll could not read, why, and on which hosts', async () => {
+    // The scenario plants one host that refuses esxcli (NoPermission, Host.Config.Settings).
+    const line = '#gaps div[data-vcenter="lab"][data-gap="esxcli"]';
+    check('the gaps banner is shown', await page.isVisible('#gaps'));
+    eq('one line: the one kind of gap', await page.$$eval('#gaps div', (d) => d.length), 1);
+    eq('the line says how many hosts, what and the privilege',
+      (await page.$eval(line, (d) => d.firstChild.textContent + d.childNodes[1].textContent +
+        d.childNodes[2].textContent)).trim(),
+      'lab: 1 host: esxcli not permitted (needs Host.Config.Settings)');
+    check('the host names wait for a click', !(await page.isVisible(line + ' details[open]')) &&
+      !(await page.$eval(line + ' details', (d) => d.open)));
+    await page.click(line + ' details summary');
+    check('a click shows the host', await page.isVisible(line + ' details[open]'));
+    eq('the host is named', (await page.$eval(line + ' details', (d) => d.lastChild.textContent)).trim(),
+      'esx-san-noesxcli');
+    check('the vCenter\'s fault is on hover', /NoPermission fault/.test(await page.getAttribute(line, 'title')));
+  });
+
   await step('findings are grouped by check, worst first, with counts and titles', async () => {
     const per = {};
     for (const f of all.findings) per[f.check] = (per[f.check] || 0) + 1;

@@ -8,12 +8,13 @@ so the shell script runs in its -n mode, which prints the govc commands it would
 PowerShell here, so the .ps1 is compared by its list.
 """
 import glob
+import json
 import os
 import re
 import shlex
 import subprocess
 
-from simlib import run_ok
+from simlib import Estate, of, run_ok, vcenter, vslint
 
 SOURCE_ROOT = os.environ.get('SOURCE_ROOT', '.')
 DOC = os.path.join(SOURCE_ROOT, 'docs', 'vcenter-role.md')
@@ -38,8 +39,8 @@ def doc_privileges():
     return ids
 
 
-def dry_run(*args):
-    res = subprocess.run(['bash', SCRIPT, '-n', *args], capture_output=True, text=True,
+def dry_run(*args, script=SCRIPT):
+    res = subprocess.run(['bash', script, '-n', *args], capture_output=True, text=True,
                          timeout=30)
     assert res.returncode == 0, res.stderr
     return [shlex.split(l) for l in res.stdout.splitlines()]
@@ -147,3 +148,269 @@ def test_checking_the_account_as_the_doc_says_shows_the_host_that_refused_esxcli
     assert [(h, l.split(':')[1].strip()) for h, l in not_read] == [('esx-san-noesxcli',
                                                                      'esxcli')], out
     assert 'NoPermission' in not_read[0][1]
+
+
+# ---- the role against the simulator's authorization (tests/sim/authz.go) ----
+
+def soap_values(xml_text, tag):
+    """The text of every element named tag (any namespace) in a SOAP answer."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml_text)
+    return [e.text or '' for e in root.iter() if e.tag.rsplit('}', 1)[-1] == tag]
+
+
+def service_content(client):
+    import xml.etree.ElementTree as ET
+    out = client.call('<RetrieveServiceContent><_this type="ServiceInstance">ServiceInstance'
+                      '</_this></RetrieveServiceContent>')
+    rv = [e for e in ET.fromstring(out).iter() if e.tag.endswith('}returnval')][0]
+    return {c.tag.rsplit('}', 1)[-1]: (c.get('type'), c.text) for c in rv}
+
+
+def role_id(client, am, name):
+    """The id of role name in the AuthorizationManager's roleList, as govc looks it up."""
+    import xml.etree.ElementTree as ET
+    out = client.call(
+        '<RetrievePropertiesEx><_this type="PropertyCollector">propertyCollector</_this>'
+        '<specSet><propSet><type>AuthorizationManager</type><pathSet>roleList</pathSet>'
+        '</propSet><objectSet><obj type="AuthorizationManager">%s</obj></objectSet></specSet>'
+        '<options/></RetrievePropertiesEx>' % am)
+    for role in ET.fromstring(out).iter():
+        if role.tag.rsplit('}', 1)[-1] != 'AuthorizationRole':
+            continue
+        fields = {c.tag.rsplit('}', 1)[-1]: c.text for c in role}
+        if fields.get('name') == name:
+            return int(fields['roleId'])
+    raise AssertionError('no role %r in %s' % (name, out[:2000]))
+
+
+def apply_role_script(url, user, role, script=SCRIPT):
+    """Makes, as the administrator, the AuthorizationManager calls dist/vcenter-role.sh's govc
+    commands make (govc is not packaged here): role.create ROLE PRIVILEGE... is
+    AddAuthorizationRole, permissions.set -principal USER -role ROLE -propagate=true / is
+    SetEntityPermissions on the root folder. The commands are the script's own (its -n output),
+    so a change of the script changes what the account is given."""
+    from xml.sax.saxutils import escape
+    from simlib import VimClient
+    admin = VimClient(url)
+    sc = service_content(admin)
+    am = sc['authorizationManager'][1]
+    root_type, root = sc['rootFolder']
+    for cmd in dry_run(user, role, script=script):
+        assert cmd[:2] == ['+', 'govc'], cmd
+        if cmd[2] == 'role.create':
+            admin.call('<AddAuthorizationRole><_this type="AuthorizationManager">%s</_this>'
+                       '<name>%s</name>%s</AddAuthorizationRole>' % (
+                           am, escape(cmd[3]),
+                           ''.join('<privIds>%s</privIds>' % escape(p) for p in cmd[4:])))
+        elif cmd[2] == 'permissions.set':
+            opts = dict(zip(cmd[3:-1:2], cmd[4:-1:2]))
+            assert cmd[-1] == '/' and set(opts) == {'-principal', '-role'}, cmd
+            assert cmd[7] == '-propagate=true', cmd
+            rid = role_id(admin, am, opts['-role'])
+            admin.call('<SetEntityPermissions><_this type="AuthorizationManager">%s</_this>'
+                       '<entity type="%s">%s</entity><permission><entity type="%s">%s</entity>'
+                       '<principal>%s</principal><group>false</group><roleId>%d</roleId>'
+                       '<propagate>true</propagate></permission></SetEntityPermissions>' % (
+                           am, root_type, root, root_type, root, escape(opts['-principal']),
+                           rid))
+        else:
+            raise AssertionError('the script runs a govc command this test does not know: %s'
+                                 % cmd)
+
+
+def account_estate(sim, ws, user, name='lab'):
+    est = Estate(sim, ws, name)
+    est.vc['user'] = user
+    est.conf = ws.write_config([est.vc])
+    return est
+
+
+def gaps_of(inv):
+    """(host name or '', what, error) of every gap of an inventory document."""
+    out = [('', g['what'], g['error']) for v in inv['vcenters'] for g in v.get('gaps', [])]
+    for v in inv['vcenters']:
+        for h in v.get('hosts', []):
+            out += [(h['name'], g['what'], g['error']) for g in h.get('gaps', [])]
+    return sorted(out)
+
+
+def comparable(findings):
+    """What a user reads of each finding, without the times and the number of the poll that
+    found it (the account's database holds its refused poll first; ages in days to the
+    minute: two polls a few seconds apart see the same snapshot ages)."""
+    def fix(v):
+        if isinstance(v, float):
+            return round(v, 3)
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+    return sorted(json.dumps(fix({k: v for k, v in f.items()
+                                  if k not in ('first_seen', 'last_seen', 'first_seen_by')}),
+                              sort_keys=True)
+                  for f in findings)
+
+
+REFUSED = 'NoPermission fault (needs %s): Permission to perform this operation was denied.'
+
+
+def test_an_account_with_the_scripts_role_reads_what_the_administrator_reads(
+        start_sim, workspace, new_workspace):
+    """The account gets nothing but what dist/vcenter-role.sh gives it: before, the simulator
+    refuses its first view (System.View); after, its poll has the administrator's gaps (the one
+    host of the scenario that refuses esxcli to everyone) and gives the administrator's
+    findings."""
+    sim = start_sim('violations', extra=['-account', 'vslint-svc'])
+    est = account_estate(sim, workspace, 'vslint-svc')
+    res = vslint('collect', '-c', est.conf)
+    assert res.returncode != 0, res.stdout
+    assert 'NoPermission' in res.stderr and 'System.View' in res.stderr, res.stderr[-1000:]
+    assert 'authz: vslint-svc may not CreateContainerView' in sim.log()
+
+    apply_role_script(sim.url, 'vslint-svc', 'vslint-reader')
+    findings = est.check()
+    inv = est.inventory()
+    assert gaps_of(inv) == [('esx-san-noesxcli', 'esxcli', REFUSED % 'Host.Config.Settings')]
+    admin = Estate(sim, new_workspace(), 'lab')
+    admin_findings = admin.check()
+    assert gaps_of(inv) == gaps_of(admin.inventory())
+    assert len(findings) > 50 and comparable(findings) == comparable(admin_findings)
+    assert 'may not' not in sim.log().split('authz: vslint-svc may not CreateContainerView')[1]
+
+
+def test_a_read_only_account_misses_exactly_the_bound_vmknics_and_esxcli(start_sim, workspace):
+    """A plain Read-only account (the built-in role, at the root): every host with SAN LUNs
+    refuses esxcli (Host.Config.Settings), every host with an iSCSI adapter its port bindings
+    (Host.Config.Storage); everything else is read, and host-coverage names each host."""
+    sim = start_sim('violations', extra=['-account', 'ro:ReadOnly'])
+    truth = sim.truth()
+    san = {h['name'] for h in truth['hosts'] if any(not l['local'] for l in h['luns'])}
+    iscsi = {h['name'] for h in truth['hosts'] if h['iscsi_hbas']}
+    assert len(san) == 16 and len(iscsi) == 8, (san, iscsi)
+    est = account_estate(sim, workspace, 'ro')
+    findings = est.check()
+    want = sorted([(h, 'esxcli', REFUSED % 'Host.Config.Settings') for h in san] +
+                  [(h, 'iscsi-bindings', REFUSED % 'Host.Config.Storage') for h in iscsi])
+    inv = est.inventory()
+    assert gaps_of(inv) == want
+    # What it did read: every host's advanced options (no gap about alarms either, above).
+    assert {h['name'] for v in inv['vcenters'] for h in v['hosts']
+            if (h.get('options') or {}).get('VMFS3.EnableBlockDelete') in ('0', '1')} == san | iscsi
+    coverage = of(findings, 'host-coverage')
+    assert set(coverage) == san | iscsi
+    for h in iscsi:
+        text = json.dumps(coverage[h])
+        assert 'esxcli' in text and 'iscsi-bindings' in text and 'Host.Config.Storage' in text
+    assert 'Host.Config.Settings' in json.dumps(coverage['esx-clean-01'])
+
+
+def test_the_summary_groups_a_read_only_accounts_gaps_by_kind_and_privilege(start_sim, workspace):
+    """/api/v1/summary says per vCenter what its last poll could not read: one entry per kind
+    and reason, with the privilege, how many hosts and which (the dashboard's banner)."""
+    from apilib import serving
+    sim = start_sim('violations', extra=['-account', 'ro:ReadOnly'])
+    truth = sim.truth()
+    iscsi = sorted(h['name'] for h in truth['hosts'] if h['iscsi_hbas'])
+    every = sorted(h['name'] for h in truth['hosts'])
+    vc = dict(vcenter(workspace, sim.url, 'lab'), user='ro')
+    with serving(workspace, [vc]) as srv:
+        v = srv.vcenter('lab')
+        assert v['gaps'] == [
+            {'what': 'esxcli', 'error': REFUSED % 'Host.Config.Settings',
+             'privilege': 'Host.Config.Settings', 'hosts': 16, 'host_names': every},
+            {'what': 'iscsi-bindings', 'error': REFUSED % 'Host.Config.Storage',
+             'privilege': 'Host.Config.Storage', 'hosts': 8, 'host_names': iscsi}]
+        only = srv.get('/api/v1/summary?vcenter=lab').json()
+        assert only['vcenters'][0]['gaps'] == v['gaps']
+        # The account given the script's role while the daemon runs: its next poll reads the
+        # bindings and esxcli, and the summary says so (nothing left of the last answer).
+        apply_role_script(sim.url, 'ro', 'vslint-reader')
+        v = srv.poll_and_wait('lab')
+        assert v['last_poll']['ok'] and v['gaps'] == [
+            {'what': 'esxcli', 'error': REFUSED % 'Host.Config.Settings',
+             'privilege': 'Host.Config.Settings', 'hosts': 1,
+             'host_names': ['esx-san-noesxcli']}]
+        assert srv.get('/api/v1/summary?vcenter=lab').json()['vcenters'][0]['gaps'] == v['gaps']
+
+
+def test_a_privilege_deleted_from_the_script_becomes_that_gap_on_each_host_concerned(
+        start_sim, workspace):
+    """The script says: delete the Host.Config.Storage line to keep it out of the role, and
+    vslint records the iscsi-bindings gap on each host concerned instead. The role made from the
+    script so edited, in the simulator: exactly that."""
+    text = open(SCRIPT, encoding='utf-8').read()
+    assert text.count('\n    Host.Config.Storage\n') == 1
+    edited = os.path.join(workspace.dir, 'vcenter-role.sh')
+    with open(edited, 'w', encoding='utf-8') as f:
+        f.write(text.replace('\n    Host.Config.Storage\n', '\n'))
+    sim = start_sim('violations', extra=['-account', 'vslint-svc'])
+    apply_role_script(sim.url, 'vslint-svc', 'vslint-reader', script=edited)
+    iscsi = {h['name'] for h in sim.truth()['hosts'] if h['iscsi_hbas']}
+    est = account_estate(sim, workspace, 'vslint-svc')
+    est.check()
+    assert gaps_of(est.inventory()) == sorted(
+        [('esx-san-noesxcli', 'esxcli', REFUSED % 'Host.Config.Settings')] +
+        [(h, 'iscsi-bindings', REFUSED % 'Host.Config.Storage') for h in iscsi])
+
+
+def test_the_simulator_refuses_what_a_role_does_not_grant_as_vcenter_does(start_sim):
+    """The simulator's own authorization, through SOAP: a method the role lacks gets
+    NoPermission with the object and the privilegeId; an object the account may not read comes
+    back with its properties in missingSet (NoPermission, System.Read); a method outside the
+    simulator's privilege table is refused; the nearest permission decides (No access on one
+    host under Read-only at the root); a wrong password is InvalidLogin for an account too."""
+    from simlib import VimClient
+    sim = start_sim('violations', extra=['-account', 'ro:ReadOnly', '-account', 'nobody'])
+    host = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-01'][0]['moref']
+    read = ('<RetrievePropertiesEx><_this type="PropertyCollector">propertyCollector</_this>'
+            '<specSet><propSet><type>HostSystem</type><pathSet>name</pathSet></propSet>'
+            '<objectSet><obj type="HostSystem">%s</obj></objectSet></specSet><options/>'
+            '</RetrievePropertiesEx>' % host)
+    esxcli = ('<ExecuteSoap><_this type="ReflectManagedMethodExecuter">ha-mme-%s</_this>'
+              '<moid>ha-cli-handler-storage-nmp-device</moid><version>urn:vim25/5.0</version>'
+              '<method>vim.EsxCLI.storage.nmp.device.list</method></ExecuteSoap>' % host)
+
+    def refused(client, body):
+        try:
+            client.call(body)
+        except RuntimeError as e:
+            return str(e)
+        raise AssertionError('not refused: ' + body)
+
+    ro = VimClient(sim.url, user='ro')
+    assert soap_values(ro.call(read), 'val') == ['esx-clean-01']
+    fault = refused(ro, esxcli)
+    assert 'NoPermissionFault' in fault
+    assert soap_values(fault.split(': ', 1)[1], 'privilegeId') == ['Host.Config.Settings']
+    assert soap_values(fault.split(': ', 1)[1], 'object') == [host]
+    # PowerOnVM_Task is in no role vslint needs, and not in the simulator's table.
+    vm = sim.truth()['vms'][0]['moref']
+    assert 'NoPermissionFault' in refused(
+        ro, '<PowerOnVM_Task><_this type="VirtualMachine">%s</_this></PowerOnVM_Task>' % vm)
+    # The administrator is not held to a permission.
+    admin = VimClient(sim.url)
+    assert 'ExecuteSoapResponse' in admin.call(esxcli)
+
+    # The nearest permission decides: No access on one host, Read-only above it.
+    sc = service_content(admin)
+    am = sc['authorizationManager'][1]
+    admin.call('<SetEntityPermissions><_this type="AuthorizationManager">%s</_this>'
+               '<entity type="HostSystem">%s</entity><permission><principal>ro</principal>'
+               '<group>false</group><roleId>%d</roleId><propagate>true</propagate></permission>'
+               '</SetEntityPermissions>' % (am, host, role_id(admin, am, 'NoAccess')))
+    out = ro.call(read)
+    assert soap_values(out, 'val') == [] and soap_values(out, 'privilegeId') == ['System.Read']
+    other = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-02'][0]['moref']
+    assert soap_values(ro.call(read.replace(host, other)), 'val') == ['esx-clean-02']
+
+    nobody = VimClient(sim.url, user='nobody')
+    out = nobody.call(read)
+    assert soap_values(out, 'val') == [] and soap_values(out, 'path') == ['name']
+    assert soap_values(out, 'privilegeId') == ['System.Read']
+    try:
+        VimClient(sim.url, user='ro', password='not-the-password')
+        raise AssertionError('logged in with a wrong password')
+    except RuntimeError as e:
+        assert 'InvalidLoginFault' in str(e)

@@ -151,6 +151,7 @@ func (pc *PagingCollector) RetrievePropertiesEx(ctx *simulator.Context, r *types
 		body.Res.Returnval = nil
 		return body
 	}
+	filterReadable(ctx.Session.UserName, rr.Objects)
 	rr.Objects, rr.Token = takePage(rr.Objects, effectivePageSize(r.Options))
 	return body
 }

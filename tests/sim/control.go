@@ -222,6 +222,7 @@ func dropSessions() {
 	keys := seenSessions.keys
 	seenSessions.keys = make(map[string]bool)
 	seenSessions.Unlock()
+	forgetSessions()
 	other := &simulator.Context{Session: &simulator.Session{}}
 	other.Session.Key = "vcsim-vslint-dropper"
 	for k := range keys {

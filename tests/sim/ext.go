@@ -610,10 +610,13 @@ func wrapSDK(next http.Handler) http.Handler {
 				w.WriteHeader(http.StatusBadRequest)
 				return
 			}
+			// The privilege check sees the call as the client made it,
+			// before _this is pointed at a companion object.
+			checked := body
 			body = rewriteThis(body)
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
-			if invalidVersion(w, body) || injectFault(w, r, body, next) {
+			if enforce(w, r, checked, next) || invalidVersion(w, body) || injectFault(w, r, body, next) {
 				return
 			}
 		}

@@ -32,7 +32,7 @@ func main() {
 	pageSize := flag.Int("page-size", 100, "server-side cap on objects per RetrievePropertiesEx page (0 = none)")
 	useTLS := flag.Bool("tls", false, "serve HTTPS")
 	certOut := flag.String("cert-out", "", "write the server certificate (PEM) to this file (with -tls)")
-	user := flag.String("user", "vslint", "the only user name that may log in")
+	user := flag.String("user", "vslint", "the administrator's user name (every privilege everywhere; see -account)")
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
@@ -103,7 +103,12 @@ func main() {
 		}
 	}
 
-	model.Service.Listen = &url.URL{Host: *listen, User: url.UserPassword(*user, password)}
+	if err := setupAccounts(*user, password); err != nil {
+		log.Fatal(err)
+	}
+	// No user here: the simulator then takes any name, and authz.go's
+	// enforce() checks each login against -user and -account.
+	model.Service.Listen = &url.URL{Host: *listen}
 	if *useTLS {
 		host, _, _ := net.SplitHostPort(*listen)
 		cert, _, err := simkit.SelfSignedCert("vcsim-vslint", host)

@@ -20,6 +20,7 @@
 #include "db/db.h"
 #include "db/findings.h"
 #include "db/history.h"
+#include "db/pages.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "testlib.h"
@@ -1052,6 +1053,89 @@ TEST_WITH(test_kit_run_and_each, tl_db_setup, tl_db_teardown)
     assert_int_equal(bad.calls, 0);
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM t"), 3);
     sqlite3_close(h);
+}
+
+/* ---- what the last poll could not read, grouped (the summary's gaps) ---- */
+
+#define GAP_HOSTS 105 /* more than DB_GAP_NAMES */
+
+/* GAP_HOSTS hosts esx-000... refusing esxcli with one privilege, two with another reason for
+ * their options, one vCenter gap, one refusal whose error names no privilege in full. */
+static void fill_gaps(const struct vim_sink *s, const void *arg)
+{
+    (void)arg;
+    char moref[32], name[32];
+    for (int i = GAP_HOSTS - 1; i >= 0; i--) { /* stored out of order: the reader sorts */
+        snprintf(moref, sizeof(moref), "host-%d", 100 + i);
+        snprintf(name, sizeof(name), "esx-%03d", i);
+        const struct vim_host h = {moref, name, "domain-c7", "connected", "8.0.3"};
+        assert_int_equal(s->host(s->ctx, &h), 0);
+        const struct vim_gap g = {moref, "esxcli",
+                                  "NoPermission fault (needs Host.Config.Settings): denied"};
+        assert_int_equal(s->gap(s->ctx, &g), 0);
+        if (i < 2) {
+            const struct vim_gap o = {moref, "options", "timed out"};
+            assert_int_equal(s->gap(s->ctx, &o), 0);
+        }
+    }
+    const struct vim_gap vc = {NULL, "alarms", "NoPermission fault (needs System.View): denied"};
+    assert_int_equal(s->gap(s->ctx, &vc), 0);
+    const struct vim_gap cut = {"host-100", "iscsi-bindings", "NoPermission fault (needs Host.Co"};
+    assert_int_equal(s->gap(s->ctx, &cut), 0);
+}
+
+static void fill_nothing(const struct vim_sink *s, const void *arg)
+{
+    (void)s;
+    (void)arg;
+}
+
+TEST_WITH(test_gaps_grouped_by_kind_and_error_with_the_privilege_and_the_hosts, tl_db_setup_open,
+          tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    json_t *out = NULL, *g;
+    char *text;
+
+    tl_snapshot(fx->db, "vc1", fill_gaps, NULL, 1000, 2000, NULL);
+    tl_snapshot(fx->db, "vc2", fill_nothing, NULL, 1000, 2000, NULL);
+    assert_int_equal(db_gaps_grouped(fx->db, NULL, &out), 0);
+    /* A vCenter that read everything has no member. */
+    assert_null(json_object_get(out, "vc2"));
+    json_t *list = json_object_get(out, "vc1");
+    assert_int_equal(json_array_size(list), 4);
+    /* In (what, error) order; the vCenter's own gap counts no host. */
+    g = json_array_get(list, 0);
+    text = json_dumps(g, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "{\"what\":\"alarms\",\"error\":\"NoPermission fault (needs "
+                              "System.View): denied\",\"privilege\":\"System.View\",\"hosts\":0,"
+                              "\"host_names\":[]}");
+    free(text);
+    g = json_array_get(list, 1);
+    assert_string_equal(json_string_value(json_object_get(g, "what")), "esxcli");
+    assert_string_equal(json_string_value(json_object_get(g, "privilege")), "Host.Config.Settings");
+    /* Every host counted, the first DB_GAP_NAMES named, by name. */
+    assert_int_equal(json_integer_value(json_object_get(g, "hosts")), GAP_HOSTS);
+    json_t *names = json_object_get(g, "host_names");
+    assert_int_equal(json_array_size(names), DB_GAP_NAMES);
+    assert_string_equal(json_string_value(json_array_get(names, 0)), "esx-000");
+    assert_string_equal(json_string_value(json_array_get(names, DB_GAP_NAMES - 1)), "esx-099");
+    /* An error cut before the privilege's end names none rather than half of one. */
+    g = json_array_get(list, 2);
+    assert_string_equal(json_string_value(json_object_get(g, "what")), "iscsi-bindings");
+    assert_true(json_is_null(json_object_get(g, "privilege")));
+    assert_int_equal(json_integer_value(json_object_get(g, "hosts")), 1);
+    /* Another reason: no privilege, its own hosts. */
+    g = json_array_get(list, 3);
+    text = json_dumps(g, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "{\"what\":\"options\",\"error\":\"timed out\",\"privilege\":"
+                              "null,\"hosts\":2,\"host_names\":[\"esx-000\",\"esx-001\"]}");
+    free(text);
+    json_decref(out);
+    /* One vCenter asked: only its member. */
+    assert_int_equal(db_gaps_grouped(fx->db, "vc2", &out), 0);
+    assert_int_equal(json_object_size(out), 0);
+    json_decref(out);
 }
 
 int main(void)
