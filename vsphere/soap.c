@@ -97,6 +97,8 @@ void vim_client_free(struct vim_client *c)
     free(c->view_manager);
     free(c->session_manager);
     free(c->about);
+    free(c->version);
+    free(c->build);
     free(c->alarm_manager);
     free(c->perf_manager);
     free(c);
@@ -199,8 +201,13 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
         type = tbuf;
     }
     snprintf(c->fault, sizeof(c->fault), "%s", type ? type : "unknown");
-    snprintf(c->err, sizeof(c->err), "%s: %s fault: %s", c->url, c->fault,
-             str ? str : "(no message)");
+    /* A NoPermission fault names the privilege the account lacks only in its detail (the
+     * message is "Permission to perform this operation was denied."): the line says it, since
+     * that is what an administrator has to add to the role (docs/vcenter-role.md). */
+    const char *priv = vim_path_text(detail, "privilegeId");
+    snprintf(c->err, sizeof(c->err), "%s: %s fault: %s%s%s%s", c->url, c->fault,
+             str ? str : "(no message)", priv ? " (" VIM_MISSING_PRIVILEGE : "",
+             priv ? priv : "", priv ? ")" : "");
     if (!strcmp(c->fault, "InvalidLogin"))
         return -VSL_ELOGIN;
     if (!strcmp(c->fault, "NotAuthenticated"))

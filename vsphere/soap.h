@@ -47,9 +47,15 @@ struct vim_client {
                               * vCenter costs one timeout, not one per request left */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
+    char *version, *build; /* owned: AboutInfo.version and .build, NULL when not sent */
     /* Also from the service content, NULL when the server has none (an ESXi host). */
     char *alarm_manager, *perf_manager;
 };
+
+/* How a fault's error line names the privilege a NoPermission fault says is missing:
+ * "...: NoPermission fault: Permission to perform this operation was denied. (missing
+ * privilege Host.Config.Settings)". */
+#define VIM_MISSING_PRIVILEGE "missing privilege "
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
 void vim_client_free(struct vim_client *c); /* NULL is a no-op */
