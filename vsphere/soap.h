@@ -53,8 +53,8 @@ struct vim_client {
 };
 
 /* How a fault's error line names the privilege a NoPermission fault says is missing:
- * "...: NoPermission fault: Permission to perform this operation was denied. (missing
- * privilege Host.Config.Settings)". */
+ * "...: NoPermission fault (missing privilege Host.Config.Settings): Permission to perform
+ * this operation was denied.". */
 #define VIM_MISSING_PRIVILEGE "missing privilege "
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
