@@ -191,8 +191,21 @@ static void read_failed(struct probe *p, const char *object, const char *what, c
     problem(p, VSL_PROBE_UNREADABLE, object, what, error, pv, fix);
 }
 
-/* The certificate the server presents, looked at before any trust is applied. Returns 0, or a
- * negative error once the problem is reported (no TLS connection at all). */
+/* How the configured trust judges the certificate, said before the connection tries it. */
+static const char *trust_mode(const struct vsl_vcenter_conf *conf, int has_cert)
+{
+    if (!has_cert)
+        return "none: url= is http://, no TLS";
+    if (conf->thumbprint)
+        return "thumbprint";
+    if (conf->insecure)
+        return "insecure";
+    return conf->ca_file ? "ca_file" : "system";
+}
+
+/* The certificate the server presents, looked at before any trust is applied, and the trust
+ * configured. Returns 0, or a negative error once the problem is reported (no TLS connection
+ * at all). */
 static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_cert)
 {
     const struct vsl_vcenter_conf *conf = p->conf;
@@ -203,6 +216,7 @@ static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_ce
     *has_cert = r == 0;
     if (r == -ENOENT) {
         json_object_set_new(p->src, "certificate", json_null());
+        json_object_set_new(p->src, "trust", json_string(trust_mode(conf, 0)));
         return 0;
     }
     if (r < 0) {
@@ -217,19 +231,16 @@ static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_ce
                                   cert->not_before, "not_after", cert->not_after, "sha256",
                                   cert->sha256, "self_signed", cert->self_signed, "expired",
                                   cert->expired, "not_yet_valid", cert->not_yet_valid));
+    json_object_set_new(p->src, "trust", json_string(trust_mode(conf, 1)));
     return 0;
 }
 
-/* How the configured trust judges the certificate, said before the connection tries it. */
-static const char *trust_mode(const struct vsl_vcenter_conf *conf, int has_cert)
+/* The client could not be made: only a pin libcurl cannot set up does that, or memory. */
+static void client_failed(struct probe *p, int r)
 {
-    if (!has_cert)
-        return "none: url= is http://, no TLS";
-    if (conf->thumbprint)
-        return "thumbprint";
-    if (conf->insecure)
-        return "insecure";
-    return conf->ca_file ? "ca_file" : "system";
+    problem(p, VSL_PROBE_UNREACHABLE, NULL, "tls", vsl_strerror(r), NULL,
+            r == -ENOTSUP ? "thumbprint = needs libcurl built with OpenSSL (libcurl4-openssl)"
+                          : "see the error");
 }
 
 /* The first request with the configured trust failed (r): the problem, with the fix the
@@ -431,11 +442,9 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
 
     if (probe_certificate(p, &cert, &has_cert) < 0)
         goto out;
-    json_object_set_new(p->src, "trust", json_string(trust_mode(conf, has_cert)));
     int r = vim_client_new(&opts, &c);
     if (r < 0) {
-        problem(p, VSL_PROBE_UNREACHABLE, NULL, "tls", vsl_strerror(r), NULL,
-                "thumbprint = needs libcurl built with OpenSSL (libcurl4-openssl)");
+        client_failed(p, r);
         goto out;
     }
     r = vim_connect(c);
@@ -488,11 +497,9 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
 
     if (probe_certificate(p, &cert, &has_cert) < 0)
         goto out;
-    json_object_set_new(p->src, "trust", json_string(trust_mode(conf, has_cert)));
     int r = arr_client_new(&opts, &c);
     if (r < 0) {
-        problem(p, VSL_PROBE_UNREACHABLE, NULL, "tls", vsl_strerror(r), NULL,
-                "thumbprint = needs libcurl built with OpenSSL (libcurl4-openssl)");
+        client_failed(p, r);
         goto out;
     }
     /* The login is the array's first request: a certificate the trust refuses fails it. */

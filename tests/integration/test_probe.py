@@ -4,6 +4,7 @@ and the trust (a right and a wrong pin, a self-signed and an expired certificate
 verifies), the login (a wrong password), the reads an account may be refused (esxcli on the
 host that refuses it, the alarms), an array that is unreachable; the JSON report parsed; no
 password in any output and no database opened."""
+import contextlib
 import datetime
 import hashlib
 import json
@@ -15,6 +16,7 @@ import threading
 import pytest
 
 from simlib import PASSWORD, Sim, UnitySim, vcenter, vslint
+from test_arrays import array_section
 
 
 def probe(conf, *args):
@@ -308,14 +310,21 @@ def clean_plain():
         yield sim
 
 
-def test_certificate_a_ca_file_verifies(clean_plain, workspace):
-    ca, cert, key = make_certs(workspace.dir, expired=False)
-    front = TlsFront(cert, key, clean_plain.url)
+@contextlib.contextmanager
+def fronted(sim, ws, expired):
+    """The simulator behind a certificate made here (expired or not), signed by a CA made
+    here: (url, ca, cert) while the front runs."""
+    ca, cert, key = make_certs(ws.dir, expired=expired)
+    front = TlsFront(cert, key, sim.url)
     try:
-        conf = workspace.write_config([vcenter(workspace, front.url, ca_file=ca)])
-        res = probe(conf)
+        yield front.url, ca, cert
     finally:
         front.close()
+
+
+def test_certificate_a_ca_file_verifies(clean_plain, workspace):
+    with fronted(clean_plain, workspace, expired=False) as (url, ca, cert):
+        res = probe(workspace.write_config([vcenter(workspace, url, ca_file=ca)]))
     assert res.returncode == 0, res.stdout + res.stderr
     assert '  certificate: CN=vcenter.test' in res.stdout.splitlines()
     assert '  issuer: CN=probe test CA' in res.stdout.splitlines()
@@ -324,18 +333,12 @@ def test_certificate_a_ca_file_verifies(clean_plain, workspace):
 
 
 def test_expired_certificate_exits_2_and_says_renew(clean_plain, workspace):
-    ca, cert, key = make_certs(workspace.dir, expired=True)
-    front = TlsFront(cert, key, clean_plain.url)
-    try:
-        conf = workspace.write_config([vcenter(workspace, front.url, ca_file=ca)])
-        res = probe(conf)
+    with fronted(clean_plain, workspace, expired=True) as (url, ca, cert):
+        res = probe(workspace.write_config([vcenter(workspace, url, ca_file=ca)]))
         # Pinned, the same certificate is accepted (a pin does not judge dates), and the
         # report still shows it expired.
-        pinned = workspace.write_config(
-            [vcenter(workspace, front.url, thumbprint=fingerprint(cert))], name='pin.conf')
-        res_pin = probe(pinned)
-    finally:
-        front.close()
+        res_pin = probe(workspace.write_config(
+            [vcenter(workspace, url, thumbprint=fingerprint(cert))], name='pin.conf'))
     assert res.returncode == 2, res.stdout + res.stderr
     valid = [l for l in res.stdout.splitlines() if l.startswith('  valid: ')]
     assert len(valid) == 1 and valid[0].endswith('(EXPIRED)')
@@ -348,13 +351,6 @@ def test_expired_certificate_exits_2_and_says_renew(clean_plain, workspace):
 
 
 # Arrays.
-
-def array_section(ws, url, name='unity1', **keys):
-    lines = ['[array %s]' % name, 'type = unity', 'url = %s' % url, 'user = vslint',
-             'password_file = %s' % ws.password_file()]
-    lines += ['%s = %s' % kv for kv in keys.items()]
-    return '\n'.join(lines) + '\n'
-
 
 def test_array_pools_luns_ports_match_what_collect_stores(violations, workspace):
     with UnitySim() as u:
