@@ -383,3 +383,23 @@ def test_unreachable_array_exits_2_with_one_line(violations, workspace):
     assert [l for l in lines if l.startswith('problem: vcenter lab: ')] == [
         l for l in lines if 'esx-san-noesxcli' in l]
     assert_no_password(res)
+
+
+def test_a_server_that_never_answers_costs_the_configured_timeout(workspace):
+    """A vCenter address that takes the connection but never speaks (the TLS handshake
+    stalls): the probe gives up after the section's timeout, not the default 60 s."""
+    import time
+    s = socket.create_server(('127.0.0.1', 0), backlog=8)  # listening, never accepting
+    try:
+        url = 'https://127.0.0.1:%d/sdk' % s.getsockname()[1]
+        conf = workspace.write_config([vcenter(workspace, url, timeout=2)])
+        t0 = time.monotonic()
+        res = probe(conf)
+        took = time.monotonic() - t0
+    finally:
+        s.close()
+    assert res.returncode == 2, res.stdout + res.stderr
+    [line] = problem_lines(res)
+    assert line.startswith('problem: vcenter lab: connect: ') and 'timed out' in line
+    assert 'timeout = sets how long vslint waits' in line
+    assert 2 <= took < 8, took
