@@ -18,12 +18,12 @@
 /* The privilege each per-host or vCenter read needs when vCenter's fault does not name it
  * (docs/vcenter-role.md, "The role"). */
 static const struct {
-    const char *what, *privilege, *read;
+    const char *what, *privilege;
 } needs[] = {
-    {"esxcli", "Host.Config.Settings", "esxcli storage nmp (device list, satp rule list)"},
-    {"iscsi-bindings", "Host.Config.Storage", "the VMkernel ports bound to iSCSI adapters"},
-    {"options", "System.Read", "the host's advanced options"},
-    {"alarms", "System.View", "the alarm definitions and performance counter names"},
+    {"esxcli", "Host.Config.Settings"},
+    {"iscsi-bindings", "Host.Config.Storage"},
+    {"options", "System.Read"},
+    {"alarms", "System.View"},
 };
 
 /* What the per-host reads of one sampled host gave. */
@@ -367,9 +367,15 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
     for (size_t i = 0; i < n && r == 0; i++) {
         const char *moref = all->v[i * all->n / n].moref;
         p->hosts[i].moref = strdup(moref);
-        r = p->hosts[i].moref ? vim_changes_add(&sample, "HostSystem", moref, VIM_CHANGE_ENTER)
-                              : -ENOMEM;
-        p->n_hosts = i + 1;
+        if (!p->hosts[i].moref)
+            r = -ENOMEM;
+        else if ((r = vim_changes_add(&sample, "HostSystem", moref, VIM_CHANGE_ENTER)) == 0)
+            p->n_hosts = i + 1;
+    }
+    /* A moref left without its host: freed here, not counted, so find_host() never meets it. */
+    if (r < 0 && p->hosts[p->n_hosts].moref) {
+        free(p->hosts[p->n_hosts].moref);
+        p->hosts[p->n_hosts].moref = NULL;
     }
     if (r == 0 && n > 0)
         r = vim_collect_changes(c, &sample, sink);
