@@ -148,14 +148,19 @@ static const struct vim_sink sink_template = {
     .array_port = on_port,
 };
 
-/* The privilege a failed read lacks: the one vCenter's NoPermission fault named (soap.c writes
- * it into the error line), else, for a NoPermission fault without one, the table's. */
+/* How an error line names the privilege a NoPermission fault said is missing, as
+ * vsphere/soap.c's fault_error() writes it: "NoPermission fault (needs Host.Config.Settings):
+ * ...". */
+#define NEEDS "fault (needs "
+
+/* The privilege a failed read lacks: the one vCenter's NoPermission fault named, else, for a
+ * NoPermission fault without one, the table's. */
 static const char *missing_privilege(const char *what, const char *error, char *buf, size_t len)
 {
-    const char *at = strstr(error, VIM_MISSING_PRIVILEGE);
+    const char *at = strstr(error, NEEDS);
 
     if (at) {
-        at += strlen(VIM_MISSING_PRIVILEGE);
+        at += strlen(NEEDS);
         size_t n = strcspn(at, ") ");
         snprintf(buf, len, "%.*s", (int)n, at);
         return buf;

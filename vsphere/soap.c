@@ -201,14 +201,15 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
         type = tbuf;
     }
     snprintf(c->fault, sizeof(c->fault), "%s", type ? type : "unknown");
-    /* A NoPermission fault names the privilege the account lacks only in its detail (the
-     * message is "Permission to perform this operation was denied."): the line says it, since
-     * that is what an administrator has to add to the role (docs/vcenter-role.md); before the
-     * message, so that a line cut to a terminal's width (vslint inventory) still shows it. */
-    const char *priv = vim_path_text(detail, "privilegeId");
-    snprintf(c->err, sizeof(c->err), "%s: %s fault%s%s%s: %s", c->url, c->fault,
-             priv ? " (" VIM_MISSING_PRIVILEGE : "", priv ? priv : "", priv ? ")" : "",
-             str ? str : "(no message)");
+    /* A refusal names the privilege the account lacks: the error (and so the gap it becomes)
+     * says which, so that the user knows what to add to the role (docs/vcenter-role.md). */
+    const char *priv = detail ? vim_path_text(detail, "privilegeId") : NULL;
+    if (priv && *priv && strlen(priv) < 128)
+        snprintf(c->err, sizeof(c->err), "%s: %s fault (needs %s): %s", c->url, c->fault, priv,
+                 str ? str : "(no message)");
+    else
+        snprintf(c->err, sizeof(c->err), "%s: %s fault: %s", c->url, c->fault,
+                 str ? str : "(no message)");
     if (!strcmp(c->fault, "InvalidLogin"))
         return -VSL_ELOGIN;
     if (!strcmp(c->fault, "NotAuthenticated"))

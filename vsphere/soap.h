@@ -52,11 +52,6 @@ struct vim_client {
     char *alarm_manager, *perf_manager;
 };
 
-/* How a fault's error line names the privilege a NoPermission fault says is missing:
- * "...: NoPermission fault (missing privilege Host.Config.Settings): Permission to perform
- * this operation was denied.". */
-#define VIM_MISSING_PRIVILEGE "missing privilege "
-
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
 void vim_client_free(struct vim_client *c); /* NULL is a no-op */
 /* A second connection to the same vCenter sharing c's session (its cookie) and SOAPAction,
