@@ -477,7 +477,9 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
         read_ended(p, "inventory", vim_client_error(c));
         goto logout;
     }
-    r = probe_hosts(p, c, &hosts, p->max_hosts, sink);
+    /* No host list (its view refused): that is said already, and there is nothing to sample. */
+    if (json_is_integer(json_object_get(json_object_get(p->src, "visible"), "hosts")))
+        r = probe_hosts(p, c, &hosts, p->max_hosts, sink);
     if (r < 0) {
         read_ended(p, "hosts", vim_client_error(c));
         goto logout;

@@ -403,3 +403,58 @@ def test_a_server_that_never_answers_costs_the_configured_timeout(workspace):
     assert line.startswith('problem: vcenter lab: connect: ') and 'timed out' in line
     assert 'timeout = sets how long vslint waits' in line
     assert 2 <= took < 8, took
+
+
+# Accounts held to a role: the simulator's -account NAME[:ROLE] (tests/sim/authz.go).
+
+def sim_has_accounts():
+    import subprocess
+    from simlib import VCSIM
+    res = subprocess.run([VCSIM, '-help'], capture_output=True, text=True, timeout=30)
+    return '-account' in res.stderr + res.stdout
+
+
+needs_accounts = pytest.mark.skipif(not sim_has_accounts(),
+                                    reason='the simulator has no -account (role enforcement)')
+
+
+@needs_accounts
+def test_a_read_only_account_is_told_each_host_s_missing_privileges(workspace):
+    """The built-in Read-only role at the root: every host with SAN LUNs refuses esxcli
+    (Host.Config.Settings), every host with an iSCSI adapter its port bindings
+    (Host.Config.Storage); nothing else is a problem."""
+    with Sim('violations', extra=['-account', 'ro:ReadOnly']) as sim:
+        vc = vcenter(workspace, sim.url)
+        vc['user'] = 'ro'
+        res, doc = probe_json(workspace.write_config([vc]), '--hosts', '100')
+        truth = sim.truth()
+    assert res.returncode == 1 and doc['status'] == 1, res.stdout + res.stderr
+    got = sorted((p['object'], p['what'], p['privilege']) for p in doc['problems'])
+    want = sorted(
+        [(h['name'], 'esxcli', 'Host.Config.Settings') for h in truth['hosts']
+         if any(l['local'] is not True for l in h['luns'])] +
+        [(h['name'], 'iscsi-bindings', 'Host.Config.Storage') for h in truth['hosts']
+         if h['iscsi_hbas']])
+    assert got == want
+    assert all('the privilege %s' % p['privilege'] in p['fix']
+               for p in doc['problems'])
+    src = doc['sources'][0]
+    assert src['visible']['hosts'] == len(truth['hosts'])
+    assert src['alarms']['read'] is True
+
+
+@needs_accounts
+def test_an_account_without_a_role_logs_in_and_reads_nothing(workspace):
+    """An account vCenter knows but that holds no permission: the login succeeds (exit 1, not
+    2), and each read says the privilege it lacks."""
+    with Sim('violations', extra=['-account', 'nobody']) as sim:
+        vc = vcenter(workspace, sim.url)
+        vc['user'] = 'nobody'
+        res = probe(workspace.write_config([vc]))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert '  login: nobody: logged in' in res.stdout.splitlines()
+    lines = problem_lines(res)
+    assert lines and all('(needs System.' in l for l in lines), res.stdout
+    assert any(l.startswith('problem: vcenter lab: hosts: ') for l in lines), res.stdout
+    # No host list, so no per-host line pretending there were none.
+    assert not any(l.startswith('  hosts: ') for l in res.stdout.splitlines()), res.stdout
