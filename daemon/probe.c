@@ -396,6 +396,19 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
         const char *name = h->name ? h->name : h->moref;
         json_t *o = json_pack("{s:s, s:s, s:s?}", "name", name, "moref", h->moref,
                               "connection_state", h->state);
+        if (!h->name) {
+            /* vCenter listed the host but answered none of its properties (each in the
+             * answer's missingSet): an account that may not read it, as a No access role on the
+             * host gives, or a host removed since it was counted. No per-host read was made. */
+            problem(p, VSL_PROBE_UNREADABLE, h->moref, "host",
+                    "vCenter answered none of the host's properties (missingSet)", "System.Read",
+                    "give the account System.Read on the host: a role of its own on the host "
+                    "or a folder above it (No access) hides it from vslint; see \"Where the role "
+                    "is assigned\" in docs/vcenter-role.md");
+            json_object_set_new(o, "read", json_false());
+            json_array_append_new(list, o);
+            continue;
+        }
         long counts[3] = {h->options, h->bindings, h->nmp_devices};
         /* Asked at all: every host is asked its options; the bindings only of a host with an
          * iSCSI adapter; esxcli only of one with SAN LUNs, and once asked the claim rules

@@ -458,3 +458,28 @@ def test_an_account_without_a_role_logs_in_and_reads_nothing(workspace):
     assert any(l.startswith('problem: vcenter lab: hosts: ') for l in lines), res.stdout
     # No host list, so no per-host line pretending there were none.
     assert not any(l.startswith('  hosts: ') for l in res.stdout.splitlines()), res.stdout
+
+
+@needs_accounts
+def test_a_host_the_account_may_not_read_is_a_problem_not_an_empty_host(workspace):
+    """No access on one host under Read-only at the root: vCenter lists the host but answers
+    none of its properties, and the probe says so instead of reporting its reads as made."""
+    from simlib import VimClient
+    from test_role import role_id, service_content  # main's, with the simulator's -account
+    with Sim('clean', extra=['-account', 'ro:ReadOnly']) as sim:
+        host = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-01'][0]['moref']
+        admin = VimClient(sim.url)
+        am = service_content(admin)['authorizationManager'][1]
+        admin.call('<SetEntityPermissions><_this type="AuthorizationManager">%s</_this>'
+                   '<entity type="HostSystem">%s</entity><permission><principal>ro</principal>'
+                   '<group>false</group><roleId>%d</roleId><propagate>true</propagate>'
+                   '</permission></SetEntityPermissions>'
+                   % (am, host, role_id(admin, am, 'NoAccess')))
+        vc = vcenter(workspace, sim.url)
+        vc['user'] = 'ro'
+        res, doc = probe_json(workspace.write_config([vc]), '--hosts', '100')
+    hidden = [p for p in doc['problems'] if p['what'] == 'host']
+    assert [(p['object'], p['privilege']) for p in hidden] == [(host, 'System.Read')], doc
+    [h] = [h for h in doc['sources'][0]['hosts']['sample'] if h['moref'] == host]
+    assert h['read'] is False and 'options' not in h
+    assert res.returncode == 1
