@@ -31,6 +31,7 @@ enum {
     ARG_GATE = 1 << 9, /* vslint gate's proposal and --server options, all of them */
     ARG_CHECK = 1 << 10,
     ARG_LOCATION = 1 << 11, /* --sarif-location (vslint check's CI formats) */
+    ARG_CONNECT = 1 << 12,  /* config-check's --connect and --hosts */
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
@@ -69,6 +70,8 @@ static const struct arg_def {
     {ARG_GATE, {"server", required_argument, NULL, 'U'}, 0, NULL, AF(server)},
     {ARG_GATE, {"token-file", required_argument, NULL, 'k'}, 0, NULL, AF(token_file)},
     {ARG_CHECK, {"check", required_argument, NULL, 'Q'}, 0, NULL, AF(check)},
+    {ARG_CONNECT, {"connect", no_argument, NULL, 'X'}, 0, NULL, AF(connect)},
+    {ARG_CONNECT, {"hosts", required_argument, NULL, 'H'}, 0, NULL, AF(hosts)},
     {ARG_LOCATION, {"sarif-location", required_argument, NULL, 'L'}, 0, location_values,
      AF(sarif_location)},
 };
@@ -407,9 +410,10 @@ static const struct command commands[] = {
      "\n"
      "Exit status: 0 allowed, 1 denied, 2 error (a bad option, an unknown name, no snapshot,\n"
      "an unreachable server), said in one line on stderr.\n"},
-    {"config-check", cmd_config_check, ARG_CONFIG, NULL, NULL,
-     "validate a configuration file",
-     "Usage: vslint config-check -c FILE\n"
+    {"config-check", cmd_config_check, ARG_CONFIG | ARG_FORMAT | ARG_VCENTER | ARG_CONNECT,
+     text_json, NULL, "validate a configuration file; with --connect, try each source's reads",
+     "Usage: vslint config-check -c FILE [--connect [--format text|json] [--vcenter NAME]\n"
+     "                                    [--hosts N]]\n"
      "\n"
      "Reads the configuration and prints \"configuration OK\", or one line per problem in the\n"
      "form FILE:LINE: [section] key: problem (the first 20, then how many more). Checks that\n"
@@ -421,7 +425,27 @@ static const struct command commands[] = {
      "runs config-check: root:vslint 0640 is right, and one that account cannot read is a\n"
      "problem.\n"
      "\n"
-     "Exit status: 0 valid, 2 invalid.\n"},
+     "With --connect, a valid configuration is then tried against each vCenter and array (or\n"
+     "the one --vcenter names), storing nothing and opening no database: the TLS certificate\n"
+     "presented (subject, issuer, validity, and its SHA-256 fingerprint as a thumbprint = line)\n"
+     "and whether the configured trust accepts it; the login; the product, version, build and\n"
+     "API version; how many datacenters, clusters, hosts, datastores and VMs the account sees;\n"
+     "on each host, or on N spread over the list when there are more (--hosts, default 10, 0\n"
+     "for none), the advanced options, the iSCSI port bindings and esxcli; the alarms and the\n"
+     "performance counters; an array's pools, LUNs and ports. Each read that fails is one line\n"
+     "problem: KIND NAME: [host H: ]WHAT: CAUSE; fix: FIX, naming the privilege the account\n"
+     "lacks when vCenter refused it (docs/vcenter-role.md). timeout = applies to each request.\n"
+     "\n"
+     "  -c, --config FILE           configuration file (required)\n"
+     "      --connect               connect to each vCenter and array and try its reads\n"
+     "      --vcenter NAME          only the [vcenter NAME] or [array NAME] section\n"
+     "      --hosts N               per-host reads on at most N hosts per vCenter (0-100000)\n"
+     "  -f, --format FORMAT         text (default) or json (one document: sources, problems,\n"
+     "                              status)\n"
+     "\n"
+     "Exit status: 0 valid (with --connect: and everything read), 1 with --connect: something\n"
+     "could not be read, 2 invalid, or with --connect: a vCenter or array could not be\n"
+     "connected to or logged in to (an unreachable array too).\n"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -32,6 +32,8 @@ struct vsl_args {
     const char *max_age;                       /* --max-age SECONDS */
     const char *server, *token_file;           /* --server URL, --token-file FILE */
     int verbose;         /* -v, --verbose */
+    int connect;         /* config-check --connect */
+    const char *hosts;   /* config-check --hosts N */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
 };

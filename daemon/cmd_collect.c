@@ -1,5 +1,5 @@
 /* `vslint collect` and `vslint config-check`: poll each vCenter and array once, print what was stored;
- * validate a configuration. */
+ * validate a configuration (and with --connect, try each source: daemon/probe.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +8,11 @@
 #include "daemon/config.h"
 #include "daemon/site.h"
 #include "daemon/poll.h"
+#include "daemon/probe.h"
 #include "db/db.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/parse.h"
 
 int cmd_collect(const struct vsl_args *a)
 {
@@ -55,8 +57,20 @@ int cmd_collect(const struct vsl_args *a)
 int cmd_config_check(const struct vsl_args *a)
 {
     struct vsl_config *cfg = NULL;
+    long hosts = 10;
     int bad = 0;
 
+    if (!a->connect && (a->vcenter || a->hosts || strcmp(a->format, "text"))) {
+        fprintf(stderr, "vslint: error: --vcenter, --hosts and --format are options of "
+                        "config-check --connect\n");
+        return VSL_EXIT_FAIL;
+    }
+    if (a->hosts && vsl_parse_whole(a->hosts, 0, 100000, &hosts) < 0) {
+        fprintf(stderr, "vslint: error: --hosts must be a whole number from 0 to 100000, not "
+                        "'%s'\n",
+                a->hosts);
+        return VSL_EXIT_FAIL;
+    }
     if (vsl_cli_load_config(a->config, &cfg, VSL_CONFIG_CHECK) < 0)
         return VSL_EXIT_FAIL;
     for (size_t i = 0; i < vsl_config_nsources(cfg); i++) {
@@ -72,9 +86,25 @@ int cmd_config_check(const struct vsl_args *a)
     /* The site rules: each file's header and id, then each query prepared against the views. */
     bad += vsl_rules_print_errors(&cfg->rules, stderr);
     bad += vsl_rules_prepare_all(cfg, &cfg->rules, stderr);
-    vsl_config_free(cfg);
-    if (bad)
+    if (bad) {
+        vsl_config_free(cfg);
         return VSL_EXIT_FAIL;
-    printf("configuration OK\n");
-    return VSL_EXIT_OK;
+    }
+    if (!a->connect) {
+        vsl_config_free(cfg);
+        printf("configuration OK\n");
+        return VSL_EXIT_OK;
+    }
+    int json = !strcmp(a->format, "json");
+    if (!json)
+        printf("configuration OK\n");
+    /* Its own statuses, which are the command's: 0 read, 1 unreadable, 2 unreachable. */
+    int r = vsl_probe(cfg, a->vcenter, (int)hosts, json, stdout);
+    if (r == -VSL_ENOTFOUND) {
+        fprintf(stderr, "vslint: error: no [vcenter %s] or [array %s] in %s\n", a->vcenter,
+                a->vcenter, cfg->path);
+        r = VSL_EXIT_FAIL;
+    }
+    vsl_config_free(cfg);
+    return r;
 }

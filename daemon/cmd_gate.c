@@ -17,6 +17,7 @@
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/parse.h"
 #include "util/log.h"
 
 #define ANSWER_MAX (16 << 20) /* a daemon's answer */
@@ -32,16 +33,6 @@ static int fail(const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return VSL_EXIT_FAIL;
-}
-
-/* A whole number from lo to hi. */
-static int whole(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return *s && !*end && !errno && *out >= lo && *out <= hi ? 0 : -EINVAL;
 }
 
 /* The proposal of the command line. 0, or the exit status once the problem is said. */
@@ -71,13 +62,13 @@ static int proposal_of(const struct vsl_args *a, struct chk_proposal *p)
     p->shared_bus = a->shared_bus;
     p->allow_stale = a->allow_stale;
     if (a->vms) {
-        if (whole(a->vms, 1, CHK_GATE_MAX_VMS, &n) < 0)
+        if (vsl_parse_whole(a->vms, 1, CHK_GATE_MAX_VMS, &n) < 0)
             return fail("--vms must be a whole number from 1 to %d, not '%s'", CHK_GATE_MAX_VMS,
                         a->vms);
         p->vms = (int)n;
     }
     if (a->max_age) {
-        if (whole(a->max_age, 1, 366L * 86400, &n) < 0)
+        if (vsl_parse_whole(a->max_age, 1, 366L * 86400, &n) < 0)
             return fail("--max-age must be a whole number of seconds from 1 to %ld, not '%s'",
                         366L * 86400, a->max_age);
         p->max_age_s = n;

@@ -103,8 +103,8 @@ static const struct opt options[] = {
      "store."},
     {SECT_VCENTER, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, NULL,
      "Pin the vCenter's own certificate by its SHA-256 fingerprint, as `openssl x509 -noout "
-     "-fingerprint -sha256` prints it: the safe way to trust a self-signed vCenter. Replaces "
-     "ca_file and insecure."},
+     "-fingerprint -sha256` prints it (or the line `vslint config-check --connect` prints): the "
+     "safe way to trust a self-signed vCenter. Replaces ca_file and insecure."},
     {SECT_VCENTER, "insecure", OPT_BOOL, VC(insecure), 0, 1, "false",
      "true skips TLS certificate and host name verification; warned about at every start."},
     {SECT_VCENTER, "interval", OPT_INT, VC(interval_s), 10, 86400, "300",
@@ -147,8 +147,8 @@ static const struct opt options[] = {
      "system's trust store."},
     {SECT_ARRAY, "thumbprint", OPT_THUMBPRINT, VC(thumbprint), 0, 0, NULL,
      "Pin the array's own certificate by its SHA-256 fingerprint (openssl x509 -noout "
-     "-fingerprint -sha256): the safe way to trust Unisphere's self-signed certificate. "
-     "Replaces ca_file and insecure."},
+     "-fingerprint -sha256, or the line `vslint config-check --connect` prints): the safe way "
+     "to trust Unisphere's self-signed certificate. Replaces ca_file and insecure."},
     {SECT_ARRAY, "insecure", OPT_BOOL, VC(insecure), 0, 1, "false",
      "true skips TLS certificate and host name verification; warned about at every start."},
     {SECT_ARRAY, "interval", OPT_INT, VC(interval_s), 10, 86400, "300",

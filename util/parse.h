@@ -3,6 +3,8 @@
 #ifndef VSL_PARSE_H
 #define VSL_PARSE_H
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -18,6 +20,16 @@ static inline int vsl_parse_bool(const char *s, int dflt)
     if (!strcasecmp(s, "false") || !strcmp(s, "0"))
         return 0;
     return dflt;
+}
+
+/* A whole decimal number from lo to hi, all of s (a command-line value): 0, or -EINVAL. */
+static inline int vsl_parse_whole(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtol(s, &end, 10);
+    return *s && !*end && !errno && *out >= lo && *out <= hi ? 0 : -EINVAL;
 }
 
 #endif

@@ -33,4 +33,22 @@ int vsl_curl_new(struct vsl_tls *t, long timeout_s, const char *ca_file, int ins
 int vsl_tls_transfer_error(CURL *h, struct vsl_tls *t, CURLcode cc, const char *detail,
                            const char *url, const char *who, char *err, size_t errlen);
 
+/* What a server's own certificate says, read from its TLS handshake without judging it, for
+ * `vslint config-check --connect` (daemon/probe.c). */
+struct vsl_cert {
+    char subject[256], issuer[256]; /* RFC 2253 distinguished names */
+    char not_before[32], not_after[32]; /* "2026-12-01 23:10:18 UTC" */
+    char sha256[100];  /* "AA:BB:..." in the form thumbprint= takes */
+    int self_signed;   /* issued by itself (its own issuer and key) */
+    int expired;       /* not_after has passed */
+    int not_yet_valid; /* not_before is still to come */
+};
+
+/* Connects to url (https only), completes a TLS handshake that trusts anything, and reads the
+ * certificate the server presented into *out; sends no request. 0; -VSL_ENET or -VSL_ETLS with
+ * one line in err when there is no handshake; -ENOENT for a plain http:// url (no
+ * certificate); -VSL_EPROTO when the server sent none. */
+int vsl_tls_peer_cert(const char *url, long timeout_s, const char *who, struct vsl_cert *out,
+                      char *err, size_t errlen);
+
 #endif

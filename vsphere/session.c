@@ -123,6 +123,8 @@ int vim_connect(struct vim_client *c)
     c->view_manager = dup_text(rv, "viewManager");
     c->session_manager = dup_text(rv, "sessionManager");
     c->about = dup_text(rv, "about/fullName");
+    c->version = dup_text(rv, "about/version");
+    c->build = dup_text(rv, "about/build");
     c->alarm_manager = dup_text(rv, "alarmManager");
     c->perf_manager = dup_text(rv, "perfManager");
     vim_xml_free(x);

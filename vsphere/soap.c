@@ -97,6 +97,8 @@ void vim_client_free(struct vim_client *c)
     free(c->view_manager);
     free(c->session_manager);
     free(c->about);
+    free(c->version);
+    free(c->build);
     free(c->alarm_manager);
     free(c->perf_manager);
     free(c);

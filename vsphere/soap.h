@@ -47,6 +47,7 @@ struct vim_client {
                               * vCenter costs one timeout, not one per request left */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
+    char *version, *build; /* owned: AboutInfo.version and .build, NULL when not sent */
     /* Also from the service content, NULL when the server has none (an ESXi host). */
     char *alarm_manager, *perf_manager;
 };
