@@ -23,6 +23,17 @@ int chk_disk_is_delta(const struct est_disk *d)
     for (const char *c = dash + 1; c < f + n - 5; c++)
         if (*c < '0' || *c > '9')
             return 0;
+    /* Unless the whole name is its folder's: the first disk of a VM named "web-000001" is
+     * "web-000001/web-000001.vmdk", a base disk (its deltas are "web-000001-000001.vmdk"). */
+    size_t dir = chk_path_dir_len(f);
+    if (dir >= 2 && f[dir - 1] == '/') {
+        const char *folder = f + dir - 1;
+        size_t stem = n - dir - 5;
+        while (folder > f && folder[-1] != '/' && folder[-1] != ' ' && folder[-1] != ']')
+            folder--;
+        if ((size_t)(f + dir - 1 - folder) == stem && !strncmp(folder, f + dir, stem))
+            return 0;
+    }
     return 1;
 }
 

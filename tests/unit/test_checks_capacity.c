@@ -887,9 +887,9 @@ TEST(test_pvscsi)
 /* A small estate of delta disks: ds-low is under 30 % free, ds-ok above. */
 struct delta_world {
     struct est_datastore ds[2];
-    struct est_disk disks[9][1];
+    struct est_disk disks[11][1];
     struct est_snapshot snap[1];
-    struct est_vm vms[9];
+    struct est_vm vms[11];
     struct estate e;
 };
 
@@ -924,6 +924,10 @@ static void delta_build(struct delta_world *w)
         /* 7: an ordinary base disk, and 8: a template on a delta (runs nothing). */
         {"vm-plain", "[ds-ok] vm-plain/vm-plain.vmdk", NULL, NULL, DW_OK, 0, 0, 0},
         {"tmpl-delta", "[ds-ok] tmpl-delta/tmpl-delta-000001.vmdk", NULL, NULL, DW_OK, 0, 0, 1},
+        /* 9: a VM whose own name ends in six digits: its first disk is a base disk; 10: the
+         * same name's orphaned delta is still one. */
+        {"web-000001", "[ds-ok] web-000001/web-000001.vmdk", NULL, NULL, DW_OK, 0, 0, 0},
+        {"app-000002", "[ds-ok] app-000002/app-000002-000001.vmdk", NULL, NULL, DW_OK, 0, 0, 0},
     };
 
     memset(w, 0, sizeof(*w));
@@ -967,7 +971,8 @@ TEST(test_snapshot_consolidation)
         {"vm-consolidate", SEV_WARNING, NULL}, {"vm-golden", NONE, NULL},
         {"vm-clone-1", NONE, NULL},          {"vm-clone-2", NONE, NULL},
         {"vm-replica", NONE, NULL},          {"vm-plain", NONE, NULL},
-        {"tmpl-delta", NONE, NULL},
+        {"tmpl-delta", NONE, NULL},          {"web-000001", NONE, NULL},
+        {"app-000002", SEV_WARNING, NULL},
     };
 
     delta_build(&w);
