@@ -142,9 +142,9 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->gap(c, &vcgap), 0);
 
     const struct vim_vm m1 = {"vm-42", vm1,  "vmx-13", 0, "poweredOn", "notConfigured", "host-10",
-                              NULL,    0,    NULL,     NULL};
+                              NULL,    0,    NULL,     NULL,      NULL};
     const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404",
-                              NULL,   0,       NULL,   NULL};
+                              NULL,   0,       NULL,   NULL,   NULL};
     assert_int_equal(s->vm(c, &m1), 0);
     assert_int_equal(s->vm(c, &m2), 0);
     const struct vim_vm_datastore vd1 = {"vm-42", "datastore-1"};
