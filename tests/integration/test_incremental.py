@@ -146,7 +146,9 @@ def test_add_a_vm(srv, sim, no_full_read):
     vm = until(lambda: vms(srv).get('vm-added'), 'the new VM', srv)
     assert vm['host'] == hosts(srv)['esx-san-1']['moref']
     # config.guestId as the VM was created with, read by moref in an incremental round
-    assert vm['guest_id'] == 'rhel8_64Guest'
+    guest = run_ok('query', '-c', srv.conf, '--format', 'json',
+                   "SELECT guest_id FROM vsl_vms WHERE name = 'vm-added'").stdout
+    assert json.loads(guest) == [{'guest_id': 'rhel8_64Guest'}]
     assert vm['power_state'] == 'poweredOn'
     assert [(d['datastore'], d['capacity_bytes'], d['format']) for d in vm['disks']] == \
         [(ds['moref'], 40 << 30, 'thin')] * 4
