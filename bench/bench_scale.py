@@ -26,7 +26,10 @@ the test suite. Usage:
 
 --site-rules measures nothing else, after one untimed collect: `vslint check --offline -v`
 with and without 20 site rules (dist/rules/'s four, five times over with their own ids and
-parameters), the site rules' own step as its debug line times it, and `vslint export`.
+parameters), the site rules' own step as its debug line times it, and `vslint export`; then
+the provisioning gate's p50 (`POST /api/v1/gate` to `vslint serve`, 20 requests after its first
+poll) without and with the 20 rules. bench_gate_site_rules(bins, conf, n, work) runs that part
+alone on a database already collected.
 """
 import argparse
 import json
@@ -381,6 +384,13 @@ def bench_checks(bins, conf, n, runs):
 SITE_STEP = r'site rules: (\d+) rules ran over vCenter .* \((\d+) findings\) in ([\d.]+) s, CPU ([\d.]+) s'
 
 
+# Each copy's parameter is its default + step * k, step 10 unless listed here. min_paths goes
+# 4, 3, 2, 1, 0: raised by 10 a copy (14 to 44 paths, on LUNs of 4), four copies each gave
+# 25,600 findings, stopped at the 10,000-finding cap and failed, so the figure timed the cap's
+# error path (10,000 findings built, then dropped) four times instead of rules a site runs.
+SITE_PARAM_STEP = {'min_paths': -1}
+
+
 def site_rules_dir(work, copies=5):
     """dist/rules/'s rules, copies times each under ids of their own and their params scaled,
     in work/rules.d: 4 x copies site rules."""
@@ -393,8 +403,9 @@ def site_rules_dir(work, copies=5):
         for k in range(copies):
             t = re.sub(r'^-- id: (\S+)', lambda m: '-- id: %s-%d' % (m.group(1), k), text,
                        flags=re.M)
-            t = re.sub(r'^(-- param: \w+ = )(\d+)', lambda m: '%s%d' % (m.group(1),
-                                                                       int(m.group(2)) + 10 * k),
+            t = re.sub(r'^(-- param: (\w+) = )(\d+)',
+                       lambda m: '%s%d' % (m.group(1), int(m.group(3)) +
+                                           SITE_PARAM_STEP.get(m.group(2), 10) * k),
                        t, flags=re.M)
             with open(os.path.join(d, '%d-%s' % (k, fname)), 'w') as f:
                 f.write(t)
@@ -434,6 +445,61 @@ def bench_site_rules(bins, conf, n, runs, work):
                 n, res['plain'][-1], res['plain_cpu'][-1], res['rules'][-1], res['rules_cpu'][-1],
                 res['site'][-1], res['site_cpu'][-1], res['site_findings'][-1], t, m))
     return res
+
+
+def gate_p50(bins, conf, port, n, requests=20):
+    """`vslint serve -c conf` after its first poll: POST /api/v1/gate (40 GiB on the VMFS
+    datastore with the most free space) requests times, one after another, timed at the client:
+    the median and the slowest in seconds, and the answer's site_rules_not_evaluated."""
+    base = 'http://127.0.0.1:%d' % port
+    token = 'bench-token-0123456789abcdef'
+    ds = subprocess.run([bins['vslint'], 'query', '-c', conf, '--format', 'json',
+                         "SELECT name FROM vsl_datastores WHERE type = 'VMFS' "
+                         "ORDER BY free_bytes DESC LIMIT 1"], capture_output=True, text=True,
+                        check=True)
+    body = json.dumps({'datastore': json.loads(ds.stdout)[0]['name'], 'disks_gb': [40]}).encode()
+    srv = subprocess.Popen([bins['vslint'], 'serve', '-c', conf], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    times, ans = [], None
+    try:
+        wait_first_poll(base)
+        cpu0 = proc_cpu(srv.pid)
+        for _ in range(requests):
+            req = urllib.request.Request(base + '/api/v1/gate', data=body, method='POST')
+            req.add_header('Authorization', 'Bearer ' + token)
+            req.add_header('Content-Type', 'application/json')
+            t0 = time.monotonic()
+            with urllib.request.urlopen(req, timeout=120) as r:
+                ans = json.loads(r.read())
+            times.append(time.monotonic() - t0)
+        cpu = (proc_cpu(srv.pid) - cpu0) / requests
+    finally:
+        stop(srv)
+    log('[%d VMs] POST /api/v1/gate x%d: p50 %.3f s, max %.3f s, daemon CPU %.3f s a request, '
+        '%d site rules not evaluated' % (n, requests, med(times), max(times), cpu,
+                                         len(ans.get('site_rules_not_evaluated', []))))
+    return {'p50': med(times), 'max': max(times), 'cpu': cpu,
+            'not_evaluated': len(ans.get('site_rules_not_evaluated', []))}
+
+
+def proc_cpu(pid):
+    """The user + system CPU seconds process pid has used so far (/proc/PID/stat)."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def bench_gate_site_rules(bins, conf, n, work):
+    """The provisioning gate's p50 over HTTP without and with 20 site rules (issue 21: under 1 s
+    at 20,000 VMs). Callable on its own after a collect into conf's database."""
+    d = site_rules_dir(work)
+    with_rules = conf + '.rules'
+    with open(conf) as f, open(with_rules, 'w') as g:
+        g.write(f.read() + '\n[rules]\ndir = %s\ntimeout = 60\n' % d)
+    with open(conf) as f:
+        port = int(re.search(r'listen = 127\.0\.0\.1:(\d+)', f.read()).group(1))
+    return {'gate_plain': gate_p50(bins, conf, port, n),
+            'gate_rules': gate_p50(bins, with_rules, port, n)}
 
 
 def spread(xs):
@@ -527,6 +593,7 @@ def bench_size(a, n, bins, work):
             t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
             log('[%d VMs] vslint collect (not reported) %.2f s: %s' % (n, t, r.stdout.strip()))
             res.update(bench_site_rules(bins, conf, n, runs, work))
+            res.update(bench_gate_site_rules(bins, conf, n, work))
             return res
         if a.checks_only:
             t, m, r = timed([bins['vslint'], 'collect', '-c', conf])
@@ -868,6 +935,11 @@ def main():
                       med(r['rules_cpu']), med(r['site']), med(r['site_cpu']),
                       r['site_findings'][0], med(r['export']), med(r['export_rss']),
                       len(r['plain'])))
+            print('%d VMs: POST /api/v1/gate p50 %.3f s (max %.3f s, CPU %.3f s); with 20 site '
+                  'rules p50 %.3f s (max %.3f s, CPU %.3f s, %d named not evaluated)' % (
+                      r['vms'], r['gate_plain']['p50'], r['gate_plain']['max'],
+                      r['gate_plain']['cpu'], r['gate_rules']['p50'], r['gate_rules']['max'],
+                      r['gate_rules']['cpu'], r['gate_rules']['not_evaluated']))
         return
     if a.checks_only:
         w = 22

@@ -79,6 +79,8 @@ int cmd_check(const struct vsl_args *a)
     FILE *out = NULL;
     enum vsl_location loc = VSL_LOC_OBJECT;
     struct vsl_report_source *sources = NULL;
+    const char **listed = NULL; /* the vCenters whose findings the JSON report streams */
+    size_t n_listed = 0;
     const char *config_path = NULL;
     char cwd[4096];
 
@@ -96,7 +98,8 @@ int cmd_check(const struct vsl_args *a)
     if (loc == VSL_LOC_CONFIG && !(config_path = repo_path(cfg->path, cwd, sizeof(cwd))))
         goto out;
     sources = calloc(cfg->n_arrays + cfg->n_vcenters + 1, sizeof(*sources));
-    if (!sources)
+    listed = calloc(cfg->n_vcenters + 1, sizeof(*listed));
+    if (!sources || !listed)
         goto out;
     size_t n_sources = 0;
     int64_t now_ms = vsl_now_ms();
@@ -139,6 +142,11 @@ int cmd_check(const struct vsl_args *a)
             failed++;
             continue;
         }
+        /* The JSON report reads them as it writes them (daemon/report.c). */
+        if (fmt == VSL_FMT_JSON) {
+            listed[n_listed++] = vc->name;
+            continue;
+        }
         struct db_findings_filter flt = {.vcenter = vc->name};
         json_t *page = NULL;
         int64_t total = 0;
@@ -179,7 +187,7 @@ int cmd_check(const struct vsl_args *a)
     }
     if (!(out = vsl_cli_output(a)))
         goto out;
-    struct vsl_report rep = {.findings = all,
+    struct vsl_report rep = {.findings = fmt == VSL_FMT_JSON ? NULL : all,
                              .summary = summary,
                              .fail_on = fail_on,
                              .errors = errors.data,
@@ -189,7 +197,10 @@ int cmd_check(const struct vsl_args *a)
                              .config_path = config_path,
                              .site = site.checks,
                              .n_site = site.n,
-                             .rule_errors = rule_errors};
+                             .rule_errors = rule_errors,
+                             .db = db,
+                             .vcenters = listed,
+                             .n_vcenters = n_listed};
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
         log_warnx("cannot write the report");
         goto out;
@@ -208,9 +219,26 @@ int cmd_check(const struct vsl_args *a)
         if (vsl_finding_severity(fd) >= fail_on)
             rc = VSL_EXIT_FINDINGS;
     }
+    /* The streamed report's findings: an unwaived one at fail_on or above, asked of the store. */
+    for (size_t k = 0; fail_on <= SEV_CRITICAL && rc == VSL_EXIT_OK && k < n_listed; k++) {
+        struct db_findings_filter flt = {.vcenter = listed[k],
+                                         .status = "open",
+                                         .severity = vsl_severity_name(fail_on),
+                                         .limit = 1};
+        json_t *res = NULL;
+        int64_t total = 0;
+        char *next = NULL;
+        if (db_findings_query(db, &flt, &res, &total, &next) < 0)
+            rc = VSL_EXIT_FAIL;
+        else if (total > 0)
+            rc = VSL_EXIT_FINDINGS;
+        json_decref(res);
+        free(next);
+    }
 out:
     vsl_cli_close_output(out);
     free(sources);
+    free(listed);
     json_decref(all);
     json_decref(expired);
     json_decref(summary);

@@ -7,6 +7,7 @@
 
 #include "checks/check.h"
 #include "daemon/report.h"
+#include "db/findings.h"
 #include "util/buf.h"
 
 int vsl_format_parse(const char *s, enum vsl_format *out)
@@ -214,8 +215,130 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
     return 0;
 }
 
+static void newline(FILE *f, int depth)
+{
+    fputc('\n', f);
+    for (int i = 0; i < depth; i++)
+        fputs("  ", f);
+}
+
+/* The compact JSON text s[0..n) written as json_dumpf(JSON_INDENT(2)) writes a value at depth
+ * depth, so that the report streamed from the stored rows' text reads byte for byte as the one
+ * dumped from their trees did. Blanks between tokens are dropped, as a parse would. Text between
+ * the structural characters goes out in one fwrite (a string's escapes included). */
+static void put_indented(FILE *f, const char *s, size_t n, int depth)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        size_t k = i;
+        if (s[i] == '"') {
+            for (k = i + 1; k < n && s[k] != '"'; k++)
+                k += s[k] == '\\';
+            k = k < n ? k + 1 : n;
+        } else {
+            while (k < n && !strchr("\"{}[],: \t\r\n", s[k]))
+                k++;
+        }
+        if (k > i) {
+            fwrite(s + i, 1, k - i, f);
+            i = k;
+            continue;
+        }
+        char c = s[i++];
+        switch (c) {
+        case '{':
+        case '[':
+            k = i;
+            while (k < n && s[k] && strchr(" \t\r\n", s[k]))
+                k++;
+            if (k < n && s[k] == (c == '{' ? '}' : ']')) {
+                fputc(c, f);
+                fputc(s[k], f); /* an empty one stays on its line: "{}", "[]" */
+                i = k + 1;
+                break;
+            }
+            fputc(c, f);
+            newline(f, ++depth);
+            break;
+        case '}':
+        case ']':
+            newline(f, --depth);
+            fputc(c, f);
+            break;
+        case ',':
+            fputc(c, f);
+            newline(f, depth);
+            break;
+        case ':':
+            fputs(": ", f);
+            break;
+        default: /* a blank */
+            break;
+        }
+    }
+}
+
+/* v as a member of the report's top-level object, after what came before it. */
+static int put_member(FILE *f, const char *name, const json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+
+    if (!s)
+        return -ENOMEM;
+    fprintf(f, ",\n  \"%s\": ", name);
+    put_indented(f, s, strlen(s), 1);
+    free(s);
+    return 0;
+}
+
+struct stream {
+    FILE *f;
+    size_t items;
+};
+
+/* One finding of the streamed report, at depth 2 of the document, after those before it. */
+static int put_finding(void *ctx, const char *json, size_t len)
+{
+    struct stream *s = ctx;
+
+    fputs(s->items++ ? "," : "", s->f);
+    newline(s->f, 2);
+    put_indented(s->f, json, len, 2);
+    return ferror(s->f) ? -EIO : 0;
+}
+
+/* The JSON report with its findings written from the stored rows' text as the database hands
+ * them over, one at a time (db_findings_each_text()), instead of from a tree of them all held
+ * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS). */
+static int write_json_stream(FILE *f, const struct vsl_report *r)
+{
+    struct stream s = {f, 0};
+    int rc = 0;
+
+    fputs("{\n  \"findings\": [", f);
+    for (size_t v = 0; rc == 0 && v < r->n_vcenters; v++) {
+        struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
+        int64_t total = 0;
+        rc = db_findings_each_text(r->db, &flt, 0, put_finding, &s, &total);
+    }
+    if (rc < 0)
+        return rc;
+    if (s.items)
+        newline(f, 1);
+    fputc(']', f);
+    rc = put_member(f, "summary", r->summary);
+    if (rc == 0 && r->rule_errors)
+        rc = put_member(f, "rule_errors", r->rule_errors);
+    fputs("\n}\n", f);
+    return rc;
+}
+
 static int write_json(FILE *f, const struct vsl_report *r)
 {
+    if (!r->findings && r->db)
+        return write_json_stream(f, r);
+
     json_t *doc = json_pack("{s:O,s:O}", "findings", r->findings, "summary", r->summary);
     if (doc && r->rule_errors)
         json_object_set(doc, "rule_errors", r->rule_errors);

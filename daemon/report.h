@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "db/db.h"
+
 struct check;
 
 enum vsl_format {
@@ -46,6 +48,12 @@ struct vsl_report {
     const struct check *site;
     size_t n_site;
     json_t *rule_errors;
+    /* JSON only, with findings NULL: the findings of these vCenters (borrowed, n_vcenters of
+     * them, in this order) are read from db page by page as the report is written, instead of
+     * from a tree of them all held in memory. */
+    struct db *db;
+    const char *const *vcenters;
+    size_t n_vcenters;
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);

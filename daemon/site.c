@@ -125,13 +125,20 @@ int vsl_site_run(const struct vsl_site *site, const struct vsl_config *cfg, cons
         const struct chk_settings *st = vsl_config_rule_settings(cfg, i);
         struct sink s = {cfg, &site->checks[i], st, vcenter, now, res};
         size_t before = res->n;
+        struct vsl_watch one;
         int line = 0;
         if (!st->enabled) {
             chk_add_outcome(res, &site->checks[i], CHK_DISABLED, NULL);
             continue;
         }
+        vsl_watch_start(&one);
         int r = rules_run(rdb, rule, st->params, cfg->rules_timeout_s * 1000L,
                           cfg->rules_max_findings, add_row, &s, &line, err, sizeof(err));
+        /* Each rule's cost, so that a slow one can be told from the others (-v). */
+        double w1, c1;
+        vsl_watch_read(&one, &w1, &c1);
+        log_debug("site rule %s: %zu findings in %.3f s, CPU %.3f s%s", rule->id,
+                  res->n - before, w1, c1, r < 0 ? " (failed)" : "");
         if (r < 0) {
             /* What the rule gave before it failed is not a verdict: drop it. */
             chk_results_truncate(res, before);

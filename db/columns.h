@@ -128,7 +128,8 @@
     X(S, E, vm_path_name, vm_path_name, TEXT, 0, 7, EST)                                          \
     X(S, E, consolidation_needed, consolidation_needed, BOOL, 0, 11, EST)                          \
     X(S, E, managed_by, managed_by, TEXT, 0, 11, EST)                                              \
-    X(S, E, managed_by_type, managed_by_type, TEXT, 0, 11, EST)
+    X(S, E, managed_by_type, managed_by_type, TEXT, 0, 11, EST)                                    \
+    X(S, E, guest_id, guest_id, TEXT, 0, 12, NOEST)
 
 #define DB_COLS_vm_datastores(X, S, E)                                                             \
     X(S, E, vm, vm, TEXT, KEY, 1, NOEST)                                                           \

@@ -908,6 +908,39 @@ int db_findings_page_text(struct db *db, const struct db_findings_filter *f, uns
     return r;
 }
 
+struct text_each {
+    struct vsl_buf b; /* one finding's text, reused */
+    unsigned fields;
+    db_findings_text_fn *fn;
+    void *ctx;
+};
+
+static int each_text(sqlite3_stmt *st, void *ctx)
+{
+    struct text_each *t = ctx;
+    int r;
+
+    vsl_buf_reset(&t->b);
+    r = finding_text(&t->b, st, t->fields);
+    return r < 0 ? r : t->fn(t->ctx, t->b.data, t->b.len);
+}
+
+int db_findings_each_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
+                          db_findings_text_fn *fn, void *ctx, int64_t *total)
+{
+    struct text_each t = {.fields = fields ? fields : ~0u, .fn = fn, .ctx = ctx};
+    char *next = NULL;
+    int r;
+
+    assert(db && f && fn && total && f->limit == 0 && !f->cursor);
+    /* A finding's text is its columns and its stored evidence, each bounded when stored. */
+    vsl_buf_init(&t.b, 64u << 20);
+    r = query(db, f, each_text, &t, total, &next);
+    free(next);
+    vsl_buf_free(&t.b);
+    return r;
+}
+
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out)
 {
     sqlite3_stmt *st = NULL;

@@ -95,6 +95,14 @@ extern const char *const db_finding_fields[];
 int db_findings_page_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
                           struct vsl_buf *out, int *n, int64_t *total, char **next);
 
+/* Every finding matching f (no limit, no cursor), in its order, each handed to fn as the text
+ * db_findings_page_text() writes for it (len bytes, not NUL-ended, valid during the call), in
+ * one read transaction: a report written row by row holds one finding's text at a time. A
+ * negative return of fn ends the walk with it. *total = the number of matches. */
+typedef int db_findings_text_fn(void *ctx, const char *json, size_t len);
+int db_findings_each_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
+                          db_findings_text_fn *fn, void *ctx, int64_t *total);
+
 /* One finding by fingerprint (any status), same shape; -VSL_ENOTFOUND if absent. */
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out);
 

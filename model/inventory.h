@@ -61,6 +61,8 @@ struct vim_vm {
     /* config.managedBy: the extension that manages the VM (a replication product's replica,
      * e.g. "com.vmware.vcDr"), and its type for it ("placeholderVm"); NULL when none. */
     const char *managed_by, *managed_by_type;
+    /* config.guestId: the guest OS the VM is configured for ("rhel8_64Guest"), NULL if unset. */
+    const char *guest_id;
 };
 
 struct vim_vm_datastore { /* one row per entry of VirtualMachine.datastore */

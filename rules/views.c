@@ -24,7 +24,7 @@ static const struct view views[] = {
     {"vsl_vms",
      "SELECT v.vcenter AS vcenter, v.moref AS moref, v.name AS name,"
      " v.power_state AS power_state, v.template AS template, h.name AS host_name,"
-     " c.name AS cluster_name, v.hw_version AS hardware_version, NULL AS guest_id,"
+     " c.name AS cluster_name, v.hw_version AS hardware_version, v.guest_id AS guest_id,"
      " h.moref AS host_moref, v.ft_state AS ft_state, v.vm_path_name AS vm_path_name"
      " FROM main.vms v"
      " LEFT JOIN main.hosts h ON h.vcenter = v.vcenter AND h.moref = v.host"

@@ -41,6 +41,7 @@ const char *const vim_vm_paths[] = {"name",
                                     "summary.config.vmPathName",
                                     "runtime.consolidationNeeded",
                                     "config.managedBy",
+                                    "config.guestId",
                                     NULL};
 
 #define EMIT(d, fn, row) ((d)->sink->fn ? (d)->sink->fn((d)->sink->ctx, (row)) : 0)
@@ -651,6 +652,7 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
         .consolidation_needed = opt_bool(vim_prop(objects, "runtime.consolidationNeeded"), ""),
         .managed_by = vim_path_text(vim_prop(objects, "config.managedBy"), "extensionKey"),
         .managed_by_type = vim_path_text(vim_prop(objects, "config.managedBy"), "type"),
+        .guest_id = vim_text(vim_prop(objects, "config.guestId")),
     };
     int r;
 

@@ -248,7 +248,7 @@ def test_satp_rules_compared(read):
 def test_vms(read, stored):
     def fields(x, t):
         d = {k: x[k] for k in ('name', 'template', 'power_state', 'hw_version', 'ft_state',
-                               'host', 'consolidation_needed')}
+                               'host', 'consolidation_needed', 'guest_id')}
         d['managed_by'] = x['managed_by'] or ''  # the truth's "" is none
         d['controllers'] = sorted((c['key'], c['type'], c['shared_bus'])
                                   for c in x['controllers'])

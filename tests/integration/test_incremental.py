@@ -142,9 +142,13 @@ def test_add_a_vm(srv, sim, no_full_read):
     ds = datastores(srv)['ds-lab-02']
     assert 'vm-added' not in vms(srv)
     sim.control('vm', name='vm-added', host='esx-san-1', datastore='ds-lab-02', disks=4, gib=40,
-                controller='lsilogic', format='thin')
+                controller='lsilogic', format='thin', guest='rhel8_64Guest')
     vm = until(lambda: vms(srv).get('vm-added'), 'the new VM', srv)
     assert vm['host'] == hosts(srv)['esx-san-1']['moref']
+    # config.guestId as the VM was created with, read by moref in an incremental round
+    guest = run_ok('query', '-c', srv.conf, '--format', 'json',
+                   "SELECT guest_id FROM vsl_vms WHERE name = 'vm-added'").stdout
+    assert json.loads(guest) == [{'guest_id': 'rhel8_64Guest'}]
     assert vm['power_state'] == 'poweredOn'
     assert [(d['datastore'], d['capacity_bytes'], d['format']) for d in vm['disks']] == \
         [(ds['moref'], 40 << 30, 'thin')] * 4

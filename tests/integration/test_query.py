@@ -193,3 +193,14 @@ def test_refused_queries_say_why_and_change_nothing(lab, sql, says):
 def test_query_needs_one_statement_argument(lab):
     res = vslint('query', '-c', lab.conf)
     assert res.returncode == 2 and 'one SQL statement' in res.stderr
+
+
+def test_vsl_vms_guest_id_is_the_simulators(lab):
+    """vsl_vms.guest_id is each VM's config.guestId as the simulator was built with it (its
+    truth file), and a rule's WHERE over it picks the VMs of one guest OS."""
+    want = {v['moref']: v['guest_id'] for v in lab.sim.truth()['vms']}
+    got = {r['moref']: r['guest_id'] for r in rows(lab, 'SELECT moref, guest_id FROM vsl_vms')}
+    assert got == want
+    assert {'other3xLinux64Guest', 'rhel8_64Guest', 'windows2019srv_64Guest'} <= set(got.values())
+    windows = rows(lab, "SELECT name FROM vsl_vms WHERE guest_id LIKE 'windows%' ORDER BY name")
+    assert [r['name'] for r in windows] == ['vm-mscs-eager', 'vm-mscs-thin']

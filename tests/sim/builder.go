@@ -1029,6 +1029,7 @@ type vmSpec struct {
 	template    bool
 	poweredOff  bool
 	hwVersion   string // default vmx-13
+	guestId     string // config.guestId, default other3xLinux64Guest (guestNames lists those known)
 	ftState     types.VirtualMachineFaultToleranceState
 	controllers []ctrlSpec // default one PVSCSI, noSharing
 	disks       []diskSpec
@@ -1038,6 +1039,13 @@ type vmSpec struct {
 	// config.managedBy (a replication product's replica) when set.
 	consolidationNeeded bool
 	managedBy           *types.ManagedByInfo
+}
+
+// guestNames: the guest ids a scenario may give a VM, with the full name vCenter shows for each.
+var guestNames = map[string]string{
+	"other3xLinux64Guest":    "Other 3.x or later Linux (64-bit)",
+	"rhel8_64Guest":          "Red Hat Enterprise Linux 8 (64-bit)",
+	"windows2019srv_64Guest": "Microsoft Windows Server 2019 (64-bit)",
 }
 
 func defaultDisk(ds *simulator.Datastore) []diskSpec {
@@ -1110,6 +1118,13 @@ func (w *world) addVM(s vmSpec) *simulator.VirtualMachine {
 func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.ResourcePool, []types.ManagedObjectReference) {
 	if s.hwVersion == "" {
 		s.hwVersion = "vmx-13"
+	}
+	if s.guestId == "" {
+		s.guestId = "other3xLinux64Guest"
+	}
+	guestName, ok := guestNames[s.guestId]
+	if !ok {
+		panic("vmSpec " + s.name + ": unknown guestId " + s.guestId)
 	}
 	if s.ftState == "" {
 		s.ftState = types.VirtualMachineFaultToleranceStateNotConfigured
@@ -1257,12 +1272,12 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 			ChangeVersion: w.now.Format(time.RFC3339Nano),
 			Modified:      w.now,
 			Name:          s.name,
-			GuestFullName: "Other 3.x or later Linux (64-bit)",
+			GuestFullName: guestName,
 			Version:       s.hwVersion,
 			Uuid:          uuid,
 			InstanceUuid:  iuuid,
 			Template:      s.template,
-			GuestId:       "other3xLinux64Guest",
+			GuestId:       s.guestId,
 			Files: types.VirtualMachineFileInfo{
 				VmPathName:        vmx,
 				SnapshotDirectory: fmt.Sprintf("[%s] %s/", homeDs.Name, s.name),
@@ -1292,11 +1307,11 @@ func (w *world) fillVM(vm *simulator.VirtualMachine, s vmSpec) (*simulator.Resou
 		vm.Summary = types.VirtualMachineSummary{
 			Vm:      &vm.Self,
 			Runtime: vm.Runtime,
-			Guest:   &types.VirtualMachineGuestSummary{GuestId: "other3xLinux64Guest", ToolsStatus: vm.Guest.ToolsStatus},
+			Guest:   &types.VirtualMachineGuestSummary{GuestId: s.guestId, ToolsStatus: vm.Guest.ToolsStatus},
 			Config: types.VirtualMachineConfigSummary{
 				Name: s.name, Template: s.template, VmPathName: vmx, MemorySizeMB: 4096, NumCpu: 2,
 				NumVirtualDisks: int32(len(s.disks)), Uuid: uuid, InstanceUuid: iuuid,
-				GuestId: "other3xLinux64Guest", GuestFullName: "Other 3.x or later Linux (64-bit)",
+				GuestId: s.guestId, GuestFullName: guestName,
 				HwVersion: s.hwVersion,
 			},
 			Storage: &types.VirtualMachineStorageSummary{Committed: committed, Uncommitted: uncommitted, Unshared: committed, Timestamp: w.now},

@@ -103,7 +103,13 @@ func controlVM(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := vmSpec{name: name, host: h, poweredOff: power == "off", controllers: []ctrlSpec{{kind: ctrl}}}
+	guest, err := choice(r, "guest", "other3xLinux64Guest", "other3xLinux64Guest", "rhel8_64Guest",
+		"windows2019srv_64Guest")
+	if err != nil {
+		return err
+	}
+	s := vmSpec{name: name, host: h, poweredOff: power == "off", guestId: guest,
+		controllers: []ctrlSpec{{kind: ctrl}}}
 	for i := 0; i < n; i++ {
 		s.disks = append(s.disks, diskSpec{ds: ds, gib: int64(gib), format: format})
 	}

@@ -328,11 +328,11 @@ func buildViolations(w *world) {
 	}
 	// vdisk-format
 	running := types.VirtualMachineFaultToleranceStateRunning
-	w.addVM(vmSpec{name: "vm-ft-lazy", host: san1, ftState: running, disks: disk(lab1, 40, "lazyzeroedthick")})
-	w.addVM(vmSpec{name: "vm-ft-eager", host: san1, ftState: running, disks: disk(lab1, 40, "eagerzeroedthick")})
+	w.addVM(vmSpec{name: "vm-ft-lazy", host: san1, ftState: running, guestId: "rhel8_64Guest", disks: disk(lab1, 40, "lazyzeroedthick")})
+	w.addVM(vmSpec{name: "vm-ft-eager", host: san1, ftState: running, guestId: "rhel8_64Guest", disks: disk(lab1, 40, "eagerzeroedthick")})
 	shared := []ctrlSpec{{kind: "pvscsi", sharedBus: types.VirtualSCSISharingPhysicalSharing}}
-	w.addVM(vmSpec{name: "vm-mscs-thin", host: san1, controllers: shared, disks: disk(lab1, 40, "thin")})
-	w.addVM(vmSpec{name: "vm-mscs-eager", host: san1, controllers: shared, disks: disk(lab1, 40, "eagerzeroedthick")})
+	w.addVM(vmSpec{name: "vm-mscs-thin", host: san1, controllers: shared, guestId: "windows2019srv_64Guest", disks: disk(lab1, 40, "thin")})
+	w.addVM(vmSpec{name: "vm-mscs-eager", host: san1, controllers: shared, guestId: "windows2019srv_64Guest", disks: disk(lab1, 40, "eagerzeroedthick")})
 	w.addVM(vmSpec{name: "vm-reclaim-old", host: noBD, hwVersion: "vmx-10", disks: disk(vmfs5, 40, "thin")})
 	w.addVM(vmSpec{name: "vm-reclaim-ok", host: noBD, disks: disk(thinOK, 40, "thin")})
 	// pvscsi-controller

@@ -209,6 +209,7 @@ type truthVM struct {
 	// runtime.consolidationNeeded, and config.managedBy's extensionKey ("" for none).
 	ConsolidationNeeded bool   `json:"consolidation_needed"`
 	ManagedBy           string `json:"managed_by"`
+	GuestId             string `json:"guest_id"` // config.guestId
 }
 
 type truth struct {
@@ -367,6 +368,7 @@ func vmTruth(vm *simulator.VirtualMachine) truthVM {
 	if vm.Config != nil {
 		t.Template = vm.Config.Template
 		t.HwVersion = vm.Config.Version
+		t.GuestId = vm.Config.GuestId
 		for _, d := range vm.Config.Hardware.Device {
 			if c, ok := d.(types.BaseVirtualSCSIController); ok {
 				sc := c.GetVirtualSCSIController()

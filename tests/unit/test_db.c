@@ -176,7 +176,8 @@ static void fill(const struct vim_sink *s, const void *arg)
     const struct vim_vm vm = {"vm-42",     "web01",         "vmx-13", 0,
                               "poweredOn", "notConfigured", "host-10",
                               "[LocalDS_0] web01/web01.vmx",
-                              1,           "com.vmware.vcDr", "replicaVm"};
+                              1,           "com.vmware.vcDr", "replicaVm",
+                              "rhel8_64Guest"};
     assert_int_equal(s->vm(c, &vm), 0);
     const struct vim_vm_datastore vmds = {"vm-42", "datastore-1"};
     assert_int_equal(s->vm_datastore(c, &vmds), 0);
@@ -429,6 +430,8 @@ TEST_WITH(test_roundtrip_json, setup_polled, tl_db_teardown)
         {"vms[0]/consolidation_needed", "true"},
         {"vms[0]/managed_by", "\"com.vmware.vcDr\""},
         {"vms[0]/managed_by_type", "\"replicaVm\""},
+        /* Schema 12: config.guestId, the vsl_vms view's guest_id. */
+        {"vms[0]/guest_id", "\"rhel8_64Guest\""},
         {"vms[0]/disks[label=Hard disk 1]/parent", "null"},
         {"vms[0]/disks[label=Hard disk 1]/sharing", "\"sharingNone\""},
         {"vms[0]/disks[label=Hard disk 2]/parent", "\"[LocalDS_0] web01/web01_1-base.vmdk\""},

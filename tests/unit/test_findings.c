@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "checks/engine.h"
+#include "daemon/report.h"
 #include "db/db-private.h"
 #include "db/findings.h"
 #include "db/update.h"
@@ -142,9 +143,9 @@ static void fill(const struct vim_sink *s, const void *arg)
     assert_int_equal(s->gap(c, &vcgap), 0);
 
     const struct vim_vm m1 = {"vm-42", vm1,  "vmx-13", 0, "poweredOn", "notConfigured", "host-10",
-                              NULL,    0,    NULL,     NULL};
+                              NULL,    0,    NULL,     NULL,      NULL};
     const struct vim_vm m2 = {"vm-7", "app00", "vmx-", 1, "poweredOff", NULL, "host-404",
-                              NULL,   0,       NULL,   NULL};
+                              NULL,   0,       NULL,   NULL,   NULL};
     assert_int_equal(s->vm(c, &m1), 0);
     assert_int_equal(s->vm(c, &m2), 0);
     const struct vim_vm_datastore vd1 = {"vm-42", "datastore-1"};
@@ -1191,6 +1192,92 @@ TEST_WITH(test_disabled_check_is_not_fixed, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(db_findings_record(fx->db, "vc-a", &res, T2), 0);
     assert_string_equal(query(fx->db, &fixed, buf, sizeof(buf), NULL, NULL), "");
     assert_string_equal(query(fx->db, &disabled, buf, sizeof(buf), NULL, NULL), "F1");
+}
+
+/* The JSON report written row by row from the stored text (`vslint check --format json`) is
+ * byte for byte the one json_dumpf wrote from the findings read back as trees: evidence with
+ * 17-digit reals, escapes, non-ASCII, empty and nested containers, two vCenters in turn. */
+static char *report_text(const struct vsl_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    assert_non_null(f);
+    assert_int_equal(vsl_report_write(f, VSL_FMT_JSON, r), 0);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+TEST_WITH(test_json_report_streamed_as_dumped, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const char *const vcenters[] = {"vc-b", "vc-a"};
+    const char *const completed[] = {free_space.id, snapshots.id};
+    struct finding items[3];
+    json_t *ev[3], *all = json_array(), *summary, *rule_errors;
+
+    ev[0] = json_pack("{s:f, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I}", "age_days",
+                      9.0295486111111103, "none", "empty", "disks", "file",
+                      "[ds \"a\"] x\\y/é.vmdk", "parent", "thin", 1, "bytes",
+                      (json_int_t)17179869184LL);
+    ev[1] = json_pack("{s:s, s:f}", "note", "line one\nline\ttwo ✓", "pct", 30.0);
+    ev[2] = json_object();
+    for (int i = 0; i < 3; i++) {
+        const char *vc = i == 2 ? "vc-b" : "vc-a";
+        char moref[16];
+        snprintf(moref, sizeof(moref), "vm-%d", i);
+        items[i] = (struct finding){.check_id = snapshots.id,
+                                    .check_title = snapshots.title,
+                                    .severity = i == 1 ? SEV_CRITICAL : SEV_WARNING,
+                                    .object_type = "vm",
+                                    .object_moref = i == 1 ? NULL : "vm-x",
+                                    .object_name = i == 1 ? "web \"01\"" : "app-é",
+                                    .message = "a message: with, [brackets] and {braces}",
+                                    .evidence = ev[i]};
+        chk_fingerprint(snapshots.id, vc, moref, NULL, items[i].fingerprint);
+        struct evaluation e = {.findings = &items[i], .n_findings = 1, .completed = completed,
+                               .n_completed = i == 2 ? 2 : 0};
+        assert_int_equal(db_findings_record(fx->db, vc, &e, T1), 0);
+    }
+    for (size_t v = 0; v < 2; v++) {
+        struct db_findings_filter flt = {.vcenter = vcenters[v]};
+        json_t *page = NULL;
+        int64_t total = 0;
+        char *next = NULL;
+        assert_int_equal(db_findings_query(fx->db, &flt, &page, &total, &next), 0);
+        json_array_extend(all, page);
+        json_decref(page);
+        free(next);
+    }
+    assert_int_equal(json_array_size(all), 3);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &summary), 0);
+    rule_errors = json_pack("[{s:s, s:s, s:i, s:s}]", "id", "site-x", "file", "/r/x.sql", "line",
+                            3, "error", "no such column: \"q\"");
+    struct vsl_report tree = {.findings = all, .summary = summary, .fail_on = 3,
+                              .rule_errors = rule_errors};
+    struct vsl_report stream = tree;
+    stream.findings = NULL;
+    stream.db = fx->db;
+    stream.vcenters = vcenters;
+    stream.n_vcenters = 2;
+    char *want = report_text(&tree), *got = report_text(&stream);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    /* No vCenter, no finding: "findings": [] as json_dumpf writes an empty array. */
+    json_array_clear(all);
+    stream.n_vcenters = 0;
+    want = report_text(&tree);
+    got = report_text(&stream);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    for (int i = 0; i < 3; i++)
+        json_decref(ev[i]);
+    json_decref(all);
+    json_decref(summary);
+    json_decref(rule_errors);
 }
 
 int main(void)

@@ -94,6 +94,9 @@ func (o *out) endProp() {
 	o.s("</val></propSet>")
 }
 
+// synthGuests: the guest ids VMs take in turn (config.guestId), as a mixed estate has them.
+var synthGuests = []string{"rhel8_64Guest", "windows2019srv_64Guest", "ubuntu64Guest"}
+
 func (o *out) propStr(name, xsiType, v string) {
 	o.prop(name, xsiType)
 	o.s(v)
@@ -132,7 +135,7 @@ func (o *out) propNamed(p string, name func(*out, int), i int) {
 var propNames = map[string][]string{
 	tVM: {"name", "config.hardware.device", "config.version", "config.template", "runtime.powerState",
 		"runtime.host", "summary.runtime.faultToleranceState", "snapshot", "datastore",
-		"summary.config.vmPathName", "runtime.consolidationNeeded", "config.managedBy"},
+		"summary.config.vmPathName", "runtime.consolidationNeeded", "config.managedBy", "config.guestId"},
 	tHost: {"name", "parent", "runtime.connectionState", "config.product.version", "config.network.vnic",
 		"config.network.vswitch",
 		"config.network.portgroup", "config.storageDevice.hostBusAdapter", "config.storageDevice.scsiLun",
@@ -252,6 +255,8 @@ func (s *gen) vmProp(o *out, i int, p string) {
 		o.s("vmx-")
 		o.i(f.hw)
 		o.endProp()
+	case "config.guestId":
+		o.propStr(p, "xsd:string", synthGuests[i%len(synthGuests)])
 	case "config.template":
 		o.prop(p, "xsd:boolean")
 		o.b2(f.template)
