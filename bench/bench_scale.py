@@ -211,8 +211,12 @@ def cfg_quote(s):
 class Floor:
     """vslint's requests sent by curl; `total` sums curl's %{time_total}."""
 
-    def __init__(self, url, workdir, gzip):
+    def __init__(self, url, workdir, gzip, capture=None):
+        """capture: a directory to keep every answer in (decompressed, one file each, in the
+        order sent), listed one a line in capture/manifest: what the expat anchor parses."""
         self.url = url
+        self.capture = capture
+        self.captured = []
         self.jar = os.path.join(workdir, 'floor-cookies')
         self.workdir = workdir
         self.gzip = gzip
@@ -225,9 +229,19 @@ class Floor:
              '-H', 'SOAPAction: "urn:vim25/7.0.3.0"', '-H', 'Expect:']
         return a + (['--compressed'] if self.gzip else [])
 
+    def keep_as(self):
+        """The file the next answer is kept in, or None when nothing is captured."""
+        if self.capture is None:
+            return None
+        path = os.path.join(self.capture, '%05d.xml' % len(self.captured))
+        self.captured.append(path)
+        return path
+
     def one(self, body, keep=4096):
         """One request; returns the first `keep` bytes of the answer (a page's token comes
-        before its objects), reading and dropping the rest."""
+        before its objects), reading and dropping the rest (or keeping it, see capture)."""
+        kept = self.keep_as()
+        sink = open(kept, 'wb') if kept else None
         p = subprocess.Popen(['curl'] + self.common() + [
             '-w', '%{stderr}%{time_total} %{size_download}\n', '--data-binary', '@-', self.url],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -238,10 +252,14 @@ class Floor:
             chunk = p.stdout.read(1 << 20)
             if not chunk:
                 break
+            if sink:
+                sink.write(chunk)
             if len(head) < keep:
                 head += chunk[:keep - len(head)]
         err = p.stderr.read().decode()
         p.wait()
+        if sink:
+            sink.close()
         t, n = err.strip().split()[-2:]
         self.total += float(t)
         self.bytes += int(n)
@@ -255,8 +273,10 @@ class Floor:
             for i, body in enumerate(bodies):
                 if i:
                     f.write('next\n')
-                f.write('url = %s\noutput = "/dev/null"\nwrite-out = "%%{time_total} '
-                        '%%{size_download}\\n"\ndata-binary = %s\n' % (self.url, cfg_quote(ENV % body)))
+                f.write('url = %s\noutput = %s\nwrite-out = "%%{time_total} '
+                        '%%{size_download}\\n"\ndata-binary = %s\n' % (
+                            self.url, cfg_quote(self.keep_as() or '/dev/null'),
+                            cfg_quote(ENV % body)))
                 f.write('silent\ncookie = %s\ncookie-jar = %s\nheader = "Content-Type: text/xml; charset=utf-8"\n'
                         'header = "SOAPAction: \\"urn:vim25/7.0.3.0\\""\nheader = "Expect:"\n%s'
                         % (cfg_quote(self.jar), cfg_quote(self.jar),
@@ -273,8 +293,9 @@ class Floor:
         if os.path.exists(self.jar):
             os.unlink(self.jar)
         # vimServiceVersions.xml, the service content, the login.
-        r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}',
-                            self.url + '/vimServiceVersions.xml'], capture_output=True, text=True)
+        r = subprocess.run(['curl', '-s', '-o', self.keep_as() or '/dev/null', '-w',
+                            '%{time_total} %{size_download}', self.url + '/vimServiceVersions.xml'],
+                           capture_output=True, text=True)
         t, n = r.stdout.split()
         self.total, self.bytes, self.requests = float(t), int(n), 1
         self.one('<RetrieveServiceContent><_this type="ServiceInstance">ServiceInstance</_this>'
@@ -313,6 +334,9 @@ class Floor:
         bodies.append(objects_body('PerformanceManager', ['PerfMgr'], ['perfCounter']))
         bodies.append('<Logout><_this type="SessionManager">SessionManager</_this></Logout>')
         self.batch(bodies)
+        if self.capture is not None:
+            with open(os.path.join(self.capture, 'manifest'), 'w') as f:
+                f.write(''.join(p + '\n' for p in self.captured))
         return self
 
 
