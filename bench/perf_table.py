@@ -34,7 +34,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -44,7 +43,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_scale as bs  # noqa: E402  (the scale benchmark's floor, timing and wrk helpers)
 
 PLACEMENT = '/api/v1/placement?disks_gb=100,20&vms=1&disk_format=thin&limit=10'
-TOKEN = 'bench-token-0123456789abcdef'
 
 
 def log(*a):
@@ -82,7 +80,7 @@ def placement(base, clients, per_client, timeout):
     def one():
         for _ in range(per_client):
             req = urllib.request.Request(base + PLACEMENT,
-                                         headers={'Authorization': 'Bearer ' + TOKEN})
+                                         headers={'Authorization': 'Bearer ' + bs.TOKEN})
             t0 = time.monotonic()
             try:
                 with urllib.request.urlopen(req, timeout=timeout) as r:
@@ -109,14 +107,6 @@ def placement(base, clients, per_client, timeout):
     return lat, fails
 
 
-def vm_rss(pid):
-    try:
-        with open('/proc/%d/status' % pid) as f:
-            return int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1)) / 1024
-    except OSError:
-        return None
-
-
 def bench_serve(a, n, bins, conf, port):
     base = 'http://127.0.0.1:%d' % port
     srv = subprocess.Popen([bins['vslint'], 'serve', '-c', conf], stdout=subprocess.DEVNULL,
@@ -124,24 +114,24 @@ def bench_serve(a, n, bins, conf, port):
     out = {}
     try:
         bs.wait_first_poll(base)
-        out['rss_idle'] = vm_rss(srv.pid)
+        out['rss_idle'] = bs.vm_mb(srv.pid, 'VmRSS')
         for clients in (1, 8):
             per = a.placement_requests if clients == 1 else max(1, a.placement_requests * 4 //
                                                                  clients)
-            before = vm_rss(srv.pid)
+            before = bs.vm_mb(srv.pid, 'VmRSS')
             t0 = time.monotonic()
             lat, fails = placement(base, clients, per, a.placement_timeout)
             out['placement_%d' % clients] = {
                 'p50': pctl(lat, 50), 'p99': pctl(lat, 99), 'answered': len(lat),
                 'failed': len(fails), 'fail_kinds': sorted(set(fails)),
                 'seconds': time.monotonic() - t0, 'rss_before': before,
-                'rss_after': vm_rss(srv.pid)}
+                'rss_after': bs.vm_mb(srv.pid, 'VmRSS')}
             log('[%d VMs] placement, %d client(s): %s' % (n, clients,
                                                           out['placement_%d' % clients]))
         for name, hdr in (('keepalive', None), ('close', 'Connection: close')):
             out['summary_' + name] = wrk(base + '/api/v1/summary', a.api_seconds, hdr)
             log('[%d VMs] summary, %s: %s' % (n, name, out['summary_' + name]))
-        out['rss_peak'] = bs.vm_hwm(srv.pid)
+        out['rss_peak'] = bs.vm_mb(srv.pid)
     finally:
         bs.stop(srv)
     return out
@@ -164,34 +154,10 @@ def bench_size(a, n, bins, work):
     res = {'vms': n, 'load_before': load_avg()}
     reads, option, esxcli = bs.vslint_reads()
     paths_json = os.path.join(work, 'paths.json')
-    with open(paths_json, 'w') as f:
-        json.dump({'reads': reads, 'option': option}, f)
-    truth = os.path.join(work, 'truth-%d.json' % n)
-    sim = subprocess.Popen([bins['synth'], '-vms', str(n), '-truth', truth,
-                            '-gzip=%s' % ('true' if a.gzip else 'false')],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = sim.stdout.readline().strip()
-    res['estate'] = sim.stderr.readline().strip().split('estate: ', 1)[-1]
+    sim, url, truth = bs.start_synth(a, n, bins, work, res)
     capture = os.path.join(work, 'answers-%d' % n)
     try:
-        with open(truth) as f:
-            res['counts'] = json.load(f)['counts']
-        pw = os.path.join(work, 'pw')
-        with open(pw, 'w') as f:
-            f.write(bs.PASSWORD + '\n')
-        os.chmod(pw, 0o600)
-        token_file = os.path.join(work, 'token')
-        with open(token_file, 'w') as f:
-            f.write(TOKEN + '\n')
-        os.chmod(token_file, 0o600)
-        port = bs.free_port()
-        conf = os.path.join(work, 'v-%d.conf' % n)
-        with open(conf, 'w') as f:
-            f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
-                    '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = %d\n'
-                    'timeout = 3600\ninterval = 86400\n' % (
-                        os.path.join(work, 'v-%d.db' % n), port, token_file, url, bs.USER, pw,
-                        bs.MAX_OBJECTS))
+        conf, pw, port = bs.write_setup(work, n, url, res, truth)
         log('[%d VMs] %s; load %s' % (n, res['estate'], res['load_before']))
 
         log('[%d VMs] discovery (not timed), then the floor with every answer captured ...' % n)
@@ -231,7 +197,7 @@ def bench_size(a, n, bins, work):
             log('[%d VMs] check --offline %.2f s (CPU %.2f s), %.1f MB' % (n, t, bs.cpu_of(r), m))
 
         res['serve'] = bench_serve(a, n, bins, conf, port)
-        res['synth_rss'] = bs.vm_hwm(sim.pid)
+        res['synth_rss'] = bs.vm_mb(sim.pid)
     finally:
         sim.send_signal(signal.SIGTERM)
         sim.wait()
@@ -275,6 +241,8 @@ def report(results, a):
     row('  / expat, wall (target <= 1.0x)', ['%.2fx' % (med_of(r['collect'], 'wall') /
                                                         med_of(r['expat'], 'wall'))
                                              for r in results])
+    row('  / expat, CPU', ['%.2fx' % (med_of(r['collect'], 'cpu') / med_of(r['expat'], 'cpu'))
+                          for r in results])
     row('  peak RSS (target < 64 MB)', ['%.1f MB' % max(c['rss'] for c in r['collect'])
                                         for r in results])
     if not a.no_govmomi:
@@ -309,44 +277,17 @@ def report(results, a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--sizes', default='20000,100000')
-    ap.add_argument('--runs', type=int, default=3,
-                    help='expat and collect pairs, and check runs, at each size')
-    ap.add_argument('--gzip', action='store_true', help='the responder compresses (as vCenter)')
-    ap.add_argument('--no-govmomi', action='store_true')
-    ap.add_argument('--api-seconds', type=int, default=5)
+    bs.common_args(ap, '20000,100000')
     ap.add_argument('--placement-requests', type=int, default=10,
                     help='requests of the single client; 8 clients ask 4x as many in all')
     ap.add_argument('--placement-timeout', type=float, default=60,
                     help="a placement request's client-side timeout, seconds")
-    ap.add_argument('--build', default=os.path.join(bs.ROOT, 'build'))
-    ap.add_argument('--json', help='also write the raw figures here')
     a = ap.parse_args()
     for tool in ('curl', 'wrk', '/usr/bin/time'):
         if not shutil.which(tool):
             sys.exit('%s is missing: apt-get install curl wrk time' % tool)
-    bins = {'vslint': os.path.join(a.build, 'vslint'),
-            'synth': os.path.join(a.build, 'tests', 'sim', 'vcsim-synth'),
-            'expat': os.path.join(a.build, 'bench', 'expat-count'),
-            'govmomi': os.path.join(a.build, 'bench', 'govmomi-poll')}
-    for k in ('vslint', 'synth', 'expat'):
-        if not os.path.exists(bins[k]):
-            sys.exit('%s not built: scripts/build.sh (expat-count needs libexpat1-dev)' %
-                     bins[k])
-    if not a.no_govmomi:
-        subprocess.run(['sh', os.path.join(bs.ROOT, 'tests', 'sim', 'build.sh'), bins['govmomi'],
-                        os.path.join(a.build, 'bench', 'gocache'),
-                        os.path.join(bs.ROOT, 'bench', 'govmomi')], check=True)
-    work = tempfile.mkdtemp(prefix='vslint-table-')
-    results = []
-    try:
-        for n in [int(x) for x in a.sizes.split(',')]:
-            results.append(bench_size(a, n, bins, work))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if a.json:
-        with open(a.json, 'w') as f:
-            json.dump(results, f, indent=1)
+    bins = bs.binaries(a, ('vslint', 'synth', 'expat'))
+    results = bs.each_size(a, 'vslint-table-', lambda n, work: bench_size(a, n, bins, work))
     print()
     print('vslint, issue 23 table, %s, %d cores, answers %s, pages of %d objects' % (
         time.strftime('%Y-%m-%d %H:%M'), os.cpu_count(),
