@@ -143,8 +143,12 @@ def wrk(url, seconds, header=None, threads=2, conns=8):
     cmd = ['wrk', '-t%d' % threads, '-c%d' % conns, '-d%ds' % seconds, '--latency']
     if header:
         cmd += ['-H', header]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True).stdout
+    r = subprocess.run(cmd + [url], capture_output=True, text=True)
+    out = r.stdout
     m = re.search(r'Requests/sec:\s+([\d.]+)', out)
+    if not m:
+        log('wrk %s said no requests/s (exit %d): %s' % (' '.join(cmd[4:]), r.returncode,
+                                                         (out + r.stderr)[-1000:]))
     errs = re.search(r'Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)', out)
     non2xx = re.search(r'Non-2xx or 3xx responses: (\d+)', out)
     return {'rps': float(m.group(1)) if m else 0.0,
@@ -265,10 +269,10 @@ def report(results, a):
     row('  daemon RSS grown by the 8 clients', ['%+.0f MB' % (
         r['serve']['placement_8']['rss_after'] - r['serve']['placement_8']['rss_before'])
         for r in results])
-    row('summary req/s: keep-alive / close', ['%.0f / %.0f (%.2fx)' % (
-        r['serve']['summary_keepalive']['rps'], r['serve']['summary_close']['rps'],
-        r['serve']['summary_keepalive']['rps'] / max(1.0, r['serve']['summary_close']['rps']))
-        for r in results])
+    def summary(r):
+        ka, close = r['serve']['summary_keepalive']['rps'], r['serve']['summary_close']['rps']
+        return '%.0f / %.0f%s' % (ka, close, ' (%.2fx)' % (ka / close) if ka and close else '')
+    row('summary req/s: keep-alive / close', [summary(r) for r in results])
     row('daemon RSS: after 1st poll / peak', ['%.0f / %.0f MB' % (r['serve']['rss_idle'],
                                                                   r['serve']['rss_peak'])
                                               for r in results])
