@@ -56,6 +56,7 @@ ENV = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope '
        '<soapenv:Body>%s</soapenv:Body></soapenv:Envelope>')
 USER, PASSWORD = 'vslint', 'vslint-secret'
 MAX_OBJECTS = 500
+TOKEN = 'bench-token-0123456789abcdef'
 FINDINGS_PAGE = '/api/v1/findings?severity=warning&check=multipath-policy&limit=50'
 
 
@@ -214,8 +215,12 @@ def cfg_quote(s):
 class Floor:
     """vslint's requests sent by curl; `total` sums curl's %{time_total}."""
 
-    def __init__(self, url, workdir, gzip):
+    def __init__(self, url, workdir, gzip, capture=None):
+        """capture: a directory to keep every answer in (decompressed, one file each, in the
+        order sent), listed one a line in capture/manifest: what the expat anchor parses."""
         self.url = url
+        self.capture = capture
+        self.captured = []
         self.jar = os.path.join(workdir, 'floor-cookies')
         self.workdir = workdir
         self.gzip = gzip
@@ -228,9 +233,19 @@ class Floor:
              '-H', 'SOAPAction: "urn:vim25/7.0.3.0"', '-H', 'Expect:']
         return a + (['--compressed'] if self.gzip else [])
 
+    def keep_as(self):
+        """The file the next answer is kept in, or None when nothing is captured."""
+        if self.capture is None:
+            return None
+        path = os.path.join(self.capture, '%05d.xml' % len(self.captured))
+        self.captured.append(path)
+        return path
+
     def one(self, body, keep=4096):
         """One request; returns the first `keep` bytes of the answer (a page's token comes
-        before its objects), reading and dropping the rest."""
+        before its objects), reading and dropping the rest (or keeping it, see capture)."""
+        kept = self.keep_as()
+        sink = open(kept, 'wb') if kept else None
         p = subprocess.Popen(['curl'] + self.common() + [
             '-w', '%{stderr}%{time_total} %{size_download}\n', '--data-binary', '@-', self.url],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -241,10 +256,14 @@ class Floor:
             chunk = p.stdout.read(1 << 20)
             if not chunk:
                 break
+            if sink:
+                sink.write(chunk)
             if len(head) < keep:
                 head += chunk[:keep - len(head)]
         err = p.stderr.read().decode()
         p.wait()
+        if sink:
+            sink.close()
         t, n = err.strip().split()[-2:]
         self.total += float(t)
         self.bytes += int(n)
@@ -258,8 +277,10 @@ class Floor:
             for i, body in enumerate(bodies):
                 if i:
                     f.write('next\n')
-                f.write('url = %s\noutput = "/dev/null"\nwrite-out = "%%{time_total} '
-                        '%%{size_download}\\n"\ndata-binary = %s\n' % (self.url, cfg_quote(ENV % body)))
+                f.write('url = %s\noutput = %s\nwrite-out = "%%{time_total} '
+                        '%%{size_download}\\n"\ndata-binary = %s\n' % (
+                            self.url, cfg_quote(self.keep_as() or '/dev/null'),
+                            cfg_quote(ENV % body)))
                 f.write('silent\ncookie = %s\ncookie-jar = %s\nheader = "Content-Type: text/xml; charset=utf-8"\n'
                         'header = "SOAPAction: \\"urn:vim25/7.0.3.0\\""\nheader = "Expect:"\n%s'
                         % (cfg_quote(self.jar), cfg_quote(self.jar),
@@ -276,8 +297,9 @@ class Floor:
         if os.path.exists(self.jar):
             os.unlink(self.jar)
         # vimServiceVersions.xml, the service content, the login.
-        r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}',
-                            self.url + '/vimServiceVersions.xml'], capture_output=True, text=True)
+        r = subprocess.run(['curl', '-s', '-o', self.keep_as() or '/dev/null', '-w',
+                            '%{time_total} %{size_download}', self.url + '/vimServiceVersions.xml'],
+                           capture_output=True, text=True)
         t, n = r.stdout.split()
         self.total, self.bytes, self.requests = float(t), int(n), 1
         self.one('<RetrieveServiceContent><_this type="ServiceInstance">ServiceInstance</_this>'
@@ -316,6 +338,9 @@ class Floor:
         bodies.append(objects_body('PerformanceManager', ['PerfMgr'], ['perfCounter']))
         bodies.append('<Logout><_this type="SessionManager">SessionManager</_this></Logout>')
         self.batch(bodies)
+        if self.capture is not None:
+            with open(os.path.join(self.capture, 'manifest'), 'w') as f:
+                f.write(''.join(p + '\n' for p in self.captured))
         return self
 
 
@@ -555,37 +580,52 @@ class Poller(threading.Thread):
 
 # ---- one size ---------------------------------------------------------------------------------
 
-def bench_size(a, n, bins, work):
-    res = {'vms': n}
-    reads, option, esxcli = vslint_reads()
-    paths_json = os.path.join(work, 'paths.json')
-    with open(paths_json, 'w') as f:
-        json.dump({'reads': reads, 'option': option}, f)
+def start_synth(a, n, bins, work, res):
+    """The responder at n VMs (with a truth file): the process and its URL; the estate's
+    description goes to res['estate']."""
     truth = os.path.join(work, 'truth-%d.json' % n)
     sim = subprocess.Popen([bins['synth'], '-vms', str(n), '-truth', truth,
                             '-gzip=%s' % ('true' if a.gzip else 'false')],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = sim.stdout.readline().strip()
     res['estate'] = sim.stderr.readline().strip().split('estate: ', 1)[-1]
+    return sim, url, truth
+
+
+def write_setup(work, n, url, res, truth):
+    """The password and token files and a configuration of vslint for the responder at url,
+    its database in work: (conf, password file, the API's port). The estate's counts go to
+    res['counts'] (from truth) and the paths the poll reads to work/paths.json."""
+    reads, option, _ = vslint_reads()
+    with open(os.path.join(work, 'paths.json'), 'w') as f:
+        json.dump({'reads': reads, 'option': option}, f)
+    with open(truth) as f:
+        res['counts'] = json.load(f)['counts']
+    pw = os.path.join(work, 'pw')
+    with open(pw, 'w') as f:
+        f.write(PASSWORD + '\n')
+    os.chmod(pw, 0o600)
+    token_file = os.path.join(work, 'token')
+    with open(token_file, 'w') as f:
+        f.write(TOKEN + '\n')
+    os.chmod(token_file, 0o600)
+    port = free_port()
+    conf = os.path.join(work, 'v-%d.conf' % n)
+    with open(conf, 'w') as f:
+        f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
+                '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = %d\n'
+                'timeout = 3600\ninterval = 86400\n' % (os.path.join(work, 'v-%d.db' % n), port,
+                                                        token_file, url, USER, pw, MAX_OBJECTS))
+    return conf, pw, port
+
+
+def bench_size(a, n, bins, work):
+    res = {'vms': n}
+    reads, option, esxcli = vslint_reads()
+    paths_json = os.path.join(work, 'paths.json')
+    sim, url, truth = start_synth(a, n, bins, work, res)
     try:
-        with open(truth) as f:
-            res['counts'] = json.load(f)['counts']
-        pw = os.path.join(work, 'pw')
-        with open(pw, 'w') as f:
-            f.write(PASSWORD + '\n')
-        os.chmod(pw, 0o600)
-        db = os.path.join(work, 'v-%d.db' % n)
-        token_file = os.path.join(work, 'token')
-        with open(token_file, 'w') as f:
-            f.write('bench-token-0123456789abcdef\n')
-        os.chmod(token_file, 0o600)
-        port = free_port()
-        conf = os.path.join(work, 'v-%d.conf' % n)
-        with open(conf, 'w') as f:
-            f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
-                    '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = %d\n'
-                    'timeout = 3600\ninterval = 86400\n' % (db, port, token_file, url, USER, pw,
-                                                            MAX_OBJECTS))
+        conf, pw, port = write_setup(work, n, url, res, truth)
         runs = a.runs if n <= a.full_runs_up_to else 1
 
         log('[%d VMs] %s' % (n, res['estate']))
@@ -634,7 +674,7 @@ def bench_size(a, n, bins, work):
         res['incremental'] = incremental(a, bins, url, conf)
 
         res['api'] = bench_api(a, n, bins, conf, port)
-        res['synth_rss'] = vm_hwm(sim.pid)
+        res['synth_rss'] = vm_mb(sim.pid)
     finally:
         sim.send_signal(signal.SIGTERM)
         sim.wait()
@@ -727,7 +767,7 @@ def bench_incremental_size(a, n, bins, work):
                                                             MAX_OBJECTS))
         log('[%d VMs] %s' % (n, res['estate']))
         res['incremental'] = incremental(a, bins, url, conf)
-        res['synth_rss'] = vm_hwm(sim.pid)
+        res['synth_rss'] = vm_mb(sim.pid)
     finally:
         sim.send_signal(signal.SIGTERM)
         sim.wait()
@@ -754,17 +794,19 @@ def incremental_cells(results):
             ('  objects, requests, view reads', [cell(r, 'what') for r in results])]
 
 
-def vm_hwm(pid):
+def vm_mb(pid, field='VmHWM'):
+    """A memory figure of pid's /proc status in MB: its peak RSS, or field (VmRSS: now); None
+    when it is gone."""
     try:
         with open('/proc/%d/status' % pid) as f:
-            return int(re.search(r'VmHWM:\s+(\d+)', f.read()).group(1)) / 1024
+            return int(re.search(r'%s:\s+(\d+)' % field, f.read()).group(1)) / 1024
     except OSError:
         return None
 
 
 def bench_api(a, n, bins, conf, port):
     base = 'http://127.0.0.1:%d' % port
-    token = 'bench-token-0123456789abcdef'
+    token = TOKEN
     srv = subprocess.Popen([bins['vslint'], 'serve', '-c', conf], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     out = {}
@@ -868,20 +910,59 @@ def report(results, a):
     return '\n'.join(lines)
 
 
-def main():
-    global MAX_OBJECTS
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--sizes', default='5000,20000,100000')
+def binaries(a, need):
+    """The programs run, by name, in a.build; exits when one of need is not built. Builds the
+    govmomi client unless a.no_govmomi."""
+    bins = {'vslint': os.path.join(a.build, 'vslint'),
+            'synth': os.path.join(a.build, 'tests', 'sim', 'vcsim-synth'),
+            'expat': os.path.join(a.build, 'bench', 'expat-count'),
+            'govmomi': os.path.join(a.build, 'bench', 'govmomi-poll')}
+    for k in need:
+        if not os.path.exists(bins[k]):
+            sys.exit('%s not built: scripts/build.sh%s' % (
+                bins[k], ' (expat-count needs libexpat1-dev)' if k == 'expat' else ''))
+    if not a.no_govmomi:
+        subprocess.run(['sh', os.path.join(ROOT, 'tests', 'sim', 'build.sh'), bins['govmomi'],
+                        os.path.join(a.build, 'bench', 'gocache'),
+                        os.path.join(ROOT, 'bench', 'govmomi')], check=True)
+    return bins
+
+
+def each_size(a, prefix, one):
+    """one(n, work) for each of a.sizes in a new directory work (removed after): the list of
+    what each returned, also written to a.json when asked."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    results = []
+    try:
+        for n in [int(x) for x in a.sizes.split(',')]:
+            results.append(one(n, work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump(results, f, indent=1)
+    return results
+
+
+def common_args(ap, sizes):
+    """The options this benchmark and bench/perf_table.py share."""
+    ap.add_argument('--sizes', default=sizes)
     ap.add_argument('--runs', type=int, default=3)
-    ap.add_argument('--full-runs-up-to', type=int, default=20000,
-                    help='sizes above this get one run of each measurement')
     ap.add_argument('--gzip', action='store_true', help='the responder compresses (as vCenter)')
     ap.add_argument('--no-govmomi', action='store_true')
     ap.add_argument('--api-seconds', type=int, default=5)
-    ap.add_argument('--max-objects', type=int, default=500,
-                    help='maxObjects per page, for vslint (max_objects=), govmomi and the floor')
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--json', help='also write the raw figures here')
+
+
+def main():
+    global MAX_OBJECTS
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    common_args(ap, '5000,20000,100000')
+    ap.add_argument('--full-runs-up-to', type=int, default=20000,
+                    help='sizes above this get one run of each measurement')
+    ap.add_argument('--max-objects', type=int, default=500,
+                    help='maxObjects per page, for vslint (max_objects=), govmomi and the floor')
     ap.add_argument('--no-incremental', action='store_true',
                     help='skip the incremental poll measurement')
     ap.add_argument('--checks-only', action='store_true',
@@ -896,32 +977,16 @@ def main():
     for tool in ('/usr/bin/time',) if a.site_rules else ('curl', 'wrk', '/usr/bin/time'):
         if not shutil.which(tool):
             sys.exit('%s is missing: apt-get install curl wrk time' % tool)
-    bins = {'vslint': os.path.join(a.build, 'vslint'),
-            'synth': os.path.join(a.build, 'tests', 'sim', 'vcsim-synth'),
-            'govmomi': os.path.join(a.build, 'bench', 'govmomi-poll')}
-    for k in ('vslint', 'synth'):
-        if not os.path.exists(bins[k]):
-            sys.exit('%s not built: scripts/build.sh' % bins[k])
-    if not a.no_govmomi:
-        subprocess.run(['sh', os.path.join(ROOT, 'tests', 'sim', 'build.sh'), bins['govmomi'],
-                        os.path.join(a.build, 'bench', 'gocache'),
-                        os.path.join(ROOT, 'bench', 'govmomi')], check=True)
-    work = tempfile.mkdtemp(prefix='vslint-bench-')
-    results = []
-    try:
-        for n in [int(x) for x in a.sizes.split(',')]:
-            if a.incremental_only:
-                results.append(bench_incremental_size(a, n, bins, work))
-                continue
-            results.append(bench_size(a, n, bins, work))
-            for f in os.listdir(work):
-                if f.startswith('v-%d.db' % n):
-                    os.unlink(os.path.join(work, f))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if a.json:
-        with open(a.json, 'w') as f:
-            json.dump(results, f, indent=1)
+    bins = binaries(a, ('vslint', 'synth'))
+    def one(n, work):
+        if a.incremental_only:
+            return bench_incremental_size(a, n, bins, work)
+        r = bench_size(a, n, bins, work)
+        for f in os.listdir(work):
+            if f.startswith('v-%d.db' % n):
+                os.unlink(os.path.join(work, f))
+        return r
+    results = each_size(a, 'vslint-bench-', one)
     print()
     print('vslint scale benchmark, %s, %d cores (load average %.1f at the end), answers %s, '
           'pages of %d objects' % (time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0],

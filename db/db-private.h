@@ -20,6 +20,7 @@ enum db_table { DB_INVENTORY_TABLES(DB_TABLE_ENUM) T_NTABLES };
 enum { T_OWN_FIRST = T_NTABLES - 1, DB_OWN_TABLES(DB_OWN_ENUM) };
 
 #define DB_STMT_CACHE 32
+#define DB_MAX_COLS   64 /* columns of an inventory table, at most */
 
 struct db {
     sqlite3 *h; /* owned */
@@ -263,5 +264,21 @@ char *db_cursor_encode(sqlite3_stmt *st, const int *cols, int n);
  * db_cursor_encode() did not make (a cursor comes from a URL, so from anyone), -ENOMEM; *out
  * is NULL then. */
 int db_cursor_decode(const char *s, int n, struct db_cursor **out);
+
+/* A full poll's writer thread (db/stage.c): db_stager_start() makes it, with db's connection
+ * in an open transaction; from then on only the writer uses the connection, the sink handing
+ * rows over with db_stager_put() (text[i] for TEXT and FN columns, NULL for SQL NULL; num[i]
+ * for the others, VIM_UNKNOWN for NULL; copied, so borrowed for the call). The calls to put are
+ * serialised by the caller (the sink's). db_stager_stop() waits until every row is inserted,
+ * ends the thread, frees it (NULL: a no-op) and gives the connection back: the writer's first
+ * error, or 0. */
+struct db_stager;
+int db_stager_start(struct db *db, const char *vcenter, struct db_stager **out);
+int db_stager_put(struct db_stager *s, enum db_table t, const char *const *text,
+                  const int64_t *num);
+int db_stager_stop(struct db_stager *s);
+/* Inserts one row into table t's staging table (the writer's and the sink's one way to). */
+int db_insert_values(struct db *db, enum db_table t, const char *vcenter, const char *const *text,
+                     const int *len, const int64_t *num);
 
 #endif

@@ -30,6 +30,10 @@ struct db_snapshot {
     } *notes; /* owned: what db_snapshot_note() recorded, for db_snapshot_apply() */
     size_t nnotes, cap;
     size_t noted[DB_NOTE_TAGS]; /* how many notes of each tag */
+    /* A full poll's writer thread (db/stage.c), owned; NULL: rows are inserted by the sink's
+     * caller. While it runs, only it uses the connection: everything else waits for
+     * db_stager_stop(). */
+    struct db_stager *stager;
 };
 
 /* The table each counted kind is counted in. */
@@ -155,55 +159,69 @@ static int prepare_built(struct db *db, sqlite3_stmt **st, enum db_table t,
     return r;
 }
 
-/* Inserts one row of table t for the snapshot's vCenter, each column bound from its field of
- * the row struct. Strings are bound without copying: they only need to live until the step,
- * which is within the sink call that borrowed them. NULL strings and VIM_UNKNOWN numbers become
- * SQL NULL. A row missing a NOT NULL string (a key) is skipped (logged) rather than failing the
- * poll over one object. */
-static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
+/* Binds one row of table t for vcenter into the staging table's insert and runs it: text[i]
+ * (len[i] bytes, -1 up to the NUL; NULL for SQL NULL) for a TEXT or FN column, num[i] for the
+ * others (VIM_UNKNOWN for SQL NULL). The strings only need to live until it returns. */
+int db_insert_values(struct db *db, enum db_table t, const char *vcenter, const char *const *text,
+                     const int *len, const int64_t *num)
 {
     const struct db_table_def *d = &db_tables[t];
-    struct db *db = snap->db;
-    char bufs[4][320];
-    const char *text[64];
     sqlite3_stmt *st;
-    int i, nbuf = 0, rc, r;
+    int i, rc, r = prepare_built(db, &db->ins[t], t, insert_sql);
 
-    assert(d->ncols < (int)(sizeof(text) / sizeof(text[0])));
-    for (i = 0; i < d->ncols; i++) {
-        const struct db_column *c = &d->cols[i];
-        const char *p = (const char *)row + c->off;
-        text[i] = NULL;
-        if (c->type == DB_TEXT)
-            text[i] = *(const char *const *)p;
-        else if (c->type == DB_FN)
-            text[i] = c->fn(row, bufs[nbuf++ % 4], sizeof(bufs[0]));
-        if ((c->type == DB_TEXT || c->type == DB_FN) && (c->flags & DB_NN) && !text[i]) {
-            log_debug("db: %s: skipping a row without a key", d->name);
-            return 0;
-        }
-    }
-    r = prepare_built(db, &db->ins[t], t, insert_sql);
     if (r < 0)
         return r;
     st = db->ins[t];
-    rc = sqlite3_bind_text(st, 1, snap->vcenter, -1, SQLITE_STATIC);
+    rc = sqlite3_bind_text(st, 1, vcenter, -1, SQLITE_STATIC);
     for (i = 0; i < d->ncols && rc == SQLITE_OK; i++) {
         const struct db_column *c = &d->cols[i];
-        const char *p = (const char *)row + c->off;
-        int64_t v;
-        if (c->type == DB_TEXT || c->type == DB_FN) {
-            rc = db_bind_text(st, i + 2, text[i]);
-            continue;
-        }
-        v = c->type == DB_I64 ? *(const int64_t *)p : *(const int *)p;
-        rc = v == VIM_UNKNOWN ? sqlite3_bind_null(st, i + 2) : sqlite3_bind_int64(st, i + 2, v);
+        if (c->type == DB_TEXT || c->type == DB_FN)
+            rc = text[i] ? sqlite3_bind_text(st, i + 2, text[i], len ? len[i] : -1, SQLITE_STATIC)
+                         : sqlite3_bind_null(st, i + 2);
+        else
+            rc = num[i] == VIM_UNKNOWN ? sqlite3_bind_null(st, i + 2)
+                                       : sqlite3_bind_int64(st, i + 2, num[i]);
     }
     if (rc != SQLITE_OK) {
         sqlite3_clear_bindings(st);
         return db_fail(db->h, rc, d->name);
     }
     return step_done(db, st);
+}
+
+/* Inserts one row of table t for the snapshot's vCenter, each column bound from its field of
+ * the row struct: at once, or through the snapshot's writer thread (db/stage.c), which copies
+ * it. Strings are borrowed: they only need to live until the sink call returns. NULL strings
+ * and VIM_UNKNOWN numbers become SQL NULL. A row missing a NOT NULL string (a key) is skipped
+ * (logged) rather than failing the poll over one object. */
+static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
+{
+    const struct db_table_def *d = &db_tables[t];
+    char bufs[4][320];
+    const char *text[DB_MAX_COLS];
+    int64_t num[DB_MAX_COLS];
+    int i, nbuf = 0;
+
+    assert(d->ncols < DB_MAX_COLS);
+    for (i = 0; i < d->ncols; i++) {
+        const struct db_column *c = &d->cols[i];
+        const char *p = (const char *)row + c->off;
+        text[i] = NULL;
+        num[i] = VIM_UNKNOWN;
+        if (c->type == DB_TEXT)
+            text[i] = *(const char *const *)p;
+        else if (c->type == DB_FN)
+            text[i] = c->fn(row, bufs[nbuf++ % 4], sizeof(bufs[0]));
+        else
+            num[i] = c->type == DB_I64 ? *(const int64_t *)p : *(const int *)p;
+        if ((c->type == DB_TEXT || c->type == DB_FN) && (c->flags & DB_NN) && !text[i]) {
+            log_debug("db: %s: skipping a row without a key", d->name);
+            return 0;
+        }
+    }
+    if (snap->stager)
+        return db_stager_put(snap->stager, t, text, num);
+    return db_insert_values(snap->db, t, snap->vcenter, text, NULL, num);
 }
 
 /* One sink callback per table: put_<sink>(ctx, row) inserts row into the table. */
@@ -615,6 +633,7 @@ static void snapshot_free(struct db_snapshot *snap)
 {
     if (!snap)
         return;
+    assert(!snap->stager);
     snap->db->in_snapshot = 0;
     free(snap->vcenter);
     free(snap->url);
@@ -703,6 +722,11 @@ int db_snapshot_open(struct db *db, const char *vcenter, const char *url, int ke
     db->in_snapshot = 1;
 
     snap->keep = keep;
+    /* A full poll's rows are inserted by a thread of their own; an update's are a few, and
+     * its notes and removals interleave with them. Without the thread (none could be made),
+     * the sink's caller inserts them. */
+    if (!keep && db_stager_start(db, snap->vcenter, &snap->stager) < 0)
+        log_debug("db: no writer thread for %s: rows inserted by the poll", snap->vcenter);
 #define SINK(ENUM, table, sink, est, since, rowid) .sink = put_##sink,
     *sink = (struct vim_sink){.ctx = snap, DB_INVENTORY_TABLES(SINK)};
 #undef SINK
@@ -1020,7 +1044,10 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
     int r;
 
     assert(snap);
-    r = count_rows(snap, n);
+    r = db_stager_stop(snap->stager);
+    snap->stager = NULL;
+    if (r == 0)
+        r = count_rows(snap, n);
     if (r < 0)
         goto fail;
     cj = counts_json(n);
@@ -1125,6 +1152,8 @@ void db_snapshot_abort(struct db_snapshot *snap)
 {
     if (!snap)
         return;
+    db_stager_stop(snap->stager); /* its error is the one being handled, or moot */
+    snap->stager = NULL;
     /* A failed COMMIT may already have rolled back; ROLLBACK then fails harmlessly. */
     if (sqlite3_get_autocommit(snap->db->h) == 0)
         exec(snap->db, "ROLLBACK");

@@ -496,6 +496,55 @@ TEST_WITH(test_commit_counts, tl_db_setup_open, tl_db_teardown)
     free(cj);
 }
 
+/* A full poll's rows go through the writer thread (db/stage.c) in blocks, at most a few in
+ * flight: many more rows than that (the sink waiting for blocks to come back), a row larger
+ * than a block, a row without its key and NULL numbers all arrive as the sink gave them. */
+TEST_WITH(test_staged_through_the_writer, tl_db_setup_open, tl_db_teardown)
+{
+    enum { NPATHS = 40000, IQN = 200, BIG_URL = 1 << 20 };
+    struct tl_dbfile *fx = *state;
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    int64_t counts[DB_NKINDS];
+    char name[32], adapter[32], iqn[IQN + 1], *url = malloc(BIG_URL + 1);
+
+    assert_non_null(url);
+    memset(url, 'u', BIG_URL);
+    url[BIG_URL] = '\0';
+    assert_int_equal(db_snapshot_begin(fx->db, "vc-a", NULL, &snap, &sink), 0);
+    struct vim_datastore ds = {.moref = "datastore-1", .name = "big", .type = "NFS", .url = url,
+                               .capacity = 5 * GIB, .free_space = 0,
+                               .uncommitted = VIM_UNKNOWN, .accessible = 1};
+    assert_int_equal(sink.datastore(sink.ctx, &ds), 0);
+    for (int i = 0; i < NPATHS; i++) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        snprintf(adapter, sizeof(adapter), "vmhba%d", i);
+        memset(iqn, 'a' + i % 26, IQN);
+        iqn[IQN] = '\0';
+        struct vim_lun_path p = {.host = "host-1", .lun = "naa.1", .name = name,
+                                 .state = i % 2 ? "standby" : "active", .adapter = adapter,
+                                 .target_iqn = iqn};
+        assert_int_equal(sink.lun_path(sink.ctx, &p), 0);
+    }
+    struct vim_lun_path keyless = {.host = "host-1", .lun = "naa.1", .state = "dead"};
+    assert_int_equal(sink.lun_path(sink.ctx, &keyless), 0);
+    assert_int_equal(db_snapshot_commit(snap, 1000, 2000, counts), 0);
+    free(url);
+
+    assert_int_equal(counts[DB_LUN_PATH], NPATHS);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM lun_paths WHERE state = 'dead'"), 0);
+    assert_int_equal(raw_int(fx->path, "SELECT sum(length(target_iqn)) FROM lun_paths"),
+                     (int64_t)NPATHS * IQN);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM lun_paths WHERE adapter = "
+                                       "'vmhba' || substr(name, 3) AND target_wwpn IS NULL"),
+                     NPATHS);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM lun_paths WHERE state = 'standby'"),
+                     NPATHS / 2);
+    assert_int_equal(raw_int(fx->path, "SELECT length(url) FROM datastores"), BIG_URL);
+    assert_int_equal(raw_int(fx->path, "SELECT capacity FROM datastores"), 5 * GIB);
+    assert_int_equal(raw_int(fx->path, "SELECT uncommitted IS NULL FROM datastores"), 1);
+}
+
 TEST_WITH(test_vcenters_side_by_side, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
