@@ -43,28 +43,18 @@ struct api_door_opts {
     struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */
     unsigned max_connections, max_per_address;
     int head_timeout_s;
-    int idle_timeout_s; /* HTTPS: a relay where nothing moves this long is closed */
+    int idle_timeout_s; /* a relay where nothing moves this long is closed */
 };
 int api_door_new(const struct api_door_opts *o, struct api_door **out);
 int api_door_run(struct api_door *d, struct MHD_Daemon *mhd); /* starts accepting */
 void api_door_stop(struct api_door *d);                         /* stops accepting */
 void api_door_free(struct api_door *d); /* after MHD_stop_daemon; NULL is a no-op */
-/* MHD_OPTION_NOTIFY_CONNECTION with the door as its closure. */
 /* The key the per-address connection limit counts a client under: an IPv4 address as
  * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
 /* The key as text for the log: "192.0.2.7", "2001:db8:1:2::/64". */
 void api_addr_text(const unsigned char a[16], char *out, size_t len);
-void api_door_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                                enum MHD_ConnectionNotificationCode code);
-/* The request on conn arrived whole, before its handler runs (header_timeout ends) / was
- * answered: the next one's deadline starts. */
-void api_door_request_received(struct api_door *d, struct MHD_Connection *conn);
-/* libmicrohttpd has read the head of the request on conn; its body may still be on its way,
- * under the same deadline. */
-void api_door_head_received(struct api_door *d, struct MHD_Connection *conn);
-void api_door_request_done(struct api_door *d, struct MHD_Connection *conn);
-/* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
+/* Gives back a place in the counts of address key a (a relay's, api/relay.c). */
 void api_door_release(struct api_door *d, const unsigned char a[16]);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */

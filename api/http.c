@@ -102,14 +102,6 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
 
     if (!resp)
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
-    /* Over plain HTTP every request comes in through the front door (api/frontdoor.c), which
-     * checks its head before libmicrohttpd parses it; a kept-alive connection's next request would
-     * skip that check. Over HTTPS the relay (api/tls.c) checks every request's head on its way
-     * to libmicrohttpd, so connections stay alive: a TLS handshake per request would cost
-     * more than the relay's check. */
-    if (!r->srv->tls)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    api_door_request_received(r->srv->door, r->conn); /* answered before its body came */
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -1015,7 +1007,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
-        api_door_head_received(r->srv->door, conn);
         vsl_buf_init(&r->body, API_MAX_BODY);
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
@@ -1031,9 +1022,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    /* The head and body are in: header_timeout, the client's deadline, ends before the
-     * handler's time begins. */
-    api_door_request_received(r->srv->door, r->conn);
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
@@ -1045,9 +1033,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct api_req *r = *con_cls;
-    struct api_server *s = cls;
 
-    api_door_request_done(s->door, conn);
     if (!r)
         return;
     if (r->started)
@@ -1148,14 +1134,14 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
 
 /* Raises the soft open-file limit to the hard one (once: later calls find them equal), then
  * lowers go->max_connections to what the limit allows, saying so: past it accept() fails with
- * EMFILE while the server believes it has room. An HTTPS connection holds three descriptors
- * (the client's socket and the relay's socketpair), a plain one one. Kept aside: each HTTP
+ * EMFILE while the server believes it has room. A connection holds three descriptors (the
+ * client's socket and the relay's socketpair). Kept aside: each HTTP
  * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
  * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
  * (its listener, the digest's and the answer cache's databases, the log). */
 static void clamp_connections(struct api_door_opts *go, int threads, int sources)
 {
-    const rlim_t per = go->tls ? 3 : 1;
+    const rlim_t per = 3;
     const rlim_t reserve = 24 + 5 * (rlim_t)threads + API_DOOR_MAX_LINGER +
                            FDS_PER_SOURCE * (rlim_t)(sources > 0 ? sources : 0);
     struct rlimit rl;
@@ -1272,7 +1258,6 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, api_door_notify_connection, s->door,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_END);
     if (!s->mhd) {
@@ -1314,7 +1299,7 @@ void api_stop(struct api_server *s)
     api_door_stop(s->door); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
-    api_door_free(s->door); /* and the HTTPS relays: nothing uses tls_ctx after them */
+    api_door_free(s->door); /* and the relays: nothing uses tls_ctx after them */
     if (!s->tls_borrowed)
         api_tls_free(s->tls_ctx);
     if (s->listen_fd >= 0)
