@@ -350,41 +350,85 @@ static uint64_t hash_of(const char *s, size_t len)
     return h;
 }
 
-/* Sends the JSON text s (taken; NULL when gz is all there is) of len bytes with 200 and an
- * ETag of its hash h, or 304 when If-None-Match names that tag. gz (taken, may be NULL) is s
- * gzip-compressed: sent as it is to a client that takes gzip, else made here if worth it. */
-static enum MHD_Result send_json_text(struct api_req *r, char *s, size_t len, uint64_t h,
-                                      char *gz, size_t gzlen)
+/* The ETag of an answer of len bytes hashing to h, as this request gets it, into etag; 1 (and
+ * the 304 queued, *ret) when If-None-Match names it. */
+static int not_modified(struct api_req *r, size_t len, uint64_t h, char etag[32],
+                        enum MHD_Result *ret)
 {
     struct MHD_Response *resp;
-    char etag[32];
-    int want_gz = len >= API_GZIP_MIN && accepts_gzip(r), was_gz;
     const char *inm;
+    int want_gz = len >= API_GZIP_MIN && accepts_gzip(r);
 
     /* The compressed bytes are another representation: another tag. */
-    snprintf(etag, sizeof(etag), "\"%016llx%s\"", (unsigned long long)h, want_gz ? "-gz" : "");
+    snprintf(etag, 32, "\"%016llx%s\"", (unsigned long long)h, want_gz ? "-gz" : "");
     inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    if (inm && etag_matches(inm, etag)) {
-        free(s);
-        free(gz);
-        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-        if (resp)
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
-        return queue(r, MHD_HTTP_NOT_MODIFIED, resp);
-    }
-    if (want_gz && gz) {
-        free(s);
-        resp = bytes_response(gz, gzlen, 1, 1);
-    } else {
-        free(gz);
-        resp = s ? body_response(r, s, len, &was_gz) : NULL;
-    }
+    if (!inm || !etag_matches(inm, etag))
+        return 0;
+    resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (resp)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+    *ret = queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+    return 1;
+}
+
+static enum MHD_Result send_json_response(struct api_req *r, struct MHD_Response *resp,
+                                          const char *etag)
+{
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
     return queue(r, MHD_HTTP_OK, resp);
+}
+
+/* Sends the JSON text s (taken) of len bytes with 200 and an ETag of its hash h, or 304 when
+ * If-None-Match names that tag. gz (taken, may be NULL) is s gzip-compressed: sent as it is to
+ * a client that takes gzip, else made here if worth it. */
+static enum MHD_Result send_json_text(struct api_req *r, char *s, size_t len, uint64_t h,
+                                      char *gz, size_t gzlen)
+{
+    struct MHD_Response *resp;
+    char etag[32];
+    enum MHD_Result ret;
+    int was_gz;
+
+    if (not_modified(r, len, h, etag, &ret)) {
+        free(s);
+        free(gz);
+        return ret;
+    }
+    if (gz && len >= API_GZIP_MIN && accepts_gzip(r)) {
+        free(s);
+        resp = bytes_response(gz, gzlen, 1, 1);
+    } else {
+        free(gz);
+        resp = body_response(r, s, len, &was_gz);
+    }
+    return send_json_response(r, resp, etag);
+}
+
+static void text_unref_cb(void *cls)
+{
+    api_text_unref(cls);
+}
+
+/* A response over t's bytes, not copied: the reference (taken) goes with it, and libmicrohttpd
+ * drops it once the answer is sent or the connection ends. gz: t is compressed bytes. */
+static struct MHD_Response *text_response(struct api_text *t, int gz, int vary)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_unref_cb, t);
+
+    if (!resp) {
+        api_text_unref(t);
+        return NULL;
+    }
+    if (gz)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (vary)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    return resp;
 }
 
 /* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
@@ -416,21 +460,40 @@ enum MHD_Result api_respond_json_text(struct api_req *r, uint64_t gen, char *s, 
     return send_json_text(r, s, len, h, gz, gzlen);
 }
 
+/* A hit is sent from the cache's own bytes, by reference: nothing is copied. */
 int api_respond_cached(struct api_req *r, uint64_t gen, enum MHD_Result *ret)
 {
-    char *key = api_cache_key(r), *s, *gz;
-    size_t len, gzlen;
+    char *key = api_cache_key(r), *z = NULL, etag[32];
+    struct api_text *body, *gz;
+    size_t zlen;
     uint64_t h;
     int want_gz = accepts_gzip(r);
 
-    if (!key || !api_cache_get(r, key, gen, want_gz, &s, &len, &gz, &gzlen, &h)) {
+    if (!key || !api_cache_get(r, key, gen, want_gz, &body, &gz, &h)) {
         free(key);
         return 0;
     }
-    if (want_gz && !gz && len >= API_GZIP_MIN && gzip_bytes(s, len, &gz, &gzlen) == 0)
-        api_cache_put(r, key, gen, s, len, h, gz, gzlen); /* adds the compressed bytes */
+    size_t len = body->len;
+    want_gz = want_gz && len >= API_GZIP_MIN;
+    if (want_gz && !gz && gzip_bytes(body->data, len, &z, &zlen) == 0)
+        api_cache_put(r, key, gen, body->data, len, h, z, zlen); /* compressed once, kept */
     free(key);
-    *ret = send_json_text(r, s, len, h, gz, gzlen);
+    if (not_modified(r, len, h, etag, ret)) {
+        api_text_unref(body);
+        api_text_unref(gz);
+        free(z);
+        return 1;
+    }
+    if (z) { /* the first client that takes gzip gets the bytes just made */
+        api_text_unref(body);
+        *ret = send_json_response(r, bytes_response(z, zlen, 1, 1), etag);
+    } else if (want_gz && gz) {
+        api_text_unref(body);
+        *ret = send_json_response(r, text_response(gz, 1, 1), etag);
+    } else {
+        api_text_unref(gz);
+        *ret = send_json_response(r, text_response(body, 0, len >= API_GZIP_MIN), etag);
+    }
     return 1;
 }
 
@@ -1026,7 +1089,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
     debug_delay(r->srv);
-    return dispatch(r);
+    enum MHD_Result ret = dispatch(r);
+    /* The handler has answered: a render it claimed and did not keep is waited for no more. */
+    api_cache_release(r);
+    return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
