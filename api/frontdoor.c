@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -332,6 +333,10 @@ static void hand_over(struct api_door *d, size_t i)
     api_addr_text(p.a, who, sizeof(who));
     /* The relay reads the client's socket (plain HTTP: the head this thread only peeked). */
     setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+    /* The relay writes an answer as it comes, in pieces of up to 16 KiB: with Nagle's algorithm
+     * the last short piece would wait for the client's delayed ACK (40 ms on Linux), which
+     * libmicrohttpd's own TCP_CORK/TCP_NODELAY handling avoided when it held the socket. */
+    setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
         rl_log(&d->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
         refuse(d, i, 503, "busy", "the server is at its connection limit");

@@ -18,7 +18,7 @@
 #include "api/relay.h"
 #include "api/tls.h"
 
-#define RELAY_OUT       16384 /* one TLS record's worth of libmicrohttpd's answer at a time */
+#define RELAY_OUT       65536 /* libmicrohttpd's answer read and sent on 64 KiB at a time */
 #define RELAY_LINGER_MS 2000
 
 static int64_t mono_ms(void)
