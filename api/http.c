@@ -151,8 +151,18 @@ static int gzip_bytes(const char *s, size_t len, char **out, size_t *outlen)
     return r;
 }
 
-/* A response of the len bytes at s (taken: freed), gzip-compressed already when gz; vary when
- * the answer depends on Accept-Encoding (it does from API_GZIP_MIN bytes). */
+/* resp with its encoding headers: gzip-compressed bytes when gz; vary when the answer depends
+ * on Accept-Encoding (it does from API_GZIP_MIN bytes). */
+static struct MHD_Response *encoded(struct MHD_Response *resp, int gz, int vary)
+{
+    if (gz)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (vary)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    return resp;
+}
+
+/* A response of the len bytes at s (taken: freed); gz and vary as encoded() takes them. */
 static struct MHD_Response *bytes_response(char *s, size_t len, int gz, int vary)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
@@ -161,11 +171,7 @@ static struct MHD_Response *bytes_response(char *s, size_t len, int gz, int vary
         free(s);
         return NULL;
     }
-    if (gz)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-    if (vary)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    return resp;
+    return encoded(resp, gz, vary);
 }
 
 /* The answer's bytes, gzip-compressed when the client takes it and they are worth it (a
@@ -424,11 +430,7 @@ static struct MHD_Response *text_response(struct api_text *t, int gz, int vary)
         api_text_unref(t);
         return NULL;
     }
-    if (gz)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-    if (vary)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    return resp;
+    return encoded(resp, gz, vary);
 }
 
 /* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
