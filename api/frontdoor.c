@@ -333,7 +333,7 @@ static void hand_over(struct api_door *d, size_t i)
     api_addr_text(p.a, who, sizeof(who));
     /* The relay reads the client's socket (plain HTTP: the head this thread only peeked). */
     setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
-    /* The relay writes an answer as it comes, in pieces of up to 16 KiB: with Nagle's algorithm
+    /* The relay writes an answer as it comes, in pieces of up to 64 KiB: with Nagle's algorithm
      * the last short piece would wait for the client's delayed ACK (40 ms on Linux), which
      * libmicrohttpd's own TCP_CORK/TCP_NODELAY handling avoided when it held the socket. */
     setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
