@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "api/api.h"
@@ -43,28 +44,18 @@ struct api_door_opts {
     struct api_tls *tls; /* borrowed; HTTPS when set (api/tls.h) */
     unsigned max_connections, max_per_address;
     int head_timeout_s;
-    int idle_timeout_s; /* HTTPS: a relay where nothing moves this long is closed */
+    int idle_timeout_s; /* a relay where nothing moves this long is closed */
 };
 int api_door_new(const struct api_door_opts *o, struct api_door **out);
 int api_door_run(struct api_door *d, struct MHD_Daemon *mhd); /* starts accepting */
 void api_door_stop(struct api_door *d);                         /* stops accepting */
 void api_door_free(struct api_door *d); /* after MHD_stop_daemon; NULL is a no-op */
-/* MHD_OPTION_NOTIFY_CONNECTION with the door as its closure. */
 /* The key the per-address connection limit counts a client under: an IPv4 address as
  * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
 /* The key as text for the log: "192.0.2.7", "2001:db8:1:2::/64". */
 void api_addr_text(const unsigned char a[16], char *out, size_t len);
-void api_door_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                                enum MHD_ConnectionNotificationCode code);
-/* The request on conn arrived whole, before its handler runs (header_timeout ends) / was
- * answered: the next one's deadline starts. */
-void api_door_request_received(struct api_door *d, struct MHD_Connection *conn);
-/* libmicrohttpd has read the head of the request on conn; its body may still be on its way,
- * under the same deadline. */
-void api_door_head_received(struct api_door *d, struct MHD_Connection *conn);
-void api_door_request_done(struct api_door *d, struct MHD_Connection *conn);
-/* Gives back a place in the counts of address key a (an HTTPS relay's, api/tls.c). */
+/* Gives back a place in the counts of address key a (a relay's, api/relay.c). */
 void api_door_release(struct api_door *d, const unsigned char a[16]);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */
@@ -107,6 +98,7 @@ struct api_req {
     struct vsl_buf body;
     int too_big;
     int started; /* the access handler has seen this request */
+    int claims;  /* renders of the answer cache's this request owes (api/cache.c) */
     /* Why a parameter was refused, for api_fail(). */
     unsigned fail_status;
     const char *fail_code;
@@ -137,21 +129,43 @@ typedef int api_page_fn(struct db *db, const void *query, json_t **items, int64_
 enum MHD_Result api_page(struct api_req *r, const char *what, const char *key, api_page_fn *read,
                          const void *query);
 /* ---- the cache of rendered answers (api/cache.c) ---- */
+/* An immutable rendered text shared by reference: the cache holds one, each request answering
+ * from it another, which libmicrohttpd drops once the answer is sent. Whoever holds a
+ * reference may read data until it drops it; nobody writes it after api_text_new(). */
+struct api_text {
+    _Atomic unsigned refs;
+    size_t len;
+    char data[]; /* len bytes, then a NUL */
+};
+/* A copy of the len bytes at p with one reference (the caller's); NULL when out of memory. */
+struct api_text *api_text_new(const char *p, size_t len);
+struct api_text *api_text_ref(struct api_text *t); /* another reference to t; NULL: NULL */
+void api_text_unref(struct api_text *t);           /* NULL is a no-op */
 struct api_cache;
 void api_cache_free(struct api_cache *c); /* NULL is a no-op */
 /* The generation of the data served: it moves on whenever anyone has committed to the
  * database, so an answer rendered from what a request reads after asking for generation g
  * stays right while the generation is g. 0 when it cannot tell: cache nothing. */
 uint64_t api_generation(struct api_req *r);
-/* The text stored under key at gen: the gzip-compressed bytes into *gz (malloc'd) when
- * want_gz and they were stored, else the plain bytes into *body (malloc'd, NUL-ended); *len
- * is the plain length either way, *hash what api_cache_put() was given. 1 on a hit, 0 else. */
-int api_cache_get(struct api_req *r, const char *key, uint64_t gen, int want_gz, char **body,
-                  size_t *len, char **gz, size_t *gzlen, uint64_t *hash);
+/* The text stored under key at gen: on a hit 1, a reference to the plain bytes in *body, to
+ * the gzip-compressed ones in *gz when want_gz and they were stored (else NULL), and *hash
+ * what api_cache_put() was given; the caller drops the references. On a miss 0, and this
+ * request renders the answer and puts it: while it does, other requests for the same key and
+ * gen wait for its answer instead of rendering it too (single-flight). The request's claim
+ * ends with api_cache_put() of that key, or at the latest when its handler returns
+ * (api_cache_release(), called by api/http.c), kept or not. */
+int api_cache_get(struct api_req *r, const char *key, uint64_t gen, int want_gz,
+                  struct api_text **body, struct api_text **gz, uint64_t *hash);
 /* Keeps a copy of body (and of gz, its compressed bytes, when not NULL) under key at gen,
- * replacing what an older generation left there. Best effort: out of memory keeps nothing. */
+ * replacing what an older generation left there, and ends this request's claim on it. Best
+ * effort: out of memory keeps nothing. */
 void api_cache_put(struct api_req *r, const char *key, uint64_t gen, const char *body, size_t len,
                    uint64_t hash, const char *gz, size_t gzlen);
+/* Ends every claim of r's (api_cache_get()): after its handler has returned. */
+void api_cache_release(struct api_req *r);
+/* Lookups answered from the cache at once, after waiting for another request's render, and
+ * renders, since the start: for /metrics. */
+void api_cache_counts(struct api_server *s, uint64_t *hits, uint64_t *waits, uint64_t *renders);
 /* This request's path and parameters, the key of its answer (malloc'd; NULL: out of memory). */
 char *api_cache_key(struct api_req *r);
 /* Answers this request from the cache when it holds its answer at gen: 1 (and *ret), else 0. */

@@ -1,16 +1,16 @@
 /* The front door of the HTTP server: one thread accepts every connection, counts them per client
- * address, and holds it until its request head has arrived whole, within a deadline: peeked over
- * plain HTTP, so libmicrohttpd still reads it; over HTTPS after the TLS handshake, decrypted
- * here (api/tls.c). A head that libmicrohttpd would answer with its own HTML page, or mishandle,
- * is answered here in JSON; good ones are handed over with MHD_add_connection(), an HTTPS one
- * as a socketpair whose other end a relay (api/tls.c) serves. The same thread shuts connections
- * whose next request does not arrive whole in time, which libmicrohttpd's idle timeout alone
- * allows (a header line every few seconds keeps it forever). */
+ * address, and holds it until its first request head has arrived whole, within a deadline:
+ * peeked over plain HTTP, read after the TLS handshake over HTTPS (api/tls.c). A head that
+ * libmicrohttpd would answer with its own HTML page, or mishandle, is answered here in JSON; a
+ * good one's connection becomes a socketpair, one end handed to libmicrohttpd with
+ * MHD_add_connection(), the other to a relay (api/relay.c), which checks every next request of
+ * a kept-alive connection the same way and holds it to the same deadline. */
 #define _GNU_SOURCE /* accept4, pipe2, POLLRDHUP */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "api/api-private.h"
+#include "api/relay.h"
 #include "api/tls.h"
 #include "util/log.h"
 
@@ -58,18 +59,6 @@ struct pending {
     size_t head_len;
 };
 
-/* A connection libmicrohttpd holds (its socket_context), for the request deadline. */
-struct tracked {
-    struct tracked *prev, *next;
-    int fd;
-    unsigned char a[16];
-    int waiting;      /* for (the rest of) a request: the deadline runs */
-    int head_in;      /* libmicrohttpd has read this request's head; its body may follow */
-    int64_t since_ms; /* when the wait started */
-    int shut;
-    int counted; /* in counts: not a relay's end, whose relay holds its client's place */
-};
-
 struct ratelimit {
     int64_t window_ms;
     int lines;
@@ -83,7 +72,7 @@ struct api_door {
     int running;
     int wake[2];
 
-    pthread_mutex_t mu; /* counts and tracked: MHD's threads open and close connections */
+    pthread_mutex_t mu; /* counts: the relays' thread ends connections */
     struct addr_count *counts;
     size_t n_counts;
     unsigned total;
@@ -94,9 +83,8 @@ struct api_door {
     int paused;
     unsigned paused_closes;
     int64_t resume_ms;
-    struct tracked *tracked;
 
-    struct api_relays *relays; /* HTTPS */
+    struct api_relays *relays;
     struct pending *pend;      /* the door thread's own */
     size_t n_pend;
     /* Answered with an error and half-closed: read until the client closes (or LINGER_MS),
@@ -319,21 +307,6 @@ static void drop_pending(struct api_door *d, size_t i, int close_fd)
     d->pend[i] = d->pend[--d->n_pend];
 }
 
-static void hand_over(struct api_door *d, size_t i)
-{
-    struct pending p = d->pend[i];
-    int one = 1;
-
-    setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
-    /* libmicrohttpd counts it from here on (api_door_notify_connection). */
-    drop_pending(d, i, 0);
-    if (MHD_add_connection(d->mhd, p.fd, (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
-        char who[64];
-        api_addr_text(p.a, who, sizeof(who));
-        rl_log(&d->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
-    }
-}
-
 static void refuse(struct api_door *d, size_t i, unsigned status, const char *code,
                    const char *msg)
 {
@@ -347,16 +320,23 @@ static void refuse(struct api_door *d, size_t i, unsigned status, const char *co
     drop_pending(d, i, 0);
 }
 
-/* An HTTPS connection whose first head is good: libmicrohttpd gets one end of a socketpair,
- * with the client's address (its log and the counts stay right), and a relay the other. The
- * relay keeps the client's place in the counts until it ends. */
-static void hand_over_tls(struct api_door *d, size_t i)
+/* A connection whose first head is good: libmicrohttpd gets one end of a socketpair, with the
+ * client's address (for its log), and a relay (api/relay.c) the other, which checks each next
+ * request's head as this thread checked the first, so the connection may stay alive. The relay
+ * keeps the client's place in the counts until it ends. */
+static void hand_over(struct api_door *d, size_t i)
 {
     struct pending p = d->pend[i];
-    int sp[2];
+    int sp[2], one = 1;
     char who[64];
 
     api_addr_text(p.a, who, sizeof(who));
+    /* The relay reads the client's socket (plain HTTP: the head this thread only peeked). */
+    setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+    /* The relay writes an answer as it comes, in pieces of up to 64 KiB: with Nagle's algorithm
+     * the last short piece would wait for the client's delayed ACK (40 ms on Linux), which
+     * libmicrohttpd's own TCP_CORK/TCP_NODELAY handling avoided when it held the socket. */
+    setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
         rl_log(&d->rl_limits, "http: %s: socketpair: %s: connection closed", who, strerror(errno));
         refuse(d, i, 503, "busy", "the server is at its connection limit");
@@ -372,25 +352,22 @@ static void hand_over_tls(struct api_door *d, size_t i)
     } else {
         (void)api_relay_add(d->relays, p.tls, p.fd, sp[0], p.a, who, p.head, p.head_len);
     }
-    explicit_bzero(p.head, p.head_len); /* it may hold a bearer token */
-    free(p.head);
+    if (p.head) {
+        explicit_bzero(p.head, p.head_len); /* it may hold a bearer token */
+        free(p.head);
+    }
 }
 
-/* Handshake, then reading and judging the first head, on HTTPS pending connection i. Returns 1
- * when it left the list. */
-/* Acts on the verdict on connection i's head so far: hands it over (over TLS: to a relay),
- * refuses it or closes it, and returns 1 (it left the list); 0 while more is needed. */
-static int judge_head(struct api_door *d, size_t i, const char *buf, size_t len, int tls)
+/* Acts on the verdict on connection i's head so far: hands it over to a relay, refuses it or
+ * closes it, and returns 1 (it left the list); 0 while more is needed. */
+static int judge_head(struct api_door *d, size_t i, const char *buf, size_t len)
 {
     struct api_head h;
     char who[64];
 
     switch (api_head_check(buf, len, &h)) {
     case API_HEAD_OK:
-        if (tls)
-            hand_over_tls(d, i);
-        else
-            hand_over(d, i);
+        hand_over(d, i);
         return 1;
     case API_HEAD_REFUSE:
         refuse(d, i, h.status, h.code, h.message);
@@ -445,7 +422,7 @@ static int examine_tls(struct api_door *d, size_t i)
         }
         p->head_len += (size_t)n;
     }
-    return judge_head(d, i, p->head, p->head_len, 1);
+    return judge_head(d, i, p->head, p->head_len);
 }
 
 /* Looks at what arrived on pending connection i. Returns 1 when it left the list. */
@@ -478,7 +455,7 @@ static int examine(struct api_door *d, size_t i, short revents)
         }
         return 1;
     }
-    if (judge_head(d, i, d->buf, (size_t)n, 0))
+    if (judge_head(d, i, d->buf, (size_t)n))
         return 1;
     if (revents & (POLLRDHUP | POLLHUP | POLLERR)) {
         drop_pending(d, i, 1); /* half a head, then nothing more can come */
@@ -554,68 +531,11 @@ static void accept_some(struct api_door *d)
     }
 }
 
-/* Whether a whole request head (or one libmicrohttpd will refuse) waits unread in fd. */
-static int head_waits(struct api_door *d, int fd)
-{
-    struct api_head h;
-    ssize_t n = recv(fd, d->buf, sizeof(d->buf), MSG_PEEK | MSG_DONTWAIT);
-
-    return n > 0 && api_head_check(d->buf, (size_t)n, &h) != API_HEAD_MORE;
-}
-
-/* Shuts the connections libmicrohttpd holds whose request has not arrived whole in time: the
- * deadline runs from the connection's hand-over or its last answer until libmicrohttpd has
- * the head (api_door_request_received()); time in a handler or waiting for a thread is not
- * the client's. */
-static void reap(struct api_door *d, int64_t now)
-{
-    int64_t limit = (int64_t)d->o.head_timeout_s * 1000;
-    int n = 0;
-    char who[64] = "";
-
-    pthread_mutex_lock(&d->mu);
-    /* A request in a handler holds its HTTP thread, and libmicrohttpd may already have read the
-     * heads of the connections that thread also serves: their bytes are out of the socket, yet
-     * their handlers have not been called. Such a connection is not a slow client either, so
-     * while any handler runs a late connection's deadline starts again instead of ending. */
-    int busy = 0;
-    for (struct tracked *t = d->tracked; t && !busy; t = t->next)
-        busy = !t->waiting && t->head_in && !t->shut;
-    for (struct tracked *t = d->tracked; t; t = t->next) {
-        if (t->waiting && !t->shut && now - t->since_ms > limit && !t->head_in &&
-            head_waits(d, t->fd)) {
-            /* A head that is in the socket whole, unread because every HTTP thread is busy,
-             * is not a slow client: the deadline ended when it arrived. */
-            t->waiting = 0;
-            continue;
-        }
-        if (t->waiting && !t->shut && now - t->since_ms > limit && busy) {
-            t->since_ms = now;
-            continue;
-        }
-        if (t->waiting && !t->shut && now - t->since_ms > limit) {
-            /* Under the lock the socket is still open: libmicrohttpd tells us (CLOSED)
-             * before it closes it. shutdown() makes its next read see the end. */
-            shutdown(t->fd, SHUT_RDWR);
-            t->shut = 1;
-            if (!n++)
-                api_addr_text(t->a, who, sizeof(who));
-        }
-    }
-    if (n)
-        rl_log(&d->rl_limits,
-               "http: closed %d connection%s (%s%s) whose request did not arrive whole within "
-               "%d s (header_timeout)",
-               n, n == 1 ? "" : "s", who, n > 1 ? ", ..." : "", d->o.head_timeout_s);
-    pthread_mutex_unlock(&d->mu);
-}
-
 static void *door_main(void *arg)
 {
     struct api_door *d = arg;
     struct pollfd *pfd = calloc(d->o.max_connections + MAX_LINGER + 2, sizeof(*pfd));
     size_t *idx = calloc(d->o.max_connections + MAX_LINGER + 2, sizeof(*idx));
-    int64_t last_reap = 0;
 
     if (!pfd || !idx) {
         log_warnx("http: out of memory: not accepting connections");
@@ -644,10 +564,6 @@ static void *door_main(void *arg)
                 continue;
             }
             i++;
-        }
-        if (now - last_reap >= 1000) {
-            reap(d, now);
-            last_reap = now;
         }
         for (size_t i = 0; i < d->n_linger;) {
             if (now >= d->linger[i].until_ms) {
@@ -720,98 +636,6 @@ out:
     return NULL;
 }
 
-/* ---- what libmicrohttpd tells ------------------------------------------------------------- */
-
-void api_door_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                                enum MHD_ConnectionNotificationCode code)
-{
-    struct api_door *d = cls;
-    struct tracked *t = *socket_context;
-
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *fd =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        struct sockaddr_storage sa = {0};
-        t = calloc(1, sizeof(*t));
-        if (!t || !fd || !ci || !ci->client_addr) {
-            free(t);
-            return;
-        }
-        memcpy(&sa, ci->client_addr,
-               ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                      : sizeof(struct sockaddr_in));
-        api_addr_key(&sa, t->a);
-        t->fd = fd->connect_fd;
-        t->waiting = 1;
-        t->since_ms = mono_ms();
-        struct sockaddr_storage own;
-        socklen_t own_len = sizeof(own);
-        t->counted =
-            getsockname(t->fd, (struct sockaddr *)&own, &own_len) < 0 || own.ss_family != AF_UNIX;
-        pthread_mutex_lock(&d->mu);
-        if (t->counted) {
-            struct addr_count *c = count_of(d, t->a, 1);
-            if (c)
-                c->n++;
-            d->total++;
-        }
-        t->next = d->tracked;
-        if (d->tracked)
-            d->tracked->prev = t;
-        d->tracked = t;
-        pthread_mutex_unlock(&d->mu);
-        *socket_context = t;
-        return;
-    }
-    if (!t)
-        return;
-    pthread_mutex_lock(&d->mu);
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        d->tracked = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    if (t->counted)
-        release(d, t->a);
-    pthread_mutex_unlock(&d->mu);
-    free(t);
-    *socket_context = NULL;
-}
-
-static void set_waiting(struct api_door *d, struct MHD_Connection *conn, int waiting, int head_in)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct tracked *t = ci ? ci->socket_context : NULL;
-
-    if (!t)
-        return;
-    pthread_mutex_lock(&d->mu);
-    if (t->waiting != waiting)
-        t->since_ms = mono_ms();
-    t->waiting = waiting;
-    t->head_in = head_in;
-    pthread_mutex_unlock(&d->mu);
-}
-
-void api_door_head_received(struct api_door *d, struct MHD_Connection *conn)
-{
-    set_waiting(d, conn, 1, 1);
-}
-
-void api_door_request_received(struct api_door *d, struct MHD_Connection *conn)
-{
-    set_waiting(d, conn, 0, 1);
-}
-
-void api_door_request_done(struct api_door *d, struct MHD_Connection *conn)
-{
-    set_waiting(d, conn, 1, 0);
-}
-
 /* ---- start and stop ------------------------------------------------------------------------ */
 
 int api_door_new(const struct api_door_opts *o, struct api_door **out)
@@ -837,7 +661,8 @@ int api_door_new(const struct api_door_opts *o, struct api_door **out)
     }
     pthread_mutex_init(&d->mu, NULL);
     /* The relays count in max_connections from their accept to their end: never more. */
-    if (o->tls && api_relays_new(d, o->max_connections, o->idle_timeout_s, &d->relays) < 0) {
+    if (api_relays_new(d, o->max_connections, o->head_timeout_s, o->idle_timeout_s, &d->relays) <
+        0) {
         api_door_free(d);
         return -ENOMEM;
     }
@@ -879,7 +704,6 @@ void api_door_free(struct api_door *d)
     close(d->wake[0]);
     close(d->wake[1]);
     pthread_mutex_destroy(&d->mu);
-    /* libmicrohttpd has stopped: every tracked connection was closed and freed. */
     free(d->counts);
     free(d->pend);
     free(d);

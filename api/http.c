@@ -102,14 +102,6 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
 
     if (!resp)
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
-    /* Over plain HTTP every request comes in through the front door (api/frontdoor.c), which
-     * checks its head before libmicrohttpd parses it; a kept-alive connection's next request would
-     * skip that check. Over HTTPS the relay (api/tls.c) checks every request's head on its way
-     * to libmicrohttpd, so connections stay alive: a TLS handshake per request would cost
-     * more than the relay's check. */
-    if (!r->srv->tls)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    api_door_request_received(r->srv->door, r->conn); /* answered before its body came */
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -159,8 +151,18 @@ static int gzip_bytes(const char *s, size_t len, char **out, size_t *outlen)
     return r;
 }
 
-/* A response of the len bytes at s (taken: freed), gzip-compressed already when gz; vary when
- * the answer depends on Accept-Encoding (it does from API_GZIP_MIN bytes). */
+/* resp with its encoding headers: gzip-compressed bytes when gz; vary when the answer depends
+ * on Accept-Encoding (it does from API_GZIP_MIN bytes). */
+static struct MHD_Response *encoded(struct MHD_Response *resp, int gz, int vary)
+{
+    if (gz)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (vary)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    return resp;
+}
+
+/* A response of the len bytes at s (taken: freed); gz and vary as encoded() takes them. */
 static struct MHD_Response *bytes_response(char *s, size_t len, int gz, int vary)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
@@ -169,11 +171,7 @@ static struct MHD_Response *bytes_response(char *s, size_t len, int gz, int vary
         free(s);
         return NULL;
     }
-    if (gz)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-    if (vary)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    return resp;
+    return encoded(resp, gz, vary);
 }
 
 /* The answer's bytes, gzip-compressed when the client takes it and they are worth it (a
@@ -358,41 +356,81 @@ static uint64_t hash_of(const char *s, size_t len)
     return h;
 }
 
-/* Sends the JSON text s (taken; NULL when gz is all there is) of len bytes with 200 and an
- * ETag of its hash h, or 304 when If-None-Match names that tag. gz (taken, may be NULL) is s
- * gzip-compressed: sent as it is to a client that takes gzip, else made here if worth it. */
-static enum MHD_Result send_json_text(struct api_req *r, char *s, size_t len, uint64_t h,
-                                      char *gz, size_t gzlen)
+/* The ETag of an answer of len bytes hashing to h, as this request gets it, into etag; 1 (and
+ * the 304 queued, *ret) when If-None-Match names it. */
+static int not_modified(struct api_req *r, size_t len, uint64_t h, char etag[32],
+                        enum MHD_Result *ret)
 {
     struct MHD_Response *resp;
-    char etag[32];
-    int want_gz = len >= API_GZIP_MIN && accepts_gzip(r), was_gz;
     const char *inm;
+    int want_gz = len >= API_GZIP_MIN && accepts_gzip(r);
 
     /* The compressed bytes are another representation: another tag. */
-    snprintf(etag, sizeof(etag), "\"%016llx%s\"", (unsigned long long)h, want_gz ? "-gz" : "");
+    snprintf(etag, 32, "\"%016llx%s\"", (unsigned long long)h, want_gz ? "-gz" : "");
     inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    if (inm && etag_matches(inm, etag)) {
-        free(s);
-        free(gz);
-        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-        if (resp)
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
-        return queue(r, MHD_HTTP_NOT_MODIFIED, resp);
-    }
-    if (want_gz && gz) {
-        free(s);
-        resp = bytes_response(gz, gzlen, 1, 1);
-    } else {
-        free(gz);
-        resp = s ? body_response(r, s, len, &was_gz) : NULL;
-    }
+    if (!inm || !etag_matches(inm, etag))
+        return 0;
+    resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (resp)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+    *ret = queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+    return 1;
+}
+
+static enum MHD_Result send_json_response(struct api_req *r, struct MHD_Response *resp,
+                                          const char *etag)
+{
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
     return queue(r, MHD_HTTP_OK, resp);
+}
+
+/* Sends the JSON text s (taken) of len bytes with 200 and an ETag of its hash h, or 304 when
+ * If-None-Match names that tag. gz (taken, may be NULL) is s gzip-compressed: sent as it is to
+ * a client that takes gzip, else made here if worth it. */
+static enum MHD_Result send_json_text(struct api_req *r, char *s, size_t len, uint64_t h,
+                                      char *gz, size_t gzlen)
+{
+    struct MHD_Response *resp;
+    char etag[32];
+    enum MHD_Result ret;
+    int was_gz;
+
+    if (not_modified(r, len, h, etag, &ret)) {
+        free(s);
+        free(gz);
+        return ret;
+    }
+    if (gz && len >= API_GZIP_MIN && accepts_gzip(r)) {
+        free(s);
+        resp = bytes_response(gz, gzlen, 1, 1);
+    } else {
+        free(gz);
+        resp = body_response(r, s, len, &was_gz);
+    }
+    return send_json_response(r, resp, etag);
+}
+
+static void text_unref_cb(void *cls)
+{
+    api_text_unref(cls);
+}
+
+/* A response over t's bytes, not copied: the reference (taken) goes with it, and libmicrohttpd
+ * drops it once the answer is sent or the connection ends. gz: t is compressed bytes. */
+static struct MHD_Response *text_response(struct api_text *t, int gz, int vary)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback_cls(t->len, t->data, text_unref_cb, t);
+
+    if (!resp) {
+        api_text_unref(t);
+        return NULL;
+    }
+    return encoded(resp, gz, vary);
 }
 
 /* The ETag is a hash of the exact bytes sent, so it changes exactly when the answer does,
@@ -424,21 +462,40 @@ enum MHD_Result api_respond_json_text(struct api_req *r, uint64_t gen, char *s, 
     return send_json_text(r, s, len, h, gz, gzlen);
 }
 
+/* A hit is sent from the cache's own bytes, by reference: nothing is copied. */
 int api_respond_cached(struct api_req *r, uint64_t gen, enum MHD_Result *ret)
 {
-    char *key = api_cache_key(r), *s, *gz;
-    size_t len, gzlen;
+    char *key = api_cache_key(r), *z = NULL, etag[32];
+    struct api_text *body, *gz;
+    size_t zlen;
     uint64_t h;
     int want_gz = accepts_gzip(r);
 
-    if (!key || !api_cache_get(r, key, gen, want_gz, &s, &len, &gz, &gzlen, &h)) {
+    if (!key || !api_cache_get(r, key, gen, want_gz, &body, &gz, &h)) {
         free(key);
         return 0;
     }
-    if (want_gz && !gz && len >= API_GZIP_MIN && gzip_bytes(s, len, &gz, &gzlen) == 0)
-        api_cache_put(r, key, gen, s, len, h, gz, gzlen); /* adds the compressed bytes */
+    size_t len = body->len;
+    want_gz = want_gz && len >= API_GZIP_MIN;
+    if (want_gz && !gz && gzip_bytes(body->data, len, &z, &zlen) == 0)
+        api_cache_put(r, key, gen, body->data, len, h, z, zlen); /* compressed once, kept */
     free(key);
-    *ret = send_json_text(r, s, len, h, gz, gzlen);
+    if (not_modified(r, len, h, etag, ret)) {
+        api_text_unref(body);
+        api_text_unref(gz);
+        free(z);
+        return 1;
+    }
+    if (z) { /* the first client that takes gzip gets the bytes just made */
+        api_text_unref(body);
+        *ret = send_json_response(r, bytes_response(z, zlen, 1, 1), etag);
+    } else if (want_gz && gz) {
+        api_text_unref(body);
+        *ret = send_json_response(r, text_response(gz, 1, 1), etag);
+    } else {
+        api_text_unref(gz);
+        *ret = send_json_response(r, text_response(body, 0, len >= API_GZIP_MIN), etag);
+    }
     return 1;
 }
 
@@ -1015,7 +1072,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->method = method;
         r->path = url;
-        api_door_head_received(r->srv->door, conn);
         vsl_buf_init(&r->body, API_MAX_BODY);
         cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > API_MAX_BODY) {
@@ -1031,23 +1087,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    /* The head and body are in: header_timeout, the client's deadline, ends before the
-     * handler's time begins. */
-    api_door_request_received(r->srv->door, r->conn);
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
     debug_delay(r->srv);
-    return dispatch(r);
+    enum MHD_Result ret = dispatch(r);
+    /* The handler has answered: a render it claimed and did not keep is waited for no more. */
+    api_cache_release(r);
+    return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct api_req *r = *con_cls;
-    struct api_server *s = cls;
 
-    api_door_request_done(s->door, conn);
     if (!r)
         return;
     if (r->started)
@@ -1148,14 +1202,14 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
 
 /* Raises the soft open-file limit to the hard one (once: later calls find them equal), then
  * lowers go->max_connections to what the limit allows, saying so: past it accept() fails with
- * EMFILE while the server believes it has room. An HTTPS connection holds three descriptors
- * (the client's socket and the relay's socketpair), a plain one one. Kept aside: each HTTP
+ * EMFILE while the server believes it has room. A connection holds three descriptors (the
+ * client's socket and the relay's socketpair). Kept aside: each HTTP
  * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
  * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
  * (its listener, the digest's and the answer cache's databases, the log). */
 static void clamp_connections(struct api_door_opts *go, int threads, int sources)
 {
-    const rlim_t per = go->tls ? 3 : 1;
+    const rlim_t per = 3;
     const rlim_t reserve = 24 + 5 * (rlim_t)threads + API_DOOR_MAX_LINGER +
                            FDS_PER_SOURCE * (rlim_t)(sources > 0 ? sources : 0);
     struct rlimit rl;
@@ -1272,7 +1326,6 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, api_door_notify_connection, s->door,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_END);
     if (!s->mhd) {
@@ -1314,7 +1367,7 @@ void api_stop(struct api_server *s)
     api_door_stop(s->door); /* no more connections handed over */
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
-    api_door_free(s->door); /* and the HTTPS relays: nothing uses tls_ctx after them */
+    api_door_free(s->door); /* and the relays: nothing uses tls_ctx after them */
     if (!s->tls_borrowed)
         api_tls_free(s->tls_ctx);
     if (s->listen_fd >= 0)

@@ -100,6 +100,25 @@ static int site_rule_errors(struct api_req *r, struct vsl_buf *b)
     return rc;
 }
 
+/* How the answer cache's lookups went since the start: "cached" at once, "waited" for another
+ * request that was rendering the same answer (single-flight), "rendered" by the request
+ * itself. A dashboard's N concurrent cold requests for one answer render it once. */
+static int cache_answers(struct api_req *r, struct vsl_buf *b)
+{
+    uint64_t n[3];
+    static const char *const how[] = {"cached", "waited", "rendered"};
+    int rc = vsl_buf_addstr(b, "# HELP vslint_api_answers_total Lookups of the API's answer "
+                               "cache since the start, by how they were answered.\n"
+                               "# TYPE vslint_api_answers_total counter\n");
+
+    api_cache_counts(r->srv, &n[0], &n[1], &n[2]);
+    for (size_t i = 0; rc == 0 && i < 3; i++) {
+        const char *labels[] = {"how", how[i], NULL};
+        rc = sample_int(b, "vslint_api_answers_total", labels, (long long)n[i]);
+    }
+    return rc;
+}
+
 static int findings(struct vsl_buf *b, const json_t *counts)
 {
     static const char *const sev[] = {"critical", "warning", "info"};
@@ -354,7 +373,21 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
     struct vsl_buf b;
 
     snprintf(key, sizeof(key), "#metrics-%s", which); /* no request path starts with '#' */
-    if (api_cache_get(r, key, gen, want_gz, &p->text, &p->len, &p->z, &p->zlen, &crc)) {
+    struct api_text *t, *z;
+    if (api_cache_get(r, key, gen, want_gz, &t, &z, &crc)) {
+        /* Copies (the pieces are joined into one answer anyway); NULL: out of memory. */
+        p->len = t->len;
+        p->text = malloc(t->len + 1);
+        if (p->text)
+            memcpy(p->text, t->data, t->len + 1);
+        if (z && (p->z = malloc(z->len))) {
+            memcpy(p->z, z->data, z->len);
+            p->zlen = z->len;
+        }
+        api_text_unref(t);
+        api_text_unref(z);
+        if (!p->text)
+            return -ENOMEM;
         p->crc = (uint32_t)crc;
         if (!want_gz || p->z)
             return 0;
@@ -416,6 +449,8 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     }
     if (rc == 0)
         rc = site_rule_errors(r, &b);
+    if (rc == 0)
+        rc = cache_answers(r, &b);
     if (rc == 0)
         rc = piece_of(r, &b, 0, &p[1]);
     if (rc == 0)

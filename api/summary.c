@@ -202,8 +202,9 @@ static json_t *affected_json(struct db *db, const char *only, const int64_t objs
 static int counted(struct api_req *r, struct db *db, const char *only, struct vsl_buf *b)
 {
     uint64_t gen = api_generation(r), h;
-    char key[API_MAX_ARG + 64], *s, *gz;
-    size_t len, gzlen;
+    char key[API_MAX_ARG + 64], *s;
+    struct api_text *t, *gz;
+    size_t len;
     int64_t objs[3] = {0};
     json_t *counts = NULL, *changes, *affected;
     int rc, score;
@@ -213,29 +214,33 @@ static int counted(struct api_req *r, struct db *db, const char *only, struct vs
 
     /* No request path starts with '#': the key is no answer's. */
     snprintf(key, sizeof(key), "#summary@%lld?%s", (long long)minute, only ? only : "");
-    if (!api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
-        if ((rc = api_counts(db, only, &counts, objs, &score)) < 0)
-            return rc;
-        if (!(changes = changes_json(db, only, minute, &rc))) {
-            json_decref(counts);
-            return rc < 0 ? rc : -ENOMEM;
-        }
-        if (!(affected = affected_json(db, only, objs, &rc))) {
-            json_decref(counts);
-            json_decref(changes);
-            return rc < 0 ? rc : -ENOMEM;
-        }
-        json_t *o = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "score", score, "objects",
-                              "datastores", (json_int_t)objs[0], "hosts", (json_int_t)objs[1],
-                              "vms", (json_int_t)objs[2], "findings", counts, "changes", changes,
-                              "affected", affected);
-        s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-        json_decref(o);
-        if (!s)
-            return -ENOMEM;
-        len = strlen(s) - 1; /* the closing brace: the pollers' state follows */
-        api_cache_put(r, key, gen, s, len, 0, NULL, 0);
+    if (api_cache_get(r, key, gen, 0, &t, &gz, &h)) {
+        rc = vsl_buf_add(b, t->data, t->len); /* the reference is dropped: b has a copy */
+        api_text_unref(t);
+        api_text_unref(gz);
+        return rc;
     }
+    if ((rc = api_counts(db, only, &counts, objs, &score)) < 0)
+        return rc;
+    if (!(changes = changes_json(db, only, minute, &rc))) {
+        json_decref(counts);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    if (!(affected = affected_json(db, only, objs, &rc))) {
+        json_decref(counts);
+        json_decref(changes);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    json_t *o = json_pack("{s:i,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "score", score, "objects",
+                          "datastores", (json_int_t)objs[0], "hosts", (json_int_t)objs[1],
+                          "vms", (json_int_t)objs[2], "findings", counts, "changes", changes,
+                          "affected", affected);
+    s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (!s)
+        return -ENOMEM;
+    len = strlen(s) - 1; /* the closing brace: the pollers' state follows */
+    api_cache_put(r, key, gen, s, len, 0, NULL, 0);
     rc = vsl_buf_add(b, s, len);
     free(s);
     return rc;

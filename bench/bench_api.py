@@ -90,6 +90,7 @@ def main():
     ap.add_argument('--seconds', type=int, default=5)
     ap.add_argument('--conns', type=int, default=4)
     ap.add_argument('--db', help='a database of this estate to start from (copied)')
+    ap.add_argument('--save-db', help='keep a copy of the filled database here (for --db)')
     ap.add_argument('--synth', default='build/tests/sim/vcsim-synth')
     a = ap.parse_args()
     bins = [b.split('=', 1) for b in a.binaries]
@@ -115,6 +116,8 @@ def main():
                            stdout=subprocess.DEVNULL)
             subprocess.run([bins[0][1], 'check', '-c', conf, '--offline', '--fail-on', 'never',
                             '--format', 'json', '-o', os.devnull], check=True)
+            if a.save_db:
+                shutil.copy(seed, a.save_db)
         for rnd in range(a.rounds):
             for label, binary in (bins if rnd % 2 == 0 else bins[::-1]):
                 results.append((label, serve_and_measure(a, label, binary, work, seed, url)))

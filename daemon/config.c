@@ -169,15 +169,17 @@ static const struct opt options[] = {
      "PEM private key of tls_cert."},
     {SECT_SERVER, "max_connections", OPT_INT, SV(max_connections), 1, 10000, "64",
      "Simultaneous HTTP connections; past it a new one is answered 503. Lowered to what "
-     "the open-file limit allows (3 descriptors per HTTPS connection)."},
+     "the open-file limit allows (3 descriptors per connection)."},
     {SECT_SERVER, "max_connections_per_address", OPT_INT, SV(max_per_address), 1, 10000, "16",
      "Simultaneous connections from one client address (an IPv6 client: its /64); past it "
      "429. Raise it behind a "
      "reverse proxy."},
     {SECT_SERVER, "header_timeout", OPT_INT, SV(header_timeout_s), 1, 3600, "10",
-     "Seconds a request may take to arrive whole; then 408 (a kept-alive connection closes)."},
+     "Seconds a request may take to arrive whole (a kept-alive connection's next one: from its "
+     "first byte); then 408."},
     {SECT_SERVER, "timeout", OPT_INT, SV(timeout_s), 1, 3600, "30",
-     "Seconds a connection may stay silent while a request or answer is in flight."},
+     "Seconds a connection may stay silent while a request or answer is in flight, or idle "
+     "between requests."},
     {SECT_SERVER, "strict_permissions", OPT_BOOL, SV(strict_permissions), 0, 1, "false",
      "true: a password_file, token_file or tls_key that others can read is an error for vslint "
      "serve (start and reload) and config-check, not a warning; the other commands warn."},

@@ -136,9 +136,10 @@ def test_metrics_with_and_without_gzip_the_same(srv):
     """The compressed /metrics is one gzip stream made of kept pieces and a fresh one: whole,
     with the right CRC and length (gzip.decompress checks both), the first time and from the
     cache."""
-    def steady(text):  # the clock moves between scrapes
+    def steady(text):  # the clock moves between scrapes, and the cache's counts with each
         return [ln for ln in text.decode().splitlines()
-                if not ln.startswith('vslint_last_success_age_seconds')]
+                if not ln.startswith(('vslint_last_success_age_seconds',
+                                      'vslint_api_answers_total'))]
     plain, enc = fetch(srv, '/metrics', False)
     assert enc is None
     for _ in range(3):
@@ -183,3 +184,79 @@ def test_findings_page_text_is_what_jansson_wrote(srv):
         assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', f['first_seen'])
         one = srv.get('/api/v1/findings/' + f['fingerprint']).json()
         assert one == f
+
+
+def test_concurrent_cold_requests_render_the_answer_once(sim, workspace, monkeypatch):
+    """Eight clients asking at once for an answer nobody has asked for at this generation of
+    the data (a dashboard opened by a team after a poll) get the same answer, rendered once:
+    one request renders it, the others wait for its answer and share it (single-flight),
+    `vslint_api_answers_total{how="rendered"}` moves by exactly 1. Before, every HTTP thread
+    that missed rendered the same answer again (up to 4 renders here). The test build's
+    VSLINT_DEBUG_RENDER_DELAY_MS=400 makes each render take long enough that the eight surely
+    ask while it runs."""
+    import threading
+    monkeypatch.setenv('VSLINT_DEBUG_RENDER_DELAY_MS', '400')
+    vc = vcenter(workspace, sim.url, 'lab', interval=3600)
+    with serving(workspace, [vc]) as s:
+        # /metrics twice: its own parts are rendered and kept at this generation, so what the
+        # counter moves by below is the findings page's doing.
+        s.get('/metrics')
+        before = s.get('/metrics').body
+        answers = [None] * 8
+
+        def one(i):
+            with urllib.request.urlopen(s.base + FREE, timeout=30) as r:
+                answers[i] = (r.status, r.read())
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = s.get('/metrics').body
+    assert all(a and a[0] == 200 for a in answers), answers
+    assert len({a[1] for a in answers}) == 1, 'the eight answers differ'
+    assert json.loads(answers[0][1])['findings'], 'the page has no findings to render'
+    moved = {how: metric(after, 'vslint_api_answers_total', how=how) -
+             metric(before, 'vslint_api_answers_total', how=how)
+             for how in ('rendered', 'waited', 'cached')}
+    assert moved['rendered'] == 1, moved
+    assert moved['waited'] >= 1, moved  # at least one asked while it was being rendered
+    assert moved['waited'] + moved['cached'] >= 7, moved
+
+
+def test_answers_evicted_while_being_sent_stay_whole(srv):
+    """Eight clients on kept-alive connections cycle through 100 different pages (more than
+    the cache's 64 entries, half of them asking for gzip), so answers are evicted while other
+    requests still send them by reference: every answer is whole and is the page it asked
+    for."""
+    import http.client
+    import threading
+    total = srv.get('/api/v1/findings?limit=1').json()['total']
+    assert total > 1
+    errors = []
+    stop = time.time() + 4
+
+    def client(k):
+        conn = http.client.HTTPConnection('127.0.0.1', srv.port, timeout=30)
+        n = k
+        while time.time() < stop and not errors:
+            limit = n % 100 + 1
+            gz = n % 2 == 0
+            conn.request('GET', '/api/v1/findings?limit=%d' % limit,
+                         headers={'Accept-Encoding': 'gzip'} if gz else {})
+            r = conn.getresponse()
+            raw = r.read()
+            body = gzip.decompress(raw) if r.getheader('Content-Encoding') == 'gzip' else raw
+            page = json.loads(body)
+            if r.status != 200 or len(page['findings']) != min(limit, total):
+                errors.append((limit, r.status, body[:200]))
+            n += 7
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]

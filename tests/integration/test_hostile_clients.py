@@ -2,7 +2,9 @@
 holding 100 idle connections does not keep another address out; a request trickled a header
 line at a time is cut at header_timeout; every malformed request gets one JSON answer at once
 (or, when it is not HTTP at all, a closed connection) and one short log line, rate-limited;
-HTTPS speaks TLS 1.2 and 1.3 with AEAD ciphers only."""
+kept-alive connections (plain and HTTPS) get the same checks, deadline and per-address count
+on their next requests, and are closed when idle; HTTPS speaks TLS 1.2 and 1.3 with AEAD
+ciphers only."""
 import json
 import os
 import re
@@ -90,7 +92,9 @@ def parse(answer):
 
 
 def get(port, path='/healthz', source='127.0.0.1'):
-    return exchange(port, b'GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path.encode(), source=source)
+    """One request on its own connection (asked to close after it: exchange() reads to the end)."""
+    return exchange(port, b'GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+                    % path.encode(), source=source)
 
 
 MALFORMED = [
@@ -248,8 +252,8 @@ def test_slow_handlers_and_queued_requests_are_answered_whole(serve, monkeypatch
     results = [None] * 8
 
     def one(i):
-        results[i] = exchange(srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n\r\n',
-                              timeout=20)
+        results[i] = exchange(srv.port, b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n'
+                              b'Connection: close\r\n\r\n', timeout=20)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
     for t in threads:
@@ -302,7 +306,7 @@ def test_out_of_descriptors_idles_and_recovers(serve, workspace, monkeypatch):
     monkeypatch.setattr(apilib, 'VSLINT', wrapper)
     srv = serve('header_timeout = 60\ntimeout = 60\n')
     m = re.search(r'max_connections lowered from 64 to (\d+): the open-file limit '
-                  r'\(RLIMIT_NOFILE[^)]*\) is 48, 1 descriptor per connection', srv.logs())
+                  r'\(RLIMIT_NOFILE[^)]*\) is 48, 3 descriptors per connection', srv.logs())
     assert m and 1 <= int(m.group(1)) < 48, srv.logs()[-2000:]
     clients = []
     try:
@@ -449,3 +453,152 @@ def test_https_request_trickled_after_the_handshake_is_cut(serve):
     s.close()
     assert closed and 1.5 < secs < 5, 'held %.1f s' % secs
 
+
+
+# ---- kept-alive connections ------------------------------------------------------------------
+
+def open_conn(srv, tls=False):
+    """A connected socket to srv, wrapped in TLS when tls."""
+    raw = connect(srv.port)
+    if not tls:
+        return raw
+    return tls_context().wrap_socket(raw, server_hostname='localhost')
+
+
+def read_answer(s, timeout=5):
+    """One whole answer (by its Content-Length) from s; b'' when the server closed first."""
+    s.settimeout(timeout)
+    buf = b''
+    while b'\r\n\r\n' not in buf:
+        d = s.recv(65536)
+        if not d:
+            return buf
+        buf += d
+    head = buf.partition(b'\r\n\r\n')[0]
+    m = re.search(rb'(?im)^content-length:\s*(\d+)', head)
+    want = len(head) + 4 + (int(m.group(1)) if m else 0)
+    while len(buf) < want:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    return buf
+
+
+def closed_within(s, seconds):
+    """Seconds until the server closed s (reading and dropping what comes), or None."""
+    t0 = time.time()
+    s.settimeout(0.2)
+    while time.time() - t0 < seconds:
+        try:
+            if s.recv(65536) == b'':
+                return time.time() - t0
+        except socket.timeout:
+            pass
+        except (ConnectionResetError, ssl.SSLError, OSError):
+            return time.time() - t0
+    return None
+
+
+@pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
+def test_two_requests_on_one_connection(serve, tls):
+    """Keep-alive through the front door: two requests on one connection get two answers, the
+    first without `Connection: close` (plain HTTP answered one request per connection
+    before); a bad next request on the same connection is still refused in JSON."""
+    srv = serve(tls=tls)
+    s = open_conn(srv, tls)
+    try:
+        for path in ('/healthz', '/api/v1/summary'):
+            s.sendall(b'GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path.encode())
+            status, headers, body, n = parse(read_answer(s))
+            assert (status, n) == (200, 1), (path, headers)
+            assert headers.get('connection') != 'close', (path, headers)
+            assert json.loads(body)
+        # The next request's head is checked as the first one's was.
+        s.sendall(b'GET /healthz%00.html HTTP/1.1\r\nHost: x\r\n\r\n')
+        check_error('%00 on a kept-alive connection', read_answer(s), 400, 'bad_request')
+        assert closed_within(s, 5) is not None
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
+def test_kept_alive_next_request_trickled_is_cut_at_header_timeout(serve, tls):
+    """A slowloris on a kept-alive connection's second request: one header line every 0.4 s
+    keeps it from being idle, and header_timeout (2 s) still ends it with a 408."""
+    srv = serve('header_timeout = 2\ntimeout = 30\n', tls=tls)
+    s = open_conn(srv, tls)
+    try:
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+        assert parse(read_answer(s))[0] == 200
+        time.sleep(1.5)  # idle, not slow: the deadline starts with the next request's first byte
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+        s.settimeout(0.2)
+        t0, out, closed = time.time(), b'', False
+        while time.time() - t0 < 8 and not closed:
+            try:
+                s.sendall(b'X-Slow: 1\r\n')
+                d = s.recv(65536)
+                closed = not d
+                out += d
+            except socket.timeout:
+                pass
+            except (ConnectionResetError, BrokenPipeError, ssl.SSLError, OSError):
+                closed = True
+            time.sleep(0.4)
+        secs = time.time() - t0
+    finally:
+        s.close()
+    assert 1.5 < secs < 4.5, 'held %.1f s' % secs
+    status, _, body, _ = parse(out)
+    assert status == 408 and json.loads(body)['error']['code'] == 'request_timeout', out
+    assert 'did not arrive whole within header_timeout' in srv.logs()
+
+
+def test_kept_alive_connections_count_against_the_per_address_limit(serve):
+    """Three kept-alive connections, idle between requests, hold the three places
+    max_connections_per_address gives an address: a fourth is refused with 429 while
+    another address is served; once one closes, the address is served again."""
+    srv = serve('max_connections_per_address = 3\ntimeout = 60\nheader_timeout = 60\n')
+    held = []
+    try:
+        for _ in range(3):
+            s = connect(srv.port)
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+            assert parse(read_answer(s))[0] == 200
+            held.append(s)
+        out, _, _ = get(srv.port)
+        status, _, body, _ = parse(out)
+        assert status == 429 and json.loads(body)['error']['code'] == 'too_many_connections', out
+        out, _, _ = get(srv.port, source='127.0.0.2')
+        assert parse(out)[0] == 200, out
+        # The kept-alive connections still work, and one closing frees its place.
+        held[0].sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+        assert parse(read_answer(held[0]))[0] == 200
+        held.pop(0).close()
+        deadline = time.time() + 5
+        while True:
+            out, _, _ = get(srv.port)
+            if parse(out)[0] == 200:
+                break
+            assert time.time() < deadline, out
+            time.sleep(0.2)
+    finally:
+        for s in held:
+            s.close()
+
+
+@pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
+def test_idle_kept_alive_connection_is_closed_after_timeout(serve, tls):
+    """A kept-alive connection with no request in flight is closed after `timeout` (3 s here),
+    quietly: idle is not a slow client, so no header_timeout line is logged for it."""
+    srv = serve('timeout = 3\nheader_timeout = 2\n', tls=tls)
+    s = open_conn(srv, tls)
+    try:
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+        assert parse(read_answer(s))[0] == 200
+        secs = closed_within(s, 10)
+    finally:
+        s.close()
+    assert secs is not None and 2.5 < secs < 6, secs
+    assert 'header_timeout' not in srv.logs()
