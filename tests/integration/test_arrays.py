@@ -438,4 +438,94 @@ def test_array_ports_are_stored(estate):
         db.close()
     assert ('spa_iom_0_fc0', '58:cc:f0:98:49:20:0b:2a', 'spa') in rows
     assert ('spb_fc4', '50:06:01:68:47:e4:1e:49', 'spb') in rows
-    assert len(rows) == 8
+    assert len([r for r in rows if r[1]]) == 8
+    assert ('spa_eth3', None, 'spa') in rows  # an Ethernet port: no WWN
+
+
+# ---- iSCSI: the storage processor and MTU behind each portal (scenario_seeds.go) -------------
+
+NAA = 'naa.60060160a0b0' + '0' * 18
+
+
+def test_iscsi_paths_to_one_sp_told_by_the_portals(estate):
+    """LUN ...e5's paths end at 10.0.1.21 and 10.0.1.22, portals the array puts on spa_eth2 and
+    spa_eth3, both SP A: critical, naming SP A. ...e6 reaches 10.0.1.21 and 10.0.1.23 (SP B)."""
+    got = by_check(estate['findings'], 'multipath-redundancy')
+    f = got[NAA + 'e5']
+    assert f['severity'] == 'critical'
+    assert f['object']['name'] == NAA + 'e5' and 'esx-iscsi-a' in f['message']
+    assert 'all to one storage processor (SP A)' in f['message']
+    assert 'iscsiPortal' in f['evidence']['storage_processors_how']
+    assert [(p['target_address'], p['target_iqn'], p['storage_processor'])
+            for p in f['evidence']['paths']] == [
+        ('10.0.1.21:3260', 'iqn.1992-04.com.emc:cx.lab.a0', 'SP A'),
+        ('10.0.1.22:3260', 'iqn.1992-04.com.emc:cx.lab.a1', 'SP A')]
+    assert NAA + 'e6' not in got
+
+
+def test_iscsi_paths_without_the_array_are_not_judged_on_sps(lab):
+    """Without the array an iSCSI target's IQN and address name no SP: ...e5 is not judged."""
+    assert not [f for f in lab.findings if f['check'] == 'multipath-redundancy'
+                and f['object']['name'] in (NAA + 'e5', NAA + 'e6')]
+
+
+def test_array_port_below_jumbo_behind_a_hosts_portal_is_a_warning(estate):
+    """000 §3.4.1 asks MTU 9000 of the array: spa_eth3 (MTU 1500) carries portal 10.0.1.22,
+    a path of esx-iscsi-a. spb_eth4 has MTU 1500 too but no host sends to its portal
+    10.0.1.25; spa_eth2 and spb_eth2 carry 9000."""
+    got = {f['object']['name']: f for f in estate['findings']
+           if f['check'] == 'iscsi-jumbo-frames' and f['object']['type'] == 'array_port'}
+    assert sorted(got) == ['unity1/spa_eth3']
+    f = got['unity1/spa_eth3']
+    assert f['severity'] == 'warning'
+    assert f['message'].startswith('Ethernet port spa_eth3 (SP A) of array unity1, behind iSCSI '
+                                   'portal 10.0.1.22 that esx-iscsi-a sends to, has MTU 1500, '
+                                   'below 9000')
+    ev = f['evidence']
+    assert (ev['port_mtu'], ev['required_mtu'], ev['storage_processor']) == (1500, 9000, 'SP A')
+    assert ev['hosts'] == ['esx-iscsi-a']
+    assert ev['portals'] == [{'id': 'if_5', 'address': '10.0.1.22',
+                              'iqn': 'iqn.1992-04.com.emc:cx.lab.a1'}]
+
+
+def test_array_ports_are_not_judged_without_the_array(lab):
+    assert not [f for f in lab.findings if f['object']['type'] == 'array_port']
+
+
+def test_portals_are_stored(estate):
+    db = sqlite3.connect(estate['ws'].db)
+    try:
+        rows = db.execute("SELECT i.id, i.address, i.iqn, p.sp, p.mtu FROM array_portals i"
+                          " JOIN array_ports p ON p.vcenter = i.vcenter AND p.id = i.port"
+                          " WHERE i.vcenter = 'unity1' ORDER BY i.id").fetchall()
+    finally:
+        db.close()
+    assert rows[:2] == [('if_4', '10.0.1.21', 'iqn.1992-04.com.emc:cx.lab.a0', 'spa', 9000),
+                        ('if_5', '10.0.1.22', 'iqn.1992-04.com.emc:cx.lab.a1', 'spa', 1500)]
+    assert len(rows) == 5
+
+
+# ---- NAS servers on both SPs (000 §3.8, scenario_seeds.go) -----------------------------------
+
+def test_nas_servers_all_homed_on_one_sp_are_a_warning(estate):
+    """cluster-nas-onesp mounts ds-nas-a1 (10.0.3.10) and ds-nas-a2 (10.0.3.11): two addresses,
+    but the array's NAS servers behind them, nas-spa-1 and nas-spa-2, are both homed on SP A."""
+    got = by_check(estate['findings'], 'nfs-server-redundancy')
+    f = got['cluster-nas-onesp']
+    assert f['severity'] == 'warning' and f['object']['type'] == 'cluster'
+    assert ('cluster cluster-nas-onesp mounts 2 NFS datastore(s) (ds-nas-a1, ds-nas-a2) from NAS '
+            'servers unity1/nas-spa-1, unity1/nas-spa-2, all placed on SP A') in f['message']
+    ev = f['evidence']
+    assert (ev['home_sp'], ev['nas_servers']) == ('SP A', 2)
+    assert [(d['name'], d['remote_host'], d['nas_server'], d['home_sp'])
+            for d in ev['datastores']] == [('ds-nas-a1', '10.0.3.10', 'nas-spa-1', 'spa'),
+                                           ('ds-nas-a2', '10.0.3.11', 'nas-spa-2', 'spa')]
+    # ds-nas-b2's server nas-spb-1 runs on SP A after a failover, but is placed on SP B.
+    assert 'cluster-nas-twosp' not in got
+    # One address is one NAS server, with or without the array.
+    assert got['cluster-lab']['evidence']['nas_server'] == 'nas-lab.example.com'
+
+
+def test_nas_servers_sps_need_the_array(lab):
+    got = {f['object']['name'] for f in lab.findings if f['check'] == 'nfs-server-redundancy'}
+    assert 'cluster-nas-onesp' not in got and 'cluster-lab' in got

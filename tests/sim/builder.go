@@ -332,6 +332,10 @@ type lunSpec struct {
 	// targets, when set, is the Fibre Channel target port WWN each path ends
 	// at ("50:06:01:60:47:e4:1e:49"), sent as the path's transport.
 	targets []string
+	// portals, when set, is the iSCSI target each path ends at, "address IQN"
+	// ("10.0.1.21 iqn.1992-04.com.emc:cx.lab.a0"), sent as the path's transport
+	// (HostInternetScsiTargetTransport, its address as "address:3260").
+	portals []string
 }
 
 // wwnInt is a colon-separated WWN as vSphere's xsd:long.
@@ -464,6 +468,12 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 				IsWorkingPath: types.NewBool(st == "active"),
 				Adapter:       akey,
 				Lun:           lu.Key,
+			}
+			if l.portals != nil {
+				f := strings.Fields(l.portals[i])
+				mp.Transport = &types.HostInternetScsiTargetTransport{
+					IScsiName: f[1], IScsiAlias: "", Address: []string{f[0] + ":3260"},
+				}
 			}
 			if l.targets != nil {
 				mp.Transport = &types.HostFibreChannelTargetTransport{

@@ -140,10 +140,10 @@ type iscsiPortal struct {
 // The iSCSI side (tests/sim/scenario_seeds.go, host esx-iscsi-a, whose static target
 // 10.0.1.21 is if_4): SP A's eth2 and SP B's eth2 and eth3 carry MTU 9000, SP A's eth3 1500.
 //
-//	if_4 10.0.1.21 spa_eth2 (9000)  paths of ...g1 and ...g2, esx-iscsi-a's static target
-//	if_5 10.0.1.22 spa_eth3 (1500)  a path of ...g1: SP A twice -> multipath-redundancy
+//	if_4 10.0.1.21 spa_eth2 (9000)  paths of ...e5 and ...e6, esx-iscsi-a's static target
+//	if_5 10.0.1.22 spa_eth3 (1500)  a path of ...e5: SP A twice -> multipath-redundancy
 //	                                critical; MTU 1500 -> iscsi-jumbo-frames warning
-//	if_6 10.0.1.23 spb_eth2 (9000)  a path of ...g2: SP A and SP B, TWIN
+//	if_6 10.0.1.23 spb_eth2 (9000)  a path of ...e6: SP A and SP B, TWIN
 //	if_7 10.0.1.24 spb_eth3 (9000)  no host points at it
 //	if_8 10.0.1.25 spb_eth4 (1500)  no host points at it: TWIN of the jumbo rule (only the
 //	                                portals the hosts' targets and paths name are judged)
