@@ -129,6 +129,70 @@ TEST(test_decode_lun)
     json_decref(c);
 }
 
+/* The iSCSI and NAS side: references ({"id": ...}, nested fields beside the id) are read, an
+ * MTU no Ethernet has is unknown, and a reference of the wrong shape is an error naming the
+ * instance and the member. */
+TEST(test_decode_ports_portals_nas)
+{
+    struct vim_array_port port;
+    struct vim_array_portal portal;
+    struct vim_array_nas_server nas;
+    struct vim_array_file_interface fi;
+    char err[256];
+    json_t *c;
+
+    c = parse("{\"id\": \"spa_eth2\", \"storageProcessor\": {\"id\": \"spa\"}, \"mtu\": 9000}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), 0);
+    assert_string_equal(port.sp, "spa");
+    assert_int_equal(port.mtu, 9000);
+    assert_null(port.wwpn);
+    json_decref(c);
+    c = parse("{\"id\": \"spa_eth3\", \"mtu\": 0}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), 0);
+    assert_int_equal(port.mtu, VIM_UNKNOWN);
+    assert_null(port.sp);
+    json_decref(c);
+    c = parse("{\"id\": \"spa_eth4\", \"storageProcessor\": \"spa\"}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "ethernetPort spa_eth4: member \"storageProcessor\""));
+    json_decref(c);
+
+    c = parse("{\"id\": \"if_4\", \"ipAddress\": \"10.0.1.21\","
+              " \"ethernetPort\": {\"id\": \"spa_eth2\"},"
+              " \"iscsiNode\": {\"id\": \"iscsinode_spa_eth2\","
+              " \"name\": \"iqn.1992-04.com.emc:cx.fnm00150600267.a0\"}}");
+    assert_int_equal(arr_decode_portal(c, &portal, err, sizeof(err)), 0);
+    assert_string_equal(portal.address, "10.0.1.21");
+    assert_string_equal(portal.port, "spa_eth2");
+    assert_string_equal(portal.iqn, "iqn.1992-04.com.emc:cx.fnm00150600267.a0");
+    json_decref(c);
+    c = parse("{\"id\": \"if_5\", \"iscsiNode\": {\"id\": \"n\", \"name\": 7}}");
+    assert_int_equal(arr_decode_portal(c, &portal, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "iscsiPortal if_5: member \"iscsiNode\""));
+    json_decref(c);
+
+    c = parse("{\"id\": \"nas_1\", \"name\": \"nas-spa-1\", \"homeSP\": {\"id\": \"spa\"},"
+              " \"currentSP\": {\"id\": \"spb\"}}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_string_equal(nas.home_sp, "spa");
+    assert_string_equal(nas.current_sp, "spb");
+    json_decref(c);
+    c = parse("{\"name\": \"no id\"}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "member \"id\" is missing"));
+    json_decref(c);
+
+    c = parse("{\"id\": \"if_10\", \"nasServer\": {\"id\": \"nas_1\"}, \"ipAddress\": \"10.0.3.10\"}");
+    assert_int_equal(arr_decode_file_interface(c, &fi, err, sizeof(err)), 0);
+    assert_string_equal(fi.nas_server, "nas_1");
+    assert_string_equal(fi.address, "10.0.3.10");
+    json_decref(c);
+    c = parse("{\"id\": \"if_11\", \"ipAddress\": [\"10.0.3.11\"]}");
+    assert_int_equal(arr_decode_file_interface(c, &fi, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "fileInterface if_11: member \"ipAddress\""));
+    json_decref(c);
+}
+
 static int count_entry(void *ctx, const json_t *content)
 {
     (*(int *)ctx)++;
