@@ -26,6 +26,13 @@
 #define PORTAL_FIELDS "ipAddress,ethernetPort,iscsiNode.name"
 #define NAS_SERVER_FIELDS "name,homeSP,currentSP"
 #define FILE_IF_FIELDS "nasServer,ipAddress"
+#define FS_FIELDS "name,pool,nasServer,isThinEnabled"
+#define NFS_SHARE_FIELDS "name,filesystem"
+#define SR_FIELDS "name,type,vmwareUUID,pools"
+
+/* storageResource.type of a VVol datastore: VVolDatastoreFS and VVolDatastoreISCSI. */
+#define SR_VVOL_FS    9
+#define SR_VVOL_ISCSI 10
 
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
 {
@@ -467,6 +474,70 @@ int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *ou
     return 0;
 }
 
+int arr_decode_filesystem(const json_t *content, struct vim_array_filesystem *out, char *err,
+                          size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *thin = json_object_get(content, "isThinEnabled");
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "filesystem", NULL, "id");
+    out->name = get_str(content, "name", &bad);
+    out->pool = get_ref(content, "pool", "id", &bad);
+    out->nas_server = get_ref(content, "nasServer", "id", &bad);
+    out->thin = VIM_UNKNOWN;
+    if (json_is_boolean(thin))
+        out->thin = json_is_true(thin);
+    else if (thin && !json_is_null(thin))
+        bad = "isThinEnabled";
+    if (bad)
+        return wrong(err, errlen, "filesystem", out->id, bad);
+    return 0;
+}
+
+int arr_decode_nfs_share(const json_t *content, struct vim_array_nfs_share *out, char *err,
+                         size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "nfsShare", NULL, "id");
+    out->name = get_str(content, "name", &bad);
+    out->filesystem = get_ref(content, "filesystem", "id", &bad);
+    if (bad)
+        return wrong(err, errlen, "nfsShare", out->id, bad);
+    return 0;
+}
+
+int arr_decode_vvol_pool(const json_t *content, size_t i, struct vim_array_vvol_pool *out,
+                         char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *pools = json_object_get(content, "pools");
+
+    memset(out, 0, sizeof(*out));
+    out->id = get_str(content, "id", &bad);
+    if (!out->id || bad)
+        return wrong(err, errlen, "storageResource", NULL, "id");
+    out->name = get_str(content, "name", &bad);
+    out->vmware_uuid = get_str(content, "vmwareUUID", &bad);
+    int64_t type = get_i64(content, "type", &bad);
+    if (pools && !json_is_null(pools) && !json_is_array(pools))
+        bad = "pools";
+    if (bad)
+        return wrong(err, errlen, "storageResource", out->id, bad);
+    if ((type != SR_VVOL_FS && type != SR_VVOL_ISCSI) || i >= json_array_size(pools))
+        return 0;
+    if (!json_is_object(json_array_get(pools, i)) ||
+        !(out->pool = get_str(json_array_get(pools, i), "id", &bad)) || bad)
+        return wrong(err, errlen, "storageResource", out->id, "pools");
+    return 1;
+}
+
 int arr_decode_file_interface(const json_t *content, struct vim_array_file_interface *out,
                               char *err, size_t errlen)
 {
@@ -517,7 +588,18 @@ int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *conten
 /* ---- collecting --------------------------------------------------------------------------- */
 
 /* The kinds of instance read_type() reads, each decoded into its row and handed to the sink. */
-enum kind { K_POOL, K_LUN, K_FC_PORT, K_ETH_PORT, K_PORTAL, K_NAS_SERVER, K_FILE_IF };
+enum kind {
+    K_POOL,
+    K_LUN,
+    K_FC_PORT,
+    K_ETH_PORT,
+    K_PORTAL,
+    K_NAS_SERVER,
+    K_FILE_IF,
+    K_FILESYSTEM,
+    K_NFS_SHARE,
+    K_STORAGE_RESOURCE
+};
 
 struct emit {
     struct arr_client *c;
@@ -539,6 +621,9 @@ static int emit_entry(void *ctx, const json_t *content)
         struct vim_array_portal portal;
         struct vim_array_nas_server nas;
         struct vim_array_file_interface fi;
+        struct vim_array_filesystem fs;
+        struct vim_array_nfs_share share;
+        struct vim_array_vvol_pool vvol;
     } u;
     int r;
 
@@ -565,6 +650,18 @@ static int emit_entry(void *ctx, const json_t *content)
     case K_FILE_IF:
         r = arr_decode_file_interface(content, &u.fi, err, el);
         return r < 0 ? r : k->array_file_interface(k->ctx, &u.fi);
+    case K_FILESYSTEM:
+        r = arr_decode_filesystem(content, &u.fs, err, el);
+        return r < 0 ? r : k->array_filesystem(k->ctx, &u.fs);
+    case K_NFS_SHARE:
+        r = arr_decode_nfs_share(content, &u.share, err, el);
+        return r < 0 ? r : k->array_nfs_share(k->ctx, &u.share);
+    case K_STORAGE_RESOURCE:
+        /* One row per pool of a VVol datastore; other storage resources give none. */
+        for (size_t i = 0; (r = arr_decode_vvol_pool(content, i, &u.vvol, err, el)) > 0; i++)
+            if ((r = k->array_vvol_pool(k->ctx, &u.vvol)) < 0)
+                return r;
+        return r;
     }
     return -EINVAL;
 }
@@ -638,7 +735,8 @@ int arr_collect(struct arr_client *c, const struct vim_sink *sink)
     /* The pools and LUNs behind the datastores; the FC and Ethernet ports and the iSCSI portals
      * tell which storage processor a path's target is on (000 §3.1.1) and the array's MTU
      * (§3.4.1); the NAS servers and their interfaces which SP an NFS datastore's server is
-     * placed on (§3.8). */
+     * placed on (§3.8); the file systems, their NFS shares and the VVol datastores' storage
+     * resources which pools the NFS and VVol datastores take space from (§1.1.1). */
     static const struct {
         const char *type, *fields;
         enum kind kind;
@@ -650,6 +748,9 @@ int arr_collect(struct arr_client *c, const struct vim_sink *sink)
         {"iscsiPortal", PORTAL_FIELDS, K_PORTAL},
         {"nasServer", NAS_SERVER_FIELDS, K_NAS_SERVER},
         {"fileInterface", FILE_IF_FIELDS, K_FILE_IF},
+        {"filesystem", FS_FIELDS, K_FILESYSTEM},
+        {"nfsShare", NFS_SHARE_FIELDS, K_NFS_SHARE},
+        {"storageResource", SR_FIELDS, K_STORAGE_RESOURCE},
     };
     int r = 0;
 

@@ -26,6 +26,7 @@ struct vim_datastore {
     int vmfs_local;             /* vmfs.local 0/1: a volume on a host's local disk */
     int vmfs_ssd;               /* vmfs.ssd 0/1 */
     const char *unmap_priority; /* vmfs.unmapPriority (VMFS6): "none", "low" */
+    const char *nas_remote_path; /* NasDatastoreInfo.nas.remotePath ("/export"), or NULL */
 };
 
 /* One entry of VmfsDatastoreInfo.vmfs.extent[] (a HostScsiDiskPartition), in vCenter's order:
@@ -334,6 +335,29 @@ struct vim_array_nas_server {
     const char *home_sp, *current_sp; /* "spa", "spb", or NULL */
 };
 
+/* A file system of an array (Unity filesystem): the pool it takes space from and the NAS server
+ * that exports it. */
+struct vim_array_filesystem {
+    const char *id, *name;
+    const char *pool;       /* pool.id */
+    const char *nas_server; /* nasServer.id */
+    int thin;               /* isThinEnabled 0/1, VIM_UNKNOWN */
+};
+
+/* An NFS share of a file system (Unity nfsShare): mounted as "<interface address>:/<name>". */
+struct vim_array_nfs_share {
+    const char *id, *name;
+    const char *filesystem; /* filesystem.id */
+};
+
+/* A pool of a VVol datastore (Unity storageResource of type VVolDatastoreFS or
+ * VVolDatastoreISCSI; one row per pool of its pools list). */
+struct vim_array_vvol_pool {
+    const char *id, *name; /* the storage resource: "res_3" */
+    const char *pool;      /* pools[].id */
+    const char *vmware_uuid; /* vmwareUUID: the VVol datastore's UUID in vSphere, or NULL */
+};
+
 /* A network interface of a NAS server (Unity fileInterface): the address its exports are
  * mounted from, which is an NFS datastore's nas.remoteHost. */
 struct vim_array_file_interface {
@@ -389,6 +413,9 @@ struct vim_sink {
     int (*array_portal)(void *ctx, const struct vim_array_portal *);
     int (*array_nas_server)(void *ctx, const struct vim_array_nas_server *);
     int (*array_file_interface)(void *ctx, const struct vim_array_file_interface *);
+    int (*array_filesystem)(void *ctx, const struct vim_array_filesystem *);
+    int (*array_nfs_share)(void *ctx, const struct vim_array_nfs_share *);
+    int (*array_vvol_pool)(void *ctx, const struct vim_array_vvol_pool *);
 };
 
 #endif

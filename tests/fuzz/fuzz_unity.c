@@ -1,7 +1,7 @@
 /* Fuzz target for the Unity REST decoders (arrays/unity.c): an answer of the array as jansson
  * parses it, then a collection page's entries decoded as pools or LUNs (with the WWN to naa.
- * join), and LUN pages' entries as Ethernet ports, iSCSI portals, NAS servers and file
- * interfaces too. Input: byte 0 even: pool entries, odd: LUN entries; the rest is the JSON
+ * join), and LUN pages' entries as Ethernet ports, iSCSI portals, NAS servers, file
+ * interfaces, file systems, NFS shares and VVol datastores too. Input: byte 0 even: pool entries, odd: LUN entries; the rest is the JSON
  * answer. A
  * decoder may refuse an entry (-VSL_EPROTO with a message), never crash or return a row whose
  * strings are not the entry's. */
@@ -50,6 +50,19 @@ static int decode(void *ctx, const json_t *content)
         __builtin_trap();
     if (arr_decode_file_interface(content, &fi, err, sizeof(err)) == 0 && fi.id != id)
         __builtin_trap();
+    struct vim_array_filesystem fs;
+    struct vim_array_nfs_share share;
+    struct vim_array_vvol_pool vv;
+    if (arr_decode_filesystem(content, &fs, err, sizeof(err)) == 0 && fs.id != id)
+        __builtin_trap();
+    if (arr_decode_nfs_share(content, &share, err, sizeof(err)) == 0 && share.id != id)
+        __builtin_trap();
+    /* Rows of a VVol datastore's pools: each pool a string, at most as many as listed. */
+    size_t n = 0;
+    while ((r = arr_decode_vvol_pool(content, n, &vv, err, sizeof(err))) > 0) {
+        if (vv.id != id || !vv.pool || ++n > json_array_size(json_object_get(content, "pools")))
+            __builtin_trap();
+    }
     return 0;
 }
 

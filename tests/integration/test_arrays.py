@@ -91,7 +91,7 @@ def test_array_rows_are_stored_and_the_session_closed(estate, unity):
         dump = '\n'.join(db.iterdump())
     finally:
         db.close()
-    assert pools == (7,) and luns == (30,)  # 30 LUNs over pages of 10: paging followed
+    assert pools == (9,) and luns == (30,)  # 30 LUNs over pages of 10: paging followed
     assert naa == ('naa.600601600000000000000000000000d1', 1)
     assert kind == ('unity',)
     assert PASSWORD not in dump
@@ -178,7 +178,7 @@ def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, 
         runs = [run_ok('collect', '-c', conf) for _ in range(2)]
         seen = u.control()
     for res in runs:
-        assert 'array unity1: stored' in res.stdout and '7 array_pools, 30 array_luns' in \
+        assert 'array unity1: stored' in res.stdout and '9 array_pools, 30 array_luns' in \
             res.stdout, res.stdout + res.stderr
         assert 'polling again' not in res.stderr, res.stderr
     db = sqlite3.connect(workspace.db)
@@ -190,10 +190,12 @@ def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, 
     want = {'lun-ds-pool-%s' % p for p in ('low', 'ok', 'warn', 'snap', 'over', 'thick')}
     want |= {'lun-unjoined'} | {'lun-filler-%02d' % i for i in range(23)}
     assert luns == want
-    # A poll reads the login's page, then the pools', the LUNs' and the FC ports'. With neither
-    # links nor count, an empty page says a list ended, one more read than the pools (1 + 1),
-    # the LUNs (3 + 1) and the ports (1 + 1) fill; with either, no page is read past the end.
-    per_poll = 1 + {'none': 8}.get(paging, 5)
+    # A poll reads the login's page, then the pools', the LUNs' (3 pages) and one page each of
+    # the FC ports, Ethernet ports, iSCSI portals, NAS servers, file interfaces, file systems,
+    # NFS shares and storage resources. With neither links nor count, an empty page says a
+    # list ended, one more read for each of the 10 lists; with either, no page is read past
+    # the end.
+    per_poll = 1 + {'none': 22}.get(paging, 12)
     assert seen['pages'] == 2 * per_poll, seen
 
 
@@ -207,7 +209,7 @@ def test_lun_created_between_pages_is_read_again(violations_sim, workspace):
         res = run_ok('collect', '-c', conf)
     assert '29 lun instances read where the first page counted 30; they changed while ' \
         'being read; polling again' in res.stderr, res.stderr
-    assert '7 array_pools, 29 array_luns' in res.stdout, res.stdout
+    assert '9 array_pools, 29 array_luns' in res.stdout, res.stdout
 
 
 def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
@@ -216,7 +218,7 @@ def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
                                       extra=array_section(workspace, u.url))
         out = run_ok('collect', '-c', conf).stdout
         seen = u.control()
-    assert 'array unity1: stored' in out and '7 array_pools, 30 array_luns' in out
+    assert 'array unity1: stored' in out and '9 array_pools, 30 array_luns' in out
     assert seen['logins'] == 2 and seen['faults'] == 1
 
 
@@ -318,7 +320,7 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert not srv.vcenter('lab')['stale']
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
-        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 7
+        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 9
         logged = [l for l in srv.logs().splitlines() if 'array unity1: poll failed' in l]
         assert len(logged) == 1, srv.logs()[-2000:]
         # And recovers.
@@ -529,3 +531,36 @@ def test_nas_servers_all_homed_on_one_sp_are_a_warning(estate):
 def test_nas_servers_sps_need_the_array(lab):
     got = {f['object']['name'] for f in lab.findings if f['check'] == 'nfs-server-redundancy'}
     assert 'cluster-nas-onesp' not in got and 'cluster-lab' in got
+
+
+# ---- pool free space behind NFS and VVol datastores (000 §1.1.1, scenario_seeds.go) ----------
+
+def test_pool_behind_an_nfs_datastore_is_judged(estate):
+    """ds-nas-a1 is mounted from 10.0.3.10:/ds-nas-a1, the share of file system ds-nas-a1 in
+    pool-nfs-low (9 % free): critical, naming the datastore. vCenter shows it 50 % free."""
+    f = by_check(estate['findings'], 'pool-free-space')['unity1/pool-nfs-low']
+    assert f['severity'] == 'critical'
+    assert f['message'].startswith('pool pool-nfs-low of array unity1 has 9.0 % free')
+    assert f['message'].endswith('it backs ds-nas-a1')
+    assert f['evidence']['datastores'] == ['ds-nas-a1']
+    assert 'ds-nas-a1' not in by_check(estate['findings'], 'datastore-free-space')
+
+
+def test_pool_behind_a_vvol_datastore_is_judged(estate):
+    """ds-vvol-low's URL holds the UUID of the array's VVol datastore vvol-low (written there as
+    RFC 4122 does), whose pool pool-vvol-low has 20 % free: warning."""
+    f = by_check(estate['findings'], 'pool-free-space')['unity1/pool-vvol-low']
+    assert f['severity'] == 'warning'
+    assert '20.0 % free' in f['message'] and f['message'].endswith('it backs ds-vvol-low')
+    assert f['evidence']['datastores'] == ['ds-vvol-low']
+
+
+def test_pool_of_an_unmounted_share_on_a_mounted_server_is_not_joined(estate):
+    """fs-unmounted (pool-unjoined, 2 % free) is exported by nas-spa-1, whose address
+    ds-nas-a1 is mounted from, but at a path no datastore mounts."""
+    names = {f['object']['name'] for f in estate['findings']}
+    assert 'unity1/pool-unjoined' not in names and 'unity1/pool-ok' not in names
+
+
+def test_nfs_and_vvol_pools_need_the_array(lab):
+    assert not [f for f in lab.findings if f['check'] == 'pool-free-space']

@@ -849,7 +849,7 @@ type dsSpec struct {
 	lunHosts       []*simulator.HostSystem // hosts that see the backing LUN (default: hosts)
 	pod            *simulator.StoragePod
 	remoteHost     string
-	remotePathBase string
+	remotePathBase string // NFS: the export is remotePathBase + name (default "/export/")
 }
 
 // pct returns p percent of c, exactly for the sizes used here.
@@ -879,6 +879,8 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			info = &types.VsanDatastoreInfo{DatastoreInfo: base, MembershipUuid: uuid}
 		case s.kind == "vvol":
 			typ = "VVOL"
+			// vSphere names a VVol datastore by its storage container: ds:///vmfs/volumes/vvol:<hex16>-<hex16>/
+			base.Url = fmt.Sprintf("ds:///vmfs/volumes/vvol:%x-%x/", sum[0:8], sum[8:16])
 			info = &types.VvolDatastoreInfo{DatastoreInfo: base, VvolDS: &types.HostVvolVolume{
 				HostFileSystemVolume: types.HostFileSystemVolume{Type: "VVOL", Name: s.name, Capacity: s.capacity},
 				ScId:                 "vvol:" + uuid,
@@ -889,12 +891,16 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			if host == "" {
 				host = "nfs01.example.com"
 			}
+			remotePath := "/export/" + s.name
+			if s.remotePathBase != "" {
+				remotePath = s.remotePathBase + s.name
+			}
 			info = &types.NasDatastoreInfo{
 				DatastoreInfo: base,
 				Nas: &types.HostNasVolume{
 					HostFileSystemVolume: types.HostFileSystemVolume{Type: "NFS", Name: s.name, Capacity: s.capacity},
 					RemoteHost:           host,
-					RemotePath:           "/export/" + s.name,
+					RemotePath:           remotePath,
 					SecurityType:         "AUTH_SYS",
 				},
 			}

@@ -56,6 +56,17 @@ import (
 //	TWIN      cluster-nas-twosp  (host esx-nas-b) ds-nas-b1 from 10.0.3.10 (SP A), ds-nas-b2
 //	                             from 10.0.3.20 (SP B)
 //
+// pool-free-space behind NFS and VVol datastores (000 §1.1.1; with the Unity responder as
+// [array]; each NFS datastore above is mounted from <address>:/<its name>, the Unity share of
+// its file system; VVol datastores 600 GiB, 50% free, on esx-nas-b, whose URL holds the UUID
+// the array's storageResource gives them):
+//
+//	VIOLATION pool-nfs-low       9 % free, holds ds-nas-a1's file system -> critical
+//	VIOLATION pool-vvol-low      20 % free, holds VVol datastore ds-vvol-low -> warning
+//	TWIN      pool-ok            holds ds-nas-a2, ds-nas-b1, ds-nas-b2 and ds-vvol-ok (50 % free)
+//	TWIN      pool-unjoined      2 % free, holds fs-unmounted, exported by ds-nas-a1's NAS server
+//	                             but mounted by no datastore -> silent
+//
 // multipath-policy, VVol protocol endpoints (esx-san-1, ScsiLun.protocolEndpoint
 // true, paths to both SPs): 000 §3.9 tunes them as §3.3 tunes LUNs
 //
@@ -121,9 +132,13 @@ func plantSeedRules(w *world) {
 		{"cluster-nas-twosp", "esx-nas-b", [2]string{"ds-nas-b1", "ds-nas-b2"}, [2]string{"10.0.3.10", "10.0.3.20"}}} {
 		h := w.addHost(w.addCluster(x.cluster), x.host, hostOpts{enableBlockDelete: 1})
 		for i := range x.ds {
-			w.addDatastore(dsSpec{name: x.ds[i], nfs: true, remoteHost: x.addr[i], capacity: c,
-				free: pct(c, 50), hosts: []*simulator.HostSystem{h}})
+			w.addDatastore(dsSpec{name: x.ds[i], nfs: true, remoteHost: x.addr[i], remotePathBase: "/",
+				capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{h}})
 		}
+	}
+	for _, n := range []string{"ds-vvol-low", "ds-vvol-ok"} {
+		w.addDatastore(dsSpec{name: n, kind: "vvol", capacity: c, free: pct(c, 50),
+			hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
 	}
 
 	peMRU := sanLun(naa("f3"), 1)

@@ -193,6 +193,48 @@ TEST(test_decode_ports_portals_nas)
     json_decref(c);
 }
 
+/* File systems, NFS shares and VVol datastores: a storage resource gives one row per pool when
+ * it is a VVol datastore (type 9 or 10), none otherwise, and a pools member of the wrong shape
+ * is an error naming it. */
+TEST(test_decode_file_and_vvol)
+{
+    struct vim_array_filesystem fs;
+    struct vim_array_nfs_share share;
+    struct vim_array_vvol_pool v;
+    char err[256];
+    json_t *c;
+
+    c = parse("{\"id\": \"fs_1\", \"name\": \"ds1\", \"pool\": {\"id\": \"pool_8\"},"
+              " \"nasServer\": {\"id\": \"nas_1\"}, \"isThinEnabled\": false}");
+    assert_int_equal(arr_decode_filesystem(c, &fs, err, sizeof(err)), 0);
+    assert_string_equal(fs.pool, "pool_8");
+    assert_string_equal(fs.nas_server, "nas_1");
+    assert_int_equal(fs.thin, 0);
+    json_decref(c);
+    c = parse("{\"id\": \"NFSShare_1\", \"name\": \"ds1\", \"filesystem\": {\"id\": \"fs_1\"}}");
+    assert_int_equal(arr_decode_nfs_share(c, &share, err, sizeof(err)), 0);
+    assert_string_equal(share.filesystem, "fs_1");
+    assert_string_equal(share.name, "ds1");
+    json_decref(c);
+
+    c = parse("{\"id\": \"res_20\", \"type\": 9, \"vmwareUUID\": \"5a2f-01\","
+              " \"pools\": [{\"id\": \"pool_9\"}, {\"id\": \"pool_2\"}]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), 1);
+    assert_string_equal(v.pool, "pool_9");
+    assert_string_equal(v.vmware_uuid, "5a2f-01");
+    assert_int_equal(arr_decode_vvol_pool(c, 1, &v, err, sizeof(err)), 1);
+    assert_string_equal(v.pool, "pool_2");
+    assert_int_equal(arr_decode_vvol_pool(c, 2, &v, err, sizeof(err)), 0);
+    json_decref(c);
+    c = parse("{\"id\": \"res_1\", \"type\": 1, \"pools\": [{\"id\": \"pool_6\"}]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), 0); /* a file system */
+    json_decref(c);
+    c = parse("{\"id\": \"res_21\", \"type\": 10, \"pools\": [\"pool_2\"]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "storageResource res_21: member \"pools\""));
+    json_decref(c);
+}
+
 static int count_entry(void *ctx, const json_t *content)
 {
     (*(int *)ctx)++;

@@ -1,6 +1,6 @@
 // unity-vslint: a small responder for the Dell EMC Unity Unisphere Management REST API, the
 // resources vslint reads (loginSessionInfo, pool, lun, fcPort, ethernetPort, iscsiPortal,
-// nasServer, fileInterface) with their documented shapes and field
+// nasServer, fileInterface, filesystem, nfsShare, storageResource) with their documented shapes and field
 // names: basic authentication, the mod_sec_emc session cookie, the EMC-CSRF-TOKEN rule for
 // POST and DELETE, fields= and compact=true, per_page/page paging with "links" (next) and
 // entryCount. Its pools and LUNs back datastores of the vCenter simulator's "violations"
@@ -11,6 +11,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -72,6 +73,10 @@ func pct(total int64, p int64) int64 { return total / 100 * p }
 //	pool_6 pool-unjoined 10 TiB,  2 % free, thin LUN on no datastore: no finding (not joined)
 //	pool_7 pool-thick    10 TiB, 60 % free, subscribed 160 % by thick LUNs only -> ds-pool-thick:
 //	                     TWIN of pool-subscription (thick LUNs reserve their space)
+//	pool_8 pool-nfs-low  10 TiB,  9 % free, no LUN: file system ds-nas-a1 -> the NFS datastore
+//	                     ds-nas-a1: pool-free-space CRITICAL (see fileSystems())
+//	pool_9 pool-vvol-low 10 TiB, 20 % free, no LUN: VVol datastore vvol-low -> ds-vvol-low:
+//	                     pool-free-space WARNING (see storageResources())
 func estate() ([]pool, []lun) {
 	naa := func(s string) string { return "naa.600601600000000000000000000000" + s }
 	t := 10 * TiB
@@ -83,6 +88,8 @@ func estate() ([]pool, []lun) {
 		{"pool_5", "pool-over", t, pct(t, 60), pct(t, 200), 70, 0},
 		{"pool_6", "pool-unjoined", t, pct(t, 2), pct(t, 90), 70, 0},
 		{"pool_7", "pool-thick", t, pct(t, 60), pct(t, 160), 70, 0},
+		{"pool_8", "pool-nfs-low", t, pct(t, 9), pct(t, 80), 70, 0},
+		{"pool_9", "pool-vvol-low", t, pct(t, 20), pct(t, 80), 70, 0},
 	}
 	luns := []lun{
 		{"sv_1", "lun-ds-pool-low", wwn(naa("d1")), "pool_1", 601 * GiB, 240 * GiB, true},
@@ -209,6 +216,79 @@ func (n nasServer) content() map[string]interface{} {
 		"health": map[string]interface{}{"value": 5, "descriptionIds": []string{"ALRT_NAS_SERVER_OK"},
 			"descriptions": []string{"The NAS server is operating normally."}},
 	}
+}
+
+// fileSystem is a file system, exported by its NAS server as one NFS share of the same name
+// (mounted as "<interface address>:/<name>").
+type fileSystem struct {
+	ID, Name, Pool, NasServer string
+}
+
+// fileSystems: the NFS datastores of tests/sim/scenario_seeds.go are mounted from
+// <address>:/<datastore name>. ds-nas-a1's file system is in pool-nfs-low (9 % free, critical);
+// the others in pool-ok (TWIN). fs-unmounted, on nas-spa-1 like ds-nas-a1, is in pool-unjoined
+// (2 % free) but no datastore mounts its share: the share's path, not the server's address,
+// joins a datastore to a file system.
+func fileSystems() []fileSystem {
+	return []fileSystem{{"fs_1", "ds-nas-a1", "pool_8", "nas_1"}, {"fs_2", "ds-nas-a2", "pool_2", "nas_2"},
+		{"fs_3", "ds-nas-b1", "pool_2", "nas_1"}, {"fs_4", "ds-nas-b2", "pool_2", "nas_3"},
+		{"fs_5", "fs-unmounted", "pool_6", "nas_1"}}
+}
+
+func (f fileSystem) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": f.ID, "name": f.Name, "pool": map[string]interface{}{"id": f.Pool},
+		"nasServer": map[string]interface{}{"id": f.NasServer}, "isThinEnabled": true,
+		"sizeTotal": 600 * GiB, "type": 1, "storageResource": map[string]interface{}{"id": "res_" + f.ID},
+	}
+}
+
+// nfsShare is the share of a file system; its id is the file system's with "NFSShare_".
+type nfsShare struct{ fs fileSystem }
+
+func (n nfsShare) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": "NFSShare_" + n.fs.ID, "name": n.fs.Name, "path": "/",
+		"filesystem": map[string]interface{}{"id": n.fs.ID}, "type": 1, "role": 0,
+	}
+}
+
+// storageResource: the VVol datastores (type 9 VVolDatastoreFS, 10 VVolDatastoreISCSI) with
+// the UUID vSphere gives each (vmwareUUID; the simulator derives a datastore's from its name)
+// and their pools, and a file system's resource (type 1), which is no VVol datastore.
+type storageResource struct {
+	ID, Name string
+	Type     int
+	UUID     string
+	Pools    []string
+}
+
+// vvolUUID is the UUID the vCenter simulator gives the datastore called name
+// (tests/sim/builder.go: the first 16 bytes of its name's SHA-1), written as RFC 4122 does.
+func vvolUUID(name string) string {
+	s := sha1.Sum([]byte(name))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+
+func storageResources() []storageResource {
+	return []storageResource{
+		{"res_fs_5", "fs-unmounted", 1, "", []string{"pool_6"}},
+		{"res_20", "vvol-low", 9, vvolUUID("ds-vvol-low"), []string{"pool_9"}},
+		{"res_21", "vvol-ok", 10, vvolUUID("ds-vvol-ok"), []string{"pool_2"}},
+	}
+}
+
+func (r storageResource) content() map[string]interface{} {
+	var pools []map[string]interface{}
+	for _, p := range r.Pools {
+		pools = append(pools, map[string]interface{}{"id": p})
+	}
+	c := map[string]interface{}{"id": r.ID, "name": r.Name, "type": r.Type, "pools": pools,
+		"sizeTotal": 2 * TiB, "isThinEnabled": true}
+	if r.UUID != "" {
+		c["vmwareUUID"] = r.UUID
+	}
+	return c
 }
 
 func (f fileInterface) content() map[string]interface{} {
@@ -373,6 +453,16 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fileInterface/instances":
 		_, ifs := nasServers()
 		s.collection(w, r, "fileInterface", contents(ifs))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/filesystem/instances":
+		s.collection(w, r, "filesystem", contents(fileSystems()))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nfsShare/instances":
+		var shares []nfsShare
+		for _, f := range fileSystems() {
+			shares = append(shares, nfsShare{f})
+		}
+		s.collection(w, r, "nfsShare", contents(shares))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/storageResource/instances":
+		s.collection(w, r, "storageResource", contents(storageResources()))
 	default:
 		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	}
