@@ -1016,16 +1016,9 @@ out:
 /* ---- the array pools behind the datastores ------------------------------------------------ */
 
 /* Every (pool, datastore) pair where a configured array's pool holds one of this vCenter's
- * datastores, by pool, with whether that storage is thin:
- * - VMFS: a LUN of the pool is an extent (the LUN's naa. name, stored by the array's poll from
- *   its WWN, is the extent's disk_name);
- * - NFS: the datastore is mounted from "<address>:/<share>" where address is an interface of the
- *   NAS server that exports the share's file system, which lives in the pool (Unity exports a
- *   share at /<its name>); a file system whose provisioning is unknown counts as thin;
- * - VVol: the VVol datastore's URL holds the UUID the array gives its storage resource
- *   (vmwareUUID, compared as hex digits), whose pools it takes space from; thin, as VVols are.
- * Arrays are global, estates per vCenter: each vCenter gets the pools behind its own
- * datastores, from the arrays' last stored snapshots. */
+ * datastores (through a LUN, an NFS file system or a VVol datastore: DB_POOL_PAIRS), by pool,
+ * with whether that storage is thin. Arrays are global, estates per vCenter: each vCenter gets
+ * the pools behind its own datastores, from the arrays' last stored snapshots. */
 static const char pools_sql[] =
     "SELECT p.vcenter, v.kind, p.id, p.name, p.size_total, p.size_free, p.size_used,"
     " p.size_subscribed, p.snap_size_used, p.alert_threshold, p.health, p.health_text,"
@@ -1034,19 +1027,7 @@ static const char pools_sql[] =
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id"
     "  AND a.thin),"
     " x.ds, max(x.thin)"
-    " FROM (SELECT l.vcenter AS array, l.pool AS pool, e.datastore AS ds,"
-    "   coalesce(l.thin, 0) AS thin FROM datastore_extents e"
-    "   JOIN array_luns l ON l.naa = e.disk_name WHERE e.vcenter = ?1"
-    "  UNION ALL SELECT fs.vcenter, fs.pool, d.moref, coalesce(fs.thin, 1) FROM datastores d"
-    "   JOIN array_file_interfaces f ON f.address = d.nas_remote_host"
-    "   JOIN array_filesystems fs ON fs.vcenter = f.vcenter AND fs.nas_server = f.nas_server"
-    "   JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id"
-    "   WHERE d.vcenter = ?1 AND d.type IN ('NFS', 'NFS41')"
-    "   AND '/' || sh.name = rtrim(d.nas_remote_path, '/')"
-    "  UNION ALL SELECT s.vcenter, s.pool, d.moref, 1 FROM datastores d"
-    "   JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"
-    "   AND instr(lower(replace(d.url, '-', '')), lower(replace(s.vmware_uuid, '-', ''))) > 0"
-    "   WHERE d.vcenter = ?1 AND d.type = 'VVOL') x"
+    " FROM (" DB_POOL_PAIRS("e.vcenter = ?1", "d.vcenter = ?1", "d.vcenter = ?1") ") x"
     " JOIN array_pools p ON p.vcenter = x.array AND p.id = x.pool"
     " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
     " GROUP BY p.vcenter, p.id, x.ds"

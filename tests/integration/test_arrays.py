@@ -301,6 +301,17 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         ds = [d for d in dss if d['name'] == 'ds-pool-low'][0]
         assert [(p['array'], p['name']) for p in ds['pools']] == [('unity1', 'pool-low')]
         assert [d for d in dss if d['name'] == 'ds-lab-01'][0]['pools'] == []
+        # NFS and VVol datastores join their pools as the checks see them, both ways (the
+        # join's SQL is longer than the 1 KiB an inventory field's expression once held).
+        by_name = {p['name']: p for p in pools}
+        assert [d['name'] for d in by_name['pool-nfs-low']['datastores']] == ['ds-nas-a1']
+        assert [d['name'] for d in by_name['pool-vvol-low']['datastores']] == ['ds-vvol-low']
+        assert [d['name'] for d in by_name['pool-ok']['datastores']] == [
+            'ds-nas-a2', 'ds-nas-b1', 'ds-nas-b2', 'ds-pool-ok', 'ds-vvol-ok']
+        assert by_name['pool-unjoined']['datastores'] == []
+        for name, pool in (('ds-nas-a1', 'pool-nfs-low'), ('ds-vvol-low', 'pool-vvol-low')):
+            ds = [d for d in dss if d['name'] == name][0]
+            assert [(p['array'], p['name']) for p in ds['pools']] == [('unity1', pool)]
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
         # In /metrics the array is an "array", not a "vcenter" (the alert rules tell them apart).
