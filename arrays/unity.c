@@ -301,6 +301,17 @@ static int wrong(char *err, size_t errlen, const char *what, const char *id, con
     return -VSL_EPROTO;
 }
 
+/* The instance's id, which every row needs: 0, or -VSL_EPROTO naming what when it is missing
+ * or not a string. */
+static int get_id(const json_t *content, const char *what, const char **id, char *err,
+                  size_t errlen)
+{
+    const char *bad = NULL;
+
+    *id = get_str(content, "id", &bad);
+    return *id && !bad ? 0 : wrong(err, errlen, what, NULL, "id");
+}
+
 int arr_decode_pool(const json_t *content, struct vim_array_pool *out, char *err, size_t errlen)
 {
     const char *bad = NULL;
@@ -410,9 +421,8 @@ int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char w
 
     memset(out, 0, sizeof(*out));
     out->mtu = VIM_UNKNOWN;
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "fcPort", NULL, "id");
+    if (get_id(content, "fcPort", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     const char *wwn = get_str(content, "wwn", &bad);
     out->sp = get_ref(content, "storageProcessor", "id", &bad);
     if (bad)
@@ -428,9 +438,8 @@ int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char 
     const char *bad = NULL;
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "ethernetPort", NULL, "id");
+    if (get_id(content, "ethernetPort", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->sp = get_ref(content, "storageProcessor", "id", &bad);
     int64_t mtu = get_i64(content, "mtu", &bad);
     /* An MTU no Ethernet has is not stored as one: the port's MTU is then unknown. */
@@ -446,9 +455,8 @@ int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char 
     const char *bad = NULL;
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "iscsiPortal", NULL, "id");
+    if (get_id(content, "iscsiPortal", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->address = get_str(content, "ipAddress", &bad);
     out->port = get_ref(content, "ethernetPort", "id", &bad);
     out->iqn = get_ref(content, "iscsiNode", "name", &bad);
@@ -463,9 +471,8 @@ int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *ou
     const char *bad = NULL;
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "nasServer", NULL, "id");
+    if (get_id(content, "nasServer", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->name = get_str(content, "name", &bad);
     out->home_sp = get_ref(content, "homeSP", "id", &bad);
     out->current_sp = get_ref(content, "currentSP", "id", &bad);
@@ -481,9 +488,8 @@ int arr_decode_filesystem(const json_t *content, struct vim_array_filesystem *ou
     const json_t *thin = json_object_get(content, "isThinEnabled");
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "filesystem", NULL, "id");
+    if (get_id(content, "filesystem", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->name = get_str(content, "name", &bad);
     out->pool = get_ref(content, "pool", "id", &bad);
     out->nas_server = get_ref(content, "nasServer", "id", &bad);
@@ -503,9 +509,8 @@ int arr_decode_nfs_share(const json_t *content, struct vim_array_nfs_share *out,
     const char *bad = NULL;
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "nfsShare", NULL, "id");
+    if (get_id(content, "nfsShare", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->name = get_str(content, "name", &bad);
     out->filesystem = get_ref(content, "filesystem", "id", &bad);
     if (bad)
@@ -520,9 +525,8 @@ int arr_decode_vvol_pool(const json_t *content, size_t i, struct vim_array_vvol_
     const json_t *pools = json_object_get(content, "pools");
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "storageResource", NULL, "id");
+    if (get_id(content, "storageResource", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->name = get_str(content, "name", &bad);
     out->vmware_uuid = get_str(content, "vmwareUUID", &bad);
     int64_t type = get_i64(content, "type", &bad);
@@ -544,9 +548,8 @@ int arr_decode_file_interface(const json_t *content, struct vim_array_file_inter
     const char *bad = NULL;
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "fileInterface", NULL, "id");
+    if (get_id(content, "fileInterface", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     out->nas_server = get_ref(content, "nasServer", "id", &bad);
     out->address = get_str(content, "ipAddress", &bad);
     if (bad)

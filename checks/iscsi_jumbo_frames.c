@@ -231,12 +231,8 @@ static int check_array_ports(struct chk_ctx *ctx, const struct estate *e, int wa
                 used = 1;
                 if (!first_host[0])
                     snprintf(first_host, sizeof(first_host), "%s", h->name);
-                int seen = 0;
-                size_t k;
-                json_t *x;
-                json_array_foreach(hosts, k, x) seen |= !strcmp(json_string_value(x), h->name);
-                if (!seen)
-                    hosts = chk_ev_append(hosts, json_string(h->name));
+                if (hosts)
+                    hosts = chk_ev_add_name(hosts, h->name);
             }
             if (used) {
                 size_t n = strlen(addrs);

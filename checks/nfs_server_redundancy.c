@@ -67,9 +67,6 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
         s->sp_unknown++;
     } else {
         char name[512];
-        size_t k;
-        json_t *x;
-        int seen = 0;
         if (!s->sp) {
             s->sp = d->nas_home_sp;
             s->sps = 1;
@@ -77,10 +74,7 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
             s->sps = 2;
         }
         snprintf(name, sizeof(name), "%s/%s", d->nas_array, d->nas_server ? d->nas_server : "?");
-        if (!s->nas_servers && !(s->nas_servers = json_array()))
-            return -ENOMEM;
-        json_array_foreach(s->nas_servers, k, x) seen |= !strcmp(json_string_value(x), name);
-        if (!seen && json_array_append_new(s->nas_servers, json_string(name)))
+        if (!(s->nas_servers = chk_ev_add_name(s->nas_servers, name)))
             return -ENOMEM;
     }
     /* Host names are case-insensitive; two spellings of one address (a name and its IP) are
