@@ -20,15 +20,15 @@
 #define POOL_FIELDS                                                                                \
     "name,sizeTotal,sizeFree,sizeUsed,sizeSubscribed,alertThreshold,health,snapSizeUsed,"          \
     "snapSizeSubscribed"
-#define LUN_FIELDS "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
-#define FC_PORT_FIELDS "wwn,storageProcessor"
-#define ETH_PORT_FIELDS "storageProcessor,mtu"
-#define PORTAL_FIELDS "ipAddress,ethernetPort,iscsiNode.name"
+#define LUN_FIELDS        "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
+#define FC_PORT_FIELDS    "wwn,storageProcessor"
+#define ETH_PORT_FIELDS   "storageProcessor,mtu"
+#define PORTAL_FIELDS     "ipAddress,ethernetPort,iscsiNode.name"
 #define NAS_SERVER_FIELDS "name,homeSP,currentSP"
-#define FILE_IF_FIELDS "nasServer,ipAddress"
-#define FS_FIELDS "name,pool,nasServer,isThinEnabled"
-#define NFS_SHARE_FIELDS "name,filesystem"
-#define SR_FIELDS "name,type,vmwareUUID,pools"
+#define FILE_IF_FIELDS    "nasServer,ipAddress"
+#define FS_FIELDS         "name,pool,nasServer,isThinEnabled"
+#define NFS_SHARE_FIELDS  "name,filesystem"
+#define SR_FIELDS         "name,type,vmwareUUID,pools"
 
 /* storageResource.type of a VVol datastore: VVolDatastoreFS and VVolDatastoreISCSI. */
 #define SR_VVOL_FS    9
@@ -432,8 +432,7 @@ int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char w
     return 0;
 }
 
-int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char *err,
-                        size_t errlen)
+int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char *err, size_t errlen)
 {
     const char *bad = NULL;
 
@@ -449,8 +448,7 @@ int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char 
     return 0;
 }
 
-int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char *err,
-                      size_t errlen)
+int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char *err, size_t errlen)
 {
     const char *bad = NULL;
 
