@@ -191,12 +191,14 @@ static int host_uses(const struct estate *e, const struct est_host *h,
 {
     for (size_t i = 0; i < h->n_iscsi_hbas; i++)
         for (size_t t = 0; t < h->iscsi_hbas[i].n_targets; t++)
-            if (est_array_portal(e, h->iscsi_hbas[i].targets[t].address) == p)
+            if (est_array_portal(e, h->iscsi_hbas[i].targets[t].address,
+                                 h->iscsi_hbas[i].targets[t].iscsi_name) == p)
                 return 1;
     for (size_t l = 0; l < h->n_luns; l++)
         for (size_t k = 0; k < h->luns[l].n_paths; k++)
             if (!h->luns[l].paths[k].target_wwpn &&
-                est_array_portal(e, h->luns[l].paths[k].target_address) == p)
+                est_array_portal(e, h->luns[l].paths[k].target_address,
+                                 h->luns[l].paths[k].target_iqn) == p)
                 return 1;
     return 0;
 }

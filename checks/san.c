@@ -57,7 +57,7 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
         *how = "the array's own port list (Unity fcPort.storageProcessor)";
         return est_sp_name(port->sp, how);
     }
-    if (!w && p->target_address && (port = est_array_portal(e, p->target_address))) {
+    if (!w && p->target_address && (port = est_array_portal(e, p->target_address, p->target_iqn))) {
         /* The address alone could be another array's behind NAT; a target that names another
          * IQN than the portal's node is not this port, whatever its address. */
         if (p->target_iqn && port->iqn && strcasecmp(p->target_iqn, port->iqn)) {
@@ -70,9 +70,11 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
     }
 
     if (!w) {
-        *how = p->target_iqn ? "iSCSI target on no configured array's portal: its storage "
-                               "processor is not in its name"
-                             : "no target port reported for the path";
+        *how = p->target_iqn || p->target_address
+                   ? "iSCSI target on no configured array's portal (or on two arrays' portals at "
+                     "one address, with no IQN to tell them apart): its storage processor is not "
+                     "in its name"
+                   : "no target port reported for the path";
         return NULL;
     }
     if (strncmp(w, emc, strlen(emc)) || !w[strlen(emc)] ||

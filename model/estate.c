@@ -292,8 +292,10 @@ const struct est_array_port *est_array_port(const struct estate *e, const char *
     return NULL;
 }
 
-const struct est_array_port *est_array_portal(const struct estate *e, const char *address)
+const struct est_array_port *est_array_portal(const struct estate *e, const char *address,
+                                              const char *iqn)
 {
+    const struct est_array_port *first = NULL;
     const char *a = address, *end;
     size_t n;
 
@@ -309,11 +311,17 @@ const struct est_array_port *est_array_portal(const struct estate *e, const char
         n = end && !strchr(end + 1, ':') ? (size_t)(end - a) : strlen(a);
     }
     for (size_t i = 0; i < e->n_array_ports; i++) {
-        const char *p = e->array_ports[i].address;
-        if (p && strlen(p) == n && !strncasecmp(p, a, n))
-            return &e->array_ports[i];
+        const struct est_array_port *p = &e->array_ports[i];
+        if (!p->address || strlen(p->address) != n || strncasecmp(p->address, a, n))
+            continue;
+        if (iqn && p->iqn && !strcasecmp(p->iqn, iqn))
+            return p;
+        if (!first)
+            first = p;
+        else if (!iqn && strcmp(first->array, p->array))
+            return NULL; /* two arrays at one address, and nothing to tell them apart */
     }
-    return NULL;
+    return first;
 }
 
 void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx)

@@ -402,8 +402,12 @@ const struct est_entity *est_entity(const struct estate *e, const char *moref);
 /* The configured array's FC port with that port WWN, or NULL. */
 const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn);
 /* The configured array's iSCSI portal at address, an IPv4 or IPv6 address with or without
- * ":port" ("10.0.1.21:3260", "[fe80::1]:3260", as a path's target names it), or NULL. */
-const struct est_array_port *est_array_portal(const struct estate *e, const char *address);
+ * ":port" ("10.0.1.21:3260", "[fe80::1]:3260", as a path's target names it), or NULL. Private
+ * addresses repeat from site to site: of several portals there, the one serving iqn (when
+ * given) is chosen, else the first (its IQN then tells the caller it is another target);
+ * without an IQN, portals of two arrays at one address are NULL: which one is not known. */
+const struct est_array_port *est_array_portal(const struct estate *e, const char *address,
+                                              const char *iqn);
 /* The vCenter's own gap about what ("alarms"), or NULL. */
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 

@@ -1353,13 +1353,17 @@ TEST(test_iscsi_path_storage_processor_from_the_portal)
          .address = "10.0.1.21", .iqn = a0, .mtu = 9000},
         {.array = "unity1", .sp = "spb", .id = "spb_eth2", .portal = "if_6",
          .address = "fe80::21", .iqn = b0, .mtu = 9000},
+        /* Another site's array at the same private address: told apart by the IQN alone. */
+        {.array = "unity2", .sp = "spb", .id = "spb_eth2", .portal = "if_9",
+         .address = "10.0.1.21", .iqn = "iqn.1992-04.com.emc:cx.site2.b0", .mtu = 9000},
     };
-    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 2};
+    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
     static const struct {
         const char *address, *iqn, *want, *how;
     } rows[] = {
         {"10.0.1.21:3260", a0, "SP A", "iscsiPortal"},
-        {"10.0.1.21", NULL, "SP A", "iscsiPortal"},
+        {"10.0.1.21:3260", "iqn.1992-04.com.emc:cx.site2.b0", "SP B", "iscsiPortal"},
+        {"10.0.1.21", NULL, NULL, "no configured array's portal"}, /* unity1's or unity2's? */
         {"[fe80::21]:3260", b0, "SP B", "iscsiPortal"},
         {"fe80::21", NULL, "SP B", "iscsiPortal"},
         {"10.0.1.21:3260", b0, NULL, "another IQN"},
