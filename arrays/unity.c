@@ -20,8 +20,19 @@
 #define POOL_FIELDS                                                                                \
     "name,sizeTotal,sizeFree,sizeUsed,sizeSubscribed,alertThreshold,health,snapSizeUsed,"          \
     "snapSizeSubscribed"
-#define LUN_FIELDS "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
-#define FC_PORT_FIELDS "wwn,storageProcessor"
+#define LUN_FIELDS        "name,wwn,pool,sizeTotal,sizeAllocated,isThinEnabled"
+#define FC_PORT_FIELDS    "wwn,storageProcessor"
+#define ETH_PORT_FIELDS   "storageProcessor,mtu"
+#define PORTAL_FIELDS     "ipAddress,ethernetPort,iscsiNode.name"
+#define NAS_SERVER_FIELDS "name,homeSP,currentSP"
+#define FILE_IF_FIELDS    "nasServer,ipAddress"
+#define FS_FIELDS         "name,pool,nasServer,isThinEnabled"
+#define NFS_SHARE_FIELDS  "name,filesystem"
+#define SR_FIELDS         "name,type,vmwareUUID,pools"
+
+/* storageResource.type of a VVol datastore: VVolDatastoreFS and VVolDatastoreISCSI. */
+#define SR_VVOL_FS    9
+#define SR_VVOL_ISCSI 10
 
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
 {
@@ -290,6 +301,17 @@ static int wrong(char *err, size_t errlen, const char *what, const char *id, con
     return -VSL_EPROTO;
 }
 
+/* The instance's id, which every row needs: 0, or -VSL_EPROTO naming what when it is missing
+ * or not a string. */
+static int get_id(const json_t *content, const char *what, const char **id, char *err,
+                  size_t errlen)
+{
+    const char *bad = NULL;
+
+    *id = get_str(content, "id", &bad);
+    return *id && !bad ? 0 : wrong(err, errlen, what, NULL, "id");
+}
+
 int arr_decode_pool(const json_t *content, struct vim_array_pool *out, char *err, size_t errlen)
 {
     const char *bad = NULL;
@@ -372,24 +394,164 @@ static int port_wwpn(const char *wwn, char out[24])
     return 0;
 }
 
+/* The member of the instance a reference member names ({"id": "spa"} and what fields= asked
+ * of it): NULL when the reference is absent or null; *bad is key when it is not an object or
+ * that member is not a string. */
+static const char *get_ref(const json_t *o, const char *key, const char *member, const char **bad)
+{
+    const json_t *v = json_object_get(o, key);
+    const char *sub_bad = NULL, *s;
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_object(v)) {
+        *bad = key;
+        return NULL;
+    }
+    s = get_str(v, member, &sub_bad);
+    if (sub_bad)
+        *bad = key;
+    return s;
+}
+
 int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char wwpn[24],
                        char *err, size_t errlen)
 {
     const char *bad = NULL;
-    const json_t *sp = json_object_get(content, "storageProcessor");
 
     memset(out, 0, sizeof(*out));
-    out->id = get_str(content, "id", &bad);
-    if (!out->id || bad)
-        return wrong(err, errlen, "fcPort", NULL, "id");
+    out->mtu = VIM_UNKNOWN;
+    if (get_id(content, "fcPort", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
     const char *wwn = get_str(content, "wwn", &bad);
-    if (sp && !json_is_null(sp) && !json_is_object(sp))
-        bad = "storageProcessor";
-    out->sp = get_str(sp, "id", &bad);
+    out->sp = get_ref(content, "storageProcessor", "id", &bad);
     if (bad)
         return wrong(err, errlen, "fcPort", out->id, bad);
     /* A WWN that is not one tells no path's SP; the port is still stored as the array has it. */
     out->wwpn = port_wwpn(wwn, wwpn) == 0 ? wwpn : NULL;
+    return 0;
+}
+
+int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "ethernetPort", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->sp = get_ref(content, "storageProcessor", "id", &bad);
+    int64_t mtu = get_i64(content, "mtu", &bad);
+    /* An MTU no Ethernet has is not stored as one: the port's MTU is then unknown. */
+    out->mtu = mtu >= 576 && mtu <= 65535 ? (int)mtu : VIM_UNKNOWN;
+    if (bad)
+        return wrong(err, errlen, "ethernetPort", out->id, bad);
+    return 0;
+}
+
+int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "iscsiPortal", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->address = get_str(content, "ipAddress", &bad);
+    out->port = get_ref(content, "ethernetPort", "id", &bad);
+    out->iqn = get_ref(content, "iscsiNode", "name", &bad);
+    if (bad)
+        return wrong(err, errlen, "iscsiPortal", out->id, bad);
+    return 0;
+}
+
+int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *out, char *err,
+                          size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "nasServer", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->name = get_str(content, "name", &bad);
+    out->home_sp = get_ref(content, "homeSP", "id", &bad);
+    out->current_sp = get_ref(content, "currentSP", "id", &bad);
+    if (bad)
+        return wrong(err, errlen, "nasServer", out->id, bad);
+    return 0;
+}
+
+int arr_decode_filesystem(const json_t *content, struct vim_array_filesystem *out, char *err,
+                          size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *thin = json_object_get(content, "isThinEnabled");
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "filesystem", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->name = get_str(content, "name", &bad);
+    out->pool = get_ref(content, "pool", "id", &bad);
+    out->nas_server = get_ref(content, "nasServer", "id", &bad);
+    out->thin = VIM_UNKNOWN;
+    if (json_is_boolean(thin))
+        out->thin = json_is_true(thin);
+    else if (thin && !json_is_null(thin))
+        bad = "isThinEnabled";
+    if (bad)
+        return wrong(err, errlen, "filesystem", out->id, bad);
+    return 0;
+}
+
+int arr_decode_nfs_share(const json_t *content, struct vim_array_nfs_share *out, char *err,
+                         size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "nfsShare", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->name = get_str(content, "name", &bad);
+    out->filesystem = get_ref(content, "filesystem", "id", &bad);
+    if (bad)
+        return wrong(err, errlen, "nfsShare", out->id, bad);
+    return 0;
+}
+
+int arr_decode_vvol_pool(const json_t *content, size_t i, struct vim_array_vvol_pool *out,
+                         char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    const json_t *pools = json_object_get(content, "pools");
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "storageResource", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->name = get_str(content, "name", &bad);
+    out->vmware_uuid = get_str(content, "vmwareUUID", &bad);
+    int64_t type = get_i64(content, "type", &bad);
+    if (pools && !json_is_null(pools) && !json_is_array(pools))
+        bad = "pools";
+    if (bad)
+        return wrong(err, errlen, "storageResource", out->id, bad);
+    if ((type != SR_VVOL_FS && type != SR_VVOL_ISCSI) || i >= json_array_size(pools))
+        return 0;
+    if (!json_is_object(json_array_get(pools, i)) ||
+        !(out->pool = get_str(json_array_get(pools, i), "id", &bad)) || bad)
+        return wrong(err, errlen, "storageResource", out->id, "pools");
+    return 1;
+}
+
+int arr_decode_file_interface(const json_t *content, struct vim_array_file_interface *out,
+                              char *err, size_t errlen)
+{
+    const char *bad = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (get_id(content, "fileInterface", &out->id, err, errlen) < 0)
+        return -VSL_EPROTO;
+    out->nas_server = get_ref(content, "nasServer", "id", &bad);
+    out->address = get_str(content, "ipAddress", &bad);
+    if (bad)
+        return wrong(err, errlen, "fileInterface", out->id, bad);
     return 0;
 }
 
@@ -426,34 +588,83 @@ int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *conten
 
 /* ---- collecting --------------------------------------------------------------------------- */
 
+/* The kinds of instance read_type() reads, each decoded into its row and handed to the sink. */
+enum kind {
+    K_POOL,
+    K_LUN,
+    K_FC_PORT,
+    K_ETH_PORT,
+    K_PORTAL,
+    K_NAS_SERVER,
+    K_FILE_IF,
+    K_FILESYSTEM,
+    K_NFS_SHARE,
+    K_STORAGE_RESOURCE
+};
+
 struct emit {
     struct arr_client *c;
     const struct vim_sink *sink;
-    int pools; /* 1: pool entries, 0: LUN entries, 2: fcPort entries */
+    enum kind kind;
     size_t n;
 };
 
 static int emit_entry(void *ctx, const json_t *content)
 {
     struct emit *em = ctx;
-    char naa[40];
+    const struct vim_sink *k = em->sink;
+    char *err = em->c->err, naa[40], wwpn[24];
+    size_t el = sizeof(em->c->err);
+    union {
+        struct vim_array_pool pool;
+        struct vim_array_lun lun;
+        struct vim_array_port port;
+        struct vim_array_portal portal;
+        struct vim_array_nas_server nas;
+        struct vim_array_file_interface fi;
+        struct vim_array_filesystem fs;
+        struct vim_array_nfs_share share;
+        struct vim_array_vvol_pool vvol;
+    } u;
     int r;
 
     em->n++;
-    if (em->pools == 2) {
-        struct vim_array_port p;
-        char wwpn[24];
-        r = arr_decode_fc_port(content, &p, wwpn, em->c->err, sizeof(em->c->err));
-        return r < 0 ? r : em->sink->array_port(em->sink->ctx, &p);
+    switch (em->kind) {
+    case K_POOL:
+        r = arr_decode_pool(content, &u.pool, err, el);
+        return r < 0 ? r : k->array_pool(k->ctx, &u.pool);
+    case K_LUN:
+        r = arr_decode_lun(content, &u.lun, naa, err, el);
+        return r < 0 ? r : k->array_lun(k->ctx, &u.lun);
+    case K_FC_PORT:
+        r = arr_decode_fc_port(content, &u.port, wwpn, err, el);
+        return r < 0 ? r : k->array_port(k->ctx, &u.port);
+    case K_ETH_PORT:
+        r = arr_decode_eth_port(content, &u.port, err, el);
+        return r < 0 ? r : k->array_port(k->ctx, &u.port);
+    case K_PORTAL:
+        r = arr_decode_portal(content, &u.portal, err, el);
+        return r < 0 ? r : k->array_portal(k->ctx, &u.portal);
+    case K_NAS_SERVER:
+        r = arr_decode_nas_server(content, &u.nas, err, el);
+        return r < 0 ? r : k->array_nas_server(k->ctx, &u.nas);
+    case K_FILE_IF:
+        r = arr_decode_file_interface(content, &u.fi, err, el);
+        return r < 0 ? r : k->array_file_interface(k->ctx, &u.fi);
+    case K_FILESYSTEM:
+        r = arr_decode_filesystem(content, &u.fs, err, el);
+        return r < 0 ? r : k->array_filesystem(k->ctx, &u.fs);
+    case K_NFS_SHARE:
+        r = arr_decode_nfs_share(content, &u.share, err, el);
+        return r < 0 ? r : k->array_nfs_share(k->ctx, &u.share);
+    case K_STORAGE_RESOURCE:
+        /* One row per pool of a VVol datastore; other storage resources give none. */
+        for (size_t i = 0; (r = arr_decode_vvol_pool(content, i, &u.vvol, err, el)) > 0; i++)
+            if ((r = k->array_vvol_pool(k->ctx, &u.vvol)) < 0)
+                return r;
+        return r;
     }
-    if (em->pools) {
-        struct vim_array_pool p;
-        r = arr_decode_pool(content, &p, em->c->err, sizeof(em->c->err));
-        return r < 0 ? r : em->sink->array_pool(em->sink->ctx, &p);
-    }
-    struct vim_array_lun l;
-    r = arr_decode_lun(content, &l, naa, em->c->err, sizeof(em->c->err));
-    return r < 0 ? r : em->sink->array_lun(em->sink->ctx, &l);
+    return -EINVAL;
 }
 
 /* Every instance of type, page after page (page=, per_page=), as the Unisphere REST API
@@ -466,10 +677,10 @@ static int emit_entry(void *ctx, const json_t *content)
  * hold the poll for MAX_PAGES requests. Nothing is cut short silently: a count that does not
  * match what was read is -VSL_ERETRY, and MAX_PAGES full pages -VSL_ETOOBIG. */
 static int read_type(struct arr_client *c, const struct vim_sink *sink, const char *type,
-                     const char *fields, int pools)
+                     const char *fields, enum kind kind)
 {
     const int per_page = c->opts.per_page > 0 ? c->opts.per_page : 500;
-    struct emit em = {.c = c, .sink = sink, .pools = pools};
+    struct emit em = {.c = c, .sink = sink, .kind = kind};
     char path[512];
     size_t first_page = 0; /* entries on page 1: the page size the array uses */
     json_int_t count = -1;
@@ -522,10 +733,29 @@ static int read_type(struct arr_client *c, const struct vim_sink *sink, const ch
 
 int arr_collect(struct arr_client *c, const struct vim_sink *sink)
 {
-    int r = read_type(c, sink, "pool", POOL_FIELDS, 1);
+    /* The pools and LUNs behind the datastores; the FC and Ethernet ports and the iSCSI portals
+     * tell which storage processor a path's target is on (000 §3.1.1) and the array's MTU
+     * (§3.4.1); the NAS servers and their interfaces which SP an NFS datastore's server is
+     * placed on (§3.8); the file systems, their NFS shares and the VVol datastores' storage
+     * resources which pools the NFS and VVol datastores take space from (§1.1.1). */
+    static const struct {
+        const char *type, *fields;
+        enum kind kind;
+    } reads[] = {
+        {"pool", POOL_FIELDS, K_POOL},
+        {"lun", LUN_FIELDS, K_LUN},
+        {"fcPort", FC_PORT_FIELDS, K_FC_PORT},
+        {"ethernetPort", ETH_PORT_FIELDS, K_ETH_PORT},
+        {"iscsiPortal", PORTAL_FIELDS, K_PORTAL},
+        {"nasServer", NAS_SERVER_FIELDS, K_NAS_SERVER},
+        {"fileInterface", FILE_IF_FIELDS, K_FILE_IF},
+        {"filesystem", FS_FIELDS, K_FILESYSTEM},
+        {"nfsShare", NFS_SHARE_FIELDS, K_NFS_SHARE},
+        {"storageResource", SR_FIELDS, K_STORAGE_RESOURCE},
+    };
+    int r = 0;
 
-    if (r == 0)
-        r = read_type(c, sink, "lun", LUN_FIELDS, 0);
-    /* The FC ports tell which storage processor a path's target port is on (000 §3.1.1). */
-    return r < 0 ? r : read_type(c, sink, "fcPort", FC_PORT_FIELDS, 2);
+    for (size_t i = 0; r == 0 && i < sizeof(reads) / sizeof(reads[0]); i++)
+        r = read_type(c, sink, reads[i].type, reads[i].fields, reads[i].kind);
+    return r;
 }

@@ -1,6 +1,6 @@
 /* A client of the Dell EMC Unity Unisphere Management REST API (JSON over HTTPS): log in with
- * basic authentication, read the pools and LUNs a page at a time, log out. Emits
- * model/inventory.h rows (struct vim_array_pool, struct vim_array_lun) into a sink. */
+ * basic authentication, read the pools, LUNs, ports, iSCSI portals and NAS servers a page at a
+ * time, log out. Emits model/inventory.h rows (struct vim_array_pool, ...) into a sink. */
 #ifndef ARR_UNITY_H
 #define ARR_UNITY_H
 
@@ -38,7 +38,8 @@ const char *arr_client_error(const struct arr_client *c);
  * the CSRF token are kept. -VSL_ELOGIN when the array refuses the user or password. The
  * password is only handed to libcurl for this request. */
 int arr_login(struct arr_client *c, const char *user, const char *password);
-/* Reads every pool, then every LUN, into sink. -VSL_ENOAUTH when the session was refused in the
+/* Reads every pool, LUN, FC and Ethernet port, iSCSI portal, NAS server, file interface, file
+ * system, NFS share and VVol datastore (storageResource), in that order, into sink. -VSL_ENOAUTH when the session was refused in the
  * middle (log in again and start over), -VSL_EPROTO for an answer that is not the API's JSON. */
 int arr_collect(struct arr_client *c, const struct vim_sink *sink);
 /* POST /api/types/loginSessionInfo/action/logout with the CSRF token. */
@@ -53,6 +54,29 @@ int arr_decode_lun(const json_t *content, struct vim_array_lun *out, char naa[40
 /* fcPort: wwpn (the caller's buffer) is the port WWN of its wwn, NULL when that is not one. */
 int arr_decode_fc_port(const json_t *content, struct vim_array_port *out, char wwpn[24],
                        char *err, size_t errlen);
+/* ethernetPort: its SP and MTU (an MTU outside 576-65535 is stored as unknown). */
+int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char *err,
+                        size_t errlen);
+/* iscsiPortal: ipAddress, ethernetPort.id and iscsiNode.name. */
+int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char *err,
+                      size_t errlen);
+/* nasServer: name, homeSP.id and currentSP.id. */
+int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *out, char *err,
+                          size_t errlen);
+/* filesystem: name, pool.id, nasServer.id, isThinEnabled. */
+int arr_decode_filesystem(const json_t *content, struct vim_array_filesystem *out, char *err,
+                          size_t errlen);
+/* nfsShare: name and filesystem.id. */
+int arr_decode_nfs_share(const json_t *content, struct vim_array_nfs_share *out, char *err,
+                         size_t errlen);
+/* storageResource: row i of a VVol datastore's pools (name, vmwareUUID, pools[i].id): 1 and the
+ * row, 0 when there is no row i (past its pools, or not a VVol datastore), -VSL_EPROTO with why
+ * in err for a member of the wrong type. */
+int arr_decode_vvol_pool(const json_t *content, size_t i, struct vim_array_vvol_pool *out,
+                         char *err, size_t errlen);
+/* fileInterface: nasServer.id and ipAddress. */
+int arr_decode_file_interface(const json_t *content, struct vim_array_file_interface *out,
+                              char *err, size_t errlen);
 /* A collection answer ({"entries": [{"content": {...}}], "links": [...]}): calls fn on each
  * entry's content; *more is 1 when the answer links a next page. */
 int arr_decode_page(const json_t *doc, int (*fn)(void *ctx, const json_t *content), void *ctx,

@@ -155,6 +155,10 @@ json_t *chk_ev_set(json_t *ev, const char *key, json_t *value);
  * either is NULL or memory runs out. */
 json_t *chk_ev_append(json_t *a, json_t *value);
 
+/* Appends the string s to the array a unless a holds it already (a list of names, each once);
+ * a NULL a is created. Returns a, or NULL (a released) when memory runs out. */
+json_t *chk_ev_add_name(json_t *a, const char *s);
+
 /* n as JSON: an integer, or null when it is EST_UNKNOWN. A new reference, NULL when out of
  * memory. */
 json_t *chk_ev_known(int64_t n);

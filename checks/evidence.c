@@ -33,6 +33,21 @@ json_t *chk_ev_append(json_t *a, json_t *value)
     return a;
 }
 
+json_t *chk_ev_add_name(json_t *a, const char *s)
+{
+    size_t i;
+    json_t *x;
+
+    if (!a && !(a = json_array()))
+        return NULL;
+    json_array_foreach(a, i, x)
+    {
+        if (json_is_string(x) && !strcmp(json_string_value(x), s))
+            return a;
+    }
+    return chk_ev_append(a, json_string(s));
+}
+
 json_t *chk_ev_known(int64_t n)
 {
     return n == EST_UNKNOWN ? json_null() : json_integer(n);

@@ -1,6 +1,8 @@
 /* iscsi-jumbo-frames: every vmknic bound to an iSCSI adapter carries MTU 9000, and the vSwitch
- * or distributed switch behind it is at least as large (000 §3.4.1). One finding per vmknic. */
+ * or distributed switch behind it is at least as large (000 §3.4.1). One finding per vmknic,
+ * and one per Ethernet port of a configured array behind a portal the hosts send iSCSI to. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,9 +184,102 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                          low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);
 }
 
+/* Whether host h sends iSCSI to portal p: one of its adapters' targets, or one of its paths,
+ * names p's address. */
+static int host_uses(const struct estate *e, const struct est_host *h,
+                     const struct est_array_port *p)
+{
+    for (size_t i = 0; i < h->n_iscsi_hbas; i++)
+        for (size_t t = 0; t < h->iscsi_hbas[i].n_targets; t++)
+            if (est_array_portal(e, h->iscsi_hbas[i].targets[t].address,
+                                 h->iscsi_hbas[i].targets[t].iscsi_name) == p)
+                return 1;
+    for (size_t l = 0; l < h->n_luns; l++)
+        for (size_t k = 0; k < h->luns[l].n_paths; k++)
+            if (!h->luns[l].paths[k].target_wwpn &&
+                est_array_portal(e, h->luns[l].paths[k].target_address,
+                                 h->luns[l].paths[k].target_iqn) == p)
+                return 1;
+    return 0;
+}
+
+/* The array's side (000 §3.4.1 asks MTU 9000 of the array too): each Ethernet port of a
+ * configured array behind a portal that a host's target or path names, judged once however
+ * many portals it carries. Ports behind portals no host uses are not this vCenter's. */
+static int check_array_ports(struct chk_ctx *ctx, const struct estate *e, int want)
+{
+    for (size_t i = 0; i < e->n_array_ports; i++) {
+        const struct est_array_port *p = &e->array_ports[i];
+        size_t j;
+        if (!p->address || p->mtu == EST_UNKNOWN || p->mtu >= want)
+            continue;
+        for (j = 0; j < i; j++)
+            if (e->array_ports[j].address && !strcmp(e->array_ports[j].array, p->array) &&
+                !strcmp(e->array_ports[j].id, p->id))
+                break;
+        if (j < i)
+            continue; /* this port was judged with its first portal */
+        json_t *portals = json_array(), *hosts = json_array();
+        char first_host[256] = "", addrs[256] = "";
+        for (j = i; j < e->n_array_ports; j++) {
+            const struct est_array_port *q = &e->array_ports[j];
+            if (!q->address || strcmp(q->array, p->array) || strcmp(q->id, p->id))
+                continue;
+            int used = 0;
+            for (size_t hi = 0; hi < e->n_hosts; hi++) {
+                const struct est_host *h = &e->hosts[hi];
+                if (!host_uses(e, h, q))
+                    continue;
+                used = 1;
+                if (!first_host[0])
+                    snprintf(first_host, sizeof(first_host), "%s", h->name);
+                if (hosts)
+                    hosts = chk_ev_add_name(hosts, h->name);
+            }
+            if (used) {
+                size_t n = strlen(addrs);
+                snprintf(addrs + n, sizeof(addrs) - n, "%s%s", n ? ", " : "", q->address);
+                portals = chk_ev_append(portals, json_pack("{s:s?, s:s, s:s?}", "id", q->portal,
+                                                           "address", q->address, "iqn", q->iqn));
+            }
+        }
+        if (!portals || !hosts || json_array_size(hosts) == 0) {
+            int oom = !portals || !hosts;
+            json_decref(portals);
+            json_decref(hosts);
+            if (oom)
+                return -ENOMEM;
+            continue;
+        }
+        const char *how = NULL, *sp = est_sp_name(p->sp, &how);
+        size_t nh = json_array_size(hosts);
+        char moref[512], msg[1024];
+        snprintf(moref, sizeof(moref), "%s/%s", p->array, p->id);
+        snprintf(msg, sizeof(msg),
+                 "Ethernet port %s (%s) of array %s, behind iSCSI portal %s that %s%s sends "
+                 "to, has MTU %d, below %d; the guide wants MTU 9000 on the array as on every "
+                 "host",
+                 p->id, sp ? sp : p->sp, p->array, addrs, first_host,
+                 nh > 1 ? " and other hosts" : "", p->mtu, want);
+        json_t *ev = json_pack("{s:s, s:s, s:s, s:s?, s:i, s:i, s:o, s:o, s:s}", "array",
+                               p->array, "ethernet_port", p->id, "storage_processor_id", p->sp,
+                               "storage_processor", sp, "port_mtu", p->mtu, "required_mtu", want,
+                               "portals", portals, "hosts", hosts, "source",
+                               "the array's iSCSI portals (Unity iscsiPortal -> ethernetPort.mtu)");
+        int r = chk_emit_object(ctx, "array_port", moref, moref, SEV_WARNING, msg, ev);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
 static int run(struct chk_ctx *ctx, const struct estate *e)
 {
     int want = (int)chk_param(ctx, "mtu");
+    int r = check_array_ports(ctx, e, want);
+
+    if (r < 0)
+        return r;
 
     for (size_t hi = 0; hi < e->n_hosts; hi++) {
         const struct est_host *h = &e->hosts[hi];
@@ -198,7 +293,7 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                 t = subnet_target(h, vi, &by);
             if ((!bound && !t) || !h->vnics[vi].device)
                 continue;
-            int r = check_vnic(ctx, e, h, vi, want, t, by);
+            r = check_vnic(ctx, e, h, vi, want, t, by);
             if (r < 0)
                 return r;
         }
@@ -235,14 +330,20 @@ const struct check chk_iscsi_jumbo_frames = {
         "and subnet mask): that vmknic is judged, and the evidence says it was chosen by the "
         "target's subnet; a target on no vmknic's subnet is reached through the host's routes, "
         "which vslint does not read, and chooses none. "
-        "Physical switches and array ports are outside vCenter's view.",
+        "With a Unity configured ([array NAME]), the array's side is judged too: each Ethernet "
+        "port behind an iSCSI portal (Unity iscsiPortal -> ethernetPort.mtu) whose address a "
+        "host's send or static target or a path names is a warning below MTU 9000; portals no "
+        "host of the vCenter uses are not judged. Physical switches are outside vCenter's "
+        "and the array's view.",
     .reference = "000_5bd48962a767ee9e.txt §3.4.1",
     .sources = sources,
     .own =
         "vslint judges what vCenter shows: vmknics bound to an iSCSI adapter, or, for a software "
         "adapter without port binding, the vmknic on a target's subnet, and their virtual "
-        "switches; the array's ports and the physical switches are outside its view. The "
-        "severities are vslint's: a vmknic below MTU 9000 is a warning; a virtual switch whose "
+        "switches, and with a Unity configured the array's Ethernet ports behind the portals "
+        "those hosts send to; the physical switches are outside its view. The "
+        "severities are vslint's: a vmknic or array port below MTU 9000 is a warning; a virtual "
+        "switch whose "
         "MTU is below its vmknic's is critical, because the vmknic's larger frames are dropped "
         "there (vSphere's behaviour, not a statement of the seed).",
     .remediation =
@@ -250,8 +351,10 @@ const struct check chk_iscsi_jumbo_frames = {
         "--vswitch-name=<vSwitch> --mtu=9000` then `esxcli network ip interface set "
         "--interface-name=<vmk> --mtu=9000`; for a distributed switch raise its MTU (Edit "
         "Settings > Advanced > MTU, or PowerCLI `Get-VDSwitch <name> | Set-VDSwitch -Mtu 9000`) "
-        "before the vmknic's. Enable jumbo frames on every physical switch port and array port "
-        "in the iSCSI path, then verify with `vmkping -I <vmk> -d -s 8972 <array portal>`.",
+        "before the vmknic's. On the Unity set the port's MTU (Unisphere: Settings > Access > "
+        "Ethernet > the port > MTU 9000; uemcli /net/port -id <port> set -mtu 9000). Enable "
+        "jumbo frames on every physical switch port in the iSCSI path, then verify with "
+        "`vmkping -I <vmk> -d -s 8972 <array portal>`.",
     .params = params,
     .needs = CHK_NEEDS_HOST | CHK_NEEDS_ISCSI_BINDINGS,
     .run = run,

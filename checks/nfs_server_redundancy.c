@@ -1,6 +1,7 @@
 /* Check nfs-server-redundancy: a cluster whose NFS datastores all come from one NAS server
- * address, where the guide recommends two NAS servers, one on each storage processor (000 §3.8).
- * One finding per cluster. */
+ * address, or (with the array known) from NAS servers all placed on one storage processor, where
+ * the guide recommends two NAS servers, one on each storage processor (000 §3.8). One finding
+ * per cluster. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,12 @@ struct nfs_set {
     int servers;         /* 0, 1, or 2 for "more than one" */
     int unknown;         /* datastores whose server vCenter did not report */
     size_t last_ds;      /* the last datastore added, so each counts once */
+    /* The SPs the datastores' NAS servers are placed on, where a configured array serves
+     * them (est_datastore.nas_home_sp): the first, 0, 1 or 2 ("more than one"), and the
+     * datastores whose NAS server's home SP is not known. */
+    const char *sp;
+    int sps, sp_unknown;
+    json_t *nas_servers; /* ["unity1/nas-spa-1", ...], each once */
 };
 
 static int is_nfs(const struct est_datastore *d)
@@ -51,9 +58,25 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
     if (!s->datastores && !(s->datastores = json_array()))
         return -ENOMEM;
     if (json_array_append_new(s->datastores,
-                              json_pack("{s:s, s:s, s:s?}", "name", d->name, "moref", d->moref,
-                                        "remote_host", d->nas_remote_host)))
+                              json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "name", d->name,
+                                        "moref", d->moref, "remote_host", d->nas_remote_host,
+                                        "array", d->nas_array, "nas_server", d->nas_server,
+                                        "home_sp", d->nas_home_sp)))
         return -ENOMEM;
+    if (!d->nas_home_sp) {
+        s->sp_unknown++;
+    } else {
+        char name[512];
+        if (!s->sp) {
+            s->sp = d->nas_home_sp;
+            s->sps = 1;
+        } else if (strcmp(s->sp, d->nas_home_sp)) {
+            s->sps = 2;
+        }
+        snprintf(name, sizeof(name), "%s/%s", d->nas_array, d->nas_server ? d->nas_server : "?");
+        if (!(s->nas_servers = chk_ev_add_name(s->nas_servers, name)))
+            return -ENOMEM;
+    }
     /* Host names are case-insensitive; two spellings of one address (a name and its IP) are
      * taken as two servers, so the rule never reports what it cannot be sure of. */
     if (!d->nas_remote_host) {
@@ -93,20 +116,47 @@ static int judge(struct chk_ctx *ctx, const struct est_entity *cl, struct nfs_se
     const char *name = cl->name ? cl->name : cl->moref;
     char msg[1024], list[512] = "";
 
-    if ((double)n < min_ds || s->servers != 1 || s->unknown)
+    /* One address is one NAS server whatever the array says; several addresses are several
+     * servers, and with the array known they must be placed on both SPs too. */
+    int one_sp = s->servers == 2 && !s->unknown && !s->sp_unknown && s->sps == 1;
+    if ((double)n < min_ds || s->unknown || (s->servers != 1 && !one_sp))
         return 0;
     for (size_t k = 0; k < n && k < 3; k++) {
         size_t len = strlen(list);
         snprintf(list + len, sizeof(list) - len, "%s%s", k ? ", " : "",
                  json_string_value(json_object_get(json_array_get(s->datastores, k), "name")));
     }
-    snprintf(msg, sizeof(msg),
-             "cluster %s mounts %zu NFS datastore(s) (%s%s), all from one NAS server, %s: the "
-             "guide recommends two NAS servers, one on each storage processor, for "
-             "availability and performance",
-             name, n, list, n > 3 ? ", ..." : "", s->server);
-    json_t *ev = json_pack("{s:s, s:O, s:i, s:f}", "nas_server", s->server, "datastores",
-                           s->datastores, "nas_servers", 1, "min_datastores", min_ds);
+    const char *how = NULL, *sp = s->sp ? est_sp_name(s->sp, &how) : NULL;
+    if (one_sp) {
+        char servers[512] = "";
+        size_t k;
+        json_t *x;
+        json_array_foreach(s->nas_servers, k, x)
+        {
+            size_t len = strlen(servers);
+            snprintf(servers + len, sizeof(servers) - len, "%s%s", k ? ", " : "",
+                     json_string_value(x));
+        }
+        snprintf(msg, sizeof(msg),
+                 "cluster %s mounts %zu NFS datastore(s) (%s%s) from NAS servers %s, all "
+                 "placed on %s (homeSP %s): the guide recommends two NAS servers, one on each "
+                 "storage processor, for availability and performance",
+                 name, n, list, n > 3 ? ", ..." : "", servers, sp ? sp : s->sp, s->sp);
+    } else {
+        snprintf(msg, sizeof(msg),
+                 "cluster %s mounts %zu NFS datastore(s) (%s%s), all from one NAS server, %s: "
+                 "the guide recommends two NAS servers, one on each storage processor, for "
+                 "availability and performance",
+                 name, n, list, n > 3 ? ", ..." : "", s->server);
+    }
+    json_t *ev = json_pack("{s:s?, s:O, s:i, s:f, s:s?, s:s?, s:O?, s:s}", "nas_server",
+                           one_sp ? NULL : s->server, "datastores", s->datastores, "nas_servers",
+                           one_sp ? (int)json_array_size(s->nas_servers) : 1, "min_datastores",
+                           min_ds, "home_sp_id", s->sps == 1 && !s->sp_unknown ? s->sp : NULL,
+                           "home_sp", s->sps == 1 && !s->sp_unknown ? sp : NULL,
+                           "array_nas_servers", s->nas_servers, "judged_by",
+                           one_sp ? "the NAS servers' home SPs (the array's nasServer.homeSP)"
+                                  : "the datastores' server address (nas.remoteHost)");
     return chk_emit_object(ctx, "cluster", cl->moref, name, SEV_WARNING, msg, ev);
 }
 
@@ -130,8 +180,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (set[c].datastores)
             r = judge(ctx, &e->entities[c], &set[c], min_ds);
 out:
-    for (size_t c = 0; set && c < e->n_entities; c++)
+    for (size_t c = 0; set && c < e->n_entities; c++) {
         json_decref(set[c].datastores);
+        json_decref(set[c].nas_servers);
+    }
     free(set);
     free(host_cluster);
     return r;
@@ -158,8 +210,15 @@ const struct check chk_nfs_server_redundancy = {
         "(2 by default: a single datastore lives on one server whatever you do); it is reported "
         "when all of them name the same server address (nas.remoteHost, compared without "
         "regard to case). A datastore counts in every cluster one of whose hosts mounts it. "
+        "With a Unity configured ([array NAME]), each datastore's address is matched to the "
+        "NAS server one of whose interfaces has it (Unity fileInterface.ipAddress -> "
+        "nasServer.homeSP): a cluster whose datastores come from several NAS servers that are "
+        "all placed on one storage processor is reported too, naming that SP; the SP judged "
+        "is the home SP (where the server is placed), not the one it runs on after a "
+        "failover. "
         "Not judged: clusters with a datastore whose server vCenter did not report, hosts "
-        "outside a cluster, and two addresses of one NAS server (a name and an IP), which look "
+        "outside a cluster, several addresses of which one is on no configured array (their "
+        "SPs are unknown), and two addresses of one NAS server (a name and an IP), which look "
         "like two servers: vCenter cannot tell them apart, so the check errs on the side of "
         "silence.",
     .reference = "000_5bd48962a767ee9e.txt §3.8 (VMware NFS datastores: two NAS servers, one on "
@@ -167,8 +226,9 @@ const struct check chk_nfs_server_redundancy = {
     .sources = sources,
     .own =
         "vslint judges per cluster of hosts that mounts at least min_datastores (2) NFS "
-        "datastores, and only what vCenter shows, each datastore's server address: all of them on "
-        "one address is the finding. The warning severity is vslint's.",
+        "datastores: all of them on one server address (what vCenter shows) is the finding, "
+        "and, with a Unity configured, several NAS servers whose home SPs (nasServer.homeSP) "
+        "are all one SP. The warning severity is vslint's.",
     .remediation =
         "On the array, create a second NAS server on the other storage processor (Unisphere: "
         "Storage > File > NAS Servers > Add, SP B) and a VMware NFS datastore on it (Storage > "

@@ -69,15 +69,18 @@ const struct check chk_pool_free_space = {
         "fills up, and a full pool stops every LUN in it. Per the Unity guide, Unity raises an "
         "alert below 30 % pool free space and invalidates snapshots and replication sessions "
         "below 5 %, and Dell EMC asks for at least 10 % free. Applied to the pools of configured [array NAME] "
-        "sections that hold a LUN of one of the vCenter's datastores (joined by WWN and naa. "
-        "name); the pool's own alert threshold is shown in the evidence.",
+        "sections behind one of the vCenter's datastores: a VMFS datastore's LUN (joined by WWN "
+        "and naa. name), an NFS datastore's file system (the NAS server interface and share it "
+        "is mounted from), a VVol datastore's storage container (the array's vmwareUUID in the "
+        "datastore's URL); the pool's own alert threshold is shown in the evidence.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
     .sources = chk_pool_capacity_sources,
     .own =
         "The levels are the guide's own for a pool; the severities are vslint's: a warning below "
         "30 % free (where Unity alerts), critical below 10 % (the guide's floor) and below 5 % "
         "(where the array invalidates snapshots and replication sessions). Only pools of "
-        "configured arrays that back one of the vCenter's datastores are judged.",
+        "configured arrays that back one of the vCenter's datastores (VMFS, NFS or VVol) are "
+        "judged.",
     .remediation =
         "Add drives to the pool (Unisphere: Storage > Pools > Expand Pool; uemcli /stor/config/"
         "pool -id <pool> extend), delete or expire snapshots in the pool, or move LUNs to "

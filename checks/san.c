@@ -1,6 +1,7 @@
 /* Which devices the multipathing checks judge (see checks/san.h): adapter kinds, a LUN's
  * locality and plug-in, and the host -> SAN LUN loop. */
 #include <string.h>
+#include <strings.h>
 
 #include "checks/san.h"
 
@@ -34,6 +35,16 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
     return p->hba < h->n_hbas ? &h->hbas[p->hba] : NULL;
 }
 
+const char *est_sp_name(const char *sp, const char **how)
+{
+    if (sp && !strcmp(sp, "spa"))
+        return "SP A";
+    if (sp && !strcmp(sp, "spb"))
+        return "SP B";
+    *how = "the array names a storage processor vslint does not know";
+    return NULL;
+}
+
 const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how)
 {
     /* The NAA 5 WWN of EMC's OUI 00:60:16; the nibble after it is the port: 0-7 on SP A,
@@ -44,17 +55,26 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
 
     if (port) {
         *how = "the array's own port list (Unity fcPort.storageProcessor)";
-        if (!strcmp(port->sp, "spa"))
-            return "SP A";
-        if (!strcmp(port->sp, "spb"))
-            return "SP B";
-        *how = "the array names a storage processor vslint does not know";
-        return NULL;
+        return est_sp_name(port->sp, how);
+    }
+    if (!w && p->target_address && (port = est_array_portal(e, p->target_address, p->target_iqn))) {
+        /* The address alone could be another array's behind NAT; a target that names another
+         * IQN than the portal's node is not this port, whatever its address. */
+        if (p->target_iqn && port->iqn && strcasecmp(p->target_iqn, port->iqn)) {
+            *how = "the array's iSCSI portal at the path's address serves another IQN";
+            return NULL;
+        }
+        *how = "the array's iSCSI portal list (Unity iscsiPortal -> ethernetPort."
+               "storageProcessor)";
+        return est_sp_name(port->sp, how);
     }
 
     if (!w) {
-        *how = p->target_iqn ? "iSCSI target: its storage processor is not in its name"
-                             : "no target port reported for the path";
+        *how = p->target_iqn || p->target_address
+                   ? "iSCSI target on no configured array's portal (or on two arrays' portals at "
+                     "one address, with no IQN to tell them apart): its storage processor is not "
+                     "in its name"
+                   : "no target port reported for the path";
         return NULL;
     }
     if (strncmp(w, emc, strlen(emc)) || !w[strlen(emc)] ||

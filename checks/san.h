@@ -27,8 +27,14 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
  * the array itself where a configured array lists that port (Unity fcPort.storageProcessor,
  * est_array_port()), else by the convention Dell EMC publishes for CLARiiON, VNX and Unity
  * (000 §3.1.2's zoning table): 50:06:01:60-67:... are SP A's ports, 50:06:01:68-6f:... SP B's.
- * Any other target (another vendor's WWN, an iSCSI target, none reported) is not guessed. */
+ * An iSCSI path's target is told by its address: the configured array's iSCSI portal there
+ * (Unity iscsiPortal, on an ethernetPort of a storageProcessor, est_array_portal()), unless
+ * the path names another IQN than the portal's. Any other target (another vendor's WWN, an
+ * iSCSI target on no configured array's portal, none reported) is not guessed. */
 const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how);
+/* "SP A" for Unity's storage processor id "spa", "SP B" for "spb"; NULL (and *how says why)
+ * for another. */
+const char *est_sp_name(const char *sp, const char **how);
 
 /* Whether adapter a is a software iSCSI adapter (iscsi_vmk, or an iSCSI adapter whose driver is
  * not reported): one adapter for every NIC of its bound vmkernel ports, so its redundancy and

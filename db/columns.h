@@ -66,7 +66,14 @@
     T(ARRAY_POOL, array_pools, array_pool, est_none, 9, WITHOUT_ROWID)                         \
     T(ARRAY_LUN, array_luns, array_lun, est_none, 9, WITHOUT_ROWID)                             \
     T(ALARM_DISABLED, alarm_disabled, alarm_disabled, est_alarm_disabled, 11, WITHOUT_ROWID)     \
-    T(ARRAY_PORT, array_ports, array_port, est_none, 11, WITHOUT_ROWID)
+    T(ARRAY_PORT, array_ports, array_port, est_none, 11, WITHOUT_ROWID)                         \
+    T(ARRAY_PORTAL, array_portals, array_portal, est_none, 12, WITHOUT_ROWID)                   \
+    T(ARRAY_NAS_SERVER, array_nas_servers, array_nas_server, est_none, 12, WITHOUT_ROWID)       \
+    T(ARRAY_FILE_INTERFACE, array_file_interfaces, array_file_interface, est_none, 12,          \
+      WITHOUT_ROWID)                                                                             \
+    T(ARRAY_FILESYSTEM, array_filesystems, array_filesystem, est_none, 12, WITHOUT_ROWID)       \
+    T(ARRAY_NFS_SHARE, array_nfs_shares, array_nfs_share, est_none, 12, WITHOUT_ROWID)          \
+    T(ARRAY_VVOL_POOL, array_vvol_pools, array_vvol_pool, est_none, 12, WITHOUT_ROWID)
 
 /* The tables of db/'s own, written by hand (polls, findings): T(ENUM, table, since). */
 #define DB_OWN_TABLES(T)                                                                           \
@@ -96,7 +103,8 @@
     X(S, E, vmfs_version, vmfs_version, TEXT, 0, 7, EST)                                           \
     X(S, E, vmfs_local, vmfs_local, BOOL, 0, 7, EST)                                               \
     X(S, E, vmfs_ssd, vmfs_ssd, BOOL, 0, 7, EST)                                                   \
-    X(S, E, unmap_priority, unmap_priority, TEXT, 0, 7, EST)
+    X(S, E, unmap_priority, unmap_priority, TEXT, 0, 7, EST)                                       \
+    X(S, E, nas_remote_path, nas_remote_path, TEXT, 0, 12, NOEST)
 
 #define DB_COLS_datastore_extents(X, S, E)                                                         \
     X(S, E, datastore, datastore, TEXT, KEY, 7, NOEST)                                             \
@@ -366,7 +374,49 @@
 #define DB_COLS_array_ports(X, S, E)                                                               \
     X(S, E, id, id, TEXT, KEY, 11, NOEST)                                                          \
     X(S, E, wwpn, wwpn, TEXT, 0, 11, NOEST)                                                        \
-    X(S, E, sp, sp, TEXT, 0, 11, NOEST)
+    X(S, E, sp, sp, TEXT, 0, 11, NOEST)                                                            \
+    X(S, E, mtu, mtu, INT, 0, 12, NOEST)
+
+/* An array's iSCSI portals: the address a host's target or path names, and the Ethernet port
+ * (array_ports.id) whose SP and MTU are the portal's. */
+#define DB_COLS_array_portals(X, S, E)                                                             \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, address, address, TEXT, 0, 12, NOEST)                                                  \
+    X(S, E, port, port, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, iqn, iqn, TEXT, 0, 12, NOEST)
+
+/* An array's NAS servers and the SP each is placed on (nfs-server-redundancy). */
+#define DB_COLS_array_nas_servers(X, S, E)                                                         \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, name, name, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, home_sp, home_sp, TEXT, 0, 12, NOEST)                                                  \
+    X(S, E, current_sp, current_sp, TEXT, 0, 12, NOEST)
+
+/* An array's file systems, their shares and its VVol datastores' pools: the pools behind NFS
+ * and VVol datastores (pool-free-space). */
+#define DB_COLS_array_filesystems(X, S, E)                                                         \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, name, name, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, pool, pool, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, nas_server, nas_server, TEXT, 0, 12, NOEST)                                            \
+    X(S, E, thin, thin, BOOL, 0, 12, NOEST)
+
+#define DB_COLS_array_nfs_shares(X, S, E)                                                          \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, name, name, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, filesystem, filesystem, TEXT, 0, 12, NOEST)
+
+#define DB_COLS_array_vvol_pools(X, S, E)                                                          \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, pool, pool, TEXT, KEY, 12, NOEST)                                                      \
+    X(S, E, name, name, TEXT, 0, 12, NOEST)                                                        \
+    X(S, E, vmware_uuid, vmware_uuid, TEXT, 0, 12, NOEST)
+
+/* The NAS servers' interfaces: the address an NFS datastore is mounted from. */
+#define DB_COLS_array_file_interfaces(X, S, E)                                                     \
+    X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
+    X(S, E, nas_server, nas_server, TEXT, 0, 12, NOEST)                                            \
+    X(S, E, address, address, TEXT, 0, 12, NOEST)
 
 /* ---- db/'s own tables --------------------------------------------------------------------- */
 

@@ -185,6 +185,33 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* What db_each() does with a row of st: 0 to go on to the next, or a negative error that ends
  * the walk. */
+/* Every pool of a configured array behind a datastore, as rows (array, pool, dsvc, ds, thin):
+ * the array's name and the pool's id, the datastore's vCenter and moref, and 1 when that
+ * storage is thin. The one definition of the join, for the estate (db/load.c) and the
+ * inventory pages (db/pages.c); each branch is narrowed by a condition on its aliases:
+ * - LUN (e: datastore_extents, l: array_luns): a LUN of the pool is an extent (the LUN's naa.
+ *   name, from its WWN, is the extent's disk_name);
+ * - NFS (d: datastores, f: array_file_interfaces, fs: array_filesystems, sh: array_nfs_shares):
+ *   the datastore is mounted from "<address>:/<share>" where address is an interface of the NAS
+ *   server exporting the share's file system (Unity exports a share at /<its name>); a file
+ *   system whose provisioning is unknown counts as thin;
+ * - VVOL (d: datastores, s: array_vvol_pools): the VVol datastore's URL holds the UUID the array
+ *   gives its VVol datastore (vmwareUUID, compared as hex digits); thin, as VVols are. */
+#define DB_POOL_PAIRS(LUN, NFS, VVOL)                                                              \
+    "SELECT l.vcenter AS array, l.pool AS pool, e.vcenter AS dsvc, e.datastore AS ds,"            \
+    " coalesce(l.thin, 0) AS thin FROM datastore_extents e"                                       \
+    " JOIN array_luns l ON l.naa = e.disk_name WHERE " LUN                                        \
+    " UNION ALL SELECT fs.vcenter, fs.pool, d.vcenter, d.moref, coalesce(fs.thin, 1)"             \
+    " FROM datastores d JOIN array_file_interfaces f ON f.address = d.nas_remote_host"            \
+    " JOIN array_filesystems fs ON fs.vcenter = f.vcenter AND fs.nas_server = f.nas_server"       \
+    " JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id"              \
+    " WHERE d.type IN ('NFS', 'NFS41') AND '/' || sh.name = rtrim(d.nas_remote_path, '/')"       \
+    " AND " NFS                                                                                   \
+    " UNION ALL SELECT s.vcenter, s.pool, d.vcenter, d.moref, 1 FROM datastores d"                \
+    " JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"                   \
+    " AND instr(lower(replace(d.url, '-', '')), lower(replace(s.vmware_uuid, '-', ''))) > 0"      \
+    " WHERE d.type = 'VVOL' AND " VVOL
+
 typedef int db_row_fn(sqlite3_stmt *st, void *ctx);
 /* Steps st to its end, handing each row to fn(st, ctx): 0, fn's error, or db_fail(.., what).
  * st stays the caller's (bound before, reset or finalized after). */
@@ -238,7 +265,11 @@ struct db_extra {
 };
 struct db_field {
     char name[40];
-    char expr[1024]; /* what to SELECT: alias.column (nullif()'d for EMPTY_NULL), or the extra */
+    /* What to SELECT: alias.column (nullif()'d for EMPTY_NULL), written in own, or the extra's
+     * expr, borrowed (an extra's join may run to kilobytes: copying it cut it). Points into the
+     * field itself or the extras: use the field where db_view() wrote it. */
+    const char *expr;
+    char own[160];
     enum db_ctype type;
 };
 #define DB_MAX_FIELDS 24

@@ -327,9 +327,10 @@ static void field_of_column(const struct db_column *c, const char *name, const c
 {
     snprintf(f->name, sizeof(f->name), "%s", name);
     if (c->flags & DB_EMPTY_NULL)
-        snprintf(f->expr, sizeof(f->expr), "nullif(%s.%s, '')", alias, c->name);
+        snprintf(f->own, sizeof(f->own), "nullif(%s.%s, '')", alias, c->name);
     else
-        snprintf(f->expr, sizeof(f->expr), "%s.%s", alias, c->name);
+        snprintf(f->own, sizeof(f->own), "%s.%s", alias, c->name);
+    f->expr = f->own;
     f->type = c->type == DB_FN ? DB_TEXT : c->type;
 }
 
@@ -364,7 +365,7 @@ int db_view(int t, const char *alias, const char *spec, const struct db_extra *e
             if (strlen(extras[i].name) == len && strncmp(extras[i].name, p, len) == 0) {
                 assert(n < DB_MAX_FIELDS);
                 snprintf(out[n].name, sizeof(out[n].name), "%s", extras[i].name);
-                snprintf(out[n].expr, sizeof(out[n].expr), "%s", extras[i].expr);
+                out[n].expr = extras[i].expr;
                 out[n++].type = extras[i].type;
                 found = 1;
             }
@@ -372,7 +373,8 @@ int db_view(int t, const char *alias, const char *spec, const struct db_extra *e
         if (!found && clen == 7 && strncmp(col, "vcenter", 7) == 0) {
             assert(n < DB_MAX_FIELDS);
             snprintf(out[n].name, sizeof(out[n].name), "%.*s", (int)nlen, p);
-            snprintf(out[n].expr, sizeof(out[n].expr), "%s.vcenter", alias);
+            snprintf(out[n].own, sizeof(out[n].own), "%s.vcenter", alias);
+            out[n].expr = out[n].own;
             out[n++].type = DB_TEXT;
             found = 1;
         }

@@ -1015,10 +1015,10 @@ out:
 
 /* ---- the array pools behind the datastores ------------------------------------------------ */
 
-/* Every (pool, datastore) pair where a LUN of a configured array's pool is an extent of one of
- * this vCenter's datastores, by pool: the LUN's naa. name (stored by the array's poll, from its
- * WWN) is the extent's disk_name. Arrays are global, estates per vCenter: each vCenter gets the
- * pools behind its own datastores, from the arrays' last stored snapshots. */
+/* Every (pool, datastore) pair where a configured array's pool holds one of this vCenter's
+ * datastores (through a LUN, an NFS file system or a VVol datastore: DB_POOL_PAIRS), by pool,
+ * with whether that storage is thin. Arrays are global, estates per vCenter: each vCenter gets
+ * the pools behind its own datastores, from the arrays' last stored snapshots. */
 static const char pools_sql[] =
     "SELECT p.vcenter, v.kind, p.id, p.name, p.size_total, p.size_free, p.size_used,"
     " p.size_subscribed, p.snap_size_used, p.alert_threshold, p.health, p.health_text,"
@@ -1026,14 +1026,12 @@ static const char pools_sql[] =
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id),"
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id"
     "  AND a.thin),"
-    " e.datastore, max(coalesce(l.thin, 0))"
-    " FROM datastore_extents e"
-    " JOIN array_luns l ON l.naa = e.disk_name"
-    " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
-    " JOIN vcenters v ON v.name = l.vcenter AND v.kind IS NOT NULL"
-    " WHERE e.vcenter = ?1"
-    " GROUP BY p.vcenter, p.id, e.datastore"
-    " ORDER BY p.vcenter, p.id, e.datastore";
+    " x.ds, max(x.thin)"
+    " FROM (" DB_POOL_PAIRS("e.vcenter = ?1", "d.vcenter = ?1", "d.vcenter = ?1") ") x"
+    " JOIN array_pools p ON p.vcenter = x.array AND p.id = x.pool"
+    " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
+    " GROUP BY p.vcenter, p.id, x.ds"
+    " ORDER BY p.vcenter, p.id, x.ds";
 
 static int index_cmp(const void *a, const void *b)
 {
@@ -1155,20 +1153,32 @@ out:
 /* ---- the array ports the paths end at ----------------------------------------------------- */
 
 /* The FC ports of configured arrays that a path of this vCenter's hosts ends at, each once, by
- * port WWN: which storage processor a path reaches (multipath-redundancy). */
+ * port WWN: which storage processor a path reaches (multipath-redundancy). Then every iSCSI
+ * portal of the configured arrays with its Ethernet port's SP and MTU: a Unity has a handful,
+ * and which of them this vCenter's targets and paths name is the checks' to judge (a path
+ * names "address:port", a target its address). */
 static const char ports_sql[] =
-    "SELECT DISTINCT p.vcenter, p.wwpn, p.sp FROM array_ports p"
+    "SELECT * FROM (SELECT DISTINCT p.vcenter, p.wwpn, p.sp, p.id, NULL, NULL, NULL, NULL"
+    " FROM array_ports p"
     " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
     " WHERE p.wwpn IS NOT NULL AND p.sp IS NOT NULL AND EXISTS (SELECT 1 FROM lun_paths x"
     "  WHERE x.vcenter = ?1 AND x.target_wwpn = p.wwpn)"
-    " ORDER BY p.wwpn, p.vcenter";
+    " ORDER BY p.wwpn, p.vcenter)"
+    " UNION ALL SELECT * FROM (SELECT i.vcenter, NULL, p.sp, p.id, i.id, i.address, i.iqn, p.mtu"
+    " FROM array_portals i"
+    " JOIN array_ports p ON p.vcenter = i.vcenter AND p.id = i.port"
+    " JOIN vcenters v ON v.name = i.vcenter AND v.kind IS NOT NULL"
+    " WHERE i.address IS NOT NULL AND p.sp IS NOT NULL"
+    " ORDER BY i.address, i.vcenter)";
 
 static int port_row(sqlite3_stmt *st, void *ctx)
 {
     struct load *L = ctx;
-    struct est_array_port p = {col_str(L, st, 0), col_str(L, st, 1), col_str(L, st, 2)};
+    struct est_array_port p = {col_str(L, st, 0), col_str(L, st, 1), col_str(L, st, 2),
+                               col_str(L, st, 3), col_str(L, st, 4), col_str(L, st, 5),
+                               col_str(L, st, 6), col_int(st, 7)};
 
-    if (!p.array || !p.wwpn || !p.sp)
+    if (!p.array || !p.sp || !(p.wwpn || p.address))
         return -ENOMEM;
     return vsl_buf_add(&L->rows, &p, sizeof(p));
 }
@@ -1187,6 +1197,33 @@ static int load_ports(struct load *L, sqlite3 *h)
     memcpy(e->array_ports, L->rows.data, L->rows.len);
     e->n_array_ports = L->rows.len / sizeof(struct est_array_port);
     return 0;
+}
+
+/* ---- the NAS servers behind NFS datastores ----------------------------------------------- */
+
+/* Each NFS datastore whose server address is a file interface of exactly one configured
+ * array's NAS server: that server and the SP it is placed on (nfs-server-redundancy). An
+ * address two NAS servers claim (two arrays, or a stale interface) joins none. */
+static const char nas_sql[] =
+    "SELECT d.moref, min(n.vcenter), min(n.name), min(n.home_sp) FROM datastores d"
+    " JOIN array_file_interfaces f ON f.address = d.nas_remote_host"
+    " JOIN array_nas_servers n ON n.vcenter = f.vcenter AND n.id = f.nas_server"
+    " JOIN vcenters v ON v.name = n.vcenter AND v.kind IS NOT NULL"
+    " WHERE d.vcenter = ?1 AND d.nas_remote_host IS NOT NULL"
+    " GROUP BY d.moref HAVING count(DISTINCT n.vcenter || '/' || n.id) = 1";
+
+static int nas_row(sqlite3_stmt *st, void *ctx)
+{
+    struct load *L = ctx;
+    size_t ds = refs_find(&L->datastores, text(st, 0));
+
+    if (ds == EST_NONE)
+        return 0;
+    struct est_datastore *d = &L->e->datastores[ds];
+    d->nas_array = col_str(L, st, 1);
+    d->nas_server = col_str(L, st, 2);
+    d->nas_home_sp = col_str(L, st, 3);
+    return d->nas_array ? 0 : -ENOMEM;
 }
 
 /* The capacity history of the pods and datastores loaded, over the EST_HISTORY_DAYS before
@@ -1308,6 +1345,9 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
         r = load_pools(&L, db->h);
     if (r == 0)
         r = load_ports(&L, db->h);
+    if (r == 0)
+        r = db_each(db->h, nas_sql, "reading the NAS servers", nas_row, &L,
+                    DB_TEXT(L.e->vcenter));
     if (r == 0)
         r = load_history(&L, db->h);
     if (r == 0 && est_failed(L.e))

@@ -21,8 +21,8 @@ struct page_view {
 };
 
 /* The runway the last evaluation recorded (db/capacity.h); until one did, every figure unknown.
- * The join of datastores and array pools, both ways: an extent's disk_name is the naa. name
- * of an array LUN (array_luns.naa, from its WWN), which lives in a pool. */
+ * The join of datastores and array pools, both ways, as the checks see it (DB_POOL_PAIRS:
+ * through a LUN, an NFS file system or a VVol datastore). */
 static const struct db_extra ds_extras[] = {
     {"storage_pod", "p.name", DB_TEXT},
     {"runway",
@@ -32,20 +32,23 @@ static const struct db_extra ds_extras[] = {
     {"pools",
      "json((SELECT json_group_array(json_object('array', q.vcenter, 'id', q.id, 'name', q.name,"
      " 'size_total', q.size_total, 'size_free', q.size_free)) FROM (SELECT DISTINCT p.vcenter,"
-     " p.id, p.name, p.size_total, p.size_free FROM datastore_extents e"
-     " JOIN array_luns l ON l.naa = e.disk_name"
-     " JOIN array_pools p ON p.vcenter = l.vcenter AND p.id = l.pool"
+     " p.id, p.name, p.size_total, p.size_free FROM ("
+     DB_POOL_PAIRS("e.vcenter = x.vcenter AND e.datastore = x.moref",
+                   "d.vcenter = x.vcenter AND d.moref = x.moref",
+                   "d.vcenter = x.vcenter AND d.moref = x.moref")
+     ") y JOIN array_pools p ON p.vcenter = y.array AND p.id = y.pool"
      " JOIN vcenters a ON a.name = p.vcenter AND a.kind IS NOT NULL"
-     " WHERE e.vcenter = x.vcenter AND e.datastore = x.moref ORDER BY p.vcenter, p.id) q))",
+     " ORDER BY p.vcenter, p.id) q))",
      DB_RAW},
     {NULL, NULL, 0}};
 static const struct db_extra pool_extras[] = {
     {"datastores",
      "json((SELECT json_group_array(json_object('vcenter', q.vcenter, 'moref', q.moref, 'name',"
-     " q.name)) FROM (SELECT DISTINCT d.vcenter, d.moref, d.name FROM array_luns l"
-     " JOIN datastore_extents e ON e.disk_name = l.naa"
-     " JOIN datastores d ON d.vcenter = e.vcenter AND d.moref = e.datastore"
-     " WHERE l.vcenter = x.vcenter AND l.pool = x.id AND l.naa IS NOT NULL"
+     " q.name)) FROM (SELECT DISTINCT d.vcenter, d.moref, d.name FROM ("
+     DB_POOL_PAIRS("l.vcenter = x.vcenter AND l.pool = x.id",
+                   "fs.vcenter = x.vcenter AND fs.pool = x.id",
+                   "s.vcenter = x.vcenter AND s.pool = x.id")
+     ") y JOIN datastores d ON d.vcenter = y.dsvc AND d.moref = y.ds"
      " ORDER BY d.vcenter, d.name, d.moref) q))",
      DB_RAW},
     {"lun_count",

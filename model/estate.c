@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #include "model/estate-arena.h"
@@ -286,20 +287,57 @@ const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what)
 const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn)
 {
     for (size_t i = 0; wwpn && i < e->n_array_ports; i++)
-        if (!strcmp(e->array_ports[i].wwpn, wwpn))
+        if (e->array_ports[i].wwpn && !strcmp(e->array_ports[i].wwpn, wwpn))
             return &e->array_ports[i];
     return NULL;
+}
+
+const struct est_array_port *est_array_portal(const struct estate *e, const char *address,
+                                              const char *iqn)
+{
+    const struct est_array_port *first = NULL;
+    const char *a = address, *end;
+    size_t n;
+
+    if (!a)
+        return NULL;
+    /* "[v6]:port", "v4:port", or a bare address (one colon at most is a port; more are v6). */
+    if (*a == '[') {
+        a++;
+        end = strchr(a, ']');
+        n = end ? (size_t)(end - a) : strlen(a);
+    } else {
+        end = strchr(a, ':');
+        n = end && !strchr(end + 1, ':') ? (size_t)(end - a) : strlen(a);
+    }
+    for (size_t i = 0; i < e->n_array_ports; i++) {
+        const struct est_array_port *p = &e->array_ports[i];
+        if (!p->address || strlen(p->address) != n || strncasecmp(p->address, a, n))
+            continue;
+        if (iqn && p->iqn && !strcasecmp(p->iqn, iqn))
+            return p;
+        if (!first)
+            first = p;
+        else if (!iqn && strcmp(first->array, p->array))
+            return NULL; /* two arrays at one address, and nothing to tell them apart */
+    }
+    return first;
 }
 
 void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx)
 {
     size_t n = 0, np = 0;
 
-    /* A removed array's ports tell no storage processor either. */
+    /* A removed array's ports tell no storage processor either, nor its NAS servers. */
     for (size_t i = 0; i < e->n_array_ports; i++)
         if (keep(e->array_ports[i].array, ctx))
             e->array_ports[np++] = e->array_ports[i];
     e->n_array_ports = np;
+    for (size_t i = 0; i < e->n_datastores; i++) {
+        struct est_datastore *d = &e->datastores[i];
+        if (d->nas_array && !keep(d->nas_array, ctx))
+            d->nas_array = d->nas_server = d->nas_home_sp = NULL;
+    }
 
     /* Compacted in place: pool i moves to n, so a datastore's old index is rewritten to the
      * new one, or dropped (EST_NONE in the map, which reuses the pools' n_datastores order). */

@@ -76,6 +76,10 @@ struct est_datastore {
     const char *unmap_priority;  /* vmfs.unmapPriority (VMFS6 space reclamation): "none" (off) or
                                     "low"; NULL on VMFS5, which has no automatic unmap */
     const char *nas_remote_host; /* NFS: the server (nas.remoteHost), else NULL */
+    /* NFS: the configured array's NAS server that serves nas_remote_host (one of its file
+     * interfaces has that address) and the SP it is placed on (homeSP: "spa", "spb"); NULL when
+     * no configured array serves it, or more than one claims the address. */
+    const char *nas_array, *nas_server, *nas_home_sp;
     struct est_extent *extents;  /* VMFS: every extent, head extent first; more than one is a
                                     spanned volume */
     size_t n_extents;
@@ -112,11 +116,17 @@ struct est_pool {
     size_t n_datastores;
 };
 
-/* A Fibre Channel port of a configured array that a path of this vCenter's hosts ends at. */
+/* A port of a configured array: a Fibre Channel port a path of this vCenter's hosts ends at
+ * (wwpn), or an iSCSI portal (address) and the Ethernet port it is on. */
 struct est_array_port {
     const char *array; /* the [array NAME] */
-    const char *wwpn;  /* "50:06:01:60:47:e4:1e:49" */
+    const char *wwpn;  /* FC: "50:06:01:60:47:e4:1e:49"; NULL for an iSCSI portal */
     const char *sp;    /* the array's id of its storage processor: "spa", "spb" */
+    const char *id;    /* the port's id on the array: "spa_fc4", "spa_eth2" */
+    /* iSCSI portals (NULL / EST_UNKNOWN for FC): the portal's id and address, its target's
+     * IQN, and the MTU of its Ethernet port. */
+    const char *portal, *address, *iqn;
+    int mtu;
 };
 
 struct est_dvswitch {
@@ -373,7 +383,8 @@ struct estate {
     size_t n_alarms_disabled;
     struct est_gap *gaps; /* gaps about the vCenter itself (object ""), e.g. "alarms" */
     size_t n_gaps;
-    /* The configured arrays' FC ports its hosts' paths end at, by wwpn (est_array_port()). */
+    /* The configured arrays' FC ports its hosts' paths end at, by wwpn (est_array_port()),
+     * and their iSCSI portals (est_array_portal()). */
     struct est_array_port *array_ports;
     size_t n_array_ports;
     /* The array pools behind its datastores (see est_pool), by array then pool id. */
@@ -390,6 +401,13 @@ const struct est_gap *est_gap(const struct est_host *h, const char *what);
 const struct est_entity *est_entity(const struct estate *e, const char *moref);
 /* The configured array's FC port with that port WWN, or NULL. */
 const struct est_array_port *est_array_port(const struct estate *e, const char *wwpn);
+/* The configured array's iSCSI portal at address, an IPv4 or IPv6 address with or without
+ * ":port" ("10.0.1.21:3260", "[fe80::1]:3260", as a path's target names it), or NULL. Private
+ * addresses repeat from site to site: of several portals there, the one serving iqn (when
+ * given) is chosen, else the first (its IQN then tells the caller it is another target);
+ * without an IQN, portals of two arrays at one address are NULL: which one is not known. */
+const struct est_array_port *est_array_portal(const struct estate *e, const char *address,
+                                              const char *iqn);
 /* The vCenter's own gap about what ("alarms"), or NULL. */
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 

@@ -26,6 +26,7 @@ struct vim_datastore {
     int vmfs_local;             /* vmfs.local 0/1: a volume on a host's local disk */
     int vmfs_ssd;               /* vmfs.ssd 0/1 */
     const char *unmap_priority; /* vmfs.unmapPriority (VMFS6): "none", "low" */
+    const char *nas_remote_path; /* NasDatastoreInfo.nas.remotePath ("/export"), or NULL */
 };
 
 /* One entry of VmfsDatastoreInfo.vmfs.extent[] (a HostScsiDiskPartition), in vCenter's order:
@@ -310,12 +311,61 @@ struct vim_array_lun {
     int thin;                           /* isThinEnabled 0/1, VIM_UNKNOWN */
 };
 
-/* A Fibre Channel front-end port of an array (Unity fcPort): its port WWN and the storage
- * processor it belongs to. */
+/* A front-end port of an array: a Fibre Channel port (Unity fcPort: its port WWN) or an
+ * Ethernet port (Unity ethernetPort: its MTU), and the storage processor it belongs to. */
 struct vim_array_port {
-    const char *id;   /* "spa_fc4" */
-    const char *wwpn; /* the port WWN, lower case with colons: "50:06:01:60:47:e4:1e:49" */
+    const char *id;   /* "spa_fc4", "spa_eth2" */
+    const char *wwpn; /* FC: the port WWN, lower case with colons: "50:06:01:60:47:e4:1e:49";
+                         NULL for an Ethernet port */
     const char *sp;   /* the storage processor's id: "spa", "spb" */
+    int mtu;          /* Ethernet: the port's MTU; VIM_UNKNOWN for FC */
+};
+
+/* An iSCSI network portal of an array (Unity iscsiPortal): the address hosts log in to, the
+ * Ethernet port it is on (whose SP and MTU are the portal's) and its target's IQN. */
+struct vim_array_portal {
+    const char *id;      /* "if_4" */
+    const char *address; /* ipAddress: "10.0.1.21" */
+    const char *port;    /* ethernetPort.id: "spa_eth2" */
+    const char *iqn;     /* iscsiNode.name: "iqn.1992-04.com.emc:cx.<serial>.a0", or NULL */
+};
+
+/* A NAS server of an array (Unity nasServer): the SP it is placed on (homeSP) and the one it
+ * runs on now (currentSP, the other one after a failover). */
+struct vim_array_nas_server {
+    const char *id, *name;
+    const char *home_sp, *current_sp; /* "spa", "spb", or NULL */
+};
+
+/* A file system of an array (Unity filesystem): the pool it takes space from and the NAS server
+ * that exports it. */
+struct vim_array_filesystem {
+    const char *id, *name;
+    const char *pool;       /* pool.id */
+    const char *nas_server; /* nasServer.id */
+    int thin;               /* isThinEnabled 0/1, VIM_UNKNOWN */
+};
+
+/* An NFS share of a file system (Unity nfsShare): mounted as "<interface address>:/<name>". */
+struct vim_array_nfs_share {
+    const char *id, *name;
+    const char *filesystem; /* filesystem.id */
+};
+
+/* A pool of a VVol datastore (Unity storageResource of type VVolDatastoreFS or
+ * VVolDatastoreISCSI; one row per pool of its pools list). */
+struct vim_array_vvol_pool {
+    const char *id, *name; /* the storage resource: "res_3" */
+    const char *pool;      /* pools[].id */
+    const char *vmware_uuid; /* vmwareUUID: the VVol datastore's UUID in vSphere, or NULL */
+};
+
+/* A network interface of a NAS server (Unity fileInterface): the address its exports are
+ * mounted from, which is an NFS datastore's nas.remoteHost. */
+struct vim_array_file_interface {
+    const char *id;
+    const char *nas_server; /* nasServer.id */
+    const char *address;    /* ipAddress */
 };
 
 /* "naa." and the 32 (or 16) hex digits of a WWN written with or without colons, in lower
@@ -362,6 +412,12 @@ struct vim_sink {
     int (*array_pool)(void *ctx, const struct vim_array_pool *);
     int (*array_lun)(void *ctx, const struct vim_array_lun *);
     int (*array_port)(void *ctx, const struct vim_array_port *);
+    int (*array_portal)(void *ctx, const struct vim_array_portal *);
+    int (*array_nas_server)(void *ctx, const struct vim_array_nas_server *);
+    int (*array_file_interface)(void *ctx, const struct vim_array_file_interface *);
+    int (*array_filesystem)(void *ctx, const struct vim_array_filesystem *);
+    int (*array_nfs_share)(void *ctx, const struct vim_array_nfs_share *);
+    int (*array_vvol_pool)(void *ctx, const struct vim_array_vvol_pool *);
 };
 
 #endif

@@ -134,6 +134,7 @@ int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *obje
         ds.unmap_priority = vim_path_text(vmfs, "unmapPriority");
     } else if (itype && !strcmp(itype, "NasDatastoreInfo")) {
         ds.nas_remote_host = vim_path_text(info, "nas/remoteHost");
+        ds.nas_remote_path = vim_path_text(info, "nas/remotePath");
     }
     if (!ds.name)
         return 0; /* nothing usable: an object deleted while we read it */

@@ -91,7 +91,7 @@ def test_array_rows_are_stored_and_the_session_closed(estate, unity):
         dump = '\n'.join(db.iterdump())
     finally:
         db.close()
-    assert pools == (7,) and luns == (30,)  # 30 LUNs over pages of 10: paging followed
+    assert pools == (9,) and luns == (30,)  # 30 LUNs over pages of 10: paging followed
     assert naa == ('naa.600601600000000000000000000000d1', 1)
     assert kind == ('unity',)
     assert PASSWORD not in dump
@@ -178,7 +178,7 @@ def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, 
         runs = [run_ok('collect', '-c', conf) for _ in range(2)]
         seen = u.control()
     for res in runs:
-        assert 'array unity1: stored' in res.stdout and '7 array_pools, 30 array_luns' in \
+        assert 'array unity1: stored' in res.stdout and '9 array_pools, 30 array_luns' in \
             res.stdout, res.stdout + res.stderr
         assert 'polling again' not in res.stderr, res.stderr
     db = sqlite3.connect(workspace.db)
@@ -190,10 +190,12 @@ def test_every_page_is_read_whatever_the_array_says_of_the_next(violations_sim, 
     want = {'lun-ds-pool-%s' % p for p in ('low', 'ok', 'warn', 'snap', 'over', 'thick')}
     want |= {'lun-unjoined'} | {'lun-filler-%02d' % i for i in range(23)}
     assert luns == want
-    # A poll reads the login's page, then the pools', the LUNs' and the FC ports'. With neither
-    # links nor count, an empty page says a list ended, one more read than the pools (1 + 1),
-    # the LUNs (3 + 1) and the ports (1 + 1) fill; with either, no page is read past the end.
-    per_poll = 1 + {'none': 8}.get(paging, 5)
+    # A poll reads the login's page, then the pools', the LUNs' (3 pages) and one page each of
+    # the FC ports, Ethernet ports, iSCSI portals, NAS servers, file interfaces, file systems,
+    # NFS shares and storage resources. With neither links nor count, an empty page says a
+    # list ended, one more read for each of the 10 lists; with either, no page is read past
+    # the end.
+    per_poll = 1 + {'none': 22}.get(paging, 12)
     assert seen['pages'] == 2 * per_poll, seen
 
 
@@ -207,7 +209,7 @@ def test_lun_created_between_pages_is_read_again(violations_sim, workspace):
         res = run_ok('collect', '-c', conf)
     assert '29 lun instances read where the first page counted 30; they changed while ' \
         'being read; polling again' in res.stderr, res.stderr
-    assert '7 array_pools, 29 array_luns' in res.stdout, res.stdout
+    assert '9 array_pools, 29 array_luns' in res.stdout, res.stdout
 
 
 def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
@@ -216,7 +218,7 @@ def test_session_refused_mid_poll_logs_in_again(violations_sim, workspace):
                                       extra=array_section(workspace, u.url))
         out = run_ok('collect', '-c', conf).stdout
         seen = u.control()
-    assert 'array unity1: stored' in out and '7 array_pools, 30 array_luns' in out
+    assert 'array unity1: stored' in out and '9 array_pools, 30 array_luns' in out
     assert seen['logins'] == 2 and seen['faults'] == 1
 
 
@@ -299,6 +301,17 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         ds = [d for d in dss if d['name'] == 'ds-pool-low'][0]
         assert [(p['array'], p['name']) for p in ds['pools']] == [('unity1', 'pool-low')]
         assert [d for d in dss if d['name'] == 'ds-lab-01'][0]['pools'] == []
+        # NFS and VVol datastores join their pools as the checks see them, both ways (the
+        # join's SQL is longer than the 1 KiB an inventory field's expression once held).
+        by_name = {p['name']: p for p in pools}
+        assert [d['name'] for d in by_name['pool-nfs-low']['datastores']] == ['ds-nas-a1']
+        assert [d['name'] for d in by_name['pool-vvol-low']['datastores']] == ['ds-vvol-low']
+        assert [d['name'] for d in by_name['pool-ok']['datastores']] == [
+            'ds-nas-a2', 'ds-nas-b1', 'ds-nas-b2', 'ds-pool-ok', 'ds-vvol-ok']
+        assert by_name['pool-unjoined']['datastores'] == []
+        for name, pool in (('ds-nas-a1', 'pool-nfs-low'), ('ds-vvol-low', 'pool-vvol-low')):
+            ds = [d for d in dss if d['name'] == name][0]
+            assert [(p['array'], p['name']) for p in ds['pools']] == [('unity1', pool)]
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
         # In /metrics the array is an "array", not a "vcenter" (the alert rules tell them apart).
@@ -318,7 +331,7 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert not srv.vcenter('lab')['stale']
         f = srv.get('/api/v1/findings?check=pool-free-space').json()['findings']
         assert 'unity1/pool-low' in {x['object']['name'] for x in f}
-        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 7
+        assert srv.get('/api/v1/inventory/pools?limit=100').json()['total'] == 9
         logged = [l for l in srv.logs().splitlines() if 'array unity1: poll failed' in l]
         assert len(logged) == 1, srv.logs()[-2000:]
         # And recovers.
@@ -438,4 +451,127 @@ def test_array_ports_are_stored(estate):
         db.close()
     assert ('spa_iom_0_fc0', '58:cc:f0:98:49:20:0b:2a', 'spa') in rows
     assert ('spb_fc4', '50:06:01:68:47:e4:1e:49', 'spb') in rows
-    assert len(rows) == 8
+    assert len([r for r in rows if r[1]]) == 8
+    assert ('spa_eth3', None, 'spa') in rows  # an Ethernet port: no WWN
+
+
+# ---- iSCSI: the storage processor and MTU behind each portal (scenario_seeds.go) -------------
+
+NAA = 'naa.60060160a0b0' + '0' * 18
+
+
+def test_iscsi_paths_to_one_sp_told_by_the_portals(estate):
+    """LUN ...e5's paths end at 10.0.1.21 and 10.0.1.22, portals the array puts on spa_eth2 and
+    spa_eth3, both SP A: critical, naming SP A. ...e6 reaches 10.0.1.21 and 10.0.1.23 (SP B)."""
+    got = by_check(estate['findings'], 'multipath-redundancy')
+    f = got[NAA + 'e5']
+    assert f['severity'] == 'critical'
+    assert f['object']['name'] == NAA + 'e5' and 'esx-iscsi-a' in f['message']
+    assert 'all to one storage processor (SP A)' in f['message']
+    assert 'iscsiPortal' in f['evidence']['storage_processors_how']
+    assert [(p['target_address'], p['target_iqn'], p['storage_processor'])
+            for p in f['evidence']['paths']] == [
+        ('10.0.1.21:3260', 'iqn.1992-04.com.emc:cx.lab.a0', 'SP A'),
+        ('10.0.1.22:3260', 'iqn.1992-04.com.emc:cx.lab.a1', 'SP A')]
+    assert NAA + 'e6' not in got
+
+
+def test_iscsi_paths_without_the_array_are_not_judged_on_sps(lab):
+    """Without the array an iSCSI target's IQN and address name no SP: ...e5 is not judged."""
+    assert not [f for f in lab.findings if f['check'] == 'multipath-redundancy'
+                and f['object']['name'] in (NAA + 'e5', NAA + 'e6')]
+
+
+def test_array_port_below_jumbo_behind_a_hosts_portal_is_a_warning(estate):
+    """000 §3.4.1 asks MTU 9000 of the array: spa_eth3 (MTU 1500) carries portal 10.0.1.22,
+    a path of esx-iscsi-a. spb_eth4 has MTU 1500 too but no host sends to its portal
+    10.0.1.25; spa_eth2 and spb_eth2 carry 9000."""
+    got = {f['object']['name']: f for f in estate['findings']
+           if f['check'] == 'iscsi-jumbo-frames' and f['object']['type'] == 'array_port'}
+    assert sorted(got) == ['unity1/spa_eth3']
+    f = got['unity1/spa_eth3']
+    assert f['severity'] == 'warning'
+    assert f['message'].startswith('Ethernet port spa_eth3 (SP A) of array unity1, behind iSCSI '
+                                   'portal 10.0.1.22 that esx-iscsi-a sends to, has MTU 1500, '
+                                   'below 9000')
+    ev = f['evidence']
+    assert (ev['port_mtu'], ev['required_mtu'], ev['storage_processor']) == (1500, 9000, 'SP A')
+    assert ev['hosts'] == ['esx-iscsi-a']
+    assert ev['portals'] == [{'id': 'if_5', 'address': '10.0.1.22',
+                              'iqn': 'iqn.1992-04.com.emc:cx.lab.a1'}]
+
+
+def test_array_ports_are_not_judged_without_the_array(lab):
+    assert not [f for f in lab.findings if f['object']['type'] == 'array_port']
+
+
+def test_portals_are_stored(estate):
+    db = sqlite3.connect(estate['ws'].db)
+    try:
+        rows = db.execute("SELECT i.id, i.address, i.iqn, p.sp, p.mtu FROM array_portals i"
+                          " JOIN array_ports p ON p.vcenter = i.vcenter AND p.id = i.port"
+                          " WHERE i.vcenter = 'unity1' ORDER BY i.id").fetchall()
+    finally:
+        db.close()
+    assert rows[:2] == [('if_4', '10.0.1.21', 'iqn.1992-04.com.emc:cx.lab.a0', 'spa', 9000),
+                        ('if_5', '10.0.1.22', 'iqn.1992-04.com.emc:cx.lab.a1', 'spa', 1500)]
+    assert len(rows) == 5
+
+
+# ---- NAS servers on both SPs (000 §3.8, scenario_seeds.go) -----------------------------------
+
+def test_nas_servers_all_homed_on_one_sp_are_a_warning(estate):
+    """cluster-nas-onesp mounts ds-nas-a1 (10.0.3.10) and ds-nas-a2 (10.0.3.11): two addresses,
+    but the array's NAS servers behind them, nas-spa-1 and nas-spa-2, are both homed on SP A."""
+    got = by_check(estate['findings'], 'nfs-server-redundancy')
+    f = got['cluster-nas-onesp']
+    assert f['severity'] == 'warning' and f['object']['type'] == 'cluster'
+    assert ('cluster cluster-nas-onesp mounts 2 NFS datastore(s) (ds-nas-a1, ds-nas-a2) from NAS '
+            'servers unity1/nas-spa-1, unity1/nas-spa-2, all placed on SP A') in f['message']
+    ev = f['evidence']
+    assert (ev['home_sp'], ev['nas_servers']) == ('SP A', 2)
+    assert [(d['name'], d['remote_host'], d['nas_server'], d['home_sp'])
+            for d in ev['datastores']] == [('ds-nas-a1', '10.0.3.10', 'nas-spa-1', 'spa'),
+                                           ('ds-nas-a2', '10.0.3.11', 'nas-spa-2', 'spa')]
+    # ds-nas-b2's server nas-spb-1 runs on SP A after a failover, but is placed on SP B.
+    assert 'cluster-nas-twosp' not in got
+    # One address is one NAS server, with or without the array.
+    assert got['cluster-lab']['evidence']['nas_server'] == 'nas-lab.example.com'
+
+
+def test_nas_servers_sps_need_the_array(lab):
+    got = {f['object']['name'] for f in lab.findings if f['check'] == 'nfs-server-redundancy'}
+    assert 'cluster-nas-onesp' not in got and 'cluster-lab' in got
+
+
+# ---- pool free space behind NFS and VVol datastores (000 §1.1.1, scenario_seeds.go) ----------
+
+def test_pool_behind_an_nfs_datastore_is_judged(estate):
+    """ds-nas-a1 is mounted from 10.0.3.10:/ds-nas-a1, the share of file system ds-nas-a1 in
+    pool-nfs-low (9 % free): critical, naming the datastore. vCenter shows it 50 % free."""
+    f = by_check(estate['findings'], 'pool-free-space')['unity1/pool-nfs-low']
+    assert f['severity'] == 'critical'
+    assert f['message'].startswith('pool pool-nfs-low of array unity1 has 9.0 % free')
+    assert f['message'].endswith('it backs ds-nas-a1')
+    assert f['evidence']['datastores'] == ['ds-nas-a1']
+    assert 'ds-nas-a1' not in by_check(estate['findings'], 'datastore-free-space')
+
+
+def test_pool_behind_a_vvol_datastore_is_judged(estate):
+    """ds-vvol-low's URL holds the UUID of the array's VVol datastore vvol-low (written there as
+    RFC 4122 does), whose pool pool-vvol-low has 20 % free: warning."""
+    f = by_check(estate['findings'], 'pool-free-space')['unity1/pool-vvol-low']
+    assert f['severity'] == 'warning'
+    assert '20.0 % free' in f['message'] and f['message'].endswith('it backs ds-vvol-low')
+    assert f['evidence']['datastores'] == ['ds-vvol-low']
+
+
+def test_pool_of_an_unmounted_share_on_a_mounted_server_is_not_joined(estate):
+    """fs-unmounted (pool-unjoined, 2 % free) is exported by nas-spa-1, whose address
+    ds-nas-a1 is mounted from, but at a path no datastore mounts."""
+    names = {f['object']['name'] for f in estate['findings']}
+    assert 'unity1/pool-unjoined' not in names and 'unity1/pool-ok' not in names
+
+
+def test_nfs_and_vvol_pools_need_the_array(lab):
+    assert not [f for f in lab.findings if f['check'] == 'pool-free-space']

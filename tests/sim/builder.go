@@ -332,6 +332,10 @@ type lunSpec struct {
 	// targets, when set, is the Fibre Channel target port WWN each path ends
 	// at ("50:06:01:60:47:e4:1e:49"), sent as the path's transport.
 	targets []string
+	// portals, when set, is the iSCSI target each path ends at, "address IQN"
+	// ("10.0.1.21 iqn.1992-04.com.emc:cx.lab.a0"), sent as the path's transport
+	// (HostInternetScsiTargetTransport, its address as "address:3260").
+	portals []string
 }
 
 // wwnInt is a colon-separated WWN as vSphere's xsd:long.
@@ -464,6 +468,12 @@ func (w *world) addLun(h *simulator.HostSystem, l lunSpec) {
 				IsWorkingPath: types.NewBool(st == "active"),
 				Adapter:       akey,
 				Lun:           lu.Key,
+			}
+			if l.portals != nil {
+				f := strings.Fields(l.portals[i])
+				mp.Transport = &types.HostInternetScsiTargetTransport{
+					IScsiName: f[1], IScsiAlias: "", Address: []string{f[0] + ":3260"},
+				}
 			}
 			if l.targets != nil {
 				mp.Transport = &types.HostFibreChannelTargetTransport{
@@ -839,7 +849,7 @@ type dsSpec struct {
 	lunHosts       []*simulator.HostSystem // hosts that see the backing LUN (default: hosts)
 	pod            *simulator.StoragePod
 	remoteHost     string
-	remotePathBase string
+	remotePathBase string // NFS: the export is remotePathBase + name (default "/export/")
 }
 
 // pct returns p percent of c, exactly for the sizes used here.
@@ -869,6 +879,8 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			info = &types.VsanDatastoreInfo{DatastoreInfo: base, MembershipUuid: uuid}
 		case s.kind == "vvol":
 			typ = "VVOL"
+			// vSphere names a VVol datastore by its storage container: ds:///vmfs/volumes/vvol:<hex16>-<hex16>/
+			base.Url = fmt.Sprintf("ds:///vmfs/volumes/vvol:%x-%x/", sum[0:8], sum[8:16])
 			info = &types.VvolDatastoreInfo{DatastoreInfo: base, VvolDS: &types.HostVvolVolume{
 				HostFileSystemVolume: types.HostFileSystemVolume{Type: "VVOL", Name: s.name, Capacity: s.capacity},
 				ScId:                 "vvol:" + uuid,
@@ -879,12 +891,16 @@ func (w *world) addDatastore(s dsSpec) *simulator.Datastore {
 			if host == "" {
 				host = "nfs01.example.com"
 			}
+			remotePath := "/export/" + s.name
+			if s.remotePathBase != "" {
+				remotePath = s.remotePathBase + s.name
+			}
 			info = &types.NasDatastoreInfo{
 				DatastoreInfo: base,
 				Nas: &types.HostNasVolume{
 					HostFileSystemVolume: types.HostFileSystemVolume{Type: "NFS", Name: s.name, Capacity: s.capacity},
 					RemoteHost:           host,
-					RemotePath:           "/export/" + s.name,
+					RemotePath:           remotePath,
 					SecurityType:         "AUTH_SYS",
 				},
 			}

@@ -29,6 +29,43 @@ import (
 //	                             the array not judged (no convention knows 58:cc:f0)
 //	TWIN      naa.60060160a0b0000000000000000000f6  one path to spa's 58:...:20, one to
 //	                             spb's 58:...:28
+//	iSCSI (esx-iscsi-a, software vmhba64, paths on C0 and C1; the Unity responder's
+//	iscsiPortal list places each target address on an ethernetPort of one SP):
+//	VIOLATION naa.60060160a0b0000000000000000000e5  paths to 10.0.1.21 (if_4, spa_eth2) and
+//	                             10.0.1.22 (if_5, spa_eth3) -> critical, naming SP A; without
+//	                             the array not judged (an IQN names no SP)
+//	TWIN      naa.60060160a0b0000000000000000000e6  paths to 10.0.1.21 (SP A) and 10.0.1.23
+//	                             (if_6, spb_eth2, SP B)
+//
+// iscsi-jumbo-frames on the array (000 §3.4.1; with the Unity responder as [array]): the
+// portals esx-iscsi-a's targets and paths name, 10.0.1.21 (spa_eth2, MTU 9000), 10.0.1.22
+// (spa_eth3, MTU 1500) and 10.0.1.23 (spb_eth2, MTU 9000):
+//
+//	VIOLATION unity1/spa_eth3    MTU 1500 behind portal 10.0.1.22 -> warning
+//	TWIN      spa_eth2, spb_eth2 MTU 9000
+//	TWIN      spb_eth4           MTU 1500, but its portal 10.0.1.25 is no host's target
+//
+// nfs-server-redundancy, NAS servers on both SPs (000 §3.8; with the Unity responder as
+// [array], whose NAS servers have interfaces 10.0.3.10 (nas-spa-1, home SP A), 10.0.3.11
+// (nas-spa-2, home SP A) and 10.0.3.20 (nas-spb-1, home SP B)); NFS datastores 600 GiB,
+// 50% free:
+//
+//	VIOLATION cluster-nas-onesp  (host esx-nas-a) ds-nas-a1 from 10.0.3.10, ds-nas-a2 from
+//	                             10.0.3.11: two addresses, one SP -> warning naming SP A;
+//	                             without the array silent (two addresses)
+//	TWIN      cluster-nas-twosp  (host esx-nas-b) ds-nas-b1 from 10.0.3.10 (SP A), ds-nas-b2
+//	                             from 10.0.3.20 (SP B)
+//
+// pool-free-space behind NFS and VVol datastores (000 §1.1.1; with the Unity responder as
+// [array]; each NFS datastore above is mounted from <address>:/<its name>, the Unity share of
+// its file system; VVol datastores 600 GiB, 50% free, on esx-nas-b, whose URL holds the UUID
+// the array's storageResource gives them):
+//
+//	VIOLATION pool-nfs-low       9 % free, holds ds-nas-a1's file system -> critical
+//	VIOLATION pool-vvol-low      20 % free, holds VVol datastore ds-vvol-low -> warning
+//	TWIN      pool-ok            holds ds-nas-a2, ds-nas-b1, ds-nas-b2 and ds-vvol-ok (50 % free)
+//	TWIN      pool-unjoined      2 % free, holds fs-unmounted, exported by ds-nas-a1's NAS server
+//	                             but mounted by no datastore -> silent
 //
 // multipath-policy, VVol protocol endpoints (esx-san-1, ScsiLun.protocolEndpoint
 // true, paths to both SPs): 000 §3.9 tunes them as §3.3 tunes LUNs
@@ -73,6 +110,35 @@ func plantSeedRules(w *world) {
 		spec := sanLun(naa(l.naa), 500)
 		spec.targets = l.targets
 		w.addLun(san1, spec)
+	}
+
+	iscsiA := w.hosts["esx-iscsi-a"]
+	const lab = "iqn.1992-04.com.emc:cx.lab."
+	for _, l := range []struct {
+		naa     string
+		portals []string
+	}{{"e5", []string{"10.0.1.21 " + lab + "a0", "10.0.1.22 " + lab + "a1"}},
+		{"e6", []string{"10.0.1.21 " + lab + "a0", "10.0.1.23 " + lab + "b0"}}} {
+		spec := sanLun(naa(l.naa), 500)
+		spec.portals = l.portals
+		w.addLun(iscsiA, spec)
+	}
+	c := 600 * GiB
+	for _, x := range []struct {
+		cluster, host string
+		ds            [2]string
+		addr          [2]string
+	}{{"cluster-nas-onesp", "esx-nas-a", [2]string{"ds-nas-a1", "ds-nas-a2"}, [2]string{"10.0.3.10", "10.0.3.11"}},
+		{"cluster-nas-twosp", "esx-nas-b", [2]string{"ds-nas-b1", "ds-nas-b2"}, [2]string{"10.0.3.10", "10.0.3.20"}}} {
+		h := w.addHost(w.addCluster(x.cluster), x.host, hostOpts{enableBlockDelete: 1})
+		for i := range x.ds {
+			w.addDatastore(dsSpec{name: x.ds[i], nfs: true, remoteHost: x.addr[i], remotePathBase: "/",
+				capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{h}})
+		}
+	}
+	for _, n := range []string{"ds-vvol-low", "ds-vvol-ok"} {
+		w.addDatastore(dsSpec{name: n, kind: "vvol", capacity: c, free: pct(c, 50),
+			hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
 	}
 
 	peMRU := sanLun(naa("f3"), 1)

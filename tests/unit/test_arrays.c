@@ -129,6 +129,112 @@ TEST(test_decode_lun)
     json_decref(c);
 }
 
+/* The iSCSI and NAS side: references ({"id": ...}, nested fields beside the id) are read, an
+ * MTU no Ethernet has is unknown, and a reference of the wrong shape is an error naming the
+ * instance and the member. */
+TEST(test_decode_ports_portals_nas)
+{
+    struct vim_array_port port;
+    struct vim_array_portal portal;
+    struct vim_array_nas_server nas;
+    struct vim_array_file_interface fi;
+    char err[256];
+    json_t *c;
+
+    c = parse("{\"id\": \"spa_eth2\", \"storageProcessor\": {\"id\": \"spa\"}, \"mtu\": 9000}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), 0);
+    assert_string_equal(port.sp, "spa");
+    assert_int_equal(port.mtu, 9000);
+    assert_null(port.wwpn);
+    json_decref(c);
+    c = parse("{\"id\": \"spa_eth3\", \"mtu\": 0}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), 0);
+    assert_int_equal(port.mtu, VIM_UNKNOWN);
+    assert_null(port.sp);
+    json_decref(c);
+    c = parse("{\"id\": \"spa_eth4\", \"storageProcessor\": \"spa\"}");
+    assert_int_equal(arr_decode_eth_port(c, &port, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "ethernetPort spa_eth4: member \"storageProcessor\""));
+    json_decref(c);
+
+    c = parse("{\"id\": \"if_4\", \"ipAddress\": \"10.0.1.21\","
+              " \"ethernetPort\": {\"id\": \"spa_eth2\"},"
+              " \"iscsiNode\": {\"id\": \"iscsinode_spa_eth2\","
+              " \"name\": \"iqn.1992-04.com.emc:cx.fnm00150600267.a0\"}}");
+    assert_int_equal(arr_decode_portal(c, &portal, err, sizeof(err)), 0);
+    assert_string_equal(portal.address, "10.0.1.21");
+    assert_string_equal(portal.port, "spa_eth2");
+    assert_string_equal(portal.iqn, "iqn.1992-04.com.emc:cx.fnm00150600267.a0");
+    json_decref(c);
+    c = parse("{\"id\": \"if_5\", \"iscsiNode\": {\"id\": \"n\", \"name\": 7}}");
+    assert_int_equal(arr_decode_portal(c, &portal, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "iscsiPortal if_5: member \"iscsiNode\""));
+    json_decref(c);
+
+    c = parse("{\"id\": \"nas_1\", \"name\": \"nas-spa-1\", \"homeSP\": {\"id\": \"spa\"},"
+              " \"currentSP\": {\"id\": \"spb\"}}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_string_equal(nas.home_sp, "spa");
+    assert_string_equal(nas.current_sp, "spb");
+    json_decref(c);
+    c = parse("{\"name\": \"no id\"}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "member \"id\" is missing"));
+    json_decref(c);
+
+    c = parse("{\"id\": \"if_10\", \"nasServer\": {\"id\": \"nas_1\"}, \"ipAddress\": \"10.0.3.10\"}");
+    assert_int_equal(arr_decode_file_interface(c, &fi, err, sizeof(err)), 0);
+    assert_string_equal(fi.nas_server, "nas_1");
+    assert_string_equal(fi.address, "10.0.3.10");
+    json_decref(c);
+    c = parse("{\"id\": \"if_11\", \"ipAddress\": [\"10.0.3.11\"]}");
+    assert_int_equal(arr_decode_file_interface(c, &fi, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "fileInterface if_11: member \"ipAddress\""));
+    json_decref(c);
+}
+
+/* File systems, NFS shares and VVol datastores: a storage resource gives one row per pool when
+ * it is a VVol datastore (type 9 or 10), none otherwise, and a pools member of the wrong shape
+ * is an error naming it. */
+TEST(test_decode_file_and_vvol)
+{
+    struct vim_array_filesystem fs;
+    struct vim_array_nfs_share share;
+    struct vim_array_vvol_pool v;
+    char err[256];
+    json_t *c;
+
+    c = parse("{\"id\": \"fs_1\", \"name\": \"ds1\", \"pool\": {\"id\": \"pool_8\"},"
+              " \"nasServer\": {\"id\": \"nas_1\"}, \"isThinEnabled\": false}");
+    assert_int_equal(arr_decode_filesystem(c, &fs, err, sizeof(err)), 0);
+    assert_string_equal(fs.pool, "pool_8");
+    assert_string_equal(fs.nas_server, "nas_1");
+    assert_int_equal(fs.thin, 0);
+    json_decref(c);
+    c = parse("{\"id\": \"NFSShare_1\", \"name\": \"ds1\", \"filesystem\": {\"id\": \"fs_1\"}}");
+    assert_int_equal(arr_decode_nfs_share(c, &share, err, sizeof(err)), 0);
+    assert_string_equal(share.filesystem, "fs_1");
+    assert_string_equal(share.name, "ds1");
+    json_decref(c);
+
+    c = parse("{\"id\": \"res_20\", \"type\": 9, \"vmwareUUID\": \"5a2f-01\","
+              " \"pools\": [{\"id\": \"pool_9\"}, {\"id\": \"pool_2\"}]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), 1);
+    assert_string_equal(v.pool, "pool_9");
+    assert_string_equal(v.vmware_uuid, "5a2f-01");
+    assert_int_equal(arr_decode_vvol_pool(c, 1, &v, err, sizeof(err)), 1);
+    assert_string_equal(v.pool, "pool_2");
+    assert_int_equal(arr_decode_vvol_pool(c, 2, &v, err, sizeof(err)), 0);
+    json_decref(c);
+    c = parse("{\"id\": \"res_1\", \"type\": 1, \"pools\": [{\"id\": \"pool_6\"}]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), 0); /* a file system */
+    json_decref(c);
+    c = parse("{\"id\": \"res_21\", \"type\": 10, \"pools\": [\"pool_2\"]}");
+    assert_int_equal(arr_decode_vvol_pool(c, 0, &v, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "storageResource res_21: member \"pools\""));
+    json_decref(c);
+}
+
 static int count_entry(void *ctx, const json_t *content)
 {
     (*(int *)ctx)++;

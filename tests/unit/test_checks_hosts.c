@@ -1321,9 +1321,10 @@ TEST(test_path_storage_processor)
 TEST(test_path_storage_processor_from_the_array)
 {
     struct est_array_port ports[] = {
-        {"unity1", "50:06:01:60:47:e4:1e:49", "spb"}, /* the array's word, not the convention's */
-        {"unity1", "58:cc:f0:98:49:20:0b:2a", "spa"},
-        {"unity1", "58:cc:f0:98:49:21:0b:2a", "spc"},
+        /* the array's word, not the convention's */
+        {.array = "unity1", .wwpn = "50:06:01:60:47:e4:1e:49", .sp = "spb"},
+        {.array = "unity1", .wwpn = "58:cc:f0:98:49:20:0b:2a", .sp = "spa"},
+        {.array = "unity1", .wwpn = "58:cc:f0:98:49:21:0b:2a", .sp = "spc"},
     };
     struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
     struct est_path p = {.name = "vmhba2:C0:T0:L1"};
@@ -1339,4 +1340,45 @@ TEST(test_path_storage_processor_from_the_array)
     assert_non_null(strstr(how, "does not know"));
     p.target_wwpn = "58:cc:f0:98:49:22:0b:2a"; /* not the array's: no convention either */
     assert_null(est_path_sp(&e, &p, &how));
+}
+
+/* An iSCSI path's SP is its portal's (iscsiPortal -> ethernetPort -> storageProcessor), found
+ * by the path's "address:port" in every spelling vCenter gives it; a path naming another IQN
+ * than the portal's node, or an address no portal has, is not judged. */
+TEST(test_iscsi_path_storage_processor_from_the_portal)
+{
+    static const char a0[] = "iqn.1992-04.com.emc:cx.lab.a0", b0[] = "iqn.1992-04.com.emc:cx.lab.b0";
+    struct est_array_port ports[] = {
+        {.array = "unity1", .sp = "spa", .id = "spa_eth2", .portal = "if_4",
+         .address = "10.0.1.21", .iqn = a0, .mtu = 9000},
+        {.array = "unity1", .sp = "spb", .id = "spb_eth2", .portal = "if_6",
+         .address = "fe80::21", .iqn = b0, .mtu = 9000},
+        /* Another site's array at the same private address: told apart by the IQN alone. */
+        {.array = "unity2", .sp = "spb", .id = "spb_eth2", .portal = "if_9",
+         .address = "10.0.1.21", .iqn = "iqn.1992-04.com.emc:cx.site2.b0", .mtu = 9000},
+    };
+    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
+    static const struct {
+        const char *address, *iqn, *want, *how;
+    } rows[] = {
+        {"10.0.1.21:3260", a0, "SP A", "iscsiPortal"},
+        {"10.0.1.21:3260", "iqn.1992-04.com.emc:cx.site2.b0", "SP B", "iscsiPortal"},
+        {"10.0.1.21", NULL, NULL, "no configured array's portal"}, /* unity1's or unity2's? */
+        {"[fe80::21]:3260", b0, "SP B", "iscsiPortal"},
+        {"fe80::21", NULL, "SP B", "iscsiPortal"},
+        {"10.0.1.21:3260", b0, NULL, "another IQN"},
+        {"10.0.1.210:3260", a0, NULL, "no configured array's portal"},
+        {"10.0.1.2:3260", a0, NULL, "no configured array's portal"},
+    };
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct est_path p = {.name = "vmhba64:C0:T0:L1", .target_address = rows[i].address,
+                             .target_iqn = rows[i].iqn};
+        const char *how = NULL, *sp = est_path_sp(&e, &p, &how);
+        if (rows[i].want)
+            assert_string_equal(sp, rows[i].want);
+        else
+            assert_null(sp);
+        assert_non_null(strstr(how, rows[i].how));
+    }
 }

@@ -222,3 +222,56 @@ int main(void)
 {
     return tl_main();
 }
+
+/* The datastore of w called name. */
+static struct est_datastore *ds_named(struct world *w, const char *name)
+{
+    for (size_t i = 0; i < w->e.n_datastores; i++)
+        if (!strcmp(w->ds[i].name, name))
+            return &w->ds[i];
+    fail_msg("no datastore %s", name);
+    return NULL;
+}
+
+/* With the array known (each datastore's NAS server and its homeSP), two addresses are judged
+ * by the SPs their NAS servers are placed on: one SP is the finding, naming it; both SPs, or
+ * one SP unknown, are silent. One address stays a finding whatever the SPs. */
+TEST(test_home_sps)
+{
+    static struct world w;
+    static const struct {
+        const char *sp0, *sp1; /* the home SPs of two-servers-0 and -1 (NULL: not on the array) */
+        int want;
+    } cases[] = {
+        {"spa", "spa", SEV_WARNING},
+        {"spb", "spb", SEV_WARNING},
+        {"spa", "spb", NONE},
+        {"spa", NULL, NONE},
+        {NULL, NULL, NONE},
+    };
+
+    for (size_t c = 0; c < N(cases); c++) {
+        build(&w);
+        struct est_datastore *d0 = ds_named(&w, "two-servers-0"), *d1 = ds_named(&w, "two-servers-1");
+        if (cases[c].sp0)
+            d0->nas_array = "unity1", d0->nas_server = "nas-1",
+            d0->nas_home_sp = cases[c].sp0;
+        if (cases[c].sp1)
+            d1->nas_array = "unity1", d1->nas_server = "nas-2", d1->nas_home_sp = cases[c].sp1;
+        /* one-server's single address: one NAS server even on both SPs (it cannot be). */
+        ds_named(&w, "one-server-0")->nas_home_sp = "spa";
+        ds_named(&w, "one-server-0")->nas_array = "unity1";
+        struct chk_results r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
+        tl_want(&r, "two-servers", cases[c].want);
+        tl_want(&r, "one-server", SEV_WARNING);
+        if (cases[c].want != NONE) {
+            const struct chk_finding *f = tl_find(&r, "two-servers", NULL);
+            const char *sp = !strcmp(cases[c].sp0, "spa") ? "SP A" : "SP B";
+            assert_string_equal(tl_ev_str(f, "home_sp"), sp);
+            assert_true(strstr(f->message, "unity1/nas-1, unity1/nas-2") != NULL);
+            assert_true(strstr(f->message, sp) != NULL);
+            assert_int_equal(json_integer_value(json_object_get(f->evidence, "nas_servers")), 2);
+        }
+        chk_results_free(&r);
+    }
+}

@@ -1,5 +1,6 @@
 // unity-vslint: a small responder for the Dell EMC Unity Unisphere Management REST API, the
-// resources vslint reads (loginSessionInfo, pool, lun) with their documented shapes and field
+// resources vslint reads (loginSessionInfo, pool, lun, fcPort, ethernetPort, iscsiPortal,
+// nasServer, fileInterface, filesystem, nfsShare, storageResource) with their documented shapes and field
 // names: basic authentication, the mod_sec_emc session cookie, the EMC-CSRF-TOKEN rule for
 // POST and DELETE, fields= and compact=true, per_page/page paging with "links" (next) and
 // entryCount. Its pools and LUNs back datastores of the vCenter simulator's "violations"
@@ -10,6 +11,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -71,6 +73,10 @@ func pct(total int64, p int64) int64 { return total / 100 * p }
 //	pool_6 pool-unjoined 10 TiB,  2 % free, thin LUN on no datastore: no finding (not joined)
 //	pool_7 pool-thick    10 TiB, 60 % free, subscribed 160 % by thick LUNs only -> ds-pool-thick:
 //	                     TWIN of pool-subscription (thick LUNs reserve their space)
+//	pool_8 pool-nfs-low  10 TiB,  9 % free, no LUN: file system ds-nas-a1 -> the NFS datastore
+//	                     ds-nas-a1: pool-free-space CRITICAL (see fileSystems())
+//	pool_9 pool-vvol-low 10 TiB, 20 % free, no LUN: VVol datastore vvol-low -> ds-vvol-low:
+//	                     pool-free-space WARNING (see storageResources())
 func estate() ([]pool, []lun) {
 	naa := func(s string) string { return "naa.600601600000000000000000000000" + s }
 	t := 10 * TiB
@@ -82,6 +88,8 @@ func estate() ([]pool, []lun) {
 		{"pool_5", "pool-over", t, pct(t, 60), pct(t, 200), 70, 0},
 		{"pool_6", "pool-unjoined", t, pct(t, 2), pct(t, 90), 70, 0},
 		{"pool_7", "pool-thick", t, pct(t, 60), pct(t, 160), 70, 0},
+		{"pool_8", "pool-nfs-low", t, pct(t, 9), pct(t, 80), 70, 0},
+		{"pool_9", "pool-vvol-low", t, pct(t, 20), pct(t, 80), 70, 0},
 	}
 	luns := []lun{
 		{"sv_1", "lun-ds-pool-low", wwn(naa("d1")), "pool_1", 601 * GiB, 240 * GiB, true},
@@ -120,6 +128,175 @@ func fcPorts() []fcPort {
 		{"spa_iom_0_fc1", node + "58:CC:F0:98:49:21:0B:2A", "spa"},
 		{"spb_iom_0_fc0", node + "58:CC:F0:98:49:28:0B:2A", "spb"},
 		{"spb_iom_0_fc1", node + "58:CC:F0:98:49:29:0B:2A", "spb"},
+	}
+}
+
+// ethernetPort is an Ethernet front-end port: the storage processor it is on and its MTU
+// (Unisphere: Settings > Access > Ethernet, where 000 §3.4.1 sets 9000).
+type ethernetPort struct {
+	ID, SP string
+	MTU    int
+}
+
+// iscsiPortal is an iSCSI network portal: an address on an Ethernet port, served by that
+// port's iSCSI node (its IQN).
+type iscsiPortal struct {
+	ID, Port, Address, IQN string
+}
+
+// The iSCSI side (tests/sim/scenario_seeds.go, host esx-iscsi-a, whose static target
+// 10.0.1.21 is if_4): SP A's eth2 and SP B's eth2 and eth3 carry MTU 9000, SP A's eth3 1500.
+//
+//	if_4 10.0.1.21 spa_eth2 (9000)  paths of ...e5 and ...e6, esx-iscsi-a's static target
+//	if_5 10.0.1.22 spa_eth3 (1500)  a path of ...e5: SP A twice -> multipath-redundancy
+//	                                critical; MTU 1500 -> iscsi-jumbo-frames warning
+//	if_6 10.0.1.23 spb_eth2 (9000)  a path of ...e6: SP A and SP B, TWIN
+//	if_7 10.0.1.24 spb_eth3 (9000)  no host points at it
+//	if_8 10.0.1.25 spb_eth4 (1500)  no host points at it: TWIN of the jumbo rule (only the
+//	                                portals the hosts' targets and paths name are judged)
+func ethernetPorts() []ethernetPort {
+	return []ethernetPort{{"spa_eth2", "spa", 9000}, {"spa_eth3", "spa", 1500},
+		{"spb_eth2", "spb", 9000}, {"spb_eth3", "spb", 9000}, {"spb_eth4", "spb", 1500}}
+}
+
+func iscsiPortals() []iscsiPortal {
+	const node = "iqn.1992-04.com.emc:cx.lab."
+	return []iscsiPortal{{"if_4", "spa_eth2", "10.0.1.21", node + "a0"},
+		{"if_5", "spa_eth3", "10.0.1.22", node + "a1"}, {"if_6", "spb_eth2", "10.0.1.23", node + "b0"},
+		{"if_7", "spb_eth3", "10.0.1.24", node + "b1"}, {"if_8", "spb_eth4", "10.0.1.25", node + "b2"}}
+}
+
+func (p ethernetPort) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": p.ID, "name": "SP " + strings.ToUpper(p.SP[2:]) + " Ethernet Port " + p.ID[len(p.ID)-1:],
+		"storageProcessor": map[string]interface{}{"id": p.SP}, "mtu": p.MTU, "requestedMtu": p.MTU,
+		"supportedMtus": []int{1280, 9000}, "isLinkUp": true, "speed": 10000,
+		"health": map[string]interface{}{"value": 5, "descriptionIds": []string{"ALRT_PORT_LINK_UP"},
+			"descriptions": []string{"The port is operating normally."}},
+	}
+}
+
+func (p iscsiPortal) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": p.ID, "ethernetPort": map[string]interface{}{"id": p.Port},
+		"iscsiNode": map[string]interface{}{"id": "iscsinode_" + p.Port, "name": p.IQN},
+		"ipAddress": p.Address, "netmask": "255.255.255.0", "gateway": "10.0.1.1", "vlanId": 0,
+		"ipProtocolVersion": 4,
+	}
+}
+
+// nasServer is a NAS server: the SP it is meant to run on (homeSP) and the one it runs on.
+type nasServer struct {
+	ID, Name, HomeSP, CurrentSP string
+}
+
+// fileInterface is a NAS server's network interface: the address its NFS exports are
+// mounted from (a datastore's nas.remoteHost).
+type fileInterface struct {
+	ID, NasServer, Address string
+}
+
+// The NAS side (tests/sim/scenario_seeds.go): cluster-nas-onesp mounts ds-nas-a1 from
+// 10.0.3.10 and ds-nas-a2 from 10.0.3.11, two NAS servers both homed on SP A -> nfs-server-
+// redundancy warning naming SP A; cluster-nas-twosp mounts ds-nas-b1 from 10.0.3.10 (SP A)
+// and ds-nas-b2 from 10.0.3.20 (SP B): TWIN. nas_3 runs on SP A after a failover, but its
+// home is SP B: the guide's rule is about where it is placed.
+func nasServers() ([]nasServer, []fileInterface) {
+	return []nasServer{{"nas_1", "nas-spa-1", "spa", "spa"}, {"nas_2", "nas-spa-2", "spa", "spa"},
+			{"nas_3", "nas-spb-1", "spb", "spa"}},
+		[]fileInterface{{"if_10", "nas_1", "10.0.3.10"}, {"if_11", "nas_2", "10.0.3.11"},
+			{"if_12", "nas_3", "10.0.3.20"}}
+}
+
+func (n nasServer) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": n.ID, "name": n.Name, "homeSP": map[string]interface{}{"id": n.HomeSP},
+		"currentSP": map[string]interface{}{"id": n.CurrentSP}, "pool": map[string]interface{}{"id": "pool_2"},
+		"isReplicationDestination": false, "sizeAllocated": 2952790016,
+		"health": map[string]interface{}{"value": 5, "descriptionIds": []string{"ALRT_NAS_SERVER_OK"},
+			"descriptions": []string{"The NAS server is operating normally."}},
+	}
+}
+
+// fileSystem is a file system, exported by its NAS server as one NFS share of the same name
+// (mounted as "<interface address>:/<name>").
+type fileSystem struct {
+	ID, Name, Pool, NasServer string
+}
+
+// fileSystems: the NFS datastores of tests/sim/scenario_seeds.go are mounted from
+// <address>:/<datastore name>. ds-nas-a1's file system is in pool-nfs-low (9 % free, critical);
+// the others in pool-ok (TWIN). fs-unmounted, on nas-spa-1 like ds-nas-a1, is in pool-unjoined
+// (2 % free) but no datastore mounts its share: the share's path, not the server's address,
+// joins a datastore to a file system.
+func fileSystems() []fileSystem {
+	return []fileSystem{{"fs_1", "ds-nas-a1", "pool_8", "nas_1"}, {"fs_2", "ds-nas-a2", "pool_2", "nas_2"},
+		{"fs_3", "ds-nas-b1", "pool_2", "nas_1"}, {"fs_4", "ds-nas-b2", "pool_2", "nas_3"},
+		{"fs_5", "fs-unmounted", "pool_6", "nas_1"}}
+}
+
+func (f fileSystem) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": f.ID, "name": f.Name, "pool": map[string]interface{}{"id": f.Pool},
+		"nasServer": map[string]interface{}{"id": f.NasServer}, "isThinEnabled": true,
+		"sizeTotal": 600 * GiB, "type": 1, "storageResource": map[string]interface{}{"id": "res_" + f.ID},
+	}
+}
+
+// nfsShare is the share of a file system; its id is the file system's with "NFSShare_".
+type nfsShare struct{ fs fileSystem }
+
+func (n nfsShare) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": "NFSShare_" + n.fs.ID, "name": n.fs.Name, "path": "/",
+		"filesystem": map[string]interface{}{"id": n.fs.ID}, "type": 1, "role": 0,
+	}
+}
+
+// storageResource: the VVol datastores (type 9 VVolDatastoreFS, 10 VVolDatastoreISCSI) with
+// the UUID vSphere gives each (vmwareUUID; the simulator derives a datastore's from its name)
+// and their pools, and a file system's resource (type 1), which is no VVol datastore.
+type storageResource struct {
+	ID, Name string
+	Type     int
+	UUID     string
+	Pools    []string
+}
+
+// vvolUUID is the UUID the vCenter simulator gives the datastore called name
+// (tests/sim/builder.go: the first 16 bytes of its name's SHA-1), written as RFC 4122 does.
+func vvolUUID(name string) string {
+	s := sha1.Sum([]byte(name))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+
+func storageResources() []storageResource {
+	return []storageResource{
+		{"res_fs_5", "fs-unmounted", 1, "", []string{"pool_6"}},
+		{"res_20", "vvol-low", 9, vvolUUID("ds-vvol-low"), []string{"pool_9"}},
+		{"res_21", "vvol-ok", 10, vvolUUID("ds-vvol-ok"), []string{"pool_2"}},
+	}
+}
+
+func (r storageResource) content() map[string]interface{} {
+	var pools []map[string]interface{}
+	for _, p := range r.Pools {
+		pools = append(pools, map[string]interface{}{"id": p})
+	}
+	c := map[string]interface{}{"id": r.ID, "name": r.Name, "type": r.Type, "pools": pools,
+		"sizeTotal": 2 * TiB, "isThinEnabled": true}
+	if r.UUID != "" {
+		c["vmwareUUID"] = r.UUID
+	}
+	return c
+}
+
+func (f fileInterface) content() map[string]interface{} {
+	return map[string]interface{}{
+		"id": f.ID, "nasServer": map[string]interface{}{"id": f.NasServer},
+		"ipPort": map[string]interface{}{"id": "spa_eth2"}, "ipAddress": f.Address,
+		"netmask": "255.255.255.0", "gateway": "10.0.3.1", "name": "if-" + f.Address, "role": 0,
+		"isPreferred": true, "ipProtocolVersion": 4,
 	}
 }
 
@@ -266,6 +443,26 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fcPort/instances":
 		// No fault here: the faults count pool and LUN reads, as the fault tests expect.
 		s.collection(w, r, "fcPort", contents(fcPorts()))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/ethernetPort/instances":
+		s.collection(w, r, "ethernetPort", contents(ethernetPorts()))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/iscsiPortal/instances":
+		s.collection(w, r, "iscsiPortal", contents(iscsiPortals()))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances":
+		servers, _ := nasServers()
+		s.collection(w, r, "nasServer", contents(servers))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fileInterface/instances":
+		_, ifs := nasServers()
+		s.collection(w, r, "fileInterface", contents(ifs))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/filesystem/instances":
+		s.collection(w, r, "filesystem", contents(fileSystems()))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nfsShare/instances":
+		var shares []nfsShare
+		for _, f := range fileSystems() {
+			shares = append(shares, nfsShare{f})
+		}
+		s.collection(w, r, "nfsShare", contents(shares))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/storageResource/instances":
+		s.collection(w, r, "storageResource", contents(storageResources()))
 	default:
 		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	}
@@ -352,11 +549,19 @@ func (s *server) collection(w http.ResponseWriter, r *http.Request, typ string, 
 	if v, err := strconv.Atoi(q.Get("page")); err == nil && v > 0 {
 		page = v
 	}
+	// fields=a,b.c: a member a that refers to another instance comes as its {"id"} alone,
+	// b.c adds that instance's member c beside its id (Unisphere's nested fields).
 	var fields map[string]bool
+	nested := map[string][]string{}
 	if f := q.Get("fields"); f != "" {
 		fields = map[string]bool{"id": true}
 		for _, n := range strings.Split(f, ",") {
-			fields[strings.TrimSpace(n)] = true
+			n = strings.TrimSpace(n)
+			if dot := strings.IndexByte(n, '.'); dot > 0 {
+				nested[n[:dot]] = append(nested[n[:dot]], n[dot+1:])
+				n = n[:dot]
+			}
+			fields[n] = true
 		}
 	}
 	compact := strings.EqualFold(q.Get("compact"), "true")
@@ -378,6 +583,15 @@ func (s *server) collection(w http.ResponseWriter, r *http.Request, typ string, 
 		for k, v := range it {
 			if fields == nil || fields[k] {
 				c[k] = v
+			}
+			if ref, ok := v.(map[string]interface{}); ok && fields != nil && fields[k] && ref["id"] != nil {
+				sub := map[string]interface{}{"id": ref["id"]}
+				for _, m := range nested[k] {
+					if x, ok := ref[m]; ok {
+						sub[m] = x
+					}
+				}
+				c[k] = sub
 			}
 		}
 		e := map[string]interface{}{"content": c}
