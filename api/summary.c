@@ -252,14 +252,15 @@ static int counted(struct api_req *r, struct db *db, const char *only, struct vs
 static int gaps_json(struct api_req *r, struct db *db, const char *only, json_t **out)
 {
     uint64_t gen = api_generation(r), h;
-    char key[API_MAX_ARG + 64], *s = NULL, *gz;
-    size_t len, gzlen;
+    char key[API_MAX_ARG + 64], *s = NULL;
+    struct api_text *t, *gz;
     int rc = 0;
 
     snprintf(key, sizeof(key), "#gaps?%s", only ? only : "");
-    if (api_cache_get(r, key, gen, 0, &s, &len, &gz, &gzlen, &h)) {
-        *out = json_loadb(s, len, 0, NULL);
-        free(s);
+    if (api_cache_get(r, key, gen, 0, &t, &gz, &h)) {
+        *out = json_loadb(t->data, t->len, 0, NULL);
+        api_text_unref(t);
+        api_text_unref(gz);
         if (*out)
             return 0;
     }
