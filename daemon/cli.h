@@ -32,6 +32,7 @@ struct vsl_args {
     const char *max_age;                       /* --max-age SECONDS */
     const char *server, *token_file;           /* --server URL, --token-file FILE */
     int verbose;         /* -v, --verbose */
+    int anonymize;       /* --anonymize (vslint record) */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
 };
@@ -49,6 +50,7 @@ int cmd_plan(const struct vsl_args *a);
 int cmd_query(const struct vsl_args *a);  /* daemon/cmd_query.c */
 int cmd_export(const struct vsl_args *a); /* daemon/cmd_query.c */
 int cmd_rules(const struct vsl_args *a);  /* daemon/cmd_rules.c */
+int cmd_record(const struct vsl_args *a); /* daemon/cmd_record.c */
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

@@ -8,6 +8,7 @@
 
 #include "arrays/unity.h"
 #include "daemon/poll.h"
+#include "util/capture.h"
 #include "util/err.h"
 #include <stdlib.h>
 
@@ -65,6 +66,7 @@ struct client {
     struct arr_client *arr;
     const char *kind; /* "vcenter", "array": how the log lines name it */
     int64_t t0;       /* monotonic: when the poll began */
+    struct vsl_capture *capture; /* borrowed, or NULL: `vslint record`'s */
 };
 
 static const char *client_error(const struct client *c)
@@ -79,7 +81,12 @@ static int login(const struct client *c, const struct vsl_vcenter_conf *conf, ch
 
     if (r < 0)
         return r;
-    r = c->vim ? vim_login(c->vim, conf->user, password) : arr_login(c->arr, conf->user, password);
+    /* A recording removes the password wherever it shows, not only from the Login request. */
+    if (c->capture)
+        r = vsl_capture_secret(c->capture, password);
+    if (r == 0)
+        r = c->vim ? vim_login(c->vim, conf->user, password)
+                   : arr_login(c->arr, conf->user, password);
     vsl_config_wipe(password);
     if (r < 0)
         snprintf(err, len, "%s", client_error(c));
@@ -172,21 +179,27 @@ static void client_stats(const struct vim_client *c, struct vsl_poll_result *res
  * started, c's client made (a vCenter's also connected: its service content read) and logged
  * in. On failure res->error says why; poll_end() frees what was made. */
 static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *activity_ms,
-                      struct client *c, struct vsl_poll_result *res)
+                      struct vsl_capture *capture, const char *label, struct client *c,
+                      struct vsl_poll_result *res)
 {
     int r;
 
-    *c = (struct client){.kind = conf->type ? "array" : "vcenter", .t0 = vsl_monotonic_ms()};
+    *c = (struct client){.kind = conf->type ? "array" : "vcenter",
+                         .t0 = vsl_monotonic_ms(),
+                         .capture = capture};
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     if (conf->type) {
-        struct arr_opts opts = {TRANSPORT_OPTS(conf)};
+        struct arr_opts opts = {TRANSPORT_OPTS(conf), .capture = capture,
+                                .capture_source = label};
         r = arr_client_new(&opts, &c->arr);
     } else {
         struct vim_opts opts = {
             TRANSPORT_OPTS(conf),
             .max_objects = conf->max_objects,
             .activity_ms = activity_ms,
+            .capture = capture,
+            .capture_source = label,
         };
         r = vim_client_new(&opts, &c->vim);
     }
@@ -237,7 +250,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
     int r;
 
     assert(!vc->type);
-    r = poll_begin(vc, activity_ms, &cl, res);
+    r = poll_begin(vc, activity_ms, NULL, NULL, &cl, res);
     if (r < 0)
         goto out;
     struct vim_client *c = cl.vim;
@@ -413,7 +426,7 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     int r;
 
     assert(ac->type);
-    r = poll_begin(ac, NULL, &cl, res);
+    r = poll_begin(ac, NULL, NULL, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
@@ -422,5 +435,33 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     r = poll_end(db, ac, &cl, r, res);
     if (!res->db_err)
         prune(db, ac->name);
+    return r;
+}
+
+int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
+               const char *label, struct vsl_poll_result *res)
+{
+    /* No row goes anywhere: every field of the sink is NULL, and the decoders skip a NULL. */
+    struct vim_sink sink = {.ctx = NULL};
+    struct client cl;
+    int r = poll_begin(conf, NULL, capture, label, &cl, res);
+
+    if (r == 0) {
+        r = cl.vim ? vim_collect(cl.vim, &sink) : arr_collect(cl.arr, &sink);
+        if (r < 0)
+            snprintf(res->error, sizeof(res->error), "%s", client_error(&cl));
+        else if (cl.vim)
+            vim_logout(cl.vim);
+        else
+            arr_logout(cl.arr);
+    }
+    res->duration_ms = vsl_monotonic_ms() - cl.t0;
+    if (cl.vim)
+        client_stats(cl.vim, res);
+    if (cl.arr)
+        res->requests = cl.arr->requests;
+    res->ok = r == 0;
+    vim_client_free(cl.vim);
+    arr_client_free(cl.arr);
     return r;
 }
