@@ -35,7 +35,7 @@ struct vsl_anon {
     size_t n_wwns, cap_wwns;
     /* Sealed: keys[i] -> vals[i] through map, whose entries point at them. */
     char **keys, **vals; /* owned */
-    size_t n_keys, cap_keys, maxkey;
+    size_t n_keys, cap_keys, cap_vals, maxkey;
     struct vsl_keymap map;
     unsigned char pairs[65536 / 8]; /* the first two bytes of some key */
     /* Filled while applying, so the same IQN or address always gets the same token. */
@@ -335,12 +335,12 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
     size_t n = strlen(key);
     int r;
 
-    for (size_t i = 0; i < a->n_keys; i++)
-        if (!strcmp(a->keys[i], key))
-            return 0; /* the first token for an original wins */
+    /* The forms of one name that escaping leaves alike are one key. */
+    if (a->n_keys && !strcmp(a->keys[a->n_keys - 1], key))
+        return 0;
     if ((r = vsl_grow(&a->keys, &a->cap_keys, a->n_keys, sizeof(char *), 64)) < 0)
         return r;
-    if ((r = vsl_grow(&a->vals, &(size_t){a->cap_keys}, a->n_keys, sizeof(char *), 64)) < 0)
+    if ((r = vsl_grow(&a->vals, &a->cap_vals, a->n_keys, sizeof(char *), 64)) < 0)
         return r;
     a->keys[a->n_keys] = strdup(key);
     a->vals[a->n_keys] = strdup(val);
@@ -458,7 +458,10 @@ int vsl_anon_seal(struct vsl_anon *a)
         if (i > 0 && a->wwns[i] == a->wwns[i - 1])
             continue;
         uint64_t v = a->wwns[i];
-        uint64_t w = (v & 0xF000000000000000ull) | (0x0A0A0A0000000000ull + ++n);
+        /* The first four bytes say the NAA type, the vendor and, for CLARiiON, VNX and Unity
+         * ports, the storage processor (multipath-redundancy reads it): kept. The serial
+         * number is in the rest. */
+        uint64_t w = (v & 0xFFFFFFFF00000000ull) | (0xA0A00000ull + ++n);
         char from[64], to[64];
         a->stats.wwns++;
         snprintf(from, sizeof(from), "%" PRId64, (int64_t)v);
