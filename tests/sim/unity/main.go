@@ -158,6 +158,7 @@ type server struct {
 	password  string
 	pageCap   int
 	sessions  map[string]string // cookie -> CSRF token
+	issued    []string          // every cookie and CSRF token handed out (control: "issued")
 	pools     []pool
 	luns      []lun
 	fault     string // slow, drop, malformed, 401, http500
@@ -210,6 +211,7 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 			id := randHex(16)
 			s.mu.Lock()
 			s.sessions[id] = randHex(24)
+			s.issued = append(s.issued, id, s.sessions[id])
 			s.stats["logins"]++
 			s.mu.Unlock()
 			http.SetCookie(w, &http.Cookie{Name: "mod_sec_emc", Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil})
@@ -439,7 +441,7 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	stats := map[string]interface{}{"sessions": len(s.sessions)}
+	stats := map[string]interface{}{"sessions": len(s.sessions), "issued": s.issued}
 	for k, v := range s.stats {
 		stats[k] = v
 	}
