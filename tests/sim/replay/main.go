@@ -46,7 +46,13 @@ type replay struct {
 // that come in too, so that a Login with any user and password matches the recorded one.
 var secrets = regexp.MustCompile(`<(password|userName|token|samlToken|sessionId)(\s[^>]*)?>[^<]*</`)
 
+// bodyRe is the inside of soapenv:Body: what a request asks, whatever its envelope declares.
+var bodyRe = regexp.MustCompile(`(?s)<(?:[A-Za-z0-9_]+:)?Body[^>]*>(.*)</(?:[A-Za-z0-9_]+:)?Body>`)
+
 func normalize(body []byte) string {
+	if m := bodyRe.FindSubmatch(body); m != nil {
+		body = m[1]
+	}
 	return string(secrets.ReplaceAll(body, []byte("<$1$2>(removed)</")))
 }
 
@@ -158,7 +164,9 @@ func load(path, array string) (*replay, error) {
 	return r, sc.Err()
 }
 
-// next is the answer for k: the recorded ones in turn, then the last again.
+// next is the answer for k: the recorded ones in turn, and round again, so that a poll made
+// twice (a second `vslint collect`) gets the same answers in the same order both times: a
+// request made twice in one poll (a view created twice) gets its first answer first again.
 func (r *replay) next(k string) *exchange {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -167,11 +175,8 @@ func (r *replay) next(k string) *exchange {
 		r.misses++
 		return nil
 	}
-	i := r.served[k]
-	if i >= len(list) {
-		i = len(list) - 1
-	}
-	r.served[k] = i + 1
+	i := r.served[k] % len(list)
+	r.served[k]++
 	return list[i]
 }
 
