@@ -51,13 +51,16 @@ def test_stored_capture_gives_its_findings(workspace, name):
 def test_record_removes_secrets(workspace):
     """No password, session cookie or CSRF token anywhere in the archive (searched in every
     member and in the uncompressed tar as a whole); the Login's password and user name are
-    said to be removed; the archive is its owner's only (0600)."""
+    said to be removed; the archive is its owner's only (0600); nothing is left stored."""
     password = 'pw-' + secrets.token_hex(12)
     pwfile = workspace.password_file(password, name='sim-password')
     with Sim('violations', extra=['-password-file', pwfile]) as sim, \
             UnitySim(extra=['-password-file', pwfile]) as unity:
         out = os.path.join(workspace.dir, 'cap.tar.gz')
-        res = record(workspace, sim.url, out, arrays=[unity.url], password=password)
+        scratch = os.path.join(workspace.dir, 'tmp')
+        os.mkdir(scratch)
+        res = record(workspace, sim.url, out, arrays=[unity.url], password=password,
+                     env={'TMPDIR': scratch})
         with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
                                     timeout=30) as r:
             cookies = json.loads(r.read())
@@ -65,6 +68,10 @@ def test_record_removes_secrets(workspace):
     assert 'requests and answers of vcenter lab and its arrays' in res.stdout
     assert cookies and len(issued) >= 2
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    # Nothing is stored: the scratch database the rows went to is gone, and no database was
+    # made where the configuration says.
+    assert os.listdir(scratch) == []
+    assert not os.path.exists(workspace.db)
     with open(out, 'rb') as f:
         whole = gzip.decompress(f.read())
     files = members(out)
