@@ -261,16 +261,7 @@ func main() {
 	if *useTLS {
 		scheme = "https"
 		host, _, _ := net.SplitHostPort(*listen)
-		cert, pem, err := simkit.SelfSignedCert("vcsim-replay", host)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if *certOut != "" {
-			if err := os.WriteFile(*certOut, pem, 0o644); err != nil {
-				log.Fatal(err)
-			}
-		}
-		srv.TLSConfig = simkit.TLSConfig(cert)
+		simkit.UseTLS(srv, "vcsim-replay", host, *certOut)
 	}
 	fmt.Printf("%s://%s/sdk\n", scheme, ln.Addr().String())
 	os.Stdout.Sync()

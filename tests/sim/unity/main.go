@@ -488,16 +488,7 @@ func main() {
 	scheme := "http"
 	if *useTLS {
 		scheme = "https"
-		cert, pem, err := simkit.SelfSignedCert("unity-vslint", "")
-		if err != nil {
-			log.Fatal(err)
-		}
-		if *certOut != "" {
-			if err := os.WriteFile(*certOut, pem, 0o644); err != nil {
-				log.Fatal(err)
-			}
-		}
-		srv.TLSConfig = simkit.TLSConfig(cert)
+		simkit.UseTLS(srv, "unity-vslint", "", *certOut)
 	}
 	fmt.Printf("%s://%s\n", scheme, ln.Addr().String())
 	os.Stdout.Sync()
