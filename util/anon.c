@@ -422,7 +422,7 @@ static int keep_name(const struct vsl_anon *a, const char *s)
     for (size_t i = 0; folders[i]; i++)
         if (!strcmp(folders[i], s))
             return 1;
-    return bsearch(&s, a->others, a->n_others, sizeof(char *), cmp_str) != NULL;
+    return a->n_others && bsearch(&s, a->others, a->n_others, sizeof(char *), cmp_str);
 }
 
 struct kind_count {
@@ -436,8 +436,10 @@ int vsl_anon_seal(struct vsl_anon *a)
     char token[96];
     int r = 0;
 
-    qsort(a->others, a->n_others, sizeof(char *), cmp_str);
-    qsort(a->names, a->n_names, sizeof(*a->names), cmp_learned);
+    if (a->n_others)
+        qsort(a->others, a->n_others, sizeof(char *), cmp_str);
+    if (a->n_names)
+        qsort(a->names, a->n_names, sizeof(*a->names), cmp_learned);
     for (size_t i = 0; i < a->n_names && r == 0; i++) {
         if (i > 0 && !strcmp(a->names[i].s, a->names[i - 1].s))
             continue;
@@ -453,7 +455,8 @@ int vsl_anon_seal(struct vsl_anon *a)
         r = add_name_forms(a, a->names[i].s, token);
         a->stats.names++;
     }
-    qsort(a->wwns, a->n_wwns, sizeof(*a->wwns), cmp_u64);
+    if (a->n_wwns)
+        qsort(a->wwns, a->n_wwns, sizeof(*a->wwns), cmp_u64);
     for (size_t i = 0, n = 0; i < a->n_wwns && r == 0; i++) {
         if (i > 0 && a->wwns[i] == a->wwns[i - 1])
             continue;
@@ -568,6 +571,12 @@ static int put_iqn(struct vsl_anon *a, const char *s, size_t n, struct vsl_buf *
     return r ? r : vsl_buf_printf(out, "iqn.2000-01.org.example:anon-%zu", i + 1);
 }
 
+/* A character of an IQN after "iqn." (strchr would also match the NUL of its own string). */
+static int iqn_char(char c)
+{
+    return isalnum((unsigned char)c) || (c && strchr(".:-_", c));
+}
+
 static int word(int c)
 {
     return isalnum(c);
@@ -599,6 +608,10 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
         if (i + 1 < len && (a->pairs[(c << 8 | (unsigned char)s[i + 1]) / 8] >>
                             ((c << 8 | (unsigned char)s[i + 1]) % 8)) & 1) {
             size_t lim = len - i < a->maxkey ? len - i : a->maxkey;
+            /* In XML a name ends before the next markup (a learned name may hold a '<'). */
+            const char *lt = json ? NULL : memchr(s + i, '<', lim);
+            if (lt)
+                lim = (size_t)(lt - (s + i));
             const struct vsl_keymap_entry *hit = NULL;
             size_t n;
             for (n = lim; n >= 2 && !hit; n--) {
@@ -618,9 +631,9 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
         }
         if (len - i > 4 && !memcmp(s + i, "iqn.", 4)) {
             size_t n = 4;
-            while (i + n < len && (isalnum((unsigned char)s[i + n]) || strchr(".:-_", s[i + n])))
+            while (i + n < len && iqn_char(s[i + n]))
                 n++;
-            while (n > 4 && strchr(".:-_", s[i + n - 1]))
+            while (n > 4 && !isalnum((unsigned char)s[i + n - 1]))
                 n--;
             FLUSH();
             if ((r = put_iqn(a, s + i, n, out)) < 0)
