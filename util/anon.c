@@ -586,7 +586,6 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
 {
     int in_tag = 0, r = 0;
     size_t i = 0, copy_from = 0;
-    size_t ips_before = a->n_ips;
 
 #define FLUSH()                                                                                    \
     do {                                                                                           \
@@ -657,7 +656,6 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
     }
     FLUSH();
 #undef FLUSH
-    (void)ips_before;
     /* Addresses: the distinct last-octet nodes are the distinct addresses. */
     size_t leaves = 0;
     for (size_t k = 0; k < a->n_ips; k++) {

@@ -39,6 +39,7 @@ struct vsl_capture {
     size_t n, cap;
     size_t bytes, max;
     int overflow;    /* an exchange did not fit under max: the archive would be incomplete */
+    int lost;        /* an exchange could not be kept (out of memory): the same */
     char **secrets;  /* owned strings, wiped when freed */
     size_t n_secrets, cap_secrets;
 };
@@ -256,6 +257,11 @@ fail:
     free(e.path);
     free(e.req);
     free(e.answer);
+    if (r != -VSL_ETOOBIG) {
+        pthread_mutex_lock(&c->mu);
+        c->lost = r;
+        pthread_mutex_unlock(&c->mu);
+    }
     return r;
 }
 
@@ -436,6 +442,11 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         snprintf(err, errlen, "the read is larger than the capture may hold (%zu MiB)",
                  c->max >> 20);
         r = -VSL_ETOOBIG;
+        goto out;
+    }
+    if (c->lost) {
+        snprintf(err, errlen, "an exchange could not be recorded: %s", vsl_strerror(c->lost));
+        r = c->lost;
         goto out;
     }
     for (size_t i = 0; i < c->n && r == 0; i++) {
