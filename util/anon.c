@@ -314,6 +314,12 @@ int vsl_anon_learn(struct vsl_anon *a, int json, const char *path, const char *b
     return r;
 }
 
+int vsl_anon_name(struct vsl_anon *a, const char *name, const char *kind)
+{
+    char *copy = strdup(name);
+    return copy ? add_name(a, copy, kind) : -ENOMEM;
+}
+
 static int cmp_str(const void *x, const void *y)
 {
     return strcmp(*(char *const *)x, *(char *const *)y);

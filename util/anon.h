@@ -18,6 +18,9 @@ void vsl_anon_free(struct vsl_anon *a); /* NULL is a no-op */
  * answers is learned too, so that a name which is also one of the API's words (a datastore
  * called "VMFS") is kept rather than replaced in every place the word stands. */
 int vsl_anon_learn(struct vsl_anon *a, int json, const char *path, const char *body, size_t len);
+/* Learns one more name to replace, of kind ("vcenter": the configured name and the URL's host,
+ * which answers may repeat). */
+int vsl_anon_name(struct vsl_anon *a, const char *name, const char *kind);
 /* Ends the first pass: the table of replacements. */
 int vsl_anon_seal(struct vsl_anon *a);
 /* Second pass: appends body to out with every learned name and WWN, every IQN and every IPv4

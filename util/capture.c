@@ -460,6 +460,19 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
             if (c->v[i].answer)
                 r = vsl_anon_learn(anon, !strcmp(c->v[i].proto, "rest"), c->v[i].path,
                                    c->v[i].answer, c->v[i].answer_len);
+        /* The vCenter's own name and host, which an answer may hold (a vCenter's name in an
+         * alarm, its FQDN in a URL). */
+        if (r == 0 && about->vcenter)
+            r = vsl_anon_name(anon, about->vcenter, "vcenter");
+        if (r == 0 && about->url) {
+            const char *h = strstr(about->url, "://");
+            h = h ? h + 3 : about->url;
+            size_t n = strcspn(h, ":/[]");
+            char host[256];
+            snprintf(host, sizeof(host), "%.*s", (int)(n < 255 ? n : 255), h);
+            if (host[0])
+                r = vsl_anon_name(anon, host, "vcenter");
+        }
         if (r == 0)
             r = vsl_anon_seal(anon);
         for (size_t i = 0; i < c->n && r == 0; i++) {
