@@ -60,9 +60,8 @@ int cmd_record(const struct vsl_args *a)
         log_warnx("%s", err);
         goto out;
     }
-    printf("%s: %zu requests and answers of vcenter %s%s%s\n", a->output,
-           vsl_capture_count(cap), vc->name, arrays ? " and its arrays" : "",
-           a->anonymize ? ", anonymized" : "");
+    printf("%s: %zu requests and answers of vcenter %s%s%s\n", a->output, vsl_capture_count(cap),
+           vc->name, arrays ? " and its arrays" : "", a->anonymize ? ", anonymized" : "");
     status = VSL_EXIT_OK;
 out:
     vsl_capture_free(cap);

@@ -99,7 +99,7 @@ static char *xml_unescape(const char *s, size_t len)
     static const struct {
         const char *ent;
         char c;
-    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'},   {"&gt;", '>'},  {"&quot;", '"'},
+    } ents[] = {{"&amp;", '&'},   {"&lt;", '<'},   {"&gt;", '>'}, {"&quot;", '"'},
                 {"&apos;", '\''}, {"&#39;", '\''}, {"&#34;", '"'}};
     char *out = malloc(len + 1);
     size_t o = 0;
@@ -172,8 +172,8 @@ static const char *kind_of(const char *type, size_t len)
 /* Element text that holds a name or an address, never an API word: not a stop-list source. */
 static int names_element(const char *el, size_t n)
 {
-    static const char *const els[] = {"name", "displayName", "hostName", "remoteHost",
-                                      "fileName", "vmPathName", "remotePath", "val"};
+    static const char *const els[] = {"name",     "displayName", "hostName",   "remoteHost",
+                                      "fileName", "vmPathName",  "remotePath", "val"};
     for (size_t i = 0; i < sizeof(els) / sizeof(els[0]); i++)
         if (strlen(els[i]) == n && !memcmp(els[i], el, n))
             return 1;
@@ -251,8 +251,9 @@ static int parse_wwn(const char *s, size_t len, uint64_t *v)
             continue;
         if (!isxdigit((unsigned char)s[i]) || digits == 16)
             return 0;
-        *v = *v << 4 | (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0'
-                                                               : tolower((unsigned char)s[i]) - 'a' + 10);
+        *v = *v << 4 |
+             (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0'
+                                                     : tolower((unsigned char)s[i]) - 'a' + 10);
         digits++;
     }
     return digits == 16;
@@ -278,7 +279,7 @@ static int learn_json(struct vsl_anon *a, const char *path, const json_t *j)
             size_t n = json_string_length(v);
             if (!strcmp(key, "name")) {
                 char *copy = strndup(s, n);
-                const char *kind = strstr(path, "/pool") ? "pool"
+                const char *kind = strstr(path, "/pool")  ? "pool"
                                    : strstr(path, "/lun") ? "lun"
                                                           : "name";
                 r = copy ? add_name(a, copy, kind) : -ENOMEM;
@@ -413,11 +414,12 @@ static int add_name_forms(struct vsl_anon *a, const char *name, const char *toke
 
 static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used);
 
-/* Why a learned name stays as it is, or NULL: it replaces nothing safely. */
+/* Whether a learned name stays as it is: one that is too short, only digits, an address, an
+ * IQN, a default folder or a word the answers use elsewhere cannot be replaced safely. */
 static int keep_name(const struct vsl_anon *a, const char *s)
 {
-    static const char *const folders[] = {"vm", "host", "datastore", "network", "Datacenters",
-                                          "Resources", NULL};
+    static const char *const folders[] = {"vm",          "host",      "datastore", "network",
+                                          "Datacenters", "Resources", NULL};
     size_t n = strlen(s), used;
     int oct[4];
 
@@ -526,8 +528,8 @@ static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used)
 
 static int is_netmask(const int oct[4])
 {
-    uint32_t v = (uint32_t)oct[0] << 24 | (uint32_t)oct[1] << 16 | (uint32_t)oct[2] << 8 |
-                 (uint32_t)oct[3];
+    uint32_t v =
+        (uint32_t)oct[0] << 24 | (uint32_t)oct[1] << 16 | (uint32_t)oct[2] << 8 | (uint32_t)oct[3];
     return (~v & (~v + 1)) == 0; /* ones, then zeros (0.0.0.0 too) */
 }
 
@@ -611,7 +613,8 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
         }
         /* The longest known name or WWN starting here and ending at a word's end. */
         if (i + 1 < len && (a->pairs[(c << 8 | (unsigned char)s[i + 1]) / 8] >>
-                            ((c << 8 | (unsigned char)s[i + 1]) % 8)) & 1) {
+                            ((c << 8 | (unsigned char)s[i + 1]) % 8)) &
+                               1) {
             size_t lim = len - i < a->maxkey ? len - i : a->maxkey;
             /* In XML a name ends before the next markup (a learned name may hold a '<'). */
             const char *lt = json ? NULL : memchr(s + i, '<', lim);

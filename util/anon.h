@@ -27,8 +27,7 @@ int vsl_anon_seal(struct vsl_anon *a);
  * address that is not a netmask replaced. In XML (json 0) only text is changed, never markup.
  * Addresses keep their prefixes: two addresses that share the first one, two or three
  * octets still do afterwards (subnets stay subnets). */
-int vsl_anon_apply(struct vsl_anon *a, int json, const char *body, size_t len,
-                   struct vsl_buf *out);
+int vsl_anon_apply(struct vsl_anon *a, int json, const char *body, size_t len, struct vsl_buf *out);
 
 /* What was replaced, for the archive's README. */
 struct vsl_anon_stats {

@@ -19,14 +19,14 @@
 #include "util/err.h"
 
 #define REMOVED "(removed)"
-#define TOP "vslint-capture/"
+#define TOP     "vslint-capture/"
 
 struct entry {
     char source[16];
     char proto[8];
     char method[64];
-    char *path;   /* owned: the URL's path and query */
-    char *req;    /* owned, or NULL */
+    char *path; /* owned: the URL's path and query */
+    char *req;  /* owned, or NULL */
     size_t req_len;
     char *answer; /* owned, or NULL */
     size_t answer_len;
@@ -38,9 +38,9 @@ struct vsl_capture {
     struct entry *v; /* owned array */
     size_t n, cap;
     size_t bytes, max;
-    int overflow;    /* an exchange did not fit under max: the archive would be incomplete */
-    int lost;        /* an exchange could not be kept (out of memory): the same */
-    char **secrets;  /* owned strings, wiped when freed */
+    int overflow;   /* an exchange did not fit under max: the archive would be incomplete */
+    int lost;       /* an exchange could not be kept (out of memory): the same */
+    char **secrets; /* owned strings, wiped when freed */
     size_t n_secrets, cap_secrets;
 };
 
@@ -195,8 +195,8 @@ out:
     return out;
 }
 
-static const char *const request_secrets[] = {"password", "userName", "token", "samlToken",
-                                              "sessionId", NULL};
+static const char *const request_secrets[] = {"password",  "userName",  "token",
+                                              "samlToken", "sessionId", NULL};
 static const char *const login_answer_secrets[] = {"key", "userName", "fullName", NULL};
 
 /* The path and query of url ("https://host:443/sdk?x" -> "/sdk?x"). */
@@ -232,8 +232,8 @@ int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x)
     }
     if (x->answer) {
         if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login"))
-            e.answer = redact_elements(x->answer, x->answer_len, login_answer_secrets,
-                                       &e.answer_len);
+            e.answer =
+                redact_elements(x->answer, x->answer_len, login_answer_secrets, &e.answer_len);
         else if ((e.answer = malloc(x->answer_len + 1))) {
             memcpy(e.answer, x->answer, x->answer_len);
             e.answer[x->answer_len] = '\0';
@@ -514,8 +514,8 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         member_name(reqname, sizeof(reqname), i + 1, e, 1);
         member_name(ansname, sizeof(ansname), i + 1, e, 0);
         /* A path holds no tab or newline (libcurl refuses them in URLs). */
-        r = vsl_buf_printf(&text, "%zu\t%s\t%s\t%s\t%s\t%ld\t%s\t%s\n", i + 1, e->source,
-                           e->proto, e->method, e->path, e->status, e->req ? reqname : "-",
+        r = vsl_buf_printf(&text, "%zu\t%s\t%s\t%s\t%s\t%ld\t%s\t%s\n", i + 1, e->source, e->proto,
+                           e->method, e->path, e->status, e->req ? reqname : "-",
                            e->answer ? ansname : "-");
     }
     if (r == 0)

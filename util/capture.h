@@ -17,8 +17,8 @@ struct vsl_exchange {
     size_t req_len;
     const char *answer; /* the answer body (NULL: none) */
     size_t answer_len;
-    long status;        /* the HTTP status */
-    int incomplete;     /* the answer was too big to record whole: the capture fails */
+    long status;    /* the HTTP status */
+    int incomplete; /* the answer was too big to record whole: the capture fails */
 };
 
 /* What the README says about where the capture came from. */

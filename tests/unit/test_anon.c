@@ -32,7 +32,8 @@ static const char answer[] =
     "<nodeWorldWideName>-6915838662598975927</nodeWorldWideName></val></propSet></objects>"
     "</returnval></RetrievePropertiesExResponse>";
 
-static const char pools[] = "{\"entries\":[{\"content\":{\"id\":\"pool_1\",\"name\":\"pool-gold\"}}]}";
+static const char pools[] =
+    "{\"entries\":[{\"content\":{\"id\":\"pool_1\",\"name\":\"pool-gold\"}}]}";
 
 static const struct {
     const char *in, *want;

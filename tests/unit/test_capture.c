@@ -61,20 +61,26 @@ static void test_secrets_removed(void **state)
     assert_int_equal(vsl_capture_new(0, &c), 0);
     assert_int_equal(vsl_capture_secret(c, "Hunter2-pass"), 0);
     assert_int_equal(vsl_capture_secret(c, "cookie-value-123"), 0);
-    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){
-                                            .source = "vcenter", .proto = "soap",
-                                            .url = "https://vc.corp.example:443/sdk",
-                                            .req = login_req, .req_len = strlen(login_req),
-                                            .answer = login_answer,
-                                            .answer_len = strlen(login_answer), .status = 200}),
-                     0);
-    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){
-                                            .source = "vcenter", .proto = "soap",
-                                            .url = "https://vc.corp.example:443/sdk",
-                                            .req = view_req, .req_len = strlen(view_req),
-                                            .answer = view_answer,
-                                            .answer_len = strlen(view_answer), .status = 200}),
-                     0);
+    assert_int_equal(
+        vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                  .proto = "soap",
+                                                  .url = "https://vc.corp.example:443/sdk",
+                                                  .req = login_req,
+                                                  .req_len = strlen(login_req),
+                                                  .answer = login_answer,
+                                                  .answer_len = strlen(login_answer),
+                                                  .status = 200}),
+        0);
+    assert_int_equal(
+        vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                  .proto = "soap",
+                                                  .url = "https://vc.corp.example:443/sdk",
+                                                  .req = view_req,
+                                                  .req_len = strlen(view_req),
+                                                  .answer = view_answer,
+                                                  .answer_len = strlen(view_answer),
+                                                  .status = 200}),
+        0);
     assert_int_equal(vsl_capture_count(c), 2);
     assert_int_equal(vsl_capture_write(c, path,
                                        &(struct vsl_capture_about){.vcenter = "prod",
@@ -84,8 +90,8 @@ static void test_secrets_removed(void **state)
                      0);
     vsl_capture_free(c);
     char *all = unpack(path, &len);
-    static const char *const gone[] = {"Hunter2-pass", "admin@corp", "52-session-key",
-                                       "Ada Admin", "cookie-value-123"};
+    static const char *const gone[] = {"Hunter2-pass", "admin@corp", "52-session-key", "Ada Admin",
+                                       "cookie-value-123"};
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
         assert_null(memmem(all, len, gone[i], strlen(gone[i])));
     assert_non_null(memmem(all, len, "<password>(removed)</password>", 30));
@@ -93,8 +99,10 @@ static void test_secrets_removed(void **state)
     /* ustar: the README first, then the manifest, named under vslint-capture/. */
     assert_string_equal(all, "vslint-capture/README.md");
     assert_memory_equal(all + 257, "ustar", 6);
-    assert_non_null(memmem(all, len, "1\tvcenter\tsoap\tLogin\t/sdk\t200\t0001-vcenter-Login.request.xml"
-                                     "\t0001-vcenter-Login.answer.xml\n", 88));
+    assert_non_null(memmem(all, len,
+                           "1\tvcenter\tsoap\tLogin\t/sdk\t200\t0001-vcenter-Login.request.xml"
+                           "\t0001-vcenter-Login.answer.xml\n",
+                           88));
     free(all);
     unlink(path);
 }
@@ -109,11 +117,13 @@ static void test_too_big_is_refused_whole(void **state)
     close(fd);
     unlink(path);
     assert_int_equal(vsl_capture_new(64, &c), 0);
-    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){
-                                            .source = "vcenter", .proto = "get",
-                                            .method = "GET", .url = "http://vc/sdk/x",
-                                            .answer = login_answer,
-                                            .answer_len = strlen(login_answer), .status = 200}),
+    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                               .proto = "get",
+                                                               .method = "GET",
+                                                               .url = "http://vc/sdk/x",
+                                                               .answer = login_answer,
+                                                               .answer_len = strlen(login_answer),
+                                                               .status = 200}),
                      -VSL_ETOOBIG);
     assert_true(vsl_capture_write(c, path, &(struct vsl_capture_about){.version = "t"}, err,
                                   sizeof(err)) < 0);
