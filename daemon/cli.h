@@ -23,6 +23,7 @@ struct vsl_args {
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
     int dry_run;         /* --dry-run */
+    int anonymize;       /* --anonymize (vslint record) */
     /* vslint gate: the proposal, and a daemon to ask instead of polling */
     const char *datastore, *datastore_cluster; /* --datastore / --datastore-cluster NAME */
     const char *vms;                           /* --vms N */
@@ -32,7 +33,6 @@ struct vsl_args {
     const char *max_age;                       /* --max-age SECONDS */
     const char *server, *token_file;           /* --server URL, --token-file FILE */
     int verbose;         /* -v, --verbose */
-    int anonymize;       /* --anonymize (vslint record) */
     char **operands;     /* the arguments after the options (vslint checks ID...) */
     int n_operands;
 };
