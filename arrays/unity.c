@@ -11,6 +11,7 @@
 
 #include "arrays/unity.h"
 #include "util/buf.h"
+#include "util/capture.h"
 #include "util/err.h"
 
 /* A page of 500 LUNs is about 150 KiB; no answer of a real array comes near this. */
@@ -134,6 +135,25 @@ static const char *error_message(const json_t *doc)
     return s;
 }
 
+/* Hands an exchange to the capture (`vslint record`): the session's cookie and CSRF token go
+ * in as secrets, so that no copy of them is in the archive. */
+static void record(struct arr_client *c, const char *url, const char *body,
+                   const struct vsl_buf *answer, long status)
+{
+    vsl_capture_add(c->opts.capture,
+                    &(struct vsl_exchange){.source = c->opts.capture_source,
+                                           .proto = "rest",
+                                           .method = body ? "POST" : "GET",
+                                           .url = url,
+                                           .req = body,
+                                           .req_len = body ? strlen(body) : 0,
+                                           .answer = answer->data ? answer->data : "",
+                                           .answer_len = answer->len,
+                                           .status = status});
+    vsl_capture_cookies(c->opts.capture, c->curl);
+    vsl_capture_secret(c->opts.capture, c->csrf);
+}
+
 /* One request: GET path (with its query), or POST body when body is not NULL. On success *doc
  * (may be NULL) is the parsed answer, owned by the caller. Errors leave one line in c->err. */
 static int request(struct arr_client *c, const char *path, const char *body, json_t **doc)
@@ -183,6 +203,8 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     c->requests++;
     c->bytes += (int64_t)a.body.len;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (c->opts.capture && cc == CURLE_OK)
+        record(c, url, body, &a.body, status);
     if (cc == CURLE_WRITE_ERROR && a.err) {
         snprintf(c->err, sizeof(c->err), "%s: the answer is larger than %u MiB", url,
                  MAX_ANSWER >> 20);

@@ -18,6 +18,10 @@ struct arr_opts {
     const char *thumbprint; /* "AA:BB:..." SHA-256 of the pinned certificate, or NULL */
     int timeout_s;          /* whole-request timeout */
     int per_page;           /* instances per page asked for; 0: 500 */
+    /* NULL, or where every request and answer is recorded (`vslint record`) under the label
+     * capture_source, with the session's cookie and CSRF token as secrets. */
+    struct vsl_capture *capture;
+    const char *capture_source;
 };
 
 struct arr_client {

@@ -32,6 +32,7 @@ enum {
     ARG_CHECK = 1 << 10,
     ARG_LOCATION = 1 << 11, /* --sarif-location (vslint check's CI formats) */
     ARG_CONNECT = 1 << 12,  /* config-check's --connect and --hosts */
+    ARG_ANONYMIZE = 1 << 13, /* --anonymize (vslint record) */
 };
 
 static const char *const fail_on_values[] = {"info", "warning", "critical", "never", NULL};
@@ -74,6 +75,7 @@ static const struct arg_def {
     {ARG_CONNECT, {"hosts", required_argument, NULL, 'H'}, 0, NULL, AF(hosts)},
     {ARG_LOCATION, {"sarif-location", required_argument, NULL, 'L'}, 0, location_values,
      AF(sarif_location)},
+    {ARG_ANONYMIZE, {"anonymize", no_argument, NULL, 'Z'}, 0, NULL, AF(anonymize)},
 };
 
 #define NARGS (sizeof(args) / sizeof(args[0]))
@@ -116,6 +118,31 @@ static const struct command commands[] = {
      "  -v, --verbose       log each request's progress to stderr\n"
      "\n"
      "Exit status: 0 every vCenter was polled, 2 a configuration error or any vCenter failed.\n"},
+    {"record", cmd_record, ARG_CONFIG | ARG_VCENTER | ARG_OUTPUT | ARG_ANONYMIZE | ARG_VERBOSE,
+     NULL, NULL, "record one read of a vCenter into an archive to send back (a capture)",
+     "Usage: vslint record -c FILE --vcenter NAME --output FILE.tar.gz [--anonymize] [-v]\n"
+     "\n"
+     "Reads the vCenter [vcenter NAME] once, as `vslint collect` does, and every configured\n"
+     "[array NAME], storing nothing in the database, and writes every request vslint sent and\n"
+     "every answer it got, in order, into a tar.gz archive (mode 0600) with a README.md that\n"
+     "says what is in it and what was removed. Removed: the Login password and user name, the\n"
+     "session key, and wherever they appear the password, the session cookies' values and\n"
+     "the arrays' CSRF tokens; no HTTP header is recorded. With --anonymize, the names of\n"
+     "hosts, VMs, datastores, clusters, datacenters, folders and array objects, IQNs, WWNs,\n"
+     "IPv4 addresses and the vCenter's name are replaced, the same original by the same\n"
+     "token everywhere; morefs, sizes and versions are kept (the README lists it all).\n"
+     "Look inside before sending: tar tzf FILE.tar.gz; tar xzf it and grep. The test harness\n"
+     "replays a capture as a vCenter (docs/captures.md).\n"
+     "\n"
+     "  -c, --config FILE      configuration file (required)\n"
+     "      --vcenter NAME     the vCenter to read (required)\n"
+     "  -o, --output FILE      the archive to write (required; written beside, then renamed)\n"
+     "      --anonymize        replace names, IQNs, WWNs and addresses\n"
+     "  -v, --verbose          log progress to stderr\n"
+     "\n"
+     "Exit status: 0 written, 2 error (configuration, the vCenter could not be read, the\n"
+     "archive could not be written). An array that cannot be read is left out, with a\n"
+     "warning.\n"},
     {"inventory", cmd_inventory, ARG_CONFIG | ARG_FORMAT | ARG_VCENTER, text_json, NULL,
      "print the stored inventory",
      "Usage: vslint inventory -c FILE [--format text|json] [--vcenter NAME]\n"

@@ -23,6 +23,7 @@ struct vsl_args {
     const char *log;     /* --log: stderr, syslog or journal */
     int offline;         /* --offline */
     int dry_run;         /* --dry-run */
+    int anonymize;       /* --anonymize (vslint record) */
     /* vslint gate: the proposal, and a daemon to ask instead of polling */
     const char *datastore, *datastore_cluster; /* --datastore / --datastore-cluster NAME */
     const char *vms;                           /* --vms N */
@@ -51,6 +52,7 @@ int cmd_plan(const struct vsl_args *a);
 int cmd_query(const struct vsl_args *a);  /* daemon/cmd_query.c */
 int cmd_export(const struct vsl_args *a); /* daemon/cmd_query.c */
 int cmd_rules(const struct vsl_args *a);  /* daemon/cmd_rules.c */
+int cmd_record(const struct vsl_args *a); /* daemon/cmd_record.c */
 
 /* Exit statuses shared by every subcommand. */
 enum { VSL_EXIT_OK = 0, VSL_EXIT_FINDINGS = 1, VSL_EXIT_FAIL = 2 };

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arrays/unity.h"
 #include "daemon/poll.h"
+#include "util/capture.h"
 #include "util/err.h"
 #include <stdlib.h>
 
@@ -21,6 +23,13 @@
 
 int64_t vsl_now_ms(void)
 {
+#ifdef VSL_TEST_HOOKS
+    /* A stored capture (tests/captures/) is judged at the time it was recorded: the ages of its
+     * snapshots are those of that day, whenever the test runs. */
+    const char *fixed = getenv("VSLINT_TEST_NOW_MS");
+    if (fixed && *fixed)
+        return strtoll(fixed, NULL, 10);
+#endif
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -65,6 +74,7 @@ struct client {
     struct arr_client *arr;
     const char *kind; /* "vcenter", "array": how the log lines name it */
     int64_t t0;       /* monotonic: when the poll began */
+    struct vsl_capture *capture; /* borrowed, or NULL: `vslint record`'s */
 };
 
 static const char *client_error(const struct client *c)
@@ -79,7 +89,12 @@ static int login(const struct client *c, const struct vsl_vcenter_conf *conf, ch
 
     if (r < 0)
         return r;
-    r = c->vim ? vim_login(c->vim, conf->user, password) : arr_login(c->arr, conf->user, password);
+    /* A recording removes the password wherever it shows, not only from the Login request. */
+    if (c->capture)
+        r = vsl_capture_secret(c->capture, password);
+    if (r == 0)
+        r = c->vim ? vim_login(c->vim, conf->user, password)
+                   : arr_login(c->arr, conf->user, password);
     vsl_config_wipe(password);
     if (r < 0)
         snprintf(err, len, "%s", client_error(c));
@@ -172,21 +187,27 @@ static void client_stats(const struct vim_client *c, struct vsl_poll_result *res
  * started, c's client made (a vCenter's also connected: its service content read) and logged
  * in. On failure res->error says why; poll_end() frees what was made. */
 static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *activity_ms,
-                      struct client *c, struct vsl_poll_result *res)
+                      struct vsl_capture *capture, const char *label, struct client *c,
+                      struct vsl_poll_result *res)
 {
     int r;
 
-    *c = (struct client){.kind = conf->type ? "array" : "vcenter", .t0 = vsl_monotonic_ms()};
+    *c = (struct client){.kind = conf->type ? "array" : "vcenter",
+                         .t0 = vsl_monotonic_ms(),
+                         .capture = capture};
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     if (conf->type) {
-        struct arr_opts opts = {TRANSPORT_OPTS(conf)};
+        struct arr_opts opts = {TRANSPORT_OPTS(conf), .capture = capture,
+                                .capture_source = label};
         r = arr_client_new(&opts, &c->arr);
     } else {
         struct vim_opts opts = {
             TRANSPORT_OPTS(conf),
             .max_objects = conf->max_objects,
             .activity_ms = activity_ms,
+            .capture = capture,
+            .capture_source = label,
         };
         r = vim_client_new(&opts, &c->vim);
     }
@@ -237,7 +258,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
     int r;
 
     assert(!vc->type);
-    r = poll_begin(vc, activity_ms, &cl, res);
+    r = poll_begin(vc, activity_ms, NULL, NULL, &cl, res);
     if (r < 0)
         goto out;
     struct vim_client *c = cl.vim;
@@ -413,7 +434,7 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     int r;
 
     assert(ac->type);
-    r = poll_begin(ac, NULL, &cl, res);
+    r = poll_begin(ac, NULL, NULL, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
@@ -422,5 +443,76 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     r = poll_end(db, ac, &cl, r, res);
     if (!res->db_err)
         prune(db, ac->name);
+    return r;
+}
+
+/* A scratch database for `vslint record` in a new private directory under $TMPDIR (dir, of
+ * size bytes, gets its path), and its removal with the directory. */
+static int scratch_open(char *dir, size_t size, struct db **db, struct vsl_poll_result *res)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[4200], *dberr = NULL;
+    int r;
+
+    snprintf(dir, size, "%s/vslint-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        r = -errno;
+        snprintf(res->error, sizeof(res->error), "cannot make a scratch directory in %s: %s",
+                 tmp && *tmp ? tmp : "/tmp", vsl_strerror(r));
+        dir[0] = '\0';
+        return r;
+    }
+    snprintf(path, sizeof(path), "%s/scratch.db", dir);
+    if ((r = db_open(path, db, &dberr)) < 0)
+        snprintf(res->error, sizeof(res->error), "cannot make a scratch database: %s",
+                 dberr ? dberr : vsl_strerror(r));
+    free(dberr);
+    return r;
+}
+
+static void scratch_remove(const char *dir)
+{
+    static const char *const files[] = {"scratch.db", "scratch.db-wal", "scratch.db-shm",
+                                        "scratch.db-journal"};
+    char path[4200];
+
+    if (!dir[0])
+        return;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
+               const char *label, struct vsl_poll_result *res)
+{
+    /* The rows go to a scratch database, removed at the end: the decoders and the arrays'
+     * readers run exactly as a poll runs them (every row kind has its sink), and nothing is
+     * stored in the configured database. */
+    struct db *db = NULL;
+    char dir[4096] = "";
+    struct client cl;
+    int r = poll_begin(conf, NULL, capture, label, &cl, res);
+
+    if (r == 0)
+        r = scratch_open(dir, sizeof(dir), &db, res);
+    if (r == 0)
+        r = collect_once(db, &cl, conf, res);
+    if (r == 0 && cl.vim)
+        vim_logout(cl.vim);
+    else if (r == 0)
+        arr_logout(cl.arr);
+    res->duration_ms = vsl_monotonic_ms() - cl.t0;
+    if (cl.vim)
+        client_stats(cl.vim, res);
+    if (cl.arr)
+        res->requests = cl.arr->requests;
+    res->ok = r == 0;
+    db_close(db);
+    scratch_remove(dir);
+    vim_client_free(cl.vim);
+    arr_client_free(cl.arr);
     return r;
 }

@@ -29,11 +29,14 @@ void vsl_keymap_sort(struct vsl_keymap *m)
         qsort(m->v, m->n, sizeof(*m->v), entry_cmp);
 }
 
-/* strcmp(k, the len bytes at key), for a k that is NUL-terminated. */
+/* strcmp(k, the len bytes at key), for a k that is NUL-terminated and a key that may hold a NUL
+ * (remote input: `vslint record --anonymize` looks up every stretch of an answer), where
+ * strncmp would stop at the NUL and k[len] lie past k's end. */
 static int cmp_n(const char *k, const char *key, size_t len)
 {
-    int c = strncmp(k, key, len);
-    return c ? c : k[len] != '\0';
+    size_t kl = strnlen(k, len + 1);
+    int c = memcmp(k, key, kl < len ? kl : len);
+    return c ? c : kl < len ? -1 : kl > len;
 }
 
 const struct vsl_keymap_entry *vsl_keymap_find(const struct vsl_keymap *m, const char *key,

@@ -12,6 +12,7 @@
 #include <libxml/parser.h>
 
 #include "util/buf.h"
+#include "util/capture.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/tls.h"
@@ -116,7 +117,15 @@ struct transfer {
     void *sink_ctx;
     struct vsl_buf *buf;
     int err;
+    /* With a capture: the request sent (NULL for a GET) and the answer as it arrives. */
+    const char *req;
+    size_t req_len;
+    struct vsl_buf rec;
+    int rec_err;
 };
+
+/* Most one answer may be when recorded: bigger, the capture says it is incomplete. */
+#define MAX_RECORDED (1u << 30)
 
 static size_t on_data(char *p, size_t size, size_t n, void *user)
 {
@@ -129,6 +138,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         atomic_store(t->c->opts.activity_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     }
+    if (t->c->opts.capture && !t->rec_err && vsl_buf_add(&t->rec, p, len) < 0)
+        t->rec_err = 1;
     int r = t->xml    ? vim_xml_feed(t->xml, p, len)
             : t->sink ? t->sink(t->sink_ctx, p, len)
                       : vsl_buf_add(t->buf, p, len);
@@ -137,6 +148,23 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
         return 0; /* aborts the transfer */
     }
     return len;
+}
+
+/* Hands the exchange just made to the capture, with the session cookies' values as secrets. */
+static void record(struct vim_client *c, const char *url, struct transfer *t, long status)
+{
+    vsl_capture_add(c->opts.capture,
+                    &(struct vsl_exchange){.source = c->opts.capture_source,
+                                           .proto = t->req ? "soap" : "get",
+                                           .method = t->req ? NULL : "GET",
+                                           .url = url,
+                                           .req = t->req,
+                                           .req_len = t->req_len,
+                                           .answer = t->rec.data ? t->rec.data : "",
+                                           .answer_len = t->rec.len,
+                                           .status = status,
+                                           .incomplete = t->rec_err});
+    vsl_capture_cookies(c->opts.capture, c->curl);
 }
 
 static int perform(struct vim_client *c, const char *url, struct transfer *t, long *status)
@@ -153,6 +181,8 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
+    if (c->opts.capture)
+        vsl_buf_init(&t->rec, MAX_RECORDED);
     CURLcode cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     /* A new connection after the first request means curl replaced a dead one, and it may
@@ -167,6 +197,11 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
         c->stats.bytes_wire += dl;
     *status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    if (c->opts.capture) {
+        if (cc == CURLE_OK)
+            record(c, url, t, *status);
+        vsl_buf_free(&t->rec);
+    }
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;
     if (cc == CURLE_OPERATION_TIMEDOUT)
@@ -252,7 +287,10 @@ static int post(struct vim_client *c, const char *body, struct transfer *t, long
     curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req.data);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
+    t->req = req.data;
+    t->req_len = req.len;
     r = perform(c, c->url, t, status);
+    t->req = NULL;
 out:
     vsl_buf_free(&req);
     return r;

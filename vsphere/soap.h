@@ -23,6 +23,10 @@ struct vim_opts {
     /* NULL, or where to store the CLOCK_MONOTONIC milliseconds at which vCenter last sent
      * bytes on any of the poll's connections (the daemon tells a stalled vCenter by it). */
     _Atomic int64_t *activity_ms;
+    /* NULL, or where every request and answer is recorded (`vslint record`, util/capture.h)
+     * under the label capture_source; NULL: nothing is copied or kept. */
+    struct vsl_capture *capture;
+    const char *capture_source;
 };
 
 struct vim_stats {

@@ -19,6 +19,7 @@ def sanitized():
         return b'__asan_init' in f.read()
 VCSIM = os.environ.get('VCSIM', 'build/tests/sim/vcsim-vslint')
 UNITY_SIM = os.environ.get('UNITY_SIM', 'build/tests/sim/unity-vslint')
+VCSIM_REPLAY = os.environ.get('VCSIM_REPLAY', 'build/tests/sim/vcsim-replay')
 PASSWORD = 'vslint-secret'
 USER = 'vslint'
 
@@ -118,6 +119,50 @@ class UnitySim(Responder):
         req = urllib.request.Request(url, method='POST' if query else 'GET')
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read().decode())
+
+
+class Replay(Responder):
+    """vcsim-replay (tests/sim/replay/) serving a capture of `vslint record` (a .tar.gz or the
+    directory it unpacks to): url is its /sdk, array_url the base its arrays' REST answers are
+    under."""
+
+    def __init__(self, capture, extra=()):
+        super().__init__(VCSIM_REPLAY, ['-capture', capture, '-stop-after-seconds', '900'] +
+                         list(extra), 'replay', truth=False)
+        self.array_url = self.url.rsplit('/sdk', 1)[0]
+
+
+def finding_keys(findings):
+    """What a capture's findings are compared by (tests/captures/*/expected.json): per finding
+    its check, fingerprint, severity, object, detail and message, sorted by fingerprint."""
+    keys = ('check', 'fingerprint', 'severity', 'object', 'detail', 'message')
+    return sorted(({k: f[k] for k in keys} for f in findings), key=lambda f: f['fingerprint'])
+
+
+def record(ws, url, out, name='lab', arrays=(), anonymize=False, env=None, password=PASSWORD):
+    """`vslint record` of the vCenter at url (with the simulator's user and password) and of
+    arrays (their base URLs), into out; the finished process (exit 0 asserted)."""
+    pw = ws.password_file(password, name='record-password')
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = %s\npassword_file = %s\n\n'
+                    % (i + 1, a, USER, pw) for i, a in enumerate(arrays))
+    vc = dict(vcenter(ws, url, name), password_file=pw)
+    conf = ws.write_config([vc], extra, name='record.conf')
+    return run_ok('record', '-c', conf, '--vcenter', name, '--output', out,
+                  *(['--anonymize'] if anonymize else []), env=env)
+
+
+def check_estate(ws, url, name='lab', arrays=(), env=None, db='check.db'):
+    """`vslint check --format json` of the vCenter at url and arrays into a fresh database in
+    ws: the findings."""
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = %s\npassword_file = %s\n\n'
+                    % (i + 1, a, USER, ws.password_file()) for i, a in enumerate(arrays))
+    conf = ws.write_config([vcenter(ws, url, name)], extra, name=db + '.conf')
+    with open(conf) as f:
+        text = f.read().replace('path = %s' % ws.db, 'path = %s' % os.path.join(ws.dir, db))
+    with open(conf, 'w') as f:
+        f.write(text)
+    res = run_ok('check', '-c', conf, '--format', 'json', '--fail-on', 'never', env=env)
+    return json.loads(res.stdout)['findings']
 
 
 class Workspace:

@@ -18,12 +18,15 @@ package main
 //	    InvalidCollectorVersion fault, as after a vCenter restart or failover)
 //	GET  /vslint-sim/stats: {"retrieve_view": N, "retrieve_objects": N}, the
 //	    RetrievePropertiesEx calls over a ContainerView and over objects by moref
+//	GET  /vslint-sim/sessions: ["KEY", ...], the session cookies seen since the
+//	    last POST /vslint-sim/sessions
 //
 // Answers 204 on success, 400 with a one-line reason otherwise. Changes go
 // through simulator.Map.Update, so WaitForUpdatesEx sees them too.
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -237,6 +240,19 @@ func serveControl(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"retrieve_view\": %d, \"retrieve_objects\": %d}\n",
 			atomic.LoadInt64(&retrieveStats.view), atomic.LoadInt64(&retrieveStats.objects))
+		return
+	}
+	if r.Method == http.MethodGet && strings.TrimPrefix(r.URL.Path, controlPrefix) == "sessions" {
+		// The session cookies handed out, for the tests that look for them where they must
+		// not be (a capture of vslint record).
+		seenSessions.Lock()
+		keys := []string{}
+		for k := range seenSessions.keys {
+			keys = append(keys, strings.Trim(k, "\""))
+		}
+		seenSessions.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(keys)
 		return
 	}
 	if r.Method != http.MethodPost {

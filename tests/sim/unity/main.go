@@ -335,6 +335,7 @@ type server struct {
 	password  string
 	pageCap   int
 	sessions  map[string]string // cookie -> CSRF token
+	issued    []string          // every cookie and CSRF token handed out (control: "issued")
 	pools     []pool
 	luns      []lun
 	fault     string // slow, drop, malformed, 401, http500
@@ -387,6 +388,7 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 			id := randHex(16)
 			s.mu.Lock()
 			s.sessions[id] = randHex(24)
+			s.issued = append(s.issued, id, s.sessions[id])
 			s.stats["logins"]++
 			s.mu.Unlock()
 			http.SetCookie(w, &http.Cookie{Name: "mod_sec_emc", Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil})
@@ -653,7 +655,7 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	stats := map[string]interface{}{"sessions": len(s.sessions)}
+	stats := map[string]interface{}{"sessions": len(s.sessions), "issued": s.issued}
 	for k, v := range s.stats {
 		stats[k] = v
 	}
@@ -700,16 +702,7 @@ func main() {
 	scheme := "http"
 	if *useTLS {
 		scheme = "https"
-		cert, pem, err := simkit.SelfSignedCert("unity-vslint", "")
-		if err != nil {
-			log.Fatal(err)
-		}
-		if *certOut != "" {
-			if err := os.WriteFile(*certOut, pem, 0o644); err != nil {
-				log.Fatal(err)
-			}
-		}
-		srv.TLSConfig = simkit.TLSConfig(cert)
+		simkit.UseTLS(srv, "unity-vslint", "", *certOut)
 	}
 	fmt.Printf("%s://%s\n", scheme, ln.Addr().String())
 	os.Stdout.Sync()

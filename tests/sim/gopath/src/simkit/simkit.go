@@ -17,6 +17,7 @@ import (
 	"log"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -91,6 +92,22 @@ func SelfSignedCert(name, extraHost string) (tls.Certificate, []byte, error) {
 // TLSConfig serves cert with TLS 1.2 or later.
 func TLSConfig(cert tls.Certificate) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// UseTLS makes srv serve HTTPS with a fresh certificate (SelfSignedCert(name, extraHost)),
+// written as PEM to certOut when it is not "", for clients to trust; a failure ends the
+// program.
+func UseTLS(srv *http.Server, name, extraHost, certOut string) {
+	cert, pem, err := SelfSignedCert(name, extraHost)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if certOut != "" {
+		if err := os.WriteFile(certOut, pem, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	srv.TLSConfig = TLSConfig(cert)
 }
 
 // Stop catches SIGINT and SIGTERM from its making on (a signal while the program starts up

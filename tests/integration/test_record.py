@@ -1,0 +1,229 @@
+"""vslint record (a capture a user sends back) and vcsim-replay (tests/sim/replay/), which serves
+a capture as the vCenter it was recorded from: the stored captures of tests/captures/ give the
+findings of their live run, no secret is in an archive, --anonymize leaves no original name,
+IQN, WWN or address (the originals taken from the simulator and the live inventory), and a
+replayed capture gives the live poll's findings."""
+import gzip
+import io
+import json
+import os
+import re
+import secrets
+import stat
+import tarfile
+import urllib.request
+
+import pytest
+
+from simlib import (Replay, Sim, UnitySim, check_estate, finding_keys, record, run_ok, vslint,
+                    vcenter)
+
+CAPTURES = os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'tests', 'captures')
+
+
+def members(path):
+    """The archive's members: name -> bytes."""
+    with tarfile.open(path, 'r:gz') as t:
+        return {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
+
+
+@pytest.mark.parametrize('name', ['violations', 'edges'])
+def test_stored_capture_gives_its_findings(workspace, name):
+    """A capture in tests/captures/, replayed, gives the findings its live run gave (judged at
+    its recording time, so that ages stay those of that day)."""
+    d = os.path.join(CAPTURES, name)
+    with open(os.path.join(d, 'capture.json')) as f:
+        about = json.load(f)
+    with open(os.path.join(d, 'expected.json')) as f:
+        expected = json.load(f)
+    assert len(expected) == about['findings'] > 0
+    env = {'VSLINT_TEST_NOW_MS': str(about['now_ms'])}
+    with Replay(os.path.join(d, 'capture.tar.gz')) as rep:
+        arrays = [rep.array_url] if about['unity'] else []
+        got = finding_keys(check_estate(workspace, rep.url, name=about['vcenter'],
+                                        arrays=arrays, env=env))
+        log = rep.log()
+    assert got == expected
+    # Every request vslint made had its recorded answer.
+    assert 'no recorded answer' not in log, log[-2000:]
+
+
+def test_record_removes_secrets(workspace):
+    """No password, session cookie or CSRF token anywhere in the archive (searched in every
+    member and in the uncompressed tar as a whole); the Login's password and user name are
+    said to be removed; the archive is its owner's only (0600); nothing is left stored."""
+    password = 'pw-' + secrets.token_hex(12)
+    pwfile = workspace.password_file(password, name='sim-password')
+    with Sim('violations', extra=['-password-file', pwfile]) as sim, \
+            UnitySim(extra=['-password-file', pwfile]) as unity:
+        out = os.path.join(workspace.dir, 'cap.tar.gz')
+        scratch = os.path.join(workspace.dir, 'tmp')
+        os.mkdir(scratch)
+        res = record(workspace, sim.url, out, arrays=[unity.url], password=password,
+                     env={'TMPDIR': scratch})
+        with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
+                                    timeout=30) as r:
+            cookies = json.loads(r.read())
+        issued = unity.control()['issued']
+    assert 'requests and answers of vcenter lab and its arrays' in res.stdout
+    assert cookies and len(issued) >= 2
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    # Nothing is stored: the scratch database the rows went to is gone, and no database was
+    # made where the configuration says.
+    assert os.listdir(scratch) == []
+    assert not os.path.exists(workspace.db)
+    with open(out, 'rb') as f:
+        whole = gzip.decompress(f.read())
+    files = members(out)
+    for secret in [password] + cookies + issued:
+        assert secret.encode() not in whole, secret
+        for name, body in files.items():
+            assert secret.encode() not in body, (secret, name)
+    login = [b for n, b in files.items() if n.endswith('-Login.request.xml')]
+    assert len(login) == 1
+    assert b'<password>(removed)</password>' in login[0]
+    assert b'<userName>(removed)</userName>' in login[0]
+    answer = [b for n, b in files.items() if n.endswith('-Login.answer.xml')][0]
+    assert b'<key>(removed)</key>' in answer
+    readme = files['vslint-capture/README.md'].decode()
+    assert 'password' in readme and 'vmware_soap_session' in readme
+    manifest = files['vslint-capture/manifest.tsv'].decode().splitlines()
+    protos = {line.split('\t')[2] for line in manifest}
+    assert protos == {'soap', 'get', 'rest'}
+    # In order: the first request reads the SDK's versions, the Login comes before any read.
+    methods = [line.split('\t')[3] for line in manifest]
+    assert methods[0] == 'GET' and methods.index('Login') < methods.index('RetrievePropertiesEx')
+
+
+def originals(sim, ws, url, unity_url):
+    """What --anonymize must replace, from the simulator's truth and the live inventory (never
+    from the archive): names, IQNs, IPv4 addresses and WWNs (hex with and without colons, and
+    the decimal long vSphere writes)."""
+    t = sim.truth()
+    found = {}
+    for kind in ('datastores', 'storage_pods', 'hosts', 'dvswitches', 'vms'):
+        for o in t[kind]:
+            found[o['name']] = kind
+    for h in t['hosts']:
+        for v in h['vnics']:
+            if v.get('ip'):
+                found[v['ip']] = 'address'
+        for hba in h['iscsi_hbas']:
+            found[hba['iscsi_name']] = 'iqn'
+            for tg in hba['targets']:
+                found[tg['address']] = 'address'
+                if tg['iscsi_name']:
+                    found[tg['iscsi_name']] = 'iqn'
+        for lun in h['luns']:
+            for p in lun['paths']:
+                if p['target_wwpn']:
+                    w = p['target_wwpn']
+                    found[w] = found[w.replace(':', '')] = found[w.upper()] = 'wwn'
+                    v = int(w.replace(':', ''), 16)
+                    found[str(v - (1 << 64) if v >= 1 << 63 else v)] = 'wwn'
+    # The array's pools and LUNs, as the live poll stored them.
+    conf = ws.write_config([vcenter(ws, url)], '[array a1]\ntype = unity\nurl = %s\nuser = '
+                           'vslint\npassword_file = %s\n' % (unity_url, ws.password_file()),
+                           name='live.conf')
+    run_ok('collect', '-c', conf)
+    rows = json.loads(run_ok('query', '-c', conf, '--format', 'json',
+                             'SELECT name FROM vsl_pools').stdout)
+    for r in rows:
+        found[r['name']] = 'pool'
+    # Loopback addresses and a netmask-like value are not the estate's.
+    found.pop('127.0.0.1', None)
+    return found
+
+
+def test_anonymize_leaves_no_original(workspace):
+    """--anonymize: no name, IQN, WWN or address of the estate is left in any file, nor the
+    vCenter's configured name or URL; and the capture still replays to the live findings (the
+    same checks on the same objects, by moref), since names are replaced consistently."""
+    with Sim('violations') as sim, UnitySim() as unity:
+        out = os.path.join(workspace.dir, 'anon.tar.gz')
+        record(workspace, sim.url, out, name='vc-zeta-prod', arrays=[unity.url], anonymize=True)
+        want = originals(sim, workspace, sim.url, unity.url)
+        live = check_estate(workspace, sim.url, arrays=[unity.url], db='live2.db')
+    assert sum(1 for k in want.values() if k == 'wwn') > 4
+    assert sum(1 for k in want.values() if k == 'iqn') > 4
+    assert sum(1 for k in want.values() if k == 'pool') > 2
+    files = members(out)
+    port = sim.url.split(':')[2].split('/')[0]
+    leaks = []
+    for orig, kind in sorted(want.items()):
+        rx = re.compile(r'(?<![A-Za-z0-9])' + re.escape(orig) + r'(?![A-Za-z0-9])')
+        for name, body in files.items():
+            m = rx.search(body.decode('utf-8', 'replace'))
+            if m:
+                leaks.append((kind, orig, name))
+                break
+    assert leaks == []
+    for name, body in files.items():
+        assert b'vc-zeta-prod' not in body and (':%s' % port).encode() not in body, name
+    readme = files['vslint-capture/README.md'].decode()
+    assert 'Kept: managed object ids' in readme
+    with Replay(out) as rep:
+        replayed = check_estate(workspace, rep.url, arrays=[rep.array_url], db='anon.db')
+
+    def judged(findings):
+        return sorted((f['check'], f['severity'], f['object']['type'], f['object'].get('moref'))
+                      for f in findings)
+    assert judged(replayed) == judged(live)
+    names = {f['object']['name'] for f in replayed}
+    assert not names & set(want), names & set(want)
+
+
+def test_live_poll_and_replay_agree(workspace):
+    """A capture made now from the clean scenario replays to what the live poll gives, and
+    `vslint collect` against the replay stores the same inventory counts."""
+    with Sim('clean') as sim:
+        out = os.path.join(workspace.dir, 'clean.tar.gz')
+        record(workspace, sim.url, out)
+        live = finding_keys(check_estate(workspace, sim.url, db='live.db'))
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='c1.conf')
+        live_counts = run_ok('collect', '-c', conf).stdout.split(':', 1)[1]
+    with Replay(out) as rep:
+        replayed = finding_keys(check_estate(workspace, rep.url, db='replay.db'))
+        conf = workspace.write_config([vcenter(workspace, rep.url)], name='c2.conf')
+        rep_counts = run_ok('collect', '-c', conf).stdout.split(':', 1)[1]
+    assert replayed == live
+    # "stored in 0.12 s: 4 datastores, ...": the counts after the duration.
+    assert rep_counts.split(':', 1)[1] == live_counts.split(':', 1)[1]
+
+
+def test_replay_faults_an_unrecorded_request(workspace):
+    """A request the capture does not hold gets a SOAP fault naming its method; a Login with
+    any password is accepted (the capture holds none)."""
+    cap = os.path.join(CAPTURES, 'edges', 'capture.tar.gz')
+    with Replay(cap) as rep:
+        def post(body):
+            env = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv='
+                   '"http://schemas.xmlsoap.org/soap/envelope/" xmlns="urn:vim25">'
+                   '<soapenv:Body>%s</soapenv:Body></soapenv:Envelope>' % body)
+            req = urllib.request.Request(rep.url, data=env.encode(), method='POST',
+                                         headers={'Content-Type': 'text/xml'})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+        status, body = post('<CurrentTime><_this type="ServiceInstance">ServiceInstance'
+                            '</_this></CurrentTime>')
+        assert status == 500 and 'no recorded answer for CurrentTime' in body
+        status, body = post('<Login><_this type="SessionManager">SessionManager</_this>'
+                            '<userName>someone</userName><password>anything-at-all</password>'
+                            '</Login>')
+        assert status == 200 and 'LoginResponse' in body
+
+
+def test_record_errors(workspace):
+    """Bad use says what is wrong and writes no archive."""
+    conf = workspace.write_config([vcenter(workspace, 'http://127.0.0.1:9/sdk')])
+    out = os.path.join(workspace.dir, 'x.tar.gz')
+    res = vslint('record', '-c', conf, '--vcenter', 'nope', '--output', out)
+    assert res.returncode == 2 and 'no [vcenter nope]' in res.stderr
+    res = vslint('record', '-c', conf, '--vcenter', 'lab')
+    assert res.returncode == 2 and '--output' in res.stderr
+    res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
+    assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr
+    assert not os.path.exists(out) and not os.path.exists(out + '.tmp')

@@ -1,0 +1,555 @@
+/* The recorder behind `vslint record`: exchanges kept in memory as the transports report them,
+ * then written as a ustar archive through zlib (both already vslint's), secrets removed. */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <zlib.h>
+
+#include "util/anon.h"
+#include "util/buf.h"
+#include "util/capture.h"
+#include "util/err.h"
+
+#define REMOVED "(removed)"
+#define TOP     "vslint-capture/"
+
+struct entry {
+    char source[16];
+    char proto[8];
+    char method[64];
+    char *path; /* owned: the URL's path and query */
+    char *req;  /* owned, or NULL */
+    size_t req_len;
+    char *answer; /* owned, or NULL */
+    size_t answer_len;
+    long status;
+};
+
+struct vsl_capture {
+    pthread_mutex_t mu;
+    struct entry *v; /* owned array */
+    size_t n, cap;
+    size_t bytes, max;
+    int overflow;   /* an exchange did not fit under max: the archive would be incomplete */
+    int lost;       /* an exchange could not be kept (out of memory): the same */
+    char **secrets; /* owned strings, wiped when freed */
+    size_t n_secrets, cap_secrets;
+};
+
+int vsl_capture_new(size_t max_bytes, struct vsl_capture **out)
+{
+    struct vsl_capture *c = calloc(1, sizeof(*c));
+
+    *out = NULL;
+    if (!c)
+        return -ENOMEM;
+    pthread_mutex_init(&c->mu, NULL);
+    c->max = max_bytes ? max_bytes : (size_t)2 << 30;
+    *out = c;
+    return 0;
+}
+
+void vsl_capture_free(struct vsl_capture *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].path);
+        free(c->v[i].req);
+        free(c->v[i].answer);
+    }
+    free(c->v);
+    for (size_t i = 0; i < c->n_secrets; i++) {
+        explicit_bzero(c->secrets[i], strlen(c->secrets[i]));
+        free(c->secrets[i]);
+    }
+    free(c->secrets);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+size_t vsl_capture_count(const struct vsl_capture *c)
+{
+    return c->n;
+}
+
+int vsl_capture_secret(struct vsl_capture *c, const char *s)
+{
+    int r = 0;
+
+    if (!s || strlen(s) < 4)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n_secrets; i++)
+        if (!strcmp(c->secrets[i], s))
+            goto out;
+    r = vsl_grow(&c->secrets, &c->cap_secrets, c->n_secrets, sizeof(char *), 4);
+    if (r == 0 && !(c->secrets[c->n_secrets] = strdup(s)))
+        r = -ENOMEM;
+    if (r == 0)
+        c->n_secrets++;
+out:
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+int vsl_capture_cookies(struct vsl_capture *c, void *h)
+{
+    struct curl_slist *cookies = NULL;
+    int r = 0;
+
+    if (curl_easy_getinfo(h, CURLINFO_COOKIELIST, &cookies) != CURLE_OK)
+        return -ENOMEM;
+    /* Netscape format: the value is the seventh tab-separated field. */
+    for (struct curl_slist *k = cookies; k && r == 0; k = k->next) {
+        const char *v = k->data;
+        for (int f = 0; f < 6 && v; f++)
+            if ((v = strchr(v, '\t')))
+                v++;
+        if (v)
+            r = vsl_capture_secret(c, v);
+    }
+    curl_slist_free_all(cookies);
+    return r;
+}
+
+/* The local name of the first element inside soapenv:Body of a request ("Login"). */
+static void soap_method(const char *req, size_t len, char *out, size_t size)
+{
+    const char *end = req + len, *p = req ? memmem(req, len, "Body>", 5) : NULL;
+    size_t n = 0;
+
+    snprintf(out, size, "unknown");
+    if (!p)
+        return;
+    p = memchr(p, '<', (size_t)(end - p));
+    if (!p)
+        return;
+    p++;
+    const char *colon = NULL;
+    for (const char *q = p; q < end && *q != '>' && *q != ' ' && *q != '/'; q++)
+        if (*q == ':')
+            colon = q;
+    if (colon)
+        p = colon + 1;
+    while (p + n < end && n + 1 < size && p[n] != '>' && p[n] != ' ' && p[n] != '/')
+        n++;
+    if (n) {
+        memcpy(out, p, n);
+        out[n] = '\0';
+    }
+}
+
+/* A copy of the len bytes at s (NUL-terminated) with the text of each element named in names
+ * (<name>text</name>, any attributes) replaced by REMOVED: how the Login password, the user
+ * name and the session key leave a request or an answer before it is kept. The copy is built
+ * in a secret's buffer since the original may hold the password. */
+static char *redact_elements(const char *s, size_t len, const char *const *names, size_t *outlen)
+{
+    struct vsl_buf b;
+    const char *p = s, *end = s + len;
+    char *out = NULL;
+
+    vsl_buf_init_secret(&b, (size_t)-1);
+    while (p < end) {
+        const char *lt = memchr(p, '<', (size_t)(end - p));
+        const char *content = NULL;
+        if (!lt)
+            break;
+        for (size_t i = 0; names[i] && !content; i++) {
+            size_t n = strlen(names[i]);
+            if ((size_t)(end - lt) > n + 1 && !memcmp(lt + 1, names[i], n) &&
+                (lt[n + 1] == '>' || lt[n + 1] == ' ')) {
+                const char *gt = memchr(lt, '>', (size_t)(end - lt));
+                if (gt && gt[-1] != '/')
+                    content = gt + 1;
+            }
+        }
+        if (!content) {
+            if (vsl_buf_add(&b, p, (size_t)(lt + 1 - p)) < 0)
+                goto out;
+            p = lt + 1;
+            continue;
+        }
+        const char *close = memchr(content, '<', (size_t)(end - content));
+        if (!close)
+            close = end;
+        if (vsl_buf_add(&b, p, (size_t)(content - p)) < 0 || vsl_buf_addstr(&b, REMOVED) < 0)
+            goto out;
+        p = close;
+    }
+    if (p < end && vsl_buf_add(&b, p, (size_t)(end - p)) < 0)
+        goto out;
+    *outlen = b.len;
+    out = vsl_buf_take(&b);
+out:
+    vsl_buf_free(&b);
+    return out;
+}
+
+static const char *const request_secrets[] = {"password",  "userName",  "token",
+                                              "samlToken", "sessionId", NULL};
+static const char *const login_answer_secrets[] = {"key", "userName", "fullName", NULL};
+
+/* The path and query of url ("https://host:443/sdk?x" -> "/sdk?x"). */
+static const char *url_path(const char *url)
+{
+    const char *p = strstr(url, "://");
+    p = p ? strchr(p + 3, '/') : NULL;
+    return p ? p : "/";
+}
+
+int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x)
+{
+    struct entry e = {.status = x->status};
+    int r = -ENOMEM;
+
+    snprintf(e.source, sizeof(e.source), "%s", x->source);
+    snprintf(e.proto, sizeof(e.proto), "%s", x->proto);
+    if (x->method)
+        snprintf(e.method, sizeof(e.method), "%s", x->method);
+    else
+        soap_method(x->req, x->req_len, e.method, sizeof(e.method));
+    e.path = strdup(url_path(x->url));
+    if (!e.path)
+        goto fail;
+    if (x->req) {
+        e.req = !strcmp(e.proto, "soap")
+                    ? redact_elements(x->req, x->req_len, request_secrets, &e.req_len)
+                    : strndup(x->req, x->req_len);
+        if (!e.req)
+            goto fail;
+        if (strcmp(e.proto, "soap"))
+            e.req_len = x->req_len;
+    }
+    if (x->answer) {
+        if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login"))
+            e.answer =
+                redact_elements(x->answer, x->answer_len, login_answer_secrets, &e.answer_len);
+        else if ((e.answer = malloc(x->answer_len + 1))) {
+            memcpy(e.answer, x->answer, x->answer_len);
+            e.answer[x->answer_len] = '\0';
+            e.answer_len = x->answer_len;
+        }
+        if (!e.answer)
+            goto fail;
+    }
+    pthread_mutex_lock(&c->mu);
+    if (x->incomplete || c->bytes + e.req_len + e.answer_len > c->max) {
+        c->overflow = 1;
+        r = -VSL_ETOOBIG;
+    } else if ((r = vsl_grow(&c->v, &c->cap, c->n, sizeof(*c->v), 64)) == 0) {
+        c->v[c->n++] = e;
+        c->bytes += e.req_len + e.answer_len;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (r == 0)
+        return 0;
+fail:
+    free(e.path);
+    free(e.req);
+    free(e.answer);
+    if (r != -VSL_ETOOBIG) {
+        pthread_mutex_lock(&c->mu);
+        c->lost = r;
+        pthread_mutex_unlock(&c->mu);
+    }
+    return r;
+}
+
+/* Replaces every occurrence of each secret in *s (of *len bytes) by REMOVED. */
+static int scrub(const struct vsl_capture *c, char **s, size_t *len)
+{
+    for (size_t i = 0; i < c->n_secrets && *s; i++) {
+        const char *sec = c->secrets[i];
+        size_t n = strlen(sec);
+        if (!memmem(*s, *len, sec, n))
+            continue;
+        struct vsl_buf b;
+        const char *p = *s, *end = *s + *len, *hit;
+        vsl_buf_init(&b, (size_t)-1);
+        while ((hit = memmem(p, (size_t)(end - p), sec, n))) {
+            if (vsl_buf_add(&b, p, (size_t)(hit - p)) < 0 || vsl_buf_addstr(&b, REMOVED) < 0)
+                goto nomem;
+            p = hit + n;
+        }
+        if (vsl_buf_add(&b, p, (size_t)(end - p)) < 0)
+            goto nomem;
+        explicit_bzero(*s, *len);
+        free(*s);
+        *len = b.len;
+        *s = vsl_buf_take(&b);
+        if (!*s)
+            return -ENOMEM;
+        continue;
+    nomem:
+        vsl_buf_free(&b);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Replaces *s by its anonymized copy. */
+static int anonymize(struct vsl_anon *a, int json, char **s, size_t *len)
+{
+    struct vsl_buf b;
+    int r;
+
+    if (!*s)
+        return 0;
+    vsl_buf_init(&b, (size_t)-1);
+    r = vsl_anon_apply(a, json, *s, *len, &b);
+    if (r == 0) {
+        free(*s);
+        *len = b.len;
+        *s = vsl_buf_take(&b);
+        r = *s ? 0 : -ENOMEM;
+    }
+    vsl_buf_free(&b);
+    return r;
+}
+
+/* One ustar member: a 512-byte header, the data, zeros to the next 512 bytes. */
+static int tar_member(gzFile z, const char *name, const char *data, size_t len, time_t mtime)
+{
+    unsigned char h[512] = {0};
+    unsigned sum = 0;
+    static const char zeros[512];
+
+    if (strlen(name) >= 100)
+        return -ENAMETOOLONG;
+    memcpy(h, name, strlen(name));
+    snprintf((char *)h + 100, 8, "%07o", 0600);
+    snprintf((char *)h + 108, 8, "%07o", 0);
+    snprintf((char *)h + 116, 8, "%07o", 0);
+    snprintf((char *)h + 124, 12, "%011llo", (unsigned long long)len);
+    snprintf((char *)h + 136, 12, "%011llo", (unsigned long long)mtime);
+    memset(h + 148, ' ', 8);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    memcpy(h + 265, "vslint", 6);
+    memcpy(h + 297, "vslint", 6);
+    for (size_t i = 0; i < sizeof(h); i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+    if (gzwrite(z, h, sizeof(h)) != (int)sizeof(h))
+        return -EIO;
+    for (size_t off = 0; off < len;) {
+        unsigned n = len - off > (1u << 20) ? 1u << 20 : (unsigned)(len - off);
+        if (gzwrite(z, data + off, n) != (int)n)
+            return -EIO;
+        off += n;
+    }
+    if (len % 512 && gzwrite(z, zeros, (unsigned)(512 - len % 512)) != (int)(512 - len % 512))
+        return -EIO;
+    return 0;
+}
+
+static void member_name(char *out, size_t size, size_t seq, const struct entry *e, int request)
+{
+    const int json = !strcmp(e->proto, "rest");
+    snprintf(out, size, "%04zu-%s-%.40s.%s.%s", seq, e->source, e->method,
+             request ? "request" : "answer", json ? "json" : "xml");
+}
+
+static int readme(struct vsl_buf *b, const struct vsl_capture *c,
+                  const struct vsl_capture_about *about, const struct vsl_anon *anon)
+{
+    char when[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    size_t soap = 0, rest = 0;
+
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    for (size_t i = 0; i < c->n; i++)
+        rest += !strcmp(c->v[i].proto, "rest"), soap += !!strcmp(c->v[i].proto, "rest");
+    int r = vsl_buf_printf(
+        b,
+        "# A vslint capture\n\n"
+        "Recorded by `vslint record` (vslint %s) on %s: one full read of %s, as `vslint collect`\n"
+        "makes it, with every request vslint sent and every answer it got, in order.\n\n"
+        "- %zu exchanges with the vCenter (SOAP requests to /sdk and the files it read there),\n"
+        "  %zu with storage arrays (REST): see manifest.tsv, one line each: sequence number,\n"
+        "  source, protocol, method, path, HTTP status, request file, answer file.\n"
+        "- Only bodies are recorded: no HTTP header is, so no session cookie\n"
+        "  (vmware_soap_session), no Authorization header and no CSRF token.\n\n"
+        "## Removed\n\n"
+        "- The Login request's password and user name, and the session key, user name and full\n"
+        "  name of its answer, each replaced by \"(removed)\".\n"
+        "- Every occurrence, anywhere, of the password, the session cookies' values and the\n"
+        "  arrays' CSRF tokens, replaced by \"(removed)\".\n",
+        about->version, when,
+        about->anonymize ? "a vCenter (its name is anonymized)" : "the vCenter below", soap, rest);
+    if (r == 0 && !about->anonymize)
+        r = vsl_buf_printf(b, "\nvCenter: [vcenter %s] at %s\n", about->vcenter, about->url);
+    if (r == 0 && anon) {
+        struct vsl_anon_stats s;
+        vsl_anon_stats(anon, &s);
+        r = vsl_buf_printf(
+            b,
+            "\n## Anonymized (--anonymize)\n\n"
+            "Replaced, the same original by the same token in every file:\n"
+            "- %zu names of hosts, VMs, datastores, datastore clusters, clusters, datacenters,\n"
+            "  folders, resource pools, distributed switches and array objects (anon-host-1,\n"
+            "  anon-vm-2,"
+            " ...), also inside paths such as \"[datastore] vm/vm.vmx\";\n"
+            "- %zu IQNs (iqn.2000-01.org.example:anon-N);\n"
+            "- %zu IPv4 addresses, prefix by prefix: addresses that shared their first one, two\n"
+            "  or three octets still do (netmasks are kept);\n"
+            "- %zu WWNs, as vSphere's decimal longs and as hex with or without colons: the last\n"
+            "  four bytes (the serial number); the first four (NAA type, vendor, and for\n"
+            "  CLARiiON, VNX and Unity ports the storage processor) are kept.\n"
+            "- The vCenter's configured name and its URL's host (anon-vcenter-N; not written\n"
+            "  here).\n\n"
+            "Kept: managed object ids (morefs: host-21, vm-45), sizes and capacities, counts,\n"
+            "versions and builds, device names (vmhba64, vmk1, naa./eui./t10. LUN ids), the\n"
+            "names of standard vSwitches and port groups, policies, settings and every other\n"
+            "value. %zu names that are also words the API\n"
+            "uses elsewhere (or only digits) were kept, since replacing them would change those\n"
+            "words too. IPv6 addresses are not replaced. Check before sending: tar xzf, then\n"
+            "grep -ri for your domain, host and VM names.\n",
+            s.names, s.iqns, s.addresses, s.wwns, s.kept_names);
+    }
+    if (r == 0)
+        r = vsl_buf_addstr(b, "\nReplay it: tests/sim/replay (vcsim-replay -capture FILE.tar.gz); "
+                              "see docs/captures.md.\n");
+    return r;
+}
+
+int vsl_capture_write(struct vsl_capture *c, const char *path,
+                      const struct vsl_capture_about *about, char *err, size_t errlen)
+{
+    struct vsl_anon *anon = NULL;
+    struct vsl_buf text;
+    gzFile z = NULL;
+    char name[160], reqname[128], ansname[128];
+    time_t now = time(NULL);
+    int r = 0, fd = -1;
+
+    vsl_buf_init(&text, (size_t)-1);
+    pthread_mutex_lock(&c->mu);
+    if (c->overflow) {
+        snprintf(err, errlen, "the read is larger than the capture may hold (%zu MiB)",
+                 c->max >> 20);
+        r = -VSL_ETOOBIG;
+        goto out;
+    }
+    if (c->lost) {
+        snprintf(err, errlen, "an exchange could not be recorded: %s", vsl_strerror(c->lost));
+        r = c->lost;
+        goto out;
+    }
+    for (size_t i = 0; i < c->n && r == 0; i++) {
+        r = scrub(c, &c->v[i].req, &c->v[i].req_len);
+        if (r == 0)
+            r = scrub(c, &c->v[i].answer, &c->v[i].answer_len);
+    }
+    if (r == 0 && about->anonymize) {
+        r = vsl_anon_new(&anon);
+        for (size_t i = 0; i < c->n && r == 0; i++)
+            if (c->v[i].answer)
+                r = vsl_anon_learn(anon, !strcmp(c->v[i].proto, "rest"), c->v[i].path,
+                                   c->v[i].answer, c->v[i].answer_len);
+        /* The vCenter's own name and host, which an answer may hold (a vCenter's name in an
+         * alarm, its FQDN in a URL). */
+        if (r == 0 && about->vcenter)
+            r = vsl_anon_name(anon, about->vcenter, "vcenter");
+        if (r == 0 && about->url) {
+            const char *h = strstr(about->url, "://");
+            h = h ? h + 3 : about->url;
+            size_t n = strcspn(h, ":/[]");
+            char host[256];
+            snprintf(host, sizeof(host), "%.*s", (int)(n < 255 ? n : 255), h);
+            if (host[0])
+                r = vsl_anon_name(anon, host, "vcenter");
+        }
+        if (r == 0)
+            r = vsl_anon_seal(anon);
+        for (size_t i = 0; i < c->n && r == 0; i++) {
+            struct entry *e = &c->v[i];
+            const int json = !strcmp(e->proto, "rest");
+            size_t plen = strlen(e->path);
+            r = anonymize(anon, json, &e->req, &e->req_len);
+            if (r == 0)
+                r = anonymize(anon, json, &e->answer, &e->answer_len);
+            if (r == 0)
+                r = anonymize(anon, 1, &e->path, &plen);
+        }
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
+        goto out;
+    }
+    if ((size_t)snprintf(name, sizeof(name), "%s.tmp", path) >= sizeof(name)) {
+        snprintf(err, errlen, "%s: path too long", path);
+        r = -ENAMETOOLONG;
+        goto out;
+    }
+    /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. */
+    fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || !(z = gzdopen(fd, "wb9"))) {
+        r = -errno;
+        snprintf(err, errlen, "%s: cannot write: %s", name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    r = readme(&text, c, about, anon);
+    if (r == 0)
+        r = tar_member(z, TOP "README.md", text.data, text.len, now);
+    vsl_buf_reset(&text);
+    for (size_t i = 0; i < c->n && r == 0; i++) {
+        const struct entry *e = &c->v[i];
+        member_name(reqname, sizeof(reqname), i + 1, e, 1);
+        member_name(ansname, sizeof(ansname), i + 1, e, 0);
+        /* A path holds no tab or newline (libcurl refuses them in URLs). */
+        r = vsl_buf_printf(&text, "%zu\t%s\t%s\t%s\t%s\t%ld\t%s\t%s\n", i + 1, e->source, e->proto,
+                           e->method, e->path, e->status, e->req ? reqname : "-",
+                           e->answer ? ansname : "-");
+    }
+    if (r == 0)
+        r = tar_member(z, TOP "manifest.tsv", text.data, text.len, now);
+    for (size_t i = 0; i < c->n && r == 0; i++) {
+        const struct entry *e = &c->v[i];
+        if (e->req) {
+            member_name(reqname, sizeof(reqname), i + 1, e, 1);
+            snprintf(name, sizeof(name), TOP "%s", reqname);
+            r = tar_member(z, name, e->req, e->req_len, now);
+        }
+        if (r == 0 && e->answer) {
+            member_name(ansname, sizeof(ansname), i + 1, e, 0);
+            snprintf(name, sizeof(name), TOP "%s", ansname);
+            r = tar_member(z, name, e->answer, e->answer_len, now);
+        }
+    }
+    if (r == 0) {
+        static const char end[1024];
+        if (gzwrite(z, end, sizeof(end)) != (int)sizeof(end))
+            r = -EIO;
+    }
+    if (gzclose(z) != Z_OK && r == 0)
+        r = -EIO;
+    snprintf(name, sizeof(name), "%s.tmp", path);
+    if (r == 0 && rename(name, path) < 0)
+        r = -errno;
+    if (r < 0) {
+        snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
+        unlink(name);
+    }
+out:
+    pthread_mutex_unlock(&c->mu);
+    vsl_anon_free(anon);
+    vsl_buf_free(&text);
+    return r;
+}

@@ -1,0 +1,62 @@
+/* Captures a user can send back (`vslint record`): every request and answer of one read, in
+ * order, with credentials, session cookies and tokens removed, written as a tar.gz archive. */
+#ifndef VSL_CAPTURE_H
+#define VSL_CAPTURE_H
+
+#include <stddef.h>
+
+/* One exchange as the transport saw it. Strings are borrowed for the call; the capture keeps
+ * its own copies (the request already stripped of its password, see vsl_capture_add()). */
+struct vsl_exchange {
+    const char *source; /* "vcenter", "array1", ...: the label, never the configured name */
+    const char *proto;  /* "soap" (a POST to /sdk), "get" (a file under /sdk), "rest" */
+    const char *method; /* "GET", "POST", "DELETE" for rest and get; NULL for soap (read
+                         * from the request's first element) */
+    const char *url;    /* the whole URL; the archive keeps its path and query */
+    const char *req;    /* the request body, or NULL */
+    size_t req_len;
+    const char *answer; /* the answer body (NULL: none) */
+    size_t answer_len;
+    long status;    /* the HTTP status */
+    int incomplete; /* the answer was too big to record whole: the capture fails */
+};
+
+/* What the README says about where the capture came from. */
+struct vsl_capture_about {
+    const char *vcenter; /* the [vcenter NAME] recorded (left out when anonymized) */
+    const char *url;     /* its URL (left out when anonymized) */
+    const char *version; /* vslint's */
+    int anonymize;
+};
+
+struct vsl_capture;
+
+/* A capture holds at most max_bytes of requests and answers (0: 2 GiB): a read bigger than
+ * that makes vsl_capture_write() fail with a message saying so, not an archive cut short. */
+int vsl_capture_new(size_t max_bytes, struct vsl_capture **out);
+void vsl_capture_free(struct vsl_capture *c); /* NULL is a no-op; secrets are wiped */
+
+/* Something that must not be in the archive wherever it appears: a password, a session
+ * cookie's value, a CSRF token. The archive says "(removed)" in its place. Strings shorter
+ * than 4 bytes are not searched for (they would match all over). Thread-safe. */
+int vsl_capture_secret(struct vsl_capture *c, const char *s);
+
+/* The values of the cookies the libcurl handle h holds (a session's), as secrets. */
+int vsl_capture_cookies(struct vsl_capture *c, void *h);
+
+/* Appends one exchange. A SOAP request's and answer's credential elements (the Login
+ * password and user name, the session key of a UserSession) are replaced before the copy is
+ * kept. Thread-safe: the pages of a read come from several connections at once. */
+int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x);
+
+/* Writes the archive to path (beside it first, then renamed into place): README.md,
+ * manifest.tsv and one file per request and answer, every secret removed, and with
+ * about->anonymize every name, IQN, WWN and address replaced (util/anon.c). 0, or a negative
+ * error with the reason in err. */
+int vsl_capture_write(struct vsl_capture *c, const char *path,
+                      const struct vsl_capture_about *about, char *err, size_t errlen);
+
+/* The number of exchanges held. */
+size_t vsl_capture_count(const struct vsl_capture *c);
+
+#endif
