@@ -193,6 +193,11 @@ struct api_snap_site {
     char name[128];
     int interval_s;         /* its poll interval when the snapshot was built */
     struct estate *estate;  /* owned by the snapshot; NULL: never polled successfully */
+    /* Every enabled check over estate with the snapshot's settings, which every what-if on
+     * it reads (struct chk_site.base); base_ok 0: they failed, and each request runs them
+     * again to say why. */
+    struct chk_results base;
+    int base_ok;
 };
 /* Every configured vCenter's stored snapshot, scoped to the running configuration, and that
  * configuration's check settings: read-only once published, shared by every request holding

@@ -30,8 +30,10 @@ static void snap_free(struct api_snap *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; s->sites && i < s->n; i++)
+    for (size_t i = 0; s->sites && i < s->n; i++) {
+        chk_results_free(&s->sites[i].base);
         est_free(s->sites[i].estate);
+    }
     free(s->sites);
     chk_config_free(&s->cfg);
     free(s);
@@ -156,6 +158,13 @@ static int build(struct api_req *r, uint64_t gen, uint64_t cfg_gen, struct api_s
             srv->hooks.scope_estate(srv->hooks.ctx, site->estate);
         if (rc == 0)
             s->n++;
+        if (rc == 0 && site->estate) {
+            /* The run over the snapshot as it is, once for every request: a what-if reads its
+             * findings on the target's LUNs (checks/whatif.c). */
+            char err[256];
+            site->base_ok = chk_run_all(&s->cfg, site->estate, time(NULL), &site->base, err,
+                                        sizeof(err)) == 0;
+        }
     }
 out:
     free(st);

@@ -46,7 +46,8 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
             continue;
         matched++;
         if (site->estate)
-            x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s};
+            x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
+                                             site->base_ok ? &site->base : NULL};
     }
     if (rc < 0) {
         *ret = api_db_error(r, what, rc);

@@ -39,6 +39,10 @@ struct chk_proposal {
 struct chk_site {
     const struct estate *estate; /* borrowed */
     int64_t max_age_s;           /* default for its snapshot: 2 x its poll interval */
+    /* Borrowed: chk_run_all() over estate with the configuration the gate is given, made
+     * once for every request on the same snapshot (api/estates.c); NULL: each call runs it.
+     * Only its findings on the target's LUNs are read, which do not depend on the time. */
+    const struct chk_results *base;
 };
 
 /* Defaults: 1 VM, no disks yet, lazy, fail_on warning. */
