@@ -9,6 +9,7 @@
 #include "api/api-private.h"
 #include "db/findings.h"
 #include "util/err.h"
+#include "util/log.h"
 
 /* The shared estate of one server. Lock order: mu alone (the hooks and the database are
  * called without it, but for watch, which only mu guards). */
@@ -231,7 +232,13 @@ int api_snap_get(struct api_req *r, struct api_snap **out, const char **what)
         nanosleep(&ts, NULL);
     }
 #endif
+    struct vsl_watch w;
+    double wall, cpu;
+    vsl_watch_start(&w);
     rc = build(r, gen, cfg_gen, &s, what);
+    vsl_watch_read(&w, &wall, &cpu);
+    log_debug("http: the what-if estate of database generation %llu %s in %.3f s, CPU %.3f s",
+              (unsigned long long)gen, rc == 0 ? "built" : "failed", wall, cpu);
     if (!gen) { /* not shared: this request's alone */
         if (rc == 0)
             s->refs = 1;

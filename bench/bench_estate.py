@@ -141,7 +141,7 @@ def bench_size(a, work, n, per_ds):
         subprocess.run([a.vslint, 'collect', '-c', est.conf], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log('[%d VMs] collect (not reported) %.1f s' % (n, time.time() - t))
-        srv, _ = serve(a, est)
+        srv, serve_log = serve(a, est, verbose=a.verbose)
         try:
             base = est.base
             time.sleep(2)  # the evaluation after the first poll has committed
@@ -188,6 +188,10 @@ def bench_size(a, work, n, per_ds):
             res['gate_offline'] = time.time() - t
         finally:
             stop(srv)
+            if a.verbose:
+                for line in open(serve_log):
+                    if 'what-if estate' in line or 'applied' in line or 'read in full' in line:
+                        log('[%d VMs] serve: %s' % (n, line.rstrip()))
     finally:
         est.stop()
     log('[%d VMs] %s' % (n, json.dumps(res)))
@@ -258,6 +262,7 @@ def main():
     ap.add_argument('--sizes', default='20000:100,100000:25')
     ap.add_argument('--requests', type=int, default=20)
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
+    ap.add_argument('--verbose', action='store_true', help='vslint serve -v (its log in the work dir)')
     ap.add_argument('--soak', type=int, default=0)
     ap.add_argument('--soak-vms', type=int, default=20000)
     ap.add_argument('--hour-rounds', type=int, default=180)
