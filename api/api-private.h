@@ -193,9 +193,10 @@ struct api_snap_site {
     char name[128];
     int interval_s;         /* its poll interval when the snapshot was built */
     struct estate *estate;  /* owned by the snapshot; NULL: never polled successfully */
-    /* Every enabled check over estate with the snapshot's settings, which every what-if on
-     * it reads (struct chk_site.base); base_ok 0: they failed, and each request runs them
-     * again to say why. */
+    /* Every enabled check over estate with the snapshot's settings, kept for every what-if on
+     * it (struct chk_site.base): their findings on LUNs, all a what-if reads of them
+     * (chk_site_base_trim()); base_ok 0: they failed, and each request runs them again to say
+     * why. */
     struct chk_results base;
     int base_ok;
 };

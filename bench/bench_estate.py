@@ -58,6 +58,13 @@ def rss_mb(pid):
         return int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1)) / 1024
 
 
+def cpu_s(pid):
+    """The process's user + system CPU time so far, in seconds."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
 def builds(base):
     _, body = http(base + '/metrics')
     return int(re.search(rb'^vslint_estate_builds_total (\d+)$', body, re.M).group(1))
@@ -150,8 +157,10 @@ def bench_size(a, work, n, per_ds):
             res['cold'], body = http(base + PLACEMENT)
             ans = json.loads(body)
             res['datastores'] = ans['total_candidates'] + len(ans['rejected'])
+            c0 = cpu_s(srv.pid)
             one = [http(base + PLACEMENT)[0] for _ in range(a.requests)]
             res['p1'] = (statistics.median(one), pct(one, 99))
+            res['p1_cpu'] = (cpu_s(srv.pid) - c0) / a.requests
             peak, done = [res['rss_idle']], threading.Event()
 
             def sample():
@@ -178,8 +187,10 @@ def bench_size(a, work, n, per_ds):
             res['rss_peak8'] = max(peak)
             ds = a_datastore(base)
             body = json.dumps({'datastore': ds, 'disks_gb': [40]}).encode()
+            c0 = cpu_s(srv.pid)
             g = [http(base + '/api/v1/gate', data=body)[0] for _ in range(a.requests)]
             res['gate'] = (statistics.median(g), pct(g, 99))
+            res['gate_cpu'] = (cpu_s(srv.pid) - c0) / a.requests
             res['builds'] = builds(base) - res['builds_before']
             t = time.time()
             subprocess.run([a.vslint, 'gate', '-c', est.conf, '--offline', '--datastore', ds,
@@ -206,12 +217,15 @@ def report(results):
     row('first placement (builds the shared estate)', ['%.2f s' % r['cold'] for r in results])
     row('placement p50 / p99, 1 client', [ms % (r['p1'][0] * 1e3, r['p1'][1] * 1e3)
                                           for r in results])
+    row("  the daemon's CPU per placement (steadier)", ['%.0f ms' % (r['p1_cpu'] * 1e3)
+                                                      for r in results])
     row('placement p50 / p99, 8 clients at once', [ms % (r['p8'][0] * 1e3, r['p8'][1] * 1e3)
                                                    for r in results])
     row('RSS idle -> peak while 8 clients ask', ['%.0f -> %.0f MB (+%.0f)' % (
         r['rss_idle'], r['rss_peak8'], r['rss_peak8'] - r['rss_idle']) for r in results])
     row('gate p50 / p99 (daemon)', [ms % (r['gate'][0] * 1e3, r['gate'][1] * 1e3)
                                     for r in results])
+    row("  the daemon's CPU per gate", ['%.0f ms' % (r['gate_cpu'] * 1e3) for r in results])
     row('`vslint gate --offline` (loads its own)', ['%.2f s' % r['gate_offline']
                                                    for r in results])
     row('estate builds during the run', ['%d' % r['builds'] for r in results])

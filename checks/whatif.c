@@ -500,6 +500,23 @@ static int base_run(const struct chk_config *cfg, struct base *b, int64_t now, c
     return chk_run_all(cfg, b->site->estate, now, &b->own, err, errlen);
 }
 
+static int streq(const char *a, const char *b);
+
+void chk_site_base_trim(struct chk_results *r)
+{
+    size_t k = 0;
+
+    /* The findings on LUNs move to the front in their order; the rest go. */
+    for (size_t i = 0; i < r->n; i++) {
+        if (!streq(r->items[i].object_type, "lun"))
+            continue;
+        struct chk_finding f = r->items[k];
+        r->items[k++] = r->items[i];
+        r->items[i] = f;
+    }
+    chk_results_truncate(r, k);
+}
+
 static void base_free(struct base *b)
 {
     chk_results_free(&b->own);

@@ -45,6 +45,10 @@ struct chk_site {
     const struct chk_results *base;
 };
 
+/* Drops from r (chk_run_all() over a snapshot, to be a chk_site.base) what no what-if reads
+ * of it: all but the findings on LUNs, in their order. */
+void chk_site_base_trim(struct chk_results *r);
+
 /* Defaults: 1 VM, no disks yet, lazy, fail_on warning. */
 void chk_proposal_init(struct chk_proposal *p);
 
