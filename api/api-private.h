@@ -205,7 +205,7 @@ struct api_snap_site {
  * a reference, freed when the last reference goes. */
 struct api_snap {
     unsigned refs;     /* under the shared estate's lock */
-    uint64_t gen;      /* of the database it was read after (0: one request's own) */
+    uint64_t gen;      /* of the stored snapshots it was read after (0: one request's own) */
     uint64_t cfg_gen;  /* of the configuration (api_hooks.config_generation) */
     struct chk_config cfg;
     struct api_snap_site *sites; /* in configuration order */

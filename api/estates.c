@@ -18,7 +18,8 @@ struct api_estates {
     pthread_mutex_t mu;
     pthread_cond_t built; /* a build finished (published or failed) */
     struct db *watch;     /* its own connection: PRAGMA data_version sees every other commit */
-    uint64_t generation;  /* commits seen on watch: moves on when anyone wrote */
+    uint64_t generation;  /* moves on when a commit changed the stored snapshots */
+    uint64_t stamp;       /* db_snapshots_stamp() as of generation */
     struct api_snap *cur; /* the newest published, holding one reference of its own; or NULL */
     int building;         /* a request is building; the others wait on built */
     uint64_t ticket;      /* builds finished: a waiter knows its build is over when it moves */
@@ -89,12 +90,16 @@ uint64_t api_estate_builds(struct api_server *srv)
     return n;
 }
 
-/* The generation of the database as of now, under x->mu: 0 when it cannot tell (then nothing
- * is shared: every request builds its own). A snapshot built from reads made after the
- * generation was taken is at least as new as that generation. */
+/* The generation of the stored snapshots as of now, under x->mu: 0 when it cannot tell (then
+ * nothing is shared: every request builds its own). A commit by anyone moves PRAGMA
+ * data_version on; only one that changed a snapshot (db_snapshots_stamp()) moves the
+ * generation: the findings, history pruning and digests written between polls do not make
+ * every what-if load the estate again. A snapshot built from reads made after the generation
+ * was taken is at least as new as that generation. */
 static uint64_t generation(struct api_estates *x, const char *db_path)
 {
     char *msg = NULL;
+    uint64_t stamp;
     int changed;
 
     if (!x->watch && db_open_reader(db_path, &x->watch, &msg) < 0)
@@ -103,12 +108,17 @@ static uint64_t generation(struct api_estates *x, const char *db_path)
     if (!x->watch)
         return 0;
     changed = db_changed(x->watch);
+    if (changed > 0 && db_snapshots_stamp(x->watch, &stamp) < 0)
+        changed = -1;
     if (changed < 0) { /* ask again on a fresh connection next time */
         db_close(x->watch);
         x->watch = NULL;
         return 0;
     }
-    x->generation += (uint64_t)changed;
+    if (changed && (!x->generation || stamp != x->stamp)) {
+        x->stamp = stamp;
+        x->generation++;
+    }
     return x->generation;
 }
 

@@ -1278,6 +1278,31 @@ static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
     return r;
 }
 
+int db_snapshots_stamp(struct db *db, uint64_t *out)
+{
+    /* Both sums only grow as polls finish (ids and times move forward), and a row added or
+     * removed changes the count. */
+    sqlite3_stmt *st = NULL;
+    int r = db_row_args(db->h,
+                        "SELECT count(*), coalesce(sum(last_poll_id), 0),"
+                        " coalesce(sum(last_success_ms), 0) FROM vcenters",
+                        &st, "reading the vCenters' last polls", NULL, 0);
+
+    if (r == 0) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a over the three numbers */
+        for (int i = 0; i < 3; i++) {
+            uint64_t v = (uint64_t)sqlite3_column_int64(st, i);
+            for (int b = 0; b < 8; b++) {
+                h ^= (v >> (8 * b)) & 0xff;
+                h *= 1099511628211ULL;
+            }
+        }
+        *out = h;
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 {
     struct load L = {0};

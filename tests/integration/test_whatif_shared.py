@@ -148,3 +148,16 @@ def test_a_poll_builds_the_estate_again(srv, sim):
         srv.poll_and_wait('lab')
     assert without_age(gate(srv, body)) == without_age(before)
     assert builds(srv) == n + 2
+
+
+def test_a_write_that_changes_no_snapshot_builds_nothing(srv):
+    """`vslint check --offline` beside the daemon records findings without polling: the
+    database moved on, the stored snapshot did not, and the estate is not loaded again."""
+    before = placement(srv, disks_gb='12', limit='50')
+    n = builds(srv)
+    r = vslint('check', '-c', srv.conf, '--offline', '--fail-on', 'never', '-o', '/dev/null')
+    assert r.returncode == 0, r.stderr
+    after = placement(srv, disks_gb='12', limit='50')
+    assert {k: v for k, v in after.items() if k != 'snapshots'} == \
+        {k: v for k, v in before.items() if k != 'snapshots'}
+    assert builds(srv) == n
