@@ -116,6 +116,9 @@ static uint64_t generation(struct api_estates *x, const char *db_path)
         return 0;
     }
     if (changed && (!x->generation || stamp != x->stamp)) {
+        log_debug("http: the stored snapshots changed (stamp %016llx, was %016llx): the "
+                  "what-if estate is loaded again when next asked",
+                  (unsigned long long)stamp, (unsigned long long)x->stamp);
         x->stamp = stamp;
         x->generation++;
     }

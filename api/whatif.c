@@ -34,10 +34,12 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
 {
     const char *what;
     size_t matched = 0;
+    struct db *db;
     int rc;
 
     memset(x, 0, sizeof(*x));
     rc = api_snap_get(r, &x->snap, &what);
+    db = api_db(r);
     if (rc == 0 && !(x->s = calloc(x->snap->n + 1, sizeof(*x->s))))
         rc = -ENOMEM;
     for (size_t i = 0; rc == 0 && i < x->snap->n; i++) {
@@ -45,9 +47,16 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
         if (vcenter && strcmp(vcenter, site->name))
             continue;
         matched++;
-        if (site->estate)
-            x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
-                                             site->base_ok ? &site->base : NULL};
+        if (!site->estate)
+            continue;
+        int64_t confirmed = 0;
+        /* Rounds that changed nothing confirm the snapshot without making a new one: its age
+         * is the last confirmation's. */
+        if (!db || db_snapshot_time(db, site->name, &confirmed) < 0 ||
+            confirmed <= site->estate->polled_ms)
+            confirmed = 0;
+        x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
+                                         site->base_ok ? &site->base : NULL, confirmed};
     }
     if (rc < 0) {
         *ret = api_db_error(r, what, rc);

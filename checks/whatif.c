@@ -799,9 +799,9 @@ static int on_target(const struct estate *o, const struct est_datastore *d,
     return 0;
 }
 
-static int64_t age_of(const struct estate *e, int64_t now)
+static int64_t age_of(const struct chk_site *site, int64_t now)
 {
-    return now - e->polled_ms / 1000;
+    return now - (site->polled_ms ? site->polled_ms : site->estate->polled_ms) / 1000;
 }
 
 static int64_t max_age(const struct chk_site *site, const struct chk_proposal *p)
@@ -820,7 +820,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     struct chk_results res = {0};
     struct estate *o = NULL;
     char a[32], c[32];
-    int64_t total = total_bytes(p), age = age_of(e, now), limit = max_age(b->site, p);
+    int64_t total = total_bytes(p), age = age_of(b->site, now), limit = max_age(b->site, p);
     int rc;
 
     memset(v, 0, sizeof(*v));
@@ -1056,7 +1056,7 @@ int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t 
         "fail_on", vsl_severity_name(p->fail_on), "reasons", v.reasons, "waived", v.waived,
         "before", before, "after", after, "headroom", room_json(&v), "limited_by",
         v.measured && v.room.by[0] ? v.room.by : NULL, "snapshot_age_s",
-        (json_int_t)age_of(e, now), "max_age_s", (json_int_t)max_age(b.site, p));
+        (json_int_t)age_of(b.site, now), "max_age_s", (json_int_t)max_age(b.site, p));
     before = after = NULL; /* taken by json_pack, even when it failed */
     if (!*answer)
         rc = -ENOMEM;
@@ -1236,7 +1236,7 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         if (rc == 0 && json_array_append_new(
                            snaps, json_pack("{s:s, s:I, s:I}", "vcenter", sites[s].estate->vcenter,
                                             "snapshot_age_s",
-                                            (json_int_t)age_of(sites[s].estate, now),
+                                            (json_int_t)age_of(&sites[s], now),
                                             "max_age_s", (json_int_t)max_age(&sites[s], p))) < 0)
             rc = -ENOMEM;
     }

@@ -43,6 +43,10 @@ struct chk_site {
      * once for every request on the same snapshot (api/estates.c); NULL: each call runs it.
      * Only its findings on the target's LUNs are read, which do not depend on the time. */
     const struct chk_results *base;
+    /* When vCenter last confirmed the snapshot (unix ms), where that is newer than the
+     * estate's polled_ms: an estate shared across incremental rounds that changed nothing
+     * (api/estates.c). 0: the estate's own. */
+    int64_t polled_ms;
 };
 
 /* Drops from r (chk_run_all() over a snapshot, to be a chk_site.base) what no what-if reads

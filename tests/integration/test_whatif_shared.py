@@ -5,6 +5,7 @@ new snapshot), and giving the answers `vslint gate --offline` gives on the same 
 import json
 import re
 import threading
+import time
 import urllib.parse
 
 import pytest
@@ -161,3 +162,18 @@ def test_a_write_that_changes_no_snapshot_builds_nothing(srv):
     assert {k: v for k, v in after.items() if k != 'snapshots'} == \
         {k: v for k, v in before.items() if k != 'snapshots'}
     assert builds(srv) == n
+
+
+def test_rounds_that_change_nothing_keep_the_estate_and_its_age_fresh(srv):
+    """The daemon follows the simulator (incremental rounds): a round that finds nothing
+    changed confirms the snapshot without a new one. The shared estate is not loaded again,
+    and the answers' snapshot age is the last confirmation's, not the build's."""
+    body = {'datastore': 'ds-gate-roomy', 'disks_gb': [1]}
+    gate(srv, body)
+    n = builds(srv)
+    status = srv.vcenter('lab')
+    assert status['mode'] == 'incremental', status
+    time.sleep(14)
+    ans = gate(srv, body)
+    assert builds(srv) == n
+    assert ans['snapshot_age_s'] <= 8, ans['snapshot_age_s']
