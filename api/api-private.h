@@ -85,6 +85,7 @@ struct api_server {
     int64_t db_retry_ms; /* monotonic: no new open before */
     char db_error[256];
     struct api_cache *cache; /* owned; made on first use, under db_mu */
+    struct api_estates *estates; /* owned; made on first use, under db_mu (api/estates.c) */
     long debug_delay_ms;     /* -Dtest_hooks: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
     int stmt_cache;          /* api_opts.stmt_cache */
 };
@@ -197,6 +198,41 @@ int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *o
 enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
                                    size_t n);
 void api_pieces_free(struct api_piece *p, size_t n);
+
+/* ---- the estate shared by the what-if requests (api/estates.c) ---- */
+struct api_estates;
+void api_estates_free(struct api_estates *x); /* NULL is a no-op; after the handlers stopped */
+/* One configured vCenter (or array, as api_status() lists them) in a shared snapshot. */
+struct api_snap_site {
+    char name[128];
+    int interval_s;         /* its poll interval when the snapshot was built */
+    struct estate *estate;  /* owned by the snapshot; NULL: never polled successfully */
+    /* Every enabled check over estate with the snapshot's settings, kept for every what-if on
+     * it (struct chk_site.base): their findings on LUNs, all a what-if reads of them
+     * (chk_site_base_trim()); base_ok 0: they failed, and each request runs them again to say
+     * why. */
+    struct chk_results base;
+    int base_ok;
+};
+/* Every configured vCenter's stored snapshot, scoped to the running configuration, and that
+ * configuration's check settings: read-only once published, shared by every request holding
+ * a reference, freed when the last reference goes. */
+struct api_snap {
+    unsigned refs;     /* under the shared estate's lock */
+    uint64_t gen;      /* of the stored snapshots it was read after (0: one request's own) */
+    uint64_t cfg_gen;  /* of the configuration (api_hooks.config_generation) */
+    struct chk_config cfg;
+    struct api_snap_site *sites; /* in configuration order */
+    size_t n;
+};
+/* A reference to a snapshot at least as new as the database and the configuration are now:
+ * the one already built, or one this request builds while any other that wants it waits
+ * (one build however many ask). Release it with api_snap_put(). 0, or a negative error with
+ * what was being done in *what. */
+int api_snap_get(struct api_req *r, struct api_snap **out, const char **what);
+void api_snap_put(struct api_req *r, struct api_snap *s); /* NULL is a no-op */
+/* Snapshots built and published since the server started (vslint_estate_builds_total). */
+uint64_t api_estate_builds(struct api_server *srv);
 
 /* Sends the error a parameter check recorded with api_bad(). */
 enum MHD_Result api_fail(struct api_req *r);

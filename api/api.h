@@ -54,6 +54,9 @@ struct api_hooks {
      * has (the pools of an array removed from it, whose rows stay until they age out), as the
      * evaluation and `vslint gate` do. NULL: the snapshot is judged as stored. */
     void (*scope_estate)(void *ctx, struct estate *e);
+    /* A number that moves on whenever the running configuration changes (a reload), so that
+     * the what-if estate scoped and judged by the old one is built again. NULL: never. */
+    uint64_t (*config_generation)(void *ctx);
     /* 1 when the daemon can write the database; 0 when it cannot (a full disk, a read-only
      * file system), with why in why: the last stored snapshot is served read-only. */
     int (*db_writable)(void *ctx, char *why, size_t len);

@@ -1382,5 +1382,6 @@ void api_stop(struct api_server *s)
     }
     free(s->db_path);
     api_cache_free(s->cache);
+    api_estates_free(s->estates);
     free(s);
 }

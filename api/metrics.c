@@ -452,6 +452,13 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     if (rc == 0)
         rc = cache_answers(r, &b);
     if (rc == 0)
+        rc = vsl_buf_printf(&b,
+                            "# HELP vslint_estate_builds_total Times the estate the gate and "
+                            "placement share was loaded from the database (once per change).\n"
+                            "# TYPE vslint_estate_builds_total counter\n"
+                            "vslint_estate_builds_total %llu\n",
+                            (unsigned long long)api_estate_builds(r->srv));
+    if (rc == 0)
         rc = piece_of(r, &b, 0, &p[1]);
     if (rc == 0)
         rc = stored_part(r, db, gen, "post", &p[2]);

@@ -1,6 +1,6 @@
 /* POST /api/v1/gate and GET /api/v1/placement: the what-if questions of provisioning
- * pipelines, answered by checks/whatif.c over the stored snapshots with the running
- * configuration's thresholds and waivers. */
+ * pipelines, answered by checks/whatif.c over the stored snapshots (shared by every such
+ * request, api/estates.c) with the running configuration's thresholds and waivers. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,67 +13,53 @@
 
 #define PLACEMENT_DEFAULT_LIMIT 10
 
-/* Every vCenter's latest snapshot, and the configuration to judge them by. */
+/* The shared snapshot of every vCenter (a reference), and the sites of those in scope. */
 struct sites {
-    struct estate **es;
-    struct chk_site *s;
+    struct api_snap *snap;
+    struct chk_site *s; /* borrow snap's estates */
     size_t n;
-    struct chk_config cfg;
 };
 
-static void sites_free(struct sites *x)
+static void sites_free(struct api_req *r, struct sites *x)
 {
-    for (size_t i = 0; x->es && i < x->n; i++)
-        est_free(x->es[i]);
-    free(x->es);
     free(x->s);
-    chk_config_free(&x->cfg);
+    api_snap_put(r, x->snap);
 }
 
-/* Loads the snapshots of the configured vCenters (vcenter's only, when given). 0, or -1 with
- * the answer queued in *ret. */
+/* The snapshots of the configured vCenters (vcenter's only, when given), shared with every
+ * other what-if request: read, never changed (checks/whatif.c overlays the proposal). 0, or
+ * -1 with the answer queued in *ret. */
 static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
                       enum MHD_Result *ret)
 {
-    struct api_vcenter_status *st = NULL;
-    size_t n = 0, matched = 0;
-    struct db *db = api_db(r);
+    const char *what;
+    size_t matched = 0;
+    struct db *db;
     int rc;
 
     memset(x, 0, sizeof(*x));
-    if (!db) {
-        *ret = api_db_error(r, "opening the database", -VSL_EDB);
-        return -1;
-    }
-    rc = r->srv->hooks.check_config ? r->srv->hooks.check_config(r->srv->hooks.ctx, &x->cfg)
-                                    : chk_config_init(&x->cfg);
-    if (rc == 0)
-        rc = api_status(r, &st, &n);
-    if (rc == 0) {
-        x->es = calloc(n + 1, sizeof(*x->es));
-        x->s = calloc(n + 1, sizeof(*x->s));
-        if (!x->es || !x->s)
-            rc = -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (vcenter && strcmp(vcenter, st[i].name))
+    rc = api_snap_get(r, &x->snap, &what);
+    db = api_db(r);
+    if (rc == 0 && !(x->s = calloc(x->snap->n + 1, sizeof(*x->s))))
+        rc = -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < x->snap->n; i++) {
+        const struct api_snap_site *site = &x->snap->sites[i];
+        if (vcenter && strcmp(vcenter, site->name))
             continue;
         matched++;
-        rc = db_estate_load(db, st[i].name, &x->es[x->n]);
-        if (rc == -VSL_ENOTFOUND) {
-            rc = 0;
+        if (!site->estate)
             continue;
-        }
-        if (rc == 0) {
-            if (r->srv->hooks.scope_estate)
-                r->srv->hooks.scope_estate(r->srv->hooks.ctx, x->es[x->n]);
-            x->s[x->n] = (struct chk_site){x->es[x->n], 2 * (int64_t)st[i].interval_s};
-            x->n++;
-        }
+        int64_t confirmed = 0;
+        /* Rounds that changed nothing confirm the snapshot without making a new one: its age
+         * is the last confirmation's. */
+        if (!db || db_snapshot_time(db, site->name, &confirmed) < 0 ||
+            confirmed <= site->estate->polled_ms)
+            confirmed = 0;
+        x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
+                                         site->base_ok ? &site->base : NULL, confirmed};
     }
-    free(st);
     if (rc < 0) {
-        *ret = api_db_error(r, "loading the snapshots", rc);
+        *ret = api_db_error(r, what, rc);
     } else if (vcenter && !matched) {
         *ret = api_respond_error(r, MHD_HTTP_NOT_FOUND, "not_found",
                                  "no vCenter %s is configured", vcenter);
@@ -90,7 +76,7 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
     } else {
         return 0;
     }
-    sites_free(x);
+    sites_free(r, x);
     return -1;
 }
 
@@ -156,8 +142,8 @@ enum MHD_Result api_h_gate(struct api_req *r)
         json_decref(body);
         return ret;
     }
-    rc = chk_gate(&x.cfg, x.s, x.n, &p, time(NULL), &ans, err, sizeof(err));
-    sites_free(&x);
+    rc = chk_gate(&x.snap->cfg, x.s, x.n, &p, time(NULL), &ans, err, sizeof(err));
+    sites_free(r, &x);
     json_decref(body);
     return answer(r, rc, ans, err);
 }
@@ -224,8 +210,8 @@ enum MHD_Result api_h_placement(struct api_req *r)
     p.datastore_cluster = api_arg(r, "datastore_cluster");
     if (load_sites(r, p.vcenter, &x, &ret) < 0)
         return ret;
-    rc = chk_placement(&x.cfg, x.s, x.n, &p, api_arg(r, "cluster"), (int)limit, time(NULL), &ans,
-                       err, sizeof(err));
-    sites_free(&x);
+    rc = chk_placement(&x.snap->cfg, x.s, x.n, &p, api_arg(r, "cluster"), (int)limit, time(NULL),
+                       &ans, err, sizeof(err));
+    sites_free(r, &x);
     return answer(r, rc, ans, err);
 }

@@ -378,11 +378,113 @@ static void headroom(const struct chk_config *cfg, enum vsl_severity fail_on, co
 
 /* ---- one vCenter's base run: the findings that do not depend on the proposal ----------------- */
 
+/* What the checks are run over for one datastore of a site: the snapshot's datastores and
+ * datastore clusters with their figures blanked (no check judges them) but for the target's,
+ * and of its VMs only those that name the target. Each gate check judges a datastore, its
+ * datastore cluster, the pools behind it and the VMs on it by their own figures, so what they
+ * say about the target is what they would say over the whole estate, at a cost that does not
+ * grow with it: a placement over 4,000 datastores judges each over its own few dozen VMs, not
+ * 100,000. The shared snapshot is never written: these are copies, the judge's own. */
+struct view {
+    struct est_datastore *ds; /* owned: the snapshot's, blanked */
+    struct est_pod *pods;     /* owned: the snapshot's, blanked */
+    size_t *at;  /* owned: the VMs naming datastore i are vms[at[i] .. at[i + 1]) */
+    size_t *vms; /* owned: indexes into the snapshot's VMs */
+};
+
 struct base {
     const struct chk_site *site;
-    struct chk_results all; /* every enabled check over the snapshot as it is */
+    const struct chk_results *all; /* every enabled check over the snapshot as it is */
+    struct chk_results own;        /* all, when this call ran them (site->base NULL) */
     int ran;
+    struct view view;
+    int viewed;
 };
+
+static void blank_datastore(struct est_datastore *d)
+{
+    d->capacity = d->free_space = d->uncommitted = EST_UNKNOWN;
+    d->accessible = EST_UNKNOWN; /* neither measured nor stale: not judged, not unverified */
+    d->n_history = 0;
+}
+
+static void blank_pod(struct est_pod *p)
+{
+    p->capacity = p->free_space = EST_UNKNOWN;
+    p->n_history = 0;
+}
+
+/* Adds VM v to datastore ds's list (count pass when vms is NULL), once. */
+static void name_on(size_t ds, size_t v, size_t n_ds, size_t *last, size_t *at, size_t *vms)
+{
+    if (ds >= n_ds || last[ds] == v)
+        return;
+    last[ds] = v;
+    if (vms)
+        vms[at[ds]++] = v;
+    else
+        at[ds + 1]++;
+}
+
+/* Every reference a VM makes to a datastore: its configuration, its disks, its files. */
+static void name_all(const struct estate *e, size_t *last, size_t *at, size_t *vms)
+{
+    for (size_t i = 0; i < e->n_datastores; i++)
+        last[i] = SIZE_MAX;
+    for (size_t v = 0; v < e->n_vms; v++) {
+        const struct est_vm *vm = &e->vms[v];
+        name_on(vm->config_datastore, v, e->n_datastores, last, at, vms);
+        for (size_t k = 0; k < vm->n_disks; k++)
+            name_on(vm->disks[k].datastore, v, e->n_datastores, last, at, vms);
+        for (size_t k = 0; k < vm->n_datastores; k++)
+            name_on(vm->datastores[k], v, e->n_datastores, last, at, vms);
+    }
+}
+
+static void view_free(struct view *w)
+{
+    free(w->ds);
+    free(w->pods);
+    free(w->at);
+    free(w->vms);
+    memset(w, 0, sizeof(*w));
+}
+
+static int view_make(const struct estate *e, struct view *w)
+{
+    size_t n = e->n_datastores, *last = calloc(n + 1, sizeof(*last)), *fill = NULL;
+    int rc = -ENOMEM;
+
+    memset(w, 0, sizeof(*w));
+    w->ds = malloc((n ? n : 1) * sizeof(*w->ds));
+    w->pods = malloc((e->n_pods ? e->n_pods : 1) * sizeof(*w->pods));
+    w->at = calloc(n + 2, sizeof(*w->at));
+    fill = calloc(n + 1, sizeof(*fill));
+    if (!last || !w->ds || !w->pods || !w->at || !fill)
+        goto out;
+    if (n)
+        memcpy(w->ds, e->datastores, n * sizeof(*w->ds));
+    if (e->n_pods)
+        memcpy(w->pods, e->pods, e->n_pods * sizeof(*w->pods));
+    for (size_t i = 0; i < n; i++)
+        blank_datastore(&w->ds[i]);
+    for (size_t i = 0; i < e->n_pods; i++)
+        blank_pod(&w->pods[i]);
+    name_all(e, last, w->at, NULL); /* counts into at[i + 1] */
+    for (size_t i = 0; i < n; i++)
+        w->at[i + 1] += w->at[i];
+    if (!(w->vms = malloc((w->at[n] ? w->at[n] : 1) * sizeof(*w->vms))))
+        goto out;
+    memcpy(fill, w->at, (n + 1) * sizeof(*fill));
+    name_all(e, last, fill, w->vms);
+    rc = 0;
+out:
+    free(last);
+    free(fill);
+    if (rc < 0)
+        view_free(w);
+    return rc;
+}
 
 static int base_run(const struct chk_config *cfg, struct base *b, int64_t now, char *err,
                     size_t errlen)
@@ -390,7 +492,35 @@ static int base_run(const struct chk_config *cfg, struct base *b, int64_t now, c
     if (b->ran)
         return 0;
     b->ran = 1;
-    return chk_run_all(cfg, b->site->estate, now, &b->all, err, errlen);
+    b->all = &b->own;
+    if (b->site->base) {
+        b->all = b->site->base;
+        return 0;
+    }
+    return chk_run_all(cfg, b->site->estate, now, &b->own, err, errlen);
+}
+
+static int streq(const char *a, const char *b);
+
+void chk_site_base_trim(struct chk_results *r)
+{
+    size_t k = 0;
+
+    /* The findings on LUNs move to the front in their order; the rest go. */
+    for (size_t i = 0; i < r->n; i++) {
+        if (!streq(r->items[i].object_type, "lun"))
+            continue;
+        struct chk_finding f = r->items[k];
+        r->items[k++] = r->items[i];
+        r->items[i] = f;
+    }
+    chk_results_truncate(r, k);
+}
+
+static void base_free(struct base *b)
+{
+    chk_results_free(&b->own);
+    view_free(&b->view);
 }
 
 /* ---- the estate after the proposal --------------------------------------------------------- */
@@ -412,24 +542,30 @@ static int64_t total_bytes(const struct chk_proposal *p)
     return one > INT64_MAX / p->vms ? INT64_MAX : one * p->vms;
 }
 
-/* e with the proposal placed on datastore ds; NULL when out of memory. */
-static struct estate *apply(const struct estate *e, size_t ds, const struct chk_proposal *p)
+/* e with the proposal placed on datastore ds, over w (view_make()) whose entries for ds and
+ * its datastore cluster it fills in (unapply() blanks them again); NULL when out of memory. */
+static struct estate *apply(const struct estate *e, struct view *w, size_t ds,
+                            const struct chk_proposal *p)
 {
     struct estate *o = est_overlay(e);
     int64_t total = total_bytes(p);
     const char *vformat = formats[p->format].vsphere;
+    size_t n_on = w->at[ds + 1] - w->at[ds];
     struct est_datastore *d;
     char moref[64];
 
     if (!o)
         return NULL;
-    o->datastores = est_alloc(o, e->n_datastores * sizeof(*o->datastores));
-    o->vms = est_alloc(o, (e->n_vms + (size_t)p->vms) * sizeof(*o->vms));
-    if (!o->datastores || !o->vms)
+    w->ds[ds] = e->datastores[ds];
+    if (e->datastores[ds].pod < e->n_pods)
+        w->pods[e->datastores[ds].pod] = e->pods[e->datastores[ds].pod];
+    o->datastores = w->ds;
+    o->pods = w->pods;
+    o->vms = est_alloc(o, (n_on + (size_t)p->vms) * sizeof(*o->vms));
+    if (!o->vms)
         goto fail;
-    memcpy(o->datastores, e->datastores, e->n_datastores * sizeof(*o->datastores));
-    if (e->n_vms)
-        memcpy(o->vms, e->vms, e->n_vms * sizeof(*o->vms));
+    for (size_t i = 0; i < n_on; i++)
+        o->vms[i] = e->vms[w->vms[w->at[ds] + i]];
     d = &o->datastores[ds];
     if (p->format == CHK_DISK_THIN) {
         /* A thin disk takes nothing now and adds its size to what is promised. */
@@ -438,10 +574,6 @@ static struct estate *apply(const struct estate *e, size_t ds, const struct chk_
     } else {
         d->free_space = total >= d->free_space ? 0 : d->free_space - total;
         if (d->pod < e->n_pods) {
-            o->pods = est_alloc(o, e->n_pods * sizeof(*o->pods));
-            if (!o->pods)
-                goto fail;
-            memcpy(o->pods, e->pods, e->n_pods * sizeof(*o->pods));
             struct est_pod *pod = &o->pods[d->pod];
             pod->free_space = total >= pod->free_space ? 0 : pod->free_space - total;
         }
@@ -467,7 +599,7 @@ static struct estate *apply(const struct estate *e, size_t ds, const struct chk_
     }
     d->vm_count += p->vms;
     for (int v = 0; v < p->vms; v++) {
-        struct est_vm *vm = &o->vms[e->n_vms + (size_t)v];
+        struct est_vm *vm = &o->vms[n_on + (size_t)v];
         struct est_controller *c = est_alloc(o, sizeof(*c));
         size_t *where = est_alloc(o, sizeof(*where));
         struct est_disk *disks = est_alloc(o, p->n_disks * sizeof(*disks));
@@ -501,13 +633,40 @@ static struct estate *apply(const struct estate *e, size_t ds, const struct chk_
                               .disks = disks,
                               .n_disks = p->n_disks};
     }
-    o->n_vms = e->n_vms + (size_t)p->vms;
+    o->n_vms = n_on + (size_t)p->vms;
     if (est_failed(o))
         goto fail;
     return o;
 fail:
     est_free(o);
     return NULL;
+}
+
+/* Blanks again what apply() filled in of w for datastore ds. */
+static void unapply(const struct estate *e, struct view *w, size_t ds)
+{
+    blank_datastore(&w->ds[ds]);
+    if (e->datastores[ds].pod < e->n_pods)
+        blank_pod(&w->pods[e->datastores[ds].pod]);
+}
+
+/* measure() of datastore ds of e counting only the VMs w says name it (the others do not
+ * live there): the same figures, without a walk over every VM. */
+static void measure_named(const struct estate *e, const struct view *w, size_t ds,
+                          struct fig *f)
+{
+    struct estate one = *e;
+
+    one.n_vms = 0;
+    measure(&one, ds, f);
+    one.n_vms = 1;
+    for (size_t i = w->at[ds]; i < w->at[ds + 1]; i++) {
+        int vms, on;
+        one.vms = &e->vms[w->vms[i]];
+        chk_vms_on_datastore(&one, ds, &vms, &on);
+        f->vms += vms;
+        f->powered_on += on;
+    }
 }
 
 /* ---- judging one datastore ----------------------------------------------------------------- */
@@ -640,9 +799,9 @@ static int on_target(const struct estate *o, const struct est_datastore *d,
     return 0;
 }
 
-static int64_t age_of(const struct estate *e, int64_t now)
+static int64_t age_of(const struct chk_site *site, int64_t now)
 {
-    return now - e->polled_ms / 1000;
+    return now - (site->polled_ms ? site->polled_ms : site->estate->polled_ms) / 1000;
 }
 
 static int64_t max_age(const struct chk_site *site, const struct chk_proposal *p)
@@ -661,7 +820,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     struct chk_results res = {0};
     struct estate *o = NULL;
     char a[32], c[32];
-    int64_t total = total_bytes(p), age = age_of(e, now), limit = max_age(b->site, p);
+    int64_t total = total_bytes(p), age = age_of(b->site, now), limit = max_age(b->site, p);
     int rc;
 
     memset(v, 0, sizeof(*v));
@@ -669,7 +828,12 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     v->waived = json_array();
     if (!v->reasons || !v->waived)
         return -ENOMEM;
-    measure(e, ds, &v->before);
+    if (!b->viewed) {
+        if ((rc = view_make(e, &b->view)) < 0)
+            return rc;
+        b->viewed = 1;
+    }
+    measure_named(e, &b->view, ds, &v->before);
     v->after = v->before;
     if (!p->allow_stale && age > limit &&
         (rc = own_reason(v, "stale_snapshot", "vcenter", e->vcenter, e->vcenter,
@@ -698,16 +862,18 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
      * snapshot as it is. */
     if ((rc = base_run(cfg, b, now, err, errlen)) < 0)
         return rc;
-    for (size_t i = 0; i < b->all.n; i++)
-        if (on_backing_lun(e, d, &b->all.items[i]) &&
-            (rc = finding_reason(v, &b->all.items[i], p->fail_on)) < 0)
+    for (size_t i = 0; i < b->all->n; i++)
+        if (on_backing_lun(e, d, &b->all->items[i]) &&
+            (rc = finding_reason(v, &b->all->items[i], p->fail_on)) < 0)
             return rc;
 
     for (size_t i = 0; i < N_GATE_CHECKS; i++)
         if ((only[n_only] = chk_find(gate_check_ids[i])))
             n_only++;
-    if (!(o = apply(e, ds, p)))
+    if (!(o = apply(e, &b->view, ds, p))) {
+        unapply(e, &b->view, ds);
         return -ENOMEM;
+    }
     rc = chk_run_some(cfg, only, n_only, o, now, &res, err, errlen);
     for (size_t i = 0; rc == 0 && i < res.n; i++)
         if (on_target(o, &o->datastores[ds], &res.items[i]))
@@ -721,6 +887,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     }
     chk_results_free(&res);
     est_free(o);
+    unapply(e, &b->view, ds);
     return rc;
 }
 
@@ -889,7 +1056,7 @@ int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t 
         "fail_on", vsl_severity_name(p->fail_on), "reasons", v.reasons, "waived", v.waived,
         "before", before, "after", after, "headroom", room_json(&v), "limited_by",
         v.measured && v.room.by[0] ? v.room.by : NULL, "snapshot_age_s",
-        (json_int_t)age_of(e, now), "max_age_s", (json_int_t)max_age(b.site, p));
+        (json_int_t)age_of(b.site, now), "max_age_s", (json_int_t)max_age(b.site, p));
     before = after = NULL; /* taken by json_pack, even when it failed */
     if (!*answer)
         rc = -ENOMEM;
@@ -897,7 +1064,7 @@ out:
     json_decref(before);
     json_decref(after);
     verdict_free(&v);
-    chk_results_free(&b.all);
+    base_free(&b);
     if (rc == -ENOMEM && !err[0])
         snprintf(err, errlen, "out of memory");
     return rc;
@@ -1065,11 +1232,11 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         if (!in_scope(sites, p->vcenter, s))
             continue;
         rc = place_site(cfg, &b, p, cluster, now, &cands, &n_cands, rejected, err, errlen);
-        chk_results_free(&b.all);
+        base_free(&b);
         if (rc == 0 && json_array_append_new(
                            snaps, json_pack("{s:s, s:I, s:I}", "vcenter", sites[s].estate->vcenter,
                                             "snapshot_age_s",
-                                            (json_int_t)age_of(sites[s].estate, now),
+                                            (json_int_t)age_of(&sites[s], now),
                                             "max_age_s", (json_int_t)max_age(&sites[s], p))) < 0)
             rc = -ENOMEM;
     }

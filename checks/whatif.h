@@ -39,7 +39,19 @@ struct chk_proposal {
 struct chk_site {
     const struct estate *estate; /* borrowed */
     int64_t max_age_s;           /* default for its snapshot: 2 x its poll interval */
+    /* Borrowed: chk_run_all() over estate with the configuration the gate is given, made
+     * once for every request on the same snapshot (api/estates.c); NULL: each call runs it.
+     * Only its findings on the target's LUNs are read, which do not depend on the time. */
+    const struct chk_results *base;
+    /* When vCenter last confirmed the snapshot (unix ms), where that is newer than the
+     * estate's polled_ms: an estate shared across incremental rounds that changed nothing
+     * (api/estates.c). 0: the estate's own. */
+    int64_t polled_ms;
 };
+
+/* Drops from r (chk_run_all() over a snapshot, to be a chk_site.base) what no what-if reads
+ * of it: all but the findings on LUNs, in their order. */
+void chk_site_base_trim(struct chk_results *r);
 
 /* Defaults: 1 VM, no disks yet, lazy, fail_on warning. */
 void chk_proposal_init(struct chk_proposal *p);

@@ -59,6 +59,7 @@ struct serve {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* wakes pollers (poll now, stop) and the stopper (a poller ended) */
     struct vsl_config *cfg; /* owned; the pollers read it until they are joined */
+    uint64_t cfg_gen;       /* under mu: moves on at every reload that swaps cfg */
     struct poller *pollers; /* owned, cfg->n_vcenters entries */
     size_t n;
     struct api_server *api;
@@ -641,6 +642,17 @@ static int hook_site_rules(void *ctx, json_t **checks, json_t **errors)
     return *checks && *errors ? 0 : -ENOMEM;
 }
 
+static uint64_t hook_config_generation(void *ctx)
+{
+    struct serve *sv = ctx;
+    uint64_t g;
+
+    pthread_mutex_lock(&sv->mu);
+    g = sv->cfg_gen;
+    pthread_mutex_unlock(&sv->mu);
+    return g;
+}
+
 static void hook_scope_estate(void *ctx, struct estate *e)
 {
     struct serve *sv = ctx;
@@ -851,6 +863,7 @@ static int start_api(struct serve *sv, const struct vsl_config *cfg, const char 
                           .poll_now = hook_poll_now,
                           .check_config = hook_check_config,
                           .scope_estate = hook_scope_estate,
+                          .config_generation = hook_config_generation,
                           .db_writable = hook_db_writable,
                           .site_rules = hook_site_rules};
     char err[512] = "";
@@ -1014,6 +1027,7 @@ static int reload(struct serve *sv)
     sv->pollers = ps;
     sv->n = vsl_config_nsources(cfg);
     sv->cfg = cfg;
+    sv->cfg_gen++;
     pthread_mutex_unlock(&sv->mu);
     ps = NULL;
     cfg = NULL;

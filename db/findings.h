@@ -14,6 +14,15 @@
 /* Loads the last successful snapshot of vcenter. -VSL_ENOTFOUND if it has none. *out is owned
  * by the caller (est_free). Reads inside one transaction: never half a poll. */
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
+/* A number that changes whenever a stored snapshot does (a poll of any vCenter or array, an
+ * incremental round that applied changes: each records itself in the transaction that writes
+ * the snapshot), and not when only findings, history pruning or digests are written, nor when
+ * a round only confirmed the snapshot: what decides whether an estate loaded before is still
+ * the one stored. 0 or a negative error. */
+int db_snapshots_stamp(struct db *db, uint64_t *out);
+/* When vcenter's stored snapshot was last taken or confirmed (unix ms: an estate's
+ * polled_ms); -VSL_ENOTFOUND when it never was. */
+int db_snapshot_time(struct db *db, const char *vcenter, int64_t *ms);
 
 /* Names of every vCenter with a stored snapshot, sorted. *names (and each string) malloc'd. */
 int db_vcenter_names(struct db *db, char ***names, size_t *n);

@@ -1315,6 +1315,39 @@ static int last_success(sqlite3 *h, const char *vcenter, int64_t *out)
     return r;
 }
 
+int db_snapshots_stamp(struct db *db, uint64_t *out)
+{
+    /* Every poll and every round that wrote rows records itself (a new polls row, or its
+     * window's rounds and finished_ms moving on); a round that found nothing changed only
+     * confirms the snapshot (vcenters.last_success_ms, db_update_confirm()), which is not
+     * counted here: the estate read before it is the one stored. */
+    sqlite3_stmt *st = NULL;
+    int r = db_row_args(db->h,
+                        "SELECT count(*), coalesce(sum(v.last_poll_id), 0),"
+                        " coalesce(sum(p.rounds), 0), coalesce(sum(p.finished_ms), 0)"
+                        " FROM vcenters v LEFT JOIN polls p ON p.id = v.last_poll_id",
+                        &st, "reading the vCenters' last polls", NULL, 0);
+
+    if (r == 0) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a over the four numbers */
+        for (int i = 0; i < 4; i++) {
+            uint64_t v = (uint64_t)sqlite3_column_int64(st, i);
+            for (int b = 0; b < 8; b++) {
+                h ^= (v >> (8 * b)) & 0xff;
+                h *= 1099511628211ULL;
+            }
+        }
+        *out = h;
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+int db_snapshot_time(struct db *db, const char *vcenter, int64_t *ms)
+{
+    return last_success(db->h, vcenter, ms);
+}
+
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
 {
     struct load L = {0};

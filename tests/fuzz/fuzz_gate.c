@@ -43,7 +43,7 @@ static struct estate est = {.vcenter = "vc", .polled_ms = 1700000000000, .datast
 static void judge(const struct chk_proposal *p)
 {
     struct chk_config cfg;
-    struct chk_site site = {&est, 600};
+    struct chk_site site = {.estate = &est, .max_age_s = 600};
     json_t *ans = NULL;
     char err[1024] = "";
 

@@ -125,7 +125,7 @@ static struct chk_proposal proposal(const char *target, int pod, const char *dis
 static json_t *ask(const struct chk_config *cfg, const struct chk_proposal *p)
 {
     struct chk_config dflt;
-    struct chk_site site = {&est, 600};
+    struct chk_site site = {.estate = &est, .max_age_s = 600};
     json_t *ans = NULL;
     char err[512] = "";
 
@@ -330,7 +330,8 @@ TEST(test_stale_snapshot)
 TEST(test_unknown_and_repeated_names)
 {
     struct chk_config cfg;
-    struct chk_site sites[] = {{&est, 600}, {&est, 600}};
+    struct chk_site sites[] = {{.estate = &est, .max_age_s = 600},
+                               {.estate = &est, .max_age_s = 600}};
     struct chk_proposal p = proposal("ds-nope", 0, "1", CHK_DISK_LAZY);
     json_t *ans = NULL;
     char err[512] = "";
@@ -350,7 +351,7 @@ TEST(test_unknown_and_repeated_names)
 TEST(test_placement_ranked_by_headroom)
 {
     struct chk_config cfg;
-    struct chk_site site = {&est, 600};
+    struct chk_site site = {.estate = &est, .max_age_s = 600};
     struct chk_proposal p = proposal(NULL, 0, "6", CHK_DISK_LAZY);
     json_t *ans = NULL, *c;
     char err[512] = "", got[512] = "";
