@@ -578,6 +578,44 @@ int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out)
     return r;
 }
 
+/* FNV-1a of a row's columns into *ctx (a db_row_fn), each column's bytes and a separator. */
+static int gap_hash_row(sqlite3_stmt *st, void *ctx)
+{
+    uint64_t *h = ctx;
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const unsigned char *p = sqlite3_column_text(st, i);
+        int n = sqlite3_column_bytes(st, i);
+        for (int k = 0; k < n; k++)
+            *h = (*h ^ p[k]) * 0x100000001b3ull;
+        *h = (*h ^ (p ? 0x1f : 0x1e)) * 0x100000001b3ull;
+    }
+    return 0;
+}
+
+int db_gaps_signature(struct db *db, const char *vcenter, uint64_t *sig)
+{
+    /* In the primary key's order: no sort, the same rows give the same hash. The host's name
+     * is in it as db_gaps_grouped() shows it. */
+    static const char sql[] =
+        "SELECT g.vcenter, g.object, g.what, g.error, h.name"
+        " FROM gaps g LEFT JOIN hosts h ON h.vcenter = g.vcenter AND h.moref = g.object"
+        " WHERE ?1 IS NULL OR g.vcenter = ?1 ORDER BY g.vcenter, g.object, g.what";
+    sqlite3_stmt *st = NULL;
+    uint64_t h = 0xcbf29ce484222325ull;
+    int r;
+
+    assert(db && sig);
+    r = db_stmt(db, sql, &st);
+    if (r == 0) {
+        int rc = db_bind(st, DB_TEXT(vcenter));
+        r = rc == SQLITE_OK ? db_each_row(st, "reading the gaps", gap_hash_row, &h)
+                            : db_fail(db->h, rc, "reading the gaps");
+    }
+    db_stmt_done(db, st);
+    *sig = h;
+    return r;
+}
+
 /* The runway's days to a threshold when the last estimate has a whole number of them (null
  * and a reason otherwise: left out, as the metrics did when they read the page's JSON). */
 #define RUNWAY_DAYS(key)                                                                           \

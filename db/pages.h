@@ -61,6 +61,11 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
  * vCenter without gaps has no member. */
 int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out);
 
+/* A hash of the gaps (and their hosts' names) db_gaps_grouped() would group, in *sig: equal
+ * while nothing it shows has changed, whatever else was written (an incremental round's
+ * last-success time). Reading it costs a scan of the gaps, not their grouping. */
+int db_gaps_signature(struct db *db, const char *vcenter, uint64_t *sig);
+
 /* What the database remembers of a vCenter's polling, so a restarted daemon reports the age of
  * the snapshot it serves before its own first poll. All zero/empty when never polled. */
 struct db_vcenter_state {

@@ -183,3 +183,43 @@ def test_findings_page_text_is_what_jansson_wrote(srv):
         assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', f['first_seen'])
         one = srv.get('/api/v1/findings/' + f['fingerprint']).json()
         assert one == f
+
+
+def test_the_summary_groups_the_gaps_again_only_when_they_change(srv, module_workspace):
+    """The gaps are grouped once per change of the gaps, not once per database write: an
+    incremental round writes every few seconds (the vCenter's last success) without changing
+    a gap, and grouping 20,000 hosts' gaps takes a good part of a second. The server logs each
+    grouping."""
+    import sqlite3
+
+    def groupings():
+        return srv.logs().count('api: gaps grouped')
+
+    def lab(summary):
+        return [v for v in summary['vcenters'] if v['name'] == 'lab'][0]
+
+    db = sqlite3.connect(module_workspace.db, timeout=30)
+    try:
+        with db:
+            db.execute("INSERT OR REPLACE INTO gaps (vcenter, object, what, error)"
+                       " VALUES ('lab', '', 'alarms', 'NoPermission fault (needs System.View): x')")
+        first = lab(srv.summary())['gaps']
+        assert [g['privilege'] for g in first if g['what'] == 'alarms'] == ['System.View'], first
+        before = groupings()
+        assert before >= 1
+        # An incremental round's write: the last success moves, no gap does.
+        with db:
+            db.execute("UPDATE vcenters SET last_success_ms = last_success_ms + 1"
+                       " WHERE name = 'lab'")
+        again = lab(srv.summary())
+        assert again['gaps'] == first
+        assert groupings() == before, srv.logs()[-2000:]
+        # A gap that changes is grouped afresh.
+        with db:
+            db.execute("DELETE FROM gaps WHERE vcenter = 'lab' AND object = ''"
+                       " AND what = 'alarms'")
+        gone = lab(srv.summary())['gaps']
+        assert not [g for g in gone if g['what'] == 'alarms'], gone
+        assert groupings() == before + 1
+    finally:
+        db.close()
