@@ -292,7 +292,8 @@ func parseCall(body []byte) (soapCall, bool) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return call, call.method != ""
+			// Cut short or not XML: not read, whatever came first.
+			return call, false
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -373,14 +374,14 @@ func enforce(w http.ResponseWriter, r *http.Request, body []byte, next http.Hand
 			"NoPermission", "")
 		return true
 	}
-	if cookie != "" && !known && call.method != "Login" && call.method != "RetrieveServiceContent" {
-		log.Printf("authz: %s with a session cookie no checked Login gave: NotAuthenticated", call.method)
-		writeFault(w, "The session is not authenticated.", "NotAuthenticated", "")
-		return true
-	}
 	if strings.HasPrefix(call.method, "Login") && call.method != "Login" {
 		log.Printf("authz: %s refused: only Login is checked", call.method)
 		writeFault(w, "Cannot complete login: vcsim-vslint accepts only Login.", "InvalidLogin", "")
+		return true
+	}
+	if cookie != "" && !known && call.method != "Login" && call.method != "RetrieveServiceContent" {
+		log.Printf("authz: %s with a session cookie no checked Login gave: NotAuthenticated", call.method)
+		writeFault(w, "The session is not authenticated.", "NotAuthenticated", "")
 		return true
 	}
 	if call.method == "Login" {
