@@ -223,3 +223,24 @@ def test_the_summary_groups_the_gaps_again_only_when_they_change(srv, module_wor
         assert groupings() == before + 1
     finally:
         db.close()
+
+
+def test_a_gap_cut_inside_a_character_does_not_take_the_summary_down(srv, module_workspace):
+    """vCenter's faultstring is cut at 1024 bytes, possibly inside a character: the summary
+    still answers, the gap's text with '?' for the broken byte."""
+    import sqlite3
+    db = sqlite3.connect(module_workspace.db, timeout=30)
+    try:
+        with db:
+            db.execute("INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES"
+                       " ('lab', '', 'alarms', CAST(X'5A656974C3' AS TEXT))")
+        r = srv.get('/api/v1/summary')
+        assert r.status == 200, r.body[:500]
+        lab = [v for v in r.json()['vcenters'] if v['name'] == 'lab'][0]
+        assert [g['error'] for g in lab['gaps'] if g['what'] == 'alarms'] == ['Zeit?']
+        assert 'by_check' in r.json()['findings']
+    finally:
+        with db:
+            db.execute("DELETE FROM gaps WHERE vcenter = 'lab' AND object = ''"
+                       " AND what = 'alarms'")
+        db.close()
