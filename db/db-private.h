@@ -246,6 +246,10 @@ int db_exec(sqlite3 *h, const char *sql);
 /* Column i of st: JSON text (null for NULL, and for text that is not UTF-8), unix ms as ISO-8601
  * UTC (null for NULL). NULL only when out of memory. */
 json_t *db_json_text(sqlite3_stmt *st, int i);
+
+/* s as a JSON string, its bytes that are not UTF-8 (text cut in the middle of a character)
+ * each made '?' rather than the whole refused. NULL only when out of memory (or s NULL). */
+json_t *db_json_utf8(const char *s);
 json_t *db_json_time(sqlite3_stmt *st, int i);
 
 /* Appends the columns of table t (an enum db_table, or T_FINDINGS, ...) to sql, each as "alias.column" and comma-separated,

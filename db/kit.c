@@ -12,6 +12,7 @@
 
 #include "db/db-private.h"
 #include "db/db.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -270,6 +271,19 @@ json_t *db_json_text(sqlite3_stmt *st, int i)
     if (!v)
         log_debug("db: column %s is not UTF-8", sqlite3_column_name(st, i));
     return v ? v : json_null();
+}
+
+json_t *db_json_utf8(const char *s)
+{
+    json_t *v = json_string(s);
+    char *copy; /* owned */
+
+    if (v || !s || !(copy = strdup(s)))
+        return v;
+    vsl_utf8_fix(copy);
+    v = json_string(copy);
+    free(copy);
+    return v;
 }
 
 const char *db_iso_time(int64_t ms, char *buf, size_t size)

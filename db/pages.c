@@ -351,31 +351,139 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3])
     return r == -VSL_ENOTFOUND ? 0 : r;
 }
 
-/* The state of db_gaps_grouped()'s walk over the rows. */
+/* The state of db_gaps_grouped()'s walk over the rows, one vCenter at a time. */
 struct gap_walk {
-    json_t *out;   /* vCenter name -> array of groups; borrowed */
-    json_t *group; /* the group rows are being added to; borrowed from out */
+    json_t *out;   /* vCenter name -> array of groups; owned */
+    json_t *list;  /* the current vCenter's groups; borrowed from out */
+    json_t *index; /* the current vCenter's groups by gap_key(); owned */
+    char *vc;      /* the current vCenter's name; owned */
 };
 
-/* The privilege a gap's error names: vsphere/soap.c writes a refusal's as "fault (needs ID):".
- * "" when it names none. */
+/* The privilege a gap's error names: vsphere/soap.c (and alarms.c) write a refusal's as
+ * "TYPE fault (needs ID[, ID...]): ...", at the start of the error. Anchored there, and the ids
+ * only of the characters vSphere's privilege ids use, so that a message quoted further on (a
+ * host's own text) cannot pass for one. "" when it names none, or not in full. */
 static void gap_privilege(const char *error, char *buf, size_t size)
 {
-    const char *p = error ? strstr(error, "fault (needs ") : NULL;
+    static const char id_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789._";
+    static const char needs[] = " fault (needs ";
+    const char *p = error ? error + strspn(error, id_chars) : NULL;
     size_t n = 0;
 
     buf[0] = '\0';
-    if (!p)
+    if (!p || p == error || strncmp(p, needs, strlen(needs)))
         return;
-    p += strlen("fault (needs ");
-    while (p[n] && p[n] != ')')
-        n++;
-    if (p[n] == ')' && n > 0 && n < size)
+    p += strlen(needs);
+    for (;;) {
+        size_t id = strspn(p + n, id_chars);
+        if (id == 0)
+            return;
+        n += id;
+        if (strncmp(p + n, ", ", 2))
+            break;
+        n += 2;
+    }
+    if (p[n] == ')' && n < size)
         snprintf(buf, size, "%.*s", (int)n, p);
 }
 
+/* The privilege a group names, or NULL. */
+static const char *group_privilege(const json_t *g)
+{
+    return json_string_value(json_object_get(g, "privilege"));
+}
+
+/* Groups in (what, privilege or error) order. */
+static int group_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c = strcmp(json_string_value(json_object_get(x, "what")),
+                   json_string_value(json_object_get(y, "what")));
+    const char *kx = group_privilege(x), *ky = group_privilege(y);
+    if (c)
+        return c;
+    kx = kx ? kx : json_string_value(json_object_get(x, "error"));
+    ky = ky ? ky : json_string_value(json_object_get(y, "error"));
+    return strcmp(kx, ky);
+}
+
+/* Refusals first, then the errors with the most hosts (the ones kept when there are too many). */
+static int group_weight_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int rx = group_privilege(x) != NULL, ry = group_privilege(y) != NULL;
+    json_int_t hx = json_integer_value(json_object_get(x, "hosts"));
+    json_int_t hy = json_integer_value(json_object_get(y, "hosts"));
+    if (rx != ry)
+        return ry - rx;
+    if (hx != hy)
+        return hx > hy ? -1 : 1;
+    return group_cmp(a, b);
+}
+
+/* Adds group g's hosts (count and names up to DB_GAP_NAMES) to group to. */
+static int group_merge(json_t *to, const json_t *g)
+{
+    json_t *n = json_object_get(to, "hosts"), *names = json_object_get(to, "host_names");
+    const json_t *more = json_object_get(g, "host_names");
+
+    json_integer_set(n, json_integer_value(n) + json_integer_value(json_object_get(g, "hosts")));
+    for (size_t i = 0; i < json_array_size(more) && json_array_size(names) < DB_GAP_NAMES; i++)
+        if (json_array_append(names, json_array_get(more, i)))
+            return -ENOMEM;
+    return 0;
+}
+
+/* Ends the current vCenter's walk: its groups in (what, privilege or error) order, at most
+ * DB_GAP_GROUPS of those without a privilege (the ones with the most hosts) and the rest as
+ * one "other" group, so that a message naming each host does not make one group per host. */
+static int gap_finish(struct gap_walk *w)
+{
+    size_t n = json_array_size(w->list), kept = 0, errors = 0;
+    json_t **g = NULL, *other = NULL;
+    int r = 0;
+
+    json_decref(w->index);
+    w->index = NULL;
+    free(w->vc);
+    w->vc = NULL;
+    if (n == 0)
+        return 0;
+    if (!(g = calloc(n, sizeof(*g))))
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        g[i] = json_incref(json_array_get(w->list, i));
+    qsort(g, n, sizeof(*g), group_weight_cmp);
+    for (kept = 0; kept < n; kept++)
+        if (!group_privilege(g[kept]) && ++errors > DB_GAP_GROUPS)
+            break;
+    if (kept < n) {
+        char text[96];
+        snprintf(text, sizeof(text), "%zu other errors, each on no more hosts than those listed",
+                 n - kept);
+        other = json_pack("{s:s,s:s,s:n,s:i,s:[]}", "what", "other", "error", text, "privilege",
+                          "hosts", 0, "host_names");
+        for (size_t i = kept; r == 0 && i < n; i++)
+            r = other ? group_merge(other, g[i]) : -ENOMEM;
+    }
+    qsort(g, kept, sizeof(*g), group_cmp);
+    json_array_clear(w->list);
+    for (size_t i = 0; r == 0 && i < kept; i++)
+        r = json_array_append(w->list, g[i]) ? -ENOMEM : 0;
+    if (r == 0 && other)
+        r = json_array_append(w->list, other) ? -ENOMEM : 0;
+    json_decref(other);
+    for (size_t i = 0; i < n; i++)
+        json_decref(g[i]);
+    free(g);
+    return r;
+}
+
 /* Adds the current row (vcenter, what, error, host name or NULL for the vCenter's own) to
- * its group (a db_row_fn): a new group when what or error differ from the last row's. */
+ * its group (a db_row_fn): a refusal's by what and privilege (the first error of its hosts the
+ * group's sample), any other's by what and error. Text that is not UTF-8 (an error cut in the
+ * middle of a character at 1024 bytes) is mended, not refused. */
 static int gap_row(sqlite3_stmt *st, void *ctx)
 {
     struct gap_walk *w = ctx;
@@ -383,32 +491,55 @@ static int gap_row(sqlite3_stmt *st, void *ctx)
     const char *what = (const char *)sqlite3_column_text(st, 1);
     const char *error = (const char *)sqlite3_column_text(st, 2);
     const char *host = (const char *)sqlite3_column_text(st, 3);
-    json_t *list = json_object_get(w->out, vc ? vc : "");
-    char priv[128];
+    char priv[256], *key = NULL; /* key owned */
+    json_t *group;
+    int r;
 
+    vc = vc ? vc : "";
     what = what ? what : "";
     error = error ? error : "";
-    if (!list) {
-        list = json_array();
-        if (!list || json_object_set_new(w->out, vc ? vc : "", list))
+    if (!w->vc || strcmp(w->vc, vc)) {
+        if ((r = gap_finish(w)) < 0)
+            return r;
+        w->list = json_array();
+        w->index = json_object();
+        w->vc = strdup(vc);
+        /* The vCenter's name is a key of the answer: mended like the rest. */
+        json_t *name = db_json_utf8(vc);
+        r = w->list && w->index && w->vc && name
+                ? json_object_set_nocheck(w->out, json_string_value(name), w->list)
+                : -1;
+        json_decref(name);
+        json_decref(w->list); /* out holds it */
+        if (r)
             return -ENOMEM;
-        w->group = NULL;
     }
-    if (!w->group || strcmp(json_string_value(json_object_get(w->group, "what")), what) ||
-        strcmp(json_string_value(json_object_get(w->group, "error")), error)) {
-        gap_privilege(error, priv, sizeof(priv));
-        w->group = json_pack("{s:s,s:s,s:o,s:i,s:[]}", "what", what, "error", error, "privilege",
-                             priv[0] ? json_string(priv) : json_null(), "hosts", 0,
-                             "host_names");
-        if (!w->group || json_array_append_new(list, w->group))
+    gap_privilege(error, priv, sizeof(priv));
+    /* what, a separator no read's name holds, then 'p' and the privilege or 'e' and the error. */
+    const char *k = priv[0] ? priv : error;
+    size_t klen = strlen(what) + strlen(k) + 3;
+    if (!(key = malloc(klen)))
+        return -ENOMEM;
+    snprintf(key, klen, "%s\x1f%c%s", what, priv[0] ? 'p' : 'e', k);
+    group = json_object_get(w->index, key);
+    if (!group) {
+        group = json_pack("{s:o,s:o,s:o,s:i,s:[]}", "what", db_json_utf8(what), "error",
+                          db_json_utf8(error), "privilege",
+                          priv[0] ? json_string(priv) : json_null(), "hosts", 0, "host_names");
+        r = !group || json_object_set_nocheck(w->index, key, group) ||
+            json_array_append_new(w->list, group);
+        if (r) {
+            free(key);
             return -ENOMEM;
+        }
     }
+    free(key);
     if (!host)
         return 0;
-    json_t *n = json_object_get(w->group, "hosts");
-    json_t *names = json_object_get(w->group, "host_names");
+    json_t *n = json_object_get(group, "hosts");
+    json_t *names = json_object_get(group, "host_names");
     json_integer_set(n, json_integer_value(n) + 1);
-    if (json_array_size(names) < DB_GAP_NAMES && json_array_append_new(names, json_string(host)))
+    if (json_array_size(names) < DB_GAP_NAMES && json_array_append_new(names, db_json_utf8(host)))
         return -ENOMEM;
     return 0;
 }
@@ -416,13 +547,14 @@ static int gap_row(sqlite3_stmt *st, void *ctx)
 int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out)
 {
     /* A host's gap names the host (its moref when the host row is missing); a vCenter's own
-     * gap (object '') names none. Sorted so that equal (what, error) rows are adjacent. */
+     * gap (object '') names none. In host order within a kind, so that each group's first
+     * DB_GAP_NAMES names are the first by name. */
     static const char sql[] =
         "SELECT g.vcenter, g.what, g.error,"
         " CASE WHEN g.object = '' THEN NULL ELSE coalesce(h.name, g.object) END AS host"
         " FROM gaps g LEFT JOIN hosts h ON h.vcenter = g.vcenter AND h.moref = g.object"
         " WHERE ?1 IS NULL OR g.vcenter = ?1"
-        " ORDER BY g.vcenter, g.what, g.error, host IS NOT NULL, host";
+        " ORDER BY g.vcenter, g.what, host IS NOT NULL, host, g.error";
     struct gap_walk w = {.out = json_object()};
     sqlite3_stmt *st = NULL;
     int r;
@@ -439,9 +571,51 @@ int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out)
     }
     db_stmt_done(db, st);
     if (r == 0)
+        r = gap_finish(&w);
+    json_decref(w.index);
+    free(w.vc);
+    if (r == 0)
         *out = w.out;
     else
         json_decref(w.out);
+    return r;
+}
+
+/* FNV-1a of a row's columns into *ctx (a db_row_fn), each column's bytes and a separator. */
+static int gap_hash_row(sqlite3_stmt *st, void *ctx)
+{
+    uint64_t *h = ctx;
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const unsigned char *p = sqlite3_column_text(st, i);
+        int n = sqlite3_column_bytes(st, i);
+        for (int k = 0; k < n; k++)
+            *h = (*h ^ p[k]) * 0x100000001b3ull;
+        *h = (*h ^ (p ? 0x1f : 0x1e)) * 0x100000001b3ull;
+    }
+    return 0;
+}
+
+int db_gaps_signature(struct db *db, const char *vcenter, uint64_t *sig)
+{
+    /* In the primary key's order: no sort, the same rows give the same hash. The host's name
+     * is in it as db_gaps_grouped() shows it. */
+    static const char sql[] =
+        "SELECT g.vcenter, g.object, g.what, g.error, h.name"
+        " FROM gaps g LEFT JOIN hosts h ON h.vcenter = g.vcenter AND h.moref = g.object"
+        " WHERE ?1 IS NULL OR g.vcenter = ?1 ORDER BY g.vcenter, g.object, g.what";
+    sqlite3_stmt *st = NULL;
+    uint64_t h = 0xcbf29ce484222325ull;
+    int r;
+
+    assert(db && sig);
+    r = db_stmt(db, sql, &st);
+    if (r == 0) {
+        int rc = db_bind(st, DB_TEXT(vcenter));
+        r = rc == SQLITE_OK ? db_each_row(st, "reading the gaps", gap_hash_row, &h)
+                            : db_fail(db->h, rc, "reading the gaps");
+    }
+    db_stmt_done(db, st);
+    *sig = h;
     return r;
 }
 

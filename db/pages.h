@@ -46,12 +46,25 @@ int db_object_counts(struct db *db, const char *vcenter, int64_t counts[3]);
 /* At most this many host names per group of db_gaps_grouped(); "hosts" counts them all. */
 #define DB_GAP_NAMES 100
 
-/* What the last poll of each vCenter (vcenter, or NULL: all) could not read, grouped by what and
- * error: *out (new reference, the caller owns it) maps a vCenter's name to an array of
+/* At most this many groups per vCenter of db_gaps_grouped() whose error names no privilege; the
+ * rest are one "other" group. */
+#define DB_GAP_GROUPS 20
+
+/* What the last successful read of each vCenter (vcenter, or NULL: all) and of each of its hosts
+ * could not read: *out (new reference, the caller owns it) maps a vCenter's name to an array of
  * {"what", "error", "privilege" (the one the refusal names, or null), "hosts" (how many hosts
  * have this gap; 0 for a gap about the vCenter itself), "host_names" (the first DB_GAP_NAMES,
- * by name)}, in (what, error) order. A vCenter without gaps has no member. */
+ * by name)}. A refusal is grouped by what and privilege, "error" the first host's as a sample;
+ * another error by what and error, at most DB_GAP_GROUPS of them (those with the most hosts),
+ * the rest counted in one last group {"what": "other", "error": "N other errors, ...", ...}.
+ * In (what, privilege or error) order. Text that is not UTF-8 has '?' for its bad bytes. A
+ * vCenter without gaps has no member. */
 int db_gaps_grouped(struct db *db, const char *vcenter, json_t **out);
+
+/* A hash of the gaps (and their hosts' names) db_gaps_grouped() would group, in *sig: equal
+ * while nothing it shows has changed, whatever else was written (an incremental round's
+ * last-success time). Reading it costs a scan of the gaps, not their grouping. */
+int db_gaps_signature(struct db *db, const char *vcenter, uint64_t *sig);
 
 /* What the database remembers of a vCenter's polling, so a restarted daemon reports the age of
  * the snapshot it serves before its own first poll. All zero/empty when never polled. */

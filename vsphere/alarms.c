@@ -165,10 +165,16 @@ static int walk_expression(struct vim_alarm_read *ar, const char *alarm, xmlNode
 static void note_unreadable(struct vim_alarm_read *ar, xmlNode *objects)
 {
     char tbuf[128];
+    char pbuf[256];
     xmlNode *m = vim_child(objects, "missingSet");
-    const char *fault = vim_xsi_type(vim_path(m, "fault/fault"), tbuf, sizeof(tbuf));
+    xmlNode *f = vim_path(m, "fault/fault");
+    const char *fault = vim_xsi_type(f, tbuf, sizeof(tbuf));
+    const char *priv = vim_fault_privileges(f, pbuf, sizeof(pbuf));
 
-    if (ar->unreadable++ == 0)
+    /* A refusal in the form vsphere/soap.c gives one, which db_gaps_grouped() reads. */
+    if (ar->unreadable++ == 0 && priv && fault)
+        snprintf(ar->why, sizeof(ar->why), "%s fault (needs %s)", fault, priv);
+    else if (ar->unreadable == 1)
         snprintf(ar->why, sizeof(ar->why), "%s", fault ? fault : "no info");
 }
 
@@ -335,7 +341,7 @@ int vim_collect_alarms(struct vim_client *c, struct vim_sink *sink)
 {
     static const char *const paths[] = {"info", NULL};
     struct vim_alarm_read ar = {.sink = sink};
-    char **morefs = NULL, msg[256];
+    char **morefs = NULL, msg[512];
     size_t n = 0;
     int r;
 
@@ -357,8 +363,13 @@ int vim_collect_alarms(struct vim_client *c, struct vim_sink *sink)
         goto out;
     }
     if (ar.unreadable > 0) {
-        snprintf(msg, sizeof(msg), "%zu of %zu alarms could not be read (%s)", ar.unreadable, n,
-                 ar.why);
+        /* A refusal leads, as soap.c's do, so that the gap names the privilege it lacks. */
+        if (strstr(ar.why, " fault (needs "))
+            snprintf(msg, sizeof(msg), "%s: %zu of %zu alarms could not be read", ar.why,
+                     ar.unreadable, n);
+        else
+            snprintf(msg, sizeof(msg), "%zu of %zu alarms could not be read (%s)", ar.unreadable,
+                     n, ar.why);
         r = alarms_gap(sink, msg);
         goto out;
     }

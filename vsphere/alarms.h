@@ -36,7 +36,7 @@ struct vim_alarm_read {
     int *counters; /* the distinct counterIds the emitted metric rows name, owned */
     size_t n_counters, cap;
     size_t unreadable; /* alarms whose info the server did not give */
-    char why[128];     /* the fault of the first of them */
+    char why[384];     /* the fault of the first of them, "TYPE fault (needs ID)" for a refusal */
 };
 
 /* One Alarm object (its "info") in, an alarm row and its metric rows out. An object without

@@ -238,8 +238,9 @@ static int fault_error(struct vim_client *c, xmlNode *fault)
     snprintf(c->fault, sizeof(c->fault), "%s", type ? type : "unknown");
     /* A refusal names the privilege the account lacks: the error (and so the gap it becomes)
      * says which, so that the user knows what to add to the role (docs/vcenter-role.md). */
-    const char *priv = detail ? vim_path_text(detail, "privilegeId") : NULL;
-    if (priv && *priv && strlen(priv) < 128)
+    char pbuf[256];
+    const char *priv = vim_fault_privileges(detail, pbuf, sizeof(pbuf));
+    if (priv)
         snprintf(c->err, sizeof(c->err), "%s: %s fault (needs %s): %s", c->url, c->fault, priv,
                  str ? str : "(no message)");
     else

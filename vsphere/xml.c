@@ -555,6 +555,39 @@ const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len)
     return NULL;
 }
 
+/* Whether id is one of the ", "-separated ids in list. */
+static int listed(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; (p = strstr(p, id)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
+const char *vim_fault_privileges(const xmlNode *fault, char *buf, size_t len)
+{
+    const char *one = vim_path_text(fault, "privilegeId");
+    size_t used = 0;
+
+    if (!len)
+        return NULL;
+    buf[0] = '\0';
+    if (one && *one)
+        return strlen(one) < len ? (snprintf(buf, len, "%s", one), buf) : NULL;
+    for (xmlNode *m = vim_child(fault, "missingPrivileges"); m; m = vim_next(m, "missingPrivileges"))
+        for (xmlNode *id = vim_child(m, "privilegeIds"); id; id = vim_next(id, "privilegeIds")) {
+            const char *t = vim_text(id);
+            if (!t || !*t || listed(buf, t))
+                continue;
+            int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", t);
+            if (w < 0 || (size_t)w >= len - used)
+                return NULL;
+            used += (size_t)w;
+        }
+    return used ? buf : NULL;
+}
+
 int vim_parse_time(const char *s, int64_t *out)
 {
     struct tm tm;

@@ -55,6 +55,10 @@ int vim_path_bool(const xmlNode *n, const char *path, int dflt);
 /* Local part of the xsi:type attribute (matched by namespace URI, any prefix), or NULL. */
 const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len);
 int vim_name_is(const xmlNode *n, const char *name);
+/* The privileges a NoPermission fault (the element holding its fields) says are missing: its
+ * privilegeId, or (vSphere 7.0.3 on, where privilegeId is deprecated) each missingPrivileges'
+ * privilegeIds, once each, joined with ", ". NULL when it names none or they do not fit len. */
+const char *vim_fault_privileges(const xmlNode *fault, char *buf, size_t len);
 /* Parses xsd:dateTime ("2026-11-29T19:14:44.7375Z", "+02:00" offsets) into unix seconds. */
 int vim_parse_time(const char *s, int64_t *out);
 

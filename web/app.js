@@ -28,6 +28,7 @@
     summary: null,         // the last /api/v1/summary
     total: 0,              // the findings matching the filters (the API's total)
     openGroups: new Set(), // check ids whose group is open; kept across refreshes
+    openGaps: new Set(),   // gaps banner lines whose hosts are shown (vCenter, what, reason)
     allGroups: new Set(),  // check ids whose group shows every row
     shown: '',             // what the findings table was last drawn from: unchanged, not redrawn
     dsAll: false,          // every datastore shown, not only the first DS_SHOWN
@@ -303,15 +304,25 @@
     for (const v of vcenters) {
       for (const g of v.gaps || []) {
         const what = GAP_NAMES[g.what] || g.what;
+        // "other": the errors beyond the 20 the server lists per vCenter, its error says how many.
         const why = g.privilege ? what + ' not permitted (needs ' + g.privilege + ')' :
-          what + ' not read: ' + g.error;
+          g.what === 'other' ? g.error : what + ' not read: ' + g.error;
+        // A stale vCenter's gaps are those of its last successful read: say when that was.
+        const asOf = v.stale && v.last_success ? ' (as of ' + fmtTime(v.last_success) + ')' : '';
         const line = el('div', { 'data-vcenter': v.name, 'data-gap': g.what },
           el('strong', {}, v.name), ': ',
-          g.hosts ? g.hosts + (g.hosts === 1 ? ' host' : ' hosts') + ': ' + why : why);
+          (g.hosts ? g.hosts + (g.hosts === 1 ? ' host' : ' hosts') + ': ' + why : why) + asOf);
         if (g.hosts) {
           const more = g.hosts - g.host_names.length;
-          line.append(' ', el('details', { class: 'gap-hosts' }, el('summary', {}, 'which'),
-            g.host_names.join(', ') + (more > 0 ? ' and ' + more + ' more' : '')));
+          const key = JSON.stringify([v.name, g.what, g.privilege || g.error]);
+          const d = el('details', { class: 'gap-hosts' }, el('summary', {}, 'which'),
+            g.host_names.join(', ') + (more > 0 ? ' and ' + more + ' more' : ''));
+          // Kept open across the 30 s refresh, as the findings' groups are.
+          d.open = state.openGaps.has(key);
+          d.addEventListener('toggle', () => {
+            if (d.open) state.openGaps.add(key); else state.openGaps.delete(key);
+          });
+          line.append(' ', d);
         }
         if (g.privilege) line.title = g.error;
         lines.push(line);

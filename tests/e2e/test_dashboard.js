@@ -159,6 +159,13 @@ async function dashboard(page, base, api) {
     eq('the host is named', (await page.$eval(line + ' details', (d) => d.lastChild.textContent)).trim(),
       'esx-san-noesxcli');
     check('the vCenter\'s fault is on hover', /NoPermission fault/.test(await page.getAttribute(line, 'title')));
+    // The banner is rebuilt on each refresh: the host list a user opened stays open.
+    const n = await page.evaluate(() => Number(document.body.dataset.loaded || 0));
+    await page.click('#refresh');
+    await loaded(page, n + 1);
+    check('the host list is still open after a refresh', await page.isVisible(line + ' details[open]'));
+    await page.click(line + ' details summary');
+    check('a second click closes it', !(await page.$eval(line + ' details', (d) => d.open)));
   });
 
   await step('findings are grouped by check, worst first, with counts and titles', async () => {

@@ -260,3 +260,64 @@ def test_answers_evicted_while_being_sent_stay_whole(srv):
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+def test_the_summary_groups_the_gaps_again_only_when_they_change(srv, module_workspace):
+    """The gaps are grouped once per change of the gaps, not once per database write: an
+    incremental round writes every few seconds (the vCenter's last success) without changing
+    a gap, and grouping 20,000 hosts' gaps takes a good part of a second. The server logs each
+    grouping."""
+    import sqlite3
+
+    def groupings():
+        return srv.logs().count('api: gaps grouped')
+
+    def lab(summary):
+        return [v for v in summary['vcenters'] if v['name'] == 'lab'][0]
+
+    db = sqlite3.connect(module_workspace.db, timeout=30)
+    try:
+        with db:
+            db.execute("INSERT OR REPLACE INTO gaps (vcenter, object, what, error)"
+                       " VALUES ('lab', '', 'alarms', 'NoPermission fault (needs System.View): x')")
+        first = lab(srv.summary())['gaps']
+        assert [g['privilege'] for g in first if g['what'] == 'alarms'] == ['System.View'], first
+        before = groupings()
+        assert before >= 1
+        # An incremental round's write: the last success moves, no gap does.
+        with db:
+            db.execute("UPDATE vcenters SET last_success_ms = last_success_ms + 1"
+                       " WHERE name = 'lab'")
+        again = lab(srv.summary())
+        assert again['gaps'] == first
+        assert groupings() == before, srv.logs()[-2000:]
+        # A gap that changes is grouped afresh.
+        with db:
+            db.execute("DELETE FROM gaps WHERE vcenter = 'lab' AND object = ''"
+                       " AND what = 'alarms'")
+        gone = lab(srv.summary())['gaps']
+        assert not [g for g in gone if g['what'] == 'alarms'], gone
+        assert groupings() == before + 1
+    finally:
+        db.close()
+
+
+def test_a_gap_cut_inside_a_character_does_not_take_the_summary_down(srv, module_workspace):
+    """vCenter's faultstring is cut at 1024 bytes, possibly inside a character: the summary
+    still answers, the gap's text with '?' for the broken byte."""
+    import sqlite3
+    db = sqlite3.connect(module_workspace.db, timeout=30)
+    try:
+        with db:
+            db.execute("INSERT OR REPLACE INTO gaps (vcenter, object, what, error) VALUES"
+                       " ('lab', '', 'alarms', CAST(X'5A656974C3' AS TEXT))")
+        r = srv.get('/api/v1/summary')
+        assert r.status == 200, r.body[:500]
+        lab = [v for v in r.json()['vcenters'] if v['name'] == 'lab'][0]
+        assert [g['error'] for g in lab['gaps'] if g['what'] == 'alarms'] == ['Zeit?']
+        assert 'by_check' in r.json()['findings']
+    finally:
+        with db:
+            db.execute("DELETE FROM gaps WHERE vcenter = 'lab' AND object = ''"
+                       " AND what = 'alarms'")
+        db.close()

@@ -414,3 +414,42 @@ def test_the_simulator_refuses_what_a_role_does_not_grant_as_vcenter_does(start_
         raise AssertionError('logged in with a wrong password')
     except RuntimeError as e:
         assert 'InvalidLoginFault' in str(e)
+
+
+def test_the_simulator_lets_in_only_through_a_checked_login(start_sim):
+    """A session cookie no checked Login gave (forged, or of a session the simulator forgot)
+    is NotAuthenticated, not the administrator; Login is the only way in (LoginByToken and
+    the like are refused); a restricted account's request the simulator cannot read is
+    refused, not let through unchecked."""
+    import urllib.error
+    import urllib.request
+    from simlib import VimClient
+    sim = start_sim('violations', extra=['-account', 'ro:ReadOnly'])
+    vm = sim.truth()['vms'][0]['moref']
+    power = '<PowerOnVM_Task><_this type="VirtualMachine">%s</_this></PowerOnVM_Task>' % vm
+
+    def raw(body, cookie):
+        req = urllib.request.Request(sim.url, data=(VimClient.ENV % body).encode(), headers={
+            'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': '"urn:vim25/6.5"',
+            'Cookie': 'vmware_soap_session="%s"' % cookie})
+        import ssl
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        try:
+            return urllib.request.urlopen(req, timeout=60, context=ctx).read().decode()
+        except urllib.error.HTTPError as e:
+            return e.read().decode()
+
+    assert 'NotAuthenticatedFault' in raw(power, 'forged-cookie')
+    assert 'authz: PowerOnVM_Task with a session cookie no checked Login gave' in sim.log()
+    for login in ('LoginByToken', 'LoginExtensionByCertificate'):
+        out = raw('<%s><_this type="SessionManager">SessionManager</_this></%s>' % (login, login),
+                  'forged-cookie')
+        assert 'InvalidLoginFault' in out and 'accepts only Login' in out, out[:2000]
+    ro = VimClient(sim.url, user='ro')
+    try:
+        ro.call('<RetrieveServiceContent><_this type="ServiceInstance">ServiceInstance')
+        raise AssertionError('an unreadable request of a restricted account passed')
+    except RuntimeError as e:
+        assert 'could not read the request' in str(e), str(e)[:2000]

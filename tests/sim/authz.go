@@ -8,7 +8,17 @@ package main
 // with vCenter's fault: NoPermission naming the object and the privilege.
 // Property reads are not refused as a whole: an object the account may not
 // read (no System.Read on it) comes back with each asked property in the
-// answer's missingSet, its fault a NoPermission, as vCenter answers.
+// answer's missingSet, its fault a NoPermission, as vCenter answers. Only
+// RetrievePropertiesEx's first page is filtered so: RetrieveProperties,
+// ContinueRetrievePropertiesEx's later pages and WaitForUpdatesEx's updates
+// are answered in full (vslint's pages of objects one account may not read
+// are not tested).
+//
+// Sessions: a session cookie this simulator did not hand out at a Login it
+// checked (a forged or forgotten one) gets vCenter's NotAuthenticated for
+// anything but RetrieveServiceContent and Login. Login is the only way in:
+// LoginByToken, LoginExtensionBy* and the rest are refused. A restricted
+// account's request this file cannot parse is refused, not let through.
 //
 // Accounts: -account NAME[:ROLE] (repeatable) lets NAME log in with the same
 // password as the administrator; with ROLE (a role name: ReadOnly, Admin,
@@ -282,7 +292,8 @@ func parseCall(body []byte) (soapCall, bool) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return call, call.method != ""
+			// Cut short or not XML: not read, whatever came first.
+			return call, false
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -345,16 +356,33 @@ func forgetSessions() {
 // (the simulator itself accepts any name, see main.go), and a successful one
 // remembers which account holds the new session's cookie.
 func enforce(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) bool {
+	cookie := sessionCookie(r)
 	authz.Lock()
-	user := authz.sessions[sessionCookie(r)]
+	user, known := authz.sessions[cookie]
 	authz.Unlock()
 	// The administrator's calls (all of them in most tests) are not parsed twice.
-	if !restricted(user) && !bytes.Contains(body, []byte("Login")) {
+	if (known || cookie == "") && !restricted(user) && !bytes.Contains(body, []byte("Login")) {
 		return false
 	}
 	call, ok := parseCall(body)
 	if !ok {
-		return false
+		if !restricted(user) && (known || cookie == "") {
+			return false
+		}
+		log.Printf("authz: a request of %q this simulator cannot parse: refused", user)
+		writeFault(w, "Permission to perform this operation was denied (vcsim-vslint could not read the request).",
+			"NoPermission", "")
+		return true
+	}
+	if strings.HasPrefix(call.method, "Login") && call.method != "Login" {
+		log.Printf("authz: %s refused: only Login is checked", call.method)
+		writeFault(w, "Cannot complete login: vcsim-vslint accepts only Login.", "InvalidLogin", "")
+		return true
+	}
+	if cookie != "" && !known && call.method != "Login" && call.method != "RetrieveServiceContent" {
+		log.Printf("authz: %s with a session cookie no checked Login gave: NotAuthenticated", call.method)
+		writeFault(w, "The session is not authenticated.", "NotAuthenticated", "")
+		return true
 	}
 	if call.method == "Login" {
 		user, pass := call.fields["userName"], call.fields["password"]
@@ -369,12 +397,21 @@ func enforce(w http.ResponseWriter, r *http.Request, body []byte, next http.Hand
 		}
 		next.ServeHTTP(w, r)
 		resp := http.Response{Header: w.Header()}
+		given := false
 		for _, c := range resp.Cookies() {
 			if c.Name == "vmware_soap_session" {
 				authz.Lock()
 				authz.sessions[strings.Trim(c.Value, "\"")] = user
 				authz.Unlock()
+				given = true
 			}
+		}
+		// A login on a session the simulator kept (no new cookie): that
+		// cookie is now this account's.
+		if !given && cookie != "" {
+			authz.Lock()
+			authz.sessions[cookie] = user
+			authz.Unlock()
 		}
 		return true
 	}

@@ -1190,6 +1190,161 @@ TEST_WITH(test_gaps_grouped_by_kind_and_error_with_the_privilege_and_the_hosts, 
     json_decref(out);
 }
 
+/* Hosts esx-000... each with a gap of what: its error names the host's number. */
+struct gap_fill {
+    int hosts;
+    const char *what, *before, *after; /* the error: before, the number (3 digits), after */
+};
+
+static void fill_host_gaps(const struct vim_sink *s, const void *arg)
+{
+    const struct gap_fill *f = arg;
+    char moref[32], name[32], error[1100];
+    for (int i = 0; i < f->hosts; i++) {
+        snprintf(moref, sizeof(moref), "host-%d", 100 + i);
+        snprintf(name, sizeof(name), "esx-%03d", i);
+        const struct vim_host h = {moref, name, "domain-c7", "connected", "8.0.3"};
+        assert_int_equal(s->host(s->ctx, &h), 0);
+        snprintf(error, sizeof(error), "%s%03d%s", f->before, i, f->after);
+        const struct vim_gap g = {moref, f->what, error};
+        assert_int_equal(s->gap(s->ctx, &g), 0);
+    }
+}
+
+/* An error cut at 1024 bytes in the middle of a character (a localised faultstring), and a
+ * host name that is not UTF-8: the group is there, its text mended, and it dumps. */
+static void fill_bad_utf8(const struct vim_sink *s, const void *arg)
+{
+    (void)arg;
+    char error[1024];
+    memset(error, 'a', sizeof(error));
+    memcpy(error, "NoPermission fault (needs Host.Config.Storage): Zugriff f", 57);
+    error[sizeof(error) - 2] = '\xc3'; /* the first byte of "ü", its second cut off */
+    error[sizeof(error) - 1] = '\0';
+    const struct vim_host h = {"host-1", "esx-\xff", "domain-c7", "connected", "8.0.3"};
+    assert_int_equal(s->host(s->ctx, &h), 0);
+    const struct vim_gap g = {"host-1", "esxcli", error};
+    assert_int_equal(s->gap(s->ctx, &g), 0);
+    const struct vim_gap o = {"host-1", "options", "Zeit\xc3"};
+    assert_int_equal(s->gap(s->ctx, &o), 0);
+}
+
+TEST_WITH(test_gaps_with_text_cut_in_a_character_are_mended_not_lost, tl_db_setup_open,
+          tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    json_t *out = NULL, *g;
+    char *text;
+
+    tl_snapshot(fx->db, "vc1", fill_bad_utf8, NULL, 1000, 2000, NULL);
+    assert_int_equal(db_gaps_grouped(fx->db, NULL, &out), 0);
+    assert_non_null(out);
+    json_t *list = json_object_get(out, "vc1");
+    assert_int_equal(json_array_size(list), 2);
+    g = json_array_get(list, 0);
+    assert_string_equal(json_string_value(json_object_get(g, "privilege")), "Host.Config.Storage");
+    const char *e = json_string_value(json_object_get(g, "error"));
+    assert_non_null(e);
+    assert_int_equal(strlen(e), 1023);
+    assert_int_equal(e[1022], '?');
+    assert_string_equal(json_string_value(json_array_get(json_object_get(g, "host_names"), 0)),
+                        "esx-?");
+    g = json_array_get(list, 1);
+    assert_string_equal(json_string_value(json_object_get(g, "error")), "Zeit?");
+    text = json_dumps(out, JSON_COMPACT);
+    assert_non_null(text);
+    free(text);
+    json_decref(out);
+}
+
+TEST_WITH(test_gaps_refused_are_grouped_by_privilege_whatever_each_host_says, tl_db_setup_open,
+          tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const struct gap_fill f = {30, "esxcli",
+                               "NoPermission fault (needs Host.Config.Settings): host ", " denied"};
+    json_t *out = NULL, *g;
+
+    tl_snapshot(fx->db, "vc1", fill_host_gaps, &f, 1000, 2000, NULL);
+    assert_int_equal(db_gaps_grouped(fx->db, NULL, &out), 0);
+    json_t *list = json_object_get(out, "vc1");
+    assert_int_equal(json_array_size(list), 1);
+    g = json_array_get(list, 0);
+    assert_int_equal(json_integer_value(json_object_get(g, "hosts")), 30);
+    assert_int_equal(json_array_size(json_object_get(g, "host_names")), 30);
+    assert_string_equal(json_string_value(json_object_get(g, "privilege")), "Host.Config.Settings");
+    /* One sample error: the first host's. */
+    assert_string_equal(json_string_value(json_object_get(g, "error")),
+                        "NoPermission fault (needs Host.Config.Settings): host 000 denied");
+    json_decref(out);
+}
+
+TEST_WITH(test_gaps_with_an_error_per_host_are_capped_with_one_other_group, tl_db_setup_open,
+          tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const struct gap_fill f = {DB_GAP_GROUPS + 130, "options", "esx-", ": timed out"};
+    json_t *out = NULL, *g;
+
+    tl_snapshot(fx->db, "vc1", fill_host_gaps, &f, 1000, 2000, NULL);
+    assert_int_equal(db_gaps_grouped(fx->db, NULL, &out), 0);
+    json_t *list = json_object_get(out, "vc1");
+    assert_int_equal(json_array_size(list), DB_GAP_GROUPS + 1);
+    g = json_array_get(list, 0);
+    assert_string_equal(json_string_value(json_object_get(g, "error")), "esx-000: timed out");
+    g = json_array_get(list, DB_GAP_GROUPS);
+    assert_string_equal(json_string_value(json_object_get(g, "what")), "other");
+    assert_string_equal(json_string_value(json_object_get(g, "error")),
+                        "130 other errors, each on no more hosts than those listed");
+    assert_true(json_is_null(json_object_get(g, "privilege")));
+    assert_int_equal(json_integer_value(json_object_get(g, "hosts")), 130);
+    json_t *names = json_object_get(g, "host_names");
+    assert_int_equal(json_array_size(names), DB_GAP_NAMES);
+    assert_string_equal(json_string_value(json_array_get(names, 0)), "esx-020");
+    json_decref(out);
+}
+
+/* The privilege is read only where vslint writes it: at the start, ids of id characters. */
+static void fill_spoofs(const struct vim_sink *s, const void *arg)
+{
+    (void)arg;
+    static const char *const errors[] = {
+        "SystemError fault: host said NoPermission fault (needs Fake.Priv): x",
+        "NoPermission fault (needs Host.Config.Storage, System.Read): denied",
+        "NoPermission fault (needs Host Config): denied",
+        "fault (needs Fake.Priv): x",
+    };
+    char moref[32];
+    for (size_t i = 0; i < sizeof(errors) / sizeof(*errors); i++) {
+        snprintf(moref, sizeof(moref), "host-%zu", i);
+        const struct vim_gap g = {moref, "esxcli", errors[i]};
+        assert_int_equal(s->gap(s->ctx, &g), 0);
+    }
+}
+
+TEST_WITH(test_gaps_privilege_is_read_only_at_the_start_of_the_error, tl_db_setup_open,
+          tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    json_t *out = NULL;
+
+    tl_snapshot(fx->db, "vc1", fill_spoofs, NULL, 1000, 2000, NULL);
+    assert_int_equal(db_gaps_grouped(fx->db, NULL, &out), 0);
+    json_t *list = json_object_get(out, "vc1");
+    assert_int_equal(json_array_size(list), 4);
+    int named = 0;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *g = json_array_get(list, i);
+        const char *p = json_string_value(json_object_get(g, "privilege"));
+        if (!p)
+            continue;
+        named++;
+        assert_string_equal(p, "Host.Config.Storage, System.Read");
+    }
+    assert_int_equal(named, 1);
+    json_decref(out);
+}
+
 int main(void)
 {
     return tl_main();
