@@ -240,6 +240,19 @@ static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_ce
     return 0;
 }
 
+/* Whether the configured trust accepted the server, from the first request's result r: true only
+ * once a TLS request got an answer under ca_file =, the system's store or a pin; false when the
+ * trust refused the certificate; null (not decided) for http://, insecure = true (nothing was
+ * judged) and when no answer came (a timeout says nothing about the certificate). */
+static void set_verified(struct probe *p, int r, int has_cert)
+{
+    const char *mode = trust_mode(p->conf, has_cert);
+    json_t *v = !has_cert || !strcmp(mode, "insecure") || r == -VSL_ENET ? json_null()
+                                                                         : json_boolean(r != -VSL_ETLS);
+
+    json_object_set_new(p->src, "verified", v);
+}
+
 /* The client could not be made: only a pin libcurl cannot set up does that, or memory. */
 static void client_failed(struct probe *p, int r)
 {
@@ -472,7 +485,7 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
         goto out;
     }
     r = vim_connect(c);
-    json_object_set_new(p->src, "verified", json_boolean(r != -VSL_ETLS));
+    set_verified(p, r, has_cert);
     if (r < 0) {
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
         goto out;
@@ -530,7 +543,7 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
     }
     /* The login is the array's first request: a certificate the trust refuses fails it. */
     r = probe_login(p, NULL, c);
-    json_object_set_new(p->src, "verified", json_boolean(r != -VSL_ETLS));
+    set_verified(p, r, has_cert);
     if (r == -VSL_ENET || r == -VSL_ETLS)
         connect_failed(p, r, arr_client_error(c), &cert, has_cert);
     if (r < 0)
@@ -576,10 +589,15 @@ static long long num(const json_t *o, const char *key)
 static void print_trust(FILE *out, const json_t *src)
 {
     const char *mode = str(src, "trust");
-    int ok = json_is_true(json_object_get(src, "verified"));
+    const json_t *verified = json_object_get(src, "verified");
+    int ok = json_is_true(verified);
 
     if (!mode)
         return;
+    if (strcmp(mode, "insecure") && json_is_null(verified)) {
+        fprintf(out, "  trust: not decided (no answer)\n");
+        return;
+    }
     if (!strcmp(mode, "thumbprint"))
         fprintf(out, "  trust: thumbprint = pinned: %s\n",
                 ok ? "the certificate is the pinned one (its dates and issuer are not checked)"

@@ -94,6 +94,7 @@ def test_json_report_counts_what_the_simulator_holds(violations, workspace):
     [src] = doc['sources']
     assert src['kind'] == 'vcenter' and src['name'] == 'lab' and src['status'] == 1
     assert src['certificate'] is None  # http://
+    assert src['verified'] is None  # no TLS: nothing was verified, nor refused
     assert src['login'] == {'user': 'vslint', 'ok': True}
     assert src['product']['api_version'] and src['product']['version']
     assert src['visible']['hosts'] == len(truth['hosts'])
@@ -207,6 +208,17 @@ def test_wrong_pin_exits_2_naming_the_certificate_shown(clean_tls, workspace):
     assert p['what'] == 'tls' and 'not the pinned thumbprint' in p['cause']
     assert want in p['fix']
     assert 'login' not in src  # nothing was sent to a server that failed the pin
+
+
+def test_insecure_is_not_verified_nor_refused(clean_tls, workspace):
+    """insecure = true judges nothing: verified is null, not true, and the text says so."""
+    conf = workspace.write_config([vcenter(workspace, clean_tls.url, insecure='true')])
+    res, doc = probe_json(conf)
+    src = doc['sources'][0]
+    assert src['trust'] == 'insecure' and src['verified'] is None, src
+    res = probe(conf)
+    assert '  trust: NOT VERIFIED (insecure = true): anyone in the path can pose as this ' \
+        'server' in res.stdout.splitlines()
 
 
 # TLS: certificates made here, served by a TLS front on loopback that relays to a plain-HTTP
@@ -483,3 +495,18 @@ def test_a_host_the_account_may_not_read_is_a_problem_not_an_empty_host(workspac
     [h] = [h for h in doc['sources'][0]['hosts']['sample'] if h['moref'] == host]
     assert h['read'] is False and 'options' not in h
     assert res.returncode == 1
+
+
+def test_damaged_database_and_a_rule_do_not_stop_the_probe(violations, workspace):
+    """With a [rules] section, the probe parses the rules but opens no database: a damaged
+    database file does not stop the vCenter being tried (docs: "opening no database")."""
+    from test_rules import rules_dir
+    with open(workspace.db, 'wb') as f:
+        f.write(b'this is not an SQLite database' * 100)
+    before = open(workspace.db, 'rb').read()
+    d = rules_dir(workspace, {'datastore-free-floor.sql': None})
+    conf = workspace.write_config([vcenter(workspace, violations.url)],
+                                  '\n[rules]\ndir = %s\n' % d)
+    res, doc = probe_json(conf, '--hosts', '0')
+    assert doc['sources'][0]['login'] == {'user': 'vslint', 'ok': True}, res.stderr
+    assert open(workspace.db, 'rb').read() == before
