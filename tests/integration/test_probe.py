@@ -510,3 +510,22 @@ def test_damaged_database_and_a_rule_do_not_stop_the_probe(violations, workspace
     res, doc = probe_json(conf, '--hosts', '0')
     assert doc['sources'][0]['login'] == {'user': 'vslint', 'ok': True}, res.stderr
     assert open(workspace.db, 'rb').read() == before
+
+
+def test_url_with_userinfo_is_refused_without_echoing_it(workspace):
+    conf = workspace.write_config([vcenter(workspace, 'https://u:s3cr3tpw@vc.example.com/sdk')])
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert '[vcenter lab] url: the URL holds a user name or password' in res.stderr
+    assert 's3cr3tpw' not in res.stdout + res.stderr
+    res = probe(conf)
+    assert res.returncode == 2 and 's3cr3tpw' not in res.stdout + res.stderr
+
+
+def test_http_url_is_warned_about_like_insecure(workspace):
+    conf = workspace.write_config([vcenter(workspace, 'http://vc.example.com/sdk')])
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert '[vcenter lab] url: warning: http:// sends the password' in res.stderr
+    conf = workspace.write_config([vcenter(workspace, 'https://vc.example.com/sdk')])
+    assert 'url: warning' not in vslint('config-check', '-c', conf).stderr
