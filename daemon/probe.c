@@ -306,10 +306,15 @@ static int probe_login(struct probe *p, struct vim_client *vc, struct arr_client
     /* No answer to the login at all is the connection's problem (the caller's to report). */
     if (r == -VSL_ETLS || r == -VSL_ENET)
         return r;
-    json_object_set_new(p->src, "login", json_pack("{s:s, s:b}", "user", conf->user, "ok", r == 0));
+    const char *error = r < 0 ? (vc ? vim_client_error(vc) : arr_client_error(ac)) : NULL;
+    /* Only the server's no to the user and password is a refusal; any other failure is an
+     * answer vslint could not use, and the text says which. */
+    json_object_set_new(p->src, "login",
+                        r < 0 ? json_pack("{s:s, s:b, s:b, s:s}", "user", conf->user, "ok", 0,
+                                          "refused", r == -VSL_ELOGIN, "error", error)
+                              : json_pack("{s:s, s:b}", "user", conf->user, "ok", 1));
     if (r < 0)
-        problem(p, VSL_PROBE_UNREACHABLE, NULL, "login",
-                vc ? vim_client_error(vc) : arr_client_error(ac), NULL,
+        problem(p, VSL_PROBE_UNREACHABLE, NULL, "login", error, NULL,
                 r == -VSL_ELOGIN ? "check user = and the password its password_file = or "
                                    "password_env = holds; a locked or expired account is "
                                    "refused the same way"
@@ -664,9 +669,13 @@ static void print_source(FILE *out, const json_t *src)
                 str(product, "version") ? str(product, "version") : "?",
                 str(product, "build") ? str(product, "build") : "?",
                 str(product, "api_version") ? str(product, "api_version") : "?");
-    if (json_is_object(login))
-        fprintf(out, "  login: %s: %s\n", str(login, "user"),
-                json_is_true(json_object_get(login, "ok")) ? "logged in" : "REFUSED");
+    if (json_is_object(login) && json_is_true(json_object_get(login, "ok")))
+        fprintf(out, "  login: %s: logged in\n", str(login, "user"));
+    else if (json_is_true(json_object_get(login, "refused")))
+        fprintf(out, "  login: %s: REFUSED\n", str(login, "user"));
+    else if (json_is_object(login))
+        fprintf(out, "  login: %s: no usable answer: %s\n", str(login, "user"),
+                str(login, "error"));
     if (json_is_object(vis)) {
         fprintf(out, "  visible:");
         for (size_t i = 0; i < sizeof(visible) / sizeof(visible[0]); i++) {

@@ -529,3 +529,39 @@ def test_http_url_is_warned_about_like_insecure(workspace):
     assert '[vcenter lab] url: warning: http:// sends the password' in res.stderr
     conf = workspace.write_config([vcenter(workspace, 'https://vc.example.com/sdk')])
     assert 'url: warning' not in vslint('config-check', '-c', conf).stderr
+
+
+def test_a_login_answered_with_an_error_page_is_not_called_refused(violations, workspace):
+    """Only the server's no to the user and password is REFUSED; an error page in its place
+    is "no usable answer", with the cause."""
+    import http.server
+
+    class Broken(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b'<html>proxy error</html>'
+            self.send_response(502)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Broken)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = 'http://127.0.0.1:%d' % srv.server_address[1]
+        conf = workspace.write_config([vcenter(workspace, violations.url)],
+                                      extra=array_section(workspace, url))
+        res = probe(conf, '--vcenter', 'unity1')
+        res_json, doc = probe_json(conf, '--vcenter', 'unity1')
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert 'REFUSED' not in res.stdout
+    [line] = [l for l in res.stdout.splitlines() if l.startswith('  login: ')]
+    assert line.startswith('  login: vslint: no usable answer: ') and '502' in line, line
+    login = doc['sources'][0]['login']
+    assert login['ok'] is False and login['refused'] is False and '502' in login['error']
