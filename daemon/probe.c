@@ -511,10 +511,15 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
     /* No host list (its view refused): that is said already, and there is nothing to sample. */
     if (json_is_integer(json_object_get(json_object_get(p->src, "visible"), "hosts")))
         r = probe_hosts(p, c, &hosts, p->max_hosts, sink);
-    if (r < 0) {
+    /* Only a failure that ends a poll (session, network, memory) ends the probe; a read the
+     * hosts' collect was refused (a fault, an object gone) is a problem, and the alarms are
+     * still tried. */
+    if (r < 0 && vim_poll_fatal(r)) {
         read_ended(p, "hosts", vim_client_error(c));
         goto logout;
     }
+    if (r < 0)
+        read_failed(p, NULL, "hosts", vim_gap_error(c), NULL);
     r = vim_collect_alarms(c, sink);
     if (r < 0)
         read_ended(p, "alarms", vim_client_error(c));
@@ -562,7 +567,10 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
         json_object_set_new(p->src, "read",
                             json_pack("{s:I, s:I, s:I}", "pools", (json_int_t)p->pools, "luns",
                                       (json_int_t)p->luns, "ports", (json_int_t)p->ports));
-    arr_logout(c);
+    /* After a read that timed out or lost the connection, the logout would wait timeout =
+     * again for nothing: the array expires the session itself. */
+    if (r != -VSL_ENET)
+        arr_logout(c);
 out:
     arr_client_free(c);
 }
