@@ -269,7 +269,16 @@ static void connect_failed(struct probe *p, int r, const char *error, const stru
     char fix[768];
 
     if (r == -VSL_ETLS && has_cert) {
-        if (cert->expired || cert->not_yet_valid)
+        /* libcurl's words for a certificate whose names do not include url ='s host (the
+         * OpenSSL back end: "...no alternative certificate subject name matches target host
+         * name..." or "...subject name ... does not match target host name..."). */
+        int name_mismatch = error && strstr(error, "subject name") && strstr(error, "target host");
+        if (name_mismatch)
+            snprintf(fix, sizeof(fix),
+                     "the certificate (%s) is not for the host in url =: put the name it was "
+                     "issued for in url =, or, if it is the right one, pin it: thumbprint = %s",
+                     cert->subject, cert->sha256);
+        else if (cert->expired || cert->not_yet_valid)
             snprintf(fix, sizeof(fix),
                      "renew the certificate (it is valid from %s to %s), or, if it is the right "
                      "one, pin it: thumbprint = %s",

@@ -227,6 +227,7 @@ def test_insecure_is_not_verified_nor_refused(clean_tls, workspace):
 def make_certs(d, expired):
     """A CA and a certificate for 127.0.0.1 it signed (expired yesterday when expired): the
     paths (ca, cert, key)."""
+    pytest.importorskip('cryptography')
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -274,6 +275,7 @@ class TlsFront:
         hostport = url.split('//', 1)[1].split('/', 1)[0]
         host, port = hostport.rsplit(':', 1)
         self.target = (host, int(port))
+        self.upstream = 0  # bytes relayed to the simulator: what the client sent past TLS
         self.sock = socket.create_server(('127.0.0.1', 0))
         self.url = 'https://127.0.0.1:%d/sdk' % self.sock.getsockname()[1]
         threading.Thread(target=self.accept, daemon=True).start()
@@ -294,15 +296,16 @@ class TlsFront:
             return
         up = socket.create_connection(self.target)
         threading.Thread(target=self.pump, args=(up, tls), daemon=True).start()
-        self.pump(tls, up)
+        self.pump(tls, up, count=True)
 
-    @staticmethod
-    def pump(src, dst):
+    def pump(self, src, dst, count=False):
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if count:
+                    self.upstream += len(data)
                 dst.sendall(data)
         except OSError:
             pass
@@ -565,3 +568,50 @@ def test_a_login_answered_with_an_error_page_is_not_called_refused(violations, w
     assert line.startswith('  login: vslint: no usable answer: ') and '502' in line, line
     login = doc['sources'][0]['login']
     assert login['ok'] is False and login['refused'] is False and '502' in login['error']
+
+
+def test_wrong_pin_sends_nothing_past_the_handshake(clean_plain, workspace):
+    """A pin the certificate fails stops the connection before any request: the TLS front
+    relays no byte to the simulator (so no password crossed), while a right pin does."""
+    ca, cert, key = make_certs(workspace.dir, expired=False)
+    front = TlsFront(cert, key, clean_plain.url)
+    try:
+        res = probe(workspace.write_config([vcenter(workspace, front.url,
+                                                    thumbprint=':'.join(['AB'] * 32))]))
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert front.upstream == 0
+        res = probe(workspace.write_config([vcenter(workspace, front.url,
+                                                    thumbprint=fingerprint(cert))]))
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert front.upstream > 0
+    finally:
+        front.close()
+
+
+def test_name_mismatch_suggests_the_name_in_url_or_a_pin(clean_plain, workspace):
+    """A certificate the CA signed but for another name: the fix is the url = name or a pin,
+    not ca_file = (which is already right)."""
+    with fronted(clean_plain, workspace, expired=False) as (url, ca, cert):
+        url = url.replace('127.0.0.1', 'localhost')  # the certificate is for 127.0.0.1 only
+        res = probe(workspace.write_config([vcenter(workspace, url, ca_file=ca)]))
+    assert res.returncode == 2, res.stdout + res.stderr
+    [line] = problem_lines(res)
+    assert line.startswith('problem: vcenter lab: tls: '), line
+    fix = line.split('; fix: ', 1)[1]
+    assert 'is not for the host in url =' in fix and 'CN=vcenter.test' in fix, fix
+    assert 'thumbprint = %s' % fingerprint(cert) in fix and 'ca_file' not in fix
+
+
+@pytest.mark.parametrize('n', ['-1', '100001', 'x'])
+def test_hosts_out_of_range_is_a_usage_error(violations, workspace, n):
+    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    res = probe(conf, '--hosts', n)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert '--hosts' in res.stderr and not res.stdout.strip()
+
+
+def test_hosts_0_reads_no_host(violations, workspace):
+    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    res, doc = probe_json(conf, '--hosts', '0')
+    hosts = doc['sources'][0]['hosts']
+    assert hosts['sampled'] == 0 and hosts['sample'] == [] and hosts['visible'] > 0
