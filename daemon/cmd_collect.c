@@ -107,6 +107,9 @@ int cmd_config_check(const struct vsl_args *a)
         fprintf(stderr, "vslint: error: no [vcenter %s] or [array %s] in %s\n", a->vcenter,
                 a->vcenter, cfg->path);
         r = VSL_EXIT_FAIL;
+    } else if (r < 0) {
+        fprintf(stderr, "vslint: error: the probe: %s\n", vsl_strerror(r));
+        r = VSL_EXIT_FAIL;
     }
     vsl_config_free(cfg);
     return r;

@@ -8,6 +8,7 @@
 
 #include "arrays/unity.h"
 #include "daemon/probe.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/tls.h"
 #include "vsphere/alarms.h"
@@ -47,7 +48,36 @@ struct probe {
     json_t *problems;  /* borrowed: the report's problem list */
     int status;        /* VSL_PROBE_ */
     int max_hosts;     /* --hosts */
+    int incomplete;    /* a part of the report could not be built (out of memory) */
 };
+
+/* s as a JSON string that jansson takes: a byte that is not UTF-8 (a Latin-1 name in the
+ * configuration, a fault text cut in the middle of a character) becomes '?' rather than the
+ * whole value, and with it the problem, being dropped. NULL for NULL (a JSON null); NULL
+ * only then or out of memory otherwise. */
+static json_t *jtext(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    char *fixed = strdup(s); /* owned */
+    if (!fixed)
+        return NULL;
+    vsl_utf8_fix(fixed);
+    v = json_string(fixed);
+    free(fixed);
+    return v;
+}
+
+/* Sets key of o to v (taken); a value that could not be built (only out of memory, as jtext()
+ * mends the text) makes the report incomplete, which the status and the text summary say. */
+static void put(struct probe *p, json_t *o, const char *key, json_t *v)
+{
+    if (!v || json_object_set_new(o, key, v) < 0)
+        p->incomplete = 1;
+}
 
 static void set_status(struct probe *p, int status)
 {
@@ -59,10 +89,12 @@ static void set_status(struct probe *p, int status)
 static void problem(struct probe *p, int status, const char *object, const char *what,
                     const char *cause, const char *privilege, const char *fix)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s?, s:s, s:s, s:s?, s:s}", "kind",
-                          p->conf->type ? "array" : "vcenter", "source", p->conf->name, "object",
-                          object, "what", what, "cause", cause, "privilege", privilege, "fix", fix);
-    json_array_append_new(p->problems, o);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o}", "kind",
+                          p->conf->type ? "array" : "vcenter", "source", jtext(p->conf->name),
+                          "object", jtext(object), "what", what, "cause", jtext(cause),
+                          "privilege", jtext(privilege), "fix", jtext(fix));
+    if (!o || json_array_append_new(p->problems, o) < 0)
+        p->incomplete = 1;
     set_status(p, status);
 }
 
@@ -230,9 +262,9 @@ static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_ce
                 "(a firewall, a proxy); timeout = sets how long vslint waits");
         return r;
     }
-    json_object_set_new(p->src, "certificate",
-                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "subject",
-                                  cert->subject, "issuer", cert->issuer, "not_before",
+    put(p, p->src, "certificate",
+                        json_pack("{s:o, s:o, s:s, s:s, s:s, s:b, s:b, s:b}", "subject",
+                                  jtext(cert->subject), "issuer", jtext(cert->issuer), "not_before",
                                   cert->not_before, "not_after", cert->not_after, "sha256",
                                   cert->sha256, "self_signed", cert->self_signed, "expired",
                                   cert->expired, "not_yet_valid", cert->not_yet_valid));
@@ -318,10 +350,10 @@ static int probe_login(struct probe *p, struct vim_client *vc, struct arr_client
     const char *error = r < 0 ? (vc ? vim_client_error(vc) : arr_client_error(ac)) : NULL;
     /* Only the server's no to the user and password is a refusal; any other failure is an
      * answer vslint could not use, and the text says which. */
-    json_object_set_new(p->src, "login",
-                        r < 0 ? json_pack("{s:s, s:b, s:b, s:s}", "user", conf->user, "ok", 0,
-                                          "refused", r == -VSL_ELOGIN, "error", error)
-                              : json_pack("{s:s, s:b}", "user", conf->user, "ok", 1));
+    put(p, p->src, "login",
+        r < 0 ? json_pack("{s:o, s:b, s:b, s:o}", "user", jtext(conf->user), "ok", 0, "refused",
+                          r == -VSL_ELOGIN, "error", jtext(error))
+              : json_pack("{s:o, s:b}", "user", jtext(conf->user), "ok", 1));
     if (r < 0)
         problem(p, VSL_PROBE_UNREACHABLE, NULL, "login", error, NULL,
                 r == -VSL_ELOGIN ? "check user = and the password its password_file = or "
@@ -416,13 +448,17 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
         return r;
 
     json_t *list = json_array();
-    json_object_set_new(p->src, "hosts", json_pack("{s:I, s:I, s:o}", "visible", (json_int_t)all->n,
+    put(p, p->src, "hosts", json_pack("{s:I, s:I, s:o}", "visible", (json_int_t)all->n,
                                                    "sampled", (json_int_t)n, "sample", list));
     for (size_t i = 0; i < p->n_hosts; i++) {
         struct probe_host *h = &p->hosts[i];
         const char *name = h->name ? h->name : h->moref;
-        json_t *o = json_pack("{s:s, s:s, s:s?}", "name", name, "moref", h->moref,
-                              "connection_state", h->state);
+        json_t *o = json_pack("{s:o, s:o, s:o}", "name", jtext(name), "moref", jtext(h->moref),
+                              "connection_state", jtext(h->state));
+        if (!o) {
+            p->incomplete = 1;
+            continue;
+        }
         if (!h->name) {
             /* vCenter listed the host but answered none of its properties (each in the
              * answer's missingSet): an account that may not read it, as a No access role on the
@@ -444,7 +480,7 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
         for (size_t k = 0; k < 3; k++) {
             json_t *read;
             if (h->gap[k]) {
-                read = json_pack("{s:b, s:s}", "read", 0, "error", h->gap[k]);
+                read = json_pack("{s:b, s:o}", "read", 0, "error", jtext(h->gap[k]));
                 read_failed(p, name, host_reads[k], h->gap[k], h->state);
             } else {
                 read = asked[k] ? json_pack("{s:b, s:I}", "read", 1, "rows", (json_int_t)counts[k])
@@ -463,10 +499,10 @@ static void probe_alarms(struct probe *p)
 {
     if (p->alarms_gap)
         read_failed(p, NULL, "alarms", p->alarms_gap, NULL);
-    json_object_set_new(p->src, "alarms",
-                        json_pack("{s:b, s:I, s:I, s:s?}", "read", !p->alarms_gap && p->alarm_manager,
+    put(p, p->src, "alarms",
+                        json_pack("{s:b, s:I, s:I, s:o}", "read", !p->alarms_gap && p->alarm_manager,
                                   "alarms", (json_int_t)p->alarms, "perf_counters",
-                                  (json_int_t)p->perf_counters, "error", p->alarms_gap));
+                                  (json_int_t)p->perf_counters, "error", jtext(p->alarms_gap)));
 }
 
 /* What a read that ended the probe of a source (session lost, network, timeout) leaves. */
@@ -504,9 +540,9 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
         goto out;
     }
-    json_object_set_new(p->src, "product",
-                        json_pack("{s:s?, s:s?, s:s?, s:s?}", "name", c->about, "version",
-                                  c->version, "build", c->build, "api_version", c->api_version));
+    put(p, p->src, "product",
+        json_pack("{s:o, s:o, s:o, s:o}", "name", jtext(c->about), "version", jtext(c->version),
+                  "build", jtext(c->build), "api_version", jtext(c->api_version)));
     r = probe_login(p, c, NULL);
     if (r == -VSL_ENET || r == -VSL_ETLS)
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
@@ -573,7 +609,7 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
                 "see the error: a Unisphere account with the Operator role reads pools, LUNs "
                 "and ports (docs/vcenter-role.md, \"The Unity account\")");
     else
-        json_object_set_new(p->src, "read",
+        put(p, p->src, "read",
                             json_pack("{s:I, s:I, s:I}", "pools", (json_int_t)p->pools, "luns",
                                       (json_int_t)p->luns, "ports", (json_int_t)p->ports));
     /* After a read that timed out or lost the connection, the logout would wait timeout =
@@ -750,14 +786,23 @@ int vsl_probe(const struct vsl_config *cfg, const char *only, int max_hosts, int
         struct probe p = {.conf = conf, .problems = problems, .max_hosts = max_hosts};
         struct vim_sink sink = sink_template;
         sink.ctx = &p;
-        p.src = json_pack("{s:s, s:s, s:s}", "kind", conf->type ? "array" : "vcenter", "name",
-                          conf->name, "url", conf->url);
+        p.src = json_pack("{s:s, s:o, s:o}", "kind", conf->type ? "array" : "vcenter", "name",
+                          jtext(conf->name), "url", jtext(conf->url));
+        if (!p.src) {
+            json_decref(doc);
+            return -ENOMEM;
+        }
         json_array_append_new(sources, p.src);
         if (conf->type)
             probe_array(&p, &sink);
         else
             probe_vcenter(&p, &sink);
+        /* A part of the report missing is something not said: never an OK. */
+        if (p.incomplete)
+            set_status(&p, VSL_PROBE_UNREADABLE);
         json_object_set_new(p.src, "status", json_integer(p.status));
+        if (p.incomplete)
+            json_object_set_new(p.src, "incomplete", json_true());
         if (p.status > status)
             status = p.status;
         probe_free(&p);
@@ -777,11 +822,14 @@ int vsl_probe(const struct vsl_config *cfg, const char *only, int max_hosts, int
             print_source(out, v);
         json_array_foreach(problems, i, v)
             print_problem(out, v);
+        /* From the status, not the list: a problem the list could not hold still counts. */
         size_t n = json_array_size(problems);
-        if (n)
+        if (status == VSL_PROBE_OK)
+            fprintf(out, "everything readable\n");
+        else if (n)
             fprintf(out, "%zu problem%s\n", n, n == 1 ? "" : "s");
         else
-            fprintf(out, "everything readable\n");
+            fprintf(out, "problems not all reported (out of memory): run the probe again\n");
     }
     json_decref(doc);
     return status;

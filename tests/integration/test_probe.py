@@ -615,3 +615,23 @@ def test_hosts_0_reads_no_host(violations, workspace):
     res, doc = probe_json(conf, '--hosts', '0')
     hosts = doc['sources'][0]['hosts']
     assert hosts['sampled'] == 0 and hosts['sample'] == [] and hosts['visible'] > 0
+
+
+def test_a_latin1_byte_in_the_url_keeps_the_source_and_its_problem(violations, workspace):
+    """A byte that is not UTF-8 (a Latin-1 é in url =) is shown as '?': the source and its
+    problem stay in both reports, which agree with the exit status."""
+    conf = workspace.write_config([vcenter(workspace, violations.url + '/x')])
+    with open(conf, 'rb') as f:
+        data = f.read()
+    with open(conf, 'wb') as f:
+        f.write(data.replace(b'/sdk/x', b'/sdk/\xe9'))
+    res, doc = probe_json(conf)
+    assert res.returncode == doc['status'] != 0, res.stdout + res.stderr
+    [src] = doc['sources']
+    assert src['url'].endswith('/sdk/?') and src['status'] == doc['status']
+    assert len(doc['problems']) >= 1
+    res = probe(conf)
+    assert res.returncode == doc['status']
+    assert len(problem_lines(res)) == len(doc['problems'])
+    assert res.stdout.splitlines()[-1].endswith('problem' if len(doc['problems']) == 1
+                                                 else 'problems')
