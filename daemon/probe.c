@@ -42,6 +42,7 @@ struct probe {
     struct probe_host *hosts; /* owned, n_hosts: the sample */
     size_t n_hosts;
     long alarms, perf_counters, pools, luns, ports;
+    long array_other; /* an array's portals, NAS servers, file systems...: read, not shown */
     int alarm_manager;
     char *alarms_gap;  /* owned */
     json_t *src;       /* borrowed: this source's object in the report */
@@ -150,6 +151,13 @@ COUNT(on_alarm_manager, vim_alarm_manager, alarm_manager)
 COUNT(on_pool, vim_array_pool, pools)
 COUNT(on_lun, vim_array_lun, luns)
 COUNT(on_port, vim_array_port, ports)
+/* arr_collect() calls every array callback it reads a type for: none may be NULL. */
+COUNT(on_portal, vim_array_portal, array_other)
+COUNT(on_nas_server, vim_array_nas_server, array_other)
+COUNT(on_file_interface, vim_array_file_interface, array_other)
+COUNT(on_filesystem, vim_array_filesystem, array_other)
+COUNT(on_nfs_share, vim_array_nfs_share, array_other)
+COUNT(on_vvol_pool, vim_array_vvol_pool, array_other)
 
 static int on_gap(void *ctx, const struct vim_gap *g)
 {
@@ -178,6 +186,12 @@ static const struct vim_sink sink_template = {
     .array_pool = on_pool,
     .array_lun = on_lun,
     .array_port = on_port,
+    .array_portal = on_portal,
+    .array_nas_server = on_nas_server,
+    .array_file_interface = on_file_interface,
+    .array_filesystem = on_filesystem,
+    .array_nfs_share = on_nfs_share,
+    .array_vvol_pool = on_vvol_pool,
 };
 
 /* How an error line names the privilege a NoPermission fault said is missing, as
@@ -328,6 +342,18 @@ static void connect_failed(struct probe *p, int r, const char *error, const stru
                              "this machine; timeout = sets how long vslint waits"
                            : "check that url = is the vCenter's SDK address "
                              "(https://HOST/sdk)");
+}
+
+/* url = http://: the login would send the password across the network in clear, so the probe
+ * does not make it. A problem of its own, and the source is not logged in to (exit 2). */
+static void plain_http(struct probe *p)
+{
+    problem(p, VSL_PROBE_UNREACHABLE, NULL, "login",
+            "url = is http://: the password would cross the network in clear, so the probe did "
+            "not log in",
+            NULL,
+            p->conf->type ? "use https:// (Unisphere answers on https://ARRAY)"
+                          : "use https:// (vCenter answers on https://HOST/sdk)");
 }
 
 /* Logs in with the configured account. 0, or a negative error once the problem is reported. */
@@ -543,6 +569,10 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
     put(p, p->src, "product",
         json_pack("{s:o, s:o, s:o, s:o}", "name", jtext(c->about), "version", jtext(c->version),
                   "build", jtext(c->build), "api_version", jtext(c->api_version)));
+    if (!has_cert) {
+        plain_http(p);
+        goto out;
+    }
     r = probe_login(p, c, NULL);
     if (r == -VSL_ENET || r == -VSL_ETLS)
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
@@ -594,6 +624,11 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
     int r = arr_client_new(&opts, &c);
     if (r < 0) {
         client_failed(p, r);
+        goto out;
+    }
+    if (!has_cert) {
+        set_verified(p, 0, has_cert);
+        plain_http(p);
         goto out;
     }
     /* The login is the array's first request: a certificate the trust refuses fails it. */
@@ -713,7 +748,7 @@ static void print_source(FILE *out, const json_t *src)
                                                                        : "");
         fprintf(out, "  thumbprint = %s\n", str(cert, "sha256"));
     } else if (json_object_get(src, "trust")) {
-        fprintf(out, "  certificate: none (http://: the password crosses the network in clear)\n");
+        fprintf(out, "  certificate: none (url = is http://: no TLS)\n");
     }
     if (str(src, "trust") && json_is_object(cert))
         print_trust(out, src);
