@@ -85,7 +85,10 @@ int cmd_config_check(const struct vsl_args *a)
     }
     /* The site rules: each file's header and id, then each query prepared against the views. */
     bad += vsl_rules_print_errors(&cfg->rules, stderr);
-    bad += vsl_rules_prepare_all(cfg, &cfg->rules, stderr);
+    /* Preparing the rules opens the database; the probe opens none (a damaged database must
+     * not stop the sources being tried), so under --connect the rules are only parsed. */
+    if (!a->connect)
+        bad += vsl_rules_prepare_all(cfg, &cfg->rules, stderr);
     if (bad) {
         vsl_config_free(cfg);
         return VSL_EXIT_FAIL;
@@ -103,6 +106,9 @@ int cmd_config_check(const struct vsl_args *a)
     if (r == -VSL_ENOTFOUND) {
         fprintf(stderr, "vslint: error: no [vcenter %s] or [array %s] in %s\n", a->vcenter,
                 a->vcenter, cfg->path);
+        r = VSL_EXIT_FAIL;
+    } else if (r < 0) {
+        fprintf(stderr, "vslint: error: the probe: %s\n", vsl_strerror(r));
         r = VSL_EXIT_FAIL;
     }
     vsl_config_free(cfg);

@@ -1173,7 +1173,18 @@ static int handler(void *user, const char *section, const char *key, const char 
         }
         return set_string((char **)field, value);
     }
-    case OPT_URL:
+    case OPT_URL: {
+        /* A user name or password in the URL (https://USER:PASS@HOST/) would be printed
+         * wherever the URL is (reports, logs): refused, and never echoed. */
+        const char *host = strstr(value, "://");
+        size_t authority = host ? strcspn(host + 3, "/?#") : 0;
+        if (host && memchr(host + 3, '@', authority)) {
+            problem(ld, section, key,
+                    "the URL holds a user name or password before '@' (not shown here): put the "
+                    "user in user = and the password in password_file =");
+            return 1;
+        }
+    }
         if (strncmp(value, "https://", 8) && strncmp(value, "http://", 7)) {
             problem(ld, section, key, "'%s' is not an http:// or https:// URL", value);
             return 1;
@@ -1299,6 +1310,13 @@ static void check_vcenter(struct loader *ld, struct vsl_vcenter_conf *v, int is_
     if (v->thumbprint && (v->insecure || v->ca_file))
         problem(ld, section, "thumbprint",
                 "a pinned thumbprint replaces ca_file= and insecure=: set only one of them");
+    /* Said by config-check only: every command warning on each run of a lab's http://
+     * simulator would bury the warnings that are news. */
+    if (ld->use == VSL_CONFIG_CHECK && v->url && !strncmp(v->url, "http://", 7))
+        vsl_buf_line(&ld->warnings,
+                     "%s:%d: [%s] url: warning: http:// sends the password and everything read "
+                     "across the network in clear; use https://",
+                     ld->path, v->line, section);
     if (v->insecure && !v->thumbprint)
         vsl_buf_line(&ld->warnings,
                        "%s:%d: [%s] insecure: warning: the %s certificate and host name are not "

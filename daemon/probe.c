@@ -8,6 +8,7 @@
 
 #include "arrays/unity.h"
 #include "daemon/probe.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/tls.h"
 #include "vsphere/alarms.h"
@@ -41,13 +42,43 @@ struct probe {
     struct probe_host *hosts; /* owned, n_hosts: the sample */
     size_t n_hosts;
     long alarms, perf_counters, pools, luns, ports;
+    long array_other; /* an array's portals, NAS servers, file systems...: read, not shown */
     int alarm_manager;
     char *alarms_gap;  /* owned */
     json_t *src;       /* borrowed: this source's object in the report */
     json_t *problems;  /* borrowed: the report's problem list */
     int status;        /* VSL_PROBE_ */
     int max_hosts;     /* --hosts */
+    int incomplete;    /* a part of the report could not be built (out of memory) */
 };
+
+/* s as a JSON string that jansson takes: a byte that is not UTF-8 (a Latin-1 name in the
+ * configuration, a fault text cut in the middle of a character) becomes '?' rather than the
+ * whole value, and with it the problem, being dropped. NULL for NULL (a JSON null); NULL
+ * only then or out of memory otherwise. */
+static json_t *jtext(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    char *fixed = strdup(s); /* owned */
+    if (!fixed)
+        return NULL;
+    vsl_utf8_fix(fixed);
+    v = json_string(fixed);
+    free(fixed);
+    return v;
+}
+
+/* Sets key of o to v (taken); a value that could not be built (only out of memory, as jtext()
+ * mends the text) makes the report incomplete, which the status and the text summary say. */
+static void put(struct probe *p, json_t *o, const char *key, json_t *v)
+{
+    if (!v || json_object_set_new(o, key, v) < 0)
+        p->incomplete = 1;
+}
 
 static void set_status(struct probe *p, int status)
 {
@@ -59,10 +90,12 @@ static void set_status(struct probe *p, int status)
 static void problem(struct probe *p, int status, const char *object, const char *what,
                     const char *cause, const char *privilege, const char *fix)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s?, s:s, s:s, s:s?, s:s}", "kind",
-                          p->conf->type ? "array" : "vcenter", "source", p->conf->name, "object",
-                          object, "what", what, "cause", cause, "privilege", privilege, "fix", fix);
-    json_array_append_new(p->problems, o);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o}", "kind",
+                          p->conf->type ? "array" : "vcenter", "source", jtext(p->conf->name),
+                          "object", jtext(object), "what", what, "cause", jtext(cause),
+                          "privilege", jtext(privilege), "fix", jtext(fix));
+    if (!o || json_array_append_new(p->problems, o) < 0)
+        p->incomplete = 1;
     set_status(p, status);
 }
 
@@ -118,6 +151,13 @@ COUNT(on_alarm_manager, vim_alarm_manager, alarm_manager)
 COUNT(on_pool, vim_array_pool, pools)
 COUNT(on_lun, vim_array_lun, luns)
 COUNT(on_port, vim_array_port, ports)
+/* arr_collect() calls every array callback it reads a type for: none may be NULL. */
+COUNT(on_portal, vim_array_portal, array_other)
+COUNT(on_nas_server, vim_array_nas_server, array_other)
+COUNT(on_file_interface, vim_array_file_interface, array_other)
+COUNT(on_filesystem, vim_array_filesystem, array_other)
+COUNT(on_nfs_share, vim_array_nfs_share, array_other)
+COUNT(on_vvol_pool, vim_array_vvol_pool, array_other)
 
 static int on_gap(void *ctx, const struct vim_gap *g)
 {
@@ -146,6 +186,12 @@ static const struct vim_sink sink_template = {
     .array_pool = on_pool,
     .array_lun = on_lun,
     .array_port = on_port,
+    .array_portal = on_portal,
+    .array_nas_server = on_nas_server,
+    .array_file_interface = on_file_interface,
+    .array_filesystem = on_filesystem,
+    .array_nfs_share = on_nfs_share,
+    .array_vvol_pool = on_vvol_pool,
 };
 
 /* How an error line names the privilege a NoPermission fault said is missing, as
@@ -230,14 +276,27 @@ static int probe_certificate(struct probe *p, struct vsl_cert *cert, int *has_ce
                 "(a firewall, a proxy); timeout = sets how long vslint waits");
         return r;
     }
-    json_object_set_new(p->src, "certificate",
-                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "subject",
-                                  cert->subject, "issuer", cert->issuer, "not_before",
+    put(p, p->src, "certificate",
+                        json_pack("{s:o, s:o, s:s, s:s, s:s, s:b, s:b, s:b}", "subject",
+                                  jtext(cert->subject), "issuer", jtext(cert->issuer), "not_before",
                                   cert->not_before, "not_after", cert->not_after, "sha256",
                                   cert->sha256, "self_signed", cert->self_signed, "expired",
                                   cert->expired, "not_yet_valid", cert->not_yet_valid));
     json_object_set_new(p->src, "trust", json_string(trust_mode(conf, 1)));
     return 0;
+}
+
+/* Whether the configured trust accepted the server, from the first request's result r: true only
+ * once a TLS request got an answer under ca_file =, the system's store or a pin; false when the
+ * trust refused the certificate; null (not decided) for http://, insecure = true (nothing was
+ * judged) and when no answer came (a timeout says nothing about the certificate). */
+static void set_verified(struct probe *p, int r, int has_cert)
+{
+    const char *mode = trust_mode(p->conf, has_cert);
+    json_t *v = !has_cert || !strcmp(mode, "insecure") || r == -VSL_ENET ? json_null()
+                                                                         : json_boolean(r != -VSL_ETLS);
+
+    json_object_set_new(p->src, "verified", v);
 }
 
 /* The client could not be made: only a pin libcurl cannot set up does that, or memory. */
@@ -256,7 +315,16 @@ static void connect_failed(struct probe *p, int r, const char *error, const stru
     char fix[768];
 
     if (r == -VSL_ETLS && has_cert) {
-        if (cert->expired || cert->not_yet_valid)
+        /* libcurl's words for a certificate whose names do not include url ='s host (the
+         * OpenSSL back end: "...no alternative certificate subject name matches target host
+         * name..." or "...subject name ... does not match target host name..."). */
+        int name_mismatch = error && strstr(error, "subject name") && strstr(error, "target host");
+        if (name_mismatch)
+            snprintf(fix, sizeof(fix),
+                     "the certificate (%s) is not for the host in url =: put the name it was "
+                     "issued for in url =, or, if it is the right one, pin it: thumbprint = %s",
+                     cert->subject, cert->sha256);
+        else if (cert->expired || cert->not_yet_valid)
             snprintf(fix, sizeof(fix),
                      "renew the certificate (it is valid from %s to %s), or, if it is the right "
                      "one, pin it: thumbprint = %s",
@@ -276,6 +344,18 @@ static void connect_failed(struct probe *p, int r, const char *error, const stru
                              "(https://HOST/sdk)");
 }
 
+/* url = http://: the login would send the password across the network in clear, so the probe
+ * does not make it. A problem of its own, and the source is not logged in to (exit 2). */
+static void plain_http(struct probe *p)
+{
+    problem(p, VSL_PROBE_UNREACHABLE, NULL, "login",
+            "url = is http://: the password would cross the network in clear, so the probe did "
+            "not log in",
+            NULL,
+            p->conf->type ? "use https:// (Unisphere answers on https://ARRAY)"
+                          : "use https:// (vCenter answers on https://HOST/sdk)");
+}
+
 /* Logs in with the configured account. 0, or a negative error once the problem is reported. */
 static int probe_login(struct probe *p, struct vim_client *vc, struct arr_client *ac)
 {
@@ -293,10 +373,15 @@ static int probe_login(struct probe *p, struct vim_client *vc, struct arr_client
     /* No answer to the login at all is the connection's problem (the caller's to report). */
     if (r == -VSL_ETLS || r == -VSL_ENET)
         return r;
-    json_object_set_new(p->src, "login", json_pack("{s:s, s:b}", "user", conf->user, "ok", r == 0));
+    const char *error = r < 0 ? (vc ? vim_client_error(vc) : arr_client_error(ac)) : NULL;
+    /* Only the server's no to the user and password is a refusal; any other failure is an
+     * answer vslint could not use, and the text says which. */
+    put(p, p->src, "login",
+        r < 0 ? json_pack("{s:o, s:b, s:b, s:o}", "user", jtext(conf->user), "ok", 0, "refused",
+                          r == -VSL_ELOGIN, "error", jtext(error))
+              : json_pack("{s:o, s:b}", "user", jtext(conf->user), "ok", 1));
     if (r < 0)
-        problem(p, VSL_PROBE_UNREACHABLE, NULL, "login",
-                vc ? vim_client_error(vc) : arr_client_error(ac), NULL,
+        problem(p, VSL_PROBE_UNREACHABLE, NULL, "login", error, NULL,
                 r == -VSL_ELOGIN ? "check user = and the password its password_file = or "
                                    "password_env = holds; a locked or expired account is "
                                    "refused the same way"
@@ -389,13 +474,17 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
         return r;
 
     json_t *list = json_array();
-    json_object_set_new(p->src, "hosts", json_pack("{s:I, s:I, s:o}", "visible", (json_int_t)all->n,
+    put(p, p->src, "hosts", json_pack("{s:I, s:I, s:o}", "visible", (json_int_t)all->n,
                                                    "sampled", (json_int_t)n, "sample", list));
     for (size_t i = 0; i < p->n_hosts; i++) {
         struct probe_host *h = &p->hosts[i];
         const char *name = h->name ? h->name : h->moref;
-        json_t *o = json_pack("{s:s, s:s, s:s?}", "name", name, "moref", h->moref,
-                              "connection_state", h->state);
+        json_t *o = json_pack("{s:o, s:o, s:o}", "name", jtext(name), "moref", jtext(h->moref),
+                              "connection_state", jtext(h->state));
+        if (!o) {
+            p->incomplete = 1;
+            continue;
+        }
         if (!h->name) {
             /* vCenter listed the host but answered none of its properties (each in the
              * answer's missingSet): an account that may not read it, as a No access role on the
@@ -417,7 +506,7 @@ static int probe_hosts(struct probe *p, struct vim_client *c, const struct vim_c
         for (size_t k = 0; k < 3; k++) {
             json_t *read;
             if (h->gap[k]) {
-                read = json_pack("{s:b, s:s}", "read", 0, "error", h->gap[k]);
+                read = json_pack("{s:b, s:o}", "read", 0, "error", jtext(h->gap[k]));
                 read_failed(p, name, host_reads[k], h->gap[k], h->state);
             } else {
                 read = asked[k] ? json_pack("{s:b, s:I}", "read", 1, "rows", (json_int_t)counts[k])
@@ -436,10 +525,10 @@ static void probe_alarms(struct probe *p)
 {
     if (p->alarms_gap)
         read_failed(p, NULL, "alarms", p->alarms_gap, NULL);
-    json_object_set_new(p->src, "alarms",
-                        json_pack("{s:b, s:I, s:I, s:s?}", "read", !p->alarms_gap && p->alarm_manager,
+    put(p, p->src, "alarms",
+                        json_pack("{s:b, s:I, s:I, s:o}", "read", !p->alarms_gap && p->alarm_manager,
                                   "alarms", (json_int_t)p->alarms, "perf_counters",
-                                  (json_int_t)p->perf_counters, "error", p->alarms_gap));
+                                  (json_int_t)p->perf_counters, "error", jtext(p->alarms_gap)));
 }
 
 /* What a read that ended the probe of a source (session lost, network, timeout) leaves. */
@@ -472,14 +561,18 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
         goto out;
     }
     r = vim_connect(c);
-    json_object_set_new(p->src, "verified", json_boolean(r != -VSL_ETLS));
+    set_verified(p, r, has_cert);
     if (r < 0) {
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
         goto out;
     }
-    json_object_set_new(p->src, "product",
-                        json_pack("{s:s?, s:s?, s:s?, s:s?}", "name", c->about, "version",
-                                  c->version, "build", c->build, "api_version", c->api_version));
+    put(p, p->src, "product",
+        json_pack("{s:o, s:o, s:o, s:o}", "name", jtext(c->about), "version", jtext(c->version),
+                  "build", jtext(c->build), "api_version", jtext(c->api_version)));
+    if (!has_cert) {
+        plain_http(p);
+        goto out;
+    }
     r = probe_login(p, c, NULL);
     if (r == -VSL_ENET || r == -VSL_ETLS)
         connect_failed(p, r, vim_client_error(c), &cert, has_cert);
@@ -493,10 +586,15 @@ static void probe_vcenter(struct probe *p, struct vim_sink *sink)
     /* No host list (its view refused): that is said already, and there is nothing to sample. */
     if (json_is_integer(json_object_get(json_object_get(p->src, "visible"), "hosts")))
         r = probe_hosts(p, c, &hosts, p->max_hosts, sink);
-    if (r < 0) {
+    /* Only a failure that ends a poll (session, network, memory) ends the probe; a read the
+     * hosts' collect was refused (a fault, an object gone) is a problem, and the alarms are
+     * still tried. */
+    if (r < 0 && vim_poll_fatal(r)) {
         read_ended(p, "hosts", vim_client_error(c));
         goto logout;
     }
+    if (r < 0)
+        read_failed(p, NULL, "hosts", vim_gap_error(c), NULL);
     r = vim_collect_alarms(c, sink);
     if (r < 0)
         read_ended(p, "alarms", vim_client_error(c));
@@ -528,9 +626,14 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
         client_failed(p, r);
         goto out;
     }
+    if (!has_cert) {
+        set_verified(p, 0, has_cert);
+        plain_http(p);
+        goto out;
+    }
     /* The login is the array's first request: a certificate the trust refuses fails it. */
     r = probe_login(p, NULL, c);
-    json_object_set_new(p->src, "verified", json_boolean(r != -VSL_ETLS));
+    set_verified(p, r, has_cert);
     if (r == -VSL_ENET || r == -VSL_ETLS)
         connect_failed(p, r, arr_client_error(c), &cert, has_cert);
     if (r < 0)
@@ -541,10 +644,13 @@ static void probe_array(struct probe *p, const struct vim_sink *sink)
                 "see the error: a Unisphere account with the Operator role reads pools, LUNs "
                 "and ports (docs/vcenter-role.md, \"The Unity account\")");
     else
-        json_object_set_new(p->src, "read",
+        put(p, p->src, "read",
                             json_pack("{s:I, s:I, s:I}", "pools", (json_int_t)p->pools, "luns",
                                       (json_int_t)p->luns, "ports", (json_int_t)p->ports));
-    arr_logout(c);
+    /* After a read that timed out or lost the connection, the logout would wait timeout =
+     * again for nothing: the array expires the session itself. */
+    if (r != -VSL_ENET)
+        arr_logout(c);
 out:
     arr_client_free(c);
 }
@@ -576,10 +682,15 @@ static long long num(const json_t *o, const char *key)
 static void print_trust(FILE *out, const json_t *src)
 {
     const char *mode = str(src, "trust");
-    int ok = json_is_true(json_object_get(src, "verified"));
+    const json_t *verified = json_object_get(src, "verified");
+    int ok = json_is_true(verified);
 
     if (!mode)
         return;
+    if (strcmp(mode, "insecure") && json_is_null(verified)) {
+        fprintf(out, "  trust: not decided (no answer)\n");
+        return;
+    }
     if (!strcmp(mode, "thumbprint"))
         fprintf(out, "  trust: thumbprint = pinned: %s\n",
                 ok ? "the certificate is the pinned one (its dates and issuer are not checked)"
@@ -637,7 +748,7 @@ static void print_source(FILE *out, const json_t *src)
                                                                        : "");
         fprintf(out, "  thumbprint = %s\n", str(cert, "sha256"));
     } else if (json_object_get(src, "trust")) {
-        fprintf(out, "  certificate: none (http://: the password crosses the network in clear)\n");
+        fprintf(out, "  certificate: none (url = is http://: no TLS)\n");
     }
     if (str(src, "trust") && json_is_object(cert))
         print_trust(out, src);
@@ -646,9 +757,13 @@ static void print_source(FILE *out, const json_t *src)
                 str(product, "version") ? str(product, "version") : "?",
                 str(product, "build") ? str(product, "build") : "?",
                 str(product, "api_version") ? str(product, "api_version") : "?");
-    if (json_is_object(login))
-        fprintf(out, "  login: %s: %s\n", str(login, "user"),
-                json_is_true(json_object_get(login, "ok")) ? "logged in" : "REFUSED");
+    if (json_is_object(login) && json_is_true(json_object_get(login, "ok")))
+        fprintf(out, "  login: %s: logged in\n", str(login, "user"));
+    else if (json_is_true(json_object_get(login, "refused")))
+        fprintf(out, "  login: %s: REFUSED\n", str(login, "user"));
+    else if (json_is_object(login))
+        fprintf(out, "  login: %s: no usable answer: %s\n", str(login, "user"),
+                str(login, "error"));
     if (json_is_object(vis)) {
         fprintf(out, "  visible:");
         for (size_t i = 0; i < sizeof(visible) / sizeof(visible[0]); i++) {
@@ -706,14 +821,23 @@ int vsl_probe(const struct vsl_config *cfg, const char *only, int max_hosts, int
         struct probe p = {.conf = conf, .problems = problems, .max_hosts = max_hosts};
         struct vim_sink sink = sink_template;
         sink.ctx = &p;
-        p.src = json_pack("{s:s, s:s, s:s}", "kind", conf->type ? "array" : "vcenter", "name",
-                          conf->name, "url", conf->url);
+        p.src = json_pack("{s:s, s:o, s:o}", "kind", conf->type ? "array" : "vcenter", "name",
+                          jtext(conf->name), "url", jtext(conf->url));
+        if (!p.src) {
+            json_decref(doc);
+            return -ENOMEM;
+        }
         json_array_append_new(sources, p.src);
         if (conf->type)
             probe_array(&p, &sink);
         else
             probe_vcenter(&p, &sink);
+        /* A part of the report missing is something not said: never an OK. */
+        if (p.incomplete)
+            set_status(&p, VSL_PROBE_UNREADABLE);
         json_object_set_new(p.src, "status", json_integer(p.status));
+        if (p.incomplete)
+            json_object_set_new(p.src, "incomplete", json_true());
         if (p.status > status)
             status = p.status;
         probe_free(&p);
@@ -733,11 +857,14 @@ int vsl_probe(const struct vsl_config *cfg, const char *only, int max_hosts, int
             print_source(out, v);
         json_array_foreach(problems, i, v)
             print_problem(out, v);
+        /* From the status, not the list: a problem the list could not hold still counts. */
         size_t n = json_array_size(problems);
-        if (n)
+        if (status == VSL_PROBE_OK)
+            fprintf(out, "everything readable\n");
+        else if (n)
             fprintf(out, "%zu problem%s\n", n, n == 1 ? "" : "s");
         else
-            fprintf(out, "everything readable\n");
+            fprintf(out, "problems not all reported (out of memory): run the probe again\n");
     }
     json_decref(doc);
     return status;

@@ -25,7 +25,7 @@ def probe(conf, *args):
 
 def probe_json(conf, *args):
     res = probe(conf, '--format', 'json', *args)
-    assert res.stdout.strip(), res.stderr
+    assert res.stdout.strip(), (res.returncode, res.stderr)
     return res, json.loads(res.stdout)
 
 
@@ -42,6 +42,13 @@ def fingerprint(pem_path):
     return ':'.join(d[i:i + 2] for i in range(0, 64, 2))
 
 
+def pinned(ws, sim, path=None, **keys):
+    """A [vcenter] section for a TLS simulator, its certificate pinned: the probe logs in only
+    over TLS."""
+    url = sim.url if path is None else sim.url.rsplit('/sdk', 1)[0] + path
+    return vcenter(ws, url, thumbprint=fingerprint(sim.cert_path), **keys)
+
+
 def assert_no_password(res, *passwords):
     for pw in passwords + (PASSWORD,):
         assert pw not in res.stdout and pw not in res.stderr
@@ -49,7 +56,7 @@ def assert_no_password(res, *passwords):
 
 @pytest.fixture(scope='module')
 def violations():
-    with Sim('violations') as sim:
+    with Sim('violations', tls=True) as sim:
         yield sim
 
 
@@ -63,7 +70,7 @@ def clean_tls():
 
 def test_esxcli_refused_on_one_host_is_one_problem_naming_host_config_settings(violations,
                                                                                workspace):
-    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    conf = workspace.write_config([pinned(workspace, violations)])
     res = probe(conf, '--hosts', '100')
     assert res.returncode == 1, res.stdout + res.stderr
     lines = problem_lines(res)
@@ -87,13 +94,14 @@ def test_esxcli_refused_on_one_host_is_one_problem_naming_host_config_settings(v
 
 
 def test_json_report_counts_what_the_simulator_holds(violations, workspace):
-    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    conf = workspace.write_config([pinned(workspace, violations)])
     res, doc = probe_json(conf, '--hosts', '100')
     assert res.returncode == 1 and doc['status'] == 1
     truth = violations.truth()
     [src] = doc['sources']
     assert src['kind'] == 'vcenter' and src['name'] == 'lab' and src['status'] == 1
-    assert src['certificate'] is None  # http://
+    assert src['certificate']['sha256'] == fingerprint(violations.cert_path)
+    assert src['trust'] == 'thumbprint' and src['verified'] is True
     assert src['login'] == {'user': 'vslint', 'ok': True}
     assert src['product']['api_version'] and src['product']['version']
     assert src['visible']['hosts'] == len(truth['hosts'])
@@ -107,6 +115,10 @@ def test_json_report_counts_what_the_simulator_holds(violations, workspace):
     for h in truth['hosts']:
         if h['name'] != 'esx-san-noesxcli':
             got = by_name[h['name']]['esxcli']
+            san = [l for l in h['luns'] if l['local'] is not True]
+            if got == {'read': False, 'error': None}:  # not asked: a host without SAN LUNs
+                assert not san, h['name']
+                continue
             assert got['rows'] == len([l for l in h['luns'] if l['local'] is not True]), h['name']
             assert got['claim_rules'] == len(h['satp_rules']), h['name']
     assert src['alarms']['read'] is True and src['alarms']['alarms'] > 0
@@ -117,7 +129,7 @@ def test_json_report_counts_what_the_simulator_holds(violations, workspace):
 
 
 def test_hosts_sample_reads_only_n_hosts(violations, workspace):
-    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    conf = workspace.write_config([pinned(workspace, violations)])
     truth = violations.truth()
     res, doc = probe_json(conf, '--hosts', '2')
     hosts = doc['sources'][0]['hosts']
@@ -134,8 +146,8 @@ def test_hosts_sample_reads_only_n_hosts(violations, workspace):
 
 
 def test_refused_alarms_are_a_problem_naming_system_view(workspace):
-    with Sim('clean', extra=['-refuse-alarms']) as sim:
-        conf = workspace.write_config([vcenter(workspace, sim.url)])
+    with Sim('clean', tls=True, extra=['-refuse-alarms']) as sim:
+        conf = workspace.write_config([pinned(workspace, sim)])
         res = probe(conf)
     assert res.returncode == 1, res.stdout + res.stderr
     [line] = problem_lines(res)
@@ -145,7 +157,7 @@ def test_refused_alarms_are_a_problem_naming_system_view(workspace):
 
 
 def test_wrong_password_exits_2_and_prints_no_password(violations, workspace):
-    vc = vcenter(workspace, violations.url)
+    vc = pinned(workspace, violations)
     vc['password_file'] = workspace.password_file('not-the-password-42', name='bad')
     conf = workspace.write_config([vc])
     res = probe(conf)
@@ -161,7 +173,7 @@ def test_wrong_password_exits_2_and_prints_no_password(violations, workspace):
 
 
 def test_unknown_source_and_options_without_connect(violations, workspace):
-    conf = workspace.write_config([vcenter(workspace, violations.url)])
+    conf = workspace.write_config([pinned(workspace, violations)])
     res = probe(conf, '--vcenter', 'nope')
     assert res.returncode == 2 and "no [vcenter nope] or [array nope]" in res.stderr
     res = vslint('config-check', '-c', conf, '--format', 'json')
@@ -209,12 +221,24 @@ def test_wrong_pin_exits_2_naming_the_certificate_shown(clean_tls, workspace):
     assert 'login' not in src  # nothing was sent to a server that failed the pin
 
 
+def test_insecure_is_not_verified_nor_refused(clean_tls, workspace):
+    """insecure = true judges nothing: verified is null, not true, and the text says so."""
+    conf = workspace.write_config([vcenter(workspace, clean_tls.url, insecure='true')])
+    res, doc = probe_json(conf)
+    src = doc['sources'][0]
+    assert src['trust'] == 'insecure' and src['verified'] is None, src
+    res = probe(conf)
+    assert '  trust: NOT VERIFIED (insecure = true): anyone in the path can pose as this ' \
+        'server' in res.stdout.splitlines()
+
+
 # TLS: certificates made here, served by a TLS front on loopback that relays to a plain-HTTP
 # simulator.
 
 def make_certs(d, expired):
     """A CA and a certificate for 127.0.0.1 it signed (expired yesterday when expired): the
     paths (ca, cert, key)."""
+    pytest.importorskip('cryptography')
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -256,14 +280,15 @@ class TlsFront:
     """A TLS server on 127.0.0.1 presenting cert, relaying each connection's bytes to the
     plain-HTTP server at url: the simulator behind the certificate a test chose."""
 
-    def __init__(self, cert, key, url):
+    def __init__(self, cert, key, url, path='/sdk'):
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ctx.load_cert_chain(cert, key)
         hostport = url.split('//', 1)[1].split('/', 1)[0]
         host, port = hostport.rsplit(':', 1)
         self.target = (host, int(port))
+        self.upstream = 0  # bytes relayed to the simulator: what the client sent past TLS
         self.sock = socket.create_server(('127.0.0.1', 0))
-        self.url = 'https://127.0.0.1:%d/sdk' % self.sock.getsockname()[1]
+        self.url = 'https://127.0.0.1:%d%s' % (self.sock.getsockname()[1], path)
         threading.Thread(target=self.accept, daemon=True).start()
 
     def accept(self):
@@ -282,15 +307,16 @@ class TlsFront:
             return
         up = socket.create_connection(self.target)
         threading.Thread(target=self.pump, args=(up, tls), daemon=True).start()
-        self.pump(tls, up)
+        self.pump(tls, up, count=True)
 
-    @staticmethod
-    def pump(src, dst):
+    def pump(self, src, dst, count=False):
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if count:
+                    self.upstream += len(data)
                 dst.sendall(data)
         except OSError:
             pass
@@ -353,11 +379,16 @@ def test_expired_certificate_exits_2_and_says_renew(clean_plain, workspace):
 # Arrays.
 
 def test_array_pools_luns_ports_match_what_collect_stores(violations, workspace):
+    ca, cert, key = make_certs(workspace.dir, expired=False)
     with UnitySim() as u:
-        conf = workspace.write_config([vcenter(workspace, violations.url)],
-                                      extra=array_section(workspace, u.url))
-        res, doc = probe_json(conf, '--vcenter', 'unity1')
-        collected = vslint('collect', '-c', conf, '--vcenter', 'unity1')
+        front = TlsFront(cert, key, u.url, path='')
+        try:
+            conf = workspace.write_config([pinned(workspace, violations)],
+                                          extra=array_section(workspace, front.url, ca_file=ca))
+            res, doc = probe_json(conf, '--vcenter', 'unity1')
+            collected = vslint('collect', '-c', conf, '--vcenter', 'unity1')
+        finally:
+            front.close()
     assert res.returncode == 0, res.stdout + res.stderr
     [src] = doc['sources']
     assert src['kind'] == 'array' and src['login']['ok'] is True
@@ -372,7 +403,7 @@ def test_unreachable_array_exits_2_with_one_line(violations, workspace):
     s = socket.create_server(('127.0.0.1', 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    conf = workspace.write_config([vcenter(workspace, violations.url)],
+    conf = workspace.write_config([pinned(workspace, violations)],
                                   extra=array_section(workspace, 'https://127.0.0.1:%d' % port))
     res = probe(conf)
     assert res.returncode == 2, res.stdout + res.stderr
@@ -423,8 +454,8 @@ def test_a_read_only_account_is_told_each_host_s_missing_privileges(workspace):
     """The built-in Read-only role at the root: every host with SAN LUNs refuses esxcli
     (Host.Config.Settings), every host with an iSCSI adapter its port bindings
     (Host.Config.Storage); nothing else is a problem."""
-    with Sim('violations', extra=['-account', 'ro:ReadOnly']) as sim:
-        vc = vcenter(workspace, sim.url)
+    with Sim('violations', tls=True, extra=['-account', 'ro:ReadOnly']) as sim:
+        vc = pinned(workspace, sim)
         vc['user'] = 'ro'
         res, doc = probe_json(workspace.write_config([vc]), '--hosts', '100')
         truth = sim.truth()
@@ -447,8 +478,8 @@ def test_a_read_only_account_is_told_each_host_s_missing_privileges(workspace):
 def test_an_account_without_a_role_logs_in_and_reads_nothing(workspace):
     """An account vCenter knows but that holds no permission: the login succeeds (exit 1, not
     2), and each read says the privilege it lacks."""
-    with Sim('violations', extra=['-account', 'nobody']) as sim:
-        vc = vcenter(workspace, sim.url)
+    with Sim('violations', tls=True, extra=['-account', 'nobody']) as sim:
+        vc = pinned(workspace, sim)
         vc['user'] = 'nobody'
         res = probe(workspace.write_config([vc]))
     assert res.returncode == 1, res.stdout + res.stderr
@@ -466,7 +497,7 @@ def test_a_host_the_account_may_not_read_is_a_problem_not_an_empty_host(workspac
     none of its properties, and the probe says so instead of reporting its reads as made."""
     from simlib import VimClient
     from test_role import role_id, service_content  # main's, with the simulator's -account
-    with Sim('clean', extra=['-account', 'ro:ReadOnly']) as sim:
+    with Sim('clean', tls=True, extra=['-account', 'ro:ReadOnly']) as sim:
         host = [h for h in sim.truth()['hosts'] if h['name'] == 'esx-clean-01'][0]['moref']
         admin = VimClient(sim.url)
         am = service_content(admin)['authorizationManager'][1]
@@ -475,7 +506,7 @@ def test_a_host_the_account_may_not_read_is_a_problem_not_an_empty_host(workspac
                    '<group>false</group><roleId>%d</roleId><propagate>true</propagate>'
                    '</permission></SetEntityPermissions>'
                    % (am, host, role_id(admin, am, 'NoAccess')))
-        vc = vcenter(workspace, sim.url)
+        vc = pinned(workspace, sim)
         vc['user'] = 'ro'
         res, doc = probe_json(workspace.write_config([vc]), '--hosts', '100')
     hidden = [p for p in doc['problems'] if p['what'] == 'host']
@@ -483,3 +514,159 @@ def test_a_host_the_account_may_not_read_is_a_problem_not_an_empty_host(workspac
     [h] = [h for h in doc['sources'][0]['hosts']['sample'] if h['moref'] == host]
     assert h['read'] is False and 'options' not in h
     assert res.returncode == 1
+
+
+def test_damaged_database_and_a_rule_do_not_stop_the_probe(violations, workspace):
+    """With a [rules] section, the probe parses the rules but opens no database: a damaged
+    database file does not stop the vCenter being tried (docs: "opening no database")."""
+    from test_rules import rules_dir
+    with open(workspace.db, 'wb') as f:
+        f.write(b'this is not an SQLite database' * 100)
+    before = open(workspace.db, 'rb').read()
+    d = rules_dir(workspace, {'datastore-free-floor.sql': None})
+    conf = workspace.write_config([pinned(workspace, violations)],
+                                  '\n[rules]\ndir = %s\n' % d)
+    res, doc = probe_json(conf, '--hosts', '0')
+    assert doc['sources'][0]['login'] == {'user': 'vslint', 'ok': True}, res.stderr
+    assert open(workspace.db, 'rb').read() == before
+
+
+def test_url_with_userinfo_is_refused_without_echoing_it(workspace):
+    conf = workspace.write_config([vcenter(workspace, 'https://u:s3cr3tpw@vc.example.com/sdk')])
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert '[vcenter lab] url: the URL holds a user name or password' in res.stderr
+    assert 's3cr3tpw' not in res.stdout + res.stderr
+    res = probe(conf)
+    assert res.returncode == 2 and 's3cr3tpw' not in res.stdout + res.stderr
+
+
+def test_http_url_is_warned_about_like_insecure(workspace):
+    conf = workspace.write_config([vcenter(workspace, 'http://vc.example.com/sdk')])
+    res = vslint('config-check', '-c', conf)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert '[vcenter lab] url: warning: http:// sends the password' in res.stderr
+    conf = workspace.write_config([vcenter(workspace, 'https://vc.example.com/sdk')])
+    assert 'url: warning' not in vslint('config-check', '-c', conf).stderr
+
+
+def test_a_login_answered_with_an_error_page_is_not_called_refused(violations, workspace):
+    """Only the server's no to the user and password is REFUSED; an error page in its place
+    is "no usable answer", with the cause."""
+    import http.server
+
+    class Broken(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b'<html>proxy error</html>'
+            self.send_response(502)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Broken)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    ca, cert, key = make_certs(workspace.dir, expired=False)
+    front = TlsFront(cert, key, 'http://127.0.0.1:%d' % srv.server_address[1], path='')
+    try:
+        conf = workspace.write_config([pinned(workspace, violations)],
+                                      extra=array_section(workspace, front.url, ca_file=ca))
+        res = probe(conf, '--vcenter', 'unity1')
+        res_json, doc = probe_json(conf, '--vcenter', 'unity1')
+    finally:
+        front.close()
+        srv.shutdown()
+        srv.server_close()
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert 'REFUSED' not in res.stdout
+    [line] = [l for l in res.stdout.splitlines() if l.startswith('  login: ')]
+    assert line.startswith('  login: vslint: no usable answer: ') and '502' in line, line
+    login = doc['sources'][0]['login']
+    assert login['ok'] is False and login['refused'] is False and '502' in login['error']
+
+
+def test_wrong_pin_sends_nothing_past_the_handshake(clean_plain, workspace):
+    """A pin the certificate fails stops the connection before any request: the TLS front
+    relays no byte to the simulator (so no password crossed), while a right pin does."""
+    ca, cert, key = make_certs(workspace.dir, expired=False)
+    front = TlsFront(cert, key, clean_plain.url)
+    try:
+        res = probe(workspace.write_config([vcenter(workspace, front.url,
+                                                    thumbprint=':'.join(['AB'] * 32))]))
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert front.upstream == 0
+        res = probe(workspace.write_config([vcenter(workspace, front.url,
+                                                    thumbprint=fingerprint(cert))]))
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert front.upstream > 0
+    finally:
+        front.close()
+
+
+def test_name_mismatch_suggests_the_name_in_url_or_a_pin(clean_plain, workspace):
+    """A certificate the CA signed but for another name: the fix is the url = name or a pin,
+    not ca_file = (which is already right)."""
+    with fronted(clean_plain, workspace, expired=False) as (url, ca, cert):
+        url = url.replace('127.0.0.1', 'localhost')  # the certificate is for 127.0.0.1 only
+        res = probe(workspace.write_config([vcenter(workspace, url, ca_file=ca)]))
+    assert res.returncode == 2, res.stdout + res.stderr
+    [line] = problem_lines(res)
+    assert line.startswith('problem: vcenter lab: tls: '), line
+    fix = line.split('; fix: ', 1)[1]
+    assert 'is not for the host in url =' in fix and 'CN=vcenter.test' in fix, fix
+    assert 'thumbprint = %s' % fingerprint(cert) in fix and 'ca_file' not in fix
+
+
+@pytest.mark.parametrize('n', ['-1', '100001', 'x'])
+def test_hosts_out_of_range_is_a_usage_error(violations, workspace, n):
+    conf = workspace.write_config([pinned(workspace, violations)])
+    res = probe(conf, '--hosts', n)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert '--hosts' in res.stderr and not res.stdout.strip()
+
+
+def test_hosts_0_reads_no_host(violations, workspace):
+    conf = workspace.write_config([pinned(workspace, violations)])
+    res, doc = probe_json(conf, '--hosts', '0')
+    hosts = doc['sources'][0]['hosts']
+    assert hosts['sampled'] == 0 and hosts['sample'] == [] and hosts['visible'] > 0
+
+
+def test_a_latin1_byte_in_the_url_keeps_the_source_and_its_problem(violations, workspace):
+    """A byte that is not UTF-8 (a Latin-1 é in url =) is shown as '?': the source and its
+    problem stay in both reports, which agree with the exit status."""
+    conf = workspace.write_config([pinned(workspace, violations, path='/sdk/x')])
+    with open(conf, 'rb') as f:
+        data = f.read()
+    with open(conf, 'wb') as f:
+        f.write(data.replace(b'/sdk/x', b'/sdk/\xe9'))
+    res, doc = probe_json(conf)
+    assert res.returncode == doc['status'] != 0, res.stdout + res.stderr
+    [src] = doc['sources']
+    assert src['url'].endswith('/sdk/?') and src['status'] == doc['status']
+    assert len(doc['problems']) >= 1
+    res = probe(conf)
+    assert res.returncode == doc['status']
+    assert len(problem_lines(res)) == len(doc['problems'])
+    assert res.stdout.splitlines()[-1].endswith('problem' if len(doc['problems']) == 1
+                                                 else 'problems')
+
+
+def test_http_url_is_a_problem_and_no_login_is_made(clean_plain, workspace):
+    """url = http:// would send the password in clear: the probe says so as a problem, does
+    not log in (exit 2), and judges no trust (verified null)."""
+    conf = workspace.write_config([vcenter(workspace, clean_plain.url)])
+    res = probe(conf)
+    assert res.returncode == 2, res.stdout + res.stderr
+    [line] = problem_lines(res)
+    assert line.startswith('problem: vcenter lab: login: url = is http://: the password would '
+                           'cross the network in clear'), line
+    assert 'fix: use https://' in line
+    assert '  login: ' not in res.stdout
+    res, doc = probe_json(conf)
+    [src] = doc['sources']
+    assert src['certificate'] is None and src['verified'] is None and 'login' not in src
+    assert doc['status'] == 2
