@@ -78,7 +78,7 @@ def test_concurrent_cold_requests_build_once(srv):
     assert all(without_age(a) == without_age(answers[0]) for a in answers)
     assert answers[0]['candidates'], answers[0]
     again = together(8, lambda: placement(srv, disks_gb='12', limit='50'))
-    assert [without_age(a) for a in again] == [without_age(a) for a in answers]
+    assert all(without_age(a) == without_age(again[0]) for a in again)
     assert builds(srv) == 1
 
 
