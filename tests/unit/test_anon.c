@@ -35,9 +35,23 @@ static const char answer[] =
 static const char pools[] =
     "{\"entries\":[{\"content\":{\"id\":\"pool_1\",\"name\":\"pool-gold\"}}]}";
 
-static const struct {
+struct row {
     const char *in, *want;
-} rows[] = {
+};
+
+/* Each row's text anonymized by a gives its want. */
+static void check_rows(struct vsl_anon *a, const struct row *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct vsl_buf b;
+        vsl_buf_init(&b, 1 << 20);
+        assert_int_equal(vsl_anon_apply(a, 0, r[i].in, strlen(r[i].in), &b), 0);
+        assert_string_equal(b.len ? b.data : "", r[i].want);
+        vsl_buf_free(&b);
+    }
+}
+
+static const struct row rows[] = {
     /* Names, in a path and escaped as XML text. */
     {"<fileName>[ds-gold] web &amp; db/web &amp; db.vmx</fileName>",
      "<fileName>[anon-ds-1] anon-vm-1/anon-vm-1.vmx</fileName>"},
@@ -80,13 +94,7 @@ static void test_rows(void **state)
     assert_int_equal(vsl_anon_learn(a, 0, "/sdk", answer, strlen(answer)), 0);
     assert_int_equal(vsl_anon_learn(a, 1, "/api/types/pool/instances", pools, strlen(pools)), 0);
     assert_int_equal(vsl_anon_seal(a), 0);
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct vsl_buf b;
-        vsl_buf_init(&b, 1 << 20);
-        assert_int_equal(vsl_anon_apply(a, 0, rows[i].in, strlen(rows[i].in), &b), 0);
-        assert_string_equal(b.len ? b.data : "", rows[i].want);
-        vsl_buf_free(&b);
-    }
+    check_rows(a, rows, sizeof(rows) / sizeof(rows[0]));
     vsl_anon_stats(a, &s);
     assert_int_equal(s.names, 4);      /* esx01, web & db, ds-gold, pool-gold */
     assert_int_equal(s.kept_names, 1); /* VMFS */
@@ -117,9 +125,7 @@ static void test_json(void **state)
 /* IPv6: the first 64 bits as a unit to 2001:db8:N::/64, the interface id as a unit under it,
  * so a vmknic and its target stay in one /64; written in the compressed form whatever form
  * it came in; times, MACs, colon-hex WWNs and XML namespaces are not addresses. */
-static const struct {
-    const char *in, *want;
-} rows6[] = {
+static const struct row rows6[] = {
     {"<ipAddress>2001:db8:0:0::5</ipAddress>", "<ipAddress>2001:db8:0:1::1</ipAddress>"},
     /* The same address in its full form, the same token; its neighbour in the /64 too. */
     {"2001:0DB8:0000:0000:0000:0000:0000:0005 2001:db8::6", "2001:db8:0:1::1 2001:db8:0:1::2"},
@@ -148,13 +154,7 @@ static void test_ipv6(void **state)
     assert_int_equal(vsl_anon_new(&a), 0);
     assert_int_equal(vsl_anon_learn(a, 0, "/sdk", answer, strlen(answer)), 0);
     assert_int_equal(vsl_anon_seal(a), 0);
-    for (size_t i = 0; i < sizeof(rows6) / sizeof(rows6[0]); i++) {
-        struct vsl_buf b;
-        vsl_buf_init(&b, 1 << 20);
-        assert_int_equal(vsl_anon_apply(a, 0, rows6[i].in, strlen(rows6[i].in), &b), 0);
-        assert_string_equal(b.len ? b.data : "", rows6[i].want);
-        vsl_buf_free(&b);
-    }
+    check_rows(a, rows6, sizeof(rows6) / sizeof(rows6[0]));
     vsl_anon_stats(a, &s);
     assert_int_equal(s.addresses6, 6); /* ::5, ::6, two fd12 ones, two link-local */
     assert_int_equal(s.addresses, 1);
