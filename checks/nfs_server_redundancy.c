@@ -29,8 +29,11 @@ struct nfs_set {
     /* The SPs the datastores' NAS servers are placed on, where a configured array serves
      * them (est_datastore.nas_home_sp): the first, 0, 1 or 2 ("more than one"), and the
      * datastores whose NAS server's home SP is not known. */
-    const char *sp;
+    const char *sp, *sp_array;
     int sps, sp_unknown;
+    /* A datastore on a single-SP array (UnityVSA): no placement can be on both SPs, so the
+     * cluster's SPs are not judged; the first such array, for the evidence. */
+    const char *one_sp_array;
     json_t *nas_servers; /* ["unity1/nas-spa-1", ...], each once */
 };
 
@@ -63,14 +66,18 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
                                         "array", d->nas_array, "nas_server", d->nas_server,
                                         "home_sp", d->nas_home_sp)))
         return -ENOMEM;
-    if (!d->nas_home_sp) {
+    if (!d->nas_home_sp || d->nas_array_sps == 1) {
         s->sp_unknown++;
+        if (d->nas_home_sp && !s->one_sp_array)
+            s->one_sp_array = d->nas_array;
     } else {
         char name[512];
+        /* SP A of two arrays is two failure domains: the pair (array, home SP) is compared. */
         if (!s->sp) {
             s->sp = d->nas_home_sp;
+            s->sp_array = d->nas_array;
             s->sps = 1;
-        } else if (strcmp(s->sp, d->nas_home_sp)) {
+        } else if (strcmp(s->sp, d->nas_home_sp) || strcmp(s->sp_array, d->nas_array)) {
             s->sps = 2;
         }
         snprintf(name, sizeof(name), "%s/%s", d->nas_array, d->nas_server ? d->nas_server : "?");
@@ -149,14 +156,20 @@ static int judge(struct chk_ctx *ctx, const struct est_entity *cl, struct nfs_se
                  "availability and performance",
                  name, n, list, n > 3 ? ", ..." : "", s->server);
     }
-    json_t *ev = json_pack("{s:s?, s:O, s:i, s:f, s:s?, s:s?, s:O?, s:s}", "nas_server",
+    char one_sp_why[256] = "";
+    if (s->one_sp_array)
+        snprintf(one_sp_why, sizeof(one_sp_why),
+                 "array %s has one storage processor: the NAS servers' home SPs are not judged",
+                 s->one_sp_array);
+    json_t *ev = json_pack("{s:s?, s:O, s:i, s:f, s:s?, s:s?, s:O?, s:s, s:s?}", "nas_server",
                            one_sp ? NULL : s->server, "datastores", s->datastores, "nas_servers",
                            one_sp ? (int)json_array_size(s->nas_servers) : 1, "min_datastores",
                            min_ds, "home_sp_id", s->sps == 1 && !s->sp_unknown ? s->sp : NULL,
                            "home_sp", s->sps == 1 && !s->sp_unknown ? sp : NULL,
                            "array_nas_servers", s->nas_servers, "judged_by",
                            one_sp ? "the NAS servers' home SPs (the array's nasServer.homeSP)"
-                                  : "the datastores' server address (nas.remoteHost)");
+                                  : "the datastores' server address (nas.remoteHost)",
+                           "storage_processors_unknown", one_sp_why[0] ? one_sp_why : NULL);
     return chk_emit_object(ctx, "cluster", cl->moref, name, SEV_WARNING, msg, ev);
 }
 
@@ -215,7 +228,9 @@ const struct check chk_nfs_server_redundancy = {
         "nasServer.homeSP): a cluster whose datastores come from several NAS servers that are "
         "all placed on one storage processor is reported too, naming that SP; the SP judged "
         "is the home SP (where the server is placed), not the one it runs on after a "
-        "failover. "
+        "failover; SP A of two arrays are two storage processors. "
+        "Not judged by SP: a NAS server on an array whose ports are all on one storage "
+        "processor (UnityVSA), where no second SP exists. "
         "Not judged: clusters with a datastore whose server vCenter did not report, hosts "
         "outside a cluster, several addresses of which one is on no configured array (their "
         "SPs are unknown), and two addresses of one NAS server (a name and an IP), which look "

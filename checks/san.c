@@ -50,9 +50,17 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
     /* The NAA 5 WWN of EMC's OUI 00:60:16; the nibble after it is the port: 0-7 on SP A,
      * 8-f on SP B. */
     static const char emc[] = "50:06:01:6";
+    /* A single-SP array (UnityVSA) cannot be asked to serve a LUN from both SPs: its paths'
+     * SP is not told, so that no redundancy is judged on it. */
+    static const char one_sp[] = "the array has one storage processor (every port it lists is "
+                                 "on one SP): storage processor redundancy is not judged";
     const char *w = p->target_wwpn;
     const struct est_array_port *port = est_array_port(e, w);
 
+    if (port && port->array_sps == 1) {
+        *how = one_sp;
+        return NULL;
+    }
     if (port) {
         *how = "the array's own port list (Unity fcPort.storageProcessor)";
         return est_sp_name(port->sp, how);
@@ -62,6 +70,10 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
          * IQN than the portal's node is not this port, whatever its address. */
         if (p->target_iqn && port->iqn && strcasecmp(p->target_iqn, port->iqn)) {
             *how = "the array's iSCSI portal at the path's address serves another IQN";
+            return NULL;
+        }
+        if (port->array_sps == 1) {
+            *how = one_sp;
             return NULL;
         }
         *how = "the array's iSCSI portal list (Unity iscsiPortal -> ethernetPort."

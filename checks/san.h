@@ -30,7 +30,9 @@ const struct est_hba *est_path_hba(const struct est_host *h, const struct est_pa
  * An iSCSI path's target is told by its address: the configured array's iSCSI portal there
  * (Unity iscsiPortal, on an ethernetPort of a storageProcessor, est_array_portal()), unless
  * the path names another IQN than the portal's. Any other target (another vendor's WWN, an
- * iSCSI target on no configured array's portal, none reported) is not guessed. */
+ * iSCSI target on no configured array's portal, none reported) is not guessed, nor is the SP
+ * of a port of a configured array whose ports are all on one SP (UnityVSA): none of its LUNs
+ * can reach two, and *how says so. */
 const char *est_path_sp(const struct estate *e, const struct est_path *p, const char **how);
 /* "SP A" for Unity's storage processor id "spa", "SP B" for "spb"; NULL (and *how says why)
  * for another. */

@@ -129,7 +129,7 @@ static const struct command commands[] = {
      "session key, and wherever they appear the password, the session cookies' values and\n"
      "the arrays' CSRF tokens; no HTTP header is recorded. With --anonymize, the names of\n"
      "hosts, VMs, datastores, clusters, datacenters, folders and array objects, IQNs, WWNs,\n"
-     "IPv4 addresses and the vCenter's name are replaced, the same original by the same\n"
+     "IPv4 and IPv6 addresses and the vCenter's name are replaced, the same original by the same\n"
      "token everywhere; morefs, sizes and versions are kept (the README lists it all).\n"
      "Look inside before sending: tar tzf FILE.tar.gz; tar xzf it and grep. The test harness\n"
      "replays a capture as a vCenter (docs/captures.md).\n"

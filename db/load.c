@@ -1158,13 +1158,15 @@ out:
  * and which of them this vCenter's targets and paths name is the checks' to judge (a path
  * names "address:port", a target its address). */
 static const char ports_sql[] =
-    "SELECT * FROM (SELECT DISTINCT p.vcenter, p.wwpn, p.sp, p.id, NULL, NULL, NULL, NULL"
+    "SELECT * FROM (SELECT DISTINCT p.vcenter, p.wwpn, p.sp, p.id, NULL, NULL, NULL, NULL,"
+    " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = p.vcenter)"
     " FROM array_ports p"
     " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
     " WHERE p.wwpn IS NOT NULL AND p.sp IS NOT NULL AND EXISTS (SELECT 1 FROM lun_paths x"
     "  WHERE x.vcenter = ?1 AND x.target_wwpn = p.wwpn)"
     " ORDER BY p.wwpn, p.vcenter)"
-    " UNION ALL SELECT * FROM (SELECT i.vcenter, NULL, p.sp, p.id, i.id, i.address, i.iqn, p.mtu"
+    " UNION ALL SELECT * FROM (SELECT i.vcenter, NULL, p.sp, p.id, i.id, i.address, i.iqn, p.mtu,"
+    " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = p.vcenter)"
     " FROM array_portals i"
     " JOIN array_ports p ON p.vcenter = i.vcenter AND p.id = i.port"
     " JOIN vcenters v ON v.name = i.vcenter AND v.kind IS NOT NULL"
@@ -1176,7 +1178,7 @@ static int port_row(sqlite3_stmt *st, void *ctx)
     struct load *L = ctx;
     struct est_array_port p = {col_str(L, st, 0), col_str(L, st, 1), col_str(L, st, 2),
                                col_str(L, st, 3), col_str(L, st, 4), col_str(L, st, 5),
-                               col_str(L, st, 6), col_int(st, 7)};
+                               col_str(L, st, 6), col_int(st, 7), col_int(st, 8)};
 
     if (!p.array || !p.sp || !(p.wwpn || p.address))
         return -ENOMEM;
@@ -1205,7 +1207,9 @@ static int load_ports(struct load *L, sqlite3 *h)
  * array's NAS server: that server and the SP it is placed on (nfs-server-redundancy). An
  * address two NAS servers claim (two arrays, or a stale interface) joins none. */
 static const char nas_sql[] =
-    "SELECT d.moref, min(n.vcenter), min(n.name), min(n.home_sp) FROM datastores d"
+    "SELECT d.moref, min(n.vcenter), min(n.name), min(n.home_sp),"
+    " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = n.vcenter)"
+    " FROM datastores d"
     " JOIN array_file_interfaces f ON f.address = d.nas_remote_host"
     " JOIN array_nas_servers n ON n.vcenter = f.vcenter AND n.id = f.nas_server"
     " JOIN vcenters v ON v.name = n.vcenter AND v.kind IS NOT NULL"
@@ -1223,6 +1227,7 @@ static int nas_row(sqlite3_stmt *st, void *ctx)
     d->nas_array = col_str(L, st, 1);
     d->nas_server = col_str(L, st, 2);
     d->nas_home_sp = col_str(L, st, 3);
+    d->nas_array_sps = col_int(st, 4);
     return d->nas_array ? 0 : -ENOMEM;
 }
 

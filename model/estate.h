@@ -80,6 +80,9 @@ struct est_datastore {
      * interfaces has that address) and the SP it is placed on (homeSP: "spa", "spb"); NULL when
      * no configured array serves it, or more than one claims the address. */
     const char *nas_array, *nas_server, *nas_home_sp;
+    /* How many storage processors nas_array's ports are on: 1 on a single-SP array (UnityVSA),
+     * where no placement can be on both SPs and none is judged; 0 when not told. */
+    int nas_array_sps;
     struct est_extent *extents;  /* VMFS: every extent, head extent first; more than one is a
                                     spanned volume */
     size_t n_extents;
@@ -127,6 +130,10 @@ struct est_array_port {
      * IQN, and the MTU of its Ethernet port. */
     const char *portal, *address, *iqn;
     int mtu;
+    /* How many storage processors the array's ports (every one it lists) are on: 1 on a
+     * single-SP array (UnityVSA has SP A only), where no path can reach both and none is
+     * judged; 0 when not told. */
+    int array_sps;
 };
 
 struct est_dvswitch {

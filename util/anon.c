@@ -26,6 +26,13 @@ struct ip_node {
     int children;     /* how many octets under it were mapped so far */
 };
 
+/* An IPv6 address's first 64 bits (parent -1) or its interface id under one of them. */
+struct ip6_node {
+    int parent;
+    uint64_t orig, mapped;
+    uint64_t children; /* how many interface ids under this prefix were mapped so far */
+};
+
 struct vsl_anon {
     struct learned *names; /* owned, the first pass's names */
     size_t n_names, cap_names;
@@ -44,6 +51,9 @@ struct vsl_anon {
     struct ip_node *ips;
     size_t n_ips, cap_ips;
     int roots;
+    struct ip6_node *ip6s;
+    size_t n_ip6s, cap_ip6s;
+    uint64_t prefixes6; /* how many IPv6 /64s were mapped so far */
     struct vsl_anon_stats stats;
 };
 
@@ -74,6 +84,7 @@ void vsl_anon_free(struct vsl_anon *a)
     vsl_keymap_free(&a->map);
     free_strv(a->iqns, a->n_iqns);
     free(a->ips);
+    free(a->ip6s);
     free(a);
 }
 
@@ -413,6 +424,7 @@ static int add_name_forms(struct vsl_anon *a, const char *name, const char *toke
 }
 
 static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used);
+static int is_ipv6(const char *s, size_t len, uint64_t v[2], size_t *used);
 
 /* Whether a learned name stays as it is: one that is too short, only digits, an address, an
  * IQN, a default folder or a word the answers use elsewhere cannot be replaced safely. */
@@ -422,11 +434,14 @@ static int keep_name(const struct vsl_anon *a, const char *s)
                                           "Datacenters", "Resources", NULL};
     size_t n = strlen(s), used;
     int oct[4];
+    uint64_t v6[2];
 
     if (n < 2 || strspn(s, "0123456789") == n || !strncmp(s, "iqn.", 4))
         return 1;
     if (is_ipv4(s, n, oct, &used) && used == n)
         return 1; /* an address: the address mapping replaces it, the same everywhere */
+    if (is_ipv6(s, n, v6, &used) && used == n)
+        return 1;
     for (size_t i = 0; folders[i]; i++)
         if (!strcmp(folders[i], s))
             return 1;
@@ -564,6 +579,135 @@ static int put_ip(struct vsl_anon *a, const int oct[4], struct vsl_buf *out)
     return r ? r : vsl_buf_printf(out, "%d.%d.%d.%d", m[0], m[1], m[2], m[3]);
 }
 
+/* An IPv6 address at s, full or with one "::": groups of one to four hex digits, eight of them
+ * without "::", at most seven with it. Not one: a longer run of colon-separated hex (the caller
+ * starts only after a character that is neither ':' nor '.'), eight groups of exactly two digits
+ * and no "::" (a WWN written as colon hex, replaced as a WWN when learned), fewer than eight
+ * groups without "::" (times 12:30:45, MAC addresses), a group or word running on after it. A
+ * %zone or /prefix after it is left to the caller. v: the 128 bits; *used: its length. */
+static int is_ipv6(const char *s, size_t len, uint64_t v[2], size_t *used)
+{
+    uint16_t g[8];
+    int n = 0, gap = -1, all_two = 1;
+    size_t i = 0;
+
+    if (len >= 2 && s[0] == ':' && s[1] == ':') {
+        gap = 0;
+        i = 2;
+    }
+    while (n < 8) {
+        size_t d = 0;
+        unsigned x = 0;
+        while (i + d < len && d < 5 && isxdigit((unsigned char)s[i + d])) {
+            char c = (char)tolower((unsigned char)s[i + d]);
+            x = x << 4 | (unsigned)(isdigit((unsigned char)c) ? c - '0' : c - 'a' + 10);
+            d++;
+        }
+        if (d == 0 || d > 4) {
+            if (d == 0 && gap == n && n > 0)
+                break; /* "fe80::" ends with its gap */
+            if (d == 0 && gap == 0 && n == 0)
+                break; /* "::" */
+            return 0;
+        }
+        all_two &= d == 2;
+        g[n++] = (uint16_t)x;
+        i += d;
+        if (i + 1 < len && s[i] == ':' && s[i + 1] == ':') {
+            if (gap >= 0)
+                return 0; /* a second "::" */
+            gap = n;
+            i += 2;
+        } else if (i + 1 < len && s[i] == ':' && isxdigit((unsigned char)s[i + 1]) && n < 8) {
+            i++;
+        } else {
+            break;
+        }
+    }
+    if (gap < 0 ? n != 8 || all_two : n > 7)
+        return 0;
+    if (i < len && (isalnum((unsigned char)s[i]) || s[i] == ':' ||
+                    (s[i] == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))))
+        return 0; /* runs on: a longer word, more colon hex, an IPv4 tail (its octets are) */
+    uint16_t full[8] = {0};
+    int tail = gap < 0 ? 0 : n - gap;
+    for (int k = 0; k < n; k++)
+        full[gap < 0 || k < gap ? k : 8 - tail + (k - gap)] = g[k];
+    v[0] = v[1] = 0;
+    for (int k = 0; k < 8; k++)
+        v[k / 4] = v[k / 4] << 16 | full[k];
+    *used = i;
+    return 1;
+}
+
+/* The node for orig under parent (-1: a /64), made on first sight: /64s become
+ * 2001:db8:N::/64 counting from 1 (fe80::/64 stays, as every link's is the same), interface
+ * ids count from 1 under their /64, so two addresses in one /64 still are. */
+static int ip6_map(struct vsl_anon *a, int parent, uint64_t orig, int *node)
+{
+    for (size_t i = 0; i < a->n_ip6s; i++)
+        if (a->ip6s[i].parent == parent && a->ip6s[i].orig == orig) {
+            *node = (int)i;
+            return 0;
+        }
+    int r = vsl_grow(&a->ip6s, &a->cap_ip6s, a->n_ip6s, sizeof(*a->ip6s), 64);
+    if (r < 0)
+        return r;
+    uint64_t mapped;
+    if (parent >= 0) {
+        mapped = ++a->ip6s[parent].children;
+        a->stats.addresses6++;
+    } else if (orig == 0xfe80000000000000ull) {
+        mapped = orig;
+    } else {
+        mapped = 0x20010db800000000ull | ++a->prefixes6;
+    }
+    a->ip6s[a->n_ip6s] = (struct ip6_node){.parent = parent, .orig = orig, .mapped = mapped};
+    *node = (int)a->n_ip6s++;
+    return 0;
+}
+
+/* v in RFC 5952's form: lower case, no leading zeros, the longest run of two or more zero
+ * groups (the first of equal ones) as "::". */
+static int put_ip6_text(const uint64_t v[2], struct vsl_buf *out)
+{
+    unsigned g[8];
+    int best = -1, best_n = 1, r = 0;
+
+    for (int k = 0; k < 8; k++)
+        g[k] = (unsigned)(v[k / 4] >> (48 - 16 * (k % 4)) & 0xFFFF);
+    for (int k = 0; k < 8;) {
+        int n = 0;
+        while (k + n < 8 && g[k + n] == 0)
+            n++;
+        if (n > best_n)
+            best = k, best_n = n;
+        k += n ? n : 1;
+    }
+    for (int k = 0; k < 8 && r == 0; k++) {
+        if (k == best) {
+            r = vsl_buf_addstr(out, "::");
+            k += best_n - 1;
+            continue;
+        }
+        r = vsl_buf_printf(out, "%s%x", k > 0 && k != best + best_n ? ":" : "", g[k]);
+    }
+    return r;
+}
+
+/* The unspecified address and the loopback stay: every machine has them. */
+static int put_ip6(struct vsl_anon *a, const uint64_t v[2], struct vsl_buf *out)
+{
+    int prefix = -1, iid = -1, r;
+
+    if (v[0] == 0 && v[1] <= 1)
+        return put_ip6_text(v, out);
+    if ((r = ip6_map(a, -1, v[0], &prefix)) < 0 || (r = ip6_map(a, prefix, v[1], &iid)) < 0)
+        return r;
+    const uint64_t m[2] = {a->ip6s[prefix].mapped, a->ip6s[iid].mapped};
+    return put_ip6_text(m, out);
+}
+
 static int put_iqn(struct vsl_anon *a, const char *s, size_t n, struct vsl_buf *out)
 {
     size_t i;
@@ -656,6 +800,16 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
             !is_netmask(oct)) {
             FLUSH();
             if ((r = put_ip(a, oct, out)) < 0)
+                return r;
+            i += used;
+            copy_from = i;
+            continue;
+        }
+        uint64_t v6[2];
+        if ((isxdigit(c) || c == ':') && (i == 0 || (s[i - 1] != ':' && s[i - 1] != '.')) &&
+            is_ipv6(s + i, len - i, v6, &used)) {
+            FLUSH();
+            if ((r = put_ip6(a, v6, out)) < 0)
                 return r;
             i += used;
             copy_from = i;

@@ -1,6 +1,7 @@
 /* Anonymizing a capture (`vslint record --anonymize`): names of hosts, VMs, datastores,
- * clusters, datacenters, folders and array objects, IQNs, WWNs and IPv4 addresses replaced by
- * tokens, the same original by the same token everywhere, structure and numbers kept. */
+ * clusters, datacenters, folders and array objects, IQNs, WWNs, IPv4 and IPv6 addresses
+ * replaced by tokens, the same original by the same token everywhere, structure and numbers
+ * kept. */
 #ifndef VSL_ANON_H
 #define VSL_ANON_H
 
@@ -26,12 +27,12 @@ int vsl_anon_seal(struct vsl_anon *a);
 /* Second pass: appends body to out with every learned name and WWN, every IQN and every IPv4
  * address that is not a netmask replaced. In XML (json 0) only text is changed, never markup.
  * Addresses keep their prefixes: two addresses that share the first one, two or three
- * octets still do afterwards (subnets stay subnets). */
+ * octets still do afterwards (subnets stay subnets); IPv6 addresses keep their /64s. */
 int vsl_anon_apply(struct vsl_anon *a, int json, const char *body, size_t len, struct vsl_buf *out);
 
 /* What was replaced, for the archive's README. */
 struct vsl_anon_stats {
-    size_t names, kept_names, iqns, addresses, wwns;
+    size_t names, kept_names, iqns, addresses, addresses6, wwns;
 };
 void vsl_anon_stats(const struct vsl_anon *a, struct vsl_anon_stats *s);
 

@@ -407,6 +407,9 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
             "- %zu IQNs (iqn.2000-01.org.example:anon-N);\n"
             "- %zu IPv4 addresses, prefix by prefix: addresses that shared their first one, two\n"
             "  or three octets still do (netmasks are kept);\n"
+            "- %zu IPv6 addresses, by /64: each /64 becomes 2001:db8:N::/64 (fe80::/64 is\n"
+            "  kept: every link has it) and each interface id a number under it, so addresses\n"
+            "  that shared a /64 still do; :: and ::1 are kept; written in compressed form;\n"
             "- %zu WWNs, as vSphere's decimal longs and as hex with or without colons: the last\n"
             "  four bytes (the serial number); the first four (NAA type, vendor, and for\n"
             "  CLARiiON, VNX and Unity ports the storage processor) are kept.\n"
@@ -417,9 +420,9 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
             "names of standard vSwitches and port groups, policies, settings and every other\n"
             "value. %zu names that are also words the API\n"
             "uses elsewhere (or only digits) were kept, since replacing them would change those\n"
-            "words too. IPv6 addresses are not replaced. Check before sending: tar xzf, then\n"
-            "grep -ri for your domain, host and VM names.\n",
-            s.names, s.iqns, s.addresses, s.wwns, s.kept_names);
+            "words too. Check before sending: tar xzf, then grep -ri for your domain, host and\n"
+            "VM names.\n",
+            s.names, s.iqns, s.addresses, s.addresses6, s.wwns, s.kept_names);
     }
     if (r == 0)
         r = vsl_buf_addstr(b, "\nReplay it: tests/sim/replay (vcsim-replay -capture FILE.tar.gz); "

@@ -35,9 +35,23 @@ static const char answer[] =
 static const char pools[] =
     "{\"entries\":[{\"content\":{\"id\":\"pool_1\",\"name\":\"pool-gold\"}}]}";
 
-static const struct {
+struct row {
     const char *in, *want;
-} rows[] = {
+};
+
+/* Each row's text anonymized by a gives its want. */
+static void check_rows(struct vsl_anon *a, const struct row *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct vsl_buf b;
+        vsl_buf_init(&b, 1 << 20);
+        assert_int_equal(vsl_anon_apply(a, 0, r[i].in, strlen(r[i].in), &b), 0);
+        assert_string_equal(b.len ? b.data : "", r[i].want);
+        vsl_buf_free(&b);
+    }
+}
+
+static const struct row rows[] = {
     /* Names, in a path and escaped as XML text. */
     {"<fileName>[ds-gold] web &amp; db/web &amp; db.vmx</fileName>",
      "<fileName>[anon-ds-1] anon-vm-1/anon-vm-1.vmx</fileName>"},
@@ -80,13 +94,7 @@ static void test_rows(void **state)
     assert_int_equal(vsl_anon_learn(a, 0, "/sdk", answer, strlen(answer)), 0);
     assert_int_equal(vsl_anon_learn(a, 1, "/api/types/pool/instances", pools, strlen(pools)), 0);
     assert_int_equal(vsl_anon_seal(a), 0);
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct vsl_buf b;
-        vsl_buf_init(&b, 1 << 20);
-        assert_int_equal(vsl_anon_apply(a, 0, rows[i].in, strlen(rows[i].in), &b), 0);
-        assert_string_equal(b.len ? b.data : "", rows[i].want);
-        vsl_buf_free(&b);
-    }
+    check_rows(a, rows, sizeof(rows) / sizeof(rows[0]));
     vsl_anon_stats(a, &s);
     assert_int_equal(s.names, 4);      /* esx01, web & db, ds-gold, pool-gold */
     assert_int_equal(s.kept_names, 1); /* VMFS */
@@ -114,11 +122,51 @@ static void test_json(void **state)
     vsl_anon_free(a);
 }
 
+/* IPv6: the first 64 bits as a unit to 2001:db8:N::/64, the interface id as a unit under it,
+ * so a vmknic and its target stay in one /64; written in the compressed form whatever form
+ * it came in; times, MACs, colon-hex WWNs and XML namespaces are not addresses. */
+static const struct row rows6[] = {
+    {"<ipAddress>2001:db8:0:0::5</ipAddress>", "<ipAddress>2001:db8:0:1::1</ipAddress>"},
+    /* The same address in its full form, the same token; its neighbour in the /64 too. */
+    {"2001:0DB8:0000:0000:0000:0000:0000:0005 2001:db8::6", "2001:db8:0:1::1 2001:db8:0:1::2"},
+    /* Another /64, a prefix length and a zone kept as they are. */
+    {"fd12:3456:789a:1::10/64 fd12:3456:789a:2::10", "2001:db8:0:2::1/64 2001:db8:0:3::1"},
+    /* Link-local: fe80::/64 is every link's, kept; the interface id (a MAC) is not. */
+    {"fe80::250:56ff:fe6a:1%vmk1 fe80::250:56ff:fe6a:2", "fe80::1%vmk1 fe80::2"},
+    /* In a URL, and the unspecified and loopback addresses, which say nothing. */
+    {"https://[2001:db8::6]:443/sdk :: ::1", "https://[2001:db8:0:1::2]:443/sdk :: ::1"},
+    /* Not addresses. */
+    {"12:30:45 aa:bb:cc:dd:ee:ff 00:50:56:6a:00:01 urn:vim25 2026-12-02T01:03:00Z",
+     "12:30:45 aa:bb:cc:dd:ee:ff 00:50:56:6a:00:01 urn:vim25 2026-12-02T01:03:00Z"},
+    {"de:ad:be:ef:00:11:22:33 1:2:3:4:5:6:7:8:9 cafe::1::2 12345::1",
+     "de:ad:be:ef:00:11:22:33 1:2:3:4:5:6:7:8:9 cafe::1::2 12345::1"},
+    /* A learned WWN in colon hex is still replaced as a WWN, not taken for an address. */
+    {"21:00:00:1b:32:00:00:01", "21:00:00:1b:a0:a0:00:01"},
+    /* An IPv4 tail: its octets are replaced as IPv4, the rest kept. */
+    {"::ffff:192.0.2.7", "::ffff:10.1.1.1"},
+};
+
+static void test_ipv6(void **state)
+{
+    struct vsl_anon *a = NULL;
+    struct vsl_anon_stats s;
+
+    assert_int_equal(vsl_anon_new(&a), 0);
+    assert_int_equal(vsl_anon_learn(a, 0, "/sdk", answer, strlen(answer)), 0);
+    assert_int_equal(vsl_anon_seal(a), 0);
+    check_rows(a, rows6, sizeof(rows6) / sizeof(rows6[0]));
+    vsl_anon_stats(a, &s);
+    assert_int_equal(s.addresses6, 6); /* ::5, ::6, two fd12 ones, two link-local */
+    assert_int_equal(s.addresses, 1);
+    vsl_anon_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_ipv6),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1325,8 +1325,10 @@ TEST(test_path_storage_processor_from_the_array)
         {.array = "unity1", .wwpn = "50:06:01:60:47:e4:1e:49", .sp = "spb"},
         {.array = "unity1", .wwpn = "58:cc:f0:98:49:20:0b:2a", .sp = "spa"},
         {.array = "unity1", .wwpn = "58:cc:f0:98:49:21:0b:2a", .sp = "spc"},
+        /* a single-SP array: its ports' SP is no redundancy to judge */
+        {.array = "vsa1", .wwpn = "58:cc:f0:98:49:30:0b:2a", .sp = "spa", .array_sps = 1},
     };
-    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
+    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 4};
     struct est_path p = {.name = "vmhba2:C0:T0:L1"};
     const char *how = NULL;
 
@@ -1340,6 +1342,9 @@ TEST(test_path_storage_processor_from_the_array)
     assert_non_null(strstr(how, "does not know"));
     p.target_wwpn = "58:cc:f0:98:49:22:0b:2a"; /* not the array's: no convention either */
     assert_null(est_path_sp(&e, &p, &how));
+    p.target_wwpn = "58:cc:f0:98:49:30:0b:2a";
+    assert_null(est_path_sp(&e, &p, &how));
+    assert_non_null(strstr(how, "the array has one storage processor"));
 }
 
 /* An iSCSI path's SP is its portal's (iscsiPortal -> ethernetPort -> storageProcessor), found
@@ -1356,8 +1361,11 @@ TEST(test_iscsi_path_storage_processor_from_the_portal)
         /* Another site's array at the same private address: told apart by the IQN alone. */
         {.array = "unity2", .sp = "spb", .id = "spb_eth2", .portal = "if_9",
          .address = "10.0.1.21", .iqn = "iqn.1992-04.com.emc:cx.site2.b0", .mtu = 9000},
+        /* A UnityVSA: SP A only, so no path of it can reach both SPs. */
+        {.array = "vsa1", .sp = "spa", .id = "spa_eth0", .portal = "if_3",
+         .address = "10.0.9.5", .iqn = "iqn.1992-04.com.emc:vsa.a0", .mtu = 9000, .array_sps = 1},
     };
-    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 3};
+    struct estate e = {.vcenter = "vc", .array_ports = ports, .n_array_ports = 4};
     static const struct {
         const char *address, *iqn, *want, *how;
     } rows[] = {
@@ -1369,6 +1377,7 @@ TEST(test_iscsi_path_storage_processor_from_the_portal)
         {"10.0.1.21:3260", b0, NULL, "another IQN"},
         {"10.0.1.210:3260", a0, NULL, "no configured array's portal"},
         {"10.0.1.2:3260", a0, NULL, "no configured array's portal"},
+        {"10.0.9.5:3260", "iqn.1992-04.com.emc:vsa.a0", NULL, "one storage processor"},
     };
 
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

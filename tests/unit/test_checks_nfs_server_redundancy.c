@@ -242,12 +242,18 @@ TEST(test_home_sps)
     static const struct {
         const char *sp0, *sp1; /* the home SPs of two-servers-0 and -1 (NULL: not on the array) */
         int want;
+        const char *array1; /* two-servers-1's array (NULL: unity1, as two-servers-0's) */
+        int array_sps;      /* how many SPs the arrays' ports are on (0: not told) */
     } cases[] = {
-        {"spa", "spa", SEV_WARNING},
-        {"spb", "spb", SEV_WARNING},
-        {"spa", "spb", NONE},
-        {"spa", NULL, NONE},
-        {NULL, NULL, NONE},
+        {"spa", "spa", SEV_WARNING, NULL, 0},
+        {"spb", "spb", SEV_WARNING, NULL, 2},
+        {"spa", "spb", NONE, NULL, 0},
+        {"spa", NULL, NONE, NULL, 0},
+        {NULL, NULL, NONE, NULL, 0},
+        /* SP A of two arrays: two failure domains, not one SP. */
+        {"spa", "spa", NONE, "unity2", 2},
+        /* A UnityVSA has SP A only: no second SP to place a NAS server on. */
+        {"spa", "spa", NONE, NULL, 1},
     };
 
     for (size_t c = 0; c < N(cases); c++) {
@@ -257,7 +263,9 @@ TEST(test_home_sps)
             d0->nas_array = "unity1", d0->nas_server = "nas-1",
             d0->nas_home_sp = cases[c].sp0;
         if (cases[c].sp1)
-            d1->nas_array = "unity1", d1->nas_server = "nas-2", d1->nas_home_sp = cases[c].sp1;
+            d1->nas_array = cases[c].array1 ? cases[c].array1 : "unity1",
+            d1->nas_server = "nas-2", d1->nas_home_sp = cases[c].sp1;
+        d0->nas_array_sps = d1->nas_array_sps = cases[c].array_sps;
         /* one-server's single address: one NAS server even on both SPs (it cannot be). */
         ds_named(&w, "one-server-0")->nas_home_sp = "spa";
         ds_named(&w, "one-server-0")->nas_array = "unity1";
