@@ -58,6 +58,13 @@ struct relay {
      * from here. 0 while it owes nothing: between requests, or while libmicrohttpd has yet
      * to take or answer what arrived (a busy server is not a slow client). */
     int64_t owed_since;
+    /* The client is gone but libmicrohttpd still holds its end (a handler runs): the relay
+     * keeps the client's place in the front door's counts until libmicrohttpd lets go, so
+     * connections libmicrohttpd holds never outnumber what the door admits. */
+    int orphan;
+    /* A request went on to libmicrohttpd and no byte of an answer has come back since: the
+     * server owes an answer (a handler runs), so the connection is not idle. */
+    int awaiting;
 };
 
 struct api_relays {
@@ -121,6 +128,7 @@ static int pump_in(struct api_relays *rs, struct relay *r)
         case API_HEAD_OK:
             r->approved = r->verdict.head_len;
             r->body_left = r->verdict.body_len;
+            r->awaiting = 1;
             continue;
         case API_HEAD_MORE:
             break;
@@ -207,6 +215,7 @@ static int pump_out(struct relay *r)
             r->app_eof = 1;
             return 0;
         }
+        r->awaiting = 0;
         r->out_len = (size_t)n;
     }
 }
@@ -276,6 +285,14 @@ static void cut_late(struct api_relays *rs, struct relay *r)
 /* Moves what can move. */
 static int step(struct api_relays *rs, struct relay *r)
 {
+    if (r->orphan) {
+        ssize_t n;
+        while ((n = recv(r->app_fd, r->out, sizeof(r->out), MSG_DONTWAIT)) > 0)
+            ; /* an answer nobody will read */
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return DONE;
+        return KEEP;
+    }
     if (r->linger_until) {
         char sink[4096];
         ssize_t n;
@@ -314,6 +331,11 @@ static int want(const struct relay *r, struct pollfd *tls, struct pollfd *app)
 
     *tls = (struct pollfd){.fd = r->client_fd};
     *app = (struct pollfd){.fd = -1};
+    if (r->orphan) {
+        *tls = (struct pollfd){.fd = -1};
+        *app = (struct pollfd){.fd = r->app_fd, .events = POLLIN};
+        return 0;
+    }
     if (r->linger_until) {
         tls->events = POLLIN;
         return 0;
@@ -333,6 +355,35 @@ static int want(const struct relay *r, struct pollfd *tls, struct pollfd *app)
             app->fd = r->app_fd;
     }
     return reading && r->s && gnutls_record_check_pending(r->s) > 0;
+}
+
+/* The client's side is over. While libmicrohttpd still holds its end (it has not closed or
+ * shut it: a handler may still run), the relay closes the client's socket, tells
+ * libmicrohttpd the end and waits for it to let go (step()); else it is freed. Returns
+ * whether it was freed. */
+static int finish(struct api_relays *rs, struct relay *r)
+{
+    if (r->orphan || r->app_fd < 0 || r->app_eof) {
+        relay_free(rs, r);
+        return 1;
+    }
+    if (r->s) {
+        gnutls_deinit(r->s);
+        r->s = NULL;
+    }
+    close(r->client_fd);
+    r->client_fd = -1;
+    explicit_bzero(r->in, sizeof(r->in)); /* it may hold a bearer token */
+    r->in_len = r->approved = 0;
+    r->body_left = 0;
+    r->owed_since = 0;
+    r->linger_until = 0;
+    if (!r->app_shut) {
+        shutdown(r->app_fd, SHUT_WR);
+        r->app_shut = 1;
+    }
+    r->orphan = 1;
+    return 0;
 }
 
 static void *relays_main(void *arg)
@@ -355,10 +406,8 @@ static void *relays_main(void *arg)
             break;
         /* The bytes read with the head may hold more than it: move them at once. */
         for (size_t i = rs->n; i-- > first_new;) {
-            if (step(rs, rs->all[i]) == DONE) {
-                relay_free(rs, rs->all[i]);
+            if (step(rs, rs->all[i]) == DONE && finish(rs, rs->all[i]))
                 rs->all[i] = rs->all[--rs->n];
-            }
         }
         pfd[0] = (struct pollfd){.fd = rs->wake[0], .events = POLLIN};
         now = mono_ms();
@@ -397,12 +446,11 @@ static void *relays_main(void *arg)
                 done = 1;
             if (!done && r->owed_since && now - r->owed_since > rs->head_ms)
                 cut_late(rs, r);
-            if (!done && check_idle && !r->linger_until && now - r->active_ms > rs->idle_ms)
+            if (!done && check_idle && !r->linger_until && !r->orphan && !r->awaiting &&
+                now - r->active_ms > rs->idle_ms)
                 done = 1; /* a client that reads nothing, or sends nothing, forever */
-            if (done) {
-                relay_free(rs, r);
+            if (done && finish(rs, r))
                 rs->all[i] = rs->all[--rs->n];
-            }
         }
     }
     return NULL;

@@ -9,6 +9,8 @@
 #include "daemon/report.h"
 #include "db/findings.h"
 #include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
 
 int vsl_format_parse(const char *s, enum vsl_format *out)
 {
@@ -295,25 +297,34 @@ static int put_member(FILE *f, const char *name, const json_t *v)
 struct stream {
     FILE *f;
     size_t items;
+    int fail_on;
+    int failing; /* an unwaived finding at fail_on or above was written */
 };
 
 /* One finding of the streamed report, at depth 2 of the document, after those before it. */
-static int put_finding(void *ctx, const char *json, size_t len)
+static int put_finding(void *ctx, const char *json, size_t len, const char *status,
+                       const char *severity)
 {
     struct stream *s = ctx;
+    enum vsl_severity sev;
 
     fputs(s->items++ ? "," : "", s->f);
     newline(s->f, 2);
     put_indented(s->f, json, len, 2);
+    if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
+        (int)sev >= s->fail_on)
+        s->failing = 1;
     return ferror(s->f) ? -EIO : 0;
 }
 
 /* The JSON report with its findings written from the stored rows' text as the database hands
  * them over, one at a time (db_findings_each_text()), instead of from a tree of them all held
- * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS). */
+ * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS).
+ * A read failing part way through still closes the document (valid JSON, without the rest of
+ * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status. */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
 {
-    struct stream s = {f, 0};
+    struct stream s = {f, 0, r->fail_on, 0};
     int rc = 0;
 
     fputs("{\n  \"findings\": [", f);
@@ -321,9 +332,18 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
         int64_t total = 0;
         rc = db_findings_each_text(r->db, &flt, 0, put_finding, &s, &total);
+        if (rc < 0 && !ferror(f)) {
+            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
+            if (r->seen)
+                r->seen->unread = 1;
+            rc = 0;
+            break;
+        }
     }
     if (rc < 0)
         return rc;
+    if (r->seen)
+        r->seen->failing = s.failing;
     if (s.items)
         newline(f, 1);
     fputc(']', f);

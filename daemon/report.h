@@ -54,6 +54,16 @@ struct vsl_report {
     struct db *db;
     const char *const *vcenters;
     size_t n_vcenters;
+    /* With db (may be NULL): what the findings written said, so that the exit status agrees
+     * with the document printed rather than with another read of a store the daemon may have
+     * changed since. */
+    struct vsl_report_seen *seen;
+};
+
+struct vsl_report_seen {
+    int failing; /* an unwaived finding at fail_on or above was written */
+    int unread;  /* a vCenter's findings could not be read (said on stderr); the document was
+                  * still closed, without them */
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);

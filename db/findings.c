@@ -291,7 +291,7 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
 
 /* The positions of select_findings()'s expressions after the columns; FX_sort is there only
  * in a page of another order than the default. */
-enum { FX_first_mode = F_NCOLS, FX_resolved_mode, FX_sort };
+enum { FX_first_mode = F_NCOLS, FX_resolved_mode, FX_evidence_valid, FX_sort };
 
 /* f->sort as the key of another order than the default (*k NULL for the default), and whether
  * it is reversed. -EINVAL for a sort this file does not know. */
@@ -475,14 +475,17 @@ static int poll_text(struct vsl_buf *b, sqlite3_stmt *st, int i, int mode)
 }
 
 /* The stored evidence as it is: we wrote it with json_dumps(), so it is JSON already and needs
- * no parse and re-serialisation per request (most of a page's time was that). Text that is not
- * an object (damaged by hand) is answered as {}, as finding_json() does. */
+ * no jansson parse and re-serialisation per request (most of a page's time was that). Text
+ * that is not a JSON object (damaged by hand: SQLite's json_valid() in the SELECT, a C parse
+ * far cheaper than a tree) is answered as {}, as finding_json() does, so that one damaged row
+ * cannot make the whole report invalid JSON. */
 static int evidence_text(struct vsl_buf *b, sqlite3_stmt *st)
 {
     const char *s = (const char *)sqlite3_column_text(st, F_evidence_json);
     size_t n = s ? (size_t)sqlite3_column_bytes(st, F_evidence_json) : 0;
 
-    if (n < 2 || s[0] != '{' || s[n - 1] != '}' || memchr(s, '\0', n))
+    if (n < 2 || s[0] != '{' || s[n - 1] != '}' || memchr(s, '\0', n) ||
+        sqlite3_column_int(st, FX_evidence_valid) != 1)
         return vsl_buf_addstr(b, "{}");
     return vsl_buf_add(b, s, n);
 }
@@ -594,7 +597,8 @@ static int bind_sort_cursor(sqlite3_stmt *st, const struct db_cursor *c, const s
 }
 
 /* SELECT every column of findings (F_<col> are their positions), then the modes of its first
- * and resolving polls (FX_first_mode, FX_resolved_mode), FROM findings. A subquery by primary
+ * and resolving polls (FX_first_mode, FX_resolved_mode), whether the evidence is valid JSON
+ * (FX_evidence_valid), FROM findings. A subquery by primary
  * key, run only for the rows a page returns: a join would have to qualify every condition. */
 static int select_findings(struct vsl_buf *sql, const struct sort_key *k, int desc)
 {
@@ -604,7 +608,8 @@ static int select_findings(struct vsl_buf *sql, const struct sort_key *k, int de
         r = db_select_columns(sql, T_FINDINGS, "findings");
     if (r == 0)
         r = vsl_buf_addstr(sql, ", (SELECT mode FROM polls WHERE id = findings.first_poll),"
-                                " (SELECT mode FROM polls WHERE id = findings.resolved_poll)");
+                                " (SELECT mode FROM polls WHERE id = findings.resolved_poll),"
+                                " json_valid(findings.evidence_json)");
     /* The order's name as a constant column (FX_sort), from sort_keys, for its cursors. */
     if (r == 0 && k)
         r = vsl_buf_printf(sql, ", '%s%s'", desc ? "-" : "", k->name);
@@ -922,7 +927,9 @@ static int each_text(sqlite3_stmt *st, void *ctx)
 
     vsl_buf_reset(&t->b);
     r = finding_text(&t->b, st, t->fields);
-    return r < 0 ? r : t->fn(t->ctx, t->b.data, t->b.len);
+    return r < 0 ? r
+                 : t->fn(t->ctx, t->b.data, t->b.len, status_of(st),
+                         (const char *)sqlite3_column_text(st, F_severity));
 }
 
 int db_findings_each_text(struct db *db, const struct db_findings_filter *f, unsigned fields,

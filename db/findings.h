@@ -106,9 +106,13 @@ int db_findings_page_text(struct db *db, const struct db_findings_filter *f, uns
 
 /* Every finding matching f (no limit, no cursor), in its order, each handed to fn as the text
  * db_findings_page_text() writes for it (len bytes, not NUL-ended, valid during the call), in
- * one read transaction: a report written row by row holds one finding's text at a time. A
- * negative return of fn ends the walk with it. *total = the number of matches. */
-typedef int db_findings_text_fn(void *ctx, const char *json, size_t len);
+ * one read transaction: a report written row by row holds one finding's text at a time. With
+ * it, the same row's reported status ("new", "open", "waived", ...) and stored severity (NULL
+ * if none), so that whatever is decided from the findings (an exit status) is decided from the
+ * very rows written, not from another read. A negative return of fn ends the walk with it.
+ * *total = the number of matches. */
+typedef int db_findings_text_fn(void *ctx, const char *json, size_t len, const char *status,
+                                const char *severity);
 int db_findings_each_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
                           db_findings_text_fn *fn, void *ctx, int64_t *total);
 

@@ -298,3 +298,50 @@ def test_other_findings_keep_first_seen(fixed):
 def test_other_findings_no_longer_new(fixed):
     after, _ = others(fixed, 'status')
     assert {k: s for k, s in after.items() if s not in ('open', 'waived')} == {}
+
+
+def test_damaged_evidence_reads_as_empty(lab, workspace):
+    """A finding whose stored evidence was damaged by hand is reported with evidence {}: the
+    JSON report stays one valid document (it was written verbatim, and jq failed on it all).
+    A trigger puts the damage back each time the evaluation rewrites the row, as an admin's
+    repeated edit would."""
+    est = lab.copy(workspace)
+    fp = lab.findings[0]['fingerprint']
+    con = sqlite3.connect(workspace.db)
+    con.execute("CREATE TRIGGER damage AFTER UPDATE ON findings WHEN new.fingerprint = '%s' "
+                "BEGIN UPDATE findings SET evidence_json = '{\"a\":1,,\"b\"}' "
+                "WHERE fingerprint = new.fingerprint; END" % fp)
+    con.execute("UPDATE findings SET evidence_json = '{\"a\":1,,\"b\"}' WHERE fingerprint = ?",
+                (fp,))
+    con.commit()
+    con.close()
+    res = vslint('check', '-c', est.conf, '--offline', '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr.strip()
+    con = sqlite3.connect(workspace.db)
+    stored = con.execute('SELECT evidence_json FROM findings WHERE fingerprint = ?',
+                         (fp,)).fetchone()[0]
+    con.close()
+    assert stored == '{"a":1,,"b"}', stored
+    by_fp = {x['fingerprint']: x for x in json.loads(res.stdout)['findings']}
+    assert by_fp[fp]['evidence'] == {}, by_fp[fp]
+    assert by_fp[lab.findings[1]['fingerprint']]['evidence'] != {}
+
+
+@pytest.mark.parametrize('level', ['info', 'warning', 'critical'])
+def test_exit_agrees_with_report(lab, workspace, level):
+    """The exit status is what the printed document says: 1 exactly when it lists an unwaived
+    finding at --fail-on or above, with every critical finding waived and the rest not."""
+    est = lab.copy(workspace)
+    crit = {x['check'] for x in lab.findings if x['severity'] == 'critical'}
+    other = {x['check'] for x in lab.findings if x['severity'] != 'critical'} - crit
+    assert crit and other, (crit, other)
+    conf = est.config(''.join('[waiver]\ncheck = %s\nobject = *\nreason = r\nexpires = '
+                              '2099-01-01\n\n' % c for c in sorted(crit)))
+    res = vslint('check', '-c', conf, '--offline', '--format', 'json', '--fail-on', level)
+    found = json.loads(res.stdout)['findings']
+    assert [x for x in found if x['severity'] == 'critical' and x['status'] != 'waived'] == []
+    rank = {'info': 0, 'warning': 1, 'critical': 2}
+    failing = [x for x in found
+               if x['status'] != 'waived' and rank[x['severity']] >= rank[level]]
+    assert res.returncode == (1 if failing else 0), (level, res.returncode, res.stderr)
+    assert (level == 'critical') == (not failing), (level, len(failing))

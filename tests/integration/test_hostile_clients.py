@@ -602,3 +602,62 @@ def test_idle_kept_alive_connection_is_closed_after_timeout(serve, tls):
         s.close()
     assert secs is not None and 2.5 < secs < 6, secs
     assert 'header_timeout' not in srv.logs()
+
+
+def test_reset_flood_with_busy_handlers_keeps_the_limits_and_recovers(serve, monkeypatch):
+    """One address opens 250 connections 5 ms apart, each sending a request and resetting,
+    while every handler takes 1.5 s. A connection's place in the front door's counts is given
+    back only when libmicrohttpd too has let go of it (a running handler holds it): before,
+    the relay gave it back when the client reset, the door admitted far more connections than
+    max_connections, libmicrohttpd reached its own limit and its threads stopped for good
+    (every later request 503). Now the per-address limit refuses most of the flood, the
+    daemon's descriptors stay bounded, and once the handlers are done the same address is
+    answered."""
+    import struct
+    monkeypatch.setenv('VSLINT_DEBUG_HANDLER_DELAY_MS', '1500')
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    pid = srv.proc.pid
+    fds = 0
+    for _ in range(250):
+        s = connect(srv.port)
+        s.sendall(b'GET /api/v1/summary HTTP/1.1\r\nHost: x\r\n\r\n')
+        time.sleep(0.005)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+        s.close()
+        fds = max(fds, len(os.listdir('/proc/%d/fd' % pid)))
+    # 16 per address (the default), each a client socket and a socketpair: far below what
+    # 250 unchecked connections would take.
+    assert fds < 16 * 3 + 40, 'the daemon held %d descriptors during the flood' % fds
+    assert '(max_connections_per_address): refusing more' in srv.logs(), srv.logs()[-2000:]
+    # 250 requests of 1.5 s on 4 threads would take 90 s; the admitted 16-odd take about 6.
+    deadline = time.time() + 40
+    while True:
+        out, _, _ = exchange(srv.port, b'GET /healthz HTTP/1.1\r\nHost: x\r\n'
+                             b'Connection: close\r\n\r\n', timeout=20)
+        if out and parse(out)[0] == 200:
+            break
+        assert time.time() < deadline, 'no answer after the flood: %r' % out[:200]
+        time.sleep(1)
+    s = connect(srv.port)
+    fds_after = len(os.listdir('/proc/%d/fd' % pid))
+    s.close()
+    assert fds_after < 40, fds_after
+
+
+@pytest.mark.parametrize('tls', [False, True])
+def test_answer_slower_than_timeout_is_not_cut_as_idle(serve, monkeypatch, tls):
+    """`timeout` closes a connection where nothing is owed; a request whose handler takes
+    longer than it (5 s against 3 s) is still being answered, and the whole answer arrives
+    (before, an empty reply at 3 s)."""
+    monkeypatch.setenv('VSLINT_DEBUG_HANDLER_DELAY_MS', '5000')
+    srv = serve('timeout = 3\nheader_timeout = 2\n', tls=tls)
+    s = open_conn(srv, tls)
+    try:
+        t0 = time.time()
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+        out = read_answer(s, timeout=15)
+        secs = time.time() - t0
+    finally:
+        s.close()
+    assert out, 'empty reply after %.1f s' % secs
+    assert parse(out)[0] == 200 and secs >= 4.9, (secs, out[:200])
