@@ -264,7 +264,10 @@ int api_cache_get(struct api_req *r, const char *key, uint64_t gen, int want_gz,
             break;
         }
         pthread_cond_wait(&c->fl_done, &c->fl_mu);
-        waited = 1;
+        /* fl_done is signalled when any flight lands: the wait is over only when this key's
+         * flight has, else another key's landing (or a spurious wake-up) would send this
+         * request rendering beside the one it waits for. */
+        waited = flight_of(c, key, gen) < 0;
     }
     pthread_mutex_unlock(&c->fl_mu);
     if (*body) {
