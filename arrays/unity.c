@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "arrays/unity.h"
+#include "util/log.h"
 #include "util/buf.h"
 #include "util/capture.h"
 #include "util/err.h"
@@ -760,24 +761,36 @@ int arr_collect(struct arr_client *c, const struct vim_sink *sink)
      * (§3.4.1); the NAS servers and their interfaces which SP an NFS datastore's server is
      * placed on (§3.8); the file systems, their NFS shares and the VVol datastores' storage
      * resources which pools the NFS and VVol datastores take space from (§1.1.1). */
+    /* optional: what only refines a judgement (which SP, which pool behind a file system).
+     * An answer of that type vslint cannot read (an entry of an unexpected shape, a type an
+     * older Unity OE does not serve) is logged and left out, and the checks that need it say
+     * "not judged"; it must not cost the pools and LUNs, which capacity checks live on. A lost
+     * connection or session still ends the read. */
     static const struct {
         const char *type, *fields;
         enum kind kind;
+        int optional;
     } reads[] = {
-        {"pool", POOL_FIELDS, K_POOL},
-        {"lun", LUN_FIELDS, K_LUN},
-        {"fcPort", FC_PORT_FIELDS, K_FC_PORT},
-        {"ethernetPort", ETH_PORT_FIELDS, K_ETH_PORT},
-        {"iscsiPortal", PORTAL_FIELDS, K_PORTAL},
-        {"nasServer", NAS_SERVER_FIELDS, K_NAS_SERVER},
-        {"fileInterface", FILE_IF_FIELDS, K_FILE_IF},
-        {"filesystem", FS_FIELDS, K_FILESYSTEM},
-        {"nfsShare", NFS_SHARE_FIELDS, K_NFS_SHARE},
-        {"storageResource", SR_FIELDS, K_STORAGE_RESOURCE},
+        {"pool", POOL_FIELDS, K_POOL, 0},
+        {"lun", LUN_FIELDS, K_LUN, 0},
+        {"fcPort", FC_PORT_FIELDS, K_FC_PORT, 0},
+        {"ethernetPort", ETH_PORT_FIELDS, K_ETH_PORT, 1},
+        {"iscsiPortal", PORTAL_FIELDS, K_PORTAL, 1},
+        {"nasServer", NAS_SERVER_FIELDS, K_NAS_SERVER, 1},
+        {"fileInterface", FILE_IF_FIELDS, K_FILE_IF, 1},
+        {"filesystem", FS_FIELDS, K_FILESYSTEM, 1},
+        {"nfsShare", NFS_SHARE_FIELDS, K_NFS_SHARE, 1},
+        {"storageResource", SR_FIELDS, K_STORAGE_RESOURCE, 1},
     };
     int r = 0;
 
-    for (size_t i = 0; r == 0 && i < sizeof(reads) / sizeof(reads[0]); i++)
+    for (size_t i = 0; r == 0 && i < sizeof(reads) / sizeof(reads[0]); i++) {
         r = read_type(c, sink, reads[i].type, reads[i].fields, reads[i].kind);
+        if (r < 0 && reads[i].optional && (r == -VSL_EPROTO || r == -VSL_EHTTP)) {
+            log_warnx("array: %s instances not read, left out: %s", reads[i].type, c->err);
+            c->err[0] = '\0';
+            r = 0;
+        }
+    }
     return r;
 }

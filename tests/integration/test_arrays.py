@@ -115,6 +115,30 @@ def test_datastore_free_space_names_the_pool(violations_sim, unity, workspace):
     assert 'pools' not in f['ds-lab-01']['evidence']  # on no configured array
 
 
+def test_an_unreadable_optional_type_costs_only_itself(violations_sim, workspace):
+    """The Ethernet ports answered with broken JSON: the poll succeeds, the
+    pools and LUNs are fresh (pool-free-space judges them, with no array error), the log
+    names the type left out, and the iSCSI paths' SPs, which need the ports, are not judged
+    where they were judged before."""
+    with UnitySim() as u:
+        conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
+                                      extra=array_section(workspace, u.url))
+        first = json.loads(run_ok('check', '-c', conf, '--format', 'json',
+                                  '--fail-on', 'never').stdout)['findings']
+        assert 'array_port' in {f['object']['type'] for f in first
+                                if f['check'] == 'iscsi-jumbo-frames'}
+        u.control(broken='ethernetPort')
+        res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr
+    assert 'ethernetPort instances not read' in res.stderr, res.stderr
+    findings = json.loads(res.stdout)['findings']
+    f = by_check(findings, 'pool-free-space')['unity1/pool-low']
+    assert f['severity'] == 'critical' and f['evidence']['array_error'] is None
+    assert not [f for f in findings if f['check'] == 'iscsi-jumbo-frames'
+                and f['object']['type'] == 'array_port' and f['status'] == 'open'
+                and not f.get('unverified')]
+
+
 def test_failing_array_is_one_line_keeps_its_snapshot_and_hides_no_vcenter_finding(
         violations_sim, workspace):
     with UnitySim() as u:

@@ -341,6 +341,7 @@ type server struct {
 	fault     string // slow, drop, malformed, 401, http500
 	faultAt   int    // the Nth instances read (1-based); 0 = every one
 	faultLeft bool
+	broken    string // a type whose every instances read answers broken JSON (control broken=TYPE)
 	reads     int
 	stats     map[string]int
 	persist   bool
@@ -420,6 +421,15 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 			unityError(w, http.StatusUnauthorized, 131044353, "Unauthorized: EMC-CSRF-TOKEN missing or wrong")
 			return
 		}
+	}
+	s.mu.Lock()
+	broken := s.broken
+	s.mu.Unlock()
+	if broken != "" && r.Method == http.MethodGet && r.URL.Path == "/api/types/"+broken+"/instances" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"entries": [{"content": {"id": "x_1", "mtu": 90`))
+		return
 	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/loginSessionInfo/instances":
@@ -632,6 +642,9 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	if r.Method == http.MethodPost {
 		q := r.URL.Query()
+		if _, ok := q["broken"]; ok {
+			s.broken = q.Get("broken")
+		}
 		if _, ok := q["fault"]; ok {
 			s.fault = q.Get("fault")
 			s.faultAt, _ = strconv.Atoi(q.Get("at"))
