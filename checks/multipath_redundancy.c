@@ -136,6 +136,15 @@ static int first_through(const struct est_host *h, const struct est_lun *l, size
  * down). *sp is the one they all reach when that is every one of them, NULL otherwise; the
  * count of distinct SPs, or 0 when a path that counts ends at a port whose SP cannot be told:
  * then the LUN is not judged on SPs, and *why says why (for the evidence). */
+/* Whether l's paths are iSCSI ones (a target address, no WWPN): zoning is Fibre Channel's. */
+static int iscsi_paths(const struct est_lun *l)
+{
+    for (size_t i = 0; i < l->n_paths; i++)
+        if (l->paths[i].target_wwpn)
+            return 0;
+    return l->n_paths > 0 && l->paths[0].target_address != NULL;
+}
+
 static size_t reached_sps(const struct estate *e, const struct est_lun *l, const char **sp,
                           const char **why)
 {
@@ -269,9 +278,11 @@ static int check_lun(struct chk_ctx *ctx, const struct estate *e, const struct e
     else
         snprintf(msg, sizeof(msg),
                  "%s has %zu usable path(s) through %zu adapter(s), all to one storage processor "
-                 "(%s): a failed or rebooting %s cuts it off; zone each HBA to ports of both "
-                 "storage processors",
-                 name, usable + unknown, n_adapters + no_adapter, one_sp_name, one_sp_name);
+                 "(%s): a failed or rebooting %s cuts it off; %s",
+                 name, usable + unknown, n_adapters + no_adapter, one_sp_name, one_sp_name,
+                 iscsi_paths(l) ? "add the array's iSCSI portals on both storage processors as "
+                                  "targets of the host's adapter"
+                                : "zone each HBA to ports of both storage processors");
     ev = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:s?, s:o, s:i, s:i, "
                    "s:s?, s:s?, s:o, s:b, s:s?, s:s?}",
                    "host", hname, "device", l->canonical_name, "paths_total", (int)l->n_paths,
@@ -351,7 +362,9 @@ const struct check chk_multipath_redundancy = {
         "The seed speaks of zoning, which vCenter does not show; vslint judges what that zoning "
         "gives a host: at least two usable paths to every SAN LUN (min_paths), through at least "
         "two adapters (for the software iSCSI adapter, two bound vmknics), none of them dead, "
-        "and reaching both storage processors. Critical is "
+        "and reaching both storage processors. The seed's section is about Fibre Channel "
+        "zoning; judging iSCSI paths on storage processors too is vslint's, for the same "
+        "reason (an SP's failure or reboot must not cut a LUN off). Critical is "
         "vslint's severity: such a LUN is one failure away from an outage. A path's storage "
         "processor comes from the array's own port list (Unity fcPort, or for iSCSI the "
         "iscsiPortal at the path's target address and its ethernetPort) where an [array] is "

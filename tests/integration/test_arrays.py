@@ -492,6 +492,9 @@ def test_iscsi_paths_to_one_sp_told_by_the_portals(estate):
     assert f['severity'] == 'critical'
     assert f['object']['name'] == NAA + 'e5' and 'esx-iscsi-a' in f['message']
     assert 'all to one storage processor (SP A)' in f['message']
+    # iSCSI has portals to add, not zones: the fix says so.
+    assert 'iSCSI portals on both storage processors' in f['message']
+    assert 'zone' not in f['message']
     assert 'iscsiPortal' in f['evidence']['storage_processors_how']
     assert [(p['target_address'], p['target_iqn'], p['storage_processor'])
             for p in f['evidence']['paths']] == [
