@@ -193,8 +193,10 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
  *   name, from its WWN, is the extent's disk_name);
  * - NFS (d: datastores, f: array_file_interfaces, fs: array_filesystems, sh: array_nfs_shares):
  *   the datastore is mounted from "<address>:/<share>" where address is an interface of the NAS
- *   server exporting the share's file system (Unity exports a share at /<its name>); a file
- *   system whose provisioning is unknown counts as thin;
+ *   server exporting the share's file system (Unity exports a share at /<its name>), and no
+ *   other NAS server matches so (a replication destination keeps its source's address and
+ *   share names: its pool is not this datastore's); a file system whose provisioning is
+ *   unknown counts as thin;
  * - VVOL (d: datastores, s: array_vvol_pools): the VVol datastore's URL holds the UUID the array
  *   gives its VVol datastore (vmwareUUID, compared as hex digits); thin, as VVols are. */
 #define DB_POOL_PAIRS(LUN, NFS, VVOL)                                                              \
@@ -206,6 +208,11 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
     " JOIN array_filesystems fs ON fs.vcenter = f.vcenter AND fs.nas_server = f.nas_server"       \
     " JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id"              \
     " WHERE d.type IN ('NFS', 'NFS41') AND '/' || sh.name = rtrim(d.nas_remote_path, '/')"       \
+    " AND (SELECT count(DISTINCT f2.vcenter || ' ' || f2.nas_server)"                              \
+    " FROM array_file_interfaces f2 JOIN array_filesystems fs2 ON fs2.vcenter = f2.vcenter"      \
+    " AND fs2.nas_server = f2.nas_server JOIN array_nfs_shares sh2 ON sh2.vcenter = fs2.vcenter"  \
+    " AND sh2.filesystem = fs2.id WHERE f2.address = d.nas_remote_host"                           \
+    " AND '/' || sh2.name = rtrim(d.nas_remote_path, '/')) = 1"                                    \
     " AND " NFS                                                                                   \
     " UNION ALL SELECT s.vcenter, s.pool, d.vcenter, d.moref, 1 FROM datastores d"                \
     " JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"                   \
