@@ -101,6 +101,27 @@ out:
     return r;
 }
 
+int vsl_capture_user(struct vsl_capture *c, const char *user)
+{
+    char part[256];
+    const char *bs = user ? strchr(user, '\\') : NULL, *at = user ? strchr(user, '@') : NULL;
+    int r = vsl_capture_secret(c, user);
+
+    /* DOMAIN\name and name@domain: the name and the domain each show alone in answers. */
+    if (r == 0 && bs) {
+        snprintf(part, sizeof(part), "%.*s", (int)(bs - user), user);
+        if ((r = vsl_capture_secret(c, part)) == 0)
+            r = vsl_capture_secret(c, bs + 1);
+    }
+    if (r == 0 && at) {
+        snprintf(part, sizeof(part), "%.*s", (int)(at - user), user);
+        if ((r = vsl_capture_secret(c, part)) == 0)
+            r = vsl_capture_secret(c, at + 1);
+    }
+    explicit_bzero(part, sizeof(part));
+    return r;
+}
+
 int vsl_capture_cookies(struct vsl_capture *c, void *h)
 {
     struct curl_slist *cookies = NULL;
@@ -116,6 +137,16 @@ int vsl_capture_cookies(struct vsl_capture *c, void *h)
                 v++;
         if (v)
             r = vsl_capture_secret(c, v);
+        /* vCenter quotes its cookie ("vmware_soap_session=\"52...\""): the value unquoted
+         * shows too. */
+        size_t n = v ? strlen(v) : 0;
+        if (r == 0 && n > 2 && v[0] == '"' && v[n - 1] == '"') {
+            char *inner = strndup(v + 1, n - 2);
+            r = inner ? vsl_capture_secret(c, inner) : -ENOMEM;
+            if (inner)
+                explicit_bzero(inner, n - 2);
+            free(inner);
+        }
     }
     curl_slist_free_all(cookies);
     return r;
@@ -199,6 +230,27 @@ static const char *const request_secrets[] = {"password",  "userName",  "token",
                                               "samlToken", "sessionId", NULL};
 static const char *const login_answer_secrets[] = {"key", "userName", "fullName", NULL};
 
+/* Registers the text of the first <key> of a Login answer as a secret. */
+static int login_key(struct vsl_capture *c, const char *a, size_t len)
+{
+    const char *p = a ? memmem(a, len, "<key>", 5) : NULL, *end;
+    char *key;
+    int r;
+
+    if (!p)
+        return 0;
+    p += 5;
+    end = memchr(p, '<', len - (size_t)(p - a));
+    if (!end)
+        return 0;
+    if (!(key = strndup(p, (size_t)(end - p))))
+        return -ENOMEM;
+    r = vsl_capture_secret(c, key);
+    explicit_bzero(key, strlen(key));
+    free(key);
+    return r;
+}
+
 /* The path and query of url ("https://host:443/sdk?x" -> "/sdk?x"). */
 static const char *url_path(const char *url)
 {
@@ -231,9 +283,15 @@ int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x)
             e.req_len = x->req_len;
     }
     if (x->answer) {
-        if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login"))
+        if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login")) {
+            /* The session key shows again outside the Login answer (in container views'
+             * morefs, session[KEY]...) and a real vCenter's cookie differs from it. */
+            if ((r = login_key(c, x->answer, x->answer_len)) < 0)
+                goto fail;
+            r = -ENOMEM;
             e.answer =
                 redact_elements(x->answer, x->answer_len, login_answer_secrets, &e.answer_len);
+        }
         else if ((e.answer = malloc(x->answer_len + 1))) {
             memcpy(e.answer, x->answer, x->answer_len);
             e.answer[x->answer_len] = '\0';

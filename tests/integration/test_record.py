@@ -54,13 +54,16 @@ def test_record_removes_secrets(workspace):
     said to be removed; the archive is its owner's only (0600); nothing is left stored."""
     password = 'pw-' + secrets.token_hex(12)
     pwfile = workspace.password_file(password, name='sim-password')
-    with Sim('violations', extra=['-password-file', pwfile]) as sim, \
-            UnitySim(extra=['-password-file', pwfile]) as unity:
+    # User names say who runs the estate: the vCenter's, its parts, and the array's.
+    name, domain = 'jsmith' + secrets.token_hex(3), 'CORP' + secrets.token_hex(3)
+    user, array_user = domain + '\\' + name, 'arrayop' + secrets.token_hex(3)
+    with Sim('violations', extra=['-password-file', pwfile, '-user', user]) as sim, \
+            UnitySim(extra=['-password-file', pwfile, '-user', array_user]) as unity:
         out = os.path.join(workspace.dir, 'cap.tar.gz')
         scratch = os.path.join(workspace.dir, 'tmp')
         os.mkdir(scratch)
         res = record(workspace, sim.url, out, arrays=[unity.url], password=password,
-                     env={'TMPDIR': scratch})
+                     env={'TMPDIR': scratch}, user=user, array_user=array_user)
         with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
                                     timeout=30) as r:
             cookies = json.loads(r.read())
@@ -75,7 +78,7 @@ def test_record_removes_secrets(workspace):
     with open(out, 'rb') as f:
         whole = gzip.decompress(f.read())
     files = members(out)
-    for secret in [password] + cookies + issued:
+    for secret in [password, user, name, domain, array_user] + cookies + issued:
         assert secret.encode() not in whole, secret
         for name, body in files.items():
             assert secret.encode() not in body, (secret, name)
@@ -85,6 +88,11 @@ def test_record_removes_secrets(workspace):
     assert b'<userName>(removed)</userName>' in login[0]
     answer = [b for n, b in files.items() if n.endswith('-Login.answer.xml')][0]
     assert b'<key>(removed)</key>' in answer
+    # Alarms are read only for the fields the checks use: who last changed one (the
+    # simulator's say VSPHERE.LOCAL\\Administrator) and their actions are not read at all.
+    for unread in [b'lastModifiedUser', b'Administrator', b'<action', b'SendEmailAction']:
+        assert unread not in whole, unread
+    assert b'info.expression' in whole
     readme = files['vslint-capture/README.md'].decode()
     assert 'password' in readme and 'vmware_soap_session' in readme
     manifest = files['vslint-capture/manifest.tsv'].decode().splitlines()
