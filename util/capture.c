@@ -445,8 +445,11 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
         "## Removed\n\n"
         "- The Login request's password and user name, and the session key, user name and full\n"
         "  name of its answer, each replaced by \"(removed)\".\n"
-        "- Every occurrence, anywhere, of the password, the session cookies' values and the\n"
-        "  arrays' CSRF tokens, replaced by \"(removed)\".\n",
+        "- Every occurrence, anywhere, of the password, the session key, the session cookies'\n"
+        "  values, the arrays' CSRF tokens and the configured user names (and their parts\n"
+        "  before '@' and after '\\', and the domain), replaced by \"(removed)\".\n"
+        "- Of alarms, only the name, systemName, enabled, entity and expression: who last\n"
+        "  changed one and its actions (e-mail addresses, scripts) were not read.\n",
         about->version, when,
         about->anonymize ? "a vCenter (its name is anonymized)" : "the vCenter below", soap, rest);
     if (r == 0 && !about->anonymize)
