@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -494,7 +495,7 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     struct vsl_anon *anon = NULL;
     struct vsl_buf text;
     gzFile z = NULL;
-    char name[160], reqname[128], ansname[128];
+    char name[160], reqname[128], ansname[128], tmp[4096];
     time_t now = time(NULL);
     int r = 0, fd = -1;
 
@@ -552,16 +553,27 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;
     }
-    if ((size_t)snprintf(name, sizeof(name), "%s.tmp", path) >= sizeof(name)) {
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
         snprintf(err, errlen, "%s: path too long", path);
         r = -ENAMETOOLONG;
         goto out;
     }
-    /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. */
-    fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. A
+     * fresh name (mkstemp: O_EXCL, so no file or symlink someone left there is written
+     * through) and fchmod, so that nothing but the owner can ever open it. */
+    fd = mkstemp(tmp);
+    if (fd >= 0 && (fchmod(fd, 0600) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)) {
+        close(fd);
+        unlink(tmp);
+        fd = -1;
+    }
     if (fd < 0 || !(z = gzdopen(fd, "wb9"))) {
         r = -errno;
-        snprintf(err, errlen, "%s: cannot write: %s", name, strerror(errno));
+        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         if (fd >= 0)
             close(fd);
         goto out;
@@ -601,12 +613,11 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     }
     if (gzclose(z) != Z_OK && r == 0)
         r = -EIO;
-    snprintf(name, sizeof(name), "%s.tmp", path);
-    if (r == 0 && rename(name, path) < 0)
+    if (r == 0 && rename(tmp, path) < 0)
         r = -errno;
     if (r < 0) {
         snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
-        unlink(name);
+        unlink(tmp);
     }
 out:
     pthread_mutex_unlock(&c->mu);

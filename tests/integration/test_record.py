@@ -62,6 +62,15 @@ def test_record_removes_secrets(workspace):
         out = os.path.join(workspace.dir, 'cap.tar.gz')
         scratch = os.path.join(workspace.dir, 'tmp')
         os.mkdir(scratch)
+        # What another user may have left where the archive goes: a readable file at its name
+        # and a symlink at the name a temporary file once had. Neither is written through.
+        victim = os.path.join(workspace.dir, 'victim')
+        with open(victim, 'w') as f:
+            f.write('untouched')
+        os.symlink(victim, out + '.tmp')
+        with open(out, 'w') as f:
+            f.write('old')
+        os.chmod(out, 0o644)
         res = record(workspace, sim.url, out, arrays=[unity.url], password=password,
                      env={'TMPDIR': scratch}, user=user, array_user=array_user)
         with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
@@ -71,6 +80,11 @@ def test_record_removes_secrets(workspace):
     assert 'requests and answers of vcenter lab and its arrays' in res.stdout
     assert cookies and len(issued) >= 2
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    with open(victim) as f:
+        assert f.read() == 'untouched'
+    assert sorted(os.listdir(workspace.dir)).count('cap.tar.gz.tmp') == 1
+    assert not [n for n in os.listdir(workspace.dir) if n.startswith('cap.tar.gz.')
+                and n != 'cap.tar.gz.tmp']
     # Nothing is stored: the scratch database the rows went to is gone, and no database was
     # made where the configuration says.
     assert os.listdir(scratch) == []
