@@ -92,6 +92,8 @@ static int login(const struct client *c, const struct vsl_vcenter_conf *conf, ch
     /* A recording removes the password wherever it shows, not only from the Login request. */
     if (c->capture)
         r = vsl_capture_secret(c->capture, password);
+    if (r == 0 && c->capture)
+        r = vsl_capture_user(c->capture, conf->user);
     if (r == 0)
         r = c->vim ? vim_login(c->vim, conf->user, password)
                    : arr_login(c->arr, conf->user, password);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,6 +102,27 @@ out:
     return r;
 }
 
+int vsl_capture_user(struct vsl_capture *c, const char *user)
+{
+    char part[256];
+    const char *bs = user ? strchr(user, '\\') : NULL, *at = user ? strchr(user, '@') : NULL;
+    int r = vsl_capture_secret(c, user);
+
+    /* DOMAIN\name and name@domain: the name and the domain each show alone in answers. */
+    if (r == 0 && bs) {
+        snprintf(part, sizeof(part), "%.*s", (int)(bs - user), user);
+        if ((r = vsl_capture_secret(c, part)) == 0)
+            r = vsl_capture_secret(c, bs + 1);
+    }
+    if (r == 0 && at) {
+        snprintf(part, sizeof(part), "%.*s", (int)(at - user), user);
+        if ((r = vsl_capture_secret(c, part)) == 0)
+            r = vsl_capture_secret(c, at + 1);
+    }
+    explicit_bzero(part, sizeof(part));
+    return r;
+}
+
 int vsl_capture_cookies(struct vsl_capture *c, void *h)
 {
     struct curl_slist *cookies = NULL;
@@ -116,6 +138,16 @@ int vsl_capture_cookies(struct vsl_capture *c, void *h)
                 v++;
         if (v)
             r = vsl_capture_secret(c, v);
+        /* vCenter quotes its cookie ("vmware_soap_session=\"52...\""): the value unquoted
+         * shows too. */
+        size_t n = v ? strlen(v) : 0;
+        if (r == 0 && n > 2 && v[0] == '"' && v[n - 1] == '"') {
+            char *inner = strndup(v + 1, n - 2);
+            r = inner ? vsl_capture_secret(c, inner) : -ENOMEM;
+            if (inner)
+                explicit_bzero(inner, n - 2);
+            free(inner);
+        }
     }
     curl_slist_free_all(cookies);
     return r;
@@ -199,6 +231,27 @@ static const char *const request_secrets[] = {"password",  "userName",  "token",
                                               "samlToken", "sessionId", NULL};
 static const char *const login_answer_secrets[] = {"key", "userName", "fullName", NULL};
 
+/* Registers the text of the first <key> of a Login answer as a secret. */
+static int login_key(struct vsl_capture *c, const char *a, size_t len)
+{
+    const char *p = a ? memmem(a, len, "<key>", 5) : NULL, *end;
+    char *key;
+    int r;
+
+    if (!p)
+        return 0;
+    p += 5;
+    end = memchr(p, '<', len - (size_t)(p - a));
+    if (!end)
+        return 0;
+    if (!(key = strndup(p, (size_t)(end - p))))
+        return -ENOMEM;
+    r = vsl_capture_secret(c, key);
+    explicit_bzero(key, strlen(key));
+    free(key);
+    return r;
+}
+
 /* The path and query of url ("https://host:443/sdk?x" -> "/sdk?x"). */
 static const char *url_path(const char *url)
 {
@@ -231,9 +284,15 @@ int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x)
             e.req_len = x->req_len;
     }
     if (x->answer) {
-        if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login"))
+        if (!strcmp(e.proto, "soap") && !strcmp(e.method, "Login")) {
+            /* The session key shows again outside the Login answer (in container views'
+             * morefs, session[KEY]...) and a real vCenter's cookie differs from it. */
+            if ((r = login_key(c, x->answer, x->answer_len)) < 0)
+                goto fail;
+            r = -ENOMEM;
             e.answer =
                 redact_elements(x->answer, x->answer_len, login_answer_secrets, &e.answer_len);
+        }
         else if ((e.answer = malloc(x->answer_len + 1))) {
             memcpy(e.answer, x->answer, x->answer_len);
             e.answer[x->answer_len] = '\0';
@@ -387,8 +446,11 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
         "## Removed\n\n"
         "- The Login request's password and user name, and the session key, user name and full\n"
         "  name of its answer, each replaced by \"(removed)\".\n"
-        "- Every occurrence, anywhere, of the password, the session cookies' values and the\n"
-        "  arrays' CSRF tokens, replaced by \"(removed)\".\n",
+        "- Every occurrence, anywhere, of the password, the session key, the session cookies'\n"
+        "  values, the arrays' CSRF tokens and the configured user names (and their parts\n"
+        "  before '@' and after '\\', and the domain), replaced by \"(removed)\".\n"
+        "- Of alarms, only the name, systemName, enabled, entity and expression: who last\n"
+        "  changed one and its actions (e-mail addresses, scripts) were not read.\n",
         about->version, when,
         about->anonymize ? "a vCenter (its name is anonymized)" : "the vCenter below", soap, rest);
     if (r == 0 && !about->anonymize)
@@ -436,7 +498,7 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     struct vsl_anon *anon = NULL;
     struct vsl_buf text;
     gzFile z = NULL;
-    char name[160], reqname[128], ansname[128];
+    char name[160], reqname[128], ansname[128], tmp[4096];
     time_t now = time(NULL);
     int r = 0, fd = -1;
 
@@ -494,16 +556,27 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;
     }
-    if ((size_t)snprintf(name, sizeof(name), "%s.tmp", path) >= sizeof(name)) {
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
         snprintf(err, errlen, "%s: path too long", path);
         r = -ENAMETOOLONG;
         goto out;
     }
-    /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. */
-    fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. A
+     * fresh name (mkstemp: O_EXCL, so no file or symlink someone left there is written
+     * through) and fchmod, so that nothing but the owner can ever open it. */
+    fd = mkstemp(tmp);
+    if (fd >= 0 && (fchmod(fd, 0600) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)) {
+        close(fd);
+        unlink(tmp);
+        fd = -1;
+    }
     if (fd < 0 || !(z = gzdopen(fd, "wb9"))) {
         r = -errno;
-        snprintf(err, errlen, "%s: cannot write: %s", name, strerror(errno));
+        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         if (fd >= 0)
             close(fd);
         goto out;
@@ -543,12 +616,11 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     }
     if (gzclose(z) != Z_OK && r == 0)
         r = -EIO;
-    snprintf(name, sizeof(name), "%s.tmp", path);
-    if (r == 0 && rename(name, path) < 0)
+    if (r == 0 && rename(tmp, path) < 0)
         r = -errno;
     if (r < 0) {
         snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
-        unlink(name);
+        unlink(tmp);
     }
 out:
     pthread_mutex_unlock(&c->mu);

@@ -41,6 +41,10 @@ void vsl_capture_free(struct vsl_capture *c); /* NULL is a no-op; secrets are wi
  * than 4 bytes are not searched for (they would match all over). Thread-safe. */
 int vsl_capture_secret(struct vsl_capture *c, const char *s);
 
+/* The account a capture logged in as, and its parts (the name before '@' or after '\\', the
+ * domain): a user name says who administers the estate. Case-sensitive, as secrets are. */
+int vsl_capture_user(struct vsl_capture *c, const char *user);
+
 /* The values of the cookies the libcurl handle h holds (a session's), as secrets. */
 int vsl_capture_cookies(struct vsl_capture *c, void *h);
 

@@ -139,13 +139,14 @@ def finding_keys(findings):
     return sorted(({k: f[k] for k in keys} for f in findings), key=lambda f: f['fingerprint'])
 
 
-def record(ws, url, out, name='lab', arrays=(), anonymize=False, env=None, password=PASSWORD):
-    """`vslint record` of the vCenter at url (with the simulator's user and password) and of
-    arrays (their base URLs), into out; the finished process (exit 0 asserted)."""
+def record(ws, url, out, name='lab', arrays=(), anonymize=False, env=None, password=PASSWORD,
+           user=USER, array_user=USER):
+    """`vslint record` of the vCenter at url (as user, with password) and of arrays (their base
+    URLs, as array_user), into out; the finished process (exit 0 asserted)."""
     pw = ws.password_file(password, name='record-password')
     extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = %s\npassword_file = %s\n\n'
-                    % (i + 1, a, USER, pw) for i, a in enumerate(arrays))
-    vc = dict(vcenter(ws, url, name), password_file=pw)
+                    % (i + 1, a, array_user, pw) for i, a in enumerate(arrays))
+    vc = dict(vcenter(ws, url, name), password_file=pw, user=user)
     conf = ws.write_config([vc], extra, name='record.conf')
     return run_ok('record', '-c', conf, '--vcenter', name, '--output', out,
                   *(['--anonymize'] if anonymize else []), env=env)

@@ -54,13 +54,25 @@ def test_record_removes_secrets(workspace):
     said to be removed; the archive is its owner's only (0600); nothing is left stored."""
     password = 'pw-' + secrets.token_hex(12)
     pwfile = workspace.password_file(password, name='sim-password')
-    with Sim('violations', extra=['-password-file', pwfile]) as sim, \
-            UnitySim(extra=['-password-file', pwfile]) as unity:
+    # User names say who runs the estate: the vCenter's, its parts, and the array's.
+    name, domain = 'jsmith' + secrets.token_hex(3), 'CORP' + secrets.token_hex(3)
+    user, array_user = domain + '\\' + name, 'arrayop' + secrets.token_hex(3)
+    with Sim('violations', extra=['-password-file', pwfile, '-user', user]) as sim, \
+            UnitySim(extra=['-password-file', pwfile, '-user', array_user]) as unity:
         out = os.path.join(workspace.dir, 'cap.tar.gz')
         scratch = os.path.join(workspace.dir, 'tmp')
         os.mkdir(scratch)
+        # What another user may have left where the archive goes: a readable file at its name
+        # and a symlink at the name a temporary file once had. Neither is written through.
+        victim = os.path.join(workspace.dir, 'victim')
+        with open(victim, 'w') as f:
+            f.write('untouched')
+        os.symlink(victim, out + '.tmp')
+        with open(out, 'w') as f:
+            f.write('old')
+        os.chmod(out, 0o644)
         res = record(workspace, sim.url, out, arrays=[unity.url], password=password,
-                     env={'TMPDIR': scratch})
+                     env={'TMPDIR': scratch}, user=user, array_user=array_user)
         with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
                                     timeout=30) as r:
             cookies = json.loads(r.read())
@@ -68,6 +80,11 @@ def test_record_removes_secrets(workspace):
     assert 'requests and answers of vcenter lab and its arrays' in res.stdout
     assert cookies and len(issued) >= 2
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    with open(victim) as f:
+        assert f.read() == 'untouched'
+    assert sorted(os.listdir(workspace.dir)).count('cap.tar.gz.tmp') == 1
+    assert not [n for n in os.listdir(workspace.dir) if n.startswith('cap.tar.gz.')
+                and n != 'cap.tar.gz.tmp']
     # Nothing is stored: the scratch database the rows went to is gone, and no database was
     # made where the configuration says.
     assert os.listdir(scratch) == []
@@ -75,7 +92,7 @@ def test_record_removes_secrets(workspace):
     with open(out, 'rb') as f:
         whole = gzip.decompress(f.read())
     files = members(out)
-    for secret in [password] + cookies + issued:
+    for secret in [password, user, name, domain, array_user] + cookies + issued:
         assert secret.encode() not in whole, secret
         for name, body in files.items():
             assert secret.encode() not in body, (secret, name)
@@ -85,6 +102,11 @@ def test_record_removes_secrets(workspace):
     assert b'<userName>(removed)</userName>' in login[0]
     answer = [b for n, b in files.items() if n.endswith('-Login.answer.xml')][0]
     assert b'<key>(removed)</key>' in answer
+    # Alarms are read only for the fields the checks use: who last changed one (the
+    # simulator's say VSPHERE.LOCAL\\Administrator) and their actions are not read at all.
+    for unread in [b'lastModifiedUser', b'Administrator', b'<action', b'SendEmailAction']:
+        assert unread not in whole, unread
+    assert b'info.expression' in whole
     readme = files['vslint-capture/README.md'].decode()
     assert 'password' in readme and 'vmware_soap_session' in readme
     manifest = files['vslint-capture/manifest.tsv'].decode().splitlines()

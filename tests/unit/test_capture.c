@@ -29,7 +29,8 @@ static const char login_answer[] =
 static const char view_req[] = "<soapenv:Body><CreateContainerView/></soapenv:Body>";
 static const char view_answer[] =
     "<soapenv:Body><CreateContainerViewResponse><returnval type=\"ContainerView\">"
-    "session[cookie-value-123]52ab</returnval></CreateContainerViewResponse></soapenv:Body>";
+    "session[cookie-value-123]52ab</returnval><x>session[52-session-key]53cd jsmith@corp.example"
+    " CORP\\jsmith, jsmith and CORP alone</x></CreateContainerViewResponse></soapenv:Body>";
 
 /* The whole archive, uncompressed, NUL-terminated (tar's padding holds NULs: search with
  * memmem over *len). */
@@ -61,6 +62,8 @@ static void test_secrets_removed(void **state)
     assert_int_equal(vsl_capture_new(0, &c), 0);
     assert_int_equal(vsl_capture_secret(c, "Hunter2-pass"), 0);
     assert_int_equal(vsl_capture_secret(c, "cookie-value-123"), 0);
+    assert_int_equal(vsl_capture_user(c, "CORP\\jsmith"), 0);
+    assert_int_equal(vsl_capture_user(c, "jsmith@corp.example"), 0);
     assert_int_equal(
         vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
                                                   .proto = "soap",
@@ -91,11 +94,13 @@ static void test_secrets_removed(void **state)
     vsl_capture_free(c);
     char *all = unpack(path, &len);
     static const char *const gone[] = {"Hunter2-pass", "admin@corp", "52-session-key", "Ada Admin",
-                                       "cookie-value-123"};
+                                       "cookie-value-123", "jsmith", "CORP", "corp.example"};
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
         assert_null(memmem(all, len, gone[i], strlen(gone[i])));
     assert_non_null(memmem(all, len, "<password>(removed)</password>", 30));
     assert_non_null(memmem(all, len, "session[(removed)]52ab", 22));
+    /* The Login answer's key is a secret wherever it shows, not only in that answer. */
+    assert_non_null(memmem(all, len, "session[(removed)]53cd", 22));
     /* ustar: the README first, then the manifest, named under vslint-capture/. */
     assert_string_equal(all, "vslint-capture/README.md");
     assert_memory_equal(all + 257, "ustar", 6);
