@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 // Alarm definitions (GetAlarm, Alarm.info) and PerformanceManager.perfCounter,
 // which vslint reads to know which datastore usage alarms cover what. The
 // counter ids are not vCenter's usual ones on purpose: a client must resolve
@@ -24,6 +26,35 @@ var alarmDefs = []alarmDef{
 		`<expression xsi:type="OrAlarmExpression"><expression xsi:type="EventAlarmExpression"><eventType>EventEx</eventType><eventTypeId>vprob.storage.connectivity.lost</eventTypeId><objectType>HostSystem</objectType><status>red</status></expression></expression>`},
 	{"Virtual machine CPU usage", "alarm.VmCPUUsageAlarm", true, tFolder, rootFolder,
 		`<expression xsi:type="OrAlarmExpression"><expression xsi:type="MetricAlarmExpression"><operator>isAbove</operator><type>VirtualMachine</type><metric><counterId>2</counterId><instance></instance></metric><yellow>7500</yellow><yellowInterval>300</yellowInterval><red>9000</red><redInterval>300</redInterval></expression></expression>`},
+}
+
+// alarmProp answers one property of alarm i: the whole info, or one of its
+// parts (vslint reads only the parts it uses, as a PropertyCollector allows).
+func (s *gen) alarmProp(o *out, i int, p string) {
+	a := alarmDefs[i]
+	switch p {
+	case "info":
+		s.alarmInfo(o, i)
+	case "info.name", "info.systemName":
+		o.prop(p, "xsd:string")
+		if p == "info.name" {
+			o.s(a.name)
+		} else {
+			o.s(a.systemName)
+		}
+		o.endProp()
+	case "info.enabled":
+		o.prop(p, "xsd:boolean")
+		o.b2(a.enabled)
+		o.endProp()
+	case "info.entity":
+		o.propRef(p, a.entityType, a.entity)
+	case "info.expression":
+		const open = `<expression xsi:type="OrAlarmExpression">`
+		o.prop(p, "OrAlarmExpression")
+		o.s(strings.TrimSuffix(strings.TrimPrefix(a.expr, open), "</expression>"))
+		o.endProp()
+	}
 }
 
 func (s *gen) alarmInfo(o *out, i int) {

@@ -150,7 +150,7 @@ var propNames = map[string][]string{
 	tCluster: {"name", "parent"},
 	tDC:      {"name", "parent", "declaredAlarmState"},
 	tFolder:  {"name", "parent", "childType", "declaredAlarmState"},
-	tAlarm:   {"info"},
+	tAlarm:   {"info", "info.name", "info.systemName", "info.enabled", "info.entity", "info.expression"},
 	tPerf:    {"perfCounter"},
 }
 
@@ -231,7 +231,7 @@ func (s *gen) writeProp(o *out, typ string, i int, p string) {
 			o.endProp()
 		}
 	case tAlarm:
-		s.alarmInfo(o, i)
+		s.alarmProp(o, i, p)
 	case tPerf:
 		perfCounters(o)
 	}
