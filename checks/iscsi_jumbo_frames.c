@@ -184,18 +184,12 @@ static int check_vnic(struct chk_ctx *ctx, const struct estate *e, const struct 
                          low_switch ? SEV_CRITICAL : SEV_WARNING, msg, ev);
 }
 
-/* Whether the IQN a host names (NULL: not told) rules out portal p: est_array_portal() falls
- * back to the first portal at an address when no IQN matches, and another array may answer at
- * the same private address on another site. */
-static int other_target(const struct est_array_port *p, const char *iqn)
-{
-    return p->iqn && iqn && strcmp(p->iqn, iqn) != 0;
-}
-
 /* Whether host h sends iSCSI to portal p: one of its paths ends there (a live session), or the
- * administrator typed it in as a static target. Targets SendTargets discovery returned do not
- * count: an array answers discovery with all its portals, those on VLANs for other hosts too,
- * and the host keeps them as targets whether it can reach them or not. */
+ * administrator typed it in as a static target, naming no other IQN than the portal's
+ * (est_array_portal() falls back to the first portal at an address, and another array may
+ * answer at the same private address on another site). Targets SendTargets discovery returned
+ * do not count: an array answers discovery with all its portals, those on VLANs for other
+ * hosts too, and the host keeps them as targets whether it can reach them or not. */
 static int host_uses(const struct estate *e, const struct est_host *h,
                      const struct est_array_port *p)
 {
@@ -205,14 +199,14 @@ static int host_uses(const struct estate *e, const struct est_host *h,
             if (tg->kind && !strcmp(tg->kind, "static") && tg->discovery_method &&
                 !strcmp(tg->discovery_method, "staticMethod") &&
                 est_array_portal(e, tg->address, tg->iscsi_name) == p &&
-                !other_target(p, tg->iscsi_name))
+                !est_portal_other_iqn(p, tg->iscsi_name))
                 return 1;
         }
     for (size_t l = 0; l < h->n_luns; l++)
         for (size_t k = 0; k < h->luns[l].n_paths; k++) {
             const struct est_path *lp = &h->luns[l].paths[k];
             if (!lp->target_wwpn && est_array_portal(e, lp->target_address, lp->target_iqn) == p &&
-                !other_target(p, lp->target_iqn))
+                !est_portal_other_iqn(p, lp->target_iqn))
                 return 1;
         }
     return 0;

@@ -68,7 +68,7 @@ const char *est_path_sp(const struct estate *e, const struct est_path *p, const 
     if (!w && p->target_address && (port = est_array_portal(e, p->target_address, p->target_iqn))) {
         /* The address alone could be another array's behind NAT; a target that names another
          * IQN than the portal's node is not this port, whatever its address. */
-        if (p->target_iqn && port->iqn && strcasecmp(p->target_iqn, port->iqn)) {
+        if (est_portal_other_iqn(port, p->target_iqn)) {
             *how = "the array's iSCSI portal at the path's address serves another IQN";
             return NULL;
         }

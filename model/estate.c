@@ -324,6 +324,11 @@ const struct est_array_port *est_array_portal(const struct estate *e, const char
     return first;
 }
 
+int est_portal_other_iqn(const struct est_array_port *p, const char *iqn)
+{
+    return iqn && p->iqn && strcasecmp(iqn, p->iqn) != 0;
+}
+
 void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx), void *ctx)
 {
     size_t n = 0, np = 0;

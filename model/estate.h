@@ -415,6 +415,9 @@ const struct est_array_port *est_array_port(const struct estate *e, const char *
  * without an IQN, portals of two arrays at one address are NULL: which one is not known. */
 const struct est_array_port *est_array_portal(const struct estate *e, const char *address,
                                               const char *iqn);
+/* Whether a host's target naming iqn (NULL: not told) is another target than portal p: both
+ * IQNs known and different (compared as est_array_portal() chooses, case aside). */
+int est_portal_other_iqn(const struct est_array_port *p, const char *iqn);
 /* The vCenter's own gap about what ("alarms"), or NULL. */
 const struct est_gap *est_vcenter_gap(const struct estate *e, const char *what);
 
