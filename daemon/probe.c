@@ -15,6 +15,7 @@
 #include "vsphere/collect.h"
 #include "vsphere/session.h"
 #include "vsphere/updates.h"
+#include "vsphere/xml.h"
 
 /* The privilege each per-host or vCenter read needs when vCenter's fault does not name it
  * (docs/vcenter-role.md, "The role"). */
@@ -194,23 +195,12 @@ static const struct vim_sink sink_template = {
     .array_vvol_pool = on_vvol_pool,
 };
 
-/* How an error line names the privilege a NoPermission fault said is missing, as
- * vsphere/soap.c's fault_error() writes it: "NoPermission fault (needs Host.Config.Settings):
- * ...". */
-#define NEEDS "fault (needs "
-
 /* The privilege a failed read lacks: the one vCenter's NoPermission fault named, else, for a
  * NoPermission fault without one, the table's. */
 static const char *missing_privilege(const char *what, const char *error, char *buf, size_t len)
 {
-    const char *at = strstr(error, NEEDS);
-
-    if (at) {
-        at += strlen(NEEDS);
-        size_t n = strcspn(at, ") ");
-        snprintf(buf, len, "%.*s", (int)n, at);
+    if (vim_error_privileges(error, buf, len))
         return buf;
-    }
     if (!strstr(error, "NoPermission"))
         return NULL;
     for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)

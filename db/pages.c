@@ -9,6 +9,7 @@
 
 #include "db/pages.h"
 #include "db/db-private.h"
+#include "vsphere/xml.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -359,34 +360,6 @@ struct gap_walk {
     char *vc;      /* the current vCenter's name; owned */
 };
 
-/* The privilege a gap's error names: vsphere/soap.c (and alarms.c) write a refusal's as
- * "TYPE fault (needs ID[, ID...]): ...", at the start of the error. Anchored there, and the ids
- * only of the characters vSphere's privilege ids use, so that a message quoted further on (a
- * host's own text) cannot pass for one. "" when it names none, or not in full. */
-static void gap_privilege(const char *error, char *buf, size_t size)
-{
-    static const char id_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                   "0123456789._";
-    static const char needs[] = " fault (needs ";
-    const char *p = error ? error + strspn(error, id_chars) : NULL;
-    size_t n = 0;
-
-    buf[0] = '\0';
-    if (!p || p == error || strncmp(p, needs, strlen(needs)))
-        return;
-    p += strlen(needs);
-    for (;;) {
-        size_t id = strspn(p + n, id_chars);
-        if (id == 0)
-            return;
-        n += id;
-        if (strncmp(p + n, ", ", 2))
-            break;
-        n += 2;
-    }
-    if (p[n] == ')' && n < size)
-        snprintf(buf, size, "%.*s", (int)n, p);
-}
 
 /* The privilege a group names, or NULL. */
 static const char *group_privilege(const json_t *g)
@@ -514,7 +487,8 @@ static int gap_row(sqlite3_stmt *st, void *ctx)
         if (r)
             return -ENOMEM;
     }
-    gap_privilege(error, priv, sizeof(priv));
+    if (!vim_error_privileges(error, priv, sizeof(priv)))
+        priv[0] = '\0';
     /* what, a separator no read's name holds, then 'p' and the privilege or 'e' and the error. */
     const char *k = priv[0] ? priv : error;
     size_t klen = strlen(what) + strlen(k) + 3;

@@ -768,6 +768,39 @@ static void test_time(void **state)
     assert_int_equal(vim_parse_time("yesterday", &t), -EINVAL);
 }
 
+/* One parser reads the privileges back out of an error line for the probe and the gaps: the
+ * fault's own words count, a message that quotes the same words does not. */
+static void test_error_privileges(void **state)
+{
+    char buf[64];
+    static const struct {
+        const char *line, *want;
+    } cases[] = {
+        {"NoPermission fault (needs Host.Config.Settings): denied", "Host.Config.Settings"},
+        {"https://vc.example:443/sdk: NoPermission fault (needs System.Read, Alarm.View): no",
+         "System.Read, Alarm.View"},
+        {"NoPermission fault: host says the fault (needs Evil.Priv) is yours", NULL},
+        {"https://vc/sdk: SystemError fault: x fault (needs A.B)", NULL},
+        {"esx01 said: NoPermission fault (needs A.B): spoof", NULL},
+        {"NoPermission fault (needs Host.Co", NULL},
+        {"NoPermission fault (needs Host.Config.Settings Evil): x", NULL},
+        {"NoPermission fault (needs ): x", NULL},
+        {" fault (needs A.B)", NULL},
+        {"timed out", NULL},
+        {"", NULL},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = vim_error_privileges(cases[i].line, buf, sizeof(buf));
+        if (!cases[i].want ? got != NULL : (!got || strcmp(got, cases[i].want)))
+            fail_msg("%s: got %s, want %s", cases[i].line, got ? got : "NULL",
+                     cases[i].want ? cases[i].want : "NULL");
+    }
+    /* Does not fit: NULL, not a cut id. */
+    assert_null(vim_error_privileges("NoPermission fault (needs Host.Config.Settings): x", buf, 8));
+    assert_null(vim_error_privileges(NULL, buf, sizeof(buf)));
+}
+
 static int setup(void **state)
 {
     vsl_buf_init(&rows, 64u << 20);
@@ -790,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
+        cmocka_unit_test(test_error_privileges),
         cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_skipped_subtrees), cmocka_unit_test(test_filtered_properties),
         cmocka_unit_test(test_filtered_same_rows),
