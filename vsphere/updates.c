@@ -242,6 +242,15 @@ static int wait_all(struct vim_client *c, struct vim_watch *w, int max_wait_s, s
     do {
         r = wait_once(c, w, truncated ? 0 : max_wait_s, wc, &truncated);
     } while (r == 0 && truncated && ++rounds < MAX_TRUNCATED_ROUNDS);
+    /* Stopping at the bound leaves part of a change set: applying it would store a state
+     * vCenter never had, so the round fails and the last good data stays. */
+    if (r == 0 && truncated) {
+        snprintf(c->err, sizeof(c->err),
+                 "%s: WaitForUpdatesEx still said truncated after %d answers; the round is "
+                 "dropped and the next poll reads everything",
+                 c->url, MAX_TRUNCATED_ROUNDS);
+        r = -VSL_EPROTO;
+    }
     return r;
 }
 
