@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
@@ -453,6 +454,8 @@ func rewriteThis(body []byte) []byte {
 //	lose       the request is handled (a paged result moves on), then the
 //	           connection closes without an answer: a client that re-sends
 //	           the request gets the page after the lost one
+//	stall      no answer at all until the client goes away (at most 10
+//	           minutes): a read in progress, for a test that interrupts it
 var (
 	faultKind   string
 	faultRead   int64
@@ -490,9 +493,9 @@ func parseFault(s string) error {
 		return fmt.Errorf("-fault %q: N must be a positive number", s)
 	}
 	switch parts[0] {
-	case "truncate", "malformed", "drop", "http500", "lose":
+	case "truncate", "malformed", "drop", "http500", "lose", "stall":
 	default:
-		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500 or lose", s)
+		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500, lose or stall", s)
 	}
 	if len(parts) >= 3 {
 		switch parts[2] {
@@ -523,6 +526,13 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 	log.Printf("injecting fault %s on property read %d", faultKind, faultRead)
 	if faultKind == "drop" {
 		hijack(w, nil, 0)
+		return true
+	}
+	if faultKind == "stall" {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Minute):
+		}
 		return true
 	}
 	rec := httptest.NewRecorder()
