@@ -9,14 +9,18 @@ import json
 import os
 import re
 import secrets
+import signal
+import sqlite3
 import stat
+import subprocess
 import tarfile
+import time
 import urllib.request
 
 import pytest
 
-from simlib import (Replay, Sim, UnitySim, check_estate, finding_keys, record, run_ok, vslint,
-                    vcenter)
+from simlib import (VSLINT, Replay, Sim, UnitySim, check_estate, finding_keys, record, run_ok,
+                    vslint, vcenter)
 
 CAPTURES = os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'tests', 'captures')
 
@@ -249,3 +253,171 @@ def test_record_errors(workspace):
     res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
     assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr
     assert not os.path.exists(out) and not os.path.exists(out + '.tmp')
+
+
+# ---- interrupted records, failed exchanges, and the leak hunt --------------------------------
+
+def wait_for(pred, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.1)
+    raise AssertionError('timed out waiting for ' + what)
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_record_leaves_nothing(workspace, sig):
+    """A record interrupted in the middle of the read (the simulator holds a property read
+    unanswered) leaves no scratch database (its rows are not anonymized) in $TMPDIR or the
+    working directory, and no archive, whole or partial, beside --output; it ends by the
+    signal and says it was interrupted."""
+    scratch, outdir, cwd = (os.path.join(workspace.dir, d) for d in ('tmp', 'out', 'cwd'))
+    for d in (scratch, outdir, cwd):
+        os.mkdir(d)
+    with Sim('clean', extra=['-fault', 'stall:3']) as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        proc = subprocess.Popen(
+            [os.path.abspath(VSLINT), 'record', '-c', conf, '--vcenter', 'lab', '--output',
+             os.path.join(outdir, 'cap.tar.gz')], cwd=cwd, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=scratch))
+        try:
+            wait_for(lambda: 'injecting fault stall' in sim.log(), 'the stalled read')
+            assert proc.poll() is None
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == -sig, (proc.returncode, err)
+    assert 'interrupted (%s): no archive written' % sig.name in err, err
+    assert os.listdir(scratch) == []
+    assert os.listdir(cwd) == []
+    assert os.listdir(outdir) == []
+
+
+def normalized(text, *urls):
+    """text with the responders' URLs (which differ between the live run and the replay) and
+    durations taken out."""
+    for u in urls:
+        text = text.replace(u, 'URL')
+    return re.sub(r'\d+\.\d+ s\b', 'T s', text)
+
+
+def collect_outcome(ws, url, arrays=(), db='c.db'):
+    """`vslint collect` of url (and arrays): its exit status, its output, and the gaps it
+    stored, with the URLs taken out."""
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n\n'
+                    % (i + 1, a, ws.password_file()) for i, a in enumerate(arrays))
+    path = os.path.join(ws.dir, db)
+    conf = ws.write_config([vcenter(ws, url)], extra, name=db + '.conf')
+    with open(conf) as f:
+        text = f.read().replace('path = %s' % ws.db, 'path = %s' % path)
+    with open(conf, 'w') as f:
+        f.write(text)
+    res = vslint('collect', '-c', conf)
+    with sqlite3.connect(path) as c:
+        gaps = sorted(c.execute("SELECT object, what, error FROM gaps WHERE vcenter = 'lab'"))
+    urls = (url, url.rsplit('/sdk', 1)[0]) + tuple(arrays)
+    return (res.returncode, normalized(res.stdout + res.stderr, *urls),
+            [tuple(normalized(str(x), *urls) for x in g) for g in gaps])
+
+
+@pytest.mark.parametrize('fault,ends', [
+    ('truncate:2', 'closed after'),
+    ('malformed:2', 'vslint stopped reading after'),
+    ('http500:2', None),
+    ('refuse-alarms', None),
+])
+def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
+    """A read the vCenter answers badly (cut short, malformed XML, HTTP 500 without SOAP, a
+    NoPermission fault) is in the capture as vslint saw it, and `vslint collect` against the
+    replay fails (or stores its gap) with the very words it does against the live
+    simulator. A read that fails still writes the archive, its README says where, and the
+    exit status is 2."""
+    extra = ['-refuse-alarms'] if fault == 'refuse-alarms' else ['-fault', fault]
+    out = os.path.join(workspace.dir, 'failed.tar.gz')
+    with Sim('clean', extra=extra) as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
+    with Sim('clean', extra=extra) as sim:
+        live = collect_outcome(workspace, sim.url, db='live.db')
+    with Replay(out) as rep:
+        replayed = collect_outcome(workspace, rep.url, db='replay.db')
+        log = rep.log()
+    assert replayed == live
+    assert 'no recorded answer' not in log, log[-2000:]
+    files = members(out)
+    manifest = [line.split('\t') for line in
+                files['vslint-capture/manifest.tsv'].decode().splitlines()]
+    assert all(len(f) == 9 for f in manifest)
+    readme = files['vslint-capture/README.md'].decode()
+    if fault == 'refuse-alarms':
+        # A gap, not a failure: the poll stores it, and so the record succeeds.
+        assert res.returncode == 0, res.stderr
+        assert live[0] == 0 and [g for g in live[2] if g[1] == 'alarms'], live
+        faults = [f for f in manifest if f[3] == 'GetAlarm']
+        assert faults and faults[0][5] == '500' and faults[0][8] == '-'
+        assert b'NoPermission' in files['vslint-capture/' + faults[0][7]]
+        assert 'The read failed' not in readme
+        return
+    assert live[0] == 2, live
+    assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr, res.stderr
+    assert 'README says where' in res.stderr
+    bad = [f for f in manifest if f[5] != '200' or f[8] != '-']
+    assert len(bad) == 1, bad
+    failed = bad[0]
+    assert failed[3] == 'RetrievePropertiesEx'
+    if ends:
+        assert failed[8].startswith(ends), failed
+    else:
+        assert failed[5] == '500' and failed[8] == '-', failed
+    why = live[1].split('poll failed: URL: ', 1)[1].strip()
+    assert '## The read failed\n\nIt ended with: vcenter: %s' % why in readme, (why, readme)
+    assert '- %s vcenter RetrievePropertiesEx /sdk: HTTP %s' % (failed[0], failed[5]) in readme
+
+
+@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', '401'])
+def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
+    """The same for an array: its first pool read answered with HTTP 500, broken JSON or
+    nothing at all is recorded, and a collect against the replay reports the array's failure
+    in the live run's words; the record writes the archive with the vCenter's read and the
+    array's up to the failure, and exits 2. A session that ends in the middle (401) is one the
+    poll logs in again after: the refused read and the read again are both in the capture, and
+    the replay goes the same way."""
+    out = os.path.join(workspace.dir, 'arr.tar.gz')
+    with Sim('violations') as sim, UnitySim() as unity:
+        unity.control(fault=fault, at=1)
+        res = record_status(workspace, sim.url, out, arrays=[unity.url])
+        unity.control(fault=fault, at=1)
+        live = collect_outcome(workspace, sim.url, arrays=[unity.url], db='live.db')
+    with Replay(out) as rep:
+        replayed = collect_outcome(workspace, rep.url, arrays=[rep.array_url], db='replay.db')
+        log = rep.log()
+    assert replayed == live
+    assert 'no recorded answer' not in log, log[-2000:]
+    files = members(out)
+    readme = files['vslint-capture/README.md'].decode()
+    manifest = [line.split('\t') for line in
+                files['vslint-capture/manifest.tsv'].decode().splitlines()]
+    pool = [f for f in manifest if f[1] == 'array1' and '/pool/' in f[4]]
+    if fault == '401':
+        assert live[0] == 0 and res.returncode == 0, (live, res.stderr)
+        assert [(f[5], f[8]) for f in pool] == [('401', '-'), ('200', '-')], pool
+        assert '- %s array1 GET %s: HTTP 401\n' % (pool[0][0], pool[0][4]) in readme
+        assert 'The read failed' not in readme
+        return
+    assert live[0] == 2 and 'array a1' in live[1], live
+    assert res.returncode == 2 and 'array a1 (array1): cannot read it' in res.stderr, res.stderr
+    assert '## The read failed\n\nIt ended with: array1: /api/types/pool/instances' in readme
+    assert len(pool) == 1, pool
+    assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
+
+
+def record_status(ws, url, out, arrays=()):
+    """`vslint record` as simlib.record() runs it, whatever its exit status."""
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n\n'
+                    % (i + 1, a, ws.password_file()) for i, a in enumerate(arrays))
+    conf = ws.write_config([vcenter(ws, url)], extra, name='record-any.conf')
+    return vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
