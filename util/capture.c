@@ -45,6 +45,11 @@ struct vsl_capture {
     int lost;       /* an exchange could not be kept (out of memory): the same */
     char **secrets; /* owned strings, wiped when freed */
     size_t n_secrets, cap_secrets;
+    /* The user names and their parts, the same; removed after the anonymizer ran, since a
+     * user's domain is often the hosts' (jsmith@corp.example.com, esx1.corp.example.com),
+     * and a host name cut by "(removed)" would no longer be the name the anonymizer replaces. */
+    char **users;
+    size_t n_users, cap_users;
     /* The archive being written, beside its final name, for vsl_capture_discard(): tmp is
      * complete whenever tmp_live is set, which is set only while the file exists under it. */
     char tmp[4096];
@@ -79,6 +84,11 @@ void vsl_capture_free(struct vsl_capture *c)
         free(c->secrets[i]);
     }
     free(c->secrets);
+    for (size_t i = 0; i < c->n_users; i++) {
+        explicit_bzero(c->users[i], strlen(c->users[i]));
+        free(c->users[i]);
+    }
+    free(c->users);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -126,42 +136,53 @@ const char *vsl_capture_outcome(void *h, int cc, int stopped, size_t got, char *
     return out;
 }
 
-int vsl_capture_secret(struct vsl_capture *c, const char *s)
+/* Adds s to the list *v of *n strings (of capacity *cap), once. */
+static int add_secret(struct vsl_capture *c, char ***v, size_t *n, size_t *cap, const char *s)
 {
     int r = 0;
 
     if (!s || strlen(s) < 4)
         return 0;
     pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n_secrets; i++)
-        if (!strcmp(c->secrets[i], s))
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i], s))
             goto out;
-    r = vsl_grow(&c->secrets, &c->cap_secrets, c->n_secrets, sizeof(char *), 4);
-    if (r == 0 && !(c->secrets[c->n_secrets] = strdup(s)))
+    r = vsl_grow(v, cap, *n, sizeof(char *), 4);
+    if (r == 0 && !((*v)[*n] = strdup(s)))
         r = -ENOMEM;
     if (r == 0)
-        c->n_secrets++;
+        (*n)++;
 out:
     pthread_mutex_unlock(&c->mu);
     return r;
+}
+
+int vsl_capture_secret(struct vsl_capture *c, const char *s)
+{
+    return add_secret(c, &c->secrets, &c->n_secrets, &c->cap_secrets, s);
+}
+
+static int user_secret(struct vsl_capture *c, const char *s)
+{
+    return add_secret(c, &c->users, &c->n_users, &c->cap_users, s);
 }
 
 int vsl_capture_user(struct vsl_capture *c, const char *user)
 {
     char part[256];
     const char *bs = user ? strchr(user, '\\') : NULL, *at = user ? strchr(user, '@') : NULL;
-    int r = vsl_capture_secret(c, user);
+    int r = user_secret(c, user);
 
     /* DOMAIN\name and name@domain: the name and the domain each show alone in answers. */
     if (r == 0 && bs) {
         snprintf(part, sizeof(part), "%.*s", (int)(bs - user), user);
-        if ((r = vsl_capture_secret(c, part)) == 0)
-            r = vsl_capture_secret(c, bs + 1);
+        if ((r = user_secret(c, part)) == 0)
+            r = user_secret(c, bs + 1);
     }
     if (r == 0 && at) {
         snprintf(part, sizeof(part), "%.*s", (int)(at - user), user);
-        if ((r = vsl_capture_secret(c, part)) == 0)
-            r = vsl_capture_secret(c, at + 1);
+        if ((r = user_secret(c, part)) == 0)
+            r = user_secret(c, at + 1);
     }
     explicit_bzero(part, sizeof(part));
     return r;
@@ -371,11 +392,12 @@ fail:
     return r;
 }
 
-/* Replaces every occurrence of each secret in *s (of *len bytes) by REMOVED. */
-static int scrub(const struct vsl_capture *c, char **s, size_t *len)
+/* Replaces every occurrence in *s (of *len bytes) of each of the nlist strings of list by
+ * REMOVED. */
+static int scrub(char *const *list, size_t nlist, char **s, size_t *len)
 {
-    for (size_t i = 0; i < c->n_secrets && *s; i++) {
-        const char *sec = c->secrets[i];
+    for (size_t i = 0; i < nlist && *s; i++) {
+        const char *sec = list[i];
         size_t n = strlen(sec);
         if (!memmem(*s, *len, sec, n))
             continue;
@@ -606,15 +628,17 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         r = c->lost;
         goto out;
     }
+    /* The credentials first, before anything else reads the answers. */
     for (size_t i = 0; i < c->n && r == 0; i++) {
-        r = scrub(c, &c->v[i].req, &c->v[i].req_len);
+        r = scrub(c->secrets, c->n_secrets, &c->v[i].req, &c->v[i].req_len);
         if (r == 0)
-            r = scrub(c, &c->v[i].answer, &c->v[i].answer_len);
+            r = scrub(c->secrets, c->n_secrets, &c->v[i].answer, &c->v[i].answer_len);
     }
     /* Why the read failed may quote an answer (a fault's message), and names the URL. */
     if (r == 0 && about->failed) {
         failed_len = strlen(about->failed);
-        r = (failed = strdup(about->failed)) ? scrub(c, &failed, &failed_len) : -ENOMEM;
+        r = (failed = strdup(about->failed)) ? scrub(c->secrets, c->n_secrets, &failed, &failed_len)
+                                             : -ENOMEM;
     }
     if (r == 0 && about->anonymize) {
         r = vsl_anon_new(&anon);
@@ -650,6 +674,17 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         if (r == 0)
             r = anonymize(anon, 1, &failed, &failed_len);
     }
+    for (size_t i = 0; i < c->n && r == 0; i++) {
+        struct entry *e = &c->v[i];
+        size_t plen = strlen(e->path);
+        r = scrub(c->users, c->n_users, &e->req, &e->req_len);
+        if (r == 0)
+            r = scrub(c->users, c->n_users, &e->answer, &e->answer_len);
+        if (r == 0)
+            r = scrub(c->users, c->n_users, &e->path, &plen);
+    }
+    if (r == 0 && failed)
+        r = scrub(c->users, c->n_users, &failed, &failed_len);
     if (r < 0) {
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;

@@ -3,6 +3,7 @@ a capture as the vCenter it was recorded from: the stored captures of tests/capt
 findings of their live run, no secret is in an archive, --anonymize leaves no original name,
 IQN, WWN or address (the originals taken from the simulator and the live inventory), and a
 replayed capture gives the live poll's findings."""
+import collections
 import gzip
 import io
 import json
@@ -421,3 +422,136 @@ def record_status(ws, url, out, arrays=()):
                     % (i + 1, a, ws.password_file()) for i, a in enumerate(arrays))
     conf = ws.write_config([vcenter(ws, url)], extra, name='record-any.conf')
     return vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
+
+
+# What says whose an estate is, besides its names: a host's FQDN has its short name and its
+# domain, an e-mail address its domain; each is searched for alone too.
+FQDN_RE = re.compile(r'[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+){2,}')
+EMAIL_RE = re.compile(r'[A-Za-z0-9._%+-]+@([A-Za-z0-9.-]+\.[A-Za-z]+)')
+
+
+def needles_of(kind, value):
+    """(kind, text) pairs to search for, for one identifying value of the truth."""
+    out = {(kind, value)}
+    for m in EMAIL_RE.finditer(value):
+        out.add(('email', m.group(0)))
+        out.add(('domain', m.group(1)))
+    for m in FQDN_RE.finditer(EMAIL_RE.sub('', value)):
+        short, domain = m.group(0).split('.', 1)
+        out |= {('fqdn', m.group(0)), ('short name', short), ('domain', domain)}
+    if kind == 'nfs_path':
+        out |= {('nfs_path part', p) for p in value.split('/') if len(p) > 3}
+    return out
+
+
+def find_leak(text, needle):
+    """Where needle is in text, case-insensitively, as a value of its own (not inside a longer
+    word): for a name of 3 characters or fewer (`lt`, `id`), only as a whole XML element's or
+    JSON string's value, or a datastore path's part, since it is also a word of the API."""
+    n = re.escape(needle)
+    if len(needle) <= 3:
+        rx = r'>%s<|"%s"(?!\s*:)|\[%s\]|/%s[/.]' % (n, n, n, n)
+    else:
+        rx = r'(?<![A-Za-z0-9])%s(?![A-Za-z0-9])' % n
+    m = re.search(rx, text, re.IGNORECASE)
+    return text[max(0, m.start() - 80):m.end() + 80] if m else None
+
+
+def check_as(ws, url, arrays, user, array_user, pwfile, db):
+    """`vslint check --format json` of url and arrays with these accounts: the findings, or
+    what vslint said when it failed."""
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = %s\npassword_file = %s\n\n'
+                    % (i + 1, a, array_user, pwfile) for i, a in enumerate(arrays))
+    conf = ws.write_config([dict(vcenter(ws, url), user=user, password_file=pwfile)], extra,
+                           name=db + '.conf')
+    with open(conf) as f:
+        text = f.read().replace('path = %s' % ws.db, 'path = %s' % os.path.join(ws.dir, db))
+    with open(conf, 'w') as f:
+        f.write(text)
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    return json.loads(res.stdout)['findings'] if res.returncode == 0 else res.stderr.strip()
+
+
+def test_anonymized_capture_leaks_nothing_the_estate_says(workspace):
+    """The leak hunt, independent of the anonymizer: every identifying value of the leaky
+    scenario, as the simulator's own truth lists it (host FQDNs in mixed case, iSCSI aliases,
+    VMFS volume labels, the NFS server's DNS name and its path's site, snapshot names and
+    descriptions, an alarm's name and e-mail, MACs, addresses, IQNs), with each FQDN's short
+    name and domain, and the array's names as its responder lists them, is searched for
+    case-insensitively in the whole decompressed archive; so are the password (raw, XML- and
+    JSON-escaped; it holds <&">'\\ and non-ASCII), the session cookies and the array's tokens,
+    the users and their parts, and the vCenter's configured name. The anonymized capture
+    replayed gives the live run's findings, check by check."""
+    password = 'pw<&">\'\\ñ€' + secrets.token_hex(6)
+    pwfile = workspace.password_file(password, name='leaky-password')
+    user = 'svc-vslint-%s@Corp.Example.com' % secrets.token_hex(3)
+    array_user = 'unity-op-' + secrets.token_hex(3)
+    out = os.path.join(workspace.dir, 'leaky.tar.gz')
+    with Sim('leaky', extra=['-password-file', pwfile, '-user', user]) as sim, \
+            UnitySim(extra=['-leaky', '-password-file', pwfile, '-user', array_user]) as unity:
+        record(workspace, sim.url, out, name='vc-frankfurt-prod', arrays=[unity.url],
+               anonymize=True, password=password, user=user, array_user=array_user)
+        with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
+                                    timeout=30) as r:
+            cookies = json.loads(r.read())
+        control = unity.control()
+        truth = sim.truth()['identifying']
+        live = check_as(workspace, sim.url, [unity.url], user, array_user, pwfile, 'live.db')
+    kinds = {t['kind'] for t in truth}
+    # The scenario plants each of these; the stock names of folders and resource pools
+    # (vm, host, Resources) are words of the API, kept by design.
+    assert {'host', 'iscsi_alias', 'volume_label', 'nfs_server', 'nfs_path', 'snapshot',
+            'snapshot_description', 'email', 'mac', 'vm', 'datastore', 'iqn'} <= kinds, kinds
+    needles = set()
+    for t in truth:
+        if t['kind'] not in ('Folder', 'ResourcePool'):
+            needles |= needles_of(t['kind'], t['value'])
+    for name in control['names']:
+        needles |= needles_of('array object', name)
+    assert ('short name', 'ESX-Prod01') in needles and ('domain', 'Corp.Example.com') in needles
+    secret_values = [('password', password),
+                     ('password, XML-escaped', password.replace('&', '&amp;').replace(
+                         '<', '&lt;').replace('>', '&gt;').replace('"', '&quot;').replace(
+                         "'", '&apos;')),
+                     ('password, XML-escaped', password.replace('&', '&amp;').replace(
+                         '<', '&lt;').replace('>', '&gt;').replace('"', '&#34;').replace(
+                         "'", '&#39;')),
+                     ('password, JSON-escaped', json.dumps(password)[1:-1]),
+                     ('password, JSON-escaped', json.dumps(password, ensure_ascii=False)[1:-1]),
+                     ('user', user), ('user', user.split('@')[0]),
+                     ('user domain', user.split('@')[1]), ('array user', array_user),
+                     ('vcenter name', 'vc-frankfurt-prod')]
+    secret_values += [('session cookie', c) for c in cookies]
+    secret_values += [('array cookie or token', t) for t in control['issued']]
+    assert cookies and control['issued']
+    with open(out, 'rb') as f:
+        whole = gzip.decompress(f.read())
+    text = whole.decode('utf-8', 'replace')
+    leaks = []
+    for kind, value in sorted(needles):
+        where = find_leak(text, value)
+        if where:
+            leaks.append((kind, value, where))
+    for kind, value in secret_values:
+        if value.encode() in whole or value.lower() in text.lower():
+            leaks.append((kind, value, ''))
+    with Replay(out) as rep:
+        replayed = check_as(workspace, rep.url, [rep.array_url], 'anyone', 'anyone', pwfile,
+                            'replay.db')
+        log = rep.log()
+
+    def per_check(findings):
+        if isinstance(findings, str):
+            return findings
+        return sorted(collections.Counter(f['check'] for f in findings).items())
+    assert isinstance(live, list), live
+    assert {'snapshots', 'iscsi-delayed-ack', 'datastore-free-space'} <= {
+        f['check'] for f in live}, per_check(live)
+    # Both are reported at once: what leaked, and whether the capture still replays.
+    problems = ['leak: %s %r: ...%s...' % l for l in leaks]
+    if per_check(replayed) != per_check(live):
+        problems.append('the replay gives %s, the live run %s' % (per_check(replayed),
+                                                                 per_check(live)))
+    if 'no recorded answer' in log:
+        problems.append('the replay had no answer: ' + log[-1000:])
+    assert problems == [], '\n'.join(problems)

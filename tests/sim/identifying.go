@@ -100,7 +100,11 @@ func identifying() []truthIdentifying {
 	}
 	for _, ref := range alarmManager().alarms {
 		a := simulator.Map.Get(ref).(*Alarm)
-		add("alarm", a.Info.Name)
+		// vCenter's own alarms (a systemName) are named alike everywhere; an alarm an
+		// administrator made is named after what it watches.
+		if a.Info.SystemName == "" {
+			add("alarm", a.Info.Name)
+		}
 		if t, ok := a.Info.Action.(*types.AlarmTriggeringAction); ok {
 			if m, ok := t.Action.(*types.SendEmailAction); ok {
 				for _, addr := range emailRe.FindAllString(m.ToList+" "+m.CcList, -1) {

@@ -29,6 +29,10 @@ import (
 //   - Alarms: the clean scenario's, and "Datastore usage Frankfurt" whose action
 //     e-mails storage-team@corp.example.com (vslint reads no action: it must not be in a
 //     capture at all).
+//   - So that the findings of a replay have something to agree on, a few violations, each
+//     on an object with a telling name: Payroll-App01's snapshot is 40 days old
+//     (snapshots), esx-DR03's iSCSI adapter has DelayedAck on (iscsi-delayed-ack), and
+//     "gt" has 5 % free (datastore-free-space).
 func buildLeaky(w *world) {
 	cl := w.addCluster("id")
 	names := []string{"ESX-Prod01.Corp.Example.com", "ESX-Prod02.Corp.Example.com",
@@ -39,6 +43,7 @@ func buildLeaky(w *world) {
 	for _, n := range []string{names[0], names[2]} {
 		h := w.hosts[n]
 		w.addIscsi(h, iscsiSpec{
+			delayedAck: n == names[2],
 			staticTargets: []targetSpec{
 				{address: "10.20.30.40", port: 3260, iqn: "iqn.1992-04.com.emc:cx.apm00123456789.a0"},
 				{address: "10.20.31.40", port: 3260, iqn: "iqn.1992-04.com.emc:cx.apm00123456789.b0"},
@@ -57,7 +62,7 @@ func buildLeaky(w *world) {
 	hosts := hostsOf(w, names...)
 	c := 600 * GiB
 	gold := w.addDatastore(dsSpec{name: "DS-Prod-Gold", capacity: c, free: pct(c, 50), hosts: hosts})
-	gt := w.addDatastore(dsSpec{name: "gt", capacity: c, free: pct(c, 50), hosts: hosts})
+	gt := w.addDatastore(dsSpec{name: "gt", capacity: c, free: pct(c, 5), hosts: hosts})
 	for ds, label := range map[*simulator.Datastore]string{gold: "gold_vol_Frankfurt-DC2", gt: "lt_vol_Payroll"} {
 		ds, label := ds, label
 		lock(ds, func() { ds.Info.(*types.VmfsDatastoreInfo).Vmfs.Name = label })
@@ -66,7 +71,7 @@ func buildLeaky(w *world) {
 		hosts: hosts, remoteHost: "Filer01.Corp.Example.com", remotePathBase: "/vol/Frankfurt-DC2/"})
 	w.addVM(vmSpec{name: "Payroll-App01", host: hosts[0],
 		disks: []diskSpec{{ds: gold, gib: 40, format: "thin"}},
-		snapshots: []snapSpec{{name: "before patch of ESX-Prod01.Corp.Example.com", age: 2 * time.Hour,
+		snapshots: []snapSpec{{name: "before patch of ESX-Prod01.Corp.Example.com", age: 40 * 24 * time.Hour,
 			description: "requested by jane.doe@corp.example.com for Payroll-App01"}}})
 	w.addVM(vmSpec{name: "lt", host: hosts[1], disks: []diskSpec{{ds: nfs, gib: 20, format: "thin"}}})
 	w.addVM(vmSpec{name: "Exchange-Mbx-Frankfurt", host: hosts[2], disks: []diskSpec{{ds: gt, gib: 40, format: "thin"}}})
