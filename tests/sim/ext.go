@@ -41,6 +41,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"simkit"
 )
 
 // ---- IscsiManager ----
@@ -559,20 +561,13 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 // hijack takes the connection over, writes an HTTP header announcing length
 // bytes and then only write (nothing at all when write is nil), and closes it.
 func hijack(w http.ResponseWriter, write []byte, length int) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		return
+	status := http.StatusOK
+	if write == nil {
+		status = 0
 	}
-	conn, buf, err := hj.Hijack()
-	if err != nil {
-		return
+	if conn := simkit.CutAnswer(w, status, "text/xml; charset=utf-8", write, int64(length)); conn != nil {
+		_ = conn.Close()
 	}
-	if write != nil {
-		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: %d\r\n\r\n", length)
-		_, _ = buf.Write(write)
-		_ = buf.Flush()
-	}
-	_ = conn.Close()
 }
 
 // gzipAnswers is the -gzip flag: SOAP answers are gzip-compressed for clients

@@ -225,44 +225,26 @@ func parseOutcome(s string) (string, int64, error) {
 // answer writes e as it was recorded: whole, or ended the way its transfer ended.
 func answer(w http.ResponseWriter, e *exchange) {
 	kind, announced, _ := parseOutcome(e.outcome)
-	switch {
-	case e.outcome == "" || kind == "stopped":
+	if e.outcome == "" || kind == "stopped" {
 		// vslint stopped reading an answer it refused (malformed, too big): what it read
 		// before it stopped is served whole, and it stops at the same place.
 		w.WriteHeader(e.status)
 		w.Write(e.answer)
 		return
 	}
-	hj, ok := w.(http.Hijacker)
-	if !ok {
+	status := e.status
+	if kind == "none" {
+		status = 0
+	}
+	conn := simkit.CutAnswer(w, status, w.Header().Get("Content-Type"), e.answer, announced)
+	if conn == nil {
 		return
 	}
-	conn, buf, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	if kind == "none" || e.status == 0 {
-		return
-	}
-	ctype := w.Header().Get("Content-Type")
-	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n", e.status, http.StatusText(e.status), ctype)
-	if announced >= 0 {
-		fmt.Fprintf(buf, "Content-Length: %d\r\n\r\n", announced)
-		buf.Write(e.answer)
-	} else {
-		fmt.Fprintf(buf, "Transfer-Encoding: chunked\r\n\r\n")
-		if len(e.answer) > 0 {
-			fmt.Fprintf(buf, "%x\r\n", len(e.answer))
-			buf.Write(e.answer)
-			buf.WriteString("\r\n")
-		}
-	}
-	buf.Flush()
-	if kind == "timeout" {
+	if kind == "timeout" && status != 0 {
 		// Nothing more comes until the client gives up.
 		io.Copy(io.Discard, conn)
 	}
+	conn.Close()
 }
 
 func (r *replay) serve(w http.ResponseWriter, q *http.Request) {
