@@ -258,12 +258,13 @@ def test_record_errors(workspace):
 
 # ---- interrupted records, failed exchanges, and the leak hunt --------------------------------
 
-def wait_for(pred, what, timeout=60):
+def wait_for(pred, what, timeout=60, every=0.1):
+    """Returns once pred() is true (asked every `every` seconds); fails after timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pred():
             return
-        time.sleep(0.1)
+        time.sleep(every)
     raise AssertionError('timed out waiting for ' + what)
 
 
@@ -295,6 +296,33 @@ def test_interrupted_record_leaves_nothing(workspace, sig):
     assert 'interrupted (%s): no archive written' % sig.name in err, err
     assert os.listdir(scratch) == []
     assert os.listdir(cwd) == []
+    assert os.listdir(outdir) == []
+
+
+def test_record_interrupted_while_writing_leaves_no_archive(workspace):
+    """Interrupted while it writes the archive (a scale estate takes most of a second to
+    compress), a record removes the half-written file beside --output: nothing is left."""
+    outdir = os.path.join(workspace.dir, 'out')
+    os.mkdir(outdir)
+    with Sim('scale:3000') as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        proc = subprocess.Popen(
+            [VSLINT, 'record', '-c', conf, '--vcenter', 'lab', '--output',
+             os.path.join(outdir, 'cap.tar.gz')], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: os.listdir(outdir) or proc.poll() is not None,
+                     'the archive being written', timeout=300, every=0.005)
+            written = os.listdir(outdir)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(written) == 1 and written[0].startswith('cap.tar.gz.'), written
+    assert proc.returncode == -signal.SIGINT, (proc.returncode, err)
+    assert 'interrupted (SIGINT): no archive written' in err
     assert os.listdir(outdir) == []
 
 
