@@ -328,17 +328,23 @@ def test_record_interrupted_while_writing_leaves_no_archive(workspace):
 
 def normalized(text, *urls):
     """text with the responders' URLs (which differ between the live run and the replay) and
-    durations taken out."""
+    durations (libcurl's timeouts' too) taken out."""
     for u in urls:
         text = text.replace(u, 'URL')
+    text = re.sub(r'after \d+ milliseconds', 'after T milliseconds', text)
     return re.sub(r'\d+\.\d+ s\b', 'T s', text)
 
 
-def collect_outcome(ws, url, arrays=(), db='c.db'):
+def array_sections(ws, arrays, keys=''):
+    """[array aN] sections for the Unity responders at arrays, with more keys (lines)."""
+    return ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n%s\n'
+                   % (i + 1, a, ws.password_file(), keys) for i, a in enumerate(arrays))
+
+
+def collect_outcome(ws, url, arrays=(), db='c.db', array_keys=''):
     """`vslint collect` of url (and arrays): its exit status, its output, and the gaps it
     stored, with the URLs taken out."""
-    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n\n'
-                    % (i + 1, a, ws.password_file()) for i, a in enumerate(arrays))
+    extra = array_sections(ws, arrays, array_keys)
     path = os.path.join(ws.dir, db)
     conf = ws.write_config([vcenter(ws, url)], extra, name=db + '.conf')
     with open(conf) as f:
@@ -407,22 +413,25 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     assert '- %s vcenter RetrievePropertiesEx /sdk: HTTP %s' % (failed[0], failed[5]) in readme
 
 
-@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', '401'])
+@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401'])
 def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
-    """The same for an array: its first pool read answered with HTTP 500, broken JSON or
-    nothing at all is recorded, and a collect against the replay reports the array's failure
+    """The same for an array: its first pool read answered with HTTP 500, broken JSON,
+    nothing at all, or not answered within the array's timeout is recorded, and a collect against the replay reports the array's failure
     in the live run's words; the record writes the archive with the vCenter's read and the
     array's up to the failure, and exits 2. A session that ends in the middle (401) is one the
     poll logs in again after: the refused read and the read again are both in the capture, and
     the replay goes the same way."""
     out = os.path.join(workspace.dir, 'arr.tar.gz')
+    keys = 'timeout = 2\n' if fault == 'slow' else ''
     with Sim('violations') as sim, UnitySim() as unity:
         unity.control(fault=fault, at=1)
-        res = record_status(workspace, sim.url, out, arrays=[unity.url])
+        res = record_status(workspace, sim.url, out, arrays=[unity.url], array_keys=keys)
         unity.control(fault=fault, at=1)
-        live = collect_outcome(workspace, sim.url, arrays=[unity.url], db='live.db')
+        live = collect_outcome(workspace, sim.url, arrays=[unity.url], db='live.db',
+                               array_keys=keys)
     with Replay(out) as rep:
-        replayed = collect_outcome(workspace, rep.url, arrays=[rep.array_url], db='replay.db')
+        replayed = collect_outcome(workspace, rep.url, arrays=[rep.array_url], db='replay.db',
+                                   array_keys=keys)
         log = rep.log()
     assert replayed == live
     assert 'no recorded answer' not in log, log[-2000:]
@@ -441,13 +450,15 @@ def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     assert res.returncode == 2 and 'array a1 (array1): cannot read it' in res.stderr, res.stderr
     assert '## The read failed\n\nIt ended with: array1: /api/types/pool/instances' in readme
     assert len(pool) == 1, pool
+    if fault == 'slow':
+        assert pool[0][5] == '0' and pool[0][8] == 'timed out after 0 bytes', pool
+        return
     assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
 
 
-def record_status(ws, url, out, arrays=()):
+def record_status(ws, url, out, arrays=(), array_keys=''):
     """`vslint record` as simlib.record() runs it, whatever its exit status."""
-    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n\n'
-                    % (i + 1, a, ws.password_file()) for i, a in enumerate(arrays))
+    extra = array_sections(ws, arrays, array_keys)
     conf = ws.write_config([vcenter(ws, url)], extra, name='record-any.conf')
     return vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
 

@@ -240,7 +240,7 @@ func answer(w http.ResponseWriter, e *exchange) {
 	if conn == nil {
 		return
 	}
-	if kind == "timeout" && status != 0 {
+	if kind == "timeout" {
 		// Nothing more comes until the client gives up.
 		io.Copy(io.Discard, conn)
 	}
