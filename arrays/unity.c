@@ -139,8 +139,10 @@ static const char *error_message(const json_t *doc)
 /* Hands an exchange to the capture (`vslint record`): the session's cookie and CSRF token go
  * in as secrets, so that no copy of them is in the archive. */
 static void record(struct arr_client *c, const char *url, const char *body,
-                   const struct vsl_buf *answer, long status)
+                   const struct vsl_buf *answer, long status, CURLcode cc, int stopped)
 {
+    char failure[96];
+
     vsl_capture_add(c->opts.capture,
                     &(struct vsl_exchange){.source = c->opts.capture_source,
                                            .proto = "rest",
@@ -150,7 +152,10 @@ static void record(struct arr_client *c, const char *url, const char *body,
                                            .req_len = body ? strlen(body) : 0,
                                            .answer = answer->data ? answer->data : "",
                                            .answer_len = answer->len,
-                                           .status = status});
+                                           .status = status,
+                                           .failure = vsl_capture_outcome(
+                                               c->curl, cc, stopped, answer->len, failure,
+                                               sizeof(failure))});
     vsl_capture_cookies(c->opts.capture, c->curl);
     vsl_capture_secret(c->opts.capture, c->csrf);
 }
@@ -204,8 +209,8 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     c->requests++;
     c->bytes += (int64_t)a.body.len;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (c->opts.capture && cc == CURLE_OK)
-        record(c, url, body, &a.body, status);
+    if (c->opts.capture)
+        record(c, url, body, &a.body, status, cc, a.err != 0);
     if (cc == CURLE_WRITE_ERROR && a.err) {
         snprintf(c->err, sizeof(c->err), "%s: the answer is larger than %u MiB", url,
                  MAX_ANSWER >> 20);

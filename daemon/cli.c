@@ -140,9 +140,14 @@ static const struct command commands[] = {
      "      --anonymize        replace names, IQNs, WWNs and addresses\n"
      "  -v, --verbose          log progress to stderr\n"
      "\n"
-     "Exit status: 0 written, 2 error (configuration, the vCenter could not be read, the\n"
-     "archive could not be written). An array that cannot be read is left out, with a\n"
-     "warning.\n"},
+     "A read of the vCenter or of an array that fails partway still writes the archive, up\n"
+     "to and with the failed exchange (its README says where it failed): it is the capture\n"
+     "that reproduces the failure. Interrupted (SIGINT, SIGTERM, SIGHUP), it leaves nothing\n"
+     "behind: the rows are held in memory only, and a half-written archive is removed.\n"
+     "\n"
+     "Exit status: 0 written; 2 error (configuration, a read that failed, the archive could\n"
+     "not be written; nothing is written when nothing answered at all). Interrupted, it ends\n"
+     "by the signal.\n"},
     {"inventory", cmd_inventory, ARG_CONFIG | ARG_FORMAT | ARG_VCENTER, text_json, NULL,
      "print the stored inventory",
      "Usage: vslint inventory -c FILE [--format text|json] [--vcenter NAME]\n"

@@ -448,60 +448,26 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     return r;
 }
 
-/* A scratch database for `vslint record` in a new private directory under $TMPDIR (dir, of
- * size bytes, gets its path), and its removal with the directory. */
-static int scratch_open(char *dir, size_t size, struct db **db, struct vsl_poll_result *res)
-{
-    const char *tmp = getenv("TMPDIR");
-    char path[4200], *dberr = NULL;
-    int r;
-
-    snprintf(dir, size, "%s/vslint-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        r = -errno;
-        snprintf(res->error, sizeof(res->error), "cannot make a scratch directory in %s: %s",
-                 tmp && *tmp ? tmp : "/tmp", vsl_strerror(r));
-        dir[0] = '\0';
-        return r;
-    }
-    snprintf(path, sizeof(path), "%s/scratch.db", dir);
-    if ((r = db_open(path, db, &dberr)) < 0)
-        snprintf(res->error, sizeof(res->error), "cannot make a scratch database: %s",
-                 dberr ? dberr : vsl_strerror(r));
-    free(dberr);
-    return r;
-}
-
-static void scratch_remove(const char *dir)
-{
-    static const char *const files[] = {"scratch.db", "scratch.db-wal", "scratch.db-shm",
-                                        "scratch.db-journal"};
-    char path[4200];
-
-    if (!dir[0])
-        return;
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
 int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
                const char *label, struct vsl_poll_result *res)
 {
-    /* The rows go to a scratch database, removed at the end: the decoders and the arrays'
-     * readers run exactly as a poll runs them (every row kind has its sink), and nothing is
-     * stored in the configured database. */
+    /* The rows go to a database in memory: the decoders and the arrays' readers run exactly as
+     * a poll runs them (every row kind has its sink), nothing is stored in the configured
+     * database, and no file ever holds the un-anonymized rows, so none is left behind when
+     * the record is interrupted (a signal ends it where it stands). */
     struct db *db = NULL;
-    char dir[4096] = "";
+    char *dberr = NULL;
     struct client cl;
     int r = poll_begin(conf, NULL, capture, label, &cl, res);
 
+    if (r == 0 && (r = db_open(DB_MEMORY, &db, &dberr)) < 0)
+        snprintf(res->error, sizeof(res->error), "cannot make a database in memory: %s",
+                 dberr ? dberr : vsl_strerror(r));
+    free(dberr);
+    /* The reads `vslint collect` makes, its one read again included (a session that expired, a
+     * page that may have been lost): the capture replays as the poll went. */
     if (r == 0)
-        r = scratch_open(dir, sizeof(dir), &db, res);
-    if (r == 0)
-        r = collect_once(db, &cl, conf, res);
+        r = collect(db, &cl, conf, res);
     if (r == 0 && cl.vim)
         vim_logout(cl.vim);
     else if (r == 0)
@@ -513,7 +479,6 @@ int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
         res->requests = cl.arr->requests;
     res->ok = r == 0;
     db_close(db);
-    scratch_remove(dir);
     vim_client_free(cl.vim);
     arr_client_free(cl.arr);
     return r;

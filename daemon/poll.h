@@ -56,8 +56,10 @@ void vsl_follow_free(struct vsl_follow *f);
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res);
 
 /* `vslint record`: the reads of one full poll of conf (a vCenter's or an array's), each request
- * and answer into capture under label ("vcenter", "array1"), the rows into a scratch database
- * under $TMPDIR that is removed, nothing in the configured one; then a logout. No second try on an expired session. res says how it went. */
+ * and answer into capture under label ("vcenter", "array1"), failed ones included, the rows
+ * into a database in memory (no file), nothing in the configured one; then a logout. As a
+ * poll, it reads once more after logging in again when the session expired, or when a page may
+ * have been lost. res says how it went. */
 struct vsl_capture;
 int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
                const char *label, struct vsl_poll_result *res);

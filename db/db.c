@@ -501,9 +501,12 @@ int db_open(const char *path, struct db **out, char **errmsg)
     *out = NULL;
     if (errmsg)
         *errmsg = NULL;
-    if ((r = refuse_foreign(path, errmsg)) < 0)
+    /* ":memory:" is SQLite's database in memory alone (`vslint record`'s scratch rows): no
+     * file is looked at, created, or handed to a directory's owner under that name. */
+    const int in_memory = !strcmp(path, DB_MEMORY);
+    if (!in_memory && (r = refuse_foreign(path, errmsg)) < 0)
         return r;
-    int created = create_private(path);
+    int created = in_memory ? 0 : create_private(path);
     r = open_conn(path, 0, &db, errmsg);
     if (r < 0) {
         if (created)
@@ -522,7 +525,8 @@ int db_open(const char *path, struct db **out, char **errmsg)
         add_access_hint(errmsg, path);
         return r;
     }
-    give_to_dir_owner(path);
+    if (!in_memory)
+        give_to_dir_owner(path);
     *out = db;
     return 0;
 }

@@ -39,6 +39,9 @@ const char *db_kind_name(enum db_kind k);
  * migrations applied up to the current schema version. *out is owned by the caller
  * (db_close). On error, *errmsg (may be NULL) receives a malloc'd message the caller frees. */
 int db_open(const char *path, struct db **out, char **errmsg);
+/* The path that opens a database in memory alone, which no file ever holds and which is gone
+ * with its connection. */
+#define DB_MEMORY ":memory:"
 /* Opens the database for reading only (SQLITE_OPEN_READONLY, query_only): it reads the last
  * committed state through the WAL while another connection or process holds the write lock,
  * and never migrates. A file that does not exist yet, or whose schema is older than this

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct entry {
     char *answer; /* owned, or NULL */
     size_t answer_len;
     long status;
+    char failure[96]; /* "" when the answer came whole; else vsl_capture_outcome()'s text */
 };
 
 struct vsl_capture {
@@ -43,6 +45,15 @@ struct vsl_capture {
     int lost;       /* an exchange could not be kept (out of memory): the same */
     char **secrets; /* owned strings, wiped when freed */
     size_t n_secrets, cap_secrets;
+    /* The user names and their parts, the same; removed after the anonymizer ran, since a
+     * user's domain is often the hosts' (jsmith@corp.example.com, esx1.corp.example.com),
+     * and a host name cut by "(removed)" would no longer be the name the anonymizer replaces. */
+    char **users;
+    size_t n_users, cap_users;
+    /* The archive being written, beside its final name, for vsl_capture_discard(): tmp is
+     * complete whenever tmp_live is set, which is set only while the file exists under it. */
+    char tmp[4096];
+    volatile sig_atomic_t tmp_live;
 };
 
 int vsl_capture_new(size_t max_bytes, struct vsl_capture **out)
@@ -73,6 +84,11 @@ void vsl_capture_free(struct vsl_capture *c)
         free(c->secrets[i]);
     }
     free(c->secrets);
+    for (size_t i = 0; i < c->n_users; i++) {
+        explicit_bzero(c->users[i], strlen(c->users[i]));
+        free(c->users[i]);
+    }
+    free(c->users);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -82,42 +98,91 @@ size_t vsl_capture_count(const struct vsl_capture *c)
     return c->n;
 }
 
-int vsl_capture_secret(struct vsl_capture *c, const char *s)
+size_t vsl_capture_answered(const struct vsl_capture *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->n; i++)
+        n += c->v[i].status != 0;
+    return n;
+}
+
+void vsl_capture_discard(struct vsl_capture *c)
+{
+    if (c && c->tmp_live)
+        unlink(c->tmp);
+}
+
+const char *vsl_capture_outcome(void *h, int cc, int stopped, size_t got, char *out, size_t size)
+{
+    curl_off_t announced = -1;
+    long status = 0;
+
+    if (cc == CURLE_OK)
+        return NULL;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) != CURLE_OK)
+        announced = -1;
+    if (cc == CURLE_WRITE_ERROR && stopped)
+        snprintf(out, size, "vslint stopped reading after %zu bytes", got);
+    else if (cc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(out, size, "timed out after %zu bytes", got);
+    else if (!status)
+        snprintf(out, size, "no answer: %s", curl_easy_strerror((CURLcode)cc));
+    else if (announced >= 0)
+        snprintf(out, size, "closed after %zu of %lld bytes", got, (long long)announced);
+    else
+        snprintf(out, size, "closed after %zu bytes", got);
+    return out;
+}
+
+/* Adds s to the list *v of *n strings (of capacity *cap), once. */
+static int add_secret(struct vsl_capture *c, char ***v, size_t *n, size_t *cap, const char *s)
 {
     int r = 0;
 
     if (!s || strlen(s) < 4)
         return 0;
     pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n_secrets; i++)
-        if (!strcmp(c->secrets[i], s))
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i], s))
             goto out;
-    r = vsl_grow(&c->secrets, &c->cap_secrets, c->n_secrets, sizeof(char *), 4);
-    if (r == 0 && !(c->secrets[c->n_secrets] = strdup(s)))
+    r = vsl_grow(v, cap, *n, sizeof(char *), 4);
+    if (r == 0 && !((*v)[*n] = strdup(s)))
         r = -ENOMEM;
     if (r == 0)
-        c->n_secrets++;
+        (*n)++;
 out:
     pthread_mutex_unlock(&c->mu);
     return r;
+}
+
+int vsl_capture_secret(struct vsl_capture *c, const char *s)
+{
+    return add_secret(c, &c->secrets, &c->n_secrets, &c->cap_secrets, s);
+}
+
+static int user_secret(struct vsl_capture *c, const char *s)
+{
+    return add_secret(c, &c->users, &c->n_users, &c->cap_users, s);
 }
 
 int vsl_capture_user(struct vsl_capture *c, const char *user)
 {
     char part[256];
     const char *bs = user ? strchr(user, '\\') : NULL, *at = user ? strchr(user, '@') : NULL;
-    int r = vsl_capture_secret(c, user);
+    int r = user_secret(c, user);
 
     /* DOMAIN\name and name@domain: the name and the domain each show alone in answers. */
     if (r == 0 && bs) {
         snprintf(part, sizeof(part), "%.*s", (int)(bs - user), user);
-        if ((r = vsl_capture_secret(c, part)) == 0)
-            r = vsl_capture_secret(c, bs + 1);
+        if ((r = user_secret(c, part)) == 0)
+            r = user_secret(c, bs + 1);
     }
     if (r == 0 && at) {
         snprintf(part, sizeof(part), "%.*s", (int)(at - user), user);
-        if ((r = vsl_capture_secret(c, part)) == 0)
-            r = vsl_capture_secret(c, at + 1);
+        if ((r = user_secret(c, part)) == 0)
+            r = user_secret(c, at + 1);
     }
     explicit_bzero(part, sizeof(part));
     return r;
@@ -265,6 +330,9 @@ int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x)
     struct entry e = {.status = x->status};
     int r = -ENOMEM;
 
+    if (x->failure)
+        snprintf(e.failure, sizeof(e.failure), "%s", x->failure);
+
     snprintf(e.source, sizeof(e.source), "%s", x->source);
     snprintf(e.proto, sizeof(e.proto), "%s", x->proto);
     if (x->method)
@@ -324,11 +392,12 @@ fail:
     return r;
 }
 
-/* Replaces every occurrence of each secret in *s (of *len bytes) by REMOVED. */
-static int scrub(const struct vsl_capture *c, char **s, size_t *len)
+/* Replaces every occurrence in *s (of *len bytes) of each of the nlist strings of list by
+ * REMOVED. */
+static int scrub(char *const *list, size_t nlist, char **s, size_t *len)
 {
-    for (size_t i = 0; i < c->n_secrets && *s; i++) {
-        const char *sec = c->secrets[i];
+    for (size_t i = 0; i < nlist && *s; i++) {
+        const char *sec = list[i];
         size_t n = strlen(sec);
         if (!memmem(*s, *len, sec, n))
             continue;
@@ -421,8 +490,47 @@ static void member_name(char *out, size_t size, size_t seq, const struct entry *
              request ? "request" : "answer", json ? "json" : "xml");
 }
 
+/* The README's account of a read that failed: why (failed, secrets removed and anonymized as
+ * the rest), and the exchanges that did not end in a whole 2xx answer, where it went wrong. */
+static int readme_failed(struct vsl_buf *b, const struct vsl_capture *c, const char *failed)
+{
+    size_t shown = 0, bad = 0;
+    int r = 0;
+
+    for (size_t i = 0; i < c->n; i++)
+        bad += c->v[i].failure[0] || c->v[i].status < 200 || c->v[i].status > 299;
+    if (!failed && !bad)
+        return 0;
+    if (failed)
+        r = vsl_buf_printf(b,
+                           "\n## The read failed\n\n"
+                           "It ended with: %s\n\n"
+                           "The capture holds every exchange up to that point, the failed ones\n"
+                           "as vslint saw them (status, body, or how the connection ended), so it\n"
+                           "reproduces the failure when replayed.\n",
+                           failed);
+    if (r == 0 && bad)
+        r = vsl_buf_printf(b,
+                           "\n## Exchanges that did not end in a whole answer with HTTP 2xx\n\n"
+                           "%zu (a SOAP fault comes with HTTP 500; see manifest.tsv, whose ninth\n"
+                           "column says how a transfer ended when it did not end whole):\n\n",
+                           bad);
+    for (size_t i = 0; i < c->n && r == 0 && shown < 20; i++) {
+        const struct entry *e = &c->v[i];
+        if (!e->failure[0] && e->status >= 200 && e->status <= 299)
+            continue;
+        shown++;
+        r = vsl_buf_printf(b, "- %zu %s %s %s: HTTP %ld%s%s\n", i + 1, e->source, e->method,
+                           e->path, e->status, e->failure[0] ? ", " : "", e->failure);
+    }
+    if (r == 0 && bad > shown)
+        r = vsl_buf_printf(b, "- and %zu more\n", bad - shown);
+    return r;
+}
+
 static int readme(struct vsl_buf *b, const struct vsl_capture *c,
-                  const struct vsl_capture_about *about, const struct vsl_anon *anon)
+                  const struct vsl_capture_about *about, const struct vsl_anon *anon,
+                  const char *failed)
 {
     char when[64];
     time_t now = time(NULL);
@@ -440,7 +548,8 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
         "makes it, with every request vslint sent and every answer it got, in order.\n\n"
         "- %zu exchanges with the vCenter (SOAP requests to /sdk and the files it read there),\n"
         "  %zu with storage arrays (REST): see manifest.tsv, one line each: sequence number,\n"
-        "  source, protocol, method, path, HTTP status, request file, answer file.\n"
+        "  source, protocol, method, path, HTTP status, request file, answer file, and how\n"
+        "  the transfer ended (\"-\": the answer came whole).\n"
         "- Only bodies are recorded: no HTTP header is, so no session cookie\n"
         "  (vmware_soap_session), no Authorization header and no CSRF token.\n\n"
         "## Removed\n\n"
@@ -455,6 +564,8 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
         about->anonymize ? "a vCenter (its name is anonymized)" : "the vCenter below", soap, rest);
     if (r == 0 && !about->anonymize)
         r = vsl_buf_printf(b, "\nvCenter: [vcenter %s] at %s\n", about->vcenter, about->url);
+    if (r == 0)
+        r = readme_failed(b, c, failed);
     if (r == 0 && anon) {
         struct vsl_anon_stats s;
         vsl_anon_stats(anon, &s);
@@ -498,7 +609,9 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     struct vsl_anon *anon = NULL;
     struct vsl_buf text;
     gzFile z = NULL;
-    char name[160], reqname[128], ansname[128], tmp[4096];
+    char name[160], reqname[128], ansname[128], *tmp = c->tmp;
+    char *failed = NULL; /* owned: about->failed, as the archive may show it */
+    size_t failed_len = 0;
     time_t now = time(NULL);
     int r = 0, fd = -1;
 
@@ -515,10 +628,17 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         r = c->lost;
         goto out;
     }
+    /* The credentials first, before anything else reads the answers. */
     for (size_t i = 0; i < c->n && r == 0; i++) {
-        r = scrub(c, &c->v[i].req, &c->v[i].req_len);
+        r = scrub(c->secrets, c->n_secrets, &c->v[i].req, &c->v[i].req_len);
         if (r == 0)
-            r = scrub(c, &c->v[i].answer, &c->v[i].answer_len);
+            r = scrub(c->secrets, c->n_secrets, &c->v[i].answer, &c->v[i].answer_len);
+    }
+    /* Why the read failed may quote an answer (a fault's message), and names the URL. */
+    if (r == 0 && about->failed) {
+        failed_len = strlen(about->failed);
+        r = (failed = strdup(about->failed)) ? scrub(c->secrets, c->n_secrets, &failed, &failed_len)
+                                             : -ENOMEM;
     }
     if (r == 0 && about->anonymize) {
         r = vsl_anon_new(&anon);
@@ -551,12 +671,25 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
             if (r == 0)
                 r = anonymize(anon, 1, &e->path, &plen);
         }
+        if (r == 0)
+            r = anonymize(anon, 1, &failed, &failed_len);
     }
+    for (size_t i = 0; i < c->n && r == 0; i++) {
+        struct entry *e = &c->v[i];
+        size_t plen = strlen(e->path);
+        r = scrub(c->users, c->n_users, &e->req, &e->req_len);
+        if (r == 0)
+            r = scrub(c->users, c->n_users, &e->answer, &e->answer_len);
+        if (r == 0)
+            r = scrub(c->users, c->n_users, &e->path, &plen);
+    }
+    if (r == 0 && failed)
+        r = scrub(c->users, c->n_users, &failed, &failed_len);
     if (r < 0) {
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;
     }
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
+    if ((size_t)snprintf(tmp, sizeof(c->tmp), "%s.XXXXXX", path) >= sizeof(c->tmp)) {
         snprintf(err, errlen, "%s: path too long", path);
         r = -ENAMETOOLONG;
         goto out;
@@ -565,8 +698,10 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
      * fresh name (mkstemp: O_EXCL, so no file or symlink someone left there is written
      * through) and fchmod, so that nothing but the owner can ever open it. */
     fd = mkstemp(tmp);
+    c->tmp_live = fd >= 0;
     if (fd >= 0 && (fchmod(fd, 0600) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)) {
         close(fd);
+        c->tmp_live = 0;
         unlink(tmp);
         fd = -1;
     }
@@ -575,13 +710,12 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
         if (fd >= 0) {
             close(fd);
+            c->tmp_live = 0;
             unlink(tmp);
         }
-        if (fd >= 0)
-            close(fd);
         goto out;
     }
-    r = readme(&text, c, about, anon);
+    r = readme(&text, c, about, anon, failed);
     if (r == 0)
         r = tar_member(z, TOP "README.md", text.data, text.len, now);
     vsl_buf_reset(&text);
@@ -590,9 +724,9 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         member_name(reqname, sizeof(reqname), i + 1, e, 1);
         member_name(ansname, sizeof(ansname), i + 1, e, 0);
         /* A path holds no tab or newline (libcurl refuses them in URLs). */
-        r = vsl_buf_printf(&text, "%zu\t%s\t%s\t%s\t%s\t%ld\t%s\t%s\n", i + 1, e->source, e->proto,
-                           e->method, e->path, e->status, e->req ? reqname : "-",
-                           e->answer ? ansname : "-");
+        r = vsl_buf_printf(&text, "%zu\t%s\t%s\t%s\t%s\t%ld\t%s\t%s\t%s\n", i + 1, e->source,
+                           e->proto, e->method, e->path, e->status, e->req ? reqname : "-",
+                           e->answer ? ansname : "-", e->failure[0] ? e->failure : "-");
     }
     if (r == 0)
         r = tar_member(z, TOP "manifest.tsv", text.data, text.len, now);
@@ -618,12 +752,14 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         r = -EIO;
     if (r == 0 && rename(tmp, path) < 0)
         r = -errno;
+    c->tmp_live = 0;
     if (r < 0) {
         snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
         unlink(tmp);
     }
 out:
     pthread_mutex_unlock(&c->mu);
+    free(failed);
     vsl_anon_free(anon);
     vsl_buf_free(&text);
     return r;

@@ -17,8 +17,10 @@ struct vsl_exchange {
     size_t req_len;
     const char *answer; /* the answer body (NULL: none) */
     size_t answer_len;
-    long status;    /* the HTTP status */
+    long status;    /* the HTTP status (0: none came) */
     int incomplete; /* the answer was too big to record whole: the capture fails */
+    const char *failure; /* NULL: the answer came whole; else how the transfer ended (see
+                          * vsl_capture_outcome()), and answer holds what came before */
 };
 
 /* What the README says about where the capture came from. */
@@ -27,6 +29,8 @@ struct vsl_capture_about {
     const char *url;     /* its URL (left out when anonymized) */
     const char *version; /* vslint's */
     int anonymize;
+    const char *failed; /* NULL: every read ended well; else why one failed (secrets removed
+                         * from it, and anonymized as the rest) */
 };
 
 struct vsl_capture;
@@ -60,7 +64,21 @@ int vsl_capture_add(struct vsl_capture *c, const struct vsl_exchange *x);
 int vsl_capture_write(struct vsl_capture *c, const char *path,
                       const struct vsl_capture_about *about, char *err, size_t errlen);
 
-/* The number of exchanges held. */
+/* The number of exchanges held, and of those that got an HTTP status (a capture of a vCenter
+ * that never answered holds nothing worth sending). */
 size_t vsl_capture_count(const struct vsl_capture *c);
+size_t vsl_capture_answered(const struct vsl_capture *c);
+
+/* How a transfer of the libcurl handle h that ended with CURLcode cc went, in out (of size
+ * bytes), for vsl_exchange.failure: NULL when cc is CURLE_OK; else "closed after N of M
+ * bytes" (or "closed after N bytes" without a Content-Length), "timed out after N bytes",
+ * "vslint stopped reading after N bytes" (stopped: vslint's own write callback refused the
+ * answer, malformed or too big), or "no answer: CURL'S MESSAGE". got is the answer bytes
+ * received. vcsim-replay ends its answer the same way. */
+const char *vsl_capture_outcome(void *h, int cc, int stopped, size_t got, char *out, size_t size);
+
+/* Removes the archive vsl_capture_write() is writing, if it is: for a signal handler, which
+ * may call it at any moment (async-signal-safe: unlink alone). */
+void vsl_capture_discard(struct vsl_capture *c);
 
 #endif

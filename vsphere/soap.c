@@ -150,9 +150,13 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
     return len;
 }
 
-/* Hands the exchange just made to the capture, with the session cookies' values as secrets. */
-static void record(struct vim_client *c, const char *url, struct transfer *t, long status)
+/* Hands the exchange just made to the capture, with the session cookies' values as secrets.
+ * A failed one too (cc): a user sends the capture of a read that failed to show how. */
+static void record(struct vim_client *c, const char *url, struct transfer *t, long status,
+                   CURLcode cc)
 {
+    char failure[96];
+
     vsl_capture_add(c->opts.capture,
                     &(struct vsl_exchange){.source = c->opts.capture_source,
                                            .proto = t->req ? "soap" : "get",
@@ -163,7 +167,10 @@ static void record(struct vim_client *c, const char *url, struct transfer *t, lo
                                            .answer = t->rec.data ? t->rec.data : "",
                                            .answer_len = t->rec.len,
                                            .status = status,
-                                           .incomplete = t->rec_err});
+                                           .incomplete = t->rec_err,
+                                           .failure = vsl_capture_outcome(
+                                               c->curl, cc, t->err != 0, t->rec.len, failure,
+                                               sizeof(failure))});
     vsl_capture_cookies(c->opts.capture, c->curl);
 }
 
@@ -198,8 +205,7 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     *status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     if (c->opts.capture) {
-        if (cc == CURLE_OK)
-            record(c, url, t, *status);
+        record(c, url, t, *status, cc);
         vsl_buf_free(&t->rec);
     }
     if (cc == CURLE_WRITE_ERROR && t->err)

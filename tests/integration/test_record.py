@@ -3,20 +3,25 @@ a capture as the vCenter it was recorded from: the stored captures of tests/capt
 findings of their live run, no secret is in an archive, --anonymize leaves no original name,
 IQN, WWN or address (the originals taken from the simulator and the live inventory), and a
 replayed capture gives the live poll's findings."""
+import collections
 import gzip
 import io
 import json
 import os
 import re
 import secrets
+import signal
+import sqlite3
 import stat
+import subprocess
 import tarfile
+import time
 import urllib.request
 
 import pytest
 
-from simlib import (Replay, Sim, UnitySim, check_estate, finding_keys, record, run_ok, vslint,
-                    vcenter)
+from simlib import (VSLINT, Replay, Sim, UnitySim, check_estate, finding_keys, record, run_ok,
+                    vslint, vcenter)
 
 CAPTURES = os.path.join(os.environ.get('SOURCE_ROOT', '.'), 'tests', 'captures')
 
@@ -249,3 +254,343 @@ def test_record_errors(workspace):
     res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
     assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr
     assert not os.path.exists(out) and not os.path.exists(out + '.tmp')
+
+
+# ---- interrupted records, failed exchanges, and the leak hunt --------------------------------
+
+def wait_for(pred, what, timeout=60, every=0.1):
+    """Returns once pred() is true (asked every `every` seconds); fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(every)
+    raise AssertionError('timed out waiting for ' + what)
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_record_leaves_nothing(workspace, sig):
+    """A record interrupted in the middle of the read (the simulator holds a property read
+    unanswered) leaves no scratch database (its rows are not anonymized) in $TMPDIR or the
+    working directory, and no archive, whole or partial, beside --output; it ends by the
+    signal and says it was interrupted."""
+    scratch, outdir, cwd = (os.path.join(workspace.dir, d) for d in ('tmp', 'out', 'cwd'))
+    for d in (scratch, outdir, cwd):
+        os.mkdir(d)
+    with Sim('clean', extra=['-fault', 'stall:3']) as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        proc = subprocess.Popen(
+            [os.path.abspath(VSLINT), 'record', '-c', conf, '--vcenter', 'lab', '--output',
+             os.path.join(outdir, 'cap.tar.gz')], cwd=cwd, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=scratch))
+        try:
+            wait_for(lambda: 'injecting fault stall' in sim.log(), 'the stalled read')
+            assert proc.poll() is None
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == -sig, (proc.returncode, err)
+    assert 'interrupted (%s): no archive written' % sig.name in err, err
+    assert os.listdir(scratch) == []
+    assert os.listdir(cwd) == []
+    assert os.listdir(outdir) == []
+
+
+def test_record_interrupted_while_writing_leaves_no_archive(workspace):
+    """Interrupted while it writes the archive (a scale estate takes most of a second to
+    compress), a record removes the half-written file beside --output: nothing is left."""
+    outdir = os.path.join(workspace.dir, 'out')
+    os.mkdir(outdir)
+    with Sim('scale:3000') as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        proc = subprocess.Popen(
+            [VSLINT, 'record', '-c', conf, '--vcenter', 'lab', '--output',
+             os.path.join(outdir, 'cap.tar.gz')], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: os.listdir(outdir) or proc.poll() is not None,
+                     'the archive being written', timeout=300, every=0.005)
+            written = os.listdir(outdir)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(written) == 1 and written[0].startswith('cap.tar.gz.'), written
+    assert proc.returncode == -signal.SIGINT, (proc.returncode, err)
+    assert 'interrupted (SIGINT): no archive written' in err
+    assert os.listdir(outdir) == []
+
+
+def normalized(text, *urls):
+    """text with the responders' URLs (which differ between the live run and the replay) and
+    durations (libcurl's timeouts' too) taken out."""
+    for u in urls:
+        text = text.replace(u, 'URL')
+    text = re.sub(r'after \d+ milliseconds', 'after T milliseconds', text)
+    return re.sub(r'\d+\.\d+ s\b', 'T s', text)
+
+
+def array_sections(ws, arrays, keys=''):
+    """[array aN] sections for the Unity responders at arrays, with more keys (lines)."""
+    return ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = vslint\npassword_file = %s\n%s\n'
+                   % (i + 1, a, ws.password_file(), keys) for i, a in enumerate(arrays))
+
+
+def collect_outcome(ws, url, arrays=(), db='c.db', array_keys=''):
+    """`vslint collect` of url (and arrays): its exit status, its output, and the gaps it
+    stored, with the URLs taken out."""
+    extra = array_sections(ws, arrays, array_keys)
+    path = os.path.join(ws.dir, db)
+    conf = ws.write_config([vcenter(ws, url)], extra, name=db + '.conf')
+    with open(conf) as f:
+        text = f.read().replace('path = %s' % ws.db, 'path = %s' % path)
+    with open(conf, 'w') as f:
+        f.write(text)
+    res = vslint('collect', '-c', conf)
+    with sqlite3.connect(path) as c:
+        gaps = sorted(c.execute("SELECT object, what, error FROM gaps WHERE vcenter = 'lab'"))
+    urls = (url, url.rsplit('/sdk', 1)[0]) + tuple(arrays)
+    return (res.returncode, normalized(res.stdout + res.stderr, *urls),
+            [tuple(normalized(str(x), *urls) for x in g) for g in gaps])
+
+
+@pytest.mark.parametrize('fault,ends', [
+    ('truncate:2', 'closed after'),
+    ('malformed:2', 'vslint stopped reading after'),
+    ('http500:2', None),
+    ('refuse-alarms', None),
+])
+def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
+    """A read the vCenter answers badly (cut short, malformed XML, HTTP 500 without SOAP, a
+    NoPermission fault) is in the capture as vslint saw it, and `vslint collect` against the
+    replay fails (or stores its gap) with the very words it does against the live
+    simulator. A read that fails still writes the archive, its README says where, and the
+    exit status is 2."""
+    extra = ['-refuse-alarms'] if fault == 'refuse-alarms' else ['-fault', fault]
+    out = os.path.join(workspace.dir, 'failed.tar.gz')
+    with Sim('clean', extra=extra) as sim:
+        conf = workspace.write_config([vcenter(workspace, sim.url)], name='rec.conf')
+        res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
+    with Sim('clean', extra=extra) as sim:
+        live = collect_outcome(workspace, sim.url, db='live.db')
+    with Replay(out) as rep:
+        replayed = collect_outcome(workspace, rep.url, db='replay.db')
+        log = rep.log()
+    assert replayed == live
+    assert 'no recorded answer' not in log, log[-2000:]
+    files = members(out)
+    manifest = [line.split('\t') for line in
+                files['vslint-capture/manifest.tsv'].decode().splitlines()]
+    assert all(len(f) == 9 for f in manifest)
+    readme = files['vslint-capture/README.md'].decode()
+    if fault == 'refuse-alarms':
+        # A gap, not a failure: the poll stores it, and so the record succeeds.
+        assert res.returncode == 0, res.stderr
+        assert live[0] == 0 and [g for g in live[2] if g[1] == 'alarms'], live
+        faults = [f for f in manifest if f[3] == 'GetAlarm']
+        assert faults and faults[0][5] == '500' and faults[0][8] == '-'
+        assert b'NoPermission' in files['vslint-capture/' + faults[0][7]]
+        assert 'The read failed' not in readme
+        return
+    assert live[0] == 2, live
+    assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr, res.stderr
+    assert 'README says where' in res.stderr
+    bad = [f for f in manifest if f[5] != '200' or f[8] != '-']
+    assert len(bad) == 1, bad
+    failed = bad[0]
+    assert failed[3] == 'RetrievePropertiesEx'
+    if ends:
+        assert failed[8].startswith(ends), failed
+    else:
+        assert failed[5] == '500' and failed[8] == '-', failed
+    why = live[1].split('poll failed: URL: ', 1)[1].strip()
+    assert '## The read failed\n\nIt ended with: vcenter: %s' % why in readme, (why, readme)
+    assert '- %s vcenter RetrievePropertiesEx /sdk: HTTP %s' % (failed[0], failed[5]) in readme
+
+
+@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401'])
+def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
+    """The same for an array: its first pool read answered with HTTP 500, broken JSON,
+    nothing at all, or not answered within the array's timeout is recorded, and a collect against the replay reports the array's failure
+    in the live run's words; the record writes the archive with the vCenter's read and the
+    array's up to the failure, and exits 2. A session that ends in the middle (401) is one the
+    poll logs in again after: the refused read and the read again are both in the capture, and
+    the replay goes the same way."""
+    out = os.path.join(workspace.dir, 'arr.tar.gz')
+    keys = 'timeout = 2\n' if fault == 'slow' else ''
+    with Sim('violations') as sim, UnitySim() as unity:
+        unity.control(fault=fault, at=1)
+        res = record_status(workspace, sim.url, out, arrays=[unity.url], array_keys=keys)
+        unity.control(fault=fault, at=1)
+        live = collect_outcome(workspace, sim.url, arrays=[unity.url], db='live.db',
+                               array_keys=keys)
+    with Replay(out) as rep:
+        replayed = collect_outcome(workspace, rep.url, arrays=[rep.array_url], db='replay.db',
+                                   array_keys=keys)
+        log = rep.log()
+    assert replayed == live
+    assert 'no recorded answer' not in log, log[-2000:]
+    files = members(out)
+    readme = files['vslint-capture/README.md'].decode()
+    manifest = [line.split('\t') for line in
+                files['vslint-capture/manifest.tsv'].decode().splitlines()]
+    pool = [f for f in manifest if f[1] == 'array1' and '/pool/' in f[4]]
+    if fault == '401':
+        assert live[0] == 0 and res.returncode == 0, (live, res.stderr)
+        assert [(f[5], f[8]) for f in pool] == [('401', '-'), ('200', '-')], pool
+        assert '- %s array1 GET %s: HTTP 401\n' % (pool[0][0], pool[0][4]) in readme
+        assert 'The read failed' not in readme
+        return
+    assert live[0] == 2 and 'array a1' in live[1], live
+    assert res.returncode == 2 and 'array a1 (array1): cannot read it' in res.stderr, res.stderr
+    assert '## The read failed\n\nIt ended with: array1: /api/types/pool/instances' in readme
+    assert len(pool) == 1, pool
+    if fault == 'slow':
+        assert pool[0][5] == '0' and pool[0][8] == 'timed out after 0 bytes', pool
+        return
+    assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
+
+
+def record_status(ws, url, out, arrays=(), array_keys=''):
+    """`vslint record` as simlib.record() runs it, whatever its exit status."""
+    extra = array_sections(ws, arrays, array_keys)
+    conf = ws.write_config([vcenter(ws, url)], extra, name='record-any.conf')
+    return vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out)
+
+
+# What says whose an estate is, besides its names: a host's FQDN has its short name and its
+# domain, an e-mail address its domain; each is searched for alone too.
+FQDN_RE = re.compile(r'[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+){2,}')
+EMAIL_RE = re.compile(r'[A-Za-z0-9._%+-]+@([A-Za-z0-9.-]+\.[A-Za-z]+)')
+
+
+def needles_of(kind, value):
+    """(kind, text) pairs to search for, for one identifying value of the truth."""
+    out = {(kind, value)}
+    for m in EMAIL_RE.finditer(value):
+        out.add(('email', m.group(0)))
+        out.add(('domain', m.group(1)))
+    for m in FQDN_RE.finditer(EMAIL_RE.sub('', value)):
+        short, domain = m.group(0).split('.', 1)
+        out |= {('fqdn', m.group(0)), ('short name', short), ('domain', domain)}
+    if kind == 'nfs_path':
+        out |= {('nfs_path part', p) for p in value.split('/') if len(p) > 3}
+    return out
+
+
+def find_leak(text, needle):
+    """Where needle is in text, case-insensitively, as a value of its own (not inside a longer
+    word): for a name of 3 characters or fewer (`lt`, `id`), only as a whole XML element's or
+    JSON string's value, or a datastore path's part, since it is also a word of the API."""
+    n = re.escape(needle)
+    if len(needle) <= 3:
+        rx = r'>%s<|"%s"(?!\s*:)|\[%s\]|/%s[/.]' % (n, n, n, n)
+    else:
+        rx = r'(?<![A-Za-z0-9])%s(?![A-Za-z0-9])' % n
+    m = re.search(rx, text, re.IGNORECASE)
+    return text[max(0, m.start() - 80):m.end() + 80] if m else None
+
+
+def check_as(ws, url, arrays, user, array_user, pwfile, db):
+    """`vslint check --format json` of url and arrays with these accounts: the findings, or
+    what vslint said when it failed."""
+    extra = ''.join('[array a%d]\ntype = unity\nurl = %s\nuser = %s\npassword_file = %s\n\n'
+                    % (i + 1, a, array_user, pwfile) for i, a in enumerate(arrays))
+    conf = ws.write_config([dict(vcenter(ws, url), user=user, password_file=pwfile)], extra,
+                           name=db + '.conf')
+    with open(conf) as f:
+        text = f.read().replace('path = %s' % ws.db, 'path = %s' % os.path.join(ws.dir, db))
+    with open(conf, 'w') as f:
+        f.write(text)
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    return json.loads(res.stdout)['findings'] if res.returncode == 0 else res.stderr.strip()
+
+
+def test_anonymized_capture_leaks_nothing_the_estate_says(workspace):
+    """The leak hunt, independent of the anonymizer: every identifying value of the leaky
+    scenario, as the simulator's own truth lists it (host FQDNs in mixed case, iSCSI aliases,
+    VMFS volume labels, the NFS server's DNS name and its path's site, snapshot names and
+    descriptions, an alarm's name and e-mail, MACs, addresses, IQNs), with each FQDN's short
+    name and domain, and the array's names as its responder lists them, is searched for
+    case-insensitively in the whole decompressed archive; so are the password (raw, XML- and
+    JSON-escaped; it holds <&">'\\ and non-ASCII), the session cookies and the array's tokens,
+    the users and their parts, and the vCenter's configured name. The anonymized capture
+    replayed gives the live run's findings, check by check."""
+    password = 'pw<&">\'\\ñ€' + secrets.token_hex(6)
+    pwfile = workspace.password_file(password, name='leaky-password')
+    user = 'svc-vslint-%s@Corp.Example.com' % secrets.token_hex(3)
+    array_user = 'unity-op-' + secrets.token_hex(3)
+    out = os.path.join(workspace.dir, 'leaky.tar.gz')
+    with Sim('leaky', extra=['-password-file', pwfile, '-user', user]) as sim, \
+            UnitySim(extra=['-leaky', '-password-file', pwfile, '-user', array_user]) as unity:
+        record(workspace, sim.url, out, name='vc-frankfurt-prod', arrays=[unity.url],
+               anonymize=True, password=password, user=user, array_user=array_user)
+        with urllib.request.urlopen(sim.url.rsplit('/sdk', 1)[0] + '/vslint-sim/sessions',
+                                    timeout=30) as r:
+            cookies = json.loads(r.read())
+        control = unity.control()
+        truth = sim.truth()['identifying']
+        live = check_as(workspace, sim.url, [unity.url], user, array_user, pwfile, 'live.db')
+    kinds = {t['kind'] for t in truth}
+    # The scenario plants each of these; the stock names of folders and resource pools
+    # (vm, host, Resources) are words of the API, kept by design.
+    assert {'host', 'iscsi_alias', 'volume_label', 'nfs_server', 'nfs_path', 'snapshot',
+            'snapshot_description', 'email', 'mac', 'vm', 'datastore', 'iqn'} <= kinds, kinds
+    needles = set()
+    for t in truth:
+        if t['kind'] not in ('Folder', 'ResourcePool'):
+            needles |= needles_of(t['kind'], t['value'])
+    for name in control['names']:
+        needles |= needles_of('array object', name)
+    assert ('short name', 'ESX-Prod01') in needles and ('domain', 'Corp.Example.com') in needles
+    secret_values = [('password', password),
+                     ('password, XML-escaped', password.replace('&', '&amp;').replace(
+                         '<', '&lt;').replace('>', '&gt;').replace('"', '&quot;').replace(
+                         "'", '&apos;')),
+                     ('password, XML-escaped', password.replace('&', '&amp;').replace(
+                         '<', '&lt;').replace('>', '&gt;').replace('"', '&#34;').replace(
+                         "'", '&#39;')),
+                     ('password, JSON-escaped', json.dumps(password)[1:-1]),
+                     ('password, JSON-escaped', json.dumps(password, ensure_ascii=False)[1:-1]),
+                     ('user', user), ('user', user.split('@')[0]),
+                     ('user domain', user.split('@')[1]), ('array user', array_user),
+                     ('vcenter name', 'vc-frankfurt-prod')]
+    secret_values += [('session cookie', c) for c in cookies]
+    secret_values += [('array cookie or token', t) for t in control['issued']]
+    assert cookies and control['issued']
+    with open(out, 'rb') as f:
+        whole = gzip.decompress(f.read())
+    text = whole.decode('utf-8', 'replace')
+    leaks = []
+    for kind, value in sorted(needles):
+        where = find_leak(text, value)
+        if where:
+            leaks.append((kind, value, where))
+    for kind, value in secret_values:
+        if value.encode() in whole or value.lower() in text.lower():
+            leaks.append((kind, value, ''))
+    with Replay(out) as rep:
+        replayed = check_as(workspace, rep.url, [rep.array_url], 'anyone', 'anyone', pwfile,
+                            'replay.db')
+        log = rep.log()
+
+    def per_check(findings):
+        if isinstance(findings, str):
+            return findings
+        return sorted(collections.Counter(f['check'] for f in findings).items())
+    assert isinstance(live, list), live
+    assert {'snapshots', 'iscsi-delayed-ack', 'datastore-free-space'} <= {
+        f['check'] for f in live}, per_check(live)
+    # Both are reported at once: what leaked, and whether the capture still replays.
+    problems = ['leak: %s %r: ...%s...' % l for l in leaks]
+    if per_check(replayed) != per_check(live):
+        problems.append('the replay gives %s, the live run %s' % (per_check(replayed),
+                                                                 per_check(live)))
+    if 'no recorded answer' in log:
+        problems.append('the replay had no answer: ' + log[-1000:])
+    assert problems == [], '\n'.join(problems)

@@ -1034,9 +1034,10 @@ type ctrlSpec struct {
 }
 
 type snapSpec struct {
-	name     string
-	age      time.Duration
-	children []snapSpec
+	name        string
+	description string // default "planted by vcsim-vslint"
+	age         time.Duration
+	children    []snapSpec
 }
 
 type vmSpec struct {
@@ -1362,8 +1363,12 @@ func (w *world) plantSnapshots(vm *simulator.VirtualMachine, roots []snapSpec) {
 		snap.Vm = vm.Self
 		ref := simulator.Map.Put(snap).Reference()
 		current = &ref
+		desc := s.description
+		if desc == "" {
+			desc = "planted by vcsim-vslint"
+		}
 		t := types.VirtualMachineSnapshotTree{
-			Snapshot: ref, Vm: vm.Self, Name: s.name, Description: "planted by vcsim-vslint",
+			Snapshot: ref, Vm: vm.Self, Name: s.name, Description: desc,
 			Id: id, CreateTime: w.now.Add(-s.age), State: vm.Runtime.PowerState,
 			Quiesced: false, ReplaySupported: types.NewBool(false),
 		}

@@ -34,12 +34,15 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"simkit"
 )
 
 // ---- IscsiManager ----
@@ -453,6 +456,8 @@ func rewriteThis(body []byte) []byte {
 //	lose       the request is handled (a paged result moves on), then the
 //	           connection closes without an answer: a client that re-sends
 //	           the request gets the page after the lost one
+//	stall      no answer at all until the client goes away (at most 10
+//	           minutes): a read in progress, for a test that interrupts it
 var (
 	faultKind   string
 	faultRead   int64
@@ -490,9 +495,9 @@ func parseFault(s string) error {
 		return fmt.Errorf("-fault %q: N must be a positive number", s)
 	}
 	switch parts[0] {
-	case "truncate", "malformed", "drop", "http500", "lose":
+	case "truncate", "malformed", "drop", "http500", "lose", "stall":
 	default:
-		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500 or lose", s)
+		return fmt.Errorf("-fault %q: KIND is truncate, malformed, drop, http500, lose or stall", s)
 	}
 	if len(parts) >= 3 {
 		switch parts[2] {
@@ -525,6 +530,13 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 		hijack(w, nil, 0)
 		return true
 	}
+	if faultKind == "stall" {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Minute):
+		}
+		return true
+	}
 	rec := httptest.NewRecorder()
 	next.ServeHTTP(rec, r)
 	out := rec.Body.Bytes()
@@ -549,20 +561,13 @@ func injectFault(w http.ResponseWriter, r *http.Request, body []byte, next http.
 // hijack takes the connection over, writes an HTTP header announcing length
 // bytes and then only write (nothing at all when write is nil), and closes it.
 func hijack(w http.ResponseWriter, write []byte, length int) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		return
+	status := http.StatusOK
+	if write == nil {
+		status = 0
 	}
-	conn, buf, err := hj.Hijack()
-	if err != nil {
-		return
+	if conn := simkit.CutAnswer(w, status, "text/xml; charset=utf-8", write, int64(length)); conn != nil {
+		_ = conn.Close()
 	}
-	if write != nil {
-		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: %d\r\n\r\n", length)
-		_, _ = buf.Write(write)
-		_ = buf.Flush()
-	}
-	_ = conn.Close()
 }
 
 // gzipAnswers is the -gzip flag: SOAP answers are gzip-compressed for clients

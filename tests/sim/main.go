@@ -27,7 +27,7 @@ import (
 func renameFile(from, to string) error { return os.Rename(from, to) }
 
 func main() {
-	scenario := flag.String("scenario", "clean", "clean | violations | edges | gate | scale:N")
+	scenario := flag.String("scenario", "clean", "clean | violations | edges | gate | leaky | scale:N")
 	listen := flag.String("listen", "127.0.0.1:0", "listen address (host:port)")
 	pageSize := flag.Int("page-size", 100, "server-side cap on objects per RetrievePropertiesEx page (0 = none)")
 	useTLS := flag.Bool("tls", false, "serve HTTPS")
@@ -37,7 +37,7 @@ func main() {
 	truthFile := flag.String("truth", "", "write the truth JSON document here after planting")
 	expireAfter := flag.Int64("expire-session-after", 0, "terminate the session on this numbered property-collector read, once (0 = never)")
 	gz := flag.Bool("gzip", false, "gzip-compress SOAP answers for clients that accept it, as vCenter does")
-	fault := flag.String("fault", "", "KIND:N[:METHOD[:TYPE]]: answer the Nth property read (of METHOD, of objects of TYPE) badly, once (truncate, malformed, drop, http500, lose)")
+	fault := flag.String("fault", "", "KIND:N[:METHOD[:TYPE]]: answer the Nth property read (of METHOD, of objects of TYPE) badly, once (truncate, malformed, drop, http500, lose, stall)")
 	endless := flag.Bool("endless-token", false, "paged reads never end: past the last object, every ContinueRetrievePropertiesEx answers no object and the token again")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	simkit.ParseFlags("vcsim-vslint")
@@ -89,6 +89,8 @@ func main() {
 		buildEdges(w)
 	case "gate":
 		buildGate(w)
+	case "leaky":
+		buildLeaky(w)
 	case "scale":
 		buildScale(w, n)
 	}
@@ -146,7 +148,7 @@ func main() {
 
 func parseScenario(s string) (string, int, error) {
 	switch {
-	case s == "clean" || s == "violations" || s == "edges" || s == "gate":
+	case s == "clean" || s == "violations" || s == "edges" || s == "gate" || s == "leaky":
 		return s, 0, nil
 	case strings.HasPrefix(s, "scale:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "scale:"))
@@ -155,5 +157,5 @@ func parseScenario(s string) (string, int, error) {
 		}
 		return "scale", n, nil
 	}
-	return "", 0, fmt.Errorf("unknown scenario %q (clean | violations | edges | gate | scale:N)", s)
+	return "", 0, fmt.Errorf("unknown scenario %q (clean | violations | edges | gate | leaky | scale:N)", s)
 }

@@ -213,14 +213,17 @@ type truthVM struct {
 }
 
 type truth struct {
-	Counts       map[string]int   `json:"counts"`
-	Datastores   []truthDatastore `json:"datastores"`
-	StoragePods  []truthPod       `json:"storage_pods"`
-	Hosts        []truthHost      `json:"hosts"`
-	DVSwitches   []truthDVS       `json:"dvswitches"`
-	VMs          []truthVM        `json:"vms"`
-	Scenario     string           `json:"scenario"`
-	GeneratedUTC string           `json:"generated_utc"`
+	Counts      map[string]int   `json:"counts"`
+	Datastores  []truthDatastore `json:"datastores"`
+	StoragePods []truthPod       `json:"storage_pods"`
+	Hosts       []truthHost      `json:"hosts"`
+	DVSwitches  []truthDVS       `json:"dvswitches"`
+	VMs         []truthVM        `json:"vms"`
+	// Identifying is every value the estate holds that says whose it is, for the test
+	// that hunts what an anonymized capture leaks (identifying.go).
+	Identifying  []truthIdentifying `json:"identifying"`
+	Scenario     string             `json:"scenario"`
+	GeneratedUTC string             `json:"generated_utc"`
 }
 
 func all(kind string) []mo.Entity {
@@ -467,6 +470,7 @@ func buildTruth(scenario string) *truth {
 	for _, e := range all("VirtualMachine") {
 		t.VMs = append(t.VMs, vmTruth(e.(*simulator.VirtualMachine)))
 	}
+	t.Identifying = identifying()
 	c := t.Counts
 	c["datastore"] = len(t.Datastores)
 	c["storage_pod"] = len(t.StoragePods)

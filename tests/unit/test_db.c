@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -331,6 +332,31 @@ TEST_WITH(test_open_creates_schema, tl_db_setup, tl_db_teardown)
     json_decref(j);
     db_close(db);
     db_close(NULL);
+}
+
+/* `vslint record` keeps its rows in a database in memory: no file, not even one named
+ * ":memory:" in the working directory, which is where an un-anonymized capture's rows would
+ * otherwise be left behind. */
+TEST_WITH(test_open_in_memory_makes_no_file, tl_db_setup, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    struct db *db = NULL;
+    char *err = NULL, cwd[4096];
+    struct dirent *e;
+    int files = 0;
+
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(fx->dir), 0);
+    assert_int_equal(db_open(DB_MEMORY, &db, &err), 0);
+    assert_null(err);
+    db_close(db);
+    DIR *d = opendir(".");
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        files += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(files, 0);
 }
 
 TEST_WITH(test_reopen_is_idempotent, setup_polled, tl_db_teardown)

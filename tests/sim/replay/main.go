@@ -4,7 +4,10 @@
 // request gets the recorded answer for the same method and body (paging tokens included,
 // since they are in the body); the Login is accepted whatever the user and password (the
 // capture holds neither); a request that was never recorded gets a SOAP fault naming its
-// method. Standard library only.
+// method. An exchange that failed is replayed as it failed: its status and body (a SOAP
+// fault, an HTTP error), or its answer cut where the connection closed (the manifest's ninth
+// column, "closed after N of M bytes"), so that the failure a user recorded is reproduced.
+// Standard library only.
 package main
 
 import (
@@ -32,6 +35,7 @@ type exchange struct {
 	seq, source, proto, method, path string
 	status                           int
 	answer                           []byte
+	outcome                          string // "" when the answer came whole; else how it ended
 }
 
 type replay struct {
@@ -136,10 +140,17 @@ func load(path, array string) (*replay, error) {
 	for sc.Scan() {
 		line++
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 8 {
-			return nil, fmt.Errorf("%s: manifest.tsv line %d: %d fields, want 8", path, line, len(f))
+		// Captures of vslint before failed exchanges were recorded have no ninth column.
+		if len(f) != 8 && len(f) != 9 {
+			return nil, fmt.Errorf("%s: manifest.tsv line %d: %d fields, want 8 or 9", path, line, len(f))
 		}
 		e := &exchange{seq: f[0], source: f[1], proto: f[2], method: f[3], path: f[4]}
+		if len(f) == 9 && f[8] != "-" {
+			if _, _, err := parseOutcome(f[8]); err != nil {
+				return nil, fmt.Errorf("%s: manifest.tsv line %d: %v", path, line, err)
+			}
+			e.outcome = f[8]
+		}
 		fmt.Sscanf(f[5], "%d", &e.status)
 		var req []byte
 		if f[6] != "-" {
@@ -183,6 +194,59 @@ func (r *replay) next(k string) *exchange {
 const faultFmt = `<?xml version="1.0" encoding="UTF-8"?>
 <soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>vcsim-replay: no recorded answer for %s with this request</faultstring><detail><NotImplementedFault xmlns="urn:vim25" xsi:type="NotImplemented"></NotImplementedFault></detail></soapenv:Fault></soapenv:Body></soapenv:Envelope>`
 
+var (
+	closedOfRe = regexp.MustCompile(`^closed after (\d+) of (\d+) bytes$`)
+	closedRe   = regexp.MustCompile(`^closed after (\d+) bytes$`)
+	stoppedRe  = regexp.MustCompile(`^vslint stopped reading after (\d+) bytes$`)
+	timedOutRe = regexp.MustCompile(`^timed out after (\d+) bytes$`)
+)
+
+// parseOutcome reads the ninth column of manifest.tsv (util/capture.c's
+// vsl_capture_outcome()): the kind of ending ("closed", "stopped", "timeout",
+// "none") and the length the answer announced (-1: none).
+func parseOutcome(s string) (string, int64, error) {
+	var announced int64 = -1
+	switch {
+	case closedOfRe.MatchString(s):
+		fmt.Sscanf(closedOfRe.FindStringSubmatch(s)[2], "%d", &announced)
+		return "closed", announced, nil
+	case closedRe.MatchString(s):
+		return "closed", -1, nil
+	case stoppedRe.MatchString(s):
+		return "stopped", -1, nil
+	case timedOutRe.MatchString(s):
+		return "timeout", -1, nil
+	case strings.HasPrefix(s, "no answer"):
+		return "none", -1, nil
+	}
+	return "", 0, fmt.Errorf("unknown outcome %q", s)
+}
+
+// answer writes e as it was recorded: whole, or ended the way its transfer ended.
+func answer(w http.ResponseWriter, e *exchange) {
+	kind, announced, _ := parseOutcome(e.outcome)
+	if e.outcome == "" || kind == "stopped" {
+		// vslint stopped reading an answer it refused (malformed, too big): what it read
+		// before it stopped is served whole, and it stops at the same place.
+		w.WriteHeader(e.status)
+		w.Write(e.answer)
+		return
+	}
+	status := e.status
+	if kind == "none" {
+		status = 0
+	}
+	conn := simkit.CutAnswer(w, status, w.Header().Get("Content-Type"), e.answer, announced)
+	if conn == nil {
+		return
+	}
+	if kind == "timeout" {
+		// Nothing more comes until the client gives up.
+		io.Copy(io.Discard, conn)
+	}
+	conn.Close()
+}
+
 func (r *replay) serve(w http.ResponseWriter, q *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(q.Body, 64<<20))
 	if err != nil {
@@ -204,8 +268,7 @@ func (r *replay) serve(w http.ResponseWriter, q *http.Request) {
 		if method == "Login" {
 			http.SetCookie(w, &http.Cookie{Name: "vmware_soap_session", Value: "replay", Path: "/"})
 		}
-		w.WriteHeader(e.status)
-		w.Write(e.answer)
+		answer(w, e)
 	case strings.HasPrefix(q.URL.Path, "/sdk/"):
 		e := r.next(key("vcenter", "get", "GET", path, ""))
 		if e == nil {
@@ -213,8 +276,7 @@ func (r *replay) serve(w http.ResponseWriter, q *http.Request) {
 			http.NotFound(w, q)
 			return
 		}
-		w.WriteHeader(e.status)
-		w.Write(e.answer)
+		answer(w, e)
 	default:
 		var b string
 		if len(body) > 0 {
@@ -231,8 +293,7 @@ func (r *replay) serve(w http.ResponseWriter, q *http.Request) {
 			fmt.Fprintf(w, `{"error":{"errorCode":131149829,"httpStatusCode":404,"messages":[{"en-US":"vcsim-replay: no recorded answer for %s %s"}]}}`, q.Method, strings.ReplaceAll(path, `"`, `'`))
 			return
 		}
-		w.WriteHeader(e.status)
-		w.Write(e.answer)
+		answer(w, e)
 	}
 }
 

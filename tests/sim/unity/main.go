@@ -202,10 +202,43 @@ type fileInterface struct {
 // and ds-nas-b2 from 10.0.3.20 (SP B): TWIN. nas_3 runs on SP A after a failover, but its
 // home is SP B: the guide's rule is about where it is placed.
 func nasServers() ([]nasServer, []fileInterface) {
-	return []nasServer{{"nas_1", "nas-spa-1", "spa", "spa"}, {"nas_2", "nas-spa-2", "spa", "spa"},
-			{"nas_3", "nas-spb-1", "spb", "spa"}},
+	servers := []nasServer{{"nas_1", "nas-spa-1", "spa", "spa"}, {"nas_2", "nas-spa-2", "spa", "spa"},
+		{"nas_3", "nas-spb-1", "spb", "spa"}}
+	if leaky {
+		for i := range servers {
+			servers[i].Name += leakyDomain
+		}
+	}
+	return servers,
 		[]fileInterface{{"if_10", "nas_1", "10.0.3.10"}, {"if_11", "nas_2", "10.0.3.11"},
 			{"if_12", "nas_3", "10.0.3.20"}}
+}
+
+// leaky is the -leaky flag: the array's pools, LUNs and NAS servers have names that say whose
+// they are (a site, a host's FQDN, a domain), for the test that hunts what an anonymized
+// capture leaks (tests/integration/test_record.py); the control's "names" lists them.
+var leaky bool
+
+const (
+	leakySite   = "Frankfurt-DC2-"
+	leakyHost   = "ESX-Prod01.Corp.Example.com-"
+	leakyDomain = ".Corp.Example.com"
+)
+
+// names are the names of every pool, LUN and NAS server the array answers.
+func (s *server) names() []string {
+	var out []string
+	for _, p := range s.pools {
+		out = append(out, p.Name)
+	}
+	for _, l := range s.luns {
+		out = append(out, l.Name)
+	}
+	servers, _ := nasServers()
+	for _, n := range servers {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 func (n nasServer) content() map[string]interface{} {
@@ -668,7 +701,7 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	stats := map[string]interface{}{"sessions": len(s.sessions), "issued": s.issued}
+	stats := map[string]interface{}{"sessions": len(s.sessions), "issued": s.issued, "names": s.names()}
 	for k, v := range s.stats {
 		stats[k] = v
 	}
@@ -686,6 +719,7 @@ func main() {
 	fault := flag.String("fault", "", "KIND:N: answer the Nth instances read badly, once; N=0 every read (slow, drop, malformed, 401, http500, empty, droplun)")
 	paging := flag.String("paging", "both", "what a page says of the next: both (links and entryCount), links, count (entryCount only), none")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
+	flag.BoolVar(&leaky, "leaky", false, "pools, LUNs and NAS servers named after a site, a host and a domain (see the control's names)")
 	flag.Parse()
 
 	password := simkit.Password(*passwordFile)
@@ -697,6 +731,14 @@ func main() {
 		log.Fatalf("-paging %q: want both, links, count or none", *paging)
 	}
 	s.pools, s.luns = estate()
+	if leaky {
+		for i := range s.pools {
+			s.pools[i].Name = leakySite + s.pools[i].Name
+		}
+		for i := range s.luns {
+			s.luns[i].Name = leakyHost + s.luns[i].Name
+		}
+	}
 	if *fault != "" {
 		parts := strings.SplitN(*fault, ":", 2)
 		s.fault = parts[0]

@@ -14,6 +14,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"flag"
+	"fmt"
 	"log"
 	"math/big"
 	"net"
@@ -142,4 +143,37 @@ func VmfsVersion(major int) string {
 		return "5.81"
 	}
 	return "6.82"
+}
+
+// CutAnswer takes the connection of w over and answers as a broken network or server would:
+// nothing at all when status is 0; else the status line, ctype, and either a Content-Length
+// of announced (>= 0) followed by body alone, or (announced < 0) body as one chunk with no
+// last chunk. The connection is returned open (nil when it could not be taken): the caller
+// closes it, at once or after holding it.
+func CutAnswer(w http.ResponseWriter, status int, ctype string, body []byte, announced int64) net.Conn {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return nil
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return nil
+	}
+	if status == 0 {
+		return conn
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n", status, http.StatusText(status), ctype)
+	if announced >= 0 {
+		fmt.Fprintf(buf, "Content-Length: %d\r\n\r\n", announced)
+		buf.Write(body)
+	} else {
+		fmt.Fprintf(buf, "Transfer-Encoding: chunked\r\n\r\n")
+		if len(body) > 0 {
+			fmt.Fprintf(buf, "%x\r\n", len(body))
+			buf.Write(body)
+			buf.WriteString("\r\n")
+		}
+	}
+	buf.Flush()
+	return conn
 }
