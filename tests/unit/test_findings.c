@@ -286,6 +286,12 @@ TEST_WITH(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown)
     const struct est_host *h11 = host_named(e, "esx00");
     assert_int_equal(h11->n_luns, 1);
     assert_int_equal(h11->luns[0].iops_limit, EST_UNKNOWN);
+    /* A value rows repeat is one copy, shared (db/load.c col_str), and stays what it was. */
+    assert_ptr_equal(h11->luns[0].vendor, h->luns[0].vendor);
+    assert_ptr_equal(h->luns[1].satp, h->luns[0].satp);
+    assert_string_equal(h->luns[1].vendor, "NETAPP");
+    assert_string_equal(h->luns[1].psp, "VMW_PSP_MRU");
+    assert_string_equal(h->luns[0].psp, "VMW_PSP_RR");
     assert_int_equal(h11->n_gaps, 1);
     assert_string_equal(h11->gaps[0].what, "esxcli");
     assert_int_equal(h->n_gaps, 0);
