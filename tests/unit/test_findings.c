@@ -1056,6 +1056,17 @@ static int run_flaky(struct db *db, const struct estate *e, int64_t now)
     return r;
 }
 
+/* Three connected hosts, and flaky's findings on esx1 and esx2 recorded at T1. */
+static void flaky_on_esx1_esx2(struct db *db, struct estate *e, struct est_host h[3])
+{
+    three_hosts(e, h, "connected", 0);
+    flaky_emit[0] = "esx1";
+    flaky_emit[1] = "esx2";
+    flaky_emit[2] = NULL;
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(db, e, T1), 0);
+}
+
 static json_t *get_on(struct db *db, const char *host_moref)
 {
     char fp[17];
@@ -1080,12 +1091,7 @@ TEST_WITH(test_check_error_keeps_history, tl_db_setup_open, tl_db_teardown)
     char buf[256];
     json_t *a, *b;
 
-    three_hosts(&e, h, "connected", 0);
-    flaky_emit[0] = "esx1";
-    flaky_emit[1] = "esx2";
-    flaky_emit[2] = NULL;
-    flaky_fail = 0;
-    assert_int_equal(run_flaky(fx->db, &e, T1), 0);
+    flaky_on_esx1_esx2(fx->db, &e, h);
 
     /* The check emits esx1's finding, then fails before esx2's: esx2's is not fixed, it is
      * unverified, with its first and last sightings as they were. */
@@ -1199,12 +1205,7 @@ TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardow
     char buf[256];
     json_t *j;
 
-    three_hosts(&e, h, "connected", 0);
-    flaky_emit[0] = "esx1";
-    flaky_emit[1] = "esx2";
-    flaky_emit[2] = NULL;
-    flaky_fail = 0;
-    assert_int_equal(run_flaky(fx->db, &e, T1), 0);
+    flaky_on_esx1_esx2(fx->db, &e, h);
     /* Seen again: new at the evaluation before, so rewritten (no longer new). */
     assert_int_equal(run_flaky(fx->db, &e, T2), 0);
     assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
