@@ -82,7 +82,8 @@
     T(FINDINGS, findings, 1)                                                                       \
     T(CAPACITY_HISTORY, capacity_history, 8)                                                       \
     T(RUNWAY, runway, 8)                                                                           \
-    T(DIGESTS, digests, 8)
+    T(DIGESTS, digests, 8)                                                                         \
+    T(EVALUATIONS, evaluations, 13)
 
 /* ---- inventory ---------------------------------------------------------------------------- */
 
@@ -533,6 +534,17 @@
     X(S, E, open_count, "INTEGER", RAW, 0, 8, NOEST)                                               \
     X(S, E, critical_count, "INTEGER", RAW, 0, 8, NOEST)                                           \
     X(S, E, score, "INTEGER", RAW, 0, 8, NOEST)
+
+/* When each vCenter's findings were last recorded (db_findings_record()). Every finding of it
+ * still open or waived, and verified, was seen then: its last_seen is this time, not its row's
+ * last_seen_ms, which moves only when the row is rewritten for another reason (its message,
+ * evidence, waiver... changed, or it was new at the evaluation before). An evaluation thus
+ * rewrites the rows that changed instead of every open finding's row with its evidence and
+ * index entries. No row (a database from before version 13 until its next evaluation): the
+ * rows' own last_seen_ms hold. */
+#define DB_COLS_evaluations(X, S, E)                                                               \
+    X(S, E, vcenter, "TEXT PRIMARY KEY NOT NULL", RAW, PK, 13, NOEST)                              \
+    X(S, E, evaluated_ms, "INTEGER NOT NULL", RAW, 0, 13, NOEST)
 
 /* The indexes: I(name, since, "table(columns)"). An index that changes is a new name (or a hand-
  * written migration that drops the old one). */

@@ -21,6 +21,10 @@
     " AND (severity_order, check_id, vcenter, object_name, fingerprint) >"                         \
     " (:c_order, :c_check, :c_vcenter, :c_name, :c_fingerprint)"
 
+/* The positions of select_findings()'s expressions after the columns; FX_sort is there only
+ * in a page of another order than the default. */
+enum { FX_first_mode = F_NCOLS, FX_resolved_mode, FX_evidence_valid, FX_last_seen, FX_sort };
+
 /* The other orders (f->sort): one column, then the fingerprint, which makes the key unique.
  * Their cursor is (sort, key, fingerprint): the sort in it refuses a cursor of another order. */
 static const struct sort_key {
@@ -29,7 +33,7 @@ static const struct sort_key {
 } sort_keys[] = {
     {"severity", "severity_order", F_severity_order, 1}, /* only as "-severity": info first */
     {"first_seen", "first_seen_ms", F_first_seen_ms, 1},
-    {"last_seen", "last_seen_ms", F_last_seen_ms, 1},
+    {"last_seen", DB_LAST_SEEN_SQL("findings"), FX_last_seen, 1},
     {"check", "check_id", F_check_id, 0},
     {"object", "object_name", F_object_name, 0},
 };
@@ -42,9 +46,10 @@ const char *const db_findings_sorts[] = {"severity", "first_seen", "last_seen", 
 #define SORT_MAX   2000 /* matches up to which a page is sorted rather than walked */
 
 /* status filter -> condition. NULL (the default) is everything not resolved. "new" is open and
- * seen for the first time in the latest evaluation: every unresolved finding's last_seen is its
- * vCenter's latest evaluation unless that evaluation could not verify it (then it is marked
- * unverified), so first_seen == last_seen on a verified finding says exactly that. */
+ * seen for the first time in the latest evaluation: the row's own last_seen_ms equals its
+ * first_seen_ms only then, because an evaluation rewrites (moving last_seen_ms) every row that
+ * was new at the evaluation before, and a row it leaves as it was keeps an older
+ * last_seen_ms; one that evaluation could not verify is marked unverified. */
 #define NEW_SQL "first_seen_ms = last_seen_ms AND unverified_since_ms IS NULL"
 static const struct {
     const char *name, *sql;
@@ -89,23 +94,51 @@ static const char upsert_sql[] =
     " first_poll = CASE WHEN status = 'resolved' THEN excluded.first_poll ELSE first_poll END,"
     " last_seen_ms = excluded.last_seen_ms, resolved_at_ms = NULL, resolved_poll = NULL,"
     " host_moref = excluded.host_moref, host_name = excluded.host_name,"
-    " unverified_since_ms = NULL, unverified_reason = NULL, resolution = NULL";
+    " unverified_since_ms = NULL, unverified_reason = NULL, resolution = NULL"
+    /* Only a row that is not already all of that: rewriting an unchanged row (its evidence
+     * and index entries with it) just to move last_seen_ms was most of a run's cost; its
+     * last_seen is the evaluation's time in the evaluations table. A row that was new at the
+     * evaluation before is rewritten all the same, so that it is no longer "new" (NEW_SQL). */
+    " WHERE findings.status NOT IN ('open', 'waived') OR findings.unverified_since_ms IS NOT NULL"
+    " OR findings.first_seen_ms = findings.last_seen_ms"
+    " OR findings.status IS NOT excluded.status OR findings.check_id IS NOT excluded.check_id"
+    " OR findings.title IS NOT excluded.title OR findings.vcenter IS NOT excluded.vcenter"
+    " OR findings.object_type IS NOT excluded.object_type"
+    " OR findings.object_moref IS NOT excluded.object_moref"
+    " OR findings.object_name IS NOT excluded.object_name"
+    " OR findings.detail IS NOT excluded.detail OR findings.severity IS NOT excluded.severity"
+    " OR findings.message IS NOT excluded.message"
+    " OR findings.evidence_json IS NOT excluded.evidence_json"
+    " OR findings.waiver_reason IS NOT excluded.waiver_reason"
+    " OR findings.waiver_expires IS NOT excluded.waiver_expires"
+    " OR findings.host_moref IS NOT excluded.host_moref"
+    " OR findings.host_name IS NOT excluded.host_name OR findings.resolution IS NOT NULL";
 
-/* The unresolved findings of a vCenter this evaluation did not emit (every one it emitted has
- * last_seen = now): each is either fixed, or could not be verified this time. */
+/* The unresolved findings of a vCenter; those this evaluation did not emit are each either
+ * fixed, or could not be verified this time. */
 static const char missing_sql[] =
     "SELECT fingerprint, check_id, host_moref, object_moref FROM findings"
-    " WHERE vcenter = ?1 AND status IN ('open', 'waived') AND last_seen_ms <> ?2";
+    " WHERE vcenter = ?1 AND status IN ('open', 'waived')";
 
-/* Kept as it was; the first unverified evaluation is remembered as "since". */
+/* Kept as it was; the first unverified evaluation is remembered as "since". Its last_seen from
+ * then on is the row's own: the time the evaluation before saw it, written into the row (the
+ * SET sees the row and the evaluations table as they were before this evaluation). */
 static const char unverify_sql[] =
-    "UPDATE findings SET unverified_since_ms = coalesce(unverified_since_ms, ?2),"
+    "UPDATE findings SET last_seen_ms = " DB_LAST_SEEN_SQL("findings") ","
+    " unverified_since_ms = coalesce(unverified_since_ms, ?2),"
     " unverified_reason = ?3 WHERE fingerprint = ?1";
 
 static const char resolve_sql[] =
-    "UPDATE findings SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3,"
+    "UPDATE findings SET last_seen_ms = " DB_LAST_SEEN_SQL("findings") ","
+    " status = 'resolved', resolved_at_ms = ?2, resolution = ?3,"
     " resolved_poll = ?4, unverified_since_ms = NULL, unverified_reason = NULL"
     " WHERE fingerprint = ?1";
+
+/* After the findings: from now on every open or waived finding of the vCenter that the
+ * evaluation verified was seen at its time. */
+static const char evaluated_sql[] =
+    "INSERT INTO evaluations (vcenter, evaluated_ms) VALUES (?1, ?2)"
+    " ON CONFLICT (vcenter) DO UPDATE SET evaluated_ms = excluded.evaluated_ms";
 
 /* The poll whose snapshot an evaluation of vcenter judges: its latest successful one (a full
  * read, or an incremental round that applied changes). 0 when it has none. */
@@ -183,11 +216,17 @@ static const char *verdict(const struct evaluation *ev, const char *id, const ch
     return NULL;
 }
 
-/* The unresolved findings of vcenter not emitted at now_ms, resolved or marked unverified. The
- * rows are read first and updated after: SQLite does not promise what a statement still
- * stepping sees of updates to its own table. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The unresolved findings of vcenter not emitted at now_ms (not among the n fingerprints of
+ * emitted, sorted), resolved or marked unverified. The rows are read first and updated after:
+ * SQLite does not promise what a statement still stepping sees of updates to its own table. */
 static int settle_missing(struct db *db, const char *vcenter, const struct evaluation *ev,
-                          int64_t now_ms, int64_t poll)
+                          const char *const *emitted, size_t n_emitted, int64_t now_ms,
+                          int64_t poll)
 {
     sqlite3_stmt *sel = NULL, *unv = NULL, *fix = NULL;
     struct missing {
@@ -200,13 +239,15 @@ static int settle_missing(struct db *db, const char *vcenter, const struct evalu
 
     rc = sqlite3_prepare_v2(db->h, missing_sql, -1, &sel, NULL);
     if (rc == SQLITE_OK)
-        rc = db_bind(sel, DB_TEXT(vcenter), DB_INT(now_ms));
+        rc = db_bind(sel, DB_TEXT(vcenter));
     while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
         const char *fp = (const char *)sqlite3_column_text(sel, 0);
         const char *id = (const char *)sqlite3_column_text(sel, 1);
         rc = SQLITE_OK;
         if (!fp || !id || strlen(fp) >= sizeof(rows->fingerprint))
             continue; /* not a row this code wrote */
+        if (bsearch(&fp, emitted, n_emitted, sizeof(*emitted), cmp_str))
+            continue; /* seen in this evaluation */
         if (vsl_grow(&rows, &cap, n, sizeof(*rows), 64) < 0) {
             rc = SQLITE_NOMEM;
             break;
@@ -247,29 +288,44 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
                        int64_t now_ms)
 {
     sqlite3_stmt *ins = NULL;
+    const char **emitted = NULL; /* borrowed from ev, sorted: owned array only */
     int64_t poll = 0;
     struct vsl_watch w;
-    size_t i;
+    size_t i, written = 0;
     int rc, r = 0;
 
     assert(db && vcenter && ev);
     assert(!db->in_snapshot);
     vsl_watch_start(&w);
+    emitted = malloc((ev->n_findings ? ev->n_findings : 1) * sizeof(*emitted));
+    if (!emitted)
+        return -ENOMEM;
+    for (i = 0; i < ev->n_findings; i++)
+        emitted[i] = ev->findings[i].fingerprint;
+    qsort(emitted, ev->n_findings, sizeof(*emitted), cmp_str);
     /* IMMEDIATE: take the write lock now (waiting out a poll's commit) rather than fail on
      * the first insert. */
     rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
+        free(emitted);
         return db_fail(db->h, rc, "recording findings");
+    }
     r = judged_poll(db, vcenter, &poll);
     if (r < 0) {
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+        free(emitted);
         return r;
     }
     rc = sqlite3_prepare_v2(db->h, upsert_sql, -1, &ins, NULL);
-    for (i = 0; i < ev->n_findings && rc == SQLITE_OK; i++)
+    for (i = 0; i < ev->n_findings && rc == SQLITE_OK; i++) {
         rc = upsert(ins, vcenter, &ev->findings[i], now_ms, poll);
+        written += (size_t)sqlite3_changes(db->h);
+    }
     if (rc == SQLITE_OK)
-        rc = settle_missing(db, vcenter, ev, now_ms, poll);
+        rc = settle_missing(db, vcenter, ev, emitted, ev->n_findings, now_ms, poll);
+    if (rc == SQLITE_OK && db_run(db->h, evaluated_sql, "recording the evaluation",
+                                  DB_TEXT(vcenter), DB_INT(now_ms)) < 0)
+        rc = sqlite3_errcode(db->h) != SQLITE_OK ? sqlite3_errcode(db->h) : SQLITE_ERROR;
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
@@ -278,20 +334,18 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_finalize(ins);
+    free(emitted);
     if (r == 0) {
         double wall, cpu;
         vsl_watch_read(&w, &wall, &cpu);
-        log_debug("db: recorded %zu findings of vCenter %s in %.3f s, CPU %.3f s",
-                  ev->n_findings, vcenter, wall, cpu);
+        log_debug("db: recorded %zu findings of vCenter %s in %.3f s, CPU %.3f s (%zu rows "
+                  "written, the others unchanged)",
+                  ev->n_findings, vcenter, wall, cpu, written);
     }
     return r;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
-
-/* The positions of select_findings()'s expressions after the columns; FX_sort is there only
- * in a page of another order than the default. */
-enum { FX_first_mode = F_NCOLS, FX_resolved_mode, FX_evidence_valid, FX_sort };
 
 /* f->sort as the key of another order than the default (*k NULL for the default), and whether
  * it is reversed. -EINVAL for a sort this file does not know. */
@@ -388,7 +442,7 @@ static json_t *finding_json(sqlite3_stmt *st)
         json_object_set_new(o, "message", db_json_text(st, F_message)) ||
         json_object_set_new(o, "evidence", jevidence(st, F_evidence_json)) ||
         json_object_set_new(o, "first_seen", db_json_time(st, F_first_seen_ms)) ||
-        json_object_set_new(o, "last_seen", db_json_time(st, F_last_seen_ms)) ||
+        json_object_set_new(o, "last_seen", db_json_time(st, FX_last_seen)) ||
         json_object_set_new(o, "unverified", junverified(st)) ||
         json_object_set_new(o, "resolved_at", db_json_time(st, F_resolved_at_ms)) ||
         json_object_set_new(o, "resolution", db_json_text(st, F_resolution)) ||
@@ -530,7 +584,7 @@ static int finding_text(struct vsl_buf *b, sqlite3_stmt *st, unsigned fields)
         case DB_FF_MESSAGE: r = text_col(b, st, F_message); break;
         case DB_FF_EVIDENCE: r = evidence_text(b, st); break;
         case DB_FF_FIRST_SEEN: r = time_col(b, st, F_first_seen_ms); break;
-        case DB_FF_LAST_SEEN: r = time_col(b, st, F_last_seen_ms); break;
+        case DB_FF_LAST_SEEN: r = time_col(b, st, FX_last_seen); break;
         case DB_FF_UNVERIFIED:
             r = pair(b, st, "since", F_unverified_since_ms, "reason", F_unverified_reason, 1);
             break;
@@ -609,7 +663,8 @@ static int select_findings(struct vsl_buf *sql, const struct sort_key *k, int de
     if (r == 0)
         r = vsl_buf_addstr(sql, ", (SELECT mode FROM polls WHERE id = findings.first_poll),"
                                 " (SELECT mode FROM polls WHERE id = findings.resolved_poll),"
-                                " json_valid(findings.evidence_json)");
+                                " json_valid(findings.evidence_json), "
+                                DB_LAST_SEEN_SQL("findings"));
     /* The order's name as a constant column (FX_sort), from sort_keys, for its cursors. */
     if (r == 0 && k)
         r = vsl_buf_printf(sql, ", '%s%s'", desc ? "-" : "", k->name);

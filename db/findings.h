@@ -24,6 +24,16 @@ int db_snapshots_stamp(struct db *db, uint64_t *out);
  * polled_ms); -VSL_ENOTFOUND when it never was. */
 int db_snapshot_time(struct db *db, const char *vcenter, int64_t *ms);
 
+/* A finding's last_seen (unix ms) as SQL over the findings row of alias t: an open or waived
+ * finding that its vCenter's latest evaluation verified was seen at that evaluation (the
+ * evaluations table); any other keeps the time its row holds. An evaluation rewrites only the
+ * rows that changed (db_findings_record()), so the row's own last_seen_ms of an unchanged open
+ * finding is older. Every reader of last_seen reads it through this. */
+#define DB_LAST_SEEN_SQL(t)                                                                        \
+    "(CASE WHEN " t ".status IN ('open', 'waived') AND " t ".unverified_since_ms IS NULL"        \
+    " THEN coalesce((SELECT e.evaluated_ms FROM main.evaluations e WHERE e.vcenter = " t         \
+    ".vcenter), " t ".last_seen_ms) ELSE " t ".last_seen_ms END)"
+
 /* Names of every vCenter with a stored snapshot, sorted. *names (and each string) malloc'd. */
 int db_vcenter_names(struct db *db, char ***names, size_t *n);
 
@@ -31,7 +41,8 @@ int db_vcenter_names(struct db *db, char ***names, size_t *n);
  * - each finding is inserted or updated by fingerprint: first_seen kept (set to now for a new
  *   one, or for one that had been resolved and came back), last_seen = now, resolved_at NULL,
  *   severity, message, evidence, waiver, host updated, unverified cleared; status "waived" when
- *   f->waiver, else "open";
+ *   f->waiver, else "open". A row whose stored values are already all these is not written:
+ *   its last_seen is the evaluation's time recorded for the vCenter (DB_LAST_SEEN_SQL);
  * - every other unresolved finding of that vCenter is resolved (resolved_at = now, status
  *   "resolved", resolution "fixed") only when its check completed and no unverified scope of
  *   ev covers its host or object; closed as "disabled" when its check is disabled; otherwise

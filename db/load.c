@@ -38,7 +38,20 @@ struct load {
     void *parent;                /* what the run belongs to, NULL: its rows are dropped */
     struct est_host *host;       /* the host of the run's parent, set by the resolvers */
     struct est_iscsi_hba *hba;
+    /* The strings copied lately, by a hash of their bytes (LOAD_STRINGS slots, the newest in
+     * each): a value that many rows repeat is one copy in the arena, shared by them all. At
+     * 100,000 VMs most of the estate's text is such values (513,000 paths with 513 names, two
+     * states and 252 target ports; 129,000 LUNs of 8,065 devices with four vendors; 300,000
+     * disks with five labels): copied row by row they were about 70 MB of a 210 MB estate.
+     * The estate's strings are never written after the load, so sharing one is safe. Owned,
+     * NULL when it could not be allocated (then every string is copied). */
+    struct load_string {
+        const char *s; /* arena-owned */
+        size_t len;
+    } *strings;
 };
+
+#define LOAD_STRINGS 16384 /* a power of two */
 
 /* One query that builds one array of the estate: every column of table t (alias a, so
  * P_<ENUM>_<col> are their positions), then extra (the joins' columns), FROM the table and join,
@@ -102,13 +115,27 @@ static const char *text(sqlite3_stmt *st, int i)
     return (const char *)sqlite3_column_text(st, i);
 }
 
-/* A text column copied into the arena; NULL stays NULL. Running out of memory is remembered by
- * the arena and reported once at the end (est_failed). */
+/* A text column copied into the arena, or the copy of the same bytes made for an earlier row
+ * (L->strings); NULL stays NULL. Running out of memory is remembered by the arena and reported
+ * once at the end (est_failed). */
 static const char *col_str(struct load *L, sqlite3_stmt *st, int i)
 {
     const char *s = text(st, i);
+    size_t len = s ? (size_t)sqlite3_column_bytes(st, i) : 0;
+    uint32_t h = 2166136261u; /* FNV-1a: a slot, not an identity; the bytes are compared */
+    struct load_string *slot;
 
-    return s ? est_strndup(L->e, s, (size_t)sqlite3_column_bytes(st, i)) : NULL;
+    if (!s)
+        return NULL;
+    if (!L->strings)
+        return est_strndup(L->e, s, len);
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (unsigned char)s[k]) * 16777619u;
+    slot = &L->strings[h & (LOAD_STRINGS - 1)];
+    if (slot->s && slot->len == len && memcmp(slot->s, s, len) == 0)
+        return slot->s;
+    *slot = (struct load_string){est_strndup(L->e, s, len), len};
+    return slot->s;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int i)
@@ -1368,6 +1395,7 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
     vsl_buf_init(&L.key, MAX_KEY);
     vsl_buf_init(&L.row_key, MAX_KEY);
     L.e = est_new(vcenter);
+    L.strings = calloc(LOAD_STRINGS, sizeof(*L.strings));
     if (!L.e)
         return -ENOMEM;
     /* One read transaction: with WAL it pins one committed snapshot, so a poll committing
@@ -1412,6 +1440,7 @@ out:
     vsl_keymap_free(&L.hosts);
     vsl_keymap_free(&L.vms);
     vsl_keymap_free(&L.alarms);
+    free(L.strings);
     vsl_buf_free(&L.rows);
     vsl_buf_free(&L.key);
     vsl_buf_free(&L.row_key);

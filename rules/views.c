@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/findings.h"
 #include "rules/views.h"
 #include "util/buf.h"
 
@@ -128,7 +129,7 @@ static const struct view views[] = {
      " f.object_name AS object_name, f.host_name AS host_name, f.detail AS detail,"
      " f.severity AS severity, f.status AS status, f.message AS message,"
      " f.evidence_json AS evidence, " ISO("f.first_seen_ms") " AS first_seen,"
-     " " ISO("f.last_seen_ms") " AS last_seen, " ISO("f.resolved_at_ms") " AS resolved_at,"
+     " " ISO(DB_LAST_SEEN_SQL("f")) " AS last_seen, " ISO("f.resolved_at_ms") " AS resolved_at,"
      " f.resolution AS resolution, f.waiver_reason AS waiver_reason,"
      " f.waiver_expires AS waiver_expires,"
      " " ISO("f.unverified_since_ms") " AS unverified_since"

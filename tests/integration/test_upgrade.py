@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sqlite3
+import time
 
 import pytest
 
@@ -93,6 +94,21 @@ def test_inventory_reads_the_old_snapshot(upgraded):
     assert 'ds-free-crit' in names, sorted(names)[:10]
 
 
+def iso(ms):
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(ms // 1000))
+
+
+def test_last_seen_read_as_it_was(upgraded):
+    """Version 13 takes an open finding's last_seen from its vCenter's last evaluation instead
+    of rewriting its row each time: until this build evaluates, every finding reads the
+    last_seen its release wrote, through the view site rules and exports read."""
+    want = {r[0]: iso(r[11]) for r in upgraded['before']['findings']}
+    res = vslint('query', '-c', upgraded['conf'], '--format', 'json',
+                 'SELECT fingerprint, last_seen FROM vsl_findings')
+    assert res.returncode == 0, res.stderr
+    assert {r['fingerprint']: r['last_seen'] for r in json.loads(res.stdout)} == want
+
+
 def open_set(findings):
     return sorted((f['check'], f['object']['name'], f.get('detail') or '', f['severity'])
                   for f in findings if f['status'] != 'resolved')
@@ -119,3 +135,10 @@ def test_after_a_poll_equals_a_fresh_database(upgraded, violations_sim, new_work
     both = set(old_first) & set(now_first)
     assert len(both) > 10, 'the release and this build name few of the same objects'
     assert {fp: now_first[fp] for fp in both} == {fp: old_first[fp] for fp in both}
+    # Seen by this evaluation, open or waived: last seen now, as the report says, whether
+    # or not the row was written.
+    shown = {f['fingerprint']: f['last_seen'] for f in after if f['status'] != 'resolved'}
+    res = vslint('query', '-c', upgraded['conf'], '--format', 'json',
+                 "SELECT fingerprint, last_seen FROM vsl_findings WHERE status <> 'resolved'")
+    assert res.returncode == 0, res.stderr
+    assert {r['fingerprint']: r['last_seen'] for r in json.loads(res.stdout)} == shown

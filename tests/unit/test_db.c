@@ -798,6 +798,59 @@ TEST_WITH(test_migration10_polls_were_full, tl_db_setup, tl_db_teardown)
     db_close(db);
 }
 
+/* Version 13 keeps an open finding's last_seen as its vCenter's last evaluation (the
+ * evaluations table) instead of rewriting its row each time. A version-12 database has no such
+ * table: after the migration every finding reads the last_seen its row holds, as it did, and
+ * "new" is what it was, until the next evaluation records its time. */
+TEST_WITH(test_migration13_last_seen_as_stored, tl_db_setup, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    /* fingerprint, status, first and last seen, unverified since, resolved at; what the
+     * findings read then (status, last_seen). */
+    static const struct {
+        const char *fp, *status;
+        int64_t first, last, unverified, resolved;
+        const char *want_status, *want_last;
+    } rows[] = {
+        {"00000000000000a1", "open", 1700000000000, 1700000100000, 0, 0, "open",
+         "2023-11-14T22:15:00Z"},
+        {"00000000000000a2", "open", 1700000100000, 1700000100000, 0, 0, "new",
+         "2023-11-14T22:15:00Z"},
+        {"00000000000000a3", "waived", 1700000000000, 1700000100000, 0, 0, "waived",
+         "2023-11-14T22:15:00Z"},
+        {"00000000000000a4", "open", 1700000000000, 1700000000000, 1700000100000, 0, "open",
+         "2023-11-14T22:13:20Z"},
+        {"00000000000000a5", "resolved", 1700000000000, 1700000000000, 0, 1700000100000,
+         "resolved", "2023-11-14T22:13:20Z"},
+    };
+    char sql[512];
+
+    migrate_file(fx->path, 12);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO findings (fingerprint, check_id, vcenter, object_name, severity,"
+                 " status, first_seen_ms, last_seen_ms, unverified_since_ms, resolved_at_ms)"
+                 " VALUES ('%s', 'snapshots', 'vc-a', 'vm-%zu', 'warning', '%s', %lld, %lld,"
+                 " nullif(%lld, 0), nullif(%lld, 0))",
+                 rows[i].fp, i, rows[i].status, (long long)rows[i].first,
+                 (long long)rows[i].last, (long long)rows[i].unverified,
+                 (long long)rows[i].resolved);
+        raw_exec(fx->path, sql);
+    }
+    struct db *db = open_db(fx);
+    assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM evaluations"), 0);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        json_t *f = NULL;
+        assert_int_equal(db_finding_get(db, rows[i].fp, &f), 0);
+        assert_string_equal(json_string_value(json_object_get(f, "status")), rows[i].want_status);
+        assert_string_equal(json_string_value(json_object_get(f, "last_seen")),
+                            rows[i].want_last);
+        json_decref(f);
+    }
+    db_close(db);
+}
+
 /* Schema 6 to 7 rebuilds the iSCSI tables with the target's IQN in their keys: the snapshot
  * already stored survives, static targets keep their IQN and options name it too. The
  * version 6 database is made by migrations 1 to 6, so its tables are those version 6 left. */

@@ -286,6 +286,12 @@ TEST_WITH(test_estate_roundtrip, tl_db_setup_open, tl_db_teardown)
     const struct est_host *h11 = host_named(e, "esx00");
     assert_int_equal(h11->n_luns, 1);
     assert_int_equal(h11->luns[0].iops_limit, EST_UNKNOWN);
+    /* A value rows repeat is one copy, shared (db/load.c col_str), and stays what it was. */
+    assert_ptr_equal(h11->luns[0].vendor, h->luns[0].vendor);
+    assert_ptr_equal(h->luns[1].satp, h->luns[0].satp);
+    assert_string_equal(h->luns[1].vendor, "NETAPP");
+    assert_string_equal(h->luns[1].psp, "VMW_PSP_MRU");
+    assert_string_equal(h->luns[0].psp, "VMW_PSP_RR");
     assert_int_equal(h11->n_gaps, 1);
     assert_string_equal(h11->gaps[0].what, "esxcli");
     assert_int_equal(h->n_gaps, 0);
@@ -1050,6 +1056,17 @@ static int run_flaky(struct db *db, const struct estate *e, int64_t now)
     return r;
 }
 
+/* Three connected hosts, and flaky's findings on esx1 and esx2 recorded at T1. */
+static void flaky_on_esx1_esx2(struct db *db, struct estate *e, struct est_host h[3])
+{
+    three_hosts(e, h, "connected", 0);
+    flaky_emit[0] = "esx1";
+    flaky_emit[1] = "esx2";
+    flaky_emit[2] = NULL;
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(db, e, T1), 0);
+}
+
 static json_t *get_on(struct db *db, const char *host_moref)
 {
     char fp[17];
@@ -1074,12 +1091,7 @@ TEST_WITH(test_check_error_keeps_history, tl_db_setup_open, tl_db_teardown)
     char buf[256];
     json_t *a, *b;
 
-    three_hosts(&e, h, "connected", 0);
-    flaky_emit[0] = "esx1";
-    flaky_emit[1] = "esx2";
-    flaky_emit[2] = NULL;
-    flaky_fail = 0;
-    assert_int_equal(run_flaky(fx->db, &e, T1), 0);
+    flaky_on_esx1_esx2(fx->db, &e, h);
 
     /* The check emits esx1's finding, then fails before esx2's: esx2's is not fixed, it is
      * unverified, with its first and last sightings as they were. */
@@ -1175,6 +1187,85 @@ TEST_WITH(test_unread_inputs_keep_history, tl_db_setup_open, tl_db_teardown)
     assert_str(j, "last_seen", T1_ISO);
     assert_str(json_object_get(j, "unverified"), "since", T2_ISO);
     json_decref(j);
+}
+
+/* An evaluation rewrites only the rows that changed: an open finding seen again as it was
+ * keeps its stored row (last_seen_ms of the evaluation that last wrote it), while every reader
+ * gives its last_seen as the latest evaluation's; a finding then not verified, or fixed, keeps
+ * the last_seen it had then, not the stale time in its row. */
+TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const struct db_findings_filter fresh = {.status = "new"},
+                                    by_last = {.sort = "last_seen"},
+                                    by_last_desc = {.sort = "-last_seen"};
+    const int64_t T4 = T3 + 1000, T5 = T3 + 2000;
+    struct estate e;
+    struct est_host h[3];
+    char buf[256];
+    json_t *j;
+
+    flaky_on_esx1_esx2(fx->db, &e, h);
+    /* Seen again: new at the evaluation before, so rewritten (no longer new). */
+    assert_int_equal(run_flaky(fx->db, &e, T2), 0);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
+    /* Seen again unchanged: the rows are left as T2 wrote them. */
+    assert_int_equal(run_flaky(fx->db, &e, T3), 0);
+    assert_int_equal(tl_db_count(fx->path, "SELECT count(*) FROM findings"
+                                           " WHERE last_seen_ms = 1796056965000"),
+                     2);
+    j = get_on(fx->db, "host-2");
+    assert_life(j, "open", T1_ISO, T3_ISO, NULL);
+    json_decref(j);
+    assert_string_equal(query(fx->db, &fresh, buf, sizeof(buf), NULL, NULL), "");
+    assert_text_page_same(fx->db, &(struct db_findings_filter){0}, 1u << DB_FF_LAST_SEEN);
+
+    /* The check fails before esx2's finding: esx2's stays last seen at T3, not at T2. */
+    flaky_emit[1] = NULL;
+    flaky_fail = 1;
+    assert_int_equal(run_flaky(fx->db, &e, T4), -EIO);
+    j = get_on(fx->db, "host-2");
+    assert_life(j, "open", T1_ISO, T3_ISO, NULL);
+    assert_str(json_object_get(j, "unverified"), "since", "2026-12-01T16:42:46Z");
+    json_decref(j);
+    j = get_on(fx->db, "host-1");
+    assert_life(j, "open", T1_ISO, "2026-12-01T16:42:46Z", NULL);
+    json_decref(j);
+    /* Sorted by the last_seen the findings show, not by their rows'. */
+    assert_string_equal(query(fx->db, &by_last, buf, sizeof(buf), NULL, NULL), "esx2,esx1");
+    assert_string_equal(query(fx->db, &by_last_desc, buf, sizeof(buf), NULL, NULL), "esx1,esx2");
+
+    /* Seen fixed: resolved, last seen at T3 still. */
+    flaky_fail = 0;
+    assert_int_equal(run_flaky(fx->db, &e, T5), 0);
+    j = get_on(fx->db, "host-2");
+    assert_life(j, "resolved", T1_ISO, T3_ISO, "2026-12-01T16:42:47Z");
+    json_decref(j);
+}
+
+/* A finding seen again with anything changed (here: waived) is written. */
+TEST_WITH(test_changed_finding_rewritten, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    static const struct spec F1_waived = {"F1",        &free_space,  "vc-a", "datastore-1",
+                                          "LocalDS_0", SEV_CRITICAL, &waiver};
+    const struct spec *const run_a[] = {&F1, NULL}, *const run_waived[] = {&F1_waived, NULL};
+    const int64_t T4 = T3 + 1000;
+    json_t *j;
+
+    evaluate(fx->db, "vc-a", T1, run_a);
+    evaluate(fx->db, "vc-a", T2, run_a);
+    evaluate(fx->db, "vc-a", T3, run_waived);
+    j = get(fx->db, &F1);
+    assert_life(j, "waived", T1_ISO, T3_ISO, NULL);
+    assert_str(json_object_get(j, "waiver"), "reason", waiver.reason);
+    json_decref(j);
+    evaluate(fx->db, "vc-a", T4, run_waived);
+    assert_int_equal(tl_db_count(fx->path, "SELECT count(*) FROM findings"
+                                           " WHERE last_seen_ms = 1796143365000"
+                                           " AND status = 'waived'"),
+                     1);
+    assert_life_of(fx->db, &F1, "waived", T1_ISO, "2026-12-01T16:42:46Z", NULL);
 }
 
 TEST_WITH(test_disabled_check_is_not_fixed, tl_db_setup_open, tl_db_teardown)
