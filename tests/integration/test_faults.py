@@ -5,6 +5,7 @@ clear error line and exit status 2, and the previous snapshot stays exactly as i
 connection dropped before the request was handled is retried and loses nothing; after
 kill -9 the database passes PRAGMA integrity_check and still holds the previous snapshot."""
 import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -198,3 +199,34 @@ def test_kill_9_mid_poll(previous, workspace):
         db.close()
     assert n == previous.counts['vm'], 'the previous snapshot is gone'
     assert inventory(conf) == previous.inventory
+
+
+@pytest.mark.parametrize('row,scenario', [(60, 'violations'), (20000, 'scale:10000')])
+def test_database_refusing_a_row_ends_the_poll_as_a_database_error(previous, workspace,
+                                                                  monkeypatch, row, scenario):
+    """The database refuses a row of a full poll (the test build's VSLINT_DEBUG_STAGE_FAIL_ROW
+    makes the writer thread's insert of that row fail as a full disk would): found once every
+    row is handed over (the violations scenario's rows fit in one of the writer's blocks), or
+    in the middle of the read (10,000 VMs: the sink is told at its next row, and the read of
+    vCenter stops there). Either way one error line calls it a database error and names the
+    table and the row, not vCenter's last words; exit status 2; the previous snapshot, its
+    findings and the history's record of the failure are as after any failed poll."""
+    monkeypatch.setenv('VSLINT_DEBUG_STAGE_FAIL_ROW', str(row))
+    sim, conf = poll_copy(previous, workspace, scenario=scenario,
+                          page_size=5 if scenario == 'violations' else 100)
+    try:
+        res = vslint('collect', '-c', conf)
+    finally:
+        sim.stop()
+    monkeypatch.delenv('VSLINT_DEBUG_STAGE_FAIL_ROW')
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    want = (r'vcenter lab: poll failed: cannot write the database: cannot stage row %d of the '
+            r'poll \([a-z_]+\): database or disk is full$' % row)
+    assert re.search(want, lines[0]), lines[0]
+    assert inventory(conf) == previous.inventory
+    assert fingerprints(conf) == previous.fingerprints
+    last = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)[
+        'vcenters'][0]['last_poll']
+    assert last['ok'] is False and 'database or disk is full' in last['error'], last
