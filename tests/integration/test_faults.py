@@ -109,6 +109,23 @@ def test_bad_answer_keeps_findings(previous, bad_answers, kind):
     assert fingerprints(bad_answers[kind].conf) == previous.fingerprints
 
 
+def test_answer_broken_off_mid_page_names_the_method(previous, workspace):
+    """The connection drops halfway through a streamed page (the 3rd ContinueRetrievePropertiesEx:
+    its first objects already parsed and handed to the database's writer): one error line
+    naming the method and how much of its answer arrived, exit status 2, and the previous
+    snapshot stays whole (the objects of the broken page and of the pages before it are not
+    stored)."""
+    res, conf = collect_faulty(previous, workspace, 'truncate:3:ContinueRetrievePropertiesEx')
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    assert re.search(r'vcenter lab: poll failed: \S+: the answer to ContinueRetrievePropertiesEx '
+                     r'broke off after \d+ bytes: request failed \(transfer closed', lines[0]), \
+        lines[0]
+    assert inventory(conf) == previous.inventory
+    assert fingerprints(conf) == previous.fingerprints
+
+
 def test_dropped_connection_retried(previous, workspace):
     """A connection closed before the server handled the request (an idle keep-alive connection
     closing under us): the request is retried and the poll is complete. The second
