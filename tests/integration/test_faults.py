@@ -247,3 +247,17 @@ def test_database_refusing_a_row_ends_the_poll_as_a_database_error(previous, wor
     last = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)[
         'vcenters'][0]['last_poll']
     assert last['ok'] is False and 'database or disk is full' in last['error'], last
+
+
+def test_writer_failure_logged_with_the_vcenter(previous, workspace, monkeypatch):
+    """The writer thread's own log line (with -v) names the vCenter whose poll it writes: with
+    several vCenters polled by one daemon, a bare "db: lun_paths: ..." named none."""
+    monkeypatch.setenv('VSLINT_DEBUG_STAGE_FAIL_ROW', '60')
+    sim, conf = poll_copy(previous, workspace)
+    try:
+        res = vslint('collect', '-v', '-c', conf)
+    finally:
+        sim.stop()
+    assert res.returncode == 2, res.stderr
+    assert re.search(r'vcenter lab: db writer: cannot stage row 60 of the poll \([a-z_]+\): '
+                     r'database or disk is full', res.stderr), res.stderr[-2000:]
