@@ -119,9 +119,19 @@ static int collect_once(struct db *db, const struct client *c, const struct vsl_
     if (c->arr)
         db_snapshot_set_kind(snap, conf->type);
     r = c->vim ? vim_collect(c->vim, &sink) : arr_collect(c->arr, &sink);
+    if (r == 0)
+        r = db_snapshot_sync(snap);
     if (r < 0) {
+        /* A row the database refused ends the read too: that is the error to report, not
+         * whatever the source's last words were. */
+        if (db_snapshot_error(snap)) {
+            snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                     db_snapshot_error(snap));
+            res->db_err = r;
+        } else {
+            snprintf(res->error, sizeof(res->error), "%s", client_error(c));
+        }
         db_snapshot_abort(snap);
-        snprintf(res->error, sizeof(res->error), "%s", client_error(c));
         return r;
     }
     r = db_snapshot_commit(snap, res->started_ms, vsl_now_ms(), res->counts);
@@ -342,8 +352,13 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
     }
     if (r == 0) {
         r = vim_collect_changes(c, cs, &sink);
-        if (r < 0)
+        if (r < 0 && db_snapshot_error(u)) {
+            snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
+                     db_snapshot_error(u));
+            res->db_err = r;
+        } else if (r < 0) {
             snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
+        }
     }
     if (r < 0) {
         db_snapshot_abort(u);

@@ -313,12 +313,20 @@ int db_cursor_decode(const char *s, int n, struct db_cursor **out);
  * for the others, VIM_UNKNOWN for NULL; copied, so borrowed for the call). The calls to put are
  * serialised by the caller (the sink's). db_stager_stop() waits until every row is inserted,
  * ends the thread, frees it (NULL: a no-op) and gives the connection back: the writer's first
- * error, or 0. */
+ * error, or 0; why (len bytes, may be NULL) then gets db_stager_error()'s words if any. */
 struct db_stager;
 int db_stager_start(struct db *db, const char *vcenter, struct db_stager **out);
 int db_stager_put(struct db_stager *s, enum db_table t, const char *const *text,
                   const int64_t *num);
-int db_stager_stop(struct db_stager *s);
+int db_stager_stop(struct db_stager *s, char *why, size_t len);
+/* Once the writer failed (a put or the stop returned its error): what failed, naming the
+ * table and the row, in SQLite's words; NULL before, or when the error was not the writer's. */
+const char *db_stager_error(struct db_stager *s);
+/* The bytes the blocks hold now (the sink's side calls it): the bound the comment of
+ * STAGE_BLOCK in db/stage.c promises. */
+size_t db_stager_memory(struct db_stager *s);
+/* db_stager_memory() of a full poll's writer (the tests'); 0 without one. */
+size_t db_snapshot_stage_memory(struct db_snapshot *snap);
 /* Inserts one row into table t's staging table (the writer's and the sink's one way to). */
 int db_insert_values(struct db *db, enum db_table t, const char *vcenter, const char *const *text,
                      const int *len, const int64_t *num);

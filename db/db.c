@@ -34,6 +34,10 @@ struct db_snapshot {
      * caller. While it runs, only it uses the connection: everything else waits for
      * db_stager_stop(). */
     struct db_stager *stager;
+    /* The database's first refusal of a row (a sink call's error, or the writer's): every
+     * later sink call returns err at once, so the poll ends at the next row. */
+    int err;
+    char errmsg[300];
 };
 
 /* The table each counted kind is counted in. */
@@ -189,6 +193,21 @@ int db_insert_values(struct db *db, enum db_table t, const char *vcenter, const 
     return step_done(db, st);
 }
 
+/* Records the database's first refusal of a row of table: the writer's words when it was the
+ * writer's, else SQLite's last (the connection is the sink caller's when there is no writer). */
+static void stage_failed(struct db_snapshot *snap, int r, const char *table, const char *w)
+{
+    if (snap->err)
+        return;
+    snap->err = r;
+    if (w)
+        snprintf(snap->errmsg, sizeof(snap->errmsg), "%s", w);
+    else
+        snprintf(snap->errmsg, sizeof(snap->errmsg), "cannot stage a row of %s: %s", table,
+                 snap->stager || r == -ENOMEM ? vsl_strerror(r) : sqlite3_errmsg(snap->db->h));
+    log_debug("vcenter %s: %s", snap->vcenter, snap->errmsg);
+}
+
 /* Inserts one row of table t for the snapshot's vCenter, each column bound from its field of
  * the row struct: at once, or through the snapshot's writer thread (db/stage.c), which copies
  * it. Strings are borrowed: they only need to live until the sink call returns. NULL strings
@@ -200,9 +219,11 @@ static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
     char bufs[4][320];
     const char *text[DB_MAX_COLS];
     int64_t num[DB_MAX_COLS];
-    int i, nbuf = 0;
+    int i, r, nbuf = 0;
 
     assert(d->ncols < DB_MAX_COLS);
+    if (snap->err)
+        return snap->err;
     for (i = 0; i < d->ncols; i++) {
         const struct db_column *c = &d->cols[i];
         const char *p = (const char *)row + c->off;
@@ -220,8 +241,12 @@ static int insert(struct db_snapshot *snap, enum db_table t, const void *row)
         }
     }
     if (snap->stager)
-        return db_stager_put(snap->stager, t, text, num);
-    return db_insert_values(snap->db, t, snap->vcenter, text, NULL, num);
+        r = db_stager_put(snap->stager, t, text, num);
+    else
+        r = db_insert_values(snap->db, t, snap->vcenter, text, NULL, num);
+    if (r < 0)
+        stage_failed(snap, r, d->name, snap->stager ? db_stager_error(snap->stager) : NULL);
+    return r;
 }
 
 /* One sink callback per table: put_<sink>(ctx, row) inserts row into the table. */
@@ -1039,6 +1064,31 @@ void db_set_capacity_retention(struct db *db, int days)
     db->capacity_retention_ms = (int64_t)days * 86400000;
 }
 
+int db_snapshot_sync(struct db_snapshot *snap)
+{
+    char why[256] = "";
+    int r;
+
+    assert(snap);
+    if (snap->err)
+        return snap->err;
+    r = db_stager_stop(snap->stager, why, sizeof(why));
+    snap->stager = NULL;
+    if (r < 0)
+        stage_failed(snap, r, "the staging tables", why[0] ? why : NULL);
+    return r;
+}
+
+size_t db_snapshot_stage_memory(struct db_snapshot *snap)
+{
+    return snap->stager ? db_stager_memory(snap->stager) : 0;
+}
+
+const char *db_snapshot_error(const struct db_snapshot *snap)
+{
+    return snap && snap->err ? snap->errmsg : NULL;
+}
+
 int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,
                        int64_t counts[DB_NKINDS])
 {
@@ -1048,8 +1098,7 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
     int r;
 
     assert(snap);
-    r = db_stager_stop(snap->stager);
-    snap->stager = NULL;
+    r = db_snapshot_sync(snap);
     if (r == 0)
         r = count_rows(snap, n);
     if (r < 0)
@@ -1156,7 +1205,7 @@ void db_snapshot_abort(struct db_snapshot *snap)
 {
     if (!snap)
         return;
-    db_stager_stop(snap->stager); /* its error is the one being handled, or moot */
+    db_stager_stop(snap->stager, NULL, 0); /* its error is the one being handled, or moot */
     snap->stager = NULL;
     /* A failed COMMIT may already have rolled back; ROLLBACK then fails harmlessly. */
     if (sqlite3_get_autocommit(snap->db->h) == 0)

@@ -101,6 +101,14 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
                        int64_t counts[DB_NKINDS]);
 /* Rolls back: the previous snapshot of that vCenter stays as it was. Frees snap. */
 void db_snapshot_abort(struct db_snapshot *snap);
+/* Waits until every row the sink was given is in the staging tables (a full poll's writer
+ * thread, db/stage.c, is done): 0, or the database's error. Before commit, so that a failed
+ * write is told from a failed read. */
+int db_snapshot_sync(struct db_snapshot *snap);
+/* Once a sink call or db_snapshot_sync() failed because the database would not take a row (a
+ * full disk, an I/O error): one line naming the table, the row and SQLite's words. NULL when
+ * the database failed nothing: an error the poll saw was then the source's. */
+const char *db_snapshot_error(const struct db_snapshot *snap);
 
 /* How many days of capacity history a commit keeps ([database] capacity_retention); 0, the
  * default of a connection, keeps it all. */

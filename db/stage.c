@@ -4,16 +4,22 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db-private.h"
 #include "util/err.h"
+#include "util/log.h"
 
 /* Rows go over in blocks, so that the threads meet once per block rather than once per row;
  * at most STAGE_BLOCKS are allocated, which bounds what is in flight (and the memory) when the
- * writer falls behind: the sink then waits for a block to come back. */
+ * writer falls behind: the sink then waits for a block to come back. A row larger than a block
+ * gets a block of its own size, given back to the allocator as soon as the writer is done with
+ * it, so the blocks hold at most STAGE_BLOCKS x STAGE_BLOCK bytes outside such a row's way
+ * through, and STAGE_BLOCKS x the largest row in flight at worst (db_stager_memory()). */
 #define STAGE_BLOCK  (256 * 1024)
 #define STAGE_BLOCKS 8
 
@@ -39,7 +45,16 @@ struct db_stager {
     int cur;     /* the block the sink fills (owned by the sink's side), -1 when none */
     int writing; /* the writer holds a block */
     int stop;
-    int err; /* the writer's first error: later blocks are dropped, the sink is told */
+    /* The writer's first error: later blocks are dropped, and the sink's next put returns it
+     * (failed, read without the lock, is err once errmsg is written: the poll stops at the
+     * next row, not at the next block). errmsg names the table, the row and SQLite's words. */
+    int err;
+    _Atomic int failed;
+    char errmsg[256];
+    int64_t rows; /* rows inserted so far (the writer's) */
+#ifdef VSL_TEST_HOOKS
+    int64_t fail_row; /* VSLINT_DEBUG_STAGE_FAIL_ROW: this row fails as a full disk would */
+#endif
 };
 
 /* Inserts every record of b (the writer's side; the connection is not used by anyone else). */
@@ -74,7 +89,25 @@ static int write_block(struct db_stager *s, const struct stage_block *b)
                 p += n;
             }
         }
-        r = db_insert_values(s->db, (enum db_table)t, s->vcenter, text, len, num);
+        const char *why = NULL;
+#ifdef VSL_TEST_HOOKS
+        if (s->fail_row > 0 && s->rows + 1 == s->fail_row) {
+            r = db_fail(NULL, SQLITE_FULL, d->name);
+            why = sqlite3_errstr(SQLITE_FULL);
+        }
+#endif
+        if (!why)
+            r = db_insert_values(s->db, (enum db_table)t, s->vcenter, text, len, num);
+        if (r < 0) {
+            /* Only the writer uses the connection: SQLite's message is this insert's. */
+            pthread_mutex_lock(&s->lock);
+            snprintf(s->errmsg, sizeof(s->errmsg), "cannot stage row %lld of the poll (%s): %s",
+                     (long long)s->rows + 1, d->name, why ? why : sqlite3_errmsg(s->db->h));
+            pthread_mutex_unlock(&s->lock);
+            log_debug("vcenter %s: db writer: %s", s->vcenter, s->errmsg);
+        } else {
+            s->rows++;
+        }
     }
     return r;
 }
@@ -97,9 +130,17 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&s->lock);
         int r = failed ? 0 : write_block(s, &s->blocks[b]);
         pthread_mutex_lock(&s->lock);
-        if (r < 0 && !s->err)
+        if (r < 0 && !s->err) {
             s->err = r;
+            atomic_store_explicit(&s->failed, r, memory_order_release);
+        }
         s->blocks[b].len = 0;
+        if (s->blocks[b].cap > STAGE_BLOCK) {
+            /* Grown for an oversized row: back to nothing, room() makes it again. */
+            free(s->blocks[b].data);
+            s->blocks[b].data = NULL;
+            s->blocks[b].cap = 0;
+        }
         s->spare[s->nspare++] = b;
         s->writing = 0;
         pthread_cond_broadcast(&s->cond);
@@ -121,6 +162,10 @@ int db_stager_start(struct db *db, const char *vcenter, struct db_stager **out)
     s->cur = -1;
     for (int i = 0; i < STAGE_BLOCKS; i++)
         s->spare[s->nspare++] = i;
+#ifdef VSL_TEST_HOOKS
+    const char *fail = getenv("VSLINT_DEBUG_STAGE_FAIL_ROW");
+    s->fail_row = fail ? strtoll(fail, NULL, 10) : 0;
+#endif
     if (pthread_mutex_init(&s->lock, NULL) != 0)
         goto fail_free;
     if (pthread_cond_init(&s->cond, NULL) != 0)
@@ -194,8 +239,10 @@ int db_stager_put(struct db_stager *s, enum db_table t, const char *const *text,
     const struct db_table_def *d = &db_tables[t];
     size_t need = sizeof(uint16_t);
     uint16_t t16 = (uint16_t)t;
-    int r;
+    int r = atomic_load_explicit(&s->failed, memory_order_acquire);
 
+    if (r < 0)
+        return r;
     for (int i = 0; i < d->ncols; i++) {
         if (text[i])
             need += 1 + sizeof(uint32_t) + strlen(text[i]);
@@ -243,13 +290,33 @@ static int drain(struct db_stager *s)
     return r;
 }
 
-int db_stager_stop(struct db_stager *s)
+const char *db_stager_error(struct db_stager *s)
+{
+    /* errmsg is written once, before failed is set, and never again. */
+    return atomic_load_explicit(&s->failed, memory_order_acquire) < 0 && s->errmsg[0] ? s->errmsg
+                                                                                      : NULL;
+}
+
+size_t db_stager_memory(struct db_stager *s)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < STAGE_BLOCKS; i++)
+        n += s->blocks[i].cap;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+int db_stager_stop(struct db_stager *s, char *why, size_t len)
 {
     int r;
 
     if (!s)
         return 0;
     r = drain(s);
+    if (r < 0 && why && db_stager_error(s))
+        snprintf(why, len, "%s", db_stager_error(s));
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
     pthread_cond_broadcast(&s->cond);

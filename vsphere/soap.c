@@ -122,6 +122,10 @@ struct transfer {
     size_t req_len;
     struct vsl_buf rec;
     int rec_err;
+    /* The SOAP method of the request (its body's first element), "" for a GET; and the bytes
+     * of its answer that arrived: an answer broken off names both. */
+    char method[64];
+    int64_t got;
 };
 
 /* Most one answer may be when recorded: bigger, the capture says it is incomplete. */
@@ -133,6 +137,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
     size_t len = size * n;
 
     t->c->stats.bytes_xml += (int64_t)len;
+    t->got += (int64_t)len;
     if (t->c->opts.activity_ms) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -212,9 +217,21 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
         return t->err;
     if (cc == CURLE_OPERATION_TIMEDOUT)
         c->timed_out = 1;
-    if (cc != CURLE_OK)
-        return vsl_tls_transfer_error(h, &c->tls, cc, detail, c->url, "vCenter", c->err,
-                                      sizeof(c->err));
+    if (cc != CURLE_OK) {
+        int r = vsl_tls_transfer_error(h, &c->tls, cc, detail, c->url, "vCenter", c->err,
+                                       sizeof(c->err));
+        size_t n = strlen(c->url);
+        /* The connection dropped in the middle of an answer: say which, and how far it got
+         * (the rows decoded from it so far are the poll's, which then fails whole). */
+        if (r == -VSL_ENET && cc != CURLE_OPERATION_TIMEDOUT && t->got > 0 && t->method[0] &&
+            !strncmp(c->err, c->url, n) && c->err[n] == ':') {
+            char why[sizeof(c->err)];
+            snprintf(why, sizeof(why), "%s", c->err + n + 1);
+            snprintf(c->err, sizeof(c->err), "%s: the answer to %s broke off after %lld bytes:%s",
+                     c->url, t->method, (long long)t->got, why);
+        }
+        return r;
+    }
     return 0;
 }
 
@@ -296,6 +313,10 @@ static int post(struct vim_client *c, const char *body, struct transfer *t, long
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)req.len);
     t->req = req.data;
     t->req_len = req.len;
+    /* The method is the body's first element: our own request, not remote input. */
+    size_t m = body[0] == '<' ? strcspn(body + 1, " />") : 0;
+    snprintf(t->method, sizeof(t->method), "%.*s", (int)(m < sizeof(t->method) ? m : 0),
+             body + 1);
     r = perform(c, c->url, t, status);
     t->req = NULL;
 out:

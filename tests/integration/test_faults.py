@@ -5,6 +5,7 @@ clear error line and exit status 2, and the previous snapshot stays exactly as i
 connection dropped before the request was handled is retried and loses nothing; after
 kill -9 the database passes PRAGMA integrity_check and still holds the previous snapshot."""
 import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -108,6 +109,23 @@ def test_bad_answer_keeps_findings(previous, bad_answers, kind):
     assert fingerprints(bad_answers[kind].conf) == previous.fingerprints
 
 
+def test_answer_broken_off_mid_page_names_the_method(previous, workspace):
+    """The connection drops halfway through a streamed page (the 3rd ContinueRetrievePropertiesEx:
+    its first objects already parsed and handed to the database's writer): one error line
+    naming the method and how much of its answer arrived, exit status 2, and the previous
+    snapshot stays whole (the objects of the broken page and of the pages before it are not
+    stored)."""
+    res, conf = collect_faulty(previous, workspace, 'truncate:3:ContinueRetrievePropertiesEx')
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    assert re.search(r'vcenter lab: poll failed: \S+: the answer to ContinueRetrievePropertiesEx '
+                     r'broke off after \d+ bytes: request failed \(transfer closed', lines[0]), \
+        lines[0]
+    assert inventory(conf) == previous.inventory
+    assert fingerprints(conf) == previous.fingerprints
+
+
 def test_dropped_connection_retried(previous, workspace):
     """A connection closed before the server handled the request (an idle keep-alive connection
     closing under us): the request is retried and the poll is complete. The second
@@ -198,3 +216,48 @@ def test_kill_9_mid_poll(previous, workspace):
         db.close()
     assert n == previous.counts['vm'], 'the previous snapshot is gone'
     assert inventory(conf) == previous.inventory
+
+
+@pytest.mark.parametrize('row,scenario', [(60, 'violations'), (20000, 'scale:10000')])
+def test_database_refusing_a_row_ends_the_poll_as_a_database_error(previous, workspace,
+                                                                  monkeypatch, row, scenario):
+    """The database refuses a row of a full poll (the test build's VSLINT_DEBUG_STAGE_FAIL_ROW
+    makes the writer thread's insert of that row fail as a full disk would): found once every
+    row is handed over (the violations scenario's rows fit in one of the writer's blocks), or
+    in the middle of the read (10,000 VMs: the sink is told at its next row, and the read of
+    vCenter stops there). Either way one error line calls it a database error and names the
+    table and the row, not vCenter's last words; exit status 2; the previous snapshot, its
+    findings and the history's record of the failure are as after any failed poll."""
+    monkeypatch.setenv('VSLINT_DEBUG_STAGE_FAIL_ROW', str(row))
+    sim, conf = poll_copy(previous, workspace, scenario=scenario,
+                          page_size=5 if scenario == 'violations' else 100)
+    try:
+        res = vslint('collect', '-c', conf)
+    finally:
+        sim.stop()
+    monkeypatch.delenv('VSLINT_DEBUG_STAGE_FAIL_ROW')
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    want = (r'vcenter lab: poll failed: cannot write the database: cannot stage row %d of the '
+            r'poll \([a-z_]+\): database or disk is full$' % row)
+    assert re.search(want, lines[0]), lines[0]
+    assert inventory(conf) == previous.inventory
+    assert fingerprints(conf) == previous.fingerprints
+    last = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)[
+        'vcenters'][0]['last_poll']
+    assert last['ok'] is False and 'database or disk is full' in last['error'], last
+
+
+def test_writer_failure_logged_with_the_vcenter(previous, workspace, monkeypatch):
+    """The writer thread's own log line (with -v) names the vCenter whose poll it writes: with
+    several vCenters polled by one daemon, a bare "db: lun_paths: ..." named none."""
+    monkeypatch.setenv('VSLINT_DEBUG_STAGE_FAIL_ROW', '60')
+    sim, conf = poll_copy(previous, workspace)
+    try:
+        res = vslint('collect', '-v', '-c', conf)
+    finally:
+        sim.stop()
+    assert res.returncode == 2, res.stderr
+    assert re.search(r'vcenter lab: db writer: cannot stage row 60 of the poll \([a-z_]+\): '
+                     r'database or disk is full', res.stderr), res.stderr[-2000:]

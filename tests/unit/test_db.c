@@ -571,6 +571,94 @@ TEST_WITH(test_staged_through_the_writer, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(raw_int(fx->path, "SELECT uncommitted IS NULL FROM datastores"), 1);
 }
 
+/* db/stage.c promises its blocks hold at most 8 x 256 KiB outside an oversized row's way
+ * through: a block grown for a 1 MiB row is given back once written, not kept at 1 MiB and
+ * refilled with small rows for the rest of the poll. */
+TEST_WITH(test_writer_gives_back_a_block_grown_for_a_large_row, tl_db_setup_open, tl_db_teardown)
+{
+    enum { BIG_URL = 1 << 20, NPATHS = 20000, BOUND = 8 * 256 * 1024 };
+    struct tl_dbfile *fx = *state;
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    char name[32], iqn[201], *url = malloc(BIG_URL + 1);
+
+    assert_non_null(url);
+    memset(url, 'u', BIG_URL);
+    url[BIG_URL] = '\0';
+    memset(iqn, 'i', sizeof(iqn) - 1);
+    iqn[sizeof(iqn) - 1] = '\0';
+    assert_int_equal(db_snapshot_begin(fx->db, "vc-a", NULL, &snap, &sink), 0);
+    struct vim_datastore ds = {.moref = "datastore-1", .name = "big", .type = "NFS", .url = url,
+                               .capacity = 5 * GIB, .uncommitted = VIM_UNKNOWN, .accessible = 1};
+    assert_int_equal(sink.datastore(sink.ctx, &ds), 0);
+    free(url);
+    /* Some 5 MB of small rows after it: every block goes to the writer and back several
+     * times, the grown one first. */
+    for (int i = 0; i < NPATHS; i++) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        struct vim_lun_path p = {.host = "host-1", .lun = "naa.1", .name = name,
+                                 .state = "active", .adapter = "vmhba1", .target_iqn = iqn};
+        assert_int_equal(sink.lun_path(sink.ctx, &p), 0);
+    }
+    size_t held = db_snapshot_stage_memory(snap);
+    assert_true(held > 0);
+    if (held > BOUND)
+        fail_msg("the writer's blocks hold %zu bytes, over the %d promised", held, BOUND);
+    assert_int_equal(db_snapshot_commit(snap, 1000, 2000, NULL), 0);
+    assert_int_equal(raw_int(fx->path, "SELECT length(url) FROM datastores"), BIG_URL);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM lun_paths"), NPATHS);
+}
+
+#ifdef VSL_TEST_HOOKS
+/* The writer thread refuses row 1000 (VSLINT_DEBUG_STAGE_FAIL_ROW, as a full disk would): the
+ * sink is told at its next row, not at the end of the poll; every later row is refused; the
+ * error names the table, the row and SQLite's words; the previous snapshot stays. */
+TEST_WITH(test_writer_failure_ends_the_poll_and_keeps_the_snapshot, tl_db_setup_open,
+          tl_db_teardown)
+{
+    enum { FAIL_ROW = 1000, NPATHS = 200000 };
+    struct tl_dbfile *fx = *state;
+    struct db_snapshot *snap = NULL;
+    struct vim_sink sink;
+    char name[32];
+    int i, r = 0;
+
+    snapshot(fx->db, "vc-a", &default_estate, NULL);
+    int64_t before = raw_int(fx->path, "SELECT count(*) FROM datastores");
+    assert_true(before > 0);
+    setenv("VSLINT_DEBUG_STAGE_FAIL_ROW", "1000", 1);
+    r = db_snapshot_begin(fx->db, "vc-a", NULL, &snap, &sink);
+    unsetenv("VSLINT_DEBUG_STAGE_FAIL_ROW");
+    assert_int_equal(r, 0);
+    assert_null(db_snapshot_error(snap));
+    for (i = 0; i < NPATHS && r == 0; i++) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        struct vim_lun_path p = {.host = "host-1", .lun = "naa.1", .name = name,
+                                 .state = "active", .adapter = "vmhba1"};
+        r = sink.lun_path(sink.ctx, &p);
+    }
+    /* Told within the blocks in flight (8 x 256 KiB of rows of some 60 bytes), long before
+     * the 200,000th row. */
+    assert_int_equal(r, -ENOSPC);
+    assert_true(i > FAIL_ROW);
+    assert_true(i < FAIL_ROW + 8 * 256 * 1024 / 40);
+    const char *e = db_snapshot_error(snap);
+    assert_non_null(e);
+    assert_string_equal(e, "cannot stage row 1000 of the poll (lun_paths): database or disk "
+                           "is full");
+    struct vim_datastore ds = {.moref = "datastore-9", .name = "late", .type = "VMFS",
+                               .uncommitted = VIM_UNKNOWN, .accessible = 1};
+    assert_int_equal(sink.datastore(sink.ctx, &ds), -ENOSPC);
+    assert_int_equal(db_snapshot_sync(snap), -ENOSPC);
+    db_snapshot_abort(snap);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM datastores"), before);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM datastores WHERE name = 'late'"), 0);
+    /* The connection goes on: the next poll is stored. */
+    snapshot(fx->db, "vc-a", &default_estate, NULL);
+    assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM datastores"), before);
+}
+#endif
+
 TEST_WITH(test_vcenters_side_by_side, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
