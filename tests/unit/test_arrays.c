@@ -176,6 +176,20 @@ TEST(test_decode_ports_portals_nas)
     assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
     assert_string_equal(nas.home_sp, "spa");
     assert_string_equal(nas.current_sp, "spb");
+    assert_int_equal(nas.replication_destination, VIM_UNKNOWN); /* not said: not known */
+    json_decref(c);
+    /* A replication destination keeps its source's addresses: the NAS join must know it. */
+    c = parse("{\"id\": \"nas_1\", \"isReplicationDestination\": true}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_int_equal(nas.replication_destination, 1);
+    json_decref(c);
+    c = parse("{\"id\": \"nas_1\", \"isReplicationDestination\": false}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_int_equal(nas.replication_destination, 0);
+    json_decref(c);
+    c = parse("{\"id\": \"nas_2\", \"isReplicationDestination\": \"yes\"}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "nasServer nas_2: member \"isReplicationDestination\""));
     json_decref(c);
     c = parse("{\"name\": \"no id\"}");
     assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
