@@ -144,14 +144,6 @@ func plantSeedRules(w *world) {
 				capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{h}})
 		}
 	}
-	// Issue 22's leftovers: a reused address and a mount by name.
-	reused := w.addHost(w.addCluster("cluster-nas-reused"), "esx-nas-c", hostOpts{enableBlockDelete: 1})
-	w.addDatastore(dsSpec{name: "ds-nas-c1", nfs: true, remoteHost: "10.0.3.11", remotePathBase: "/",
-		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
-	w.addDatastore(dsSpec{name: "ds-nas-c2", nfs: true, remoteHost: "10.0.3.10", remotePathBase: "/vol/",
-		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
-	w.addDatastore(dsSpec{name: "ds-nas-dns", nfs: true, remoteHost: "nas-spb-1.lab.example.com",
-		remotePathBase: "/", capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
 	for _, n := range []string{"ds-vvol-low", "ds-vvol-ok"} {
 		w.addDatastore(dsSpec{name: n, kind: "vvol", capacity: c, free: pct(c, 50),
 			hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
@@ -175,6 +167,15 @@ func plantSeedRules(w *world) {
 		w.addVM(vmSpec{name: v.name, host: san1,
 			disks: []diskSpec{{ds: w.datastores[v.ds], gib: 8, format: v.format}}})
 	}
+	// Issue 22's leftovers, a reused address and a mount by name, planted last so that no
+	// earlier object's moref changes.
+	reused := w.addHost(w.addCluster("cluster-nas-reused"), "esx-nas-c", hostOpts{enableBlockDelete: 1})
+	w.addDatastore(dsSpec{name: "ds-nas-c1", nfs: true, remoteHost: "10.0.3.11", remotePathBase: "/",
+		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
+	w.addDatastore(dsSpec{name: "ds-nas-c2", nfs: true, remoteHost: "10.0.3.10", remotePathBase: "/vol/",
+		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
+	w.addDatastore(dsSpec{name: "ds-nas-dns", nfs: true, remoteHost: "nas-spb-1.lab.example.com",
+		remotePathBase: "/", capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
 }
 
 // plantDisabledOnEntity: see the datastore-alarms part of the header above.
