@@ -483,3 +483,23 @@ int main(void)
 {
     return tl_main();
 }
+
+/* An NFS datastore's NAS server in doubt because of a removed array's NAS server is no doubt of
+ * the configuration that runs the checks: est_keep_pools() forgets it, and keeps a configured
+ * array's. */
+TEST(test_keep_pools_forgets_a_removed_arrays_nas_doubt)
+{
+    struct est_datastore ds[2] = {
+        {.name = "ds-dr", .type = "NFS", .nas_doubt = EST_NAS_AMBIGUOUS,
+         .nas_doubt_server = "unity-dr/nas-1", .nas_doubt_array = "unity-dr", .nas_doubt_count = 2},
+        {.name = "ds-kept", .type = "NFS", .nas_doubt = EST_NAS_BY_NAME,
+         .nas_doubt_server = "unity2/nas-2", .nas_doubt_array = "unity2", .nas_doubt_count = 1},
+    };
+    struct estate e = {.datastores = ds, .n_datastores = 2};
+
+    est_keep_pools(&e, keep_named, "unity2");
+    assert_int_equal(ds[0].nas_doubt, EST_NAS_NO_DOUBT);
+    assert_null(ds[0].nas_doubt_server);
+    assert_int_equal(ds[1].nas_doubt, EST_NAS_BY_NAME);
+    assert_string_equal(ds[1].nas_doubt_server, "unity2/nas-2");
+}
