@@ -204,6 +204,18 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
 #define DB_NAS_SERVES(X, D)                                                                        \
     X ".address = " D ".nas_remote_host AND " X ".path = rtrim(" D ".nas_remote_path, '/')"     \
     " AND NOT " X ".dst"
+/* Array A (an SQL expression naming an array) holds a LUN behind one of vCenter V's datastores:
+ * the array of that vCenter's storage, preferred when NAS servers of two arrays export one
+ * share at one address (a private address and a share name reused at another site). */
+#define DB_ARRAY_OF_VCENTER(A, V)                                                                  \
+    "EXISTS (SELECT 1 FROM datastore_extents ae JOIN array_luns al ON al.naa = ae.disk_name"      \
+    " WHERE ae.vcenter = " V " AND al.vcenter = " A ")"
+/* How many NAS servers serve NFS datastore D (DB_NAS_SERVES), of any array, or (LOCAL) only
+ * of the arrays of D's vCenter (DB_ARRAY_OF_VCENTER). */
+#define DB_NAS_SERVING(D, LOCAL)                                                                   \
+    "(SELECT count(DISTINCT x2.vcenter || ' ' || x2.nas_server) FROM (" DB_NAS_EXPORTS ") x2"     \
+    " WHERE " DB_NAS_SERVES("x2", D) " AND (NOT " LOCAL " OR "                                    \
+    DB_ARRAY_OF_VCENTER("x2.vcenter", D ".vcenter") "))"
 /* Every pool of a configured array behind a datastore, as rows (array, pool, dsvc, ds, thin):
  * the array's name and the pool's id, the datastore's vCenter and moref, and 1 when that
  * storage is thin. The one definition of the join, for the estate (db/load.c) and the
@@ -214,8 +226,9 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
  *   mounted from "<address>:/<share>" where address is an interface of the NAS server
  *   exporting the share's file system, the server is no replication destination (which keeps
  *   its source's address and share names), and exactly one NAS server of all the arrays
- *   matches so (two, at a private address reused from site to site, join none); a file
- *   system whose provisioning is unknown counts as thin;
+ *   matches so, or else exactly one of the arrays of the datastore's vCenter (two arrays, at
+ *   a private address and share reused from site to site, neither of them the vCenter's,
+ *   join none); a file system whose provisioning is unknown counts as thin;
  * - VVOL (d: datastores, s: array_vvol_pools): the VVol datastore's URL holds the UUID the array
  *   gives its VVol datastore (vmwareUUID, compared as hex digits); thin, as VVols are. */
 #define DB_POOL_PAIRS(LUN, NFS, VVOL)                                                              \
@@ -224,8 +237,8 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
     " JOIN array_luns l ON l.naa = e.disk_name WHERE " LUN                                        \
     " UNION ALL SELECT fs.vcenter, fs.pool, d.vcenter, d.moref, coalesce(fs.thin, 1)"             \
     " FROM datastores d JOIN (" DB_NAS_EXPORTS ") fs ON " DB_NAS_SERVES("fs", "d")                \
-    " WHERE d.type IN ('NFS', 'NFS41') AND (SELECT count(DISTINCT x2.vcenter || ' ' ||"          \
-    " x2.nas_server) FROM (" DB_NAS_EXPORTS ") x2 WHERE " DB_NAS_SERVES("x2", "d") ") = 1"       \
+    " WHERE d.type IN ('NFS', 'NFS41') AND (" DB_NAS_SERVING("d", "0") " = 1 OR ("                \
+    DB_ARRAY_OF_VCENTER("fs.vcenter", "d.vcenter") " AND " DB_NAS_SERVING("d", "1") " = 1))"       \
     " AND " NFS                                                                                   \
     " UNION ALL SELECT s.vcenter, s.pool, d.vcenter, d.moref, 1 FROM datastores d"                \
     " JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"                   \

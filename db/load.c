@@ -1207,36 +1207,46 @@ static int load_ports(struct load *L, sqlite3 *h)
 
 /* Each NFS datastore of the vCenter, with what the stored arrays' NAS servers say of its mount
  * "<host>:<path>": the NAS servers that serve it (DB_NAS_SERVES: address and share, no
- * replication destination), with the first one's array, name and home SP and its array's SP
- * count (nfs-server-redundancy); the replication destinations that match it so; the NAS
- * servers that export a share at its path at any address; those with an interface at its
- * host. Each as a count, the first "array/name" and that array. nas_row() joins the datastore
- * when exactly one serves it, and otherwise says why not (enum est_nas_doubt). */
+ * replication destination; when several do, those of the arrays of this vCenter's storage,
+ * DB_ARRAY_OF_VCENTER, if exactly one of them does, as the pool join does), with the first
+ * one's array, name and home SP and its array's SP count (nfs-server-redundancy); the
+ * replication destinations that match it so; the NAS servers that export a share at its path
+ * at any address; those with an interface at its host. Each as a count, the first
+ * "array/name" and that array. nas_row() joins the datastore when exactly one serves it, and
+ * otherwise says why not (enum est_nas_doubt). */
 #define NAS_LABEL(X) X ".vcenter || '/' || coalesce(" X ".name, " X ".nas_server)"
 #define NAS_KEY(X)   X ".vcenter || ' ' || " X ".nas_server"
 #define NAS_COUNT(WHEN, X)                                                                         \
     " count(DISTINCT CASE WHEN " WHEN " THEN " NAS_KEY(X) " END),"                               \
     " min(CASE WHEN " WHEN " THEN " NAS_LABEL(X) " END),"                                        \
     " min(CASE WHEN " WHEN " THEN " X ".vcenter END)"
+#define NAS_SERVER(WHEN, X)                                                                        \
+    NAS_COUNT(WHEN, X) ", min(CASE WHEN " WHEN " THEN " X ".name END),"                          \
+    " min(CASE WHEN " WHEN " THEN " X ".home_sp END)"
+#define NAS_SERVES_HERE                                                                            \
+    DB_NAS_SERVES("s", "d") " AND " DB_ARRAY_OF_VCENTER("s.vcenter", "d.vcenter")
+/* The local server is the one when several serve and exactly one of this vCenter's arrays. */
+#define NAS_PICK(ALL, LOCAL) "CASE WHEN c2 > 1 AND c7 = 1 THEN " LOCAL " ELSE " ALL " END"
 static const char nas_sql[] =
-    "SELECT x.*, (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = x.a),"
-    " (SELECT count(DISTINCT " NAS_KEY("f") ") FROM array_file_interfaces f"
-    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL WHERE f.address = x.host),"
-    " (SELECT min(f.vcenter || '/' || coalesce(n.name, f.nas_server)) FROM array_file_interfaces f"
-    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL LEFT JOIN array_nas_servers n"
-    "  ON n.vcenter = f.vcenter AND n.id = f.nas_server WHERE f.address = x.host),"
-    " (SELECT min(f.vcenter) FROM array_file_interfaces f JOIN vcenters v ON v.name = f.vcenter"
-    "  AND v.kind IS NOT NULL WHERE f.address = x.host)"
-    " FROM (SELECT d.moref, d.nas_remote_host AS host,"
-    NAS_COUNT(DB_NAS_SERVES("s", "d"), "s") " AS a,"
-    " min(CASE WHEN " DB_NAS_SERVES("s", "d") " THEN s.name END),"
-    " min(CASE WHEN " DB_NAS_SERVES("s", "d") " THEN s.home_sp END),"
-    NAS_COUNT("s.address = d.nas_remote_host AND s.dst", "s") ","
-    NAS_COUNT("NOT s.dst", "s")
+    "WITH x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
+    " (SELECT d.moref, d.nas_remote_host,"
+    NAS_SERVER(DB_NAS_SERVES("s", "d"), "s") "," NAS_SERVER(NAS_SERVES_HERE, "s") ","
+    NAS_COUNT("s.address = d.nas_remote_host AND s.dst", "s") "," NAS_COUNT("NOT s.dst", "s")
     " FROM datastores d LEFT JOIN (" DB_NAS_EXPORTS ") s ON s.path = rtrim(d.nas_remote_path, '/')"
     " AND EXISTS (SELECT 1 FROM vcenters v WHERE v.name = s.vcenter AND v.kind IS NOT NULL)"
     " WHERE d.vcenter = ?1 AND d.type IN ('NFS', 'NFS41') AND d.nas_remote_host IS NOT NULL"
-    " GROUP BY d.moref) x";
+    " GROUP BY d.moref)"
+    " SELECT y.*, (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = y.a),"
+    " (SELECT count(DISTINCT " NAS_KEY("f") ") FROM array_file_interfaces f"
+    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL WHERE f.address = y.host),"
+    " (SELECT min(f.vcenter || '/' || coalesce(n.name, f.nas_server)) FROM array_file_interfaces f"
+    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL LEFT JOIN array_nas_servers n"
+    "  ON n.vcenter = f.vcenter AND n.id = f.nas_server WHERE f.address = y.host),"
+    " (SELECT min(f.vcenter) FROM array_file_interfaces f JOIN vcenters v ON v.name = f.vcenter"
+    "  AND v.kind IS NOT NULL WHERE f.address = y.host)"
+    " FROM (SELECT c0, c1 AS host, " NAS_PICK("c2", "1") ", " NAS_PICK("c3", "c8") ", "
+    NAS_PICK("c4", "c9") " AS a, " NAS_PICK("c5", "c10") ", " NAS_PICK("c6", "c11") ","
+    " c12, c13, c14, c15, c16, c17 FROM x) y";
 
 /* Whether host is written as an IPv4 or IPv6 address, not a name. */
 static int is_address(const char *host)

@@ -698,18 +698,34 @@ def test_replication_destination_does_not_take_the_production_datastores(
     assert pools['pool-dr']['array'] == 'unity-dr' and pools['pool-dr']['datastores'] == []
 
 
-def test_two_arrays_serving_one_share_at_one_address_join_neither(
+def test_two_arrays_serving_one_share_at_one_address_prefer_the_vcenters(
         violations_sim, unity, workspace):
     """The same two arrays, but the DR array's NAS servers do not say they are replication
-    destinations: each share is served at one address by two arrays, and which one serves
-    ds-nas-a1 cannot be told. Neither pool judges it, and the info finding says why."""
+    destinations: each share is served at one address by two arrays (a private address and
+    share name reused at another site). The production array holds LUNs behind this vCenter's
+    datastores and the other none: the production NAS server is this vCenter's, and serves."""
     with UnitySim(['-role', 'dr', '-dr-destination=false']) as dr:
         _, findings = two_arrays(violations_sim, unity, dr, workspace)
     pools = by_check(findings, 'pool-free-space')
-    assert 'unity1/pool-nfs-low' not in pools and 'unity-dr/pool-dr' not in pools
+    assert pools['unity1/pool-nfs-low']['evidence']['datastores'] == ['ds-nas-a1']
+    assert 'unity-dr/pool-dr' not in pools and infos_on(findings, 'ds-nas-a1') == []
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['array'] for d in g['evidence']['datastores']] == ['unity1', 'unity1']
+
+
+def test_two_arrays_of_the_vcenter_serving_one_share_at_one_address_join_neither(
+        violations_sim, unity, workspace):
+    """As above, but the second array holds a LUN of the vCenter's ds-pool-ok too: both are the
+    vCenter's arrays, and which one serves ds-nas-a1 cannot be told. Neither pool judges it,
+    nor is a NAS server's SP taken for cluster-nas-onesp's, and the info finding says why."""
+    with UnitySim(['-role', 'dr', '-dr-destination=false', '-dr-vmfs']) as dr:
+        _, findings = two_arrays(violations_sim, unity, dr, workspace)
+    pools = by_check(findings, 'pool-free-space')
+    assert 'unity1/pool-nfs-low' not in pools
+    # pool-dr backs ds-pool-ok through its LUN (2 % free: critical), not ds-nas-a1.
+    assert pools['unity-dr/pool-dr']['evidence']['datastores'] == ['ds-pool-ok']
     [f] = infos_on(findings, 'ds-nas-a1')
     assert f['severity'] == 'info'
     assert ('10.0.3.10:/ds-nas-a1 is exported by 2 NAS servers of the configured arrays '
             '(unity-dr/nas-spa-1 and others), none of them a replication destination') in f['message']
-    # Nor is a NAS server's SP taken for cluster-nas-onesp's: two addresses, SPs unknown.
     assert 'cluster-nas-onesp' not in by_check(findings, 'nfs-server-redundancy')

@@ -245,8 +245,10 @@ func fileSystems() []fileSystem {
 // servers keep the production servers' names, interface addresses and share names, as Unity's
 // NAS server replication does, with every file system in its one pool, pool-dr, 2 % free. Its
 // NAS servers say isReplicationDestination (unless -dr-destination=false: two arrays then
-// export each share at one address, and which one serves a datastore cannot be told). No LUN,
-// port, portal or VVol datastore: only the NAS join is in question.
+// export each share at one address). No port, portal or VVol datastore, and no LUN unless
+// -dr-vmfs: then it holds a LUN of ds-pool-ok too, so that it is an array of the violations
+// vCenter's storage as much as the production one is (which a tie between the two NAS servers
+// of one share is otherwise broken by).
 func drEstate(destination bool) ([]pool, []nasServer, []fileSystem) {
 	t := 10 * TiB
 	servers, _ := nasServers()
@@ -719,6 +721,7 @@ func main() {
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	role := flag.String("role", "production", "production (the violations scenario's array) or dr (its file side's replication destination, drEstate())")
 	drDestination := flag.Bool("dr-destination", true, "with -role dr: the NAS servers say isReplicationDestination")
+	drVMFS := flag.Bool("dr-vmfs", false, "with -role dr: also hold a LUN of ds-pool-ok (naa.6006016...d2)")
 	flag.Parse()
 
 	password := simkit.Password(*passwordFile)
@@ -738,6 +741,10 @@ func main() {
 	case "dr":
 		s.pools, s.nas, s.fss = drEstate(*drDestination)
 		_, s.ifs = nasServers()
+		if *drVMFS {
+			s.luns = []lun{{"sv_1", "lun-dr-ds-pool-ok", wwn("naa.600601600000000000000000000000d2"),
+				"pool_1", 601 * GiB, 240 * GiB, true}}
+		}
 	default:
 		log.Fatalf("-role %q: want production or dr", *role)
 	}
