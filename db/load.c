@@ -1225,7 +1225,8 @@ static int load_ports(struct load *L, sqlite3 *h)
     " min(CASE WHEN " WHEN " THEN " X ".home_sp END)"
 #define NAS_SERVES_HERE                                                                            \
     DB_NAS_SERVES("s", "d") " AND " DB_ARRAY_OF_VCENTER("s.vcenter", "d.vcenter")
-/* The local server is the one when several serve and exactly one of this vCenter's arrays. */
+/* Of several NAS servers that serve, the one on an array of this vCenter (c7 counts those) is
+ * taken when it is the only such one: its count, label, array, name and home SP are then used. */
 #define NAS_PICK(ALL, LOCAL) "CASE WHEN c2 > 1 AND c7 = 1 THEN " LOCAL " ELSE " ALL " END"
 static const char nas_sql[] =
     "WITH x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
