@@ -1223,13 +1223,16 @@ static int load_ports(struct load *L, sqlite3 *h)
 #define NAS_SERVER(WHEN, X)                                                                        \
     NAS_COUNT(WHEN, X) ", min(CASE WHEN " WHEN " THEN " X ".name END),"                          \
     " min(CASE WHEN " WHEN " THEN " X ".home_sp END)"
-#define NAS_SERVES_HERE                                                                            \
-    DB_NAS_SERVES("s", "d") " AND " DB_ARRAY_OF_VCENTER("s.vcenter", "d.vcenter")
+/* here: the arrays of this vCenter's storage (DB_ARRAY_OF_VCENTER), found in one pass over its
+ * extents rather than once per NFS datastore. */
+#define NAS_SERVES_HERE DB_NAS_SERVES("s", "d") " AND s.vcenter IN (SELECT array FROM here)"
 /* Of several NAS servers that serve, the one on an array of this vCenter (c7 counts those) is
  * taken when it is the only such one: its count, label, array, name and home SP are then used. */
 #define NAS_PICK(ALL, LOCAL) "CASE WHEN c2 > 1 AND c7 = 1 THEN " LOCAL " ELSE " ALL " END"
 static const char nas_sql[] =
-    "WITH x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
+    "WITH here(array) AS (SELECT DISTINCT al.vcenter FROM datastore_extents ae"
+    " JOIN array_luns al ON al.naa = ae.disk_name WHERE ae.vcenter = ?1),"
+    " x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
     " (SELECT d.moref, d.nas_remote_host,"
     NAS_SERVER(DB_NAS_SERVES("s", "d"), "s") "," NAS_SERVER(NAS_SERVES_HERE, "s") ","
     NAS_COUNT("s.address = d.nas_remote_host AND s.dst", "s") "," NAS_COUNT("NOT s.dst", "s")
