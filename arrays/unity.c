@@ -26,7 +26,7 @@
 #define FC_PORT_FIELDS    "wwn,storageProcessor"
 #define ETH_PORT_FIELDS   "storageProcessor,mtu"
 #define PORTAL_FIELDS     "ipAddress,ethernetPort,iscsiNode.name"
-#define NAS_SERVER_FIELDS "name,homeSP,currentSP"
+#define NAS_SERVER_FIELDS "name,homeSP,currentSP,isReplicationDestination"
 #define FILE_IF_FIELDS    "nasServer,ipAddress"
 #define FS_FIELDS         "name,pool,nasServer,isThinEnabled"
 #define NFS_SHARE_FIELDS  "name,filesystem"
@@ -495,6 +495,7 @@ int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *ou
                           size_t errlen)
 {
     const char *bad = NULL;
+    const json_t *dst = json_object_get(content, "isReplicationDestination");
 
     memset(out, 0, sizeof(*out));
     if (get_id(content, "nasServer", &out->id, err, errlen) < 0)
@@ -502,6 +503,11 @@ int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *ou
     out->name = get_str(content, "name", &bad);
     out->home_sp = get_ref(content, "homeSP", "id", &bad);
     out->current_sp = get_ref(content, "currentSP", "id", &bad);
+    out->replication_destination = VIM_UNKNOWN;
+    if (json_is_boolean(dst))
+        out->replication_destination = json_is_true(dst);
+    else if (dst && !json_is_null(dst))
+        bad = "isReplicationDestination";
     if (bad)
         return wrong(err, errlen, "nasServer", out->id, bad);
     return 0;

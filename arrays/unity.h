@@ -64,7 +64,7 @@ int arr_decode_eth_port(const json_t *content, struct vim_array_port *out, char 
 /* iscsiPortal: ipAddress, ethernetPort.id and iscsiNode.name. */
 int arr_decode_portal(const json_t *content, struct vim_array_portal *out, char *err,
                       size_t errlen);
-/* nasServer: name, homeSP.id and currentSP.id. */
+/* nasServer: name, homeSP.id, currentSP.id and isReplicationDestination. */
 int arr_decode_nas_server(const json_t *content, struct vim_array_nas_server *out, char *err,
                           size_t errlen);
 /* filesystem: name, pool.id, nasServer.id, isThinEnabled. */

@@ -206,6 +206,10 @@ json_t *chk_ev_disk(const struct estate *e, const struct est_disk *d);
  * figures are that old) and datastores (the names of e's datastores it backs). A new
  * reference, NULL when memory runs out. */
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p);
+/* Why NFS datastore d is joined to no NAS server of a configured array although one may serve
+ * it (est_datastore.nas_doubt), as a sentence in buf (nfs-server-redundancy's evidence,
+ * pool-free-space's info finding); NULL when there is no doubt. */
+const char *chk_nas_doubt(const struct est_datastore *d, char *buf, size_t size);
 /* The seed passages several checks rest on, quoted once. CHK_QUOTE_POOL_CAPACITY: the Unity
  * guide's pool-capacity levels (000 §1.1.1); CHK_QUOTE_OVERCOMMIT: Yellow Bricks on alarms for
  * thin provisioning (003, "Performance: Thin Provisioning"). */

@@ -212,6 +212,48 @@ json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
     return chk_ev_set(ev, "datastores", names);
 }
 
+const char *chk_nas_doubt(const struct est_datastore *d, char *buf, size_t size)
+{
+    const char *host = d->nas_remote_host ? d->nas_remote_host : "?";
+    const char *path = d->nas_remote_path ? d->nas_remote_path : "?";
+    const char *server = d->nas_doubt_server ? d->nas_doubt_server : "?";
+    const char *others = d->nas_doubt_count > 1 ? " and others" : "";
+
+    switch (d->nas_doubt) {
+    case EST_NAS_AMBIGUOUS:
+        snprintf(buf, size,
+                 "%s:%s is exported by %d NAS servers of the configured arrays (%s%s), none of "
+                 "them a replication destination: which one serves the datastore is not known, "
+                 "so neither a NAS server's SP nor a pool is judged for it",
+                 host, path, d->nas_doubt_count, server, others);
+        return buf;
+    case EST_NAS_DESTINATION:
+        snprintf(buf, size,
+                 "%s:%s is exported only by replication destination NAS server %s%s, which "
+                 "serves no datastore until a failover: neither its SP nor its pool is judged "
+                 "for the datastore",
+                 host, path, server, others);
+        return buf;
+    case EST_NAS_BY_NAME:
+        snprintf(buf, size,
+                 "the datastore is mounted by the name %s, which vslint does not resolve: NAS "
+                 "server %s%s exports a share at %s, but whether %s is one of its addresses is "
+                 "not known, so neither a NAS server's SP nor a pool is judged for it",
+                 host, server, others, path, host);
+        return buf;
+    case EST_NAS_NO_SHARE:
+        snprintf(buf, size,
+                 "%s is an interface address of NAS server %s%s, which exports no share at %s: "
+                 "the datastore is taken for another NFS server at the same address (a private "
+                 "address reused elsewhere), and neither that NAS server's SP nor its pools "
+                 "judge it",
+                 host, server, others, path);
+        return buf;
+    default:
+        return NULL;
+    }
+}
+
 int chk_emit_pool(struct chk_ctx *ctx, const struct est_pool *p, enum vsl_severity severity,
                   const char *message, json_t *evidence)
 {

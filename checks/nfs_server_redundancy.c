@@ -58,13 +58,16 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
     if (s->last_ds == ds_index)
         return 0;
     s->last_ds = ds_index;
+    char why[1024];
     if (!s->datastores && !(s->datastores = json_array()))
         return -ENOMEM;
+    /* A datastore whose NAS server is in doubt says why it has none (chk_nas_doubt()). */
     if (json_array_append_new(s->datastores,
-                              json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?}", "name", d->name,
+                              json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", d->name,
                                         "moref", d->moref, "remote_host", d->nas_remote_host,
                                         "array", d->nas_array, "nas_server", d->nas_server,
-                                        "home_sp", d->nas_home_sp)))
+                                        "home_sp", d->nas_home_sp, "nas_server_unknown",
+                                        chk_nas_doubt(d, why, sizeof(why)))))
         return -ENOMEM;
     if (!d->nas_home_sp || d->nas_array_sps == 1) {
         s->sp_unknown++;
@@ -223,17 +226,21 @@ const struct check chk_nfs_server_redundancy = {
         "(2 by default: a single datastore lives on one server whatever you do); it is reported "
         "when all of them name the same server address (nas.remoteHost, compared without "
         "regard to case). A datastore counts in every cluster one of whose hosts mounts it. "
-        "With a Unity configured ([array NAME]), each datastore's address is matched to the "
-        "NAS server one of whose interfaces has it (Unity fileInterface.ipAddress -> "
-        "nasServer.homeSP): a cluster whose datastores come from several NAS servers that are "
+        "With a Unity configured ([array NAME]), each datastore is matched to the NAS server "
+        "one of whose interfaces has its address and which exports its share (Unity "
+        "fileInterface.ipAddress and nfsShare name -> nasServer.homeSP), when exactly one NAS "
+        "server that is no replication destination does (of several, exactly one on an array "
+        "holding a LUN of the vCenter's datastores); otherwise the datastore's evidence "
+        "says why it has none (nas_server_unknown): a cluster whose datastores come from "
+        "several NAS servers that are "
         "all placed on one storage processor is reported too, naming that SP; the SP judged "
         "is the home SP (where the server is placed), not the one it runs on after a "
         "failover; SP A of two arrays are two storage processors. "
         "Not judged by SP: a NAS server on an array whose ports are all on one storage "
         "processor (UnityVSA), where no second SP exists. "
         "Not judged: clusters with a datastore whose server vCenter did not report, hosts "
-        "outside a cluster, several addresses of which one is on no configured array (their "
-        "SPs are unknown), and two addresses of one NAS server (a name and an IP), which look "
+        "outside a cluster, several addresses of which one is on no configured array or its NAS "
+        "server is in doubt (their SPs are unknown), and two addresses of one NAS server (a name and an IP), which look "
         "like two servers: vCenter cannot tell them apart, so the check errs on the side of "
         "silence.",
     .reference = "000_5bd48962a767ee9e.txt §3.8 (VMware NFS datastores: two NAS servers, one on "

@@ -57,6 +57,23 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
         if (rc < 0)
             return rc;
     }
+    /* An NFS datastore a configured array may serve but that is joined to no pool is said, not
+     * skipped: its pool is not judged, and the reason is the user's to fix or to accept. */
+    for (size_t i = 0; i < e->n_datastores; i++) {
+        const struct est_datastore *d = &e->datastores[i];
+        char why[1024], msg[1280];
+        if (!chk_nas_doubt(d, why, sizeof(why)))
+            continue;
+        snprintf(msg, sizeof(msg), "NFS datastore %s: the array pool behind it is not judged: %s",
+                 d->name, why);
+        json_t *ev = json_pack("{s:s?, s:s?, s:s?, s:i, s:s}", "remote_host", d->nas_remote_host,
+                               "remote_path", d->nas_remote_path, "nas_server",
+                               d->nas_doubt_server, "nas_servers", d->nas_doubt_count,
+                               "not_judged", why);
+        int rc = chk_emit_datastore(ctx, d, SEV_INFO, msg, ev);
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -71,8 +88,13 @@ const struct check chk_pool_free_space = {
         "below 5 %, and Dell EMC asks for at least 10 % free. Applied to the pools of configured [array NAME] "
         "sections behind one of the vCenter's datastores: a VMFS datastore's LUN (joined by WWN "
         "and naa. name), an NFS datastore's file system (the NAS server interface and share it "
-        "is mounted from), a VVol datastore's storage container (the array's vmwareUUID in the "
-        "datastore's URL); the pool's own alert threshold is shown in the evidence.",
+        "is mounted from, served by exactly one NAS server that is no replication "
+        "destination), a VVol datastore's storage container (the array's vmwareUUID in the "
+        "datastore's URL); the pool's own alert threshold is shown in the evidence. An NFS "
+        "datastore a configured array may serve but that joins no pool (mounted by a host name, "
+        "which vslint does not resolve; its share exported by several NAS servers, or only by a "
+        "replication destination; its address a NAS server's that exports no such share) is an "
+        "info finding saying why it is not judged, never a silent skip.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
     .sources = chk_pool_capacity_sources,
     .own =
@@ -80,7 +102,8 @@ const struct check chk_pool_free_space = {
         "30 % free (where Unity alerts), critical below 10 % (the guide's floor) and below 5 % "
         "(where the array invalidates snapshots and replication sessions). Only pools of "
         "configured arrays that back one of the vCenter's datastores (VMFS, NFS or VVol) are "
-        "judged.",
+        "judged. The info finding on an NFS datastore whose pool cannot be told is vslint's, so "
+        "that a datastore out of the rule's reach is seen.",
     .remediation =
         "Add drives to the pool (Unisphere: Storage > Pools > Expand Pool; uemcli /stor/config/"
         "pool -id <pool> extend), delete or expire snapshots in the pool, or move LUNs to "

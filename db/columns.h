@@ -105,7 +105,7 @@
     X(S, E, vmfs_local, vmfs_local, BOOL, 0, 7, EST)                                               \
     X(S, E, vmfs_ssd, vmfs_ssd, BOOL, 0, 7, EST)                                                   \
     X(S, E, unmap_priority, unmap_priority, TEXT, 0, 7, EST)                                       \
-    X(S, E, nas_remote_path, nas_remote_path, TEXT, 0, 12, NOEST)
+    X(S, E, nas_remote_path, nas_remote_path, TEXT, 0, 12, EST)
 
 #define DB_COLS_datastore_extents(X, S, E)                                                         \
     X(S, E, datastore, datastore, TEXT, KEY, 7, NOEST)                                             \
@@ -386,12 +386,14 @@
     X(S, E, port, port, TEXT, 0, 12, NOEST)                                                        \
     X(S, E, iqn, iqn, TEXT, 0, 12, NOEST)
 
-/* An array's NAS servers and the SP each is placed on (nfs-server-redundancy). */
+/* An array's NAS servers, the SP each is placed on (nfs-server-redundancy) and whether it is a
+ * replication destination (which serves no NFS datastore: db/load.c's NAS join). */
 #define DB_COLS_array_nas_servers(X, S, E)                                                         \
     X(S, E, id, id, TEXT, KEY, 12, NOEST)                                                          \
     X(S, E, name, name, TEXT, 0, 12, NOEST)                                                        \
     X(S, E, home_sp, home_sp, TEXT, 0, 12, NOEST)                                                  \
-    X(S, E, current_sp, current_sp, TEXT, 0, 12, NOEST)
+    X(S, E, current_sp, current_sp, TEXT, 0, 12, NOEST)                                            \
+    X(S, E, replication_destination, replication_destination, BOOL, 0, 13, NOEST)
 
 /* An array's file systems, their shares and its VVol datastores' pools: the pools behind NFS
  * and VVol datastores (pool-free-space). */

@@ -185,18 +185,50 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* What db_each() does with a row of st: 0 to go on to the next, or a negative error that ends
  * the walk. */
+/* What the NAS servers of the stored arrays export, one row per (array, NAS server, interface
+ * address, share): vcenter (the array's name), nas_server (its id), name, home_sp, dst (1 for a
+ * replication destination), address (fileInterface.ipAddress), path ("/<share name>": Unity
+ * exports a share there), pool and thin (the share's file system's). A NAS server whose row
+ * was not read (its type left out) counts as no destination. */
+#define DB_NAS_EXPORTS                                                                             \
+    "SELECT f.vcenter AS vcenter, f.nas_server AS nas_server, n.name AS name,"                    \
+    " n.home_sp AS home_sp, coalesce(n.replication_destination, 0) AS dst,"                       \
+    " f.address AS address, '/' || sh.name AS path, fs.pool AS pool, fs.thin AS thin"             \
+    " FROM array_file_interfaces f JOIN array_filesystems fs ON fs.vcenter = f.vcenter"           \
+    " AND fs.nas_server = f.nas_server JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"       \
+    " AND sh.filesystem = fs.id LEFT JOIN array_nas_servers n ON n.vcenter = f.vcenter"           \
+    " AND n.id = f.nas_server"
+/* Row X of DB_NAS_EXPORTS serves NFS datastore D (datastores): the datastore is mounted from
+ * "<address>:/<share>" with the row's address and share, and the row's NAS server is no
+ * replication destination (which keeps its source's addresses and share names). */
+#define DB_NAS_SERVES(X, D)                                                                        \
+    X ".address = " D ".nas_remote_host AND " X ".path = rtrim(" D ".nas_remote_path, '/')"     \
+    " AND NOT " X ".dst"
+/* Array A (an SQL expression naming an array) holds a LUN behind one of vCenter V's datastores:
+ * the array of that vCenter's storage, preferred when NAS servers of two arrays export one
+ * share at one address (a private address and a share name reused at another site). */
+#define DB_ARRAY_OF_VCENTER(A, V)                                                                  \
+    "EXISTS (SELECT 1 FROM datastore_extents ae JOIN array_luns al ON al.naa = ae.disk_name"      \
+    " WHERE ae.vcenter = " V " AND al.vcenter = " A ")"
+/* How many NAS servers serve NFS datastore D (DB_NAS_SERVES), of any array, or (LOCAL) only
+ * of the arrays of D's vCenter (DB_ARRAY_OF_VCENTER). */
+#define DB_NAS_SERVING(D, LOCAL)                                                                   \
+    "(SELECT count(DISTINCT x2.vcenter || ' ' || x2.nas_server) FROM (" DB_NAS_EXPORTS ") x2"     \
+    " WHERE " DB_NAS_SERVES("x2", D) " AND (NOT " LOCAL " OR "                                    \
+    DB_ARRAY_OF_VCENTER("x2.vcenter", D ".vcenter") "))"
 /* Every pool of a configured array behind a datastore, as rows (array, pool, dsvc, ds, thin):
  * the array's name and the pool's id, the datastore's vCenter and moref, and 1 when that
  * storage is thin. The one definition of the join, for the estate (db/load.c) and the
  * inventory pages (db/pages.c); each branch is narrowed by a condition on its aliases:
  * - LUN (e: datastore_extents, l: array_luns): a LUN of the pool is an extent (the LUN's naa.
  *   name, from its WWN, is the extent's disk_name);
- * - NFS (d: datastores, f: array_file_interfaces, fs: array_filesystems, sh: array_nfs_shares):
- *   the datastore is mounted from "<address>:/<share>" where address is an interface of the NAS
- *   server exporting the share's file system (Unity exports a share at /<its name>), and no
- *   other NAS server matches so (a replication destination keeps its source's address and
- *   share names: its pool is not this datastore's); a file system whose provisioning is
- *   unknown counts as thin;
+ * - NFS (d: datastores, fs: DB_NAS_EXPORTS, whose vcenter is the array): the datastore is
+ *   mounted from "<address>:/<share>" where address is an interface of the NAS server
+ *   exporting the share's file system, the server is no replication destination (which keeps
+ *   its source's address and share names), and exactly one NAS server of all the arrays
+ *   matches so, or else exactly one of the arrays of the datastore's vCenter (two arrays, at
+ *   a private address and share reused from site to site, neither of them the vCenter's,
+ *   join none); a file system whose provisioning is unknown counts as thin;
  * - VVOL (d: datastores, s: array_vvol_pools): the VVol datastore's URL holds the UUID the array
  *   gives its VVol datastore (vmwareUUID, compared as hex digits); thin, as VVols are. */
 #define DB_POOL_PAIRS(LUN, NFS, VVOL)                                                              \
@@ -204,15 +236,9 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
     " coalesce(l.thin, 0) AS thin FROM datastore_extents e"                                       \
     " JOIN array_luns l ON l.naa = e.disk_name WHERE " LUN                                        \
     " UNION ALL SELECT fs.vcenter, fs.pool, d.vcenter, d.moref, coalesce(fs.thin, 1)"             \
-    " FROM datastores d JOIN array_file_interfaces f ON f.address = d.nas_remote_host"            \
-    " JOIN array_filesystems fs ON fs.vcenter = f.vcenter AND fs.nas_server = f.nas_server"       \
-    " JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id"              \
-    " WHERE d.type IN ('NFS', 'NFS41') AND '/' || sh.name = rtrim(d.nas_remote_path, '/')"       \
-    " AND (SELECT count(DISTINCT f2.vcenter || ' ' || f2.nas_server)"                              \
-    " FROM array_file_interfaces f2 JOIN array_filesystems fs2 ON fs2.vcenter = f2.vcenter"      \
-    " AND fs2.nas_server = f2.nas_server JOIN array_nfs_shares sh2 ON sh2.vcenter = fs2.vcenter"  \
-    " AND sh2.filesystem = fs2.id WHERE f2.address = d.nas_remote_host"                           \
-    " AND '/' || sh2.name = rtrim(d.nas_remote_path, '/')) = 1"                                    \
+    " FROM datastores d JOIN (" DB_NAS_EXPORTS ") fs ON " DB_NAS_SERVES("fs", "d")                \
+    " WHERE d.type IN ('NFS', 'NFS41') AND (" DB_NAS_SERVING("d", "0") " = 1 OR ("                \
+    DB_ARRAY_OF_VCENTER("fs.vcenter", "d.vcenter") " AND " DB_NAS_SERVING("d", "1") " = 1))"       \
     " AND " NFS                                                                                   \
     " UNION ALL SELECT s.vcenter, s.pool, d.vcenter, d.moref, 1 FROM datastores d"                \
     " JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"                   \

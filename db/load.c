@@ -1,7 +1,9 @@
 /* Loading one vCenter's stored snapshot as an estate for the checks: one statement per table in
  * one read transaction, references resolved to array indexes with sorted keys and bsearch. */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1230,32 +1232,100 @@ static int load_ports(struct load *L, sqlite3 *h)
 
 /* ---- the NAS servers behind NFS datastores ----------------------------------------------- */
 
-/* Each NFS datastore whose server address is a file interface of exactly one configured
- * array's NAS server: that server and the SP it is placed on (nfs-server-redundancy). An
- * address two NAS servers claim (two arrays, or a stale interface) joins none. */
+/* Each NFS datastore of the vCenter, with what the stored arrays' NAS servers say of its mount
+ * "<host>:<path>": the NAS servers that serve it (DB_NAS_SERVES: address and share, no
+ * replication destination; when several do, those of the arrays of this vCenter's storage,
+ * DB_ARRAY_OF_VCENTER, if exactly one of them does, as the pool join does), with the first
+ * one's array, name and home SP and its array's SP count (nfs-server-redundancy); the
+ * replication destinations that match it so; the NAS servers that export a share at its path
+ * at any address; those with an interface at its host. Each as a count, the first
+ * "array/name" and that array. nas_row() joins the datastore when exactly one serves it, and
+ * otherwise says why not (enum est_nas_doubt). */
+#define NAS_LABEL(X) X ".vcenter || '/' || coalesce(" X ".name, " X ".nas_server)"
+#define NAS_KEY(X)   X ".vcenter || ' ' || " X ".nas_server"
+#define NAS_COUNT(WHEN, X)                                                                         \
+    " count(DISTINCT CASE WHEN " WHEN " THEN " NAS_KEY(X) " END),"                               \
+    " min(CASE WHEN " WHEN " THEN " NAS_LABEL(X) " END),"                                        \
+    " min(CASE WHEN " WHEN " THEN " X ".vcenter END)"
+#define NAS_SERVER(WHEN, X)                                                                        \
+    NAS_COUNT(WHEN, X) ", min(CASE WHEN " WHEN " THEN " X ".name END),"                          \
+    " min(CASE WHEN " WHEN " THEN " X ".home_sp END)"
+/* here: the arrays of this vCenter's storage (DB_ARRAY_OF_VCENTER), found in one pass over its
+ * extents rather than once per NFS datastore. */
+#define NAS_SERVES_HERE DB_NAS_SERVES("s", "d") " AND s.vcenter IN (SELECT array FROM here)"
+/* Of several NAS servers that serve, the one on an array of this vCenter (c7 counts those) is
+ * taken when it is the only such one: its count, label, array, name and home SP are then used. */
+#define NAS_PICK(ALL, LOCAL) "CASE WHEN c2 > 1 AND c7 = 1 THEN " LOCAL " ELSE " ALL " END"
 static const char nas_sql[] =
-    "SELECT d.moref, min(n.vcenter), min(n.name), min(n.home_sp),"
-    " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = n.vcenter)"
-    " FROM datastores d"
-    " JOIN array_file_interfaces f ON f.address = d.nas_remote_host"
-    " JOIN array_nas_servers n ON n.vcenter = f.vcenter AND n.id = f.nas_server"
-    " JOIN vcenters v ON v.name = n.vcenter AND v.kind IS NOT NULL"
-    " WHERE d.vcenter = ?1 AND d.nas_remote_host IS NOT NULL"
-    " GROUP BY d.moref HAVING count(DISTINCT n.vcenter || '/' || n.id) = 1";
+    "WITH here(array) AS (SELECT DISTINCT al.vcenter FROM datastore_extents ae"
+    " JOIN array_luns al ON al.naa = ae.disk_name WHERE ae.vcenter = ?1),"
+    " x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
+    " (SELECT d.moref, d.nas_remote_host,"
+    NAS_SERVER(DB_NAS_SERVES("s", "d"), "s") "," NAS_SERVER(NAS_SERVES_HERE, "s") ","
+    NAS_COUNT("s.address = d.nas_remote_host AND s.dst", "s") "," NAS_COUNT("NOT s.dst", "s")
+    " FROM datastores d LEFT JOIN (" DB_NAS_EXPORTS ") s ON s.path = rtrim(d.nas_remote_path, '/')"
+    " AND EXISTS (SELECT 1 FROM vcenters v WHERE v.name = s.vcenter AND v.kind IS NOT NULL)"
+    " WHERE d.vcenter = ?1 AND d.type IN ('NFS', 'NFS41') AND d.nas_remote_host IS NOT NULL"
+    " GROUP BY d.moref)"
+    " SELECT y.*, (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = y.a),"
+    " (SELECT count(DISTINCT " NAS_KEY("f") ") FROM array_file_interfaces f"
+    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL WHERE f.address = y.host),"
+    " (SELECT min(f.vcenter || '/' || coalesce(n.name, f.nas_server)) FROM array_file_interfaces f"
+    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL LEFT JOIN array_nas_servers n"
+    "  ON n.vcenter = f.vcenter AND n.id = f.nas_server WHERE f.address = y.host),"
+    " (SELECT min(f.vcenter) FROM array_file_interfaces f JOIN vcenters v ON v.name = f.vcenter"
+    "  AND v.kind IS NOT NULL WHERE f.address = y.host)"
+    " FROM (SELECT c0, c1 AS host, " NAS_PICK("c2", "1") ", " NAS_PICK("c3", "c8") ", "
+    NAS_PICK("c4", "c9") " AS a, " NAS_PICK("c5", "c10") ", " NAS_PICK("c6", "c11") ","
+    " c12, c13, c14, c15, c16, c17 FROM x) y";
+
+/* Whether host is written as an IPv4 or IPv6 address, not a name. */
+static int is_address(const char *host)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
 
 static int nas_row(sqlite3_stmt *st, void *ctx)
 {
     struct load *L = ctx;
     size_t ds = refs_find(&L->datastores, text(st, 0));
+    int first = 0; /* the column of the count nas_doubt_* take from (label, array follow) */
 
     if (ds == EST_NONE)
         return 0;
     struct est_datastore *d = &L->e->datastores[ds];
-    d->nas_array = col_str(L, st, 1);
-    d->nas_server = col_str(L, st, 2);
-    d->nas_home_sp = col_str(L, st, 3);
-    d->nas_array_sps = col_int(st, 4);
-    return d->nas_array ? 0 : -ENOMEM;
+    const char *host = text(st, 1);
+    int serving = col_int(st, 2), dst = col_int(st, 7), exporting = col_int(st, 10);
+    int at_host = col_int(st, 14);
+
+    if (serving == 1) {
+        d->nas_array = col_str(L, st, 4);
+        d->nas_server = col_str(L, st, 5);
+        d->nas_home_sp = col_str(L, st, 6);
+        d->nas_array_sps = col_int(st, 13);
+        return d->nas_array ? 0 : -ENOMEM;
+    }
+    if (serving > 1) {
+        d->nas_doubt = EST_NAS_AMBIGUOUS;
+        first = 2;
+    } else if (dst > 0) {
+        d->nas_doubt = EST_NAS_DESTINATION;
+        first = 7;
+    } else if (at_host > 0) {
+        d->nas_doubt = EST_NAS_NO_SHARE;
+        first = 14;
+    } else if (exporting > 0 && host && !is_address(host)) {
+        d->nas_doubt = EST_NAS_BY_NAME;
+        first = 10;
+    } else {
+        return 0; /* no configured array knows its address, nor a share at its path by name */
+    }
+    d->nas_doubt_count = col_int(st, first);
+    d->nas_doubt_server = col_str(L, st, first + 1);
+    d->nas_doubt_array = col_str(L, st, first + 2);
+    return d->nas_doubt_server && d->nas_doubt_array ? 0 : -ENOMEM;
 }
 
 /* The capacity history of the pods and datastores loaded, over the EST_HISTORY_DAYS before

@@ -342,6 +342,12 @@ void est_keep_pools(struct estate *e, int (*keep)(const char *array, void *ctx),
         struct est_datastore *d = &e->datastores[i];
         if (d->nas_array && !keep(d->nas_array, ctx))
             d->nas_array = d->nas_server = d->nas_home_sp = NULL;
+        /* A doubt about a removed array's NAS server is no doubt of this configuration. */
+        if (d->nas_doubt && d->nas_doubt_array && !keep(d->nas_doubt_array, ctx)) {
+            d->nas_doubt = EST_NAS_NO_DOUBT;
+            d->nas_doubt_server = d->nas_doubt_array = NULL;
+            d->nas_doubt_count = 0;
+        }
     }
 
     /* Compacted in place: pool i moves to n, so a datastore's old index is rewritten to the

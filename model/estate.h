@@ -57,6 +57,22 @@ struct est_mount {
     const char *access_mode; /* "readWrite", "readOnly", or NULL */
 };
 
+/* Why an NFS datastore is joined to no NAS server of a configured array (est_datastore.nas_doubt):
+ * - EST_NAS_AMBIGUOUS: several NAS servers (of two arrays, at a private address reused from
+ *   site to site) export its share at its address, none a replication destination;
+ * - EST_NAS_DESTINATION: only replication destinations do (they serve nothing before a failover);
+ * - EST_NAS_BY_NAME: it is mounted by a host name, which vslint does not resolve (never from a
+ *   check), and a NAS server exports a share at its path;
+ * - EST_NAS_NO_SHARE: its address is a NAS server's interface, but that server exports no share
+ *   at its path (another NFS server at the same address elsewhere). */
+enum est_nas_doubt {
+    EST_NAS_NO_DOUBT = 0,
+    EST_NAS_AMBIGUOUS,
+    EST_NAS_DESTINATION,
+    EST_NAS_BY_NAME,
+    EST_NAS_NO_SHARE,
+};
+
 struct est_datastore {
     const char *moref, *name, *type; /* type: VMFS, NFS, NFS41, vsan, VVOL, OTHER */
     int64_t capacity, free_space;    /* bytes (capacity 750 GiB = 805306368000) */
@@ -76,13 +92,22 @@ struct est_datastore {
     const char *unmap_priority;  /* vmfs.unmapPriority (VMFS6 space reclamation): "none" (off) or
                                     "low"; NULL on VMFS5, which has no automatic unmap */
     const char *nas_remote_host; /* NFS: the server (nas.remoteHost), else NULL */
-    /* NFS: the configured array's NAS server that serves nas_remote_host (one of its file
-     * interfaces has that address) and the SP it is placed on (homeSP: "spa", "spb"); NULL when
-     * no configured array serves it, or more than one claims the address. */
+    const char *nas_remote_path; /* NFS: the export (nas.remotePath, "/share"), else NULL */
+    /* NFS: the configured array's NAS server that serves the datastore (one of its file
+     * interfaces has nas_remote_host as address, and it exports the share nas.remotePath
+     * names: DB_NAS_SERVES) and the SP it is placed on (homeSP: "spa", "spb"); NULL when no
+     * configured array serves it, or more than one NAS server does. */
     const char *nas_array, *nas_server, *nas_home_sp;
     /* How many storage processors nas_array's ports are on: 1 on a single-SP array (UnityVSA),
      * where no placement can be on both SPs and none is judged; 0 when not told. */
     int nas_array_sps;
+    /* NFS, no NAS server joined although a configured array's NAS server may be the one: why
+     * (enum est_nas_doubt; EST_NAS_NO_DOUBT when it is joined, or no array knows the address or
+     * share); nas_doubt_server is the first such NAS server, "array/name", nas_doubt_array its
+     * array, nas_doubt_count how many there are. Said in the findings, never guessed. */
+    int nas_doubt;
+    const char *nas_doubt_server, *nas_doubt_array;
+    int nas_doubt_count;
     struct est_extent *extents;  /* VMFS: every extent, head extent first; more than one is a
                                     spanned volume */
     size_t n_extents;

@@ -335,6 +335,9 @@ struct vim_array_portal {
 struct vim_array_nas_server {
     const char *id, *name;
     const char *home_sp, *current_sp; /* "spa", "spb", or NULL */
+    /* isReplicationDestination 0/1, VIM_UNKNOWN: a destination keeps its source's interface
+     * addresses and share names but serves no datastore until a failover makes it the source. */
+    int replication_destination;
 };
 
 /* A file system of an array (Unity filesystem): the pool it takes space from and the NAS server

@@ -331,7 +331,7 @@ def test_serve_polls_the_array_and_serves_pools(violations_sim, unity, workspace
         assert [d['name'] for d in by_name['pool-nfs-low']['datastores']] == ['ds-nas-a1']
         assert [d['name'] for d in by_name['pool-vvol-low']['datastores']] == ['ds-vvol-low']
         assert [d['name'] for d in by_name['pool-ok']['datastores']] == [
-            'ds-nas-a2', 'ds-nas-b1', 'ds-nas-b2', 'ds-pool-ok', 'ds-vvol-ok']
+            'ds-nas-a2', 'ds-nas-b1', 'ds-nas-b2', 'ds-nas-c1', 'ds-pool-ok', 'ds-vvol-ok']
         assert by_name['pool-unjoined']['datastores'] == []
         for name, pool in (('ds-nas-a1', 'pool-nfs-low'), ('ds-vvol-low', 'pool-vvol-low')):
             ds = [d for d in dss if d['name'] == name][0]
@@ -602,3 +602,130 @@ def test_pool_of_an_unmounted_share_on_a_mounted_server_is_not_joined(estate):
 
 def test_nfs_and_vvol_pools_need_the_array(lab):
     assert not [f for f in lab.findings if f['check'] == 'pool-free-space']
+
+
+# ---- NFS datastores whose NAS server is in doubt (issue 22's leftovers) ----------------------
+
+def infos_on(findings, name):
+    return [f for f in findings if f['check'] == 'pool-free-space'
+            and f['object']['type'] == 'datastore' and f['object']['name'] == name]
+
+
+def test_nas_servers_address_without_its_share_is_not_that_server(estate):
+    """cluster-nas-reused mounts ds-nas-c1 from nas-spa-2 (10.0.3.11, SP A) and ds-nas-c2 from
+    10.0.3.10:/vol/ds-nas-c2: nas-spa-1's address (SP A), but nas-spa-1 exports no such share,
+    so another NFS server at that (private, reused) address serves it. It is not judged by
+    nas-spa-1's home SP (the cluster is not "all on SP A"), and the reason is said."""
+    got = by_check(estate['findings'], 'nfs-server-redundancy')
+    assert 'cluster-nas-reused' not in got
+    [f] = infos_on(estate['findings'], 'ds-nas-c2')
+    assert f['severity'] == 'info'
+    assert f['message'] == (
+        'NFS datastore ds-nas-c2: the array pool behind it is not judged: 10.0.3.10 is an '
+        'interface address of NAS server unity1/nas-spa-1, which exports no share at '
+        '/vol/ds-nas-c2: the datastore is taken for another NFS server at the same address (a '
+        "private address reused elsewhere), and neither that NAS server's SP nor its pools "
+        'judge it')
+    ev = f['evidence']
+    assert (ev['remote_host'], ev['remote_path'], ev['nas_server'], ev['nas_servers']) == (
+        '10.0.3.10', '/vol/ds-nas-c2', 'unity1/nas-spa-1', 1)
+    # ds-nas-c1 is nas-spa-2's share at nas-spa-2's address: joined, nothing to say.
+    assert infos_on(estate['findings'], 'ds-nas-c1') == []
+
+
+def test_nfs_datastore_mounted_by_name_is_said_not_judged(estate):
+    """ds-nas-dns is mounted from nas-spb-1.lab.example.com:/ds-nas-dns, a share nas-spb-1
+    exports: vslint resolves no names, so it cannot tell the server, and says so at info rather
+    than skipping the datastore. ds-nfs-lab-1 is mounted by name too, at /export/ds-nfs-lab-1,
+    which no NAS server of the array exports: not the array's, nothing said."""
+    [f] = infos_on(estate['findings'], 'ds-nas-dns')
+    assert f['severity'] == 'info'
+    assert ('the datastore is mounted by the name nas-spb-1.lab.example.com, which vslint does '
+            'not resolve: NAS server unity1/nas-spb-1 exports a share at /ds-nas-dns') in f['message']
+    assert f['evidence']['nas_server'] == 'unity1/nas-spb-1'
+    assert infos_on(estate['findings'], 'ds-nfs-lab-1') == []
+    # Nor is it joined to the pool of the share of that name (pool-ok holds ds-nas-dns's).
+    assert 'ds-nas-dns' not in [d for f in by_check(estate['findings'], 'pool-free-space').values()
+                                for d in f['evidence'].get('datastores', [])]
+
+
+@pytest.fixture(scope='module')
+def dr_unity():
+    """The production array's file side replicated to a second Unity: same NAS server names,
+    addresses and shares, every file system in pool-dr (2 % free), isReplicationDestination."""
+    with UnitySim(['-role', 'dr']) as u:
+        yield u
+
+
+def two_arrays(violations_sim, unity, dr, ws):
+    """`vslint check` of the violations scenario with unity as unity1 and dr as unity-dr."""
+    conf = ws.write_config([vcenter(ws, violations_sim.url)],
+                           extra=array_section(ws, unity.url) + '\n' +
+                           array_section(ws, dr.url, name='unity-dr'))
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr
+    return conf, json.loads(res.stdout)['findings']
+
+
+def test_replication_destination_does_not_take_the_production_datastores(
+        violations_sim, unity, dr_unity, workspace):
+    """With the DR array configured too, ds-nas-a1 (10.0.3.10:/ds-nas-a1) matches a NAS server
+    of each array by address and share; the DR one is a replication destination, so the
+    production datastore joins the production pool (pool-nfs-low, 9 % free: critical) and is
+    not judged by pool-dr (2 % free), which backs nothing."""
+    ws = workspace
+    with serving(ws, [vcenter(ws, violations_sim.url)],
+                 extra=array_section(ws, unity.url) + '\n' +
+                 array_section(ws, dr_unity.url, name='unity-dr')) as srv:
+        srv.poll_and_wait('lab')  # after both arrays' first polls (/readyz waits for them)
+        findings = srv.get('/api/v1/findings?limit=1000').json()['findings']
+        dss = {d['name']: d for d in
+               srv.get('/api/v1/inventory/datastores?limit=1000').json()['datastores']}
+        pools = {p['name']: p for p in
+                 srv.get('/api/v1/inventory/pools?limit=100').json()['pools']}
+    got = by_check(findings, 'pool-free-space')
+    f = got['unity1/pool-nfs-low']
+    assert f['severity'] == 'critical' and f['evidence']['datastores'] == ['ds-nas-a1']
+    assert not [n for n in got if n.startswith('unity-dr/')]
+    assert infos_on(findings, 'ds-nas-a1') == []
+    # The NAS servers behind cluster-nas-onesp are the production ones, homed on SP A.
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['array'] for d in g['evidence']['datastores']] == ['unity1', 'unity1']
+    # The inventory shows the same join, both ways.
+    assert [(p['array'], p['name']) for p in dss['ds-nas-a1']['pools']] == [
+        ('unity1', 'pool-nfs-low')]
+    assert [(p['array'], p['name']) for p in dss['ds-nas-b1']['pools']] == [('unity1', 'pool-ok')]
+    assert pools['pool-dr']['array'] == 'unity-dr' and pools['pool-dr']['datastores'] == []
+
+
+def test_two_arrays_serving_one_share_at_one_address_prefer_the_vcenters(
+        violations_sim, unity, workspace):
+    """The same two arrays, but the DR array's NAS servers do not say they are replication
+    destinations: each share is served at one address by two arrays (a private address and
+    share name reused at another site). The production array holds LUNs behind this vCenter's
+    datastores and the other none: the production NAS server is this vCenter's, and serves."""
+    with UnitySim(['-role', 'dr', '-dr-destination=false']) as dr:
+        _, findings = two_arrays(violations_sim, unity, dr, workspace)
+    pools = by_check(findings, 'pool-free-space')
+    assert pools['unity1/pool-nfs-low']['evidence']['datastores'] == ['ds-nas-a1']
+    assert 'unity-dr/pool-dr' not in pools and infos_on(findings, 'ds-nas-a1') == []
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['array'] for d in g['evidence']['datastores']] == ['unity1', 'unity1']
+
+
+def test_two_arrays_of_the_vcenter_serving_one_share_at_one_address_join_neither(
+        violations_sim, unity, workspace):
+    """As above, but the second array holds a LUN of the vCenter's ds-pool-ok too: both are the
+    vCenter's arrays, and which one serves ds-nas-a1 cannot be told. Neither pool judges it,
+    nor is a NAS server's SP taken for cluster-nas-onesp's, and the info finding says why."""
+    with UnitySim(['-role', 'dr', '-dr-destination=false', '-dr-vmfs']) as dr:
+        _, findings = two_arrays(violations_sim, unity, dr, workspace)
+    pools = by_check(findings, 'pool-free-space')
+    assert 'unity1/pool-nfs-low' not in pools
+    # pool-dr backs ds-pool-ok through its LUN (2 % free: critical), not ds-nas-a1.
+    assert pools['unity-dr/pool-dr']['evidence']['datastores'] == ['ds-pool-ok']
+    [f] = infos_on(findings, 'ds-nas-a1')
+    assert f['severity'] == 'info'
+    assert ('10.0.3.10:/ds-nas-a1 is exported by 2 NAS servers of the configured arrays '
+            '(unity-dr/nas-spa-1 and others), none of them a replication destination') in f['message']
+    assert 'cluster-nas-onesp' not in by_check(findings, 'nfs-server-redundancy')

@@ -55,6 +55,14 @@ import (
 //	                             without the array silent (two addresses)
 //	TWIN      cluster-nas-twosp  (host esx-nas-b) ds-nas-b1 from 10.0.3.10 (SP A), ds-nas-b2
 //	                             from 10.0.3.20 (SP B)
+//	TWIN      cluster-nas-reused (host esx-nas-c) ds-nas-c1 from 10.0.3.11 (nas-spa-2, SP A),
+//	                             ds-nas-c2 from 10.0.3.10:/vol/ds-nas-c2: nas-spa-1's address,
+//	                             but no share of it (another NFS server at a private address
+//	                             reused elsewhere) -> not taken for nas-spa-1, so not "all on
+//	                             SP A"; pool-free-space says at info why ds-nas-c2 is not judged
+//	INFO      ds-nas-dns         (host esx-nas-b) mounted from nas-spb-1.lab.example.com:/ds-nas-dns,
+//	                             a share of nas-spb-1: a name vslint does not resolve ->
+//	                             pool-free-space info, not judged (never a silent skip)
 //
 // pool-free-space behind NFS and VVol datastores (000 §1.1.1; with the Unity responder as
 // [array]; each NFS datastore above is mounted from <address>:/<its name>, the Unity share of
@@ -159,6 +167,15 @@ func plantSeedRules(w *world) {
 		w.addVM(vmSpec{name: v.name, host: san1,
 			disks: []diskSpec{{ds: w.datastores[v.ds], gib: 8, format: v.format}}})
 	}
+	// Issue 22's leftovers, a reused address and a mount by name, planted last so that no
+	// earlier object's moref changes.
+	reused := w.addHost(w.addCluster("cluster-nas-reused"), "esx-nas-c", hostOpts{enableBlockDelete: 1})
+	w.addDatastore(dsSpec{name: "ds-nas-c1", nfs: true, remoteHost: "10.0.3.11", remotePathBase: "/",
+		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
+	w.addDatastore(dsSpec{name: "ds-nas-c2", nfs: true, remoteHost: "10.0.3.10", remotePathBase: "/vol/",
+		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
+	w.addDatastore(dsSpec{name: "ds-nas-dns", nfs: true, remoteHost: "nas-spb-1.lab.example.com",
+		remotePathBase: "/", capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})
 }
 
 // plantDisabledOnEntity: see the datastore-alarms part of the header above.

@@ -176,6 +176,20 @@ TEST(test_decode_ports_portals_nas)
     assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
     assert_string_equal(nas.home_sp, "spa");
     assert_string_equal(nas.current_sp, "spb");
+    assert_int_equal(nas.replication_destination, VIM_UNKNOWN); /* not said: not known */
+    json_decref(c);
+    /* A replication destination keeps its source's addresses: the NAS join must know it. */
+    c = parse("{\"id\": \"nas_1\", \"isReplicationDestination\": true}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_int_equal(nas.replication_destination, 1);
+    json_decref(c);
+    c = parse("{\"id\": \"nas_1\", \"isReplicationDestination\": false}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), 0);
+    assert_int_equal(nas.replication_destination, 0);
+    json_decref(c);
+    c = parse("{\"id\": \"nas_2\", \"isReplicationDestination\": \"yes\"}");
+    assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
+    assert_non_null(strstr(err, "nasServer nas_2: member \"isReplicationDestination\""));
     json_decref(c);
     c = parse("{\"name\": \"no id\"}");
     assert_int_equal(arr_decode_nas_server(c, &nas, err, sizeof(err)), -VSL_EPROTO);
@@ -468,4 +482,24 @@ TEST(test_estate_join)
 int main(void)
 {
     return tl_main();
+}
+
+/* An NFS datastore's NAS server in doubt because of a removed array's NAS server is no doubt of
+ * the configuration that runs the checks: est_keep_pools() forgets it, and keeps a configured
+ * array's. */
+TEST(test_keep_pools_forgets_a_removed_arrays_nas_doubt)
+{
+    struct est_datastore ds[2] = {
+        {.name = "ds-dr", .type = "NFS", .nas_doubt = EST_NAS_AMBIGUOUS,
+         .nas_doubt_server = "unity-dr/nas-1", .nas_doubt_array = "unity-dr", .nas_doubt_count = 2},
+        {.name = "ds-kept", .type = "NFS", .nas_doubt = EST_NAS_BY_NAME,
+         .nas_doubt_server = "unity2/nas-2", .nas_doubt_array = "unity2", .nas_doubt_count = 1},
+    };
+    struct estate e = {.datastores = ds, .n_datastores = 2};
+
+    est_keep_pools(&e, keep_named, "unity2");
+    assert_int_equal(ds[0].nas_doubt, EST_NAS_NO_DOUBT);
+    assert_null(ds[0].nas_doubt_server);
+    assert_int_equal(ds[1].nas_doubt, EST_NAS_BY_NAME);
+    assert_string_equal(ds[1].nas_doubt_server, "unity2/nas-2");
 }

@@ -283,3 +283,37 @@ TEST(test_home_sps)
         chk_results_free(&r);
     }
 }
+
+/* A datastore whose NAS server is in doubt (its address is nas-1's, but nas-1 exports no share
+ * at its path: another server at a reused address) has no home SP: the two-servers cluster is
+ * not "all on SP A" although nas-1 is homed there, and where a cluster is reported by address,
+ * the datastore's evidence says why it has no NAS server. */
+TEST(test_nas_doubt)
+{
+    static struct world w;
+    char why[1024];
+
+    build(&w);
+    struct est_datastore *d0 = ds_named(&w, "two-servers-0"), *d1 = ds_named(&w, "two-servers-1");
+    d0->nas_array = "unity1", d0->nas_server = "nas-2", d0->nas_home_sp = "spa";
+    d1->nas_doubt = EST_NAS_NO_SHARE, d1->nas_doubt_server = "unity1/nas-1";
+    d1->nas_doubt_array = "unity1", d1->nas_doubt_count = 1, d1->nas_remote_path = "/vol/x";
+    struct est_datastore *o = ds_named(&w, "one-server-1");
+    o->nas_doubt = EST_NAS_BY_NAME, o->nas_doubt_server = "unity1/nas-3";
+    o->nas_doubt_array = "unity1", o->nas_doubt_count = 1, o->nas_remote_path = "/share";
+    struct chk_results r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
+    tl_want(&r, "two-servers", NONE);
+    const struct chk_finding *f = tl_find(&r, "one-server", NULL);
+    assert_non_null(f);
+    json_t *dss = json_object_get(f->evidence, "datastores");
+    const char *said = json_string_value(json_object_get(json_array_get(dss, 1), "nas_server_unknown"));
+    assert_non_null(said);
+    assert_string_equal(said, chk_nas_doubt(o, why, sizeof(why)));
+    assert_non_null(strstr(said, "mounted by the name nas-a.example.com, which vslint does not "
+                                 "resolve: NAS server unity1/nas-3 exports a share at /share"));
+    assert_true(json_is_null(json_object_get(json_array_get(dss, 0), "nas_server_unknown")));
+    assert_non_null(strstr(chk_nas_doubt(d1, why, sizeof(why)),
+                           "nas-b.example.com is an interface address of NAS server unity1/nas-1, "
+                           "which exports no share at /vol/x"));
+    chk_results_free(&r);
+}

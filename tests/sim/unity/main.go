@@ -185,9 +185,11 @@ func (p iscsiPortal) content() map[string]interface{} {
 	}
 }
 
-// nasServer is a NAS server: the SP it is meant to run on (homeSP) and the one it runs on.
+// nasServer is a NAS server: the SP it is meant to run on (homeSP) and the one it runs on, and
+// whether it is a replication destination (-role dr).
 type nasServer struct {
 	ID, Name, HomeSP, CurrentSP string
+	Destination                 bool
 }
 
 // fileInterface is a NAS server's network interface: the address its NFS exports are
@@ -202,8 +204,8 @@ type fileInterface struct {
 // and ds-nas-b2 from 10.0.3.20 (SP B): TWIN. nas_3 runs on SP A after a failover, but its
 // home is SP B: the guide's rule is about where it is placed.
 func nasServers() ([]nasServer, []fileInterface) {
-	servers := []nasServer{{"nas_1", "nas-spa-1", "spa", "spa"}, {"nas_2", "nas-spa-2", "spa", "spa"},
-		{"nas_3", "nas-spb-1", "spb", "spa"}}
+	servers := []nasServer{{"nas_1", "nas-spa-1", "spa", "spa", false}, {"nas_2", "nas-spa-2", "spa", "spa", false},
+		{"nas_3", "nas-spb-1", "spb", "spa", false}}
 	if leaky {
 		for i := range servers {
 			servers[i].Name += leakyDomain
@@ -245,7 +247,7 @@ func (n nasServer) content() map[string]interface{} {
 	return map[string]interface{}{
 		"id": n.ID, "name": n.Name, "homeSP": map[string]interface{}{"id": n.HomeSP},
 		"currentSP": map[string]interface{}{"id": n.CurrentSP}, "pool": map[string]interface{}{"id": "pool_2"},
-		"isReplicationDestination": false, "sizeAllocated": 2952790016,
+		"isReplicationDestination": n.Destination, "sizeAllocated": 2952790016,
 		"health": map[string]interface{}{"value": 5, "descriptionIds": []string{"ALRT_NAS_SERVER_OK"},
 			"descriptions": []string{"The NAS server is operating normally."}},
 	}
@@ -261,11 +263,36 @@ type fileSystem struct {
 // <address>:/<datastore name>. ds-nas-a1's file system is in pool-nfs-low (9 % free, critical);
 // the others in pool-ok (TWIN). fs-unmounted, on nas-spa-1 like ds-nas-a1, is in pool-unjoined
 // (2 % free) but no datastore mounts its share: the share's path, not the server's address,
-// joins a datastore to a file system.
+// joins a datastore to a file system. ds-nas-c1 (cluster-nas-reused, from nas-spa-2's
+// 10.0.3.11) is in pool-ok; that cluster's ds-nas-c2 is mounted from 10.0.3.10, nas-spa-1's
+// address, at a path no share has (another NFS server at a reused address). ds-nas-dns is in
+// pool-ok, exported by nas-spb-1, but mounted by a host name (which vslint does not resolve).
 func fileSystems() []fileSystem {
 	return []fileSystem{{"fs_1", "ds-nas-a1", "pool_8", "nas_1"}, {"fs_2", "ds-nas-a2", "pool_2", "nas_2"},
 		{"fs_3", "ds-nas-b1", "pool_2", "nas_1"}, {"fs_4", "ds-nas-b2", "pool_2", "nas_3"},
-		{"fs_5", "fs-unmounted", "pool_6", "nas_1"}}
+		{"fs_5", "fs-unmounted", "pool_6", "nas_1"}, {"fs_6", "ds-nas-c1", "pool_2", "nas_2"},
+		{"fs_7", "ds-nas-dns", "pool_2", "nas_3"}}
+}
+
+// The replication destination of this array's file side (-role dr): a second Unity whose NAS
+// servers keep the production servers' names, interface addresses and share names, as Unity's
+// NAS server replication does, with every file system in its one pool, pool-dr, 2 % free. Its
+// NAS servers say isReplicationDestination (unless -dr-destination=false: two arrays then
+// export each share at one address). No port, portal or VVol datastore, and no LUN unless
+// -dr-vmfs: then it holds a LUN of ds-pool-ok too, so that it is an array of the violations
+// vCenter's storage as much as the production one is (which a tie between the two NAS servers
+// of one share is otherwise broken by).
+func drEstate(destination bool) ([]pool, []nasServer, []fileSystem) {
+	t := 10 * TiB
+	servers, _ := nasServers()
+	for i := range servers {
+		servers[i].Destination = destination
+	}
+	fss := fileSystems()
+	for i := range fss {
+		fss[i].Pool = "pool_1"
+	}
+	return []pool{{"pool_1", "pool-dr", t, pct(t, 2), pct(t, 80), 70, 0}}, servers, fss
 }
 
 func (f fileSystem) content() map[string]interface{} {
@@ -379,6 +406,14 @@ type server struct {
 	stats     map[string]int
 	persist   bool
 	paging    string // what a page says of the next: both (links and entryCount), links, count, none
+	// The file side and the rest, per -role: production (the default) or dr (drEstate()).
+	nas       []nasServer
+	ifs       []fileInterface
+	fss       []fileSystem
+	fc        []fcPort
+	eth       []ethernetPort
+	portals   []iscsiPortal
+	resources []storageResource
 }
 
 func randHex(n int) string {
@@ -487,27 +522,25 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fcPort/instances":
 		// No fault here: the faults count pool and LUN reads, as the fault tests expect.
-		s.collection(w, r, "fcPort", contents(fcPorts()))
+		s.collection(w, r, "fcPort", contents(s.fc))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/ethernetPort/instances":
-		s.collection(w, r, "ethernetPort", contents(ethernetPorts()))
+		s.collection(w, r, "ethernetPort", contents(s.eth))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/iscsiPortal/instances":
-		s.collection(w, r, "iscsiPortal", contents(iscsiPortals()))
+		s.collection(w, r, "iscsiPortal", contents(s.portals))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances":
-		servers, _ := nasServers()
-		s.collection(w, r, "nasServer", contents(servers))
+		s.collection(w, r, "nasServer", contents(s.nas))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fileInterface/instances":
-		_, ifs := nasServers()
-		s.collection(w, r, "fileInterface", contents(ifs))
+		s.collection(w, r, "fileInterface", contents(s.ifs))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/filesystem/instances":
-		s.collection(w, r, "filesystem", contents(fileSystems()))
+		s.collection(w, r, "filesystem", contents(s.fss))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nfsShare/instances":
 		var shares []nfsShare
-		for _, f := range fileSystems() {
+		for _, f := range s.fss {
 			shares = append(shares, nfsShare{f})
 		}
 		s.collection(w, r, "nfsShare", contents(shares))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/storageResource/instances":
-		s.collection(w, r, "storageResource", contents(storageResources()))
+		s.collection(w, r, "storageResource", contents(s.resources))
 	default:
 		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	}
@@ -720,6 +753,9 @@ func main() {
 	paging := flag.String("paging", "both", "what a page says of the next: both (links and entryCount), links, count (entryCount only), none")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.BoolVar(&leaky, "leaky", false, "pools, LUNs and NAS servers named after a site, a host and a domain (see the control's names)")
+	role := flag.String("role", "production", "production (the violations scenario's array) or dr (its file side's replication destination, drEstate())")
+	drDestination := flag.Bool("dr-destination", true, "with -role dr: the NAS servers say isReplicationDestination")
+	drVMFS := flag.Bool("dr-vmfs", false, "with -role dr: also hold a LUN of ds-pool-ok (naa.6006016...d2)")
 	flag.Parse()
 
 	password := simkit.Password(*passwordFile)
@@ -730,14 +766,29 @@ func main() {
 	default:
 		log.Fatalf("-paging %q: want both, links, count or none", *paging)
 	}
-	s.pools, s.luns = estate()
-	if leaky {
-		for i := range s.pools {
-			s.pools[i].Name = leakySite + s.pools[i].Name
+	switch *role {
+	case "production":
+		s.pools, s.luns = estate()
+		if leaky {
+			for i := range s.pools {
+				s.pools[i].Name = leakySite + s.pools[i].Name
+			}
+			for i := range s.luns {
+				s.luns[i].Name = leakyHost + s.luns[i].Name
+			}
 		}
-		for i := range s.luns {
-			s.luns[i].Name = leakyHost + s.luns[i].Name
+		s.nas, s.ifs = nasServers()
+		s.fss, s.fc, s.eth, s.portals = fileSystems(), fcPorts(), ethernetPorts(), iscsiPortals()
+		s.resources = storageResources()
+	case "dr":
+		s.pools, s.nas, s.fss = drEstate(*drDestination)
+		_, s.ifs = nasServers()
+		if *drVMFS {
+			s.luns = []lun{{"sv_1", "lun-dr-ds-pool-ok", wwn("naa.600601600000000000000000000000d2"),
+				"pool_1", 601 * GiB, 240 * GiB, true}}
 		}
+	default:
+		log.Fatalf("-role %q: want production or dr", *role)
 	}
 	if *fault != "" {
 		parts := strings.SplitN(*fault, ":", 2)
