@@ -199,7 +199,7 @@ static const struct vim_sink sink_template = {
  * NoPermission fault without one, the table's. */
 static const char *missing_privilege(const char *what, const char *error, char *buf, size_t len)
 {
-    if (vim_error_privileges(error, buf, len))
+    if (vsl_error_privileges(error, buf, len))
         return buf;
     if (!strstr(error, "NoPermission"))
         return NULL;

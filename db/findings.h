@@ -24,16 +24,6 @@ int db_snapshots_stamp(struct db *db, uint64_t *out);
  * polled_ms); -VSL_ENOTFOUND when it never was. */
 int db_snapshot_time(struct db *db, const char *vcenter, int64_t *ms);
 
-/* A finding's last_seen (unix ms) as SQL over the findings row of alias t: an open or waived
- * finding that its vCenter's latest evaluation verified was seen at that evaluation (the
- * evaluations table); any other keeps the time its row holds. An evaluation rewrites only the
- * rows that changed (db_findings_record()), so the row's own last_seen_ms of an unchanged open
- * finding is older. Every reader of last_seen reads it through this. */
-#define DB_LAST_SEEN_SQL(t)                                                                        \
-    "(CASE WHEN " t ".status IN ('open', 'waived') AND " t ".unverified_since_ms IS NULL"        \
-    " THEN coalesce((SELECT e.evaluated_ms FROM main.evaluations e WHERE e.vcenter = " t         \
-    ".vcenter), " t ".last_seen_ms) ELSE " t ".last_seen_ms END)"
-
 /* Names of every vCenter with a stored snapshot, sorted. *names (and each string) malloc'd. */
 int db_vcenter_names(struct db *db, char ***names, size_t *n);
 

@@ -9,7 +9,6 @@
 
 #include "db/pages.h"
 #include "db/db-private.h"
-#include "vsphere/xml.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -487,7 +486,7 @@ static int gap_row(sqlite3_stmt *st, void *ctx)
         if (r)
             return -ENOMEM;
     }
-    if (!vim_error_privileges(error, priv, sizeof(priv)))
+    if (!vsl_error_privileges(error, priv, sizeof(priv)))
         priv[0] = '\0';
     /* what, a separator no read's name holds, then 'p' and the privilege or 'e' and the error. */
     const char *k = priv[0] ? priv : error;

@@ -46,4 +46,15 @@ struct evaluation {
 
 void evaluation_free(struct evaluation *ev); /* frees ev->owned; NULL-safe, ev zeroed */
 
+/* A finding's last_seen (unix ms) as SQL over the findings row of alias t: an open or waived
+ * finding that its vCenter's latest evaluation verified was seen at that evaluation (the
+ * evaluations table); any other keeps the time its row holds. An evaluation rewrites only the
+ * rows that changed (db_findings_record()), so the row's own last_seen_ms of an unchanged open
+ * finding is older. Every reader of last_seen reads it through this, db/ and rules/'s views
+ * alike (rules/ may not include db/, so it lives with the finding). */
+#define DB_LAST_SEEN_SQL(t)                                                                        \
+    "(CASE WHEN " t ".status IN ('open', 'waived') AND " t ".unverified_since_ms IS NULL"        \
+    " THEN coalesce((SELECT e.evaluated_ms FROM main.evaluations e WHERE e.vcenter = " t         \
+    ".vcenter), " t ".last_seen_ms) ELSE " t ".last_seen_ms END)"
+
 #endif

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/findings.h"
+#include "model/finding.h"
 #include "rules/views.h"
 #include "util/buf.h"
 

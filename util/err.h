@@ -3,6 +3,8 @@
 #ifndef VSL_ERR_H
 #define VSL_ERR_H
 
+#include <stddef.h>
+
 enum vsl_err {
     VSL_EBASE = 1000,
     VSL_ENET,      /* could not connect, timed out, connection dropped */
@@ -24,5 +26,11 @@ enum vsl_err {
 
 /* Returns a static string describing err (negative or positive). Never NULL. */
 const char *vsl_strerror(int err);
+
+/* The privileges an error line names, as vsphere/soap.c's fault_error() writes them
+ * ("[URL: ]Type fault (needs P[, P]...): message"), copied into buf. NULL when the line names
+ * none, the list is cut short, or it does not fit len. Only the first " fault" counts: what
+ * follows it is vCenter's message, which may hold the same words. */
+const char *vsl_error_privileges(const char *error, char *buf, size_t len);
 
 #endif

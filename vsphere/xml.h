@@ -59,11 +59,6 @@ int vim_name_is(const xmlNode *n, const char *name);
  * privilegeId, or (vSphere 7.0.3 on, where privilegeId is deprecated) each missingPrivileges'
  * privilegeIds, once each, joined with ", ". NULL when it names none or they do not fit len. */
 const char *vim_fault_privileges(const xmlNode *fault, char *buf, size_t len);
-/* The privileges an error line names, as vsphere/soap.c's fault_error() writes them
- * ("[URL: ]Type fault (needs P[, P]...): message"), copied into buf. NULL when the line names
- * none, the list is cut short, or it does not fit len. Only the first " fault" counts: what
- * follows it is vCenter's message, which may hold the same words. */
-const char *vim_error_privileges(const char *error, char *buf, size_t len);
 /* Parses xsd:dateTime ("2026-11-29T19:14:44.7375Z", "+02:00" offsets) into unix seconds. */
 int vim_parse_time(const char *s, int64_t *out);
 

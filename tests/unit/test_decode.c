@@ -791,14 +791,14 @@ static void test_error_privileges(void **state)
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const char *got = vim_error_privileges(cases[i].line, buf, sizeof(buf));
+        const char *got = vsl_error_privileges(cases[i].line, buf, sizeof(buf));
         if (!cases[i].want ? got != NULL : (!got || strcmp(got, cases[i].want)))
             fail_msg("%s: got %s, want %s", cases[i].line, got ? got : "NULL",
                      cases[i].want ? cases[i].want : "NULL");
     }
     /* Does not fit: NULL, not a cut id. */
-    assert_null(vim_error_privileges("NoPermission fault (needs Host.Config.Settings): x", buf, 8));
-    assert_null(vim_error_privileges(NULL, buf, sizeof(buf)));
+    assert_null(vsl_error_privileges("NoPermission fault (needs Host.Config.Settings): x", buf, 8));
+    assert_null(vsl_error_privileges(NULL, buf, sizeof(buf)));
 }
 
 static int setup(void **state)
