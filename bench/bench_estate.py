@@ -12,6 +12,12 @@ Run by hand, not in the test suite.
       `vslint gate --offline` (which loads its own estate), and how often the daemon built
       its estate (vslint_estate_builds_total: 1 unless a poll wrote meanwhile).
 
+  bench/bench_estate.py --sizes 100000:25 --db /work/b23d-data/v-100000.db
+      The same on a copy of a database a collect of that estate made before (its vCenter
+      named "synth"): no responder, no collect; the daemon's vCenter is unreachable, so its
+      polls fail at once and it serves the stored snapshot (a 100,000-VM collect takes
+      minutes: make the database once, `vslint collect`, and reuse it).
+
   bench/bench_estate.py --soak ROUNDS [--soak-vms 20000] [--hour-rounds 180]
       `vslint serve` following the responder incrementally: ROUNDS times, about 1 % of the
       objects change (POST /synth/mutate?pct=1) and the daemon applies the round; every 10th
@@ -80,10 +86,17 @@ class Estate:
 
     def __init__(self, a, work, n, per_ds, incremental=False):
         self.work, self.n = work, n
-        self.sim = subprocess.Popen([a.synth, '-vms', str(n), '-vms-per-datastore', str(per_ds)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.url = self.sim.stdout.readline().strip()
-        self.desc = self.sim.stderr.readline().strip().split('estate: ', 1)[-1]
+        db = os.path.join(work, 'v-%d.db' % n)
+        if getattr(a, 'db', None):
+            # A stored estate: nobody answers at this address, the polls fail at once.
+            shutil.copyfile(a.db, db)
+            self.sim, self.url, self.desc = None, 'http://127.0.0.1:1/sdk', 'stored: ' + a.db
+        else:
+            self.sim = subprocess.Popen([a.synth, '-vms', str(n), '-vms-per-datastore',
+                                         str(per_ds)], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+            self.url = self.sim.stdout.readline().strip()
+            self.desc = self.sim.stderr.readline().strip().split('estate: ', 1)[-1]
         pw = os.path.join(work, 'pw')
         with open(pw, 'w') as f:
             f.write(PASSWORD + '\n')
@@ -98,13 +111,14 @@ class Estate:
                     'header_timeout = 600\n\n'
                     '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\n'
                     'max_objects = 500\ntimeout = 3600\ninterval = %d\n%s'
-                    % (os.path.join(work, 'v-%d.db' % n), self.port, self.url, USER, pw,
+                    % (db, self.port, self.url, USER, pw,
                        20 if incremental else 86400,
                        'incremental = true\n' if incremental else ''))
 
     def stop(self):
-        self.sim.send_signal(signal.SIGTERM)
-        self.sim.wait()
+        if self.sim:
+            self.sim.send_signal(signal.SIGTERM)
+            self.sim.wait()
 
 
 def serve(a, est, verbose=False):
@@ -147,10 +161,11 @@ def bench_size(a, work, n, per_ds):
     res = {'vms': n, 'estate': est.desc}
     try:
         log('[%d VMs] %s' % (n, est.desc))
-        t = time.time()
-        subprocess.run([a.vslint, 'collect', '-c', est.conf], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        log('[%d VMs] collect (not reported) %.1f s' % (n, time.time() - t))
+        if est.sim:
+            t = time.time()
+            subprocess.run([a.vslint, 'collect', '-c', est.conf], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            log('[%d VMs] collect (not reported) %.1f s' % (n, time.time() - t))
         srv, serve_log = serve(a, est, verbose=a.verbose)
         try:
             base = est.base
@@ -289,6 +304,7 @@ def main():
     ap.add_argument('--requests', type=int, default=20)
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--verbose', action='store_true', help='vslint serve -v (its log in the work dir)')
+    ap.add_argument('--db', help='a stored database of the one size given (see above)')
     ap.add_argument('--soak', type=int, default=0)
     ap.add_argument('--soak-vms', type=int, default=20000)
     ap.add_argument('--hour-rounds', type=int, default=180)
