@@ -25,6 +25,7 @@ Run by hand, not in the test suite.
       every 20 s) against the RSS at the end: the goal is within 10 %.
 """
 import argparse
+import http.client as http_client
 import json
 import os
 import re
@@ -194,7 +195,7 @@ def bench_size(a, work, n, per_ds):
                 for _ in range(max(1, a.requests // 4)):
                     try:
                         t, _ = http(base + PLACEMENT)
-                    except OSError as e:
+                    except (OSError, http_client.HTTPException) as e:  # a cut answer too
                         dropped.append(str(e))
                         continue
                     with lock:
@@ -208,8 +209,10 @@ def bench_size(a, work, n, per_ds):
                 c.join()
             done.set()
             s.join()
-            res['p8'] = (statistics.median(times), pct(times, 99))
+            res['p8'] = (statistics.median(times), pct(times, 99)) if times else \
+                (float('nan'), float('nan'))
             res['dropped8'] = len(dropped)
+            res['per_client'] = max(1, a.requests // 4)
             res['rss_peak8'] = max(peak)
             ds = a_datastore(base)
             body = json.dumps({'datastore': ds, 'disks_gb': [40]}).encode()
@@ -247,6 +250,8 @@ def report(results):
                                                       for r in results])
     row('placement p50 / p99, 8 clients at once', [ms % (r['p8'][0] * 1e3, r['p8'][1] * 1e3)
                                                    for r in results])
+    row('  answers cut or dropped, 8 clients', ['%d of %d' % (r['dropped8'], 8 * r['per_client'])
+                                              for r in results])
     row('RSS idle -> estate built -> peak, 8 clients', ['%.0f -> %.0f -> %.0f MB (+%.0f)' % (
         r['rss_idle'], r['rss_built'], r['rss_peak8'], r['rss_peak8'] - r['rss_built'])
         for r in results])
