@@ -18,11 +18,7 @@ Run by hand, not in the test suite.
       polls fail at once and it serves the stored snapshot (a 100,000-VM collect takes
       minutes: make the database once, `vslint collect`, and reuse it).
 
-  bench/bench_estate.py --soak ROUNDS [--soak-vms 20000] [--hour-rounds 180]
-      `vslint serve` following the responder incrementally: ROUNDS times, about 1 % of the
-      objects change (POST /synth/mutate?pct=1) and the daemon applies the round; every 10th
-      round a placement and a gate ask. The RSS after --hour-rounds rounds (an hour of rounds
-      every 20 s) against the RSS at the end: the goal is within 10 %.
+  The daemon's RSS over thousands of incremental rounds: bench/soak.py.
 """
 import argparse
 import http.client as http_client
@@ -263,46 +259,6 @@ def report(results):
     row('estate builds during the run', ['%d' % r['builds'] for r in results])
 
 
-def soak(a, work):
-    est = Estate(a, work, a.soak_vms, 100, incremental=True)
-    synth = est.url[:-len('/sdk')]
-    log('[soak] %s' % est.desc)
-    srv, log_path = serve(a, est, verbose=True)
-    try:
-        deadline = time.time() + 3600
-        while json.loads(http(est.base + '/api/v1/summary')[1])['vcenters'][0].get('mode') != \
-                'incremental' and time.time() < deadline:
-            time.sleep(0.5)
-        ds = a_datastore(est.base)
-        gate = json.dumps({'datastore': ds, 'disks_gb': [40]}).encode()
-        logf = open(log_path)
-        rss, t0 = {}, time.time()
-        for i in range(1, a.soak + 1):
-            http(synth + '/synth/mutate?pct=1', data=b'')
-            applied, t = False, time.time()
-            while not applied and time.time() - t < 300:
-                applied = 'changed objects applied' in logf.read()
-                if not applied:
-                    time.sleep(0.05)
-            if not applied:
-                raise RuntimeError('round %d was not applied' % i)
-            if i % 10 == 0:
-                http(est.base + PLACEMENT)
-                http(est.base + '/api/v1/gate', data=gate)
-            if i in (1, a.hour_rounds) or i % 100 == 0 or i == a.soak:
-                rss[i] = rss_mb(srv.pid)
-                log('[soak] round %d: RSS %.1f MB (%.0f s)' % (i, rss[i], time.time() - t0))
-        hour, end = rss.get(a.hour_rounds), rss[a.soak]
-        print('soak: %d VMs, %d incremental rounds (1 %% of objects each) in %.0f s, a placement '
-              'and a gate every 10' % (a.soak_vms, a.soak, time.time() - t0))
-        print('RSS after round 1: %.1f MB; after %d (an hour at 20 s): %s; at the end: %.1f MB%s'
-              % (rss[1], a.hour_rounds, '%.1f MB' % hour if hour else 'n/a', end,
-                 ' (%+.1f %%)' % ((end - hour) / hour * 100) if hour else ''))
-    finally:
-        stop(srv)
-        est.stop()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--sizes', default='20000:100,100000:25')
@@ -310,9 +266,6 @@ def main():
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--verbose', action='store_true', help='vslint serve -v (its log in the work dir)')
     ap.add_argument('--db', help='a stored database of the one size given (see above)')
-    ap.add_argument('--soak', type=int, default=0)
-    ap.add_argument('--soak-vms', type=int, default=20000)
-    ap.add_argument('--hour-rounds', type=int, default=180)
     a = ap.parse_args()
     a.vslint = os.path.join(a.build, 'vslint')
     a.synth = os.path.join(a.build, 'tests', 'sim', 'vcsim-synth')
@@ -321,11 +274,8 @@ def main():
             sys.exit('%s not built: scripts/build.sh' % b)
     work = tempfile.mkdtemp(prefix='vslint-bench-estate-')
     try:
-        if a.soak:
-            soak(a, work)
-        else:
-            report([bench_size(a, work, int(s.split(':')[0]), int(s.split(':')[1]))
-                    for s in a.sizes.split(',')])
+        report([bench_size(a, work, int(s.split(':')[0]), int(s.split(':')[1]))
+                for s in a.sizes.split(',')])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
