@@ -436,3 +436,30 @@ def test_sigterm_while_answers_stream_abandons_the_poll(workspace):
             sigterm_mid_poll(srv, workspace, reading)
     finally:
         sim.stop()
+
+
+def test_sigterm_while_a_round_waits_on_a_stalled_vcenter(start_sim, workspace):
+    """Following changes (incremental), the vCenter stops answering in the middle of a round
+    (SIGSTOP; timeout 60 s): SIGTERM abandons the round within seconds, records no failed
+    round, and the stored snapshot stays."""
+    sim = start_sim('violations')
+    try:
+        with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600,
+                                         timeout=60)]) as srv:
+            until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'the follower', srv)
+            before = snapshot_rows(workspace.db)
+            sim.proc.send_signal(signal.SIGSTOP)
+            time.sleep(6)  # past a round's 5 s wait: the next one hangs on the silent vCenter
+            t0 = time.time()
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=60)
+            secs = time.time() - t0
+            log = srv.logs()
+            assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s in a round; log: %s' % (
+                secs, log)
+            assert srv.proc.returncode == 0, log
+            assert 'lab: round abandoned: stopping' in log, log
+            assert 'following changes failed' not in log, log
+            assert snapshot_rows(workspace.db) == before
+    finally:
+        sim.proc.send_signal(signal.SIGCONT)
