@@ -13,8 +13,10 @@ measured in one run side by side:
 - whole `vslint check --offline` (load, checks, history, report): wall, CPU, peak RSS;
 - `vslint serve` after its first poll: GET /api/v1/placement, p50/p99 with 1 client and with 8
   clients at once (each request on a new connection, as pipeline jobs with curl ask), failures
-  counted (a dropped connection or an error status is a failure, not a latency); the daemon's
-  RSS before and after the 8 clients;
+  counted (a dropped connection, an answer cut short or an error status is a failure, not a
+  latency); the daemon's CPU per placement with 1 client (steadier than wall time on a busy
+  machine); the daemon's RSS before and after the 8 clients; then POST /api/v1/gate on one
+  datastore, p50/p99 and the daemon's CPU per gate;
 - GET /api/v1/summary under wrk (8 connections, keep-alive as wrk does by default) and the same
   with "Connection: close" on every request: requests/s of each and their ratio (before the
   placements, whose handlers outlive a client that gave up);
@@ -28,6 +30,7 @@ average, which the table prints before and after each size. Run by hand (bench/r
                       [--placement-requests 10] [--api-seconds 5] [--json FILE]
 """
 import argparse
+import http.client
 import json
 import os
 import re
@@ -91,7 +94,7 @@ def placement(base, clients, per_client, timeout):
                     what = 'status %d' % r.status
             except urllib.error.HTTPError as e:
                 ok, what = False, 'status %d' % e.code
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, http.client.HTTPException) as e:
                 ok, what = False, type(e).__name__
             dt = (time.monotonic() - t0) * 1000
             with lock:
@@ -106,6 +109,32 @@ def placement(base, clients, per_client, timeout):
     for t in ts:
         t.join()
     return lat, fails
+
+
+def cpu_s(pid):
+    """The process's user + system CPU time so far, in seconds."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def gates(base, n, timeout):
+    """n POST /api/v1/gate of a 40 GiB VM on the first datastore: latencies in ms."""
+    auth = {'Authorization': 'Bearer ' + bs.TOKEN}
+    with urllib.request.urlopen(urllib.request.Request(
+            base + '/api/v1/inventory/datastores?limit=1&fields=name', headers=auth),
+            timeout=timeout) as r:
+        ds = json.loads(r.read())['datastores'][0]['name']
+    body = json.dumps({'datastore': ds, 'disks_gb': [40]}).encode()
+    lat = []
+    for _ in range(n):
+        req = urllib.request.Request(base + '/api/v1/gate', data=body, method='POST',
+                                     headers=dict(auth, **{'Content-Type': 'application/json'}))
+        t0 = time.monotonic()
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            json.loads(r.read())
+        lat.append((time.monotonic() - t0) * 1000)
+    return lat
 
 
 def bench_serve(a, n, bins, conf, port):
@@ -124,15 +153,21 @@ def bench_serve(a, n, bins, conf, port):
             per = a.placement_requests if clients == 1 else max(1, a.placement_requests * 4 //
                                                                  clients)
             before = bs.vm_mb(srv.pid, 'VmRSS')
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), cpu_s(srv.pid)
             lat, fails = placement(base, clients, per, a.placement_timeout)
             out['placement_%d' % clients] = {
                 'p50': pctl(lat, 50), 'p99': pctl(lat, 99), 'answered': len(lat),
                 'failed': len(fails), 'fail_kinds': sorted(set(fails)),
                 'seconds': time.monotonic() - t0, 'rss_before': before,
-                'rss_after': bs.vm_mb(srv.pid, 'VmRSS')}
+                'rss_after': bs.vm_mb(srv.pid, 'VmRSS'),
+                'cpu_ms': (cpu_s(srv.pid) - c0) * 1000 / max(1, clients * per)}
             log('[%d VMs] placement, %d client(s): %s' % (n, clients,
                                                           out['placement_%d' % clients]))
+        c0 = cpu_s(srv.pid)
+        lat = gates(base, a.placement_requests, a.placement_timeout)
+        out['gate'] = {'p50': pctl(lat, 50), 'p99': pctl(lat, 99),
+                       'cpu_ms': (cpu_s(srv.pid) - c0) * 1000 / len(lat)}
+        log('[%d VMs] gate: %s' % (n, out['gate']))
         out['rss_peak'] = bs.vm_mb(srv.pid)
     finally:
         bs.stop(srv)
@@ -266,6 +301,12 @@ def report(results, a):
             r['serve']['placement_%d' % c]['answered'], r['serve']['placement_%d' % c]['failed'],
             (' (%s)' % ','.join(r['serve']['placement_%d' % c]['fail_kinds']))
             if r['serve']['placement_%d' % c]['failed'] else '') for r in results])
+    row("  the daemon's CPU per placement, 1 client", ['%.0f ms' % r['serve']['placement_1'][
+        'cpu_ms'] for r in results])
+    row('gate: p50 / p99 ms (target < 500 at 100k)', ['%s / %s' % (
+        ms(r['serve']['gate']['p50']), ms(r['serve']['gate']['p99'])) for r in results])
+    row("  the daemon's CPU per gate", ['%.0f ms' % r['serve']['gate']['cpu_ms']
+                                       for r in results])
     row('  daemon RSS grown by the 8 clients', ['%+.0f MB' % (
         r['serve']['placement_8']['rss_after'] - r['serve']['placement_8']['rss_before'])
         for r in results])

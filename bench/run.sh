@@ -4,7 +4,7 @@
 # anchor, bench/expat_count.c) when missing, then runs bench/bench_scale.py; arguments go to it
 # (--sizes 5000,20000,100000 --runs 3 --gzip ...). With --table first, it runs issue 23's one
 # table instead (bench/perf_table.py: the expat anchor, collect, govmomi, check --offline,
-# placement at 1 and 8 clients, summary with and without keep-alive, RSS; --sizes
+# placement at 1 and 8 clients, the gate, summary with and without keep-alive, RSS; --sizes
 # 20000,100000 by default).
 # The table goes to stdout and to build/bench/scale-DATE.txt (table-DATE.txt), progress to
 # stderr. At 100,000 VMs it takes about 15 minutes on 2 cores and needs about 5 GB of memory

@@ -75,7 +75,14 @@ struct client {
     const char *kind; /* "vcenter", "array": how the log lines name it */
     int64_t t0;       /* monotonic: when the poll began */
     struct vsl_capture *capture; /* borrowed, or NULL: `vslint record`'s */
+    const _Atomic int *cancel;   /* borrowed, or NULL: set when the daemon stops */
 };
+
+/* Whether the poll was abandoned because the daemon stops (not a failure of the vCenter). */
+static int abandoned(const struct client *c)
+{
+    return c->cancel && atomic_load(c->cancel);
+}
 
 static const char *client_error(const struct client *c)
 {
@@ -108,8 +115,13 @@ static int collect_once(struct db *db, const struct client *c, const struct vsl_
 {
     struct db_snapshot *snap = NULL;
     struct vim_sink sink;
-    int r = db_snapshot_begin(db, conf->name, conf->url, &snap, &sink);
+    int r;
 
+    /* A second attempt (after a new login) starts clean: a database error the first one met
+     * must not mark the database unwritable after a read that went well. */
+    res->error[0] = '\0';
+    res->db_err = 0;
+    r = db_snapshot_begin(db, conf->name, conf->url, &snap, &sink);
     if (r < 0) {
         snprintf(res->error, sizeof(res->error), "cannot write the database: %s",
                  vsl_strerror(r));
@@ -121,6 +133,15 @@ static int collect_once(struct db *db, const struct client *c, const struct vsl_
     r = c->vim ? vim_collect(c->vim, &sink) : arr_collect(c->arr, &sink);
     if (r == 0)
         r = db_snapshot_sync(snap);
+    /* Stopping after the last answer: the copy and commit (seconds at 100,000 VMs) are not
+     * begun, the previous snapshot stays. */
+    if (r == 0 && abandoned(c))
+        r = -ECANCELED;
+    if (r < 0 && abandoned(c)) {
+        snprintf(res->error, sizeof(res->error), "abandoned: the daemon is stopping");
+        db_snapshot_abort(snap);
+        return -ECANCELED;
+    }
     if (r < 0) {
         /* A row the database refused ends the read too: that is the error to report, not
          * whatever the source's last words were. */
@@ -199,14 +220,15 @@ static void client_stats(const struct vim_client *c, struct vsl_poll_result *res
  * started, c's client made (a vCenter's also connected: its service content read) and logged
  * in. On failure res->error says why; poll_end() frees what was made. */
 static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *activity_ms,
-                      struct vsl_capture *capture, const char *label, struct client *c,
-                      struct vsl_poll_result *res)
+                      const _Atomic int *cancel, struct vsl_capture *capture, const char *label,
+                      struct client *c, struct vsl_poll_result *res)
 {
     int r;
 
     *c = (struct client){.kind = conf->type ? "array" : "vcenter",
                          .t0 = vsl_monotonic_ms(),
-                         .capture = capture};
+                         .capture = capture,
+                         .cancel = cancel};
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     if (conf->type) {
@@ -218,6 +240,7 @@ static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *acti
             TRANSPORT_OPTS(conf),
             .max_objects = conf->max_objects,
             .activity_ms = activity_ms,
+            .cancel = cancel,
             .capture = capture,
             .capture_source = label,
         };
@@ -248,7 +271,10 @@ static int poll_end(struct db *db, const struct vsl_vcenter_conf *conf, struct c
         res->bytes_xml = c->arr->bytes;
     }
     res->ok = r == 0;
-    if (r < 0 && conf->type)
+    res->abandoned = r < 0 && abandoned(c);
+    if (res->abandoned)
+        snprintf(res->error, sizeof(res->error), "abandoned: the daemon is stopping");
+    else if (r < 0 && conf->type)
         db_array_poll_failed(db, conf->name, conf->url, conf->type, res->started_ms, vsl_now_ms(),
                              res->error);
     else if (r < 0)
@@ -260,17 +286,18 @@ static int poll_end(struct db *db, const struct vsl_vcenter_conf *conf, struct c
 
 int vsl_poll(struct db *db, const struct vsl_vcenter_conf *vc, struct vsl_poll_result *res)
 {
-    return vsl_poll_full(db, vc, NULL, res, NULL);
+    return vsl_poll_full(db, vc, NULL, NULL, res, NULL);
 }
 
 int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
-                  struct vsl_poll_result *res, struct vsl_follow **follow)
+                  const _Atomic int *cancel, struct vsl_poll_result *res,
+                  struct vsl_follow **follow)
 {
     struct client cl;
     int r;
 
     assert(!vc->type);
-    r = poll_begin(vc, activity_ms, NULL, NULL, &cl, res);
+    r = poll_begin(vc, activity_ms, cancel, NULL, NULL, &cl, res);
     if (r < 0)
         goto out;
     struct vim_client *c = cl.vim;
@@ -306,7 +333,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         vim_logout(c);
 out:
     r = poll_end(db, vc, &cl, r, res);
-    if (!res->db_err)
+    if (!res->db_err && !res->abandoned)
         prune(db, vc->name);
     return r;
 }
@@ -420,9 +447,13 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
             res->db_err = r;
         }
     }
+    /* Stopping is not a failure of the vCenter: an abandoned round is not recorded. */
+    res->abandoned = r < 0 && f->c->opts.cancel && atomic_load(f->c->opts.cancel);
+    if (res->abandoned)
+        snprintf(res->error, sizeof(res->error), "abandoned: the daemon is stopping");
     /* A round that failed is in the history too (quiet ones are not: one every maxWait
      * seconds would bury the rest). A database that cannot be written will not take it. */
-    if (r < 0 && !res->db_err &&
+    if (r < 0 && !res->db_err && !res->abandoned &&
         db_update_failed(db, vc->name,
                          &(struct db_round){.started_ms = answered_ms,
                                             .finished_ms = vsl_now_ms(),
@@ -451,7 +482,7 @@ int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_
     int r;
 
     assert(ac->type);
-    r = poll_begin(ac, NULL, NULL, NULL, &cl, res);
+    r = poll_begin(ac, NULL, NULL, NULL, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
@@ -473,7 +504,7 @@ int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
     struct db *db = NULL;
     char *dberr = NULL;
     struct client cl;
-    int r = poll_begin(conf, NULL, capture, label, &cl, res);
+    int r = poll_begin(conf, NULL, NULL, capture, label, &cl, res);
 
     if (r == 0 && (r = db_open(DB_MEMORY, &db, &dberr)) < 0)
         snprintf(res->error, sizeof(res->error), "cannot make a database in memory: %s",

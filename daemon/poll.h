@@ -17,6 +17,7 @@ struct vsl_poll_result {
     int64_t counts[DB_NKINDS];
     int64_t requests, bytes_wire, bytes_xml; /* bytes_xml: of JSON, for an array */
     int db_err; /* the database could not be written (disk full, read-only): the error */
+    int abandoned; /* the cancel flag stopped the poll: nothing stored, nothing recorded */
 };
 
 /* Returns 0 on success or a negative error; res describes the outcome either way and the
@@ -30,9 +31,13 @@ struct vsl_follow;
  * not NULL, a filter on the vCenter's changes is created before the read and, when both
  * succeed, *follow keeps the logged-in session for vsl_poll_changes(). A server that refuses
  * the filter is polled in full (logged) and *follow stays NULL. res->db_err is set when the
- * database could not be written. */
+ * database could not be written. cancel (NULL: never) set by another thread abandons the poll
+ * within about a second wherever it is before the commit (vim_opts.cancel): nothing is stored
+ * and no failure recorded (res->abandoned); a follow session it leaves stops its rounds the
+ * same way. */
 int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int64_t *activity_ms,
-                  struct vsl_poll_result *res, struct vsl_follow **follow);
+                  const _Atomic int *cancel, struct vsl_poll_result *res,
+                  struct vsl_follow **follow);
 /* One WaitForUpdatesEx round of at most max_wait_s seconds (and the rounds a truncated answer
  * calls for); the objects that changed (*changes of them) are re-read and replaced in one
  * transaction. A negative error (-VSL_EVERSION, -VSL_ENOAUTH, a network error, ...) means: free

@@ -43,6 +43,10 @@ struct poller {
     int want_poll;                     /* POST /polls asked */
     int reevaluate;                    /* after a reload: run the new checks on the snapshot */
     int stop;
+    /* Set once when the daemon stops (SIGTERM, SIGINT): the poll or round in flight is
+     * abandoned within about a second, before its commit (vsl_poll_full()). A reload only
+     * sets stop, and waits for the poll to end. */
+    _Atomic int cancel;
     int running;                       /* the thread has not finished */
     struct vsl_follow *follow;         /* incremental: the session following changes, or NULL */
     int64_t full_due_mono_ms;          /* incremental: when the next full read is due */
@@ -227,7 +231,19 @@ static void poll_once(struct poller *p, struct db *db)
     if (p->vc->type)
         vsl_array_poll(db, p->vc, &res);
     else
-        vsl_poll_full(db, p->vc, &p->activity_ms, &res, p->vc->incremental ? &p->follow : NULL);
+        vsl_poll_full(db, p->vc, &p->activity_ms, &p->cancel, &res,
+                      p->vc->incremental ? &p->follow : NULL);
+    if (res.abandoned) {
+        /* Nothing of it was stored: the status stays as it was, for the next start. */
+        log_info("%s %s: poll abandoned after %.1f s: stopping; the last good snapshot stays",
+                 what, p->vc->name, res.duration_ms / 1000.0);
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+        pthread_mutex_lock(&sv->mu);
+        p->st.polling = 0;
+        pthread_mutex_unlock(&sv->mu);
+        return;
+    }
     if (res.ok) {
         /* An array's pools change every vCenter's estate: all of them are judged again. */
         if (p->vc->type ? evaluate_vcenters(sv, db, everr, sizeof(everr)) < 0
@@ -352,6 +368,16 @@ static void follow_once(struct poller *p, struct db *db)
     pthread_mutex_unlock(&sv->mu);
     int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
     int unrec = 0;
+
+    if (res.abandoned) {
+        log_info("vcenter %s: round abandoned: stopping", p->vc->name);
+        pthread_mutex_lock(&sv->mu);
+        vsl_follow_free(p->follow);
+        p->follow = NULL;
+        p->in_round = 0;
+        pthread_mutex_unlock(&sv->mu);
+        return;
+    }
 
     /* A round whose changes could not be stored is a database error like a full poll's; the
      * next round or full read that commits clears it. */
@@ -1110,6 +1136,9 @@ int cmd_serve(const struct vsl_args *a)
     }
     rc = VSL_EXIT_OK;
 stop:
+    /* First, so that the polls are abandoned while the HTTP server finishes its requests. */
+    for (size_t i = 0; i < sv.n; i++)
+        atomic_store(&sv.pollers[i].cancel, 1);
     api_stop(sv.api);
     sv.api = NULL;
     stop_digest(&sv);

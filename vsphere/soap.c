@@ -32,6 +32,19 @@
 
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 
+static int cancelled(const struct vim_client *c)
+{
+    return c->opts.cancel && atomic_load(c->opts.cancel);
+}
+
+/* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return cancelled(user);
+}
+
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
 {
     struct vim_client *c;
@@ -53,6 +66,11 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     if (r < 0) {
         vim_client_free(c);
         return r;
+    }
+    if (opts->cancel) {
+        curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+        curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
     }
     *out = c;
     return 0;
@@ -189,6 +207,10 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
                  c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
         return -VSL_ENET;
     }
+    if (cancelled(c)) {
+        snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
+        return -ECANCELED;
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
@@ -212,6 +234,10 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     if (c->opts.capture) {
         record(c, url, t, *status, cc);
         vsl_buf_free(&t->rec);
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_WRITE_ERROR && cancelled(c))) {
+        snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
+        return -ECANCELED;
     }
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;

@@ -23,6 +23,11 @@ struct vim_opts {
     /* NULL, or where to store the CLOCK_MONOTONIC milliseconds at which vCenter last sent
      * bytes on any of the poll's connections (the daemon tells a stalled vCenter by it). */
     _Atomic int64_t *activity_ms;
+    /* NULL, or a flag another thread sets to abandon the poll (vslint serve stopping): the
+     * transfer in flight ends within about a second (curl's progress callback runs at least
+     * once a second, also while the server sends nothing), and every request after it fails
+     * at once, with -ECANCELED. */
+    const _Atomic int *cancel;
     /* NULL, or where every request and answer is recorded (`vslint record`, util/capture.h)
      * under the label capture_source; NULL: nothing is copied or kept. */
     struct vsl_capture *capture;
