@@ -32,7 +32,7 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *body, size_t len, s
 
 /* What was replaced, for the archive's README. */
 struct vsl_anon_stats {
-    size_t names, kept_names, iqns, addresses, addresses6, wwns;
+    size_t names, kept_names, iqns, addresses, addresses6, wwns, macs;
 };
 void vsl_anon_stats(const struct vsl_anon *a, struct vsl_anon_stats *s);
 

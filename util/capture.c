@@ -522,10 +522,15 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     }
     if (r == 0 && about->anonymize) {
         r = vsl_anon_new(&anon);
-        for (size_t i = 0; i < c->n && r == 0; i++)
-            if (c->v[i].answer)
-                r = vsl_anon_learn(anon, !strcmp(c->v[i].proto, "rest"), c->v[i].path,
-                                   c->v[i].answer, c->v[i].answer_len);
+        /* The requests too: their words are the API's (a VM called "summary" is kept, or
+         * the replay would not find the request that reads summary). */
+        for (size_t i = 0; i < c->n && r == 0; i++) {
+            const int json = !strcmp(c->v[i].proto, "rest");
+            if (c->v[i].req)
+                r = vsl_anon_learn(anon, json, c->v[i].path, c->v[i].req, c->v[i].req_len);
+            if (r == 0 && c->v[i].answer)
+                r = vsl_anon_learn(anon, json, c->v[i].path, c->v[i].answer, c->v[i].answer_len);
+        }
         /* The vCenter's own name and host, which an answer may hold (a vCenter's name in an
          * alarm, its FQDN in a URL). */
         if (r == 0 && about->vcenter)
