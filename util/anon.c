@@ -65,6 +65,8 @@ struct ip6_node {
 struct vsl_anon {
     struct learned *names; /* owned, the first pass's names */
     size_t n_names, cap_names;
+    const char **kept; /* owned array of names[].s: the names kept as they are */
+    size_t n_kept;
     char **vocab; /* owned, lower case: the API's words, which no name may replace */
     size_t n_vocab, cap_vocab;
     uint64_t *wwns;
@@ -108,6 +110,7 @@ void vsl_anon_free(struct vsl_anon *a)
     for (size_t i = 0; i < a->n_names; i++)
         free(a->names[i].s);
     free(a->names);
+    free(a->kept);
     free_strv(a->vocab, a->n_vocab);
     free(a->wwns);
     free_strv(a->keys, a->n_keys);
@@ -125,6 +128,11 @@ void vsl_anon_stats(const struct vsl_anon *a, struct vsl_anon_stats *s)
     *s = a->stats;
 }
 
+const char *vsl_anon_kept(const struct vsl_anon *a, size_t i)
+{
+    return i < a->n_kept ? a->kept[i] : NULL;
+}
+
 static int push_str(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
 {
     int r = vsl_grow(v, cap, *n, sizeof(char *), 64);
@@ -137,11 +145,11 @@ static int push_str(char ***v, size_t *n, size_t *cap, const char *s, size_t len
 }
 
 /* A character inside a word: a name matches only where none runs on before or after it.
- * '_' is one, so that a pool called "pool" is not found in the id "pool_1" nor "LOCAL" in
- * "VMW_SATP_LOCAL"; so is any byte of a UTF-8 sequence. */
+ * Any byte of a UTF-8 sequence is one. '_' is not: a VM's disk is "vm-12_1.vmdk" (an id such
+ * as Unity's "pool_1" is never searched, and the words of "VMW_SATP_LOCAL" are the API's). */
 static int word(int c)
 {
-    return isalnum(c) || c == '_' || c >= 0x80;
+    return isalnum(c) || c >= 0x80;
 }
 
 static void lower(char *s, size_t n)
@@ -360,6 +368,27 @@ static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
     return r;
 }
 
+/* Every run of whole words in a request's text (urn, urn:vim25, vim25/5.0, ...): a name found
+ * inside it would change the request, which the replay then would not know. */
+static int add_vocab_spans(struct vsl_anon *a, const char *s, size_t n)
+{
+    size_t spans = 0;
+    int r = 0;
+
+    for (size_t i = 0; i < n && r == 0; i++) {
+        if (i > 0 && word((unsigned char)s[i]) == word((unsigned char)s[i - 1]))
+            continue;
+        for (size_t j = i + 1; j <= n && j - i <= 128 && spans < 4096 && r == 0; j++)
+            if (j == n || word((unsigned char)s[j]) != word((unsigned char)s[j - 1])) {
+                r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
+                if (r == 0)
+                    lower(a->vocab[a->n_vocab - 1], j - i);
+                spans++;
+            }
+    }
+    return r;
+}
+
 /* A host name with its domain: at least two labels of letters, digits and '-', the last not
  * only digits. */
 static int dns_name(const char *s, size_t n)
@@ -387,8 +416,18 @@ static int dns_name(const char *s, size_t n)
  * replaced the same way wherever it stands. An address is left to the address mapping. */
 static int learn_host(struct vsl_anon *a, const char *s, size_t n, int kind)
 {
+    const char *colon = memchr(s, ':', n);
     int r;
 
+    if (n && s[0] == '[')
+        return 0; /* [IPv6]:port */
+    if (colon) {
+        size_t k = (size_t)(colon - s) + 1;
+        while (k < n && isdigit((unsigned char)s[k]))
+            k++;
+        if (k == n)
+            n = (size_t)(colon - s); /* host:port (an iSCSI target's address) */
+    }
     while (n && s[n - 1] == '.')
         n--; /* the root's dot */
     if (n == 0 || is_address(s, n))
@@ -530,7 +569,7 @@ static const char *const vocab_name_parents[] = {
     "propSet", "changeSet", "missingSet", "HostPlugStoreTopologyPlugin", "plugin", "about",
     "product", "nameInfo", "groupInfo", "unitInfo", "ElementDescription", "field", "fault",
     "option", "filterSpec", "PropertySpec", "ObjectSpec", "selectSet", "TraversalSpec",
-    "SelectionSpec", "argument", NULL};
+    "SelectionSpec", "argument", "namespace", NULL};
 
 struct xel {
     const char *name; /* borrowed from the walked text */
@@ -581,7 +620,7 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
     if (el->moref)
         return 0;
     if (w->request > 0)
-        return add_vocab(a, d, n);
+        return add_vocab_spans(a, d, n);
     if (xel_is(el, "name") && in_list(vocab_name_parents, par->name, par->len)) {
         if (xel_is(par, "propSet") || xel_is(par, "changeSet"))
             snprintf(w->prop, sizeof(w->prop), "%.*s", (int)(n < 127 ? n : 127), d);
@@ -652,6 +691,18 @@ static int parse_wwn(const char *s, size_t len, uint64_t *v)
 
 static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf *out);
 
+/* Whether decoded text is an XML document (esxcli's answers), not text that holds a '<'
+ * (a datastore called "a <b> c"): it starts with markup and ends with it. */
+static int xml_inside(const char *d, size_t n)
+{
+    size_t i = 0;
+    while (i < n && isspace((unsigned char)d[i]))
+        i++;
+    while (n > i && isspace((unsigned char)d[n - 1]))
+        n--;
+    return n - i >= 3 && d[i] == '<' && d[n - 1] == '>';
+}
+
 /* One text node: learned from (out NULL) or written to out anonymized. Its references are
  * decoded first, so that a name is matched whatever way it was escaped and never inside an
  * entity; XML inside it (esxcli's answers) is walked as XML. Text that does not change is
@@ -668,7 +719,7 @@ static int text_node(struct vsl_anon *a, struct xwalk *w, const char *raw, size_
     char *d = xml_decode(raw, len, &n);
     if (!d)
         return -ENOMEM;
-    const int inner = w->level + 1 < MAX_LEVEL && memchr(d, '<', n) && memchr(d, '>', n);
+    const int inner = w->level + 1 < MAX_LEVEL && xml_inside(d, n);
     if (!out) {
         r = inner ? walk_xml(a, d, n, w->level + 1, NULL) : learn_text(a, w, d, n);
         free(d);
@@ -942,8 +993,8 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
     return 0;
 }
 
-/* Whether a learned name stays as it is: only digits, an address or a LUN or iSCSI id (each
- * has its own mapping, or is the join between a datastore and an array's LUN), a default
+/* Whether a learned name stays as it is (1), or is left to another mapping (2: an address,
+ * an IQN): only digits, a LUN id (the join between a datastore and an array's LUN), a default
  * folder, or a word of the API (an enumeration's value, a type's name, a product's, a word
  * of a property path or of a request vslint sends): replacing it would change that word in
  * every place it stands. Case does not matter: names are matched whatever their case. */
@@ -957,8 +1008,10 @@ static int keep_name(const struct vsl_anon *a, const char *s)
     char *low;
     int keep = 0;
 
-    if (strspn(s, "0123456789") == n || is_address(s, n) || !strncasecmp(s, "iqn.", 4) ||
-        !strncasecmp(s, "eui.", 4) || !strncasecmp(s, "naa.", 4) || !strncasecmp(s, "t10.", 4))
+    if (is_address(s, n) || !strncasecmp(s, "iqn.", 4))
+        return 2; /* replaced by the address or IQN mapping, the same everywhere */
+    if (strspn(s, "0123456789") == n || !strncasecmp(s, "eui.", 4) ||
+        !strncasecmp(s, "naa.", 4) || !strncasecmp(s, "t10.", 4))
         return 1;
     for (size_t i = 0; words[i]; i++)
         if (!strcasecmp(words[i], s))
@@ -1016,6 +1069,10 @@ int vsl_anon_seal(struct vsl_anon *a)
         qsort(a->names, a->n_names, sizeof(*a->names), cmp_learned);
     if (a->n_names && !(compounds = calloc(a->n_names, sizeof(*compounds))))
         return -ENOMEM;
+    if (a->n_names && !(a->kept = calloc(a->n_names, sizeof(*a->kept)))) {
+        free(compounds);
+        return -ENOMEM;
+    }
     /* Plain names first, then DNS names, whose tokens are made of theirs. */
     for (size_t i = 0; i < a->n_names && r == 0;) {
         size_t j = i;
@@ -1024,10 +1081,13 @@ int vsl_anon_seal(struct vsl_anon *a)
             compound |= a->names[j++].compound;
         const struct learned *l = &a->names[i];
         i = j;
-        if (keep_name(a, l->s)) {
+        const int keep = keep_name(a, l->s);
+        if (keep == 1) {
+            a->kept[a->n_kept++] = l->s;
             a->stats.kept_names++;
-            continue;
         }
+        if (keep)
+            continue;
         if (compound) {
             compounds[n_compounds++] = (size_t)(l - a->names);
             continue;
@@ -1043,6 +1103,7 @@ int vsl_anon_seal(struct vsl_anon *a)
             r = add_key(a, a->names[compounds[i]].s, token);
             a->stats.names++;
         } else if (r == 0) {
+            a->kept[a->n_kept++] = a->names[compounds[i]].s;
             a->stats.kept_names++;
         }
     }

@@ -286,7 +286,10 @@ static void test_names_elsewhere(void **state)
                                          "<domainName>lab.example</domainName></dnsConfig>"
                                          "<portgroup><spec><name>pg-finance</name>"
                                          "<vswitchName>vs-finance</vswitchName></spec>"
-                                         "</portgroup>"))
+                                         "</portgroup>")
+                      PROP("config.storageDevice.multipathInfo",
+                           "<transport><address>10.0.1.22:3260</address></transport>"
+                           "<transport><address>target1.san.example:3260</address></transport>"))
          "</returnval></RetrievePropertiesExResponse>"},
         {1, "/api/types/nasServer/instances",
          "{\"entries\":[{\"content\":{\"id\":\"nas_1\",\"name\":\"nas-hr\"}}]}"},
@@ -298,7 +301,7 @@ static void test_names_elsewhere(void **state)
     static const char *const originals[] = {
         "label-fin", "nfs-ds", "filer9", "nfs.example", "payroll", "pre-upgrade", "4711",
         "jdoe", "corp.example", "esx01", "lab.example", "pg-finance", "vs-finance", "nas-hr",
-        "fs-hr", "share-hr", NULL};
+        "fs-hr", "share-hr", "target1", "san.example", "10.0.1.22", NULL};
     struct vsl_anon *a = learned(docs, sizeof(docs) / sizeof(docs[0]));
     for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
         struct vsl_buf b;
@@ -312,6 +315,12 @@ static void test_names_elsewhere(void **state)
     /* The API's words and the ids stay. */
     check_one(a, 0, "<nas><type>NFS</type><remotePath>/export/payroll</remotePath></nas>",
               "<nas><type>NFS</type><remotePath>/anon-path-1/anon-path-2</remotePath></nas>");
+    /* An iSCSI target's address: a host name with a port is a host name, an address with a
+     * port is an address. */
+    check_one(a, 0, "<t><address>target1.san.example:3260</address>"
+                    "<address>10.0.1.22:3260</address></t>",
+              "<t><address>anon-host-2.anon-dom-4.example:3260</address>"
+              "<address>10.1.1.1:3260</address></t>");
     check_one(a, 1, "{\"id\":\"nas_1\",\"name\":\"nas-hr\",\"mail\":\"jdoe@corp.example\"}",
               "{\"id\":\"nas_1\",\"name\":\"anon-nas-1\",\"mail\":\"anon-user-1@anon-dom-1.example\"}");
     vsl_anon_free(a);
@@ -383,7 +392,8 @@ static void test_nested_and_consistent(void **state)
         {0, "/sdk",
          "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("Datastore", "datastore-1",
                                                               PROP("name", "fin &amp; ops"))
-             SOAP_OBJ("VirtualMachine", "vm-1", PROP("name", "summary"))
+                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "ds &lt;Q3&gt; &amp; &lt;Ops&gt; x"))
+         SOAP_OBJ("VirtualMachine", "vm-1", PROP("name", "summary"))
                  "</returnval></RetrievePropertiesExResponse>"},
         {1, "/api/types/lun/instances", "{\"entries\":[{\"content\":{\"name\":\"fin & ops\"}}]}"},
         /* A request vslint sent: its words are the API's. */
@@ -396,8 +406,11 @@ static void test_nested_and_consistent(void **state)
               "<response>&lt;?xml version=&#34;1.0&#34;?&gt;&#xA;&lt;obj a=&#34;lt&#34;&gt;"
               "&lt;Device&gt;fin &amp;amp; ops&lt;/Device&gt;&lt;/obj&gt;</response>",
               "<response>&lt;?xml version=\"1.0\"?&gt;\n&lt;obj a=\"lt\"&gt;"
-              "&lt;Device&gt;anon-ds-1&lt;/Device&gt;&lt;/obj&gt;</response>");
-    check_one(a, 1, "{\"name\":\"fin & ops\"}", "{\"name\":\"anon-ds-1\"}");
+              "&lt;Device&gt;anon-ds-2&lt;/Device&gt;&lt;/obj&gt;</response>");
+    check_one(a, 1, "{\"name\":\"fin & ops\"}", "{\"name\":\"anon-ds-2\"}");
+    /* Text with markup characters in it is text, not XML inside XML. */
+    check_one(a, 0, "<r><name>ds &lt;Q3&gt; &amp; &lt;Ops&gt; x</name><s>summary</s></r>",
+              "<r><name>anon-ds-1</name><s>summary</s></r>");
     /* A VM called like a word of a request is kept, or the replay would not know the request. */
     check_one(a, 0, docs[2].body, docs[2].body);
     vsl_anon_free(a);
