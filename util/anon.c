@@ -26,13 +26,12 @@
 
 /* Token kinds, by priority: a string learned as two kinds (an iSCSI alias that is also the
  * host's name) takes the first one's. */
-static const char *const kinds[] = {"vcenter", "host", "vm",     "ds",    "pod",   "cluster",
-                                    "dc",      "rp",   "vapp",   "dvs",   "pg",    "vswitch",
-                                    "net",     "pool", "lun",    "fs",    "share", "nas",
-                                    "sr",      "array", "nfs",   "vmfs",  "snap",  "alarm",
-                                    "alias",   "folder", "user", "path",  "text",  "name",
-                                    "dom"};
-#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+static const char *const kinds[] = {
+    "vcenter", "host",   "vm",   "ds",      "pod",  "cluster", "dc",   "rp",
+    "vapp",    "dvs",    "pg",   "vswitch", "net",  "pool",    "lun",  "fs",
+    "share",   "nas",    "sr",   "array",   "nfs",  "vmfs",    "snap", "alarm",
+    "alias",   "folder", "user", "path",    "text", "name",    "dom"};
+#define N_KINDS  (sizeof(kinds) / sizeof(kinds[0]))
 #define KIND_DOM ((int)N_KINDS - 1)
 
 static int kind_index(const char *kind)
@@ -75,7 +74,8 @@ struct vsl_anon {
     char **keys, **vals; /* owned */
     size_t n_keys, cap_keys, cap_vals, maxkey;
     struct vsl_keymap map;
-    unsigned char pairs[65536 / 8]; /* the first two bytes of some key */
+    unsigned char pairs[65536 / 8];         /* the first two bytes of some key */
+    unsigned char lens[(MAX_NAME + 8) / 8]; /* the lengths of the keys */
     /* Filled while applying, so the same IQN, MAC or address always gets the same token. */
     char **iqns; /* owned */
     size_t n_iqns, cap_iqns;
@@ -216,8 +216,8 @@ static char *xml_decode(const char *s, size_t len, size_t *n)
             int hex = s[i + 2] == 'x' || s[i + 2] == 'X';
             size_t j = i + 2 + (size_t)hex;
             unsigned long cp = 0;
-            while (j < len && j - i < 12 && (hex ? isxdigit((unsigned char)s[j])
-                                                  : isdigit((unsigned char)s[j]))) {
+            while (j < len && j - i < 12 &&
+                   (hex ? isxdigit((unsigned char)s[j]) : isdigit((unsigned char)s[j]))) {
                 int c = tolower((unsigned char)s[j++]);
                 cp = cp * (hex ? 16 : 10) + (unsigned long)(isdigit(c) ? c - '0' : c - 'a' + 10);
             }
@@ -472,8 +472,8 @@ static int learn_urls_mails(struct vsl_anon *a, const char *s, size_t n)
         while (l > s && (isalnum((unsigned char)l[-1]) || strchr("._%+-", l[-1])))
             l--;
         size_t dl = 0;
-        while (at + 1 + dl < end && (isalnum((unsigned char)at[1 + dl]) || at[1 + dl] == '.' ||
-                                     at[1 + dl] == '-'))
+        while (at + 1 + dl < end &&
+               (isalnum((unsigned char)at[1 + dl]) || at[1 + dl] == '.' || at[1 + dl] == '-'))
             dl++;
         while (dl && at[dl] == '.')
             dl--;
@@ -552,11 +552,11 @@ static const char *const vocab_elements[] = {
     "type", "state", "pathState", "operationalState", "lunType", "deviceType", "accessMode",
     "securityType", "powerState", "connectionState", "faultToleranceState", "policy", "mode",
     "diskMode", "sharing", "compatibilityMode", "status", "overallStatus", "vendor", "model",
-    "revision", "driver", "storageProtocol", "portType", "guestId", "version", "build",
-    "apiType", "apiVersion", "fullName", "licenseProductName", "licenseProductVersion",
-    "productLineId", "osType", "statsType", "rollupType", "scsiDiskType", "transport",
-    "protocol", "discoveryMethod", "operator", "extensionKey", "systemName", "vStorageSupport",
-    "label", "unmapPriority", "scsiLevel", "dataOrigin", "pathSet",
+    "revision", "driver", "storageProtocol", "portType", "guestId", "version", "build", "apiType",
+    "apiVersion", "fullName", "licenseProductName", "licenseProductVersion", "productLineId",
+    "osType", "statsType", "rollupType", "scsiDiskType", "transport", "protocol", "discoveryMethod",
+    "operator", "extensionKey", "systemName", "vStorageSupport", "label", "unmapPriority",
+    "scsiLevel", "dataOrigin", "pathSet",
     /* esxcli's fields (XML inside XML). */
     "PathSelectionPolicy", "StorageArrayType", "PathSelectionPolicyDeviceConfig",
     "StorageArrayTypeDeviceConfig", "Name", "DefaultPSP", "Description", "Vendor", "Model",
@@ -565,11 +565,29 @@ static const char *const vocab_elements[] = {
 
 /* The parents of a <name> that is an API word: a property path, a multipathing plug-in
  * ("NMP", "PowerPath"), a product, a performance counter, a fault. */
-static const char *const vocab_name_parents[] = {
-    "propSet", "changeSet", "missingSet", "HostPlugStoreTopologyPlugin", "plugin", "about",
-    "product", "nameInfo", "groupInfo", "unitInfo", "ElementDescription", "field", "fault",
-    "option", "filterSpec", "PropertySpec", "ObjectSpec", "selectSet", "TraversalSpec",
-    "SelectionSpec", "argument", "namespace", NULL};
+static const char *const vocab_name_parents[] = {"propSet",
+                                                 "changeSet",
+                                                 "missingSet",
+                                                 "HostPlugStoreTopologyPlugin",
+                                                 "plugin",
+                                                 "about",
+                                                 "product",
+                                                 "nameInfo",
+                                                 "groupInfo",
+                                                 "unitInfo",
+                                                 "ElementDescription",
+                                                 "field",
+                                                 "fault",
+                                                 "option",
+                                                 "filterSpec",
+                                                 "PropertySpec",
+                                                 "ObjectSpec",
+                                                 "selectSet",
+                                                 "TraversalSpec",
+                                                 "SelectionSpec",
+                                                 "argument",
+                                                 "namespace",
+                                                 NULL};
 
 struct xel {
     const char *name; /* borrowed from the walked text */
@@ -583,9 +601,9 @@ struct xwalk {
     size_t depth;         /* may exceed MAX_DEPTH; deeper elements are unnamed */
     const char *obj_type; /* borrowed: the type of the objects' obj being read */
     size_t obj_len;
-    char prop[128];   /* the property path of the propSet being read */
-    int request;      /* 1: a request (every text an API word), 0: an answer, -1: not known */
-    int level;        /* XML inside XML text: 0 for the document itself */
+    char prop[128]; /* the property path of the propSet being read */
+    int request;    /* 1: a request (every text an API word), 0: an answer, -1: not known */
+    int level;      /* XML inside XML text: 0 for the document itself */
 };
 
 static const struct xel *xel_at(const struct xwalk *w, size_t up)
@@ -601,19 +619,25 @@ static int xel_is(const struct xel *e, const char *name)
     return e->len == strlen(name) && !memcmp(e->name, name, e->len);
 }
 
-static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level,
-                    struct vsl_buf *out);
+static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, struct vsl_buf *out);
 
 /* What one text node of an answer teaches. */
 static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t n)
 {
-    static const char *const vocab_props[] = {
-        "runtime.connectionState", "runtime.powerState", "summary.runtime.faultToleranceState",
-        "config.guestId", "config.version", "config.product.version", "info.systemName",
-        "summary.type", "config.template", "info.enabled", NULL};
+    static const char *const vocab_props[] = {"runtime.connectionState",
+                                              "runtime.powerState",
+                                              "summary.runtime.faultToleranceState",
+                                              "config.guestId",
+                                              "config.version",
+                                              "config.product.version",
+                                              "info.systemName",
+                                              "summary.type",
+                                              "config.template",
+                                              "info.enabled",
+                                              NULL};
     static const char *const snapshot_lists[] = {"rootSnapshotList", "childSnapshotList", NULL};
-    static const char *const host_elements[] = {"hostName", "hostname", "address", "serverName",
-                                                "fqdn", NULL};
+    static const char *const host_elements[] = {"hostName",   "hostname", "address",
+                                                "serverName", "fqdn",     NULL};
     const struct xel *el = xel_at(w, 0), *par = xel_at(w, 1);
     int r = 0;
 
@@ -645,7 +669,7 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
     if (in_list(vocab_elements, el->name, el->len))
         return add_vocab(a, d, n);
     if (xel_is(el, "name")) {
-        const char *kind = xel_is(par, "vmfs")                             ? "vmfs"
+        const char *kind = xel_is(par, "vmfs")                            ? "vmfs"
                            : in_list(snapshot_lists, par->name, par->len) ? "snap"
                            : xel_is(par, "HostVirtualSwitch")             ? "vswitch"
                            : xel_is(par, "spec")                          ? "pg"
@@ -788,10 +812,10 @@ static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, st
             continue;
         }
         /* Markup: a comment, CDATA, a declaration or instruction, or a tag. */
-        const char *end_mark = !strncmp(s + i, "<!--", 4)        ? "-->"
-                               : !strncmp(s + i, "<![CDATA[", 9) ? "]]>"
+        const char *end_mark = !strncmp(s + i, "<!--", 4)           ? "-->"
+                               : !strncmp(s + i, "<![CDATA[", 9)    ? "]]>"
                                : s[i + 1 == len ? i : i + 1] == '?' ? "?>"
-                                                                   : NULL;
+                                                                    : NULL;
         size_t j;
         if (end_mark) {
             const char *e = memmem(s + i, len - i, end_mark, strlen(end_mark));
@@ -843,7 +867,8 @@ static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, st
             w.st[w.depth] = (struct xel){
                 .name = name,
                 .len = nl,
-                .moref = type != NULL || (xtype && xl == 22 && !memcmp(xtype, "ManagedObjectReference", 22)),
+                .moref = type != NULL ||
+                         (xtype && xl == 22 && !memcmp(xtype, "ManagedObjectReference", 22)),
             };
         w.depth++;
     }
@@ -855,9 +880,11 @@ static int rest_kind(const char *path)
 {
     static const struct {
         const char *type, *kind;
-    } types[] = {{"/pool/", "pool"},          {"/lun/", "lun"},         {"/filesystem/", "fs"},
-                 {"/nfsShare/", "share"},     {"/cifsShare/", "share"}, {"/nasServer/", "nas"},
-                 {"/fileInterface/", "nas"}, {"/storageResource/", "sr"}, {"/host/", "host"}};
+    } types[] = {{"/pool/", "pool"},         {"/lun/", "lun"},
+                 {"/filesystem/", "fs"},     {"/nfsShare/", "share"},
+                 {"/cifsShare/", "share"},   {"/nasServer/", "nas"},
+                 {"/fileInterface/", "nas"}, {"/storageResource/", "sr"},
+                 {"/host/", "host"}};
     for (size_t i = 0; path && i < sizeof(types) / sizeof(types[0]); i++)
         if (strstr(path, types[i].type))
             return kind_index(types[i].kind);
@@ -866,8 +893,8 @@ static int rest_kind(const char *path)
 
 static int learn_json(struct vsl_anon *a, const char *path, const json_t *j)
 {
-    static const char *const host_keys[] = {"hostName", "hostname", "fqdn", "dnsName",
-                                            "serverName", NULL};
+    static const char *const host_keys[] = {"hostName", "hostname",   "fqdn",
+                                            "dnsName",  "serverName", NULL};
     const char *key;
     json_t *v;
     size_t i;
@@ -983,8 +1010,11 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
         return r;
     }
     a->n_keys++;
-    if (n > a->maxkey)
-        a->maxkey = n;
+    /* Keys are names (at most MAX_NAME bytes) and WWNs: lens and maxkey bound the search. */
+    if (n <= MAX_NAME) {
+        a->maxkey = n > a->maxkey ? n : a->maxkey;
+        a->lens[n / 8] |= (unsigned char)(1u << (n % 8));
+    }
     if (n >= 2) {
         unsigned pair = (unsigned char)a->keys[a->n_keys - 1][0] << 8 |
                         (unsigned char)a->keys[a->n_keys - 1][1];
@@ -1000,18 +1030,17 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
  * every place it stands. Case does not matter: names are matched whatever their case. */
 static int keep_name(const struct vsl_anon *a, const char *s)
 {
-    static const char *const words[] = {"vm",       "host",   "datastore", "network",
-                                        "datacenters", "resources", "localhost", "vmfs",
-                                        "nfs",      "nfs41",  "vsan",      "vvol",
-                                        "nmp",      "hpp",    "powerpath", NULL};
+    static const char *const words[] = {
+        "vm",  "host",  "datastore", "network", "datacenters", "resources", "localhost", "vmfs",
+        "nfs", "nfs41", "vsan",      "vvol",    "nmp",         "hpp",       "powerpath", NULL};
     size_t n = strlen(s);
     char *low;
     int keep = 0;
 
     if (is_address(s, n) || !strncasecmp(s, "iqn.", 4))
         return 2; /* replaced by the address or IQN mapping, the same everywhere */
-    if (strspn(s, "0123456789") == n || !strncasecmp(s, "eui.", 4) ||
-        !strncasecmp(s, "naa.", 4) || !strncasecmp(s, "t10.", 4))
+    if (strspn(s, "0123456789") == n || !strncasecmp(s, "eui.", 4) || !strncasecmp(s, "naa.", 4) ||
+        !strncasecmp(s, "t10.", 4))
         return 1;
     for (size_t i = 0; words[i]; i++)
         if (!strcasecmp(words[i], s))
@@ -1359,7 +1388,6 @@ static int iqn_char(char c)
     return isalnum((unsigned char)c) || (c && strchr(".:-_", c));
 }
 
-
 static int hexval(char c)
 {
     return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
@@ -1475,7 +1503,8 @@ static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf
             if (a->pairs[pair / 8] >> (pair % 8) & 1) {
                 size_t lim = n - i < a->maxkey ? n - i : a->maxkey;
                 for (m = lim; m >= MIN_INTEXT && !hit; m--)
-                    if (i + m == n || !word((unsigned char)d[i + m]))
+                    if ((a->lens[m / 8] >> (m % 8) & 1) &&
+                        (i + m == n || !word((unsigned char)d[i + m])))
                         hit = vsl_keymap_find(&a->map, low + i, m);
                 m++; /* the loop went one past the length that matched */
             }

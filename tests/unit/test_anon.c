@@ -194,8 +194,8 @@ static void check_one(struct vsl_anon *a, int json, const char *in, const char *
         assert_non_null(j);
         json_decref(j);
     } else if (in[0] == '<') {
-        xmlDoc *x = xmlReadMemory(got, (int)b.len, "t.xml", NULL, XML_PARSE_NONET |
-                                  XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        xmlDoc *x = xmlReadMemory(got, (int)b.len, "t.xml", NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
         assert_non_null(x);
         xmlFreeDoc(x);
     }
@@ -217,10 +217,11 @@ static void test_url_hosts(void **state)
          "\"content\":{\"id\":\"pool_1\",\"name\":\"gold\"}}]}"},
     };
     struct vsl_anon *a = learned(docs, 1);
-    check_one(a, 1, docs[0].body,
-              "{\"@base\":\"https://anon-host-1.anon-dom-1.example:443/api/types/pool/instances"
-              "?per_page=500\",\"entries\":[{\"@id\":\"https://anon-host-1.anon-dom-1.example/api"
-              "/instances/pool/pool_1\",\"content\":{\"id\":\"pool_1\",\"name\":\"anon-pool-1\"}}]}");
+    check_one(
+        a, 1, docs[0].body,
+        "{\"@base\":\"https://anon-host-1.anon-dom-1.example:443/api/types/pool/instances"
+        "?per_page=500\",\"entries\":[{\"@id\":\"https://anon-host-1.anon-dom-1.example/api"
+        "/instances/pool/pool_1\",\"content\":{\"id\":\"pool_1\",\"name\":\"anon-pool-1\"}}]}");
     /* The same host in a SOAP answer's text, alone and with its domain. */
     check_one(a, 0, "<a><url>https://unity01.corp.example/x</url><b>unity01</b></a>",
               "<a><url>https://anon-host-1.anon-dom-1.example/x</url><b>anon-host-1</b></a>");
@@ -242,12 +243,12 @@ static void test_stop_list(void **state)
                  PROP("config.storageDevice.multipathInfo",
                       "<lun><path><pathState>active</pathState></path></lun>"))
              SOAP_OBJ("Datastore", "datastore-1", PROP("name", "gold"))
-                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "active"))
-                     SOAP_OBJ("VirtualMachine", "vm-1",
-                              PROP("config.hardware.device",
-                                   "<VirtualDevice><deviceInfo><summary>gold</summary>"
-                                   "</deviceInfo></VirtualDevice>")) "</returnval>"
-                                                                     "</RetrievePropertiesExResponse>"},
+                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "active")) SOAP_OBJ(
+                     "VirtualMachine", "vm-1",
+                     PROP("config.hardware.device",
+                          "<VirtualDevice><deviceInfo><summary>gold</summary>"
+                          "</deviceInfo></VirtualDevice>")) "</returnval>"
+                                                            "</RetrievePropertiesExResponse>"},
     };
     struct vsl_anon *a = learned(docs, 1);
     struct vsl_anon_stats s;
@@ -270,27 +271,27 @@ static void test_names_elsewhere(void **state)
 {
     static const struct doc docs[] = {
         {0, "/sdk",
-         "<RetrievePropertiesExResponse><returnval>"
-         SOAP_OBJ("Datastore", "datastore-1",
-                  PROP("info", "<vmfs><type>VMFS</type><name>label-fin</name></vmfs>")
-                      PROP("info.nas", "<nas><type>NFS</type><name>nfs-ds</name>"
-                                       "<remoteHost>filer9.nfs.example</remoteHost>"
-                                       "<remoteHostNames>filer9.nfs.example</remoteHostNames>"
-                                       "<remotePath>/export/payroll</remotePath></nas>"))
-         SOAP_OBJ("VirtualMachine", "vm-1",
-                  PROP("snapshot", "<rootSnapshotList><name>pre-upgrade</name>"
-                                   "<description>ticket 4711 for jdoe@corp.example"
-                                   "</description></rootSnapshotList>"))
-         SOAP_OBJ("HostSystem", "host-1",
-                  PROP("config.network", "<dnsConfig><hostName>esx01</hostName>"
-                                         "<domainName>lab.example</domainName></dnsConfig>"
-                                         "<portgroup><spec><name>pg-finance</name>"
-                                         "<vswitchName>vs-finance</vswitchName></spec>"
-                                         "</portgroup>")
-                      PROP("config.storageDevice.multipathInfo",
-                           "<transport><address>10.0.1.22:3260</address></transport>"
-                           "<transport><address>target1.san.example:3260</address></transport>"))
-         "</returnval></RetrievePropertiesExResponse>"},
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "Datastore", "datastore-1",
+             PROP("info", "<vmfs><type>VMFS</type><name>label-fin</name></vmfs>")
+                 PROP("info.nas", "<nas><type>NFS</type><name>nfs-ds</name>"
+                                  "<remoteHost>filer9.nfs.example</remoteHost>"
+                                  "<remoteHostNames>filer9.nfs.example</remoteHostNames>"
+                                  "<remotePath>/export/payroll</remotePath></nas>"))
+             SOAP_OBJ("VirtualMachine", "vm-1",
+                      PROP("snapshot", "<rootSnapshotList><name>pre-upgrade</name>"
+                                       "<description>ticket 4711 for jdoe@corp.example"
+                                       "</description></rootSnapshotList>"))
+                 SOAP_OBJ("HostSystem", "host-1",
+                          PROP("config.network", "<dnsConfig><hostName>esx01</hostName>"
+                                                 "<domainName>lab.example</domainName></dnsConfig>"
+                                                 "<portgroup><spec><name>pg-finance</name>"
+                                                 "<vswitchName>vs-finance</vswitchName></spec>"
+                                                 "</portgroup>")
+                              PROP("config.storageDevice.multipathInfo",
+                                   "<transport><address>10.0.1.22:3260</address></transport>"
+                                   "<transport><address>target1.san.example:3260</address></"
+                                   "transport>")) "</returnval></RetrievePropertiesExResponse>"},
         {1, "/api/types/nasServer/instances",
          "{\"entries\":[{\"content\":{\"id\":\"nas_1\",\"name\":\"nas-hr\"}}]}"},
         {1, "/api/types/filesystem/instances",
@@ -299,14 +300,16 @@ static void test_names_elsewhere(void **state)
          "{\"entries\":[{\"content\":{\"id\":\"NFSShare_1\",\"name\":\"share-hr\"}}]}"},
     };
     static const char *const originals[] = {
-        "label-fin", "nfs-ds", "filer9", "nfs.example", "payroll", "pre-upgrade", "4711",
-        "jdoe", "corp.example", "esx01", "lab.example", "pg-finance", "vs-finance", "nas-hr",
-        "fs-hr", "share-hr", "target1", "san.example", "10.0.1.22", NULL};
+        "label-fin",   "nfs-ds",     "filer9",      "nfs.example",  "payroll",
+        "pre-upgrade", "4711",       "jdoe",        "corp.example", "esx01",
+        "lab.example", "pg-finance", "vs-finance",  "nas-hr",       "fs-hr",
+        "share-hr",    "target1",    "san.example", "10.0.1.22",    NULL};
     struct vsl_anon *a = learned(docs, sizeof(docs) / sizeof(docs[0]));
     for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
         struct vsl_buf b;
         vsl_buf_init(&b, 1 << 20);
-        assert_int_equal(vsl_anon_apply(a, docs[d].json, docs[d].body, strlen(docs[d].body), &b), 0);
+        assert_int_equal(vsl_anon_apply(a, docs[d].json, docs[d].body, strlen(docs[d].body), &b),
+                         0);
         for (size_t i = 0; originals[i]; i++)
             if (strstr(b.data, originals[i]))
                 fail_msg("%s is left in %s", originals[i], b.data);
@@ -317,12 +320,14 @@ static void test_names_elsewhere(void **state)
               "<nas><type>NFS</type><remotePath>/anon-path-1/anon-path-2</remotePath></nas>");
     /* An iSCSI target's address: a host name with a port is a host name, an address with a
      * port is an address. */
-    check_one(a, 0, "<t><address>target1.san.example:3260</address>"
-                    "<address>10.0.1.22:3260</address></t>",
+    check_one(a, 0,
+              "<t><address>target1.san.example:3260</address>"
+              "<address>10.0.1.22:3260</address></t>",
               "<t><address>anon-host-2.anon-dom-4.example:3260</address>"
               "<address>10.1.1.1:3260</address></t>");
-    check_one(a, 1, "{\"id\":\"nas_1\",\"name\":\"nas-hr\",\"mail\":\"jdoe@corp.example\"}",
-              "{\"id\":\"nas_1\",\"name\":\"anon-nas-1\",\"mail\":\"anon-user-1@anon-dom-1.example\"}");
+    check_one(
+        a, 1, "{\"id\":\"nas_1\",\"name\":\"nas-hr\",\"mail\":\"jdoe@corp.example\"}",
+        "{\"id\":\"nas_1\",\"name\":\"anon-nas-1\",\"mail\":\"anon-user-1@anon-dom-1.example\"}");
     vsl_anon_free(a);
 }
 
@@ -331,9 +336,9 @@ static void test_case_and_fqdn(void **state)
 {
     static const struct doc docs[] = {
         {0, "/sdk",
-         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("HostSystem", "host-1",
-                                                              PROP("name", "ESX01.corp.local"))
-             "</returnval></RetrievePropertiesExResponse>"},
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "HostSystem", "host-1",
+             PROP("name", "ESX01.corp.local")) "</returnval></RetrievePropertiesExResponse>"},
     };
     struct vsl_anon *a = learned(docs, 1);
     check_one(a, 0,
@@ -353,8 +358,8 @@ static void test_short_names(void **state)
         {0, "/sdk",
          "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("VirtualMachine", "vm-1",
                                                               PROP("name", "lt"))
-             SOAP_OBJ("VirtualMachine", "vm-2", PROP("name", "x"))
-                 "</returnval></RetrievePropertiesExResponse>"},
+             SOAP_OBJ("VirtualMachine", "vm-2",
+                      PROP("name", "x")) "</returnval></RetrievePropertiesExResponse>"},
         {1, "/api/types/lun/instances", "{\"entries\":[{\"content\":{\"name\":\"gt\"}}]}"},
     };
     struct vsl_anon *a = learned(docs, 2);
@@ -392,9 +397,9 @@ static void test_nested_and_consistent(void **state)
         {0, "/sdk",
          "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("Datastore", "datastore-1",
                                                               PROP("name", "fin &amp; ops"))
-                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "ds &lt;Q3&gt; &amp; &lt;Ops&gt; x"))
-         SOAP_OBJ("VirtualMachine", "vm-1", PROP("name", "summary"))
-                 "</returnval></RetrievePropertiesExResponse>"},
+             SOAP_OBJ("Datastore", "datastore-2", PROP("name", "ds &lt;Q3&gt; &amp; &lt;Ops&gt; x"))
+                 SOAP_OBJ("VirtualMachine", "vm-1",
+                          PROP("name", "summary")) "</returnval></RetrievePropertiesExResponse>"},
         {1, "/api/types/lun/instances", "{\"entries\":[{\"content\":{\"name\":\"fin & ops\"}}]}"},
         /* A request vslint sent: its words are the API's. */
         {0, "/sdk",
@@ -419,16 +424,11 @@ static void test_nested_and_consistent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_ipv6),
-        cmocka_unit_test(test_url_hosts),
-        cmocka_unit_test(test_stop_list),
-        cmocka_unit_test(test_names_elsewhere),
-        cmocka_unit_test(test_case_and_fqdn),
-        cmocka_unit_test(test_short_names),
-        cmocka_unit_test(test_macs),
-        cmocka_unit_test(test_nested_and_consistent),
+        cmocka_unit_test(test_rows),          cmocka_unit_test(test_json),
+        cmocka_unit_test(test_ipv6),          cmocka_unit_test(test_url_hosts),
+        cmocka_unit_test(test_stop_list),     cmocka_unit_test(test_names_elsewhere),
+        cmocka_unit_test(test_case_and_fqdn), cmocka_unit_test(test_short_names),
+        cmocka_unit_test(test_macs),          cmocka_unit_test(test_nested_and_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
