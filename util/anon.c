@@ -1031,8 +1031,11 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
 static int keep_name(const struct vsl_anon *a, const char *s)
 {
     static const char *const words[] = {
-        "vm",  "host",  "datastore", "network", "datacenters", "resources", "localhost", "vmfs",
-        "nfs", "nfs41", "vsan",      "vvol",    "nmp",         "hpp",       "powerpath", NULL};
+        "vm", "host", "datastore", "network", "datacenters", "resources", "localhost", "vmfs",
+        "nfs", "nfs41", "vsan", "vvol", "nmp", "hpp", "powerpath",
+        /* Booleans and the like, which any field may hold as its whole value. */
+        "true", "false", "null", "none", "unknown", "on", "off", "yes", "no", "enabled", "disabled",
+        NULL};
     size_t n = strlen(s);
     char *low;
     int keep = 0;

@@ -243,12 +243,13 @@ static void test_stop_list(void **state)
                  PROP("config.storageDevice.multipathInfo",
                       "<lun><path><pathState>active</pathState></path></lun>"))
              SOAP_OBJ("Datastore", "datastore-1", PROP("name", "gold"))
-                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "active")) SOAP_OBJ(
-                     "VirtualMachine", "vm-1",
-                     PROP("config.hardware.device",
-                          "<VirtualDevice><deviceInfo><summary>gold</summary>"
-                          "</deviceInfo></VirtualDevice>")) "</returnval>"
-                                                            "</RetrievePropertiesExResponse>"},
+                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "active"))
+                     SOAP_OBJ("VirtualMachine", "vm-9", PROP("name", "true")) SOAP_OBJ(
+                         "VirtualMachine", "vm-1",
+                         PROP("config.hardware.device",
+                              "<VirtualDevice><deviceInfo><summary>gold</summary>"
+                              "</deviceInfo></VirtualDevice>")) "</returnval>"
+                                                                "</RetrievePropertiesExResponse>"},
     };
     struct vsl_anon *a = learned(docs, 1);
     struct vsl_anon_stats s;
@@ -258,9 +259,14 @@ static void test_stop_list(void **state)
               "<r><name>anon-ds-1</name><summary>anon-ds-1</summary></r>");
     check_one(a, 0, "<r><name>active</name><pathState>active</pathState></r>",
               "<r><name>active</name><pathState>active</pathState></r>");
+    check_one(a, 0, "<r><name>true</name><thinProvisioned>true</thinProvisioned></r>",
+              "<r><name>true</name><thinProvisioned>true</thinProvisioned></r>");
     vsl_anon_stats(a, &s);
     assert_int_equal(s.names, 2);
-    assert_int_equal(s.kept_names, 1);
+    assert_int_equal(s.kept_names, 2);
+    assert_string_equal(vsl_anon_kept(a, 0), "active");
+    assert_string_equal(vsl_anon_kept(a, 1), "true");
+    assert_null(vsl_anon_kept(a, 2));
     vsl_anon_free(a);
 }
 
