@@ -343,6 +343,13 @@ static int add_name(struct vsl_anon *a, const char *s, size_t n, int kind, int c
     return 0;
 }
 
+/* The vocabulary's last word in lower case (strndup stopped at a NUL, if the text held one). */
+static void lower_last(struct vsl_anon *a)
+{
+    char *w = a->vocab[a->n_vocab - 1];
+    lower(w, strlen(w));
+}
+
 /* A word of the API: kept wherever a learned name equals it. The value as a whole and each
  * of its words, so that "VMware ESXi 8.0" keeps "esxi" and "{policy=rr,iops=1}" keeps "iops". */
 static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
@@ -353,7 +360,7 @@ static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
         return 0;
     if ((r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s, n)) < 0)
         return r;
-    lower(a->vocab[a->n_vocab - 1], n);
+    lower_last(a);
     for (size_t i = 0; i < n && r == 0;) {
         size_t j = i;
         while (j < n && word((unsigned char)s[j]))
@@ -361,7 +368,7 @@ static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
         if (j - i >= 2 && j - i < n) {
             r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
             if (r == 0)
-                lower(a->vocab[a->n_vocab - 1], j - i);
+                lower_last(a);
         }
         i = j + 1;
     }
@@ -382,7 +389,7 @@ static int add_vocab_spans(struct vsl_anon *a, const char *s, size_t n)
             if (j == n || word((unsigned char)s[j]) != word((unsigned char)s[j - 1])) {
                 r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
                 if (r == 0)
-                    lower(a->vocab[a->n_vocab - 1], j - i);
+                    lower_last(a);
                 spans++;
             }
     }
