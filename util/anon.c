@@ -1579,6 +1579,27 @@ out:
     return r;
 }
 
+/* s as a JSON string. Bytes that are not UTF-8 (an answer that was not valid JSON to begin
+ * with) are written as they are, escaped where JSON says, rather than the exchange lost. */
+static int put_json_string(struct vsl_buf *out, const char *s, size_t n)
+{
+    int r = vsl_buf_addjson(out, s, n); /* it writes nothing when it fails */
+
+    if (r != -EILSEQ)
+        return r;
+    r = vsl_buf_add(out, "\"", 1);
+    for (size_t i = 0; i < n && r == 0; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            r = vsl_buf_printf(out, "\\%c", c);
+        else if (c < 0x20)
+            r = vsl_buf_printf(out, "\\u%04X", c);
+        else
+            r = vsl_buf_add(out, s + i, 1);
+    }
+    return r ? r : vsl_buf_add(out, "\"", 1);
+}
+
 /* A JSON document: only string values change, never keys, and never an "id" (Unity's ids,
  * pool_1 or spa, are ids as morefs are). A string that does not change is copied as it was. */
 static int apply_json(struct vsl_anon *a, const char *s, size_t len, struct vsl_buf *out)
@@ -1613,7 +1634,7 @@ static int apply_json(struct vsl_anon *a, const char *s, size_t len, struct vsl_
             if (r == 0 && (tmp.len != n || (n && memcmp(tmp.data, d, n)))) {
                 r = vsl_buf_add(out, s + copy_from, i - copy_from);
                 if (r == 0)
-                    r = vsl_buf_addjson(out, tmp.len ? tmp.data : "", tmp.len);
+                    r = put_json_string(out, tmp.len ? tmp.data : "", tmp.len);
                 copy_from = j + 1;
             }
             vsl_buf_free(&tmp);

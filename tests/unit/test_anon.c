@@ -347,12 +347,13 @@ static void test_case_and_fqdn(void **state)
              PROP("name", "ESX01.corp.local")) "</returnval></RetrievePropertiesExResponse>"},
     };
     struct vsl_anon *a = learned(docs, 1);
-    check_one(a, 0,
-              "<r><a>ESX01.corp.local</a><b>esx01.CORP.LOCAL</b><c>esx01</c><d>Esx01</d>"
-              "<e>ESX01</e><f>[ds] Esx01-local/x</f><g>CORP.LOCAL</g></r>",
-              "<r><a>anon-host-1.anon-dom-1.example</a><b>anon-host-1.anon-dom-1.example</b>"
-              "<c>anon-host-1</c><d>anon-host-1</d><e>ANON-HOST-1</e>"
-              "<f>[ds] anon-host-1-local/x</f><g>ANON-DOM-1.EXAMPLE</g></r>");
+    check_one(
+        a, 0,
+        "<r><a>ESX01.corp.local</a><b>esx01.CORP.LOCAL</b><c>esx01</c><d>Esx01</d>"
+        "<e>ESX01</e><f>[ds] Esx01-local/x</f><g>CORP.LOCAL</g><h>esx01_rdm1.vmdk</h></r>",
+        "<r><a>anon-host-1.anon-dom-1.example</a><b>anon-host-1.anon-dom-1.example</b>"
+        "<c>anon-host-1</c><d>anon-host-1</d><e>ANON-HOST-1</e>"
+        "<f>[ds] anon-host-1-local/x</f><g>ANON-DOM-1.EXAMPLE</g><h>anon-host-1_rdm1.vmdk</h></r>");
     vsl_anon_free(a);
 }
 
@@ -375,6 +376,8 @@ static void test_short_names(void **state)
     check_one(a, 1, "{\"lt\":\"lt\",\"gt\":[\"gt\",\"a \\u003c b\"],\"x\":{\"x\":\"x\"}}",
               "{\"lt\":\"anon-vm-1\",\"gt\":[\"anon-lun-1\",\"a \\u003c b\"],"
               "\"x\":{\"x\":\"anon-vm-2\"}}");
+    /* Inside a longer text a two-letter name is taken for a word and left. */
+    check_one(a, 0, "<p>[ds] lt/lt.vmx</p>", "<p>[ds] lt/lt.vmx</p>");
     vsl_anon_free(a);
 }
 
