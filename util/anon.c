@@ -238,6 +238,8 @@ static char *xml_decode(const char *s, size_t len, size_t *n)
     return out;
 }
 
+/* n bytes of text escaped for XML. Not vsl_buf_addxml(): that stops at a NUL, which no XML
+ * holds but a broken answer may, and the rest of the text would be lost. */
 static int xml_escape(struct vsl_buf *out, const char *s, size_t n)
 {
     int r = 0;
@@ -802,6 +804,13 @@ static const char *tag_attr(const char *t, size_t n, const char *name, size_t *v
     return NULL;
 }
 
+/* Whether the n bytes at s (not NUL-terminated) start with prefix. */
+static int starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && !memcmp(s, prefix, k);
+}
+
 /* Walks the XML document s: markup is copied as it is (out non-NULL) and only text is
  * anonymized, or (out NULL) the text is learned from. */
 static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, struct vsl_buf *out)
@@ -819,10 +828,10 @@ static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, st
             continue;
         }
         /* Markup: a comment, CDATA, a declaration or instruction, or a tag. */
-        const char *end_mark = !strncmp(s + i, "<!--", 4)           ? "-->"
-                               : !strncmp(s + i, "<![CDATA[", 9)    ? "]]>"
-                               : s[i + 1 == len ? i : i + 1] == '?' ? "?>"
-                                                                    : NULL;
+        const char *end_mark = starts(s + i, len - i, "<!--")        ? "-->"
+                               : starts(s + i, len - i, "<![CDATA[") ? "]]>"
+                               : starts(s + i, len - i, "<?")        ? "?>"
+                                                                     : NULL;
         size_t j;
         if (end_mark) {
             const char *e = memmem(s + i, len - i, end_mark, strlen(end_mark));
