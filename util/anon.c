@@ -17,8 +17,9 @@
 
 /* Longer values are free text, not names: not learned (they are still searched for names). */
 #define MAX_NAME 1024
-/* Names shorter than this are replaced only where they are a whole value: "db" inside a
- * sentence or a path is more likely a word than the VM. */
+/* Names shorter than this are replaced only where they are a whole value or a part of a
+ * datastore path ("[db]", "[ds] db/db.vmx"): "db" inside a sentence is more likely a word
+ * than the VM. */
 #define MIN_INTEXT 3
 /* XML inside XML text (esxcli's answers) is walked as XML down to this many levels. */
 #define MAX_LEVEL 3
@@ -1484,6 +1485,16 @@ static int put_token(struct vsl_buf *out, const char *orig, size_t n, const char
     return r;
 }
 
+/* Whether the m bytes at d + i are a part of a datastore path on their own: "[db]",
+ * "[ds] db/db.vmx". Where a name shorter than MIN_INTEXT is replaced inside a longer text. */
+static int path_part(const char *d, size_t n, size_t i, size_t m)
+{
+    const char before = i ? d[i - 1] : '/', after = i + m < n ? d[i + m] : '\0';
+    return (before == '[' && after == ']') ||
+           ((before == '/' || (before == ' ' && i >= 2 && d[i - 2] == ']')) &&
+            (after == '/' || after == '.'));
+}
+
 /* The decoded text d (n bytes) with every learned name and WWN, IQN, MAC and IP address in it
  * replaced, appended to out. A name matches whatever its case, as a whole value at any
  * length, inside the text only from MIN_INTEXT bytes and where no word runs on before or
@@ -1521,9 +1532,10 @@ static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf
             size_t m = 0;
             if (a->pairs[pair / 8] >> (pair % 8) & 1) {
                 size_t lim = n - i < a->maxkey ? n - i : a->maxkey;
-                for (m = lim; m >= MIN_INTEXT && !hit; m--)
+                for (m = lim; m >= 2 && !hit; m--)
                     if ((a->lens[m / 8] >> (m % 8) & 1) &&
-                        (i + m == n || !word((unsigned char)d[i + m])))
+                        (i + m == n || !word((unsigned char)d[i + m])) &&
+                        (m >= MIN_INTEXT || path_part(d, n, i, m)))
                         hit = vsl_keymap_find(&a->map, low + i, m);
                 m++; /* the loop went one past the length that matched */
             }

@@ -376,8 +376,10 @@ static void test_short_names(void **state)
     check_one(a, 1, "{\"lt\":\"lt\",\"gt\":[\"gt\",\"a \\u003c b\"],\"x\":{\"x\":\"x\"}}",
               "{\"lt\":\"anon-vm-1\",\"gt\":[\"anon-lun-1\",\"a \\u003c b\"],"
               "\"x\":{\"x\":\"anon-vm-2\"}}");
-    /* Inside a longer text a two-letter name is taken for a word and left. */
-    check_one(a, 0, "<p>[ds] lt/lt.vmx</p>", "<p>[ds] lt/lt.vmx</p>");
+    /* Inside a longer text a two-letter name is taken for a word and left, but not in a
+     * datastore path. */
+    check_one(a, 0, "<p>lt, gt and x</p>", "<p>lt, gt and x</p>");
+    check_one(a, 0, "<p>[gt] lt/lt.vmx</p>", "<p>[anon-lun-1] anon-vm-1/anon-vm-1.vmx</p>");
     vsl_anon_free(a);
 }
 
