@@ -1,6 +1,6 @@
-/* `vslint record --anonymize`: two passes over a capture's answers, the first learning the
- * names and WWNs (and every other value, to know which names are also API words), the second
- * replacing them, IQNs and IPv4 addresses in every request and answer alike. */
+/* `vslint record --anonymize`: two passes over a capture, the first learning the names the
+ * estate owns (and the API's own words, which stay), the second replacing names, WWNs, IQNs,
+ * MAC and IP addresses in the text of every request and answer, never in markup or keys. */
 #define _GNU_SOURCE /* memmem */
 #include <ctype.h>
 #include <errno.h>
@@ -15,9 +15,38 @@
 #include "util/buf.h"
 #include "util/keymap.h"
 
+/* Longer values are free text, not names: not learned (they are still searched for names). */
+#define MAX_NAME 1024
+/* Names shorter than this are replaced only where they are a whole value or a part of a
+ * datastore path ("[db]", "[ds] db/db.vmx"): "db" inside a sentence is more likely a word
+ * than the VM. */
+#define MIN_INTEXT 3
+/* XML inside XML text (esxcli's answers) is walked as XML down to this many levels. */
+#define MAX_LEVEL 3
+#define MAX_DEPTH 64
+
+/* Token kinds, by priority: a string learned as two kinds (an iSCSI alias that is also the
+ * host's name) takes the first one's. */
+static const char *const kinds[] = {
+    "vcenter", "host",   "vm",   "ds",      "pod",  "cluster", "dc",   "rp",
+    "vapp",    "dvs",    "pg",   "vswitch", "net",  "pool",    "lun",  "fs",
+    "share",   "nas",    "sr",   "array",   "nfs",  "vmfs",    "snap", "alarm",
+    "alias",   "folder", "user", "path",    "text", "name",    "dom"};
+#define N_KINDS  (sizeof(kinds) / sizeof(kinds[0]))
+#define KIND_DOM ((int)N_KINDS - 1)
+
+static int kind_index(const char *kind)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (!strcmp(kinds[i], kind))
+            return (int)i;
+    return KIND_DOM - 1; /* "name" */
+}
+
 struct learned {
-    char *s;          /* owned, unescaped */
-    const char *kind; /* static: "host", "vm", ... */
+    char *s;      /* owned, decoded, case kept */
+    int kind;     /* index in kinds[] */
+    int compound; /* a DNS name: its token is its first label's and its domain's, joined */
 };
 
 struct ip_node {
@@ -36,18 +65,23 @@ struct ip6_node {
 struct vsl_anon {
     struct learned *names; /* owned, the first pass's names */
     size_t n_names, cap_names;
-    char **others; /* owned strings: every other text value the answers hold */
-    size_t n_others, cap_others;
+    const char **kept; /* owned array of names[].s: the names kept as they are */
+    size_t n_kept;
+    char **vocab; /* owned, lower case: the API's words, which no name may replace */
+    size_t n_vocab, cap_vocab;
     uint64_t *wwns;
     size_t n_wwns, cap_wwns;
-    /* Sealed: keys[i] -> vals[i] through map, whose entries point at them. */
+    /* Sealed: keys[i] (lower case) -> vals[i] through map, whose entries point at them. */
     char **keys, **vals; /* owned */
     size_t n_keys, cap_keys, cap_vals, maxkey;
     struct vsl_keymap map;
-    unsigned char pairs[65536 / 8]; /* the first two bytes of some key */
-    /* Filled while applying, so the same IQN or address always gets the same token. */
+    unsigned char pairs[65536 / 8];         /* the first two bytes of some key */
+    unsigned char lens[(MAX_NAME + 8) / 8]; /* the lengths of the keys */
+    /* Filled while applying, so the same IQN, MAC or address always gets the same token. */
     char **iqns; /* owned */
     size_t n_iqns, cap_iqns;
+    uint64_t *macs;
+    size_t n_macs, cap_macs;
     struct ip_node *ips;
     size_t n_ips, cap_ips;
     int roots;
@@ -77,12 +111,14 @@ void vsl_anon_free(struct vsl_anon *a)
     for (size_t i = 0; i < a->n_names; i++)
         free(a->names[i].s);
     free(a->names);
-    free_strv(a->others, a->n_others);
+    free(a->kept);
+    free_strv(a->vocab, a->n_vocab);
     free(a->wwns);
     free_strv(a->keys, a->n_keys);
     free_strv(a->vals, a->n_keys);
     vsl_keymap_free(&a->map);
     free_strv(a->iqns, a->n_iqns);
+    free(a->macs);
     free(a->ips);
     free(a->ip6s);
     free(a);
@@ -91,6 +127,11 @@ void vsl_anon_free(struct vsl_anon *a)
 void vsl_anon_stats(const struct vsl_anon *a, struct vsl_anon_stats *s)
 {
     *s = a->stats;
+}
+
+const char *vsl_anon_kept(const struct vsl_anon *a, size_t i)
+{
+    return i < a->n_kept ? a->kept[i] : NULL;
 }
 
 static int push_str(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
@@ -104,45 +145,370 @@ static int push_str(char ***v, size_t *n, size_t *cap, const char *s, size_t len
     return 0;
 }
 
-/* The text at s (len bytes) with XML's entities decoded, into a new string. */
-static char *xml_unescape(const char *s, size_t len)
+/* A character inside a word: a name matches only where none runs on before or after it.
+ * Any byte of a UTF-8 sequence is one. '_' is not: a VM's disk is "vm-12_1.vmdk" (an id such
+ * as Unity's "pool_1" is never searched, and the words of "VMW_SATP_LOCAL" are the API's). */
+static int word(int c)
+{
+    return isalnum(c) || c >= 0x80;
+}
+
+static void lower(char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] = (char)tolower((unsigned char)s[i]);
+}
+
+/* Code point cp as UTF-8 at out (4 bytes room); its length, 0 for one that is not valid. */
+static size_t utf8_put(unsigned long cp, char *out)
+{
+    if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return 0;
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The XML text at s (len bytes) with its entity and character references decoded, into a
+ * new string of *n bytes (never longer than len). One that is not understood stays as it is. */
+static char *xml_decode(const char *s, size_t len, size_t *n)
 {
     static const struct {
         const char *ent;
         char c;
-    } ents[] = {{"&amp;", '&'},   {"&lt;", '<'},   {"&gt;", '>'}, {"&quot;", '"'},
-                {"&apos;", '\''}, {"&#39;", '\''}, {"&#34;", '"'}};
+    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
     char *out = malloc(len + 1);
     size_t o = 0;
 
     if (!out)
         return NULL;
     for (size_t i = 0; i < len;) {
-        size_t k;
+        size_t k, used = 0;
+        if (s[i] != '&') {
+            out[o++] = s[i++];
+            continue;
+        }
         for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
-            size_t n = strlen(ents[k].ent);
-            if (len - i >= n && !memcmp(s + i, ents[k].ent, n)) {
+            size_t m = strlen(ents[k].ent);
+            if (len - i >= m && !memcmp(s + i, ents[k].ent, m)) {
                 out[o++] = ents[k].c;
-                i += n;
+                used = m;
                 break;
             }
         }
-        if (k == sizeof(ents) / sizeof(ents[0]))
+        if (!used && len - i > 3 && s[i + 1] == '#') {
+            int hex = s[i + 2] == 'x' || s[i + 2] == 'X';
+            size_t j = i + 2 + (size_t)hex;
+            unsigned long cp = 0;
+            while (j < len && j - i < 12 &&
+                   (hex ? isxdigit((unsigned char)s[j]) : isdigit((unsigned char)s[j]))) {
+                int c = tolower((unsigned char)s[j++]);
+                cp = cp * (hex ? 16 : 10) + (unsigned long)(isdigit(c) ? c - '0' : c - 'a' + 10);
+            }
+            size_t w;
+            if (j < len && s[j] == ';' && j > i + 2 + (size_t)hex && (w = utf8_put(cp, out + o)) &&
+                w <= j + 1 - i) {
+                o += w;
+                used = j + 1 - i;
+            }
+        }
+        if (used)
+            i += used;
+        else
             out[o++] = s[i++];
     }
     out[o] = '\0';
+    *n = o;
     return out;
 }
 
-static int add_name(struct vsl_anon *a, char *s, const char *kind)
+/* n bytes of text escaped for XML. Not vsl_buf_addxml(): that stops at a NUL, which no XML
+ * holds but a broken answer may, and the rest of the text would be lost. */
+static int xml_escape(struct vsl_buf *out, const char *s, size_t n)
 {
-    int r = vsl_grow(&a->names, &a->cap_names, a->n_names, sizeof(*a->names), 64);
-    if (r < 0) {
-        free(s);
-        return r;
+    int r = 0;
+    size_t from = 0;
+
+    for (size_t i = 0; i < n && r == 0; i++) {
+        const char *e = s[i] == '&'    ? "&amp;"
+                        : s[i] == '<'  ? "&lt;"
+                        : s[i] == '>'  ? "&gt;"
+                        : s[i] == '\r' ? "&#13;"
+                                       : NULL;
+        if (!e)
+            continue;
+        r = vsl_buf_add(out, s + from, i - from);
+        if (r == 0)
+            r = vsl_buf_addstr(out, e);
+        from = i + 1;
     }
-    a->names[a->n_names++] = (struct learned){.s = s, .kind = kind};
+    return r ? r : vsl_buf_add(out, s + from, n - from);
+}
+
+/* The JSON string body at s (between its quotes) decoded into a new string of *n bytes. */
+static char *json_decode(const char *s, size_t len, size_t *n)
+{
+    char *out = malloc(len + 1);
+    size_t o = 0;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        if (s[i] != '\\' || i + 1 == len) {
+            out[o++] = s[i++];
+            continue;
+        }
+        char c = s[i + 1];
+        const char *map = strchr("\"\"\\\\//b\bf\fn\nr\rt\t", c);
+        if (c && map && (map - "\"\"\\\\//b\bf\fn\nr\rt\t") % 2 == 0) {
+            out[o++] = map[1];
+            i += 2;
+            continue;
+        }
+        unsigned long cp = 0;
+        size_t used = 0;
+        if (c == 'u' && len - i >= 6) {
+            char hexs[5] = {0};
+            memcpy(hexs, s + i + 2, 4);
+            char *e;
+            cp = strtoul(hexs, &e, 16);
+            if (*e == '\0' && isxdigit((unsigned char)hexs[0]))
+                used = 6;
+            if (used && cp >= 0xD800 && cp < 0xDC00 && len - i >= 12 && s[i + 6] == '\\' &&
+                s[i + 7] == 'u') {
+                memcpy(hexs, s + i + 8, 4);
+                unsigned long lo = strtoul(hexs, &e, 16);
+                if (*e == '\0' && lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    used = 12;
+                }
+            }
+        }
+        size_t w = used ? utf8_put(cp, out + o) : 0;
+        if (w) {
+            o += w;
+            i += used;
+        } else {
+            out[o++] = s[i++];
+        }
+    }
+    out[o] = '\0';
+    *n = o;
+    return out;
+}
+
+static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used);
+static int is_ipv6(const char *s, size_t len, uint64_t v[2], size_t *used);
+
+static int is_address(const char *s, size_t n)
+{
+    int oct[4];
+    uint64_t v6[2];
+    size_t used;
+    return (is_ipv4(s, n, oct, &used) && used == n) || (is_ipv6(s, n, v6, &used) && used == n);
+}
+
+/* ---- The first pass: what to replace, and what to keep. ---- */
+
+static int add_name(struct vsl_anon *a, const char *s, size_t n, int kind, int compound)
+{
+    int r;
+
+    while (n && isspace((unsigned char)*s))
+        s++, n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    if (n == 0 || n > MAX_NAME || memchr(s, '\0', n))
+        return 0;
+    if ((r = vsl_grow(&a->names, &a->cap_names, a->n_names, sizeof(*a->names), 64)) < 0)
+        return r;
+    char *copy = strndup(s, n);
+    if (!copy)
+        return -ENOMEM;
+    a->names[a->n_names++] = (struct learned){.s = copy, .kind = kind, .compound = compound};
     return 0;
+}
+
+/* The vocabulary's last word in lower case (strndup stopped at a NUL, if the text held one). */
+static void lower_last(struct vsl_anon *a)
+{
+    char *w = a->vocab[a->n_vocab - 1];
+    lower(w, strlen(w));
+}
+
+/* A word of the API: kept wherever a learned name equals it. The value as a whole and each
+ * of its words, so that "VMware ESXi 8.0" keeps "esxi" and "{policy=rr,iops=1}" keeps "iops". */
+static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
+{
+    int r = 0;
+
+    if (n == 0 || n > 255)
+        return 0;
+    if ((r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s, n)) < 0)
+        return r;
+    lower_last(a);
+    for (size_t i = 0; i < n && r == 0;) {
+        size_t j = i;
+        while (j < n && word((unsigned char)s[j]))
+            j++;
+        if (j - i >= 2 && j - i < n) {
+            r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
+            if (r == 0)
+                lower_last(a);
+        }
+        i = j + 1;
+    }
+    return r;
+}
+
+/* Every run of whole words in a request's text (urn, urn:vim25, vim25/5.0, ...): a name found
+ * inside it would change the request, which the replay then would not know. */
+static int add_vocab_spans(struct vsl_anon *a, const char *s, size_t n)
+{
+    size_t spans = 0;
+    int r = 0;
+
+    for (size_t i = 0; i < n && r == 0; i++) {
+        if (i > 0 && word((unsigned char)s[i]) == word((unsigned char)s[i - 1]))
+            continue;
+        for (size_t j = i + 1; j <= n && j - i <= 128 && spans < 4096 && r == 0; j++)
+            if (j == n || word((unsigned char)s[j]) != word((unsigned char)s[j - 1])) {
+                r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
+                if (r == 0)
+                    lower_last(a);
+                spans++;
+            }
+    }
+    return r;
+}
+
+/* A host name with its domain: at least two labels of letters, digits and '-', the last not
+ * only digits. */
+static int dns_name(const char *s, size_t n)
+{
+    size_t label = 0, dots = 0;
+    int digits_only = 1;
+
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '.') {
+            if (label == 0)
+                return 0;
+            dots++, label = 0, digits_only = 1;
+        } else if (isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '_') {
+            label++;
+            digits_only &= isdigit((unsigned char)s[i]) != 0;
+        } else {
+            return 0;
+        }
+    }
+    return dots > 0 && label > 0 && !digits_only;
+}
+
+/* A host's name as DNS writes it: esx01.corp.example is learned whole, as esx01 (the short
+ * name, which aliases and labels repeat) and as corp.example (a domain), so that each form is
+ * replaced the same way wherever it stands. An address is left to the address mapping. */
+static int learn_host(struct vsl_anon *a, const char *s, size_t n, int kind)
+{
+    const char *colon = memchr(s, ':', n);
+    int r;
+
+    if (n && s[0] == '[')
+        return 0; /* [IPv6]:port */
+    if (colon) {
+        size_t k = (size_t)(colon - s) + 1;
+        while (k < n && isdigit((unsigned char)s[k]))
+            k++;
+        if (k == n)
+            n = (size_t)(colon - s); /* host:port (an iSCSI target's address) */
+    }
+    while (n && s[n - 1] == '.')
+        n--; /* the root's dot */
+    if (n == 0 || is_address(s, n))
+        return 0;
+    if (!dns_name(s, n))
+        return add_name(a, s, n, kind, 0);
+    const char *dot = memchr(s, '.', n);
+    size_t first = (size_t)(dot - s);
+    if ((r = add_name(a, s, n, kind, 1)) < 0 || (r = add_name(a, s, first, kind, 0)) < 0)
+        return r;
+    return add_name(a, dot + 1, n - first - 1, KIND_DOM, 0);
+}
+
+/* The hosts of URLs (https://unity01.corp.example/api/...) and e-mail addresses in a value. */
+static int learn_urls_mails(struct vsl_anon *a, const char *s, size_t n)
+{
+    int r = 0;
+
+    for (const char *p = s, *end = s + n; r == 0 && p < end;) {
+        const char *u = memmem(p, (size_t)(end - p), "://", 3);
+        if (!u)
+            break;
+        const char *h = u + 3;
+        size_t hl = 0;
+        while (h + hl < end && !strchr(":/?#[]@ \t\r\n\"'<>", h[hl]))
+            hl++;
+        if (h + hl < end && h[hl] == '@') { /* user@host */
+            h += hl + 1;
+            hl = 0;
+            while (h + hl < end && !strchr(":/?#[]@ \t\r\n\"'<>", h[hl]))
+                hl++;
+        }
+        if (hl)
+            r = learn_host(a, h, hl, kind_index("host"));
+        p = h + hl;
+    }
+    for (const char *p = s, *end = s + n; r == 0 && p < end;) {
+        const char *at = memchr(p, '@', (size_t)(end - p));
+        if (!at)
+            break;
+        const char *l = at;
+        while (l > s && (isalnum((unsigned char)l[-1]) || strchr("._%+-", l[-1])))
+            l--;
+        size_t dl = 0;
+        while (at + 1 + dl < end &&
+               (isalnum((unsigned char)at[1 + dl]) || at[1 + dl] == '.' || at[1 + dl] == '-'))
+            dl++;
+        while (dl && at[dl] == '.')
+            dl--;
+        if (l < at && dns_name(at + 1, dl)) {
+            r = add_name(a, l, (size_t)(at - l), kind_index("user"), 0);
+            if (r == 0)
+                r = add_name(a, at + 1, dl, KIND_DOM, 0);
+        }
+        p = at + 1;
+    }
+    return r;
+}
+
+/* An NFS export's path: each component may be a name (/export/finance-prod). */
+static int learn_path(struct vsl_anon *a, const char *s, size_t n)
+{
+    int r = 0;
+    for (size_t i = 0; i < n && r == 0;) {
+        size_t j = i;
+        while (j < n && s[j] != '/')
+            j++;
+        r = add_name(a, s + i, j - i, kind_index("path"), 0);
+        i = j + 1;
+    }
+    return r;
 }
 
 static int add_wwn(struct vsl_anon *a, uint64_t v)
@@ -153,12 +519,20 @@ static int add_wwn(struct vsl_anon *a, uint64_t v)
     return r;
 }
 
+static int in_list(const char *const *list, const char *s, size_t n)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strlen(list[i]) == n && !memcmp(list[i], s, n))
+            return 1;
+    return 0;
+}
+
 /* The token kind of a managed object type's names. */
-static const char *kind_of(const char *type, size_t len)
+static int kind_of(const char *type, size_t len)
 {
     static const struct {
         const char *type, *kind;
-    } kinds[] = {
+    } types[] = {
         {"HostSystem", "host"},
         {"VirtualMachine", "vm"},
         {"Datastore", "ds"},
@@ -173,84 +547,163 @@ static const char *kind_of(const char *type, size_t len)
         {"DistributedVirtualSwitch", "dvs"},
         {"DistributedVirtualPortgroup", "pg"},
         {"Network", "net"},
+        {"Alarm", "alarm"},
     };
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (strlen(kinds[i].type) == len && !memcmp(kinds[i].type, type, len))
-            return kinds[i].kind;
-    return "name";
+    for (size_t i = 0; type && i < sizeof(types) / sizeof(types[0]); i++)
+        if (strlen(types[i].type) == len && !memcmp(types[i].type, type, len))
+            return kind_index(types[i].kind);
+    return kind_index("name");
 }
 
-/* Element text that holds a name or an address, never an API word: not a stop-list source. */
-static int names_element(const char *el, size_t n)
+/* Elements whose text is one of the API's words (enumerations, types, product strings, the
+ * esxcli fields vslint decodes), never a name: a name equal to one of them is kept, since
+ * replacing it would change the word in every place it stands and the decoding with it. */
+static const char *const vocab_elements[] = {
+    "type", "state", "pathState", "operationalState", "lunType", "deviceType", "accessMode",
+    "securityType", "powerState", "connectionState", "faultToleranceState", "policy", "mode",
+    "diskMode", "sharing", "compatibilityMode", "status", "overallStatus", "vendor", "model",
+    "revision", "driver", "storageProtocol", "portType", "guestId", "version", "build", "apiType",
+    "apiVersion", "fullName", "licenseProductName", "licenseProductVersion", "productLineId",
+    "osType", "statsType", "rollupType", "scsiDiskType", "transport", "protocol", "discoveryMethod",
+    "operator", "extensionKey", "systemName", "vStorageSupport", "label", "unmapPriority",
+    "scsiLevel", "dataOrigin", "pathSet",
+    /* esxcli's fields (XML inside XML). */
+    "PathSelectionPolicy", "StorageArrayType", "PathSelectionPolicyDeviceConfig",
+    "StorageArrayTypeDeviceConfig", "Name", "DefaultPSP", "Description", "Vendor", "Model",
+    "Driver", "Transport", "Options", "PSPOptions", "RuleGroup", "ClaimOptions", "Plugin",
+    "DeviceDisplayName", "WorkingPaths", NULL};
+
+/* The parents of a <name> that is an API word: a property path, a multipathing plug-in
+ * ("NMP", "PowerPath"), a product, a performance counter, a fault. */
+static const char *const vocab_name_parents[] = {"propSet",
+                                                 "changeSet",
+                                                 "missingSet",
+                                                 "HostPlugStoreTopologyPlugin",
+                                                 "plugin",
+                                                 "about",
+                                                 "product",
+                                                 "nameInfo",
+                                                 "groupInfo",
+                                                 "unitInfo",
+                                                 "ElementDescription",
+                                                 "field",
+                                                 "fault",
+                                                 "option",
+                                                 "filterSpec",
+                                                 "PropertySpec",
+                                                 "ObjectSpec",
+                                                 "selectSet",
+                                                 "TraversalSpec",
+                                                 "SelectionSpec",
+                                                 "argument",
+                                                 "namespace",
+                                                 NULL};
+
+struct xel {
+    const char *name; /* borrowed from the walked text */
+    size_t len;
+    int moref; /* a ManagedObjectReference: its text is an id */
+};
+
+/* Where a walk over one XML document stands. */
+struct xwalk {
+    struct xel st[MAX_DEPTH];
+    size_t depth;         /* may exceed MAX_DEPTH; deeper elements are unnamed */
+    const char *obj_type; /* borrowed: the type of the objects' obj being read */
+    size_t obj_len;
+    char prop[128]; /* the property path of the propSet being read */
+    int request;    /* 1: a request (every text an API word), 0: an answer, -1: not known */
+    int level;      /* XML inside XML text: 0 for the document itself */
+};
+
+static const struct xel *xel_at(const struct xwalk *w, size_t up)
 {
-    static const char *const els[] = {"name",     "displayName", "hostName",   "remoteHost",
-                                      "fileName", "vmPathName",  "remotePath", "val"};
-    for (size_t i = 0; i < sizeof(els) / sizeof(els[0]); i++)
-        if (strlen(els[i]) == n && !memcmp(els[i], el, n))
-            return 1;
-    return 0;
+    static const struct xel none = {"", 0, 0};
+    if (w->depth <= up || w->depth - up > MAX_DEPTH)
+        return &none;
+    return &w->st[w->depth - up - 1];
 }
 
-static int learn_xml(struct vsl_anon *a, const char *s, size_t len)
+static int xel_is(const struct xel *e, const char *name)
 {
-    const char *end = s + len, *p = s;
-    const char *el = NULL, *obj_type = NULL;
-    size_t el_len = 0, obj_len = 0;
-    int prop_is_name = 0, r = 0;
+    return e->len == strlen(name) && !memcmp(e->name, name, e->len);
+}
 
-    while (p < end && r == 0) {
-        const char *lt = memchr(p, '<', (size_t)(end - p));
-        if (!lt)
-            break;
-        /* Text between the last open tag and this '<'. */
-        if (el && lt > p) {
-            size_t n = (size_t)(lt - p);
-            if (el_len == 4 && !memcmp(el, "name", 4) && n == 4 && !memcmp(p, "name", 4)) {
-                prop_is_name = 1;
-            } else if (el_len == 4 && !memcmp(el, "name", 4)) {
-                prop_is_name = 0;
-            } else if (el_len == 3 && !memcmp(el, "val", 3) && prop_is_name) {
-                char *u = xml_unescape(p, n);
-                r = u ? add_name(a, u, kind_of(obj_type, obj_len)) : -ENOMEM;
-                prop_is_name = 0;
-            } else if (el_len > 13 && !memcmp(el + el_len - 13, "WorldWideName", 13)) {
-                char *e = NULL;
-                char num[32];
-                snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), p);
-                long long v = strtoll(num, &e, 10);
-                if (e && !*e && e != num)
-                    r = add_wwn(a, (uint64_t)v);
-            } else if (!names_element(el, el_len) && n < 256) {
-                char *u = xml_unescape(p, n);
-                r = u ? push_str(&a->others, &a->n_others, &a->cap_others, u, strlen(u)) : -ENOMEM;
-                free(u);
-            }
-        }
-        const char *gt = memchr(lt, '>', (size_t)(end - lt));
-        if (!gt)
-            break;
-        el = NULL;
-        if (lt[1] != '/' && lt[1] != '?' && lt[1] != '!' && gt[-1] != '/') {
-            const char *q = lt + 1, *name = q;
-            while (q < gt && *q != ' ' && *q != '\t' && *q != '\n')
-                if (*q++ == ':')
-                    name = q;
-            el = name;
-            el_len = (size_t)(q - name);
-            if (el_len == 3 && !memcmp(el, "obj", 3)) {
-                const char *t = memmem(lt, (size_t)(gt - lt), "type=\"", 6);
-                if (t) {
-                    obj_type = t + 6;
-                    const char *qe = memchr(obj_type, '"', (size_t)(gt - obj_type));
-                    obj_len = qe ? (size_t)(qe - obj_type) : 0;
-                }
-            }
-        }
-        p = gt + 1;
+static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, struct vsl_buf *out);
+
+/* What one text node of an answer teaches. */
+static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t n)
+{
+    static const char *const vocab_props[] = {"runtime.connectionState",
+                                              "runtime.powerState",
+                                              "summary.runtime.faultToleranceState",
+                                              "config.guestId",
+                                              "config.version",
+                                              "config.product.version",
+                                              "info.systemName",
+                                              "summary.type",
+                                              "config.template",
+                                              "info.enabled",
+                                              NULL};
+    static const char *const snapshot_lists[] = {"rootSnapshotList", "childSnapshotList", NULL};
+    static const char *const host_elements[] = {"hostName",   "hostname", "address",
+                                                "serverName", "fqdn",     NULL};
+    const struct xel *el = xel_at(w, 0), *par = xel_at(w, 1);
+    int r = 0;
+
+    if (el->moref)
+        return 0;
+    if (w->request > 0)
+        return add_vocab_spans(a, d, n);
+    if (xel_is(el, "name") && in_list(vocab_name_parents, par->name, par->len)) {
+        if (xel_is(par, "propSet") || xel_is(par, "changeSet"))
+            snprintf(w->prop, sizeof(w->prop), "%.*s", (int)(n < 127 ? n : 127), d);
+        return add_vocab(a, d, n);
     }
-    return r;
+    if (xel_is(el, "val") && xel_is(par, "propSet")) {
+        if (!strcmp(w->prop, "name")) {
+            int k = kind_of(w->obj_type, w->obj_len);
+            return k == kind_index("host") ? learn_host(a, d, n, k) : add_name(a, d, n, k, 0);
+        }
+        if (!strcmp(w->prop, "info.name"))
+            return add_name(a, d, n, kind_index("alarm"), 0);
+        if (in_list(vocab_props, w->prop, strlen(w->prop)))
+            return add_vocab(a, d, n);
+    }
+    if (el->len > 13 && !memcmp(el->name + el->len - 13, "WorldWideName", 13)) {
+        char num[32], *e = NULL;
+        snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), d);
+        long long v = strtoll(num, &e, 10);
+        return e && !*e && e != num ? add_wwn(a, (uint64_t)v) : 0;
+    }
+    if (in_list(vocab_elements, el->name, el->len))
+        return add_vocab(a, d, n);
+    if (xel_is(el, "name")) {
+        const char *kind = xel_is(par, "vmfs")                            ? "vmfs"
+                           : in_list(snapshot_lists, par->name, par->len) ? "snap"
+                           : xel_is(par, "HostVirtualSwitch")             ? "vswitch"
+                           : xel_is(par, "spec")                          ? "pg"
+                                                                          : "name";
+        r = add_name(a, d, n, kind_index(kind), 0);
+    } else if (xel_is(el, "iScsiAlias") || xel_is(el, "alias")) {
+        r = learn_host(a, d, n, kind_index("alias"));
+    } else if (xel_is(el, "remoteHost") || xel_is(el, "remoteHostNames")) {
+        r = learn_host(a, d, n, kind_index("nfs"));
+    } else if (in_list(host_elements, el->name, el->len)) {
+        r = learn_host(a, d, n, kind_index("host"));
+    } else if (xel_is(el, "domainName") || xel_is(el, "searchDomain")) {
+        r = is_address(d, n) ? 0 : add_name(a, d, n, KIND_DOM, 0);
+    } else if (xel_is(el, "remotePath")) {
+        r = learn_path(a, d, n);
+    } else if (xel_is(el, "description") && in_list(snapshot_lists, par->name, par->len)) {
+        r = add_name(a, d, n, kind_index("text"), 0);
+    } else if (xel_is(el, "portgroup") || xel_is(el, "portgroupName")) {
+        r = add_name(a, d, n, kind_index("pg"), 0);
+    } else if (xel_is(el, "vswitchName") || xel_is(el, "switchName")) {
+        r = add_name(a, d, n, kind_index("vswitch"), 0);
+    }
+    return r ? r : learn_urls_mails(a, d, n);
 }
-
 /* "50:06:01:60:C7:E0:1E:49" or 16 hex digits -> v; 0 when it is neither. */
 static int parse_wwn(const char *s, size_t len, uint64_t *v)
 {
@@ -270,8 +723,195 @@ static int parse_wwn(const char *s, size_t len, uint64_t *v)
     return digits == 16;
 }
 
+static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf *out);
+
+/* Whether decoded text is an XML document (esxcli's answers), not text that holds a '<'
+ * (a datastore called "a <b> c"): it starts with markup and ends with it. */
+static int xml_inside(const char *d, size_t n)
+{
+    size_t i = 0;
+    while (i < n && isspace((unsigned char)d[i]))
+        i++;
+    while (n > i && isspace((unsigned char)d[n - 1]))
+        n--;
+    return n - i >= 3 && d[i] == '<' && d[n - 1] == '>';
+}
+
+/* One text node: learned from (out NULL) or written to out anonymized. Its references are
+ * decoded first, so that a name is matched whatever way it was escaped and never inside an
+ * entity; XML inside it (esxcli's answers) is walked as XML. Text that does not change is
+ * copied as it was, byte for byte; text that does is escaped again. */
+static int text_node(struct vsl_anon *a, struct xwalk *w, const char *raw, size_t len,
+                     struct vsl_buf *out)
+{
+    struct vsl_buf tmp;
+    size_t n;
+    int r;
+
+    if (xel_at(w, 0)->moref)
+        return out ? vsl_buf_add(out, raw, len) : 0;
+    char *d = xml_decode(raw, len, &n);
+    if (!d)
+        return -ENOMEM;
+    const int inner = w->level + 1 < MAX_LEVEL && xml_inside(d, n);
+    if (!out) {
+        r = inner ? walk_xml(a, d, n, w->level + 1, NULL) : learn_text(a, w, d, n);
+        free(d);
+        return r;
+    }
+    vsl_buf_init(&tmp, (size_t)-1);
+    r = inner ? walk_xml(a, d, n, w->level + 1, &tmp) : anon_text(a, d, n, &tmp);
+    if (r == 0) {
+        if (tmp.len == n && (n == 0 || !memcmp(tmp.data, d, n)))
+            r = vsl_buf_add(out, raw, len);
+        else
+            r = xml_escape(out, tmp.data, tmp.len);
+    }
+    vsl_buf_free(&tmp);
+    free(d);
+    return r;
+}
+
+/* The value of the attribute called name in the start tag t (n bytes), or NULL. With name
+ * "*:type" any attribute whose name ends in ":type" (xsi:type, whatever its prefix). */
+static const char *tag_attr(const char *t, size_t n, const char *name, size_t *vl)
+{
+    const int any_prefix = name[0] == '*';
+    const char *want = any_prefix ? name + 1 : name;
+    size_t wl = strlen(want);
+
+    for (size_t i = 1; i < n; i++) {
+        if (t[i] != '"' && t[i] != '\'')
+            continue;
+        const char q = t[i];
+        size_t j = i + 1;
+        while (j < n && t[j] != q)
+            j++;
+        /* The attribute's name is before "=" before the quote. */
+        size_t e = i;
+        while (e > 0 && (t[e - 1] == '=' || isspace((unsigned char)t[e - 1])))
+            e--;
+        size_t b = e;
+        while (b > 0 && !isspace((unsigned char)t[b - 1]))
+            b--;
+        const int match = any_prefix ? e - b > wl && !memcmp(t + e - wl, want, wl)
+                                     : e - b == wl && !memcmp(t + b, want, wl);
+        if (match && j < n) {
+            *vl = j - i - 1;
+            return t + i + 1;
+        }
+        i = j;
+    }
+    return NULL;
+}
+
+/* Whether the n bytes at s (not NUL-terminated) start with prefix. */
+static int starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && !memcmp(s, prefix, k);
+}
+
+/* Walks the XML document s: markup is copied as it is (out non-NULL) and only text is
+ * anonymized, or (out NULL) the text is learned from. */
+static int walk_xml(struct vsl_anon *a, const char *s, size_t len, int level, struct vsl_buf *out)
+{
+    struct xwalk w = {.request = -1, .level = level};
+    size_t i = 0;
+    int r = 0;
+
+    while (i < len && r == 0) {
+        if (s[i] != '<') {
+            const char *lt = memchr(s + i, '<', len - i);
+            size_t j = lt ? (size_t)(lt - s) : len;
+            r = text_node(a, &w, s + i, j - i, out);
+            i = j;
+            continue;
+        }
+        /* Markup: a comment, CDATA, a declaration or instruction, or a tag. */
+        const char *end_mark = starts(s + i, len - i, "<!--")        ? "-->"
+                               : starts(s + i, len - i, "<![CDATA[") ? "]]>"
+                               : starts(s + i, len - i, "<?")        ? "?>"
+                                                                     : NULL;
+        size_t j;
+        if (end_mark) {
+            const char *e = memmem(s + i, len - i, end_mark, strlen(end_mark));
+            j = e ? (size_t)(e - s) + strlen(end_mark) : len;
+        } else {
+            char q = 0;
+            for (j = i + 1; j < len && (q || s[j] != '>'); j++)
+                if (s[j] == '"' || s[j] == '\'')
+                    q = q == s[j] ? 0 : q ? q : s[j];
+            j = j < len ? j + 1 : len;
+        }
+        if (out && (r = vsl_buf_add(out, s + i, j - i)) < 0)
+            break;
+        const char *t = s + i;
+        size_t tl = j - i;
+        i = j;
+        if (end_mark || tl < 3 || t[1] == '!')
+            continue;
+        if (t[1] == '/') {
+            if (w.depth)
+                w.depth--;
+            continue;
+        }
+        const char *name = t + 1, *q = name;
+        while (q < t + tl && !isspace((unsigned char)*q) && *q != '/' && *q != '>')
+            if (*q++ == ':')
+                name = q;
+        size_t nl = (size_t)(q - name), vl = 0;
+        const char *type = tag_attr(t, tl, "type", &vl);
+        size_t xl = 0;
+        const char *xtype = tag_attr(t, tl, "*:type", &xl);
+        if (!out) {
+            if (type && (r = add_vocab(a, type, vl)) < 0)
+                break;
+            if (xtype && (r = add_vocab(a, xtype, xl)) < 0)
+                break;
+        }
+        /* The element in the Body says which: answers end in Response (or are faults). */
+        if (w.request < 0 && level == 0 && xel_is(xel_at(&w, 0), "Body"))
+            w.request = !(nl > 8 && !memcmp(name + nl - 8, "Response", 8)) &&
+                        !(nl == 5 && !memcmp(name, "Fault", 5));
+        if (nl == 3 && !memcmp(name, "obj", 3)) {
+            w.obj_type = type;
+            w.obj_len = type ? vl : 0;
+        }
+        if (t[tl - 2] == '/')
+            continue; /* <empty/> */
+        if (w.depth < MAX_DEPTH)
+            w.st[w.depth] = (struct xel){
+                .name = name,
+                .len = nl,
+                .moref = type != NULL ||
+                         (xtype && xl == 22 && !memcmp(xtype, "ManagedObjectReference", 22)),
+            };
+        w.depth++;
+    }
+    return r;
+}
+
+/* The token kind of a Unity answer's names, from the type its path reads. */
+static int rest_kind(const char *path)
+{
+    static const struct {
+        const char *type, *kind;
+    } types[] = {{"/pool/", "pool"},         {"/lun/", "lun"},
+                 {"/filesystem/", "fs"},     {"/nfsShare/", "share"},
+                 {"/cifsShare/", "share"},   {"/nasServer/", "nas"},
+                 {"/fileInterface/", "nas"}, {"/storageResource/", "sr"},
+                 {"/host/", "host"}};
+    for (size_t i = 0; path && i < sizeof(types) / sizeof(types[0]); i++)
+        if (strstr(path, types[i].type))
+            return kind_index(types[i].kind);
+    return kind_index("name");
+}
+
 static int learn_json(struct vsl_anon *a, const char *path, const json_t *j)
 {
+    static const char *const host_keys[] = {"hostName", "hostname",   "fqdn",
+                                            "dnsName",  "serverName", NULL};
     const char *key;
     json_t *v;
     size_t i;
@@ -285,29 +925,35 @@ static int learn_json(struct vsl_anon *a, const char *path, const json_t *j)
         return 0;
     json_object_foreach((json_t *)j, key, v)
     {
-        if (json_is_string(v)) {
-            const char *s = json_string_value(v);
-            size_t n = json_string_length(v);
-            if (!strcmp(key, "name")) {
-                char *copy = strndup(s, n);
-                const char *kind = strstr(path, "/pool")  ? "pool"
-                                   : strstr(path, "/lun") ? "lun"
-                                                          : "name";
-                r = copy ? add_name(a, copy, kind) : -ENOMEM;
-            } else if (!strcmp(key, "wwn") && strstr(path, "fcPort")) {
-                /* node:port, 16 bytes, or one WWN of 8. */
-                uint64_t w;
-                if (n == 47 && parse_wwn(s, 23, &w) && (r = add_wwn(a, w)) == 0 &&
-                    parse_wwn(s + 24, 23, &w))
-                    r = add_wwn(a, w);
-                else if (parse_wwn(s, n, &w))
-                    r = add_wwn(a, w);
-            } else if (n < 256) {
-                r = push_str(&a->others, &a->n_others, &a->cap_others, s, n);
-            }
-        } else {
-            r = learn_json(a, path, v);
+        if (!json_is_string(v)) {
+            if ((r = learn_json(a, path, v)) < 0)
+                return r;
+            continue;
         }
+        const char *s = json_string_value(v);
+        size_t n = json_string_length(v);
+        if (!strcmp(key, "id")) {
+            continue; /* Unity's ids (pool_1, spa) are ids, as morefs are */
+        } else if (!strcmp(key, "name")) {
+            int k = rest_kind(path);
+            r = k == kind_index("host") ? learn_host(a, s, n, k) : add_name(a, s, n, k, 0);
+        } else if (in_list(host_keys, key, strlen(key))) {
+            r = learn_host(a, s, n, kind_index("host"));
+        } else if (!strcmp(key, "alias") || !strcmp(key, "iScsiAlias")) {
+            r = learn_host(a, s, n, kind_index("alias"));
+        } else if (!strcmp(key, "description")) {
+            r = add_name(a, s, n, kind_index("text"), 0);
+        } else if (!strcmp(key, "wwn") && path && strstr(path, "fcPort")) {
+            /* node:port, 16 bytes, or one WWN of 8. */
+            uint64_t w;
+            if (n == 47 && parse_wwn(s, 23, &w) && (r = add_wwn(a, w)) == 0 &&
+                parse_wwn(s + 24, 23, &w))
+                r = add_wwn(a, w);
+            else if (parse_wwn(s, n, &w))
+                r = add_wwn(a, w);
+        }
+        if (r == 0)
+            r = learn_urls_mails(a, s, n);
         if (r < 0)
             return r;
     }
@@ -316,30 +962,40 @@ static int learn_json(struct vsl_anon *a, const char *path, const json_t *j)
 
 int vsl_anon_learn(struct vsl_anon *a, int json, const char *path, const char *body, size_t len)
 {
+    /* The path's words are the API's (instances, fields, compact): a name that equals one is
+     * kept, or the path the replay is asked for would not be the recorded one. */
+    int r = path ? add_vocab(a, path, strlen(path)) : 0;
+
+    if (r < 0)
+        return r;
     if (!json)
-        return learn_xml(a, body, len);
+        return walk_xml(a, body, len, 0, NULL);
     json_t *j = json_loadb(body, len, 0, NULL);
     if (!j)
         return 0; /* not JSON (an error page): nothing to learn, it is still replaced in */
-    int r = learn_json(a, path, j);
+    r = learn_json(a, path, j);
     json_decref(j);
     return r;
 }
 
 int vsl_anon_name(struct vsl_anon *a, const char *name, const char *kind)
 {
-    char *copy = strdup(name);
-    return copy ? add_name(a, copy, kind) : -ENOMEM;
+    return learn_host(a, name, strlen(name), kind_index(kind));
 }
+
+/* ---- Sealing: the table of replacements. ---- */
 
 static int cmp_str(const void *x, const void *y)
 {
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* By the name in lower case (one name whatever its case), then by kind. */
 static int cmp_learned(const void *x, const void *y)
 {
-    return strcmp(((const struct learned *)x)->s, ((const struct learned *)y)->s);
+    const struct learned *p = x, *q = y;
+    int c = strcasecmp(p->s, q->s);
+    return c ? c : p->kind - q->kind;
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -353,9 +1009,6 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
     size_t n = strlen(key);
     int r;
 
-    /* The forms of one name that escaping leaves alike are one key. */
-    if (a->n_keys && !strcmp(a->keys[a->n_keys - 1], key))
-        return 0;
     if ((r = vsl_grow(&a->keys, &a->cap_keys, a->n_keys, sizeof(char *), 64)) < 0)
         return r;
     if ((r = vsl_grow(&a->vals, &a->cap_vals, a->n_keys, sizeof(char *), 64)) < 0)
@@ -367,117 +1020,143 @@ static int add_key(struct vsl_anon *a, const char *key, const char *val)
         free(a->vals[a->n_keys]);
         return -ENOMEM;
     }
+    lower(a->keys[a->n_keys], n);
+    if ((r = vsl_keymap_add(&a->map, a->keys[a->n_keys], a->n_keys)) < 0) {
+        free(a->keys[a->n_keys]);
+        free(a->vals[a->n_keys]);
+        return r;
+    }
     a->n_keys++;
-    if (n > a->maxkey)
-        a->maxkey = n;
-    if (n >= 2)
-        a->pairs[((unsigned char)key[0] << 8 | (unsigned char)key[1]) / 8] |=
-            (unsigned char)(1u << (((unsigned char)key[0] << 8 | (unsigned char)key[1]) % 8));
+    /* Keys are names (at most MAX_NAME bytes) and WWNs: lens and maxkey bound the search. */
+    if (n <= MAX_NAME) {
+        a->maxkey = n > a->maxkey ? n : a->maxkey;
+        a->lens[n / 8] |= (unsigned char)(1u << (n % 8));
+    }
+    if (n >= 2) {
+        unsigned pair = (unsigned char)a->keys[a->n_keys - 1][0] << 8 |
+                        (unsigned char)a->keys[a->n_keys - 1][1];
+        a->pairs[pair / 8] |= (unsigned char)(1u << (pair % 8));
+    }
     return 0;
 }
 
-/* s with XML's special characters written as f says: & < > " ' in that order. */
-static int escape(struct vsl_buf *b, const char *s, const char *const f[5])
-{
-    static const char special[] = "&<>\"'";
-    int r = 0;
-    vsl_buf_reset(b);
-    for (; *s && r == 0; s++) {
-        const char *e = strchr(special, *s);
-        r = e ? vsl_buf_addstr(b, f[e - special]) : vsl_buf_add(b, s, 1);
-    }
-    return r;
-}
-
-/* A name and the ways it is written in the answers: as it is, escaped once for XML text (the
- * quotes as entities or not), escaped twice (the esxcli answer is an XML document inside XML
- * text), and escaped for JSON. */
-static int add_name_forms(struct vsl_anon *a, const char *name, const char *token)
-{
-    static const char *const forms[][5] = {
-        {"&amp;", "&lt;", "&gt;", "\"", "'"},
-        {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"},
-        {"&amp;", "&lt;", "&gt;", "&#34;", "&#39;"},
-        {"&amp;amp;", "&amp;lt;", "&amp;gt;", "\"", "'"},
-        {"&amp;amp;", "&amp;lt;", "&amp;gt;", "&amp;quot;", "&amp;apos;"},
-        {"&amp;amp;", "&amp;lt;", "&amp;gt;", "&amp;#34;", "&amp;#39;"},
-    };
-    struct vsl_buf b;
-    int r = add_key(a, name, token);
-
-    vsl_buf_init(&b, 1 << 16);
-    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]) && r == 0; i++) {
-        r = escape(&b, name, forms[i]);
-        if (r == 0 && b.len)
-            r = add_key(a, b.data, token);
-    }
-    if (r == 0 && strpbrk(name, "\"\\")) {
-        vsl_buf_reset(&b);
-        r = vsl_buf_addjson(&b, name, strlen(name));
-        if (r == 0 && b.len > 2) {
-            b.data[b.len - 1] = '\0';
-            r = add_key(a, b.data + 1, token);
-        }
-    }
-    vsl_buf_free(&b);
-    return r;
-}
-
-static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used);
-static int is_ipv6(const char *s, size_t len, uint64_t v[2], size_t *used);
-
-/* Whether a learned name stays as it is: one that is too short, only digits, an address, an
- * IQN, a default folder or a word the answers use elsewhere cannot be replaced safely. */
+/* Whether a learned name stays as it is (1), or is left to another mapping (2: an address,
+ * an IQN): only digits, a LUN id (the join between a datastore and an array's LUN), a default
+ * folder, or a word of the API (an enumeration's value, a type's name, a product's, a word
+ * of a property path or of a request vslint sends): replacing it would change that word in
+ * every place it stands. Case does not matter: names are matched whatever their case. */
 static int keep_name(const struct vsl_anon *a, const char *s)
 {
-    static const char *const folders[] = {"vm",          "host",      "datastore", "network",
-                                          "Datacenters", "Resources", NULL};
-    size_t n = strlen(s), used;
-    int oct[4];
-    uint64_t v6[2];
+    static const char *const words[] = {
+        "vm", "host", "datastore", "network", "datacenters", "resources", "localhost", "vmfs",
+        "nfs", "nfs41", "vsan", "vvol", "nmp", "hpp", "powerpath",
+        /* Booleans and the like, which any field may hold as its whole value. */
+        "true", "false", "null", "none", "unknown", "on", "off", "yes", "no", "enabled", "disabled",
+        NULL};
+    size_t n = strlen(s);
+    char *low;
+    int keep = 0;
 
-    if (n < 2 || strspn(s, "0123456789") == n || !strncmp(s, "iqn.", 4))
+    if (is_address(s, n) || !strncasecmp(s, "iqn.", 4))
+        return 2; /* replaced by the address or IQN mapping, the same everywhere */
+    if (strspn(s, "0123456789") == n || !strncasecmp(s, "eui.", 4) || !strncasecmp(s, "naa.", 4) ||
+        !strncasecmp(s, "t10.", 4))
         return 1;
-    if (is_ipv4(s, n, oct, &used) && used == n)
-        return 1; /* an address: the address mapping replaces it, the same everywhere */
-    if (is_ipv6(s, n, v6, &used) && used == n)
-        return 1;
-    for (size_t i = 0; folders[i]; i++)
-        if (!strcmp(folders[i], s))
+    for (size_t i = 0; words[i]; i++)
+        if (!strcasecmp(words[i], s))
             return 1;
-    return a->n_others && bsearch(&s, a->others, a->n_others, sizeof(char *), cmp_str);
+    if (!a->n_vocab || !(low = strdup(s)))
+        return 0;
+    lower(low, n);
+    keep = bsearch(&low, a->vocab, a->n_vocab, sizeof(char *), cmp_str) != NULL;
+    free(low);
+    return keep;
 }
 
-struct kind_count {
-    const char *kind;
-    int n;
-};
+/* The token of the name at s whose kind is k, the n-th of its kind. */
+static void make_token(char *out, size_t size, int k, int n)
+{
+    if (k == KIND_DOM)
+        snprintf(out, size, "anon-dom-%d.example", n); /* RFC 2606's reserved TLD */
+    else
+        snprintf(out, size, "anon-%s-%d", kinds[k], n);
+}
+
+/* A DNS name's token: its first label's and its domain's, joined by a dot; a part that is
+ * kept stays as it was. NULL when a part is neither. */
+static int compound_token(struct vsl_anon *a, const char *s, char *out, size_t size)
+{
+    const char *dot = strchr(s, '.');
+    char label[MAX_NAME + 1];
+    const char *parts[2];
+
+    snprintf(label, sizeof(label), "%.*s", (int)(dot - s), s);
+    lower(label, strlen(label));
+    const struct vsl_keymap_entry *h = vsl_keymap_get(&a->map, label);
+    char *dom = strdup(dot + 1);
+    if (!dom)
+        return -ENOMEM;
+    lower(dom, strlen(dom));
+    const struct vsl_keymap_entry *d = vsl_keymap_get(&a->map, dom);
+    parts[0] = h ? a->vals[h->val] : label;
+    parts[1] = d ? a->vals[d->val] : dom;
+    snprintf(out, size, "%s.%s", parts[0], parts[1]);
+    free(dom);
+    return h || d ? 1 : 0;
+}
 
 int vsl_anon_seal(struct vsl_anon *a)
 {
-    struct kind_count counts[16] = {{NULL, 0}};
-    char token[96];
+    int counts[N_KINDS] = {0};
+    char token[2 * MAX_NAME + 64];
+    size_t *compounds = NULL, n_compounds = 0;
     int r = 0;
 
-    if (a->n_others)
-        qsort(a->others, a->n_others, sizeof(char *), cmp_str);
+    if (a->n_vocab)
+        qsort(a->vocab, a->n_vocab, sizeof(char *), cmp_str);
     if (a->n_names)
         qsort(a->names, a->n_names, sizeof(*a->names), cmp_learned);
-    for (size_t i = 0; i < a->n_names && r == 0; i++) {
-        if (i > 0 && !strcmp(a->names[i].s, a->names[i - 1].s))
-            continue;
-        if (keep_name(a, a->names[i].s)) {
+    if (a->n_names && !(compounds = calloc(a->n_names, sizeof(*compounds))))
+        return -ENOMEM;
+    if (a->n_names && !(a->kept = calloc(a->n_names, sizeof(*a->kept)))) {
+        free(compounds);
+        return -ENOMEM;
+    }
+    /* Plain names first, then DNS names, whose tokens are made of theirs. */
+    for (size_t i = 0; i < a->n_names && r == 0;) {
+        size_t j = i;
+        int compound = 0;
+        while (j < a->n_names && !strcasecmp(a->names[j].s, a->names[i].s))
+            compound |= a->names[j++].compound;
+        const struct learned *l = &a->names[i];
+        i = j;
+        const int keep = keep_name(a, l->s);
+        if (keep == 1) {
+            a->kept[a->n_kept++] = l->s;
             a->stats.kept_names++;
+        }
+        if (keep)
+            continue;
+        if (compound) {
+            compounds[n_compounds++] = (size_t)(l - a->names);
             continue;
         }
-        size_t k = 0;
-        while (k < 15 && counts[k].kind && strcmp(counts[k].kind, a->names[i].kind))
-            k++;
-        counts[k].kind = a->names[i].kind;
-        snprintf(token, sizeof(token), "anon-%s-%d", a->names[i].kind, ++counts[k].n);
-        r = add_name_forms(a, a->names[i].s, token);
+        make_token(token, sizeof(token), l->kind, ++counts[l->kind]);
+        r = add_key(a, l->s, token);
         a->stats.names++;
     }
+    vsl_keymap_sort(&a->map);
+    for (size_t i = 0; i < n_compounds && r == 0; i++) {
+        r = compound_token(a, a->names[compounds[i]].s, token, sizeof(token));
+        if (r > 0) {
+            r = add_key(a, a->names[compounds[i]].s, token);
+            a->stats.names++;
+        } else if (r == 0) {
+            a->kept[a->n_kept++] = a->names[compounds[i]].s;
+            a->stats.kept_names++;
+        }
+    }
+    free(compounds);
     if (a->n_wwns)
         qsort(a->wwns, a->n_wwns, sizeof(*a->wwns), cmp_u64);
     for (size_t i = 0, n = 0; i < a->n_wwns && r == 0; i++) {
@@ -493,11 +1172,12 @@ int vsl_anon_seal(struct vsl_anon *a)
         snprintf(from, sizeof(from), "%" PRId64, (int64_t)v);
         snprintf(to, sizeof(to), "%" PRId64, (int64_t)w);
         r = add_key(a, from, to);
-        for (int form = 0; form < 4 && r == 0; form++) {
-            const int upper = form & 1, colons = form & 2;
+        /* Hex with and without colons; the case is the text's (keys are matched in lower
+         * case, tokens written in the case of what they replace). */
+        for (int colons = 0; colons < 2 && r == 0; colons++) {
             size_t f = 0, t = 0;
             for (int sh = 60; sh >= 0; sh -= 4) {
-                const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+                static const char digits[] = "0123456789abcdef";
                 from[f++] = digits[(v >> sh) & 15];
                 to[t++] = digits[(w >> sh) & 15];
                 if (colons && sh % 8 == 0 && sh) {
@@ -509,12 +1189,11 @@ int vsl_anon_seal(struct vsl_anon *a)
             r = add_key(a, from, to);
         }
     }
-    for (size_t i = 0; i < a->n_keys && r == 0; i++)
-        r = vsl_keymap_add(&a->map, a->keys[i], i);
     vsl_keymap_sort(&a->map);
     return r;
 }
 
+/* ---- The second pass. ---- */
 /* An IPv4 address at s: four decimal octets of at most 3 digits, each <= 255, not followed
  * by a digit or by ".digit". *used: its length. */
 static int is_ipv4(const char *s, size_t len, int oct[4], size_t *used)
@@ -729,88 +1408,185 @@ static int iqn_char(char c)
     return isalnum((unsigned char)c) || (c && strchr(".:-_", c));
 }
 
-static int word(int c)
+static int hexval(char c)
 {
-    return isalnum(c);
+    return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
 }
 
-int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, struct vsl_buf *out)
+/* A MAC address at s: six bytes of two hex digits separated by ':' or by '-', not preceded by
+ * the separator (more colon hex before it: a WWN, an IPv6 address) nor followed by it and a
+ * digit or by a word. */
+static int is_mac(const char *s, size_t len, char prev, uint64_t *v, size_t *used)
 {
-    int in_tag = 0, r = 0;
-    size_t i = 0, copy_from = 0;
+    const char sep = len > 2 ? s[2] : 0;
 
+    if (len < 17 || (sep != ':' && sep != '-') || prev == sep)
+        return 0;
+    *v = 0;
+    for (int k = 0; k < 6; k++) {
+        const char *g = s + 3 * k;
+        if (!isxdigit((unsigned char)g[0]) || !isxdigit((unsigned char)g[1]) ||
+            (k < 5 && g[2] != sep))
+            return 0;
+        *v = *v << 8 | (uint64_t)(hexval(g[0]) << 4 | hexval(g[1]));
+    }
+    if (len > 17 && (word((unsigned char)s[17]) ||
+                     (s[17] == sep && len > 18 && isxdigit((unsigned char)s[18]))))
+        return 0;
+    *used = 17;
+    return 1;
+}
+
+/* The first three bytes (the vendor's OUI: which NIC, never whose) are kept, the other three
+ * count the MACs seen, so the same MAC always becomes the same one, in its own form. */
+static int put_mac(struct vsl_anon *a, const char *s, uint64_t v, struct vsl_buf *out)
+{
+    size_t i;
+    int r, upper = 0;
+
+    for (i = 0; i < a->n_macs && a->macs[i] != v; i++)
+        ;
+    if (i == a->n_macs) {
+        if ((r = vsl_grow(&a->macs, &a->cap_macs, a->n_macs, sizeof(*a->macs), 64)) < 0)
+            return r;
+        a->macs[a->n_macs++] = v;
+        a->stats.macs = a->n_macs;
+    }
+    uint64_t m = (v & 0xFFFFFF000000ull) | ((i + 1) & 0xFFFFFF);
+    for (int k = 0; k < 17; k++)
+        upper |= isupper((unsigned char)s[k]) != 0;
+    const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    char text[18];
+    for (int k = 0; k < 6; k++) {
+        text[3 * k] = digits[m >> (44 - 8 * k) & 15];
+        text[3 * k + 1] = digits[m >> (40 - 8 * k) & 15];
+        text[3 * k + 2] = s[2];
+    }
+    return vsl_buf_add(out, text, 17);
+}
+
+/* token in the case of the n bytes it replaces: upper case for a name written all in upper
+ * case (ESX01), lower otherwise (esx01, Esx01), so that names which differed only between
+ * all upper and lower case still do. */
+static int put_token(struct vsl_buf *out, const char *orig, size_t n, const char *token)
+{
+    int has_upper = 0, has_lower = 0, r = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        has_upper |= isupper((unsigned char)orig[i]) != 0;
+        has_lower |= islower((unsigned char)orig[i]) != 0;
+    }
+    if (!has_upper || has_lower)
+        return vsl_buf_addstr(out, token);
+    for (const char *t = token; *t && r == 0; t++) {
+        char c = (char)toupper((unsigned char)*t);
+        r = vsl_buf_add(out, &c, 1);
+    }
+    return r;
+}
+
+/* Whether the m bytes at d + i are a part of a datastore path on their own: "[db]",
+ * "[ds] db/db.vmx". Where a name shorter than MIN_INTEXT is replaced inside a longer text. */
+static int path_part(const char *d, size_t n, size_t i, size_t m)
+{
+    const char before = i ? d[i - 1] : '/', after = i + m < n ? d[i + m] : '\0';
+    return (before == '[' && after == ']') ||
+           ((before == '/' || (before == ' ' && i >= 2 && d[i - 2] == ']')) &&
+            (after == '/' || after == '.'));
+}
+
+/* The decoded text d (n bytes) with every learned name and WWN, IQN, MAC and IP address in it
+ * replaced, appended to out. A name matches whatever its case, as a whole value at any
+ * length, inside the text only from MIN_INTEXT bytes and where no word runs on before or
+ * after it; the longest one wins. */
+static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf *out)
+{
+    size_t i = 0, copy_from = 0;
+    int r = 0;
+    char *low = malloc(n + 1);
+
+    if (!low)
+        return -ENOMEM;
+    memcpy(low, d, n);
+    lower(low, n);
+    const struct vsl_keymap_entry *whole = n ? vsl_keymap_find(&a->map, low, n) : NULL;
+    if (whole) {
+        r = put_token(out, d, n, a->vals[whole->val]);
+        free(low);
+        return r;
+    }
 #define FLUSH()                                                                                    \
     do {                                                                                           \
-        if (i > copy_from && (r = vsl_buf_add(out, s + copy_from, i - copy_from)) < 0)             \
-            return r;                                                                              \
+        if (i > copy_from && (r = vsl_buf_add(out, d + copy_from, i - copy_from)) < 0)             \
+            goto out;                                                                              \
     } while (0)
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        if (!json && (in_tag || c == '<')) {
-            in_tag = c == '>' ? 0 : 1;
+    while (i < n) {
+        unsigned char c = (unsigned char)low[i];
+        if (i > 0 && word((unsigned char)d[i - 1])) {
             i++;
             continue;
         }
-        if (i > 0 && word((unsigned char)s[i - 1])) {
-            i++;
-            continue;
-        }
-        /* The longest known name or WWN starting here and ending at a word's end. */
-        if (i + 1 < len && (a->pairs[(c << 8 | (unsigned char)s[i + 1]) / 8] >>
-                            ((c << 8 | (unsigned char)s[i + 1]) % 8)) &
-                               1) {
-            size_t lim = len - i < a->maxkey ? len - i : a->maxkey;
-            /* In XML a name ends before the next markup (a learned name may hold a '<'). */
-            const char *lt = json ? NULL : memchr(s + i, '<', lim);
-            if (lt)
-                lim = (size_t)(lt - (s + i));
+        if (i + 1 < n) {
+            unsigned pair = c << 8 | (unsigned char)low[i + 1];
             const struct vsl_keymap_entry *hit = NULL;
-            size_t n;
-            for (n = lim; n >= 2 && !hit; n--) {
-                if (i + n < len && word((unsigned char)s[i + n]))
-                    continue;
-                hit = vsl_keymap_find(&a->map, s + i, n);
+            size_t m = 0;
+            if (a->pairs[pair / 8] >> (pair % 8) & 1) {
+                size_t lim = n - i < a->maxkey ? n - i : a->maxkey;
+                for (m = lim; m >= 2 && !hit; m--)
+                    if ((a->lens[m / 8] >> (m % 8) & 1) &&
+                        (i + m == n || !word((unsigned char)d[i + m])) &&
+                        (m >= MIN_INTEXT || path_part(d, n, i, m)))
+                        hit = vsl_keymap_find(&a->map, low + i, m);
+                m++; /* the loop went one past the length that matched */
             }
             if (hit) {
                 FLUSH();
-                r = vsl_buf_addstr(out, a->vals[hit->val]);
-                if (r < 0)
-                    return r;
-                i += n + 1;
+                if ((r = put_token(out, d + i, m, a->vals[hit->val])) < 0)
+                    goto out;
+                i += m;
                 copy_from = i;
                 continue;
             }
         }
-        if (len - i > 4 && !memcmp(s + i, "iqn.", 4)) {
-            size_t n = 4;
-            while (i + n < len && iqn_char(s[i + n]))
-                n++;
-            while (n > 4 && !isalnum((unsigned char)s[i + n - 1]))
-                n--;
+        if (n - i > 4 && !memcmp(low + i, "iqn.", 4)) {
+            size_t m = 4;
+            while (i + m < n && iqn_char(d[i + m]))
+                m++;
+            while (m > 4 && !isalnum((unsigned char)d[i + m - 1]))
+                m--;
             FLUSH();
-            if ((r = put_iqn(a, s + i, n, out)) < 0)
-                return r;
-            i += n;
+            if ((r = put_iqn(a, d + i, m, out)) < 0)
+                goto out;
+            i += m;
             copy_from = i;
             continue;
         }
         int oct[4];
         size_t used;
-        if (isdigit(c) && (i == 0 || s[i - 1] != '.') && is_ipv4(s + i, len - i, oct, &used) &&
+        if (isdigit(c) && (i == 0 || d[i - 1] != '.') && is_ipv4(d + i, n - i, oct, &used) &&
             !is_netmask(oct)) {
             FLUSH();
             if ((r = put_ip(a, oct, out)) < 0)
-                return r;
+                goto out;
+            i += used;
+            copy_from = i;
+            continue;
+        }
+        uint64_t mac;
+        if (isxdigit(c) && is_mac(d + i, n - i, i ? d[i - 1] : 0, &mac, &used)) {
+            FLUSH();
+            if ((r = put_mac(a, d + i, mac, out)) < 0)
+                goto out;
             i += used;
             copy_from = i;
             continue;
         }
         uint64_t v6[2];
-        if ((isxdigit(c) || c == ':') && (i == 0 || (s[i - 1] != ':' && s[i - 1] != '.')) &&
-            is_ipv6(s + i, len - i, v6, &used)) {
+        if ((isxdigit(c) || c == ':') && (i == 0 || (d[i - 1] != ':' && d[i - 1] != '.')) &&
+            is_ipv6(d + i, n - i, v6, &used)) {
             FLUSH();
             if ((r = put_ip6(a, v6, out)) < 0)
-                return r;
+                goto out;
             i += used;
             copy_from = i;
             continue;
@@ -819,6 +1595,92 @@ int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, stru
     }
     FLUSH();
 #undef FLUSH
+out:
+    free(low);
+    return r;
+}
+
+/* s as a JSON string. Bytes that are not UTF-8 (an answer that was not valid JSON to begin
+ * with) are written as they are, escaped where JSON says, rather than the exchange lost. */
+static int put_json_string(struct vsl_buf *out, const char *s, size_t n)
+{
+    int r = vsl_buf_addjson(out, s, n); /* it writes nothing when it fails */
+
+    if (r != -EILSEQ)
+        return r;
+    r = vsl_buf_add(out, "\"", 1);
+    for (size_t i = 0; i < n && r == 0; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            r = vsl_buf_printf(out, "\\%c", c);
+        else if (c < 0x20)
+            r = vsl_buf_printf(out, "\\u%04X", c);
+        else
+            r = vsl_buf_add(out, s + i, 1);
+    }
+    return r ? r : vsl_buf_add(out, "\"", 1);
+}
+
+/* A JSON document: only string values change, never keys, and never an "id" (Unity's ids,
+ * pool_1 or spa, are ids as morefs are). A string that does not change is copied as it was. */
+static int apply_json(struct vsl_anon *a, const char *s, size_t len, struct vsl_buf *out)
+{
+    char key[64] = "";
+    size_t i = 0, copy_from = 0;
+    int r = 0;
+
+    while (i < len && r == 0) {
+        if (s[i] != '"') {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < len && s[j] != '"')
+            j += s[j] == '\\' ? 2 : 1;
+        if (j >= len)
+            break; /* unterminated: copied as it is */
+        size_t k = j + 1;
+        while (k < len && isspace((unsigned char)s[k]))
+            k++;
+        size_t n;
+        char *d = json_decode(s + i + 1, j - i - 1, &n);
+        if (!d)
+            return -ENOMEM;
+        if (k < len && s[k] == ':') {
+            snprintf(key, sizeof(key), "%.*s", (int)(n < 63 ? n : 63), d);
+        } else if (strcmp(key, "id")) {
+            struct vsl_buf tmp;
+            vsl_buf_init(&tmp, (size_t)-1);
+            r = anon_text(a, d, n, &tmp);
+            if (r == 0 && (tmp.len != n || (n && memcmp(tmp.data, d, n)))) {
+                r = vsl_buf_add(out, s + copy_from, i - copy_from);
+                if (r == 0)
+                    r = put_json_string(out, tmp.len ? tmp.data : "", tmp.len);
+                copy_from = j + 1;
+            }
+            vsl_buf_free(&tmp);
+        }
+        free(d);
+        i = j + 1;
+    }
+    return r ? r : vsl_buf_add(out, s + copy_from, len - copy_from);
+}
+
+int vsl_anon_apply(struct vsl_anon *a, int json, const char *s, size_t len, struct vsl_buf *out)
+{
+    size_t lead = 0;
+    int r;
+
+    while (lead < len && isspace((unsigned char)s[lead]))
+        lead++;
+    if (!json)
+        r = walk_xml(a, s, len, 0, out);
+    else if (lead < len && (s[lead] == '{' || s[lead] == '['))
+        r = apply_json(a, s, len, out);
+    else
+        r = anon_text(a, s, len, out); /* a path, an error page */
+    if (r < 0)
+        return r;
     /* Addresses: the distinct last-octet nodes are the distinct addresses. */
     size_t leaves = 0;
     for (size_t k = 0; k < a->n_ips; k++) {

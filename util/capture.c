@@ -572,30 +572,36 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
         r = vsl_buf_printf(
             b,
             "\n## Anonymized (--anonymize)\n\n"
-            "Replaced, the same original by the same token in every file:\n"
-            "- %zu names of hosts, VMs, datastores, datastore clusters, clusters, datacenters,\n"
-            "  folders, resource pools, distributed switches and array objects (anon-host-1,\n"
-            "  anon-vm-2,"
-            " ...), also inside paths such as \"[datastore] vm/vm.vmx\";\n"
+            "Replaced, the same original (whatever its case) by the same token in every\n"
+            "file, in text only (never markup or JSON keys):\n"
+            "- %zu names the estate owns: of hosts, VMs, datastores, clusters, datacenters,\n"
+            "  folders, resource pools, switches and port groups, VMFS labels, iSCSI aliases,\n"
+            "  NFS servers and export paths, snapshots, alarms and array objects (anon-host-1,\n"
+            "  anon-vm-2, ...), host names and DNS domains (anon-host-1.anon-dom-1.example),\n"
+            "  the hosts of URLs and e-mail addresses, also inside paths such as\n"
+            "  \"[datastore] vm/vm.vmx\" and esxcli's answers;\n"
             "- %zu IQNs (iqn.2000-01.org.example:anon-N);\n"
             "- %zu IPv4 addresses, prefix by prefix: addresses that shared their first one, two\n"
             "  or three octets still do (netmasks are kept);\n"
             "- %zu IPv6 addresses, by /64: each /64 becomes 2001:db8:N::/64 (fe80::/64 is\n"
             "  kept: every link has it) and each interface id a number under it, so addresses\n"
             "  that shared a /64 still do; :: and ::1 are kept; written in compressed form;\n"
+            "- %zu MAC addresses: the vendor's first three bytes are kept, the rest counted;\n"
             "- %zu WWNs, as vSphere's decimal longs and as hex with or without colons: the last\n"
             "  four bytes (the serial number); the first four (NAA type, vendor, and for\n"
             "  CLARiiON, VNX and Unity ports the storage processor) are kept.\n"
             "- The vCenter's configured name and its URL's host (anon-vcenter-N; not written\n"
             "  here).\n\n"
             "Kept: managed object ids (morefs: host-21, vm-45), sizes and capacities, counts,\n"
-            "versions and builds, device names (vmhba64, vmk1, naa./eui./t10. LUN ids), the\n"
-            "names of standard vSwitches and port groups, policies, settings and every other\n"
-            "value. %zu names that are also words the API\n"
-            "uses elsewhere (or only digits) were kept, since replacing them would change those\n"
-            "words too. Check before sending: tar xzf, then grep -ri for your domain, host and\n"
-            "VM names.\n",
-            s.names, s.iqns, s.addresses, s.addresses6, s.wwns, s.kept_names);
+            "versions and builds, device names (vmhba64, vmk1, naa./eui./t10. LUN ids),\n"
+            "policies, settings and the API's words (enumerations, types, product strings,\n"
+            "the words of vslint's requests). %zu names that are also such words (or only\n"
+            "digits) were kept, since replacing them would change those words too; they are\n"
+            "listed below. Check before sending: tar xzf, then grep -ri for your domain, host\n"
+            "and VM names.\n",
+            s.names, s.iqns, s.addresses, s.addresses6, s.macs, s.wwns, s.kept_names);
+        for (size_t i = 0; r == 0 && vsl_anon_kept(anon, i); i++)
+            r = vsl_buf_printf(b, "%s- kept: `%s`\n", i ? "" : "\n", vsl_anon_kept(anon, i));
     }
     if (r == 0)
         r = vsl_buf_addstr(b, "\nReplay it: tests/sim/replay (vcsim-replay -capture FILE.tar.gz); "
@@ -642,10 +648,15 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     }
     if (r == 0 && about->anonymize) {
         r = vsl_anon_new(&anon);
-        for (size_t i = 0; i < c->n && r == 0; i++)
-            if (c->v[i].answer)
-                r = vsl_anon_learn(anon, !strcmp(c->v[i].proto, "rest"), c->v[i].path,
-                                   c->v[i].answer, c->v[i].answer_len);
+        /* The requests too: their words are the API's (a VM called "summary" is kept, or
+         * the replay would not find the request that reads summary). */
+        for (size_t i = 0; i < c->n && r == 0; i++) {
+            const int json = !strcmp(c->v[i].proto, "rest");
+            if (c->v[i].req)
+                r = vsl_anon_learn(anon, json, c->v[i].path, c->v[i].req, c->v[i].req_len);
+            if (r == 0 && c->v[i].answer)
+                r = vsl_anon_learn(anon, json, c->v[i].path, c->v[i].answer, c->v[i].answer_len);
+        }
         /* The vCenter's own name and host, which an answer may hold (a vCenter's name in an
          * alarm, its FQDN in a URL). */
         if (r == 0 && about->vcenter)

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+#include <libxml/parser.h>
+
 #include "util/anon.h"
 #include "util/buf.h"
 
@@ -55,15 +58,15 @@ static const struct row rows[] = {
     /* Names, in a path and escaped as XML text. */
     {"<fileName>[ds-gold] web &amp; db/web &amp; db.vmx</fileName>",
      "<fileName>[anon-ds-1] anon-vm-1/anon-vm-1.vmx</fileName>"},
-    {"<name>esx01.corp.example</name>", "<name>anon-host-1</name>"},
+    {"<name>esx01.corp.example</name>", "<name>anon-host-1.anon-dom-1.example</name>"},
     /* A name that is also an API word stays, as does the word. */
     {"<type>VMFS</type><name>VMFS</name>", "<type>VMFS</type><name>VMFS</name>"},
     /* Markup is never changed, only text; a name inside a longer word is not a name. */
     {"<val xsi:type=\"ds-gold\">ds-golden xds-gold</val>",
      "<val xsi:type=\"ds-gold\">ds-golden xds-gold</val>"},
     /* The esxcli answer: XML escaped inside XML text. */
-    {"&amp;lt;Device&amp;gt;web &amp;amp; db&amp;lt;/Device&amp;gt;",
-     "&amp;lt;Device&amp;gt;anon-vm-1&amp;lt;/Device&amp;gt;"},
+    {"<response>&lt;Device&gt;web &amp;amp; db&lt;/Device&gt;</response>",
+     "<response>&lt;Device&gt;anon-vm-1&lt;/Device&gt;</response>"},
     /* Addresses keep their prefixes; netmasks and version-like strings stay. */
     {"10.1.2.3 10.1.2.4 10.1.9.9 192.168.0.1 255.255.255.0 0.0.0.0 6.7.0.1.2",
      "10.1.1.1 10.1.1.2 10.1.2.1 11.1.1.1 255.255.255.0 0.0.0.0 6.7.0.1.2"},
@@ -96,7 +99,8 @@ static void test_rows(void **state)
     assert_int_equal(vsl_anon_seal(a), 0);
     check_rows(a, rows, sizeof(rows) / sizeof(rows[0]));
     vsl_anon_stats(a, &s);
-    assert_int_equal(s.names, 4);      /* esx01, web & db, ds-gold, pool-gold */
+    /* esx01.corp.example, esx01, corp.example, web & db, ds-gold, pool-gold */
+    assert_int_equal(s.names, 6);
     assert_int_equal(s.kept_names, 1); /* VMFS */
     assert_int_equal(s.iqns, 2);
     assert_int_equal(s.wwns, 2);
@@ -135,9 +139,9 @@ static const struct row rows6[] = {
     {"fe80::250:56ff:fe6a:1%vmk1 fe80::250:56ff:fe6a:2", "fe80::1%vmk1 fe80::2"},
     /* In a URL, and the unspecified and loopback addresses, which say nothing. */
     {"https://[2001:db8::6]:443/sdk :: ::1", "https://[2001:db8:0:1::2]:443/sdk :: ::1"},
-    /* Not addresses. */
+    /* Not IPv6 addresses (MACs are replaced as MACs). */
     {"12:30:45 aa:bb:cc:dd:ee:ff 00:50:56:6a:00:01 urn:vim25 2026-12-02T01:03:00Z",
-     "12:30:45 aa:bb:cc:dd:ee:ff 00:50:56:6a:00:01 urn:vim25 2026-12-02T01:03:00Z"},
+     "12:30:45 aa:bb:cc:00:00:01 00:50:56:00:00:02 urn:vim25 2026-12-02T01:03:00Z"},
     {"de:ad:be:ef:00:11:22:33 1:2:3:4:5:6:7:8:9 cafe::1::2 12345::1",
      "de:ad:be:ef:00:11:22:33 1:2:3:4:5:6:7:8:9 cafe::1::2 12345::1"},
     /* A learned WWN in colon hex is still replaced as a WWN, not taken for an address. */
@@ -161,12 +165,281 @@ static void test_ipv6(void **state)
     vsl_anon_free(a);
 }
 
+/* A capture's answers learned from: SOAP ones (json 0) and REST ones (json 1, with a path). */
+struct doc {
+    int json;
+    const char *path, *body;
+};
+
+static struct vsl_anon *learned(const struct doc *d, size_t n)
+{
+    struct vsl_anon *a = NULL;
+    assert_int_equal(vsl_anon_new(&a), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(vsl_anon_learn(a, d[i].json, d[i].path, d[i].body, strlen(d[i].body)), 0);
+    assert_int_equal(vsl_anon_seal(a), 0);
+    return a;
+}
+
+/* in anonymized (json says how to read it) is want, and is still well-formed XML or JSON. */
+static void check_one(struct vsl_anon *a, int json, const char *in, const char *want)
+{
+    struct vsl_buf b;
+    vsl_buf_init(&b, 1 << 20);
+    assert_int_equal(vsl_anon_apply(a, json, in, strlen(in), &b), 0);
+    const char *got = b.len ? b.data : "";
+    assert_string_equal(got, want);
+    if (json) {
+        json_t *j = json_loadb(got, b.len, 0, NULL);
+        assert_non_null(j);
+        json_decref(j);
+    } else if (in[0] == '<') {
+        xmlDoc *x = xmlReadMemory(got, (int)b.len, "t.xml", NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        assert_non_null(x);
+        xmlFreeDoc(x);
+    }
+    vsl_buf_free(&b);
+}
+
+#define SOAP_OBJ(type, moref, props)                                                               \
+    "<objects><obj type=\"" type "\">" moref "</obj>" props "</objects>"
+#define PROP(name, val) "<propSet><name>" name "</name><val>" val "</val></propSet>"
+
+/* Issue 25, leak 1: the array's host name in every Unity answer's @base and @id, and in any
+ * URL elsewhere, is replaced the same way; keys and ids stay. */
+static void test_url_hosts(void **state)
+{
+    static const struct doc docs[] = {
+        {1, "/api/types/pool/instances",
+         "{\"@base\":\"https://unity01.corp.example:443/api/types/pool/instances?per_page=500\","
+         "\"entries\":[{\"@id\":\"https://unity01.corp.example/api/instances/pool/pool_1\","
+         "\"content\":{\"id\":\"pool_1\",\"name\":\"gold\"}}]}"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    check_one(
+        a, 1, docs[0].body,
+        "{\"@base\":\"https://anon-host-1.anon-dom-1.example:443/api/types/pool/instances"
+        "?per_page=500\",\"entries\":[{\"@id\":\"https://anon-host-1.anon-dom-1.example/api"
+        "/instances/pool/pool_1\",\"content\":{\"id\":\"pool_1\",\"name\":\"anon-pool-1\"}}]}");
+    /* The same host in a SOAP answer's text, alone and with its domain. */
+    check_one(a, 0, "<a><url>https://unity01.corp.example/x</url><b>unity01</b></a>",
+              "<a><url>https://anon-host-1.anon-dom-1.example/x</url><b>anon-host-1</b></a>");
+    vsl_anon_free(a);
+}
+
+/* Leak 2: a name the estate owns is replaced even when some other value equals it (an iSCSI
+ * alias equal to the host's name, a datastore named like a NIC's summary); only the API's
+ * words stay (a datastore called "active", as a path's state is). */
+static void test_stop_list(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "HostSystem", "host-1",
+             PROP("name", "esx07") PROP("config.storageDevice.hostBusAdapter",
+                                        "<HostHostBusAdapter><iScsiAlias>esx07</iScsiAlias>"
+                                        "</HostHostBusAdapter>")
+                 PROP("config.storageDevice.multipathInfo",
+                      "<lun><path><pathState>active</pathState></path></lun>"))
+             SOAP_OBJ("Datastore", "datastore-1", PROP("name", "gold"))
+                 SOAP_OBJ("Datastore", "datastore-2", PROP("name", "active"))
+                     SOAP_OBJ("VirtualMachine", "vm-9", PROP("name", "true")) SOAP_OBJ(
+                         "VirtualMachine", "vm-1",
+                         PROP("config.hardware.device",
+                              "<VirtualDevice><deviceInfo><summary>gold</summary>"
+                              "</deviceInfo></VirtualDevice>")) "</returnval>"
+                                                                "</RetrievePropertiesExResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    struct vsl_anon_stats s;
+    check_one(a, 0, "<r><iScsiAlias>esx07</iScsiAlias><name>esx07</name></r>",
+              "<r><iScsiAlias>anon-host-1</iScsiAlias><name>anon-host-1</name></r>");
+    check_one(a, 0, "<r><name>gold</name><summary>gold</summary></r>",
+              "<r><name>anon-ds-1</name><summary>anon-ds-1</summary></r>");
+    check_one(a, 0, "<r><name>active</name><pathState>active</pathState></r>",
+              "<r><name>active</name><pathState>active</pathState></r>");
+    check_one(a, 0, "<r><name>true</name><thinProvisioned>true</thinProvisioned></r>",
+              "<r><name>true</name><thinProvisioned>true</thinProvisioned></r>");
+    vsl_anon_stats(a, &s);
+    assert_int_equal(s.names, 2);
+    assert_int_equal(s.kept_names, 2);
+    assert_string_equal(vsl_anon_kept(a, 0), "active");
+    assert_string_equal(vsl_anon_kept(a, 1), "true");
+    assert_null(vsl_anon_kept(a, 2));
+    vsl_anon_free(a);
+}
+
+/* Leak 3: names outside "name" properties: iSCSI aliases, VMFS labels, NFS servers and export
+ * paths, snapshots' names and descriptions, e-mail addresses, DNS domains, port groups and
+ * vSwitches, and the Unity objects' names. */
+static void test_names_elsewhere(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "Datastore", "datastore-1",
+             PROP("info", "<vmfs><type>VMFS</type><name>label-fin</name></vmfs>")
+                 PROP("info.nas", "<nas><type>NFS</type><name>nfs-ds</name>"
+                                  "<remoteHost>filer9.nfs.example</remoteHost>"
+                                  "<remoteHostNames>filer9.nfs.example</remoteHostNames>"
+                                  "<remotePath>/export/payroll</remotePath></nas>"))
+             SOAP_OBJ("VirtualMachine", "vm-1",
+                      PROP("snapshot", "<rootSnapshotList><name>pre-upgrade</name>"
+                                       "<description>ticket 4711 for jdoe@corp.example"
+                                       "</description></rootSnapshotList>"))
+                 SOAP_OBJ("HostSystem", "host-1",
+                          PROP("config.network", "<dnsConfig><hostName>esx01</hostName>"
+                                                 "<domainName>lab.example</domainName></dnsConfig>"
+                                                 "<portgroup><spec><name>pg-finance</name>"
+                                                 "<vswitchName>vs-finance</vswitchName></spec>"
+                                                 "</portgroup>")
+                              PROP("config.storageDevice.multipathInfo",
+                                   "<transport><address>10.0.1.22:3260</address></transport>"
+                                   "<transport><address>target1.san.example:3260</address></"
+                                   "transport>")) "</returnval></RetrievePropertiesExResponse>"},
+        {1, "/api/types/nasServer/instances",
+         "{\"entries\":[{\"content\":{\"id\":\"nas_1\",\"name\":\"nas-hr\"}}]}"},
+        {1, "/api/types/filesystem/instances",
+         "{\"entries\":[{\"content\":{\"id\":\"fs_1\",\"name\":\"fs-hr\"}}]}"},
+        {1, "/api/types/nfsShare/instances",
+         "{\"entries\":[{\"content\":{\"id\":\"NFSShare_1\",\"name\":\"share-hr\"}}]}"},
+    };
+    static const char *const originals[] = {
+        "label-fin",   "nfs-ds",     "filer9",      "nfs.example",  "payroll",
+        "pre-upgrade", "4711",       "jdoe",        "corp.example", "esx01",
+        "lab.example", "pg-finance", "vs-finance",  "nas-hr",       "fs-hr",
+        "share-hr",    "target1",    "san.example", "10.0.1.22",    NULL};
+    struct vsl_anon *a = learned(docs, sizeof(docs) / sizeof(docs[0]));
+    for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+        struct vsl_buf b;
+        vsl_buf_init(&b, 1 << 20);
+        assert_int_equal(vsl_anon_apply(a, docs[d].json, docs[d].body, strlen(docs[d].body), &b),
+                         0);
+        for (size_t i = 0; originals[i]; i++)
+            if (strstr(b.data, originals[i]))
+                fail_msg("%s is left in %s", originals[i], b.data);
+        vsl_buf_free(&b);
+    }
+    /* The API's words and the ids stay. */
+    check_one(a, 0, "<nas><type>NFS</type><remotePath>/export/payroll</remotePath></nas>",
+              "<nas><type>NFS</type><remotePath>/anon-path-1/anon-path-2</remotePath></nas>");
+    /* An iSCSI target's address: a host name with a port is a host name, an address with a
+     * port is an address. */
+    check_one(a, 0,
+              "<t><address>target1.san.example:3260</address>"
+              "<address>10.0.1.22:3260</address></t>",
+              "<t><address>anon-host-2.anon-dom-4.example:3260</address>"
+              "<address>10.1.1.1:3260</address></t>");
+    check_one(
+        a, 1, "{\"id\":\"nas_1\",\"name\":\"nas-hr\",\"mail\":\"jdoe@corp.example\"}",
+        "{\"id\":\"nas_1\",\"name\":\"anon-nas-1\",\"mail\":\"anon-user-1@anon-dom-1.example\"}");
+    vsl_anon_free(a);
+}
+
+/* Leak 4: a host's FQDN, its short name and either in another case are one name. */
+static void test_case_and_fqdn(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "HostSystem", "host-1",
+             PROP("name", "ESX01.corp.local")) "</returnval></RetrievePropertiesExResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    check_one(
+        a, 0,
+        "<r><a>ESX01.corp.local</a><b>esx01.CORP.LOCAL</b><c>esx01</c><d>Esx01</d>"
+        "<e>ESX01</e><f>[ds] Esx01-local/x</f><g>CORP.LOCAL</g><h>esx01_rdm1.vmdk</h></r>",
+        "<r><a>anon-host-1.anon-dom-1.example</a><b>anon-host-1.anon-dom-1.example</b>"
+        "<c>anon-host-1</c><d>anon-host-1</d><e>ANON-HOST-1</e>"
+        "<f>[ds] anon-host-1-local/x</f><g>ANON-DOM-1.EXAMPLE</g><h>anon-host-1_rdm1.vmdk</h></r>");
+    vsl_anon_free(a);
+}
+
+/* Leak 5: a very short name is replaced where it is a whole value, never inside an entity, a
+ * tag, an attribute's name or a JSON key, so the document stays valid. */
+static void test_short_names(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("VirtualMachine", "vm-1",
+                                                              PROP("name", "lt"))
+             SOAP_OBJ("VirtualMachine", "vm-2",
+                      PROP("name", "x")) "</returnval></RetrievePropertiesExResponse>"},
+        {1, "/api/types/lun/instances", "{\"entries\":[{\"content\":{\"name\":\"gt\"}}]}"},
+    };
+    struct vsl_anon *a = learned(docs, 2);
+    check_one(a, 0, "<lt lt=\"lt\"><x>lt</x><y>1 &lt; 2 &gt; 0</y><z>x</z><gt>gt</gt></lt>",
+              "<lt lt=\"lt\"><x>anon-vm-1</x><y>1 &lt; 2 &gt; 0</y><z>anon-vm-2</z>"
+              "<gt>anon-lun-1</gt></lt>");
+    check_one(a, 1, "{\"lt\":\"lt\",\"gt\":[\"gt\",\"a \\u003c b\"],\"x\":{\"x\":\"x\"}}",
+              "{\"lt\":\"anon-vm-1\",\"gt\":[\"anon-lun-1\",\"a \\u003c b\"],"
+              "\"x\":{\"x\":\"anon-vm-2\"}}");
+    /* Inside a longer text a two-letter name is taken for a word and left, but not in a
+     * datastore path. */
+    check_one(a, 0, "<p>lt, gt and x</p>", "<p>lt, gt and x</p>");
+    check_one(a, 0, "<p>[gt] lt/lt.vmx</p>", "<p>[anon-lun-1] anon-vm-1/anon-vm-1.vmx</p>");
+    vsl_anon_free(a);
+}
+
+/* Leak 6: MAC addresses keep their vendor's three bytes and their form (colons or dashes, the
+ * case); the same MAC is the same everywhere. */
+static void test_macs(void **state)
+{
+    static const struct doc docs[] = {{0, "/sdk", "<a/>"}};
+    struct vsl_anon *a = learned(docs, 1);
+    struct vsl_anon_stats s;
+    check_one(a, 0,
+              "<r><mac>00:50:56:6a:3b:1c</mac><m>00-50-56-6A-3B-1C</m><m>00:50:56:6a:3b:1d</m>"
+              "<m>ec:f4:bb:01:02:03,00:50:56:6A:3B:1C</m><wwn>21:00:00:1b:32:00:00:01</wwn></r>",
+              "<r><mac>00:50:56:00:00:01</mac><m>00-50-56-00-00-01</m><m>00:50:56:00:00:02</m>"
+              "<m>ec:f4:bb:00:00:03,00:50:56:00:00:01</m><wwn>21:00:00:1b:32:00:00:01</wwn></r>");
+    vsl_anon_stats(a, &s);
+    assert_int_equal(s.macs, 3);
+    vsl_anon_free(a);
+}
+
+/* Leak 7: esxcli's answer (XML inside XML text) gets the same tokens as the SOAP and REST
+ * answers, its markup and entities kept, and stays an XML document once unescaped. */
+static void test_nested_and_consistent(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ("Datastore", "datastore-1",
+                                                              PROP("name", "fin &amp; ops"))
+             SOAP_OBJ("Datastore", "datastore-2", PROP("name", "ds &lt;Q3&gt; &amp; &lt;Ops&gt; x"))
+                 SOAP_OBJ("VirtualMachine", "vm-1",
+                          PROP("name", "summary")) "</returnval></RetrievePropertiesExResponse>"},
+        {1, "/api/types/lun/instances", "{\"entries\":[{\"content\":{\"name\":\"fin & ops\"}}]}"},
+        /* A request vslint sent: its words are the API's. */
+        {0, "/sdk",
+         "<Envelope><Body><RetrievePropertiesEx><pathSet>summary</pathSet>"
+         "</RetrievePropertiesEx></Body></Envelope>"},
+    };
+    struct vsl_anon *a = learned(docs, 3);
+    check_one(a, 0,
+              "<response>&lt;?xml version=&#34;1.0&#34;?&gt;&#xA;&lt;obj a=&#34;lt&#34;&gt;"
+              "&lt;Device&gt;fin &amp;amp; ops&lt;/Device&gt;&lt;/obj&gt;</response>",
+              "<response>&lt;?xml version=\"1.0\"?&gt;\n&lt;obj a=\"lt\"&gt;"
+              "&lt;Device&gt;anon-ds-2&lt;/Device&gt;&lt;/obj&gt;</response>");
+    check_one(a, 1, "{\"name\":\"fin & ops\"}", "{\"name\":\"anon-ds-2\"}");
+    /* Text with markup characters in it is text, not XML inside XML. */
+    check_one(a, 0, "<r><name>ds &lt;Q3&gt; &amp; &lt;Ops&gt; x</name><s>summary</s></r>",
+              "<r><name>anon-ds-1</name><s>summary</s></r>");
+    /* A VM called like a word of a request is kept, or the replay would not know the request. */
+    check_one(a, 0, docs[2].body, docs[2].body);
+    vsl_anon_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_rows),          cmocka_unit_test(test_json),
+        cmocka_unit_test(test_ipv6),          cmocka_unit_test(test_url_hosts),
+        cmocka_unit_test(test_stop_list),     cmocka_unit_test(test_names_elsewhere),
+        cmocka_unit_test(test_case_and_fqdn), cmocka_unit_test(test_short_names),
+        cmocka_unit_test(test_macs),          cmocka_unit_test(test_nested_and_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
