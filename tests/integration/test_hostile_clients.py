@@ -500,6 +500,39 @@ def closed_within(s, seconds):
     return None
 
 
+@pytest.mark.parametrize('second', [False, True], ids=['first', 'kept-alive'])
+def test_a_body_cut_short_by_the_client_gets_400_at_once(serve, second):
+    """A client that says Content-Length: 100, sends 10 bytes and ends its side (shutdown)
+    gets a 400 that says so at once, and the log names its address; before, the relay passed
+    the end on to nobody and the client waited for libmicrohttpd's own timeout (30 s here)
+    without an answer. The same on a kept-alive connection's second request."""
+    srv = serve('timeout = 30\n')
+    s = connect(srv.port)
+    s.settimeout(10)
+    try:
+        if second:
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+            assert parse(read_answer(s))[0] == 200
+        s.sendall(b'POST /api/v1/polls HTTP/1.1\r\nHost: x\r\nContent-Type: application/json'
+                  b'\r\nContent-Length: 100\r\n\r\n{"vcenter"')
+        time.sleep(0.3)
+        s.shutdown(socket.SHUT_WR)
+        t0, out = time.time(), b''
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+        secs = time.time() - t0
+    finally:
+        s.close()
+    assert secs < 3, 'answered after %.1f s' % secs
+    check_error('body cut short', out, 400, 'bad_request')
+    assert 'before the request body was whole' in json.loads(parse(out)[2])['error']['message']
+    assert re.search(r'http: 127\.0\.0\.1: 400 the connection was closed before the request '
+                     r'body was whole', srv.logs()), srv.logs()[-2000:]
+
+
 @pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
 def test_two_requests_on_one_connection(serve, tls):
     """Keep-alive through the front door: two requests on one connection get two answers, the
