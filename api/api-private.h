@@ -144,10 +144,16 @@ struct api_text *api_text_ref(struct api_text *t); /* another reference to t; NU
 void api_text_unref(struct api_text *t);           /* NULL is a no-op */
 struct api_cache;
 void api_cache_free(struct api_cache *c); /* NULL is a no-op */
-/* The generation of the data served: it moves on whenever anyone has committed to the
- * database, so an answer rendered from what a request reads after asking for generation g
- * stays right while the generation is g. 0 when it cannot tell: cache nothing. */
+/* The generation of the data served: it moves on when a commit changed what answers are
+ * rendered from (a snapshot, findings: db_content_stamp()) or the configuration changed, not
+ * when an incremental round only confirmed the snapshot, so an answer rendered from what a
+ * request reads after asking for generation g stays right while the generation is g. Figures
+ * that move with the clock (snapshot ages, last success) are not part of what is cached under
+ * it. 0 when it cannot tell: cache nothing. */
 uint64_t api_generation(struct api_req *r);
+/* A generation that moves with every commit anyone made to the database (PRAGMA data_version):
+ * for what every commit changes, the database's size. 0 when it cannot tell. */
+uint64_t api_commit_generation(struct api_req *r);
 /* The text stored under key at gen: on a hit 1, a reference to the plain bytes in *body, to
  * the gzip-compressed ones in *gz when want_gz and they were stored (else NULL), and *hash
  * what api_cache_put() was given; the caller drops the references. On a miss 0, and this

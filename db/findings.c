@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "db/changes.h"
 #include "db/db-private.h"
 #include "db/findings.h"
 #include "util/buf.h"
@@ -270,13 +271,17 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
         rc = upsert(ins, vcenter, &ev->findings[i], now_ms, poll);
     if (rc == SQLITE_OK)
         rc = settle_missing(db, vcenter, ev, now_ms, poll);
+    /* Every evaluation moves last_seen: the API's cached answers are old from this commit on
+     * (db_content_stamp()). */
+    if (rc == SQLITE_OK && (r = db_note_change(db, "findings")) < 0)
+        goto fail;
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
+    if (rc != SQLITE_OK)
         r = db_fail(db->h, rc, "recording findings");
-        if (sqlite3_get_autocommit(db->h) == 0)
-            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-    }
+fail:
+    if (r < 0 && sqlite3_get_autocommit(db->h) == 0)
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(ins);
     if (r == 0) {
         double wall, cpu;
