@@ -533,6 +533,43 @@ def test_a_body_cut_short_by_the_client_gets_400_at_once(serve, second):
                      r'body was whole', srv.logs()), srv.logs()[-2000:]
 
 
+def test_408_after_answers_the_client_has_not_read_yet_still_arrives(serve):
+    """A client pipelines 64 requests for the dashboard's script (about 4 MB of answers), then
+    half a head, and reads nothing for a while: the half head is cut at header_timeout (2 s)
+    while the answers before it still fill the socket. When the client reads, it gets the 64
+    answers and then the 408, which waits in the relay for the client to take it (the 408 used
+    to be one non-blocking send() after the last answer, lost when the socket buffer had less
+    room left than its size: this test did not catch that, the room is usually there)."""
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    one = get(srv.port, '/static/app.js')[0]
+    assert parse(one)[0] == 200 and len(one) > 30000, one[:300]
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.connect(('127.0.0.1', srv.port))
+    try:
+        s.sendall(b'GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\n' * 64 +
+                  b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+        time.sleep(4)
+        s.settimeout(10)
+        out = b''
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    finally:
+        s.close()
+    statuses = []
+    while out:  # the answers one after another, each as long as its Content-Length says
+        head, _, rest = out.partition(b'\r\n\r\n')
+        statuses.append(int(head.split(b' ', 2)[1]))
+        n = int(re.search(rb'(?im)^content-length:\s*(\d+)', head).group(1))
+        last, out = rest[:n], rest[n:]
+    assert statuses == [200] * 64 + [408], (len(statuses), statuses[-3:])
+    out = last
+    assert json.loads(out)['error']['code'] == 'request_timeout', out
+
+
 @pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
 def test_two_requests_on_one_connection(serve, tls):
     """Keep-alive through the front door: two requests on one connection get two answers, the
