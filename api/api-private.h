@@ -57,6 +57,19 @@ void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
 void api_addr_text(const unsigned char a[16], char *out, size_t len);
 /* Gives back a place in the counts of address key a (a relay's, api/relay.c). */
 void api_door_release(struct api_door *d, const unsigned char a[16]);
+/* A connection handed over holds its client's place in the counts twice: by its relay and by
+ * libmicrohttpd, from MHD_add_connection() until libmicrohttpd is done with the connection
+ * (its NOTIFY_CONNECTION callback, MHD_CONNECTION_NOTIFY_CLOSED); the place is given back when
+ * both have let go, so that connections libmicrohttpd still holds never outnumber what the
+ * door admits, however fast a client closes and connects again. */
+struct api_hold;
+/* The relay let go of h (or, when MHD_add_connection() failed, nobody took it): also
+ * libmicrohttpd's hold when libmicrohttpd never claimed it (it never started the connection). */
+void api_door_relay_done(struct api_door *d, struct api_hold *h);
+/* libmicrohttpd started the connection on its end fd: its hold (NULL when none is known). */
+struct api_hold *api_door_claim(struct api_door *d, int fd);
+/* libmicrohttpd is done with the connection of h (claimed). */
+void api_door_mhd_done(struct api_door *d, struct api_hold *h);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */
 int api_door_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);

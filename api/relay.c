@@ -39,7 +39,7 @@ enum { KEEP, DONE };
 struct relay {
     gnutls_session_t s; /* NULL: plain HTTP */
     int client_fd, app_fd;
-    unsigned char a[16];
+    struct api_hold *hold; /* the relay's hold of its client's place in the counts */
     char who[64];
     int64_t active_ms;         /* when something last moved */
     char in[API_MAX_HEAD + 1]; /* api_head_check() judges a head of up to API_MAX_HEAD */
@@ -92,7 +92,7 @@ static void relay_free(struct api_relays *rs, struct relay *r)
         close(r->app_fd);
     if (r->client_fd >= 0)
         close(r->client_fd);
-    api_door_release(rs->door, r->a);
+    api_door_relay_done(rs->door, r->hold);
     explicit_bzero(r->in, sizeof(r->in)); /* it may hold a bearer token */
     free(r);
 }
@@ -529,7 +529,7 @@ fail:
 }
 
 int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int app_fd,
-                  const unsigned char a[16], const char *who, const char *in, size_t len)
+                  struct api_hold *h, const char *who, const char *in, size_t len)
 {
     struct relay *r = calloc(1, sizeof(*r));
     int queued = 0;
@@ -538,13 +538,13 @@ int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int 
         gnutls_deinit(s);
         close(app_fd);
         close(client_fd);
-        api_door_release(rs->door, a);
+        api_door_relay_done(rs->door, h);
         return -ENOMEM;
     }
     r->s = s;
     r->client_fd = client_fd;
     r->app_fd = app_fd;
-    memcpy(r->a, a, 16);
+    r->hold = h;
     snprintf(r->who, sizeof(r->who), "%s", who);
     r->active_ms = mono_ms();
     if (len)

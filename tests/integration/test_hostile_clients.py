@@ -658,6 +658,61 @@ def test_kept_alive_connections_count_against_the_per_address_limit(serve):
             s.close()
 
 
+def test_quick_reconnects_keep_to_the_per_address_limit_and_give_every_place_back(serve):
+    """Eight threads of one address each connect, ask, and close (some before reading the
+    answer), 40 times, against max_connections_per_address = 4: every connection gets a 200
+    or a 429 (or, closed before reading, nothing) and none anything else. A place is given
+    back only when both the relay and libmicrohttpd are done with the connection
+    (MHD_OPTION_NOTIFY_CONNECTION): afterwards all four places are free again (four kept-alive
+    connections are served, a fifth is refused 429), so no hold was lost or kept."""
+    import threading
+    srv = serve('max_connections_per_address = 4\ntimeout = 60\nheader_timeout = 60\n')
+    seen, bad = [], []
+
+    def client(k):
+        for i in range(40):
+            s = connect(srv.port)
+            try:
+                s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+                if (i + k) % 3 == 0:
+                    continue  # closed before the answer
+                out = read_answer(s)
+                status = parse(out)[0] if out else None
+                seen.append(status)
+                if status not in (200, 429):
+                    bad.append(out[:200])
+            except (ConnectionResetError, BrokenPipeError):
+                seen.append('reset')
+            finally:
+                s.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad, bad
+    assert seen.count(200) > 0, seen
+    held = []
+    try:
+        deadline = time.time() + 10
+        while len(held) < 4:
+            s = connect(srv.port)
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+            status = parse(read_answer(s))[0]
+            if status == 200:
+                held.append(s)
+                continue
+            s.close()
+            assert time.time() < deadline, 'a place was not given back: %d of 4 free' % len(held)
+            time.sleep(0.2)
+        out, _, _ = get(srv.port)
+        assert parse(out)[0] == 429, out
+    finally:
+        for s in held:
+            s.close()
+
+
 @pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
 def test_idle_kept_alive_connection_is_closed_after_timeout(serve, tls):
     """A kept-alive connection with no request in flight is closed after `timeout` (3 s here),
