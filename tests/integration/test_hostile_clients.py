@@ -369,13 +369,7 @@ def test_a_low_soft_open_file_limit_is_raised_to_the_hard_one(serve, workspace, 
         for s in clients:
             s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
         for s in clients:
-            s.settimeout(10)
-            out = b''
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                out += d
+            out = read_to_end(s)
             assert parse(out)[0] == 200, out[:200]
     finally:
         for s in clients:
@@ -485,6 +479,17 @@ def read_answer(s, timeout=5):
     return buf
 
 
+def read_to_end(s, timeout=10):
+    """Everything s receives until the server closes it."""
+    s.settimeout(timeout)
+    out = b''
+    while True:
+        d = s.recv(65536)
+        if not d:
+            return out
+        out += d
+
+
 def closed_within(s, seconds):
     """Seconds until the server closed s (reading and dropping what comes), or None."""
     t0 = time.time()
@@ -517,12 +522,8 @@ def test_a_body_cut_short_by_the_client_gets_400_at_once(serve, second):
                   b'\r\nContent-Length: 100\r\n\r\n{"vcenter"')
         time.sleep(0.3)
         s.shutdown(socket.SHUT_WR)
-        t0, out = time.time(), b''
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            out += d
+        t0 = time.time()
+        out = read_to_end(s)
         secs = time.time() - t0
     finally:
         s.close()
@@ -550,13 +551,7 @@ def test_408_after_answers_the_client_has_not_read_yet_still_arrives(serve):
         s.sendall(b'GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\n' * 64 +
                   b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
         time.sleep(4)
-        s.settimeout(10)
-        out = b''
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            out += d
+        out = read_to_end(s)
     finally:
         s.close()
     statuses = []
