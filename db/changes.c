@@ -28,11 +28,16 @@ int db_content_stamp(struct db *db, uint64_t *out)
         return r;
     r = db_snapshots_stamp(db, &snaps);
     if (r == 0)
-        r = db_row_args(db->h, "SELECT coalesce(sum(n), 0) FROM data_changes", &st,
-                        "reading the data changes", NULL, 0);
+        /* The last digest sent: the summary counts what changed since it (max of the rowid
+         * key: one index step, and it moves with a row written by anyone). */
+        r = db_row_args(db->h,
+                        "SELECT (SELECT coalesce(sum(n), 0) FROM data_changes),"
+                        " (SELECT coalesce(max(id), 0) FROM digests)",
+                        &st, "reading the data changes", NULL, 0);
     if (r == 0) {
-        uint64_t v[2] = {snaps, (uint64_t)sqlite3_column_int64(st, 0)};
-        for (int i = 0; i < 2; i++)
+        uint64_t v[3] = {snaps, (uint64_t)sqlite3_column_int64(st, 0),
+                         (uint64_t)sqlite3_column_int64(st, 1)};
+        for (int i = 0; i < 3; i++)
             for (int b = 0; b < 8; b++) {
                 h ^= (v[i] >> (8 * b)) & 0xff;
                 h *= 1099511628211ULL;

@@ -7,10 +7,11 @@
 
 #include "db/db.h"
 
-/* A number that changes when a stored snapshot does (db_snapshots_stamp()) or when findings
- * were recorded or pruned (the data_changes table), and not when a round only confirmed a
- * snapshot (vcenters.last_success_ms), nor with digests, capacity history or poll history
- * pruning. Cheap: small tables only. 0 or a negative error. */
+/* A number that changes when a stored snapshot does (db_snapshots_stamp()), when findings
+ * were recorded or pruned (the data_changes table) or a digest was sent (the summary counts
+ * what changed since the last one), and not when a round only confirmed a snapshot
+ * (vcenters.last_success_ms), nor with capacity history or poll history pruning. Cheap: small
+ * tables and one index step. 0 or a negative error. */
 int db_content_stamp(struct db *db, uint64_t *out);
 
 /* Counts one change of `what` ("findings") in the data_changes table, in the caller's open
