@@ -57,6 +57,19 @@ void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
 void api_addr_text(const unsigned char a[16], char *out, size_t len);
 /* Gives back a place in the counts of address key a (a relay's, api/relay.c). */
 void api_door_release(struct api_door *d, const unsigned char a[16]);
+/* A connection handed over holds its client's place in the counts twice: by its relay and by
+ * libmicrohttpd, from MHD_add_connection() until libmicrohttpd is done with the connection
+ * (its NOTIFY_CONNECTION callback, MHD_CONNECTION_NOTIFY_CLOSED); the place is given back when
+ * both have let go, so that connections libmicrohttpd still holds never outnumber what the
+ * door admits, however fast a client closes and connects again. */
+struct api_hold;
+/* The relay let go of h (or, when MHD_add_connection() failed, nobody took it): also
+ * libmicrohttpd's hold when libmicrohttpd never claimed it (it never started the connection). */
+void api_door_relay_done(struct api_door *d, struct api_hold *h);
+/* libmicrohttpd started the connection on its end fd: its hold (NULL when none is known). */
+struct api_hold *api_door_claim(struct api_door *d, int fd);
+/* libmicrohttpd is done with the connection of h (claimed). */
+void api_door_mhd_done(struct api_door *d, struct api_hold *h);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
  * in buf; its length, or -1 when it does not fit. */
 int api_door_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg);
@@ -144,10 +157,16 @@ struct api_text *api_text_ref(struct api_text *t); /* another reference to t; NU
 void api_text_unref(struct api_text *t);           /* NULL is a no-op */
 struct api_cache;
 void api_cache_free(struct api_cache *c); /* NULL is a no-op */
-/* The generation of the data served: it moves on whenever anyone has committed to the
- * database, so an answer rendered from what a request reads after asking for generation g
- * stays right while the generation is g. 0 when it cannot tell: cache nothing. */
+/* The generation of the data served: it moves on when a commit changed what answers are
+ * rendered from (a snapshot, findings: db_content_stamp()) or the configuration changed, not
+ * when an incremental round only confirmed the snapshot, so an answer rendered from what a
+ * request reads after asking for generation g stays right while the generation is g. Figures
+ * that move with the clock (snapshot ages, last success) are not part of what is cached under
+ * it. 0 when it cannot tell: cache nothing. */
 uint64_t api_generation(struct api_req *r);
+/* A generation that moves with every commit anyone made to the database (PRAGMA data_version):
+ * for what every commit changes, the database's size. 0 when it cannot tell. */
+uint64_t api_commit_generation(struct api_req *r);
 /* The text stored under key at gen: on a hit 1, a reference to the plain bytes in *body, to
  * the gzip-compressed ones in *gz when want_gz and they were stored (else NULL), and *hash
  * what api_cache_put() was given; the caller drops the references. On a miss 0, and this

@@ -1,5 +1,6 @@
 /* Rendered answers kept while the data they were rendered from has not changed: a generation
- * that moves whenever anyone commits to the database, and a small table of answers keyed on it,
+ * that moves whenever a commit changes what answers say (not when a round only confirms its
+ * snapshot), and a small table of answers keyed on it,
  * shared by reference (a hit copies nothing) and rendered once however many ask at once. */
 #include <errno.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 
 #include "api/api-private.h"
+#include "db/changes.h"
 
 /* One rendered text: the bytes of an answer (or a part of one) as of generation gen. */
 struct entry {
@@ -31,10 +33,14 @@ struct flight {
 #define FLIGHTS 16 /* past this many renders at once, a request renders without a claim */
 
 struct api_cache {
-    /* The generation: the connection that watches for changes and the count of those seen. */
+    /* The generations: the connection that watches for changes, the commits seen, and the
+     * changes among them to what answers say (the content stamp and configuration generation
+     * last seen, each of which moves `generation` on). */
     pthread_mutex_t watch_mu;
     struct db *watch;
-    uint64_t generation;
+    uint64_t generation, commits;
+    uint64_t stamp, cfg_gen;
+    int stamped; /* stamp was read */
     /* The entries: lookups share the lock (a hit takes references and leaves), changes take
      * it alone. */
     pthread_rwlock_t lock;
@@ -138,37 +144,73 @@ void api_cache_free(struct api_cache *c)
 }
 
 /* PRAGMA data_version on one connection kept for it says whether anyone (a poll of this
- * daemon, a `vslint check` beside it) has committed since it was last asked: then the
- * generation moves on, once per change whichever thread notices it, and every answer rendered
- * before is old. (Each thread's own connection would see the same commit at different times,
- * and each would move the generation again.) A request takes its generation before it reads
- * through its thread's connection, so what it renders is at least as new as that generation;
- * data newer than it is harmless: the next request moves past it. */
-uint64_t api_generation(struct api_req *r)
+ * daemon, a `vslint check` beside it) has committed since it was last asked; then the content
+ * stamp (db_content_stamp(), a few rows of small tables) says whether the commit changed a
+ * snapshot or the findings, or only confirmed a snapshot, as every quiet incremental round
+ * does every few seconds: only the former, or a new configuration, moves the generation on,
+ * once per change whichever thread notices it. (Each thread's own connection would see the
+ * same commit at different times, and each would move the generation again.) A request takes
+ * its generation before it reads through its thread's connection, so what it renders is at
+ * least as new as that generation; data newer than it is harmless: the next request moves
+ * past it. 0 and 0 when it cannot tell. */
+static void generations(struct api_req *r, uint64_t *content, uint64_t *commits)
 {
     struct api_cache *c = cache_of(r->srv);
-    uint64_t gen = 0;
+    uint64_t cfg = r->srv->hooks.config_generation
+                       ? r->srv->hooks.config_generation(r->srv->hooks.ctx)
+                       : 0;
+    uint64_t stamp = 0;
     char *msg = NULL;
     int changed;
 
+    *content = *commits = 0;
     if (!c)
-        return 0;
+        return;
     pthread_mutex_lock(&c->watch_mu);
     if (!c->watch && db_open_reader(r->srv->db_path, &c->watch, &msg) < 0)
         c->watch = NULL; /* api_db() has said why; nothing is cached until it opens */
     free(msg);
-    if (c->watch) {
-        changed = db_changed(c->watch);
-        if (changed < 0) { /* cannot tell: cache nothing, and ask again on a fresh connection */
-            db_close(c->watch);
-            c->watch = NULL;
-        } else {
-            c->generation += changed;
-            gen = c->generation;
-        }
+    if (!c->watch)
+        goto out;
+    changed = db_changed(c->watch);
+    if (changed > 0 && db_content_stamp(c->watch, &stamp) < 0)
+        changed = -1;
+    if (changed < 0) { /* cannot tell: cache nothing, and ask again on a fresh connection */
+        db_close(c->watch);
+        c->watch = NULL;
+        goto out;
     }
+    if (changed) {
+        c->commits++;
+        if (!c->stamped || stamp != c->stamp)
+            c->generation++;
+        c->stamp = stamp;
+        c->stamped = 1;
+    }
+    if (cfg != c->cfg_gen) {
+        c->cfg_gen = cfg;
+        c->generation++;
+    }
+    *content = c->generation;
+    *commits = c->commits;
+out:
     pthread_mutex_unlock(&c->watch_mu);
-    return gen;
+}
+
+uint64_t api_generation(struct api_req *r)
+{
+    uint64_t content, commits;
+
+    generations(r, &content, &commits);
+    return content;
+}
+
+uint64_t api_commit_generation(struct api_req *r)
+{
+    uint64_t content, commits;
+
+    generations(r, &content, &commits);
+    return commits;
 }
 
 /* Under the read (or write) lock: the entry of key at gen, or NULL. */

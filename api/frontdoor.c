@@ -40,6 +40,15 @@ struct addr_count {
     unsigned n;
 };
 
+/* A handed-over connection's place in the counts (api_door_relay_done()). Under d->mu. */
+struct api_hold {
+    unsigned char a[16];
+    int fd;            /* libmicrohttpd's end, to find the hold by until it claims it */
+    unsigned holders;  /* the relay, libmicrohttpd */
+    int listed;        /* in d->handed: libmicrohttpd has not claimed it yet */
+    struct api_hold *next;
+};
+
 /* A connection the front door still holds. */
 struct pending {
     int fd;
@@ -85,6 +94,7 @@ struct api_door {
     int64_t resume_ms;
 
     struct api_relays *relays;
+    struct api_hold *handed; /* under mu: holds libmicrohttpd has not claimed yet */
     struct pending *pend;      /* the door thread's own */
     size_t n_pend;
     /* Answered with an error and half-closed: read until the client closes (or LINGER_MS),
@@ -217,6 +227,57 @@ void api_door_release(struct api_door *d, const unsigned char a[16])
     pthread_mutex_unlock(&d->mu);
 }
 
+/* Under d->mu: takes h off the unclaimed list. */
+static void unlist(struct api_door *d, struct api_hold *h)
+{
+    for (struct api_hold **pp = &d->handed; *pp; pp = &(*pp)->next)
+        if (*pp == h) {
+            *pp = h->next;
+            break;
+        }
+    h->listed = 0;
+}
+
+/* Under d->mu: one holder of h let go; the last gives the place back. */
+static void let_go(struct api_door *d, struct api_hold *h)
+{
+    if (h->holders && --h->holders == 0) {
+        release(d, h->a);
+        free(h);
+    }
+}
+
+void api_door_relay_done(struct api_door *d, struct api_hold *h)
+{
+    pthread_mutex_lock(&d->mu);
+    if (h->listed) {
+        unlist(d, h); /* libmicrohttpd never started it: its hold goes too */
+        let_go(d, h);
+    }
+    let_go(d, h);
+    pthread_mutex_unlock(&d->mu);
+}
+
+struct api_hold *api_door_claim(struct api_door *d, int fd)
+{
+    struct api_hold *h;
+
+    pthread_mutex_lock(&d->mu);
+    for (h = d->handed; h && h->fd != fd; h = h->next)
+        ;
+    if (h)
+        unlist(d, h);
+    pthread_mutex_unlock(&d->mu);
+    return h;
+}
+
+void api_door_mhd_done(struct api_door *d, struct api_hold *h)
+{
+    pthread_mutex_lock(&d->mu);
+    let_go(d, h);
+    pthread_mutex_unlock(&d->mu);
+}
+
 /* ---- answers ------------------------------------------------------------------------------- */
 
 static const char *reason(unsigned status)
@@ -342,15 +403,30 @@ static void hand_over(struct api_door *d, size_t i)
         refuse(d, i, 503, "busy", "the server is at its connection limit");
         return;
     }
+    struct api_hold *h = calloc(1, sizeof(*h));
+    if (!h) {
+        close(sp[0]);
+        close(sp[1]);
+        refuse(d, i, 503, "busy", "the server is at its connection limit");
+        return;
+    }
     d->pend[i] = d->pend[--d->n_pend]; /* the relay owns its session, socket and count */
+    memcpy(h->a, p.a, 16);
+    h->fd = sp[1];
+    h->holders = 2;
+    h->listed = 1;
+    pthread_mutex_lock(&d->mu);
+    h->next = d->handed;
+    d->handed = h;
+    pthread_mutex_unlock(&d->mu);
     if (MHD_add_connection(d->mhd, sp[1], (const struct sockaddr *)&p.sa, p.salen) != MHD_YES) {
         /* libmicrohttpd closed sp[1]. */
         rl_log(&d->rl_limits, "http: %s: libmicrohttpd took no more connections", who);
         close(sp[0]);
         answer_and_close(d, p.fd, p.tls, 503, "busy", "the server is at its connection limit");
-        api_door_release(d, p.a);
+        api_door_relay_done(d, h);
     } else {
-        (void)api_relay_add(d->relays, p.tls, p.fd, sp[0], p.a, who, p.head, p.head_len);
+        (void)api_relay_add(d->relays, p.tls, p.fd, sp[0], h, who, p.head, p.head_len);
     }
     if (p.head) {
         explicit_bzero(p.head, p.head_len); /* it may hold a bearer token */
@@ -704,6 +780,11 @@ void api_door_free(struct api_door *d)
     close(d->wake[0]);
     close(d->wake[1]);
     pthread_mutex_destroy(&d->mu);
+    while (d->handed) { /* libmicrohttpd, stopped, never started these */
+        struct api_hold *h = d->handed;
+        d->handed = h->next;
+        free(h);
+    }
     free(d->counts);
     free(d->pend);
     free(d);

@@ -1207,6 +1207,23 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
  * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
  * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
  * (its listener, the digest's and the answer cache's databases, the log). */
+/* libmicrohttpd's own connection lifetime: the client's place in the front door's counts is
+ * held from its start until it is done (api_door_claim()), not only while the relay runs. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct api_server *s = cls;
+
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? api_door_claim(s->door, ci->connect_fd) : NULL;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        api_door_mhd_done(s->door, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static void clamp_connections(struct api_door_opts *go, int threads, int sources)
 {
     const rlim_t per = 3;
@@ -1326,6 +1343,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MAX_HEADERS,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_END);
     if (!s->mhd) {

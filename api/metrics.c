@@ -363,7 +363,8 @@ static int piece_of(struct api_req *r, struct vsl_buf *b, int last, struct api_p
  * score) or after them ("post": datastores, which end the answer): rendered once per
  * generation of the data (api_generation()) and kept, with their deflate data once a client
  * took gzip, since most scrapes find the data unchanged. The per-vCenter gauges come from the
- * pollers' state and the clock and are rendered per request. */
+ * pollers' state and the clock and are rendered per request; the database's size, which
+ * every commit moves, once per commit (db_part()). */
 static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const char *which,
                        struct api_piece *p)
 {
@@ -397,7 +398,7 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
         return 0;
     }
     vsl_buf_init(&b, MAX_METRICS);
-    if (!last) {
+    if (!strcmp(which, "pre")) {
         int64_t objs[3] = {0};
         json_t *counts = NULL;
         int score = 0;
@@ -408,8 +409,6 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
             rc = head(&b, "vslint_score", "Estate score 0-100 (see /api/v1/summary).");
         if (rc == 0)
             rc = sample_int(&b, "vslint_score", NULL, score);
-        if (rc == 0)
-            rc = database(&b, db);
         json_decref(counts);
     } else {
         rc = datastores(&b, db);
@@ -422,10 +421,53 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
     return rc;
 }
 
+/* The database's size samples as last rendered: by server and commit generation
+ * (api_commit_generation()). Not in the answer cache: every commit, a quiet round's too, moves
+ * them, and the cache keeps one generation of answers (an entry of a newer one would push out
+ * every answer of the older). */
+static struct {
+    pthread_mutex_t mu;
+    const struct api_server *srv; /* compared, never followed */
+    uint64_t commits;
+    char *text; /* owned; NULL: nothing kept */
+    size_t len;
+} db_memo = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int db_part(struct api_req *r, struct db *db, struct api_piece *p)
+{
+    uint64_t commits = api_commit_generation(r);
+    struct vsl_buf b;
+    int rc = 1;
+
+    vsl_buf_init(&b, MAX_METRICS);
+    pthread_mutex_lock(&db_memo.mu);
+    if (commits && db_memo.text && db_memo.srv == r->srv && db_memo.commits == commits)
+        rc = vsl_buf_add(&b, db_memo.text, db_memo.len);
+    pthread_mutex_unlock(&db_memo.mu);
+    if (rc > 0) {
+        rc = database(&b, db);
+        char *copy = rc == 0 && commits ? malloc(b.len + 1) : NULL;
+        if (copy) {
+            memcpy(copy, b.data, b.len);
+            pthread_mutex_lock(&db_memo.mu);
+            free(db_memo.text);
+            db_memo.text = copy;
+            db_memo.len = b.len;
+            db_memo.srv = r->srv;
+            db_memo.commits = commits;
+            pthread_mutex_unlock(&db_memo.mu);
+        }
+    }
+    if (rc == 0)
+        rc = piece_of(r, &b, 0, p);
+    vsl_buf_free(&b);
+    return rc;
+}
+
 enum MHD_Result api_h_metrics(struct api_req *r)
 {
     struct api_vcenter_status *st = NULL;
-    struct api_piece p[3] = {{0}};
+    struct api_piece p[4] = {{0}};
     size_t n = 0;
     struct vsl_buf b;
     struct db *db;
@@ -439,6 +481,8 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     vsl_buf_init(&b, MAX_METRICS);
     gen = api_generation(r);
     rc = stored_part(r, db, gen, "pre", &p[0]);
+    if (rc == 0)
+        rc = db_part(r, db, &p[1]);
     if (rc == 0)
         rc = api_status(r, &st, &n);
     if (rc == 0) {
@@ -459,14 +503,14 @@ enum MHD_Result api_h_metrics(struct api_req *r)
                             "vslint_estate_builds_total %llu\n",
                             (unsigned long long)api_estate_builds(r->srv));
     if (rc == 0)
-        rc = piece_of(r, &b, 0, &p[1]);
+        rc = piece_of(r, &b, 0, &p[2]);
     if (rc == 0)
-        rc = stored_part(r, db, gen, "post", &p[2]);
+        rc = stored_part(r, db, gen, "post", &p[3]);
     free(st);
     vsl_buf_free(&b);
     if (rc < 0) {
-        api_pieces_free(p, 3);
+        api_pieces_free(p, 4);
         return api_db_error(r, "collecting metrics", rc);
     }
-    return api_respond_pieces(r, "text/plain; version=0.0.4; charset=utf-8", p, 3);
+    return api_respond_pieces(r, "text/plain; version=0.0.4; charset=utf-8", p, 4);
 }

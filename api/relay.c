@@ -39,7 +39,7 @@ enum { KEEP, DONE };
 struct relay {
     gnutls_session_t s; /* NULL: plain HTTP */
     int client_fd, app_fd;
-    unsigned char a[16];
+    struct api_hold *hold; /* the relay's hold of its client's place in the counts */
     char who[64];
     int64_t active_ms;         /* when something last moved */
     char in[API_MAX_HEAD + 1]; /* api_head_check() judges a head of up to API_MAX_HEAD */
@@ -48,6 +48,7 @@ struct relay {
     int client_eof;               /* nothing more comes from the client */
     int app_shut;                 /* libmicrohttpd was told so (shutdown SHUT_WR) */
     int refused;                  /* a next request was refused: answer it once MHD is done */
+    int answered;                 /* the refusal is in `out` (or was sent) */
     struct api_head verdict;
     char out[RELAY_OUT];
     size_t out_len, out_off;
@@ -91,9 +92,29 @@ static void relay_free(struct api_relays *rs, struct relay *r)
         close(r->app_fd);
     if (r->client_fd >= 0)
         close(r->client_fd);
-    api_door_release(rs->door, r->a);
+    api_door_relay_done(rs->door, r->hold);
     explicit_bzero(r->in, sizeof(r->in)); /* it may hold a bearer token */
     free(r);
+}
+
+/* Refuses the request the client is sending: logged with its address now, answered (status,
+ * code, message) after the answers before it, as the front door refuses a first head, and
+ * libmicrohttpd is told the end so that it finishes those and closes. */
+static void refuse_now(struct api_relays *rs, struct relay *r, unsigned status, const char *code,
+                       const char *message)
+{
+    api_door_log_request(rs->door, "http: %s: %u %s", r->who, status, message);
+    r->verdict.status = status;
+    r->verdict.code = code;
+    snprintf(r->verdict.message, sizeof(r->verdict.message), "%s", message);
+    r->refused = 1;
+    r->in_len = r->approved = 0;
+    r->body_left = 0;
+    r->owed_since = 0;
+    if (!r->app_shut) {
+        shutdown(r->app_fd, SHUT_WR);
+        r->app_shut = 1;
+    }
 }
 
 /* Sends what may go on to libmicrohttpd and judges the next head; -1 when the relay is over. */
@@ -145,6 +166,18 @@ static int pump_in(struct api_relays *rs, struct relay *r)
     }
     /* A refused request is answered after the answers before it: libmicrohttpd finishes them,
      * sees the end and closes. So does a client's end, once what it sent has gone on. */
+    /* The client ended its side in the middle of a request (part of a head, or less body than
+     * its Content-Length said): nothing more will come, and libmicrohttpd would wait for the
+     * rest until its own timeout. */
+    if (r->client_eof && !r->refused && !r->approved && (r->body_left || r->in_len)) {
+        if (r->body_left)
+            refuse_now(rs, r, 400, "bad_request",
+                       "the connection was closed before the request body was whole "
+                       "(Content-Length)");
+        else
+            refuse_now(rs, r, 400, "bad_request",
+                       "the connection was closed before the request head was whole");
+    }
     if (!r->app_shut && (r->refused || (r->client_eof && !r->approved && !r->body_left))) {
         shutdown(r->app_fd, SHUT_WR);
         r->app_shut = 1;
@@ -220,26 +253,15 @@ static int pump_out(struct relay *r)
     }
 }
 
-/* The connection is over: the refusal if any, TLS's close_notify, half-close, and read until
- * the client closes (closing a socket with unread bytes resets it, which can destroy the
- * answer). */
+/* The connection is over, every answer (and the refusal, queue_refusal()) sent: TLS's
+ * close_notify, half-close, and read until the client closes (closing a socket with unread
+ * bytes resets it, which can destroy the answer). */
 static void start_linger(struct relay *r)
 {
-    char text[1024];
-    int len = -1;
-
-    if (r->refused)
-        len = api_door_error_text(text, sizeof(text), r->verdict.status, r->verdict.code,
-                                  r->verdict.message);
     if (r->s) {
-        if (len > 0)
-            api_tls_answer(r->s, text, (size_t)len);
-        else
-            (void)gnutls_bye(r->s, GNUTLS_SHUT_WR);
+        (void)gnutls_bye(r->s, GNUTLS_SHUT_WR);
         gnutls_deinit(r->s);
         r->s = NULL;
-    } else if (len > 0) {
-        (void)!send(r->client_fd, text, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     close(r->app_fd);
     r->app_fd = -1;
@@ -260,26 +282,27 @@ static int owes(const struct relay *r)
     return r->in_len > r->approved;
 }
 
-/* A request begun and not finished within header_timeout: refused with 408 after the answers
- * before it, as the front door refuses a first head that is late (a header line every few
- * seconds would otherwise hold the connection forever). */
+/* A request begun and not finished within header_timeout: refused with 408 (a header line
+ * every few seconds would otherwise hold the connection forever). */
 static void cut_late(struct api_relays *rs, struct relay *r)
 {
-    api_door_log_request(rs->door,
-                         "http: %s: 408 the request did not arrive whole within header_timeout",
-                         r->who);
-    r->verdict.status = 408;
-    r->verdict.code = "request_timeout";
-    snprintf(r->verdict.message, sizeof(r->verdict.message), "%s",
-             "the request did not arrive whole within header_timeout");
-    r->refused = 1;
-    r->in_len = r->approved = 0;
-    r->body_left = 0;
-    r->owed_since = 0;
-    if (!r->app_shut) {
-        shutdown(r->app_fd, SHUT_WR);
-        r->app_shut = 1;
-    }
+    refuse_now(rs, r, 408, "request_timeout",
+               "the request did not arrive whole within header_timeout");
+}
+
+/* The refusal, as the answer after libmicrohttpd's: in `out`, sent as any answer is, waiting
+ * for the client to take it (POLLOUT) up to the idle timeout. One send() that met a full
+ * socket buffer (a client slow to read the answers before) would lose it. */
+static void queue_refusal(struct relay *r)
+{
+    int len = api_door_error_text(r->out, sizeof(r->out), r->verdict.status, r->verdict.code,
+                                  r->verdict.message);
+
+    r->answered = 1;
+    r->awaiting = 0;
+    r->out_off = 0;
+    r->out_len = len > 0 ? (size_t)len : 0;
+    r->active_ms = mono_ms();
 }
 
 /* Moves what can move. */
@@ -308,6 +331,10 @@ static int step(struct api_relays *rs, struct relay *r)
         if (read_client(r) < 0 || pump_in(rs, r) < 0 || pump_out(r) < 0)
             return DONE;
         if (r->app_eof && r->out_off == r->out_len) {
+            if (r->refused && !r->answered) {
+                queue_refusal(r);
+                continue;
+            }
             start_linger(r);
             return KEEP;
         }
@@ -502,7 +529,7 @@ fail:
 }
 
 int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int app_fd,
-                  const unsigned char a[16], const char *who, const char *in, size_t len)
+                  struct api_hold *h, const char *who, const char *in, size_t len)
 {
     struct relay *r = calloc(1, sizeof(*r));
     int queued = 0;
@@ -511,13 +538,13 @@ int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int 
         gnutls_deinit(s);
         close(app_fd);
         close(client_fd);
-        api_door_release(rs->door, a);
+        api_door_relay_done(rs->door, h);
         return -ENOMEM;
     }
     r->s = s;
     r->client_fd = client_fd;
     r->app_fd = app_fd;
-    memcpy(r->a, a, 16);
+    r->hold = h;
     snprintf(r->who, sizeof(r->who), "%s", who);
     r->active_ms = mono_ms();
     if (len)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 struct api_door;
+struct api_hold;
 
 /* The relays and the thread that runs them. */
 struct api_relays;
@@ -20,9 +21,10 @@ int api_relays_new(struct api_door *door, unsigned max, int head_s, int idle_s,
  * and libmicrohttpd (app_fd, the other end handed over with MHD_add_connection()); in holds the
  * len bytes read so far (HTTPS: the first head, decrypted; plain HTTP: none, the head waits in
  * the socket). Takes s, client_fd and app_fd in every case; 0 or a negative error (everything
- * closed and the count given back). a is the client's address key, who its text for the log. */
+ * closed and the count given back). h is the relay's hold of the client's place in the counts
+(api_door_relay_done() when it ends), who the client's address for the log. */
 int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int app_fd,
-                  const unsigned char a[16], const char *who, const char *in, size_t len);
+                  struct api_hold *h, const char *who, const char *in, size_t len);
 /* Stops the thread and closes every relay; NULL is a no-op. */
 void api_relays_free(struct api_relays *rs);
 

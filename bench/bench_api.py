@@ -8,10 +8,15 @@ It starts the synthetic responder (tests/sim/synth) with --vms VMs, fills one da
 `vslint collect` and `vslint check --offline` of the first binary (or copies --db), then per
 round and binary: `vslint serve` on a copy of it, waits for its first poll, runs wrk on
 /api/v1/summary, a findings page and /metrics idle, then again while polls run back to back
-(POST /api/v1/polls). Prints p50 / p99 / requests a second and the load average. Nothing is
-asserted."""
+(POST /api/v1/polls), counting the answers the cache rendered meanwhile (its misses, from
+/metrics' vslint_api_answers_total). With --incremental the vCenter is followed (incremental = true) and the
+second phase runs while its rounds commit, quiet ones (each confirms the snapshot) and, with
+--mutate-every S, one in S seconds that applies POST /synth/mutate?pct=--mutate-pct changes.
+Prints p50 / p99 / requests a second and the load average. Nothing is asserted."""
 import argparse
 import os
+import threading
+import urllib.request
 import shutil
 import signal
 import subprocess
@@ -38,14 +43,50 @@ def load():
         return float(f.read().split()[0])
 
 
-def config(work, name, db, url, port):
+def config(work, name, db, url, port, incremental=False):
     conf = os.path.join(work, name + '.conf')
     with open(conf, 'w') as f:
         f.write('[database]\npath = %s\n\n[server]\nlisten = 127.0.0.1:%d\ntoken_file = %s\n\n'
                 '[vcenter synth]\nurl = %s\nuser = %s\npassword_file = %s\nmax_objects = 500\n'
                 'timeout = 3600\ninterval = 86400\n' % (db, port, os.path.join(work, 'token'),
                                                         url, USER, os.path.join(work, 'pw')))
+        if incremental:
+            f.write('incremental = true\n')
     return conf
+
+
+class Mutator(threading.Thread):
+    """POST /synth/mutate?pct=P to the synthetic responder every `every` seconds: rounds that
+    apply changes (and evaluate) among the quiet ones."""
+
+    def __init__(self, base, every, pct):
+        super().__init__(daemon=True)
+        self.base, self.every, self.pct = base, every, pct
+        self.stop = threading.Event()
+        self.polls = 0  # mutations made, reported where the polls are
+
+    def run(self):
+        while not self.stop.wait(self.every):
+            req = urllib.request.Request('%s/synth/mutate?pct=%d' % (self.base, self.pct),
+                                         data=b'', method='POST')
+            urllib.request.urlopen(req, timeout=30).read()
+            self.polls += 1
+
+
+def renders(base):
+    """vslint_api_answers_total{how="rendered"} of /metrics: the answers the cache missed."""
+    with urllib.request.urlopen(base + '/metrics', timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith('vslint_api_answers_total{how="rendered"}'):
+                return int(float(line.rsplit(' ', 1)[1]))
+    return 0
+
+
+def measure(a, base, path):
+    """wrk on path, with the load average before and the answers rendered meanwhile."""
+    la, r0 = load(), renders(base)
+    out = wrk(base + path, a.seconds, threads=2, conns=a.conns)
+    return dict(out, load=la, renders=renders(base) - r0)  # (the /metrics read after counts)
 
 
 def serve_and_measure(a, label, binary, work, seed_db, url):
@@ -56,26 +97,29 @@ def serve_and_measure(a, label, binary, work, seed_db, url):
     shutil.copy(seed_db, db)
     port = free_port()
     base = 'http://127.0.0.1:%d' % port
-    srv = subprocess.Popen([binary, 'serve', '-c', config(work, label, db, url, port)],
+    srv = subprocess.Popen([binary, 'serve', '-c', config(work, label, db, url, port,
+                                                          a.incremental)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {}
     try:
         wait_first_poll(base)
         for name, path in PATHS:
-            la = load()
-            out[(name, 'idle')] = dict(wrk(base + path, a.seconds, threads=2, conns=a.conns),
-                                       load=la)
+            out[(name, 'idle')] = measure(a, base, path)
             log('%s %s idle: %s' % (label, name, out[(name, 'idle')]))
-        p = Poller(base, TOKEN)
-        p.start()
+        if a.incremental:
+            p = Mutator(url[:-len('/sdk')], a.mutate_every, a.mutate_pct)
+            if a.mutate_every > 0:
+                p.start()
+        else:
+            p = Poller(base, TOKEN)
+            p.start()
         time.sleep(1.0)
         for name, path in PATHS:
-            la = load()
-            out[(name, 'polling')] = dict(wrk(base + path, a.seconds, threads=2,
-                                              conns=a.conns), load=la)
+            out[(name, 'polling')] = measure(a, base, path)
             log('%s %s while polling: %s' % (label, name, out[(name, 'polling')]))
         p.stop.set()
-        p.join()
+        if p.is_alive():
+            p.join()
         out['polls'] = p.polls
     finally:
         stop(srv)
@@ -92,6 +136,12 @@ def main():
     ap.add_argument('--db', help='a database of this estate to start from (copied)')
     ap.add_argument('--save-db', help='keep a copy of the filled database here (for --db)')
     ap.add_argument('--synth', default='build/tests/sim/vcsim-synth')
+    ap.add_argument('--incremental', action='store_true',
+                    help='follow the vCenter: measure while its incremental rounds commit')
+    ap.add_argument('--mutate-every', type=float, default=0,
+                    help='with --incremental: seconds between changes made in the estate')
+    ap.add_argument('--mutate-pct', type=int, default=1,
+                    help='with --mutate-every: percent of VMs each change touches (whole)')
     a = ap.parse_args()
     bins = [b.split('=', 1) for b in a.binaries]
     work = tempfile.mkdtemp(prefix='vslint-bench-api-')
@@ -125,20 +175,25 @@ def main():
         sim.send_signal(signal.SIGTERM)
         sim.wait()
         shutil.rmtree(work, ignore_errors=True)
-    print('%d VMs, wrk -t2 -c%d -d%ds, runs in the order measured' % (a.vms, a.conns, a.seconds))
-    print('| binary | request | idle p50 / p99 / req/s (load) | polls writing p50 / p99 / '
-          'req/s (load) |')
+    print('%d VMs, wrk -t2 -c%d -d%ds, runs in the order measured%s' % (
+        a.vms, a.conns, a.seconds,
+        ', writing: incremental rounds%s' % (' and a change every %g s' % a.mutate_every
+                                             if a.mutate_every else ' (quiet)')
+        if a.incremental else ', writing: full polls back to back'))
+    print('| binary | request | idle p50 / p99 / req/s (load) renders | polls writing p50 / p99 / '
+          'req/s (load) renders |')
     print('|---|---|---|---|')
     for label, out in results:
         for name, _ in PATHS:
             cells = []
             for when in ('idle', 'polling'):
                 r = out[(name, when)]
-                cells.append('%.1f / %.1f ms / %.0f (%.1f)%s' % (
-                    r['p50'], r['p99'], r['rps'], r['load'],
+                cells.append('%.1f / %.1f ms / %.0f (%.1f) %d%s' % (
+                    r['p50'], r['p99'], r['rps'], r['load'], r['renders'],
                     ' %d errors' % r['errors'] if r['errors'] else ''))
             print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
-        print('| %s | polls finished while measuring | %d | |' % (label, out['polls']))
+        print('| %s | %s while measuring | %d | |' % (
+            label, 'changes made' if a.incremental else 'polls finished', out['polls']))
 
 
 if __name__ == '__main__':

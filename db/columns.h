@@ -83,7 +83,8 @@
     T(CAPACITY_HISTORY, capacity_history, 8)                                                       \
     T(RUNWAY, runway, 8)                                                                           \
     T(DIGESTS, digests, 8)                                                                         \
-    T(EVALUATIONS, evaluations, 13)
+    T(EVALUATIONS, evaluations, 13)                                                                \
+    T(DATA_CHANGES, data_changes, 13)
 
 /* ---- inventory ---------------------------------------------------------------------------- */
 
@@ -547,6 +548,14 @@
 #define DB_COLS_evaluations(X, S, E)                                                               \
     X(S, E, vcenter, "TEXT PRIMARY KEY NOT NULL", RAW, PK, 13, NOEST)                              \
     X(S, E, evaluated_ms, "INTEGER NOT NULL", RAW, 0, 13, NOEST)
+
+/* How many times each kind of data the API's answers are rendered from, and that no snapshot
+ * stamp covers, was written: what = "findings" (db_findings_record(), a prune of findings), n
+ * its count. One row per kind, bumped in the writing transaction, so that a reader can tell a
+ * commit that changed findings from one that only confirmed a snapshot (db_content_stamp()). */
+#define DB_COLS_data_changes(X, S, E)                                                              \
+    X(S, E, what, "TEXT PRIMARY KEY NOT NULL", RAW, PK, 13, NOEST)                                 \
+    X(S, E, n, "INTEGER NOT NULL", RAW, 0, 13, NOEST)
 
 /* The indexes: I(name, since, "table(columns)"). An index that changes is a new name (or a hand-
  * written migration that drops the old one). */

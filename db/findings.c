@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "db/changes.h"
 #include "db/db-private.h"
 #include "db/findings.h"
 #include "util/buf.h"
@@ -326,13 +327,17 @@ int db_findings_record(struct db *db, const char *vcenter, const struct evaluati
     if (rc == SQLITE_OK && db_run(db->h, evaluated_sql, "recording the evaluation",
                                   DB_TEXT(vcenter), DB_INT(now_ms)) < 0)
         rc = sqlite3_errcode(db->h) != SQLITE_OK ? sqlite3_errcode(db->h) : SQLITE_ERROR;
+    /* Every evaluation moves last_seen: the API's cached answers are old from this commit on
+     * (db_content_stamp()). */
+    if (rc == SQLITE_OK && (r = db_note_change(db, "findings")) < 0)
+        goto fail;
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
+    if (rc != SQLITE_OK)
         r = db_fail(db->h, rc, "recording findings");
-        if (sqlite3_get_autocommit(db->h) == 0)
-            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-    }
+fail:
+    if (r < 0 && sqlite3_get_autocommit(db->h) == 0)
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(ins);
     free(emitted);
     if (r == 0) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "db/changes.h"
 #include "db/db-private.h"
 #include "db/prune.h"
 #include "util/buf.h"
@@ -63,10 +64,13 @@ static int batch(struct db *db, const char *sql, int64_t cutoff, int64_t *n)
     *n = 0;
     if (r == 0)
         r = db_run(db->h, sql, "pruning", DB_INT(cutoff), DB_INT(DB_PRUNE_BATCH));
-    if (r == 0) {
+    if (r == 0)
         *n = sqlite3_changes(db->h);
+    /* Findings gone change the API's answers (db_content_stamp()). */
+    if (r == 0 && *n && sql == findings_sql)
+        r = db_note_change(db, "findings");
+    if (r == 0)
         r = db_run(db->h, "COMMIT", "pruning");
-    }
     if (r < 0 && !sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
     return r;

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apilib import serving  # noqa: E402
+from apilib import serving, until  # noqa: E402
 from simlib import run_ok, vcenter  # noqa: E402
 
 FREE = '/api/v1/findings?check=datastore-free-space&limit=50'
@@ -223,6 +223,91 @@ def test_concurrent_cold_requests_render_the_answer_once(sim, workspace, monkeyp
     assert moved['rendered'] == 1, moved
     assert moved['waited'] >= 1, moved  # at least one asked while it was being rendered
     assert moved['waited'] + moved['cached'] >= 7, moved
+
+
+def test_two_keys_rendering_at_once_do_not_wait_for_each_other(sim, workspace, monkeypatch):
+    """Single-flight is per answer: two different pages asked at once, each cold, are rendered
+    side by side. With every render taking 1.5 s more (VSLINT_DEBUG_RENDER_DELAY_MS), both
+    answers arrive within about one render's time, not two (one waiting for the other's), and
+    the counter says both rendered, neither waited."""
+    import threading
+    monkeypatch.setenv('VSLINT_DEBUG_RENDER_DELAY_MS', '1500')
+    vc = vcenter(workspace, sim.url, 'lab', interval=3600)
+    other = '/api/v1/inventory/datastores?limit=1000'
+    with serving(workspace, [vc]) as s:
+        s.get('/metrics')
+        before = s.get('/metrics').body
+        took = {}
+
+        def one(path):
+            t0 = time.time()
+            with urllib.request.urlopen(s.base + path, timeout=30) as r:
+                assert r.status == 200
+                r.read()
+            took[path] = time.time() - t0
+
+        threads = [threading.Thread(target=one, args=(p,)) for p in (FREE, other)]
+        t0 = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        both = time.time() - t0
+        after = s.get('/metrics').body
+    assert set(took) == {FREE, other}, took
+    assert min(took.values()) >= 1.5, took  # each was rendered (the delay is per render)
+    assert both < 2.8, 'the two renders took %.2f s together: one waited (%r)' % (both, took)
+    moved = {how: metric(after, 'vslint_api_answers_total', how=how) -
+             metric(before, 'vslint_api_answers_total', how=how)
+             for how in ('rendered', 'waited')}
+    # (the second /metrics may render its database-size part again: a commit moves it)
+    assert moved['rendered'] >= 2 and moved['waited'] == 0, moved
+
+
+def last_success_ms(ws):
+    """vcenters.last_success_ms of 'lab', read from the daemon's database file."""
+    import sqlite3
+    db = sqlite3.connect('file:%s?mode=ro' % ws.db, uri=True, timeout=10)
+    try:
+        row = db.execute("SELECT last_success_ms FROM vcenters WHERE name = 'lab'").fetchone()
+    finally:
+        db.close()
+    return row[0] if row else None
+
+
+def test_quiet_incremental_rounds_leave_the_cached_answers_cached(sim, workspace, monkeypatch):
+    """Each incremental round that finds nothing changed commits only the snapshot's
+    confirmation (last_success_ms). Answers cached before it are still right after it: the
+    findings page asked again after two such rounds comes from the cache (at once; a render
+    takes 1.5 s more here, VSLINT_DEBUG_RENDER_DELAY_MS). Then a change in the estate shows in the next answer. Before, every
+    commit moved the cache's generation and each round threw every cached answer away."""
+    monkeypatch.setenv('VSLINT_DEBUG_RENDER_DELAY_MS', '1500')
+    vc = vcenter(workspace, sim.url, 'lab', interval=3600, incremental='true')
+    with serving(workspace, [vc]) as s:
+        s.sim = sim
+        until(lambda: s.vcenter('lab')['mode'] == 'incremental', 'the follower to start', s)
+        names = free_findings(s)
+        assert 'ds-free-ok' not in names
+        # Two rounds that commit their confirmation after the page was rendered.
+        seen = [last_success_ms(workspace)]
+        until(lambda: seen.append(last_success_ms(workspace)) or len(set(seen)) >= 3,
+              'two quiet rounds', s, timeout=30)
+        before = s.get('/metrics').body
+        t0 = time.time()
+        again = free_findings(s)
+        secs = time.time() - t0
+        after = s.get('/metrics').body
+        assert again == names
+        assert secs < 1.0, 'the findings page was rendered again (%.2f s)' % secs
+        assert (metric(after, 'vslint_api_answers_total', how='cached') >
+                metric(before, 'vslint_api_answers_total', how='cached'))
+
+        sim.control('datastore', name='ds-free-ok', free_pct=1)
+        try:
+            until(lambda: 'ds-free-ok' in free_findings(s), 'the new finding in the page', s,
+                  timeout=40)
+        finally:
+            sim.control('datastore', name='ds-free-ok', free_pct=50)
 
 
 def test_answers_evicted_while_being_sent_stay_whole(srv):

@@ -369,13 +369,7 @@ def test_a_low_soft_open_file_limit_is_raised_to_the_hard_one(serve, workspace, 
         for s in clients:
             s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
         for s in clients:
-            s.settimeout(10)
-            out = b''
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                out += d
+            out = read_to_end(s)
             assert parse(out)[0] == 200, out[:200]
     finally:
         for s in clients:
@@ -485,6 +479,17 @@ def read_answer(s, timeout=5):
     return buf
 
 
+def read_to_end(s, timeout=10):
+    """Everything s receives until the server closes it."""
+    s.settimeout(timeout)
+    out = b''
+    while True:
+        d = s.recv(65536)
+        if not d:
+            return out
+        out += d
+
+
 def closed_within(s, seconds):
     """Seconds until the server closed s (reading and dropping what comes), or None."""
     t0 = time.time()
@@ -498,6 +503,66 @@ def closed_within(s, seconds):
         except (ConnectionResetError, ssl.SSLError, OSError):
             return time.time() - t0
     return None
+
+
+@pytest.mark.parametrize('second', [False, True], ids=['first', 'kept-alive'])
+def test_a_body_cut_short_by_the_client_gets_400_at_once(serve, second):
+    """A client that says Content-Length: 100, sends 10 bytes and ends its side (shutdown)
+    gets a 400 that says so at once, and the log names its address; before, the relay passed
+    the end on to nobody and the client waited for libmicrohttpd's own timeout (30 s here)
+    without an answer. The same on a kept-alive connection's second request."""
+    srv = serve('timeout = 30\n')
+    s = connect(srv.port)
+    s.settimeout(10)
+    try:
+        if second:
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+            assert parse(read_answer(s))[0] == 200
+        s.sendall(b'POST /api/v1/polls HTTP/1.1\r\nHost: x\r\nContent-Type: application/json'
+                  b'\r\nContent-Length: 100\r\n\r\n{"vcenter"')
+        time.sleep(0.3)
+        s.shutdown(socket.SHUT_WR)
+        t0 = time.time()
+        out = read_to_end(s)
+        secs = time.time() - t0
+    finally:
+        s.close()
+    assert secs < 3, 'answered after %.1f s' % secs
+    check_error('body cut short', out, 400, 'bad_request')
+    assert 'before the request body was whole' in json.loads(parse(out)[2])['error']['message']
+    assert re.search(r'http: 127\.0\.0\.1: 400 the connection was closed before the request '
+                     r'body was whole', srv.logs()), srv.logs()[-2000:]
+
+
+def test_408_after_answers_the_client_has_not_read_yet_still_arrives(serve):
+    """A client pipelines 64 requests for the dashboard's script (about 4 MB of answers), then
+    half a head, and reads nothing for a while: the half head is cut at header_timeout (2 s)
+    while the answers before it still fill the socket. When the client reads, it gets the 64
+    answers and then the 408, which waits in the relay for the client to take it (the 408 used
+    to be one non-blocking send() after the last answer, lost when the socket buffer had less
+    room left than its size: this test did not catch that, the room is usually there)."""
+    srv = serve('header_timeout = 2\ntimeout = 30\n')
+    one = get(srv.port, '/static/app.js')[0]
+    assert parse(one)[0] == 200 and len(one) > 30000, one[:300]
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.connect(('127.0.0.1', srv.port))
+    try:
+        s.sendall(b'GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\n' * 64 +
+                  b'GET /healthz HTTP/1.1\r\nHost: x\r\n')
+        time.sleep(4)
+        out = read_to_end(s)
+    finally:
+        s.close()
+    statuses = []
+    while out:  # the answers one after another, each as long as its Content-Length says
+        head, _, rest = out.partition(b'\r\n\r\n')
+        statuses.append(int(head.split(b' ', 2)[1]))
+        n = int(re.search(rb'(?im)^content-length:\s*(\d+)', head).group(1))
+        last, out = rest[:n], rest[n:]
+    assert statuses == [200] * 64 + [408], (len(statuses), statuses[-3:])
+    out = last
+    assert json.loads(out)['error']['code'] == 'request_timeout', out
 
 
 @pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
@@ -588,6 +653,61 @@ def test_kept_alive_connections_count_against_the_per_address_limit(serve):
             s.close()
 
 
+def test_quick_reconnects_keep_to_the_per_address_limit_and_give_every_place_back(serve):
+    """Eight threads of one address each connect, ask, and close (some before reading the
+    answer), 40 times, against max_connections_per_address = 4: every connection gets a 200
+    or a 429 (or, closed before reading, nothing) and none anything else. A place is given
+    back only when both the relay and libmicrohttpd are done with the connection
+    (MHD_OPTION_NOTIFY_CONNECTION): afterwards all four places are free again (four kept-alive
+    connections are served, a fifth is refused 429), so no hold was lost or kept."""
+    import threading
+    srv = serve('max_connections_per_address = 4\ntimeout = 60\nheader_timeout = 60\n')
+    seen, bad = [], []
+
+    def client(k):
+        for i in range(40):
+            s = connect(srv.port)
+            try:
+                s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+                if (i + k) % 3 == 0:
+                    continue  # closed before the answer
+                out = read_answer(s)
+                status = parse(out)[0] if out else None
+                seen.append(status)
+                if status not in (200, 429):
+                    bad.append(out[:200])
+            except (ConnectionResetError, BrokenPipeError):
+                seen.append('reset')
+            finally:
+                s.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad, bad
+    assert seen.count(200) > 0, seen
+    held = []
+    try:
+        deadline = time.time() + 10
+        while len(held) < 4:
+            s = connect(srv.port)
+            s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+            status = parse(read_answer(s))[0]
+            if status == 200:
+                held.append(s)
+                continue
+            s.close()
+            assert time.time() < deadline, 'a place was not given back: %d of 4 free' % len(held)
+            time.sleep(0.2)
+        out, _, _ = get(srv.port)
+        assert parse(out)[0] == 429, out
+    finally:
+        for s in held:
+            s.close()
+
+
 @pytest.mark.parametrize('tls', [False, True], ids=['http', 'https'])
 def test_idle_kept_alive_connection_is_closed_after_timeout(serve, tls):
     """A kept-alive connection with no request in flight is closed after `timeout` (3 s here),
@@ -638,9 +758,17 @@ def test_reset_flood_with_busy_handlers_keeps_the_limits_and_recovers(serve, mon
             break
         assert time.time() < deadline, 'no answer after the flood: %r' % out[:200]
         time.sleep(1)
-    s = connect(srv.port)
-    fds_after = len(os.listdir('/proc/%d/fd' % pid))
-    s.close()
+    # The first answer can come from a libmicrohttpd thread whose queue emptied while the
+    # others still end their last delayed handlers: the descriptors are counted until they
+    # are back, within a few seconds, not at that instant.
+    deadline = time.time() + 10
+    while True:
+        s = connect(srv.port)
+        fds_after = len(os.listdir('/proc/%d/fd' % pid))
+        s.close()
+        if fds_after < 40 or time.time() > deadline:
+            break
+        time.sleep(0.5)
     assert fds_after < 40, fds_after
 
 
