@@ -456,6 +456,27 @@ def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
 
 
+def test_anonymized_capture_leaves_no_unanswered_array_host(workspace):
+    """An array that never answered teaches the anonymizer nothing, yet its host is in the
+    failure curl reports ("Could not resolve host: unity-prod.invalid"), which the README
+    quotes: --anonymize replaces (and then removes) every configured host, so neither the
+    name nor its first label is in any file of the archive, README included."""
+    out = os.path.join(workspace.dir, 'gone.tar.gz')
+    with Sim('violations') as sim:
+        extra = array_sections(workspace, ['https://unity-prod.invalid/'])
+        conf = workspace.write_config([vcenter(workspace, sim.url)], extra, name='gone.conf')
+        res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out, '--anonymize')
+    assert res.returncode == 2, res.stderr
+    # The failure names the host where vslint says it (stderr is the user's own terminal).
+    assert 'unity-prod.invalid' in res.stderr, res.stderr
+    files = members(out)
+    readme = files['vslint-capture/README.md'].decode()
+    assert '## The read failed\n\nIt ended with: array1: ' in readme, readme
+    assert 'Could not resolve host' in readme, readme
+    for name, body in files.items():
+        assert b'unity-prod' not in body, (name, body[:2000])
+
+
 def record_status(ws, url, out, arrays=(), array_keys=''):
     """`vslint record` as simlib.record() runs it, whatever its exit status."""
     extra = array_sections(ws, arrays, array_keys)
