@@ -413,10 +413,11 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     assert '- %s vcenter RetrievePropertiesEx /sdk: HTTP %s' % (failed[0], failed[5]) in readme
 
 
-@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401'])
+@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401', 'huge'])
 def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     """The same for an array: its first pool read answered with HTTP 500, broken JSON,
-    nothing at all, or not answered within the array's timeout is recorded, and a collect against the replay reports the array's failure
+    nothing at all, an answer over the client's 64 MiB limit, or not answered within the
+    array's timeout is recorded, and a collect against the replay reports the array's failure
     in the live run's words; the record writes the archive with the vCenter's read and the
     array's up to the failure, and exits 2. A session that ends in the middle (401) is one the
     poll logs in again after: the refused read and the read again are both in the capture, and
@@ -452,6 +453,13 @@ def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     assert len(pool) == 1, pool
     if fault == 'slow':
         assert pool[0][5] == '0' and pool[0][8] == 'timed out after 0 bytes', pool
+        return
+    if fault == 'huge':
+        # An answer larger than the client keeps (64 MiB): the replay serves what vslint
+        # kept and more after it, so that the replayed run refuses it as too big too, not
+        # as broken JSON cut where the recording stopped.
+        assert 'larger than 64 MiB' in live[1], live
+        assert pool[0][5] == '200' and pool[0][8].startswith('vslint stopped reading after '), pool
         return
     assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
 
