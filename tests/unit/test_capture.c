@@ -144,6 +144,21 @@ static void test_too_big_is_refused_whole(void **state)
     vsl_capture_free(c);
 }
 
+/* Adds a SOAP exchange of view_req with answer (ended by failure, NULL: whole). */
+static void add_view(struct vsl_capture *c, const char *answer, const char *failure)
+{
+    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                               .proto = "soap",
+                                                               .url = "https://vc/sdk",
+                                                               .req = view_req,
+                                                               .req_len = strlen(view_req),
+                                                               .answer = answer,
+                                                               .answer_len = strlen(answer),
+                                                               .status = 200,
+                                                               .failure = failure}),
+                     0);
+}
+
 /* An answer cut inside a session key (the transfer ended there) keeps none of its first
  * bytes: a start of 8 bytes or more of a secret at the end of a cut answer is removed. */
 static void test_cut_answer_loses_a_secret_s_start(void **state)
@@ -159,16 +174,7 @@ static void test_cut_answer_loses_a_secret_s_start(void **state)
     close(fd);
     assert_int_equal(vsl_capture_new(0, &c), 0);
     assert_int_equal(vsl_capture_secret(c, "52ab-cut-key-0123456789"), 0);
-    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
-                                                               .proto = "soap",
-                                                               .url = "https://vc/sdk",
-                                                               .req = view_req,
-                                                               .req_len = strlen(view_req),
-                                                               .answer = cut,
-                                                               .answer_len = strlen(cut),
-                                                               .status = 200,
-                                                               .failure = "closed after 52 bytes"}),
-                     0);
+    add_view(c, cut, "closed after 52 bytes");
     /* The same bytes in an answer that came whole are not a secret's start but a value. */
     assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
                                                                .proto = "get",
@@ -203,15 +209,7 @@ static void test_anonymized_failure_names_no_configured_host(void **state)
     assert_true(fd >= 0);
     close(fd);
     assert_int_equal(vsl_capture_new(0, &c), 0);
-    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
-                                                               .proto = "soap",
-                                                               .url = "https://vc/sdk",
-                                                               .req = view_req,
-                                                               .req_len = strlen(view_req),
-                                                               .answer = view_answer,
-                                                               .answer_len = strlen(view_answer),
-                                                               .status = 200}),
-                     0);
+    add_view(c, view_answer, NULL);
     assert_int_equal(
         vsl_capture_write(c, path,
                           &(struct vsl_capture_about){
