@@ -2,6 +2,7 @@
  * archive a user can look through and send back, which the test harness replays as a vCenter. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,16 +18,23 @@ static struct vsl_capture *volatile interrupted_capture;
 
 /* SIGINT, SIGTERM, SIGHUP: the archive being written (beside --output) goes, the rows were in
  * memory only, and the process ends by the signal, so that its status says it was
- * interrupted. Only async-signal-safe calls: unlink, write, sigaction, raise. */
+ * interrupted. A signal that comes after the archive was renamed into place (and before the
+ * handlers are removed) says so instead: the archive is whole, and the one it replaced is
+ * gone. Only async-signal-safe calls: unlink, write, sigaction, raise. */
 static void on_interrupt(int sig)
 {
     static const char intr[] = "vslint record: interrupted (SIGINT): no archive written\n",
                       term[] = "vslint record: interrupted (SIGTERM): no archive written\n",
-                      hup[] = "vslint record: interrupted (SIGHUP): no archive written\n";
+                      hup[] = "vslint record: interrupted (SIGHUP): no archive written\n",
+                      done[] = "vslint record: interrupted after the archive was written\n";
     const char *m = sig == SIGINT ? intr : sig == SIGTERM ? term : hup;
     size_t n = sig == SIGINT ? sizeof(intr) : sig == SIGTERM ? sizeof(term) : sizeof(hup);
     struct sigaction dfl = {.sa_handler = SIG_DFL};
 
+    if (vsl_capture_written(interrupted_capture)) {
+        m = done;
+        n = sizeof(done);
+    }
     vsl_capture_discard(interrupted_capture);
     if (write(STDERR_FILENO, m, n - 1) < 0) {
         /* nothing left to tell it with */
@@ -66,6 +74,7 @@ int cmd_record(const struct vsl_args *a)
     struct vsl_capture *cap = NULL;
     const struct vsl_vcenter_conf *vc = NULL;
     struct vsl_poll_result res;
+    const char **array_urls = NULL; /* owned array of borrowed strings: the arrays' URLs */
     char err[1024], label[16], failed[1200] = "";
     int status = VSL_EXIT_FAIL, arrays = 0;
 
@@ -89,6 +98,11 @@ int cmd_record(const struct vsl_args *a)
         log_warnx("out of memory");
         goto out;
     }
+    array_urls = calloc(vsl_config_nsources(cfg) + 1, sizeof(*array_urls));
+    if (!array_urls) {
+        log_warnx("out of memory");
+        goto out;
+    }
     catch_interrupts(cap);
     /* A read that fails partway is what a user most wants to send: the archive is still
      * written, up to and with the failed exchange, and the exit status says it failed. */
@@ -102,6 +116,7 @@ int cmd_record(const struct vsl_args *a)
         const struct vsl_vcenter_conf *s = vsl_config_source(cfg, i);
         if (!s->type)
             continue;
+        array_urls[arrays] = s->url;
         snprintf(label, sizeof(label), "array%d", ++arrays);
         if (vsl_record(s, cap, label, &res) < 0) {
             log_warnx("array %s (%s): cannot read it: %s", s->name, label, res.error);
@@ -118,7 +133,9 @@ int cmd_record(const struct vsl_args *a)
                                       .url = vc->url,
                                       .version = VSL_VERSION,
                                       .anonymize = a->anonymize,
-                                      .failed = failed[0] ? failed : NULL};
+                                      .failed = failed[0] ? failed : NULL,
+                                      .array_urls = array_urls,
+                                      .n_arrays = (size_t)arrays};
     if (vsl_capture_write(cap, a->output, &about, err, sizeof(err)) < 0) {
         log_warnx("%s", err);
         goto out;
@@ -136,6 +153,7 @@ int cmd_record(const struct vsl_args *a)
 out:
     catch_interrupts(NULL);
     vsl_capture_free(cap);
+    free(array_urls);
     vsl_config_free(cfg);
     return status;
 }

@@ -499,7 +499,8 @@ int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
 {
     /* The rows go to a database in memory: the decoders and the arrays' readers run exactly as
      * a poll runs them (every row kind has its sink), nothing is stored in the configured
-     * database, and no file ever holds the un-anonymized rows, so none is left behind when
+     * database, and no file ever holds the un-anonymized rows (db_open() makes SQLite's
+     * temporary storage, the staging database's, memory too), so none is left behind when
      * the record is interrupted (a signal ends it where it stands). */
     struct db *db = NULL;
     char *dberr = NULL;

@@ -539,6 +539,13 @@ int db_open(const char *path, struct db **out, char **errmsg)
         add_access_hint(errmsg, path);
         return r;
     }
+    /* In memory alone means the staging database too (ATTACH '' makes SQLite's temporary
+     * database, a file under $TMPDIR unlinked at open, unless temporary storage is memory):
+     * `vslint record`'s rows are not anonymized and must never be in a file. */
+    if (in_memory && (r = exec(db, "PRAGMA temp_store = MEMORY")) < 0) {
+        db_close(db);
+        return r;
+    }
     /* The migration takes the write lock: only when the file is older than this build (or new),
      * so opening a current database waits for no one. */
     if (db_user_version(db->h, &version) != SQLITE_OK || version != db_schema_version())

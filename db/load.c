@@ -1466,8 +1466,10 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
     vsl_buf_init(&L.row_key, MAX_KEY);
     L.e = est_new(vcenter);
     L.strings = calloc(LOAD_STRINGS, sizeof(*L.strings));
-    if (!L.e)
-        return -ENOMEM;
+    if (!L.e) {
+        r = -ENOMEM; /* out: frees L.strings too */
+        goto out;
+    }
     /* One read transaction: with WAL it pins one committed snapshot, so a poll committing
      * while we read cannot hand the checks half of the old one and half of the new one. */
     r = db_exec(db->h, "BEGIN");

@@ -54,6 +54,7 @@ struct vsl_capture {
      * complete whenever tmp_live is set, which is set only while the file exists under it. */
     char tmp[4096];
     volatile sig_atomic_t tmp_live;
+    volatile sig_atomic_t written; /* set with the rename that put the archive in place */
 };
 
 int vsl_capture_new(size_t max_bytes, struct vsl_capture **out)
@@ -111,6 +112,31 @@ void vsl_capture_discard(struct vsl_capture *c)
 {
     if (c && c->tmp_live)
         unlink(c->tmp);
+}
+
+int vsl_capture_written(const struct vsl_capture *c)
+{
+    return c && c->written;
+}
+
+/* Blocks (how SIG_BLOCK) or restores the signals `vslint record` ends on, around the steps
+ * that must not be split: mkstemp() and setting tmp_live (else an interrupt leaves an empty
+ * file the handler does not know of), rename() and clearing tmp_live while setting written
+ * (else the handler says no archive was written while one is in place). old is the mask to
+ * restore. */
+static void hold_interrupts(int how, sigset_t *old)
+{
+    sigset_t set;
+
+    if (how != SIG_BLOCK) {
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+        return;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 const char *vsl_capture_outcome(void *h, int cc, int stopped, size_t got, char *out, size_t size)
@@ -425,6 +451,36 @@ static int scrub(char *const *list, size_t nlist, char **s, size_t *len)
     return 0;
 }
 
+/* The shortest start of a secret scrub_cut() removes: shorter, it would match a secret's first
+ * bytes that are not secret (a cookie's "52", a token's common prefix) all over. */
+#define CUT_SECRET_MIN 8
+
+/* scrub(), and then for an answer that was cut (the transfer ended early), a start of one of
+ * the strings of list at its very end, of CUT_SECRET_MIN bytes or more, replaced by REMOVED:
+ * scrub() replaces only whole strings, and an answer cut inside a session key (a container
+ * view's moref, "session[52ab...") would keep the key's first bytes. */
+static int scrub_cut(char *const *list, size_t nlist, int cut, char **s, size_t *len)
+{
+    int r = scrub(list, nlist, s, len);
+
+    for (size_t i = 0; i < nlist && r == 0 && cut && *s; i++) {
+        size_t n = strlen(list[i]);
+        for (size_t k = n - 1 < *len ? n - 1 : *len; k >= CUT_SECRET_MIN; k--) {
+            if (memcmp(*s + *len - k, list[i], k))
+                continue;
+            char *grown = realloc(*s, *len - k + sizeof(REMOVED));
+            if (!grown)
+                return -ENOMEM;
+            explicit_bzero(grown + *len - k, k);
+            memcpy(grown + *len - k, REMOVED, sizeof(REMOVED));
+            *s = grown;
+            *len = *len - k + sizeof(REMOVED) - 1;
+            break;
+        }
+    }
+    return r;
+}
+
 /* Replaces *s by its anonymized copy. */
 static int anonymize(struct vsl_anon *a, int json, char **s, size_t *len)
 {
@@ -609,6 +665,50 @@ static int readme(struct vsl_buf *b, const struct vsl_capture *c,
     return r;
 }
 
+/* Appends a copy of the n bytes at s to the list *v of *len strings (of capacity *cap). */
+static int add_host(char ***v, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    int r = vsl_grow(v, cap, *len, sizeof(char *), 4);
+
+    if (r == 0 && !((*v)[*len] = strndup(s, n)))
+        r = -ENOMEM;
+    if (r == 0)
+        (*len)++;
+    return r;
+}
+
+/* Gives the host of url, and its first label ("unity-prod" of unity-prod.corp.example.com),
+ * to the anonymizer as names of kind, and adds them to the list *v (of *n, capacity *cap) of
+ * strings removed after anonymizing: a host that shows inside a longer word is not replaced
+ * by the anonymizer (it replaces whole words), and must not stay. An address is left to the
+ * anonymizer's address rules; a first label shorter than 4 bytes ("vc") is not removed, as it
+ * would cut words all over. */
+static int anon_host(struct vsl_anon *anon, const char *url, const char *kind, char ***v,
+                     size_t *n, size_t *cap)
+{
+    const char *h = strstr(url, "://");
+    char host[256];
+    size_t len, dot;
+    int r;
+
+    h = h ? h + 3 : url;
+    len = strcspn(h, ":/[]?#");
+    snprintf(host, sizeof(host), "%.*s", (int)(len < 255 ? len : 255), h);
+    len = strlen(host);
+    if (!len || strspn(host, "0123456789.") == len)
+        return 0;
+    if ((r = vsl_anon_name(anon, host, kind)) < 0 || (r = add_host(v, n, cap, host, len)) < 0)
+        return r;
+    dot = strcspn(host, ".");
+    if (dot == len || dot < 2)
+        return 0;
+    host[dot] = '\0';
+    r = vsl_anon_name(anon, host, kind);
+    if (r == 0 && dot >= 4)
+        r = add_host(v, n, cap, host, dot);
+    return r;
+}
+
 int vsl_capture_write(struct vsl_capture *c, const char *path,
                       const struct vsl_capture_about *about, char *err, size_t errlen)
 {
@@ -618,10 +718,14 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     char name[160], reqname[128], ansname[128], *tmp = c->tmp;
     char *failed = NULL; /* owned: about->failed, as the archive may show it */
     size_t failed_len = 0;
+    char **hosts = NULL; /* owned, with its strings: the configured hosts, when anonymized */
+    size_t n_hosts = 0, cap_hosts = 0;
     time_t now = time(NULL);
+    sigset_t mask; /* the signal mask before hold_interrupts() */
     int r = 0, fd = -1;
 
     vsl_buf_init(&text, (size_t)-1);
+    sigemptyset(&mask);
     pthread_mutex_lock(&c->mu);
     if (c->overflow) {
         snprintf(err, errlen, "the read is larger than the capture may hold (%zu MiB)",
@@ -638,7 +742,8 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     for (size_t i = 0; i < c->n && r == 0; i++) {
         r = scrub(c->secrets, c->n_secrets, &c->v[i].req, &c->v[i].req_len);
         if (r == 0)
-            r = scrub(c->secrets, c->n_secrets, &c->v[i].answer, &c->v[i].answer_len);
+            r = scrub_cut(c->secrets, c->n_secrets, c->v[i].failure[0] != '\0', &c->v[i].answer,
+                          &c->v[i].answer_len);
     }
     /* Why the read failed may quote an answer (a fault's message), and names the URL. */
     if (r == 0 && about->failed) {
@@ -658,18 +763,15 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
                 r = vsl_anon_learn(anon, json, c->v[i].path, c->v[i].answer, c->v[i].answer_len);
         }
         /* The vCenter's own name and host, which an answer may hold (a vCenter's name in an
-         * alarm, its FQDN in a URL). */
+         * alarm, its FQDN in a URL), and the arrays' hosts: an array that never answered
+         * taught the anonymizer nothing, and its host is in curl's error ("Could not resolve
+         * host: unity-prod.corp.example.com"). */
         if (r == 0 && about->vcenter)
             r = vsl_anon_name(anon, about->vcenter, "vcenter");
-        if (r == 0 && about->url) {
-            const char *h = strstr(about->url, "://");
-            h = h ? h + 3 : about->url;
-            size_t n = strcspn(h, ":/[]");
-            char host[256];
-            snprintf(host, sizeof(host), "%.*s", (int)(n < 255 ? n : 255), h);
-            if (host[0])
-                r = vsl_anon_name(anon, host, "vcenter");
-        }
+        if (r == 0 && about->url)
+            r = anon_host(anon, about->url, "vcenter", &hosts, &n_hosts, &cap_hosts);
+        for (size_t i = 0; i < about->n_arrays && r == 0; i++)
+            r = anon_host(anon, about->array_urls[i], "array", &hosts, &n_hosts, &cap_hosts);
         if (r == 0)
             r = vsl_anon_seal(anon);
         for (size_t i = 0; i < c->n && r == 0; i++) {
@@ -690,12 +792,21 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         size_t plen = strlen(e->path);
         r = scrub(c->users, c->n_users, &e->req, &e->req_len);
         if (r == 0)
-            r = scrub(c->users, c->n_users, &e->answer, &e->answer_len);
+            r = scrub_cut(c->users, c->n_users, e->failure[0] != '\0', &e->answer,
+                          &e->answer_len);
         if (r == 0)
             r = scrub(c->users, c->n_users, &e->path, &plen);
+        if (r == 0)
+            r = scrub(hosts, n_hosts, &e->req, &e->req_len);
+        if (r == 0)
+            r = scrub(hosts, n_hosts, &e->answer, &e->answer_len);
+        if (r == 0)
+            r = scrub(hosts, n_hosts, &e->path, &plen);
     }
     if (r == 0 && failed)
         r = scrub(c->users, c->n_users, &failed, &failed_len);
+    if (r == 0 && failed)
+        r = scrub(hosts, n_hosts, &failed, &failed_len);
     if (r < 0) {
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;
@@ -708,12 +819,14 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     /* 0600: a capture holds an estate's layout even anonymized; its owner decides to share. A
      * fresh name (mkstemp: O_EXCL, so no file or symlink someone left there is written
      * through) and fchmod, so that nothing but the owner can ever open it. */
+    hold_interrupts(SIG_BLOCK, &mask);
     fd = mkstemp(tmp);
     c->tmp_live = fd >= 0;
+    hold_interrupts(SIG_SETMASK, &mask);
     if (fd >= 0 && (fchmod(fd, 0600) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)) {
         close(fd);
-        c->tmp_live = 0;
         unlink(tmp);
+        c->tmp_live = 0;
         fd = -1;
     }
     if (fd < 0 || !(z = gzdopen(fd, "wb9"))) {
@@ -721,8 +834,8 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
         if (fd >= 0) {
             close(fd);
-            c->tmp_live = 0;
             unlink(tmp);
+            c->tmp_live = 0;
         }
         goto out;
     }
@@ -761,16 +874,22 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     }
     if (gzclose(z) != Z_OK && r == 0)
         r = -EIO;
+    hold_interrupts(SIG_BLOCK, &mask);
     if (r == 0 && rename(tmp, path) < 0)
         r = -errno;
-    c->tmp_live = 0;
-    if (r < 0) {
-        snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
+    if (r < 0)
         unlink(tmp);
-    }
+    c->written = r == 0;
+    c->tmp_live = 0;
+    hold_interrupts(SIG_SETMASK, &mask);
+    if (r < 0)
+        snprintf(err, errlen, "%s: cannot write the archive: %s", path, vsl_strerror(r));
 out:
     pthread_mutex_unlock(&c->mu);
     free(failed);
+    for (size_t i = 0; i < n_hosts; i++)
+        free(hosts[i]);
+    free(hosts);
     vsl_anon_free(anon);
     vsl_buf_free(&text);
     return r;

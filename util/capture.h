@@ -31,6 +31,11 @@ struct vsl_capture_about {
     int anonymize;
     const char *failed; /* NULL: every read ended well; else why one failed (secrets removed
                          * from it, and anonymized as the rest) */
+    const char *const *array_urls; /* the configured arrays' URLs (n_arrays of them): when
+                                    * anonymized, their hosts are replaced and then removed
+                                    * wherever they show, even an array that never answered
+                                    * (its host is then only in the failure's text) */
+    size_t n_arrays;
 };
 
 struct vsl_capture;
@@ -80,5 +85,11 @@ const char *vsl_capture_outcome(void *h, int cc, int stopped, size_t got, char *
 /* Removes the archive vsl_capture_write() is writing, if it is: for a signal handler, which
  * may call it at any moment (async-signal-safe: unlink alone). */
 void vsl_capture_discard(struct vsl_capture *c);
+
+/* Whether vsl_capture_write() put the archive in place: for the same signal handler, to say
+ * which happened (async-signal-safe). The rename and this are one step for SIGINT, SIGTERM
+ * and SIGHUP, which are blocked across it, so the handler never sees the archive in place
+ * and this unset. */
+int vsl_capture_written(const struct vsl_capture *c);
 
 #endif

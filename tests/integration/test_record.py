@@ -413,10 +413,11 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     assert '- %s vcenter RetrievePropertiesEx /sdk: HTTP %s' % (failed[0], failed[5]) in readme
 
 
-@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401'])
+@pytest.mark.parametrize('fault', ['http500', 'malformed', 'empty', 'slow', '401', 'huge'])
 def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     """The same for an array: its first pool read answered with HTTP 500, broken JSON,
-    nothing at all, or not answered within the array's timeout is recorded, and a collect against the replay reports the array's failure
+    nothing at all, an answer over the client's 64 MiB limit, or not answered within the
+    array's timeout is recorded, and a collect against the replay reports the array's failure
     in the live run's words; the record writes the archive with the vCenter's read and the
     array's up to the failure, and exits 2. A session that ends in the middle (401) is one the
     poll logs in again after: the refused read and the read again are both in the capture, and
@@ -453,7 +454,35 @@ def test_failed_array_exchange_replays_as_it_failed(workspace, fault):
     if fault == 'slow':
         assert pool[0][5] == '0' and pool[0][8] == 'timed out after 0 bytes', pool
         return
+    if fault == 'huge':
+        # An answer larger than the client keeps (64 MiB): the replay serves what vslint
+        # kept and more after it, so that the replayed run refuses it as too big too, not
+        # as broken JSON cut where the recording stopped.
+        assert 'larger than 64 MiB' in live[1], live
+        assert pool[0][5] == '200' and pool[0][8].startswith('vslint stopped reading after '), pool
+        return
     assert pool[0][8] == '-' and pool[0][5] == ('500' if fault == 'http500' else '200')
+
+
+def test_anonymized_capture_leaves_no_unanswered_array_host(workspace):
+    """An array that never answered teaches the anonymizer nothing, yet its host is in the
+    failure curl reports ("Could not resolve host: unity-prod.invalid"), which the README
+    quotes: --anonymize replaces (and then removes) every configured host, so neither the
+    name nor its first label is in any file of the archive, README included."""
+    out = os.path.join(workspace.dir, 'gone.tar.gz')
+    with Sim('violations') as sim:
+        extra = array_sections(workspace, ['https://unity-prod.invalid/'])
+        conf = workspace.write_config([vcenter(workspace, sim.url)], extra, name='gone.conf')
+        res = vslint('record', '-c', conf, '--vcenter', 'lab', '--output', out, '--anonymize')
+    assert res.returncode == 2, res.stderr
+    # The failure names the host where vslint says it (stderr is the user's own terminal).
+    assert 'unity-prod.invalid' in res.stderr, res.stderr
+    files = members(out)
+    readme = files['vslint-capture/README.md'].decode()
+    assert '## The read failed\n\nIt ended with: array1: ' in readme, readme
+    assert 'Could not resolve host' in readme, readme
+    for name, body in files.items():
+        assert b'unity-prod' not in body, (name, body[:2000])
 
 
 def record_status(ws, url, out, arrays=(), array_keys=''):

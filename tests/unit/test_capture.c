@@ -85,12 +85,18 @@ static void test_secrets_removed(void **state)
                                                   .status = 200}),
         0);
     assert_int_equal(vsl_capture_count(c), 2);
+    assert_false(vsl_capture_written(c));
     assert_int_equal(vsl_capture_write(c, path,
                                        &(struct vsl_capture_about){.vcenter = "prod",
                                                                    .url = "https://vc/sdk",
                                                                    .version = "test"},
                                        err, sizeof(err)),
                      0);
+    /* What an interrupt after the write finds: the archive in place, which it must not
+     * remove, and written set, so that it says the archive was written. */
+    assert_true(vsl_capture_written(c));
+    vsl_capture_discard(c);
+    assert_int_equal(access(path, F_OK), 0);
     vsl_capture_free(c);
     char *all = unpack(path, &len);
     static const char *const gone[] = {"Hunter2-pass", "admin@corp", "52-session-key", "Ada Admin",
@@ -134,7 +140,96 @@ static void test_too_big_is_refused_whole(void **state)
                                   sizeof(err)) < 0);
     assert_non_null(strstr(err, "larger than the capture may hold"));
     assert_int_equal(access(path, F_OK), -1);
+    assert_false(vsl_capture_written(c));
     vsl_capture_free(c);
+}
+
+/* Adds a SOAP exchange of view_req with answer (ended by failure, NULL: whole). */
+static void add_view(struct vsl_capture *c, const char *answer, const char *failure)
+{
+    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                               .proto = "soap",
+                                                               .url = "https://vc/sdk",
+                                                               .req = view_req,
+                                                               .req_len = strlen(view_req),
+                                                               .answer = answer,
+                                                               .answer_len = strlen(answer),
+                                                               .status = 200,
+                                                               .failure = failure}),
+                     0);
+}
+
+/* An answer cut inside a session key (the transfer ended there) keeps none of its first
+ * bytes: a start of 8 bytes or more of a secret at the end of a cut answer is removed. */
+static void test_cut_answer_loses_a_secret_s_start(void **state)
+{
+    struct vsl_capture *c = NULL;
+    char path[] = "/tmp/vslint-test-capture-XXXXXX", err[256] = "";
+    static const char cut[] = "<returnval type=\"ContainerView\">session[52ab-cut-key";
+    static const char whole[] = "<x>52ab-cut-key</x>";
+    size_t len;
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(vsl_capture_new(0, &c), 0);
+    assert_int_equal(vsl_capture_secret(c, "52ab-cut-key-0123456789"), 0);
+    add_view(c, cut, "closed after 52 bytes");
+    /* The same bytes in an answer that came whole are not a secret's start but a value. */
+    assert_int_equal(vsl_capture_add(c, &(struct vsl_exchange){.source = "vcenter",
+                                                               .proto = "get",
+                                                               .method = "GET",
+                                                               .url = "https://vc/sdk/x",
+                                                               .answer = whole,
+                                                               .answer_len = strlen(whole),
+                                                               .status = 200}),
+                     0);
+    assert_int_equal(vsl_capture_write(c, path, &(struct vsl_capture_about){.version = "t"}, err,
+                                       sizeof(err)),
+                     0);
+    vsl_capture_free(c);
+    char *all = unpack(path, &len);
+    assert_non_null(memmem(all, len, "\">session[(removed)", 19));
+    assert_null(memmem(all, len, "session[52ab", 12));
+    assert_non_null(memmem(all, len, whole, strlen(whole)));
+    free(all);
+    unlink(path);
+}
+
+/* --anonymize: an array that never answered is still named in the failure's text; its
+ * configured host and its first label are in no file of the archive. */
+static void test_anonymized_failure_names_no_configured_host(void **state)
+{
+    struct vsl_capture *c = NULL;
+    char path[] = "/tmp/vslint-test-capture-XXXXXX", err[256] = "";
+    static const char *const arrays[] = {"https://unity-prod.corp.example:443/"};
+    size_t len;
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(vsl_capture_new(0, &c), 0);
+    add_view(c, view_answer, NULL);
+    assert_int_equal(
+        vsl_capture_write(c, path,
+                          &(struct vsl_capture_about){
+                              .vcenter = "lab",
+                              .url = "https://vcsa01.lab.test/sdk",
+                              .version = "t",
+                              .anonymize = 1,
+                              .failed = "array1: Failed to connect to unity-prod.corp.example "
+                                        "port 443 (unity-prod is down)",
+                              .array_urls = arrays,
+                              .n_arrays = 1},
+                          err, sizeof(err)),
+        0);
+    vsl_capture_free(c);
+    char *all = unpack(path, &len);
+    assert_non_null(memmem(all, len, "It ended with: array1: Failed to connect to ", 44));
+    assert_null(memmem(all, len, "unity-prod", 10));
+    assert_null(memmem(all, len, "vcsa01", 6));
+    free(all);
+    unlink(path);
 }
 
 int main(void)
@@ -142,6 +237,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_secrets_removed),
         cmocka_unit_test(test_too_big_is_refused_whole),
+        cmocka_unit_test(test_cut_answer_loses_a_secret_s_start),
+        cmocka_unit_test(test_anonymized_failure_names_no_configured_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

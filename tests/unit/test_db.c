@@ -349,6 +349,13 @@ TEST_WITH(test_open_in_memory_makes_no_file, tl_db_setup, tl_db_teardown)
     assert_int_equal(chdir(fx->dir), 0);
     assert_int_equal(db_open(DB_MEMORY, &db, &err), 0);
     assert_null(err);
+    /* Its staging database (ATTACH '') is SQLite's temporary one: in memory too, not a file
+     * under $TMPDIR (unlinked, so the directory check below would not see it). */
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db->h, "PRAGMA temp_store", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 2); /* MEMORY */
+    sqlite3_finalize(st);
     db_close(db);
     DIR *d = opendir(".");
     assert_non_null(d);

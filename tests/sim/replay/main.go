@@ -201,6 +201,10 @@ var (
 	timedOutRe = regexp.MustCompile(`^timed out after (\d+) bytes$`)
 )
 
+// The most blanks served after an answer vslint stopped reading: above any of its limits
+// (arrays/unity.c's 64 MiB, the SOAP transport's).
+const stoppedPadMax = 1 << 30
+
 // parseOutcome reads the ninth column of manifest.tsv (util/capture.c's
 // vsl_capture_outcome()): the kind of ending ("closed", "stopped", "timeout",
 // "none") and the length the answer announced (-1: none).
@@ -225,11 +229,27 @@ func parseOutcome(s string) (string, int64, error) {
 // answer writes e as it was recorded: whole, or ended the way its transfer ended.
 func answer(w http.ResponseWriter, e *exchange) {
 	kind, announced, _ := parseOutcome(e.outcome)
-	if e.outcome == "" || kind == "stopped" {
-		// vslint stopped reading an answer it refused (malformed, too big): what it read
-		// before it stopped is served whole, and it stops at the same place.
+	if e.outcome == "" {
 		w.WriteHeader(e.status)
 		w.Write(e.answer)
+		return
+	}
+	if kind == "stopped" {
+		// vslint refused the answer partway: malformed (it stops again inside what it
+		// read) or larger than its limit (what it kept stays under the limit, the piece
+		// that crossed it was refused): what it read is served, then blanks until it stops
+		// reading, so that it stops for the same reason, not at a cut it never saw. Bounded,
+		// so that a client which reads on is not fed forever.
+		w.WriteHeader(e.status)
+		if _, err := w.Write(e.answer); err != nil {
+			return
+		}
+		pad := bytes.Repeat([]byte(" "), 64<<10)
+		for n := 0; n < stoppedPadMax; n += len(pad) {
+			if _, err := w.Write(pad); err != nil {
+				return
+			}
+		}
 		return
 	}
 	status := e.status

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
@@ -398,7 +399,7 @@ type server struct {
 	issued    []string          // every cookie and CSRF token handed out (control: "issued")
 	pools     []pool
 	luns      []lun
-	fault     string // slow, drop, malformed, 401, http500
+	fault     string // slow, drop, malformed, 401, http500, empty, huge, droplun
 	faultAt   int    // the Nth instances read (1-based); 0 = every one
 	faultLeft bool
 	broken    string // a type whose every instances read answers broken JSON (control broken=TYPE)
@@ -602,6 +603,22 @@ func (s *server) injectFault(w http.ResponseWriter, sid string) bool {
 		s.luns = s.luns[1:]
 		s.mu.Unlock()
 		return false
+	case "huge":
+		// 200 with a well-formed answer larger than any client keeps (65 MiB of padding
+		// in one string), streamed: vslint refuses it as too big.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if _, err := w.Write([]byte(`{"entries": [], "pad": "`)); err != nil {
+			return true
+		}
+		pad := bytes.Repeat([]byte("x"), 1<<20)
+		for i := 0; i < 65; i++ {
+			if _, err := w.Write(pad); err != nil {
+				return true
+			}
+		}
+		w.Write([]byte(`"}`))
+		return true
 	case "empty":
 		// 200 with no body at all, as a proxy in front of the array may answer.
 		w.Header().Set("Content-Type", "application/json")
@@ -749,7 +766,7 @@ func main() {
 	user := flag.String("user", "vslint", "the only user name that may log in")
 	passwordFile := flag.String("password-file", "", "file holding the password (default: vslint-secret)")
 	pageCap := flag.Int("page-size", 10, "server-side cap on instances per page (0 = none)")
-	fault := flag.String("fault", "", "KIND:N: answer the Nth instances read badly, once; N=0 every read (slow, drop, malformed, 401, http500, empty, droplun)")
+	fault := flag.String("fault", "", "KIND:N: answer the Nth instances read badly, once; N=0 every read (slow, drop, malformed, 401, http500, empty, huge, droplun)")
 	paging := flag.String("paging", "both", "what a page says of the next: both (links and entryCount), links, count (entryCount only), none")
 	stopAfter := flag.Int("stop-after-seconds", 0, "exit after this many seconds (0 = run until signalled)")
 	flag.BoolVar(&leaky, "leaky", false, "pools, LUNs and NAS servers named after a site, a host and a domain (see the control's names)")
