@@ -118,6 +118,15 @@ static void refuse_now(struct api_relays *rs, struct relay *r, unsigned status, 
 }
 
 /* Sends what may go on to libmicrohttpd and judges the next head; -1 when the relay is over. */
+/* Whether in[0..len) holds nothing but CR and LF (an empty len too). */
+static int only_line_ends(const char *in, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (in[i] != '\r' && in[i] != '\n')
+            return 0;
+    return 1;
+}
+
 static int pump_in(struct api_relays *rs, struct relay *r)
 {
     for (;;) {
@@ -169,7 +178,10 @@ static int pump_in(struct api_relays *rs, struct relay *r)
     /* The client ended its side in the middle of a request (part of a head, or less body than
      * its Content-Length said): nothing more will come, and libmicrohttpd would wait for the
      * rest until its own timeout. */
-    if (r->client_eof && !r->refused && !r->approved && (r->body_left || r->in_len)) {
+    /* Empty lines left between or after requests are not a request (RFC 9112 2.2: a server
+     * ignores them before a request line), so a client that ends with one had sent all. */
+    if (r->client_eof && !r->refused && !r->approved &&
+        (r->body_left || !only_line_ends(r->in, r->in_len))) {
         if (r->body_left)
             refuse_now(rs, r, 400, "bad_request",
                        "the connection was closed before the request body was whole "

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "db/capacity.h"
+#include "db/changes.h"
 #include "db/db-private.h"
 #include "util/err.h"
 
@@ -86,7 +87,12 @@ int db_runway_record(struct db *db, const char *vcenter, int64_t now_ms,
         r = db_fail(db->h, rc, "recording runway estimates");
         goto fail;
     }
-    r = db_exec(db->h, "COMMIT");
+    /* The datastores page and /metrics show runway: their cached answers are old from this
+     * commit on (db_content_stamp()), which the findings' own change, a commit before, does
+     * not cover. */
+    r = db_note_change(db, "runway");
+    if (r == 0)
+        r = db_exec(db->h, "COMMIT");
     if (r == 0)
         return 0;
 fail:

@@ -534,6 +534,26 @@ def test_a_body_cut_short_by_the_client_gets_400_at_once(serve, second):
                      r'body was whole', srv.logs()), srv.logs()[-2000:]
 
 
+def test_an_empty_line_after_a_request_then_the_end_is_not_a_cut_request(serve):
+    """A client that ends a request with one CRLF too many (some do after a body) and then
+    ends its side gets its answer and nothing else: an empty line is not a request (RFC 9112
+    2.2), so no "closed before the request head was whole" 400 follows the 200, and the log
+    says nothing of it (review of the relay's cut-request rule)."""
+    srv = serve('timeout = 30\n')
+    s = connect(srv.port)
+    s.settimeout(10)
+    try:
+        s.sendall(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n\r\n')
+        time.sleep(0.3)
+        s.shutdown(socket.SHUT_WR)
+        out = read_to_end(s)
+    finally:
+        s.close()
+    statuses = [l for l in out.split(b'\r\n') if l.startswith(b'HTTP/1.1 ')]
+    assert statuses == [b'HTTP/1.1 200 OK'], out[-400:]
+    assert 'request head was whole' not in srv.logs(), srv.logs()[-2000:]
+
+
 def test_408_after_answers_the_client_has_not_read_yet_still_arrives(serve):
     """A client pipelines 64 requests for the dashboard's script (about 4 MB of answers), then
     half a head, and reads nothing for a while: the half head is cut at header_timeout (2 s)

@@ -17,6 +17,7 @@
 #include "checks/engine.h"
 #include "checks/runway.h"
 #include "db/capacity.h"
+#include "db/changes.h"
 #include "db/db.h"
 #include "db/findings.h"
 #include "util/err.h"
@@ -425,7 +426,13 @@ TEST(test_runway_record_and_series)
                                 .warn_free_pct = 30, .crit_free_pct = 12.5};
 
     tl_snapshot(fx->db, "vc", fill_one, NULL, NOWMS, NOWMS, NULL);
+    /* Recording runway moves the content stamp the API's answer cache is keyed on: the
+     * datastores page and /metrics show it (review of b23c: they kept old runway). */
+    uint64_t stamp0 = 0, stamp1 = 0;
+    assert_int_equal(db_content_stamp(fx->db, &stamp0), 0);
     assert_int_equal(db_runway_record(fx->db, "vc", NOWMS, &row, 1), 0);
+    assert_int_equal(db_content_stamp(fx->db, &stamp1), 0);
+    assert_true(stamp0 != stamp1);
     assert_int_equal(db_capacity_series(fx->db, "vc", NULL, "ds-one", &o), 0);
     assert_string_equal(json_string_value(json_object_get(o, "moref")), "datastore-1");
     assert_int_equal(json_array_size(json_object_get(o, "points")), 1);
