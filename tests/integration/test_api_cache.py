@@ -229,39 +229,49 @@ def test_two_keys_rendering_at_once_do_not_wait_for_each_other(sim, workspace, m
     """Single-flight is per answer: two different pages asked at once, each cold, are rendered
     side by side. With every render taking 1.5 s more (VSLINT_DEBUG_RENDER_DELAY_MS), both
     answers arrive within about one render's time, not two (one waiting for the other's), and
-    the counter says both rendered, neither waited."""
+    the counter says both rendered, neither waited. Up to three tries, each with two pages
+    never asked before: a commit of the first poll's evaluation or runway landing during a
+    render makes that page render again (a new generation), which is not a wait; a page that
+    waits for the other's render does so every time."""
     import threading
     monkeypatch.setenv('VSLINT_DEBUG_RENDER_DELAY_MS', '1500')
     vc = vcenter(workspace, sim.url, 'lab', interval=3600)
-    other = '/api/v1/inventory/datastores?limit=1000'
+    tries = []
     with serving(workspace, [vc]) as s:
         s.get('/metrics')
         before = s.get('/metrics').body
-        took = {}
+        for attempt in range(3):
+            pages = (FREE.replace('limit=50', 'limit=%d' % (50 + attempt)),
+                     '/api/v1/inventory/datastores?limit=%d' % (1000 + attempt))
+            took = {}
 
-        def one(path):
+            def one(path):
+                t0 = time.time()
+                with urllib.request.urlopen(s.base + path, timeout=30) as r:
+                    assert r.status == 200
+                    r.read()
+                took[path] = time.time() - t0
+
+            threads = [threading.Thread(target=one, args=(p,)) for p in pages]
             t0 = time.time()
-            with urllib.request.urlopen(s.base + path, timeout=30) as r:
-                assert r.status == 200
-                r.read()
-            took[path] = time.time() - t0
-
-        threads = [threading.Thread(target=one, args=(p,)) for p in (FREE, other)]
-        t0 = time.time()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        both = time.time() - t0
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            both = time.time() - t0
+            assert set(took) == set(pages), took
+            assert min(took.values()) >= 1.5, took  # each was rendered (the delay is per render)
+            tries.append((both, took))
+            if both < 2.8:
+                break
         after = s.get('/metrics').body
-    assert set(took) == {FREE, other}, took
-    assert min(took.values()) >= 1.5, took  # each was rendered (the delay is per render)
-    assert both < 2.8, 'the two renders took %.2f s together: one waited (%r)' % (both, took)
+    assert tries[-1][0] < 2.8, 'the two renders took %.2f s together each time: one waited (%r)' % (
+        tries[-1][0], tries)
     moved = {how: metric(after, 'vslint_api_answers_total', how=how) -
              metric(before, 'vslint_api_answers_total', how=how)
              for how in ('rendered', 'waited')}
     # (the second /metrics may render its database-size part again: a commit moves it)
-    assert moved['rendered'] >= 2 and moved['waited'] == 0, moved
+    assert moved['rendered'] >= 2 * len(tries) and moved['waited'] == 0, moved
 
 
 def last_success_ms(ws):
