@@ -678,13 +678,15 @@ static int add_host(char ***v, size_t *len, size_t *cap, const char *s, size_t n
 }
 
 /* Gives the host of url, and its first label ("unity-prod" of unity-prod.corp.example.com),
- * to the anonymizer as names of kind, and adds them to the list *v (of *n, capacity *cap) of
- * strings removed after anonymizing: a host that shows inside a longer word is not replaced
- * by the anonymizer (it replaces whole words), and must not stay. An address is left to the
- * anonymizer's address rules; a first label shorter than 4 bytes ("vc") is not removed, as it
- * would cut words all over. */
+ * to the anonymizer as names of kind; adds the host to the list *v (of *n, capacity *cap) of
+ * strings removed from everything after anonymizing (a host inside a longer word is not
+ * replaced by the anonymizer, which replaces whole words), and the first label to the list
+ * *lv (of *ln, capacity *lcap) removed from the failure text only: curl's words around it
+ * are known, while cut from every answer a label such as "unity" or "vcenter" would change
+ * values vslint reads. An address is left to the anonymizer's address rules; a first label
+ * shorter than 4 bytes ("vc") is not removed, as it would cut words all over. */
 static int anon_host(struct vsl_anon *anon, const char *url, const char *kind, char ***v,
-                     size_t *n, size_t *cap)
+                     size_t *n, size_t *cap, char ***lv, size_t *ln, size_t *lcap)
 {
     const char *h = strstr(url, "://");
     char host[256];
@@ -705,7 +707,7 @@ static int anon_host(struct vsl_anon *anon, const char *url, const char *kind, c
     host[dot] = '\0';
     r = vsl_anon_name(anon, host, kind);
     if (r == 0 && dot >= 4)
-        r = add_host(v, n, cap, host, dot);
+        r = add_host(lv, ln, lcap, host, dot);
     return r;
 }
 
@@ -720,6 +722,8 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
     size_t failed_len = 0;
     char **hosts = NULL; /* owned, with its strings: the configured hosts, when anonymized */
     size_t n_hosts = 0, cap_hosts = 0;
+    char **labels = NULL; /* owned, with its strings: their first labels (the failure text) */
+    size_t n_labels = 0, cap_labels = 0;
     time_t now = time(NULL);
     sigset_t mask; /* the signal mask before hold_interrupts() */
     int r = 0, fd = -1;
@@ -769,9 +773,11 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         if (r == 0 && about->vcenter)
             r = vsl_anon_name(anon, about->vcenter, "vcenter");
         if (r == 0 && about->url)
-            r = anon_host(anon, about->url, "vcenter", &hosts, &n_hosts, &cap_hosts);
+            r = anon_host(anon, about->url, "vcenter", &hosts, &n_hosts, &cap_hosts, &labels,
+                          &n_labels, &cap_labels);
         for (size_t i = 0; i < about->n_arrays && r == 0; i++)
-            r = anon_host(anon, about->array_urls[i], "array", &hosts, &n_hosts, &cap_hosts);
+            r = anon_host(anon, about->array_urls[i], "array", &hosts, &n_hosts, &cap_hosts, &labels,
+                          &n_labels, &cap_labels);
         if (r == 0)
             r = vsl_anon_seal(anon);
         for (size_t i = 0; i < c->n && r == 0; i++) {
@@ -807,6 +813,8 @@ int vsl_capture_write(struct vsl_capture *c, const char *path,
         r = scrub(c->users, c->n_users, &failed, &failed_len);
     if (r == 0 && failed)
         r = scrub(hosts, n_hosts, &failed, &failed_len);
+    if (r == 0 && failed)
+        r = scrub(labels, n_labels, &failed, &failed_len);
     if (r < 0) {
         snprintf(err, errlen, "cannot prepare the capture: %s", vsl_strerror(r));
         goto out;
@@ -890,6 +898,9 @@ out:
     for (size_t i = 0; i < n_hosts; i++)
         free(hosts[i]);
     free(hosts);
+    for (size_t i = 0; i < n_labels; i++)
+        free(labels[i]);
+    free(labels);
     vsl_anon_free(anon);
     vsl_buf_free(&text);
     return r;
