@@ -329,7 +329,8 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         vim_watch_stop(c, &f->w);
         free(f);
     }
-    if (r == 0)
+    /* An abandoned poll logs out too: the daemon stopping leaves no session behind. */
+    if (r == 0 || abandoned(&cl))
         vim_logout(c);
 out:
     r = poll_end(db, vc, &cl, r, res);
@@ -386,6 +387,12 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
         } else if (r < 0) {
             snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
         }
+    }
+    /* Stopping after the last answer: the round is abandoned whole, not committed with
+     * whatever of it was read (nothing of it is stored). */
+    if (r == 0 && c->opts.cancel && atomic_load(c->opts.cancel)) {
+        snprintf(res->error, sizeof(res->error), "%s: abandoned (stopping)", vc->name);
+        r = -ECANCELED;
     }
     if (r < 0) {
         db_snapshot_abort(u);
