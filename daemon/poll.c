@@ -232,7 +232,7 @@ static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *acti
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     if (conf->type) {
-        struct arr_opts opts = {TRANSPORT_OPTS(conf), .capture = capture,
+        struct arr_opts opts = {TRANSPORT_OPTS(conf), .cancel = cancel, .capture = capture,
                                 .capture_source = label};
         r = arr_client_new(&opts, &c->arr);
     } else {
@@ -485,18 +485,24 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
 
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res)
 {
+    return vsl_array_poll_full(db, ac, NULL, res);
+}
+
+int vsl_array_poll_full(struct db *db, const struct vsl_vcenter_conf *ac,
+                        const _Atomic int *cancel, struct vsl_poll_result *res)
+{
     struct client cl;
     int r;
 
     assert(ac->type);
-    r = poll_begin(ac, NULL, NULL, NULL, NULL, &cl, res);
+    r = poll_begin(ac, NULL, cancel, NULL, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
     if (r == 0 && arr_logout(cl.arr) < 0)
         log_debug("array %s: logout: %s", ac->name, arr_client_error(cl.arr));
     r = poll_end(db, ac, &cl, r, res);
-    if (!res->db_err)
+    if (!res->db_err && !res->abandoned)
         prune(db, ac->name);
     return r;
 }

@@ -229,7 +229,7 @@ static void poll_once(struct poller *p, struct db *db)
     vsl_follow_free(p->follow);
     p->follow = NULL;
     if (p->vc->type)
-        vsl_array_poll(db, p->vc, &res);
+        vsl_array_poll_full(db, p->vc, &p->cancel, &res);
     else
         vsl_poll_full(db, p->vc, &p->activity_ms, &p->cancel, &res,
                       p->vc->incremental ? &p->follow : NULL);

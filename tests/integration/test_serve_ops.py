@@ -540,3 +540,30 @@ def test_sigterm_while_a_placement_holds_the_api_abandons_the_scheduled_poll_onc
             assert 'lab: poll abandoned after' in lines[0], lines
     finally:
         sim.stop()
+
+
+def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspace):
+    """An array (the Unity responder) that stops answering in the middle of its poll (every
+    instances read answers 120 s late): SIGTERM abandons the array's poll within seconds, as a
+    vCenter's (before, the daemon waited its 30 s grace and left without it)."""
+    from simlib import UnitySim
+    from test_arrays import array_section
+    with UnitySim() as u:
+        with serving(workspace, [vcenter(workspace, violations_sim.url, 'lab', interval=3600,
+                                         incremental='false')],
+                     extra=array_section(workspace, u.url, timeout=300)) as srv:
+            until(lambda: srv.vcenter('unity1')['last_success'], 'the array polled', srv,
+                  timeout=60)
+            u.control(fault='slow', at='0')
+            assert srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN).status == 202
+            until(lambda: srv.vcenter('unity1')['polling'], 'the array poll in flight', srv)
+            time.sleep(1)
+            t0 = time.time()
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=60)
+            secs = time.time() - t0
+            log = srv.logs()
+            assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s; log: %s' % (secs, log)
+            assert srv.proc.returncode == 0, log
+            assert 'array unity1: poll abandoned after' in log, log
+            assert 'a poll did not finish within' not in log, log
