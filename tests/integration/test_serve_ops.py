@@ -368,6 +368,18 @@ def snapshot_rows(db):
         con.close()
 
 
+def sigterm_promptly(srv):
+    """SIGTERM; asserts the daemon exits 0 within SIGTERM_MID_POLL_S. Returns its log."""
+    t0 = time.time()
+    srv.signal(signal.SIGTERM)
+    srv.proc.wait(timeout=60)
+    secs = time.time() - t0
+    log = srv.logs()
+    assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s; log: %s' % (secs, log)
+    assert srv.proc.returncode == 0, log
+    return log
+
+
 def sigterm_mid_poll(srv, workspace, when_polling):
     """POST /polls, when_polling() once the poll is in flight, SIGTERM: asserts a prompt clean
     exit whose log says the poll was abandoned, and that the database holds exactly what it
@@ -377,13 +389,7 @@ def sigterm_mid_poll(srv, workspace, when_polling):
     assert srv.post('/api/v1/polls?vcenter=lab', token=TOKEN).status == 202
     until(lambda: srv.vcenter('lab')['polling'], 'the poll in flight', srv)
     when_polling()
-    t0 = time.time()
-    srv.signal(signal.SIGTERM)
-    srv.proc.wait(timeout=60)
-    secs = time.time() - t0
-    log = srv.logs()
-    assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s mid-poll; log: %s' % (secs, log)
-    assert srv.proc.returncode == 0, log
+    log = sigterm_promptly(srv)
     assert 'lab: poll abandoned after' in log, log
     assert 'the last good snapshot stays' in log, log
     assert 'a poll did not finish within' not in log, log
@@ -495,13 +501,7 @@ def test_sigterm_during_a_rounds_host_reads_stores_nothing_and_logs_out(workspac
             sim.post('/synth/delay?host_reads_ms=3000')
             until(lambda: 'hosts again' in srv.logs(), 'the host reads', srv, timeout=40)
             time.sleep(1)
-            t0 = time.time()
-            srv.signal(signal.SIGTERM)
-            srv.proc.wait(timeout=60)
-            secs = time.time() - t0
-            log = srv.logs()
-            assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s; log: %s' % (secs, log)
-            assert srv.proc.returncode == 0, log
+            log = sigterm_promptly(srv)
             assert 'lab: round abandoned: stopping' in log, log
             assert not [g for g in gap_rows(workspace.db) if 'abandon' in g[2]]
             assert (snapshot_rows(workspace.db), gap_rows(workspace.db)) == before
@@ -558,12 +558,6 @@ def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspa
             assert srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN).status == 202
             until(lambda: srv.vcenter('unity1')['polling'], 'the array poll in flight', srv)
             time.sleep(1)
-            t0 = time.time()
-            srv.signal(signal.SIGTERM)
-            srv.proc.wait(timeout=60)
-            secs = time.time() - t0
-            log = srv.logs()
-            assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s; log: %s' % (secs, log)
-            assert srv.proc.returncode == 0, log
+            log = sigterm_promptly(srv)
             assert 'array unity1: poll abandoned after' in log, log
             assert 'a poll did not finish within' not in log, log
