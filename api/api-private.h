@@ -232,6 +232,9 @@ struct api_snap_site {
      * why. */
     struct chk_results base;
     int base_ok;
+    /* Owned: base indexed by LUN once for every what-if (struct chk_site.base_luns); NULL
+     * when base failed or out of memory (each request then indexes it itself). */
+    struct chk_lun_index *base_luns;
 };
 /* Every configured vCenter's stored snapshot, scoped to the running configuration, and that
  * configuration's check settings: read-only once published, shared by every request holding

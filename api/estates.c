@@ -35,6 +35,7 @@ static void snap_free(struct api_snap *s)
         return;
     for (size_t i = 0; s->sites && i < s->n; i++) {
         chk_results_free(&s->sites[i].base);
+        chk_lun_index_free(s->sites[i].base_luns);
         est_free(s->sites[i].estate);
     }
     free(s->sites);
@@ -180,6 +181,11 @@ static int build(struct api_req *r, uint64_t gen, uint64_t cfg_gen, struct api_s
             site->base_ok = chk_run_all(&s->cfg, site->estate, time(NULL), &site->base, err,
                                         sizeof(err)) == 0;
             chk_site_base_trim(&site->base); /* the rest would only take memory */
+            /* Its index too (after the trim: it points into base's items). Out of memory
+             * leaves it NULL, and each request makes its own. */
+            if (site->base_ok && chk_lun_index_make(site->estate, &site->base,
+                                                    &site->base_luns) < 0)
+                site->base_luns = NULL;
         }
     }
 out:

@@ -2,6 +2,7 @@
  * the X-EMC-REST-CLIENT header on every request, compact=true pages of per_page instances
  * read until the answer says no more follow (read_type()), and jansson for the answers. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,19 @@
 #define SR_VVOL_FS    9
 #define SR_VVOL_ISCSI 10
 
+static int cancelled(const struct arr_client *c)
+{
+    return c->opts.cancel && atomic_load(c->opts.cancel);
+}
+
+/* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return cancelled(user);
+}
+
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
 {
     struct arr_client *c;
@@ -58,6 +72,11 @@ int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
     len = strlen(c->base);
     while (len > 0 && c->base[len - 1] == '/')
         c->base[--len] = '\0';
+    if (opts->cancel) {
+        curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+        curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+    }
     *out = c;
     return 0;
 }
@@ -177,6 +196,10 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
         *doc = NULL;
     if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url))
         return -EINVAL;
+    if (cancelled(c)) {
+        snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->base);
+        return -ECANCELED;
+    }
     vsl_buf_init(&a.body, MAX_ANSWER);
     headers = curl_slist_append(headers, "X-EMC-REST-CLIENT: true");
     headers = curl_slist_append(headers, "Accept: application/json");
@@ -211,6 +234,11 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (c->opts.capture)
         record(c, url, body, &a.body, status, cc, a.err != 0);
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->base);
+        r = -ECANCELED;
+        goto out;
+    }
     if (cc == CURLE_WRITE_ERROR && a.err) {
         snprintf(c->err, sizeof(c->err), "%s: the answer is larger than %u MiB", url,
                  MAX_ANSWER >> 20);

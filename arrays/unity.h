@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "model/inventory.h"
@@ -18,6 +19,10 @@ struct arr_opts {
     const char *thumbprint; /* "AA:BB:..." SHA-256 of the pinned certificate, or NULL */
     int timeout_s;          /* whole-request timeout */
     int per_page;           /* instances per page asked for; 0: 500 */
+    /* NULL, or a flag another thread sets to abandon the poll (vslint serve stopping): as for
+     * vim_opts.cancel, the transfer in flight ends within about a second (curl's progress
+     * callback) and every request after it fails at once, with -ECANCELED. */
+    const _Atomic int *cancel;
     /* NULL, or where every request and answer is recorded (`vslint record`) under the label
      * capture_source, with the session's cookie and CSRF token as secrets. */
     struct vsl_capture *capture;

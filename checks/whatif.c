@@ -397,7 +397,7 @@ struct view {
  * datastore, and matching each against every LUN finding on each of its LUN references cost
  * 4,000 datastores x thousands of findings x 16 hosts of string compares at 100,000 VMs. The
  * findings of LUN slot (host_base[h] + l) are at[first[slot] .. first[slot + 1]), ascending. */
-struct lun_index {
+struct chk_lun_index {
     size_t *host_base; /* owned, n_hosts + 1 */
     size_t *first;     /* owned, slots + 1 */
     size_t *at;        /* owned: indexes into all->items */
@@ -410,7 +410,8 @@ struct base {
     int ran;
     struct view view;
     int viewed;
-    struct lun_index luns; /* made with all */
+    const struct chk_lun_index *luns; /* all's: site->base_luns, or own_luns */
+    struct chk_lun_index *own_luns;   /* owned: made with all when the site has none */
 };
 
 static void blank_datastore(struct est_datastore *d)
@@ -528,18 +529,28 @@ static long host_of(const struct host_key *sorted, size_t n, const char *moref)
     return -1;
 }
 
-/* Fills b->luns from b->all. The same matches as comparing names: a finding is on LUN l of host
- * h when its host moref is h's and its object name is l's canonical name. */
-static int index_luns(struct base *b)
+void chk_lun_index_free(struct chk_lun_index *x)
 {
-    const struct estate *e = b->site->estate;
-    const struct chk_results *all = b->all;
-    struct lun_index *x = &b->luns;
+    if (!x)
+        return;
+    free(x->host_base);
+    free(x->first);
+    free(x->at);
+    free(x);
+}
+
+/* The same matches as comparing names: a finding is on LUN l of host h when its host moref is
+ * h's and its object name is l's canonical name. */
+int chk_lun_index_make(const struct estate *e, const struct chk_results *all,
+                       struct chk_lun_index **out)
+{
+    struct chk_lun_index *x = calloc(1, sizeof(*x));
     struct host_key *sorted = NULL;
     size_t *slot_of = NULL, n_sorted = 0, n_pairs = 0, slots;
     int rc = -ENOMEM;
 
-    if (!(x->host_base = calloc(e->n_hosts + 1, sizeof(size_t))))
+    *out = NULL;
+    if (!x || !(x->host_base = calloc(e->n_hosts + 1, sizeof(size_t))))
         goto out;
     for (size_t h = 0; h < e->n_hosts; h++)
         x->host_base[h + 1] = x->host_base[h] + e->hosts[h].n_luns;
@@ -580,6 +591,10 @@ static int index_luns(struct base *b)
 out:
     free(sorted);
     free(slot_of);
+    if (rc < 0)
+        chk_lun_index_free(x);
+    else
+        *out = x;
     return rc;
 }
 
@@ -596,8 +611,13 @@ static int base_run(const struct chk_config *cfg, struct base *b, int64_t now, c
         b->all = b->site->base;
     else
         rc = chk_run_all(cfg, b->site->estate, now, &b->own, err, errlen);
-    if (rc == 0 && (rc = index_luns(b)) < 0)
+    /* The site's index goes with its base: made once per shared estate, not per request. */
+    if (rc == 0 && b->site->base && b->site->base_luns)
+        b->luns = b->site->base_luns;
+    else if (rc == 0 && (rc = chk_lun_index_make(b->site->estate, b->all, &b->own_luns)) < 0)
         snprintf(err, errlen, "out of memory");
+    else if (rc == 0)
+        b->luns = b->own_luns;
     return rc;
 }
 
@@ -620,9 +640,7 @@ static void base_free(struct base *b)
 {
     chk_results_free(&b->own);
     view_free(&b->view);
-    free(b->luns.host_base);
-    free(b->luns.first);
-    free(b->luns.at);
+    chk_lun_index_free(b->own_luns);
 }
 
 /* ---- the estate after the proposal --------------------------------------------------------- */
@@ -871,7 +889,7 @@ static int by_index(const void *x, const void *y)
 static int backing_lun_findings(const struct base *b, const struct est_datastore *d,
                                 size_t **out, size_t *n)
 {
-    const struct lun_index *x = &b->luns;
+    const struct chk_lun_index *x = b->luns;
     size_t *v = NULL, cap = 0, k = 0;
 
     *out = NULL;

@@ -232,7 +232,7 @@ static int poll_begin(const struct vsl_vcenter_conf *conf, _Atomic int64_t *acti
     memset(res, 0, sizeof(*res));
     res->started_ms = vsl_now_ms();
     if (conf->type) {
-        struct arr_opts opts = {TRANSPORT_OPTS(conf), .capture = capture,
+        struct arr_opts opts = {TRANSPORT_OPTS(conf), .cancel = cancel, .capture = capture,
                                 .capture_source = label};
         r = arr_client_new(&opts, &c->arr);
     } else {
@@ -329,7 +329,8 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         vim_watch_stop(c, &f->w);
         free(f);
     }
-    if (r == 0)
+    /* An abandoned poll logs out too: the daemon stopping leaves no session behind. */
+    if (r == 0 || abandoned(&cl))
         vim_logout(c);
 out:
     r = poll_end(db, vc, &cl, r, res);
@@ -386,6 +387,12 @@ static int apply_changes(struct db *db, const struct vsl_vcenter_conf *vc, struc
         } else if (r < 0) {
             snprintf(res->error, sizeof(res->error), "%s", vim_client_error(c));
         }
+    }
+    /* Stopping after the last answer: the round is abandoned whole, not committed with
+     * whatever of it was read (nothing of it is stored). */
+    if (r == 0 && c->opts.cancel && atomic_load(c->opts.cancel)) {
+        snprintf(res->error, sizeof(res->error), "%s: abandoned (stopping)", vc->name);
+        r = -ECANCELED;
     }
     if (r < 0) {
         db_snapshot_abort(u);
@@ -478,18 +485,24 @@ int vsl_poll_changes(struct db *db, const struct vsl_vcenter_conf *vc, struct vs
 
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res)
 {
+    return vsl_array_poll_full(db, ac, NULL, res);
+}
+
+int vsl_array_poll_full(struct db *db, const struct vsl_vcenter_conf *ac,
+                        const _Atomic int *cancel, struct vsl_poll_result *res)
+{
     struct client cl;
     int r;
 
     assert(ac->type);
-    r = poll_begin(ac, NULL, NULL, NULL, NULL, &cl, res);
+    r = poll_begin(ac, NULL, cancel, NULL, NULL, &cl, res);
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
     if (r == 0 && arr_logout(cl.arr) < 0)
         log_debug("array %s: logout: %s", ac->name, arr_client_error(cl.arr));
     r = poll_end(db, ac, &cl, r, res);
-    if (!res->db_err)
+    if (!res->db_err && !res->abandoned)
         prune(db, ac->name);
     return r;
 }

@@ -59,6 +59,10 @@ void vsl_follow_free(struct vsl_follow *f);
 /* The same for an [array NAME] source (vc->type set): log in to the array, read its pools and
  * LUNs into a snapshot stored under its name, log out. */
 int vsl_array_poll(struct db *db, const struct vsl_vcenter_conf *ac, struct vsl_poll_result *res);
+/* The same, abandoned when *cancel (borrowed, or NULL) is set, as vsl_poll_full()'s: the
+ * request in flight ends within about a second, nothing is stored, res->abandoned is set. */
+int vsl_array_poll_full(struct db *db, const struct vsl_vcenter_conf *ac,
+                        const _Atomic int *cancel, struct vsl_poll_result *res);
 
 /* `vslint record`: the reads of one full poll of conf (a vCenter's or an array's), each request
  * and answer into capture under label ("vcenter", "array1"), failed ones included, the rows

@@ -229,7 +229,7 @@ static void poll_once(struct poller *p, struct db *db)
     vsl_follow_free(p->follow);
     p->follow = NULL;
     if (p->vc->type)
-        vsl_array_poll(db, p->vc, &res);
+        vsl_array_poll_full(db, p->vc, &p->cancel, &res);
     else
         vsl_poll_full(db, p->vc, &p->activity_ms, &p->cancel, &res,
                       p->vc->incremental ? &p->follow : NULL);
@@ -1136,9 +1136,17 @@ int cmd_serve(const struct vsl_args *a)
     }
     rc = VSL_EXIT_OK;
 stop:
-    /* First, so that the polls are abandoned while the HTTP server finishes its requests. */
-    for (size_t i = 0; i < sv.n; i++)
+    /* First, so that the polls are abandoned while the HTTP server finishes its requests.
+     * stop with cancel: a poller whose abandoned poll returns at once must not start the next
+     * one it finds due (each would be abandoned at once, in a tight loop, for as long as
+     * api_stop() waits for a slow request). */
+    pthread_mutex_lock(&sv.mu);
+    for (size_t i = 0; i < sv.n; i++) {
         atomic_store(&sv.pollers[i].cancel, 1);
+        sv.pollers[i].stop = 1;
+    }
+    pthread_cond_broadcast(&sv.cv);
+    pthread_mutex_unlock(&sv.mu);
     api_stop(sv.api);
     sv.api = NULL;
     stop_digest(&sv);

@@ -95,10 +95,12 @@ static const char *host_error(const struct vim_client *c)
 /* Errors that end the poll; anything else (a fault about one host) becomes a gap. A page that
  * may have been lost (-VSL_ERETRY, session.c) ends it too, so that the poll is run again
  * (daemon/poll.c) rather than stored with what that page held marked unverified. */
+/* -ECANCELED (the daemon stopping) is one too: "abandoned (stopping)" is no fact about a
+ * host, and a gap saying it would be stored as the host's reading. */
 static int fatal_error(int r)
 {
     return r == -VSL_ENOAUTH || r == -VSL_ENET || r == -VSL_ETLS || r == -ENOMEM ||
-           r == -VSL_ETOOBIG || r == -VSL_ERETRY;
+           r == -VSL_ETOOBIG || r == -VSL_ERETRY || r == -ECANCELED;
 }
 
 /* The per-host reads run on HOST_READERS connections in parallel: against a remote vCenter

@@ -164,7 +164,11 @@ int vim_logout(struct vim_client *c)
 {
     if (!c->session_manager)
         return 0;
-    return vim_invoke(c, "Logout", "SessionManager", c->session_manager, NULL, 0, NULL, NULL, NULL);
+    int was = vim_client_closing(c, 1);
+    int r = vim_invoke(c, "Logout", "SessionManager", c->session_manager, NULL, 0, NULL, NULL,
+                       NULL);
+    vim_client_closing(c, was);
+    return r;
 }
 
 int vim_create_view(struct vim_client *c, const char *type, char **view)

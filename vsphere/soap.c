@@ -37,12 +37,35 @@ static int cancelled(const struct vim_client *c)
     return c->opts.cancel && atomic_load(c->opts.cancel);
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the transfer in flight is to end for the cancel: at once, except a request that
+ * closes the session (c->closing), which has VIM_CLOSE_MS from its start. */
+static int cut_short(const struct vim_client *c)
+{
+    if (!cancelled(c))
+        return 0;
+    return !c->closing || mono_ms() - c->request_ms >= VIM_CLOSE_MS;
+}
+
 /* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
 static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    return cancelled(user);
+    return cut_short(user);
+}
+
+int vim_client_closing(struct vim_client *c, int closing)
+{
+    int was = c->closing;
+    c->closing = closing;
+    return was;
 }
 
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
@@ -207,10 +230,11 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
                  c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
         return -VSL_ENET;
     }
-    if (cancelled(c)) {
+    if (cancelled(c) && !c->closing) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
         return -ECANCELED;
     }
+    c->request_ms = mono_ms();
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
@@ -234,6 +258,14 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     if (c->opts.capture) {
         record(c, url, t, *status, cc);
         vsl_buf_free(&t->rec);
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK && c->closing) {
+        /* A vCenter that does not close the session within VIM_CLOSE_MS is not asked the
+         * rest of the closing requests: each would cost as much again. */
+        c->timed_out = 1;
+        snprintf(c->err, sizeof(c->err), "%s: no answer within %d ms while stopping", c->url,
+                 VIM_CLOSE_MS);
+        return -VSL_ENET;
     }
     if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_WRITE_ERROR && cancelled(c))) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);

@@ -54,6 +54,8 @@ struct vim_client {
     struct vsl_tls tls;      /* the pin and what the server showed (util/tls.h) */
     int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
                               * vCenter costs one timeout, not one per request left */
+    int closing;             /* vim_client_closing(): the requests close the session */
+    int64_t request_ms;      /* CLOCK_MONOTONIC ms at which the request in flight began */
     /* Service content (owned strings). */
     char *root_folder, *property_collector, *view_manager, *session_manager, *about;
     char *version, *build; /* owned: AboutInfo.version and .build, NULL when not sent */
@@ -61,7 +63,17 @@ struct vim_client {
     char *alarm_manager, *perf_manager;
 };
 
+/* How long a request that closes the session (vim_client_closing()) may take once the poll
+ * is abandoned (opts.cancel set): the daemon stopping still logs out of vCenter, but does not
+ * wait on a vCenter that does not answer. */
+#define VIM_CLOSE_MS 2000
+
 int vim_client_new(const struct vim_opts *opts, struct vim_client **out);
+/* closing 1: the requests that follow close the session (DestroyPropertyCollector,
+ * DestroyView, Logout), and go out even after opts.cancel is set, each ending within
+ * VIM_CLOSE_MS (about a second more: curl's progress callback) of its start; closing 0: back
+ * to abandoning every request at once. Returns the previous setting, to restore. */
+int vim_client_closing(struct vim_client *c, int closing);
 void vim_client_free(struct vim_client *c); /* NULL is a no-op */
 /* A second connection to the same vCenter sharing c's session (its cookie) and SOAPAction,
  * for requests made in parallel; no service content. *out is owned by the caller. */

@@ -335,6 +335,10 @@ int vim_watch_add_hosts(const struct vim_watch *w, struct vim_changes *cs)
 
 void vim_watch_stop(struct vim_client *c, struct vim_watch *w)
 {
+    /* The collector and views live as long as the session otherwise: they are destroyed
+     * also when the daemon stops. */
+    int was = vim_client_closing(c, 1);
+
     if (w->collector)
         vim_invoke(c, "DestroyPropertyCollector", "PropertyCollector", w->collector, NULL, 0,
                    NULL, NULL, NULL);
@@ -347,4 +351,5 @@ void vim_watch_stop(struct vim_client *c, struct vim_watch *w)
     free(w->version);
     vim_changes_free(&w->hosts);
     memset(w, 0, sizeof(*w));
+    vim_client_closing(c, was);
 }

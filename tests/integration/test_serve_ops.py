@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sqlite3
+import threading
 import time
 import urllib.request
 
@@ -367,6 +368,18 @@ def snapshot_rows(db):
         con.close()
 
 
+def sigterm_promptly(srv):
+    """SIGTERM; asserts the daemon exits 0 within SIGTERM_MID_POLL_S. Returns its log."""
+    t0 = time.time()
+    srv.signal(signal.SIGTERM)
+    srv.proc.wait(timeout=60)
+    secs = time.time() - t0
+    log = srv.logs()
+    assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s; log: %s' % (secs, log)
+    assert srv.proc.returncode == 0, log
+    return log
+
+
 def sigterm_mid_poll(srv, workspace, when_polling):
     """POST /polls, when_polling() once the poll is in flight, SIGTERM: asserts a prompt clean
     exit whose log says the poll was abandoned, and that the database holds exactly what it
@@ -376,13 +389,7 @@ def sigterm_mid_poll(srv, workspace, when_polling):
     assert srv.post('/api/v1/polls?vcenter=lab', token=TOKEN).status == 202
     until(lambda: srv.vcenter('lab')['polling'], 'the poll in flight', srv)
     when_polling()
-    t0 = time.time()
-    srv.signal(signal.SIGTERM)
-    srv.proc.wait(timeout=60)
-    secs = time.time() - t0
-    log = srv.logs()
-    assert secs <= SIGTERM_MID_POLL_S, 'SIGTERM took %.1f s mid-poll; log: %s' % (secs, log)
-    assert srv.proc.returncode == 0, log
+    log = sigterm_promptly(srv)
     assert 'lab: poll abandoned after' in log, log
     assert 'the last good snapshot stays' in log, log
     assert 'a poll did not finish within' not in log, log
@@ -415,9 +422,12 @@ class Synth(Responder):
                 self.url[:-len('/sdk')] + path, data=b'', method='POST'), timeout=30) as r:
             return r.read()
 
-    def requests(self):
+    def stats(self):
         with urllib.request.urlopen(self.url[:-len('/sdk')] + '/synth/stats', timeout=30) as r:
-            return json.loads(r.read())['requests']
+            return json.loads(r.read())
+
+    def requests(self):
+        return self.stats()['requests']
 
 
 def test_sigterm_while_answers_stream_abandons_the_poll(workspace):
@@ -434,6 +444,8 @@ def test_sigterm_while_answers_stream_abandons_the_poll(workspace):
                 n = sim.requests()
                 until(lambda: sim.requests() >= n + 20, 'pages read', srv)
             sigterm_mid_poll(srv, workspace, reading)
+            # The abandoned poll's session is logged out too (it was left behind).
+            assert sim.stats()['sessions'] == 0
     finally:
         sim.stop()
 
@@ -463,3 +475,89 @@ def test_sigterm_while_a_round_waits_on_a_stalled_vcenter(start_sim, workspace):
             assert snapshot_rows(workspace.db) == before
     finally:
         sim.proc.send_signal(signal.SIGCONT)
+
+
+def gap_rows(db):
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return con.execute('SELECT object, what, error FROM gaps ORDER BY 1, 2').fetchall()
+    finally:
+        con.close()
+
+
+def test_sigterm_during_a_rounds_host_reads_stores_nothing_and_logs_out(workspace):
+    """Following changes, a round re-reads the hosts (host_reads_every) and each per-host read
+    answers 3 s late (/synth/delay) when SIGTERM comes: the round is abandoned whole (before,
+    each host's reads became an "abandoned (stopping)" gap, committed as a good round), and the
+    daemon logs out of the vCenter on its way out (before, it left its session behind)."""
+    sim = Synth(200)
+    try:
+        assert sim.stats()['sessions'] == 0
+        with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600,
+                                         host_reads_every=10)]) as srv:
+            until(lambda: srv.vcenter('lab')['mode'] == 'incremental', 'the follower', srv)
+            before = snapshot_rows(workspace.db), gap_rows(workspace.db)
+            assert sim.stats()['sessions'] == 1
+            sim.post('/synth/delay?host_reads_ms=3000')
+            until(lambda: 'hosts again' in srv.logs(), 'the host reads', srv, timeout=40)
+            time.sleep(1)
+            log = sigterm_promptly(srv)
+            assert 'lab: round abandoned: stopping' in log, log
+            assert not [g for g in gap_rows(workspace.db) if 'abandon' in g[2]]
+            assert (snapshot_rows(workspace.db), gap_rows(workspace.db)) == before
+            assert sim.stats()['sessions'] == 0, log
+    finally:
+        sim.stop()
+
+
+def test_sigterm_while_a_placement_holds_the_api_abandons_the_scheduled_poll_once(
+        workspace, monkeypatch):
+    """The scheduled (not POSTed) first poll is in flight and a placement request holds the
+    HTTP server (its estate build takes 4 s) when SIGTERM comes: the poll is abandoned once.
+    Before, the poller found its next poll due and abandoned one after another, tens of
+    thousands of "poll abandoned" lines, until the request ended."""
+    monkeypatch.setenv('VSLINT_DEBUG_ESTATE_BUILD_MS', '4000')
+    sim = Synth(3000)
+    try:
+        with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600,
+                                         max_objects=40, incremental='false')],
+                     ready=False) as srv:
+            until(lambda: srv.vcenter('lab')['polling'], 'the first poll', srv)
+            n = sim.requests()
+            until(lambda: sim.requests() >= n + 5, 'pages read', srv)
+            placed = []
+            th = threading.Thread(target=lambda: placed.append(
+                srv.get('/api/v1/placement?disks_gb=40&limit=1').status))
+            th.start()
+            time.sleep(0.5)
+            srv.signal(signal.SIGTERM)
+            srv.proc.wait(timeout=60)
+            th.join()
+            log = srv.logs()
+            assert srv.proc.returncode == 0, log
+            lines = [x for x in log.splitlines() if 'abandoned' in x]
+            assert len(lines) == 1, lines[:5]
+            assert 'lab: poll abandoned after' in lines[0], lines
+    finally:
+        sim.stop()
+
+
+def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspace):
+    """An array (the Unity responder) that stops answering in the middle of its poll (every
+    instances read answers 120 s late): SIGTERM abandons the array's poll within seconds, as a
+    vCenter's (before, the daemon waited its 30 s grace and left without it)."""
+    from simlib import UnitySim
+    from test_arrays import array_section
+    with UnitySim() as u:
+        with serving(workspace, [vcenter(workspace, violations_sim.url, 'lab', interval=3600,
+                                         incremental='false')],
+                     extra=array_section(workspace, u.url, timeout=300)) as srv:
+            until(lambda: srv.vcenter('unity1')['last_success'], 'the array polled', srv,
+                  timeout=60)
+            u.control(fault='slow', at='0')
+            assert srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN).status == 202
+            until(lambda: srv.vcenter('unity1')['polling'], 'the array poll in flight', srv)
+            time.sleep(1)
+            log = sigterm_promptly(srv)
+            assert 'array unity1: poll abandoned after' in log, log
+            assert 'a poll did not finish within' not in log, log

@@ -60,6 +60,10 @@ type server struct {
 	// atomic: RetrievePropertiesEx calls over a ContainerView (a full read)
 	// and over objects named by moref (what an incremental round re-reads)
 	retrieveView, retrieveObjects int64
+	// atomic: milliseconds each per-host read (QueryOptions, QueryBoundVnics,
+	// ExecuteSoap) waits before its answer (POST /synth/delay): a test stops
+	// the daemon while a round's host reads are in flight, not before or after
+	hostReadDelayMs int64
 
 	pcs collectors // property collectors and their filters (filters.go)
 }
@@ -141,6 +145,7 @@ func main() {
 	})
 	mux.HandleFunc("/synth/mutate", s.handleMutate)
 	mux.HandleFunc("/synth/stats", s.handleStats)
+	mux.HandleFunc("/synth/delay", s.handleDelay)
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	fmt.Printf("http://%s/sdk\n", ln.Addr())
@@ -178,11 +183,25 @@ func (s *server) handleMutate(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// POST /synth/delay?host_reads_ms=N: every per-host read answers N ms late.
+func (s *server) handleDelay(w http.ResponseWriter, r *http.Request) {
+	ms, err := strconv.Atoi(r.URL.Query().Get("host_reads_ms"))
+	if r.Method != http.MethodPost || err != nil || ms < 0 || ms > 600000 {
+		http.Error(w, "POST /synth/delay?host_reads_ms=0..600000", http.StatusBadRequest)
+		return
+	}
+	atomic.StoreInt64(&s.hostReadDelayMs, int64(ms))
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *server) handleStats(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	sessions := len(s.sessions)
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"requests\": %d, \"bytes\": %d, \"retrieve_view\": %d, \"retrieve_objects\": %d}\n",
+	fmt.Fprintf(w, "{\"requests\": %d, \"bytes\": %d, \"retrieve_view\": %d, \"retrieve_objects\": %d, \"sessions\": %d}\n",
 		atomic.LoadInt64(&s.requests), atomic.LoadInt64(&s.bytes),
-		atomic.LoadInt64(&s.retrieveView), atomic.LoadInt64(&s.retrieveObjects))
+		atomic.LoadInt64(&s.retrieveView), atomic.LoadInt64(&s.retrieveObjects), sessions)
 }
 
 // answer is one SOAP answer being written: plain or gzip, always streamed.
@@ -298,6 +317,12 @@ func (s *server) handleSDK(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		s.sendFault(w, r, notAuthenticated())
 		return
+	}
+	switch m.name {
+	case "QueryOptions", "QueryBoundVnics", "ExecuteSoap":
+		if d := atomic.LoadInt64(&s.hostReadDelayMs); d > 0 {
+			time.Sleep(time.Duration(d) * time.Millisecond)
+		}
 	}
 	switch m.name {
 	case "Logout":
