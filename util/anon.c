@@ -71,6 +71,8 @@ struct vsl_anon {
     size_t n_vocab, cap_vocab;
     uint64_t *wwns;
     size_t n_wwns, cap_wwns;
+    char **vmfs_uuids; /* owned, lower case: the VMFS volumes' UUIDs (vmfs.uuid) */
+    size_t n_vmfs_uuids, cap_vmfs_uuids;
     /* Sealed: keys[i] (lower case) -> vals[i] through map, whose entries point at them. */
     char **keys, **vals; /* owned */
     size_t n_keys, cap_keys, cap_vals, maxkey;
@@ -114,6 +116,7 @@ void vsl_anon_free(struct vsl_anon *a)
     free(a->kept);
     free_strv(a->vocab, a->n_vocab);
     free(a->wwns);
+    free_strv(a->vmfs_uuids, a->n_vmfs_uuids);
     free_strv(a->keys, a->n_keys);
     free_strv(a->vals, a->n_keys);
     vsl_keymap_free(&a->map);
@@ -816,6 +819,10 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
         r = learn_path(a, d, n);
     } else if (xel_is(el, "description") && in_list(snapshot_lists, par->name, par->len)) {
         r = add_name(a, d, n, kind_index("text"), 0);
+    } else if (xel_is(el, "uuid") && xel_is(par, "vmfs") && n == 35) {
+        r = push_str(&a->vmfs_uuids, &a->n_vmfs_uuids, &a->cap_vmfs_uuids, d, n);
+        if (r == 0)
+            lower(a->vmfs_uuids[a->n_vmfs_uuids - 1], n);
     } else if (xel_is(el, "displayName") || xel_is(el, "DeviceDisplayName")) {
         r = add_name(a, d, n, kind_index("lun"), 0); /* the user may rename a device */
     } else if (xel_is(el, "serialNumber") || xel_is(el, "SerialNumber")) {
@@ -1110,6 +1117,31 @@ int vsl_anon_learn(struct vsl_anon *a, int json, const char *path, const char *b
 int vsl_anon_name(struct vsl_anon *a, const char *name, const char *kind)
 {
     return learn_host(a, name, strlen(name), kind_index(kind));
+}
+
+size_t vsl_anon_blank_cut(int json, char *s, size_t len)
+{
+    size_t end = 0;
+    int in_string = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        if (!json) {
+            if (s[i] == '>')
+                end = i + 1;
+        } else if (in_string) {
+            if (s[i] == '\\')
+                i++;
+            else if (s[i] == '"')
+                in_string = 0, end = i + 1;
+        } else if (s[i] == '"') {
+            in_string = 1;
+        } else if (strchr("{}[],:", s[i]) && s[i]) {
+            end = i + 1;
+        }
+    }
+    if (end < len)
+        memset(s + end, 'x', len - end);
+    return len - end;
 }
 
 /* ---- Sealing: the table of replacements. ---- */
@@ -1622,9 +1654,11 @@ static int put_mac(struct vsl_anon *a, const char *s, uint64_t v, struct vsl_buf
     return vsl_buf_add(out, text, 17);
 }
 
-/* A VMFS UUID at s (5f3e1a2b-c3d4e5f6-7890-001b21aabbcc: a time, a random part and the MAC
- * of the host that formatted the volume), not running on into a word or more of it. */
-static int is_vmfs_uuid(const char *s, size_t len, uint64_t *mac)
+/* A VMFS volume's UUID at s (5f3e1a2b-c3d4e5f6-7890-001b21aabbcc: a time, a random part and
+ * the MAC of the host that formatted the volume), not running on into a word or more of it:
+ * one learned from a vmfs.uuid, since other ids are written the same way (a simulated VVol
+ * container's, which the array's id must still join). */
+static int is_vmfs_uuid(const struct vsl_anon *a, const char *s, size_t len, uint64_t *mac)
 {
     static const int groups[] = {8, 8, 4, 12};
     size_t i = 0;
@@ -1638,8 +1672,13 @@ static int is_vmfs_uuid(const char *s, size_t len, uint64_t *mac)
     }
     if (i < len && (word((unsigned char)s[i]) || s[i] == '-'))
         return 0;
+    size_t k;
+    for (k = 0; k < a->n_vmfs_uuids && strncasecmp(a->vmfs_uuids[k], s, 35); k++)
+        ;
+    if (k == a->n_vmfs_uuids)
+        return 0;
     *mac = 0;
-    for (size_t k = 23; k < 35; k++)
+    for (k = 23; k < 35; k++)
         *mac = *mac << 4 | (uint64_t)hexval(s[k]);
     return 1;
 }
@@ -1779,7 +1818,7 @@ static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf
             continue;
         }
         uint64_t mac;
-        if (isxdigit(c) && is_vmfs_uuid(d + i, n - i, &mac)) {
+        if (isxdigit(c) && is_vmfs_uuid(a, d + i, n - i, &mac)) {
             FLUSH();
             if ((r = put_vmfs_uuid(a, d + i, mac, out)) < 0)
                 goto out;

@@ -35,6 +35,12 @@ int vsl_anon_seal(struct vsl_anon *a);
  * octets still do afterwards (subnets stay subnets); IPv6 addresses keep their /64s. */
 int vsl_anon_apply(struct vsl_anon *a, int json, const char *body, size_t len, struct vsl_buf *out);
 
+/* A cut answer (a failed exchange's partial body), before the first pass: the text after the
+ * last complete markup (XML) or token (JSON) overwritten in place with 'x', the length kept, so
+ * that a name cut at the break, which no learned name matches, does not leave its prefix.
+ * Returns how many bytes were overwritten. */
+size_t vsl_anon_blank_cut(int json, char *s, size_t len);
+
 /* What was replaced, for the archive's README. */
 struct vsl_anon_stats {
     size_t names, kept_names, iqns, addresses, addresses6, wwns, macs;

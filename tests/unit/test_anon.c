@@ -562,6 +562,11 @@ static void test_identifiers(void **state)
              "HostSystem", "host-1",
              PROP("config.storageDevice.scsiLun",
                   "<scsiLun><serialNumber>CKM00190812345</serialNumber></scsiLun>"))
+             SOAP_OBJ("Datastore", "datastore-1",
+                      PROP("info", "<vmfs><uuid>5f3e1a2b-c3d4e5f6-7890-001b21aabbcc</uuid></vmfs>"))
+                 SOAP_OBJ("Datastore", "datastore-2",
+                          PROP("info", "<vmfs><uuid>5f3e1a2c-c3d4e5f7-7891-001b21ddeeff</uuid>"
+                                       "</vmfs>"))
              "</returnval></RetrievePropertiesExResponse>"},
         {0, "/sdk",
          "<RetrieveServiceContentResponse><returnval><about><instanceUuid>"
@@ -578,7 +583,32 @@ static void test_identifiers(void **state)
               "<v>5f3e1a2b-c3d4e5f6-7890-001b21000001</v>"
               "<l>ds:///vmfs/volumes/5f3e1a2b-c3d4e5f6-7890-001b21000001/</l>"
               "<m>00:1B:21:00:00:01</m><w>5f3e1a2c-c3d4e5f7-7891-001b21000002</w></r>");
+    /* An id written as a VMFS UUID that is no volume's (a VVol container's) stays. */
+    check_one(a, 0, "<c>vvol:5f3e1a2d-c3d4e5f7-7891-001b21aabbcc</c>",
+              "<c>vvol:5f3e1a2d-c3d4e5f7-7891-001b21aabbcc</c>");
     vsl_anon_free(a);
+}
+
+/* Leak 6: a cut answer's last, incomplete text is blanked at its length, so a name cut at
+ * the break ("[ds] Payroll-Ap", which no name matches) does not leave its prefix. */
+static void test_blank_cut(void **state)
+{
+    static const struct {
+        const char *in, *want;
+        size_t blanked;
+    } cuts[] = {
+        {"<r><f>[ds] Payroll-Ap", "<r><f>xxxxxxxxxxxxxxx", 15},
+        {"{\"a\":[\"x\"],\"name\":\"Payroll-Ap", "{\"a\":[\"x\"],\"name\":xxxxxxxxxxx", 11},
+        {"{\"name\":\"a\\\"b\"", "{\"name\":\"a\\\"b\"", 0},
+        {"<r>whole</r>", "<r>whole</r>", 0},
+    };
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        char *s = strdup(cuts[i].in);
+        assert_non_null(s);
+        assert_int_equal(vsl_anon_blank_cut(cuts[i].in[0] == '{', s, strlen(s)), cuts[i].blanked);
+        assert_string_equal(s, cuts[i].want);
+        free(s);
+    }
 }
 
 int main(void)
@@ -591,7 +621,7 @@ int main(void)
         cmocka_unit_test(test_macs),          cmocka_unit_test(test_nested_and_consistent),
         cmocka_unit_test(test_datastore_paths), cmocka_unit_test(test_narrow_vocabulary),
         cmocka_unit_test(test_users),         cmocka_unit_test(test_runtime_names),
-        cmocka_unit_test(test_identifiers),
+        cmocka_unit_test(test_identifiers),   cmocka_unit_test(test_blank_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
