@@ -31,7 +31,7 @@ static const char *const kinds[] = {
     "vcenter", "host",   "vm",   "ds",      "pod",  "cluster", "dc",   "rp",
     "vapp",    "dvs",    "pg",   "vswitch", "net",  "pool",    "lun",  "fs",
     "share",   "nas",    "sr",   "array",   "nfs",  "vmfs",    "snap", "alarm",
-    "alias",   "folder", "user", "path",    "text", "name",    "dom"};
+    "alias",   "folder", "user", "path",    "serial", "uuid", "text", "name", "dom"};
 #define N_KINDS  (sizeof(kinds) / sizeof(kinds[0]))
 #define KIND_DOM ((int)N_KINDS - 1)
 
@@ -71,6 +71,8 @@ struct vsl_anon {
     size_t n_vocab, cap_vocab;
     uint64_t *wwns;
     size_t n_wwns, cap_wwns;
+    char **vmfs_uuids; /* owned, lower case: the VMFS volumes' UUIDs (vmfs.uuid) */
+    size_t n_vmfs_uuids, cap_vmfs_uuids;
     /* Sealed: keys[i] (lower case) -> vals[i] through map, whose entries point at them. */
     char **keys, **vals; /* owned */
     size_t n_keys, cap_keys, cap_vals, maxkey;
@@ -114,6 +116,7 @@ void vsl_anon_free(struct vsl_anon *a)
     free(a->kept);
     free_strv(a->vocab, a->n_vocab);
     free(a->wwns);
+    free_strv(a->vmfs_uuids, a->n_vmfs_uuids);
     free_strv(a->keys, a->n_keys);
     free_strv(a->vals, a->n_keys);
     vsl_keymap_free(&a->map);
@@ -327,6 +330,39 @@ static int is_address(const char *s, size_t n)
 
 /* ---- The first pass: what to replace, and what to keep. ---- */
 
+/* Whether the n bytes at s are prefix followed by one or more digits; *used: how many. */
+static int digits_after(const char *s, size_t n, const char *prefix, size_t *used)
+{
+    size_t k = strlen(prefix), i;
+
+    if (n <= k || strncasecmp(s, prefix, k))
+        return 0;
+    for (i = k; i < n && isdigit((unsigned char)s[i]); i++)
+        ;
+    *used = i;
+    return i > k;
+}
+
+/* A runtime name ESXi gives an adapter, a NIC or a path (vmhba64, vmnic0, vmk1,
+ * vmhba64:C0:T0:L1): the same on every host, it identifies nothing, and the checks parse it
+ * (multipath-redundancy reads a path's channel), so it is never a name to replace. */
+static int runtime_name(const char *s, size_t n)
+{
+    size_t i;
+
+    if (digits_after(s, n, "vmnic", &i) || digits_after(s, n, "vmk", &i))
+        return i == n;
+    if (!digits_after(s, n, "vmhba", &i))
+        return 0;
+    for (const char *part = "CTL"; i < n && *part; part++) {
+        size_t used;
+        if (s[i] != ':' || !digits_after(s + i + 1, n - i - 1, (char[]){*part, 0}, &used))
+            return 0;
+        i += 1 + used;
+    }
+    return i == n;
+}
+
 static int add_name(struct vsl_anon *a, const char *s, size_t n, int kind, int compound)
 {
     int r;
@@ -335,7 +371,7 @@ static int add_name(struct vsl_anon *a, const char *s, size_t n, int kind, int c
         s++, n--;
     while (n && isspace((unsigned char)s[n - 1]))
         n--;
-    if (n == 0 || n > MAX_NAME || memchr(s, '\0', n))
+    if (n == 0 || n > MAX_NAME || memchr(s, '\0', n) || runtime_name(s, n))
         return 0;
     if ((r = vsl_grow(&a->names, &a->cap_names, a->n_names, sizeof(*a->names), 64)) < 0)
         return r;
@@ -378,24 +414,20 @@ static int add_vocab(struct vsl_anon *a, const char *s, size_t n)
     return r;
 }
 
-/* Every run of whole words in a request's text (urn, urn:vim25, vim25/5.0, ...): a name found
- * inside it would change the request, which the replay then would not know. */
-static int add_vocab_spans(struct vsl_anon *a, const char *s, size_t n)
+/* A request's text (urn:vim25, a property path), whole: a name equal to it would change the
+ * request, which the replay then would not know. Not the words inside it: a request may hold
+ * the estate's own names (an inventory path), and a word of those would keep every name equal
+ * to it. */
+static int add_vocab_request(struct vsl_anon *a, const char *s, size_t n)
 {
-    size_t spans = 0;
     int r = 0;
 
-    for (size_t i = 0; i < n && r == 0; i++) {
-        if (i > 0 && word((unsigned char)s[i]) == word((unsigned char)s[i - 1]))
-            continue;
-        for (size_t j = i + 1; j <= n && j - i <= 128 && spans < 4096 && r == 0; j++)
-            if (j == n || word((unsigned char)s[j]) != word((unsigned char)s[j - 1])) {
-                r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s + i, j - i);
-                if (r == 0)
-                    lower_last(a);
-                spans++;
-            }
-    }
+    while (n && isspace((unsigned char)*s))
+        s++, n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    if (n && n <= 255 && (r = push_str(&a->vocab, &a->n_vocab, &a->cap_vocab, s, n)) == 0)
+        lower_last(a);
     return r;
 }
 
@@ -511,6 +543,90 @@ static int learn_path(struct vsl_anon *a, const char *s, size_t n)
     return r;
 }
 
+/* The length of a file's base name without the suffixes vSphere adds and the checks read
+ * ("-000001" of a delta, "-flat", "-delta", "-sesparse", "-ctk", "-rdm", "-rdmp", "-aux",
+ * "-Snapshot12", "_1" of a second disk), which stay after its token. */
+static size_t stem_len(const char *s, size_t n)
+{
+    static const char *const words[] = {"-flat", "-delta", "-sesparse", "-ctk",
+                                        "-rdmp", "-rdm",   "-aux",      NULL};
+    for (int again = 1; again && n;) {
+        size_t k = n;
+        again = 0;
+        while (k && isdigit((unsigned char)s[k - 1]))
+            k--;
+        if (k < n && k >= 2 &&
+            ((s[k - 1] == '-' && n - k == 6) || s[k - 1] == '_' ||
+             (k >= 10 && !strncasecmp(s + k - 9, "-snapshot", 9)))) {
+            n = s[k - 1] == '_' || s[k - 1] == '-' ? k - 1 : k - 9;
+            again = 1;
+            continue;
+        }
+        for (size_t i = 0; words[i]; i++) {
+            size_t m = strlen(words[i]);
+            if (n > m && !strncasecmp(s + n - m, words[i], m)) {
+                n -= m;
+                again = 1;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* A datastore path ("[ds] folder/sub/file-000001.vmdk", a CD-ROM's "[iso] images/x.iso"):
+ * the datastore, each folder and each file's base name are the estate's names (a folder
+ * or a file may be called otherwise than its VM). A file named as its folder is learned
+ * whole (the first disk of a VM "web-000001" is "web-000001/web-000001.vmdk", a base disk);
+ * any other file without the suffixes that say what it is, so they stay. */
+static int learn_ds_path(struct vsl_anon *a, const char *s, size_t n)
+{
+    const char *close = memchr(s, ']', n);
+    size_t prev = 0, prev_len = 0;
+    int r;
+
+    if (n < 3 || s[0] != '[' || !close)
+        return 0;
+    if ((r = add_name(a, s + 1, (size_t)(close - s) - 1, kind_index("ds"), 0)) < 0)
+        return r;
+    for (size_t i = (size_t)(close - s) + 1; i < n && r == 0;) {
+        while (i < n && (s[i] == ' ' || s[i] == '/'))
+            i++;
+        size_t j = i;
+        while (j < n && s[j] != '/')
+            j++;
+        if (j == i)
+            break;
+        size_t m = j - i;
+        if (j == n) { /* the file: its extension stays */
+            const char *dot = memrchr(s + i, '.', m);
+            if (dot && dot > s + i)
+                m = (size_t)(dot - (s + i));
+            if (!(prev_len == m && !memcmp(s + prev, s + i, m)))
+                m = stem_len(s + i, m);
+        }
+        r = add_name(a, s + i, m, kind_index("path"), 0);
+        prev = i, prev_len = j - i;
+        i = j;
+    }
+    return r;
+}
+
+/* A user's name (CORP\jdoe, jdoe@corp.example, jdoe): whole, and the account and its
+ * domain on their own, since either may stand alone elsewhere. */
+static int learn_user(struct vsl_anon *a, const char *s, size_t n)
+{
+    const char *bs = memchr(s, '\\', n);
+    int r = add_name(a, s, n, kind_index("user"), 0);
+
+    if (r == 0 && bs && bs > s && (size_t)(bs - s) + 1 < n) {
+        r = add_name(a, bs + 1, n - (size_t)(bs - s) - 1, kind_index("user"), 0);
+        if (r == 0)
+            r = add_name(a, s, (size_t)(bs - s), KIND_DOM, 0);
+    }
+    return r;
+}
+
 static int add_wwn(struct vsl_anon *a, uint64_t v)
 {
     int r = vsl_grow(&a->wwns, &a->cap_wwns, a->n_wwns, sizeof(*a->wwns), 16);
@@ -556,7 +672,9 @@ static int kind_of(const char *type, size_t len)
 }
 
 /* Elements whose text is one of the API's words (enumerations, types, product strings, the
- * esxcli fields vslint decodes), never a name: a name equal to one of them is kept, since
+ * esxcli fields vslint decodes), never a name, and never free text (a description, a display
+ * name the user may rename, a performance counter's label: their words would keep every name
+ * equal to one of them): a name equal to one of them is kept, since
  * replacing it would change the word in every place it stands and the decoding with it. */
 static const char *const vocab_elements[] = {
     "type", "state", "pathState", "operationalState", "lunType", "deviceType", "accessMode",
@@ -565,13 +683,13 @@ static const char *const vocab_elements[] = {
     "revision", "driver", "storageProtocol", "portType", "guestId", "version", "build", "apiType",
     "apiVersion", "fullName", "licenseProductName", "licenseProductVersion", "productLineId",
     "osType", "statsType", "rollupType", "scsiDiskType", "transport", "protocol", "discoveryMethod",
-    "operator", "extensionKey", "systemName", "vStorageSupport", "label", "unmapPriority",
+    "operator", "extensionKey", "systemName", "vStorageSupport", "unmapPriority",
     "scsiLevel", "dataOrigin", "pathSet",
     /* esxcli's fields (XML inside XML). */
     "PathSelectionPolicy", "StorageArrayType", "PathSelectionPolicyDeviceConfig",
-    "StorageArrayTypeDeviceConfig", "Name", "DefaultPSP", "Description", "Vendor", "Model",
-    "Driver", "Transport", "Options", "PSPOptions", "RuleGroup", "ClaimOptions", "Plugin",
-    "DeviceDisplayName", "WorkingPaths", NULL};
+    "StorageArrayTypeDeviceConfig", "Name", "DefaultPSP", "Vendor", "Model", "Driver",
+    "Transport", "Options", "PSPOptions", "RuleGroup", "ClaimOptions", "Plugin", "WorkingPaths",
+    NULL};
 
 /* The parents of a <name> that is an API word: a property path, a multipathing plug-in
  * ("NMP", "PowerPath"), a product, a performance counter, a fault. */
@@ -654,12 +772,14 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
     if (el->moref)
         return 0;
     if (w->request > 0)
-        return add_vocab_spans(a, d, n);
+        return add_vocab_request(a, d, n);
     if (xel_is(el, "name") && in_list(vocab_name_parents, par->name, par->len)) {
         if (xel_is(par, "propSet") || xel_is(par, "changeSet"))
             snprintf(w->prop, sizeof(w->prop), "%.*s", (int)(n < 127 ? n : 127), d);
         return add_vocab(a, d, n);
     }
+    if (n > 2 && d[0] == '[' && memchr(d, ']', n)) /* a datastore path: its parts, not whole */
+        return (r = learn_ds_path(a, d, n)) < 0 ? r : learn_urls_mails(a, d, n);
     if (xel_is(el, "val") && xel_is(par, "propSet")) {
         if (!strcmp(w->prop, "name")) {
             int k = kind_of(w->obj_type, w->obj_len);
@@ -667,6 +787,8 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
         }
         if (!strcmp(w->prop, "info.name"))
             return add_name(a, d, n, kind_index("alarm"), 0);
+        if (!strcmp(w->prop, "about.instanceUuid") || !strcmp(w->prop, "content.about.instanceUuid"))
+            return add_name(a, d, n, kind_index("uuid"), 0);
         if (in_list(vocab_props, w->prop, strlen(w->prop)))
             return add_vocab(a, d, n);
     }
@@ -697,6 +819,20 @@ static int learn_text(struct vsl_anon *a, struct xwalk *w, const char *d, size_t
         r = learn_path(a, d, n);
     } else if (xel_is(el, "description") && in_list(snapshot_lists, par->name, par->len)) {
         r = add_name(a, d, n, kind_index("text"), 0);
+    } else if (xel_is(el, "uuid") && xel_is(par, "vmfs") && n == 35) {
+        r = push_str(&a->vmfs_uuids, &a->n_vmfs_uuids, &a->cap_vmfs_uuids, d, n);
+        if (r == 0)
+            lower(a->vmfs_uuids[a->n_vmfs_uuids - 1], n);
+    } else if (xel_is(el, "displayName") || xel_is(el, "DeviceDisplayName")) {
+        r = add_name(a, d, n, kind_index("lun"), 0); /* the user may rename a device */
+    } else if (xel_is(el, "serialNumber") || xel_is(el, "SerialNumber")) {
+        r = add_name(a, d, n, kind_index("serial"), 0);
+    } else if (xel_is(el, "instanceUuid") && xel_is(par, "about")) {
+        r = add_name(a, d, n, kind_index("uuid"), 0);
+    } else if (xel_is(el, "chapName") || xel_is(el, "mutualChapName") || xel_is(el, "userName") ||
+               xel_is(el, "user") || xel_is(el, "userId") ||
+               (el->len > 4 && !memcmp(el->name + el->len - 4, "User", 4))) {
+        r = learn_user(a, d, n);
     } else if (xel_is(el, "portgroup") || xel_is(el, "portgroupName")) {
         r = add_name(a, d, n, kind_index("pg"), 0);
     } else if (xel_is(el, "vswitchName") || xel_is(el, "switchName")) {
@@ -983,6 +1119,31 @@ int vsl_anon_name(struct vsl_anon *a, const char *name, const char *kind)
     return learn_host(a, name, strlen(name), kind_index(kind));
 }
 
+size_t vsl_anon_blank_cut(int json, char *s, size_t len)
+{
+    size_t end = 0;
+    int in_string = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        if (!json) {
+            if (s[i] == '>')
+                end = i + 1;
+        } else if (in_string) {
+            if (s[i] == '\\')
+                i++;
+            else if (s[i] == '"')
+                in_string = 0, end = i + 1;
+        } else if (s[i] == '"') {
+            in_string = 1;
+        } else if (strchr("{}[],:", s[i]) && s[i]) {
+            end = i + 1;
+        }
+    }
+    if (end < len)
+        memset(s + end, 'x', len - end);
+    return len - end;
+}
+
 /* ---- Sealing: the table of replacements. ---- */
 
 static int cmp_str(const void *x, const void *y)
@@ -1073,10 +1234,38 @@ static int keep_name(const struct vsl_anon *a, const char *s)
     return keep;
 }
 
-/* The token of the name at s whose kind is k, the n-th of its kind. */
-static void make_token(char *out, size_t size, int k, int n)
+/* A serial number's token: the same length and the same kind of character in each place
+ * (digit, upper or lower case letter, other), counting n in the digits (in the letters when
+ * it has none), so that what reads a serial's shape still can. size > strlen(s). */
+static void serial_token(char *out, size_t size, const char *s, int n)
 {
-    if (k == KIND_DOM)
+    size_t len = strlen(s), digits = strspn(s, "0123456789") == len ? len : 0;
+    unsigned v = (unsigned)n;
+
+    for (size_t i = 0; i < len; i++)
+        digits += isdigit((unsigned char)s[i]) != 0;
+    snprintf(out, size, "%s", s);
+    for (size_t i = len; i-- > 0;) {
+        unsigned char c = (unsigned char)out[i];
+        if (isdigit(c)) {
+            out[i] = (char)('0' + v % 10);
+            v /= 10;
+        } else if (isalpha(c)) {
+            out[i] = (char)((isupper(c) ? 'A' : 'a') + (digits ? 23 : v % 26)); /* X, or count */
+            if (!digits)
+                v /= 26;
+        }
+    }
+}
+
+/* The token of the name at s whose kind is k, the n-th of its kind. */
+static void make_token(char *out, size_t size, const char *s, int k, int n)
+{
+    if (k == kind_index("serial") && strlen(s) < size)
+        serial_token(out, size, s, n);
+    else if (k == kind_index("uuid")) /* still a UUID, for what parses one */
+        snprintf(out, size, "00000000-0000-4000-8000-%012d", n);
+    else if (k == KIND_DOM)
         snprintf(out, size, "anon-dom-%d.example", n); /* RFC 2606's reserved TLD */
     else
         snprintf(out, size, "anon-%s-%d", kinds[k], n);
@@ -1141,7 +1330,7 @@ int vsl_anon_seal(struct vsl_anon *a)
             compounds[n_compounds++] = (size_t)(l - a->names);
             continue;
         }
-        make_token(token, sizeof(token), l->kind, ++counts[l->kind]);
+        make_token(token, sizeof(token), l->s, l->kind, ++counts[l->kind]);
         r = add_key(a, l->s, token);
         a->stats.names++;
     }
@@ -1465,6 +1654,62 @@ static int put_mac(struct vsl_anon *a, const char *s, uint64_t v, struct vsl_buf
     return vsl_buf_add(out, text, 17);
 }
 
+/* A VMFS volume's UUID at s (5f3e1a2b-c3d4e5f6-7890-001b21aabbcc: a time, a random part and
+ * the MAC of the host that formatted the volume), not running on into a word or more of it:
+ * one learned from a vmfs.uuid, since other ids are written the same way (a simulated VVol
+ * container's, which the array's id must still join). */
+static int is_vmfs_uuid(const struct vsl_anon *a, const char *s, size_t len, uint64_t *mac)
+{
+    static const int groups[] = {8, 8, 4, 12};
+    size_t i = 0;
+
+    for (int g = 0; g < 4; g++) {
+        for (int k = 0; k < groups[g]; k++, i++)
+            if (i >= len || !isxdigit((unsigned char)s[i]))
+                return 0;
+        if (g < 3 && (i >= len || s[i++] != '-'))
+            return 0;
+    }
+    if (i < len && (word((unsigned char)s[i]) || s[i] == '-'))
+        return 0;
+    size_t k;
+    for (k = 0; k < a->n_vmfs_uuids && strncasecmp(a->vmfs_uuids[k], s, 35); k++)
+        ;
+    if (k == a->n_vmfs_uuids)
+        return 0;
+    *mac = 0;
+    for (k = 23; k < 35; k++)
+        *mac = *mac << 4 | (uint64_t)hexval(s[k]);
+    return 1;
+}
+
+/* A VMFS UUID with its MAC mapped as MAC addresses are (the same host's the same way, in
+ * the volume's uuid, its url and every path under /vmfs/volumes); the rest stays. */
+static int put_vmfs_uuid(struct vsl_anon *a, const char *s, uint64_t mac, struct vsl_buf *out)
+{
+    char text[18], hex[12];
+    struct vsl_buf tmp;
+    int r;
+
+    /* put_mac writes colon form from a colon-form original; its case is the original's. */
+    for (int k = 0; k < 6; k++) {
+        text[3 * k] = s[23 + 2 * k];
+        text[3 * k + 1] = s[23 + 2 * k + 1];
+        text[3 * k + 2] = ':';
+    }
+    vsl_buf_init(&tmp, 64);
+    r = put_mac(a, text, mac, &tmp);
+    if (r == 0 && tmp.len == 17) {
+        for (int k = 0; k < 6; k++)
+            hex[2 * k] = tmp.data[3 * k], hex[2 * k + 1] = tmp.data[3 * k + 1];
+        r = vsl_buf_add(out, s, 23);
+        if (r == 0)
+            r = vsl_buf_add(out, hex, 12);
+    }
+    vsl_buf_free(&tmp);
+    return r;
+}
+
 /* token in the case of the n bytes it replaces: upper case for a name written all in upper
  * case (ESX01), lower otherwise (esx01, Esx01), so that names which differed only between
  * all upper and lower case still do. */
@@ -1573,6 +1818,14 @@ static int anon_text(struct vsl_anon *a, const char *d, size_t n, struct vsl_buf
             continue;
         }
         uint64_t mac;
+        if (isxdigit(c) && is_vmfs_uuid(a, d + i, n - i, &mac)) {
+            FLUSH();
+            if ((r = put_vmfs_uuid(a, d + i, mac, out)) < 0)
+                goto out;
+            i += 35;
+            copy_from = i;
+            continue;
+        }
         if (isxdigit(c) && is_mac(d + i, n - i, i ? d[i - 1] : 0, &mac, &used)) {
             FLUSH();
             if ((r = put_mac(a, d + i, mac, out)) < 0)

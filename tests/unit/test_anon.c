@@ -432,6 +432,185 @@ static void test_nested_and_consistent(void **state)
     vsl_anon_free(a);
 }
 
+/* Issue 25, second read, leak 1: every folder and file of a datastore path is a name, even
+ * when it differs from its VM's; the extension and the suffixes the checks read stay (a
+ * delta's "-000001", "-flat", "_1"), and a file named as its folder is one name. */
+static void test_datastore_paths(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "VirtualMachine", "vm-1",
+             PROP("name", "fin-web")
+                 PROP("layoutEx", "<file><name>[DS-Gold] FIN-Frankfurt-old/FIN-Frankfurt-old.vmx"
+                                  "</name></file><file><name>[DS-Gold] FIN-Frankfurt-old/"
+                                  "Payroll-disk_1-000002.vmdk</name></file>")
+                     PROP("config.hardware.device",
+                          "<backing><fileName>[ISO-Lib] images/SW_DVD_X.iso</fileName></backing>"
+                          "<backing><fileName>[DS-Gold] web-000001/web-000001.vmdk</fileName>"
+                          "</backing>")) "</returnval></RetrievePropertiesExResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    check_one(a, 0,
+              "<r><f>[DS-Gold] FIN-Frankfurt-old/FIN-Frankfurt-old-000001.vmdk</f>"
+              "<f>[DS-Gold] FIN-Frankfurt-old/FIN-Frankfurt-old-flat.vmdk</f>"
+              "<f>[DS-Gold] FIN-Frankfurt-old/Payroll-disk_1-000002.vmdk</f>"
+              "<f>[ISO-Lib] images/SW_DVD_X.iso</f>"
+              "<f>[DS-Gold] web-000001/web-000001-000001.vmdk</f></r>",
+              "<r><f>[anon-ds-1] anon-path-1/anon-path-1-000001.vmdk</f>"
+              "<f>[anon-ds-1] anon-path-1/anon-path-1-flat.vmdk</f>"
+              "<f>[anon-ds-1] anon-path-1/anon-path-3_1-000002.vmdk</f>"
+              "<f>[anon-ds-2] anon-path-2/ANON-PATH-4.iso</f>"
+              "<f>[anon-ds-1] anon-path-5/anon-path-5-000001.vmdk</f></r>");
+    vsl_anon_free(a);
+}
+
+/* Leak 2: the vocabulary holds the API's enumerations and products, not free text: a cluster
+ * "Management", a VM "Payroll" are replaced though a counter's label, a device's display
+ * name or a request's inventory path holds the word; a device's display name is a name. */
+static void test_narrow_vocabulary(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "ClusterComputeResource", "domain-c1", PROP("name", "Management"))
+             SOAP_OBJ("VirtualMachine", "vm-1", PROP("name", "Payroll"))
+                 SOAP_OBJ("VirtualMachine", "vm-2", PROP("name", "Pure"))
+                     SOAP_OBJ("HostSystem", "host-1",
+                              PROP("config.storageDevice.scsiLun",
+                                   "<scsiLun><displayName>Payroll LUN 7</displayName>"
+                                   "<vendor>VMware</vendor></scsiLun>")) "</returnval>"
+                                                                        "</RetrievePropertiesExResponse>"},
+        {0, "/sdk",
+         "<RetrieveResponse><returnval><nameInfo><label>Management</label>"
+         "<summary>Payroll pure</summary></nameInfo></returnval></RetrieveResponse>"},
+        {0, "/sdk",
+         "<Envelope><Body><FindByInventoryPath><inventoryPath>dc/vm/Payroll Pure"
+         "</inventoryPath></FindByInventoryPath></Body></Envelope>"},
+        {0, "/sdk",
+         "<Envelope><Body><ExecuteSoapResponse>&lt;Device&gt;&lt;DeviceDisplayName&gt;PURE Fibre Channel"
+         " Disk&lt;/DeviceDisplayName&gt;&lt;Description&gt;Payroll&lt;/Description&gt;"
+         "&lt;/Device&gt;</ExecuteSoapResponse></Body></Envelope>"},
+    };
+    struct vsl_anon *a = learned(docs, 4);
+    check_one(a, 0, "<r><a>Management</a><b>Payroll</b><c>Pure</c><d>Payroll LUN 7</d></r>",
+              "<r><a>anon-cluster-1</a><b>anon-vm-1</b><c>anon-vm-2</c><d>anon-lun-1</d></r>");
+    check_one(a, 0, "<r><d>PURE Fibre Channel Disk</d><v>VMware</v></r>",
+              "<r><d>anon-lun-2</d><v>VMware</v></r>");
+    assert_null(vsl_anon_kept(a, 0));
+    vsl_anon_free(a);
+}
+
+/* Leak 3: user names (an alarm acknowledged by CORP\jdoe, a CHAP name) are replaced. */
+static void test_users(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "Datastore", "datastore-1",
+             PROP("triggeredAlarmState", "<AlarmState><acknowledgedByUser>CORP\\jdoe"
+                                         "</acknowledgedByUser></AlarmState><AlarmState>"
+                                         "<acknowledgedByUser>asmith@vsphere.local"
+                                         "</acknowledgedByUser></AlarmState>"))
+             SOAP_OBJ("HostSystem", "host-1",
+                      PROP("config.storageDevice.hostBusAdapter",
+                           "<authenticationProperties><chapName>chap-fin</chapName>"
+                           "</authenticationProperties>")) "</returnval>"
+                                                           "</RetrievePropertiesExResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    check_one(a, 0,
+              "<r><u>CORP\\jdoe</u><u>jdoe</u><u>asmith@vsphere.local</u><c>chap-fin</c></r>",
+              "<r><u>anon-user-4</u><u>anon-user-5</u><u>anon-user-2</u><c>anon-user-3</c></r>");
+    vsl_anon_free(a);
+}
+
+/* Leak 4: runtime names (vmhba64:C0:T0:L1, vmhba64, vmnic0, vmk1) are never replaced, so the
+ * checks still read a path's adapter and channel from them. */
+static void test_runtime_names(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "HostSystem", "host-1",
+             PROP("config.storageDevice.multipathInfo",
+                  "<lun><path><name>vmhba64:C0:T0:L1</name></path><path><name>vmhba64:C1:T0:L1"
+                  "</name></path></lun>") PROP("config.network", "<pnic><name>vmnic0</name></pnic>"
+                                                                 "<vnic><name>vmk1</name></vnic>"
+                                                                 "<hba><name>vmhba64</name></hba>"))
+             "</returnval></RetrievePropertiesExResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 1);
+    struct vsl_anon_stats s;
+    check_one(a, 0,
+              "<r><p>vmhba64:C0:T0:L1</p><p>vmhba64:C1:T0:L1</p><n>vmnic0 vmk1 vmhba64</n></r>",
+              "<r><p>vmhba64:C0:T0:L1</p><p>vmhba64:C1:T0:L1</p><n>vmnic0 vmk1 vmhba64</n></r>");
+    vsl_anon_stats(a, &s);
+    assert_int_equal(s.names, 0);
+    assert_int_equal(s.kept_names, 0);
+    vsl_anon_free(a);
+}
+
+/* Leak 5: an array's serial number becomes one of the same shape; a VMFS UUID's last twelve
+ * digits (the MAC of the host that formatted it) are mapped as that MAC is, wherever the UUID
+ * stands; vCenter's instance UUID is still a UUID. */
+static void test_identifiers(void **state)
+{
+    static const struct doc docs[] = {
+        {0, "/sdk",
+         "<RetrievePropertiesExResponse><returnval>" SOAP_OBJ(
+             "HostSystem", "host-1",
+             PROP("config.storageDevice.scsiLun",
+                  "<scsiLun><serialNumber>CKM00190812345</serialNumber></scsiLun>"))
+             SOAP_OBJ("Datastore", "datastore-1",
+                      PROP("info", "<vmfs><uuid>5f3e1a2b-c3d4e5f6-7890-001b21aabbcc</uuid></vmfs>"))
+                 SOAP_OBJ("Datastore", "datastore-2",
+                          PROP("info", "<vmfs><uuid>5f3e1a2c-c3d4e5f7-7891-001b21ddeeff</uuid>"
+                                       "</vmfs>"))
+             "</returnval></RetrievePropertiesExResponse>"},
+        {0, "/sdk",
+         "<RetrieveServiceContentResponse><returnval><about><instanceUuid>"
+         "4f9c3a1e-1234-4cde-9abc-0123456789ab</instanceUuid></about></returnval>"
+         "</RetrieveServiceContentResponse>"},
+    };
+    struct vsl_anon *a = learned(docs, 2);
+    check_one(a, 0,
+              "<r><s>CKM00190812345</s><u>4f9c3a1e-1234-4cde-9abc-0123456789ab</u>"
+              "<v>5f3e1a2b-c3d4e5f6-7890-001b21aabbcc</v>"
+              "<l>ds:///vmfs/volumes/5f3e1a2b-c3d4e5f6-7890-001b21aabbcc/</l>"
+              "<m>00:1B:21:AA:BB:CC</m><w>5f3e1a2c-c3d4e5f7-7891-001b21ddeeff</w></r>",
+              "<r><s>XXX00000000001</s><u>00000000-0000-4000-8000-000000000001</u>"
+              "<v>5f3e1a2b-c3d4e5f6-7890-001b21000001</v>"
+              "<l>ds:///vmfs/volumes/5f3e1a2b-c3d4e5f6-7890-001b21000001/</l>"
+              "<m>00:1B:21:00:00:01</m><w>5f3e1a2c-c3d4e5f7-7891-001b21000002</w></r>");
+    /* An id written as a VMFS UUID that is no volume's (a VVol container's) stays. */
+    check_one(a, 0, "<c>vvol:5f3e1a2d-c3d4e5f7-7891-001b21aabbcc</c>",
+              "<c>vvol:5f3e1a2d-c3d4e5f7-7891-001b21aabbcc</c>");
+    vsl_anon_free(a);
+}
+
+/* Leak 6: a cut answer's last, incomplete text is blanked at its length, so a name cut at
+ * the break ("[ds] Payroll-Ap", which no name matches) does not leave its prefix. */
+static void test_blank_cut(void **state)
+{
+    static const struct {
+        const char *in, *want;
+        size_t blanked;
+    } cuts[] = {
+        {"<r><f>[ds] Payroll-Ap", "<r><f>xxxxxxxxxxxxxxx", 15},
+        {"{\"a\":[\"x\"],\"name\":\"Payroll-Ap", "{\"a\":[\"x\"],\"name\":xxxxxxxxxxx", 11},
+        {"{\"name\":\"a\\\"b\"", "{\"name\":\"a\\\"b\"", 0},
+        {"<r>whole</r>", "<r>whole</r>", 0},
+    };
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        char *s = strdup(cuts[i].in);
+        assert_non_null(s);
+        assert_int_equal(vsl_anon_blank_cut(cuts[i].in[0] == '{', s, strlen(s)), cuts[i].blanked);
+        assert_string_equal(s, cuts[i].want);
+        free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +619,9 @@ int main(void)
         cmocka_unit_test(test_stop_list),     cmocka_unit_test(test_names_elsewhere),
         cmocka_unit_test(test_case_and_fqdn), cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_macs),          cmocka_unit_test(test_nested_and_consistent),
+        cmocka_unit_test(test_datastore_paths), cmocka_unit_test(test_narrow_vocabulary),
+        cmocka_unit_test(test_users),         cmocka_unit_test(test_runtime_names),
+        cmocka_unit_test(test_identifiers),   cmocka_unit_test(test_blank_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
