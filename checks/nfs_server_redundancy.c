@@ -61,13 +61,15 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
     char why[1024];
     if (!s->datastores && !(s->datastores = json_array()))
         return -ENOMEM;
-    /* A datastore whose NAS server is in doubt says why it has none (chk_nas_doubt()). */
+    /* A datastore whose NAS server is in doubt says why it has none (chk_nas_doubt()); one
+     * whose server is known but pool is not has nothing to say here. */
     if (json_array_append_new(s->datastores,
                               json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", d->name,
                                         "moref", d->moref, "remote_host", d->nas_remote_host,
                                         "array", d->nas_array, "nas_server", d->nas_server,
                                         "home_sp", d->nas_home_sp, "nas_server_unknown",
-                                        chk_nas_doubt(d, why, sizeof(why)))))
+                                        d->nas_server ? NULL
+                                                      : chk_nas_doubt(d, why, sizeof(why)))))
         return -ENOMEM;
     if (!d->nas_home_sp || d->nas_array_sps == 1) {
         s->sp_unknown++;

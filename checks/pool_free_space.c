@@ -62,7 +62,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
         char why[1024], msg[1280];
-        if (!chk_nas_doubt(d, why, sizeof(why)))
+        /* A datastore mounted by a name is not known to be the array's at all: a share of the
+         * same name elsewhere is no ground for a finding (nfs-server-redundancy's evidence says
+         * it was not matched). */
+        if (d->nas_doubt == EST_NAS_BY_NAME || !chk_nas_doubt(d, why, sizeof(why)))
             continue;
         snprintf(msg, sizeof(msg), "NFS datastore %s: the array pool behind it is not judged: %s",
                  d->name, why);
