@@ -773,3 +773,15 @@ def test_two_arrays_of_the_vcenter_serving_one_share_at_one_address_join_neither
             '(unity-dr/nas-spa-1 and others), none of them known to be a replication '
             'destination, and the share /ds-nas-a1 does not tell them apart') in f['message']
     assert 'cluster-nas-onesp' not in by_check(findings, 'nfs-server-redundancy')
+
+
+def test_array_refusing_the_replication_flag_keeps_its_nas_servers(violations_sim, workspace):
+    """An array that refuses nasServer reads naming isReplicationDestination (an older OE): the
+    NAS servers are read again without it, so cluster-nas-onesp is still judged all on SP A
+    (not dropped with the whole type), the flag unknown."""
+    with UnitySim(['-no-replication-field']) as u:
+        findings = check_with(violations_sim, u, workspace)
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['nas_server'] for d in g['evidence']['datastores']] == ['nas-spa-1', 'nas-spa-2']
+    assert by_check(findings, 'pool-free-space')['unity1/pool-nfs-low']['evidence'][
+        'datastores'] == ['ds-nas-a1']

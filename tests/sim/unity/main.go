@@ -415,6 +415,8 @@ type server struct {
 	portals   []iscsiPortal
 	resources []storageResource
 	noShares  bool // -no-shares: nfsShare is not served
+	// -no-replication-field: nasServer reads naming isReplicationDestination are refused
+	noReplField bool
 }
 
 func randHex(n int) string {
@@ -528,6 +530,10 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		s.collection(w, r, "ethernetPort", contents(s.eth))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/iscsiPortal/instances":
 		s.collection(w, r, "iscsiPortal", contents(s.portals))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances" && s.noReplField &&
+		strings.Contains(r.URL.Query().Get("fields"), "isReplicationDestination"):
+		// -no-replication-field: an OE that knows no such attribute refuses the whole read.
+		unityError(w, http.StatusUnprocessableEntity, 131149828, "Invalid field name: isReplicationDestination")
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances":
 		s.collection(w, r, "nasServer", contents(s.nas))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fileInterface/instances":
@@ -761,6 +767,7 @@ func main() {
 	drDestination := flag.Bool("dr-destination", true, "with -role dr: the NAS servers say isReplicationDestination")
 	drVMFS := flag.Bool("dr-vmfs", false, "with -role dr: also hold a LUN of ds-pool-ok (naa.6006016...d2)")
 	noShares := flag.Bool("no-shares", false, "answer nfsShare reads with 404, as a Unity OE without the type")
+	noReplField := flag.Bool("no-replication-field", false, "refuse nasServer reads that ask for isReplicationDestination (HTTP 422), as an older OE")
 	volShare := flag.Bool("vol-share", false, "nas-spb-1 also exports a share vol (file system in pool-unjoined), which holds ds-nas-c2's /vol/ds-nas-c2")
 	flag.Parse()
 
@@ -799,7 +806,7 @@ func main() {
 	default:
 		log.Fatalf("-role %q: want production or dr", *role)
 	}
-	s.noShares = *noShares
+	s.noShares, s.noReplField = *noShares, *noReplField
 	if *fault != "" {
 		parts := strings.SplitN(*fault, ":", 2)
 		s.fault = parts[0]
