@@ -1239,23 +1239,24 @@ static int load_ports(struct load *L, sqlite3 *h)
  * how many of them are live, 12 how many the share leaves to choose from, 13-14 the first of
  * those (label, array), 15-16 the first replication destination; 17-19 how many NAS servers of
  * any address export a share holding its path, the first of them, its array (a datastore
- * mounted by a name); 20 the SP count of the serving server's array. nas_row() joins the
- * datastore when one serves it, and otherwise says why not (enum est_nas_doubt). */
+ * mounted by a name; looked for only when no NAS server has its address, as that scan costs
+ * a pass over every share per datastore); 20 the SP count of the serving server's array.
+ * nas_row() joins the datastore when one serves it, and otherwise says why not. */
 #define NAS_LABEL(X) X ".array || '/' || coalesce(" X ".name, " X ".nas_server)"
 static const char nas_sql[] =
-    "WITH k AS (" DB_NFS_RANKED("d.vcenter = ?1") ")"
-    " SELECT y.*, (SELECT count(DISTINCT fs.vcenter || ' ' || fs.nas_server)"
+    "WITH k AS MATERIALIZED (" DB_NFS_RANKED("d.vcenter = ?1") ")"
+    " SELECT y.*, CASE WHEN y.n_all = 0 THEN (SELECT count(DISTINCT fs.vcenter || ' ' || fs.nas_server)"
     "  FROM array_filesystems fs JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"
     "  AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter AND v.kind IS NOT NULL"
-    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") "),"
-    " (SELECT min(fs.vcenter || '/' || coalesce(n.name, fs.nas_server))"
+    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
+    " CASE WHEN y.n_all = 0 THEN (SELECT min(fs.vcenter || '/' || coalesce(n.name, fs.nas_server))"
     "  FROM array_filesystems fs JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"
     "  AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter AND v.kind IS NOT NULL"
     "  LEFT JOIN array_nas_servers n ON n.vcenter = fs.vcenter AND n.id = fs.nas_server"
-    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") "),"
-    " (SELECT min(fs.vcenter) FROM array_filesystems fs JOIN array_nfs_shares sh"
+    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
+    " CASE WHEN y.n_all = 0 THEN (SELECT min(fs.vcenter) FROM array_filesystems fs JOIN array_nfs_shares sh"
     "  ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter"
-    "  AND v.kind IS NOT NULL WHERE " DB_SHARE_HOLDS("y.path", "sh.name") "),"
+    "  AND v.kind IS NOT NULL WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
     " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = y.ca)"
     " FROM (SELECT d.moref, d.nas_remote_host, rtrim(d.nas_remote_path, '/') AS path,"
     " count(CASE WHEN k.chosen THEN 1 END), min(CASE WHEN k.chosen THEN k.array END) AS ca,"
@@ -1265,7 +1266,7 @@ static const char nas_sql[] =
     " min(CASE WHEN k.chosen THEN EXISTS (SELECT 1 FROM array_nfs_shares q WHERE"
     "  q.vcenter = k.array) AND EXISTS (SELECT 1 FROM array_filesystems q WHERE"
     "  q.vcenter = k.array) END),"
-    " count(k.ds), coalesce(sum(k.live), 0), coalesce(max(k.n), 0),"
+    " count(k.ds) AS n_all, coalesce(sum(k.live), 0), coalesce(max(k.n), 0),"
     " min(CASE WHEN k.pick THEN " NAS_LABEL("k") " END), min(CASE WHEN k.pick THEN k.array END),"
     " min(CASE WHEN NOT k.live THEN " NAS_LABEL("k") " END),"
     " min(CASE WHEN NOT k.live THEN k.array END)"
