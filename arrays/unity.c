@@ -28,6 +28,9 @@
 #define ETH_PORT_FIELDS   "storageProcessor,mtu"
 #define PORTAL_FIELDS     "ipAddress,ethernetPort,iscsiNode.name"
 #define NAS_SERVER_FIELDS "name,homeSP,currentSP,isReplicationDestination"
+/* What is read of a NAS server when an array refuses NAS_SERVER_FIELDS (an OE without
+ * isReplicationDestination): the SPs without the flag, which then stays unknown. */
+#define NAS_SERVER_FIELDS_BASIC "name,homeSP,currentSP"
 #define FILE_IF_FIELDS    "nasServer,ipAddress"
 #define FS_FIELDS         "name,pool,nasServer,isThinEnabled"
 #define NFS_SHARE_FIELDS  "name,filesystem"
@@ -825,6 +828,13 @@ int arr_collect(struct arr_client *c, const struct vim_sink *sink)
 
     for (size_t i = 0; r == 0 && i < sizeof(reads) / sizeof(reads[0]); i++) {
         r = read_type(c, sink, reads[i].type, reads[i].fields, reads[i].kind);
+        /* The replication flag must not cost the NAS servers' SPs: a refusal of the first page
+         * (HTTP 4xx, nothing read yet) is asked again without it. */
+        if (r == -VSL_EHTTP && reads[i].kind == K_NAS_SERVER && strstr(c->err, "&page=1: HTTP 4")) {
+            log_warnx("array: nasServer read again without isReplicationDestination: %s", c->err);
+            c->err[0] = '\0';
+            r = read_type(c, sink, reads[i].type, NAS_SERVER_FIELDS_BASIC, reads[i].kind);
+        }
         if (r < 0 && reads[i].optional && (r == -VSL_EPROTO || r == -VSL_EHTTP)) {
             log_warnx("array: %s instances not read, left out: %s", reads[i].type, c->err);
             c->err[0] = '\0';

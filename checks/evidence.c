@@ -222,32 +222,37 @@ const char *chk_nas_doubt(const struct est_datastore *d, char *buf, size_t size)
     switch (d->nas_doubt) {
     case EST_NAS_AMBIGUOUS:
         snprintf(buf, size,
-                 "%s:%s is exported by %d NAS servers of the configured arrays (%s%s), none of "
-                 "them a replication destination: which one serves the datastore is not known, "
-                 "so neither a NAS server's SP nor a pool is judged for it",
-                 host, path, d->nas_doubt_count, server, others);
+                 "%s is an interface address of %d NAS servers of the configured arrays (%s%s), "
+                 "none of them known to be a replication destination, and the share %s does not "
+                 "tell them apart: which one serves the datastore is not known, so neither a NAS "
+                 "server's SP nor a pool is judged for it",
+                 host, d->nas_doubt_count, server, others, path);
         return buf;
     case EST_NAS_DESTINATION:
         snprintf(buf, size,
-                 "%s:%s is exported only by replication destination NAS server %s%s, which "
-                 "serves no datastore until a failover: neither its SP nor its pool is judged "
-                 "for the datastore",
-                 host, path, server, others);
+                 "%s is an interface address only of replication destination NAS server %s%s, "
+                 "which serves no datastore until a failover: neither its SP nor its pool is "
+                 "judged for the datastore",
+                 host, server, others);
         return buf;
     case EST_NAS_BY_NAME:
         snprintf(buf, size,
-                 "the datastore is mounted by the name %s, which vslint does not resolve: NAS "
-                 "server %s%s exports a share at %s, but whether %s is one of its addresses is "
-                 "not known, so neither a NAS server's SP nor a pool is judged for it",
-                 host, server, others, path, host);
+                 "the datastore is mounted by the name %s, which vslint does not resolve: it is "
+                 "not matched to a NAS server of the configured arrays",
+                 host);
         return buf;
     case EST_NAS_NO_SHARE:
         snprintf(buf, size,
-                 "%s is an interface address of NAS server %s%s, which exports no share at %s: "
-                 "the datastore is taken for another NFS server at the same address (a private "
-                 "address reused elsewhere), and neither that NAS server's SP nor its pools "
-                 "judge it",
-                 host, server, others, path);
+                 "NAS server %s serves it at %s, but none of its NFS shares holds %s: which of "
+                 "its file systems the datastore is on is not known, so no pool is judged for it",
+                 server, host, path);
+        return buf;
+    case EST_NAS_SHARES_NOT_READ:
+        snprintf(buf, size,
+                 "NAS server %s serves it at %s, but the file systems and NFS shares of array %s "
+                 "were not read (shares not read: see the log of its poll): which file system "
+                 "holds %s is not known, so no pool is judged for it",
+                 server, host, d->nas_doubt_array ? d->nas_doubt_array : "?", path);
         return buf;
     default:
         return NULL;

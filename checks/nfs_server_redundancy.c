@@ -61,13 +61,15 @@ static int add(struct nfs_set *s, size_t ds_index, const struct est_datastore *d
     char why[1024];
     if (!s->datastores && !(s->datastores = json_array()))
         return -ENOMEM;
-    /* A datastore whose NAS server is in doubt says why it has none (chk_nas_doubt()). */
+    /* A datastore whose NAS server is in doubt says why it has none (chk_nas_doubt()); one
+     * whose server is known but pool is not has nothing to say here. */
     if (json_array_append_new(s->datastores,
                               json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", d->name,
                                         "moref", d->moref, "remote_host", d->nas_remote_host,
                                         "array", d->nas_array, "nas_server", d->nas_server,
                                         "home_sp", d->nas_home_sp, "nas_server_unknown",
-                                        chk_nas_doubt(d, why, sizeof(why)))))
+                                        d->nas_server ? NULL
+                                                      : chk_nas_doubt(d, why, sizeof(why)))))
         return -ENOMEM;
     if (!d->nas_home_sp || d->nas_array_sps == 1) {
         s->sp_unknown++;
@@ -227,10 +229,11 @@ const struct check chk_nfs_server_redundancy = {
         "when all of them name the same server address (nas.remoteHost, compared without "
         "regard to case). A datastore counts in every cluster one of whose hosts mounts it. "
         "With a Unity configured ([array NAME]), each datastore is matched to the NAS server "
-        "one of whose interfaces has its address and which exports its share (Unity "
-        "fileInterface.ipAddress and nfsShare name -> nasServer.homeSP), when exactly one NAS "
-        "server that is no replication destination does (of several, exactly one on an array "
-        "holding a LUN of the vCenter's datastores); otherwise the datastore's evidence "
+        "one of whose interfaces has its address (Unity fileInterface.ipAddress -> "
+        "nasServer.homeSP; IPv6 spelling and case aside), leaving out servers that say they are "
+        "replication destinations; of several at one address, the one exporting the share that "
+        "holds its path (the longest), else the only one on an array holding a LUN of the "
+        "vCenter's datastores; otherwise the datastore's evidence "
         "says why it has none (nas_server_unknown): a cluster whose datastores come from "
         "several NAS servers that are "
         "all placed on one storage processor is reported too, naming that SP; the SP judged "

@@ -62,7 +62,10 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
     for (size_t i = 0; i < e->n_datastores; i++) {
         const struct est_datastore *d = &e->datastores[i];
         char why[1024], msg[1280];
-        if (!chk_nas_doubt(d, why, sizeof(why)))
+        /* A datastore mounted by a name is not known to be the array's at all: a share of the
+         * same name elsewhere is no ground for a finding (nfs-server-redundancy's evidence says
+         * it was not matched). */
+        if (d->nas_doubt == EST_NAS_BY_NAME || !chk_nas_doubt(d, why, sizeof(why)))
             continue;
         snprintf(msg, sizeof(msg), "NFS datastore %s: the array pool behind it is not judged: %s",
                  d->name, why);
@@ -87,14 +90,16 @@ const struct check chk_pool_free_space = {
         "alert below 30 % pool free space and invalidates snapshots and replication sessions "
         "below 5 %, and Dell EMC asks for at least 10 % free. Applied to the pools of configured [array NAME] "
         "sections behind one of the vCenter's datastores: a VMFS datastore's LUN (joined by WWN "
-        "and naa. name), an NFS datastore's file system (the NAS server interface and share it "
-        "is mounted from, served by exactly one NAS server that is no replication "
-        "destination), a VVol datastore's storage container (the array's vmwareUUID in the "
-        "datastore's URL); the pool's own alert threshold is shown in the evidence. An NFS "
-        "datastore a configured array may serve but that joins no pool (mounted by a host name, "
-        "which vslint does not resolve; its share exported by several NAS servers, or only by a "
-        "replication destination; its address a NAS server's that exports no such share) is an "
-        "info finding saying why it is not judged, never a silent skip.",
+        "and naa. name), an NFS datastore's file system (the NFS share holding its path, "
+        "/share or a folder under it, on the NAS server found by its address as "
+        "nfs-server-redundancy finds it), a VVol datastore's storage container (the array's "
+        "vmwareUUID in the datastore's URL); the pool's own alert threshold is shown in the "
+        "evidence. An NFS datastore at a configured array's NAS server address that joins no "
+        "pool (several NAS servers at its address that its share does not tell apart; only "
+        "replication destinations there; no share of its server holds its path; the array's "
+        "shares not read) is an info finding saying why it is not judged, never a silent skip. "
+        "A datastore mounted by a host name is not matched (vslint resolves no names) and gets "
+        "no finding: a share of the same name on an array is no proof.",
     .reference = "000_5bd48962a767ee9e.txt §1.1.1 (storage pool capacity)",
     .sources = chk_pool_capacity_sources,
     .own =

@@ -185,61 +185,75 @@ int db_row_args(sqlite3 *h, const char *sql, sqlite3_stmt **st, const char *what
                 sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg))
 /* What db_each() does with a row of st: 0 to go on to the next, or a negative error that ends
  * the walk. */
-/* What the NAS servers of the stored arrays export, one row per (array, NAS server, interface
- * address, share): vcenter (the array's name), nas_server (its id), name, home_sp, dst (1 for a
- * replication destination), address (fileInterface.ipAddress), path ("/<share name>": Unity
- * exports a share there), pool and thin (the share's file system's). A NAS server whose row
- * was not read (its type left out) counts as no destination. */
-#define DB_NAS_EXPORTS                                                                             \
-    "SELECT f.vcenter AS vcenter, f.nas_server AS nas_server, n.name AS name,"                    \
-    " n.home_sp AS home_sp, coalesce(n.replication_destination, 0) AS dst,"                       \
-    " f.address AS address, '/' || sh.name AS path, fs.pool AS pool, fs.thin AS thin"             \
-    " FROM array_file_interfaces f JOIN array_filesystems fs ON fs.vcenter = f.vcenter"           \
-    " AND fs.nas_server = f.nas_server JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"       \
-    " AND sh.filesystem = fs.id LEFT JOIN array_nas_servers n ON n.vcenter = f.vcenter"           \
-    " AND n.id = f.nas_server"
-/* Row X of DB_NAS_EXPORTS serves NFS datastore D (datastores): the datastore is mounted from
- * "<address>:/<share>" with the row's address and share, and the row's NAS server is no
- * replication destination (which keeps its source's addresses and share names). */
-#define DB_NAS_SERVES(X, D)                                                                        \
-    X ".address = " D ".nas_remote_host AND " X ".path = rtrim(" D ".nas_remote_path, '/')"     \
-    " AND NOT " X ".dst"
 /* Array A (an SQL expression naming an array) holds a LUN behind one of vCenter V's datastores:
  * the array of that vCenter's storage, preferred when NAS servers of two arrays export one
  * share at one address (a private address and a share name reused at another site). */
 #define DB_ARRAY_OF_VCENTER(A, V)                                                                  \
     "EXISTS (SELECT 1 FROM datastore_extents ae JOIN array_luns al ON al.naa = ae.disk_name"      \
     " WHERE ae.vcenter = " V " AND al.vcenter = " A ")"
-/* How many NAS servers serve NFS datastore D (DB_NAS_SERVES), of any array, or (LOCAL) only
- * of the arrays of D's vCenter (DB_ARRAY_OF_VCENTER). */
-#define DB_NAS_SERVING(D, LOCAL)                                                                   \
-    "(SELECT count(DISTINCT x2.vcenter || ' ' || x2.nas_server) FROM (" DB_NAS_EXPORTS ") x2"     \
-    " WHERE " DB_NAS_SERVES("x2", D) " AND (NOT " LOCAL " OR "                                    \
-    DB_ARRAY_OF_VCENTER("x2.vcenter", D ".vcenter") "))"
+/* Whether path P ("/share" or "/share/sub", no trailing '/') lies in Unity share N (its name):
+ * the share itself, or a folder under it at a '/' boundary. */
+#define DB_SHARE_HOLDS(P, N)                                                                       \
+    "(" P " = '/' || " N " OR substr(" P ", 1, length(" N ") + 2) = '/' || " N " || '/')"
+/* The NAS servers of the configured arrays that may serve an NFS datastore (d: datastores,
+ * narrowed by COND), one row each: dsvc, ds (the datastore), path (its nas.remotePath without a
+ * trailing '/'), array, nas_server, name, home_sp, live (0 only for a NAS server that says it
+ * is a replication destination, which keeps its source's addresses and shares but serves
+ * nothing before a failover; unknown counts as live), local (the array holds a LUN of the
+ * datastore's vCenter, DB_ARRAY_OF_VCENTER), share_len (the length of the name of the longest
+ * share of the server that holds the path, DB_SHARE_HOLDS; NULL when none does, or the shares
+ * were not read). A server is found by address: one of its file interfaces has the datastore's
+ * nas.remoteHost, both compared in vsl_addr()'s form (db.c: case and IPv6 spelling aside). */
+#define DB_NFS_CANDIDATES(COND)                                                                    \
+    "SELECT DISTINCT d.vcenter AS dsvc, d.moref AS ds, rtrim(d.nas_remote_path, '/') AS path,"    \
+    " f.vcenter AS array, f.nas_server AS nas_server, n.name AS name, n.home_sp AS home_sp,"      \
+    " n.replication_destination IS NOT 1 AS live, "                                               \
+    DB_ARRAY_OF_VCENTER("f.vcenter", "d.vcenter") " AS local,"                                    \
+    " (SELECT max(length(sh.name)) FROM array_filesystems fs JOIN array_nfs_shares sh"            \
+    "  ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id WHERE fs.vcenter = f.vcenter"         \
+    "  AND fs.nas_server = f.nas_server AND "                                                     \
+    DB_SHARE_HOLDS("rtrim(d.nas_remote_path, '/')", "sh.name") ") AS share_len"                   \
+    " FROM datastores d JOIN array_file_interfaces f"                                             \
+    " ON vsl_addr(f.address) = vsl_addr(d.nas_remote_host)"                                       \
+    " JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL"                               \
+    " LEFT JOIN array_nas_servers n ON n.vcenter = f.vcenter AND n.id = f.nas_server"             \
+    " WHERE d.type IN ('NFS', 'NFS41') AND " COND
+/* DB_NFS_CANDIDATES(COND) with, per row: pick (a live server whose share_len is the longest of
+ * the datastore's live servers, or any live server when none holds the path: the share only
+ * chooses between servers at one address), n (how many picked), nl (how many picked are
+ * local), n_all and n_live (how many candidates, how many live) and chosen: 1 for the NAS
+ * server that serves the datastore (the only one picked, or else the only local one picked). */
+#define DB_NFS_RANKED(COND)                                                                        \
+    "SELECT r.*, (r.pick AND (sum(r.pick) OVER p = 1 OR (r.local AND sum(r.pick AND r.local)"     \
+    " OVER p = 1))) IS 1 AS chosen, sum(r.pick) OVER p AS n, sum(r.pick AND r.local) OVER p AS nl,"\
+    " count(*) OVER p AS n_all, sum(r.live) OVER p AS n_live FROM (SELECT c.*, c.live AND"        \
+    " (max(CASE WHEN c.live THEN c.share_len END) OVER p IS NULL"                                 \
+    " OR c.share_len IS max(CASE WHEN c.live THEN c.share_len END) OVER p) AS pick"                \
+    " FROM (" DB_NFS_CANDIDATES(COND) ") c WINDOW p AS (PARTITION BY c.dsvc, c.ds)) r"            \
+    " WINDOW p AS (PARTITION BY r.dsvc, r.ds)"
 /* Every pool of a configured array behind a datastore, as rows (array, pool, dsvc, ds, thin):
  * the array's name and the pool's id, the datastore's vCenter and moref, and 1 when that
  * storage is thin. The one definition of the join, for the estate (db/load.c) and the
  * inventory pages (db/pages.c); each branch is narrowed by a condition on its aliases:
  * - LUN (e: datastore_extents, l: array_luns): a LUN of the pool is an extent (the LUN's naa.
  *   name, from its WWN, is the extent's disk_name);
- * - NFS (d: datastores, fs: DB_NAS_EXPORTS, whose vcenter is the array): the datastore is
- *   mounted from "<address>:/<share>" where address is an interface of the NAS server
- *   exporting the share's file system, the server is no replication destination (which keeps
- *   its source's address and share names), and exactly one NAS server of all the arrays
- *   matches so, or else exactly one of the arrays of the datastore's vCenter (two arrays, at
- *   a private address and share reused from site to site, neither of them the vCenter's,
- *   join none); a file system whose provisioning is unknown counts as thin;
+ * - NFS (d: datastores narrowed by NFS_D before the join, fs: array_filesystems, whose vcenter
+ *   is the array, narrowed by NFS after it): the file system of the share that holds the
+ *   datastore's path (the longest, DB_SHARE_HOLDS) on the NAS server that serves it
+ *   (DB_NFS_RANKED's chosen); none when the shares were not read or none holds the path; a
+ *   file system whose provisioning is unknown counts as thin;
  * - VVOL (d: datastores, s: array_vvol_pools): the VVol datastore's URL holds the UUID the array
  *   gives its VVol datastore (vmwareUUID, compared as hex digits); thin, as VVols are. */
-#define DB_POOL_PAIRS(LUN, NFS, VVOL)                                                              \
+#define DB_POOL_PAIRS(LUN, NFS_D, NFS, VVOL)                                                              \
     "SELECT l.vcenter AS array, l.pool AS pool, e.vcenter AS dsvc, e.datastore AS ds,"            \
     " coalesce(l.thin, 0) AS thin FROM datastore_extents e"                                       \
     " JOIN array_luns l ON l.naa = e.disk_name WHERE " LUN                                        \
     " UNION ALL SELECT fs.vcenter, fs.pool, d.vcenter, d.moref, coalesce(fs.thin, 1)"             \
-    " FROM datastores d JOIN (" DB_NAS_EXPORTS ") fs ON " DB_NAS_SERVES("fs", "d")                \
-    " WHERE d.type IN ('NFS', 'NFS41') AND (" DB_NAS_SERVING("d", "0") " = 1 OR ("                \
-    DB_ARRAY_OF_VCENTER("fs.vcenter", "d.vcenter") " AND " DB_NAS_SERVING("d", "1") " = 1))"       \
-    " AND " NFS                                                                                   \
+    " FROM (" DB_NFS_RANKED(NFS_D) ") k JOIN datastores d ON d.vcenter = k.dsvc AND d.moref = k.ds"\
+    " JOIN array_filesystems fs ON fs.vcenter = k.array AND fs.nas_server = k.nas_server"         \
+    " JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id"              \
+    " AND length(sh.name) = k.share_len AND " DB_SHARE_HOLDS("k.path", "sh.name")                 \
+    " WHERE k.chosen AND " NFS                                                                    \
     " UNION ALL SELECT s.vcenter, s.pool, d.vcenter, d.moref, 1 FROM datastores d"                \
     " JOIN array_vvol_pools s ON length(replace(s.vmware_uuid, '-', '')) >= 32"                   \
     " AND instr(lower(replace(d.url, '-', '')), lower(replace(s.vmware_uuid, '-', ''))) > 0"      \

@@ -1,9 +1,11 @@
 /* Opening the database and writing poll snapshots: a poll's rows are staged in a temporary
  * database while the network is slow, then copied in one short transaction; the poll history. */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +387,39 @@ static void add_access_hint(char **errmsg, const char *path)
     }
 }
 
+/* vsl_addr(x): a server address in one written form, so that two spellings of one address
+ * join (db-private.h DB_NFS_CANDIDATES): an IPv4 or IPv6 address as inet_ntop() writes it
+ * ("FD00:0::A" -> "fd00::a"), anything else (a host name) in lower case; NULL stays NULL. */
+static void addr_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const unsigned char *in = sqlite3_value_text(argv[0]);
+    int n = sqlite3_value_bytes(argv[0]);
+    unsigned char a[sizeof(struct in6_addr)];
+    char buf[INET6_ADDRSTRLEN + 1];
+
+    (void)argc;
+    if (!in)
+        return; /* the result stays NULL */
+    if (n < (int)sizeof(buf)) {
+        memcpy(buf, in, (size_t)n + 1);
+        int family = inet_pton(AF_INET, buf, a) == 1    ? AF_INET
+                     : inet_pton(AF_INET6, buf, a) == 1 ? AF_INET6
+                                                        : 0;
+        if (family && inet_ntop(family, a, buf, sizeof(buf))) {
+            sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+            return;
+        }
+    }
+    char *low = sqlite3_malloc(n + 1);
+    if (!low) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    for (int i = 0; i <= n; i++)
+        low[i] = (char)(in[i] >= 'A' && in[i] <= 'Z' ? in[i] - 'A' + 'a' : in[i]);
+    sqlite3_result_text(ctx, low, n, sqlite3_free);
+}
+
 /* Opens the connection: read-write (creating the file) for a writer, or read-only for a
  * reader, which then never takes a lock a writer or another process holding the write lock
  * (a backup tool, an admin's `BEGIN EXCLUSIVE`) could make it wait for: in WAL mode it reads
@@ -409,6 +444,13 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
+    rc = sqlite3_create_function(db->h, "vsl_addr", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                 addr_fn, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
+        r = db_fail(db->h, rc, path);
+        goto fail;
+    }
     /* The -wal and -shm files stay when the last connection closes (the WAL is truncated after
      * each poll instead, db_checkpoint()): a reader on a full disk can then still open the
      * database, which it cannot when it would have to create them. */

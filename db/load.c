@@ -1056,7 +1056,7 @@ static const char pools_sql[] =
     " (SELECT count(*) FROM array_luns a WHERE a.vcenter = p.vcenter AND a.pool = p.id"
     "  AND a.thin),"
     " x.ds, max(x.thin)"
-    " FROM (" DB_POOL_PAIRS("e.vcenter = ?1", "d.vcenter = ?1", "d.vcenter = ?1") ") x"
+    " FROM (" DB_POOL_PAIRS("e.vcenter = ?1", "d.vcenter = ?1", "1", "d.vcenter = ?1") ") x"
     " JOIN array_pools p ON p.vcenter = x.array AND p.id = x.pool"
     " JOIN vcenters v ON v.name = p.vcenter AND v.kind IS NOT NULL"
     " GROUP BY p.vcenter, p.id, x.ds"
@@ -1232,52 +1232,47 @@ static int load_ports(struct load *L, sqlite3 *h)
 
 /* ---- the NAS servers behind NFS datastores ----------------------------------------------- */
 
-/* Each NFS datastore of the vCenter, with what the stored arrays' NAS servers say of its mount
- * "<host>:<path>": the NAS servers that serve it (DB_NAS_SERVES: address and share, no
- * replication destination; when several do, those of the arrays of this vCenter's storage,
- * DB_ARRAY_OF_VCENTER, if exactly one of them does, as the pool join does), with the first
- * one's array, name and home SP and its array's SP count (nfs-server-redundancy); the
- * replication destinations that match it so; the NAS servers that export a share at its path
- * at any address; those with an interface at its host. Each as a count, the first
- * "array/name" and that array. nas_row() joins the datastore when exactly one serves it, and
- * otherwise says why not (enum est_nas_doubt). */
-#define NAS_LABEL(X) X ".vcenter || '/' || coalesce(" X ".name, " X ".nas_server)"
-#define NAS_KEY(X)   X ".vcenter || ' ' || " X ".nas_server"
-#define NAS_COUNT(WHEN, X)                                                                         \
-    " count(DISTINCT CASE WHEN " WHEN " THEN " NAS_KEY(X) " END),"                               \
-    " min(CASE WHEN " WHEN " THEN " NAS_LABEL(X) " END),"                                        \
-    " min(CASE WHEN " WHEN " THEN " X ".vcenter END)"
-#define NAS_SERVER(WHEN, X)                                                                        \
-    NAS_COUNT(WHEN, X) ", min(CASE WHEN " WHEN " THEN " X ".name END),"                          \
-    " min(CASE WHEN " WHEN " THEN " X ".home_sp END)"
-/* here: the arrays of this vCenter's storage (DB_ARRAY_OF_VCENTER), found in one pass over its
- * extents rather than once per NFS datastore. */
-#define NAS_SERVES_HERE DB_NAS_SERVES("s", "d") " AND s.vcenter IN (SELECT array FROM here)"
-/* Of several NAS servers that serve, the one on an array of this vCenter (c7 counts those) is
- * taken when it is the only such one: its count, label, array, name and home SP are then used. */
-#define NAS_PICK(ALL, LOCAL) "CASE WHEN c2 > 1 AND c7 = 1 THEN " LOCAL " ELSE " ALL " END"
+/* Each NFS datastore of the vCenter, with what the configured arrays' NAS servers say of its
+ * mount "<host>:<path>" (DB_NFS_RANKED): 0 moref, 1 host, 3 whether one NAS server serves it
+ * (chosen), 4-8 that server's array, name, home SP, share_len and "array/name" label, 9 whether
+ * its array's file systems and shares were read; 10 how many NAS servers have its address, 11
+ * how many of them are live, 12 how many the share leaves to choose from, 13-14 the first of
+ * those (label, array), 15-16 the first replication destination; 17-19 how many NAS servers of
+ * any address export a share holding its path, the first of them, its array (a datastore
+ * mounted by a name; looked for only when no NAS server has its address, as that scan costs
+ * a pass over every share per datastore); 20 the SP count of the serving server's array.
+ * nas_row() joins the datastore when one serves it, and otherwise says why not. */
+#define NAS_LABEL(X) X ".array || '/' || coalesce(" X ".name, " X ".nas_server)"
 static const char nas_sql[] =
-    "WITH here(array) AS (SELECT DISTINCT al.vcenter FROM datastore_extents ae"
-    " JOIN array_luns al ON al.naa = ae.disk_name WHERE ae.vcenter = ?1),"
-    " x(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17) AS"
-    " (SELECT d.moref, d.nas_remote_host,"
-    NAS_SERVER(DB_NAS_SERVES("s", "d"), "s") "," NAS_SERVER(NAS_SERVES_HERE, "s") ","
-    NAS_COUNT("s.address = d.nas_remote_host AND s.dst", "s") "," NAS_COUNT("NOT s.dst", "s")
-    " FROM datastores d LEFT JOIN (" DB_NAS_EXPORTS ") s ON s.path = rtrim(d.nas_remote_path, '/')"
-    " AND EXISTS (SELECT 1 FROM vcenters v WHERE v.name = s.vcenter AND v.kind IS NOT NULL)"
+    "WITH k AS MATERIALIZED (" DB_NFS_RANKED("d.vcenter = ?1") ")"
+    " SELECT y.*, CASE WHEN y.n_all = 0 THEN (SELECT count(DISTINCT fs.vcenter || ' ' || fs.nas_server)"
+    "  FROM array_filesystems fs JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"
+    "  AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter AND v.kind IS NOT NULL"
+    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
+    " CASE WHEN y.n_all = 0 THEN (SELECT min(fs.vcenter || '/' || coalesce(n.name, fs.nas_server))"
+    "  FROM array_filesystems fs JOIN array_nfs_shares sh ON sh.vcenter = fs.vcenter"
+    "  AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter AND v.kind IS NOT NULL"
+    "  LEFT JOIN array_nas_servers n ON n.vcenter = fs.vcenter AND n.id = fs.nas_server"
+    "  WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
+    " CASE WHEN y.n_all = 0 THEN (SELECT min(fs.vcenter) FROM array_filesystems fs JOIN array_nfs_shares sh"
+    "  ON sh.vcenter = fs.vcenter AND sh.filesystem = fs.id JOIN vcenters v ON v.name = fs.vcenter"
+    "  AND v.kind IS NOT NULL WHERE " DB_SHARE_HOLDS("y.path", "sh.name") ") END,"
+    " (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = y.ca)"
+    " FROM (SELECT d.moref, d.nas_remote_host, rtrim(d.nas_remote_path, '/') AS path,"
+    " count(CASE WHEN k.chosen THEN 1 END), min(CASE WHEN k.chosen THEN k.array END) AS ca,"
+    " min(CASE WHEN k.chosen THEN k.name END), min(CASE WHEN k.chosen THEN k.home_sp END),"
+    " min(CASE WHEN k.chosen THEN k.share_len END),"
+    " min(CASE WHEN k.chosen THEN " NAS_LABEL("k") " END),"
+    " min(CASE WHEN k.chosen THEN EXISTS (SELECT 1 FROM array_nfs_shares q WHERE"
+    "  q.vcenter = k.array) AND EXISTS (SELECT 1 FROM array_filesystems q WHERE"
+    "  q.vcenter = k.array) END),"
+    " count(k.ds) AS n_all, coalesce(sum(k.live), 0), coalesce(max(k.n), 0),"
+    " min(CASE WHEN k.pick THEN " NAS_LABEL("k") " END), min(CASE WHEN k.pick THEN k.array END),"
+    " min(CASE WHEN NOT k.live THEN " NAS_LABEL("k") " END),"
+    " min(CASE WHEN NOT k.live THEN k.array END)"
+    " FROM datastores d LEFT JOIN k ON k.dsvc = d.vcenter AND k.ds = d.moref"
     " WHERE d.vcenter = ?1 AND d.type IN ('NFS', 'NFS41') AND d.nas_remote_host IS NOT NULL"
-    " GROUP BY d.moref)"
-    " SELECT y.*, (SELECT count(DISTINCT q.sp) FROM array_ports q WHERE q.vcenter = y.a),"
-    " (SELECT count(DISTINCT " NAS_KEY("f") ") FROM array_file_interfaces f"
-    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL WHERE f.address = y.host),"
-    " (SELECT min(f.vcenter || '/' || coalesce(n.name, f.nas_server)) FROM array_file_interfaces f"
-    "  JOIN vcenters v ON v.name = f.vcenter AND v.kind IS NOT NULL LEFT JOIN array_nas_servers n"
-    "  ON n.vcenter = f.vcenter AND n.id = f.nas_server WHERE f.address = y.host),"
-    " (SELECT min(f.vcenter) FROM array_file_interfaces f JOIN vcenters v ON v.name = f.vcenter"
-    "  AND v.kind IS NOT NULL WHERE f.address = y.host)"
-    " FROM (SELECT c0, c1 AS host, " NAS_PICK("c2", "1") ", " NAS_PICK("c3", "c8") ", "
-    NAS_PICK("c4", "c9") " AS a, " NAS_PICK("c5", "c10") ", " NAS_PICK("c6", "c11") ","
-    " c12, c13, c14, c15, c16, c17 FROM x) y";
+    " GROUP BY d.moref) y";
 
 /* Whether host is written as an IPv4 or IPv6 address, not a name. */
 static int is_address(const char *host)
@@ -1291,40 +1286,45 @@ static int nas_row(sqlite3_stmt *st, void *ctx)
 {
     struct load *L = ctx;
     size_t ds = refs_find(&L->datastores, text(st, 0));
-    int first = 0; /* the column of the count nas_doubt_* take from (label, array follow) */
+    int first = 0; /* the column of the label nas_doubt_* take from (the array follows) */
 
     if (ds == EST_NONE)
         return 0;
     struct est_datastore *d = &L->e->datastores[ds];
     const char *host = text(st, 1);
-    int serving = col_int(st, 2), dst = col_int(st, 7), exporting = col_int(st, 10);
-    int at_host = col_int(st, 14);
 
-    if (serving == 1) {
+    if (col_int(st, 3) == 1) {
         d->nas_array = col_str(L, st, 4);
         d->nas_server = col_str(L, st, 5);
         d->nas_home_sp = col_str(L, st, 6);
-        d->nas_array_sps = col_int(st, 13);
-        return d->nas_array ? 0 : -ENOMEM;
-    }
-    if (serving > 1) {
+        d->nas_array_sps = col_int(st, 20);
+        if (!d->nas_array)
+            return -ENOMEM;
+        if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+            return 0; /* and its pool is the share's (DB_POOL_PAIRS) */
+        /* Its server is known, its pool not: no share holds the path, or none was read. */
+        d->nas_doubt = col_int(st, 9) ? EST_NAS_NO_SHARE : EST_NAS_SHARES_NOT_READ;
+        d->nas_doubt_count = 1;
+        d->nas_doubt_server = col_str(L, st, 8);
+        d->nas_doubt_array = d->nas_array;
+        return d->nas_doubt_server ? 0 : -ENOMEM;
+    } else if (col_int(st, 11) > 0) {
         d->nas_doubt = EST_NAS_AMBIGUOUS;
-        first = 2;
-    } else if (dst > 0) {
+        d->nas_doubt_count = col_int(st, 12);
+        first = 13;
+    } else if (col_int(st, 10) > 0) {
         d->nas_doubt = EST_NAS_DESTINATION;
-        first = 7;
-    } else if (at_host > 0) {
-        d->nas_doubt = EST_NAS_NO_SHARE;
-        first = 14;
-    } else if (exporting > 0 && host && !is_address(host)) {
+        d->nas_doubt_count = col_int(st, 10);
+        first = 15;
+    } else if (col_int(st, 17) > 0 && host && !is_address(host)) {
         d->nas_doubt = EST_NAS_BY_NAME;
-        first = 10;
+        d->nas_doubt_count = col_int(st, 17);
+        first = 18;
     } else {
-        return 0; /* no configured array knows its address, nor a share at its path by name */
+        return 0; /* no configured array has its address, nor a share at its path */
     }
-    d->nas_doubt_count = col_int(st, first);
-    d->nas_doubt_server = col_str(L, st, first + 1);
-    d->nas_doubt_array = col_str(L, st, first + 2);
+    d->nas_doubt_server = col_str(L, st, first);
+    d->nas_doubt_array = col_str(L, st, first + 1);
     return d->nas_doubt_server && d->nas_doubt_array ? 0 : -ENOMEM;
 }
 

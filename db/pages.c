@@ -34,7 +34,7 @@ static const struct db_extra ds_extras[] = {
      " 'size_total', q.size_total, 'size_free', q.size_free)) FROM (SELECT DISTINCT p.vcenter,"
      " p.id, p.name, p.size_total, p.size_free FROM ("
      DB_POOL_PAIRS("e.vcenter = x.vcenter AND e.datastore = x.moref",
-                   "d.vcenter = x.vcenter AND d.moref = x.moref",
+                   "d.vcenter = x.vcenter AND d.moref = x.moref", "1",
                    "d.vcenter = x.vcenter AND d.moref = x.moref")
      ") y JOIN array_pools p ON p.vcenter = y.array AND p.id = y.pool"
      " JOIN vcenters a ON a.name = p.vcenter AND a.kind IS NOT NULL"
@@ -45,7 +45,7 @@ static const struct db_extra pool_extras[] = {
     {"datastores",
      "json((SELECT json_group_array(json_object('vcenter', q.vcenter, 'moref', q.moref, 'name',"
      " q.name)) FROM (SELECT DISTINCT d.vcenter, d.moref, d.name FROM ("
-     DB_POOL_PAIRS("l.vcenter = x.vcenter AND l.pool = x.id",
+     DB_POOL_PAIRS("l.vcenter = x.vcenter AND l.pool = x.id", "1",
                    "fs.vcenter = x.vcenter AND fs.pool = x.id",
                    "s.vcenter = x.vcenter AND s.pool = x.id")
      ") y JOIN datastores d ON d.vcenter = y.dsvc AND d.moref = y.ds"

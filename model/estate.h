@@ -57,20 +57,28 @@ struct est_mount {
     const char *access_mode; /* "readWrite", "readOnly", or NULL */
 };
 
-/* Why an NFS datastore is joined to no NAS server of a configured array (est_datastore.nas_doubt):
- * - EST_NAS_AMBIGUOUS: several NAS servers (of two arrays, at a private address reused from
- *   site to site) export its share at its address, none a replication destination;
- * - EST_NAS_DESTINATION: only replication destinations do (they serve nothing before a failover);
+/* Why an NFS datastore is joined to no NAS server, or to no pool, of a configured array
+ * (est_datastore.nas_doubt):
+ * - EST_NAS_AMBIGUOUS: several NAS servers have its address, none known to be a replication
+ *   destination, and the share it is mounted from does not tell them apart (nor does one of
+ *   them alone stand on an array of its vCenter's storage);
+ * - EST_NAS_DESTINATION: only NAS servers that say they are replication destinations have its
+ *   address (they serve nothing before a failover);
  * - EST_NAS_BY_NAME: it is mounted by a host name, which vslint does not resolve (never from a
- *   check), and a NAS server exports a share at its path;
- * - EST_NAS_NO_SHARE: its address is a NAS server's interface, but that server exports no share
- *   at its path (another NFS server at the same address elsewhere). */
+ *   check), and a NAS server exports a share holding its path: not matched, which is all
+ *   that is known;
+ * - EST_NAS_NO_SHARE: its NAS server is known (nas_server), but no share of that server holds
+ *   its path, so its pool is not;
+ * - EST_NAS_SHARES_NOT_READ: its NAS server is known, but its array's file systems or NFS
+ *   shares were not read (arr_collect() leaves those types out when it cannot read them), so
+ *   its pool is not. */
 enum est_nas_doubt {
     EST_NAS_NO_DOUBT = 0,
     EST_NAS_AMBIGUOUS,
     EST_NAS_DESTINATION,
     EST_NAS_BY_NAME,
     EST_NAS_NO_SHARE,
+    EST_NAS_SHARES_NOT_READ,
 };
 
 struct est_datastore {
@@ -94,17 +102,19 @@ struct est_datastore {
     const char *nas_remote_host; /* NFS: the server (nas.remoteHost), else NULL */
     const char *nas_remote_path; /* NFS: the export (nas.remotePath, "/share"), else NULL */
     /* NFS: the configured array's NAS server that serves the datastore (one of its file
-     * interfaces has nas_remote_host as address, and it exports the share nas.remotePath
-     * names: DB_NAS_SERVES) and the SP it is placed on (homeSP: "spa", "spb"); NULL when no
-     * configured array serves it, or more than one NAS server does. */
+     * interfaces has nas_remote_host as address; of several such servers, the one exporting
+     * the share that holds nas.remotePath: db-private.h DB_NFS_RANKED) and the SP it is placed
+     * on (homeSP: "spa", "spb"); NULL when no configured array serves it, or which one does
+     * cannot be told. */
     const char *nas_array, *nas_server, *nas_home_sp;
     /* How many storage processors nas_array's ports are on: 1 on a single-SP array (UnityVSA),
      * where no placement can be on both SPs and none is judged; 0 when not told. */
     int nas_array_sps;
-    /* NFS, no NAS server joined although a configured array's NAS server may be the one: why
-     * (enum est_nas_doubt; EST_NAS_NO_DOUBT when it is joined, or no array knows the address or
-     * share); nas_doubt_server is the first such NAS server, "array/name", nas_doubt_array its
-     * array, nas_doubt_count how many there are. Said in the findings, never guessed. */
+    /* NFS, no NAS server or no pool joined although a configured array's NAS server may be the
+     * one: why (enum est_nas_doubt; EST_NAS_NO_DOUBT when both are joined, or no array knows the
+     * address or share); nas_doubt_server is the first such NAS server, "array/name",
+     * nas_doubt_array its array, nas_doubt_count how many there are. Said in the findings,
+     * never guessed. */
     int nas_doubt;
     const char *nas_doubt_server, *nas_doubt_array;
     int nas_doubt_count;

@@ -611,42 +611,85 @@ def infos_on(findings, name):
             and f['object']['type'] == 'datastore' and f['object']['name'] == name]
 
 
-def test_nas_servers_address_without_its_share_is_not_that_server(estate):
+def test_nas_server_is_found_by_address_when_no_share_holds_the_path(estate):
     """cluster-nas-reused mounts ds-nas-c1 from nas-spa-2 (10.0.3.11, SP A) and ds-nas-c2 from
-    10.0.3.10:/vol/ds-nas-c2: nas-spa-1's address (SP A), but nas-spa-1 exports no such share,
-    so another NFS server at that (private, reused) address serves it. It is not judged by
-    nas-spa-1's home SP (the cluster is not "all on SP A"), and the reason is said."""
+    10.0.3.20:/vol/ds-nas-c2: nas-spb-1's address (SP B), though none of its shares holds that
+    path. The address alone finds the server (the share only chooses between servers at one
+    address): the cluster is on SP A and SP B, no finding, and ds-nas-c2's pool is not judged,
+    which is said without blaming a reused address."""
     got = by_check(estate['findings'], 'nfs-server-redundancy')
     assert 'cluster-nas-reused' not in got
     [f] = infos_on(estate['findings'], 'ds-nas-c2')
     assert f['severity'] == 'info'
     assert f['message'] == (
-        'NFS datastore ds-nas-c2: the array pool behind it is not judged: 10.0.3.10 is an '
-        'interface address of NAS server unity1/nas-spa-1, which exports no share at '
-        '/vol/ds-nas-c2: the datastore is taken for another NFS server at the same address (a '
-        "private address reused elsewhere), and neither that NAS server's SP nor its pools "
-        'judge it')
+        'NFS datastore ds-nas-c2: the array pool behind it is not judged: NAS server '
+        'unity1/nas-spb-1 serves it at 10.0.3.20, but none of its NFS shares holds '
+        '/vol/ds-nas-c2: which of its file systems the datastore is on is not known, so no pool '
+        'is judged for it')
+    assert 'reused' not in f['message']
     ev = f['evidence']
     assert (ev['remote_host'], ev['remote_path'], ev['nas_server'], ev['nas_servers']) == (
-        '10.0.3.10', '/vol/ds-nas-c2', 'unity1/nas-spa-1', 1)
+        '10.0.3.20', '/vol/ds-nas-c2', 'unity1/nas-spb-1', 1)
     # ds-nas-c1 is nas-spa-2's share at nas-spa-2's address: joined, nothing to say.
     assert infos_on(estate['findings'], 'ds-nas-c1') == []
 
 
-def test_nfs_datastore_mounted_by_name_is_said_not_judged(estate):
-    """ds-nas-dns is mounted from nas-spb-1.lab.example.com:/ds-nas-dns, a share nas-spb-1
-    exports: vslint resolves no names, so it cannot tell the server, and says so at info rather
-    than skipping the datastore. ds-nfs-lab-1 is mounted by name too, at /export/ds-nfs-lab-1,
-    which no NAS server of the array exports: not the array's, nothing said."""
-    [f] = infos_on(estate['findings'], 'ds-nas-dns')
-    assert f['severity'] == 'info'
-    assert ('the datastore is mounted by the name nas-spb-1.lab.example.com, which vslint does '
-            'not resolve: NAS server unity1/nas-spb-1 exports a share at /ds-nas-dns') in f['message']
-    assert f['evidence']['nas_server'] == 'unity1/nas-spb-1'
+def test_nfs_datastore_mounted_by_name_raises_no_finding(estate):
+    """ds-nas-dns is mounted from nas-spb-1.lab.example.com:/ds-nas-dns, and the array exports a
+    share ds-nas-dns: a share of that name is no proof that the name is the array's (a filer
+    may export /vmware as a Unity does), and vslint resolves no names. No finding, no pool."""
+    assert infos_on(estate['findings'], 'ds-nas-dns') == []
     assert infos_on(estate['findings'], 'ds-nfs-lab-1') == []
-    # Nor is it joined to the pool of the share of that name (pool-ok holds ds-nas-dns's).
     assert 'ds-nas-dns' not in [d for f in by_check(estate['findings'], 'pool-free-space').values()
                                 for d in f['evidence'].get('datastores', [])]
+    for f in by_check(estate['findings'], 'nfs-server-redundancy').values():
+        for d in f['evidence']['datastores']:
+            if d['name'] == 'ds-nas-dns':
+                assert d['nas_server_unknown'] == (
+                    'the datastore is mounted by the name nas-spb-1.lab.example.com, which '
+                    'vslint does not resolve: it is not matched to a NAS server of the '
+                    'configured arrays')
+
+
+def check_with(violations_sim, unity_sim, ws):
+    """`vslint check` of the violations scenario with unity_sim as unity1: its findings."""
+    conf = ws.write_config([vcenter(ws, violations_sim.url)],
+                           extra=array_section(ws, unity_sim.url))
+    res = vslint('check', '-c', conf, '--format', 'json', '--fail-on', 'never')
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)['findings']
+
+
+def test_nfs_datastore_in_a_folder_of_a_share_joins_that_shares_pool(violations_sim, workspace):
+    """With nas-spb-1 exporting a share vol (its file system in pool-unjoined, 2 % free),
+    ds-nas-c2's /vol/ds-nas-c2 is a folder in it: the share is found by its first component,
+    and pool-unjoined is judged critical for ds-nas-c2."""
+    with UnitySim(['-vol-share']) as u:
+        findings = check_with(violations_sim, u, workspace)
+    f = by_check(findings, 'pool-free-space')['unity1/pool-unjoined']
+    assert f['severity'] == 'critical' and f['evidence']['datastores'] == ['ds-nas-c2']
+    assert infos_on(findings, 'ds-nas-c2') == []
+
+
+def test_nas_server_without_shares_read_keeps_its_sp_and_says_shares_not_read(
+        violations_sim, workspace):
+    """A Unity that serves no nfsShare type (vslint leaves it out): every NFS datastore still
+    finds its NAS server by address, so cluster-nas-onesp is still all on SP A; no pool is
+    judged for the NFS datastores, and each says the shares were not read, not that its
+    address is reused."""
+    with UnitySim(['-no-shares']) as u:
+        findings = check_with(violations_sim, u, workspace)
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['nas_server'] for d in g['evidence']['datastores']] == ['nas-spa-1', 'nas-spa-2']
+    assert 'unity1/pool-nfs-low' not in by_check(findings, 'pool-free-space')
+    [f] = infos_on(findings, 'ds-nas-a1')
+    assert f['message'] == (
+        'NFS datastore ds-nas-a1: the array pool behind it is not judged: NAS server '
+        'unity1/nas-spa-1 serves it at 10.0.3.10, but the file systems and NFS shares of array '
+        'unity1 were not read (shares not read: see the log of its poll): which file system '
+        'holds /ds-nas-a1 is not known, so no pool is judged for it')
+    for f in findings:
+        assert 'reused' not in f['message']
 
 
 @pytest.fixture(scope='module')
@@ -726,6 +769,19 @@ def test_two_arrays_of_the_vcenter_serving_one_share_at_one_address_join_neither
     assert pools['unity-dr/pool-dr']['evidence']['datastores'] == ['ds-pool-ok']
     [f] = infos_on(findings, 'ds-nas-a1')
     assert f['severity'] == 'info'
-    assert ('10.0.3.10:/ds-nas-a1 is exported by 2 NAS servers of the configured arrays '
-            '(unity-dr/nas-spa-1 and others), none of them a replication destination') in f['message']
+    assert ('10.0.3.10 is an interface address of 2 NAS servers of the configured arrays '
+            '(unity-dr/nas-spa-1 and others), none of them known to be a replication '
+            'destination, and the share /ds-nas-a1 does not tell them apart') in f['message']
     assert 'cluster-nas-onesp' not in by_check(findings, 'nfs-server-redundancy')
+
+
+def test_array_refusing_the_replication_flag_keeps_its_nas_servers(violations_sim, workspace):
+    """An array that refuses nasServer reads naming isReplicationDestination (an older OE): the
+    NAS servers are read again without it, so cluster-nas-onesp is still judged all on SP A
+    (not dropped with the whole type), the flag unknown."""
+    with UnitySim(['-no-replication-field']) as u:
+        findings = check_with(violations_sim, u, workspace)
+    g = by_check(findings, 'nfs-server-redundancy')['cluster-nas-onesp']
+    assert [d['nas_server'] for d in g['evidence']['datastores']] == ['nas-spa-1', 'nas-spa-2']
+    assert by_check(findings, 'pool-free-space')['unity1/pool-nfs-low']['evidence'][
+        'datastores'] == ['ds-nas-a1']

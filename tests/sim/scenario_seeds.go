@@ -56,13 +56,13 @@ import (
 //	TWIN      cluster-nas-twosp  (host esx-nas-b) ds-nas-b1 from 10.0.3.10 (SP A), ds-nas-b2
 //	                             from 10.0.3.20 (SP B)
 //	TWIN      cluster-nas-reused (host esx-nas-c) ds-nas-c1 from 10.0.3.11 (nas-spa-2, SP A),
-//	                             ds-nas-c2 from 10.0.3.10:/vol/ds-nas-c2: nas-spa-1's address,
-//	                             but no share of it (another NFS server at a private address
-//	                             reused elsewhere) -> not taken for nas-spa-1, so not "all on
-//	                             SP A"; pool-free-space says at info why ds-nas-c2 is not judged
-//	INFO      ds-nas-dns         (host esx-nas-b) mounted from nas-spb-1.lab.example.com:/ds-nas-dns,
-//	                             a share of nas-spb-1: a name vslint does not resolve ->
-//	                             pool-free-space info, not judged (never a silent skip)
+//	                             ds-nas-c2 from 10.0.3.20:/vol/ds-nas-c2: nas-spb-1's address
+//	                             (SP B), the server found by address alone, but no share of it
+//	                             holds the path -> SP A and SP B, no finding; pool-free-space
+//	                             says at info why ds-nas-c2's pool is not judged
+//	QUIET     ds-nas-dns         (host esx-nas-b) mounted from nas-spb-1.lab.example.com:/ds-nas-dns,
+//	                             a share of nas-spb-1 by name: a name vslint does not resolve ->
+//	                             not matched, no finding (a share of that name is no proof)
 //
 // pool-free-space behind NFS and VVol datastores (000 §1.1.1; with the Unity responder as
 // [array]; each NFS datastore above is mounted from <address>:/<its name>, the Unity share of
@@ -172,7 +172,7 @@ func plantSeedRules(w *world) {
 	reused := w.addHost(w.addCluster("cluster-nas-reused"), "esx-nas-c", hostOpts{enableBlockDelete: 1})
 	w.addDatastore(dsSpec{name: "ds-nas-c1", nfs: true, remoteHost: "10.0.3.11", remotePathBase: "/",
 		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
-	w.addDatastore(dsSpec{name: "ds-nas-c2", nfs: true, remoteHost: "10.0.3.10", remotePathBase: "/vol/",
+	w.addDatastore(dsSpec{name: "ds-nas-c2", nfs: true, remoteHost: "10.0.3.20", remotePathBase: "/vol/",
 		capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{reused}})
 	w.addDatastore(dsSpec{name: "ds-nas-dns", nfs: true, remoteHost: "nas-spb-1.lab.example.com",
 		remotePathBase: "/", capacity: c, free: pct(c, 50), hosts: []*simulator.HostSystem{w.hosts["esx-nas-b"]}})

@@ -284,10 +284,11 @@ TEST(test_home_sps)
     }
 }
 
-/* A datastore whose NAS server is in doubt (its address is nas-1's, but nas-1 exports no share
- * at its path: another server at a reused address) has no home SP: the two-servers cluster is
- * not "all on SP A" although nas-1 is homed there, and where a cluster is reported by address,
- * the datastore's evidence says why it has no NAS server. */
+/* A datastore whose NAS server is in doubt (its address is nas-1's and nas-4's, and the share
+ * does not tell them apart) has no home SP: the two-servers cluster is not "all on SP A"
+ * although nas-1 is homed there, and where a cluster is reported by address, the datastore's
+ * evidence says why it has no NAS server. One whose server is known but pool is not (no share
+ * holds its path) says nothing here: its SP is judged. */
 TEST(test_nas_doubt)
 {
     static struct world w;
@@ -296,11 +297,15 @@ TEST(test_nas_doubt)
     build(&w);
     struct est_datastore *d0 = ds_named(&w, "two-servers-0"), *d1 = ds_named(&w, "two-servers-1");
     d0->nas_array = "unity1", d0->nas_server = "nas-2", d0->nas_home_sp = "spa";
-    d1->nas_doubt = EST_NAS_NO_SHARE, d1->nas_doubt_server = "unity1/nas-1";
-    d1->nas_doubt_array = "unity1", d1->nas_doubt_count = 1, d1->nas_remote_path = "/vol/x";
+    d1->nas_doubt = EST_NAS_AMBIGUOUS, d1->nas_doubt_server = "unity1/nas-1";
+    d1->nas_doubt_array = "unity1", d1->nas_doubt_count = 2, d1->nas_remote_path = "/vol/x";
     struct est_datastore *o = ds_named(&w, "one-server-1");
     o->nas_doubt = EST_NAS_BY_NAME, o->nas_doubt_server = "unity1/nas-3";
     o->nas_doubt_array = "unity1", o->nas_doubt_count = 1, o->nas_remote_path = "/share";
+    struct est_datastore *o0 = ds_named(&w, "one-server-0");
+    o0->nas_array = "unity1", o0->nas_server = "nas-3", o0->nas_home_sp = "spa";
+    o0->nas_doubt = EST_NAS_NO_SHARE, o0->nas_doubt_server = "unity1/nas-3";
+    o0->nas_doubt_array = "unity1", o0->nas_doubt_count = 1, o0->nas_remote_path = "/other";
     struct chk_results r = tl_run(&chk_nfs_server_redundancy, NULL, &w.e, NOW);
     tl_want(&r, "two-servers", NONE);
     const struct chk_finding *f = tl_find(&r, "one-server", NULL);
@@ -309,11 +314,14 @@ TEST(test_nas_doubt)
     const char *said = json_string_value(json_object_get(json_array_get(dss, 1), "nas_server_unknown"));
     assert_non_null(said);
     assert_string_equal(said, chk_nas_doubt(o, why, sizeof(why)));
-    assert_non_null(strstr(said, "mounted by the name nas-a.example.com, which vslint does not "
-                                 "resolve: NAS server unity1/nas-3 exports a share at /share"));
+    assert_string_equal(said, "the datastore is mounted by the name nas-a.example.com, which "
+                              "vslint does not resolve: it is not matched to a NAS server of the "
+                              "configured arrays");
     assert_true(json_is_null(json_object_get(json_array_get(dss, 0), "nas_server_unknown")));
     assert_non_null(strstr(chk_nas_doubt(d1, why, sizeof(why)),
-                           "nas-b.example.com is an interface address of NAS server unity1/nas-1, "
-                           "which exports no share at /vol/x"));
+                           "nas-b.example.com is an interface address of 2 NAS servers of the "
+                           "configured arrays (unity1/nas-1 and others), none of them known to "
+                           "be a replication destination, and the share /vol/x does not tell "
+                           "them apart"));
     chk_results_free(&r);
 }

@@ -1523,3 +1523,30 @@ int main(void)
 {
     return tl_main();
 }
+
+/* vsl_addr(): the NFS join compares a datastore's nas.remoteHost with an array's interface
+ * address in this form, so that two spellings of one address are one address. */
+TEST(test_vsl_addr_writes_one_form_of_an_address)
+{
+    static const char *const cases[][2] = {
+        {"FD00::A", "fd00::a"},          {"fd00:0:0:0:0:0:0:a", "fd00::a"},
+        {"FD00:0000::000A", "fd00::a"},  {"10.0.3.10", "10.0.3.10"},
+        {"Filer01.Lab.Example", "filer01.lab.example"}, {"", ""},
+    };
+    struct db *db = NULL;
+    char *err = NULL;
+
+    assert_int_equal(db_open(DB_MEMORY, &db, &err), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sqlite3_stmt *st = NULL;
+        assert_int_equal(sqlite3_prepare_v2(db->h, "SELECT vsl_addr(?1), vsl_addr(NULL)", -1,
+                                            &st, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(st, 1, cases[i][0], -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), cases[i][1]);
+        assert_int_equal(sqlite3_column_type(st, 1), SQLITE_NULL);
+        sqlite3_finalize(st);
+    }
+    db_close(db);
+}

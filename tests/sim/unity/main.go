@@ -265,8 +265,8 @@ type fileSystem struct {
 // the others in pool-ok (TWIN). fs-unmounted, on nas-spa-1 like ds-nas-a1, is in pool-unjoined
 // (2 % free) but no datastore mounts its share: the share's path, not the server's address,
 // joins a datastore to a file system. ds-nas-c1 (cluster-nas-reused, from nas-spa-2's
-// 10.0.3.11) is in pool-ok; that cluster's ds-nas-c2 is mounted from 10.0.3.10, nas-spa-1's
-// address, at a path no share has (another NFS server at a reused address). ds-nas-dns is in
+// 10.0.3.11) is in pool-ok; that cluster's ds-nas-c2 is mounted from 10.0.3.20, nas-spb-1's
+// address, at a path no share holds (unless -vol-share). ds-nas-dns is in
 // pool-ok, exported by nas-spb-1, but mounted by a host name (which vslint does not resolve).
 func fileSystems() []fileSystem {
 	return []fileSystem{{"fs_1", "ds-nas-a1", "pool_8", "nas_1"}, {"fs_2", "ds-nas-a2", "pool_2", "nas_2"},
@@ -415,6 +415,9 @@ type server struct {
 	eth       []ethernetPort
 	portals   []iscsiPortal
 	resources []storageResource
+	noShares  bool // -no-shares: nfsShare is not served
+	// -no-replication-field: nasServer reads naming isReplicationDestination are refused
+	noReplField bool
 }
 
 func randHex(n int) string {
@@ -528,12 +531,19 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		s.collection(w, r, "ethernetPort", contents(s.eth))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/iscsiPortal/instances":
 		s.collection(w, r, "iscsiPortal", contents(s.portals))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances" && s.noReplField &&
+		strings.Contains(r.URL.Query().Get("fields"), "isReplicationDestination"):
+		// -no-replication-field: an OE that knows no such attribute refuses the whole read.
+		unityError(w, http.StatusUnprocessableEntity, 131149828, "Invalid field name: isReplicationDestination")
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nasServer/instances":
 		s.collection(w, r, "nasServer", contents(s.nas))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/fileInterface/instances":
 		s.collection(w, r, "fileInterface", contents(s.ifs))
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/filesystem/instances":
 		s.collection(w, r, "filesystem", contents(s.fss))
+	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nfsShare/instances" && s.noShares:
+		// -no-shares: an older Unity OE that serves no nfsShare type (vslint leaves it out).
+		unityError(w, http.StatusNotFound, 131149829, "The requested resource does not exist.")
 	case r.Method == http.MethodGet && r.URL.Path == "/api/types/nfsShare/instances":
 		var shares []nfsShare
 		for _, f := range s.fss {
@@ -773,6 +783,9 @@ func main() {
 	role := flag.String("role", "production", "production (the violations scenario's array) or dr (its file side's replication destination, drEstate())")
 	drDestination := flag.Bool("dr-destination", true, "with -role dr: the NAS servers say isReplicationDestination")
 	drVMFS := flag.Bool("dr-vmfs", false, "with -role dr: also hold a LUN of ds-pool-ok (naa.6006016...d2)")
+	noShares := flag.Bool("no-shares", false, "answer nfsShare reads with 404, as a Unity OE without the type")
+	noReplField := flag.Bool("no-replication-field", false, "refuse nasServer reads that ask for isReplicationDestination (HTTP 422), as an older OE")
+	volShare := flag.Bool("vol-share", false, "nas-spb-1 also exports a share vol (file system in pool-unjoined), which holds ds-nas-c2's /vol/ds-nas-c2")
 	flag.Parse()
 
 	password := simkit.Password(*passwordFile)
@@ -797,6 +810,9 @@ func main() {
 		s.nas, s.ifs = nasServers()
 		s.fss, s.fc, s.eth, s.portals = fileSystems(), fcPorts(), ethernetPorts(), iscsiPortals()
 		s.resources = storageResources()
+		if *volShare {
+			s.fss = append(s.fss, fileSystem{"fs_8", "vol", "pool_6", "nas_3"})
+		}
 	case "dr":
 		s.pools, s.nas, s.fss = drEstate(*drDestination)
 		_, s.ifs = nasServers()
@@ -807,6 +823,7 @@ func main() {
 	default:
 		log.Fatalf("-role %q: want production or dr", *role)
 	}
+	s.noShares, s.noReplField = *noShares, *noReplField
 	if *fault != "" {
 		parts := strings.SplitN(*fault, ":", 2)
 		s.fault = parts[0]
