@@ -84,6 +84,18 @@ static int abandoned(const struct client *c)
     return c->cancel && atomic_load(c->cancel);
 }
 
+/* Whether a poll of c that ended with r logs out of vCenter. One that succeeded or was
+ * abandoned does (the daemon stopping leaves no session behind), and so does one that failed
+ * while vCenter still answered (a fault, a malformed answer, a row the database refused): its
+ * session would stay open until vCenter's idle timeout, one more with each retry of a read
+ * that keeps failing. A vCenter that did not answer, or a login that made no session, is not
+ * asked again. `vslint record` follows the same rule, so a capture replays as the poll went. */
+static int logs_out(const struct client *c, int r)
+{
+    return r == 0 || abandoned(c) ||
+           (r != -VSL_ENET && r != -VSL_ETLS && r != -VSL_ELOGIN && r != -VSL_ENOAUTH);
+}
+
 static const char *client_error(const struct client *c)
 {
     return c->vim ? vim_client_error(c->vim) : arr_client_error(c->arr);
@@ -329,8 +341,7 @@ int vsl_poll_full(struct db *db, const struct vsl_vcenter_conf *vc, _Atomic int6
         vim_watch_stop(c, &f->w);
         free(f);
     }
-    /* An abandoned poll logs out too: the daemon stopping leaves no session behind. */
-    if (r == 0 || abandoned(&cl))
+    if (logs_out(&cl, r))
         vim_logout(c);
 out:
     r = poll_end(db, vc, &cl, r, res);
@@ -528,9 +539,9 @@ int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
      * page that may have been lost): the capture replays as the poll went. */
     if (r == 0)
         r = collect(db, &cl, conf, res);
-    if (r == 0 && cl.vim)
+    if (cl.vim && logs_out(&cl, r))
         vim_logout(cl.vim);
-    else if (r == 0)
+    else if (r == 0 && cl.arr)
         arr_logout(cl.arr);
     res->duration_ms = vsl_monotonic_ms() - cl.t0;
     if (cl.vim)

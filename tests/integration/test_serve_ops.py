@@ -561,3 +561,24 @@ def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspa
             log = sigterm_promptly(srv)
             assert 'array unity1: poll abandoned after' in log, log
             assert 'a poll did not finish within' not in log, log
+
+
+def test_a_poll_the_database_refuses_logs_out_of_the_vcenter(workspace, monkeypatch):
+    """A full poll that fails while vCenter answers (here the test build's
+    VSLINT_DEBUG_STAGE_FAIL_ROW: the database refuses a row, as a full disk would) logs out of
+    vCenter before it waits for its retry: before, only a poll that succeeded or was abandoned
+    did, and a read that kept failing left one session behind per retry until vCenter's idle
+    timeout."""
+    monkeypatch.setenv('VSLINT_DEBUG_STAGE_FAIL_ROW', '50')
+    sim = Synth(200)
+    try:
+        assert sim.stats()['sessions'] == 0
+        with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
+                     ready=False) as srv:
+            until(lambda: 'cannot write the database' in srv.logs(), 'the failed poll', srv,
+                  timeout=60)
+            time.sleep(1)
+            log = srv.logs()
+            assert sim.stats()['sessions'] == 0, log
+    finally:
+        sim.stop()
