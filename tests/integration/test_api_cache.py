@@ -242,7 +242,7 @@ def test_two_keys_rendering_at_once_do_not_wait_for_each_other(sim, workspace, m
         before = s.get('/metrics').body
         for attempt in range(3):
             pages = (FREE.replace('limit=50', 'limit=%d' % (50 + attempt)),
-                     '/api/v1/inventory/datastores?limit=%d' % (1000 + attempt))
+                     '/api/v1/inventory/datastores?limit=%d' % (1000 - attempt))
             took = {}
 
             def one(path):
