@@ -226,52 +226,41 @@ def test_concurrent_cold_requests_render_the_answer_once(sim, workspace, monkeyp
 
 
 def test_two_keys_rendering_at_once_do_not_wait_for_each_other(sim, workspace, monkeypatch):
-    """Single-flight is per answer: two different pages asked at once, each cold, are rendered
-    side by side. With every render taking 1.5 s more (VSLINT_DEBUG_RENDER_DELAY_MS), both
-    answers arrive within about one render's time, not two (one waiting for the other's), and
-    the counter says both rendered, neither waited. Up to three tries, each with two pages
-    never asked before: a commit of the first poll's evaluation or runway landing during a
-    render makes that page render again (a new generation), which is not a wait; a page that
-    waits for the other's render does so every time."""
+    """Single-flight is per answer: two different pages asked at once, each cold, are each
+    rendered (every render takes 1.5 s more here, VSLINT_DEBUG_RENDER_DELAY_MS), and the
+    cache's counters say both rendered and neither waited for a render. The time both took
+    is not asserted: libmicrohttpd gives each connection to one of its worker threads by its
+    descriptor, and two connections on one worker are served one after the other (3 s) with
+    no wait in the cache at all; that happened in 1 run of 3 on this machine."""
     import threading
     monkeypatch.setenv('VSLINT_DEBUG_RENDER_DELAY_MS', '1500')
     vc = vcenter(workspace, sim.url, 'lab', interval=3600)
-    tries = []
+    pages = (FREE, '/api/v1/inventory/datastores?limit=1000')
     with serving(workspace, [vc]) as s:
         s.get('/metrics')
         before = s.get('/metrics').body
-        for attempt in range(3):
-            pages = (FREE.replace('limit=50', 'limit=%d' % (50 + attempt)),
-                     '/api/v1/inventory/datastores?limit=%d' % (1000 - attempt))
-            took = {}
+        took = {}
 
-            def one(path):
-                t0 = time.time()
-                with urllib.request.urlopen(s.base + path, timeout=30) as r:
-                    assert r.status == 200
-                    r.read()
-                took[path] = time.time() - t0
-
-            threads = [threading.Thread(target=one, args=(p,)) for p in pages]
+        def one(path):
             t0 = time.time()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            both = time.time() - t0
-            assert set(took) == set(pages), took
-            assert min(took.values()) >= 1.5, took  # each was rendered (the delay is per render)
-            tries.append((both, took))
-            if both < 2.8:
-                break
+            with urllib.request.urlopen(s.base + path, timeout=30) as r:
+                assert r.status == 200
+                r.read()
+            took[path] = time.time() - t0
+
+        threads = [threading.Thread(target=one, args=(p,)) for p in pages]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         after = s.get('/metrics').body
-    assert tries[-1][0] < 2.8, 'the two renders took %.2f s together each time: one waited (%r)' % (
-        tries[-1][0], tries)
+    assert set(took) == set(pages), took
+    assert min(took.values()) >= 1.5, took  # each was rendered (the delay is per render)
     moved = {how: metric(after, 'vslint_api_answers_total', how=how) -
              metric(before, 'vslint_api_answers_total', how=how)
              for how in ('rendered', 'waited')}
     # (the second /metrics may render its database-size part again: a commit moves it)
-    assert moved['rendered'] >= 2 * len(tries) and moved['waited'] == 0, moved
+    assert moved['rendered'] >= 2 and moved['waited'] == 0, moved
 
 
 def last_success_ms(ws):
@@ -324,7 +313,7 @@ def test_answers_evicted_while_being_sent_stay_whole(srv):
     """Eight clients on kept-alive connections cycle through 100 different pages (more than
     the cache's 64 entries, half of them asking for gzip), so answers are evicted while other
     requests still send them by reference: every answer is whole and is the page it asked
-    for."""
+    for (as many findings as it asked for, or as the answer says there are)."""
     import http.client
     import threading
     total = srv.get('/api/v1/findings?limit=1').json()['total']
@@ -344,7 +333,10 @@ def test_answers_evicted_while_being_sent_stay_whole(srv):
             raw = r.read()
             body = gzip.decompress(raw) if r.getheader('Content-Encoding') == 'gzip' else raw
             page = json.loads(body)
-            if r.status != 200 or len(page['findings']) != min(limit, total):
+            # Against the answer's own total: this module's server follows the simulator,
+            # which the test before changes and puts back, so a round may resolve a finding
+            # while this one runs.
+            if r.status != 200 or len(page['findings']) != min(limit, page['total']):
                 errors.append((limit, r.status, body[:200]))
             n += 7
         conn.close()
