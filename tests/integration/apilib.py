@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -14,9 +15,27 @@ import urllib.request
 from simlib import VSLINT
 
 TOKEN = 'test-token-0123456789abcdef'
+# What every writer of the daemon adds to a transaction that changes findings (db/changes.c).
+COUNT_A_CHANGE = ("INSERT INTO data_changes (what, n) VALUES ('findings', 1)"
+                  " ON CONFLICT (what) DO UPDATE SET n = n + 1")
 # The waiver the API tests configure: ds-size-small is a lab tier.
 WAIVER = ('\n[waiver]\ncheck = datastore-size\nobject = ds-size-small\n'
           'reason = lab tier\nexpires = 2099-12-31\n')
+
+
+@contextlib.contextmanager
+def behind_the_daemon(db):
+    """A connection to a served database, to plant or remove rows by hand. What it commits
+    on leaving counts a change, in the same transaction, as every writer of the daemon does:
+    the API keeps its rendered answers until the content stamp moves (docs/design.md), so a
+    row planted without that is seen only once a poll happens to change something."""
+    con = sqlite3.connect(db)
+    try:
+        yield con
+        con.execute(COUNT_A_CHANGE)
+        con.commit()
+    finally:
+        con.close()
 
 
 def free_port():

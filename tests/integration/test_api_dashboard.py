@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from apilib import WAIVER, Serve, free_port, server_section, serving
+from apilib import WAIVER, Serve, behind_the_daemon, free_port, server_section, serving
 from simlib import vcenter
 
 DAY_MS = 86400000
@@ -32,8 +32,7 @@ def srv(violations_sim, module_workspace):
     windows have something on both sides of them."""
     with serving(module_workspace, [vcenter(module_workspace, violations_sim.url)], WAIVER) as s:
         s.db = module_workspace.db
-        con = sqlite3.connect(s.db)
-        try:
+        with behind_the_daemon(s.db) as con:
             now = now_ms()
             fps = [r[0] for r in con.execute(
                 "SELECT fingerprint FROM findings WHERE status = 'open'"
@@ -47,9 +46,6 @@ def srv(violations_sim, module_workspace):
                 " resolution) VALUES ('planted-fixed', 'snapshots', 'lab', 'vm', 'vm-fixed',"
                 " 'warning', 'resolved', 'planted', ?, ?, ?, 'fixed')",
                 (now - 5 * DAY_MS, now - 3 * HOUR_MS, now - 3 * HOUR_MS))
-            con.commit()
-        finally:
-            con.close()
         s.aged = dict(zip(fps, (2, 3, 40)))
         s.all = s.get('/api/v1/findings?limit=1000').json()['findings']
         yield s
@@ -274,8 +270,7 @@ def bulk(srv):
     """300 open findings of one check planted with one first_seen and last_seen (ties in
     every key but the object name and fingerprint), as a big estate's 200 identical datastore
     lines are: pages must still hold each finding exactly once, in order."""
-    con = sqlite3.connect(srv.db)
-    try:
+    with behind_the_daemon(srv.db) as con:
         t = now_ms() - 5 * HOUR_MS
         con.executemany(
             "INSERT INTO findings (fingerprint, check_id, vcenter, object_type, object_moref,"
@@ -284,16 +279,9 @@ def bulk(srv):
             " 'planted', ?, ?)",
             [('bulk%012d' % i, 'datastore-bulk-%d' % i, 'ds-bulk-%03d' % (i % 150), t, t)
              for i in range(300)])
-        con.commit()
-    finally:
-        con.close()
     yield srv.get('/api/v1/findings?limit=1000').json()['findings']
-    con = sqlite3.connect(srv.db)
-    try:
+    with behind_the_daemon(srv.db) as con:
         con.execute("DELETE FROM findings WHERE fingerprint LIKE 'bulk%'")
-        con.commit()
-    finally:
-        con.close()
 
 
 @pytest.mark.parametrize('sort', ['first_seen', '-first_seen', 'last_seen', 'check', '-check',

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from apilib import WAIVER, serving
+from apilib import COUNT_A_CHANGE, WAIVER, serving
 from simlib import vcenter
 
 DAY_MS = 86400000
@@ -89,11 +89,13 @@ def test_past_days_come_from_first_seen_and_resolved_at(srv):
             "INSERT INTO polls (vcenter, started_ms, finished_ms, ok, counts_json, mode, version)"
             " VALUES ('lab', ?, ?, 1, '{\"changed\":{\"VirtualMachine\":1}}', 'incremental',"
             " '42')", (start - 6 * DAY_MS + 6000, start - 6 * DAY_MS + 6040))
+        con.execute(COUNT_A_CHANGE)
         con.commit()
         days = srv.get('/api/v1/history?days=8').json()
     finally:
         con.execute("DELETE FROM findings WHERE fingerprint = 'planted-history'")
         con.execute("DELETE FROM polls WHERE finished_ms < ?", (start - DAY_MS,))
+        con.execute(COUNT_A_CHANGE)
         con.commit()
         con.close()
     by = {d['date']: d for d in days['days']}
