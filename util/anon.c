@@ -599,9 +599,13 @@ static int learn_ds_path(struct vsl_anon *a, const char *s, size_t n)
             break;
         size_t m = j - i;
         if (j == n) { /* the file: its extension stays */
-            const char *dot = memrchr(s + i, '.', m);
-            if (dot && dot > s + i)
-                m = (size_t)(dot - (s + i));
+            /* The last dot, by hand: GCC under -fsanitize fails the build on memrchr() here
+             * (a -Wnonnull it infers through the inlining, wrongly). */
+            size_t k = m;
+            while (k > 0 && s[i + k - 1] != '.')
+                k--;
+            if (k > 1)
+                m = k - 1;
             if (!(prev_len == m && !memcmp(s + prev, s + i, m)))
                 m = stem_len(s + i, m);
         }
