@@ -97,10 +97,11 @@ int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t 
 /* Where p could go: every datastore of the sites (of p->vcenter only, when set) mounted by a
  * host of the compute cluster named cluster (NULL: any), in p->datastore_cluster when set,
  * judged as chk_gate() does. *answer: {"candidates":[...] (allowed, most headroom first, at
- * most limit), "rejected":[...], ...} as docs/openapi.yaml's PlacementAnswer. Errors as for
- * chk_gate(). */
+ * most limit), "rejected":[...] (the first max_rejected in the sites' order, SIZE_MAX: all),
+ * "total_rejected", "rejected_by_reason":[{"code","check","datastores"}],
+ * ...} as docs/openapi.yaml's PlacementAnswer. Errors as for chk_gate(). */
 int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
-                  const struct chk_proposal *p, const char *cluster, int limit, int64_t now,
-                  json_t **answer, char *err, size_t errlen);
+                  const struct chk_proposal *p, const char *cluster, int limit,
+                  size_t max_rejected, int64_t now, json_t **answer, char *err, size_t errlen);
 
 #endif

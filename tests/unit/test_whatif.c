@@ -375,7 +375,8 @@ TEST(test_placement_ranked_by_headroom)
 
     p.datastore = NULL;
     assert_int_equal(chk_config_init(&cfg), 0);
-    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-1", 10, NOW, &ans, err, sizeof(err)),
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-1", 10, SIZE_MAX, NOW, &ans, err,
+                                   sizeof(err)),
                      0);
     json_array_foreach(json_object_get(ans, "candidates"), i, c) {
         size_t used = strlen(got);
@@ -392,9 +393,61 @@ TEST(test_placement_ranked_by_headroom)
                         "datastore-free-space:warn_free_pct:datastore_cluster");
     assert_int_equal(json_array_size(json_object_get(ans, "rejected")), 4);
     json_decref(ans);
-    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-nope", 10, NOW, &ans, err,
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-nope", 10, SIZE_MAX, NOW, &ans, err,
                                    sizeof(err)),
                      -VSL_ENOTFOUND);
+    chk_config_free(&cfg);
+}
+
+/* The rejected datastores beyond max_rejected are counted, not listed: at 24 GiB lazy every
+ * datastore of the estate is rejected, ds-pod-a for its own free space and its cluster's (one
+ * kind, counted once), ds-free and ds-pod-b for free space too. */
+TEST(test_placement_rejected_bounded_and_counted)
+{
+    static const struct {
+        size_t max;
+        const char *listed;
+    } rows[] = {
+        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone"},
+        {2, "ds-free ds-vms"},
+        {0, ""},
+    };
+    struct chk_config cfg;
+    struct chk_site site = {.estate = &est, .max_age_s = 600};
+    struct chk_proposal p = proposal(NULL, 0, "24", CHK_DISK_LAZY);
+    char err[512] = "", got[512];
+    const json_t *x;
+    size_t i;
+
+    p.datastore = NULL;
+    assert_int_equal(chk_config_init(&cfg), 0);
+    for (size_t row = 0; row < N(rows); row++) {
+        json_t *ans = NULL;
+        assert_int_equal(chk_placement(&cfg, &site, 1, &p, NULL, 10, rows[row].max, NOW, &ans,
+                                       err, sizeof(err)),
+                         0);
+        got[0] = '\0';
+        json_array_foreach(json_object_get(ans, "rejected"), i, x) {
+            size_t used = strlen(got);
+            snprintf(got + used, sizeof(got) - used, "%s%s", used ? " " : "",
+                     json_string_value(json_object_get(x, "datastore")));
+        }
+        assert_string_equal(got, rows[row].listed);
+        assert_int_equal(json_integer_value(json_object_get(ans, "total_rejected")), 7);
+        assert_int_equal(json_integer_value(json_object_get(ans, "total_candidates")), 0);
+        got[0] = '\0';
+        json_array_foreach(json_object_get(ans, "rejected_by_reason"), i, x) {
+            const char *check = json_string_value(json_object_get(x, "check"));
+            size_t used = strlen(got);
+            snprintf(got + used, sizeof(got) - used, "%s%s:%lld", used ? " " : "",
+                     check ? check : json_string_value(json_object_get(x, "code")),
+                     (long long)json_integer_value(json_object_get(x, "datastores")));
+        }
+        /* The most datastores first, then by code ("finding" before "inaccessible"), check. */
+        assert_string_equal(got, "datastore-free-space:3 multipath-redundancy:1 "
+                                 "thin-overcommit:1 vms-per-datastore:1 inaccessible:1");
+        json_decref(ans);
+    }
     chk_config_free(&cfg);
 }
 
