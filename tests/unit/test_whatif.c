@@ -539,7 +539,9 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
                                        .snap_size_used = EST_UNKNOWN,
                                        .alert_threshold = 70, .health = 5, .n_luns = 1,
                                        .n_thin_luns = 1}};
-    static size_t pool_ix[] = {0}, pool_ds[] = {FREE};
+    /* The pool backs ds-thin too: a judge of ds-free renumbers the datastores it holds, and
+     * the message still names both. */
+    static size_t pool_ix[] = {0}, pool_ds[] = {FREE, THIN};
     static int thin[] = {1};
     static const struct {
         enum chk_disk_format f;
@@ -555,7 +557,7 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
 
     (void)state;
     pools[0].datastores = pool_ds;
-    pools[0].n_datastores = 1;
+    pools[0].n_datastores = 2;
     est.pools = pools;
     est.n_pools = 1;
     ds[FREE].pools = pool_ix;
@@ -568,6 +570,10 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
         if (strcmp(why(ans, buf, sizeof(buf)), rows[i].want))
             fail_msg("row %zu: reasons '%s', want '%s'", i, buf, rows[i].want);
         assert_int_equal(json_is_true(json_object_get(ans, "allowed")), rows[i].want[0] == '\0');
+        const char *msg = json_string_value(
+            json_object_get(json_array_get(json_object_get(ans, "reasons"), 0), "message"));
+        if (rows[i].want[0] && !strstr(msg, "; it backs ds-free, ds-thin"))
+            fail_msg("row %zu: message '%s' does not name both datastores", i, msg);
         json_decref(ans);
     }
     /* The snapshot's pool is left as it was. */
