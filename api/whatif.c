@@ -62,7 +62,8 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
             confirmed = 0;
         x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
                                          site->base_ok ? &site->base : NULL, confirmed,
-                                         site->base_ok ? site->base_luns : NULL};
+                                         site->base_ok ? site->base_luns : NULL,
+                                         site->ds_vms};
     }
     if (rc < 0) {
         *ret = api_db_error(r, what, rc);

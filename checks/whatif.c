@@ -389,9 +389,14 @@ static void headroom(const struct chk_config *cfg, enum vsl_severity fail_on, co
  * 4,000 datastores judges each over its own few dozen VMs and a handful of datastores, not
  * 100,000 VMs and 4,000 datastores (walked by every check and the engine's stale passes). The
  * shared snapshot is never written: the judge's estate is an overlay with copies. */
-struct view {
+struct chk_ds_vms {
     size_t *at;  /* owned: the VMs naming datastore i are vms[at[i] .. at[i + 1]) */
     size_t *vms; /* owned: indexes into the snapshot's VMs */
+};
+
+struct view {
+    const size_t *at, *vms;   /* the site's chk_ds_vms, or own's */
+    struct chk_ds_vms *own;   /* owned: made when the site has none */
     /* owned, every entry EST_NONE between judges: a snapshot datastore's index in the judge's
      * estate while one is made */
     size_t *ds_map;
@@ -456,43 +461,75 @@ static void name_all(const struct estate *e, size_t *last, size_t *at, size_t *v
     }
 }
 
+void chk_ds_vms_free(struct chk_ds_vms *x)
+{
+    if (!x)
+        return;
+    free(x->at);
+    free(x->vms);
+    free(x);
+}
+
+int chk_ds_vms_make(const struct estate *e, struct chk_ds_vms **out)
+{
+    size_t n = e->n_datastores, *last = calloc(n + 1, sizeof(*last)), *fill = NULL;
+    struct chk_ds_vms *x = calloc(1, sizeof(*x));
+    int rc = -ENOMEM;
+
+    *out = NULL;
+    fill = calloc(n + 1, sizeof(*fill));
+    if (!x || !last || !fill || !(x->at = calloc(n + 2, sizeof(*x->at))))
+        goto out;
+    name_all(e, last, x->at, NULL); /* counts into at[i + 1] */
+    for (size_t i = 0; i < n; i++)
+        x->at[i + 1] += x->at[i];
+    if (!(x->vms = malloc((x->at[n] ? x->at[n] : 1) * sizeof(*x->vms))))
+        goto out;
+    memcpy(fill, x->at, (n + 1) * sizeof(*fill));
+    name_all(e, last, fill, x->vms);
+    rc = 0;
+out:
+    free(last);
+    free(fill);
+    if (rc < 0)
+        chk_ds_vms_free(x);
+    else
+        *out = x;
+    return rc;
+}
+
 static void view_free(struct view *w)
 {
-    free(w->at);
-    free(w->vms);
+    chk_ds_vms_free(w->own);
     free(w->ds_map);
     free(w->kept);
     memset(w, 0, sizeof(*w));
 }
 
-static int view_make(const struct estate *e, struct view *w)
+/* The view of site e: its VMs by datastore from shared (chk_ds_vms_make(), borrowed) or made
+ * here when NULL. */
+static int view_make(const struct estate *e, const struct chk_ds_vms *shared, struct view *w)
 {
-    size_t n = e->n_datastores, *last = calloc(n + 1, sizeof(*last)), *fill = NULL;
+    size_t n = e->n_datastores;
     int rc = -ENOMEM;
 
     memset(w, 0, sizeof(*w));
-    w->at = calloc(n + 2, sizeof(*w->at));
-    w->ds_map = malloc((n + 1) * sizeof(*w->ds_map));
-    fill = calloc(n + 1, sizeof(*fill));
-    if (!last || !w->at || !w->ds_map || !fill)
+    if (!shared && (rc = chk_ds_vms_make(e, &w->own)) < 0)
+        goto out;
+    shared = shared ? shared : w->own;
+    w->at = shared->at;
+    w->vms = shared->vms;
+    rc = -ENOMEM;
+    if (!(w->ds_map = malloc((n + 1) * sizeof(*w->ds_map))))
         goto out;
     for (size_t i = 0; i < n; i++)
         w->ds_map[i] = EST_NONE;
-    name_all(e, last, w->at, NULL); /* counts into at[i + 1] */
-    for (size_t i = 0; i < n; i++)
-        w->at[i + 1] += w->at[i];
-    if (!(w->vms = malloc((w->at[n] ? w->at[n] : 1) * sizeof(*w->vms))))
-        goto out;
-    memcpy(fill, w->at, (n + 1) * sizeof(*fill));
-    name_all(e, last, fill, w->vms);
     /* Looked up once, not by name for each datastore judged. */
     for (size_t i = 0; i < N_GATE_CHECKS; i++)
         if ((w->only[w->n_only] = chk_find(gate_check_ids[i])))
             w->n_only++;
     rc = 0;
 out:
-    free(last);
-    free(fill);
     if (rc < 0)
         view_free(w);
     return rc;
@@ -1069,7 +1106,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     if (!v->reasons || !v->waived)
         return -ENOMEM;
     if (!b->viewed) {
-        if ((rc = view_make(e, &b->view)) < 0)
+        if ((rc = view_make(e, b->site->ds_vms, &b->view)) < 0)
             return rc;
         b->viewed = 1;
     }

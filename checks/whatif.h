@@ -51,7 +51,17 @@ struct chk_site {
      * with base and as read-only; NULL: each call indexes base again (about 40 ms of CPU at
      * 100,000 VMs). Read only when base is set. */
     const struct chk_lun_index *base_luns;
+    /* Borrowed: estate's VMs by the datastores they name (chk_ds_vms_make()), made once per
+     * shared estate, read-only; NULL: each call makes its own (a walk of every VM). */
+    const struct chk_ds_vms *ds_vms;
 };
+
+/* The VMs of an estate by each datastore they name (configuration, disks, files): a judge
+ * reads only the target's. Opaque. */
+struct chk_ds_vms;
+/* *out owned by the caller; 0 or -ENOMEM. */
+int chk_ds_vms_make(const struct estate *e, struct chk_ds_vms **out);
+void chk_ds_vms_free(struct chk_ds_vms *x); /* NULL is a no-op */
 
 /* Findings on LUNs by the LUN they name (host, LUN): a placement judges every datastore
  * against the findings on each of its LUNs without matching names. Opaque. */

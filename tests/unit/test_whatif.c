@@ -133,21 +133,26 @@ static json_t *ask(const struct chk_config *cfg, const struct chk_proposal *p)
     int rc = chk_gate(cfg ? cfg : &dflt, &site, 1, p, NOW, &ans, err, sizeof(err));
     if (rc < 0)
         fail_msg("chk_gate: %s", err);
-    /* The same with the run over the snapshot and its LUN index made once beforehand, as
-     * the daemon shares them between requests (api/estates.c): the same answer. */
+    /* The same with the run over the snapshot, its LUN index and the VMs by datastore made
+     * once beforehand, as the daemon shares them between requests (api/estates.c): the same
+     * answer. */
     struct chk_results base = {0};
     struct chk_lun_index *index = NULL;
+    struct chk_ds_vms *ds_vms = NULL;
     json_t *shared = NULL;
     assert_int_equal(chk_run_all(cfg ? cfg : &dflt, &est, NOW, &base, err, sizeof(err)), 0);
     chk_site_base_trim(&base);
     assert_int_equal(chk_lun_index_make(&est, &base, &index), 0);
+    assert_int_equal(chk_ds_vms_make(&est, &ds_vms), 0);
     site.base = &base;
     site.base_luns = index;
+    site.ds_vms = ds_vms;
     if (chk_gate(cfg ? cfg : &dflt, &site, 1, p, NOW, &shared, err, sizeof(err)) < 0)
         fail_msg("chk_gate with a shared base: %s", err);
     assert_true(json_equal(ans, shared));
     json_decref(shared);
     chk_lun_index_free(index);
+    chk_ds_vms_free(ds_vms);
     chk_results_free(&base);
     chk_config_free(&dflt);
     return ans;
