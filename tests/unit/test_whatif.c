@@ -243,6 +243,34 @@ TEST(test_figures_and_the_snapshot_left_alone)
     json_decref(ans);
 }
 
+/* A VM on ds-vms with a second disk on ds-free is on both: the judge of either holds the
+ * other datastore too, renumbered, and counts the VM on its target alone. */
+TEST(test_a_vm_on_two_datastores_counts_on_each)
+{
+    struct est_disk two[2] = {vm_disks[0], vm_disks[0]};
+    struct est_disk *was = vms[0].disks;
+    char buf[512];
+
+    two[1].key = 2001;
+    two[1].datastore = FREE;
+    vms[0].disks = two;
+    vms[0].n_disks = 2;
+    struct chk_proposal p = proposal("ds-free", 0, "1", CHK_DISK_THIN);
+    json_t *ans = ask(NULL, &p);
+    assert_int_equal(fig(ans, "before", "vms"), 1);
+    assert_int_equal(fig(ans, "after", "vms"), 2);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "");
+    json_decref(ans);
+    p = proposal("ds-vms", 0, "1", CHK_DISK_THIN);
+    ans = ask(NULL, &p);
+    assert_int_equal(fig(ans, "before", "vms"), 25);
+    assert_int_equal(fig(ans, "after", "vms"), 26);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "vms-per-datastore:ds-vms");
+    json_decref(ans);
+    vms[0].disks = was;
+    vms[0].n_disks = 1;
+}
+
 TEST(test_pod_goes_to_the_member_with_most_free_space)
 {
     struct chk_proposal p = proposal("pod-x", 1, "6", CHK_DISK_LAZY);
