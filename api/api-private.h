@@ -235,6 +235,8 @@ struct api_snap_site {
     /* Owned: base indexed by LUN once for every what-if (struct chk_site.base_luns); NULL
      * when base failed or out of memory (each request then indexes it itself). */
     struct chk_lun_index *base_luns;
+    /* Owned: estate's VMs by datastore (struct chk_site.ds_vms); NULL when out of memory. */
+    struct chk_ds_vms *ds_vms;
 };
 /* Every configured vCenter's stored snapshot, scoped to the running configuration, and that
  * configuration's check settings: read-only once published, shared by every request holding

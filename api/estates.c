@@ -36,6 +36,7 @@ static void snap_free(struct api_snap *s)
     for (size_t i = 0; s->sites && i < s->n; i++) {
         chk_results_free(&s->sites[i].base);
         chk_lun_index_free(s->sites[i].base_luns);
+        chk_ds_vms_free(s->sites[i].ds_vms);
         est_free(s->sites[i].estate);
     }
     free(s->sites);
@@ -186,6 +187,9 @@ static int build(struct api_req *r, uint64_t gen, uint64_t cfg_gen, struct api_s
             if (site->base_ok && chk_lun_index_make(site->estate, &site->base,
                                                     &site->base_luns) < 0)
                 site->base_luns = NULL;
+            /* And which VMs name each datastore, a walk of every VM that every request made. */
+            if (chk_ds_vms_make(site->estate, &site->ds_vms) < 0)
+                site->ds_vms = NULL;
         }
     }
 out:

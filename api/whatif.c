@@ -12,6 +12,11 @@
 #include "util/err.h"
 
 #define PLACEMENT_DEFAULT_LIMIT 10
+/* Rejected datastores listed with their reasons unless asked otherwise: every one of an
+ * estate of up to this many datastores, as before there was a bound; the rest are counted by
+ * reason (rejected_by_reason). */
+#define PLACEMENT_DEFAULT_REJECTED 100
+#define PLACEMENT_MAX_REJECTED     1000000
 
 /* The shared snapshot of every vCenter (a reference), and the sites of those in scope. */
 struct sites {
@@ -57,7 +62,8 @@ static int load_sites(struct api_req *r, const char *vcenter, struct sites *x,
             confirmed = 0;
         x->s[x->n++] = (struct chk_site){site->estate, 2 * (int64_t)site->interval_s,
                                          site->base_ok ? &site->base : NULL, confirmed,
-                                         site->base_ok ? site->base_luns : NULL};
+                                         site->base_ok ? site->base_luns : NULL,
+                                         site->ds_vms};
     }
     if (rc < 0) {
         *ret = api_db_error(r, what, rc);
@@ -167,7 +173,8 @@ enum MHD_Result api_h_placement(struct api_req *r)
 {
     static const char *const names[] = {"disks_gb", "vms",     "disk_format", "cluster",
                                         "datastore_cluster", "vcenter", "fail_on", "limit",
-                                        "allow_stale", "max_age_s", "ft", "shared_bus", NULL};
+                                        "allow_stale", "max_age_s", "ft", "shared_bus",
+                                        "rejected_limit", NULL};
     struct chk_proposal p;
     struct sites x;
     json_t *ans = NULL;
@@ -175,6 +182,7 @@ enum MHD_Result api_h_placement(struct api_req *r)
     const char *v;
     char err[1024] = "";
     long vms = 1, max_age = 0, limit = PLACEMENT_DEFAULT_LIMIT;
+    long rejected = PLACEMENT_DEFAULT_REJECTED;
     int rc;
 
     chk_proposal_init(&p);
@@ -182,6 +190,17 @@ enum MHD_Result api_h_placement(struct api_req *r)
         whole_arg(r, "max_age_s", 1, 366L * 86400, &max_age) < 0 ||
         whole_arg(r, "limit", 1, API_MAX_PAGE, &limit) < 0)
         return api_fail(r);
+    if ((v = api_arg(r, "rejected_limit")) && !strcmp(v, "all")) {
+        rejected = -1;
+    } else if (v) {
+        char *end;
+        errno = 0;
+        rejected = strtol(v, &end, 10);
+        if (!*v || *end || errno || rejected < 0 || rejected > PLACEMENT_MAX_REJECTED)
+            return api_bad(r, "rejected_limit", "'%s' is not a whole number from 0 to %d, or all",
+                           v, PLACEMENT_MAX_REJECTED),
+                   api_fail(r);
+    }
     if (!(v = api_arg(r, "disks_gb")))
         return api_bad(r, "disks_gb", "required: each new VM's disks in GiB, e.g. 100,20"),
                api_fail(r);
@@ -211,8 +230,9 @@ enum MHD_Result api_h_placement(struct api_req *r)
     p.datastore_cluster = api_arg(r, "datastore_cluster");
     if (load_sites(r, p.vcenter, &x, &ret) < 0)
         return ret;
-    rc = chk_placement(&x.snap->cfg, x.s, x.n, &p, api_arg(r, "cluster"), (int)limit, time(NULL),
-                       &ans, err, sizeof(err));
+    rc = chk_placement(&x.snap->cfg, x.s, x.n, &p, api_arg(r, "cluster"), (int)limit,
+                       rejected < 0 ? SIZE_MAX : (size_t)rejected, time(NULL), &ans, err,
+                       sizeof(err));
     sites_free(r, &x);
     return answer(r, rc, ans, err);
 }

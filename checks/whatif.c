@@ -379,18 +379,31 @@ static void headroom(const struct chk_config *cfg, enum vsl_severity fail_on, co
 
 /* ---- one vCenter's base run: the findings that do not depend on the proposal ----------------- */
 
-/* What the checks are run over for one datastore of a site: the snapshot's datastores and
- * datastore clusters with their figures blanked (no check judges them) but for the target's,
- * and of its VMs only those that name the target. Each gate check judges a datastore, its
- * datastore cluster, the pools behind it and the VMs on it by their own figures, so what they
- * say about the target is what they would say over the whole estate, at a cost that does not
- * grow with it: a placement over 4,000 datastores judges each over its own few dozen VMs, not
- * 100,000. The shared snapshot is never written: these are copies, the judge's own. */
-struct view {
-    struct est_datastore *ds; /* owned: the snapshot's, blanked */
-    struct est_pod *pods;     /* owned: the snapshot's, blanked */
+/* What the checks are run over for one datastore of a site: an estate of its own in which the
+ * target is datastore 0, with its datastore cluster (pod 0), the array pools behind it and the
+ * VMs that name it, plus, blanked (no check judges them), the other datastores those VMs and
+ * pools name, so that what the checks say about the target reads as over the whole snapshot.
+ * Each gate check judges a datastore, its datastore cluster, the pools behind it and the VMs on
+ * it by their own figures, so what they say about the target is what they would say over the
+ * whole estate, at a cost that grows with the target, not with the estate: a placement over
+ * 4,000 datastores judges each over its own few dozen VMs and a handful of datastores, not
+ * 100,000 VMs and 4,000 datastores (walked by every check and the engine's stale passes). The
+ * shared snapshot is never written: the judge's estate is an overlay with copies. */
+struct chk_ds_vms {
     size_t *at;  /* owned: the VMs naming datastore i are vms[at[i] .. at[i + 1]) */
     size_t *vms; /* owned: indexes into the snapshot's VMs */
+};
+
+struct view {
+    const size_t *at, *vms;   /* the site's chk_ds_vms, or own's */
+    struct chk_ds_vms *own;   /* owned: made when the site has none */
+    /* owned, every entry EST_NONE between judges: a snapshot datastore's index in the judge's
+     * estate while one is made */
+    size_t *ds_map;
+    size_t *kept; /* owned: the snapshot datastores in the judge's estate, in its order */
+    size_t cap_kept;
+    const struct check *only[N_GATE_CHECKS]; /* the gate checks this build has */
+    size_t n_only;
 };
 
 /* all's findings on LUNs by the LUN they name (host index, LUN index): a placement judges every
@@ -421,12 +434,6 @@ static void blank_datastore(struct est_datastore *d)
     d->n_history = 0;
 }
 
-static void blank_pod(struct est_pod *p)
-{
-    p->capacity = p->free_space = EST_UNKNOWN;
-    p->n_history = 0;
-}
-
 /* Adds VM v to datastore ds's list (count pass when vms is NULL), once. */
 static void name_on(size_t ds, size_t v, size_t n_ds, size_t *last, size_t *at, size_t *vms)
 {
@@ -454,46 +461,75 @@ static void name_all(const struct estate *e, size_t *last, size_t *at, size_t *v
     }
 }
 
-static void view_free(struct view *w)
+void chk_ds_vms_free(struct chk_ds_vms *x)
 {
-    free(w->ds);
-    free(w->pods);
-    free(w->at);
-    free(w->vms);
-    memset(w, 0, sizeof(*w));
+    if (!x)
+        return;
+    free(x->at);
+    free(x->vms);
+    free(x);
 }
 
-static int view_make(const struct estate *e, struct view *w)
+int chk_ds_vms_make(const struct estate *e, struct chk_ds_vms **out)
 {
     size_t n = e->n_datastores, *last = calloc(n + 1, sizeof(*last)), *fill = NULL;
+    struct chk_ds_vms *x = calloc(1, sizeof(*x));
     int rc = -ENOMEM;
 
-    memset(w, 0, sizeof(*w));
-    w->ds = malloc((n ? n : 1) * sizeof(*w->ds));
-    w->pods = malloc((e->n_pods ? e->n_pods : 1) * sizeof(*w->pods));
-    w->at = calloc(n + 2, sizeof(*w->at));
+    *out = NULL;
     fill = calloc(n + 1, sizeof(*fill));
-    if (!last || !w->ds || !w->pods || !w->at || !fill)
+    if (!x || !last || !fill || !(x->at = calloc(n + 2, sizeof(*x->at))))
         goto out;
-    if (n)
-        memcpy(w->ds, e->datastores, n * sizeof(*w->ds));
-    if (e->n_pods)
-        memcpy(w->pods, e->pods, e->n_pods * sizeof(*w->pods));
+    name_all(e, last, x->at, NULL); /* counts into at[i + 1] */
     for (size_t i = 0; i < n; i++)
-        blank_datastore(&w->ds[i]);
-    for (size_t i = 0; i < e->n_pods; i++)
-        blank_pod(&w->pods[i]);
-    name_all(e, last, w->at, NULL); /* counts into at[i + 1] */
-    for (size_t i = 0; i < n; i++)
-        w->at[i + 1] += w->at[i];
-    if (!(w->vms = malloc((w->at[n] ? w->at[n] : 1) * sizeof(*w->vms))))
+        x->at[i + 1] += x->at[i];
+    if (!(x->vms = malloc((x->at[n] ? x->at[n] : 1) * sizeof(*x->vms))))
         goto out;
-    memcpy(fill, w->at, (n + 1) * sizeof(*fill));
-    name_all(e, last, fill, w->vms);
+    memcpy(fill, x->at, (n + 1) * sizeof(*fill));
+    name_all(e, last, fill, x->vms);
     rc = 0;
 out:
     free(last);
     free(fill);
+    if (rc < 0)
+        chk_ds_vms_free(x);
+    else
+        *out = x;
+    return rc;
+}
+
+static void view_free(struct view *w)
+{
+    chk_ds_vms_free(w->own);
+    free(w->ds_map);
+    free(w->kept);
+    memset(w, 0, sizeof(*w));
+}
+
+/* The view of site e: its VMs by datastore from shared (chk_ds_vms_make(), borrowed) or made
+ * here when NULL. */
+static int view_make(const struct estate *e, const struct chk_ds_vms *shared, struct view *w)
+{
+    size_t n = e->n_datastores;
+    int rc = -ENOMEM;
+
+    memset(w, 0, sizeof(*w));
+    if (!shared && (rc = chk_ds_vms_make(e, &w->own)) < 0)
+        goto out;
+    shared = shared ? shared : w->own;
+    w->at = shared->at;
+    w->vms = shared->vms;
+    rc = -ENOMEM;
+    if (!(w->ds_map = malloc((n + 1) * sizeof(*w->ds_map))))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        w->ds_map[i] = EST_NONE;
+    /* Looked up once, not by name for each datastore judged. */
+    for (size_t i = 0; i < N_GATE_CHECKS; i++)
+        if ((w->only[w->n_only] = chk_find(gate_check_ids[i])))
+            w->n_only++;
+    rc = 0;
+out:
     if (rc < 0)
         view_free(w);
     return rc;
@@ -662,59 +698,165 @@ static int64_t total_bytes(const struct chk_proposal *p)
     return one > INT64_MAX / p->vms ? INT64_MAX : one * p->vms;
 }
 
-/* e with the proposal placed on datastore ds, over w (view_make()) whose entries for ds and
- * its datastore cluster it fills in (unapply() blanks them again); NULL when out of memory. */
+/* Datastore i of the snapshot in the judge's estate being made over w (n so far): its index
+ * there, added when new; EST_NONE for none (EST_NONE, or out of range as checks take it). */
+static size_t keep(const struct estate *e, struct view *w, size_t *n, size_t i)
+{
+    if (i >= e->n_datastores)
+        return EST_NONE;
+    if (w->ds_map[i] == EST_NONE) {
+        w->ds_map[i] = *n;
+        w->kept[(*n)++] = i;
+    }
+    return w->ds_map[i];
+}
+
+/* src as a VM of the judge's estate o: its datastores by their index there. 0 or -ENOMEM. */
+static int keep_vm(struct estate *o, const struct estate *e, struct view *w, size_t *n,
+                   const struct est_vm *src, struct est_vm *dst)
+{
+    struct est_disk *disks = src->n_disks ? est_alloc(o, src->n_disks * sizeof(*disks)) : NULL;
+    size_t *where = src->n_datastores ? est_alloc(o, src->n_datastores * sizeof(*where)) : NULL;
+
+    if ((src->n_disks && !disks) || (src->n_datastores && !where))
+        return -ENOMEM;
+    *dst = *src;
+    dst->config_datastore = keep(e, w, n, src->config_datastore);
+    for (size_t k = 0; k < src->n_disks; k++) {
+        disks[k] = src->disks[k];
+        disks[k].datastore = keep(e, w, n, src->disks[k].datastore);
+    }
+    for (size_t k = 0; k < src->n_datastores; k++)
+        where[k] = keep(e, w, n, src->datastores[k]);
+    dst->disks = disks;
+    dst->datastores = where;
+    return 0;
+}
+
+/* The judge's estate (see struct view) for datastore ds of e as it is, over w (view_make()):
+ * the target is datastore 0, its datastore cluster pod 0, its pools 0 .. d->n_pools - 1 in its
+ * order, then its VMs; NULL when out of memory. The pools' lists of datastores keep every
+ * datastore they name (their messages list them), and so do the VMs. w's maps are as they were
+ * on return. */
+static struct estate *view_of(const struct estate *e, struct view *w, size_t ds)
+{
+    const struct est_datastore *src = &e->datastores[ds];
+    size_t n_on = w->at[ds + 1] - w->at[ds], n = 0, bound = 1, i;
+    struct estate *o = est_overlay(e);
+    struct est_datastore *d;
+
+    if (!o)
+        return NULL;
+    for (i = w->at[ds]; i < w->at[ds + 1]; i++) {
+        const struct est_vm *vm = &e->vms[w->vms[i]];
+        bound += 1 + vm->n_disks + vm->n_datastores;
+    }
+    for (size_t k = 0; k < src->n_pools; k++)
+        bound += e->pools[src->pools[k]].n_datastores;
+    if (bound > w->cap_kept) {
+        size_t *kept = realloc(w->kept, bound * sizeof(*kept));
+        if (!kept)
+            goto fail;
+        w->kept = kept;
+        w->cap_kept = bound;
+    }
+    keep(e, w, &n, ds);
+    /* The pools behind the target, and every datastore each backs. */
+    o->n_pools = src->n_pools;
+    o->pools = src->n_pools ? est_alloc(o, src->n_pools * sizeof(*o->pools)) : NULL;
+    for (size_t k = 0; o->pools && k < src->n_pools; k++) {
+        const struct est_pool *pl = &e->pools[src->pools[k]];
+        size_t *backs = pl->n_datastores ? est_alloc(o, pl->n_datastores * sizeof(*backs)) : NULL;
+        o->pools[k] = *pl;
+        o->pools[k].datastores = backs;
+        for (size_t j = 0; backs && j < pl->n_datastores; j++)
+            backs[j] = keep(e, w, &n, pl->datastores[j]);
+    }
+    o->vms = est_alloc(o, (n_on + 1) * sizeof(*o->vms)); /* the proposed VMs: apply() */
+    for (i = 0; o->vms && i < n_on; i++)
+        if (keep_vm(o, e, w, &n, &e->vms[w->vms[w->at[ds] + i]], &o->vms[i]) < 0)
+            break;
+    o->n_vms = n_on;
+    o->datastores = est_alloc(o, n * sizeof(*o->datastores));
+    o->n_datastores = n;
+    if (src->pod < e->n_pods && (o->pods = est_alloc(o, sizeof(*o->pods)))) {
+        o->pods[0] = e->pods[src->pod];
+        o->n_pods = 1;
+    } else {
+        o->pods = NULL;
+        o->n_pods = 0;
+    }
+    for (size_t k = 0; o->datastores && k < n; k++) {
+        const struct est_datastore *of = &e->datastores[w->kept[k]];
+        d = &o->datastores[k];
+        *d = *of;
+        d->pod = o->n_pods && of->pod == src->pod ? 0 : EST_NONE;
+        if (k == 0) { /* the target: its pools are the judge's 0 .. n_pools - 1 */
+            size_t *pools = src->n_pools ? est_alloc(o, src->n_pools * sizeof(*pools)) : NULL;
+            for (size_t j = 0; pools && j < src->n_pools; j++)
+                pools[j] = j;
+            d->pools = pools;
+            continue;
+        }
+        /* The others are named, not judged: no figures, and none of the pools left out. */
+        blank_datastore(d);
+        d->pools = NULL;
+        d->pool_thin = NULL;
+        d->n_pools = 0;
+    }
+    for (size_t k = 0; k < n; k++)
+        w->ds_map[w->kept[k]] = EST_NONE;
+    if (!est_failed(o) && o->datastores && i == n_on)
+        return o;
+fail:
+    est_free(o);
+    return NULL;
+}
+
+/* e with the proposal placed on datastore ds: the judge's estate (view_of()), whose datastore 0
+ * is ds; NULL when out of memory. */
 static struct estate *apply(const struct estate *e, struct view *w, size_t ds,
                             const struct chk_proposal *p)
 {
-    struct estate *o = est_overlay(e);
+    struct estate *o = view_of(e, w, ds);
     int64_t total = total_bytes(p);
     const char *vformat = formats[p->format].vsphere;
-    size_t n_on = w->at[ds + 1] - w->at[ds];
+    size_t n_on;
     struct est_datastore *d;
+    struct est_vm *vms;
     char moref[64];
 
     if (!o)
         return NULL;
-    w->ds[ds] = e->datastores[ds];
-    if (e->datastores[ds].pod < e->n_pods)
-        w->pods[e->datastores[ds].pod] = e->pods[e->datastores[ds].pod];
-    o->datastores = w->ds;
-    o->pods = w->pods;
-    o->vms = est_alloc(o, (n_on + (size_t)p->vms) * sizeof(*o->vms));
-    if (!o->vms)
+    n_on = o->n_vms;
+    vms = est_alloc(o, (n_on + (size_t)p->vms) * sizeof(*vms));
+    if (!vms)
         goto fail;
-    for (size_t i = 0; i < n_on; i++)
-        o->vms[i] = e->vms[w->vms[w->at[ds] + i]];
-    d = &o->datastores[ds];
+    memcpy(vms, o->vms, n_on * sizeof(*vms));
+    o->vms = vms;
+    d = &o->datastores[0];
     if (p->format == CHK_DISK_THIN) {
         /* A thin disk takes nothing now and adds its size to what is promised. */
         int64_t unc = d->uncommitted > 0 ? d->uncommitted : 0;
         d->uncommitted = unc > INT64_MAX - total ? INT64_MAX : unc + total;
     } else {
         d->free_space = total >= d->free_space ? 0 : d->free_space - total;
-        if (d->pod < e->n_pods) {
+        if (d->pod < o->n_pods) {
             struct est_pod *pod = &o->pods[d->pod];
             pod->free_space = total >= pod->free_space ? 0 : pod->free_space - total;
         }
         /* A thick disk on a thin LUN takes its size from the array pool as well (issue 14):
          * the LUN's space is allocated as it is written. A thick LUN's space is the pool's
-         * already. Unknown (no pool_thin) counts as thin: the gate does not guess in favour. */
-        if (d->n_pools) {
-            o->pools = est_alloc(o, e->n_pools * sizeof(*o->pools));
-            if (!o->pools)
-                goto fail;
-            memcpy(o->pools, e->pools, e->n_pools * sizeof(*o->pools));
-            for (size_t k = 0; k < d->n_pools; k++) {
-                struct est_pool *pool = &o->pools[d->pools[k]];
-                if ((d->pool_thin && !d->pool_thin[k]) || pool->size_free < 0)
-                    continue;
-                pool->size_free = total >= pool->size_free ? 0 : pool->size_free - total;
-                if (pool->size_used >= 0)
-                    pool->size_used = pool->size_used > INT64_MAX - total
-                                          ? INT64_MAX
-                                          : pool->size_used + total;
-            }
+         * already. Unknown (no pool_thin) counts as thin: the gate does not guess in favour.
+         * The judge's pools are copies already (view_of()). */
+        for (size_t k = 0; k < d->n_pools; k++) {
+            struct est_pool *pool = &o->pools[d->pools[k]];
+            if ((d->pool_thin && !d->pool_thin[k]) || pool->size_free < 0)
+                continue;
+            pool->size_free = total >= pool->size_free ? 0 : pool->size_free - total;
+            if (pool->size_used >= 0)
+                pool->size_used =
+                    pool->size_used > INT64_MAX - total ? INT64_MAX : pool->size_used + total;
         }
     }
     d->vm_count += p->vms;
@@ -731,11 +873,11 @@ static struct estate *apply(const struct estate *e, struct view *w, size_t ds,
                                      .type = "ParaVirtualSCSIController",
                                      .shared_bus = p->shared_bus ? "physicalSharing"
                                                                  : "noSharing"};
-        *where = ds;
+        *where = 0;
         for (size_t k = 0; k < p->n_disks; k++)
             disks[k] = (struct est_disk){.key = 2000 + (int)k,
                                          .label = "proposed disk",
-                                         .datastore = ds,
+                                         .datastore = 0,
                                          .capacity_bytes = p->disk_bytes[k],
                                          .format = vformat,
                                          .controller = 0};
@@ -745,7 +887,7 @@ static struct estate *apply(const struct estate *e, struct view *w, size_t ds,
                               .ft_state = p->ft ? "running" : "notConfigured",
                               .hw_version = EST_UNKNOWN,
                               .host = EST_NONE,
-                              .config_datastore = ds,
+                              .config_datastore = 0,
                               .datastores = where,
                               .n_datastores = 1,
                               .controllers = c,
@@ -760,14 +902,6 @@ static struct estate *apply(const struct estate *e, struct view *w, size_t ds,
 fail:
     est_free(o);
     return NULL;
-}
-
-/* Blanks again what apply() filled in of w for datastore ds. */
-static void unapply(const struct estate *e, struct view *w, size_t ds)
-{
-    blank_datastore(&w->ds[ds]);
-    if (e->datastores[ds].pod < e->n_pods)
-        blank_pod(&w->pods[e->datastores[ds].pod]);
 }
 
 /* measure() of datastore ds of e counting only the VMs w says name it (the others do not
@@ -960,8 +1094,6 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
 {
     const struct estate *e = b->site->estate;
     const struct est_datastore *d = &e->datastores[ds];
-    const struct check *only[N_GATE_CHECKS];
-    size_t n_only = 0;
     struct chk_results res = {0};
     struct estate *o = NULL;
     char a[32], c[32];
@@ -974,7 +1106,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     if (!v->reasons || !v->waived)
         return -ENOMEM;
     if (!b->viewed) {
-        if ((rc = view_make(e, &b->view)) < 0)
+        if ((rc = view_make(e, b->site->ds_vms, &b->view)) < 0)
             return rc;
         b->viewed = 1;
     }
@@ -1016,19 +1148,14 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     if (rc < 0)
         return rc;
 
-    for (size_t i = 0; i < N_GATE_CHECKS; i++)
-        if ((only[n_only] = chk_find(gate_check_ids[i])))
-            n_only++;
-    if (!(o = apply(e, &b->view, ds, p))) {
-        unapply(e, &b->view, ds);
+    if (!(o = apply(e, &b->view, ds, p)))
         return -ENOMEM;
-    }
-    rc = chk_run_some(cfg, only, n_only, o, now, &res, err, errlen);
+    rc = chk_run_some(cfg, b->view.only, b->view.n_only, o, now, &res, err, errlen);
     for (size_t i = 0; rc == 0 && i < res.n; i++)
-        if (on_target(o, &o->datastores[ds], &res.items[i]))
+        if (on_target(o, &o->datastores[0], &res.items[i]))
             rc = finding_reason(v, &res.items[i], p->fail_on);
     if (rc == 0) {
-        measure(o, ds, &v->after);
+        measure(o, 0, &v->after);
         /* The figures outlive the overlay and its pod array: after_json() works the datastore
          * cluster's out again from the snapshot's. */
         v->after.pod = NULL;
@@ -1036,7 +1163,6 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     }
     chk_results_free(&res);
     est_free(o);
-    unapply(e, &b->view, ds);
     return rc;
 }
 
@@ -1285,9 +1411,97 @@ static const char *cluster_moref(const struct estate *e, const char *name)
     return NULL;
 }
 
+/* The rejected datastores of a placement: every one counted under each of its reasons' kinds,
+ * the first max of them listed with their reasons. At 4,000 datastores a list of all is 2.2 MB
+ * of JSON that a pipeline reads none of, held as a tree per request until it is sent. */
+struct refusals {
+    json_t *listed;  /* array: at most max items */
+    size_t max;      /* SIZE_MAX: every one */
+    size_t total;    /* rejected datastores, listed or not */
+    struct refusal_kind {
+        char code[32], check[64]; /* check "" for the gate's own reasons */
+        size_t datastores;
+        size_t last; /* the datastore (no->total when it was counted) counted last */
+    } *kinds; /* owned */
+    size_t n_kinds, cap_kinds;
+};
+
+/* The kind (code, check) of reason r: its index in no->kinds, added when new; -ENOMEM. */
+static long kind_of(struct refusals *no, const json_t *r)
+{
+    const char *code = json_string_value(json_object_get(r, "code"));
+    const char *check = json_string_value(json_object_get(r, "check"));
+    size_t i;
+
+    code = code ? code : "";
+    check = check ? check : "";
+    for (i = 0; i < no->n_kinds; i++)
+        if (!strcmp(no->kinds[i].code, code) && !strcmp(no->kinds[i].check, check))
+            return (long)i;
+    if (vsl_grow(&no->kinds, &no->cap_kinds, no->n_kinds, sizeof(*no->kinds), 8) < 0)
+        return -ENOMEM;
+    memset(&no->kinds[i], 0, sizeof(no->kinds[i]));
+    snprintf(no->kinds[i].code, sizeof(no->kinds[i].code), "%s", code);
+    snprintf(no->kinds[i].check, sizeof(no->kinds[i].check), "%s", check);
+    no->n_kinds++;
+    return (long)i;
+}
+
+/* Datastore name of vcenter rejected for reasons (an array, borrowed): counted, listed while
+ * there is room. 0 or -ENOMEM. */
+static int refused(struct refusals *no, const char *name, const char *vcenter,
+                   const json_t *reasons)
+{
+    size_t i;
+    const json_t *r;
+
+    no->total++;
+    json_array_foreach(reasons, i, r) {
+        long k = kind_of(no, r);
+        if (k < 0)
+            return -ENOMEM;
+        /* A datastore counts once under each kind, however many of its reasons are of it. */
+        if (no->kinds[k].last != no->total) {
+            no->kinds[k].last = no->total;
+            no->kinds[k].datastores++;
+        }
+    }
+    if (json_array_size(no->listed) >= no->max)
+        return 0;
+    json_t *item = json_pack("{s:s, s:s, s:O}", "datastore", name, "vcenter", vcenter,
+                             "reasons", reasons);
+    return item && json_array_append_new(no->listed, item) == 0 ? 0 : -ENOMEM;
+}
+
+static int by_count(const void *x, const void *y)
+{
+    const struct refusal_kind *a = x, *b = y;
+    int c;
+
+    if (a->datastores != b->datastores)
+        return a->datastores > b->datastores ? -1 : 1;
+    if ((c = strcmp(a->code, b->code)))
+        return c;
+    return strcmp(a->check, b->check);
+}
+
+/* [{"code","check","datastores"}], the most datastores first; NULL when out of memory. */
+static json_t *kinds_json(struct refusals *no)
+{
+    json_t *a = json_array();
+
+    if (no->n_kinds)
+        qsort(no->kinds, no->n_kinds, sizeof(*no->kinds), by_count);
+    for (size_t i = 0; a && i < no->n_kinds; i++)
+        a = chk_ev_append(a, json_pack("{s:s, s:s?, s:I}", "code", no->kinds[i].code, "check",
+                                       no->kinds[i].check[0] ? no->kinds[i].check : NULL,
+                                       "datastores", (json_int_t)no->kinds[i].datastores));
+    return a;
+}
+
 static int place_site(const struct chk_config *cfg, struct base *b, const struct chk_proposal *p,
                       const char *cluster, int64_t now, struct candidate **cands, size_t *n_cands,
-                      json_t *rejected, char *err, size_t errlen)
+                      struct refusals *no, char *err, size_t errlen)
 {
     const struct estate *e = b->site->estate;
     const char *cl = cluster ? cluster_moref(e, cluster) : NULL;
@@ -1317,9 +1531,7 @@ static int place_site(const struct chk_config *cfg, struct base *b, const struct
             break;
         }
         if (json_array_size(v.reasons)) {
-            item = json_pack("{s:s, s:s, s:O}", "datastore", d->name, "vcenter", e->vcenter,
-                             "reasons", v.reasons);
-            rc = item ? (json_array_append_new(rejected, item) < 0 ? -ENOMEM : 0) : -ENOMEM;
+            rc = refused(no, d->name, e->vcenter, v.reasons);
         } else {
             struct candidate *c = realloc(*cands, (*n_cands + 1) * sizeof(*c));
             json_t *after = c ? after_json(cfg, p, &v, e->vcenter) : NULL;
@@ -1344,17 +1556,18 @@ static int place_site(const struct chk_config *cfg, struct base *b, const struct
 }
 
 int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
-                  const struct chk_proposal *p, const char *cluster, int limit, int64_t now,
-                  json_t **answer, char *err, size_t errlen)
+                  const struct chk_proposal *p, const char *cluster, int limit,
+                  size_t max_rejected, int64_t now, json_t **answer, char *err, size_t errlen)
 {
     struct candidate *cands = NULL;
+    struct refusals no = {.listed = json_array(), .max = max_rejected};
     size_t n_cands = 0;
-    json_t *rejected = json_array(), *list = json_array(), *snaps = json_array();
+    json_t *list = json_array(), *snaps = json_array();
     int rc = 0, cluster_seen = !cluster, pod_seen = !p->datastore_cluster;
 
     assert(p->vms >= 1 && p->n_disks >= 1 && !p->datastore && limit >= 1);
     *answer = NULL;
-    if (!rejected || !list || !snaps) {
+    if (!no.listed || !list || !snaps) {
         rc = -ENOMEM;
         goto out;
     }
@@ -1380,7 +1593,7 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         struct base b = {.site = &sites[s]};
         if (!in_scope(sites, p->vcenter, s))
             continue;
-        rc = place_site(cfg, &b, p, cluster, now, &cands, &n_cands, rejected, err, errlen);
+        rc = place_site(cfg, &b, p, cluster, now, &cands, &n_cands, &no, err, errlen);
         base_free(&b);
         if (rc == 0 && json_array_append_new(
                            snaps, json_pack("{s:s, s:I, s:I}", "vcenter", sites[s].estate->vcenter,
@@ -1397,17 +1610,20 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         if (json_array_append(list, cands[i].item) < 0)
             rc = -ENOMEM;
     if (rc == 0)
-        *answer = json_pack("{s:O, s:O, s:I, s:o, s:s?, s:s, s:O}", "candidates", list,
-                            "rejected", rejected, "total_candidates", (json_int_t)n_cands,
-                            "proposal", chk_proposal_json(p), "cluster", cluster, "fail_on",
-                            vsl_severity_name(p->fail_on), "snapshots", snaps);
+        *answer = json_pack("{s:O, s:O, s:I, s:o, s:I, s:o, s:s?, s:s, s:O}", "candidates",
+                            list, "rejected", no.listed, "total_rejected", (json_int_t)no.total,
+                            "rejected_by_reason", kinds_json(&no), "total_candidates",
+                            (json_int_t)n_cands, "proposal", chk_proposal_json(p), "cluster",
+                            cluster, "fail_on", vsl_severity_name(p->fail_on), "snapshots",
+                            snaps);
     if (rc == 0 && !*answer)
         rc = -ENOMEM;
 out:
     for (size_t i = 0; i < n_cands; i++)
         json_decref(cands[i].item);
     free(cands);
-    json_decref(rejected);
+    json_decref(no.listed);
+    free(no.kinds);
     json_decref(list);
     json_decref(snaps);
     if (rc == -ENOMEM && !err[0])

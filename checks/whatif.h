@@ -51,7 +51,17 @@ struct chk_site {
      * with base and as read-only; NULL: each call indexes base again (about 40 ms of CPU at
      * 100,000 VMs). Read only when base is set. */
     const struct chk_lun_index *base_luns;
+    /* Borrowed: estate's VMs by the datastores they name (chk_ds_vms_make()), made once per
+     * shared estate, read-only; NULL: each call makes its own (a walk of every VM). */
+    const struct chk_ds_vms *ds_vms;
 };
+
+/* The VMs of an estate by each datastore they name (configuration, disks, files): a judge
+ * reads only the target's. Opaque. */
+struct chk_ds_vms;
+/* *out owned by the caller; 0 or -ENOMEM. */
+int chk_ds_vms_make(const struct estate *e, struct chk_ds_vms **out);
+void chk_ds_vms_free(struct chk_ds_vms *x); /* NULL is a no-op */
 
 /* Findings on LUNs by the LUN they name (host, LUN): a placement judges every datastore
  * against the findings on each of its LUNs without matching names. Opaque. */
@@ -97,10 +107,11 @@ int chk_gate(const struct chk_config *cfg, const struct chk_site *sites, size_t 
 /* Where p could go: every datastore of the sites (of p->vcenter only, when set) mounted by a
  * host of the compute cluster named cluster (NULL: any), in p->datastore_cluster when set,
  * judged as chk_gate() does. *answer: {"candidates":[...] (allowed, most headroom first, at
- * most limit), "rejected":[...], ...} as docs/openapi.yaml's PlacementAnswer. Errors as for
- * chk_gate(). */
+ * most limit), "rejected":[...] (the first max_rejected in the sites' order, SIZE_MAX: all),
+ * "total_rejected", "rejected_by_reason":[{"code","check","datastores"}],
+ * ...} as docs/openapi.yaml's PlacementAnswer. Errors as for chk_gate(). */
 int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, size_t n_sites,
-                  const struct chk_proposal *p, const char *cluster, int limit, int64_t now,
-                  json_t **answer, char *err, size_t errlen);
+                  const struct chk_proposal *p, const char *cluster, int limit,
+                  size_t max_rejected, int64_t now, json_t **answer, char *err, size_t errlen);
 
 #endif

@@ -237,7 +237,7 @@ static int judge_here(const struct vsl_args *a, const struct chk_proposal *p, js
             rc = fail("vCenter %s: cannot load its snapshot: %s", vc->name, vsl_strerror(r));
             goto out;
         }
-        sites[n] = (struct chk_site){es[n], 2 * (int64_t)vc->interval_s, NULL, 0, NULL};
+        sites[n] = (struct chk_site){es[n], 2 * (int64_t)vc->interval_s, NULL, 0, NULL, NULL};
         n++;
     }
     if (a->vcenter && !matched) {

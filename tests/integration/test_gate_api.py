@@ -205,6 +205,8 @@ def test_placement_thin_proposal_ranked_by_overcommit(srv):
     ('disks_gb=1&disk_format=fat', 400, 'parameter disk_format'),
     ('disks_gb=1&vms=0', 400, 'parameter vms'),
     ('disks_gb=1&limit=0', 400, 'parameter limit'),
+    ('disks_gb=1&rejected_limit=-1', 400, "parameter rejected_limit: '-1' is not a whole number"),
+    ('disks_gb=1&rejected_limit=some', 400, 'from 0 to 1000000, or all'),
     ('disks_gb=1&bogus=1', 400, 'parameter bogus: unknown parameter'),
     ('disks_gb=1&cluster=nope', 404, 'no cluster named nope'),
     ('disks_gb=1&datastore_cluster=nope', 404, 'no datastore cluster named nope'),
@@ -313,6 +315,30 @@ def test_served_stale_placement_rejects_all(stale_srv):
     ans = placement(stale_srv, 'disks_gb=1')
     assert ans['candidates'] == [] and len(ans['rejected']) == 9
     assert all(r['reasons'][0]['code'] == 'stale_snapshot' for r in ans['rejected'])
+    assert ans['total_rejected'] == 9
+    # Each kind counts the datastores that have a reason of it, once each: stale ones all 9.
+    kinds = {}
+    for r in ans['rejected']:
+        for k in {(x['code'], x['check']) for x in r['reasons']}:
+            kinds[k] = kinds.get(k, 0) + 1
+    assert ans['rejected_by_reason'][0] == {'code': 'stale_snapshot', 'check': None,
+                                            'datastores': 9}
+    assert {(k['code'], k['check']): k['datastores'] for k in ans['rejected_by_reason']} == kinds
+    counts = [k['datastores'] for k in ans['rejected_by_reason']]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_served_placement_lists_rejected_up_to_the_limit(stale_srv):
+    '''rejected_limit lists the first rejected datastores of the full list and counts the rest;
+    0 lists none; all (and the default 100 here) every one.'''
+    every = placement(stale_srv, 'disks_gb=1&rejected_limit=all')
+    assert [r['datastore'] for r in every['rejected']] == \
+        [r['datastore'] for r in placement(stale_srv, 'disks_gb=1')['rejected']]
+    for n in (0, 3):
+        ans = placement(stale_srv, 'disks_gb=1&rejected_limit=%d' % n)
+        assert ans['rejected'] == every['rejected'][:n]
+        assert ans['total_rejected'] == 9 and ans['total_candidates'] == 0
+        assert ans['rejected_by_reason'] == every['rejected_by_reason']
 
 
 # ---- a token for everything, and one name on two vCenters ----------------------------------------

@@ -133,21 +133,26 @@ static json_t *ask(const struct chk_config *cfg, const struct chk_proposal *p)
     int rc = chk_gate(cfg ? cfg : &dflt, &site, 1, p, NOW, &ans, err, sizeof(err));
     if (rc < 0)
         fail_msg("chk_gate: %s", err);
-    /* The same with the run over the snapshot and its LUN index made once beforehand, as
-     * the daemon shares them between requests (api/estates.c): the same answer. */
+    /* The same with the run over the snapshot, its LUN index and the VMs by datastore made
+     * once beforehand, as the daemon shares them between requests (api/estates.c): the same
+     * answer. */
     struct chk_results base = {0};
     struct chk_lun_index *index = NULL;
+    struct chk_ds_vms *ds_vms = NULL;
     json_t *shared = NULL;
     assert_int_equal(chk_run_all(cfg ? cfg : &dflt, &est, NOW, &base, err, sizeof(err)), 0);
     chk_site_base_trim(&base);
     assert_int_equal(chk_lun_index_make(&est, &base, &index), 0);
+    assert_int_equal(chk_ds_vms_make(&est, &ds_vms), 0);
     site.base = &base;
     site.base_luns = index;
+    site.ds_vms = ds_vms;
     if (chk_gate(cfg ? cfg : &dflt, &site, 1, p, NOW, &shared, err, sizeof(err)) < 0)
         fail_msg("chk_gate with a shared base: %s", err);
     assert_true(json_equal(ans, shared));
     json_decref(shared);
     chk_lun_index_free(index);
+    chk_ds_vms_free(ds_vms);
     chk_results_free(&base);
     chk_config_free(&dflt);
     return ans;
@@ -236,6 +241,34 @@ TEST(test_figures_and_the_snapshot_left_alone)
     assert_int_equal(fig(ans, "after", "uncommitted_bytes"), 596 * GIB);
     assert_int_equal(fig(ans, "after", "free_bytes"), fig(ans, "before", "free_bytes"));
     json_decref(ans);
+}
+
+/* A VM on ds-vms with a second disk on ds-free is on both: the judge of either holds the
+ * other datastore too, renumbered, and counts the VM on its target alone. */
+TEST(test_a_vm_on_two_datastores_counts_on_each)
+{
+    struct est_disk two[2] = {vm_disks[0], vm_disks[0]};
+    struct est_disk *was = vms[0].disks;
+    char buf[512];
+
+    two[1].key = 2001;
+    two[1].datastore = FREE;
+    vms[0].disks = two;
+    vms[0].n_disks = 2;
+    struct chk_proposal p = proposal("ds-free", 0, "1", CHK_DISK_THIN);
+    json_t *ans = ask(NULL, &p);
+    assert_int_equal(fig(ans, "before", "vms"), 1);
+    assert_int_equal(fig(ans, "after", "vms"), 2);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "");
+    json_decref(ans);
+    p = proposal("ds-vms", 0, "1", CHK_DISK_THIN);
+    ans = ask(NULL, &p);
+    assert_int_equal(fig(ans, "before", "vms"), 25);
+    assert_int_equal(fig(ans, "after", "vms"), 26);
+    assert_string_equal(why(ans, buf, sizeof(buf)), "vms-per-datastore:ds-vms");
+    json_decref(ans);
+    vms[0].disks = was;
+    vms[0].n_disks = 1;
 }
 
 TEST(test_pod_goes_to_the_member_with_most_free_space)
@@ -375,7 +408,8 @@ TEST(test_placement_ranked_by_headroom)
 
     p.datastore = NULL;
     assert_int_equal(chk_config_init(&cfg), 0);
-    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-1", 10, NOW, &ans, err, sizeof(err)),
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-1", 10, SIZE_MAX, NOW, &ans, err,
+                                   sizeof(err)),
                      0);
     json_array_foreach(json_object_get(ans, "candidates"), i, c) {
         size_t used = strlen(got);
@@ -392,9 +426,61 @@ TEST(test_placement_ranked_by_headroom)
                         "datastore-free-space:warn_free_pct:datastore_cluster");
     assert_int_equal(json_array_size(json_object_get(ans, "rejected")), 4);
     json_decref(ans);
-    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-nope", 10, NOW, &ans, err,
+    assert_int_equal(chk_placement(&cfg, &site, 1, &p, "cl-nope", 10, SIZE_MAX, NOW, &ans, err,
                                    sizeof(err)),
                      -VSL_ENOTFOUND);
+    chk_config_free(&cfg);
+}
+
+/* The rejected datastores beyond max_rejected are counted, not listed: at 24 GiB lazy every
+ * datastore of the estate is rejected, ds-pod-a for its own free space and its cluster's (one
+ * kind, counted once), ds-free and ds-pod-b for free space too. */
+TEST(test_placement_rejected_bounded_and_counted)
+{
+    static const struct {
+        size_t max;
+        const char *listed;
+    } rows[] = {
+        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone"},
+        {2, "ds-free ds-vms"},
+        {0, ""},
+    };
+    struct chk_config cfg;
+    struct chk_site site = {.estate = &est, .max_age_s = 600};
+    struct chk_proposal p = proposal(NULL, 0, "24", CHK_DISK_LAZY);
+    char err[512] = "", got[512];
+    const json_t *x;
+    size_t i;
+
+    p.datastore = NULL;
+    assert_int_equal(chk_config_init(&cfg), 0);
+    for (size_t row = 0; row < N(rows); row++) {
+        json_t *ans = NULL;
+        assert_int_equal(chk_placement(&cfg, &site, 1, &p, NULL, 10, rows[row].max, NOW, &ans,
+                                       err, sizeof(err)),
+                         0);
+        got[0] = '\0';
+        json_array_foreach(json_object_get(ans, "rejected"), i, x) {
+            size_t used = strlen(got);
+            snprintf(got + used, sizeof(got) - used, "%s%s", used ? " " : "",
+                     json_string_value(json_object_get(x, "datastore")));
+        }
+        assert_string_equal(got, rows[row].listed);
+        assert_int_equal(json_integer_value(json_object_get(ans, "total_rejected")), 7);
+        assert_int_equal(json_integer_value(json_object_get(ans, "total_candidates")), 0);
+        got[0] = '\0';
+        json_array_foreach(json_object_get(ans, "rejected_by_reason"), i, x) {
+            const char *check = json_string_value(json_object_get(x, "check"));
+            size_t used = strlen(got);
+            snprintf(got + used, sizeof(got) - used, "%s%s:%lld", used ? " " : "",
+                     check ? check : json_string_value(json_object_get(x, "code")),
+                     (long long)json_integer_value(json_object_get(x, "datastores")));
+        }
+        /* The most datastores first, then by code ("finding" before "inaccessible"), check. */
+        assert_string_equal(got, "datastore-free-space:3 multipath-redundancy:1 "
+                                 "thin-overcommit:1 vms-per-datastore:1 inaccessible:1");
+        json_decref(ans);
+    }
     chk_config_free(&cfg);
 }
 
@@ -486,7 +572,9 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
                                        .snap_size_used = EST_UNKNOWN,
                                        .alert_threshold = 70, .health = 5, .n_luns = 1,
                                        .n_thin_luns = 1}};
-    static size_t pool_ix[] = {0}, pool_ds[] = {FREE};
+    /* The pool backs ds-thin too: a judge of ds-free renumbers the datastores it holds, and
+     * the message still names both. */
+    static size_t pool_ix[] = {0}, pool_ds[] = {FREE, THIN};
     static int thin[] = {1};
     static const struct {
         enum chk_disk_format f;
@@ -502,7 +590,7 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
 
     (void)state;
     pools[0].datastores = pool_ds;
-    pools[0].n_datastores = 1;
+    pools[0].n_datastores = 2;
     est.pools = pools;
     est.n_pools = 1;
     ds[FREE].pools = pool_ix;
@@ -515,6 +603,10 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
         if (strcmp(why(ans, buf, sizeof(buf)), rows[i].want))
             fail_msg("row %zu: reasons '%s', want '%s'", i, buf, rows[i].want);
         assert_int_equal(json_is_true(json_object_get(ans, "allowed")), rows[i].want[0] == '\0');
+        const char *msg = json_string_value(
+            json_object_get(json_array_get(json_object_get(ans, "reasons"), 0), "message"));
+        if (rows[i].want[0] && !strstr(msg, "; it backs ds-free, ds-thin"))
+            fail_msg("row %zu: message '%s' does not name both datastores", i, msg);
         json_decref(ans);
     }
     /* The snapshot's pool is left as it was. */
