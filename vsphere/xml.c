@@ -240,10 +240,11 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
     }
     size_t n = (size_t)len;
     if (x->cur->size - x->text_at - x->text_len - 1 < n) {
-        /* Moved whole to a block with room: the old copy is given back. */
+        /* Moved whole to a block with room, twice what it needs as a growing buffer does (an
+         * esxcli answer is one long text); the old copy is given back. */
         const char *old = x->cur->data + x->text_at;
         struct block *from = x->cur;
-        if (next_block(x, x->text_len + n + 1) < 0)
+        if (next_block(x, 2 * (x->text_len + n + 1)) < 0)
             goto nomem;
         memcpy(x->cur->data, old, x->text_len);
         from->used = x->text_at;
@@ -272,17 +273,17 @@ static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const
     return 0;
 }
 
-/* The value of the type attribute in namespace uri (NULL: none) among libxml2's attributes,
- * which come as (localname, prefix, URI, value, end); NULL if there is none. Names compared
- * by content too: a name not interned must not drop every device. */
-static const xmlChar **type_attr(const struct vim_xml *x, const xmlChar *uri, int nb_attributes,
+/* The type attribute, xsi's (matched by namespace URI, any prefix) or the one in no namespace,
+ * among libxml2's attributes, which come as (localname, prefix, URI, value, end); NULL if there
+ * is none. Compared by content too: a name not interned must not drop every device. */
+static const xmlChar **type_attr(const struct vim_xml *x, int xsi, int nb_attributes,
                                  const xmlChar **attributes)
 {
     for (int i = 0; i < nb_attributes; i++) {
         const xmlChar **a = attributes + 5 * i;
         if (a[0] != x->type_name && strcmp((const char *)a[0], "type"))
             continue;
-        if (uri ? a[2] && (a[2] == uri || !strcmp((const char *)a[2], (const char *)uri))
+        if (xsi ? a[2] && (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS))
                 : !a[2])
             return a;
     }
@@ -295,7 +296,7 @@ static int kept_child(const struct vim_xml *x, int rel, const struct vim_node *p
                       const xmlChar *localname, int nb_attributes, const xmlChar **attributes)
 {
     if (rel == 1 && x->filter->prop == x->devices_prop) {
-        const xmlChar **a = type_attr(x, x->xsi_ns, nb_attributes, attributes);
+        const xmlChar **a = type_attr(x, 1, nb_attributes, attributes);
         /* no type: decode_devices() skips it too */
         return a && wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
     }
@@ -410,10 +411,10 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     if (!node)
         goto nomem;
     *node = (struct vim_node){.name = (const char *)localname};
-    const xmlChar **a = type_attr(x, x->xsi_ns, nb_attributes, attributes);
+    const xmlChar **a = type_attr(x, 1, nb_attributes, attributes);
     if (a && !(node->xsi_type = copy_attr(x, a)))
         goto nomem;
-    if ((a = type_attr(x, NULL, nb_attributes, attributes)) && !(node->type = copy_attr(x, a)))
+    if ((a = type_attr(x, 0, nb_attributes, attributes)) && !(node->type = copy_attr(x, a)))
         goto nomem;
     if (push(x, node, m) < 0)
         goto nomem;
