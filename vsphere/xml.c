@@ -193,6 +193,16 @@ static void arena_reset(struct vim_xml *x, struct mark m)
         x->first->used = 0;
 }
 
+/* Memory ran out while building: the parse ends with that error. */
+static void out_of_memory(struct vim_xml *x)
+{
+    if (!x->err) {
+        x->err = -ENOMEM;
+        snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(x->err));
+    }
+    xmlStopParser(x->ctxt);
+}
+
 static int all_blank(const char *s)
 {
     for (; *s; s++)
@@ -258,9 +268,7 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
     x->cur->used = x->text_at + x->text_len;
     return;
 nomem:
-    x->err = -ENOMEM;
-    snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(x->err));
-    xmlStopParser(x->ctxt);
+    out_of_memory(x);
 }
 
 static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const xmlChar *uri)
@@ -424,9 +432,7 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
         x->filter_depth = x->depth;
     return;
 nomem:
-    x->err = -ENOMEM;
-    snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(x->err));
-    xmlStopParser(ctxt);
+    out_of_memory(x);
 }
 
 static void characters(void *ctx, const xmlChar *ch, int len)
