@@ -49,7 +49,8 @@ static int emit_disabled(struct vim_decoder *d, const char *moref, struct vim_no
     return r;
 }
 
-static int emit_entity(struct vim_decoder *d, const char *moref, struct vim_node *objects, const char *type)
+static int emit_entity(struct vim_decoder *d, const char *moref, struct vim_node *objects,
+                       const char *type)
 {
     struct vim_entity e = {
         .moref = moref,
@@ -127,8 +128,8 @@ static int note_counter(struct vim_alarm_read *ar, int id)
 /* Emits the metric conditions of expr that raise the alarm on their own: expr itself, or the
  * members of an OrAlarmExpression, recursively. An AndAlarmExpression raises only when all its
  * members hold, so none of them counts alone; state and event conditions are not metrics. */
-static int walk_expression(struct vim_alarm_read *ar, const char *alarm, struct vim_node *expr, int depth,
-                           int *pos)
+static int walk_expression(struct vim_alarm_read *ar, const char *alarm, struct vim_node *expr,
+                           int depth, int *pos)
 {
     char tbuf[128];
     const char *type = vim_xsi_type(expr, tbuf, sizeof(tbuf));
@@ -137,7 +138,8 @@ static int walk_expression(struct vim_alarm_read *ar, const char *alarm, struct 
     if (!type || depth > MAX_EXPR_DEPTH)
         return 0;
     if (!strcmp(type, "OrAlarmExpression")) {
-        for (struct vim_node *e = vim_child(expr, "expression"); e && r == 0; e = vim_next(e, "expression"))
+        for (struct vim_node *e = vim_child(expr, "expression"); e && r == 0;
+             e = vim_next(e, "expression"))
             r = walk_expression(ar, alarm, e, depth + 1, pos);
         return r;
     }
@@ -176,7 +178,8 @@ static void note_unreadable(struct vim_alarm_read *ar, struct vim_node *objects)
 
 /* One field of an alarm's info: the info.FIELD property vim_collect_alarms() asks for, or the
  * FIELD child of a whole info (older recordings and the unit tests hold it whole). */
-static struct vim_node *info_field(struct vim_node *objects, struct vim_node *info, const char *field)
+static struct vim_node *info_field(struct vim_node *objects, struct vim_node *info,
+                                   const char *field)
 {
     char path[64];
 

@@ -130,7 +130,8 @@ struct host_query {
     const char *what;       /* the gap a refused query becomes */
     const char *no_manager; /* that gap's error when the host has no such manager */
     const char *method, *type, *arg;
-    int (*decode)(struct vim_sink *sink, const char *host, const char *value, struct vim_node *response);
+    int (*decode)(struct vim_sink *sink, const char *host, const char *value,
+                  struct vim_node *response);
 };
 
 static int decode_options(struct vim_sink *sink, const char *host, const char *name,

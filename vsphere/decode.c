@@ -185,7 +185,8 @@ static int emit_iscsi_options(struct vim_decoder *d, const struct vim_iscsi_targ
     /* Options name their target as iscsi_targets does: "address:port" and the IQN. */
     if (target)
         snprintf(name, sizeof(name), "%s:%d", target->address, target->port);
-    for (struct vim_node *o = vim_child(owner, "advancedOptions"); o; o = vim_next(o, "advancedOptions")) {
+    for (struct vim_node *o = vim_child(owner, "advancedOptions"); o;
+         o = vim_next(o, "advancedOptions")) {
         struct vim_iscsi_option opt = {
             .host = host,
             .hba = hba,
@@ -363,7 +364,8 @@ static int storage_maps_build(struct storage_maps *m, struct vim_node *objects)
                            (uintptr_t)vim_path_text(dv, "key"));
     for (struct vim_node *p = vim_first_elem(plugins); p && r == 0; p = vim_next_elem(p)) {
         const char *name = vim_path_text(p, "name");
-        for (struct vim_node *dv = vim_child(p, "device"); dv && r == 0; dv = vim_next(dv, "device"))
+        for (struct vim_node *dv = vim_child(p, "device"); dv && r == 0;
+             dv = vim_next(dv, "device"))
             r = vsl_keymap_add(&m->claim, vim_text(dv), (uintptr_t)name);
     }
     vsl_keymap_sort(&m->mp);
@@ -411,7 +413,8 @@ static const char *adapter_device(struct vim_node *hbas, const char *key)
 /* The storage port a path ends at, from its transport: a Fibre Channel target's port WWN in
  * the colon form arrays print ("50:06:01:60:47:e4:1e:49", into wwpn), an iSCSI target's IQN
  * and first address. vCenter sends the WWN as a signed xsd:long; its 64 bits are the WWN. */
-static void path_target(struct vim_lun_path *path, struct vim_node *transport, char *wwpn, size_t size)
+static void path_target(struct vim_lun_path *path, struct vim_node *transport, char *wwpn,
+                        size_t size)
 {
     char tbuf[128];
     const char *type = vim_xsi_type(transport, tbuf, sizeof(tbuf));
@@ -432,8 +435,8 @@ static void path_target(struct vim_lun_path *path, struct vim_node *transport, c
     }
 }
 
-static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, struct vim_node *mlun,
-                      struct vim_node *hbas)
+static int emit_paths(struct vim_decoder *d, const char *host, const char *lun,
+                      struct vim_node *mlun, struct vim_node *hbas)
 {
     char wwpn[32];
     int r;
@@ -661,7 +664,8 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, struct vim_node *obj
         return 0;
     if ((r = EMIT(d, vm, &vm)) < 0)
         return r;
-    for (struct vim_node *ds = vim_first_elem(vim_prop(objects, "datastore")); ds; ds = vim_next_elem(ds)) {
+    for (struct vim_node *ds = vim_first_elem(vim_prop(objects, "datastore")); ds;
+         ds = vim_next_elem(ds)) {
         struct vim_vm_datastore row = {.vm = moref, .datastore = vim_text(ds)};
         if (row.datastore && (r = EMIT(d, vm_datastore, &row)) < 0)
             return r;

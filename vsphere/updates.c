@@ -113,7 +113,8 @@ int vim_decode_update_set(struct vim_node *response, struct vim_changes *cs, cha
     if (!rv)
         return 0; /* maxWaitSeconds ran out without a change */
     for (struct vim_node *f = vim_child(rv, "filterSet"); f && r == 0; f = vim_next(f, "filterSet"))
-        for (struct vim_node *o = vim_child(f, "objectSet"); o && r == 0; o = vim_next(o, "objectSet"))
+        for (struct vim_node *o = vim_child(f, "objectSet"); o && r == 0;
+             o = vim_next(o, "objectSet"))
             r = vim_decode_object_update(cs, o);
     if (r < 0)
         return r;

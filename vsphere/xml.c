@@ -291,8 +291,7 @@ static const xmlChar **type_attr(const struct vim_xml *x, int xsi, int nb_attrib
         const xmlChar **a = attributes + 5 * i;
         if (a[0] != x->type_name && strcmp((const char *)a[0], "type"))
             continue;
-        if (xsi ? a[2] && (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS))
-                : !a[2])
+        if (xsi ? a[2] && (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS)) : !a[2])
             return a;
     }
     return NULL;
@@ -784,8 +783,10 @@ const char *vim_fault_privileges(const struct vim_node *fault, char *buf, size_t
     buf[0] = '\0';
     if (one && *one)
         return strlen(one) < len ? (snprintf(buf, len, "%s", one), buf) : NULL;
-    for (struct vim_node *m = vim_child(fault, "missingPrivileges"); m; m = vim_next(m, "missingPrivileges"))
-        for (struct vim_node *id = vim_child(m, "privilegeIds"); id; id = vim_next(id, "privilegeIds")) {
+    for (struct vim_node *m = vim_child(fault, "missingPrivileges"); m;
+         m = vim_next(m, "missingPrivileges"))
+        for (struct vim_node *id = vim_child(m, "privilegeIds"); id;
+             id = vim_next(id, "privilegeIds")) {
             const char *t = vim_text(id);
             if (!t || !*t || listed(buf, t))
                 continue;

@@ -27,7 +27,8 @@ struct vim_node {
 };
 
 /* Called when an element at emit_depth closes (the Envelope is depth 1). Returns 1 when it has
- * consumed the node (it is then freed), 0 to keep it in the tree, or a negative error. */
+ * consumed the node (it is then unlinked and its memory reused: no pointer into it may be kept),
+ * 0 to keep it in the tree, or a negative error. */
 typedef int (*vim_xml_emit_fn)(void *ctx, struct vim_node *node);
 
 struct vim_xml;
@@ -51,7 +52,8 @@ int vim_xml_parse_all(const char *data, size_t len, int emit_depth, vim_xml_emit
 
 /* DOM helpers: names are local names; NULL in, NULL out. */
 struct vim_node *vim_child(const struct vim_node *parent, const char *name);
-struct vim_node *vim_next(const struct vim_node *node, const char *name); /* next sibling element with name */
+/* The next sibling element named name. */
+struct vim_node *vim_next(const struct vim_node *node, const char *name);
 struct vim_node *vim_first_elem(const struct vim_node *parent);
 struct vim_node *vim_next_elem(const struct vim_node *node);
 struct vim_node *vim_path(const struct vim_node *n, const char *path); /* "spec/ip/ipAddress" */

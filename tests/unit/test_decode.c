@@ -614,7 +614,8 @@ static void test_tree_arena(void **state)
     assert_int_equal(vsl_buf_printf(&doc, "<token>t</token></returnval></R></Body></Envelope>"), 0);
     assert_int_equal(vim_xml_new(&x, 5, keep_every_tenth, &seen, 0), 0);
     for (size_t at = 0; at < doc.len; at += 4093)
-        assert_int_equal(vim_xml_feed(x, doc.data + at, doc.len - at < 4093 ? doc.len - at : 4093), 0);
+        assert_int_equal(vim_xml_feed(x, doc.data + at, doc.len - at < 4093 ? doc.len - at : 4093),
+                         0);
     assert_int_equal(vim_xml_finish(x), 0);
     assert_int_equal(seen, 500);
     struct vim_node *rv = vim_path(vim_xml_root(x), "Body/R/returnval");
@@ -836,8 +837,8 @@ static void test_filtered_same_rows(void **state)
         vsl_buf_reset(&rows);
         struct tl_feed f = {.d = {.sink = &sink}, .decode = docs[i].decode};
         assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
-        struct vim_node *rv = vim_path(vim_xml_root(x),
-                               "Body/RetrievePropertiesExResponse/returnval");
+        struct vim_node *rv =
+            vim_path(vim_xml_root(x), "Body/RetrievePropertiesExResponse/returnval");
         assert_non_null(rv);
         for (struct vim_node *o = vim_child(rv, "objects"); o; o = vim_next(o, "objects")) {
             whole_elems += count_elems(o);
