@@ -584,24 +584,32 @@ static void test_tree_text(void **state)
 /* Elements at the emit depth that a callback consumes give their memory back to the ones that
  * follow, while those it keeps stay whole in the tree (their siblings unlinked around them),
  * through many blocks of the arena and texts larger than a block, fed in small chunks. */
+struct arena_seen {
+    int seen;
+    const struct vim_node *given_back; /* the last object consumed, or NULL */
+};
+
 static int keep_every_tenth(void *ctx, struct vim_node *n)
 {
-    int *seen = ctx;
+    struct arena_seen *a = ctx;
     char want[32];
 
-    if (vim_name_is(n, "token"))
-        return 0;
-    snprintf(want, sizeof(want), "item %d", *seen);
+    snprintf(want, sizeof(want), "item %d", a->seen);
     assert_string_equal(vim_path_text(n, "id"), want);
-    assert_int_equal(strlen(vim_path_text(n, "pad")), *seen % 7 == 0 ? 200000 : 1000);
-    return (*seen)++ % 10 == 0 ? 0 : 1;
+    assert_int_equal(strlen(vim_path_text(n, "pad")), a->seen % 7 == 0 ? 200000 : 1000);
+    /* The object after a consumed one is built where that one was. */
+    if (a->given_back)
+        assert_ptr_equal(n, a->given_back);
+    int keep = a->seen++ % 10 == 0;
+    a->given_back = keep ? NULL : n;
+    return keep ? 0 : 1;
 }
 
 static void test_tree_arena(void **state)
 {
     struct vsl_buf doc;
     struct vim_xml *x = NULL;
-    int seen = 0;
+    struct arena_seen seen = {0};
 
     vsl_buf_init(&doc, 1u << 30);
     assert_int_equal(vsl_buf_printf(&doc, "<Envelope><Body><R><returnval>"), 0);
@@ -611,16 +619,19 @@ static void test_tree_arena(void **state)
             assert_int_equal(vsl_buf_add(&doc, "p", 1), 0);
         assert_int_equal(vsl_buf_printf(&doc, "</pad></objects>"), 0);
     }
-    assert_int_equal(vsl_buf_printf(&doc, "<token>t</token></returnval></R></Body></Envelope>"), 0);
+    /* After the last object (consumed), an element built where it was. */
+    assert_int_equal(vsl_buf_printf(&doc, "</returnval><token>t</token></R></Body></Envelope>"), 0);
     assert_int_equal(vim_xml_new(&x, 5, keep_every_tenth, &seen, 0), 0);
     for (size_t at = 0; at < doc.len; at += 4093)
         assert_int_equal(vim_xml_feed(x, doc.data + at, doc.len - at < 4093 ? doc.len - at : 4093),
                          0);
     assert_int_equal(vim_xml_finish(x), 0);
-    assert_int_equal(seen, 500);
+    assert_int_equal(seen.seen, 500);
     struct vim_node *rv = vim_path(vim_xml_root(x), "Body/R/returnval");
     int i = 0;
-    for (struct vim_node *o = vim_child(rv, "objects"); o; o = vim_next(o, "objects"), i += 10) {
+    for (struct vim_node *o = vim_first_elem(rv); o; o = vim_next_elem(o), i += 10) {
+        assert_string_equal(o->name, "objects");
+        assert_ptr_equal(o->parent, rv);
         char want[32];
         snprintf(want, sizeof(want), "item %d", i);
         assert_string_equal(vim_path_text(o, "id"), want);
@@ -629,7 +640,7 @@ static void test_tree_arena(void **state)
         assert_true(pad[0] == 'p' && pad[strlen(pad) - 1] == 'p');
     }
     assert_int_equal(i, 500);
-    assert_string_equal(vim_path_text(rv, "token"), "t");
+    assert_string_equal(vim_text(vim_next_elem(rv)), "t");
     vim_xml_free(x);
     vsl_buf_free(&doc);
     (void)state;
