@@ -387,7 +387,7 @@ struct counter {
     struct vim_changes *hosts; /* NULL: not the hosts' view */
 };
 
-static int count_object(void *ctx, const char *moref, xmlNode *objects)
+static int count_object(void *ctx, const char *moref, struct vim_node *objects)
 {
     struct counter *cn = ctx;
     (void)objects;

@@ -34,12 +34,12 @@ const char *const vim_cluster_paths[] = {"name", "parent", NULL};
 /* The alarms disabled on entity moref: its declaredAlarmState entries with disabled = true
  * (AlarmManager.DisableAlarm). An entry about another entity (a child's, if a server listed
  * those) is that entity's to say. */
-static int emit_disabled(struct vim_decoder *d, const char *moref, xmlNode *objects)
+static int emit_disabled(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
-    xmlNode *states = vim_prop(objects, "declaredAlarmState");
+    struct vim_node *states = vim_prop(objects, "declaredAlarmState");
     int r = 0;
 
-    for (xmlNode *s = vim_first_elem(states); s && r == 0; s = vim_next_elem(s)) {
+    for (struct vim_node *s = vim_first_elem(states); s && r == 0; s = vim_next_elem(s)) {
         const char *entity = vim_path_text(s, "entity"), *alarm = vim_path_text(s, "alarm");
         if (!alarm || vim_path_bool(s, "disabled", 0) != 1 || (entity && strcmp(entity, moref)))
             continue;
@@ -49,7 +49,8 @@ static int emit_disabled(struct vim_decoder *d, const char *moref, xmlNode *obje
     return r;
 }
 
-static int emit_entity(struct vim_decoder *d, const char *moref, xmlNode *objects, const char *type)
+static int emit_entity(struct vim_decoder *d, const char *moref, struct vim_node *objects,
+                       const char *type)
 {
     struct vim_entity e = {
         .moref = moref,
@@ -62,19 +63,19 @@ static int emit_entity(struct vim_decoder *d, const char *moref, xmlNode *object
     return r == 0 ? emit_disabled(d, moref, objects) : r;
 }
 
-int vim_decode_datastore_alarms(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_datastore_alarms(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     return emit_disabled(d, moref, objects);
 }
 
 /* Whether a folder's childType lets a datastore be somewhere below it. */
-static int holds_datastores(xmlNode *child_type)
+static int holds_datastores(struct vim_node *child_type)
 {
     static const char *const kinds[] = {"Datastore", "StoragePod", "Datacenter"};
 
     if (!child_type)
         return 1; /* not reported: keep it rather than lose a link of the chain */
-    for (xmlNode *s = vim_first_elem(child_type); s; s = vim_next_elem(s)) {
+    for (struct vim_node *s = vim_first_elem(child_type); s; s = vim_next_elem(s)) {
         const char *t = vim_text(s);
         for (size_t i = 0; t && i < sizeof(kinds) / sizeof(kinds[0]); i++)
             if (!strcmp(t, kinds[i]))
@@ -83,24 +84,24 @@ static int holds_datastores(xmlNode *child_type)
     return 0;
 }
 
-int vim_decode_folder(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_folder(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     if (!holds_datastores(vim_prop(objects, "childType")))
         return 0;
     return emit_entity(d, moref, objects, "Folder");
 }
 
-int vim_decode_datacenter(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_datacenter(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     return emit_entity(d, moref, objects, "Datacenter");
 }
 
-int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_pod_parent(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     return emit_entity(d, moref, objects, "StoragePod");
 }
 
-int vim_decode_cluster(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_cluster(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     return emit_entity(d, moref, objects, "ClusterComputeResource");
 }
@@ -108,14 +109,9 @@ int vim_decode_cluster(struct vim_decoder *d, const char *moref, xmlNode *object
 /* ---- alarm definitions ------------------------------------------------------------------ */
 
 /* The plain "type" attribute of a moref element (<entity type="Folder">), or NULL. */
-static const char *moref_type(const xmlNode *n)
+static const char *moref_type(const struct vim_node *n)
 {
-    if (!n || n->type != XML_ELEMENT_NODE)
-        return NULL;
-    for (xmlAttr *a = n->properties; a; a = a->next)
-        if (!a->ns && !strcmp((const char *)a->name, "type"))
-            return a->children ? (const char *)a->children->content : NULL;
-    return NULL;
+    return n ? n->type : NULL;
 }
 
 static int note_counter(struct vim_alarm_read *ar, int id)
@@ -132,8 +128,8 @@ static int note_counter(struct vim_alarm_read *ar, int id)
 /* Emits the metric conditions of expr that raise the alarm on their own: expr itself, or the
  * members of an OrAlarmExpression, recursively. An AndAlarmExpression raises only when all its
  * members hold, so none of them counts alone; state and event conditions are not metrics. */
-static int walk_expression(struct vim_alarm_read *ar, const char *alarm, xmlNode *expr, int depth,
-                           int *pos)
+static int walk_expression(struct vim_alarm_read *ar, const char *alarm, struct vim_node *expr,
+                           int depth, int *pos)
 {
     char tbuf[128];
     const char *type = vim_xsi_type(expr, tbuf, sizeof(tbuf));
@@ -142,7 +138,8 @@ static int walk_expression(struct vim_alarm_read *ar, const char *alarm, xmlNode
     if (!type || depth > MAX_EXPR_DEPTH)
         return 0;
     if (!strcmp(type, "OrAlarmExpression")) {
-        for (xmlNode *e = vim_child(expr, "expression"); e && r == 0; e = vim_next(e, "expression"))
+        for (struct vim_node *e = vim_child(expr, "expression"); e && r == 0;
+             e = vim_next(e, "expression"))
             r = walk_expression(ar, alarm, e, depth + 1, pos);
         return r;
     }
@@ -163,12 +160,12 @@ static int walk_expression(struct vim_alarm_read *ar, const char *alarm, xmlNode
 }
 
 /* Remembers why an alarm could not be read (the first time). */
-static void note_unreadable(struct vim_alarm_read *ar, xmlNode *objects)
+static void note_unreadable(struct vim_alarm_read *ar, struct vim_node *objects)
 {
     char tbuf[128];
     char pbuf[256];
-    xmlNode *m = vim_child(objects, "missingSet");
-    xmlNode *f = vim_path(m, "fault/fault");
+    struct vim_node *m = vim_child(objects, "missingSet");
+    struct vim_node *f = vim_path(m, "fault/fault");
     const char *fault = vim_xsi_type(f, tbuf, sizeof(tbuf));
     const char *priv = vim_fault_privileges(f, pbuf, sizeof(pbuf));
 
@@ -181,7 +178,8 @@ static void note_unreadable(struct vim_alarm_read *ar, xmlNode *objects)
 
 /* One field of an alarm's info: the info.FIELD property vim_collect_alarms() asks for, or the
  * FIELD child of a whole info (older recordings and the unit tests hold it whole). */
-static xmlNode *info_field(xmlNode *objects, xmlNode *info, const char *field)
+static struct vim_node *info_field(struct vim_node *objects, struct vim_node *info,
+                                   const char *field)
 {
     char path[64];
 
@@ -191,12 +189,12 @@ static xmlNode *info_field(xmlNode *objects, xmlNode *info, const char *field)
     return vim_prop(objects, path);
 }
 
-int vim_decode_alarm(struct vim_alarm_read *ar, const char *moref, xmlNode *objects)
+int vim_decode_alarm(struct vim_alarm_read *ar, const char *moref, struct vim_node *objects)
 {
-    xmlNode *info = vim_prop(objects, "info");
-    xmlNode *name = info_field(objects, info, "name");
-    xmlNode *entity = info_field(objects, info, "entity");
-    xmlNode *enabled = info_field(objects, info, "enabled");
+    struct vim_node *info = vim_prop(objects, "info");
+    struct vim_node *name = info_field(objects, info, "name");
+    struct vim_node *entity = info_field(objects, info, "entity");
+    struct vim_node *enabled = info_field(objects, info, "enabled");
     int pos = 0, r;
 
     if (!info && !name) {
@@ -226,9 +224,9 @@ static int wanted(const int *ids, size_t n, int id)
     return ids == NULL;
 }
 
-int vim_decode_perf_counters(struct vim_sink *sink, xmlNode *list, const int *ids, size_t n)
+int vim_decode_perf_counters(struct vim_sink *sink, struct vim_node *list, const int *ids, size_t n)
 {
-    for (xmlNode *o = vim_first_elem(list); o; o = vim_next_elem(o)) {
+    for (struct vim_node *o = vim_first_elem(list); o; o = vim_next_elem(o)) {
         const char *group = vim_path_text(o, "groupInfo/key");
         const char *name = vim_path_text(o, "nameInfo/key");
         const char *rollup = vim_path_text(o, "rollupType");
@@ -280,7 +278,7 @@ static int get_alarms(struct vim_client *c, char ***morefs, size_t *n)
     *morefs = NULL;
     *n = 0;
     r = vim_invoke(c, "GetAlarm", "AlarmManager", c->alarm_manager, NULL, 0, NULL, NULL, &x);
-    for (xmlNode *rv = vim_child(vim_response(x), "returnval"); r == 0 && rv;
+    for (struct vim_node *rv = vim_child(vim_response(x), "returnval"); r == 0 && rv;
          rv = vim_next(rv, "returnval")) {
         const char *m = vim_text(rv);
         if (!m)
@@ -296,7 +294,7 @@ static int get_alarms(struct vim_client *c, char ***morefs, size_t *n)
     return r;
 }
 
-static int on_root(void *ctx, const char *moref, xmlNode *objects)
+static int on_root(void *ctx, const char *moref, struct vim_node *objects)
 {
     return vim_decode_folder(ctx, moref, objects);
 }
@@ -311,7 +309,7 @@ static int read_root(struct vim_client *c, struct vim_sink *sink)
     return vim_retrieve_objects(c, "Folder", root, 1, vim_folder_paths, on_root, &d);
 }
 
-static int on_alarm(void *ctx, const char *moref, xmlNode *objects)
+static int on_alarm(void *ctx, const char *moref, struct vim_node *objects)
 {
     return vim_decode_alarm(ctx, moref, objects);
 }
@@ -322,10 +320,10 @@ struct counters_read {
     int seen;
 };
 
-static int on_perf_manager(void *ctx, const char *moref, xmlNode *objects)
+static int on_perf_manager(void *ctx, const char *moref, struct vim_node *objects)
 {
     struct counters_read *cr = ctx;
-    xmlNode *list = vim_prop(objects, "perfCounter");
+    struct vim_node *list = vim_prop(objects, "perfCounter");
 
     if (!list)
         return 0;

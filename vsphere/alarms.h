@@ -41,10 +41,11 @@ struct vim_alarm_read {
 
 /* One Alarm object (its "info") in, an alarm row and its metric rows out. An object without
  * info (a missingSet) is counted in ar->unreadable instead. */
-int vim_decode_alarm(struct vim_alarm_read *ar, const char *moref, xmlNode *objects);
+int vim_decode_alarm(struct vim_alarm_read *ar, const char *moref, struct vim_node *objects);
 /* A PerformanceManager.perfCounter value (PerfCounterInfo elements) in, perf_counter rows out
  * for the counters whose key is among ids (all of them when ids is NULL). */
-int vim_decode_perf_counters(struct vim_sink *sink, xmlNode *list, const int *ids, size_t n);
+int vim_decode_perf_counters(struct vim_sink *sink, struct vim_node *list, const int *ids,
+                             size_t n);
 void vim_alarm_read_free(struct vim_alarm_read *ar);
 
 /* Reads every alarm of the client's AlarmManager and the counters they name into sink, then

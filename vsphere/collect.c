@@ -47,7 +47,7 @@ struct read_ctx {
     vim_decode_fn *decode;
 };
 
-static int on_object(void *ctx, const char *moref, xmlNode *objects)
+static int on_object(void *ctx, const char *moref, struct vim_node *objects)
 {
     struct read_ctx *rc = ctx;
     return rc->decode(rc->d, moref, objects);
@@ -130,17 +130,18 @@ struct host_query {
     const char *what;       /* the gap a refused query becomes */
     const char *no_manager; /* that gap's error when the host has no such manager */
     const char *method, *type, *arg;
-    int (*decode)(struct vim_sink *sink, const char *host, const char *value, xmlNode *response);
+    int (*decode)(struct vim_sink *sink, const char *host, const char *value,
+                  struct vim_node *response);
 };
 
 static int decode_options(struct vim_sink *sink, const char *host, const char *name,
-                          xmlNode *response)
+                          struct vim_node *response)
 {
     return vim_decode_options(sink, host, response);
 }
 
 static int decode_bindings(struct vim_sink *sink, const char *host, const char *hba,
-                           xmlNode *response)
+                           struct vim_node *response)
 {
     return vim_decode_bound_vnics(sink, host, hba, response);
 }
@@ -231,7 +232,7 @@ static int execute_soap(struct host_reader *hr, struct vim_host_work *w, const c
     r = vim_invoke(c, "ExecuteSoap", "ReflectManagedMethodExecuter", mme, args, 0, NULL, NULL, &x);
     if (r < 0)
         goto out;
-    xmlNode *rv = vim_child(vim_response(x), "returnval");
+    struct vim_node *rv = vim_child(vim_response(x), "returnval");
     const char *resp = vim_path_text(rv, "response");
     if (!resp) {
         const char *msg = vim_path_text(rv, "fault/faultMsg");

@@ -47,26 +47,26 @@ const char *const vim_vm_paths[] = {"name",
 #define EMIT(d, fn, row) ((d)->sink->fn ? (d)->sink->fn((d)->sink->ctx, (row)) : 0)
 #define SINK(s, fn, row) ((s)->fn ? (s)->fn((s)->ctx, (row)) : 0)
 
-static int count_children(xmlNode *n)
+static int count_children(struct vim_node *n)
 {
     int k = 0;
-    for (xmlNode *c = vim_first_elem(n); c; c = vim_next_elem(c))
+    for (struct vim_node *c = vim_first_elem(n); c; c = vim_next_elem(c))
         k++;
     return k;
 }
 
 /* A boolean property vCenter may leave out: VIM_UNKNOWN then, never a guess. */
-static int opt_bool(const xmlNode *n, const char *path)
+static int opt_bool(const struct vim_node *n, const char *path)
 {
     return vim_path_bool(n, path, VIM_UNKNOWN);
 }
 
 /* VmfsDatastoreInfo.vmfs.extent[]: every partition the volume spans, head extent first. */
-static int emit_extents(struct vim_decoder *d, const char *moref, xmlNode *vmfs)
+static int emit_extents(struct vim_decoder *d, const char *moref, struct vim_node *vmfs)
 {
     int pos = 0, r;
 
-    for (xmlNode *e = vim_child(vmfs, "extent"); e; e = vim_next(e, "extent"), pos++) {
+    for (struct vim_node *e = vim_child(vmfs, "extent"); e; e = vim_next(e, "extent"), pos++) {
         struct vim_datastore_extent x = {
             .datastore = moref,
             .position = pos,
@@ -80,12 +80,12 @@ static int emit_extents(struct vim_decoder *d, const char *moref, xmlNode *vmfs)
 }
 
 /* Datastore.host: the hosts that mount it, and whether it is mounted and accessible there. */
-static int emit_mounts(struct vim_decoder *d, const char *moref, xmlNode *hosts)
+static int emit_mounts(struct vim_decoder *d, const char *moref, struct vim_node *hosts)
 {
     int r;
 
-    for (xmlNode *m = vim_first_elem(hosts); m; m = vim_next_elem(m)) {
-        xmlNode *info = vim_child(m, "mountInfo");
+    for (struct vim_node *m = vim_first_elem(hosts); m; m = vim_next_elem(m)) {
+        struct vim_node *info = vim_child(m, "mountInfo");
         struct vim_datastore_host x = {
             .datastore = moref,
             .host = vim_path_text(m, "key"),
@@ -99,12 +99,12 @@ static int emit_mounts(struct vim_decoder *d, const char *moref, xmlNode *hosts)
     return 0;
 }
 
-int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_datastore(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     char tbuf[128];
-    xmlNode *summary = vim_prop(objects, "summary");
-    xmlNode *info = vim_prop(objects, "info");
-    xmlNode *vmfs = NULL;
+    struct vim_node *summary = vim_prop(objects, "summary");
+    struct vim_node *info = vim_prop(objects, "info");
+    struct vim_node *vmfs = NULL;
     const char *itype = vim_xsi_type(info, tbuf, sizeof(tbuf));
     struct vim_datastore ds = {
         .moref = moref,
@@ -146,9 +146,9 @@ int vim_decode_datastore(struct vim_decoder *d, const char *moref, xmlNode *obje
     return r;
 }
 
-int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
-    xmlNode *summary = vim_prop(objects, "summary");
+    struct vim_node *summary = vim_prop(objects, "summary");
     struct vim_storage_pod sp = {
         .moref = moref,
         .name = vim_text(vim_prop(objects, "name")),
@@ -160,9 +160,9 @@ int vim_decode_storage_pod(struct vim_decoder *d, const char *moref, xmlNode *ob
     return EMIT(d, storage_pod, &sp);
 }
 
-int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
-    xmlNode *config = vim_prop(objects, "config");
+    struct vim_node *config = vim_prop(objects, "config");
     struct vim_dvswitch dv = {
         .moref = moref,
         .name = vim_text(vim_prop(objects, "name")),
@@ -178,14 +178,15 @@ int vim_decode_dvswitch(struct vim_decoder *d, const char *moref, xmlNode *objec
 
 /* Adapter-level (target NULL) or target-level HostInternetScsiHbaParamValue list. */
 static int emit_iscsi_options(struct vim_decoder *d, const struct vim_iscsi_target *target,
-                              const char *host, const char *hba, xmlNode *owner)
+                              const char *host, const char *hba, struct vim_node *owner)
 {
     char name[300];
 
     /* Options name their target as iscsi_targets does: "address:port" and the IQN. */
     if (target)
         snprintf(name, sizeof(name), "%s:%d", target->address, target->port);
-    for (xmlNode *o = vim_child(owner, "advancedOptions"); o; o = vim_next(o, "advancedOptions")) {
+    for (struct vim_node *o = vim_child(owner, "advancedOptions"); o;
+         o = vim_next(o, "advancedOptions")) {
         struct vim_iscsi_option opt = {
             .host = host,
             .hba = hba,
@@ -206,9 +207,9 @@ static int emit_iscsi_options(struct vim_decoder *d, const struct vim_iscsi_targ
 }
 
 static int emit_iscsi_targets(struct vim_decoder *d, const char *host, const char *hba,
-                              xmlNode *adapter, const char *elem, const char *kind)
+                              struct vim_node *adapter, const char *elem, const char *kind)
 {
-    for (xmlNode *t = vim_child(adapter, elem); t; t = vim_next(t, elem)) {
+    for (struct vim_node *t = vim_child(adapter, elem); t; t = vim_next(t, elem)) {
         struct vim_iscsi_target tg = {
             .host = host,
             .hba = hba,
@@ -248,12 +249,12 @@ static int add_string(char ***v, size_t *n, const char *s)
 
 /* Every adapter of config.storageDevice.hostBusAdapter (its type tells a local controller from
  * a SAN one), and the iSCSI specifics of the iSCSI ones. */
-static int decode_hbas(struct vim_decoder *d, struct vim_host_work *w, xmlNode *val)
+static int decode_hbas(struct vim_decoder *d, struct vim_host_work *w, struct vim_node *val)
 {
     char tbuf[128];
     int r;
 
-    for (xmlNode *a = vim_first_elem(val); a; a = vim_next_elem(a)) {
+    for (struct vim_node *a = vim_first_elem(val); a; a = vim_next_elem(a)) {
         const char *type = vim_xsi_type(a, tbuf, sizeof(tbuf));
         struct vim_hba any = {
             .host = w->moref,
@@ -290,11 +291,11 @@ static int decode_hbas(struct vim_decoder *d, struct vim_host_work *w, xmlNode *
     return 0;
 }
 
-static int decode_network(struct vim_decoder *d, const char *host, xmlNode *objects)
+static int decode_network(struct vim_decoder *d, const char *host, struct vim_node *objects)
 {
     int r;
 
-    for (xmlNode *v = vim_first_elem(vim_prop(objects, "config.network.vswitch")); v;
+    for (struct vim_node *v = vim_first_elem(vim_prop(objects, "config.network.vswitch")); v;
          v = vim_next_elem(v)) {
         struct vim_vswitch vs = {
             .host = host,
@@ -304,7 +305,7 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
         if (vs.name && (r = EMIT(d, vswitch, &vs)) < 0)
             return r;
     }
-    for (xmlNode *p = vim_first_elem(vim_prop(objects, "config.network.portgroup")); p;
+    for (struct vim_node *p = vim_first_elem(vim_prop(objects, "config.network.portgroup")); p;
          p = vim_next_elem(p)) {
         struct vim_portgroup pg = {
             .host = host,
@@ -314,9 +315,9 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
         if (pg.name && (r = EMIT(d, portgroup, &pg)) < 0)
             return r;
     }
-    for (xmlNode *n = vim_first_elem(vim_prop(objects, "config.network.vnic")); n;
+    for (struct vim_node *n = vim_first_elem(vim_prop(objects, "config.network.vnic")); n;
          n = vim_next_elem(n)) {
-        xmlNode *spec = vim_child(n, "spec");
+        struct vim_node *spec = vim_child(n, "spec");
         struct vim_vnic vn = {
             .host = host,
             .device = vim_path_text(n, "device"),
@@ -337,7 +338,7 @@ static int decode_network(struct vim_decoder *d, const char *host, xmlNode *obje
 
 /* What the host says about its devices besides the ScsiLun list, keyed for lookups. */
 struct storage_maps {
-    struct vsl_keymap mp;     /* ScsiLun key -> multipathInfo lun element (xmlNode *) */
+    struct vsl_keymap mp;     /* ScsiLun key -> multipathInfo lun element (struct vim_node *) */
     struct vsl_keymap device; /* ScsiLun key -> plugStoreTopology device key (const char *) */
     struct vsl_keymap claim;  /* plugStoreTopology device key -> plug-in name (const char *) */
 };
@@ -349,21 +350,22 @@ static const void *lookup(const struct vsl_keymap *m, const char *key)
     return e ? (const void *)e->val : NULL;
 }
 
-static int storage_maps_build(struct storage_maps *m, xmlNode *objects)
+static int storage_maps_build(struct storage_maps *m, struct vim_node *objects)
 {
-    xmlNode *mp = vim_prop(objects, "config.storageDevice.multipathInfo");
-    xmlNode *devs = vim_prop(objects, "config.storageDevice.plugStoreTopology.device");
-    xmlNode *plugins = vim_prop(objects, "config.storageDevice.plugStoreTopology.plugin");
+    struct vim_node *mp = vim_prop(objects, "config.storageDevice.multipathInfo");
+    struct vim_node *devs = vim_prop(objects, "config.storageDevice.plugStoreTopology.device");
+    struct vim_node *plugins = vim_prop(objects, "config.storageDevice.plugStoreTopology.plugin");
     int r = 0;
 
-    for (xmlNode *l = vim_child(mp, "lun"); l && r == 0; l = vim_next(l, "lun"))
+    for (struct vim_node *l = vim_child(mp, "lun"); l && r == 0; l = vim_next(l, "lun"))
         r = vsl_keymap_add(&m->mp, vim_path_text(l, "lun"), (uintptr_t)l);
-    for (xmlNode *dv = vim_first_elem(devs); dv && r == 0; dv = vim_next_elem(dv))
+    for (struct vim_node *dv = vim_first_elem(devs); dv && r == 0; dv = vim_next_elem(dv))
         r = vsl_keymap_add(&m->device, vim_path_text(dv, "lun"),
                            (uintptr_t)vim_path_text(dv, "key"));
-    for (xmlNode *p = vim_first_elem(plugins); p && r == 0; p = vim_next_elem(p)) {
+    for (struct vim_node *p = vim_first_elem(plugins); p && r == 0; p = vim_next_elem(p)) {
         const char *name = vim_path_text(p, "name");
-        for (xmlNode *dv = vim_child(p, "device"); dv && r == 0; dv = vim_next(dv, "device"))
+        for (struct vim_node *dv = vim_child(p, "device"); dv && r == 0;
+             dv = vim_next(dv, "device"))
             r = vsl_keymap_add(&m->claim, vim_text(dv), (uintptr_t)name);
     }
     vsl_keymap_sort(&m->mp);
@@ -396,11 +398,11 @@ static const char *multipath_plugin(const char *claimed, const char *policy_type
 
 /* A path names its adapter by key (key-vim.host.FibreChannelHba-vmhba2); the adapter list
  * gives its device name, which is how everything else names an adapter. */
-static const char *adapter_device(xmlNode *hbas, const char *key)
+static const char *adapter_device(struct vim_node *hbas, const char *key)
 {
     if (!key)
         return NULL;
-    for (xmlNode *a = vim_first_elem(hbas); a; a = vim_next_elem(a)) {
+    for (struct vim_node *a = vim_first_elem(hbas); a; a = vim_next_elem(a)) {
         const char *k = vim_path_text(a, "key"), *dev = vim_path_text(a, "device");
         if (k && dev && !strcmp(k, key))
             return dev;
@@ -411,13 +413,14 @@ static const char *adapter_device(xmlNode *hbas, const char *key)
 /* The storage port a path ends at, from its transport: a Fibre Channel target's port WWN in
  * the colon form arrays print ("50:06:01:60:47:e4:1e:49", into wwpn), an iSCSI target's IQN
  * and first address. vCenter sends the WWN as a signed xsd:long; its 64 bits are the WWN. */
-static void path_target(struct vim_lun_path *path, xmlNode *transport, char *wwpn, size_t size)
+static void path_target(struct vim_lun_path *path, struct vim_node *transport, char *wwpn,
+                        size_t size)
 {
     char tbuf[128];
     const char *type = vim_xsi_type(transport, tbuf, sizeof(tbuf));
 
     if (type && !strcmp(type, "HostFibreChannelTargetTransport")) {
-        xmlNode *w = vim_child(transport, "portWorldWideName");
+        struct vim_node *w = vim_child(transport, "portWorldWideName");
         if (!vim_text(w))
             return;
         uint64_t v = (uint64_t)vim_path_int(transport, "portWorldWideName", 0);
@@ -432,13 +435,13 @@ static void path_target(struct vim_lun_path *path, xmlNode *transport, char *wwp
     }
 }
 
-static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, xmlNode *mlun,
-                      xmlNode *hbas)
+static int emit_paths(struct vim_decoder *d, const char *host, const char *lun,
+                      struct vim_node *mlun, struct vim_node *hbas)
 {
     char wwpn[32];
     int r;
 
-    for (xmlNode *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
+    for (struct vim_node *p = vim_child(mlun, "path"); p; p = vim_next(p, "path")) {
         struct vim_lun_path path = {
             .host = host,
             .lun = lun,
@@ -459,18 +462,18 @@ static int emit_paths(struct vim_decoder *d, const char *host, const char *lun, 
 
 /* Every ScsiLun of the host, with its multipath policy and paths (multipathInfo lists the
  * devices of NMP and HPP) and the plug-in that owns it. */
-static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, xmlNode *objects)
+static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, struct vim_node *objects)
 {
-    xmlNode *luns = vim_prop(objects, "config.storageDevice.scsiLun");
-    xmlNode *hbas = vim_prop(objects, "config.storageDevice.hostBusAdapter");
+    struct vim_node *luns = vim_prop(objects, "config.storageDevice.scsiLun");
+    struct vim_node *hbas = vim_prop(objects, "config.storageDevice.hostBusAdapter");
     struct storage_maps maps = {0};
     char tbuf[128];
     int r = storage_maps_build(&maps, objects);
 
-    for (xmlNode *l = vim_first_elem(luns); l && r == 0; l = vim_next_elem(l)) {
+    for (struct vim_node *l = vim_first_elem(luns); l && r == 0; l = vim_next_elem(l)) {
         const char *key = vim_path_text(l, "key");
-        xmlNode *mlun = (xmlNode *)lookup(&maps.mp, key);
-        xmlNode *policy = vim_child(mlun, "policy");
+        struct vim_node *mlun = (struct vim_node *)lookup(&maps.mp, key);
+        struct vim_node *policy = vim_child(mlun, "policy");
         struct vim_lun lun = {
             .host = w->moref,
             .key = key,
@@ -501,7 +504,7 @@ static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, xmlNod
     return r;
 }
 
-int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_host(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     struct vim_host h = {
         .moref = moref,
@@ -540,7 +543,7 @@ int vim_decode_host(struct vim_decoder *d, const char *moref, xmlNode *objects)
 }
 
 /* The on-disk format of a VirtualDisk backing, as vSphere's UI names it. */
-static const char *disk_format(xmlNode *backing, const char *btype)
+static const char *disk_format(struct vim_node *backing, const char *btype)
 {
     if (!btype)
         return "other";
@@ -570,17 +573,17 @@ static int is_controller(const char *type)
            strcmp(type, "VirtualUSBController") && strcmp(type, "VirtualUSBXHCIController");
 }
 
-static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *devices)
+static int decode_devices(struct vim_decoder *d, const char *vm, struct vim_node *devices)
 {
     char tbuf[128], bbuf[128];
     int r;
 
-    for (xmlNode *dev = vim_first_elem(devices); dev; dev = vim_next_elem(dev)) {
+    for (struct vim_node *dev = vim_first_elem(devices); dev; dev = vim_next_elem(dev)) {
         const char *type = vim_xsi_type(dev, tbuf, sizeof(tbuf));
         if (!type)
             continue;
         if (!strcmp(type, "VirtualDisk")) {
-            xmlNode *backing = vim_child(dev, "backing");
+            struct vim_node *backing = vim_child(dev, "backing");
             const char *btype = vim_xsi_type(backing, bbuf, sizeof(bbuf));
             int64_t cap = vim_path_int(dev, "capacityInBytes", VIM_UNKNOWN);
             if (cap == VIM_UNKNOWN) {
@@ -618,7 +621,7 @@ static int decode_devices(struct vim_decoder *d, const char *vm, xmlNode *device
     return 0;
 }
 
-static int decode_snapshots(struct vim_decoder *d, const char *vm, xmlNode *list, int depth)
+static int decode_snapshots(struct vim_decoder *d, const char *vm, struct vim_node *list, int depth)
 {
     int r;
 
@@ -639,7 +642,7 @@ static int decode_snapshots(struct vim_decoder *d, const char *vm, xmlNode *list
     return 0;
 }
 
-int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
+int vim_decode_vm(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     struct vim_vm vm = {
         .moref = moref,
@@ -661,7 +664,8 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
         return 0;
     if ((r = EMIT(d, vm, &vm)) < 0)
         return r;
-    for (xmlNode *ds = vim_first_elem(vim_prop(objects, "datastore")); ds; ds = vim_next_elem(ds)) {
+    for (struct vim_node *ds = vim_first_elem(vim_prop(objects, "datastore")); ds;
+         ds = vim_next_elem(ds)) {
         struct vim_vm_datastore row = {.vm = moref, .datastore = vim_text(ds)};
         if (row.datastore && (r = EMIT(d, vm_datastore, &row)) < 0)
             return r;
@@ -673,9 +677,9 @@ int vim_decode_vm(struct vim_decoder *d, const char *moref, xmlNode *objects)
     return r;
 }
 
-int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *response)
+int vim_decode_options(struct vim_sink *sink, const char *host, struct vim_node *response)
 {
-    for (xmlNode *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
+    for (struct vim_node *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
         struct vim_host_option opt = {
             .host = host,
             .key = vim_path_text(o, "key"),
@@ -689,9 +693,9 @@ int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *respons
 }
 
 int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *hba,
-                           xmlNode *response)
+                           struct vim_node *response)
 {
-    for (xmlNode *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
+    for (struct vim_node *o = vim_child(response, "returnval"); o; o = vim_next(o, "returnval")) {
         struct vim_iscsi_binding b = {
             .host = host, .hba = hba, .vnic = vim_path_text(o, "vnicDevice")};
         int r;
@@ -724,21 +728,21 @@ int vim_parse_rr_iops(const char *config)
 /* An esxcli answer (the unescaped inner document): one row for each element under its root,
  * decoded by row(). 0, or the first error (-VSL_EXML when the document does not parse). */
 static int esxcli_rows(struct vim_sink *sink, const char *host, const char *doc, size_t len,
-                       int (*row)(struct vim_sink *sink, const char *host, xmlNode *o))
+                       int (*row)(struct vim_sink *sink, const char *host, struct vim_node *o))
 {
     struct vim_xml *x = NULL;
     int r = vim_xml_parse_all(doc, len, 0, NULL, NULL, &x);
 
     if (r == 0) {
-        xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
-        for (xmlNode *o = vim_first_elem(root); o && r >= 0; o = vim_next_elem(o))
+        struct vim_node *root = vim_xml_root(x);
+        for (struct vim_node *o = vim_first_elem(root); o && r >= 0; o = vim_next_elem(o))
             r = row(sink, host, o);
     }
     vim_xml_free(x);
     return r;
 }
 
-static int nmp_device(struct vim_sink *sink, const char *host, xmlNode *o)
+static int nmp_device(struct vim_sink *sink, const char *host, struct vim_node *o)
 {
     struct vim_nmp_device dev = {
         .host = host,
@@ -756,7 +760,7 @@ int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *
 }
 
 /* An esxcli field as a rule means it: NULL when empty or blank ("any vendor", "no options"). */
-static const char *rule_field(xmlNode *o, const char *name)
+static const char *rule_field(struct vim_node *o, const char *name)
 {
     const char *s = vim_path_text(o, name);
 
@@ -765,7 +769,7 @@ static const char *rule_field(xmlNode *o, const char *name)
     return s;
 }
 
-static int satp_rule(struct vim_sink *sink, const char *host, xmlNode *o)
+static int satp_rule(struct vim_sink *sink, const char *host, struct vim_node *o)
 {
     struct vim_satp_rule rule = {
         .host = host,

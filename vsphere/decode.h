@@ -33,7 +33,7 @@ extern const char *const vim_vm_paths[];
 
 /* A decoder: one <objects> element of its type in, rows out to d->sink. 0 or a negative error;
  * an object it cannot use (no name: deleted while being read) is skipped. */
-typedef int vim_decode_fn(struct vim_decoder *d, const char *moref, xmlNode *objects);
+typedef int vim_decode_fn(struct vim_decoder *d, const char *moref, struct vim_node *objects);
 
 vim_decode_fn vim_decode_datastore;
 vim_decode_fn vim_decode_storage_pod;
@@ -42,10 +42,10 @@ vim_decode_fn vim_decode_host;
 vim_decode_fn vim_decode_vm;
 
 /* QueryOptions returnval list -> host_option rows. */
-int vim_decode_options(struct vim_sink *sink, const char *host, xmlNode *response);
+int vim_decode_options(struct vim_sink *sink, const char *host, struct vim_node *response);
 /* QueryBoundVnics returnval list -> iscsi_binding rows. */
 int vim_decode_bound_vnics(struct vim_sink *sink, const char *host, const char *hba,
-                           xmlNode *response);
+                           struct vim_node *response);
 /* The esxcli "storage nmp device list" answer (the unescaped inner document) -> nmp_device rows. */
 int vim_decode_nmp_devices(struct vim_sink *sink, const char *host, const char *doc, size_t len);
 /* The esxcli "storage nmp satp rule list" answer (the unescaped inner document) -> satp_rule

@@ -70,7 +70,7 @@ int vim_invoke(struct vim_client *c, const char *method, const char *type, const
     return r;
 }
 
-static char *dup_text(xmlNode *n, const char *path)
+static char *dup_text(struct vim_node *n, const char *path)
 {
     const char *s = vim_path_text(n, path);
     return s ? strdup(s) : NULL;
@@ -86,8 +86,8 @@ static void read_versions(struct vim_client *c)
         goto out;
     if (vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x) < 0)
         goto out;
-    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
-    for (xmlNode *ns = vim_child(root, "namespace"); ns; ns = vim_next(ns, "namespace")) {
+    struct vim_node *root = vim_xml_root(x);
+    for (struct vim_node *ns = vim_child(root, "namespace"); ns; ns = vim_next(ns, "namespace")) {
         const char *name = vim_path_text(ns, "name");
         const char *version = vim_path_text(ns, "version");
         if (name && version && !strcmp(name, "urn:vim25")) {
@@ -117,7 +117,7 @@ int vim_connect(struct vim_client *c)
                  0, NULL, NULL, &x);
     if (r < 0)
         return r;
-    xmlNode *rv = vim_child(vim_response(x), "returnval");
+    struct vim_node *rv = vim_child(vim_response(x), "returnval");
     c->root_folder = dup_text(rv, "rootFolder");
     c->property_collector = dup_text(rv, "propertyCollector");
     c->view_manager = dup_text(rv, "viewManager");
@@ -331,11 +331,11 @@ static void prefetch_clear(struct prefetch *pf)
 }
 
 /* A missingSet entry with a NotAuthenticated fault means the session expired mid-read. */
-static int check_missing(struct page *pg, xmlNode *objects)
+static int check_missing(struct page *pg, struct vim_node *objects)
 {
     char tbuf[128];
 
-    for (xmlNode *m = vim_child(objects, "missingSet"); m; m = vim_next(m, "missingSet")) {
+    for (struct vim_node *m = vim_child(objects, "missingSet"); m; m = vim_next(m, "missingSet")) {
         const char *type = vim_xsi_type(vim_path(m, "fault/fault"), tbuf, sizeof(tbuf));
         if (type && !strcmp(type, "NotAuthenticated")) {
             snprintf(pg->c->err, sizeof(pg->c->err), "%s: session expired during a read",
@@ -346,7 +346,7 @@ static int check_missing(struct page *pg, xmlNode *objects)
     return 0;
 }
 
-static int on_page_elem(void *ctx, xmlNode *n)
+static int on_page_elem(void *ctx, struct vim_node *n)
 {
     struct page *pg = ctx;
 

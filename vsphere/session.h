@@ -17,7 +17,7 @@ int vim_destroy_view(struct vim_client *c, const char *view);
 
 /* Called once per ObjectContent: moref and the <objects> element (propSet children). Returns 0
  * or a negative error, which stops the retrieval (the server-side result is cancelled). */
-typedef int (*vim_object_fn)(void *ctx, const char *moref, xmlNode *objects);
+typedef int (*vim_object_fn)(void *ctx, const char *moref, struct vim_node *objects);
 
 /* Reads paths of every object of type in view, page by page: each next page is fetched on a
  * second connection while the current one is decoded. */

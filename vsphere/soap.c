@@ -293,24 +293,22 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     return 0;
 }
 
-xmlNode *vim_response(struct vim_xml *x)
+struct vim_node *vim_response(struct vim_xml *x)
 {
-    xmlDoc *doc = x ? vim_xml_doc(x) : NULL;
-    xmlNode *env = doc ? xmlDocGetRootElement(doc) : NULL;
-    return vim_first_elem(vim_child(env, "Body"));
+    return vim_first_elem(vim_child(vim_xml_root(x), "Body"));
 }
 
 /* Maps a soapenv:Fault to an error code and fills c->fault and c->err. */
-static int fault_error(struct vim_client *c, xmlNode *fault)
+static int fault_error(struct vim_client *c, struct vim_node *fault)
 {
     char tbuf[128];
     const char *str = vim_path_text(fault, "faultstring");
-    xmlNode *detail = vim_first_elem(vim_child(fault, "detail"));
+    struct vim_node *detail = vim_first_elem(vim_child(fault, "detail"));
     const char *type = vim_xsi_type(detail, tbuf, sizeof(tbuf));
 
     if (!type && detail) {
         /* <InvalidLoginFault> without xsi:type: drop the "Fault" suffix. */
-        snprintf(tbuf, sizeof(tbuf), "%s", (const char *)detail->name);
+        snprintf(tbuf, sizeof(tbuf), "%s", detail->name);
         size_t n = strlen(tbuf);
         if (n > 5 && !strcmp(tbuf + n - 5, "Fault"))
             tbuf[n - 5] = '\0';
@@ -407,7 +405,7 @@ static int interpret(struct vim_client *c, struct vim_xml *x, long status, int r
         r = status != 200 ? -VSL_EHTTP : r;
         goto fail;
     }
-    xmlNode *resp = vim_response(x);
+    struct vim_node *resp = vim_response(x);
     if (vim_name_is(resp, "Fault")) {
         r = fault_error(c, resp);
         goto fail;

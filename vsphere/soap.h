@@ -101,7 +101,7 @@ int vim_answer_end(struct vim_client *c, struct vim_xml *x, long status, int r,
                    struct vim_xml **out);
 
 /* The first element inside soapenv:Body of a parsed response (e.g. LoginResponse). */
-xmlNode *vim_response(struct vim_xml *x);
+struct vim_node *vim_response(struct vim_xml *x);
 
 /* Plain GET of a path under the SDK URL into a bounded buffer (vimServiceVersions.xml). */
 int vim_get(struct vim_client *c, const char *path, char **out, size_t max);

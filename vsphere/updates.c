@@ -81,46 +81,40 @@ void vim_changes_free(struct vim_changes *cs)
     memset(cs, 0, sizeof(*cs));
 }
 
-int vim_decode_object_update(struct vim_changes *cs, xmlNode *object_update)
+int vim_decode_object_update(struct vim_changes *cs, struct vim_node *object_update)
 {
     const char *kind = vim_path_text(object_update, "kind");
-    xmlNode *obj = vim_child(object_update, "obj");
+    struct vim_node *obj = vim_child(object_update, "obj");
     const char *moref = vim_text(obj);
-    xmlChar *type = obj ? xmlGetProp(obj, (const xmlChar *)"type") : NULL;
+    const char *type = obj ? obj->type : NULL;
     enum vim_change_kind k;
-    int r;
 
-    if (!kind || !moref || !type) {
-        xmlFree(type);
+    if (!kind || !moref || !type)
         return -VSL_EPROTO;
-    }
     if (!strcmp(kind, "enter"))
         k = VIM_CHANGE_ENTER;
     else if (!strcmp(kind, "leave"))
         k = VIM_CHANGE_LEAVE;
     else if (!strcmp(kind, "modify"))
         k = VIM_CHANGE_MODIFY;
-    else {
-        xmlFree(type);
+    else
         return -VSL_EPROTO;
-    }
-    r = cs ? vim_changes_add(cs, (const char *)type, moref, k) : 0;
-    xmlFree(type);
-    return r;
+    return cs ? vim_changes_add(cs, type, moref, k) : 0;
 }
 
-int vim_decode_update_set(xmlNode *response, struct vim_changes *cs, char **version,
+int vim_decode_update_set(struct vim_node *response, struct vim_changes *cs, char **version,
                           int *truncated)
 {
-    xmlNode *rv = vim_child(response, "returnval");
+    struct vim_node *rv = vim_child(response, "returnval");
     int r = 0;
 
     *version = NULL;
     *truncated = 0;
     if (!rv)
         return 0; /* maxWaitSeconds ran out without a change */
-    for (xmlNode *f = vim_child(rv, "filterSet"); f && r == 0; f = vim_next(f, "filterSet"))
-        for (xmlNode *o = vim_child(f, "objectSet"); o && r == 0; o = vim_next(o, "objectSet"))
+    for (struct vim_node *f = vim_child(rv, "filterSet"); f && r == 0; f = vim_next(f, "filterSet"))
+        for (struct vim_node *o = vim_child(f, "objectSet"); o && r == 0;
+             o = vim_next(o, "objectSet"))
             r = vim_decode_object_update(cs, o);
     if (r < 0)
         return r;
@@ -142,7 +136,7 @@ struct wait_ctx {
     long objects;
 };
 
-static int on_update(void *ctx, xmlNode *n)
+static int on_update(void *ctx, struct vim_node *n)
 {
     struct wait_ctx *wc = ctx;
     struct vim_changes *into = wc->cs;
@@ -150,11 +144,10 @@ static int on_update(void *ctx, xmlNode *n)
     if (!vim_name_is(n, "objectSet") || !vim_name_is(n->parent, "filterSet"))
         return 0;
     if (!into && wc->hosts) {
-        xmlNode *obj = vim_child(n, "obj");
-        xmlChar *type = obj ? xmlGetProp(obj, (const xmlChar *)"type") : NULL;
-        if (type && !strcmp((const char *)type, "HostSystem"))
+        struct vim_node *obj = vim_child(n, "obj");
+        const char *type = obj ? obj->type : NULL;
+        if (type && !strcmp(type, "HostSystem"))
             into = wc->hosts;
-        xmlFree(type);
     }
     int r = vim_decode_object_update(into, n);
     if (r < 0)

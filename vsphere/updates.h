@@ -30,10 +30,10 @@ const char *vim_change_kind_name(enum vim_change_kind k);
 
 /* One ObjectUpdate (an UpdateSet's filterSet/objectSet element) into cs; an element without a
  * kind or an object is a protocol error. */
-int vim_decode_object_update(struct vim_changes *cs, xmlNode *object_update);
+int vim_decode_object_update(struct vim_changes *cs, struct vim_node *object_update);
 /* A WaitForUpdatesEx answer (the response element, parsed whole) into cs: *version (malloc'd,
  * NULL when the wait ended without changes: the version stays) and *truncated. */
-int vim_decode_update_set(xmlNode *response, struct vim_changes *cs, char **version,
+int vim_decode_update_set(struct vim_node *response, struct vim_changes *cs, char **version,
                           int *truncated);
 
 #define VIM_WATCH_TYPES 5

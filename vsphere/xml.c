@@ -1,5 +1,8 @@
 /* The streaming parser behind every SOAP call, and the DOM helpers the decoders use.
- * libxml2's SAX2 handlers build the tree; our endElementNs hook detaches finished objects. */
+ * libxml2 only tokenizes: our SAX callbacks build a compact read-only tree (struct vim_node) in
+ * an arena, and give back an emitted object's memory as soon as its callback has consumed it:
+ * no malloc per element, no free walk, no dictionary lookups of ours (libxml2's tree building,
+ * xmlSAX2StartElementNs and its frees, was over half of a collect's CPU). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -76,6 +79,32 @@ static int wanted_device(const char *type, size_t len)
            (len > 10 && !memcmp(type + len - 10, "Controller", 10));
 }
 
+/* The tree's memory: blocks that each parse allocates from and gives back to a mark, so an
+ * emitted object costs no malloc per element and no free walk. A block that a reset leaves
+ * behind stays in the chain and is reused by what comes next. */
+#define BLOCK_SIZE (64u << 10)
+
+struct block {
+    struct block *next;
+    size_t size, used;
+    char data[];
+};
+
+/* A place in the arena to go back to: what was allocated after it is given back. */
+struct mark {
+    struct block *block; /* NULL: before the first block */
+    size_t used;
+};
+
+/* One open element: what start_element built, and what its end needs. */
+struct frame {
+    struct vim_node *node;
+    struct vim_node *last; /* its last child, where the next one is linked */
+    struct vim_node *prev; /* its previous sibling, to unlink it when a callback consumes it */
+    struct mark mark;      /* the arena before it: given back with it */
+    int had_child;         /* a child element started (built or left out) */
+};
+
 struct vim_xml {
     xmlParserCtxtPtr ctxt;
     int emit_depth;
@@ -94,9 +123,153 @@ struct vim_xml {
     } keep[NKEEP];
     const struct kept_names *filter; /* the property whose <val> is open, or NULL */
     int filter_depth;                /* the depth of that <val> */
+    /* The tree: blocks (owned, a chain from first), the open elements (owned, depth of them,
+     * room for cap) and the root (in the arena; NULL until the first element). */
+    struct block *first, *cur;
+    struct frame *stack;
+    int depth, cap;
+    struct vim_node *root;
+    /* The text being read: the open element's, at the end of cur (text_len bytes from
+     * cur->data + text_at, NUL-terminated, the NUL not counted in cur->used); NULL when none. */
+    struct vim_node *text_node;
+    size_t text_at, text_len;
     int err; /* first error from a callback or a limit */
     char msg[512];
 };
+
+/* Makes cur a block with room for need bytes: the next one in the chain when it is large
+ * enough (what a reset left behind), else a new one put after cur. */
+static int next_block(struct vim_xml *x, size_t need)
+{
+    struct block *b = x->cur ? x->cur->next : x->first;
+
+    if (!b || b->size < need) {
+        size_t size = need > BLOCK_SIZE ? need : BLOCK_SIZE;
+        struct block *nb = malloc(sizeof(*nb) + size);
+        if (!nb)
+            return -ENOMEM;
+        nb->size = size;
+        nb->next = b;
+        if (x->cur)
+            x->cur->next = nb;
+        else
+            x->first = nb;
+        b = nb;
+    }
+    b->used = 0;
+    x->cur = b;
+    return 0;
+}
+
+/* len bytes, aligned for a node; NULL when out of memory. */
+static void *arena_alloc(struct vim_xml *x, size_t len)
+{
+    const size_t align = _Alignof(struct vim_node);
+
+    if (x->cur) {
+        size_t at = (x->cur->used + align - 1) & ~(align - 1);
+        if (at <= x->cur->size && len <= x->cur->size - at) {
+            x->cur->used = at + len;
+            return x->cur->data + at;
+        }
+    }
+    if (next_block(x, len) < 0)
+        return NULL;
+    x->cur->used = len;
+    return x->cur->data;
+}
+
+static struct mark arena_mark(const struct vim_xml *x)
+{
+    return (struct mark){x->cur, x->cur ? x->cur->used : 0};
+}
+
+static void arena_reset(struct vim_xml *x, struct mark m)
+{
+    x->cur = m.block;
+    if (m.block)
+        m.block->used = m.used;
+    else if (x->first)
+        x->first->used = 0;
+}
+
+/* Memory ran out while building: the parse ends with that error. */
+static void out_of_memory(struct vim_xml *x)
+{
+    if (!x->err) {
+        x->err = -ENOMEM;
+        snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(x->err));
+    }
+    xmlStopParser(x->ctxt);
+}
+
+static int all_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+/* Ends the text being read: it keeps its NUL. Text that is only blanks, in an element that
+ * has children, is the indentation between them and not the element's (as libxml2's
+ * XML_PARSE_NOBLANKS did). */
+static void end_text(struct vim_xml *x, int had_child)
+{
+    if (!x->text_node)
+        return;
+    x->cur->used = x->text_at + x->text_len + 1;
+    if (had_child && all_blank(x->text_node->text))
+        x->text_node->text = NULL;
+    x->text_node = NULL;
+}
+
+/* The text of an element comes in pieces (around entities, across chunks, CDATA): each is
+ * appended at the end of the arena, which nothing else touches until the element's first
+ * child or its end, so the text stays one string. */
+static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
+{
+    struct frame *f = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
+
+    if (x->err || x->skip > 0 || !f || !f->node || len <= 0)
+        return;
+    /* After a child element, text is not the element's value (the decoders read leaves);
+     * around a child left out of the tree it is, joined, as libxml2's tree had it. */
+    if (f->last)
+        return;
+    if (x->text_node != f->node) {
+        char *t = arena_alloc(x, 1);
+        if (!t)
+            goto nomem;
+        x->cur->used--; /* the NUL is counted when the text ends */
+        *t = '\0';
+        x->text_node = f->node;
+        x->text_at = (size_t)(t - x->cur->data);
+        x->text_len = 0;
+        f->node->text = t;
+    }
+    size_t n = (size_t)len;
+    if (x->cur->size - x->text_at - x->text_len - 1 < n) {
+        /* Moved whole to a block with room, twice what it needs as a growing buffer does (an
+         * esxcli answer is one long text); the old copy is given back. */
+        const char *old = x->cur->data + x->text_at;
+        struct block *from = x->cur;
+        if (next_block(x, 2 * (x->text_len + n + 1)) < 0)
+            goto nomem;
+        memcpy(x->cur->data, old, x->text_len);
+        from->used = x->text_at;
+        x->text_at = 0;
+        f->node->text = x->cur->data;
+    }
+    char *at = x->cur->data + x->text_at + x->text_len;
+    memcpy(at, ch, n);
+    at[n] = '\0';
+    x->text_len += n;
+    x->cur->used = x->text_at + x->text_len;
+    return;
+nomem:
+    out_of_memory(x);
+}
 
 static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const xmlChar *uri)
 {
@@ -108,21 +281,31 @@ static int skipped_name(const struct vim_xml *x, const xmlChar *localname, const
     return 0;
 }
 
+/* The type attribute, xsi's (matched by namespace URI, any prefix) or the one in no namespace,
+ * among libxml2's attributes, which come as (localname, prefix, URI, value, end); NULL if there
+ * is none. Compared by content too: a name not interned must not drop every device. */
+static const xmlChar **type_attr(const struct vim_xml *x, int xsi, int nb_attributes,
+                                 const xmlChar **attributes)
+{
+    for (int i = 0; i < nb_attributes; i++) {
+        const xmlChar **a = attributes + 5 * i;
+        if (a[0] != x->type_name && strcmp((const char *)a[0], "type"))
+            continue;
+        if (xsi ? a[2] && (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS)) : !a[2])
+            return a;
+    }
+    return NULL;
+}
+
 /* Whether the element localname, at depth rel below the filtered <val> with parent parent,
  * is built (see kept[]). */
-static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
+static int kept_child(const struct vim_xml *x, int rel, const struct vim_node *parent,
                       const xmlChar *localname, int nb_attributes, const xmlChar **attributes)
 {
     if (rel == 1 && x->filter->prop == x->devices_prop) {
-        /* libxml2 hands attributes over as (localname, prefix, URI, value, end). Compared
-         * by content too: a name not interned must not drop every device. */
-        for (int i = 0; i < nb_attributes; i++) {
-            const xmlChar **a = attributes + 5 * i;
-            if ((a[0] == x->type_name || !strcmp((const char *)a[0], "type")) && a[2] &&
-                (a[2] == x->xsi_ns || !strcmp((const char *)a[2], VIM_XSI_NS)))
-                return wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
-        }
-        return 0; /* no type: decode_devices() skips it too */
+        const xmlChar **a = type_attr(x, 1, nb_attributes, attributes);
+        /* no type: decode_devices() skips it too */
+        return a && wanted_device((const char *)a[3], (size_t)(a[4] - a[3]));
     }
     if (rel != 2 && rel != 3)
         return 1;
@@ -130,8 +313,7 @@ static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
         const struct kept_names *k = &x->keep[i];
         if (k->prop != x->filter->prop || (rel == 2) != !k->parent)
             continue;
-        if (rel == 3 && (!parent || !parent->name || strcmp((const char *)parent->name,
-                                                            (const char *)k->parent)))
+        if (rel == 3 && (!parent || strcmp(parent->name, (const char *)k->parent)))
             continue;
         for (size_t j = 0; j < NKEEP_NAMES && k->names[j]; j++)
             if (localname == k->names[j])
@@ -143,23 +325,61 @@ static int kept_child(const struct vim_xml *x, int rel, const xmlNode *parent,
 
 /* The kept[] entry of the property whose <val> was just opened below set (a propSet or a
  * changeSet: its <name> comes first), or NULL to build that value whole. */
-static const struct kept_names *filter_for(const struct vim_xml *x, const xmlNode *set)
+static const struct kept_names *filter_for(const struct vim_xml *x, const struct vim_node *set)
 {
-    const xmlNode *name = NULL;
+    const struct vim_node *name = set ? set->first : NULL;
 
-    for (const xmlNode *c = set ? set->children : NULL; c && !name; c = c->next)
-        if (c->type == XML_ELEMENT_NODE)
-            name = c;
-    if (!name || !name->name || strcmp((const char *)name->name, "name"))
-        return NULL;
-    const xmlNode *t = name->children;
-    /* One text node or none: a name split around an entity reference is not ours. */
-    if (!t || t->type != XML_TEXT_NODE || t->next || !t->content)
+    if (!name || strcmp(name->name, "name") || !name->text)
         return NULL;
     for (size_t i = 0; i < NKEEP; i++)
-        if (x->keep[i].prop && !strcmp((const char *)t->content, (const char *)x->keep[i].prop))
+        if (x->keep[i].prop && !strcmp(name->text, (const char *)x->keep[i].prop))
             return &x->keep[i];
     return NULL;
+}
+
+/* An attribute's value, NUL-terminated, in the arena. Where it held "&amp;", libxml2 (not
+ * replacing entities) hands over "&#38;": that is read back as the "&" it stands for. */
+static const char *copy_attr(struct vim_xml *x, const xmlChar **a)
+{
+    size_t len = (size_t)(a[4] - a[3]);
+    char *out = arena_alloc(x, len + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    for (const xmlChar *p = a[3]; p < a[4]; p++) {
+        *o++ = (char)*p;
+        if (*p == '&' && a[4] - p >= 5 && !memcmp(p + 1, "#38;", 4))
+            p += 4;
+    }
+    *o = '\0';
+    return out;
+}
+
+static int push(struct vim_xml *x, struct vim_node *node, struct mark m)
+{
+    if (x->depth == x->cap) {
+        int cap = x->cap ? x->cap * 2 : 64;
+        struct frame *s = realloc(x->stack, (size_t)cap * sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        x->stack = s;
+        x->cap = cap;
+    }
+    struct frame *parent = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
+    struct frame *f = &x->stack[x->depth++];
+    *f = (struct frame){.node = node, .mark = m};
+    if (parent) {
+        node->parent = parent->node;
+        f->prev = parent->last;
+        if (parent->last)
+            parent->last->next = node;
+        else
+            parent->node->first = node;
+        parent->last = node;
+    } else {
+        x->root = node;
+    }
+    return 0;
 }
 
 static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -168,55 +388,56 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
 {
     xmlParserCtxtPtr ctxt = ctx;
     struct vim_xml *x = ctxt->_private;
+    struct frame *parent = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
 
+    (void)prefix;
+    (void)nb_namespaces;
+    (void)namespaces;
+    (void)nb_defaulted;
+    if (x->err)
+        return;
     if (x->skip > 0) {
         x->skip++;
         return;
     }
-    /* Only below an emitted element (nodeNr is the depth of the parent): an envelope, a fault
-     * or a document read whole keeps every element. */
-    if (x->fn && ctxt->nodeNr >= x->emit_depth &&
+    if (parent)
+        parent->had_child = 1;
+    /* Only below an emitted element (depth is the parent's): an envelope, a fault or a
+     * document read whole keeps every element. */
+    if (x->fn && x->depth >= x->emit_depth &&
         (skipped_name(x, localname, uri) ||
          (x->filter && uri == x->vim_ns &&
-          !kept_child(x, ctxt->nodeNr + 1 - x->filter_depth, ctxt->node, localname,
-                      nb_attributes, attributes)))) {
+          !kept_child(x, x->depth + 1 - x->filter_depth, parent->node, localname, nb_attributes,
+                      attributes)))) {
         x->skip = 1;
         return;
     }
-    xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
-                          nb_defaulted, attributes);
+    end_text(x, 1);
+    struct mark m = arena_mark(x);
+    struct vim_node *node = arena_alloc(x, sizeof(*node));
+    if (!node)
+        goto nomem;
+    *node = (struct vim_node){.name = (const char *)localname};
+    const xmlChar **a = type_attr(x, 1, nb_attributes, attributes);
+    if (a && !(node->xsi_type = copy_attr(x, a)))
+        goto nomem;
+    if ((a = type_attr(x, 0, nb_attributes, attributes)) && !(node->type = copy_attr(x, a)))
+        goto nomem;
+    if (push(x, node, m) < 0)
+        goto nomem;
     /* A property's <val> inside an object (its propSet at or below the emitted depth). */
     if (x->fn && !x->filter && localname == x->val_name && uri == x->vim_ns &&
-        ctxt->nodeNr > x->emit_depth && ctxt->node && ctxt->node->name == localname &&
-        (x->filter = filter_for(x, ctxt->node->parent)))
-        x->filter_depth = ctxt->nodeNr;
+        x->depth > x->emit_depth && (x->filter = filter_for(x, parent ? parent->node : NULL)))
+        x->filter_depth = x->depth;
+    return;
+nomem:
+    out_of_memory(x);
 }
 
 static void characters(void *ctx, const xmlChar *ch, int len)
 {
     xmlParserCtxtPtr ctxt = ctx;
-    struct vim_xml *x = ctxt->_private;
-
-    if (x->skip == 0)
-        xmlSAX2Characters(ctx, ch, len);
-}
-
-static void cdata_block(void *ctx, const xmlChar *value, int len)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    struct vim_xml *x = ctxt->_private;
-
-    if (x->skip == 0)
-        xmlSAX2CDataBlock(ctx, value, len);
-}
-
-static void reference(void *ctx, const xmlChar *name)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    struct vim_xml *x = ctxt->_private;
-
-    if (x->skip == 0)
-        xmlSAX2Reference(ctx, name);
+    add_text(ctxt->_private, ch, len);
 }
 
 static void end_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -224,23 +445,24 @@ static void end_element(void *ctx, const xmlChar *localname, const xmlChar *pref
 {
     xmlParserCtxtPtr ctxt = ctx;
     struct vim_xml *x = ctxt->_private;
-    xmlNode *cur = ctxt->node;
-    int depth = ctxt->nodeNr;
 
+    (void)localname;
+    (void)prefix;
+    (void)uri;
     if (x->skip > 0) {
-        if (--x->skip == 0) {
-            /* The text after the subtree goes to a new node, as after a freed object. */
-            ctxt->nodelen = 0;
-            ctxt->nodemem = 0;
-        }
+        x->skip--;
         return;
     }
+    if (x->err || x->depth == 0)
+        return;
+    struct frame *f = &x->stack[x->depth - 1];
+    int depth = x->depth--;
+    end_text(x, f->had_child);
     if (x->filter && depth == x->filter_depth)
         x->filter = NULL;
-    xmlSAX2EndElementNs(ctx, localname, prefix, uri);
-    if (x->err || !cur || depth != x->emit_depth || !x->fn)
+    if (depth != x->emit_depth || !x->fn)
         return;
-    int r = x->fn(x->ctx, cur);
+    int r = x->fn(x->ctx, f->node);
     if (r < 0) {
         x->err = r;
         snprintf(x->msg, sizeof(x->msg), "%s", vsl_strerror(r));
@@ -248,15 +470,16 @@ static void end_element(void *ctx, const xmlChar *localname, const xmlChar *pref
         return;
     }
     if (r > 0) {
-        xmlUnlinkNode(cur);
-        xmlFreeNode(cur);
+        /* Consumed: unlinked (it is its parent's last child) and its memory given back. */
+        struct frame *parent = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
+        if (!parent)
+            x->root = NULL;
+        else if ((parent->last = f->prev))
+            f->prev->next = NULL;
+        else
+            parent->node->first = NULL;
+        arena_reset(x, f->mark);
         x->pending = 0;
-        /* libxml2 appends text to the parent's last text node at offset nodelen, which it
-         * tracks for the node it built last. With cur gone, an earlier text node can be last
-         * again and that offset is stale: nodemem = 0 makes it concatenate the slow, safe way
-         * (found by tests/fuzz/fuzz_soap under AddressSanitizer). */
-        ctxt->nodelen = 0;
-        ctxt->nodemem = 0;
     }
 }
 
@@ -307,24 +530,25 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     if (!x)
         return -ENOMEM;
     xmlSetGenericErrorFunc(NULL, quiet_generic);
+    /* Only the tokenizer's callbacks, ours: none of libxml2's SAX2 tree builders (no
+     * xmlSAX2StartDocument, so no xmlDoc), no entity or DTD handlers (a DOCTYPE ends the
+     * parse; without one, an entity other than the five predefined is a fatal error). */
     memset(&sax, 0, sizeof(sax));
-    xmlSAXVersion(&sax, 2);
+    sax.initialized = XML_SAX2_MAGIC;
     sax.startElementNs = start_element;
     sax.endElementNs = end_element;
     sax.characters = characters;
-    sax.cdataBlock = cdata_block;
-    sax.reference = reference;
+    sax.ignorableWhitespace = characters;
+    sax.cdataBlock = characters;
     sax.internalSubset = refuse_doctype;
     sax.serror = (xmlStructuredErrorFunc)quiet_error;
-    sax.error = NULL;
-    sax.warning = NULL;
     /* No external entities, no network, no DTD loading: the input is remote. */
     x->ctxt = xmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL);
     if (!x->ctxt) {
         free(x);
         return -ENOMEM;
     }
-    xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
+    xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET);
     x->ctxt->_private = x;
     _Static_assert(NSKIPPED == sizeof(x->skip_names) / sizeof(x->skip_names[0]), "skip_names");
     /* NULL (no dictionary, no memory) matches no name: nothing is skipped. */
@@ -399,7 +623,7 @@ int vim_xml_finish(struct vim_xml *x)
         return x->err;
     if (xmlParseChunk(x->ctxt, NULL, 0, 1) != 0 || x->err || !x->ctxt->wellFormed)
         return parse_error(x);
-    if (!x->ctxt->myDoc || !xmlDocGetRootElement(x->ctxt->myDoc)) {
+    if (!x->root) {
         snprintf(x->msg, sizeof(x->msg), "empty document");
         x->err = -VSL_EXML;
         return x->err;
@@ -407,9 +631,9 @@ int vim_xml_finish(struct vim_xml *x)
     return 0;
 }
 
-xmlDoc *vim_xml_doc(struct vim_xml *x)
+struct vim_node *vim_xml_root(struct vim_xml *x)
 {
-    return x->ctxt->myDoc;
+    return x ? x->root : NULL;
 }
 
 const char *vim_xml_error(struct vim_xml *x)
@@ -421,8 +645,12 @@ void vim_xml_free(struct vim_xml *x)
 {
     if (!x)
         return;
-    if (x->ctxt->myDoc)
-        xmlFreeDoc(x->ctxt->myDoc);
+    while (x->first) {
+        struct block *b = x->first;
+        x->first = b->next;
+        free(b);
+    }
+    free(x->stack);
     xmlFreeParserCtxt(x->ctxt);
     free(x);
 }
@@ -439,42 +667,42 @@ int vim_xml_parse_all(const char *data, size_t len, int emit_depth, vim_xml_emit
     return r;
 }
 
-int vim_name_is(const xmlNode *n, const char *name)
+int vim_name_is(const struct vim_node *n, const char *name)
 {
-    return n && n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
+    return n && !strcmp(n->name, name);
 }
 
-/* The first element from c on (c itself, then its next siblings) named name, or of any name
- * when name is NULL. */
-static xmlNode *elem_from(xmlNode *c, const char *name)
+/* The first element from c on (c itself, then its next siblings) named name, or c when name
+ * is NULL. */
+static struct vim_node *elem_from(struct vim_node *c, const char *name)
 {
-    for (; c; c = c->next)
-        if (name ? vim_name_is(c, name) : c->type == XML_ELEMENT_NODE)
-            return c;
-    return NULL;
+    if (name)
+        while (c && strcmp(c->name, name))
+            c = c->next;
+    return c;
 }
 
-xmlNode *vim_first_elem(const xmlNode *parent)
+struct vim_node *vim_first_elem(const struct vim_node *parent)
 {
-    return parent ? elem_from(parent->children, NULL) : NULL;
+    return parent ? parent->first : NULL;
 }
 
-xmlNode *vim_next_elem(const xmlNode *node)
+struct vim_node *vim_next_elem(const struct vim_node *node)
 {
-    return node ? elem_from(node->next, NULL) : NULL;
+    return node ? node->next : NULL;
 }
 
-xmlNode *vim_child(const xmlNode *parent, const char *name)
+struct vim_node *vim_child(const struct vim_node *parent, const char *name)
 {
-    return parent ? elem_from(parent->children, name) : NULL;
+    return parent ? elem_from(parent->first, name) : NULL;
 }
 
-xmlNode *vim_next(const xmlNode *node, const char *name)
+struct vim_node *vim_next(const struct vim_node *node, const char *name)
 {
     return node ? elem_from(node->next, name) : NULL;
 }
 
-xmlNode *vim_path(const xmlNode *n, const char *path)
+struct vim_node *vim_path(const struct vim_node *n, const char *path)
 {
     char part[128];
 
@@ -488,31 +716,20 @@ xmlNode *vim_path(const xmlNode *n, const char *path)
         n = vim_child(n, part);
         path += len + (slash ? 1 : 0);
     }
-    return (xmlNode *)n;
+    return (struct vim_node *)n;
 }
 
-const char *vim_text(const xmlNode *n)
+const char *vim_text(const struct vim_node *n)
 {
-    if (!n)
-        return NULL;
-    xmlNode *t = n->children;
-    if (!t)
-        return NULL;
-    /* Adjacent text nodes can appear around entity references: merge them once. */
-    while (t->next && t->type == XML_TEXT_NODE && t->next->type == XML_TEXT_NODE)
-        if (!xmlTextMerge(t, t->next))
-            break;
-    if (t->type != XML_TEXT_NODE && t->type != XML_CDATA_SECTION_NODE)
-        return NULL;
-    return (const char *)t->content;
+    return n ? n->text : NULL;
 }
 
-const char *vim_path_text(const xmlNode *n, const char *path)
+const char *vim_path_text(const struct vim_node *n, const char *path)
 {
     return vim_text(vim_path(n, path));
 }
 
-int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt)
+int64_t vim_path_int(const struct vim_node *n, const char *path, int64_t dflt)
 {
     const char *s = vim_path_text(n, path);
     char *end;
@@ -526,33 +743,24 @@ int64_t vim_path_int(const xmlNode *n, const char *path, int64_t dflt)
     return v;
 }
 
-int vim_path_int32(const xmlNode *n, const char *path, int dflt)
+int vim_path_int32(const struct vim_node *n, const char *path, int dflt)
 {
     int64_t v = vim_path_int(n, path, dflt);
     return v < INT_MIN || v > INT_MAX ? dflt : (int)v;
 }
 
-int vim_path_bool(const xmlNode *n, const char *path, int dflt)
+int vim_path_bool(const struct vim_node *n, const char *path, int dflt)
 {
     return vsl_parse_bool(vim_path_text(n, path), dflt);
 }
 
-const char *vim_xsi_type(const xmlNode *n, char *buf, size_t len)
+const char *vim_xsi_type(const struct vim_node *n, char *buf, size_t len)
 {
-    if (!n || n->type != XML_ELEMENT_NODE)
+    if (!n || !n->xsi_type)
         return NULL;
-    for (xmlAttr *a = n->properties; a; a = a->next) {
-        if (strcmp((const char *)a->name, "type") || !a->ns || !a->ns->href ||
-            strcmp((const char *)a->ns->href, VIM_XSI_NS))
-            continue;
-        const char *v = a->children ? (const char *)a->children->content : NULL;
-        if (!v)
-            return NULL;
-        const char *colon = strchr(v, ':');
-        snprintf(buf, len, "%s", colon ? colon + 1 : v);
-        return buf;
-    }
-    return NULL;
+    const char *colon = strchr(n->xsi_type, ':');
+    snprintf(buf, len, "%s", colon ? colon + 1 : n->xsi_type);
+    return buf;
 }
 
 /* Whether id is one of the ", "-separated ids in list. */
@@ -565,7 +773,7 @@ static int listed(const char *list, const char *id)
     return 0;
 }
 
-const char *vim_fault_privileges(const xmlNode *fault, char *buf, size_t len)
+const char *vim_fault_privileges(const struct vim_node *fault, char *buf, size_t len)
 {
     const char *one = vim_path_text(fault, "privilegeId");
     size_t used = 0;
@@ -575,8 +783,10 @@ const char *vim_fault_privileges(const xmlNode *fault, char *buf, size_t len)
     buf[0] = '\0';
     if (one && *one)
         return strlen(one) < len ? (snprintf(buf, len, "%s", one), buf) : NULL;
-    for (xmlNode *m = vim_child(fault, "missingPrivileges"); m; m = vim_next(m, "missingPrivileges"))
-        for (xmlNode *id = vim_child(m, "privilegeIds"); id; id = vim_next(id, "privilegeIds")) {
+    for (struct vim_node *m = vim_child(fault, "missingPrivileges"); m;
+         m = vim_next(m, "missingPrivileges"))
+        for (struct vim_node *id = vim_child(m, "privilegeIds"); id;
+             id = vim_next(id, "privilegeIds")) {
             const char *t = vim_text(id);
             if (!t || !*t || listed(buf, t))
                 continue;
@@ -620,9 +830,9 @@ int vim_parse_time(const char *s, int64_t *out)
     return 0;
 }
 
-xmlNode *vim_prop(const xmlNode *objects, const char *name)
+struct vim_node *vim_prop(const struct vim_node *objects, const char *name)
 {
-    for (xmlNode *p = vim_child(objects, "propSet"); p; p = vim_next(p, "propSet")) {
+    for (struct vim_node *p = vim_child(objects, "propSet"); p; p = vim_next(p, "propSet")) {
         const char *n = vim_path_text(p, "name");
         if (n && !strcmp(n, name))
             return vim_child(p, "val");

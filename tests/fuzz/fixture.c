@@ -30,10 +30,10 @@ static void fatal_setup(const char *what, const char *why)
 
 struct feed {
     struct vim_decoder d;
-    int (*decode)(struct vim_decoder *, const char *, xmlNode *);
+    int (*decode)(struct vim_decoder *, const char *, struct vim_node *);
 };
 
-static int on_elem(void *ctx, xmlNode *n)
+static int on_elem(void *ctx, struct vim_node *n)
 {
     struct feed *f = ctx;
     const char *moref = vim_path_text(n, "obj");
@@ -45,7 +45,7 @@ static int on_elem(void *ctx, xmlNode *n)
 }
 
 static void load_file(struct vim_sink *sink, const char *name,
-                      int (*decode)(struct vim_decoder *, const char *, xmlNode *))
+                      int (*decode)(struct vim_decoder *, const char *, struct vim_node *))
 {
     struct feed f = {.d = {.sink = sink}, .decode = decode};
     struct vim_xml *x = NULL;

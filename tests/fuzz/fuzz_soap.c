@@ -271,7 +271,7 @@ static struct vim_sink sink = {
 };
 
 /* An Alarm's info, and a perfCounter list naming every counter the alarm's conditions use. */
-static int decode_alarm(struct vim_decoder *d, const char *moref, xmlNode *objects)
+static int decode_alarm(struct vim_decoder *d, const char *moref, struct vim_node *objects)
 {
     struct vim_alarm_read ar = {.sink = d->sink};
     int r = vim_decode_alarm(&ar, moref, objects);
@@ -297,7 +297,7 @@ struct feed {
 };
 
 /* vsphere/session.c's on_page_elem and check_missing, which are static there. */
-static int on_elem(void *ctx, xmlNode *node)
+static int on_elem(void *ctx, struct vim_node *node)
 {
     struct feed *f = ctx;
     char tbuf[128];
@@ -311,7 +311,7 @@ static int on_elem(void *ctx, xmlNode *node)
     }
     if (!vim_name_is(node, "objects"))
         return 1;
-    for (xmlNode *m = vim_child(node, "missingSet"); m; m = vim_next(m, "missingSet"))
+    for (struct vim_node *m = vim_child(node, "missingSet"); m; m = vim_next(m, "missingSet"))
         s(vim_xsi_type(vim_path(m, "fault/fault"), tbuf, sizeof(tbuf)));
     const char *moref = vim_path_text(node, "obj");
     if (!moref)
@@ -354,10 +354,10 @@ static int feed_chunks(struct vim_xml *x, const char *doc, size_t len, uint8_t c
 static void read_response(struct vim_xml *x)
 {
     char tbuf[128];
-    xmlNode *resp = vim_response(x);
+    struct vim_node *resp = vim_response(x);
 
     if (vim_name_is(resp, "Fault")) {
-        xmlNode *detail = vim_first_elem(vim_child(resp, "detail"));
+        struct vim_node *detail = vim_first_elem(vim_child(resp, "detail"));
         s(vim_path_text(resp, "faultstring"));
         s(vim_xsi_type(detail, tbuf, sizeof(tbuf)));
     }

@@ -33,7 +33,7 @@ struct feed {
     void *ctx;
 };
 
-static int on_elem(void *ctx, xmlNode *n)
+static int on_elem(void *ctx, struct vim_node *n)
 {
     struct feed *f = ctx;
 
@@ -54,19 +54,19 @@ static void feed_file(const char *name, vim_object_fn fn, void *ctx)
     free(text);
 }
 
-static int on_folder(void *ctx, const char *moref, xmlNode *o)
+static int on_folder(void *ctx, const char *moref, struct vim_node *o)
 {
     return vim_decode_folder(ctx, moref, o);
 }
-static int on_dc(void *ctx, const char *moref, xmlNode *o)
+static int on_dc(void *ctx, const char *moref, struct vim_node *o)
 {
     return vim_decode_datacenter(ctx, moref, o);
 }
-static int on_cluster(void *ctx, const char *moref, xmlNode *o)
+static int on_cluster(void *ctx, const char *moref, struct vim_node *o)
 {
     return vim_decode_cluster(ctx, moref, o);
 }
-static int on_alarm(void *ctx, const char *moref, xmlNode *o)
+static int on_alarm(void *ctx, const char *moref, struct vim_node *o)
 {
     return vim_decode_alarm(ctx, moref, o);
 }
@@ -77,7 +77,7 @@ struct counters {
     const int *ids;
     size_t n;
 };
-static int on_perf(void *ctx, const char *moref, xmlNode *o)
+static int on_perf(void *ctx, const char *moref, struct vim_node *o)
 {
     struct counters *c = ctx;
     return vim_decode_perf_counters(c->sink, vim_prop(o, "perfCounter"), c->ids, c->n);
@@ -209,7 +209,7 @@ static void test_unreadable_missing_privileges(void **state)
     (void)state;
     vsl_buf_init(&rows, 1 << 16);
     assert_int_equal(vim_xml_parse_all(doc, strlen(doc), 0, NULL, NULL, &x), 0);
-    xmlNode *objects = vim_child(xmlDocGetRootElement(vim_xml_doc(x)), "objects");
+    struct vim_node *objects = vim_child(vim_xml_root(x), "objects");
     assert_int_equal(vim_decode_alarm(&ar, "alarm-9", objects), 0);
     assert_string_equal(ar.why, "NoPermission fault (needs System.Read, Alarm.View)");
     vim_xml_free(x);
@@ -231,7 +231,7 @@ static void test_unreadable(void **state)
 
     vsl_buf_init(&rows, 1 << 16);
     assert_int_equal(vim_xml_parse_all(doc, strlen(doc), 0, NULL, NULL, &x), 0);
-    xmlNode *objects = vim_child(xmlDocGetRootElement(vim_xml_doc(x)), "objects");
+    struct vim_node *objects = vim_child(vim_xml_root(x), "objects");
     assert_int_equal(vim_decode_alarm(&ar, "alarm-9", objects), 0);
     assert_int_equal(ar.unreadable, 1);
     assert_string_equal(ar.why, "NoPermission fault (needs System.Read)");

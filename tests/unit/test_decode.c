@@ -460,7 +460,7 @@ static void test_malformed(void **state)
     free(text);
 }
 
-static int count_emits(void *ctx, xmlNode *node)
+static int count_emits(void *ctx, struct vim_node *node)
 {
     (void)node;
     (*(int *)ctx)++;
@@ -531,11 +531,119 @@ static void test_xsi_prefix(void **state)
     struct vim_xml *x = NULL;
     char buf[64];
     assert_int_equal(vim_xml_parse_all(doc, sizeof(doc) - 1, 0, NULL, NULL, &x), 0);
-    xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+    struct vim_node *root = vim_xml_root(x);
     assert_string_equal(vim_xsi_type(vim_child(root, "a"), buf, sizeof(buf)),
                         "HostInternetScsiHba");
     assert_null(vim_xsi_type(vim_child(root, "b"), buf, sizeof(buf)));
     vim_xml_free(x);
+}
+
+/* The tree's text: entities, character references and CDATA decoded and joined into one
+ * string, whether the document comes whole or a byte at a time; blanks between child elements
+ * are not text, blanks in a leaf are; text after a child is not the element's; type attributes
+ * read with entities decoded; the parent links set. */
+static void test_tree_text(void **state)
+{
+    static const char doc[] =
+        "<r xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">\n  "
+        "<a>x &amp; y&#65;<![CDATA[<z>]]>&lt;</a>\n  <b> </b><c/><d></d>"
+        "<e>before<f>inner</f>after</e>"
+        "<g type=\"Host&amp;System\" xsi:type=\"vim25:Virtual&amp;Disk\">m</g>\n</r>";
+
+    for (int bytewise = 0; bytewise < 2; bytewise++) {
+        struct vim_xml *x = NULL;
+        char buf[64];
+        assert_int_equal(vim_xml_new(&x, 0, NULL, NULL, 0), 0);
+        if (bytewise)
+            for (size_t i = 0; i < sizeof(doc) - 1; i++)
+                assert_int_equal(vim_xml_feed(x, doc + i, 1), 0);
+        else
+            assert_int_equal(vim_xml_feed(x, doc, sizeof(doc) - 1), 0);
+        assert_int_equal(vim_xml_finish(x), 0);
+        struct vim_node *root = vim_xml_root(x);
+        assert_string_equal(root->name, "r");
+        assert_null(vim_text(root));
+        assert_null(root->parent);
+        assert_string_equal(vim_path_text(root, "a"), "x & yA<z><");
+        assert_string_equal(vim_path_text(root, "b"), " ");
+        assert_null(vim_path_text(root, "c"));
+        assert_null(vim_path_text(root, "d"));
+        assert_string_equal(vim_path_text(root, "e"), "before");
+        assert_string_equal(vim_path_text(root, "e/f"), "inner");
+        assert_ptr_equal(vim_path(root, "e/f")->parent, vim_child(root, "e"));
+        struct vim_node *g = vim_child(root, "g");
+        assert_string_equal(g->type, "Host&System");
+        assert_string_equal(vim_xsi_type(g, buf, sizeof(buf)), "Virtual&Disk");
+        assert_null(vim_child(root, "a")->type);
+        assert_null(vim_next_elem(g));
+        vim_xml_free(x);
+    }
+    (void)state;
+}
+
+/* Elements at the emit depth that a callback consumes give their memory back to the ones that
+ * follow, while those it keeps stay whole in the tree (their siblings unlinked around them),
+ * through many blocks of the arena and texts larger than a block, fed in small chunks. */
+struct arena_seen {
+    int seen;
+    const struct vim_node *given_back; /* the last object consumed, or NULL */
+};
+
+static int keep_every_tenth(void *ctx, struct vim_node *n)
+{
+    struct arena_seen *a = ctx;
+    char want[32];
+
+    snprintf(want, sizeof(want), "item %d", a->seen);
+    assert_string_equal(vim_path_text(n, "id"), want);
+    assert_int_equal(strlen(vim_path_text(n, "pad")), a->seen % 7 == 0 ? 200000 : 1000);
+    /* The object after a consumed one is built where that one was. */
+    if (a->given_back)
+        assert_ptr_equal(n, a->given_back);
+    int keep = a->seen++ % 10 == 0;
+    a->given_back = keep ? NULL : n;
+    return keep ? 0 : 1;
+}
+
+static void test_tree_arena(void **state)
+{
+    struct vsl_buf doc;
+    struct vim_xml *x = NULL;
+    struct arena_seen seen = {0};
+
+    vsl_buf_init(&doc, 1u << 30);
+    assert_int_equal(vsl_buf_printf(&doc, "<Envelope><Body><R><returnval>"), 0);
+    for (int i = 0; i < 500; i++) {
+        assert_int_equal(vsl_buf_printf(&doc, "<objects><id>item %d</id><pad>", i), 0);
+        for (int k = 0; k < (i % 7 == 0 ? 200000 : 1000); k++)
+            assert_int_equal(vsl_buf_add(&doc, "p", 1), 0);
+        assert_int_equal(vsl_buf_printf(&doc, "</pad></objects>"), 0);
+    }
+    /* After the last object (consumed), an element built where it was. */
+    assert_int_equal(vsl_buf_printf(&doc, "</returnval><token>t</token></R></Body></Envelope>"), 0);
+    assert_int_equal(vim_xml_new(&x, 5, keep_every_tenth, &seen, 0), 0);
+    for (size_t at = 0; at < doc.len; at += 4093)
+        assert_int_equal(vim_xml_feed(x, doc.data + at, doc.len - at < 4093 ? doc.len - at : 4093),
+                         0);
+    assert_int_equal(vim_xml_finish(x), 0);
+    assert_int_equal(seen.seen, 500);
+    struct vim_node *rv = vim_path(vim_xml_root(x), "Body/R/returnval");
+    int i = 0;
+    for (struct vim_node *o = vim_first_elem(rv); o; o = vim_next_elem(o), i += 10) {
+        assert_string_equal(o->name, "objects");
+        assert_ptr_equal(o->parent, rv);
+        char want[32];
+        snprintf(want, sizeof(want), "item %d", i);
+        assert_string_equal(vim_path_text(o, "id"), want);
+        const char *pad = vim_path_text(o, "pad");
+        assert_int_equal(strlen(pad), i % 7 == 0 ? 200000 : 1000);
+        assert_true(pad[0] == 'p' && pad[strlen(pad) - 1] == 'p');
+    }
+    assert_int_equal(i, 500);
+    assert_string_equal(vim_text(vim_next_elem(rv)), "t");
+    vim_xml_free(x);
+    vsl_buf_free(&doc);
+    (void)state;
 }
 
 /* Streams doc with fn called on every element at depth 5 (an <objects>), its context a count
@@ -553,10 +661,10 @@ static int elems_seen(const char *doc, size_t len, vim_xml_emit_fn fn)
 /* Inside an object, the byte arrays no decoder reads (a LUN's durableName, alternateName,
  * standardInquiry, descriptor) are parsed but left out of the tree; everything around them,
  * the same names in another namespace, and the same names outside an object stay. */
-static int skip_seen(void *ctx, xmlNode *n)
+static int skip_seen(void *ctx, struct vim_node *n)
 {
     int *seen = ctx;
-    xmlNode *lun = vim_path(n, "propSet/val/ScsiLun");
+    struct vim_node *lun = vim_path(n, "propSet/val/ScsiLun");
 
     (*seen)++;
     if (vim_name_is(n, "descriptor")) {
@@ -598,15 +706,15 @@ static void test_skipped_subtrees(void **state)
  * the ones read, the items themselves, the children of a kept child without a list of its own,
  * another namespace and the same names in another property stay; a changeSet's value is
  * filtered as a propSet's. */
-static int filter_seen(void *ctx, xmlNode *n)
+static int filter_seen(void *ctx, struct vim_node *n)
 {
     int *seen = ctx;
-    xmlNode *lun = vim_path(vim_prop(n, "config.storageDevice.scsiLun"), "ScsiLun");
-    xmlNode *mp = vim_child(vim_prop(n, "config.storageDevice.multipathInfo"), "lun");
-    xmlNode *path = vim_child(mp, "path");
-    xmlNode *dev = vim_first_elem(vim_prop(n, "config.hardware.device"));
-    xmlNode *other = vim_path(vim_prop(n, "other"), "ScsiLun");
-    xmlNode *change = vim_path(n, "changeSet/val/ScsiLun");
+    struct vim_node *lun = vim_path(vim_prop(n, "config.storageDevice.scsiLun"), "ScsiLun");
+    struct vim_node *mp = vim_child(vim_prop(n, "config.storageDevice.multipathInfo"), "lun");
+    struct vim_node *path = vim_child(mp, "path");
+    struct vim_node *dev = vim_first_elem(vim_prop(n, "config.hardware.device"));
+    struct vim_node *other = vim_path(vim_prop(n, "other"), "ScsiLun");
+    struct vim_node *change = vim_path(n, "changeSet/val/ScsiLun");
 
     (*seen)++;
     assert_string_equal(vim_path_text(lun, "key"), "key-1");
@@ -682,17 +790,17 @@ static void test_filtered_properties(void **state)
     assert_int_equal(elems_seen(doc, sizeof(doc) - 1, filter_seen), 1);
     /* Read whole (no object callback), nothing is left out. */
     assert_int_equal(vim_xml_parse_all(doc, sizeof(doc) - 1, 0, NULL, NULL, &x), 0);
-    xmlNode *objects = vim_path(xmlDocGetRootElement(vim_xml_doc(x)), "Body/R/returnval/objects");
+    struct vim_node *objects = vim_path(vim_xml_root(x), "Body/R/returnval/objects");
     assert_string_equal(
         vim_path_text(vim_prop(objects, "config.storageDevice.scsiLun"), "ScsiLun/uuid"), "0200");
     vim_xml_free(x);
 }
 
 /* The element count of a subtree. */
-static int count_elems(const xmlNode *n)
+static int count_elems(const struct vim_node *n)
 {
     int k = 1;
-    for (xmlNode *c = vim_first_elem(n); c; c = vim_next_elem(c))
+    for (struct vim_node *c = vim_first_elem(n); c; c = vim_next_elem(c))
         k += count_elems(c);
     return k;
 }
@@ -702,7 +810,7 @@ struct counted_feed {
     int elems;
 };
 
-static int count_and_feed(void *ctx, xmlNode *node)
+static int count_and_feed(void *ctx, struct vim_node *node)
 {
     struct counted_feed *cf = ctx;
     if (vim_name_is(node, "objects"))
@@ -740,10 +848,10 @@ static void test_filtered_same_rows(void **state)
         vsl_buf_reset(&rows);
         struct tl_feed f = {.d = {.sink = &sink}, .decode = docs[i].decode};
         assert_int_equal(vim_xml_parse_all(text, strlen(text), 0, NULL, NULL, &x), 0);
-        xmlNode *rv = vim_path(xmlDocGetRootElement(vim_xml_doc(x)),
-                               "Body/RetrievePropertiesExResponse/returnval");
+        struct vim_node *rv =
+            vim_path(vim_xml_root(x), "Body/RetrievePropertiesExResponse/returnval");
         assert_non_null(rv);
-        for (xmlNode *o = vim_child(rv, "objects"); o; o = vim_next(o, "objects")) {
+        for (struct vim_node *o = vim_child(rv, "objects"); o; o = vim_next(o, "objects")) {
             whole_elems += count_elems(o);
             assert_true(tl_feed_objects(&f, o) >= 0);
         }
@@ -823,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_rr_iops),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_host_followups),
         cmocka_unit_test(test_xsi_prefix), cmocka_unit_test(test_time),
+        cmocka_unit_test(test_tree_text),  cmocka_unit_test(test_tree_arena),
         cmocka_unit_test(test_error_privileges),
         cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_skipped_subtrees), cmocka_unit_test(test_filtered_properties),

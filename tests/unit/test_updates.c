@@ -72,7 +72,7 @@ TEST(update_set_whole)
 
 /* As vim_watch_wait() reads it: each ObjectUpdate streamed at depth 6 and freed, the version
  * and the truncated flag read from what is left. */
-static int on_update(void *ctx, xmlNode *n)
+static int on_update(void *ctx, struct vim_node *n)
 {
     if (!vim_name_is(n, "objectSet"))
         return 0;
@@ -146,7 +146,7 @@ TEST(update_set_bad)
         struct vim_changes cs = {0};
         struct vim_xml *x = NULL;
         assert_int_equal(vim_xml_parse_all(docs[i], strlen(docs[i]), 0, NULL, NULL, &x), 0);
-        xmlNode *root = xmlDocGetRootElement(vim_xml_doc(x));
+        struct vim_node *root = vim_xml_root(x);
         assert_int_equal(vim_decode_object_update(&cs, root), -VSL_EPROTO);
         assert_int_equal(cs.n, 0);
         vim_xml_free(x);

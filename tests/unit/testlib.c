@@ -549,7 +549,7 @@ struct vim_sink tl_text_sink(struct vsl_buf *rows)
 
 /* ---- captured simulator answers ---- */
 
-int tl_feed_objects(void *ctx, xmlNode *node)
+int tl_feed_objects(void *ctx, struct vim_node *node)
 {
     struct tl_feed *f = ctx;
 

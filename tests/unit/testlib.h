@@ -192,7 +192,7 @@ struct tl_feed {
 
 /* A vim_xml_emit_fn for a RetrievePropertiesEx answer (emit depth 5): every <objects> (one
  * managed object) to ctx, a struct tl_feed, as the collector hands them over. */
-int tl_feed_objects(void *ctx, xmlNode *node);
+int tl_feed_objects(void *ctx, struct vim_node *node);
 
 /* The file tests/unit/data/NAME, NUL-terminated; the caller frees it. */
 char *tl_data_read(const char *name);
