@@ -319,6 +319,7 @@ int chk_evaluation(const struct chk_results *r, struct evaluation *out)
         fs[i].detail = f->detail;
         fs[i].message = f->message;
         fs[i].evidence = f->evidence;
+        fs[i].evidence_json = f->evidence_json;
         fs[i].waiver_reason = f->waiver ? f->waiver->reason : NULL;
         fs[i].waiver_expires = f->waiver ? f->waiver->expires_text : NULL;
     }
@@ -351,6 +352,7 @@ static void finding_free(struct chk_finding *f)
     free(f->detail);
     free(f->message);
     json_decref(f->evidence);
+    free(f->evidence_json);
 }
 
 void chk_results_truncate(struct chk_results *r, size_t n)
@@ -520,6 +522,19 @@ static int add_check(const struct check ***list, size_t *n, const struct check *
     return 0;
 }
 
+/* The evidence trees of r's findings from the first-th on as JSON text (chk_results.compact).
+ * A tree that cannot be written for want of memory is kept: the store takes either. */
+static void compact(struct chk_results *r, size_t first)
+{
+    for (size_t k = first; k < r->n; k++) {
+        struct chk_finding *f = &r->items[k];
+        if (!f->evidence || !(f->evidence_json = json_dumps(f->evidence, FINDING_EVIDENCE_FLAGS)))
+            continue;
+        json_decref(f->evidence);
+        f->evidence = NULL;
+    }
+}
+
 /* Runs c and records what the run could and could not verify. Returns the check's error, if
  * any; *failed says whether it was the check (rather than bookkeeping) that failed. */
 static int run_check(const struct chk_config *cfg, const struct check *c,
@@ -534,6 +549,8 @@ static int run_check(const struct chk_config *cfg, const struct check *c,
     *failed = r < 0;
     if (c->needs & (CHK_NEEDS_HOST | CHK_NEEDS_DATASTORE))
         drop_stale(out, before, c, e);
+    if (out->compact)
+        compact(out, before);
     if (r < 0) {
         char reason[512];
         snprintf(reason, sizeof(reason), "check %s failed: %s", c->id, vsl_strerror(r));

@@ -61,13 +61,17 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
         return -ENOMEM;
     }
 
-    double oldest_days = oldest ? (double)(now - oldest->created) / 86400.0 : -1;
+    /* The oldest one's age in whole days, as a person counts them (a snapshot of 10 days and
+     * 5 hours is 10 days old): in fractions it differed at every evaluation of an unchanged
+     * estate, so every snapshots finding was rewritten each run and two reports of the same
+     * estate differed. What is flagged is still judged on the exact age above. */
+    json_int_t oldest_days = oldest ? (json_int_t)((now - oldest->created) / 86400) : -1;
     char msg[512], part_old[200] = "", part_deep[100] = "";
     if (n_old)
         snprintf(part_old, sizeof(part_old),
-                 " %d snapshot%s older than %g days (oldest \"%s\", %.1f days)", n_old,
+                 " %d snapshot%s older than %g days (oldest \"%s\", %lld day%s old)", n_old,
                  n_old == 1 ? "" : "s", max_age_days, oldest->name ? oldest->name : "",
-                 oldest_days);
+                 (long long)oldest_days, oldest_days == 1 ? "" : "s");
     if (deep)
         snprintf(part_deep, sizeof(part_deep), " a snapshot chain %d deep (threshold %g)", depth,
                  max_depth);
@@ -80,7 +84,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
     json_t *ev = json_pack("{s:i, s:i, s:i, s:o, s:s?, s:o?, s:i, s:b, s:b, s:f, s:f}", "snapshots",
                            (int)vm->n_snapshots, "max_depth", depth, "older_than_threshold", n_old,
                            "old_snapshots", old_names, "oldest_name", oldest ? oldest->name : NULL,
-                           "oldest_age_days", oldest ? json_real(oldest_days) : NULL, "unknown_age",
+                           "oldest_age_days", oldest ? json_integer(oldest_days) : NULL, "unknown_age",
                            n_unknown_age, "too_old", n_old > 0, "too_deep", deep, "max_age_days",
                            max_age_days, "max_chain_depth", max_depth);
     /* NULL ev is out of memory; json_pack has released old_names then too. */

@@ -114,6 +114,7 @@ int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vs
         return r;
     }
     vsl_keep_configured_pools(e, cfg);
+    res.compact = 1; /* the findings are only recorded */
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);

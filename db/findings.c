@@ -158,12 +158,12 @@ static int judged_poll(struct db *db, const char *vcenter, int64_t *id)
 static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f,
                   int64_t now_ms, int64_t poll)
 {
-    char *evidence = NULL;
+    char *dumped = NULL; /* owned */
+    const char *evidence = f->evidence_json;
     int rc;
 
-    assert(f->check_id && f->evidence);
-    evidence = json_dumps(f->evidence, JSON_COMPACT);
-    if (!evidence)
+    assert(f->check_id && (f->evidence || f->evidence_json));
+    if (!evidence && !(evidence = dumped = json_dumps(f->evidence, FINDING_EVIDENCE_FLAGS)))
         return SQLITE_NOMEM;
     /* The object's name is never NULL: it is part of the sort key, and a row-value comparison
      * with NULL would drop the row from every page after the first. */
@@ -179,7 +179,7 @@ static int upsert(sqlite3_stmt *st, const char *vcenter, const struct finding *f
         rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    free(evidence);
+    free(dumped);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 

@@ -251,8 +251,10 @@ struct est_lun {
     const char *canonical_name, *display_name, *vendor, *model, *lun_type;
     int local;              /* localDisk 0/1; EST_UNKNOWN when the host did not say (look at
                                the paths' adapters and the SATP, e.g. VMW_SATP_LOCAL) */
-    const char *psp, *satp; /* VMW_PSP_RR, VMW_SATP_ALUA; HPP policies: LB-RR, FIXED, ... */
+    /* Next to local, where it fills what would be padding: 8 bytes less per LUN (129,000 at
+     * 100,000 VMs). */
     int iops_limit;         /* Round Robin IOPS limit from esxcli, EST_UNKNOWN */
+    const char *psp, *satp; /* VMW_PSP_RR, VMW_SATP_ALUA; HPP policies: LB-RR, FIXED, ... */
     const char *psp_config; /* esxcli PathSelectionPolicyDeviceConfig, or NULL */
     /* The xsi:type of multipathInfo's policy: HostMultipathInfoLogicalUnitPolicy,
      * HostMultipathInfoFixedLogicalUnitPolicy, HostMultipathInfoHppLogicalUnitPolicy. */
@@ -337,9 +339,10 @@ struct est_snapshot {
 
 struct est_vm {
     const char *moref, *name;
+    /* The ints side by side, not each padded to 8 bytes: 8 bytes less per VM. */
     int template;
-    const char *power_state, *ft_state;
     int hw_version; /* the number of "vmx-13", EST_UNKNOWN */
+    const char *power_state, *ft_state;
     size_t host;    /* index into estate.hosts, EST_NONE */
     /* Where the VM's configuration (.vmx) lives: summary.config.vmPathName as vCenter gave it,
      * "[datastore name] dir/vm.vmx", or NULL; and that datastore, resolved by name (preferring
@@ -357,10 +360,10 @@ struct est_vm {
     size_t n_disks;
     struct est_snapshot *snapshots;
     size_t n_snapshots;
-    int consolidation_needed; /* runtime.consolidationNeeded 0/1, EST_UNKNOWN */
     /* config.managedBy: the extension managing the VM (a replication product's replica:
      * "com.vmware.vcDr", "com.zerto..."), and its type; NULL when none or unreported. */
     const char *managed_by, *managed_by_type;
+    int consolidation_needed; /* runtime.consolidationNeeded 0/1, EST_UNKNOWN */
 };
 
 /* A container above datastores: a folder (one that can hold datastores, datastore clusters or

@@ -21,7 +21,12 @@ struct finding {
     const char *object_type, *object_moref, *object_name; /* moref NULL for a part of a host */
     const char *host_moref, *host_name;  /* NULL unless it is on or about a host */
     const char *detail, *message;
-    const json_t *evidence;              /* never NULL */
+    /* The evidence, as a tree, or as the compact JSON text the engine keeps instead when a run
+     * asks it to (chk_results.compact, evidence then NULL): exactly one is set. The store
+     * writes the text as it is, or the tree as JSON_COMPACT dumps it (FINDING_EVIDENCE_FLAGS),
+     * so the two give the same stored bytes. */
+    const json_t *evidence;
+    const char *evidence_json;
     const char *waiver_reason, *waiver_expires; /* both NULL unless a live waiver covers it */
 };
 
@@ -45,6 +50,9 @@ struct evaluation {
 };
 
 void evaluation_free(struct evaluation *ev); /* frees ev->owned; NULL-safe, ev zeroed */
+
+/* How a finding's evidence tree is written as text, by the engine and the store alike. */
+#define FINDING_EVIDENCE_FLAGS JSON_COMPACT
 
 /* A finding's last_seen (unix ms) as SQL over the findings row of alias t: an open or waived
  * finding that its vCenter's latest evaluation verified was seen at that evaluation (the

@@ -1243,6 +1243,98 @@ TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardow
     json_decref(j);
 }
 
+/* A check whose evidence has what JSON text can write differently: a real with many digits, an
+ * escaped string, an empty array and object, a nested list, a large integer. */
+static int evident_run(struct chk_ctx *ctx, const struct estate *e)
+{
+    for (size_t i = 0; i < e->n_hosts; i++) {
+        json_t *ev = json_pack("{s:f, s:s, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I}", "pct",
+                               9.0295486111111103, "note", "line one\n\"two\" \u00e9",
+                               "none", "empty", "disks", "file", "[ds] a/b.vmdk", "parent",
+                               "thin", 1, "bytes", (json_int_t)17179869184LL);
+        int r = chk_emit(ctx, &(struct chk_emit){.severity = SEV_WARNING,
+                                                 .object_type = "host",
+                                                 .object_moref = e->hosts[i].moref,
+                                                 .object_name = e->hosts[i].name,
+                                                 .message = e->hosts[i].name,
+                                                 .evidence = ev});
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static const struct check evident = {
+    .id = "evident", .title = "Evidence of every kind", .severity = SEV_WARNING,
+    .run = evident_run};
+
+/* evident over e at now; compact: as an evaluation runs it (evidence kept as text). */
+static void run_evident(struct db *db, const struct estate *e, int64_t now, int compact)
+{
+    struct chk_results res = {.compact = compact}, trees = {0};
+    struct evaluation ev;
+
+    assert_int_equal(chk_run_one(&evident, NULL, e, now / 1000, &res), 0);
+    assert_int_equal(chk_run_one(&evident, NULL, e, now / 1000, &trees), 0);
+    assert_int_equal(res.n, 3);
+    for (size_t i = 0; i < res.n; i++) {
+        char *want = json_dumps(trees.items[i].evidence, JSON_COMPACT);
+        if (compact) {
+            assert_null(res.items[i].evidence);
+            assert_string_equal(res.items[i].evidence_json, want);
+        } else {
+            assert_null(res.items[i].evidence_json);
+        }
+        free(want);
+    }
+    assert_int_equal(chk_evaluation(&res, &ev), 0);
+    assert_int_equal(db_findings_record(db, "vc-a", &ev, now), 0);
+    evaluation_free(&ev);
+    chk_results_free(&trees);
+    chk_results_free(&res);
+}
+
+/* An evaluation keeps each check's evidence as text, not trees, once the check is done; the
+ * store takes the text as it is: the same stored evidence as from the trees, so a finding
+ * recorded one way and seen again the other is not rewritten. */
+TEST_WITH(test_compact_evidence_recorded_as_trees, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    struct estate e;
+    struct est_host h[3];
+    char fp[17];
+    json_t *j = NULL, *want = NULL;
+    struct chk_results trees = {0};
+
+    three_hosts(&e, h, "connected", 0);
+    run_evident(fx->db, &e, T1, 0);
+    run_evident(fx->db, &e, T2, 0); /* no longer new: rewritten once */
+    run_evident(fx->db, &e, T3, 1);
+    assert_int_equal(tl_db_count(fx->path, "SELECT count(*) FROM findings"
+                                           " WHERE last_seen_ms = 1796056965000"),
+                     3);
+    assert_int_equal(chk_run_one(&evident, NULL, &e, T3 / 1000, &trees), 0);
+    want = trees.items[0].evidence;
+    chk_fingerprint("evident", "vc-a", "host-1", NULL, fp);
+    assert_int_equal(db_finding_get(fx->db, fp, &j), 0);
+    assert_true(json_equal(json_object_get(j, "evidence"), want));
+    json_decref(j);
+
+    /* Recorded first from text, then seen again as trees: not rewritten either. */
+    assert_int_equal(sqlite3_exec(fx->db->h, "DELETE FROM findings", NULL, NULL, NULL),
+                     SQLITE_OK);
+    run_evident(fx->db, &e, T1, 1);
+    run_evident(fx->db, &e, T2, 1);
+    run_evident(fx->db, &e, T3, 0);
+    assert_int_equal(tl_db_count(fx->path, "SELECT count(*) FROM findings"
+                                           " WHERE last_seen_ms = 1796056965000"),
+                     3);
+    assert_int_equal(db_finding_get(fx->db, fp, &j), 0);
+    assert_true(json_equal(json_object_get(j, "evidence"), want));
+    json_decref(j);
+    chk_results_free(&trees);
+}
+
 /* A finding seen again with anything changed (here: waived) is written. */
 TEST_WITH(test_changed_finding_rewritten, tl_db_setup_open, tl_db_teardown)
 {
