@@ -56,7 +56,11 @@ struct api_door_opts {
 int api_door_new(const struct api_door_opts *o, struct api_door **out);
 int api_door_run(struct api_door *d, struct MHD_Daemon *mhd); /* starts accepting */
 void api_door_stop(struct api_door *d);                         /* stops accepting */
-void api_door_free(struct api_door *d); /* after MHD_stop_daemon; NULL is a no-op */
+/* After api_door_stop(): waits until every answer asked for has been sent on to its client,
+ * up to until_ms (CLOCK_MONOTONIC milliseconds); 0 or -ETIMEDOUT. NULL: 0. */
+int api_door_drain(struct api_door *d, int64_t until_ms);
+/* After MHD_stop_daemon: closes the relays too; NULL is a no-op. */
+void api_door_free(struct api_door *d);
 /* The key the per-address connection limit counts a client under: an IPv4 address as
  * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
@@ -243,8 +247,8 @@ struct api_work;
 /* threads threads, at most queue requests waiting for them. 0 or a negative error. */
 int api_work_new(unsigned threads, unsigned queue, struct api_work **out);
 /* Suspends r's connection (from its access handler) and hands r to a thread, which calls
- * api_deferred_run(r); -EAGAIN when queue requests already wait or the threads are stopping:
- * then nothing was suspended and r is still the caller's. */
+ * api_deferred_run(r); -EAGAIN when queue requests already wait, -ESHUTDOWN when the threads
+ * are stopping: then nothing was suspended and r is still the caller's. */
 int api_work_submit(struct api_work *w, struct api_req *r);
 /* Requests waiting and running now, and refused since the start (for /metrics). */
 void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused);

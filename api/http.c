@@ -1017,6 +1017,14 @@ static void debug_delay(const struct api_req *r)
 
 /* ---- the long handlers, off libmicrohttpd's threads ---------------------------------------- */
 
+/* 503 "stopping": a long request the server will not run (a restart may: Retry-After). */
+static enum MHD_Result stopping(struct api_req *r)
+{
+    r->retry_after_s = API_WORK_RETRY_S;
+    return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "stopping",
+                             "the server is stopping; try again in %d s", API_WORK_RETRY_S);
+}
+
 /* A handler that runs for seconds on a large estate would hold up every other connection its
  * libmicrohttpd thread serves (an answer half sent stalls until libmicrohttpd's timeout cuts
  * it): its connection is suspended and the handler runs on a thread of api/work.c. *gone says
@@ -1028,13 +1036,16 @@ static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
 
     r->deferred = h;
     atomic_fetch_add(&s->deferred_open, 1);
-    if (api_work_submit(s->work, r) == 0) {
+    int rc = api_work_submit(s->work, r);
+    if (rc == 0) {
         *gone = 1;
         return MHD_YES;
     }
     atomic_fetch_sub(&s->deferred_open, 1);
     r->deferred = NULL;
     r->retry_after_s = API_WORK_RETRY_S;
+    if (rc == -ESHUTDOWN)
+        return stopping(r);
     return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
                              "%d placement, gate or plan requests wait already; try again in %d s",
                              API_WORK_QUEUE, API_WORK_RETRY_S);
@@ -1061,10 +1072,7 @@ void api_deferred_run(struct api_req *r)
 
 void api_deferred_cancel(struct api_req *r)
 {
-    r->retry_after_s = API_WORK_RETRY_S;
-    deferred_end(r, api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "stopping",
-                                      "the server is stopping; try again in %d s",
-                                      API_WORK_RETRY_S));
+    deferred_end(r, stopping(r));
 }
 
 /* *gone: r was handed to a thread of api/work.c (defer()). */
@@ -1479,17 +1487,20 @@ int api_port(const struct api_server *s)
     return ntohs(((struct sockaddr_in *)&sa)->sin_port);
 }
 
-/* The answers of the deferred requests just resumed are sent by libmicrohttpd's threads, which
- * MHD_stop_daemon() would stop with them unsent: waited for, up to API_STOP_DRAIN_MS (a client
- * that reads nothing does not hold the stop up longer). */
-static void drain_deferred(struct api_server *s)
+/* The answers of the long requests just resumed, and of any other request answered now, are
+ * written by libmicrohttpd's threads and sent on by the relays, which MHD_stop_daemon() and
+ * api_door_free() would stop with them unsent: waited for, up to API_STOP_DRAIN_MS together
+ * (a client that reads nothing does not hold the stop up longer). */
+static void drain(struct api_server *s)
 {
     int64_t until = monotonic_ms() + API_STOP_DRAIN_MS;
 
     while (s->mhd && atomic_load(&s->deferred_open) > 0 && monotonic_ms() < until) {
-        struct timespec ts = {0, 20 * 1000000L};
+        struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    if (s->mhd && api_door_drain(s->door, until) < 0)
+        log_info("http: stopping with answers not yet read by their clients");
 }
 
 void api_stop(struct api_server *s)
@@ -1500,7 +1511,7 @@ void api_stop(struct api_server *s)
     /* The long requests running finish and are resumed, those waiting are answered 503:
      * libmicrohttpd must find no connection suspended when it stops. */
     api_work_stop(s->work);
-    drain_deferred(s);
+    drain(s);
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
     api_work_free(s->work);

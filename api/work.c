@@ -85,7 +85,7 @@ int api_work_submit(struct api_work *w, struct api_req *r)
     pthread_mutex_lock(&w->mu);
     if (w->stopping || w->n == w->cap) {
         w->refused++;
-        rc = -EAGAIN;
+        rc = w->stopping ? -ESHUTDOWN : -EAGAIN;
     } else {
         /* Suspended before a thread can see it: the thread resumes it when done, perhaps
          * before the access handler that calls this has returned (libmicrohttpd allows it). */
@@ -123,7 +123,7 @@ void api_work_stop(struct api_work *w)
     for (size_t i = 0; i < w->nthreads; i++)
         vsl_worker_join(&w->threads[i]);
     /* stopping refuses every submit now: nothing else touches the ring. */
-    for (; w->n; w->n--, w->head = (w->head + 1) % w->cap)
+    for (; w->n; w->n--, w->head = (w->head + 1) % w->cap, w->refused++)
         api_deferred_cancel(w->ring[w->head]);
 }
 
