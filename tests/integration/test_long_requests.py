@@ -78,18 +78,18 @@ def placed(a):
 
 
 def test_summary_and_metrics_answered_while_placements_run(sim, workspace, slow_placements):
-    """Six placements of 4 s each are in flight (more than libmicrohttpd's four threads): eight
+    """Six placements of 5 s each are in flight (more than libmicrohttpd's four threads): six
     summaries and /metrics, each on its own connection, are all answered before the first
     placement is (before, those landing on a thread running a placement waited for it). The
-    placements are answered whole although they take longer than `timeout` (3 s): a waiting
+    placements are answered whole although they take longer than `timeout` (3 s): a suspended
     connection is not idle."""
-    slow_placements(4000)
+    slow_placements(5000)
     with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
                  extra='timeout = 3\n') as srv:
         placements = [Asked(srv.port, PLACEMENT) for _ in range(6)]
         time.sleep(0.5)
         others = []
-        for p in ['/api/v1/summary', '/metrics'] * 4:
+        for p in ['/api/v1/summary', '/metrics'] * 3:
             c = http.client.HTTPConnection('127.0.0.1', srv.port, timeout=60)
             c.request('GET', p)
             r = c.getresponse()
