@@ -1005,7 +1005,8 @@ static void debug_delay(const struct api_req *r)
 {
 #ifdef VSL_TEST_HOOKS
     const struct api_server *s = r->srv;
-    if (s->debug_delay_ms > 0 && (!s->debug_delay_path[0] || !strcmp(r->path, s->debug_delay_path))) {
+    if (s->debug_delay_ms > 0 &&
+        (!s->debug_delay_path[0] || !strcmp(r->path, s->debug_delay_path))) {
         struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
             ;
