@@ -30,6 +30,13 @@
 /* Rendered answers kept (api/cache.c): at most this many, holding at most this many bytes. */
 #define API_CACHE_ENTRIES 64
 #define API_CACHE_BYTES   (16 << 20)
+/* The long handlers' threads (api/work.c) and how many requests may wait for them; one more
+ * is answered 503 with Retry-After: API_WORK_RETRY_S. */
+#define API_WORK_THREADS 2
+#define API_WORK_QUEUE   16
+#define API_WORK_RETRY_S 2
+/* At a stop, how long the answers of the long requests that just finished may take to go out. */
+#define API_STOP_DRAIN_MS 5000
 
 /* The front door (api/frontdoor.c): accepts, limits per address, terminates TLS, checks request
  * heads and bounds the time a request may take to arrive. */
@@ -49,7 +56,11 @@ struct api_door_opts {
 int api_door_new(const struct api_door_opts *o, struct api_door **out);
 int api_door_run(struct api_door *d, struct MHD_Daemon *mhd); /* starts accepting */
 void api_door_stop(struct api_door *d);                         /* stops accepting */
-void api_door_free(struct api_door *d); /* after MHD_stop_daemon; NULL is a no-op */
+/* After api_door_stop(): waits until every answer asked for has been sent on to its client,
+ * up to until_ms (CLOCK_MONOTONIC milliseconds); 0 or -ETIMEDOUT. NULL: 0. */
+int api_door_drain(struct api_door *d, int64_t until_ms);
+/* After MHD_stop_daemon: closes the relays too; NULL is a no-op. */
+void api_door_free(struct api_door *d);
 /* The key the per-address connection limit counts a client under: an IPv4 address as
  * IPv4-mapped IPv6, an IPv6 address's /64 (its last 8 bytes zero). */
 void api_addr_key(const struct sockaddr_storage *sa, unsigned char a[16]);
@@ -100,6 +111,11 @@ struct api_server {
     struct api_cache *cache; /* owned; made on first use, under db_mu */
     struct api_estates *estates; /* owned; made on first use, under db_mu (api/estates.c) */
     long debug_delay_ms;     /* -Dtest_hooks: VSLINT_DEBUG_HANDLER_DELAY_MS (api/http.c) */
+    char debug_delay_path[64]; /* and VSLINT_DEBUG_HANDLER_DELAY_PATH: only that path's */
+    struct api_work *work;   /* owned: the long handlers' threads (api/work.c) */
+    /* Deferred requests handed over and not yet complete (answer sent or connection closed):
+     * api_stop() lets their answers go out before it stops libmicrohttpd. */
+    _Atomic unsigned deferred_open;
     int stmt_cache;          /* api_opts.stmt_cache */
 };
 
@@ -113,6 +129,14 @@ struct api_req {
     int too_big;
     int started; /* the access handler has seen this request */
     int claims;  /* renders of the answer cache's this request owes (api/cache.c) */
+    /* Run on a thread of api/work.c while its connection is suspended: the answer is kept
+     * here (deferred_resp, owned, with deferred_status; NULL: close the connection) and
+     * queued once libmicrohttpd resumes the connection and calls the access handler again. */
+    enum MHD_Result (*deferred)(struct api_req *r); /* its handler (an api_handler) */
+    int deferred_done;
+    unsigned deferred_status;
+    struct MHD_Response *deferred_resp;
+    unsigned retry_after_s; /* a 503 says Retry-After: this many seconds (0: nothing) */
     /* Why a parameter was refused, for api_fail(). */
     unsigned fail_status;
     const char *fail_code;
@@ -217,6 +241,28 @@ int api_deflate_piece(const char *s, size_t len, int last, char **out, size_t *o
 enum MHD_Result api_respond_pieces(struct api_req *r, const char *ctype, struct api_piece *p,
                                    size_t n);
 void api_pieces_free(struct api_piece *p, size_t n);
+
+/* ---- the long handlers' threads (api/work.c) ---- */
+struct api_work;
+/* threads threads, at most queue requests waiting for them. 0 or a negative error. */
+int api_work_new(unsigned threads, unsigned queue, struct api_work **out);
+/* Suspends r's connection (from its access handler) and hands r to a thread, which calls
+ * api_deferred_run(r); -EAGAIN when queue requests already wait, -ESHUTDOWN when the threads
+ * are stopping: then nothing was suspended and r is still the caller's. */
+int api_work_submit(struct api_work *w, struct api_req *r);
+/* Requests waiting and running now, and refused since the start (for /metrics). */
+void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused);
+/* Lets the running handlers finish, answers those still waiting with api_deferred_cancel()
+ * and ends the threads: before MHD_stop_daemon(), which must find no suspended connection.
+ * Later submits are refused. NULL is a no-op. */
+void api_work_stop(struct api_work *w);
+/* After MHD_stop_daemon(): no thread submits any more. NULL is a no-op. */
+void api_work_free(struct api_work *w);
+/* api/http.c: runs r's handler on this thread, keeps its answer and resumes the connection;
+ * r belongs to libmicrohttpd again when it returns. */
+void api_deferred_run(struct api_req *r);
+/* api/http.c: answers r 503 (the server is stopping) and resumes the connection. */
+void api_deferred_cancel(struct api_req *r);
 
 /* ---- the estate shared by the what-if requests (api/estates.c) ---- */
 struct api_estates;

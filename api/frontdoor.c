@@ -768,8 +768,11 @@ void api_door_stop(struct api_door *d)
         drop_pending(d, d->n_pend - 1, 1);
     while (d->n_linger)
         close(d->linger[--d->n_linger].fd);
-    api_relays_free(d->relays); /* libmicrohttpd sees its ends close */
-    d->relays = NULL;
+}
+
+int api_door_drain(struct api_door *d, int64_t until_ms)
+{
+    return d ? api_relays_drain(d->relays, until_ms) : 0;
 }
 
 void api_door_free(struct api_door *d)
@@ -777,6 +780,8 @@ void api_door_free(struct api_door *d)
     if (!d)
         return;
     api_door_stop(d);
+    api_relays_free(d->relays); /* whatever libmicrohttpd left open is closed */
+    d->relays = NULL;
     close(d->wake[0]);
     close(d->wake[1]);
     pthread_mutex_destroy(&d->mu);

@@ -33,6 +33,8 @@ struct route {
     api_handler handler;
     enum auth auth;
     const char *const *names; /* what may follow a prefix (NULL-ended), or NULL: any name */
+    /* Runs for seconds on a large estate: on api/work.c's threads, not libmicrohttpd's. */
+    int long_running;
     /* What it answers, in a few words: `vslint serve --help` lists the routes from here, and a
      * test holds vslint(1) and the README to the same list. For a prefix with any name, the
      * name's placeholder first: "{fingerprint} ...". */
@@ -40,29 +42,31 @@ struct route {
 };
 
 static const struct route routes[] = {
-    {"/healthz", "GET", api_h_healthz, AUTH_NEVER, NULL, "200 while the process runs"},
-    {"/readyz", "GET", api_h_readyz, AUTH_READ, NULL,
+    {"/healthz", "GET", api_h_healthz, AUTH_NEVER, NULL, 0, "200 while the process runs"},
+    {"/readyz", "GET", api_h_readyz, AUTH_READ, NULL, 0,
      "200 once every source polled once"},
-    {"/metrics", "GET", api_h_metrics, AUTH_READ, NULL, "Prometheus text format"},
-    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ, NULL,
+    {"/metrics", "GET", api_h_metrics, AUTH_READ, NULL, 0, "Prometheus text format"},
+    {"/api/v1/findings", "GET", api_h_findings, AUTH_READ, NULL, 0,
      "findings, critical first, paged"},
-    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ, NULL,
+    {"/api/v1/findings/", "GET", api_h_finding, AUTH_READ, NULL, 0,
      "{fingerprint} one finding, whatever its status"},
-    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL, "the catalogue of checks"},
-    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL,
+    {"/api/v1/checks", "GET", api_h_checks, AUTH_READ, NULL, 0, "the catalogue of checks"},
+    {"/api/v1/summary", "GET", api_h_summary, AUTH_READ, NULL, 0,
      "counts, score, each source's polls"},
-    {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL,
+    {"/api/v1/history", "GET", api_h_history, AUTH_READ, NULL, 0,
      "per day: score, findings, polls"},
-    {"/api/v1/plan", "GET", api_h_plan, AUTH_READ, NULL,
+    /* Every finding read and written out: seconds at 100,000 VMs. */
+    {"/api/v1/plan", "GET", api_h_plan, AUTH_READ, NULL, 1,
      "the remediation plan (text)"},
-    {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds,
+    {"/api/v1/inventory/", "GET", api_h_inventory, AUTH_READ, api_inventory_kinds, 0,
      "the stored inventory, paged"},
-    {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL,
+    {"/api/v1/inventory/datastores/history", "GET", api_h_capacity, AUTH_READ, NULL, 0,
      "a datastore's capacity and runway"},
-    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL, "poll now (needs the token)"},
-    /* A question about the snapshots, which changes nothing: a read. */
-    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL, "the what-if gate"},
-    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL,
+    {"/api/v1/polls", "POST", api_h_polls, AUTH_WRITE, NULL, 0, "poll now (needs the token)"},
+    /* A question about the snapshots, which changes nothing: a read. These two build or
+     * judge the shared estate (api/estates.c). */
+    {"/api/v1/gate", "POST", api_h_gate, AUTH_READ, NULL, 1, "the what-if gate"},
+    {"/api/v1/placement", "GET", api_h_placement, AUTH_READ, NULL, 1,
      "where a proposal fits, by headroom"},
 };
 
@@ -102,6 +106,15 @@ static enum MHD_Result queue(struct api_req *r, unsigned status, struct MHD_Resp
 
     if (!resp)
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
+    if (r->deferred && !r->deferred_done) {
+        /* On a thread of api/work.c: libmicrohttpd takes the answer on its own thread once
+         * the connection is resumed (on_request()). */
+        if (r->deferred_resp)
+            MHD_destroy_response(r->deferred_resp);
+        r->deferred_resp = resp;
+        r->deferred_status = status;
+        return MHD_YES;
+    }
     ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -303,6 +316,11 @@ enum MHD_Result api_respond_text(struct api_req *r, unsigned status, const char 
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (status == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"vslint\"");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE && r->retry_after_s) {
+        char secs[16];
+        snprintf(secs, sizeof(secs), "%u", r->retry_after_s);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     return queue(r, status, resp);
 }
 
@@ -977,7 +995,89 @@ static enum MHD_Result respond_asset(struct api_req *r, const struct api_asset *
     return queue(r, fresh ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, resp);
 }
 
-static enum MHD_Result dispatch(struct api_req *r)
+/* Test builds only (meson -Dtest_hooks, on with the tests, off in a package): an environment
+ * variable of the daemon's must not slow a production server. VSLINT_DEBUG_HANDLER_DELAY_MS=N
+ * makes every handler take N ms more, so that tests can show that a slow handler, or a request
+ * queued behind one, is not cut as a slow client (header_timeout); with
+ * VSLINT_DEBUG_HANDLER_DELAY_PATH=/api/v1/placement only that path's, so that tests can show
+ * what else is answered meanwhile. No estate small enough for a test is reliably that slow. */
+static void debug_delay(const struct api_req *r)
+{
+#ifdef VSL_TEST_HOOKS
+    const struct api_server *s = r->srv;
+    if (s->debug_delay_ms > 0 &&
+        (!s->debug_delay_path[0] || !strcmp(r->path, s->debug_delay_path))) {
+        struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
+#else
+    (void)r;
+#endif
+}
+
+/* ---- the long handlers, off libmicrohttpd's threads ---------------------------------------- */
+
+/* 503 "stopping": a long request the server will not run (a restart may: Retry-After). */
+static enum MHD_Result stopping(struct api_req *r)
+{
+    r->retry_after_s = API_WORK_RETRY_S;
+    return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "stopping",
+                             "the server is stopping; try again in %d s", API_WORK_RETRY_S);
+}
+
+/* A handler that runs for seconds on a large estate would hold up every other connection its
+ * libmicrohttpd thread serves (an answer half sent stalls until libmicrohttpd's timeout cuts
+ * it): its connection is suspended and the handler runs on a thread of api/work.c. *gone says
+ * that r was handed over: the caller must not touch it again. When API_WORK_QUEUE requests
+ * wait already, 503 with Retry-After. */
+static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
+{
+    struct api_server *s = r->srv;
+
+    r->deferred = h;
+    atomic_fetch_add(&s->deferred_open, 1);
+    int rc = api_work_submit(s->work, r);
+    if (rc == 0) {
+        *gone = 1;
+        return MHD_YES;
+    }
+    atomic_fetch_sub(&s->deferred_open, 1);
+    r->deferred = NULL;
+    r->retry_after_s = API_WORK_RETRY_S;
+    if (rc == -ESHUTDOWN)
+        return stopping(r);
+    return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
+                             "%d placement, gate or plan requests wait already; try again in %d s",
+                             API_WORK_QUEUE, API_WORK_RETRY_S);
+}
+
+/* The end of a deferred request on its thread: its answer kept, its claims on the answer cache
+ * ended, and the connection given back to libmicrohttpd, which queues the answer. */
+static void deferred_end(struct api_req *r, enum MHD_Result ret)
+{
+    if (ret == MHD_NO && r->deferred_resp) { /* the handler gave up: close, as inline */
+        MHD_destroy_response(r->deferred_resp);
+        r->deferred_resp = NULL;
+    }
+    api_cache_release(r);
+    r->deferred_done = 1;
+    MHD_resume_connection(r->conn); /* after this, r is libmicrohttpd's */
+}
+
+void api_deferred_run(struct api_req *r)
+{
+    debug_delay(r);
+    deferred_end(r, r->deferred(r));
+}
+
+void api_deferred_cancel(struct api_req *r)
+{
+    deferred_end(r, stopping(r));
+}
+
+/* *gone: r was handed to a thread of api/work.c (defer()). */
+static enum MHD_Result dispatch(struct api_req *r, int *gone)
 {
     const struct route *found = NULL;
     char allow[64] = "";
@@ -1029,6 +1129,9 @@ static enum MHD_Result dispatch(struct api_req *r)
     }
     if (found->auth == AUTH_WRITE && authorize(r, AUTH_WRITE, &ret) < 0)
         return ret;
+    if (found->long_running && r->srv->work)
+        return defer(r, found->handler, gone);
+    debug_delay(r);
     return found->handler(r);
 }
 
@@ -1037,23 +1140,6 @@ static enum MHD_Result dispatch(struct api_req *r)
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     return calloc(1, sizeof(struct api_req));
-}
-
-/* Test builds only (meson -Dtest_hooks, on with the tests, off in a package): an environment
- * variable of the daemon's must not slow a production server. VSLINT_DEBUG_HANDLER_DELAY_MS=N makes every handler take N ms more, so
- * that tests can show that a slow handler, or a request queued behind one, is not cut as a
- * slow client (header_timeout). No estate small enough for a test is reliably that slow. */
-static void debug_delay(const struct api_server *s)
-{
-#ifdef VSL_TEST_HOOKS
-    if (s->debug_delay_ms > 0) {
-        struct timespec ts = {s->debug_delay_ms / 1000, (s->debug_delay_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-            ;
-    }
-#else
-    (void)s;
-#endif
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1065,6 +1151,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     if (!r)
         return MHD_NO; /* on_uri ran out of memory */
+    if (r->deferred_done) { /* resumed: the answer a thread of api/work.c made */
+        struct MHD_Response *resp = r->deferred_resp;
+        enum MHD_Result ret = MHD_NO;
+        r->deferred_resp = NULL;
+        if (resp) {
+            ret = MHD_queue_response(conn, r->deferred_status, resp);
+            MHD_destroy_response(resp);
+        }
+        return ret;
+    }
     if (!r->started) {
         const char *cl;
         r->started = 1;
@@ -1090,8 +1186,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (r->too_big)
         return api_respond_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "payload_too_large",
                                  "request bodies are limited to %d bytes", API_MAX_BODY);
-    debug_delay(r->srv);
-    enum MHD_Result ret = dispatch(r);
+    int gone = 0;
+    enum MHD_Result ret = dispatch(r, &gone);
+    if (gone)
+        return ret; /* the request's thread answers and releases it (deferred_end()) */
     /* The handler has answered: a render it claimed and did not keep is waited for no more. */
     api_cache_release(r);
     return ret;
@@ -1106,6 +1204,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     if (r->started)
         vsl_buf_free(&r->body);
+    if (r->deferred_resp) /* closed before the answer was queued (the server stopping) */
+        MHD_destroy_response(r->deferred_resp);
+    if (r->deferred)
+        atomic_fetch_sub(&((struct api_server *)cls)->deferred_open, 1);
     free(r);
     *con_cls = NULL;
 }
@@ -1265,7 +1367,7 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     /* The front door (api/frontdoor.c) accepts and hands connections over: no listening socket of
      * libmicrohttpd's own, and ITC so that a handed-over connection is seen at once. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
-                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     int fd = -1, ipv6 = 0, r = -ENOMEM;
 
     assert(o && o->listen && o->db_path && out);
@@ -1281,6 +1383,9 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
     const char *delay = getenv("VSLINT_DEBUG_HANDLER_DELAY_MS");
     if (delay)
         s->debug_delay_ms = strtol(delay, NULL, 10);
+    const char *delay_path = getenv("VSLINT_DEBUG_HANDLER_DELAY_PATH");
+    if (delay_path)
+        snprintf(s->debug_delay_path, sizeof(s->debug_delay_path), "%s", delay_path);
 #endif
     s->db_path = strdup(o->db_path);
     if (!s->db_path)
@@ -1329,7 +1434,12 @@ int api_start(const struct api_opts *o, const struct api_hooks *h, struct api_se
         .head_timeout_s = o->header_timeout_s > 0 ? o->header_timeout_s : 10,
         .idle_timeout_s = o->timeout_s > 0 ? o->timeout_s : 30,
     };
-    clamp_connections(&go, o->threads > 0 ? o->threads : 4, o->sources);
+    clamp_connections(&go, (o->threads > 0 ? o->threads : 4) + API_WORK_THREADS, o->sources);
+    r = api_work_new(API_WORK_THREADS, API_WORK_QUEUE, &s->work);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot start the HTTP server's threads for long requests");
+        goto fail;
+    }
     r = api_door_new(&go, &s->door);
     if (r < 0)
         goto fail;
@@ -1378,13 +1488,34 @@ int api_port(const struct api_server *s)
     return ntohs(((struct sockaddr_in *)&sa)->sin_port);
 }
 
+/* The answers of the long requests just resumed, and of any other request answered now, are
+ * written by libmicrohttpd's threads and sent on by the relays, which MHD_stop_daemon() and
+ * api_door_free() would stop with them unsent: waited for, up to API_STOP_DRAIN_MS together
+ * (a client that reads nothing does not hold the stop up longer). */
+static void drain(struct api_server *s)
+{
+    int64_t until = monotonic_ms() + API_STOP_DRAIN_MS;
+
+    while (s->mhd && atomic_load(&s->deferred_open) > 0 && monotonic_ms() < until) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (s->mhd && api_door_drain(s->door, until) < 0)
+        log_info("http: stopping with answers not yet read by their clients");
+}
+
 void api_stop(struct api_server *s)
 {
     if (!s)
         return;
     api_door_stop(s->door); /* no more connections handed over */
+    /* The long requests running finish and are resumed, those waiting are answered 503:
+     * libmicrohttpd must find no connection suspended when it stops. */
+    api_work_stop(s->work);
+    drain(s);
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* joins the pool threads: their databases close */
+    api_work_free(s->work);
     api_door_free(s->door); /* and the relays: nothing uses tls_ctx after them */
     if (!s->tls_borrowed)
         api_tls_free(s->tls_ctx);

@@ -464,6 +464,27 @@ static int db_part(struct api_req *r, struct db *db, struct api_piece *p)
     return rc;
 }
 
+/* The long requests' queue (api/work.c): how full it is, and how often it was too full. */
+static int long_requests(struct api_req *r, struct vsl_buf *b)
+{
+    uint64_t waiting, running, refused;
+
+    api_work_counts(r->srv->work, &waiting, &running, &refused);
+    return vsl_buf_printf(
+        b,
+        "# HELP vslint_http_long_requests Placement, gate and plan requests running on their "
+        "threads, or waiting for one (at most %d).\n"
+        "# TYPE vslint_http_long_requests gauge\n"
+        "vslint_http_long_requests{state=\"running\"} %llu\n"
+        "vslint_http_long_requests{state=\"waiting\"} %llu\n"
+        "# HELP vslint_http_long_requests_refused_total Placement, gate and plan requests "
+        "answered 503 because %d waited already, or the server was stopping.\n"
+        "# TYPE vslint_http_long_requests_refused_total counter\n"
+        "vslint_http_long_requests_refused_total %llu\n",
+        API_WORK_QUEUE, (unsigned long long)running, (unsigned long long)waiting, API_WORK_QUEUE,
+        (unsigned long long)refused);
+}
+
 enum MHD_Result api_h_metrics(struct api_req *r)
 {
     struct api_vcenter_status *st = NULL;
@@ -502,6 +523,8 @@ enum MHD_Result api_h_metrics(struct api_req *r)
                             "# TYPE vslint_estate_builds_total counter\n"
                             "vslint_estate_builds_total %llu\n",
                             (unsigned long long)api_estate_builds(r->srv));
+    if (rc == 0)
+        rc = long_requests(r, &b);
     if (rc == 0)
         rc = piece_of(r, &b, 0, &p[2]);
     if (rc == 0)

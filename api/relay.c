@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,7 +84,28 @@ struct api_relays {
     struct relay **all; /* the thread's own */
     size_t n;
     struct pollfd *pfd; /* the thread's own: 1 + 2 * max */
+    /* The server is stopping (api_relays_drain()): the thread counts, after each pass, the
+     * relays that still owe their client an answer into owing, and passes its count in
+     * passes, so that the drain knows the count is new. */
+    _Atomic int draining;
+    _Atomic unsigned owing;
+    _Atomic unsigned long passes;
 };
+
+/* Whether r still owes its client bytes of an answer: one was asked and none came back yet,
+ * some wait in `out`, or libmicrohttpd wrote some that the relay has not read yet. A client
+ * that left is owed nothing. */
+static int owes_answer(const struct relay *r)
+{
+    int unread = 0;
+
+    if (r->orphan || r->client_fd < 0)
+        return 0;
+    if (r->awaiting || r->out_off < r->out_len)
+        return 1;
+    return !r->app_eof && r->app_fd >= 0 && ioctl(r->app_fd, FIONREAD, &unread) == 0 &&
+           unread > 0;
+}
 
 static void relay_free(struct api_relays *rs, struct relay *r)
 {
@@ -443,6 +466,9 @@ static void *relays_main(void *arg)
         pthread_mutex_unlock(&rs->mu);
         if (stop)
             break;
+        int draining = atomic_load(&rs->draining);
+        if (draining)
+            timeout = 20; /* owing is counted again at least this often */
         /* The bytes read with the head may hold more than it: move them at once. */
         for (size_t i = rs->n; i-- > first_new;) {
             if (step(rs, rs->all[i]) == DONE && finish(rs, rs->all[i]))
@@ -490,6 +516,13 @@ static void *relays_main(void *arg)
                 done = 1; /* a client that reads nothing, or sends nothing, forever */
             if (done && finish(rs, r))
                 rs->all[i] = rs->all[--rs->n];
+        }
+        if (draining) {
+            unsigned owing = 0;
+            for (size_t i = 0; i < rs->n; i++)
+                owing += (unsigned)owes_answer(rs->all[i]);
+            atomic_store(&rs->owing, owing);
+            atomic_fetch_add(&rs->passes, 1);
         }
     }
     return NULL;
@@ -575,6 +608,26 @@ int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int 
     }
     (void)!write(rs->wake[1], "x", 1);
     return 0;
+}
+
+int api_relays_drain(struct api_relays *rs, int64_t until_ms)
+{
+    unsigned long seen;
+
+    if (!rs || !rs->running)
+        return 0;
+    atomic_store(&rs->draining, 1);
+    seen = atomic_load(&rs->passes);
+    (void)!write(rs->wake[1], "x", 1);
+    for (;;) {
+        /* Two passes after the flag: the first may have begun before it. */
+        if (atomic_load(&rs->passes) >= seen + 2 && atomic_load(&rs->owing) == 0)
+            return 0;
+        if (mono_ms() >= until_ms)
+            return -ETIMEDOUT;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void api_relays_free(struct api_relays *rs)

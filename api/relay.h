@@ -5,6 +5,7 @@
 
 #include <gnutls/gnutls.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct api_door;
 struct api_hold;
@@ -25,6 +26,10 @@ int api_relays_new(struct api_door *door, unsigned max, int head_s, int idle_s,
 (api_door_relay_done() when it ends), who the client's address for the log. */
 int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int app_fd,
                   struct api_hold *h, const char *who, const char *in, size_t len);
+/* Waits until no relay owes its client bytes of an answer (asked and not yet sent on), up to
+ * until_ms (CLOCK_MONOTONIC milliseconds): 0, or -ETIMEDOUT. Relays keep running meanwhile;
+ * for a stop, after the door stopped accepting. NULL: 0. */
+int api_relays_drain(struct api_relays *rs, int64_t until_ms);
 /* Stops the thread and closes every relay; NULL is a no-op. */
 void api_relays_free(struct api_relays *rs);
 

@@ -181,10 +181,22 @@ def bench_size(a, work, n, per_ds):
             res['rss_built'] = rss_mb(srv.pid)  # the shared estate is held from here on
             peak, done = [res['rss_built']], threading.Event()
 
+            summaries = []
+
             def sample():
                 while not done.is_set():
                     peak.append(rss_mb(srv.pid))
                     time.sleep(0.02)
+
+            def summary():
+                # What a dashboard or a monitor asks meanwhile: before issue 23's fix, one that
+                # landed on a libmicrohttpd thread running a placement waited for it.
+                while not done.is_set():
+                    try:
+                        summaries.append(http(base + '/api/v1/summary')[0])
+                    except (OSError, http_client.HTTPException):
+                        summaries.append(float('inf'))
+                    time.sleep(0.1)
             times, lock = [], threading.Lock()
 
             dropped = []
@@ -200,6 +212,8 @@ def bench_size(a, work, n, per_ds):
                         times.append(t)
             s = threading.Thread(target=sample)
             s.start()
+            sm = threading.Thread(target=summary)
+            sm.start()
             cs = [threading.Thread(target=client) for _ in range(8)]
             for c in cs:
                 c.start()
@@ -207,6 +221,9 @@ def bench_size(a, work, n, per_ds):
                 c.join()
             done.set()
             s.join()
+            sm.join()
+            res['summary8'] = (statistics.median(summaries), pct(summaries, 99),
+                               max(summaries), len(summaries))
             res['p8'] = (statistics.median(times), pct(times, 99)) if times else \
                 (float('nan'), float('nan'))
             res['dropped8'] = len(dropped)
@@ -250,6 +267,9 @@ def report(results):
                                                    for r in results])
     row('  answers cut or dropped, 8 clients', ['%d of %d' % (r['dropped8'], 8 * r['per_client'])
                                               for r in results])
+    row('  summary p50 / p99 / max meanwhile (n)', ['%.0f / %.0f / %.0f ms (%d)' % (
+        r['summary8'][0] * 1e3, r['summary8'][1] * 1e3, r['summary8'][2] * 1e3, r['summary8'][3])
+        for r in results])
     row('RSS idle -> estate built -> peak, 8 clients', ['%.0f -> %.0f -> %.0f MB (+%.0f)' % (
         r['rss_idle'], r['rss_built'], r['rss_peak8'], r['rss_peak8'] - r['rss_built'])
         for r in results])
@@ -268,8 +288,10 @@ def main():
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--verbose', action='store_true', help='vslint serve -v (its log in the work dir)')
     ap.add_argument('--db', help='a stored database of the one size given (see above)')
+    ap.add_argument('--vslint', help='the vslint binary (default: BUILD/vslint), e.g. main\'s '
+                    'to compare')
     a = ap.parse_args()
-    a.vslint = os.path.join(a.build, 'vslint')
+    a.vslint = a.vslint or os.path.join(a.build, 'vslint')
     a.synth = os.path.join(a.build, 'tests', 'sim', 'vcsim-synth')
     for b in (a.vslint, a.synth):
         if not os.path.exists(b):
