@@ -738,10 +738,15 @@ TEST(test_snapshots)
     assert_string_equal(tl_ev_str(f, "oldest_name"), "old-1");
     assert_true(tl_ev_num(f, "max_age_days") == 7);
     assert_non_null(strstr(f->message, "(oldest \"old-1\", 10 days old)"));
-    /* Flagged one second past 7 days, its age is said in whole days as a person counts. */
+    /* Its creation time, which does not move between runs, for whoever ages it exactly
+     * (NOW - 10 days is 2023-11-04T22:13:20Z). */
+    assert_string_equal(tl_ev_str(f, "oldest_created"), "2023-11-04T22:13:20Z");
+    /* Flagged one second past 7 days: 7 whole days, but the message must not read as within
+     * the limit ("older than 7 days ... 7 days old"), so it says more than the limit. */
     f = tl_find(&r, "vm-past-7", NULL);
     assert_true(tl_ev_num(f, "oldest_age_days") == 7);
-    assert_non_null(strstr(f->message, "(oldest \"past-7\", 7 days old)"));
+    assert_true(tl_ev_bool(f, "too_old"));
+    assert_non_null(strstr(f->message, "(oldest \"past-7\", more than 7 days old)"));
 
     f = tl_find(&r, "vm-snap-chain", NULL);
     assert_int_equal((int)tl_ev_num(f, "max_depth"), 4);
@@ -780,6 +785,9 @@ TEST(test_snapshots)
     /* Half a day: every VM with an aged snapshot is flagged. */
     r = tl_run_with(&chk_snapshots, "max_age_days", 0.5, &e, NOW);
     tl_want(&r, "vm-snap-ok", SEV_WARNING);
+    /* Ten days old against half a day: said in whole days, over the limit as they are. */
+    assert_non_null(strstr(tl_find(&r, "vm-snap-old", NULL)->message,
+                           "older than 0.5 days (oldest \"old-1\", 10 days old)"));
     tl_want(&r, "vm-tree", SEV_WARNING);
     tl_want(&r, "vm-unk", NONE);
     chk_results_free(&r);
