@@ -1647,8 +1647,11 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         if (json_array_append(list, cands[i].item) < 0)
             rc = -ENOMEM;
     if (rc == 0)
-        *answer = json_pack("{s:O, s:O, s:I, s:o, s:I, s:o, s:s?, s:s, s:O}", "candidates",
+        /* rejected_truncated: a client that reads only the list learns it is cut (the default
+         * 100 cuts it beyond 100 datastores rejected). */
+        *answer = json_pack("{s:O, s:O, s:I, s:b, s:o, s:I, s:o, s:s?, s:s, s:O}", "candidates",
                             list, "rejected", no.listed, "total_rejected", (json_int_t)no.total,
+                            "rejected_truncated", json_array_size(no.listed) < no.total,
                             "rejected_by_reason", kinds_json(&no), "total_candidates",
                             (json_int_t)n_cands, "proposal", chk_proposal_json(p), "cluster",
                             cluster, "fail_on", vsl_severity_name(p->fail_on), "snapshots",

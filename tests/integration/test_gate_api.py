@@ -348,10 +348,13 @@ def test_served_placement_lists_rejected_up_to_the_limit(stale_srv):
     every = placement(stale_srv, 'disks_gb=1&rejected_limit=all')
     assert [r['datastore'] for r in every['rejected']] == \
         [r['datastore'] for r in placement(stale_srv, 'disks_gb=1')['rejected']]
-    for n in (0, 3):
+    assert every['rejected_truncated'] is False
+    for n in (0, 3, 9):
         ans = placement(stale_srv, 'disks_gb=1&rejected_limit=%d' % n)
         assert ans['rejected'] == every['rejected'][:n]
         assert ans['total_rejected'] == 9 and ans['total_candidates'] == 0
+        # Cut short is said, not left to the client to work out (issue 23).
+        assert ans['rejected_truncated'] is (n < 9)
         assert ans['rejected_by_reason'] == every['rejected_by_reason']
 
 

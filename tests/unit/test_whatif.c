@@ -440,10 +440,12 @@ TEST(test_placement_rejected_bounded_and_counted)
     static const struct {
         size_t max;
         const char *listed;
+        int truncated;
     } rows[] = {
-        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone"},
-        {2, "ds-free ds-vms"},
-        {0, ""},
+        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone", 0},
+        {7, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone", 0},
+        {2, "ds-free ds-vms", 1},
+        {0, "", 1},
     };
     struct chk_config cfg;
     struct chk_site site = {.estate = &est, .max_age_s = 600};
@@ -467,6 +469,9 @@ TEST(test_placement_rejected_bounded_and_counted)
         }
         assert_string_equal(got, rows[row].listed);
         assert_int_equal(json_integer_value(json_object_get(ans, "total_rejected")), 7);
+        assert_int_equal(json_is_true(json_object_get(ans, "rejected_truncated")),
+                         rows[row].truncated);
+        assert_true(json_is_boolean(json_object_get(ans, "rejected_truncated")));
         assert_int_equal(json_integer_value(json_object_get(ans, "total_candidates")), 0);
         got[0] = '\0';
         json_array_foreach(json_object_get(ans, "rejected_by_reason"), i, x) {
