@@ -313,8 +313,9 @@ enum MHD_Result api_db_error(struct api_req *r, const char *what, int err);
 int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Query parameters. api_args_allowed() refuses any parameter not in names (NULL-ended) and any
- * value longer than API_MAX_ARG. 0 or -1 (api_bad called). */
+/* Query parameters. api_args_allowed() refuses any parameter not in names (NULL-ended, at most
+ * 64), any given more than once and any value longer than API_MAX_ARG. 0 or -1 (api_bad
+ * called). */
 int api_args_allowed(struct api_req *r, const char *const *names);
 const char *api_arg(struct api_req *r, const char *name); /* NULL when absent or empty */
 /* limit= as 1..API_MAX_PAGE, API_DEFAULT_PAGE when absent. 0 or -1. */

@@ -664,6 +664,7 @@ struct arg_check {
     struct api_req *r;
     const char *const *names;
     int bad;
+    uint64_t seen; /* bit i: names[i] was given (a handler allows at most 64) */
 };
 
 static enum MHD_Result check_one_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -679,6 +680,14 @@ static enum MHD_Result check_one_arg(void *cls, enum MHD_ValueKind kind, const c
         c->bad = api_bad(c->r, key, "unknown parameter");
         return MHD_NO;
     }
+    /* api_arg() reads the first of several: a second one would be dropped without a word
+     * (?rejected_limit=all&rejected_limit=5 took all). */
+    assert(i < 64);
+    if (c->seen & ((uint64_t)1 << i)) {
+        c->bad = api_bad(c->r, key, "given more than once");
+        return MHD_NO;
+    }
+    c->seen |= (uint64_t)1 << i;
     if (value && strlen(value) > API_MAX_ARG) {
         c->bad = api_bad(c->r, key, "longer than %d bytes", API_MAX_ARG);
         return MHD_NO;
@@ -688,7 +697,7 @@ static enum MHD_Result check_one_arg(void *cls, enum MHD_ValueKind kind, const c
 
 int api_args_allowed(struct api_req *r, const char *const *names)
 {
-    struct arg_check c = {r, names, 0};
+    struct arg_check c = {r, names, 0, 0};
 
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_one_arg, &c);
     return c.bad;

@@ -48,7 +48,7 @@ for k, b in enumerate(bins):
         t = time.time()
         a = get(base + '/api/v1/placement?' + q + ('&rejected_limit=all' if k == 1 else ''))
         print(b, q, '%.1f s' % (time.time() - t), len(a['rejected']), a['total_candidates'], file=sys.stderr)
-        for key in ('total_rejected', 'rejected_by_reason'):
+        for key in ('total_rejected', 'rejected_truncated', 'rejected_by_reason'):
             a.pop(key, None)
         for s in a['snapshots']:
             s.pop('snapshot_age_s')

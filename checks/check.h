@@ -258,6 +258,9 @@ const struct chk_free_level *chk_free_level(const struct chk_ctx *ctx,
                                             double *threshold);
 /* p's free share in percent, or a negative number when its sizes are unknown. */
 double chk_pool_free_pct(const struct est_pool *p);
+/* The name of the i-th (< p->n_datastores) datastore pool p of e backs: from its names when it
+ * has them (a what-if judge's estate), else e's datastore. */
+const char *chk_pool_datastore(const struct estate *e, const struct est_pool *p, size_t i);
 /* What a finding about pool p is called: object type "array_pool", moref "ARRAY/ID" (stable
  * while the pool lives), name "ARRAY/NAME". */
 int chk_emit_pool(struct chk_ctx *ctx, const struct est_pool *p, enum vsl_severity severity,

@@ -186,6 +186,11 @@ double chk_pool_free_pct(const struct est_pool *p)
     return (double)p->size_free * 100.0 / (double)p->size_total;
 }
 
+const char *chk_pool_datastore(const struct estate *e, const struct est_pool *p, size_t i)
+{
+    return p->datastore_names ? p->datastore_names[i] : e->datastores[p->datastores[i]].name;
+}
+
 json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
 {
     double pct = chk_pool_free_pct(p);
@@ -193,7 +198,7 @@ json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
     char t[32] = "";
 
     for (size_t i = 0; names && i < p->n_datastores; i++)
-        names = chk_ev_append(names, json_string(e->datastores[p->datastores[i]].name));
+        names = chk_ev_append(names, json_string(chk_pool_datastore(e, p, i)));
     if (p->polled_ms > 0) {
         time_t s = (time_t)(p->polled_ms / 1000);
         struct tm tm;

@@ -20,7 +20,7 @@ static void datastore_list(const struct estate *e, const struct est_pool *p, cha
     out[0] = '\0';
     for (size_t i = 0; i < p->n_datastores && o < size; i++) {
         int n = snprintf(out + o, size - o, "%s%s", i ? ", " : "",
-                         e->datastores[p->datastores[i]].name);
+                         chk_pool_datastore(e, p, i));
         if (n < 0 || (size_t)n >= size - o) {
             snprintf(out + (o < size - 5 ? o : size - 5), 5, ", ..");
             break;

@@ -402,6 +402,10 @@ struct view {
     size_t *ds_map;
     size_t *kept; /* owned: the snapshot datastores in the judge's estate, in its order */
     size_t cap_kept;
+    /* owned, each entry owned (NULL until a judge first needs it): pool i's datastore names,
+     * which a judge's pools carry instead of the datastores themselves (est_pool) */
+    const char ***pool_names;
+    size_t n_pools;
     const struct check *only[N_GATE_CHECKS]; /* the gate checks this build has */
     size_t n_only;
 };
@@ -503,6 +507,9 @@ static void view_free(struct view *w)
     chk_ds_vms_free(w->own);
     free(w->ds_map);
     free(w->kept);
+    for (size_t i = 0; w->pool_names && i < w->n_pools; i++)
+        free(w->pool_names[i]);
+    free(w->pool_names);
     memset(w, 0, sizeof(*w));
 }
 
@@ -524,6 +531,9 @@ static int view_make(const struct estate *e, const struct chk_ds_vms *shared, st
         goto out;
     for (size_t i = 0; i < n; i++)
         w->ds_map[i] = EST_NONE;
+    if (!(w->pool_names = calloc(e->n_pools + 1, sizeof(*w->pool_names))))
+        goto out;
+    w->n_pools = e->n_pools;
     /* Looked up once, not by name for each datastore judged. */
     for (size_t i = 0; i < N_GATE_CHECKS; i++)
         if ((w->only[w->n_only] = chk_find(gate_check_ids[i])))
@@ -711,6 +721,18 @@ static size_t keep(const struct estate *e, struct view *w, size_t *n, size_t i)
     return w->ds_map[i];
 }
 
+/* The names of the datastores pool i of e backs, made once per view; NULL when out of memory. */
+static const char *const *pool_names(const struct estate *e, struct view *w, size_t i)
+{
+    const struct est_pool *pl = &e->pools[i];
+
+    if (!w->pool_names[i] && (w->pool_names[i] = malloc((pl->n_datastores + 1) *
+                                                         sizeof(*w->pool_names[i]))))
+        for (size_t j = 0; j < pl->n_datastores; j++)
+            w->pool_names[i][j] = chk_pool_datastore(e, pl, j);
+    return w->pool_names[i];
+}
+
 /* src as a VM of the judge's estate o: its datastores by their index there. 0 or -ENOMEM. */
 static int keep_vm(struct estate *o, const struct estate *e, struct view *w, size_t *n,
                    const struct est_vm *src, struct est_vm *dst)
@@ -735,14 +757,16 @@ static int keep_vm(struct estate *o, const struct estate *e, struct view *w, siz
 
 /* The judge's estate (see struct view) for datastore ds of e as it is, over w (view_make()):
  * the target is datastore 0, its datastore cluster pod 0, its pools 0 .. d->n_pools - 1 in its
- * order, then its VMs; NULL when out of memory. The pools' lists of datastores keep every
- * datastore they name (their messages list them), and so do the VMs. w's maps are as they were
- * on return. */
+ * order, then its VMs; NULL when out of memory. The VMs keep every datastore they name, blanked;
+ * the pools keep only the names of theirs (their messages list them): a pool behind thousands
+ * of datastores adds none to the judge's estate (test_whatif's pool_view_stays_small). w's maps
+ * are as they were on return. */
 static struct estate *view_of(const struct estate *e, struct view *w, size_t ds)
 {
     const struct est_datastore *src = &e->datastores[ds];
     size_t n_on = w->at[ds + 1] - w->at[ds], n = 0, bound = 1, i;
     struct estate *o = est_overlay(e);
+    int named = 1;
     struct est_datastore *d;
 
     if (!o)
@@ -751,8 +775,6 @@ static struct estate *view_of(const struct estate *e, struct view *w, size_t ds)
         const struct est_vm *vm = &e->vms[w->vms[i]];
         bound += 1 + vm->n_disks + vm->n_datastores;
     }
-    for (size_t k = 0; k < src->n_pools; k++)
-        bound += e->pools[src->pools[k]].n_datastores;
     if (bound > w->cap_kept) {
         size_t *kept = realloc(w->kept, bound * sizeof(*kept));
         if (!kept)
@@ -761,16 +783,15 @@ static struct estate *view_of(const struct estate *e, struct view *w, size_t ds)
         w->cap_kept = bound;
     }
     keep(e, w, &n, ds);
-    /* The pools behind the target, and every datastore each backs. */
+    /* The pools behind the target, each with the names of the datastores it backs. */
     o->n_pools = src->n_pools;
     o->pools = src->n_pools ? est_alloc(o, src->n_pools * sizeof(*o->pools)) : NULL;
     for (size_t k = 0; o->pools && k < src->n_pools; k++) {
-        const struct est_pool *pl = &e->pools[src->pools[k]];
-        size_t *backs = pl->n_datastores ? est_alloc(o, pl->n_datastores * sizeof(*backs)) : NULL;
-        o->pools[k] = *pl;
-        o->pools[k].datastores = backs;
-        for (size_t j = 0; backs && j < pl->n_datastores; j++)
-            backs[j] = keep(e, w, &n, pl->datastores[j]);
+        o->pools[k] = e->pools[src->pools[k]];
+        o->pools[k].datastores = NULL;
+        /* Out of memory fails below, once w's maps are restored. */
+        if (!(o->pools[k].datastore_names = pool_names(e, w, src->pools[k])))
+            named = 0;
     }
     o->vms = est_alloc(o, (n_on + 1) * sizeof(*o->vms)); /* the proposed VMs: apply() */
     for (i = 0; o->vms && i < n_on; i++)
@@ -806,11 +827,27 @@ static struct estate *view_of(const struct estate *e, struct view *w, size_t ds)
     }
     for (size_t k = 0; k < n; k++)
         w->ds_map[w->kept[k]] = EST_NONE;
-    if (!est_failed(o) && o->datastores && i == n_on)
+    if (!est_failed(o) && o->datastores && i == n_on && named)
         return o;
 fail:
     est_free(o);
     return NULL;
+}
+
+size_t chk_judge_datastores(const struct chk_site *site, size_t ds)
+{
+    struct view w;
+    struct estate *o;
+    size_t n = 0;
+
+    if (ds >= site->estate->n_datastores || view_make(site->estate, site->ds_vms, &w) < 0)
+        return 0;
+    if ((o = view_of(site->estate, &w, ds)))
+        n = o->n_datastores;
+    if (o)
+        est_free(o);
+    view_free(&w);
+    return n;
 }
 
 /* e with the proposal placed on datastore ds: the judge's estate (view_of()), whose datastore 0
@@ -1610,8 +1647,11 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
         if (json_array_append(list, cands[i].item) < 0)
             rc = -ENOMEM;
     if (rc == 0)
-        *answer = json_pack("{s:O, s:O, s:I, s:o, s:I, s:o, s:s?, s:s, s:O}", "candidates",
+        /* rejected_truncated: a client that reads only the list learns it is cut (the default
+         * 100 cuts it beyond 100 datastores rejected). */
+        *answer = json_pack("{s:O, s:O, s:I, s:b, s:o, s:I, s:o, s:s?, s:s, s:O}", "candidates",
                             list, "rejected", no.listed, "total_rejected", (json_int_t)no.total,
+                            "rejected_truncated", json_array_size(no.listed) < no.total,
                             "rejected_by_reason", kinds_json(&no), "total_candidates",
                             (json_int_t)n_cands, "proposal", chk_proposal_json(p), "cluster",
                             cluster, "fail_on", vsl_severity_name(p->fail_on), "snapshots",

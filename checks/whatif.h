@@ -114,4 +114,9 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
                   const struct chk_proposal *p, const char *cluster, int limit,
                   size_t max_rejected, int64_t now, json_t **answer, char *err, size_t errlen);
 
+/* How many datastores the estate a placement judges datastore ds of site's estate over holds
+ * (the target and those its VMs name; a pool behind it adds only the names of the ones it
+ * backs), 0 when out of memory: what one judge costs, so that tests can hold it to its size. */
+size_t chk_judge_datastores(const struct chk_site *site, size_t ds);
+
 #endif

@@ -152,6 +152,11 @@ struct est_pool {
     const char *array_error;        /* the array's last poll failed: why; NULL when it worked */
     size_t *datastores;             /* the datastores it backs, indexes into estate.datastores */
     size_t n_datastores;
+    /* NULL, or (a what-if judge's estate, which holds only the datastore judged) the names of
+     * the n_datastores datastores it backs, in place of datastores: the pool's message names
+     * them all, and copying each into the judge made a placement O(n^2) behind one pool.
+     * chk_pool_datastore() reads either. */
+    const char *const *datastore_names;
 };
 
 /* A port of a configured array: a Fibre Channel port a path of this vCenter's hosts ends at

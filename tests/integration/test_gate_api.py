@@ -207,6 +207,20 @@ def test_placement_thin_proposal_ranked_by_overcommit(srv):
     ('disks_gb=1&limit=0', 400, 'parameter limit'),
     ('disks_gb=1&rejected_limit=-1', 400, "parameter rejected_limit: '-1' is not a whole number"),
     ('disks_gb=1&rejected_limit=some', 400, 'from 0 to 1000000, or all'),
+    # Digits or all, nothing strtol would also take, and empty is not the default (issue 23).
+    ('disks_gb=1&rejected_limit=%2B5', 400, "parameter rejected_limit: '+5' is not a whole"),
+    ('disks_gb=1&rejected_limit=%205', 400, "parameter rejected_limit: ' 5' is not a whole"),
+    ('disks_gb=1&rejected_limit=-0', 400, "parameter rejected_limit: '-0' is not a whole"),
+    ('disks_gb=1&rejected_limit=', 400, "parameter rejected_limit: '' is not a whole number"),
+    ('disks_gb=1&rejected_limit=5x', 400, "parameter rejected_limit: '5x' is not a whole"),
+    ('disks_gb=1&vms=%2B2', 400, "parameter vms: '+2' is not a whole number from 1 to"),
+    ('disks_gb=1&vms=', 400, "parameter vms: '' is not a whole number from 1 to"),
+    ('disks_gb=1&max_age_s=%2060', 400, "parameter max_age_s: ' 60' is not a whole number"),
+    # Given twice: the first was taken and the second dropped without a word (issue 23).
+    ('disks_gb=1&rejected_limit=all&rejected_limit=5', 400,
+     'parameter rejected_limit: given more than once'),
+    ('disks_gb=1&vms=2&vms=3', 400, 'parameter vms: given more than once'),
+    ('disks_gb=1&disks_gb=2', 400, 'parameter disks_gb: given more than once'),
     ('disks_gb=1&bogus=1', 400, 'parameter bogus: unknown parameter'),
     ('disks_gb=1&cluster=nope', 404, 'no cluster named nope'),
     ('disks_gb=1&datastore_cluster=nope', 404, 'no datastore cluster named nope'),
@@ -334,10 +348,13 @@ def test_served_placement_lists_rejected_up_to_the_limit(stale_srv):
     every = placement(stale_srv, 'disks_gb=1&rejected_limit=all')
     assert [r['datastore'] for r in every['rejected']] == \
         [r['datastore'] for r in placement(stale_srv, 'disks_gb=1')['rejected']]
-    for n in (0, 3):
+    assert every['rejected_truncated'] is False
+    for n in (0, 3, 9):
         ans = placement(stale_srv, 'disks_gb=1&rejected_limit=%d' % n)
         assert ans['rejected'] == every['rejected'][:n]
         assert ans['total_rejected'] == 9 and ans['total_candidates'] == 0
+        # Cut short is said, not left to the client to work out (issue 23).
+        assert ans['rejected_truncated'] is (n < 9)
         assert ans['rejected_by_reason'] == every['rejected_by_reason']
 
 

@@ -440,10 +440,12 @@ TEST(test_placement_rejected_bounded_and_counted)
     static const struct {
         size_t max;
         const char *listed;
+        int truncated;
     } rows[] = {
-        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone"},
-        {2, "ds-free ds-vms"},
-        {0, ""},
+        {SIZE_MAX, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone", 0},
+        {7, "ds-free ds-vms ds-thin ds-pod-a ds-pod-b ds-dead ds-gone", 0},
+        {2, "ds-free ds-vms", 1},
+        {0, "", 1},
     };
     struct chk_config cfg;
     struct chk_site site = {.estate = &est, .max_age_s = 600};
@@ -467,6 +469,9 @@ TEST(test_placement_rejected_bounded_and_counted)
         }
         assert_string_equal(got, rows[row].listed);
         assert_int_equal(json_integer_value(json_object_get(ans, "total_rejected")), 7);
+        assert_int_equal(json_is_true(json_object_get(ans, "rejected_truncated")),
+                         rows[row].truncated);
+        assert_true(json_is_boolean(json_object_get(ans, "rejected_truncated")));
         assert_int_equal(json_integer_value(json_object_get(ans, "total_candidates")), 0);
         got[0] = '\0';
         json_array_foreach(json_object_get(ans, "rejected_by_reason"), i, x) {
@@ -616,6 +621,66 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
     ds[FREE].pools = NULL;
     ds[FREE].pool_thin = NULL;
     ds[FREE].n_pools = 0;
+}
+
+/* Issue 23: a pool behind every one of 2,000 datastores (a Unity pool under many LUNs) adds
+ * none of them to the estate a datastore is judged over: the judge of ds-0 holds ds-0 and ds-5,
+ * which a VM on it spans, and that of ds-7 holds ds-7 alone (each judge had copied all 2,000,
+ * which made a placement O(n^2)). The pool's message still names the datastores it backs. */
+TEST(test_pool_view_stays_small)
+{
+    enum { N_BIG = 2000 };
+    static struct est_datastore big[N_BIG];
+    static char names[N_BIG][16], morefs[N_BIG][16];
+    static size_t backs[N_BIG], zero = 0, where[] = {0, 5};
+    static int thin = 1;
+    static struct est_disk disks[] = {
+        {.key = 2000, .label = "a", .datastore = 0, .capacity_bytes = GIB, .format = "thin",
+         .controller = EST_NONE},
+        {.key = 2001, .label = "b", .datastore = 5, .capacity_bytes = GIB, .format = "thin",
+         .controller = EST_NONE}};
+    static struct est_vm vm = {.moref = "vm-1", .name = "vm-1", .power_state = "poweredOn",
+                               .ft_state = "notConfigured", .hw_version = 13, .host = EST_NONE,
+                               .config_datastore = 0, .datastores = where, .n_datastores = 2,
+                               .disks = disks, .n_disks = 2};
+    static struct est_pool pool = {.array = "unity1", .array_type = "unity", .id = "pool_1",
+                                   .name = "pool-a", .size_total = 1000 * GIB,
+                                   .size_free = 200 * GIB, .size_used = 800 * GIB,
+                                   .size_subscribed = EST_UNKNOWN,
+                                   .snap_size_used = EST_UNKNOWN, .alert_threshold = 70,
+                                   .health = 5, .datastores = backs, .n_datastores = N_BIG};
+    struct estate e = {.vcenter = "vc", .polled_ms = (NOW - 60) * 1000, .datastores = big,
+                       .n_datastores = N_BIG, .pools = &pool, .n_pools = 1, .vms = &vm,
+                       .n_vms = 1};
+    struct chk_site site = {.estate = &e, .max_age_s = 600};
+    struct chk_config cfg;
+    struct chk_proposal p = proposal("ds-0", 0, "1", CHK_DISK_THIN);
+    json_t *ans = NULL;
+    char err[256];
+
+    (void)state;
+    for (size_t i = 0; i < N_BIG; i++) {
+        snprintf(names[i], sizeof(names[i]), "ds-%zu", i);
+        snprintf(morefs[i], sizeof(morefs[i]), "m-ds-%zu", i);
+        big[i] = (struct est_datastore)DS("", 50);
+        big[i].name = names[i];
+        big[i].moref = morefs[i];
+        big[i].pools = &zero;
+        big[i].pool_thin = &thin;
+        big[i].n_pools = 1;
+        backs[i] = i;
+    }
+    assert_int_equal(chk_judge_datastores(&site, 0), 2);
+    assert_int_equal(chk_judge_datastores(&site, 7), 1);
+    assert_int_equal(chk_config_init(&cfg), 0);
+    if (chk_gate(&cfg, &site, 1, &p, NOW, &ans, err, sizeof(err)) < 0)
+        fail_msg("chk_gate: %s", err);
+    const char *msg = json_string_value(
+        json_object_get(json_array_get(json_object_get(ans, "reasons"), 0), "message"));
+    if (!msg || !strstr(msg, "pool pool-a of array unity1 has 20.0 % free") ||
+        !strstr(msg, "; it backs ds-0, ds-1, ds-2, ds-3, "))
+        fail_msg("the pool's message does not name its datastores: '%s'", msg ? msg : "");
+    json_decref(ans);
 }
 
 int main(void)
