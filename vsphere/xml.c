@@ -90,7 +90,7 @@ static int wanted_device(const char *type, size_t len)
  * tokenizer does not apply to SAX callbacks: without them, 4 million nested elements or one
  * text of max_pending bytes (or any length, parsing a whole document) would all be built. */
 #define MAX_DEPTH 256
-#define MAX_TEXT 10000000 /* bytes: "10 MB" */
+#define MAX_TEXT  10000000 /* bytes: "10 MB" */
 
 /* Under AddressSanitizer, what a reset gives back is poisoned until it is allocated again, so
  * a pointer into an object kept past its callback is reported where it is read. */
@@ -104,10 +104,10 @@ static int wanted_device(const char *type, size_t len)
 #endif
 #ifdef VSL_ASAN
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
-#define POISON(p, n) ((void)(p), (void)(n))
+#define POISON(p, n)   ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 

@@ -797,7 +797,8 @@ static void test_tree_limits(void **state)
         /* Below a left-out <durableName> inside an object. */
         vsl_buf_reset(&doc);
         assert_int_equal(vsl_buf_printf(&doc, "<Envelope><Body><R><returnval><objects>"
-                                              "<durableName xmlns=\"urn:vim25\">"), 0);
+                                              "<durableName xmlns=\"urn:vim25\">"),
+                         0);
         for (int i = 6; i < 257; i++)
             assert_int_equal(vsl_buf_printf(&doc, "<data>"), 0);
         int r = parse_limited(doc.data, doc.len, streaming, msg, sizeof(msg));
@@ -808,11 +809,13 @@ static void test_tree_limits(void **state)
             vsl_buf_reset(&doc);
             /* in pieces, around entities, as the limit counts the joined text */
             assert_int_equal(vsl_buf_printf(&doc, "<Envelope><Body><R><returnval>\n<objects>"
-                                                  "<t>&amp;"), 0);
+                                                  "<t>&amp;"),
+                             0);
             for (size_t i = 2; i < len; i++)
                 assert_int_equal(vsl_buf_add(&doc, "t", 1), 0);
             assert_int_equal(vsl_buf_printf(&doc, "&lt;</t></objects></returnval></R></Body>"
-                                                  "</Envelope>"), 0);
+                                                  "</Envelope>"),
+                             0);
             r = parse_limited(doc.data, doc.len, streaming, msg, sizeof(msg));
             if (len == 10000000) {
                 assert_int_equal(r, 0);
@@ -850,7 +853,8 @@ static void test_tree_deep_val(void **state)
     for (int d = 6; d < 65; d++)
         assert_int_equal(vsl_buf_printf(&doc, "<a>"), 0);
     assert_int_equal(vsl_buf_printf(&doc, "<val><ScsiLun><canonicalName>naa.1</canonicalName>"
-                                          "</ScsiLun></val>"), 0);
+                                          "</ScsiLun></val>"),
+                     0);
     for (int d = 6; d < 65; d++)
         assert_int_equal(vsl_buf_printf(&doc, "</a>"), 0);
     assert_int_equal(vsl_buf_printf(&doc, "</objects></returnval></R></Body></Envelope>"), 0);
@@ -858,7 +862,6 @@ static void test_tree_deep_val(void **state)
     vsl_buf_free(&doc);
     (void)state;
 }
-
 
 /* Inside an object, the byte arrays no decoder reads (a LUN's durableName, alternateName,
  * standardInquiry, descriptor) are parsed but left out of the tree; everything around them
