@@ -246,6 +246,22 @@ size_t vim_xml_arena_bytes(const struct vim_xml *x)
     return n;
 }
 
+/* Frees b, a block larger than BLOCK_SIZE that held only the text being read (nothing else
+ * points into it), and returns the block before it in the chain (NULL: it was the first). */
+static struct block *drop_block(struct vim_xml *x, struct block *b)
+{
+    struct block *prev = NULL;
+
+    for (struct block *p = x->first; p != b; p = p->next)
+        prev = p;
+    if (prev)
+        prev->next = b->next;
+    else
+        x->first = b->next;
+    free(b);
+    return prev;
+}
+
 /* Memory ran out while building: the parse ends with that error. */
 static void out_of_memory(struct vim_xml *x)
 {
@@ -273,8 +289,13 @@ static void end_text(struct vim_xml *x, int had_child)
         return;
     if (had_child && all_blank(x->text_node->text)) {
         x->text_node->text = NULL;
-        x->cur->used = x->text_at;
-        POISON(x->cur->data + x->text_at, x->cur->size - x->text_at);
+        /* A long one moved to a block of its own: that block goes. */
+        if (x->text_at == 0 && x->cur->size > BLOCK_SIZE) {
+            x->cur = drop_block(x, x->cur);
+        } else {
+            x->cur->used = x->text_at;
+            POISON(x->cur->data + x->text_at, x->cur->size - x->text_at);
+        }
     } else {
         x->cur->used = x->text_at + x->text_len + 1;
     }
@@ -334,6 +355,8 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
         UNPOISON(x->cur->data, x->text_len);
         memcpy(x->cur->data, old, x->text_len);
         from->used = x->text_at;
+        if (x->text_at == 0 && from->size > BLOCK_SIZE)
+            drop_block(x, from); /* held this text alone, from an earlier move */
         x->text_at = 0;
         f->node->text = x->cur->data;
     }
