@@ -849,7 +849,8 @@ static void test_tree_deep_val(void **state)
     struct vsl_buf doc;
 
     vsl_buf_init(&doc, 1u << 20);
-    assert_int_equal(vsl_buf_printf(&doc, "<Envelope><Body><R><returnval><objects>"), 0);
+    assert_int_equal(
+        vsl_buf_printf(&doc, "<Envelope xmlns=\"urn:vim25\"><Body><R><returnval><objects>"), 0);
     for (int d = 6; d < 65; d++)
         assert_int_equal(vsl_buf_printf(&doc, "<a>"), 0);
     assert_int_equal(vsl_buf_printf(&doc, "<val><ScsiLun><canonicalName>naa.1</canonicalName>"
