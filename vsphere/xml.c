@@ -80,9 +80,36 @@ static int wanted_device(const char *type, size_t len)
 }
 
 /* The tree's memory: blocks that each parse allocates from and gives back to a mark, so an
- * emitted object costs no malloc per element and no free walk. A block that a reset leaves
- * behind stays in the chain and is reused by what comes next. */
+ * emitted object costs no malloc per element and no free walk. A block of BLOCK_SIZE that a
+ * reset leaves behind stays in the chain and is reused by what comes next; a larger one (made
+ * for a long text) is freed by the reset, so one big text does not stay held for the rest of the
+ * parse, nor do texts of varying sizes pile up blocks that fit none of the next ones. */
 #define BLOCK_SIZE (64u << 10)
+
+/* The limits libxml2's own tree had (xmlParserMaxDepth, XML_MAX_TEXT_LENGTH) and that its
+ * tokenizer does not apply to SAX callbacks: without them, 4 million nested elements or one
+ * text of max_pending bytes (or any length, parsing a whole document) would all be built. */
+#define MAX_DEPTH 256
+#define MAX_TEXT  10000000 /* bytes: "10 MB" */
+
+/* Under AddressSanitizer, what a reset gives back is poisoned until it is allocated again, so
+ * a pointer into an object kept past its callback is reported where it is read. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VSL_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(VSL_ASAN)
+#define VSL_ASAN 1
+#endif
+#ifdef VSL_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n)   ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 struct block {
     struct block *next;
@@ -170,12 +197,14 @@ static void *arena_alloc(struct vim_xml *x, size_t len)
         size_t at = (x->cur->used + align - 1) & ~(align - 1);
         if (at <= x->cur->size && len <= x->cur->size - at) {
             x->cur->used = at + len;
+            UNPOISON(x->cur->data + at, len);
             return x->cur->data + at;
         }
     }
     if (next_block(x, len) < 0)
         return NULL;
     x->cur->used = len;
+    UNPOISON(x->cur->data, len);
     return x->cur->data;
 }
 
@@ -184,13 +213,53 @@ static struct mark arena_mark(const struct vim_xml *x)
     return (struct mark){x->cur, x->cur ? x->cur->used : 0};
 }
 
+/* Gives back what was allocated after m: the blocks after m's larger than BLOCK_SIZE are
+ * freed, the others kept for reuse (and poisoned under ASan). */
 static void arena_reset(struct vim_xml *x, struct mark m)
 {
+    struct block **link = m.block ? &m.block->next : &x->first;
+
     x->cur = m.block;
-    if (m.block)
+    if (m.block) {
         m.block->used = m.used;
-    else if (x->first)
-        x->first->used = 0;
+        POISON(m.block->data + m.used, m.block->size - m.used);
+    }
+    while (*link) {
+        struct block *b = *link;
+        if (b->size > BLOCK_SIZE) {
+            *link = b->next;
+            free(b);
+            continue;
+        }
+        b->used = 0;
+        POISON(b->data, b->size);
+        link = &b->next;
+    }
+}
+
+size_t vim_xml_arena_bytes(const struct vim_xml *x)
+{
+    size_t n = 0;
+
+    for (const struct block *b = x ? x->first : NULL; b; b = b->next)
+        n += sizeof(*b) + b->size;
+    return n;
+}
+
+/* Frees b, a block larger than BLOCK_SIZE that held only the text being read (nothing else
+ * points into it), and returns the block before it in the chain (NULL: it was the first). */
+static struct block *drop_block(struct vim_xml *x, struct block *b)
+{
+    struct block *prev = NULL;
+
+    for (struct block *p = x->first; p != b; p = p->next)
+        prev = p;
+    if (prev)
+        prev->next = b->next;
+    else
+        x->first = b->next;
+    free(b);
+    return prev;
 }
 
 /* Memory ran out while building: the parse ends with that error. */
@@ -212,16 +281,35 @@ static int all_blank(const char *s)
 }
 
 /* Ends the text being read: it keeps its NUL. Text that is only blanks, in an element that
- * has children, is the indentation between them and not the element's (as libxml2's
- * XML_PARSE_NOBLANKS did). */
+ * has children, is the indentation before them and not the element's (as libxml2's
+ * XML_PARSE_NOBLANKS did): its bytes are given back. */
 static void end_text(struct vim_xml *x, int had_child)
 {
     if (!x->text_node)
         return;
-    x->cur->used = x->text_at + x->text_len + 1;
-    if (had_child && all_blank(x->text_node->text))
+    if (had_child && all_blank(x->text_node->text)) {
         x->text_node->text = NULL;
+        /* A long one moved to a block of its own: that block goes. */
+        if (x->text_at == 0 && x->cur->size > BLOCK_SIZE) {
+            x->cur = drop_block(x, x->cur);
+        } else {
+            x->cur->used = x->text_at;
+            POISON(x->cur->data + x->text_at, x->cur->size - x->text_at);
+        }
+    } else {
+        x->cur->used = x->text_at + x->text_len + 1;
+    }
     x->text_node = NULL;
+}
+
+/* A limit of the input is passed: the parse ends with err and "line N: " what. */
+static void over_limit(struct vim_xml *x, int err, const char *what)
+{
+    if (!x->err) {
+        x->err = err;
+        snprintf(x->msg, sizeof(x->msg), "line %d: %s", xmlSAX2GetLineNumber(x->ctxt), what);
+    }
+    xmlStopParser(x->ctxt);
 }
 
 /* The text of an element comes in pieces (around entities, across chunks, CDATA): each is
@@ -233,9 +321,11 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
 
     if (x->err || x->skip > 0 || !f || !f->node || len <= 0)
         return;
-    /* After a child element, text is not the element's value (the decoders read leaves);
-     * around a child left out of the tree it is, joined, as libxml2's tree had it. */
-    if (f->last)
+    /* After a child element (built, left out, or consumed by a callback), text is not the
+     * element's value: the decoders read leaves, and the text between emitted objects would
+     * otherwise be allocated in their parent, above the next object's mark, for the whole
+     * parse. */
+    if (f->had_child)
         return;
     if (x->text_node != f->node) {
         char *t = arena_alloc(x, 1);
@@ -249,6 +339,12 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
         f->node->text = t;
     }
     size_t n = (size_t)len;
+    if (n > MAX_TEXT - x->text_len) {
+        /* -VSL_EXML as libxml2's tree had it ("huge text node"): a host's answer with one
+         * (an esxcli one) is that host's gap, where -VSL_ETOOBIG would end the collect. */
+        over_limit(x, -VSL_EXML, "a text longer than 10 MB");
+        return;
+    }
     if (x->cur->size - x->text_at - x->text_len - 1 < n) {
         /* Moved whole to a block with room, twice what it needs as a growing buffer does (an
          * esxcli answer is one long text); the old copy is given back. */
@@ -256,12 +352,16 @@ static void add_text(struct vim_xml *x, const xmlChar *ch, int len)
         struct block *from = x->cur;
         if (next_block(x, 2 * (x->text_len + n + 1)) < 0)
             goto nomem;
+        UNPOISON(x->cur->data, x->text_len);
         memcpy(x->cur->data, old, x->text_len);
         from->used = x->text_at;
+        if (x->text_at == 0 && from->size > BLOCK_SIZE)
+            drop_block(x, from); /* held this text alone, from an earlier move */
         x->text_at = 0;
         f->node->text = x->cur->data;
     }
     char *at = x->cur->data + x->text_at + x->text_len;
+    UNPOISON(at, n + 1);
     memcpy(at, ch, n);
     at[n] = '\0';
     x->text_len += n;
@@ -396,6 +496,10 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     (void)nb_defaulted;
     if (x->err)
         return;
+    if (x->depth + x->skip >= MAX_DEPTH) {
+        over_limit(x, -VSL_EXML, "elements nested deeper than 256");
+        return;
+    }
     if (x->skip > 0) {
         x->skip++;
         return;
@@ -425,6 +529,8 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
         goto nomem;
     if (push(x, node, m) < 0)
         goto nomem;
+    /* push() may have moved the stack: the parent's frame is looked up again. */
+    parent = x->depth > 1 ? &x->stack[x->depth - 2] : NULL;
     /* A property's <val> inside an object (its propSet at or below the emitted depth). */
     if (x->fn && !x->filter && localname == x->val_name && uri == x->vim_ns &&
         x->depth > x->emit_depth && (x->filter = filter_for(x, parent ? parent->node : NULL)))

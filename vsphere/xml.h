@@ -45,6 +45,9 @@ struct vim_node *vim_xml_root(struct vim_xml *x);
 /* "line N: message" for the first parse error, or the callback's error; never NULL. */
 const char *vim_xml_error(struct vim_xml *x);
 void vim_xml_free(struct vim_xml *x); /* NULL is a no-op */
+/* The bytes the tree's arena holds now (allocated from it or kept for reuse), for tests of
+ * its bounds; 0 for NULL. */
+size_t vim_xml_arena_bytes(const struct vim_xml *x);
 
 /* Parses a whole in-memory document with the same streaming machinery (tests, esxcli). */
 int vim_xml_parse_all(const char *data, size_t len, int emit_depth, vim_xml_emit_fn fn, void *ctx,
