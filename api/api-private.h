@@ -250,8 +250,10 @@ int api_work_new(unsigned threads, unsigned queue, struct api_work **out);
  * api_deferred_run(r); -EAGAIN when queue requests already wait, -ESHUTDOWN when the threads
  * are stopping: then nothing was suspended and r is still the caller's. */
 int api_work_submit(struct api_work *w, struct api_req *r);
-/* Requests waiting and running now, and refused since the start (for /metrics). */
-void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused);
+/* Requests waiting and running now, refused since the start, and skipped because their client
+ * had left while they waited (for /metrics). */
+void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused,
+                     uint64_t *abandoned);
 /* Lets the running handlers finish, answers those still waiting with api_deferred_cancel()
  * and ends the threads: before MHD_stop_daemon(), which must find no suspended connection.
  * Later submits are refused. NULL is a no-op. */
@@ -263,6 +265,12 @@ void api_work_free(struct api_work *w);
 void api_deferred_run(struct api_req *r);
 /* api/http.c: answers r 503 (the server is stopping) and resumes the connection. */
 void api_deferred_cancel(struct api_req *r);
+/* api/http.c: whether r's client has gone (the relay ended libmicrohttpd's side of the
+ * connection, a suspended connection's socket stays open), so its answer would be read by no
+ * one. */
+int api_deferred_client_gone(const struct api_req *r);
+/* api/http.c: ends r unanswered (its claims released, the connection resumed and closed). */
+void api_deferred_drop(struct api_req *r);
 
 /* ---- the estate shared by the what-if requests (api/estates.c) ---- */
 struct api_estates;

@@ -1,9 +1,11 @@
 /* The libmicrohttpd side of the API: listening socket, thread pool and limits, the route
  * table, bearer-token checks, query parameters and the few respond helpers every handler uses. */
+#define _GNU_SOURCE /* POLLRDHUP */
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1074,6 +1076,25 @@ void api_deferred_run(struct api_req *r)
 void api_deferred_cancel(struct api_req *r)
 {
     deferred_end(r, stopping(r));
+}
+
+/* The relay shuts its end of the socketpair for writing once the client has sent its last
+ * byte (a FIN, a close) or is gone (api/relay.c): libmicrohttpd, which reads the socket only
+ * while the connection is not suspended, would see the end and close the connection as a
+ * client's abort once resumed, whatever the handler answered; that is read here without
+ * taking a byte (POLLRDHUP, even when more requests wait in the socket before the end). */
+int api_deferred_client_gone(const struct api_req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLIN | POLLRDHUP};
+
+    return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+void api_deferred_drop(struct api_req *r)
+{
+    deferred_end(r, MHD_NO);
 }
 
 /* *gone: r was handed to a thread of api/work.c (defer()). */
