@@ -19,7 +19,7 @@ import time
 import pytest
 
 from apilib import serving
-from simlib import Sim, vcenter
+from simlib import Sim, vcenter, vslint
 
 PLACEMENT = '/api/v1/placement?disks_gb=12&limit=5'
 
@@ -292,3 +292,27 @@ def test_clients_that_left_do_not_hold_the_queue(sim, workspace, slow_placements
         # Behind the eight it would come after four rounds of two and its own (15 s); behind
         # the two that ran, after about 6 s.
         assert took < 10, 'the live placement came after %.1f s' % took
+
+
+def test_gate_cli_waits_while_the_queue_is_full(sim, workspace, slow_placements):
+    """18 placements of 1.5 s fill both threads and the queue; `vslint gate --server` asked
+    then is answered 503 busy with Retry-After, says on stderr that it waits, tries again and
+    gives the gate's answer once the queue has room. Before, it exited 2 at the first 503."""
+    slow_placements(1500)
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
+                 extra='max_connections_per_address = 64\n') as srv:
+        placements = []
+        for _ in range(18):
+            placements.append(Asked(srv.port, PLACEMENT))
+            time.sleep(0.01)
+        time.sleep(0.3)
+        res = vslint('gate', '--server', 'http://127.0.0.1:%d' % srv.port,
+                     '--datastore', 'ds-gate-free', '--disk-gb', '12', timeout=120)
+        for a in placements:
+            a.wait()
+        assert res.returncode == 0, (res.returncode, res.stderr)
+        assert ('/api/v1/gate answered 503: 16 placement, gate or plan requests wait already; '
+                'try again in 2 s; trying again in 2 s (try 2 of 5)') in res.stderr, res.stderr
+        assert all(placed(a) for a in placements), [(a.status, a.error) for a in placements]
+        m = srv.get('/metrics').body
+        assert 'vslint_http_long_requests_refused_total 0\n' not in m, m[-2000:]
