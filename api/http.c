@@ -1037,6 +1037,12 @@ static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
 {
     struct api_server *s = r->srv;
 
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci && ci->socket_context) { /* the door's hold (on_connection()) */
+        memcpy(r->addr, api_hold_address(ci->socket_context), sizeof(r->addr));
+        r->has_addr = 1;
+    }
     r->deferred = h;
     atomic_fetch_add(&s->deferred_open, 1);
     int rc = api_work_submit(s->work, r);
@@ -1049,6 +1055,11 @@ static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
     r->retry_after_s = API_WORK_RETRY_S;
     if (rc == -ESHUTDOWN)
         return stopping(r);
+    if (rc == -EUSERS)
+        return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
+                                 "%d placement, gate or plan requests from this address wait "
+                                 "already (half of the queue); try again in %d s",
+                                 API_WORK_PER_ADDRESS, API_WORK_RETRY_S);
     return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
                              "%d placement, gate or plan requests wait already; try again in %d s",
                              API_WORK_QUEUE, API_WORK_RETRY_S);

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api-private.h"
 #include "util/worker.h"
@@ -87,6 +88,20 @@ fail_alloc:
     return r;
 }
 
+/* How many of the waiting requests are from r's address; under mu. */
+static size_t waiting_from(const struct api_work *w, const struct api_req *r)
+{
+    size_t k = 0;
+
+    if (!r->has_addr)
+        return 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const struct api_req *q = w->ring[(w->head + i) % w->cap];
+        k += q->has_addr && !memcmp(q->addr, r->addr, sizeof(r->addr));
+    }
+    return k;
+}
+
 int api_work_submit(struct api_work *w, struct api_req *r)
 {
     int rc = 0;
@@ -95,6 +110,9 @@ int api_work_submit(struct api_work *w, struct api_req *r)
     if (w->stopping || w->n == w->cap) {
         w->refused++;
         rc = w->stopping ? -ESHUTDOWN : -EAGAIN;
+    } else if (waiting_from(w, r) >= API_WORK_PER_ADDRESS) {
+        w->refused++;
+        rc = -EUSERS;
     } else {
         /* Suspended before a thread can see it: the thread resumes it when done, perhaps
          * before the access handler that calls this has returned (libmicrohttpd allows it). */
