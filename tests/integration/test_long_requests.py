@@ -73,6 +73,18 @@ def ask(port, path):
     return Asked(port, path).wait()
 
 
+def ask_and_leave(port, n, after):
+    """n clients each send a placement and close their connection after seconds."""
+    gone = []
+    for _ in range(n):
+        s = socket.create_connection(('127.0.0.1', port))
+        s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % PLACEMENT).encode())
+        gone.append(s)
+    time.sleep(after)
+    for s in gone:
+        s.close()
+
+
 def placed(a):
     """Whether a is a whole placement answer."""
     return a.error is None and a.status == 200 and 'candidates' in a.json
@@ -193,14 +205,7 @@ def test_client_gone_mid_placement_leaves_the_daemon_healthy(sim, workspace, slo
         before = sockets(pid)
         waiting = Asked(srv.port, PLACEMENT)
         time.sleep(0.1)
-        gone = []
-        for _ in range(4):
-            s = socket.create_connection(('127.0.0.1', srv.port))
-            s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % PLACEMENT).encode())
-            gone.append(s)
-        time.sleep(0.5)
-        for s in gone:
-            s.close()
+        ask_and_leave(srv.port, 4, 0.5)
         summary = ask(srv.port, '/api/v1/summary')
         waiting.wait()
         assert summary.status == 200, (summary.status, summary.error)
@@ -275,14 +280,7 @@ def test_clients_that_left_do_not_hold_the_queue(sim, workspace, slow_placements
     slow_placements(3000)
     with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
                  extra='max_connections_per_address = 64\n') as srv:
-        gone = []
-        for _ in range(8):
-            s = socket.create_connection(('127.0.0.1', srv.port))
-            s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % PLACEMENT).encode())
-            gone.append(s)
-        time.sleep(0.3)
-        for s in gone:
-            s.close()
+        ask_and_leave(srv.port, 8, 0.3)
         time.sleep(0.2)
         t0 = time.monotonic()
         live = Asked(srv.port, PLACEMENT).wait()
