@@ -35,6 +35,9 @@
 #define API_WORK_THREADS 2
 #define API_WORK_QUEUE   16
 #define API_WORK_RETRY_S 2
+/* How many of the waiting requests one client address may hold: half, so that one address
+ * (a pipeline retrying, a script in a loop) cannot refuse everyone else. */
+#define API_WORK_PER_ADDRESS (API_WORK_QUEUE / 2)
 /* At a stop, how long the answers of the long requests that just finished may take to go out. */
 #define API_STOP_DRAIN_MS 5000
 
@@ -79,6 +82,9 @@ struct api_hold;
 void api_door_relay_done(struct api_door *d, struct api_hold *h);
 /* libmicrohttpd started the connection on its end fd: its hold (NULL when none is known). */
 struct api_hold *api_door_claim(struct api_door *d, int fd);
+/* The client address of a hold libmicrohttpd claimed (16 bytes, as the door counts it); it
+ * does not change while libmicrohttpd holds the connection. */
+const unsigned char *api_hold_address(const struct api_hold *h);
 /* libmicrohttpd is done with the connection of h (claimed). */
 void api_door_mhd_done(struct api_door *d, struct api_hold *h);
 /* The whole answer "HTTP/1.1 status ..." with {"error":{code, message}} and Connection: close,
@@ -136,6 +142,8 @@ struct api_req {
     int deferred_done;
     unsigned deferred_status;
     struct MHD_Response *deferred_resp;
+    unsigned char addr[16]; /* the client's address (IPv4 mapped), when has_addr */
+    int has_addr;
     unsigned retry_after_s; /* a 503 says Retry-After: this many seconds (0: nothing) */
     /* Why a parameter was refused, for api_fail(). */
     unsigned fail_status;
@@ -247,11 +255,14 @@ struct api_work;
 /* threads threads, at most queue requests waiting for them. 0 or a negative error. */
 int api_work_new(unsigned threads, unsigned queue, struct api_work **out);
 /* Suspends r's connection (from its access handler) and hands r to a thread, which calls
- * api_deferred_run(r); -EAGAIN when queue requests already wait, -ESHUTDOWN when the threads
+ * api_deferred_run(r); -EAGAIN when queue requests already wait, -EUSERS when
+ * API_WORK_PER_ADDRESS of them are from r's address (r->has_addr), -ESHUTDOWN when the threads
  * are stopping: then nothing was suspended and r is still the caller's. */
 int api_work_submit(struct api_work *w, struct api_req *r);
-/* Requests waiting and running now, and refused since the start (for /metrics). */
-void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused);
+/* Requests waiting and running now, refused since the start, and skipped because their client
+ * had left while they waited (for /metrics). */
+void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused,
+                     uint64_t *abandoned);
 /* Lets the running handlers finish, answers those still waiting with api_deferred_cancel()
  * and ends the threads: before MHD_stop_daemon(), which must find no suspended connection.
  * Later submits are refused. NULL is a no-op. */
@@ -263,6 +274,12 @@ void api_work_free(struct api_work *w);
 void api_deferred_run(struct api_req *r);
 /* api/http.c: answers r 503 (the server is stopping) and resumes the connection. */
 void api_deferred_cancel(struct api_req *r);
+/* api/http.c: whether r's client has gone (the relay ended libmicrohttpd's side of the
+ * connection, a suspended connection's socket stays open), so its answer would be read by no
+ * one. */
+int api_deferred_client_gone(const struct api_req *r);
+/* api/http.c: ends r unanswered (its claims released, the connection resumed and closed). */
+void api_deferred_drop(struct api_req *r);
 
 /* ---- the estate shared by the what-if requests (api/estates.c) ---- */
 struct api_estates;

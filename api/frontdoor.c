@@ -271,6 +271,11 @@ struct api_hold *api_door_claim(struct api_door *d, int fd)
     return h;
 }
 
+const unsigned char *api_hold_address(const struct api_hold *h)
+{
+    return h->a;
+}
+
 void api_door_mhd_done(struct api_door *d, struct api_hold *h)
 {
     pthread_mutex_lock(&d->mu);

@@ -1,9 +1,11 @@
 /* The libmicrohttpd side of the API: listening socket, thread pool and limits, the route
  * table, bearer-token checks, query parameters and the few respond helpers every handler uses. */
+#define _GNU_SOURCE /* POLLRDHUP */
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1044,6 +1046,12 @@ static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
 {
     struct api_server *s = r->srv;
 
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci && ci->socket_context) { /* the door's hold (on_connection()) */
+        memcpy(r->addr, api_hold_address(ci->socket_context), sizeof(r->addr));
+        r->has_addr = 1;
+    }
     r->deferred = h;
     atomic_fetch_add(&s->deferred_open, 1);
     int rc = api_work_submit(s->work, r);
@@ -1056,6 +1064,11 @@ static enum MHD_Result defer(struct api_req *r, api_handler h, int *gone)
     r->retry_after_s = API_WORK_RETRY_S;
     if (rc == -ESHUTDOWN)
         return stopping(r);
+    if (rc == -EUSERS)
+        return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
+                                 "%d placement, gate or plan requests from this address wait "
+                                 "already (half of the queue); try again in %d s",
+                                 API_WORK_PER_ADDRESS, API_WORK_RETRY_S);
     return api_respond_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
                              "%d placement, gate or plan requests wait already; try again in %d s",
                              API_WORK_QUEUE, API_WORK_RETRY_S);
@@ -1083,6 +1096,25 @@ void api_deferred_run(struct api_req *r)
 void api_deferred_cancel(struct api_req *r)
 {
     deferred_end(r, stopping(r));
+}
+
+/* The relay shuts its end of the socketpair for writing once the client has sent its last
+ * byte (a FIN, a close) or is gone (api/relay.c): libmicrohttpd, which reads the socket only
+ * while the connection is not suspended, would see the end and close the connection as a
+ * client's abort once resumed, whatever the handler answered; that is read here without
+ * taking a byte (POLLRDHUP, even when more requests wait in the socket before the end). */
+int api_deferred_client_gone(const struct api_req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLIN | POLLRDHUP};
+
+    return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+void api_deferred_drop(struct api_req *r)
+{
+    deferred_end(r, MHD_NO);
 }
 
 /* *gone: r was handed to a thread of api/work.c (defer()). */

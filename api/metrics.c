@@ -467,9 +467,9 @@ static int db_part(struct api_req *r, struct db *db, struct api_piece *p)
 /* The long requests' queue (api/work.c): how full it is, and how often it was too full. */
 static int long_requests(struct api_req *r, struct vsl_buf *b)
 {
-    uint64_t waiting, running, refused;
+    uint64_t waiting, running, refused, abandoned;
 
-    api_work_counts(r->srv->work, &waiting, &running, &refused);
+    api_work_counts(r->srv->work, &waiting, &running, &refused, &abandoned);
     return vsl_buf_printf(
         b,
         "# HELP vslint_http_long_requests Placement, gate and plan requests running on their "
@@ -480,9 +480,13 @@ static int long_requests(struct api_req *r, struct vsl_buf *b)
         "# HELP vslint_http_long_requests_refused_total Placement, gate and plan requests "
         "answered 503 because %d waited already, or the server was stopping.\n"
         "# TYPE vslint_http_long_requests_refused_total counter\n"
-        "vslint_http_long_requests_refused_total %llu\n",
+        "vslint_http_long_requests_refused_total %llu\n"
+        "# HELP vslint_http_long_requests_abandoned_total Placement, gate and plan requests "
+        "not run because their client had left while they waited.\n"
+        "# TYPE vslint_http_long_requests_abandoned_total counter\n"
+        "vslint_http_long_requests_abandoned_total %llu\n",
         API_WORK_QUEUE, (unsigned long long)running, (unsigned long long)waiting, API_WORK_QUEUE,
-        (unsigned long long)refused);
+        (unsigned long long)refused, (unsigned long long)abandoned);
 }
 
 enum MHD_Result api_h_metrics(struct api_req *r)

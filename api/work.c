@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api-private.h"
 #include "util/worker.h"
@@ -20,6 +21,7 @@ struct api_work {
     size_t running;
     int stopping; /* api_work_free() began: nothing more is taken */
     uint64_t refused;
+    uint64_t abandoned; /* skipped: the client had left while they waited */
 };
 
 static void *work_main(void *arg)
@@ -37,9 +39,17 @@ static void *work_main(void *arg)
         w->n--;
         w->running++;
         pthread_mutex_unlock(&w->mu);
-        api_deferred_run(r); /* r is libmicrohttpd's again once this returns */
+        /* A client that left (or timed out and retries) would otherwise hold a thread for
+         * the whole of a request nobody reads, and every live client behind it waits or is
+         * refused 503. Checked here, not while it runs: a running handler is not cut. */
+        int gone = api_deferred_client_gone(r);
+        if (gone)
+            api_deferred_drop(r);
+        else
+            api_deferred_run(r); /* r is libmicrohttpd's again once either returns */
         pthread_mutex_lock(&w->mu);
         w->running--;
+        w->abandoned += (uint64_t)gone;
     }
     pthread_mutex_unlock(&w->mu);
     return NULL; /* the thread's database closes with it (api_db(): a thread-specific key) */
@@ -78,6 +88,20 @@ fail_alloc:
     return r;
 }
 
+/* How many of the waiting requests are from r's address; under mu. */
+static size_t waiting_from(const struct api_work *w, const struct api_req *r)
+{
+    size_t k = 0;
+
+    if (!r->has_addr)
+        return 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const struct api_req *q = w->ring[(w->head + i) % w->cap];
+        k += q->has_addr && !memcmp(q->addr, r->addr, sizeof(r->addr));
+    }
+    return k;
+}
+
 int api_work_submit(struct api_work *w, struct api_req *r)
 {
     int rc = 0;
@@ -86,6 +110,9 @@ int api_work_submit(struct api_work *w, struct api_req *r)
     if (w->stopping || w->n == w->cap) {
         w->refused++;
         rc = w->stopping ? -ESHUTDOWN : -EAGAIN;
+    } else if (waiting_from(w, r) >= API_WORK_PER_ADDRESS) {
+        w->refused++;
+        rc = -EUSERS;
     } else {
         /* Suspended before a thread can see it: the thread resumes it when done, perhaps
          * before the access handler that calls this has returned (libmicrohttpd allows it). */
@@ -98,15 +125,17 @@ int api_work_submit(struct api_work *w, struct api_req *r)
     return rc;
 }
 
-void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused)
+void api_work_counts(struct api_work *w, uint64_t *waiting, uint64_t *running, uint64_t *refused,
+                     uint64_t *abandoned)
 {
-    *waiting = *running = *refused = 0;
+    *waiting = *running = *refused = *abandoned = 0;
     if (!w)
         return;
     pthread_mutex_lock(&w->mu);
     *waiting = w->n;
     *running = w->running;
     *refused = w->refused;
+    *abandoned = w->abandoned;
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -122,9 +151,22 @@ void api_work_stop(struct api_work *w)
      * answered 503 here, so that no connection stays suspended when libmicrohttpd stops. */
     for (size_t i = 0; i < w->nthreads; i++)
         vsl_worker_join(&w->threads[i]);
-    /* stopping refuses every submit now: nothing else touches the ring. */
-    for (; w->n; w->n--, w->head = (w->head + 1) % w->cap, w->refused++)
-        api_deferred_cancel(w->ring[w->head]);
+    /* stopping refuses every submit now, so nothing joins the ring; the counts are still read
+     * (/metrics, api_work_counts()) and refused counted (api_work_submit()) on
+     * libmicrohttpd's threads: under mu. Each is answered outside it, as the threads do. */
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        if (w->n == 0) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        struct api_req *r = w->ring[w->head];
+        w->head = (w->head + 1) % w->cap;
+        w->n--;
+        w->refused++;
+        pthread_mutex_unlock(&w->mu);
+        api_deferred_cancel(r);
+    }
 }
 
 void api_work_free(struct api_work *w)

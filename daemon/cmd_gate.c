@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checks/whatif.h"
 #include "daemon/cli.h"
@@ -21,6 +22,10 @@
 #include "util/log.h"
 
 #define ANSWER_MAX (16 << 20) /* a daemon's answer */
+/* 503 with Retry-After (the daemon's queue full, or stopping): asked at most this often, each
+ * wait the header's, at most GATE_RETRY_MAX_S (a pipeline step bounded to about 40 s). */
+#define GATE_TRIES 5
+#define GATE_RETRY_MAX_S 10
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
@@ -138,12 +143,31 @@ static int ask_server(const struct vsl_args *a, const struct chk_proposal *p, js
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (curl_easy_perform(c) != CURLE_OK) {
-        rc = fail("cannot ask %s: %s", url, cerr[0] ? cerr : "the request failed");
-        goto out;
+    /* A daemon whose placement, gate and plan queue is full (or that is stopping) answers
+     * 503 with Retry-After: waited for, a few times, as a pipeline would want, and said on
+     * stderr so that a slow gate is not a mystery; then the error as any other. */
+    for (int attempt = 1;; attempt++) {
+        curl_off_t wait_s = 0;
+        vsl_buf_reset(&resp);
+        json_decref(doc);
+        doc = NULL;
+        if (curl_easy_perform(c) != CURLE_OK) {
+            rc = fail("cannot ask %s: %s", url, cerr[0] ? cerr : "the request failed");
+            goto out;
+        }
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        doc = resp.data ? json_loadb(resp.data, resp.len, 0, NULL) : NULL;
+        if (status != 503 || attempt == GATE_TRIES ||
+            curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &wait_s) != CURLE_OK || wait_s <= 0)
+            break;
+        if (wait_s > GATE_RETRY_MAX_S)
+            wait_s = GATE_RETRY_MAX_S;
+        const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"),
+                                                            "message"));
+        fprintf(stderr, "vslint: %s answered 503: %s; trying again in %d s (try %d of %d)\n", url,
+                msg ? msg : "(no JSON error)", (int)wait_s, attempt + 1, GATE_TRIES);
+        sleep((unsigned)wait_s);
     }
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    doc = resp.data ? json_loadb(resp.data, resp.len, 0, NULL) : NULL;
     if (status != 200) {
         const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"),
                                                             "message"));

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from apilib import serving
-from simlib import Sim, vcenter
+from simlib import Sim, vcenter, vslint
 
 PLACEMENT = '/api/v1/placement?disks_gb=12&limit=5'
 
@@ -43,13 +43,14 @@ class Asked:
     """One request on its own connection, on a thread: status, headers, the JSON body (or the
     exception that cut it short) and when the answer was whole (time.monotonic())."""
 
-    def __init__(self, port, path, method='GET', body=None):
+    def __init__(self, port, path, method='GET', body=None, source='127.0.0.1'):
         self.status = self.headers = self.json = self.error = self.done = None
-        self.thread = threading.Thread(target=self._run, args=(port, path, method, body))
+        self.thread = threading.Thread(target=self._run, args=(port, path, method, body, source))
         self.thread.start()
 
-    def _run(self, port, path, method, body):
-        c = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    def _run(self, port, path, method, body, source):
+        # source: the client's address (any of 127.0.0.0/8 on Linux), for the per-address share
+        c = http.client.HTTPConnection('127.0.0.1', port, timeout=60, source_address=(source, 0))
         try:
             c.request(method, path, body=body, headers={'Connection': 'close'})
             r = c.getresponse()
@@ -70,6 +71,18 @@ class Asked:
 
 def ask(port, path):
     return Asked(port, path).wait()
+
+
+def ask_and_leave(port, n, after):
+    """n clients each send a placement and close their connection after seconds."""
+    gone = []
+    for _ in range(n):
+        s = socket.create_connection(('127.0.0.1', port))
+        s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % PLACEMENT).encode())
+        gone.append(s)
+    time.sleep(after)
+    for s in gone:
+        s.close()
 
 
 def placed(a):
@@ -192,14 +205,7 @@ def test_client_gone_mid_placement_leaves_the_daemon_healthy(sim, workspace, slo
         before = sockets(pid)
         waiting = Asked(srv.port, PLACEMENT)
         time.sleep(0.1)
-        gone = []
-        for _ in range(4):
-            s = socket.create_connection(('127.0.0.1', srv.port))
-            s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % PLACEMENT).encode())
-            gone.append(s)
-        time.sleep(0.5)
-        for s in gone:
-            s.close()
+        ask_and_leave(srv.port, 4, 0.5)
         summary = ask(srv.port, '/api/v1/summary')
         waiting.wait()
         assert summary.status == 200, (summary.status, summary.error)
@@ -241,15 +247,16 @@ def test_sigterm_with_placements_in_flight_answers_them_and_exits_0(sim, workspa
 
 
 def test_full_queue_answers_503_with_retry_after(sim, workspace, slow_placements):
-    """22 placements of 2 s at once: two run, sixteen wait, and the four beyond get 503 "busy"
-    with Retry-After at once, before any placement is answered. Before, all 22 waited on
-    libmicrohttpd's threads and the daemon never said it was full."""
+    """22 placements of 2 s at once, from two addresses (each may hold half the queue): two
+    run, sixteen wait, and the four beyond get 503 "busy" with Retry-After at once, before any
+    placement is answered. Before, all 22 waited on libmicrohttpd's threads and the daemon
+    never said it was full."""
     slow_placements(2000)
     with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
                  extra='max_connections_per_address = 64\n') as srv:
         placements = []
-        for _ in range(22):
-            placements.append(Asked(srv.port, PLACEMENT))
+        for i in range(22):
+            placements.append(Asked(srv.port, PLACEMENT, source='127.0.0.%d' % (2 + i % 2)))
             time.sleep(0.01)
         for a in placements:
             a.wait()
@@ -262,3 +269,77 @@ def test_full_queue_answers_503_with_retry_after(sim, workspace, slow_placements
             assert a.done < min(d.done for d in done)
         m = srv.get('/metrics').body
         assert 'vslint_http_long_requests_refused_total 4' in m, m[-2000:]
+
+
+def test_clients_that_left_do_not_hold_the_queue(sim, workspace, slow_placements):
+    """Eight clients each ask a placement (3 s) and close within 0.3 s: two run (a running
+    handler is not cut), and the six that waited are skipped once a thread is free, counted in
+    /metrics, so a live client asking then is answered after the running two and its own, not
+    after all eight. Before, every abandoned placement ran to its end (the reviewer's live
+    placement came after 14.2 s)."""
+    slow_placements(3000)
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
+                 extra='max_connections_per_address = 64\n') as srv:
+        ask_and_leave(srv.port, 8, 0.3)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        live = Asked(srv.port, PLACEMENT).wait()
+        took = live.done - t0
+        assert placed(live), (live.status, live.error, live.json)
+        m = srv.get('/metrics').body
+        assert 'vslint_http_long_requests_abandoned_total 6\n' in m, m[-2000:]
+        assert 'vslint_http_long_requests{state="waiting"} 0\n' in m, m[-2000:]
+        # Behind the eight it would come after four rounds of two and its own (15 s); behind
+        # the two that ran, after about 6 s.
+        assert took < 10, 'the live placement came after %.1f s' % took
+
+
+def test_gate_cli_waits_while_the_queue_is_full(sim, workspace, slow_placements):
+    """20 placements of 1.5 s from two other addresses fill both threads and the queue; `vslint gate --server` asked
+    then is answered 503 busy with Retry-After, says on stderr that it waits, tries again and
+    gives the gate's answer once the queue has room. Before, it exited 2 at the first 503."""
+    slow_placements(1500)
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
+                 extra='max_connections_per_address = 64\n') as srv:
+        placements = []
+        for i in range(20):  # two addresses: each may hold half the queue
+            placements.append(Asked(srv.port, PLACEMENT, source='127.0.0.%d' % (2 + i % 2)))
+            time.sleep(0.01)
+        time.sleep(0.3)
+        res = vslint('gate', '--server', 'http://127.0.0.1:%d' % srv.port,
+                     '--datastore', 'ds-gate-free', '--disk-gb', '12', timeout=120)
+        for a in placements:
+            a.wait()
+        assert res.returncode == 0, (res.returncode, res.stderr)
+        assert ('/api/v1/gate answered 503: 16 placement, gate or plan requests wait already; '
+                'try again in 2 s; trying again in 2 s (try 2 of 5)') in res.stderr, res.stderr
+        assert sum(placed(a) for a in placements) == 18, [(a.status, a.error) for a in placements]
+
+
+def test_one_address_holds_at_most_half_the_queue(sim, workspace, slow_placements):
+    """12 placements of 2 s from one address: two run, eight wait (half the queue), the two
+    beyond get 503 "busy" with Retry-After naming the address's share, and a placement from
+    another address asked then still gets a place and its answer. Before, one address could
+    fill the whole queue (max_connections_per_address = the queue) and refuse everyone."""
+    slow_placements(2000)
+    with serving(workspace, [vcenter(workspace, sim.url, 'lab', interval=3600)],
+                 extra='max_connections_per_address = 64\n') as srv:
+        placements = []
+        for _ in range(12):
+            placements.append(Asked(srv.port, PLACEMENT, source='127.0.0.2'))
+            time.sleep(0.01)
+        time.sleep(0.3)
+        other = Asked(srv.port, PLACEMENT, source='127.0.0.3')
+        for a in placements:
+            a.wait()
+        other.wait()
+        busy = [a for a in placements if a.status == 503]
+        assert len(busy) == 2 and sum(placed(a) for a in placements) == 10, \
+            [(a.status, a.error) for a in placements]
+        for a in busy:
+            assert a.json['error'] == {
+                'code': 'busy',
+                'message': '8 placement, gate or plan requests from this address wait already '
+                           '(half of the queue); try again in 2 s'}, a.json
+            assert a.headers.get('Retry-After') == '2', a.headers
+        assert placed(other), (other.status, other.error, other.json)
