@@ -723,7 +723,8 @@ int api_arg_limit(struct api_req *r, int *limit)
         return 0;
     errno = 0;
     n = strtol(v, &end, 10);
-    if (!*v || *end || errno || n < 1 || n > API_MAX_PAGE)
+    /* Digits only: strtol would take a sign and leading blanks ("+5", " 5"). */
+    if (!*v || *end || errno || n < 1 || n > API_MAX_PAGE || strspn(v, "0123456789") != strlen(v))
         return api_bad(r, "limit", "'%s' is not a whole number from 1 to %d", v, API_MAX_PAGE);
     *limit = (int)n;
     return 0;
