@@ -335,6 +335,11 @@ int api_bad(struct api_req *r, const char *name, const char *fmt, ...)
  * called). */
 int api_args_allowed(struct api_req *r, const char *const *names);
 const char *api_arg(struct api_req *r, const char *name); /* NULL when absent or empty */
+/* Parameter name as a whole number from lo to hi into *out (absent: unchanged), or "all" as -1
+ * when all is set. Digits only: strtol's sign and leading blanks ("+5", " 5", "-0") and an
+ * empty value (which api_arg() takes as absent) are refused, not read as a number or as the
+ * default. 0 or -1 (api_bad called). */
+int api_arg_whole(struct api_req *r, const char *name, long lo, long hi, int all, long *out);
 /* limit= as 1..API_MAX_PAGE, API_DEFAULT_PAGE when absent. 0 or -1. */
 int api_arg_limit(struct api_req *r, int *limit);
 /* The URL of the next page: this request's path and parameters with cursor= replaced.

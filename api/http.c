@@ -712,22 +712,34 @@ const char *api_arg(struct api_req *r, const char *name)
     return v && *v ? v : NULL;
 }
 
-int api_arg_limit(struct api_req *r, int *limit)
+int api_arg_whole(struct api_req *r, const char *name, long lo, long hi, int all, long *out)
 {
-    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
     char *end;
     long n;
 
-    *limit = API_DEFAULT_PAGE;
     if (!v)
         return 0;
+    if (all && !strcmp(v, "all")) {
+        *out = -1;
+        return 0;
+    }
     errno = 0;
-    n = strtol(v, &end, 10);
-    /* Digits only: strtol would take a sign and leading blanks ("+5", " 5"). */
-    if (!*v || *end || errno || n < 1 || n > API_MAX_PAGE || strspn(v, "0123456789") != strlen(v))
-        return api_bad(r, "limit", "'%s' is not a whole number from 1 to %d", v, API_MAX_PAGE);
-    *limit = (int)n;
+    n = v[0] && strspn(v, "0123456789") == strlen(v) ? strtol(v, &end, 10) : -1;
+    if (n < lo || n > hi || errno)
+        return api_bad(r, name, "'%s' is not a whole number from %ld to %ld%s", v, lo, hi,
+                       all ? ", or all" : "");
+    *out = n;
     return 0;
+}
+
+int api_arg_limit(struct api_req *r, int *limit)
+{
+    long n = API_DEFAULT_PAGE;
+    int rc = api_arg_whole(r, "limit", 1, API_MAX_PAGE, 0, &n);
+
+    *limit = (int)n;
+    return rc;
 }
 
 static int url_encode(struct vsl_buf *b, const char *s)
@@ -1344,13 +1356,6 @@ static int read_pem(const char *path, char **out, char *err, size_t errlen)
  * and the array's; an estimate on the high side. */
 #define FDS_PER_SOURCE 9
 
-/* Raises the soft open-file limit to the hard one (once: later calls find them equal), then
- * lowers go->max_connections to what the limit allows, saying so: past it accept() fails with
- * EMFILE while the server believes it has room. A connection holds three descriptors (the
- * client's socket and the relay's socketpair). Kept aside: each HTTP
- * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
- * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
- * (its listener, the digest's and the answer cache's databases, the log). */
 /* libmicrohttpd's own connection lifetime: the client's place in the front door's counts is
  * held from its start until it is done (api_door_claim()), not only while the relay runs. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -1368,6 +1373,13 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     }
 }
 
+/* Raises the soft open-file limit to the hard one (once: later calls find them equal), then
+ * lowers go->max_connections to what the limit allows, saying so: past it accept() fails with
+ * EMFILE while the server believes it has room. A connection holds three descriptors (the
+ * client's socket and the relay's socketpair). Kept aside: each HTTP
+ * thread's database (file, WAL, shared memory) and wake-up pipe, the refused connections that
+ * linger (API_DOOR_MAX_LINGER), each polled source's (FDS_PER_SOURCE), and the daemon's own
+ * (its listener, the digest's and the answer cache's databases, the log). */
 static void clamp_connections(struct api_door_opts *go, int threads, int sources)
 {
     const rlim_t per = 3;

@@ -155,31 +155,6 @@ enum MHD_Result api_h_gate(struct api_req *r)
     return answer(r, rc, ans, err);
 }
 
-/* Parameter name as a whole number from lo to hi into *out (absent: unchanged), or "all" as -1
- * when all is set. Digits only: strtol's sign and leading spaces ("+5", " 5", "-0") and an
- * empty value (which api_arg() takes as absent) are refused, not read as a number or as the
- * default. 0 or -1 (api_bad called). */
-static int whole_arg(struct api_req *r, const char *name, long lo, long hi, int all, long *out)
-{
-    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
-    char *end;
-    long n;
-
-    if (!v)
-        return 0;
-    if (all && !strcmp(v, "all")) {
-        *out = -1;
-        return 0;
-    }
-    errno = 0;
-    n = v[0] && strspn(v, "0123456789") == strlen(v) ? strtol(v, &end, 10) : -1;
-    if (n < lo || n > hi || errno)
-        return api_bad(r, name, "'%s' is not a whole number from %ld to %ld%s", v, lo, hi,
-                       all ? ", or all" : "");
-    *out = n;
-    return 0;
-}
-
 enum MHD_Result api_h_placement(struct api_req *r)
 {
     static const char *const names[] = {"disks_gb", "vms",     "disk_format", "cluster",
@@ -198,10 +173,10 @@ enum MHD_Result api_h_placement(struct api_req *r)
 
     chk_proposal_init(&p);
     if (api_args_allowed(r, names) < 0 ||
-        whole_arg(r, "vms", 1, CHK_GATE_MAX_VMS, 0, &vms) < 0 ||
-        whole_arg(r, "max_age_s", 1, 366L * 86400, 0, &max_age) < 0 ||
-        whole_arg(r, "limit", 1, API_MAX_PAGE, 0, &limit) < 0 ||
-        whole_arg(r, "rejected_limit", 0, PLACEMENT_MAX_REJECTED, 1, &rejected) < 0)
+        api_arg_whole(r, "vms", 1, CHK_GATE_MAX_VMS, 0, &vms) < 0 ||
+        api_arg_whole(r, "max_age_s", 1, 366L * 86400, 0, &max_age) < 0 ||
+        api_arg_whole(r, "limit", 1, API_MAX_PAGE, 0, &limit) < 0 ||
+        api_arg_whole(r, "rejected_limit", 0, PLACEMENT_MAX_REJECTED, 1, &rejected) < 0)
         return api_fail(r);
     if (!(v = api_arg(r, "disks_gb")))
         return api_bad(r, "disks_gb", "required: each new VM's disks in GiB, e.g. 100,20"),
