@@ -19,10 +19,20 @@ struct api_work {
     struct api_req **ring;
     size_t cap, head, n;
     size_t running;
-    int stopping; /* api_work_free() began: nothing more is taken */
+    int stopping; /* api_work_stop() began: nothing more is taken */
     uint64_t refused;
     uint64_t abandoned; /* skipped: the client had left while they waited */
 };
+
+/* The request that has waited longest, off the ring; under mu, with one waiting. */
+static struct api_req *take(struct api_work *w)
+{
+    struct api_req *r = w->ring[w->head];
+
+    w->head = (w->head + 1) % w->cap;
+    w->n--;
+    return r;
+}
 
 static void *work_main(void *arg)
 {
@@ -34,9 +44,7 @@ static void *work_main(void *arg)
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->stopping)
             break; /* what still waits is answered by api_work_free() */
-        struct api_req *r = w->ring[w->head];
-        w->head = (w->head + 1) % w->cap;
-        w->n--;
+        struct api_req *r = take(w);
         w->running++;
         pthread_mutex_unlock(&w->mu);
         /* A client that left (or timed out and retries) would otherwise hold a thread for
@@ -160,9 +168,7 @@ void api_work_stop(struct api_work *w)
             pthread_mutex_unlock(&w->mu);
             break;
         }
-        struct api_req *r = w->ring[w->head];
-        w->head = (w->head + 1) % w->cap;
-        w->n--;
+        struct api_req *r = take(w);
         w->refused++;
         pthread_mutex_unlock(&w->mu);
         api_deferred_cancel(r);
