@@ -163,6 +163,10 @@ json_t *chk_ev_add_name(json_t *a, const char *s);
  * memory. */
 json_t *chk_ev_known(int64_t n);
 
+/* Unix seconds as JSON: a UTC ISO-8601 string ("2026-12-02T07:10:00Z"), or null when
+ * negative (unknown). A new reference, NULL when out of memory. */
+json_t *chk_ev_time(int64_t unix_s);
+
 /* Appends the string s to the JSON array a of strings unless a holds it already. 0, or -ENOMEM
  * (a is left as it was). */
 int chk_append_unique(json_t *a, const char *s);

@@ -53,6 +53,17 @@ json_t *chk_ev_known(int64_t n)
     return n == EST_UNKNOWN ? json_null() : json_integer(n);
 }
 
+json_t *chk_ev_time(int64_t unix_s)
+{
+    const time_t t = (time_t)unix_s;
+    struct tm tm;
+    char buf[32];
+
+    if (unix_s < 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return json_null();
+    return json_string(buf);
+}
+
 const struct est_datastore *chk_measured_datastore(const struct estate *e, size_t *i)
 {
     for (; *i < e->n_datastores; (*i)++) {
@@ -195,16 +206,9 @@ json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
 {
     double pct = chk_pool_free_pct(p);
     json_t *names = json_array();
-    char t[32] = "";
 
     for (size_t i = 0; names && i < p->n_datastores; i++)
         names = chk_ev_append(names, json_string(chk_pool_datastore(e, p, i)));
-    if (p->polled_ms > 0) {
-        time_t s = (time_t)(p->polled_ms / 1000);
-        struct tm tm;
-        if (gmtime_r(&s, &tm))
-            strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    }
     json_t *ev = json_pack("{s:s, s:s?, s:s, s:s?}", "array", p->array, "array_type",
                            p->array_type, "id", p->id, "name", p->name);
     ev = chk_ev_set(ev, "size_total_bytes", chk_ev_known(p->size_total));
@@ -212,7 +216,8 @@ json_t *chk_ev_pool(const struct estate *e, const struct est_pool *p)
     ev = chk_ev_set(ev, "free_pct", pct < 0 ? json_null() : json_real(pct));
     ev = chk_ev_set(ev, "alert_threshold_pct", chk_ev_known(p->alert_threshold));
     ev = chk_ev_set(ev, "health", chk_ev_known(p->health));
-    ev = chk_ev_set(ev, "array_polled", t[0] ? json_string(t) : json_null());
+    ev = chk_ev_set(ev, "array_polled",
+                    p->polled_ms > 0 ? chk_ev_time(p->polled_ms / 1000) : json_null());
     ev = chk_ev_set(ev, "array_error", p->array_error ? json_string(p->array_error) : json_null());
     return chk_ev_set(ev, "datastores", names);
 }

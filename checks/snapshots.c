@@ -2,7 +2,6 @@
  * one finding per VM carrying both facts when both apply. */
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "checks/check.h"
 #include "checks/clones.h"
@@ -67,7 +66,7 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
      * estate, so every snapshots finding was rewritten each run and two reports of the same
      * estate differed. What is flagged is still judged on the exact age above. */
     json_int_t oldest_days = oldest ? (json_int_t)((now - oldest->created) / 86400) : -1;
-    char msg[512], part_old[200] = "", part_deep[100] = "", created[32] = "";
+    char msg[512], part_old[200] = "", part_deep[100] = "";
     /* Flagged, yet within the threshold in whole days (7 days and an hour past a 7-day limit,
      * 0.7 days past a 0.5-day one): "7 days old" would read as not over the limit, so the
      * message says "more than" the limit, which moves no more often than the whole days. */
@@ -81,13 +80,6 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
                  " %d snapshot%s older than %g days (oldest \"%s\", %lld day%s old)", n_old,
                  n_old == 1 ? "" : "s", max_age_days, oldest->name ? oldest->name : "",
                  (long long)oldest_days, oldest_days == 1 ? "" : "s");
-    /* Its creation time, which does not move: what a site rule or a query ages exactly. */
-    if (oldest) {
-        time_t t = (time_t)oldest->created;
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    }
     if (deep)
         snprintf(part_deep, sizeof(part_deep), " a snapshot chain %d deep (threshold %g)", depth,
                  max_depth);
@@ -104,7 +96,8 @@ static int check_vm(struct chk_ctx *ctx, const struct estate *e, const struct ch
                            n_unknown_age, "too_old", n_old > 0, "too_deep", deep, "max_age_days",
                            max_age_days, "max_chain_depth", max_depth);
     /* NULL ev is out of memory; json_pack has released old_names then too. */
-    ev = chk_ev_set(ev, "oldest_created", created[0] ? json_string(created) : json_null());
+    /* Its creation time, which does not move: what a site rule or a query ages exactly. */
+    ev = chk_ev_set(ev, "oldest_created", oldest ? chk_ev_time(oldest->created) : json_null());
     ev = chk_ev_set(ev, "linked_clones", clones);
     return chk_emit_vm(ctx, vm, n_clones ? SEV_INFO : SEV_WARNING, msg, ev);
 }

@@ -842,10 +842,10 @@ size_t chk_judge_datastores(const struct chk_site *site, size_t ds)
 
     if (ds >= site->estate->n_datastores || view_make(site->estate, site->ds_vms, &w) < 0)
         return 0;
-    if ((o = view_of(site->estate, &w, ds)))
+    if ((o = view_of(site->estate, &w, ds))) {
         n = o->n_datastores;
-    if (o)
         est_free(o);
+    }
     view_free(&w);
     return n;
 }
