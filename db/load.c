@@ -117,9 +117,6 @@ static const char *text(sqlite3_stmt *st, int i)
     return (const char *)sqlite3_column_text(st, i);
 }
 
-/* A text column copied into the arena, or the copy of the same bytes made for an earlier row
- * (L->strings); NULL stays NULL. Running out of memory is remembered by the arena and reported
- * once at the end (est_failed). */
 /* The slot of the len bytes at s in L->strings: a slot, not an identity (the bytes are
  * compared). Eight bytes at a time: hashed a byte at a time (FNV-1a), the 2.7 million strings
  * of a 100,000-VM estate cost more than SQLite handing them out. The last mixing steps make
@@ -145,6 +142,9 @@ static size_t string_slot(const char *s, size_t len)
     return (size_t)(h & (LOAD_STRINGS - 1));
 }
 
+/* A text column copied into the arena, or the copy of the same bytes made for an earlier row
+ * (L->strings); NULL stays NULL. Running out of memory is remembered by the arena and reported
+ * once at the end (est_failed). */
 static const char *col_str(struct load *L, sqlite3_stmt *st, int i)
 {
     const char *s = text(st, i);
