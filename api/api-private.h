@@ -196,9 +196,10 @@ void api_cache_free(struct api_cache *c); /* NULL is a no-op */
  * that move with the clock (snapshot ages, last success) are not part of what is cached under
  * it. 0 when it cannot tell: cache nothing. */
 uint64_t api_generation(struct api_req *r);
-/* A generation that moves with every commit anyone made to the database (PRAGMA data_version):
- * for what every commit changes, the database's size. 0 when it cannot tell. */
-uint64_t api_commit_generation(struct api_req *r);
+/* api_generation() into *content, and in *commits one that moves with every commit anyone
+ * made to the database (PRAGMA data_version), for what every commit changes (the database's
+ * size), read together. 0 and 0 when it cannot tell. */
+void api_generations(struct api_req *r, uint64_t *content, uint64_t *commits);
 /* The text stored under key at gen: on a hit 1, a reference to the plain bytes in *body, to
  * the gzip-compressed ones in *gz when want_gz and they were stored (else NULL), and *hash
  * what api_cache_put() was given; the caller drops the references. On a miss 0, and this

@@ -153,7 +153,7 @@ void api_cache_free(struct api_cache *c)
  * its generation before it reads through its thread's connection, so what it renders is at
  * least as new as that generation; data newer than it is harmless: the next request moves
  * past it. 0 and 0 when it cannot tell. */
-static void generations(struct api_req *r, uint64_t *content, uint64_t *commits)
+void api_generations(struct api_req *r, uint64_t *content, uint64_t *commits)
 {
     struct api_cache *c = cache_of(r->srv);
     uint64_t cfg = r->srv->hooks.config_generation
@@ -201,16 +201,8 @@ uint64_t api_generation(struct api_req *r)
 {
     uint64_t content, commits;
 
-    generations(r, &content, &commits);
+    api_generations(r, &content, &commits);
     return content;
-}
-
-uint64_t api_commit_generation(struct api_req *r)
-{
-    uint64_t content, commits;
-
-    generations(r, &content, &commits);
-    return commits;
 }
 
 /* Under the read (or write) lock: the entry of key at gen, or NULL. */

@@ -422,7 +422,7 @@ static int stored_part(struct api_req *r, struct db *db, uint64_t gen, const cha
 }
 
 /* The database's size samples as last rendered: by server and commit generation
- * (api_commit_generation()). Not in the answer cache: every commit, a quiet round's too, moves
+ * (api_generations()). Not in the answer cache: every commit, a quiet round's too, moves
  * them, and the cache keeps one generation of answers (an entry of a newer one would push out
  * every answer of the older). */
 static struct {
@@ -433,9 +433,8 @@ static struct {
     size_t len;
 } db_memo = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static int db_part(struct api_req *r, struct db *db, struct api_piece *p)
+static int db_part(struct api_req *r, struct db *db, uint64_t commits, struct api_piece *p)
 {
-    uint64_t commits = api_commit_generation(r);
     struct vsl_buf b;
     int rc = 1;
 
@@ -496,7 +495,7 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     size_t n = 0;
     struct vsl_buf b;
     struct db *db;
-    uint64_t gen;
+    uint64_t gen, commits;
     int rc;
 
     if (api_args_allowed(r, NULL) < 0)
@@ -504,10 +503,10 @@ enum MHD_Result api_h_metrics(struct api_req *r)
     if (!(db = api_db(r)))
         return api_db_unavailable(r);
     vsl_buf_init(&b, MAX_METRICS);
-    gen = api_generation(r);
+    api_generations(r, &gen, &commits);
     rc = stored_part(r, db, gen, "pre", &p[0]);
     if (rc == 0)
-        rc = db_part(r, db, &p[1]);
+        rc = db_part(r, db, commits, &p[1]);
     if (rc == 0)
         rc = api_status(r, &st, &n);
     if (rc == 0) {
