@@ -140,7 +140,6 @@ static void refuse_now(struct api_relays *rs, struct relay *r, unsigned status, 
     }
 }
 
-/* Sends what may go on to libmicrohttpd and judges the next head; -1 when the relay is over. */
 /* Whether in[0..len) holds nothing but CR and LF (an empty len too). */
 static int only_line_ends(const char *in, size_t len)
 {
@@ -150,6 +149,7 @@ static int only_line_ends(const char *in, size_t len)
     return 1;
 }
 
+/* Sends what may go on to libmicrohttpd and judges the next head; -1 when the relay is over. */
 static int pump_in(struct api_relays *rs, struct relay *r)
 {
     for (;;) {
@@ -196,13 +196,11 @@ static int pump_in(struct api_relays *rs, struct relay *r)
         }
         break;
     }
-    /* A refused request is answered after the answers before it: libmicrohttpd finishes them,
-     * sees the end and closes. So does a client's end, once what it sent has gone on. */
     /* The client ended its side in the middle of a request (part of a head, or less body than
      * its Content-Length said): nothing more will come, and libmicrohttpd would wait for the
-     * rest until its own timeout. */
-    /* Empty lines left between or after requests are not a request (RFC 9112 2.2: a server
-     * ignores them before a request line), so a client that ends with one had sent all. */
+     * rest until its own timeout. Empty lines left between or after requests are not a request
+     * (RFC 9112 2.2: a server ignores them before a request line), so a client that ends with
+     * one had sent all. */
     if (r->client_eof && !r->refused && !r->approved &&
         (r->body_left || !only_line_ends(r->in, r->in_len))) {
         if (r->body_left)
@@ -213,6 +211,8 @@ static int pump_in(struct api_relays *rs, struct relay *r)
             refuse_now(rs, r, 400, "bad_request",
                        "the connection was closed before the request head was whole");
     }
+    /* A refused request is answered after the answers before it: libmicrohttpd finishes them,
+     * sees the end and closes. So does a client's end, once what it sent has gone on. */
     if (!r->app_shut && (r->refused || (r->client_eof && !r->approved && !r->body_left))) {
         shutdown(r->app_fd, SHUT_WR);
         r->app_shut = 1;

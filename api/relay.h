@@ -23,7 +23,7 @@ int api_relays_new(struct api_door *door, unsigned max, int head_s, int idle_s,
  * len bytes read so far (HTTPS: the first head, decrypted; plain HTTP: none, the head waits in
  * the socket). Takes s, client_fd and app_fd in every case; 0 or a negative error (everything
  * closed and the count given back). h is the relay's hold of the client's place in the counts
-(api_door_relay_done() when it ends), who the client's address for the log. */
+ * (api_door_relay_done() when it ends), who the client's address for the log. */
 int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int app_fd,
                   struct api_hold *h, const char *who, const char *in, size_t len);
 /* Waits until no relay owes its client bytes of an answer (asked and not yet sent on), up to
