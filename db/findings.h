@@ -12,8 +12,21 @@
 #include "util/buf.h"
 
 /* Loads the last successful snapshot of vcenter. -VSL_ENOTFOUND if it has none. *out is owned
- * by the caller (est_free). Reads inside one transaction: never half a poll. */
+ * by the caller (est_free). Reads inside one transaction: never half a poll. On a database in a
+ * file the VMs and their disks, controllers and snapshots are read by a second thread with a
+ * connection of its own, in a read transaction that must see the same snapshot (else they are
+ * read on the calling thread); an error on either thread loads nothing. */
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
+#ifdef VSL_TEST_HOOKS
+/* Tests: nonzero loads every table on the calling thread. */
+extern int db_test_load_one_thread;
+/* Tests: called once the load's read transaction has begun, before the second thread's does
+ * (a poll committing in between). */
+extern void (*db_test_load_begun)(void *ctx);
+extern void *db_test_load_begun_ctx;
+/* Tests: whether the last db_estate_load() read the VMs on the second thread. */
+extern int db_test_load_threaded;
+#endif
 /* A number that changes whenever a stored snapshot does (a poll of any vCenter or array, an
  * incremental round that applied changes: each records itself in the transaction that writes
  * the snapshot), and not when only findings, history pruning or digests are written, nor when

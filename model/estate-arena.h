@@ -28,6 +28,13 @@ void *est_alloc(struct estate *e, size_t n);
 const char *est_strdup(struct estate *e, const char *s);
 const char *est_strndup(struct estate *e, const char *s, size_t n);
 
+/* Hands every chunk of side's arena, and its failure if one of its allocations failed, to e's
+ * arena: what was allocated from side (by a second thread building part of e, which may not
+ * share e's arena) lives as long as e and goes with est_free(e). side was made by est_new()
+ * and lives in its own arena, so it is e's memory afterwards: the caller must not use or free
+ * it. */
+void est_adopt(struct estate *e, struct estate *side);
+
 /* Nonzero once an allocation of e has failed. Builders copy many strings, a NULL from each of
  * which is also a legal "unknown": they check this once at the end instead of after each. */
 int est_failed(const struct estate *e);

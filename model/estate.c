@@ -200,6 +200,27 @@ struct estate *est_overlay(const struct estate *src)
     return e;
 }
 
+void est_adopt(struct estate *e, struct estate *side)
+{
+    struct arena *a = e->arena, *b = side->arena;
+    struct chunk *last;
+
+    assert(a && b && a != b);
+    if (b->head) {
+        /* Behind a's head, which stays the chunk being filled. */
+        for (last = b->head; last->next; last = last->next)
+            ;
+        if (a->head) {
+            last->next = a->head->next;
+            a->head->next = b->head;
+        } else {
+            a->head = b->head;
+        }
+    }
+    a->failed |= b->failed;
+    free(b);
+}
+
 void est_free(struct estate *e)
 {
     struct arena *a;

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -696,6 +697,200 @@ TEST_WITH(test_edges_capture, setup, teardown)
     assert_int_equal(all, want_all);
     assert_true(all > san);
     est_free(e);
+}
+
+/* ---- the second thread ---------------------------------------------------------------------- */
+
+static void same_str(const char *a, const char *b, const char *what)
+{
+    if (a != b && (!a || !b || strcmp(a, b) != 0))
+        fail_msg("%s: %s / %s", what, a ? a : "NULL", b ? b : "NULL");
+}
+
+/* Every field of every VM, as the second thread and the calling thread loaded them. */
+static void same_vms(const struct estate *a, const struct estate *b)
+{
+    assert_int_equal(a->n_vms, b->n_vms);
+    for (size_t i = 0; i < a->n_vms; i++) {
+        const struct est_vm *x = &a->vms[i], *y = &b->vms[i];
+        same_str(x->moref, y->moref, "moref");
+        same_str(x->name, y->name, x->moref);
+        same_str(x->power_state, y->power_state, x->moref);
+        same_str(x->ft_state, y->ft_state, x->moref);
+        same_str(x->vm_path_name, y->vm_path_name, x->moref);
+        same_str(x->managed_by, y->managed_by, x->moref);
+        same_str(x->managed_by_type, y->managed_by_type, x->moref);
+        assert_int_equal(x->template, y->template);
+        assert_int_equal(x->hw_version, y->hw_version);
+        assert_int_equal(x->consolidation_needed, y->consolidation_needed);
+        assert_int_equal(x->host, y->host);
+        assert_int_equal(x->config_datastore, y->config_datastore);
+        assert_int_equal(x->n_datastores, y->n_datastores);
+        for (size_t k = 0; k < x->n_datastores; k++)
+            assert_int_equal(x->datastores[k], y->datastores[k]);
+        assert_int_equal(x->n_controllers, y->n_controllers);
+        for (size_t k = 0; k < x->n_controllers; k++) {
+            assert_int_equal(x->controllers[k].key, y->controllers[k].key);
+            same_str(x->controllers[k].type, y->controllers[k].type, x->moref);
+            same_str(x->controllers[k].shared_bus, y->controllers[k].shared_bus, x->moref);
+        }
+        assert_int_equal(x->n_disks, y->n_disks);
+        for (size_t k = 0; k < x->n_disks; k++) {
+            const struct est_disk *d = &x->disks[k], *f = &y->disks[k];
+            assert_int_equal(d->key, f->key);
+            same_str(d->label, f->label, x->moref);
+            same_str(d->file_name, f->file_name, x->moref);
+            same_str(d->format, f->format, x->moref);
+            same_str(d->parent, f->parent, x->moref);
+            same_str(d->sharing, f->sharing, x->moref);
+            assert_int_equal(d->datastore, f->datastore);
+            assert_int_equal(d->controller, f->controller);
+            assert_int_equal(d->capacity_bytes, f->capacity_bytes);
+        }
+        assert_int_equal(x->n_snapshots, y->n_snapshots);
+        for (size_t k = 0; k < x->n_snapshots; k++) {
+            same_str(x->snapshots[k].name, y->snapshots[k].name, x->moref);
+            assert_int_equal(x->snapshots[k].created, y->snapshots[k].created);
+            assert_int_equal(x->snapshots[k].depth, y->snapshots[k].depth);
+        }
+    }
+}
+
+/* The VMs read on the second thread are the ones the calling thread reads alone: the edges
+ * estate's disks, controllers, snapshots and configuration datastores, index for index. */
+TEST_WITH(test_second_thread_same_vms, setup, teardown)
+{
+    struct fx *fx = *state;
+    struct db_snapshot *snap = NULL;
+    struct estate *two = NULL, *one = NULL;
+    struct vim_sink sink;
+    size_t disks = 0, snaps = 0;
+
+    assert_int_equal(db_snapshot_begin(fx->db, "vc-edges", NULL, &snap, &sink), 0);
+    tl_data_decode(&sink, "edges-datastore.xml", vim_decode_datastore);
+    tl_data_decode(&sink, "edges-host.xml", vim_decode_host);
+    tl_data_decode(&sink, "edges-vm.xml", vim_decode_vm);
+    assert_int_equal(db_snapshot_commit(snap, 1, 2, NULL), 0);
+    assert_int_equal(db_estate_load(fx->db, "vc-edges", &two), 0);
+    assert_int_equal(db_test_load_threaded, 1);
+    db_test_load_one_thread = 1;
+    int r = db_estate_load(fx->db, "vc-edges", &one);
+    db_test_load_one_thread = 0;
+    assert_int_equal(r, 0);
+    assert_int_equal(db_test_load_threaded, 0);
+    for (size_t i = 0; i < two->n_vms; i++) {
+        disks += two->vms[i].n_disks;
+        snaps += two->vms[i].n_snapshots;
+    }
+    assert_true(two->n_vms > 30 && disks > two->n_vms && snaps > 0);
+    same_vms(two, one);
+    /* fill()'s odd configuration paths, resolved alike. */
+    est_free(two);
+    est_free(one);
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &two), 0);
+    assert_int_equal(db_test_load_threaded, 1);
+    db_test_load_one_thread = 1;
+    r = db_estate_load(fx->db, "vc-a", &one);
+    db_test_load_one_thread = 0;
+    assert_int_equal(r, 0);
+    same_vms(two, one);
+    est_free(two);
+    est_free(one);
+}
+
+/* Replaces table with one that has none of its columns (broken), or puts it back, through a
+ * connection of its own. */
+static void break_table(const char *path, const char *table, int broken)
+{
+    char sql[256];
+    sqlite3 *h = NULL;
+
+    if (broken)
+        snprintf(sql, sizeof(sql), "ALTER TABLE %s RENAME TO %s_gone; CREATE TABLE %s (x TEXT)",
+                 table, table, table);
+    else
+        snprintf(sql, sizeof(sql), "DROP TABLE %s; ALTER TABLE %s_gone RENAME TO %s", table,
+                 table, table);
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (sqlite3_exec(h, sql, NULL, NULL, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
+    sqlite3_close(h);
+}
+
+/* A table that cannot be read, on either thread, loads no estate at all (not one without
+ * its VMs or without its paths), and says the database failed. */
+TEST(test_second_thread_failure_loads_nothing)
+{
+    static const char *const broken[] = {"vdisks", "snapshots", "lun_paths", "datastore_hosts"};
+
+    for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+        void *st = NULL;
+        struct estate *e = NULL;
+        assert_int_equal(setup(&st), 0);
+        struct fx *fx = st;
+        break_table(fx->file->path, broken[i], 1);
+        int r = db_estate_load(fx->db, "vc-a", &e);
+        if (r != -VSL_EDB || e || !db_test_load_threaded)
+            fail_msg("%s broken: %s, estate %p, threaded %d", broken[i], vsl_strerror(r),
+                     (void *)e, db_test_load_threaded);
+        /* Nothing is left behind (the connection's transaction, the thread's): once the
+         * table is back, the same connection loads the whole estate. */
+        break_table(fx->file->path, broken[i], 0);
+        assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+        size_t paths = 0;
+        for (size_t h = 0; h < e->n_hosts; h++)
+            for (size_t l = 0; l < e->hosts[h].n_luns; l++)
+                paths += e->hosts[h].luns[l].n_paths;
+        assert_int_equal(e->n_vms, 8);
+        assert_int_equal(paths, 5);
+        assert_int_equal(e->datastores[ds_index(e, "datastore-1")].n_mounts, 2);
+        est_free(e);
+        assert_int_equal(teardown(&st), 0);
+    }
+}
+
+/* A poll committed while the load began: its new VMs. */
+static void fill_later(const struct vim_sink *s, const void *arg)
+{
+    fill(s, arg);
+    vm(s, "vm-late", "[ds-span] vm-late/vm-late.vmx", "datastore-1", NULL);
+}
+
+static void commit_a_poll(void *ctx)
+{
+    const char *path = ctx;
+    struct db *db = NULL;
+
+    assert_int_equal(db_open(path, &db, NULL), 0);
+    tl_snapshot(db, "vc-a", fill_later, NULL, 3, 4, NULL);
+    db_close(db);
+}
+
+/* A poll that commits after the load's read transaction began, before the second thread's
+ * did, would give the thread the new VMs and the rest the old snapshot: the VMs are then read
+ * on the calling thread, and the estate is the old snapshot, whole. */
+TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
+{
+    struct fx *fx = *state;
+    struct estate *e = NULL, *later = NULL;
+
+    db_test_load_begun = commit_a_poll;
+    db_test_load_begun_ctx = fx->file->path;
+    int r = db_estate_load(fx->db, "vc-a", &e);
+    db_test_load_begun = NULL;
+    assert_int_equal(r, 0);
+    assert_int_equal(db_test_load_threaded, 0);
+    assert_int_equal(e->polled_ms, 2);
+    assert_int_equal(e->n_vms, 8);
+    for (size_t i = 0; i < e->n_vms; i++)
+        assert_string_not_equal(e->vms[i].moref, "vm-late");
+    /* The next load reads the new poll, on two threads again. */
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &later), 0);
+    assert_int_equal(db_test_load_threaded, 1);
+    assert_int_equal(later->polled_ms, 4);
+    assert_int_equal(later->n_vms, 9);
+    est_free(e);
+    est_free(later);
 }
 
 int main(void)
