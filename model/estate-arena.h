@@ -28,6 +28,12 @@ void *est_alloc(struct estate *e, size_t n);
 const char *est_strdup(struct estate *e, const char *s);
 const char *est_strndup(struct estate *e, const char *s, size_t n);
 
+/* Gives the kernel back the pages e's arena has mapped but not handed out yet (a builder that
+ * is done): large chunks are mapped in whole huge pages, so the unused end of the last one, and
+ * of each large array's own, could be megabytes of RSS. Later allocations still work (those
+ * pages come back zeroed). */
+void est_trim(struct estate *e);
+
 /* Hands every chunk of side's arena, and its failure if one of its allocations failed, to e's
  * arena: what was allocated from side (by a second thread building part of e, which may not
  * share e's arena) lives as long as e and goes with est_free(e). side was made by est_new()

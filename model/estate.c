@@ -200,6 +200,28 @@ struct estate *est_overlay(const struct estate *src)
     return e;
 }
 
+/* The pages of c's mapping past what it handed out go back to the kernel; touched again they
+ * come back zeroed, as bump() hands memory out. A calloc'd chunk is the allocator's. */
+static void chunk_trim(struct chunk *c)
+{
+    const uintptr_t page = 4096;
+    uintptr_t from = ((uintptr_t)c->data + c->used + page - 1) & ~(page - 1);
+    uintptr_t end = (uintptr_t)c + c->mapped;
+
+    if (c->mapped && from < end)
+        madvise((void *)from, end - from, MADV_DONTNEED);
+}
+
+void est_trim(struct estate *e)
+{
+    struct arena *a = e->arena;
+
+    /* The head, and the chunks of one large array each, whose mapping is rounded up to whole
+     * huge pages. */
+    for (struct chunk *c = a ? a->head : NULL; c; c = c->next)
+        chunk_trim(c);
+}
+
 void est_adopt(struct estate *e, struct estate *side)
 {
     struct arena *a = e->arena, *b = side->arena;
@@ -207,6 +229,8 @@ void est_adopt(struct estate *e, struct estate *side)
 
     assert(a && b && a != b);
     if (b->head) {
+        /* b's head is filled no more: what it did not hand out goes. */
+        chunk_trim(b->head);
         /* Behind a's head, which stays the chunk being filled. */
         for (last = b->head; last->next; last = last->next)
             ;
