@@ -289,6 +289,9 @@ void db_stmt_done(struct db *db, sqlite3_stmt *st);
 void db_stmt_free(struct db *db);
 /* Runs sql, which returns no rows (BEGIN, COMMIT, ...); 0 or db_fail(). */
 int db_exec(sqlite3 *h, const char *sql);
+/* Registers vslint's SQL functions (vsl_addr) on h, which the queries of db-private.h use:
+ * every connection that runs them, the loader's private ones too. An SQLite result code. */
+int db_add_functions(sqlite3 *h);
 
 /* Column i of st: JSON text (null for NULL, and for text that is not UTF-8), unix ms as ISO-8601
  * UTC (null for NULL). NULL only when out of memory. */

@@ -420,6 +420,12 @@ static void addr_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, low, n, sqlite3_free);
 }
 
+int db_add_functions(sqlite3 *h)
+{
+    return sqlite3_create_function(h, "vsl_addr", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   addr_fn, NULL, NULL);
+}
+
 /* Opens the connection: read-write (creating the file) for a writer, or read-only for a
  * reader, which then never takes a lock a writer or another process holding the write lock
  * (a backup tool, an admin's `BEGIN EXCLUSIVE`) could make it wait for: in WAL mode it reads
@@ -444,8 +450,7 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
-    rc = sqlite3_create_function(db->h, "vsl_addr", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                 addr_fn, NULL, NULL);
+    rc = db_add_functions(db->h);
     if (rc != SQLITE_OK) {
         db_set_errmsg(errmsg, "%s: %s", path, sqlite3_errmsg(db->h));
         r = db_fail(db->h, rc, path);

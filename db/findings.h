@@ -18,7 +18,7 @@
  * read on the calling thread); an error on either thread loads nothing. */
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
 #ifdef VSL_TEST_HOOKS
-/* Tests: nonzero loads every table on the calling thread. */
+/* Tests: nonzero loads every table on the calling thread, over the caller's connection. */
 extern int db_test_load_one_thread;
 /* Tests: called once the load's read transaction has begun, before the second thread's does
  * (a poll committing in between). */
