@@ -51,6 +51,9 @@ struct db {
     int staged;      /* the staging database is attached to this connection */
     int readonly;    /* opened by db_open_reader(): reads only */
     int in_snapshot; /* a db_snapshot is open on this connection */
+    /* The file is in WAL mode (PRAGMA journal_mode at open): readers on other connections
+     * then never wait for a writer, which db_estate_load()'s private connections rely on. */
+    int wal;
     int64_t data_version; /* db_changed(): PRAGMA data_version at its last call */
     int data_version_read; /* ... if there was one */
     int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */

@@ -481,8 +481,16 @@ static int open_conn(const char *path, int readonly, struct db **out, char **err
             r = db_fail(db->h, rc, path);
             goto fail;
         }
-        if (strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0)
+        db->wal = strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+        if (!db->wal)
             log_debug("db: %s: journal mode is %s, not wal", path, sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        st = NULL;
+    } else if (sqlite3_prepare_v2(db->h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK) {
+        /* A reader only asks (one read of the header). Not an error here when it cannot: the
+         * first query says why, as it did before; the mode is then taken as not WAL. */
+        if (sqlite3_step(st) == SQLITE_ROW)
+            db->wal = strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
         sqlite3_finalize(st);
         st = NULL;
     }

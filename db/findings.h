@@ -20,12 +20,14 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
 #ifdef VSL_TEST_HOOKS
 /* Tests: nonzero loads every table on the calling thread, over the caller's connection. */
 extern int db_test_load_one_thread;
-/* Tests: called once the load's read transaction has begun, before the second thread's does
- * (a poll committing in between). */
-extern void (*db_test_load_begun)(void *ctx);
+/* Tests: called before each private connection's read transaction begins, call 1 the calling
+ * thread's, 2 the second thread's (a poll committing in between). */
+extern void (*db_test_load_begun)(void *ctx, int call);
 extern void *db_test_load_begun_ctx;
 /* Tests: whether the last db_estate_load() read the VMs on the second thread. */
 extern int db_test_load_threaded;
+/* Tests: how many private connections the last db_estate_load() opened. */
+extern int db_test_load_private;
 #endif
 /* A number that changes whenever a stored snapshot does (a poll of any vCenter or array, an
  * incremental round that applied changes: each records itself in the transaction that writes

@@ -1497,9 +1497,12 @@ int db_snapshot_time(struct db *db, const char *vcenter, int64_t *ms)
 
 #ifdef VSL_TEST_HOOKS
 int db_test_load_one_thread;
-void (*db_test_load_begun)(void *ctx);
+void (*db_test_load_begun)(void *ctx, int call);
 void *db_test_load_begun_ctx;
 int db_test_load_threaded;
+int db_test_load_private;
+/* private_conn()'s calls in this load: 1 the calling thread's, 2 the second thread's. */
+static int test_load_calls;
 #endif
 
 /* The VMs and their children (the tables marked side) are loaded on a thread of their own with
@@ -1561,7 +1564,9 @@ static void side_free(struct side *S)
  * opened without SQLite's per-call mutex, which on the shared connection was about 0.2 s of
  * the load's CPU at 100,000 VMs. Any error means no connection, and the caller reads on h: an
  * in-memory database (tests) has no file to open, and a poll that committed since h's
- * transaction began would hand it another snapshot. */
+ * transaction began would hand it another snapshot. The caller opens one only on a file in WAL
+ * mode (db->wal), where a reader never waits for a writer; any SQLITE_BUSY all the same is an
+ * error at once (no busy timeout), and the load goes on without this connection. */
 static int private_conn(sqlite3 *h, const char *vcenter, const uint64_t main_stamp[2],
                         sqlite3 **out)
 {
@@ -1578,7 +1583,8 @@ static int private_conn(sqlite3 *h, const char *vcenter, const uint64_t main_sta
     if (db_test_load_one_thread)
         return -ENOENT;
     if (db_test_load_begun)
-        db_test_load_begun(db_test_load_begun_ctx);
+        db_test_load_begun(db_test_load_begun_ctx, ++test_load_calls);
+    db_test_load_private++;
 #endif
     /* NOMUTEX: no other thread ever uses this connection, so SQLite's locks are pure cost. */
     rc = sqlite3_open_v2(path, &p, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
@@ -1589,7 +1595,12 @@ static int private_conn(sqlite3 *h, const char *vcenter, const uint64_t main_sta
         goto fail;
     }
     sqlite3_extended_result_codes(p, 1);
-    sqlite3_busy_timeout(p, DB_BUSY_MS);
+    /* Not DB_BUSY_MS: in rollback-journal mode a committing writer holding PENDING waits for
+     * the shared connection's SHARED lock while this one waits on the writer, both for the
+     * whole timeout, and the poll's COMMIT fails. db->wal keeps that from happening; should
+     * SQLite be busy anyway (a WAL being recovered), one thread on the shared connection
+     * costs less than any wait. */
+    sqlite3_busy_timeout(p, 0);
     /* Each table is read once, in key order: a page cache holds nothing read twice but the
      * few interior pages, and the default 2 MB of it was that much more RSS. */
     r = db_exec(p, "PRAGMA cache_size = -256");
@@ -1708,7 +1719,13 @@ int db_estate_load(struct db *db, const char *vcenter, struct estate **out)
     if (r == 0)
         r = snapshots_stamp(db->h, &stamp[0]);
     stamp[1] = (uint64_t)L.e->polled_ms;
-    if (r == 0 && private_conn(db->h, vcenter, stamp, &own) == 0)
+#ifdef VSL_TEST_HOOKS
+    db_test_load_private = 0;
+    test_load_calls = 0;
+#endif
+    /* Only in WAL mode: in rollback-journal mode a reader's SHARED lock and a committing
+     * writer's PENDING one wait on each other (private_conn()). */
+    if (r == 0 && db->wal && private_conn(db->h, vcenter, stamp, &own) == 0)
         h = own;
     for (i = 0; i < NTABLES && r == 0; i++) {
         if (!tables[i].side || !threaded)

@@ -856,14 +856,29 @@ static void fill_later(const struct vim_sink *s, const void *arg)
     vm(s, "vm-late", "[ds-span] vm-late/vm-late.vmx", "datastore-1", NULL);
 }
 
-static void commit_a_poll(void *ctx)
+/* The private connection whose check the poll commits before: 1 the calling thread's, 2 the
+ * second thread's. */
+static int commit_on_call;
+
+static void commit_a_poll(void *ctx, int call)
 {
     const char *path = ctx;
     struct db *db = NULL;
 
+    if (call != commit_on_call)
+        return;
     assert_int_equal(db_open(path, &db, NULL), 0);
     tl_snapshot(db, "vc-a", fill_later, NULL, 3, 4, NULL);
     db_close(db);
+}
+
+/* The estate of fill()'s first poll, whole: not one VM of the later one. */
+static void old_snapshot(const struct estate *e)
+{
+    assert_int_equal(e->polled_ms, 2);
+    assert_int_equal(e->n_vms, 8);
+    for (size_t i = 0; i < e->n_vms; i++)
+        assert_string_not_equal(e->vms[i].moref, "vm-late");
 }
 
 /* A poll that commits after the load's read transaction began, before the second thread's
@@ -874,16 +889,16 @@ TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
     struct fx *fx = *state;
     struct estate *e = NULL, *later = NULL;
 
+    commit_on_call = 1;
     db_test_load_begun = commit_a_poll;
     db_test_load_begun_ctx = fx->file->path;
     int r = db_estate_load(fx->db, "vc-a", &e);
     db_test_load_begun = NULL;
     assert_int_equal(r, 0);
     assert_int_equal(db_test_load_threaded, 0);
-    assert_int_equal(e->polled_ms, 2);
-    assert_int_equal(e->n_vms, 8);
-    for (size_t i = 0; i < e->n_vms; i++)
-        assert_string_not_equal(e->vms[i].moref, "vm-late");
+    /* The calling thread's connection saw the new poll: the second was never opened. */
+    assert_int_equal(db_test_load_private, 1);
+    old_snapshot(e);
     /* The next load reads the new poll, on two threads again. */
     assert_int_equal(db_estate_load(fx->db, "vc-a", &later), 0);
     assert_int_equal(db_test_load_threaded, 1);
@@ -891,6 +906,71 @@ TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
     assert_int_equal(later->n_vms, 9);
     est_free(e);
     est_free(later);
+}
+
+/* A poll that commits after the calling thread's private connection began its read
+ * transaction, before the second thread's did: the second thread is not started, and the
+ * calling thread reads everything over its own connection, the old snapshot whole. */
+TEST_WITH(test_second_thread_same_snapshot_side, setup, teardown)
+{
+    struct fx *fx = *state;
+    struct estate *e = NULL, *later = NULL;
+
+    commit_on_call = 2;
+    db_test_load_begun = commit_a_poll;
+    db_test_load_begun_ctx = fx->file->path;
+    int r = db_estate_load(fx->db, "vc-a", &e);
+    db_test_load_begun = NULL;
+    assert_int_equal(r, 0);
+    /* Both were opened: the hook ran before the second one's check, which failed. */
+    assert_int_equal(db_test_load_private, 2);
+    assert_int_equal(db_test_load_threaded, 0);
+    old_snapshot(e);
+    same_vms(e, fx->e);
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &later), 0);
+    assert_int_equal(db_test_load_threaded, 1);
+    assert_int_equal(later->polled_ms, 4);
+    assert_int_equal(later->n_vms, 9);
+    est_free(e);
+    est_free(later);
+}
+
+/* A database in rollback-journal mode is read on one thread over the caller's connection: a
+ * private connection there could wait on a committing writer that waits on the caller's. */
+TEST_WITH(test_rollback_journal_one_connection, setup, teardown)
+{
+    struct fx *fx = *state;
+    struct estate *e = NULL;
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+
+    db_close(fx->db);
+    fx->db = fx->file->db = NULL;
+    assert_int_equal(sqlite3_open(fx->file->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA journal_mode = DELETE", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "delete");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    /* A reader keeps the file's mode (a writer would switch it to WAL again). */
+    assert_int_equal(db_open_reader(fx->file->path, &fx->db, NULL), 0);
+    fx->file->db = fx->db;
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+    assert_int_equal(db_test_load_private, 0);
+    assert_int_equal(db_test_load_threaded, 0);
+    same_vms(e, fx->e);
+    est_free(e);
+    /* The same file back in WAL mode: two threads, each over a private connection. */
+    db_close(fx->db);
+    fx->db = fx->file->db = NULL;
+    assert_int_equal(db_open(fx->file->path, &fx->db, NULL), 0);
+    fx->file->db = fx->db;
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+    assert_int_equal(db_test_load_private, 2);
+    assert_int_equal(db_test_load_threaded, 1);
+    same_vms(e, fx->e);
+    est_free(e);
 }
 
 int main(void)
