@@ -1517,6 +1517,9 @@ struct side {
     int started;   /* thread runs, and must be joined */
     int r;         /* the thread's result */
     double cpu;    /* the thread's CPU time, s */
+    /* The calling thread's log context (util/log.c keeps it per thread), borrowed: the
+     * caller's lines and the thread's name the same vCenter and check. */
+    const char *log_vcenter, *log_check;
 };
 
 /* Loads the side tables on S->h; the result goes to S->r. */
@@ -1527,11 +1530,15 @@ static void *side_run(void *arg)
     double wall;
 
     vsl_watch_start(&w);
+    log_context_vcenter(S->log_vcenter);
+    log_context_check(S->log_check);
     S->r = 0;
     for (size_t i = 0; i < NTABLES && S->r == 0; i++)
         if (tables[i].side)
             S->r = load_table(&S->L, S->h, &tables[i]);
     vsl_watch_read(&w, &wall, &S->cpu);
+    log_context_vcenter(NULL);
+    log_context_check(NULL);
     return NULL;
 }
 
@@ -1637,6 +1644,8 @@ static int side_start(struct side *S, struct load *L, sqlite3 *h, const uint64_t
     if (r < 0)
         return r;
     S->L.e = L->e;
+    S->log_vcenter = log_get_context_vcenter();
+    S->log_check = log_get_context_check();
     S->L.mem = est_new(L->e->vcenter);
     S->L.strings = calloc(LOAD_STRINGS, sizeof(*S->L.strings));
     /* Sorted before the thread starts and never written after: read by both threads. */

@@ -54,6 +54,16 @@ void log_context_check(const char *id)
     ctx_check = id;
 }
 
+const char *log_get_context_vcenter(void)
+{
+    return ctx_vcenter;
+}
+
+const char *log_get_context_check(void)
+{
+    return ctx_check;
+}
+
 /* Appends "KEY=value" to buf at *used; NULL when it does not fit. */
 static const char *field(char *buf, size_t size, size_t *used, const char *key, const char *value)
 {

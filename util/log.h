@@ -44,6 +44,9 @@ void log_at(enum log_level level, const char *fmt, ...) VSL_PRINTF(2, 3);
  * until cleared with NULL. */
 void log_context_vcenter(const char *name);
 void log_context_check(const char *id);
+/* This thread's context as set above (NULL: none), for a thread that works on its behalf. */
+const char *log_get_context_vcenter(void);
+const char *log_get_context_check(void);
 
 /* The journal fields of one line, "KEY=value" each, into fields[0..max) pointing into buf
  * (size bytes). Returns how many were written. Exposed for the unit test. */
