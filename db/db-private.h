@@ -54,6 +54,7 @@ struct db {
     /* The file is in WAL mode (PRAGMA journal_mode at open): readers on other connections
      * then never wait for a writer, which db_estate_load()'s private connections rely on. */
     int wal;
+    int load_trim; /* db_set_load_trim() */
     int64_t data_version; /* db_changed(): PRAGMA data_version at its last call */
     int data_version_read; /* ... if there was one */
     int64_t capacity_retention_ms; /* capacity history older than this goes; 0: kept */

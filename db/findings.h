@@ -17,6 +17,9 @@
  * connection of its own, in a read transaction that must see the same snapshot (else they are
  * read on the calling thread); an error on either thread loads nothing. */
 int db_estate_load(struct db *db, const char *vcenter, struct estate **out);
+/* Nonzero: db_estate_load() on db gives the second thread's malloc arena back to the kernel
+ * (malloc_trim()) before it returns; for a one-shot run whose peak RSS follows the load. */
+void db_set_load_trim(struct db *db, int on);
 #ifdef VSL_TEST_HOOKS
 /* Tests: nonzero loads every table on the calling thread, over the caller's connection. */
 extern int db_test_load_one_thread;
