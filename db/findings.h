@@ -31,6 +31,8 @@ extern void *db_test_load_begun_ctx;
 extern int db_test_load_threaded;
 /* Tests: how many private connections the last db_estate_load() opened. */
 extern int db_test_load_private;
+/* Tests: the log context's vCenter on the second thread of the last threaded load. */
+extern const char *db_test_load_side_log_vcenter;
 #endif
 /* A number that changes whenever a stored snapshot does (a poll of any vCenter or array, an
  * incremental round that applied changes: each records itself in the transaction that writes

@@ -1506,6 +1506,7 @@ void (*db_test_load_begun)(void *ctx, int call);
 void *db_test_load_begun_ctx;
 int db_test_load_threaded;
 int db_test_load_private;
+const char *db_test_load_side_log_vcenter;
 /* private_conn()'s calls in this load: 1 the calling thread's, 2 the second thread's. */
 static int test_load_calls;
 #endif
@@ -1537,6 +1538,9 @@ static void *side_run(void *arg)
     vsl_watch_start(&w);
     log_context_vcenter(S->log_vcenter);
     log_context_check(S->log_check);
+#ifdef VSL_TEST_HOOKS
+    db_test_load_side_log_vcenter = log_get_context_vcenter();
+#endif
     S->r = 0;
     for (size_t i = 0; i < NTABLES && S->r == 0; i++)
         if (tables[i].side)

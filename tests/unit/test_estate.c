@@ -19,6 +19,7 @@
 #include "db/db.h"
 #include "db/findings.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #include "testlib.h"
 
@@ -787,8 +788,16 @@ TEST_WITH(test_second_thread_same_vms, setup, teardown)
     /* fill()'s odd configuration paths, resolved alike. */
     est_free(two);
     est_free(one);
-    assert_int_equal(db_estate_load(fx->db, "vc-a", &two), 0);
+    /* The second thread's lines name the caller's vCenter (util/log.c's context is per
+     * thread). */
+    db_test_load_side_log_vcenter = NULL;
+    log_context_vcenter("vc-a");
+    r = db_estate_load(fx->db, "vc-a", &two);
+    log_context_vcenter(NULL);
+    assert_int_equal(r, 0);
     assert_int_equal(db_test_load_threaded, 1);
+    assert_non_null(db_test_load_side_log_vcenter);
+    assert_string_equal(db_test_load_side_log_vcenter, "vc-a");
     db_test_load_one_thread = 1;
     r = db_estate_load(fx->db, "vc-a", &one);
     db_test_load_one_thread = 0;
