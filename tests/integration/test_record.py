@@ -359,10 +359,12 @@ def collect_outcome(ws, url, arrays=(), db='c.db', array_keys=''):
             [tuple(normalized(str(x), *urls) for x in g) for g in gaps])
 
 
+# The first read of the datastores, by type: the hosts are read at the same time on a second
+# connection, so which read is the poll's 2nd is timing.
 @pytest.mark.parametrize('fault,ends', [
-    ('truncate:2', 'closed after'),
-    ('malformed:2', 'vslint stopped reading after'),
-    ('http500:2', None),
+    ('truncate:1:RetrievePropertiesEx:Datastore', 'closed after'),
+    ('malformed:1:RetrievePropertiesEx:Datastore', 'vslint stopped reading after'),
+    ('http500:1:RetrievePropertiesEx:Datastore', None),
     ('refuse-alarms', None),
 ])
 def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
@@ -370,7 +372,10 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     NoPermission fault) is in the capture as vslint saw it, and `vslint collect` against the
     replay fails (or stores its gap) with the very words it does against the live
     simulator. A read that fails still writes the archive, its README says where, and the
-    exit status is 2."""
+    exit status is 2. (The hosts' reads, on their own connection, stop when the datastores' read
+    fails, wherever they had got to: the replay may be asked for one the recording did not
+    get to, and refuses it; the poll still fails with the recorded failure, the main
+    stream's.)"""
     extra = ['-refuse-alarms'] if fault == 'refuse-alarms' else ['-fault', fault]
     out = os.path.join(workspace.dir, 'failed.tar.gz')
     with Sim('clean', extra=extra) as sim:
@@ -382,7 +387,8 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
         replayed = collect_outcome(workspace, rep.url, db='replay.db')
         log = rep.log()
     assert replayed == live
-    assert 'no recorded answer' not in log, log[-2000:]
+    if fault == 'refuse-alarms':
+        assert 'no recorded answer' not in log, log[-2000:]
     files = members(out)
     manifest = [line.split('\t') for line in
                 files['vslint-capture/manifest.tsv'].decode().splitlines()]
@@ -401,7 +407,10 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr, res.stderr
     assert 'README says where' in res.stderr
     bad = [f for f in manifest if f[5] != '200' or f[8] != '-']
-    assert len(bad) == 1, bad
+    # The failed read, then perhaps the hosts' read it stopped (an answer vslint stopped
+    # reading, not one vCenter broke).
+    assert bad and all(f[5] == '200' and f[8].startswith('vslint stopped reading after')
+                       for f in bad[1:]), bad
     failed = bad[0]
     assert failed[3] == 'RetrievePropertiesEx'
     if ends:
