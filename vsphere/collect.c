@@ -1,6 +1,7 @@
 /* The poll: views for StoragePod, Datastore, DistributedVirtualSwitch, HostSystem and
- * VirtualMachine, each read in pages; then per host QueryOptions, QueryBoundVnics and esxcli,
- * on a few connections in parallel that share the session. */
+ * VirtualMachine, each read in pages, the hosts on a second connection at the same time; then
+ * per host QueryOptions, QueryBoundVnics and esxcli, on a few connections in parallel that
+ * share the session. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,8 +25,8 @@ static const char *const host_option_names[] = {"VMFS3.EnableBlockDelete"};
 /* A full poll reads in two streams at once, each on its own connection and thread: the hosts
  * (then their per-host reads) on HOST_STREAM, everything else on the poll's own. On the
  * path-dense estate the hosts' answers and the VMs' are about the same size (195 and 198 MB at
- * 20,000 VMs), and parsing them is most of a poll's CPU: one stream alone keeps one core
- * busy while the second waits for the rows the first decodes. */
+ * 20,000 VMs), and parsing them is most of a poll's CPU: one stream alone kept one core
+ * parsing while the other had only the database writer's inserts to run. */
 enum { MAIN_STREAM, HOST_STREAM };
 
 struct type_read {
@@ -56,7 +57,7 @@ static const struct type_read reads[] = {
  * failed, so that the host stream stops at its next object or host instead of reading on.
  *
  * The poll's error is the main stream's when it has one, else the host stream's, whichever
- * came first: which read fails first is timing, and the error must not be. A replayed capture
+ * failed first: which read fails first is timing, and the error must not be. A replayed capture
  * (vslint record) of a poll whose main stream failed has none of the reads the host stream
  * had not made yet: the replay refuses them, and the main stream's recorded failure must
  * still be the one reported. So a failed host stream does not stop the main one. */
