@@ -11,6 +11,7 @@
 #include "checks/plan.h"
 #include "db/findings.h"
 #include "util/err.h"
+#include "util/isotime.h"
 
 enum MHD_Result api_h_healthz(struct api_req *r)
 {
@@ -374,7 +375,7 @@ enum MHD_Result api_h_plan(struct api_req *r)
     if ((rc = db_findings_query(db, &f, &findings, &total, &next)) < 0)
         return api_db_error(r, "querying findings", rc);
     free(next);
-    db_iso_time((int64_t)time(NULL) * 1000, when, sizeof(when));
+    vsl_iso_time((int64_t)time(NULL) * 1000, when, sizeof(when));
     snprintf(scope, sizeof(scope), "%s%s%s%s%s%s", vcenter ? "vCenter " : "every vCenter",
              vcenter ? vcenter : "", check ? ", check " : "", check ? check : "",
              host ? ", hosts named like " : "", host ? host : "");

@@ -60,7 +60,7 @@ enum MHD_Result api_h_history(struct api_req *r)
 {
     static const char *const names[] = {"days", "vcenter", NULL};
     struct db_history_day *days = NULL;
-    const char *arg, *vcenter;
+    const char *vcenter;
     json_t *list = NULL, *rows = NULL, *body;
     struct timespec ts;
     struct db *db;
@@ -69,15 +69,8 @@ enum MHD_Result api_h_history(struct api_req *r)
 
     if (api_args_allowed(r, names) < 0)
         return api_fail(r);
-    if ((arg = api_arg(r, "days"))) {
-        char *end;
-        errno = 0;
-        n = strtol(arg, &end, 10);
-        if (errno || end == arg || *end || n < 1 || n > MAX_DAYS) {
-            api_bad(r, "days", "'%s' is not a whole number from 1 to %d", arg, MAX_DAYS);
-            return api_fail(r);
-        }
-    }
+    if (api_arg_whole(r, "days", 1, MAX_DAYS, 0, &n) < 0)
+        return api_fail(r);
     vcenter = api_arg(r, "vcenter");
     if (!(db = api_db(r)))
         return api_db_unavailable(r);

@@ -22,6 +22,7 @@
 #include "api/tls.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/isotime.h"
 #include "util/log.h"
 #include "web/assets.h"
 
@@ -920,12 +921,8 @@ int api_stalled(const struct api_vcenter_status *s)
 
 const char *api_iso_time(int64_t ms, char *buf, size_t size)
 {
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    buf[0] = '\0';
-    if (ms > 0 && gmtime_r(&t, &tm))
-        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (ms <= 0 || !vsl_iso_time(ms, buf, size))
+        buf[0] = '\0';
     return buf;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "checks/check.h"
+#include "util/isotime.h"
 
 json_t *chk_ev_set(json_t *ev, const char *key, json_t *value)
 {
@@ -55,11 +56,9 @@ json_t *chk_ev_known(int64_t n)
 
 json_t *chk_ev_time(int64_t unix_s)
 {
-    const time_t t = (time_t)unix_s;
-    struct tm tm;
     char buf[32];
 
-    if (unix_s < 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+    if (unix_s < 0 || unix_s > INT64_MAX / 1000 || !vsl_iso_time(unix_s * 1000, buf, sizeof(buf)))
         return json_null();
     return json_string(buf);
 }

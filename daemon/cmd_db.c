@@ -8,6 +8,7 @@
 #include "daemon/config.h"
 #include "db/db.h"
 #include "util/err.h"
+#include "util/isotime.h"
 #include "util/log.h"
 
 static void describe(const char *what, const char *path, const struct db_file_info *in)
@@ -15,7 +16,7 @@ static void describe(const char *what, const char *path, const struct db_file_in
     char when[32] = "never";
 
     if (in->last_poll_ms > 0)
-        db_iso_time(in->last_poll_ms, when, sizeof(when));
+        vsl_iso_time(in->last_poll_ms, when, sizeof(when));
     printf("%s %s: schema version %d (this vslint: %d), integrity %s, %lld bytes, %lld polls, "
            "%lld open findings, last successful poll %s\n",
            what, path, in->schema, db_schema_version(), in->integrity, in->bytes, in->polls,

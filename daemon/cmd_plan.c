@@ -13,6 +13,7 @@
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/isotime.h"
 #include "util/log.h"
 
 /* Polls and evaluates each configured vCenter (only `only` when given). 0, or -1 once every
@@ -88,7 +89,7 @@ int cmd_plan(const struct vsl_args *a)
         log_warnx("cannot read the findings: %s", vsl_strerror(r));
         goto out;
     }
-    db_iso_time(vsl_now_ms(), when, sizeof(when));
+    vsl_iso_time(vsl_now_ms(), when, sizeof(when));
     snprintf(scope, sizeof(scope), "%s%s%s%s%s", a->vcenter ? "vCenter " : "every vCenter",
              a->vcenter ? a->vcenter : "", a->check ? ", check " : "", a->check ? a->check : "",
              a->offline ? " (stored findings, not polled)" : "");

@@ -12,6 +12,7 @@
 
 #include "daemon/inventory_text.h"
 #include "util/buf.h"
+#include "util/isotime.h"
 
 /* --- text ------------------------------------------------------------------------------- */
 
@@ -68,17 +69,6 @@ static double gib(const json_t *o, const char *k)
     return (double)json_integer_value(json_object_get(o, k)) / (1024.0 * 1024.0 * 1024.0);
 }
 
-/* Formats unix milliseconds as UTC ISO-8601. */
-static const char *iso_time(int64_t ms, char *buf, size_t size)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(buf, size, "?");
-    return buf;
-}
-
 static void text_header(const json_t *vc, FILE *f)
 {
     const json_t *p = json_object_get(vc, "last_poll");
@@ -90,7 +80,8 @@ static void text_header(const json_t *vc, FILE *f)
         line(f, "  last poll: never");
         return;
     }
-    iso_time(json_integer_value(json_object_get(p, "started_ms")), when, sizeof(when));
+    if (!vsl_iso_time(json_integer_value(json_object_get(p, "started_ms")), when, sizeof(when)))
+        snprintf(when, sizeof(when), "?");
     /* A round of incremental polling re-reads only what changed: its duration is not that of
      * reading the estate, so say which it was. */
     kind = !strcmp(str(p, "mode"), "incremental") ? " (incremental round)" : "";

@@ -121,10 +121,6 @@ int db_poll_failed(struct db *db, const char *vcenter, const char *url, int64_t 
 int db_array_poll_failed(struct db *db, const char *array, const char *url, const char *kind,
                          int64_t started_ms, int64_t finished_ms, const char *error);
 
-/* Unix milliseconds as ISO-8601 UTC ("2026-11-29T19:22:45Z") in buf; NULL when it does not
- * fit or is not a time. The one spelling of the times the store hands out. */
-const char *db_iso_time(int64_t ms, char *buf, size_t size);
-
 /* Builds the stored inventory as JSON (shape in docs/inventory.md). vcenter NULL = all.
  * *out is a new reference the caller owns. */
 int db_inventory_json(struct db *db, const char *vcenter, json_t **out);

@@ -13,6 +13,7 @@
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/isotime.h"
 #include "util/log.h"
 
 /* The sort order of db_findings_query, which is also the index findings_order (migration 2):
@@ -497,7 +498,7 @@ static int time_col(struct vsl_buf *b, sqlite3_stmt *st, int i)
     char buf[32];
     const char *s = sqlite3_column_type(st, i) == SQLITE_NULL
                         ? NULL
-                        : db_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+                        : vsl_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
 
     return s ? vsl_buf_printf(b, "\"%s\"", s) : vsl_buf_addstr(b, "null");
 }

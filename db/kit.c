@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/isotime.h"
 #include "util/log.h"
 
 int db_err(int rc)
@@ -286,16 +287,6 @@ json_t *db_json_utf8(const char *s)
     return v;
 }
 
-const char *db_iso_time(int64_t ms, char *buf, size_t size)
-{
-    const time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        return NULL;
-    return buf;
-}
-
 json_t *db_json_time(sqlite3_stmt *st, int i)
 {
     char buf[32];
@@ -303,7 +294,7 @@ json_t *db_json_time(sqlite3_stmt *st, int i)
 
     if (sqlite3_column_type(st, i) == SQLITE_NULL)
         return json_null();
-    s = db_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+    s = vsl_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
     return s ? json_string(s) : json_null();
 }
 

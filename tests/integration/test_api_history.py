@@ -117,7 +117,8 @@ def test_past_days_come_from_first_seen_and_resolved_at(srv):
         'last_full': full.strftime('%Y-%m-%dT%H:%M:%SZ')}
 
 
-@pytest.mark.parametrize('query', ['days=0', 'days=367', 'days=x', 'bogus=1'])
+@pytest.mark.parametrize('query', ['days=0', 'days=367', 'days=x', 'days=+5', 'days=%205', 'days=5x',
+                                   'bogus=1'])
 def test_bad_parameters_are_400(srv, query):
     r = srv.get('/api/v1/history?' + query)
     assert r.status == 400

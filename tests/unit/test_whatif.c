@@ -681,6 +681,7 @@ TEST(test_pool_view_stays_small)
         !strstr(msg, "; it backs ds-0, ds-1, ds-2, ds-3, "))
         fail_msg("the pool's message does not name its datastores: '%s'", msg ? msg : "");
     json_decref(ans);
+    chk_config_free(&cfg);
 }
 
 int main(void)
