@@ -60,7 +60,10 @@ static const struct type_read reads[] = {
  * failed first: which read fails first is timing, and the error must not be. A replayed capture
  * (vslint record) of a poll whose main stream failed has none of the reads the host stream
  * had not made yet: the replay refuses them, and the main stream's recorded failure must
- * still be the one reported. So a failed host stream does not stop the main one. */
+ * still be the one reported. So a failed host stream does not stop the main one. Nor need it
+ * for the errors that are final whatever the timing: the host stream's connection shares the
+ * poll's cancel flag (the daemon stopping ends the main stream's transfer at once, -ECANCELED)
+ * and its session (one that ended fails the main stream's next request, NotAuthenticated). */
 struct poll_shared {
     pthread_mutex_t lock;
     atomic_int failed;
