@@ -29,6 +29,8 @@
 #define MAX_REQUEST (1u << 20)
 /* One managed object's XML (a host with thousands of LUNs) stays far below this. */
 #define MAX_OBJECT (64u << 20)
+/* curl's receive buffer, per connection (a poll has about ten). */
+#define RECV_BUFFER (256L << 10)
 
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 
@@ -90,6 +92,9 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
         vim_client_free(c);
         return r;
     }
+    /* A poll's answers are hundreds of MB: curl's default 16 KiB receive buffer made each
+     * 16 KiB one recv(), one write callback and one feed of the parser. */
+    curl_easy_setopt(c->curl, CURLOPT_BUFFERSIZE, RECV_BUFFER);
     if (opts->cancel) {
         curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);

@@ -126,12 +126,42 @@ def test_answer_broken_off_mid_page_names_the_method(previous, workspace):
     assert fingerprints(conf) == previous.fingerprints
 
 
+# A full poll reads the hosts (then their per-host reads) on a second connection and thread while
+# the VMs and everything else are read on the first: a bad answer on either stream, the other
+# one running, -> the phrase of the error line that must name it.
+STREAM_FAULTS = {
+    'malformed:1:RetrievePropertiesEx:HostSystem': 'bad response: line',
+    'truncate:2:ContinueRetrievePropertiesEx:HostSystem':
+        'the answer to ContinueRetrievePropertiesEx broke off after',
+    'http500:1:RetrievePropertiesEx:VirtualMachine': 'HTTP 500',
+    'malformed:3:ContinueRetrievePropertiesEx:VirtualMachine': 'bad response: line',
+}
+
+
+@pytest.mark.parametrize('fault', STREAM_FAULTS)
+def test_bad_answer_on_one_stream_ends_the_poll(previous, workspace, fault):
+    """The stream that got the bad answer ends the whole poll with its error, in one line (not
+    the other stream's having been stopped for it, which is no fact about vCenter), exit status
+    2; the previous snapshot and its findings stay, and the failure is recorded."""
+    res, conf = collect_faulty(previous, workspace, fault)
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1, lines
+    assert 'vcenter lab: poll failed: ' in lines[0] and STREAM_FAULTS[fault] in lines[0], lines
+    assert inventory(conf) == previous.inventory
+    assert fingerprints(conf) == previous.fingerprints
+    last = json.loads(run_ok('inventory', '-c', conf, '--format', 'json').stdout)[
+        'vcenters'][0]['last_poll']
+    assert last['ok'] is False and STREAM_FAULTS[fault] in (last['error'] or ''), last
+
+
 def test_dropped_connection_retried(previous, workspace):
     """A connection closed before the server handled the request (an idle keep-alive connection
     closing under us): the request is retried and the poll is complete. The second
     RetrievePropertiesEx (the Datastore view) goes over the connection that logged in, so it is
-    a reused one, as in that race."""
-    res, conf = collect_faulty(previous, workspace, 'drop:2:RetrievePropertiesEx')
+    a reused one, as in that race. (Named by type: the hosts are read at the same time, on
+    their own connection, so the order of the reads of different types is not fixed.)"""
+    res, conf = collect_faulty(previous, workspace, 'drop:1:RetrievePropertiesEx:Datastore')
     assert res.returncode == 0, res.stderr.strip()
     assert ' %d datastores' % previous.counts['datastore'] in res.stdout, res.stdout.strip()
     assert inventory(conf) == previous.inventory
@@ -141,8 +171,9 @@ def test_lost_page_polled_again(previous, workspace):
     """The server handles a ContinueRetrievePropertiesEx, then the connection dies without an
     answer; curl re-sends it on a new connection and gets the page after the lost one. vslint
     sees the reconnection, does not store a snapshot with a hole, and polls again. (The 3rd
-    Continue is the 2nd on the prefetch connection of the Datastore read: reused.)"""
-    res, conf = collect_faulty(previous, workspace, 'lose:3:ContinueRetrievePropertiesEx')
+    Continue of the Datastore read is the 3rd on its prefetch connection: reused.)"""
+    res, conf = collect_faulty(previous, workspace,
+                               'lose:3:ContinueRetrievePropertiesEx:Datastore')
     assert res.returncode == 0, res.stderr.strip()
     assert 'a page may have been lost; polling again' in res.stderr, res.stderr
     assert ' %d datastores' % previous.counts['datastore'] in res.stdout, res.stdout.strip()

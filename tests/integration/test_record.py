@@ -359,10 +359,39 @@ def collect_outcome(ws, url, arrays=(), db='c.db', array_keys=''):
             [tuple(normalized(str(x), *urls) for x in g) for g in gaps])
 
 
+def unanswered(log):
+    """The replay's "no recorded answer for ..." lines: (METHOD, BODY) for a SOAP request,
+    (the rest of the line, '') for any other."""
+    missed = []
+    for rest in re.findall(r'no recorded answer for (.*)', log):
+        m = re.match(r'(\w+): (.*)', rest)
+        missed.append((m[1], m[2]) if m else (rest, ''))
+    return missed
+
+
+# The reads of each host, all made on the host stream's connection.
+PER_HOST_METHODS = {'QueryOptions', 'QueryBoundVnics', 'RetrieveManagedMethodExecuter',
+                    'ExecuteSoap'}
+
+
+def host_stream_request(method, body):
+    """Whether a SOAP request is one of the host stream's: a per-host read, or the view and
+    read of the hosts (HostSystem their only type)."""
+    if method in PER_HOST_METHODS:
+        return True
+    if method == 'RetrievePropertiesEx':
+        return set(re.findall(r'<propSet><type>(\w+)</type>', body)) == {'HostSystem'}
+    if method == 'CreateContainerView':
+        return set(re.findall(r'<type>(\w+)</type>', body)) == {'HostSystem'}
+    return False
+
+
+# The first read of the datastores, by type: the hosts are read at the same time on a second
+# connection, so which read is the poll's 2nd is timing.
 @pytest.mark.parametrize('fault,ends', [
-    ('truncate:2', 'closed after'),
-    ('malformed:2', 'vslint stopped reading after'),
-    ('http500:2', None),
+    ('truncate:1:RetrievePropertiesEx:Datastore', 'closed after'),
+    ('malformed:1:RetrievePropertiesEx:Datastore', 'vslint stopped reading after'),
+    ('http500:1:RetrievePropertiesEx:Datastore', None),
     ('refuse-alarms', None),
 ])
 def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
@@ -370,7 +399,10 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     NoPermission fault) is in the capture as vslint saw it, and `vslint collect` against the
     replay fails (or stores its gap) with the very words it does against the live
     simulator. A read that fails still writes the archive, its README says where, and the
-    exit status is 2."""
+    exit status is 2. (The hosts' reads, on their own connection, stop when the datastores' read
+    fails, wherever they had got to: the replay may be asked for one the recording did not
+    get to, and refuses it; the poll still fails with the recorded failure, the main
+    stream's.)"""
     extra = ['-refuse-alarms'] if fault == 'refuse-alarms' else ['-fault', fault]
     out = os.path.join(workspace.dir, 'failed.tar.gz')
     with Sim('clean', extra=extra) as sim:
@@ -382,7 +414,12 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
         replayed = collect_outcome(workspace, rep.url, db='replay.db')
         log = rep.log()
     assert replayed == live
-    assert 'no recorded answer' not in log, log[-2000:]
+    missed = unanswered(log)
+    if fault == 'refuse-alarms':
+        assert not missed, missed
+    else:
+        # Only the host stream's: a main-stream request without its answer is still caught.
+        assert all(host_stream_request(m, body) for m, body in missed), missed
     files = members(out)
     manifest = [line.split('\t') for line in
                 files['vslint-capture/manifest.tsv'].decode().splitlines()]
@@ -401,7 +438,10 @@ def test_failed_vcenter_exchange_replays_as_it_failed(workspace, fault, ends):
     assert res.returncode == 2 and 'vcenter lab: cannot read it' in res.stderr, res.stderr
     assert 'README says where' in res.stderr
     bad = [f for f in manifest if f[5] != '200' or f[8] != '-']
-    assert len(bad) == 1, bad
+    # The failed read, then perhaps the hosts' read it stopped (an answer vslint stopped
+    # reading, not one vCenter broke).
+    assert bad and all(f[5] == '200' and f[8].startswith('vslint stopped reading after')
+                       for f in bad[1:]), bad
     failed = bad[0]
     assert failed[3] == 'RetrievePropertiesEx'
     if ends:
