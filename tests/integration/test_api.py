@@ -4,6 +4,7 @@ the bearer token, JSON errors for bad parameters, unknown routes and wrong metho
 a big body, /metrics accepted by promtool, the inventory pages, SIGHUP reloading a [check]
 setting (and refusing a broken file), and SIGTERM exiting 0."""
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -314,6 +315,19 @@ def test_datastore_metrics(metrics):
     assert any(k.startswith('vslint_datastore_free_bytes{vcenter="lab",datastore="ds-free-crit"')
                for k in metrics.samples)
     assert any(k.startswith('vslint_datastore_capacity_bytes{') for k in metrics.samples)
+
+
+def test_heap_metrics(srv, metrics):
+    """An administrator tells a leak from fragmentation by the heap in use against the heap the
+    allocator holds (glibc's figures): both there, in use within what is held, and the heap
+    in use no more than the daemon's resident memory."""
+    use = metrics.samples.get('vslint_heap_in_use_bytes')
+    held = metrics.samples.get('vslint_heap_held_bytes')
+    assert use and held, [k for k in metrics.samples if k.startswith('vslint_heap')]
+    with open('/proc/%d/status' % srv.proc.pid) as f:
+        rss = int(re.search(r'VmRSS:\s+(\d+) kB', f.read()).group(1)) * 1024
+    assert 100_000 < use <= held, (use, held)
+    assert use < rss, (use, rss)
 
 
 # ---- catalogue and summary ------------------------------------------------------------------

@@ -1,0 +1,19 @@
+/* The allocator's own figures (heap in use against heap held) and giving freed heap back to
+ * the system: what tells a leak (in use grows) from fragmentation (held grows, in use flat). */
+#ifndef VSL_HEAP_H
+#define VSL_HEAP_H
+
+#include <stddef.h>
+
+struct vsl_heap {
+    size_t in_use; /* bytes handed out by malloc and not freed, every arena and mmap'd chunk */
+    size_t held;   /* bytes the allocator took from the system (arenas and mmap'd chunks) */
+};
+
+/* Fills h from glibc's mallinfo2(). -ENOTSUP with another libc (h is zeroed). */
+int vsl_heap_stats(struct vsl_heap *h);
+/* Gives the free pages of every arena back to the system (glibc's malloc_trim(0)); nothing
+ * with another libc. */
+void vsl_heap_trim(void);
+
+#endif
