@@ -9,8 +9,17 @@
 
 #include "util/heap.h"
 
-/* mallinfo2() is glibc 2.33's; mallinfo()'s int fields wrap at 2 GiB. */
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+/* mallinfo2() is glibc 2.33's; mallinfo()'s int fields wrap at 2 GiB. Under AddressSanitizer
+ * malloc is the sanitizer's, and glibc's figures would say nothing of it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define VSL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VSL_SANITIZED 1
+#endif
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) &&     \
+    !defined(VSL_SANITIZED)
 #define VSL_HAVE_MALLINFO2 1
 #endif
 
@@ -31,7 +40,7 @@ int vsl_heap_stats(struct vsl_heap *h)
 
 void vsl_heap_trim(void)
 {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(VSL_SANITIZED)
     malloc_trim(0);
 #endif
 }

@@ -10,10 +10,11 @@ struct vsl_heap {
     size_t held;   /* bytes the allocator took from the system (arenas and mmap'd chunks) */
 };
 
-/* Fills h from glibc's mallinfo2(). -ENOTSUP with another libc (h is zeroed). */
+/* Fills h from glibc's mallinfo2(). -ENOTSUP with another libc or under AddressSanitizer,
+ * whose malloc is its own (h is zeroed). */
 int vsl_heap_stats(struct vsl_heap *h);
 /* Gives the free pages of every arena back to the system (glibc's malloc_trim(0)); nothing
- * with another libc. */
+ * with another libc or under AddressSanitizer. */
 void vsl_heap_trim(void);
 
 #endif
