@@ -605,6 +605,17 @@ int db_open(const char *path, struct db **out, char **errmsg)
     return 0;
 }
 
+void db_memory(int64_t *used, int64_t *page_cache)
+{
+    sqlite3_int64 cur = 0, hi = 0;
+
+    *used = sqlite3_memory_used();
+    /* Without a page cache buffer of its own (SQLITE_CONFIG_PAGECACHE), all of it is
+     * "overflow": malloc'd. */
+    sqlite3_status64(SQLITE_STATUS_PAGECACHE_OVERFLOW, &cur, &hi, 0);
+    *page_cache = cur;
+}
+
 void db_checkpoint(struct db *db)
 {
     int rc, wal = 0, moved = 0;

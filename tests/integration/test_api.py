@@ -330,6 +330,10 @@ def test_heap_metrics(srv, metrics):
         rss = int(re.search(r'VmRSS:\s+(\d+) kB', f.read()).group(1)) * 1024
     assert 100_000 < use <= held, (use, held)
     assert use < rss, (use, rss)
+    sql = metrics.samples.get('vslint_sqlite_memory_bytes{part="all"}')
+    cache = metrics.samples.get('vslint_sqlite_memory_bytes{part="page_cache"}')
+    assert sql is not None and cache is not None, metrics.body[-2000:]
+    assert 0 < cache < sql < use, (cache, sql, use)
 
 
 # ---- catalogue and summary ------------------------------------------------------------------
