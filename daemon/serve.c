@@ -217,11 +217,15 @@ static void poll_failed_locked(struct poller *p, const char *error)
     s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
 }
 
-/* Gives the heap a commit freed back to the system. A round or a poll frees its SOAP answers,
- * staged rows and findings, and a placement drops the estate it built, but glibc keeps freed
- * pages in each thread's arena and returns them rarely: over thousands of rounds the RSS crept
- * in steps while the heap in use stayed flat (docs/performance.md, "the RSS soak"). Logged at
- * debug with what it cost. */
+/* Gives freed heap back to the system after a poll or round whose results were committed. A
+ * round or a poll frees its SOAP answers, staged rows and findings, but glibc keeps freed pages
+ * in each thread's arena and returns them rarely. Whether the trim lowers the RSS over a long
+ * run is not yet shown: the soak with it (docs/performance.md, 11:15) ran another binary at
+ * another load than the one without, and an A/B of one commit with and without it is still to
+ * run. It holds each arena's lock while it works, so an HTTP thread allocating from that arena
+ * may wait (up to 0.54 s seen for a whole trim): it runs only after the poller's status is
+ * updated, so that the status does not wait for it, and not once the daemon is stopping, so
+ * that SIGTERM does not. Logged at debug with what it cost. */
 static void trim_heap(const char *vcenter)
 {
     struct timespec a, b;
@@ -273,7 +277,6 @@ static void poll_once(struct poller *p, struct db *db)
         }
         db_checkpoint(db);
     }
-    trim_heap(p->vc->name);
     if (res.db_err)
         set_db_state(sv, res.error);
     else if (res.ok)
@@ -321,7 +324,10 @@ static void poll_once(struct poller *p, struct db *db)
                   s->backoff_s);
     }
     s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
+    int trim = res.ok && !p->stop;
     pthread_mutex_unlock(&sv->mu);
+    if (trim)
+        trim_heap(p->vc->name);
 }
 
 /* How often the incremental rounds are summed up in one info line: an hour. Test builds only
@@ -386,6 +392,7 @@ static void follow_once(struct poller *p, struct db *db)
     pthread_mutex_unlock(&sv->mu);
     int r = vsl_poll_changes(db, p->vc, p->follow, wait_s, &res, &changes);
     int unrec = 0;
+    int committed = 0; /* changes and their findings stored: the heap is trimmed at the end */
 
     if (res.abandoned) {
         log_info("vcenter %s: round abandoned: stopping", p->vc->name);
@@ -408,7 +415,7 @@ static void follow_once(struct poller *p, struct db *db)
             snprintf(res.error, sizeof(res.error), "%s", everr);
         }
         db_checkpoint(db);
-        trim_heap(p->vc->name);
+        committed = r == 0;
     }
     if (res.db_err)
         set_db_state(sv, res.error);
@@ -446,7 +453,10 @@ static void follow_once(struct poller *p, struct db *db)
             snprintf(s->error, sizeof(s->error), "%s", everr);
         }
     }
+    committed = committed && !p->stop;
     pthread_mutex_unlock(&sv->mu);
+    if (committed)
+        trim_heap(p->vc->name);
 }
 
 static void *poller_main(void *arg)
