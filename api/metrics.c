@@ -500,8 +500,10 @@ static int heap(struct vsl_buf *b)
 
     db_memory(&sql, &cache);
     int rc = vsl_buf_printf(b,
-                            "# HELP vslint_sqlite_memory_bytes SQLite's memory, page caches "
-                            "included (part of the heap in use).\n"
+                            "# HELP vslint_sqlite_memory_bytes SQLite's memory (part of the "
+                            "heap in use): part=all is all of it; part=page_cache a lower bound "
+                            "of its page caches (each connection's first pages are not "
+                            "counted), included in all: do not sum over part.\n"
                             "# TYPE vslint_sqlite_memory_bytes gauge\n"
                             "vslint_sqlite_memory_bytes{part=\"all\"} %lld\n"
                             "vslint_sqlite_memory_bytes{part=\"page_cache\"} %lld\n",
