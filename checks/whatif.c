@@ -968,7 +968,10 @@ int chk_judge_findings(const struct chk_config *cfg, const struct chk_site *site
     if ((rc = view_make(site->estate, site->ds_vms, &w)) < 0)
         return rc;
     size_t first = out->n;
+    /* judge_run() builds no evidence into out; the caller's later runs into it still do. */
+    int no_evidence = out->no_evidence;
     rc = judge_run(cfg, site->estate, &w, ds, p, now, &o, out, err, errlen);
+    out->no_evidence = no_evidence;
     /* Their vcenter was the judge's estate's copy, which goes: the same name, the site's. */
     for (size_t i = first; i < out->n; i++)
         out->items[i].vcenter = site->estate->vcenter;

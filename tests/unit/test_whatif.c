@@ -743,6 +743,14 @@ TEST(test_judge_builds_no_evidence)
     json_t *dss = json_object_get(checked.items[0].evidence, "datastores");
     assert_int_equal(json_array_size(dss), N_POOLED);
     assert_string_equal(json_string_value(json_array_get(dss, N_POOLED - 1)), "ds-299");
+
+    /* The judge left the caller's results as they were: a check run into them afterwards
+     * still builds its evidence. */
+    size_t before = judged.n;
+    assert_int_equal(chk_run_one(chk_find("pool-free-space"), NULL, &e, NOW, &judged), 0);
+    assert_int_equal(judged.n, before + 1);
+    dss = json_object_get(judged.items[before].evidence, "datastores");
+    assert_int_equal(json_array_size(dss), N_POOLED);
     chk_results_free(&judged);
     chk_results_free(&checked);
     chk_config_free(&cfg);
