@@ -11,10 +11,13 @@ struct vsl_heap {
 };
 
 /* Fills h from glibc's mallinfo2(). -ENOTSUP with another libc or under AddressSanitizer,
- * whose malloc is its own (h is zeroed). */
+ * whose malloc is its own (h is zeroed). Not free: it walks each arena's free chunks under
+ * that arena's lock (tens of ms at 500,000 free chunks), so other threads allocating from it
+ * wait meanwhile. */
 int vsl_heap_stats(struct vsl_heap *h);
 /* Gives the free pages of every arena back to the system (glibc's malloc_trim(0)); nothing
- * with another libc or under AddressSanitizer. */
+ * with another libc or under AddressSanitizer. It holds each arena's lock while it trims it:
+ * a thread allocating from that arena waits (up to hundreds of ms seen). */
 void vsl_heap_trim(void);
 
 #endif
