@@ -85,6 +85,11 @@ double chk_param_from(const struct chk_ctx *ctx, const char *check_id, const cha
 /* The estate this run judges, for a callback that is handed only one of its objects. */
 const struct estate *chk_estate(const struct chk_ctx *ctx);
 
+/* Whether this run's findings keep their evidence (0 in a what-if judge, which reads only the
+ * messages; chk_results.no_evidence): a check whose evidence grows with the estate builds it
+ * only then. The engine empties the evidence of such a run itself, so nothing else need ask. */
+int chk_wants_evidence(const struct chk_ctx *ctx);
+
 /* The time of this run (unix seconds), for age-based rules. */
 int64_t chk_now(const struct chk_ctx *ctx);
 

@@ -66,6 +66,11 @@ const char *chk_size(int64_t bytes, char *buf, size_t size)
     return buf;
 }
 
+int chk_wants_evidence(const struct chk_ctx *ctx)
+{
+    return !ctx->out->no_evidence;
+}
+
 int64_t chk_now(const struct chk_ctx *ctx)
 {
     return ctx->now;
@@ -108,8 +113,14 @@ static int append_finding(struct chk_results *r, const struct check *c, const ch
      * a finding without measurements. */
     if (!f->evidence)
         return -ENOMEM;
+    json_t *evidence = f->evidence;
+    if (r->no_evidence) {
+        json_decref(evidence);
+        if (!(evidence = json_object()))
+            return -ENOMEM;
+    }
     if (vsl_grow(&r->items, &r->cap, r->n, sizeof(*r->items), 64) < 0) {
-        json_decref(f->evidence);
+        json_decref(evidence);
         return -ENOMEM;
     }
     struct chk_finding *out = &r->items[r->n];
@@ -125,7 +136,7 @@ static int append_finding(struct chk_results *r, const struct check *c, const ch
     out->host_name = dup_or_null(host_name);
     out->detail = dup_or_null(f->detail);
     out->message = dup_or_null(f->message);
-    out->evidence = f->evidence;
+    out->evidence = evidence;
     if (!out->object_name || !out->message || (f->object_moref && !out->object_moref) ||
         (host_moref && !out->host_moref) || (host_name && !out->host_name) ||
         (f->object_type && !out->object_type) || (f->detail && !out->detail))

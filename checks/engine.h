@@ -84,6 +84,12 @@ struct chk_results {
      * they were recorded; the text is a fraction of that, and only one check's trees exist at
      * a time. A tree that could not be written for want of memory stays a tree. */
     int compact;
+    /* Set by the caller before a run whose findings are read for their check, object, severity
+     * and message only: a what-if judge, of which a placement runs one per datastore. Each
+     * finding's evidence is then an empty object, and checks skip building what would be
+     * thrown away (chk_wants_evidence()): a low pool's evidence names every datastore it backs,
+     * 4,000 of them under one Unity pool, in every judge. */
+    int no_evidence;
 };
 
 /* Runs every enabled check over e at time now (unix seconds) and appends to out. A check that

@@ -50,7 +50,9 @@ static int run(struct chk_ctx *ctx, const struct estate *e)
                  "pool %s of array %s has %.1f %% free (%s of %s)%s%g%s; it backs %s",
                  p->name ? p->name : p->id, p->array, pct, chk_size(p->size_free, fr, sizeof(fr)),
                  chk_size(p->size_total, to, sizeof(to)), l->before, threshold, l->after, dss);
-        json_t *ev = chk_ev_pool(e, p);
+        /* The pool's evidence names every datastore it backs (thousands under one pool); a
+         * what-if judge, one per datastore in a placement, would throw it away. */
+        json_t *ev = chk_wants_evidence(ctx) ? chk_ev_pool(e, p) : json_object();
         ev = chk_ev_set(ev, "level", json_string(l->name));
         ev = chk_ev_free_params(ev, ctx);
         int rc = chk_emit_pool(ctx, p, l->severity, msg, ev);

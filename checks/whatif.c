@@ -941,6 +941,45 @@ fail:
     return NULL;
 }
 
+/* The findings of w's checks over the judge's estate of datastore ds with p placed on it
+ * (apply(): *o, the caller's to free with est_free(), NULL when out of memory), into res. A
+ * judge reads their messages, never their evidence, so none is built: a low pool's would name
+ * every datastore the pool backs in each of a placement's thousands of judges. */
+static int judge_run(const struct chk_config *cfg, const struct estate *e, struct view *w,
+                     size_t ds, const struct chk_proposal *p, int64_t now, struct estate **o,
+                     struct chk_results *res, char *err, size_t errlen)
+{
+    if (!(*o = apply(e, w, ds, p)))
+        return -ENOMEM;
+    res->no_evidence = 1;
+    return chk_run_some(cfg, w->only, w->n_only, *o, now, res, err, errlen);
+}
+
+int chk_judge_findings(const struct chk_config *cfg, const struct chk_site *site, size_t ds,
+                       const struct chk_proposal *p, int64_t now, struct chk_results *out,
+                       char *err, size_t errlen)
+{
+    struct estate *o = NULL;
+    struct view w;
+    int rc;
+
+    if (ds >= site->estate->n_datastores)
+        return -EINVAL;
+    if ((rc = view_make(site->estate, site->ds_vms, &w)) < 0)
+        return rc;
+    size_t first = out->n;
+    /* judge_run() builds no evidence into out; the caller's later runs into it still do. */
+    int no_evidence = out->no_evidence;
+    rc = judge_run(cfg, site->estate, &w, ds, p, now, &o, out, err, errlen);
+    out->no_evidence = no_evidence;
+    /* Their vcenter was the judge's estate's copy, which goes: the same name, the site's. */
+    for (size_t i = first; i < out->n; i++)
+        out->items[i].vcenter = site->estate->vcenter;
+    est_free(o);
+    view_free(&w);
+    return rc;
+}
+
 /* measure() of datastore ds of e counting only the VMs w says name it (the others do not
  * live there): the same figures, without a walk over every VM. */
 static void measure_named(const struct estate *e, const struct view *w, size_t ds,
@@ -1185,9 +1224,7 @@ static int judge(const struct chk_config *cfg, struct base *b, size_t ds,
     if (rc < 0)
         return rc;
 
-    if (!(o = apply(e, &b->view, ds, p)))
-        return -ENOMEM;
-    rc = chk_run_some(cfg, b->view.only, b->view.n_only, o, now, &res, err, errlen);
+    rc = judge_run(cfg, e, &b->view, ds, p, now, &o, &res, err, errlen);
     for (size_t i = 0; rc == 0 && i < res.n; i++)
         if (on_target(o, &o->datastores[0], &res.items[i]))
             rc = finding_reason(v, &res.items[i], p->fail_on);

@@ -119,4 +119,12 @@ int chk_placement(const struct chk_config *cfg, const struct chk_site *sites, si
  * backs), 0 when out of memory: what one judge costs, so that tests can hold it to its size. */
 size_t chk_judge_datastores(const struct chk_site *site, size_t ds);
 
+/* The findings a placement's or the gate's judge of datastore ds of site's estate gets from
+ * the checks, with p placed on ds, appended to out (chk_results_free(); their vcenter is
+ * borrowed from site's estate), so that tests can see what a judge is handed: no evidence.
+ * 0 or a negative error (err says). */
+int chk_judge_findings(const struct chk_config *cfg, const struct chk_site *site, size_t ds,
+                       const struct chk_proposal *p, int64_t now, struct chk_results *out,
+                       char *err, size_t errlen);
+
 #endif

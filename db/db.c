@@ -618,6 +618,19 @@ int db_open(const char *path, struct db **out, char **errmsg)
     return 0;
 }
 
+void db_memory(int64_t *used, int64_t *page_cache)
+{
+    sqlite3_int64 cur = 0, hi = 0;
+
+    *used = sqlite3_memory_used();
+    /* Without a page cache buffer of its own (SQLITE_CONFIG_PAGECACHE), the page caches'
+     * pages are "overflow": malloc'd. Not all of them are counted: each connection's first
+     * bulk allocation of pages (about 20) is malloc'd apart from this status, so this is a
+     * lower bound; *used includes it all. */
+    sqlite3_status64(SQLITE_STATUS_PAGECACHE_OVERFLOW, &cur, &hi, 0);
+    *page_cache = cur;
+}
+
 void db_checkpoint(struct db *db)
 {
     int rc, wal = 0, moved = 0;

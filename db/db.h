@@ -65,6 +65,13 @@ int db_changed(struct db *db);
  * and leave the rest for next time. */
 void db_checkpoint(struct db *db);
 
+/* SQLite's memory in this process, every connection's (page caches, schemas, statements),
+ * and a lower bound of the part that is page cache (each connection's first bulk allocation
+ * of about 20 pages is not counted in it; *used counts it): each connection's cache grows to
+ * its cache_size as it reads pages, so it rises in steps over the first days of a daemon
+ * while it fills. */
+void db_memory(int64_t *used, int64_t *page_cache);
+
 /* The schema version this build writes (PRAGMA user_version). */
 int db_schema_version(void);
 

@@ -684,6 +684,79 @@ TEST(test_pool_view_stays_small)
     chk_config_free(&cfg);
 }
 
+/* A judge reads only its findings' messages, so they carry no evidence: a pool at 20 % free
+ * behind every one of 300 datastores gives each judge a pool-free-space finding whose evidence
+ * would list all 300 names (4,000 under one Unity pool made a placement take 3 s). The
+ * message still names the datastores, and `vslint check` (chk_run_one here, the engine as
+ * evaluations run it) still lists every one of them in the evidence. */
+TEST(test_judge_builds_no_evidence)
+{
+    enum { N_POOLED = 300 };
+    static struct est_datastore pooled[N_POOLED];
+    static char names[N_POOLED][16], morefs[N_POOLED][16];
+    static size_t backs[N_POOLED], zero = 0;
+    static int thin = 1;
+    static struct est_pool pool = {.array = "unity1", .array_type = "unity", .id = "pool_1",
+                                   .name = "pool-a", .size_total = 1000 * GIB,
+                                   .size_free = 200 * GIB, .size_used = 800 * GIB,
+                                   .size_subscribed = EST_UNKNOWN,
+                                   .snap_size_used = EST_UNKNOWN, .alert_threshold = 70,
+                                   .health = 5, .datastores = backs, .n_datastores = N_POOLED};
+    struct estate e = {.vcenter = "vc", .polled_ms = (NOW - 60) * 1000, .datastores = pooled,
+                       .n_datastores = N_POOLED, .pools = &pool, .n_pools = 1};
+    struct chk_site site = {.estate = &e, .max_age_s = 600};
+    struct chk_proposal p = proposal("ds-7", 0, "1", CHK_DISK_THIN);
+    struct chk_results judged = {0}, checked = {0};
+    struct chk_config cfg;
+    const struct chk_finding *f = NULL;
+    char err[256];
+
+    (void)state;
+    for (size_t i = 0; i < N_POOLED; i++) {
+        snprintf(names[i], sizeof(names[i]), "ds-%zu", i);
+        snprintf(morefs[i], sizeof(morefs[i]), "m-ds-%zu", i);
+        pooled[i] = (struct est_datastore)DS("", 50);
+        pooled[i].name = names[i];
+        pooled[i].moref = morefs[i];
+        pooled[i].pools = &zero;
+        pooled[i].pool_thin = &thin;
+        pooled[i].n_pools = 1;
+        backs[i] = i;
+    }
+    assert_int_equal(chk_config_init(&cfg), 0);
+    if (chk_judge_findings(&cfg, &site, 7, &p, NOW, &judged, err, sizeof(err)) < 0)
+        fail_msg("chk_judge_findings: %s", err);
+    for (size_t i = 0; i < judged.n; i++) {
+        if (!strcmp(judged.items[i].check->id, "pool-free-space"))
+            f = &judged.items[i];
+        /* Every check's, not only the pool's: nobody reads them. */
+        if (!judged.items[i].evidence || json_object_size(judged.items[i].evidence) != 0)
+            fail_msg("the judge's %s finding carries evidence", judged.items[i].check->id);
+    }
+    if (!f)
+        fail_msg("the judge of ds-7 did not see the pool at 20 %% free");
+    if (!strstr(f->message, "pool pool-a of array unity1 has 20.0 % free") ||
+        !strstr(f->message, "; it backs ds-0, ds-1, ds-2, "))
+        fail_msg("the judge's pool message does not name its datastores: '%s'", f->message);
+
+    assert_int_equal(chk_run_one(chk_find("pool-free-space"), NULL, &e, NOW, &checked), 0);
+    assert_int_equal(checked.n, 1);
+    json_t *dss = json_object_get(checked.items[0].evidence, "datastores");
+    assert_int_equal(json_array_size(dss), N_POOLED);
+    assert_string_equal(json_string_value(json_array_get(dss, N_POOLED - 1)), "ds-299");
+
+    /* The judge left the caller's results as they were: a check run into them afterwards
+     * still builds its evidence. */
+    size_t before = judged.n;
+    assert_int_equal(chk_run_one(chk_find("pool-free-space"), NULL, &e, NOW, &judged), 0);
+    assert_int_equal(judged.n, before + 1);
+    dss = json_object_get(judged.items[before].evidence, "datastores");
+    assert_int_equal(json_array_size(dss), N_POOLED);
+    chk_results_free(&judged);
+    chk_results_free(&checked);
+    chk_config_free(&cfg);
+}
+
 int main(void)
 {
     setup(NULL);
