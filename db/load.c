@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <limits.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +18,7 @@
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/heap.h"
 #include "util/keymap.h"
 #include "util/log.h"
 
@@ -1809,7 +1809,7 @@ out:
      * one-shot `vslint check`): malloc_trim() locks and walks every arena, a stall for the
      * daemon's API threads allocating meanwhile, whose RSS is not one run's peak. */
     if (threaded && db->load_trim)
-        malloc_trim(0);
+        vsl_heap_trim();
     return r;
 }
 
