@@ -217,20 +217,31 @@ static void poll_failed_locked(struct poller *p, const char *error)
     s->next_poll_ms = vsl_now_ms() + (int64_t)s->backoff_s * 1000;
 }
 
+/* At most one trim per this long for the whole process, whichever poller's round comes. */
+#define TRIM_EVERY_MS (5 * 60 * 1000)
+
 /* Gives freed heap back to the system after a poll or round whose results were committed. A
  * round or a poll frees its SOAP answers, staged rows and findings, but glibc keeps freed pages
  * in each thread's arena and returns them rarely. Whether the trim lowers the RSS over a long
  * run is not yet shown: the soak with it (docs/performance.md, 11:15) ran another binary at
  * another load than the one without, and an A/B of one commit with and without it is still to
- * run. It holds each arena's lock while it works, so an HTTP thread allocating from that arena
- * may wait (up to 0.54 s seen for a whole trim): it runs only after the poller's status is
- * updated, so that the status does not wait for it, and not once the daemon is stopping, so
- * that SIGTERM does not. Logged at debug with what it cost. */
+ * run. It holds each arena's lock while it works, so any thread allocating or freeing in that
+ * arena waits (up to 0.54 s seen for a whole trim), and one that waits while it holds the
+ * daemon's status lock (some HTTP handlers and the other pollers allocate under it) makes
+ * others wait behind it. So it runs at most once every TRIM_EVERY_MS for the process, not
+ * after every round (which, on a busy vCenter, is every few seconds), after this poller's
+ * status is updated and not once the daemon is stopping. Logged at debug with what it cost. */
 static void trim_heap(const char *vcenter)
 {
+    static _Atomic int64_t last_ms;
     struct timespec a, b;
 
     clock_gettime(CLOCK_MONOTONIC, &a);
+    int64_t now = (int64_t)a.tv_sec * 1000 + a.tv_nsec / 1000000;
+    int64_t last = atomic_load(&last_ms);
+    if ((last && now - last < TRIM_EVERY_MS) ||
+        !atomic_compare_exchange_strong(&last_ms, &last, now))
+        return;
     vsl_heap_trim();
     clock_gettime(CLOCK_MONOTONIC, &b);
     log_debug("vcenter %s: heap trimmed in %lld us", vcenter,
