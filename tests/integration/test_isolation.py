@@ -5,6 +5,7 @@ answering; a stalled vCenter costs at most its `timeout`; with two vCenters, one
 during a poll keeps the last snapshot served and says why."""
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -151,12 +152,13 @@ def test_stalled_vcenter_costs_one_timeout():
 
 
 def test_vcenter_stalled_mid_poll_costs_one_timeout():
-    """4,000 VMs in pages of 10: stopped when the hosts are read, so in the VMs' 400 pages."""
+    """4,000 VMs in pages of 10: stopped when the hosts are read, so in the VMs' 400 pages
+    (read at the same time as the hosts, on the poll's other stream: none of them whole)."""
     rc, wall, err = stopped_collect('HostSystem objects', scenario='scale:4000', page_size=10)
     assert rc == 2, err
     assert 'timed out' in err, err
     before = [l for l in err.splitlines() if 'HostSystem objects' in l]
-    assert before and 'VirtualMachine objects' not in err, err
+    assert before and not re.search(r'read [1-9][0-9]* VirtualMachine objects', err), err
     assert wall < 3 + 1.5, 'a vCenter stalled mid-read with timeout=3 took %.1f s' % wall
 
 
