@@ -890,31 +890,38 @@ static void old_snapshot(const struct estate *e)
         assert_string_not_equal(e->vms[i].moref, "vm-late");
 }
 
-/* A poll that commits after the load's read transaction began, before the second thread's
- * did, would give the thread the new VMs and the rest the old snapshot: the VMs are then read
- * on the calling thread, and the estate is the old snapshot, whole. */
-TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
+/* Loads with a poll committed at the call-th private connection's start (1: the calling
+ * thread's, 2: the second thread's): one thread, after `opened` private connections, and the
+ * old snapshot whole; then the next load reads the new poll on two threads again. The first
+ * estate is returned, the caller frees it. */
+static struct estate *load_across_a_poll(struct fx *fx, int call, int opened)
 {
-    struct fx *fx = *state;
     struct estate *e = NULL, *later = NULL;
 
-    commit_on_call = 1;
+    commit_on_call = call;
     db_test_load_begun = commit_a_poll;
     db_test_load_begun_ctx = fx->file->path;
     int r = db_estate_load(fx->db, "vc-a", &e);
     db_test_load_begun = NULL;
     assert_int_equal(r, 0);
+    assert_int_equal(db_test_load_private, opened);
     assert_int_equal(db_test_load_threaded, 0);
-    /* The calling thread's connection saw the new poll: the second was never opened. */
-    assert_int_equal(db_test_load_private, 1);
     old_snapshot(e);
-    /* The next load reads the new poll, on two threads again. */
     assert_int_equal(db_estate_load(fx->db, "vc-a", &later), 0);
     assert_int_equal(db_test_load_threaded, 1);
     assert_int_equal(later->polled_ms, 4);
     assert_int_equal(later->n_vms, 9);
-    est_free(e);
     est_free(later);
+    return e;
+}
+
+/* A poll that commits after the load's read transaction began, before the second thread's
+ * did, would give the thread the new VMs and the rest the old snapshot: the VMs are then read
+ * on the calling thread, and the estate is the old snapshot, whole. */
+TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
+{
+    /* The calling thread's connection saw the new poll: the second was never opened. */
+    est_free(load_across_a_poll(*state, 1, 1));
 }
 
 /* A poll that commits after the calling thread's private connection began its read
@@ -923,25 +930,11 @@ TEST_WITH(test_second_thread_same_snapshot, setup, teardown)
 TEST_WITH(test_second_thread_same_snapshot_side, setup, teardown)
 {
     struct fx *fx = *state;
-    struct estate *e = NULL, *later = NULL;
-
-    commit_on_call = 2;
-    db_test_load_begun = commit_a_poll;
-    db_test_load_begun_ctx = fx->file->path;
-    int r = db_estate_load(fx->db, "vc-a", &e);
-    db_test_load_begun = NULL;
-    assert_int_equal(r, 0);
     /* Both were opened: the hook ran before the second one's check, which failed. */
-    assert_int_equal(db_test_load_private, 2);
-    assert_int_equal(db_test_load_threaded, 0);
-    old_snapshot(e);
+    struct estate *e = load_across_a_poll(fx, 2, 2);
+
     same_vms(e, fx->e);
-    assert_int_equal(db_estate_load(fx->db, "vc-a", &later), 0);
-    assert_int_equal(db_test_load_threaded, 1);
-    assert_int_equal(later->polled_ms, 4);
-    assert_int_equal(later->n_vms, 9);
     est_free(e);
-    est_free(later);
 }
 
 /* A database in rollback-journal mode is read on one thread over the caller's connection: a

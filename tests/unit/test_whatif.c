@@ -623,6 +623,27 @@ TEST(test_thick_disk_on_a_thin_lun_takes_pool_space)
     ds[FREE].n_pools = 0;
 }
 
+/* n datastores "ds-0".. (morefs "m-ds-0"..), each half full and behind the one pool at index 0
+ * (thin), which backs them all: names and morefs are the callers' static storage. */
+static void behind_one_pool(struct est_datastore *out, char (*names)[16], char (*morefs)[16],
+                            size_t *backs, size_t n)
+{
+    static size_t zero = 0;
+    static int thin = 1;
+
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof(names[i]), "ds-%zu", i);
+        snprintf(morefs[i], sizeof(morefs[i]), "m-ds-%zu", i);
+        out[i] = (struct est_datastore)DS("", 50);
+        out[i].name = names[i];
+        out[i].moref = morefs[i];
+        out[i].pools = &zero;
+        out[i].pool_thin = &thin;
+        out[i].n_pools = 1;
+        backs[i] = i;
+    }
+}
+
 /* Issue 23: a pool behind every one of 2,000 datastores (a Unity pool under many LUNs) adds
  * none of them to the estate a datastore is judged over: the judge of ds-0 holds ds-0 and ds-5,
  * which a VM on it spans, and that of ds-7 holds ds-7 alone (each judge had copied all 2,000,
@@ -632,8 +653,7 @@ TEST(test_pool_view_stays_small)
     enum { N_BIG = 2000 };
     static struct est_datastore big[N_BIG];
     static char names[N_BIG][16], morefs[N_BIG][16];
-    static size_t backs[N_BIG], zero = 0, where[] = {0, 5};
-    static int thin = 1;
+    static size_t backs[N_BIG], where[] = {0, 5};
     static struct est_disk disks[] = {
         {.key = 2000, .label = "a", .datastore = 0, .capacity_bytes = GIB, .format = "thin",
          .controller = EST_NONE},
@@ -659,17 +679,7 @@ TEST(test_pool_view_stays_small)
     char err[256];
 
     (void)state;
-    for (size_t i = 0; i < N_BIG; i++) {
-        snprintf(names[i], sizeof(names[i]), "ds-%zu", i);
-        snprintf(morefs[i], sizeof(morefs[i]), "m-ds-%zu", i);
-        big[i] = (struct est_datastore)DS("", 50);
-        big[i].name = names[i];
-        big[i].moref = morefs[i];
-        big[i].pools = &zero;
-        big[i].pool_thin = &thin;
-        big[i].n_pools = 1;
-        backs[i] = i;
-    }
+    behind_one_pool(big, names, morefs, backs, N_BIG);
     assert_int_equal(chk_judge_datastores(&site, 0), 2);
     assert_int_equal(chk_judge_datastores(&site, 7), 1);
     assert_int_equal(chk_config_init(&cfg), 0);
@@ -694,8 +704,7 @@ TEST(test_judge_builds_no_evidence)
     enum { N_POOLED = 300 };
     static struct est_datastore pooled[N_POOLED];
     static char names[N_POOLED][16], morefs[N_POOLED][16];
-    static size_t backs[N_POOLED], zero = 0;
-    static int thin = 1;
+    static size_t backs[N_POOLED];
     static struct est_pool pool = {.array = "unity1", .array_type = "unity", .id = "pool_1",
                                    .name = "pool-a", .size_total = 1000 * GIB,
                                    .size_free = 200 * GIB, .size_used = 800 * GIB,
@@ -712,17 +721,7 @@ TEST(test_judge_builds_no_evidence)
     char err[256];
 
     (void)state;
-    for (size_t i = 0; i < N_POOLED; i++) {
-        snprintf(names[i], sizeof(names[i]), "ds-%zu", i);
-        snprintf(morefs[i], sizeof(morefs[i]), "m-ds-%zu", i);
-        pooled[i] = (struct est_datastore)DS("", 50);
-        pooled[i].name = names[i];
-        pooled[i].moref = morefs[i];
-        pooled[i].pools = &zero;
-        pooled[i].pool_thin = &thin;
-        pooled[i].n_pools = 1;
-        backs[i] = i;
-    }
+    behind_one_pool(pooled, names, morefs, backs, N_POOLED);
     assert_int_equal(chk_config_init(&cfg), 0);
     if (chk_judge_findings(&cfg, &site, 7, &p, NOW, &judged, err, sizeof(err)) < 0)
         fail_msg("chk_judge_findings: %s", err);
