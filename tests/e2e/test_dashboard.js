@@ -582,6 +582,15 @@ async function simulatorStopped(page, base, api, sim) {
   });
 }
 
+/* Until no vCenter or array is being polled and each has been polled once (at most 60 s). */
+async function quiet(api) {
+  for (const until = Date.now() + 60000; Date.now() < until;) {
+    const s = await getJSON(api.base, '/api/v1/summary');
+    if (s.vcenters.concat(s.arrays || []).every((v) => v.polled_once && !v.polling)) return;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+}
+
 /* Three hundred findings of one check (a big estate's identical datastore lines) are one
  * group line; opened, it shows 50 and then all on request. Planted in the real database and
  * removed again, so the steps after see the estate as it was. */
@@ -597,19 +606,38 @@ async function manyFindings(page, api) {
   { encoding: 'utf8' });
   await step('three hundred findings of one check are one group, opened 50 at a time', async () => {
     const before = api.all.findings.filter((f) => f.check === 'datastore-size').length;
-    const plant = sql('con.executemany("INSERT INTO findings (fingerprint, check_id, vcenter,'
-      + ' object_type, object_moref, object_name, severity, status, message, first_seen_ms,'
-      + ' last_seen_ms) VALUES (?, \'datastore-size\', \'lab\', \'datastore\', ?, ?,'
-      + ' \'warning\', \'open\', \'planted\', ?, ?)", [(\'bulk%012d\' % i,'
-      + ' \'datastore-bulk-%d\' % i, \'ds-bulk-%03d\' % i, now, now) for i in range(300)])');
-    check('300 findings planted', plant.status === 0, plant.stderr);
+    const g = '#findings tr.group[data-check="datastore-size"]';
+    // Planted rows are not what any check produced: an evaluation of lab (the Unity array's
+    // first poll ending late, or a scheduled poll) marks them resolved. So plant when no
+    // source is being polled, and when one was evaluated between the plant and the page's
+    // read anyway (the planted rows are no longer open in the database), plant again: the
+    // count asserted is the page's answer to a database that holds the 300 open rows.
+    let count = null;
     try {
-      await page.evaluate(() => history.replaceState(null, '', location.pathname));
-      await page.reload();
-      await loaded(page);
-      const g = '#findings tr.group[data-check="datastore-size"]';
+      await quiet(api);
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const plant = sql('con.execute("DELETE FROM findings WHERE fingerprint LIKE \'bulk%\'")\n'
+          + 'con.executemany("INSERT INTO findings (fingerprint, check_id, vcenter,'
+          + ' object_type, object_moref, object_name, severity, status, message, first_seen_ms,'
+          + ' last_seen_ms) VALUES (?, \'datastore-size\', \'lab\', \'datastore\', ?, ?,'
+          + ' \'warning\', \'open\', \'planted\', ?, ?)", [(\'bulk%012d\' % i,'
+          + ' \'datastore-bulk-%d\' % i, \'ds-bulk-%03d\' % i, now, now) for i in range(300)])');
+        check('300 findings planted', plant.status === 0, plant.stderr);
+        await page.evaluate(() => history.replaceState(null, '', location.pathname));
+        await page.reload();
+        await loaded(page);
+        count = await page.getAttribute(g, 'data-count');
+        const open = require('child_process').spawnSync('/usr/bin/python3', ['-c',
+          'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM'
+          + ' findings WHERE fingerprint LIKE \'bulk%\' AND status = \'open\'").fetchone()[0])',
+          api.db], { encoding: 'utf8' });
+        if (open.stdout.trim() === '300') break;
+        console.log('# an evaluation resolved the planted findings (' + open.stdout.trim()
+          + ' open, attempt ' + attempt + '): planting again');
+        await quiet(api);
+      }
       eq('one group line for the check', await page.$$eval(g, (t) => t.length), 1);
-      eq('it counts them all', await page.getAttribute(g, 'data-count'), String(before + 300));
+      eq('it counts them all', count, String(before + 300));
       eq('the groups are still one per check', await page.$$eval('#findings tr.group', (t) => t.length),
         new Set(api.all.findings.map((f) => f.check)).size);
       await page.click(g + ' button.expand');
@@ -723,6 +751,7 @@ async function main() {
       history: await getJSON(serve.base, '/api/v1/history?days=30'),
       pools: await getJSON(serve.base, '/api/v1/inventory/pools?limit=1000'),
       db: path.join(work, 'vslint.db'),
+      base: serve.base,
     };
     ctx = await launch(chromium);
   });
