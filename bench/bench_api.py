@@ -12,8 +12,13 @@ round and binary: `vslint serve` on a copy of it, waits for its first poll, runs
 /metrics' vslint_api_answers_total). With --incremental the vCenter is followed (incremental = true) and the
 second phase runs while its rounds commit, quiet ones (each confirms the snapshot) and, with
 --mutate-every S, one in S seconds that applies POST /synth/mutate?pct=--mutate-pct changes.
-Prints p50 / p99 / requests a second and the load average. Nothing is asserted."""
+Prints p50 / p99 / requests a second and the load average. wrk saturates the daemon, so its p99
+is mostly time spent queued behind other requests; with --paced RATE each request is also asked
+by one keep-alive client at RATE requests a second (a few dashboards and a Prometheus scrape,
+not a flood), its latency counted from when it was due, so a stall counts for every request it
+delays: p50 / p99 / max of that per path, idle and while writing. Nothing is asserted."""
 import argparse
+import http.client
 import os
 import threading
 import urllib.request
@@ -82,6 +87,39 @@ def renders(base):
     return 0
 
 
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))] if xs else float('nan')
+
+
+def paced(base, path, seconds, rate):
+    """One keep-alive client asking path at rate requests a second for seconds; each latency
+    from the time the request was due (not sent), in ms."""
+    host, port = base[len('http://'):].split(':')
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    lat, errors, t0 = [], 0, time.monotonic()
+    for i in range(int(seconds * rate)):
+        due = t0 + i / rate
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        try:
+            conn.request('GET', path)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                errors += 1
+        except (OSError, http.client.HTTPException):
+            errors += 1
+            conn.close()
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+            continue
+        lat.append((time.monotonic() - due) * 1000.0)
+    conn.close()
+    return {'p50': pct(lat, 50), 'p99': pct(lat, 99), 'max': max(lat) if lat else float('nan'),
+            'n': len(lat), 'errors': errors, 'load': load()}
+
+
 def measure(a, base, path):
     """wrk on path, with the load average before and the answers rendered meanwhile."""
     la, r0 = load(), renders(base)
@@ -106,6 +144,9 @@ def serve_and_measure(a, label, binary, work, seed_db, url):
         for name, path in PATHS:
             out[(name, 'idle')] = measure(a, base, path)
             log('%s %s idle: %s' % (label, name, out[(name, 'idle')]))
+            if a.paced:
+                out[(name, 'idle', 'paced')] = paced(base, path, a.seconds, a.paced)
+                log('%s %s idle, paced: %s' % (label, name, out[(name, 'idle', 'paced')]))
         if a.incremental:
             p = Mutator(url[:-len('/sdk')], a.mutate_every, a.mutate_pct)
             if a.mutate_every > 0:
@@ -117,6 +158,10 @@ def serve_and_measure(a, label, binary, work, seed_db, url):
         for name, path in PATHS:
             out[(name, 'polling')] = measure(a, base, path)
             log('%s %s while polling: %s' % (label, name, out[(name, 'polling')]))
+            if a.paced:
+                out[(name, 'polling', 'paced')] = paced(base, path, a.seconds, a.paced)
+                log('%s %s while polling, paced: %s' % (label, name,
+                                                        out[(name, 'polling', 'paced')]))
         p.stop.set()
         if p.is_alive():
             p.join()
@@ -133,6 +178,9 @@ def main():
     ap.add_argument('--rounds', type=int, default=2)
     ap.add_argument('--seconds', type=int, default=5)
     ap.add_argument('--conns', type=int, default=4)
+    ap.add_argument('--paced', type=float, default=0,
+                    help='also ask each path from one keep-alive client at this many requests '
+                         'a second (latency from when each was due)')
     ap.add_argument('--db', help='a database of this estate to start from (copied)')
     ap.add_argument('--save-db', help='keep a copy of the filled database here (for --db)')
     ap.add_argument('--synth', default='build/tests/sim/vcsim-synth')
@@ -194,6 +242,22 @@ def main():
             print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
         print('| %s | %s while measuring | %d | |' % (
             label, 'changes made' if a.incremental else 'polls finished', out['polls']))
+    if a.paced:
+        print()
+        print('one keep-alive client at %g requests/s for %d s, latency from when each was due'
+              % (a.paced, a.seconds))
+        print('| binary | request | idle p50 / p99 / max ms (load) | polls writing p50 / p99 / '
+              'max ms (load) |')
+        print('|---|---|---|---|')
+        for label, out in results:
+            for name, _ in PATHS:
+                cells = []
+                for when in ('idle', 'polling'):
+                    r = out[(name, when, 'paced')]
+                    cells.append('%.2f / %.2f / %.1f (%.1f)%s' % (
+                        r['p50'], r['p99'], r['max'], r['load'],
+                        ' %d errors' % r['errors'] if r['errors'] else ''))
+                print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
 
 
 if __name__ == '__main__':

@@ -184,6 +184,8 @@ def one_stopped(new_workspace):
             time.sleep(0.8)
             sim_a.proc.send_signal(signal.SIGSTOP)
             t_stop = time.time()
+            time.sleep(0.5)
+            threads = thread_nice(srv.proc.pid)
             while time.time() - t_stop < 22:
                 s, f, r = (srv.get('/api/v1/summary'), srv.get('/api/v1/findings?vcenter=b'),
                            srv.get('/readyz'))
@@ -196,11 +198,40 @@ def one_stopped(new_workspace):
         sim_a.proc.send_signal(signal.SIGCONT)
         sim_a.stop()
         sim_b.stop()
-    return seen, t_stop, logs
+    return seen, t_stop, logs, threads
+
+
+def thread_nice(pid):
+    """(name, nice value) of each thread of pid, as `top -H` shows them; the main thread's
+    first."""
+    out = []
+    for tid in sorted(os.listdir('/proc/%d/task' % pid), key=lambda t: t != str(pid)):
+        try:
+            with open('/proc/%d/task/%s/stat' % (pid, tid)) as f:
+                stat = f.read()
+        except FileNotFoundError:  # ended meanwhile
+            continue
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        out.append((name, int(stat[stat.rindex(')') + 2:].split()[16])))
+    return out
+
+
+def test_polls_run_at_a_lower_cpu_priority_than_the_answers(one_stopped):
+    """A poll is background work, an answer is waited for: the pollers (one a vCenter) and the
+    threads a poll starts (the staging writer, the hosts' stream) are 5 nicer than the daemon,
+    the HTTP threads are not."""
+    threads = one_stopped[3]
+    base = threads[0][1]  # the daemon's own (a test run under nice starts it nicer)
+    nicer = min(base + 5, 19)
+    http = [n for name, n in threads if name == 'MHD-worker']
+    assert http and all(n == base for n in http), threads
+    # b's poller, a's poller and at least a's staging writer, a's poll being in flight
+    assert len([n for _, n in threads if n == nicer]) >= 3, threads
+    assert all(n in (base, nicer) for _, n in threads), threads
 
 
 def test_other_vcenter_keeps_polling_on_schedule(one_stopped):
-    seen, t_stop, logs = one_stopped
+    seen, t_stop, logs, _ = one_stopped
     stamp = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(t_stop))
     polls = set()
     for _, _, _, _, summary, _ in seen:
