@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -40,9 +41,28 @@
 #define SR_VVOL_FS    9
 #define SR_VVOL_ISCSI 10
 
+/* How long the logout of a poll being cancelled may take: the daemon stopping waits for it. */
+#define ARR_CLOSE_MS 2000
+
 static int cancelled(const struct arr_client *c)
 {
     return c->opts.cancel && atomic_load(c->opts.cancel);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the transfer in flight is to end for the cancel: at once, except the logout
+ * (c->closing), which has ARR_CLOSE_MS from its start. */
+static int cut_short(const struct arr_client *c)
+{
+    if (!cancelled(c))
+        return 0;
+    return !c->closing || mono_ms() - c->request_ms >= ARR_CLOSE_MS;
 }
 
 /* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
@@ -50,7 +70,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
                        curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    return cancelled(user);
+    return cut_short(user);
 }
 
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out)
@@ -199,7 +219,7 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
         *doc = NULL;
     if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url))
         return -EINVAL;
-    if (cancelled(c)) {
+    if (cancelled(c) && !c->closing) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->base);
         return -ECANCELED;
     }
@@ -228,6 +248,7 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     } else {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     }
+    c->request_ms = mono_ms();
     CURLcode cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
@@ -237,6 +258,12 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (c->opts.capture)
         record(c, url, body, &a.body, status, cc, a.err != 0);
+    if (cc == CURLE_ABORTED_BY_CALLBACK && c->closing) {
+        snprintf(c->err, sizeof(c->err), "%s: no answer within %d ms while stopping", url,
+                 ARR_CLOSE_MS);
+        r = -VSL_ENET;
+        goto out;
+    }
     if (cc == CURLE_ABORTED_BY_CALLBACK) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->base);
         r = -ECANCELED;
@@ -320,8 +347,14 @@ int arr_login(struct arr_client *c, const char *user, const char *password)
 
 int arr_logout(struct arr_client *c)
 {
-    return request(c, "/api/types/loginSessionInfo/action/logout", "{\"localCleanupOnly\":true}",
-                   NULL);
+    if (!c->csrf[0])
+        return 0;
+    int was = c->closing;
+    c->closing = 1;
+    int r = request(c, "/api/types/loginSessionInfo/action/logout",
+                    "{\"localCleanupOnly\":true}", NULL);
+    c->closing = was;
+    return r;
 }
 
 /* ---- decoding ----------------------------------------------------------------------------- */

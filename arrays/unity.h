@@ -37,6 +37,8 @@ struct arr_client {
     char csrf[256];      /* EMC-CSRF-TOKEN of the session, needed for POST and DELETE */
     char err[1024];      /* the last error, one line */
     int64_t requests, bytes;
+    int closing;         /* arr_logout() runs: a cancel gives it ARR_CLOSE_MS (see unity.c) */
+    int64_t request_ms;  /* monotonic start of the request in flight */
 };
 
 int arr_client_new(const struct arr_opts *opts, struct arr_client **out);
@@ -51,7 +53,9 @@ int arr_login(struct arr_client *c, const char *user, const char *password);
  * system, NFS share and VVol datastore (storageResource), in that order, into sink. -VSL_ENOAUTH when the session was refused in the
  * middle (log in again and start over), -VSL_EPROTO for an answer that is not the API's JSON. */
 int arr_collect(struct arr_client *c, const struct vim_sink *sink);
-/* POST /api/types/loginSessionInfo/action/logout with the CSRF token. */
+/* POST /api/types/loginSessionInfo/action/logout with the CSRF token; 0 without asking when no
+ * session was made. Asked while the poll is being cancelled (the daemon stopping), it is still
+ * sent, and cut short ARR_CLOSE_MS after it started. */
 int arr_logout(struct arr_client *c);
 
 /* The decoders, for tests: one entry's "content" object into a row whose strings point into

@@ -84,12 +84,13 @@ static int abandoned(const struct client *c)
     return c->cancel && atomic_load(c->cancel);
 }
 
-/* Whether a poll of c that ended with r logs out of vCenter. One that succeeded or was
- * abandoned does (the daemon stopping leaves no session behind), and so does one that failed
- * while vCenter still answered (a fault, a malformed answer, a row the database refused): its
- * session would stay open until vCenter's idle timeout, one more with each retry of a read
- * that keeps failing. A vCenter that did not answer, or a login that made no session, is not
- * asked again. `vslint record` follows the same rule, so a capture replays as the poll went. */
+/* Whether a poll of c that ended with r logs out of vCenter (or the array). One that succeeded
+ * or was abandoned does (the daemon stopping leaves no session behind), and so does one that
+ * failed while vCenter still answered (a fault, a malformed answer, a row the database
+ * refused): its session would stay open until vCenter's idle timeout, one more with each retry
+ * of a read that keeps failing. A vCenter that did not answer, or a login that made no
+ * session, is not asked again. `vslint record` follows the same rule, so a capture replays as
+ * the poll went. */
 static int logs_out(const struct client *c, int r)
 {
     return r == 0 || abandoned(c) ||
@@ -510,7 +511,7 @@ int vsl_array_poll_full(struct db *db, const struct vsl_vcenter_conf *ac,
     /* As for a vCenter: an expired session, or instances that moved while paged. */
     if (r == 0)
         r = collect(db, &cl, ac, res);
-    if (r == 0 && arr_logout(cl.arr) < 0)
+    if (cl.arr && logs_out(&cl, r) && arr_logout(cl.arr) < 0)
         log_debug("array %s: logout: %s", ac->name, arr_client_error(cl.arr));
     r = poll_end(db, ac, &cl, r, res);
     if (!res->db_err && !res->abandoned)
@@ -541,7 +542,7 @@ int vsl_record(const struct vsl_vcenter_conf *conf, struct vsl_capture *capture,
         r = collect(db, &cl, conf, res);
     if (cl.vim && logs_out(&cl, r))
         vim_logout(cl.vim);
-    else if (r == 0 && cl.arr)
+    else if (cl.arr && logs_out(&cl, r))
         arr_logout(cl.arr);
     res->duration_ms = vsl_monotonic_ms() - cl.t0;
     if (cl.vim)

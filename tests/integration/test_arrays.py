@@ -167,20 +167,27 @@ def test_failing_array_is_one_line_keeps_its_snapshot_and_hides_no_vcenter_findi
     assert 'unity1/pool-low' in by_check(json.loads(res.stdout)['findings'], 'pool-free-space')
 
 
-@pytest.mark.parametrize('fault, timeout, want', [
+@pytest.mark.parametrize('fault, timeout, want, logs_out', [
     # Every read's connection closes without an answer (one drop alone is retried by libcurl
     # on a new connection, harmlessly: these reads are GETs).
-    ('drop:0', 60, 'request failed'),
-    ('slow:1', 2, 'timed out'),         # the answer never comes within timeout=
-    ('http500:2', 60, 'HTTP 500: Internal error.'),
+    ('drop:0', 60, 'request failed', False),
+    ('slow:1', 2, 'timed out', False),         # the answer never comes within timeout=
+    ('http500:2', 60, 'HTTP 500: Internal error.', True),
     # 200 with no body: said so, not a parser's line and column of nothing.
-    ('empty:2', 60, 'the answer is empty (HTTP 200, no JSON)'),
+    ('empty:2', 60, 'the answer is empty (HTTP 200, no JSON)', True),
 ])
-def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeout, want):
+def test_array_faults_are_one_clear_line(violations_sim, workspace, fault, timeout, want,
+                                         logs_out):
+    """... and a poll that failed while the array answered logs out (its session would stay
+    open until the array's idle timeout, one more each retry); one whose array did not answer
+    does not ask it again."""
     with UnitySim(['-fault', fault]) as u:
         conf = workspace.write_config([vcenter(workspace, violations_sim.url)],
                                       extra=array_section(workspace, u.url, timeout=timeout))
         res = vslint('collect', '-c', conf)
+        seen = u.control()
+    assert seen['logins'] == 1, seen
+    assert seen.get('logouts', 0) == (1 if logs_out else 0), seen
     assert res.returncode == 2
     lines = [l for l in res.stderr.splitlines() if 'unity1' in l]
     assert len(lines) == 1 and 'array unity1: poll failed' in lines[0], res.stderr

@@ -549,7 +549,7 @@ def test_sigterm_while_a_placement_holds_the_api_abandons_the_scheduled_poll_onc
 def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspace):
     """An array (the Unity responder) that stops answering in the middle of its poll (every
     instances read answers 120 s late): SIGTERM abandons the array's poll within seconds, as a
-    vCenter's (before, the daemon waited its 30 s grace and left without it)."""
+    vCenter's (before, the daemon waited its 30 s grace and left without it), and logs out."""
     from simlib import UnitySim
     from test_arrays import array_section
     with UnitySim() as u:
@@ -562,9 +562,13 @@ def test_sigterm_during_a_stalled_array_poll_abandons_it(violations_sim, workspa
             assert srv.post('/api/v1/polls?vcenter=unity1', token=TOKEN).status == 202
             until(lambda: srv.vcenter('unity1')['polling'], 'the array poll in flight', srv)
             time.sleep(1)
+            before = u.control()
             log = sigterm_promptly(srv)
             assert 'array unity1: poll abandoned after' in log, log
             assert 'a poll did not finish within' not in log, log
+            # and it logged out of the array on its way (before, it left its session open)
+            after = u.control()
+            assert after.get('logouts', 0) == before.get('logouts', 0) + 1, (before, after)
 
 
 def test_a_poll_the_database_refuses_logs_out_of_the_vcenter(workspace, monkeypatch):
