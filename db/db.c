@@ -638,7 +638,18 @@ void db_checkpoint(struct db *db)
     assert(db && !db->in_snapshot);
     if (db->readonly)
         return;
+    /* TRUNCATE waits (through the busy handler) for every reader of an older snapshot to end,
+     * and meanwhile holds off every other writer: with the busy timeout of DB_BUSY_MS, a long
+     * read (an API estate load, an administrator's open transaction) made the poll wait 5 s
+     * before it was reported, and another vCenter's commit waiting as long could fail as
+     * "database is locked". So it waits DB_CHECKPOINT_BUSY_MS at most; when readers are still
+     * there, a PASSIVE checkpoint copies what it can without waiting, and a later poll
+     * truncates the WAL. */
+    sqlite3_busy_timeout(db->h, DB_CHECKPOINT_BUSY_MS);
     rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal, &moved);
+    if (rc == SQLITE_BUSY)
+        rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_PASSIVE, &wal, &moved);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
     if (rc != SQLITE_OK)
         log_debug("db: checkpoint: %s (%d of %d WAL pages copied)", sqlite3_errmsg(db->h),
                   moved, wal);
