@@ -641,8 +641,8 @@ void db_checkpoint(struct db *db)
     /* TRUNCATE waits (through the busy handler) for every reader of an older snapshot to end,
      * and meanwhile holds off every other writer: with the busy timeout of DB_BUSY_MS, a long
      * read (an API estate load, an administrator's open transaction) made the poll wait 5 s
-     * before it was reported, and another vCenter's commit waiting as long could fail as
-     * "database is locked". So it waits DB_CHECKPOINT_BUSY_MS at most; when readers are still
+     * before it was reported, and another vCenter's commit waited as long, up to its own busy
+     * timeout. So it waits DB_CHECKPOINT_BUSY_MS at most; when readers are still
      * there, a PASSIVE checkpoint copies what it can without waiting, and a later poll
      * truncates the WAL. */
     sqlite3_busy_timeout(db->h, DB_CHECKPOINT_BUSY_MS);
