@@ -562,7 +562,11 @@ static int retrieve(struct vim_client *c, const char *type, const char *object_s
     pthread_mutex_destroy(&pg.pf.lock);
     if (r < 0 && pg.token)
         cancel_token(c, pg.token);
-    log_debug("%s: read %ld %s objects", c->url, pg.objects, type);
+    if (r < 0) /* cut short: not "read 0 objects", as if there were none */
+        log_debug("%s: the read of %s objects stopped after %ld: %s", c->url, type, pg.objects,
+                  c->err[0] ? c->err : vsl_strerror(r));
+    else
+        log_debug("%s: read %ld %s objects", c->url, pg.objects, type);
     if (pg.pf.c) {
         c->stats.requests += pg.pf.c->stats.requests;
         c->stats.bytes_wire += pg.pf.c->stats.bytes_wire;

@@ -155,6 +155,23 @@ def test_bad_answer_on_one_stream_ends_the_poll(previous, workspace, fault):
     assert last['ok'] is False and STREAM_FAULTS[fault] in (last['error'] or ''), last
 
 
+def test_a_read_cut_short_says_how_far_it_got(previous, workspace):
+    """`collect -v` logs each paged read's end. A read that failed on its 3rd page (pages of
+    5) says it stopped, after how many objects and why; before, it logged "read 0
+    VirtualMachine objects", as if the vCenter had none."""
+    sim, conf = poll_copy(previous, workspace, '-fault',
+                          'malformed:3:ContinueRetrievePropertiesEx:VirtualMachine')
+    try:
+        res = vslint('collect', '-v', '-c', conf)
+    finally:
+        sim.stop()
+    assert res.returncode == 2, res.stderr
+    m = re.search(r'the read of VirtualMachine objects stopped after (\d+): (.*)', res.stderr)
+    assert m, res.stderr
+    assert 10 <= int(m[1]) < previous.counts['vm'] and 'bad response' in m[2], m[0]
+    assert not re.search(r'read \d+ VirtualMachine objects', res.stderr), res.stderr
+
+
 def test_dropped_connection_retried(previous, workspace):
     """A connection closed before the server handled the request (an idle keep-alive connection
     closing under us): the request is retried and the poll is complete. The second
