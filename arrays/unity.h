@@ -53,9 +53,10 @@ int arr_login(struct arr_client *c, const char *user, const char *password);
  * system, NFS share and VVol datastore (storageResource), in that order, into sink. -VSL_ENOAUTH when the session was refused in the
  * middle (log in again and start over), -VSL_EPROTO for an answer that is not the API's JSON. */
 int arr_collect(struct arr_client *c, const struct vim_sink *sink);
-/* POST /api/types/loginSessionInfo/action/logout with the CSRF token; 0 without asking when no
- * session was made. Asked while the poll is being cancelled (the daemon stopping), it is still
- * sent, and cut short ARR_CLOSE_MS after it started. */
+/* POST /api/types/loginSessionInfo/action/logout with the CSRF token; 0 without asking when
+ * there is no token (no login, or one answered without it: that session cannot be closed).
+ * Asked while the poll is being cancelled (the daemon stopping), it is still sent, and cut
+ * short ARR_CLOSE_MS after it started (about a second more: curl's progress callback). */
 int arr_logout(struct arr_client *c);
 
 /* The decoders, for tests: one entry's "content" object into a row whose strings point into

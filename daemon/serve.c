@@ -1,9 +1,11 @@
 /* The daemon: a poller thread per vCenter (each with its own database connection), a status
  * table under one mutex that the HTTP threads copy from, and the main thread waiting for
  * signals. A failing vCenter backs off and its last good snapshot keeps being served. */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +93,13 @@ struct serve {
     /* Under mu: the site rules that failed in the last evaluation, {id, file, line, error}
      * each (/readyz lists them); NULL before the first. Owned. */
     json_t *rule_errors;
+    /* Trims the heap when a poller asks (trim_heap()), at the daemon's own priority: the
+     * pollers run POLL_NICE nicer, and a trim holds each malloc arena's lock while it works,
+     * which the HTTP threads (and /metrics' heap figures) wait for. trim_wanted and trim_for
+     * under mu. */
+    struct vsl_worker trimmer;
+    int trim_wanted;
+    char trim_for[256];
 };
 
 int vsl_backoff_s(int interval_s, int failures)
@@ -238,21 +247,89 @@ static void poll_failed_locked(struct poller *p, const char *error)
  * others wait behind it. So it runs at most once every TRIM_EVERY_MS for the process, not
  * after every round (which, on a busy vCenter, is every few seconds), after this poller's
  * status is updated and not once the daemon is stopping. Logged at debug with what it cost. */
-static void trim_heap(const char *vcenter)
+static void trim_now(const char *vcenter)
 {
-    static _Atomic int64_t last_ms;
     struct timespec a, b;
 
     clock_gettime(CLOCK_MONOTONIC, &a);
-    int64_t now = (int64_t)a.tv_sec * 1000 + a.tv_nsec / 1000000;
-    int64_t last = atomic_load(&last_ms);
-    if ((last && now - last < TRIM_EVERY_MS) ||
-        !atomic_compare_exchange_strong(&last_ms, &last, now))
-        return;
     vsl_heap_trim();
     clock_gettime(CLOCK_MONOTONIC, &b);
     log_debug("vcenter %s: heap trimmed in %lld us", vcenter,
               (long long)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000));
+}
+
+/* The trim is the trimmer thread's (see struct serve), or the caller's when that thread could
+ * not be started. sv->trimmer.running is set before the first poller starts and cleared after
+ * the last is joined, so a poller reads it unchanged. */
+static void trim_heap(struct serve *sv, const char *vcenter)
+{
+    static _Atomic int64_t last_ms;
+    int64_t now = vsl_monotonic_ms();
+    int64_t last = atomic_load(&last_ms);
+
+    if ((last && now - last < TRIM_EVERY_MS) ||
+        !atomic_compare_exchange_strong(&last_ms, &last, now))
+        return;
+    if (!sv->trimmer.running) {
+        trim_now(vcenter);
+        return;
+    }
+    pthread_mutex_lock(&sv->mu);
+    sv->trim_wanted = 1;
+    snprintf(sv->trim_for, sizeof(sv->trim_for), "%s", vcenter);
+    pthread_cond_broadcast(&sv->cv);
+    pthread_mutex_unlock(&sv->mu);
+}
+
+static void *trimmer_main(void *arg)
+{
+    struct serve *sv = arg;
+    char vcenter[sizeof(sv->trim_for)];
+
+    pthread_setname_np(pthread_self(), "heap-trim");
+
+    pthread_mutex_lock(&sv->mu);
+    for (;;) {
+        while (!sv->trimmer.stop && !sv->trim_wanted)
+            pthread_cond_wait(&sv->cv, &sv->mu);
+        if (sv->trimmer.stop)
+            break;
+        sv->trim_wanted = 0;
+        memcpy(vcenter, sv->trim_for, sizeof(vcenter));
+        pthread_mutex_unlock(&sv->mu);
+        trim_now(vcenter);
+        pthread_mutex_lock(&sv->mu);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
+}
+
+/* Lines a poller logs once it has let go of sv->mu: it runs POLL_NICE nicer, and writing a
+ * line (to the journal, a pipe) while holding the status lock would make the HTTP threads
+ * that read the status wait for a thread the scheduler serves last. */
+struct deferred_log {
+    int n;
+    enum log_level level[2];
+    char text[2][1536];
+};
+
+VSL_PRINTF(3, 4)
+static void defer_log(struct deferred_log *d, enum log_level level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (d->n >= 2)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(d->text[d->n], sizeof(d->text[d->n]), fmt, ap);
+    va_end(ap);
+    d->level[d->n++] = level;
+}
+
+static void flush_log(const struct deferred_log *d)
+{
+    for (int i = 0; i < d->n; i++)
+        log_at(d->level[i], "%s", d->text[i]);
 }
 
 static void poll_once(struct poller *p, struct db *db)
@@ -261,6 +338,7 @@ static void poll_once(struct poller *p, struct db *db)
     struct vsl_poll_result res;
     char everr[1024] = "";
     const char *what = p->vc->type ? "array" : "vcenter";
+    struct deferred_log dl = {.n = 0};
     int64_t now;
 
     /* The configuration's, as of the last reload. */
@@ -318,14 +396,15 @@ static void poll_once(struct poller *p, struct db *db)
     s->last_ok = res.ok;
     if (res.ok) {
         if (s->failures)
-            log_info("%s %s: polling again after %d failed polls", what, p->vc->name,
-                     s->failures);
+            defer_log(&dl, LOG_LEVEL_INFO, "%s %s: polling again after %d failed polls", what,
+                      p->vc->name, s->failures);
         /* The administrator's sign that polling works: one line per full read. */
         int64_t objects = 0;
         for (int k = 0; k < DB_NKINDS; k++)
             objects += res.counts[k];
-        log_info("%s %s: read in full in %.1f s: %lld objects, %lld bytes", what, p->vc->name,
-                 res.duration_ms / 1000.0, (long long)objects, (long long)res.bytes_wire);
+        defer_log(&dl, LOG_LEVEL_INFO, "%s %s: read in full in %.1f s: %lld objects, %lld bytes",
+                  what, p->vc->name, res.duration_ms / 1000.0, (long long)objects,
+                  (long long)res.bytes_wire);
         s->last_success_ms = now;
         s->failures = 0;
         s->backoff_s = 0;
@@ -337,15 +416,17 @@ static void poll_once(struct poller *p, struct db *db)
         p->next_mono_ms = vsl_monotonic_ms() + (int64_t)p->vc->interval_s * 1000;
     } else {
         poll_failed_locked(p, res.error);
-        log_warnx("%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
+        defer_log(&dl, LOG_LEVEL_WARNX,
+                  "%s %s: poll failed: %s; serving the snapshot of %s, retrying in %d s", what,
                   p->vc->name, res.error, s->last_success_ms ? "the last good poll" : "no poll",
                   s->backoff_s);
     }
     s->next_poll_ms = now + (p->next_mono_ms - vsl_monotonic_ms());
     int trim = res.ok && !p->stop;
     pthread_mutex_unlock(&sv->mu);
+    flush_log(&dl);
     if (trim)
-        trim_heap(p->vc->name);
+        trim_heap(sv, p->vc->name);
 }
 
 /* How often the incremental rounds are summed up in one info line: an hour. Test builds only
@@ -400,6 +481,7 @@ static void follow_once(struct poller *p, struct db *db)
     struct vsl_poll_result res;
     char everr[1024] = "";
     size_t changes = 0;
+    struct deferred_log dl = {.n = 0};
     int wait_s = p->vc->timeout_s > FOLLOW_WAIT_S + 1 ? FOLLOW_WAIT_S : p->vc->timeout_s / 2;
 
     /* The vCenter may rightly say nothing for wait_s: it is stalled only when silent past that
@@ -449,12 +531,14 @@ static void follow_once(struct poller *p, struct db *db)
         s->version[0] = '\0';
         if (unrec) {
             poll_failed_locked(p, res.error);
-            log_warnx("vcenter %s: %s; serving the snapshot of the last good poll, reading "
+            defer_log(&dl, LOG_LEVEL_WARNX,
+                      "vcenter %s: %s; serving the snapshot of the last good poll, reading "
                       "everything again in %d s",
                       p->vc->name, res.error, s->backoff_s);
         } else {
-            log_info("vcenter %s: following changes failed (%s); reading everything again",
-                     p->vc->name, res.error);
+            defer_log(&dl, LOG_LEVEL_INFO,
+                      "vcenter %s: following changes failed (%s); reading everything again",
+                      p->vc->name, res.error);
             p->next_mono_ms = vsl_monotonic_ms();
         }
     } else {
@@ -464,7 +548,8 @@ static void follow_once(struct poller *p, struct db *db)
         s->last_success_ms = now;
         count_round(p, changes, res.bytes_wire);
         if (changes > 0) {
-            log_debug("vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
+            defer_log(&dl, LOG_LEVEL_DEBUG,
+                      "vcenter %s: %zu changed objects applied in %lld ms (%lld bytes)",
                       p->vc->name, changes, (long long)res.duration_ms,
                       (long long)res.bytes_wire);
             s->last_update_ms = now;
@@ -473,8 +558,9 @@ static void follow_once(struct poller *p, struct db *db)
     }
     committed = committed && !p->stop;
     pthread_mutex_unlock(&sv->mu);
+    flush_log(&dl);
     if (committed)
-        trim_heap(p->vc->name);
+        trim_heap(sv, p->vc->name);
 }
 
 /* Lowers the calling thread's CPU priority by POLL_NICE. Linux keeps a nice value per thread
@@ -498,6 +584,10 @@ static void *poller_main(void *arg)
     char *msg = NULL;
 
     log_context_vcenter(p->vc->name); /* this thread's lines are about this vCenter */
+    /* What `top -H` shows (at most 15 bytes); the threads it starts inherit it. */
+    char name[16];
+    snprintf(name, sizeof(name), "poll:%s", p->vc->name);
+    pthread_setname_np(pthread_self(), name);
     poller_nice();
     if (p->reevaluate && !p->vc->type && db_open(sv->cfg->db_path, &db, &msg) == 0) {
         char err[1024] = "";
@@ -1179,6 +1269,9 @@ int cmd_serve(const struct vsl_args *a)
         goto out;
     if (!sv.cfg->server.token_file)
         log_info("no [server] token_file: POST /api/v1/polls is refused");
+    /* Before the pollers, which ask it to trim; from this thread, so at the daemon's priority. */
+    if (vsl_worker_start(&sv.trimmer, trimmer_main, &sv) < 0)
+        log_debug("cannot start the heap trimmer's thread: the pollers trim");
     if (start_pollers(&sv) < 0)
         goto stop;
     start_digest(&sv);
@@ -1219,6 +1312,7 @@ stop:
     }
 out:
     api_stop(sv.api);
+    vsl_worker_stop(&sv.trimmer, &sv.mu, &sv.cv); /* the pollers are joined: none asks now */
     free(sv.pollers);
     vsl_config_wipe(sv.token);
     api_tls_free(sv.tls); /* after api_stop(): the server borrowed it */

@@ -113,8 +113,8 @@ int db_record_failure(struct db *db, const char *vcenter, const char *url, const
 
 /* How long a connection waits for a lock another holds before SQLITE_BUSY. */
 #define DB_BUSY_MS 5000
-/* How long db_checkpoint() waits for readers of an older snapshot before it gives up truncating
- * the WAL this time (see there). */
+/* How long db_checkpoint() waits for the WAL's readers before it gives up truncating it this
+ * time (see there). */
 #define DB_CHECKPOINT_BUSY_MS 200
 
 /* PRAGMA user_version into *out; a SQLite result code. */

@@ -638,19 +638,22 @@ void db_checkpoint(struct db *db)
     assert(db && !db->in_snapshot);
     if (db->readonly)
         return;
-    /* TRUNCATE waits (through the busy handler) for every reader of an older snapshot to end,
+    /* TRUNCATE waits (through the busy handler) for every reader still using the WAL to end,
      * and meanwhile holds off every other writer: with the busy timeout of DB_BUSY_MS, a long
      * read (an API estate load, an administrator's open transaction) made the poll wait 5 s
      * before it was reported, and another vCenter's commit waited as long, up to its own busy
-     * timeout. So it waits DB_CHECKPOINT_BUSY_MS at most; when readers are still
-     * there, a PASSIVE checkpoint copies what it can without waiting, and a later poll
-     * truncates the WAL. */
+     * timeout. So it waits DB_CHECKPOINT_BUSY_MS at most. When the busy handler gives up,
+     * SQLite goes on as a PASSIVE checkpoint (it copies what no reader needs, waiting for no
+     * one) and returns SQLITE_BUSY; the WAL keeps its size until a later checkpoint finds no
+     * reader. Every checkpoint is this one: after a poll or round, and db_close()'s. */
     sqlite3_busy_timeout(db->h, DB_CHECKPOINT_BUSY_MS);
     rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal, &moved);
-    if (rc == SQLITE_BUSY)
-        rc = sqlite3_wal_checkpoint_v2(db->h, "main", SQLITE_CHECKPOINT_PASSIVE, &wal, &moved);
     sqlite3_busy_timeout(db->h, DB_BUSY_MS);
-    if (rc != SQLITE_OK)
+    if (rc == SQLITE_BUSY)
+        log_debug("db: checkpoint: the WAL is not truncated, a reader holds it (%d of %d pages "
+                  "copied)",
+                  moved, wal);
+    else if (rc != SQLITE_OK)
         log_debug("db: checkpoint: %s (%d of %d WAL pages copied)", sqlite3_errmsg(db->h),
                   moved, wal);
 }
@@ -721,7 +724,8 @@ void db_close(struct db *db)
 
     if (!db)
         return;
-    /* The WAL persists (open_conn()): left empty, not at the size of the last poll. */
+    /* The WAL persists (open_conn()): left empty, not at the size of the last poll, unless a
+     * reader holds it past DB_CHECKPOINT_BUSY_MS (see db_checkpoint()). */
     if (db->h && !db->readonly && !db->in_snapshot)
         db_checkpoint(db);
     for (i = 0; i < T_NTABLES; i++) {

@@ -612,7 +612,7 @@ async function manyFindings(page, api) {
     // source is being polled, and when one was evaluated between the plant and the page's
     // read anyway (the planted rows are no longer open in the database), plant again: the
     // count asserted is the page's answer to a database that holds the 300 open rows.
-    let count = null;
+    let count = null, openRows = '?';
     try {
       await quiet(api);
       for (let attempt = 1; attempt <= 3; attempt++) {
@@ -631,13 +631,16 @@ async function manyFindings(page, api) {
           'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM'
           + ' findings WHERE fingerprint LIKE \'bulk%\' AND status = \'open\'").fetchone()[0])',
           api.db], { encoding: 'utf8' });
-        if (open.stdout.trim() === '300') break;
+        openRows = open.stdout.trim();
+        if (openRows === '300') break;
         console.log('# an evaluation resolved the planted findings (' + open.stdout.trim()
           + ' open, attempt ' + attempt + '): planting again');
         await quiet(api);
       }
       eq('one group line for the check', await page.$$eval(g, (t) => t.length), 1);
-      eq('it counts them all', count, String(before + 300));
+      check('it counts them all', count === String(before + 300),
+        'got ' + count + ', want ' + (before + 300) + ' (planted rows open in the database: '
+        + openRows + ')');
       eq('the groups are still one per check', await page.$$eval('#findings tr.group', (t) => t.length),
         new Set(api.all.findings.map((f) => f.check)).size);
       await page.click(g + ' button.expand');

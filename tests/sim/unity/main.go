@@ -403,6 +403,9 @@ type server struct {
 	faultAt   int    // the Nth instances read (1-based); 0 = every one
 	faultLeft bool
 	broken    string // a type whose every instances read answers broken JSON (control broken=TYPE)
+	// How long a logout waits before it answers (control logout_delay_s=S): a logout that
+	// does not answer while the daemon stops.
+	logoutDelay time.Duration
 	reads     int
 	stats     map[string]int
 	persist   bool
@@ -511,6 +514,11 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 			"roles": []map[string]string{{"id": "operator"}}, "idleTimeout": 3600,
 			"isPasswordChangeRequired": false}})
 	case r.Method == http.MethodPost && r.URL.Path == "/api/types/loginSessionInfo/action/logout":
+		s.mu.Lock()
+		s.stats["logouts_asked"]++
+		delay := s.logoutDelay
+		s.mu.Unlock()
+		time.Sleep(delay)
 		s.mu.Lock()
 		delete(s.sessions, sid)
 		s.stats["logouts"]++
@@ -729,7 +737,8 @@ func (s *server) collection(w http.ResponseWriter, r *http.Request, typ string, 
 }
 
 // control: GET returns the counters; POST ?fault=KIND&at=N plants a fault (at=0: every read,
-// fault= empty: none); ?drop_lun=ID removes a LUN, ?pool=ID&free_pct=P changes a pool.
+// fault= empty: none); ?drop_lun=ID removes a LUN, ?pool=ID&free_pct=P changes a pool;
+// ?logout_delay_s=S makes each logout answer S seconds late.
 func (s *server) control(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -737,6 +746,10 @@ func (s *server) control(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		if _, ok := q["broken"]; ok {
 			s.broken = q.Get("broken")
+		}
+		if v := q.Get("logout_delay_s"); v != "" {
+			n, _ := strconv.Atoi(v)
+			s.logoutDelay = time.Duration(n) * time.Second
 		}
 		if _, ok := q["fault"]; ok {
 			s.fault = q.Get("fault")
