@@ -46,12 +46,20 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Whether the transfer in flight is to end for the cancel: at once, except a request that
- * closes the session (c->closing), which has VIM_CLOSE_MS from its start. */
+/* Whether another request of the poll (this client's or a clone's) timed out. */
+static int stalled(const struct vim_client *c)
+{
+    return atomic_load(c->stalled);
+}
+
+/* Whether the transfer in flight is to end: for the cancel at once, except a request that
+ * closes the session (c->closing), which has VIM_CLOSE_MS from its start; when another of the
+ * poll's requests timed out, at once (the vCenter is not answering: waiting for this one's own
+ * timeout would double what a stalled vCenter costs). */
 static int cut_short(const struct vim_client *c)
 {
     if (!cancelled(c))
-        return 0;
+        return stalled(c);
     return !c->closing || mono_ms() - c->request_ms >= VIM_CLOSE_MS;
 }
 
@@ -83,6 +91,7 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     if (!c)
         return -ENOMEM;
     c->opts = *opts;
+    c->stalled = &c->stalled_own;
     c->url = strdup(opts->url);
     c->soap_action = strdup("\"urn:vim25\"");
     r = c->url && c->soap_action ? vsl_curl_new(&c->tls, opts->timeout_s, opts->ca_file,
@@ -113,6 +122,7 @@ int vim_client_clone(const struct vim_client *c, struct vim_client **out)
     *out = NULL;
     if (r < 0)
         return r;
+    n->stalled = c->stalled; /* one poll: one vCenter's timeout for all its connections */
     free(n->soap_action);
     n->soap_action = strdup(c->soap_action);
     if (!n->soap_action)
@@ -230,7 +240,8 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     char detail[CURL_ERROR_SIZE] = "";
     CURL *h = c->curl;
 
-    if (c->timed_out) {
+    if (c->timed_out || stalled(c)) {
+        c->timed_out = 1;
         snprintf(c->err, sizeof(c->err), "%s: timed out (no answer within %d s)", c->url,
                  c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
         return -VSL_ENET;
@@ -272,14 +283,23 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
                  VIM_CLOSE_MS);
         return -VSL_ENET;
     }
+    if (cc == CURLE_ABORTED_BY_CALLBACK && !cancelled(c) && stalled(c)) {
+        c->timed_out = 1;
+        snprintf(c->err, sizeof(c->err),
+                 "%s: timed out (another request of the poll got no answer within %d s)", c->url,
+                 c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
+        return -VSL_ENET;
+    }
     if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_WRITE_ERROR && cancelled(c))) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
         return -ECANCELED;
     }
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;
-    if (cc == CURLE_OPERATION_TIMEDOUT)
+    if (cc == CURLE_OPERATION_TIMEDOUT) {
         c->timed_out = 1;
+        atomic_store(c->stalled, 1);
+    }
     if (cc != CURLE_OK) {
         int r = vsl_tls_transfer_error(h, &c->tls, cc, detail, c->url, "vCenter", c->err,
                                        sizeof(c->err));

@@ -54,6 +54,13 @@ struct vim_client {
     struct vsl_tls tls;      /* the pin and what the server showed (util/tls.h) */
     int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
                               * vCenter costs one timeout, not one per request left */
+    /* Set when a request of this client or of any client cloned from it (the poll's other
+     * connections: the hosts' stream, their per-host workers, the pages' prefetch) timed out:
+     * the others' requests in flight are cut short and their next ones fail at once, as
+     * timed_out does for one client. Points at the first client's stalled_own; a clone must be
+     * freed before the client it was cloned from. */
+    atomic_int *stalled;
+    atomic_int stalled_own;
     int closing;             /* vim_client_closing(): the requests close the session */
     int64_t request_ms;      /* CLOCK_MONOTONIC ms at which the request in flight began */
     /* Service content (owned strings). */
