@@ -21,10 +21,11 @@
 /* Properties of vSphere data objects that no decoder reads and that are most of a host's
  * bytes: each SAN LUN's durableName, alternateName and standardInquiry are byte arrays sent
  * as one <data> element per byte (about 90 elements a LUN), and its descriptor list repeats
- * its ids. Inside an emitted object they are parsed (the document must still be well formed)
- * but never built into the tree: at 200 hosts with 512 LUN paths each, that is half of the
- * hosts' elements, and building and freeing the tree is most of a poll's time. A decoder
- * that needs one of these must take it off this list (tests/unit/test_decode.c has a case). */
+ * its ids. Inside an emitted object they are never built into the tree, and the parser jumps
+ * over them unread when they end in its buffer (jump_over(); else they are tokenized and
+ * dropped): at 200 hosts with 512 LUN paths each, that is half of the hosts' elements. A
+ * decoder that needs one of these must take it off this list (tests/unit/test_decode.c has a
+ * case). */
 static const char *const skipped[] = {"durableName", "alternateName", "standardInquiry",
                                       "descriptor"};
 
@@ -482,6 +483,84 @@ static int push(struct vim_xml *x, struct vim_node *node, struct mark m)
     return 0;
 }
 
+/* Whether c may follow a tag's name: the tag's end or the blank before an attribute. */
+static int ends_name(xmlChar c)
+{
+    return c == '>' || c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The '<' of the end tag "</qn>" of the element whose content starts at p, NULL when it is not
+ * in [p, end) or when a plain scan for it could be wrong: the content holds a comment, CDATA
+ * or a processing instruction (where "</qn>" may be text), another element spelt qn (whose end
+ * tag would be found first), or an end tag spelt qn with a blank before its '>'. */
+static const xmlChar *end_tag(const xmlChar *p, const xmlChar *end, const char *qn, size_t qlen)
+{
+    while (p < end && (p = memchr(p, '<', (size_t)(end - p)))) {
+        if ((size_t)(end - p) < qlen + 3)
+            return NULL;
+        if (p[1] == '!' || p[1] == '?')
+            return NULL;
+        int close = p[1] == '/';
+        const xmlChar *name = p + 1 + close;
+        if (name[0] == (xmlChar)qn[0] && !memcmp(name, qn, qlen) && ends_name(name[qlen])) {
+            if (close && name[qlen] == '>')
+                return p;
+            return NULL;
+        }
+        p = name;
+    }
+    return NULL;
+}
+
+/* libxml2 still tokenizes a subtree that start_element() leaves out (every element, every
+ * text), which was most of the parse of a path-dense host's LUNs (their byte arrays) and of a
+ * VM's devices. So when the element libxml2 has just read the start tag of (the parser is at
+ * its '>') ends within the bytes already buffered, the parser is moved past its content, to
+ * the last '>' before its end tag; and likewise past the siblings of the same name that
+ * follow it at once ("<qn>" with no attribute: left out as it is), so that the end tag
+ * libxml2 reads next is the last one's and closes this element. What is jumped over is not
+ * tokenized: neither checked for well-formedness nor seen by any callback; lines are still
+ * counted for the error messages. */
+static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *localname)
+{
+    xmlParserInputPtr in = x->ctxt->input;
+    const xmlChar *p, *end, *to = NULL;
+    char qn[256];
+
+    if (!in || !in->cur || !in->end || in->cur >= in->end || *in->cur != '>')
+        return; /* "/>", or not where the 2.9-2.13 parsers leave it */
+    /* qn as the document spells it: prefix:localname (no snprintf: this runs per element) */
+    size_t plen = prefix ? strlen((const char *)prefix) + 1 : 0;
+    size_t qlen = plen + strlen((const char *)localname);
+    if (qlen >= sizeof(qn))
+        return;
+    if (prefix) {
+        memcpy(qn, prefix, plen - 1);
+        qn[plen - 1] = ':';
+    }
+    memcpy(qn + plen, localname, qlen - plen + 1);
+    for (p = in->cur, end = in->end;;) {
+        const xmlChar *e = end_tag(p + 1, end, qn, qlen);
+        if (!e)
+            break;
+        /* its last child's '>', or its own start tag's when it ends with text */
+        to = e[-1] == '>' ? e - 1 : p;
+        p = e + qlen + 3;
+        if ((size_t)(end - p) < qlen + 2 || p[0] != '<' || p[1] != (xmlChar)qn[0] ||
+            memcmp(p + 1, qn, qlen) ||
+            p[1 + qlen] != '>')
+            break;
+        p += qlen + 1;
+        to = p; /* a sibling's '>': its content is parsed if its end is not found */
+    }
+    if (!to || to == in->cur)
+        return;
+    for (const xmlChar *nl = in->cur; (nl = memchr(nl, '\n', (size_t)(to - nl))); nl++)
+        in->line++;
+    in->cur = to;
+    x->ctxt->checkIndex = 0;
+}
+
 static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                           const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
                           int nb_attributes, int nb_defaulted, const xmlChar **attributes)
@@ -490,7 +569,6 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     struct vim_xml *x = ctxt->_private;
     struct frame *parent = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
 
-    (void)prefix;
     (void)nb_namespaces;
     (void)namespaces;
     (void)nb_defaulted;
@@ -514,6 +592,7 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
           !kept_child(x, x->depth + 1 - x->filter_depth, parent->node, localname, nb_attributes,
                       attributes)))) {
         x->skip = 1;
+        jump_over(x, prefix, localname);
         return;
     }
     end_text(x, 1);
@@ -812,6 +891,9 @@ struct vim_node *vim_path(const struct vim_node *n, const char *path)
 {
     char part[128];
 
+    /* one name, most of the decoders' lookups: no copy */
+    if (*path && !strchr(path, '/'))
+        return vim_child(n, path);
     while (n && *path) {
         const char *slash = strchr(path, '/');
         size_t len = slash ? (size_t)(slash - path) : strlen(path);
@@ -862,10 +944,14 @@ int vim_path_bool(const struct vim_node *n, const char *path, int dflt)
 
 const char *vim_xsi_type(const struct vim_node *n, char *buf, size_t len)
 {
-    if (!n || !n->xsi_type)
+    if (!n || !n->xsi_type || !len)
         return NULL;
-    const char *colon = strchr(n->xsi_type, ':');
-    snprintf(buf, len, "%s", colon ? colon + 1 : n->xsi_type);
+    const char *colon = strchr(n->xsi_type, ':'), *t = colon ? colon + 1 : n->xsi_type;
+    size_t tl = strlen(t);
+    if (tl >= len)
+        tl = len - 1; /* cut short, as snprintf would */
+    memcpy(buf, t, tl);
+    buf[tl] = '\0';
     return buf;
 }
 
