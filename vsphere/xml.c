@@ -163,6 +163,8 @@ struct vim_xml {
     size_t text_at, text_len;
     int err; /* first error from a callback or a limit */
     char msg[512];
+    int can_jump;       /* the loaded libxml2 is one jump_over() was written for */
+    unsigned long jumps; /* the times jump_over() moved the parser (vim_xml_jumps()) */
 };
 
 /* Makes cur a block with room for need bytes: the next one in the chain when it is large
@@ -236,6 +238,16 @@ static void arena_reset(struct vim_xml *x, struct mark m)
         POISON(b->data, b->size);
         link = &b->next;
     }
+}
+
+unsigned long vim_xml_jumps(const struct vim_xml *x)
+{
+    return x ? x->jumps : 0;
+}
+
+int vim_xml_can_jump(const struct vim_xml *x)
+{
+    return x ? x->can_jump : 0;
 }
 
 size_t vim_xml_arena_bytes(const struct vim_xml *x)
@@ -521,14 +533,31 @@ static const xmlChar *end_tag(const xmlChar *p, const xmlChar *end, const char *
  * libxml2 reads next is the last one's and closes this element. What is jumped over is not
  * tokenized: neither checked for well-formedness nor seen by any callback; lines are still
  * counted for the error messages. */
+/* This moves libxml2's push parser by its internals (ctxt->input, instate, checkIndex), which
+ * are no API: it was run against libxml2 2.9.14 only, and written from reading the push parser
+ * (xmlParseTryOrFinish, XML_PARSER_START_TAG) of 2.9.14. Versions from 2.14 on rework the
+ * parser's input, so it is compiled only for 2.9.14 to 2.13, and used only when the library
+ * loaded at run time is in the same range (vim_xml_new()); otherwise nothing is jumped over and
+ * libxml2 tokenizes the left-out subtrees, as before. */
+#if LIBXML_VERSION >= 20914 && LIBXML_VERSION < 21400
+#define VIM_XML_JUMP 1
+#else
+#define VIM_XML_JUMP 0
+#endif
+
 static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *localname)
 {
-    xmlParserInputPtr in = x->ctxt->input;
+#if VIM_XML_JUMP
+    xmlParserCtxtPtr ctxt = x->ctxt;
+    xmlParserInputPtr in = ctxt->input;
     const xmlChar *p, *end, *to = NULL;
     char qn[256];
 
-    if (!in || !in->cur || !in->end || in->cur >= in->end || *in->cur != '>')
-        return; /* "/>", or not where the 2.9-2.13 parsers leave it */
+    /* Only in the state the push parser calls startElementNs from, on its one input (no
+     * entity pushed), with its buffer, and at the start tag's '>' ("/>" is not jumped). */
+    if (!x->can_jump || ctxt->inputNr != 1 || ctxt->instate != XML_PARSER_START_TAG || !in ||
+        !in->buf || !in->cur || !in->end || in->cur >= in->end || *in->cur != '>')
+        return;
     /* qn as the document spells it: prefix:localname (no snprintf: this runs per element) */
     size_t plen = prefix ? strlen((const char *)prefix) + 1 : 0;
     size_t qlen = plen + strlen((const char *)localname);
@@ -558,7 +587,13 @@ static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *l
     for (const xmlChar *nl = in->cur; (nl = memchr(nl, '\n', (size_t)(to - nl))); nl++)
         in->line++;
     in->cur = to;
-    x->ctxt->checkIndex = 0;
+    ctxt->checkIndex = 0;
+    x->jumps++;
+#else
+    (void)x;
+    (void)prefix;
+    (void)localname;
+#endif
 }
 
 static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
@@ -735,6 +770,9 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     }
     xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET);
     x->ctxt->_private = x;
+    /* The library loaded may not be the one compiled against (jump_over()). */
+    int v = atoi(xmlParserVersion);
+    x->can_jump = VIM_XML_JUMP && v >= 20914 && v < 21400;
     _Static_assert(NSKIPPED == sizeof(x->skip_names) / sizeof(x->skip_names[0]), "skip_names");
     /* NULL (no dictionary, no memory) matches no name: nothing is skipped. */
     for (size_t i = 0; i < NSKIPPED; i++)
