@@ -992,6 +992,55 @@ static void test_jumped_subtrees(void **state)
     (void)state;
 }
 
+/* A left-out element spelt with a prefix is jumped over to its prefixed end tag; the sibling of
+ * the same spelling after one that declared a namespace is not chained to it (the prefix may
+ * name another namespace there): here the second v:durableName is in urn:other and is built. */
+static int ns_seen(void *ctx, struct vim_node *n)
+{
+    struct vim_node *lun = vim_path(n, "propSet/val/ScsiLun");
+    char names[256] = "";
+
+    (*(int *)ctx)++;
+    for (struct vim_node *c = vim_first_elem(lun); c; c = vim_next_elem(c)) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof(names) - used, "%s%s=%s", used ? " " : "", c->name,
+                 vim_text(c) ? vim_text(c) : "");
+    }
+    assert_string_equal(names, "canonicalName=naa.1 durableName=other vendor=V");
+    return 1;
+}
+
+static void test_jumped_namespaces(void **state)
+{
+    static const char doc[] =
+        "<e:Envelope xmlns:e=\"http://schemas.xmlsoap.org/soap/envelope/\"><e:Body>\n"
+        "<R xmlns=\"urn:vim25\"><returnval><objects><obj type=\"HostSystem\">host-1</obj>\n"
+        "<propSet><name>lun</name><val><ScsiLun xmlns:v=\"urn:other\">"
+        "<canonicalName>naa.1</canonicalName>"
+        "<v:durableName xmlns:v=\"urn:vim25\"><data>1</data>\n<data>2</data></v:durableName>"
+        "<v:durableName>other</v:durableName><vendor>V</vendor>\n</ScsiLun>"
+        "</val></propSet></objects></returnval></R></e:Body></e:Envelope>";
+    size_t len = sizeof(doc) - 1;
+
+    for (size_t cut = 0; cut < len; cut++) {
+        struct vim_xml *x = NULL;
+        int seen = 0, r;
+        assert_int_equal(vim_xml_new(&x, 5, ns_seen, &seen, 0), 0);
+        r = vim_xml_feed(x, doc, cut);
+        if (r == 0)
+            r = vim_xml_feed(x, doc + cut, len - cut);
+        if (r == 0)
+            r = vim_xml_finish(x);
+        assert_int_equal(r, 0);
+        assert_int_equal(seen, 1);
+        /* fed whole, the first v:durableName (and only it) was jumped over */
+        if (cut == 0 && vim_xml_can_jump(x))
+            assert_int_equal(vim_xml_jumps(x), 1);
+        vim_xml_free(x);
+    }
+    (void)state;
+}
+
 /* Inside the values of the properties vsphere/xml.c filters (kept[]), the children of each item
  * no decoder reads are left out of the tree (and of a listed child, its children not listed),
  * and so are the devices other than disks and controllers;
@@ -1248,6 +1297,7 @@ int main(void)
         cmocka_unit_test(test_error_privileges),
         cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_skipped_subtrees), cmocka_unit_test(test_jumped_subtrees),
+        cmocka_unit_test(test_jumped_namespaces),
         cmocka_unit_test(test_filtered_properties),
         cmocka_unit_test(test_filtered_same_rows),
         cmocka_unit_test(test_edges_datastores), cmocka_unit_test(test_edges_hosts),
