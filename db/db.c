@@ -980,7 +980,7 @@ static int copy_staged(struct db_snapshot *snap, int64_t copied[T_NTABLES])
         if (r == 0)
             r = step_done(db, copy);
         if (r == 0 && copied)
-            copied[i] = sqlite3_changes64(db->h);
+            copied[i] = sqlite3_changes(db->h);
     }
     return r;
 }
