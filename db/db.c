@@ -1171,7 +1171,9 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
     char *cj = NULL;
     int r;
 
-    assert(snap);
+    /* A full poll's snapshot: an update's (db_update_begin()) ends in db_snapshot_apply(), and
+     * its copy fills no copied[] to count from. */
+    assert(snap && !snap->keep);
     r = db_snapshot_sync(snap);
     if (r < 0)
         goto fail;
