@@ -587,7 +587,9 @@ static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *l
         p += qlen + 1;
         to = p; /* a sibling's '>': its content is parsed if its end is not found */
     }
-    if (!to || to == in->cur)
+    /* A NUL byte (which libxml2 refuses wherever it reads one) is left to libxml2: the only
+     * malformed byte checked in what would be jumped over. */
+    if (!to || to == in->cur || memchr(in->cur, 0, (size_t)(to - in->cur)))
         return;
     for (const xmlChar *nl = in->cur; (nl = memchr(nl, '\n', (size_t)(to - nl))); nl++)
         in->line++;
