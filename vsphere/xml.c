@@ -22,8 +22,8 @@
  * bytes: each SAN LUN's durableName, alternateName and standardInquiry are byte arrays sent
  * as one <data> element per byte (about 90 elements a LUN), and its descriptor list repeats
  * its ids. Inside an emitted object they are never built into the tree, and the parser jumps
- * over them unread when they end in its buffer (jump_over(); else they are tokenized and
- * dropped): at 200 hosts with 512 LUN paths each, that is half of the hosts' elements. A
+ * over them unread when they end in its buffer (jump_over(), which says when; else they are
+ * tokenized and dropped): at 200 hosts with 512 LUN paths each, that is half of the hosts' elements. A
  * decoder that needs one of these must take it off this list (tests/unit/test_decode.c has a
  * case). */
 static const char *const skipped[] = {"durableName", "alternateName", "standardInquiry",
@@ -527,15 +527,29 @@ static const xmlChar *end_tag(const xmlChar *p, const xmlChar *end, const char *
 /* libxml2 still tokenizes a subtree that start_element() leaves out (every element, every
  * text), which was most of the parse of a path-dense host's LUNs (their byte arrays) and of a
  * VM's devices. So when the element libxml2 has just read the start tag of (the parser is at
- * its '>') ends within the bytes already buffered, the parser is moved past its content, to
- * the last '>' before its end tag; and likewise past the siblings of the same name that
- * follow it at once ("<qn>" with no attribute: left out as it is), so that the end tag
- * libxml2 reads next is the last one's and closes this element. What is jumped over is not
- * tokenized: neither checked for well-formedness nor seen by any callback; lines are still
- * counted for the error messages. */
-/* This moves libxml2's push parser by its internals (ctxt->input, instate, checkIndex), which
- * are no API: it was run against libxml2 2.9.14 only, and written from reading the push parser
- * (xmlParseTryOrFinish, XML_PARSER_START_TAG) of 2.9.14. Versions from 2.14 on rework the
+ * its '>') ends within the bytes already buffered, the parser is moved to the byte right
+ * before its end tag "</qn>", but only when that byte is a '>' (its last child's end): content
+ * that ends in text or whitespace is not jumped over. Likewise past the siblings of the same
+ * name that follow it at once ("<qn>" with no attribute, chained only when the first declared
+ * no namespace: left out as it is): each but the last is jumped over whole, and the last to
+ * the '>' before its end tag, or, when its content ends in text, only to its start tag's '>'
+ * (its content is then read), so that the end tag libxml2 reads next is the last one's and
+ * closes this element.
+ *
+ * What is jumped over is not tokenized and seen by no callback. Of it, only this is checked:
+ * the scan for '<' gives up (libxml2 reads it all) on a comment, CDATA, a processing
+ * instruction, an element spelt qn or an end tag spelt qn with a blank before its '>'; and a
+ * span holding a NUL byte is not jumped over. Anything else malformed in it (unbalanced tags,
+ * bad names, attributes or references, bytes that are not UTF-8, control characters) is not
+ * seen. Whether a subtree is jumped over depends on what is buffered when its start tag is
+ * read, that is on how the answer arrived: the same malformed subtree can fail one read of an
+ * answer and pass another. Newlines in what is jumped over are counted (in->line) for the
+ * error messages; in->col is not updated (vslint prints only the line).
+ *
+ * This moves libxml2's push parser by its internals (ctxt->input, instate, checkIndex), which
+ * are no API. It was run against libxml2 2.9.14 only; read for it were 2.9.14's headers
+ * (parser.h's xmlParserInputState, xmlParserInput, xmlParserCtxt), and the states the callback
+ * comes in were observed there (tests/unit/test_decode.c). Versions from 2.14 on rework the
  * parser's input, so it is compiled only for 2.9.14 to 2.13, and used only when the library
  * loaded at run time is in the same range (vim_xml_new()); otherwise nothing is jumped over and
  * libxml2 tokenizes the left-out subtrees, as before. */
@@ -576,7 +590,8 @@ static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *l
         const xmlChar *e = end_tag(p + 1, end, qn, qlen);
         if (!e)
             break;
-        /* its last child's '>', or its own start tag's when it ends with text */
+        /* its last child's '>'; when its content ends in text, its own start tag's '>' (no
+         * move for the first element: its content is read) */
         to = e[-1] == '>' ? e - 1 : p;
         p = e + qlen + 3;
         /* A sibling "<qn>" names the same element only where the first declared no
@@ -587,8 +602,8 @@ static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *l
         p += qlen + 1;
         to = p; /* a sibling's '>': its content is parsed if its end is not found */
     }
-    /* A NUL byte (which libxml2 refuses wherever it reads one) is left to libxml2: the only
-     * malformed byte checked in what would be jumped over. */
+    /* A span holding a NUL byte (which libxml2 refuses wherever it reads one) is left to
+     * libxml2: that answer fails however it was split. */
     if (!to || to == in->cur || memchr(in->cur, 0, (size_t)(to - in->cur)))
         return;
     for (const xmlChar *nl = in->cur; (nl = memchr(nl, '\n', (size_t)(to - nl))); nl++)
