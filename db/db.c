@@ -857,27 +857,6 @@ fail:
     return r;
 }
 
-/* Counts what the poll staged, per kind: rows actually in the tables, so duplicates the server
- * sent twice are counted once. */
-static int count_rows(struct db_snapshot *snap, int64_t counts[DB_NKINDS])
-{
-    sqlite3_stmt *st = NULL;
-    char sql[96];
-    int k, r = 0;
-
-    for (k = 0; k < DB_NKINDS && r == 0; k++) {
-        snprintf(sql, sizeof(sql),
-                 "SELECT count(*) FROM " DB_STAGE_SCHEMA "." DB_STAGE_PREFIX "%s",
-                 db_table_name(kind_table[k]));
-        r = db_row_args(snap->db->h, sql, &st, "counting rows", NULL, 0);
-        if (r == 0)
-            counts[k] = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    return r;
-}
-
 /* Runs st with ?1 bound to the snapshot's vCenter: 1 if it returned a row, 0 if not. */
 static int step_vcenter(struct db_snapshot *snap, sqlite3_stmt *st)
 {
@@ -978,8 +957,11 @@ static int remove_previous(struct db_snapshot *snap, enum db_table t)
 
 /* Inside the write transaction: replaces the vCenter's rows of every table with the staged
  * ones. The previous snapshot goes in the same transaction: readers see it until commit. An
- * update (snap->keep) removes nothing: it adds the staged rows, replacing those of the same key. */
-static int copy_staged(struct db_snapshot *snap)
+ * update (snap->keep) removes nothing: it adds the staged rows, replacing those of the same key.
+ * For a full poll, copied[t] is the number of rows the copy put into table t: every staged row
+ * (the staging tables have the tables' keys, so a row the server sent twice is one row), as
+ * SQLite counts an INSERT's rows, so counting them needs no scan of the staging tables. */
+static int copy_staged(struct db_snapshot *snap, int64_t copied[T_NTABLES])
 {
     struct db *db = snap->db;
     sqlite3_stmt *copy = NULL;
@@ -997,6 +979,8 @@ static int copy_staged(struct db_snapshot *snap)
             r = prepare_copy(db, i, &copy);
         if (r == 0)
             r = step_done(db, copy);
+        if (r == 0 && copied)
+            copied[i] = sqlite3_changes(db->h);
     }
     return r;
 }
@@ -1182,22 +1166,17 @@ const char *db_snapshot_error(const struct db_snapshot *snap)
 int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t finished_ms,
                        int64_t counts[DB_NKINDS])
 {
-    int64_t n[DB_NKINDS] = {0}, prev = 0;
+    int64_t n[DB_NKINDS] = {0}, copied[T_NTABLES] = {0}, prev = 0;
     struct timespec t0, t1;
     char *cj = NULL;
     int r;
 
-    assert(snap);
+    /* A full poll's snapshot: an update's (db_update_begin()) ends in db_snapshot_apply(), and
+     * its copy fills no copied[] to count from. */
+    assert(snap && !snap->keep);
     r = db_snapshot_sync(snap);
-    if (r == 0)
-        r = count_rows(snap, n);
     if (r < 0)
         goto fail;
-    cj = counts_json(n);
-    if (!cj) {
-        r = -ENOMEM;
-        goto fail;
-    }
     /* The staging ends; the write lock is taken for as long as the copy takes. IMMEDIATE
      * takes it now, so a concurrent writer is waited for here (busy timeout). */
     r = exec(snap->db, "COMMIT");
@@ -1205,7 +1184,12 @@ int db_snapshot_commit(struct db_snapshot *snap, int64_t started_ms, int64_t fin
         r = exec(snap->db, "BEGIN IMMEDIATE");
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (r == 0)
-        r = copy_staged(snap);
+        r = copy_staged(snap, copied);
+    /* What the poll stored, per kind: the rows each copy inserted. */
+    for (int k = 0; k < DB_NKINDS; k++)
+        n[k] = copied[kind_table[k]];
+    if (r == 0 && !(cj = counts_json(n)))
+        r = -ENOMEM;
     /* The capacity history reads the copied rows, and the previous success before this poll
      * is recorded as one. */
     if (r == 0)
@@ -1273,7 +1257,7 @@ int db_snapshot_apply(struct db_snapshot *snap,
     for (size_t i = 0; i < snap->nnotes && r == 0; i++)
         r = forget(snap->db, snap->vcenter, snap->notes[i].tag, snap->notes[i].key);
     if (r == 0)
-        r = copy_staged(snap);
+        r = copy_staged(snap, NULL);
     if (r == 0 && poll)
         r = record_poll(snap->db, snap->vcenter, NULL, NULL, poll);
     if (r == 0)

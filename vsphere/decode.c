@@ -397,16 +397,46 @@ static const char *multipath_plugin(const char *claimed, const char *policy_type
 }
 
 /* A path names its adapter by key (key-vim.host.FibreChannelHba-vmhba2); the adapter list
- * gives its device name, which is how everything else names an adapter. */
-static const char *adapter_device(struct vim_node *hbas, const char *key)
+ * gives its device name, which is how everything else names an adapter. The host's adapters
+ * with both, in list order, read once for all its paths (an iSCSI adapter has some 40
+ * children to look through for its key and device). */
+struct adapters {
+    const char **key, **dev; /* owned arrays of borrowed strings */
+    size_t n;
+};
+
+static int adapters_read(struct adapters *ad, struct vim_node *hbas)
+{
+    size_t n = (size_t)count_children(hbas);
+
+    ad->n = 0;
+    ad->key = calloc(n ? n : 1, sizeof(*ad->key));
+    ad->dev = calloc(n ? n : 1, sizeof(*ad->dev));
+    if (!ad->key || !ad->dev)
+        return -ENOMEM;
+    for (struct vim_node *a = vim_first_elem(hbas); a; a = vim_next_elem(a)) {
+        const char *k = vim_path_text(a, "key"), *dev = vim_path_text(a, "device");
+        if (k && dev) {
+            ad->key[ad->n] = k;
+            ad->dev[ad->n++] = dev;
+        }
+    }
+    return 0;
+}
+
+static void adapters_free(struct adapters *ad)
+{
+    free(ad->key);
+    free(ad->dev);
+}
+
+static const char *adapter_device(const struct adapters *ad, const char *key)
 {
     if (!key)
         return NULL;
-    for (struct vim_node *a = vim_first_elem(hbas); a; a = vim_next_elem(a)) {
-        const char *k = vim_path_text(a, "key"), *dev = vim_path_text(a, "device");
-        if (k && dev && !strcmp(k, key))
-            return dev;
-    }
+    for (size_t i = 0; i < ad->n; i++)
+        if (!strcmp(ad->key[i], key))
+            return ad->dev[i];
     return key;
 }
 
@@ -423,11 +453,17 @@ static void path_target(struct vim_lun_path *path, struct vim_node *transport, c
         struct vim_node *w = vim_child(transport, "portWorldWideName");
         if (!vim_text(w))
             return;
+        static const char hex[] = "0123456789abcdef";
         uint64_t v = (uint64_t)vim_path_int(transport, "portWorldWideName", 0);
         size_t n = 0;
-        for (int shift = 56; shift >= 0 && n + 3 < size; shift -= 8)
-            n += (size_t)snprintf(wwpn + n, size - n, "%s%02x", shift == 56 ? "" : ":",
-                                  (unsigned)((v >> shift) & 0xff));
+        /* by hand: snprintf per byte was a visible share of a path-dense host's decoding */
+        for (int shift = 56; shift >= 0 && n + 3 < size; shift -= 8) {
+            if (shift != 56)
+                wwpn[n++] = ':';
+            wwpn[n++] = hex[(v >> (shift + 4)) & 0xf];
+            wwpn[n++] = hex[(v >> shift) & 0xf];
+        }
+        wwpn[n] = '\0';
         path->target_wwpn = wwpn;
     } else if (type && !strcmp(type, "HostInternetScsiTargetTransport")) {
         path->target_iqn = vim_path_text(transport, "iScsiName");
@@ -436,7 +472,7 @@ static void path_target(struct vim_lun_path *path, struct vim_node *transport, c
 }
 
 static int emit_paths(struct vim_decoder *d, const char *host, const char *lun,
-                      struct vim_node *mlun, struct vim_node *hbas)
+                      struct vim_node *mlun, const struct adapters *hbas)
 {
     char wwpn[32];
     int r;
@@ -465,10 +501,13 @@ static int emit_paths(struct vim_decoder *d, const char *host, const char *lun,
 static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, struct vim_node *objects)
 {
     struct vim_node *luns = vim_prop(objects, "config.storageDevice.scsiLun");
-    struct vim_node *hbas = vim_prop(objects, "config.storageDevice.hostBusAdapter");
+    struct adapters hbas = {0};
     struct storage_maps maps = {0};
     char tbuf[128];
     int r = storage_maps_build(&maps, objects);
+
+    if (r == 0)
+        r = adapters_read(&hbas, vim_prop(objects, "config.storageDevice.hostBusAdapter"));
 
     for (struct vim_node *l = vim_first_elem(luns); l && r == 0; l = vim_next_elem(l)) {
         const char *key = vim_path_text(l, "key");
@@ -498,9 +537,10 @@ static int decode_storage(struct vim_decoder *d, struct vim_host_work *w, struct
             w->san_luns++;
         r = EMIT(d, lun, &lun);
         if (r == 0)
-            r = emit_paths(d, w->moref, lun.canonical_name, mlun, hbas);
+            r = emit_paths(d, w->moref, lun.canonical_name, mlun, &hbas);
     }
     storage_maps_free(&maps);
+    adapters_free(&hbas);
     return r;
 }
 

@@ -21,10 +21,11 @@
 /* Properties of vSphere data objects that no decoder reads and that are most of a host's
  * bytes: each SAN LUN's durableName, alternateName and standardInquiry are byte arrays sent
  * as one <data> element per byte (about 90 elements a LUN), and its descriptor list repeats
- * its ids. Inside an emitted object they are parsed (the document must still be well formed)
- * but never built into the tree: at 200 hosts with 512 LUN paths each, that is half of the
- * hosts' elements, and building and freeing the tree is most of a poll's time. A decoder
- * that needs one of these must take it off this list (tests/unit/test_decode.c has a case). */
+ * its ids. Inside an emitted object they are never built into the tree, and the parser jumps
+ * over them unread when they end in its buffer (jump_over(), which says when; else they are
+ * tokenized and dropped): at 200 hosts with 512 LUN paths each, that is half of the hosts' elements. A
+ * decoder that needs one of these must take it off this list (tests/unit/test_decode.c has a
+ * case). */
 static const char *const skipped[] = {"durableName", "alternateName", "standardInquiry",
                                       "descriptor"};
 
@@ -162,6 +163,8 @@ struct vim_xml {
     size_t text_at, text_len;
     int err; /* first error from a callback or a limit */
     char msg[512];
+    int can_jump;       /* the loaded libxml2 is one jump_over() was written for */
+    unsigned long jumps; /* the times jump_over() moved the parser (vim_xml_jumps()) */
 };
 
 /* Makes cur a block with room for need bytes: the next one in the chain when it is large
@@ -235,6 +238,16 @@ static void arena_reset(struct vim_xml *x, struct mark m)
         POISON(b->data, b->size);
         link = &b->next;
     }
+}
+
+unsigned long vim_xml_jumps(const struct vim_xml *x)
+{
+    return x ? x->jumps : 0;
+}
+
+int vim_xml_can_jump(const struct vim_xml *x)
+{
+    return x ? x->can_jump : 0;
 }
 
 size_t vim_xml_arena_bytes(const struct vim_xml *x)
@@ -482,6 +495,130 @@ static int push(struct vim_xml *x, struct vim_node *node, struct mark m)
     return 0;
 }
 
+/* Whether c may follow a tag's name: the tag's end or the blank before an attribute. */
+static int ends_name(xmlChar c)
+{
+    return c == '>' || c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The '<' of the end tag "</qn>" of the element whose content starts at p, NULL when it is not
+ * in [p, end) or when a plain scan for it could be wrong: the content holds a comment, CDATA
+ * or a processing instruction (where "</qn>" may be text), another element spelt qn (whose end
+ * tag would be found first), or an end tag spelt qn with a blank before its '>'. */
+static const xmlChar *end_tag(const xmlChar *p, const xmlChar *end, const char *qn, size_t qlen)
+{
+    while (p < end && (p = memchr(p, '<', (size_t)(end - p)))) {
+        if ((size_t)(end - p) < qlen + 3)
+            return NULL;
+        if (p[1] == '!' || p[1] == '?')
+            return NULL;
+        int close = p[1] == '/';
+        const xmlChar *name = p + 1 + close;
+        if (name[0] == (xmlChar)qn[0] && !memcmp(name, qn, qlen) && ends_name(name[qlen])) {
+            if (close && name[qlen] == '>')
+                return p;
+            return NULL;
+        }
+        p = name;
+    }
+    return NULL;
+}
+
+/* libxml2 still tokenizes a subtree that start_element() leaves out (every element, every
+ * text), which was most of the parse of a path-dense host's LUNs (their byte arrays) and of a
+ * VM's devices. So when the element libxml2 has just read the start tag of (the parser is at
+ * its '>') ends within the bytes already buffered, the parser is moved to the byte right
+ * before its end tag "</qn>", but only when that byte is a '>' (its last child's end): content
+ * that ends in text or whitespace is not jumped over. Likewise past the siblings of the same
+ * name that follow it at once ("<qn>" with no attribute, chained only when the first declared
+ * no namespace: left out as it is): each but the last is jumped over whole, and the last to
+ * the '>' before its end tag, or, when its content ends in text, only to its start tag's '>'
+ * (its content is then read), so that the end tag libxml2 reads next is the last one's and
+ * closes this element.
+ *
+ * What is jumped over is not tokenized and seen by no callback. Of it, only this is checked:
+ * the scan for '<' gives up (libxml2 reads it all) on a comment, CDATA, a processing
+ * instruction, an element spelt qn or an end tag spelt qn with a blank before its '>'; and a
+ * span holding a NUL byte is not jumped over. Anything else malformed in it (unbalanced tags,
+ * bad names, attributes or references, bytes that are not UTF-8, control characters) is not
+ * seen. Whether a subtree is jumped over depends on what is buffered when its start tag is
+ * read, that is on how the answer arrived: the same malformed subtree can fail one read of an
+ * answer and pass another. Newlines in what is jumped over are counted (in->line) for the
+ * error messages; in->col is not updated (vslint prints only the line).
+ *
+ * This moves libxml2's push parser by its internals (ctxt->input, instate, checkIndex), which
+ * are no API. It was run against libxml2 2.9.14 only; read for it were 2.9.14's headers
+ * (parser.h's xmlParserInputState, xmlParserInput, xmlParserCtxt), and the states the callback
+ * comes in were observed there (tests/unit/test_decode.c). Versions from 2.14 on rework the
+ * parser's input, so it is compiled only for 2.9.14 to 2.13, and used only when the library
+ * loaded at run time is in the same range (vim_xml_new()); otherwise nothing is jumped over and
+ * libxml2 tokenizes the left-out subtrees, as before. */
+#if LIBXML_VERSION >= 20914 && LIBXML_VERSION < 21400
+#define VIM_XML_JUMP 1
+#else
+#define VIM_XML_JUMP 0
+#endif
+
+static void jump_over(struct vim_xml *x, const xmlChar *prefix, const xmlChar *localname,
+                      int nb_namespaces)
+{
+#if VIM_XML_JUMP
+    xmlParserCtxtPtr ctxt = x->ctxt;
+    xmlParserInputPtr in = ctxt->input;
+    const xmlChar *p, *end, *to = NULL;
+    char qn[256];
+
+    /* Only in the states the push parser calls startElementNs from, on its one input (no
+     * entity pushed), with its buffer, and at the start tag's '>' ("/>" is not jumped). Run on
+     * 2.9.14, the callback comes in XML_PARSER_START_TAG, and in XML_PARSER_CONTENT for a start
+     * tag that follows an end tag (test_jumped_namespaces has one): both are accepted. */
+    if (!x->can_jump || ctxt->inputNr != 1 ||
+        (ctxt->instate != XML_PARSER_START_TAG && ctxt->instate != XML_PARSER_CONTENT) || !in ||
+        !in->buf || !in->cur || !in->end || in->cur >= in->end || *in->cur != '>')
+        return;
+    /* qn as the document spells it: prefix:localname (no snprintf: this runs per element) */
+    size_t plen = prefix ? strlen((const char *)prefix) + 1 : 0;
+    size_t qlen = plen + strlen((const char *)localname);
+    if (qlen >= sizeof(qn))
+        return;
+    if (prefix) {
+        memcpy(qn, prefix, plen - 1);
+        qn[plen - 1] = ':';
+    }
+    memcpy(qn + plen, localname, qlen - plen + 1);
+    for (p = in->cur, end = in->end;;) {
+        const xmlChar *e = end_tag(p + 1, end, qn, qlen);
+        if (!e)
+            break;
+        /* its last child's '>'; when its content ends in text, its own start tag's '>' (no
+         * move for the first element: its content is read) */
+        to = e[-1] == '>' ? e - 1 : p;
+        p = e + qlen + 3;
+        /* A sibling "<qn>" names the same element only where the first declared no
+         * namespace: a declaration on it (xmlns:v="...") is out of scope in the next. */
+        if (nb_namespaces != 0 || (size_t)(end - p) < qlen + 2 || p[0] != '<' ||
+            p[1] != (xmlChar)qn[0] || memcmp(p + 1, qn, qlen) || p[1 + qlen] != '>')
+            break;
+        p += qlen + 1;
+        to = p; /* a sibling's '>': its content is parsed if its end is not found */
+    }
+    /* A span holding a NUL byte (which libxml2 refuses wherever it reads one) is left to
+     * libxml2: that answer fails however it was split. */
+    if (!to || to == in->cur || memchr(in->cur, 0, (size_t)(to - in->cur)))
+        return;
+    for (const xmlChar *nl = in->cur; (nl = memchr(nl, '\n', (size_t)(to - nl))); nl++)
+        in->line++;
+    in->cur = to;
+    ctxt->checkIndex = 0;
+    x->jumps++;
+#else
+    (void)x;
+    (void)prefix;
+    (void)localname;
+    (void)nb_namespaces;
+#endif
+}
+
 static void start_element(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                           const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
                           int nb_attributes, int nb_defaulted, const xmlChar **attributes)
@@ -490,8 +627,6 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
     struct vim_xml *x = ctxt->_private;
     struct frame *parent = x->depth > 0 ? &x->stack[x->depth - 1] : NULL;
 
-    (void)prefix;
-    (void)nb_namespaces;
     (void)namespaces;
     (void)nb_defaulted;
     if (x->err)
@@ -514,6 +649,7 @@ static void start_element(void *ctx, const xmlChar *localname, const xmlChar *pr
           !kept_child(x, x->depth + 1 - x->filter_depth, parent->node, localname, nb_attributes,
                       attributes)))) {
         x->skip = 1;
+        jump_over(x, prefix, localname, nb_namespaces);
         return;
     }
     end_text(x, 1);
@@ -656,6 +792,9 @@ int vim_xml_new(struct vim_xml **out, int emit_depth, vim_xml_emit_fn fn, void *
     }
     xmlCtxtUseOptions(x->ctxt, XML_PARSE_NONET);
     x->ctxt->_private = x;
+    /* The library loaded may not be the one compiled against (jump_over()). */
+    int v = atoi(xmlParserVersion);
+    x->can_jump = VIM_XML_JUMP && v >= 20914 && v < 21400;
     _Static_assert(NSKIPPED == sizeof(x->skip_names) / sizeof(x->skip_names[0]), "skip_names");
     /* NULL (no dictionary, no memory) matches no name: nothing is skipped. */
     for (size_t i = 0; i < NSKIPPED; i++)
@@ -812,6 +951,9 @@ struct vim_node *vim_path(const struct vim_node *n, const char *path)
 {
     char part[128];
 
+    /* one name, most of the decoders' lookups: no copy */
+    if (*path && !strchr(path, '/'))
+        return vim_child(n, path);
     while (n && *path) {
         const char *slash = strchr(path, '/');
         size_t len = slash ? (size_t)(slash - path) : strlen(path);
@@ -862,10 +1004,14 @@ int vim_path_bool(const struct vim_node *n, const char *path, int dflt)
 
 const char *vim_xsi_type(const struct vim_node *n, char *buf, size_t len)
 {
-    if (!n || !n->xsi_type)
+    if (!n || !n->xsi_type || !len)
         return NULL;
-    const char *colon = strchr(n->xsi_type, ':');
-    snprintf(buf, len, "%s", colon ? colon + 1 : n->xsi_type);
+    const char *colon = strchr(n->xsi_type, ':'), *t = colon ? colon + 1 : n->xsi_type;
+    size_t tl = strlen(t);
+    if (tl >= len)
+        tl = len - 1; /* cut short, as snprintf would */
+    memcpy(buf, t, tl);
+    buf[tl] = '\0';
     return buf;
 }
 
