@@ -38,6 +38,9 @@ struct load {
     /* The entry of hosts, datastores and vms this load's thread found last (refs_near()),
      * NULL before the first; each points into its map once that is sorted. */
     const struct vsl_keymap_entry *near_host, *near_ds, *near_vm;
+    /* The LUN lun_parent() found last: lun_at of lun_host's LUNs (lun_host NULL: none). */
+    const struct est_host *lun_host;
+    size_t lun_at;
     /* The rows of the run being read: the children of one parent, which the ORDER BY of every
      * child query keeps consecutive. When the run ends they are copied into the arena as the
      * parent's array, exactly sized, so nothing is reallocated inside the arena. */
@@ -60,6 +63,9 @@ struct load {
     struct load_string {
         const char *s; /* arena-owned */
         size_t len;
+        uint64_t hash; /* bytes_hash() of s: most strings that miss differ in it, and then
+                          need no memcmp (a VM's disk's file name shares a long prefix with
+                          the one before it in its slot) */
     } *strings;
     /* The arrays of the tables marked share copied lately, by a hash of their bytes (LOAD_RUNS
      * slots, the newest in each): a run whose bytes are an earlier run's, element for element
@@ -209,15 +215,17 @@ static const char *col_str(struct load *L, sqlite3_stmt *st, int i)
     const char *s = text(st, i);
     size_t len = s ? (size_t)sqlite3_column_bytes(st, i) : 0;
     struct load_string *slot;
+    uint64_t h;
 
     if (!s)
         return NULL;
     if (!L->strings)
         return est_strndup(L->mem, s, len);
-    slot = &L->strings[bytes_hash(s, len) & (LOAD_STRINGS - 1)];
-    if (slot->s && slot->len == len && memcmp(slot->s, s, len) == 0)
+    h = bytes_hash(s, len);
+    slot = &L->strings[h & (LOAD_STRINGS - 1)];
+    if (slot->s && slot->hash == h && slot->len == len && memcmp(slot->s, s, len) == 0)
         return slot->s;
-    *slot = (struct load_string){est_strndup(L->mem, s, len), len};
+    *slot = (struct load_string){est_strndup(L->mem, s, len), len, h};
     return slot->s;
 }
 
@@ -319,15 +327,24 @@ static int lun_cmp(const void *key, const void *lun)
 }
 
 /* Columns 0-1: host moref, canonical name. A SAN host may see hundreds of LUNs; they were
- * loaded in canonical name order, so this is a bsearch. */
+ * loaded in canonical name order, so this is a bsearch, after a look at the LUN after the one
+ * found last: the rows come in that order too. */
 static void *lun_parent(struct load *L, sqlite3_stmt *st)
 {
     const char *name = text(st, 1);
     struct est_host *h = host_parent(L, st);
+    struct est_lun *l;
 
     if (!h || !name || h->n_luns == 0)
         return NULL;
-    return bsearch(name, h->luns, h->n_luns, sizeof(*h->luns), lun_cmp);
+    if (L->lun_host == h && L->lun_at + 1 < h->n_luns &&
+        lun_cmp(name, &h->luns[L->lun_at + 1]) == 0)
+        l = &h->luns[L->lun_at + 1];
+    else
+        l = bsearch(name, h->luns, h->n_luns, sizeof(*h->luns), lun_cmp);
+    L->lun_host = l ? h : NULL;
+    L->lun_at = l ? (size_t)(l - h->luns) : 0;
+    return l;
 }
 
 /* ---- rows --------------------------------------------------------------------------------- */
