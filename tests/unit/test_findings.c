@@ -1244,14 +1244,20 @@ TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardow
 }
 
 /* A check whose evidence has what JSON text can write differently: a real with many digits, an
- * escaped string, an empty array and object, a nested list, a large integer. */
+ * escaped string, an empty array and object, a nested list, a large integer; control characters,
+ * a character outside the BMP, a key that needs escaping, a negative integer and a real that is
+ * whole (the engine writes the text itself, as jansson would). */
 static int evident_run(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t i = 0; i < e->n_hosts; i++) {
-        json_t *ev = json_pack("{s:f, s:s, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I}", "pct",
-                               9.0295486111111103, "note", "line one\n\"two\" \u00e9",
+        json_t *ev = json_pack("{s:f, s:s, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I, s:s, s:s,"
+                               " s:i, s:f, s:[b, [], {}, f]}",
+                               "pct", 9.0295486111111103, "note", "line one\n\"two\" \u00e9",
                                "none", "empty", "disks", "file", "[ds] a/b.vmdk", "parent",
-                               "thin", 1, "bytes", (json_int_t)17179869184LL);
+                               "thin", 1, "bytes", (json_int_t)17179869184LL, "ctl",
+                               "tab\there\x01\x1f\x7f\\", "key \"q\"/\\",
+                               "\xf0\x9f\x98\x80 /", "neg", -42, "whole", 3.0, "mixed", 0,
+                               -1e-300);
         int r = chk_emit(ctx, &(struct chk_emit){.severity = SEV_WARNING,
                                                  .object_type = "host",
                                                  .object_moref = e->hosts[i].moref,
