@@ -533,96 +533,17 @@ static int add_check(const struct check ***list, size_t *n, const struct check *
     return 0;
 }
 
-/* v appended to out as json_dumps(FINDING_EVIDENCE_FLAGS) writes it, at depth levels of
- * nesting. jansson's own dump was a quarter of the checks' CPU time at 100,000 VMs (it formats
- * and hashes every container's address to detect cycles, and every integer through
- * snprintf); this one writes the same bytes: members in their order, strings escaped as
- * vsl_buf_addjson() escapes them (as jansson does), integers in decimal, and a real as jansson
- * itself writes it. A negative error where it would not write the same (-EILSEQ for a string
- * that is not UTF-8, -EINVAL for a tree deeper than 32: the caller then asks jansson), or the
- * buffer's error. */
-static int evidence_dump(struct vsl_buf *out, const json_t *v, int depth)
-{
-    char num[32];
-    size_t i;
-    int r = 0;
-
-    if (depth > 32)
-        return -EINVAL;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *key;
-        json_t *m;
-        int first = 1;
-        r = vsl_buf_add(out, "{", 1);
-        json_object_foreach((json_t *)v, key, m) {
-            if (r == 0 && !first)
-                r = vsl_buf_add(out, ",", 1);
-            first = 0;
-            if (r == 0)
-                r = vsl_buf_addjson(out, key, json_object_iter_key_len(json_object_key_to_iter(key)));
-            if (r == 0)
-                r = vsl_buf_add(out, ":", 1);
-            if (r == 0)
-                r = evidence_dump(out, m, depth + 1);
-            if (r < 0)
-                return r;
-        }
-        return r == 0 ? vsl_buf_add(out, "}", 1) : r;
-    }
-    case JSON_ARRAY:
-        r = vsl_buf_add(out, "[", 1);
-        for (i = 0; r == 0 && i < json_array_size(v); i++) {
-            if (i > 0)
-                r = vsl_buf_add(out, ",", 1);
-            if (r == 0)
-                r = evidence_dump(out, json_array_get(v, i), depth + 1);
-        }
-        return r == 0 ? vsl_buf_add(out, "]", 1) : r;
-    case JSON_STRING:
-        return vsl_buf_addjson(out, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER:
-        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return vsl_buf_addstr(out, num);
-    case JSON_REAL: {
-        char *text = json_dumps(v, FINDING_EVIDENCE_FLAGS | JSON_ENCODE_ANY);
-        r = text ? vsl_buf_addstr(out, text) : -ENOMEM;
-        free(text);
-        return r;
-    }
-    case JSON_TRUE:
-        return vsl_buf_addstr(out, "true");
-    case JSON_FALSE:
-        return vsl_buf_addstr(out, "false");
-    case JSON_NULL:
-        return vsl_buf_addstr(out, "null");
-    }
-    return -EINVAL;
-}
-
 /* The evidence trees of r's findings from the first-th on as JSON text (chk_results.compact).
  * A tree that cannot be written for want of memory is kept: the store takes either. */
 static void compact(struct chk_results *r, size_t first)
 {
-    struct vsl_buf text;
-
-    vsl_buf_init(&text, (size_t)1 << 30);
     for (size_t k = first; k < r->n; k++) {
         struct chk_finding *f = &r->items[k];
-        if (!f->evidence)
-            continue;
-        vsl_buf_reset(&text);
-        /* json_dumps() refuses a top level that is neither an object nor an array. */
-        if (json_is_object(f->evidence) || json_is_array(f->evidence))
-            f->evidence_json = evidence_dump(&text, f->evidence, 0) == 0
-                                   ? strdup(text.data ? text.data : "")
-                                   : json_dumps(f->evidence, FINDING_EVIDENCE_FLAGS);
-        if (!f->evidence_json)
+        if (!f->evidence || !(f->evidence_json = json_dumps(f->evidence, FINDING_EVIDENCE_FLAGS)))
             continue;
         json_decref(f->evidence);
         f->evidence = NULL;
     }
-    vsl_buf_free(&text);
 }
 
 /* Runs c and records what the run could and could not verify. Returns the check's error, if
