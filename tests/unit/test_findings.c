@@ -1245,8 +1245,8 @@ TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardow
 
 /* A check whose evidence has what JSON text can write differently: a real with many digits, an
  * escaped string, an empty array and object, a nested list, a large integer; control characters,
- * a character outside the BMP, a key that needs escaping, a negative integer and a real that is
- * whole (the engine writes the text itself, as jansson would). */
+ * a character outside the BMP, a key that needs escaping, a negative integer, a whole real and
+ * a tiny one. */
 static int evident_run(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t i = 0; i < e->n_hosts; i++) {
