@@ -75,6 +75,9 @@ struct load {
      * have 2 distinct sets of controllers. Owned, NULL when it could not be allocated (then
      * every run is copied). */
     struct load_run {
+        /* Whose array it is: one table serves every table marked share (the paths and the
+         * mounts on one thread), and a run of 3 paths has the length of a run of 7 mounts. */
+        const struct table *t;
         const void *items; /* arena-owned */
         size_t len;
         uint64_t hash;
@@ -1006,7 +1009,7 @@ static void *run_array(struct load *L, const struct table *t)
     if (t->share && L->runs) {
         h = bytes_hash(L->rows.data, len);
         slot = &L->runs[h & (LOAD_RUNS - 1)];
-        if (slot->items && slot->hash == h && slot->len == len &&
+        if (slot->items && slot->t == t && slot->hash == h && slot->len == len &&
             memcmp(slot->items, L->rows.data, len) == 0)
             return (void *)slot->items;
     }
@@ -1014,7 +1017,7 @@ static void *run_array(struct load *L, const struct table *t)
     if (items)
         memcpy(items, L->rows.data, len);
     if (items && slot)
-        *slot = (struct load_run){items, len, h};
+        *slot = (struct load_run){t, items, len, h};
     return items;
 }
 
