@@ -111,9 +111,11 @@ struct table {
     int side;
     /* 1: a run equal byte for byte to an earlier one of this table shares its array (struct
      * load's runs): the same bytes its own copy would have been. Only for a child table with no
-     * attach whose arrays nothing writes once their run has ended (the loader's later tables
-     * only read them; the checks never write the estate), since a write through one parent
-     * would show through the others. */
+     * attach whose arrays nothing writes once their run has ended: the loader's later tables
+     * only read them, and nothing writes paths, controllers or mounts after the load (their
+     * fields in model/estate.h point to const; est_keep_pools() does write the estate in
+     * place, but its datastores' pools and its array ports, not these), since a write through
+     * one parent would show through the others. */
     int share;
 };
 
