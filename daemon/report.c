@@ -315,6 +315,10 @@ struct stream {
     size_t items;
     int fail_on;
     int failing; /* an unwaived finding at fail_on or above was written */
+    /* The first error of building or writing the report (the buffer's -ENOMEM or
+     * -VSL_ETOOBIG, a write's -EIO), as opposed to one of reading the findings: the report
+     * cannot be written whole, where a read error still closes the document. 0: none. */
+    int werr;
 };
 
 /* Writes out what s holds once it is a block, or all of it, and empties it. 0 or -EIO. */
@@ -350,24 +354,40 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
                        const char *severity)
 {
     struct stream *s = ctx;
+    const size_t at = s->out.len; /* where this finding starts in the buffer */
     enum vsl_severity sev;
-    int r = vsl_buf_add(&s->out, ",", s->items++ ? 1 : 0);
+    int r = vsl_buf_add(&s->out, ",", s->items ? 1 : 0);
 
     if (r == 0)
         r = newline(&s->out, 2);
     if (r == 0)
         r = put_indented(&s->out, json, len, 2);
+    if (r < 0) {
+        /* Not half a finding: the buffer ends where it did before it (the caller fails on
+         * werr, but nothing of this finding may stand in what it holds). */
+        s->out.len = at;
+        if (s->out.data)
+            s->out.data[at] = '\0';
+        s->werr = r;
+        return r;
+    }
+    s->items++;
     if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
         (int)sev >= s->fail_on)
         s->failing = 1;
-    return r == 0 ? flush(s, 0) : r;
+    r = flush(s, 0);
+    if (r < 0)
+        s->werr = r;
+    return r;
 }
 
 /* The JSON report with its findings written from the stored rows' text as the database hands
  * them over, one at a time (db_findings_each_text()), instead of from a tree of them all held
  * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS).
  * A read failing part way through still closes the document (valid JSON, without the rest of
- * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status. */
+ * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status.
+ * The buffer failing (out of memory) or a write failing is returned as it is, after no more
+ * than whole findings (the caller says it cannot write the report). */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
 {
     struct stream s = {.f = f, .fail_on = r->fail_on};
@@ -379,7 +399,7 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
         int64_t total = 0;
         rc = db_findings_each_text(r->db, &flt, 0, put_finding, &s, &total);
-        if (rc < 0 && !ferror(f)) {
+        if (rc < 0 && !s.werr && !ferror(f)) {
             log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
             if (r->seen)
                 r->seen->unread = 1;
