@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checks/check.h"
 #include "daemon/report.h"
@@ -217,9 +218,10 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
     return 0;
 }
 
-/* The streamed JSON report is built in a buffer and written a block at a time: written a
- * character or a token at a time through stdio, each call taking the stream's lock, the 24 MB
- * report of 100,000 VMs spent half its time there (perf). */
+/* The streamed JSON report is built in a buffer and written a block at a time (to a terminal a
+ * finding at a time: struct stream's tty): written a character or a token at a time through
+ * stdio, each call taking the stream's lock, the 24 MB report of 100,000 VMs spent half its
+ * time there (perf). */
 #define JSON_BLOCK ((size_t)64 * 1024)
 /* What the buffer may hold: a block, and one finding or member after it (each bounded where it
  * is made: a finding's text by db_findings_each_text(), the summary by the checks it counts). */
@@ -312,6 +314,10 @@ static int put_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
 struct stream {
     FILE *f;
     struct vsl_buf out; /* written to f a block at a time (flush()) */
+    /* f is a terminal: each finding is written as soon as it is made, so that a warning on
+     * stderr shows among the findings where it happened (stdio's line buffering then writes
+     * it out line by line, as when the report went to stdio a character at a time). */
+    int tty;
     size_t items;
     int fail_on;
     int failing; /* an unwaived finding at fail_on or above was written */
@@ -375,7 +381,7 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
     if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
         (int)sev >= s->fail_on)
         s->failing = 1;
-    r = flush(s, 0);
+    r = flush(s, s->tty);
     if (r < 0)
         s->werr = r;
     return r;
@@ -390,7 +396,7 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
  * than whole findings (the caller says it cannot write the report). */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
 {
-    struct stream s = {.f = f, .fail_on = r->fail_on};
+    struct stream s = {.f = f, .tty = isatty(fileno(f)), .fail_on = r->fail_on};
     int rc;
 
     vsl_buf_init(&s.out, JSON_MAX);
