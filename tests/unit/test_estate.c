@@ -977,17 +977,23 @@ TEST_WITH(test_rollback_journal_one_connection, setup, teardown)
 
 /* Three hosts of a cluster: esx-a and esx-b see naa.1 over the same two paths through vmhba2
  * (listed second on both), esx-c sees one of them dead, esx-d lists vmhba2 third. VMs vm-a and
- * vm-b have the same two controllers, vm-c a SAS one in place of the PVSCSI. */
+ * vm-b have the same two controllers, vm-c a SAS one in place of the PVSCSI. Every host mounts
+ * datastore-1 and datastore-2 alike; datastore-3 is not mounted on host-c (still listed). */
 static void fill_cluster(const struct vim_sink *s, const void *arg)
 {
     static const char *const hosts[] = {"host-a", "host-b", "host-c", "host-d"};
 
     (void)arg;
     ds(s, "datastore-1", "ds-1", "VMFS", 0);
+    ds(s, "datastore-2", "ds-2", "VMFS", 0);
+    ds(s, "datastore-3", "ds-3", "VMFS", 0);
     for (size_t i = 0; i < 4; i++) {
         const char *h = hosts[i];
         host(s, h, h);
         mount(s, "datastore-1", h, 1);
+        mount(s, "datastore-2", h, 1);
+        const struct vim_datastore_host m3 = {"datastore-3", h, i != 2, 1, "readWrite"};
+        assert_int_equal(s->datastore_host(s->ctx, &m3), 0);
         hba(s, h, "vmhba0", "HostParallelScsiHba", "pvscsi");
         if (i == 3)
             hba(s, h, "vmhba1", "HostFibreChannelHba", "qlnativefc");
@@ -1009,10 +1015,10 @@ static void fill_cluster(const struct vim_sink *s, const void *arg)
     }
 }
 
-/* Equal arrays of paths and controllers are one array in the estate (what keeps 513,000 paths
- * of 1,000 hosts from costing 29 MB), and only equal ones: a path in another state, or an
- * adapter at another index of its host, keeps the host's own array, read right. On both
- * threads of the load and on one. */
+/* Equal arrays of paths, controllers and mounts are one array in the estate (what keeps
+ * 513,000 paths of 1,000 hosts from costing 29 MB), and only equal ones: a path in another
+ * state, an adapter at another index of its host, or a host that does not mount the datastore,
+ * keeps its own array, read right. On both threads of the load and on one. */
 TEST_WITH(test_equal_arrays_shared, setup, teardown)
 {
     struct fx *fx = *state;
@@ -1045,6 +1051,17 @@ TEST_WITH(test_equal_arrays_shared, setup, teardown)
         assert_ptr_not_equal(vc->controllers, va->controllers);
         assert_string_equal(vc->controllers[1].type, "VirtualLsiLogicSASController");
         assert_string_equal(va->controllers[1].type, "ParaVirtualSCSIController");
+        const struct est_datastore *d1 = &e->datastores[ds_index(e, "datastore-1")],
+                                   *d2 = &e->datastores[ds_index(e, "datastore-2")],
+                                   *d3 = &e->datastores[ds_index(e, "datastore-3")];
+        assert_int_equal(d1->n_mounts, 4);
+        assert_int_equal(d3->n_mounts, 4);
+        assert_ptr_equal(d1->mounts, d2->mounts);
+        assert_ptr_not_equal(d3->mounts, d1->mounts);
+        assert_int_equal(d3->mounts[2].host, host_index(e, "host-c"));
+        assert_int_equal(d3->mounts[2].mounted, 0);
+        assert_int_equal(d1->mounts[2].mounted, 1);
+        assert_int_equal(d3->mounts[3].mounted, 1);
         est_free(e);
     }
 }
