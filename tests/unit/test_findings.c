@@ -1469,6 +1469,67 @@ TEST_WITH(test_json_report_streamed_as_dumped, tl_db_setup_open, tl_db_teardown)
     json_decref(rule_errors);
 }
 
+/* A report of 300 findings (about 240 KiB) goes out in several of the streamed report's 64 KiB
+ * blocks, the findings of one vCenter spanning them: still byte for byte what json_dumpf wrote
+ * from the trees, nothing lost or doubled where a block ends. */
+TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    enum { N = 300 };
+    const char *const vcenters[] = {"vc-a"};
+    struct finding *items = calloc(N, sizeof(*items));
+    char (*moref)[16] = calloc(N, sizeof(*moref));
+    json_t **ev = calloc(N, sizeof(*ev)), *all = NULL, *summary = NULL;
+    int64_t total = 0;
+    char *next = NULL;
+
+    assert_non_null(items);
+    assert_non_null(moref);
+    assert_non_null(ev);
+    for (int i = 0; i < N; i++) {
+        snprintf(moref[i], sizeof(moref[i]), "vm-%d", i);
+        ev[i] = json_pack("{s:i, s:f, s:[{s:s, s:I}, {s:s, s:I}], s:{}}", "index", i, "age_days",
+                          9.0295486111111103 + i, "snapshots", "name", "before patching",
+                          "bytes", (json_int_t)i << 30, "name", "nightly \"é\"", "bytes",
+                          (json_int_t)17179869184LL, "none");
+        items[i] = (struct finding){
+            .check_id = snapshots.id,
+            .check_title = snapshots.title,
+            .severity = i % 3 == 0 ? SEV_CRITICAL : SEV_WARNING,
+            .object_type = "vm",
+            .object_moref = moref[i],
+            .object_name = moref[i],
+            .message = "a snapshot older than the limit: [ds \"a\"] with {braces}, commas",
+            .evidence = ev[i]};
+        chk_fingerprint(snapshots.id, "vc-a", moref[i], NULL, items[i].fingerprint);
+    }
+    struct evaluation e = {.findings = items, .n_findings = N};
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &e, T1), 0);
+    struct db_findings_filter flt = {.vcenter = "vc-a"};
+    assert_int_equal(db_findings_query(fx->db, &flt, &all, &total, &next), 0);
+    assert_null(next);
+    assert_int_equal(json_array_size(all), N);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &summary), 0);
+    struct vsl_report tree = {.findings = all, .summary = summary, .fail_on = 3};
+    struct vsl_report stream = tree;
+    stream.findings = NULL;
+    stream.db = fx->db;
+    stream.vcenters = vcenters;
+    stream.n_vcenters = 1;
+    char *want = report_text(&tree), *got = report_text(&stream);
+    assert_true(strlen(want) > 3 * 64 * 1024);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    for (int i = 0; i < N; i++)
+        json_decref(ev[i]);
+    free(ev);
+    free(items);
+    free(moref);
+    json_decref(all);
+    json_decref(summary);
+}
+
 int main(void)
 {
     return tl_main();
