@@ -226,6 +226,9 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
 /* What the buffer may hold: a block, and one finding or member after it (each bounded where it
  * is made: a finding's text by db_findings_each_text(), the summary by the checks it counts). */
 #define JSON_MAX ((size_t)1 << 30)
+#ifdef VSL_TEST_HOOKS
+size_t vsl_test_report_max;
+#endif
 
 /* A newline and the indent of depth, as json_dumpf(JSON_INDENT(2)) writes them. */
 static int newline(struct vsl_buf *out, int depth)
@@ -399,7 +402,12 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
     struct stream s = {.f = f, .tty = isatty(fileno(f)), .fail_on = r->fail_on};
     int rc;
 
-    vsl_buf_init(&s.out, JSON_MAX);
+    size_t max = JSON_MAX;
+#ifdef VSL_TEST_HOOKS
+    if (vsl_test_report_max)
+        max = vsl_test_report_max;
+#endif
+    vsl_buf_init(&s.out, max);
     rc = vsl_buf_addstr(&s.out, "{\n  \"findings\": [");
     for (size_t v = 0; rc == 0 && v < r->n_vcenters; v++) {
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};

@@ -1521,6 +1521,24 @@ TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardow
     assert_string_equal(got, want);
     free(want);
     free(got);
+
+    /* A buffer that cannot take the next finding fails the report as a write does (the
+     * command says "cannot write the report"): not as an unread vCenter, with a document
+     * closed after half a finding. Nothing was written yet: 8 KiB is less than a block. */
+    struct vsl_report_seen seen = {0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    stream.seen = &seen;
+    vsl_test_report_max = 8 * 1024;
+    int rc = vsl_report_write(f, VSL_FMT_JSON, &stream);
+    vsl_test_report_max = 0;
+    assert_int_equal(rc, -VSL_ETOOBIG);
+    assert_int_equal(seen.unread, 0);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(text, "");
+    free(text);
     for (int i = 0; i < N; i++)
         json_decref(ev[i]);
     free(ev);
