@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checks/check.h"
 #include "daemon/report.h"
@@ -217,33 +218,61 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
     return 0;
 }
 
-static void newline(FILE *f, int depth)
+/* The streamed JSON report is built in a buffer and written a block at a time (to a terminal a
+ * finding at a time: struct stream's tty): written a character or a token at a time through
+ * stdio, each call taking the stream's lock, the 24 MB report of 100,000 VMs spent half its
+ * time there (perf). */
+#define JSON_BLOCK ((size_t)64 * 1024)
+/* What the buffer may hold: a block, and one finding or member after it (each bounded where it
+ * is made: a finding's text by db_findings_each_text(), the summary by the checks it counts). */
+#define JSON_MAX ((size_t)1 << 30)
+#ifdef VSL_TEST_HOOKS
+size_t vsl_test_report_max;
+#endif
+
+/* A newline and the indent of depth, as json_dumpf(JSON_INDENT(2)) writes them. */
+static int newline(struct vsl_buf *out, int depth)
 {
-    fputc('\n', f);
-    for (int i = 0; i < depth; i++)
-        fputs("  ", f);
+    static const char blanks[] = "                                ";
+    int r = vsl_buf_add(out, "\n", 1);
+
+    for (size_t left = depth > 0 ? 2 * (size_t)depth : 0; r == 0 && left > 0;) {
+        size_t n = left < sizeof(blanks) - 1 ? left : sizeof(blanks) - 1;
+        r = vsl_buf_add(out, blanks, n);
+        left -= n;
+    }
+    return r;
 }
 
-/* The compact JSON text s[0..n) written as json_dumpf(JSON_INDENT(2)) writes a value at depth
- * depth, so that the report streamed from the stored rows' text reads byte for byte as the one
- * dumped from their trees did. Blanks between tokens are dropped, as a parse would. Text between
- * the structural characters goes out in one fwrite (a string's escapes included). */
-static void put_indented(FILE *f, const char *s, size_t n, int depth)
+/* The bytes that end a run put_indented() copies as it is: the structural characters, blanks,
+ * a string's opening quote, and NUL. */
+static const unsigned char json_stop[256] = {
+    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1,  [']'] = 1,  [','] = 1,
+    [':'] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, ['\0'] = 1,
+};
+
+/* The compact JSON text s[0..n) appended to out as json_dumpf(JSON_INDENT(2)) writes a value at
+ * depth depth, so that the report streamed from the stored rows' text reads byte for byte as
+ * the one dumped from their trees did. Blanks between tokens are dropped, as a parse would.
+ * Text between the structural characters goes in as one piece (a string's escapes included).
+ * 0, or the buffer's error. */
+static int put_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
 {
     size_t i = 0;
+    int r = 0;
 
-    while (i < n) {
+    while (r == 0 && i < n) {
         size_t k = i;
         if (s[i] == '"') {
             for (k = i + 1; k < n && s[k] != '"'; k++)
                 k += s[k] == '\\';
             k = k < n ? k + 1 : n;
         } else {
-            while (k < n && !strchr("\"{}[],: \t\r\n", s[k]))
+            while (k < n && !json_stop[(unsigned char)s[k]])
                 k++;
         }
         if (k > i) {
-            fwrite(s + i, 1, k - i, f);
+            r = vsl_buf_add(out, s + i, k - i);
             i = k;
             continue;
         }
@@ -255,84 +284,136 @@ static void put_indented(FILE *f, const char *s, size_t n, int depth)
             while (k < n && s[k] && strchr(" \t\r\n", s[k]))
                 k++;
             if (k < n && s[k] == (c == '{' ? '}' : ']')) {
-                fputc(c, f);
-                fputc(s[k], f); /* an empty one stays on its line: "{}", "[]" */
+                const char empty[2] = {c, s[k]}; /* an empty one stays on its line: "{}", "[]" */
+                r = vsl_buf_add(out, empty, 2);
                 i = k + 1;
                 break;
             }
-            fputc(c, f);
-            newline(f, ++depth);
+            r = vsl_buf_add(out, &c, 1);
+            if (r == 0)
+                r = newline(out, ++depth);
             break;
         case '}':
         case ']':
-            newline(f, --depth);
-            fputc(c, f);
+            r = newline(out, --depth);
+            if (r == 0)
+                r = vsl_buf_add(out, &c, 1);
             break;
         case ',':
-            fputc(c, f);
-            newline(f, depth);
+            r = vsl_buf_add(out, &c, 1);
+            if (r == 0)
+                r = newline(out, depth);
             break;
         case ':':
-            fputs(": ", f);
+            r = vsl_buf_add(out, ": ", 2);
             break;
         default: /* a blank */
             break;
         }
     }
-}
-
-/* v as a member of the report's top-level object, after what came before it. */
-static int put_member(FILE *f, const char *name, const json_t *v)
-{
-    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
-
-    if (!s)
-        return -ENOMEM;
-    fprintf(f, ",\n  \"%s\": ", name);
-    put_indented(f, s, strlen(s), 1);
-    free(s);
-    return 0;
+    return r;
 }
 
 struct stream {
     FILE *f;
+    struct vsl_buf out; /* written to f a block at a time (flush()) */
+    /* f is a terminal: each finding is written as soon as it is made, so that a warning on
+     * stderr shows among the findings where it happened (stdio's line buffering then writes
+     * it out line by line, as when the report went to stdio a character at a time). */
+    int tty;
     size_t items;
     int fail_on;
     int failing; /* an unwaived finding at fail_on or above was written */
+    /* The first error of building or writing the report (the buffer's -ENOMEM or
+     * -VSL_ETOOBIG, a write's -EIO), as opposed to one of reading the findings: the report
+     * cannot be written whole, where a read error still closes the document. 0: none. */
+    int werr;
 };
+
+/* Writes out what s holds once it is a block, or all of it, and empties it. 0 or -EIO. */
+static int flush(struct stream *s, int all)
+{
+    if (s->out.len > 0 && (all || s->out.len >= JSON_BLOCK)) {
+        fwrite(s->out.data, 1, s->out.len, s->f);
+        vsl_buf_reset(&s->out);
+    }
+    return ferror(s->f) ? -EIO : 0;
+}
+
+/* v as a member of the report's top-level object, after what came before it. */
+static int put_member(struct stream *s, const char *name, const json_t *v)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    int r = text ? 0 : -ENOMEM;
+
+    if (r == 0)
+        r = vsl_buf_addstr(&s->out, ",\n  \"");
+    if (r == 0)
+        r = vsl_buf_addstr(&s->out, name);
+    if (r == 0)
+        r = vsl_buf_addstr(&s->out, "\": ");
+    if (r == 0)
+        r = put_indented(&s->out, text, strlen(text), 1);
+    free(text);
+    return r == 0 ? flush(s, 0) : r;
+}
 
 /* One finding of the streamed report, at depth 2 of the document, after those before it. */
 static int put_finding(void *ctx, const char *json, size_t len, const char *status,
                        const char *severity)
 {
     struct stream *s = ctx;
+    const size_t at = s->out.len; /* where this finding starts in the buffer */
     enum vsl_severity sev;
+    int r = vsl_buf_add(&s->out, ",", s->items ? 1 : 0);
 
-    fputs(s->items++ ? "," : "", s->f);
-    newline(s->f, 2);
-    put_indented(s->f, json, len, 2);
+    if (r == 0)
+        r = newline(&s->out, 2);
+    if (r == 0)
+        r = put_indented(&s->out, json, len, 2);
+    if (r < 0) {
+        /* Not half a finding: the buffer ends where it did before it (the caller fails on
+         * werr, but nothing of this finding may stand in what it holds). */
+        s->out.len = at;
+        if (s->out.data)
+            s->out.data[at] = '\0';
+        s->werr = r;
+        return r;
+    }
+    s->items++;
     if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
         (int)sev >= s->fail_on)
         s->failing = 1;
-    return ferror(s->f) ? -EIO : 0;
+    r = flush(s, s->tty);
+    if (r < 0)
+        s->werr = r;
+    return r;
 }
 
 /* The JSON report with its findings written from the stored rows' text as the database hands
  * them over, one at a time (db_findings_each_text()), instead of from a tree of them all held
  * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS).
  * A read failing part way through still closes the document (valid JSON, without the rest of
- * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status. */
+ * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status.
+ * The buffer failing (out of memory) or a write failing is returned as it is, after no more
+ * than whole findings (the caller says it cannot write the report). */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
 {
-    struct stream s = {f, 0, r->fail_on, 0};
-    int rc = 0;
+    struct stream s = {.f = f, .tty = isatty(fileno(f)), .fail_on = r->fail_on};
+    int rc;
 
-    fputs("{\n  \"findings\": [", f);
+    size_t max = JSON_MAX;
+#ifdef VSL_TEST_HOOKS
+    if (vsl_test_report_max)
+        max = vsl_test_report_max;
+#endif
+    vsl_buf_init(&s.out, max);
+    rc = vsl_buf_addstr(&s.out, "{\n  \"findings\": [");
     for (size_t v = 0; rc == 0 && v < r->n_vcenters; v++) {
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
         int64_t total = 0;
         rc = db_findings_each_text(r->db, &flt, 0, put_finding, &s, &total);
-        if (rc < 0 && !ferror(f)) {
+        if (rc < 0 && !s.werr && !ferror(f)) {
             log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
             if (r->seen)
                 r->seen->unread = 1;
@@ -340,17 +421,21 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
             break;
         }
     }
-    if (rc < 0)
-        return rc;
-    if (r->seen)
+    if (rc == 0 && r->seen)
         r->seen->failing = s.failing;
-    if (s.items)
-        newline(f, 1);
-    fputc(']', f);
-    rc = put_member(f, "summary", r->summary);
+    if (rc == 0 && s.items)
+        rc = newline(&s.out, 1);
+    if (rc == 0)
+        rc = vsl_buf_add(&s.out, "]", 1);
+    if (rc == 0)
+        rc = put_member(&s, "summary", r->summary);
     if (rc == 0 && r->rule_errors)
-        rc = put_member(f, "rule_errors", r->rule_errors);
-    fputs("\n}\n", f);
+        rc = put_member(&s, "rule_errors", r->rule_errors);
+    if (rc == 0)
+        rc = vsl_buf_addstr(&s.out, "\n}\n");
+    if (rc == 0)
+        rc = flush(&s, 1);
+    vsl_buf_free(&s.out);
     return rc;
 }
 

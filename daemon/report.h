@@ -67,6 +67,10 @@ struct vsl_report_seen {
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);
+#ifdef VSL_TEST_HOOKS
+/* Tests: nonzero, what the streamed JSON report's buffer may hold (a block and a finding). */
+extern size_t vsl_test_report_max;
+#endif
 
 /* The rules of a report: the built-in catalogue, then the site rules; c < nchecks(r). */
 size_t vsl_report_nchecks(const struct vsl_report *r);

@@ -499,8 +499,14 @@ static int time_col(struct vsl_buf *b, sqlite3_stmt *st, int i)
     const char *s = sqlite3_column_type(st, i) == SQLITE_NULL
                         ? NULL
                         : vsl_iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+    int r;
 
-    return s ? vsl_buf_printf(b, "\"%s\"", s) : vsl_buf_addstr(b, "null");
+    if (!s)
+        return vsl_buf_addstr(b, "null");
+    r = vsl_buf_add(b, "\"", 1);
+    if (r == 0)
+        r = vsl_buf_addstr(b, s);
+    return r == 0 ? vsl_buf_add(b, "\"", 1) : r;
 }
 
 /* {"a":column,"b":column}, both text (or time, when times), or null when column a is NULL. */
@@ -559,7 +565,13 @@ static int finding_text(struct vsl_buf *b, sqlite3_stmt *st, unsigned fields)
     for (int i = 0; r == 0 && i < DB_NFF; i++) {
         if (!(fields & (1u << i)))
             continue;
-        r = vsl_buf_printf(b, "%s\"%s\":", first ? "" : ",", db_finding_fields[i]);
+        /* ,"name": without printf: the printf calls of this function were a sixth of the CPU
+         * time of `check --format json` writing 15,778 findings. */
+        r = vsl_buf_add(b, first ? "\"" : ",\"", first ? 1 : 2);
+        if (r == 0)
+            r = vsl_buf_addstr(b, db_finding_fields[i]);
+        if (r == 0)
+            r = vsl_buf_add(b, "\":", 2);
         first = 0;
         if (r < 0)
             break;

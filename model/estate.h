@@ -9,7 +9,10 @@
 /* Unknown numbers are EST_UNKNOWN (-1); unknown strings are NULL, except the name of a pod,
  * datastore, DVS, host or VM, which is never NULL (its moref when vCenter gave none).
  * Indexes into the estate's arrays are size_t with EST_NONE for "no such object". All strings
- * and arrays are owned by the estate and freed by est_free(). */
+ * and arrays are owned by the estate (its arena) and freed by est_free(), never one by one.
+ * An array may be shared between parents: db_estate_load() gives LUNs with equal paths, VMs
+ * with equal controllers and datastores with equal mounts one array, so those fields point to
+ * const and nothing writes them after the load. */
 #define EST_UNKNOWN (-1)
 #define EST_NONE    ((size_t)-1)
 
@@ -121,7 +124,9 @@ struct est_datastore {
     struct est_extent *extents;  /* VMFS: every extent, head extent first; more than one is a
                                     spanned volume */
     size_t n_extents;
-    struct est_mount *mounts; /* the hosts that mount it, in host moref order */
+    /* The hosts that mount it, in host moref order. May be the same array as another
+     * datastore's (db/load.c shares equal ones): never written. */
+    const struct est_mount *mounts;
     size_t n_mounts;
     struct est_capacity_point *history; /* as est_pod.history */
     size_t n_history;
@@ -271,7 +276,8 @@ struct est_lun {
     const char *multipath_plugin;
     /* ScsiLun.protocolEndpoint 0/1 (a VVol protocol endpoint), EST_UNKNOWN when not said. */
     int protocol_endpoint;
-    struct est_path *paths;
+    /* May be the same array as another LUN's (db/load.c shares equal ones): never written. */
+    const struct est_path *paths;
     size_t n_paths;
 };
 
@@ -359,7 +365,8 @@ struct est_vm {
      * disks, a mounted ISO image), indexes into estate.datastores */
     size_t *datastores;
     size_t n_datastores;
-    struct est_controller *controllers;
+    /* May be the same array as another VM's (db/load.c shares equal ones): never written. */
+    const struct est_controller *controllers;
     size_t n_controllers;
     struct est_disk *disks;
     size_t n_disks;

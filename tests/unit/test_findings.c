@@ -1244,14 +1244,20 @@ TEST_WITH(test_unchanged_findings_not_rewritten, tl_db_setup_open, tl_db_teardow
 }
 
 /* A check whose evidence has what JSON text can write differently: a real with many digits, an
- * escaped string, an empty array and object, a nested list, a large integer. */
+ * escaped string, an empty array and object, a nested list, a large integer; control characters,
+ * a character outside the BMP, a key that needs escaping, a negative integer, a whole real and
+ * a tiny one. */
 static int evident_run(struct chk_ctx *ctx, const struct estate *e)
 {
     for (size_t i = 0; i < e->n_hosts; i++) {
-        json_t *ev = json_pack("{s:f, s:s, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I}", "pct",
-                               9.0295486111111103, "note", "line one\n\"two\" \u00e9",
+        json_t *ev = json_pack("{s:f, s:s, s:[], s:{}, s:[{s:s, s:n, s:b}], s:I, s:s, s:s,"
+                               " s:i, s:f, s:[b, [], {}, f]}",
+                               "pct", 9.0295486111111103, "note", "line one\n\"two\" \u00e9",
                                "none", "empty", "disks", "file", "[ds] a/b.vmdk", "parent",
-                               "thin", 1, "bytes", (json_int_t)17179869184LL);
+                               "thin", 1, "bytes", (json_int_t)17179869184LL, "ctl",
+                               "tab\there\x01\x1f\x7f\\", "key \"q\"/\\",
+                               "\xf0\x9f\x98\x80 /", "neg", -42, "whole", 3.0, "mixed", 0,
+                               -1e-300);
         int r = chk_emit(ctx, &(struct chk_emit){.severity = SEV_WARNING,
                                                  .object_type = "host",
                                                  .object_moref = e->hosts[i].moref,
@@ -1461,6 +1467,85 @@ TEST_WITH(test_json_report_streamed_as_dumped, tl_db_setup_open, tl_db_teardown)
     json_decref(all);
     json_decref(summary);
     json_decref(rule_errors);
+}
+
+/* A report of 300 findings (about 240 KiB) goes out in several of the streamed report's 64 KiB
+ * blocks, the findings of one vCenter spanning them: still byte for byte what json_dumpf wrote
+ * from the trees, nothing lost or doubled where a block ends. */
+TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    enum { N = 300 };
+    const char *const vcenters[] = {"vc-a"};
+    struct finding *items = calloc(N, sizeof(*items));
+    char (*moref)[16] = calloc(N, sizeof(*moref));
+    json_t **ev = calloc(N, sizeof(*ev)), *all = NULL, *summary = NULL;
+    int64_t total = 0;
+    char *next = NULL;
+
+    assert_non_null(items);
+    assert_non_null(moref);
+    assert_non_null(ev);
+    for (int i = 0; i < N; i++) {
+        snprintf(moref[i], sizeof(moref[i]), "vm-%d", i);
+        ev[i] = json_pack("{s:i, s:f, s:[{s:s, s:I}, {s:s, s:I}], s:{}}", "index", i, "age_days",
+                          9.0295486111111103 + i, "snapshots", "name", "before patching",
+                          "bytes", (json_int_t)i << 30, "name", "nightly \"é\"", "bytes",
+                          (json_int_t)17179869184LL, "none");
+        items[i] = (struct finding){
+            .check_id = snapshots.id,
+            .check_title = snapshots.title,
+            .severity = i % 3 == 0 ? SEV_CRITICAL : SEV_WARNING,
+            .object_type = "vm",
+            .object_moref = moref[i],
+            .object_name = moref[i],
+            .message = "a snapshot older than the limit: [ds \"a\"] with {braces}, commas",
+            .evidence = ev[i]};
+        chk_fingerprint(snapshots.id, "vc-a", moref[i], NULL, items[i].fingerprint);
+    }
+    struct evaluation e = {.findings = items, .n_findings = N};
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &e, T1), 0);
+    struct db_findings_filter flt = {.vcenter = "vc-a"};
+    assert_int_equal(db_findings_query(fx->db, &flt, &all, &total, &next), 0);
+    assert_null(next);
+    assert_int_equal(json_array_size(all), N);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &summary), 0);
+    struct vsl_report tree = {.findings = all, .summary = summary, .fail_on = 3};
+    struct vsl_report stream = tree;
+    stream.findings = NULL;
+    stream.db = fx->db;
+    stream.vcenters = vcenters;
+    stream.n_vcenters = 1;
+    char *want = report_text(&tree), *got = report_text(&stream);
+    assert_true(strlen(want) > 3 * 64 * 1024);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+
+    /* A buffer that cannot take the next finding fails the report as a write does (the
+     * command says "cannot write the report"): not as an unread vCenter, with a document
+     * closed after half a finding. Nothing was written yet: 8 KiB is less than a block. */
+    struct vsl_report_seen seen = {0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    stream.seen = &seen;
+    vsl_test_report_max = 8 * 1024;
+    int rc = vsl_report_write(f, VSL_FMT_JSON, &stream);
+    vsl_test_report_max = 0;
+    assert_int_equal(rc, -VSL_ETOOBIG);
+    assert_int_equal(seen.unread, 0);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(text, "");
+    free(text);
+    for (int i = 0; i < N; i++)
+        json_decref(ev[i]);
+    free(ev);
+    free(items);
+    free(moref);
+    json_decref(all);
+    json_decref(summary);
 }
 
 int main(void)
