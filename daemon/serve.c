@@ -297,6 +297,7 @@ static void *trimmer_main(void *arg)
         sv->trim_wanted = 0;
         memcpy(vcenter, sv->trim_for, sizeof(vcenter));
         pthread_mutex_unlock(&sv->mu);
+        log_context_vcenter(vcenter); /* its line is about the poller that asked */
         trim_now(vcenter);
         pthread_mutex_lock(&sv->mu);
     }
@@ -310,7 +311,7 @@ static void *trimmer_main(void *arg)
 struct deferred_log {
     int n;
     enum log_level level[2];
-    char text[2][1536];
+    char text[2][2048]; /* as long as a line log_at() writes */
 };
 
 VSL_PRINTF(3, 4)

@@ -49,7 +49,29 @@ static int64_t mono_ms(void)
 /* Whether another request of the poll (this client's or a clone's) timed out. */
 static int stalled(const struct vim_client *c)
 {
-    return atomic_load(c->stalled);
+    return atomic_load(&c->stall->set);
+}
+
+/* c's request timed out (c->err says how): the poll's first timeout is recorded. */
+static void stall_note(struct vim_client *c)
+{
+    pthread_mutex_lock(&c->stall->mu);
+    if (!atomic_load(&c->stall->set)) {
+        memcpy(c->stall->err, c->err, sizeof(c->stall->err));
+        atomic_store(&c->stall->set, 1);
+    }
+    pthread_mutex_unlock(&c->stall->mu);
+}
+
+/* c's request is not sent, or was cut, for the poll's first timeout: c->err gets its words, so
+ * that whichever connection's error the poll reports, it is the timeout's. */
+static int stall_fail(struct vim_client *c)
+{
+    c->timed_out = 1;
+    pthread_mutex_lock(&c->stall->mu);
+    memcpy(c->err, c->stall->err, sizeof(c->err));
+    pthread_mutex_unlock(&c->stall->mu);
+    return -VSL_ENET;
 }
 
 /* Whether the transfer in flight is to end: for the cancel at once, except a request that
@@ -91,7 +113,8 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     if (!c)
         return -ENOMEM;
     c->opts = *opts;
-    c->stalled = &c->stalled_own;
+    c->stall = &c->stall_own;
+    pthread_mutex_init(&c->stall_own.mu, NULL);
     c->url = strdup(opts->url);
     c->soap_action = strdup("\"urn:vim25\"");
     r = c->url && c->soap_action ? vsl_curl_new(&c->tls, opts->timeout_s, opts->ca_file,
@@ -104,11 +127,11 @@ int vim_client_new(const struct vim_opts *opts, struct vim_client **out)
     /* A poll's answers are hundreds of MB: curl's default 16 KiB receive buffer made each
      * 16 KiB one recv(), one write callback and one feed of the parser. */
     curl_easy_setopt(c->curl, CURLOPT_BUFFERSIZE, RECV_BUFFER);
-    if (opts->cancel) {
-        curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
-        curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
-    }
+    /* Always, not only with a cancel flag: another connection's timeout cuts this one's
+     * transfer in flight (cut_short()) in `vslint collect` too. */
+    curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+    curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
     *out = c;
     return 0;
 }
@@ -122,7 +145,7 @@ int vim_client_clone(const struct vim_client *c, struct vim_client **out)
     *out = NULL;
     if (r < 0)
         return r;
-    n->stalled = c->stalled; /* one poll: one vCenter's timeout for all its connections */
+    n->stall = c->stall; /* one poll: one vCenter's timeout for all its connections */
     free(n->soap_action);
     n->soap_action = strdup(c->soap_action);
     if (!n->soap_action)
@@ -158,6 +181,7 @@ void vim_client_free(struct vim_client *c)
     free(c->build);
     free(c->alarm_manager);
     free(c->perf_manager);
+    pthread_mutex_destroy(&c->stall_own.mu);
     free(c);
 }
 
@@ -240,8 +264,9 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
     char detail[CURL_ERROR_SIZE] = "";
     CURL *h = c->curl;
 
-    if (c->timed_out || stalled(c)) {
-        c->timed_out = 1;
+    if (stalled(c))
+        return stall_fail(c);
+    if (c->timed_out) {
         snprintf(c->err, sizeof(c->err), "%s: timed out (no answer within %d s)", c->url,
                  c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
         return -VSL_ENET;
@@ -275,7 +300,7 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
         record(c, url, t, *status, cc);
         vsl_buf_free(&t->rec);
     }
-    if (cc == CURLE_ABORTED_BY_CALLBACK && c->closing) {
+    if (cc == CURLE_ABORTED_BY_CALLBACK && c->closing && cancelled(c)) {
         /* A vCenter that does not close the session within VIM_CLOSE_MS is not asked the
          * rest of the closing requests: each would cost as much again. */
         c->timed_out = 1;
@@ -283,26 +308,21 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
                  VIM_CLOSE_MS);
         return -VSL_ENET;
     }
-    if (cc == CURLE_ABORTED_BY_CALLBACK && !cancelled(c) && stalled(c)) {
-        c->timed_out = 1;
-        snprintf(c->err, sizeof(c->err),
-                 "%s: timed out (another request of the poll got no answer within %d s)", c->url,
-                 c->opts.timeout_s > 0 ? c->opts.timeout_s : 60);
-        return -VSL_ENET;
-    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK && !cancelled(c) && stalled(c))
+        return stall_fail(c);
     if (cc == CURLE_ABORTED_BY_CALLBACK || (cc == CURLE_WRITE_ERROR && cancelled(c))) {
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
         return -ECANCELED;
     }
     if (cc == CURLE_WRITE_ERROR && t->err)
         return t->err;
-    if (cc == CURLE_OPERATION_TIMEDOUT) {
+    if (cc == CURLE_OPERATION_TIMEDOUT)
         c->timed_out = 1;
-        atomic_store(c->stalled, 1);
-    }
     if (cc != CURLE_OK) {
         int r = vsl_tls_transfer_error(h, &c->tls, cc, detail, c->url, "vCenter", c->err,
                                        sizeof(c->err));
+        if (cc == CURLE_OPERATION_TIMEDOUT)
+            stall_note(c);
         size_t n = strlen(c->url);
         /* The connection dropped in the middle of an answer: say which, and how far it got
          * (the rows decoded from it so far are the poll's, which then fails whole). */

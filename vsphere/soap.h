@@ -3,6 +3,7 @@
 #ifndef VIM_SOAP_H
 #define VIM_SOAP_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,13 @@ struct vim_stats {
     int64_t bytes_xml;  /* bytes of XML parsed */
 };
 
+/* The first timeout of a poll, shared by its connections (vim_client.stall). */
+struct vim_stall {
+    atomic_int set;     /* 0, then 1 for good */
+    pthread_mutex_t mu; /* err */
+    char err[1024];     /* the request that timed out: its error, as it was reported */
+};
+
 struct vim_client {
     void *curl;              /* CURL * */
     void *headers;           /* struct curl_slist * */
@@ -54,13 +62,14 @@ struct vim_client {
     struct vsl_tls tls;      /* the pin and what the server showed (util/tls.h) */
     int timed_out;           /* a request timed out: the next ones fail at once, so a stalled
                               * vCenter costs one timeout, not one per request left */
-    /* Set when a request of this client or of any client cloned from it (the poll's other
-     * connections: the hosts' stream, their per-host workers, the pages' prefetch) timed out:
-     * the others' requests in flight are cut short and their next ones fail at once, as
-     * timed_out does for one client. Points at the first client's stalled_own; a clone must be
-     * freed before the client it was cloned from. */
-    atomic_int *stalled;
-    atomic_int stalled_own;
+    /* Set when a request of this client or of any client cloned from it, directly or not (the
+     * poll's other connections: the hosts' stream, their per-host workers, the pages'
+     * prefetch) timed out: the others' requests in flight are cut short and their next ones
+     * fail at once, as timed_out does for one client, each with the words of the request that
+     * timed out. Points at the first client's stall_own: every client cloned from it, directly
+     * or not, is freed before it. */
+    struct vim_stall *stall;
+    struct vim_stall stall_own;
     int closing;             /* vim_client_closing(): the requests close the session */
     int64_t request_ms;      /* CLOCK_MONOTONIC ms at which the request in flight began */
     /* Service content (owned strings). */
