@@ -227,36 +227,33 @@ def main():
         ', writing: incremental rounds%s' % (' and a change every %g s' % a.mutate_every
                                              if a.mutate_every else ' (quiet)')
         if a.incremental else ', writing: full polls back to back'))
-    print('| binary | request | idle p50 / p99 / req/s (load) renders | polls writing p50 / p99 / '
-          'req/s (load) renders |')
-    print('|---|---|---|---|')
-    for label, out in results:
-        for name, _ in PATHS:
-            cells = []
-            for when in ('idle', 'polling'):
-                r = out[(name, when)]
-                cells.append('%.1f / %.1f ms / %.0f (%.1f) %d%s' % (
-                    r['p50'], r['p99'], r['rps'], r['load'], r['renders'],
-                    ' %d errors' % r['errors'] if r['errors'] else ''))
-            print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
-        print('| %s | %s while measuring | %d | |' % (
-            label, 'changes made' if a.incremental else 'polls finished', out['polls']))
-    if a.paced:
-        print()
-        print('one keep-alive client at %g requests/s for %d s, latency from when each was due'
-              % (a.paced, a.seconds))
-        print('| binary | request | idle p50 / p99 / max ms (load) | polls writing p50 / p99 / '
-              'max ms (load) |')
+    def table(what, cell, key, after=None):
+        """One row per binary and request: cell(result) idle and while writing."""
+        print('| binary | request | idle %s | polls writing %s |' % (what, what))
         print('|---|---|---|---|')
         for label, out in results:
             for name, _ in PATHS:
                 cells = []
                 for when in ('idle', 'polling'):
-                    r = out[(name, when, 'paced')]
-                    cells.append('%.2f / %.2f / %.1f (%.1f)%s' % (
-                        r['p50'], r['p99'], r['max'], r['load'],
-                        ' %d errors' % r['errors'] if r['errors'] else ''))
+                    r = out[key(name, when)]
+                    cells.append(cell(r) + (' %d errors' % r['errors'] if r['errors'] else ''))
                 print('| %s | %s | %s | %s |' % (label, name, cells[0], cells[1]))
+            if after:
+                after(label, out)
+
+    table('p50 / p99 / req/s (load) renders',
+          lambda r: '%.1f / %.1f ms / %.0f (%.1f) %d' % (r['p50'], r['p99'], r['rps'], r['load'],
+                                                       r['renders']),
+          lambda name, when: (name, when),
+          lambda label, out: print('| %s | %s while measuring | %d | |' % (
+              label, 'changes made' if a.incremental else 'polls finished', out['polls'])))
+    if a.paced:
+        print()
+        print('one keep-alive client at %g requests/s for %d s, latency from when each was due'
+              % (a.paced, a.seconds))
+        table('p50 / p99 / max ms (load)',
+              lambda r: '%.2f / %.2f / %.1f (%.1f)' % (r['p50'], r['p99'], r['max'], r['load']),
+              lambda name, when: (name, when, 'paced'))
 
 
 if __name__ == '__main__':

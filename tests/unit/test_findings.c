@@ -1398,6 +1398,32 @@ static char *report_text(const struct vsl_report *r)
     return text;
 }
 
+/* tree, with its findings read back from db (vcenters, n of them) as the report streams them. */
+static struct vsl_report streamed(const struct vsl_report *tree, struct db *db,
+                                  const char *const *vcenters, size_t n)
+{
+    struct vsl_report stream = *tree;
+
+    stream.findings = NULL;
+    stream.db = db;
+    stream.vcenters = vcenters;
+    stream.n_vcenters = n;
+    return stream;
+}
+
+/* Asserts that stream's JSON report is byte for byte tree's (json_dumpf's); its length. */
+static size_t assert_streamed_as_dumped(const struct vsl_report *tree,
+                                        const struct vsl_report *stream)
+{
+    char *want = report_text(tree), *got = report_text(stream);
+    size_t len = strlen(want);
+
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    return len;
+}
+
 TEST_WITH(test_json_report_streamed_as_dumped, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
@@ -1445,23 +1471,12 @@ TEST_WITH(test_json_report_streamed_as_dumped, tl_db_setup_open, tl_db_teardown)
                             3, "error", "no such column: \"q\"");
     struct vsl_report tree = {.findings = all, .summary = summary, .fail_on = 3,
                               .rule_errors = rule_errors};
-    struct vsl_report stream = tree;
-    stream.findings = NULL;
-    stream.db = fx->db;
-    stream.vcenters = vcenters;
-    stream.n_vcenters = 2;
-    char *want = report_text(&tree), *got = report_text(&stream);
-    assert_string_equal(got, want);
-    free(want);
-    free(got);
+    struct vsl_report stream = streamed(&tree, fx->db, vcenters, 2);
+    assert_streamed_as_dumped(&tree, &stream);
     /* No vCenter, no finding: "findings": [] as json_dumpf writes an empty array. */
     json_array_clear(all);
     stream.n_vcenters = 0;
-    want = report_text(&tree);
-    got = report_text(&stream);
-    assert_string_equal(got, want);
-    free(want);
-    free(got);
+    assert_streamed_as_dumped(&tree, &stream);
     for (int i = 0; i < 3; i++)
         json_decref(ev[i]);
     json_decref(all);
@@ -1511,16 +1526,8 @@ TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardow
     assert_int_equal(json_array_size(all), N);
     assert_int_equal(db_findings_summary(fx->db, NULL, &summary), 0);
     struct vsl_report tree = {.findings = all, .summary = summary, .fail_on = 3};
-    struct vsl_report stream = tree;
-    stream.findings = NULL;
-    stream.db = fx->db;
-    stream.vcenters = vcenters;
-    stream.n_vcenters = 1;
-    char *want = report_text(&tree), *got = report_text(&stream);
-    assert_true(strlen(want) > 3 * 64 * 1024);
-    assert_string_equal(got, want);
-    free(want);
-    free(got);
+    struct vsl_report stream = streamed(&tree, fx->db, vcenters, 1);
+    assert_true(assert_streamed_as_dumped(&tree, &stream) > 3 * 64 * 1024);
 
     /* A buffer that cannot take the next finding fails the report as a write does (the
      * command says "cannot write the report"): not as an unread vCenter, with a document
