@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <curl/curl.h>
 
@@ -15,6 +14,7 @@
 #include "util/log.h"
 #include "util/buf.h"
 #include "util/capture.h"
+#include "util/clock.h"
 #include "util/err.h"
 
 /* A page of 500 LUNs is about 150 KiB; no answer of a real array comes near this. */
@@ -49,20 +49,13 @@ static int cancelled(const struct arr_client *c)
     return c->opts.cancel && atomic_load(c->opts.cancel);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether the transfer in flight is to end for the cancel: at once, except the logout
  * (c->closing), which has ARR_CLOSE_MS from its start. */
 static int cut_short(const struct arr_client *c)
 {
     if (!cancelled(c))
         return 0;
-    return !c->closing || mono_ms() - c->request_ms >= ARR_CLOSE_MS;
+    return !c->closing || vsl_mono_ms() - c->request_ms >= ARR_CLOSE_MS;
 }
 
 /* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
@@ -248,7 +241,7 @@ static int request(struct arr_client *c, const char *path, const char *body, jso
     } else {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     }
-    c->request_ms = mono_ms();
+    c->request_ms = vsl_mono_ms();
     CURLcode cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);

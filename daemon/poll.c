@@ -10,6 +10,7 @@
 #include "arrays/unity.h"
 #include "daemon/poll.h"
 #include "util/capture.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include <stdlib.h>
 
@@ -37,9 +38,7 @@ int64_t vsl_now_ms(void)
 
 int64_t vsl_monotonic_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return vsl_mono_ms();
 }
 
 void vsl_db_settings(struct db *db, const struct vsl_config *cfg)

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
 
 #include "util/buf.h"
 #include "util/capture.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/tls.h"
@@ -37,13 +37,6 @@ static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static int cancelled(const struct vim_client *c)
 {
     return c->opts.cancel && atomic_load(c->opts.cancel);
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Whether another request of the poll (this client's or a clone's) timed out. */
@@ -82,7 +75,7 @@ static int cut_short(const struct vim_client *c)
 {
     if (!cancelled(c))
         return stalled(c);
-    return !c->closing || mono_ms() - c->request_ms >= VIM_CLOSE_MS;
+    return !c->closing || vsl_mono_ms() - c->request_ms >= VIM_CLOSE_MS;
 }
 
 /* curl calls it while a transfer runs, data or not: nonzero aborts the transfer. */
@@ -218,11 +211,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *user)
 
     t->c->stats.bytes_xml += (int64_t)len;
     t->got += (int64_t)len;
-    if (t->c->opts.activity_ms) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        atomic_store(t->c->opts.activity_ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    }
+    if (t->c->opts.activity_ms)
+        atomic_store(t->c->opts.activity_ms, vsl_mono_ms());
     if (t->c->opts.capture && !t->rec_err && vsl_buf_add(&t->rec, p, len) < 0)
         t->rec_err = 1;
     int r = t->xml    ? vim_xml_feed(t->xml, p, len)
@@ -275,7 +265,7 @@ static int perform(struct vim_client *c, const char *url, struct transfer *t, lo
         snprintf(c->err, sizeof(c->err), "%s: abandoned (stopping)", c->url);
         return -ECANCELED;
     }
-    c->request_ms = mono_ms();
+    c->request_ms = vsl_mono_ms();
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
