@@ -72,14 +72,14 @@ int cmd_check(const struct vsl_args *a)
     int fail_on = SEV_WARNING, rc = VSL_EXIT_FAIL, failed = 0;
     struct vsl_config *cfg = NULL;
     struct db *db = NULL;
-    json_t *all = json_array(), *expired = json_array(), *summary = NULL;
+    json_t *expired = json_array(), *summary = NULL;
     json_t *rule_errors = json_array();
     struct vsl_site site = {0};
     struct vsl_buf errors;
     FILE *out = NULL;
     enum vsl_location loc = VSL_LOC_OBJECT;
     struct vsl_report_source *sources = NULL;
-    const char **listed = NULL; /* the vCenters whose findings the JSON report streams */
+    const char **listed = NULL; /* the vCenters whose findings the report reads */
     size_t n_listed = 0;
     const char *config_path = NULL;
     char cwd[4096];
@@ -144,23 +144,8 @@ int cmd_check(const struct vsl_args *a)
             failed++;
             continue;
         }
-        /* The JSON report reads them as it writes them (daemon/report.c). */
-        if (fmt == VSL_FMT_JSON) {
-            listed[n_listed++] = vc->name;
-            continue;
-        }
-        struct db_findings_filter flt = {.vcenter = vc->name};
-        json_t *page = NULL;
-        int64_t total = 0;
-        char *next = NULL;
-        if (db_findings_query(db, &flt, &page, &total, &next) < 0) {
-            vsl_buf_line(&errors, "vcenter %s: cannot read findings", vc->name);
-            failed++;
-            continue;
-        }
-        json_array_extend(all, page);
-        json_decref(page);
-        free(next);
+        /* Every report reads them as it writes them (daemon/report.c). */
+        listed[n_listed++] = vc->name;
     }
     if (only && !matched) {
         log_warnx("no [vcenter %s] or [array %s] in %s", only, only, cfg->path);
@@ -168,6 +153,10 @@ int cmd_check(const struct vsl_args *a)
     }
     /* What went wrong goes to stderr, one line each, whatever the format on stdout. */
     vsl_cli_warn_lines(&errors);
+    /* The summary, the resolved count and every read of the report (some read the findings
+     * more than once) see one state of the database, whatever a daemon commits meanwhile. */
+    if (db_findings_read_begin(db) < 0)
+        log_warnx("cannot begin one read of the findings: the report's parts may disagree");
     if (db_findings_summary(db, only, &summary) < 0)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);
@@ -190,7 +179,7 @@ int cmd_check(const struct vsl_args *a)
     if (!(out = vsl_cli_output(a)))
         goto out;
     struct vsl_report_seen seen = {0, 0};
-    struct vsl_report rep = {.findings = fmt == VSL_FMT_JSON ? NULL : all,
+    struct vsl_report rep = {.findings = NULL,
                              .summary = summary,
                              .fail_on = fail_on,
                              .errors = errors.data,
@@ -213,25 +202,15 @@ int cmd_check(const struct vsl_args *a)
         rc = VSL_EXIT_FAIL;
         goto out;
     }
-    rc = VSL_EXIT_OK;
-    size_t i;
-    json_t *fd;
-    json_array_foreach(all, i, fd) {
-        const char *st = json_string_value(json_object_get(fd, "status"));
-        if (st && !strcmp(st, "waived"))
-            continue;
-        if (vsl_finding_severity(fd) >= fail_on)
-            rc = VSL_EXIT_FINDINGS;
-    }
-    /* The streamed report's findings: decided from the rows it wrote, in the read transaction
-     * it wrote them from, so the exit status always agrees with the document printed. */
-    if (seen.failing)
-        rc = VSL_EXIT_FINDINGS;
+    /* Decided from the rows the report read, in the read transaction it read them in, so the
+     * exit status always agrees with the document printed. */
+    rc = seen.failing ? VSL_EXIT_FINDINGS : VSL_EXIT_OK;
 out:
+    if (db)
+        db_findings_read_end(db);
     vsl_cli_close_output(out);
     free(sources);
     free(listed);
-    json_decref(all);
     json_decref(expired);
     json_decref(summary);
     json_decref(rule_errors);

@@ -8,6 +8,7 @@
 
 #include "checks/check.h"
 #include "daemon/report.h"
+#include "daemon/report-private.h"
 #include "db/findings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -50,11 +51,6 @@ int vsl_finding_severity(const json_t *finding)
     return (int)s;
 }
 
-static int is_waived(const json_t *f)
-{
-    return !strcmp(str(f, "status"), "waived");
-}
-
 static void upper(char *dst, const char *s, size_t n)
 {
     size_t i = 0;
@@ -73,112 +69,233 @@ void vsl_finding_object_name(const json_t *fd, char *out, size_t size)
         snprintf(out, size, "%s", str(obj, "name"));
 }
 
-/* " [new]", " [unverified since 2026-11-30T06:00:00Z: esxcli could not be read ...]" */
-static void text_marks(FILE *f, const json_t *fd)
+void vsl_row_object_name(const struct db_finding_row *w, char *out, size_t size)
 {
-    const json_t *u = json_object_get(fd, "unverified");
+    if (w->on_host && !w->object_moref)
+        snprintf(out, size, "%s %s", S(w->host_name), S(w->object_name));
+    else
+        snprintf(out, size, "%s", S(w->object_name));
+}
 
-    if (json_is_object(u))
-        fprintf(f, "  [unverified since %s: %s]", str(u, "since"), str(u, "reason"));
-    else if (!strcmp(str(fd, "status"), "new"))
+/* ---- walking the stored findings -------------------------------------------------------- */
+
+struct walk {
+    const struct vsl_report *r;
+    db_findings_row_fn *fn;
+    void *ctx;
+    int err; /* fn's error (writing the report), as opposed to one of reading the rows */
+};
+
+static int walk_row(void *ctx, const struct db_finding_row *w)
+{
+    struct walk *k = ctx;
+    int rc;
+
+    if (k->r->seen && strcmp(w->status, "waived") != 0 && w->sev >= k->r->fail_on)
+        k->r->seen->failing = 1;
+    rc = k->fn(k->ctx, w);
+    if (rc < 0)
+        k->err = rc;
+    return rc;
+}
+
+int vsl_report_walk(const struct vsl_report *r, const struct db_findings_filter *f,
+                    db_findings_row_fn *fn, void *ctx)
+{
+    struct walk k = {r, fn, ctx, 0};
+
+    /* A read that failed stops every later one: the report is closed without the rest. */
+    if (r->seen && r->seen->unread)
+        return 0;
+    for (size_t v = 0; v < r->n_vcenters; v++) {
+        struct db_findings_filter flt = *f;
+        if (f->vcenter && strcmp(f->vcenter, r->vcenters[v]) != 0)
+            continue;
+        flt.vcenter = r->vcenters[v];
+        int rc = db_findings_each_row(r->db, &flt, walk_row, &k, NULL);
+        if (rc < 0 && k.err)
+            return rc;
+        if (rc < 0) {
+            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
+            if (r->seen)
+                r->seen->unread = 1;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+/* " [new]", " [unverified since 2026-11-30T06:00:00Z: esxcli could not be read ...]" */
+static void text_marks(FILE *f, const struct db_finding_row *w)
+{
+    if (w->unverified)
+        fprintf(f, "  [unverified since %s: %s]", S(w->unverified_since),
+                S(w->unverified_reason));
+    else if (!strcmp(w->status, "new"))
         fputs("  [new]", f);
 }
 
-/* Whether a and b are findings of one check about one LUN (on different hosts). */
-static int same_lun(const json_t *a, const json_t *b)
-{
-    const json_t *oa = json_object_get(a, "object"), *ob = json_object_get(b, "object");
+/* The text report being written: the unwaived findings of one severity at a time. Findings of
+ * one check on one LUN seen from several hosts (one finding per host, consecutive in the
+ * stored order) are printed under one line naming the LUN: such a run is held (its lines, as
+ * they will be printed) until the next finding shows where it ends. */
+struct text {
+    FILE *f;
+    int sev;
+    int by_sev[3], news, unverified, waived, rows;
+    /* The run held: its check, vCenter and LUN, and each finding's message and marks. */
+    struct vsl_buf check, vcenter, lun, lines;
+    size_t held;
+    int err;
+};
 
-    return a && b && !strcmp(str(oa, "type"), "lun") && !strcmp(str(ob, "type"), "lun") &&
-           !strcmp(str(oa, "name"), str(ob, "name")) && !strcmp(str(a, "check"), str(b, "check")) &&
-           !strcmp(str(a, "vcenter"), str(b, "vcenter")) &&
-           vsl_finding_severity(a) == vsl_finding_severity(b) && is_waived(a) == is_waived(b);
+static int same_run(const struct text *t, const struct db_finding_row *w)
+{
+    return t->held && w->object_type && !strcmp(w->object_type, "lun") &&
+           !strcmp(S(w->check), t->check.data ? t->check.data : "") &&
+           !strcmp(S(w->vcenter), t->vcenter.data ? t->vcenter.data : "") &&
+           !strcmp(S(w->object_name), t->lun.data ? t->lun.data : "");
 }
 
-/* The unwaived findings of one severity. Findings of one check on one LUN seen from several
- * hosts (one finding per host) are printed under one line naming the LUN. */
-static void text_severity(FILE *f, const json_t *all, int sev, int *count, int *news)
+/* Prints the run held: one finding as its own line, several under their LUN's. */
+static void text_flush(struct text *t)
 {
-    size_t i, n = json_array_size(all);
-    const json_t *prev = NULL;
     char u[16];
+    const char *line = t->lines.data;
 
-    for (i = 0; i < n; i++) {
-        const json_t *fd = json_array_get(all, i);
-        if (vsl_finding_severity(fd) != sev || is_waived(fd))
-            continue;
-        upper(u, str(fd, "severity"), sizeof(u));
-        (*count)++;
-        *news += !strcmp(str(fd, "status"), "new") && !json_is_object(json_object_get(fd, "unverified"));
-        /* A run of one LUN starts when the next matching finding is the same LUN. */
-        const json_t *next = NULL;
-        for (size_t k = i + 1; k < n && !next; k++) {
-            const json_t *c = json_array_get(all, k);
-            if (vsl_finding_severity(c) == sev && !is_waived(c))
-                next = c;
-        }
-        if (!same_lun(prev, fd) && same_lun(fd, next)) {
-            size_t hosts = 1;
-            for (size_t k = i + 1; k < n; k++) {
-                const json_t *c = json_array_get(all, k);
-                if (vsl_finding_severity(c) != sev || is_waived(c))
-                    continue;
-                if (!same_lun(fd, c))
-                    break;
-                hosts++;
-            }
-            fprintf(f, "%-8s  %-22s %s: LUN %s, on %zu hosts:\n", u, str(fd, "check"),
-                    str(fd, "vcenter"), str(json_object_get(fd, "object"), "name"), hosts);
-        }
-        if (same_lun(prev, fd) || same_lun(fd, next))
-            fprintf(f, "          %-22s   %s", "", str(fd, "message"));
-        else
-            fprintf(f, "%-8s  %-22s %s: %s", u, str(fd, "check"), str(fd, "vcenter"),
-                    str(fd, "message"));
-        text_marks(f, fd);
-        fputc('\n', f);
-        prev = fd;
+    if (!t->held)
+        return;
+    upper(u, vsl_severity_name((enum vsl_severity)t->sev), sizeof(u));
+    if (t->held == 1) {
+        fprintf(t->f, "%-8s  %-22s %s: %s\n", u, t->check.data ? t->check.data : "",
+                t->vcenter.data ? t->vcenter.data : "", line);
+    } else {
+        fprintf(t->f, "%-8s  %-22s %s: LUN %s, on %zu hosts:\n", u,
+                t->check.data ? t->check.data : "", t->vcenter.data ? t->vcenter.data : "",
+                t->lun.data ? t->lun.data : "", t->held);
+        for (size_t i = 0; i < t->held; i++, line += strlen(line) + 1)
+            fprintf(t->f, "          %-22s   %s\n", "", line);
     }
+    t->held = 0;
+    vsl_buf_reset(&t->lines);
 }
 
+static int text_row(void *ctx, const struct db_finding_row *w)
+{
+    struct text *t = ctx;
+    int r = 0;
+
+    t->rows++;
+    t->by_sev[t->sev]++;
+    t->unverified += w->unverified;
+    t->news += !strcmp(w->status, "new") && !w->unverified;
+    if (!same_run(t, w)) {
+        text_flush(t);
+        /* Not a LUN: nothing can join it, so it is printed at once. */
+        if (!w->object_type || strcmp(w->object_type, "lun") != 0) {
+            char u[16];
+            upper(u, S(w->severity), sizeof(u));
+            fprintf(t->f, "%-8s  %-22s %s: %s", u, S(w->check), S(w->vcenter), S(w->message));
+            text_marks(t->f, w);
+            fputc('\n', t->f);
+            return ferror(t->f) ? (t->err = -EIO) : 0;
+        }
+        vsl_buf_reset(&t->check);
+        vsl_buf_reset(&t->vcenter);
+        vsl_buf_reset(&t->lun);
+        r = vsl_buf_addstr(&t->check, S(w->check));
+        if (r == 0)
+            r = vsl_buf_addstr(&t->vcenter, S(w->vcenter));
+        if (r == 0)
+            r = vsl_buf_addstr(&t->lun, S(w->object_name));
+    }
+    /* The finding's message and marks, NUL-ended, after the run's others. */
+    if (r == 0)
+        r = vsl_buf_addstr(&t->lines, S(w->message));
+    if (r == 0 && w->unverified)
+        r = vsl_buf_printf(&t->lines, "  [unverified since %s: %s]", S(w->unverified_since),
+                           S(w->unverified_reason));
+    else if (r == 0 && !strcmp(w->status, "new"))
+        r = vsl_buf_addstr(&t->lines, "  [new]");
+    if (r == 0)
+        r = vsl_buf_add(&t->lines, "", 1);
+    if (r < 0)
+        return t->err = r;
+    t->held++;
+    return ferror(t->f) ? (t->err = -EIO) : 0;
+}
+
+static int text_waived(void *ctx, const struct db_finding_row *w)
+{
+    struct text *t = ctx;
+
+    t->rows++;
+    t->waived++;
+    t->unverified += w->unverified;
+    fprintf(t->f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", S(w->check), S(w->vcenter),
+            S(w->message), S(w->waiver_expires), S(w->waiver_reason));
+    text_marks(t->f, w);
+    fputc('\n', t->f);
+    return ferror(t->f) ? -EIO : 0;
+}
+
+/* Text for people: the unwaived findings, critical first, then the waived ones, then a line of
+ * counts. Each section is read from the stored rows as it is printed. */
 static int write_text(FILE *f, const struct vsl_report *r)
 {
-    size_t i, n = json_array_size(r->findings);
+    struct text t = {.f = f};
+    size_t i;
     json_t *fd;
-    int by_sev[3] = {0, 0, 0}, waived = 0, news = 0, unverified = 0;
+    int rc = 0;
 
-    for (int sev = 2; sev >= 0; sev--)
-        text_severity(f, r->findings, sev, &by_sev[sev], &news);
-    json_array_foreach(r->findings, i, fd) {
-        if (json_is_object(json_object_get(fd, "unverified")))
-            unverified++;
-        if (!is_waived(fd))
-            continue;
-        json_t *w = json_object_get(fd, "waiver");
-        fprintf(f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", str(fd, "check"),
-                str(fd, "vcenter"), str(fd, "message"), str(w, "expires"), str(w, "reason"));
-        text_marks(f, fd);
-        fputc('\n', f);
-        waived++;
+    vsl_buf_init(&t.check, 1 << 20);
+    vsl_buf_init(&t.vcenter, 1 << 20);
+    vsl_buf_init(&t.lun, 1 << 20);
+    /* A run is one LUN's findings, one per host that sees it. */
+    vsl_buf_init(&t.lines, (size_t)256 << 20);
+    for (t.sev = SEV_CRITICAL; rc == 0 && t.sev >= SEV_INFO; t.sev--) {
+        const struct db_findings_filter flt = {
+            .status = "open",
+            .severity = vsl_severity_name((enum vsl_severity)t.sev),
+            .severity_only = 1};
+        /* Each vCenter's run ends with its findings: a LUN's run never spans two. */
+        for (size_t v = 0; rc == 0 && v < r->n_vcenters; v++) {
+            struct db_findings_filter one = flt;
+            one.vcenter = r->vcenters[v];
+            rc = vsl_report_walk(r, &one, text_row, &t);
+            text_flush(&t);
+        }
     }
-    if (n)
+    if (rc == 0) {
+        const struct db_findings_filter flt = {.status = "waived"};
+        rc = vsl_report_walk(r, &flt, text_waived, &t);
+    }
+    vsl_buf_free(&t.check);
+    vsl_buf_free(&t.vcenter);
+    vsl_buf_free(&t.lun);
+    vsl_buf_free(&t.lines);
+    if (rc < 0)
+        return rc;
+    if (t.rows)
         fputc('\n', f);
-    fprintf(f, "%d critical, %d warning, %d info", by_sev[2], by_sev[1], by_sev[0]);
-    if (waived)
-        fprintf(f, ", %d waived", waived);
-    if (news)
-        fprintf(f, "; %d new since the previous run", news);
+    fprintf(f, "%d critical, %d warning, %d info", t.by_sev[2], t.by_sev[1], t.by_sev[0]);
+    if (t.waived)
+        fprintf(f, ", %d waived", t.waived);
+    if (t.news)
+        fprintf(f, "; %d new since the previous run", t.news);
     json_t *resolved = json_object_get(r->summary, "resolved_this_run");
     if (json_integer_value(resolved) > 0)
         fprintf(f, "; %lld resolved", (long long)json_integer_value(resolved));
-    if (unverified)
-        fprintf(f, "; %d could not be verified this run (kept as last seen)", unverified);
+    if (t.unverified)
+        fprintf(f, "; %d could not be verified this run (kept as last seen)", t.unverified);
     fprintf(f, ".\n");
     json_t *expired = json_object_get(r->summary, "expired_waivers");
     json_array_foreach(expired, i, fd) fprintf(f, "note: %s\n", json_string_value(fd));
     if (r->errors && *r->errors)
         fprintf(f, "The run was incomplete: see the errors on standard error.\n");
-    return 0;
+    return ferror(f) ? -EIO : 0;
 }
 
 int vsl_json_print(FILE *f, const json_t *doc)
@@ -219,7 +336,7 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
 }
 
 /* The streamed JSON report is built in a buffer and written a block at a time (to a terminal a
- * finding at a time: struct stream's tty): written a character or a token at a time through
+ * finding at a time: struct vsl_jstream's tty): written a character or a token at a time through
  * stdio, each call taking the stream's lock, the 24 MB report of 100,000 VMs spent half its
  * time there (perf). */
 #define JSON_BLOCK ((size_t)64 * 1024)
@@ -230,8 +347,20 @@ static int rule_failed(const struct vsl_report *r, const char *id, const json_t 
 size_t vsl_test_report_max;
 #endif
 
+void vsl_jstream_init(struct vsl_jstream *s, FILE *f)
+{
+    size_t max = JSON_MAX;
+
+#ifdef VSL_TEST_HOOKS
+    if (vsl_test_report_max)
+        max = vsl_test_report_max;
+#endif
+    *s = (struct vsl_jstream){.f = f, .tty = isatty(fileno(f))};
+    vsl_buf_init(&s->out, max);
+}
+
 /* A newline and the indent of depth, as json_dumpf(JSON_INDENT(2)) writes them. */
-static int newline(struct vsl_buf *out, int depth)
+int vsl_json_newline(struct vsl_buf *out, int depth)
 {
     static const char blanks[] = "                                ";
     int r = vsl_buf_add(out, "\n", 1);
@@ -244,7 +373,7 @@ static int newline(struct vsl_buf *out, int depth)
     return r;
 }
 
-/* The bytes that end a run put_indented() copies as it is: the structural characters, blanks,
+/* The bytes that end a run vsl_json_indented() copies as it is: the structural characters, blanks,
  * a string's opening quote, and NUL. */
 static const unsigned char json_stop[256] = {
     ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1,  [']'] = 1,  [','] = 1,
@@ -256,7 +385,7 @@ static const unsigned char json_stop[256] = {
  * the one dumped from their trees did. Blanks between tokens are dropped, as a parse would.
  * Text between the structural characters goes in as one piece (a string's escapes included).
  * 0, or the buffer's error. */
-static int put_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
+int vsl_json_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
 {
     size_t i = 0;
     int r = 0;
@@ -291,18 +420,18 @@ static int put_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
             }
             r = vsl_buf_add(out, &c, 1);
             if (r == 0)
-                r = newline(out, ++depth);
+                r = vsl_json_newline(out, ++depth);
             break;
         case '}':
         case ']':
-            r = newline(out, --depth);
+            r = vsl_json_newline(out, --depth);
             if (r == 0)
                 r = vsl_buf_add(out, &c, 1);
             break;
         case ',':
             r = vsl_buf_add(out, &c, 1);
             if (r == 0)
-                r = newline(out, depth);
+                r = vsl_json_newline(out, depth);
             break;
         case ':':
             r = vsl_buf_add(out, ": ", 2);
@@ -314,24 +443,9 @@ static int put_indented(struct vsl_buf *out, const char *s, size_t n, int depth)
     return r;
 }
 
-struct stream {
-    FILE *f;
-    struct vsl_buf out; /* written to f a block at a time (flush()) */
-    /* f is a terminal: each finding is written as soon as it is made, so that a warning on
-     * stderr shows among the findings where it happened (stdio's line buffering then writes
-     * it out line by line, as when the report went to stdio a character at a time). */
-    int tty;
-    size_t items;
-    int fail_on;
-    int failing; /* an unwaived finding at fail_on or above was written */
-    /* The first error of building or writing the report (the buffer's -ENOMEM or
-     * -VSL_ETOOBIG, a write's -EIO), as opposed to one of reading the findings: the report
-     * cannot be written whole, where a read error still closes the document. 0: none. */
-    int werr;
-};
 
 /* Writes out what s holds once it is a block, or all of it, and empties it. 0 or -EIO. */
-static int flush(struct stream *s, int all)
+int vsl_jstream_flush(struct vsl_jstream *s, int all)
 {
     if (s->out.len > 0 && (all || s->out.len >= JSON_BLOCK)) {
         fwrite(s->out.data, 1, s->out.len, s->f);
@@ -341,7 +455,7 @@ static int flush(struct stream *s, int all)
 }
 
 /* v as a member of the report's top-level object, after what came before it. */
-static int put_member(struct stream *s, const char *name, const json_t *v)
+static int put_member(struct vsl_jstream *s, const char *name, const json_t *v)
 {
     char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
     int r = text ? 0 : -ENOMEM;
@@ -353,24 +467,24 @@ static int put_member(struct stream *s, const char *name, const json_t *v)
     if (r == 0)
         r = vsl_buf_addstr(&s->out, "\": ");
     if (r == 0)
-        r = put_indented(&s->out, text, strlen(text), 1);
+        r = vsl_json_indented(&s->out, text, strlen(text), 1);
     free(text);
-    return r == 0 ? flush(s, 0) : r;
+    return r == 0 ? vsl_jstream_flush(s, 0) : r;
 }
 
 /* One finding of the streamed report, at depth 2 of the document, after those before it. */
 static int put_finding(void *ctx, const char *json, size_t len, const char *status,
                        const char *severity)
 {
-    struct stream *s = ctx;
+    struct vsl_jstream *s = ctx;
     const size_t at = s->out.len; /* where this finding starts in the buffer */
     enum vsl_severity sev;
     int r = vsl_buf_add(&s->out, ",", s->items ? 1 : 0);
 
     if (r == 0)
-        r = newline(&s->out, 2);
+        r = vsl_json_newline(&s->out, 2);
     if (r == 0)
-        r = put_indented(&s->out, json, len, 2);
+        r = vsl_json_indented(&s->out, json, len, 2);
     if (r < 0) {
         /* Not half a finding: the buffer ends where it did before it (the caller fails on
          * werr, but nothing of this finding may stand in what it holds). */
@@ -384,7 +498,7 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
     if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
         (int)sev >= s->fail_on)
         s->failing = 1;
-    r = flush(s, s->tty);
+    r = vsl_jstream_flush(s, s->tty);
     if (r < 0)
         s->werr = r;
     return r;
@@ -399,15 +513,11 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
  * than whole findings (the caller says it cannot write the report). */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
 {
-    struct stream s = {.f = f, .tty = isatty(fileno(f)), .fail_on = r->fail_on};
+    struct vsl_jstream s;
     int rc;
 
-    size_t max = JSON_MAX;
-#ifdef VSL_TEST_HOOKS
-    if (vsl_test_report_max)
-        max = vsl_test_report_max;
-#endif
-    vsl_buf_init(&s.out, max);
+    vsl_jstream_init(&s, f);
+    s.fail_on = r->fail_on;
     rc = vsl_buf_addstr(&s.out, "{\n  \"findings\": [");
     for (size_t v = 0; rc == 0 && v < r->n_vcenters; v++) {
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
@@ -424,7 +534,7 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
     if (rc == 0 && r->seen)
         r->seen->failing = s.failing;
     if (rc == 0 && s.items)
-        rc = newline(&s.out, 1);
+        rc = vsl_json_newline(&s.out, 1);
     if (rc == 0)
         rc = vsl_buf_add(&s.out, "]", 1);
     if (rc == 0)
@@ -434,7 +544,7 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
     if (rc == 0)
         rc = vsl_buf_addstr(&s.out, "\n}\n");
     if (rc == 0)
-        rc = flush(&s, 1);
+        rc = vsl_jstream_flush(&s, 1);
     vsl_buf_free(&s.out);
     return rc;
 }
@@ -453,38 +563,58 @@ static int write_json(FILE *f, const struct vsl_report *r)
     return rc;
 }
 
+/* s with XML's special characters escaped (vsl_buf_addxml()'s), straight to f. */
 static void xml_text(FILE *f, const char *s)
 {
-    struct vsl_buf b;
-    vsl_buf_init(&b, 1 << 20);
-    if (vsl_buf_addxml(&b, s) == 0 && b.data)
-        fputs(b.data, f);
-    vsl_buf_free(&b);
+    while (*s) {
+        size_t n = strcspn(s, "&<>\"'");
+        fwrite(s, 1, n, f);
+        s += n;
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: continue; /* the end */
+        }
+        s++;
+    }
 }
 
-/* A JUnit test suite's counts: the findings of check id in r (its cases), how many are waived
+/* A JUnit test suite's counts: the findings of a check (its cases), how many are waived
  * (skipped), and how many of the others are at or above --fail-on (failures). */
 struct suite_counts {
     int cases, failures, skipped;
 };
 
-static struct suite_counts count_suite(const struct vsl_report *r, const char *id)
-{
-    struct suite_counts n = {0};
-    size_t i;
-    json_t *fd;
+struct junit_tally {
+    const struct vsl_report *r;
+    struct suite_counts *n; /* one per check of the report */
+};
 
-    json_array_foreach(r->findings, i, fd)
-    {
-        if (strcmp(str(fd, "check"), id))
+static int junit_count(void *ctx, const char *check, const char *severity, int waived,
+                       int64_t n)
+{
+    struct junit_tally *t = ctx;
+    enum vsl_severity sev;
+    int s = severity && vsl_severity_parse(severity, &sev) == 0 ? (int)sev : 0;
+
+    /* Every finding counts for the exit status, as in the other formats, whether or not its
+     * check is one this report lists. */
+    if (!waived && s >= t->r->fail_on && t->r->seen && n > 0)
+        t->r->seen->failing = 1;
+    for (size_t c = 0; check && c < vsl_report_nchecks(t->r); c++) {
+        if (strcmp(vsl_report_check(t->r, c)->id, check) != 0)
             continue;
-        n.cases++;
-        if (is_waived(fd))
-            n.skipped++;
-        else if (vsl_finding_severity(fd) >= r->fail_on)
-            n.failures++;
+        t->n[c].cases += (int)n;
+        if (waived)
+            t->n[c].skipped += (int)n;
+        else if (s >= t->r->fail_on)
+            t->n[c].failures += (int)n;
+        break;
     }
-    return n;
+    return 0;
 }
 
 /* Whether the report lists a check with id (a site rule that loaded). */
@@ -513,21 +643,80 @@ static void junit_rule_error(FILE *f, const char *suite, const json_t *e)
     fprintf(f, "\"/>\n    </testcase>\n");
 }
 
+struct junit {
+    FILE *f;
+    const struct vsl_report *r;
+    const struct check *ck;
+};
+
+/* One finding of the check's suite, as its test case. */
+static int junit_case(void *ctx, const struct db_finding_row *w)
+{
+    struct junit *j = ctx;
+    FILE *f = j->f;
+    char name[1024];
+
+    vsl_row_object_name(w, name, sizeof(name));
+    fprintf(f, "    <testcase classname=\"%s\" name=\"", j->ck->id);
+    xml_text(f, S(w->vcenter));
+    fputc('/', f);
+    xml_text(f, name);
+    fprintf(f, "\">\n");
+    if (!strcmp(w->status, "waived")) {
+        fprintf(f, "      <skipped message=\"waived until ");
+        xml_text(f, S(w->waiver_expires));
+        fprintf(f, ": ");
+        xml_text(f, S(w->waiver_reason));
+        fprintf(f, "\"/>\n");
+    } else if (w->sev >= j->r->fail_on) {
+        fprintf(f, "      <failure type=\"%s\" message=\"", S(w->severity));
+        xml_text(f, S(w->message));
+        fprintf(f, "\">");
+        xml_text(f, j->ck->remediation);
+        fprintf(f, "</failure>\n");
+    } else {
+        fprintf(f, "      <system-out>%s: ", S(w->severity));
+        xml_text(f, S(w->message));
+        fprintf(f, "</system-out>\n");
+    }
+    if (w->unverified) {
+        fprintf(f, "      <system-err>unverified since ");
+        xml_text(f, S(w->unverified_since));
+        fprintf(f, ": ");
+        xml_text(f, S(w->unverified_reason));
+        fprintf(f, "</system-err>\n");
+    }
+    fprintf(f, "    </testcase>\n");
+    return ferror(f) ? -EIO : 0;
+}
+
 /* JUnit: one <testsuite> per check; one <testcase> per finding (a <failure> when at or above
- * --fail-on, <skipped> when waived), or a single passing case for a check with none. */
+ * --fail-on, <skipped> when waived), or a single passing case for a check with none. The
+ * counts come first in the document: they are counted in the database (db_findings_tally()),
+ * then each check's findings are read as its suite is written. */
 static int write_junit(FILE *f, const struct vsl_report *r)
 {
-    size_t i;
-    json_t *fd;
-    int total = 0, failures = 0, skipped = 0;
+    size_t i, nchecks = vsl_report_nchecks(r);
+    int total = 0, failures = 0, skipped = 0, rc = 0;
+    struct suite_counts *n = calloc(nchecks + 1, sizeof(*n));
+    struct junit_tally tally = {r, n};
 
-    for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
-        struct suite_counts n = count_suite(r, vsl_report_check(r, c)->id);
+    if (!n)
+        return -ENOMEM;
+    for (size_t v = 0; v < r->n_vcenters && !(r->seen && r->seen->unread); v++) {
+        int e = db_findings_tally(r->db, r->vcenters[v], junit_count, &tally);
+        if (e < 0) {
+            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(e));
+            if (r->seen)
+                r->seen->unread = 1;
+        }
+    }
+    for (size_t c = 0; c < nchecks; c++) {
         const json_t *e;
-        total += n.cases ? n.cases : 1;
-        failures += n.failures + rule_failed(r, vsl_report_check(r, c)->id, &e);
+        total += n[c].cases ? n[c].cases : 1;
+        failures += n[c].failures + rule_failed(r, vsl_report_check(r, c)->id, &e);
         total += rule_failed(r, vsl_report_check(r, c)->id, &e);
-        skipped += n.skipped;
+        skipped += n[c].skipped;
     }
     json_t *e;
     json_array_foreach(r->rule_errors, i, e) {
@@ -539,57 +728,27 @@ static int write_junit(FILE *f, const struct vsl_report *r)
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"vslint\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
             total, failures, skipped);
-    for (size_t c = 0; c < vsl_report_nchecks(r); c++) {
+    for (size_t c = 0; rc == 0 && c < nchecks; c++) {
         const struct check *ck = vsl_report_check(r, c);
-        struct suite_counts n = count_suite(r, ck->id);
         const json_t *rerr = NULL;
         const int broke = rule_failed(r, ck->id, &rerr);
         fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
-                ck->id, (n.cases ? n.cases : 1) + broke, n.failures + broke, n.skipped);
+                ck->id, (n[c].cases ? n[c].cases : 1) + broke, n[c].failures + broke,
+                n[c].skipped);
         if (broke)
             junit_rule_error(f, ck->id, rerr);
-        if (!n.cases)
+        if (!n[c].cases)
             fprintf(f, "    <testcase classname=\"%s\" name=\"no findings\"/>\n", ck->id);
-        json_array_foreach(r->findings, i, fd) {
-            if (strcmp(str(fd, "check"), ck->id))
-                continue;
-            char name[1024];
-            vsl_finding_object_name(fd, name, sizeof(name));
-            fprintf(f, "    <testcase classname=\"%s\" name=\"", ck->id);
-            xml_text(f, str(fd, "vcenter"));
-            fputc('/', f);
-            xml_text(f, name);
-            fprintf(f, "\">\n");
-            if (is_waived(fd)) {
-                json_t *w = json_object_get(fd, "waiver");
-                fprintf(f, "      <skipped message=\"waived until ");
-                xml_text(f, str(w, "expires"));
-                fprintf(f, ": ");
-                xml_text(f, str(w, "reason"));
-                fprintf(f, "\"/>\n");
-            } else if (vsl_finding_severity(fd) >= r->fail_on) {
-                fprintf(f, "      <failure type=\"%s\" message=\"", str(fd, "severity"));
-                xml_text(f, str(fd, "message"));
-                fprintf(f, "\">");
-                xml_text(f, ck->remediation);
-                fprintf(f, "</failure>\n");
-            } else {
-                fprintf(f, "      <system-out>%s: ", str(fd, "severity"));
-                xml_text(f, str(fd, "message"));
-                fprintf(f, "</system-out>\n");
-            }
-            const json_t *u = json_object_get(fd, "unverified");
-            if (json_is_object(u)) {
-                fprintf(f, "      <system-err>unverified since ");
-                xml_text(f, str(u, "since"));
-                fprintf(f, ": ");
-                xml_text(f, str(u, "reason"));
-                fprintf(f, "</system-err>\n");
-            }
-            fprintf(f, "    </testcase>\n");
+        else {
+            struct junit j = {f, r, ck};
+            const struct db_findings_filter flt = {.check = ck->id};
+            rc = vsl_report_walk(r, &flt, junit_case, &j);
         }
         fprintf(f, "  </testsuite>\n");
     }
+    free(n);
+    if (rc < 0)
+        return rc;
     /* Rule files that did not load have no check: one suite holds their failed cases. */
     size_t unloaded = 0;
     json_array_foreach(r->rule_errors, i, e)
@@ -603,7 +762,7 @@ static int write_junit(FILE *f, const struct vsl_report *r)
         fprintf(f, "  </testsuite>\n");
     }
     fprintf(f, "</testsuites>\n");
-    return 0;
+    return ferror(f) ? -EIO : 0;
 }
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r)

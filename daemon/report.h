@@ -1,5 +1,6 @@
 /* Renders findings for `vslint check`: text for people, JSON for scripts, JUnit XML and SARIF
- * 2.1.0 for CI systems. The findings come from db_findings_query() (one shape everywhere). */
+ * 2.1.0 for CI systems. The findings are read from the database as each report is written
+ * (db_findings_each_text(), db_findings_each_row()): one shape everywhere. */
 #ifndef VSL_REPORT_H
 #define VSL_REPORT_H
 
@@ -34,7 +35,9 @@ struct vsl_report_source {
 int vsl_format_parse(const char *s, enum vsl_format *out);
 
 struct vsl_report {
-    json_t *findings;   /* array, borrowed */
+    /* JSON only: the findings as a tree (an array, borrowed), written as it is; NULL (always,
+     * for the other formats) to read them from db as the report is written. */
+    json_t *findings;
     json_t *summary;    /* object, borrowed */
     int fail_on;        /* severity index (0 info .. 2 critical), or 3 = never */
     const char *errors; /* run errors, one per line, or NULL */
@@ -48,9 +51,10 @@ struct vsl_report {
     const struct check *site;
     size_t n_site;
     json_t *rule_errors;
-    /* JSON only, with findings NULL: the findings of these vCenters (borrowed, n_vcenters of
-     * them, in this order) are read from db page by page as the report is written, instead of
-     * from a tree of them all held in memory. */
+    /* With findings NULL: the findings of these vCenters (borrowed, n_vcenters of them, in
+     * this order) are read from db row by row as the report is written, instead of from a tree
+     * of them all held in memory; a report that reads them more than once (text by severity,
+     * JUnit by check) sees one state only inside db_findings_read_begin(). */
     struct db *db;
     const char *const *vcenters;
     size_t n_vcenters;

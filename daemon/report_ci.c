@@ -15,6 +15,7 @@
 
 #include "checks/check.h"
 #include "daemon/report.h"
+#include "daemon/report-private.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -24,11 +25,6 @@ static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? s : "";
-}
-
-static int is_waived(const json_t *f)
-{
-    return !strcmp(str(f, "status"), "waived");
 }
 
 static const struct vsl_report_source *source_of(const struct vsl_report *r, const char *name)
@@ -41,10 +37,10 @@ static const struct vsl_report_source *source_of(const struct vsl_report *r, con
 
 /* The repository-relative path a finding is reported at, into b: its object's path, or the
  * configuration file (with *line its source's section) under VSL_LOC_CONFIG. */
-static int finding_path(const struct vsl_report *r, const json_t *fd, struct vsl_buf *b, int *line)
+static int finding_path(const struct vsl_report *r, const struct db_finding_row *w,
+                        struct vsl_buf *b, int *line)
 {
-    const json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
-    const char *vc = str(fd, "vcenter");
+    const char *vc = S(w->vcenter);
     const struct vsl_report_source *src = source_of(r, vc);
     int rc;
 
@@ -58,19 +54,19 @@ static int finding_path(const struct vsl_report *r, const json_t *fd, struct vsl
     rc = vsl_buf_addstr(b, src && src->array ? "array/" : "vsphere/");
     if (rc == 0)
         rc = vsl_buf_addurl(b, vc);
-    if (rc == 0 && json_is_object(host) && !json_is_string(json_object_get(obj, "moref"))) {
+    if (rc == 0 && w->on_host && !w->object_moref) {
         rc = vsl_buf_addstr(b, "/host/");
         if (rc == 0)
-            rc = vsl_buf_addurl(b, str(host, "name"));
+            rc = vsl_buf_addurl(b, S(w->host_name));
     }
     if (rc == 0)
         rc = vsl_buf_addstr(b, "/");
     if (rc == 0)
-        rc = vsl_buf_addurl(b, str(obj, "type"));
+        rc = vsl_buf_addurl(b, S(w->object_type));
     if (rc == 0)
         rc = vsl_buf_addstr(b, "/");
     if (rc == 0)
-        rc = vsl_buf_addurl(b, str(obj, "name"));
+        rc = vsl_buf_addurl(b, S(w->object_name));
     return rc;
 }
 
@@ -169,88 +165,191 @@ static json_t *sarif_rules(const struct vsl_report *r)
     return rules;
 }
 
-static json_t *sarif_result(const struct vsl_report *r, const json_t *fd, struct vsl_buf *path)
+/* pre (structure, as it is), then "name": and v as a JSON string (NULL: null). */
+static int jmember(struct vsl_buf *b, const char *pre, const char *name, const char *v)
 {
-    const char *id = str(fd, "check");
-    json_t *obj = json_object_get(fd, "object"), *host = json_object_get(fd, "host");
-    char fq[1024], name[1024];
-    int line;
+    int r = vsl_buf_printf(b, "%s\"%s\":", pre, name);
 
-    if (finding_path(r, fd, path, &line) < 0)
-        return NULL;
-    vsl_finding_object_name(fd, name, sizeof(name));
-    /* A part of a host has no moref: it is found under its host. */
-    if (json_is_string(json_object_get(obj, "moref")))
-        snprintf(fq, sizeof(fq), "%s/%s/%s", str(fd, "vcenter"), str(obj, "type"),
-                 str(obj, "moref"));
-    else
-        snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", str(fd, "vcenter"), str(host, "moref"),
-                 str(obj, "type"), str(obj, "name"));
-    json_t *res = json_pack(
-        "{s:s,s:i,s:s,s:{s:s},s:[{s:{s:{s:s,s:s},s:{s:i}},s:[{s:s,s:s,s:s}]}],s:{s:s},"
-        "s:{s:s,s:s,s:O*}}",
-        "ruleId", id, "ruleIndex", rule_index(r, id), "level",
-        sarif_level(vsl_finding_severity(fd)), "message", "text", str(fd, "message"), "locations",
-        "physicalLocation", "artifactLocation", "uri", path->data, "uriBaseId", "%SRCROOT%",
-        "region", "startLine", line, "logicalLocations", "name", name, "fullyQualifiedName", fq,
-        "kind", "resource", "partialFingerprints", "vslintFingerprint/v1", str(fd, "fingerprint"),
-        "properties", "vcenter", str(fd, "vcenter"), "status", str(fd, "status"), "evidence",
-        json_object_get(fd, "evidence"));
-    if (!res)
-        return NULL;
-    json_t *u = json_object_get(fd, "unverified");
-    if (json_is_object(u))
-        json_object_set(json_object_get(res, "properties"), "unverified", u);
-    if (is_waived(fd)) {
-        json_t *w = json_object_get(fd, "waiver");
-        char just[1024];
-        snprintf(just, sizeof(just), "%s (until %s)", str(w, "reason"), str(w, "expires"));
-        /* A long reason cut in the middle of a character would make the pack fail, and the
-         * waived finding reach code scanning as an open alert. */
-        vsl_utf8_fix(just);
-        json_object_set_new(res, "suppressions",
-                            json_pack("[{s:s,s:s}]", "kind", "external", "justification", just));
-    }
-    return res;
+    if (r == 0)
+        r = v ? vsl_buf_addjson(b, v, strlen(v)) : vsl_buf_addstr(b, "null");
+    return r;
 }
 
-/* One SARIF run: the tool with every rule, the results of source name (NULL: of every finding
- * whose vCenter no source names), and the run's category, so that code scanning keeps each
- * vCenter's alerts apart: an upload of one vCenter's run closes only that vCenter's alerts. */
-static json_t *sarif_run(const struct vsl_report *r, const char *name, int success)
-{
-    json_t *results = json_array();
-    struct vsl_buf path;
-    size_t i;
-    json_t *fd;
-    char category[512];
+/* The SARIF runs being written: the stream, a result's compact text and its path. */
+struct sarif {
+    const struct vsl_report *r;
+    struct vsl_jstream s;
+    struct vsl_buf item, path;
+    size_t results; /* of the run being written */
+};
 
-    vsl_buf_init(&path, MAX_PATH_LEN);
-    json_array_foreach(r->findings, i, fd) {
-        const char *vc = str(fd, "vcenter");
-        if (name ? strcmp(vc, name) != 0 : source_of(r, vc) != NULL)
-            continue;
+/* One finding as a SARIF result of the run being written (at depth 4 of the document), as
+ * json_pack() built it before: the same members in the same order. */
+static int sarif_result(void *ctx, const struct db_finding_row *w)
+{
+    struct sarif *x = ctx;
+    struct vsl_buf *b = &x->item;
+    const char *id = S(w->check);
+    char fq[1024], name[1024], num[64];
+    int line, rc;
+
+    vsl_buf_reset(b);
+    rc = finding_path(x->r, w, &x->path, &line);
+    vsl_row_object_name(w, name, sizeof(name));
+    /* A part of a host has no moref: it is found under its host. */
+    if (w->object_moref)
+        snprintf(fq, sizeof(fq), "%s/%s/%s", S(w->vcenter), S(w->object_type), w->object_moref);
+    else
+        snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", S(w->vcenter), S(w->host_moref),
+                 S(w->object_type), S(w->object_name));
+    /* snprintf may have cut a character in two. */
+    vsl_utf8_fix(name);
+    vsl_utf8_fix(fq);
+    if (rc == 0)
+        rc = jmember(b, "{", "ruleId", id);
+    if (rc == 0) {
+        snprintf(num, sizeof(num), ",\"ruleIndex\":%d", rule_index(x->r, id));
+        rc = vsl_buf_addstr(b, num);
+    }
+    if (rc == 0)
+        rc = jmember(b, ",", "level", sarif_level(w->sev));
+    if (rc == 0)
+        rc = jmember(b, ",\"message\":{", "text", S(w->message));
+    if (rc == 0)
+        rc = vsl_buf_add(b, "}", 1);
+    if (rc == 0)
+        rc = jmember(b, ",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{", "uri",
+                     x->path.data ? x->path.data : "");
+    if (rc == 0) {
+        snprintf(num, sizeof(num), ",\"uriBaseId\":\"%%SRCROOT%%\"},\"region\":{\"startLine\":%d}}",
+                 line);
+        rc = vsl_buf_addstr(b, num);
+    }
+    if (rc == 0)
+        rc = jmember(b, ",\"logicalLocations\":[{", "name", name);
+    if (rc == 0)
+        rc = jmember(b, ",", "fullyQualifiedName", fq);
+    if (rc == 0)
+        rc = vsl_buf_addstr(b, ",\"kind\":\"resource\"}]}]");
+    if (rc == 0)
+        rc = jmember(b, ",\"partialFingerprints\":{", "vslintFingerprint/v1",
+                     S(w->fingerprint));
+    if (rc == 0)
+        rc = jmember(b, "},\"properties\":{", "vcenter", S(w->vcenter));
+    if (rc == 0)
+        rc = jmember(b, ",", "status", w->status);
+    if (rc == 0)
+        rc = vsl_buf_addstr(b, ",\"evidence\":");
+    if (rc == 0)
+        rc = vsl_buf_add(b, w->evidence, w->evidence_len);
+    if (rc == 0 && w->unverified) {
+        rc = jmember(b, ",\"unverified\":{", "since", w->unverified_since);
+        if (rc == 0)
+            rc = jmember(b, ",", "reason", w->unverified_reason);
+        if (rc == 0)
+            rc = vsl_buf_add(b, "}", 1);
+    }
+    if (rc == 0)
+        rc = vsl_buf_add(b, "}", 1);
+    if (rc == 0 && !strcmp(w->status, "waived")) {
+        char just[1024];
+        snprintf(just, sizeof(just), "%s (until %s)", S(w->waiver_reason), S(w->waiver_expires));
+        /* A long reason cut in the middle of a character would make the report invalid, and
+         * the waived finding reach code scanning as an open alert. */
+        vsl_utf8_fix(just);
+        rc = jmember(b, ",\"suppressions\":[{\"kind\":\"external\",", "justification", just);
+        if (rc == 0)
+            rc = vsl_buf_addstr(b, "}]");
+    }
+    if (rc == 0)
+        rc = vsl_buf_add(b, "}", 1);
+    if (rc < 0) {
         /* A result left out is, to code scanning, a problem fixed: its alert would close. */
-        json_t *res = sarif_result(r, fd, &path);
-        if (json_array_append_new(results, res) < 0) {
-            log_warnx("SARIF: the %s finding %s cannot be written", str(fd, "check"),
-                      str(fd, "fingerprint"));
-            json_decref(results);
-            vsl_buf_free(&path);
-            return NULL;
-        }
+        log_warnx("SARIF: the %s finding %s cannot be written", id, S(w->fingerprint));
+        return x->s.werr = rc;
     }
-    vsl_buf_free(&path);
-    json_t *rules = sarif_rules(r);
-    if (!rules) {
-        json_decref(results);
-        return NULL;
-    }
+    rc = vsl_buf_add(&x->s.out, ",", x->results ? 1 : 0);
+    if (rc == 0)
+        rc = vsl_json_newline(&x->s.out, 4);
+    if (rc == 0)
+        rc = vsl_json_indented(&x->s.out, b->data, b->len, 4);
+    if (rc == 0)
+        rc = vsl_jstream_flush(&x->s, 0);
+    if (rc < 0)
+        return x->s.werr = rc;
+    x->results++;
+    return 0;
+}
+
+/* Appends the compact text of the members of the object o (without its braces) at depth. */
+static int put_members(struct vsl_buf *out, const json_t *o, int depth)
+{
+    char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    size_t n = text ? strlen(text) : 0;
+    int r = n >= 2 ? vsl_json_indented(out, text + 1, n - 2, depth) : -ENOMEM;
+
+    free(text);
+    return r;
+}
+
+/* One SARIF run, at depth 2: the tool with every rule, the results of source name (NULL: of
+ * no vCenter), and the run's category, so that code scanning keeps each vCenter's alerts
+ * apart: an upload of one vCenter's run closes only that vCenter's alerts. Its results are
+ * read as they are written. */
+static int sarif_run(struct sarif *x, const char *name, int success, const json_t *notes)
+{
+    const struct vsl_report *r = x->r;
+    struct vsl_buf *out = &x->s.out;
+    char category[512];
+    json_t *rules = sarif_rules(r), *head = NULL, *tail = NULL;
+    int rc = rules ? 0 : -EINVAL;
+
     snprintf(category, sizeof(category), "vslint/%s/", name ? name : "other");
-    return json_pack("{s:{s:{s:s,s:s,s:o}},s:{s:s},s:o,s:[{s:b}],s:s}", "tool", "driver",
-                     "name", "vslint", "version", VSL_VERSION, "rules", rules,
-                     "automationDetails", "id", category, "results", results, "invocations",
-                     "executionSuccessful", success, "columnKind", "unicodeCodePoints");
+    if (rc == 0) {
+        head = json_pack("{s:{s:{s:s,s:s,s:O}},s:{s:s}}", "tool", "driver", "name", "vslint",
+                         "version", VSL_VERSION, "rules", rules, "automationDetails", "id",
+                         category);
+        tail = json_pack("{s:[{s:b}],s:s}", "invocations", "executionSuccessful", success,
+                         "columnKind", "unicodeCodePoints");
+        if (!head || !tail)
+            rc = -ENOMEM;
+    }
+    if (rc == 0 && json_array_size(notes))
+        json_object_set(json_array_get(json_object_get(tail, "invocations"), 0),
+                        "toolExecutionNotifications", (json_t *)notes);
+    if (rc == 0)
+        rc = vsl_buf_add(out, "{", 1);
+    if (rc == 0)
+        rc = vsl_json_newline(out, 3);
+    if (rc == 0)
+        rc = put_members(out, head, 3);
+    if (rc == 0)
+        rc = vsl_buf_add(out, ",", 1);
+    if (rc == 0)
+        rc = vsl_json_newline(out, 3);
+    if (rc == 0)
+        rc = vsl_buf_addstr(out, "\"results\": [");
+    x->results = 0;
+    if (rc == 0 && name) {
+        const struct db_findings_filter flt = {.vcenter = name};
+        rc = vsl_report_walk(r, &flt, sarif_result, x);
+    }
+    if (rc == 0 && x->results)
+        rc = vsl_json_newline(out, 3);
+    if (rc == 0)
+        rc = vsl_buf_add(out, "],", 2);
+    if (rc == 0)
+        rc = vsl_json_newline(out, 3);
+    if (rc == 0)
+        rc = put_members(out, tail, 3);
+    if (rc == 0)
+        rc = vsl_json_newline(out, 2);
+    if (rc == 0)
+        rc = vsl_buf_add(out, "}", 1);
+    json_decref(rules);
+    json_decref(head);
+    json_decref(tail);
+    return rc;
 }
 
 /* Each site rule that failed, as a tool execution notification of a run's invocation: level
@@ -276,34 +375,37 @@ static json_t *sarif_notifications(const struct vsl_report *r)
 
 int vsl_report_sarif(FILE *f, const struct vsl_report *r)
 {
-    json_t *runs = json_array();
-    int success = !(r->errors && *r->errors), strays = 0;
-    size_t i;
-    json_t *fd;
-
-    int bad = 0;
-    for (i = 0; i < r->n_sources; i++)
-        bad |= json_array_append_new(runs, sarif_run(r, r->sources[i].name, success)) < 0;
-    json_array_foreach(r->findings, i, fd) strays += source_of(r, str(fd, "vcenter")) == NULL;
-    if (strays || !r->n_sources)
-        bad |= json_array_append_new(runs, sarif_run(r, NULL, success)) < 0;
-    if (bad) {
-        json_decref(runs);
-        return -EINVAL;
-    }
+    struct sarif x = {.r = r};
+    int success = !(r->errors && *r->errors), rc;
     json_t *notes = sarif_notifications(r);
-    json_array_foreach(runs, i, fd) {
-        if (json_array_size(notes))
-            json_object_set(json_array_get(json_object_get(fd, "invocations"), 0),
-                            "toolExecutionNotifications", notes);
-    }
-    json_decref(notes);
-    json_t *doc = json_pack("{s:s,s:s,s:o}", "$schema",
-                            "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0",
-                            "runs", runs);
-    int rc = vsl_json_print(f, doc);
 
-    json_decref(doc);
+    vsl_jstream_init(&x.s, f);
+    vsl_buf_init(&x.item, (size_t)64 << 20);
+    vsl_buf_init(&x.path, MAX_PATH_LEN);
+    rc = vsl_buf_addstr(&x.s.out, "{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0"
+                                  ".json\",\n  \"version\": \"2.1.0\",\n  \"runs\": [");
+    for (size_t i = 0; rc == 0 && i < r->n_sources; i++) {
+        rc = vsl_buf_add(&x.s.out, ",", i ? 1 : 0);
+        if (rc == 0)
+            rc = vsl_json_newline(&x.s.out, 2);
+        if (rc == 0)
+            rc = sarif_run(&x, r->sources[i].name, success, notes);
+    }
+    /* Every finding read is of a vCenter the report names: a run of its own only when the
+     * configuration names none. */
+    if (rc == 0 && !r->n_sources) {
+        rc = vsl_json_newline(&x.s.out, 2);
+        if (rc == 0)
+            rc = sarif_run(&x, NULL, success, notes);
+    }
+    if (rc == 0)
+        rc = vsl_buf_addstr(&x.s.out, "\n  ]\n}\n");
+    if (rc == 0)
+        rc = vsl_jstream_flush(&x.s, 1);
+    json_decref(notes);
+    vsl_buf_free(&x.item);
+    vsl_buf_free(&x.path);
+    vsl_buf_free(&x.s.out);
     return rc;
 }
 
@@ -315,40 +417,85 @@ static const char *gitlab_severity(int sev)
     return sev == SEV_CRITICAL ? "critical" : sev == SEV_WARNING ? "major" : "info";
 }
 
+struct gitlab {
+    const struct vsl_report *r;
+    struct vsl_jstream s;
+    struct vsl_buf item, path;
+};
+
+/* One unwaived finding as an issue of the report (at depth 1), as json_pack() built it. */
+static int gitlab_issue(void *ctx, const struct db_finding_row *w)
+{
+    struct gitlab *g = ctx;
+    struct vsl_buf *b = &g->item;
+    const struct check *ck = rule_of(g->r, S(w->check));
+    char num[64];
+    int line, rc;
+
+    if (finding_path(g->r, w, &g->path, &line) < 0)
+        return 0;
+    vsl_buf_reset(b);
+    rc = jmember(b, "{\"type\":\"issue\",", "description", S(w->message));
+    if (rc == 0)
+        rc = jmember(b, ",", "check_name", S(w->check));
+    if (rc == 0)
+        rc = jmember(b, ",", "fingerprint", S(w->fingerprint));
+    if (rc == 0)
+        rc = jmember(b, ",", "severity", gitlab_severity(w->sev));
+    if (rc == 0)
+        rc = jmember(b, ",\"categories\":[\"Bug Risk\"],\"location\":{", "path",
+                     g->path.data);
+    if (rc == 0) {
+        snprintf(num, sizeof(num), ",\"lines\":{\"begin\":%d}}", line);
+        rc = vsl_buf_addstr(b, num);
+    }
+    if (rc == 0)
+        rc = jmember(b, ",\"content\":{", "body", ck ? ck->remediation : "");
+    if (rc == 0)
+        rc = vsl_buf_addstr(b, "}}");
+    if (rc < 0) {
+        /* Left out, the issue would read as fixed in the merge request. */
+        log_warnx("GitLab report: the %s finding %s cannot be written", S(w->check),
+                  S(w->fingerprint));
+        return g->s.werr = rc;
+    }
+    rc = vsl_buf_add(&g->s.out, ",", g->s.items ? 1 : 0);
+    if (rc == 0)
+        rc = vsl_json_newline(&g->s.out, 1);
+    if (rc == 0)
+        rc = vsl_json_indented(&g->s.out, b->data, b->len, 1);
+    if (rc == 0)
+        rc = vsl_jstream_flush(&g->s, 0);
+    if (rc < 0)
+        return g->s.werr = rc;
+    g->s.items++;
+    return 0;
+}
+
+/* GitLab Code Quality: an array of issues, the unwaived findings, written as they are read. */
 int vsl_report_gitlab(FILE *f, const struct vsl_report *r)
 {
-    json_t *issues = json_array();
-    struct vsl_buf path;
-    size_t i;
-    json_t *fd;
-    int line;
+    struct gitlab g = {.r = r};
+    /* A waived finding is not a problem of this merge request: GitLab has no "suppressed"
+     * state, so it is left out of its report (the JSON and SARIF reports keep it). */
+    const struct db_findings_filter flt = {.status = "open"};
+    int rc;
 
-    vsl_buf_init(&path, MAX_PATH_LEN);
-    json_array_foreach(r->findings, i, fd) {
-        /* A waived finding is not a problem of this merge request: GitLab has no "suppressed"
-         * state, so it is left out of its report (the JSON and SARIF reports keep it). */
-        if (is_waived(fd) || finding_path(r, fd, &path, &line) < 0)
-            continue;
-        const struct check *ck = rule_of(r, str(fd, "check"));
-        json_t *issue = json_pack(
-            "{s:s,s:s,s:s,s:s,s:s,s:[s],s:{s:s,s:{s:i}},s:{s:s}}", "type", "issue",
-            "description", str(fd, "message"), "check_name", str(fd, "check"), "fingerprint",
-            str(fd, "fingerprint"), "severity", gitlab_severity(vsl_finding_severity(fd)),
-            "categories", "Bug Risk", "location", "path", path.data, "lines", "begin", line,
-            "content", "body", ck ? ck->remediation : "");
-        /* Left out, the issue would read as fixed in the merge request. */
-        if (json_array_append_new(issues, issue) < 0) {
-            log_warnx("GitLab report: the %s finding %s cannot be written", str(fd, "check"),
-                      str(fd, "fingerprint"));
-            json_decref(issues);
-            vsl_buf_free(&path);
-            return -EINVAL;
-        }
-    }
-    vsl_buf_free(&path);
-    int rc = vsl_json_print(f, issues);
-
-    json_decref(issues);
+    vsl_jstream_init(&g.s, f);
+    vsl_buf_init(&g.item, (size_t)64 << 20);
+    vsl_buf_init(&g.path, MAX_PATH_LEN);
+    rc = vsl_buf_add(&g.s.out, "[", 1);
+    if (rc == 0)
+        rc = vsl_report_walk(r, &flt, gitlab_issue, &g);
+    if (rc == 0 && g.s.items)
+        rc = vsl_json_newline(&g.s.out, 0);
+    if (rc == 0)
+        rc = vsl_buf_addstr(&g.s.out, "]\n");
+    if (rc == 0)
+        rc = vsl_jstream_flush(&g.s, 1);
+    vsl_buf_free(&g.item);
+    vsl_buf_free(&g.path);
+    vsl_buf_free(&g.s.out);
     return rc;
 }
 
@@ -373,43 +520,57 @@ static const char *gh_command(int sev)
     return sev == SEV_CRITICAL ? "error" : sev == SEV_WARNING ? "warning" : "notice";
 }
 
+struct github {
+    const struct vsl_report *r;
+    FILE *f;
+    struct vsl_buf path;
+    int n[3];
+};
+
+static int github_annotation(void *ctx, const struct db_finding_row *w)
+{
+    struct github *g = ctx;
+    FILE *f = g->f;
+    char name[1024], title[1200];
+    int line;
+
+    vsl_row_object_name(w, name, sizeof(name));
+    snprintf(title, sizeof(title), "vslint %s: %s", S(w->check), name);
+    g->n[w->sev]++;
+    fprintf(f, "::%s ", gh_command(w->sev));
+    /* Only a real file in the repository can carry an annotation on a line. */
+    if (g->r->location == VSL_LOC_CONFIG && finding_path(g->r, w, &g->path, &line) == 0) {
+        fputs("file=", f);
+        gh_escape(f, g->path.data, 1);
+        fprintf(f, ",line=%d,", line);
+    }
+    fputs("title=", f);
+    gh_escape(f, title, 1);
+    fputs("::", f);
+    gh_escape(f, S(w->vcenter), 0);
+    fputs(": ", f);
+    gh_escape(f, S(w->message), 0);
+    fputc('\n', f);
+    return ferror(f) ? -EIO : 0;
+}
+
+/* GitHub Actions: a workflow command per unwaived finding, written as it is read. */
 int vsl_report_github(FILE *f, const struct vsl_report *r)
 {
-    struct vsl_buf path;
-    size_t i;
-    json_t *fd;
-    int line, n[3] = {0, 0, 0};
+    struct github g = {.r = r, .f = f};
+    const struct db_findings_filter flt = {.status = "open"};
+    int rc;
 
-    vsl_buf_init(&path, MAX_PATH_LEN);
-    json_array_foreach(r->findings, i, fd) {
-        if (is_waived(fd))
-            continue;
-        int sev = vsl_finding_severity(fd);
-        char name[1024], title[1200];
-        vsl_finding_object_name(fd, name, sizeof(name));
-        snprintf(title, sizeof(title), "vslint %s: %s", str(fd, "check"), name);
-        n[sev]++;
-        fprintf(f, "::%s ", gh_command(sev));
-        /* Only a real file in the repository can carry an annotation on a line. */
-        if (r->location == VSL_LOC_CONFIG && finding_path(r, fd, &path, &line) == 0) {
-            fputs("file=", f);
-            gh_escape(f, path.data, 1);
-            fprintf(f, ",line=%d,", line);
-        }
-        fputs("title=", f);
-        gh_escape(f, title, 1);
-        fputs("::", f);
-        gh_escape(f, str(fd, "vcenter"), 0);
-        fputs(": ", f);
-        gh_escape(f, str(fd, "message"), 0);
-        fputc('\n', f);
-    }
-    vsl_buf_free(&path);
-    fprintf(f, "vslint: %d critical, %d warning, %d info\n", n[2], n[1], n[0]);
+    vsl_buf_init(&g.path, MAX_PATH_LEN);
+    rc = vsl_report_walk(r, &flt, github_annotation, &g);
+    vsl_buf_free(&g.path);
+    if (rc < 0)
+        return rc;
+    fprintf(f, "vslint: %d critical, %d warning, %d info\n", g.n[2], g.n[1], g.n[0]);
     if (r->errors && *r->errors) {
         fputs("::error title=vslint run incomplete::", f);
         gh_escape(f, r->errors, 0);
         fputc('\n', f);
     }
-    return 0;
+    return ferror(f) ? -EIO : 0;
 }

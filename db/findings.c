@@ -728,7 +728,8 @@ static int where(struct vsl_buf *sql, const struct db_findings_filter *f, int *s
     if (r == 0 && f->check)
         r = vsl_buf_addstr(sql, walk ? " AND +check_id = :check" : " AND check_id = :check");
     if (r == 0 && f->severity)
-        r = vsl_buf_addstr(sql, " AND severity_order <= :sev_order");
+        r = vsl_buf_addstr(sql, f->severity_only ? " AND severity_order = :sev_order"
+                                                 : " AND severity_order <= :sev_order");
     /* lower() folds ASCII only, which is what host and datastore names are in practice. */
     if (r == 0 && f->object)
         r = vsl_buf_addstr(sql, " AND instr(lower(object_name), lower(:object)) > 0");
@@ -825,13 +826,16 @@ static int query(struct db *db, const struct db_findings_filter *f, db_row_fn *r
     if (r < 0)
         goto out;
 
-    /* The count and the page come from one read transaction, so they agree. */
-    rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        r = db_fail(db->h, rc, "querying findings");
-        goto out;
+    /* The count and the page come from one read transaction, so they agree: this one, or the
+     * caller's (db_findings_read_begin()). */
+    if (sqlite3_get_autocommit(db->h)) {
+        rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            r = db_fail(db->h, rc, "querying findings");
+            goto out;
+        }
+        in_tx = 1;
     }
-    in_tx = 1;
     r = db_stmt(db, count_sql.data, &cst);
     if (r < 0)
         goto out;
@@ -1019,6 +1023,137 @@ int db_findings_each_text(struct db *db, const struct db_findings_filter *f, uns
     free(next);
     vsl_buf_free(&t.b);
     return r;
+}
+
+/* ---- the same row as the reports read it ----------------------------------------------------- */
+
+/* Column i's text, or NULL where db_json_text() would be null (NULL, or not UTF-8). */
+static const char *row_text(sqlite3_stmt *st, int i)
+{
+    const char *s = (const char *)sqlite3_column_text(st, i);
+
+    return s && vsl_utf8_valid(s, (size_t)sqlite3_column_bytes(st, i)) ? s : NULL;
+}
+
+struct row_each {
+    db_findings_row_fn *fn;
+    void *ctx;
+    char since[32]; /* the row's unverified_since as ISO-8601 */
+};
+
+static int each_row(sqlite3_stmt *st, void *ctx)
+{
+    struct row_each *t = ctx;
+    struct db_finding_row w = {0};
+    enum vsl_severity sev;
+
+    w.fingerprint = row_text(st, F_fingerprint);
+    w.check = row_text(st, F_check_id);
+    w.severity = row_text(st, F_severity);
+    w.sev = w.severity && vsl_severity_parse(w.severity, &sev) == 0 ? (int)sev : 0;
+    w.status = status_of(st);
+    w.vcenter = row_text(st, F_vcenter);
+    w.message = row_text(st, F_message);
+    w.object_type = row_text(st, F_object_type);
+    w.object_moref = row_text(st, F_object_moref);
+    w.object_name = row_text(st, F_object_name);
+    if (sqlite3_column_type(st, F_host_moref) != SQLITE_NULL) {
+        w.on_host = 1;
+        w.host_moref = row_text(st, F_host_moref);
+        w.host_name = row_text(st, F_host_name);
+    }
+    /* As evidence_text() and jevidence() read it: an object, or {} when damaged. */
+    w.evidence = (const char *)sqlite3_column_text(st, F_evidence_json);
+    w.evidence_len = w.evidence ? (size_t)sqlite3_column_bytes(st, F_evidence_json) : 0;
+    if (w.evidence_len < 2 || w.evidence[0] != '{' || w.evidence[w.evidence_len - 1] != '}' ||
+        memchr(w.evidence, '\0', w.evidence_len) ||
+        sqlite3_column_int(st, FX_evidence_valid) != 1) {
+        w.evidence = "{}";
+        w.evidence_len = 2;
+    }
+    if (sqlite3_column_type(st, F_unverified_since_ms) != SQLITE_NULL) {
+        w.unverified = 1;
+        w.unverified_since = vsl_iso_time(sqlite3_column_int64(st, F_unverified_since_ms),
+                                          t->since, sizeof(t->since));
+        w.unverified_reason = row_text(st, F_unverified_reason);
+    }
+    if (sqlite3_column_type(st, F_waiver_reason) != SQLITE_NULL) {
+        w.waived_until = 1;
+        w.waiver_reason = row_text(st, F_waiver_reason);
+        w.waiver_expires = row_text(st, F_waiver_expires);
+    }
+    return t->fn(t->ctx, &w);
+}
+
+int db_findings_each_row(struct db *db, const struct db_findings_filter *f,
+                         db_findings_row_fn *fn, void *ctx, int64_t *total)
+{
+    struct row_each t = {.fn = fn, .ctx = ctx};
+    char *next = NULL;
+    int64_t n = 0;
+    int r;
+
+    assert(db && f && fn && f->limit == 0 && !f->cursor);
+    r = query(db, f, each_row, &t, &n, &next);
+    free(next);
+    if (total)
+        *total = n;
+    return r;
+}
+
+struct tally {
+    db_findings_tally_fn *fn;
+    void *ctx;
+};
+
+static int tally_group(sqlite3_stmt *st, void *ctx)
+{
+    struct tally *t = ctx;
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+
+    return t->fn(t->ctx, (const char *)sqlite3_column_text(st, 0),
+                 (const char *)sqlite3_column_text(st, 1), status && !strcmp(status, "waived"),
+                 sqlite3_column_int64(st, 3));
+}
+
+int db_findings_tally(struct db *db, const char *vcenter, db_findings_tally_fn *fn, void *ctx)
+{
+    const struct db_findings_filter f = {.vcenter = vcenter};
+    struct tally t = {fn, ctx};
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    int sev_order, rc, r;
+
+    assert(db && fn);
+    vsl_buf_init(&sql, MAX_SQL);
+    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, count(*) FROM findings");
+    if (r == 0)
+        r = where(&sql, &f, &sev_order, 0);
+    if (r == 0)
+        r = vsl_buf_addstr(&sql, " GROUP BY check_id, severity, status");
+    if (r == 0)
+        r = prepare(db, &sql, &st);
+    if (r == 0) {
+        rc = bind_filter(st, &f, sev_order, NULL, 0);
+        r = rc == SQLITE_OK ? db_each_row(st, "counting findings", tally_group, &t)
+                            : db_fail(db->h, rc, "counting findings");
+    }
+    sqlite3_finalize(st);
+    vsl_buf_free(&sql);
+    return r;
+}
+
+int db_findings_read_begin(struct db *db)
+{
+    int rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+
+    return rc == SQLITE_OK ? 0 : db_fail(db->h, rc, "reading findings");
+}
+
+void db_findings_read_end(struct db *db)
+{
+    if (!sqlite3_get_autocommit(db->h))
+        sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 }
 
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out)

@@ -65,6 +65,7 @@ struct db_findings_filter {
     const char *vcenter;  /* exact, or NULL */
     const char *check;    /* exact check id, or NULL */
     const char *severity; /* "info", "warning", "critical": that severity and above; or NULL */
+    int severity_only;    /* with severity: that severity alone */
     const char *status;   /* "new", "open" (includes new), "waived", "resolved", or NULL =
                              everything not resolved */
     const char *object;   /* substring of the object name (case-insensitive), or NULL */
@@ -136,6 +137,44 @@ typedef int db_findings_text_fn(void *ctx, const char *json, size_t len, const c
                                 const char *severity);
 int db_findings_each_text(struct db *db, const struct db_findings_filter *f, unsigned fields,
                           db_findings_text_fn *fn, void *ctx, int64_t *total);
+
+/* One stored finding as a report written row by row reads it (db_findings_each_row()): the
+ * members of db_findings_query()'s finding that the reports print, without building a tree.
+ * Strings are the row's, valid during the call; NULL where db_findings_query() has null (the
+ * column is NULL or not UTF-8). */
+struct db_finding_row {
+    const char *fingerprint, *check, *severity, *vcenter, *message;
+    const char *status; /* as reported: "new", "open", "waived", "resolved"; never NULL */
+    int sev;            /* severity index (as vsl_finding_severity(): 0 when unknown) */
+    const char *object_type, *object_moref, *object_name;
+    int on_host; /* "host" is an object (the host's columns are not NULL) */
+    const char *host_moref, *host_name;
+    const char *evidence; /* the stored evidence's JSON object text ("{}" when damaged) */
+    size_t evidence_len;
+    int unverified; /* "unverified" is an object: since (ISO-8601) and reason */
+    const char *unverified_since, *unverified_reason;
+    int waived_until; /* "waiver" is an object: reason and expires */
+    const char *waiver_reason, *waiver_expires;
+};
+/* Every finding matching f (no limit, no cursor), in its order, handed to fn one row at a time.
+ * A negative return of fn ends the walk with it. *total = the number of matches (may be NULL).
+ * Inside db_findings_read_begin() the walk reads that transaction's state. */
+typedef int db_findings_row_fn(void *ctx, const struct db_finding_row *row);
+int db_findings_each_row(struct db *db, const struct db_findings_filter *f,
+                         db_findings_row_fn *fn, void *ctx, int64_t *total);
+
+/* The unresolved findings of vcenter (NULL: all) counted by check, severity and whether they are
+ * waived: fn(ctx, check, severity, waived, n) for each group (check and severity may be NULL
+ * for a column that is; severity as stored). A negative return of fn ends it with it. */
+typedef int db_findings_tally_fn(void *ctx, const char *check, const char *severity, int waived,
+                                 int64_t n);
+int db_findings_tally(struct db *db, const char *vcenter, db_findings_tally_fn *fn, void *ctx);
+
+/* Between these, every read of findings on db (queries, walks, counts, the summary) sees one
+ * state of the database, whatever other connections or processes commit meanwhile: a report
+ * made of several reads agrees with itself. begin: 0 or an error; end: always ends it. */
+int db_findings_read_begin(struct db *db);
+void db_findings_read_end(struct db *db);
 
 /* One finding by fingerprint (any status), same shape; -VSL_ENOTFOUND if absent. */
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out);

@@ -248,14 +248,16 @@ static size_t utf8_len(const unsigned char *p)
     return n;
 }
 
-int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n)
+int vsl_utf8_valid(const char *s, size_t n)
 {
-    static const char hex[] = "0123456789ABCDEF"; /* as jansson writes \u001F */
-    const unsigned char *p = (const unsigned char *)s, *end = p + n, *run;
-    size_t start = b->len;
-    int r;
+    const unsigned char *run = (const unsigned char *)s, *end = run + n;
 
-    for (run = p; run < end;) {
+    while (run < end) {
+        /* ASCII, the common case, a byte at a time without the decoder. */
+        if (*run < 0x80) {
+            run++;
+            continue;
+        }
         /* utf8_len() may look up to three bytes ahead: near the end, at a zero-padded copy. */
         unsigned char tail[5] = {0};
         size_t left = (size_t)(end - run), k;
@@ -263,9 +265,21 @@ int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n)
             memcpy(tail, run, left);
         k = utf8_len(left < 4 ? tail : run);
         if (k == 0 || left < k)
-            return -EILSEQ;
+            return 0;
         run += k;
     }
+    return 1;
+}
+
+int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF"; /* as jansson writes \u001F */
+    const unsigned char *p = (const unsigned char *)s, *end = p + n, *run;
+    size_t start = b->len;
+    int r;
+
+    if (!vsl_utf8_valid(s, n))
+        return -EILSEQ;
     r = vsl_buf_add(b, "\"", 1);
     /* Runs of bytes that need no escape are appended at once. */
     for (run = p; r == 0 && p < end; p++) {

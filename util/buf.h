@@ -47,6 +47,9 @@ void vsl_buf_free(struct vsl_buf *b);
 /* Returns a string the caller owns (never NULL on success: "" for an empty buffer). */
 char *vsl_buf_take(struct vsl_buf *b);
 
+/* Whether the n bytes at s are well-formed UTF-8 (what jansson and vsl_buf_addjson() take). */
+int vsl_utf8_valid(const char *s, size_t n);
+
 /* Makes s valid UTF-8 in place: each byte that does not start or continue a well-formed
  * sequence becomes '?', so text built from remote input can go into JSON (which jansson
  * rejects otherwise), even when snprintf cut a character in two. */
