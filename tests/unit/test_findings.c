@@ -1555,6 +1555,273 @@ TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardow
     json_decref(summary);
 }
 
+/* ---- the reports' row by row reads ------------------------------------------------------ */
+
+/* A member of a finding's tree as db_findings_each_row() must give it: NULL for null. */
+static void assert_member(const json_t *o, const char *key, const char *got)
+{
+    const json_t *v = json_object_get(o, key);
+
+    if (!json_is_string(v)) {
+        if (got)
+            fail_msg("%s: got \"%s\", want null", key, got);
+        return;
+    }
+    if (!got)
+        fail_msg("%s: got NULL, want \"%s\"", key, json_string_value(v));
+    assert_string_equal(got, json_string_value(v));
+}
+
+struct rows_seen {
+    json_t *want; /* db_findings_query()'s page */
+    size_t n;
+};
+
+static int row_as_tree(void *ctx, const struct db_finding_row *w)
+{
+    struct rows_seen *x = ctx;
+    const json_t *o = json_array_get(x->want, x->n++);
+    const json_t *obj = json_object_get(o, "object"), *host = json_object_get(o, "host");
+    const json_t *u = json_object_get(o, "unverified"), *wv = json_object_get(o, "waiver");
+
+    assert_non_null(o);
+    assert_member(o, "fingerprint", w->fingerprint);
+    assert_member(o, "check", w->check);
+    assert_member(o, "severity", w->severity);
+    assert_member(o, "status", w->status);
+    assert_member(o, "vcenter", w->vcenter);
+    assert_member(o, "message", w->message);
+    assert_int_equal(w->sev, vsl_finding_severity(o));
+    assert_member(obj, "type", w->object_type);
+    assert_member(obj, "moref", w->object_moref);
+    assert_member(obj, "name", w->object_name);
+    assert_int_equal(w->on_host, json_is_object(host));
+    assert_member(host, "moref", w->host_moref);
+    assert_member(host, "name", w->host_name);
+    json_t *ev = json_loadb(w->evidence, w->evidence_len, 0, NULL);
+    assert_true(json_equal(ev, json_object_get(o, "evidence")));
+    json_decref(ev);
+    assert_int_equal(w->unverified, json_is_object(u));
+    assert_member(u, "since", w->unverified_since);
+    assert_member(u, "reason", w->unverified_reason);
+    assert_int_equal(w->waived_until, json_is_object(wv));
+    assert_member(wv, "reason", w->waiver_reason);
+    assert_member(wv, "expires", w->waiver_expires);
+    return 0;
+}
+
+/* db_findings_each_row() of f gives, row for row, what db_findings_query() does. */
+static void assert_rows_as_query(struct db *db, const struct db_findings_filter *f)
+{
+    struct rows_seen x = {NULL, 0};
+    int64_t total = -1, wtotal = -2;
+    char *next = NULL;
+
+    assert_int_equal(db_findings_query(db, f, &x.want, &total, &next), 0);
+    assert_null(next);
+    assert_int_equal(db_findings_each_row(db, f, row_as_tree, &x, &wtotal), 0);
+    assert_int_equal(x.n, json_array_size(x.want));
+    assert_int_equal(wtotal, total);
+    json_decref(x.want);
+}
+
+/* What a report reads row by row is what the API's trees say: every member, a part of a host
+ * (no moref), an unverified finding, a waived one, evidence damaged by hand ({}), columns
+ * that are not UTF-8 (null), each status and severity filter; severity_only keeps one. */
+TEST_WITH(test_rows_read_as_the_trees, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const struct db_findings_filter filters[] = {
+        {0},
+        {.status = "open"},
+        {.status = "waived"},
+        {.status = "new"},
+        {.severity = "warning", .severity_only = 1},
+        {.severity = "warning"},
+        {.check = "snapshots", .vcenter = "vc-a"},
+    };
+    char buf[256];
+
+    five_findings(fx->db);
+    for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+        assert_rows_as_query(fx->db, &filters[i]);
+    const struct db_findings_filter warning = {.severity = "warning", .severity_only = 1};
+    assert_string_equal(query(fx->db, &warning, buf, sizeof(buf), NULL, NULL), "F2,F5,F3");
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE findings SET object_type = 'lun', object_moref = NULL,"
+                                     " host_moref = 'host-1', host_name = 'esx1'"
+                                     " WHERE object_name = 'nfs01';"
+                                     "UPDATE findings SET unverified_since_ms = 1796056965000,"
+                                     " unverified_reason = 'esxcli could not be read'"
+                                     " WHERE object_moref = 'datastore-1';"
+                                     "UPDATE findings SET evidence_json = '{\"cut\": ['"
+                                     " WHERE object_name = 'web01';"
+                                     "UPDATE findings SET object_name = 'bad' || x'ff',"
+                                     " message = x'c3' WHERE object_moref = 'vm-7'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    for (size_t i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+        assert_rows_as_query(fx->db, &filters[i]);
+}
+
+/* "CHECK SEVERITY waived=N count;" for each group db_findings_tally() gives, into a sorted
+ * object's dump. */
+static int tally_into(void *ctx, const char *check, const char *severity, int waived, int64_t n)
+{
+    char key[128];
+
+    snprintf(key, sizeof(key), "%s %s%s", check ? check : "-", severity ? severity : "-",
+             waived ? " waived" : "");
+    return json_object_set_new(ctx, key, json_integer(n));
+}
+
+static char *tally_text(struct db *db, const char *vcenter)
+{
+    json_t *o = json_object();
+    char *s;
+
+    assert_int_equal(db_findings_tally(db, vcenter, tally_into, o), 0);
+    s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    return s;
+}
+
+/* Inside db_findings_read_begin(), every read sees the state of the first: another connection
+ * resolving a finding and waiving another changes neither a walk, a count by check nor the
+ * summary until db_findings_read_end(). */
+TEST_WITH(test_one_read_for_a_report, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const struct db_findings_filter all = {0};
+    struct rows_seen x = {NULL, 0};
+    int64_t total = 0;
+    char *t;
+    json_t *sum = NULL;
+
+    five_findings(fx->db);
+    t = tally_text(fx->db, NULL);
+    assert_string_equal(t, "{\"datastore-free-space critical\":1,\"datastore-free-space "
+                           "warning\":2,\"snapshots info\":1,\"snapshots warning waived\":1}");
+    free(t);
+    t = tally_text(fx->db, "vc-b");
+    assert_string_equal(t, "{\"datastore-free-space warning\":1,\"snapshots info\":1}");
+    free(t);
+
+    assert_int_equal(db_findings_read_begin(fx->db), 0);
+    assert_int_equal(db_findings_query(fx->db, &all, &x.want, &total, &(char *){NULL}), 0);
+    assert_int_equal(total, 5);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE findings SET status = 'resolved', resolved_at_ms = 1"
+                                     " WHERE object_name = 'nfs01';"
+                                     "UPDATE findings SET status = 'waived', waiver_reason = 'r',"
+                                     " waiver_expires = '2027-01-01' WHERE object_moref = 'vm-7'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(db_findings_each_row(fx->db, &all, row_as_tree, &x, &total), 0);
+    assert_int_equal(x.n, 5);
+    t = tally_text(fx->db, NULL);
+    assert_string_equal(t, "{\"datastore-free-space critical\":1,\"datastore-free-space "
+                           "warning\":2,\"snapshots info\":1,\"snapshots warning waived\":1}");
+    free(t);
+    assert_int_equal(db_findings_summary(fx->db, NULL, &sum), 0);
+    assert_int_equal(json_integer_value(json_object_get(sum, "total")), 4);
+    json_decref(sum);
+    db_findings_read_end(fx->db);
+    json_decref(x.want);
+
+    t = tally_text(fx->db, NULL);
+    assert_string_equal(t, "{\"datastore-free-space critical\":1,\"datastore-free-space "
+                           "warning\":1,\"snapshots info waived\":1,\"snapshots warning waived\""
+                           ":1}");
+    free(t);
+    sqlite3_close(h);
+}
+
+/* The text report (`vslint check`'s default), read row by row: critical first; one check's
+ * findings about one LUN from several hosts under one line naming it, a LUN seen from one host
+ * on its own line; the marks of a new and of an unverified finding; the waived ones last. */
+static const struct check paths = {
+    .id = "multipath-policy", .title = "Multipathing policy", .severity = SEV_WARNING};
+
+TEST_WITH(test_text_report_read_row_by_row, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const char *const vcenters[] = {"vc-a"};
+    const char *const completed[] = {free_space.id, snapshots.id, paths.id};
+    const struct unverified_scope gap = {free_space.id, "datastore-1", "ds1 could not be read"};
+    struct finding f[6];
+    json_t *ev = json_object();
+
+    memset(f, 0, sizeof(f));
+    f[0] = (struct finding){.check_id = free_space.id, .check_title = free_space.title,
+                            .severity = SEV_CRITICAL, .object_type = "datastore",
+                            .object_moref = "datastore-1", .object_name = "ds1",
+                            .message = "ds1 is 97% full", .evidence = ev};
+    for (int i = 1; i <= 3; i++) {
+        static const char *const hosts[] = {"esx1", "esx2", "esx3"}, *const msg[] = {
+            "esx1 uses MRU", "esx2 uses MRU", "esx3 uses MRU"};
+        static const char *const morefs[] = {"host-1", "host-2", "host-3"};
+        f[i] = (struct finding){.check_id = paths.id, .check_title = paths.title,
+                                .severity = SEV_WARNING, .object_type = "lun",
+                                .object_name = "naa.600a", .host_moref = morefs[i - 1],
+                                .host_name = hosts[i - 1], .message = msg[i - 1],
+                                .evidence = ev};
+    }
+    f[4] = (struct finding){.check_id = paths.id, .check_title = paths.title,
+                            .severity = SEV_WARNING, .object_type = "lun",
+                            .object_name = "naa.600b", .host_moref = "host-1",
+                            .host_name = "esx1", .message = "esx1 uses Fixed", .evidence = ev};
+    f[5] = (struct finding){.check_id = snapshots.id, .check_title = snapshots.title,
+                            .severity = SEV_WARNING, .object_type = "vm", .object_moref = "vm-42",
+                            .object_name = "web01", .message = "web01 has a 9-day snapshot",
+                            .evidence = ev, .waiver_reason = waiver.reason,
+                            .waiver_expires = waiver.expires_text};
+    /* Fingerprints in the order the lines are to be read. */
+    for (int i = 0; i < 6; i++)
+        snprintf(f[i].fingerprint, sizeof(f[i].fingerprint), "a00000000000000%d", i);
+    /* T1: all but naa.600b. T2: ds1 unread (kept, unverified), naa.600b new. */
+    struct finding t1[5] = {f[0], f[1], f[2], f[3], f[5]}, t2[5] = {f[1], f[2], f[3], f[4], f[5]};
+    struct evaluation e1 = {.findings = t1, .n_findings = 5, .completed = completed,
+                            .n_completed = 3},
+                      e2 = {.findings = t2, .n_findings = 5, .completed = completed,
+                            .n_completed = 3, .unverified = &gap, .n_unverified = 1};
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &e1, T1), 0);
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &e2, T2), 0);
+
+    struct vsl_report_seen seen = {0, 0};
+    struct vsl_report r = {.fail_on = SEV_CRITICAL, .db = fx->db, .vcenters = vcenters,
+                           .n_vcenters = 1, .seen = &seen};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(vsl_report_write(out, VSL_FMT_TEXT, &r), 0);
+    assert_int_equal(fclose(out), 0);
+    const char *pad = "                                   "; /* 10 + 22 + 3 */
+    char want[2048];
+    snprintf(want, sizeof(want),
+             "CRITICAL  datastore-free-space   vc-a: ds1 is 97%% full  [unverified since %s: ds1 "
+             "could not be read]\n"
+             "WARNING   multipath-policy       vc-a: LUN naa.600a, on 3 hosts:\n"
+             "%sesx1 uses MRU\n%sesx2 uses MRU\n%sesx3 uses MRU\n"
+             "WARNING   multipath-policy       vc-a: esx1 uses Fixed  [new]\n"
+             "WAIVED    snapshots              vc-a: web01 has a 9-day snapshot  (waived until "
+             "2027-01-31: backup window, CHG-1234)\n"
+             "\n"
+             "1 critical, 4 warning, 0 info, 1 waived; 1 new since the previous run; 1 could not "
+             "be verified this run (kept as last seen).\n",
+             T2_ISO, pad, pad, pad);
+    assert_string_equal(text, want);
+    /* The unverified critical finding is unwaived and at --fail-on: the run fails on it. */
+    assert_int_equal(seen.failing, 1);
+    assert_int_equal(seen.unread, 0);
+    free(text);
+    json_decref(ev);
+}
+
 int main(void)
 {
     return tl_main();
