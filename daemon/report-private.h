@@ -11,7 +11,10 @@
 #include "util/buf.h"
 
 /* A string of a finding's row, "" for a member that is null (what str() of its tree reads). */
-#define S(s) ((s) ? (s) : "")
+static inline const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
 
 /* Each finding of r's vCenters (r->vcenters, in their order; only f->vcenter's when f names
  * one) matching f, handed to fn, each vCenter's in one walk (db_findings_each_row()). Marks

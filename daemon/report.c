@@ -72,9 +72,9 @@ void vsl_finding_object_name(const json_t *fd, char *out, size_t size)
 void vsl_row_object_name(const struct db_finding_row *w, char *out, size_t size)
 {
     if (w->on_host && !w->object_moref)
-        snprintf(out, size, "%s %s", S(w->host_name), S(w->object_name));
+        snprintf(out, size, "%s %s", or_empty(w->host_name), or_empty(w->object_name));
     else
-        snprintf(out, size, "%s", S(w->object_name));
+        snprintf(out, size, "%s", or_empty(w->object_name));
 }
 
 /* ---- walking the stored findings -------------------------------------------------------- */
@@ -131,8 +131,8 @@ int vsl_report_walk(const struct vsl_report *r, const struct db_findings_filter 
 static void text_marks(FILE *f, const struct db_finding_row *w)
 {
     if (w->unverified)
-        fprintf(f, "  [unverified since %s: %s]", S(w->unverified_since),
-                S(w->unverified_reason));
+        fprintf(f, "  [unverified since %s: %s]", or_empty(w->unverified_since),
+                or_empty(w->unverified_reason));
     else if (!strcmp(w->status, "new"))
         fputs("  [new]", f);
 }
@@ -148,15 +148,14 @@ struct text {
     /* The run held: its check, vCenter and LUN, and each finding's message and marks. */
     struct vsl_buf check, vcenter, lun, lines;
     size_t held;
-    int err;
 };
 
 static int same_run(const struct text *t, const struct db_finding_row *w)
 {
     return t->held && w->object_type && !strcmp(w->object_type, "lun") &&
-           !strcmp(S(w->check), t->check.data ? t->check.data : "") &&
-           !strcmp(S(w->vcenter), t->vcenter.data ? t->vcenter.data : "") &&
-           !strcmp(S(w->object_name), t->lun.data ? t->lun.data : "");
+           !strcmp(or_empty(w->check), t->check.data ? t->check.data : "") &&
+           !strcmp(or_empty(w->vcenter), t->vcenter.data ? t->vcenter.data : "") &&
+           !strcmp(or_empty(w->object_name), t->lun.data ? t->lun.data : "");
 }
 
 /* Prints the run held: one finding as its own line, several under their LUN's. */
@@ -196,35 +195,36 @@ static int text_row(void *ctx, const struct db_finding_row *w)
         /* Not a LUN: nothing can join it, so it is printed at once. */
         if (!w->object_type || strcmp(w->object_type, "lun") != 0) {
             char u[16];
-            upper(u, S(w->severity), sizeof(u));
-            fprintf(t->f, "%-8s  %-22s %s: %s", u, S(w->check), S(w->vcenter), S(w->message));
+            upper(u, or_empty(w->severity), sizeof(u));
+            fprintf(t->f, "%-8s  %-22s %s: %s", u, or_empty(w->check), or_empty(w->vcenter),
+                    or_empty(w->message));
             text_marks(t->f, w);
             fputc('\n', t->f);
-            return ferror(t->f) ? (t->err = -EIO) : 0;
+            return ferror(t->f) ? -EIO : 0;
         }
         vsl_buf_reset(&t->check);
         vsl_buf_reset(&t->vcenter);
         vsl_buf_reset(&t->lun);
-        r = vsl_buf_addstr(&t->check, S(w->check));
+        r = vsl_buf_addstr(&t->check, or_empty(w->check));
         if (r == 0)
-            r = vsl_buf_addstr(&t->vcenter, S(w->vcenter));
+            r = vsl_buf_addstr(&t->vcenter, or_empty(w->vcenter));
         if (r == 0)
-            r = vsl_buf_addstr(&t->lun, S(w->object_name));
+            r = vsl_buf_addstr(&t->lun, or_empty(w->object_name));
     }
     /* The finding's message and marks, NUL-ended, after the run's others. */
     if (r == 0)
-        r = vsl_buf_addstr(&t->lines, S(w->message));
+        r = vsl_buf_addstr(&t->lines, or_empty(w->message));
     if (r == 0 && w->unverified)
-        r = vsl_buf_printf(&t->lines, "  [unverified since %s: %s]", S(w->unverified_since),
-                           S(w->unverified_reason));
+        r = vsl_buf_printf(&t->lines, "  [unverified since %s: %s]", or_empty(w->unverified_since),
+                           or_empty(w->unverified_reason));
     else if (r == 0 && !strcmp(w->status, "new"))
         r = vsl_buf_addstr(&t->lines, "  [new]");
     if (r == 0)
         r = vsl_buf_add(&t->lines, "", 1);
     if (r < 0)
-        return t->err = r;
+        return r;
     t->held++;
-    return ferror(t->f) ? (t->err = -EIO) : 0;
+    return ferror(t->f) ? -EIO : 0;
 }
 
 static int text_waived(void *ctx, const struct db_finding_row *w)
@@ -234,8 +234,9 @@ static int text_waived(void *ctx, const struct db_finding_row *w)
     t->rows++;
     t->waived++;
     t->unverified += w->unverified;
-    fprintf(t->f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", S(w->check), S(w->vcenter),
-            S(w->message), S(w->waiver_expires), S(w->waiver_reason));
+    fprintf(t->f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", or_empty(w->check),
+            or_empty(w->vcenter), or_empty(w->message), or_empty(w->waiver_expires),
+            or_empty(w->waiver_reason));
     text_marks(t->f, w);
     fputc('\n', t->f);
     return ferror(t->f) ? -EIO : 0;
@@ -658,32 +659,32 @@ static int junit_case(void *ctx, const struct db_finding_row *w)
 
     vsl_row_object_name(w, name, sizeof(name));
     fprintf(f, "    <testcase classname=\"%s\" name=\"", j->ck->id);
-    xml_text(f, S(w->vcenter));
+    xml_text(f, or_empty(w->vcenter));
     fputc('/', f);
     xml_text(f, name);
     fprintf(f, "\">\n");
     if (!strcmp(w->status, "waived")) {
         fprintf(f, "      <skipped message=\"waived until ");
-        xml_text(f, S(w->waiver_expires));
+        xml_text(f, or_empty(w->waiver_expires));
         fprintf(f, ": ");
-        xml_text(f, S(w->waiver_reason));
+        xml_text(f, or_empty(w->waiver_reason));
         fprintf(f, "\"/>\n");
     } else if (w->sev >= j->r->fail_on) {
-        fprintf(f, "      <failure type=\"%s\" message=\"", S(w->severity));
-        xml_text(f, S(w->message));
+        fprintf(f, "      <failure type=\"%s\" message=\"", or_empty(w->severity));
+        xml_text(f, or_empty(w->message));
         fprintf(f, "\">");
         xml_text(f, j->ck->remediation);
         fprintf(f, "</failure>\n");
     } else {
-        fprintf(f, "      <system-out>%s: ", S(w->severity));
-        xml_text(f, S(w->message));
+        fprintf(f, "      <system-out>%s: ", or_empty(w->severity));
+        xml_text(f, or_empty(w->message));
         fprintf(f, "</system-out>\n");
     }
     if (w->unverified) {
         fprintf(f, "      <system-err>unverified since ");
-        xml_text(f, S(w->unverified_since));
+        xml_text(f, or_empty(w->unverified_since));
         fprintf(f, ": ");
-        xml_text(f, S(w->unverified_reason));
+        xml_text(f, or_empty(w->unverified_reason));
         fprintf(f, "</system-err>\n");
     }
     fprintf(f, "    </testcase>\n");

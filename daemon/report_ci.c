@@ -40,7 +40,7 @@ static const struct vsl_report_source *source_of(const struct vsl_report *r, con
 static int finding_path(const struct vsl_report *r, const struct db_finding_row *w,
                         struct vsl_buf *b, int *line)
 {
-    const char *vc = S(w->vcenter);
+    const char *vc = or_empty(w->vcenter);
     const struct vsl_report_source *src = source_of(r, vc);
     int rc;
 
@@ -57,16 +57,16 @@ static int finding_path(const struct vsl_report *r, const struct db_finding_row 
     if (rc == 0 && w->on_host && !w->object_moref) {
         rc = vsl_buf_addstr(b, "/host/");
         if (rc == 0)
-            rc = vsl_buf_addurl(b, S(w->host_name));
+            rc = vsl_buf_addurl(b, or_empty(w->host_name));
     }
     if (rc == 0)
         rc = vsl_buf_addstr(b, "/");
     if (rc == 0)
-        rc = vsl_buf_addurl(b, S(w->object_type));
+        rc = vsl_buf_addurl(b, or_empty(w->object_type));
     if (rc == 0)
         rc = vsl_buf_addstr(b, "/");
     if (rc == 0)
-        rc = vsl_buf_addurl(b, S(w->object_name));
+        rc = vsl_buf_addurl(b, or_empty(w->object_name));
     return rc;
 }
 
@@ -189,7 +189,7 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
 {
     struct sarif *x = ctx;
     struct vsl_buf *b = &x->item;
-    const char *id = S(w->check);
+    const char *id = or_empty(w->check);
     char fq[1024], name[1024], num[64];
     int line, rc;
 
@@ -198,10 +198,11 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
     vsl_row_object_name(w, name, sizeof(name));
     /* A part of a host has no moref: it is found under its host. */
     if (w->object_moref)
-        snprintf(fq, sizeof(fq), "%s/%s/%s", S(w->vcenter), S(w->object_type), w->object_moref);
+        snprintf(fq, sizeof(fq), "%s/%s/%s", or_empty(w->vcenter), or_empty(w->object_type),
+                 w->object_moref);
     else
-        snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", S(w->vcenter), S(w->host_moref),
-                 S(w->object_type), S(w->object_name));
+        snprintf(fq, sizeof(fq), "%s/host/%s/%s/%s", or_empty(w->vcenter), or_empty(w->host_moref),
+                 or_empty(w->object_type), or_empty(w->object_name));
     /* snprintf may have cut a character in two. */
     vsl_utf8_fix(name);
     vsl_utf8_fix(fq);
@@ -214,7 +215,7 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
     if (rc == 0)
         rc = jmember(b, ",", "level", sarif_level(w->sev));
     if (rc == 0)
-        rc = jmember(b, ",\"message\":{", "text", S(w->message));
+        rc = jmember(b, ",\"message\":{", "text", or_empty(w->message));
     if (rc == 0)
         rc = vsl_buf_add(b, "}", 1);
     if (rc == 0)
@@ -233,9 +234,9 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
         rc = vsl_buf_addstr(b, ",\"kind\":\"resource\"}]}]");
     if (rc == 0)
         rc = jmember(b, ",\"partialFingerprints\":{", "vslintFingerprint/v1",
-                     S(w->fingerprint));
+                     or_empty(w->fingerprint));
     if (rc == 0)
-        rc = jmember(b, "},\"properties\":{", "vcenter", S(w->vcenter));
+        rc = jmember(b, "},\"properties\":{", "vcenter", or_empty(w->vcenter));
     if (rc == 0)
         rc = jmember(b, ",", "status", w->status);
     if (rc == 0)
@@ -253,7 +254,8 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
         rc = vsl_buf_add(b, "}", 1);
     if (rc == 0 && !strcmp(w->status, "waived")) {
         char just[1024];
-        snprintf(just, sizeof(just), "%s (until %s)", S(w->waiver_reason), S(w->waiver_expires));
+        snprintf(just, sizeof(just), "%s (until %s)", or_empty(w->waiver_reason),
+                 or_empty(w->waiver_expires));
         /* A long reason cut in the middle of a character would make the report invalid, and
          * the waived finding reach code scanning as an open alert. */
         vsl_utf8_fix(just);
@@ -265,7 +267,7 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
         rc = vsl_buf_add(b, "}", 1);
     if (rc < 0) {
         /* A result left out is, to code scanning, a problem fixed: its alert would close. */
-        log_warnx("SARIF: the %s finding %s cannot be written", id, S(w->fingerprint));
+        log_warnx("SARIF: the %s finding %s cannot be written", id, or_empty(w->fingerprint));
         return x->s.werr = rc;
     }
     rc = vsl_buf_add(&x->s.out, ",", x->results ? 1 : 0);
@@ -428,18 +430,18 @@ static int gitlab_issue(void *ctx, const struct db_finding_row *w)
 {
     struct gitlab *g = ctx;
     struct vsl_buf *b = &g->item;
-    const struct check *ck = rule_of(g->r, S(w->check));
+    const struct check *ck = rule_of(g->r, or_empty(w->check));
     char num[64];
     int line, rc;
 
     if (finding_path(g->r, w, &g->path, &line) < 0)
         return 0;
     vsl_buf_reset(b);
-    rc = jmember(b, "{\"type\":\"issue\",", "description", S(w->message));
+    rc = jmember(b, "{\"type\":\"issue\",", "description", or_empty(w->message));
     if (rc == 0)
-        rc = jmember(b, ",", "check_name", S(w->check));
+        rc = jmember(b, ",", "check_name", or_empty(w->check));
     if (rc == 0)
-        rc = jmember(b, ",", "fingerprint", S(w->fingerprint));
+        rc = jmember(b, ",", "fingerprint", or_empty(w->fingerprint));
     if (rc == 0)
         rc = jmember(b, ",", "severity", gitlab_severity(w->sev));
     if (rc == 0)
@@ -455,8 +457,8 @@ static int gitlab_issue(void *ctx, const struct db_finding_row *w)
         rc = vsl_buf_addstr(b, "}}");
     if (rc < 0) {
         /* Left out, the issue would read as fixed in the merge request. */
-        log_warnx("GitLab report: the %s finding %s cannot be written", S(w->check),
-                  S(w->fingerprint));
+        log_warnx("GitLab report: the %s finding %s cannot be written", or_empty(w->check),
+                  or_empty(w->fingerprint));
         return g->s.werr = rc;
     }
     rc = vsl_buf_add(&g->s.out, ",", g->s.items ? 1 : 0);
@@ -535,7 +537,7 @@ static int github_annotation(void *ctx, const struct db_finding_row *w)
     int line;
 
     vsl_row_object_name(w, name, sizeof(name));
-    snprintf(title, sizeof(title), "vslint %s: %s", S(w->check), name);
+    snprintf(title, sizeof(title), "vslint %s: %s", or_empty(w->check), name);
     g->n[w->sev]++;
     fprintf(f, "::%s ", gh_command(w->sev));
     /* Only a real file in the repository can carry an annotation on a line. */
@@ -547,9 +549,9 @@ static int github_annotation(void *ctx, const struct db_finding_row *w)
     fputs("title=", f);
     gh_escape(f, title, 1);
     fputs("::", f);
-    gh_escape(f, S(w->vcenter), 0);
+    gh_escape(f, or_empty(w->vcenter), 0);
     fputs(": ", f);
-    gh_escape(f, S(w->message), 0);
+    gh_escape(f, or_empty(w->message), 0);
     fputc('\n', f);
     return ferror(f) ? -EIO : 0;
 }
