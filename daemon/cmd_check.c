@@ -83,6 +83,8 @@ int cmd_check(const struct vsl_args *a)
     size_t n_listed = 0;
     const char *config_path = NULL;
     char cwd[4096];
+    struct vsl_report_seen seen = {0};
+    int reading = 0; /* db_findings_read_begin()'s */
 
     /* parse_args() let through only values these take. */
     vsl_format_parse(a->format, &fmt);
@@ -155,8 +157,10 @@ int cmd_check(const struct vsl_args *a)
     vsl_cli_warn_lines(&errors);
     /* The summary, the resolved count and every read of the report (some read the findings
      * more than once) see one state of the database, whatever a daemon commits meanwhile. */
-    if (db_findings_read_begin(db) < 0)
-        log_warnx("cannot begin one read of the findings: the report's parts may disagree");
+    reading = db_findings_read_begin(db);
+    if (reading < 0)
+        log_warnx("cannot begin one read of the findings (%s): each part of the report reads "
+                  "them on its own", vsl_strerror(reading));
     if (db_findings_summary(db, only, &summary) < 0)
         summary = json_object();
     json_object_set(summary, "expired_waivers", expired);
@@ -178,7 +182,6 @@ int cmd_check(const struct vsl_args *a)
     }
     if (!(out = vsl_cli_output(a)))
         goto out;
-    struct vsl_report_seen seen = {0, 0};
     struct vsl_report rep = {.findings = NULL,
                              .summary = summary,
                              .fail_on = fail_on,
@@ -194,10 +197,15 @@ int cmd_check(const struct vsl_args *a)
                              .vcenters = listed,
                              .n_vcenters = n_listed,
                              .seen = &seen};
+    struct vsl_watch watch;
+    vsl_watch_start(&watch);
     if (vsl_report_write(out, fmt, &rep) < 0 || fflush(out) != 0) {
         log_warnx("cannot write the report");
         goto out;
     }
+    double wall, cpu;
+    vsl_watch_read(&watch, &wall, &cpu);
+    log_debug("check: the %s report written in %.3f s, CPU %.3f s", a->format, wall, cpu);
     if (failed || seen.unread) {
         rc = VSL_EXIT_FAIL;
         goto out;
@@ -207,7 +215,8 @@ int cmd_check(const struct vsl_args *a)
     rc = seen.failing ? VSL_EXIT_FINDINGS : VSL_EXIT_OK;
 out:
     if (db)
-        db_findings_read_end(db);
+        db_findings_read_end(db, reading);
+    free(seen.unread_of);
     vsl_cli_close_output(out);
     free(sources);
     free(listed);

@@ -18,11 +18,15 @@ static inline const char *or_empty(const char *s)
 
 /* Each finding of r's vCenters (r->vcenters, in their order; only f->vcenter's when f names
  * one) matching f, handed to fn, each vCenter's in one walk (db_findings_each_row()). Marks
- * r->seen->failing for an unwaived finding at r->fail_on or above. A read that fails is said
- * on stderr, marks r->seen->unread and ends this walk and every later one with 0: the report
- * is closed without the rest. fn's own error (writing the report) is returned as it is. */
+ * r->seen->failing for an unwaived finding at r->fail_on or above. A vCenter whose read fails
+ * is vsl_report_read_failed() and skipped by every later walk; the others are still read, and
+ * the walk returns 0. fn's own error (writing the report) is returned as it is. */
 int vsl_report_walk(const struct vsl_report *r, const struct db_findings_filter *f,
                     db_findings_row_fn *fn, void *ctx);
+/* Whether the findings of vCenter v (of r->vcenters) could not be read. */
+int vsl_report_unread(const struct vsl_report *r, size_t v);
+/* Says on stderr that vCenter v's findings could not be read (err), and marks it in r->seen. */
+void vsl_report_read_failed(const struct vsl_report *r, size_t v, int err);
 
 /* vsl_finding_object_name() of a row. */
 void vsl_row_object_name(const struct db_finding_row *w, char *out, size_t size);

@@ -75,6 +75,8 @@ void vsl_row_object_name(const struct db_finding_row *w, char *out, size_t size)
         snprintf(out, size, "%s %s", or_empty(w->host_name), or_empty(w->object_name));
     else
         snprintf(out, size, "%s", or_empty(w->object_name));
+    /* A long name cut in the middle of a character would be invalid in XML and JSON. */
+    vsl_utf8_fix(out);
 }
 
 /* ---- walking the stored findings -------------------------------------------------------- */
@@ -104,25 +106,43 @@ int vsl_report_walk(const struct vsl_report *r, const struct db_findings_filter 
 {
     struct walk k = {r, fn, ctx, 0};
 
-    /* A read that failed stops every later one: the report is closed without the rest. */
-    if (r->seen && r->seen->unread)
-        return 0;
     for (size_t v = 0; v < r->n_vcenters; v++) {
         struct db_findings_filter flt = *f;
         if (f->vcenter && strcmp(f->vcenter, r->vcenters[v]) != 0)
+            continue;
+        if (vsl_report_unread(r, v))
             continue;
         flt.vcenter = r->vcenters[v];
         int rc = db_findings_each_row(r->db, &flt, walk_row, &k, NULL);
         if (rc < 0 && k.err)
             return rc;
-        if (rc < 0) {
-            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
-            if (r->seen)
-                r->seen->unread = 1;
-            return 0;
-        }
+        if (rc < 0)
+            vsl_report_read_failed(r, v, rc);
     }
     return 0;
+}
+
+int vsl_report_unread(const struct vsl_report *r, size_t v)
+{
+    return r->seen && r->seen->unread && (!r->seen->unread_of || r->seen->unread_of[v]);
+}
+
+void vsl_report_read_failed(const struct vsl_report *r, size_t v, int err)
+{
+    struct vsl_report_seen *seen = r->seen;
+
+    log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(err));
+    if (!seen)
+        return;
+    if (!seen->unread)
+        snprintf(seen->what, sizeof(seen->what), "vcenter %s: cannot read findings: %s",
+                 r->vcenters[v], vsl_strerror(err));
+    seen->unread = 1;
+    if (!seen->unread_of)
+        seen->unread_of = calloc(r->n_vcenters, 1);
+    /* Without memory for the flags, every vCenter counts as unread from now on. */
+    if (seen->unread_of)
+        seen->unread_of[v] = 1;
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
@@ -145,8 +165,9 @@ struct text {
     FILE *f;
     int sev;
     int by_sev[3], news, unverified, waived, rows;
-    /* The run held: its check, vCenter and LUN, and each finding's message and marks. */
-    struct vsl_buf check, vcenter, lun, lines;
+    /* The run held: its severity as stored, check, vCenter and LUN, and each finding's
+     * message and marks. */
+    struct vsl_buf severity, check, vcenter, lun, lines;
     size_t held;
 };
 
@@ -166,7 +187,7 @@ static void text_flush(struct text *t)
 
     if (!t->held)
         return;
-    upper(u, vsl_severity_name((enum vsl_severity)t->sev), sizeof(u));
+    upper(u, t->severity.data ? t->severity.data : "", sizeof(u));
     if (t->held == 1) {
         fprintf(t->f, "%-8s  %-22s %s: %s\n", u, t->check.data ? t->check.data : "",
                 t->vcenter.data ? t->vcenter.data : "", line);
@@ -202,10 +223,13 @@ static int text_row(void *ctx, const struct db_finding_row *w)
             fputc('\n', t->f);
             return ferror(t->f) ? -EIO : 0;
         }
+        vsl_buf_reset(&t->severity);
         vsl_buf_reset(&t->check);
         vsl_buf_reset(&t->vcenter);
         vsl_buf_reset(&t->lun);
-        r = vsl_buf_addstr(&t->check, or_empty(w->check));
+        r = vsl_buf_addstr(&t->severity, or_empty(w->severity));
+        if (r == 0)
+            r = vsl_buf_addstr(&t->check, or_empty(w->check));
         if (r == 0)
             r = vsl_buf_addstr(&t->vcenter, or_empty(w->vcenter));
         if (r == 0)
@@ -251,6 +275,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
     json_t *fd;
     int rc = 0;
 
+    vsl_buf_init(&t.severity, 1 << 20);
     vsl_buf_init(&t.check, 1 << 20);
     vsl_buf_init(&t.vcenter, 1 << 20);
     vsl_buf_init(&t.lun, 1 << 20);
@@ -273,6 +298,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
         const struct db_findings_filter flt = {.status = "waived"};
         rc = vsl_report_walk(r, &flt, text_waived, &t);
     }
+    vsl_buf_free(&t.severity);
     vsl_buf_free(&t.check);
     vsl_buf_free(&t.vcenter);
     vsl_buf_free(&t.lun);
@@ -294,7 +320,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
     fprintf(f, ".\n");
     json_t *expired = json_object_get(r->summary, "expired_waivers");
     json_array_foreach(expired, i, fd) fprintf(f, "note: %s\n", json_string_value(fd));
-    if (r->errors && *r->errors)
+    if ((r->errors && *r->errors) || (r->seen && r->seen->unread))
         fprintf(f, "The run was incomplete: see the errors on standard error.\n");
     return ferror(f) ? -EIO : 0;
 }
@@ -704,13 +730,10 @@ static int write_junit(FILE *f, const struct vsl_report *r)
 
     if (!n)
         return -ENOMEM;
-    for (size_t v = 0; v < r->n_vcenters && !(r->seen && r->seen->unread); v++) {
+    for (size_t v = 0; v < r->n_vcenters; v++) {
         int e = db_findings_tally(r->db, r->vcenters[v], junit_count, &tally);
-        if (e < 0) {
-            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(e));
-            if (r->seen)
-                r->seen->unread = 1;
-        }
+        if (e < 0)
+            vsl_report_read_failed(r, v, e);
     }
     for (size_t c = 0; c < nchecks; c++) {
         const json_t *e;

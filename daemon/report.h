@@ -68,6 +68,11 @@ struct vsl_report_seen {
     int failing; /* an unwaived finding at fail_on or above was written */
     int unread;  /* a vCenter's findings could not be read (said on stderr); the document was
                   * still closed, without them */
+    /* The other formats: which of the report's vCenters could not be read (n_vcenters flags,
+     * malloc'd at the first such failure, freed by the caller): their later reads are skipped,
+     * the others' still made. what: the first failure, as the report says it. */
+    unsigned char *unread_of;
+    char what[512];
 };
 
 int vsl_report_write(FILE *f, enum vsl_format fmt, const struct vsl_report *r);

@@ -311,7 +311,7 @@ static int sarif_run(struct sarif *x, const char *name, int success, const json_
         head = json_pack("{s:{s:{s:s,s:s,s:O}},s:{s:s}}", "tool", "driver", "name", "vslint",
                          "version", VSL_VERSION, "rules", rules, "automationDetails", "id",
                          category);
-        tail = json_pack("{s:[{s:b}],s:s}", "invocations", "executionSuccessful", success,
+        tail = json_pack("{s:[{s:b}],s:s}", "invocations", "executionSuccessful", 0,
                          "columnKind", "unicodeCodePoints");
         if (!head || !tail)
             rc = -ENOMEM;
@@ -336,6 +336,14 @@ static int sarif_run(struct sarif *x, const char *name, int success, const json_
         const struct db_findings_filter flt = {.vcenter = name};
         rc = vsl_report_walk(r, &flt, sarif_result, x);
     }
+    /* A run is successful when the run had no error and every read of its report so far
+     * succeeded (a read that fails after it cannot take back what was written). */
+    if (rc == 0)
+        rc = json_object_set_new(json_array_get(json_object_get(tail, "invocations"), 0),
+                                 "executionSuccessful",
+                                 json_boolean(success && !(r->seen && r->seen->unread)))
+                 ? -ENOMEM
+                 : 0;
     if (rc == 0 && x->results)
         rc = vsl_json_newline(out, 3);
     if (rc == 0)
@@ -569,9 +577,14 @@ int vsl_report_github(FILE *f, const struct vsl_report *r)
     if (rc < 0)
         return rc;
     fprintf(f, "vslint: %d critical, %d warning, %d info\n", g.n[2], g.n[1], g.n[0]);
-    if (r->errors && *r->errors) {
+    if ((r->errors && *r->errors) || (r->seen && r->seen->unread)) {
         fputs("::error title=vslint run incomplete::", f);
-        gh_escape(f, r->errors, 0);
+        gh_escape(f, r->errors ? r->errors : "", 0);
+        /* A read that failed as the report was written, after the run's errors. */
+        if (r->seen && r->seen->unread) {
+            gh_escape(f, r->seen->what, 0);
+            gh_escape(f, "\n", 0);
+        }
         fputc('\n', f);
     }
     return ferror(f) ? -EIO : 0;

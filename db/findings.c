@@ -1,5 +1,6 @@
 /* Findings and their history: recording one evaluation (first_seen, last_seen, resolved_at by
  * fingerprint), and reading them back filtered, keyset-paginated and summarised for the API. */
+#define _GNU_SOURCE /* memmem */
 #include <assert.h>
 #include <errno.h>
 #include <stdint.h>
@@ -540,6 +541,24 @@ static int poll_text(struct vsl_buf *b, sqlite3_stmt *st, int i, int mode)
     return r == 0 ? vsl_buf_add(b, "}", 1) : r;
 }
 
+/* Whether the stored evidence text s[0..n) of the current row is what jevidence() parses to
+ * an object (else it answers {}): an object's text that SQLite's json_valid() accepts, and,
+ * where it holds an escaped NUL (which jansson refuses without JSON_ALLOW_NUL and SQLite
+ * takes), one jansson parses too: a rare text, parsed only then. */
+static int evidence_object(sqlite3_stmt *st, const char *s, size_t n)
+{
+    if (n < 2 || s[0] != '{' || s[n - 1] != '}' || memchr(s, '\0', n) ||
+        sqlite3_column_int(st, FX_evidence_valid) != 1)
+        return 0;
+    if (memmem(s, n, "\\u0000", 6)) {
+        json_t *v = json_loadb(s, n, 0, NULL);
+        int ok = json_is_object(v);
+        json_decref(v);
+        return ok;
+    }
+    return 1;
+}
+
 /* The stored evidence as it is: we wrote it with json_dumps(), so it is JSON already and needs
  * no jansson parse and re-serialisation per request (most of a page's time was that). Text
  * that is not a JSON object (damaged by hand: SQLite's json_valid() in the SELECT, a C parse
@@ -550,8 +569,7 @@ static int evidence_text(struct vsl_buf *b, sqlite3_stmt *st)
     const char *s = (const char *)sqlite3_column_text(st, F_evidence_json);
     size_t n = s ? (size_t)sqlite3_column_bytes(st, F_evidence_json) : 0;
 
-    if (n < 2 || s[0] != '{' || s[n - 1] != '}' || memchr(s, '\0', n) ||
-        sqlite3_column_int(st, FX_evidence_valid) != 1)
+    if (!evidence_object(st, s, n))
         return vsl_buf_addstr(b, "{}");
     return vsl_buf_add(b, s, n);
 }
@@ -1065,9 +1083,7 @@ static int each_row(sqlite3_stmt *st, void *ctx)
     /* As evidence_text() and jevidence() read it: an object, or {} when damaged. */
     w.evidence = (const char *)sqlite3_column_text(st, F_evidence_json);
     w.evidence_len = w.evidence ? (size_t)sqlite3_column_bytes(st, F_evidence_json) : 0;
-    if (w.evidence_len < 2 || w.evidence[0] != '{' || w.evidence[w.evidence_len - 1] != '}' ||
-        memchr(w.evidence, '\0', w.evidence_len) ||
-        sqlite3_column_int(st, FX_evidence_valid) != 1) {
+    if (!evidence_object(st, w.evidence, w.evidence_len)) {
         w.evidence = "{}";
         w.evidence_len = 2;
     }
@@ -1145,14 +1161,17 @@ int db_findings_tally(struct db *db, const char *vcenter, db_findings_tally_fn *
 
 int db_findings_read_begin(struct db *db)
 {
-    int rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+    int rc;
 
-    return rc == SQLITE_OK ? 0 : db_fail(db->h, rc, "reading findings");
+    if (!db->wal || !sqlite3_get_autocommit(db->h))
+        return 0;
+    rc = sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 1 : db_fail(db->h, rc, "reading findings");
 }
 
-void db_findings_read_end(struct db *db)
+void db_findings_read_end(struct db *db, int began)
 {
-    if (!sqlite3_get_autocommit(db->h))
+    if (began == 1 && !sqlite3_get_autocommit(db->h))
         sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 }
 

@@ -172,9 +172,14 @@ int db_findings_tally(struct db *db, const char *vcenter, db_findings_tally_fn *
 
 /* Between these, every read of findings on db (queries, walks, counts, the summary) sees one
  * state of the database, whatever other connections or processes commit meanwhile: a report
- * made of several reads agrees with itself. begin: 0 or an error; end: always ends it. */
+ * made of several reads agrees with itself. For a one-shot command: the read is held as long
+ * as the report takes to write (a pager), which a daemon's writes do not wait for in WAL mode
+ * (its checkpoints only stop short of it); so on a database that is not in WAL mode (where
+ * the read would block the daemon's commits) begin takes none and returns 0, and the reads
+ * are each their own. 1: taken; 0: not; or an error (none taken).
+ * end(db, began): ends what begin returned 1 for, nothing else. */
 int db_findings_read_begin(struct db *db);
-void db_findings_read_end(struct db *db);
+void db_findings_read_end(struct db *db, int began);
 
 /* One finding by fingerprint (any status), same shape; -VSL_ENOTFOUND if absent. */
 int db_finding_get(struct db *db, const char *fingerprint, json_t **out);

@@ -1658,7 +1658,10 @@ TEST_WITH(test_rows_read_as_the_trees, tl_db_setup_open, tl_db_teardown)
                                      "UPDATE findings SET evidence_json = '{\"cut\": ['"
                                      " WHERE object_name = 'web01';"
                                      "UPDATE findings SET object_name = 'bad' || x'ff',"
-                                     " message = x'c3' WHERE object_moref = 'vm-7'",
+                                     " message = x'c3' WHERE object_moref = 'vm-7';"
+                                     /* valid to SQLite, refused by jansson: {} */
+                                     "UPDATE findings SET evidence_json = '{\"a\":\"x\\u0000y\"}'"
+                                     " WHERE object_name = 'LocalDS_0' AND vcenter = 'vc-b'",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(h);
@@ -1709,7 +1712,7 @@ TEST_WITH(test_one_read_for_a_report, tl_db_setup_open, tl_db_teardown)
     assert_string_equal(t, "{\"datastore-free-space warning\":1,\"snapshots info\":1}");
     free(t);
 
-    assert_int_equal(db_findings_read_begin(fx->db), 0);
+    assert_int_equal(db_findings_read_begin(fx->db), 1);
     assert_int_equal(db_findings_query(fx->db, &all, &x.want, &total, &(char *){NULL}), 0);
     assert_int_equal(total, 5);
     sqlite3 *h;
@@ -1729,7 +1732,7 @@ TEST_WITH(test_one_read_for_a_report, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(db_findings_summary(fx->db, NULL, &sum), 0);
     assert_int_equal(json_integer_value(json_object_get(sum, "total")), 4);
     json_decref(sum);
-    db_findings_read_end(fx->db);
+    db_findings_read_end(fx->db, 1);
     json_decref(x.want);
 
     t = tally_text(fx->db, NULL);
@@ -1791,7 +1794,7 @@ TEST_WITH(test_text_report_read_row_by_row, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(db_findings_record(fx->db, "vc-a", &e1, T1), 0);
     assert_int_equal(db_findings_record(fx->db, "vc-a", &e2, T2), 0);
 
-    struct vsl_report_seen seen = {0, 0};
+    struct vsl_report_seen seen = {0};
     struct vsl_report r = {.fail_on = SEV_CRITICAL, .db = fx->db, .vcenters = vcenters,
                            .n_vcenters = 1, .seen = &seen};
     char *text = NULL;
@@ -1820,6 +1823,68 @@ TEST_WITH(test_text_report_read_row_by_row, tl_db_setup_open, tl_db_teardown)
     assert_int_equal(seen.unread, 0);
     free(text);
     json_decref(ev);
+}
+
+/* A report whose findings cannot be read (the table they join is gone) says so: text that
+ * the run was incomplete, GitHub an error annotation naming the vCenter, SARIF an unsuccessful
+ * run; each still a whole document, and the command fails on it (seen.unread). */
+static char *report_of(struct vsl_report *r, enum vsl_format fmt)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    assert_non_null(out);
+    assert_int_equal(vsl_report_write(out, fmt, r), 0);
+    assert_int_equal(fclose(out), 0);
+    return text;
+}
+
+TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const char *const vcenters[] = {"vc-a", "vc-b"};
+    const struct vsl_report_source sources[] = {{"vc-a", 3, 0}, {"vc-b", 9, 0}};
+
+    five_findings(fx->db);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "ALTER TABLE polls RENAME TO polls_gone", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    for (int fmt = VSL_FMT_TEXT; fmt <= VSL_FMT_GITHUB; fmt++) {
+        if (fmt == VSL_FMT_JSON || fmt == VSL_FMT_JUNIT || fmt == VSL_FMT_GITLAB)
+            continue;
+        struct vsl_report_seen seen = {0};
+        struct vsl_report r = {.fail_on = SEV_WARNING, .db = fx->db, .vcenters = vcenters,
+                               .n_vcenters = 2, .sources = sources, .n_sources = 2,
+                               .seen = &seen};
+        char *text = report_of(&r, (enum vsl_format)fmt);
+        assert_int_equal(seen.unread, 1);
+        assert_int_equal(seen.failing, 0);
+        assert_non_null(seen.unread_of);
+        assert_true(seen.unread_of[0] && seen.unread_of[1]);
+        if (fmt == VSL_FMT_TEXT)
+            assert_string_equal(text, "0 critical, 0 warning, 0 info.\nThe run was incomplete: "
+                                      "see the errors on standard error.\n");
+        if (fmt == VSL_FMT_GITHUB)
+            assert_non_null(strstr(text, "::error title=vslint run incomplete::vcenter vc-a: "
+                                         "cannot read findings: "));
+        if (fmt == VSL_FMT_SARIF) {
+            json_t *doc = json_loads(text, 0, NULL), *run;
+            size_t i;
+            assert_non_null(doc);
+            assert_int_equal(json_array_size(json_object_get(doc, "runs")), 2);
+            json_array_foreach(json_object_get(doc, "runs"), i, run) {
+                json_t *inv = json_array_get(json_object_get(run, "invocations"), 0);
+                assert_true(json_is_false(json_object_get(inv, "executionSuccessful")));
+                assert_int_equal(json_array_size(json_object_get(run, "results")), 0);
+            }
+            json_decref(doc);
+        }
+        free(text);
+        free(seen.unread_of);
+    }
 }
 
 int main(void)
