@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checks/engine.h"
 #include "util/buf.h"
@@ -137,6 +140,12 @@ static int append_finding(struct chk_results *r, const struct check *c, const ch
     out->detail = dup_or_null(f->detail);
     out->message = dup_or_null(f->message);
     out->evidence = evidence;
+    /* Only recorded: the tree as text at once, so that no more than one finding's tree is
+     * held (a check of thousands of findings held all their trees until it ended). */
+    if (r->compact && (out->evidence_json = json_dumps(evidence, FINDING_EVIDENCE_FLAGS))) {
+        json_decref(evidence);
+        out->evidence = NULL;
+    }
     if (!out->object_name || !out->message || (f->object_moref && !out->object_moref) ||
         (host_moref && !out->host_moref) || (host_name && !out->host_name) ||
         (f->object_type && !out->object_type) || (f->detail && !out->detail))
@@ -697,15 +706,127 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
     return chk_run_some(cfg, NULL, 0, e, now, out, err, errlen);
 }
 
+/* One check of a run on several threads: its results apart until they are gathered. */
+struct check_run {
+    size_t index; /* in the registry */
+    struct chk_results res;
+    int r, failed;
+};
+
+struct check_pool {
+    const struct chk_config *cfg;
+    const struct estate *e;
+    int64_t now;
+    struct check_run *runs;
+    size_t n;
+    atomic_size_t next; /* the next run to take */
+};
+
+/* Takes the pool's checks one at a time until none is left (each thread, the caller's too). */
+static void *pool_work(void *arg)
+{
+    struct check_pool *p = arg;
+
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        struct check_run *cr = &p->runs[i];
+        cr->r = run_check(p->cfg, chk_registry[cr->index], &p->cfg->settings[cr->index], p->e,
+                          p->now, &cr->res, &cr->failed);
+    }
+    return NULL;
+}
+
+static void *pool_thread(void *arg)
+{
+    struct check_pool *p = arg;
+
+    log_context_vcenter(p->e->vcenter);
+    pool_work(p);
+    log_context_vcenter(NULL);
+    return NULL;
+}
+
+/* Moves what one check's run found (its findings, its unverified scopes, its completion) to
+ * the end of out, leaving cr->res empty. 0 or -ENOMEM (out is then as it was). */
+static int gather(struct chk_results *out, struct check_run *cr)
+{
+    struct chk_results *from = &cr->res;
+
+    if (out->n + from->n > out->cap) {
+        size_t cap = out->cap * 2 > out->n + from->n ? out->cap * 2 : out->n + from->n;
+        struct chk_finding *items = realloc(out->items, cap * sizeof(*items));
+        if (!items)
+            return -ENOMEM;
+        out->items = items;
+        out->cap = cap;
+    }
+    if (from->n_unverified) {
+        struct chk_unverified *u = realloc(out->unverified, (out->n_unverified +
+                                           from->n_unverified) * sizeof(*u));
+        if (!u)
+            return -ENOMEM;
+        out->unverified = u;
+    }
+    if (from->n_completed && add_check(&out->completed, &out->n_completed, from->completed[0]) < 0)
+        return -ENOMEM;
+    memcpy(out->items + out->n, from->items, from->n * sizeof(*out->items));
+    out->n += from->n;
+    from->n = 0;
+    memcpy(out->unverified + out->n_unverified, from->unverified,
+           from->n_unverified * sizeof(*out->unverified));
+    out->n_unverified += from->n_unverified;
+    from->n_unverified = 0;
+    return 0;
+}
+
+/* How many threads a run of n checks takes: threads asked, at most the CPUs online and n. */
+static size_t pool_size(const struct chk_results *out, size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = out->threads > 1 ? (size_t)out->threads : 1;
+
+    if (cpus > 0 && t > (size_t)cpus)
+        t = (size_t)cpus;
+    return t < n ? t : n;
+}
+
+#define CHK_MAX_THREADS 8
+
 int chk_run_some(const struct chk_config *cfg, const struct check *const *only, size_t n_only,
                  const struct estate *e, int64_t now, struct chk_results *out, char *err,
                  size_t errlen)
 {
     struct vsl_watch watch;
-    size_t ran = 0, found = out->n;
+    size_t ran = 0, found = out->n, n_runs = 0;
+    struct check_pool pool = {.cfg = cfg, .e = e, .now = now};
+    pthread_t threads[CHK_MAX_THREADS];
+    size_t started = 0;
     int first = 0;
 
     vsl_watch_start(&watch);
+    /* The checks that run, each with results of its own when they run on several threads. */
+    for (size_t i = 0; i < chk_registry_len; i++)
+        n_runs += chosen(chk_registry[i], only, n_only) && cfg->settings[i].enabled;
+    if (pool_size(out, n_runs) > 1 && (pool.runs = calloc(n_runs, sizeof(*pool.runs)))) {
+        for (size_t i = 0; i < chk_registry_len; i++) {
+            if (!chosen(chk_registry[i], only, n_only) || !cfg->settings[i].enabled)
+                continue;
+            struct check_run *cr = &pool.runs[pool.n++];
+            cr->index = i;
+            cr->res.compact = out->compact;
+            cr->res.no_evidence = out->no_evidence;
+        }
+        atomic_init(&pool.next, 0);
+        size_t want = pool_size(out, n_runs) - 1;
+        if (want > CHK_MAX_THREADS)
+            want = CHK_MAX_THREADS;
+        /* A thread that cannot start leaves its share to the others, the caller's at least. */
+        while (started < want && pthread_create(&threads[started], NULL, pool_thread, &pool) == 0)
+            started++;
+        pool_work(&pool);
+        for (size_t t = 0; t < started; t++)
+            pthread_join(threads[t], NULL);
+    }
+    struct check_run *cr = pool.runs;
     for (size_t i = 0; i < chk_registry_len; i++) {
         const struct check *c = chk_registry[i];
         if (!chosen(c, only, n_only))
@@ -716,7 +837,24 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             continue;
         }
         size_t before = out->n;
-        int failed, r = run_check(cfg, c, &cfg->settings[i], e, now, out, &failed);
+        int failed, r;
+        if (cr) {
+            /* Ran on the pool: its results join the others' in the registry's order. */
+            failed = cr->failed;
+            r = cr->r;
+            int g = gather(out, cr);
+            chk_results_free(&cr->res);
+            cr++;
+            if (g < 0) {
+                if (!first) {
+                    first = g;
+                    snprintf(err, errlen, "vCenter %s: %s", e->vcenter, vsl_strerror(g));
+                }
+                continue;
+            }
+        } else {
+            r = run_check(cfg, c, &cfg->settings[i], e, now, out, &failed);
+        }
         ran++;
         if (r < 0) {
             if (!first) {
@@ -734,10 +872,12 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             if (apply_waivers(cfg, &out->items[k], now, out) < 0 && !first)
                 first = -ENOMEM;
     }
+    free(pool.runs);
     double wall, cpu;
     vsl_watch_read(&watch, &wall, &cpu);
-    log_debug("checks: %zu checks ran over vCenter %s (%zu findings) in %.3f s, CPU %.3f s", ran,
-              e->vcenter, out->n - found, wall, cpu);
+    log_debug("checks: %zu checks ran over vCenter %s (%zu findings) on %zu thread(s) in %.3f s, "
+              "CPU %.3f s (this thread's)",
+              ran, e->vcenter, out->n - found, started + 1, wall, cpu);
     return first;
 }
 

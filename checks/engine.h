@@ -90,6 +90,10 @@ struct chk_results {
      * thrown away (chk_wants_evidence()): a low pool's evidence names every datastore it backs,
      * 4,000 of them under one Unity pool, in every judge. */
     int no_evidence;
+    /* Set by the caller: the checks may run on this many threads at once (0 or 1: on the
+     * calling thread alone; never more than the CPUs online). Whatever the threads, the results
+     * are the same, in the same order: each check's are gathered in the registry's order. */
+    int threads;
 };
 
 /* Runs every enabled check over e at time now (unix seconds) and appends to out. A check that

@@ -115,6 +115,7 @@ int vsl_evaluate_ex(struct db *db, const struct vsl_config *cfg, const struct vs
     }
     vsl_keep_configured_pools(e, cfg);
     res.compact = 1; /* the findings are only recorded */
+    res.threads = 2;
     r = chk_run_all(&cfg->checks, e, now_ms / 1000, &res, err, sizeof(err));
     if (r < 0)
         vsl_buf_line(errors, "%s", err);

@@ -1887,6 +1887,56 @@ TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
     }
 }
 
+/* The checks run on two threads give what they give on one: the same findings in the same
+ * order (each check's after the one before it in the registry), the same evidence text and
+ * fingerprints, the same completed, disabled and unverified lists. */
+TEST_WITH(test_checks_on_two_threads_as_on_one, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    struct estate *e = NULL;
+    struct chk_config cfg;
+    struct chk_results one = {.compact = 1}, two = {.compact = 1, .threads = 2};
+    char err1[256] = "", err2[256] = "";
+    size_t checks = 0;
+
+    snapshot(fx->db, "vc-a", "");
+    assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
+    assert_int_equal(chk_config_init(&cfg), 0);
+    cfg.settings[1].enabled = 0;
+    int r1 = chk_run_all(&cfg, e, T1 / 1000, &one, err1, sizeof(err1));
+    int r2 = chk_run_all(&cfg, e, T1 / 1000, &two, err2, sizeof(err2));
+    assert_int_equal(r2, r1);
+    assert_string_equal(err2, err1);
+    assert_int_equal(two.n, one.n);
+    for (size_t i = 0; i < one.n; i++) {
+        const struct chk_finding *a = &one.items[i], *b = &two.items[i];
+        checks += i == 0 || a->check != one.items[i - 1].check;
+        assert_ptr_equal(b->check, a->check);
+        assert_string_equal(b->fingerprint, a->fingerprint);
+        assert_int_equal(b->severity, a->severity);
+        assert_string_equal(b->message, a->message);
+        assert_null(a->evidence);
+        assert_string_equal(b->evidence_json, a->evidence_json);
+    }
+    /* Findings of several checks, so that their order across the threads was tested. */
+    assert_true(checks >= 3);
+    assert_int_equal(two.n_completed, one.n_completed);
+    for (size_t i = 0; i < one.n_completed; i++)
+        assert_ptr_equal(two.completed[i], one.completed[i]);
+    assert_int_equal(one.n_disabled, 1);
+    assert_int_equal(two.n_disabled, 1);
+    assert_ptr_equal(two.disabled[0], one.disabled[0]);
+    assert_int_equal(two.n_unverified, one.n_unverified);
+    for (size_t i = 0; i < one.n_unverified; i++) {
+        assert_ptr_equal(two.unverified[i].check, one.unverified[i].check);
+        assert_string_equal(two.unverified[i].reason, one.unverified[i].reason);
+    }
+    chk_results_free(&one);
+    chk_results_free(&two);
+    chk_config_free(&cfg);
+    est_free(e);
+}
+
 int main(void)
 {
     return tl_main();
