@@ -1,14 +1,17 @@
 /* The check engine: runs each enabled check over an estate, applies severity overrides and
  * waivers, and fingerprints every finding so its history can be followed across polls. */
+#define _GNU_SOURCE /* sched_getaffinity(), CPU_COUNT() */
 #include <assert.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checks/engine.h"
@@ -706,6 +709,9 @@ int chk_run_all(const struct chk_config *cfg, const struct estate *e, int64_t no
     return chk_run_some(cfg, NULL, 0, e, now, out, err, errlen);
 }
 
+/* The most threads one run of the checks takes, the caller's included. */
+#define CHK_MAX_THREADS 8
+
 /* One check of a run on several threads: its results apart until they are gathered. */
 struct check_run {
     size_t index; /* in the registry */
@@ -720,6 +726,7 @@ struct check_pool {
     struct check_run *runs;
     size_t n;
     atomic_size_t next; /* the next run to take */
+    atomic_llong cpu_ns; /* the CPU time of the threads started, besides the caller's */
 };
 
 /* Takes the pool's checks one at a time until none is left (each thread, the caller's too). */
@@ -739,9 +746,13 @@ static void *pool_thread(void *arg)
 {
     struct check_pool *p = arg;
 
+    struct timespec cpu;
+
     log_context_vcenter(p->e->vcenter);
     pool_work(p);
     log_context_vcenter(NULL);
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        atomic_fetch_add(&p->cpu_ns, (long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec);
     return NULL;
 }
 
@@ -768,28 +779,55 @@ static int gather(struct chk_results *out, struct check_run *cr)
     }
     if (from->n_completed && add_check(&out->completed, &out->n_completed, from->completed[0]) < 0)
         return -ENOMEM;
-    memcpy(out->items + out->n, from->items, from->n * sizeof(*out->items));
+    if (from->n)
+        memcpy(out->items + out->n, from->items, from->n * sizeof(*out->items));
     out->n += from->n;
     from->n = 0;
-    memcpy(out->unverified + out->n_unverified, from->unverified,
-           from->n_unverified * sizeof(*out->unverified));
+    if (from->n_unverified)
+        memcpy(out->unverified + out->n_unverified, from->unverified,
+               from->n_unverified * sizeof(*out->unverified));
     out->n_unverified += from->n_unverified;
     from->n_unverified = 0;
     return 0;
 }
 
-/* How many threads a run of n checks takes: threads asked, at most the CPUs online and n. */
+/* The CPUs this process may run on (its affinity: taskset, a cpuset, systemd's CPUAffinity=),
+ * asked once. */
+static size_t usable_cpus;
+
+static void count_cpus(void)
+{
+    cpu_set_t set;
+
+    usable_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? (size_t)CPU_COUNT(&set) : 1;
+}
+
+#ifdef VSL_TEST_HOOKS
+size_t chk_test_cpus, chk_test_threads_used;
+#endif
+
+/* How many threads a run of n checks takes: as many as asked, at most the CPUs usable, n and
+ * CHK_MAX_THREADS; 1 (the caller) unless more were asked. */
 static size_t pool_size(const struct chk_results *out, size_t n)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t t = out->threads > 1 ? (size_t)out->threads : 1;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    size_t t = out->threads > 1 ? (size_t)out->threads : 1, cpus;
 
-    if (cpus > 0 && t > (size_t)cpus)
-        t = (size_t)cpus;
+    if (t == 1 || n < 2)
+        return 1;
+    pthread_once(&once, count_cpus);
+    cpus = usable_cpus;
+#ifdef VSL_TEST_HOOKS
+    if (chk_test_cpus)
+        cpus = chk_test_cpus;
+#endif
+    if (t > cpus)
+        t = cpus;
+    if (t > CHK_MAX_THREADS)
+        t = CHK_MAX_THREADS;
     return t < n ? t : n;
 }
 
-#define CHK_MAX_THREADS 8
 
 int chk_run_some(const struct chk_config *cfg, const struct check *const *only, size_t n_only,
                  const struct estate *e, int64_t now, struct chk_results *out, char *err,
@@ -806,7 +844,8 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
     /* The checks that run, each with results of its own when they run on several threads. */
     for (size_t i = 0; i < chk_registry_len; i++)
         n_runs += chosen(chk_registry[i], only, n_only) && cfg->settings[i].enabled;
-    if (pool_size(out, n_runs) > 1 && (pool.runs = calloc(n_runs, sizeof(*pool.runs)))) {
+    size_t want = pool_size(out, n_runs) - 1; /* threads besides the caller */
+    if (want && (pool.runs = calloc(n_runs, sizeof(*pool.runs)))) {
         for (size_t i = 0; i < chk_registry_len; i++) {
             if (!chosen(chk_registry[i], only, n_only) || !cfg->settings[i].enabled)
                 continue;
@@ -816,9 +855,7 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             cr->res.no_evidence = out->no_evidence;
         }
         atomic_init(&pool.next, 0);
-        size_t want = pool_size(out, n_runs) - 1;
-        if (want > CHK_MAX_THREADS)
-            want = CHK_MAX_THREADS;
+        atomic_init(&pool.cpu_ns, 0);
         /* A thread that cannot start leaves its share to the others, the caller's at least. */
         while (started < want && pthread_create(&threads[started], NULL, pool_thread, &pool) == 0)
             started++;
@@ -846,9 +883,14 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             chk_results_free(&cr->res);
             cr++;
             if (g < 0) {
+                /* Its results lost: as a check that failed, its earlier findings are kept
+                 * unverified (if even that cannot be noted, nothing it did is recorded as
+                 * complete, so nothing of it is resolved either). */
+                (void)add_unverified(out, c, NULL, "out of memory gathering its results");
                 if (!first) {
                     first = g;
-                    snprintf(err, errlen, "vCenter %s: %s", e->vcenter, vsl_strerror(g));
+                    snprintf(err, errlen, "check %s failed on vCenter %s: %s", c->id,
+                             e->vcenter, vsl_strerror(g));
                 }
                 continue;
             }
@@ -872,12 +914,17 @@ int chk_run_some(const struct chk_config *cfg, const struct check *const *only, 
             if (apply_waivers(cfg, &out->items[k], now, out) < 0 && !first)
                 first = -ENOMEM;
     }
-    free(pool.runs);
     double wall, cpu;
     vsl_watch_read(&watch, &wall, &cpu);
+    if (pool.runs)
+        cpu += (double)atomic_load(&pool.cpu_ns) / 1e9;
     log_debug("checks: %zu checks ran over vCenter %s (%zu findings) on %zu thread(s) in %.3f s, "
-              "CPU %.3f s (this thread's)",
+              "CPU %.3f s",
               ran, e->vcenter, out->n - found, started + 1, wall, cpu);
+    free(pool.runs);
+#ifdef VSL_TEST_HOOKS
+    chk_test_threads_used = started + 1;
+#endif
     return first;
 }
 

@@ -79,10 +79,11 @@ struct chk_results {
     const struct chk_waiver **expired;
     size_t n_expired;
     /* Set by the caller before a run that only records the findings (an evaluation): each
-     * check's findings keep their evidence as JSON text (evidence_json) once the check is
-     * done, not as trees. At 100,000 VMs the trees of 15,778 findings held about 30 MB until
-     * they were recorded; the text is a fraction of that, and only one check's trees exist at
-     * a time. A tree that could not be written for want of memory stays a tree. */
+     * finding's evidence is kept as JSON text (evidence_json), made as it is emitted (by a
+     * check or a site rule), not as a tree. At 100,000 VMs the trees of 15,778 findings held
+     * about 30 MB until they were recorded; the text is a fraction of that, and only the tree
+     * of the finding being emitted exists at a time. A tree that could not be written for
+     * want of memory stays a tree (the store takes either). */
     int compact;
     /* Set by the caller before a run whose findings are read for their check, object, severity
      * and message only: a what-if judge, of which a placement runs one per datastore. Each
@@ -90,11 +91,18 @@ struct chk_results {
      * thrown away (chk_wants_evidence()): a low pool's evidence names every datastore it backs,
      * 4,000 of them under one Unity pool, in every judge. */
     int no_evidence;
-    /* Set by the caller: the checks may run on this many threads at once (0 or 1: on the
-     * calling thread alone; never more than the CPUs online). Whatever the threads, the results
-     * are the same, in the same order: each check's are gathered in the registry's order. */
+    /* Set by the caller: one run of the checks may take this many threads at once, the
+     * caller's included (0 or 1: the calling thread alone; never more than the CPUs this
+     * process may run on, nor 8). Each run has its own: N runs at once take N times as many.
+     * Whatever the threads, the results are the same, in the same order: each check's are
+     * gathered in the registry's order. */
     int threads;
 };
+#ifdef VSL_TEST_HOOKS
+/* Tests: nonzero, the CPUs a run counts as usable (to run on threads on a runner with one);
+ * and how many threads the last run took, the caller's included. */
+extern size_t chk_test_cpus, chk_test_threads_used;
+#endif
 
 /* Runs every enabled check over e at time now (unix seconds) and appends to out. A check that
  * fails is reported in err (one line) and the run goes on; returns the first error.

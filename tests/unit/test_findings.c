@@ -1903,8 +1903,29 @@ TEST_WITH(test_checks_on_two_threads_as_on_one, tl_db_setup_open, tl_db_teardown
     assert_int_equal(db_estate_load(fx->db, "vc-a", &e), 0);
     assert_int_equal(chk_config_init(&cfg), 0);
     cfg.settings[1].enabled = 0;
+    /* A first run says which checks find something: a live waiver for the first's findings,
+     * an expired one for the last's. */
+    assert_int_equal(chk_run_all(&cfg, e, T1 / 1000, &one, err1, sizeof(err1)), 0);
+    assert_true(one.n >= 2);
+    const char *ids[2] = {one.items[0].check->id, one.items[one.n - 1].check->id};
+    assert_string_not_equal(ids[0], ids[1]);
+    cfg.waivers = calloc(2, sizeof(*cfg.waivers));
+    assert_non_null(cfg.waivers);
+    for (int i = 0; i < 2; i++) {
+        cfg.waivers[i] = (struct chk_waiver){.check = strdup(ids[i]), .object = strdup("*"),
+                                             .reason = strdup("change window"),
+                                             .expires_text = strdup(i ? "2020-01-01" : "2099-01-01"),
+                                             .expires = i ? 1577923199 : 4070995199LL};
+    }
+    cfg.n_waivers = 2;
+    chk_results_free(&one);
+    one = (struct chk_results){.compact = 1};
+    chk_test_cpus = 2; /* two threads even on a runner with one CPU */
     int r1 = chk_run_all(&cfg, e, T1 / 1000, &one, err1, sizeof(err1));
+    assert_int_equal(chk_test_threads_used, 1);
     int r2 = chk_run_all(&cfg, e, T1 / 1000, &two, err2, sizeof(err2));
+    assert_int_equal(chk_test_threads_used, 2);
+    chk_test_cpus = 0;
     assert_int_equal(r2, r1);
     assert_string_equal(err2, err1);
     assert_int_equal(two.n, one.n);
@@ -1915,11 +1936,18 @@ TEST_WITH(test_checks_on_two_threads_as_on_one, tl_db_setup_open, tl_db_teardown
         assert_string_equal(b->fingerprint, a->fingerprint);
         assert_int_equal(b->severity, a->severity);
         assert_string_equal(b->message, a->message);
+        assert_string_equal(b->object_name, a->object_name);
+        assert_ptr_equal(b->waiver, a->waiver);
         assert_null(a->evidence);
         assert_string_equal(b->evidence_json, a->evidence_json);
     }
-    /* Findings of several checks, so that their order across the threads was tested. */
+    /* Findings of several checks, so that their order across the threads was tested; the
+     * live waiver covers the first check's, the expired one is noted once. */
     assert_true(checks >= 3);
+    assert_ptr_equal(one.items[0].waiver, &cfg.waivers[0]);
+    assert_int_equal(one.n_expired, 1);
+    assert_int_equal(two.n_expired, 1);
+    assert_ptr_equal(two.expired[0], &cfg.waivers[1]);
     assert_int_equal(two.n_completed, one.n_completed);
     for (size_t i = 0; i < one.n_completed; i++)
         assert_ptr_equal(two.completed[i], one.completed[i]);
