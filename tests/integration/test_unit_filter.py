@@ -9,14 +9,16 @@ one. SystemCallArchitectures=native refuses (kills) the calls of any other ABI.
 
 Here that filter is built the same way from the unit file itself, loaded in the child before it
 execs, and the daemon run as the unit's ExecStart= runs it (with the unit's LimitNOFILE=) against
-the simulator: it must poll the vCenter, stay alive, answer /api/v1/summary and exit 0 on
-SIGTERM; `vslint check` must finish under the same filter. As root the tests run the daemon as the
-unit's User= (nobody when this machine has no such user), as the unit does: root's processes make
-calls the unit's never do (SQLite gives root's WAL and journal files to the database's owner with
-fchown, which @privileged holds). Only the filter, the architectures, the user and the open-file
-limit are reproduced: not PrivateUsers=, the namespaces, nor systemd's other seccomp-based settings (RestrictAddressFamilies=, MemoryDenyWriteExecute=, RestrictRealtime=,
-RestrictNamespaces=, LockPersonality=). The filter's own harness is checked first: a call the
-unit forbids (sched_setaffinity, @resources) must be refused as the unit says.
+the simulator: it must poll the vCenter, stay alive, answer /api/v1/summary, have its poller at a
+lower priority and exit 0 on SIGTERM; `vslint check` must finish under the same filter. As root
+the tests run the daemon as the unit's User= (nobody when this machine has no such user), as the
+unit does: root's processes make calls the unit's never do (SQLite gives root's WAL and journal
+files to the database's owner with fchown, which @privileged holds). Only the filter, the
+architectures, the user and the open-file limit are reproduced: not PrivateUsers=, the
+namespaces, nor systemd's other seccomp-based settings (RestrictAddressFamilies=,
+MemoryDenyWriteExecute=, RestrictRealtime=, RestrictNamespaces=, LockPersonality=). The harness
+is checked first: a call the unit forbids (sched_setaffinity, @resources) must be refused as the
+unit says.
 Skipped without python3-seccomp (scripts/deps.list) or systemd-analyze."""
 import errno
 import json
