@@ -10,7 +10,8 @@ measured in one run side by side:
   interleaved with the expat pass (expat, collect, expat, collect, ...) so that both see the
   same load, medians reported;
 - the govmomi client reading the same properties (bench/govmomi): wall, peak RSS;
-- whole `vslint check --offline` (load, checks, history, report): wall, CPU, peak RSS;
+- whole `vslint check --offline` in the default (text) format (load, checks, history, report):
+  wall, CPU, peak RSS;
 - `vslint serve` after its first poll: GET /api/v1/placement, p50/p99 with 1 client and with 8
   clients at once (each request on a new connection, as pipeline jobs with curl ask), failures
   counted (a dropped connection, an answer cut short or an error status is a failure, not a
@@ -232,8 +233,9 @@ def bench_size(a, n, bins, work):
 
         res['check'] = []
         for _ in range(a.runs):
+            # The default format (text), as a person runs it.
             t, m, r = bs.timed([bins['vslint'], 'check', '-c', conf, '--offline', '--fail-on',
-                                'never', '--format', 'json', '-o', os.devnull])
+                                'never', '-o', os.devnull])
             res['check'].append({'wall': t, 'cpu': bs.cpu_of(r), 'rss': m})
             log('[%d VMs] check --offline %.2f s (CPU %.2f s), %.1f MB' % (n, t, bs.cpu_of(r), m))
 
