@@ -535,7 +535,8 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
  * them over, one at a time (db_findings_each_text()), instead of from a tree of them all held
  * in memory (at 100,000 VMs, 110,000 findings as trees were 200 MB of the peak RSS).
  * A read failing part way through still closes the document (valid JSON, without the rest of
- * the findings), says which vCenter on stderr and sets r->seen->unread for the exit status.
+ * that vCenter's findings; the other vCenters' are still read), says which vCenter on stderr
+ * and sets r->seen->unread for the exit status.
  * The buffer failing (out of memory) or a write failing is returned as it is, after no more
  * than whole findings (the caller says it cannot write the report). */
 static int write_json_stream(FILE *f, const struct vsl_report *r)
@@ -550,12 +551,11 @@ static int write_json_stream(FILE *f, const struct vsl_report *r)
         struct db_findings_filter flt = {.vcenter = r->vcenters[v]};
         int64_t total = 0;
         rc = db_findings_each_text(r->db, &flt, 0, put_finding, &s, &total);
+        /* Its findings read so far stay (whole ones); the other vCenters are still read, as
+         * in the other formats. */
         if (rc < 0 && !s.werr && !ferror(f)) {
-            log_warnx("cannot read findings of %s: %s", r->vcenters[v], vsl_strerror(rc));
-            if (r->seen)
-                r->seen->unread = 1;
+            vsl_report_read_failed(r, v, rc);
             rc = 0;
-            break;
         }
     }
     if (rc == 0 && r->seen)

@@ -1827,7 +1827,8 @@ TEST_WITH(test_text_report_read_row_by_row, tl_db_setup_open, tl_db_teardown)
 
 /* A report whose findings cannot be read (the table they join is gone) says so: text that
  * the run was incomplete, GitHub an error annotation naming the vCenter, SARIF an unsuccessful
- * run; each still a whole document, and the command fails on it (seen.unread). */
+ * run; each still a whole document (JSON too), every vCenter tried, and the command fails on
+ * it (seen.unread). */
 static char *report_of(struct vsl_report *r, enum vsl_format fmt)
 {
     char *text = NULL;
@@ -1853,12 +1854,13 @@ TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
                      SQLITE_OK);
     sqlite3_close(h);
     for (int fmt = VSL_FMT_TEXT; fmt <= VSL_FMT_GITHUB; fmt++) {
-        if (fmt == VSL_FMT_JSON || fmt == VSL_FMT_JUNIT || fmt == VSL_FMT_GITLAB)
+        if (fmt == VSL_FMT_JUNIT || fmt == VSL_FMT_GITLAB)
             continue;
         struct vsl_report_seen seen = {0};
+        json_t *summary = json_object();
         struct vsl_report r = {.fail_on = SEV_WARNING, .db = fx->db, .vcenters = vcenters,
                                .n_vcenters = 2, .sources = sources, .n_sources = 2,
-                               .seen = &seen};
+                               .summary = summary, .seen = &seen};
         char *text = report_of(&r, (enum vsl_format)fmt);
         assert_int_equal(seen.unread, 1);
         assert_int_equal(seen.failing, 0);
@@ -1870,6 +1872,13 @@ TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
         if (fmt == VSL_FMT_GITHUB)
             assert_non_null(strstr(text, "::error title=vslint run incomplete::vcenter vc-a: "
                                          "cannot read findings: "));
+        if (fmt == VSL_FMT_JSON) {
+            /* Both vCenters tried (the second after the first failed), the document whole. */
+            json_t *doc = json_loads(text, 0, NULL);
+            assert_non_null(doc);
+            assert_int_equal(json_array_size(json_object_get(doc, "findings")), 0);
+            json_decref(doc);
+        }
         if (fmt == VSL_FMT_SARIF) {
             json_t *doc = json_loads(text, 0, NULL), *run;
             size_t i;
@@ -1884,6 +1893,7 @@ TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
         }
         free(text);
         free(seen.unread_of);
+        json_decref(summary);
     }
 }
 
