@@ -24,6 +24,7 @@
 #include "api/api-private.h"
 #include "api/relay.h"
 #include "api/tls.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define ACCEPT_BATCH 64
@@ -108,21 +109,13 @@ struct api_door {
     struct ratelimit rl_limits, rl_requests;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* At most 10 lines per minute for each kind; the next line after a quiet spell counts the
  * ones left out. A flood of bad requests costs a few log lines, not one each. */
 static void rl_log(struct ratelimit *rl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void rl_log(struct ratelimit *rl, const char *fmt, ...)
 {
-    int64_t now = mono_ms();
+    int64_t now = vsl_mono_ms();
     char msg[400];
     va_list ap;
 
@@ -318,7 +311,7 @@ static void linger_close(struct api_door *d, int fd)
         close(fd);
         return;
     }
-    d->linger[d->n_linger++] = (struct linger_fd){fd, mono_ms() + LINGER_MS};
+    d->linger[d->n_linger++] = (struct linger_fd){fd, vsl_mono_ms() + LINGER_MS};
 }
 
 int api_door_error_text(char *buf, size_t size, unsigned status, const char *code, const char *msg)
@@ -544,7 +537,7 @@ static int examine(struct api_door *d, size_t i, short revents)
     }
     /* Until more arrives, poll() must not report the bytes already peeked again. */
     if ((size_t)n == p->peeked)
-        p->quiet_until_ms = mono_ms() + QUIET_MS;
+        p->quiet_until_ms = vsl_mono_ms() + QUIET_MS;
     p->peeked = (size_t)n;
     int lowat = (int)n + 1;
     setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
@@ -566,12 +559,12 @@ static void accept_some(struct api_door *d)
                 d->paused_closes = d->closes;
                 pthread_mutex_unlock(&d->mu);
                 d->paused = 1;
-                d->resume_ms = mono_ms() + ACCEPT_RETRY_MS;
+                d->resume_ms = vsl_mono_ms() + ACCEPT_RETRY_MS;
             }
             return;
         }
         api_addr_key(&p.sa, p.a);
-        p.since_ms = mono_ms();
+        p.since_ms = vsl_mono_ms();
         pthread_mutex_lock(&d->mu);
         struct addr_count *c = count_of(d, p.a, 1);
         unsigned status = 0;
@@ -623,7 +616,7 @@ static void *door_main(void *arg)
         goto out;
     }
     for (;;) {
-        int64_t now = mono_ms(), limit = (int64_t)d->o.head_timeout_s * 1000;
+        int64_t now = vsl_mono_ms(), limit = (int64_t)d->o.head_timeout_s * 1000;
         int timeout = 1000;
         nfds_t n = 2;
 

@@ -21,6 +21,7 @@
 #include "api/api-private.h"
 #include "api/tls.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/isotime.h"
 #include "util/log.h"
@@ -824,14 +825,6 @@ static void close_thread_db(void *p)
     db_close(p);
 }
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Each HTTP thread reads through its own read-only connection: a poll writing, or another
  * process holding the write lock, does not keep it from the last committed state. */
 struct db *api_db(struct api_req *r)
@@ -844,18 +837,18 @@ struct db *api_db(struct api_req *r)
     if (db)
         return db;
     pthread_mutex_lock(&s->db_mu);
-    wait = monotonic_ms() < s->db_retry_ms;
+    wait = vsl_mono_ms() < s->db_retry_ms;
     pthread_mutex_unlock(&s->db_mu);
     if (wait)
         return NULL;
     if (db_open_reader(s->db_path, &db, &msg) < 0) {
         pthread_mutex_lock(&s->db_mu);
         /* Logged once per retry period, not once per request. */
-        if (!s->db_retry_ms || monotonic_ms() >= s->db_retry_ms)
+        if (!s->db_retry_ms || vsl_mono_ms() >= s->db_retry_ms)
             log_warnx("http: cannot open database %s: %s; answering 503 for %d s", s->db_path,
                       msg ? msg : "error", API_DB_RETRY_MS / 1000);
         snprintf(s->db_error, sizeof(s->db_error), "%s", msg ? msg : "cannot open it");
-        s->db_retry_ms = monotonic_ms() + API_DB_RETRY_MS;
+        s->db_retry_ms = vsl_mono_ms() + API_DB_RETRY_MS;
         pthread_mutex_unlock(&s->db_mu);
         free(msg);
         return NULL;
@@ -1545,9 +1538,9 @@ int api_port(const struct api_server *s)
  * (a client that reads nothing does not hold the stop up longer). */
 static void drain(struct api_server *s)
 {
-    int64_t until = monotonic_ms() + API_STOP_DRAIN_MS;
+    int64_t until = vsl_mono_ms() + API_STOP_DRAIN_MS;
 
-    while (s->mhd && atomic_load(&s->deferred_open) > 0 && monotonic_ms() < until) {
+    while (s->mhd && atomic_load(&s->deferred_open) > 0 && vsl_mono_ms() < until) {
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }

@@ -19,17 +19,10 @@
 #include "api/api-private.h"
 #include "api/relay.h"
 #include "api/tls.h"
+#include "util/clock.h"
 
 #define RELAY_OUT       65536 /* libmicrohttpd's answer read and sent on 64 KiB at a time */
 #define RELAY_LINGER_MS 2000
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 enum { KEEP, DONE };
 
@@ -172,7 +165,7 @@ static int pump_in(struct api_relays *rs, struct relay *r)
             memmove(r->in, r->in + n, r->in_len - (size_t)n);
             r->in_len -= (size_t)n;
             r->approved -= (size_t)n;
-            r->active_ms = mono_ms();
+            r->active_ms = vsl_mono_ms();
             continue;
         }
         if (r->body_left || !r->in_len)
@@ -236,7 +229,7 @@ static int read_client(struct relay *r)
         }
         if (n > 0) {
             r->in_len += (size_t)n;
-            r->active_ms = mono_ms();
+            r->active_ms = vsl_mono_ms();
         } else if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION) {
             r->client_eof = 1; /* close_notify, or the TCP end: as a plain client's FIN */
         } else if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
@@ -270,7 +263,7 @@ static int pump_out(struct relay *r)
             if (n < 0)
                 return -1;
             r->out_off += (size_t)n;
-            r->active_ms = mono_ms();
+            r->active_ms = vsl_mono_ms();
             continue;
         }
         r->out_off = r->out_len = 0;
@@ -301,7 +294,7 @@ static void start_linger(struct relay *r)
     close(r->app_fd);
     r->app_fd = -1;
     shutdown(r->client_fd, SHUT_WR);
-    r->linger_until = mono_ms() + RELAY_LINGER_MS;
+    r->linger_until = vsl_mono_ms() + RELAY_LINGER_MS;
 }
 
 /* Whether the client has begun a request and not yet sent all of it: part of a head, or less
@@ -337,7 +330,7 @@ static void queue_refusal(struct relay *r)
     r->awaiting = 0;
     r->out_off = 0;
     r->out_len = len > 0 ? (size_t)len : 0;
-    r->active_ms = mono_ms();
+    r->active_ms = vsl_mono_ms();
 }
 
 /* Moves what can move. */
@@ -382,7 +375,7 @@ static int step(struct api_relays *rs, struct relay *r)
     if (!owes(r))
         r->owed_since = 0;
     else if (!r->owed_since)
-        r->owed_since = mono_ms();
+        r->owed_since = vsl_mono_ms();
     return KEEP;
 }
 
@@ -452,7 +445,7 @@ static void *relays_main(void *arg)
 {
     struct api_relays *rs = arg;
     struct pollfd *pfd = rs->pfd;
-    int64_t last_idle = mono_ms();
+    int64_t last_idle = vsl_mono_ms();
 
     for (;;) {
         int timeout = 1000, stop;
@@ -475,7 +468,7 @@ static void *relays_main(void *arg)
                 rs->all[i] = rs->all[--rs->n];
         }
         pfd[0] = (struct pollfd){.fd = rs->wake[0], .events = POLLIN};
-        now = mono_ms();
+        now = vsl_mono_ms();
         for (size_t i = 0; i < rs->n; i++) {
             if (want(rs->all[i], &pfd[1 + 2 * i], &pfd[2 + 2 * i]))
                 timeout = 0;
@@ -495,7 +488,7 @@ static void *relays_main(void *arg)
             while (read(rs->wake[0], sink, sizeof(sink)) > 0)
                 ;
         }
-        now = mono_ms();
+        now = vsl_mono_ms();
         int check_idle = now - last_idle >= 1000;
         if (check_idle)
             last_idle = now;
@@ -591,7 +584,7 @@ int api_relay_add(struct api_relays *rs, gnutls_session_t s, int client_fd, int 
     r->app_fd = app_fd;
     r->hold = h;
     snprintf(r->who, sizeof(r->who), "%s", who);
-    r->active_ms = mono_ms();
+    r->active_ms = vsl_mono_ms();
     if (len)
         memcpy(r->in, in, len < sizeof(r->in) ? len : sizeof(r->in));
     r->in_len = len < sizeof(r->in) ? len : sizeof(r->in);
@@ -623,7 +616,7 @@ int api_relays_drain(struct api_relays *rs, int64_t until_ms)
         /* Two passes after the flag: the first may have begun before it. */
         if (atomic_load(&rs->passes) >= seen + 2 && atomic_load(&rs->owing) == 0)
             return 0;
-        if (mono_ms() >= until_ms)
+        if (vsl_mono_ms() >= until_ms)
             return -ETIMEDOUT;
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
