@@ -147,20 +147,44 @@ void vsl_report_read_failed(const struct vsl_report *r, size_t v, int err)
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-/* " [new]", " [unverified since 2026-11-30T06:00:00Z: esxcli could not be read ...]" */
-static void text_marks(FILE *f, const struct db_finding_row *w)
+/* Writes s to f with each control character (C0 and DEL as \xHH, C1 as \u0080-\u009F): a
+ * name from vCenter can neither break a report's line in two nor send the terminal an escape
+ * sequence. */
+static void put_safe(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+
+    for (; *p; p++) {
+        size_t n = *p < 0x20 || *p == 0x7f                     ? 1
+                   : *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2
+                                                                : 0;
+        if (!n)
+            continue;
+        fwrite(run, 1, (size_t)(p - run), f);
+        if (n == 1)
+            fprintf(f, "\\x%02X", *p);
+        else
+            fprintf(f, "\\u%04X", p[1]);
+        p += n - 1;
+        run = p + 1;
+    }
+    fputs((const char *)run, f);
+}
+
+/* "  [new]", "  [unverified since 2026-11-30T06:00:00Z: esxcli could not be read ...]" */
+static int text_marks(struct vsl_buf *b, const struct db_finding_row *w)
 {
     if (w->unverified)
-        fprintf(f, "  [unverified since %s: %s]", or_empty(w->unverified_since),
-                or_empty(w->unverified_reason));
-    else if (!strcmp(w->status, "new"))
-        fputs("  [new]", f);
+        return vsl_buf_printf(b, "  [unverified since %s: %s]", or_empty(w->unverified_since),
+                              or_empty(w->unverified_reason));
+    return strcmp(w->status, "new") ? 0 : vsl_buf_addstr(b, "  [new]");
 }
 
 /* The text report being written: the unwaived findings of one severity at a time. Findings of
  * one check on one LUN seen from several hosts (one finding per host, consecutive in the
  * stored order) are printed under one line naming the LUN: such a run is held (its lines, as
- * they will be printed) until the next finding shows where it ends. */
+ * they will be printed) until the next finding shows where it ends. Each line is made in
+ * line, then written with its control characters escaped (put_safe()). */
 struct text {
     FILE *f;
     int sev;
@@ -169,37 +193,61 @@ struct text {
      * message and marks. */
     struct vsl_buf severity, check, vcenter, lun, lines;
     size_t held;
+    struct vsl_buf line;
 };
+
+/* Writes the line made, escaped, and a newline; empties it. 0 or -EIO. */
+static int put_line(struct text *t)
+{
+    put_safe(t->f, t->line.data ? t->line.data : "");
+    fputc('\n', t->f);
+    vsl_buf_reset(&t->line);
+    return ferror(t->f) ? -EIO : 0;
+}
+
+static const char *held(const struct vsl_buf *b)
+{
+    return b->data ? b->data : "";
+}
 
 static int same_run(const struct text *t, const struct db_finding_row *w)
 {
     return t->held && w->object_type && !strcmp(w->object_type, "lun") &&
-           !strcmp(or_empty(w->check), t->check.data ? t->check.data : "") &&
-           !strcmp(or_empty(w->vcenter), t->vcenter.data ? t->vcenter.data : "") &&
-           !strcmp(or_empty(w->object_name), t->lun.data ? t->lun.data : "");
+           !strcmp(or_empty(w->check), held(&t->check)) &&
+           !strcmp(or_empty(w->vcenter), held(&t->vcenter)) &&
+           !strcmp(or_empty(w->object_name), held(&t->lun));
 }
 
 /* Prints the run held: one finding as its own line, several under their LUN's. */
-static void text_flush(struct text *t)
+static int text_flush(struct text *t)
 {
     char u[16];
     const char *line = t->lines.data;
+    int r = 0;
 
     if (!t->held)
-        return;
-    upper(u, t->severity.data ? t->severity.data : "", sizeof(u));
+        return 0;
+    upper(u, held(&t->severity), sizeof(u));
     if (t->held == 1) {
-        fprintf(t->f, "%-8s  %-22s %s: %s\n", u, t->check.data ? t->check.data : "",
-                t->vcenter.data ? t->vcenter.data : "", line);
+        r = vsl_buf_printf(&t->line, "%-8s  %-22s %s: %s", u, held(&t->check), held(&t->vcenter),
+                           line);
+        if (r == 0)
+            r = put_line(t);
     } else {
-        fprintf(t->f, "%-8s  %-22s %s: LUN %s, on %zu hosts:\n", u,
-                t->check.data ? t->check.data : "", t->vcenter.data ? t->vcenter.data : "",
-                t->lun.data ? t->lun.data : "", t->held);
-        for (size_t i = 0; i < t->held; i++, line += strlen(line) + 1)
-            fprintf(t->f, "          %-22s   %s\n", "", line);
+        r = vsl_buf_printf(&t->line, "%-8s  %-22s %s: LUN %s, on %zu hosts:", u, held(&t->check),
+                           held(&t->vcenter), held(&t->lun), t->held);
+        if (r == 0)
+            r = put_line(t);
+        for (size_t i = 0; r == 0 && i < t->held; i++, line += strlen(line) + 1) {
+            r = vsl_buf_printf(&t->line, "          %-22s   %s", "", line);
+            if (r == 0)
+                r = put_line(t);
+        }
     }
     t->held = 0;
     vsl_buf_reset(&t->lines);
+    vsl_buf_reset(&t->line);
+    return r;
 }
 
 static int text_row(void *ctx, const struct db_finding_row *w)
@@ -212,16 +260,18 @@ static int text_row(void *ctx, const struct db_finding_row *w)
     t->unverified += w->unverified;
     t->news += !strcmp(w->status, "new") && !w->unverified;
     if (!same_run(t, w)) {
-        text_flush(t);
+        r = text_flush(t);
+        if (r < 0)
+            return r;
         /* Not a LUN: nothing can join it, so it is printed at once. */
         if (!w->object_type || strcmp(w->object_type, "lun") != 0) {
             char u[16];
             upper(u, or_empty(w->severity), sizeof(u));
-            fprintf(t->f, "%-8s  %-22s %s: %s", u, or_empty(w->check), or_empty(w->vcenter),
-                    or_empty(w->message));
-            text_marks(t->f, w);
-            fputc('\n', t->f);
-            return ferror(t->f) ? -EIO : 0;
+            r = vsl_buf_printf(&t->line, "%-8s  %-22s %s: %s", u, or_empty(w->check),
+                               or_empty(w->vcenter), or_empty(w->message));
+            if (r == 0)
+                r = text_marks(&t->line, w);
+            return r == 0 ? put_line(t) : r;
         }
         vsl_buf_reset(&t->severity);
         vsl_buf_reset(&t->check);
@@ -238,32 +288,30 @@ static int text_row(void *ctx, const struct db_finding_row *w)
     /* The finding's message and marks, NUL-ended, after the run's others. */
     if (r == 0)
         r = vsl_buf_addstr(&t->lines, or_empty(w->message));
-    if (r == 0 && w->unverified)
-        r = vsl_buf_printf(&t->lines, "  [unverified since %s: %s]", or_empty(w->unverified_since),
-                           or_empty(w->unverified_reason));
-    else if (r == 0 && !strcmp(w->status, "new"))
-        r = vsl_buf_addstr(&t->lines, "  [new]");
+    if (r == 0)
+        r = text_marks(&t->lines, w);
     if (r == 0)
         r = vsl_buf_add(&t->lines, "", 1);
     if (r < 0)
         return r;
     t->held++;
-    return ferror(t->f) ? -EIO : 0;
+    return 0;
 }
 
 static int text_waived(void *ctx, const struct db_finding_row *w)
 {
     struct text *t = ctx;
+    int r;
 
     t->rows++;
     t->waived++;
     t->unverified += w->unverified;
-    fprintf(t->f, "WAIVED    %-22s %s: %s  (waived until %s: %s)", or_empty(w->check),
-            or_empty(w->vcenter), or_empty(w->message), or_empty(w->waiver_expires),
-            or_empty(w->waiver_reason));
-    text_marks(t->f, w);
-    fputc('\n', t->f);
-    return ferror(t->f) ? -EIO : 0;
+    r = vsl_buf_printf(&t->line, "WAIVED    %-22s %s: %s  (waived until %s: %s)",
+                       or_empty(w->check), or_empty(w->vcenter), or_empty(w->message),
+                       or_empty(w->waiver_expires), or_empty(w->waiver_reason));
+    if (r == 0)
+        r = text_marks(&t->line, w);
+    return r == 0 ? put_line(t) : r;
 }
 
 /* Text for people: the unwaived findings, critical first, then the waived ones, then a line of
@@ -281,6 +329,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
     vsl_buf_init(&t.lun, 1 << 20);
     /* A run is one LUN's findings, one per host that sees it. */
     vsl_buf_init(&t.lines, (size_t)256 << 20);
+    vsl_buf_init(&t.line, (size_t)16 << 20);
     for (t.sev = SEV_CRITICAL; rc == 0 && t.sev >= SEV_INFO; t.sev--) {
         const struct db_findings_filter flt = {
             .status = "open",
@@ -291,7 +340,8 @@ static int write_text(FILE *f, const struct vsl_report *r)
             struct db_findings_filter one = flt;
             one.vcenter = r->vcenters[v];
             rc = vsl_report_walk(r, &one, text_row, &t);
-            text_flush(&t);
+            if (rc == 0)
+                rc = text_flush(&t);
         }
     }
     if (rc == 0) {
@@ -303,6 +353,7 @@ static int write_text(FILE *f, const struct vsl_report *r)
     vsl_buf_free(&t.vcenter);
     vsl_buf_free(&t.lun);
     vsl_buf_free(&t.lines);
+    vsl_buf_free(&t.line);
     if (rc < 0)
         return rc;
     if (t.rows)
