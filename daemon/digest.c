@@ -249,19 +249,6 @@ static size_t columns(const char *s, size_t n)
     return c;
 }
 
-/* The length in bytes of a character of s that would start a line or move the cursor in the
- * plain-text part (C0 controls, DEL, C1 controls as UTF-8, U+2028 and U+2029), else 0. */
-static size_t control_len(const unsigned char *s)
-{
-    if (*s < 0x20 || *s == 0x7F)
-        return 1;
-    if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
-        return 2;
-    if (s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
-        return 3;
-    return 0;
-}
-
 /* Appends s[0..n) to the plain-text part with every control character written as a visible
  * escape (\n, \r, \t, \x1B, \u2028): names and messages come from vCenter, where anyone who
  * may name a VM could otherwise start a line of the mail with a fake section ("RESOLVED (12)")
@@ -276,21 +263,14 @@ static int add_text(struct vsl_buf *b, const char *s, size_t n, size_t *cols)
     while (r == 0 && p < end) {
         const unsigned char *q = p;
         size_t k = 0;
-        while (q < end && !(k = control_len(q)))
+        while (q < end && !(k = vsl_control_len(q)))
             q++;
         r = vsl_buf_add(b, (const char *)p, (size_t)(q - p));
         c += columns((const char *)p, (size_t)(q - p));
         if (r < 0 || q >= end)
             break;
         char e[8];
-        if (k == 1 && (*q == '\n' || *q == '\r' || *q == '\t'))
-            snprintf(e, sizeof(e), "\\%c", *q == '\n' ? 'n' : *q == '\r' ? 'r' : 't');
-        else if (k == 1)
-            snprintf(e, sizeof(e), "\\x%02X", *q);
-        else if (k == 2)
-            snprintf(e, sizeof(e), "\\u%04X", q[1]);
-        else
-            snprintf(e, sizeof(e), "\\u%04X", 0x2000 + (q[2] - 0x80));
+        vsl_control_escape(q, k, e);
         r = vsl_buf_addstr(b, e);
         c += strlen(e);
         p = q + k;

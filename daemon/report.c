@@ -147,25 +147,22 @@ void vsl_report_read_failed(const struct vsl_report *r, size_t v, int err)
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-/* Writes s to f with each control character (C0 and DEL as \xHH, C1 as \u0080-\u009F): a
- * name from vCenter can neither break a report's line in two nor send the terminal an escape
- * sequence. */
+/* Writes s to f with each character that would break a line or move a terminal's cursor as a
+ * visible escape (vsl_control_escape(): \n, \x1B, \u009B, \u2028, as the digest's text):
+ * a name from vCenter can neither split a report's line in two nor send the terminal an
+ * escape sequence. */
 static void put_safe(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s, *run = p;
 
-    for (; *p; p++) {
-        size_t n = *p < 0x20 || *p == 0x7f                     ? 1
-                   : *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2
-                                                                : 0;
-        if (!n)
+    for (size_t k; *p; p++) {
+        if (!(k = vsl_control_len(p)))
             continue;
+        char e[8];
         fwrite(run, 1, (size_t)(p - run), f);
-        if (n == 1)
-            fprintf(f, "\\x%02X", *p);
-        else
-            fprintf(f, "\\u%04X", p[1]);
-        p += n - 1;
+        vsl_control_escape(p, k, e);
+        fputs(e, f);
+        p += k - 1;
         run = p + 1;
     }
     fputs((const char *)run, f);
@@ -267,6 +264,7 @@ static int text_row(void *ctx, const struct db_finding_row *w)
         if (!w->object_type || strcmp(w->object_type, "lun") != 0) {
             char u[16];
             upper(u, or_empty(w->severity), sizeof(u));
+            vsl_buf_reset(&t->line);
             r = vsl_buf_printf(&t->line, "%-8s  %-22s %s: %s", u, or_empty(w->check),
                                or_empty(w->vcenter), or_empty(w->message));
             if (r == 0)
@@ -306,6 +304,7 @@ static int text_waived(void *ctx, const struct db_finding_row *w)
     t->rows++;
     t->waived++;
     t->unverified += w->unverified;
+    vsl_buf_reset(&t->line);
     r = vsl_buf_printf(&t->line, "WAIVED    %-22s %s: %s  (waived until %s: %s)",
                        or_empty(w->check), or_empty(w->vcenter), or_empty(w->message),
                        or_empty(w->waiver_expires), or_empty(w->waiver_reason));
@@ -370,7 +369,11 @@ static int write_text(FILE *f, const struct vsl_report *r)
         fprintf(f, "; %d could not be verified this run (kept as last seen)", t.unverified);
     fprintf(f, ".\n");
     json_t *expired = json_object_get(r->summary, "expired_waivers");
-    json_array_foreach(expired, i, fd) fprintf(f, "note: %s\n", json_string_value(fd));
+    json_array_foreach(expired, i, fd) {
+        fputs("note: ", f);
+        put_safe(f, json_string_value(fd) ? json_string_value(fd) : "");
+        fputc('\n', f);
+    }
     if ((r->errors && *r->errors) || (r->seen && r->seen->unread))
         fprintf(f, "The run was incomplete: see the errors on standard error.\n");
     return ferror(f) ? -EIO : 0;

@@ -316,6 +316,29 @@ int vsl_buf_addjson(struct vsl_buf *b, const char *s, size_t n)
     return r;
 }
 
+size_t vsl_control_len(const unsigned char *s)
+{
+    if (*s < 0x20 || *s == 0x7F)
+        return 1;
+    if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+        return 2;
+    if (s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
+        return 3;
+    return 0;
+}
+
+void vsl_control_escape(const unsigned char *s, size_t k, char e[8])
+{
+    if (k == 1 && (*s == '\n' || *s == '\r' || *s == '\t'))
+        snprintf(e, 8, "\\%c", *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't');
+    else if (k == 1)
+        snprintf(e, 8, "\\x%02X", *s);
+    else if (k == 2)
+        snprintf(e, 8, "\\u%04X", s[1]);
+    else
+        snprintf(e, 8, "\\u%04X", 0x2000 + (s[2] - 0x80));
+}
+
 void vsl_utf8_fix(char *s)
 {
     unsigned char *p = (unsigned char *)s;

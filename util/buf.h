@@ -50,6 +50,14 @@ char *vsl_buf_take(struct vsl_buf *b);
 /* Whether the n bytes at s are well-formed UTF-8 (what jansson and vsl_buf_addjson() take). */
 int vsl_utf8_valid(const char *s, size_t n);
 
+/* The length in bytes of the character at s if it would break a line or move a terminal's
+ * cursor (C0 controls, DEL, C1 controls as UTF-8, U+2028 and U+2029), else 0. Reads up to
+ * two bytes past a lead byte: s must be NUL-ended or have them. */
+size_t vsl_control_len(const unsigned char *s);
+/* The visible escape of such a character (k = vsl_control_len(s)) into e: \n, \r, \t,
+ * \xHH (other C0 and DEL), \u00HH (C1), \u2028, \u2029. */
+void vsl_control_escape(const unsigned char *s, size_t k, char e[8]);
+
 /* Makes s valid UTF-8 in place: each byte that does not start or continue a well-formed
  * sequence becomes '?', so text built from remote input can go into JSON (which jansson
  * rejects otherwise), even when snprintf cut a character in two. */

@@ -254,14 +254,15 @@ def test_github_annotations_escape_names(nasty):
 
 # The control characters a name can carry through vCenter's XML (XML 1.0 refuses the other C0
 # controls: an ESC arrives as U+FFFD): a carriage return that would overwrite the line in a
-# terminal, a newline, and CSI as the C1 control U+009B ("clear the screen" after it).
-CONTROLS = 'vm ctl\rover\u009b2J\nnext'
+# terminal, a newline, CSI as the C1 control U+009B ("clear the screen" after it), and the
+# line separator U+2028 (a line break to Unicode-aware viewers).
+CONTROLS = 'vm ctl\rover\u009b2J\nnext\u2028last'
 
 
 @pytest.fixture(scope='module')
-def controls(sim, new_workspace):
+def controls(sim, nasty, new_workspace):
     """A VM with control characters in its name and an info finding (pvscsi-controller), polled
-    with the odd VM of `nasty` beside it."""
+    with the odd VM of `nasty` beside it (after `nasty`'s own poll, whatever the tests' order)."""
     sim.control('vm', name=CONTROLS, host='esx-iscsi-a', datastore='ds-free-ok', disks='5',
                 controller='lsilogic')
     sim.control('vm', name=NASTY + '-2', host='esx-iscsi-a', datastore='ds-free-ok', disks='5',
@@ -274,22 +275,24 @@ def controls(sim, new_workspace):
 
 def test_text_report_escapes_control_characters(controls):
     r"""`vslint check`'s text, read in a terminal or a CI log: a name's control characters are
-    shown as \xHH (C1 as \u00HH), so no name breaks its finding's line in two or sends the
-    terminal an escape sequence; every line is still one of the report's own."""
+    shown as escapes (\n, \r, \u009B, \u2028), so no name breaks its finding's line in two or
+    sends the terminal an escape sequence; every line is still one of the report's own."""
     res = subprocess.run([os.path.abspath(VSLINT), 'check', '-c', controls.conf, '--offline',
-                          '--fail-on', 'never'], capture_output=True, text=True, timeout=120)
+                          '--fail-on', 'never'], capture_output=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    out = res.stdout
-    assert '\r' not in out and '\u009b' not in out
+    for raw in (b'\r', '\u009b'.encode(), '\u2028'.encode()):
+        assert raw not in res.stdout, raw
+    out = res.stdout.decode()
     lines = out.splitlines()
     own = ('CRITICAL  ', 'WARNING   ', 'INFO      ', 'WAIVED    ', ' ' * 10, 'note: ',
            'The run was incomplete')
     strays = [ln for ln in lines if ln and not ln.startswith(own) and
               not re.match(r'^\d+ critical, \d+ warning, \d+ info', ln)]
     assert not strays, strays[:5]
-    shown = CONTROLS.replace('\r', '\\x0D').replace('\u009b', '\\u009B').replace('\n', '\\x0A')
+    shown = CONTROLS.replace('\r', '\\r').replace('\u009b', '\\u009B').replace(
+        '\n', '\\n').replace('\u2028', '\\u2028')
     assert [ln for ln in lines if shown + ' has 5 disks' in ln], [ln for ln in lines if 'ctl' in ln]
-    assert [ln for ln in lines if 'vm 100% ::error::x,y\\x0Aline2-2 has 5 disks' in ln]
+    assert [ln for ln in lines if 'vm 100% ::error::x,y\\nline2-2 has 5 disks' in ln]
 
 
 def test_github_levels(two):

@@ -1555,6 +1555,38 @@ TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardow
     json_decref(summary);
 }
 
+static char *report_of(struct vsl_report *r, enum vsl_format fmt);
+
+/* The text report writes what would break a line or move a terminal's cursor as an escape,
+ * wherever it is in a line: ESC, DEL, a tab, a C1 control, U+2028 and U+2029; a no-break
+ * space (C2 A0, a lead byte like C1's) and other text stay as they are. */
+TEST_WITH(test_text_report_escapes_controls, tl_db_setup_open, tl_db_teardown)
+{
+    struct tl_dbfile *fx = *state;
+    const char *const vcenters[] = {"vc-a"};
+    json_t *ev = json_object();
+    struct finding f = {.check_id = snapshots.id, .check_title = snapshots.title,
+                        .severity = SEV_WARNING, .object_type = "vm", .object_moref = "vm-1",
+                        .object_name = "x",
+                        .message = "a\x1b[2Jb\x7f" "c\td\xc2\x9b" "e\xc2\xa0" "f\xe2\x80\xa8"
+                                   "g\xe2\x80\xa9h\xe2\x80\xa7i",
+                        .evidence = ev};
+    struct evaluation e = {.findings = &f, .n_findings = 1};
+
+    snprintf(f.fingerprint, sizeof(f.fingerprint), "b000000000000001");
+    assert_int_equal(db_findings_record(fx->db, "vc-a", &e, T1), 0);
+    struct vsl_report_seen seen = {0};
+    struct vsl_report r = {.fail_on = 3, .db = fx->db, .vcenters = vcenters, .n_vcenters = 1,
+                           .seen = &seen};
+    char *text = report_of(&r, VSL_FMT_TEXT);
+    assert_string_equal(text, "WARNING   snapshots              vc-a: a\\x1B[2Jb\\x7Fc\\td\\u009Be"
+                              "\xc2\xa0" "f\\u2028g\\u2029h\xe2\x80\xa7i  [new]\n"
+                              "\n"
+                              "0 critical, 1 warning, 0 info; 1 new since the previous run.\n");
+    free(text);
+    json_decref(ev);
+}
+
 /* ---- the reports' row by row reads ------------------------------------------------------ */
 
 /* A member of a finding's tree as db_findings_each_row() must give it: NULL for null. */
