@@ -54,6 +54,11 @@ void vsl_jstream_init(struct vsl_jstream *s, FILE *f);
 /* Writes out what s holds once it is a block, or all of it (all nonzero), and empties it.
  * 0 or -EIO. */
 int vsl_jstream_flush(struct vsl_jstream *s, int all);
+/* The compact JSON text json[0..len) as the next element (s->items counts them: a comma
+ * before all but the first) of the array being written, at depth, then out to f once a block
+ * is held (at once to a terminal). On an error nothing of it stays in s's buffer, and s->werr
+ * has it. 0 or the error. */
+int vsl_jstream_item(struct vsl_jstream *s, const char *json, size_t len, int depth);
 /* A newline and the indent of depth. 0 or the buffer's error. */
 int vsl_json_newline(struct vsl_buf *out, int depth);
 /* The compact JSON text s[0..n) appended to out as a value at depth depth (see report.c). */

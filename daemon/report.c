@@ -535,6 +535,28 @@ int vsl_jstream_flush(struct vsl_jstream *s, int all)
     return ferror(s->f) ? -EIO : 0;
 }
 
+int vsl_jstream_item(struct vsl_jstream *s, const char *json, size_t len, int depth)
+{
+    const size_t at = s->out.len; /* where this element starts in the buffer */
+    int r = vsl_buf_add(&s->out, ",", s->items ? 1 : 0);
+
+    if (r == 0)
+        r = vsl_json_newline(&s->out, depth);
+    if (r == 0)
+        r = vsl_json_indented(&s->out, json, len, depth);
+    if (r < 0) {
+        /* Not half an element: the buffer ends where it did before it (the caller fails on
+         * werr, but nothing of this element may stand in what it holds). */
+        s->out.len = at;
+        if (s->out.data)
+            s->out.data[at] = '\0';
+        return s->werr = r;
+    }
+    s->items++;
+    r = vsl_jstream_flush(s, s->tty);
+    return r < 0 ? (s->werr = r) : 0;
+}
+
 /* v as a member of the report's top-level object, after what came before it. */
 static int put_member(struct vsl_jstream *s, const char *name, const json_t *v)
 {
@@ -558,30 +580,12 @@ static int put_finding(void *ctx, const char *json, size_t len, const char *stat
                        const char *severity)
 {
     struct vsl_jstream *s = ctx;
-    const size_t at = s->out.len; /* where this finding starts in the buffer */
     enum vsl_severity sev;
-    int r = vsl_buf_add(&s->out, ",", s->items ? 1 : 0);
+    int r = vsl_jstream_item(s, json, len, 2);
 
-    if (r == 0)
-        r = vsl_json_newline(&s->out, 2);
-    if (r == 0)
-        r = vsl_json_indented(&s->out, json, len, 2);
-    if (r < 0) {
-        /* Not half a finding: the buffer ends where it did before it (the caller fails on
-         * werr, but nothing of this finding may stand in what it holds). */
-        s->out.len = at;
-        if (s->out.data)
-            s->out.data[at] = '\0';
-        s->werr = r;
-        return r;
-    }
-    s->items++;
-    if (strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
+    if (r == 0 && strcmp(status, "waived") != 0 && vsl_severity_parse(severity, &sev) == 0 &&
         (int)sev >= s->fail_on)
         s->failing = 1;
-    r = vsl_jstream_flush(s, s->tty);
-    if (r < 0)
-        s->werr = r;
     return r;
 }
 

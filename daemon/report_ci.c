@@ -180,7 +180,6 @@ struct sarif {
     const struct vsl_report *r;
     struct vsl_jstream s;
     struct vsl_buf item, path;
-    size_t results; /* of the run being written */
 };
 
 /* One finding as a SARIF result of the run being written (at depth 4 of the document), as
@@ -270,17 +269,7 @@ static int sarif_result(void *ctx, const struct db_finding_row *w)
         log_warnx("SARIF: the %s finding %s cannot be written", id, or_empty(w->fingerprint));
         return x->s.werr = rc;
     }
-    rc = vsl_buf_add(&x->s.out, ",", x->results ? 1 : 0);
-    if (rc == 0)
-        rc = vsl_json_newline(&x->s.out, 4);
-    if (rc == 0)
-        rc = vsl_json_indented(&x->s.out, b->data, b->len, 4);
-    if (rc == 0)
-        rc = vsl_jstream_flush(&x->s, 0);
-    if (rc < 0)
-        return x->s.werr = rc;
-    x->results++;
-    return 0;
+    return vsl_jstream_item(&x->s, b->data, b->len, 4);
 }
 
 /* Appends the compact text of the members of the object o (without its braces) at depth. */
@@ -331,7 +320,7 @@ static int sarif_run(struct sarif *x, const char *name, int success, const json_
         rc = vsl_json_newline(out, 3);
     if (rc == 0)
         rc = vsl_buf_addstr(out, "\"results\": [");
-    x->results = 0;
+    x->s.items = 0; /* the results of this run */
     if (rc == 0 && name) {
         const struct db_findings_filter flt = {.vcenter = name};
         rc = vsl_report_walk(r, &flt, sarif_result, x);
@@ -344,7 +333,7 @@ static int sarif_run(struct sarif *x, const char *name, int success, const json_
                                  json_boolean(success && !(r->seen && r->seen->unread)))
                  ? -ENOMEM
                  : 0;
-    if (rc == 0 && x->results)
+    if (rc == 0 && x->s.items)
         rc = vsl_json_newline(out, 3);
     if (rc == 0)
         rc = vsl_buf_add(out, "],", 2);
@@ -469,17 +458,7 @@ static int gitlab_issue(void *ctx, const struct db_finding_row *w)
                   or_empty(w->fingerprint));
         return g->s.werr = rc;
     }
-    rc = vsl_buf_add(&g->s.out, ",", g->s.items ? 1 : 0);
-    if (rc == 0)
-        rc = vsl_json_newline(&g->s.out, 1);
-    if (rc == 0)
-        rc = vsl_json_indented(&g->s.out, b->data, b->len, 1);
-    if (rc == 0)
-        rc = vsl_jstream_flush(&g->s, 0);
-    if (rc < 0)
-        return g->s.werr = rc;
-    g->s.items++;
-    return 0;
+    return vsl_jstream_item(&g->s, b->data, b->len, 1);
 }
 
 /* GitLab Code Quality: an array of issues, the unwaived findings, written as they are read. */
