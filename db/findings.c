@@ -1117,6 +1117,35 @@ int db_findings_each_row(struct db *db, const struct db_findings_filter *f,
     return r;
 }
 
+/* The unresolved findings of vcenter (NULL: all) in groups of one status, check and severity,
+ * each handed to fn as a row of: check_id, severity, status, how many are new, how many in
+ * all, how many unverified (db_findings_summary(), db_findings_tally()). what: for errors. */
+static int each_group(struct db *db, const char *vcenter, const char *what, db_row_fn *fn,
+                      void *ctx)
+{
+    const struct db_findings_filter f = {.vcenter = vcenter};
+    struct vsl_buf sql;
+    sqlite3_stmt *st = NULL;
+    int sev_order, rc, r;
+
+    vsl_buf_init(&sql, MAX_SQL);
+    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, sum(" NEW_SQL "), count(*),"
+                             " count(unverified_since_ms) FROM findings");
+    if (r == 0)
+        r = where(&sql, &f, &sev_order, 0);
+    if (r == 0)
+        r = vsl_buf_addstr(&sql, " GROUP BY status, check_id, severity");
+    if (r == 0)
+        r = prepare(db, &sql, &st);
+    if (r == 0) {
+        rc = bind_filter(st, &f, sev_order, NULL, 0);
+        r = rc == SQLITE_OK ? db_each_row(st, what, fn, ctx) : db_fail(db->h, rc, what);
+    }
+    sqlite3_finalize(st);
+    vsl_buf_free(&sql);
+    return r;
+}
+
 struct tally {
     db_findings_tally_fn *fn;
     void *ctx;
@@ -1129,34 +1158,15 @@ static int tally_group(sqlite3_stmt *st, void *ctx)
 
     return t->fn(t->ctx, (const char *)sqlite3_column_text(st, 0),
                  (const char *)sqlite3_column_text(st, 1), status && !strcmp(status, "waived"),
-                 sqlite3_column_int64(st, 3));
+                 sqlite3_column_int64(st, 4));
 }
 
 int db_findings_tally(struct db *db, const char *vcenter, db_findings_tally_fn *fn, void *ctx)
 {
-    const struct db_findings_filter f = {.vcenter = vcenter};
     struct tally t = {fn, ctx};
-    struct vsl_buf sql;
-    sqlite3_stmt *st = NULL;
-    int sev_order, rc, r;
 
     assert(db && fn);
-    vsl_buf_init(&sql, MAX_SQL);
-    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, count(*) FROM findings");
-    if (r == 0)
-        r = where(&sql, &f, &sev_order, 0);
-    if (r == 0)
-        r = vsl_buf_addstr(&sql, " GROUP BY check_id, severity, status");
-    if (r == 0)
-        r = prepare(db, &sql, &st);
-    if (r == 0) {
-        rc = bind_filter(st, &f, sev_order, NULL, 0);
-        r = rc == SQLITE_OK ? db_each_row(st, "counting findings", tally_group, &t)
-                            : db_fail(db->h, rc, "counting findings");
-    }
-    sqlite3_finalize(st);
-    vsl_buf_free(&sql);
-    return r;
+    return each_group(db, vcenter, "counting findings", tally_group, &t);
 }
 
 int db_findings_read_begin(struct db *db)
@@ -1247,43 +1257,23 @@ static int count_group(sqlite3_stmt *st, void *o)
 
 int db_findings_summary(struct db *db, const char *vcenter, json_t **out)
 {
-    const struct db_findings_filter f = {.vcenter = vcenter};
-    struct vsl_buf sql;
-    sqlite3_stmt *st = NULL;
     json_t *o;
-    int sev_order, rc, r;
+    int r;
 
     assert(db && out);
     *out = NULL;
-    vsl_buf_init(&sql, MAX_SQL);
     o = json_pack("{sIsoso}", "total", (json_int_t)0, "by_severity", severity_counts(), "by_status",
                   json_pack("{sIsIsIsI}", "new", (json_int_t)0, "open", (json_int_t)0, "waived",
                             (json_int_t)0, "unverified", (json_int_t)0));
-    if (!o || json_object_set_new(o, "by_check", json_object()) < 0) {
+    if (!o || json_object_set_new(o, "by_check", json_object()) < 0)
         r = -ENOMEM;
-        goto out;
-    }
-    r = vsl_buf_addstr(&sql, "SELECT check_id, severity, status, sum(" NEW_SQL "), count(*),"
-                             " count(unverified_since_ms) FROM findings");
-    if (r == 0)
-        r = where(&sql, &f, &sev_order, 0);
-    if (r == 0)
-        r = vsl_buf_addstr(&sql, " GROUP BY status, check_id, severity");
-    if (r == 0)
-        r = prepare(db, &sql, &st);
-    if (r < 0)
-        goto out;
-    rc = bind_filter(st, &f, sev_order, NULL, 0);
-    r = rc == SQLITE_OK ? db_each_row(st, "summarising findings", count_group, o)
-                        : db_fail(db->h, rc, "summarising findings");
+    else
+        r = each_group(db, vcenter, "summarising findings", count_group, o);
     if (r == 0) {
         *out = o;
         o = NULL;
     }
-out:
-    sqlite3_finalize(st);
     json_decref(o);
-    vsl_buf_free(&sql);
     return r;
 }
 
