@@ -909,6 +909,19 @@ static void test_skipped_subtrees(void **state)
     assert_int_equal(elems_seen(doc, sizeof(doc) - 1, skip_seen), 2);
 }
 
+/* "name=text name=text ..." of the children of the ScsiLun in n's propSet/val, into names. */
+static void lun_children(struct vim_node *n, char *names, size_t size)
+{
+    struct vim_node *lun = vim_path(n, "propSet/val/ScsiLun");
+
+    names[0] = '\0';
+    for (struct vim_node *c = vim_first_elem(lun); c; c = vim_next_elem(c)) {
+        size_t used = strlen(names);
+        snprintf(names + used, size - used, "%s%s=%s", used ? " " : "", c->name,
+                 vim_text(c) ? vim_text(c) : "");
+    }
+}
+
 /* The subtrees left out are jumped over without being tokenized when they end in the parser's
  * buffer (vsphere/xml.c, jump_over()): the same tree whatever the pieces the document comes in,
  * also where a plain scan for the end tag would be wrong (one nested in an element of the same
@@ -917,15 +930,10 @@ static void test_skipped_subtrees(void **state)
  * libxml2 names when it reads every byte. */
 static int jump_seen(void *ctx, struct vim_node *n)
 {
-    struct vim_node *lun = vim_path(n, "propSet/val/ScsiLun");
-    char names[512] = "";
+    char names[512];
 
     (*(int *)ctx)++;
-    for (struct vim_node *c = vim_first_elem(lun); c; c = vim_next_elem(c)) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof(names) - used, "%s%s=%s", used ? " " : "", c->name,
-                 vim_text(c) ? vim_text(c) : "");
-    }
+    lun_children(n, names, sizeof(names));
     assert_string_equal(names, "canonicalName=naa.1 vendor=V model=M localDisk=false");
     assert_string_equal(vim_path_text(n, "propSet/val/after"), "kept");
     return 1;
@@ -1003,15 +1011,10 @@ static void test_jumped_subtrees(void **state)
  * name another namespace there): here the second v:durableName is in urn:other and is built. */
 static int ns_seen(void *ctx, struct vim_node *n)
 {
-    struct vim_node *lun = vim_path(n, "propSet/val/ScsiLun");
-    char names[256] = "";
+    char names[256];
 
     (*(int *)ctx)++;
-    for (struct vim_node *c = vim_first_elem(lun); c; c = vim_next_elem(c)) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof(names) - used, "%s%s=%s", used ? " " : "", c->name,
-                 vim_text(c) ? vim_text(c) : "");
-    }
+    lun_children(n, names, sizeof(names));
     assert_string_equal(names, "canonicalName=naa.1 durableName=other vendor=V");
     return 1;
 }

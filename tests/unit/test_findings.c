@@ -1386,14 +1386,14 @@ TEST_WITH(test_disabled_check_is_not_fixed, tl_db_setup_open, tl_db_teardown)
 /* The JSON report written row by row from the stored text (`vslint check --format json`) is
  * byte for byte the one json_dumpf wrote from the findings read back as trees: evidence with
  * 17-digit reals, escapes, non-ASCII, empty and nested containers, two vCenters in turn. */
-static char *report_text(const struct vsl_report *r)
+static char *report_of(const struct vsl_report *r, enum vsl_format fmt)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
 
     assert_non_null(f);
-    assert_int_equal(vsl_report_write(f, VSL_FMT_JSON, r), 0);
+    assert_int_equal(vsl_report_write(f, fmt, r), 0);
     assert_int_equal(fclose(f), 0);
     return text;
 }
@@ -1415,7 +1415,7 @@ static struct vsl_report streamed(const struct vsl_report *tree, struct db *db,
 static size_t assert_streamed_as_dumped(const struct vsl_report *tree,
                                         const struct vsl_report *stream)
 {
-    char *want = report_text(tree), *got = report_text(stream);
+    char *want = report_of(tree, VSL_FMT_JSON), *got = report_of(stream, VSL_FMT_JSON);
     size_t len = strlen(want);
 
     assert_string_equal(got, want);
@@ -1554,8 +1554,6 @@ TEST_WITH(test_json_report_streamed_over_blocks, tl_db_setup_open, tl_db_teardow
     json_decref(all);
     json_decref(summary);
 }
-
-static char *report_of(struct vsl_report *r, enum vsl_format fmt);
 
 /* The text report writes what would break a line or move a terminal's cursor as an escape,
  * wherever it is in a line: ESC, DEL, a tab, a C1 control, U+2028 and U+2029; a no-break
@@ -1861,18 +1859,6 @@ TEST_WITH(test_text_report_read_row_by_row, tl_db_setup_open, tl_db_teardown)
  * the run was incomplete, GitHub an error annotation naming the vCenter, SARIF an unsuccessful
  * run; each still a whole document (JSON too), every vCenter tried, and the command fails on
  * it (seen.unread). */
-static char *report_of(struct vsl_report *r, enum vsl_format fmt)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-
-    assert_non_null(out);
-    assert_int_equal(vsl_report_write(out, fmt, r), 0);
-    assert_int_equal(fclose(out), 0);
-    return text;
-}
-
 TEST_WITH(test_reports_say_what_was_unread, tl_db_setup_open, tl_db_teardown)
 {
     struct tl_dbfile *fx = *state;
