@@ -545,8 +545,10 @@ static int add_check(const struct check ***list, size_t *n, const struct check *
     return 0;
 }
 
-/* The evidence trees of r's findings from the first-th on as JSON text (chk_results.compact).
- * A tree that cannot be written for want of memory is kept: the store takes either. */
+/* The evidence trees of r's findings from the first-th on as JSON text (chk_results.compact):
+ * append_finding() made each one text as it was emitted, so only a tree it could not write for
+ * want of memory is left, tried once more here; one that still cannot be is kept (the store
+ * takes either). */
 static void compact(struct chk_results *r, size_t first)
 {
     for (size_t k = first; k < r->n; k++) {
@@ -745,7 +747,6 @@ static void *pool_work(void *arg)
 static void *pool_thread(void *arg)
 {
     struct check_pool *p = arg;
-
     struct timespec cpu;
 
     log_context_vcenter(p->e->vcenter);
